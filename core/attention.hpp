@@ -1,0 +1,105 @@
+// attention.hpp: scaled dot-product and multi-head attention that keep every intermediate.
+//
+// Conventions (SPEC.md §1): row vectors. X has one row per token, T×d_model.
+// Q = X·W_q + b_q, K = X_kv·W_k + b_k, V = X_kv·W_v + b_v; head h uses columns
+// h·d_k … (h+1)·d_k − 1; output = concat(head outputs)·W_o + b_o.
+//
+// [SECTION] Types
+// [SECTION] Masks
+// [SECTION] Kernels: scores, masked softmax, weighted sum
+// [SECTION] Multi-head attention
+#pragma once
+
+#include <Eigen/Core>
+
+#include <cstdint>
+#include <vector>
+
+namespace attn {
+
+// [SECTION] Types ----------------------------------------------------------------------------
+
+using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using RowVector = Eigen::Matrix<float, 1, Eigen::Dynamic>;
+// 1 = the query may attend to the key, 0 = masked. T_q×T_k.
+using MaskMatrix = Eigen::Matrix<std::uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+enum class ScaleKind { InvSqrtDk, None, Divisor };
+
+// How QKᵀ is scaled before the softmax: by 1/√d_k (the paper), not at all (seed 002's
+// softmax(XXᵀ)X), or divided by a given positive number (a temperature).
+struct Scale {
+    ScaleKind kind = ScaleKind::InvSqrtDk;
+    float divisor = 1.0f;  // used when kind == Divisor
+
+    // The factor the scores are multiplied by.
+    float factor(int d_k) const;
+    friend bool operator==(const Scale&, const Scale&) = default;
+};
+
+// Projection weights in the row-vector convention: every W is d_model×d_model, every b has
+// d_model entries.
+struct Weights {
+    Matrix w_q, w_k, w_v, w_o;
+    RowVector b_q, b_k, b_v, b_o;
+
+    static Weights identity(int d_model);
+    // Deterministic from the seed and d_model alone: bit-identical in every build.
+    static Weights random(std::uint64_t seed, int d_model);
+    int d_model() const { return static_cast<int>(w_q.rows()); }
+};
+
+// [SECTION] Masks ----------------------------------------------------------------------------
+
+// The masks that combine (a key is attended only if every one of them allows it).
+struct MaskSpec {
+    bool causal = false;                     // key j only for queries i ≥ j (top-left aligned)
+    std::vector<std::uint8_t> key_padding;   // empty, or T_k entries: 1 = real token, 0 = padding
+    MaskMatrix allowed;                      // empty, or T_q×T_k: 1 = may attend
+};
+
+// T_q×T_k matrix of 0/1 from the spec. Sizes of key_padding / allowed must match.
+MaskMatrix combine_masks(const MaskSpec& spec, int T_q, int T_k);
+
+// [SECTION] Kernels --------------------------------------------------------------------------
+
+// Everything one head computes, in the order of the pipeline.
+struct HeadTrace {
+    Matrix q, k, v;        // T_q×d_k, T_k×d_k, T_k×d_k
+    Matrix scores;         // Q·Kᵀ, T_q×T_k, before scaling
+    Matrix scaled;         // scores·factor; masked positions hold -infinity
+    Matrix weights;        // softmax rows; masked positions 0; a fully masked row is all 0
+    Matrix output;         // weights·V, T_q×d_k
+    std::vector<int> fully_masked_rows;  // queries with no key to attend to (rows of zeros)
+};
+
+// Row-wise softmax of `scaled` where allowed (1); masked entries get 0. Returns the rows that
+// were fully masked. Finite for any finite or infinite input: +inf scores share the row,
+// a row of -inf / masked entries gives zeros.
+std::vector<int> masked_softmax(const Matrix& scaled, const MaskMatrix& allowed, Matrix& weights);
+
+// One head: q T_q×d_k, k and v T_k×d_k, allowed T_q×T_k.
+HeadTrace scaled_dot_product_attention(Matrix q, Matrix k, Matrix v, const MaskMatrix& allowed,
+                                       Scale scale);
+
+// [SECTION] Multi-head attention -------------------------------------------------------------
+
+struct AttentionOptions {
+    int n_heads = 1;
+    Scale scale{};
+    MaskSpec mask{};
+};
+
+struct MultiHeadTrace {
+    Matrix x_q, x_kv;              // inputs as used (after any positional encoding)
+    std::vector<HeadTrace> heads;  // n_heads entries
+    Matrix concat;                 // T_q×d_model, head outputs side by side
+    Matrix output;                 // concat·W_o + b_o, T_q×d_model
+};
+
+// x_q T_q×d_model, x_kv T_k×d_model (the same matrix for self-attention). d_model must be a
+// multiple of n_heads; shapes are checked by the caller (scene validation).
+MultiHeadTrace multi_head_attention(const Matrix& x_q, const Matrix& x_kv, const Weights& weights,
+                                    const AttentionOptions& options);
+
+}  // namespace attn

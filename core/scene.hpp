@@ -1,0 +1,114 @@
+// scene.hpp: the scene file of SPEC.md §1, its validation, and the trace it computes.
+//
+// [SECTION] Limits
+// [SECTION] Scene
+// [SECTION] Reading and writing
+// [SECTION] Computing
+#pragma once
+
+#include "attention.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace attn {
+
+// [SECTION] Limits ---------------------------------------------------------------------------
+// Documented in README.md; the reader rejects anything larger with a message naming the field.
+inline constexpr int kMaxTokens = 4096;      // per sequence
+inline constexpr int kMaxDModel = 4096;
+inline constexpr int kMaxHeads = 64;
+inline constexpr float kMaxAbsValue = 1e6f;  // embeddings and weights; keeps QKᵀ finite
+
+// [SECTION] Scene ----------------------------------------------------------------------------
+
+enum class AttentionKind { Self, Masked, Cross };
+
+struct IdentityWeights {
+    friend bool operator==(const IdentityWeights&, const IdentityWeights&) = default;
+};
+struct SeededWeights {
+    std::uint64_t seed = 0;
+    friend bool operator==(const SeededWeights&, const SeededWeights&) = default;
+};
+struct ExplicitWeights {
+    Matrix w_q, w_k, w_v, w_o;
+    RowVector b_q, b_k, b_v, b_o;  // empty = zero
+    friend bool operator==(const ExplicitWeights&, const ExplicitWeights&);
+};
+using WeightsSpec = std::variant<IdentityWeights, SeededWeights, ExplicitWeights>;
+
+enum class Positional { None, Sinusoidal };
+
+struct Scene {
+    std::string name;         // optional, for presets and the UI
+    std::string description;  // optional
+    AttentionKind kind = AttentionKind::Self;
+    std::vector<std::string> tokens;         // query side (decoder side for cross)
+    std::vector<std::string> source_tokens;  // cross only: key/value side (encoder side)
+    std::optional<Matrix> embeddings;         // T_q×d_model; omitted: generated
+    std::optional<Matrix> source_embeddings;  // T_k×d_model; omitted: generated
+    int d_model = 8;
+    int heads = 1;
+    WeightsSpec weights = IdentityWeights{};
+    Scale scale{};
+    bool causal_mask = false;                  // "mask": "causal" (extra to kind)
+    std::optional<MaskMatrix> mask_matrix;    // "mask": 0/1 matrix, T_q×T_k
+    std::vector<std::uint8_t> key_padding;    // optional, T_k entries, 1 = real token
+    Positional positional = Positional::None;
+
+    int d_k() const { return d_model / heads; }
+    const std::vector<std::string>& key_tokens() const {
+        return kind == AttentionKind::Cross ? source_tokens : tokens;
+    }
+    friend bool operator==(const Scene&, const Scene&);
+};
+
+// Bad input: `where` is the field path ("heads", "embeddings[2][1]") or "line:column" of
+// malformed JSON; what() is one readable line without the file name.
+class SceneError : public std::runtime_error {
+public:
+    SceneError(std::string where, const std::string& expected);
+    const std::string& where() const { return where_; }
+
+private:
+    std::string where_;
+};
+
+// Checks every invariant a Scene must hold to be computed (shapes, limits, finite values),
+// throwing SceneError naming the field.
+void validate(const Scene& scene);
+
+// [SECTION] Reading and writing --------------------------------------------------------------
+
+// Parses and validates. Throws SceneError.
+Scene read_scene(std::string_view json_text);
+// Compact, stable JSON; read_scene(write_scene(s)) == s for every valid s.
+std::string write_scene(const Scene& scene, bool pretty = true);
+
+const char* kind_name(AttentionKind kind);
+
+// [SECTION] Computing ------------------------------------------------------------------------
+
+struct Trace {
+    AttentionKind kind = AttentionKind::Self;
+    std::vector<std::string> queries, keys;
+    int heads = 1, d_k = 1, d_model = 1;
+    Scale scale{};
+    MaskMatrix allowed;        // the combined mask, T_q×T_k
+    MultiHeadTrace attention;  // inputs, per-head intermediates, concat and output
+};
+
+// Embeddings (given or generated), positional encoding, weights, masks; then attention.
+// Expects a validated scene.
+Trace compute(const Scene& scene);
+
+// SPEC.md §2 trace: masked scaled scores are null.
+std::string write_trace(const Trace& trace);
+
+}  // namespace attn

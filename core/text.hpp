@@ -1,0 +1,31 @@
+// text.hpp: tokens from text, and vectors for tokens that come without any.
+#pragma once
+
+#include "attention.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+// Splits UTF-8 text into tokens as a reader of the seeds would:
+// - runs of Latin-script letters and digits (with their combining marks and inner
+//   apostrophes, "don't") form one token; other scripts without spaces likewise;
+// - every CJK ideograph, kana or hangul syllable is its own token (我爱你 → 我 爱 你);
+// - every punctuation mark or symbol is its own token; emoji stay whole, with their
+//   modifiers, variation selectors and zero-width-joiner sequences;
+// - white space separates and is dropped.
+// Never splits a code point; bytes that are not valid UTF-8 become U+FFFD.
+std::vector<std::string> tokenize(std::string_view text);
+
+// T×d_model, one row per token, drawn from the token text alone (the same token gets the same
+// row wherever it stands). Integer arithmetic and exact conversions only: bit-identical in the
+// native and the wasm build. Entries lie in [-1, 1).
+Matrix generated_embeddings(const std::vector<std::string>& tokens, int d_model);
+
+// The sinusoidal positional encoding of "Attention Is All You Need", T×d_model:
+// PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)).
+Matrix sinusoidal_positions(int T, int d_model);
+
+}  // namespace attn

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs everything attnviz needs on a fresh Debian bookworm machine (run as root).
+# Idempotent: packages already present are skipped, the ImGui sources are fetched once.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+deps="$here/.deps"
+
+packages=(
+  cmake make g++ clang-14 lld-14 libclang-rt-14-dev   # native, sanitizers, libFuzzer
+  emscripten nodejs                                      # wasm build, wasm tests
+  libeigen3-dev libglfw3-dev libgl-dev doctest-dev nlohmann-json3-dev
+  xvfb xauth imagemagick                                 # desktop window tests
+  chromium                                               # browser tests
+  fonts-droid-fallback fonts-dejavu-core python3-fonttools # UI fonts, CJK subsetting
+  xz-utils dpkg-dev python3
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Dear ImGui 1.86 sources (with backends/) come only from Debian's source package.
+if [ ! -f "$deps/imgui/imgui.cpp" ]; then
+  src_list=/etc/apt/sources.list.d/debian-src.sources
+  if [ ! -f "$src_list" ]; then
+    sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources > "$src_list"
+  fi
+  apt-get update -qq
+  mkdir -p "$deps/download"
+  (cd "$deps/download" && apt-get source --download-only imgui >/dev/null)
+  orig=$(ls "$deps"/download/imgui_*.orig.tar.* | head -n 1)
+  rm -rf "$deps/imgui" && mkdir -p "$deps/imgui"
+  tar -xf "$orig" -C "$deps/imgui" --strip-components=1
+  echo "setup: ImGui sources in $deps/imgui"
+fi
+
+# playwright-core drives Debian's chromium in the browser tests (no browser download).
+if [ ! -d "$here/tests/browser/node_modules/playwright-core" ]; then
+  (cd "$here/tests/browser" && npm ci --no-audit --no-fund --silent)
+fi
+echo "setup: ok"

@@ -1,0 +1,104 @@
+// app_state.hpp: what the user has set up (the draft scene and the texts), the last figure
+// that computed (scene + trace), and the view options. Panels edit it; views read it.
+//
+// Bad input never blanks the figure: apply() computes into temporaries and only replaces
+// `scene` / `trace` when validation and computation succeed; otherwise `error` holds one line.
+#pragma once
+
+#include "scene.hpp"
+
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+enum class View { Lines, Heatmap };
+enum class ScaleMode { InvSqrtDk, None, Temperature };
+enum class WeightsMode { Identity, Random, Explicit };
+enum class Theme { Dark, Light };
+enum class HeatValues { Weights, Scores };  // after the softmax, or the scaled scores before it
+
+// A token the user points at or has pinned: one side of the figure and an index on it.
+struct TokenRef {
+    enum Side { None, Query, Key } side = None;
+    int index = -1;
+    bool valid() const { return side != None && index >= 0; }
+    friend bool operator==(const TokenRef&, const TokenRef&) = default;
+};
+
+struct LinesOptions {
+    std::vector<bool> head_visible;  // one per head
+    float threshold = 0.0f;          // hide lines whose weight is below
+    int top_k = 0;                   // per query (or per key when a key is selected); 0 = all
+};
+
+struct HeatmapOptions {
+    int head = 0;                    // -1 = mean over heads
+    int colormap = 0;                // index into colormaps()
+    HeatValues values = HeatValues::Weights;
+    bool show_numbers = true;        // the value in each cell when cells are big enough
+};
+
+// Screen rectangles (x, y, w, h in ImGui display units) that the JS test hook reports so
+// browser tests can point at real widgets and tokens.
+using ProbeRect = std::array<float, 4>;
+
+struct AppState {
+    // [inputs] ---------------------------------------------------------------------------
+    Scene draft;                 // every scene field the panels edit; tokens come from the texts
+    std::string target_text;     // query side (the decoder / target for cross attention)
+    std::string source_text;     // key side for cross attention (the encoder / source)
+    std::string preset_name;     // last preset loaded, "" after pasting a scene
+    ScaleMode scale_mode = ScaleMode::InvSqrtDk;
+    float temperature = 1.0f;
+    WeightsMode weights_mode = WeightsMode::Identity;
+    int seed = 7;
+    std::string scene_json;      // the paste box
+
+    // [result] ---------------------------------------------------------------------------
+    Scene scene;                 // last scene that validated and computed
+    Trace trace;                 // its trace
+    bool has_trace = false;
+    std::string error;           // one line, empty when the inputs computed
+    int revision = 0;            // bumps whenever `trace` changes
+
+    // [view] -----------------------------------------------------------------------------
+    View view = View::Lines;
+    Theme theme = Theme::Dark;
+    LinesOptions lines;
+    HeatmapOptions heatmap;
+    TokenRef hover;              // this frame
+    TokenRef pinned;             // clicked; cleared by clicking it again
+    TokenRef selected() const { return pinned.valid() ? pinned : hover; }
+
+    // [probe for tests] ------------------------------------------------------------------
+    std::map<std::string, ProbeRect> probe;
+    std::vector<ProbeRect> query_rects, key_rects;
+    ProbeRect figure_rect{}, grid_rect{};
+    int lines_drawn = 0;
+
+    // Loads a preset or a pasted scene into the inputs and computes it.
+    void load_scene(const Scene& scene);
+    void load_preset(const std::string& name);
+    // Parses the paste box; on failure sets `error` and keeps everything else.
+    void apply_scene_json();
+    // Rebuilds the scene from the inputs and computes it.
+    void apply();
+
+    // Texts from tokens, joined so that tokenize() gives the same tokens back.
+    static std::string join_tokens(const std::vector<std::string>& tokens);
+    // Embeddings of the draft as the user sees them (given, or generated from the tokens).
+    Matrix current_embeddings(bool source) const;
+    // Makes the draft's embeddings explicit so they can be edited in place.
+    Matrix& editable_embeddings(bool source);
+};
+
+// Keeps a matrix with one row per token in step with new tokens: a token that was there keeps
+// its row (first match by text), a new one gets its generated row; columns follow d_model.
+Matrix follow_tokens(const Matrix& rows, const std::vector<std::string>& old_tokens,
+                     const std::vector<std::string>& new_tokens, int d_model);
+
+}  // namespace attn

@@ -1,0 +1,13 @@
+// The attnviz command without the window: `compute` only (builds without GL, e.g. sanitizers).
+#include "cli.hpp"
+
+#include <cstdio>
+
+int main(int argc, char** argv) {
+    int code = attn::run_cli(argc, argv);
+    if (code == attn::kNotACommand) {
+        std::fprintf(stderr, "attnviz: this build has no window; use: attnviz compute SCENE.json\n");
+        return 2;
+    }
+    return code;
+}

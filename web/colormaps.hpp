@@ -1,0 +1,24 @@
+// colormaps.hpp: colormaps as data (key colours, evenly spaced) and their 256-entry LUTs.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace attn {
+
+struct Colormap {
+    std::string_view name;
+    std::span<const std::uint32_t> keys;  // 0xRRGGBB, evenly spaced from t = 0 to t = 1
+};
+
+std::span<const Colormap> colormaps();  // viridis first (the default)
+
+// 256 RGBA8 entries, linear interpolation between the key colours.
+std::array<std::uint8_t, 256 * 4> colormap_lut(const Colormap& map);
+
+// The colour at t (clamped to [0, 1]) as 0..1 floats.
+std::array<float, 3> colormap_sample(const Colormap& map, float t);
+
+}  // namespace attn

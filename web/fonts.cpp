@@ -1,0 +1,128 @@
+// fonts.cpp: glyph bookkeeping and atlas rebuilds (see fonts.hpp).
+#include "fonts.hpp"
+
+#include "platform.hpp"
+
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui_internal.h>
+
+#include <cmath>
+#include <cstdio>
+
+namespace attn {
+namespace {
+
+// Always baked: Latin, Greek, punctuation, arrows, math operators, geometric shapes.
+constexpr ImWchar kBaseRanges[] = {
+    0x0020, 0x017F, 0x0370, 0x03FF, 0x2010, 0x205E, 0x2070, 0x209F, 0x2190, 0x21FF,
+    0x2200, 0x22FF, 0x25A0, 0x25FF, 0xFFFD, 0xFFFD, 0,
+};
+constexpr ImWchar kMissingGlyphBox = 0x25A1;  // □
+
+bool in_base(ImWchar c) {
+    for (int i = 0; kBaseRanges[i]; i += 2)
+        if (c >= kBaseRanges[i] && c <= kBaseRanges[i + 1]) return true;
+    return false;
+}
+
+// Droid Sans Fallback covers these (BMP, CJK and friends); worth fetching the full font for.
+bool cjk_like(ImWchar c) { return (c >= 0x1100 && c <= 0x11FF) || (c >= 0x2E80 && c <= 0xFFEF); }
+
+}  // namespace
+
+void Fonts::need(std::string_view text) {
+    const char* p = text.data();
+    const char* end = p + text.size();
+    while (p < end) {
+        unsigned int c = 0;
+        int n = ImTextCharFromUtf8(&c, p, end);
+        if (n <= 0) break;
+        p += n;
+        if (c < 0x20 || in_base(static_cast<ImWchar>(c))) continue;
+        if (extra_.insert(static_cast<ImWchar>(c)).second) dirty_ = true;
+    }
+}
+
+const std::vector<char>* Fonts::file(const char* path) {
+    for (auto& [name, bytes] : files_)
+        if (name == path) return &bytes;
+    std::FILE* f = std::fopen(path, "rb");
+    if (!f) return nullptr;
+    std::vector<char> bytes;
+    char buffer[65536];
+    size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) bytes.insert(bytes.end(), buffer, buffer + n);
+    std::fclose(f);
+    files_.emplace_back(path, std::move(bytes));
+    return &files_.back().second;
+}
+
+bool Fonts::update(float ui_scale) {
+    if (!dirty_ && ui_scale == baked_scale_) return false;
+    rebuild(ui_scale);
+    return true;
+}
+
+void Fonts::rebuild(float ui_scale) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.Fonts->Clear();
+
+    ImFontGlyphRangesBuilder builder;
+    builder.AddRanges(kBaseRanges);
+    for (ImWchar c : extra_) builder.AddChar(c);
+    ui_ranges_.clear();
+    builder.BuildRanges(&ui_ranges_);
+    ImFontGlyphRangesBuilder extra_builder;
+    for (ImWchar c : extra_) extra_builder.AddChar(c);
+    extra_ranges_.clear();
+    extra_builder.BuildRanges(&extra_ranges_);
+
+    const std::vector<char>* ui = file(platform::kUiFont);
+    const std::vector<char>* cjk = extra_.empty() ? nullptr : file(platform::kCjkFont);
+    const std::vector<char>* cjk_full =
+        (!extra_.empty() && full_font_ready_ && platform::kCjkFullFont != platform::kCjkFont)
+            ? file(platform::kCjkFullFont) : nullptr;
+
+    auto add = [&](float size_px) -> ImFont* {
+        ImFontConfig cfg;
+        cfg.FontDataOwnedByAtlas = false;
+        cfg.OversampleH = 2;
+        ImFont* font = nullptr;
+        if (ui) font = io.Fonts->AddFontFromMemoryTTF(const_cast<char*>(ui->data()), (int)ui->size(), size_px, &cfg, ui_ranges_.Data);
+        else font = io.Fonts->AddFontDefault(&cfg);
+        ImFontConfig merge;
+        merge.FontDataOwnedByAtlas = false;
+        merge.MergeMode = true;
+        merge.OversampleH = 1;
+        for (const std::vector<char>* extra : {cjk, cjk_full})
+            if (extra && !extra_ranges_.empty())
+                io.Fonts->AddFontFromMemoryTTF(const_cast<char*>(extra->data()), (int)extra->size(), size_px, &merge, extra_ranges_.Data);
+        font->FallbackChar = kMissingGlyphBox;
+        return font;
+    };
+    body = add(std::round(15.0f * ui_scale));
+    small = add(std::round(12.5f * ui_scale));
+    title = add(std::round(19.0f * ui_scale));
+    io.Fonts->Build();
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+    io.FontDefault = body;
+
+    glyph_count_ = body->Glyphs.Size;
+    missing_count_ = 0;
+    bool want_full = false;
+    for (ImWchar c : extra_) {
+        if (body->FindGlyphNoFallback(c)) continue;
+        ++missing_count_;
+        if (cjk_like(c)) want_full = true;
+    }
+    if (want_full && !full_font_requested_ && platform::kBrowser) {
+        full_font_requested_ = true;
+        platform::request_full_cjk_font();
+    }
+    baked_extra_ = extra_;
+    baked_scale_ = ui_scale;
+    dirty_ = false;
+}
+
+}  // namespace attn

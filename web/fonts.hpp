@@ -1,0 +1,50 @@
+// fonts.hpp: the font atlas, baked with just the glyphs the app shows.
+//
+// ImGui 1.86 has no dynamic atlas: glyphs must be baked before the frame that draws them. The
+// app reports every string it will show (need()); between frames update() rebuilds the atlas
+// and the font texture when new code points appeared, the UI scale changed or a font arrived.
+// Latin, Greek, arrows and math come from DejaVu Sans; everything else (CJK above all) is merged
+// from Droid Sans Fallback. Code points no font has (most emoji) draw as a visible box (U+25A1).
+#pragma once
+
+#include <imgui.h>
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+class Fonts {
+public:
+    ImFont* body = nullptr;   // panels and token labels
+    ImFont* small = nullptr;  // numbers in heatmap cells, legends
+    ImFont* title = nullptr;  // the app name, figure headings
+
+    // Adds the code points of a UTF-8 string to the set to bake.
+    void need(std::string_view text);
+    // Rebuilds atlas + font texture when needed. Call between frames (before NewFrame).
+    // Returns true when it rebuilt.
+    bool update(float ui_scale);
+    // Browser: the full CJK font finished downloading.
+    void full_font_arrived() { full_font_ready_ = true; dirty_ = true; }
+    bool full_font_pending() const { return full_font_requested_ && !full_font_ready_; }
+    int glyph_count() const { return glyph_count_; }
+    int missing_count() const { return missing_count_; }
+
+private:
+    void rebuild(float ui_scale);
+    const std::vector<char>* file(const char* path);
+
+    std::set<ImWchar> extra_;        // needed code points outside the base ranges
+    std::set<ImWchar> baked_extra_;  // extra_ as of the last bake
+    float baked_scale_ = 0.0f;
+    bool dirty_ = true;
+    bool full_font_requested_ = false, full_font_ready_ = false;
+    int glyph_count_ = 0, missing_count_ = 0;
+    std::vector<std::pair<std::string, std::vector<char>>> files_;  // bytes kept for the atlas
+    ImVector<ImWchar> ui_ranges_, extra_ranges_;
+};
+
+}  // namespace attn

@@ -1,0 +1,45 @@
+// platform.hpp: everything that differs between the browser (Emscripten, WebGL2) and the
+// desktop (GLFW + OpenGL 3.3 core). Every other file of the front end is the same for both;
+// main.cpp keeps only the main loop, the canvas callbacks and the ini file apart.
+#pragma once
+
+#ifdef __EMSCRIPTEN__
+#include <GLES3/gl3.h>
+#else
+#ifndef GL_GLEXT_PROTOTYPES
+#define GL_GLEXT_PROTOTYPES 1
+#endif
+#include <GL/gl.h>
+#include <GL/glext.h>
+#endif
+
+namespace attn::platform {
+
+#ifdef __EMSCRIPTEN__
+inline constexpr bool kBrowser = true;
+// First string given to glShaderSource; the bodies in shaders/ carry no #version.
+inline constexpr const char* kShaderPrelude =
+    "#version 300 es\nprecision highp float;\nprecision highp int;\n";
+inline constexpr const char* kImGuiGlslVersion = "#version 300 es";
+// Fonts: small subsets packaged with the page; the full CJK font is fetched on demand.
+inline constexpr const char* kUiFont = "/fonts/ui.ttf";
+inline constexpr const char* kCjkFont = "/fonts/cjk-seeds.ttf";
+inline constexpr const char* kCjkFullFont = "/fonts/cjk-full.ttf";  // after the fetch
+#else
+inline constexpr bool kBrowser = false;
+inline constexpr const char* kShaderPrelude = "#version 330 core\n";
+inline constexpr const char* kImGuiGlslVersion = "#version 330";
+// Fonts straight from the Debian packages (fonts-dejavu-core, fonts-droid-fallback).
+inline constexpr const char* kUiFont = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+inline constexpr const char* kCjkFont = "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf";
+inline constexpr const char* kCjkFullFont = kCjkFont;
+#endif
+
+// Browser only (no-ops on the desktop): start fetching the full CJK font; it lands at
+// kCjkFullFont and attnviz_font_loaded() is called.
+void request_full_cjk_font();
+// Browser only: focus the hidden text field that receives IME / pasted text while an ImGui
+// text box is active, and place it where the caret is so the IME window appears there.
+void set_text_input(bool active, float x, float y);
+
+}  // namespace attn::platform

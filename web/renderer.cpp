@@ -1,0 +1,273 @@
+// renderer.cpp: GL programs, textures and instancing for the figures.
+//
+// [SECTION] Programs
+// [SECTION] Resources
+// [SECTION] Queuing draws in ImGui's draw lists
+// [SECTION] Drawing (inside ImGui's render, from the callbacks)
+#include "renderer.hpp"
+
+#include "colormaps.hpp"
+#include "shaders.hpp"
+
+#include <cstdint>
+
+namespace attn {
+namespace {
+
+Renderer* g_renderer = nullptr;  // the draw-list callbacks carry only an index
+
+// A callback's user data: which kind of draw and its index in this frame's queue.
+constexpr std::intptr_t kHeatmapTag = 1 << 24;
+constexpr std::intptr_t kLinesTag = 2 << 24;
+
+// [SECTION] Programs ---------------------------------------------------------------------------
+
+GLuint compile_stage(GLenum stage, const char* body, std::string& error) {
+    GLuint shader = glCreateShader(stage);
+    const char* sources[2] = {platform::kShaderPrelude, body};
+    glShaderSource(shader, 2, sources, nullptr);
+    glCompileShader(shader);
+    GLint ok = 0;
+    glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
+    if (!ok) {
+        char log[2048] = {};
+        glGetShaderInfoLog(shader, sizeof log, nullptr, log);
+        error = std::string(stage == GL_VERTEX_SHADER ? "vertex" : "fragment") + " shader: " + log;
+        glDeleteShader(shader);
+        return 0;
+    }
+    return shader;
+}
+
+GLuint link_program(const char* vert, const char* frag, const std::vector<const char*>& attributes,
+                    std::string& error) {
+    GLuint vs = compile_stage(GL_VERTEX_SHADER, vert, error);
+    if (!vs) return 0;
+    GLuint fs = compile_stage(GL_FRAGMENT_SHADER, frag, error);
+    if (!fs) return glDeleteShader(vs), 0;
+    GLuint program = glCreateProgram();
+    glAttachShader(program, vs);
+    glAttachShader(program, fs);
+    for (size_t i = 0; i < attributes.size(); ++i)
+        glBindAttribLocation(program, static_cast<GLuint>(i), attributes[i]);
+    glLinkProgram(program);
+    glDeleteShader(vs);
+    glDeleteShader(fs);
+    GLint ok = 0;
+    glGetProgramiv(program, GL_LINK_STATUS, &ok);
+    if (!ok) {
+        char log[2048] = {};
+        glGetProgramInfoLog(program, sizeof log, nullptr, log);
+        error = std::string("link: ") + log;
+        glDeleteProgram(program);
+        return 0;
+    }
+    return program;
+}
+
+}  // namespace
+
+// [SECTION] Resources --------------------------------------------------------------------------
+
+bool Renderer::init(std::string& error) {
+    heatmap_program_ = link_program(shaders::kHeatmapVert, shaders::kHeatmapFrag, {}, error);
+    if (!heatmap_program_) return false;
+    lines_program_ = link_program(shaders::kLinesVert, shaders::kLinesFrag,
+                                  {"a_p0", "a_p1", "a_color", "a_width"}, error);
+    if (!lines_program_) return false;
+
+    glGenVertexArrays(1, &empty_vao_);
+    glGenVertexArrays(1, &lines_vao_);
+    glGenBuffers(1, &lines_buffer_);
+    glBindVertexArray(lines_vao_);
+    glBindBuffer(GL_ARRAY_BUFFER, lines_buffer_);
+    const GLsizei stride = sizeof(LineInstance);
+    auto attribute = [&](GLuint index, GLint size, size_t offset) {
+        glEnableVertexAttribArray(index);
+        glVertexAttribPointer(index, size, GL_FLOAT, GL_FALSE, stride,
+                              reinterpret_cast<const void*>(offset));
+        glVertexAttribDivisor(index, 1);
+    };
+    attribute(0, 2, offsetof(LineInstance, x0));
+    attribute(1, 2, offsetof(LineInstance, x1));
+    attribute(2, 4, offsetof(LineInstance, r));
+    attribute(3, 1, offsetof(LineInstance, width));
+    glBindVertexArray(0);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+
+    glGenTextures(1, &values_texture_);
+    glBindTexture(GL_TEXTURE_2D, values_texture_);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    const float zero[2] = {0.0f, 1.0f};
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RG32F, 1, 1, 0, GL_RG, GL_FLOAT, zero);
+
+    for (const Colormap& map : colormaps()) {
+        auto lut = colormap_lut(map);
+        GLuint texture = 0;
+        glGenTextures(1, &texture);
+        glBindTexture(GL_TEXTURE_2D, texture);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, 256, 1, 0, GL_RGBA, GL_UNSIGNED_BYTE, lut.data());
+        luts_.push_back(texture);
+    }
+    glBindTexture(GL_TEXTURE_2D, 0);
+    g_renderer = this;
+    return true;
+}
+
+void Renderer::shutdown() {
+    if (heatmap_program_) glDeleteProgram(heatmap_program_);
+    if (lines_program_) glDeleteProgram(lines_program_);
+    if (empty_vao_) glDeleteVertexArrays(1, &empty_vao_);
+    if (lines_vao_) glDeleteVertexArrays(1, &lines_vao_);
+    if (lines_buffer_) glDeleteBuffers(1, &lines_buffer_);
+    if (values_texture_) glDeleteTextures(1, &values_texture_);
+    for (GLuint t : luts_) glDeleteTextures(1, &t);
+    luts_.clear();
+    heatmap_program_ = lines_program_ = empty_vao_ = lines_vao_ = lines_buffer_ = values_texture_ = 0;
+    if (g_renderer == this) g_renderer = nullptr;
+}
+
+void Renderer::set_heatmap_values(const std::vector<float>& value_allowed, int T_q, int T_k) {
+    // value_allowed: T_q rows of T_k (value, allowed) pairs → texture T_k wide, T_q tall.
+    glBindTexture(GL_TEXTURE_2D, values_texture_);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RG32F, T_k, T_q, 0, GL_RG, GL_FLOAT, value_allowed.data());
+    glBindTexture(GL_TEXTURE_2D, 0);
+}
+
+ImTextureID Renderer::lut_texture(int colormap) const {
+    if (colormap < 0 || colormap >= static_cast<int>(luts_.size())) colormap = 0;
+    return reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(luts_[colormap]));
+}
+
+// [SECTION] Queuing draws in ImGui's draw lists ------------------------------------------------
+
+void Renderer::begin_frame() {
+    heatmaps_.clear();
+    lines_draws_.clear();
+    instances_.clear();
+}
+
+void Renderer::add_heatmap(ImDrawList* draw_list, const HeatmapDraw& draw) {
+    heatmaps_.push_back(draw);
+    auto tag = kHeatmapTag | static_cast<std::intptr_t>(heatmaps_.size() - 1);
+    draw_list->AddCallback(draw_callback, reinterpret_cast<void*>(tag));
+    draw_list->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
+}
+
+void Renderer::add_lines(ImDrawList* draw_list, const std::vector<LineInstance>& lines) {
+    if (lines.empty()) return;
+    lines_draws_.push_back({static_cast<int>(instances_.size()), static_cast<int>(lines.size())});
+    instances_.insert(instances_.end(), lines.begin(), lines.end());
+    auto tag = kLinesTag | static_cast<std::intptr_t>(lines_draws_.size() - 1);
+    draw_list->AddCallback(draw_callback, reinterpret_cast<void*>(tag));
+    draw_list->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
+}
+
+void Renderer::upload_frame() {
+    if (instances_.empty()) return;
+    glBindBuffer(GL_ARRAY_BUFFER, lines_buffer_);
+    size_t bytes = instances_.size() * sizeof(LineInstance);
+    if (bytes > lines_capacity_) {
+        lines_capacity_ = bytes * 2;
+        glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(lines_capacity_), nullptr, GL_DYNAMIC_DRAW);
+    }
+    glBufferSubData(GL_ARRAY_BUFFER, 0, static_cast<GLsizeiptr>(bytes), instances_.data());
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+}
+
+// [SECTION] Drawing (inside ImGui's render, from the callbacks) --------------------------------
+
+namespace {
+
+struct DisplayInfo {
+    float display[4];  // pos x, y, size w, h
+    float px;          // framebuffer pixels per display unit
+};
+
+// Sets the scissor to the command's clip rectangle (ImGui's backend does so only for its own
+// draw commands) and returns the mapping from display units to the framebuffer.
+DisplayInfo prepare(const ImDrawCmd* cmd) {
+    ImDrawData* data = ImGui::GetDrawData();
+    DisplayInfo info{{data->DisplayPos.x, data->DisplayPos.y, data->DisplaySize.x, data->DisplaySize.y},
+                     data->FramebufferScale.x};
+    const float fb_height = data->DisplaySize.y * data->FramebufferScale.y;
+    ImVec2 clip_min((cmd->ClipRect.x - data->DisplayPos.x) * data->FramebufferScale.x,
+                    (cmd->ClipRect.y - data->DisplayPos.y) * data->FramebufferScale.y);
+    ImVec2 clip_max((cmd->ClipRect.z - data->DisplayPos.x) * data->FramebufferScale.x,
+                    (cmd->ClipRect.w - data->DisplayPos.y) * data->FramebufferScale.y);
+    glEnable(GL_SCISSOR_TEST);
+    glScissor(static_cast<GLint>(clip_min.x), static_cast<GLint>(fb_height - clip_max.y),
+              static_cast<GLsizei>(clip_max.x - clip_min.x), static_cast<GLsizei>(clip_max.y - clip_min.y));
+    glEnable(GL_BLEND);
+    glBlendEquation(GL_FUNC_ADD);
+    glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
+    return info;
+}
+
+}  // namespace
+
+void Renderer::draw_callback(const ImDrawList*, const ImDrawCmd* cmd) {
+    if (!g_renderer) return;
+    auto tag = reinterpret_cast<std::intptr_t>(cmd->UserCallbackData);
+    auto index = static_cast<size_t>(tag & 0xffffff);
+    if ((tag & ~0xffffff) == kHeatmapTag && index < g_renderer->heatmaps_.size())
+        g_renderer->draw_heatmap(g_renderer->heatmaps_[index], cmd);
+    if ((tag & ~0xffffff) == kLinesTag && index < g_renderer->lines_draws_.size())
+        g_renderer->draw_lines(g_renderer->lines_draws_[index], cmd);
+}
+
+void Renderer::draw_heatmap(const HeatmapDraw& d, const ImDrawCmd* cmd) {
+    DisplayInfo info = prepare(cmd);
+    GLuint p = heatmap_program_;
+    glUseProgram(p);
+    glUniform4f(glGetUniformLocation(p, "u_rect"), d.min.x, d.min.y, d.max.x, d.max.y);
+    glUniform4fv(glGetUniformLocation(p, "u_display"), 1, info.display);
+    glUniform2i(glGetUniformLocation(p, "u_cells"), d.T_k, d.T_q);
+    glUniform2f(glGetUniformLocation(p, "u_range"), d.value_min, d.value_max);
+    glUniform2f(glGetUniformLocation(p, "u_cell_px"), (d.max.x - d.min.x) / d.T_k * info.px,
+                (d.max.y - d.min.y) / d.T_q * info.px);
+    glUniform1f(glGetUniformLocation(p, "u_px"), info.px);
+    glUniform4fv(glGetUniformLocation(p, "u_hatch_a"), 1, d.hatch_a.data());
+    glUniform4fv(glGetUniformLocation(p, "u_hatch_b"), 1, d.hatch_b.data());
+    glUniform4fv(glGetUniformLocation(p, "u_grid"), 1, d.grid.data());
+    glUniform1i(glGetUniformLocation(p, "u_values"), 0);
+    glUniform1i(glGetUniformLocation(p, "u_lut"), 1);
+    glActiveTexture(GL_TEXTURE1);
+    glBindTexture(GL_TEXTURE_2D, luts_[d.colormap >= 0 && d.colormap < (int)luts_.size() ? d.colormap : 0]);
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, values_texture_);
+    glBindVertexArray(empty_vao_);
+    glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+    glActiveTexture(GL_TEXTURE1);
+    glBindTexture(GL_TEXTURE_2D, 0);
+    glActiveTexture(GL_TEXTURE0);
+}
+
+void Renderer::draw_lines(const LinesDraw& d, const ImDrawCmd* cmd) {
+    DisplayInfo info = prepare(cmd);
+    GLuint p = lines_program_;
+    glUseProgram(p);
+    glUniform4fv(glGetUniformLocation(p, "u_display"), 1, info.display);
+    glUniform1f(glGetUniformLocation(p, "u_px"), info.px);
+    glBindVertexArray(lines_vao_);
+    // Point the per-instance attributes at this draw's range of the frame's buffer.
+    glBindBuffer(GL_ARRAY_BUFFER, lines_buffer_);
+    const GLsizei stride = sizeof(LineInstance);
+    const size_t base = static_cast<size_t>(d.first) * sizeof(LineInstance);
+    glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, stride, reinterpret_cast<const void*>(base + offsetof(LineInstance, x0)));
+    glVertexAttribPointer(1, 2, GL_FLOAT, GL_FALSE, stride, reinterpret_cast<const void*>(base + offsetof(LineInstance, x1)));
+    glVertexAttribPointer(2, 4, GL_FLOAT, GL_FALSE, stride, reinterpret_cast<const void*>(base + offsetof(LineInstance, r)));
+    glVertexAttribPointer(3, 1, GL_FLOAT, GL_FALSE, stride, reinterpret_cast<const void*>(base + offsetof(LineInstance, width)));
+    glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, d.count);
+    glBindVertexArray(0);
+}
+
+}  // namespace attn

@@ -1,0 +1,27 @@
+// theme.hpp: light and dark looks, for ImGui's widgets and for the figures.
+#pragma once
+
+#include "app_state.hpp"
+
+#include <imgui.h>
+
+#include <array>
+
+namespace attn {
+
+struct Palette {
+    ImU32 background;      // figure area
+    ImU32 text, text_muted;
+    ImU32 token_fill, token_hover, token_pinned, token_outline;
+    ImU32 error;
+    std::array<float, 4> hatch_a, hatch_b, grid;  // heatmap masked cells and cell borders
+    ImU32 masked_text;
+};
+
+// Applies ImGui's style for the theme, scaled for the UI scale (device pixel ratio).
+void apply_theme(Theme theme, float ui_scale);
+const Palette& palette(Theme theme);
+// One colour per head (cycles after ten), chosen to read on the theme's background.
+ImVec4 head_color(Theme theme, int head);
+
+}  // namespace attn

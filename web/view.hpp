@@ -1,0 +1,32 @@
+// view.hpp: what every figure view gets to draw with.
+#pragma once
+
+#include "app_state.hpp"
+#include "fonts.hpp"
+#include "renderer.hpp"
+#include "theme.hpp"
+
+#include <imgui.h>
+
+namespace attn {
+
+struct ViewContext {
+    AppState& state;
+    Renderer& renderer;
+    Fonts& fonts;
+    float scale = 1.0f;       // UI scale (device pixel ratio)
+    bool interactive = true;  // false when rendering to a PNG: no hover, no tooltips
+};
+
+// Each view draws the current trace into the rectangle [min, max) of the current window.
+void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max);
+void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max);
+
+// Text helpers shared by the views.
+// Draws text rotated by -90° (reading upwards) with its start at `bottom_left`.
+void add_text_upwards(ImDrawList* draw_list, ImFont* font, float size, ImVec2 bottom_left, ImU32 color,
+                      const char* text);
+// A short label for a token: the text, or "␣"-style names for blank ones.
+const char* token_label(const std::string& token);
+
+}  // namespace attn
