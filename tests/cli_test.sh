@@ -21,7 +21,7 @@ expect_error() {  # expect_error FILE EXPECTED_PREFIX
     check "$(basename "$1") says '$2'" test "${err#"$2"}" != "$err"
     check "$(basename "$1") error is one line" test "$(printf '%s\n' "$err" | wc -l)" -eq 1
 }
-expect_error "$data/bad_syntax.json" "$data/bad_syntax.json:3:24: malformed JSON"
+expect_error "$data/bad_syntax.json" "$data/bad_syntax.json:3:29: malformed JSON"
 expect_error "$data/bad_heads.json" "$data/bad_heads.json: heads: expected a divisor of d_model (6), got 4"
 expect_error "$data/bad_shape.json" "$data/bad_shape.json: embeddings: expected a 3×3 matrix"
 expect_error "$data/missing.json" "$data/missing.json: cannot open the file"

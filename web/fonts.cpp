@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 namespace attn {
 namespace {
@@ -78,10 +79,13 @@ void Fonts::rebuild(float ui_scale) {
     extra_builder.BuildRanges(&extra_ranges_);
 
     const std::vector<char>* ui = file(platform::kUiFont);
-    const std::vector<char>* cjk = extra_.empty() ? nullptr : file(platform::kCjkFont);
-    const std::vector<char>* cjk_full =
-        (!extra_.empty() && full_font_ready_ && platform::kCjkFullFont != platform::kCjkFont)
-            ? file(platform::kCjkFullFont) : nullptr;
+    // Merged after DejaVu in this order; a glyph comes from the first font that has it.
+    std::vector<const std::vector<char>*> merged;
+    if (!extra_.empty()) {
+        if (auto* f = file(platform::kCjkFont)) merged.push_back(f);
+        for (int i = 0; i < lazy_ready_; ++i)
+            if (auto* f = file((std::string(platform::kFontDir) + platform::kCjkLazyFonts[i]).c_str())) merged.push_back(f);
+    }
 
     auto add = [&](float size_px) -> ImFont* {
         ImFontConfig cfg;
@@ -94,8 +98,8 @@ void Fonts::rebuild(float ui_scale) {
         merge.FontDataOwnedByAtlas = false;
         merge.MergeMode = true;
         merge.OversampleH = 1;
-        for (const std::vector<char>* extra : {cjk, cjk_full})
-            if (extra && !extra_ranges_.empty())
+        for (const std::vector<char>* extra : merged)
+            if (!extra_ranges_.empty())
                 io.Fonts->AddFontFromMemoryTTF(const_cast<char*>(extra->data()), (int)extra->size(), size_px, &merge, extra_ranges_.Data);
         font->FallbackChar = kMissingGlyphBox;
         return font;
@@ -116,9 +120,10 @@ void Fonts::rebuild(float ui_scale) {
         ++missing_count_;
         if (cjk_like(c)) want_full = true;
     }
-    if (want_full && !full_font_requested_ && platform::kBrowser) {
-        full_font_requested_ = true;
-        platform::request_full_cjk_font();
+    // One download at a time; the next, bigger font only if the last one left some missing.
+    if (want_full && !font_pending() && platform::kCjkLazyFonts[lazy_requested_]) {
+        platform::request_font(platform::kCjkLazyFonts[lazy_requested_]);
+        ++lazy_requested_;
     }
     baked_extra_ = extra_;
     baked_scale_ = ui_scale;

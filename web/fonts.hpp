@@ -27,9 +27,9 @@ public:
     // Rebuilds atlas + font texture when needed. Call between frames (before NewFrame).
     // Returns true when it rebuilt.
     bool update(float ui_scale);
-    // Browser: the full CJK font finished downloading.
-    void full_font_arrived() { full_font_ready_ = true; dirty_ = true; }
-    bool full_font_pending() const { return full_font_requested_ && !full_font_ready_; }
+    // Browser: the font requested last finished downloading (or failed: then its file is absent).
+    void font_arrived() { ++lazy_ready_; dirty_ = true; }
+    bool font_pending() const { return lazy_requested_ > lazy_ready_; }
     int glyph_count() const { return glyph_count_; }
     int missing_count() const { return missing_count_; }
 
@@ -41,7 +41,7 @@ private:
     std::set<ImWchar> baked_extra_;  // extra_ as of the last bake
     float baked_scale_ = 0.0f;
     bool dirty_ = true;
-    bool full_font_requested_ = false, full_font_ready_ = false;
+    int lazy_requested_ = 0, lazy_ready_ = 0;  // of platform::kCjkLazyFonts, in order
     int glyph_count_ = 0, missing_count_ = 0;
     std::vector<std::pair<std::string, std::vector<char>>> files_;  // bytes kept for the atlas
     ImVector<ImWchar> ui_ranges_, extra_ranges_;

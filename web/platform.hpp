@@ -13,6 +13,8 @@
 #include <GL/glext.h>
 #endif
 
+struct GLFWwindow;
+
 namespace attn::platform {
 
 #ifdef __EMSCRIPTEN__
@@ -23,8 +25,11 @@ inline constexpr const char* kShaderPrelude =
 inline constexpr const char* kImGuiGlslVersion = "#version 300 es";
 // Fonts: small subsets packaged with the page; the full CJK font is fetched on demand.
 inline constexpr const char* kUiFont = "/fonts/ui.ttf";
-inline constexpr const char* kCjkFont = "/fonts/cjk-seeds.ttf";
-inline constexpr const char* kCjkFullFont = "/fonts/cjk-full.ttf";  // after the fetch
+inline constexpr const char* kCjkFont = "/fonts/cjk-seeds.ttf";  // the presets' characters
+// Fetched in this order when characters are missing, from fonts/NAME next to the page, into
+// /fonts/NAME: GB2312's 6763 hanzi + kana + CJK punctuation (~1 MB), then the whole font (~4 MB).
+inline constexpr const char* kCjkLazyFonts[] = {"cjk-common.ttf", "cjk-full.ttf", nullptr};
+inline constexpr const char* kFontDir = "/fonts/";
 #else
 inline constexpr bool kBrowser = false;
 inline constexpr const char* kShaderPrelude = "#version 330 core\n";
@@ -32,12 +37,17 @@ inline constexpr const char* kImGuiGlslVersion = "#version 330";
 // Fonts straight from the Debian packages (fonts-dejavu-core, fonts-droid-fallback).
 inline constexpr const char* kUiFont = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
 inline constexpr const char* kCjkFont = "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf";
-inline constexpr const char* kCjkFullFont = kCjkFont;
+inline constexpr const char* kCjkLazyFonts[] = {nullptr};  // the full font is already local
+inline constexpr const char* kFontDir = "";
 #endif
 
-// Browser only (no-ops on the desktop): start fetching the full CJK font; it lands at
-// kCjkFullFont and attnviz_font_loaded() is called.
-void request_full_cjk_font();
+// UI scale: the device pixel ratio in the browser, the monitor's content scale on the desktop.
+// The window / canvas works in framebuffer pixels and ImGui is scaled by this (fonts + style).
+float ui_scale(GLFWwindow* window);
+
+// Browser only (no-op on the desktop): start fetching fonts/NAME; it lands at kFontDir + NAME
+// and attnviz_font_loaded() is called (also on failure, so the next font can be tried).
+void request_font(const char* name);
 // Browser only: focus the hidden text field that receives IME / pasted text while an ImGui
 // text box is active, and place it where the caret is so the IME window appears there.
 void set_text_input(bool active, float x, float y);

@@ -1,0 +1,95 @@
+// app.cpp: the frame around the panels, and the JSON the browser tests read.
+#include "app.hpp"
+
+#include "panels.hpp"
+#include "presets.hpp"
+#include "theme.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace attn {
+namespace {
+App* g_app = nullptr;
+}
+
+App* current_app() { return g_app; }
+void set_current_app(App* app) { g_app = app; }
+
+bool App::init(std::string& error) {
+    if (!renderer.init(error)) return false;
+    if (state.scene.tokens.empty() && !state.has_trace) {
+        if (find_preset("i-am-good")) state.load_preset("i-am-good");
+        else if (!presets().empty()) state.load_preset(presets().front().name);
+    }
+    return true;
+}
+
+void App::shutdown() { renderer.shutdown(); }
+
+void App::before_frame(float ui_scale) {
+    ui_scale_ = ui_scale;
+    collect_text(state, fonts);
+    fonts.update(ui_scale);
+    if (styled_scale_ != ui_scale || styled_theme_ != state.theme) {
+        apply_theme(state.theme, ui_scale);
+        styled_scale_ = ui_scale;
+        styled_theme_ = state.theme;
+    }
+}
+
+void App::build_ui() {
+    renderer.begin_frame();
+    state.probe.clear();
+    ViewContext ctx{state, renderer, fonts, ui_scale_, !figure_only};
+    draw_app(ctx, figure_only);
+    ++frame_count;
+}
+
+void App::before_render() { renderer.upload_frame(); }
+
+std::string App::state_json() const {
+    using nlohmann::json;
+    const AppState& st = state;
+    auto rect = [](const ProbeRect& r) { return json::array({r[0], r[1], r[2], r[3]}); };
+    auto ref = [](const TokenRef& r) -> json {
+        if (!r.valid()) return nullptr;
+        return {{"side", r.side == TokenRef::Query ? "query" : "key"}, {"index", r.index}};
+    };
+    json widgets = json::object();
+    for (const auto& [name, r] : st.probe) widgets[name] = rect(r);
+    json queries = json::array(), keys = json::array();
+    for (const auto& r : st.query_rects) queries.push_back(rect(r));
+    for (const auto& r : st.key_rects) keys.push_back(rect(r));
+    json allowed = json::array();
+    for (Eigen::Index i = 0; i < st.trace.allowed.rows(); ++i) {
+        json row = json::array();
+        for (Eigen::Index j = 0; j < st.trace.allowed.cols(); ++j) row.push_back(static_cast<int>(st.trace.allowed(i, j)));
+        allowed.push_back(row);
+    }
+    json j = {
+        {"frame", frame_count},
+        {"ui_scale", ui_scale_},
+        {"view", st.view == View::Lines ? "lines" : "heatmap"},
+        {"theme", st.theme == Theme::Dark ? "dark" : "light"},
+        {"preset", st.preset_name},
+        {"kind", kind_name(st.trace.kind)},
+        {"queries", st.trace.queries},
+        {"keys", st.trace.keys},
+        {"heads", st.trace.heads},
+        {"allowed", allowed},
+        {"error", st.error},
+        {"hover", ref(st.hover)},
+        {"pinned", ref(st.pinned)},
+        {"lines_drawn", st.lines_drawn},
+        {"figure", rect(st.figure_rect)},
+        {"grid", rect(st.grid_rect)},
+        {"query_rects", queries},
+        {"key_rects", keys},
+        {"widgets", widgets},
+        {"fonts", {{"glyphs", fonts.glyph_count()}, {"missing", fonts.missing_count()},
+                   {"font_pending", fonts.font_pending()}}},
+    };
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace attn

@@ -1,0 +1,44 @@
+// app.hpp: one running visualizer: state, renderer and fonts, and the frame around them.
+// main.cpp (window) and render_command.cpp (PNG) both drive it.
+#pragma once
+
+#include "app_state.hpp"
+#include "fonts.hpp"
+#include "renderer.hpp"
+
+#include <string>
+
+namespace attn {
+
+class App {
+public:
+    AppState state;
+    Renderer renderer;
+    Fonts fonts;
+    bool figure_only = false;  // PNG export: the figure alone
+    int frame_count = 0;
+
+    // Needs a current GL context and ImGui's GL backend initialised.
+    bool init(std::string& error);
+    void shutdown();
+    // Before ImGui::NewFrame: bakes missing glyphs, applies theme and scale.
+    void before_frame(float ui_scale);
+    // Between ImGui::NewFrame and ImGui::Render.
+    void build_ui();
+    // After ImGui::Render, before ImGui_ImplOpenGL3_RenderDrawData.
+    void before_render();
+    float ui_scale() const { return ui_scale_; }
+    // The state the browser tests read (JSON).
+    std::string state_json() const;
+
+private:
+    float ui_scale_ = 1.0f;
+    float styled_scale_ = 0.0f;
+    Theme styled_theme_ = Theme::Dark;
+};
+
+// The app the JS test hook and the browser callbacks talk to.
+App* current_app();
+void set_current_app(App* app);
+
+}  // namespace attn

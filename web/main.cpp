@@ -1,0 +1,137 @@
+// main.cpp: the one main of both targets (after ImGui's example_glfw_opengl3): the command
+// line, the window, the frame loop. The only __EMSCRIPTEN__ branches are the main loop, the
+// canvas callbacks and the ini file; everything else that differs lives in platform.hpp.
+#include "app.hpp"
+#include "cli.hpp"
+#include "platform.hpp"
+#include "render_command.hpp"
+
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#ifdef __EMSCRIPTEN__
+#include <emscripten.h>
+#include <emscripten/html5.h>
+#endif
+
+namespace {
+
+GLFWwindow* g_window = nullptr;
+attn::App g_app;
+float g_ime_x = 0.0f, g_ime_y = 0.0f;
+
+#ifdef __EMSCRIPTEN__
+// Canvas callback: keep the framebuffer at the canvas's CSS size × devicePixelRatio, so the
+// canvas follows its container and stays crisp on high-DPI screens.
+void fit_canvas() {
+    double css_w = 0.0, css_h = 0.0;
+    emscripten_get_element_css_size("#canvas", &css_w, &css_h);
+    const double ratio = emscripten_get_device_pixel_ratio();
+    const int w = static_cast<int>(std::lround(css_w * ratio)), h = static_cast<int>(std::lround(css_h * ratio));
+    int cw = 0, ch = 0;
+    glfwGetWindowSize(g_window, &cw, &ch);
+    if (w > 0 && h > 0 && (w != cw || h != ch)) glfwSetWindowSize(g_window, w, h);
+}
+#endif
+
+void frame() {
+    glfwPollEvents();
+#ifdef __EMSCRIPTEN__
+    fit_canvas();
+#endif
+    g_app.before_frame(attn::platform::ui_scale(g_window));
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    ImGui::NewFrame();
+    g_app.build_ui();
+    ImGui::Render();
+
+    int width = 0, height = 0;
+    glfwGetFramebufferSize(g_window, &width, &height);
+    glViewport(0, 0, width, height);
+    glClearColor(0.1f, 0.1f, 0.12f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    g_app.before_render();
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    attn::platform::set_text_input(ImGui::GetIO().WantTextInput, g_ime_x, g_ime_y);
+    glfwSwapBuffers(g_window);
+#ifdef __EMSCRIPTEN__
+    if (g_app.frame_count == 1) EM_ASM({ if (Module.onFirstFrame) Module.onFirstFrame(); });
+#endif
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int code = attn::run_cli(argc, argv);
+    if (code != attn::kNotACommand) return code;
+    if (argc > 1 && std::strcmp(argv[1], "render") == 0) return attn::run_render(argc, argv);
+
+    std::optional<attn::Scene> scene;
+    if (argc > 1) {
+        attn::Scene loaded;
+        std::string error;
+        if (!attn::load_scene_file(argv[1], std::cin, loaded, error)) {
+            std::fprintf(stderr, "%s\n", error.c_str());
+            return attn::kExitBadInput;
+        }
+        scene = std::move(loaded);
+    }
+
+    glfwSetErrorCallback([](int, const char* description) { std::fprintf(stderr, "glfw: %s\n", description); });
+    if (!glfwInit()) return 1;
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+    g_window = glfwCreateWindow(1280, 800, "attnviz", nullptr, nullptr);
+    if (!g_window) {
+        std::fprintf(stderr, "attnviz: could not open an OpenGL 3.3 window\n");
+        glfwTerminate();
+        return 1;
+    }
+    glfwMakeContextCurrent(g_window);
+    glfwSwapInterval(1);
+
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    // The ini file: the layout is fixed and rebuilt every frame, so neither target keeps one.
+    io.IniFilename = nullptr;
+    io.ImeSetInputScreenPosFn = [](int x, int y) {
+        g_ime_x = static_cast<float>(x);
+        g_ime_y = static_cast<float>(y);
+    };
+    ImGui_ImplGlfw_InitForOpenGL(g_window, true);
+    ImGui_ImplOpenGL3_Init(attn::platform::kImGuiGlslVersion);
+
+    attn::set_current_app(&g_app);
+    if (scene) g_app.state.load_scene(*scene);
+    std::string error;
+    if (!g_app.init(error)) {
+        std::fprintf(stderr, "attnviz: %s\n", error.c_str());
+        return 1;
+    }
+
+#ifdef __EMSCRIPTEN__
+    emscripten_set_main_loop(frame, 0, true);
+#else
+    while (!glfwWindowShouldClose(g_window)) frame();
+    g_app.shutdown();
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(g_window);
+    glfwTerminate();
+#endif
+    return 0;
+}

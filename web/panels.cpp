@@ -1,0 +1,483 @@
+// panels.cpp: the layout and every control.
+//
+// [SECTION] Helpers
+// [SECTION] Controls panel
+// [SECTION] Figure window
+// [SECTION] Layout
+#include "panels.hpp"
+
+#include "colormaps.hpp"
+#include "presets.hpp"
+
+#include <imgui_internal.h>
+#include <misc/cpp/imgui_stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace attn {
+namespace {
+
+// [SECTION] Helpers ------------------------------------------------------------------------
+
+void probe(AppState& st, const char* name) {
+    ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    st.probe[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
+}
+
+void section(const char* title) {
+    ImGui::Spacing();
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextUnformatted(title);
+    ImGui::PopStyleColor();
+    ImGui::Separator();
+}
+
+// A row of buttons where exactly one is on. Returns true when the choice changed.
+template <typename T>
+bool segmented(AppState& st, const char* id, T* value, std::initializer_list<std::pair<T, const char*>> options,
+               const char* probe_prefix, float total_w = 0.0f) {
+    bool changed = false;
+    ImGui::PushID(id);
+    if (total_w <= 0.0f) total_w = ImGui::GetContentRegionAvail().x;
+    const float w = (total_w - ImGui::GetStyle().ItemSpacing.x * (options.size() - 1)) /
+                    static_cast<float>(options.size());
+    int i = 0;
+    for (auto& [v, label] : options) {
+        if (i++ > 0) ImGui::SameLine();
+        const bool on = *value == v;
+        if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+        if (on) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, 1));
+        if (ImGui::Button(label, ImVec2(w, 0)) && !on) {
+            *value = v;
+            changed = true;
+        }
+        if (on) ImGui::PopStyleColor(2);
+        std::string name = std::string(probe_prefix) + "." + label;
+        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+        probe(st, name.c_str());
+    }
+    ImGui::PopID();
+    return changed;
+}
+
+// Tokens as small chips that wrap, so the user sees how the text was split.
+void token_chips(const std::vector<std::string>& tokens, const Palette& pal, float s) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImFont* font = ImGui::GetFont();
+    const float fs = ImGui::GetFontSize();
+    const float pad = 5.0f * s, gap = 4.0f * s, h = fs + 4.0f * s;
+    const float x0 = ImGui::GetCursorScreenPos().x, right = x0 + ImGui::GetContentRegionAvail().x;
+    float x = x0, y = ImGui::GetCursorScreenPos().y;
+    const size_t shown = std::min<size_t>(tokens.size(), 64);
+    for (size_t i = 0; i < shown; ++i) {
+        const char* t = token_label(tokens[i]);
+        float w = font->CalcTextSizeA(fs, FLT_MAX, 0.0f, t).x + 2.0f * pad;
+        if (x + w > right && x > x0) x = x0, y += h + gap;
+        dl->AddRectFilled(ImVec2(x, y), ImVec2(x + w, y + h), pal.token_fill, 3.0f * s);
+        dl->AddRect(ImVec2(x, y), ImVec2(x + w, y + h), pal.token_outline, 3.0f * s);
+        dl->AddText(font, fs, ImVec2(x + pad, y + 2.0f * s), pal.text, t);
+        x += w + gap;
+    }
+    if (tokens.size() > shown) {
+        char more[32];
+        std::snprintf(more, sizeof more, "+%zu more", tokens.size() - shown);
+        dl->AddText(font, fs, ImVec2(x, y + 2.0f * s), pal.text_muted, more);
+    }
+    ImGui::Dummy(ImVec2(right - x0, y + h - ImGui::GetCursorScreenPos().y));
+}
+
+const char* scale_label(const Trace& tr, char* buf, size_t n) {
+    switch (tr.scale.kind) {
+        case ScaleKind::InvSqrtDk: std::snprintf(buf, n, "scores / \xe2\x88\x9a%d", tr.d_k); break;
+        case ScaleKind::None: std::snprintf(buf, n, "unscaled scores"); break;
+        case ScaleKind::Divisor: std::snprintf(buf, n, "scores / %.2f", tr.scale.divisor); break;
+    }
+    return buf;
+}
+
+// [SECTION] Controls panel ------------------------------------------------------------------
+
+void embeddings_editor(ViewContext& ctx, bool source) {
+    AppState& st = ctx.state;
+    const float s = ctx.scale;
+    const auto& tokens = source ? st.draft.source_tokens : st.draft.tokens;
+    const int T = static_cast<int>(tokens.size()), d = st.draft.d_model;
+    if (T == 0) return;
+    if (T > 16 || d > 8) {
+        ImGui::TextDisabled("%d\xc3\x97%d: too large to edit here (up to 16 tokens \xc3\x97 8 dims);", T, d);
+        ImGui::TextDisabled("paste a scene with \"embeddings\" instead.");
+        return;
+    }
+    Matrix shown = st.current_embeddings(source);
+    ImGuiTableFlags flags = ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV;
+    if (!ImGui::BeginTable(source ? "source_embeddings" : "embeddings", d + 1, flags)) return;
+    bool changed = false;
+    for (int i = 0; i < T; ++i) {
+        ImGui::TableNextRow();
+        ImGui::TableSetColumnIndex(0);
+        ImGui::TextUnformatted(token_label(tokens[i]));
+        for (int j = 0; j < d; ++j) {
+            ImGui::TableSetColumnIndex(j + 1);
+            ImGui::PushID(i * 1024 + j + (source ? 1 << 20 : 0));
+            ImGui::SetNextItemWidth(std::max(44.0f * s, std::min(62.0f * s, (ImGui::GetContentRegionAvail().x))));
+            float v = shown(i, j);
+            if (ImGui::DragFloat("##e", &v, 0.02f, -100.0f, 100.0f, "%.2f")) {
+                st.editable_embeddings(source)(i, j) = v;
+                changed = true;
+            }
+            ImGui::PopID();
+        }
+    }
+    ImGui::EndTable();
+    if (changed) st.apply();  // same frame: the figure below is built after the controls
+}
+
+void draw_controls(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const float s = ctx.scale;
+    const Palette& pal = palette(st.theme);
+
+    ImGui::PushFont(ctx.fonts.title);
+    ImGui::TextUnformatted("attnviz");
+    ImGui::PopFont();
+    ImGui::SameLine();
+    ImGui::TextDisabled("attention, drawn");
+    {
+        const char* label = st.theme == Theme::Dark ? "Light theme" : "Dark theme";
+        float w = ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2;
+        ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - w);
+        if (ImGui::SmallButton(label)) st.theme = st.theme == Theme::Dark ? Theme::Light : Theme::Dark;
+        probe(st, "theme");
+    }
+
+    section("SCENE");
+    ImGui::SetNextItemWidth(-FLT_MIN);
+    if (ImGui::BeginCombo("##preset", st.preset_name.empty() ? "(custom scene)" : st.preset_name.c_str())) {
+        for (const Scene& p : presets()) {
+            if (ImGui::Selectable(p.name.c_str(), p.name == st.preset_name)) st.load_preset(p.name);
+            if (ImGui::IsItemHovered() && !p.description.empty()) {
+                ImGui::BeginTooltip();
+                ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+                ImGui::TextUnformatted(p.description.c_str());
+                ImGui::PopTextWrapPos();
+                ImGui::EndTooltip();
+            }
+        }
+        ImGui::EndCombo();
+    }
+    probe(st, "preset");
+    if (const Scene* p = st.preset_name.empty() ? nullptr : find_preset(st.preset_name); p && !p->description.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("%s", p->description.c_str());
+        ImGui::PopStyleColor();
+    }
+
+    ImGui::Spacing();
+    AttentionKind kind = st.draft.kind;
+    if (segmented<AttentionKind>(st, "kind", &kind,
+                                 {{AttentionKind::Self, "Self"}, {AttentionKind::Masked, "Masked"}, {AttentionKind::Cross, "Cross"}},
+                                 "kind")) {
+        st.draft.kind = kind;
+        if (kind == AttentionKind::Cross && st.source_text.empty()) st.source_text = st.target_text;
+        st.apply();
+    }
+    const bool cross = st.draft.kind == AttentionKind::Cross;
+    ImGui::Spacing();
+    ImGui::TextUnformatted(cross ? "Target sentence (decoder, queries)" : "Sentence");
+    ImGui::SetNextItemWidth(-FLT_MIN);
+    if (ImGui::InputText("##target", &st.target_text)) st.apply();
+    probe(st, "input.target");
+    token_chips(st.draft.tokens, pal, s);
+    if (cross) {
+        ImGui::TextUnformatted("Source sentence (encoder, keys and values)");
+        ImGui::SetNextItemWidth(-FLT_MIN);
+        if (ImGui::InputText("##source", &st.source_text)) st.apply();
+        probe(st, "input.source");
+        token_chips(st.draft.source_tokens, pal, s);
+    }
+
+    section("MODEL");
+    const float label_x = 92.0f * s;
+    auto row = [&](const char* label) {
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(label);
+        ImGui::SameLine(label_x);
+        ImGui::SetNextItemWidth(-FLT_MIN);
+    };
+    row("d_model");
+    int d_model = st.draft.d_model;
+    if (ImGui::InputInt("##d_model", &d_model, 1, 4)) {
+        d_model = std::clamp(d_model, 1, 512);
+        if (d_model != st.draft.d_model) {
+            st.draft.d_model = d_model;
+            // Keep the head count valid: the largest divisor of d_model not above it.
+            int h = std::min(st.draft.heads, d_model);
+            while (d_model % h != 0) --h;
+            st.draft.heads = h;
+            st.apply();
+        }
+    }
+    row("heads");
+    char heads_label[32];
+    std::snprintf(heads_label, sizeof heads_label, "%d  (d_k = %d)", st.draft.heads, st.draft.d_model / std::max(st.draft.heads, 1));
+    if (ImGui::BeginCombo("##heads", heads_label)) {
+        for (int h = 1; h <= std::min(st.draft.d_model, kMaxHeads); ++h) {
+            if (st.draft.d_model % h != 0) continue;
+            char label[32];
+            std::snprintf(label, sizeof label, "%d  (d_k = %d)", h, st.draft.d_model / h);
+            if (ImGui::Selectable(label, h == st.draft.heads)) {
+                st.draft.heads = h;
+                st.lines.head_visible.assign(static_cast<size_t>(h), true);
+                st.apply();
+            }
+        }
+        ImGui::EndCombo();
+    }
+    probe(st, "heads");
+    row("scale");
+    const char* scale_names[] = {"1/\xe2\x88\x9a" "d_k (the paper)", "none", "temperature"};
+    int scale_mode = static_cast<int>(st.scale_mode);
+    if (ImGui::Combo("##scale", &scale_mode, scale_names, 3)) {
+        st.scale_mode = static_cast<ScaleMode>(scale_mode);
+        st.apply();
+    }
+    if (st.scale_mode == ScaleMode::Temperature) {
+        row("divide by");
+        if (ImGui::SliderFloat("##temperature", &st.temperature, 0.05f, 20.0f, "%.2f", ImGuiSliderFlags_Logarithmic)) {
+            st.temperature = std::max(st.temperature, 0.01f);
+            st.apply();
+        }
+    }
+    row("weights");
+    const bool has_explicit = std::holds_alternative<ExplicitWeights>(st.draft.weights);
+    const char* weight_names[] = {"identity (Q = K = V = X)", "random (seeded)", "explicit (from the scene)"};
+    int weights_mode = static_cast<int>(st.weights_mode);
+    if (ImGui::Combo("##weights", &weights_mode, weight_names, has_explicit ? 3 : 2)) {
+        st.weights_mode = static_cast<WeightsMode>(weights_mode);
+        st.apply();
+    }
+    if (st.weights_mode == WeightsMode::Random) {
+        row("seed");
+        if (ImGui::InputInt("##seed", &st.seed)) {
+            st.seed = std::max(st.seed, 0);
+            st.apply();
+        }
+    }
+    bool positional = st.draft.positional == Positional::Sinusoidal;
+    if (ImGui::Checkbox("Sinusoidal positional encoding", &positional)) {
+        st.draft.positional = positional ? Positional::Sinusoidal : Positional::None;
+        st.apply();
+    }
+
+    section("EMBEDDINGS");
+    ImGui::TextDisabled(st.draft.embeddings ? "given; drag a value to change it" : "generated from the tokens; drag to edit");
+    if (cross) ImGui::TextUnformatted("target");
+    embeddings_editor(ctx, false);
+    if (cross) {
+        ImGui::TextUnformatted("source");
+        embeddings_editor(ctx, true);
+    }
+    if ((st.draft.embeddings || st.draft.source_embeddings) && ImGui::SmallButton("Generate from tokens")) {
+        st.draft.embeddings.reset();
+        st.draft.source_embeddings.reset();
+        st.apply();
+    }
+
+    section("SCENE JSON");
+    if (ImGui::SmallButton("Show current")) st.scene_json = write_scene(st.scene);
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Load")) st.apply_scene_json();
+    probe(st, "json.load");
+    ImGui::InputTextMultiline("##json", &st.scene_json, ImVec2(-FLT_MIN, 120.0f * s));
+    probe(st, "json.text");
+}
+
+// [SECTION] Figure window --------------------------------------------------------------------
+
+void draw_toolbar(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const float s = ctx.scale;
+    const Trace& tr = st.trace;
+    View view = st.view;
+    if (segmented<View>(st, "view", &view, {{View::Lines, "Lines"}, {View::Heatmap, "Heatmap"}}, "view", 190.0f * s))
+        st.view = view;
+    ImGui::SameLine(0.0f, 20.0f * s);
+
+    if (st.view == View::Lines) {
+        // Heads legend: the colour of each head, click to toggle.
+        for (int h = 0; h < tr.heads && h < static_cast<int>(st.lines.head_visible.size()); ++h) {
+            ImGui::PushID(h);
+            ImVec4 c = head_color(st.theme, h);
+            bool on = st.lines.head_visible[h];
+            ImGui::PushStyleColor(ImGuiCol_CheckMark, ImVec4(1, 1, 1, 1));
+            ImGui::PushStyleColor(ImGuiCol_FrameBg, on ? c : ImVec4(c.x, c.y, c.z, 0.25f));
+            ImGui::PushStyleColor(ImGuiCol_FrameBgHovered, ImVec4(c.x, c.y, c.z, 0.8f));
+            char label[24];
+            std::snprintf(label, sizeof label, "head %d", h + 1);
+            if (ImGui::Checkbox(label, &on)) st.lines.head_visible[h] = on;
+            ImGui::PopStyleColor(3);
+            std::snprintf(label, sizeof label, "head.%d", h + 1);
+            probe(st, label);
+            ImGui::PopID();
+            ImGui::SameLine();
+        }
+        ImGui::SameLine(0.0f, 14.0f * s);
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted("hide below");
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(110.0f * s);
+        ImGui::SliderFloat("##threshold", &st.lines.threshold, 0.0f, 1.0f, "%.2f");
+        probe(st, "threshold");
+        ImGui::SameLine();
+        ImGui::TextUnformatted("top-k");
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(90.0f * s);
+        ImGui::SliderInt("##topk", &st.lines.top_k, 0, std::max(1, static_cast<int>(tr.keys.size())),
+                         st.lines.top_k == 0 ? "all" : "%d");
+    } else {
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted("head");
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(110.0f * s);
+        char current[32];
+        if (st.heatmap.head < 0) std::snprintf(current, sizeof current, "mean");
+        else std::snprintf(current, sizeof current, "%d of %d", st.heatmap.head + 1, tr.heads);
+        if (ImGui::BeginCombo("##head", current)) {
+            if (tr.heads > 1 && ImGui::Selectable("mean", st.heatmap.head < 0)) st.heatmap.head = -1;
+            for (int h = 0; h < tr.heads; ++h) {
+                char label[32];
+                std::snprintf(label, sizeof label, "%d of %d", h + 1, tr.heads);
+                if (ImGui::Selectable(label, h == st.heatmap.head)) st.heatmap.head = h;
+            }
+            ImGui::EndCombo();
+        }
+        ImGui::SameLine();
+        ImGui::TextUnformatted("show");
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(150.0f * s);
+        int values = static_cast<int>(st.heatmap.values);
+        const char* value_names[] = {"weights (softmax)", "scores (scaled)"};
+        if (ImGui::Combo("##values", &values, value_names, 2)) st.heatmap.values = static_cast<HeatValues>(values);
+        probe(st, "values");
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(110.0f * s);
+        auto maps = colormaps();
+        if (ImGui::BeginCombo("##colormap", maps[st.heatmap.colormap].name.data())) {
+            for (int i = 0; i < static_cast<int>(maps.size()); ++i) {
+                ImGui::Image(ctx.renderer.lut_texture(i), ImVec2(48.0f * s, ImGui::GetFontSize()));
+                ImGui::SameLine();
+                if (ImGui::Selectable(maps[i].name.data(), i == st.heatmap.colormap)) st.heatmap.colormap = i;
+            }
+            ImGui::EndCombo();
+        }
+        probe(st, "colormap");
+        ImGui::SameLine();
+        ImGui::Checkbox("numbers", &st.heatmap.show_numbers);
+    }
+}
+
+void draw_status(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const Trace& tr = st.trace;
+    char buf[64];
+    ImGui::TextDisabled("%s attention \xc2\xb7 %zu queries \xc3\x97 %zu keys \xc2\xb7 %d head%s \xc2\xb7 d_k = %d \xc2\xb7 %s",
+                        kind_name(tr.kind), tr.queries.size(), tr.keys.size(), tr.heads, tr.heads == 1 ? "" : "s", tr.d_k,
+                        scale_label(tr, buf, sizeof buf));
+    if (ctx.fonts.font_pending()) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("\xc2\xb7 loading more CJK glyphs\xe2\x80\xa6");
+    }
+    const char* hint = st.view == View::Lines ? "hover a token to isolate its lines, click to pin"
+                                              : "hover a cell for its weight and score";
+    float w = ImGui::CalcTextSize(hint).x;
+    ImGui::SameLine(std::max(ImGui::GetWindowContentRegionMax().x - w, ImGui::GetCursorPosX() + 20.0f * ctx.scale));
+    ImGui::TextDisabled("%s", hint);
+}
+
+void draw_figure(ViewContext& ctx, bool figure_only) {
+    AppState& st = ctx.state;
+    const float s = ctx.scale;
+    const Palette& pal = palette(st.theme);
+    if (!figure_only) {
+        draw_toolbar(ctx);
+        if (!st.error.empty()) {
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(pal.error));
+            ImGui::TextWrapped("\xe2\x9a\xa0 %s%s", st.error.c_str(), st.has_trace ? "  (showing the last good figure)" : "");
+            ImGui::PopStyleColor();
+            probe(st, "error");
+        }
+    } else {
+        ImGui::PushFont(ctx.fonts.title);
+        std::string title = st.scene.name.empty() ? std::string(kind_name(st.trace.kind)) + " attention"
+                                                  : st.scene.name + " \xc2\xb7 " + kind_name(st.trace.kind) + " attention";
+        ImGui::TextUnformatted(title.c_str());
+        ImGui::PopFont();
+    }
+    const float status_h = figure_only ? 0.0f : ImGui::GetTextLineHeightWithSpacing() + 4.0f * s;
+    ImVec2 size(ImGui::GetContentRegionAvail().x, ImGui::GetContentRegionAvail().y - status_h);
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, ImGui::ColorConvertU32ToFloat4(pal.background));
+    ImGui::BeginChild("##canvas", size, !figure_only, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    ImVec2 a = ImGui::GetWindowPos(), b(a.x + ImGui::GetWindowSize().x, a.y + ImGui::GetWindowSize().y);
+    st.figure_rect = {a.x, a.y, b.x - a.x, b.y - a.y};
+    if (st.has_trace) {
+        if (st.view == View::Lines) draw_lines_view(ctx, a, b);
+        else draw_heatmap_view(ctx, a, b);
+    } else {
+        const char* msg = "Type a sentence to see its attention.";
+        ImVec2 t = ImGui::CalcTextSize(msg);
+        ImGui::GetWindowDrawList()->AddText(ImVec2((a.x + b.x - t.x) * 0.5f, (a.y + b.y - t.y) * 0.5f), pal.text_muted, msg);
+    }
+    ImGui::EndChild();
+    ImGui::PopStyleColor();
+    if (!figure_only) draw_status(ctx);
+}
+
+}  // namespace
+
+// [SECTION] Layout -------------------------------------------------------------------------------
+
+void collect_text(const AppState& st, Fonts& fonts) {
+    fonts.need(st.target_text);
+    fonts.need(st.source_text);
+    fonts.need(st.error);
+    fonts.need(st.scene.name);
+    for (const Scene& p : presets()) {
+        fonts.need(p.name);
+        fonts.need(p.description);
+    }
+    for (const auto& t : st.trace.queries) fonts.need(t);
+    for (const auto& t : st.trace.keys) fonts.need(t);
+    for (const auto& t : st.draft.tokens) fonts.need(t);
+    for (const auto& t : st.draft.source_tokens) fonts.need(t);
+    if (st.scene_json.size() < 200000) fonts.need(st.scene_json);
+}
+
+void draw_app(ViewContext& ctx, bool figure_only) {
+    AppState& st = ctx.state;
+    const float s = ctx.scale;
+    const ImGuiIO& io = ImGui::GetIO();
+    st.hover = {};
+    const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove |
+                                   ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
+                                   ImGuiWindowFlags_NoBringToFrontOnFocus;
+    float panel_w = figure_only ? 0.0f : std::min(std::round(350.0f * s), io.DisplaySize.x * 0.45f);
+    if (!figure_only) {
+        ImGui::SetNextWindowPos(ImVec2(0, 0));
+        ImGui::SetNextWindowSize(ImVec2(panel_w, io.DisplaySize.y));
+        ImGui::Begin("Controls", nullptr, fixed);
+        draw_controls(ctx);
+        ImGui::End();
+    }
+    ImGui::SetNextWindowPos(ImVec2(panel_w, 0));
+    ImGui::SetNextWindowSize(ImVec2(io.DisplaySize.x - panel_w, io.DisplaySize.y));
+    ImGui::PushStyleColor(ImGuiCol_WindowBg, figure_only ? ImGui::ColorConvertU32ToFloat4(palette(st.theme).background)
+                                                         : ImGui::GetStyleColorVec4(ImGuiCol_WindowBg));
+    ImGui::Begin("Figure", nullptr, fixed | ImGuiWindowFlags_NoScrollbar);
+    ImGui::PopStyleColor();
+    draw_figure(ctx, figure_only);
+    ImGui::End();
+}
+
+}  // namespace attn

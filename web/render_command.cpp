@@ -1,0 +1,173 @@
+// render_command.cpp: the figure without a window (see render_command.hpp).
+#include "render_command.hpp"
+
+#include "app.hpp"
+#include "cli.hpp"
+#include "platform.hpp"
+#include "png.hpp"
+
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+namespace attn {
+namespace {
+
+int usage(const std::string& message) {
+    std::fprintf(stderr, "attnviz render: %s\n", message.c_str());
+    std::fprintf(stderr,
+                 "usage: attnviz render SCENE.json --view heatmap|lines --png OUT.png "
+                 "[--width W --height H] [--theme dark|light] [--scale S]\n");
+    return kExitBadInput;
+}
+
+bool parse_int(const char* text, int lo, int hi, int& out) {
+    char* end = nullptr;
+    long v = std::strtol(text, &end, 10);
+    if (!end || *end || v < lo || v > hi) return false;
+    out = static_cast<int>(v);
+    return true;
+}
+
+}  // namespace
+
+int run_render(int argc, char** argv) {
+    std::string scene_path, view = "heatmap", png, theme = "light";
+    int width = 1200, height = 800;
+    float scale = 1.0f;
+    for (int i = 2; i < argc; ++i) {
+        std::string arg = argv[i];
+        auto value = [&](const char* name) -> const char* {
+            if (i + 1 >= argc) return nullptr;
+            (void)name;
+            return argv[++i];
+        };
+        if (arg == "--view" || arg == "--png" || arg == "--width" || arg == "--height" || arg == "--theme" ||
+            arg == "--scale") {
+            const char* v = value(arg.c_str());
+            if (!v) return usage(arg + ": expected a value");
+            if (arg == "--view") view = v;
+            if (arg == "--png") png = v;
+            if (arg == "--theme") theme = v;
+            if (arg == "--width" && !parse_int(v, 16, 8192, width)) return usage("--width: expected 16..8192");
+            if (arg == "--height" && !parse_int(v, 16, 8192, height)) return usage("--height: expected 16..8192");
+            if (arg == "--scale") {
+                scale = std::strtof(v, nullptr);
+                if (!(scale >= 0.5f && scale <= 4.0f)) return usage("--scale: expected 0.5..4");
+            }
+        } else if (scene_path.empty() && (arg == "-" || arg[0] != '-')) {
+            scene_path = arg;
+        } else {
+            return usage("unknown argument " + arg);
+        }
+    }
+    if (scene_path.empty()) return usage("expected a scene file (or - for stdin)");
+    if (png.empty()) return usage("--png: expected an output file");
+    if (view == "steps") return usage("--view steps: not available yet; use heatmap or lines");
+    if (view != "heatmap" && view != "lines") return usage("--view: expected heatmap or lines");
+    if (theme != "dark" && theme != "light") return usage("--theme: expected dark or light");
+
+    Scene scene;
+    std::string error;
+    if (!load_scene_file(scene_path, std::cin, scene, error)) {
+        std::fprintf(stderr, "%s\n", error.c_str());
+        return kExitBadInput;
+    }
+
+    glfwSetErrorCallback([](int, const char* description) { std::fprintf(stderr, "glfw: %s\n", description); });
+    if (!glfwInit()) {
+        std::fprintf(stderr, "attnviz render: no OpenGL context (no display? run under xvfb-run)\n");
+        return 1;
+    }
+    glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+    GLFWwindow* window = glfwCreateWindow(64, 64, "attnviz render", nullptr, nullptr);
+    if (!window) {
+        std::fprintf(stderr, "attnviz render: could not create an OpenGL 3.3 context\n");
+        glfwTerminate();
+        return 1;
+    }
+    glfwMakeContextCurrent(window);
+
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    ImGui_ImplOpenGL3_Init(platform::kImGuiGlslVersion);
+
+    int code = 0;
+    {
+        App app;
+        set_current_app(&app);
+        app.figure_only = true;
+        app.state.view = view == "lines" ? View::Lines : View::Heatmap;
+        app.state.theme = theme == "dark" ? Theme::Dark : Theme::Light;
+        app.state.load_scene(scene);
+        if (!app.state.has_trace) {
+            std::fprintf(stderr, "%s: %s\n", scene_path.c_str(), app.state.error.c_str());
+            code = kExitBadInput;
+        } else if (!app.init(error)) {
+            std::fprintf(stderr, "attnviz render: %s\n", error.c_str());
+            code = 1;
+        }
+        if (code == 0) {
+            GLuint fbo = 0, color = 0;
+            glGenFramebuffers(1, &fbo);
+            glGenRenderbuffers(1, &color);
+            glBindRenderbuffer(GL_RENDERBUFFER, color);
+            glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, width, height);
+            glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+            glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, color);
+            // A few frames so that ImGui's layout (auto-sized items, fonts) has settled.
+            for (int frame = 0; frame < 3; ++frame) {
+                app.before_frame(scale);
+                io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
+                io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);
+                io.DeltaTime = 1.0f / 60.0f;
+                io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+                ImGui_ImplOpenGL3_NewFrame();
+                ImGui::NewFrame();
+                app.build_ui();
+                ImGui::Render();
+                glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+                glViewport(0, 0, width, height);
+                glClearColor(1, 1, 1, 1);
+                glClear(GL_COLOR_BUFFER_BIT);
+                app.before_render();
+                ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+            }
+            std::vector<std::uint8_t> pixels(static_cast<size_t>(width) * height * 4);
+            glPixelStorei(GL_PACK_ALIGNMENT, 1);
+            glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
+            // GL rows run bottom to top; PNG rows top to bottom. Force opaque alpha.
+            std::vector<std::uint8_t> flipped(pixels.size());
+            const size_t stride = static_cast<size_t>(width) * 4;
+            for (int y = 0; y < height; ++y)
+                std::copy_n(pixels.data() + (height - 1 - y) * stride, stride, flipped.data() + y * stride);
+            for (size_t i = 3; i < flipped.size(); i += 4) flipped[i] = 255;
+            if (!write_png(png, flipped, width, height, error)) {
+                std::fprintf(stderr, "attnviz render: %s\n", error.c_str());
+                code = 1;
+            }
+            glBindFramebuffer(GL_FRAMEBUFFER, 0);
+            glDeleteRenderbuffers(1, &color);
+            glDeleteFramebuffers(1, &fbo);
+        }
+        app.shutdown();
+        set_current_app(nullptr);
+    }
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window);
+    glfwTerminate();
+    return code;
+}
+
+}  // namespace attn
