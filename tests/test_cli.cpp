@@ -59,7 +59,8 @@ TEST_CASE("bad input: exit 2, nothing on stdout, one line naming <stdin> and the
         {R"({"tokens": ["a"], "heads": 3, "d_model": 4})", "<stdin>: heads: expected a divisor of d_model (4), got 3"},
         {R"({"tokens": ["a"], "kind": "sideways"})", "<stdin>: kind: expected"},
     };
-    for (const auto& [scene, want] : cases) {
+    for (const auto& c : cases) {
+        const std::string scene = c.first, want = c.second;
         CAPTURE(scene);
         const Run r = compute_stdin(scene);
         CHECK(r.code == kExitBadInput);
