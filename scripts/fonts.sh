@@ -25,7 +25,7 @@ subset() { "$python" -m fontTools.subset "$@" --no-hinting --desubroutinize --la
              --drop-tables+=FFTM 2>/dev/null; }
 
 subset "$dejavu" --output-file="$preload/ui.ttf" \
-  --unicodes="U+0020-024F,U+0370-03FF,U+0400-045F,U+2000-206F,U+2070-209F,U+20AC,U+2100-214F,U+2190-21FF,U+2200-22FF,U+2300-23FF,U+2500-257F,U+25A0-25FF,U+2600-26FF,U+2700-27BF,U+FFFD"
+  --unicodes="U+0020-024F,U+0370-03FF,U+0400-045F,U+1D00-1DBF,U+2000-206F,U+2070-209F,U+20AC,U+2100-214F,U+2190-21FF,U+2200-22FF,U+2300-23FF,U+2500-257F,U+25A0-25FF,U+2600-26FF,U+2700-27BF,U+FFFD"
 
 # The characters of the presets, wherever they are written.
 "$python" - "$tmp/seeds.txt" "$@" <<'PY'

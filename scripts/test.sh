@@ -24,14 +24,21 @@ step() {  # step NAME COMMAND...: runs a command, logs it, counts it
     fi
 }
 
-build() {  # build DIR CONFIGURE-ARGS...
+build() {  # build DIR CONFIGURE-ARGS... [--target TARGETS...]
     local dir=$1; shift
-    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null && cmake --build "$dir" -j "$jobs"
+    local configure=() targets=()
+    while [ $# -gt 0 ]; do
+        if [ "$1" = --target ]; then shift; targets=(--target "$@"); break; fi
+        configure+=("$1"); shift
+    done
+    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "${configure[@]}" >/dev/null &&
+        cmake --build "$dir" -j "$jobs" "${targets[@]}"
 }
 
 fuzz() {  # fuzz TARGET CORPUS: new inputs go to a scratch folder, the committed corpus stays as is
-    local scratch; scratch=$(mktemp -d)
-    build-fuzz/"$1" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=4096 \
+    local scratch dict=(); scratch=$(mktemp -d)
+    [ -f "tests/fuzz/$2.dict" ] && dict=(-dict="tests/fuzz/$2.dict")
+    build-fuzz/"$1" "${dict[@]}" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=4096 \
         -artifact_prefix="$artifacts/$1-" "$scratch" "tests/fuzz/corpus/$2" 2>&1 | tail -n 3
     local code=${PIPESTATUS[0]}
     rm -rf "$scratch"
@@ -49,7 +56,7 @@ step sanitize-cli bash tests/cli_test.sh build-asan/attnviz tests/data
 step wasm-build bash -c "emcmake cmake -S . -B build-web -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-web -j $jobs"
 step wasm-suite node --no-experimental-fetch build-web/attn_tests.js
 
-step fuzz-build build build-fuzz -DATTN_APP=OFF -DATTN_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-14
+step fuzz-build build build-fuzz -DATTN_APP=OFF -DATTN_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-14 --target fuzz_scene fuzz_tokenizer
 step fuzz-scene fuzz fuzz_scene scene
 step fuzz-tokenizer fuzz fuzz_tokenizer tokenizer
 

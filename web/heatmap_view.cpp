@@ -142,7 +142,7 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const float legend_w = 96.0f * s;
     const float title_h = ss + 10.0f * s;  // axis captions above the column labels
     const float avail_w = std::max(max.x - min.x - 2.0f * margin - label_w - legend_w, 20.0f);
-    const float max_cell = 84.0f * s;
+    const float max_cell = 96.0f * s;
     auto fit = [&](float header_h) {
         float avail_h = std::max(max.y - min.y - 2.0f * margin - title_h - header_h, 20.0f);
         return std::min({avail_w / T_k, avail_h / T_q, max_cell});
@@ -160,7 +160,10 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const float grid_w = cell * T_k, grid_h = cell * T_q;
     const float block_w = label_w + grid_w + legend_w;
     const float gx0 = min.x + margin + std::max((max.x - min.x - 2.0f * margin - block_w) * 0.5f, 0.0f) + label_w;
-    const float gy0 = min.y + margin + title_h + header_h;
+    // A little above the middle when there is room to spare, like a figure on a page.
+    const float spare_h = std::max(max.y - min.y - 2.0f * margin - title_h - header_h - grid_h - ss - 10.0f * s, 0.0f);
+    const float top = min.y + margin + spare_h * 0.35f;
+    const float gy0 = top + title_h + header_h;
     const ImVec2 g0(gx0, gy0), g1(gx0 + grid_w, gy0 + grid_h);
     st.grid_rect = {g0.x, g0.y, grid_w, grid_h};
 
@@ -190,7 +193,7 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const bool cross = tr.kind == AttentionKind::Cross;
     const char* key_caption = cross ? "keys: source (encoder) \xe2\x86\x92" : "keys \xe2\x86\x92";
     const char* query_caption = cross ? "queries: target (decoder) \xe2\x86\x93" : "queries \xe2\x86\x93";
-    dl->AddText(small, ss, ImVec2(g0.x, min.y + margin), pal.text_muted, key_caption);
+    dl->AddText(small, ss, ImVec2(g0.x, top), pal.text_muted, key_caption);
     float qc_w = small->CalcTextSizeA(ss, FLT_MAX, 0.0f, query_caption).x;
     dl->AddText(small, ss, ImVec2(std::max(g0.x - qc_w - 6.0f * s, min.x + 4.0f * s), g0.y - header_h - ss - 4.0f * s),
                 pal.text_muted, upright ? query_caption : "");

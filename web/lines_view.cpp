@@ -35,9 +35,7 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const float s = ctx.scale;
     const Palette& pal = palette(st.theme);
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    ImFont* font = ctx.fonts.body;
     ImFont* small = ctx.fonts.small;
-    const float fs = font->FontSize;
     const int T_q = static_cast<int>(tr.queries.size());
     const int T_k = static_cast<int>(tr.keys.size());
     const bool cross = tr.kind == AttentionKind::Cross;
@@ -54,6 +52,10 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     auto weight = [&](int h, int q, int k) { return tr.attention.heads[h].weights(q, k); };
 
     // [SECTION] Layout ---------------------------------------------------------------------
+    // Short sequences get the larger font and taller rows; long ones shrink to fit.
+    const float avail_rows_h = max.y - min.y - 60.0f * s;
+    ImFont* font = avail_rows_h / std::max(T_q, T_k) >= 46.0f * s ? ctx.fonts.title : ctx.fonts.body;
+    const float fs = font->FontSize;
     const float pad = 7.0f * s;
     auto text_w = [&](const std::string& t) { return font->CalcTextSizeA(fs, FLT_MAX, 0.0f, token_label(t)).x; };
     float maxw_q = 0.0f, maxw_k = 0.0f;
@@ -62,10 +64,10 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const int n_numbers = n_visible > 4 ? 1 : std::max(n_visible, 1);  // > 4 heads: their mean
     const float num_w = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, "0.00").x + 8.0f * s;
     const float weights_w = n_numbers * num_w + 8.0f * s;
-    const float header_h = fs + 18.0f * s;
+    const float header_h = small->FontSize + 18.0f * s;
     const float width = max.x - min.x;
     const float avail_h = std::max(max.y - min.y - header_h - 12.0f * s, 10.0f);
-    const float row_h = std::clamp(avail_h / static_cast<float>(std::max(T_q, T_k)), 12.0f * s, 36.0f * s);
+    const float row_h = std::clamp(avail_h / static_cast<float>(std::max(T_q, T_k)), 12.0f * s, 52.0f * s);
     const float box_h = std::min(row_h - 3.0f * s, fs + 9.0f * s);
     const float fixed_w = 2.0f * weights_w + maxw_q + maxw_k + 4.0f * pad;
     const float span = std::clamp(width - fixed_w - 48.0f * s, 110.0f * s, 480.0f * s);
@@ -133,7 +135,8 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
                 if (sel.side == TokenRef::Key && sel.index != k) continue;
                 const float w = weight(h, q, k);
                 if (!(w > 0.0f) || w < st.lines.threshold) continue;
-                const float alpha = sel.valid() ? 0.25f + 0.75f * w : 0.9f * w;
+                // Opacity grows a little faster than the weight so that 0.1-0.3 stays visible.
+                const float alpha = sel.valid() ? 0.3f + 0.7f * std::pow(w, 0.7f) : 0.95f * std::pow(w, 0.7f);
                 lines.push_back({xq_right + 3.0f * s, yq(q) + dy, xk_left - 3.0f * s, yk(k) + dy,
                                  c.x, c.y, c.z, std::min(alpha, 1.0f), (0.8f + 4.0f * w) * s});
             }

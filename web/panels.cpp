@@ -117,6 +117,7 @@ void embeddings_editor(ViewContext& ctx, bool source) {
     for (int i = 0; i < T; ++i) {
         ImGui::TableNextRow();
         ImGui::TableSetColumnIndex(0);
+        ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted(token_label(tokens[i]));
         for (int j = 0; j < d; ++j) {
             ImGui::TableSetColumnIndex(j + 1);

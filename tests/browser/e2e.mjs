@@ -1,0 +1,363 @@
+#!/usr/bin/env node
+// e2e.mjs: the web build end to end in Debian's headless Chromium (SwiftShader WebGL2).
+//   node tests/browser/e2e.mjs SITE_DIR ARTIFACT_DIR
+// Serves SITE_DIR with scripts/serve.py on a free port, drives the page like a user (mouse on
+// the canvas, keys, text through the page's text field), and checks canvas pixels from
+// screenshots (kept in ARTIFACT_DIR) together with the app state the page exposes
+// (Module._attnviz_state, web/test_hook.cpp). Prints one line per check and ends with
+// "browser: N passed, M failed"; exits non-zero on any failure.
+import { chromium } from 'playwright-core';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { decodePng, differing, distinctColors, patch, pixel } from './png.mjs';
+
+const [siteDir, artifactDir] = process.argv.slice(2);
+if (!siteDir || !artifactDir) {
+  console.error('usage: node tests/browser/e2e.mjs SITE_DIR ARTIFACT_DIR');
+  process.exit(2);
+}
+const here = path.dirname(fileURLToPath(import.meta.url));
+const serveScript = path.resolve(here, '../../scripts/serve.py');
+fs.mkdirSync(artifactDir, { recursive: true });
+const started = Date.now();
+
+// [server] -----------------------------------------------------------------------------------
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+  });
+}
+
+async function waitForServer(url, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try { if ((await fetch(url)).ok) return; } catch { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`server at ${url} did not start`);
+}
+
+// [page helpers] -----------------------------------------------------------------------------
+const consoleErrors = [];
+
+async function openPage(browser, url, options = {}) {
+  const context = await browser.newContext({
+    viewport: options.viewport || { width: 1280, height: 800 },
+    deviceScaleFactor: options.deviceScaleFactor || 1,
+  });
+  const page = await context.newPage();
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  page.on('pageerror', (e) => consoleErrors.push(String(e.message || e)));
+  await page.goto(url);
+  await page.waitForFunction(() => window.attnvizReady === true, null, { timeout: 90000 });
+  await waitFrames(page, 3);
+  return page;
+}
+
+async function state(page) {
+  return page.evaluate(() => JSON.parse(Module.UTF8ToString(Module._attnviz_state())));
+}
+
+async function waitFrames(page, n) {
+  const start = (await state(page)).frame;
+  await page.waitForFunction(
+    (target) => JSON.parse(Module.UTF8ToString(Module._attnviz_state())).frame >= target,
+    start + n, { timeout: 30000, polling: 50 });
+}
+
+// Waits until predicate(state) holds (checked every few frames), returning that state.
+async function until(page, predicate, what, timeoutMs = 20000) {
+  const deadline = Date.now() + timeoutMs;
+  let s;
+  while (Date.now() < deadline) {
+    s = await state(page);
+    if (predicate(s)) return s;
+    await page.waitForTimeout(80);
+  }
+  throw new Error(`timed out waiting for ${what}; state: ${JSON.stringify(summary(s))}`);
+}
+
+function summary(s) {
+  if (!s) return s;
+  const { frame, view, kind, queries, keys, hover, pinned, error, lines_drawn, ui_scale, theme } = s;
+  return { frame, view, kind, queries, keys, hover, pinned, error, lines_drawn, ui_scale, theme };
+}
+
+// App coordinates are framebuffer pixels; the mouse works in CSS pixels.
+async function cssScale(page) {
+  return page.evaluate(() => {
+    const c = document.getElementById('canvas');
+    return c.width / c.getBoundingClientRect().width;
+  });
+}
+
+async function pointAt(page, rect, click = false) {
+  const k = await cssScale(page);
+  const x = (rect[0] + rect[2] / 2) / k, y = (rect[1] + rect[3] / 2) / k;
+  await page.mouse.move(x, y);
+  if (click) await page.mouse.click(x, y);
+  await waitFrames(page, 2);
+}
+
+async function clickWidget(page, name) {
+  const s = await state(page);
+  if (!s.widgets[name]) throw new Error(`no widget "${name}" on screen (have: ${Object.keys(s.widgets).join(', ')})`);
+  await pointAt(page, s.widgets[name], true);
+}
+
+// Screenshot kept as an artifact, decoded for pixel checks. Screenshot pixels = app pixels
+// (the canvas fills the page, and the screenshot is taken at the device pixel ratio).
+async function shot(page, name) {
+  const file = path.join(artifactDir, name);
+  const buffer = await page.screenshot({ path: file });
+  return decodePng(buffer);
+}
+
+async function moveAway(page) {
+  const s = await state(page);
+  const k = await cssScale(page);
+  // The bottom-right corner of the figure area: empty in every view.
+  await page.mouse.move((s.figure[0] + s.figure[2] - 12) / k, (s.figure[1] + s.figure[3] - 12) / k);
+  await waitFrames(page, 2);
+}
+
+const spread = ([r, g, b]) => Math.max(r, g, b) - Math.min(r, g, b);
+const luminance = ([r, g, b]) => 0.2126 * r + 0.7152 * g + 0.0722 * b;
+
+// Inner patch of a heatmap cell, clear of the number printed in its centre and of grid lines.
+function cellPatch(s, q, k) {
+  const [gx, gy, gw, gh] = s.grid;
+  const cw = gw / s.keys.length, ch = gh / s.queries.length;
+  return [gx + k * cw + cw * 0.12, gy + q * ch + ch * 0.12, Math.max(cw * 0.22, 3), Math.max(ch * 0.22, 3)];
+}
+
+// A masked cell is hatched in two neutral greys; a weight (even 0) is a saturated colormap colour.
+function looksMasked(image, rect) {
+  const px = patch(image, rect);
+  const grey = px.every((p) => spread(p) < 24);
+  const tones = new Set(px.map((p) => Math.round(luminance(p) / 8))).size;
+  return grey && tones >= 2;
+}
+
+// [checks] -------------------------------------------------------------------------------------
+const results = [];
+async function check(name, fn) {
+  const t0 = Date.now();
+  try {
+    const note = await fn();
+    results.push(true);
+    console.log(`ok    ${name}${note ? ` (${note})` : ''} [${((Date.now() - t0) / 1000).toFixed(1)}s]`);
+  } catch (e) {
+    results.push(false);
+    console.log(`FAIL  ${name}: ${e.message}`);
+  }
+}
+function expect(condition, message) { if (!condition) throw new Error(message); }
+
+const port = await freePort();
+const server = spawn('python3', [serveScript, siteDir, '--port', String(port)], { stdio: 'ignore' });
+let browser;
+try {
+  const url = `http://127.0.0.1:${port}/index.html`;
+  await waitForServer(url, 10000);
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--no-first-run', '--disable-background-networking',
+           '--disable-component-update', '--disable-sync', '--disable-quic', '--use-angle=swiftshader',
+           '--enable-unsafe-swiftshader'],
+  });
+  let page;
+
+  await check('first frame: i-am-good as lines', async () => {
+    const t0 = Date.now();
+    page = await openPage(browser, url);
+    const s = await state(page);
+    expect(s.preset === 'i-am-good', `preset ${s.preset}`);
+    expect(s.view === 'lines' && s.kind === 'self', `view ${s.view}, kind ${s.kind}`);
+    expect(JSON.stringify(s.queries) === '["I","am","good"]', `queries ${s.queries}`);
+    expect(s.lines_drawn === 9, `lines drawn ${s.lines_drawn}, want 9`);
+    const img = await shot(page, '01-lines.png');
+    // The strongest line (I → I, weight 0.98) is drawn in the head colour between the columns.
+    const [qx, qy, qw, qh] = s.query_rects[0], [kx] = s.key_rects[0];
+    const mid = pixel(img, (qx + qw + kx) / 2, qy + qh / 2);
+    expect(spread(mid) > 60 && luminance(mid) > 60, `no line at the I → I midpoint: ${mid}`);
+    expect(distinctColors(img, s.figure) > 8, 'the figure is blank');
+    return `first frame after ${((Date.now() - t0) / 1000).toFixed(1)}s`;
+  });
+
+  await check('hovering a token shows only its lines, with weights', async () => {
+    let s = await state(page);
+    const before = await shot(page, '02a-before-hover.png');
+    await pointAt(page, s.query_rects[1]);  // "am"
+    s = await until(page, (x) => x.hover && x.hover.side === 'query' && x.hover.index === 1, 'hover on "am"');
+    expect(s.lines_drawn === 3, `lines drawn while hovering ${s.lines_drawn}, want 3`);
+    const after = await shot(page, '02b-hover-am.png');
+    const changed = differing(before, after, s.figure);
+    expect(changed > 300, `only ${changed} pixels of the figure changed`);
+    // Weights are written to the right of the key column.
+    const [kx, ky, kw, kh] = s.key_rects[0];
+    const numbers = [kx + kw, ky, 120, kh * 3 + 30];
+    expect(differing(before, after, numbers) > 40, 'no weights appeared beside the keys');
+    // The I → I line (not a line of "am") is gone.
+    const [qx, qy, qw, qh] = s.query_rects[0];
+    const mid = pixel(after, (qx + qw + kx) / 2, qy + qh / 2);
+    expect(spread(mid) < 40, `the I → I line is still drawn: ${mid}`);
+    return `${changed} pixels changed`;
+  });
+
+  await check('click pins a token, a second click releases it', async () => {
+    let s = await state(page);
+    await pointAt(page, s.query_rects[2], true);  // "good"
+    s = await until(page, (x) => x.pinned && x.pinned.index === 2, 'pin on "good"');
+    await moveAway(page);
+    s = await until(page, (x) => x.hover === null, 'hover to clear');
+    expect(s.pinned && s.pinned.side === 'query' && s.lines_drawn === 3, `after moving away: ${JSON.stringify(summary(s))}`);
+    await shot(page, '03-pinned-good.png');
+    await pointAt(page, s.query_rects[2], true);
+    await moveAway(page);
+    s = await until(page, (x) => x.pinned === null && x.hover === null, 'release');
+    expect(s.lines_drawn === 9, `lines after release ${s.lines_drawn}`);
+  });
+
+  await check('heatmap: colormap cells match the weights', async () => {
+    await clickWidget(page, 'view.heatmap');
+    const s = await until(page, (x) => x.view === 'heatmap' && x.grid[2] > 0, 'heatmap view');
+    await moveAway(page);
+    const img = await shot(page, '04-heatmap.png');
+    // i-am-good weights: row I = 0.98 0.02 0.01. Viridis: high = yellow, low = dark purple.
+    const high = patch(img, cellPatch(s, 0, 0))[0], low = patch(img, cellPatch(s, 0, 2))[0];
+    expect(high[0] > 180 && high[1] > 180 && high[2] < 120, `cell (I, I) is not yellow: ${high}`);
+    expect(luminance(low) < 60 && low[2] > low[1], `cell (I, good) is not dark purple: ${low}`);
+    for (let q = 0; q < 3; ++q)
+      for (let k = 0; k < 3; ++k)
+        expect(!looksMasked(img, cellPatch(s, q, k)), `self-attention cell (${q}, ${k}) looks masked`);
+  });
+
+  await check('masked: the upper triangle is hatched, the lower is not', async () => {
+    await clickWidget(page, 'kind.masked');
+    const s = await until(page, (x) => x.kind === 'masked', 'masked kind');
+    await moveAway(page);
+    await waitFrames(page, 2);
+    const img = await shot(page, '05-masked-heatmap.png');
+    const T = s.queries.length;
+    for (let q = 0; q < T; ++q)
+      for (let k = 0; k < T; ++k) {
+        const masked = looksMasked(img, cellPatch(s, q, k));
+        expect(s.allowed[q][k] === (k <= q ? 1 : 0), `allowed[${q}][${k}] = ${s.allowed[q][k]}`);
+        expect(masked === (k > q), `cell (${q}, ${k}) ${masked ? 'looks' : 'does not look'} masked`);
+      }
+    return `${T}×${T}`;
+  });
+
+  await check('cross attention: target queries against source keys', async () => {
+    await clickWidget(page, 'kind.cross');
+    let s = await until(page, (x) => x.kind === 'cross', 'cross kind');
+    expect(s.widgets['input.source'], 'no source sentence box');
+    await clickWidget(page, 'view.lines');
+    s = await until(page, (x) => x.view === 'lines', 'lines view');
+    await moveAway(page);
+    s = await state(page);
+    expect(s.key_rects.length === s.keys.length && s.keys.length > 0, 'keys not laid out');
+    expect(s.lines_drawn === s.queries.length * s.keys.length, `lines ${s.lines_drawn}`);
+    const img = await shot(page, '06-cross-lines.png');
+    expect(distinctColors(img, s.figure) > 8, 'the figure is blank');
+    return `${s.queries.length} target × ${s.keys.length} source tokens`;
+  });
+
+  await check('typing Chinese and Latin text tokenizes and draws it', async () => {
+    await clickWidget(page, 'input.target');
+    await waitFrames(page, 3);
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText('我爱你');  // what an IME or a paste delivers
+    let s = await until(page, (x) => JSON.stringify(x.queries) === '["我","爱","你"]', 'tokens 我 爱 你');
+    await page.keyboard.press('End');
+    await page.keyboard.type(' ok');         // ordinary key presses
+    s = await until(page, (x) => JSON.stringify(x.queries) === '["我","爱","你","ok"]', 'tokens 我 爱 你 ok');
+    s = await until(page, (x) => x.fonts.missing === 0 && !x.fonts.font_pending, 'glyphs baked');
+    await moveAway(page);
+    const img = await shot(page, '07-chinese-lines.png');
+    // Each CJK label has ink: many text pixels inside its token box.
+    for (let i = 0; i < 3; ++i) {
+      const px = patch(img, s.query_rects[i]);
+      const bright = px.filter((p) => luminance(p) > 150).length;
+      expect(bright > 12, `query "${s.queries[i]}" has no visible glyph (${bright} bright pixels)`);
+    }
+    await clickWidget(page, 'view.heatmap');
+    await until(page, (x) => x.view === 'heatmap', 'heatmap');
+    await moveAway(page);
+    await shot(page, '08-chinese-heatmap.png');
+  });
+
+  await check('bad input shows an error line and keeps the figure', async () => {
+    const before = await state(page);
+    await clickWidget(page, 'json.text');
+    await waitFrames(page, 2);
+    await page.keyboard.insertText('{"tokens": ["a", "b"], "heads": 3, "d_model": ');
+    await clickWidget(page, 'json.load');
+    const s = await until(page, (x) => x.error !== '', 'an error');
+    expect(JSON.stringify(s.queries) === JSON.stringify(before.queries), 'the figure changed');
+    await moveAway(page);
+    const img = await shot(page, '09-bad-input.png');
+    expect(distinctColors(img, s.grid) > 3, 'the heatmap went blank');
+    expect(!looksMasked(img, cellPatch(s, 0, 0)), 'the first cell is not drawn');
+    return `error: ${s.error}`;
+  });
+
+  await check('light theme', async () => {
+    await clickWidget(page, 'theme');
+    const s = await until(page, (x) => x.theme === 'light', 'light theme');
+    await moveAway(page);
+    await waitFrames(page, 2);
+    const img = await shot(page, '10-light-heatmap.png');
+    const corner = pixel(img, s.figure[0] + s.figure[2] - 20, s.figure[1] + s.figure[3] - 20);
+    expect(luminance(corner) > 200, `figure background is not light: ${corner}`);
+    await clickWidget(page, 'view.lines');
+    await until(page, (x) => x.view === 'lines', 'lines');
+    await moveAway(page);
+    await shot(page, '11-light-lines.png');
+  });
+
+  await check('canvas follows the window size', async () => {
+    await page.setViewportSize({ width: 1000, height: 640 });
+    const s = await until(page, (x) => Math.abs(x.figure[0] + x.figure[2] - 1000) < 40, 'layout at 1000 px');
+    const size = await page.evaluate(() => [document.getElementById('canvas').width, document.getElementById('canvas').height]);
+    expect(size[0] === 1000 && size[1] === 640, `canvas ${size}`);
+    await shot(page, '12-resized.png');
+    return `figure ${Math.round(s.figure[2])}×${Math.round(s.figure[3])}`;
+  });
+  await page.context().close();
+
+  await check('high-DPI: devicePixelRatio 2 doubles the framebuffer and the UI scale', async () => {
+    const hi = await openPage(browser, url, { viewport: { width: 960, height: 600 }, deviceScaleFactor: 2 });
+    const s = await state(hi);
+    const size = await hi.evaluate(() => [document.getElementById('canvas').width, document.getElementById('canvas').height]);
+    expect(size[0] === 1920 && size[1] === 1200, `canvas ${size}, want 1920×1200`);
+    expect(s.ui_scale === 2, `ui scale ${s.ui_scale}`);
+    await clickWidget(hi, 'view.heatmap');
+    await until(hi, (x) => x.view === 'heatmap', 'heatmap');
+    await moveAway(hi);
+    const img = await shot(hi, '13-dpr2-heatmap.png');
+    expect(img.width === 1920, `screenshot width ${img.width}`);
+    await hi.context().close();
+  });
+
+  await check('no console errors', async () => {
+    expect(consoleErrors.length === 0, consoleErrors.slice(0, 5).join(' | '));
+  });
+} catch (e) {
+  results.push(false);
+  console.log(`FAIL  setup: ${e.message}`);
+} finally {
+  if (browser) await browser.close();
+  server.kill();
+}
+
+const passed = results.filter(Boolean).length, failed = results.length - passed;
+console.log(`screenshots in ${artifactDir}; ${((Date.now() - started) / 1000).toFixed(0)}s`);
+console.log(`browser: ${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
