@@ -13,15 +13,17 @@ namespace attn {
 // - runs of Latin-script letters and digits (with their combining marks and inner
 //   apostrophes, "don't") form one token; other scripts without spaces likewise;
 // - every CJK ideograph, kana or hangul syllable is its own token (我爱你 → 我 爱 你);
-// - every punctuation mark or symbol is its own token; emoji stay whole, with their
-//   modifiers, variation selectors and zero-width-joiner sequences;
+// - every punctuation mark or symbol is its own token, except '.' or ',' between digits
+//   (2.13, 3,000) and an apostrophe followed by a letter (don't); emoji stay whole, with
+//   their modifiers, variation selectors and zero-width-joiner sequences;
 // - white space separates and is dropped.
 // Never splits a code point; bytes that are not valid UTF-8 become U+FFFD.
 std::vector<std::string> tokenize(std::string_view text);
 
 // T×d_model, one row per token, drawn from the token text alone (the same token gets the same
 // row wherever it stands). Integer arithmetic and exact conversions only: bit-identical in the
-// native and the wasm build. Entries lie in [-1, 1).
+// native and the wasm build. Entries are uniform on [-1, 1) (variance 1/3); a row for a
+// smaller d_model is the start of the row for a larger one. T or d_model ≤ 0: empty.
 Matrix generated_embeddings(const std::vector<std::string>& tokens, int d_model);
 
 // The sinusoidal positional encoding of "Attention Is All You Need", T×d_model:

@@ -86,7 +86,7 @@ std::string App::state_json() const {
         {"query_rects", queries},
         {"key_rects", keys},
         {"widgets", widgets},
-        {"fonts", {{"glyphs", fonts.glyph_count()}, {"missing", fonts.missing_count()},
+        {"fonts", {{"glyphs", fonts.glyph_count()}, {"missing", fonts.missing_count()}, {"px", fonts.body ? fonts.body->FontSize : 0.0f}, {"rebuilds", fonts.rebuild_count()},
                    {"font_pending", fonts.font_pending()}}},
     };
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

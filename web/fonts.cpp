@@ -107,7 +107,14 @@ void Fonts::rebuild(float ui_scale) {
     body = add(std::round(15.0f * ui_scale));
     small = add(std::round(12.5f * ui_scale));
     title = add(std::round(19.0f * ui_scale));
-    io.Fonts->Build();
+    if (!io.Fonts->Build()) {
+        // A font file that stb_truetype cannot read: keep the UI up with ImGui's own font.
+        io.Fonts->Clear();
+        ImFontConfig cfg;
+        cfg.SizePixels = std::round(13.0f * ui_scale);
+        body = small = title = io.Fonts->AddFontDefault(&cfg);
+        io.Fonts->Build();
+    }
     ImGui_ImplOpenGL3_DestroyFontsTexture();
     ImGui_ImplOpenGL3_CreateFontsTexture();
     io.FontDefault = body;
@@ -125,6 +132,7 @@ void Fonts::rebuild(float ui_scale) {
         platform::request_font(platform::kCjkLazyFonts[lazy_requested_]);
         ++lazy_requested_;
     }
+    ++rebuild_count_;
     baked_extra_ = extra_;
     baked_scale_ = ui_scale;
     dirty_ = false;

@@ -9,6 +9,7 @@
 
 #include <imgui.h>
 
+#include <list>
 #include <set>
 #include <string>
 #include <string_view>
@@ -32,6 +33,7 @@ public:
     bool font_pending() const { return lazy_requested_ > lazy_ready_; }
     int glyph_count() const { return glyph_count_; }
     int missing_count() const { return missing_count_; }
+    int rebuild_count() const { return rebuild_count_; }
 
 private:
     void rebuild(float ui_scale);
@@ -42,8 +44,8 @@ private:
     float baked_scale_ = 0.0f;
     bool dirty_ = true;
     int lazy_requested_ = 0, lazy_ready_ = 0;  // of platform::kCjkLazyFonts, in order
-    int glyph_count_ = 0, missing_count_ = 0;
-    std::vector<std::pair<std::string, std::vector<char>>> files_;  // bytes kept for the atlas
+    int glyph_count_ = 0, missing_count_ = 0, rebuild_count_ = 0;
+    std::list<std::pair<std::string, std::vector<char>>> files_;  // bytes kept for the atlas (stable addresses)
     ImVector<ImWchar> ui_ranges_, extra_ranges_;
 };
 

@@ -63,6 +63,7 @@ void frame() {
     g_app.before_render();
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     attn::platform::set_text_input(ImGui::GetIO().WantTextInput, g_ime_x, g_ime_y);
+    attn::platform::set_cursor(ImGui::GetMouseCursor());
     glfwSwapBuffers(g_window);
 #ifdef __EMSCRIPTEN__
     if (g_app.frame_count == 1) EM_ASM({ if (Module.onFirstFrame) Module.onFirstFrame(); });
@@ -111,6 +112,7 @@ int main(int argc, char** argv) {
         g_ime_x = static_cast<float>(x);
         g_ime_y = static_cast<float>(y);
     };
+    if (!attn::platform::kGlfwCursors) io.ConfigFlags |= ImGuiConfigFlags_NoMouseCursorChange;
     ImGui_ImplGlfw_InitForOpenGL(g_window, true);
     ImGui_ImplOpenGL3_Init(attn::platform::kImGuiGlslVersion);
 

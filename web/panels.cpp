@@ -135,6 +135,45 @@ void embeddings_editor(ViewContext& ctx, bool source) {
     if (changed) st.apply();  // same frame: the figure below is built after the controls
 }
 
+// A scene file pasted or edited in place (SPEC.md §1). A bad one leaves the figure as it was
+// and says what is wrong, here and above the figure.
+void scene_json_popup(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const float s = ctx.scale;
+    const ImGuiIO& io = ImGui::GetIO();
+    ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.5f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowSize(ImVec2(std::min(620.0f * s, io.DisplaySize.x - 40.0f * s), 0.0f));
+    if (!ImGui::BeginPopupModal("Scene JSON", nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove)) return;
+    ImGui::TextWrapped("A scene file: kind, tokens (a list or a sentence), optional embeddings, d_model, heads, "
+                       "weights, scale, mask, positional. Load computes it; the figure only changes when it is valid.");
+    ImGui::InputTextMultiline("##json", &st.scene_json, ImVec2(-FLT_MIN, std::min(300.0f * s, io.DisplaySize.y * 0.5f)));
+    probe(st, "json.text");
+    static bool failed = false;
+    if (ImGui::Button("Load")) {
+        st.apply_scene_json();
+        failed = !st.error.empty();
+        if (!failed) ImGui::CloseCurrentPopup();
+    }
+    probe(st, "json.load");
+    ImGui::SameLine();
+    if (ImGui::Button("Current scene")) {
+        st.scene_json = write_scene(st.scene);
+        failed = false;
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Close") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+        failed = false;
+        ImGui::CloseCurrentPopup();
+    }
+    probe(st, "json.close");
+    if (failed && !st.error.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(palette(st.theme).error));
+        ImGui::TextWrapped("%s", st.error.c_str());
+        ImGui::PopStyleColor();
+    }
+    ImGui::EndPopup();
+}
+
 void draw_controls(ViewContext& ctx) {
     AppState& st = ctx.state;
     const float s = ctx.scale;
@@ -174,6 +213,11 @@ void draw_controls(ViewContext& ctx) {
         ImGui::TextWrapped("%s", p->description.c_str());
         ImGui::PopStyleColor();
     }
+    if (ImGui::SmallButton("Paste a scene (JSON)\xe2\x80\xa6")) {
+        if (st.scene_json.empty()) st.scene_json = write_scene(st.scene);
+        ImGui::OpenPopup("Scene JSON");
+    }
+    probe(st, "json.open");
 
     ImGui::Spacing();
     AttentionKind kind = st.draft.kind;
@@ -272,7 +316,11 @@ void draw_controls(ViewContext& ctx) {
         st.apply();
     }
 
-    section("EMBEDDINGS");
+    ImGui::Spacing();
+    if (!ImGui::CollapsingHeader("Embeddings", ImGuiTreeNodeFlags_DefaultOpen)) {
+        scene_json_popup(ctx);
+        return;
+    }
     ImGui::TextDisabled(st.draft.embeddings ? "given; drag a value to change it" : "generated from the tokens; drag to edit");
     if (cross) ImGui::TextUnformatted("target");
     embeddings_editor(ctx, false);
@@ -286,13 +334,7 @@ void draw_controls(ViewContext& ctx) {
         st.apply();
     }
 
-    section("SCENE JSON");
-    if (ImGui::SmallButton("Show current")) st.scene_json = write_scene(st.scene);
-    ImGui::SameLine();
-    if (ImGui::SmallButton("Load")) st.apply_scene_json();
-    probe(st, "json.load");
-    ImGui::InputTextMultiline("##json", &st.scene_json, ImVec2(-FLT_MIN, 120.0f * s));
-    probe(st, "json.text");
+    scene_json_popup(ctx);
 }
 
 // [SECTION] Figure window --------------------------------------------------------------------

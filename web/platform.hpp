@@ -19,6 +19,9 @@ namespace attn::platform {
 
 #ifdef __EMSCRIPTEN__
 inline constexpr bool kBrowser = true;
+// Emscripten's GLFW has no cursor shapes, and its cursor modes ask for pointer lock: the page
+// sets the canvas's CSS cursor instead (set_cursor).
+inline constexpr bool kGlfwCursors = false;
 // First string given to glShaderSource; the bodies in shaders/ carry no #version.
 inline constexpr const char* kShaderPrelude =
     "#version 300 es\nprecision highp float;\nprecision highp int;\n";
@@ -32,6 +35,7 @@ inline constexpr const char* kCjkLazyFonts[] = {"cjk-common.ttf", "cjk-full.ttf"
 inline constexpr const char* kFontDir = "/fonts/";
 #else
 inline constexpr bool kBrowser = false;
+inline constexpr bool kGlfwCursors = true;
 inline constexpr const char* kShaderPrelude = "#version 330 core\n";
 inline constexpr const char* kImGuiGlslVersion = "#version 330";
 // Fonts straight from the Debian packages (fonts-dejavu-core, fonts-droid-fallback).
@@ -51,5 +55,7 @@ void request_font(const char* name);
 // Browser only: focus the hidden text field that receives IME / pasted text while an ImGui
 // text box is active, and place it where the caret is so the IME window appears there.
 void set_text_input(bool active, float x, float y);
+// Browser only: the canvas's CSS cursor for an ImGuiMouseCursor value.
+void set_cursor(int imgui_cursor);
 
 }  // namespace attn::platform

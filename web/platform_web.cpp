@@ -38,6 +38,14 @@ EM_JS(void, attnviz_text_field, (int active, float x, float y), {
     }
 });
 
+EM_JS(void, attnviz_css_cursor, (int cursor), {
+    // ImGuiMouseCursor_: Arrow, TextInput, ResizeAll, ResizeNS, ResizeEW, ResizeNESW, ResizeNWSE, Hand, NotAllowed
+    var names = ['default', 'text', 'move', 'ns-resize', 'ew-resize', 'nesw-resize', 'nwse-resize', 'pointer', 'not-allowed'];
+    var canvas = Module['canvas'];
+    var name = names[cursor] || (cursor < 0 ? 'none' : 'default');
+    if (canvas && canvas.style.cursor !== name) canvas.style.cursor = name;
+});
+
 namespace attn::platform {
 
 float ui_scale(GLFWwindow*) {
@@ -48,6 +56,8 @@ float ui_scale(GLFWwindow*) {
 void request_font(const char* name) { attnviz_fetch_font(name); }
 
 void set_text_input(bool active, float x, float y) { attnviz_text_field(active ? 1 : 0, x, y); }
+
+void set_cursor(int imgui_cursor) { attnviz_css_cursor(imgui_cursor); }
 
 }  // namespace attn::platform
 

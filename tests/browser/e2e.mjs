@@ -51,8 +51,8 @@ async function openPage(browser, url, options = {}) {
     deviceScaleFactor: options.deviceScaleFactor || 1,
   });
   const page = await context.newPage();
-  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
-  page.on('pageerror', (e) => consoleErrors.push(String(e.message || e)));
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(`[${currentCheck}] ${m.text()}`); });
+  page.on('pageerror', (e) => consoleErrors.push(`[${currentCheck}] ${String(e.message || e)}`));
   await page.goto(url);
   await page.waitForFunction(() => window.attnvizReady === true, null, { timeout: 90000 });
   await waitFrames(page, 3);
@@ -146,8 +146,10 @@ function looksMasked(image, rect) {
 
 // [checks] -------------------------------------------------------------------------------------
 const results = [];
+let currentCheck = 'setup';
 async function check(name, fn) {
   const t0 = Date.now();
+  currentCheck = name;
   try {
     const note = await fn();
     results.push(true);
@@ -185,7 +187,7 @@ try {
     // The strongest line (I → I, weight 0.98) is drawn in the head colour between the columns.
     const [qx, qy, qw, qh] = s.query_rects[0], [kx] = s.key_rects[0];
     const mid = pixel(img, (qx + qw + kx) / 2, qy + qh / 2);
-    expect(spread(mid) > 60 && luminance(mid) > 60, `no line at the I → I midpoint: ${mid}`);
+    expect(spread(mid) > 60 && luminance(mid) > 60, `no line at the I → I midpoint (${(qx + qw + kx) / 2}, ${qy + qh / 2}): ${mid}`);
     expect(distinctColors(img, s.figure) > 8, 'the figure is blank');
     return `first frame after ${((Date.now() - t0) / 1000).toFixed(1)}s`;
   });
@@ -295,14 +297,21 @@ try {
 
   await check('bad input shows an error line and keeps the figure', async () => {
     const before = await state(page);
+    await clickWidget(page, 'json.open');
+    await until(page, (x) => x.widgets['json.text'], 'the scene JSON box');
     await clickWidget(page, 'json.text');
     await waitFrames(page, 2);
-    await page.keyboard.insertText('{"tokens": ["a", "b"], "heads": 3, "d_model": ');
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText('{"tokens": ["a", "b"], "heads": 3, "d_model": ');  // cut short
+    await waitFrames(page, 2);
     await clickWidget(page, 'json.load');
-    const s = await until(page, (x) => x.error !== '', 'an error');
+    let s = await until(page, (x) => x.error !== '', 'an error');
     expect(JSON.stringify(s.queries) === JSON.stringify(before.queries), 'the figure changed');
+    await shot(page, '09a-bad-json.png');
+    await clickWidget(page, 'json.close');
+    s = await until(page, (x) => !x.widgets['json.text'], 'the popup to close');
     await moveAway(page);
-    const img = await shot(page, '09-bad-input.png');
+    const img = await shot(page, '09b-bad-input-figure.png');
     expect(distinctColors(img, s.grid) > 3, 'the heatmap went blank');
     expect(!looksMasked(img, cellPatch(s, 0, 0)), 'the first cell is not drawn');
     return `error: ${s.error}`;
