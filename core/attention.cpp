@@ -7,10 +7,16 @@
 // [SECTION] Multi-head attention
 #include "attention.hpp"
 
+#include "kernels.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+
+#if defined(__linux__) && !defined(__EMSCRIPTEN__)
+#include <sys/mman.h>
+#endif
 
 namespace attn {
 
@@ -93,98 +99,144 @@ MaskMatrix combine_masks(const MaskSpec& spec, int T_q, int T_k) {
 
 // [SECTION] Masked softmax -------------------------------------------------------------------
 
-// scaled, allowed: T_q×T_k -> weights: T_q×T_k.
-// pass 1: row max over allowed entries (+inf clamps to the float max so that inf − inf
-//         never happens; a row with nothing allowed, or only -inf, is fully masked)
-// pass 2: e = exp(s − max) for allowed entries, 0 elsewhere; sum
-// pass 3: scale by 1/sum (sum ≥ 1: the max entry contributes exp(0))
+// scaled, allowed: T_q×T_k -> weights: T_q×T_k (kernels::softmax_rows: max; exp, store and sum;
+// scale, per row, with the SIMD exp).
 std::vector<int> masked_softmax(const Matrix& scaled, const MaskMatrix& allowed, Matrix& weights) {
     const int T_q = static_cast<int>(scaled.rows()), T_k = static_cast<int>(scaled.cols());
-    constexpr float kBig = std::numeric_limits<float>::max();
-    weights.setZero(T_q, T_k);
+    weights.resize(T_q, T_k);
     std::vector<int> fully_masked;
-    for (int i = 0; i < T_q; ++i) {
-        const float* s = scaled.data() + static_cast<Eigen::Index>(i) * T_k;
-        const std::uint8_t* a = allowed.data() + static_cast<Eigen::Index>(i) * T_k;
-        float* w = weights.data() + static_cast<Eigen::Index>(i) * T_k;
-        // pass 1: row max
-        float row_max = -std::numeric_limits<float>::infinity();
-        for (int j = 0; j < T_k; ++j)
-            if (a[j] && !std::isnan(s[j])) row_max = std::max(row_max, std::min(s[j], kBig));
-        if (row_max == -std::numeric_limits<float>::infinity()) {
-            fully_masked.push_back(i);
-            continue;
-        }
-        // pass 2: exp and sum
-        double sum = 0.0;
-        for (int j = 0; j < T_k; ++j) {
-            if (!a[j] || std::isnan(s[j])) continue;
-            w[j] = std::exp(std::min(s[j], kBig) - row_max);
-            sum += w[j];
-        }
-        // pass 3: normalise
-        const float inv = static_cast<float>(1.0 / sum);
-        for (int j = 0; j < T_k; ++j) w[j] *= inv;
-    }
+    kernels::softmax_rows(scaled.data(), 1.0f, allowed.data(), nullptr, T_q, T_k, nullptr, weights.data(),
+                          &fully_masked);
     return fully_masked;
 }
 
 // [SECTION] One head -------------------------------------------------------------------------
 
-// q: T_q×d_k, k: T_k×d_k, v: T_k×d_k, allowed: T_q×T_k.
-HeadTrace scaled_dot_product_attention(Matrix q, Matrix k, Matrix v, const MaskMatrix& allowed,
-                                       Scale scale) {
+namespace {
+
+// A trace matrix of T² floats is written once, right after it is allocated: at T = 2048 a head
+// has 48 MB of them, 12 000 page faults of 4 KB. On Linux, ask for 2 MB pages (transparent
+// huge pages in "madvise" mode) before the first write; elsewhere nothing to do.
+void prefer_huge_pages(Matrix& m) {
+#if defined(__linux__) && !defined(__EMSCRIPTEN__) && defined(MADV_HUGEPAGE)
+    constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+    const auto begin = reinterpret_cast<std::uintptr_t>(m.data());
+    const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
+    const std::uintptr_t last = (begin + static_cast<std::uintptr_t>(m.size()) * sizeof(float)) & ~(kHuge - 1);
+    if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+#else
+    (void)m;
+#endif
+}
+
+// q: T_q×d_k, k: T_k×d_k, v: T_k×d_k, allowed: T_q×T_k; spans: T_q entries or nullptr.
+// pass 1: scores = Q·Kᵀ (T_q×T_k, every entry: the trace shows QKᵀ before masking)
+// pass 2: scaled = scores·factor, masked entries -inf (the articles' M = −∞)
+// pass 3: softmax rows, the masked half of each row skipped
+// pass 4: output = weights·V (T_q×d_k) over the keys each block of rows attends to
+// All four run fused per block of rows in kernels::attention_head.
+HeadTrace head_trace(Matrix q, Matrix k, Matrix v, const MaskMatrix& allowed, const kernels::RowSpan* spans,
+                     Scale scale) {
     HeadTrace h;
     h.q = std::move(q);
     h.k = std::move(k);
     h.v = std::move(v);
+    const int T_q = static_cast<int>(h.q.rows()), T_k = static_cast<int>(h.k.rows());
     const int d_k = static_cast<int>(h.q.cols());
-    // pass 1: scores = Q·Kᵀ (T_q×T_k)
-    h.scores.noalias() = h.q * h.k.transpose();
-    // pass 2: scaled = scores·factor, masked entries -inf (the articles' M = −∞)
-    const float factor = scale.factor(d_k);
-    h.scaled = h.scores * factor;
-    for (Eigen::Index i = 0; i < h.scaled.size(); ++i)
-        if (!allowed.data()[i]) h.scaled.data()[i] = -std::numeric_limits<float>::infinity();
-    // pass 3: softmax rows
-    h.fully_masked_rows = masked_softmax(h.scaled, allowed, h.weights);
-    // pass 4: output = weights·V (T_q×d_k)
-    h.output.noalias() = h.weights * h.v;
+    h.scores.resize(T_q, T_k);
+    h.scaled.resize(T_q, T_k);
+    h.weights.resize(T_q, T_k);
+    h.output.resize(T_q, d_k);
+    for (Matrix* m : {&h.scores, &h.scaled, &h.weights}) prefer_huge_pages(*m);
+    kernels::HeadArgs args;
+    args.T_q = T_q, args.T_k = T_k, args.d_k = d_k;
+    args.q = h.q.data(), args.k = h.k.data(), args.v = h.v.data();
+    args.allowed = allowed.data(), args.spans = spans;
+    args.factor = scale.factor(d_k);
+    args.scores = h.scores.data(), args.scaled = h.scaled.data(), args.weights = h.weights.data();
+    args.output = h.output.data();
+    args.fully_masked = &h.fully_masked_rows;
+    kernels::attention_head(args);
     return h;
+}
+
+// x·W + b: T×d_model (kernels::matmul, the same kernel natively and in wasm).
+Matrix project(const Matrix& x, const Matrix& w, const RowVector& b) {
+    Matrix y(x.rows(), w.cols());
+    kernels::matmul(static_cast<int>(x.rows()), static_cast<int>(w.cols()), static_cast<int>(x.cols()), x.data(),
+                    static_cast<int>(x.cols()), w.data(), static_cast<int>(w.cols()), false,
+                    b.size() ? b.data() : nullptr, y.data(), static_cast<int>(y.cols()));
+    return y;
+}
+
+struct Projected {
+    int d_model, n_heads, d_k, T_q, T_k;
+    Matrix Q, K, V;  // T_q×d_model, T_k×d_model, T_k×d_model
+};
+
+Projected project_all(const Matrix& x_q, const Matrix& x_kv, const Weights& weights, int n_heads) {
+    const int d_model = weights.d_model();
+    if (n_heads < 1 || d_model % n_heads != 0)
+        throw std::invalid_argument("d_model must be a multiple of the number of heads");
+    if (x_q.cols() != d_model || x_kv.cols() != d_model)
+        throw std::invalid_argument("inputs must have d_model columns");
+    Projected p{d_model, n_heads, d_model / n_heads, static_cast<int>(x_q.rows()), static_cast<int>(x_kv.rows()),
+                project(x_q, weights.w_q, weights.b_q), project(x_kv, weights.w_k, weights.b_k),
+                project(x_kv, weights.w_v, weights.b_v)};
+    return p;
+}
+
+}  // namespace
+
+HeadTrace scaled_dot_product_attention(Matrix q, Matrix k, Matrix v, const MaskMatrix& allowed,
+                                       Scale scale) {
+    return head_trace(std::move(q), std::move(k), std::move(v), allowed, nullptr, scale);
 }
 
 // [SECTION] Multi-head attention -------------------------------------------------------------
 
 MultiHeadTrace multi_head_attention(const Matrix& x_q, const Matrix& x_kv, const Weights& weights,
                                     const AttentionOptions& options) {
-    const int d_model = weights.d_model();
-    const int n_heads = options.n_heads;
-    if (n_heads < 1 || d_model % n_heads != 0)
-        throw std::invalid_argument("d_model must be a multiple of the number of heads");
-    if (x_q.cols() != d_model || x_kv.cols() != d_model)
-        throw std::invalid_argument("inputs must have d_model columns");
-    const int d_k = d_model / n_heads;
-    const int T_q = static_cast<int>(x_q.rows()), T_k = static_cast<int>(x_kv.rows());
-
+    const Projected p = project_all(x_q, x_kv, weights, options.n_heads);
     MultiHeadTrace t;
     t.x_q = x_q;
     t.x_kv = x_kv;
-    // Projections, all heads at once: Q T_q×d_model, K and V T_k×d_model.
-    Matrix Q = (x_q * weights.w_q).rowwise() + weights.b_q;
-    Matrix K = (x_kv * weights.w_k).rowwise() + weights.b_k;
-    Matrix V = (x_kv * weights.w_v).rowwise() + weights.b_v;
-    const MaskMatrix allowed = combine_masks(options.mask, T_q, T_k);
+    const MaskMatrix allowed = combine_masks(options.mask, p.T_q, p.T_k);
+    const std::vector<kernels::RowSpan> spans = kernels::row_spans(allowed.data(), p.T_q, p.T_k);
 
-    t.concat.resize(T_q, d_model);
-    t.heads.reserve(n_heads);
-    for (int h = 0; h < n_heads; ++h) {
-        const int c0 = h * d_k;
-        t.heads.push_back(scaled_dot_product_attention(Q.middleCols(c0, d_k), K.middleCols(c0, d_k),
-                                                       V.middleCols(c0, d_k), allowed, options.scale));
-        t.concat.middleCols(c0, d_k) = t.heads.back().output;
+    t.concat.resize(p.T_q, p.d_model);
+    t.heads.reserve(p.n_heads);
+    for (int h = 0; h < p.n_heads; ++h) {
+        const int c0 = h * p.d_k;
+        t.heads.push_back(head_trace(p.Q.middleCols(c0, p.d_k), p.K.middleCols(c0, p.d_k),
+                                     p.V.middleCols(c0, p.d_k), allowed, spans.data(), options.scale));
+        t.concat.middleCols(c0, p.d_k) = t.heads.back().output;
     }
-    t.output = (t.concat * weights.w_o).rowwise() + weights.b_o;
+    t.output = project(t.concat, weights.w_o, weights.b_o);
     return t;
+}
+
+Matrix multi_head_attention_weights(const Matrix& x_q, const Matrix& x_kv, const Weights& weights,
+                                    const AttentionOptions& options,
+                                    const std::function<void(int head, const Matrix& weights)>& on_head) {
+    const Projected p = project_all(x_q, x_kv, weights, options.n_heads);
+    const MaskMatrix allowed = combine_masks(options.mask, p.T_q, p.T_k);
+    const std::vector<kernels::RowSpan> spans = kernels::row_spans(allowed.data(), p.T_q, p.T_k);
+    Matrix concat(p.T_q, p.d_model), w(p.T_q, p.T_k), q, k, v, out(p.T_q, p.d_k);
+    for (int h = 0; h < p.n_heads; ++h) {
+        const int c0 = h * p.d_k;
+        q = p.Q.middleCols(c0, p.d_k), k = p.K.middleCols(c0, p.d_k), v = p.V.middleCols(c0, p.d_k);
+        kernels::HeadArgs args;
+        args.T_q = p.T_q, args.T_k = p.T_k, args.d_k = p.d_k;
+        args.q = q.data(), args.k = k.data(), args.v = v.data();
+        args.allowed = allowed.data(), args.spans = spans.data();
+        args.factor = options.scale.factor(p.d_k);
+        args.weights = w.data(), args.output = out.data();
+        kernels::attention_head(args);
+        if (on_head) on_head(h, w);
+        concat.middleCols(c0, p.d_k) = out;
+    }
+    return project(concat, weights.w_o, weights.b_o);
 }
 
 }  // namespace attn

@@ -13,6 +13,7 @@
 #include <Eigen/Core>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace attn {
@@ -101,5 +102,13 @@ struct MultiHeadTrace {
 // multiple of n_heads; shapes are checked by the caller (scene validation).
 MultiHeadTrace multi_head_attention(const Matrix& x_q, const Matrix& x_kv, const Weights& weights,
                                     const AttentionOptions& options);
+
+// The same attention without the trace, for long sequences (T = 8192: one T×T matrix is
+// 256 MB): heads one after another in one T_q×T_k weights buffer, shown to on_head (if set)
+// before the next head overwrites it; no scores or scaled matrices, and QKᵀ too skips the
+// masked half. Returns the output, T_q×d_model.
+Matrix multi_head_attention_weights(const Matrix& x_q, const Matrix& x_kv, const Weights& weights,
+                                    const AttentionOptions& options,
+                                    const std::function<void(int head, const Matrix& weights)>& on_head = {});
 
 }  // namespace attn

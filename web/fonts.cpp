@@ -83,8 +83,11 @@ void Fonts::rebuild(float ui_scale) {
     std::vector<const std::vector<char>*> merged;
     if (!extra_.empty()) {
         if (auto* f = file(platform::kCjkFont)) merged.push_back(f);
-        for (int i = 0; i < lazy_ready_; ++i)
-            if (auto* f = file((std::string(platform::kFontDir) + platform::kCjkLazyFonts[i]).c_str())) merged.push_back(f);
+        for (int i = 0; i < lazy_ready_; ++i) {
+            const char* name = platform::kCjkLazyFonts[i];
+            if (!name) break;
+            if (auto* f = file((std::string(platform::kFontDir) + name).c_str())) merged.push_back(f);
+        }
     }
 
     auto add = [&](float size_px) -> ImFont* {
@@ -98,9 +101,13 @@ void Fonts::rebuild(float ui_scale) {
         merge.FontDataOwnedByAtlas = false;
         merge.MergeMode = true;
         merge.OversampleH = 1;
+        // Droid's ideographs fill less of the em than DejaVu's Latin: a little larger, they match
+        // the Latin cap height; the offset keeps them on the same optical centre line.
+        merge.GlyphOffset = ImVec2(0.0f, std::round(size_px * 0.04f));
         for (const std::vector<char>* extra : merged)
             if (!extra_ranges_.empty())
-                io.Fonts->AddFontFromMemoryTTF(const_cast<char*>(extra->data()), (int)extra->size(), size_px, &merge, extra_ranges_.Data);
+                io.Fonts->AddFontFromMemoryTTF(const_cast<char*>(extra->data()), (int)extra->size(),
+                                               std::round(size_px * 1.12f), &merge, extra_ranges_.Data);
         font->FallbackChar = kMissingGlyphBox;
         return font;
     };

@@ -194,11 +194,10 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const char* key_caption = cross ? "keys: source (encoder) \xe2\x86\x92" : "keys \xe2\x86\x92";
     const char* query_caption = cross ? "queries: target (decoder) \xe2\x86\x93" : "queries \xe2\x86\x93";
     dl->AddText(small, ss, ImVec2(g0.x, top), pal.text_muted, key_caption);
+    // Right-aligned above the row labels, in the corner the column labels leave free.
     float qc_w = small->CalcTextSizeA(ss, FLT_MAX, 0.0f, query_caption).x;
-    dl->AddText(small, ss, ImVec2(std::max(g0.x - qc_w - 6.0f * s, min.x + 4.0f * s), g0.y - header_h - ss - 4.0f * s),
-                pal.text_muted, upright ? query_caption : "");
-    if (!upright)  // the caption would collide with upright labels; put it under the grid
-        dl->AddText(small, ss, ImVec2(g0.x - label_w, g1.y + 6.0f * s), pal.text_muted, query_caption);
+    dl->AddText(small, ss, ImVec2(std::max(g0.x - qc_w - 8.0f * s, min.x + 4.0f * s), g0.y - ss - 6.0f * s),
+                pal.text_muted, query_caption);
 
     st.query_rects.assign(T_q, ProbeRect{});
     st.key_rects.assign(T_k, ProbeRect{});
@@ -230,8 +229,11 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     }
 
     char buffer[64];
-    const float number_w = small->CalcTextSizeA(ss, FLT_MAX, 0.0f, "0.00").x;
-    if (o.show_numbers && cell >= number_w + 8.0f * s && cell >= ss + 6.0f * s) {
+    // Numbers in the cells: the label font in big cells, the small one otherwise.
+    ImFont* number_font = cell >= 64.0f * s ? font : small;
+    const float ns = number_font->FontSize;
+    const float number_w = number_font->CalcTextSizeA(ns, FLT_MAX, 0.0f, "0.00").x;
+    if (o.show_numbers && cell >= number_w + 8.0f * s && cell >= ns + 6.0f * s) {
         for (int q = 0; q < T_q; ++q)
             for (int k = 0; k < T_k; ++k) {
                 size_t i = (static_cast<size_t>(q) * T_k + k) * 2;
@@ -240,8 +242,8 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
                 if (!allowed) {
                     if (o.values == HeatValues::Scores) {
                         const char* inf = "\xe2\x88\x92\xe2\x88\x9e";  // −∞
-                        float w = small->CalcTextSizeA(ss, FLT_MAX, 0.0f, inf).x;
-                        dl->AddText(small, ss, ImVec2(c.x - w * 0.5f, c.y - ss * 0.5f), pal.masked_text, inf);
+                        float w = number_font->CalcTextSizeA(ns, FLT_MAX, 0.0f, inf).x;
+                        dl->AddText(number_font, ns, ImVec2(c.x - w * 0.5f, c.y - ns * 0.5f), pal.masked_text, inf);
                     }
                     continue;
                 }
@@ -251,8 +253,8 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
                 auto rgb = colormap_sample(map, span > 0.0f ? (x - values.lo) / span : 0.5f);
                 float luminance = 0.2126f * rgb[0] + 0.7152f * rgb[1] + 0.0722f * rgb[2];
                 ImU32 color = luminance > 0.5f ? IM_COL32(20, 20, 24, 255) : IM_COL32(245, 245, 245, 255);
-                float w = small->CalcTextSizeA(ss, FLT_MAX, 0.0f, buffer).x;
-                dl->AddText(small, ss, ImVec2(c.x - w * 0.5f, c.y - ss * 0.5f), color, buffer);
+                float w = number_font->CalcTextSizeA(ns, FLT_MAX, 0.0f, buffer).x;
+                dl->AddText(number_font, ns, ImVec2(c.x - w * 0.5f, c.y - ns * 0.5f), color, buffer);
             }
     }
     // Row / column of the selection, and the hovered cell.

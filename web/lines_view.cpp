@@ -66,7 +66,9 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const float weights_w = n_numbers * num_w + 8.0f * s;
     const float header_h = small->FontSize + 18.0f * s;
     const float width = max.x - min.x;
-    const float avail_h = std::max(max.y - min.y - header_h - 12.0f * s, 10.0f);
+    // The PNG export draws the heads legend along the bottom edge: keep that strip free.
+    const float legend_h = !ctx.interactive && tr.heads > 1 ? fs + 16.0f * s : 0.0f;
+    const float avail_h = std::max(max.y - min.y - header_h - 12.0f * s - legend_h, 10.0f);
     const float row_h = std::clamp(avail_h / static_cast<float>(std::max(T_q, T_k)), 12.0f * s, 52.0f * s);
     const float box_h = std::min(row_h - 3.0f * s, fs + 9.0f * s);
     const float fixed_w = 2.0f * weights_w + maxw_q + maxw_k + 4.0f * pad;
@@ -84,9 +86,12 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     // Column headings.
     const char* left_title = cross ? "Target (decoder) \xc2\xb7 queries" : "Queries";
     const char* right_title = cross ? "Source (encoder) \xc2\xb7 keys" : "Keys";
-    float lt_w = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, left_title).x;
-    dl->AddText(small, small->FontSize, ImVec2(xq_right - lt_w, min.y + 8.0f * s), pal.text_muted, left_title);
-    dl->AddText(small, small->FontSize, ImVec2(xk_left, min.y + 8.0f * s), pal.text_muted, right_title);
+    const float lt_w = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, left_title).x;
+    const float rt_w = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, right_title).x;
+    dl->AddText(small, small->FontSize, ImVec2(std::max(xq_right - lt_w, min.x + 6.0f * s), min.y + 8.0f * s),
+                pal.text_muted, left_title);
+    dl->AddText(small, small->FontSize, ImVec2(std::min(xk_left, max.x - rt_w - 6.0f * s), min.y + 8.0f * s),
+                pal.text_muted, right_title);
 
     // [SECTION] Pointer --------------------------------------------------------------------
     auto query_box = [&](int i) {
@@ -113,8 +118,21 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const TokenRef sel = st.selected();
 
     // [SECTION] Lines (GPU, instanced) -----------------------------------------------------
+    // Past kMaxLines the figure is a solid fill and the GPU work grows with T²: keep each
+    // query's strongest keys only (and say so), unless the user chose a tighter top-k.
+    constexpr long long kMaxLines = 200000;
+    const long long all_lines = static_cast<long long>(n_visible) * T_q * T_k;
+    int keys_per_query = st.lines.top_k;  // 0 = all
+    bool capped = false;
+    if (all_lines > kMaxLines && sel.side == TokenRef::None) {
+        int cap = std::max(1, static_cast<int>(kMaxLines / std::max<long long>(1, static_cast<long long>(n_visible) * T_q)));
+        if (keys_per_query == 0 || keys_per_query > cap) {
+            keys_per_query = cap;
+            capped = true;
+        }
+    }
     std::vector<LineInstance> lines;
-    lines.reserve(static_cast<size_t>(n_visible) * T_q * T_k);
+    lines.reserve(static_cast<size_t>(std::min(all_lines, kMaxLines)));
     const float head_step = n_visible > 1 ? std::min(2.5f * s, box_h * 0.5f / n_visible) : 0.0f;
     std::vector<int> order(T_k);
     for (int vi = 0; vi < n_visible; ++vi) {
@@ -125,8 +143,8 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
             if (sel.side == TokenRef::Query && sel.index != q) continue;
             std::iota(order.begin(), order.end(), 0);
             int keep = T_k;
-            if (st.lines.top_k > 0 && st.lines.top_k < T_k && sel.side != TokenRef::Key) {
-                keep = st.lines.top_k;
+            if (keys_per_query > 0 && keys_per_query < T_k && sel.side != TokenRef::Key) {
+                keep = keys_per_query;
                 std::partial_sort(order.begin(), order.begin() + keep, order.end(),
                                   [&](int a, int b) { return weight(h, q, a) > weight(h, q, b); });
             }
@@ -144,6 +162,12 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     }
     ctx.renderer.add_lines(dl, lines);
     st.lines_drawn = static_cast<int>(lines.size());
+    if (capped) {
+        char note[96];
+        std::snprintf(note, sizeof note, "showing each query's top %d keys (%lld lines in all)", keys_per_query, all_lines);
+        const float w = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, note).x;
+        dl->AddText(small, small->FontSize, ImVec2((min.x + max.x - w) * 0.5f, min.y + 8.0f * s), pal.text_muted, note);
+    }
 
     // [SECTION] Tokens and weights (ImGui) -------------------------------------------------
     // Mean over visible heads, used to tint the other column's tokens for the selection.

@@ -31,16 +31,16 @@ float g_ime_x = 0.0f, g_ime_y = 0.0f;
 
 #ifdef __EMSCRIPTEN__
 // Canvas callback: keep the framebuffer at the canvas's CSS size × devicePixelRatio, so the
-// canvas follows its container and stays crisp on high-DPI screens.
-void fit_canvas() {
-    double css_w = 0.0, css_h = 0.0;
-    emscripten_get_element_css_size("#canvas", &css_w, &css_h);
-    const double ratio = emscripten_get_device_pixel_ratio();
-    const int w = static_cast<int>(std::lround(css_w * ratio)), h = static_cast<int>(std::lround(css_h * ratio));
-    int cw = 0, ch = 0;
-    glfwGetWindowSize(g_window, &cw, &ch);
-    if (w > 0 && h > 0 && (w != cw || h != ch)) glfwSetWindowSize(g_window, w, h);
-}
+// canvas follows its container and stays crisp on high-DPI screens. Browser.setCanvasSize
+// tells GLFW the new size (glfwSetWindowSize would ask for fullscreen whenever the size
+// equals the screen's).
+EM_JS(void, fit_canvas, (), {
+    var canvas = Module['canvas'];
+    var rect = canvas.getBoundingClientRect();
+    var ratio = window.devicePixelRatio || 1;
+    var w = Math.round(rect.width * ratio), h = Math.round(rect.height * ratio);
+    if (w > 0 && h > 0 && (canvas.width !== w || canvas.height !== h)) Browser.setCanvasSize(w, h);
+});
 #endif
 
 void frame() {
@@ -114,6 +114,7 @@ int main(int argc, char** argv) {
     };
     if (!attn::platform::kGlfwCursors) io.ConfigFlags |= ImGuiConfigFlags_NoMouseCursorChange;
     ImGui_ImplGlfw_InitForOpenGL(g_window, true);
+    attn::platform::install_clipboard();
     ImGui_ImplOpenGL3_Init(attn::platform::kImGuiGlslVersion);
 
     attn::set_current_app(&g_app);

@@ -106,8 +106,10 @@ void embeddings_editor(ViewContext& ctx, bool source) {
     const int T = static_cast<int>(tokens.size()), d = st.draft.d_model;
     if (T == 0) return;
     if (T > 16 || d > 8) {
-        ImGui::TextDisabled("%d\xc3\x97%d: too large to edit here (up to 16 tokens \xc3\x97 8 dims);", T, d);
-        ImGui::TextDisabled("paste a scene with \"embeddings\" instead.");
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("%d\xc3\x97%d is too large to edit here (up to 16 tokens \xc3\x97 8 dimensions); "
+                           "paste a scene with \"embeddings\" instead.", T, d);
+        ImGui::PopStyleColor();
         return;
     }
     Matrix shown = st.current_embeddings(source);
@@ -128,6 +130,7 @@ void embeddings_editor(ViewContext& ctx, bool source) {
                 st.editable_embeddings(source)(i, j) = v;
                 changed = true;
             }
+            if (!source) probe(st, ("emb." + std::to_string(i) + "." + std::to_string(j)).c_str());
             ImGui::PopID();
         }
     }
@@ -197,6 +200,7 @@ void draw_controls(ViewContext& ctx) {
     if (ImGui::BeginCombo("##preset", st.preset_name.empty() ? "(custom scene)" : st.preset_name.c_str())) {
         for (const Scene& p : presets()) {
             if (ImGui::Selectable(p.name.c_str(), p.name == st.preset_name)) st.load_preset(p.name);
+            probe(st, ("preset." + p.name).c_str());
             if (ImGui::IsItemHovered() && !p.description.empty()) {
                 ImGui::BeginTooltip();
                 ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
@@ -282,7 +286,7 @@ void draw_controls(ViewContext& ctx) {
     }
     probe(st, "heads");
     row("scale");
-    const char* scale_names[] = {"1/\xe2\x88\x9a" "d_k (the paper)", "none", "temperature"};
+    const char* scale_names[] = {"1/\u221ad_k (the paper)", "none", "temperature"};
     int scale_mode = static_cast<int>(st.scale_mode);
     if (ImGui::Combo("##scale", &scale_mode, scale_names, 3)) {
         st.scale_mode = static_cast<ScaleMode>(scale_mode);
@@ -339,6 +343,12 @@ void draw_controls(ViewContext& ctx) {
 
 // [SECTION] Figure window --------------------------------------------------------------------
 
+// Continues the toolbar on this line when an item of width w still fits, else on the next.
+void same_line_if_fits(float w) {
+    const float x = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x + ImGui::GetStyle().ItemSpacing.x;
+    if (x + w <= ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
+}
+
 void draw_toolbar(ViewContext& ctx) {
     AppState& st = ctx.state;
     const float s = ctx.scale;
@@ -347,6 +357,8 @@ void draw_toolbar(ViewContext& ctx) {
     if (segmented<View>(st, "view", &view, {{View::Lines, "Lines"}, {View::Heatmap, "Heatmap"}}, "view", 190.0f * s))
         st.view = view;
     ImGui::SameLine(0.0f, 20.0f * s);
+    ImGui::Dummy(ImVec2(0, 0));  // so that same_line_if_fits measures from here
+    ImGui::SameLine();
 
     if (st.view == View::Lines) {
         // Heads legend: the colour of each head, click to toggle.
@@ -359,21 +371,21 @@ void draw_toolbar(ViewContext& ctx) {
             ImGui::PushStyleColor(ImGuiCol_FrameBgHovered, ImVec4(c.x, c.y, c.z, 0.8f));
             char label[24];
             std::snprintf(label, sizeof label, "head %d", h + 1);
+            if (h > 0) same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(label).x + 8.0f * s);
             if (ImGui::Checkbox(label, &on)) st.lines.head_visible[h] = on;
             ImGui::PopStyleColor(3);
             std::snprintf(label, sizeof label, "head.%d", h + 1);
             probe(st, label);
             ImGui::PopID();
-            ImGui::SameLine();
         }
-        ImGui::SameLine(0.0f, 14.0f * s);
+        same_line_if_fits(ImGui::CalcTextSize("hide below").x + 120.0f * s);
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted("hide below");
         ImGui::SameLine();
         ImGui::SetNextItemWidth(110.0f * s);
         ImGui::SliderFloat("##threshold", &st.lines.threshold, 0.0f, 1.0f, "%.2f");
         probe(st, "threshold");
-        ImGui::SameLine();
+        same_line_if_fits(ImGui::CalcTextSize("top-k").x + 100.0f * s);
         ImGui::TextUnformatted("top-k");
         ImGui::SameLine();
         ImGui::SetNextItemWidth(90.0f * s);
@@ -396,7 +408,7 @@ void draw_toolbar(ViewContext& ctx) {
             }
             ImGui::EndCombo();
         }
-        ImGui::SameLine();
+        same_line_if_fits(ImGui::CalcTextSize("show").x + 160.0f * s);
         ImGui::TextUnformatted("show");
         ImGui::SameLine();
         ImGui::SetNextItemWidth(150.0f * s);
@@ -404,7 +416,7 @@ void draw_toolbar(ViewContext& ctx) {
         const char* value_names[] = {"weights (softmax)", "scores (scaled)"};
         if (ImGui::Combo("##values", &values, value_names, 2)) st.heatmap.values = static_cast<HeatValues>(values);
         probe(st, "values");
-        ImGui::SameLine();
+        same_line_if_fits(110.0f * s);
         ImGui::SetNextItemWidth(110.0f * s);
         auto maps = colormaps();
         if (ImGui::BeginCombo("##colormap", maps[st.heatmap.colormap].name.data())) {
@@ -416,7 +428,7 @@ void draw_toolbar(ViewContext& ctx) {
             ImGui::EndCombo();
         }
         probe(st, "colormap");
-        ImGui::SameLine();
+        same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize("numbers").x + 8.0f * s);
         ImGui::Checkbox("numbers", &st.heatmap.show_numbers);
     }
 }
@@ -434,9 +446,12 @@ void draw_status(ViewContext& ctx) {
     }
     const char* hint = st.view == View::Lines ? "hover a token to isolate its lines, click to pin"
                                               : "hover a cell for its weight and score";
-    float w = ImGui::CalcTextSize(hint).x;
-    ImGui::SameLine(std::max(ImGui::GetWindowContentRegionMax().x - w, ImGui::GetCursorPosX() + 20.0f * ctx.scale));
-    ImGui::TextDisabled("%s", hint);
+    const float w = ImGui::CalcTextSize(hint).x;
+    const float used = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x;
+    if (used + 24.0f * ctx.scale + w <= ImGui::GetWindowContentRegionMax().x) {
+        ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - w);
+        ImGui::TextDisabled("%s", hint);
+    }
 }
 
 void draw_figure(ViewContext& ctx, bool figure_only) {
@@ -482,6 +497,7 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
 // [SECTION] Layout -------------------------------------------------------------------------------
 
 void collect_text(const AppState& st, Fonts& fonts) {
+    fonts.need("\xe2\x9a\xa0");  // ⚠ of the error line; the rest of the UI's text is in the base ranges
     fonts.need(st.target_text);
     fonts.need(st.source_text);
     fonts.need(st.error);

@@ -55,6 +55,9 @@ void request_font(const char* name);
 // Browser only: focus the hidden text field that receives IME / pasted text while an ImGui
 // text box is active, and place it where the caret is so the IME window appears there.
 void set_text_input(bool active, float x, float y);
+// Browser only: copying from ImGui goes to the system clipboard; pasting arrives through the
+// page's text field (so ImGui's own paste is turned off there). Call after the GLFW backend.
+void install_clipboard();
 // Browser only: the canvas's CSS cursor for an ImGuiMouseCursor value.
 void set_cursor(int imgui_cursor);
 

@@ -13,6 +13,7 @@ float ui_scale(GLFWwindow* window) {
 
 void request_font(const char*) {}  // the desktop reads the full font from the Debian package
 void set_text_input(bool, float, float) {}  // GLFW delivers IME text as characters
+void install_clipboard() {}                 // ImGui's GLFW backend uses GLFW's clipboard
 void set_cursor(int) {}                     // ImGui's GLFW backend sets the cursor
 
 }  // namespace attn::platform

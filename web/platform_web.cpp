@@ -1,6 +1,8 @@
 // platform_web.cpp: the browser side of platform.hpp (Emscripten).
 #include "platform.hpp"
 
+#include <imgui.h>
+
 #include <emscripten.h>
 #include <emscripten/html5.h>
 
@@ -46,6 +48,12 @@ EM_JS(void, attnviz_css_cursor, (int cursor), {
     if (canvas && canvas.style.cursor !== name) canvas.style.cursor = name;
 });
 
+EM_JS(void, attnviz_copy_text, (const char* utf8), {
+    var text = UTF8ToString(utf8);
+    if (navigator.clipboard && navigator.clipboard.writeText)
+        navigator.clipboard.writeText(text).catch(function() {});
+});
+
 namespace attn::platform {
 
 float ui_scale(GLFWwindow*) {
@@ -58,6 +66,12 @@ void request_font(const char* name) { attnviz_fetch_font(name); }
 void set_text_input(bool active, float x, float y) { attnviz_text_field(active ? 1 : 0, x, y); }
 
 void set_cursor(int imgui_cursor) { attnviz_css_cursor(imgui_cursor); }
+
+void install_clipboard() {
+    ImGuiIO& io = ImGui::GetIO();
+    io.SetClipboardTextFn = [](void*, const char* text) { attnviz_copy_text(text); };
+    io.GetClipboardTextFn = [](void*) -> const char* { return ""; };
+}
 
 }  // namespace attn::platform
 

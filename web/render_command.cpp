@@ -37,7 +37,7 @@ bool parse_int(const char* text, int lo, int hi, int& out) {
 }  // namespace
 
 int run_render(int argc, char** argv) {
-    std::string scene_path, view = "heatmap", png, theme = "light";
+    std::string scene_path, view = "heatmap", png, theme = "light", layout;
     int width = 1200, height = 800;
     float scale = 1.0f;
     for (int i = 2; i < argc; ++i) {
@@ -48,12 +48,13 @@ int run_render(int argc, char** argv) {
             return argv[++i];
         };
         if (arg == "--view" || arg == "--png" || arg == "--width" || arg == "--height" || arg == "--theme" ||
-            arg == "--scale") {
+            arg == "--scale" || arg == "--layout") {
             const char* v = value(arg.c_str());
             if (!v) return usage(arg + ": expected a value");
             if (arg == "--view") view = v;
             if (arg == "--png") png = v;
             if (arg == "--theme") theme = v;
+            if (arg == "--layout") layout = v;
             if (arg == "--width" && !parse_int(v, 16, 8192, width)) return usage("--width: expected 16..8192");
             if (arg == "--height" && !parse_int(v, 16, 8192, height)) return usage("--height: expected 16..8192");
             if (arg == "--scale") {
@@ -155,6 +156,12 @@ int run_render(int argc, char** argv) {
             if (!write_png(png, flipped, width, height, error)) {
                 std::fprintf(stderr, "attnviz render: %s\n", error.c_str());
                 code = 1;
+            }
+            if (!layout.empty()) {  // where everything was drawn (the same JSON the browser tests read)
+                std::FILE* f = std::fopen(layout.c_str(), "wb");
+                std::string json = app.state_json();
+                if (!f || std::fwrite(json.data(), 1, json.size(), f) != json.size()) code = 1;
+                if (f) std::fclose(f);
             }
             glBindFramebuffer(GL_FRAMEBUFFER, 0);
             glDeleteRenderbuffers(1, &color);

@@ -1,6 +1,7 @@
 // render_command.hpp: `attnviz render SCENE.json --view heatmap|lines --png OUT.png
-// [--width W --height H] [--theme dark|light] [--scale S]` (SPEC.md §2): draws the figure
-// off screen (hidden window, framebuffer object) and writes it as PNG. Desktop only.
+// [--width W --height H] [--theme dark|light] [--scale S] [--layout OUT.json]` (SPEC.md §2):
+// draws the figure off screen (hidden window, framebuffer object) and writes it as PNG;
+// --layout also writes where tokens and cells were drawn (tests). Desktop only.
 #pragma once
 
 namespace attn {

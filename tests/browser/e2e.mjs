@@ -44,6 +44,7 @@ async function waitForServer(url, timeoutMs) {
 
 // [page helpers] -----------------------------------------------------------------------------
 const consoleErrors = [];
+const requests = [];  // [check, url] of every request the pages made
 
 async function openPage(browser, url, options = {}) {
   const context = await browser.newContext({
@@ -53,6 +54,7 @@ async function openPage(browser, url, options = {}) {
   const page = await context.newPage();
   page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(`[${currentCheck}] ${m.text()}`); });
   page.on('pageerror', (e) => consoleErrors.push(`[${currentCheck}] ${String(e.message || e)}`));
+  page.on('request', (r) => requests.push([currentCheck, r.url()]));
   await page.goto(url);
   await page.waitForFunction(() => window.attnvizReady === true, null, { timeout: 90000 });
   await waitFrames(page, 3);
@@ -126,6 +128,22 @@ async function moveAway(page) {
   await waitFrames(page, 2);
 }
 
+// Opens the preset list (retrying: a click can land while the list is closing) and picks one.
+async function pickPreset(page, name) {
+  for (let attempt = 0; attempt < 4; ++attempt) {
+    if (!(await state(page)).widgets[`preset.${name}`]) await clickWidget(page, 'preset');
+    try {
+      await until(page, (x) => x.widgets[`preset.${name}`], `preset ${name} in the list`, 4000);
+      await clickWidget(page, `preset.${name}`);
+      await until(page, (x) => !x.widgets[`preset.${name}`], 'the list to close', 4000);
+      return;
+    } catch (e) {
+      if (attempt === 3) throw e;
+      await moveAway(page);
+    }
+  }
+}
+
 const spread = ([r, g, b]) => Math.max(r, g, b) - Math.min(r, g, b);
 const luminance = ([r, g, b]) => 0.2126 * r + 0.7152 * g + 0.0722 * b;
 
@@ -189,10 +207,57 @@ try {
     const mid = pixel(img, (qx + qw + kx) / 2, qy + qh / 2);
     expect(spread(mid) > 60 && luminance(mid) > 60, `no line at the I → I midpoint (${(qx + qw + kx) / 2}, ${qy + qh / 2}): ${mid}`);
     expect(distinctColors(img, s.figure) > 8, 'the figure is blank');
+    // The first frame needs no lazily loaded font (fonts/cjk-*.ttf).
+    const early = requests.filter(([, u]) => u.includes('/fonts/'));
+    expect(early.length === 0, `fonts fetched before any CJK text: ${early.map(([, u]) => u)}`);
     return `first frame after ${((Date.now() - t0) / 1000).toFixed(1)}s`;
   });
 
+  await check('every preset loads and draws', async () => {
+    let s = await state(page);
+    const names = [];
+    await clickWidget(page, 'preset');
+    s = await until(page, (x) => Object.keys(x.widgets).some((w) => w.startsWith('preset.')), 'the preset list');
+    const presets = Object.keys(s.widgets).filter((w) => w.startsWith('preset.')).map((w) => w.slice(7));
+    await page.keyboard.press('Escape');
+    for (const name of presets) {
+      await pickPreset(page, name);
+      s = await until(page, (x) => x.preset === name, `preset ${name}`);
+      await moveAway(page);
+      s = await state(page);
+      expect(s.error === '', `${name}: ${s.error}`);
+      expect(s.lines_drawn > 0, `${name}: no lines`);
+      names.push(`${name} (${s.kind}, ${s.queries.length}×${s.keys.length}, ${s.heads}h)`);
+      const img = await shot(page, `01-preset-${name}.png`);
+      expect(distinctColors(img, s.figure) > 8, `${name}: blank figure`);
+    }
+    expect(presets.length >= 5, `only ${presets.length} presets`);
+    await pickPreset(page, 'i-am-good');
+    await until(page, (x) => x.preset === 'i-am-good', 'back to i-am-good');
+    await moveAway(page);
+    return names.join(', ');
+  });
+
+  await check('dragging an embedding value updates the figure', async () => {
+    let s = await state(page);
+    const before = await shot(page, '01b-before-drag.png');
+    const k = await cssScale(page);
+    const [x, y, w, h] = s.widgets['emb.0.0'];
+    await page.mouse.move((x + w / 2) / k, (y + h / 2) / k);
+    await page.mouse.down();
+    for (let i = 1; i <= 8; ++i) { await page.mouse.move((x + w / 2) / k + i * 12, (y + h / 2) / k); await waitFrames(page, 1); }
+    await page.mouse.up();
+    await moveAway(page);
+    s = await state(page);
+    const after = await shot(page, '01c-after-drag.png');
+    const changed = differing(before, after, s.figure);
+    expect(changed > 100, `the figure did not change (${changed} pixels)`);
+    return `${changed} pixels changed`;
+  });
+
   await check('hovering a token shows only its lines, with weights', async () => {
+    await pickPreset(page, 'i-am-good');  // undo the drag
+    await moveAway(page);
     let s = await state(page);
     const before = await shot(page, '02a-before-hover.png');
     await pointAt(page, s.query_rects[1]);  // "am"
@@ -238,6 +303,12 @@ try {
     for (let q = 0; q < 3; ++q)
       for (let k = 0; k < 3; ++k)
         expect(!looksMasked(img, cellPatch(s, q, k)), `self-attention cell (${q}, ${k}) looks masked`);
+    // A tooltip with the weight and the score appears over a hovered cell.
+    const [gx, gy, gw, gh] = s.grid;
+    await pointAt(page, [gx + gw / 6, gy + gh / 2, 1, 1]);  // (am, I)
+    const tip = await shot(page, '04b-heatmap-tooltip.png');
+    const below = [gx + gw / 6 + 10, gy + gh / 2 + 10, 150, 60];
+    expect(differing(img, tip, below) > 200, 'no tooltip next to the pointer');
   });
 
   await check('masked: the upper triangle is hatched, the lower is not', async () => {
@@ -293,6 +364,25 @@ try {
     await until(page, (x) => x.view === 'heatmap', 'heatmap');
     await moveAway(page);
     await shot(page, '08-chinese-heatmap.png');
+  });
+
+  await check('a rare CJK character loads the bigger font on demand', async () => {
+    await clickWidget(page, 'view.lines');
+    await until(page, (x) => x.view === 'lines', 'lines');
+    await clickWidget(page, 'input.target');
+    await waitFrames(page, 3);
+    await page.keyboard.press('End');
+    await page.keyboard.insertText(' 鬱');  // in neither the presets' subset nor GB2312
+    let s = await until(page, (x) => x.queries.includes('鬱'), 'token 鬱');
+    s = await until(page, (x) => x.fonts.missing === 0 && !x.fonts.font_pending, 'the glyph', 60000);
+    const fetched = requests.filter(([, u]) => u.includes('/fonts/')).map(([, u]) => u.split('/').pop());
+    expect(fetched.includes('cjk-full.ttf'), `fonts fetched: ${fetched}`);
+    await moveAway(page);
+    const img = await shot(page, '08b-rare-glyph.png');
+    const i = s.queries.indexOf('鬱');
+    const bright = patch(img, s.query_rects[i]).filter((p) => luminance(p) > 150).length;
+    expect(bright > 12, `鬱 has no visible glyph (${bright} bright pixels)`);
+    return `fetched ${fetched.join(', ')}`;
   });
 
   await check('bad input shows an error line and keeps the figure', async () => {

@@ -1,0 +1,213 @@
+// kernels.cpp: kernels_body.inc compiled once per instruction set, and the run-time choice.
+//
+// [SECTION] One body per instruction set
+// [SECTION] Dispatch
+// [SECTION] Row spans
+// [SECTION] Entry points
+#include "kernels.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <limits>
+
+#ifndef ATTN_SIMD
+#define ATTN_SIMD 1  // -DATTN_SIMD=OFF in CMake builds the scalar body only
+#endif
+#if ATTN_SIMD && defined(__x86_64__)
+#define ATTN_HAVE_X86 1
+#include <immintrin.h>
+#endif
+#if ATTN_SIMD && defined(__wasm_simd128__)
+#define ATTN_HAVE_SIMD128 1
+#endif
+
+namespace attn::kernels {
+
+// [SECTION] One body per instruction set ------------------------------------------------------
+
+// Scalar: one-lane vectors, 4×4 tiles of scalar registers.
+#define ATTN_NS scalar
+#define ATTN_W 1
+#define ATTN_MR 4
+#define ATTN_NV 4
+#define ATTN_TARGET
+#define ATTN_FMA(a, b, c) ((a) * (b) + (c))
+#include "kernels_body.inc"
+#undef ATTN_NS
+#undef ATTN_W
+#undef ATTN_MR
+#undef ATTN_NV
+#undef ATTN_TARGET
+#undef ATTN_FMA
+
+#ifdef ATTN_HAVE_X86
+// SSE2, the x86-64 baseline: 6×8 tiles (12 accumulators of 16 xmm registers).
+#define ATTN_NS sse2
+#define ATTN_W 4
+#define ATTN_MR 6
+#define ATTN_NV 2
+#define ATTN_TARGET
+#define ATTN_FMA(a, b, c) ((a) * (b) + (c))
+#include "kernels_body.inc"
+#undef ATTN_NS
+#undef ATTN_W
+#undef ATTN_MR
+#undef ATTN_NV
+#undef ATTN_TARGET
+#undef ATTN_FMA
+
+// AVX2 + FMA, used when the CPU has both: 6×16 tiles (12 ymm accumulators).
+#define ATTN_NS avx2
+#define ATTN_W 8
+#define ATTN_MR 6
+#define ATTN_NV 2
+#define ATTN_TARGET __attribute__((target("avx2,fma")))
+#define ATTN_FMA(a, b, c) ((vf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#include "kernels_body.inc"
+#undef ATTN_NS
+#undef ATTN_W
+#undef ATTN_MR
+#undef ATTN_NV
+#undef ATTN_TARGET
+#undef ATTN_FMA
+#endif
+
+#ifdef ATTN_HAVE_SIMD128
+// wasm SIMD128 (no FMA): 4×8 tiles, so that V8 keeps the 8 accumulators, 2 panel vectors
+// and the broadcast in its 16 xmm registers.
+#define ATTN_NS simd128
+#define ATTN_W 4
+#define ATTN_MR 4
+#define ATTN_NV 2
+#define ATTN_TARGET
+#define ATTN_FMA(a, b, c) ((a) * (b) + (c))
+#include "kernels_body.inc"
+#undef ATTN_NS
+#undef ATTN_W
+#undef ATTN_MR
+#undef ATTN_NV
+#undef ATTN_TARGET
+#undef ATTN_FMA
+#endif
+
+// [SECTION] Dispatch --------------------------------------------------------------------------
+
+namespace {
+
+struct Table {
+    Isa isa;
+    void (*matmul)(int, int, int, const float*, int, const float*, int, bool, const float*, float*, int);
+    void (*softmax_rows)(const float*, float, const std::uint8_t*, const RowSpan*, int, int, float*, float*,
+                         std::vector<int>*);
+    void (*exp_nonpositive)(const float*, float*, int);
+    void (*attention_head)(const HeadArgs&, const RowSpan*);
+};
+
+#define ATTN_TABLE(ns, isa) Table{isa, ns::matmul, ns::softmax_rows, ns::exp_nonpositive, ns::attention_head}
+
+#ifdef ATTN_HAVE_X86
+bool cpu_has(Isa isa) {
+    if (isa == Isa::Avx2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return true;
+}
+#endif
+
+std::vector<Table> tables() {
+    std::vector<Table> t{ATTN_TABLE(scalar, Isa::Scalar)};
+#ifdef ATTN_HAVE_X86
+    t.push_back(ATTN_TABLE(sse2, Isa::Sse2));
+    if (cpu_has(Isa::Avx2)) t.push_back(ATTN_TABLE(avx2, Isa::Avx2));
+#endif
+#ifdef ATTN_HAVE_SIMD128
+    t.push_back(ATTN_TABLE(simd128, Isa::Simd128));
+#endif
+    return t;
+}
+
+const std::vector<Table>& all_tables() {
+    static const std::vector<Table> t = tables();
+    return t;
+}
+
+const Table*& active() {
+    static const Table* t = &all_tables().back();
+    return t;
+}
+
+}  // namespace
+
+const char* isa_name(Isa isa) {
+    switch (isa) {
+        case Isa::Scalar: return "scalar";
+        case Isa::Sse2: return "sse2";
+        case Isa::Avx2: return "avx2+fma";
+        case Isa::Simd128: return "wasm-simd128";
+    }
+    return "?";
+}
+
+std::vector<Isa> available_isas() {
+    std::vector<Isa> isas;
+    for (const Table& t : all_tables()) isas.push_back(t.isa);
+    return isas;
+}
+
+Isa active_isa() { return active()->isa; }
+
+bool use_isa(Isa isa) {
+    for (const Table& t : all_tables())
+        if (t.isa == isa) return active() = &t, true;
+    return false;
+}
+
+// [SECTION] Row spans -------------------------------------------------------------------------
+
+std::vector<RowSpan> row_spans(const std::uint8_t* allowed, int T_q, int T_k) {
+    std::vector<RowSpan> spans(std::max(T_q, 0), RowSpan{0, T_k, true});
+    if (!allowed) return spans;
+    constexpr std::uint64_t kOnes = 0x0101010101010101ull;
+    for (int i = 0; i < T_q; ++i) {
+        const std::uint8_t* a = allowed + static_cast<std::ptrdiff_t>(i) * T_k;
+        // Mask entries are 0/1 (combine_masks), but any non-zero byte counts as allowed.
+        int lo = 0, hi = T_k;
+        while (lo < T_k && !a[lo]) ++lo;
+        while (hi > lo && !a[hi - 1]) --hi;
+        // Dense: every byte in [lo, hi) is exactly 1, checked eight at a time.
+        bool dense = true;
+        int j = lo;
+        for (; dense && j + 8 <= hi; j += 8) {
+            std::uint64_t word;
+            std::memcpy(&word, a + j, 8);
+            dense = word == kOnes;
+        }
+        for (; dense && j < hi; ++j) dense = a[j] == 1;
+        spans[i] = RowSpan{lo, std::max(lo, hi), dense};
+    }
+    return spans;
+}
+
+// [SECTION] Entry points ----------------------------------------------------------------------
+
+void matmul(int M, int N, int K, const float* A, int lda, const float* B, int ldb, bool b_transposed,
+            const float* bias, float* C, int ldc) {
+    active()->matmul(M, N, K, A, lda, B, ldb, b_transposed, bias, C, ldc);
+}
+
+void softmax_rows(const float* s, float factor, const std::uint8_t* allowed, const RowSpan* spans, int T_q,
+                  int T_k, float* scaled, float* weights, std::vector<int>* fully_masked) {
+    std::vector<RowSpan> own;
+    if (!spans) own = row_spans(allowed, T_q, T_k), spans = own.data();
+    active()->softmax_rows(s, factor, allowed, spans, T_q, T_k, scaled, weights, fully_masked);
+}
+
+void exp_nonpositive(const float* x, float* y, int n) { active()->exp_nonpositive(x, y, n); }
+
+void attention_head(const HeadArgs& args) {
+    std::vector<RowSpan> own;
+    const RowSpan* spans = args.spans;
+    if (!spans) own = row_spans(args.allowed, args.T_q, args.T_k), spans = own.data();
+    active()->attention_head(args, spans);
+}
+
+}  // namespace attn::kernels

@@ -1,0 +1,92 @@
+// kernels.hpp: the raw SIMD kernels behind attention.hpp, on plain row-major float arrays.
+//
+// One source (kernels_body.inc) is compiled once per instruction set and picked at run time:
+//   x86-64:  avx2 (8 lanes, FMA) when the CPU has AVX2 and FMA, else sse2 (4 lanes);
+//            chosen with __builtin_cpu_supports, so the binary runs on any x86-64
+//   wasm:    simd128 (4 lanes) when built with -msimd128
+//   always:  scalar (1 lane): the same code with one-lane vectors, for the scalar build
+//            (-DATTN_SIMD=OFF) and for the tests that compare instruction sets
+//
+// [SECTION] Instruction sets
+// [SECTION] Matrix products
+// [SECTION] Masks as row spans
+// [SECTION] Softmax and exp
+// [SECTION] One head, fused per block of rows
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace attn::kernels {
+
+// [SECTION] Instruction sets -----------------------------------------------------------------
+
+enum class Isa { Scalar, Sse2, Avx2, Simd128 };
+
+const char* isa_name(Isa isa);
+// The instruction sets this binary has and this CPU runs, best last.
+std::vector<Isa> available_isas();
+// The one in use: the best available, or the one given to use_isa (tests, benchmarks).
+Isa active_isa();
+// Returns false (and changes nothing) if `isa` is not available.
+bool use_isa(Isa isa);
+
+// [SECTION] Matrix products ------------------------------------------------------------------
+
+// C = A·B (+ bias). A: M×K (row stride lda); B: K×N (stride ldb), or when b_transposed its
+// transpose is given, N×K (stride ldb), and C = A·Bᵀ; bias: N entries or nullptr; C: M×N
+// (stride ldc). Packed panels of B, register tiles of MR rows × NR columns.
+void matmul(int M, int N, int K, const float* A, int lda, const float* B, int ldb, bool b_transposed,
+            const float* bias, float* C, int ldc);
+
+// [SECTION] Masks as row spans ---------------------------------------------------------------
+
+// Where a query row may attend: keys lo … hi − 1 hold every allowed key of the row (hi ≤ lo:
+// none), and dense says all of them are allowed (no need to read the mask inside the span).
+// Causal rows are [0, i + 1) and dense: the work past hi, the masked half, is skipped.
+struct RowSpan {
+    int lo = 0, hi = 0;
+    bool dense = true;
+};
+
+// allowed: T_q×T_k of 0/1, or nullptr for "everything allowed". Returns T_q spans.
+std::vector<RowSpan> row_spans(const std::uint8_t* allowed, int T_q, int T_k);
+
+// [SECTION] Softmax and exp ------------------------------------------------------------------
+
+// Row-wise masked softmax of factor·s. s, weights: T_q×T_k (may be the same array); allowed:
+// T_q×T_k or nullptr; spans: from row_spans (or nullptr: computed here). scaled: T_q×T_k or
+// nullptr; when given it receives factor·s with masked entries -inf.
+// Per row: pass 1 max (and the scaled row), pass 2 exp, store and sum, pass 3 scale by 1/sum.
+// Masked entries and NaN scores get weight 0, +inf counts as the float max; a row without an
+// allowed finite-or-+inf score is all zeros and its index is appended to fully_masked.
+void softmax_rows(const float* s, float factor, const std::uint8_t* allowed, const RowSpan* spans,
+                  int T_q, int T_k, float* scaled, float* weights, std::vector<int>* fully_masked);
+
+// y = exp(x) for x ≤ 0 (any value: x < −87 gives 0, −inf gives 0). Relative error < 2e-7.
+// The softmax's exp, exposed for the tests.
+void exp_nonpositive(const float* x, float* y, int n);
+
+// [SECTION] One head, fused per block of rows ------------------------------------------------
+
+// One head: q T_q×d_k, k and v T_k×d_k, all row-major with stride d_k.
+// For each block of MR query rows:
+//   pass 1: S = Q·Kᵀ for the block (into scores, or, without scores, straight into weights
+//           and only up to the block's last allowed key: the masked half is never computed)
+//   pass 2: softmax of the block's rows (softmax_rows' three passes), masked half skipped
+//   pass 3: O = weights·V for the block over the keys its rows may attend to
+struct HeadArgs {
+    int T_q = 0, T_k = 0, d_k = 0;
+    const float *q = nullptr, *k = nullptr, *v = nullptr;
+    const std::uint8_t* allowed = nullptr;  // T_q×T_k, or nullptr: all allowed
+    const RowSpan* spans = nullptr;         // T_q spans of `allowed`, or nullptr: computed
+    float factor = 1.0f;                    // scaled = factor·scores
+    float* scores = nullptr;                // T_q×T_k Q·Kᵀ (every entry), or nullptr
+    float* scaled = nullptr;                // T_q×T_k, masked -inf, or nullptr
+    float* weights = nullptr;               // T_q×T_k, required
+    float* output = nullptr;                // T_q×d_k, or nullptr
+    std::vector<int>* fully_masked = nullptr;
+};
+void attention_head(const HeadArgs& args);
+
+}  // namespace attn::kernels

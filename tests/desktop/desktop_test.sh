@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Desktop end to end: the GLFW / OpenGL 3.3 window under Xvfb (Mesa llvmpipe) and
+# `attnviz render` for every view, kind and theme; each picture must show a real figure.
+#   bash tests/desktop/desktop_test.sh BUILD_DIR ARTIFACT_DIR
+# Prints one line per check and ends with "desktop: N passed, M failed"; exits non-zero on failure.
+set -uo pipefail
+build=${1:?usage: desktop_test.sh BUILD_DIR ARTIFACT_DIR}
+artifacts=${2:?usage: desktop_test.sh BUILD_DIR ARTIFACT_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+app="$build/attnviz"
+mkdir -p "$artifacts"
+artifacts=$(cd "$artifacts" && pwd)
+passed=0; failed=0
+ok()   { echo "ok    $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL  $1: $2"; failed=$((failed + 1)); }
+
+# Colour statistics of a PNG (imagemagick): "WIDTH HEIGHT COLOURS STDDEV" with STDDEV in 0..1.
+stats() { convert "$1" -format '%w %h %k %[fx:standard_deviation]' info: 2>/dev/null; }
+# RGB of one pixel as "R G B" (0..255).
+rgb_at() { convert "$1" -format "%[fx:int(255*p{$2,$3}.r)] %[fx:int(255*p{$2,$3}.g)] %[fx:int(255*p{$2,$3}.b)]" info: 2>/dev/null; }
+
+# A picture is "not blank" when it has many colours and real contrast.
+check_picture() {  # name file min_width min_height
+  local name=$1 file=$2 w h colours sd
+  if [ ! -s "$file" ]; then fail "$name" "no picture written"; return; fi
+  read -r w h colours sd < <(stats "$file")
+  if [ -z "${w:-}" ]; then fail "$name" "not a readable image"; return; fi
+  if [ "$w" -lt "$3" ] || [ "$h" -lt "$4" ]; then fail "$name" "size ${w}x${h}"; return; fi
+  if [ "$colours" -lt 64 ] || awk "BEGIN{exit !($sd < 0.04)}"; then
+    fail "$name" "looks blank (${colours} colours, stddev ${sd})"; return
+  fi
+  ok "$name (${w}x${h}, ${colours} colours)"
+}
+
+if [ ! -x "$app" ]; then
+  echo "FAIL  setup: $app not built"; echo "desktop: 0 passed, 1 failed"; exit 1
+fi
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cat > "$tmp/i_am_good.json" <<'EOF'
+{"name": "i-am-good", "kind": "self", "tokens": ["I", "am", "good"],
+ "embeddings": [[1, 3, 2], [1, 1, 3], [1, 2, 1]], "weights": "identity", "scale": "none"}
+EOF
+cat > "$tmp/masked.json" <<'EOF'
+{"kind": "masked", "tokens": "The cat sat on the mat", "d_model": 8, "heads": 2, "weights": {"seed": 3}}
+EOF
+cat > "$tmp/cross.json" <<'EOF'
+{"kind": "cross", "tokens": "It rained heavily that day", "source_tokens": "那天雨很大",
+ "d_model": 8, "heads": 2, "weights": {"seed": 7}}
+EOF
+cat > "$tmp/emoji.json" <<'EOF'
+{"kind": "self", "tokens": "I ❤ 🍎 and 我爱你", "d_model": 4, "heads": 1}
+EOF
+echo '{"tokens": ["a", "b"], "heads": 3' > "$tmp/bad.json"
+
+run_x() { xvfb-run -a -s "-screen 0 1280x800x24" "$@"; }
+
+# 1. The window: opens, draws the UI, stays up until closed.
+run_x bash -c '
+  "$1" "$2" & pid=$!
+  sleep 4
+  import -window root "$3"
+  kill $pid 2>/dev/null; wait $pid 2>/dev/null; true' _ "$app" "$tmp/i_am_good.json" "$artifacts/desktop-window.png" \
+  > "$tmp/window.log" 2>&1
+check_picture "window under Xvfb shows the UI" "$artifacts/desktop-window.png" 1280 800
+if [ -s "$artifacts/desktop-window.png" ]; then
+  # The controls panel (left) and the figure (right) are both drawn: neither side is flat.
+  left=$(convert "$artifacts/desktop-window.png" -crop 330x780+10+10 +repage -format '%k' info:)
+  right=$(convert "$artifacts/desktop-window.png" -crop 880x700+380+60 +repage -format '%k' info:)
+  if [ "$left" -gt 16 ] && [ "$right" -gt 16 ]; then ok "window has controls and a figure ($left / $right colours)"
+  else fail "window layout" "controls $left colours, figure $right colours"; fi
+fi
+
+# 2. attnviz render, every view and kind.
+render() {  # name scene view theme [extra args]
+  local name=$1 scene=$2 view=$3 theme=$4; shift 4
+  local out="$artifacts/render-$name.png"
+  rm -f "$out"
+  if run_x "$app" render "$scene" --view "$view" --theme "$theme" --png "$out" "$@" 2> "$tmp/render.err"; then
+    check_picture "render $name" "$out" "${W:-1200}" "${H:-800}"
+  else
+    fail "render $name" "exit $?: $(head -c 300 "$tmp/render.err")"
+  fi
+}
+render heatmap-self "$tmp/i_am_good.json" heatmap light
+render lines-self "$tmp/i_am_good.json" lines dark
+render heatmap-masked "$tmp/masked.json" heatmap light
+render lines-masked "$tmp/masked.json" lines light
+render lines-cross "$tmp/cross.json" lines dark
+render heatmap-cross "$tmp/cross.json" heatmap dark
+W=800 H=500 render heatmap-small "$tmp/emoji.json" heatmap light --width 800 --height 500
+W=2400 H=1600 render heatmap-2x "$tmp/i_am_good.json" heatmap light --width 2400 --height 1600 --scale 2
+
+# The masked heatmap really shows the causal triangle: every cell above the diagonal is a
+# neutral grey hatch, every cell on or below it a colormap colour (--layout gives the grid).
+if run_x "$app" render "$tmp/masked.json" --view heatmap --png "$tmp/m.png" --layout "$tmp/m.json" 2>/dev/null; then
+  verdict=$(python3 - "$tmp/m.png" "$tmp/m.json" <<'PY'
+import json, subprocess, sys
+png, layout = sys.argv[1], json.load(open(sys.argv[2]))
+gx, gy, gw, gh = layout["grid"]
+T = len(layout["queries"])
+cw, ch = gw / T, gh / T
+width = int(subprocess.check_output(["convert", png, "-format", "%w", "info:"]))
+raw = subprocess.check_output(["convert", png, "-depth", "8", "rgb:-"])
+def px(x, y):
+    i = (int(y) * width + int(x)) * 3
+    return raw[i], raw[i + 1], raw[i + 2]
+bad = []
+for q in range(T):
+    for k in range(T):
+        patch = [px(gx + k * cw + cw * (0.12 + 0.02 * a), gy + q * ch + ch * (0.12 + 0.02 * b))
+                 for a in range(10) for b in range(10)]
+        grey = all(max(p) - min(p) < 24 for p in patch)
+        tones = len({sum(p) // 24 for p in patch})
+        masked = grey and tones >= 2
+        if masked != (k > q):
+            bad.append(f"({q},{k})")
+print("ok" if not bad else "cells " + " ".join(bad) + " wrong")
+PY
+)
+  if [ "$verdict" = ok ]; then ok "render: masked heatmap shows the causal triangle (hatched above the diagonal)"
+  else fail "render: causal triangle" "$verdict"; fi
+else
+  fail "render: causal triangle" "render failed"
+fi
+
+# 3. Bad input: exit 2 with one line naming the problem; no picture.
+rm -f "$tmp/bad.png"
+run_x "$app" render "$tmp/bad.json" --view heatmap --png "$tmp/bad.png" 2> "$tmp/bad.err"; code=$?
+lines=$(wc -l < "$tmp/bad.err")
+if [ "$code" -eq 2 ] && [ "$lines" -ge 1 ] && [ ! -e "$tmp/bad.png" ]; then ok "render rejects a bad scene: $(head -n 1 "$tmp/bad.err")"
+else fail "render bad scene" "exit $code, stderr: $(head -c 200 "$tmp/bad.err")"; fi
+run_x "$app" render "$tmp/i_am_good.json" --view nope --png "$tmp/x.png" 2> /dev/null; code=$?
+if [ "$code" -eq 2 ]; then ok "render rejects an unknown view"; else fail "render --view nope" "exit $code"; fi
+
+echo "desktop: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,208 @@
+// The raw kernels (kernels.hpp) against plain loops in double, for every instruction set this
+// binary has (scalar, sse2, avx2+fma natively; scalar, simd128 in wasm), printing the largest
+// differences seen.
+#include "kernels.hpp"
+#include "oracle.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+using namespace attn;
+
+namespace {
+
+// Runs body once per available instruction set, then restores the default.
+template <class F>
+void for_each_isa(F body) {
+    const kernels::Isa before = kernels::active_isa();
+    for (kernels::Isa isa : kernels::available_isas()) {
+        REQUIRE(kernels::use_isa(isa));
+        CAPTURE(kernels::isa_name(isa));
+        body(isa);
+    }
+    kernels::use_isa(before);
+}
+
+double rel(double got, double want) { return std::fabs(got - want) / (1.0 + std::fabs(want)); }
+
+}  // namespace
+
+TEST_CASE("kernels: the best instruction set is the default") {
+    const auto isas = kernels::available_isas();
+    REQUIRE(!isas.empty());
+    CHECK(isas.front() == kernels::Isa::Scalar);
+    CHECK(kernels::active_isa() == isas.back());
+    std::printf("kernels: %s (of %zu)\n", kernels::isa_name(kernels::active_isa()), isas.size());
+}
+
+TEST_CASE("kernels: exp of non-positive numbers within 2e-7 relative of std::exp") {
+    std::vector<float> x;
+    for (float v = 0.0f; v > -87.0f; v -= 0.0137f) x.push_back(v);
+    for (float v : {-0.0f, -1e-30f, -1e-7f, -0.34657359f, -0.69314718f, -86.99f}) x.push_back(v);
+    const float inf = std::numeric_limits<float>::infinity();
+    std::vector<float> zero = {-87.5f, -100.0f, -1e30f, -std::numeric_limits<float>::max(), -inf};
+    for_each_isa([&](kernels::Isa isa) {
+        std::vector<float> y(x.size()), z(zero.size());
+        kernels::exp_nonpositive(x.data(), y.data(), static_cast<int>(x.size()));
+        kernels::exp_nonpositive(zero.data(), z.data(), static_cast<int>(zero.size()));
+        double worst = 0;
+        for (size_t i = 0; i < x.size(); ++i) {
+            const double want = std::exp(static_cast<double>(x[i]));
+            worst = std::max(worst, std::fabs(y[i] - want) / want);
+        }
+        std::printf("exp %-12s: %zu points in (-87, 0], max rel. error %.2e\n", kernels::isa_name(isa), x.size(),
+                    worst);
+        CHECK(worst < 2e-7);
+        for (float v : z) CHECK(v == 0.0f);
+    });
+}
+
+TEST_CASE("kernels: matmul matches plain loops for every shape, transposed or not, with bias") {
+    oracle::Random rng(11);
+    const int sizes[] = {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 130, 257};
+    for_each_isa([&](kernels::Isa isa) {
+        double worst = 0;
+        int cases = 0;
+        for (int n = 0; n < 60; ++n) {
+            const int M = sizes[rng.below(15)], N = sizes[rng.below(15)], K = sizes[rng.below(15)];
+            const bool bt = rng.below(2), with_bias = rng.below(2);
+            const Matrix A = rng.matrix(M, K), B = bt ? rng.matrix(N, K) : rng.matrix(K, N), bias = rng.matrix(1, N);
+            Matrix C(M, N);
+            kernels::matmul(M, N, K, A.data(), K, B.data(), bt ? K : N, bt, with_bias ? bias.data() : nullptr,
+                            C.data(), N);
+            for (int i = 0; i < M; ++i)
+                for (int j = 0; j < N; ++j) {
+                    double want = with_bias ? bias(0, j) : 0.0;
+                    for (int p = 0; p < K; ++p) want += double(A(i, p)) * (bt ? B(j, p) : B(p, j));
+                    worst = std::max(worst, rel(C(i, j), want));
+                }
+            ++cases;
+        }
+        std::printf("matmul %-12s: %d shapes, max rel. diff %.2e\n", kernels::isa_name(isa), cases, worst);
+        CHECK(worst < 1e-5);
+    });
+}
+
+TEST_CASE("kernels: row spans of causal, padded and explicit masks") {
+    MaskSpec spec;
+    spec.causal = true;
+    const MaskMatrix causal = combine_masks(spec, 4, 5);
+    const auto spans = kernels::row_spans(causal.data(), 4, 5);
+    for (int i = 0; i < 4; ++i) {
+        CHECK(spans[i].lo == 0);
+        CHECK(spans[i].hi == i + 1);
+        CHECK(spans[i].dense);
+    }
+    MaskMatrix m(3, 12);
+    m.setZero();
+    m(0, 2) = 1, m(0, 10) = 1;         // a hole: not dense
+    m(1, 3) = m(1, 4) = m(1, 5) = 1;   // dense
+    const auto s = kernels::row_spans(m.data(), 3, 12);
+    CHECK((s[0].lo == 2 && s[0].hi == 11 && !s[0].dense));
+    CHECK((s[1].lo == 3 && s[1].hi == 6 && s[1].dense));
+    CHECK(s[2].hi <= s[2].lo);  // nothing allowed
+    const auto all = kernels::row_spans(nullptr, 2, 7);
+    CHECK((all[1].lo == 0 && all[1].hi == 7 && all[1].dense));
+}
+
+TEST_CASE("kernels: one head, full trace and weights only, against the double oracle, every set") {
+    oracle::Random rng(5);
+    struct Case {
+        int T_q, T_k, d_k;
+        int mask;  // 0 none, 1 causal, 2 random explicit with fully masked rows
+    };
+    const Case cases[] = {{1, 1, 1, 0},   {7, 7, 3, 1},    {13, 29, 5, 2},  {64, 64, 64, 1},
+                          {33, 70, 17, 0}, {100, 100, 64, 1}, {45, 19, 8, 2}, {130, 130, 64, 2}};
+    for_each_isa([&](kernels::Isa isa) {
+        double worst_w = 0, worst_o = 0, worst_s = 0;
+        int mismatched_weights_only = 0;
+        for (const Case& c : cases) {
+            const Matrix q = rng.matrix(c.T_q, c.d_k), k = rng.matrix(c.T_k, c.d_k), v = rng.matrix(c.T_k, c.d_k);
+            MaskSpec spec;
+            spec.causal = c.mask == 1;
+            if (c.mask == 2) {
+                spec.allowed = MaskMatrix(c.T_q, c.T_k);
+                for (Eigen::Index i = 0; i < spec.allowed.size(); ++i) spec.allowed.data()[i] = rng.below(3) != 0;
+                for (int i = 0; i < c.T_q; i += 3) spec.allowed.row(i).setZero();
+            }
+            const MaskMatrix allowed = combine_masks(spec, c.T_q, c.T_k);
+            const float factor = 1.0f / std::sqrt(static_cast<float>(c.d_k));
+            Matrix scores(c.T_q, c.T_k), scaled(c.T_q, c.T_k), w(c.T_q, c.T_k), out(c.T_q, c.d_k);
+            std::vector<int> flagged;
+            kernels::HeadArgs a;
+            a.T_q = c.T_q, a.T_k = c.T_k, a.d_k = c.d_k, a.q = q.data(), a.k = k.data(), a.v = v.data();
+            a.allowed = allowed.data(), a.factor = factor;
+            a.scores = scores.data(), a.scaled = scaled.data(), a.weights = w.data(), a.output = out.data();
+            a.fully_masked = &flagged;
+            kernels::attention_head(a);
+            // Weights only: no scores or scaled, the masked half of QKᵀ skipped; same weights.
+            Matrix w2(c.T_q, c.T_k), out2(c.T_q, c.d_k);
+            kernels::HeadArgs b = a;
+            b.scores = b.scaled = nullptr, b.weights = w2.data(), b.output = out2.data(), b.fully_masked = nullptr;
+            kernels::attention_head(b);
+            mismatched_weights_only += (w2 != w) + (out2 != out);
+
+            std::vector<int> want_flagged;
+            for (int i = 0; i < c.T_q; ++i) {
+                std::vector<double> s(c.T_k);
+                double mx = -INFINITY;
+                for (int j = 0; j < c.T_k; ++j) {
+                    double dot = 0;
+                    for (int p = 0; p < c.d_k; ++p) dot += double(q(i, p)) * k(j, p);
+                    s[j] = dot;
+                    worst_s = std::max(worst_s, rel(scores(i, j), dot));
+                    if (allowed(i, j)) mx = std::max(mx, dot * factor);
+                    CHECK(scaled(i, j) == (allowed(i, j) ? scores(i, j) * factor : -INFINITY));
+                }
+                if (mx == -INFINITY) {
+                    want_flagged.push_back(i);
+                    CHECK(w.row(i).isZero());
+                    CHECK(out.row(i).isZero());
+                    continue;
+                }
+                double sum = 0;
+                std::vector<double> e(c.T_k, 0.0);
+                for (int j = 0; j < c.T_k; ++j)
+                    if (allowed(i, j)) sum += e[j] = std::exp(s[j] * factor - mx);
+                for (int j = 0; j < c.T_k; ++j) {
+                    worst_w = std::max(worst_w, rel(w(i, j), e[j] / sum));
+                    if (!allowed(i, j)) CHECK(w(i, j) == 0.0f);
+                }
+                for (int p = 0; p < c.d_k; ++p) {
+                    double o = 0;
+                    for (int j = 0; j < c.T_k; ++j) o += e[j] / sum * v(j, p);
+                    worst_o = std::max(worst_o, rel(out(i, p), o));
+                }
+            }
+            CHECK(flagged == want_flagged);
+        }
+        std::printf("head %-12s: max rel. diff scores %.2e weights %.2e output %.2e\n", kernels::isa_name(isa),
+                    worst_s, worst_w, worst_o);
+        CHECK(mismatched_weights_only == 0);
+        CHECK(worst_s < 1e-5);
+        CHECK(worst_w < 1e-5);
+        CHECK(worst_o < 1e-5);
+    });
+}
+
+TEST_CASE("kernels: multi-head weights-only path gives the trace's weights and output") {
+    oracle::Random rng(3);
+    const int T = 37, d_model = 24;
+    const Matrix x = rng.matrix(T, d_model);
+    const Weights w = Weights::random(9, d_model);
+    AttentionOptions options;
+    options.n_heads = 3;
+    options.mask.causal = true;
+    const MultiHeadTrace t = multi_head_attention(x, x, w, options);
+    int heads_seen = 0;
+    const Matrix out = multi_head_attention_weights(x, x, w, options, [&](int h, const Matrix& weights) {
+        CHECK(weights == t.heads[h].weights);
+        ++heads_seen;
+    });
+    CHECK(heads_seen == 3);
+    CHECK(out == t.output);
+}
