@@ -14,9 +14,6 @@
 #include <limits>
 #include <stdexcept>
 
-#if defined(__linux__) && !defined(__EMSCRIPTEN__)
-#include <sys/mman.h>
-#endif
 
 namespace attn {
 
@@ -114,21 +111,6 @@ std::vector<int> masked_softmax(const Matrix& scaled, const MaskMatrix& allowed,
 
 namespace {
 
-// A trace matrix of T² floats is written once, right after it is allocated: at T = 2048 a head
-// has 48 MB of them, 12 000 page faults of 4 KB. On Linux, ask for 2 MB pages (transparent
-// huge pages in "madvise" mode) before the first write; elsewhere nothing to do.
-void prefer_huge_pages(Matrix& m) {
-#if defined(__linux__) && !defined(__EMSCRIPTEN__) && defined(MADV_HUGEPAGE)
-    constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-    const auto begin = reinterpret_cast<std::uintptr_t>(m.data());
-    const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
-    const std::uintptr_t last = (begin + static_cast<std::uintptr_t>(m.size()) * sizeof(float)) & ~(kHuge - 1);
-    if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
-#else
-    (void)m;
-#endif
-}
-
 // q: T_q×d_k, k: T_k×d_k, v: T_k×d_k, allowed: T_q×T_k; spans: T_q entries or nullptr.
 // pass 1: scores = Q·Kᵀ (T_q×T_k, every entry: the trace shows QKᵀ before masking)
 // pass 2: scaled = scores·factor, masked entries -inf (the articles' M = −∞)
@@ -147,7 +129,6 @@ HeadTrace head_trace(Matrix q, Matrix k, Matrix v, const MaskMatrix& allowed, co
     h.scaled.resize(T_q, T_k);
     h.weights.resize(T_q, T_k);
     h.output.resize(T_q, d_k);
-    for (Matrix* m : {&h.scores, &h.scaled, &h.weights}) prefer_huge_pages(*m);
     kernels::HeadArgs args;
     args.T_q = T_q, args.T_k = T_k, args.d_k = d_k;
     args.q = h.q.data(), args.k = h.k.data(), args.v = h.v.data();

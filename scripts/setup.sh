@@ -13,7 +13,7 @@ packages=(
   chromium                                               # browser tests
   fonts-droid-fallback fonts-dejavu-core python3-fonttools # UI fonts, CJK subsetting
   xz-utils dpkg-dev python3
-  zlib1g-dev                                             # PNG output of attnviz render
+  zlib1g-dev libegl-dev                                  # attnviz render: PNG, EGL without a display
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -113,8 +113,21 @@ void embeddings_editor(ViewContext& ctx, bool source) {
         return;
     }
     Matrix shown = st.current_embeddings(source);
+    // T×d_model cells of a fixed width; the table scrolls sideways (token column frozen) when
+    // d_model is too wide for the panel.
+    const float cell_w = 50.0f * s;
     ImGuiTableFlags flags = ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV;
-    if (!ImGui::BeginTable(source ? "source_embeddings" : "embeddings", d + 1, flags)) return;
+    const bool wide = ImGui::CalcTextSize("good").x + d * (cell_w + 2.0f * ImGui::GetStyle().CellPadding.x) >
+                      ImGui::GetContentRegionAvail().x;
+    ImVec2 outer(0.0f, 0.0f);
+    if (wide) {
+        flags |= ImGuiTableFlags_ScrollX;
+        outer.y = T * (ImGui::GetFrameHeight() + 2.0f * ImGui::GetStyle().CellPadding.y) + ImGui::GetStyle().ScrollbarSize + 4.0f * s;
+    }
+    if (!ImGui::BeginTable(source ? "source_embeddings" : "embeddings", d + 1, flags, outer)) return;
+    if (wide) ImGui::TableSetupScrollFreeze(1, 0);
+    ImGui::TableSetupColumn("token", ImGuiTableColumnFlags_WidthFixed);
+    for (int j = 0; j < d; ++j) ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, cell_w);
     bool changed = false;
     for (int i = 0; i < T; ++i) {
         ImGui::TableNextRow();
@@ -124,7 +137,7 @@ void embeddings_editor(ViewContext& ctx, bool source) {
         for (int j = 0; j < d; ++j) {
             ImGui::TableSetColumnIndex(j + 1);
             ImGui::PushID(i * 1024 + j + (source ? 1 << 20 : 0));
-            ImGui::SetNextItemWidth(std::max(44.0f * s, std::min(62.0f * s, (ImGui::GetContentRegionAvail().x))));
+            ImGui::SetNextItemWidth(-FLT_MIN);
             float v = shown(i, j);
             if (ImGui::DragFloat("##e", &v, 0.02f, -100.0f, 100.0f, "%.2f")) {
                 st.editable_embeddings(source)(i, j) = v;

@@ -3,12 +3,23 @@
 
 #include <GLFW/glfw3.h>
 
+#include <algorithm>
+
 namespace attn::platform {
 
 float ui_scale(GLFWwindow* window) {
+    // ImGui works in window coordinates. Where those are pixels (X11) the content scale is the
+    // UI scale; where the framebuffer is already larger than the window (macOS, Wayland) the
+    // system scales for us, so only what is left over is applied.
     float x = 1.0f, y = 1.0f;
-    if (window) glfwGetWindowContentScale(window, &x, &y);
-    return x > 0.5f ? x : 1.0f;
+    int window_w = 0, window_h = 0, fb_w = 0, fb_h = 0;
+    if (!window) return 1.0f;
+    glfwGetWindowContentScale(window, &x, &y);
+    glfwGetWindowSize(window, &window_w, &window_h);
+    glfwGetFramebufferSize(window, &fb_w, &fb_h);
+    float system = window_w > 0 && fb_w > 0 ? static_cast<float>(fb_w) / static_cast<float>(window_w) : 1.0f;
+    float scale = x / std::max(system, 1.0f);
+    return scale > 0.5f ? scale : 1.0f;
 }
 
 void request_font(const char*) {}  // the desktop reads the full font from the Debian package

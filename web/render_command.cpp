@@ -6,6 +6,8 @@
 #include "platform.hpp"
 #include "png.hpp"
 
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
@@ -17,6 +19,80 @@
 
 namespace attn {
 namespace {
+
+// The context the figure is drawn in; the picture goes to a framebuffer object either way.
+struct HeadlessGl {
+    EGLDisplay display = EGL_NO_DISPLAY;
+    EGLContext context = EGL_NO_CONTEXT;
+    GLFWwindow* window = nullptr;
+    std::string why;
+
+    bool open() { return open_egl() || open_glfw(); }
+
+    bool open_egl() {
+        auto get_platform_display =
+            reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(eglGetProcAddress("eglGetPlatformDisplayEXT"));
+        if (get_platform_display)
+            display = get_platform_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr);
+        if (display == EGL_NO_DISPLAY) display = eglGetDisplay(EGL_DEFAULT_DISPLAY);
+        if (display == EGL_NO_DISPLAY || !eglInitialize(display, nullptr, nullptr)) {
+            why = "no display";
+            display = EGL_NO_DISPLAY;
+            return false;
+        }
+        if (!eglBindAPI(EGL_OPENGL_API)) return fail_egl("no desktop OpenGL");
+        const EGLint config_attributes[] = {EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT, EGL_NONE};
+        EGLConfig config = nullptr;
+        EGLint configs = 0;
+        if (!eglChooseConfig(display, config_attributes, &config, 1, &configs) || configs < 1)
+            config = nullptr;  // EGL_KHR_no_config_context: fine for framebuffer objects
+        const EGLint context_attributes[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 3,
+                                             EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
+                                             EGL_NONE};
+        context = eglCreateContext(display, config, EGL_NO_CONTEXT, context_attributes);
+        if (context == EGL_NO_CONTEXT) return fail_egl("no 3.3 core context");
+        if (!eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, context)) return fail_egl("surfaceless context refused");
+        return true;
+    }
+
+    bool fail_egl(const char* reason) {
+        why = reason;
+        if (context != EGL_NO_CONTEXT) eglDestroyContext(display, context);
+        eglTerminate(display);
+        display = EGL_NO_DISPLAY;
+        context = EGL_NO_CONTEXT;
+        return false;
+    }
+
+    bool open_glfw() {
+        glfwSetErrorCallback([](int, const char*) {});
+        if (!glfwInit()) return false;
+        glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+        glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+        glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+        glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+        glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+        window = glfwCreateWindow(64, 64, "attnviz render", nullptr, nullptr);
+        if (!window) {
+            glfwTerminate();
+            return false;
+        }
+        glfwMakeContextCurrent(window);
+        return true;
+    }
+
+    void close() {
+        if (context != EGL_NO_CONTEXT) {
+            eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+            eglDestroyContext(display, context);
+            eglTerminate(display);
+        }
+        if (window) {
+            glfwDestroyWindow(window);
+            glfwTerminate();
+        }
+    }
+};
 
 int usage(const std::string& message) {
     std::fprintf(stderr, "attnviz render: %s\n", message.c_str());
@@ -80,23 +156,13 @@ int run_render(int argc, char** argv) {
         return kExitBadInput;
     }
 
-    glfwSetErrorCallback([](int, const char* description) { std::fprintf(stderr, "glfw: %s\n", description); });
-    if (!glfwInit()) {
-        std::fprintf(stderr, "attnviz render: no OpenGL context (no display? run under xvfb-run)\n");
+    // An OpenGL 3.3 context without a window: EGL first (no display needed: Mesa's surfaceless
+    // platform), else a hidden GLFW window (needs X, e.g. xvfb-run).
+    HeadlessGl gl;
+    if (!gl.open()) {
+        std::fprintf(stderr, "attnviz render: no OpenGL 3.3 context (EGL: %s; GLFW: no display?)\n", gl.why.c_str());
         return 1;
     }
-    glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
-    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
-    GLFWwindow* window = glfwCreateWindow(64, 64, "attnviz render", nullptr, nullptr);
-    if (!window) {
-        std::fprintf(stderr, "attnviz render: could not create an OpenGL 3.3 context\n");
-        glfwTerminate();
-        return 1;
-    }
-    glfwMakeContextCurrent(window);
 
     ImGui::CreateContext();
     ImGuiIO& io = ImGui::GetIO();
@@ -172,8 +238,7 @@ int run_render(int argc, char** argv) {
     }
     ImGui_ImplOpenGL3_Shutdown();
     ImGui::DestroyContext();
-    glfwDestroyWindow(window);
-    glfwTerminate();
+    gl.close();
     return code;
 }
 

@@ -412,7 +412,7 @@ try {
     const s = await until(page, (x) => x.theme === 'light', 'light theme');
     await moveAway(page);
     await waitFrames(page, 2);
-    const img = await shot(page, '10-light-heatmap.png');
+    const img = await shot(page, '10-light-with-error-line.png');
     const corner = pixel(img, s.figure[0] + s.figure[2] - 20, s.figure[1] + s.figure[3] - 20);
     expect(luminance(corner) > 200, `figure background is not light: ${corner}`);
     await clickWidget(page, 'view.lines');

@@ -54,12 +54,12 @@ echo '{"tokens": ["a", "b"], "heads": 3' > "$tmp/bad.json"
 
 run_x() { xvfb-run -a -s "-screen 0 1280x800x24" "$@"; }
 
-# 1. The window: opens, draws the UI, stays up until closed.
+# 1. The window (`attnviz SCENE.json`): opens with that scene, draws the UI, stays up until closed.
 run_x bash -c '
   "$1" "$2" & pid=$!
   sleep 4
   import -window root "$3"
-  kill $pid 2>/dev/null; wait $pid 2>/dev/null; true' _ "$app" "$tmp/i_am_good.json" "$artifacts/desktop-window.png" \
+  kill $pid 2>/dev/null; wait $pid 2>/dev/null; true' _ "$app" "$tmp/cross.json" "$artifacts/desktop-window.png" \
   > "$tmp/window.log" 2>&1
 check_picture "window under Xvfb shows the UI" "$artifacts/desktop-window.png" 1280 800
 if [ -s "$artifacts/desktop-window.png" ]; then
@@ -89,6 +89,15 @@ render lines-cross "$tmp/cross.json" lines dark
 render heatmap-cross "$tmp/cross.json" heatmap dark
 W=800 H=500 render heatmap-small "$tmp/emoji.json" heatmap light --width 800 --height 500
 W=2400 H=1600 render heatmap-2x "$tmp/i_am_good.json" heatmap light --width 2400 --height 1600 --scale 2
+
+# Without any display: the render command needs no X server (EGL, Mesa's surfaceless platform).
+rm -f "$artifacts/render-no-display.png"
+if env -u DISPLAY -u WAYLAND_DISPLAY "$app" render "$tmp/cross.json" --view heatmap --png "$artifacts/render-no-display.png" \
+     2> "$tmp/nodisplay.err"; then
+  check_picture "render without a display (EGL)" "$artifacts/render-no-display.png" 1200 800
+else
+  fail "render without a display" "$(head -c 300 "$tmp/nodisplay.err")"
+fi
 
 # The masked heatmap really shows the causal triangle: every cell above the diagonal is a
 # neutral grey hatch, every cell on or below it a colormap colour (--layout gives the grid).
