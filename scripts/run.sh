@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export NODE_PATH=/usr/share/nodejs
 emcmake cmake -S . -B build-web -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build-web -j "${JOBS:-2}" --target attnviz_web
+cmake --build build-web -j "${JOBS:-2}" --target attnviz
 exec python3 scripts/serve.py build-web/site --port "${PORT:-8080}"

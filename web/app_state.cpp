@@ -144,8 +144,10 @@ void AppState::apply() {
     }
     if (weights_mode == WeightsMode::Identity) draft.weights = IdentityWeights{};
     if (weights_mode == WeightsMode::Random) draft.weights = SeededWeights{static_cast<std::uint64_t>(seed)};
-    if (weights_mode == WeightsMode::Explicit && !std::holds_alternative<ExplicitWeights>(draft.weights))
-        weights_mode = WeightsMode::Identity, draft.weights = IdentityWeights{};
+    if (weights_mode == WeightsMode::Explicit && !std::holds_alternative<ExplicitWeights>(draft.weights)) {
+        weights_mode = WeightsMode::Identity;  // explicit weights come only with a scene
+        draft.weights = IdentityWeights{};
+    }
 
     Scene s = draft;
     if (s.kind != AttentionKind::Cross) {

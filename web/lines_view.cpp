@@ -62,7 +62,8 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     for (auto& t : tr.queries) maxw_q = std::max(maxw_q, text_w(t));
     for (auto& t : tr.keys) maxw_k = std::max(maxw_k, text_w(t));
     const int n_numbers = n_visible > 4 ? 1 : std::max(n_visible, 1);  // > 4 heads: their mean
-    const float num_w = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, "0.00").x + 8.0f * s;
+    ImFont* numbers = ctx.fonts.body;  // the weights written beside the other column
+    const float num_w = numbers->CalcTextSizeA(numbers->FontSize, FLT_MAX, 0.0f, "0.00").x + 10.0f * s;
     const float weights_w = n_numbers * num_w + 8.0f * s;
     const float header_h = small->FontSize + 18.0f * s;
     const float width = max.x - min.x;
@@ -181,19 +182,19 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     char number[32];
     auto draw_numbers = [&](float x, float y, int q, int k) {
         const bool masked = tr.allowed(q, k) == 0;
-        const float ny = y - small->FontSize * 0.5f;
+        const float ny = y - numbers->FontSize * 0.5f;
         if (masked) {
-            dl->AddText(small, small->FontSize, ImVec2(x, ny), pal.text_muted, "masked");
+            dl->AddText(small, small->FontSize, ImVec2(x, y - small->FontSize * 0.5f), pal.text_muted, "masked");
             return;
         }
         if (n_visible > 4 || n_visible == 0) {
             std::snprintf(number, sizeof number, "%.2f", mean_weight(q, k));
-            dl->AddText(small, small->FontSize, ImVec2(x, ny), pal.text, number);
+            dl->AddText(numbers, numbers->FontSize, ImVec2(x, ny), pal.text, number);
             return;
         }
         for (int vi = 0; vi < n_visible; ++vi) {
             std::snprintf(number, sizeof number, "%.2f", weight(visible[vi], q, k));
-            dl->AddText(small, small->FontSize, ImVec2(x + vi * num_w, ny),
+            dl->AddText(numbers, numbers->FontSize, ImVec2(x + vi * num_w, ny),
                         ImGui::GetColorU32(head_color(st.theme, visible[vi])), number);
         }
     };

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 
 namespace attn {
 namespace {
@@ -178,6 +179,7 @@ void scene_json_popup(ViewContext& ctx) {
     }
     ImGui::SameLine();
     if (ImGui::Button("Close") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+        if (failed) st.apply();  // the error was about the pasted text: back to the inputs' own state
         failed = false;
         ImGui::CloseCurrentPopup();
     }
@@ -523,7 +525,13 @@ void collect_text(const AppState& st, Fonts& fonts) {
     for (const auto& t : st.trace.keys) fonts.need(t);
     for (const auto& t : st.draft.tokens) fonts.need(t);
     for (const auto& t : st.draft.source_tokens) fonts.need(t);
-    if (st.scene_json.size() < 200000) fonts.need(st.scene_json);
+    // The paste box can be long: scan it only when it changed.
+    static size_t scanned_hash = 0;
+    const size_t hash = std::hash<std::string>{}(st.scene_json);
+    if (hash != scanned_hash) {
+        fonts.need(st.scene_json);
+        scanned_hash = hash;
+    }
 }
 
 void draw_app(ViewContext& ctx, bool figure_only) {

@@ -118,14 +118,10 @@ int run_render(int argc, char** argv) {
     float scale = 1.0f;
     for (int i = 2; i < argc; ++i) {
         std::string arg = argv[i];
-        auto value = [&](const char* name) -> const char* {
-            if (i + 1 >= argc) return nullptr;
-            (void)name;
-            return argv[++i];
-        };
+        auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
         if (arg == "--view" || arg == "--png" || arg == "--width" || arg == "--height" || arg == "--theme" ||
             arg == "--scale" || arg == "--layout") {
-            const char* v = value(arg.c_str());
+            const char* v = value();
             if (!v) return usage(arg + ": expected a value");
             if (arg == "--view") view = v;
             if (arg == "--png") png = v;

@@ -274,6 +274,13 @@ try {
     const [qx, qy, qw, qh] = s.query_rects[0];
     const mid = pixel(after, (qx + qw + kx) / 2, qy + qh / 2);
     expect(spread(mid) < 40, `the I → I line is still drawn: ${mid}`);
+    // Hovering a key shows the lines into it, with the weights beside the queries.
+    await pointAt(page, s.key_rects[2]);  // "good"
+    s = await until(page, (x) => x.hover && x.hover.side === 'key' && x.hover.index === 2, 'hover on key "good"');
+    expect(s.lines_drawn === 3, `lines drawn while hovering a key ${s.lines_drawn}, want 3`);
+    const key = await shot(page, '02c-hover-key-good.png');
+    const [qx0, qy0] = s.query_rects[2];
+    expect(differing(after, key, [qx0 - 140, qy0 - 110, 135, 140]) > 40, 'no weights appeared beside the queries');
     return `${changed} pixels changed`;
   });
 
@@ -443,6 +450,24 @@ try {
     const img = await shot(hi, '13-dpr2-heatmap.png');
     expect(img.width === 1920, `screenshot width ${img.width}`);
     await hi.context().close();
+  });
+
+  await check('without WebGL2 the page says so instead of a blank canvas', async () => {
+    const context = await browser.newContext({ viewport: { width: 800, height: 500 } });
+    await context.addInitScript(() => {
+      const original = HTMLCanvasElement.prototype.getContext;
+      HTMLCanvasElement.prototype.getContext = function (kind, ...rest) {
+        return kind === 'webgl2' ? null : original.call(this, kind, ...rest);
+      };
+    });
+    const p = await context.newPage();
+    await p.goto(url);
+    await p.waitForSelector('#problem', { state: 'visible', timeout: 10000 });
+    const text = await p.textContent('#problem');
+    expect(/WebGL2/.test(text), `message: ${text}`);
+    await p.screenshot({ path: path.join(artifactDir, '14-no-webgl2.png') });
+    await context.close();
+    return text.slice(0, 60) + '…';
   });
 
   await check('no console errors', async () => {
