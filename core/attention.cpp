@@ -50,12 +50,14 @@ float uniform_pm1(std::uint64_t& state) {
     return std::ldexp(static_cast<float>(k), -23) - 1.0f;
 }
 
-// d_model×d_model uniform in [-s, s) with s = 2^-round(log2 √d_model): a power of two keeps
-// every entry exact, and the scale keeps X·W of the same size as X (Xavier-like).
+// d_model×d_model uniform in [-a, a) with a = 3/√d_model: for generated embeddings (variance
+// 1/3) the projected q and k entries get unit variance, so the scores QKᵀ/√d_k spread by about
+// one: visible patterns, not one-hot rows. One correctly rounded multiply per entry: the same
+// bits in every build.
 Matrix random_matrix(std::uint64_t& state, int d_model) {
-    int shift = static_cast<int>(std::lround(0.5 * std::log2(static_cast<double>(d_model))));
+    const float a = static_cast<float>(3.0 / std::sqrt(static_cast<double>(d_model)));
     Matrix m(d_model, d_model);
-    for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = std::ldexp(uniform_pm1(state), -shift);
+    for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = uniform_pm1(state) * a;
     return m;
 }
 
