@@ -34,12 +34,6 @@ namespace attn::kernels {
 #define ATTN_TARGET
 #define ATTN_FMA(a, b, c) ((a) * (b) + (c))
 #include "kernels_body.inc"
-#undef ATTN_NS
-#undef ATTN_W
-#undef ATTN_MR
-#undef ATTN_NV
-#undef ATTN_TARGET
-#undef ATTN_FMA
 
 #ifdef ATTN_HAVE_X86
 // SSE2, the x86-64 baseline: 6×8 tiles (12 accumulators of 16 xmm registers).
@@ -50,12 +44,6 @@ namespace attn::kernels {
 #define ATTN_TARGET
 #define ATTN_FMA(a, b, c) ((a) * (b) + (c))
 #include "kernels_body.inc"
-#undef ATTN_NS
-#undef ATTN_W
-#undef ATTN_MR
-#undef ATTN_NV
-#undef ATTN_TARGET
-#undef ATTN_FMA
 
 // AVX2 + FMA, used when the CPU has both: 6×16 tiles (12 ymm accumulators).
 #define ATTN_NS avx2
@@ -65,12 +53,6 @@ namespace attn::kernels {
 #define ATTN_TARGET __attribute__((target("avx2,fma")))
 #define ATTN_FMA(a, b, c) ((vf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
 #include "kernels_body.inc"
-#undef ATTN_NS
-#undef ATTN_W
-#undef ATTN_MR
-#undef ATTN_NV
-#undef ATTN_TARGET
-#undef ATTN_FMA
 #endif
 
 #ifdef ATTN_HAVE_SIMD128
@@ -83,12 +65,6 @@ namespace attn::kernels {
 #define ATTN_TARGET
 #define ATTN_FMA(a, b, c) ((a) * (b) + (c))
 #include "kernels_body.inc"
-#undef ATTN_NS
-#undef ATTN_W
-#undef ATTN_MR
-#undef ATTN_NV
-#undef ATTN_TARGET
-#undef ATTN_FMA
 #endif
 
 // [SECTION] Dispatch --------------------------------------------------------------------------
