@@ -60,6 +60,8 @@ std::string App::state_json() const {
     json queries = json::array(), keys = json::array();
     for (const auto& r : st.query_rects) queries.push_back(rect(r));
     for (const auto& r : st.key_rects) keys.push_back(rect(r));
+    json steps = json::object();
+    for (const auto& [name, r] : st.step_rects) steps[name] = rect(r);
     json allowed = json::array();
     for (Eigen::Index i = 0; i < st.trace.allowed.rows(); ++i) {
         json row = json::array();
@@ -69,7 +71,7 @@ std::string App::state_json() const {
     json j = {
         {"frame", frame_count},
         {"ui_scale", ui_scale_},
-        {"view", st.view == View::Lines ? "lines" : "heatmap"},
+        {"view", st.view == View::Lines ? "lines" : st.view == View::Heatmap ? "heatmap" : "steps"},
         {"theme", st.theme == Theme::Dark ? "dark" : "light"},
         {"preset", st.preset_name},
         {"kind", kind_name(st.trace.kind)},
@@ -86,6 +88,7 @@ std::string App::state_json() const {
         {"query_rects", queries},
         {"key_rects", keys},
         {"widgets", widgets},
+        {"steps", steps},
         {"fonts", {{"glyphs", fonts.glyph_count()}, {"missing", fonts.missing_count()}, {"px", fonts.body ? fonts.body->FontSize : 0.0f}, {"rebuilds", fonts.rebuild_count()},
                    {"font_pending", fonts.font_pending()}}},
     };

@@ -100,6 +100,7 @@ void AppState::load_scene(const Scene& s) {
     hover = {};
     lines.head_visible.assign(static_cast<size_t>(std::max(s.heads, 1)), true);
     heatmap.head = 0;
+    steps.head = 0;
     apply();
 }
 
@@ -169,6 +170,7 @@ void AppState::apply() {
     // View state that depends on the shape of the figure.
     lines.head_visible.resize(static_cast<size_t>(trace.heads), true);
     if (heatmap.head >= trace.heads) heatmap.head = 0;
+    if (steps.head >= trace.heads) steps.head = 0;
     auto clamp_ref = [&](TokenRef& r) {
         int n = r.side == TokenRef::Query ? static_cast<int>(trace.queries.size())
                                           : static_cast<int>(trace.keys.size());

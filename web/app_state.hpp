@@ -15,7 +15,7 @@
 
 namespace attn {
 
-enum class View { Lines, Heatmap };
+enum class View { Lines, Heatmap, Steps };
 enum class ScaleMode { InvSqrtDk, None, Temperature };
 enum class WeightsMode { Identity, Random, Explicit };
 enum class Theme { Dark, Light };
@@ -40,6 +40,10 @@ struct HeatmapOptions {
     int colormap = 0;                // index into colormaps()
     HeatValues values = HeatValues::Weights;
     bool show_numbers = true;        // the value in each cell when cells are big enough
+};
+
+struct StepsOptions {
+    int head = 0;                    // the head whose pipeline is shown
 };
 
 // Screen rectangles (x, y, w, h in ImGui display units) that the JS test hook reports so
@@ -70,6 +74,8 @@ struct AppState {
     Theme theme = Theme::Dark;
     LinesOptions lines;
     HeatmapOptions heatmap;
+    StepsOptions steps;
+    std::map<std::string, ProbeRect> step_rects;  // Steps view: matrix grids by step label
     TokenRef hover;              // this frame
     TokenRef pinned;             // clicked; cleared by clicking it again
     TokenRef selected() const { return pinned.valid() ? pinned : hover; }

@@ -10,6 +10,7 @@
 #include "view.hpp"
 
 #include "colormaps.hpp"
+#include "steps.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -99,13 +100,15 @@ const Values& cached_values(ViewContext& ctx) {
     return cache.data;
 }
 
+// Fewer decimals for bigger numbers so that every value fits its cell.
 void format_value(char* out, size_t n, float x) {
-    if (std::fabs(x) >= 100.0f) std::snprintf(out, n, "%.0f", x);
-    else if (std::fabs(x) >= 10.0f) std::snprintf(out, n, "%.1f", x);
-    else std::snprintf(out, n, "%.2f", x);
+    const float a = std::fabs(x);
+    std::snprintf(out, n, "%s", format_number(x, a >= 100.0f ? 0 : a >= 10.0f ? 1 : 2).c_str());
 }
 
-void hatch(ImDrawList* dl, ImVec2 a, ImVec2 b, const Palette& pal, float s) {
+}  // namespace
+
+void hatch_rect(ImDrawList* dl, ImVec2 a, ImVec2 b, const Palette& pal, float s) {
     auto col = [](const std::array<float, 4>& c) { return ImGui::GetColorU32(ImVec4(c[0], c[1], c[2], c[3])); };
     dl->AddRectFilled(a, b, col(pal.hatch_b));
     dl->PushClipRect(a, b, true);
@@ -115,7 +118,10 @@ void hatch(ImDrawList* dl, ImVec2 a, ImVec2 b, const Palette& pal, float s) {
     dl->PopClipRect();
 }
 
-}  // namespace
+ImU32 ink_on(const std::array<float, 3>& rgb) {
+    const float luminance = 0.2126f * rgb[0] + 0.7152f * rgb[1] + 0.0722f * rgb[2];
+    return luminance > 0.5f ? IM_COL32(20, 20, 24, 255) : IM_COL32(245, 245, 245, 255);
+}
 
 void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     AppState& st = ctx.state;
@@ -251,8 +257,7 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
                 format_value(buffer, sizeof buffer, x);
                 float span = values.hi - values.lo;
                 auto rgb = colormap_sample(map, span > 0.0f ? (x - values.lo) / span : 0.5f);
-                float luminance = 0.2126f * rgb[0] + 0.7152f * rgb[1] + 0.0722f * rgb[2];
-                ImU32 color = luminance > 0.5f ? IM_COL32(20, 20, 24, 255) : IM_COL32(245, 245, 245, 255);
+                const ImU32 color = ink_on(rgb);
                 float w = number_font->CalcTextSizeA(ns, FLT_MAX, 0.0f, buffer).x;
                 dl->AddText(number_font, ns, ImVec2(c.x - w * 0.5f, c.y - ns * 0.5f), color, buffer);
             }
@@ -288,7 +293,7 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     }
     if (values.any_masked) {
         float y = bar_y + bar_h + 14.0f * s;
-        hatch(dl, ImVec2(bar_x, y), ImVec2(bar_x + bar_w, y + bar_w), pal, s);
+        hatch_rect(dl, ImVec2(bar_x, y), ImVec2(bar_x + bar_w, y + bar_w), pal, s);
         dl->AddRect(ImVec2(bar_x, y), ImVec2(bar_x + bar_w, y + bar_w), pal.text_muted);
         dl->AddText(small, ss, ImVec2(bar_x + bar_w + 7.0f * s, y + (bar_w - ss) * 0.5f), pal.text, "masked");
     }

@@ -27,6 +27,40 @@ void probe(AppState& st, const char* name) {
     st.probe[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
 }
 
+// How QKᵀ is scaled; recomputes the figure. Shared by the controls panel and the Steps view.
+bool scale_combo(AppState& st) {
+    const char* scale_names[] = {"1/\u221ad_k (the paper)", "none", "temperature"};
+    int scale_mode = static_cast<int>(st.scale_mode);
+    if (!ImGui::Combo("##scale", &scale_mode, scale_names, 3)) return false;
+    st.scale_mode = static_cast<ScaleMode>(scale_mode);
+    st.apply();
+    return true;
+}
+
+bool temperature_slider(AppState& st) {
+    if (!ImGui::SliderFloat("##temperature", &st.temperature, 0.05f, 20.0f, "%.2f", ImGuiSliderFlags_Logarithmic))
+        return false;
+    st.temperature = std::max(st.temperature, 0.01f);
+    st.apply();
+    return true;
+}
+
+// The shared colormap of the heatmap and the Steps view.
+void colormap_combo(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const float s = ctx.scale;
+    auto maps = colormaps();
+    if (ImGui::BeginCombo("##colormap", maps[st.heatmap.colormap].name.data())) {
+        for (int i = 0; i < static_cast<int>(maps.size()); ++i) {
+            ImGui::Image(ctx.renderer.lut_texture(i), ImVec2(48.0f * s, ImGui::GetFontSize()));
+            ImGui::SameLine();
+            if (ImGui::Selectable(maps[i].name.data(), i == st.heatmap.colormap)) st.heatmap.colormap = i;
+        }
+        ImGui::EndCombo();
+    }
+    probe(st, "colormap");
+}
+
 void section(const char* title) {
     ImGui::Spacing();
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
@@ -301,18 +335,10 @@ void draw_controls(ViewContext& ctx) {
     }
     probe(st, "heads");
     row("scale");
-    const char* scale_names[] = {"1/\u221ad_k (the paper)", "none", "temperature"};
-    int scale_mode = static_cast<int>(st.scale_mode);
-    if (ImGui::Combo("##scale", &scale_mode, scale_names, 3)) {
-        st.scale_mode = static_cast<ScaleMode>(scale_mode);
-        st.apply();
-    }
+    scale_combo(st);
     if (st.scale_mode == ScaleMode::Temperature) {
         row("divide by");
-        if (ImGui::SliderFloat("##temperature", &st.temperature, 0.05f, 20.0f, "%.2f", ImGuiSliderFlags_Logarithmic)) {
-            st.temperature = std::max(st.temperature, 0.01f);
-            st.apply();
-        }
+        temperature_slider(st);
     }
     row("weights");
     const bool has_explicit = std::holds_alternative<ExplicitWeights>(st.draft.weights);
@@ -369,7 +395,8 @@ void draw_toolbar(ViewContext& ctx) {
     const float s = ctx.scale;
     const Trace& tr = st.trace;
     View view = st.view;
-    if (segmented<View>(st, "view", &view, {{View::Lines, "Lines"}, {View::Heatmap, "Heatmap"}}, "view", 190.0f * s))
+    if (segmented<View>(st, "view", &view, {{View::Lines, "Lines"}, {View::Heatmap, "Heatmap"}, {View::Steps, "Steps"}}, "view",
+                        270.0f * s))
         st.view = view;
     ImGui::SameLine(0.0f, 20.0f * s);
     ImGui::Dummy(ImVec2(0, 0));  // so that same_line_if_fits measures from here
@@ -406,6 +433,36 @@ void draw_toolbar(ViewContext& ctx) {
         ImGui::SetNextItemWidth(90.0f * s);
         ImGui::SliderInt("##topk", &st.lines.top_k, 0, std::max(1, static_cast<int>(tr.keys.size())),
                          st.lines.top_k == 0 ? "all" : "%d");
+    } else if (st.view == View::Steps) {
+        // One head's pipeline at a time; the scale shows seed 002's argument (rows saturate).
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted("head");
+        for (int h = 0; h < tr.heads; ++h) {
+            char label[32];
+            std::snprintf(label, sizeof label, "%d##steps_head", h + 1);
+            ImGui::SameLine();
+            const bool on = st.steps.head == h;
+            if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+            if (ImGui::Button(label, ImVec2(ImGui::GetFrameHeight() * 1.2f, 0))) st.steps.head = h;
+            if (on) ImGui::PopStyleColor();
+            std::snprintf(label, sizeof label, "steps.head.%d", h + 1);
+            probe(st, label);
+        }
+        same_line_if_fits(ImGui::CalcTextSize("scale").x + 190.0f * s);
+        ImGui::TextUnformatted("scale");
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(170.0f * s);
+        scale_combo(st);
+        probe(st, "steps.scale");
+        if (st.scale_mode == ScaleMode::Temperature) {
+            same_line_if_fits(130.0f * s);
+            ImGui::SetNextItemWidth(120.0f * s);
+            temperature_slider(st);
+            probe(st, "steps.temperature");
+        }
+        same_line_if_fits(110.0f * s);
+        ImGui::SetNextItemWidth(110.0f * s);
+        colormap_combo(ctx);
     } else {
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted("head");
@@ -433,16 +490,7 @@ void draw_toolbar(ViewContext& ctx) {
         probe(st, "values");
         same_line_if_fits(110.0f * s);
         ImGui::SetNextItemWidth(110.0f * s);
-        auto maps = colormaps();
-        if (ImGui::BeginCombo("##colormap", maps[st.heatmap.colormap].name.data())) {
-            for (int i = 0; i < static_cast<int>(maps.size()); ++i) {
-                ImGui::Image(ctx.renderer.lut_texture(i), ImVec2(48.0f * s, ImGui::GetFontSize()));
-                ImGui::SameLine();
-                if (ImGui::Selectable(maps[i].name.data(), i == st.heatmap.colormap)) st.heatmap.colormap = i;
-            }
-            ImGui::EndCombo();
-        }
-        probe(st, "colormap");
+        colormap_combo(ctx);
         same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize("numbers").x + 8.0f * s);
         ImGui::Checkbox("numbers", &st.heatmap.show_numbers);
     }
@@ -459,8 +507,9 @@ void draw_status(ViewContext& ctx) {
         ImGui::SameLine();
         ImGui::TextDisabled("\xc2\xb7 loading more CJK glyphs\xe2\x80\xa6");
     }
-    const char* hint = st.view == View::Lines ? "hover a token to isolate its lines, click to pin"
-                                              : "hover a cell for its weight and score";
+    const char* hint = st.view == View::Lines     ? "hover a token to isolate its lines, click to pin"
+                       : st.view == View::Heatmap ? "hover a cell for its weight and score"
+                                                  : "hover a number to see where it comes from";
     const float w = ImGui::CalcTextSize(hint).x;
     const float used = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x;
     if (used + 24.0f * ctx.scale + w <= ImGui::GetWindowContentRegionMax().x) {
@@ -496,7 +545,8 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
     st.figure_rect = {a.x, a.y, b.x - a.x, b.y - a.y};
     if (st.has_trace) {
         if (st.view == View::Lines) draw_lines_view(ctx, a, b);
-        else draw_heatmap_view(ctx, a, b);
+        else if (st.view == View::Heatmap) draw_heatmap_view(ctx, a, b);
+        else draw_steps_view(ctx, a, b);
     } else {
         const char* msg = "Type a sentence to see its attention.";
         ImVec2 t = ImGui::CalcTextSize(msg);

@@ -97,7 +97,7 @@ struct HeadlessGl {
 int usage(const std::string& message) {
     std::fprintf(stderr, "attnviz render: %s\n", message.c_str());
     std::fprintf(stderr,
-                 "usage: attnviz render SCENE.json --view heatmap|lines --png OUT.png "
+                 "usage: attnviz render SCENE.json --view heatmap|lines|steps --png OUT.png "
                  "[--width W --height H] [--theme dark|light] [--scale S]\n");
     return kExitBadInput;
 }
@@ -141,8 +141,7 @@ int run_render(int argc, char** argv) {
     }
     if (scene_path.empty()) return usage("expected a scene file (or - for stdin)");
     if (png.empty()) return usage("--png: expected an output file");
-    if (view == "steps") return usage("--view steps: not available yet; use heatmap or lines");
-    if (view != "heatmap" && view != "lines") return usage("--view: expected heatmap or lines");
+    if (view != "heatmap" && view != "lines" && view != "steps") return usage("--view: expected heatmap, lines or steps");
     if (theme != "dark" && theme != "light") return usage("--theme: expected dark or light");
 
     Scene scene;
@@ -170,7 +169,7 @@ int run_render(int argc, char** argv) {
         App app;
         set_current_app(&app);
         app.figure_only = true;
-        app.state.view = view == "lines" ? View::Lines : View::Heatmap;
+        app.state.view = view == "lines" ? View::Lines : view == "steps" ? View::Steps : View::Heatmap;
         app.state.theme = theme == "dark" ? Theme::Dark : Theme::Light;
         app.state.load_scene(scene);
         if (!app.state.has_trace) {

@@ -21,6 +21,13 @@ struct ViewContext {
 // Each view draws the current trace into the rectangle [min, max) of the current window.
 void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max);
 void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max);
+void draw_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max);
+
+// Cell helpers shared by the heatmap and the Steps view.
+// Masked cell: two neutral greys in diagonal stripes, so a masked key never reads as a zero.
+void hatch_rect(ImDrawList* draw_list, ImVec2 a, ImVec2 b, const Palette& pal, float scale);
+// Dark or light text, whichever reads on a cell of colour rgb (0..1).
+ImU32 ink_on(const std::array<float, 3>& rgb);
 
 // Text helpers shared by the views.
 // Draws text rotated by -90° (reading upwards) with its start at `bottom_left`.

@@ -428,6 +428,53 @@ try {
     await shot(page, '11-light-lines.png');
   });
 
+  await check('steps: the pipeline for self, masked and cross; hovering a number explains it', async () => {
+    await pickPreset(page, 'i-am-good');
+    await clickWidget(page, 'kind.self');
+    await until(page, (x) => x.kind === 'self', 'self kind');
+    await clickWidget(page, 'view.steps');
+    let s = await until(page, (x) => x.view === 'steps' && x.steps.scores && x.steps.weights, 'steps view');
+    await moveAway(page);
+    const want = ['x', 'q', 'k', 'v', 'scores', 'scaled', 'weights', 'output', 'concat', 'final'];
+    for (const w of want) expect(s.steps[w] && s.steps[w][2] > 0, `no "${w}" matrix`);
+    // Pipeline order: each matrix starts right of or below the one before it.
+    for (let i = 1; i < want.length; ++i) {
+      const a = s.steps[want[i - 1]], b = s.steps[want[i]];
+      expect(b[1] > a[1] + 1 || b[0] > a[0], `"${want[i]}" is not after "${want[i - 1]}"`);
+    }
+    const img = await shot(page, '15-steps-self.png');
+    expect(distinctColors(img, s.steps.weights) > 3, 'the softmax matrix is blank');
+    // Hover the score (I, am): the tooltip and the highlighted row of Q / row of K appear.
+    const [gx, gy, gw, gh] = s.steps.scores;
+    await pointAt(page, [gx + gw * 0.5, gy + gh / 6, 1, 1]);
+    const tip = await shot(page, '15b-steps-hover-score.png');
+    const around = [s.figure[0], s.figure[1], s.figure[2], s.figure[3]];
+    const changed = differing(img, tip, around);
+    expect(changed > 400, `hovering a score changed only ${changed} pixels`);
+    expect(differing(img, tip, [s.steps.q[0] - 4, s.steps.q[1] - 4, s.steps.q[2] + 8, s.steps.q[3] + 8]) > 20, 'row of Q not highlighted');
+    await moveAway(page);
+
+    await clickWidget(page, 'kind.masked');
+    s = await until(page, (x) => x.kind === 'masked' && x.steps.masked, 'masked pipeline');
+    await moveAway(page);
+    let m = await shot(page, '16-steps-masked.png');
+    // The upper-right cell of "+ mask" is hatched grey, the diagonal a colormap colour.
+    const [mx, my, mw, mh] = s.steps.masked;
+    const T = s.queries.length;
+    const cell = (q, k) => [mx + (k + 0.1) * mw / T, my + (q + 0.1) * mh / T, 3, 3];
+    expect(patch(m, cell(0, T - 1)).every((p) => spread(p) < 24), 'masked cell (1, T) is not neutral');
+    expect(patch(m, cell(0, 0)).some((p) => spread(p) > 40), 'cell (1, 1) has no colormap colour');
+
+    await clickWidget(page, 'kind.cross');
+    s = await until(page, (x) => x.kind === 'cross' && x.steps.x_kv, 'cross pipeline');
+    await moveAway(page);
+    m = await shot(page, '17-steps-cross.png');
+    expect(distinctColors(m, s.steps.x_kv) > 3, 'the source matrix is blank');
+    await clickWidget(page, 'kind.self');
+    await until(page, (x) => x.kind === 'self', 'self kind');
+    return `${Object.keys(s.steps).length} matrices in the cross pipeline, ${changed} pixels changed on hover`;
+  });
+
   await check('canvas follows the window size', async () => {
     await page.setViewportSize({ width: 1000, height: 640 });
     const s = await until(page, (x) => Math.abs(x.figure[0] + x.figure[2] - 1000) < 40, 'layout at 1000 px');

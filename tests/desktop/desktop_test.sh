@@ -87,6 +87,9 @@ render heatmap-masked "$tmp/masked.json" heatmap light
 render lines-masked "$tmp/masked.json" lines light
 render lines-cross "$tmp/cross.json" lines dark
 render heatmap-cross "$tmp/cross.json" heatmap dark
+render steps-self "$tmp/i_am_good.json" steps light
+render steps-masked "$tmp/masked.json" steps light
+render steps-cross "$tmp/cross.json" steps dark
 W=800 H=500 render heatmap-small "$tmp/emoji.json" heatmap light --width 800 --height 500
 W=2400 H=1600 render heatmap-2x "$tmp/i_am_good.json" heatmap light --width 2400 --height 1600 --scale 2
 
@@ -130,6 +133,23 @@ PY
   else fail "render: causal triangle" "$verdict"; fi
 else
   fail "render: causal triangle" "render failed"
+fi
+
+# The Steps view draws every matrix of the pipeline where --layout says, in order; the softmax
+# of i-am-good (no scaling) is nearly one-hot, so its row I starts with a bright cell.
+if run_x "$app" render "$tmp/i_am_good.json" --view steps --png "$tmp/s.png" --layout "$tmp/s.json" 2>/dev/null; then
+  verdict=$(python3 - "$tmp/s.json" <<'PY'
+import json, sys
+steps = json.load(open(sys.argv[1]))["steps"]
+want = ["x", "q", "k", "v", "scores", "scaled", "weights", "output", "concat", "final"]
+missing = [w for w in want if w not in steps or steps[w][2] <= 0]
+print("ok" if not missing else "missing " + " ".join(missing))
+PY
+)
+  if [ "$verdict" = ok ]; then ok "render: steps view lays out the whole pipeline"
+  else fail "render: steps layout" "$verdict"; fi
+else
+  fail "render: steps layout" "render failed"
 fi
 
 # 3. Bad input: exit 2 with one line naming the problem; no picture.

@@ -1,0 +1,172 @@
+// steps.hpp: attention as the seeds teach it, a pipeline of labelled matrices, and the
+// arithmetic behind any one number of it, written out. Header-only; the Steps view draws
+// these, the tests assert the same strings.
+//
+// [SECTION] Numbers
+// [SECTION] Pipeline
+// [SECTION] Where a number comes from
+#pragma once
+
+#include "scene.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// [SECTION] Numbers ---------------------------------------------------------------------------
+
+// Every number the Steps view shows: 4 decimals, as seed 001 prints its tables ("0.2976");
+// −∞ for masked scores; scientific notation once the fixed form would not fit a cell.
+inline std::string format_number(float x, int decimals = 4) {
+    if (std::isinf(x)) return x < 0 ? "\xe2\x88\x92\xe2\x88\x9e" : "\xe2\x88\x9e";
+    if (std::isnan(x)) return "nan";
+    char buffer[48];
+    if (std::fabs(x) >= 1e5f) std::snprintf(buffer, sizeof buffer, "%.3e", x);
+    else std::snprintf(buffer, sizeof buffer, "%.*f", decimals, x);
+    std::string s = buffer;
+    if (s.find_first_not_of("-0.") == std::string::npos && s[0] == '-') s.erase(0, 1);  // no "-0.0000"
+    return s;
+}
+
+// One row of m, numbers separated by single spaces.
+inline std::string format_row(const Matrix& m, int row, int decimals = 4) {
+    std::string s;
+    for (Eigen::Index j = 0; j < m.cols(); ++j) {
+        if (j) s += ' ';
+        s += format_number(m(row, j), decimals);
+    }
+    return s;
+}
+
+// Shannon entropy of a row of weights in nats: 0 for one-hot, ln(T_k) for uniform.
+inline float row_entropy(const Matrix& weights, int row) {
+    double h = 0.0;
+    for (Eigen::Index j = 0; j < weights.cols(); ++j) {
+        const double w = weights(row, j);
+        if (w > 0.0) h -= w * std::log(w);
+    }
+    return static_cast<float>(h);
+}
+
+// [SECTION] Pipeline --------------------------------------------------------------------------
+
+enum class StepKind { Input, InputKv, Q, K, V, Scores, Scaled, Masked, Weights, Output, Concat, Final };
+
+// One matrix of the pipeline: its label ("Q = X·W_q"), shape ("T_q×d_k = 3×3"), where it
+// comes from (for the inputs and projections) and its values (masked entries are −∞).
+struct Step {
+    StepKind kind;
+    std::string label, shape, source;
+    Matrix values;
+    bool probabilities = false;  // weights: one fixed 0..1 colour scale
+};
+
+inline std::string shape_text(const char* rows, const char* cols, Eigen::Index r, Eigen::Index c) {
+    return std::string(rows) + "\xc3\x97" + cols + " = " + std::to_string(r) + "\xc3\x97" + std::to_string(c);
+}
+
+// The pipeline of one head (plus concat and ·W_o), in order. Self / masked: X → Q, K, V;
+// cross: Q from the target X, K and V from the source X_kv. "+ mask" only when a key is masked.
+inline std::vector<Step> pipeline_steps(const Trace& tr, int head, bool positional) {
+    const MultiHeadTrace& mh = tr.attention;
+    const HeadTrace& h = mh.heads.at(std::clamp(head, 0, static_cast<int>(mh.heads.size()) - 1));
+    const bool cross = tr.kind == AttentionKind::Cross;
+    const char* pe = positional ? " (+ PE)" : "";
+    std::vector<Step> steps;
+    const char* q_from = cross ? "from X (target / decoder)" : "from X";
+    const char* kv_from = cross ? "from X_kv (source / encoder)" : "from X";
+    // X rows are tokens: T_q×d_model (and T_k×d_model for the source).
+    steps.push_back({StepKind::Input, std::string(cross ? "X (target)" : "X") + pe, shape_text("T_q", "d_model", mh.x_q.rows(), mh.x_q.cols()),
+                     cross ? "decoder tokens" : "one row per token", mh.x_q});
+    if (cross)
+        steps.push_back({StepKind::InputKv, std::string("X_kv (source)") + pe,
+                         shape_text("T_k", "d_model", mh.x_kv.rows(), mh.x_kv.cols()), "encoder tokens", mh.x_kv});
+    steps.push_back({StepKind::Q, "Q = X\xc2\xb7W_q", shape_text("T_q", "d_k", h.q.rows(), h.q.cols()), q_from, h.q});
+    steps.push_back({StepKind::K, cross ? "K = X_kv\xc2\xb7W_k" : "K = X\xc2\xb7W_k", shape_text("T_k", "d_k", h.k.rows(), h.k.cols()), kv_from, h.k});
+    steps.push_back({StepKind::V, cross ? "V = X_kv\xc2\xb7W_v" : "V = X\xc2\xb7W_v", shape_text("T_k", "d_k", h.v.rows(), h.v.cols()), kv_from, h.v});
+    steps.push_back({StepKind::Scores, "QK\xe1\xb5\x80", shape_text("T_q", "T_k", h.scores.rows(), h.scores.cols()), "q\xc2\xb7k for every pair", h.scores});
+    // ÷ √d_k before the mask: the scores times the factor everywhere.
+    const float factor = tr.scale.factor(tr.d_k);
+    std::string scale_label = tr.scale.kind == ScaleKind::InvSqrtDk ? "\xc3\xb7 \xe2\x88\x9a" "d_k"
+                              : tr.scale.kind == ScaleKind::None    ? "no scaling"
+                                                                    : "\xc3\xb7 \xcf\x84 = " + format_number(tr.scale.divisor, 2);
+    char factor_text[64];
+    std::snprintf(factor_text, sizeof factor_text, "\xc3\x97 %s", format_number(factor).c_str());
+    steps.push_back({StepKind::Scaled, scale_label, shape_text("T_q", "T_k", h.scores.rows(), h.scores.cols()), factor_text,
+                     Matrix(h.scores * factor)});
+    bool any_masked = false;
+    for (Eigen::Index i = 0; i < tr.allowed.size(); ++i) any_masked |= tr.allowed.data()[i] == 0;
+    if (any_masked)
+        steps.push_back({StepKind::Masked, "+ mask", shape_text("T_q", "T_k", h.scaled.rows(), h.scaled.cols()),
+                         tr.kind == AttentionKind::Masked ? "later keys \xe2\x86\x92 \xe2\x88\x92\xe2\x88\x9e" : "masked keys \xe2\x86\x92 \xe2\x88\x92\xe2\x88\x9e", h.scaled});
+    steps.push_back({StepKind::Weights, "softmax", shape_text("T_q", "T_k", h.weights.rows(), h.weights.cols()), "each row sums to 1", h.weights, true});
+    steps.push_back({StepKind::Output, "\xc2\xb7 V", shape_text("T_q", "d_k", h.output.rows(), h.output.cols()), "weights\xc2\xb7V", h.output});
+    steps.push_back({StepKind::Concat, "concat", shape_text("T_q", "d_model", mh.concat.rows(), mh.concat.cols()),
+                     tr.heads > 1 ? "all heads side by side" : "one head: the same", mh.concat});
+    steps.push_back({StepKind::Final, "\xc2\xb7 W_o", shape_text("T_q", "d_model", mh.output.rows(), mh.output.cols()), "concat\xc2\xb7W_o + b_o", mh.output});
+    return steps;
+}
+
+// [SECTION] Where a number comes from ---------------------------------------------------------
+
+// Σ a_i·b_i written out, at most max_terms terms then "…": "1.0000×1.0000 + 3.0000×1.0000 + …".
+inline std::string sum_of_products(const RowVector& a, const RowVector& b, int max_terms = 4) {
+    std::string s;
+    const Eigen::Index n = a.size();
+    for (Eigen::Index i = 0; i < n; ++i) {
+        if (i == max_terms && n > max_terms + 1) {
+            s += " + \xe2\x80\xa6";
+            i = n - 2;  // the last term stays visible
+            continue;
+        }
+        if (i) s += " + ";
+        s += format_number(a(i)) + "\xc3\x97" + format_number(b(i));
+    }
+    return s;
+}
+
+// Score (q, k): q·k = q₁k₁ + … = value.
+inline std::string explain_score(const HeadTrace& h, int q, int k, int max_terms = 4) {
+    return "q\xc2\xb7k = " + sum_of_products(h.q.row(q), h.k.row(k), max_terms) + " = " + format_number(h.scores(q, k));
+}
+
+// Weight (q, k): e^s / Σ e^s over the allowed keys of row q.
+inline std::string explain_weight(const HeadTrace& h, const MaskMatrix& allowed, int q, int k, int max_terms = 4) {
+    if (!allowed(q, k)) return "masked: e^\xe2\x88\x92\xe2\x88\x9e = 0";
+    // Shifted by the row max as the kernel does; the ratio is the same and the numbers stay finite.
+    float row_max = -INFINITY;
+    for (Eigen::Index j = 0; j < h.scaled.cols(); ++j)
+        if (allowed(q, j)) row_max = std::max(row_max, h.scaled(q, j));
+    const bool shift = row_max > 20.0f;
+    auto e = [&](float s) { return std::exp(static_cast<double>(s - (shift ? row_max : 0.0f))); };
+    std::string exp_name = shift ? "e^(s\xe2\x88\x92max)" : "e^s";
+    double sum = 0.0;
+    std::string terms;
+    int shown = 0, kept = 0;
+    for (Eigen::Index j = 0; j < h.scaled.cols(); ++j) {
+        if (!allowed(q, j)) continue;
+        sum += e(h.scaled(q, j));
+        ++kept;
+        if (shown < max_terms) {
+            if (shown) terms += " + ";
+            terms += "e^" + format_number(h.scaled(q, j) - (shift ? row_max : 0.0f));
+            ++shown;
+        }
+    }
+    if (kept > shown) terms += " + \xe2\x80\xa6";
+    return exp_name + " / \xce\xa3 " + exp_name + " = e^" + format_number(h.scaled(q, k) - (shift ? row_max : 0.0f)) + " / (" + terms +
+           ") = " + format_number(static_cast<float>(e(h.scaled(q, k)))) + " / " + format_number(static_cast<float>(sum)) + " = " +
+           format_number(h.weights(q, k));
+}
+
+// Output (q, c): Σ_k w_qk·v_kc over the row of weights and the column of V.
+inline std::string explain_output(const HeadTrace& h, int q, int c, int max_terms = 4) {
+    return "\xce\xa3 w\xc2\xb7v = " + sum_of_products(h.weights.row(q), h.v.col(c).transpose(), max_terms) + " = " +
+           format_number(h.output(q, c));
+}
+
+}  // namespace attn
