@@ -39,6 +39,7 @@ void App::before_frame(float ui_scale) {
 
 void App::build_ui() {
     renderer.begin_frame();
+    set_ui_language(state.lang);
     state.probe.clear();
     ViewContext ctx{state, renderer, fonts, ui_scale_, !figure_only};
     draw_app(ctx, figure_only);
@@ -73,6 +74,8 @@ std::string App::state_json() const {
         {"ui_scale", ui_scale_},
         {"view", st.view == View::Lines ? "lines" : st.view == View::Heatmap ? "heatmap" : "steps"},
         {"theme", st.theme == Theme::Dark ? "dark" : "light"},
+        {"lang", st.lang == Lang::Zh ? "zh" : "en"},
+        {"showing_preset", st.showing_preset()},
         {"preset", st.preset_name},
         {"kind", kind_name(st.trace.kind)},
         {"queries", st.trace.queries},

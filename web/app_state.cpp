@@ -124,6 +124,12 @@ void AppState::apply_scene_json() {
     }
 }
 
+bool AppState::showing_preset() const {
+    if (preset_name.empty()) return false;
+    const Scene* preset = find_preset(preset_name);
+    return preset && has_trace && error.empty() && scene == *preset;
+}
+
 void AppState::apply() {
     // Tokens from the texts; explicit embeddings follow their tokens.
     auto tokens = tokenize(target_text);

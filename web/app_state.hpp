@@ -6,6 +6,7 @@
 #pragma once
 
 #include "scene.hpp"
+#include "strings.hpp"
 
 #include <array>
 #include <map>
@@ -72,6 +73,7 @@ struct AppState {
     // [view] -----------------------------------------------------------------------------
     View view = View::Lines;
     Theme theme = Theme::Dark;
+    Lang lang = Lang::En;        // of the UI's fixed words (strings.hpp); preset texts are data
     LinesOptions lines;
     HeatmapOptions heatmap;
     StepsOptions steps;
@@ -93,6 +95,8 @@ struct AppState {
     void apply_scene_json();
     // Rebuilds the scene from the inputs and computes it.
     void apply();
+    // The draft still is the preset last loaded (false once any input changed it).
+    bool showing_preset() const;
 
     // Texts from tokens, joined so that tokenize() gives the same tokens back.
     static std::string join_tokens(const std::vector<std::string>& tokens);

@@ -197,8 +197,8 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
 
     // Axis captions.
     const bool cross = tr.kind == AttentionKind::Cross;
-    const char* key_caption = cross ? "keys: source (encoder) \xe2\x86\x92" : "keys \xe2\x86\x92";
-    const char* query_caption = cross ? "queries: target (decoder) \xe2\x86\x93" : "queries \xe2\x86\x93";
+    const char* key_caption = attn::tr(cross ? Str::CaptionSourceKeys : Str::CaptionKeys);
+    const char* query_caption = attn::tr(cross ? Str::CaptionTargetQueries : Str::CaptionQueries);
     dl->AddText(small, ss, ImVec2(g0.x, top), pal.text_muted, key_caption);
     // Right-aligned above the row labels, in the corner the column labels leave free.
     float qc_w = small->CalcTextSizeA(ss, FLT_MAX, 0.0f, query_caption).x;
@@ -277,7 +277,7 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const float bar_w = 14.0f * s;
     const float bar_h = std::clamp(grid_h, 90.0f * s, 280.0f * s);
     const float bar_y = g0.y + ss + 8.0f * s;
-    const char* legend_title = o.values == HeatValues::Weights ? "weight" : "score";
+    const char* legend_title = attn::tr(o.values == HeatValues::Weights ? Str::LegendWeight : Str::LegendScore);
     dl->AddText(small, ss, ImVec2(bar_x, g0.y), pal.text_muted, legend_title);
     // The LUT texture turned upright: t = 1 at the top.
     dl->AddImageQuad(ctx.renderer.lut_texture(o.colormap), ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w, bar_y),
@@ -295,7 +295,7 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         float y = bar_y + bar_h + 14.0f * s;
         hatch_rect(dl, ImVec2(bar_x, y), ImVec2(bar_x + bar_w, y + bar_w), pal, s);
         dl->AddRect(ImVec2(bar_x, y), ImVec2(bar_x + bar_w, y + bar_w), pal.text_muted);
-        dl->AddText(small, ss, ImVec2(bar_x + bar_w + 7.0f * s, y + (bar_w - ss) * 0.5f), pal.text, "masked");
+        dl->AddText(small, ss, ImVec2(bar_x + bar_w + 7.0f * s, y + (bar_w - ss) * 0.5f), pal.text, attn::tr(Str::Masked));
     }
 
     // [SECTION] Hover ----------------------------------------------------------------------
@@ -308,14 +308,14 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
                             o.head >= 0 && o.head < tr.heads ? ("head " + std::to_string(o.head + 1)).c_str() : "mean of heads");
         ImGui::Separator();
         if (o.head < 0 || o.head >= tr.heads) {
-            ImGui::Text("mean weight   %.4f", allowed ? cell_value(tr, HeatmapOptions{-1, 0, HeatValues::Weights, true}, hq, hk) : 0.0f);
+            ImGui::Text(attn::tr(Str::MeanWeight), allowed ? cell_value(tr, HeatmapOptions{-1, 0, HeatValues::Weights, true}, hq, hk) : 0.0f);
             for (int h = 0; h < tr.heads && h < 8; ++h)
                 ImGui::TextColored(head_color(st.theme, h), "head %d   %.4f", h + 1, tr.attention.heads[h].weights(hq, hk));
         } else {
             const HeadTrace& head = tr.attention.heads[h0];
-            ImGui::Text("weight        %.4f", head.weights(hq, hk));
-            ImGui::Text("score q\xc2\xb7k      %.4f", head.scores(hq, hk));
-            if (allowed) ImGui::Text("scaled score  %.4f", head.scaled(hq, hk));
+            ImGui::Text(attn::tr(Str::Weight), head.weights(hq, hk));
+            ImGui::Text(attn::tr(Str::Score), head.scores(hq, hk));
+            if (allowed) ImGui::Text(attn::tr(Str::ScaledScore), head.scaled(hq, hk));
         }
         if (!allowed) {
             ImGui::TextColored(ImVec4(1.0f, 0.55f, 0.4f, 1.0f), "masked: the score becomes \xe2\x88\x92\xe2\x88\x9e");

@@ -85,8 +85,8 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     auto yk = [&](int j) { return top_k + (static_cast<float>(j) + 0.5f) * row_h; };
 
     // Column headings.
-    const char* left_title = cross ? "Target (decoder) \xc2\xb7 queries" : "Queries";
-    const char* right_title = cross ? "Source (encoder) \xc2\xb7 keys" : "Keys";
+    const char* left_title = attn::tr(cross ? Str::AxisTargetQueries : Str::AxisQueries);
+    const char* right_title = attn::tr(cross ? Str::AxisSourceKeys : Str::AxisKeys);
     const float lt_w = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, left_title).x;
     const float rt_w = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, right_title).x;
     dl->AddText(small, small->FontSize, ImVec2(std::max(xq_right - lt_w, min.x + 6.0f * s), min.y + 8.0f * s),
@@ -184,7 +184,7 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         const bool masked = tr.allowed(q, k) == 0;
         const float ny = y - numbers->FontSize * 0.5f;
         if (masked) {
-            dl->AddText(small, small->FontSize, ImVec2(x, y - small->FontSize * 0.5f), pal.text_muted, "masked");
+            dl->AddText(small, small->FontSize, ImVec2(x, y - small->FontSize * 0.5f), pal.text_muted, attn::tr(Str::Masked));
             return;
         }
         if (n_visible > 4 || n_visible == 0) {

@@ -29,7 +29,7 @@ void probe(AppState& st, const char* name) {
 
 // How QKᵀ is scaled; recomputes the figure. Shared by the controls panel and the Steps view.
 bool scale_combo(AppState& st) {
-    const char* scale_names[] = {"1/\u221ad_k (the paper)", "none", "temperature"};
+    const char* scale_names[] = {tr(Str::ScaleInvSqrtDk), tr(Str::ScaleNone), tr(Str::ScaleTemperature)};
     int scale_mode = static_cast<int>(st.scale_mode);
     if (!ImGui::Combo("##scale", &scale_mode, scale_names, 3)) return false;
     st.scale_mode = static_cast<ScaleMode>(scale_mode);
@@ -69,9 +69,17 @@ void section(const char* title) {
     ImGui::Separator();
 }
 
+// One button of segmented(): its value, its label (in the UI language) and its probe name.
+template <typename T>
+struct Segment {
+    T value;
+    Str label;
+    const char* probe;
+};
+
 // A row of buttons where exactly one is on. Returns true when the choice changed.
 template <typename T>
-bool segmented(AppState& st, const char* id, T* value, std::initializer_list<std::pair<T, const char*>> options,
+bool segmented(AppState& st, const char* id, T* value, std::initializer_list<Segment<T>> options,
                const char* probe_prefix, float total_w = 0.0f) {
     bool changed = false;
     ImGui::PushID(id);
@@ -79,19 +87,20 @@ bool segmented(AppState& st, const char* id, T* value, std::initializer_list<std
     const float w = (total_w - ImGui::GetStyle().ItemSpacing.x * (options.size() - 1)) /
                     static_cast<float>(options.size());
     int i = 0;
-    for (auto& [v, label] : options) {
+    for (const Segment<T>& o : options) {
+        const T v = o.value;
+        ImGui::PushID(o.probe);
         if (i++ > 0) ImGui::SameLine();
         const bool on = *value == v;
         if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
         if (on) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, 1));
-        if (ImGui::Button(label, ImVec2(w, 0)) && !on) {
+        if (ImGui::Button(tr(o.label), ImVec2(w, 0)) && !on) {
             *value = v;
             changed = true;
         }
         if (on) ImGui::PopStyleColor(2);
-        std::string name = std::string(probe_prefix) + "." + label;
-        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-        probe(st, name.c_str());
+        probe(st, (std::string(probe_prefix) + "." + o.probe).c_str());
+        ImGui::PopID();
     }
     ImGui::PopID();
     return changed;
@@ -117,7 +126,7 @@ void token_chips(const std::vector<std::string>& tokens, const Palette& pal, flo
     }
     if (tokens.size() > shown) {
         char more[32];
-        std::snprintf(more, sizeof more, "+%zu more", tokens.size() - shown);
+        std::snprintf(more, sizeof more, tr(Str::MoreTokens), tokens.size() - shown);
         dl->AddText(font, fs, ImVec2(x, y + 2.0f * s), pal.text_muted, more);
     }
     ImGui::Dummy(ImVec2(right - x0, y + h - ImGui::GetCursorScreenPos().y));
@@ -125,9 +134,9 @@ void token_chips(const std::vector<std::string>& tokens, const Palette& pal, flo
 
 const char* scale_label(const Trace& tr, char* buf, size_t n) {
     switch (tr.scale.kind) {
-        case ScaleKind::InvSqrtDk: std::snprintf(buf, n, "scores / \xe2\x88\x9a%d", tr.d_k); break;
-        case ScaleKind::None: std::snprintf(buf, n, "unscaled scores"); break;
-        case ScaleKind::Divisor: std::snprintf(buf, n, "scores / %.2f", tr.scale.divisor); break;
+        case ScaleKind::InvSqrtDk: std::snprintf(buf, n, attn::tr(Str::ScoresOverSqrt), tr.d_k); break;
+        case ScaleKind::None: std::snprintf(buf, n, "%s", attn::tr(Str::UnscaledScores)); break;
+        case ScaleKind::Divisor: std::snprintf(buf, n, attn::tr(Str::ScoresOverDivisor), tr.scale.divisor); break;
     }
     return buf;
 }
@@ -142,8 +151,7 @@ void embeddings_editor(ViewContext& ctx, bool source) {
     if (T == 0) return;
     if (T > 16 || d > 8) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-        ImGui::TextWrapped("%d\xc3\x97%d is too large to edit here (up to 16 tokens \xc3\x97 8 dimensions); "
-                           "paste a scene with \"embeddings\" instead.", T, d);
+        ImGui::TextWrapped(tr(Str::EmbeddingsTooLarge), T, d);
         ImGui::PopStyleColor();
         return;
     }
@@ -195,24 +203,23 @@ void scene_json_popup(ViewContext& ctx) {
     ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.5f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(std::min(620.0f * s, io.DisplaySize.x - 40.0f * s), 0.0f));
     if (!ImGui::BeginPopupModal("Scene JSON", nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove)) return;
-    ImGui::TextWrapped("A scene file: kind, tokens (a list or a sentence), optional embeddings, d_model, heads, "
-                       "weights, scale, mask, positional. Load computes it; the figure only changes when it is valid.");
+    ImGui::TextWrapped("%s", tr(Str::JsonHelp));
     ImGui::InputTextMultiline("##json", &st.scene_json, ImVec2(-FLT_MIN, std::min(300.0f * s, io.DisplaySize.y * 0.5f)));
     probe(st, "json.text");
     static bool failed = false;
-    if (ImGui::Button("Load")) {
+    if (ImGui::Button(tr(Str::JsonLoad))) {
         st.apply_scene_json();
         failed = !st.error.empty();
         if (!failed) ImGui::CloseCurrentPopup();
     }
     probe(st, "json.load");
     ImGui::SameLine();
-    if (ImGui::Button("Current scene")) {
+    if (ImGui::Button(tr(Str::JsonCurrent))) {
         st.scene_json = write_scene(st.scene);
         failed = false;
     }
     ImGui::SameLine();
-    if (ImGui::Button("Close") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+    if (ImGui::Button(tr(Str::JsonClose)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
         if (failed) st.apply();  // the error was about the pasted text: back to the inputs' own state
         failed = false;
         ImGui::CloseCurrentPopup();
@@ -235,18 +242,25 @@ void draw_controls(ViewContext& ctx) {
     ImGui::TextUnformatted("attnviz");
     ImGui::PopFont();
     ImGui::SameLine();
-    ImGui::TextDisabled("attention, drawn");
+    ImGui::TextDisabled("%s", tr(Str::Tagline));
     {
-        const char* label = st.theme == Theme::Dark ? "Light theme" : "Dark theme";
-        float w = ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2;
-        ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - w);
-        if (ImGui::SmallButton(label)) st.theme = st.theme == Theme::Dark ? Theme::Light : Theme::Dark;
+        // Top right: the language switch (names the other language) and the theme button.
+        const char* lang = tr(Str::LanguageSwitch);
+        const char* theme = tr(st.theme == Theme::Dark ? Str::ThemeLight : Str::ThemeDark);
+        const float pad = ImGui::GetStyle().FramePadding.x * 2, gap = ImGui::GetStyle().ItemSpacing.x;
+        const float w = ImGui::CalcTextSize(lang).x + pad + gap + ImGui::CalcTextSize(theme).x + pad;
+        ImGui::SameLine(std::max(ImGui::GetWindowContentRegionMax().x - w, ImGui::GetCursorPosX()));
+        if (ImGui::SmallButton(lang)) st.lang = st.lang == Lang::En ? Lang::Zh : Lang::En;
+        probe(st, "lang");
+        ImGui::SameLine();
+        if (ImGui::SmallButton(theme)) st.theme = st.theme == Theme::Dark ? Theme::Light : Theme::Dark;
         probe(st, "theme");
     }
 
-    section("SCENE");
+    section(tr(Str::SectionScene));
     ImGui::SetNextItemWidth(-FLT_MIN);
-    if (ImGui::BeginCombo("##preset", st.preset_name.empty() ? "(custom scene)" : st.preset_name.c_str())) {
+    const bool showing_preset = st.showing_preset();
+    if (ImGui::BeginCombo("##preset", showing_preset ? st.preset_name.c_str() : tr(Str::CustomScene))) {
         for (const Scene& p : presets()) {
             if (ImGui::Selectable(p.name.c_str(), p.name == st.preset_name)) st.load_preset(p.name);
             probe(st, ("preset." + p.name).c_str());
@@ -261,12 +275,12 @@ void draw_controls(ViewContext& ctx) {
         ImGui::EndCombo();
     }
     probe(st, "preset");
-    if (const Scene* p = st.preset_name.empty() ? nullptr : find_preset(st.preset_name); p && !p->description.empty()) {
+    if (const Scene* p = showing_preset ? find_preset(st.preset_name) : nullptr; p && !p->description.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         ImGui::TextWrapped("%s", p->description.c_str());
         ImGui::PopStyleColor();
     }
-    if (ImGui::SmallButton("Paste a scene (JSON)\xe2\x80\xa6")) {
+    if (ImGui::SmallButton(tr(Str::PasteScene))) {
         if (st.scene_json.empty()) st.scene_json = write_scene(st.scene);
         ImGui::OpenPopup("Scene JSON");
     }
@@ -275,7 +289,8 @@ void draw_controls(ViewContext& ctx) {
     ImGui::Spacing();
     AttentionKind kind = st.draft.kind;
     if (segmented<AttentionKind>(st, "kind", &kind,
-                                 {{AttentionKind::Self, "Self"}, {AttentionKind::Masked, "Masked"}, {AttentionKind::Cross, "Cross"}},
+                                 {{AttentionKind::Self, Str::KindSelf, "self"}, {AttentionKind::Masked, Str::KindMasked, "masked"},
+                                  {AttentionKind::Cross, Str::KindCross, "cross"}},
                                  "kind")) {
         st.draft.kind = kind;
         if (kind == AttentionKind::Cross && st.source_text.empty()) st.source_text = st.target_text;
@@ -283,20 +298,20 @@ void draw_controls(ViewContext& ctx) {
     }
     const bool cross = st.draft.kind == AttentionKind::Cross;
     ImGui::Spacing();
-    ImGui::TextUnformatted(cross ? "Target sentence (decoder, queries)" : "Sentence");
+    ImGui::TextUnformatted(tr(cross ? Str::TargetSentence : Str::Sentence));
     ImGui::SetNextItemWidth(-FLT_MIN);
     if (ImGui::InputText("##target", &st.target_text)) st.apply();
     probe(st, "input.target");
     token_chips(st.draft.tokens, pal, s);
     if (cross) {
-        ImGui::TextUnformatted("Source sentence (encoder, keys and values)");
+        ImGui::TextUnformatted(tr(Str::SourceSentence));
         ImGui::SetNextItemWidth(-FLT_MIN);
         if (ImGui::InputText("##source", &st.source_text)) st.apply();
         probe(st, "input.source");
         token_chips(st.draft.source_tokens, pal, s);
     }
 
-    section("MODEL");
+    section(tr(Str::SectionModel));
     const float label_x = 92.0f * s;
     auto row = [&](const char* label) {
         ImGui::AlignTextToFramePadding();
@@ -317,7 +332,7 @@ void draw_controls(ViewContext& ctx) {
             st.apply();
         }
     }
-    row("heads");
+    row(tr(Str::Heads));
     char heads_label[32];
     std::snprintf(heads_label, sizeof heads_label, "%d  (d_k = %d)", st.draft.heads, st.draft.d_model / std::max(st.draft.heads, 1));
     if (ImGui::BeginCombo("##heads", heads_label)) {
@@ -334,46 +349,46 @@ void draw_controls(ViewContext& ctx) {
         ImGui::EndCombo();
     }
     probe(st, "heads");
-    row("scale");
+    row(tr(Str::Scale));
     scale_combo(st);
     if (st.scale_mode == ScaleMode::Temperature) {
-        row("divide by");
+        row(tr(Str::DivideBy));
         temperature_slider(st);
     }
-    row("weights");
+    row(tr(Str::Weights));
     const bool has_explicit = std::holds_alternative<ExplicitWeights>(st.draft.weights);
-    const char* weight_names[] = {"identity (Q = K = V = X)", "random (seeded)", "explicit (from the scene)"};
+    const char* weight_names[] = {tr(Str::WeightsIdentity), tr(Str::WeightsRandom), tr(Str::WeightsExplicit)};
     int weights_mode = static_cast<int>(st.weights_mode);
     if (ImGui::Combo("##weights", &weights_mode, weight_names, has_explicit ? 3 : 2)) {
         st.weights_mode = static_cast<WeightsMode>(weights_mode);
         st.apply();
     }
     if (st.weights_mode == WeightsMode::Random) {
-        row("seed");
+        row(tr(Str::Seed));
         if (ImGui::InputInt("##seed", &st.seed)) {
             st.seed = std::max(st.seed, 0);
             st.apply();
         }
     }
     bool positional = st.draft.positional == Positional::Sinusoidal;
-    if (ImGui::Checkbox("Sinusoidal positional encoding", &positional)) {
+    if (ImGui::Checkbox(tr(Str::Positional), &positional)) {
         st.draft.positional = positional ? Positional::Sinusoidal : Positional::None;
         st.apply();
     }
 
     ImGui::Spacing();
-    if (!ImGui::CollapsingHeader("Embeddings", ImGuiTreeNodeFlags_DefaultOpen)) {
+    if (!ImGui::CollapsingHeader((std::string(tr(Str::Embeddings)) + "###embeddings").c_str(), ImGuiTreeNodeFlags_DefaultOpen)) {
         scene_json_popup(ctx);
         return;
     }
-    ImGui::TextDisabled(st.draft.embeddings ? "given; drag a value to change it" : "generated from the tokens; drag to edit");
-    if (cross) ImGui::TextUnformatted("target");
+    ImGui::TextDisabled("%s", tr(st.draft.embeddings ? Str::EmbeddingsGiven : Str::EmbeddingsGenerated));
+    if (cross) ImGui::TextUnformatted(tr(Str::Target));
     embeddings_editor(ctx, false);
     if (cross) {
-        ImGui::TextUnformatted("source");
+        ImGui::TextUnformatted(tr(Str::Source));
         embeddings_editor(ctx, true);
     }
-    if ((st.draft.embeddings || st.draft.source_embeddings) && ImGui::SmallButton("Generate from tokens")) {
+    if ((st.draft.embeddings || st.draft.source_embeddings) && ImGui::SmallButton(tr(Str::GenerateFromTokens))) {
         st.draft.embeddings.reset();
         st.draft.source_embeddings.reset();
         st.apply();
@@ -395,7 +410,7 @@ void draw_toolbar(ViewContext& ctx) {
     const float s = ctx.scale;
     const Trace& tr = st.trace;
     View view = st.view;
-    if (segmented<View>(st, "view", &view, {{View::Lines, "Lines"}, {View::Heatmap, "Heatmap"}, {View::Steps, "Steps"}}, "view",
+    if (segmented<View>(st, "view", &view, {{View::Lines, Str::ViewLines, "lines"}, {View::Heatmap, Str::ViewHeatmap, "heatmap"}, {View::Steps, Str::ViewSteps, "steps"}}, "view",
                         270.0f * s))
         st.view = view;
     ImGui::SameLine(0.0f, 20.0f * s);
@@ -412,7 +427,7 @@ void draw_toolbar(ViewContext& ctx) {
             ImGui::PushStyleColor(ImGuiCol_FrameBg, on ? c : ImVec4(c.x, c.y, c.z, 0.25f));
             ImGui::PushStyleColor(ImGuiCol_FrameBgHovered, ImVec4(c.x, c.y, c.z, 0.8f));
             char label[24];
-            std::snprintf(label, sizeof label, "head %d", h + 1);
+            std::snprintf(label, sizeof label, attn::tr(Str::HeadN), h + 1);
             if (h > 0) same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(label).x + 8.0f * s);
             if (ImGui::Checkbox(label, &on)) st.lines.head_visible[h] = on;
             ImGui::PopStyleColor(3);
@@ -420,23 +435,23 @@ void draw_toolbar(ViewContext& ctx) {
             probe(st, label);
             ImGui::PopID();
         }
-        same_line_if_fits(ImGui::CalcTextSize("hide below").x + 120.0f * s);
+        same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::HideBelow)).x + 120.0f * s);
         ImGui::AlignTextToFramePadding();
-        ImGui::TextUnformatted("hide below");
+        ImGui::TextUnformatted(attn::tr(Str::HideBelow));
         ImGui::SameLine();
         ImGui::SetNextItemWidth(110.0f * s);
         ImGui::SliderFloat("##threshold", &st.lines.threshold, 0.0f, 1.0f, "%.2f");
         probe(st, "threshold");
-        same_line_if_fits(ImGui::CalcTextSize("top-k").x + 100.0f * s);
-        ImGui::TextUnformatted("top-k");
+        same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::TopK)).x + 100.0f * s);
+        ImGui::TextUnformatted(attn::tr(Str::TopK));
         ImGui::SameLine();
         ImGui::SetNextItemWidth(90.0f * s);
         ImGui::SliderInt("##topk", &st.lines.top_k, 0, std::max(1, static_cast<int>(tr.keys.size())),
-                         st.lines.top_k == 0 ? "all" : "%d");
+                         st.lines.top_k == 0 ? attn::tr(Str::All) : "%d");
     } else if (st.view == View::Steps) {
         // One head's pipeline at a time; the scale shows seed 002's argument (rows saturate).
         ImGui::AlignTextToFramePadding();
-        ImGui::TextUnformatted("head");
+        ImGui::TextUnformatted(attn::tr(Str::Head));
         for (int h = 0; h < tr.heads; ++h) {
             char label[32];
             std::snprintf(label, sizeof label, "%d##steps_head", h + 1);
@@ -448,8 +463,8 @@ void draw_toolbar(ViewContext& ctx) {
             std::snprintf(label, sizeof label, "steps.head.%d", h + 1);
             probe(st, label);
         }
-        same_line_if_fits(ImGui::CalcTextSize("scale").x + 190.0f * s);
-        ImGui::TextUnformatted("scale");
+        same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::Scale)).x + 190.0f * s);
+        ImGui::TextUnformatted(attn::tr(Str::Scale));
         ImGui::SameLine();
         ImGui::SetNextItemWidth(170.0f * s);
         scale_combo(st);
@@ -465,51 +480,49 @@ void draw_toolbar(ViewContext& ctx) {
         colormap_combo(ctx);
     } else {
         ImGui::AlignTextToFramePadding();
-        ImGui::TextUnformatted("head");
+        ImGui::TextUnformatted(attn::tr(Str::Head));
         ImGui::SameLine();
         ImGui::SetNextItemWidth(110.0f * s);
         char current[32];
-        if (st.heatmap.head < 0) std::snprintf(current, sizeof current, "mean");
-        else std::snprintf(current, sizeof current, "%d of %d", st.heatmap.head + 1, tr.heads);
+        if (st.heatmap.head < 0) std::snprintf(current, sizeof current, "%s", attn::tr(Str::Mean));
+        else std::snprintf(current, sizeof current, attn::tr(Str::HeadOf), st.heatmap.head + 1, tr.heads);
         if (ImGui::BeginCombo("##head", current)) {
-            if (tr.heads > 1 && ImGui::Selectable("mean", st.heatmap.head < 0)) st.heatmap.head = -1;
+            if (tr.heads > 1 && ImGui::Selectable(attn::tr(Str::Mean), st.heatmap.head < 0)) st.heatmap.head = -1;
             for (int h = 0; h < tr.heads; ++h) {
                 char label[32];
-                std::snprintf(label, sizeof label, "%d of %d", h + 1, tr.heads);
+                std::snprintf(label, sizeof label, attn::tr(Str::HeadOf), h + 1, tr.heads);
                 if (ImGui::Selectable(label, h == st.heatmap.head)) st.heatmap.head = h;
             }
             ImGui::EndCombo();
         }
-        same_line_if_fits(ImGui::CalcTextSize("show").x + 160.0f * s);
-        ImGui::TextUnformatted("show");
+        same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::Show)).x + 160.0f * s);
+        ImGui::TextUnformatted(attn::tr(Str::Show));
         ImGui::SameLine();
         ImGui::SetNextItemWidth(150.0f * s);
         int values = static_cast<int>(st.heatmap.values);
-        const char* value_names[] = {"weights (softmax)", "scores (scaled)"};
+        const char* value_names[] = {attn::tr(Str::ValuesWeights), attn::tr(Str::ValuesScores)};
         if (ImGui::Combo("##values", &values, value_names, 2)) st.heatmap.values = static_cast<HeatValues>(values);
         probe(st, "values");
         same_line_if_fits(110.0f * s);
         ImGui::SetNextItemWidth(110.0f * s);
         colormap_combo(ctx);
-        same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize("numbers").x + 8.0f * s);
-        ImGui::Checkbox("numbers", &st.heatmap.show_numbers);
+        same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(attn::tr(Str::Numbers)).x + 8.0f * s);
+        ImGui::Checkbox((std::string(attn::tr(Str::Numbers)) + "###numbers").c_str(), &st.heatmap.show_numbers);
     }
 }
 
 void draw_status(ViewContext& ctx) {
     AppState& st = ctx.state;
     const Trace& tr = st.trace;
-    char buf[64];
-    ImGui::TextDisabled("%s attention \xc2\xb7 %zu queries \xc3\x97 %zu keys \xc2\xb7 %d head%s \xc2\xb7 d_k = %d \xc2\xb7 %s",
-                        kind_name(tr.kind), tr.queries.size(), tr.keys.size(), tr.heads, tr.heads == 1 ? "" : "s", tr.d_k,
+    char buf[64], heads[32];
+    std::snprintf(heads, sizeof heads, attn::tr(tr.heads == 1 ? Str::HeadsOne : Str::HeadsMany), tr.heads);
+    ImGui::TextDisabled(attn::tr(Str::StatusLine), ui_kind_name(tr.kind), tr.queries.size(), tr.keys.size(), heads, tr.d_k,
                         scale_label(tr, buf, sizeof buf));
     if (ctx.fonts.font_pending()) {
         ImGui::SameLine();
-        ImGui::TextDisabled("\xc2\xb7 loading more CJK glyphs\xe2\x80\xa6");
+        ImGui::TextDisabled("%s", attn::tr(Str::LoadingGlyphs));
     }
-    const char* hint = st.view == View::Lines     ? "hover a token to isolate its lines, click to pin"
-                       : st.view == View::Heatmap ? "hover a cell for its weight and score"
-                                                  : "hover a number to see where it comes from";
+    const char* hint = attn::tr(st.view == View::Lines ? Str::HintLines : st.view == View::Heatmap ? Str::HintHeatmap : Str::HintSteps);
     const float w = ImGui::CalcTextSize(hint).x;
     const float used = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x;
     if (used + 24.0f * ctx.scale + w <= ImGui::GetWindowContentRegionMax().x) {
@@ -526,14 +539,15 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
         draw_toolbar(ctx);
         if (!st.error.empty()) {
             ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(pal.error));
-            ImGui::TextWrapped("\xe2\x9a\xa0 %s%s", st.error.c_str(), st.has_trace ? "  (showing the last good figure)" : "");
+            ImGui::TextWrapped("\xe2\x9a\xa0 %s%s", st.error.c_str(), st.has_trace ? tr(Str::ShowingLastGood) : "");
             ImGui::PopStyleColor();
             probe(st, "error");
         }
     } else {
         ImGui::PushFont(ctx.fonts.title);
-        std::string title = st.scene.name.empty() ? std::string(kind_name(st.trace.kind)) + " attention"
-                                                  : st.scene.name + " \xc2\xb7 " + kind_name(st.trace.kind) + " attention";
+        char kind[64];
+        std::snprintf(kind, sizeof kind, tr(Str::AttentionTitle), ui_kind_name(st.trace.kind));
+        std::string title = st.scene.name.empty() ? std::string(kind) : st.scene.name + " \xc2\xb7 " + kind;
         ImGui::TextUnformatted(title.c_str());
         ImGui::PopFont();
     }
@@ -548,7 +562,7 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
         else if (st.view == View::Heatmap) draw_heatmap_view(ctx, a, b);
         else draw_steps_view(ctx, a, b);
     } else {
-        const char* msg = "Type a sentence to see its attention.";
+        const char* msg = tr(Str::EmptyFigure);
         ImVec2 t = ImGui::CalcTextSize(msg);
         ImGui::GetWindowDrawList()->AddText(ImVec2((a.x + b.x - t.x) * 0.5f, (a.y + b.y - t.y) * 0.5f), pal.text_muted, msg);
     }
@@ -567,6 +581,8 @@ void collect_text(const AppState& st, Fonts& fonts) {
     fonts.need(st.source_text);
     fonts.need(st.error);
     fonts.need(st.scene.name);
+    // Both languages' fixed words, so that switching the language does not rebake the atlas.
+    for (int k = 0; k < kStrCount; ++k) fonts.need(text(static_cast<Str>(k), Lang::Zh));
     for (const Scene& p : presets()) {
         fonts.need(p.name);
         fonts.need(p.description);

@@ -21,6 +21,7 @@ namespace attn {
 namespace {
 
 constexpr int kMaxShown = 16;  // rows / columns drawn per matrix; the shape gives the full size
+constexpr float kCaptionMinW = 240.0f;  // a block is at least this wide, so its caption wraps into ~2 lines
 
 // Stable names for the test hook (AppState::step_rects).
 const char* step_name(StepKind k) {
@@ -41,12 +42,36 @@ const char* step_name(StepKind k) {
     return "?";
 }
 
+// What a step does and why, in a line or two under its matrix (the seeds' words).
+Str caption(StepKind k, const Trace& trace) {
+    const bool cross = trace.kind == AttentionKind::Cross;
+    switch (k) {
+        case StepKind::Input: return cross ? Str::CapXCross : Str::CapX;
+        case StepKind::InputKv: return Str::CapXKv;
+        case StepKind::Q: return cross ? Str::CapQCross : Str::CapQ;
+        case StepKind::K: return cross ? Str::CapKCross : Str::CapK;
+        case StepKind::V: return cross ? Str::CapVCross : Str::CapV;
+        case StepKind::Scores: return Str::CapScores;
+        case StepKind::Scaled:
+            return trace.scale.kind == ScaleKind::InvSqrtDk ? Str::CapScaled
+                   : trace.scale.kind == ScaleKind::None    ? Str::CapUnscaled
+                                                            : Str::CapTemperature;
+        case StepKind::Masked: return trace.kind == AttentionKind::Masked ? Str::CapMask : Str::CapMaskGiven;
+        case StepKind::Weights: return Str::CapSoftmax;
+        case StepKind::Output: return Str::CapOutput;
+        case StepKind::Concat: return Str::CapConcat;
+        case StepKind::Final: return Str::CapFinal;
+    }
+    return Str::CapX;
+}
+
 // Where one matrix is drawn: its grid's top-left corner and the cells shown.
 struct Block {
     ImVec2 pos;           // top-left of the block (title)
     ImVec2 grid;          // top-left of the first cell
     int rows = 0, cols = 0;
     float w = 0.0f, h = 0.0f;
+    float caption_y = 0.0f;   // top of the caption, below the grid and its "first 16" note
     bool key_header = false;  // columns are keys: their tokens above the grid
     bool entropy = false;     // a column of row entropies to the right
 };
@@ -99,8 +124,10 @@ void draw_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         const float header = b.key_header ? ss + 4.0f * s : 0.0f;
         const float grid_w = label_w + cell_w * (b.cols + (b.entropy ? 1 : 0));
         b.w = std::max({grid_w, font->CalcTextSizeA(fs, FLT_MAX, 0.0f, step.label.c_str()).x,
-                        small_w(step.shape.c_str()), small_w(step.source.c_str())});
-        b.h = title_h + header + cell_h * b.rows + (b.rows < step.values.rows() ? ss : 0.0f);
+                        small_w(step.shape.c_str()), small_w(step.source.c_str()), kCaptionMinW * s});
+        b.caption_y = title_h + header + cell_h * b.rows + (b.rows < step.values.rows() ? ss : 0.0f) + 4.0f * s;
+        const float caption_h = small->CalcTextSizeA(ss, FLT_MAX, b.w, attn::tr(caption(step.kind, tr))).y;
+        b.h = b.caption_y + caption_h;
         if (x > margin && x + b.w > avail_w) {  // next line of the pipeline
             x = margin;
             y += row_h + gap;
@@ -212,11 +239,12 @@ void draw_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         const ImU32 grid = ImGui::GetColorU32(ImVec4(pal.grid[0], pal.grid[1], pal.grid[2], pal.grid[3]));
         dl->AddRect(b.grid, ImVec2(b.grid.x + cell_w * b.cols, b.grid.y + cell_h * b.rows), grid);
         if (b.rows < step.values.rows() || b.cols < step.values.cols())
-            dl->AddText(small, ss, ImVec2(b.grid.x, b.grid.y + cell_h * b.rows + 1.0f * s), pal.text_muted, "\xe2\x80\xa6 (first 16 shown)");
+            dl->AddText(small, ss, ImVec2(b.grid.x, b.grid.y + cell_h * b.rows + 1.0f * s), pal.text_muted, attn::tr(Str::FirstShown));
+        dl->AddText(small, ss, ImVec2(b.pos.x, b.pos.y + b.caption_y), pal.text_muted, attn::tr(caption(step.kind, tr)), nullptr, b.w);
         if (b.entropy) {  // H of each row: 0 = one-hot, ln T_k = uniform; seed 002's saturation
             const float ex = b.grid.x + cell_w * b.cols + 4.0f * s;
             const float h_max = std::log(static_cast<float>(tr.keys.size()));
-            dl->AddText(small, ss, ImVec2(ex, b.grid.y - ss - 3.0f * s), pal.text_muted, "H (nats)");
+            dl->AddText(small, ss, ImVec2(ex, b.grid.y - ss - 3.0f * s), pal.text_muted, attn::tr(Str::Entropy));
             for (int r = 0; r < b.rows; ++r) {
                 const float H = row_entropy(step.values, r);
                 const float yy = b.grid.y + r * cell_h;
@@ -255,24 +283,24 @@ void draw_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         ImGui::BeginTooltip();
         ImGui::Text("%s  [%d, %d] = %s", step.label.c_str(), hr + 1, hc + 1, format_number(step.values(hr, hc)).c_str());
         if (cols_are_keys(hk))
-            ImGui::TextDisabled("query \"%s\", key \"%s\", head %d", token_label(tr.queries[hr]), token_label(tr.keys[hc]), head + 1);
+            ImGui::TextDisabled(attn::tr(Str::TipTokens), token_label(tr.queries[hr]), token_label(tr.keys[hc]), head + 1);
         ImGui::Separator();
         switch (hk) {
             case StepKind::Scores: ImGui::TextUnformatted(explain_score(h, hr, hc).c_str()); break;
             case StepKind::Scaled:
             case StepKind::Masked:
                 ImGui::TextUnformatted(explain_score(h, hr, hc).c_str());
-                if (!tr.allowed(hr, hc)) ImGui::TextUnformatted("masked: + (\xe2\x88\x92\xe2\x88\x9e)");
+                if (!tr.allowed(hr, hc)) ImGui::TextUnformatted(attn::tr(Str::TipMasked));
                 else ImGui::Text("\xc3\x97 %s = %s", format_number(tr.scale.factor(tr.d_k)).c_str(), format_number(step.values(hr, hc)).c_str());
                 break;
             case StepKind::Weights:
                 ImGui::TextUnformatted(explain_weight(h, tr.allowed, hr, hc).c_str());
-                ImGui::TextDisabled("row entropy H = %s nats (max ln %zu = %s)", format_number(row_entropy(h.weights, hr)).c_str(),
+                ImGui::TextDisabled(attn::tr(Str::TipEntropy), format_number(row_entropy(h.weights, hr)).c_str(),
                                     tr.keys.size(), format_number(std::log(static_cast<float>(tr.keys.size()))).c_str());
                 break;
             case StepKind::Output: ImGui::TextUnformatted(explain_output(h, hr, hc).c_str()); break;
-            case StepKind::Concat: ImGui::Text("head %d, column %d of its output", hc / tr.d_k + 1, hc % tr.d_k + 1); break;
-            case StepKind::Final: ImGui::TextUnformatted("row of concat \xc2\xb7 column of W_o (+ b_o)"); break;
+            case StepKind::Concat: ImGui::Text(attn::tr(Str::TipConcat), hc / tr.d_k + 1, hc % tr.d_k + 1); break;
+            case StepKind::Final: ImGui::TextUnformatted(attn::tr(Str::TipFinal)); break;
             default: ImGui::TextDisabled("%s", step.source.c_str()); break;
         }
         ImGui::EndTooltip();

@@ -475,6 +475,53 @@ try {
     return `${Object.keys(s.steps).length} matrices in the cross pipeline, ${changed} pixels changed on hover`;
   });
 
+  await check('中文: the language switch translates the UI with the first-frame font; captions in Steps', async () => {
+    // A fresh page, so that no lazily loaded CJK font can hide a character missing from cjk-seeds.ttf.
+    const p = await openPage(browser, url);
+    let s = await state(p);
+    expect(s.lang === 'en' && s.showing_preset === true, `lang ${s.lang}, showing_preset ${s.showing_preset}`);
+    await clickWidget(p, 'view.steps');
+    s = await until(p, (x) => x.view === 'steps' && x.steps.weights, 'steps view');
+    await moveAway(p);
+    const en = await shot(p, '18a-steps-en.png');
+    await clickWidget(p, 'lang');
+    s = await until(p, (x) => x.lang === 'zh', 'lang zh');
+    await moveAway(p);
+    await waitFrames(p, 3);
+    s = await state(p);
+    const zh = await shot(p, '18-steps-zh.png');
+    expect(s.view === 'steps' && s.steps.weights, 'the Steps view is gone');
+    expect(distinctColors(zh, s.steps.weights) > 3, 'the softmax matrix is blank in Chinese');
+    expect(s.fonts.missing === 0, `${s.fonts.missing} code points have no glyph (boxes)`);
+    const fetched = requests.filter(([c, u]) => c === currentCheck && /\/fonts\/cjk-/.test(u));
+    expect(fetched.length === 0, `switching the language fetched ${fetched.map(([, u]) => u)}`);
+    expect(differing(en, zh, s.widgets['view.steps']) > 30, 'the Steps button label did not change');
+    expect(distinctColors(zh, s.widgets['view.heatmap']) > 4, 'no ink on the 热力图 button');
+    // Editing an input leaves the preset: the picker says so and hides the description.
+    await clickWidget(p, 'kind.masked');
+    s = await until(p, (x) => x.kind === 'masked' && x.showing_preset === false, 'custom scene after an edit');
+    await moveAway(p);
+    await shot(p, '18b-steps-masked-zh-custom.png');
+    await clickWidget(p, 'kind.cross');
+    s = await until(p, (x) => x.kind === 'cross' && x.steps.x_kv, 'cross pipeline');
+    await moveAway(p);
+    await shot(p, '18c-steps-cross-zh.png');
+    await clickWidget(p, 'kind.self');
+    s = await until(p, (x) => x.kind === 'self' && x.showing_preset === true, 'back to the preset');
+    await clickWidget(p, 'view.heatmap');
+    await until(p, (x) => x.view === 'heatmap', 'heatmap');
+    await moveAway(p);
+    await shot(p, '18d-heatmap-zh.png');
+    await clickWidget(p, 'view.lines');
+    await until(p, (x) => x.view === 'lines', 'lines');
+    await moveAway(p);
+    await shot(p, '18e-lines-zh.png');
+    await clickWidget(p, 'lang');
+    s = await until(p, (x) => x.lang === 'en', 'back to English');
+    await p.close();
+    return `${s.fonts.glyphs} glyphs baked, none missing`;
+  });
+
   await check('canvas follows the window size', async () => {
     await page.setViewportSize({ width: 1000, height: 640 });
     const s = await until(page, (x) => Math.abs(x.figure[0] + x.figure[2] - 1000) < 40, 'layout at 1000 px');

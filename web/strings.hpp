@@ -1,0 +1,44 @@
+// strings.hpp: every fixed word of the UI in English and Chinese, one table (strings.cpp).
+// tr(Str) gives the text in the language the app state chose (set_ui_language, once a frame).
+// No ImGui here, so the doctest suite can check the table.
+#pragma once
+
+namespace attn {
+
+enum class Lang { En, Zh };
+
+enum class Str {
+    // controls panel
+    Tagline, ThemeLight, ThemeDark, LanguageSwitch, SectionScene, SectionModel, CustomScene, PasteScene,
+    KindSelf, KindMasked, KindCross, Sentence, TargetSentence, SourceSentence,
+    Heads, Scale, DivideBy, Weights, Seed, ScaleInvSqrtDk, ScaleNone, ScaleTemperature,
+    WeightsIdentity, WeightsRandom, WeightsExplicit, Positional, Embeddings, EmbeddingsGiven, EmbeddingsGenerated,
+    EmbeddingsTooLarge, Target, Source, GenerateFromTokens, MoreTokens,
+    JsonHelp, JsonLoad, JsonCurrent, JsonClose,
+    // toolbar
+    ViewLines, ViewHeatmap, ViewSteps, HeadN, HideBelow, TopK, All, Head, Mean, HeadOf, Show,
+    ValuesWeights, ValuesScores, Numbers,
+    // status line and figure
+    AttentionTitle, StatusLine, HeadsOne, HeadsMany, LoadingGlyphs, HintLines, HintHeatmap, HintSteps, ShowingLastGood, EmptyFigure,
+    ScoresOverSqrt, UnscaledScores, ScoresOverDivisor,
+    // kinds (status line, titles)
+    NameSelf, NameMasked, NameCross,
+    // axes
+    AxisQueries, AxisKeys, AxisTargetQueries, AxisSourceKeys, CaptionKeys, CaptionQueries, CaptionSourceKeys,
+    CaptionTargetQueries, Masked, LegendWeight, LegendScore, MeanWeight, Weight, Score, ScaledScore,
+    // Steps view: tooltip words and captions
+    FirstShown, Entropy, TipTokens, TipMasked, TipEntropy, TipConcat, TipFinal,
+    CapX, CapXCross, CapXKv, CapQ, CapQCross, CapK, CapKCross, CapV, CapVCross, CapScores, CapScaled, CapUnscaled,
+    CapTemperature, CapMask, CapMaskGiven, CapSoftmax, CapOutput, CapConcat, CapFinal,
+    Count
+};
+
+constexpr int kStrCount = static_cast<int>(Str::Count);
+
+const char* text(Str key, Lang lang);
+void set_ui_language(Lang lang);
+Lang ui_language();
+bool string_table_in_order();  // for the tests
+inline const char* tr(Str key) { return text(key, ui_language()); }
+
+}  // namespace attn
