@@ -56,58 +56,59 @@ inline float row_entropy(const Matrix& weights, int row) {
 
 enum class StepKind { Input, InputKv, Q, K, V, Scores, Scaled, Masked, Weights, Output, Concat, Final };
 
-// One matrix of the pipeline: its label ("Q = X·W_q"), shape ("T_q×d_k = 3×3"), where it
-// comes from (for the inputs and projections) and its values (masked entries are −∞).
+// One matrix of the pipeline: its label ("Q = X·W_q"), shape ("T_q×d_k = 3×3"), a formula
+// line ("× 0.5774", "concat·W_o + b_o"; may be empty) and its values (masked entries −∞).
+// Only symbols here: the words that say what a step means are the view's captions, in the
+// reader's language.
 struct Step {
     StepKind kind;
-    std::string label, shape, source;
+    std::string label, shape, formula;
     Matrix values;
     bool probabilities = false;  // weights: one fixed 0..1 colour scale
 };
 
 inline std::string shape_text(const char* rows, const char* cols, Eigen::Index r, Eigen::Index c) {
-    return std::string(rows) + "\xc3\x97" + cols + " = " + std::to_string(r) + "\xc3\x97" + std::to_string(c);
+    return std::string(rows) + "×" + cols + " = " + std::to_string(r) + "×" + std::to_string(c);
 }
 
 // The pipeline of one head (plus concat and ·W_o), in order. Self / masked: X → Q, K, V;
-// cross: Q from the target X, K and V from the source X_kv. "+ mask" only when a key is masked.
+// cross: Q from the target X, K and V from the source X_kv. "+ M" only when a key is masked.
 inline std::vector<Step> pipeline_steps(const Trace& tr, int head, bool positional) {
     const MultiHeadTrace& mh = tr.attention;
     const HeadTrace& h = mh.heads.at(std::clamp(head, 0, static_cast<int>(mh.heads.size()) - 1));
     const bool cross = tr.kind == AttentionKind::Cross;
-    const char* pe = positional ? " (+ PE)" : "";
+    const std::string pe = positional ? " + PE" : "";
+    const std::string x_kv = cross ? "X_kv" : "X";
     std::vector<Step> steps;
-    const char* q_from = cross ? "from X (target / decoder)" : "from X";
-    const char* kv_from = cross ? "from X_kv (source / encoder)" : "from X";
     // X rows are tokens: T_q×d_model (and T_k×d_model for the source).
-    steps.push_back({StepKind::Input, std::string(cross ? "X (target)" : "X") + pe, shape_text("T_q", "d_model", mh.x_q.rows(), mh.x_q.cols()),
-                     cross ? "decoder tokens" : "one row per token", mh.x_q});
+    steps.push_back({StepKind::Input, "X" + pe, shape_text("T_q", "d_model", mh.x_q.rows(), mh.x_q.cols()), "", mh.x_q});
     if (cross)
-        steps.push_back({StepKind::InputKv, std::string("X_kv (source)") + pe,
-                         shape_text("T_k", "d_model", mh.x_kv.rows(), mh.x_kv.cols()), "encoder tokens", mh.x_kv});
-    steps.push_back({StepKind::Q, "Q = X\xc2\xb7W_q", shape_text("T_q", "d_k", h.q.rows(), h.q.cols()), q_from, h.q});
-    steps.push_back({StepKind::K, cross ? "K = X_kv\xc2\xb7W_k" : "K = X\xc2\xb7W_k", shape_text("T_k", "d_k", h.k.rows(), h.k.cols()), kv_from, h.k});
-    steps.push_back({StepKind::V, cross ? "V = X_kv\xc2\xb7W_v" : "V = X\xc2\xb7W_v", shape_text("T_k", "d_k", h.v.rows(), h.v.cols()), kv_from, h.v});
-    steps.push_back({StepKind::Scores, "QK\xe1\xb5\x80", shape_text("T_q", "T_k", h.scores.rows(), h.scores.cols()), "q\xc2\xb7k for every pair", h.scores});
+        steps.push_back({StepKind::InputKv, "X_kv" + pe, shape_text("T_k", "d_model", mh.x_kv.rows(), mh.x_kv.cols()),
+                         "", mh.x_kv});
+    steps.push_back({StepKind::Q, "Q = X·W_q", shape_text("T_q", "d_k", h.q.rows(), h.q.cols()), "", h.q});
+    steps.push_back({StepKind::K, "K = " + x_kv + "·W_k", shape_text("T_k", "d_k", h.k.rows(), h.k.cols()), "", h.k});
+    steps.push_back({StepKind::V, "V = " + x_kv + "·W_v", shape_text("T_k", "d_k", h.v.rows(), h.v.cols()), "", h.v});
+    steps.push_back({StepKind::Scores, "QKᵀ", shape_text("T_q", "T_k", h.scores.rows(), h.scores.cols()), "q·k", h.scores});
     // ÷ √d_k before the mask: the scores times the factor everywhere.
     const float factor = tr.scale.factor(tr.d_k);
-    std::string scale_label = tr.scale.kind == ScaleKind::InvSqrtDk ? "\xc3\xb7 \xe2\x88\x9a" "d_k"
-                              : tr.scale.kind == ScaleKind::None    ? "no scaling"
-                                                                    : "\xc3\xb7 \xcf\x84 = " + format_number(tr.scale.divisor, 2);
-    char factor_text[64];
-    std::snprintf(factor_text, sizeof factor_text, "\xc3\x97 %s", format_number(factor).c_str());
-    steps.push_back({StepKind::Scaled, scale_label, shape_text("T_q", "T_k", h.scores.rows(), h.scores.cols()), factor_text,
-                     Matrix(h.scores * factor)});
+    const std::string scale_label = tr.scale.kind == ScaleKind::InvSqrtDk ? "÷ √d_k"
+                                    : tr.scale.kind == ScaleKind::None    ? "÷ 1"
+                                                                          : "÷ τ = " + format_number(tr.scale.divisor, 2);
+    steps.push_back({StepKind::Scaled, scale_label, shape_text("T_q", "T_k", h.scores.rows(), h.scores.cols()),
+                     "× " + format_number(factor), Matrix(h.scores * factor)});
     bool any_masked = false;
     for (Eigen::Index i = 0; i < tr.allowed.size(); ++i) any_masked |= tr.allowed.data()[i] == 0;
     if (any_masked)
-        steps.push_back({StepKind::Masked, "+ mask", shape_text("T_q", "T_k", h.scaled.rows(), h.scaled.cols()),
-                         tr.kind == AttentionKind::Masked ? "later keys \xe2\x86\x92 \xe2\x88\x92\xe2\x88\x9e" : "masked keys \xe2\x86\x92 \xe2\x88\x92\xe2\x88\x9e", h.scaled});
-    steps.push_back({StepKind::Weights, "softmax", shape_text("T_q", "T_k", h.weights.rows(), h.weights.cols()), "each row sums to 1", h.weights, true});
-    steps.push_back({StepKind::Output, "\xc2\xb7 V", shape_text("T_q", "d_k", h.output.rows(), h.output.cols()), "weights\xc2\xb7V", h.output});
+        steps.push_back({StepKind::Masked, "+ M", shape_text("T_q", "T_k", h.scaled.rows(), h.scaled.cols()),
+                         "M = 0 / −∞", h.scaled});
+    steps.push_back({StepKind::Weights, "softmax", shape_text("T_q", "T_k", h.weights.rows(), h.weights.cols()),
+                     "Σ = 1", h.weights, true});
+    steps.push_back({StepKind::Output, "· V", shape_text("T_q", "d_k", h.output.rows(), h.output.cols()), "weights·V",
+                     h.output});
     steps.push_back({StepKind::Concat, "concat", shape_text("T_q", "d_model", mh.concat.rows(), mh.concat.cols()),
-                     tr.heads > 1 ? "all heads side by side" : "one head: the same", mh.concat});
-    steps.push_back({StepKind::Final, "\xc2\xb7 W_o", shape_text("T_q", "d_model", mh.output.rows(), mh.output.cols()), "concat\xc2\xb7W_o + b_o", mh.output});
+                     tr.heads > 1 ? "[head₁ … head_h]" : "head₁", mh.concat});
+    steps.push_back({StepKind::Final, "· W_o", shape_text("T_q", "d_model", mh.output.rows(), mh.output.cols()),
+                     "concat·W_o + b_o", mh.output});
     return steps;
 }
 

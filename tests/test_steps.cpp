@@ -57,7 +57,8 @@ TEST_CASE("steps: i-am-good (seed 002) output rows and the score breakdown") {
     const auto steps = pipeline_steps(t, 0, false);
     const Step& final_output = find_step(steps, StepKind::Final);
     CHECK(format_row(final_output.values, 0) == "1.0000 2.9577 2.0113");
-    CHECK(find_step(steps, StepKind::Scaled).label == "no scaling");
+    CHECK(find_step(steps, StepKind::Scaled).label == "\xc3\xb7 1");  // scale "none"
+    CHECK(find_step(steps, StepKind::Scaled).formula == "\xc3\x97 1.0000");
     // X = [[1,3,2],[1,1,3],[1,2,1]], identity weights: score(I, am) = 1·1 + 3·1 + 2·3 = 10.
     CHECK(explain_score(t.attention.heads[0], 0, 1) == "q\xc2\xb7k = 1.0000\xc3\x97" "1.0000 + 3.0000\xc3\x97" "1.0000 + 2.0000\xc3\x97" "3.0000 = 10.0000");
     const std::string o = explain_output(t.attention.heads[0], 0, 1);
@@ -65,7 +66,7 @@ TEST_CASE("steps: i-am-good (seed 002) output rows and the score breakdown") {
     CHECK(row_entropy(t.attention.heads[0].weights, 0) < 0.2f);  // unscaled: nearly one-hot
 }
 
-TEST_CASE("steps: masked and cross pipelines say where Q, K and V come from") {
+TEST_CASE("steps: masked and cross pipelines: -inf cells, shapes, and Q from X, K and V from X_kv") {
     Scene s;
     s.kind = AttentionKind::Masked;
     s.tokens = {"a", "b", "c"};
@@ -83,8 +84,10 @@ TEST_CASE("steps: masked and cross pipelines say where Q, K and V come from") {
     s.source_tokens = {"x", "y"};
     t = compute(s);
     steps = pipeline_steps(t, 0, true);
-    CHECK(find_step(steps, StepKind::Q).source == "from X (target / decoder)");
-    CHECK(find_step(steps, StepKind::K).source == "from X_kv (source / encoder)");
+    CHECK(find_step(steps, StepKind::Q).label == "Q = X\xc2\xb7W_q");
+    CHECK(find_step(steps, StepKind::K).label == "K = X_kv\xc2\xb7W_k");
+    CHECK(find_step(steps, StepKind::V).label == "V = X_kv\xc2\xb7W_v");
     CHECK(find_step(steps, StepKind::InputKv).values.rows() == 2);
-    CHECK(find_step(steps, StepKind::Input).label == "X (target) (+ PE)");
+    CHECK(find_step(steps, StepKind::InputKv).label == "X_kv + PE");
+    CHECK(find_step(steps, StepKind::Input).label == "X + PE");
 }

@@ -124,7 +124,7 @@ void draw_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         const float header = b.key_header ? ss + 4.0f * s : 0.0f;
         const float grid_w = label_w + cell_w * (b.cols + (b.entropy ? 1 : 0));
         b.w = std::max({grid_w, font->CalcTextSizeA(fs, FLT_MAX, 0.0f, step.label.c_str()).x,
-                        small_w(step.shape.c_str()), small_w(step.source.c_str()), kCaptionMinW * s});
+                        small_w(step.shape.c_str()), small_w(step.formula.c_str()), kCaptionMinW * s});
         b.caption_y = title_h + header + cell_h * b.rows + (b.rows < step.values.rows() ? ss : 0.0f) + 4.0f * s;
         const float caption_h = small->CalcTextSizeA(ss, FLT_MAX, b.w, attn::tr(caption(step.kind, tr))).y;
         b.h = b.caption_y + caption_h;
@@ -185,7 +185,7 @@ void draw_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         // Title, shape, where it comes from; an arrow from the previous block on the same line.
         dl->AddText(font, fs, b.pos, pal.text, step.label.c_str());
         dl->AddText(small, ss, ImVec2(b.pos.x, b.pos.y + fs + 2.0f * s), pal.text_muted, step.shape.c_str());
-        dl->AddText(small, ss, ImVec2(b.pos.x, b.pos.y + fs + ss + 4.0f * s), pal.text_muted, step.source.c_str());
+        dl->AddText(small, ss, ImVec2(b.pos.x, b.pos.y + fs + ss + 4.0f * s), pal.text_muted, step.formula.c_str());
         if (i > 0 && std::fabs(blocks[i - 1].pos.y - b.pos.y) < 1.0f)
             dl->AddText(font, fs, ImVec2(b.pos.x - gap * 0.5f - fs * 0.35f, b.grid.y + cell_h * 0.5f - fs * 0.5f), pal.text_muted,
                         "\xe2\x86\x92");
@@ -301,7 +301,9 @@ void draw_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
             case StepKind::Output: ImGui::TextUnformatted(explain_output(h, hr, hc).c_str()); break;
             case StepKind::Concat: ImGui::Text(attn::tr(Str::TipConcat), hc / tr.d_k + 1, hc % tr.d_k + 1); break;
             case StepKind::Final: ImGui::TextUnformatted(attn::tr(Str::TipFinal)); break;
-            default: ImGui::TextDisabled("%s", step.source.c_str()); break;
+            default:
+                if (!step.formula.empty()) ImGui::TextDisabled("%s", step.formula.c_str());
+                break;
         }
         ImGui::EndTooltip();
     }
