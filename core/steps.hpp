@@ -137,7 +137,7 @@ inline std::string explain_score(const HeadTrace& h, int q, int k, int max_terms
 
 // Weight (q, k): e^s / Σ e^s over the allowed keys of row q.
 inline std::string explain_weight(const HeadTrace& h, const MaskMatrix& allowed, int q, int k, int max_terms = 4) {
-    if (!allowed(q, k)) return "masked: e^\xe2\x88\x92\xe2\x88\x9e = 0";
+    if (!allowed(q, k)) return "e^(\xe2\x88\x92\xe2\x88\x9e) = 0";  // masked
     // Shifted by the row max as the kernel does; the ratio is the same and the numbers stay finite.
     float row_max = -INFINITY;
     for (Eigen::Index j = 0; j < h.scaled.cols(); ++j)

@@ -78,7 +78,7 @@ TEST_CASE("steps: masked and cross pipelines: -inf cells, shapes, and Q from X, 
     CHECK(format_number(masked.values(0, 2)) == "\xe2\x88\x92\xe2\x88\x9e");
     CHECK(find_step(steps, StepKind::Q).shape == "T_q\xc3\x97" "d_k = 3\xc3\x97" "2");
     CHECK(find_step(steps, StepKind::Concat).values.cols() == 4);
-    CHECK(explain_weight(t.attention.heads[1], t.allowed, 0, 2) == "masked: e^\xe2\x88\x92\xe2\x88\x9e = 0");
+    CHECK(explain_weight(t.attention.heads[1], t.allowed, 0, 2) == "e^(\xe2\x88\x92\xe2\x88\x9e) = 0");
 
     s.kind = AttentionKind::Cross;
     s.source_tokens = {"x", "y"};

@@ -304,13 +304,13 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         const bool allowed = tr.allowed(hq, hk) != 0;
         ImGui::BeginTooltip();
         ImGui::Text("%s \xe2\x86\x92 %s", token_label(tr.queries[hq]), token_label(tr.keys[hk]));
-        ImGui::TextDisabled("query %d, key %d, %s", hq + 1, hk + 1,
-                            o.head >= 0 && o.head < tr.heads ? ("head " + std::to_string(o.head + 1)).c_str() : "mean of heads");
+        if (o.head >= 0 && o.head < tr.heads) ImGui::TextDisabled(attn::tr(Str::TipCell), hq + 1, hk + 1, o.head + 1);
+        else ImGui::TextDisabled(attn::tr(Str::TipCellMean), hq + 1, hk + 1);
         ImGui::Separator();
         if (o.head < 0 || o.head >= tr.heads) {
             ImGui::Text(attn::tr(Str::MeanWeight), allowed ? cell_value(tr, HeatmapOptions{-1, 0, HeatValues::Weights, true}, hq, hk) : 0.0f);
             for (int h = 0; h < tr.heads && h < 8; ++h)
-                ImGui::TextColored(head_color(st.theme, h), "head %d   %.4f", h + 1, tr.attention.heads[h].weights(hq, hk));
+                ImGui::TextColored(head_color(st.theme, h), attn::tr(Str::TipHeadWeight), h + 1, tr.attention.heads[h].weights(hq, hk));
         } else {
             const HeadTrace& head = tr.attention.heads[h0];
             ImGui::Text(attn::tr(Str::Weight), head.weights(hq, hk));
@@ -318,8 +318,8 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
             if (allowed) ImGui::Text(attn::tr(Str::ScaledScore), head.scaled(hq, hk));
         }
         if (!allowed) {
-            ImGui::TextColored(ImVec4(1.0f, 0.55f, 0.4f, 1.0f), "masked: the score becomes \xe2\x88\x92\xe2\x88\x9e");
-            if (tr.kind == AttentionKind::Masked) ImGui::TextDisabled("a query may not attend to later keys");
+            ImGui::TextColored(ImVec4(1.0f, 0.55f, 0.4f, 1.0f), "%s", attn::tr(Str::TipMaskedScore));
+            if (tr.kind == AttentionKind::Masked) ImGui::TextDisabled("%s", attn::tr(Str::TipLaterKeys));
         }
         ImGui::EndTooltip();
     }

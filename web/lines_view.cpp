@@ -164,8 +164,8 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     ctx.renderer.add_lines(dl, lines);
     st.lines_drawn = static_cast<int>(lines.size());
     if (capped) {
-        char note[96];
-        std::snprintf(note, sizeof note, "showing each query's top %d keys (%lld lines in all)", keys_per_query, all_lines);
+        char note[160];
+        std::snprintf(note, sizeof note, attn::tr(Str::LinesTopK), keys_per_query, all_lines);
         const float w = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, note).x;
         dl->AddText(small, small->FontSize, ImVec2((min.x + max.x - w) * 0.5f, min.y + 8.0f * s), pal.text_muted, note);
     }

@@ -26,6 +26,7 @@ enum class Str {
     // axes
     AxisQueries, AxisKeys, AxisTargetQueries, AxisSourceKeys, CaptionKeys, CaptionQueries, CaptionSourceKeys,
     CaptionTargetQueries, Masked, LegendWeight, LegendScore, MeanWeight, Weight, Score, ScaledScore,
+    TipCell, TipCellMean, TipHeadWeight, TipMaskedScore, TipLaterKeys, LinesTopK,
     // Steps view: tooltip words and captions
     FirstShown, Entropy, TipTokens, TipMasked, TipEntropy, TipConcat, TipFinal,
     CapX, CapXCross, CapXKv, CapQ, CapQCross, CapK, CapKCross, CapV, CapVCross, CapScores, CapScaled, CapUnscaled,
