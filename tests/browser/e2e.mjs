@@ -6,191 +6,22 @@
 // screenshots (kept in ARTIFACT_DIR) together with the app state the page exposes
 // (Module._attnviz_state, web/test_hook.cpp). Prints one line per check and ends with
 // "browser: N passed, M failed"; exits non-zero on any failure.
-import { chromium } from 'playwright-core';
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { decodePng, differing, distinctColors, patch, pixel } from './png.mjs';
+import {
+  artifactDir, cellPatch, check, clickWidget, consoleErrors, currentCheck, cssScale, expect, failSetup, finishSuite,
+  looksMasked, luminance, moveAway, openPage, pickPreset, pointAt, requests, shot, spread, startSuite,
+  state, summary, until, waitFrames,
+} from './harness.mjs';
 
-const [siteDir, artifactDir] = process.argv.slice(2);
-if (!siteDir || !artifactDir) {
+const [siteDir, artifacts] = process.argv.slice(2);
+if (!siteDir || !artifacts) {
   console.error('usage: node tests/browser/e2e.mjs SITE_DIR ARTIFACT_DIR');
   process.exit(2);
 }
-const here = path.dirname(fileURLToPath(import.meta.url));
-const serveScript = path.resolve(here, '../../scripts/serve.py');
-fs.mkdirSync(artifactDir, { recursive: true });
-const started = Date.now();
 
-// [server] -----------------------------------------------------------------------------------
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
-
-async function waitForServer(url, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try { if ((await fetch(url)).ok) return; } catch { /* not up yet */ }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`server at ${url} did not start`);
-}
-
-// [page helpers] -----------------------------------------------------------------------------
-const consoleErrors = [];
-const requests = [];  // [check, url] of every request the pages made
-
-async function openPage(browser, url, options = {}) {
-  const context = await browser.newContext({
-    viewport: options.viewport || { width: 1280, height: 800 },
-    deviceScaleFactor: options.deviceScaleFactor || 1,
-  });
-  const page = await context.newPage();
-  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(`[${currentCheck}] ${m.text()}`); });
-  page.on('pageerror', (e) => consoleErrors.push(`[${currentCheck}] ${String(e.message || e)}`));
-  page.on('request', (r) => requests.push([currentCheck, r.url()]));
-  await page.goto(url);
-  await page.waitForFunction(() => window.attnvizReady === true, null, { timeout: 90000 });
-  await waitFrames(page, 3);
-  return page;
-}
-
-async function state(page) {
-  return page.evaluate(() => JSON.parse(Module.UTF8ToString(Module._attnviz_state())));
-}
-
-async function waitFrames(page, n) {
-  const start = (await state(page)).frame;
-  await page.waitForFunction(
-    (target) => JSON.parse(Module.UTF8ToString(Module._attnviz_state())).frame >= target,
-    start + n, { timeout: 30000, polling: 50 });
-}
-
-// Waits until predicate(state) holds (checked every few frames), returning that state.
-async function until(page, predicate, what, timeoutMs = 20000) {
-  const deadline = Date.now() + timeoutMs;
-  let s;
-  while (Date.now() < deadline) {
-    s = await state(page);
-    if (predicate(s)) return s;
-    await page.waitForTimeout(80);
-  }
-  throw new Error(`timed out waiting for ${what}; state: ${JSON.stringify(summary(s))}`);
-}
-
-function summary(s) {
-  if (!s) return s;
-  const { frame, view, kind, queries, keys, hover, pinned, error, lines_drawn, ui_scale, theme } = s;
-  return { frame, view, kind, queries, keys, hover, pinned, error, lines_drawn, ui_scale, theme };
-}
-
-// App coordinates are framebuffer pixels; the mouse works in CSS pixels.
-async function cssScale(page) {
-  return page.evaluate(() => {
-    const c = document.getElementById('canvas');
-    return c.width / c.getBoundingClientRect().width;
-  });
-}
-
-async function pointAt(page, rect, click = false) {
-  const k = await cssScale(page);
-  const x = (rect[0] + rect[2] / 2) / k, y = (rect[1] + rect[3] / 2) / k;
-  await page.mouse.move(x, y);
-  if (click) await page.mouse.click(x, y);
-  await waitFrames(page, 2);
-}
-
-async function clickWidget(page, name) {
-  const s = await state(page);
-  if (!s.widgets[name]) throw new Error(`no widget "${name}" on screen (have: ${Object.keys(s.widgets).join(', ')})`);
-  await pointAt(page, s.widgets[name], true);
-}
-
-// Screenshot kept as an artifact, decoded for pixel checks. Screenshot pixels = app pixels
-// (the canvas fills the page, and the screenshot is taken at the device pixel ratio).
-async function shot(page, name) {
-  const file = path.join(artifactDir, name);
-  const buffer = await page.screenshot({ path: file });
-  return decodePng(buffer);
-}
-
-async function moveAway(page) {
-  const s = await state(page);
-  const k = await cssScale(page);
-  // The bottom-right corner of the figure area: empty in every view.
-  await page.mouse.move((s.figure[0] + s.figure[2] - 12) / k, (s.figure[1] + s.figure[3] - 12) / k);
-  await waitFrames(page, 2);
-}
-
-// Opens the preset list (retrying: a click can land while the list is closing) and picks one.
-async function pickPreset(page, name) {
-  for (let attempt = 0; attempt < 4; ++attempt) {
-    if (!(await state(page)).widgets[`preset.${name}`]) await clickWidget(page, 'preset');
-    try {
-      await until(page, (x) => x.widgets[`preset.${name}`], `preset ${name} in the list`, 4000);
-      await clickWidget(page, `preset.${name}`);
-      await until(page, (x) => !x.widgets[`preset.${name}`], 'the list to close', 4000);
-      return;
-    } catch (e) {
-      if (attempt === 3) throw e;
-      await moveAway(page);
-    }
-  }
-}
-
-const spread = ([r, g, b]) => Math.max(r, g, b) - Math.min(r, g, b);
-const luminance = ([r, g, b]) => 0.2126 * r + 0.7152 * g + 0.0722 * b;
-
-// Inner patch of a heatmap cell, clear of the number printed in its centre and of grid lines.
-function cellPatch(s, q, k) {
-  const [gx, gy, gw, gh] = s.grid;
-  const cw = gw / s.keys.length, ch = gh / s.queries.length;
-  return [gx + k * cw + cw * 0.12, gy + q * ch + ch * 0.12, Math.max(cw * 0.22, 3), Math.max(ch * 0.22, 3)];
-}
-
-// A masked cell is hatched in two neutral greys; a weight (even 0) is a saturated colormap colour.
-function looksMasked(image, rect) {
-  const px = patch(image, rect);
-  const grey = px.every((p) => spread(p) < 24);
-  const tones = new Set(px.map((p) => Math.round(luminance(p) / 8))).size;
-  return grey && tones >= 2;
-}
-
-// [checks] -------------------------------------------------------------------------------------
-const results = [];
-let currentCheck = 'setup';
-async function check(name, fn) {
-  const t0 = Date.now();
-  currentCheck = name;
-  try {
-    const note = await fn();
-    results.push(true);
-    console.log(`ok    ${name}${note ? ` (${note})` : ''} [${((Date.now() - t0) / 1000).toFixed(1)}s]`);
-  } catch (e) {
-    results.push(false);
-    console.log(`FAIL  ${name}: ${e.message}`);
-  }
-}
-function expect(condition, message) { if (!condition) throw new Error(message); }
-
-const port = await freePort();
-const server = spawn('python3', [serveScript, siteDir, '--port', String(port)], { stdio: 'ignore' });
-let browser;
 try {
-  const url = `http://127.0.0.1:${port}/index.html`;
-  await waitForServer(url, 10000);
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--no-first-run', '--disable-background-networking',
-           '--disable-component-update', '--disable-sync', '--disable-quic', '--use-angle=swiftshader',
-           '--enable-unsafe-swiftshader'],
-  });
+  const { url, browser } = await startSuite(siteDir, artifacts);
   let page;
 
   await check('first frame: i-am-good as lines', async () => {
@@ -568,14 +399,6 @@ try {
     expect(consoleErrors.length === 0, consoleErrors.slice(0, 5).join(' | '));
   });
 } catch (e) {
-  results.push(false);
-  console.log(`FAIL  setup: ${e.message}`);
-} finally {
-  if (browser) await browser.close();
-  server.kill();
+  failSetup(e);
 }
-
-const passed = results.filter(Boolean).length, failed = results.length - passed;
-console.log(`screenshots in ${artifactDir}; ${((Date.now() - started) / 1000).toFixed(0)}s`);
-console.log(`browser: ${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+await finishSuite('browser');
