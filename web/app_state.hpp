@@ -74,6 +74,7 @@ struct AppState {
     View view = View::Lines;
     Theme theme = Theme::Dark;
     Lang lang = Lang::En;        // of the UI's fixed words (strings.hpp); preset texts are data
+    bool show_panels = true;     // false: the figure and a small control strip (embeds, link panels=0)
     LinesOptions lines;
     HeatmapOptions heatmap;
     StepsOptions steps;

@@ -1,0 +1,325 @@
+// test_link.cpp: the link's hash (web/link_state.cpp): round trips through the app state, every
+// bad parameter named in the error, and the parent page's messages.
+#include "../web/link_state.hpp"
+
+#include "presets.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <random>
+#include <string>
+
+using namespace attn;
+
+namespace {
+
+// A scene as the figure shows it: the link leaves out descriptions (only presets show theirs).
+Scene figure_of(Scene s) {
+    s.description.clear();
+    return s;
+}
+
+// Every field of the state the link carries, for comparing two apps.
+std::string shown(const AppState& st) {
+    return encode_link(link_from_app(st)) + " | " + write_scene(figure_of(st.scene), false) + " | " + st.target_text +
+           " | " + st.source_text + " | " + st.error;
+}
+
+AppState app_with(const std::string& preset) {
+    AppState st;
+    st.load_preset(preset);
+    REQUIRE(st.error.empty());
+    return st;
+}
+
+}  // namespace
+
+TEST_CASE("base64url round trip over every length and byte") {
+    std::mt19937 rng(5);
+    for (int n = 0; n < 64; ++n) {
+        std::string bytes;
+        for (int i = 0; i < n; ++i) bytes += static_cast<char>(rng() & 0xff);
+        std::string text = base64url_encode(bytes);
+        CHECK(text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") == std::string::npos);
+        auto back = base64url_decode(text);
+        REQUIRE(back);
+        CHECK(*back == bytes);
+    }
+    CHECK(base64url_decode("aGk=").value() == "hi");  // padding accepted
+    CHECK(!base64url_decode("a"));                      // no 6-bit leftover is a byte
+    CHECK(!base64url_decode("ab*d"));
+}
+
+TEST_CASE("the link of the design reads as written") {
+    LinkResult r = decode_link("#v=1&preset=multi-head-rain&view=heatmap&head=2&token=q1&theme=light&panels=0");
+    REQUIRE_MESSAGE(r.ok(), r.error);
+    CHECK(r.link.preset == "multi-head-rain");
+    CHECK(!r.link.scene);
+    CHECK(r.link.view == View::Heatmap);
+    CHECK(r.link.head == 1);
+    CHECK(r.link.token == TokenRef{TokenRef::Query, 0});
+    CHECK(r.link.theme == Theme::Light);
+    CHECK(!r.link.panels);
+    CHECK(encode_link(r.link) == "v=1&preset=multi-head-rain&view=heatmap&head=2&token=q1&theme=light&panels=0");
+}
+
+TEST_CASE("an unchanged preset is named, every view option round-trips through a second app") {
+    AppState a = app_with("multi-head-rain");
+    REQUIRE(a.trace.heads >= 2);
+    a.view = View::Steps;
+    a.steps.head = 1;
+    a.heatmap.head = 1;
+    a.pinned = {TokenRef::Key, 2};
+    a.theme = Theme::Light;
+    a.lang = Lang::Zh;
+    a.show_panels = false;
+    a.lines.head_visible[0] = false;
+    a.lines.threshold = 0.125f;
+    a.lines.top_k = 2;
+    a.heatmap.colormap = 2;
+    a.heatmap.values = HeatValues::Scores;
+    a.heatmap.show_numbers = false;
+    const std::string hash = encode_link(link_from_app(a));
+    MESSAGE(hash);
+    CHECK(hash.find("preset=multi-head-rain") != std::string::npos);
+    CHECK(hash.find("scene=") == std::string::npos);
+
+    AppState b = app_with("i-am-good");
+    REQUIRE(open_link(b, "#" + hash));
+    CHECK(shown(b) == shown(a));
+    CHECK(b.showing_preset());
+    CHECK(b.steps.head == 1);
+    CHECK(b.pinned == a.pinned);
+    CHECK(b.lines.head_visible == a.lines.head_visible);
+    CHECK(b.lines.threshold == doctest::Approx(0.125f));
+    CHECK(b.heatmap.colormap == 2);
+    CHECK(!b.show_panels);
+}
+
+TEST_CASE("a typed sentence travels as the scene itself") {
+    AppState a = app_with("i-am-good");
+    a.target_text = "the cat sat on the mat";
+    a.apply();
+    REQUIRE(a.error.empty());
+    a.view = View::Heatmap;
+    a.pinned = {TokenRef::Query, 3};
+    const std::string hash = encode_link(link_from_app(a));
+    MESSAGE(hash.size() << " characters: " << hash.substr(0, 60) << "…");
+    CHECK(hash.find("&scene=") != std::string::npos);
+    CHECK(hash.find("preset=") == std::string::npos);
+
+    AppState b = app_with("five-tokens");
+    REQUIRE(open_link(b, hash));
+    CHECK(b.trace.queries == std::vector<std::string>{"the", "cat", "sat", "on", "the", "mat"});
+    CHECK(b.target_text == a.target_text);
+    CHECK(b.scene == figure_of(a.scene));
+    CHECK(shown(b) == shown(a));
+    CHECK(b.preset_name == "i-am-good");  // a changed preset keeps its name
+    CHECK(!b.showing_preset());
+}
+
+TEST_CASE("custom scenes round-trip: cross with a seed, explicit weights, a mask matrix, Chinese tokens") {
+    const char* scenes[] = {
+        R"({"name":"mine","kind":"cross","tokens":["我","爱","你"],"source_tokens":["I","love","you","!"],
+            "d_model":4,"heads":2,"weights":{"seed":11},"scale":2.5,"positional":"sinusoidal"})",
+        R"({"kind":"self","tokens":["a","b"],"embeddings":[[0.1,-2.25],[3e-5,1e5]],
+            "weights":{"w_q":[[1,2],[3,4]],"w_k":[[0,1],[1,0]],"w_v":[[1,0],[0,1]],"w_o":[[2,0],[0,2]],"b_q":[0.5,-0.5]},
+            "mask":[[1,0],[1,1]],"scale":"none"})",
+    };
+    for (const char* json : scenes) {
+        AppState a;
+        a.scene_json = json;
+        a.apply_scene_json();
+        REQUIRE_MESSAGE(a.error.empty(), a.error);
+        a.view = View::Steps;
+        const std::string hash = encode_link(link_from_app(a));
+        AppState b = app_with("i-am-good");
+        REQUIRE(open_link(b, hash));
+        CHECK(b.scene == figure_of(a.scene));
+        CHECK(shown(b) == shown(a));
+        CHECK(b.trace.attention.output.isApprox(a.trace.attention.output));
+    }
+}
+
+TEST_CASE("every bad link names its parameter, and the figure stays") {
+    const std::string bad_json = base64url_encode("{\"kind\":\"self\",");
+    const std::string bad_heads = base64url_encode(R"({"kind":"self","tokens":["a","b"],"d_model":3,"heads":2})");
+    const std::string bad_tokens = base64url_encode(R"({"kind":"self","tokens":7})");
+    const std::string good_scene = base64url_encode(R"({"kind":"self","tokens":["a","b"]})");
+    struct Case {
+        std::string hash, param;
+    };
+    const Case cases[] = {
+        {"preset=i-am-good", "v"},
+        {"v=2&preset=i-am-good", "v"},
+        {"view=lines&v=1", "v"},
+        {"v=1&preset=nope", "preset"},
+        {"v=1&view=pie", "view"},
+        {"v=1&view=", "view"},
+        {"v=1&head=0", "head"},
+        {"v=1&head=2", "head"},  // i-am-good has one head
+        {"v=1&head=two", "head"},
+        {"v=1&head=mean&view=steps", "head"},
+        {"v=1&token=q4", "token"},
+        {"v=1&token=k0", "token"},
+        {"v=1&token=x1", "token"},
+        {"v=1&token=q", "token"},
+        {"v=1&theme=pink", "theme"},
+        {"v=1&lang=fr", "lang"},
+        {"v=1&panels=yes", "panels"},
+        {"v=1&lineheads=0", "lineheads"},
+        {"v=1&lineheads=1,,2", "lineheads"},
+        {"v=1&lineheads=2", "lineheads"},
+        {"v=1&threshold=1.5", "threshold"},
+        {"v=1&threshold=nan", "threshold"},
+        {"v=1&topk=-1", "topk"},
+        {"v=1&cmap=rainbow", "cmap"},
+        {"v=1&values=logits", "values"},
+        {"v=1&numbers=2", "numbers"},
+        {"v=1&colour=red", "colour"},
+        {"v=1&view=lines&view=heatmap", "view"},
+        {"v=1&head", "head"},
+        {"v=1&view=%zz", "view"},
+        {"v=1&scene=not*base64", "scene"},
+        {"v=1&scene=" + bad_json, "scene"},
+        {"v=1&scene=" + bad_heads, "scene.heads"},
+        {"v=1&scene=" + bad_tokens, "scene.tokens"},
+        {"v=1&preset=i-am-good&scene=" + good_scene, "scene"},
+        {"v=1&scene=" + good_scene + "&token=q3", "token"},
+        {"v=1&" + std::string(kMaxLinkChars, 'x'), "link"},
+    };
+    for (const Case& c : cases) {
+        CAPTURE(c.hash.substr(0, 80));
+        LinkResult r;
+        CHECK_NOTHROW(r = decode_link(c.hash));
+        CHECK(!r.ok());
+        CHECK(r.param == c.param);
+        // One line that starts with the parameter (scene errors start with "scene").
+        CHECK(r.error.rfind(c.param.substr(0, c.param.find('.')), 0) == 0);
+        CHECK(r.error.find('\n') == std::string::npos);
+        MESSAGE(r.error.substr(0, 160));
+
+        AppState st = app_with("wo-ai-ni");
+        st.view = View::Heatmap;
+        const std::string before = write_scene(st.scene, false);
+        CHECK(!open_link(st, c.hash));
+        CHECK(st.error.rfind("link: ", 0) == 0);
+        CHECK(write_scene(st.scene, false) == before);
+        CHECK(st.view == View::Heatmap);
+    }
+}
+
+TEST_CASE("random bytes never throw past decode_link") {
+    std::mt19937 rng(42);
+    const std::string alphabet = "v=1&%#_-abcdefghijklmnopqrstuvwxyz0123456789,.~\xe4\xbd\xa0";
+    int decoded = 0;
+    for (int n = 0; n < 3000; ++n) {
+        std::string s = n % 2 ? "v=1&" : "";
+        const int len = static_cast<int>(rng() % 40);
+        for (int i = 0; i < len; ++i) s += alphabet[rng() % alphabet.size()];
+        LinkResult r;
+        CHECK_NOTHROW(r = decode_link(s));
+        if (r.ok()) ++decoded;
+        else CHECK(!r.param.empty());
+    }
+    MESSAGE(decoded << " of 3000 random hashes were valid links");
+}
+
+TEST_CASE("an empty hash is no link; trailing & and escapes are read") {
+    CHECK(!decode_link("").ok());
+    LinkResult r = decode_link("#v=1&preset=%69-am-good&view=heatmap&");
+    REQUIRE_MESSAGE(r.ok(), r.error);
+    CHECK(r.link.preset == "i-am-good");
+}
+
+TEST_CASE("the embed snippet is a plain iframe to the figure-only link") {
+    AppState st = app_with("five-tokens");
+    st.view = View::Heatmap;
+    std::string snippet = embed_snippet("https://example.org/attnviz/index.html", link_from_app(st), {720, 450, false});
+    MESSAGE(snippet);
+    CHECK(snippet.rfind("<iframe src=\"https://example.org/attnviz/index.html#v=1&amp;preset=five-tokens&amp;view=heatmap", 0) == 0);
+    CHECK(snippet.find("panels=0") != std::string::npos);
+    CHECK(snippet.find("width=\"720\" height=\"450\"") != std::string::npos);
+    CHECK(snippet.find("</iframe>") != std::string::npos);
+    CHECK(snippet.find('<', 1) == snippet.find("</iframe>"));
+}
+
+TEST_CASE("messages: set-scene, set-view, get-state; junk ignored, bad input answered by name") {
+    using nlohmann::json;
+    AppState st = app_with("i-am-good");
+    auto send = [&](const json& m) {
+        std::string reply = handle_message(st, m.dump());
+        return reply.empty() ? json() : json::parse(reply);
+    };
+
+    // Not for us: no reply, nothing changes.
+    const std::string before = shown(st);
+    for (const char* junk : {"", "nonsense", "42", "[1,2]", "null", R"({"type":7})", R"({"kind":"attnviz:get-state"})",
+                             R"({"type":"attnviz:explode"})", R"({"type":"set-scene","scene":{}})"})
+        CHECK(handle_message(st, junk).empty());
+    CHECK(shown(st) == before);
+
+    json r = send({{"type", "attnviz:set-scene"}, {"id", 7}, {"scene", {{"kind", "masked"}, {"tokens", "the cat sat down"}}}});
+    CHECK(r["type"] == "attnviz:ok");
+    CHECK(r["id"] == 7);
+    CHECK(st.trace.kind == AttentionKind::Masked);
+    CHECK(st.trace.queries.size() == 4);
+
+    r = send({{"type", "attnviz:set-view"}, {"view", "heatmap"}, {"token", "q2"}, {"theme", "light"}, {"panels", false}});
+    CHECK(r["type"] == "attnviz:ok");
+    CHECK(st.view == View::Heatmap);
+    CHECK(st.pinned == TokenRef{TokenRef::Query, 1});
+    CHECK(!st.show_panels);
+
+    r = send({{"type", "attnviz:get-state"}, {"id", "a"}});
+    CHECK(r["type"] == "attnviz:state");
+    CHECK(r["id"] == "a");
+    CHECK(r["state"]["view"] == "heatmap");
+    CHECK(r["state"]["token"] == "q2");
+    CHECK(r["state"]["theme"] == "light");
+    CHECK(r["state"]["panels"] == false);
+    CHECK(r["state"]["scene"]["kind"] == "masked");
+    CHECK(decode_link(r["hash"].get<std::string>()).ok());
+
+    // Bad input: an error naming the field; the figure stays.
+    const std::string kept = shown(st);
+    struct Bad {
+        json message;
+        std::string field;
+    };
+    const Bad bad[] = {
+        {{{"type", "attnviz:set-scene"}, {"scene", {{"kind", "self"}, {"tokens", 7}}}}, "scene.tokens"},
+        {{{"type", "attnviz:set-scene"}, {"scene", {{"kind", "sideways"}, {"tokens", "a b"}}}}, "scene.kind"},
+        {{{"type", "attnviz:set-scene"}, {"scene", "{not json"}}, "scene"},
+        {{{"type", "attnviz:set-scene"}, {"scene", 3}}, "scene"},
+        {{{"type", "attnviz:set-scene"}}, "scene"},
+        {{{"type", "attnviz:set-scene"}, {"preset", "nope"}}, "preset"},
+        {{{"type", "attnviz:set-scene"}, {"scene", {{"tokens", "a"}}}, {"colour", 1}}, "colour"},
+        {{{"type", "attnviz:set-view"}, {"view", "pie"}}, "view"},
+        {{{"type", "attnviz:set-view"}, {"view", 1}}, "view"},
+        {{{"type", "attnviz:set-view"}, {"head", 3}}, "head"},
+        {{{"type", "attnviz:set-view"}, {"head", 1.5}}, "head"},
+        {{{"type", "attnviz:set-view"}, {"token", "q9"}}, "token"},
+        {{{"type", "attnviz:set-view"}, {"panels", "maybe"}}, "panels"},
+        {{{"type", "attnviz:set-view"}, {"zoom", 2}}, "zoom"},
+        {{{"type", "attnviz:set-view"}}, "view"},
+    };
+    for (const Bad& b : bad) {
+        CAPTURE(b.message.dump());
+        json e = send(b.message);
+        CHECK(e["type"] == "attnviz:error");
+        CHECK(e["field"] == b.field);
+        CHECK(e["message"].get<std::string>().find(b.field.substr(0, b.field.find('.'))) == 0);
+        CHECK(shown(st) == kept);
+    }
+
+    r = send({{"type", "attnviz:set-scene"}, {"preset", "multi-head-rain"}});
+    CHECK(r["type"] == "attnviz:ok");
+    CHECK(st.showing_preset());
+    CHECK(st.view == View::Heatmap);  // the view stays
+    r = send({{"type", "attnviz:set-view"}, {"head", 2}, {"token", nullptr}});
+    CHECK(r["type"] == "attnviz:ok");
+    CHECK(st.heatmap.head == 1);
+    CHECK(!st.pinned.valid());
+}

@@ -1,0 +1,99 @@
+// link_state.hpp: the whole figure in a link (SPEC.md §4), and the messages a parent page may
+// post to an embedded figure. No ImGui or GL here, so the doctest suite checks it natively.
+//
+// The hash is readable key=value pairs, version first (README "Embed in your blog"):
+//   #v=1&preset=i-am-good&view=heatmap&head=2&token=q1&theme=light&panels=0
+// A preset shown unchanged is named (preset=); any other scene travels as base64url of its
+// compact JSON (scene=), read back with read_scene so a bad link fails like a bad file.
+// Numbers a user reads are 1-based: head=2 is "head 2 of 4", token=q1 the first query.
+//
+// [SECTION] Link state
+// [SECTION] Hash
+// [SECTION] App
+// [SECTION] Messages
+#pragma once
+
+#include "app_state.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace attn {
+
+// [SECTION] Link state -----------------------------------------------------------------------
+
+inline constexpr int kLinkVersion = 1;
+inline constexpr size_t kMaxLinkChars = 4u << 20;  // a scene of 4 MB is far past any figure
+
+struct LinkState {
+    std::string preset;            // a preset shown unchanged; "" when `scene` holds the scene
+    std::optional<Scene> scene;    // any other scene; neither: the default preset
+    View view = View::Lines;
+    int head = 0;                  // 0-based, of the heatmap and the Steps view; -1 = mean (heatmap)
+    TokenRef token;                // the pinned token
+    Theme theme = Theme::Dark;
+    Lang lang = Lang::En;
+    bool panels = true;            // false: the figure and a small control strip (embeds)
+    std::vector<bool> head_visible;  // Lines view; empty = every head
+    float threshold = 0.0f;        // Lines view
+    int top_k = 0;                 // Lines view
+    int colormap = 0;
+    HeatValues values = HeatValues::Weights;
+    bool numbers = true;
+};
+
+// [SECTION] Hash -----------------------------------------------------------------------------
+
+// Without the leading '#'. Parameters at their default are left out, except v and the scene.
+std::string encode_link(const LinkState& link);
+
+// A decoded link, or the first problem: `param` names the parameter ("head", "scene.tokens"),
+// `error` is one readable line that starts with it. Never throws.
+struct LinkResult {
+    LinkState link;
+    std::string param;
+    std::string error;
+    bool ok() const { return error.empty(); }
+};
+// Accepts a leading '#', percent-escapes and a trailing '&'. Checks the scene with read_scene
+// and head / token against it, so an ok() link always applies.
+LinkResult decode_link(std::string_view hash);
+
+std::string base64url_encode(std::string_view bytes);
+// nullopt on a character outside A–Z a–z 0–9 - _ (padding '=' is accepted) or a bad length.
+std::optional<std::string> base64url_decode(std::string_view text);
+
+// [SECTION] App ------------------------------------------------------------------------------
+
+// What the app shows now (the last scene that computed, not a draft with an error).
+LinkState link_from_app(const AppState& state);
+// Shows the link's figure: loads its scene, then the view options. Expects a decoded link.
+void apply_link(AppState& state, const LinkState& link);
+// Decodes and applies; on a bad link shows the default figure and sets state.error to
+// "link: <problem>". Returns false on a bad link.
+bool open_link(AppState& state, std::string_view hash);
+
+// The snippet of "Copy embed code": a plain <iframe> to page_url#hash (figure only unless
+// `panels`), width × height CSS pixels.
+struct EmbedOptions {
+    int width = 640;
+    int height = 400;
+    bool panels = false;
+};
+std::string embed_snippet(const std::string& page_url, const LinkState& link, const EmbedOptions& options);
+
+// [SECTION] Messages -------------------------------------------------------------------------
+// The postMessage API of an embedded figure (README "Embed in your blog"). The page passes the
+// message as JSON and posts the reply back to the sender:
+//   {"type":"attnviz:set-scene", "scene": {...} | "<JSON text>"}  or  {"preset": "name"}
+//   {"type":"attnviz:set-view", "view"?, "head"?, "token"?, "theme"?, "lang"?, "panels"?}
+//   {"type":"attnviz:get-state"}
+// each with an optional "id" echoed in the reply. Replies: {"type":"attnviz:ok"},
+// {"type":"attnviz:state", "state": {...}, "hash": "v=1&..."} or
+// {"type":"attnviz:error", "field": "scene.tokens", "message": "..."}.
+// A message that is not a JSON object with one of these types gets "" (no reply): pages see
+// many messages that are not for us. A bad set-scene keeps the figure as it was.
+std::string handle_message(AppState& state, std::string_view message_json);
+
+}  // namespace attn
