@@ -1,10 +1,14 @@
 // app.cpp: the frame around the panels, and the JSON the browser tests read.
 #include "app.hpp"
 
+#include "link_panel.hpp"
+#include "link_state.hpp"
 #include "panels.hpp"
+#include "platform.hpp"
 #include "presets.hpp"
 #include "theme.hpp"
 
+#include <imgui.h>
 #include <nlohmann/json.hpp>
 
 namespace attn {
@@ -21,7 +25,31 @@ bool App::init(std::string& error) {
         if (find_preset("i-am-good")) state.load_preset("i-am-good");
         else if (!presets().empty()) state.load_preset(presets().front().name);
     }
+    if (!figure_only) {
+        const std::string hash = platform::start_link();
+        if (hash.size() > 1) open_link_hash(hash);
+    }
     return true;
+}
+
+void App::open_link_hash(const std::string& hash) {
+    const bool ok = open_link(state, hash);
+    // A bad link stays in the address bar, next to its error line, until the state changes.
+    if (!ok) shown_hash_ = encode_link(link_from_app(state));
+}
+
+std::string App::handle_page_message(const std::string& message_json) {
+    return handle_message(state, message_json);
+}
+
+void App::sync_link() {
+    const double now = ImGui::GetTime();
+    if (figure_only || !state.has_trace || now - link_checked_at_ < 0.25) return;
+    link_checked_at_ = now;
+    std::string hash = encode_link(link_from_app(state));
+    if (hash == shown_hash_) return;
+    shown_hash_ = std::move(hash);
+    platform::show_link(shown_hash_);
 }
 
 void App::shutdown() { renderer.shutdown(); }
@@ -42,7 +70,9 @@ void App::build_ui() {
     set_ui_language(state.lang);
     state.probe.clear();
     ViewContext ctx{state, renderer, fonts, ui_scale_, !figure_only};
-    draw_app(ctx, figure_only);
+    if (!figure_only && !state.show_panels) draw_figure_only(ctx);
+    else draw_app(ctx, figure_only);
+    sync_link();
     ++frame_count;
 }
 
@@ -74,6 +104,11 @@ std::string App::state_json() const {
         {"ui_scale", ui_scale_},
         {"view", st.view == View::Lines ? "lines" : st.view == View::Heatmap ? "heatmap" : "steps"},
         {"theme", st.theme == Theme::Dark ? "dark" : "light"},
+        {"panels", st.show_panels},
+        {"link", shown_hash_},
+        {"copied", last_copied()},
+        {"heatmap_head", st.heatmap.head},
+        {"steps_head", st.steps.head},
         {"lang", st.lang == Lang::Zh ? "zh" : "en"},
         {"showing_preset", st.showing_preset()},
         {"preset", st.preset_name},

@@ -30,8 +30,18 @@ public:
     float ui_scale() const { return ui_scale_; }
     // The state the browser tests read (JSON).
     std::string state_json() const;
+    // The link (link_state.hpp): a hash the page opened or changed to. A bad one keeps the
+    // figure, shows the error line and stays in the address bar until the state changes.
+    void open_link_hash(const std::string& hash);
+    // A message from the parent page (link_state.hpp handle_message); "" = no reply.
+    std::string handle_page_message(const std::string& message_json);
 
 private:
+    // Keeps the address bar's hash in step with the state, at most four times a second.
+    void sync_link();
+    std::string shown_hash_;
+    double link_checked_at_ = -1.0;
+
     float ui_scale_ = 1.0f;
     float styled_scale_ = 0.0f;
     Theme styled_theme_ = Theme::Dark;

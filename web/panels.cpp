@@ -7,6 +7,7 @@
 #include "panels.hpp"
 
 #include "colormaps.hpp"
+#include "link_panel.hpp"
 #include "presets.hpp"
 
 #include <imgui_internal.h>
@@ -256,6 +257,7 @@ void draw_controls(ViewContext& ctx) {
         if (ImGui::SmallButton(theme)) st.theme = st.theme == Theme::Dark ? Theme::Light : Theme::Dark;
         probe(st, "theme");
     }
+    draw_share_buttons(ctx);
 
     section(tr(Str::SectionScene));
     ImGui::SetNextItemWidth(-FLT_MIN);

@@ -3,6 +3,8 @@
 // main.cpp keeps only the main loop, the canvas callbacks and the ini file apart.
 #pragma once
 
+#include <string>
+
 #ifdef __EMSCRIPTEN__
 #include <GLES3/gl3.h>
 #else
@@ -60,5 +62,18 @@ void set_text_input(bool active, float x, float y);
 void install_clipboard();
 // Browser only: the canvas's CSS cursor for an ImGuiMouseCursor value.
 void set_cursor(int imgui_cursor);
+
+// The link (link_state.hpp). Browser: the hash the page opened with (or, for a figure of the
+// script-tag embed, the hash its element gives), and from now on a change of the page's hash
+// calls attnviz_open_link. Desktop: "" (the desktop opens scene files instead).
+std::string start_link();
+// Browser: puts the hash in the address bar without a history entry (not for script-tag
+// figures: the page's address belongs to the page). Desktop: nothing.
+void show_link(const std::string& hash);
+// The address a copied link starts with: the page without its hash. Desktop: "index.html",
+// to be put after the address where the web build is hosted.
+std::string page_url();
+// Browser: opens url in a new tab. Desktop: nothing (no browser to hand it to).
+void open_url(const std::string& url);
 
 }  // namespace attn::platform

@@ -27,4 +27,9 @@ void set_text_input(bool, float, float) {}  // GLFW delivers IME text as charact
 void install_clipboard() {}                 // ImGui's GLFW backend uses GLFW's clipboard
 void set_cursor(int) {}                     // ImGui's GLFW backend sets the cursor
 
+std::string start_link() { return ""; }
+void show_link(const std::string&) {}
+std::string page_url() { return "index.html"; }
+void open_url(const std::string&) {}
+
 }  // namespace attn::platform

@@ -3,6 +3,8 @@
 
 #include <imgui.h>
 
+#include <cstdlib>
+
 #include <emscripten.h>
 #include <emscripten/html5.h>
 
@@ -14,7 +16,18 @@ EM_JS(void, attnviz_fetch_font, (const char* name_utf8), {
         _attnviz_font_loaded();
         if (Module.onFontStatus) Module.onFontStatus(name, ok);
     };
-    fetch('fonts/' + name).then(function(r) {
+    // The single-file build carries its fonts inline (scripts/single_file.py); a script-tag
+    // figure finds them next to attnviz.js (locateFile).
+    var inline = Module['inlineFonts'] && Module['inlineFonts'][name];
+    if (inline) {
+        var raw = atob(inline), bytes = new Uint8Array(raw.length);
+        for (var i = 0; i < raw.length; ++i) bytes[i] = raw.charCodeAt(i);
+        FS.writeFile('/fonts/' + name, bytes);
+        setTimeout(function() { done(true); }, 0);
+        return;
+    }
+    var url = Module['locateFile'] ? Module['locateFile']('fonts/' + name, '') : 'fonts/' + name;
+    fetch(url).then(function(r) {
         if (!r.ok) throw new Error('HTTP ' + r.status);
         return r.arrayBuffer();
     }).then(function(bytes) {
@@ -26,7 +39,7 @@ EM_JS(void, attnviz_fetch_font, (const char* name_utf8), {
 // The page's hidden <textarea id="attnviz-text"> takes IME composition, paste and inserted
 // text while an ImGui text box is active (index.html forwards it to attnviz_text_input).
 EM_JS(void, attnviz_text_field, (int active, float x, float y), {
-    var field = document.getElementById('attnviz-text');
+    var field = Module['textField'] || document.getElementById('attnviz-text');
     var canvas = Module['canvas'];
     if (!field || !canvas) return;
     if (active) {
@@ -54,6 +67,58 @@ EM_JS(void, attnviz_copy_text, (const char* utf8), {
         navigator.clipboard.writeText(text).catch(function() {});
 });
 
+// The link: a figure of the script-tag embed carries its own hash (Module.attnvizHash) and
+// leaves the page's address alone; the page itself (index.html) owns location.hash.
+EM_JS(char*, attnviz_start_link, (), {
+    var hash = Module['attnvizHash'];
+    if (typeof hash !== 'string') {
+        hash = location.hash;
+        window.addEventListener('hashchange', function() {
+            var h = location.hash;
+            if (h === Module['attnvizShownHash']) return;
+            var n = lengthBytesUTF8(h) + 1, p = _malloc(n);
+            stringToUTF8(h, p, n);
+            _attnviz_open_link(p);
+            _free(p);
+        });
+    }
+    var size = lengthBytesUTF8(hash) + 1, out = _malloc(size);
+    stringToUTF8(hash, out, size);
+    return out;
+});
+
+EM_JS(void, attnviz_show_link, (const char* hash_utf8), {
+    var hash = '#' + UTF8ToString(hash_utf8);
+    if (typeof Module['attnvizHash'] === 'string') {
+        Module['attnvizHash'] = hash;
+    } else if (location.hash !== hash) {
+        Module['attnvizShownHash'] = hash;
+        try { history.replaceState(history.state, "", hash); } catch (e) { /* sandboxed frames may refuse */ }
+    }
+    if (Module['onLinkChange']) Module['onLinkChange'](hash);
+});
+
+EM_JS(char*, attnviz_page_url, (), {
+    var url = Module['attnvizPageUrl'] || location.href.slice(0, location.href.length - location.hash.length);
+    var size = lengthBytesUTF8(url) + 1, out = _malloc(size);
+    stringToUTF8(url, out, size);
+    return out;
+});
+
+EM_JS(void, attnviz_open_url, (const char* url_utf8), {
+    window.open(UTF8ToString(url_utf8), '_blank', 'noopener');
+});
+
+namespace {
+
+std::string take_js_string(char* s) {
+    std::string out = s ? s : "";
+    std::free(s);
+    return out;
+}
+
+}  // namespace
+
 namespace attn::platform {
 
 float ui_scale(GLFWwindow*) {
@@ -66,6 +131,11 @@ void request_font(const char* name) { attnviz_fetch_font(name); }
 void set_text_input(bool active, float x, float y) { attnviz_text_field(active ? 1 : 0, x, y); }
 
 void set_cursor(int imgui_cursor) { attnviz_css_cursor(imgui_cursor); }
+
+std::string start_link() { return take_js_string(attnviz_start_link()); }
+void show_link(const std::string& hash) { attnviz_show_link(hash.c_str()); }
+std::string page_url() { return take_js_string(attnviz_page_url()); }
+void open_url(const std::string& url) { attnviz_open_url(url.c_str()); }
 
 void install_clipboard() {
     ImGuiIO& io = ImGui::GetIO();

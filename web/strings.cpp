@@ -138,6 +138,18 @@ constexpr Entry kTable[] = {
     {Str::CapOutput, "Weights times values: each query's weighted mix of the values.", "权重乘以值：每个查询得到值的加权和。"},
     {Str::CapConcat, "Concatenate the heads' outputs side by side (multi-head).", "拼接多头的输出：各头并排放在一起。"},
     {Str::CapFinal, "Multiply by W_o: mix the heads back into d_model.", "乘以 W_o：把多头的信息融合回 d_model 维。"},
+    {Str::CopyLink, "Copy link", "复制链接"},
+    {Str::EmbedCode, "Embed…", "嵌入…"},
+    {Str::Copied, "Copied", "已复制"},
+    {Str::EmbedHelp, "Paste this into your page's HTML. The whole figure is in the link: any static host works, "
+                     "nothing to install.",
+     "把这段代码粘贴到网页的 HTML 中。整张图都在链接里：任何静态网站都能用，无需安装。"},
+    {Str::EmbedWidth, "width", "宽"},
+    {Str::EmbedHeight, "height", "高"},
+    {Str::EmbedFigureOnly, "Figure only (a small strip of controls)", "只显示图（附一条小控制栏）"},
+    {Str::EmbedCopy, "Copy embed code", "复制嵌入代码"},
+    {Str::OpenFull, "Open in attnviz \xe2\x86\x97", "在 attnviz 中打开 \xe2\x86\x97"},
+    {Str::AllHeads, "all heads", "所有头"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 

@@ -31,6 +31,9 @@ enum class Str {
     FirstShown, Entropy, TipTokens, TipMasked, TipEntropy, TipConcat, TipFinal,
     CapX, CapXCross, CapXKv, CapQ, CapQCross, CapK, CapKCross, CapV, CapVCross, CapScores, CapScaled, CapUnscaled,
     CapTemperature, CapMask, CapMaskGiven, CapSoftmax, CapOutput, CapConcat, CapFinal,
+    // link and embed (link_panel.cpp)
+    CopyLink, EmbedCode, Copied, EmbedHelp, EmbedWidth, EmbedHeight, EmbedFigureOnly, EmbedCopy, OpenFull,
+    AllHeads,
     Count
 };
 

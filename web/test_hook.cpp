@@ -2,6 +2,8 @@
 //   attnviz_state()          JSON of the app state for the browser tests
 //   attnviz_text_input(s)    text from the page's hidden text field (IME, paste, insertText)
 //   attnviz_font_loaded()    the full CJK font has been written to the virtual file system
+//   attnviz_open_link(h)     the page's hash changed (link_state.hpp)
+//   attnviz_message(json)    a message from the parent page; returns the reply JSON or ""
 #include "app.hpp"
 
 #include <imgui.h>
@@ -23,6 +25,17 @@ void attnviz_text_input(const char* utf8) {
 
 void attnviz_font_loaded() {
     if (attn::App* app = attn::current_app()) app->fonts.font_arrived();
+}
+
+void attnviz_open_link(const char* hash) {
+    if (attn::App* app = attn::current_app(); app && hash) app->open_link_hash(hash);
+}
+
+const char* attnviz_message(const char* json) {
+    static std::string reply;
+    attn::App* app = attn::current_app();
+    reply = app && json ? app->handle_page_message(json) : "";
+    return reply.c_str();
 }
 
 }  // extern "C"

@@ -1,0 +1,88 @@
+// attnviz-embed.js: figures in a page without <iframe>s. Every element with a data-attnviz
+// attribute (a link's hash) becomes one figure on its own canvas, all run by the same
+// modularized build (createAttnviz in attnviz.js): the wasm is fetched and compiled once, the
+// fonts fetched once, and each figure gets its own instance.
+//   <div data-attnviz="v=1&preset=i-am-good&view=heatmap" data-width="640" data-height="400"></div>
+//   <script src="https://your.site/attnviz/attnviz-embed.js" defer></script>
+// attnviz.js, attnviz.wasm, attnviz.data and fonts/ are found next to this script. The figure
+// is figure-only (panels=0) unless the hash says otherwise. Each element gets
+//   element.attnvizMessage(message) → reply   (the messages of README "Embed in your blog")
+// and fires an "attnviz-ready" event after its first frame.
+(function () {
+  'use strict';
+  const me = document.currentScript;
+  const base = new URL('.', me ? me.src : location.href).href;
+
+  function fetchBytes(name) {
+    return fetch(base + name).then(function (r) {
+      if (!r.ok) throw new Error(name + ': HTTP ' + r.status);
+      return r.arrayBuffer();
+    });
+  }
+  function loadFactory() {
+    if (window.createAttnviz) return Promise.resolve(window.createAttnviz);
+    return new Promise(function (resolve, reject) {
+      const s = document.createElement('script');
+      s.src = base + 'attnviz.js';
+      s.onload = function () { resolve(window.createAttnviz); };
+      s.onerror = function () { reject(new Error('could not load ' + s.src)); };
+      document.head.appendChild(s);
+    });
+  }
+
+  let shared = null;  // Promise of [createAttnviz, compiled wasm, font package bytes]
+  function start(el) {
+    if (el.attnvizStarted) return;
+    el.attnvizStarted = true;
+    let hash = (el.getAttribute('data-attnviz') || '').replace(/^#/, '');
+    if (!/(^|&)panels=/.test(hash)) hash += (hash ? '&' : '') + 'panels=0';
+    const width = +el.getAttribute('data-width') || 640, height = +el.getAttribute('data-height') || 400;
+    if (!el.style.width) el.style.width = width + 'px';
+    if (!el.style.height) el.style.height = height + 'px';
+    el.style.maxWidth = '100%';
+    el.style.position = 'relative';
+    const canvas = document.createElement('canvas');
+    canvas.tabIndex = -1;
+    canvas.style.width = '100%';
+    canvas.style.height = '100%';
+    canvas.style.display = 'block';
+    canvas.style.outline = 'none';
+    canvas.addEventListener('contextmenu', function (e) { e.preventDefault(); });
+    el.appendChild(canvas);
+
+    shared = shared || Promise.all([loadFactory(), fetchBytes('attnviz.wasm').then(WebAssembly.compile),
+                                    fetchBytes('attnviz.data')]);
+    shared.then(function ([factory, wasm, data]) {
+      const config = {
+        canvas: canvas,
+        attnvizHash: '#' + hash,
+        attnvizPageUrl: base + 'index.html',
+        locateFile: function (path) { return base + path; },
+        instantiateWasm: function (imports, receive) {
+          WebAssembly.instantiate(wasm, imports).then(function (instance) { receive(instance, wasm); });
+          return {};
+        },
+        getPreloadedPackage: function () { return data.slice(0); },
+        onFirstFrame: function () {
+          el.setAttribute('data-attnviz-ready', '1');
+          el.dispatchEvent(new CustomEvent('attnviz-ready'));
+        },
+        printErr: function (text) { console.error(text); },
+      };
+      el.attnviz = config;
+      el.attnvizMessage = function (message) {
+        const reply = config.ccall('attnviz_message', 'string', ['string'], [JSON.stringify(message)]);
+        return reply ? JSON.parse(reply) : null;
+      };
+      return factory(config);
+    }).catch(function (e) {
+      el.textContent = 'attnviz: ' + (e.message || e);
+      console.error('attnviz: ' + (e.message || e));
+    });
+  }
+
+  function startAll() { document.querySelectorAll('[data-attnviz]').forEach(start); }
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', startAll);
+  else startAll();
+  window.attnvizEmbed = { start: start, startAll: startAll };
+})();

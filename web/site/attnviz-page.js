@@ -1,0 +1,162 @@
+// attnviz-page.js: index.html's loader. Fetches attnviz.wasm with a progress bar, starts the app
+// (createAttnviz, the modularized Emscripten build) on the page's canvas, forwards IME and
+// pasted text, and answers the parent page's messages when the page is embedded in an <iframe>
+// (README "Embed in your blog"). A file, not an inline <script>, so the page runs under a
+// strict Content-Security-Policy (script-src 'self' 'wasm-unsafe-eval').
+// The single-file build (scripts/single_file.py) defines window.attnvizInline (wasm, fonts) and
+// createAttnviz before this script; nothing is fetched then.
+(function () {
+  'use strict';
+  const loader = document.getElementById('loader');
+  const bar = document.querySelector('#bar div');
+  const status = document.getElementById('status');
+  const problem = document.getElementById('problem');
+  const canvas = document.getElementById('canvas');
+  const inline = window.attnvizInline;
+
+  // An embed asking for the light theme gets a light loader (no dark flash in a light blog).
+  if (/[#&]theme=light(&|$)/.test(location.hash)) document.documentElement.classList.add('light');
+  canvas.addEventListener('contextmenu', function (e) { e.preventDefault(); });
+
+  function fail(html) {
+    status.textContent = '';
+    document.getElementById('bar').classList.add('hidden');
+    problem.innerHTML = html;
+    problem.classList.add('shown');
+  }
+  const escape = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;');
+
+  // WebGL2 is required (float textures, instancing, GLSL ES 3.00).
+  if (!document.createElement('canvas').getContext('webgl2')) {
+    fail('<strong>WebGL2 is not available in this browser.</strong><br>attnviz draws its figures ' +
+         'with WebGL2. Use a current Firefox, Chrome, Edge or Safari (15 or later), and make sure ' +
+         'hardware acceleration is not turned off in the browser settings.');
+    return;
+  }
+
+  // Progress over the two downloads: attnviz.wasm (fetched here) and attnviz.data (fonts,
+  // fetched by attnviz.js, reported through setStatus).
+  const progress = { wasm: [0, 0], data: [0, 0] };
+  function show(text) {
+    const done = progress.wasm[0] + progress.data[0];
+    const total = Math.max(progress.wasm[1] + progress.data[1], 1);
+    bar.style.width = Math.min(100, 100 * done / total).toFixed(1) + '%';
+    if (text !== undefined) status.textContent = text;
+  }
+  function mb(n) { return (n / 1048576).toFixed(1) + ' MB'; }
+
+  const field = document.getElementById('attnviz-text');
+  function send(text) {
+    if (text && window.Module && Module.ccall) Module.ccall('attnviz_text_input', null, ['string'], [text]);
+  }
+  // Typed characters reach the app through GLFW's keypress listener; everything else that
+  // lands in the field (IME composition, paste, inserted text) is forwarded from here.
+  let sawKeypress = false;
+  window.addEventListener('keypress', function () { sawKeypress = true; }, true);
+  field.addEventListener('input', function (e) {
+    if (e.isComposing) return;
+    const text = field.value;
+    field.value = '';
+    const typed = sawKeypress && e.inputType === 'insertText';
+    sawKeypress = false;
+    if (!typed) send(text);
+  });
+  field.addEventListener('compositionend', function () {
+    const text = field.value;
+    field.value = '';
+    send(text);
+  });
+
+  // The parent page's messages (web/link_state.hpp): only from the page that embeds us, only
+  // objects whose type starts with "attnviz:"; everything else is not for us and is ignored.
+  // Messages that arrive before the first frame wait for it.
+  let ready = false;
+  const waiting = [];
+  function answer(e) {
+    let text;
+    try { text = JSON.stringify(e.data); } catch (err) { return; }
+    const reply = Module.ccall('attnviz_message', 'string', ['string'], [text]);
+    if (!reply) return;
+    e.source.postMessage(JSON.parse(reply), !e.origin || e.origin === 'null' ? '*' : e.origin);
+  }
+  window.addEventListener('message', function (e) {
+    if (window.parent === window || e.source !== window.parent) return;
+    const d = e.data;
+    if (!d || typeof d !== 'object' || Array.isArray(d) || typeof d.type !== 'string' || !d.type.startsWith('attnviz:')) return;
+    if (ready) answer(e); else if (waiting.length < 64) waiting.push(e);
+  });
+
+  const config = {
+    canvas: canvas,
+    setStatus: function (text) {
+      const m = /\((\d+(?:\.\d+)?)\/(\d+)\)/.exec(text || '');
+      if (m) { progress.data = [+m[1], +m[2]]; show('Loading fonts… ' + mb(+m[1]) + ' / ' + mb(+m[2])); }
+      else if (text) show(text);
+    },
+    onFirstFrame: function () {
+      progress.data[0] = progress.data[1];
+      show('');
+      loader.classList.add('done');
+      window.attnvizReady = true;
+      ready = true;
+      waiting.splice(0).forEach(answer);
+      if (window.parent !== window) window.parent.postMessage({ type: 'attnviz:ready' }, '*');
+    },
+    printErr: function (text) { console.error(text); },
+    onAbort: function (what) {
+      loader.classList.remove('done');
+      fail('<strong>attnviz stopped.</strong><br>' + escape(what));
+    },
+  };
+  // The tests and the text field talk to the running app through window.Module: the factory
+  // fills this same object with the exports.
+  window.Module = config;
+
+  function base64(text) {
+    const raw = atob(text), bytes = new Uint8Array(raw.length);
+    for (let i = 0; i < raw.length; ++i) bytes[i] = raw.charCodeAt(i);
+    return bytes;
+  }
+
+  async function fetchWasm() {
+    const response = await fetch('attnviz.wasm');
+    if (!response.ok) throw new Error('attnviz.wasm: HTTP ' + response.status);
+    const total = +response.headers.get('Content-Length') || 0;
+    progress.wasm = [0, total];
+    if (!response.body || !total) return new Uint8Array(await response.arrayBuffer());
+    const reader = response.body.getReader();
+    const bytes = new Uint8Array(total);
+    for (let offset = 0; ;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      bytes.set(value, offset);
+      offset += value.length;
+      progress.wasm[0] = offset;
+      show('Loading attnviz… ' + mb(offset) + ' / ' + mb(total));
+    }
+    return bytes;
+  }
+
+  function start() {
+    show('Starting…');
+    createAttnviz(config).catch(function (e) { fail('<strong>attnviz stopped.</strong><br>' + escape(e.message || e)); });
+  }
+
+  if (inline) {
+    config.wasmBinary = base64(inline.wasm);
+    config.getPreloadedPackage = function () { return base64(inline.data).buffer; };
+    config.inlineFonts = inline.fonts;
+    start();
+    return;
+  }
+  fetchWasm().then(function (bytes) {
+    config.wasmBinary = bytes;
+    const script = document.createElement('script');
+    script.src = 'attnviz.js';
+    script.onload = start;
+    script.onerror = function () { fail('<strong>Could not load attnviz.js.</strong>'); };
+    document.body.appendChild(script);
+  }).catch(function (e) {
+    fail('<strong>Could not load attnviz.</strong><br>' + escape(e.message || e));
+  });
+})();
