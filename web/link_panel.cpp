@@ -8,8 +8,6 @@
 #include "link_state.hpp"
 #include "platform.hpp"
 
-#include <misc/cpp/imgui_stdlib.h>
-
 #include <algorithm>
 #include <cstdio>
 
@@ -92,9 +90,15 @@ void draw_share_buttons(ViewContext& ctx) {
     if (ImGui::Checkbox(tr(Str::EmbedFigureOnly), &figure_only)) options.panels = !figure_only;
     probe(st, "embed.figure_only");
 
-    std::string snippet = embed_snippet(platform::page_url(), link_from_app(st), options);
-    ImGui::InputTextMultiline("##snippet", &snippet, ImVec2(-FLT_MIN, ImGui::GetTextLineHeight() * 6.0f),
-                              ImGuiInputTextFlags_ReadOnly);
+    // Shown wrapped (a link is one long word); the button copies it.
+    const std::string snippet = embed_snippet(platform::page_url(), link_from_app(st), options);
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, ImGui::GetStyleColorVec4(ImGuiCol_FrameBg));
+    ImGui::BeginChild("##snippet", ImVec2(-FLT_MIN, ImGui::GetTextLineHeightWithSpacing() * 6.0f), true);
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(snippet.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndChild();
+    ImGui::PopStyleColor();
     probe(st, "embed.snippet");
     if (ImGui::Button(tr(just_copied() && !copied_link ? Str::Copied : Str::EmbedCopy))) {
         copy(snippet);
@@ -146,6 +150,9 @@ void draw_figure_only(ViewContext& ctx) {
     const int heads = st.trace.heads;
     if (st.has_trace && heads > 1) {
         ImGui::SameLine(0.0f, 12.0f * s);
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(tr(Str::Head));
+        ImGui::SameLine();
         char current[48];
         if (st.view == View::Lines) {
             int only = -1, shown = 0;

@@ -73,9 +73,9 @@ EM_JS(char*, attnviz_start_link, (), {
     var hash = Module['attnvizHash'];
     if (typeof hash !== 'string') {
         hash = location.hash;
-        window.addEventListener('hashchange', function() {
-            var h = location.hash;
-            if (h === Module['attnvizShownHash']) return;
+        // The event's own URL: a debounced replaceState may already have run since the change.
+        window.addEventListener('hashchange', function(e) {
+            var h = e.newURL ? new URL(e.newURL).hash : location.hash;
             var n = lengthBytesUTF8(h) + 1, p = _malloc(n);
             stringToUTF8(h, p, n);
             _attnviz_open_link(p);
@@ -92,7 +92,6 @@ EM_JS(void, attnviz_show_link, (const char* hash_utf8), {
     if (typeof Module['attnvizHash'] === 'string') {
         Module['attnvizHash'] = hash;
     } else if (location.hash !== hash) {
-        Module['attnvizShownHash'] = hash;
         try { history.replaceState(history.state, "", hash); } catch (e) { /* sandboxed frames may refuse */ }
     }
     if (Module['onLinkChange']) Module['onLinkChange'](hash);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { differing, distinctColors, patch, pixel } from './png.mjs';
 import {
   artifactDir, check, clickWidget, consoleErrors, expect, failSetup, finishSuite, freePort, looksMasked, luminance,
-  moveAway, openPage, requests, shot, spread, startSuite, state, until, waitForServer, waitFrames,
+  moveAway, openPage, pointAt, requests, shot, spread, startSuite, state, until, waitForServer, waitFrames,
 } from './harness.mjs';
 import { decodePng } from './png.mjs';
 import fs from 'node:fs';
@@ -88,15 +88,14 @@ try {
     await waitFrames(page, 3);
     await page.keyboard.press('Control+A');
     await page.keyboard.type('the cat sat on the mat');
-    await until(page, (x) => x.queries.length === 6, 'six tokens');
+    let s = await until(page, (x) => x.queries.length === 6 && x.query_rects.length === 6, 'six tokens');
     await moveAway(page);
+    await pointAt(page, s.query_rects[3], true);  // pins "on" (the Lines view pins on click)
+    await moveAway(page);
+    s = await until(page, (x) => x.pinned && x.pinned.index === 3, 'the pinned token');
     await clickWidget(page, 'view.heatmap');
     await clickWidget(page, 'theme');
-    let s = await until(page, (x) => x.view === 'heatmap' && x.theme === 'light', 'heatmap, light');
-    const [gx, gy, gw, gh] = s.grid;
-    const k = await page.evaluate(() => window.devicePixelRatio);
-    await page.mouse.click((gx + gw * (2.5 / 6)) / k, (gy + gh * (3.5 / 6)) / k);  // pins a query or key cell
-    await moveAway(page);
+    s = await until(page, (x) => x.view === 'heatmap' && x.theme === 'light', 'heatmap, light');
     s = await until(page, (x) => x.link.includes('scene=') && x.link.includes('view=heatmap') && x.link.includes('theme=light'), 'the link');
     s = await until(page, (x) => x.frame > s.frame + 20, 'a few frames');
     const hash = await page.evaluate(() => location.hash);
@@ -317,6 +316,9 @@ try {
     const img = await pageShot(page, 'script-embed.png');
     for (const id of ['fig-a', 'fig-b']) {
       const box = await (await page.$(`#${id} canvas`)).boundingBox();
+      const outer = await (await page.$(`#${id}`)).boundingBox();
+      expect(Math.abs(box.width - outer.width) < 2 && Math.abs(box.height - outer.height) < 2 && Math.abs(box.y - outer.y) < 2,
+             `${id}: canvas ${JSON.stringify(box)} does not fill its element ${JSON.stringify(outer)}`);
       const colours = distinctColors(img, [box.x, box.y + 40, box.width, box.height - 40]);
       expect(colours > 12, `${id}: ${colours} colours, looks blank`);
     }

@@ -41,12 +41,13 @@
     if (!el.style.height) el.style.height = height + 'px';
     el.style.maxWidth = '100%';
     el.style.position = 'relative';
+    // The canvas fills the element. Emscripten removes a canvas's inline width and height when
+    // it sizes the framebuffer, so the size comes from min/max, which it leaves alone.
     const canvas = document.createElement('canvas');
     canvas.tabIndex = -1;
-    canvas.style.width = '100%';
-    canvas.style.height = '100%';
-    canvas.style.display = 'block';
-    canvas.style.outline = 'none';
+    for (const [k, v] of [['position', 'absolute'], ['left', '0'], ['top', '0'], ['display', 'block'], ['outline', 'none'],
+                          ['min-width', '100%'], ['max-width', '100%'], ['min-height', '100%'], ['max-height', '100%']])
+      canvas.style.setProperty(k, v);
     canvas.addEventListener('contextmenu', function (e) { e.preventDefault(); });
     el.appendChild(canvas);
 
