@@ -270,9 +270,16 @@ std::optional<std::string> base64url_decode(std::string_view text) {
 std::string encode_link(const LinkState& l) {
     std::string out = "v=" + std::to_string(kLinkVersion);
     if (l.scene) {
+        // The app asks four times a second; a big scene is written out only when it changed.
+        static Scene cached_scene;
+        static std::string cached_text;
         Scene s = *l.scene;
         s.description.clear();  // the panel shows descriptions of presets only
-        out += "&scene=" + base64url_encode(write_scene(s, false));
+        if (cached_text.empty() || !(s == cached_scene)) {
+            cached_text = base64url_encode(write_scene(s, false));
+            cached_scene = std::move(s);
+        }
+        out += "&scene=" + cached_text;
     } else {
         out += "&preset=" + percent_encode(l.preset.empty() ? kDefaultPreset : l.preset);
     }
