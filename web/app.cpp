@@ -72,6 +72,8 @@ void App::build_ui() {
     ViewContext ctx{state, renderer, fonts, ui_scale_, !figure_only};
     if (!figure_only && !state.show_panels) draw_figure_only(ctx);
     else draw_app(ctx, figure_only);
+    // Only the Steps view scrolls; a figure-only Lines or heatmap leaves the wheel to the page.
+    if (!figure_only) platform::pass_wheel_to_page(!state.show_panels && state.view != View::Steps);
     sync_link();
     ++frame_count;
 }

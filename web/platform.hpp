@@ -75,5 +75,9 @@ void show_link(const std::string& hash);
 std::string page_url();
 // Browser: opens url in a new tab. Desktop: nothing (no browser to hand it to).
 void open_url(const std::string& url);
+// Browser: let the mouse wheel scroll the page around the canvas instead of the app (a figure
+// that does not scroll, embedded in a blog post, must not trap the reader's scrolling).
+// Desktop: nothing.
+void pass_wheel_to_page(bool pass);
 
 }  // namespace attn::platform

@@ -31,5 +31,6 @@ std::string start_link() { return ""; }
 void show_link(const std::string&) {}
 std::string page_url() { return "index.html"; }
 void open_url(const std::string&) {}
+void pass_wheel_to_page(bool) {}
 
 }  // namespace attn::platform

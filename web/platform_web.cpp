@@ -108,6 +108,25 @@ EM_JS(void, attnviz_open_url, (const char* url_utf8), {
     window.open(UTF8ToString(url_utf8), '_blank', 'noopener');
 });
 
+// GLFW's wheel listeners on the canvas always prevent the default (no page scroll). A capturing
+// listener on the canvas's parent runs first and, while the app passes the wheel on, keeps the
+// event from GLFW so the browser scrolls the page (chaining out of an iframe to the blog).
+EM_JS(void, attnviz_pass_wheel, (int pass), {
+    var canvas = Module['canvas'];
+    if (!canvas || !canvas.parentNode) return;
+    if (!Module['attnvizWheelHook']) {
+        Module['attnvizWheelHook'] = true;
+        var pass = function(e) {
+            if (Module['attnvizWheelToPage'] && e.target === canvas) e.stopPropagation();
+        };
+        // GLFW listens to the legacy names too; the browser fires both when a wheel is not prevented.
+        canvas.parentNode.addEventListener('wheel', pass, true);
+        canvas.parentNode.addEventListener('mousewheel', pass, true);
+        canvas.parentNode.addEventListener('DOMMouseScroll', pass, true);
+    }
+    Module['attnvizWheelToPage'] = !!pass;
+});
+
 namespace {
 
 std::string take_js_string(char* s) {
@@ -135,6 +154,7 @@ std::string start_link() { return take_js_string(attnviz_start_link()); }
 void show_link(const std::string& hash) { attnviz_show_link(hash.c_str()); }
 std::string page_url() { return take_js_string(attnviz_page_url()); }
 void open_url(const std::string& url) { attnviz_open_url(url.c_str()); }
+void pass_wheel_to_page(bool pass) { attnviz_pass_wheel(pass ? 1 : 0); }
 
 void install_clipboard() {
     ImGuiIO& io = ImGui::GetIO();

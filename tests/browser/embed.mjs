@@ -241,6 +241,15 @@ try {
         expect(spread(pixel(img, gx + cw * 0.2, gy + ch * 0.2)) > 40, 'the first cell has no colour');
       }
     }
+    // The wheel over a figure that does not scroll scrolls the post, not the figure.
+    const box = await frames['fig-self'].handle.boundingBox();
+    await examplePage.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    const y0 = await examplePage.evaluate(() => window.scrollY);
+    await examplePage.mouse.wheel(0, 300);
+    await examplePage.waitForTimeout(500);
+    const y1 = await examplePage.evaluate(() => window.scrollY);
+    expect(y1 > y0 + 100, `the page did not scroll under the wheel over figure 1 (${y0} → ${y1})`);
+    notes.push(`wheel scrolled the post ${y1 - y0} px`);
     return notes.join(', ');
   });
 
