@@ -1,11 +1,15 @@
 // app.cpp: the frame around the panels, and the JSON the browser tests read.
 #include "app.hpp"
 
+#include "export.hpp"
 #include "panels.hpp"
+#include "platform.hpp"
 #include "presets.hpp"
 #include "theme.hpp"
 
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
 
 namespace attn {
 namespace {
@@ -27,6 +31,10 @@ bool App::init(std::string& error) {
 void App::shutdown() { renderer.shutdown(); }
 
 void App::before_frame(float ui_scale) {
+    if (!figure_only) run_pending_export(*this);  // between frames, outside ImGui's frame
+    if (state.theme_auto) state.theme = platform::prefers_dark() ? Theme::Dark : Theme::Light;
+    state.text_scale = std::clamp(state.text_scale, 0.75f, 2.0f);
+    ui_scale *= state.text_scale;
     ui_scale_ = ui_scale;
     collect_text(state, fonts);
     fonts.update(ui_scale);
@@ -74,6 +82,10 @@ std::string App::state_json() const {
         {"ui_scale", ui_scale_},
         {"view", st.view == View::Lines ? "lines" : st.view == View::Heatmap ? "heatmap" : "steps"},
         {"theme", st.theme == Theme::Dark ? "dark" : "light"},
+        {"theme_auto", st.theme_auto},
+        {"text_scale", st.text_scale},
+        {"export", {{"count", last_export().count}, {"file", last_export().file}, {"width", last_export().width},
+                    {"height", last_export().height}, {"error", last_export().error}}},
         {"lang", st.lang == Lang::Zh ? "zh" : "en"},
         {"showing_preset", st.showing_preset()},
         {"preset", st.preset_name},

@@ -73,6 +73,8 @@ struct AppState {
     // [view] -----------------------------------------------------------------------------
     View view = View::Lines;
     Theme theme = Theme::Dark;
+    bool theme_auto = false;     // theme follows the system (platform::prefers_dark), each frame
+    float text_scale = 1.0f;     // UI text size (0.75 … 2): multiplies the UI scale, text and spacing
     Lang lang = Lang::En;        // of the UI's fixed words (strings.hpp); preset texts are data
     LinesOptions lines;
     HeatmapOptions heatmap;

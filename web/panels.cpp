@@ -7,6 +7,8 @@
 #include "panels.hpp"
 
 #include "colormaps.hpp"
+#include "display_menu.hpp"
+#include "export.hpp"
 #include "presets.hpp"
 
 #include <imgui_internal.h>
@@ -248,13 +250,19 @@ void draw_controls(ViewContext& ctx) {
         const char* lang = tr(Str::LanguageSwitch);
         const char* theme = tr(st.theme == Theme::Dark ? Str::ThemeLight : Str::ThemeDark);
         const float pad = ImGui::GetStyle().FramePadding.x * 2, gap = ImGui::GetStyle().ItemSpacing.x;
-        const float w = ImGui::CalcTextSize(lang).x + pad + gap + ImGui::CalcTextSize(theme).x + pad;
+        const float w = ImGui::CalcTextSize(lang).x + pad + gap + ImGui::CalcTextSize(theme).x + pad + gap +
+                        ImGui::CalcTextSize(tr(Str::Display)).x + pad;
         ImGui::SameLine(std::max(ImGui::GetWindowContentRegionMax().x - w, ImGui::GetCursorPosX()));
         if (ImGui::SmallButton(lang)) st.lang = st.lang == Lang::En ? Lang::Zh : Lang::En;
         probe(st, "lang");
         ImGui::SameLine();
-        if (ImGui::SmallButton(theme)) st.theme = st.theme == Theme::Dark ? Theme::Light : Theme::Dark;
+        if (ImGui::SmallButton(theme)) {
+            st.theme = st.theme == Theme::Dark ? Theme::Light : Theme::Dark;
+            st.theme_auto = false;
+        }
         probe(st, "theme");
+        ImGui::SameLine();
+        display_menu(st, s);
     }
 
     section(tr(Str::SectionScene));
@@ -509,6 +517,8 @@ void draw_toolbar(ViewContext& ctx) {
         same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(attn::tr(Str::Numbers)).x + 8.0f * s);
         ImGui::Checkbox((std::string(attn::tr(Str::Numbers)) + "###numbers").c_str(), &st.heatmap.show_numbers);
     }
+    same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::Export)).x + 24.0f * s);
+    export_menu(st, s);
 }
 
 void draw_status(ViewContext& ctx) {

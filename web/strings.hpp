@@ -31,6 +31,9 @@ enum class Str {
     FirstShown, Entropy, TipTokens, TipMasked, TipEntropy, TipConcat, TipFinal,
     CapX, CapXCross, CapXKv, CapQ, CapQCross, CapK, CapKCross, CapV, CapVCross, CapScores, CapScaled, CapUnscaled,
     CapTemperature, CapMask, CapMaskGiven, CapSoftmax, CapOutput, CapConcat, CapFinal,
+    // export menu and display settings (web/export.cpp, web/display_menu.cpp)
+    Export, ExportPng1, ExportPng2, ExportPng4, ExportSvg, ExportSvgSteps, ExportJson, ExportSaved, ExportFailed,
+    Display, ThemeAuto, ThemeLightShort, ThemeDarkShort, ThemeAutoNote, TextSize,
     Count
 };
 
