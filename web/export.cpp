@@ -120,7 +120,21 @@ std::string figure_title(const AppState& st) {
     set_ui_language(st.lang);
     char kind[64];
     std::snprintf(kind, sizeof kind, tr(Str::AttentionTitle), ui_kind_name(st.trace.kind));
-    return st.scene.name.empty() ? std::string(kind) : st.scene.name + " \xc2\xb7 " + kind;
+    std::string title = st.scene.name.empty() ? std::string(kind) : st.scene.name + " \xc2\xb7 " + kind;
+    // Which head, when the view shows one of several (the toolbar says so on screen).
+    const int head = st.view == View::Heatmap ? st.heatmap.head : st.view == View::Steps ? st.steps.head : 0;
+    if (st.trace.heads > 1 && st.view != View::Lines) {
+        // "head 1 of 3" / "头 1 / 3"; "mean · 3 heads" / "平均 · 3 个头"
+        char which[64], count[64];
+        if (head < 0) {
+            std::snprintf(count, sizeof count, tr(Str::HeadsMany), st.trace.heads);
+            title += std::string(" \xc2\xb7 ") + tr(Str::Mean) + " \xc2\xb7 " + count;
+        } else {
+            std::snprintf(which, sizeof which, tr(Str::HeadOf), head + 1, st.trace.heads);
+            title += std::string(" \xc2\xb7 ") + tr(Str::Head) + " " + which;
+        }
+    }
+    return title;
 }
 
 SvgOptions svg_options(const AppState& st) {

@@ -555,9 +555,7 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
         }
     } else {
         ImGui::PushFont(ctx.fonts.title);
-        char kind[64];
-        std::snprintf(kind, sizeof kind, tr(Str::AttentionTitle), ui_kind_name(st.trace.kind));
-        std::string title = st.scene.name.empty() ? std::string(kind) : st.scene.name + " \xc2\xb7 " + kind;
+        const std::string title = figure_title(st);  // web/export.cpp: the SVG has the same
         ImGui::TextUnformatted(title.c_str());
         ImGui::PopFont();
     }
