@@ -230,7 +230,16 @@ void run_pending_export(App& app) {
     }
     if (record.file.empty() && error.empty()) error = "not saved";
     record.error = error;
+    record.time = ImGui::GetTime();
     g_last = record;
+}
+
+std::string export_note() {
+    if (g_last.count == 0 || ImGui::GetTime() - g_last.time > 8.0) return "";
+    char note[600];
+    if (g_last.error.empty()) std::snprintf(note, sizeof note, tr(Str::ExportSaved), g_last.file.c_str());
+    else std::snprintf(note, sizeof note, tr(Str::ExportFailed), g_last.error.c_str());
+    return note;
 }
 
 // [SECTION] Menu -------------------------------------------------------------------------------

@@ -53,7 +53,11 @@ struct ExportRecord {
     std::string file;   // file name (browser) or full path (desktop)
     int width = 0, height = 0;
     std::string error;  // "" when it worked
+    double time = 0.0;  // ImGui::GetTime() when it ran
 };
 const ExportRecord& last_export();
+// "Saved attnviz-….png" (or the failure) for a few seconds after an export, else "": the
+// status line under the figure shows it in place of the hint.
+std::string export_note();
 
 }  // namespace attn

@@ -244,15 +244,20 @@ void draw_controls(ViewContext& ctx) {
     ImGui::TextUnformatted("attnviz");
     ImGui::PopFont();
     ImGui::SameLine();
-    ImGui::TextDisabled("%s", tr(Str::Tagline));
     {
-        // Top right: the language switch (names the other language) and the theme button.
+        // Top right: the language switch (names the other language), the theme button and the
+        // display menu (display_menu.cpp). The tagline between them only when it fits.
         const char* lang = tr(Str::LanguageSwitch);
         const char* theme = tr(st.theme == Theme::Dark ? Str::ThemeLight : Str::ThemeDark);
         const float pad = ImGui::GetStyle().FramePadding.x * 2, gap = ImGui::GetStyle().ItemSpacing.x;
         const float w = ImGui::CalcTextSize(lang).x + pad + gap + ImGui::CalcTextSize(theme).x + pad + gap +
                         ImGui::CalcTextSize(tr(Str::Display)).x + pad;
-        ImGui::SameLine(std::max(ImGui::GetWindowContentRegionMax().x - w, ImGui::GetCursorPosX()));
+        const float right = ImGui::GetWindowContentRegionMax().x - w;
+        if (ImGui::GetCursorPosX() + ImGui::CalcTextSize(tr(Str::Tagline)).x + gap <= right) {
+            ImGui::TextDisabled("%s", tr(Str::Tagline));
+            ImGui::SameLine();
+        }
+        ImGui::SameLine(std::max(right, ImGui::GetCursorPosX()));
         if (ImGui::SmallButton(lang)) st.lang = st.lang == Lang::En ? Lang::Zh : Lang::En;
         probe(st, "lang");
         ImGui::SameLine();
@@ -532,7 +537,9 @@ void draw_status(ViewContext& ctx) {
         ImGui::SameLine();
         ImGui::TextDisabled("%s", attn::tr(Str::LoadingGlyphs));
     }
-    const char* hint = attn::tr(st.view == View::Lines ? Str::HintLines : st.view == View::Heatmap ? Str::HintHeatmap : Str::HintSteps);
+    const std::string note = export_note();  // where the last export went, for a few seconds
+    const char* hint = !note.empty() ? note.c_str()
+                                     : attn::tr(st.view == View::Lines ? Str::HintLines : st.view == View::Heatmap ? Str::HintHeatmap : Str::HintSteps);
     const float w = ImGui::CalcTextSize(hint).x;
     const float used = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x;
     if (used + 24.0f * ctx.scale + w <= ImGui::GetWindowContentRegionMax().x) {

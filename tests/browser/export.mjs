@@ -10,7 +10,7 @@ import path from 'node:path';
 import { decodePng, distinctColors, pixel } from './png.mjs';
 import {
   artifactDir, check, clickWidget, expect, failSetup, finishSuite, looksMasked, luminance, moveAway, openPage,
-  pickPreset, pointAt, spread, startSuite, state, until, waitFrames,
+  pickPreset, pointAt, shot, spread, startSuite, state, until, waitFrames,
 } from './harness.mjs';
 
 const [siteDir, artifacts] = process.argv.slice(2);
@@ -19,6 +19,8 @@ if (!siteDir || !artifacts) {
   process.exit(2);
 }
 
+let shotMenu = null;  // a screenshot of the open menu, once
+
 // Opens the Export menu (retrying: a click can land while a popup is closing), picks an item,
 // and returns the downloaded file with the app state after the export.
 async function exportItem(page, item, prefix = '') {
@@ -26,6 +28,7 @@ async function exportItem(page, item, prefix = '') {
     if (!(await state(page)).widgets[item]) await clickWidget(page, 'export');
     try {
       await until(page, (x) => x.widgets[item], `${item} in the Export menu`, 4000);
+      if (!shotMenu) shotMenu = await shot(page, 'export-menu.png');
       break;
     } catch (e) {
       if (attempt === 3) throw e;
@@ -195,6 +198,7 @@ try {
     await clickWidget(page, 'display');
     await until(page, (x) => x.widgets['display.auto'], 'the display menu');
     await clickWidget(page, 'display.auto');
+    await shot(page, 'display-menu.png');
     await page.emulateMedia({ colorScheme: 'dark' });
     let s = await until(page, (x) => x.theme_auto && x.theme === 'dark', 'auto → dark');
     await page.emulateMedia({ colorScheme: 'light' });
@@ -224,6 +228,7 @@ try {
     await clickWidget(page, 'display.larger');
     await clickWidget(page, 'display.larger');
     let s = await until(page, (x) => Math.abs(x.text_scale - 1.25) < 1e-6 && x.fonts.px > px0, 'text at 125%');
+    const px1 = s.fonts.px;
     expect(Math.abs(s.ui_scale - 1.25) < 1e-6, `ui scale ${s.ui_scale}`);
     await clickAway(page);
     await moveAway(page);
@@ -238,7 +243,7 @@ try {
     await clickWidget(page, 'display.smaller');
     s = await until(page, (x) => Math.abs(x.text_scale - 1) < 1e-6 && x.fonts.px === px0, 'text back at 100%');
     await clickAway(page);
-    return `body font ${px0} px → larger → ${s.fonts.px} px`;
+    return `body font ${px0} px → ${px1} px at 125 % → ${s.fonts.px} px`;
   });
 
   await check('on a 2× screen, PNG 1× is the figure in CSS pixels', async () => {
