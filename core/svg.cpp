@@ -499,6 +499,23 @@ void heatmap_figure(Doc& doc, const Trace& tr, const SvgOptions& o) {
 
 // [SECTION] Document -----------------------------------------------------------------------------
 
+std::string svg_size_problem(const Trace& trace, const SvgOptions& o) {
+    const long long T_q = static_cast<long long>(trace.queries.size()), T_k = static_cast<long long>(trace.keys.size());
+    long long elements = T_q * T_k;
+    const char* what = "cells";
+    if (o.view == SvgView::Lines) {
+        long long heads = 0;
+        for (int h = 0; h < trace.heads; ++h)
+            heads += o.head_visible.empty() || (h < static_cast<int>(o.head_visible.size()) && o.head_visible[h]);
+        const long long per_query = o.top_k > 0 ? std::min<long long>(o.top_k, T_k) : T_k;
+        elements = o.selected_query >= 0 ? heads * T_k : o.selected_key >= 0 ? heads * T_q : heads * T_q * per_query;
+        what = "lines";
+    }
+    if (elements <= kSvgMaxElements) return "";
+    return "SVG: " + std::to_string(elements) + " " + what + " is more than " + std::to_string(kSvgMaxElements) +
+           " (use PNG, or top-k / fewer heads for lines)";
+}
+
 std::string write_svg(const Trace& trace, const SvgOptions& options) {
     const FigureColors& c = figure_colors(options.dark);
     Doc doc;

@@ -50,6 +50,12 @@ struct SvgOptions {
     SvgLabels labels;
 };
 
+// An SVG is one element per cell or line: past kSvgMaxElements (a 512×512 heatmap, or as many
+// lines) it stops being a useful file (hundreds of MB for a 4096² heatmap). Returns "" when the
+// figure fits, else one line saying why (the PNG export has no such limit).
+constexpr long long kSvgMaxElements = 512LL * 512;
+std::string svg_size_problem(const Trace& trace, const SvgOptions& options);
+
 // The whole SVG document (UTF-8). Expects a trace from compute() (or any trace whose matrices
 // match its token lists); an empty trace gives a small empty figure.
 std::string write_svg(const Trace& trace, const SvgOptions& options);

@@ -240,6 +240,22 @@ TEST_CASE("long sequences: labels thin out, the document stays well formed; an e
     CHECK(count(svg, "class=\"number\"") == 0);  // cells too small for numbers
     MESSAGE("120×120 heatmap: " << svg.size() << " bytes");
 
+    CHECK(svg_size_problem(tr, o) == "");
+    // 600 tokens: 360,000 cells is past the SVG limit; lines with top-1 are 600 and fine.
+    std::string many = "[";
+    for (int i = 0; i < 600; ++i) many += (i ? ",\"w" : "\"w") + std::to_string(i) + "\"";
+    const Trace big = compute(read_scene(R"({"d_model": 4, "tokens": )" + many + "]}"));
+    SvgOptions heat;
+    CHECK(svg_size_problem(big, heat).find("360000 cells") != std::string::npos);
+    SvgOptions lines;
+    lines.view = SvgView::Lines;
+    CHECK(svg_size_problem(big, lines).find("lines") != std::string::npos);
+    lines.top_k = 1;
+    CHECK(svg_size_problem(big, lines) == "");
+    lines.top_k = 0;
+    lines.selected_query = 3;
+    CHECK(svg_size_problem(big, lines) == "");
+
     const std::string empty = write_svg(Trace{}, o);
     CHECK(xml_problem(empty) == "");
     CHECK(count(empty, "class=\"cell") == 0);

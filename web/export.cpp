@@ -207,8 +207,10 @@ void run_pending_export(App& app) {
     } else if (kind == ExportKind::SceneJson) {
         record.file = platform::save_file(base + ".json", "application/json", write_scene(st.scene), error);
     } else if (kind == ExportKind::Svg) {
+        const SvgOptions options = svg_options(st);
         if (st.view == View::Steps) error = "SVG: lines and heatmap views only";
-        else record.file = platform::save_file(base + ".svg", "image/svg+xml", write_svg(st.trace, svg_options(st)), error);
+        else if (error = svg_size_problem(st.trace, options); error.empty())
+            record.file = platform::save_file(base + ".svg", "image/svg+xml", write_svg(st.trace, options), error);
     } else {
         // 1× is the figure as laid out on screen in CSS pixels (the device pixel ratio taken
         // out, the text size kept); k× the same layout with k times the pixels. The export

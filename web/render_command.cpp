@@ -177,9 +177,16 @@ int run_render(int argc, char** argv) {
     }
 
     // SVG: strings only, no GL context needed.
-    if (!svg.empty() && !write_text_file(svg, write_svg(state.trace, svg_options(state)), error)) {
-        std::fprintf(stderr, "attnviz render: %s\n", error.c_str());
-        return 1;
+    if (!svg.empty()) {
+        const SvgOptions options = svg_options(state);
+        if (std::string too_large = svg_size_problem(state.trace, options); !too_large.empty()) {
+            std::fprintf(stderr, "attnviz render: %s\n", too_large.c_str());
+            return kExitBadInput;
+        }
+        if (!write_text_file(svg, write_svg(state.trace, options), error)) {
+            std::fprintf(stderr, "attnviz render: %s\n", error.c_str());
+            return 1;
+        }
     }
     if (png.empty() && layout.empty()) return 0;
 

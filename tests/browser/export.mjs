@@ -246,6 +246,21 @@ try {
     return `body font ${px0} px → ${px1} px at 125 % → ${s.fonts.px} px`;
   });
 
+  await check('中文: the SVG carries the UI language\'s words', async () => {
+    await clickWidget(page, 'lang');
+    await until(page, (x) => x.lang === 'zh', 'the Chinese UI');
+    await moveAway(page);
+    const { bytes } = await exportItem(page, 'export.svg');
+    const text = bytes.toString('utf8');
+    const info = await inspectSvg(page, text);
+    expect(!info.error, `not well-formed: ${info.error}`);
+    for (const word of ['键 →', '查询 ↓', '权重', '已掩码', '掩码自注意力'])
+      expect(text.includes(word), `no "${word}" in the SVG`);
+    await clickWidget(page, 'lang');
+    await until(page, (x) => x.lang === 'en', 'back to English');
+    return 'captions, legend, title in 中文';
+  });
+
   await check('on a 2× screen, PNG 1× is the figure in CSS pixels', async () => {
     const hi = await openPage(browser, url, { deviceScaleFactor: 2 });
     const s0 = await state(hi);
