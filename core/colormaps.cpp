@@ -35,7 +35,8 @@ constexpr std::uint32_t kHeadsDark[] = {0x4dabf7, 0xff922b, 0x69db7c, 0xff6b6b, 
 }  // namespace
 
 std::uint32_t head_color_hex(bool dark, int head) {
-    return (dark ? kHeadsDark : kHeadsLight)[((head % 10) + 10) % 10];
+    const std::uint32_t* table = dark ? kHeadsDark : kHeadsLight;  // pointers: no array temporary
+    return table[((head % 10) + 10) % 10];
 }
 
 std::span<const Colormap> colormaps() { return kMaps; }
