@@ -62,6 +62,7 @@ step fuzz-tokenizer fuzz fuzz_tokenizer tokenizer
 
 step browser node tests/browser/e2e.mjs build-web/site "$artifacts/browser"
 step embed node tests/browser/embed.mjs build-web/site "$artifacts/embed"
+step browser-export node tests/browser/export.mjs build-web/site "$artifacts/browser-export"
 step desktop bash tests/desktop/desktop_test.sh build "$artifacts/desktop"
 
 [ ${#failures[@]} -eq 0 ] || echo "failed steps: ${failures[*]} (logs in artifacts/)"

@@ -72,6 +72,8 @@ TEST_CASE("an unchanged preset is named, every view option round-trips through a
     a.heatmap.head = 1;
     a.pinned = {TokenRef::Key, 2};
     a.theme = Theme::Light;
+    a.theme_auto = true;
+    a.text_scale = 1.25f;
     a.lang = Lang::Zh;
     a.show_panels = false;
     a.lines.head_visible[0] = false;
@@ -95,6 +97,9 @@ TEST_CASE("an unchanged preset is named, every view option round-trips through a
     CHECK(b.lines.threshold == doctest::Approx(0.125f));
     CHECK(b.heatmap.colormap == 2);
     CHECK(!b.show_panels);
+    CHECK(b.theme_auto);
+    CHECK(b.text_scale == 1.25f);
+    CHECK(hash.find("theme=auto&text=1.25") != std::string::npos);
 }
 
 TEST_CASE("a typed sentence travels as the scene itself") {
@@ -166,6 +171,8 @@ TEST_CASE("every bad link names its parameter, and the figure stays") {
         {"v=1&token=x1", "token"},
         {"v=1&token=q", "token"},
         {"v=1&theme=pink", "theme"},
+        {"v=1&text=3", "text"},
+        {"v=1&text=big", "text"},
         {"v=1&lang=fr", "lang"},
         {"v=1&panels=yes", "panels"},
         {"v=1&lineheads=0", "lineheads"},

@@ -3,6 +3,7 @@
 
 #include "link_panel.hpp"
 #include "link_state.hpp"
+#include "export.hpp"
 #include "panels.hpp"
 #include "platform.hpp"
 #include "presets.hpp"
@@ -10,6 +11,8 @@
 
 #include <imgui.h>
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
 
 namespace attn {
 namespace {
@@ -55,6 +58,10 @@ void App::sync_link() {
 void App::shutdown() { renderer.shutdown(); }
 
 void App::before_frame(float ui_scale) {
+    if (!figure_only) run_pending_export(*this);  // between frames, outside ImGui's frame
+    if (state.theme_auto) state.theme = platform::prefers_dark() ? Theme::Dark : Theme::Light;
+    state.text_scale = std::clamp(state.text_scale, kMinTextScale, kMaxTextScale);
+    ui_scale *= state.text_scale;
     ui_scale_ = ui_scale;
     collect_text(state, fonts);
     fonts.update(ui_scale);
@@ -111,6 +118,10 @@ std::string App::state_json() const {
         {"copied", last_copied()},
         {"heatmap_head", st.heatmap.head},
         {"steps_head", st.steps.head},
+        {"theme_auto", st.theme_auto},
+        {"text_scale", st.text_scale},
+        {"export", {{"count", last_export().count}, {"file", last_export().file}, {"width", last_export().width},
+                    {"height", last_export().height}, {"error", last_export().error}}},
         {"lang", st.lang == Lang::Zh ? "zh" : "en"},
         {"showing_preset", st.showing_preset()},
         {"preset", st.preset_name},

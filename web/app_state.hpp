@@ -22,6 +22,8 @@ enum class WeightsMode { Identity, Random, Explicit };
 enum class Theme { Dark, Light };
 enum class HeatValues { Weights, Scores };  // after the softmax, or the scaled scores before it
 
+inline constexpr float kMinTextScale = 0.75f, kMaxTextScale = 2.0f;  // AppState::text_scale
+
 // A token the user points at or has pinned: one side of the figure and an index on it.
 struct TokenRef {
     enum Side { None, Query, Key } side = None;
@@ -73,6 +75,8 @@ struct AppState {
     // [view] -----------------------------------------------------------------------------
     View view = View::Lines;
     Theme theme = Theme::Dark;
+    bool theme_auto = false;     // theme follows the system (platform::prefers_dark), each frame
+    float text_scale = 1.0f;     // UI text size (kMinTextScale … kMaxTextScale): multiplies the UI scale
     Lang lang = Lang::En;        // of the UI's fixed words (strings.hpp); preset texts are data
     bool show_panels = true;     // false: the figure and a small control strip (embeds, link panels=0)
     LinesOptions lines;

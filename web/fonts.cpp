@@ -135,7 +135,7 @@ void Fonts::rebuild(float ui_scale) {
         if (cjk_like(c)) want_full = true;
     }
     // One download at a time; the next, bigger font only if the last one left some missing.
-    if (want_full && !font_pending() && platform::kCjkLazyFonts[lazy_requested_]) {
+    if (want_full && may_download_ && !font_pending() && platform::kCjkLazyFonts[lazy_requested_]) {
         platform::request_font(platform::kCjkLazyFonts[lazy_requested_]);
         ++lazy_requested_;
     }

@@ -34,6 +34,12 @@ public:
     int glyph_count() const { return glyph_count_; }
     int missing_count() const { return missing_count_; }
     int rebuild_count() const { return rebuild_count_; }
+    // The export's second atlas (web/export.cpp): merge the fonts `other` has downloaded, and
+    // never start a download of its own (its arrival is reported to the app on screen).
+    void use_downloads_of(const Fonts& other) {
+        lazy_requested_ = lazy_ready_ = other.lazy_ready_;
+        may_download_ = false;
+    }
 
 private:
     void rebuild(float ui_scale);
@@ -44,6 +50,7 @@ private:
     float baked_scale_ = 0.0f;
     bool dirty_ = true;
     int lazy_requested_ = 0, lazy_ready_ = 0;  // of platform::kCjkLazyFonts, in order
+    bool may_download_ = true;
     int glyph_count_ = 0, missing_count_ = 0, rebuild_count_ = 0;
     std::list<std::pair<std::string, std::vector<char>>> files_;  // bytes kept for the atlas (stable addresses)
     ImVector<ImWchar> ui_ranges_, extra_ranges_;

@@ -141,9 +141,14 @@ std::string set_param(LinkState& l, std::string_view key, std::string_view value
             l.token = {value[0] == 'q' ? TokenRef::Query : TokenRef::Key, *i - 1};
         else return "expected q or k and a token number from 1 (q1, k3), got " + shown_value(value);
     } else if (key == "theme") {
+        l.theme_auto = value == "auto";
         if (value == "dark") l.theme = Theme::Dark;
         else if (value == "light") l.theme = Theme::Light;
-        else return "expected dark or light, got " + shown_value(value);
+        else if (!l.theme_auto) return "expected dark, light or auto, got " + shown_value(value);
+    } else if (key == "text") {
+        auto t = parse_float(value);
+        if (!t || *t < kMinTextScale || *t > kMaxTextScale) return "expected a text size from 0.75 to 2, got " + shown_value(value);
+        l.text_scale = *t;
     } else if (key == "lang") {
         if (value == "en") l.lang = Lang::En;
         else if (value == "zh") l.lang = Lang::Zh;
@@ -286,7 +291,9 @@ std::string encode_link(const LinkState& l) {
     out += std::string("&view=") + view_name(l.view);
     if (l.head != 0) out += "&head=" + (l.head < 0 ? std::string("mean") : std::to_string(l.head + 1));
     if (l.token.valid()) out += (l.token.side == TokenRef::Query ? "&token=q" : "&token=k") + std::to_string(l.token.index + 1);
-    if (l.theme != Theme::Dark) out += std::string("&theme=") + theme_name(l.theme);
+    if (l.theme_auto) out += "&theme=auto";
+    else if (l.theme != Theme::Dark) out += std::string("&theme=") + theme_name(l.theme);
+    if (l.text_scale != 1.0f) out += "&text=" + format_float(l.text_scale);
     if (l.lang != Lang::En) out += std::string("&lang=") + lang_name(l.lang);
     if (!l.panels) out += "&panels=0";
     if (std::find(l.head_visible.begin(), l.head_visible.end(), false) != l.head_visible.end()) {
@@ -368,6 +375,8 @@ LinkState link_from_app(const AppState& st) {
     l.head = st.view == View::Steps ? st.steps.head : st.heatmap.head;
     l.token = st.pinned;
     l.theme = st.theme;
+    l.theme_auto = st.theme_auto;
+    l.text_scale = st.text_scale;
     l.lang = st.lang;
     l.panels = st.show_panels;
     l.head_visible = st.lines.head_visible;
@@ -388,6 +397,8 @@ void apply_view(AppState& st, const LinkState& l) {
     st.steps.head = std::max(l.head, 0);
     st.pinned = l.token;
     st.theme = l.theme;
+    st.theme_auto = l.theme_auto;
+    st.text_scale = l.text_scale;
     st.lang = l.lang;
     st.show_panels = l.panels;
     const size_t heads = static_cast<size_t>(std::max(st.trace.heads, 1));
@@ -476,7 +487,8 @@ std::string handle_message(AppState& st, std::string_view message_json) {
             {"view", view_name(l.view)},
             {"head", l.head < 0 ? json("mean") : json(l.head + 1)},
             {"token", token},
-            {"theme", theme_name(l.theme)},
+            {"theme", l.theme_auto ? "auto" : theme_name(l.theme)},
+            {"text", l.text_scale},
             {"lang", lang_name(l.lang)},
             {"panels", l.panels},
             {"preset", l.preset.empty() ? json(nullptr) : json(l.preset)},
@@ -524,15 +536,16 @@ std::string handle_message(AppState& st, std::string_view message_json) {
     }
 
     // set-view: the same parameters as the hash, as JSON values.
-    static const std::set<std::string> kViewFields = {"view", "head", "token", "theme", "lang", "panels"};
+    static const std::set<std::string> kViewFields = {"view", "head", "token", "theme", "text", "lang", "panels"};
     LinkState l = link_from_app(st);
     int given = 0;
     for (const auto& [key, value] : msg.items()) {
         if (key == "type" || key == "id") continue;
-        if (!kViewFields.count(key)) return error(key, "unknown field (set-view takes view, head, token, theme, lang, panels)");
+        if (!kViewFields.count(key)) return error(key, "unknown field (set-view takes view, head, token, theme, text, lang, panels)");
         std::string text;
         if (value.is_string()) text = value.get<std::string>();
         else if (key == "head" && value.is_number_integer()) text = std::to_string(value.get<long long>());
+        else if (key == "text" && value.is_number()) text = format_float(value.get<float>());
         else if (key == "panels" && value.is_boolean()) text = value.get<bool>() ? "1" : "0";
         else if (key == "token" && value.is_null()) text = "none";
         else return error(key, "wrong type: " + std::string(value.type_name()));

@@ -2,7 +2,7 @@
 // post to an embedded figure. No ImGui or GL here, so the doctest suite checks it natively.
 //
 // The hash is readable key=value pairs, version first (README "Embed in your blog"):
-//   #v=1&preset=i-am-good&view=heatmap&head=2&token=q1&theme=light&panels=0
+//   #v=1&preset=i-am-good&view=heatmap&head=2&token=q1&theme=light&text=1.25&panels=0
 // A preset shown unchanged is named (preset=); any other scene travels as base64url of its
 // compact JSON (scene=), read back with read_scene so a bad link fails like a bad file.
 // Numbers a user reads are 1-based: head=2 is "head 2 of 4", token=q1 the first query.
@@ -33,6 +33,8 @@ struct LinkState {
     int head = 0;                  // 0-based, of the heatmap and the Steps view; -1 = mean (heatmap)
     TokenRef token;                // the pinned token
     Theme theme = Theme::Dark;
+    bool theme_auto = false;       // theme=auto: follows the reader's system setting
+    float text_scale = 1.0f;       // text=1.25: the UI text size (AppState::text_scale)
     Lang lang = Lang::En;
     bool panels = true;            // false: the figure and a small control strip (embeds)
     std::vector<bool> head_visible;  // Lines view; empty = every head
@@ -87,7 +89,7 @@ std::string embed_snippet(const std::string& page_url, const LinkState& link, co
 // The postMessage API of an embedded figure (README "Embed in your blog"). The page passes the
 // message as JSON and posts the reply back to the sender:
 //   {"type":"attnviz:set-scene", "scene": {...} | "<JSON text>"}  or  {"preset": "name"}
-//   {"type":"attnviz:set-view", "view"?, "head"?, "token"?, "theme"?, "lang"?, "panels"?}
+//   {"type":"attnviz:set-view", "view"?, "head"?, "token"?, "theme"?, "text"?, "lang"?, "panels"?}
 //   {"type":"attnviz:get-state"}
 // each with an optional "id" echoed in the reply. Replies: {"type":"attnviz:ok"},
 // {"type":"attnviz:state", "state": {...}, "hash": "v=1&..."} or

@@ -8,6 +8,8 @@
 
 #include "colormaps.hpp"
 #include "link_panel.hpp"
+#include "display_menu.hpp"
+#include "export.hpp"
 #include "presets.hpp"
 
 #include <imgui_internal.h>
@@ -243,19 +245,30 @@ void draw_controls(ViewContext& ctx) {
     ImGui::TextUnformatted("attnviz");
     ImGui::PopFont();
     ImGui::SameLine();
-    ImGui::TextDisabled("%s", tr(Str::Tagline));
     {
-        // Top right: the language switch (names the other language) and the theme button.
+        // Top right: the language switch (names the other language), the theme button and the
+        // display menu (display_menu.cpp). The tagline between them only when it fits.
         const char* lang = tr(Str::LanguageSwitch);
         const char* theme = tr(st.theme == Theme::Dark ? Str::ThemeLight : Str::ThemeDark);
         const float pad = ImGui::GetStyle().FramePadding.x * 2, gap = ImGui::GetStyle().ItemSpacing.x;
-        const float w = ImGui::CalcTextSize(lang).x + pad + gap + ImGui::CalcTextSize(theme).x + pad;
-        ImGui::SameLine(std::max(ImGui::GetWindowContentRegionMax().x - w, ImGui::GetCursorPosX()));
+        const float w = ImGui::CalcTextSize(lang).x + pad + gap + ImGui::CalcTextSize(theme).x + pad + gap +
+                        ImGui::CalcTextSize(tr(Str::Display)).x + pad;
+        const float right = ImGui::GetWindowContentRegionMax().x - w;
+        if (ImGui::GetCursorPosX() + ImGui::CalcTextSize(tr(Str::Tagline)).x + gap <= right) {
+            ImGui::TextDisabled("%s", tr(Str::Tagline));
+            ImGui::SameLine();
+        }
+        ImGui::SameLine(std::max(right, ImGui::GetCursorPosX()));
         if (ImGui::SmallButton(lang)) st.lang = st.lang == Lang::En ? Lang::Zh : Lang::En;
         probe(st, "lang");
         ImGui::SameLine();
-        if (ImGui::SmallButton(theme)) st.theme = st.theme == Theme::Dark ? Theme::Light : Theme::Dark;
+        if (ImGui::SmallButton(theme)) {
+            st.theme = st.theme == Theme::Dark ? Theme::Light : Theme::Dark;
+            st.theme_auto = false;
+        }
         probe(st, "theme");
+        ImGui::SameLine();
+        display_menu(st, s);
     }
     draw_share_buttons(ctx);
 
@@ -511,6 +524,8 @@ void draw_toolbar(ViewContext& ctx) {
         same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(attn::tr(Str::Numbers)).x + 8.0f * s);
         ImGui::Checkbox((std::string(attn::tr(Str::Numbers)) + "###numbers").c_str(), &st.heatmap.show_numbers);
     }
+    same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::Export)).x + 24.0f * s);
+    export_menu(st, s);
 }
 
 void draw_status(ViewContext& ctx) {
@@ -524,7 +539,9 @@ void draw_status(ViewContext& ctx) {
         ImGui::SameLine();
         ImGui::TextDisabled("%s", attn::tr(Str::LoadingGlyphs));
     }
-    const char* hint = attn::tr(st.view == View::Lines ? Str::HintLines : st.view == View::Heatmap ? Str::HintHeatmap : Str::HintSteps);
+    const std::string note = export_note();  // where the last export went, for a few seconds
+    const char* hint = !note.empty() ? note.c_str()
+                                     : attn::tr(st.view == View::Lines ? Str::HintLines : st.view == View::Heatmap ? Str::HintHeatmap : Str::HintSteps);
     const float w = ImGui::CalcTextSize(hint).x;
     const float used = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x;
     if (used + 24.0f * ctx.scale + w <= ImGui::GetWindowContentRegionMax().x) {
@@ -547,9 +564,7 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
         }
     } else {
         ImGui::PushFont(ctx.fonts.title);
-        char kind[64];
-        std::snprintf(kind, sizeof kind, tr(Str::AttentionTitle), ui_kind_name(st.trace.kind));
-        std::string title = st.scene.name.empty() ? std::string(kind) : st.scene.name + " \xc2\xb7 " + kind;
+        const std::string title = figure_title(st);  // web/export.cpp: the SVG has the same
         ImGui::TextUnformatted(title.c_str());
         ImGui::PopFont();
     }

@@ -15,6 +15,10 @@
 #include <GL/glext.h>
 #endif
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 struct GLFWwindow;
 
 namespace attn::platform {
@@ -79,5 +83,17 @@ void open_url(const std::string& url);
 // that does not scroll, embedded in a blog post, must not trap the reader's scrolling).
 // Desktop: nothing.
 void pass_wheel_to_page(bool pass);
+// Exported files (web/export.cpp). The browser downloads them (a Blob and an <a download>);
+// the desktop writes them into the working folder, never over an existing file. Both return
+// where the file went (its name in the browser, the full path on the desktop), or "" with
+// `error` set.
+std::string save_file(const std::string& name, const std::string& mime, const std::string& bytes, std::string& error);
+// RGBA (top row first) as PNG: encoded by the browser's canvas (keeps zlib out of the wasm),
+// by web/png.cpp on the desktop.
+std::string save_png(const std::string& name, const std::vector<std::uint8_t>& rgba, int width, int height,
+                     std::string& error);
+// The theme "auto" follows: prefers-color-scheme in the browser (read every frame, so it
+// changes live with the system setting); the desktop has no such setting to follow: dark.
+bool prefers_dark();
 
 }  // namespace attn::platform

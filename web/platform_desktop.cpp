@@ -1,9 +1,13 @@
 // platform_desktop.cpp: the desktop side of platform.hpp.
 #include "platform.hpp"
 
+#include "png.hpp"
+
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 
 namespace attn::platform {
 
@@ -26,6 +30,43 @@ void request_font(const char*) {}  // the desktop reads the full font from the D
 void set_text_input(bool, float, float) {}  // GLFW delivers IME text as characters
 void install_clipboard() {}                 // ImGui's GLFW backend uses GLFW's clipboard
 void set_cursor(int) {}                     // ImGui's GLFW backend sets the cursor
+bool prefers_dark() { return true; }        // GLFW exposes no system colour scheme
+
+namespace {
+// name, or name-2, name-3 … before the extension: the first that does not exist yet.
+std::filesystem::path fresh_path(const std::string& name) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path base = fs::absolute(name, ec);
+    if (ec) base = name;
+    fs::path path = base;
+    for (int n = 2; fs::exists(path, ec) && n < 10000; ++n)
+        path = base.parent_path() / (base.stem().string() + "-" + std::to_string(n) + base.extension().string());
+    return path;
+}
+}  // namespace
+
+std::string save_file(const std::string& name, const std::string&, const std::string& bytes, std::string& error) {
+    const std::filesystem::path path = fresh_path(name);
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) {
+        error = path.string() + ": cannot open for writing";
+        return "";
+    }
+    bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    ok = std::fclose(f) == 0 && ok;
+    if (!ok) {
+        error = path.string() + ": write failed";
+        return "";
+    }
+    return path.string();
+}
+
+std::string save_png(const std::string& name, const std::vector<std::uint8_t>& rgba, int width, int height,
+                     std::string& error) {
+    const std::filesystem::path path = fresh_path(name);
+    return write_png(path.string(), rgba, width, height, error) ? path.string() : "";
+}
 
 std::string start_link() { return ""; }
 void show_link(const std::string&) {}

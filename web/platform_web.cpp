@@ -137,6 +137,56 @@ std::string take_js_string(char* s) {
 
 }  // namespace
 
+// Exports: a Blob, downloaded through a temporary <a download>; Module.onExport (if the page
+// or a test set it) hears of every file.
+EM_JS(void, attnviz_download_bytes, (const char* name_utf8, const char* mime_utf8, const char* data, int size), {
+    var name = UTF8ToString(name_utf8);
+    var blob = new Blob([HEAPU8.slice(data, data + size)], {type: UTF8ToString(mime_utf8)});
+    var url = URL.createObjectURL(blob);
+    var a = document.createElement('a');
+    a.href = url;
+    a.download = name;
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(function() { URL.revokeObjectURL(url); }, 30000);
+    if (Module.onExport) Module.onExport(name, blob);
+});
+
+// PNG from RGBA through a canvas: the browser's own encoder (no zlib in the wasm).
+EM_JS(int, attnviz_download_png, (const char* name_utf8, const unsigned char* rgba, int width, int height), {
+    var name = UTF8ToString(name_utf8);
+    var canvas = document.createElement('canvas');
+    canvas.width = width;
+    canvas.height = height;
+    var context = canvas.getContext('2d');
+    if (!context) return 0;
+    var pixels = new Uint8ClampedArray(HEAPU8.slice(rgba, rgba + width * height * 4).buffer);
+    context.putImageData(new ImageData(pixels, width, height), 0, 0);
+    canvas.toBlob(function(blob) {
+        if (!blob) { console.error('attnviz: PNG encoding failed for ' + name); return; }
+        var url = URL.createObjectURL(blob);
+        var a = document.createElement('a');
+        a.href = url;
+        a.download = name;
+        document.body.appendChild(a);
+        a.click();
+        a.remove();
+        setTimeout(function() { URL.revokeObjectURL(url); }, 30000);
+        if (Module.onExport) Module.onExport(name, blob);
+    }, 'image/png');
+    return 1;
+});
+
+// prefers-color-scheme, kept by a listener so that "auto" follows the system as it changes.
+EM_JS(int, attnviz_prefers_dark, (), {
+    if (!window.matchMedia) return 1;
+    if (!Module.colorScheme) {
+        Module.colorScheme = window.matchMedia('(prefers-color-scheme: dark)');
+    }
+    return Module.colorScheme.matches ? 1 : 0;
+});
+
 namespace attn::platform {
 
 float ui_scale(GLFWwindow*) {
@@ -155,6 +205,21 @@ void show_link(const std::string& hash) { attnviz_show_link(hash.c_str()); }
 std::string page_url() { return take_js_string(attnviz_page_url()); }
 void open_url(const std::string& url) { attnviz_open_url(url.c_str()); }
 void pass_wheel_to_page(bool pass) { attnviz_pass_wheel(pass ? 1 : 0); }
+bool prefers_dark() { return attnviz_prefers_dark() != 0; }
+
+std::string save_file(const std::string& name, const std::string& mime, const std::string& bytes, std::string&) {
+    attnviz_download_bytes(name.c_str(), mime.c_str(), bytes.data(), static_cast<int>(bytes.size()));
+    return name;
+}
+
+std::string save_png(const std::string& name, const std::vector<std::uint8_t>& rgba, int width, int height,
+                     std::string& error) {
+    if (!attnviz_download_png(name.c_str(), rgba.data(), width, height)) {
+        error = "the browser has no 2D canvas to encode the PNG";
+        return "";
+    }
+    return name;
+}
 
 void install_clipboard() {
     ImGuiIO& io = ImGui::GetIO();

@@ -1,16 +1,16 @@
 // render_command.cpp: the figure without a window (see render_command.hpp).
 #include "render_command.hpp"
 
-#include "app.hpp"
+#include "app_state.hpp"
 #include "cli.hpp"
+#include "export.hpp"
 #include "platform.hpp"
 #include "png.hpp"
+#include "svg.hpp"
 
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 #include <GLFW/glfw3.h>
-#include <backends/imgui_impl_opengl3.h>
-#include <imgui.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -97,9 +97,21 @@ struct HeadlessGl {
 int usage(const std::string& message) {
     std::fprintf(stderr, "attnviz render: %s\n", message.c_str());
     std::fprintf(stderr,
-                 "usage: attnviz render SCENE.json --view heatmap|lines|steps --png OUT.png "
-                 "[--width W --height H] [--theme dark|light] [--scale S]\n");
+                 "usage: attnviz render SCENE.json --view heatmap|lines|steps [--png OUT.png] [--svg OUT.svg] "
+                 "[--width W --height H] [--theme dark|light] [--scale S] [--lang en|zh]\n");
     return kExitBadInput;
+}
+
+bool write_text_file(const std::string& path, const std::string& text, std::string& error) {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) {
+        error = path + ": cannot open for writing";
+        return false;
+    }
+    bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    ok = std::fclose(f) == 0 && ok;
+    if (!ok) error = path + ": write failed";
+    return ok;
 }
 
 bool parse_int(const char* text, int lo, int hi, int& out) {
@@ -113,20 +125,22 @@ bool parse_int(const char* text, int lo, int hi, int& out) {
 }  // namespace
 
 int run_render(int argc, char** argv) {
-    std::string scene_path, view = "heatmap", png, theme = "light", layout;
+    std::string scene_path, view = "heatmap", png, svg, theme = "light", layout, lang = "en";
     int width = 1200, height = 800;
     float scale = 1.0f;
     for (int i = 2; i < argc; ++i) {
         std::string arg = argv[i];
         auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-        if (arg == "--view" || arg == "--png" || arg == "--width" || arg == "--height" || arg == "--theme" ||
-            arg == "--scale" || arg == "--layout") {
+        if (arg == "--view" || arg == "--png" || arg == "--svg" || arg == "--width" || arg == "--height" ||
+            arg == "--theme" || arg == "--scale" || arg == "--layout" || arg == "--lang") {
             const char* v = value();
             if (!v) return usage(arg + ": expected a value");
             if (arg == "--view") view = v;
             if (arg == "--png") png = v;
+            if (arg == "--svg") svg = v;
             if (arg == "--theme") theme = v;
             if (arg == "--layout") layout = v;
+            if (arg == "--lang") lang = v;
             if (arg == "--width" && !parse_int(v, 16, 8192, width)) return usage("--width: expected 16..8192");
             if (arg == "--height" && !parse_int(v, 16, 8192, height)) return usage("--height: expected 16..8192");
             if (arg == "--scale") {
@@ -140,9 +154,11 @@ int run_render(int argc, char** argv) {
         }
     }
     if (scene_path.empty()) return usage("expected a scene file (or - for stdin)");
-    if (png.empty()) return usage("--png: expected an output file");
+    if (png.empty() && svg.empty()) return usage("expected --png OUT.png or --svg OUT.svg (or both)");
     if (view != "heatmap" && view != "lines" && view != "steps") return usage("--view: expected heatmap, lines or steps");
+    if (!svg.empty() && view == "steps") return usage("--svg: lines or heatmap only (the steps view: --png)");
     if (theme != "dark" && theme != "light") return usage("--theme: expected dark or light");
+    if (lang != "en" && lang != "zh") return usage("--lang: expected en or zh");
 
     Scene scene;
     std::string error;
@@ -150,6 +166,29 @@ int run_render(int argc, char** argv) {
         std::fprintf(stderr, "%s\n", error.c_str());
         return kExitBadInput;
     }
+    AppState state;
+    state.view = view == "lines" ? View::Lines : view == "steps" ? View::Steps : View::Heatmap;
+    state.theme = theme == "dark" ? Theme::Dark : Theme::Light;
+    state.lang = lang == "zh" ? Lang::Zh : Lang::En;
+    state.load_scene(scene);
+    if (!state.has_trace) {
+        std::fprintf(stderr, "%s: %s\n", scene_path.c_str(), state.error.c_str());
+        return kExitBadInput;
+    }
+
+    // SVG: strings only, no GL context needed.
+    if (!svg.empty()) {
+        const SvgOptions options = svg_options(state);
+        if (std::string too_large = svg_size_problem(state.trace, options); !too_large.empty()) {
+            std::fprintf(stderr, "attnviz render: %s\n", too_large.c_str());
+            return kExitBadInput;
+        }
+        if (!write_text_file(svg, write_svg(state.trace, options), error)) {
+            std::fprintf(stderr, "attnviz render: %s\n", error.c_str());
+            return 1;
+        }
+    }
+    if (png.empty() && layout.empty()) return 0;
 
     // An OpenGL 3.3 context without a window: EGL first (no display needed: Mesa's surfaceless
     // platform), else a hidden GLFW window (needs X, e.g. xvfb-run).
@@ -158,81 +197,22 @@ int run_render(int argc, char** argv) {
         std::fprintf(stderr, "attnviz render: no OpenGL 3.3 context (EGL: %s; GLFW: no display?)\n", gl.why.c_str());
         return 1;
     }
-
-    ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    ImGui_ImplOpenGL3_Init(platform::kImGuiGlslVersion);
-
     int code = 0;
-    {
-        App app;
-        set_current_app(&app);
-        app.figure_only = true;
-        app.state.view = view == "lines" ? View::Lines : view == "steps" ? View::Steps : View::Heatmap;
-        app.state.theme = theme == "dark" ? Theme::Dark : Theme::Light;
-        app.state.load_scene(scene);
-        if (!app.state.has_trace) {
-            std::fprintf(stderr, "%s: %s\n", scene_path.c_str(), app.state.error.c_str());
-            code = kExitBadInput;
-        } else if (!app.init(error)) {
+    FigureImage image;
+    if (!render_figure(state, width, height, scale, image, error)) {
+        std::fprintf(stderr, "attnviz render: %s\n", error.c_str());
+        code = 1;
+    } else {
+        if (!png.empty() && !write_png(png, image.rgba, image.width, image.height, error)) {
             std::fprintf(stderr, "attnviz render: %s\n", error.c_str());
             code = 1;
         }
-        if (code == 0) {
-            GLuint fbo = 0, color = 0;
-            glGenFramebuffers(1, &fbo);
-            glGenRenderbuffers(1, &color);
-            glBindRenderbuffer(GL_RENDERBUFFER, color);
-            glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, width, height);
-            glBindFramebuffer(GL_FRAMEBUFFER, fbo);
-            glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, color);
-            // A few frames so that ImGui's layout (auto-sized items, fonts) has settled.
-            for (int frame = 0; frame < 3; ++frame) {
-                app.before_frame(scale);
-                io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
-                io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);
-                io.DeltaTime = 1.0f / 60.0f;
-                io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
-                ImGui_ImplOpenGL3_NewFrame();
-                ImGui::NewFrame();
-                app.build_ui();
-                ImGui::Render();
-                glBindFramebuffer(GL_FRAMEBUFFER, fbo);
-                glViewport(0, 0, width, height);
-                glClearColor(1, 1, 1, 1);
-                glClear(GL_COLOR_BUFFER_BIT);
-                app.before_render();
-                ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-            }
-            std::vector<std::uint8_t> pixels(static_cast<size_t>(width) * height * 4);
-            glPixelStorei(GL_PACK_ALIGNMENT, 1);
-            glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
-            // GL rows run bottom to top; PNG rows top to bottom. Force opaque alpha.
-            std::vector<std::uint8_t> flipped(pixels.size());
-            const size_t stride = static_cast<size_t>(width) * 4;
-            for (int y = 0; y < height; ++y)
-                std::copy_n(pixels.data() + (height - 1 - y) * stride, stride, flipped.data() + y * stride);
-            for (size_t i = 3; i < flipped.size(); i += 4) flipped[i] = 255;
-            if (!write_png(png, flipped, width, height, error)) {
-                std::fprintf(stderr, "attnviz render: %s\n", error.c_str());
-                code = 1;
-            }
-            if (!layout.empty()) {  // where everything was drawn (the same JSON the browser tests read)
-                std::FILE* f = std::fopen(layout.c_str(), "wb");
-                std::string json = app.state_json();
-                if (!f || std::fwrite(json.data(), 1, json.size(), f) != json.size()) code = 1;
-                if (f) std::fclose(f);
-            }
-            glBindFramebuffer(GL_FRAMEBUFFER, 0);
-            glDeleteRenderbuffers(1, &color);
-            glDeleteFramebuffers(1, &fbo);
+        // --layout: where everything was drawn (the same JSON the browser tests read).
+        if (!layout.empty() && !write_text_file(layout, image.layout_json, error)) {
+            std::fprintf(stderr, "attnviz render: %s\n", error.c_str());
+            code = 1;
         }
-        app.shutdown();
-        set_current_app(nullptr);
     }
-    ImGui_ImplOpenGL3_Shutdown();
-    ImGui::DestroyContext();
     gl.close();
     return code;
 }

@@ -150,6 +150,7 @@ ImTextureID Renderer::lut_texture(int colormap) const {
 // [SECTION] Queuing draws in ImGui's draw lists ------------------------------------------------
 
 void Renderer::begin_frame() {
+    g_renderer = this;  // again: the export's renderer (web/export.cpp) may have come and gone
     heatmaps_.clear();
     lines_draws_.clear();
     instances_.clear();

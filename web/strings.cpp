@@ -150,6 +150,22 @@ constexpr Entry kTable[] = {
     {Str::EmbedCopy, "Copy embed code", "复制嵌入代码"},
     {Str::OpenFull, "Open in attnviz \xe2\x86\x97", "在 attnviz 中打开 \xe2\x86\x97"},
     {Str::AllHeads, "all heads", "所有头"},
+    {Str::Export, "Export", "导出"},
+    {Str::ExportPng1, "PNG 1×", "PNG 1×"},
+    {Str::ExportPng2, "PNG 2×", "PNG 2×"},
+    {Str::ExportPng4, "PNG 4× (print)", "PNG 4×（印刷）"},
+    {Str::ExportSvg, "SVG (vector)", "SVG（矢量图）"},
+    {Str::ExportSvgSteps, "SVG is for the lines and heatmap views; use PNG for the steps.", "SVG 只用于连线图和热力图；步骤请导出 PNG。"},
+    {Str::ExportJson, "Scene JSON", "场景 JSON"},
+    {Str::ExportSaved, "Saved %s", "已保存 %s"},
+    {Str::ExportFailed, "Export failed: %s", "导出失败：%s"},
+    {Str::Display, "Aa", "Aa"},
+    {Str::ThemeAuto, "Auto", "自动"},
+    {Str::ThemeLightShort, "Light", "浅色"},
+    {Str::ThemeDarkShort, "Dark", "深色"},
+    {Str::ThemeAutoNote, "Auto follows the system's light or dark setting (in the browser; the desktop app stays dark).",
+     "自动：跟随系统的浅色或深色设置（浏览器中；桌面版保持深色）。"},
+    {Str::TextSize, "Text size", "文字大小"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 

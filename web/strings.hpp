@@ -34,6 +34,9 @@ enum class Str {
     // link and embed (link_panel.cpp)
     CopyLink, EmbedCode, Copied, EmbedHelp, EmbedWidth, EmbedHeight, EmbedFigureOnly, EmbedCopy, OpenFull,
     AllHeads,
+    // export menu and display settings (web/export.cpp, web/display_menu.cpp)
+    Export, ExportPng1, ExportPng2, ExportPng4, ExportSvg, ExportSvgSteps, ExportJson, ExportSaved, ExportFailed,
+    Display, ThemeAuto, ThemeLightShort, ThemeDarkShort, ThemeAutoNote, TextSize,
     Count
 };
 

@@ -1,6 +1,8 @@
 // theme.cpp: two ImGui styles built on ImGui's own, plus figure colours.
 #include "theme.hpp"
 
+#include "colormaps.hpp"
+
 namespace attn {
 namespace {
 
@@ -8,19 +10,12 @@ ImVec4 rgb(unsigned hex, float a = 1.0f) {
     return ImVec4(((hex >> 16) & 0xff) / 255.0f, ((hex >> 8) & 0xff) / 255.0f, (hex & 0xff) / 255.0f, a);
 }
 
-// Categorical palettes (Tableau 10, and a brighter variant for the dark background).
-constexpr unsigned kHeadsLight[] = {0x1f77b4, 0xe8590c, 0x2b8a3e, 0xc92a2a, 0x7048e8,
-                                    0x8c564b, 0xd6336c, 0x5c7cfa, 0x94a000, 0x0c8599};
-constexpr unsigned kHeadsDark[] = {0x4dabf7, 0xff922b, 0x69db7c, 0xff6b6b, 0xb197fc,
-                                   0xe5b083, 0xf783ac, 0x91a7ff, 0xd8f5a2, 0x66d9e8};
-
 ImU32 col(unsigned hex) { return IM_COL32((hex >> 16) & 0xff, (hex >> 8) & 0xff, hex & 0xff, 0xff); }
 
 }  // namespace
 
 ImVec4 head_color(Theme theme, int head) {
-    const unsigned* table = theme == Theme::Dark ? kHeadsDark : kHeadsLight;
-    return rgb(table[((head % 10) + 10) % 10]);
+    return rgb(head_color_hex(theme == Theme::Dark, head));  // core/colormaps.cpp: shared with the SVG export
 }
 
 const Palette& palette(Theme theme) {

@@ -152,6 +152,59 @@ else
   fail "render: steps layout" "render failed"
 fi
 
+# 2b. attnviz render --svg (core/svg.cpp): no GL needed, so no display either. Well-formed XML with
+# one element per line / cell / label, the mask hatched; drawn by Chromium it is a real picture.
+svg_check() {  # name svg-file expectations (python expressions over counts c and the root r)
+  /usr/bin/python3 - "$2" "$3" <<'PY'
+import sys, xml.etree.ElementTree as ET
+ns = {"s": "http://www.w3.org/2000/svg"}
+try:
+    r = ET.parse(sys.argv[1]).getroot()
+except Exception as e:
+    print(f"not well-formed: {e}"); sys.exit()
+def n(tag, cls):
+    return sum(1 for e in r.iter("{http://www.w3.org/2000/svg}" + tag) if cls in (e.get("class") or "").split())
+c = {"line": n("line", "line"), "cell": n("rect", "cell"), "masked": n("rect", "masked"), "query": n("rect", "query"),
+     "key": n("rect", "key"), "row": n("text", "row-label"), "col": n("text", "col-label"),
+     "pattern": len(r.findall(".//s:pattern", ns)), "texts": " ".join(t.text or "" for t in r.iter("{http://www.w3.org/2000/svg}text"))}
+bad = [x for x in sys.argv[2].split(";") if not eval(x, {}, {"c": c, "r": r})]
+print("ok" if not bad else "failed: " + "; ".join(bad) + f" (counts {dict((k, v) for k, v in c.items() if k != 'texts')})")
+PY
+}
+svg_case() {  # name scene view expectations [extra args]
+  local name=$1 scene=$2 view=$3 want=$4; shift 4
+  local out="$artifacts/render-$name.svg" verdict
+  rm -f "$out"
+  if env -u DISPLAY -u WAYLAND_DISPLAY "$app" render "$scene" --view "$view" --svg "$out" "$@" 2> "$tmp/svg.err"; then
+    verdict=$(svg_check "$name" "$out" "$want")
+    if [ "$verdict" = ok ]; then ok "render --svg $name ($(wc -c < "$out") bytes)"; else fail "render --svg $name" "$verdict"; fi
+  else
+    fail "render --svg $name" "exit $?: $(head -c 300 "$tmp/svg.err")"
+  fi
+}
+svg_case heatmap-self "$tmp/i_am_good.json" heatmap "c['cell'] == 9;c['masked'] == 0;c['row'] == 3;c['col'] == 3;r.get('data-view') == 'heatmap'"
+svg_case lines-self "$tmp/i_am_good.json" lines "c['line'] == 9;c['query'] == 3;c['key'] == 3"
+# masked.json: 6 tokens, causal: 21 visible pairs, 15 hatched; 2 heads → 42 lines.
+svg_case heatmap-masked "$tmp/masked.json" heatmap "c['cell'] == 36;c['masked'] == 15;c['pattern'] == 1;c['row'] == 6"
+svg_case lines-masked "$tmp/masked.json" lines "c['line'] == 42;c['query'] == 6;c['key'] == 6" --theme dark
+svg_case lines-cross-zh "$tmp/cross.json" lines "'查询' in c['texts'];'那' in c['texts'];c['line'] == 2 * 5 * 5" --lang zh
+# Drawn by Chromium (imagemagick has no SVG reader here): not blank, the hatch visible.
+if [ -s "$artifacts/render-heatmap-masked.svg" ]; then
+  size=$(grep -o '<svg[^>]*' "$artifacts/render-heatmap-masked.svg" | grep -o 'width="[0-9]*" height="[0-9]*"' | tr -dc '0-9 ' | awk '{print $1","$2}')
+  timeout 60 chromium --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$tmp/chromium" \
+    --window-size="$size" --screenshot="$artifacts/render-heatmap-masked-svg.png" \
+    "file://$artifacts/render-heatmap-masked.svg" > /dev/null 2>&1
+  check_picture "render --svg heatmap-masked drawn by Chromium" "$artifacts/render-heatmap-masked-svg.png" 200 200
+fi
+# PNG and SVG from one command; steps has no SVG (exit 2, nothing written).
+rm -f "$tmp/both.png" "$tmp/both.svg"
+if run_x "$app" render "$tmp/cross.json" --view heatmap --png "$tmp/both.png" --svg "$tmp/both.svg" 2>/dev/null &&
+   [ -s "$tmp/both.png" ] && [ -s "$tmp/both.svg" ]; then ok "render --png and --svg together write both"
+else fail "render --png --svg" "missing output"; fi
+"$app" render "$tmp/i_am_good.json" --view steps --svg "$tmp/steps.svg" 2> "$tmp/steps.err"; code=$?
+if [ "$code" -eq 2 ] && [ ! -e "$tmp/steps.svg" ]; then ok "render --svg rejects the steps view: $(head -n 1 "$tmp/steps.err")"
+else fail "render --svg steps" "exit $code"; fi
+
 # 3. Bad input: exit 2 with one line naming the problem; no picture.
 rm -f "$tmp/bad.png"
 run_x "$app" render "$tmp/bad.json" --view heatmap --png "$tmp/bad.png" 2> "$tmp/bad.err"; code=$?

@@ -1,4 +1,5 @@
-// colormaps.hpp: colormaps as data (key colours, evenly spaced) and their 256-entry LUTs.
+// colormaps.hpp: colormaps as data (key colours, evenly spaced) and their 256-entry LUTs, and
+// the heads' categorical colours. Plain data (no GL): the GPU figures and the SVG export share it.
 #pragma once
 
 #include <array>
@@ -20,5 +21,9 @@ std::array<std::uint8_t, 256 * 4> colormap_lut(const Colormap& map);
 
 // The colour at t (clamped to [0, 1]) as 0..1 floats.
 std::array<float, 3> colormap_sample(const Colormap& map, float t);
+
+// One colour per head as 0xRRGGBB (Tableau 10, a brighter variant on the dark background);
+// cycles after ten.
+std::uint32_t head_color_hex(bool dark, int head);
 
 }  // namespace attn

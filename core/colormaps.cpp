@@ -26,7 +26,18 @@ constexpr Colormap kMaps[] = {
     {"plasma", kPlasma},   {"blues", kBlues},   {"greys", kGreys},
 };
 
+// Categorical palettes (Tableau 10, and a brighter variant for the dark background).
+constexpr std::uint32_t kHeadsLight[] = {0x1f77b4, 0xe8590c, 0x2b8a3e, 0xc92a2a, 0x7048e8,
+                                         0x8c564b, 0xd6336c, 0x5c7cfa, 0x94a000, 0x0c8599};
+constexpr std::uint32_t kHeadsDark[] = {0x4dabf7, 0xff922b, 0x69db7c, 0xff6b6b, 0xb197fc,
+                                        0xe5b083, 0xf783ac, 0x91a7ff, 0xd8f5a2, 0x66d9e8};
+
 }  // namespace
+
+std::uint32_t head_color_hex(bool dark, int head) {
+    const std::uint32_t* table = dark ? kHeadsDark : kHeadsLight;  // pointers: no array temporary
+    return table[((head % 10) + 10) % 10];
+}
 
 std::span<const Colormap> colormaps() { return kMaps; }
 

@@ -1,0 +1,291 @@
+// export.cpp: PNG (off screen, at k×), SVG and scene JSON of the figure on screen (export.hpp).
+//
+// [SECTION] Off-screen figure
+// [SECTION] SVG options, names
+// [SECTION] Queue and record
+// [SECTION] Menu
+#include "export.hpp"
+
+#include "app.hpp"
+#include "platform.hpp"
+#include "view.hpp"
+
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+namespace attn {
+
+// [SECTION] Off-screen figure ------------------------------------------------------------------
+
+bool render_figure(const AppState& source, int width, int height, float scale, FigureImage& out, std::string& error) {
+    GLint max_renderbuffer = 0, max_viewport[2] = {0, 0};
+    glGetIntegerv(GL_MAX_RENDERBUFFER_SIZE, &max_renderbuffer);
+    glGetIntegerv(GL_MAX_VIEWPORT_DIMS, max_viewport);
+    const int limit = std::min({max_renderbuffer, max_viewport[0], max_viewport[1]});
+    if (width < 1 || height < 1 || (limit > 0 && std::max(width, height) > limit)) {
+        char message[160];
+        std::snprintf(message, sizeof message, "a %d×%d picture is beyond this GPU's limit of %d pixels a side",
+                      width, height, limit);
+        error = message;
+        return false;
+    }
+
+    // Its own ImGui context: its own font atlas (baked at this scale) and GL backend data.
+    ImGuiContext* previous = ImGui::GetCurrentContext();
+    ImGuiContext* context = ImGui::CreateContext();
+    ImGui::SetCurrentContext(context);
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    ImGui_ImplOpenGL3_Init(platform::kImGuiGlslVersion);
+
+    // A revision no other figure has: the views' caches of GPU data (keyed on the revision)
+    // then fill this renderer's textures, and refill the screen's afterwards.
+    static int export_revision = -1;
+    bool ok = true;
+    {
+        auto app = std::make_unique<App>();
+        app->figure_only = true;
+        app->state = source;
+        app->state.hover = {};
+        app->state.revision = --export_revision;
+        if (App* screen = current_app(); screen && screen != app.get()) app->fonts.use_downloads_of(screen->fonts);
+        if (!app->init(error)) {
+            ok = false;
+        } else {
+            GLuint fbo = 0, color = 0;
+            glGenFramebuffers(1, &fbo);
+            glGenRenderbuffers(1, &color);
+            glBindRenderbuffer(GL_RENDERBUFFER, color);
+            glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, width, height);
+            glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+            glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, color);
+            if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE) {
+                error = "no framebuffer of that size";
+                ok = false;
+            }
+            // A few frames so that ImGui's layout (auto-sized items, fonts) has settled.
+            for (int frame = 0; ok && frame < 3; ++frame) {
+                app->before_frame(scale);
+                io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
+                io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);
+                io.DeltaTime = 1.0f / 60.0f;
+                io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+                ImGui_ImplOpenGL3_NewFrame();
+                ImGui::NewFrame();
+                app->build_ui();
+                ImGui::Render();
+                glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+                glViewport(0, 0, width, height);
+                glClearColor(1, 1, 1, 1);
+                glClear(GL_COLOR_BUFFER_BIT);
+                app->before_render();
+                ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+            }
+            if (ok) {
+                std::vector<std::uint8_t> pixels(static_cast<size_t>(width) * height * 4);
+                glPixelStorei(GL_PACK_ALIGNMENT, 1);
+                glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
+                // GL rows run bottom to top; images top to bottom. Opaque alpha.
+                out.width = width;
+                out.height = height;
+                out.rgba.resize(pixels.size());
+                const size_t stride = static_cast<size_t>(width) * 4;
+                for (int y = 0; y < height; ++y)
+                    std::copy_n(pixels.data() + (height - 1 - y) * stride, stride, out.rgba.data() + y * stride);
+                for (size_t i = 3; i < out.rgba.size(); i += 4) out.rgba[i] = 255;
+                out.layout_json = app->state_json();
+            }
+            glBindFramebuffer(GL_FRAMEBUFFER, 0);
+            glDeleteRenderbuffers(1, &color);
+            glDeleteFramebuffers(1, &fbo);
+        }
+        app->shutdown();
+    }
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui::DestroyContext(context);
+    ImGui::SetCurrentContext(previous);
+    return ok;
+}
+
+// [SECTION] SVG options, names -----------------------------------------------------------------
+
+std::string figure_title(const AppState& st) {
+    set_ui_language(st.lang);
+    char kind[64];
+    std::snprintf(kind, sizeof kind, tr(Str::AttentionTitle), ui_kind_name(st.trace.kind));
+    std::string title = st.scene.name.empty() ? std::string(kind) : st.scene.name + " \xc2\xb7 " + kind;
+    // Which head, when the view shows one of several (the toolbar says so on screen).
+    const int head = st.view == View::Heatmap ? st.heatmap.head : st.view == View::Steps ? st.steps.head : 0;
+    if (st.trace.heads > 1 && st.view != View::Lines) {
+        // "head 1 of 3" / "头 1 / 3"; "mean · 3 heads" / "平均 · 3 个头"
+        char which[64], count[64];
+        if (head < 0) {
+            std::snprintf(count, sizeof count, tr(Str::HeadsMany), st.trace.heads);
+            title += std::string(" \xc2\xb7 ") + tr(Str::Mean) + " \xc2\xb7 " + count;
+        } else {
+            std::snprintf(which, sizeof which, tr(Str::HeadOf), head + 1, st.trace.heads);
+            title += std::string(" \xc2\xb7 ") + tr(Str::Head) + " " + which;
+        }
+    }
+    return title;
+}
+
+SvgOptions svg_options(const AppState& st) {
+    set_ui_language(st.lang);
+    SvgOptions o;
+    o.view = st.view == View::Lines ? SvgView::Lines : SvgView::Heatmap;
+    o.dark = st.theme == Theme::Dark;
+    o.head_visible = st.lines.head_visible;
+    o.threshold = st.lines.threshold;
+    o.top_k = st.lines.top_k;
+    const TokenRef sel = st.pinned;  // the hover is gone by the time the menu is used
+    if (sel.side == TokenRef::Query) o.selected_query = sel.index;
+    if (sel.side == TokenRef::Key) o.selected_key = sel.index;
+    o.head = st.heatmap.head;
+    o.colormap = st.heatmap.colormap;
+    o.scores = st.heatmap.values == HeatValues::Scores;
+    o.show_numbers = st.heatmap.show_numbers;
+    SvgLabels& l = o.labels;
+    l.title = figure_title(st);
+    l.queries = tr(Str::AxisQueries);
+    l.keys = tr(Str::AxisKeys);
+    l.target_queries = tr(Str::AxisTargetQueries);
+    l.source_keys = tr(Str::AxisSourceKeys);
+    l.caption_keys = tr(Str::CaptionKeys);
+    l.caption_queries = tr(Str::CaptionQueries);
+    l.caption_source_keys = tr(Str::CaptionSourceKeys);
+    l.caption_target_queries = tr(Str::CaptionTargetQueries);
+    l.masked = tr(Str::Masked);
+    l.weight = tr(Str::LegendWeight);
+    l.score = tr(Str::LegendScore);
+    l.head = tr(Str::HeadN);
+    return o;
+}
+
+std::string export_basename(const AppState& st) {
+    // Letters, digits, - and _ from the scene's name; anything else becomes one '-'.
+    std::string name, source = !st.scene.name.empty() ? st.scene.name : kind_name(st.trace.kind);
+    for (unsigned char c : source) {
+        const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        if (keep) name += static_cast<char>(c);
+        else if (!name.empty() && name.back() != '-') name += '-';
+    }
+    while (!name.empty() && name.back() == '-') name.pop_back();
+    if (name.empty()) name = kind_name(st.trace.kind);
+    const char* view = st.view == View::Lines ? "lines" : st.view == View::Heatmap ? "heatmap" : "steps";
+    return "attnviz-" + name + "-" + view;
+}
+
+// [SECTION] Queue and record -------------------------------------------------------------------
+
+namespace {
+std::optional<ExportKind> g_pending;
+ExportRecord g_last;
+}  // namespace
+
+const ExportRecord& last_export() { return g_last; }
+void request_export(ExportKind kind) { g_pending = kind; }
+
+void run_pending_export(App& app) {
+    if (!g_pending) return;
+    const ExportKind kind = *g_pending;
+    g_pending.reset();
+    const AppState& st = app.state;
+    ExportRecord record;
+    record.count = g_last.count + 1;
+    std::string error;
+    const std::string base = export_basename(st);
+    if (!st.has_trace) {
+        error = "no figure to export";
+    } else if (kind == ExportKind::SceneJson) {
+        record.file = platform::save_file(base + ".json", "application/json", write_scene(st.scene), error);
+    } else if (kind == ExportKind::Svg) {
+        const SvgOptions options = svg_options(st);
+        if (st.view == View::Steps) error = "SVG: lines and heatmap views only";
+        else if (error = svg_size_problem(st.trace, options); error.empty())
+            record.file = platform::save_file(base + ".svg", "image/svg+xml", write_svg(st.trace, options), error);
+    } else {
+        // 1× is the figure as laid out on screen in CSS pixels (the device pixel ratio taken
+        // out, the text size kept); k× the same layout with k times the pixels. The export
+        // window adds its padding (12 each side) and the title line (19 + 6) around the canvas.
+        const int k = kind == ExportKind::Png1 ? 1 : kind == ExportKind::Png2 ? 2 : 4;
+        const float text = st.text_scale;
+        const float dpr = std::max(app.ui_scale() / std::max(text, 0.01f), 0.5f);
+        const float w_css = st.figure_rect[2] / dpr + 24.0f * text;
+        const float h_css = st.figure_rect[3] / dpr + 49.0f * text;
+        const int width = std::max(64, static_cast<int>(std::lround(w_css * k)));
+        const int height = std::max(64, static_cast<int>(std::lround(h_css * k)));
+        FigureImage image;
+        if (render_figure(st, width, height, static_cast<float>(k), image, error)) {
+            const std::string name = base + (k > 1 ? "@" + std::to_string(k) + "x" : "") + ".png";
+            record.file = platform::save_png(name, image.rgba, image.width, image.height, error);
+            record.width = image.width;
+            record.height = image.height;
+        }
+    }
+    if (record.file.empty() && error.empty()) error = "not saved";
+    record.error = error;
+    record.time = ImGui::GetTime();
+    g_last = record;
+}
+
+std::string export_note() {
+    if (g_last.count == 0 || ImGui::GetTime() - g_last.time > 8.0) return "";
+    char note[600];
+    if (g_last.error.empty()) std::snprintf(note, sizeof note, tr(Str::ExportSaved), g_last.file.c_str());
+    else std::snprintf(note, sizeof note, tr(Str::ExportFailed), g_last.error.c_str());
+    return note;
+}
+
+// [SECTION] Menu -------------------------------------------------------------------------------
+
+namespace {
+void probe(AppState& st, const char* name) {
+    ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    st.probe[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
+}
+}  // namespace
+
+void export_menu(AppState& st, float s) {
+    if (ImGui::Button(tr(Str::Export))) ImGui::OpenPopup("##export");
+    probe(st, "export");
+    if (!g_last.file.empty() || !g_last.error.empty()) {
+        if (ImGui::IsItemHovered()) {
+            ImGui::BeginTooltip();
+            if (g_last.error.empty()) ImGui::Text(tr(Str::ExportSaved), g_last.file.c_str());
+            else ImGui::Text(tr(Str::ExportFailed), g_last.error.c_str());
+            ImGui::EndTooltip();
+        }
+    }
+    if (!ImGui::BeginPopup("##export")) return;
+    struct Item {
+        Str label;
+        ExportKind kind;
+        const char* probe;
+    };
+    const Item items[] = {{Str::ExportPng1, ExportKind::Png1, "export.png1"},
+                          {Str::ExportPng2, ExportKind::Png2, "export.png2"},
+                          {Str::ExportPng4, ExportKind::Png4, "export.png4"},
+                          {Str::ExportSvg, ExportKind::Svg, "export.svg"},
+                          {Str::ExportJson, ExportKind::SceneJson, "export.json"}};
+    ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(8.0f * s, 6.0f * s));
+    for (const Item& item : items) {
+        const bool disabled = item.kind == ExportKind::Svg && st.view == View::Steps;
+        if (disabled) ImGui::BeginDisabled();
+        if (ImGui::Selectable(tr(item.label), false, 0, ImVec2(190.0f * s, 0))) request_export(item.kind);
+        if (disabled) ImGui::EndDisabled();
+        probe(st, item.probe);
+        if (disabled && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", tr(Str::ExportSvgSteps));
+    }
+    ImGui::PopStyleVar();
+    ImGui::EndPopup();
+}
+
+}  // namespace attn

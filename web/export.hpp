@@ -1,0 +1,63 @@
+// export.hpp: what is on screen, as files: PNG at 1×, 2× or 4× (the figure drawn again off
+// screen, in a framebuffer object, at that scale), SVG of the lines and heatmap views
+// (core/svg.hpp), and the scene JSON. The browser downloads them (a Blob through the page);
+// the desktop writes them to the working folder and says where.
+//
+// The PNG is drawn by a second ImGui context with its own App (renderer, font atlas at the
+// export scale), between two frames of the app on screen; `attnviz render` uses the same path.
+#pragma once
+
+#include "app_state.hpp"
+#include "svg.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+class App;
+
+struct FigureImage {
+    int width = 0, height = 0;
+    std::vector<std::uint8_t> rgba;  // top row first, opaque
+    std::string layout_json;         // App::state_json() of the figure drawn (tests)
+};
+
+// Draws the figure of `source` alone (title + view, no controls) at width×height pixels and
+// UI scale `scale` into an FBO. Needs a current GL context; creates and destroys its own ImGui
+// context and restores the one that was current. false with `error` set on failure.
+bool render_figure(const AppState& source, int width, int height, float scale, FigureImage& out, std::string& error);
+
+// The SVG options for what `st` shows: view, theme, heads, threshold / top-k, selection,
+// heatmap head / colormap / values, the UI language's words and the figure's title.
+SvgOptions svg_options(const AppState& st);
+// The figure's title, as the PNG export draws it ("i-am-good · self attention").
+std::string figure_title(const AppState& st);
+// A file name without extension: "attnviz-i-am-good-heatmap".
+std::string export_basename(const AppState& st);
+
+enum class ExportKind { Png1, Png2, Png4, Svg, SceneJson };
+
+// The toolbar's Export menu (PNG 1×/2×/4×, SVG, scene JSON). Choosing an item queues it; the
+// export runs before the next frame (run_pending_export), outside any ImGui frame.
+void export_menu(AppState& st, float ui_scale);
+// Queues an export, as the menu does (the page's test hook can call this too).
+void request_export(ExportKind kind);
+// Runs a queued export for the app on screen. Call between frames (App::before_frame).
+void run_pending_export(App& app);
+
+// What the last export wrote: shown under the figure, reported to the browser tests.
+struct ExportRecord {
+    int count = 0;
+    std::string file;   // file name (browser) or full path (desktop)
+    int width = 0, height = 0;
+    std::string error;  // "" when it worked
+    double time = 0.0;  // ImGui::GetTime() when it ran
+};
+const ExportRecord& last_export();
+// "Saved attnviz-….png" (or the failure) for a few seconds after an export, else "": the
+// status line under the figure shows it in place of the hint.
+std::string export_note();
+
+}  // namespace attn
