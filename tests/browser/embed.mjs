@@ -246,7 +246,9 @@ try {
     await examplePage.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
     const y0 = await examplePage.evaluate(() => window.scrollY);
     await examplePage.mouse.wheel(0, 300);
-    await examplePage.waitForTimeout(500);
+    // The compositor waits for the frame's (busy, software-rendered) main thread to see the
+    // wheel listeners: give it time.
+    await examplePage.waitForFunction((y) => window.scrollY > y + 100, y0, { timeout: 10000, polling: 100 }).catch(() => {});
     const y1 = await examplePage.evaluate(() => window.scrollY);
     expect(y1 > y0 + 100, `the page did not scroll under the wheel over figure 1 (${y0} → ${y1})`);
     notes.push(`wheel scrolled the post ${y1 - y0} px`);
