@@ -202,6 +202,10 @@ try {
   let examplePage;
   await check('the example page: three iframes, three different figures', async () => {
     const context = await browser.newContext({ viewport: { width: 760, height: 900 } });
+    await context.addInitScript(() => {
+      window.__ready = 0;
+      window.addEventListener('message', (e) => { if (e.data && e.data.type === 'attnviz:ready') ++window.__ready; });
+    });
     examplePage = await context.newPage();
     examplePage.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(`[example] ${m.text()}`); });
     await examplePage.goto(`${origin}/embed-example.html`);
@@ -211,6 +215,8 @@ try {
       await frame.waitForFunction(() => JSON.parse(Module.UTF8ToString(Module._attnviz_state())).frame > 5);
       states[id] = await frameState(frame);
     }
+    const ready = await examplePage.evaluate(() => window.__ready);
+    expect(ready === 3, `${ready} "attnviz:ready" messages reached the page, want 3`);
     expect(states['fig-self'].view === 'lines' && states['fig-self'].kind === 'self', 'figure 1');
     expect(states['fig-masked'].view === 'heatmap' && states['fig-masked'].kind === 'masked', 'figure 2');
     expect(states['fig-cross'].view === 'steps' && states['fig-cross'].kind === 'cross', 'figure 3');
@@ -246,7 +252,9 @@ try {
     await examplePage.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
     const y0 = await examplePage.evaluate(() => window.scrollY);
     await examplePage.mouse.wheel(0, 300);
-    await examplePage.waitForTimeout(500);
+    // The compositor waits for the frame's (busy, software-rendered) main thread to see the
+    // wheel listeners: give it time.
+    await examplePage.waitForFunction((y) => window.scrollY > y + 100, y0, { timeout: 10000, polling: 100 }).catch(() => {});
     const y1 = await examplePage.evaluate(() => window.scrollY);
     expect(y1 > y0 + 100, `the page did not scroll under the wheel over figure 1 (${y0} → ${y1})`);
     notes.push(`wheel scrolled the post ${y1 - y0} px`);
