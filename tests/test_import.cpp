@@ -188,7 +188,7 @@ TEST_CASE("bad files name the field, or the line and column, on one line") {
         {"import_bad_rowsum.json",
          "attention[1][0][2]: expected a row that sums to 1 (softmax output; 0 if fully masked), got a sum of 0.8"},
         {"import_bad_nonfinite.json", "2:32: malformed JSON: NaN is not a JSON number"},
-        {"import_bad_syntax.json", "3:1: malformed JSON: syntax error"},
+        {"import_bad_syntax.json", "3:1: malformed JSON: unexpected end of input; expected ',' or '}'"},
         {"import_bad_layout.json", "(top level): expected \"tokens\" and \"attention\""},
     };
     for (const auto& [file, message] : files) {
@@ -227,7 +227,7 @@ TEST_CASE("every other kind of bad input: where and what") {
         {R"({"tokens": ["a", "b"], "attention": [[[[1, 0], [1.5, -0.5]]]]})",
          "attention[0][0][1][0]: expected an attention weight in [0, 1], got 1.5"},
         {R"({"tokens": ["a", "b"], "attention": [[[[1, 0], [-Infinity, 1]]]]})",
-         "1:49: malformed JSON: Infinity is not a JSON number"},
+         "1:49: malformed JSON: -Infinity is not a JSON number"},
         {R"({"tokens": ["a"], "attention": [[[[1e999]]]]})", "1:36: malformed JSON: number overflow"},
         // tokens and layout
         {R"({"attention": [[[[1]]]]})", "tokens: missing"},
@@ -236,7 +236,7 @@ TEST_CASE("every other kind of bad input: where and what") {
         {R"({"tokens": "a b", "attention": [[[[1]]]]})", "tokens: expected a non-empty array of token strings, got \"a b\""},
         {R"({"tokens": ["a"], "attention": [[[[1]]]], "cross_attention": [[[[1]]]]})", "cross_attention: not allowed with"},
         {R"({"tokens": ["a"], "attentions": [[[[1]]]]})", "attentions: unknown field"},
-        {R"({"tokens": ["a"], "atention": [[[[1]]]]})", "(top level): expected \"tokens\" and \"attention\", or encoder_/decoder_/cross_attention (SPEC.md §3), or a BertViz export; got fields atention, tokens"},
+        {R"({"tokens": ["a"], "atention": [[[[1]]]]})", "(top level): expected \"tokens\" and \"attention\", or encoder_/decoder_/cross_attention (SPEC.md §3), or a BertViz export; got fields tokens, atention"},
         {R"({"encoder_tokens": ["a"], "encoder_attention": [[[[1]]]], "decoder_attentions": []})",
          "decoder_attentions: unknown field"},
         {R"({"encoder_tokens": ["a"], "cross_attention": [[[[1]]]]})", "decoder_tokens: missing (cross_attention needs it)"},
