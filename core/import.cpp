@@ -269,9 +269,12 @@ private:
         } catch (const nlohmann::json::exception& e) {
             const auto* parse = dynamic_cast<const nlohmann::json::parse_error*>(&e);
             const size_t at = start + (parse && parse->byte > 0 ? parse->byte - 1 : 0);
+            // "[json.exception.parse_error.101] parse error at line 1, column 4: syntax error while
+            // parsing value - invalid string: ...; last read: '...'": keep the "invalid string"
+            // part (what was read may be the ill-formed byte itself).
             std::string message = e.what();
-            const size_t colon = message.find(": ", message.find("column"));
-            fail(at, colon == std::string::npos ? message : message.substr(colon + 2));
+            const size_t from = message.find(" - "), to = message.find("; last read");
+            fail(at, from == std::string::npos ? "invalid string" : message.substr(from + 3, to - from - 3));
         }
     }
 
