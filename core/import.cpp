@@ -129,6 +129,7 @@ private:
     static constexpr int kMaxDepth = 64;  // a file needs 9 (BertViz entry, batch of one); a stack overflow none
     std::string_view text_;
     size_t pos_ = 0;
+    size_t row_size_ = 0;  // length of the last array of numbers
 
     [[noreturn]] void fail(size_t at, const std::string& what) const {
         throw SceneError(line_column(text_, at), "malformed JSON: " + what);
@@ -293,6 +294,7 @@ private:
             skip_space();
             const char c = peek();
             if (v.numeric && pos_ < text_.size() && (c == '-' || (c >= '0' && c <= '9'))) {
+                if (v.numbers.empty()) v.numbers.reserve(row_size_);  // rows of a map are alike
                 v.numbers.push_back(static_cast<float>(number()));
             } else {
                 if (v.numeric) {  // not all numbers after all: the numbers so far become Values
@@ -310,6 +312,7 @@ private:
             skip_space();
             if (peek() == ']' && pos_ < text_.size()) {
                 ++pos_;
+                if (v.numeric) row_size_ = v.numbers.size();
                 return v;
             }
             expect(',', "',' or ']'");
