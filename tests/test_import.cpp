@@ -62,7 +62,7 @@ AttentionStack random_stack(std::mt19937& rng, int layers, int heads, int T, boo
     AttentionStack s;
     s.name = "attention";
     s.layers = layers, s.heads = heads;
-    for (int t = 0; t < T; ++t) s.queries.push_back("t" + std::to_string(t));
+    for (int t = 0; t < T; ++t) s.queries.push_back(std::to_string(t));
     s.keys = s.queries;
     for (int i = 0; i < layers * heads; ++i) s.maps.push_back(random_map(rng, T, T, causal));
     return s;
