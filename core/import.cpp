@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
 namespace attn {
@@ -709,12 +710,81 @@ std::string replace_all(std::string s, std::string_view from, std::string_view t
     return s;
 }
 
+// Byte-level BPE (GPT-2, RoBERTa, BART) writes each byte of UTF-8 text as one character: the
+// printable bytes as themselves, the other 68 (controls, space, 0x7F-0xA0, 0xAD) as U+0100 on,
+// in byte order. So "我" (E6 88 91) is the token "æĪĳ". Decoding gives the text back, when
+// every character is from that alphabet and the bytes are whole UTF-8.
+bool byte_level_printable(std::uint32_t c) {
+    return (c >= 0x21 && c <= 0x7E) || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF);
+}
+
+std::vector<std::uint32_t> code_points(std::string_view s, bool& valid) {
+    std::vector<std::uint32_t> out;
+    valid = true;
+    for (size_t i = 0; i < s.size();) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        const int n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        if (n == 0 || i + static_cast<size_t>(n) > s.size()) {
+            valid = false;
+            return out;
+        }
+        std::uint32_t cp = n == 1 ? c : c & (0x7F >> n);
+        for (int k = 1; k < n; ++k) {
+            const unsigned char cc = static_cast<unsigned char>(s[i + static_cast<size_t>(k)]);
+            if ((cc >> 6) != 2) {
+                valid = false;
+                return out;
+            }
+            cp = (cp << 6) | (cc & 0x3F);
+        }
+        // Overlong forms and surrogates are not UTF-8.
+        if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+            (cp >= 0xD800 && cp <= 0xDFFF)) {
+            valid = false;
+            return out;
+        }
+        out.push_back(cp);
+        i += static_cast<size_t>(n);
+    }
+    return out;
+}
+
+// The text of a byte-level BPE token, or false when it is not one (or not whole characters).
+bool decode_byte_level(const std::string& token, std::string& text) {
+    bool valid = false;
+    const std::vector<std::uint32_t> cps = code_points(token, valid);
+    if (!valid) return false;
+    bool beyond_ascii = false;
+    std::string bytes;
+    for (std::uint32_t c : cps) {
+        if (byte_level_printable(c)) {
+            bytes += static_cast<char>(c);
+        } else if (c >= 0x100 && c < 0x100 + 68) {
+            int n = static_cast<int>(c - 0x100);  // the n-th byte that is not printable
+            int b = 0;
+            for (; b < 256; ++b)
+                if (!byte_level_printable(static_cast<std::uint32_t>(b)) && n-- == 0) break;
+            bytes += static_cast<char>(b);
+        } else {
+            return false;
+        }
+        beyond_ascii = beyond_ascii || c >= 0x80;
+    }
+    if (!beyond_ascii) return false;  // plain ASCII: nothing to decode
+    code_points(bytes, valid);
+    if (!valid) return false;
+    text = replace_all(replace_all(std::move(bytes), "\n", kNewlineMark), "\r", "");
+    return true;
+}
+
 }  // namespace
 
 std::string display_token(const std::string& token) {
     if (is_special(token)) return token;
     if (starts_with(token, "##") && token.size() > 2) return token.substr(2);
-    std::string s = replace_all(token, kBpeSpace, " ");
+    std::string s;
+    if (decode_byte_level(token, s)) return s;
+    s = replace_all(token, kBpeSpace, " ");
     s = replace_all(std::move(s), kSpmSpace, " ");
     s = replace_all(std::move(s), kBpeNewline, kNewlineMark);
     s = replace_all(std::move(s), kBpeTab, "\t");
@@ -730,7 +800,8 @@ std::vector<Word> merge_subwords(const std::vector<std::string>& tokens) {
         space_marked = space_marked || starts_with(t, kBpeSpace) || starts_with(t, kSpmSpace);
     }
     std::vector<Word> words;
-    bool previous_ends_word = true;  // after a special token or a newline, a new word begins
+    std::vector<std::string> pieces;  // per word: its tokens joined (markers kept, "##" dropped)
+    bool previous_ends_word = true;   // after a special token or a newline, a new word begins
     for (size_t i = 0; i < tokens.size(); ++i) {
         const std::string& t = tokens[i];
         const bool special = is_special(t);
@@ -740,16 +811,21 @@ std::vector<Word> merge_subwords(const std::vector<std::string>& tokens) {
             else if (space_marked) continues = !starts_with(t, kBpeSpace) && !starts_with(t, kSpmSpace) &&
                                                !starts_with(t, kBpeNewline);
         }
-        std::string text = display_token(t);
         if (continues) {
-            words.back().text += text;
+            pieces.back() += wordpiece ? t.substr(2) : t;
             ++words.back().count;
         } else {
-            // The leading space is how the tokenizer marks a word start: not part of the word.
-            const size_t first = text.find_first_not_of(' ');
-            words.push_back({first == std::string::npos ? text : text.substr(first), static_cast<int>(i), 1});
+            words.push_back({"", static_cast<int>(i), 1});
+            pieces.push_back(t);
         }
         previous_ends_word = special || t.find(kBpeNewline) != std::string::npos;
+    }
+    // The word's text from all its pieces at once: a byte-level BPE character may be split
+    // between two tokens. The leading space marks a word start: not part of the word.
+    for (size_t w = 0; w < words.size(); ++w) {
+        const std::string text = display_token(pieces[w]);
+        const size_t first = text.find_first_not_of(' ');
+        words[w].text = first == std::string::npos ? text : text.substr(first);
     }
     return words;
 }

@@ -527,6 +527,13 @@ TEST_CASE("display_token: markers become spaces, newlines and nothing") {
     CHECK(display_token("<|endoftext|>") == "<|endoftext|>");
     CHECK(display_token("##") == "##");  // the token "##" itself
     CHECK(display_token("") == "");
+    // Byte-level BPE text beyond ASCII: GPT-2 writes "我" as "æĪĳ" and " 你好" as "Ġä½łå¥½".
+    CHECK(display_token("æĪĳ") == "我");
+    CHECK(display_token("Ġä½łå¥½") == " 你好");
+    CHECK(display_token("ĠcafÃ©") == " café");
+    CHECK(display_token("æĪ") == "æĪ");    // half a character: shown as it is
+    CHECK(display_token("café") == "café");  // WordPiece / SentencePiece text: é is not a byte here
+    CHECK(display_token("▁Haus") == " Haus");
 }
 
 TEST_CASE("merge_subwords: WordPiece, byte-level BPE and SentencePiece words") {
@@ -539,6 +546,8 @@ TEST_CASE("merge_subwords: WordPiece, byte-level BPE and SentencePiece words") {
           std::vector<std::string>{"[CLS]@0+1", "unbelievable@1+3", "news@4+1", "[SEP]@5+1", "x@6+1"});
     CHECK(texts(merge_subwords({"The", "Ġun", "believ", "able", "Ġnews", ".", "Ċ", "Next", "<|endoftext|>"})) ==
           std::vector<std::string>{"The@0+1", "unbelievable@1+3", "news.@4+2", "↵@6+1", "Next@7+1", "<|endoftext|>@8+1"});
+    // A character split between two byte-level tokens is whole in the word.
+    CHECK(texts(merge_subwords({"Ġæ", "Īĳ", "Ġis"})) == std::vector<std::string>{"我@0+2", "is@2+1"});
     CHECK(texts(merge_subwords({"<s>", "▁Das", "▁Ha", "us", "</s>"})) ==
           std::vector<std::string>{"<s>@0+1", "Das@1+1", "Haus@2+2", "</s>@4+1"});
     // No markers at all: every token is a word.
