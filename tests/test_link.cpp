@@ -330,3 +330,18 @@ TEST_CASE("messages: set-scene, set-view, get-state; junk ignored, bad input ans
     CHECK(st.heatmap.head == 1);
     CHECK(!st.pinned.valid());
 }
+
+TEST_CASE("every preset shows its own tokens and its link names it") {
+    for (const Scene& preset : presets()) {
+        CAPTURE(preset.name);
+        AppState st = app_with(preset.name);
+        CHECK(st.scene.tokens == preset.tokens);  // masked-apple keeps 苹果 as one token
+        CHECK(st.scene.source_tokens == preset.source_tokens);
+        CHECK(st.showing_preset());
+        CHECK(encode_link(link_from_app(st)).find("preset=" + preset.name) != std::string::npos);
+        // Editing the text re-tokenizes it.
+        st.target_text += " x";
+        st.apply();
+        CHECK(st.scene.tokens.back() == "x");
+    }
+}

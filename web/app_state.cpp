@@ -131,13 +131,17 @@ bool AppState::showing_preset() const {
 }
 
 void AppState::apply() {
-    // Tokens from the texts; explicit embeddings follow their tokens.
-    auto tokens = tokenize(target_text);
+    // Tokens from the texts; explicit embeddings follow their tokens. A text still as it was
+    // shown keeps its tokens: a scene's tokens (苹果 as one) need not be how tokenize() cuts it.
+    auto tokens_of = [](const std::string& text, const std::vector<std::string>& shown) {
+        return text == join_tokens(shown) ? shown : tokenize(text);
+    };
+    auto tokens = tokens_of(target_text, draft.tokens);
     if (draft.embeddings && (tokens != draft.tokens || draft.embeddings->cols() != draft.d_model))
         draft.embeddings = follow_tokens(*draft.embeddings, draft.tokens, tokens, draft.d_model);
     draft.tokens = std::move(tokens);
     if (draft.kind == AttentionKind::Cross) {
-        auto source = tokenize(source_text);
+        auto source = tokens_of(source_text, draft.source_tokens);
         if (draft.source_embeddings &&
             (source != draft.source_tokens || draft.source_embeddings->cols() != draft.d_model))
             draft.source_embeddings =
