@@ -141,13 +141,15 @@ private:
         std::snprintf(buffer, sizeof buffer, "byte 0x%02X", c);
         return buffer;
     }
+    // '\0' past the end: never a digit or a JSON character, so no check needs the length too.
     char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+    bool at_digit() const { return pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9'; }
     void skip_space() {
         while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\r' || text_[pos_] == '\t'))
             ++pos_;
     }
     void expect(char c, const char* what) {
-        if (peek() != c || pos_ >= text_.size()) fail(pos_, "unexpected " + shown_char(pos_) + "; expected " + what);
+        if (peek() != c) fail(pos_, "unexpected " + shown_char(pos_) + "; expected " + what);
         ++pos_;
     }
 
@@ -210,25 +212,23 @@ private:
             fail(start, "-Infinity is not a JSON number (the model gave a non-finite attention weight)");
         if (peek() == '0') {
             ++pos_;
-        } else if (peek() >= '1' && peek() <= '9') {
-            while (peek() >= '0' && peek() <= '9' && pos_ < text_.size()) digit(text_[pos_++], false);
+        } else if (at_digit()) {
+            while (at_digit()) digit(text_[pos_++], false);
         } else {
             fail(pos_, "unexpected " + shown_char(pos_) + "; expected a digit");
         }
-        if (peek() == '.' && pos_ < text_.size()) {
+        if (peek() == '.') {
             ++pos_;
-            if (!(peek() >= '0' && peek() <= '9') || pos_ >= text_.size())
-                fail(pos_, "unexpected " + shown_char(pos_) + "; expected a digit after '.'");
-            while (peek() >= '0' && peek() <= '9' && pos_ < text_.size()) digit(text_[pos_++], true);
+            if (!at_digit()) fail(pos_, "unexpected " + shown_char(pos_) + "; expected a digit after '.'");
+            while (at_digit()) digit(text_[pos_++], true);
         }
-        if ((peek() == 'e' || peek() == 'E') && pos_ < text_.size()) {
+        if (peek() == 'e' || peek() == 'E') {
             ++pos_;
             const bool minus = peek() == '-';
             if (peek() == '-' || peek() == '+') ++pos_;
-            if (!(peek() >= '0' && peek() <= '9') || pos_ >= text_.size())
-                fail(pos_, "unexpected " + shown_char(pos_) + "; expected a digit in the exponent");
+            if (!at_digit()) fail(pos_, "unexpected " + shown_char(pos_) + "; expected a digit in the exponent");
             int e = 0;
-            while (peek() >= '0' && peek() <= '9' && pos_ < text_.size()) e = std::min(e * 10 + (text_[pos_++] - '0'), 100000);
+            while (at_digit()) e = std::min(e * 10 + (text_[pos_++] - '0'), 100000);
             exponent += minus ? -e : e;
         }
         double v;
@@ -284,7 +284,7 @@ private:
         v.type = Value::Type::Array;
         v.numeric = true;
         skip_space();
-        if (peek() == ']' && pos_ < text_.size()) {
+        if (peek() == ']') {
             ++pos_;
             v.numeric = false;
             return v;
@@ -292,7 +292,7 @@ private:
         while (true) {
             skip_space();
             const char c = peek();
-            if (v.numeric && pos_ < text_.size() && (c == '-' || (c >= '0' && c <= '9'))) {
+            if (v.numeric && (c == '-' || (c >= '0' && c <= '9'))) {
                 if (v.numbers.empty()) v.numbers.reserve(row_size_);  // rows of a map are alike
                 v.numbers.push_back(static_cast<float>(number()));
             } else {
@@ -309,7 +309,7 @@ private:
                 v.items.push_back(value(depth + 1));
             }
             skip_space();
-            if (peek() == ']' && pos_ < text_.size()) {
+            if (peek() == ']') {
                 ++pos_;
                 if (v.numeric) row_size_ = v.numbers.size();
                 return v;
@@ -323,20 +323,20 @@ private:
         Value v;
         v.type = Value::Type::Object;
         skip_space();
-        if (peek() == '}' && pos_ < text_.size()) {
+        if (peek() == '}') {
             ++pos_;
             return v;
         }
         while (true) {
             skip_space();
-            if (peek() != '"' || pos_ >= text_.size()) fail(pos_, "unexpected " + shown_char(pos_) + "; expected a string key");
+            if (peek() != '"') fail(pos_, "unexpected " + shown_char(pos_) + "; expected a string key");
             v.keys.push_back(string());
             skip_space();
             expect(':', "':'");
             skip_space();
             v.items.push_back(value(depth + 1));
             skip_space();
-            if (peek() == '}' && pos_ < text_.size()) {
+            if (peek() == '}') {
                 ++pos_;
                 return v;
             }
