@@ -61,6 +61,7 @@ step fuzz-scene fuzz fuzz_scene scene
 step fuzz-tokenizer fuzz fuzz_tokenizer tokenizer
 
 step browser node tests/browser/e2e.mjs build-web/site "$artifacts/browser"
+step browser-import node tests/browser/import.mjs build-web/site "$artifacts/browser-import"
 step desktop bash tests/desktop/desktop_test.sh build "$artifacts/desktop"
 
 [ ${#failures[@]} -eq 0 ] || echo "failed steps: ${failures[*]} (logs in artifacts/)"

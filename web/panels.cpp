@@ -7,6 +7,7 @@
 #include "panels.hpp"
 
 #include "colormaps.hpp"
+#include "model_view.hpp"
 #include "presets.hpp"
 
 #include <imgui_internal.h>
@@ -18,7 +19,6 @@
 #include <functional>
 
 namespace attn {
-namespace {
 
 // [SECTION] Helpers ------------------------------------------------------------------------
 
@@ -131,6 +131,8 @@ void token_chips(const std::vector<std::string>& tokens, const Palette& pal, flo
     }
     ImGui::Dummy(ImVec2(right - x0, y + h - ImGui::GetCursorScreenPos().y));
 }
+
+namespace {
 
 const char* scale_label(const Trace& tr, char* buf, size_t n) {
     switch (tr.scale.kind) {
@@ -256,6 +258,11 @@ void draw_controls(ViewContext& ctx) {
         if (ImGui::SmallButton(theme)) st.theme = st.theme == Theme::Dark ? Theme::Light : Theme::Dark;
         probe(st, "theme");
     }
+    if (st.imported.active()) {  // attention from a model file: its own controls
+        draw_import_controls(ctx);
+        scene_json_popup(ctx);
+        return;
+    }
 
     section(tr(Str::SectionScene));
     ImGui::SetNextItemWidth(-FLT_MIN);
@@ -285,6 +292,8 @@ void draw_controls(ViewContext& ctx) {
         ImGui::OpenPopup("Scene JSON");
     }
     probe(st, "json.open");
+    ImGui::SameLine();
+    open_model_control(ctx);
 
     ImGui::Spacing();
     AttentionKind kind = st.draft.kind;
@@ -410,14 +419,21 @@ void draw_toolbar(ViewContext& ctx) {
     const float s = ctx.scale;
     const Trace& tr = st.trace;
     View view = st.view;
-    if (segmented<View>(st, "view", &view, {{View::Lines, Str::ViewLines, "lines"}, {View::Heatmap, Str::ViewHeatmap, "heatmap"}, {View::Steps, Str::ViewSteps, "steps"}}, "view",
-                        270.0f * s))
+    const bool imported = st.imported.active();
+    if (imported ? segmented<View>(st, "view", &view,
+                                   {{View::Model, Str::ViewModel, "model"}, {View::Lines, Str::ViewLines, "lines"},
+                                    {View::Heatmap, Str::ViewHeatmap, "heatmap"}, {View::Steps, Str::ViewSteps, "steps"}},
+                                   "view", 360.0f * s)
+                 : segmented<View>(st, "view", &view, {{View::Lines, Str::ViewLines, "lines"}, {View::Heatmap, Str::ViewHeatmap, "heatmap"}, {View::Steps, Str::ViewSteps, "steps"}}, "view",
+                                   270.0f * s))
         st.view = view;
     ImGui::SameLine(0.0f, 20.0f * s);
     ImGui::Dummy(ImVec2(0, 0));  // so that same_line_if_fits measures from here
     ImGui::SameLine();
 
-    if (st.view == View::Lines) {
+    if (st.view == View::Model) {
+        draw_model_toolbar(ctx);
+    } else if (st.view == View::Lines) {
         // Heads legend: the colour of each head, click to toggle.
         for (int h = 0; h < tr.heads && h < static_cast<int>(st.lines.head_visible.size()); ++h) {
             ImGui::PushID(h);
@@ -463,13 +479,15 @@ void draw_toolbar(ViewContext& ctx) {
             std::snprintf(label, sizeof label, "steps.head.%d", h + 1);
             probe(st, label);
         }
-        same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::Scale)).x + 190.0f * s);
-        ImGui::TextUnformatted(attn::tr(Str::Scale));
-        ImGui::SameLine();
-        ImGui::SetNextItemWidth(170.0f * s);
-        scale_combo(st);
-        probe(st, "steps.scale");
-        if (st.scale_mode == ScaleMode::Temperature) {
+        if (!imported) {  // an import has only the weights: nothing to rescale
+            same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::Scale)).x + 190.0f * s);
+            ImGui::TextUnformatted(attn::tr(Str::Scale));
+            ImGui::SameLine();
+            ImGui::SetNextItemWidth(170.0f * s);
+            scale_combo(st);
+            probe(st, "steps.scale");
+        }
+        if (!imported && st.scale_mode == ScaleMode::Temperature) {
             same_line_if_fits(130.0f * s);
             ImGui::SetNextItemWidth(120.0f * s);
             temperature_slider(st);
@@ -495,14 +513,18 @@ void draw_toolbar(ViewContext& ctx) {
             }
             ImGui::EndCombo();
         }
-        same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::Show)).x + 160.0f * s);
-        ImGui::TextUnformatted(attn::tr(Str::Show));
-        ImGui::SameLine();
-        ImGui::SetNextItemWidth(150.0f * s);
-        int values = static_cast<int>(st.heatmap.values);
-        const char* value_names[] = {attn::tr(Str::ValuesWeights), attn::tr(Str::ValuesScores)};
-        if (ImGui::Combo("##values", &values, value_names, 2)) st.heatmap.values = static_cast<HeatValues>(values);
-        probe(st, "values");
+        probe(st, "heatmap.head");
+        if (imported && st.imported.show == ImportShow::Head && st.heatmap.head >= 0) st.imported.import_head = st.heatmap.head;
+        if (!imported) {  // an import has no scores
+            same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::Show)).x + 160.0f * s);
+            ImGui::TextUnformatted(attn::tr(Str::Show));
+            ImGui::SameLine();
+            ImGui::SetNextItemWidth(150.0f * s);
+            int values = static_cast<int>(st.heatmap.values);
+            const char* value_names[] = {attn::tr(Str::ValuesWeights), attn::tr(Str::ValuesScores)};
+            if (ImGui::Combo("##values", &values, value_names, 2)) st.heatmap.values = static_cast<HeatValues>(values);
+            probe(st, "values");
+        }
         same_line_if_fits(110.0f * s);
         ImGui::SetNextItemWidth(110.0f * s);
         colormap_combo(ctx);
@@ -543,11 +565,15 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
             ImGui::PopStyleColor();
             probe(st, "error");
         }
+        draw_import_progress(ctx);
     } else {
         ImGui::PushFont(ctx.fonts.title);
         char kind[64];
         std::snprintf(kind, sizeof kind, tr(Str::AttentionTitle), ui_kind_name(st.trace.kind));
-        std::string title = st.scene.name.empty() ? std::string(kind) : st.scene.name + " \xc2\xb7 " + kind;
+        const std::string& name = !st.imported.active()          ? st.scene.name
+                                  : !st.imported.data->model.empty() ? st.imported.data->model
+                                                                    : st.imported.file;
+        std::string title = name.empty() ? std::string(kind) : name + " \xc2\xb7 " + kind;
         ImGui::TextUnformatted(title.c_str());
         ImGui::PopFont();
     }
@@ -560,6 +586,8 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
     if (st.has_trace) {
         if (st.view == View::Lines) draw_lines_view(ctx, a, b);
         else if (st.view == View::Heatmap) draw_heatmap_view(ctx, a, b);
+        else if (st.view == View::Model) draw_model_view(ctx, a, b);
+        else if (st.imported.active()) draw_import_steps_view(ctx, a, b);
         else draw_steps_view(ctx, a, b);
     } else {
         const char* msg = tr(Str::EmptyFigure);
@@ -568,7 +596,8 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
     }
     ImGui::EndChild();
     ImGui::PopStyleColor();
-    if (!figure_only) draw_status(ctx);
+    if (!figure_only && st.imported.active()) draw_import_status(ctx);
+    else if (!figure_only) draw_status(ctx);
 }
 
 }  // namespace
@@ -581,6 +610,9 @@ void collect_text(const AppState& st, Fonts& fonts) {
     fonts.need(st.source_text);
     fonts.need(st.error);
     fonts.need(st.scene.name);
+    fonts.need(st.imported.file);
+    if (st.imported.active()) fonts.need(st.imported.data->model);
+    if (st.imported.load) fonts.need(st.imported.load->name);
     // Both languages' fixed words, so that switching the language does not rebake the atlas.
     for (int k = 0; k < kStrCount; ++k) fonts.need(text(static_cast<Str>(k), Lang::Zh));
     for (const Scene& p : presets()) {

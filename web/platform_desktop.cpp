@@ -26,5 +26,17 @@ void request_font(const char*) {}  // the desktop reads the full font from the D
 void set_text_input(bool, float, float) {}  // GLFW delivers IME text as characters
 void install_clipboard() {}                 // ImGui's GLFW backend uses GLFW's clipboard
 void set_cursor(int) {}                     // ImGui's GLFW backend sets the cursor
+void open_file_picker() {}                  // the desktop asks for a path (web/model_view.cpp)
+
+namespace {
+void (*g_on_drop)(const char*) = nullptr;
+}
+
+void install_file_drop(GLFWwindow* window, void (*on_drop)(const char* path)) {
+    g_on_drop = on_drop;
+    glfwSetDropCallback(window, [](GLFWwindow*, int count, const char** paths) {
+        if (count > 0 && g_on_drop) g_on_drop(paths[0]);
+    });
+}
 
 }  // namespace attn::platform

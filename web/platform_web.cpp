@@ -54,6 +54,13 @@ EM_JS(void, attnviz_copy_text, (const char* utf8), {
         navigator.clipboard.writeText(text).catch(function() {});
 });
 
+// The page's hidden <input type=file id="attnviz-file"> (index.html reads the chosen file).
+// Called in the frame after a click: browsers still count that as the user's gesture.
+EM_JS(void, attnviz_pick_file, (), {
+    var input = document.getElementById('attnviz-file');
+    if (input) input.click();
+});
+
 namespace attn::platform {
 
 float ui_scale(GLFWwindow*) {
@@ -66,6 +73,10 @@ void request_font(const char* name) { attnviz_fetch_font(name); }
 void set_text_input(bool active, float x, float y) { attnviz_text_field(active ? 1 : 0, x, y); }
 
 void set_cursor(int imgui_cursor) { attnviz_css_cursor(imgui_cursor); }
+
+void open_file_picker() { attnviz_pick_file(); }
+
+void install_file_drop(GLFWwindow*, void (*)(const char*)) {}  // index.html handles drops
 
 void install_clipboard() {
     ImGuiIO& io = ImGui::GetIO();

@@ -14,7 +14,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <string>
 
 namespace attn {
@@ -97,7 +99,7 @@ struct HeadlessGl {
 int usage(const std::string& message) {
     std::fprintf(stderr, "attnviz render: %s\n", message.c_str());
     std::fprintf(stderr,
-                 "usage: attnviz render SCENE.json --view heatmap|lines|steps --png OUT.png "
+                 "usage: attnviz render SCENE.json|MODEL.json --view heatmap|lines|steps|model --png OUT.png "
                  "[--width W --height H] [--theme dark|light] [--scale S]\n");
     return kExitBadInput;
 }
@@ -141,15 +143,27 @@ int run_render(int argc, char** argv) {
     }
     if (scene_path.empty()) return usage("expected a scene file (or - for stdin)");
     if (png.empty()) return usage("--png: expected an output file");
-    if (view != "heatmap" && view != "lines" && view != "steps") return usage("--view: expected heatmap, lines or steps");
+    if (view != "heatmap" && view != "lines" && view != "steps" && view != "model")
+        return usage("--view: expected heatmap, lines, steps or model");
     if (theme != "dark" && theme != "light") return usage("--theme: expected dark or light");
 
     Scene scene;
     std::string error;
-    if (!load_scene_file(scene_path, std::cin, scene, error)) {
+    // A model's attention (SPEC.md §3) or a scene (§1).
+    AppState imported;
+    if (scene_path != "-") {
+        std::ifstream file(scene_path, std::ios::binary);
+        std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+        if (file && looks_like_import(text) && !import_attention(imported, text, scene_path)) {
+            std::fprintf(stderr, "%s\n", imported.error.c_str());
+            return kExitBadInput;
+        }
+    }
+    if (!imported.imported.active() && !load_scene_file(scene_path, std::cin, scene, error)) {
         std::fprintf(stderr, "%s\n", error.c_str());
         return kExitBadInput;
     }
+    if (!imported.imported.active() && view == "model") return usage("--view model: expected an import file");
 
     // An OpenGL 3.3 context without a window: EGL first (no display needed: Mesa's surfaceless
     // platform), else a hidden GLFW window (needs X, e.g. xvfb-run).
@@ -169,9 +183,14 @@ int run_render(int argc, char** argv) {
         App app;
         set_current_app(&app);
         app.figure_only = true;
-        app.state.view = view == "lines" ? View::Lines : view == "steps" ? View::Steps : View::Heatmap;
         app.state.theme = theme == "dark" ? Theme::Dark : Theme::Light;
-        app.state.load_scene(scene);
+        if (imported.imported.active()) {
+            app.state.imported = std::move(imported.imported);
+            select_import_map(app.state, 0, 0);
+        } else {
+            app.state.load_scene(scene);
+        }
+        app.state.view = view == "lines" ? View::Lines : view == "steps" ? View::Steps : view == "model" ? View::Model : View::Heatmap;
         if (!app.state.has_trace) {
             std::fprintf(stderr, "%s: %s\n", scene_path.c_str(), app.state.error.c_str());
             code = kExitBadInput;

@@ -31,6 +31,13 @@ enum class Str {
     FirstShown, Entropy, TipTokens, TipMasked, TipEntropy, TipConcat, TipFinal,
     CapX, CapXCross, CapXKv, CapQ, CapQCross, CapK, CapKCross, CapV, CapVCross, CapScores, CapScaled, CapUnscaled,
     CapTemperature, CapMask, CapMaskGiven, CapSoftmax, CapOutput, CapConcat, CapFinal,
+    // imported attention (web/model_view.cpp)
+    OpenModel, OpenModelTip, FilePath, OpenFile, SectionImport, ImportFile, ImportModel,
+    ImportShape, StackAttention, StackEncoder, StackDecoder, StackCross, ShowHead, ShowAggregate,
+    ShowRollout, Layer, LayerN, Reduce, ReduceMean, ReduceMax, AggLayers, AggHeads, AggAll,
+    RolloutNote, RolloutSelfOnly, MergeWords, MergeWordsTip, CloseImport, ViewModel, Reading,
+    ReadingUnknown, Parsing, StepsNoQkv, ThumbTip, ThumbClick, CaptionHeads, CaptionLayers,
+    ImportStatus, DescHead, DescAggregate, DescRollout, HintModel, HintSum, SumOfQueries,
     Count
 };
 
