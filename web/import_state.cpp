@@ -103,6 +103,7 @@ bool import_attention(AppState& st, std::string_view text, const std::string& na
     im.file = name;
     ++im.revision;
     im.show = ImportShow::Head;
+    im.merge_words = false;
     im.layers_on.clear();
     im.heads_on.clear();
     st.view = View::Model;

@@ -183,11 +183,18 @@ void draw_model_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     // Layout: row labels on the left, head numbers on top, square thumbnails with gaps. When
     // they would be smaller than kMinCell the grid scrolls instead of shrinking further.
     char label[48];
-    std::snprintf(label, sizeof label, tr(Str::LayerN), L);
-    const float label_w = small->CalcTextSizeA(ss, FLT_MAX, 0.0f, label).x + 12.0f * sc;
+    // The widest row label. (Measured in a loop on purpose: measuring only the last label, the
+    // wasm SIMD build of Emscripten 3.1.6 put the figure's width into label_w.)
+    float label_w = 0.0f;
+    for (int l = 0; l < L; ++l) {
+        std::snprintf(label, sizeof label, tr(Str::LayerN), l + 1);
+        label_w = std::max(label_w, small->CalcTextSizeA(ss, FLT_MAX, 0.0f, label).x);
+    }
+    label_w += 12.0f * sc;
     const float margin = 16.0f * sc;
     const float header_h = 2.0f * ss + 14.0f * sc;  // caption, then head numbers
-    const float avail_w = std::max(max.x - min.x - 2.0f * margin - label_w, 10.0f);
+    const float legend_w = 72.0f * sc;  // the colour scale right of the grid
+    const float avail_w = std::max(max.x - min.x - 2.0f * margin - label_w - legend_w, 10.0f);
     const float avail_h = std::max(max.y - min.y - 2.0f * margin - header_h, 10.0f);
     const float gap = std::clamp(std::min(avail_w / H, avail_h / L) * 0.08f, 2.0f * sc, 8.0f * sc);
     const float kMinCell = 30.0f * sc, kMaxCell = 150.0f * sc;
@@ -267,8 +274,29 @@ void draw_model_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         const ImVec2 a = cell_min(hl, hh);
         dl->AddRect(ImVec2(a.x - 1.5f * sc, a.y - 1.5f * sc), ImVec2(a.x + cell + 1.5f * sc, a.y + cell + 1.5f * sc), outline, 2.0f * sc, 0, 2.0f * sc);
     }
+    // Legend: the weight scale (fixed 0..1, as in the heatmap) and the masked hatch.
+    {
+        const float bar_x = gx0 + grid_w + 22.0f * sc, bar_w = 12.0f * sc;
+        const float bar_y = gy0 + ss + 8.0f * sc, bar_h = std::clamp(grid_h - ss - 8.0f * sc, 60.0f * sc, 220.0f * sc);
+        dl->AddText(small, ss, ImVec2(bar_x, gy0), pal.text_muted, tr(Str::LegendWeight));
+        dl->AddImageQuad(ctx.renderer.lut_texture(st.heatmap.colormap), ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w, bar_y),
+                         ImVec2(bar_x + bar_w, bar_y + bar_h), ImVec2(bar_x, bar_y + bar_h), ImVec2(1, 0.5f), ImVec2(1, 0.5f),
+                         ImVec2(0, 0.5f), ImVec2(0, 0.5f));
+        dl->AddRect(ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w, bar_y + bar_h), pal.text_muted);
+        for (int i = 0; i <= 2; ++i) {
+            const float y = bar_y + bar_h * (1.0f - i * 0.5f);
+            dl->AddLine(ImVec2(bar_x + bar_w, y), ImVec2(bar_x + bar_w + 4.0f * sc, y), pal.text_muted);
+            dl->AddText(small, ss, ImVec2(bar_x + bar_w + 7.0f * sc, y - ss * 0.5f), pal.text, i == 0 ? "0" : i == 1 ? "0.5" : "1");
+        }
+        if (im.causal[static_cast<size_t>(im.import_stack)]) {
+            const float y = bar_y + bar_h + 14.0f * sc;
+            hatch_rect(dl, ImVec2(bar_x, y), ImVec2(bar_x + bar_w, y + bar_w), pal, sc);
+            dl->AddRect(ImVec2(bar_x, y), ImVec2(bar_x + bar_w, y + bar_w), pal.text_muted);
+            dl->AddText(small, ss, ImVec2(bar_x + bar_w + 7.0f * sc, y + (bar_w - ss) * 0.5f), pal.text, tr(Str::Masked));
+        }
+    }
     ImGui::SetCursorScreenPos(origin);
-    ImGui::Dummy(ImVec2(margin * 2.0f + label_w + grid_w, margin * 2.0f + header_h + grid_h));
+    ImGui::Dummy(ImVec2(margin * 2.0f + label_w + grid_w + legend_w, margin * 2.0f + header_h + grid_h));
 
     if (hl >= 0) {
         ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
@@ -513,11 +541,9 @@ void draw_import_progress(ViewContext& ctx) {
     probe(st, "import.progress");
 }
 
-void draw_import_status(ViewContext& ctx) {
-    AppState& st = ctx.state;
+std::string import_description(const AppState& st) {
     const ImportView& im = st.imported;
-    const Trace& tr = st.trace;
-    char desc[96];
+    char desc[96] = "";
     switch (im.show) {
         case ImportShow::Head:
             std::snprintf(desc, sizeof desc, attn::tr(Str::DescHead), im.import_layer + 1,
@@ -531,7 +557,14 @@ void draw_import_status(ViewContext& ctx) {
             break;
         case ImportShow::Rollout: std::snprintf(desc, sizeof desc, attn::tr(Str::DescRollout), im.import_layer + 1); break;
     }
-    ImGui::TextDisabled(attn::tr(Str::ImportStatus), ui_kind_name(tr.kind), tr.queries.size(), tr.keys.size(), desc);
+    return desc;
+}
+
+void draw_import_status(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const Trace& tr = st.trace;
+    ImGui::TextDisabled(attn::tr(Str::ImportStatus), ui_kind_name(tr.kind), tr.queries.size(), tr.keys.size(),
+                        import_description(st).c_str());
     if (ctx.fonts.font_pending()) {
         ImGui::SameLine();
         ImGui::TextDisabled("%s", attn::tr(Str::LoadingGlyphs));

@@ -3,6 +3,8 @@
 
 #include "view.hpp"
 
+#include <string>
+
 namespace attn {
 
 // The model view: layers × heads of small heatmaps; hover for a larger one, click to open it.
@@ -18,6 +20,8 @@ void open_model_control(ViewContext& ctx);
 void draw_model_toolbar(ViewContext& ctx);
 // A progress bar while a file is read or parsed; nothing otherwise.
 void draw_import_progress(ViewContext& ctx);
+// What the figure shows, in words: "layer 2, head 3", "mean of 12 heads × 4 layers", ….
+std::string import_description(const AppState& st);
 // The status line under the figure in import mode.
 void draw_import_status(ViewContext& ctx);
 

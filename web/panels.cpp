@@ -574,6 +574,7 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
                                   : !st.imported.data->model.empty() ? st.imported.data->model
                                                                     : st.imported.file;
         std::string title = name.empty() ? std::string(kind) : name + " \xc2\xb7 " + kind;
+        if (st.imported.active() && st.view != View::Model) title += " \xc2\xb7 " + import_description(st);
         ImGui::TextUnformatted(title.c_str());
         ImGui::PopFont();
     }
