@@ -497,24 +497,26 @@ void draw_toolbar(ViewContext& ctx) {
         ImGui::SetNextItemWidth(110.0f * s);
         colormap_combo(ctx);
     } else {
-        ImGui::AlignTextToFramePadding();
-        ImGui::TextUnformatted(attn::tr(Str::Head));
-        ImGui::SameLine();
-        ImGui::SetNextItemWidth(110.0f * s);
-        char current[32];
-        if (st.heatmap.head < 0) std::snprintf(current, sizeof current, "%s", attn::tr(Str::Mean));
-        else std::snprintf(current, sizeof current, attn::tr(Str::HeadOf), st.heatmap.head + 1, tr.heads);
-        if (ImGui::BeginCombo("##head", current)) {
-            if (tr.heads > 1 && ImGui::Selectable(attn::tr(Str::Mean), st.heatmap.head < 0)) st.heatmap.head = -1;
-            for (int h = 0; h < tr.heads; ++h) {
-                char label[32];
-                std::snprintf(label, sizeof label, attn::tr(Str::HeadOf), h + 1, tr.heads);
-                if (ImGui::Selectable(label, h == st.heatmap.head)) st.heatmap.head = h;
+        if (tr.heads > 1 || !imported) {  // an aggregate or rollout of an import is one map
+            ImGui::AlignTextToFramePadding();
+            ImGui::TextUnformatted(attn::tr(Str::Head));
+            ImGui::SameLine();
+            ImGui::SetNextItemWidth(110.0f * s);
+            char current[32];
+            if (st.heatmap.head < 0) std::snprintf(current, sizeof current, "%s", attn::tr(Str::Mean));
+            else std::snprintf(current, sizeof current, attn::tr(Str::HeadOf), st.heatmap.head + 1, tr.heads);
+            if (ImGui::BeginCombo("##head", current)) {
+                if (tr.heads > 1 && ImGui::Selectable(attn::tr(Str::Mean), st.heatmap.head < 0)) st.heatmap.head = -1;
+                for (int h = 0; h < tr.heads; ++h) {
+                    char label[32];
+                    std::snprintf(label, sizeof label, attn::tr(Str::HeadOf), h + 1, tr.heads);
+                    if (ImGui::Selectable(label, h == st.heatmap.head)) st.heatmap.head = h;
+                }
+                ImGui::EndCombo();
             }
-            ImGui::EndCombo();
+            probe(st, "heatmap.head");
+            if (imported && st.imported.show == ImportShow::Head && st.heatmap.head >= 0) st.imported.import_head = st.heatmap.head;
         }
-        probe(st, "heatmap.head");
-        if (imported && st.imported.show == ImportShow::Head && st.heatmap.head >= 0) st.imported.import_head = st.heatmap.head;
         if (!imported) {  // an import has no scores
             same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::Show)).x + 160.0f * s);
             ImGui::TextUnformatted(attn::tr(Str::Show));

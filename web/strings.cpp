@@ -175,7 +175,7 @@ constexpr Entry kTable[] = {
     {Str::ThumbClick, "click to open it in the lines and heatmap views", "点击后在连线图和热力图中打开"},
     {Str::CaptionHeads, "heads →", "头 →"},
     {Str::CaptionLayers, "layers ↓", "层 ↓"},
-    {Str::ImportStatus, "imported %s · %zu queries × %zu keys · %s", "导入的%s · %zu 个查询 × %zu 个键 · %s"},
+    {Str::ImportStatus, "imported · %s attention · %zu queries × %zu keys · %s", "导入 · %s · %zu 个查询 × %zu 个键 · %s"},
     {Str::DescHead, "layer %d, head %d", "第 %d 层第 %d 个头"},
     {Str::DescAggregate, "%s of %d heads × %d layers", "%s：%d 个头 × %d 层"},
     {Str::DescRollout, "rollout to layer %d", "展开到第 %d 层"},
