@@ -1,7 +1,11 @@
-// cli.cpp: `attnviz compute`, and reading a scene file with one-line errors.
+// cli.cpp: `attnviz compute` and `attnviz import`, and reading their files with one-line errors.
 #include "cli.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -10,25 +14,55 @@
 
 namespace attn {
 
+namespace {
+
+// The whole of a file or of stdin; false when the file cannot be opened.
+bool read_text(const std::string& path, std::istream& in, std::string& text) {
+    if (path == "-") {
+        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        return true;
+    }
+    std::ifstream file(path, std::ios::binary);
+    if (!file) return false;
+    text.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+    return true;
+}
+
+// "PATH:LINE:COLUMN: malformed JSON ..." or "PATH: FIELD: expected ..."
+std::string located(const std::string& shown, const SceneError& e) {
+    const bool position = !e.where().empty() && std::isdigit(static_cast<unsigned char>(e.where()[0]));
+    return shown + (position ? ":" : ": ") + e.what();
+}
+
+}  // namespace
+
 bool load_scene_file(const std::string& path, std::istream& in, Scene& scene, std::string& error) {
     const std::string shown = path == "-" ? "<stdin>" : path;
     std::string text;
-    if (path == "-") {
-        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    } else {
-        std::ifstream file(path, std::ios::binary);
-        if (!file) {
-            error = shown + ": cannot open the file";
-            return false;
-        }
-        text.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+    if (!read_text(path, in, text)) {
+        error = shown + ": cannot open the file";
+        return false;
     }
     try {
         scene = read_scene(text);
     } catch (const SceneError& e) {
-        // "PATH:LINE:COLUMN: malformed JSON ..." or "PATH: FIELD: expected ..."
-        const bool position = !e.where().empty() && std::isdigit(static_cast<unsigned char>(e.where()[0]));
-        error = shown + (position ? ":" : ": ") + e.what();
+        error = located(shown, e);
+        return false;
+    }
+    return true;
+}
+
+bool load_import_file(const std::string& path, std::istream& in, ImportedAttention& imported, std::string& error) {
+    const std::string shown = path == "-" ? "<stdin>" : path;
+    std::string text;
+    if (!read_text(path, in, text)) {
+        error = shown + ": cannot open the file";
+        return false;
+    }
+    try {
+        imported = read_import(text);
+    } catch (const SceneError& e) {
+        error = located(shown, e);
         return false;
     }
     return true;
@@ -50,7 +84,132 @@ int run_compute(const std::string& path, std::istream& in, std::ostream& out, st
     return 0;
 }
 
+namespace {
+
+constexpr const char* kImportUsage =
+    "attnviz import: expected a file (or - for stdin): attnviz import FILE "
+    "[--layer L --head H --json [--stack NAME]]";
+
+// The shortest decimal that reads back as the same float (as scene files are written).
+nlohmann::json number(float v) {
+    char buffer[32];
+    for (int digits = 6; digits <= 9; ++digits) {
+        std::snprintf(buffer, sizeof buffer, "%.*g", digits, static_cast<double>(v));
+        if (std::strtof(buffer, nullptr) == v) break;
+    }
+    return nlohmann::json::parse(buffer);
+}
+
+// "1 head", "12 heads"; "1 query", "3 queries".
+std::string count(size_t n, const std::string& one, const std::string& many = "") {
+    return std::to_string(n) + " " + (n == 1 ? one : many.empty() ? one + "s" : many);
+}
+
+std::string token_list(const std::vector<std::string>& tokens) {
+    constexpr size_t kShown = 12;
+    std::string s;
+    for (size_t i = 0; i < tokens.size() && i < kShown; ++i) s += (i ? " " : "") + tokens[i];
+    if (tokens.size() > kShown) s += " …";
+    return s;
+}
+
+// One paragraph: the model, then each stack's layers × heads and tokens.
+std::string summary(const std::string& shown, const ImportedAttention& a) {
+    std::ostringstream s;
+    s << shown << ": " << (a.model.empty() ? "" : a.model + ": ") << count(a.stacks.size(), "stack") << " of attention.";
+    for (const AttentionStack& stack : a.stacks) {
+        s << " " << stack.name << ": " << count(static_cast<size_t>(stack.layers), "layer") << " × "
+          << count(static_cast<size_t>(stack.heads), "head") << ", ";
+        if (stack.is_self())
+            s << count(stack.queries.size(), "token") << " (" << token_list(stack.queries) << ").";
+        else
+            s << count(stack.queries.size(), "query", "queries") << " (" << token_list(stack.queries) << ") × "
+              << count(stack.keys.size(), "key") << " (" << token_list(stack.keys) << ").";
+    }
+    return s.str();
+}
+
+}  // namespace
+
+int run_import(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
+    std::string path, stack_name;
+    int layer = -1, head = -1;
+    bool json = false;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        const bool has_value = i + 1 < args.size();
+        if (a == "--json") {
+            json = true;
+        } else if ((a == "--layer" || a == "--head") && has_value) {
+            const std::string& v = args[++i];
+            char* end = nullptr;
+            const long n = std::strtol(v.c_str(), &end, 10);
+            if (v.empty() || *end != '\0' || n < 0 || n > 1000000) {
+                err << "attnviz import: " << a << " expects a number from 0, got \"" << v << "\"\n";
+                return kExitBadInput;
+            }
+            (a == "--layer" ? layer : head) = static_cast<int>(n);
+        } else if (a == "--stack" && has_value) {
+            stack_name = args[++i];
+        } else if (path.empty() && (a == "-" || a.rfind("--", 0) != 0)) {
+            path = a;
+        } else {
+            err << kImportUsage << "\n";
+            return kExitBadInput;
+        }
+    }
+    if (path.empty() || json != (layer >= 0 && head >= 0) || (!json && (layer >= 0 || head >= 0 || !stack_name.empty()))) {
+        err << kImportUsage << "\n";
+        return kExitBadInput;
+    }
+    const std::string shown = path == "-" ? "<stdin>" : path;
+    ImportedAttention imported;
+    std::string error;
+    if (!load_import_file(path, in, imported, error)) {
+        err << error << "\n";
+        return kExitBadInput;
+    }
+    if (!json) {
+        out << summary(shown, imported) << "\n";
+        return 0;
+    }
+    const AttentionStack* stack = &imported.stacks.front();
+    if (!stack_name.empty()) {
+        stack = nullptr;
+        std::string names;
+        for (const AttentionStack& s : imported.stacks) {
+            if (s.name == stack_name) stack = &s;
+            names += (names.empty() ? "" : ", ") + s.name;
+        }
+        if (!stack) {
+            err << shown << ": --stack: expected one of " << names << ", got \"" << stack_name << "\"\n";
+            return kExitBadInput;
+        }
+    }
+    if (layer >= stack->layers || head >= stack->heads) {
+        err << shown << ": " << (layer >= stack->layers ? "--layer" : "--head") << ": expected 0 to "
+            << (layer >= stack->layers ? stack->layers : stack->heads) - 1 << " (" << stack->name << " has "
+            << count(static_cast<size_t>(stack->layers), "layer") << " × " << count(static_cast<size_t>(stack->heads), "head")
+            << "), got " << (layer >= stack->layers ? layer : head)
+            << "\n";
+        return kExitBadInput;
+    }
+    const Matrix& m = stack->map(layer, head);
+    nlohmann::json weights = nlohmann::json::array();
+    for (Eigen::Index i = 0; i < m.rows(); ++i) {
+        nlohmann::json row = nlohmann::json::array();
+        for (Eigen::Index j = 0; j < m.cols(); ++j) row.push_back(number(m(i, j)));
+        weights.push_back(std::move(row));
+    }
+    const nlohmann::json j = {{"stack", stack->name}, {"layer", layer},          {"head", head},
+                              {"queries", stack->queries}, {"keys", stack->keys}, {"weights", std::move(weights)}};
+    out << j.dump() << "\n";
+    return 0;
+}
+
 int run_cli(int argc, char** argv) {
+    if (argc >= 2 && std::string_view(argv[1]) == "import")
+        return run_import(std::vector<std::string>(argv + 2, argv + argc), std::cin, std::cout, std::cerr);
     if (argc < 2 || std::string_view(argv[1]) != "compute") return kNotACommand;
     if (argc != 3) {
         std::cerr << "attnviz compute: expected one scene file (or - for stdin): attnviz compute SCENE.json\n";

@@ -12,11 +12,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
 namespace attn {
 
-using nlohmann::json;
 
 namespace {
 
@@ -28,32 +28,80 @@ namespace {
 // decimals, and still catches logits, log-probabilities or transposed maps.
 constexpr double kTolerance = 1e-2;
 
-std::string at(const std::string& field, size_t i) { return field + "[" + std::to_string(i) + "]"; }
 
-const char* type_name(const json& j) {
-    switch (j.type()) {
-        case json::value_t::null: return "null";
-        case json::value_t::object: return "an object";
-        case json::value_t::array: return "an array";
-        case json::value_t::string: return "a string";
-        case json::value_t::boolean: return "a boolean";
-        case json::value_t::discarded: return "nothing";
-        default: return "a number";
+// A JSON reader for big number arrays -----------------------------------------------
+// An import is mostly numbers: 12 layers × 12 heads × 256² is 9.4M of them, 120-220 MB of
+// text. nlohmann::json reads about 20 MB/s here (its lexer copies each number and calls
+// strtod; a do-nothing SAX handler is no faster), 6-10 s for such a file, more in wasm. This
+// reader keeps arrays of numbers as flat floats and reads a number with one pass over its
+// digits. Strings are few (tokens, names): nlohmann decodes each one, escapes and UTF-8 checks
+// included.
+
+// A JSON value. Arrays whose elements are all numbers keep them in `numbers` (numeric = true).
+struct Value {
+    enum class Type : std::uint8_t { Null, Boolean, Number, String, Array, Object };
+    Type type = Type::Null;
+    bool boolean = false, numeric = false;
+    double number = 0;
+    std::string text;               // String
+    std::vector<float> numbers;     // numeric Array
+    std::vector<Value> items;       // other Array; Object values
+    std::vector<std::string> keys;  // Object: keys[i] names items[i]
+
+    bool is_null() const { return type == Type::Null; }
+    bool is_number() const { return type == Type::Number; }
+    bool is_string() const { return type == Type::String; }
+    bool is_array() const { return type == Type::Array; }
+    bool is_object() const { return type == Type::Object; }
+    size_t size() const { return numeric ? numbers.size() : items.size(); }
+    bool empty() const { return size() == 0; }
+    // Elements of a non-numeric array (numeric arrays hold no Values: check `numeric` first).
+    const Value& operator[](size_t i) const { return items[i]; }
+    bool contains(std::string_view key) const { return find(key) != nullptr; }
+    const Value& operator[](std::string_view key) const { return *find(key); }
+    const Value* find(std::string_view key) const {
+        for (size_t i = keys.size(); i-- > 0;)  // the last of repeated keys wins, as in nlohmann
+            if (keys[i] == key) return &items[i];
+        return nullptr;
     }
+};
+
+std::string shown_number(double v) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.6g", v);
+    return buffer;
 }
 
-[[noreturn]] void expected(const std::string& field, const std::string& what, const json& got) {
-    std::string g = type_name(got);
-    if (got.is_string()) {
-        std::string text = got.get<std::string>();
-        if (text.size() > 40) text = text.substr(0, 40) + "…";
-        g = "\"" + text + "\"";
-    } else if (got.is_number()) {
-        g = got.dump();
-    } else if (got.is_array()) {
-        g = "an array of " + std::to_string(got.size());
+std::string describe(const Value& v) {
+    switch (v.type) {
+        case Value::Type::Null: return "null";
+        case Value::Type::Boolean: return v.boolean ? "true" : "false";
+        case Value::Type::Number: return shown_number(v.number);
+        case Value::Type::String: {
+            std::string text = v.text;
+            if (text.size() > 40) text = text.substr(0, 40) + "…";
+            return "\"" + text + "\"";
+        }
+        case Value::Type::Array: return "an array of " + std::to_string(v.size());
+        case Value::Type::Object: return "an object";
     }
-    throw SceneError(field, "expected " + what + ", got " + g);
+    return "nothing";
+}
+
+[[noreturn]] void expected(const std::string& field, const std::string& what, const Value& got) {
+    throw SceneError(field, "expected " + what + ", got " + describe(got));
+}
+
+std::string at(const std::string& field, size_t i) { return field + "[" + std::to_string(i) + "]"; }
+
+// Before indexing an array whose elements must be strings, arrays or objects: a numeric array
+// holds no Values, and is named at its first number.
+void require_values(const std::string& field, const Value& array, const std::string& what) {
+    if (!array.numeric) return;
+    Value first;
+    first.type = Value::Type::Number;
+    first.number = array.numbers[0];
+    expected(at(field, 0), what, first);
 }
 
 // "line:column" of a byte offset into text (1-based; columns count bytes).
@@ -66,50 +114,250 @@ std::string line_column(std::string_view text, size_t byte) {
     return std::to_string(line) + ":" + std::to_string(column);
 }
 
-json parse(std::string_view text) {
-    try {
-        return json::parse(text.begin(), text.end());
-    } catch (const json::parse_error& e) {
-        // nlohmann's message: "[json.exception.parse_error.101] parse error at line L, column C: ..."
-        size_t at_byte = e.byte == 0 ? 0 : e.byte - 1;
-        // Python's json.dump writes NaN and Infinity for non-finite floats: not JSON. nlohmann
-        // stops on the letter after the literal's first one, so look a little back.
-        for (const std::string_view literal : {"NaN", "Infinity"}) {
-            const size_t from = at_byte >= 2 ? at_byte - 2 : 0;
-            size_t found = text.substr(from, 3 + literal.size()).find(literal);
-            if (found != std::string_view::npos && from + found <= at_byte) {
-                found += from;
-                if (found > 0 && text[found - 1] == '-') --found;
-                throw SceneError(line_column(text, found),
-                                 "malformed JSON: " + std::string(literal) +
-                                     " is not a JSON number (the model gave a non-finite attention weight)");
-            }
-        }
-        std::string message = e.what();
-        size_t colon = message.find(": ", message.find("column"));
-        std::string detail = colon == std::string::npos ? message : message.substr(colon + 2);
-        throw SceneError(line_column(text, at_byte), "malformed JSON: " + detail);
-    } catch (const json::out_of_range& e) {
-        // A number too large for a double (1e999): nlohmann names the literal but not where.
-        std::string message = e.what();
-        size_t open = message.find('\''), close = message.rfind('\'');
-        std::string literal = open < close ? message.substr(open + 1, close - open - 1) : "";
-        size_t found = literal.empty() ? std::string_view::npos : text.find(literal);
-        throw SceneError(found == std::string_view::npos ? "(number)" : line_column(text, found),
-                         "malformed JSON: number overflow parsing '" + literal + "'");
-    }
-}
+class Parser {
+public:
+    explicit Parser(std::string_view text) : text_(text) {}
 
-std::vector<std::string> read_tokens(const std::string& field, const json& j) {
+    Value document() {
+        skip_space();
+        Value v = value(0);
+        skip_space();
+        if (pos_ != text_.size()) fail(pos_, "unexpected " + shown_char(pos_) + " after the JSON value");
+        return v;
+    }
+
+private:
+    static constexpr int kMaxDepth = 64;  // a file needs 9 (BertViz entry, batch of one); a stack overflow none
+    std::string_view text_;
+    size_t pos_ = 0;
+    size_t row_size_ = 0;  // length of the last array of numbers
+
+    [[noreturn]] void fail(size_t at, const std::string& what) const {
+        throw SceneError(line_column(text_, at), "malformed JSON: " + what);
+    }
+    std::string shown_char(size_t at) const {
+        if (at >= text_.size()) return "end of input";
+        const unsigned char c = static_cast<unsigned char>(text_[at]);
+        if (c >= 0x20 && c < 0x7F) return std::string("'") + static_cast<char>(c) + "'";
+        char buffer[16];
+        std::snprintf(buffer, sizeof buffer, "byte 0x%02X", c);
+        return buffer;
+    }
+    char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+    void skip_space() {
+        while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\r' || text_[pos_] == '\t'))
+            ++pos_;
+    }
+    void expect(char c, const char* what) {
+        if (peek() != c || pos_ >= text_.size()) fail(pos_, "unexpected " + shown_char(pos_) + "; expected " + what);
+        ++pos_;
+    }
+
+    Value value(int depth) {
+        if (depth > kMaxDepth) fail(pos_, "nested deeper than " + std::to_string(kMaxDepth) + " levels");
+        const char c = peek();
+        if (pos_ >= text_.size()) fail(pos_, "unexpected end of input; expected a value");
+        if (c == '[') return array(depth);
+        if (c == '{') return object(depth);
+        Value v;
+        if (c == '"') {
+            v.type = Value::Type::String;
+            v.text = string();
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            v.type = Value::Type::Number;
+            v.number = number();
+        } else if (literal("true")) {
+            v.type = Value::Type::Boolean, v.boolean = true;
+        } else if (literal("false")) {
+            v.type = Value::Type::Boolean;
+        } else if (!literal("null")) {
+            // Python's json.dump writes NaN and Infinity for non-finite floats: not JSON.
+            for (const std::string_view name : {"NaN", "Infinity"})
+                if (text_.substr(pos_, name.size()) == name)
+                    fail(pos_, std::string(name) + " is not a JSON number (the model gave a non-finite attention weight)");
+            fail(pos_, "unexpected " + shown_char(pos_) + "; expected a value");
+        }
+        return v;
+    }
+
+    bool literal(std::string_view word) {
+        if (text_.substr(pos_, word.size()) != word) return false;
+        pos_ += word.size();
+        return true;
+    }
+
+    // -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, read as mantissa · 10^exponent.
+    double number() {
+        const size_t start = pos_;
+        const bool negative = peek() == '-';
+        if (negative) ++pos_;
+        std::uint64_t mantissa = 0;
+        int digits = 0, exponent = 0;  // significant digits kept; 10^exponent still to apply
+        bool exact = true;             // false: more than 19 significant digits (strtod decides)
+        auto digit = [&](char d, bool fraction) {
+            if (mantissa == 0 && d == '0') {
+                if (fraction) --exponent;
+                return;
+            }
+            if (digits < 19) {
+                mantissa = mantissa * 10 + static_cast<std::uint64_t>(d - '0');
+                ++digits;
+                if (fraction) --exponent;
+            } else {
+                exact = false;
+                if (!fraction) ++exponent;
+            }
+        };
+        if (negative && text_.substr(pos_, 8) == "Infinity")
+            fail(start, "-Infinity is not a JSON number (the model gave a non-finite attention weight)");
+        if (peek() == '0') {
+            ++pos_;
+        } else if (peek() >= '1' && peek() <= '9') {
+            while (peek() >= '0' && peek() <= '9' && pos_ < text_.size()) digit(text_[pos_++], false);
+        } else {
+            fail(pos_, "unexpected " + shown_char(pos_) + "; expected a digit");
+        }
+        if (peek() == '.' && pos_ < text_.size()) {
+            ++pos_;
+            if (!(peek() >= '0' && peek() <= '9') || pos_ >= text_.size())
+                fail(pos_, "unexpected " + shown_char(pos_) + "; expected a digit after '.'");
+            while (peek() >= '0' && peek() <= '9' && pos_ < text_.size()) digit(text_[pos_++], true);
+        }
+        if ((peek() == 'e' || peek() == 'E') && pos_ < text_.size()) {
+            ++pos_;
+            const bool minus = peek() == '-';
+            if (peek() == '-' || peek() == '+') ++pos_;
+            if (!(peek() >= '0' && peek() <= '9') || pos_ >= text_.size())
+                fail(pos_, "unexpected " + shown_char(pos_) + "; expected a digit in the exponent");
+            int e = 0;
+            while (peek() >= '0' && peek() <= '9' && pos_ < text_.size()) e = std::min(e * 10 + (text_[pos_++] - '0'), 100000);
+            exponent += minus ? -e : e;
+        }
+        double v;
+        bool signed_already = false;
+        if (mantissa == 0) {
+            v = 0;
+        } else if (exact && exponent >= -64 && exponent <= 22) {
+            // mantissa ≤ 2^53 and |exponent| ≤ 22: both factors exact, one correctly rounded step
+            // (Clinger's fast path). Otherwise within a few double ulps: far below a float's.
+            static constexpr double kPow10[] = {
+                1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+                1e17, 1e18, 1e19, 1e20, 1e21, 1e22, 1e23, 1e24, 1e25, 1e26, 1e27, 1e28, 1e29, 1e30, 1e31,
+                1e32, 1e33, 1e34, 1e35, 1e36, 1e37, 1e38, 1e39, 1e40, 1e41, 1e42, 1e43, 1e44, 1e45, 1e46,
+                1e47, 1e48, 1e49, 1e50, 1e51, 1e52, 1e53, 1e54, 1e55, 1e56, 1e57, 1e58, 1e59, 1e60, 1e61,
+                1e62, 1e63, 1e64};
+            v = exponent >= 0 ? static_cast<double>(mantissa) * kPow10[exponent]
+                              : static_cast<double>(mantissa) / kPow10[-exponent];
+        } else if (exact && exponent < -64) {
+            v = 0;  // below 1e19 · 1e-65: under the smallest float
+        } else {
+            // Rare (more than 19 digits, or 1e23 and up): the C library, on a copy that ends.
+            const std::string literal(text_.substr(start, pos_ - start));
+            v = std::strtod(literal.c_str(), nullptr);
+            signed_already = true;
+        }
+        if (!std::isfinite(v)) fail(start, "number overflow parsing '" + std::string(text_.substr(start, pos_ - start)) + "'");
+        return negative && !signed_already ? -v : v;
+    }
+
+    // The text between quotes, decoded by nlohmann (escapes, \u surrogates, UTF-8 checks).
+    std::string string() {
+        const size_t start = pos_++;
+        while (pos_ < text_.size() && text_[pos_] != '"') pos_ += text_[pos_] == '\\' ? 2 : 1;
+        if (pos_ >= text_.size()) fail(start, "a string that never ends");
+        ++pos_;
+        try {
+            return nlohmann::json::parse(text_.substr(start, pos_ - start)).get<std::string>();
+        } catch (const nlohmann::json::exception& e) {
+            const auto* parse = dynamic_cast<const nlohmann::json::parse_error*>(&e);
+            const size_t at = start + (parse && parse->byte > 0 ? parse->byte - 1 : 0);
+            // "[json.exception.parse_error.101] parse error at line 1, column 4: syntax error while
+            // parsing value - invalid string: ...; last read: '...'": keep the "invalid string"
+            // part (what was read may be the ill-formed byte itself).
+            std::string message = e.what();
+            const size_t from = message.find(" - "), to = message.find("; last read");
+            fail(at, from == std::string::npos ? "invalid string" : message.substr(from + 3, to - from - 3));
+        }
+    }
+
+    Value array(int depth) {
+        ++pos_;  // '['
+        Value v;
+        v.type = Value::Type::Array;
+        v.numeric = true;
+        skip_space();
+        if (peek() == ']' && pos_ < text_.size()) {
+            ++pos_;
+            v.numeric = false;
+            return v;
+        }
+        while (true) {
+            skip_space();
+            const char c = peek();
+            if (v.numeric && pos_ < text_.size() && (c == '-' || (c >= '0' && c <= '9'))) {
+                if (v.numbers.empty()) v.numbers.reserve(row_size_);  // rows of a map are alike
+                v.numbers.push_back(static_cast<float>(number()));
+            } else {
+                if (v.numeric) {  // not all numbers after all: the numbers so far become Values
+                    for (float x : v.numbers) {
+                        Value n;
+                        n.type = Value::Type::Number;
+                        n.number = x;
+                        v.items.push_back(std::move(n));
+                    }
+                    v.numbers.clear();
+                    v.numeric = false;
+                }
+                v.items.push_back(value(depth + 1));
+            }
+            skip_space();
+            if (peek() == ']' && pos_ < text_.size()) {
+                ++pos_;
+                if (v.numeric) row_size_ = v.numbers.size();
+                return v;
+            }
+            expect(',', "',' or ']'");
+        }
+    }
+
+    Value object(int depth) {
+        ++pos_;  // '{'
+        Value v;
+        v.type = Value::Type::Object;
+        skip_space();
+        if (peek() == '}' && pos_ < text_.size()) {
+            ++pos_;
+            return v;
+        }
+        while (true) {
+            skip_space();
+            if (peek() != '"' || pos_ >= text_.size()) fail(pos_, "unexpected " + shown_char(pos_) + "; expected a string key");
+            v.keys.push_back(string());
+            skip_space();
+            expect(':', "':'");
+            skip_space();
+            v.items.push_back(value(depth + 1));
+            skip_space();
+            if (peek() == '}' && pos_ < text_.size()) {
+                ++pos_;
+                return v;
+            }
+            expect(',', "',' or '}'");
+        }
+    }
+};
+
+std::vector<std::string> read_tokens(const std::string& field, const Value& j) {
     if (!j.is_array() || j.empty()) expected(field, "a non-empty array of token strings", j);
     if (j.size() > static_cast<size_t>(kMaxImportTokens))
         throw SceneError(field, "expected at most " + std::to_string(kMaxImportTokens) + " tokens, got " +
                                     std::to_string(j.size()));
     std::vector<std::string> tokens;
+    require_values(field, j, "a string");
     tokens.reserve(j.size());
     for (size_t i = 0; i < j.size(); ++i) {
         if (!j[i].is_string()) expected(at(field, i), "a string", j[i]);
-        tokens.push_back(j[i].get<std::string>());
+        tokens.push_back(j[i].text);
     }
     return tokens;
 }
@@ -125,13 +373,14 @@ struct StackSpec {
 
 // Reads [layer][head][query][key], or [layer][1][head][query][key] (Hugging Face's batch of
 // one), into stack. `budget` is what is left of kMaxImportValues across all stacks.
-void read_stack(const json& j, const StackSpec& spec, AttentionStack& stack, long long& budget) {
+void read_stack(const Value& j, const StackSpec& spec, AttentionStack& stack, long long& budget) {
     const std::string& field = spec.field;
     const size_t T_q = stack.queries.size(), T_k = stack.keys.size();
     if (!j.is_array() || j.empty()) expected(field, "a non-empty array of layers [layer][head][query][key]", j);
     if (j.size() > static_cast<size_t>(kMaxImportLayers))
         throw SceneError(field, "expected at most " + std::to_string(kMaxImportLayers) + " layers, got " +
                                     std::to_string(j.size()));
+    require_values(field, j, "a non-empty array of heads");
     const size_t layers = j.size();
     stack.name = spec.name;
     stack.layers = static_cast<int>(layers);
@@ -140,12 +389,13 @@ void read_stack(const json& j, const StackSpec& spec, AttentionStack& stack, lon
 
     for (size_t l = 0; l < layers; ++l) {
         std::string layer_field = at(field, l);
-        const json* layer = &j[l];
+        const Value* layer = &j[l];
         if (!layer->is_array() || layer->empty()) expected(layer_field, "a non-empty array of heads", *layer);
+        require_values(layer_field, *layer, "an array of rows");
         // A batch dimension: [1][head][q][k]. Told apart from [head][q][k] by depth.
-        const json& probe = (*layer)[0];
-        const bool batched = probe.is_array() && !probe.empty() && probe[0].is_array() && !probe[0].empty() &&
-                             probe[0][0].is_array();
+        const Value& probe = (*layer)[0];
+        const bool batched = probe.is_array() && !probe.numeric && !probe.empty() && probe[0].is_array() &&
+                             !probe[0].numeric && !probe[0].empty() && probe[0][0].is_array();
         if (batched) {
             if (layer->size() != 1)
                 throw SceneError(layer_field, "expected a batch of one sequence [1][head][query][key], got a batch of " +
@@ -153,6 +403,7 @@ void read_stack(const json& j, const StackSpec& spec, AttentionStack& stack, lon
             layer = &(*layer)[0];
             layer_field = at(layer_field, 0);
             if (!layer->is_array() || layer->empty()) expected(layer_field, "a non-empty array of heads", *layer);
+            require_values(layer_field, *layer, "an array of rows");
         }
         const size_t heads = layer->size();
         if (l == 0) {
@@ -175,40 +426,39 @@ void read_stack(const json& j, const StackSpec& spec, AttentionStack& stack, lon
         }
         for (size_t h = 0; h < heads; ++h) {
             const std::string head_field = at(layer_field, h);
-            const json& head = (*layer)[h];
+            const Value& head = (*layer)[h];
             if (!head.is_array())
                 expected(head_field, "an array of " + std::to_string(T_q) + " rows (one per " + spec.query_role + ")", head);
             if (head.size() != T_q)
                 throw SceneError(head_field, "expected " + std::to_string(T_q) + " rows (one per " + spec.query_role +
                                                  "), got " + std::to_string(head.size()));
+            const std::string row_what =
+                "an array of " + std::to_string(T_k) + " numbers (one per " + spec.key_role + ")";
+            require_values(head_field, head, row_what);
             Matrix m(static_cast<Eigen::Index>(T_q), static_cast<Eigen::Index>(T_k));
             for (size_t r = 0; r < T_q; ++r) {
-                const json& row = head[r];
-                if (!row.is_array() || row.size() != T_k) {
-                    const std::string what = "an array of " + std::to_string(T_k) + " numbers (one per " +
-                                             spec.key_role + ")";
-                    if (!row.is_array()) expected(at(head_field, r), what, row);
+                const Value& row = head[r];
+                if (!row.is_array()) expected(at(head_field, r), row_what, row);
+                if (row.size() != T_k)
                     throw SceneError(at(head_field, r), "expected " + std::to_string(T_k) + " numbers (one per " +
                                                             spec.key_role + "), got " + std::to_string(row.size()));
-                }
-                double sum = 0;
+                if (!row.numeric)  // an array of T_k things, not all numbers: name the first that is not
+                    for (size_t c = 0; c < T_k; ++c)
+                        if (!row[c].is_number()) expected(at(at(head_field, r), c), "a number", row[c]);
+                const float* in = row.numeric ? row.numbers.data() : nullptr;
                 float* out = m.data() + r * T_k;
+                double sum = 0;
                 for (size_t c = 0; c < T_k; ++c) {
-                    const json& v = row[c];
-                    if (!v.is_number()) expected(at(at(head_field, r), c), "a number", v);
-                    const double x = v.get<double>();
+                    const float x = in ? in[c] : static_cast<float>(row[c].number);
                     if (!(x >= -kTolerance && x <= 1 + kTolerance))  // also catches NaN
                         throw SceneError(at(at(head_field, r), c),
-                                         "expected an attention weight in [0, 1], got " + v.dump());
-                    out[c] = static_cast<float>(x);
+                                         "expected an attention weight in [0, 1], got " + shown_number(x));
+                    out[c] = x;
                     sum += x;
                 }
-                if (std::fabs(sum - 1) > kTolerance && std::fabs(sum) > kTolerance) {
-                    char buffer[32];
-                    std::snprintf(buffer, sizeof buffer, "%.6g", sum);
-                    throw SceneError(at(head_field, r), std::string("expected a row that sums to 1 (softmax output; ") +
-                                                            "0 if fully masked), got a sum of " + buffer);
-                }
+                if (std::fabs(sum - 1) > kTolerance && std::fabs(sum) > kTolerance)
+                    throw SceneError(at(head_field, r), "expected a row that sums to 1 (softmax output; "
+                                                        "0 if fully masked), got a sum of " + shown_number(sum));
             }
             stack.maps.push_back(std::move(m));
         }
@@ -234,22 +484,23 @@ bool is_one_of(const std::string& key, const auto& list) {
     return false;
 }
 
-ImportedAttention read_bertviz(const json& root) {
+ImportedAttention read_bertviz(const Value& root) {
     ImportedAttention result;
-    const json& list = root["attention"];
+    const Value& list = root["attention"];
     long long budget = kMaxImportValues;
+    require_values("attention", list, "an object");
     // BertViz's names, in the order a SPEC §3 file holds them.
     const std::pair<const char*, const char*> kinds[] = {
         {"All", "attention"}, {"Encoder", "encoder_attention"}, {"Decoder", "decoder_attention"}, {"Cross", "cross_attention"}};
     std::vector<std::pair<int, AttentionStack>> found;
     for (size_t i = 0; i < list.size(); ++i) {
         const std::string field = at("attention", i);
-        const json& entry = list[i];
+        const Value& entry = list[i];
         if (!entry.is_object()) expected(field, "an object {\"name\", \"attn\", \"left_text\", \"right_text\"}", entry);
         std::string name = "All";  // a self-attention model without sentence B has name null
         if (entry.contains("name") && !entry["name"].is_null()) {
             if (!entry["name"].is_string()) expected(field + ".name", "a string or null", entry["name"]);
-            name = entry["name"].get<std::string>();
+            name = entry["name"].text;
         }
         // "Sentence A -> Sentence B" and the like are slices of "All": nothing new.
         if (name.rfind("Sentence ", 0) == 0) continue;
@@ -284,13 +535,13 @@ ImportedAttention read_bertviz(const json& root) {
 }  // namespace
 
 ImportedAttention read_import(std::string_view text) {
-    const json root = parse(text);
+    const Value root = Parser(text).document();
     if (!root.is_object()) expected("(top level)", "a JSON object (SPEC.md §3)", root);
 
     // BertViz: "attention" is a list of {name, attn, left_text, right_text} objects.
-    if (root.contains("attention") && root["attention"].is_array() && !root["attention"].empty() &&
-        root["attention"][0].is_object()) {
-        for (const auto& [key, value] : root.items())
+    if (root.contains("attention") && root["attention"].is_array() && !root["attention"].numeric &&
+        !root["attention"].empty() && root["attention"][0].is_object()) {
+        for (const std::string& key : root.keys)
             if (!is_one_of(key, kBertVizFields))
                 throw SceneError(key, "unknown field in a BertViz export (expected attention, include_layers, "
                                       "include_heads, total_heads, default_filter, display_mode, root_div_id)");
@@ -300,7 +551,7 @@ ImportedAttention read_import(std::string_view text) {
     // SPEC §3. Other fields are metadata an exporter may add ("text", "attention_mask"), but a
     // field named like attention or tokens ("attentions", Hugging Face's name) is a mistake:
     // saying so beats ignoring it.
-    for (const auto& [key, value] : root.items())
+    for (const std::string& key : root.keys)
         if (!is_one_of(key, kSpecFields) && (ends_with(key, "attention") || ends_with(key, "attentions") ||
                                              ends_with(key, "tokens")))
             throw SceneError(key, "unknown field (expected tokens and attention, or encoder_tokens, decoder_tokens, "
@@ -309,7 +560,7 @@ ImportedAttention read_import(std::string_view text) {
     ImportedAttention result;
     if (root.contains("model")) {
         if (!root["model"].is_string()) expected("model", "a string", root["model"]);
-        result.model = root["model"].get<std::string>();
+        result.model = root["model"].text;
     }
     const bool single = root.contains("attention");
     const bool encoder_decoder = root.contains("encoder_attention") || root.contains("decoder_attention") ||
@@ -329,7 +580,7 @@ ImportedAttention read_import(std::string_view text) {
     }
     if (!encoder_decoder) {
         std::string keys;
-        for (const auto& [key, value] : root.items()) keys += (keys.empty() ? "" : ", ") + key;
+        for (const std::string& key : root.keys) keys += (keys.empty() ? "" : ", ") + key;
         throw SceneError("(top level)", "expected \"tokens\" and \"attention\", or encoder_/decoder_/cross_attention "
                                         "(SPEC.md §3), or a BertViz export; got " +
                                             (keys.empty() ? std::string("an empty object") : "fields " + keys));
@@ -459,12 +710,81 @@ std::string replace_all(std::string s, std::string_view from, std::string_view t
     return s;
 }
 
+// Byte-level BPE (GPT-2, RoBERTa, BART) writes each byte of UTF-8 text as one character: the
+// printable bytes as themselves, the other 68 (controls, space, 0x7F-0xA0, 0xAD) as U+0100 on,
+// in byte order. So "我" (E6 88 91) is the token "æĪĳ". Decoding gives the text back, when
+// every character is from that alphabet and the bytes are whole UTF-8.
+bool byte_level_printable(std::uint32_t c) {
+    return (c >= 0x21 && c <= 0x7E) || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF);
+}
+
+std::vector<std::uint32_t> code_points(std::string_view s, bool& valid) {
+    std::vector<std::uint32_t> out;
+    valid = true;
+    for (size_t i = 0; i < s.size();) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        const int n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        if (n == 0 || i + static_cast<size_t>(n) > s.size()) {
+            valid = false;
+            return out;
+        }
+        std::uint32_t cp = n == 1 ? c : c & (0x7F >> n);
+        for (int k = 1; k < n; ++k) {
+            const unsigned char cc = static_cast<unsigned char>(s[i + static_cast<size_t>(k)]);
+            if ((cc >> 6) != 2) {
+                valid = false;
+                return out;
+            }
+            cp = (cp << 6) | (cc & 0x3F);
+        }
+        // Overlong forms and surrogates are not UTF-8.
+        if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+            (cp >= 0xD800 && cp <= 0xDFFF)) {
+            valid = false;
+            return out;
+        }
+        out.push_back(cp);
+        i += static_cast<size_t>(n);
+    }
+    return out;
+}
+
+// The text of a byte-level BPE token, or false when it is not one (or not whole characters).
+bool decode_byte_level(const std::string& token, std::string& text) {
+    bool valid = false;
+    const std::vector<std::uint32_t> cps = code_points(token, valid);
+    if (!valid) return false;
+    bool beyond_ascii = false;
+    std::string bytes;
+    for (std::uint32_t c : cps) {
+        if (byte_level_printable(c)) {
+            bytes += static_cast<char>(c);
+        } else if (c >= 0x100 && c < 0x100 + 68) {
+            int n = static_cast<int>(c - 0x100);  // the n-th byte that is not printable
+            int b = 0;
+            for (; b < 256; ++b)
+                if (!byte_level_printable(static_cast<std::uint32_t>(b)) && n-- == 0) break;
+            bytes += static_cast<char>(b);
+        } else {
+            return false;
+        }
+        beyond_ascii = beyond_ascii || c >= 0x80;
+    }
+    if (!beyond_ascii) return false;  // plain ASCII: nothing to decode
+    code_points(bytes, valid);
+    if (!valid) return false;
+    text = replace_all(replace_all(std::move(bytes), "\n", kNewlineMark), "\r", "");
+    return true;
+}
+
 }  // namespace
 
 std::string display_token(const std::string& token) {
     if (is_special(token)) return token;
     if (starts_with(token, "##") && token.size() > 2) return token.substr(2);
-    std::string s = replace_all(token, kBpeSpace, " ");
+    std::string s;
+    if (decode_byte_level(token, s)) return s;
+    s = replace_all(token, kBpeSpace, " ");
     s = replace_all(std::move(s), kSpmSpace, " ");
     s = replace_all(std::move(s), kBpeNewline, kNewlineMark);
     s = replace_all(std::move(s), kBpeTab, "\t");
@@ -480,7 +800,8 @@ std::vector<Word> merge_subwords(const std::vector<std::string>& tokens) {
         space_marked = space_marked || starts_with(t, kBpeSpace) || starts_with(t, kSpmSpace);
     }
     std::vector<Word> words;
-    bool previous_ends_word = true;  // after a special token or a newline, a new word begins
+    std::vector<std::string> pieces;  // per word: its tokens joined (markers kept, "##" dropped)
+    bool previous_ends_word = true;   // after a special token or a newline, a new word begins
     for (size_t i = 0; i < tokens.size(); ++i) {
         const std::string& t = tokens[i];
         const bool special = is_special(t);
@@ -490,16 +811,21 @@ std::vector<Word> merge_subwords(const std::vector<std::string>& tokens) {
             else if (space_marked) continues = !starts_with(t, kBpeSpace) && !starts_with(t, kSpmSpace) &&
                                                !starts_with(t, kBpeNewline);
         }
-        std::string text = display_token(t);
         if (continues) {
-            words.back().text += text;
+            pieces.back() += wordpiece ? t.substr(2) : t;
             ++words.back().count;
         } else {
-            // The leading space is how the tokenizer marks a word start: not part of the word.
-            const size_t first = text.find_first_not_of(' ');
-            words.push_back({first == std::string::npos ? text : text.substr(first), static_cast<int>(i), 1});
+            words.push_back({"", static_cast<int>(i), 1});
+            pieces.push_back(t);
         }
         previous_ends_word = special || t.find(kBpeNewline) != std::string::npos;
+    }
+    // The word's text from all its pieces at once: a byte-level BPE character may be split
+    // between two tokens. The leading space marks a word start: not part of the word.
+    for (size_t w = 0; w < words.size(); ++w) {
+        const std::string text = display_token(pieces[w]);
+        const size_t first = text.find_first_not_of(' ');
+        words[w].text = first == std::string::npos ? text : text.substr(first);
     }
     return words;
 }

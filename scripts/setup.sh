@@ -14,6 +14,7 @@ packages=(
   fonts-droid-fallback fonts-dejavu-core python3-fonttools # UI fonts, CJK subsetting
   xz-utils dpkg-dev python3
   zlib1g-dev libegl-dev                                  # attnviz render: PNG, EGL without a display
+  python3-torch python3-numpy                            # exporter test (scripts/export_attention.py)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -48,6 +48,7 @@ fuzz() {  # fuzz TARGET CORPUS: new inputs go to a scratch folder, the committed
 step native-build build build
 step native-suite build/attn_tests
 step cli-native bash tests/cli_test.sh build/attnviz tests/data
+step exporter /usr/bin/python3 tests/test_exporter.py build/attnviz
 
 step sanitize-build build build-asan -DATTN_APP=OFF -DATTN_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 step sanitize-suite env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-asan/attn_tests
@@ -56,9 +57,10 @@ step sanitize-cli bash tests/cli_test.sh build-asan/attnviz tests/data
 step wasm-build bash -c "emcmake cmake -S . -B build-web -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-web -j $jobs"
 step wasm-suite node --no-experimental-fetch build-web/attn_tests.js
 
-step fuzz-build build build-fuzz -DATTN_APP=OFF -DATTN_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-14 --target fuzz_scene fuzz_tokenizer
+step fuzz-build build build-fuzz -DATTN_APP=OFF -DATTN_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-14 --target fuzz_scene fuzz_tokenizer fuzz_import
 step fuzz-scene fuzz fuzz_scene scene
 step fuzz-tokenizer fuzz fuzz_tokenizer tokenizer
+step fuzz-import fuzz fuzz_import import
 
 step browser node tests/browser/e2e.mjs build-web/site "$artifacts/browser"
 step browser-import node tests/browser/import.mjs build-web/site "$artifacts/browser-import"

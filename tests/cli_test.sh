@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The attnviz binary as a user runs it: compute from a file and from stdin, exit codes and
-# one-line errors. usage: cli_test.sh ATTNVIZ DATA_DIR
+# The attnviz binary as a user runs it: compute and import from a file and from stdin, exit codes
+# and one-line errors. usage: cli_test.sh ATTNVIZ DATA_DIR
 set -u
 bin=$1 data=$2
 passed=0 failed=0
@@ -37,5 +37,44 @@ expect_error "$data/bad_shape.json" "$data/bad_shape.json: embeddings: expected 
 expect_error "$data/missing.json" "$data/missing.json: cannot open the file"
 err=$("$bin" compute 2>&1); code=$?
 check "compute without a file exits 2" test "$code" -eq 2
+
+# import: attention exported from a model (SPEC.md §3)
+out=$("$bin" import "$data/import_encdec.json"); code=$?
+check "import exits 0" test "$code" -eq 0
+check "import summary names the stacks, layers × heads and tokens" test \
+    "$out" = "$data/import_encdec.json: tiny-t5 (test data): 3 stacks of attention. encoder_attention: 2 layers × 2 heads, 3 tokens (▁Das ▁Haus </s>). decoder_attention: 2 layers × 2 heads, 3 tokens (<pad> ▁The ▁house). cross_attention: 2 layers × 2 heads, 3 queries (<pad> ▁The ▁house) × 3 keys (▁Das ▁Haus </s>)."
+check "import summary is one line" test "$(printf '%s\n' "$out" | wc -l)" -eq 1
+for f in import_decoder import_encoder import_batch import_bertviz import_bertviz_encdec; do
+    "$bin" import "$data/$f.json" >/dev/null; code=$?
+    check "import $f.json exits 0" test "$code" -eq 0
+done
+out=$("$bin" import - < "$data/import_decoder.json"); code=$?
+check "import - reads stdin" test "$code" -eq 0 -a "${out#<stdin>: tiny-gpt (test data): 1 stack}" != "$out"
+map_is() {  # map_is JSON_OUTPUT: layer 1 head 0 of import_decoder.json, row 1 = [0.7548, 0.2452, 0, 0, 0]
+    node -e 'const j = JSON.parse(require("fs").readFileSync(0, "utf8"));
+             const ok = j.stack === "attention" && j.layer === 1 && j.head === 0 && j.queries.length === 5 &&
+                        JSON.stringify(j.weights[1]) === "[0.7548,0.2452,0,0,0]" && j.weights.length === 5;
+             process.exit(ok ? 0 : 1);'
+}
+check "import --layer 1 --head 0 --json prints that map" map_is <<<"$("$bin" import "$data/import_decoder.json" --layer 1 --head 0 --json)"
+out=$("$bin" import "$data/import_encdec.json" --stack cross_attention --layer 0 --head 1 --json); code=$?
+check "import --stack cross_attention" test "$code" -eq 0 -a "${out#*\"stack\":\"cross_attention\"}" != "$out"
+
+expect_import_error() {  # expect_import_error EXPECTED_LINE IMPORT_ARGS...
+    local want=$1 err code; shift
+    err=$("$bin" import "$@" 2>&1 >/dev/null); code=$?
+    check "import $* exits 2" test "$code" -eq 2
+    check "import $* says '$want'" test "$err" = "$want"
+}
+expect_import_error "$data/import_bad_shape.json: attention[0][1]: expected 3 rows (one per token), got 2" "$data/import_bad_shape.json"
+expect_import_error "$data/import_bad_ragged.json: attention[1]: expected 2 heads like layer 0, got 1" "$data/import_bad_ragged.json"
+expect_import_error "$data/import_bad_rowsum.json: attention[1][0][2]: expected a row that sums to 1 (softmax output; 0 if fully masked), got a sum of 0.8" "$data/import_bad_rowsum.json"
+expect_import_error "$data/import_bad_nonfinite.json:2:32: malformed JSON: NaN is not a JSON number (the model gave a non-finite attention weight)" "$data/import_bad_nonfinite.json"
+expect_import_error "$data/import_bad_syntax.json:3:1: malformed JSON: unexpected end of input; expected ',' or '}'" "$data/import_bad_syntax.json"
+expect_import_error "$data/import_bad_layout.json: (top level): expected \"tokens\" and \"attention\", or encoder_/decoder_/cross_attention (SPEC.md §3), or a BertViz export; got fields text, tokens, attn" "$data/import_bad_layout.json"
+expect_import_error "$data/missing.json: cannot open the file" "$data/missing.json"
+expect_import_error "$data/import_decoder.json: --layer: expected 0 to 1 (attention has 2 layers × 2 heads), got 2" "$data/import_decoder.json" --layer 2 --head 0 --json
+expect_import_error "attnviz import: expected a file (or - for stdin): attnviz import FILE [--layer L --head H --json [--stack NAME]]"
+expect_import_error "attnviz import: expected a file (or - for stdin): attnviz import FILE [--layer L --head H --json [--stack NAME]]" "$data/import_decoder.json" --layer 1
 echo "cli: $passed passed, $failed failed"
 test "$failed" -eq 0

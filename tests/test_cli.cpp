@@ -73,3 +73,39 @@ TEST_CASE("bad input: exit 2, nothing on stdout, one line naming <stdin> and the
     CHECK(run_compute("/no/such/scene.json", none, out, err) == kExitBadInput);
     CHECK(err.str() == "/no/such/scene.json: cannot open the file\n");
 }
+
+namespace {
+
+Run import_stdin(const std::string& text, std::vector<std::string> args = {"-"}) {
+    std::istringstream in(text);
+    std::ostringstream out, err;
+    int code = run_import(args, in, out, err);
+    return {code, out.str(), err.str()};
+}
+
+}  // namespace
+
+TEST_CASE("import: a one-paragraph summary, one map as JSON, one-line errors with exit 2") {
+    const std::string file = R"({"model": "m", "tokens": ["a", "b"], "attention": [[[[1, 0], [0.25, 0.75]]], [[[1, 0], [0.5, 0.5]]]]})";
+    Run r = import_stdin(file);
+    REQUIRE(r.code == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out == "<stdin>: m: 1 stack of attention. attention: 2 layers × 1 head, 2 tokens (a b).\n");
+    r = import_stdin(file, {"-", "--layer", "0", "--head", "0", "--json"});
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["weights"] == nlohmann::json::parse("[[1, 0], [0.25, 0.75]]"));
+    CHECK(j["queries"] == nlohmann::json({"a", "b"}));
+    r = import_stdin(file, {"-", "--layer", "1", "--head", "1", "--json"});
+    CHECK(r.code == 2);
+    CHECK(r.err == "<stdin>: --head: expected 0 to 0 (attention has 2 layers × 1 head), got 1\n");
+    r = import_stdin(R"({"tokens": ["a", "b"], "attention": [[[[1, 0]]]]})");
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == "<stdin>: attention[0][0]: expected 2 rows (one per token), got 1\n");
+    r = import_stdin("{\n  \"tokens\": [\"a\"],\n  \"attention\": [[[[1]]]\n");
+    CHECK(r.err == "<stdin>:4:1: malformed JSON: unexpected end of input; expected ',' or ']'\n");
+    CHECK(import_stdin(file, {"-", "--json"}).code == 2);
+    CHECK(import_stdin(file, {"-", "--layer", "x", "--head", "0", "--json"}).code == 2);
+    CHECK(import_stdin(file, {}).code == 2);
+}

@@ -62,7 +62,7 @@ AttentionStack random_stack(std::mt19937& rng, int layers, int heads, int T, boo
     AttentionStack s;
     s.name = "attention";
     s.layers = layers, s.heads = heads;
-    for (int t = 0; t < T; ++t) s.queries.push_back("t" + std::to_string(t));
+    for (int t = 0; t < T; ++t) s.queries.push_back(std::to_string(t));
     s.keys = s.queries;
     for (int i = 0; i < layers * heads; ++i) s.maps.push_back(random_map(rng, T, T, causal));
     return s;
@@ -188,7 +188,7 @@ TEST_CASE("bad files name the field, or the line and column, on one line") {
         {"import_bad_rowsum.json",
          "attention[1][0][2]: expected a row that sums to 1 (softmax output; 0 if fully masked), got a sum of 0.8"},
         {"import_bad_nonfinite.json", "2:32: malformed JSON: NaN is not a JSON number"},
-        {"import_bad_syntax.json", "3:1: malformed JSON: syntax error"},
+        {"import_bad_syntax.json", "3:1: malformed JSON: unexpected end of input; expected ',' or '}'"},
         {"import_bad_layout.json", "(top level): expected \"tokens\" and \"attention\""},
     };
     for (const auto& [file, message] : files) {
@@ -227,7 +227,7 @@ TEST_CASE("every other kind of bad input: where and what") {
         {R"({"tokens": ["a", "b"], "attention": [[[[1, 0], [1.5, -0.5]]]]})",
          "attention[0][0][1][0]: expected an attention weight in [0, 1], got 1.5"},
         {R"({"tokens": ["a", "b"], "attention": [[[[1, 0], [-Infinity, 1]]]]})",
-         "1:49: malformed JSON: Infinity is not a JSON number"},
+         "1:49: malformed JSON: -Infinity is not a JSON number"},
         {R"({"tokens": ["a"], "attention": [[[[1e999]]]]})", "1:36: malformed JSON: number overflow"},
         // tokens and layout
         {R"({"attention": [[[[1]]]]})", "tokens: missing"},
@@ -236,7 +236,7 @@ TEST_CASE("every other kind of bad input: where and what") {
         {R"({"tokens": "a b", "attention": [[[[1]]]]})", "tokens: expected a non-empty array of token strings, got \"a b\""},
         {R"({"tokens": ["a"], "attention": [[[[1]]]], "cross_attention": [[[[1]]]]})", "cross_attention: not allowed with"},
         {R"({"tokens": ["a"], "attentions": [[[[1]]]]})", "attentions: unknown field"},
-        {R"({"tokens": ["a"], "atention": [[[[1]]]]})", "(top level): expected \"tokens\" and \"attention\", or encoder_/decoder_/cross_attention (SPEC.md §3), or a BertViz export; got fields atention, tokens"},
+        {R"({"tokens": ["a"], "atention": [[[[1]]]]})", "(top level): expected \"tokens\" and \"attention\", or encoder_/decoder_/cross_attention (SPEC.md §3), or a BertViz export; got fields tokens, atention"},
         {R"({"encoder_tokens": ["a"], "encoder_attention": [[[[1]]]], "decoder_attentions": []})",
          "decoder_attentions: unknown field"},
         {R"({"encoder_tokens": ["a"], "cross_attention": [[[[1]]]]})", "decoder_tokens: missing (cross_attention needs it)"},
@@ -288,4 +288,301 @@ TEST_CASE("limits: too many tokens, heads, layers or numbers in all are refused 
     const Failure f = failure_of(R"({"tokens": )" + tokens(4096) + R"(, "attention": )" + big + "}");
     CHECK(f.where == "attention");
     CHECK(contains(f.message, "is more than the 67108864 numbers"));
+}
+
+TEST_CASE("numbers read as the C library reads them (within one float ulp), in every form an exporter writes") {
+    // Rows [x, 1 - x] over 256 heads: each x written in one of the forms below.
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    const char* formats[] = {"%.6g", "%.9g", "%.17g", "%.3e", "%.8E", "%.1f", "%.20f"};
+    int checked = 0;
+    float worst_ulps = 0;
+    for (const char* format : formats) {
+        std::string text = R"({"tokens": ["a", "b"], "attention": [[)";
+        std::vector<std::string> literals;
+        for (int h = 0; h < kMaxImportHeads; ++h) {
+            // Some tiny weights (1e-7 … 1e-40) as an fp32 softmax gives for far-away tokens.
+            double x = h % 4 == 0 ? std::pow(10.0, -7.0 - 33.0 * unit(rng)) : unit(rng);
+            char a[64], b[64];
+            std::snprintf(a, sizeof a, format, x);
+            std::snprintf(b, sizeof b, format, 1.0 - std::strtod(a, nullptr));
+            literals.push_back(a);
+            text += std::string(h ? ", " : "") + "[[" + a + ", " + b + "], [" + b + ", " + a + "]]";
+        }
+        text += "]]}";
+        const ImportedAttention imported = read_import(text);
+        for (int h = 0; h < kMaxImportHeads; ++h) {
+            const float got = imported.stacks[0].map(0, h)(0, 0);
+            const float want = std::strtof(literals[static_cast<size_t>(h)].c_str(), nullptr);
+            const float ulp = std::nextafter(std::fabs(want), INFINITY) - std::fabs(want);
+            const float ulps = std::fabs(got - want) / ulp;
+            worst_ulps = std::max(worst_ulps, ulps);
+            CHECK_MESSAGE(ulps <= 1.0f, literals[static_cast<size_t>(h)] << " read as " << got);
+            ++checked;
+        }
+    }
+    MESSAGE("numbers: " << checked << " checked against strtof, worst " << worst_ulps << " ulp");
+    // The JSON grammar's edges.
+    const ImportedAttention a = read_import(R"({"tokens": ["a", "b"], "attention": [[[[0, 1E+0], [-0.0, 1.0e0]],
+        [[5e-1, 50E-2], [0.25000000000000000000001, 0.75]], [[1e-400, 1], [0.1, 0.9]]]]})");
+    CHECK(a.stacks[0].map(0, 0)(0, 1) == 1.0f);
+    CHECK(a.stacks[0].map(0, 1)(0, 1) == 0.5f);
+    CHECK(a.stacks[0].map(0, 1)(1, 0) == 0.25f);
+    CHECK(a.stacks[0].map(0, 2)(0, 0) == 0.0f);
+    CHECK(a.stacks[0].map(0, 2)(1, 0) == 0.1f);
+    const std::pair<const char*, const char*> bad[] = {
+        {R"({"tokens": ["a"], "attention": [[[[01]]]]})", "1:37: malformed JSON: unexpected '1'; expected ',' or ']'"},
+        {R"({"tokens": ["a"], "attention": [[[[1.]]]]})", "1:38: malformed JSON: unexpected ']'; expected a digit after '.'"},
+        {R"({"tokens": ["a"], "attention": [[[[.5]]]]})", "1:36: malformed JSON: unexpected '.'; expected a value"},
+        {R"({"tokens": ["a"], "attention": [[[[1e]]]]})", "1:38: malformed JSON: unexpected ']'; expected a digit in the exponent"},
+        {R"({"tokens": ["a"], "attention": [[[[+1]]]]})", "1:36: malformed JSON: unexpected '+'; expected a value"},
+        {R"({"tokens": ["a"], "attention": [[[[1,]]]]})", "1:38: malformed JSON: unexpected ']'; expected a value"},
+        {R"({"tokens": ["a\q"], "attention": [[[[1]]]]})",
+         "1:16: malformed JSON: invalid string: forbidden character after backslash"},
+        {R"({"tokens": ["a], "attention": [[[[1]]]]})", "1:19: malformed JSON: unexpected 'a'; expected ',' or ']'"},
+        {R"({"tokens": ["a"], "attention": [[[[1]]]], "model": "x)", "1:52: malformed JSON: a string that never ends"},
+        {R"({"tokens": ["a"], "attention": [[[[1]]]]} x)", "1:43: malformed JSON: unexpected 'x' after the JSON value"},
+        {R"({"tokens": ["a"] "attention": [[[[1]]]]})", "1:18: malformed JSON: unexpected '\"'; expected ',' or '}'"},
+        {R"({tokens: ["a"]})", "1:2: malformed JSON: unexpected 't'; expected a string key"},
+        {"{\"tokens\": [\"\xff\"]}", "1:14: malformed JSON: invalid string: ill-formed UTF-8 byte"},
+    };
+    for (const auto& [text, message] : bad) {
+        const std::string input = text;
+        CAPTURE(input);
+        const Failure f = failure_of(text);
+        CAPTURE(f.message);
+        CHECK(f.message.rfind(message, 0) == 0);
+    }
+    // Deep nesting is refused, not a stack overflow.
+    CHECK(contains(failure_of(std::string(100000, '[')).message, "nested deeper than 64 levels"));
+    // Escapes in tokens are decoded.
+    CHECK(read_import(R"({"tokens": ["\u00e9\n\"", "\ud83d\ude00"], "attention": [[[[1, 0], [0, 1]]]]})").stacks[0].queries ==
+          std::vector<std::string>{"é\n\"", "😀"});
+}
+
+// [SECTION] Aggregation -----------------------------------------------------------------------
+
+namespace {
+
+// Plain loops: the mean or max over the chosen (layer, head) pairs.
+Matrix naive_aggregate(const AttentionStack& s, const std::vector<int>& layers, const std::vector<int>& heads,
+                       HeadReduce reduce) {
+    const int T_q = static_cast<int>(s.queries.size()), T_k = static_cast<int>(s.keys.size());
+    Matrix out(T_q, T_k);
+    for (int i = 0; i < T_q; ++i)
+        for (int j = 0; j < T_k; ++j) {
+            double acc = reduce == HeadReduce::Mean ? 0.0 : -1.0;
+            int n = 0;
+            for (int l : layers)
+                for (int h : heads) {
+                    const double x = s.map(l, h)(i, j);
+                    acc = reduce == HeadReduce::Mean ? acc + x : std::max(acc, x);
+                    ++n;
+                }
+            out(i, j) = static_cast<float>(reduce == HeadReduce::Mean ? acc / n : acc);
+        }
+    return out;
+}
+
+// Plain loops in double: rollout as Abnar & Zuidema write it.
+std::vector<std::vector<std::vector<double>>> naive_rollout(const AttentionStack& s, HeadReduce reduce) {
+    const int T = static_cast<int>(s.queries.size());
+    std::vector<int> all_heads;
+    for (int h = 0; h < s.heads; ++h) all_heads.push_back(h);
+    std::vector<std::vector<std::vector<double>>> out;
+    std::vector<std::vector<double>> r;
+    for (int l = 0; l < s.layers; ++l) {
+        const Matrix a = naive_aggregate(s, {l}, all_heads, reduce);
+        std::vector<std::vector<double>> t(T, std::vector<double>(T));
+        for (int i = 0; i < T; ++i) {
+            double sum = 0;
+            for (int j = 0; j < T; ++j) sum += t[i][j] = 0.5 * a(i, j) + (i == j ? 0.5 : 0.0);
+            for (int j = 0; j < T; ++j) t[i][j] /= sum;
+        }
+        if (l == 0) {
+            r = t;
+        } else {
+            std::vector<std::vector<double>> next(T, std::vector<double>(T, 0.0));
+            for (int i = 0; i < T; ++i)
+                for (int j = 0; j < T; ++j)
+                    for (int k = 0; k < T; ++k) next[i][j] += t[i][k] * r[k][j];
+            r = next;
+        }
+        out.push_back(r);
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("aggregate: mean and max over chosen heads and layers match plain loops") {
+    std::mt19937 rng(3);
+    double worst = 0;
+    for (int T : {1, 3, 8}) {
+        const AttentionStack s = random_stack(rng, 3, 4, T, T == 8);
+        const std::vector<std::pair<std::vector<int>, std::vector<int>>> picks = {
+            {{}, {}}, {{0}, {2}}, {{1, 2}, {}}, {{}, {0, 3}}, {{2, 0}, {1, 1, 3}}};
+        for (const auto& [layers, heads] : picks)
+            for (HeadReduce reduce : {HeadReduce::Mean, HeadReduce::Max}) {
+                std::vector<int> ls = layers, hs = heads;
+                if (ls.empty()) ls = {0, 1, 2};
+                if (hs.empty()) hs = {0, 1, 2, 3};
+                const Matrix got = aggregate(s, layers, heads, reduce);
+                const double diff = max_abs_diff(got, naive_aggregate(s, ls, hs, reduce));
+                worst = std::max(worst, diff);
+                CHECK(diff < 1e-6);
+                if (reduce == HeadReduce::Mean) check_rows_sum_to_one(got);
+            }
+    }
+    MESSAGE("aggregate: max |fast - loops| = " << worst);
+    // One pair is that map itself.
+    const AttentionStack s = random_stack(rng, 2, 2, 4);
+    CHECK(aggregate(s, {1}, {0}, HeadReduce::Mean) == s.map(1, 0));
+    CHECK(aggregate(s, {1}, {0}, HeadReduce::Max) == s.map(1, 0));
+    CHECK_THROWS_AS(aggregate(s, {2}, {}, HeadReduce::Mean), std::out_of_range);
+    CHECK_THROWS_AS(aggregate(s, {}, {-1}, HeadReduce::Mean), std::out_of_range);
+}
+
+TEST_CASE("attention rollout: a hand-worked 3-token example") {
+    // One head per layer. Layer 0 attends uniformly; layer 1 is causal (row 0 on itself, row 1
+    // half-half, row 2 all on token 0).
+    AttentionStack s;
+    s.name = "attention";
+    s.queries = s.keys = {"a", "b", "c"};
+    s.layers = 2, s.heads = 1;
+    Matrix a0(3, 3), a1(3, 3);
+    a0 << 1 / 3.f, 1 / 3.f, 1 / 3.f, 1 / 3.f, 1 / 3.f, 1 / 3.f, 1 / 3.f, 1 / 3.f, 1 / 3.f;
+    a1 << 1, 0, 0, 0.5, 0.5, 0, 1, 0, 0;
+    s.maps = {a0, a1};
+    // Ã_0 = 0.5·A_0 + 0.5·I: 2/3 on the diagonal, 1/6 elsewhere.
+    // Ã_1 = [[1, 0, 0], [1/4, 3/4, 0], [1/2, 0, 1/2]].
+    // R_1 = Ã_1·Ã_0: row 0 = [2/3, 1/6, 1/6]
+    //                row 1 = 1/4·[2/3, 1/6, 1/6] + 3/4·[1/6, 2/3, 1/6] = [7/24, 13/24, 4/24]
+    //                row 2 = 1/2·[2/3, 1/6, 1/6] + 1/2·[1/6, 1/6, 2/3] = [5/12, 2/12, 5/12]
+    const std::vector<Matrix> r = attention_rollout(s, HeadReduce::Mean);
+    REQUIRE(r.size() == 2);
+    Matrix want0(3, 3), want1(3, 3);
+    want0 << 4 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f, 4 / 6.f, 1 / 6.f, 1 / 6.f, 1 / 6.f, 4 / 6.f;
+    want1 << 16 / 24.f, 4 / 24.f, 4 / 24.f, 7 / 24.f, 13 / 24.f, 4 / 24.f, 10 / 24.f, 4 / 24.f, 10 / 24.f;
+    CHECK(max_abs_diff(r[0], want0) < 1e-6);
+    CHECK(max_abs_diff(r[1], want1) < 1e-6);
+}
+
+TEST_CASE("attention rollout matches plain loops, rows stay distributions, cross attention is refused") {
+    std::mt19937 rng(5);
+    double worst = 0;
+    for (int T : {1, 2, 5, 9})
+        for (HeadReduce reduce : {HeadReduce::Mean, HeadReduce::Max})
+            for (bool causal : {false, true}) {
+                const AttentionStack s = random_stack(rng, 4, 3, T, causal);
+                const std::vector<Matrix> got = attention_rollout(s, reduce);
+                const auto want = naive_rollout(s, reduce);
+                REQUIRE(got.size() == 4);
+                for (size_t l = 0; l < got.size(); ++l) {
+                    check_rows_sum_to_one(got[l]);
+                    for (int i = 0; i < T; ++i)
+                        for (int j = 0; j < T; ++j) {
+                            const double diff = std::fabs(got[l](i, j) - want[l][static_cast<size_t>(i)][static_cast<size_t>(j)]);
+                            worst = std::max(worst, diff);
+                            CHECK(diff < 1e-5);
+                            // Causal attention and the residual never reach a later token.
+                            if (causal && j > i) CHECK(got[l](i, j) == 0.0f);
+                        }
+                }
+            }
+    MESSAGE("rollout: max |fast - loops| = " << worst);
+    // A fully masked row (all 0) still gives a distribution: the residual alone.
+    AttentionStack masked = random_stack(rng, 1, 1, 3);
+    masked.maps[0].row(1).setZero();
+    const Matrix r = attention_rollout(masked, HeadReduce::Mean)[0];
+    CHECK(r(1, 1) == doctest::Approx(1.0));
+    CHECK(r(1, 0) == 0.0f);
+    const ImportedAttention cross = read_import(data_file("import_encdec.json"));
+    CHECK_THROWS_AS(attention_rollout(cross.stacks[2], HeadReduce::Mean), std::invalid_argument);
+    CHECK(attention_rollout(cross.stacks[0], HeadReduce::Mean).size() == 2);
+}
+
+TEST_CASE("summed attention is the sum of the chosen rows") {
+    std::mt19937 rng(8);
+    const Matrix m = random_map(rng, 5, 7);
+    const RowVector s = summed_attention(m, {0, 3, 4});
+    REQUIRE(s.size() == 7);
+    for (int j = 0; j < 7; ++j) CHECK(s(j) == doctest::Approx(m(0, j) + m(3, j) + m(4, j)));
+    CHECK(s.sum() == doctest::Approx(3.0));
+    CHECK(summed_attention(m, {}).isZero());
+    CHECK_THROWS_AS(summed_attention(m, {5}), std::out_of_range);
+}
+
+// [SECTION] Subword tokens --------------------------------------------------------------------
+
+TEST_CASE("display_token: markers become spaces, newlines and nothing") {
+    CHECK(display_token("Ġthe") == " the");
+    CHECK(display_token("▁the") == " the");
+    CHECK(display_token("##ing") == "ing");
+    CHECK(display_token("Ċ") == "↵");
+    CHECK(display_token("ĊĊ") == "↵↵");
+    CHECK(display_token("ĉx") == "\tx");
+    CHECK(display_token("plain") == "plain");
+    CHECK(display_token("[CLS]") == "[CLS]");
+    CHECK(display_token("<|endoftext|>") == "<|endoftext|>");
+    CHECK(display_token("##") == "##");  // the token "##" itself
+    CHECK(display_token("") == "");
+    // Byte-level BPE text beyond ASCII: GPT-2 writes "我" as "æĪĳ" and " 你好" as "Ġä½łå¥½".
+    CHECK(display_token("æĪĳ") == "我");
+    CHECK(display_token("Ġä½łå¥½") == " 你好");
+    CHECK(display_token("ĠcafÃ©") == " café");
+    CHECK(display_token("æĪ") == "æĪ");    // half a character: shown as it is
+    CHECK(display_token("café") == "café");  // WordPiece / SentencePiece text: é is not a byte here
+    CHECK(display_token("▁Haus") == " Haus");
+}
+
+TEST_CASE("merge_subwords: WordPiece, byte-level BPE and SentencePiece words") {
+    auto texts = [](const std::vector<Word>& words) {
+        std::vector<std::string> t;
+        for (const Word& w : words) t.push_back(w.text + "@" + std::to_string(w.first) + "+" + std::to_string(w.count));
+        return t;
+    };
+    CHECK(texts(merge_subwords({"[CLS]", "un", "##believ", "##able", "news", "[SEP]", "##x"})) ==
+          std::vector<std::string>{"[CLS]@0+1", "unbelievable@1+3", "news@4+1", "[SEP]@5+1", "x@6+1"});
+    CHECK(texts(merge_subwords({"The", "Ġun", "believ", "able", "Ġnews", ".", "Ċ", "Next", "<|endoftext|>"})) ==
+          std::vector<std::string>{"The@0+1", "unbelievable@1+3", "news.@4+2", "↵@6+1", "Next@7+1", "<|endoftext|>@8+1"});
+    // A character split between two byte-level tokens is whole in the word.
+    CHECK(texts(merge_subwords({"Ġæ", "Īĳ", "Ġis"})) == std::vector<std::string>{"我@0+2", "is@2+1"});
+    CHECK(texts(merge_subwords({"<s>", "▁Das", "▁Ha", "us", "</s>"})) ==
+          std::vector<std::string>{"<s>@0+1", "Das@1+1", "Haus@2+2", "</s>@4+1"});
+    // No markers at all: every token is a word.
+    CHECK(merge_subwords({"I", "am", "good"}).size() == 3);
+    CHECK(merge_subwords({}).empty());
+}
+
+TEST_CASE("merge_attention: rows are means of pieces, columns sums, rows still sum to 1") {
+    std::mt19937 rng(9);
+    const std::vector<std::string> tokens = {"[CLS]", "un", "##believ", "##able", "news", "[SEP]"};
+    const std::vector<Word> words = merge_subwords(tokens);
+    REQUIRE(words.size() == 4);
+    const Matrix m = random_map(rng, 6, 6);
+    const Matrix merged = merge_attention(m, words, words);
+    REQUIRE(merged.rows() == 4);
+    REQUIRE(merged.cols() == 4);
+    check_rows_sum_to_one(merged);
+    // Plain loops.
+    double worst = 0;
+    for (size_t qw = 0; qw < words.size(); ++qw)
+        for (size_t kw = 0; kw < words.size(); ++kw) {
+            double acc = 0;
+            for (int q = words[qw].first; q < words[qw].first + words[qw].count; ++q)
+                for (int k = words[kw].first; k < words[kw].first + words[kw].count; ++k) acc += m(q, k);
+            acc /= words[qw].count;
+            worst = std::max(worst, std::fabs(acc - merged(static_cast<Eigen::Index>(qw), static_cast<Eigen::Index>(kw))));
+        }
+    CHECK(worst < 1e-6);
+    // Cross attention: different words on the two sides; a fully masked row stays 0.
+    Matrix c = random_map(rng, 3, 6);
+    c.row(2).setZero();
+    const Matrix mc = merge_attention(c, {{"a", 0, 2}, {"b", 2, 1}}, words);
+    CHECK(mc.rows() == 2);
+    CHECK(mc.row(0).sum() == doctest::Approx(1.0));
+    CHECK(mc.row(1).sum() == doctest::Approx(0.0));
+    CHECK_THROWS_AS(merge_attention(m, {{"a", 0, 5}}, words), std::invalid_argument);
+    CHECK_THROWS_AS(merge_attention(m, words, {{"a", 0, 3}, {"b", 4, 2}}), std::invalid_argument);
 }
