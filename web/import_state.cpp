@@ -89,6 +89,9 @@ bool import_attention(AppState& st, std::string_view text, const std::string& na
     try {
         data = std::make_shared<ImportedAttention>(read_import(text));
         if (data->stacks.empty()) throw SceneError("", "the file holds no attention");
+        for (const AttentionStack& stack : data->stacks)  // the views need at least one map and token
+            if (stack.layers < 1 || stack.heads < 1 || stack.queries.empty() || stack.keys.empty())
+                throw SceneError(stack.name, "expected at least one layer, one head and one token");
     } catch (const SceneError& e) {
         st.error = describe(name, e);
         return false;
