@@ -17,25 +17,23 @@
 
 namespace attn {
 
-
 namespace {
 
 // [SECTION] Errors and JSON ------------------------------------------------------------------
 
 // Softmax rows from a model: every entry in [-kTolerance, 1 + kTolerance] and each row sums to
-// 1 ± kTolerance, or to 0 ± kTolerance when the row is fully masked. 1e-2 admits fp16 / bf16
-// exports (bf16 keeps 8 bits: a 4096-entry row can drift by ~4e-3) and numbers rounded to 4
-// decimals, and still catches logits, log-probabilities or transposed maps.
+// 1 ± kTolerance, or to 0 ± kTolerance when the row is fully masked. Rounding each weight to
+// bf16 (8 significant bits) moves a row's sum by up to 2^-9 ≈ 2e-3, to fp16 by 5e-4, to 4
+// decimals by T·5e-5; 1e-2 admits those and still catches logits, log-probabilities or maps
+// read the wrong way round.
 constexpr double kTolerance = 1e-2;
 
-
-// A JSON reader for big number arrays -----------------------------------------------
-// An import is mostly numbers: 12 layers × 12 heads × 256² is 9.4M of them, 120-220 MB of
-// text. nlohmann::json reads about 20 MB/s here (its lexer copies each number and calls
-// strtod; a do-nothing SAX handler is no faster), 6-10 s for such a file, more in wasm. This
-// reader keeps arrays of numbers as flat floats and reads a number with one pass over its
-// digits. Strings are few (tokens, names): nlohmann decodes each one, escapes and UTF-8 checks
-// included.
+// Why a JSON reader of our own: an import is mostly numbers (12 layers × 12 heads × 256² is
+// 9.4M of them, 120-220 MB of text). nlohmann::json reads about 20 MB/s here (its lexer copies
+// each number and calls strtod; a do-nothing SAX handler was no faster): 5.6 s for such a file
+// natively, more in wasm. This reader keeps arrays of numbers as flat floats and reads a number
+// in one pass over its digits. Strings are few (tokens, names): nlohmann decodes each one,
+// escapes and UTF-8 checks included.
 
 // A JSON value. Arrays whose elements are all numbers keep them in `numbers` (numeric = true).
 struct Value {

@@ -133,13 +133,20 @@ def export_hf(model_name, text, path, target=None):
             if target is None:
                 sys.exit("export_attention.py: %s is an encoder-decoder model: give the decoder's text "
                          "with --target" % model_name)
-            labels = tokenizer(text_target=target, return_tensors="pt").input_ids
+            try:
+                labels = tokenizer(text_target=target, return_tensors="pt").input_ids
+            except TypeError:  # transformers before 4.22
+                with tokenizer.as_target_tokenizer():
+                    labels = tokenizer(target, return_tensors="pt").input_ids
             # The decoder reads the target shifted right (it starts from the start token), as in
             # training; the model's own helper knows its start token.
             if hasattr(model, "prepare_decoder_input_ids_from_labels"):
                 decoder_ids = model.prepare_decoder_input_ids_from_labels(labels=labels)
             else:
-                decoder_ids = model._shift_right(labels)
+                start = model.config.decoder_start_token_id
+                if start is None:
+                    sys.exit("export_attention.py: %s names no decoder_start_token_id" % model_name)
+                decoder_ids = torch.cat([torch.full_like(labels[:, :1], start), labels[:, :-1]], dim=1)
             out = model(**inputs, decoder_input_ids=decoder_ids, output_attentions=True, return_dict=True)
             if out.encoder_attentions is None or out.cross_attentions is None:
                 sys.exit("export_attention.py: %s returned no attention weights" % model_name)

@@ -121,6 +121,97 @@ def reference_weights(model, src, tgt):
     return enc, dec, cross
 
 
+FAKE_TRANSFORMERS = r'''
+"""A stand-in for the transformers API that export_attention.py uses (tests only)."""
+import torch
+
+asked_eager = []
+
+
+class Output:
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
+class Encoding(dict):
+    __getattr__ = dict.__getitem__
+
+
+def attentions(layers, heads, T_q, T_k, seed, causal=False):
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for _ in range(layers):
+        s = torch.randn(1, heads, T_q, T_k, generator=g)
+        if causal:
+            s = s.masked_fill(torch.triu(torch.ones(T_q, T_k, dtype=torch.bool), 1), float("-inf"))
+        out.append(torch.softmax(s, dim=-1).half())  # an fp16 model
+    return tuple(out)
+
+
+class Tokenizer:
+    vocab = ["<pad>", "</s>", "Hello", "Ġworld", "▁Das", "▁Haus", "▁The", "▁house"]
+
+    def __init__(self, seq2seq):
+        self.seq2seq = seq2seq
+
+    def __call__(self, text=None, text_target=None, return_tensors=None):
+        ids = [self.vocab.index(w) for w in (text if text is not None else text_target).split()]
+        if self.seq2seq:
+            ids.append(1)
+        ids = torch.tensor([ids])
+        return Encoding(input_ids=ids, attention_mask=torch.ones_like(ids))
+
+    def convert_ids_to_tokens(self, ids):
+        return [self.vocab[int(i)] for i in ids]
+
+
+class AutoTokenizer:
+    @staticmethod
+    def from_pretrained(name):
+        return Tokenizer(name.startswith("fake-t5"))
+
+
+class AutoConfig:
+    @staticmethod
+    def from_pretrained(name):
+        return Output(is_encoder_decoder=name.startswith("fake-t5"))
+
+
+class DecoderOnly(torch.nn.Module):
+    def forward(self, input_ids, attention_mask=None, output_attentions=False, return_dict=True):
+        T = input_ids.shape[1]
+        return Output(attentions=attentions(3, 2, T, T, seed=0, causal=True) if output_attentions else None)
+
+
+class Seq2Seq(torch.nn.Module):
+    def prepare_decoder_input_ids_from_labels(self, labels):
+        return torch.cat([torch.zeros_like(labels[:, :1]), labels[:, :-1]], dim=1)
+
+    def forward(self, input_ids, attention_mask=None, decoder_input_ids=None, output_attentions=False, return_dict=True):
+        S, T = input_ids.shape[1], decoder_input_ids.shape[1]
+        return Output(encoder_attentions=attentions(2, 4, S, S, seed=1), decoder_attentions=attentions(2, 4, T, T, seed=2, causal=True),
+                      cross_attentions=attentions(2, 4, T, S, seed=3))
+
+
+def _load(cls, attn_implementation=None):
+    if attn_implementation != "eager":
+        raise RuntimeError("attention weights need attn_implementation='eager'")
+    return cls()
+
+
+class AutoModel:
+    @staticmethod
+    def from_pretrained(name, attn_implementation=None):
+        return _load(DecoderOnly, attn_implementation)
+
+
+class AutoModelForSeq2SeqLM:
+    @staticmethod
+    def from_pretrained(name, attn_implementation=None):
+        return _load(Seq2Seq, attn_implementation)
+'''
+
+
 def run_import(attnviz, path):
     r = subprocess.run([attnviz, "import", path], capture_output=True, text=True)
     return r.returncode, r.stdout.strip(), r.stderr.strip()
@@ -128,6 +219,7 @@ def run_import(attnviz, path):
 
 def main():
     attnviz = sys.argv[1] if len(sys.argv) > 1 else "build/attnviz"
+    have_transformers = importlib.util.find_spec("transformers") is not None  # before the stand-in is imported
     tmp = tempfile.mkdtemp(prefix="attnviz-exporter-")
 
     # --- nn.Transformer ------------------------------------------------------------------------
@@ -207,8 +299,53 @@ def main():
     code, out, err = run_import(attnviz, path_x)
     check("MultiheadAttention cross export loads", code == 0 and "2 queries (q1 q2) × 6 keys" in out, out + err)
 
+    # --- The Hugging Face path, on a stand-in `transformers` ------------------------------------
+    # The real package is not installed here. A stand-in with the documented surface
+    # (AutoConfig / AutoTokenizer / AutoModel / AutoModelForSeq2SeqLM .from_pretrained,
+    # tokenizer(...) and convert_ids_to_tokens, output_attentions=True outputs with a batch of
+    # one, prepare_decoder_input_ids_from_labels) runs the script's own code path end to end.
+    fake_dir = os.path.join(tmp, "fake")
+    os.makedirs(os.path.join(fake_dir, "transformers"))
+    with open(os.path.join(fake_dir, "transformers", "__init__.py"), "w") as f:
+        f.write(FAKE_TRANSFORMERS)
+    env = dict(os.environ, PYTHONPATH=fake_dir)
+    script = os.path.join(here, "..", "scripts", "export_attention.py")
+    sys.path.insert(0, fake_dir)
+    import transformers as fake  # noqa: E402  (the stand-in, for the expected numbers)
+    sys.path.remove(fake_dir)
+    path_gpt = os.path.join(tmp, "hf_gpt.json")
+    r = subprocess.run([sys.executable, script, "fake-gpt", "Hello Ġworld", "-o", path_gpt], capture_output=True, text=True, env=env)
+    check("HF decoder-only: exit 0", r.returncode == 0, r.stderr)
+    if r.returncode == 0:
+        with open(path_gpt, encoding="utf-8") as f:
+            d = json.load(f)
+        want = np.array([a[0].numpy() for a in fake.attentions(3, 2, 2, 2, seed=0, causal=True)])
+        check("HF decoder-only: tokens", d["tokens"] == ["Hello", "Ġworld"] and d["model"] == "fake-gpt", str(d.get("tokens")))
+        check("HF decoder-only: the model's attentions, batch dimension dropped",
+              np.abs(np.array(d["attention"]) - want).max() < 5e-6)
+        code, out, err = run_import(attnviz, path_gpt)
+        check("HF decoder-only: attnviz import loads it", code == 0 and "3 layers × 2 heads, 2 tokens" in out, out + err)
+    path_t5 = os.path.join(tmp, "hf_t5.json")
+    r = subprocess.run([sys.executable, script, "fake-t5", "▁Das ▁Haus", "--target", "▁The ▁house", "-o", path_t5],
+                       capture_output=True, text=True, env=env)
+    check("HF encoder-decoder: exit 0", r.returncode == 0, r.stderr)
+    if r.returncode == 0:
+        with open(path_t5, encoding="utf-8") as f:
+            d = json.load(f)
+        check("HF encoder-decoder: encoder tokens end with </s>", d["encoder_tokens"] == ["▁Das", "▁Haus", "</s>"],
+              str(d["encoder_tokens"]))
+        check("HF encoder-decoder: decoder tokens are the target shifted right",
+              d["decoder_tokens"] == ["<pad>", "▁The", "▁house"], str(d["decoder_tokens"]))
+        want_cross = np.array([a[0].numpy() for a in fake.attentions(2, 4, 3, 3, seed=3)])
+        check("HF encoder-decoder: cross attentions", np.abs(np.array(d["cross_attention"]) - want_cross).max() < 5e-6)
+        code, out, err = run_import(attnviz, path_t5)
+        check("HF encoder-decoder: attnviz import loads it", code == 0 and "3 stacks of attention" in out, out + err)
+    r = subprocess.run([sys.executable, script, "fake-t5", "▁Das"], capture_output=True, text=True, env=env)
+    check("HF encoder-decoder without --target: a clear message",
+          r.returncode != 0 and "give the decoder's text with --target" in r.stderr, r.stderr)
+
     # --- Hugging Face without transformers: a clear message, not a traceback -------------------
-    if importlib.util.find_spec("transformers") is None:
+    if not have_transformers:
         r = subprocess.run([sys.executable, os.path.join(here, "..", "scripts", "export_attention.py"), "gpt2", "Hi"],
                            capture_output=True, text=True)
         check("no transformers: exit non-zero", r.returncode != 0)
