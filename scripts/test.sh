@@ -65,6 +65,7 @@ step fuzz-import fuzz fuzz_import import
 step browser node tests/browser/e2e.mjs build-web/site "$artifacts/browser"
 step embed node tests/browser/embed.mjs build-web/site "$artifacts/embed"
 step browser-export node tests/browser/export.mjs build-web/site "$artifacts/browser-export"
+step browser-import node tests/browser/import.mjs build-web/site "$artifacts/browser-import"
 step desktop bash tests/desktop/desktop_test.sh build "$artifacts/desktop"
 
 [ ${#failures[@]} -eq 0 ] || echo "failed steps: ${failures[*]} (logs in artifacts/)"

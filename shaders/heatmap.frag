@@ -5,6 +5,7 @@
 uniform highp sampler2D u_values;
 uniform sampler2D u_lut;        // 256×1 RGBA8 colormap
 uniform ivec2 u_cells;          // (T_k, T_q)
+uniform ivec2 u_origin;         // first texel of the map (thumbnails share one atlas texture)
 uniform vec2 u_range;           // value mapped to the first and the last LUT entry
 uniform vec2 u_cell_px;         // size of one cell in framebuffer pixels
 uniform float u_px;             // framebuffer pixels per display unit
@@ -17,7 +18,7 @@ out vec4 frag_color;
 void main() {
     vec2 cell_f = v_uv * vec2(u_cells);
     ivec2 cell = clamp(ivec2(floor(cell_f)), ivec2(0), u_cells - 1);
-    vec2 rg = texelFetch(u_values, cell, 0).rg;
+    vec2 rg = texelFetch(u_values, u_origin + cell, 0).rg;
     vec4 color;
     if (rg.g < 0.5) {
         float stripe = fract((gl_FragCoord.x + gl_FragCoord.y) / (7.0 * u_px));

@@ -74,6 +74,7 @@ void App::before_frame(float ui_scale) {
 
 void App::build_ui() {
     renderer.begin_frame();
+    advance_import_load(state);  // a file whose bytes are all in is parsed here
     set_ui_language(state.lang);
     state.probe.clear();
     ViewContext ctx{state, renderer, fonts, ui_scale_, !figure_only};
@@ -111,7 +112,7 @@ std::string App::state_json() const {
     json j = {
         {"frame", frame_count},
         {"ui_scale", ui_scale_},
-        {"view", st.view == View::Lines ? "lines" : st.view == View::Heatmap ? "heatmap" : "steps"},
+        {"view", st.view == View::Lines ? "lines" : st.view == View::Heatmap ? "heatmap" : st.view == View::Model ? "model" : "steps"},
         {"theme", st.theme == Theme::Dark ? "dark" : "light"},
         {"panels", st.show_panels},
         {"link", shown_hash_},
@@ -143,6 +144,7 @@ std::string App::state_json() const {
         {"fonts", {{"glyphs", fonts.glyph_count()}, {"missing", fonts.missing_count()}, {"px", fonts.body ? fonts.body->FontSize : 0.0f}, {"rebuilds", fonts.rebuild_count()},
                    {"font_pending", fonts.font_pending()}}},
     };
+    add_import_json(st, j);
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -98,6 +98,7 @@ void AppState::load_scene(const Scene& s) {
     }
     pinned = {};
     hover = {};
+    query_set.clear();
     lines.head_visible.assign(static_cast<size_t>(std::max(s.heads, 1)), true);
     heatmap.head = 0;
     steps.head = 0;
@@ -127,7 +128,7 @@ void AppState::apply_scene_json() {
 bool AppState::showing_preset() const {
     if (preset_name.empty()) return false;
     const Scene* preset = find_preset(preset_name);
-    return preset && has_trace && error.empty() && scene == *preset;
+    return preset && has_trace && error.empty() && !imported.active() && scene == *preset;
 }
 
 void AppState::apply() {
@@ -173,6 +174,8 @@ void AppState::apply() {
         has_trace = true;
         error.clear();
         ++revision;
+        imported.data.reset();  // a computed figure again: leave import mode
+        if (view == View::Model) view = View::Lines;
     } catch (const std::exception& e) {
         error = e.what();
         return;
@@ -188,6 +191,7 @@ void AppState::apply() {
     };
     clamp_ref(pinned);
     clamp_ref(hover);
+    std::erase_if(query_set, [&](int q) { return q >= static_cast<int>(trace.queries.size()); });
 }
 
 }  // namespace attn

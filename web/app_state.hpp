@@ -5,6 +5,7 @@
 // `scene` / `trace` when validation and computation succeed; otherwise `error` holds one line.
 #pragma once
 
+#include "import_state.hpp"
 #include "scene.hpp"
 #include "strings.hpp"
 
@@ -16,7 +17,7 @@
 
 namespace attn {
 
-enum class View { Lines, Heatmap, Steps };
+enum class View { Lines, Heatmap, Steps, Model };  // Model: layers × heads of an import
 enum class ScaleMode { InvSqrtDk, None, Temperature };
 enum class WeightsMode { Identity, Random, Explicit };
 enum class Theme { Dark, Light };
@@ -71,6 +72,7 @@ struct AppState {
     bool has_trace = false;
     std::string error;           // one line, empty when the inputs computed
     int revision = 0;            // bumps whenever `trace` changes
+    ImportView imported;         // attention from a model file; while active it makes `trace`
 
     // [view] -----------------------------------------------------------------------------
     View view = View::Lines;
@@ -86,6 +88,7 @@ struct AppState {
     TokenRef hover;              // this frame
     TokenRef pinned;             // clicked; cleared by clicking it again
     TokenRef selected() const { return pinned.valid() ? pinned : hover; }
+    std::vector<int> query_set;  // queries shift-clicked together: their summed attention
 
     // [probe for tests] ------------------------------------------------------------------
     std::map<std::string, ProbeRect> probe;

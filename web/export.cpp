@@ -6,6 +6,8 @@
 // [SECTION] Menu
 #include "export.hpp"
 
+#include "model_view.hpp"
+
 #include "app.hpp"
 #include "platform.hpp"
 #include "view.hpp"
@@ -120,7 +122,12 @@ std::string figure_title(const AppState& st) {
     set_ui_language(st.lang);
     char kind[64];
     std::snprintf(kind, sizeof kind, tr(Str::AttentionTitle), ui_kind_name(st.trace.kind));
-    std::string title = st.scene.name.empty() ? std::string(kind) : st.scene.name + " \xc2\xb7 " + kind;
+    const std::string& name = !st.imported.active()              ? st.scene.name
+                              : !st.imported.data->model.empty() ? st.imported.data->model
+                                                                 : st.imported.file;
+    std::string title = name.empty() ? std::string(kind) : name + " \xc2\xb7 " + kind;
+    // An import names its layer and head, or its aggregate (web/model_view.cpp).
+    if (st.imported.active()) return st.view == View::Model ? title : title + " \xc2\xb7 " + import_description(st);
     // Which head, when the view shows one of several (the toolbar says so on screen).
     const int head = st.view == View::Heatmap ? st.heatmap.head : st.view == View::Steps ? st.steps.head : 0;
     if (st.trace.heads > 1 && st.view != View::Lines) {

@@ -314,8 +314,10 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         } else {
             const HeadTrace& head = tr.attention.heads[h0];
             ImGui::Text(attn::tr(Str::Weight), head.weights(hq, hk));
-            ImGui::Text(attn::tr(Str::Score), head.scores(hq, hk));
-            if (allowed) ImGui::Text(attn::tr(Str::ScaledScore), head.scaled(hq, hk));
+            if (head.scores.size() > 0) {  // imported attention has the weights only
+                ImGui::Text(attn::tr(Str::Score), head.scores(hq, hk));
+                if (allowed) ImGui::Text(attn::tr(Str::ScaledScore), head.scaled(hq, hk));
+            }
         }
         if (!allowed) {
             ImGui::TextColored(ImVec4(1.0f, 0.55f, 0.4f, 1.0f), "%s", attn::tr(Str::TipMaskedScore));

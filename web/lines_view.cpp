@@ -9,6 +9,8 @@
 // [SECTION] Tokens and weights (ImGui)
 #include "view.hpp"
 
+#include "import.hpp"  // summed_attention
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -113,10 +115,24 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
             found = {TokenRef::Key, std::min(static_cast<int>((m.y - top_k) / row_h), T_k - 1)};
         st.hover = found;
         if (found.valid()) ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
-        if (ImGui::IsMouseClicked(ImGuiMouseButton_Left) && found.valid())
-            st.pinned = st.pinned == found ? TokenRef{} : found;
+        if (ImGui::IsMouseClicked(ImGuiMouseButton_Left) && found.valid()) {
+            if (ImGui::GetIO().KeyShift && found.side == TokenRef::Query) {
+                // Shift-click gathers queries: their attention is summed (a pinned query joins).
+                if (st.query_set.empty() && st.pinned.side == TokenRef::Query) st.query_set.push_back(st.pinned.index);
+                auto it = std::find(st.query_set.begin(), st.query_set.end(), found.index);
+                if (it == st.query_set.end()) st.query_set.push_back(found.index);
+                else st.query_set.erase(it);
+                st.pinned = {};
+            } else {
+                st.query_set.clear();
+                st.pinned = st.pinned == found ? TokenRef{} : found;
+            }
+        }
     }
-    const TokenRef sel = st.selected();
+    // Several queries chosen together: lines from each, and beside the keys their summed weight.
+    const bool summing = !st.query_set.empty();
+    auto in_set = [&](int q) { return std::find(st.query_set.begin(), st.query_set.end(), q) != st.query_set.end(); };
+    const TokenRef sel = summing ? TokenRef{} : st.selected();
 
     // [SECTION] Lines (GPU, instanced) -----------------------------------------------------
     // Past kMaxLines the figure is a solid fill and the GPU work grows with T²: keep each
@@ -125,7 +141,7 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const long long all_lines = static_cast<long long>(n_visible) * T_q * T_k;
     int keys_per_query = st.lines.top_k;  // 0 = all
     bool capped = false;
-    if (all_lines > kMaxLines && sel.side == TokenRef::None) {
+    if (all_lines > kMaxLines && sel.side == TokenRef::None && !summing) {
         int cap = std::max(1, static_cast<int>(kMaxLines / std::max<long long>(1, static_cast<long long>(n_visible) * T_q)));
         if (keys_per_query == 0 || keys_per_query > cap) {
             keys_per_query = cap;
@@ -142,6 +158,7 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         const float dy = (static_cast<float>(vi) - 0.5f * static_cast<float>(n_visible - 1)) * head_step;
         for (int q = 0; q < T_q; ++q) {
             if (sel.side == TokenRef::Query && sel.index != q) continue;
+            if (summing && !in_set(q)) continue;
             std::iota(order.begin(), order.end(), 0);
             int keep = T_k;
             if (keys_per_query > 0 && keys_per_query < T_k && sel.side != TokenRef::Key) {
@@ -155,7 +172,7 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
                 const float w = weight(h, q, k);
                 if (!(w > 0.0f) || w < st.lines.threshold) continue;
                 // Opacity grows a little faster than the weight so that 0.1-0.3 stays visible.
-                const float alpha = sel.valid() ? 0.3f + 0.7f * std::pow(w, 0.7f) : 0.95f * std::pow(w, 0.7f);
+                const float alpha = sel.valid() || summing ? 0.3f + 0.7f * std::pow(w, 0.7f) : 0.95f * std::pow(w, 0.7f);
                 lines.push_back({xq_right + 3.0f * s, yq(q) + dy, xk_left - 3.0f * s, yk(k) + dy,
                                  c.x, c.y, c.z, std::min(alpha, 1.0f), (0.8f + 4.0f * w) * s});
             }
@@ -206,11 +223,40 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         ImU32 text_color = tint_t > 0.55f && st.theme == Theme::Light ? IM_COL32(255, 255, 255, 255) : pal.text;
         dl->AddText(font, fs, ImVec2(r.x + pad, ty), text_color, token_label(text));
     };
+    // Summed attention of the set, per visible head: Σ over the set's rows (1×T_k each).
+    std::vector<RowVector> sums;
+    if (summing)
+        for (int h : visible) sums.push_back(summed_attention(tr.attention.heads[h].weights, st.query_set));
+    auto draw_sums = [&](float x, float y, int k) {
+        const float ny = y - numbers->FontSize * 0.5f;
+        if (n_visible > 4) {
+            float total = 0.0f;
+            for (const RowVector& r : sums) total += r(k);
+            std::snprintf(number, sizeof number, "%.2f", total / static_cast<float>(n_visible));
+            dl->AddText(numbers, numbers->FontSize, ImVec2(x, ny), pal.text, number);
+            return;
+        }
+        for (int vi = 0; vi < n_visible; ++vi) {
+            std::snprintf(number, sizeof number, "%.2f", sums[vi](k));
+            dl->AddText(numbers, numbers->FontSize, ImVec2(x + vi * num_w, ny), ImGui::GetColorU32(head_color(st.theme, visible[vi])), number);
+        }
+    };
+    auto sum_tint = [&](int k) {
+        float total = 0.0f;
+        for (const RowVector& r : sums) total += r(k);
+        return sums.empty() ? 0.0f : std::min(total / static_cast<float>(sums.size()), 1.0f);
+    };
+    if (summing) {
+        char note[64];
+        std::snprintf(note, sizeof note, attn::tr(Str::SumOfQueries), st.query_set.size());
+        const float w = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, note).x;
+        dl->AddText(small, small->FontSize, ImVec2((min.x + max.x - w) * 0.5f, min.y + 8.0f * s), pal.text_muted, note);
+    }
     for (int q = 0; q < T_q; ++q) {
         ImVec4 r = query_box(q);
-        bool is_sel = sel.side == TokenRef::Query && sel.index == q;
+        bool is_sel = (sel.side == TokenRef::Query && sel.index == q) || (summing && in_set(q));
         float t = sel.side == TokenRef::Key ? mean_weight(q, sel.index) : 0.0f;
-        draw_box(r, tr.queries[q], is_sel, is_sel && st.pinned.valid(), t);
+        draw_box(r, tr.queries[q], is_sel, is_sel && (st.pinned.valid() || summing), t);
         st.query_rects[q] = {r.x, r.y, r.z - r.x, r.w - r.y};
         if (sel.side == TokenRef::Key)
             draw_numbers(xq_right - maxw_q - 2.0f * pad - weights_w + 4.0f * s, yq(q), q, sel.index);
@@ -218,10 +264,11 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     for (int k = 0; k < T_k; ++k) {
         ImVec4 r = key_box(k);
         bool is_sel = sel.side == TokenRef::Key && sel.index == k;
-        float t = sel.side == TokenRef::Query ? mean_weight(sel.index, k) : 0.0f;
+        float t = summing ? sum_tint(k) : sel.side == TokenRef::Query ? mean_weight(sel.index, k) : 0.0f;
         draw_box(r, tr.keys[k], is_sel, is_sel && st.pinned.valid(), t);
         st.key_rects[k] = {r.x, r.y, r.z - r.x, r.w - r.y};
-        if (sel.side == TokenRef::Query)
+        if (summing) draw_sums(xk_left + maxw_k + 2.0f * pad + 8.0f * s, yk(k), k);
+        else if (sel.side == TokenRef::Query)
             draw_numbers(xk_left + maxw_k + 2.0f * pad + 8.0f * s, yk(k), sel.index, k);
     }
 

@@ -14,7 +14,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <optional>
 #include <string>
 
@@ -78,7 +80,20 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::strcmp(argv[1], "render") == 0) return attn::run_render(argc, argv);
 
     std::optional<attn::Scene> scene;
-    if (argc > 1) {
+    attn::ImportView imported;  // `attnviz MODEL.json`: attention exported from a model
+    if (argc > 1 && std::strcmp(argv[1], "-") != 0) {
+        std::ifstream file(argv[1], std::ios::binary);
+        std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+        if (file && attn::looks_like_import(text)) {
+            attn::AppState reader;
+            if (!attn::import_attention(reader, text, argv[1])) {
+                std::fprintf(stderr, "%s\n", reader.error.c_str());
+                return attn::kExitBadInput;
+            }
+            imported = std::move(reader.imported);
+        }
+    }
+    if (argc > 1 && !imported.active()) {
         attn::Scene loaded;
         std::string error;
         if (!attn::load_scene_file(argv[1], std::cin, loaded, error)) {
@@ -114,6 +129,7 @@ int main(int argc, char** argv) {
     };
     if (!attn::platform::kGlfwCursors) io.ConfigFlags |= ImGuiConfigFlags_NoMouseCursorChange;
     ImGui_ImplGlfw_InitForOpenGL(g_window, true);
+    attn::platform::install_file_drop(g_window, [](const char* path) { attn::open_file_path(g_app.state, path); });
     attn::platform::install_clipboard();
     ImGui_ImplOpenGL3_Init(attn::platform::kImGuiGlslVersion);
 
@@ -123,6 +139,11 @@ int main(int argc, char** argv) {
     if (!g_app.init(error)) {
         std::fprintf(stderr, "attnviz: %s\n", error.c_str());
         return 1;
+    }
+    if (imported.active()) {
+        g_app.state.imported = std::move(imported);
+        g_app.state.view = attn::View::Model;
+        attn::select_import_map(g_app.state, 0, 0);
     }
 
 #ifdef __EMSCRIPTEN__

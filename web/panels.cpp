@@ -10,6 +10,7 @@
 #include "link_panel.hpp"
 #include "display_menu.hpp"
 #include "export.hpp"
+#include "model_view.hpp"
 #include "presets.hpp"
 
 #include <imgui_internal.h>
@@ -21,7 +22,6 @@
 #include <functional>
 
 namespace attn {
-namespace {
 
 // [SECTION] Helpers ------------------------------------------------------------------------
 
@@ -134,6 +134,8 @@ void token_chips(const std::vector<std::string>& tokens, const Palette& pal, flo
     }
     ImGui::Dummy(ImVec2(right - x0, y + h - ImGui::GetCursorScreenPos().y));
 }
+
+namespace {
 
 const char* scale_label(const Trace& tr, char* buf, size_t n) {
     switch (tr.scale.kind) {
@@ -271,6 +273,11 @@ void draw_controls(ViewContext& ctx) {
         display_menu(st, s);
     }
     draw_share_buttons(ctx);
+    if (st.imported.active()) {  // attention from a model file: its own controls
+        draw_import_controls(ctx);
+        scene_json_popup(ctx);
+        return;
+    }
 
     section(tr(Str::SectionScene));
     ImGui::SetNextItemWidth(-FLT_MIN);
@@ -300,6 +307,8 @@ void draw_controls(ViewContext& ctx) {
         ImGui::OpenPopup("Scene JSON");
     }
     probe(st, "json.open");
+    ImGui::SameLine();
+    open_model_control(ctx);
 
     ImGui::Spacing();
     AttentionKind kind = st.draft.kind;
@@ -425,14 +434,21 @@ void draw_toolbar(ViewContext& ctx) {
     const float s = ctx.scale;
     const Trace& tr = st.trace;
     View view = st.view;
-    if (segmented<View>(st, "view", &view, {{View::Lines, Str::ViewLines, "lines"}, {View::Heatmap, Str::ViewHeatmap, "heatmap"}, {View::Steps, Str::ViewSteps, "steps"}}, "view",
-                        270.0f * s))
+    const bool imported = st.imported.active();
+    if (imported ? segmented<View>(st, "view", &view,
+                                   {{View::Model, Str::ViewModel, "model"}, {View::Lines, Str::ViewLines, "lines"},
+                                    {View::Heatmap, Str::ViewHeatmap, "heatmap"}, {View::Steps, Str::ViewSteps, "steps"}},
+                                   "view", 360.0f * s)
+                 : segmented<View>(st, "view", &view, {{View::Lines, Str::ViewLines, "lines"}, {View::Heatmap, Str::ViewHeatmap, "heatmap"}, {View::Steps, Str::ViewSteps, "steps"}}, "view",
+                                   270.0f * s))
         st.view = view;
     ImGui::SameLine(0.0f, 20.0f * s);
     ImGui::Dummy(ImVec2(0, 0));  // so that same_line_if_fits measures from here
     ImGui::SameLine();
 
-    if (st.view == View::Lines) {
+    if (st.view == View::Model) {
+        draw_model_toolbar(ctx);
+    } else if (st.view == View::Lines) {
         // Heads legend: the colour of each head, click to toggle.
         for (int h = 0; h < tr.heads && h < static_cast<int>(st.lines.head_visible.size()); ++h) {
             ImGui::PushID(h);
@@ -478,13 +494,15 @@ void draw_toolbar(ViewContext& ctx) {
             std::snprintf(label, sizeof label, "steps.head.%d", h + 1);
             probe(st, label);
         }
-        same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::Scale)).x + 190.0f * s);
-        ImGui::TextUnformatted(attn::tr(Str::Scale));
-        ImGui::SameLine();
-        ImGui::SetNextItemWidth(170.0f * s);
-        scale_combo(st);
-        probe(st, "steps.scale");
-        if (st.scale_mode == ScaleMode::Temperature) {
+        if (!imported) {  // an import has only the weights: nothing to rescale
+            same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::Scale)).x + 190.0f * s);
+            ImGui::TextUnformatted(attn::tr(Str::Scale));
+            ImGui::SameLine();
+            ImGui::SetNextItemWidth(170.0f * s);
+            scale_combo(st);
+            probe(st, "steps.scale");
+        }
+        if (!imported && st.scale_mode == ScaleMode::Temperature) {
             same_line_if_fits(130.0f * s);
             ImGui::SetNextItemWidth(120.0f * s);
             temperature_slider(st);
@@ -494,30 +512,36 @@ void draw_toolbar(ViewContext& ctx) {
         ImGui::SetNextItemWidth(110.0f * s);
         colormap_combo(ctx);
     } else {
-        ImGui::AlignTextToFramePadding();
-        ImGui::TextUnformatted(attn::tr(Str::Head));
-        ImGui::SameLine();
-        ImGui::SetNextItemWidth(110.0f * s);
-        char current[32];
-        if (st.heatmap.head < 0) std::snprintf(current, sizeof current, "%s", attn::tr(Str::Mean));
-        else std::snprintf(current, sizeof current, attn::tr(Str::HeadOf), st.heatmap.head + 1, tr.heads);
-        if (ImGui::BeginCombo("##head", current)) {
-            if (tr.heads > 1 && ImGui::Selectable(attn::tr(Str::Mean), st.heatmap.head < 0)) st.heatmap.head = -1;
-            for (int h = 0; h < tr.heads; ++h) {
-                char label[32];
-                std::snprintf(label, sizeof label, attn::tr(Str::HeadOf), h + 1, tr.heads);
-                if (ImGui::Selectable(label, h == st.heatmap.head)) st.heatmap.head = h;
+        if (tr.heads > 1 || !imported) {  // an aggregate or rollout of an import is one map
+            ImGui::AlignTextToFramePadding();
+            ImGui::TextUnformatted(attn::tr(Str::Head));
+            ImGui::SameLine();
+            ImGui::SetNextItemWidth(110.0f * s);
+            char current[32];
+            if (st.heatmap.head < 0) std::snprintf(current, sizeof current, "%s", attn::tr(Str::Mean));
+            else std::snprintf(current, sizeof current, attn::tr(Str::HeadOf), st.heatmap.head + 1, tr.heads);
+            if (ImGui::BeginCombo("##head", current)) {
+                if (tr.heads > 1 && ImGui::Selectable(attn::tr(Str::Mean), st.heatmap.head < 0)) st.heatmap.head = -1;
+                for (int h = 0; h < tr.heads; ++h) {
+                    char label[32];
+                    std::snprintf(label, sizeof label, attn::tr(Str::HeadOf), h + 1, tr.heads);
+                    if (ImGui::Selectable(label, h == st.heatmap.head)) st.heatmap.head = h;
+                }
+                ImGui::EndCombo();
             }
-            ImGui::EndCombo();
+            probe(st, "heatmap.head");
+            if (imported && st.imported.show == ImportShow::Head && st.heatmap.head >= 0) st.imported.import_head = st.heatmap.head;
         }
-        same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::Show)).x + 160.0f * s);
-        ImGui::TextUnformatted(attn::tr(Str::Show));
-        ImGui::SameLine();
-        ImGui::SetNextItemWidth(150.0f * s);
-        int values = static_cast<int>(st.heatmap.values);
-        const char* value_names[] = {attn::tr(Str::ValuesWeights), attn::tr(Str::ValuesScores)};
-        if (ImGui::Combo("##values", &values, value_names, 2)) st.heatmap.values = static_cast<HeatValues>(values);
-        probe(st, "values");
+        if (!imported) {  // an import has no scores
+            same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::Show)).x + 160.0f * s);
+            ImGui::TextUnformatted(attn::tr(Str::Show));
+            ImGui::SameLine();
+            ImGui::SetNextItemWidth(150.0f * s);
+            int values = static_cast<int>(st.heatmap.values);
+            const char* value_names[] = {attn::tr(Str::ValuesWeights), attn::tr(Str::ValuesScores)};
+            if (ImGui::Combo("##values", &values, value_names, 2)) st.heatmap.values = static_cast<HeatValues>(values);
+            probe(st, "values");
+        }
         same_line_if_fits(110.0f * s);
         ImGui::SetNextItemWidth(110.0f * s);
         colormap_combo(ctx);
@@ -562,6 +586,7 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
             ImGui::PopStyleColor();
             probe(st, "error");
         }
+        draw_import_progress(ctx);
     } else {
         ImGui::PushFont(ctx.fonts.title);
         const std::string title = figure_title(st);  // web/export.cpp: the SVG has the same
@@ -577,6 +602,8 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
     if (st.has_trace) {
         if (st.view == View::Lines) draw_lines_view(ctx, a, b);
         else if (st.view == View::Heatmap) draw_heatmap_view(ctx, a, b);
+        else if (st.view == View::Model) draw_model_view(ctx, a, b);
+        else if (st.imported.active()) draw_import_steps_view(ctx, a, b);
         else draw_steps_view(ctx, a, b);
     } else {
         const char* msg = tr(Str::EmptyFigure);
@@ -585,7 +612,8 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
     }
     ImGui::EndChild();
     ImGui::PopStyleColor();
-    if (!figure_only) draw_status(ctx);
+    if (!figure_only && st.imported.active()) draw_import_status(ctx);
+    else if (!figure_only) draw_status(ctx);
 }
 
 }  // namespace
@@ -598,6 +626,9 @@ void collect_text(const AppState& st, Fonts& fonts) {
     fonts.need(st.source_text);
     fonts.need(st.error);
     fonts.need(st.scene.name);
+    fonts.need(st.imported.file);
+    if (st.imported.active()) fonts.need(st.imported.data->model);
+    if (st.imported.load) fonts.need(st.imported.load->name);
     // Both languages' fixed words, so that switching the language does not rebake the atlas.
     for (int k = 0; k < kStrCount; ++k) fonts.need(text(static_cast<Str>(k), Lang::Zh));
     for (const Scene& p : presets()) {

@@ -10,6 +10,16 @@ namespace attn {
 // title line (PNG export).
 void draw_app(ViewContext& ctx, bool figure_only);
 
+// Helpers of the controls panel, shared with the import panel (web/model_view.cpp).
+// Registers the last item's rectangle under `name` for the browser tests.
+void probe(AppState& st, const char* name);
+// A muted heading with a rule under it.
+void section(const char* title);
+// The colormap of the heatmap, the Steps view and the model view.
+void colormap_combo(ViewContext& ctx);
+// Tokens as small chips that wrap.
+void token_chips(const std::vector<std::string>& tokens, const Palette& pal, float s);
+
 // Every string the UI may show this frame, for the font atlas (fonts.hpp).
 void collect_text(const AppState& state, Fonts& fonts);
 

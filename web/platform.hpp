@@ -66,6 +66,12 @@ void set_text_input(bool active, float x, float y);
 void install_clipboard();
 // Browser only: the canvas's CSS cursor for an ImGuiMouseCursor value.
 void set_cursor(int imgui_cursor);
+// Browser only: opens the page's file dialog (a hidden <input type=file>); the file's bytes
+// arrive through attnviz_import_bytes (web/import_hook.cpp), with progress on the way.
+void open_file_picker();
+// Desktop only: files dropped on the window go to on_drop (the first path). In the browser the
+// page handles drops on the canvas itself, so big files can show their progress.
+void install_file_drop(GLFWwindow* window, void (*on_drop)(const char* path));
 
 // The link (link_state.hpp). Browser: the hash the page opened with (or, for a figure of the
 // script-tag embed, the hash its element gives), and from now on a change of the page's hash

@@ -73,5 +73,17 @@ void show_link(const std::string&) {}
 std::string page_url() { return "index.html"; }
 void open_url(const std::string&) {}
 void pass_wheel_to_page(bool) {}
+void open_file_picker() {}                  // the desktop asks for a path (web/model_view.cpp)
+
+namespace {
+void (*g_on_drop)(const char*) = nullptr;
+}
+
+void install_file_drop(GLFWwindow* window, void (*on_drop)(const char* path)) {
+    g_on_drop = on_drop;
+    glfwSetDropCallback(window, [](GLFWwindow*, int count, const char** paths) {
+        if (count > 0 && g_on_drop) g_on_drop(paths[0]);
+    });
+}
 
 }  // namespace attn::platform

@@ -187,6 +187,13 @@ EM_JS(int, attnviz_prefers_dark, (), {
     return Module.colorScheme.matches ? 1 : 0;
 });
 
+// The page's hidden <input type=file id="attnviz-file"> (index.html reads the chosen file).
+// Called in the frame after a click: browsers still count that as the user's gesture.
+EM_JS(void, attnviz_pick_file, (), {
+    var input = document.getElementById('attnviz-file');
+    if (input) input.click();
+});
+
 namespace attn::platform {
 
 float ui_scale(GLFWwindow*) {
@@ -220,6 +227,9 @@ std::string save_png(const std::string& name, const std::vector<std::uint8_t>& r
     }
     return name;
 }
+void open_file_picker() { attnviz_pick_file(); }
+
+void install_file_drop(GLFWwindow*, void (*)(const char*)) {}  // index.html handles drops
 
 void install_clipboard() {
     ImGuiIO& io = ImGui::GetIO();

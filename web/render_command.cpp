@@ -4,6 +4,7 @@
 #include "app_state.hpp"
 #include "cli.hpp"
 #include "export.hpp"
+#include "import_state.hpp"
 #include "platform.hpp"
 #include "png.hpp"
 #include "svg.hpp"
@@ -14,7 +15,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <string>
 
 namespace attn {
@@ -97,7 +100,7 @@ struct HeadlessGl {
 int usage(const std::string& message) {
     std::fprintf(stderr, "attnviz render: %s\n", message.c_str());
     std::fprintf(stderr,
-                 "usage: attnviz render SCENE.json --view heatmap|lines|steps [--png OUT.png] [--svg OUT.svg] "
+                 "usage: attnviz render SCENE.json|MODEL.json --view heatmap|lines|steps|model [--png OUT.png] [--svg OUT.svg] "
                  "[--width W --height H] [--theme dark|light] [--scale S] [--lang en|zh]\n");
     return kExitBadInput;
 }
@@ -155,22 +158,39 @@ int run_render(int argc, char** argv) {
     }
     if (scene_path.empty()) return usage("expected a scene file (or - for stdin)");
     if (png.empty() && svg.empty()) return usage("expected --png OUT.png or --svg OUT.svg (or both)");
-    if (view != "heatmap" && view != "lines" && view != "steps") return usage("--view: expected heatmap, lines or steps");
-    if (!svg.empty() && view == "steps") return usage("--svg: lines or heatmap only (the steps view: --png)");
+    if (view != "heatmap" && view != "lines" && view != "steps" && view != "model")
+        return usage("--view: expected heatmap, lines, steps or model");
+    if (!svg.empty() && (view == "steps" || view == "model"))
+        return usage("--svg: lines or heatmap only (the " + view + " view: --png)");
     if (theme != "dark" && theme != "light") return usage("--theme: expected dark or light");
     if (lang != "en" && lang != "zh") return usage("--lang: expected en or zh");
 
-    Scene scene;
-    std::string error;
-    if (!load_scene_file(scene_path, std::cin, scene, error)) {
-        std::fprintf(stderr, "%s\n", error.c_str());
-        return kExitBadInput;
-    }
     AppState state;
-    state.view = view == "lines" ? View::Lines : view == "steps" ? View::Steps : View::Heatmap;
     state.theme = theme == "dark" ? Theme::Dark : Theme::Light;
     state.lang = lang == "zh" ? Lang::Zh : Lang::En;
-    state.load_scene(scene);
+    std::string error;
+    // A model's attention (SPEC.md §3) or a scene (§1).
+    if (scene_path != "-") {
+        std::ifstream file(scene_path, std::ios::binary);
+        std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+        if (file && looks_like_import(text)) {
+            if (!import_attention(state, text, scene_path)) {
+                std::fprintf(stderr, "%s\n", state.error.c_str());
+                return kExitBadInput;
+            }
+            select_import_map(state, 0, 0);
+        }
+    }
+    if (!state.imported.active()) {
+        if (view == "model") return usage("--view model: expected an import file");
+        Scene scene;
+        if (!load_scene_file(scene_path, std::cin, scene, error)) {
+            std::fprintf(stderr, "%s\n", error.c_str());
+            return kExitBadInput;
+        }
+        state.load_scene(scene);
+    }
+    state.view = view == "lines" ? View::Lines : view == "steps" ? View::Steps : view == "model" ? View::Model : View::Heatmap;
     if (!state.has_trace) {
         std::fprintf(stderr, "%s: %s\n", scene_path.c_str(), state.error.c_str());
         return kExitBadInput;

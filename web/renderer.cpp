@@ -95,14 +95,19 @@ bool Renderer::init(std::string& error) {
     glBindVertexArray(0);
     glBindBuffer(GL_ARRAY_BUFFER, 0);
 
-    glGenTextures(1, &values_texture_);
-    glBindTexture(GL_TEXTURE_2D, values_texture_);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-    const float zero[2] = {0.0f, 1.0f};
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RG32F, 1, 1, 0, GL_RG, GL_FLOAT, zero);
+    for (GLuint* texture : {&values_texture_, &atlas_texture_}) {
+        glGenTextures(1, texture);
+        glBindTexture(GL_TEXTURE_2D, *texture);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+        const float zero[2] = {0.0f, 1.0f};
+        glTexImage2D(GL_TEXTURE_2D, 0, GL_RG32F, 1, 1, 0, GL_RG, GL_FLOAT, zero);
+    }
+    GLint max_size = 0;
+    glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_size);
+    if (max_size > 0) max_texture_size_ = max_size;
 
     for (const Colormap& map : colormaps()) {
         auto lut = colormap_lut(map);
@@ -128,9 +133,10 @@ void Renderer::shutdown() {
     if (lines_vao_) glDeleteVertexArrays(1, &lines_vao_);
     if (lines_buffer_) glDeleteBuffers(1, &lines_buffer_);
     if (values_texture_) glDeleteTextures(1, &values_texture_);
+    if (atlas_texture_) glDeleteTextures(1, &atlas_texture_);
     for (GLuint t : luts_) glDeleteTextures(1, &t);
     luts_.clear();
-    heatmap_program_ = lines_program_ = empty_vao_ = lines_vao_ = lines_buffer_ = values_texture_ = 0;
+    heatmap_program_ = lines_program_ = empty_vao_ = lines_vao_ = lines_buffer_ = values_texture_ = atlas_texture_ = 0;
     if (g_renderer == this) g_renderer = nullptr;
 }
 
@@ -139,6 +145,13 @@ void Renderer::set_heatmap_values(const std::vector<float>& value_allowed, int T
     glBindTexture(GL_TEXTURE_2D, values_texture_);
     glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
     glTexImage2D(GL_TEXTURE_2D, 0, GL_RG32F, T_k, T_q, 0, GL_RG, GL_FLOAT, value_allowed.data());
+    glBindTexture(GL_TEXTURE_2D, 0);
+}
+
+void Renderer::set_atlas_values(const std::vector<float>& value_allowed, int width, int height) {
+    glBindTexture(GL_TEXTURE_2D, atlas_texture_);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RG32F, width, height, 0, GL_RG, GL_FLOAT, value_allowed.data());
     glBindTexture(GL_TEXTURE_2D, 0);
 }
 
@@ -232,6 +245,7 @@ void Renderer::draw_heatmap(const HeatmapDraw& d, const ImDrawCmd* cmd) {
     glUniform4f(glGetUniformLocation(p, "u_rect"), d.min.x, d.min.y, d.max.x, d.max.y);
     glUniform4fv(glGetUniformLocation(p, "u_display"), 1, info.display);
     glUniform2i(glGetUniformLocation(p, "u_cells"), d.T_k, d.T_q);
+    glUniform2i(glGetUniformLocation(p, "u_origin"), d.origin_x, d.origin_y);
     glUniform2f(glGetUniformLocation(p, "u_range"), d.value_min, d.value_max);
     glUniform2f(glGetUniformLocation(p, "u_cell_px"), (d.max.x - d.min.x) / d.T_k * info.px,
                 (d.max.y - d.min.y) / d.T_q * info.px);
@@ -244,7 +258,7 @@ void Renderer::draw_heatmap(const HeatmapDraw& d, const ImDrawCmd* cmd) {
     glActiveTexture(GL_TEXTURE1);
     glBindTexture(GL_TEXTURE_2D, luts_[d.colormap >= 0 && d.colormap < (int)luts_.size() ? d.colormap : 0]);
     glActiveTexture(GL_TEXTURE0);
-    glBindTexture(GL_TEXTURE_2D, values_texture_);
+    glBindTexture(GL_TEXTURE_2D, d.atlas ? atlas_texture_ : values_texture_);
     glBindVertexArray(empty_vao_);
     glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
     glActiveTexture(GL_TEXTURE1);

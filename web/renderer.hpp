@@ -29,6 +29,8 @@ struct HeatmapDraw {
     float value_min = 0.0f, value_max = 1.0f;
     int colormap = 0;
     std::array<float, 4> hatch_a{}, hatch_b{}, grid{};
+    bool atlas = false;                 // read the thumbnail atlas instead of the figure's values
+    int origin_x = 0, origin_y = 0;     // first texel of this map in the texture
 };
 
 class Renderer {
@@ -39,6 +41,10 @@ public:
 
     // values: T_q×T_k pairs (value, allowed), row-major by query. Uploaded at once.
     void set_heatmap_values(const std::vector<float>& value_allowed, int T_q, int T_k);
+    // The model view's thumbnails: many small maps side by side in one texture, width×height
+    // (value, allowed) pairs, row-major. Uploaded once per import, drawn with HeatmapDraw.atlas.
+    void set_atlas_values(const std::vector<float>& value_allowed, int width, int height);
+    int max_texture_size() const { return max_texture_size_; }
     // 256×1 RGBA8 LUT texture of a colormap, usable with ImGui::Image for the legend.
     ImTextureID lut_texture(int colormap) const;
 
@@ -57,7 +63,8 @@ private:
 
     GLuint heatmap_program_ = 0, lines_program_ = 0;
     GLuint empty_vao_ = 0, lines_vao_ = 0, lines_buffer_ = 0;
-    GLuint values_texture_ = 0;
+    GLuint values_texture_ = 0, atlas_texture_ = 0;
+    int max_texture_size_ = 2048;
     std::vector<GLuint> luts_;
     size_t lines_capacity_ = 0;
 

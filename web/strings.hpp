@@ -37,6 +37,13 @@ enum class Str {
     // export menu and display settings (web/export.cpp, web/display_menu.cpp)
     Export, ExportPng1, ExportPng2, ExportPng4, ExportSvg, ExportSvgSteps, ExportJson, ExportSaved, ExportFailed,
     Display, ThemeAuto, ThemeLightShort, ThemeDarkShort, ThemeAutoNote, TextSize,
+    // imported attention (web/model_view.cpp)
+    OpenModel, OpenModelTip, FilePath, OpenFile, SectionImport, ImportFile, ImportModel,
+    ImportShape, StackAttention, StackEncoder, StackDecoder, StackCross, ShowHead, ShowAggregate,
+    ShowRollout, Layer, LayerN, Reduce, ReduceMean, ReduceMax, AggLayers, AggHeads, AggAll,
+    RolloutNote, RolloutSelfOnly, MergeWords, MergeWordsTip, CloseImport, ViewModel, Reading,
+    ReadingUnknown, Parsing, StepsNoQkv, ThumbTip, ThumbClick, CaptionHeads, CaptionLayers,
+    ImportStatus, DescHead, DescAggregate, DescRollout, HintModel, HintSum, SumOfQueries,
     Count
 };
 

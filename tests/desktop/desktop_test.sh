@@ -214,5 +214,46 @@ else fail "render bad scene" "exit $code, stderr: $(head -c 200 "$tmp/bad.err")"
 run_x "$app" render "$tmp/i_am_good.json" --view nope --png "$tmp/x.png" 2> /dev/null; code=$?
 if [ "$code" -eq 2 ]; then ok "render rejects an unknown view"; else fail "render --view nope" "exit $code"; fi
 
+# 4. Imported attention (SPEC.md §3): the window opens a model file given on the command line
+# (a dropped file takes the same path: open_file_path), and render draws the model view.
+data="$here/../data"
+run_x bash -c '
+  "$1" "$2" & pid=$!
+  sleep 4
+  import -window root "$3"
+  kill $pid 2>/dev/null; wait $pid 2>/dev/null; true' _ "$app" "$data/ui_import_gpt.json" "$artifacts/desktop-import-window.png" \
+  > "$tmp/import-window.log" 2>&1
+check_picture "window opens an import file (attnviz MODEL.json)" "$artifacts/desktop-import-window.png" 1280 800
+render model-gpt-dark "$data/ui_import_gpt.json" model dark
+render model-gpt-light "$data/ui_import_gpt.json" model light
+render model-t5-light "$data/ui_import_t5.json" model light
+render heatmap-import "$data/ui_import_gpt.json" heatmap light
+render lines-import "$data/ui_import_bert.json" lines dark
+render steps-import "$data/ui_import_gpt.json" steps light
+# The model view lays out layers × heads thumbnails; the heatmap holds the file's layer 1, head 1.
+if run_x "$app" render "$data/ui_import_gpt.json" --view model --png "$tmp/i.png" --layout "$tmp/i.json" 2>/dev/null; then
+  verdict=$(python3 - "$tmp/i.json" "$data/ui_import_gpt.json" <<'PY'
+import json, sys
+layout, model = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+thumbs = [w for w in layout["widgets"] if w.startswith("thumb.")]
+shown, want = layout["import"]["shown"], model["attention"][0][0]
+diff = max(abs(a - b) for r, s in zip(shown, want) for a, b in zip(r, s))
+problems = []
+if len(thumbs) != 12: problems.append(f"{len(thumbs)} thumbnails, want 12")
+if diff > 1e-5: problems.append(f"layer 1 head 1 differs by {diff}")
+if layout["kind"] != "masked": problems.append("kind " + layout["kind"])
+print("ok" if not problems else "; ".join(problems))
+PY
+)
+  if [ "$verdict" = ok ]; then ok "render: model view has 3 × 4 thumbnails, the figure holds the file's weights"
+  else fail "render: model view layout" "$verdict"; fi
+else
+  fail "render: model view layout" "render failed"
+fi
+run_x "$app" render "$data/ui_import_bad_shape.json" --view model --png "$tmp/bad.png" 2> "$tmp/bad.err"; code=$?
+if [ "$code" -eq 2 ] && grep -q 'attention\[1\]\[0\]\[2\]' "$tmp/bad.err" && [ ! -e "$tmp/bad.png" ]; then
+  ok "render rejects a mis-shaped import file: $(head -n 1 "$tmp/bad.err")"
+else fail "render bad import" "exit $code, stderr: $(head -c 200 "$tmp/bad.err")"; fi
+
 echo "desktop: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -67,6 +67,80 @@
     send(text);
   });
 
+  // Imported attention (SPEC.md §3): a file dropped on the canvas, chosen in the file dialog
+  // (the app's "Open model attention…" clicks the hidden input) or named by ?import=PATH
+  // (same origin). Progress and the bytes go to the app (web/import_hook.cpp), which parses
+  // them and shows a precise error if the file is bad.
+  function importProgress(name, done, total) {
+    Module.ccall('attnviz_import_progress', null, ['string', 'number', 'number'], [name, done, total]);
+  }
+  function importFailed(name, message) {
+    Module.ccall('attnviz_import_failed', null, ['string', 'string'], [name, String(message)]);
+  }
+  function importBytes(name, bytes) {
+    const ptr = Module._malloc(Math.max(bytes.length, 1));
+    Module.HEAPU8.set(bytes, ptr);  // HEAPU8 after malloc: the heap may have grown
+    Module.ccall('attnviz_import_bytes', null, ['string', 'number', 'number'], [name, ptr, bytes.length]);
+    Module._free(ptr);
+  }
+  function importFile(file) {
+    if (!window.attnvizReady) return;
+    const reader = new FileReader();
+    reader.onprogress = function (e) { importProgress(file.name, e.loaded, e.lengthComputable ? e.total : file.size); };
+    reader.onload = function () { importBytes(file.name, new Uint8Array(reader.result)); };
+    reader.onerror = function () { importFailed(file.name, 'cannot read the file: ' + (reader.error && reader.error.message)); };
+    importProgress(file.name, 0, file.size);
+    reader.readAsArrayBuffer(file);
+  }
+  async function importUrl(path) {
+    let url;
+    try { url = new URL(path, location.href); } catch (e) { importFailed(path, 'not a URL'); return; }
+    if (url.origin !== location.origin) { importFailed(path, 'only files from this site can be imported (' + url.origin + ')'); return; }
+    const name = decodeURIComponent(url.pathname.split('/').pop() || path);
+    try {
+      importProgress(name, 0, 0);
+      const response = await fetch(url);
+      if (!response.ok) throw new Error('HTTP ' + response.status);
+      const total = +response.headers.get('Content-Length') || 0;
+      if (!response.body) { importBytes(name, new Uint8Array(await response.arrayBuffer())); return; }
+      const reader = response.body.getReader();
+      const parts = [];
+      let done = 0;
+      for (;;) {
+        const chunk = await reader.read();
+        if (chunk.done) break;
+        parts.push(chunk.value);
+        done += chunk.value.length;
+        importProgress(name, done, total);
+      }
+      const bytes = new Uint8Array(done);
+      let at = 0;
+      for (const p of parts) { bytes.set(p, at); at += p.length; }
+      importBytes(name, bytes);
+    } catch (e) {
+      importFailed(name, 'cannot fetch ' + url.pathname + ': ' + (e.message || e));
+    }
+  }
+  const app = document.getElementById('app');
+  const fileInput = document.getElementById('attnviz-file');
+  fileInput.addEventListener('change', function () {
+    if (fileInput.files.length) importFile(fileInput.files[0]);
+    fileInput.value = '';  // the same file chosen again still fires change
+  });
+  canvas.addEventListener('dragover', function (e) {
+    if (!e.dataTransfer || Array.from(e.dataTransfer.types || []).indexOf('Files') < 0) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = 'copy';
+    app.classList.add('dropping');
+  });
+  canvas.addEventListener('dragleave', function () { app.classList.remove('dropping'); });
+  canvas.addEventListener('drop', function (e) {
+    e.preventDefault();
+    app.classList.remove('dropping');
+    if (e.dataTransfer && e.dataTransfer.files.length) importFile(e.dataTransfer.files[0]);
+  });
+
+
   // The parent page's messages (web/link_state.hpp): only from the page that embeds us, only
   // objects whose type starts with "attnviz:"; everything else is not for us and is ignored.
   // Messages that arrive before the first frame wait for it.
@@ -101,6 +175,8 @@
       ready = true;
       waiting.splice(0).forEach(answer);
       if (window.parent !== window) window.parent.postMessage({ type: 'attnviz:ready' }, '*');
+      const path = new URLSearchParams(location.search).get('import');
+      if (path) importUrl(path);
     },
     printErr: function (text) { console.error(text); },
     onAbort: function (what) {

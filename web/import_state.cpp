@@ -1,0 +1,333 @@
+// import_state.cpp: an import file → ImportView → the Trace the lines and heatmap views draw.
+//
+// [SECTION] Reading a file
+// [SECTION] Loading in pieces
+// [SECTION] The figure from the choice
+// [SECTION] State for the tests
+#include "import_state.hpp"
+
+#include "app_state.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <iterator>
+
+namespace attn {
+namespace {
+
+// A self-attention map whose every key after the query is exactly 0: a decoder's causal mask.
+bool upper_triangle_zero(const Matrix& m) {
+    if (m.rows() != m.cols()) return false;
+    for (Eigen::Index q = 0; q < m.rows(); ++q)
+        for (Eigen::Index k = q + 1; k < m.cols(); ++k)
+            if (m(q, k) != 0.0f) return false;
+    return true;
+}
+
+bool stack_is_causal(const AttentionStack& s) {
+    if (!s.is_self() || s.queries.size() != s.keys.size() || s.queries.size() < 2) return false;
+    return std::all_of(s.maps.begin(), s.maps.end(), upper_triangle_zero);
+}
+
+std::vector<int> chosen(const std::vector<bool>& on) {
+    std::vector<int> out;
+    for (size_t i = 0; i < on.size(); ++i)
+        if (on[i]) out.push_back(static_cast<int>(i));
+    return out;
+}
+
+// "NAME:3:14: malformed JSON …" or "NAME: attention[2][1]: expected …" (as the CLI says it).
+std::string describe(const std::string& name, const SceneError& e) {
+    const bool position = !e.where().empty() && std::isdigit(static_cast<unsigned char>(e.where()[0]));
+    return name + (position ? ":" : ": ") + e.what();
+}
+
+// Rollout multiplies T×T matrices layer after layer: computed once per (import, stack, reduce).
+struct RolloutCache {
+    const ImportedAttention* data = nullptr;
+    int stack = -1;
+    HeadReduce reduce = HeadReduce::Mean;
+    std::vector<Matrix> layers;
+};
+
+const std::vector<Matrix>& rollout_of(const ImportView& im) {
+    static RolloutCache cache;
+    if (cache.data != im.data.get() || cache.stack != im.import_stack || cache.reduce != im.reduce) {
+        cache.layers = attention_rollout(im.stack(), im.reduce);
+        cache.data = im.data.get();
+        cache.stack = im.import_stack;
+        cache.reduce = im.reduce;
+    }
+    return cache.layers;
+}
+
+}  // namespace
+
+// [SECTION] Reading a file -------------------------------------------------------------------
+
+bool looks_like_import(std::string_view text) {
+    // Only the top-level keys matter; a parse failure means it is not an import file either
+    // (the scene reader then names the bad character).
+    auto j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+        // Malformed JSON: decide by the key names, so that a broken import file gets the
+        // import reader's message.
+        for (const char* key : {"\"attention\"", "\"encoder_attention\"", "\"decoder_attention\"", "\"cross_attention\""})
+            if (text.find(key) != std::string_view::npos) return true;
+        return false;
+    }
+    for (const char* key : {"attention", "encoder_attention", "decoder_attention", "cross_attention"})
+        if (j.contains(key)) return true;
+    return false;
+}
+
+bool import_attention(AppState& st, std::string_view text, const std::string& name) {
+    std::shared_ptr<ImportedAttention> data;
+    try {
+        data = std::make_shared<ImportedAttention>(read_import(text));
+        if (data->stacks.empty()) throw SceneError("", "the file holds no attention");
+        for (const AttentionStack& stack : data->stacks)  // the views need at least one map and token
+            if (stack.layers < 1 || stack.heads < 1 || stack.queries.empty() || stack.keys.empty())
+                throw SceneError(stack.name, "expected at least one layer, one head and one token");
+    } catch (const SceneError& e) {
+        st.error = describe(name, e);
+        return false;
+    } catch (const std::exception& e) {  // out of memory, or a reader bug: still keep the figure
+        st.error = name + ": " + e.what();
+        return false;
+    }
+    ImportView& im = st.imported;
+    im.causal.clear();
+    for (const AttentionStack& s : data->stacks) im.causal.push_back(stack_is_causal(s));
+    im.data = std::move(data);
+    im.file = name;
+    ++im.revision;
+    im.show = ImportShow::Head;
+    im.merge_words = false;
+    im.layers_on.clear();
+    im.heads_on.clear();
+    st.view = View::Model;
+    st.error.clear();
+    select_import_stack(st, 0);
+    return true;
+}
+
+bool open_file_text(AppState& st, std::string_view text, const std::string& name) {
+    if (looks_like_import(text)) return import_attention(st, text, name);
+    try {
+        Scene scene = read_scene(text);
+        st.load_scene(scene);  // leaves import mode
+        st.preset_name.clear();
+        return st.error.empty();
+    } catch (const SceneError& e) {
+        st.error = describe(name, e);
+    } catch (const std::exception& e) {
+        st.error = name + ": " + e.what();
+    }
+    return false;
+}
+
+bool open_file_path(AppState& st, const std::string& path) {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) {
+        st.error = path + ": cannot open the file";
+        return false;
+    }
+    std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    const size_t slash = path.find_last_of("/\\");
+    import_bytes(st, slash == std::string::npos ? path : path.substr(slash + 1), std::move(text));
+    return true;
+}
+
+// [SECTION] Loading in pieces ----------------------------------------------------------------
+
+void import_progress(AppState& st, const std::string& name, long long done, long long total) {
+    if (!st.imported.load || st.imported.load->name != name) {
+        st.imported.load.emplace();
+        st.imported.load->name = name;
+    }
+    st.imported.load->done = done;
+    st.imported.load->total = total;
+}
+
+void import_bytes(AppState& st, const std::string& name, std::string bytes) {
+    ImportLoad load;
+    load.name = name;
+    load.done = load.total = static_cast<long long>(bytes.size());
+    load.parsing = true;
+    load.bytes = std::move(bytes);
+    st.imported.load = std::move(load);
+}
+
+void import_failed(AppState& st, const std::string& name, const std::string& message) {
+    st.imported.load.reset();
+    st.error = name + ": " + message;
+}
+
+void advance_import_load(AppState& st) {
+    auto& load = st.imported.load;
+    if (!load || !load->parsing) return;
+    // Frame 0 builds the UI with "parsing…", frame 1 shows it; parse after that.
+    if (load->frames_shown++ < 2) return;
+    ImportLoad done = std::move(*load);
+    load.reset();
+    open_file_text(st, done.bytes, done.name);
+}
+
+// [SECTION] The figure from the choice -------------------------------------------------------
+
+void show_import(AppState& st) {
+    ImportView& im = st.imported;
+    if (!im.active()) return;
+    im.import_stack = std::clamp(im.import_stack, 0, static_cast<int>(im.data->stacks.size()) - 1);
+    const AttentionStack& s = im.stack();
+    im.import_layer = std::clamp(im.import_layer, 0, s.layers - 1);
+    im.import_head = std::clamp(im.import_head, 0, s.heads - 1);
+    if (im.layers_on.size() != static_cast<size_t>(s.layers)) im.layers_on.assign(static_cast<size_t>(s.layers), true);
+    if (im.heads_on.size() != static_cast<size_t>(s.heads)) im.heads_on.assign(static_cast<size_t>(s.heads), true);
+    if (im.show == ImportShow::Rollout && !s.is_self()) im.show = ImportShow::Aggregate;
+
+    // Tokens: cleaned, or merged into words (rows: mean of the pieces, columns: their sum).
+    std::vector<Word> query_words, key_words;
+    Trace t;
+    if (im.merge_words) {
+        query_words = merge_subwords(s.queries);
+        key_words = s.is_self() ? query_words : merge_subwords(s.keys);
+        for (const Word& w : query_words) t.queries.push_back(w.text);
+        for (const Word& w : key_words) t.keys.push_back(w.text);
+    } else {
+        for (const auto& token : s.queries) t.queries.push_back(display_token(token));
+        for (const auto& token : s.keys) t.keys.push_back(display_token(token));
+    }
+    auto shown = [&](Matrix m) { return im.merge_words ? merge_attention(m, query_words, key_words) : m; };
+
+    std::vector<Matrix> maps;
+    switch (im.show) {
+        case ImportShow::Head:
+            for (int h = 0; h < s.heads; ++h) maps.push_back(shown(s.map(im.import_layer, h)));
+            break;
+        case ImportShow::Aggregate:
+            maps.push_back(shown(aggregate(s, chosen(im.layers_on), chosen(im.heads_on), im.reduce)));
+            break;
+        case ImportShow::Rollout:
+            maps.push_back(shown(rollout_of(im)[static_cast<size_t>(im.import_layer)]));
+            break;
+    }
+
+    const bool causal = im.causal[static_cast<size_t>(im.import_stack)];
+    t.kind = !s.is_self() ? AttentionKind::Cross : causal ? AttentionKind::Masked : AttentionKind::Self;
+    t.heads = static_cast<int>(maps.size());
+    t.d_k = t.d_model = 0;  // no Q, K, V in the file
+    const auto T_q = static_cast<Eigen::Index>(t.queries.size()), T_k = static_cast<Eigen::Index>(t.keys.size());
+    t.allowed = MaskMatrix::Ones(T_q, T_k);
+    if (causal)
+        for (Eigen::Index q = 0; q < T_q; ++q)
+            for (Eigen::Index k = q + 1; k < T_k; ++k) t.allowed(q, k) = 0;
+    for (Matrix& m : maps) {
+        HeadTrace head;
+        head.weights = std::move(m);
+        t.attention.heads.push_back(std::move(head));
+    }
+
+    st.trace = std::move(t);
+    st.has_trace = true;
+    st.error.clear();
+    ++st.revision;
+    // View state that follows the shape of the figure.
+    const int heads = st.trace.heads;
+    if (st.lines.head_visible.size() != static_cast<size_t>(heads)) st.lines.head_visible.assign(static_cast<size_t>(heads), true);
+    const int head = im.show == ImportShow::Head ? im.import_head : 0;
+    st.heatmap.head = head;
+    st.heatmap.values = HeatValues::Weights;  // the file has no scores
+    st.steps.head = head;
+    auto clamp_ref = [&](TokenRef& r) {
+        const Eigen::Index n = r.side == TokenRef::Query ? T_q : T_k;
+        if (r.valid() && r.index >= n) r = {};
+    };
+    clamp_ref(st.pinned);
+    clamp_ref(st.hover);
+    std::erase_if(st.query_set, [&](int q) { return q >= T_q; });
+}
+
+void select_import_map(AppState& st, int layer, int head) {
+    ImportView& im = st.imported;
+    if (!im.active()) return;
+    im.import_layer = layer;
+    im.import_head = head;
+    im.show = ImportShow::Head;
+    show_import(st);
+    // Open on that head alone; the lines toolbar can bring the layer's other heads back.
+    st.lines.head_visible.assign(static_cast<size_t>(st.trace.heads), false);
+    st.lines.head_visible[static_cast<size_t>(im.import_head)] = true;
+}
+
+void select_import_stack(AppState& st, int stack) {
+    ImportView& im = st.imported;
+    if (!im.active()) return;
+    im.import_stack = stack;
+    im.layers_on.clear();
+    im.heads_on.clear();
+    st.pinned = st.hover = {};
+    st.query_set.clear();
+    select_import_map(st, 0, 0);
+}
+
+void close_import(AppState& st) {
+    st.imported.data.reset();
+    st.query_set.clear();
+    if (st.view == View::Model) st.view = View::Lines;
+    const Scene inputs = st.draft;
+    st.load_scene(inputs);  // the inputs' own scene again
+}
+
+// [SECTION] State for the tests --------------------------------------------------------------
+
+void add_import_json(const AppState& st, nlohmann::json& out) {
+    using nlohmann::json;
+    const ImportView& im = st.imported;
+    json j = {{"active", im.active()}, {"file", im.file}, {"revision", im.revision}};
+    if (im.load)
+        j["load"] = {{"name", im.load->name}, {"done", im.load->done}, {"total", im.load->total}, {"parsing", im.load->parsing}};
+    else
+        j["load"] = nullptr;
+    if (im.active()) {
+        json stacks = json::array();
+        for (size_t i = 0; i < im.data->stacks.size(); ++i) {
+            const AttentionStack& s = im.data->stacks[i];
+            stacks.push_back({{"name", s.name}, {"layers", s.layers}, {"heads", s.heads}, {"T_q", s.queries.size()},
+                              {"T_k", s.keys.size()}, {"causal", static_cast<bool>(im.causal[i])}});
+        }
+        const char* show = im.show == ImportShow::Head ? "head" : im.show == ImportShow::Aggregate ? "aggregate" : "rollout";
+        j.update({{"model", im.data->model}, {"stacks", stacks}, {"stack", im.import_stack}, {"layer", im.import_layer},
+                  {"head", im.import_head}, {"show", show}, {"reduce", im.reduce == HeadReduce::Mean ? "mean" : "max"},
+                  {"layers_on", im.layers_on}, {"heads_on", im.heads_on}, {"merge_words", im.merge_words}});
+        // The map the heatmap shows (one head or the mean), small figures only.
+        const Trace& tr = st.trace;
+        const auto T_q = static_cast<Eigen::Index>(tr.queries.size()), T_k = static_cast<Eigen::Index>(tr.keys.size());
+        if (T_q * T_k <= 4096 && tr.heads > 0) {
+            json rows = json::array();
+            for (Eigen::Index q = 0; q < T_q; ++q) {
+                json row = json::array();
+                for (Eigen::Index k = 0; k < T_k; ++k) {
+                    float v = 0.0f;
+                    if (st.heatmap.head >= 0 && st.heatmap.head < tr.heads) {
+                        v = tr.attention.heads[static_cast<size_t>(st.heatmap.head)].weights(q, k);
+                    } else {
+                        for (const HeadTrace& h : tr.attention.heads) v += h.weights(q, k);
+                        v /= static_cast<float>(tr.heads);
+                    }
+                    row.push_back(v);
+                }
+                rows.push_back(row);
+            }
+            j["shown"] = rows;
+        }
+    }
+    out["import"] = j;
+    out["query_set"] = st.query_set;
+}
+
+}  // namespace attn

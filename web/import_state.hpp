@@ -1,0 +1,87 @@
+// import_state.hpp: attention imported from a model file (SPEC.md §3) as the app shows it: the
+// file, the stack / layer / head chosen, the aggregate, subword merging and the loading progress.
+// No ImGui here; the views read it, web/model_view.cpp draws it.
+//
+// How it reaches the existing views: show_import() builds AppState.trace from the choice with
+// only the weights filled (no Q, K, V, scores), so the lines and heatmap views draw it as they
+// draw a computed figure. A decoder stack whose upper triangle is exactly zero is shown as
+// masked attention, so its masked cells are hatched.
+#pragma once
+
+#include "import.hpp"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+struct AppState;
+
+// What the figure shows of the stack: one map (layer, head), a reduction over the chosen
+// heads and layers, or the attention rollout up to the chosen layer (self-attention only).
+enum class ImportShow { Head, Aggregate, Rollout };
+
+// A file on its way in: bytes arrive (browser: read or fetched in pieces), then it is parsed
+// one frame after "parsing…" was drawn, so a big file never freezes a blank progress bar.
+struct ImportLoad {
+    std::string name;
+    long long done = 0, total = 0;  // bytes; total 0 = unknown
+    bool parsing = false;           // every byte is in `bytes`
+    int frames_shown = 0;           // frames drawn since parsing became true
+    std::string bytes;
+};
+
+struct ImportView {
+    std::shared_ptr<const ImportedAttention> data;  // null: not in import mode
+    std::string file;                // the name it was opened under
+    std::vector<bool> causal;        // per stack: every map's upper triangle is exactly zero
+    int revision = 0;                // bumps per import (the thumbnail texture follows it)
+    // The choice (a link state can carry these plain fields).
+    int import_stack = 0, import_layer = 0, import_head = 0;
+    ImportShow show = ImportShow::Head;
+    HeadReduce reduce = HeadReduce::Mean;
+    std::vector<bool> layers_on, heads_on;  // which layers / heads enter the aggregate
+    bool merge_words = false;               // subword tokens merged into words
+    std::optional<ImportLoad> load;
+
+    bool active() const { return data != nullptr; }
+    const AttentionStack& stack() const { return data->stacks[static_cast<size_t>(import_stack)]; }
+    bool rollout_allowed() const { return active() && stack().is_self(); }
+};
+
+// Parses `text` as an import file. On success it replaces the import, opens the model view on
+// the first stack and returns true; on failure st.error says "NAME: where: what" and the
+// figure and any earlier import stay as they were.
+bool import_attention(AppState& st, std::string_view text, const std::string& name);
+// A dropped or opened file: an import file (see looks_like_import) or else a scene.
+bool open_file_text(AppState& st, std::string_view text, const std::string& name);
+// Reads a file from disk and opens it (desktop: the path field and dropped files).
+bool open_file_path(AppState& st, const std::string& path);
+// Whether a JSON text is an import file rather than a scene: a top-level "attention",
+// "encoder_attention", "decoder_attention" or "cross_attention" key.
+bool looks_like_import(std::string_view text);
+
+// Bytes arriving for a file (done of total, total 0 when unknown); then all of them.
+void import_progress(AppState& st, const std::string& name, long long done, long long total);
+void import_bytes(AppState& st, const std::string& name, std::string bytes);
+void import_failed(AppState& st, const std::string& name, const std::string& message);
+// Once a frame, before the UI: parses a file whose bytes are all in.
+void advance_import_load(AppState& st);
+
+// Rebuilds st.trace from the choice (after changing any field of ImportView).
+void show_import(AppState& st);
+// Selects one map of the current stack and shows it in the lines / heatmap / Steps views.
+void select_import_map(AppState& st, int layer, int head);
+void select_import_stack(AppState& st, int stack);
+// Leaves import mode (the inputs' own scene comes back).
+void close_import(AppState& st);
+
+// The "import" object of the state the browser tests read.
+void add_import_json(const AppState& st, nlohmann::json& out);
+
+}  // namespace attn

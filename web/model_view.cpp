@@ -1,0 +1,581 @@
+// model_view.cpp: imported attention on screen. The model view (layers × heads of small
+// heatmaps, like BertViz's model view), the Steps view of an import, and the import panel,
+// toolbar, progress bar and status line.
+//
+// [SECTION] Thumbnails (one atlas texture per import and stack)
+// [SECTION] Model view
+// [SECTION] Steps view of an import
+// [SECTION] Controls panel
+// [SECTION] Toolbar, progress and status
+#include "model_view.hpp"
+
+#include "panels.hpp"
+#include "platform.hpp"
+
+#include <imgui_internal.h>
+#include <misc/cpp/imgui_stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace attn {
+namespace {
+
+// [SECTION] Thumbnails (one atlas texture per import and stack) --------------------------------
+
+// Texels per thumbnail side at most: a 12×12 model of 1024 tokens is a 768×768 atlas, not
+// 150 M floats; a map with fewer tokens keeps one texel per cell.
+constexpr int kThumbTexels = 64;
+
+struct Atlas {
+    const Renderer* renderer = nullptr;
+    const ImportedAttention* data = nullptr;
+    int revision = -1, stack = -1;
+    int tile_w = 1, tile_h = 1;  // texels of one thumbnail: keys across, queries down
+};
+
+// Every map of the stack, tile (layer, head) at texel (head·tile_w, layer·tile_h). A tile
+// smaller than its map keeps each block's largest weight (max pooling), so a sharp diagonal
+// or a column on the first token stays visible however long the sequence; blocks wholly above
+// a causal diagonal stay masked.
+const Atlas& atlas_for(ViewContext& ctx) {
+    static Atlas atlas;
+    const ImportView& im = ctx.state.imported;
+    if (atlas.renderer == &ctx.renderer && atlas.data == im.data.get() && atlas.revision == im.revision &&
+        atlas.stack == im.import_stack)
+        return atlas;
+    const AttentionStack& s = im.stack();
+    const int T_q = static_cast<int>(s.queries.size()), T_k = static_cast<int>(s.keys.size());
+    const int max_texture = ctx.renderer.max_texture_size();
+    atlas.tile_w = std::max(1, std::min({T_k, kThumbTexels, max_texture / std::max(s.heads, 1)}));
+    atlas.tile_h = std::max(1, std::min({T_q, kThumbTexels, max_texture / std::max(s.layers, 1)}));
+    const int W = atlas.tile_w * s.heads, H = atlas.tile_h * s.layers;
+    std::vector<float> texels(static_cast<size_t>(W) * H * 2, 0.0f);
+    const bool causal = im.causal[static_cast<size_t>(im.import_stack)];
+    for (int l = 0; l < s.layers; ++l)
+        for (int h = 0; h < s.heads; ++h) {
+            const Matrix& m = s.map(l, h);
+            for (int ty = 0; ty < atlas.tile_h; ++ty) {
+                const int q0 = ty * T_q / atlas.tile_h, q1 = std::max((ty + 1) * T_q / atlas.tile_h, q0 + 1);
+                for (int tx = 0; tx < atlas.tile_w; ++tx) {
+                    const int k0 = tx * T_k / atlas.tile_w, k1 = std::max((tx + 1) * T_k / atlas.tile_w, k0 + 1);
+                    const bool masked = causal && k0 > q1 - 1;
+                    float v = 0.0f;
+                    if (!masked) v = m.block(q0, k0, q1 - q0, k1 - k0).maxCoeff();
+                    const size_t i = (static_cast<size_t>(l * atlas.tile_h + ty) * W + h * atlas.tile_w + tx) * 2;
+                    texels[i] = std::isfinite(v) ? v : 0.0f;
+                    texels[i + 1] = masked ? 0.0f : 1.0f;
+                }
+            }
+        }
+    ctx.renderer.set_atlas_values(texels, W, H);
+    atlas.renderer = &ctx.renderer;
+    atlas.data = im.data.get();
+    atlas.revision = im.revision;
+    atlas.stack = im.import_stack;
+    return atlas;
+}
+
+HeatmapDraw thumbnail(const AppState& st, const Atlas& atlas, int layer, int head, ImVec2 a, ImVec2 b) {
+    const Palette& pal = palette(st.theme);
+    HeatmapDraw d;
+    d.min = a, d.max = b;
+    d.T_q = atlas.tile_h, d.T_k = atlas.tile_w;
+    d.value_min = 0.0f, d.value_max = 1.0f;  // weights: the heatmap's fixed scale
+    d.colormap = st.heatmap.colormap;
+    d.hatch_a = pal.hatch_a, d.hatch_b = pal.hatch_b, d.grid = pal.grid;
+    d.atlas = true;
+    d.origin_x = head * atlas.tile_w, d.origin_y = layer * atlas.tile_h;
+    return d;
+}
+
+const char* stack_label(const AttentionStack& s) {
+    if (s.name == "encoder_attention") return tr(Str::StackEncoder);
+    if (s.name == "decoder_attention") return tr(Str::StackDecoder);
+    if (s.name == "cross_attention") return tr(Str::StackCross);
+    return tr(Str::StackAttention);
+}
+
+// A row of buttons where exactly one is on, like the panel's segmented control, for int
+// choices; options past `enabled` are drawn disabled. True when the choice changed.
+bool choice_row(AppState& st, const char* id, int* value, std::initializer_list<std::pair<const char*, const char*>> options,
+                int enabled = 1 << 30) {
+    bool changed = false;
+    ImGui::PushID(id);
+    const float total_w = ImGui::GetContentRegionAvail().x;
+    const float w = (total_w - ImGui::GetStyle().ItemSpacing.x * (options.size() - 1)) / static_cast<float>(options.size());
+    int i = 0;
+    for (const auto& [label, name] : options) {
+        if (i > 0) ImGui::SameLine();
+        const bool on = *value == i;
+        ImGui::BeginDisabled(i >= enabled);
+        if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+        if (on) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, 1));
+        ImGui::PushID(i);
+        if (ImGui::Button(label, ImVec2(w, 0)) && !on) {
+            *value = i;
+            changed = true;
+        }
+        ImGui::PopID();
+        if (on) ImGui::PopStyleColor(2);
+        ImGui::EndDisabled();
+        probe(st, (std::string(id) + "." + name).c_str());
+        ++i;
+    }
+    ImGui::PopID();
+    return changed;
+}
+
+// Numbered toggles (1..n) that wrap; at least one stays on. True when one changed.
+bool toggle_numbers(AppState& st, const char* id, std::vector<bool>& on) {
+    bool changed = false;
+    ImGui::PushID(id);
+    const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+    const float w = ImGui::CalcTextSize("00").x + ImGui::GetStyle().FramePadding.x * 2.0f;
+    const int count = static_cast<int>(std::count(on.begin(), on.end(), true));
+    for (size_t i = 0; i < on.size(); ++i) {
+        if (i > 0) {
+            ImGui::SameLine();
+            if (ImGui::GetCursorScreenPos().x + w > right) ImGui::NewLine();
+        }
+        char label[24];
+        std::snprintf(label, sizeof label, "%zu", i + 1);
+        const bool was = on[i];
+        if (was) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+        if (was) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, 1));
+        ImGui::PushID(static_cast<int>(i));
+        if (ImGui::Button(label, ImVec2(w, 0)) && !(was && count == 1)) {
+            on[i] = !was;
+            changed = true;
+        }
+        ImGui::PopID();
+        if (was) ImGui::PopStyleColor(2);
+        probe(st, (std::string(id) + "." + label).c_str());
+    }
+    ImGui::PopID();
+    return changed;
+}
+
+std::string megabytes(long long bytes) {
+    char buf[32];
+    if (bytes < 1024 * 1024) std::snprintf(buf, sizeof buf, "%.0f kB", bytes / 1024.0);
+    else std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1048576.0);
+    return buf;
+}
+
+}  // namespace
+
+// [SECTION] Model view ---------------------------------------------------------------------------
+
+void draw_model_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
+    AppState& st = ctx.state;
+    ImportView& im = st.imported;
+    if (!im.active()) return;
+    const AttentionStack& s = im.stack();
+    const Atlas& atlas = atlas_for(ctx);
+    const float sc = ctx.scale;
+    const Palette& pal = palette(st.theme);
+    ImFont* small = ctx.fonts.small;
+    const float ss = small->FontSize;
+    const int L = s.layers, H = s.heads;
+
+    // Layout: row labels on the left, head numbers on top, square thumbnails with gaps. When
+    // they would be smaller than kMinCell the grid scrolls instead of shrinking further.
+    char label[48];
+    // The widest row label. (Measured in a loop on purpose: measuring only the last label, the
+    // wasm SIMD build of Emscripten 3.1.6 put the figure's width into label_w.)
+    float label_w = 0.0f;
+    for (int l = 0; l < L; ++l) {
+        std::snprintf(label, sizeof label, tr(Str::LayerN), l + 1);
+        label_w = std::max(label_w, small->CalcTextSizeA(ss, FLT_MAX, 0.0f, label).x);
+    }
+    label_w += 12.0f * sc;
+    const float margin = 16.0f * sc;
+    const float header_h = 2.0f * ss + 14.0f * sc;  // caption, then head numbers
+    const float legend_w = 72.0f * sc;  // the colour scale right of the grid
+    const float avail_w = std::max(max.x - min.x - 2.0f * margin - label_w - legend_w, 10.0f);
+    const float avail_h = std::max(max.y - min.y - 2.0f * margin - header_h, 10.0f);
+    const float gap = std::clamp(std::min(avail_w / H, avail_h / L) * 0.08f, 2.0f * sc, 8.0f * sc);
+    const float kMinCell = 30.0f * sc, kMaxCell = 150.0f * sc;
+    const float cell = std::clamp(std::min((avail_w - gap * (H - 1)) / H, (avail_h - gap * (L - 1)) / L), kMinCell, kMaxCell);
+    const float grid_w = H * cell + (H - 1) * gap, grid_h = L * cell + (L - 1) * gap;
+
+    ImGui::SetCursorScreenPos(min);
+    ImGui::BeginChild("##model", ImVec2(max.x - min.x, max.y - min.y), false, ImGuiWindowFlags_HorizontalScrollbar);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float spare_w = std::max(avail_w - grid_w, 0.0f), spare_h = std::max(avail_h - grid_h, 0.0f);
+    const float gx0 = origin.x + margin + label_w + spare_w * 0.5f;
+    const float gy0 = origin.y + margin + header_h + spare_h * 0.3f;
+    auto cell_min = [&](int l, int h) { return ImVec2(gx0 + h * (cell + gap), gy0 + l * (cell + gap)); };
+    st.grid_rect = {gx0, gy0, grid_w, grid_h};
+
+    // Captions and labels.
+    dl->AddText(small, ss, ImVec2(gx0, gy0 - header_h + 2.0f * sc), pal.text_muted, tr(Str::CaptionHeads));
+    const char* layers_caption = tr(Str::CaptionLayers);
+    const float lc_w = small->CalcTextSizeA(ss, FLT_MAX, 0.0f, layers_caption).x;
+    dl->AddText(small, ss, ImVec2(gx0 - lc_w - 10.0f * sc, gy0 - ss - 6.0f * sc), pal.text_muted, layers_caption);
+    const bool one_head = im.show == ImportShow::Head;
+    for (int h = 0; h < H; ++h) {
+        std::snprintf(label, sizeof label, "%d", h + 1);
+        const float w = small->CalcTextSizeA(ss, FLT_MAX, 0.0f, label).x;
+        const ImVec2 p = cell_min(0, h);
+        const bool on = one_head ? h == im.import_head : im.heads_on[static_cast<size_t>(h)];
+        dl->AddText(small, ss, ImVec2(p.x + (cell - w) * 0.5f, gy0 - ss - 6.0f * sc), on ? pal.text : pal.text_muted, label);
+    }
+    for (int l = 0; l < L; ++l) {
+        std::snprintf(label, sizeof label, tr(Str::LayerN), l + 1);
+        const float w = small->CalcTextSizeA(ss, FLT_MAX, 0.0f, label).x;
+        const ImVec2 p = cell_min(l, 0);
+        const bool on = im.show == ImportShow::Aggregate ? static_cast<bool>(im.layers_on[static_cast<size_t>(l)])
+                                                          : l == im.import_layer;
+        dl->AddText(small, ss, ImVec2(gx0 - w - 10.0f * sc, p.y + (cell - ss) * 0.5f), on ? pal.text : pal.text_muted, label);
+    }
+
+    // Hover.
+    int hl = -1, hh = -1;
+    if (ctx.interactive && ImGui::IsWindowHovered()) {
+        const ImVec2 m = ImGui::GetIO().MousePos;
+        const int h = static_cast<int>(std::floor((m.x - gx0) / (cell + gap)));
+        const int l = static_cast<int>(std::floor((m.y - gy0) / (cell + gap)));
+        if (h >= 0 && h < H && l >= 0 && l < L) {
+            const ImVec2 a = cell_min(l, h);
+            if (m.x < a.x + cell && m.y < a.y + cell) hl = l, hh = h;
+        }
+    }
+
+    // Thumbnails: one textured quad each, all from the same atlas texture.
+    const bool probes = L * H <= 1024;
+    const ImU32 accent = ImGui::GetColorU32(ImGuiCol_ButtonActive);
+    const ImU32 outline = st.theme == Theme::Dark ? IM_COL32(255, 255, 255, 230) : IM_COL32(20, 20, 24, 230);
+    const ImU32 veil = (pal.background & 0x00ffffffu) | (170u << 24);
+    for (int l = 0; l < L; ++l)
+        for (int h = 0; h < H; ++h) {
+            const ImVec2 a = cell_min(l, h), b(a.x + cell, a.y + cell);
+            if (b.y < min.y - cell || a.y > max.y + cell) continue;  // scrolled out of sight
+            ctx.renderer.add_heatmap(dl, thumbnail(st, atlas, l, h, a, b));
+            const bool in_aggregate = im.show != ImportShow::Aggregate ||
+                                      (im.layers_on[static_cast<size_t>(l)] && im.heads_on[static_cast<size_t>(h)]);
+            if (!in_aggregate) dl->AddRectFilled(a, b, veil);
+            dl->AddRect(a, b, ImGui::GetColorU32(ImVec4(pal.grid[0], pal.grid[1], pal.grid[2], 1.0f)));
+            if (probes) {
+                std::snprintf(label, sizeof label, "thumb.%d.%d", l + 1, h + 1);
+                st.probe[label] = {a.x, a.y, cell, cell};
+            }
+        }
+    if (one_head || im.show == ImportShow::Rollout) {
+        // The map the other views show (for rollout: the layer it is rolled out to).
+        const int h0 = one_head ? im.import_head : 0, h1 = one_head ? im.import_head : H - 1;
+        const ImVec2 a = cell_min(im.import_layer, h0), b(cell_min(im.import_layer, h1).x + cell, a.y + cell);
+        dl->AddRect(ImVec2(a.x - 3.0f * sc, a.y - 3.0f * sc), ImVec2(b.x + 3.0f * sc, b.y + 3.0f * sc), accent, 3.0f * sc, 0, 2.5f * sc);
+    }
+    if (hl >= 0) {
+        const ImVec2 a = cell_min(hl, hh);
+        dl->AddRect(ImVec2(a.x - 1.5f * sc, a.y - 1.5f * sc), ImVec2(a.x + cell + 1.5f * sc, a.y + cell + 1.5f * sc), outline, 2.0f * sc, 0, 2.0f * sc);
+    }
+    // Legend: the weight scale (fixed 0..1, as in the heatmap) and the masked hatch.
+    {
+        const float bar_x = gx0 + grid_w + 22.0f * sc, bar_w = 12.0f * sc;
+        const float bar_y = gy0 + ss + 8.0f * sc, bar_h = std::clamp(grid_h - ss - 8.0f * sc, 60.0f * sc, 220.0f * sc);
+        dl->AddText(small, ss, ImVec2(bar_x, gy0), pal.text_muted, tr(Str::LegendWeight));
+        dl->AddImageQuad(ctx.renderer.lut_texture(st.heatmap.colormap), ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w, bar_y),
+                         ImVec2(bar_x + bar_w, bar_y + bar_h), ImVec2(bar_x, bar_y + bar_h), ImVec2(1, 0.5f), ImVec2(1, 0.5f),
+                         ImVec2(0, 0.5f), ImVec2(0, 0.5f));
+        dl->AddRect(ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w, bar_y + bar_h), pal.text_muted);
+        for (int i = 0; i <= 2; ++i) {
+            const float y = bar_y + bar_h * (1.0f - i * 0.5f);
+            dl->AddLine(ImVec2(bar_x + bar_w, y), ImVec2(bar_x + bar_w + 4.0f * sc, y), pal.text_muted);
+            dl->AddText(small, ss, ImVec2(bar_x + bar_w + 7.0f * sc, y - ss * 0.5f), pal.text, i == 0 ? "0" : i == 1 ? "0.5" : "1");
+        }
+        if (im.causal[static_cast<size_t>(im.import_stack)]) {
+            const float y = bar_y + bar_h + 14.0f * sc;
+            hatch_rect(dl, ImVec2(bar_x, y), ImVec2(bar_x + bar_w, y + bar_w), pal, sc);
+            dl->AddRect(ImVec2(bar_x, y), ImVec2(bar_x + bar_w, y + bar_w), pal.text_muted);
+            dl->AddText(small, ss, ImVec2(bar_x + bar_w + 7.0f * sc, y + (bar_w - ss) * 0.5f), pal.text, tr(Str::Masked));
+        }
+    }
+    ImGui::SetCursorScreenPos(origin);
+    ImGui::Dummy(ImVec2(margin * 2.0f + label_w + grid_w + legend_w, margin * 2.0f + header_h + grid_h));
+
+    if (hl >= 0) {
+        ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
+        if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+            select_import_map(st, hl, hh);
+            st.view = View::Heatmap;
+        } else {
+            // A larger view of the map, with its first and last tokens for orientation.
+            ImGui::BeginTooltip();
+            ImGui::Text(tr(Str::ThumbTip), hl + 1, hh + 1);
+            const float size = std::round(std::clamp(cell * 2.5f, 160.0f * sc, 260.0f * sc));
+            const float aspect = static_cast<float>(s.queries.size()) / static_cast<float>(std::max<size_t>(s.keys.size(), 1));
+            const ImVec2 p = ImGui::GetCursorScreenPos();
+            const ImVec2 q(p.x + size, p.y + size * std::clamp(aspect, 0.4f, 2.5f));
+            ImGui::Dummy(ImVec2(q.x - p.x, q.y - p.y));
+            ctx.renderer.add_heatmap(ImGui::GetWindowDrawList(), thumbnail(st, atlas, hl, hh, p, q));
+            ImGui::TextDisabled("%s", tr(Str::ThumbClick));
+            ImGui::EndTooltip();
+        }
+    }
+    ImGui::EndChild();
+}
+
+// [SECTION] Steps view of an import ----------------------------------------------------------
+
+void draw_import_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
+    AppState& st = ctx.state;
+    const float sc = ctx.scale;
+    const Palette& pal = palette(st.theme);
+    ImFont* font = ctx.fonts.body;
+    const float wrap = std::min(max.x - min.x - 40.0f * sc, 720.0f * sc);
+    const char* note = tr(Str::StepsNoQkv);
+    const ImVec2 size = font->CalcTextSizeA(font->FontSize, FLT_MAX, wrap, note);
+    const ImVec2 p((min.x + max.x - size.x) * 0.5f, min.y + 16.0f * sc);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->AddRectFilled(ImVec2(p.x - 12.0f * sc, p.y - 8.0f * sc), ImVec2(p.x + size.x + 12.0f * sc, p.y + size.y + 8.0f * sc),
+                      pal.token_fill, 6.0f * sc);
+    dl->AddText(font, font->FontSize, p, pal.text, note, nullptr, wrap);
+    st.probe["steps.note"] = {p.x, p.y, size.x, size.y};
+    // The weights of the Steps view's head, drawn by the heatmap view below the note.
+    const int head = st.heatmap.head;
+    st.heatmap.head = st.steps.head;
+    draw_heatmap_view(ctx, ImVec2(min.x, p.y + size.y + 8.0f * sc), max);
+    st.heatmap.head = head;
+}
+
+// [SECTION] Controls panel -------------------------------------------------------------------
+
+void open_model_control(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const float sc = ctx.scale;
+    if (ImGui::SmallButton(tr(Str::OpenModel))) {
+        if (platform::kBrowser) platform::open_file_picker();
+        else ImGui::OpenPopup("Open model attention");
+    }
+    probe(st, "import.open");
+    if (ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26.0f);
+        ImGui::TextUnformatted(tr(Str::OpenModelTip));
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+    }
+    // Desktop: a path field (dropping the file on the window does the same).
+    const ImGuiIO& io = ImGui::GetIO();
+    ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.4f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowSize(ImVec2(std::min(560.0f * sc, io.DisplaySize.x - 40.0f * sc), 0.0f));
+    if (ImGui::BeginPopupModal("Open model attention", nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove)) {
+        static std::string path;
+        ImGui::TextWrapped("%s", tr(Str::OpenModelTip));
+        ImGui::TextUnformatted(tr(Str::FilePath));
+        ImGui::SetNextItemWidth(-FLT_MIN);
+        if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+        const bool enter = ImGui::InputText("##path", &path, ImGuiInputTextFlags_EnterReturnsTrue);
+        probe(st, "import.path");
+        if ((ImGui::Button(tr(Str::OpenFile)) || enter) && !path.empty()) {
+            open_file_path(st, path);
+            ImGui::CloseCurrentPopup();
+        }
+        probe(st, "import.path.open");
+        ImGui::SameLine();
+        if (ImGui::Button(tr(Str::JsonClose)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
+        ImGui::EndPopup();
+    }
+}
+
+void draw_import_controls(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    ImportView& im = st.imported;
+    const float sc = ctx.scale;
+    const Palette& pal = palette(st.theme);
+    section(tr(Str::SectionImport));
+    ImGui::TextDisabled(tr(Str::ImportFile), im.file.c_str());
+    if (!im.data->model.empty()) ImGui::TextDisabled(tr(Str::ImportModel), im.data->model.c_str());
+    const AttentionStack& s = im.stack();
+    ImGui::TextDisabled(tr(Str::ImportShape), s.layers, s.heads, s.queries.size(), s.keys.size());
+
+    if (im.data->stacks.size() > 1) {
+        ImGui::Spacing();
+        int stack = im.import_stack;
+        ImGui::PushID("stacks");
+        const float w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x * (im.data->stacks.size() - 1)) /
+                        static_cast<float>(im.data->stacks.size());
+        for (size_t i = 0; i < im.data->stacks.size(); ++i) {
+            if (i > 0) ImGui::SameLine();
+            const bool on = stack == static_cast<int>(i);
+            if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+            if (on) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, 1));
+            ImGui::PushID(static_cast<int>(i));
+            if (ImGui::Button(stack_label(im.data->stacks[i]), ImVec2(w, 0)) && !on) stack = static_cast<int>(i);
+            ImGui::PopID();
+            if (on) ImGui::PopStyleColor(2);
+            probe(st, ("import.stack." + im.data->stacks[i].name).c_str());
+        }
+        ImGui::PopID();
+        if (stack != im.import_stack) select_import_stack(st, stack);
+    }
+
+    ImGui::Spacing();
+    int show = static_cast<int>(im.show);
+    if (choice_row(st, "import.show", &show,
+                   {{tr(Str::ShowHead), "head"}, {tr(Str::ShowAggregate), "aggregate"}, {tr(Str::ShowRollout), "rollout"}},
+                   im.rollout_allowed() ? 3 : 2)) {
+        im.show = static_cast<ImportShow>(show);
+        show_import(st);
+    }
+    const float label_x = 92.0f * sc;
+    auto row = [&](const char* label) {
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(label);
+        ImGui::SameLine(label_x);
+        ImGui::SetNextItemWidth(-FLT_MIN);
+    };
+    const AttentionStack& stack = im.stack();
+    char current[48];
+    auto layer_combo = [&]() {
+        row(tr(Str::Layer));
+        std::snprintf(current, sizeof current, tr(Str::HeadOf), im.import_layer + 1, stack.layers);
+        if (ImGui::BeginCombo("##layer", current)) {
+            for (int l = 0; l < stack.layers; ++l) {
+                std::snprintf(current, sizeof current, tr(Str::HeadOf), l + 1, stack.layers);
+                if (ImGui::Selectable(current, l == im.import_layer)) {
+                    im.import_layer = l;
+                    show_import(st);
+                }
+            }
+            ImGui::EndCombo();
+        }
+        probe(st, "import.layer");
+    };
+    auto reduce_row = [&]() {
+        row(tr(Str::Reduce));
+        int reduce = static_cast<int>(im.reduce);
+        if (choice_row(st, "import.reduce", &reduce, {{tr(Str::ReduceMean), "mean"}, {tr(Str::ReduceMax), "max"}})) {
+            im.reduce = static_cast<HeadReduce>(reduce);
+            show_import(st);
+        }
+    };
+    ImGui::Spacing();
+    if (im.show == ImportShow::Head) {
+        layer_combo();
+        row(tr(Str::Head));
+        std::snprintf(current, sizeof current, tr(Str::HeadOf), im.import_head + 1, stack.heads);
+        if (ImGui::BeginCombo("##import_head", current)) {
+            for (int h = 0; h < stack.heads; ++h) {
+                std::snprintf(current, sizeof current, tr(Str::HeadOf), h + 1, stack.heads);
+                if (ImGui::Selectable(current, h == im.import_head)) select_import_map(st, im.import_layer, h);
+            }
+            ImGui::EndCombo();
+        }
+        probe(st, "import.head");
+    } else if (im.show == ImportShow::Aggregate) {
+        reduce_row();
+        ImGui::TextUnformatted(tr(Str::AggLayers));
+        if (toggle_numbers(st, "import.layers", im.layers_on)) show_import(st);
+        ImGui::TextUnformatted(tr(Str::AggHeads));
+        if (toggle_numbers(st, "import.heads", im.heads_on)) show_import(st);
+    } else {
+        reduce_row();
+        layer_combo();
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("%s", tr(Str::RolloutNote));
+        ImGui::PopStyleColor();
+    }
+    if (!im.rollout_allowed()) ImGui::TextDisabled("%s", tr(Str::RolloutSelfOnly));
+
+    ImGui::Spacing();
+    if (ImGui::Checkbox(tr(Str::MergeWords), &im.merge_words)) show_import(st);
+    probe(st, "import.merge");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(Str::MergeWordsTip));
+    token_chips(st.trace.queries, pal, sc);
+    if (!stack.is_self()) token_chips(st.trace.keys, pal, sc);
+
+    ImGui::Spacing();
+    ImGui::Separator();
+    ImGui::Spacing();
+    open_model_control(ctx);
+    ImGui::SameLine();
+    if (ImGui::SmallButton(tr(Str::CloseImport))) close_import(st);
+    probe(st, "import.close");
+}
+
+// [SECTION] Toolbar, progress and status -----------------------------------------------------
+
+void draw_model_toolbar(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const float sc = ctx.scale;
+    ImportView& im = st.imported;
+    if (im.active() && im.data->stacks.size() > 1) {
+        for (size_t i = 0; i < im.data->stacks.size(); ++i) {
+            const bool on = im.import_stack == static_cast<int>(i);
+            if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+            ImGui::PushID(static_cast<int>(i));
+            if (ImGui::Button(stack_label(im.data->stacks[i])) && !on) select_import_stack(st, static_cast<int>(i));
+            ImGui::PopID();
+            if (on) ImGui::PopStyleColor();
+            probe(st, ("model.stack." + im.data->stacks[i].name).c_str());
+            ImGui::SameLine();
+        }
+    }
+    ImGui::SetNextItemWidth(110.0f * sc);
+    colormap_combo(ctx);
+}
+
+void draw_import_progress(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const auto& load = st.imported.load;
+    if (!load) return;
+    char text[160];
+    float fraction = 1.0f;
+    if (load->parsing) {
+        std::snprintf(text, sizeof text, tr(Str::Parsing), load->name.c_str());
+    } else if (load->total > 0) {
+        fraction = static_cast<float>(static_cast<double>(load->done) / static_cast<double>(load->total));
+        std::snprintf(text, sizeof text, tr(Str::Reading), load->name.c_str(), megabytes(load->done).c_str(),
+                      megabytes(load->total).c_str());
+    } else {
+        fraction = -1.0f * static_cast<float>(ImGui::GetTime());  // unknown size: ImGui's indeterminate bar
+        std::snprintf(text, sizeof text, tr(Str::ReadingUnknown), load->name.c_str(), megabytes(load->done).c_str());
+    }
+    ImGui::ProgressBar(fraction, ImVec2(-FLT_MIN, 0.0f), text);
+    probe(st, "import.progress");
+}
+
+std::string import_description(const AppState& st) {
+    const ImportView& im = st.imported;
+    char desc[96] = "";
+    switch (im.show) {
+        case ImportShow::Head:
+            std::snprintf(desc, sizeof desc, attn::tr(Str::DescHead), im.import_layer + 1,
+                          (st.view == View::Heatmap && st.heatmap.head >= 0 ? st.heatmap.head : im.import_head) + 1);
+            break;
+        case ImportShow::Aggregate:
+            std::snprintf(desc, sizeof desc, attn::tr(Str::DescAggregate),
+                          attn::tr(im.reduce == HeadReduce::Mean ? Str::ReduceMean : Str::ReduceMax),
+                          static_cast<int>(std::count(im.heads_on.begin(), im.heads_on.end(), true)),
+                          static_cast<int>(std::count(im.layers_on.begin(), im.layers_on.end(), true)));
+            break;
+        case ImportShow::Rollout: std::snprintf(desc, sizeof desc, attn::tr(Str::DescRollout), im.import_layer + 1); break;
+    }
+    return desc;
+}
+
+void draw_import_status(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const Trace& tr = st.trace;
+    ImGui::TextDisabled(attn::tr(Str::ImportStatus), ui_kind_name(tr.kind), tr.queries.size(), tr.keys.size(),
+                        import_description(st).c_str());
+    if (ctx.fonts.font_pending()) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("%s", attn::tr(Str::LoadingGlyphs));
+    }
+    const char* hint = attn::tr(st.view == View::Model ? Str::HintModel : st.view == View::Lines ? Str::HintSum : Str::HintHeatmap);
+    const float w = ImGui::CalcTextSize(hint).x;
+    const float used = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x;
+    if (used + 24.0f * ctx.scale + w <= ImGui::GetWindowContentRegionMax().x) {
+        ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - w);
+        ImGui::TextDisabled("%s", hint);
+    }
+}
+
+}  // namespace attn

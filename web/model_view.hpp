@@ -1,0 +1,28 @@
+// model_view.hpp: the parts of the UI that show imported attention (web/model_view.cpp).
+#pragma once
+
+#include "view.hpp"
+
+#include <string>
+
+namespace attn {
+
+// The model view: layers × heads of small heatmaps; hover for a larger one, click to open it.
+void draw_model_view(ViewContext& ctx, ImVec2 min, ImVec2 max);
+// The Steps view of an import: the file has only the weights, so it shows them and says so.
+void draw_import_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max);
+
+// Controls panel: the import section (stack, what to show, aggregation, subwords).
+void draw_import_controls(ViewContext& ctx);
+// The "Open model attention…" control (browser: a file dialog; desktop: a path field).
+void open_model_control(ViewContext& ctx);
+// Toolbar of the model view (stack switch, colormap).
+void draw_model_toolbar(ViewContext& ctx);
+// A progress bar while a file is read or parsed; nothing otherwise.
+void draw_import_progress(ViewContext& ctx);
+// What the figure shows, in words: "layer 2, head 3", "mean of 12 heads × 4 layers", ….
+std::string import_description(const AppState& st);
+// The status line under the figure in import mode.
+void draw_import_status(ViewContext& ctx);
+
+}  // namespace attn
