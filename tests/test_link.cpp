@@ -2,6 +2,7 @@
 // bad parameter named in the error, and the parent page's messages.
 #include "../web/link_state.hpp"
 
+#include "../web/import_state.hpp"
 #include "presets.hpp"
 
 #include <doctest/doctest.h>
@@ -344,4 +345,50 @@ TEST_CASE("every preset shows its own tokens and its link names it") {
         st.apply();
         CHECK(st.scene.tokens.back() == "x");
     }
+}
+
+TEST_CASE("an imported map travels as map=STACK:LAYER:HEAD and is shown once its file is in") {
+    // Two layers × two heads over three tokens; every map a different one-hot pattern.
+    std::string attention = "[";
+    for (int layer = 0; layer < 2; ++layer) {
+        attention += layer ? ",[" : "[";
+        for (int head = 0; head < 2; ++head) {
+            attention += head ? ",[" : "[";
+            for (int q = 0; q < 3; ++q) {
+                const int hot = (q + layer + 2 * head) % 3;
+                attention += std::string(q ? "," : "") + "[" + (hot == 0 ? "1,0,0" : hot == 1 ? "0,1,0" : "0,0,1") + "]";
+            }
+            attention += "]";
+        }
+        attention += "]";
+    }
+    attention += "]";
+    const std::string file = R"({"tokens": ["a", "b", "c"], "attention": )" + attention + "}";
+
+    AppState a = app_with("i-am-good");
+    REQUIRE(import_attention(a, file, "m.json"));
+    select_import_map(a, 1, 0);
+    a.view = View::Heatmap;
+    const std::string hash = encode_link(link_from_app(a));
+    MESSAGE(hash);
+    CHECK(hash.find("map=attention%3A2%3A1") != std::string::npos);
+
+    // The link opens before the page's ?import= file arrives: the choice waits for it.
+    AppState b = app_with("i-am-good");
+    REQUIRE(open_link(b, "#" + hash));
+    CHECK(b.view != View::Model);
+    REQUIRE(import_attention(b, file, "m.json"));
+    CHECK(b.imported.import_layer == 1);
+    CHECK(b.imported.import_head == 0);
+    CHECK(b.view == View::Heatmap);
+    CHECK(b.trace.attention.heads[0].weights == a.trace.attention.heads[0].weights);
+
+    // A map the file does not have: the first map, and an error naming the parameter.
+    AppState c = app_with("i-am-good");
+    REQUIRE(open_link(c, "#v=1&preset=i-am-good&view=model&map=attention:3:1"));
+    REQUIRE(import_attention(c, file, "m.json"));
+    CHECK(c.imported.import_layer == 0);
+    CHECK(c.error.rfind("link: map:", 0) == 0);
+    CHECK(!decode_link("#v=1&map=attention:0:1").ok());
+    CHECK(!decode_link("#v=1&map=attention").ok());
 }

@@ -72,6 +72,8 @@ struct AppState {
     bool has_trace = false;
     std::string error;           // one line, empty when the inputs computed
     int revision = 0;            // bumps whenever `trace` changes
+    std::string link_map;        // a link's "STACK:LAYER:HEAD" (1-based), applied when its file is in
+    View link_map_view = View::Model;  // and the view that link showed the map in
     ImportView imported;         // attention from a model file; while active it makes `trace`
 
     // [view] -----------------------------------------------------------------------------

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <fstream>
 #include <iterator>
 
@@ -112,7 +113,39 @@ bool import_attention(AppState& st, std::string_view text, const std::string& na
     st.view = View::Model;
     st.error.clear();
     select_import_stack(st, 0);
+    if (!st.link_map.empty()) apply_link_map(st);
     return true;
+}
+
+std::optional<ImportMapRef> parse_import_map(std::string_view text) {
+    const size_t a = text.find(':'), b = a == std::string_view::npos ? a : text.find(':', a + 1);
+    if (b == std::string_view::npos) return std::nullopt;
+    auto number = [](std::string_view s) -> std::optional<int> {
+        int v = 0;
+        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec != std::errc() || end != s.data() + s.size() || v < 1) return std::nullopt;
+        return v;
+    };
+    auto layer = number(text.substr(a + 1, b - a - 1)), head = number(text.substr(b + 1));
+    if (a == 0 || !layer || !head) return std::nullopt;
+    return ImportMapRef{std::string(text.substr(0, a)), *layer, *head};
+}
+
+void apply_link_map(AppState& st) {
+    const std::string text = std::move(st.link_map);
+    st.link_map.clear();
+    const ImportView& im = st.imported;
+    auto ref = parse_import_map(text);
+    if (!im.active() || !ref) return;
+    const auto& stacks = im.data->stacks;
+    auto it = std::find_if(stacks.begin(), stacks.end(), [&](const AttentionStack& s) { return s.name == ref->stack; });
+    if (it == stacks.end() || ref->layer > it->layers || ref->head > it->heads) {
+        st.error = "link: map: " + text + " is not in " + im.file;
+        return;
+    }
+    select_import_stack(st, static_cast<int>(it - stacks.begin()));
+    select_import_map(st, ref->layer - 1, ref->head - 1);
+    st.view = st.link_map_view;
 }
 
 bool open_file_text(AppState& st, std::string_view text, const std::string& name) {

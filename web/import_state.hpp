@@ -78,6 +78,15 @@ void show_import(AppState& st);
 // Selects one map of the current stack and shows it in the lines / heatmap / Steps views.
 void select_import_map(AppState& st, int layer, int head);
 void select_import_stack(AppState& st, int stack);
+// A link's map "STACK:LAYER:HEAD" (link_state.hpp), numbers 1-based; nullopt when malformed.
+struct ImportMapRef {
+    std::string stack;
+    int layer = 1, head = 1;
+};
+std::optional<ImportMapRef> parse_import_map(std::string_view text);
+// Shows st.link_map of the import now in, in st.link_map_view, then forgets it. A map the file
+// does not have leaves the first map shown and says so in st.error ("link: map: ...").
+void apply_link_map(AppState& st);
 // Leaves import mode (the inputs' own scene comes back).
 void close_import(AppState& st);
 

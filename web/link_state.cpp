@@ -26,7 +26,9 @@ namespace {
 
 constexpr const char* kDefaultPreset = "i-am-good";
 
-const char* view_name(View v) { return v == View::Lines ? "lines" : v == View::Heatmap ? "heatmap" : "steps"; }
+const char* view_name(View v) {
+    return v == View::Lines ? "lines" : v == View::Heatmap ? "heatmap" : v == View::Steps ? "steps" : "model";
+}
 const char* theme_name(Theme t) { return t == Theme::Light ? "light" : "dark"; }
 const char* lang_name(Lang l) { return l == Lang::Zh ? "zh" : "en"; }
 
@@ -129,7 +131,11 @@ std::string set_param(LinkState& l, std::string_view key, std::string_view value
         if (value == "lines") l.view = View::Lines;
         else if (value == "heatmap") l.view = View::Heatmap;
         else if (value == "steps") l.view = View::Steps;
-        else return "expected lines, heatmap or steps, got " + shown_value(value);
+        else if (value == "model") l.view = View::Model;
+        else return "expected lines, heatmap, steps or model, got " + shown_value(value);
+    } else if (key == "map") {
+        if (!parse_import_map(value)) return "expected STACK:LAYER:HEAD (decoder_attention:2:5), got " + shown_value(value);
+        l.import_map = value;
     } else if (key == "head") {
         if (value == "mean") l.head = -1;
         else if (auto h = parse_int(value, 1, kMaxHeads)) l.head = *h - 1;
@@ -304,6 +310,7 @@ std::string encode_link(const LinkState& l) {
         if (!heads.empty()) out += "&lineheads=" + heads;
     }
     if (l.threshold > 0.0f) out += "&threshold=" + format_float(l.threshold);
+    if (!l.import_map.empty()) out += "&map=" + percent_encode(l.import_map);
     if (l.top_k > 0) out += "&topk=" + std::to_string(l.top_k);
     if (l.colormap > 0 && l.colormap < static_cast<int>(colormaps().size()))
         out += "&cmap=" + std::string(colormaps()[static_cast<size_t>(l.colormap)].name);
@@ -385,6 +392,14 @@ LinkState link_from_app(const AppState& st) {
     l.colormap = st.heatmap.colormap;
     l.values = st.heatmap.values;
     l.numbers = st.heatmap.show_numbers;
+    if (st.imported.active()) {
+        const ImportView& im = st.imported;
+        l.import_map = im.stack().name + ":" + std::to_string(im.import_layer + 1) + ":" + std::to_string(im.import_head + 1);
+        // Heads and tokens of the map, not of the scene the link carries: the map says them.
+        l.head = 0;
+        l.token = {};
+        l.head_visible.clear();
+    }
     return l;
 }
 
@@ -409,6 +424,12 @@ void apply_view(AppState& st, const LinkState& l) {
     st.heatmap.colormap = l.colormap;
     st.heatmap.values = l.values;
     st.heatmap.show_numbers = l.numbers;
+    // An imported map waits for its file (import_state.cpp, apply_link_map); the model view
+    // needs one.
+    st.link_map = l.import_map;
+    st.link_map_view = l.view;
+    if (st.imported.active()) apply_link_map(st);
+    else if (st.view == View::Model) st.view = View::Lines;
 }
 
 }  // namespace

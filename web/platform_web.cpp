@@ -26,7 +26,7 @@ EM_JS(void, attnviz_fetch_font, (const char* name_utf8), {
         setTimeout(function() { done(true); }, 0);
         return;
     }
-    var url = Module['locateFile'] ? Module['locateFile']('fonts/' + name, '') : 'fonts/' + name;
+    var url = Module['locateFile'] ? Module['locateFile']('fonts/' + name, "") : 'fonts/' + name;
     fetch(url).then(function(r) {
         if (!r.ok) throw new Error('HTTP ' + r.status);
         return r.arrayBuffer();

@@ -275,6 +275,23 @@ try {
     return 'encoder / decoder / cross';
   });
 
+  await check('a link keeps the imported map: ?import= in the query, map= in the hash', async () => {
+    const p3 = await openPage(browser, `${url}?import=ui-import-test/t5.json`);
+    let s = await until(p3, (x) => x.import.active, 'the ?import= file');
+    const cross = s.import.stacks[2];
+    const want = `cross_attention:${cross.layers}:${cross.heads}`;
+    const link = `${url}?import=ui-import-test/t5.json#v=1&preset=i-am-good&view=heatmap&map=${want}`;
+    await p3.close();
+    const p4 = await openPage(browser, link);
+    s = await until(p4, (x) => x.import.active && x.view === 'heatmap', 'the linked map in the heatmap');
+    expect(s.import.stack === 2 && s.import.layer === cross.layers - 1 && s.import.head === cross.heads - 1,
+           `stack ${s.import.stack} layer ${s.import.layer} head ${s.import.head}, want ${want}`);
+    expect(s.kind === 'cross', `kind ${s.kind}`);
+    s = await until(p4, (x) => decodeURIComponent(x.link).includes(`map=${want}`), 'the address bar to name the map');
+    await p4.close();
+    return want;
+  });
+
   await check('a big file shows its progress, then parses; ?import= from another site is refused', async () => {
     // 12 layers × 12 heads × 64 tokens (~4 MB of JSON), made here rather than committed.
     const T = 64, L = 12, H = 12;
