@@ -36,7 +36,11 @@ std::string located(const std::string& shown, const SceneError& e) {
 
 }  // namespace
 
-bool load_scene_file(const std::string& path, std::istream& in, Scene& scene, std::string& error) {
+namespace {
+
+// Reads path (or stdin for "-") and parses it with read(text); on failure one line in `error`.
+template <class T, class Read>
+bool load_json_file(const std::string& path, std::istream& in, T& out, std::string& error, Read read) {
     const std::string shown = path == "-" ? "<stdin>" : path;
     std::string text;
     if (!read_text(path, in, text)) {
@@ -44,7 +48,7 @@ bool load_scene_file(const std::string& path, std::istream& in, Scene& scene, st
         return false;
     }
     try {
-        scene = read_scene(text);
+        out = read(text);
     } catch (const SceneError& e) {
         error = located(shown, e);
         return false;
@@ -52,20 +56,14 @@ bool load_scene_file(const std::string& path, std::istream& in, Scene& scene, st
     return true;
 }
 
+}  // namespace
+
+bool load_scene_file(const std::string& path, std::istream& in, Scene& scene, std::string& error) {
+    return load_json_file(path, in, scene, error, read_scene);
+}
+
 bool load_import_file(const std::string& path, std::istream& in, ImportedAttention& imported, std::string& error) {
-    const std::string shown = path == "-" ? "<stdin>" : path;
-    std::string text;
-    if (!read_text(path, in, text)) {
-        error = shown + ": cannot open the file";
-        return false;
-    }
-    try {
-        imported = read_import(text);
-    } catch (const SceneError& e) {
-        error = located(shown, e);
-        return false;
-    }
-    return true;
+    return load_json_file(path, in, imported, error, read_import);
 }
 
 int run_compute(const std::string& path, std::istream& in, std::ostream& out, std::ostream& err) {
