@@ -102,16 +102,6 @@ void require_values(const std::string& field, const Value& array, const std::str
     expected(at(field, 0), what, first);
 }
 
-// "line:column" of a byte offset into text (1-based; columns count bytes).
-std::string line_column(std::string_view text, size_t byte) {
-    size_t line = 1, column = 1;
-    for (size_t i = 0; i < byte && i < text.size(); ++i) {
-        if (text[i] == '\n') ++line, column = 1;
-        else ++column;
-    }
-    return std::to_string(line) + ":" + std::to_string(column);
-}
-
 class Parser {
 public:
     explicit Parser(std::string_view text) : text_(text) {}

@@ -64,6 +64,16 @@ const char* kind_name(AttentionKind kind) {
 
 // [SECTION] Validation -----------------------------------------------------------------------
 
+// "line:column" of a byte offset into text (1-based; columns count bytes).
+std::string line_column(std::string_view text, size_t byte) {
+    size_t line = 1, column = 1;
+    for (size_t i = 0; i < byte && i < text.size(); ++i) {
+        if (text[i] == '\n') ++line, column = 1;
+        else ++column;
+    }
+    return std::to_string(line) + ":" + std::to_string(column);
+}
+
 namespace {
 
 std::string index_path(const std::string& field, Eigen::Index i, Eigen::Index j = -1) {
@@ -259,16 +269,6 @@ WeightsSpec read_weights(const json& j) {
     for (const auto& [name, m] : mats)
         if (m->size() == 0) throw SceneError(std::string("weights.") + name, "missing (explicit weights need w_q, w_k, w_v and w_o)");
     return w;
-}
-
-// "line:column" of a byte offset into text (1-based; columns count bytes).
-std::string line_column(std::string_view text, size_t byte) {
-    size_t line = 1, column = 1;
-    for (size_t i = 0; i < byte && i < text.size(); ++i) {
-        if (text[i] == '\n') ++line, column = 1;
-        else ++column;
-    }
-    return std::to_string(line) + ":" + std::to_string(column);
 }
 
 constexpr const char* kKnownFields[] = {"name", "description", "kind", "tokens", "source_tokens",

@@ -80,6 +80,10 @@ private:
     std::string where_;
 };
 
+// "line:column" of a byte offset into a JSON text (1-based; columns count bytes): the where()
+// of malformed JSON, for the scene and the import readers.
+std::string line_column(std::string_view text, size_t byte);
+
 // Checks every invariant a Scene must hold to be computed (shapes, limits, finite values),
 // throwing SceneError naming the field.
 void validate(const Scene& scene);

@@ -105,10 +105,7 @@ int main(int argc, char** argv) {
 
     glfwSetErrorCallback([](int, const char* description) { std::fprintf(stderr, "glfw: %s\n", description); });
     if (!glfwInit()) return 1;
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
-    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+    attn::platform::hint_gl33_core();
     g_window = glfwCreateWindow(1280, 800, "attnviz", nullptr, nullptr);
     if (!g_window) {
         std::fprintf(stderr, "attnviz: could not open an OpenGL 3.3 window\n");

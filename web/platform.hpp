@@ -72,6 +72,9 @@ void open_file_picker();
 // Desktop only: files dropped on the window go to on_drop (the first path). In the browser the
 // page handles drops on the canvas itself, so big files can show their progress.
 void install_file_drop(GLFWwindow* window, void (*on_drop)(const char* path));
+// Desktop: the GLFW hints for an OpenGL 3.3 core context, before glfwCreateWindow (the window
+// and attnviz render). Browser: nothing (WebGL2 comes from the link flags, MIN_WEBGL_VERSION=2).
+void hint_gl33_core();
 
 // The link (link_state.hpp). Browser: the hash the page opened with (or, for a figure of the
 // script-tag embed, the hash its element gives), and from now on a change of the page's hash

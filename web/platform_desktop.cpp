@@ -73,6 +73,13 @@ void show_link(const std::string&) {}
 std::string page_url() { return "index.html"; }
 void open_url(const std::string&) {}
 void pass_wheel_to_page(bool) {}
+void hint_gl33_core() {
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+}
+
 void open_file_picker() {}                  // the desktop asks for a path (web/model_view.cpp)
 
 namespace {

@@ -228,6 +228,7 @@ std::string save_png(const std::string& name, const std::vector<std::uint8_t>& r
     return name;
 }
 void open_file_picker() { attnviz_pick_file(); }
+void hint_gl33_core() {}  // the WebGL version comes from the link flags
 
 void install_file_drop(GLFWwindow*, void (*)(const char*)) {}  // index.html handles drops
 

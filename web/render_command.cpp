@@ -71,10 +71,7 @@ struct HeadlessGl {
         glfwSetErrorCallback([](int, const char*) {});
         if (!glfwInit()) return false;
         glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
-        glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
-        glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
-        glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-        glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+        platform::hint_gl33_core();
         window = glfwCreateWindow(64, 64, "attnviz render", nullptr, nullptr);
         if (!window) {
             glfwTerminate();
