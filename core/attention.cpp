@@ -143,15 +143,6 @@ HeadTrace head_trace(Matrix q, Matrix k, Matrix v, const MaskMatrix& allowed, co
     return h;
 }
 
-// x·W + b: T×d_model (kernels::matmul, the same kernel natively and in wasm).
-Matrix project(const Matrix& x, const Matrix& w, const RowVector& b) {
-    Matrix y(x.rows(), w.cols());
-    kernels::matmul(static_cast<int>(x.rows()), static_cast<int>(w.cols()), static_cast<int>(x.cols()), x.data(),
-                    static_cast<int>(x.cols()), w.data(), static_cast<int>(w.cols()), false,
-                    b.size() ? b.data() : nullptr, y.data(), static_cast<int>(y.cols()));
-    return y;
-}
-
 struct Projected {
     int d_model, n_heads, d_k, T_q, T_k;
     Matrix Q, K, V;  // T_q×d_model, T_k×d_model, T_k×d_model
@@ -170,6 +161,14 @@ Projected project_all(const Matrix& x_q, const Matrix& x_kv, const Weights& weig
 }
 
 }  // namespace
+
+Matrix project(const Matrix& x, const Matrix& w, const RowVector& b) {
+    Matrix y(x.rows(), w.cols());
+    kernels::matmul(static_cast<int>(x.rows()), static_cast<int>(w.cols()), static_cast<int>(x.cols()), x.data(),
+                    static_cast<int>(x.cols()), w.data(), static_cast<int>(w.cols()), false,
+                    b.size() ? b.data() : nullptr, y.data(), static_cast<int>(y.cols()));
+    return y;
+}
 
 HeadTrace scaled_dot_product_attention(Matrix q, Matrix k, Matrix v, const MaskMatrix& allowed,
                                        Scale scale) {

@@ -85,6 +85,9 @@ HeadTrace scaled_dot_product_attention(Matrix q, Matrix k, Matrix v, const MaskM
 
 // [SECTION] Multi-head attention -------------------------------------------------------------
 
+// x·W + b (b may be empty): T×d_out, with kernels::matmul (the same kernel natively and in wasm).
+Matrix project(const Matrix& x, const Matrix& w, const RowVector& b);
+
 struct AttentionOptions {
     int n_heads = 1;
     Scale scale{};

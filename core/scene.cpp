@@ -7,10 +7,12 @@
 // [SECTION] Computing
 #include "scene.hpp"
 
+#include "kernels.hpp"
 #include "text.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -482,7 +484,7 @@ Weights weights_for(const Scene& s) {
 
 }  // namespace
 
-Trace compute(const Scene& s) {
+Trace compute(const Scene& s, std::int64_t max_cells) {
     Trace t;
     t.kind = s.kind;
     t.queries = s.tokens;
@@ -496,19 +498,23 @@ Trace compute(const Scene& s) {
     mask.causal = s.kind == AttentionKind::Masked || s.causal_mask;
     mask.key_padding = s.key_padding;
     if (s.mask_matrix) mask.allowed = *s.mask_matrix;
-    t.allowed = combine_masks(mask, static_cast<int>(t.queries.size()), static_cast<int>(t.keys.size()));
+    t.allowed = combine_masks(mask, t.T_q(), t.T_k());
 
+    const Matrix x_q = inputs(s.embeddings, s.tokens, s);
+    const Matrix x_kv = s.kind == AttentionKind::Cross ? inputs(s.source_embeddings, s.source_tokens, s) : x_q;
+    const Weights w = weights_for(s);
+    const bool is_long = std::int64_t{s.heads} * t.T_q() * t.T_k() > max_cells;
+    // A long trace: the whole pipeline for the first rows, and every head's queries for the rest.
+    const int rows = is_long ? std::min(kLongTraceRows, t.T_q()) : t.T_q();
     AttentionOptions options;
     options.n_heads = s.heads;
     options.scale = s.scale;
-    options.mask.allowed = t.allowed;
-
-    const Matrix x_q = inputs(s.embeddings, s.tokens, s);
-    const Weights w = weights_for(s);
-    if (s.kind == AttentionKind::Cross)
-        t.attention = multi_head_attention(x_q, inputs(s.source_embeddings, s.source_tokens, s), w, options);
-    else
-        t.attention = multi_head_attention(x_q, x_q, w, options);
+    options.mask.allowed = t.allowed.topRows(rows);
+    t.attention = multi_head_attention(x_q.topRows(rows), x_kv, w, options);
+    if (is_long) {
+        const Matrix q = project(x_q, w.w_q, w.b_q);
+        for (int h = 0; h < s.heads; ++h) t.long_q.push_back(q.middleCols(h * t.d_k, t.d_k));
+    }
     return t;
 }
 
@@ -534,6 +540,56 @@ std::string write_trace(const Trace& t) {
     j["per_head"] = std::move(heads);
     j["output"] = matrix_json(t.attention.output);
     return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// [SECTION] Rows on demand -------------------------------------------------------------------
+
+void attention_rows(const Trace& t, int head, int r0, int r1, float* weights, float* scaled) {
+    const HeadTrace& h = t.attention.heads[static_cast<size_t>(head)];
+    const int T_k = t.T_k();
+    const auto cells = static_cast<size_t>(r1 - r0) * static_cast<size_t>(T_k);
+    if (r1 <= h.weights.rows()) {  // kept in the trace
+        std::copy_n(h.weights.data() + static_cast<std::ptrdiff_t>(r0) * T_k, cells, weights);
+        if (scaled) std::copy_n(h.scaled.data() + static_cast<std::ptrdiff_t>(r0) * T_k, cells, scaled);
+        return;
+    }
+    kernels::HeadArgs args;
+    args.T_q = r1 - r0, args.T_k = T_k, args.d_k = t.d_k;
+    args.q = t.long_q[static_cast<size_t>(head)].data() + static_cast<std::ptrdiff_t>(r0) * t.d_k;
+    args.k = h.k.data();
+    args.allowed = t.allowed.data() + static_cast<std::ptrdiff_t>(r0) * T_k;
+    args.factor = t.scale.factor(t.d_k);
+    args.scaled = scaled;
+    args.weights = weights;
+    kernels::attention_head(args);
+}
+
+CellValues cell_values(const Trace& t, int head, int q, int k) {
+    const HeadTrace& h = t.attention.heads[static_cast<size_t>(head)];
+    CellValues c;
+    c.allowed = t.allowed(q, k) != 0;
+    if (q < h.weights.rows()) {
+        c.score = h.scores(q, k), c.scaled = h.scaled(q, k), c.weight = h.weights(q, k);
+        return c;
+    }
+    const Matrix& queries = t.long_q[static_cast<size_t>(head)];
+    c.score = queries.row(q).dot(h.k.row(k));
+    std::vector<float> weights(static_cast<size_t>(t.T_k())), scaled(weights.size());
+    attention_rows(t, head, q, q + 1, weights.data(), scaled.data());
+    c.scaled = scaled[static_cast<size_t>(k)];
+    c.weight = weights[static_cast<size_t>(k)];
+    return c;
+}
+
+std::size_t trace_bytes(const Trace& t) {
+    auto bytes = [](const auto& m) { return static_cast<std::size_t>(m.size()) * sizeof(*m.data()); };
+    std::size_t n = bytes(t.allowed) + bytes(t.attention.x_q) + bytes(t.attention.x_kv) +
+                    bytes(t.attention.concat) + bytes(t.attention.output);
+    for (const HeadTrace& h : t.attention.heads)
+        n += bytes(h.q) + bytes(h.k) + bytes(h.v) + bytes(h.scores) + bytes(h.scaled) + bytes(h.weights) +
+             bytes(h.output);
+    for (const Matrix& q : t.long_q) n += bytes(q);
+    return n;
 }
 
 }  // namespace attn

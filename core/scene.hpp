@@ -4,6 +4,7 @@
 // [SECTION] Scene
 // [SECTION] Reading and writing
 // [SECTION] Computing
+// [SECTION] Rows on demand
 #pragma once
 
 #include "attention.hpp"
@@ -20,7 +21,7 @@ namespace attn {
 
 // [SECTION] Limits ---------------------------------------------------------------------------
 // Documented in README.md; the reader rejects anything larger with a message naming the field.
-inline constexpr int kMaxTokens = 4096;      // per sequence
+inline constexpr int kMaxTokens = 8192;      // per sequence
 inline constexpr int kMaxDModel = 4096;
 inline constexpr int kMaxHeads = 64;
 inline constexpr float kMaxAbsValue = 1e6f;  // embeddings and weights; keeps QKᵀ finite
@@ -99,18 +100,49 @@ const char* kind_name(AttentionKind kind);
 
 // [SECTION] Computing ------------------------------------------------------------------------
 
+// Above this many T×T cells (heads·T_q·T_k) compute() keeps no T×T matrix for the rows past
+// kLongTraceRows: 8 heads at T = 1024 keep 96 MB of scores, scaled scores and weights; 8 heads
+// at T = 8192 would keep 6 GB. Such a long trace computes any other row again on demand.
+inline constexpr std::int64_t kFullTraceCells = std::int64_t{8} << 20;
+inline constexpr int kLongTraceRows = 16;  // rows a long trace keeps whole (the Steps view's first rows)
+
 struct Trace {
     AttentionKind kind = AttentionKind::Self;
     std::vector<std::string> queries, keys;
     int heads = 1, d_k = 1, d_model = 1;
     Scale scale{};
     MaskMatrix allowed;        // the combined mask, T_q×T_k
-    MultiHeadTrace attention;  // inputs, per-head intermediates, concat and output
+    // Inputs, per-head intermediates, concat and output. In a long trace every matrix with a
+    // row per query holds only the first kLongTraceRows rows (q, scores, scaled, weights,
+    // output, x_q, concat); k and v are whole.
+    MultiHeadTrace attention;
+    std::vector<Matrix> long_q;  // long traces only: each head's queries, all T_q rows × d_k
+
+    int T_q() const { return static_cast<int>(queries.size()); }
+    int T_k() const { return static_cast<int>(keys.size()); }
+    bool is_long() const { return !long_q.empty(); }
 };
 
 // Embeddings (given or generated), positional encoding, weights, masks; then attention.
-// Expects a validated scene.
-Trace compute(const Scene& scene);
+// Expects a validated scene. A scene with more than max_cells T×T cells gives a long trace.
+Trace compute(const Scene& scene, std::int64_t max_cells = kFullTraceCells);
+
+// [SECTION] Rows on demand -------------------------------------------------------------------
+
+// Rows [r0, r1) of one head, row-major with stride T_k: the weights and, when `scaled` is not
+// null, the scaled scores (masked −inf). Copied from the trace's matrices, or for a long trace
+// computed again from its queries and keys (the same kernel, the same numbers).
+void attention_rows(const Trace& trace, int head, int r0, int r1, float* weights, float* scaled = nullptr);
+
+// One cell of one head, for tooltips and numbers: O(T_k·d_k) in a long trace (its whole row).
+struct CellValues {
+    float score = 0, scaled = 0, weight = 0;  // scaled is −inf where masked
+    bool allowed = true;
+};
+CellValues cell_values(const Trace& trace, int head, int q, int k);
+
+// Bytes the trace holds (matrices and mask), as the UI states it.
+std::size_t trace_bytes(const Trace& trace);
 
 // SPEC.md §2 trace: masked scaled scores are null.
 std::string write_trace(const Trace& trace);

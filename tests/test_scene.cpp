@@ -4,7 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 using namespace attn;
 
@@ -126,7 +128,7 @@ TEST_CASE("bad input names the line:column or the field and what was expected") 
         {R"({"tokens": ["a"], "key_padding": [1, 0]})", {"key_padding", "1 entries"}},
         {R"({"tokens": ["a"], "positional": "learned"})", {"positional", "\"sinusoidal\""}},
         {R"({"tokens": ["a"], "head": 2})", {"head", "unknown field"}},
-        {too_many.c_str(), {"tokens", "at most 4096 tokens, got 4097"}},
+        {too_many.c_str(), {"tokens", "at most 8192 tokens, got 8193"}},
     };
     for (const Case& c : cases) {
         CAPTURE(c.text);
@@ -148,4 +150,60 @@ TEST_CASE("compute: given and generated embeddings, positional encoding, masks f
     CHECK(t.allowed == want);
     CHECK(t.attention.heads[0].weights(1, 0) == 1.0f);
     CHECK(t.d_k == 4);
+}
+
+TEST_CASE("long trace: first rows kept whole, every other row on demand equals the full trace") {
+    // Shapes × masks: self, causal, cross with padding, an explicit mask with a fully masked row.
+    std::string padding = "[", mask = "[";
+    for (int i = 0; i < 45; ++i) padding += i % 7 == 6 ? "0," : "1,";
+    padding.back() = ']';
+    for (int i = 0; i < 18; ++i) {
+        mask += '[';
+        for (int j = 0; j < 18; ++j) mask += i == 17 || j > i + 2 ? "0," : "1,";
+        mask.back() = ']';
+        mask += ',';
+    }
+    mask.back() = ']';
+    const std::vector<std::string> scenes = {
+        R"({"tokens": )" + many_tokens(37) + R"(, "d_model": 16, "heads": 2, "weights": {"seed": 3}})",
+        R"({"kind": "masked", "tokens": )" + many_tokens(70) + R"(, "d_model": 12, "heads": 3, "weights": {"seed": 5}})",
+        R"({"kind": "cross", "tokens": )" + many_tokens(21) + R"(, "source_tokens": )" + many_tokens(45) +
+            R"(, "d_model": 8, "heads": 4, "weights": {"seed": 9}, "key_padding": )" + padding + "}",
+        R"({"tokens": )" + many_tokens(18) + R"(, "d_model": 4, "positional": "sinusoidal", "mask": )" + mask + "}",
+    };
+    for (const std::string& text : scenes) {
+        CAPTURE(text.substr(0, 60));
+        const Scene s = read_scene(text);
+        const Trace full = compute(s);
+        const Trace lng = compute(s, 0);
+        REQUIRE_FALSE(full.is_long());
+        REQUIRE(lng.is_long());
+        const int rows = std::min(kLongTraceRows, full.T_q()), T_k = full.T_k();
+        CHECK(lng.attention.output.rows() == rows);
+        CHECK(lng.attention.output.isApprox(full.attention.output.topRows(rows), 1e-6f));
+        CHECK(trace_bytes(lng) < trace_bytes(full));
+        for (int h = 0; h < s.heads; ++h) {
+            CHECK(lng.attention.heads[h].weights == full.attention.heads[h].weights.topRows(rows));
+            // Rows in blocks that straddle the kept rows, and one at a time.
+            std::vector<float> w(static_cast<size_t>(full.T_q()) * T_k), sc(w.size());
+            for (int r0 = 0; r0 < full.T_q(); r0 += 7) {
+                const int r1 = std::min(r0 + 7, full.T_q());
+                attention_rows(lng, h, r0, r1, w.data() + static_cast<size_t>(r0) * T_k, sc.data() + static_cast<size_t>(r0) * T_k);
+            }
+            for (int q = 0; q < full.T_q(); ++q)
+                for (int k = 0; k < T_k; ++k) {
+                    const size_t i = static_cast<size_t>(q) * T_k + k;
+                    CHECK(w[i] == doctest::Approx(full.attention.heads[h].weights(q, k)).epsilon(1e-6));
+                    CHECK(sc[i] == full.attention.heads[h].scaled(q, k));
+                }
+            for (int q : {0, rows - 1, full.T_q() - 1}) {
+                const int k = (q * 5 + 3) % T_k;
+                const CellValues a = cell_values(lng, h, q, k), b = cell_values(full, h, q, k);
+                CHECK(a.allowed == b.allowed);
+                CHECK(a.weight == doctest::Approx(b.weight).epsilon(1e-6));
+                CHECK(a.score == doctest::Approx(b.score).epsilon(1e-5));
+                CHECK(a.scaled == b.scaled);
+            }
+        }
+    }
 }
