@@ -564,6 +564,20 @@ void attention_rows(const Trace& t, int head, int r0, int r1, float* weights, fl
     kernels::attention_head(args);
 }
 
+const float* HeadRows::row(int q, bool scaled) {
+    const HeadTrace& h = trace_.attention.heads[static_cast<size_t>(head_)];
+    const Matrix& kept = scaled ? h.scaled : h.weights;
+    if (q < kept.rows()) return kept.data() + static_cast<std::ptrdiff_t>(q) * kept.cols();
+    const auto T_k = static_cast<size_t>(trace_.T_k());
+    if (q < r0_ || q >= r1_) {
+        r0_ = q, r1_ = std::min(q + block_, trace_.T_q());
+        weights_.resize(static_cast<size_t>(r1_ - r0_) * T_k);
+        scaled_.resize(weights_.size());
+        attention_rows(trace_, head_, r0_, r1_, weights_.data(), scaled_.data());
+    }
+    return (scaled ? scaled_ : weights_).data() + static_cast<size_t>(q - r0_) * T_k;
+}
+
 CellValues cell_values(const Trace& t, int head, int q, int k) {
     const HeadTrace& h = t.attention.heads[static_cast<size_t>(head)];
     CellValues c;

@@ -134,6 +134,21 @@ Trace compute(const Scene& scene, std::int64_t max_cells = kFullTraceCells);
 // computed again from its queries and keys (the same kernel, the same numbers).
 void attention_rows(const Trace& trace, int head, int r0, int r1, float* weights, float* scaled = nullptr);
 
+// Reads one head row by row, for code that walks a map once: a row of the trace's matrices, or
+// of a block of rows computed again (attention_rows) when the trace is long.
+class HeadRows {
+public:
+    HeadRows(const Trace& trace, int head, int block_rows = 64) : trace_(trace), head_(head), block_(block_rows) {}
+    const float* weights(int q) { return row(q, false); }
+    const float* scaled(int q) { return row(q, true); }  // masked: −inf
+
+private:
+    const float* row(int q, bool scaled);
+    const Trace& trace_;
+    int head_, block_, r0_ = 0, r1_ = 0;
+    std::vector<float> weights_, scaled_;
+};
+
 // One cell of one head, for tooltips and numbers: O(T_k·d_k) in a long trace (its whole row).
 struct CellValues {
     float score = 0, scaled = 0, weight = 0;  // scaled is −inf where masked

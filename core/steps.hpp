@@ -58,6 +58,8 @@ enum class StepKind { Input, InputKv, Q, K, V, Scores, Scaled, Masked, Weights, 
 
 // One matrix of the pipeline: its label ("Q = X·W_q"), shape ("T_q×d_k = 3×3"), a formula
 // line ("× 0.5774", "concat·W_o + b_o"; may be empty) and its values (masked entries −∞).
+// In a long trace the matrices with a row per query hold their first rows only: `rows` is
+// the whole matrix's row count, as the shape says.
 // Only symbols here: the words that say what a step means are the view's captions, in the
 // reader's language.
 struct Step {
@@ -65,6 +67,7 @@ struct Step {
     std::string label, shape, formula;
     Matrix values;
     bool probabilities = false;  // weights: one fixed 0..1 colour scale
+    Eigen::Index rows = 0;       // of the whole matrix (≥ values.rows())
 };
 
 inline std::string shape_text(const char* rows, const char* cols, Eigen::Index r, Eigen::Index c) {
@@ -80,35 +83,33 @@ inline std::vector<Step> pipeline_steps(const Trace& tr, int head, bool position
     const std::string pe = positional ? " + PE" : "";
     const std::string x_kv = cross ? "X_kv" : "X";
     std::vector<Step> steps;
-    // X rows are tokens: T_q×d_model (and T_k×d_model for the source).
-    steps.push_back({StepKind::Input, "X" + pe, shape_text("T_q", "d_model", mh.x_q.rows(), mh.x_q.cols()), "", mh.x_q});
-    if (cross)
-        steps.push_back({StepKind::InputKv, "X_kv" + pe, shape_text("T_k", "d_model", mh.x_kv.rows(), mh.x_kv.cols()),
-                         "", mh.x_kv});
-    steps.push_back({StepKind::Q, "Q = X·W_q", shape_text("T_q", "d_k", h.q.rows(), h.q.cols()), "", h.q});
-    steps.push_back({StepKind::K, "K = " + x_kv + "·W_k", shape_text("T_k", "d_k", h.k.rows(), h.k.cols()), "", h.k});
-    steps.push_back({StepKind::V, "V = " + x_kv + "·W_v", shape_text("T_k", "d_k", h.v.rows(), h.v.cols()), "", h.v});
-    steps.push_back({StepKind::Scores, "QKᵀ", shape_text("T_q", "T_k", h.scores.rows(), h.scores.cols()), "q·k", h.scores});
+    // Rows are tokens: T_q (all of them, also in a long trace) or T_k.
+    auto add = [&](StepKind kind, std::string label, const char* row_name, const char* col_name,
+                   std::string formula, Matrix values, bool probabilities = false) {
+        const Eigen::Index rows = std::string_view(row_name) == "T_q" ? tr.T_q() : values.rows();
+        std::string shape = shape_text(row_name, col_name, rows, values.cols());
+        steps.push_back({kind, std::move(label), std::move(shape), std::move(formula), std::move(values),
+                         probabilities, rows});
+    };
+    add(StepKind::Input, "X" + pe, "T_q", "d_model", "", mh.x_q);
+    if (cross) add(StepKind::InputKv, "X_kv" + pe, "T_k", "d_model", "", mh.x_kv);
+    add(StepKind::Q, "Q = X·W_q", "T_q", "d_k", "", h.q);
+    add(StepKind::K, "K = " + x_kv + "·W_k", "T_k", "d_k", "", h.k);
+    add(StepKind::V, "V = " + x_kv + "·W_v", "T_k", "d_k", "", h.v);
+    add(StepKind::Scores, "QKᵀ", "T_q", "T_k", "q·k", h.scores);
     // ÷ √d_k before the mask: the scores times the factor everywhere.
     const float factor = tr.scale.factor(tr.d_k);
     const std::string scale_label = tr.scale.kind == ScaleKind::InvSqrtDk ? "÷ √d_k"
                                     : tr.scale.kind == ScaleKind::None    ? "÷ 1"
                                                                           : "÷ τ = " + format_number(tr.scale.divisor, 2);
-    steps.push_back({StepKind::Scaled, scale_label, shape_text("T_q", "T_k", h.scores.rows(), h.scores.cols()),
-                     "× " + format_number(factor), Matrix(h.scores * factor)});
+    add(StepKind::Scaled, scale_label, "T_q", "T_k", "× " + format_number(factor), h.scores * factor);
     bool any_masked = false;
     for (Eigen::Index i = 0; i < tr.allowed.size(); ++i) any_masked |= tr.allowed.data()[i] == 0;
-    if (any_masked)
-        steps.push_back({StepKind::Masked, "+ M", shape_text("T_q", "T_k", h.scaled.rows(), h.scaled.cols()),
-                         "M = 0 / −∞", h.scaled});
-    steps.push_back({StepKind::Weights, "softmax", shape_text("T_q", "T_k", h.weights.rows(), h.weights.cols()),
-                     "Σ = 1", h.weights, true});
-    steps.push_back({StepKind::Output, "· V", shape_text("T_q", "d_k", h.output.rows(), h.output.cols()), "weights·V",
-                     h.output});
-    steps.push_back({StepKind::Concat, "concat", shape_text("T_q", "d_model", mh.concat.rows(), mh.concat.cols()),
-                     tr.heads > 1 ? "[head₁ … head_h]" : "head₁", mh.concat});
-    steps.push_back({StepKind::Final, "· W_o", shape_text("T_q", "d_model", mh.output.rows(), mh.output.cols()),
-                     "concat·W_o + b_o", mh.output});
+    if (any_masked) add(StepKind::Masked, "+ M", "T_q", "T_k", "M = 0 / −∞", h.scaled);
+    add(StepKind::Weights, "softmax", "T_q", "T_k", "Σ = 1", h.weights, true);
+    add(StepKind::Output, "· V", "T_q", "d_k", "weights·V", h.output);
+    add(StepKind::Concat, "concat", "T_q", "d_model", tr.heads > 1 ? "[head₁ … head_h]" : "head₁", mh.concat);
+    add(StepKind::Final, "· W_o", "T_q", "d_model", "concat·W_o + b_o", mh.output);
     return steps;
 }
 

@@ -207,7 +207,10 @@ void lines_figure(Doc& doc, const Trace& tr, const SvgOptions& o) {
     for (int h = 0; h < tr.heads; ++h)
         if (o.head_visible.empty() || (h < static_cast<int>(o.head_visible.size()) && o.head_visible[h])) visible.push_back(h);
     const int n_visible = static_cast<int>(visible.size());
-    auto weight = [&](int h, int q, int k) { return tr.attention.heads[h].weights(q, k); };
+    std::vector<HeadRows> rows;  // rows on demand: a long trace keeps only its first rows
+    rows.reserve(static_cast<size_t>(tr.heads));
+    for (int h = 0; h < tr.heads; ++h) rows.emplace_back(tr, h);
+    auto weight = [&](int h, int q, int k) { return rows[static_cast<size_t>(h)].weights(q)[k]; };
     const int sel_q = o.selected_query >= 0 && o.selected_query < T_q ? o.selected_query : -1;
     const int sel_k = sel_q < 0 && o.selected_key >= 0 && o.selected_key < T_k ? o.selected_key : -1;
     const bool any_sel = sel_q >= 0 || sel_k >= 0;
@@ -348,10 +351,13 @@ void heatmap_figure(Doc& doc, const Trace& tr, const SvgOptions& o) {
 
     // Values as on screen: one head or the mean; weights on the fixed 0..1 scale, scores on
     // their own range (min == max: the middle of the map).
+    std::vector<HeadRows> rows;  // rows on demand: a long trace keeps only its first rows
+    rows.reserve(static_cast<size_t>(tr.heads));
+    for (int h = 0; h < tr.heads; ++h) rows.emplace_back(tr, h);
     auto value = [&](int q, int k) {
         auto one = [&](int h) {
-            const HeadTrace& head = tr.attention.heads[h];
-            return o.scores ? head.scaled(q, k) : head.weights(q, k);
+            HeadRows& head = rows[static_cast<size_t>(h)];
+            return o.scores ? head.scaled(q)[k] : head.weights(q)[k];
         };
         if (one_head) return one(o.head);
         float sum = 0.0f;

@@ -80,7 +80,18 @@ TEST_CASE("steps: masked and cross pipelines: -inf cells, shapes, and Q from X, 
     CHECK(find_step(steps, StepKind::Concat).values.cols() == 4);
     CHECK(explain_weight(t.attention.heads[1], t.allowed, 0, 2) == "e^(\xe2\x88\x92\xe2\x88\x9e) = 0");
 
+    // A long trace keeps the first rows; the shapes still name the whole matrices.
+    s.tokens.assign(40, "w");
+    t = compute(s, 0);
+    REQUIRE(t.is_long());
+    steps = pipeline_steps(t, 1, false);
+    CHECK(find_step(steps, StepKind::Weights).shape == "T_q\xc3\x97T_k = 40\xc3\x97" "40");
+    CHECK(find_step(steps, StepKind::Weights).values.rows() == kLongTraceRows);
+    CHECK(find_step(steps, StepKind::Weights).rows == 40);
+    CHECK(find_step(steps, StepKind::K).rows == 40);
+
     s.kind = AttentionKind::Cross;
+    s.tokens = {"a", "b", "c"};
     s.source_tokens = {"x", "y"};
     t = compute(s);
     steps = pipeline_steps(t, 0, true);

@@ -256,6 +256,21 @@ TEST_CASE("long sequences: labels thin out, the document stays well formed; an e
     lines.selected_query = 3;
     CHECK(svg_size_problem(big, lines) == "");
 
+    // A long trace (rows computed again on demand) writes the same document as the full one.
+    const Trace long_tr = compute(read_scene(R"({"kind": "masked", "d_model": 8, "heads": 2, "tokens": )" + tokens + "]}"), 0);
+    const Trace full_tr = compute(read_scene(R"({"kind": "masked", "d_model": 8, "heads": 2, "tokens": )" + tokens + "]}"));
+    REQUIRE(long_tr.is_long());
+    for (SvgView view : {SvgView::Lines, SvgView::Heatmap}) {
+        SvgOptions v;
+        v.view = view;
+        v.top_k = 2;
+        v.scores = view == SvgView::Heatmap;
+        CHECK(write_svg(long_tr, v) == write_svg(full_tr, v));
+        v.head = -1;
+        v.selected_key = 70;
+        CHECK(write_svg(long_tr, v) == write_svg(full_tr, v));
+    }
+
     const std::string empty = write_svg(Trace{}, o);
     CHECK(xml_problem(empty) == "");
     CHECK(count(empty, "class=\"cell") == 0);

@@ -125,7 +125,7 @@ void draw_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         const float grid_w = label_w + cell_w * (b.cols + (b.entropy ? 1 : 0));
         b.w = std::max({grid_w, font->CalcTextSizeA(fs, FLT_MAX, 0.0f, step.label.c_str()).x,
                         small_w(step.shape.c_str()), small_w(step.formula.c_str()), kCaptionMinW * s});
-        b.caption_y = title_h + header + cell_h * b.rows + (b.rows < step.values.rows() ? ss : 0.0f) + 4.0f * s;
+        b.caption_y = title_h + header + cell_h * b.rows + (b.rows < step.rows ? ss : 0.0f) + 4.0f * s;
         const float caption_h = small->CalcTextSizeA(ss, FLT_MAX, b.w, attn::tr(caption(step.kind, tr))).y;
         b.h = b.caption_y + caption_h;
         if (x > margin && x + b.w > avail_w) {  // next line of the pipeline
@@ -238,7 +238,7 @@ void draw_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         // Thin grid lines between cells.
         const ImU32 grid = ImGui::GetColorU32(ImVec4(pal.grid[0], pal.grid[1], pal.grid[2], pal.grid[3]));
         dl->AddRect(b.grid, ImVec2(b.grid.x + cell_w * b.cols, b.grid.y + cell_h * b.rows), grid);
-        if (b.rows < step.values.rows() || b.cols < step.values.cols())
+        if (b.rows < step.rows || b.cols < step.values.cols())
             dl->AddText(small, ss, ImVec2(b.grid.x, b.grid.y + cell_h * b.rows + 1.0f * s), pal.text_muted, attn::tr(Str::FirstShown));
         dl->AddText(small, ss, ImVec2(b.pos.x, b.pos.y + b.caption_y), pal.text_muted, attn::tr(caption(step.kind, tr)), nullptr, b.w);
         if (b.entropy) {  // H of each row: 0 = one-hot, ln T_k = uniform; seed 002's saturation
