@@ -307,7 +307,11 @@ void draw_controls(ViewContext& ctx) {
         ImGui::OpenPopup("Scene JSON");
     }
     probe(st, "json.open");
-    ImGui::SameLine();
+    // Beside it when it fits (in Chinese, or a wider panel), else on the next line.
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float open_w = ImGui::CalcTextSize(tr(Str::OpenModel)).x + 2.0f * style.FramePadding.x;
+    if (ImGui::GetContentRegionAvail().x - ImGui::GetItemRectSize().x - style.ItemSpacing.x >= open_w)
+        ImGui::SameLine();
     open_model_control(ctx);
 
     ImGui::Spacing();

@@ -138,33 +138,12 @@ std::string take_js_string(char* s) {
 }  // namespace
 
 // Exports: a Blob, downloaded through a temporary <a download>; Module.onExport (if the page
-// or a test set it) hears of every file.
-EM_JS(void, attnviz_download_bytes, (const char* name_utf8, const char* mime_utf8, const char* data, int size), {
+// or a test set it) hears of every file. png_width > 0: data is RGBA pixels, encoded to PNG
+// through a canvas (the browser's own encoder: no zlib in the wasm); else data is the file.
+EM_JS(int, attnviz_download, (const char* name_utf8, const char* mime_utf8, const unsigned char* data, int size,
+                              int png_width, int png_height), {
     var name = UTF8ToString(name_utf8);
-    var blob = new Blob([HEAPU8.slice(data, data + size)], {type: UTF8ToString(mime_utf8)});
-    var url = URL.createObjectURL(blob);
-    var a = document.createElement('a');
-    a.href = url;
-    a.download = name;
-    document.body.appendChild(a);
-    a.click();
-    a.remove();
-    setTimeout(function() { URL.revokeObjectURL(url); }, 30000);
-    if (Module.onExport) Module.onExport(name, blob);
-});
-
-// PNG from RGBA through a canvas: the browser's own encoder (no zlib in the wasm).
-EM_JS(int, attnviz_download_png, (const char* name_utf8, const unsigned char* rgba, int width, int height), {
-    var name = UTF8ToString(name_utf8);
-    var canvas = document.createElement('canvas');
-    canvas.width = width;
-    canvas.height = height;
-    var context = canvas.getContext('2d');
-    if (!context) return 0;
-    var pixels = new Uint8ClampedArray(HEAPU8.slice(rgba, rgba + width * height * 4).buffer);
-    context.putImageData(new ImageData(pixels, width, height), 0, 0);
-    canvas.toBlob(function(blob) {
-        if (!blob) { console.error('attnviz: PNG encoding failed for ' + name); return; }
+    function save(blob) {
         var url = URL.createObjectURL(blob);
         var a = document.createElement('a');
         a.href = url;
@@ -174,6 +153,21 @@ EM_JS(int, attnviz_download_png, (const char* name_utf8, const unsigned char* rg
         a.remove();
         setTimeout(function() { URL.revokeObjectURL(url); }, 30000);
         if (Module.onExport) Module.onExport(name, blob);
+    }
+    if (png_width <= 0) {
+        save(new Blob([HEAPU8.slice(data, data + size)], {type: UTF8ToString(mime_utf8)}));
+        return 1;
+    }
+    var canvas = document.createElement('canvas');
+    canvas.width = png_width;
+    canvas.height = png_height;
+    var context = canvas.getContext('2d');
+    if (!context) return 0;
+    var pixels = new Uint8ClampedArray(HEAPU8.slice(data, data + size).buffer);
+    context.putImageData(new ImageData(pixels, png_width, png_height), 0, 0);
+    canvas.toBlob(function(blob) {
+        if (blob) save(blob);
+        else console.error('attnviz: PNG encoding failed for ' + name);
     }, 'image/png');
     return 1;
 });
@@ -215,13 +209,14 @@ void pass_wheel_to_page(bool pass) { attnviz_pass_wheel(pass ? 1 : 0); }
 bool prefers_dark() { return attnviz_prefers_dark() != 0; }
 
 std::string save_file(const std::string& name, const std::string& mime, const std::string& bytes, std::string&) {
-    attnviz_download_bytes(name.c_str(), mime.c_str(), bytes.data(), static_cast<int>(bytes.size()));
+    attnviz_download(name.c_str(), mime.c_str(), reinterpret_cast<const unsigned char*>(bytes.data()),
+                     static_cast<int>(bytes.size()), 0, 0);
     return name;
 }
 
 std::string save_png(const std::string& name, const std::vector<std::uint8_t>& rgba, int width, int height,
                      std::string& error) {
-    if (!attnviz_download_png(name.c_str(), rgba.data(), width, height)) {
+    if (!attnviz_download(name.c_str(), "image/png", rgba.data(), static_cast<int>(rgba.size()), width, height)) {
         error = "the browser has no 2D canvas to encode the PNG";
         return "";
     }
