@@ -2,6 +2,8 @@
 // the same reader users' files go through.
 #include "presets.hpp"
 
+#include "text.hpp"
+
 namespace attn {
 
 namespace {
@@ -89,10 +91,40 @@ constexpr const char* kMultiHeadRain = R"({
   "heads": 3, "weights": "identity", "scale": "sqrt_dk"
 })";
 
+// Not from a seed: a long text for the views at scale (zoomed heatmap, top-k lines). One
+// paragraph said twenty times. With Q = K = V = X and no scaling, a word's match with itself
+// (|x|² ≈ 21 for 64 dimensions per head) outweighs any other word's, so each word puts its
+// weight on its earlier copies, shared equally: stripes one paragraph apart.
+constexpr const char* kLongParagraph =
+    "Attention lets every word look back at the words before it. A query asks what it needs, each key says "
+    "what it offers, and the softmax turns their match into weights that add up to one. The values are then "
+    "mixed with those weights. When a text repeats itself, a word finds its own copies first, and the whole "
+    "page shows up as stripes.";
+constexpr int kLongRepeats = 20;
+
+Scene long_text() {
+    Scene s;
+    s.name = "long-text";
+    s.kind = AttentionKind::Masked;
+    const std::vector<std::string> paragraph = tokenize(kLongParagraph);
+    for (int i = 0; i < kLongRepeats; ++i) s.tokens.insert(s.tokens.end(), paragraph.begin(), paragraph.end());
+    s.description = "Not from a seed: one paragraph said " + std::to_string(kLongRepeats) + " times (" +
+                    std::to_string(s.tokens.size()) +
+                    " tokens), causal, Q = K = V = X and no scaling. A word matches itself best, so it shares its "
+                    "weight among its earlier copies: stripes one paragraph apart. Zoom the heatmap (wheel, "
+                    "pinch) to read the tokens; the lines show each word's top keys.";
+    s.d_model = 512;
+    s.heads = 8;
+    s.scale = Scale{ScaleKind::None, 1.0f};
+    validate(s);
+    return s;
+}
+
 std::vector<Scene> read_presets() {
     std::vector<Scene> scenes;
     for (const char* text : {kFiveTokens, kIAmGood, kIAmGoodCross, kWoAiNi, kMaskedApple, kCrossRain, kMultiHeadRain})
         scenes.push_back(read_scene(text));
+    scenes.push_back(long_text());
     return scenes;
 }
 
