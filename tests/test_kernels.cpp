@@ -86,9 +86,9 @@ TEST_CASE("kernels: 2^t of non-positive t within 2e-7 relative of std::exp2") {
     });
 }
 
-TEST_CASE("kernels: softmax rows with NaN, +inf and -inf scores take the general path, others the dense one") {
-    // Same rows through softmax_rows: a finite row (dense path), rows with -inf (dense path,
-    // weight 0), NaN (weight 0) and +inf (the float max) (general path), against double.
+TEST_CASE("kernels: softmax rows with NaN, +inf and -inf scores, both paths, against double") {
+    // Same rows through softmax_rows: a finite row, rows with -inf and NaN (dense path, weight
+    // 0) and with +inf (counts as the float max: the general path), against double.
     const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
     const int T = 37;
     std::vector<float> s(4 * T);
