@@ -4,7 +4,9 @@
 #   bash bench/run.sh                 T = 128, 512, 2048, 8192 (a few minutes)
 #   T=128,512 bash bench/run.sh       a quick look
 # Build dirs: build-bench, build-bench-scalar (-DATTN_SIMD=OFF), build-bench-wasm{,-scalar}.
-# Scalar builds stop at T = 2048 (T = 8192 would take many minutes). Output: build-bench/results.txt.
+# Modes: "weights" (as PyTorch) at every T, "trace" (every intermediate) up to T = 2048.
+# Scalar builds stop at T = 2048 and keep the trace mode to T = 512 (the rest would take many
+# minutes). Output: build-bench/results.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export NODE_PATH=/usr/share/nodejs
@@ -31,9 +33,9 @@ build build-bench-wasm-scalar emcmake -DATTN_SIMD=OFF
     echo "# load before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee -a "$out"
 build-bench/attn_bench --build native --T "$Ts" | tee -a "$out"
-build-bench-scalar/attn_bench --build native-scalar --T "$Ts" --max-T 2048 | tee -a "$out"
+build-bench-scalar/attn_bench --build native-scalar --T "$Ts" --max-T 2048 --max-trace-T 512 | tee -a "$out"
 node --no-experimental-fetch build-bench-wasm/attn_bench.js --build wasm --T "$Ts" | tee -a "$out"
-node --no-experimental-fetch build-bench-wasm-scalar/attn_bench.js --build wasm-scalar --T "$Ts" --max-T 2048 \
+node --no-experimental-fetch build-bench-wasm-scalar/attn_bench.js --build wasm-scalar --T "$Ts" --max-T 2048 --max-trace-T 512 \
     | tee -a "$out"
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     /usr/bin/python3 bench/torch_ref.py --T "$Ts" | tee -a "$out"

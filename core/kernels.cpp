@@ -77,10 +77,11 @@ struct Table {
     void (*softmax_rows)(const float*, float, const std::uint8_t*, const RowSpan*, int, int, float*, float*,
                          std::vector<int>*);
     void (*exp_nonpositive)(const float*, float*, int);
+    void (*exp2_nonpositive)(const float*, float*, int);
     void (*attention_head)(const HeadArgs&, const RowSpan*);
 };
 
-#define ATTN_TABLE(ns, isa) Table{isa, ns::matmul, ns::softmax_rows, ns::exp_nonpositive, ns::attention_head}
+#define ATTN_TABLE(ns, isa) Table{isa, ns::matmul, ns::softmax_rows, ns::exp_nonpositive, ns::exp2_nonpositive, ns::attention_head}
 
 #ifdef ATTN_HAVE_X86
 bool cpu_has(Isa isa) {
@@ -178,6 +179,8 @@ void softmax_rows(const float* s, float factor, const std::uint8_t* allowed, con
 }
 
 void exp_nonpositive(const float* x, float* y, int n) { active()->exp_nonpositive(x, y, n); }
+
+void exp2_nonpositive(const float* t, float* y, int n) { active()->exp2_nonpositive(t, y, n); }
 
 void attention_head(const HeadArgs& args) {
     std::vector<RowSpan> own;

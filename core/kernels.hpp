@@ -58,14 +58,20 @@ std::vector<RowSpan> row_spans(const std::uint8_t* allowed, int T_q, int T_k);
 // T_q×T_k or nullptr; spans: from row_spans (or nullptr: computed here). scaled: T_q×T_k or
 // nullptr; when given it receives factor·s with masked entries -inf.
 // Per row: pass 1 max (and the scaled row), pass 2 exp, store and sum, pass 3 scale by 1/sum.
-// Masked entries and NaN scores get weight 0, +inf counts as the float max; a row without an
+// Rows whose span is dense and that hold no +inf (nearly all) take a leaner path:
+// e^(x − max) as 2^((x − max)·log2 e) with exp2_nonpositive's polynomial, no per-lane mask,
+// clamp or NaN test (2^NaN is 0); the others use exp_nonpositive with masks. Masked entries and NaN scores get weight 0, +inf counts as the float max; a row without an
 // allowed finite-or-+inf score is all zeros and its index is appended to fully_masked.
 void softmax_rows(const float* s, float factor, const std::uint8_t* allowed, const RowSpan* spans,
                   int T_q, int T_k, float* scaled, float* weights, std::vector<int>* fully_masked);
 
 // y = exp(x) for x ≤ 0 (any value: x < −87 gives 0, −inf gives 0). Relative error < 2e-7.
-// The softmax's exp, exposed for the tests.
+// The softmax's exp for rows with mask holes or +inf scores, exposed for the tests.
 void exp_nonpositive(const float* x, float* y, int n);
+
+// y = 2^t for t ≤ 0 (t < −125 gives 0, −inf and NaN give 0). Relative error < 2e-7 (degree-6
+// polynomial on |r| ≤ 1/2). The dense softmax rows' exp, exposed for the tests.
+void exp2_nonpositive(const float* t, float* y, int n);
 
 // [SECTION] One head, fused per block of rows ------------------------------------------------
 

@@ -61,6 +61,68 @@ TEST_CASE("kernels: exp of non-positive numbers within 2e-7 relative of std::exp
     });
 }
 
+TEST_CASE("kernels: 2^t of non-positive t within 2e-7 relative of std::exp2") {
+    std::vector<float> t;
+    for (float v = 0.0f; v >= -125.0f; v -= 0.00731f) t.push_back(v);
+    // The polynomial's ends (r = ±1/2), integers and the smallest kept value.
+    for (float v : {-0.0f, -1e-30f, -1e-7f, -0.5f, -0.49999997f, -0.50000006f, -1.5f, -7.0f, -124.5f, -125.0f})
+        t.push_back(v);
+    const float inf = std::numeric_limits<float>::infinity();
+    std::vector<float> zero = {-125.01f, -126.0f, -200.0f, -1e30f, -std::numeric_limits<float>::max(), -inf,
+                               std::numeric_limits<float>::quiet_NaN()};
+    for_each_isa([&](kernels::Isa isa) {
+        std::vector<float> y(t.size()), z(zero.size());
+        kernels::exp2_nonpositive(t.data(), y.data(), static_cast<int>(t.size()));
+        kernels::exp2_nonpositive(zero.data(), z.data(), static_cast<int>(zero.size()));
+        double worst = 0;
+        for (size_t i = 0; i < t.size(); ++i) {
+            const double want = std::exp2(static_cast<double>(t[i]));
+            worst = std::max(worst, std::fabs(y[i] - want) / want);
+        }
+        std::printf("exp2 %-12s: %zu points in [-125, 0], max rel. error %.2e\n", kernels::isa_name(isa), t.size(),
+                    worst);
+        CHECK(worst < 2e-7);
+        for (float v : z) CHECK(v == 0.0f);
+    });
+}
+
+TEST_CASE("kernels: softmax rows with NaN, +inf and -inf scores, both paths, against double") {
+    // Same rows through softmax_rows: a finite row, rows with -inf and NaN (dense path, weight
+    // 0) and with +inf (counts as the float max: the general path), against double.
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    const int T = 37;
+    std::vector<float> s(4 * T);
+    for (int j = 0; j < T; ++j) s[j] = s[T + j] = s[2 * T + j] = s[3 * T + j] = std::sin(0.7f * j) * 9.0f;
+    s[T + 3] = -inf, s[T + 36] = -inf;
+    s[2 * T + 5] = nan;
+    s[3 * T + 7] = inf;
+    for_each_isa([&](kernels::Isa) {
+        std::vector<float> w(s.size());
+        std::vector<int> fully;
+        kernels::softmax_rows(s.data(), 0.5f, nullptr, nullptr, 4, T, nullptr, w.data(), &fully);
+        CHECK(fully.empty());
+        for (int i = 0; i < 4; ++i) {
+            std::vector<double> x(T);
+            double mx = -INFINITY;
+            for (int j = 0; j < T; ++j) {
+                const float v = s[i * T + j];
+                x[j] = v != v ? -INFINITY : std::min(double(v) * 0.5, double(std::numeric_limits<float>::max()));
+                mx = std::max(mx, x[j]);
+            }
+            double sum = 0;
+            for (int j = 0; j < T; ++j) sum += x[j] == -INFINITY ? 0.0 : std::exp(x[j] - mx);
+            double worst = 0;
+            for (int j = 0; j < T; ++j) {
+                const double want = x[j] == -INFINITY ? 0.0 : std::exp(x[j] - mx) / sum;
+                worst = std::max(worst, rel(w[i * T + j], want));
+                if (x[j] == -INFINITY) CHECK(w[i * T + j] == 0.0f);
+            }
+            CAPTURE(i);
+            CHECK(worst < 1e-6);
+        }
+    });
+}
+
 TEST_CASE("kernels: matmul matches plain loops for every shape, transposed or not, with bias") {
     oracle::Random rng(11);
     const int sizes[] = {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 130, 257};
