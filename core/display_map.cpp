@@ -10,13 +10,6 @@ namespace attn {
 
 // [SECTION] Quantisation ---------------------------------------------------------------------
 
-std::uint8_t quantize(float x, float lo, float hi) {
-    if (!(hi > lo)) return kTopTexel / 2;
-    if (!std::isfinite(x)) return 0;
-    const float t = (x - lo) / (hi - lo) * static_cast<float>(kTopTexel);
-    return static_cast<std::uint8_t>(std::clamp(std::lround(t), 0L, static_cast<long>(kTopTexel)));
-}
-
 float dequantize(std::uint8_t texel, float lo, float hi) {
     return lo + (hi - lo) * static_cast<float>(texel) / static_cast<float>(kTopTexel);
 }
@@ -146,15 +139,18 @@ void DisplayMapBuilder::finish_block_fill() {
     const int T_k = t.T_k(), r1 = std::min(row_ + block_rows_, t.T_q());
     const float* values = heads_ > 1 ? sum_.data() : use_scores_ ? scaled_.data() : weights_.data();
     DisplayLevel& level = map_.levels[0];
+    const float lo = map_.lo, hi = map_.hi;
+    bool masked = false;
     for (int r = row_; r < r1; ++r) {
         std::uint8_t* out = level.texels.data() + static_cast<size_t>(r) * T_k;
         const float* in = values + static_cast<size_t>(r - row_) * T_k;
+        const std::uint8_t* allowed = t.allowed.data() + static_cast<size_t>(r) * T_k;
         for (int k = 0; k < T_k; ++k) {
-            const bool allowed = t.allowed(r, k) != 0;
-            out[k] = allowed ? quantize(in[k], map_.lo, map_.hi) : kMaskedTexel;
-            map_.any_masked |= !allowed;
+            out[k] = allowed[k] ? quantize(in[k], lo, hi) : kMaskedTexel;
+            masked |= allowed[k] == 0;
         }
     }
+    map_.any_masked |= masked;
     level.done_rows = r1;
     build_pyramid_rows();
 }
@@ -165,17 +161,24 @@ void DisplayMapBuilder::build_pyramid_rows() {
         const DisplayLevel& below = map_.levels[l - 1];
         DisplayLevel& level = map_.levels[l];
         const int target = below.done_rows == below.rows ? level.rows : below.done_rows / 2;
-        for (int r = level.done_rows; r < target; ++r)
-            for (int c = 0; c < level.cols; ++c) {
-                int best = -1;
-                for (int rr = 2 * r; rr < std::min(2 * r + 2, below.rows); ++rr)
-                    for (int cc = 2 * c; cc < std::min(2 * c + 2, below.cols); ++cc) {
-                        const std::uint8_t v = below.at(rr, cc);
-                        if (v != kMaskedTexel) best = std::max(best, static_cast<int>(v));
-                    }
-                level.texels[static_cast<size_t>(r) * level.cols + c] =
-                    best < 0 ? kMaskedTexel : static_cast<std::uint8_t>(best);
+        // Shifted by one (masked 255 → 0, values v → v + 1) the max over allowed texels is a
+        // plain max, and 0 (every texel masked) shifts back to 255.
+        auto lift = [](std::uint8_t v) { return static_cast<std::uint8_t>(v + 1); };
+        for (int r = level.done_rows; r < target; ++r) {
+            const std::uint8_t* a = below.texels.data() + static_cast<size_t>(2 * r) * below.cols;
+            const std::uint8_t* b = 2 * r + 1 < below.rows ? a + below.cols : a;
+            std::uint8_t* out = level.texels.data() + static_cast<size_t>(r) * level.cols;
+            const int pairs = below.cols / 2;
+            for (int c = 0; c < pairs; ++c) {
+                const std::uint8_t m = std::max(std::max(lift(a[2 * c]), lift(a[2 * c + 1])),
+                                                std::max(lift(b[2 * c]), lift(b[2 * c + 1])));
+                out[c] = static_cast<std::uint8_t>(m - 1);
             }
+            if (below.cols % 2) {
+                const int c = below.cols - 1;
+                out[c / 2] = static_cast<std::uint8_t>(std::max(lift(a[c]), lift(b[c])) - 1);
+            }
+        }
         level.done_rows = std::max(level.done_rows, target);
     }
 }

@@ -33,9 +33,15 @@ namespace attn {
 inline constexpr std::uint8_t kMaskedTexel = 255;  // a cell the mask forbids
 inline constexpr int kTopTexel = 254;               // the value hi; 0 is lo
 
-// Position of x in [lo, hi] as 0..254 (rounded; clamped). hi <= lo, or x not finite: the
-// middle of the map for a degenerate range, lo for a non-finite value.
-std::uint8_t quantize(float x, float lo, float hi);
+// Position of x in [lo, hi] as 0..254: (x − lo) · (254 / (hi − lo)) rounded half up, clamped.
+// hi <= lo: the middle of the map; x not finite: lo.
+inline std::uint8_t quantize(float x, float lo, float hi) {
+    if (!(hi > lo)) return kTopTexel / 2;
+    const float t = (x - lo) * (static_cast<float>(kTopTexel) / (hi - lo)) + 0.5f;
+    if (!(t >= 1.0f)) return 0;  // below the first bin's upper half, or NaN
+    if (t >= static_cast<float>(kTopTexel)) return kTopTexel;
+    return static_cast<std::uint8_t>(static_cast<int>(t));
+}
 // The value at the centre of a texel's bin (for the legend and tests).
 float dequantize(std::uint8_t texel, float lo, float hi);
 

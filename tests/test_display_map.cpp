@@ -58,7 +58,7 @@ Oracle oracle(const Trace& t, int head, bool scores) {
                         if (t.allowed(q, k)) {
                             const float x = values[static_cast<size_t>(q) * T_k + k];
                             int v = 127;
-                            if (o.hi > o.lo) v = static_cast<int>(std::lround((x - o.lo) / (o.hi - o.lo) * 254.0f));
+                            if (o.hi > o.lo) v = static_cast<int>(std::floor((x - o.lo) * (254.0f / (o.hi - o.lo)) + 0.5f));
                             best = std::max(best, std::clamp(v, 0, 254));
                         }
                 level[static_cast<size_t>(r) * cols + c] = best < 0 ? 255 : static_cast<std::uint8_t>(best);

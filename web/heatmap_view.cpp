@@ -208,8 +208,11 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const float title_h = ss + 10.0f * s;  // axis captions above the column labels
     const float avail_w = std::max(max.x - min.x - 2.0f * margin - label_w - legend_w, 20.0f);
     const float max_cell = 96.0f * s;
+    // Big maps state their memory (and progress) in a line below the cells.
+    const bool big = static_cast<std::int64_t>(T_q) * T_k > 64 * 64 || tr.is_long();
+    const float footer_h = big ? ss + 8.0f * s : 0.0f;
     auto fit = [&](float header_h) {
-        float avail_h = std::max(max.y - min.y - 2.0f * margin - title_h - header_h, 20.0f);
+        float avail_h = std::max(max.y - min.y - 2.0f * margin - title_h - header_h - footer_h, 20.0f);
         return std::min({avail_w / T_k, avail_h / T_q, max_cell});
     };
     float header_h = fs + 10.0f * s;
@@ -338,7 +341,9 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         ++probe.labels_q;
     }
     dl->PopClipRect();
-    dl->PushClipRect(ImVec2(g0.x - fs * 0.5f, top + title_h - 2.0f * s), ImVec2(g1.x + fs * 0.5f, g0.y), true);
+    // ImGui culls glyphs past the clip rectangle's right edge before add_text_upwards turns
+    // them: the rectangle reaches a label's length past the last column.
+    dl->PushClipRect(ImVec2(g0.x - fs * 0.5f, top + title_h - 2.0f * s), ImVec2(g1.x + (upright ? fs * 0.5f : maxw_k + fs), g0.y), true);
     for (int k = col0; k < col1; ++k) {
         if (k % label_step_k != 0 && k != sel_k) continue;
         const float x = cell_x(k + 0.5f);
@@ -435,15 +440,16 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     // Progress while the map fills in, and the memory a big map takes: a muted line below it.
     const double progress = cache.builder.progress();
     const std::size_t display_bytes = map.bytes() + cache.builder.scratch_bytes(), trace_mem = trace_bytes(tr);
-    const bool big = static_cast<std::int64_t>(T_q) * T_k > 64 * 64 || tr.is_long();
-    float line_y = g1.y + 6.0f * s;
-    if (progress < 1.0) {
+    const float line_y = g1.y + 6.0f * s;
+    float line_x = g0.x;
+    if (progress < 1.0) {  // a bar and the percentage, then the memory on the same line
         std::snprintf(buffer, sizeof buffer, attn::tr(Str::HeatComputing), static_cast<int>(progress * 100.0));
-        const float w = std::min(grid_w, 160.0f * s);
-        dl->AddRectFilled(ImVec2(g0.x, line_y), ImVec2(g0.x + w, line_y + 3.0f * s), pal.token_fill);
-        dl->AddRectFilled(ImVec2(g0.x, line_y), ImVec2(g0.x + w * static_cast<float>(progress), line_y + 3.0f * s), pal.text_muted);
-        dl->AddText(small, ss, ImVec2(g0.x + w + 8.0f * s, line_y - ss * 0.5f + 1.5f * s), pal.text_muted, buffer);
-        line_y += ss * 0.5f + 6.0f * s;
+        const float w = std::min(grid_w, 120.0f * s), y = line_y + ss * 0.5f - 1.5f * s;
+        dl->AddRectFilled(ImVec2(line_x, y), ImVec2(line_x + w, y + 3.0f * s), pal.token_fill);
+        dl->AddRectFilled(ImVec2(line_x, y), ImVec2(line_x + w * static_cast<float>(progress), y + 3.0f * s), pal.text_muted);
+        line_x += w + 8.0f * s;
+        dl->AddText(small, ss, ImVec2(line_x, line_y), pal.text_muted, buffer);
+        line_x += small->CalcTextSizeA(ss, FLT_MAX, 0.0f, buffer).x + 14.0f * s;
     }
     if (big) {
         char head_text[48], line[160];
@@ -451,7 +457,7 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         else std::snprintf(head_text, sizeof head_text, attn::tr(Str::HeatMeanHeads), tr.heads);
         std::snprintf(line, sizeof line, attn::tr(Str::HeatMemory), T_q, T_k, head_text, format_bytes(display_bytes).c_str(),
                       format_bytes(trace_mem).c_str());
-        dl->AddText(small, ss, ImVec2(g0.x, line_y), pal.text_muted, line);
+        dl->AddText(small, ss, ImVec2(line_x, line_y), pal.text_muted, line);
     }
     probe.level = level;
     probe.row0 = row0, probe.row1 = row1, probe.col0 = col0, probe.col1 = col1;
