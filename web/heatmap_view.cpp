@@ -329,7 +329,10 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     st.key_rects.assign(T_k, ProbeRect{});
     for (int q = 0; q < T_q; ++q) st.query_rects[q] = {g0.x - label_w, cell_y(static_cast<float>(q)), label_w, cell};
     for (int k = 0; k < T_k; ++k) st.key_rects[k] = {cell_x(static_cast<float>(k)), g0.y - header_h, cell, header_h};
-    dl->PushClipRect(ImVec2(min.x, g0.y - fs * 0.5f), ImVec2(g0.x, g1.y + fs * 0.5f), true);
+    // Whole, the first and last labels may stand out half a line; zoomed, rows cut by the box
+    // have their labels cut with them.
+    const float label_overhang = o.zoom > 1.0f ? 0.0f : fs * 0.5f;
+    dl->PushClipRect(ImVec2(min.x, g0.y - label_overhang), ImVec2(g0.x, g1.y + label_overhang), true);
     for (int q = row0; q < row1; ++q) {
         if (q % label_step_q != 0 && q != sel_q) continue;
         const float y = cell_y(q + 0.5f);
