@@ -248,8 +248,8 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     clamp_view();
     const ImGuiIO& io = ImGui::GetIO();
     bool grid_hovered = false;
-    const float wheel_log = platform::take_wheel_zoom(io.MouseWheel);
     if (ctx.interactive) {
+        const float wheel_log = platform::take_wheel_zoom(io.MouseWheel);
         // An invisible button over the box: drags pan the map instead of reaching the window.
         const ImVec2 cursor = ImGui::GetCursorScreenPos();
         ImGui::SetCursorScreenPos(g0);

@@ -214,8 +214,6 @@ constexpr Entry kTable[] = {
     {Str::HeatMeanHeads, "mean of %d heads", "%d 个头的平均"},
     {Str::HeatComputing, "computing the map… %d%%", "正在计算…%d%%"},
     {Str::HeatFit, "Fit", "适应窗口"},
-    {Str::HeatZoomHint, "wheel or pinch to zoom · drag to pan · double-click to fit",
-     "滚轮或双指缩放 · 拖动平移 · 双击适应窗口"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 

@@ -45,7 +45,7 @@ enum class Str {
     ReadingUnknown, Parsing, StepsNoQkv, ThumbTip, ThumbClick, CaptionHeads, CaptionLayers,
     ImportStatus, DescHead, DescAggregate, DescRollout, HintModel, HintSum, SumOfQueries,
     // heatmap at scale (web/heatmap_view.cpp)
-    HeatMemory, HeatMeanHeads, HeatComputing, HeatFit, HeatZoomHint,
+    HeatMemory, HeatMeanHeads, HeatComputing, HeatFit,
     Count
 };
 
