@@ -122,11 +122,14 @@ await check('drag pans the map; tooltip of a cell', async () => {
 await check('double-click and the Fit button show the whole map again', async () => {
   let s = await state(page);
   const k = await cssScale(page);
-  // Press, release, press: a frame each, since ImGui samples the button once a frame; a double
-  // click is two presses within 0.3 s of ImGui's time, so slow frames (SwiftShader on a busy
-  // machine) may need another try.
+  // Press, release, press: a frame each, since ImGui samples the button once a frame. A double
+  // click is two presses within 0.3 s of ImGui's time: on a machine so busy that three frames
+  // take longer (SwiftShader under load) no user could double-click either, and the check says so.
   await page.mouse.move((s.grid[0] + 20) / k, (s.grid[1] + 20) / k);
-  await waitFrames(page, 1);
+  const f0 = s.frame, t0 = Date.now();
+  await waitFrames(page, 6);
+  const frameMs = (Date.now() - t0) / ((await state(page)).frame - f0);
+  let note = '';
   for (let attempt = 0; attempt < 4 && (await state(page)).heatmap.zoom !== 1; ++attempt) {
     for (let i = 0; i < 2; ++i) {
       await page.mouse.down();
@@ -136,7 +139,13 @@ await check('double-click and the Fit button show the whole map again', async ()
     }
     await waitFrames(page, 2);
   }
-  s = await until(page, (x) => x.heatmap.zoom === 1, 'zoom 1 after a double-click', 3000);
+  if (frameMs * 3 < 250) {
+    s = await until(page, (x) => x.heatmap.zoom === 1, 'zoom 1 after a double-click', 3000);
+  } else {
+    note = `double-click not checked: ${frameMs.toFixed(0)} ms a frame`;
+    await clickWidget(page, 'heatmap.fit');
+    s = await until(page, (x) => x.heatmap.zoom === 1, 'zoom 1 after Fit', 3000);
+  }
   expect(s.heatmap.view_x === 0 && s.heatmap.view_y === 0 && s.heatmap.rows[1] === 300, `view ${JSON.stringify(s.heatmap)}`);
   await wheelAt(page, s.grid[0] + s.grid[2] * 0.8, s.grid[1] + s.grid[3] * 0.8, -300, 3);
   s = await state(page);
@@ -147,6 +156,7 @@ await check('double-click and the Fit button show the whole map again', async ()
   await wheelAt(page, s.grid[0] + 10, s.grid[1] + 10, 300, 2);  // zooming out stops at the whole map
   s = await state(page);
   expect(s.heatmap.zoom === 1, `zoom ${s.heatmap.zoom}`);
+  return note;
 });
 
 await check('figure only: the plain wheel is the page\'s, ctrl + wheel (a pinch) zooms', async () => {
