@@ -1,13 +1,18 @@
-// heatmap.frag: the attention matrix as one textured quad.
-// u_values is T_k wide and T_q tall, RG32F: r = the value (weight or scaled score),
-// g = 1 where the query may attend to the key, 0 where the mask forbids it.
+// heatmap.frag: an attention map as textured quads, in one of two encodings.
+// u_tiles = 1: the figure's map, one 256×256 R8 tile per quad (core/display_map.hpp): the byte
+//   0..254 is the position in the colormap range, 255 a masked cell; texel rows from u_done on
+//   are not computed yet (drawn flat, so the map visibly fills in).
+// u_tiles = 0: the model view's thumbnails, RG32F: r = the value, g = 1 where the query may
+//   attend to the key, 0 where the mask forbids it; u_range maps r to the LUT.
 // Masked cells are hatched in two neutral tones so they never read as a weight of 0.
 uniform highp sampler2D u_values;
 uniform sampler2D u_lut;        // 256×1 RGBA8 colormap
-uniform ivec2 u_cells;          // (T_k, T_q)
+uniform int u_tiles;
+uniform ivec2 u_cells;          // texels across the quad (T_k, T_q for a thumbnail)
 uniform ivec2 u_origin;         // first texel of the map (thumbnails share one atlas texture)
-uniform vec2 u_range;           // value mapped to the first and the last LUT entry
-uniform vec2 u_cell_px;         // size of one cell in framebuffer pixels
+uniform int u_done;             // tiles: texel rows holding final values
+uniform vec2 u_range;           // thumbnails: value mapped to the first and the last LUT entry
+uniform vec2 u_cell_px;         // size of one cell in framebuffer pixels (0: no grid lines)
 uniform float u_px;             // framebuffer pixels per display unit
 uniform vec4 u_hatch_a;
 uniform vec4 u_hatch_b;
@@ -18,14 +23,27 @@ out vec4 frag_color;
 void main() {
     vec2 cell_f = v_uv * vec2(u_cells);
     ivec2 cell = clamp(ivec2(floor(cell_f)), ivec2(0), u_cells - 1);
-    vec2 rg = texelFetch(u_values, u_origin + cell, 0).rg;
+    bool masked;
+    float t;
+    if (u_tiles == 1) {
+        if (cell.y >= u_done) {  // not computed yet
+            frag_color = vec4(mix(u_hatch_b.rgb, u_hatch_a.rgb, 0.25), 1.0);
+            return;
+        }
+        float byte = floor(texelFetch(u_values, cell, 0).r * 255.0 + 0.5);
+        masked = byte > 254.5;
+        t = byte / 254.0;
+    } else {
+        vec2 rg = texelFetch(u_values, u_origin + cell, 0).rg;
+        masked = rg.g < 0.5;
+        float span = u_range.y - u_range.x;
+        t = span > 0.0 ? clamp((rg.r - u_range.x) / span, 0.0, 1.0) : 0.5;
+    }
     vec4 color;
-    if (rg.g < 0.5) {
+    if (masked) {
         float stripe = fract((gl_FragCoord.x + gl_FragCoord.y) / (7.0 * u_px));
         color = stripe < 0.5 ? u_hatch_a : u_hatch_b;
     } else {
-        float span = u_range.y - u_range.x;
-        float t = span > 0.0 ? clamp((rg.r - u_range.x) / span, 0.0, 1.0) : 0.5;
         color = texture(u_lut, vec2((t * 255.0 + 0.5) / 256.0, 0.5));
     }
     // Separate cells by a thin line once they are large enough to tell apart.

@@ -82,6 +82,7 @@ void App::build_ui() {
     else draw_app(ctx, figure_only);
     // Only the Steps view scrolls; a figure-only Lines or heatmap leaves the wheel to the page.
     if (!figure_only) platform::pass_wheel_to_page(!state.show_panels && state.view != View::Steps);
+    if (!figure_only) platform::wheel_zoom(state.view == View::Heatmap);
     sync_link();
     ++frame_count;
 }
@@ -103,8 +104,8 @@ std::string App::state_json() const {
     for (const auto& r : st.key_rects) keys.push_back(rect(r));
     json steps = json::object();
     for (const auto& [name, r] : st.step_rects) steps[name] = rect(r);
-    json allowed = json::array();
-    for (Eigen::Index i = 0; i < st.trace.allowed.rows(); ++i) {
+    json allowed = json::array();  // small figures only: 8192² cells would not fit a JSON string
+    for (Eigen::Index i = 0; st.trace.allowed.size() <= 65536 && i < st.trace.allowed.rows(); ++i) {
         json row = json::array();
         for (Eigen::Index j = 0; j < st.trace.allowed.cols(); ++j) row.push_back(static_cast<int>(st.trace.allowed(i, j)));
         allowed.push_back(row);
@@ -118,6 +119,15 @@ std::string App::state_json() const {
         {"link", shown_hash_},
         {"copied", last_copied()},
         {"heatmap_head", st.heatmap.head},
+        {"heatmap", {{"zoom", st.heatmap.zoom}, {"view_x", st.heatmap.view_x}, {"view_y", st.heatmap.view_y},
+                     {"max_zoom", st.heatmap_probe.max_zoom}, {"cell", st.heatmap_probe.cell},
+                     {"level", st.heatmap_probe.level},
+                     {"rows", {st.heatmap_probe.row0, st.heatmap_probe.row1}},
+                     {"cols", {st.heatmap_probe.col0, st.heatmap_probe.col1}},
+                     {"labels_q", st.heatmap_probe.labels_q}, {"labels_k", st.heatmap_probe.labels_k},
+                     {"numbers", st.heatmap_probe.numbers}, {"progress", st.heatmap_probe.progress},
+                     {"display_bytes", st.heatmap_probe.display_bytes}, {"trace_bytes", st.heatmap_probe.trace_bytes},
+                     {"gpu_bytes", st.heatmap_probe.gpu_bytes}, {"tiles", st.heatmap_probe.tiles}}},
         {"steps_head", st.steps.head},
         {"theme_auto", st.theme_auto},
         {"text_scale", st.text_scale},

@@ -44,6 +44,25 @@ struct HeatmapOptions {
     int colormap = 0;                // index into colormaps()
     HeatValues values = HeatValues::Weights;
     bool show_numbers = true;        // the value in each cell when cells are big enough
+    // Zoom and pan (web/heatmap_view.cpp): 1 = the whole map fits its box; cells grow by this
+    // factor up to a readable maximum. view_x / view_y: the key / query (fractional, in cells)
+    // at the box's top-left corner.
+    float zoom = 1.0f;
+    float view_x = 0.0f, view_y = 0.0f;
+    bool dragging = false;           // a drag that started on the map pans it
+};
+
+// What the heatmap drew last frame, for the tests and the memory line.
+struct HeatmapProbe {
+    int level = 0;                   // pyramid level drawn (0: a texel per cell)
+    int row0 = 0, row1 = 0, col0 = 0, col1 = 0;  // visible queries [row0, row1), keys [col0, col1)
+    int labels_q = 0, labels_k = 0;  // token labels drawn
+    int numbers = 0;                 // values drawn in cells
+    float cell = 0.0f;               // display units per cell
+    float max_zoom = 1.0f;
+    double progress = 1.0;           // of the display map being built
+    std::size_t display_bytes = 0, trace_bytes = 0, gpu_bytes = 0;
+    int tiles = 0;                   // tiles on the GPU
 };
 
 struct StepsOptions {
@@ -97,6 +116,7 @@ struct AppState {
     std::vector<ProbeRect> query_rects, key_rects;
     ProbeRect figure_rect{}, grid_rect{};
     int lines_drawn = 0;
+    HeatmapProbe heatmap_probe;
 
     // Loads a preset or a pasted scene into the inputs and computes it.
     void load_scene(const Scene& scene);

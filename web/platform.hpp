@@ -92,6 +92,13 @@ void open_url(const std::string& url);
 // that does not scroll, embedded in a blog post, must not trap the reader's scrolling).
 // Desktop: nothing.
 void pass_wheel_to_page(bool pass);
+// The heatmap's zoom. Browser: while `active` (the heatmap is shown), wheel events that reach the
+// app are counted for take_wheel_zoom, and ctrl/⌘ + wheel (what Chromium sends for a trackpad
+// pinch) reaches the app even while the plain wheel is passed to the page. Desktop: nothing.
+void wheel_zoom(bool active);
+// Natural log of the zoom the wheel asked for since the last call (> 0 zooms in): a wheel notch
+// is ×1.25, a pinch follows the fingers. Desktop: from ImGui's wheel value, given.
+float take_wheel_zoom(float imgui_wheel);
 // Exported files (web/export.cpp). The browser downloads them (a Blob and an <a download>);
 // the desktop writes them into the working folder, never over an existing file. Both return
 // where the file went (its name in the browser, the full path on the desktop), or "" with

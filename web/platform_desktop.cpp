@@ -73,6 +73,8 @@ void show_link(const std::string&) {}
 std::string page_url() { return "index.html"; }
 void open_url(const std::string&) {}
 void pass_wheel_to_page(bool) {}
+void wheel_zoom(bool) {}
+float take_wheel_zoom(float imgui_wheel) { return imgui_wheel * 0.22314355f; }  // ln 1.25 a notch
 void hint_gl33_core() {
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);

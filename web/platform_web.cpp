@@ -117,7 +117,17 @@ EM_JS(void, attnviz_pass_wheel, (int pass), {
     if (!Module['attnvizWheelHook']) {
         Module['attnvizWheelHook'] = true;
         var pass = function(e) {
-            if (Module['attnvizWheelToPage'] && e.target === canvas) e.stopPropagation();
+            if (e.target !== canvas) return;
+            var pinch = e.ctrlKey || e.metaKey;
+            if (Module['attnvizWheelToPage'] && !(pinch && Module['attnvizWheelZoom'])) {
+                e.stopPropagation();
+                return;
+            }
+            // The heatmap's zoom (take_wheel_zoom): 100 px of wheel is a notch, ×1.25; a pinch
+            // (ctrl + wheel) gives about 100·ln(scale), so it follows the fingers.
+            if (e.type !== 'wheel' || !Module['attnvizWheelZoom']) return;
+            var dy = e.deltaY * (e.deltaMode === 1 ? 33 : e.deltaMode === 2 ? 400 : 1);
+            Module['attnvizWheelLog'] = (Module['attnvizWheelLog'] || 0) - dy / 100 * (pinch ? 1 : Math.log(1.25));
         };
         // GLFW listens to the legacy names too; the browser fires both when a wheel is not prevented.
         canvas.parentNode.addEventListener('wheel', pass, true);
@@ -125,6 +135,17 @@ EM_JS(void, attnviz_pass_wheel, (int pass), {
         canvas.parentNode.addEventListener('DOMMouseScroll', pass, true);
     }
     Module['attnvizWheelToPage'] = !!pass;
+});
+
+EM_JS(void, attnviz_wheel_zoom, (int active), {
+    Module['attnvizWheelZoom'] = !!active;
+    if (!active) Module['attnvizWheelLog'] = 0;
+});
+
+EM_JS(double, attnviz_take_wheel_log, (), {
+    var v = Module['attnvizWheelLog'] || 0;
+    Module['attnvizWheelLog'] = 0;
+    return v;
 });
 
 namespace {
@@ -206,6 +227,8 @@ void show_link(const std::string& hash) { attnviz_show_link(hash.c_str()); }
 std::string page_url() { return take_js_string(attnviz_page_url()); }
 void open_url(const std::string& url) { attnviz_open_url(url.c_str()); }
 void pass_wheel_to_page(bool pass) { attnviz_pass_wheel(pass ? 1 : 0); }
+void wheel_zoom(bool active) { attnviz_wheel_zoom(active ? 1 : 0); }
+float take_wheel_zoom(float) { return static_cast<float>(attnviz_take_wheel_log()); }
 bool prefers_dark() { return attnviz_prefers_dark() != 0; }
 
 std::string save_file(const std::string& name, const std::string& mime, const std::string& bytes, std::string&) {

@@ -9,6 +9,8 @@
 #include "colormaps.hpp"
 #include "shaders.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace attn {
@@ -95,9 +97,9 @@ bool Renderer::init(std::string& error) {
     glBindVertexArray(0);
     glBindBuffer(GL_ARRAY_BUFFER, 0);
 
-    for (GLuint* texture : {&values_texture_, &atlas_texture_}) {
-        glGenTextures(1, texture);
-        glBindTexture(GL_TEXTURE_2D, *texture);
+    {
+        glGenTextures(1, &atlas_texture_);
+        glBindTexture(GL_TEXTURE_2D, atlas_texture_);
         glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
         glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
         glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
@@ -132,20 +134,17 @@ void Renderer::shutdown() {
     if (empty_vao_) glDeleteVertexArrays(1, &empty_vao_);
     if (lines_vao_) glDeleteVertexArrays(1, &lines_vao_);
     if (lines_buffer_) glDeleteBuffers(1, &lines_buffer_);
-    if (values_texture_) glDeleteTextures(1, &values_texture_);
+    free_tiles();
     if (atlas_texture_) glDeleteTextures(1, &atlas_texture_);
     for (GLuint t : luts_) glDeleteTextures(1, &t);
     luts_.clear();
-    heatmap_program_ = lines_program_ = empty_vao_ = lines_vao_ = lines_buffer_ = values_texture_ = atlas_texture_ = 0;
+    heatmap_program_ = lines_program_ = empty_vao_ = lines_vao_ = lines_buffer_ = atlas_texture_ = 0;
     if (g_renderer == this) g_renderer = nullptr;
 }
 
-void Renderer::set_heatmap_values(const std::vector<float>& value_allowed, int T_q, int T_k) {
-    // value_allowed: T_q rows of T_k (value, allowed) pairs → texture T_k wide, T_q tall.
-    glBindTexture(GL_TEXTURE_2D, values_texture_);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RG32F, T_k, T_q, 0, GL_RG, GL_FLOAT, value_allowed.data());
-    glBindTexture(GL_TEXTURE_2D, 0);
+void Renderer::free_tiles() {
+    for (auto& [key, tile] : tiles_) glDeleteTextures(1, &tile.texture);
+    tiles_.clear();
 }
 
 void Renderer::set_atlas_values(const std::vector<float>& value_allowed, int width, int height) {
@@ -164,6 +163,7 @@ ImTextureID Renderer::lut_texture(int colormap) const {
 
 void Renderer::begin_frame() {
     g_renderer = this;  // again: the export's renderer (web/export.cpp) may have come and gone
+    ++frame_;
     heatmaps_.clear();
     lines_draws_.clear();
     instances_.clear();
@@ -239,6 +239,7 @@ void Renderer::draw_callback(const ImDrawList*, const ImDrawCmd* cmd) {
 }
 
 void Renderer::draw_heatmap(const HeatmapDraw& d, const ImDrawCmd* cmd) {
+    if (!d.atlas) return draw_tiles(d, cmd);
     DisplayInfo info = prepare(cmd);
     GLuint p = heatmap_program_;
     glUseProgram(p);
@@ -250,6 +251,7 @@ void Renderer::draw_heatmap(const HeatmapDraw& d, const ImDrawCmd* cmd) {
     glUniform2f(glGetUniformLocation(p, "u_cell_px"), (d.max.x - d.min.x) / d.T_k * info.px,
                 (d.max.y - d.min.y) / d.T_q * info.px);
     glUniform1f(glGetUniformLocation(p, "u_px"), info.px);
+    glUniform1i(glGetUniformLocation(p, "u_tiles"), 0);
     glUniform4fv(glGetUniformLocation(p, "u_hatch_a"), 1, d.hatch_a.data());
     glUniform4fv(glGetUniformLocation(p, "u_hatch_b"), 1, d.hatch_b.data());
     glUniform4fv(glGetUniformLocation(p, "u_grid"), 1, d.grid.data());
@@ -258,9 +260,92 @@ void Renderer::draw_heatmap(const HeatmapDraw& d, const ImDrawCmd* cmd) {
     glActiveTexture(GL_TEXTURE1);
     glBindTexture(GL_TEXTURE_2D, luts_[d.colormap >= 0 && d.colormap < (int)luts_.size() ? d.colormap : 0]);
     glActiveTexture(GL_TEXTURE0);
-    glBindTexture(GL_TEXTURE_2D, d.atlas ? atlas_texture_ : values_texture_);
+    glBindTexture(GL_TEXTURE_2D, atlas_texture_);
     glBindVertexArray(empty_vao_);
     glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+    glActiveTexture(GL_TEXTURE1);
+    glBindTexture(GL_TEXTURE_2D, 0);
+    glActiveTexture(GL_TEXTURE0);
+}
+
+void Renderer::draw_tiles(const HeatmapDraw& d, const ImDrawCmd* cmd) {
+    if (!d.map || d.map->levels.empty()) return;
+    if (d.map_id != tiles_map_id_) free_tiles(), tiles_map_id_ = d.map_id;
+    const int level_i = std::clamp(d.level, 0, static_cast<int>(d.map->levels.size()) - 1);
+    const DisplayLevel& level = d.map->levels[static_cast<size_t>(level_i)];
+    const float scale = static_cast<float>(1 << level_i);  // level-0 cells per texel
+    // Display units per level-0 cell, and the texels of this level that meet the box.
+    const float ux = (d.max.x - d.min.x) / d.cells_w, uy = (d.max.y - d.min.y) / d.cells_h;
+    const int tx0 = std::max(0, static_cast<int>(std::floor(d.cell_x0 / scale)) / kTileSide);
+    const int ty0 = std::max(0, static_cast<int>(std::floor(d.cell_y0 / scale)) / kTileSide);
+    const int tx1 = std::min((level.cols - 1) / kTileSide, static_cast<int>(std::ceil((d.cell_x0 + d.cells_w) / scale)) / kTileSide);
+    const int ty1 = std::min((level.rows - 1) / kTileSide, static_cast<int>(std::ceil((d.cell_y0 + d.cells_h) / scale)) / kTileSide);
+
+    DisplayInfo info = prepare(cmd);
+    GLuint p = heatmap_program_;
+    glUseProgram(p);
+    glUniform4fv(glGetUniformLocation(p, "u_display"), 1, info.display);
+    glUniform2i(glGetUniformLocation(p, "u_origin"), 0, 0);
+    glUniform1f(glGetUniformLocation(p, "u_px"), info.px);
+    glUniform1i(glGetUniformLocation(p, "u_tiles"), 1);
+    // Grid lines between cells only at level 0, where a texel is a cell.
+    glUniform2f(glGetUniformLocation(p, "u_cell_px"), level_i == 0 ? ux * info.px : 0.0f, level_i == 0 ? uy * info.px : 0.0f);
+    glUniform4fv(glGetUniformLocation(p, "u_hatch_a"), 1, d.hatch_a.data());
+    glUniform4fv(glGetUniformLocation(p, "u_hatch_b"), 1, d.hatch_b.data());
+    glUniform4fv(glGetUniformLocation(p, "u_grid"), 1, d.grid.data());
+    glUniform1i(glGetUniformLocation(p, "u_values"), 0);
+    glUniform1i(glGetUniformLocation(p, "u_lut"), 1);
+    glActiveTexture(GL_TEXTURE1);
+    glBindTexture(GL_TEXTURE_2D, luts_[d.colormap >= 0 && d.colormap < (int)luts_.size() ? d.colormap : 0]);
+    glActiveTexture(GL_TEXTURE0);
+    glBindVertexArray(empty_vao_);
+    const GLint u_rect = glGetUniformLocation(p, "u_rect"), u_cells = glGetUniformLocation(p, "u_cells"),
+                u_done = glGetUniformLocation(p, "u_done");
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, level.cols);
+    for (int ty = ty0; ty <= ty1; ++ty)
+        for (int tx = tx0; tx <= tx1; ++tx) {
+            const int r0 = ty * kTileSide, c0 = tx * kTileSide;
+            const int h = std::min(kTileSide, level.rows - r0), w = std::min(kTileSide, level.cols - c0);
+            const int done = std::clamp(level.done_rows - r0, 0, h);
+            Tile& tile = tiles_[{level_i, ty, tx}];
+            tile.used = frame_;
+            if (!tile.texture) {
+                glGenTextures(1, &tile.texture);
+                glBindTexture(GL_TEXTURE_2D, tile.texture);
+                glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+                glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+                glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+                glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+                glTexImage2D(GL_TEXTURE_2D, 0, GL_R8, kTileSide, kTileSide, 0, GL_RED, GL_UNSIGNED_BYTE, nullptr);
+            } else {
+                glBindTexture(GL_TEXTURE_2D, tile.texture);
+            }
+            if (tile.rows_uploaded != done) {  // new, or rows have been filled in since
+                const int from = std::max(tile.rows_uploaded, 0);
+                if (done > from)
+                    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, from, w, done - from, GL_RED, GL_UNSIGNED_BYTE,
+                                    level.texels.data() + static_cast<size_t>(r0 + from) * level.cols + c0);
+                tile.rows_uploaded = done;
+                ++tile_uploads_;
+            }
+            // The tile's rectangle on screen: its level-0 cells relative to the box's first cell.
+            const float x0 = d.min.x + (c0 * scale - d.cell_x0) * ux, y0 = d.min.y + (r0 * scale - d.cell_y0) * uy;
+            glUniform4f(u_rect, x0, y0, x0 + w * scale * ux, y0 + h * scale * uy);
+            glUniform2i(u_cells, w, h);
+            glUniform1i(u_done, done);
+            glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+        }
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    // Least recently used tiles go once over the bound (never those of this frame).
+    while (tiles_.size() > static_cast<size_t>(kMaxTiles)) {
+        auto oldest = std::min_element(tiles_.begin(), tiles_.end(),
+                                       [](const auto& a, const auto& b) { return a.second.used < b.second.used; });
+        if (oldest->second.used == frame_) break;
+        glDeleteTextures(1, &oldest->second.texture);
+        tiles_.erase(oldest);
+    }
     glActiveTexture(GL_TEXTURE1);
     glBindTexture(GL_TEXTURE_2D, 0);
     glActiveTexture(GL_TEXTURE0);

@@ -1,17 +1,25 @@
-// renderer.hpp: the GPU part of the figures. GL programs for the heatmap (one textured quad:
-// an RG32F value texture plus a 256-entry colormap LUT) and the lines (instanced anti-aliased
-// quads, one draw call), drawn in order with ImGui's own geometry through draw-list callbacks.
+// renderer.hpp: the GPU part of the figures. GL programs for the heatmap (textured quads plus
+// a 256-entry colormap LUT: the figure's map as 256×256 R8 tiles of a DisplayMap level, the
+// model view's thumbnails from one RG32F atlas) and the lines (instanced anti-aliased quads,
+// one draw call), drawn in order with ImGui's own geometry through draw-list callbacks.
+//
+// Tiles are uploaded lazily, only those on screen at the level drawn, and kept in an LRU cache
+// of at most kMaxTiles textures (kMaxTiles · 64 KB of GPU memory); a new map frees them all.
 //
 // Per frame: views call add_heatmap / add_lines while building the UI, then
 // upload_frame() runs once before ImGui's render, and the callbacks draw.
 #pragma once
 
+#include "display_map.hpp"
 #include "platform.hpp"
 
 #include <imgui.h>
 
 #include <array>
+#include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace attn {
@@ -29,9 +37,20 @@ struct HeatmapDraw {
     float value_min = 0.0f, value_max = 1.0f;
     int colormap = 0;
     std::array<float, 4> hatch_a{}, hatch_b{}, grid{};
-    bool atlas = false;                 // read the thumbnail atlas instead of the figure's values
-    int origin_x = 0, origin_y = 0;     // first texel of this map in the texture
+    bool atlas = false;                 // the model view: read the thumbnail atlas
+    int origin_x = 0, origin_y = 0;     // first texel of this map in the atlas
+    // The figure's map (atlas == false): min/max is the visible box (draw it inside a clip
+    // rectangle of that box); cells [cell_x0, cell_x0 + T_k) × [cell_y0, cell_y0 + T_q) of
+    // level 0 fall in it, fractional at the edges. The tiles of `level` that meet it are drawn.
+    const DisplayMap* map = nullptr;
+    std::uint64_t map_id = 0;           // changes whenever `map` is a different map
+    int level = 0;
+    float cell_x0 = 0.0f, cell_y0 = 0.0f;
+    float cells_w = 0.0f, cells_h = 0.0f;  // level-0 cells across the box (may be fractional)
 };
+
+inline constexpr int kTileSide = 256;   // texels
+inline constexpr int kMaxTiles = 96;    // 6 MB of R8 textures
 
 class Renderer {
 public:
@@ -39,12 +58,14 @@ public:
     bool init(std::string& error);
     void shutdown();
 
-    // values: T_q×T_k pairs (value, allowed), row-major by query. Uploaded at once.
-    void set_heatmap_values(const std::vector<float>& value_allowed, int T_q, int T_k);
     // The model view's thumbnails: many small maps side by side in one texture, width×height
     // (value, allowed) pairs, row-major. Uploaded once per import, drawn with HeatmapDraw.atlas.
     void set_atlas_values(const std::vector<float>& value_allowed, int width, int height);
     int max_texture_size() const { return max_texture_size_; }
+    // The figure's tiles now held on the GPU, and their bytes.
+    int tiles_resident() const { return static_cast<int>(tiles_.size()); }
+    std::size_t tile_bytes() const { return tiles_.size() * static_cast<std::size_t>(kTileSide) * kTileSide; }
+    int tile_uploads() const { return tile_uploads_; }  // since init (for tests)
     // 256×1 RGBA8 LUT texture of a colormap, usable with ImGui::Image for the legend.
     ImTextureID lut_texture(int colormap) const;
 
@@ -59,11 +80,21 @@ private:
     };
     static void draw_callback(const ImDrawList* list, const ImDrawCmd* cmd);
     void draw_heatmap(const HeatmapDraw& draw, const ImDrawCmd* cmd);
+    void draw_tiles(const HeatmapDraw& draw, const ImDrawCmd* cmd);
+    void free_tiles();
+    struct Tile {
+        GLuint texture = 0;
+        int rows_uploaded = -1;         // texel rows of the tile that held final values then
+        std::uint64_t used = 0;         // frame of last use (LRU)
+    };
+    std::map<std::tuple<int, int, int>, Tile> tiles_;  // (level, tile row, tile column)
+    std::uint64_t tiles_map_id_ = 0, frame_ = 0;
+    int tile_uploads_ = 0;
     void draw_lines(const LinesDraw& draw, const ImDrawCmd* cmd);
 
     GLuint heatmap_program_ = 0, lines_program_ = 0;
     GLuint empty_vao_ = 0, lines_vao_ = 0, lines_buffer_ = 0;
-    GLuint values_texture_ = 0, atlas_texture_ = 0;
+    GLuint atlas_texture_ = 0;
     int max_texture_size_ = 2048;
     std::vector<GLuint> luts_;
     size_t lines_capacity_ = 0;

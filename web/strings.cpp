@@ -210,6 +210,10 @@ constexpr Entry kTable[] = {
     {Str::HintModel, "click a map to open it · hover for a larger view", "点击小图打开 · 悬停查看大图"},
     {Str::HintSum, "shift-click queries to add up their attention", "按住 Shift 点击多个查询，看注意力之和"},
     {Str::SumOfQueries, "sum of %zu queries", "%zu 个查询之和"},
+    {Str::HeatMemory, "T %d × %d · %s · display %s · trace %s", "T %d × %d · %s · 显示 %s · 轨迹 %s"},
+    {Str::HeatMeanHeads, "mean of %d heads", "%d 个头的平均"},
+    {Str::HeatComputing, "computing the map… %d%%", "正在计算…%d%%"},
+    {Str::HeatFit, "Fit", "适应窗口"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 

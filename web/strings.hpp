@@ -44,6 +44,8 @@ enum class Str {
     RolloutNote, RolloutSelfOnly, MergeWords, MergeWordsTip, CloseImport, ViewModel, Reading,
     ReadingUnknown, Parsing, StepsNoQkv, ThumbTip, ThumbClick, CaptionHeads, CaptionLayers,
     ImportStatus, DescHead, DescAggregate, DescRollout, HintModel, HintSum, SumOfQueries,
+    // heatmap at scale (web/heatmap_view.cpp)
+    HeatMemory, HeatMeanHeads, HeatComputing, HeatFit,
     Count
 };
 
