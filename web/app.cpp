@@ -58,6 +58,7 @@ void App::sync_link() {
 void App::shutdown() { renderer.shutdown(); }
 
 void App::before_frame(float ui_scale) {
+    if (!figure_only) frame_times.begin_frame();
     if (!figure_only) run_pending_export(*this);  // between frames, outside ImGui's frame
     if (state.theme_auto) state.theme = platform::prefers_dark() ? Theme::Dark : Theme::Light;
     state.text_scale = std::clamp(state.text_scale, kMinTextScale, kMaxTextScale);
@@ -80,13 +81,17 @@ void App::build_ui() {
     ViewContext ctx{state, renderer, fonts, ui_scale_, !figure_only};
     if (!figure_only && !state.show_panels) draw_figure_only(ctx);
     else draw_app(ctx, figure_only);
+    if (!figure_only) draw_frame_overlay(ctx, frame_times);
     // Only the Steps view scrolls; a figure-only Lines or heatmap leaves the wheel to the page.
     if (!figure_only) platform::pass_wheel_to_page(!state.show_panels && state.view != View::Steps);
     sync_link();
     ++frame_count;
 }
 
-void App::before_render() { renderer.upload_frame(); }
+void App::before_render() {
+    renderer.upload_frame();
+    if (!figure_only) frame_times.end_cpu();
+}
 
 std::string App::state_json() const {
     using nlohmann::json;
@@ -103,8 +108,10 @@ std::string App::state_json() const {
     for (const auto& r : st.key_rects) keys.push_back(rect(r));
     json steps = json::object();
     for (const auto& [name, r] : st.step_rects) steps[name] = rect(r);
+    // The mask cell by cell for small figures only: at thousands of tokens it would be megabytes a call.
     json allowed = json::array();
-    for (Eigen::Index i = 0; i < st.trace.allowed.rows(); ++i) {
+    const bool small_mask = st.trace.allowed.size() <= 65536;
+    for (Eigen::Index i = 0; small_mask && i < st.trace.allowed.rows(); ++i) {
         json row = json::array();
         for (Eigen::Index j = 0; j < st.trace.allowed.cols(); ++j) row.push_back(static_cast<int>(st.trace.allowed(i, j)));
         allowed.push_back(row);
@@ -135,6 +142,9 @@ std::string App::state_json() const {
         {"hover", ref(st.hover)},
         {"pinned", ref(st.pinned)},
         {"lines_drawn", st.lines_drawn},
+        {"lines_ready", st.lines_ready},
+        {"top_k", st.lines.top_k},
+        {"frame_time", frame_times_json(st, frame_times)},
         {"figure", rect(st.figure_rect)},
         {"grid", rect(st.grid_rect)},
         {"query_rects", queries},
