@@ -36,8 +36,10 @@ namespace {
 // no k, is 3: enough to follow where a query looks (the strongest keys carry most of a peaked
 // softmax), and 3·T·heads lines stay a figure of strands rather than a solid fill at thousands
 // of tokens (98 K lines for 8 heads at T = 4096).
-// Work per frame on the cache while it builds: about this long, at least one block of rows.
-constexpr double kBuildBudgetMs = 12.0;
+// Work per frame on the cache while it builds: at least one block of rows and kBuildBudgetMs,
+// or three quarters of the last frame's time when frames are slow anyway (a software-rendered
+// WebGL): the build then takes a fixed share of the time instead of crawling.
+constexpr double kBuildBudgetMs = 12.0, kBuildBudgetMaxMs = 120.0;
 // Labels in the compact columns of the selected token's strongest partners.
 constexpr int kPartnerLabels = 8;
 // The overview draws at most this many lines, the strongest of the top-k lists: each line is a
@@ -86,11 +88,12 @@ struct LinesCache {
     bool all_done() const {
         return std::all_of(top.begin(), top.end(), [](const TopKeys& t) { return t.done(); });
     }
-    // Builds visible heads first, then the others, for about kBuildBudgetMs (everything when
+    // Builds visible heads first, then the others, for about the budget (everything when
     // `all`, for PNG exports that get one frame).
     void advance(const Trace& t, const std::vector<int>& visible, bool all) {
         using Clock = std::chrono::steady_clock;
         const auto start = Clock::now();
+        const double budget = std::clamp(750.0 * static_cast<double>(ImGui::GetIO().DeltaTime), kBuildBudgetMs, kBuildBudgetMaxMs);
         std::vector<int> order = visible;
         for (int h = 0; h < heads; ++h)
             if (std::find(order.begin(), order.end(), h) == order.end()) order.push_back(h);
@@ -99,7 +102,7 @@ struct LinesCache {
             while (!k.done()) {
                 k.advance(t, 256 * 1024);
                 const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-                if (!all && ms > kBuildBudgetMs) return;
+                if (!all && ms > budget) return;
             }
         }
     }
@@ -350,6 +353,7 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
                 }
             }
         }
+        cc.overview_lines = static_cast<long long>(candidates.size());
         if (!candidates.empty()) {
             // Past the budget the strongest lines stay (ties by order), drawn in their order.
             if (static_cast<int>(candidates.size()) > kMaxOverviewLines) {
@@ -376,7 +380,6 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
                 i = j;
             }
         }
-        cc.overview_lines = static_cast<long long>(candidates.size());
     }
     ctx.renderer.add_lines(dl, cc.lines);
     st.lines_drawn = static_cast<int>(cc.lines.size());
@@ -546,7 +549,25 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
             const float xa = partners_are_keys ? xk_left : xq0, xb = partners_are_keys ? xk1 : xq_right;
             dl->AddRectFilled(ImVec2(xa, y0), ImVec2(xb, y0 + h), mix_color(pal.token_fill, tint, std::min(1.0f, 0.25f + w)));
         }
-        if (static_cast<int>(partners.size()) > kPartnerLabels) partners.resize(kPartnerLabels);
+        // Labels of the strongest partners that do not overlap a stronger one (or the selection).
+        {
+            std::vector<float> taken;
+            if (sel_query) taken.push_back(yq(sel.index));
+            if (sel_key) taken.push_back(yk(sel.index));
+            std::vector<std::pair<float, int>> shown;
+            for (const auto& p : partners) {
+                if (static_cast<int>(shown.size()) == kPartnerLabels) break;
+                const float y = partners_are_keys ? yk(p.second) : yq(p.second);
+                const bool same_side = (partners_are_keys && sel_key) || (!partners_are_keys && sel_query);
+                bool clear = true;
+                for (size_t i = same_side ? 0 : (sel.valid() ? 1 : 0); i < taken.size(); ++i)
+                    clear = clear && std::abs(taken[i] - y) >= box_h + 1.0f * s;
+                if (!clear) continue;
+                taken.push_back(y);
+                shown.push_back(p);
+            }
+            partners = std::move(shown);
+        }
         // Labels: every n-th token where they fit (n a round number), the emphasized ones on top.
         auto stride_for = [&](float row) {
             const int need = static_cast<int>(std::ceil((box_h + 2.0f * s) / row));

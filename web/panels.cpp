@@ -473,10 +473,10 @@ void draw_toolbar(ViewContext& ctx) {
         ImGui::SetNextItemWidth(110.0f * s);
         ImGui::SliderFloat("##threshold", &st.lines.threshold, 0.0f, 1.0f, "%.2f");
         probe(st, "threshold");
-        same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::TopK)).x + 100.0f * s);
+        same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::TopK)).x + 120.0f * s);
         ImGui::TextUnformatted(attn::tr(Str::TopK));
         ImGui::SameLine();
-        ImGui::SetNextItemWidth(90.0f * s);
+        ImGui::SetNextItemWidth(110.0f * s);
         // 0 = auto: every line up to kTopAllUpTo keys, kLinesAutoTopK per query past it.
         char auto_k[48], auto_n[16];
         std::snprintf(auto_n, sizeof auto_n, "%d", lines_auto_top_k(tr));
