@@ -8,7 +8,6 @@
 import { differing } from './png.mjs';
 import {
   check, clickWidget, expect, failSetup, finishSuite, moveAway, openPage, pointAt, shot, startSuite, state, until,
-  waitFrames,
 } from './harness.mjs';
 
 const [siteDir, artifacts] = process.argv.slice(2);
@@ -90,10 +89,11 @@ try {
     s = await until(page, (x) => x.top_k >= 1 && x.top_k <= 2 && x.lines_drawn === overview(x.top_k), 'k 1 or 2', 60000);
     expect(s.lines_drawn < 3 * T * HEADS, `lines ${s.lines_drawn}`);
     await shot(page, `scale-02-k${s.top_k}.png`);
-    await pointAt(page, at(30), true);
+    const small = s.top_k;
+    await pointAt(page, at(4), true);  // back to a few lines each: software WebGL draws 32 K lines slowly
     await moveAway(page);
-    s = await until(page, (x) => x.top_k === k, `k back to ${k}`);
-    return `k ${k}: ${overview(k)} lines; k ${s.top_k}: ${overview(s.top_k)}`;
+    s = await until(page, (x) => x.top_k >= 3 && x.top_k <= 5 && x.lines_drawn === overview(x.top_k), 'k 3 … 5', 60000);
+    return `k ${k}: ${overview(k)} lines; k ${small}: ${overview(small)}; k ${s.top_k}: ${overview(s.top_k)}`;
   });
 
   await check('hovering a query or a key shows only its lines, labelled; the figure changes', async () => {
@@ -140,8 +140,7 @@ try {
     await page.keyboard.press('Escape');
     await moveAway(page);
     s = await until(page, (x) => x.frame_time.shown && x.widgets.frame_overlay, 'the overlay');
-    await waitFrames(page, 20);
-    s = await state(page);
+    s = await until(page, (x) => x.frame_time.frames >= 20, '20 frames timed', 180000);
     const ft = s.frame_time;
     expect(ft.frames >= 20 && ft.median_ms > 0 && ft.worst_ms >= ft.median_ms && ft.fps > 0 && ft.cpu_median_ms > 0,
            `frame time ${JSON.stringify(ft)}`);
@@ -159,7 +158,7 @@ try {
 
   await check('a link with fps=1 opens with the overlay; a small preset draws every line', async () => {
     const p = await openPage(browser, `${url}#v=1&preset=i-am-good&fps=1`);
-    const s = await until(p, (x) => x.frame_time.shown && x.widgets.frame_overlay && x.frame_time.frames > 5, 'the overlay');
+    const s = await until(p, (x) => x.frame_time.shown && x.widgets.frame_overlay && x.frame_time.frames > 5, 'the overlay', 60000);
     expect(s.lines_drawn === 9 && s.top_k === 0, `lines ${s.lines_drawn}`);
     await shot(p, 'scale-09-small-with-overlay.png');
     await p.context().close();
