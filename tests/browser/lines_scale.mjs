@@ -89,11 +89,8 @@ try {
     s = await until(page, (x) => x.top_k >= 1 && x.top_k <= 2 && x.lines_drawn === overview(x.top_k), 'k 1 or 2', 60000);
     expect(s.lines_drawn < 3 * T * HEADS, `lines ${s.lines_drawn}`);
     await shot(page, `scale-02-k${s.top_k}.png`);
-    const small = s.top_k;
-    await pointAt(page, at(4), true);  // back to a few lines each: software WebGL draws 32 K lines slowly
-    await moveAway(page);
-    s = await until(page, (x) => x.top_k >= 3 && x.top_k <= 5 && x.lines_drawn === overview(x.top_k), 'k 3 … 5', 60000);
-    return `k ${k}: ${overview(k)} lines; k ${small}: ${overview(small)}; k ${s.top_k}: ${overview(s.top_k)}`;
+    // The small k stays: software WebGL draws 32 K lines slowly (seconds a frame on a busy machine).
+    return `k ${k}: ${overview(k)} lines; k ${s.top_k}: ${overview(s.top_k)}`;
   });
 
   await check('hovering a query or a key shows only its lines, labelled; the figure changes', async () => {
