@@ -67,6 +67,7 @@ step embed node tests/browser/embed.mjs build-web/site "$artifacts/embed"
 step browser-export node tests/browser/export.mjs build-web/site "$artifacts/browser-export"
 step browser-import node tests/browser/import.mjs build-web/site "$artifacts/browser-import"
 step heatmap-zoom node tests/browser/heatmap_zoom.mjs build-web/site "$artifacts/heatmap-zoom"
+step lines-scale node tests/browser/lines_scale.mjs build-web/site "$artifacts/lines-scale"
 step desktop bash tests/desktop/desktop_test.sh build "$artifacts/desktop"
 
 [ ${#failures[@]} -eq 0 ] || echo "failed steps: ${failures[*]} (logs in artifacts/)"

@@ -62,6 +62,7 @@ TEST_CASE("the link of the design reads as written") {
     CHECK(r.link.token == TokenRef{TokenRef::Query, 0});
     CHECK(r.link.theme == Theme::Light);
     CHECK(!r.link.panels);
+    CHECK(!r.link.fps);  // off unless fps=1
     CHECK(encode_link(r.link) == "v=1&preset=multi-head-rain&view=heatmap&head=2&token=q1&theme=light&panels=0");
 }
 
@@ -77,6 +78,7 @@ TEST_CASE("an unchanged preset is named, every view option round-trips through a
     a.text_scale = 1.25f;
     a.lang = Lang::Zh;
     a.show_panels = false;
+    a.show_frame_time = true;
     a.lines.head_visible[0] = false;
     a.lines.threshold = 0.125f;
     a.lines.top_k = 2;
@@ -98,6 +100,9 @@ TEST_CASE("an unchanged preset is named, every view option round-trips through a
     CHECK(b.lines.threshold == doctest::Approx(0.125f));
     CHECK(b.heatmap.colormap == 2);
     CHECK(!b.show_panels);
+    CHECK(b.show_frame_time);
+    CHECK(hash.find("panels=0&fps=1") != std::string::npos);
+    CHECK(b.lines.top_k == 2);
     CHECK(b.theme_auto);
     CHECK(b.text_scale == 1.25f);
     CHECK(hash.find("theme=auto&text=1.25") != std::string::npos);
@@ -176,6 +181,7 @@ TEST_CASE("every bad link names its parameter, and the figure stays") {
         {"v=1&text=big", "text"},
         {"v=1&lang=fr", "lang"},
         {"v=1&panels=yes", "panels"},
+        {"v=1&fps=yes", "fps"},
         {"v=1&lineheads=0", "lineheads"},
         {"v=1&lineheads=1,,2", "lineheads"},
         {"v=1&lineheads=2", "lineheads"},

@@ -58,6 +58,7 @@ void App::sync_link() {
 void App::shutdown() { renderer.shutdown(); }
 
 void App::before_frame(float ui_scale) {
+    if (!figure_only) frame_times.begin_frame();
     if (!figure_only) run_pending_export(*this);  // between frames, outside ImGui's frame
     if (state.theme_auto) state.theme = platform::prefers_dark() ? Theme::Dark : Theme::Light;
     state.text_scale = std::clamp(state.text_scale, kMinTextScale, kMaxTextScale);
@@ -80,6 +81,7 @@ void App::build_ui() {
     ViewContext ctx{state, renderer, fonts, ui_scale_, !figure_only};
     if (!figure_only && !state.show_panels) draw_figure_only(ctx);
     else draw_app(ctx, figure_only);
+    if (!figure_only) draw_frame_overlay(ctx, frame_times);
     // Only the Steps view scrolls; a figure-only Lines or heatmap leaves the wheel to the page.
     if (!figure_only) platform::pass_wheel_to_page(!state.show_panels && state.view != View::Steps);
     if (!figure_only) platform::wheel_zoom(state.view == View::Heatmap);
@@ -87,7 +89,10 @@ void App::build_ui() {
     ++frame_count;
 }
 
-void App::before_render() { renderer.upload_frame(); }
+void App::before_render() {
+    renderer.upload_frame();
+    if (!figure_only) frame_times.end_cpu();
+}
 
 std::string App::state_json() const {
     using nlohmann::json;
@@ -104,8 +109,10 @@ std::string App::state_json() const {
     for (const auto& r : st.key_rects) keys.push_back(rect(r));
     json steps = json::object();
     for (const auto& [name, r] : st.step_rects) steps[name] = rect(r);
-    json allowed = json::array();  // small figures only: 8192² cells would not fit a JSON string
-    for (Eigen::Index i = 0; st.trace.allowed.size() <= 65536 && i < st.trace.allowed.rows(); ++i) {
+    // The mask cell by cell for small figures only: at thousands of tokens it would be megabytes a call.
+    json allowed = json::array();
+    const bool small_mask = st.trace.allowed.size() <= 65536;
+    for (Eigen::Index i = 0; small_mask && i < st.trace.allowed.rows(); ++i) {
         json row = json::array();
         for (Eigen::Index j = 0; j < st.trace.allowed.cols(); ++j) row.push_back(static_cast<int>(st.trace.allowed(i, j)));
         allowed.push_back(row);
@@ -145,6 +152,9 @@ std::string App::state_json() const {
         {"hover", ref(st.hover)},
         {"pinned", ref(st.pinned)},
         {"lines_drawn", st.lines_drawn},
+        {"lines_ready", st.lines_ready},
+        {"top_k", st.lines.top_k},
+        {"frame_time", frame_times_json(st, frame_times)},
         {"figure", rect(st.figure_rect)},
         {"grid", rect(st.grid_rect)},
         {"query_rects", queries},

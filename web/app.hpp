@@ -4,6 +4,7 @@
 
 #include "app_state.hpp"
 #include "fonts.hpp"
+#include "frame_overlay.hpp"
 #include "renderer.hpp"
 
 #include <string>
@@ -17,6 +18,7 @@ public:
     Fonts fonts;
     bool figure_only = false;  // PNG export: the figure alone
     int frame_count = 0;
+    FrameTimes frame_times;    // of the window's frames (not of PNG exports)
 
     // Needs a current GL context and ImGui's GL backend initialised.
     bool init(std::string& error);

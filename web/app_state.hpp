@@ -8,7 +8,9 @@
 #include "import_state.hpp"
 #include "scene.hpp"
 #include "strings.hpp"
+#include "top_keys.hpp"
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <optional>
@@ -36,8 +38,16 @@ struct TokenRef {
 struct LinesOptions {
     std::vector<bool> head_visible;  // one per head
     float threshold = 0.0f;          // hide lines whose weight is below
-    int top_k = 0;                   // per query (or per key when a key is selected); 0 = all
+    int top_k = 0;                   // keys per query, 1 … lines_top_k_max; 0 = auto (lines_auto_top_k)
 };
+
+// Lines view at scale (web/lines_view.cpp): past kTopAllUpTo keys each query shows its
+// kLinesAutoTopK strongest unless the user picks a k, up to the kTopKeysMax its cache keeps.
+inline constexpr int kLinesAutoTopK = 3;
+inline int lines_top_k_max(const Trace& trace) { return std::max(1, top_keys_capacity(trace.T_k())); }
+inline int lines_auto_top_k(const Trace& trace) {
+    return trace.T_k() <= kTopAllUpTo ? trace.T_k() : std::min(kLinesAutoTopK, trace.T_k());
+}
 
 struct HeatmapOptions {
     int head = 0;                    // -1 = mean over heads
@@ -102,6 +112,7 @@ struct AppState {
     float text_scale = 1.0f;     // UI text size (kMinTextScale … kMaxTextScale): multiplies the UI scale
     Lang lang = Lang::En;        // of the UI's fixed words (strings.hpp); preset texts are data
     bool show_panels = true;     // false: the figure and a small control strip (embeds, link panels=0)
+    bool show_frame_time = false;  // the frame-time overlay (Display menu, link fps=1)
     LinesOptions lines;
     HeatmapOptions heatmap;
     StepsOptions steps;
@@ -117,6 +128,7 @@ struct AppState {
     ProbeRect figure_rect{}, grid_rect{};
     int lines_drawn = 0;
     HeatmapProbe heatmap_probe;
+    float lines_ready = 1.0f;    // share of the visible heads' top-k lists built (lines view)
 
     // Loads a preset or a pasted scene into the inputs and computes it.
     void load_scene(const Scene& scene);

@@ -1,4 +1,4 @@
-// display_menu.cpp: theme and text size (display_menu.hpp).
+// display_menu.cpp: theme, text size and the frame-time overlay (display_menu.hpp).
 #include "display_menu.hpp"
 
 #include <imgui.h>
@@ -59,6 +59,10 @@ void display_menu(AppState& st, float s) {
     ImGui::SameLine();
     if (ImGui::Button("A+")) st.text_scale = std::min(kMaxTextScale, std::round((st.text_scale + 0.125f) * 8.0f) / 8.0f);
     probe(st, "display.larger");
+    ImGui::Separator();
+    // Frame time (web/frame_overlay.cpp): for checking that a long trace stays smooth.
+    ImGui::Checkbox(tr(Str::FrameTimeToggle), &st.show_frame_time);
+    probe(st, "display.fps");
     ImGui::EndPopup();
 }
 

@@ -163,6 +163,10 @@ std::string set_param(LinkState& l, std::string_view key, std::string_view value
         if (value == "1") l.panels = true;
         else if (value == "0") l.panels = false;
         else return "expected 1 (controls shown) or 0 (figure only), got " + shown_value(value);
+    } else if (key == "fps") {
+        if (value == "1") l.fps = true;
+        else if (value == "0") l.fps = false;
+        else return "expected 1 (frame time shown) or 0, got " + shown_value(value);
     } else if (key == "lineheads") {
         // Heads shown in the Lines view, 1-based, comma separated; checked against the scene later.
         l.head_visible.clear();
@@ -181,7 +185,7 @@ std::string set_param(LinkState& l, std::string_view key, std::string_view value
         l.threshold = *t;
     } else if (key == "topk") {
         auto k = parse_int(value, 0, kMaxTokens);
-        if (!k) return "expected a whole number from 0 (all lines), got " + shown_value(value);
+        if (!k) return "expected a whole number from 0 (auto: all lines up to 64 keys, 3 per query past it), got " + shown_value(value);
         l.top_k = *k;
     } else if (key == "cmap") {
         auto maps = colormaps();
@@ -302,6 +306,7 @@ std::string encode_link(const LinkState& l) {
     if (l.text_scale != 1.0f) out += "&text=" + format_float(l.text_scale);
     if (l.lang != Lang::En) out += std::string("&lang=") + lang_name(l.lang);
     if (!l.panels) out += "&panels=0";
+    if (l.fps) out += "&fps=1";
     if (std::find(l.head_visible.begin(), l.head_visible.end(), false) != l.head_visible.end()) {
         std::string heads;
         for (size_t h = 0; h < l.head_visible.size(); ++h)
@@ -386,6 +391,7 @@ LinkState link_from_app(const AppState& st) {
     l.text_scale = st.text_scale;
     l.lang = st.lang;
     l.panels = st.show_panels;
+    l.fps = st.show_frame_time;
     l.head_visible = st.lines.head_visible;
     l.threshold = st.lines.threshold;
     l.top_k = st.lines.top_k;
@@ -416,6 +422,7 @@ void apply_view(AppState& st, const LinkState& l) {
     st.text_scale = l.text_scale;
     st.lang = l.lang;
     st.show_panels = l.panels;
+    st.show_frame_time = l.fps;
     const size_t heads = static_cast<size_t>(std::max(st.trace.heads, 1));
     st.lines.head_visible.assign(heads, l.head_visible.empty());
     for (size_t h = 0; h < l.head_visible.size() && h < heads; ++h) st.lines.head_visible[h] = l.head_visible[h];

@@ -37,6 +37,7 @@ struct LinkState {
     float text_scale = 1.0f;       // text=1.25: the UI text size (AppState::text_scale)
     Lang lang = Lang::En;
     bool panels = true;            // false: the figure and a small control strip (embeds)
+    bool fps = false;              // fps=1: the frame-time overlay (AppState::show_frame_time)
     std::vector<bool> head_visible;  // Lines view; empty = every head
     float threshold = 0.0f;        // Lines view
     int top_k = 0;                 // Lines view

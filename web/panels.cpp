@@ -477,12 +477,19 @@ void draw_toolbar(ViewContext& ctx) {
         ImGui::SetNextItemWidth(110.0f * s);
         ImGui::SliderFloat("##threshold", &st.lines.threshold, 0.0f, 1.0f, "%.2f");
         probe(st, "threshold");
-        same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::TopK)).x + 100.0f * s);
+        same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::TopK)).x + 120.0f * s);
         ImGui::TextUnformatted(attn::tr(Str::TopK));
         ImGui::SameLine();
-        ImGui::SetNextItemWidth(90.0f * s);
-        ImGui::SliderInt("##topk", &st.lines.top_k, 0, std::max(1, static_cast<int>(tr.keys.size())),
-                         st.lines.top_k == 0 ? attn::tr(Str::All) : "%d");
+        ImGui::SetNextItemWidth(110.0f * s);
+        // 0 = auto: every line up to kTopAllUpTo keys, kLinesAutoTopK per query past it.
+        char auto_k[48], auto_n[16];
+        std::snprintf(auto_n, sizeof auto_n, "%d", lines_auto_top_k(tr));
+        std::snprintf(auto_k, sizeof auto_k, attn::tr(Str::TopKAuto),
+                      lines_auto_top_k(tr) >= tr.T_k() ? attn::tr(Str::All) : auto_n);
+        st.lines.top_k = std::clamp(st.lines.top_k, 0, lines_top_k_max(tr));
+        ImGui::SliderInt("##topk", &st.lines.top_k, 0, lines_top_k_max(tr), st.lines.top_k == 0 ? auto_k : "%d",
+                         ImGuiSliderFlags_AlwaysClamp);
+        probe(st, "topk");
     } else if (st.view == View::Steps) {
         // One head's pipeline at a time; the scale shows seed 002's argument (rows saturate).
         ImGui::AlignTextToFramePadding();

@@ -26,7 +26,7 @@ enum class Str {
     // axes
     AxisQueries, AxisKeys, AxisTargetQueries, AxisSourceKeys, CaptionKeys, CaptionQueries, CaptionSourceKeys,
     CaptionTargetQueries, Masked, LegendWeight, LegendScore, MeanWeight, Weight, Score, ScaledScore,
-    TipCell, TipCellMean, TipHeadWeight, TipMaskedScore, TipLaterKeys, LinesTopK,
+    TipCell, TipCellMean, TipHeadWeight, TipMaskedScore, TipLaterKeys, LinesTopK, LinesStrongest, LinesBuilding, TopKAuto,
     // Steps view: tooltip words and captions
     FirstShown, Entropy, TipTokens, TipMasked, TipEntropy, TipConcat, TipFinal,
     CapX, CapXCross, CapXKv, CapQ, CapQCross, CapK, CapKCross, CapV, CapVCross, CapScores, CapScaled, CapUnscaled,
@@ -36,7 +36,7 @@ enum class Str {
     AllHeads,
     // export menu and display settings (web/export.cpp, web/display_menu.cpp)
     Export, ExportPng1, ExportPng2, ExportPng4, ExportSvg, ExportSvgSteps, ExportJson, ExportSaved, ExportFailed,
-    Display, ThemeAuto, ThemeLightShort, ThemeDarkShort, ThemeAutoNote, TextSize,
+    Display, ThemeAuto, ThemeLightShort, ThemeDarkShort, ThemeAutoNote, TextSize, FrameTimeToggle, FrameTimeLine, FrameTimeFigure,
     // imported attention (web/model_view.cpp)
     OpenModel, OpenModelTip, FilePath, OpenFile, SectionImport, ImportFile, ImportModel,
     ImportShape, StackAttention, StackEncoder, StackDecoder, StackCross, ShowHead, ShowAggregate,

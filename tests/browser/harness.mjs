@@ -81,7 +81,8 @@ export async function until(page, predicate, what, timeoutMs = 20000) {
 export function summary(s) {
   if (!s) return s;
   const { frame, view, kind, queries, keys, hover, pinned, error, lines_drawn, ui_scale, theme } = s;
-  return { frame, view, kind, queries, keys, hover, pinned, error, lines_drawn, ui_scale, theme };
+  const short = (a) => (Array.isArray(a) && a.length > 40 ? [...a.slice(0, 20), `… ${a.length} in all`] : a);
+  return { frame, view, kind, queries: short(queries), keys: short(keys), hover, pinned, error, lines_drawn, ui_scale, theme };
 }
 
 // App coordinates are framebuffer pixels; the mouse works in CSS pixels.

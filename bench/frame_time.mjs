@@ -1,0 +1,125 @@
+// frame_time.mjs: steady-state frame time of the web build in headless Chromium (SwiftShader
+// WebGL2, as the browser tests run), for T = 256, 1024 and 4096 tokens (d_model 512, 8 heads,
+// seeded weights, embeddings generated from the tokens) in the lines, heatmap and steps views.
+//   node bench/frame_time.mjs build-web/site [OUT_DIR] [T,T,...]
+// Each scene is loaded through the page's message handler (attnviz:set-scene, the same code a
+// parent page's postMessage reaches), the view set with attnviz:set-view; then the bench waits
+// for the on-demand work to finish (the lines view's top-k lists: state.lines_ready = 1), lets
+// kFrames more frames pass and reads the app's own frame times (web/frame_overlay.cpp, the
+// numbers of the fps=1 overlay, exposed in the state JSON): the median and worst interval
+// between frames (what a reader sees; ≥ 16.7 ms at 60 Hz), and the CPU time of building a frame.
+// A view that fails (an error line, a crashed page, a timeout) is reported as skipped. Numbers
+// never fail anything: this is not a test. Screenshots of each figure go to OUT_DIR.
+import { freePort, waitForServer, openPage, state } from '../tests/browser/harness.mjs';
+import { chromium } from '../tests/browser/node_modules/playwright-core/index.mjs';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const siteDir = process.argv[2] || 'build-web/site';
+const outDir = process.argv[3] || '/tmp/attnviz-frame-time';
+const sizes = (process.argv[4] || '256,1024,4096').split(',').map(Number);
+const views = ['lines', 'heatmap', 'steps'];
+const kFrames = 130;  // > the overlay's window of 120 frames, so it holds steady frames only
+
+const words = ('the model reads every token of the sentence and each head of attention decides ' +
+  'which earlier words matter most for the next one while the values carry what is passed on').split(' ');
+function sceneOf(T) {
+  const tokens = Array.from({ length: T }, (_, i) => words[i % words.length]);
+  return { name: `bench T=${T}`, tokens, d_model: 512, heads: 8, weights: { seed: 1 }, positional: 'sinusoidal' };
+}
+
+async function send(page, message) {
+  return page.evaluate((m) => {
+    const reply = Module.ccall('attnviz_message', 'string', ['string'], [JSON.stringify(m)]);
+    return reply ? JSON.parse(reply) : null;
+  }, message);
+}
+
+async function untilState(page, pred, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  let s;
+  while (Date.now() < deadline) {
+    s = await state(page);
+    if (pred(s)) return s;
+    await page.waitForTimeout(200);
+  }
+  throw new Error(`timed out after ${timeoutMs / 1000} s (lines_ready ${s && s.lines_ready}, error "${s && s.error}")`);
+}
+
+fs.mkdirSync(outDir, { recursive: true });
+const port = await freePort();
+const server = spawn('python3', [path.resolve(here, '../scripts/serve.py'), siteDir, '--port', String(port)], { stdio: 'ignore' });
+const url = `http://127.0.0.1:${port}/index.html`;
+await waitForServer(url, 10000);
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update',
+         '--disable-sync', '--disable-quic', '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
+});
+
+const rows = [];
+let page = null;
+const pageErrors = [];
+async function freshPage() {
+  if (page) await page.context().close().catch(() => {});
+  page = await openPage(browser, url);
+  page.on('pageerror', (e) => pageErrors.push(String(e.message || e)));
+  page.on('crash', () => pageErrors.push('the page crashed'));
+  await page.mouse.move(5, 795);  // bottom left, over the controls: no token hovered
+}
+
+for (const T of sizes) {
+  await freshPage();
+  const t0 = Date.now();
+  const loaded = await send(page, { type: 'attnviz:set-scene', scene: sceneOf(T) });
+  if (!loaded || loaded.type !== 'attnviz:ok') throw new Error(`T=${T}: set-scene: ${JSON.stringify(loaded)}`);
+  const computeS = (Date.now() - t0) / 1000;
+  for (const view of views) {
+    const row = { T, view, compute_s: computeS };
+    try {
+      pageErrors.length = 0;
+      const set = await send(page, { type: 'attnviz:set-view', view });
+      if (!set || set.type !== 'attnviz:ok') throw new Error(`set-view: ${JSON.stringify(set)}`);
+      const t1 = Date.now();
+      await untilState(page, (s) => s.view === view && s.lines_ready >= 1 && s.queries.length === T, 300000);
+      row.ready_s = (Date.now() - t1) / 1000;
+      const start = (await state(page)).frame;  // frames are slow in software WebGL: wait for them, not for a clock
+      await untilState(page, (x) => x.frame >= start + kFrames, 900000);
+      const s = await state(page);
+      if (s.error) throw new Error(`error line: ${s.error}`);
+      if (pageErrors.length) throw new Error(pageErrors.join('; '));
+      Object.assign(row, s.frame_time, { lines: view === 'lines' ? s.lines_drawn : '' });
+      await page.screenshot({ path: path.join(outDir, `frame-${T}-${view}.png`) });
+    } catch (e) {
+      row.skipped = String(e.message || e).split('\n')[0].slice(0, 160);
+      await freshPage().catch(() => {});  // a crashed page can take no more views
+      if (view !== views[views.length - 1]) {
+        const again = await send(page, { type: 'attnviz:set-scene', scene: sceneOf(T) }).catch((x) => ({ error: String(x) }));
+        if (!again || again.type !== 'attnviz:ok') row.skipped += ` (reloading failed: ${JSON.stringify(again)})`;
+      }
+    }
+    rows.push(row);
+    const r = row;
+    console.log(r.skipped ? `T=${T} ${view}: skipped: ${r.skipped}`
+      : `T=${T} ${view}: ${r.median_ms.toFixed(1)} ms median, ${r.worst_ms.toFixed(1)} worst, CPU ${r.cpu_median_ms.toFixed(1)} ms (ready after ${r.ready_s.toFixed(1)} s)`);
+  }
+}
+const version = browser.version();
+await browser.close();
+server.kill();
+
+const cpu = os.cpus()[0];
+console.log(`\nFrame time, headless Chromium ${version} (SwiftShader WebGL2), 1280×800 at 1×; ${cpu ? cpu.model : '?'}, ${os.cpus().length} cores`);
+console.log(`scene: d_model 512, 8 heads, seeded weights, sinusoidal positions; medians and worst of the last 120 frames once the view's work is done`);
+console.log('| T | view | frame ms (median) | worst ms | fps | CPU ms a frame (median / worst) | lines drawn | ready after |');
+console.log('|---:|---|---:|---:|---:|---:|---:|---:|');
+for (const r of rows) {
+  if (r.skipped) { console.log(`| ${r.T} | ${r.view} | skipped: ${r.skipped.replace(/\|/g, '/')} | | | | | |`); continue; }
+  console.log(`| ${r.T} | ${r.view} | ${r.median_ms.toFixed(1)} | ${r.worst_ms.toFixed(1)} | ${r.fps.toFixed(0)} | ` +
+              `${r.cpu_median_ms.toFixed(1)} / ${r.cpu_worst_ms.toFixed(1)} | ${r.lines} | ${r.ready_s.toFixed(1)} s |`);
+}
+console.log(`screenshots in ${outDir}`);

@@ -1,0 +1,87 @@
+// frame_overlay.cpp: frame_overlay.hpp.
+#include "frame_overlay.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace attn {
+namespace {
+
+double now_ms() {
+    using namespace std::chrono;
+    return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
+}
+
+float median_of(const float* v, int n) {
+    if (n == 0) return 0.0f;
+    std::vector<float> sorted(v, v + n);
+    std::nth_element(sorted.begin(), sorted.begin() + n / 2, sorted.end());
+    return sorted[static_cast<size_t>(n / 2)];
+}
+
+const char* view_label(View v) {
+    return tr(v == View::Lines ? Str::ViewLines : v == View::Heatmap ? Str::ViewHeatmap : v == View::Model ? Str::ViewModel : Str::ViewSteps);
+}
+
+}  // namespace
+
+void FrameTimes::begin_frame() {
+    begin_ = now_ms();
+    pending_interval_ = last_begin_ < 0.0 ? -1.0f : static_cast<float>(begin_ - last_begin_);
+    last_begin_ = begin_;
+}
+
+void FrameTimes::end_cpu() {
+    if (begin_ < 0.0 || pending_interval_ < 0.0f) return;
+    interval_[next_] = pending_interval_;
+    cpu_[next_] = static_cast<float>(now_ms() - begin_);
+    next_ = (next_ + 1) % kFrameWindow;
+    count_ = std::min(count_ + 1, kFrameWindow);
+    pending_interval_ = -1.0f;
+}
+
+float FrameTimes::median_ms() const { return median_of(interval_, count_); }
+float FrameTimes::worst_ms() const { return count_ ? *std::max_element(interval_, interval_ + count_) : 0.0f; }
+float FrameTimes::cpu_median_ms() const { return median_of(cpu_, count_); }
+float FrameTimes::cpu_worst_ms() const { return count_ ? *std::max_element(cpu_, cpu_ + count_) : 0.0f; }
+
+void draw_frame_overlay(ViewContext& ctx, const FrameTimes& times) {
+    const AppState& st = ctx.state;
+    if (!st.show_frame_time) return;
+    const float s = ctx.scale;
+    const Palette& pal = palette(st.theme);
+    ImFont* font = ctx.fonts.small;
+    const float fs = font->FontSize;
+    char line1[200], line2[200], cpu[64];
+    std::snprintf(line1, sizeof line1, tr(Str::FrameTimeLine), times.median_ms(), times.count(), times.worst_ms(), times.fps());
+    std::snprintf(cpu, sizeof cpu, " · CPU %.1f ms", times.cpu_median_ms());
+    std::strncat(line1, cpu, sizeof line1 - std::strlen(line1) - 1);
+    std::snprintf(line2, sizeof line2, tr(Str::FrameTimeFigure), view_label(st.view), st.trace.T_q(), st.trace.T_k(),
+                  st.trace.heads, st.view == View::Lines ? st.lines_drawn : 0);
+    const float w = std::max(font->CalcTextSizeA(fs, FLT_MAX, 0.0f, line1).x, font->CalcTextSizeA(fs, FLT_MAX, 0.0f, line2).x);
+    const float p = 6.0f * s;
+    const ProbeRect& f = st.figure_rect;
+    // Top-right of the figure, below the line where the views write their notes.
+    const ImVec2 a(f[0] + f[2] - w - 2.0f * p - 8.0f * s, f[1] + fs + 14.0f * s);
+    const ImVec2 b(a.x + w + 2.0f * p, a.y + 2.0f * fs + 2.0f * p + 2.0f * s);
+    ImDrawList* dl = ImGui::GetForegroundDrawList();
+    ImVec4 bg = ImGui::ColorConvertU32ToFloat4(pal.background);
+    bg.w = 0.85f;
+    dl->AddRectFilled(a, b, ImGui::GetColorU32(bg), 4.0f * s);
+    dl->AddRect(a, b, pal.text_muted, 4.0f * s);
+    dl->AddText(font, fs, ImVec2(a.x + p, a.y + p), pal.text, line1);
+    dl->AddText(font, fs, ImVec2(a.x + p, a.y + p + fs + 2.0f * s), pal.text_muted, line2);
+    ctx.state.probe["frame_overlay"] = {a.x, a.y, b.x - a.x, b.y - a.y};
+}
+
+nlohmann::json frame_times_json(const AppState& st, const FrameTimes& t) {
+    return {{"shown", st.show_frame_time}, {"frames", t.count()}, {"median_ms", t.median_ms()}, {"worst_ms", t.worst_ms()},
+            {"fps", t.fps()}, {"cpu_median_ms", t.cpu_median_ms()}, {"cpu_worst_ms", t.cpu_worst_ms()}};
+}
+
+}  // namespace attn
