@@ -28,7 +28,7 @@ std::size_t DisplayMap::bytes() const {
 
 // [SECTION] Builder ------------------------------------------------------------------------------
 
-void DisplayMapBuilder::start(const Trace& trace, int head, bool scores, int block_rows) {
+void DisplayMapBuilder::start(const Trace& trace, int head, bool scores, int block_rows, bool log) {
     trace_ = &trace;
     map_ = DisplayMap{};
     const int T_q = trace.T_q(), T_k = trace.T_k();
@@ -39,6 +39,7 @@ void DisplayMapBuilder::start(const Trace& trace, int head, bool scores, int blo
     const HeadTrace& first = trace.attention.heads[static_cast<size_t>(mean ? 0 : head)];
     use_scores_ = scores && (trace.is_long() || first.scaled.size() > 0);
     map_.scores = use_scores_;
+    map_.log = log && !use_scores_;
     for (int l = 0;; ++l) {
         DisplayLevel level;
         level.rows = level_side(T_q, l), level.cols = level_side(T_k, l);
@@ -139,14 +140,17 @@ void DisplayMapBuilder::finish_block_fill() {
     const int T_k = t.T_k(), r1 = std::min(row_ + block_rows_, t.T_q());
     const float* values = heads_ > 1 ? sum_.data() : use_scores_ ? scaled_.data() : weights_.data();
     DisplayLevel& level = map_.levels[0];
-    const float lo = map_.lo, hi = map_.hi;
+    // The log scale quantises log10 of the weight over [−decades, 0] (colormap_position).
+    const float lo = map_.log ? -kLogWeightDecades : map_.lo, hi = map_.log ? 0.0f : map_.hi;
+    const float floor = kLogWeightFloor;
     bool masked = false;
     for (int r = row_; r < r1; ++r) {
         std::uint8_t* out = level.texels.data() + static_cast<size_t>(r) * T_k;
         const float* in = values + static_cast<size_t>(r - row_) * T_k;
         const std::uint8_t* allowed = t.allowed.data() + static_cast<size_t>(r) * T_k;
         for (int k = 0; k < T_k; ++k) {
-            out[k] = allowed[k] ? quantize(in[k], lo, hi) : kMaskedTexel;
+            const float x = map_.log ? std::log10(std::max(in[k], floor)) : in[k];
+            out[k] = allowed[k] ? quantize(x, lo, hi) : kMaskedTexel;
             masked |= allowed[k] == 0;
         }
     }
@@ -183,9 +187,9 @@ void DisplayMapBuilder::build_pyramid_rows() {
     }
 }
 
-DisplayMap build_display_map(const Trace& trace, int head, bool scores) {
+DisplayMap build_display_map(const Trace& trace, int head, bool scores, bool log) {
     DisplayMapBuilder builder;
-    builder.start(trace, head, scores);
+    builder.start(trace, head, scores, 0, log);
     while (!builder.step(1e30)) {}
     return builder.map();
 }

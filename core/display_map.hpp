@@ -21,7 +21,9 @@
 
 #include "scene.hpp"
 
+#include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -45,6 +47,20 @@ inline std::uint8_t quantize(float x, float lo, float hi) {
 // The value at the centre of a texel's bin (for the legend and tests).
 float dequantize(std::uint8_t texel, float lo, float hi);
 
+// Weights on a log scale: log10 of the weight over [kLogWeightFloor, 1], four decades, so that
+// the small weights of a long sequence (about 1/T each) still differ in colour; 0 and anything
+// below the floor take the bottom colour. Scores stay linear (they can be negative).
+inline constexpr float kLogWeightFloor = 1e-4f;
+inline constexpr float kLogWeightDecades = 4.0f;
+// The legend's ticks on the log scale, bottom to top: one per decade.
+inline constexpr const char* kLogTicks[] = {"0.0001", "0.001", "0.01", "0.1", "1"};
+// Position of a value in the colormap, 0..1: linear over [lo, hi] (the middle when hi <= lo),
+// or log10 over [kLogWeightFloor, 1]. The heatmap's texels, numbers and the SVG export agree.
+inline float colormap_position(float x, float lo, float hi, bool log) {
+    if (log) return std::clamp(1.0f + std::log10(std::max(x, kLogWeightFloor)) / kLogWeightDecades, 0.0f, 1.0f);
+    return hi > lo ? std::clamp((x - lo) / (hi - lo), 0.0f, 1.0f) : 0.5f;
+}
+
 // [SECTION] Map --------------------------------------------------------------------------------
 
 struct DisplayLevel {
@@ -57,6 +73,7 @@ struct DisplayLevel {
 struct DisplayMap {
     int head = 0;                    // -1: the mean over heads
     bool scores = false;             // scaled scores (else weights)
+    bool log = false;                // weights on the log scale (colormap_position)
     float lo = 0.0f, hi = 1.0f;      // the colormap range; known once range_known
     bool range_known = false;
     bool any_masked = false;         // over the rows done
@@ -80,7 +97,8 @@ public:
     // head -1: the mean over heads. scores: the scaled scores (falls back to the weights for a
     // trace without them, i.e. an import). The trace must stay alive and unchanged until done.
     // block_rows: rows per block (0: about a million cells per block).
-    void start(const Trace& trace, int head, bool scores, int block_rows = 0);
+    // log: weights on the log scale (ignored for scores).
+    void start(const Trace& trace, int head, bool scores, int block_rows = 0, bool log = false);
     // Works through blocks of rows until `budget_seconds` have passed or `max_units` units (one
     // head of one block of rows) are done, at least one unit; true once the map is complete.
     bool step(double budget_seconds, int max_units = INT_MAX);
@@ -113,6 +131,6 @@ private:
 };
 
 // The whole map at once (start + step until done).
-DisplayMap build_display_map(const Trace& trace, int head, bool scores);
+DisplayMap build_display_map(const Trace& trace, int head, bool scores, bool log = false);
 
 }  // namespace attn

@@ -9,6 +9,7 @@
 #include "svg.hpp"
 
 #include "colormaps.hpp"
+#include "display_map.hpp"
 #include "steps.hpp"
 
 #include <algorithm>
@@ -375,7 +376,8 @@ void heatmap_figure(Doc& doc, const Trace& tr, const SvgOptions& o) {
     }
     for (int q = 0; q < T_q; ++q)
         for (int k = 0; k < T_k; ++k) any_masked |= tr.allowed(q, k) == 0;
-    auto color_of = [&](float x) { return colormap_sample(map, hi > lo ? (x - lo) / (hi - lo) : 0.5f); };
+    const bool log = o.log && !o.scores;
+    auto color_of = [&](float x) { return colormap_sample(map, colormap_position(x, lo, hi, log)); };
 
     // Layout (web/heatmap_view.cpp at scale 1): row labels, column labels upright when they fit
     // a cell else turned to read upwards, every n-th label when they would overlap.
@@ -482,7 +484,7 @@ void heatmap_figure(Doc& doc, const Trace& tr, const SvgOptions& o) {
     float legend_right = bar_x + bar_w;
     for (int i = 0; i <= 4; ++i) {
         const float t = static_cast<float>(i) / 4.0f, y = bar_y + bar_h * (1.0f - t);
-        const std::string label = format_value(lo + (hi - lo) * t);
+        const std::string label = log ? kLogTicks[i] : format_value(lo + (hi - lo) * t);
         doc.body += "<line x1=\"" + num(bar_x + bar_w) + "\" y1=\"" + num(y) + "\" x2=\"" + num(bar_x + bar_w + 4.0f) +
                     "\" y2=\"" + num(y) + "\" stroke=\"" + hex(c.text_muted) + "\"/>\n";
         doc.text_mid(bar_x + bar_w + 7.0f, y, kSmall, c.text, label, "tick");

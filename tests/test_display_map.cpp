@@ -219,3 +219,40 @@ TEST_CASE("display map: a time budget of zero still makes progress; bytes are th
     // 300² + 150² + 75² + 38²
     CHECK(b.map().bytes() == 300u * 300 + 150 * 150 + 75 * 75 + 38 * 38);
 }
+
+TEST_CASE("display map: weights on the log scale, four decades, against a plain loop") {
+    CHECK(colormap_position(1.0f, 0, 0, true) == 1.0f);
+    CHECK(colormap_position(0.01f, 0, 0, true) == doctest::Approx(0.5f));
+    CHECK(colormap_position(1e-4f, 0, 0, true) == 0.0f);
+    CHECK(colormap_position(0.0f, 0, 0, true) == 0.0f);  // below the floor: the bottom colour
+    CHECK(colormap_position(0.25f, 0, 1, false) == 0.25f);
+    CHECK(colormap_position(3.0f, 3, 3, false) == 0.5f);
+    for (const std::string& text : scenes()) {
+        CAPTURE(text.substr(0, 70));
+        const Scene s = read_scene(text);
+        const Trace t = compute(s, 0);  // long: rows on demand
+        for (int head = -1; head < s.heads; ++head) {
+            CAPTURE(head);
+            const DisplayMap m = build_display_map(t, head, false, true);
+            CHECK(m.log);
+            CHECK_FALSE(build_display_map(t, head, true, true).log);  // scores stay linear
+            const Trace full = compute(s);
+            const int T_q = full.T_q(), T_k = full.T_k();
+            for (int q = 0; q < T_q; ++q)
+                for (int k = 0; k < T_k; ++k) {
+                    double w = 0.0;
+                    const bool mean = head < 0 || s.heads == 1;
+                    for (int h = mean ? 0 : head; h < (mean ? s.heads : head + 1); ++h)
+                        w += full.attention.heads[static_cast<size_t>(h)].weights(q, k);
+                    w /= mean ? s.heads : 1;
+                    const double pos = std::clamp(1.0 + std::log10(std::max(w, 1e-4)) / 4.0, 0.0, 1.0);
+                    const int want = full.allowed(q, k) ? static_cast<int>(std::floor(pos * 254.0 + 0.5)) : 255;
+                    if (std::abs(m.levels[0].at(q, k) - want) > 1) {  // one bin of float rounding
+                        CAPTURE(q);
+                        CAPTURE(k);
+                        CHECK(int{m.levels[0].at(q, k)} == want);
+                    }
+                }
+        }
+    }
+}

@@ -85,6 +85,7 @@ TEST_CASE("an unchanged preset is named, every view option round-trips through a
     a.heatmap.colormap = 2;
     a.heatmap.values = HeatValues::Scores;
     a.heatmap.show_numbers = false;
+    a.heatmap.log_scale = true;
     const std::string hash = encode_link(link_from_app(a));
     MESSAGE(hash);
     CHECK(hash.find("preset=multi-head-rain") != std::string::npos);
@@ -98,6 +99,8 @@ TEST_CASE("an unchanged preset is named, every view option round-trips through a
     CHECK(b.pinned == a.pinned);
     CHECK(b.lines.head_visible == a.lines.head_visible);
     CHECK(b.lines.threshold == doctest::Approx(0.125f));
+    CHECK(b.heatmap.log_scale);
+    CHECK(hash.find("log=1") != std::string::npos);
     CHECK(b.heatmap.colormap == 2);
     CHECK(!b.show_panels);
     CHECK(b.show_frame_time);
@@ -191,6 +194,7 @@ TEST_CASE("every bad link names its parameter, and the figure stays") {
         {"v=1&cmap=rainbow", "cmap"},
         {"v=1&values=logits", "values"},
         {"v=1&numbers=2", "numbers"},
+        {"v=1&log=yes", "log"},
         {"v=1&colour=red", "colour"},
         {"v=1&view=lines&view=heatmap", "view"},
         {"v=1&head", "head"},

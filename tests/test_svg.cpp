@@ -275,3 +275,20 @@ TEST_CASE("long sequences: labels thin out, the document stays well formed; an e
     CHECK(xml_problem(empty) == "");
     CHECK(count(empty, "class=\"cell") == 0);
 }
+
+TEST_CASE("heatmap SVG on the log scale: cell colours from log10 of the weight, decade ticks") {
+    const Trace tr = preset_trace("masked-apple");
+    SvgOptions o;
+    o.view = SvgView::Heatmap;
+    o.log = true;
+    const std::string svg = write_svg(tr, o);
+    CHECK(xml_problem(svg) == "");
+    CHECK(svg.find(">0.0001<") != std::string::npos);
+    CHECK(svg.find(">0.01<") != std::string::npos);
+    // 爱 → 我 is 0.35: log10 gives 1 − 0.456/4 ≈ 0.886 of the map, not 0.35.
+    const float w = tr.attention.heads[0].weights(1, 0);
+    const std::string want = hex_of(colormap_sample(colormaps()[0], 1.0f + std::log10(w) / 4.0f));
+    CHECK(svg.find("fill=\"" + want + "\"") != std::string::npos);
+    o.log = false;
+    CHECK(write_svg(tr, o).find(">0.0001<") == std::string::npos);
+}

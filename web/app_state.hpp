@@ -54,6 +54,7 @@ struct HeatmapOptions {
     int colormap = 0;                // index into colormaps()
     HeatValues values = HeatValues::Weights;
     bool show_numbers = true;        // the value in each cell when cells are big enough
+    bool log_scale = false;          // weights on a log scale, 10⁻⁴ … 1 (core/display_map.hpp)
     // Zoom and pan (web/heatmap_view.cpp): 1 = the whole map fits its box; cells grow by this
     // factor up to a readable maximum. view_x / view_y: the key / query (fractional, in cells)
     // at the box's top-left corner.

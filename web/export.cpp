@@ -159,6 +159,7 @@ SvgOptions svg_options(const AppState& st) {
     o.colormap = st.heatmap.colormap;
     o.scores = st.heatmap.values == HeatValues::Scores;
     o.show_numbers = st.heatmap.show_numbers;
+    o.log = st.heatmap.log_scale;
     SvgLabels& l = o.labels;
     l.title = figure_title(st);
     l.queries = tr(Str::AxisQueries);

@@ -56,21 +56,23 @@ bool wants_scores(const Trace& tr, const HeatmapOptions& o) {
 
 struct MapCache {
     int revision = INT_MIN, head = -2;
-    bool scores = false;
+    bool scores = false, log = false;
     const Trace* trace = nullptr;
     DisplayMapBuilder builder;
     std::uint64_t id = 0;
     bool any_masked = false;  // anywhere in the map (the legend shows the hatch from the start)
     bool matches(const AppState& st) const {
-        return trace == &st.trace && revision == st.revision && head == st.heatmap.head && scores == wants_scores(st.trace, st.heatmap);
+        return trace == &st.trace && revision == st.revision && head == st.heatmap.head &&
+               scores == wants_scores(st.trace, st.heatmap) && log == st.heatmap.log_scale;
     }
     void start(const AppState& st) {
         static std::uint64_t next_id = 0;
         revision = st.revision, head = st.heatmap.head, scores = wants_scores(st.trace, st.heatmap);
+        log = st.heatmap.log_scale;
         trace = &st.trace;
         id = ++next_id;
         any_masked = st.trace.allowed.size() > 0 && st.trace.allowed.minCoeff() == 0;
-        builder.start(st.trace, head, scores);
+        builder.start(st.trace, head, scores, 0, log);
     }
 };
 
@@ -95,7 +97,7 @@ const MapCache& current_map(ViewContext& ctx) {
     }
     const App* screen = current_app();
     if (screen && &screen->state != &st && g_screen.matches(screen->state) && g_screen.head == st.heatmap.head &&
-        g_screen.scores == wants_scores(st.trace, st.heatmap) && same_trace(screen->state.trace, st.trace)) {
+        g_screen.scores == wants_scores(st.trace, st.heatmap) && g_screen.log == st.heatmap.log_scale && same_trace(screen->state.trace, st.trace)) {
         g_screen.builder.step(1e30);
         return g_screen;
     }
@@ -387,8 +389,7 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
                 }
                 const float x = rows.values[static_cast<size_t>(q - row0) * T_k + k];
                 format_value(buffer, sizeof buffer, x);
-                float span = hi - lo;
-                auto rgb = colormap_sample(cmap, span > 0.0f ? (x - lo) / span : 0.5f);
+                auto rgb = colormap_sample(cmap, colormap_position(x, lo, hi, map.log));
                 float w = number_font->CalcTextSizeA(ns, FLT_MAX, 0.0f, buffer).x;
                 dl->AddText(number_font, ns, ImVec2(c.x - w * 0.5f, c.y - ns * 0.5f), ink_on(rgb), buffer);
                 ++probe.numbers;
@@ -419,7 +420,8 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     for (int i = 0; i <= 4; ++i) {
         float t = static_cast<float>(i) / 4.0f;
         float y = bar_y + bar_h * (1.0f - t);
-        if (map.range_known) format_value(buffer, sizeof buffer, lo + (hi - lo) * t);
+        if (map.log) std::snprintf(buffer, sizeof buffer, "%s", kLogTicks[i]);
+        else if (map.range_known) format_value(buffer, sizeof buffer, lo + (hi - lo) * t);
         else std::snprintf(buffer, sizeof buffer, "\xe2\x80\xa6");  // … until the first pass has the range
         dl->AddLine(ImVec2(bar_x + bar_w, y), ImVec2(bar_x + bar_w + 4.0f * s, y), pal.text_muted);
         dl->AddText(small, ss, ImVec2(bar_x + bar_w + 7.0f * s, y - ss * 0.5f), pal.text, buffer);

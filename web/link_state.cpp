@@ -200,9 +200,10 @@ std::string set_param(LinkState& l, std::string_view key, std::string_view value
         if (value == "weights") l.values = HeatValues::Weights;
         else if (value == "scores") l.values = HeatValues::Scores;
         else return "expected weights or scores, got " + shown_value(value);
-    } else if (key == "numbers") {
-        if (value == "1") l.numbers = true;
-        else if (value == "0") l.numbers = false;
+    } else if (key == "numbers" || key == "log") {
+        bool& flag = key == "numbers" ? l.numbers : l.log;
+        if (value == "1") flag = true;
+        else if (value == "0") flag = false;
         else return "expected 1 or 0, got " + shown_value(value);
     } else {
         return "unknown parameter";
@@ -321,6 +322,7 @@ std::string encode_link(const LinkState& l) {
         out += "&cmap=" + std::string(colormaps()[static_cast<size_t>(l.colormap)].name);
     if (l.values == HeatValues::Scores) out += "&values=scores";
     if (!l.numbers) out += "&numbers=0";
+    if (l.log) out += "&log=1";
     return out;
 }
 
@@ -398,6 +400,7 @@ LinkState link_from_app(const AppState& st) {
     l.colormap = st.heatmap.colormap;
     l.values = st.heatmap.values;
     l.numbers = st.heatmap.show_numbers;
+    l.log = st.heatmap.log_scale;
     if (st.imported.active()) {
         const ImportView& im = st.imported;
         l.import_map = im.stack().name + ":" + std::to_string(im.import_layer + 1) + ":" + std::to_string(im.import_head + 1);
@@ -431,6 +434,7 @@ void apply_view(AppState& st, const LinkState& l) {
     st.heatmap.colormap = l.colormap;
     st.heatmap.values = l.values;
     st.heatmap.show_numbers = l.numbers;
+    st.heatmap.log_scale = l.log;
     // An imported map waits for its file (import_state.cpp, apply_link_map); the model view
     // needs one.
     st.link_map = l.import_map;

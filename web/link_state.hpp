@@ -44,6 +44,7 @@ struct LinkState {
     int colormap = 0;
     HeatValues values = HeatValues::Weights;
     bool numbers = true;
+    bool log = false;              // heatmap weights on the log scale
     // An imported file's map, "STACK:LAYER:HEAD" with 1-based numbers ("decoder_attention:2:5").
     // The file itself comes from the page's ?import= (README); the map is chosen once it is in.
     std::string import_map;

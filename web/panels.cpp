@@ -558,6 +558,12 @@ void draw_toolbar(ViewContext& ctx) {
         colormap_combo(ctx);
         same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(attn::tr(Str::Numbers)).x + 8.0f * s);
         ImGui::Checkbox((std::string(attn::tr(Str::Numbers)) + "###numbers").c_str(), &st.heatmap.show_numbers);
+        if (st.heatmap.values == HeatValues::Weights) {  // scores can be negative: linear only
+            same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(attn::tr(Str::LogScale)).x + 8.0f * s);
+            ImGui::Checkbox((std::string(attn::tr(Str::LogScale)) + "###log").c_str(), &st.heatmap.log_scale);
+            probe(st, "log");
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", attn::tr(Str::LogScaleTip));
+        }
     }
     same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::Export)).x + 24.0f * s);
     export_menu(st, s);

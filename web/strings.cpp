@@ -72,6 +72,8 @@ constexpr Entry kTable[] = {
     {Str::ValuesWeights, "weights (softmax)", "权重（softmax 后）"},
     {Str::ValuesScores, "scores (scaled)", "分数（缩放后）"},
     {Str::Numbers, "numbers", "数值"},
+    {Str::LogScale, "log", "对数"},
+    {Str::LogScaleTip, "Weights on a log scale from 0.0001 to 1: in long sequences most weights are near 1/T, and a linear scale shows them all as the bottom colour.", "权重用对数刻度（0.0001 到 1）：长序列里多数权重接近 1/T，线性刻度会把它们都画成最低的颜色。"},
     {Str::AttentionTitle, "%s attention", "%s"},
     {Str::StatusLine, "%s attention · %zu queries × %zu keys · %s · d_k = %d · %s",
      "%s · %zu 个查询 × %zu 个键 · %s · d_k = %d · %s"},

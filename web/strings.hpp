@@ -17,7 +17,7 @@ enum class Str {
     JsonHelp, JsonLoad, JsonCurrent, JsonClose,
     // toolbar
     ViewLines, ViewHeatmap, ViewSteps, HeadN, HideBelow, TopK, All, Head, Mean, HeadOf, Show,
-    ValuesWeights, ValuesScores, Numbers,
+    ValuesWeights, ValuesScores, Numbers, LogScale, LogScaleTip,
     // status line and figure
     AttentionTitle, StatusLine, HeadsOne, HeadsMany, LoadingGlyphs, HintLines, HintHeatmap, HintSteps, ShowingLastGood, EmptyFigure,
     ScoresOverSqrt, UnscaledScores, ScoresOverDivisor,
