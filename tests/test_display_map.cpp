@@ -1,6 +1,8 @@
 // test_display_map.cpp: the heatmap's 8-bit display copy against plain loops over the trace.
 #include "display_map.hpp"
 
+#include "scene_cases.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,12 +13,6 @@
 using namespace attn;
 
 namespace {
-
-std::string many_tokens(int n) {
-    std::string s = "[";
-    for (int i = 0; i < n; ++i) s += (i ? ",\"t" : "\"t") + std::to_string(i % 23) + "\"";
-    return s + "]";
-}
 
 // The map by plain loops: one row of one head at a time, the mean as sum / heads, the range
 // over allowed cells, each pyramid texel as the max over its whole square of level-0 cells.
@@ -81,25 +77,12 @@ void check_against(const DisplayMap& m, const Oracle& o) {
 }
 
 std::vector<std::string> scenes() {
-    std::string padding = "[", mask = "[";
-    for (int i = 0; i < 45; ++i) padding += i % 7 == 6 ? "0," : "1,";
-    padding.back() = ']';
-    for (int i = 0; i < 18; ++i) {
-        mask += '[';
-        for (int j = 0; j < 18; ++j) mask += i == 17 || j > i + 2 ? "0," : "1,";
-        mask.back() = ']';
-        mask += ',';
-    }
-    mask.back() = ']';
-    return {
-        R"({"tokens": )" + many_tokens(37) + R"(, "d_model": 16, "heads": 2, "weights": {"seed": 3}})",
-        R"({"kind": "masked", "tokens": )" + many_tokens(70) + R"(, "d_model": 12, "heads": 3, "weights": {"seed": 5}})",
-        R"({"kind": "cross", "tokens": )" + many_tokens(21) + R"(, "source_tokens": )" + many_tokens(45) +
-            R"(, "d_model": 8, "heads": 4, "weights": {"seed": 9}, "key_padding": )" + padding + "}",
-        R"({"tokens": )" + many_tokens(18) + R"(, "d_model": 4, "positional": "sinusoidal", "mask": )" + mask + "}",
-        R"({"kind": "masked", "tokens": )" + many_tokens(200) + R"(, "d_model": 16, "heads": 2, "weights": {"seed": 11}})",
+    std::vector<std::string> all = cases::mask_scenes();
+    all.insert(all.end(), {
+        R"({"kind": "masked", "tokens": )" + cases::tokens_json(200, 23) + R"(, "d_model": 16, "heads": 2, "weights": {"seed": 11}})",
         R"({"tokens": ["one"], "d_model": 4})",
-    };
+    });
+    return all;
 }
 
 }  // namespace
@@ -159,7 +142,7 @@ TEST_CASE("display map: the pyramid keeps a single strong weight and masks only 
         mask += ',';
     }
     mask.back() = ']';
-    const Scene s = read_scene(R"({"tokens": )" + many_tokens(130) + R"(, "d_model": 8, "weights": {"seed": 2}, "mask": )" + mask + "}");
+    const Scene s = read_scene(R"({"tokens": )" + cases::tokens_json(130, 23) + R"(, "d_model": 8, "weights": {"seed": 2}, "mask": )" + mask + "}");
     const DisplayMap m = build_display_map(compute(s), 0, false);
     REQUIRE(m.levels.size() == 3);  // 130, 65, 33: the pyramid stops once both sides fit 64
     CHECK(m.levels[2].rows == 33);
@@ -209,7 +192,7 @@ TEST_CASE("display map: incremental building equals one shot, and rows done neve
 }
 
 TEST_CASE("display map: a time budget of zero still makes progress; bytes are the texels") {
-    const Scene s = read_scene(R"({"tokens": )" + many_tokens(300) + R"(, "d_model": 8, "heads": 2, "weights": {"seed": 4}})");
+    const Scene s = read_scene(R"({"tokens": )" + cases::tokens_json(300, 23) + R"(, "d_model": 8, "heads": 2, "weights": {"seed": 4}})");
     const Trace t = compute(s);
     DisplayMapBuilder b;
     b.start(t, -1, false, 16);

@@ -2,6 +2,8 @@
 #include "scene.hpp"
 #include "text.hpp"
 
+#include "scene_cases.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -154,23 +156,7 @@ TEST_CASE("compute: given and generated embeddings, positional encoding, masks f
 
 TEST_CASE("long trace: first rows kept whole, every other row on demand equals the full trace") {
     // Shapes × masks: self, causal, cross with padding, an explicit mask with a fully masked row.
-    std::string padding = "[", mask = "[";
-    for (int i = 0; i < 45; ++i) padding += i % 7 == 6 ? "0," : "1,";
-    padding.back() = ']';
-    for (int i = 0; i < 18; ++i) {
-        mask += '[';
-        for (int j = 0; j < 18; ++j) mask += i == 17 || j > i + 2 ? "0," : "1,";
-        mask.back() = ']';
-        mask += ',';
-    }
-    mask.back() = ']';
-    const std::vector<std::string> scenes = {
-        R"({"tokens": )" + many_tokens(37) + R"(, "d_model": 16, "heads": 2, "weights": {"seed": 3}})",
-        R"({"kind": "masked", "tokens": )" + many_tokens(70) + R"(, "d_model": 12, "heads": 3, "weights": {"seed": 5}})",
-        R"({"kind": "cross", "tokens": )" + many_tokens(21) + R"(, "source_tokens": )" + many_tokens(45) +
-            R"(, "d_model": 8, "heads": 4, "weights": {"seed": 9}, "key_padding": )" + padding + "}",
-        R"({"tokens": )" + many_tokens(18) + R"(, "d_model": 4, "positional": "sinusoidal", "mask": )" + mask + "}",
-    };
+    const std::vector<std::string> scenes = cases::mask_scenes();
     for (const std::string& text : scenes) {
         CAPTURE(text.substr(0, 60));
         const Scene s = read_scene(text);

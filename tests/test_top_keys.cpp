@@ -3,6 +3,8 @@
 #include "scene.hpp"
 #include "top_keys.hpp"
 
+#include "scene_cases.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -10,14 +12,9 @@
 #include <vector>
 
 using namespace attn;
+using cases::tokens_json;
 
 namespace {
-
-std::string tokens_json(int n, int distinct = 1 << 30) {
-    std::string s = "[";
-    for (int i = 0; i < n; ++i) s += (i ? ",\"w" : "\"w") + std::to_string(i % distinct) + "\"";
-    return s + "]";
-}
 
 // Every weight of one head, T_q×T_k, from the rows on demand.
 std::vector<float> all_weights(const Trace& t, int head) {
@@ -62,27 +59,14 @@ void check_against_oracle(const Trace& t, const TopKeys& top, int head) {
 }
 
 std::vector<std::string> scenes() {
-    std::string padding = "[", mask = "[";
-    for (int i = 0; i < 45; ++i) padding += i % 7 == 6 ? "0," : "1,";
-    padding.back() = ']';
-    for (int i = 0; i < 18; ++i) {  // row 17 fully masked, and a band above the diagonal
-        mask += '[';
-        for (int j = 0; j < 18; ++j) mask += i == 17 || j > i + 2 ? "0," : "1,";
-        mask.back() = ']';
-        mask += ',';
-    }
-    mask.back() = ']';
-    return {
-        R"({"tokens": )" + tokens_json(37) + R"(, "d_model": 16, "heads": 2, "weights": {"seed": 3}})",
-        R"({"kind": "masked", "tokens": )" + tokens_json(70) + R"(, "d_model": 12, "heads": 3, "weights": {"seed": 5}})",
-        R"({"kind": "cross", "tokens": )" + tokens_json(21) + R"(, "source_tokens": )" + tokens_json(45) +
-            R"(, "d_model": 8, "heads": 4, "weights": {"seed": 9}, "key_padding": )" + padding + "}",
-        R"({"tokens": )" + tokens_json(18) + R"(, "d_model": 4, "positional": "sinusoidal", "mask": )" + mask + "}",
+    std::vector<std::string> all = cases::mask_scenes();
+    all.insert(all.end(), {
         // Repeated tokens with identity weights: equal embeddings, so exactly equal weights (ties).
         R"({"tokens": )" + tokens_json(40, 3) + R"(, "d_model": 6, "heads": 2})",
         R"({"kind": "masked", "tokens": )" + tokens_json(90, 2) + R"(, "d_model": 8})",
         R"({"tokens": )" + tokens_json(130) + R"(, "d_model": 16, "heads": 2, "weights": {"seed": 11}})",
-    };
+    });
+    return all;
 }
 
 }  // namespace

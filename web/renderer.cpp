@@ -238,20 +238,14 @@ void Renderer::draw_callback(const ImDrawList*, const ImDrawCmd* cmd) {
         g_renderer->draw_lines(g_renderer->lines_draws_[index], cmd);
 }
 
-void Renderer::draw_heatmap(const HeatmapDraw& d, const ImDrawCmd* cmd) {
-    if (!d.atlas) return draw_tiles(d, cmd);
-    DisplayInfo info = prepare(cmd);
-    GLuint p = heatmap_program_;
+// The heatmap program with what both of its modes share: the display mapping, the hatch and
+// grid colours, the values on texture unit 0 and the colormap's LUT bound on unit 1.
+GLuint Renderer::use_heatmap_program(const HeatmapDraw& d, const float display[4], float px, bool tiles) {
+    const GLuint p = heatmap_program_;
     glUseProgram(p);
-    glUniform4f(glGetUniformLocation(p, "u_rect"), d.min.x, d.min.y, d.max.x, d.max.y);
-    glUniform4fv(glGetUniformLocation(p, "u_display"), 1, info.display);
-    glUniform2i(glGetUniformLocation(p, "u_cells"), d.T_k, d.T_q);
-    glUniform2i(glGetUniformLocation(p, "u_origin"), d.origin_x, d.origin_y);
-    glUniform2f(glGetUniformLocation(p, "u_range"), d.value_min, d.value_max);
-    glUniform2f(glGetUniformLocation(p, "u_cell_px"), (d.max.x - d.min.x) / d.T_k * info.px,
-                (d.max.y - d.min.y) / d.T_q * info.px);
-    glUniform1f(glGetUniformLocation(p, "u_px"), info.px);
-    glUniform1i(glGetUniformLocation(p, "u_tiles"), 0);
+    glUniform4fv(glGetUniformLocation(p, "u_display"), 1, display);
+    glUniform1f(glGetUniformLocation(p, "u_px"), px);
+    glUniform1i(glGetUniformLocation(p, "u_tiles"), tiles ? 1 : 0);
     glUniform4fv(glGetUniformLocation(p, "u_hatch_a"), 1, d.hatch_a.data());
     glUniform4fv(glGetUniformLocation(p, "u_hatch_b"), 1, d.hatch_b.data());
     glUniform4fv(glGetUniformLocation(p, "u_grid"), 1, d.grid.data());
@@ -260,6 +254,19 @@ void Renderer::draw_heatmap(const HeatmapDraw& d, const ImDrawCmd* cmd) {
     glActiveTexture(GL_TEXTURE1);
     glBindTexture(GL_TEXTURE_2D, luts_[d.colormap >= 0 && d.colormap < (int)luts_.size() ? d.colormap : 0]);
     glActiveTexture(GL_TEXTURE0);
+    return p;
+}
+
+void Renderer::draw_heatmap(const HeatmapDraw& d, const ImDrawCmd* cmd) {
+    if (!d.atlas) return draw_tiles(d, cmd);
+    DisplayInfo info = prepare(cmd);
+    const GLuint p = use_heatmap_program(d, info.display, info.px, false);
+    glUniform4f(glGetUniformLocation(p, "u_rect"), d.min.x, d.min.y, d.max.x, d.max.y);
+    glUniform2i(glGetUniformLocation(p, "u_cells"), d.T_k, d.T_q);
+    glUniform2i(glGetUniformLocation(p, "u_origin"), d.origin_x, d.origin_y);
+    glUniform2f(glGetUniformLocation(p, "u_range"), d.value_min, d.value_max);
+    glUniform2f(glGetUniformLocation(p, "u_cell_px"), (d.max.x - d.min.x) / d.T_k * info.px,
+                (d.max.y - d.min.y) / d.T_q * info.px);
     glBindTexture(GL_TEXTURE_2D, atlas_texture_);
     glBindVertexArray(empty_vao_);
     glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
@@ -282,22 +289,10 @@ void Renderer::draw_tiles(const HeatmapDraw& d, const ImDrawCmd* cmd) {
     const int ty1 = std::min((level.rows - 1) / kTileSide, static_cast<int>(std::ceil((d.cell_y0 + d.cells_h) / scale)) / kTileSide);
 
     DisplayInfo info = prepare(cmd);
-    GLuint p = heatmap_program_;
-    glUseProgram(p);
-    glUniform4fv(glGetUniformLocation(p, "u_display"), 1, info.display);
+    const GLuint p = use_heatmap_program(d, info.display, info.px, true);
     glUniform2i(glGetUniformLocation(p, "u_origin"), 0, 0);
-    glUniform1f(glGetUniformLocation(p, "u_px"), info.px);
-    glUniform1i(glGetUniformLocation(p, "u_tiles"), 1);
     // Grid lines between cells only at level 0, where a texel is a cell.
     glUniform2f(glGetUniformLocation(p, "u_cell_px"), level_i == 0 ? ux * info.px : 0.0f, level_i == 0 ? uy * info.px : 0.0f);
-    glUniform4fv(glGetUniformLocation(p, "u_hatch_a"), 1, d.hatch_a.data());
-    glUniform4fv(glGetUniformLocation(p, "u_hatch_b"), 1, d.hatch_b.data());
-    glUniform4fv(glGetUniformLocation(p, "u_grid"), 1, d.grid.data());
-    glUniform1i(glGetUniformLocation(p, "u_values"), 0);
-    glUniform1i(glGetUniformLocation(p, "u_lut"), 1);
-    glActiveTexture(GL_TEXTURE1);
-    glBindTexture(GL_TEXTURE_2D, luts_[d.colormap >= 0 && d.colormap < (int)luts_.size() ? d.colormap : 0]);
-    glActiveTexture(GL_TEXTURE0);
     glBindVertexArray(empty_vao_);
     const GLint u_rect = glGetUniformLocation(p, "u_rect"), u_cells = glGetUniformLocation(p, "u_cells"),
                 u_done = glGetUniformLocation(p, "u_done");

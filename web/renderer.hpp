@@ -81,6 +81,7 @@ private:
     static void draw_callback(const ImDrawList* list, const ImDrawCmd* cmd);
     void draw_heatmap(const HeatmapDraw& draw, const ImDrawCmd* cmd);
     void draw_tiles(const HeatmapDraw& draw, const ImDrawCmd* cmd);
+    GLuint use_heatmap_program(const HeatmapDraw& draw, const float display[4], float px, bool tiles);
     void free_tiles();
     struct Tile {
         GLuint texture = 0;
