@@ -47,7 +47,6 @@ namespace {
 
 // [SECTION] Display map (built progressively) --------------------------------------------------
 
-constexpr double kFrameBudget = 0.010;  // seconds of map building per frame
 
 bool wants_scores(const Trace& tr, const HeatmapOptions& o) {
     const int h = o.head >= 0 && o.head < tr.heads ? o.head : 0;
@@ -91,7 +90,7 @@ const MapCache& current_map(ViewContext& ctx) {
     const AppState& st = ctx.state;
     if (ctx.interactive) {
         if (!g_screen.matches(st)) g_screen.start(st);
-        g_screen.builder.step(kFrameBudget);
+        g_screen.builder.step(build_budget_seconds());
         g_export = MapCache{};  // an export's map is not needed any more
         return g_screen;
     }

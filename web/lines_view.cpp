@@ -36,10 +36,6 @@ namespace {
 // no k, is 3: enough to follow where a query looks (the strongest keys carry most of a peaked
 // softmax), and 3·T·heads lines stay a figure of strands rather than a solid fill at thousands
 // of tokens (98 K lines for 8 heads at T = 4096).
-// Work per frame on the cache while it builds: at least one block of rows and kBuildBudgetMs,
-// or three quarters of the last frame's time when frames are slow anyway (a software-rendered
-// WebGL): the build then takes a fixed share of the time instead of crawling.
-constexpr double kBuildBudgetMs = 12.0, kBuildBudgetMaxMs = 120.0;
 // Labels in the compact columns of the selected token's strongest partners.
 constexpr int kPartnerLabels = 8;
 // The overview draws at most this many lines, the strongest of the top-k lists: each line is a
@@ -93,7 +89,7 @@ struct LinesCache {
     void advance(const Trace& t, const std::vector<int>& visible, bool all) {
         using Clock = std::chrono::steady_clock;
         const auto start = Clock::now();
-        const double budget = std::clamp(750.0 * static_cast<double>(ImGui::GetIO().DeltaTime), kBuildBudgetMs, kBuildBudgetMaxMs);
+        const double budget = 1000.0 * build_budget_seconds();  // ms; at least one block of rows
         std::vector<int> order = visible;
         for (int h = 0; h < heads; ++h)
             if (std::find(order.begin(), order.end(), h) == order.end()) order.push_back(h);

@@ -8,6 +8,8 @@
 
 #include <imgui.h>
 
+#include <algorithm>
+
 namespace attn {
 
 struct ViewContext {
@@ -22,6 +24,12 @@ struct ViewContext {
 void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max);
 void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max);
 void draw_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max);
+
+// Seconds of on-demand work (a heatmap's display map, the lines' top-k lists) a frame may
+// take while it builds: 12 ms, or three quarters of the last frame's time when frames are slow
+// anyway (a software-rendered WebGL), at most 120 ms: the build then takes a fixed share of the
+// time instead of crawling.
+inline double build_budget_seconds() { return std::clamp(0.75 * ImGui::GetIO().DeltaTime, 0.012, 0.120); }
 
 // Cell helpers shared by the heatmap and the Steps view.
 // Masked cell: two neutral greys in diagonal stripes, so a masked key never reads as a zero.
