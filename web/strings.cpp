@@ -173,7 +173,7 @@ constexpr Entry kTable[] = {
     {Str::TextSize, "Text size", "文字大小"},
     {Str::FrameTimeToggle, "Show frame time", "显示帧时间"},
     {Str::FrameTimeLine, "%.1f ms a frame (median of %d) · worst %.1f ms · %.0f fps", "每帧 %.1f 毫秒（%d 帧的中位数）· 最慢 %.1f 毫秒 · %.0f 帧/秒"},
-    {Str::FrameTimeFigure, "%s · %d × %d tokens · %d heads · %d lines", "%s · %d × %d 个词元 · %d 个头 · %d 条线"},
+    {Str::FrameTimeFigure, "%s · %d × %d tokens · %s · %d lines", "%s · %d × %d 个词元 · %s · %d 条线"},
     {Str::OpenModel, "Open model attention…", "打开模型注意力…"},
     {Str::OpenModelTip, "A JSON export of a model's attention (Hugging Face output_attentions, BertViz); or drop the file on the window.", "模型注意力的 JSON 导出文件（Hugging Face output_attentions、BertViz）；也可以把文件拖到窗口上。"},
     {Str::FilePath, "File path", "文件路径"},
