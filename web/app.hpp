@@ -5,6 +5,7 @@
 #include "app_state.hpp"
 #include "fonts.hpp"
 #include "frame_overlay.hpp"
+#include "input_queue.hpp"
 #include "renderer.hpp"
 
 #include <string>
@@ -19,6 +20,7 @@ public:
     bool figure_only = false;  // PNG export: the figure alone
     int frame_count = 0;
     FrameTimes frame_times;    // of the window's frames (not of PNG exports)
+    InputQueue input;          // keys and text on their way to ImGui (main.cpp)
 
     // Needs a current GL context and ImGui's GL backend initialised.
     bool init(std::string& error);

@@ -29,6 +29,8 @@ namespace {
 
 GLFWwindow* g_window = nullptr;
 attn::App g_app;
+GLFWkeyfun g_imgui_key = nullptr;  // ImGui's GLFW callbacks, fed from g_app.input each frame
+GLFWcharfun g_imgui_char = nullptr;
 float g_ime_x = 0.0f, g_ime_y = 0.0f;
 
 #ifdef __EMSCRIPTEN__
@@ -45,8 +47,21 @@ EM_JS(void, fit_canvas, (), {
 });
 #endif
 
+// Key and text events since the last frame, as many as ImGui can tell apart (input_queue.hpp).
+void hand_input_to_imgui() {
+    for (const attn::InputEvent& e : g_app.input.take_frame()) {
+        if (!e.is_text())
+            g_imgui_key(g_window, e.key, e.scancode, e.action, e.mods);
+        else if (e.codepoint != 0)
+            g_imgui_char(g_window, e.codepoint);
+        else
+            ImGui::GetIO().AddInputCharactersUTF8(e.text.c_str());
+    }
+}
+
 void frame() {
     glfwPollEvents();
+    hand_input_to_imgui();
 #ifdef __EMSCRIPTEN__
     fit_canvas();
 #endif
@@ -126,6 +141,10 @@ int main(int argc, char** argv) {
     };
     if (!attn::platform::kGlfwCursors) io.ConfigFlags |= ImGuiConfigFlags_NoMouseCursorChange;
     ImGui_ImplGlfw_InitForOpenGL(g_window, true);
+    g_imgui_key = glfwSetKeyCallback(g_window, [](GLFWwindow*, int key, int scancode, int action, int mods) {
+        g_app.input.push({key, scancode, action, mods, {}, 0});
+    });
+    g_imgui_char = glfwSetCharCallback(g_window, [](GLFWwindow*, unsigned int c) { g_app.input.push({-1, 0, 0, 0, {}, c}); });
     attn::platform::install_file_drop(g_window, [](const char* path) { attn::open_file_path(g_app.state, path); });
     attn::platform::install_clipboard();
     ImGui_ImplOpenGL3_Init(attn::platform::kImGuiGlslVersion);

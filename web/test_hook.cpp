@@ -6,8 +6,6 @@
 //   attnviz_message(json)    a message from the parent page; returns the reply JSON or ""
 #include "app.hpp"
 
-#include <imgui.h>
-
 #include <string>
 
 extern "C" {
@@ -20,7 +18,7 @@ const char* attnviz_state() {
 }
 
 void attnviz_text_input(const char* utf8) {
-    if (utf8 && ImGui::GetCurrentContext()) ImGui::GetIO().AddInputCharactersUTF8(utf8);
+    if (attn::App* app = attn::current_app(); app && utf8 && *utf8) app->input.push({-1, 0, 0, 0, utf8, 0});
 }
 
 void attnviz_font_loaded() {
