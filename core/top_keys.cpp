@@ -1,13 +1,13 @@
 // top_keys.cpp: the per-head lists of top_keys.hpp.
 //
 // Both sides keep a bounded list per token while the rows stream by: a cell enters when the list
-// has room or when it beats the list's weakest entry (its "floor"), which it then replaces. Cells
-// arrive in increasing index order on both sides (keys along a row, queries row after row), so a
-// tie with the floor loses to the entry already kept: that is the lower index, as a sort by
-// (weight descending, index ascending) would keep. Lists are sorted when complete.
+// has room or when it is stronger than the list's weakest entry, which it then replaces. Most
+// cells lose to the weakest weight (the list's "floor") in one comparison; only a tie with the
+// floor needs the full order. Lists are sorted when complete.
 #include "top_keys.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -15,13 +15,16 @@
 namespace attn {
 namespace {
 
-bool stronger(const TopEntry& a, const TopEntry& b) {
-    return a.weight > b.weight || (a.weight == b.weight && a.index < b.index);
+// The order of top_keys.hpp, for the list of token `self`: weight, then distance, then index.
+bool stronger(const TopEntry& a, const TopEntry& b, std::int32_t self) {
+    if (a.weight != b.weight) return a.weight > b.weight;
+    const std::int32_t da = std::abs(a.index - self), db = std::abs(b.index - self);
+    return da < db || (da == db && a.index < b.index);
 }
 
-// Offers (index, w) to a list of capacity K holding `count` entries; `floor` is the weakest
-// weight kept once the list is full.
-void offer(TopEntry* list, std::int32_t& count, float& floor, int K, std::int32_t index, float w) {
+// Offers (index, w) to the list of token `self`, capacity K, holding `count` entries; `floor`
+// is the weakest weight kept once the list is full.
+void offer(TopEntry* list, std::int32_t& count, float& floor, int K, std::int32_t self, std::int32_t index, float w) {
     if (count < K) {
         list[count++] = {index, w};
         if (count == K) {
@@ -30,11 +33,11 @@ void offer(TopEntry* list, std::int32_t& count, float& floor, int K, std::int32_
         }
         return;
     }
-    if (!(w > floor)) return;
-    // The weakest: lowest weight, and of those the highest index (the last to arrive).
+    if (w < floor) return;
     int weakest = 0;
     for (int i = 1; i < K; ++i)
-        if (stronger(list[weakest], list[i])) weakest = i;
+        if (stronger(list[weakest], list[i], self)) weakest = i;
+    if (!stronger({index, w}, list[weakest], self)) return;
     list[weakest] = {index, w};
     floor = list[0].weight;
     for (int i = 1; i < K; ++i) floor = std::min(floor, list[i].weight);
@@ -84,19 +87,20 @@ void TopKeys::add_row(int q, const float* w, const std::uint8_t* allowed) {
     float floor = 0.0f;
     for (int k = 0; k < T_k_; ++k) {
         if (!allowed[k]) continue;
-        if (K_q_ > 0) offer(list, count, floor, K_q_, k, w[k]);
+        if (K_q_ > 0) offer(list, count, floor, K_q_, q, k, w[k]);
         if (K_k_ > 0)
             offer(by_key_.data() + static_cast<std::ptrdiff_t>(k) * K_k_, key_count_[static_cast<size_t>(k)],
-                  key_floor_[static_cast<size_t>(k)], K_k_, q, w[k]);
+                  key_floor_[static_cast<size_t>(k)], K_k_, k, q, w[k]);
     }
-    std::sort(list, list + count, stronger);
+    std::sort(list, list + count, [q](const TopEntry& a, const TopEntry& b) { return stronger(a, b, q); });
     query_count_[static_cast<size_t>(q)] = count;
 }
 
 void TopKeys::finish_keys() {
     for (int k = 0; k < T_k_; ++k) {
         TopEntry* list = by_key_.data() + static_cast<std::ptrdiff_t>(k) * K_k_;
-        std::sort(list, list + key_count_[static_cast<size_t>(k)], stronger);
+        std::sort(list, list + key_count_[static_cast<size_t>(k)],
+                  [k](const TopEntry& a, const TopEntry& b) { return stronger(a, b, k); });
     }
 }
 

@@ -5,8 +5,10 @@
 // Built incrementally from attention_rows() in blocks of rows: advance() does a bounded amount
 // of work, so the UI stays responsive while a head of T = 8192 (about a second in wasm) builds.
 //
-// Order, as a plain sort would give it: weight descending, ties by the lower index. Only allowed
-// cells count (a weight of exactly 0 that is allowed does count); a fully masked row has none.
+// Order, as a plain sort would give it: weight descending; equal weights by distance to the
+// token itself, |k − q|, nearer first, then by the lower index. Equal weights are common in the
+// teaching scenes (a repeated word with Q = K = X): the nearest copies give short, local lines
+// rather than every line running back to the first copy. Only allowed cells count (a weight of exactly 0 that is allowed does count); a fully masked row has none.
 #pragma once
 
 #include "scene.hpp"

@@ -23,10 +23,13 @@ std::vector<float> all_weights(const Trace& t, int head) {
     return w;
 }
 
-// The oracle: allowed cells of a row (or column), sorted by weight descending then index, first K.
-std::vector<TopEntry> oracle(const std::vector<TopEntry>& cells, int K) {
+// The oracle: allowed cells of the row (or column) of token `self`, in increasing index order,
+// sorted by weight descending then distance to `self`, first K.
+std::vector<TopEntry> oracle(const std::vector<TopEntry>& cells, int self, int K) {
     std::vector<TopEntry> sorted = cells;
-    std::stable_sort(sorted.begin(), sorted.end(), [](const TopEntry& a, const TopEntry& b) { return a.weight > b.weight; });
+    std::stable_sort(sorted.begin(), sorted.end(), [self](const TopEntry& a, const TopEntry& b) {
+        return a.weight > b.weight || (a.weight == b.weight && std::abs(a.index - self) < std::abs(b.index - self));
+    });
     if (static_cast<int>(sorted.size()) > K) sorted.resize(static_cast<size_t>(K));
     return sorted;
 }
@@ -40,7 +43,7 @@ void check_against_oracle(const Trace& t, const TopKeys& top, int head) {
             if (t.allowed(q, k)) cells.push_back({k, w[static_cast<size_t>(q) * T_k + k]});
         int n = 0;
         const TopEntry* got = top.query_top(q, &n);
-        const std::vector<TopEntry> want = oracle(cells, top.keys_per_query());
+        const std::vector<TopEntry> want = oracle(cells, q, top.keys_per_query());
         CAPTURE(q);
         REQUIRE(n == static_cast<int>(want.size()));
         CHECK(std::equal(want.begin(), want.end(), got));
@@ -51,7 +54,7 @@ void check_against_oracle(const Trace& t, const TopKeys& top, int head) {
             if (t.allowed(q, k)) cells.push_back({q, w[static_cast<size_t>(q) * T_k + k]});
         int n = 0;
         const TopEntry* got = top.key_top(k, &n);
-        const std::vector<TopEntry> want = oracle(cells, top.queries_per_key());
+        const std::vector<TopEntry> want = oracle(cells, k, top.queries_per_key());
         CAPTURE(k);
         REQUIRE(n == static_cast<int>(want.size()));
         CHECK(std::equal(want.begin(), want.end(), got));
@@ -92,16 +95,19 @@ TEST_CASE("top keys: equal a plain sort of every row and column, full and long t
     }
 }
 
-TEST_CASE("top keys: ties keep the lower index, a fully masked row and a padded key have no entries") {
+TEST_CASE("top keys: ties go to the nearest token, a fully masked row and a padded key have no entries") {
     const Scene s = read_scene(scenes()[4]);  // w0 w1 w2 w0 w1 w2 …: every weight appears ≥ 13 times
     const Trace t = compute(s);
     TopKeys top(t, 0, 4, 4);
     top.build(t);
     int n = 0;
-    const TopEntry* row = top.query_top(0, &n);
+    const TopEntry* row = top.query_top(20, &n);  // w2: its copies are keys 2, 5, …, 17, 20, 23, …
     REQUIRE(n == 4);
-    CHECK(row[0].weight == row[1].weight);
-    CHECK(row[0].index < row[1].index);
+    CHECK(row[0].weight == row[3].weight);
+    CHECK(row[0].index == 20);  // itself, then the copies either side, the earlier first
+    CHECK(row[1].index == 17);
+    CHECK(row[2].index == 23);
+    CHECK(row[3].index == 14);
     check_against_oracle(t, top, 0);
 
     const Trace masked = compute(read_scene(scenes()[3]));
