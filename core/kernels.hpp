@@ -35,7 +35,8 @@ bool use_isa(Isa isa);
 
 // C = A·B (+ bias). A: M×K (row stride lda); B: K×N (stride ldb), or when b_transposed its
 // transpose is given, N×K (stride ldb), and C = A·Bᵀ; bias: N entries or nullptr; C: M×N
-// (stride ldc). Packed panels of B, register tiles of MR rows × NR columns.
+// (stride ldc). Packed panels of B and micro-panels of A, register tiles of MR rows × NR
+// columns; the blocking (KC deep, MC rows) is explained at matmul in kernels_body.inc.
 void matmul(int M, int N, int K, const float* A, int lda, const float* B, int ldb, bool b_transposed,
             const float* bias, float* C, int ldc);
 
