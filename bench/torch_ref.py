@@ -1,11 +1,20 @@
 """PyTorch reference for bench/run.sh: nn.MultiheadAttention(512, 8), one thread, per-head
 weights returned (need_weights=True, average_attn_weights=False), projections included.
 Kinds as in bench.cpp: self, masked (causal attn_mask), cross. Prints RESULT lines; ms is the
-median CPU time of the thread (time.thread_time), wall_ms the median wall time."""
+median CPU time of the process (time.process_time), wall_ms the median wall time.
+
+One thread means OpenBLAS's too: torch.set_num_threads(1) sets ATen's OpenMP threads only, and
+Debian's OpenBLAS (pthreads) still ran its products on both cores; time.thread_time (used before)
+then missed the second thread's work and showed OpenBLAS at 100-140 GFLOP/s on a core whose
+single-thread rate is 65-70. OPENBLAS_NUM_THREADS must be set before OpenBLAS loads; the CPU time
+of the whole process would show any thread left over."""
 import argparse
+import os
 import time
 
-import torch
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+os.environ["OMP_NUM_THREADS"] = "1"
+import torch  # noqa: E402
 
 D_MODEL, HEADS = 512, 8
 
@@ -36,9 +45,9 @@ def main():
                 run()
             cpu, wall = [], []
             for _ in range(reps):
-                c0, w0 = time.thread_time(), time.perf_counter()
+                c0, w0 = time.process_time(), time.perf_counter()
                 out, w = run()
-                cpu.append((time.thread_time() - c0) * 1e3)
+                cpu.append((time.process_time() - c0) * 1e3)
                 wall.append((time.perf_counter() - w0) * 1e3)
                 del out, w
             cpu.sort()

@@ -204,19 +204,19 @@ Matrix multi_head_attention_weights(const Matrix& x_q, const Matrix& x_kv, const
     const Projected p = project_all(x_q, x_kv, weights, options.n_heads);
     const MaskMatrix allowed = combine_masks(options.mask, p.T_q, p.T_k);
     const std::vector<kernels::RowSpan> spans = kernels::row_spans(allowed.data(), p.T_q, p.T_k);
-    Matrix concat(p.T_q, p.d_model), w(p.T_q, p.T_k), q, k, v, out(p.T_q, p.d_k);
+    // Each head reads its columns of Q, K and V and writes its columns of concat in place.
+    Matrix concat(p.T_q, p.d_model), w(p.T_q, p.T_k);
     for (int h = 0; h < p.n_heads; ++h) {
         const int c0 = h * p.d_k;
-        q = p.Q.middleCols(c0, p.d_k), k = p.K.middleCols(c0, p.d_k), v = p.V.middleCols(c0, p.d_k);
         kernels::HeadArgs args;
         args.T_q = p.T_q, args.T_k = p.T_k, args.d_k = p.d_k;
-        args.q = q.data(), args.k = k.data(), args.v = v.data();
+        args.ld_q = args.ld_kv = args.ld_out = p.d_model;
+        args.q = p.Q.data() + c0, args.k = p.K.data() + c0, args.v = p.V.data() + c0;
         args.allowed = allowed.data(), args.spans = spans.data();
         args.factor = options.scale.factor(p.d_k);
-        args.weights = w.data(), args.output = out.data();
+        args.weights = w.data(), args.output = concat.data() + c0;
         kernels::attention_head(args);
         if (on_head) on_head(h, w);
-        concat.middleCols(c0, p.d_k) = out;
     }
     return project(concat, weights.w_o, weights.b_o);
 }

@@ -35,7 +35,8 @@ bool use_isa(Isa isa);
 
 // C = A·B (+ bias). A: M×K (row stride lda); B: K×N (stride ldb), or when b_transposed its
 // transpose is given, N×K (stride ldb), and C = A·Bᵀ; bias: N entries or nullptr; C: M×N
-// (stride ldc). Packed panels of B, register tiles of MR rows × NR columns.
+// (stride ldc). Packed panels of B and micro-panels of A, register tiles of MR rows × NR
+// columns; the blocking (KC deep, MC rows) is explained at matmul in kernels_body.inc.
 void matmul(int M, int N, int K, const float* A, int lda, const float* B, int ldb, bool b_transposed,
             const float* bias, float* C, int ldc);
 
@@ -75,7 +76,9 @@ void exp2_nonpositive(const float* t, float* y, int n);
 
 // [SECTION] One head, fused per block of rows ------------------------------------------------
 
-// One head: q T_q×d_k, k and v T_k×d_k, all row-major with stride d_k.
+// One head: q T_q×d_k, k and v T_k×d_k, output T_q×d_k, row-major with the strides ld_q,
+// ld_kv, ld_out (0: d_k; d_model when they are a head's columns of the projected Q, K, V and
+// of the concatenated output, read and written in place).
 // For each block of MR query rows:
 //   pass 1: S = Q·Kᵀ for the block (into scores, or, without scores, straight into weights
 //           and only up to the block's last allowed key: the masked half is never computed)
@@ -83,6 +86,7 @@ void exp2_nonpositive(const float* t, float* y, int n);
 //   pass 3: O = weights·V for the block over the keys its rows may attend to
 struct HeadArgs {
     int T_q = 0, T_k = 0, d_k = 0;
+    int ld_q = 0, ld_kv = 0, ld_out = 0;    // row strides, 0: d_k
     const float *q = nullptr, *k = nullptr, *v = nullptr;
     const std::uint8_t* allowed = nullptr;  // T_q×T_k, or nullptr: all allowed
     const RowSpan* spans = nullptr;         // T_q spans of `allowed`, or nullptr: computed
@@ -90,7 +94,7 @@ struct HeadArgs {
     float* scores = nullptr;                // T_q×T_k Q·Kᵀ (every entry), or nullptr
     float* scaled = nullptr;                // T_q×T_k, masked -inf, or nullptr
     float* weights = nullptr;               // T_q×T_k, required
-    float* output = nullptr;                // T_q×d_k, or nullptr
+    float* output = nullptr;                // T_q×d_k (stride ld_out), or nullptr
     std::vector<int>* fully_masked = nullptr;
 };
 void attention_head(const HeadArgs& args);
