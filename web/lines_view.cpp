@@ -69,6 +69,7 @@ struct LinesCache {
     // The line instances of the last frame and what they were built from.
     std::vector<float> line_key;
     std::vector<LineInstance> lines;
+    std::uint64_t lines_version = 0;          // new with every rebuild (Renderer::add_lines)
 
     bool matches(const AppState& st) const {
         const Trace& t = st.trace;
@@ -290,7 +291,9 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     key.push_back(-1.0f);
     for (int q : st.query_set) key.push_back(static_cast<float>(q));
     if (key != cc.line_key) {
+        static std::uint64_t versions = 0;  // across both cache slots: a version names one content
         cc.line_key = key;
+        cc.lines_version = ++versions;
         std::vector<LineInstance>& lines = cc.lines;
         lines.clear();
         std::vector<TopEntry> kept;
@@ -377,7 +380,7 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
             }
         }
     }
-    ctx.renderer.add_lines(dl, cc.lines);
+    ctx.renderer.add_lines(dl, cc.lines, cc.lines_version);
     st.lines_drawn = static_cast<int>(cc.lines.size());
     {
         char note[160] = "";
