@@ -1,16 +1,20 @@
 // frame_time.mjs: steady-state frame time of the web build in headless Chromium (SwiftShader
 // WebGL2, as the browser tests run), for T = 256, 1024 and 4096 tokens (d_model 512, 8 heads,
 // seeded weights, embeddings generated from the tokens) in the lines, heatmap and steps views.
-//   node bench/frame_time.mjs build-web/site [OUT_DIR] [T,T,...]
+//   node bench/frame_time.mjs build-web/site [OUT_DIR] [T,T,...] [VIEW,VIEW,...]
 // Each scene is loaded through the page's message handler (attnviz:set-scene, the same code a
 // parent page's postMessage reaches), the view set with attnviz:set-view; then the bench waits
-// for the on-demand work to finish (the lines view's top-k lists: state.lines_ready = 1), lets
-// kFrames more frames pass and reads the app's own frame times (web/frame_overlay.cpp, the
-// numbers of the fps=1 overlay, exposed in the state JSON): the median and worst interval
-// between frames (what a reader sees; ≥ 16.7 ms at 60 Hz), and the CPU time of building a frame.
-// Then, for where the time goes, the ImGui draw lists' size that frame (vertices, indices, line
-// instances) and the GPU's time: kGpuFrames frames with attnviz_gpu_sync on (each frame waits
-// for the GPU to finish drawing: the rasterization the interval otherwise hides; median).
+// for the on-demand work to finish (the lines view's top-k lists: state.lines_ready = 1) and
+// measures three things:
+// - idle: kFrames frames with the pointer still, read from the app's own frame times
+//   (web/frame_overlay.cpp, the numbers of the fps=1 overlay, in the state JSON): the median and
+//   worst interval between frames (what a reader sees; ≥ 16.7 ms at 60 Hz), the CPU time of
+//   building a frame, and how many frames were drawn (an unchanged frame is not: web/app.cpp);
+// - moving: the pointer moves every animation frame across what the view answers to (events
+//   sent from inside the page), so every frame hovers something new: the interval then;
+// - where the time goes: the ImGui draw lists' size (vertices, indices, line instances) and the
+//   GPU's time, kGpuFrames frames with attnviz_gpu_sync on (each frame drawn and waited for:
+//   the rasterization the interval otherwise hides; median).
 // A view that fails (an error line, a crashed page, a timeout) is reported as skipped. Numbers
 // never fail anything: this is not a test. Screenshots of each figure go to OUT_DIR.
 import { freePort, waitForServer, openPage, state } from '../tests/browser/harness.mjs';
@@ -25,7 +29,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const siteDir = process.argv[2] || 'build-web/site';
 const outDir = process.argv[3] || '/tmp/attnviz-frame-time';
 const sizes = (process.argv[4] || '256,1024,4096').split(',').map(Number);
-const views = ['lines', 'heatmap', 'steps'];
+const views = (process.argv[5] || 'lines,heatmap,steps').split(',');
 const kFrames = 130;  // > the overlay's window of 120 frames, so it holds steady frames only
 const kGpuFrames = 20;
 const kMoveFrames = 24;
@@ -40,7 +44,9 @@ async function moving(page, view, s) {
     const a = s.query_rects[0], b = s.query_rects[s.query_rects.length - 1];
     path = [[a[0] + a[2] / 2, a[1] + a[3] / 2], [b[0] + b[2] / 2, b[1] + b[3] / 2]];
   } else {
-    const r = view === 'heatmap' ? s.grid : s.steps.weights;
+    // Steps: the first matrix wholly on screen (the pipeline scrolls).
+    const f = s.figure, inside = (r) => r[0] >= f[0] && r[1] >= f[1] && r[0] + r[2] <= f[0] + f[2] && r[1] + r[3] <= f[1] + f[3];
+    const r = view === 'heatmap' ? s.grid : Object.values(s.steps).find((x) => x[2] > 0 && inside(x));
     path = [[r[0] + r[2] * 0.05, r[1] + r[3] * 0.05], [r[0] + r[2] * 0.95, r[1] + r[3] * 0.95]];
   }
   const drawn0 = s.frame_time.drawn_total;
