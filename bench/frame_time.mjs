@@ -44,9 +44,15 @@ async function moving(page, view, s) {
     const a = s.query_rects[0], b = s.query_rects[s.query_rects.length - 1];
     path = [[a[0] + a[2] / 2, a[1] + a[3] / 2], [b[0] + b[2] / 2, b[1] + b[3] / 2]];
   } else {
-    // Steps: the first matrix wholly on screen (the pipeline scrolls).
-    const f = s.figure, inside = (r) => r[0] >= f[0] && r[1] >= f[1] && r[0] + r[2] <= f[0] + f[2] && r[1] + r[3] <= f[1] + f[3];
-    const r = view === 'heatmap' ? s.grid : Object.values(s.steps).find((x) => x[2] > 0 && inside(x));
+    // Steps: the visible part of the first matrix on screen (the pipeline scrolls).
+    const f = s.figure;
+    const clip = (r) => {
+      const x0 = Math.max(r[0], f[0]), y0 = Math.max(r[1], f[1]);
+      const x1 = Math.min(r[0] + r[2], f[0] + f[2]), y1 = Math.min(r[1] + r[3], f[1] + f[3]);
+      return x1 - x0 > 20 && y1 - y0 > 20 ? [x0, y0, x1 - x0, y1 - y0] : null;
+    };
+    const r = view === 'heatmap' ? s.grid : Object.values(s.steps || {}).map(clip).find((x) => x);
+    if (!r) throw new Error(`nothing to move over: figure ${JSON.stringify(f)}, steps ${JSON.stringify(s.steps)}`);
     path = [[r[0] + r[2] * 0.05, r[1] + r[3] * 0.05], [r[0] + r[2] * 0.95, r[1] + r[3] * 0.95]];
   }
   const drawn0 = s.frame_time.drawn_total;
