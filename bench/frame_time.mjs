@@ -4,7 +4,7 @@
 //   node bench/frame_time.mjs build-web/site [OUT_DIR] [T,T,...] [VIEW,VIEW,...]
 // Each scene is loaded through the page's message handler (attnviz:set-scene, the same code a
 // parent page's postMessage reaches), the view set with attnviz:set-view; then the bench waits
-// for the on-demand work to finish (the lines view's top-k lists: state.lines_ready = 1) and
+// for the on-demand work to finish (the lines view's top-k lists: lines_ready = 1; the heatmap's map) and
 // measures three things:
 // - idle: kFrames frames with the pointer still, read from the app's own frame times
 //   (web/frame_overlay.cpp, the numbers of the fps=1 overlay, in the state JSON): the median and
@@ -132,7 +132,7 @@ for (const T of sizes) {
       const set = await send(page, { type: 'attnviz:set-view', view });
       if (!set || set.type !== 'attnviz:ok') throw new Error(`set-view: ${JSON.stringify(set)}`);
       const t1 = Date.now();
-      await untilState(page, (s) => s.view === view && s.lines_ready >= 1 && s.queries.length === T, 300000);
+      await untilState(page, (s) => s.view === view && (view !== 'lines' || s.lines_ready >= 1) && (view !== 'heatmap' || s.heatmap.progress === 1) && s.queries.length === T, 300000);
       row.ready_s = (Date.now() - t1) / 1000;
       const start = (await state(page)).frame;  // frames are slow in software WebGL: wait for them, not for a clock
       await untilState(page, (x) => x.frame >= start + kFrames, 900000);
