@@ -31,6 +31,12 @@ public:
     void build_ui();
     // After ImGui::Render, before ImGui_ImplOpenGL3_RenderDrawData.
     void before_render();
+    // After ImGui_ImplOpenGL3_RenderDrawData (the window's frames): the GPU-time diagnostic.
+    void after_render();
+    // Whether this frame would draw exactly what the last drawn one did (the same draw lists,
+    // the same figure content): then the browser can keep showing it (main.cpp), and an idle
+    // figure costs no rasterization at all. Set by before_render.
+    bool frame_unchanged() const { return unchanged_; }
     float ui_scale() const { return ui_scale_; }
     // The state the browser tests read (JSON).
     std::string state_json() const;
@@ -47,6 +53,8 @@ private:
     double link_checked_at_ = -1.0;
 
     float ui_scale_ = 1.0f;
+    std::uint64_t last_signature_ = 0;
+    bool unchanged_ = false;
     float styled_scale_ = 0.0f;
     Theme styled_theme_ = Theme::Dark;
 };

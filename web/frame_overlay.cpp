@@ -36,14 +36,30 @@ void FrameTimes::begin_frame() {
     last_begin_ = begin_;
 }
 
-void FrameTimes::end_cpu() {
+void FrameTimes::end_cpu(bool drawn) {
     if (begin_ < 0.0 || pending_interval_ < 0.0f) return;
     interval_[next_] = pending_interval_;
+    drawn_[next_] = drawn;
+    drawn_total_ += drawn ? 1 : 0;
     cpu_[next_] = static_cast<float>(now_ms() - begin_);
     next_ = (next_ + 1) % kFrameWindow;
     count_ = std::min(count_ + 1, kFrameWindow);
     pending_interval_ = -1.0f;
 }
+
+void FrameTimes::begin_gpu() { gpu_begin_ = gpu_sync ? now_ms() : -1.0; }
+
+void FrameTimes::end_gpu() {
+    if (gpu_begin_ < 0.0) return;
+    gpu_[gpu_next_] = static_cast<float>(now_ms() - gpu_begin_);
+    gpu_next_ = (gpu_next_ + 1) % kFrameWindow;
+    gpu_count_ = std::min(gpu_count_ + 1, kFrameWindow);
+    gpu_begin_ = -1.0;
+}
+
+int FrameTimes::drawn() const { return static_cast<int>(std::count(drawn_, drawn_ + count_, true)); }
+
+float FrameTimes::gpu_median_ms() const { return median_of(gpu_, gpu_count_); }
 
 float FrameTimes::median_ms() const { return median_of(interval_, count_); }
 float FrameTimes::worst_ms() const { return count_ ? *std::max_element(interval_, interval_ + count_) : 0.0f; }
@@ -82,7 +98,8 @@ void draw_frame_overlay(ViewContext& ctx, const FrameTimes& times) {
 
 nlohmann::json frame_times_json(const AppState& st, const FrameTimes& t) {
     return {{"shown", st.show_frame_time}, {"frames", t.count()}, {"median_ms", t.median_ms()}, {"worst_ms", t.worst_ms()},
-            {"fps", t.fps()}, {"cpu_median_ms", t.cpu_median_ms()}, {"cpu_worst_ms", t.cpu_worst_ms()}};
+            {"fps", t.fps()}, {"cpu_median_ms", t.cpu_median_ms()}, {"cpu_worst_ms", t.cpu_worst_ms()},
+            {"drawn", t.drawn()}, {"drawn_total", t.drawn_total()}, {"vertices", t.vtx_}, {"indices", t.idx_}, {"line_instances", t.lines_}, {"gpu_median_ms", t.gpu_median_ms()}};
 }
 
 }  // namespace attn

@@ -6,7 +6,8 @@
 // Masked cells are hatched, so the causal triangle never reads as zeros.
 //
 // Zoom: the wheel at the cursor (ctrl/⌘ + wheel, i.e. a trackpad pinch, in figure-only embeds,
-// where the plain wheel scrolls the page), drag to pan, double-click or "Fit" to see it all.
+// where the plain wheel scrolls the page), a two-finger pinch on a touch screen about its centre
+// (two fingers also pan), drag to pan, double-click or "Fit" to see it all.
 // An exported PNG shows the figure as it is on screen: the current zoom.
 //
 // [SECTION] Display map (built progressively)
@@ -250,7 +251,7 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const ImGuiIO& io = ImGui::GetIO();
     bool grid_hovered = false;
     if (ctx.interactive) {
-        const float wheel_log = platform::take_wheel_zoom(io.MouseWheel);
+        const platform::ZoomGesture gesture = platform::take_zoom(io.MouseWheel);
         // An invisible button over the box: drags pan the map instead of reaching the window.
         const ImVec2 cursor = ImGui::GetCursorScreenPos();
         ImGui::SetCursorScreenPos(g0);
@@ -259,12 +260,20 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         if (ImGui::IsItemActivated()) o.dragging = true;
         if (!ImGui::IsItemActive()) o.dragging = false;
         ImGui::SetCursorScreenPos(cursor);
-        if (grid_hovered && wheel_log != 0.0f) {  // zoom about the cell under the cursor
+        // The one zoom of the wheel, a trackpad pinch and a touch pinch: about the cell under
+        // (ax, ay), which stays there. Two fingers first carry the map along with their centre.
+        auto zoom_about = [&](float ax, float ay, float log) {
             const float cell = cell0 * o.zoom;
-            const float mx = o.view_x + (io.MousePos.x - g0.x) / cell, my = o.view_y + (io.MousePos.y - g0.y) / cell;
-            o.zoom = std::clamp(o.zoom * std::exp(wheel_log), 1.0f, max_zoom);
+            const float mx = o.view_x + (ax - g0.x) / cell, my = o.view_y + (ay - g0.y) / cell;
+            o.zoom = std::clamp(o.zoom * std::exp(log), 1.0f, max_zoom);
             const float c2 = cell0 * o.zoom;
-            o.view_x = mx - (io.MousePos.x - g0.x) / c2, o.view_y = my - (io.MousePos.y - g0.y) / c2;
+            o.view_x = mx - (ax - g0.x) / c2, o.view_y = my - (ay - g0.y) / c2;
+        };
+        if (gesture.anchored) {
+            o.view_x -= gesture.pan_x / (cell0 * o.zoom), o.view_y -= gesture.pan_y / (cell0 * o.zoom);
+            if (gesture.log != 0.0f) zoom_about(gesture.x, gesture.y, gesture.log);
+        } else if (grid_hovered && gesture.log != 0.0f) {
+            zoom_about(io.MousePos.x, io.MousePos.y, gesture.log);
         }
         if (o.dragging && (io.MouseDelta.x != 0.0f || io.MouseDelta.y != 0.0f)) {
             const float cell = cell0 * o.zoom;

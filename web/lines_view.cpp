@@ -69,6 +69,7 @@ struct LinesCache {
     // The line instances of the last frame and what they were built from.
     std::vector<float> line_key;
     std::vector<LineInstance> lines;
+    std::uint64_t lines_version = 0;          // new with every rebuild (Renderer::add_lines)
 
     bool matches(const AppState& st) const {
         const Trace& t = st.trace;
@@ -281,16 +282,21 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const int overview_k = user_k ? std::min(st.lines.top_k, cap) : lines_auto_top_k(tr);
     const int focus_k = user_k ? std::min(st.lines.top_k, cap) : cap;
     const float head_step = n_visible > 1 ? std::min(2.5f * s, std::max(box_h, 4.0f * s) * 0.5f / n_visible) : 0.0f;
-    // Everything the instances depend on: rebuilt only when one of these changes.
+    // Everything the instances depend on: rebuilt only when one of these changes. While the
+    // lists build, in steps of a tenth: every rebuild is a rasterization of all the lines
+    // (renderer.hpp), which in a software WebGL would slow the frames the build is paced by.
+    const float ready_step = std::floor(st.lines_ready * 10.0f) / 10.0f;
     std::vector<float> key = {static_cast<float>(st.revision), static_cast<float>(st.theme == Theme::Dark),
                               static_cast<float>(overview_k), static_cast<float>(focus_k), st.lines.threshold,
                               static_cast<float>(sel.side), static_cast<float>(sel.index), xq_right, xk_left,
-                              top_q, top_k, row_q, row_k, head_step, s, st.lines_ready, static_cast<float>(keys_ready)};
+                              top_q, top_k, row_q, row_k, head_step, s, ready_step, static_cast<float>(keys_ready)};
     for (int h : visible) key.push_back(static_cast<float>(h));
     key.push_back(-1.0f);
     for (int q : st.query_set) key.push_back(static_cast<float>(q));
     if (key != cc.line_key) {
+        static std::uint64_t versions = 0;  // across both cache slots: a version names one content
         cc.line_key = key;
+        cc.lines_version = ++versions;
         std::vector<LineInstance>& lines = cc.lines;
         lines.clear();
         std::vector<TopEntry> kept;
@@ -377,7 +383,7 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
             }
         }
     }
-    ctx.renderer.add_lines(dl, cc.lines);
+    ctx.renderer.add_lines(dl, cc.lines, cc.lines_version);
     st.lines_drawn = static_cast<int>(cc.lines.size());
     {
         char note[160] = "";

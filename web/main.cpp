@@ -72,13 +72,19 @@ void frame() {
     g_app.build_ui();
     ImGui::Render();
 
-    int width = 0, height = 0;
-    glfwGetFramebufferSize(g_window, &width, &height);
-    glViewport(0, 0, width, height);
-    glClearColor(0.1f, 0.1f, 0.12f, 1.0f);
-    glClear(GL_COLOR_BUFFER_BIT);
     g_app.before_render();
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    // Nothing changed since the last drawn frame (browser only): draw nothing, and the browser
+    // keeps showing it (a WebGL canvas is composited anew only when drawn to). The desktop
+    // draws every frame: its swap is what paces the loop.
+    if (!g_app.frame_unchanged()) {
+        int width = 0, height = 0;
+        glfwGetFramebufferSize(g_window, &width, &height);
+        glViewport(0, 0, width, height);
+        glClearColor(0.1f, 0.1f, 0.12f, 1.0f);
+        glClear(GL_COLOR_BUFFER_BIT);
+        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+        g_app.after_render();
+    }
     attn::platform::set_text_input(ImGui::GetIO().WantTextInput, g_ime_x, g_ime_y);
     attn::platform::set_cursor(ImGui::GetMouseCursor());
     glfwSwapBuffers(g_window);

@@ -480,15 +480,35 @@ void draw_toolbar(ViewContext& ctx) {
         same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::TopK)).x + 120.0f * s);
         ImGui::TextUnformatted(attn::tr(Str::TopK));
         ImGui::SameLine();
-        ImGui::SetNextItemWidth(110.0f * s);
         // 0 = auto: every line up to kTopAllUpTo keys, kLinesAutoTopK per query past it.
-        char auto_k[48], auto_n[16];
+        char auto_k[48], auto_n[16], value[48];
         std::snprintf(auto_n, sizeof auto_n, "%d", lines_auto_top_k(tr));
         std::snprintf(auto_k, sizeof auto_k, attn::tr(Str::TopKAuto),
                       lines_auto_top_k(tr) >= tr.T_k() ? attn::tr(Str::All) : auto_n);
-        st.lines.top_k = std::clamp(st.lines.top_k, 0, lines_top_k_max(tr));
-        ImGui::SliderInt("##topk", &st.lines.top_k, 0, lines_top_k_max(tr), st.lines.top_k == 0 ? auto_k : "%d",
-                         ImGuiSliderFlags_AlwaysClamp);
+        const int k_max = lines_top_k_max(tr);
+        st.lines.top_k = std::clamp(st.lines.top_k, 0, k_max);
+        std::snprintf(value, sizeof value, "%d", st.lines.top_k);
+        const char* shown = st.lines.top_k == 0 ? auto_k : value;
+        // With few keys an integer slider's grab is wide (a step of the track each) and would
+        // cover its centred text: the value is written beside the grab instead, on the wider
+        // side, and the slider is wide enough for it there.
+        const float pad = ImGui::GetStyle().FramePadding.x, text_w = ImGui::CalcTextSize(auto_k).x;
+        const float steps = static_cast<float>(k_max + 1);
+        const float slider_w = std::max(110.0f * s, (text_w + 2.0f * pad + 4.0f) * steps / std::max(steps - 1.0f, 1.0f) * 1.0f);
+        ImGui::SetNextItemWidth(std::min(slider_w, 260.0f * s));
+        ImGui::SliderInt("##topk", &st.lines.top_k, 0, k_max, "", ImGuiSliderFlags_AlwaysClamp);
+        {
+            const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+            // ImGui's grab (SliderBehaviorT): a track 2 px in from each side, a step of it wide.
+            const float track = b.x - a.x - 4.0f;
+            const float grab = std::max(track / steps, ImGui::GetStyle().GrabMinSize);
+            const float g0 = a.x + 2.0f + (track - grab) * static_cast<float>(st.lines.top_k) / static_cast<float>(std::max(k_max, 1));
+            const float left = g0 - a.x, right = b.x - (g0 + grab);
+            const float w = ImGui::CalcTextSize(shown).x;
+            const float x = right >= left ? g0 + grab + (right - w) * 0.5f : a.x + (left - w) * 0.5f;
+            ImGui::GetWindowDrawList()->AddText(ImVec2(std::max(x, a.x + 2.0f), (a.y + b.y - ImGui::GetFontSize()) * 0.5f),
+                                                ImGui::GetColorU32(ImGuiCol_Text), shown);
+        }
         probe(st, "topk");
     } else if (st.view == View::Steps) {
         // One head's pipeline at a time; the scale shows seed 002's argument (rows saturate).

@@ -93,12 +93,22 @@ void open_url(const std::string& url);
 // Desktop: nothing.
 void pass_wheel_to_page(bool pass);
 // The heatmap's zoom. Browser: while `active` (the heatmap is shown), wheel events that reach the
-// app are counted for take_wheel_zoom, and ctrl/⌘ + wheel (what Chromium sends for a trackpad
-// pinch) reaches the app even while the plain wheel is passed to the page. Desktop: nothing.
-void wheel_zoom(bool active);
-// Natural log of the zoom the wheel asked for since the last call (> 0 zooms in): a wheel notch
-// is ×1.25, a pinch follows the fingers. Desktop: from ImGui's wheel value, given.
-float take_wheel_zoom(float imgui_wheel);
+// app are counted for take_zoom, and ctrl/⌘ + wheel (what Chromium sends for a trackpad pinch)
+// reaches the app even while the plain wheel is passed to the page; two fingers that touch down
+// on `grid` (x, y, w, h in display units) pinch and pan the map, their events kept from the
+// page (and from GLFW, which would press the mouse button). Inactive, touches are the page's:
+// a figure-only embed keeps its scrolling. Desktop: nothing.
+void wheel_zoom(bool active, const float grid[4]);
+// What the wheel, a trackpad pinch and a touch pinch asked of the zoom since the last call.
+struct ZoomGesture {
+    float log = 0.0f;             // natural log of the zoom (> 0 zooms in): a wheel notch is
+                                  // ×1.25, a pinch follows the fingers
+    bool anchored = false;        // a touch pinch: about (x, y), the fingers' centre; else about the mouse
+    float x = 0.0f, y = 0.0f;     // display units
+    float pan_x = 0.0f, pan_y = 0.0f;  // how far the fingers' centre moved (display units)
+};
+// Desktop: from ImGui's wheel value, given.
+ZoomGesture take_zoom(float imgui_wheel);
 // Exported files (web/export.cpp). The browser downloads them (a Blob and an <a download>);
 // the desktop writes them into the working folder, never over an existing file. Both return
 // where the file went (its name in the browser, the full path on the desktop), or "" with

@@ -73,8 +73,12 @@ void show_link(const std::string&) {}
 std::string page_url() { return "index.html"; }
 void open_url(const std::string&) {}
 void pass_wheel_to_page(bool) {}
-void wheel_zoom(bool) {}
-float take_wheel_zoom(float imgui_wheel) { return imgui_wheel * 0.22314355f; }  // ln 1.25 a notch
+void wheel_zoom(bool, const float*) {}
+ZoomGesture take_zoom(float imgui_wheel) {
+    ZoomGesture g;
+    g.log = imgui_wheel * 0.22314355f;  // ln 1.25 a notch
+    return g;
+}
 void hint_gl33_core() {
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);

@@ -123,7 +123,7 @@ EM_JS(void, attnviz_pass_wheel, (int pass), {
                 e.stopPropagation();
                 return;
             }
-            // The heatmap's zoom (take_wheel_zoom): 100 px of wheel is a notch, ×1.25; a pinch
+            // The heatmap's zoom (take_zoom): 100 px of wheel is a notch, ×1.25; a pinch
             // (ctrl + wheel) gives about 100·ln(scale), so it follows the fingers.
             if (e.type !== 'wheel' || !Module['attnvizWheelZoom']) return;
             var dy = e.deltaY * (e.deltaMode === 1 ? 33 : e.deltaMode === 2 ? 400 : 1);
@@ -137,15 +137,59 @@ EM_JS(void, attnviz_pass_wheel, (int pass), {
     Module['attnvizWheelToPage'] = !!pass;
 });
 
-EM_JS(void, attnviz_wheel_zoom, (int active), {
+// Two-finger touches (Emscripten's GLFW knows one pointer): while the heatmap zooms, a pair that
+// touches down on its grid is a gesture until a finger lifts. Its moves add ln(distance ratio)
+// to the wheel's zoom log, so one zoom serves wheel, trackpad pinch and touch pinch, and the
+// centre's travel to the pan; the centre anchors the zoom. Capturing listeners on the canvas's
+// parent run before GLFW's: a gesture's events stop there and their default (the browser's own
+// pinch and scroll) is prevented; every other touch goes on as before.
+EM_JS(void, attnviz_wheel_zoom, (int active, float gx, float gy, float gw, float gh), {
     Module['attnvizWheelZoom'] = !!active;
-    if (!active) Module['attnvizWheelLog'] = 0;
+    Module['attnvizZoomGrid'] = active ? [gx, gy, gw, gh] : null;
+    if (!active) Module['attnvizWheelLog'] = 0, Module['attnvizPinch'] = null, Module['attnvizTouch'] = null;
+    var canvas = Module['canvas'];
+    if (!canvas || !canvas.parentNode || Module['attnvizTouchHook']) return;
+    Module['attnvizTouchHook'] = true;
+    var centre = function(e) {  // of the first two touches, in display units (canvas pixels)
+        var r = canvas.getBoundingClientRect(), a = e.touches[0], b = e.touches[1];
+        var sx = canvas.width / r.width, sy = canvas.height / r.height;
+        var ax = (a.clientX - r.left) * sx, ay = (a.clientY - r.top) * sy;
+        var bx = (b.clientX - r.left) * sx, by = (b.clientY - r.top) * sy;
+        return {x: (ax + bx) / 2, y: (ay + by) / 2, d: Math.hypot(ax - bx, ay - by)};
+    };
+    var touch = function(e) {
+        var grid = Module['attnvizZoomGrid'];
+        if (e.type === 'touchstart' && e.touches.length === 2 && grid && !Module['attnvizPinch']) {
+            var c = centre(e);
+            if (c.x >= grid[0] && c.x <= grid[0] + grid[2] && c.y >= grid[1] && c.y <= grid[1] + grid[3]) Module['attnvizPinch'] = c;
+        }
+        var last = Module['attnvizPinch'];
+        if (!last) return;
+        if (!grid || e.touches.length < 2) {  // a finger lifted: the gesture is over
+            Module['attnvizPinch'] = null;
+            return;
+        }
+        e.preventDefault();
+        e.stopPropagation();
+        if (e.type !== 'touchmove') return;
+        var now = centre(e);
+        var t = Module['attnvizTouch'] || (Module['attnvizTouch'] = {dx: 0, dy: 0});
+        if (last.d > 0 && now.d > 0) Module['attnvizWheelLog'] = (Module['attnvizWheelLog'] || 0) + Math.log(now.d / last.d);
+        t.dx += now.x - last.x, t.dy += now.y - last.y, t.x = now.x, t.y = now.y;
+        Module['attnvizPinch'] = now;
+    };
+    ['touchstart', 'touchmove', 'touchend', 'touchcancel'].forEach(function(name) {
+        canvas.parentNode.addEventListener(name, touch, {capture: true, passive: false});
+    });
 });
 
-EM_JS(double, attnviz_take_wheel_log, (), {
-    var v = Module['attnvizWheelLog'] || 0;
+// Writes the zoom log, then (anchored, x, y, pan x, pan y) of a touch gesture; clears both.
+EM_JS(void, attnviz_take_zoom, (float* out), {
+    var t = Module['attnvizTouch'];
+    var v = [Module['attnvizWheelLog'] || 0, t ? 1 : 0, t ? t.x : 0, t ? t.y : 0, t ? t.dx : 0, t ? t.dy : 0];
+    for (var i = 0; i < 6; ++i) HEAPF32[(out >> 2) + i] = v[i];
     Module['attnvizWheelLog'] = 0;
-    return v;
+    Module['attnvizTouch'] = null;
 });
 
 namespace {
@@ -227,8 +271,12 @@ void show_link(const std::string& hash) { attnviz_show_link(hash.c_str()); }
 std::string page_url() { return take_js_string(attnviz_page_url()); }
 void open_url(const std::string& url) { attnviz_open_url(url.c_str()); }
 void pass_wheel_to_page(bool pass) { attnviz_pass_wheel(pass ? 1 : 0); }
-void wheel_zoom(bool active) { attnviz_wheel_zoom(active ? 1 : 0); }
-float take_wheel_zoom(float) { return static_cast<float>(attnviz_take_wheel_log()); }
+void wheel_zoom(bool active, const float grid[4]) { attnviz_wheel_zoom(active ? 1 : 0, grid[0], grid[1], grid[2], grid[3]); }
+ZoomGesture take_zoom(float) {
+    float v[6] = {};
+    attnviz_take_zoom(v);
+    return {v[0], v[1] != 0.0f, v[2], v[3], v[4], v[5]};
+}
 bool prefers_dark() { return attnviz_prefers_dark() != 0; }
 
 std::string save_file(const std::string& name, const std::string& mime, const std::string& bytes, std::string&) {

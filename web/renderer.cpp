@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 namespace attn {
 namespace {
@@ -77,6 +78,8 @@ bool Renderer::init(std::string& error) {
     lines_program_ = link_program(shaders::kLinesVert, shaders::kLinesFrag,
                                   {"a_p0", "a_p1", "a_color", "a_width"}, error);
     if (!lines_program_) return false;
+    layer_program_ = link_program(shaders::kLayerVert, shaders::kLayerFrag, {}, error);
+    if (!layer_program_) return false;
 
     glGenVertexArrays(1, &empty_vao_);
     glGenVertexArrays(1, &lines_vao_);
@@ -131,6 +134,8 @@ bool Renderer::init(std::string& error) {
 void Renderer::shutdown() {
     if (heatmap_program_) glDeleteProgram(heatmap_program_);
     if (lines_program_) glDeleteProgram(lines_program_);
+    if (layer_program_) glDeleteProgram(layer_program_);
+    free_layers();
     if (empty_vao_) glDeleteVertexArrays(1, &empty_vao_);
     if (lines_vao_) glDeleteVertexArrays(1, &lines_vao_);
     if (lines_buffer_) glDeleteBuffers(1, &lines_buffer_);
@@ -138,7 +143,7 @@ void Renderer::shutdown() {
     if (atlas_texture_) glDeleteTextures(1, &atlas_texture_);
     for (GLuint t : luts_) glDeleteTextures(1, &t);
     luts_.clear();
-    heatmap_program_ = lines_program_ = empty_vao_ = lines_vao_ = lines_buffer_ = atlas_texture_ = 0;
+    heatmap_program_ = lines_program_ = layer_program_ = empty_vao_ = lines_vao_ = lines_buffer_ = atlas_texture_ = 0;
     if (g_renderer == this) g_renderer = nullptr;
 }
 
@@ -147,7 +152,16 @@ void Renderer::free_tiles() {
     tiles_.clear();
 }
 
+void Renderer::free_layers() {
+    for (LinesLayer& l : layers_) {
+        if (l.framebuffer) glDeleteFramebuffers(1, &l.framebuffer);
+        if (l.texture) glDeleteTextures(1, &l.texture);
+    }
+    layers_.clear();
+}
+
 void Renderer::set_atlas_values(const std::vector<float>& value_allowed, int width, int height) {
+    ++atlas_generation_;
     glBindTexture(GL_TEXTURE_2D, atlas_texture_);
     glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
     glTexImage2D(GL_TEXTURE_2D, 0, GL_RG32F, width, height, 0, GL_RG, GL_FLOAT, value_allowed.data());
@@ -176,9 +190,9 @@ void Renderer::add_heatmap(ImDrawList* draw_list, const HeatmapDraw& draw) {
     draw_list->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
 }
 
-void Renderer::add_lines(ImDrawList* draw_list, const std::vector<LineInstance>& lines) {
+void Renderer::add_lines(ImDrawList* draw_list, const std::vector<LineInstance>& lines, std::uint64_t version) {
     if (lines.empty()) return;
-    lines_draws_.push_back({static_cast<int>(instances_.size()), static_cast<int>(lines.size())});
+    lines_draws_.push_back({static_cast<int>(instances_.size()), static_cast<int>(lines.size()), version});
     instances_.insert(instances_.end(), lines.begin(), lines.end());
     auto tag = kLinesTag | static_cast<std::intptr_t>(lines_draws_.size() - 1);
     draw_list->AddCallback(draw_callback, reinterpret_cast<void*>(tag));
@@ -187,6 +201,14 @@ void Renderer::add_lines(ImDrawList* draw_list, const std::vector<LineInstance>&
 
 void Renderer::upload_frame() {
     if (instances_.empty()) return;
+    // The buffer holds this frame's instances already when every draw has the version it was
+    // uploaded with (versions are never reused for other content).
+    std::vector<std::uint64_t> versions;
+    for (const LinesDraw& d : lines_draws_) versions.push_back(d.version);
+    const bool same = versions == uploaded_versions_ &&
+                      std::none_of(versions.begin(), versions.end(), [](std::uint64_t v) { return v == 0; });
+    uploaded_versions_ = std::move(versions);
+    if (same) return;
     glBindBuffer(GL_ARRAY_BUFFER, lines_buffer_);
     size_t bytes = instances_.size() * sizeof(LineInstance);
     if (bytes > lines_capacity_) {
@@ -195,6 +217,30 @@ void Renderer::upload_frame() {
     }
     glBufferSubData(GL_ARRAY_BUFFER, 0, static_cast<GLsizeiptr>(bytes), instances_.data());
     glBindBuffer(GL_ARRAY_BUFFER, 0);
+}
+
+std::uint64_t Renderer::signature(std::uint64_t h) const {
+    auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x9E3779B97F4A7C15ull, h ^= h >> 29; };
+    auto mixf = [&mix](float f) { std::uint32_t u; std::memcpy(&u, &f, 4); mix(u); };
+    mix(atlas_generation_);
+    for (const HeatmapDraw& d : heatmaps_) {
+        for (float f : {d.min.x, d.min.y, d.max.x, d.max.y, d.value_min, d.value_max, d.cell_x0, d.cell_y0, d.cells_w, d.cells_h})
+            mixf(f);
+        for (const auto* a : {&d.hatch_a, &d.hatch_b, &d.grid})
+            for (float f : *a) mixf(f);
+        mix(static_cast<std::uint64_t>(d.T_q) << 32 | static_cast<std::uint32_t>(d.T_k));
+        mix(static_cast<std::uint64_t>(d.colormap) << 40 | static_cast<std::uint64_t>(d.atlas) << 32 |
+            static_cast<std::uint32_t>(d.origin_x) << 16 | static_cast<std::uint32_t>(d.origin_y));
+        mix(d.map_id), mix(static_cast<std::uint64_t>(d.level));
+        // The tiles fill in as the map builds: their rows done so far.
+        if (d.map && d.level >= 0 && d.level < static_cast<int>(d.map->levels.size()))
+            mix(static_cast<std::uint64_t>(d.map->levels[static_cast<size_t>(d.level)].done_rows));
+    }
+    for (const LinesDraw& d : lines_draws_) {
+        mix(d.version), mix(static_cast<std::uint64_t>(d.count));
+        if (d.version == 0) mix(frame_);  // unknown content: never the same as the last frame's
+    }
+    return h;
 }
 
 // [SECTION] Drawing (inside ImGui's render, from the callbacks) --------------------------------
@@ -346,12 +392,12 @@ void Renderer::draw_tiles(const HeatmapDraw& d, const ImDrawCmd* cmd) {
     glActiveTexture(GL_TEXTURE0);
 }
 
-void Renderer::draw_lines(const LinesDraw& d, const ImDrawCmd* cmd) {
-    DisplayInfo info = prepare(cmd);
+// Draws the instances of `d` into whatever framebuffer is bound (blend and scissor as set).
+void Renderer::rasterize_lines(const LinesDraw& d, const float display[4], float px) {
     GLuint p = lines_program_;
     glUseProgram(p);
-    glUniform4fv(glGetUniformLocation(p, "u_display"), 1, info.display);
-    glUniform1f(glGetUniformLocation(p, "u_px"), info.px);
+    glUniform4fv(glGetUniformLocation(p, "u_display"), 1, display);
+    glUniform1f(glGetUniformLocation(p, "u_px"), px);
     glBindVertexArray(lines_vao_);
     // Point the per-instance attributes at this draw's range of the frame's buffer.
     glBindBuffer(GL_ARRAY_BUFFER, lines_buffer_);
@@ -363,6 +409,60 @@ void Renderer::draw_lines(const LinesDraw& d, const ImDrawCmd* cmd) {
     glVertexAttribPointer(3, 1, GL_FLOAT, GL_FALSE, stride, reinterpret_cast<const void*>(base + offsetof(LineInstance, width)));
     glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, d.count);
     glBindVertexArray(0);
+    ++line_rasterizations_;
+}
+
+void Renderer::draw_lines(const LinesDraw& d, const ImDrawCmd* cmd) {
+    DisplayInfo info = prepare(cmd);
+    const auto index = static_cast<size_t>(&d - lines_draws_.data());
+    if (d.version == 0) return rasterize_lines(d, info.display, info.px);
+    GLint viewport[4] = {}, bound = 0;
+    glGetIntegerv(GL_VIEWPORT, viewport);
+    glGetIntegerv(GL_FRAMEBUFFER_BINDING, &bound);
+    if (layers_.size() <= index) layers_.resize(index + 1);
+    LinesLayer& layer = layers_[index];
+    const int w = viewport[2], h = viewport[3];
+    if (w <= 0 || h <= 0) return;
+    if (!layer.texture || layer.width != w || layer.height != h) {
+        if (!layer.texture) glGenTextures(1, &layer.texture), glGenFramebuffers(1, &layer.framebuffer);
+        glBindTexture(GL_TEXTURE_2D, layer.texture);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+        glBindFramebuffer(GL_FRAMEBUFFER, layer.framebuffer);
+        glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, layer.texture, 0);
+        const bool complete = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+        glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(bound));
+        layer.width = w, layer.height = h, layer.valid = false;
+        if (!complete) {  // no render-to-texture here: draw the lines directly, every frame
+            glDeleteFramebuffers(1, &layer.framebuffer), glDeleteTextures(1, &layer.texture);
+            layer = {};
+            return rasterize_lines(d, info.display, info.px);
+        }
+    }
+    const std::array<float, 9> key = {cmd->ClipRect.x, cmd->ClipRect.y, cmd->ClipRect.z, cmd->ClipRect.w, info.display[0],
+                                      info.display[1], info.display[2], info.display[3], info.px};
+    if (!layer.valid || layer.version != d.version || layer.key != key) {
+        // Over transparent black with the straight-alpha blend prepare() set: the layer ends up
+        // premultiplied (colour Σ αc over the lines in order, alpha their coverage).
+        glBindFramebuffer(GL_FRAMEBUFFER, layer.framebuffer);
+        glClearColor(0.0f, 0.0f, 0.0f, 0.0f);
+        glClear(GL_COLOR_BUFFER_BIT);  // inside the scissor: the clip rectangle
+        rasterize_lines(d, info.display, info.px);
+        glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(bound));
+        layer.version = d.version, layer.key = key, layer.valid = true;
+    }
+    glBlendFuncSeparate(GL_ONE, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
+    glUseProgram(layer_program_);
+    glUniform1i(glGetUniformLocation(layer_program_, "u_layer"), 0);
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, layer.texture);
+    glBindVertexArray(empty_vao_);
+    glDrawArrays(GL_TRIANGLES, 0, 3);
+    glBindVertexArray(0);
+    glBindTexture(GL_TEXTURE_2D, 0);
 }
 
 }  // namespace attn

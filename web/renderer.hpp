@@ -3,6 +3,11 @@
 // model view's thumbnails from one RG32F atlas) and the lines (instanced anti-aliased quads,
 // one draw call), drawn in order with ImGui's own geometry through draw-list callbacks.
 //
+// The lines are rasterized into a cached layer (a texture the framebuffer's size) only when
+// they change (their version, the clip rectangle or the display); other frames composite that
+// texture: one quad instead of thousands of blended figure-wide quads, which is what a
+// software-rendered WebGL (SwiftShader) spends its frame on.
+//
 // Tiles are uploaded lazily, only those on screen at the level drawn, and kept in an LRU cache
 // of at most kMaxTiles textures (kMaxTiles · 64 KB of GPU memory); a new map frees them all.
 //
@@ -66,18 +71,40 @@ public:
     int tiles_resident() const { return static_cast<int>(tiles_.size()); }
     std::size_t tile_bytes() const { return tiles_.size() * static_cast<std::size_t>(kTileSide) * kTileSide; }
     int tile_uploads() const { return tile_uploads_; }  // since init (for tests)
+    int line_instances() const { return static_cast<int>(instances_.size()); }  // queued this frame
     // 256×1 RGBA8 LUT texture of a colormap, usable with ImGui::Image for the legend.
     ImTextureID lut_texture(int colormap) const;
 
     void begin_frame();
     void add_heatmap(ImDrawList* draw_list, const HeatmapDraw& draw);
-    void add_lines(ImDrawList* draw_list, const std::vector<LineInstance>& lines);
+    // `version` names the content of `lines`: the same version means the same instances (the
+    // lines view bumps it when it rebuilds them); 0 = unknown, rasterized every frame.
+    void add_lines(ImDrawList* draw_list, const std::vector<LineInstance>& lines, std::uint64_t version);
+    int line_rasterizations() const { return line_rasterizations_; }  // since init (for tests)
     void upload_frame();  // after the UI is built, before ImGui_ImplOpenGL3_RenderDrawData
+    // Mixes what this frame's callbacks will draw into `h` (with the draw lists' bytes, it tells
+    // whether a frame would look like the last one: App::before_render).
+    std::uint64_t signature(std::uint64_t h) const;
 
 private:
     struct LinesDraw {
         int first = 0, count = 0;
+        std::uint64_t version = 0;
     };
+    // A draw's cached raster: premultiplied RGBA8, the size of the viewport it was drawn for.
+    struct LinesLayer {
+        GLuint texture = 0, framebuffer = 0;
+        int width = 0, height = 0;
+        std::uint64_t version = 0;
+        std::array<float, 9> key{};  // clip rectangle, display pos/size, pixels per unit
+        bool valid = false;
+    };
+    std::uint64_t atlas_generation_ = 0;
+    std::vector<LinesLayer> layers_;  // by the draw's index in the frame
+    std::vector<std::uint64_t> uploaded_versions_;  // of the draws in lines_buffer_
+    int line_rasterizations_ = 0;
+    void rasterize_lines(const LinesDraw& draw, const float display[4], float px);
+    void free_layers();
     static void draw_callback(const ImDrawList* list, const ImDrawCmd* cmd);
     void draw_heatmap(const HeatmapDraw& draw, const ImDrawCmd* cmd);
     void draw_tiles(const HeatmapDraw& draw, const ImDrawCmd* cmd);
@@ -93,7 +120,7 @@ private:
     int tile_uploads_ = 0;
     void draw_lines(const LinesDraw& draw, const ImDrawCmd* cmd);
 
-    GLuint heatmap_program_ = 0, lines_program_ = 0;
+    GLuint heatmap_program_ = 0, lines_program_ = 0, layer_program_ = 0;
     GLuint empty_vao_ = 0, lines_vao_ = 0, lines_buffer_ = 0;
     GLuint atlas_texture_ = 0;
     int max_texture_size_ = 2048;

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <climits>
 #include <cstdio>
 
 namespace attn {
@@ -82,6 +83,49 @@ bool cols_are_keys(StepKind k) {
     return k == StepKind::Scores || k == StepKind::Scaled || k == StepKind::Masked || k == StepKind::Weights;
 }
 
+// What a frame would otherwise redo over whole matrices and every token (pipeline_steps copies
+// T×T matrices; the colour ranges and the label width scan them all): kept per trace and head.
+struct StepsCache {
+    const Trace* trace = nullptr;
+    int revision = INT_MIN, head = -1;
+    bool positional = false;
+    std::vector<Step> steps;
+    std::vector<std::pair<float, float>> range;  // per step: colour range lo, hi
+    const ImFont* font = nullptr;
+    float size = 0.0f, label_w = 0.0f;           // widest token label in `font` at `size`
+
+    void update(const AppState& st, int h) {
+        const Trace& tr = st.trace;
+        const bool pos = st.scene.positional == Positional::Sinusoidal;
+        if (trace == &tr && revision == st.revision && head == h && positional == pos) return;
+        *this = StepsCache{};
+        trace = &tr, revision = st.revision, head = h, positional = pos;
+        steps = pipeline_steps(tr, h, pos);
+        // Weights on the fixed 0..1 scale, everything else its own finite min..max.
+        for (const Step& step : steps) {
+            float lo = 0.0f, hi = 1.0f;
+            if (!step.probabilities) {
+                lo = INFINITY, hi = -INFINITY;
+                for (Eigen::Index k = 0; k < step.values.size(); ++k) {
+                    const float v = step.values.data()[k];
+                    if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+                }
+                if (!std::isfinite(lo)) lo = 0.0f, hi = 1.0f;
+            }
+            range.push_back({lo, hi});
+        }
+    }
+    float label_width(ImFont* small) {
+        if (font != small || size != small->FontSize) {
+            font = small, size = small->FontSize, label_w = 0.0f;
+            auto w = [&](const std::string& t) { return small->CalcTextSizeA(size, FLT_MAX, 0.0f, token_label(t)).x; };
+            for (auto& t : trace->queries) label_w = std::max(label_w, w(t));
+            for (auto& t : trace->keys) label_w = std::max(label_w, w(t));
+        }
+        return label_w;
+    }
+};
+
 }  // namespace
 
 void draw_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
@@ -95,7 +139,9 @@ void draw_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     if (tr.queries.empty() || tr.keys.empty()) return;
     const int head = std::clamp(st.steps.head, 0, tr.heads - 1);
     const HeadTrace& h = tr.attention.heads[head];
-    const std::vector<Step> steps = pipeline_steps(tr, head, st.scene.positional == Positional::Sinusoidal);
+    static StepsCache cache;  // one slot: a PNG export of another trace rebuilds it once
+    cache.update(st, head);
+    const std::vector<Step>& steps = cache.steps;
     const Colormap& map = colormaps()[std::clamp(st.heatmap.colormap, 0, static_cast<int>(colormaps().size()) - 1)];
 
     ImGui::SetCursorScreenPos(min);
@@ -107,10 +153,7 @@ void draw_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     // [SECTION] Layout -----------------------------------------------------------------------
     auto small_w = [&](const char* t) { return small->CalcTextSizeA(ss, FLT_MAX, 0.0f, t).x; };
     const float cell_w = small_w("-00.0000") + 8.0f * s, cell_h = ss + 6.0f * s;
-    float label_w = 0.0f;  // token labels left of the rows
-    for (auto& t : tr.queries) label_w = std::max(label_w, small_w(token_label(t)));
-    for (auto& t : tr.keys) label_w = std::max(label_w, small_w(token_label(t)));
-    label_w = std::min(label_w, 70.0f * s) + 6.0f * s;
+    const float label_w = std::min(cache.label_width(small), 70.0f * s) + 6.0f * s;  // token labels left of the rows
     const float margin = 14.0f * s, gap = 34.0f * s, title_h = fs + 2.0f * ss + 10.0f * s;
     std::vector<Block> blocks(steps.size());
     float x = margin, y = margin, row_h = 0.0f, content_w = 0.0f;
@@ -190,16 +233,7 @@ void draw_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
             dl->AddText(font, fs, ImVec2(b.pos.x - gap * 0.5f - fs * 0.35f, b.grid.y + cell_h * 0.5f - fs * 0.5f), pal.text_muted,
                         "\xe2\x86\x92");
 
-        // Colour range: weights on the fixed 0..1 scale, everything else its own finite min..max.
-        float lo = 0.0f, hi = 1.0f;
-        if (!step.probabilities) {
-            lo = INFINITY, hi = -INFINITY;
-            for (Eigen::Index k = 0; k < step.values.size(); ++k) {
-                const float v = step.values.data()[k];
-                if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
-            }
-            if (!std::isfinite(lo)) lo = 0.0f, hi = 1.0f;
-        }
+        const auto [lo, hi] = cache.range[i];
         const float span = hi - lo;
         const bool masks = step.kind == StepKind::Masked || step.kind == StepKind::Weights;
         const bool key_rows = rows_are_keys(step.kind);

@@ -4,6 +4,7 @@
 //   attnviz_font_loaded()    the full CJK font has been written to the virtual file system
 //   attnviz_open_link(h)     the page's hash changed (link_state.hpp)
 //   attnviz_message(json)    a message from the parent page; returns the reply JSON or ""
+//   attnviz_gpu_sync(on)     frame-time diagnostic: wait for the GPU each frame (frame_overlay.hpp)
 #include "app.hpp"
 
 #include <string>
@@ -34,6 +35,10 @@ const char* attnviz_message(const char* json) {
     attn::App* app = attn::current_app();
     reply = app && json ? app->handle_page_message(json) : "";
     return reply.c_str();
+}
+
+void attnviz_gpu_sync(int on) {
+    if (attn::App* app = attn::current_app()) app->frame_times.gpu_sync = on != 0;
 }
 
 }  // extern "C"

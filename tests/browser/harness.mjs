@@ -44,6 +44,7 @@ export async function openPage(browser, url, options = {}) {
   const context = await browser.newContext({
     viewport: options.viewport || { width: 1280, height: 800 },
     deviceScaleFactor: options.deviceScaleFactor || 1,
+    hasTouch: !!options.hasTouch,
   });
   const page = await context.newPage();
   page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(`[${currentCheck}] ${m.text()}`); });

@@ -2,7 +2,8 @@
 // heatmap_zoom.mjs: the heatmap at scale (web/heatmap_view.cpp, core/display_map.hpp) in
 // headless Chromium: wheel zoom about the cursor, labels once cells are readable, numbers in
 // big cells, drag to pan, double-click and "Fit" to reset, ctrl + wheel (a pinch) in a
-// figure-only page while the plain wheel is left to the page, and T = 8192 with 8 heads: the
+// figure-only page while the plain wheel is left to the page, a two-finger touch pinch about its
+// centre and a two-finger pan (CDP touch events), and T = 8192 with 8 heads: the
 // map fills in progressively to 100 % with the memory it states, and zooms to labelled cells.
 //   node tests/browser/heatmap_zoom.mjs SITE_DIR ARTIFACT_DIR
 // Ends with "heatmap-zoom: N passed, M failed"; exits non-zero on any failure.
@@ -180,6 +181,83 @@ await check('figure only: the plain wheel is the page\'s, ctrl + wheel (a pinch)
   await shot(p, 'z5-figure-only-pinched.png');
   await p.context().close();
   return `ctrl + wheel → zoom ${s.heatmap.zoom.toFixed(2)}`;
+});
+
+// Two touch points through CDP (Input.dispatchTouchEvent), CSS pixels: from `from` to `to`
+// ([[x0, y0], [x1, y1]] each) in `steps` moves, then lifted.
+async function twoFingers(page, from, to, steps) {
+  const cdp = await page.context().newCDPSession(page);
+  const points = (f) => f.map(([x, y], id) => ({ x, y, id, radiusX: 4, radiusY: 4, force: 1 }));
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: points(from) });
+  await waitFrames(page, 1);
+  for (let i = 1; i <= steps; ++i) {
+    const t = i / steps;
+    const at = from.map(([x, y], n) => [x + (to[n][0] - x) * t, y + (to[n][1] - y) * t]);
+    await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: points(at) });
+    await waitFrames(page, 1);
+  }
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+  await waitFrames(page, 3);
+  await cdp.detach();
+}
+
+// Touch events that get past the app to the document (the app stops a gesture's at the canvas's
+// parent) and whether their default was prevented.
+async function countTouches(page) {
+  await page.evaluate(() => {
+    window.touchSeen = { moves: 0, prevented: 0 };
+    if (window.touchListener) return;
+    window.touchListener = (e) => { window.touchSeen.moves += 1; if (e.defaultPrevented) window.touchSeen.prevented += 1; };
+    document.addEventListener('touchmove', window.touchListener, { passive: true });
+  });
+}
+
+await check('touch: two fingers pinch the map about their centre and pan it; elsewhere touches stay the page\'s', async () => {
+  const p = await openPage(browser, url, { hasTouch: true });
+  await message(p, { type: 'attnviz:set-scene', id: 1, scene: { kind: 'masked', tokens: tokens(300), d_model: 64, heads: 4, weights: { seed: 3 } } });
+  await message(p, { type: 'attnviz:set-view', id: 2, view: 'heatmap', head: 1 });
+  let s = await until(p, (x) => x.view === 'heatmap' && x.heatmap.progress === 1 && x.grid[2] > 0, 'the heatmap');
+  expect(s.heatmap.zoom === 1, `zoom ${s.heatmap.zoom} at the start`);
+  const k = await cssScale(p);
+  // The centre off the middle, so that a zoom about the wrong point shows.
+  const cx = s.grid[0] + s.grid[2] * 0.35, cy = s.grid[1] + s.grid[3] * 0.6;
+  const before = mapAt(s, cx, cy);
+  const c = [cx / k, cy / k], d0 = 20, d1 = 60;  // fingers 40 → 120 CSS px apart: ×3
+  await countTouches(p);
+  await twoFingers(p, [[c[0] - d0, c[1]], [c[0] + d0, c[1]]], [[c[0] - d1, c[1]], [c[0] + d1, c[1]]], 8);
+  s = await state(p);
+  expect(Math.abs(s.heatmap.zoom - 3) < 0.15, `zoom ${s.heatmap.zoom} after spreading two fingers ×3`);
+  const after = mapAt(s, cx, cy);
+  expect(Math.abs(after[0] - before[0]) < 0.5 && Math.abs(after[1] - before[1]) < 0.5,
+         `the cell under the pinch centre moved: ${before.map((v) => v.toFixed(2))} → ${after.map((v) => v.toFixed(2))}`);
+  let seen = await p.evaluate(() => window.touchSeen);
+  expect(seen.moves === 0, `${seen.moves} of the pinch's touch moves reached the page`);
+  await shot(p, 'z5b-touch-pinched.png');
+  // Both fingers move together: the map follows them, the zoom stays.
+  const pinched = s;
+  await twoFingers(p, [[c[0] - 30, c[1]], [c[0] + 30, c[1]]], [[c[0] - 30 + 60, c[1] + 30], [c[0] + 30 + 60, c[1] + 30]], 6);
+  s = await state(p);
+  const dx = s.heatmap.view_x - pinched.heatmap.view_x, dy = s.heatmap.view_y - pinched.heatmap.view_y;
+  const want = 60 * k / s.heatmap.cell;
+  expect(Math.abs(s.heatmap.zoom - pinched.heatmap.zoom) < 1e-3, `the pan zoomed: ${pinched.heatmap.zoom} → ${s.heatmap.zoom}`);
+  expect(Math.abs(dx + want) < 0.3 && Math.abs(dy + want / 2) < 0.3, `panned by ${dx.toFixed(2)}, ${dy.toFixed(2)}; expected ${(-want).toFixed(2)}, ${(-want / 2).toFixed(2)}`);
+  // Two fingers that land beside the map (the side panel) are the page's: nothing zooms.
+  await countTouches(p);
+  const px = 40 / k, py = 400 / k;
+  await twoFingers(p, [[px - 10, py], [px + 10, py]], [[px - 30, py], [px + 30, py]], 4);
+  s = await state(p);
+  seen = await p.evaluate(() => window.touchSeen);
+  expect(Math.abs(s.heatmap.zoom - pinched.heatmap.zoom) < 1e-3, `a pinch beside the map zoomed it: ${s.heatmap.zoom}`);
+  expect(seen.moves > 0 && seen.prevented === 0, `beside the map: ${JSON.stringify(seen)}`);
+  // Another view: the pinch is the page's too.
+  await message(p, { type: 'attnviz:set-view', id: 3, view: 'lines' });
+  await until(p, (x) => x.view === 'lines', 'the lines view');
+  await countTouches(p);
+  await twoFingers(p, [[c[0] - d0, c[1]], [c[0] + d0, c[1]]], [[c[0] - d1, c[1]], [c[0] + d1, c[1]]], 4);
+  seen = await p.evaluate(() => window.touchSeen);
+  expect(seen.moves > 0 && seen.prevented === 0, `lines view: ${JSON.stringify(seen)}`);
+  await p.context().close();
+  return `pinch ×3 → zoom ${pinched.heatmap.zoom.toFixed(2)}, centre cell kept; pan ${dx.toFixed(2)}, ${dy.toFixed(2)} cells`;
 });
 
 await check('T = 8192, 8 heads: the map fills in to 100 % with its memory stated, then zooms to labels', async () => {
