@@ -68,6 +68,21 @@ GLuint link_program(const char* vert, const char* frag, const std::vector<const 
     return program;
 }
 
+// A new 2D texture, left bound: clamped at its edges, `filter` both ways, its storage allocated
+// and, when `pixels` is given, filled.
+GLuint new_texture(GLint filter, GLint internal_format, int width, int height, GLenum format, GLenum type,
+                   const void* pixels) {
+    GLuint texture = 0;
+    glGenTextures(1, &texture);
+    glBindTexture(GL_TEXTURE_2D, texture);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, filter);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, filter);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    glTexImage2D(GL_TEXTURE_2D, 0, internal_format, width, height, 0, format, type, pixels);
+    return texture;
+}
+
 }  // namespace
 
 // [SECTION] Resources --------------------------------------------------------------------------
@@ -100,31 +115,15 @@ bool Renderer::init(std::string& error) {
     glBindVertexArray(0);
     glBindBuffer(GL_ARRAY_BUFFER, 0);
 
-    {
-        glGenTextures(1, &atlas_texture_);
-        glBindTexture(GL_TEXTURE_2D, atlas_texture_);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-        const float zero[2] = {0.0f, 1.0f};
-        glTexImage2D(GL_TEXTURE_2D, 0, GL_RG32F, 1, 1, 0, GL_RG, GL_FLOAT, zero);
-    }
+    const float zero[2] = {0.0f, 1.0f};
+    atlas_texture_ = new_texture(GL_NEAREST, GL_RG32F, 1, 1, GL_RG, GL_FLOAT, zero);
     GLint max_size = 0;
     glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_size);
     if (max_size > 0) max_texture_size_ = max_size;
 
     for (const Colormap& map : colormaps()) {
-        auto lut = colormap_lut(map);
-        GLuint texture = 0;
-        glGenTextures(1, &texture);
-        glBindTexture(GL_TEXTURE_2D, texture);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, 256, 1, 0, GL_RGBA, GL_UNSIGNED_BYTE, lut.data());
-        luts_.push_back(texture);
+        const auto lut = colormap_lut(map);
+        luts_.push_back(new_texture(GL_LINEAR, GL_RGBA8, 256, 1, GL_RGBA, GL_UNSIGNED_BYTE, lut.data()));
     }
     glBindTexture(GL_TEXTURE_2D, 0);
     g_renderer = this;
@@ -351,17 +350,10 @@ void Renderer::draw_tiles(const HeatmapDraw& d, const ImDrawCmd* cmd) {
             const int done = std::clamp(level.done_rows - r0, 0, h);
             Tile& tile = tiles_[{level_i, ty, tx}];
             tile.used = frame_;
-            if (!tile.texture) {
-                glGenTextures(1, &tile.texture);
+            if (!tile.texture)
+                tile.texture = new_texture(GL_NEAREST, GL_R8, kTileSide, kTileSide, GL_RED, GL_UNSIGNED_BYTE, nullptr);
+            else
                 glBindTexture(GL_TEXTURE_2D, tile.texture);
-                glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-                glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-                glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-                glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-                glTexImage2D(GL_TEXTURE_2D, 0, GL_R8, kTileSide, kTileSide, 0, GL_RED, GL_UNSIGNED_BYTE, nullptr);
-            } else {
-                glBindTexture(GL_TEXTURE_2D, tile.texture);
-            }
             if (tile.rows_uploaded != done) {  // new, or rows have been filled in since
                 const int from = std::max(tile.rows_uploaded, 0);
                 if (done > from)
@@ -424,13 +416,9 @@ void Renderer::draw_lines(const LinesDraw& d, const ImDrawCmd* cmd) {
     const int w = viewport[2], h = viewport[3];
     if (w <= 0 || h <= 0) return;
     if (!layer.texture || layer.width != w || layer.height != h) {
-        if (!layer.texture) glGenTextures(1, &layer.texture), glGenFramebuffers(1, &layer.framebuffer);
-        glBindTexture(GL_TEXTURE_2D, layer.texture);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+        if (layer.texture) glDeleteTextures(1, &layer.texture);
+        if (!layer.framebuffer) glGenFramebuffers(1, &layer.framebuffer);
+        layer.texture = new_texture(GL_NEAREST, GL_RGBA8, w, h, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
         glBindFramebuffer(GL_FRAMEBUFFER, layer.framebuffer);
         glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, layer.texture, 0);
         const bool complete = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
