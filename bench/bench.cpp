@@ -90,6 +90,11 @@ struct Timing {
 
 template <class F>
 Timing median_ms(int reps, F run) {
+    // Untimed warm-up of at least 50 ms: a first call pays for page faults and cold caches
+    // (bench/run.sh runs node with --no-liftoff, so wasm is optimized from the start).
+    // Single-repetition runs (T = 8192) take seconds; their start is a small part of them.
+    if (reps > 1)
+        for (const double w0 = wall_ms(); wall_ms() - w0 < 50.0;) run();
     std::vector<double> cpu, wall;
     for (int r = 0; r < reps; ++r) {
         const double c0 = cpu_ms(), w0 = wall_ms();
