@@ -494,7 +494,7 @@ void draw_toolbar(ViewContext& ctx) {
         // side, and the slider is wide enough for it there.
         const float pad = ImGui::GetStyle().FramePadding.x, text_w = ImGui::CalcTextSize(auto_k).x;
         const float steps = static_cast<float>(k_max + 1);
-        const float slider_w = std::max(110.0f * s, (text_w + 2.0f * pad + 4.0f) * steps / std::max(steps - 1.0f, 1.0f) * 1.0f);
+        const float slider_w = std::max(110.0f * s, (text_w + 2.0f * pad + 4.0f) * steps / std::max(steps - 1.0f, 1.0f));
         ImGui::SetNextItemWidth(std::min(slider_w, 260.0f * s));
         ImGui::SliderInt("##topk", &st.lines.top_k, 0, k_max, "", ImGuiSliderFlags_AlwaysClamp);
         {
