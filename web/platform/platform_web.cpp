@@ -305,16 +305,3 @@ void install_clipboard() {
 }
 
 }  // namespace attn::platform
-
-#include "render_command.hpp"
-
-#include <cstdio>
-
-namespace attn {
-
-int run_render(int, char**) {
-    std::fprintf(stderr, "attnviz render: only in the desktop build\n");
-    return 2;
-}
-
-}  // namespace attn
