@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::strcmp(argv[1], "render") == 0) return attn::run_render(argc, argv);
 
     std::optional<attn::Scene> scene;
-    attn::ImportView imported;  // `attnviz MODEL.json`: attention exported from a model
+    attn::Figure imported;  // `attnviz MODEL.json`: attention exported from a model
     if (argc > 1 && std::strcmp(argv[1], "-") != 0) {
         std::ifstream file(argv[1], std::ios::binary);
         std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
@@ -111,10 +111,10 @@ int main(int argc, char** argv) {
                 std::fprintf(stderr, "%s\n", reader.error.c_str());
                 return attn::kExitBadInput;
             }
-            imported = std::move(reader.imported);
+            imported = std::move(reader.figure);
         }
     }
-    if (argc > 1 && !imported.active()) {
+    if (argc > 1 && !imported.has(attn::Detail::Layers)) {
         attn::Scene loaded;
         std::string error;
         if (!attn::load_scene_file(argv[1], std::cin, loaded, error)) {
@@ -162,8 +162,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "attnviz: %s\n", error.c_str());
         return 1;
     }
-    if (imported.active()) {
-        g_app.state.imported = std::move(imported);
+    if (imported.has(attn::Detail::Layers)) {
+        g_app.state.figure = std::move(imported);
         g_app.state.view = attn::View::Model;
         attn::select_import_map(g_app.state, 0, 0);
     }

@@ -178,7 +178,7 @@ int run_render(int argc, char** argv) {
             select_import_map(state, 0, 0);
         }
     }
-    if (!state.imported.active()) {
+    if (!state.figure.has(Detail::Layers)) {
         if (view == "model") return usage("--view model: expected an import file");
         Scene scene;
         if (!load_scene_file(scene_path, std::cin, scene, error)) {
@@ -188,7 +188,7 @@ int run_render(int argc, char** argv) {
         state.load_scene(scene);
     }
     state.view = view == "lines" ? View::Lines : view == "steps" ? View::Steps : view == "model" ? View::Model : View::Heatmap;
-    if (!state.has_trace) {
+    if (state.figure.empty()) {
         std::fprintf(stderr, "%s: %s\n", scene_path.c_str(), state.error.c_str());
         return kExitBadInput;
     }
@@ -196,11 +196,11 @@ int run_render(int argc, char** argv) {
     // SVG: strings only, no GL context needed.
     if (!svg.empty()) {
         const SvgOptions options = svg_options(state);
-        if (std::string too_large = svg_size_problem(state.trace, options); !too_large.empty()) {
+        if (std::string too_large = svg_size_problem(state.figure.trace(), options); !too_large.empty()) {
             std::fprintf(stderr, "attnviz render: %s\n", too_large.c_str());
             return kExitBadInput;
         }
-        if (!write_text_file(svg, write_svg(state.trace, options), error)) {
+        if (!write_text_file(svg, write_svg(state.figure.trace(), options), error)) {
             std::fprintf(stderr, "attnviz render: %s\n", error.c_str());
             return 1;
         }

@@ -1,8 +1,8 @@
 // test_link.cpp: the link's hash (web/link_state.cpp): round trips through the app state, every
 // bad parameter named in the error, and the parent page's messages.
-#include "../web/link_state.hpp"
+#include "link_state.hpp"
 
-#include "../web/import_state.hpp"
+#include "import_state.hpp"
 #include "presets.hpp"
 
 #include <doctest/doctest.h>
@@ -68,7 +68,7 @@ TEST_CASE("the link of the design reads as written") {
 
 TEST_CASE("an unchanged preset is named, every view option round-trips through a second app") {
     AppState a = app_with("multi-head-rain");
-    REQUIRE(a.trace.heads >= 2);
+    REQUIRE(a.figure.trace().heads >= 2);
     a.view = View::Steps;
     a.steps.head = 1;
     a.heatmap.head = 1;
@@ -125,7 +125,7 @@ TEST_CASE("a typed sentence travels as the scene itself") {
 
     AppState b = app_with("five-tokens");
     REQUIRE(open_link(b, hash));
-    CHECK(b.trace.queries == std::vector<std::string>{"the", "cat", "sat", "on", "the", "mat"});
+    CHECK(b.figure.trace().queries == std::vector<std::string>{"the", "cat", "sat", "on", "the", "mat"});
     CHECK(b.target_text == a.target_text);
     CHECK(b.scene == figure_of(a.scene));
     CHECK(shown(b) == shown(a));
@@ -152,7 +152,7 @@ TEST_CASE("custom scenes round-trip: cross with a seed, explicit weights, a mask
         REQUIRE(open_link(b, hash));
         CHECK(b.scene == figure_of(a.scene));
         CHECK(shown(b) == shown(a));
-        CHECK(b.trace.attention.output.isApprox(a.trace.attention.output));
+        CHECK(b.figure.trace().attention.output.isApprox(a.figure.trace().attention.output));
     }
 }
 
@@ -281,8 +281,8 @@ TEST_CASE("messages: set-scene, set-view, get-state; junk ignored, bad input ans
     json r = send({{"type", "attnviz:set-scene"}, {"id", 7}, {"scene", {{"kind", "masked"}, {"tokens", "the cat sat down"}}}});
     CHECK(r["type"] == "attnviz:ok");
     CHECK(r["id"] == 7);
-    CHECK(st.trace.kind == AttentionKind::Masked);
-    CHECK(st.trace.queries.size() == 4);
+    CHECK(st.figure.trace().kind == AttentionKind::Masked);
+    CHECK(st.figure.trace().queries.size() == 4);
 
     r = send({{"type", "attnviz:set-view"}, {"view", "heatmap"}, {"token", "q2"}, {"theme", "light"}, {"panels", false}});
     CHECK(r["type"] == "attnviz:ok");
@@ -391,7 +391,7 @@ TEST_CASE("an imported map travels as map=STACK:LAYER:HEAD and is shown once its
     CHECK(b.imported.import_layer == 1);
     CHECK(b.imported.import_head == 0);
     CHECK(b.view == View::Heatmap);
-    CHECK(b.trace.attention.heads[0].weights == a.trace.attention.heads[0].weights);
+    CHECK(b.figure.trace().attention.heads[0].weights == a.figure.trace().attention.heads[0].weights);
 
     // A map the file does not have: the first map, and an error naming the parameter.
     AppState c = app_with("i-am-good");

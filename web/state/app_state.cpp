@@ -128,7 +128,7 @@ void AppState::apply_scene_json() {
 bool AppState::showing_preset() const {
     if (preset_name.empty()) return false;
     const Scene* preset = find_preset(preset_name);
-    return preset && has_trace && error.empty() && !imported.active() && scene == *preset;
+    return preset && figure.has(Detail::Scene) && error.empty() && *figure.scene == *preset;
 }
 
 void AppState::apply() {
@@ -169,18 +169,17 @@ void AppState::apply() {
     try {
         validate(s);
         Trace t = compute(s);
-        scene = std::move(s);
-        trace = std::move(t);
-        has_trace = true;
+        scene = s;
+        figure = scene_figure(std::move(s), std::move(t));
         error.clear();
         ++revision;
-        imported.data.reset();  // a computed figure again: leave import mode
         if (view == View::Model) view = View::Lines;
     } catch (const std::exception& e) {
         error = e.what();
         return;
     }
     // View state that depends on the shape of the figure.
+    const Trace& trace = figure.trace();
     lines.head_visible.resize(static_cast<size_t>(trace.heads), true);
     if (heatmap.head >= trace.heads) heatmap.head = 0;
     if (steps.head >= trace.heads) steps.head = 0;

@@ -5,6 +5,7 @@
 // `scene` / `trace` when validation and computation succeed; otherwise `error` holds one line.
 #pragma once
 
+#include "figure.hpp"
 #include "import_state.hpp"
 #include "scene.hpp"
 #include "strings.hpp"
@@ -19,7 +20,11 @@
 
 namespace attn {
 
-enum class View { Lines, Heatmap, Steps, Model };  // Model: layers × heads of an import
+enum class View { Lines, Heatmap, Steps, Model };  // Model: layers × heads (figures with Detail::Layers)
+// "lines", "heatmap", "steps", "model": in links, exported file names and the tests' state.
+inline const char* view_name(View v) {
+    return v == View::Lines ? "lines" : v == View::Heatmap ? "heatmap" : v == View::Steps ? "steps" : "model";
+}
 enum class ScaleMode { InvSqrtDk, None, Temperature };
 enum class WeightsMode { Identity, Random, Explicit };
 enum class Theme { Dark, Light };
@@ -97,14 +102,13 @@ struct AppState {
     std::string scene_json;      // the paste box
 
     // [result] ---------------------------------------------------------------------------
-    Scene scene;                 // last scene that validated and computed
-    Trace trace;                 // its trace
-    bool has_trace = false;
+    Scene scene;                 // the inputs' last scene that validated and computed (the link's)
+    Figure figure;               // what the views show: that scene's, or an import's (figure.hpp)
     std::string error;           // one line, empty when the inputs computed
     int revision = 0;            // bumps whenever `trace` changes
     std::string link_map;        // a link's "STACK:LAYER:HEAD" (1-based), applied when its file is in
     View link_map_view = View::Model;  // and the view that link showed the map in
-    ImportView imported;         // attention from a model file; while active it makes `trace`
+    ImportView imported;         // the choice of map of a figure with layers, and a file loading
 
     // [view] -----------------------------------------------------------------------------
     View view = View::Lines;

@@ -19,20 +19,6 @@
 namespace attn {
 namespace {
 
-// A self-attention map whose every key after the query is exactly 0: a decoder's causal mask.
-bool upper_triangle_zero(const Matrix& m) {
-    if (m.rows() != m.cols()) return false;
-    for (Eigen::Index q = 0; q < m.rows(); ++q)
-        for (Eigen::Index k = q + 1; k < m.cols(); ++k)
-            if (m(q, k) != 0.0f) return false;
-    return true;
-}
-
-bool stack_is_causal(const AttentionStack& s) {
-    if (!s.is_self() || s.queries.size() != s.keys.size() || s.queries.size() < 2) return false;
-    return std::all_of(s.maps.begin(), s.maps.end(), upper_triangle_zero);
-}
-
 std::vector<int> chosen(const std::vector<bool>& on) {
     std::vector<int> out;
     for (size_t i = 0; i < on.size(); ++i)
@@ -46,23 +32,15 @@ std::string describe(const std::string& name, const SceneError& e) {
     return name + (position ? ":" : ": ") + e.what();
 }
 
-// Rollout multiplies T×T matrices layer after layer: computed once per (import, stack, reduce).
-struct RolloutCache {
-    const ImportedAttention* data = nullptr;
-    int stack = -1;
-    HeadReduce reduce = HeadReduce::Mean;
-    std::vector<Matrix> layers;
-};
-
-const std::vector<Matrix>& rollout_of(const ImportView& im) {
-    static RolloutCache cache;
-    if (cache.data != im.data.get() || cache.stack != im.import_stack || cache.reduce != im.reduce) {
-        cache.layers = attention_rollout(im.stack(), im.reduce);
-        cache.data = im.data.get();
-        cache.stack = im.import_stack;
-        cache.reduce = im.reduce;
+const std::vector<Matrix>& rollout_of(const Figure& figure, ImportView& im) {
+    RolloutCache& c = im.rollout;
+    if (c.layers != figure.layers.get() || c.stack != im.import_stack || c.reduce != im.reduce) {
+        c.maps = attention_rollout(figure.stack(im.import_stack), im.reduce);
+        c.layers = figure.layers.get();
+        c.stack = im.import_stack;
+        c.reduce = im.reduce;
     }
-    return cache.layers;
+    return c.maps;
 }
 
 }  // namespace
@@ -86,13 +64,9 @@ bool looks_like_import(std::string_view text) {
 }
 
 bool import_attention(AppState& st, std::string_view text, const std::string& name) {
-    std::shared_ptr<ImportedAttention> data;
+    Figure figure;
     try {
-        data = std::make_shared<ImportedAttention>(read_import(text));
-        if (data->stacks.empty()) throw SceneError("", "the file holds no attention");
-        for (const AttentionStack& stack : data->stacks)  // the views need at least one map and token
-            if (stack.layers < 1 || stack.heads < 1 || stack.queries.empty() || stack.keys.empty())
-                throw SceneError(stack.name, "expected at least one layer, one head and one token");
+        figure = layered_figure(std::make_shared<const ImportedAttention>(read_import(text)), name);
     } catch (const SceneError& e) {
         st.error = describe(name, e);
         return false;
@@ -100,11 +74,8 @@ bool import_attention(AppState& st, std::string_view text, const std::string& na
         st.error = name + ": " + e.what();
         return false;
     }
+    st.figure = std::move(figure);
     ImportView& im = st.imported;
-    im.causal.clear();
-    for (const AttentionStack& s : data->stacks) im.causal.push_back(stack_is_causal(s));
-    im.data = std::move(data);
-    im.file = name;
     ++im.revision;
     im.show = ImportShow::Head;
     im.merge_words = false;
@@ -115,6 +86,10 @@ bool import_attention(AppState& st, std::string_view text, const std::string& na
     select_import_stack(st, 0);
     if (!st.link_map.empty()) apply_link_map(st);
     return true;
+}
+
+bool rollout_allowed(const AppState& st) {
+    return st.figure.has(Detail::Layers) && st.figure.stack(st.imported.import_stack).is_self();
 }
 
 std::optional<ImportMapRef> parse_import_map(std::string_view text) {
@@ -134,13 +109,12 @@ std::optional<ImportMapRef> parse_import_map(std::string_view text) {
 void apply_link_map(AppState& st) {
     const std::string text = std::move(st.link_map);
     st.link_map.clear();
-    const ImportView& im = st.imported;
     auto ref = parse_import_map(text);
-    if (!im.active() || !ref) return;
-    const auto& stacks = im.data->stacks;
+    if (!st.figure.has(Detail::Layers) || !ref) return;
+    const auto& stacks = st.figure.layers->stacks;
     auto it = std::find_if(stacks.begin(), stacks.end(), [&](const AttentionStack& s) { return s.name == ref->stack; });
     if (it == stacks.end() || ref->layer > it->layers || ref->head > it->heads) {
-        st.error = "link: map: " + text + " is not in " + im.file;
+        st.error = "link: map: " + text + " is not in " + st.figure.file;
         return;
     }
     select_import_stack(st, static_cast<int>(it - stacks.begin()));
@@ -214,9 +188,10 @@ void advance_import_load(AppState& st) {
 
 void show_import(AppState& st) {
     ImportView& im = st.imported;
-    if (!im.active()) return;
-    im.import_stack = std::clamp(im.import_stack, 0, static_cast<int>(im.data->stacks.size()) - 1);
-    const AttentionStack& s = im.stack();
+    Figure& figure = st.figure;
+    if (!figure.has(Detail::Layers)) return;
+    im.import_stack = std::clamp(im.import_stack, 0, figure.stack_count() - 1);
+    const AttentionStack& s = figure.stack(im.import_stack);
     im.import_layer = std::clamp(im.import_layer, 0, s.layers - 1);
     im.import_head = std::clamp(im.import_head, 0, s.heads - 1);
     if (im.layers_on.size() != static_cast<size_t>(s.layers)) im.layers_on.assign(static_cast<size_t>(s.layers), true);
@@ -246,11 +221,11 @@ void show_import(AppState& st) {
             maps.push_back(shown(aggregate(s, chosen(im.layers_on), chosen(im.heads_on), im.reduce)));
             break;
         case ImportShow::Rollout:
-            maps.push_back(shown(rollout_of(im)[static_cast<size_t>(im.import_layer)]));
+            maps.push_back(shown(rollout_of(figure, im)[static_cast<size_t>(im.import_layer)]));
             break;
     }
 
-    const bool causal = im.causal[static_cast<size_t>(im.import_stack)];
+    const bool causal = figure.causal[static_cast<size_t>(im.import_stack)];
     t.kind = !s.is_self() ? AttentionKind::Cross : causal ? AttentionKind::Masked : AttentionKind::Self;
     t.heads = static_cast<int>(maps.size());
     t.d_k = t.d_model = 0;  // no Q, K, V in the file
@@ -265,12 +240,11 @@ void show_import(AppState& st) {
         t.attention.heads.push_back(std::move(head));
     }
 
-    st.trace = std::move(t);
-    st.has_trace = true;
+    show_maps(figure, std::move(t));
     st.error.clear();
     ++st.revision;
     // View state that follows the shape of the figure.
-    const int heads = st.trace.heads;
+    const int heads = st.figure.trace().heads;
     if (st.lines.head_visible.size() != static_cast<size_t>(heads)) st.lines.head_visible.assign(static_cast<size_t>(heads), true);
     const int head = im.show == ImportShow::Head ? im.import_head : 0;
     st.heatmap.head = head;
@@ -287,19 +261,19 @@ void show_import(AppState& st) {
 
 void select_import_map(AppState& st, int layer, int head) {
     ImportView& im = st.imported;
-    if (!im.active()) return;
+    if (!st.figure.has(Detail::Layers)) return;
     im.import_layer = layer;
     im.import_head = head;
     im.show = ImportShow::Head;
     show_import(st);
     // Open on that head alone; the lines toolbar can bring the layer's other heads back.
-    st.lines.head_visible.assign(static_cast<size_t>(st.trace.heads), false);
+    st.lines.head_visible.assign(static_cast<size_t>(st.figure.trace().heads), false);
     st.lines.head_visible[static_cast<size_t>(im.import_head)] = true;
 }
 
 void select_import_stack(AppState& st, int stack) {
     ImportView& im = st.imported;
-    if (!im.active()) return;
+    if (!st.figure.has(Detail::Layers)) return;
     im.import_stack = stack;
     im.layers_on.clear();
     im.heads_on.clear();
@@ -309,7 +283,6 @@ void select_import_stack(AppState& st, int stack) {
 }
 
 void close_import(AppState& st) {
-    st.imported.data.reset();
     st.query_set.clear();
     if (st.view == View::Model) st.view = View::Lines;
     const Scene inputs = st.draft;
@@ -321,24 +294,26 @@ void close_import(AppState& st) {
 void add_import_json(const AppState& st, nlohmann::json& out) {
     using nlohmann::json;
     const ImportView& im = st.imported;
-    json j = {{"active", im.active()}, {"file", im.file}, {"revision", im.revision}};
+    const Figure& figure = st.figure;
+    const bool active = figure.has(Detail::Layers);
+    json j = {{"active", active}, {"file", figure.file}, {"revision", im.revision}};
     if (im.load)
         j["load"] = {{"name", im.load->name}, {"done", im.load->done}, {"total", im.load->total}, {"parsing", im.load->parsing}};
     else
         j["load"] = nullptr;
-    if (im.active()) {
+    if (active) {
         json stacks = json::array();
-        for (size_t i = 0; i < im.data->stacks.size(); ++i) {
-            const AttentionStack& s = im.data->stacks[i];
+        for (int i = 0; i < figure.stack_count(); ++i) {
+            const AttentionStack& s = figure.stack(i);
             stacks.push_back({{"name", s.name}, {"layers", s.layers}, {"heads", s.heads}, {"T_q", s.queries.size()},
-                              {"T_k", s.keys.size()}, {"causal", static_cast<bool>(im.causal[i])}});
+                              {"T_k", s.keys.size()}, {"causal", static_cast<bool>(figure.causal[static_cast<size_t>(i)])}});
         }
         const char* show = im.show == ImportShow::Head ? "head" : im.show == ImportShow::Aggregate ? "aggregate" : "rollout";
-        j.update({{"model", im.data->model}, {"stacks", stacks}, {"stack", im.import_stack}, {"layer", im.import_layer},
+        j.update({{"model", figure.layers->model}, {"stacks", stacks}, {"stack", im.import_stack}, {"layer", im.import_layer},
                   {"head", im.import_head}, {"show", show}, {"reduce", im.reduce == HeadReduce::Mean ? "mean" : "max"},
                   {"layers_on", im.layers_on}, {"heads_on", im.heads_on}, {"merge_words", im.merge_words}});
         // The map the heatmap shows (one head or the mean), small figures only.
-        const Trace& tr = st.trace;
+        const Trace& tr = st.figure.trace();
         const auto T_q = static_cast<Eigen::Index>(tr.queries.size()), T_k = static_cast<Eigen::Index>(tr.keys.size());
         if (T_q * T_k <= 4096 && tr.heads > 0) {
             json rows = json::array();

@@ -1,13 +1,14 @@
-// import_state.hpp: attention imported from a model file (SPEC.md §3) as the app shows it: the
-// file, the stack / layer / head chosen, the aggregate, subword merging and the loading progress.
-// No ImGui here; the views read it, web/model_view.cpp draws it.
+// import_state.hpp: a figure with layers (an import file, SPEC.md §3) as the app shows it: the
+// stack / layer / head chosen, the aggregate, subword merging, and a file's loading progress.
+// No ImGui here; web/ui/model_view.cpp draws the choice.
 //
-// How it reaches the existing views: show_import() builds AppState.trace from the choice with
-// only the weights filled (no Q, K, V, scores), so the lines and heatmap views draw it as they
-// draw a computed figure. A decoder stack whose upper triangle is exactly zero is shown as
-// masked attention, so its masked cells are hatched.
+// The figure's stacks are in AppState::figure (figure.hpp, Detail::Layers); show_import() makes
+// the figure's shown maps from the choice, which the lines, heatmap and Steps views draw. A
+// decoder stack whose upper triangle is exactly zero is shown as masked attention, so its
+// masked cells are hatched.
 #pragma once
 
+#include "figure.hpp"
 #include "import.hpp"
 
 #include <nlohmann/json_fwd.hpp>
@@ -36,10 +37,15 @@ struct ImportLoad {
     std::string bytes;
 };
 
+// Rollout multiplies T×T matrices layer after layer: computed once per (figure, stack, reduce).
+struct RolloutCache {
+    const ImportedAttention* layers = nullptr;
+    int stack = -1;
+    HeadReduce reduce = HeadReduce::Mean;
+    std::vector<Matrix> maps;  // per layer
+};
+
 struct ImportView {
-    std::shared_ptr<const ImportedAttention> data;  // null: not in import mode
-    std::string file;                // the name it was opened under
-    std::vector<bool> causal;        // per stack: every map's upper triangle is exactly zero
     int revision = 0;                // bumps per import (the thumbnail texture follows it)
     // The choice (a link state can carry these plain fields).
     int import_stack = 0, import_layer = 0, import_head = 0;
@@ -48,10 +54,7 @@ struct ImportView {
     std::vector<bool> layers_on, heads_on;  // which layers / heads enter the aggregate
     bool merge_words = false;               // subword tokens merged into words
     std::optional<ImportLoad> load;
-
-    bool active() const { return data != nullptr; }
-    const AttentionStack& stack() const { return data->stacks[static_cast<size_t>(import_stack)]; }
-    bool rollout_allowed() const { return active() && stack().is_self(); }
+    RolloutCache rollout;
 };
 
 // Parses `text` as an import file. On success it replaces the import, opens the model view on
@@ -73,7 +76,7 @@ void import_failed(AppState& st, const std::string& name, const std::string& mes
 // Once a frame, before the UI: parses a file whose bytes are all in.
 void advance_import_load(AppState& st);
 
-// Rebuilds st.trace from the choice (after changing any field of ImportView).
+// Makes the figure's shown maps from the choice (after changing any field of ImportView).
 void show_import(AppState& st);
 // Selects one map of the current stack and shows it in the lines / heatmap / Steps views.
 void select_import_map(AppState& st, int layer, int head);
@@ -87,6 +90,8 @@ std::optional<ImportMapRef> parse_import_map(std::string_view text);
 // Shows st.link_map of the import now in, in st.link_map_view, then forgets it. A map the file
 // does not have leaves the first map shown and says so in st.error ("link: map: ...").
 void apply_link_map(AppState& st);
+// Whether the chosen stack of the figure can show a rollout (self-attention with layers).
+bool rollout_allowed(const AppState& st);
 // Leaves import mode (the inputs' own scene comes back).
 void close_import(AppState& st);
 

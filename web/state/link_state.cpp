@@ -26,9 +26,6 @@ namespace {
 
 constexpr const char* kDefaultPreset = "i-am-good";
 
-const char* view_name(View v) {
-    return v == View::Lines ? "lines" : v == View::Heatmap ? "heatmap" : v == View::Steps ? "steps" : "model";
-}
 const char* theme_name(Theme t) { return t == Theme::Light ? "light" : "dark"; }
 const char* lang_name(Lang l) { return l == Lang::Zh ? "zh" : "en"; }
 
@@ -401,9 +398,9 @@ LinkState link_from_app(const AppState& st) {
     l.values = st.heatmap.values;
     l.numbers = st.heatmap.show_numbers;
     l.log = st.heatmap.log_scale;
-    if (st.imported.active()) {
+    if (st.figure.has(Detail::Layers)) {
         const ImportView& im = st.imported;
-        l.import_map = im.stack().name + ":" + std::to_string(im.import_layer + 1) + ":" + std::to_string(im.import_head + 1);
+        l.import_map = st.figure.stack(im.import_stack).name + ":" + std::to_string(im.import_layer + 1) + ":" + std::to_string(im.import_head + 1);
         // Heads and tokens of the map, not of the scene the link carries: the map says them.
         l.head = 0;
         l.token = {};
@@ -426,7 +423,7 @@ void apply_view(AppState& st, const LinkState& l) {
     st.lang = l.lang;
     st.show_panels = l.panels;
     st.show_frame_time = l.fps;
-    const size_t heads = static_cast<size_t>(std::max(st.trace.heads, 1));
+    const size_t heads = static_cast<size_t>(std::max(st.figure.trace().heads, 1));
     st.lines.head_visible.assign(heads, l.head_visible.empty());
     for (size_t h = 0; h < l.head_visible.size() && h < heads; ++h) st.lines.head_visible[h] = l.head_visible[h];
     st.lines.threshold = l.threshold;
@@ -439,7 +436,7 @@ void apply_view(AppState& st, const LinkState& l) {
     // needs one.
     st.link_map = l.import_map;
     st.link_map_view = l.view;
-    if (st.imported.active()) apply_link_map(st);
+    if (st.figure.has(Detail::Layers)) apply_link_map(st);
     else if (st.view == View::Model) st.view = View::Lines;
 }
 

@@ -26,7 +26,7 @@ void set_current_app(App* app) { g_app = app; }
 
 bool App::init(std::string& error) {
     if (!renderer.init(error)) return false;
-    if (state.scene.tokens.empty() && !state.has_trace) {
+    if (state.scene.tokens.empty() && state.figure.empty()) {
         if (find_preset("i-am-good")) state.load_preset("i-am-good");
         else if (!presets().empty()) state.load_preset(presets().front().name);
     }
@@ -49,7 +49,7 @@ std::string App::handle_page_message(const std::string& message_json) {
 
 void App::sync_link() {
     const double now = ImGui::GetTime();
-    if (figure_only || !state.has_trace || now - link_checked_at_ < 0.25) return;
+    if (figure_only || state.figure.empty() || now - link_checked_at_ < 0.25) return;
     link_checked_at_ = now;
     std::string hash = encode_link(link_from_app(state));
     if (hash == shown_hash_) return;
@@ -155,16 +155,16 @@ std::string App::state_json() const {
     for (const auto& [name, r] : st.step_rects) steps[name] = rect(r);
     // The mask cell by cell for small figures only: at thousands of tokens it would be megabytes a call.
     json allowed = json::array();
-    const bool small_mask = st.trace.allowed.size() <= 65536;
-    for (Eigen::Index i = 0; small_mask && i < st.trace.allowed.rows(); ++i) {
+    const bool small_mask = st.figure.trace().allowed.size() <= 65536;
+    for (Eigen::Index i = 0; small_mask && i < st.figure.trace().allowed.rows(); ++i) {
         json row = json::array();
-        for (Eigen::Index j = 0; j < st.trace.allowed.cols(); ++j) row.push_back(static_cast<int>(st.trace.allowed(i, j)));
+        for (Eigen::Index j = 0; j < st.figure.trace().allowed.cols(); ++j) row.push_back(static_cast<int>(st.figure.trace().allowed(i, j)));
         allowed.push_back(row);
     }
     json j = {
         {"frame", frame_count},
         {"ui_scale", ui_scale_},
-        {"view", st.view == View::Lines ? "lines" : st.view == View::Heatmap ? "heatmap" : st.view == View::Model ? "model" : "steps"},
+        {"view", view_name(st.view)},
         {"theme", st.theme == Theme::Dark ? "dark" : "light"},
         {"panels", st.show_panels},
         {"link", shown_hash_},
@@ -187,10 +187,10 @@ std::string App::state_json() const {
         {"lang", st.lang == Lang::Zh ? "zh" : "en"},
         {"showing_preset", st.showing_preset()},
         {"preset", st.preset_name},
-        {"kind", kind_name(st.trace.kind)},
-        {"queries", st.trace.queries},
-        {"keys", st.trace.keys},
-        {"heads", st.trace.heads},
+        {"kind", kind_name(st.figure.trace().kind)},
+        {"queries", st.figure.trace().queries},
+        {"keys", st.figure.trace().keys},
+        {"heads", st.figure.trace().heads},
         {"allowed", allowed},
         {"error", st.error},
         {"hover", ref(st.hover)},

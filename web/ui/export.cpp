@@ -121,23 +121,21 @@ bool render_figure(const AppState& source, int width, int height, float scale, F
 std::string figure_title(const AppState& st) {
     set_ui_language(st.lang);
     char kind[64];
-    std::snprintf(kind, sizeof kind, tr(Str::AttentionTitle), ui_kind_name(st.trace.kind));
-    const std::string& name = !st.imported.active()              ? st.scene.name
-                              : !st.imported.data->model.empty() ? st.imported.data->model
-                                                                 : st.imported.file;
+    std::snprintf(kind, sizeof kind, tr(Str::AttentionTitle), ui_kind_name(st.figure.trace().kind));
+    const std::string& name = st.figure.name;
     std::string title = name.empty() ? std::string(kind) : name + " \xc2\xb7 " + kind;
-    // An import names its layer and head, or its aggregate (web/model_view.cpp).
-    if (st.imported.active()) return st.view == View::Model ? title : title + " \xc2\xb7 " + import_description(st);
+    // A model's layers: the title names the layer and head, or the aggregate (web/ui/model_view.cpp).
+    if (st.figure.has(Detail::Layers)) return st.view == View::Model ? title : title + " \xc2\xb7 " + import_description(st);
     // Which head, when the view shows one of several (the toolbar says so on screen).
     const int head = st.view == View::Heatmap ? st.heatmap.head : st.view == View::Steps ? st.steps.head : 0;
-    if (st.trace.heads > 1 && st.view != View::Lines) {
+    if (st.figure.trace().heads > 1 && st.view != View::Lines) {
         // "head 1 of 3" / "头 1 / 3"; "mean · 3 heads" / "平均 · 3 个头"
         char which[64], count[64];
         if (head < 0) {
-            std::snprintf(count, sizeof count, tr(Str::HeadsMany), st.trace.heads);
+            std::snprintf(count, sizeof count, tr(Str::HeadsMany), st.figure.trace().heads);
             title += std::string(" \xc2\xb7 ") + tr(Str::Mean) + " \xc2\xb7 " + count;
         } else {
-            std::snprintf(which, sizeof which, tr(Str::HeadOf), head + 1, st.trace.heads);
+            std::snprintf(which, sizeof which, tr(Str::HeadOf), head + 1, st.figure.trace().heads);
             title += std::string(" \xc2\xb7 ") + tr(Str::Head) + " " + which;
         }
     }
@@ -178,17 +176,16 @@ SvgOptions svg_options(const AppState& st) {
 }
 
 std::string export_basename(const AppState& st) {
-    // Letters, digits, - and _ from the scene's name; anything else becomes one '-'.
-    std::string name, source = !st.scene.name.empty() ? st.scene.name : kind_name(st.trace.kind);
+    // Letters, digits, - and _ from the figure's name; anything else becomes one '-'.
+    std::string name, source = !st.figure.name.empty() ? st.figure.name : kind_name(st.figure.trace().kind);
     for (unsigned char c : source) {
         const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
         if (keep) name += static_cast<char>(c);
         else if (!name.empty() && name.back() != '-') name += '-';
     }
     while (!name.empty() && name.back() == '-') name.pop_back();
-    if (name.empty()) name = kind_name(st.trace.kind);
-    const char* view = st.view == View::Lines ? "lines" : st.view == View::Heatmap ? "heatmap" : "steps";
-    return "attnviz-" + name + "-" + view;
+    if (name.empty()) name = kind_name(st.figure.trace().kind);
+    return "attnviz-" + name + "-" + view_name(st.view);
 }
 
 // [SECTION] Queue and record -------------------------------------------------------------------
@@ -210,15 +207,16 @@ void run_pending_export(App& app) {
     record.count = g_last.count + 1;
     std::string error;
     const std::string base = export_basename(st);
-    if (!st.has_trace) {
+    if (st.figure.empty()) {
         error = "no figure to export";
     } else if (kind == ExportKind::SceneJson) {
-        record.file = platform::save_file(base + ".json", "application/json", write_scene(st.scene), error);
+        if (!st.figure.has(Detail::Scene)) error = "scene JSON: this figure was not computed from a scene";
+        else record.file = platform::save_file(base + ".json", "application/json", write_scene(*st.figure.scene), error);
     } else if (kind == ExportKind::Svg) {
         const SvgOptions options = svg_options(st);
-        if (st.view == View::Steps) error = "SVG: lines and heatmap views only";
-        else if (error = svg_size_problem(st.trace, options); error.empty())
-            record.file = platform::save_file(base + ".svg", "image/svg+xml", write_svg(st.trace, options), error);
+        if (st.view == View::Steps || st.view == View::Model) error = "SVG: lines and heatmap views only";
+        else if (error = svg_size_problem(st.figure.trace(), options); error.empty())
+            record.file = platform::save_file(base + ".svg", "image/svg+xml", write_svg(st.figure.trace(), options), error);
     } else {
         // 1× is the figure as laid out on screen in CSS pixels (the device pixel ratio taken
         // out, the text size kept); k× the same layout with k times the pixels. The export
@@ -285,7 +283,8 @@ void export_menu(AppState& st, float s) {
                           {Str::ExportJson, ExportKind::SceneJson, "export.json"}};
     ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(8.0f * s, 6.0f * s));
     for (const Item& item : items) {
-        const bool disabled = item.kind == ExportKind::Svg && st.view == View::Steps;
+        const bool disabled = (item.kind == ExportKind::Svg && (st.view == View::Steps || st.view == View::Model)) ||
+                              (item.kind == ExportKind::SceneJson && !st.figure.has(Detail::Scene));
         if (disabled) ImGui::BeginDisabled();
         if (ImGui::Selectable(tr(item.label), false, 0, ImVec2(190.0f * s, 0))) request_export(item.kind);
         if (disabled) ImGui::EndDisabled();

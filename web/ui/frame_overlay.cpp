@@ -77,8 +77,8 @@ void draw_frame_overlay(ViewContext& ctx, const FrameTimes& times) {
     std::snprintf(line1, sizeof line1, tr(Str::FrameTimeLine), times.median_ms(), times.count(), times.worst_ms(), times.fps());
     std::snprintf(cpu, sizeof cpu, " · CPU %.1f ms", times.cpu_median_ms());
     std::strncat(line1, cpu, sizeof line1 - std::strlen(line1) - 1);
-    std::snprintf(heads, sizeof heads, tr(st.trace.heads == 1 ? Str::HeadsOne : Str::HeadsMany), st.trace.heads);
-    std::snprintf(line2, sizeof line2, tr(Str::FrameTimeFigure), view_label(st.view), st.trace.T_q(), st.trace.T_k(),
+    std::snprintf(heads, sizeof heads, tr(st.figure.trace().heads == 1 ? Str::HeadsOne : Str::HeadsMany), st.figure.trace().heads);
+    std::snprintf(line2, sizeof line2, tr(Str::FrameTimeFigure), view_label(st.view), st.figure.trace().T_q(), st.figure.trace().T_k(),
                   heads, st.view == View::Lines ? st.lines_drawn : 0);
     const float w = std::max(font->CalcTextSizeA(fs, FLT_MAX, 0.0f, line1).x, font->CalcTextSizeA(fs, FLT_MAX, 0.0f, line2).x);
     const float p = 6.0f * s;

@@ -62,17 +62,17 @@ struct MapCache {
     std::uint64_t id = 0;
     bool any_masked = false;  // anywhere in the map (the legend shows the hatch from the start)
     bool matches(const AppState& st) const {
-        return trace == &st.trace && revision == st.revision && head == st.heatmap.head &&
-               scores == wants_scores(st.trace, st.heatmap) && log == st.heatmap.log_scale;
+        return trace == &st.figure.trace() && revision == st.revision && head == st.heatmap.head &&
+               scores == wants_scores(st.figure.trace(), st.heatmap) && log == st.heatmap.log_scale;
     }
     void start(const AppState& st) {
         static std::uint64_t next_id = 0;
-        revision = st.revision, head = st.heatmap.head, scores = wants_scores(st.trace, st.heatmap);
+        revision = st.revision, head = st.heatmap.head, scores = wants_scores(st.figure.trace(), st.heatmap);
         log = st.heatmap.log_scale;
-        trace = &st.trace;
+        trace = &st.figure.trace();
         id = ++next_id;
-        any_masked = st.trace.allowed.size() > 0 && st.trace.allowed.minCoeff() == 0;
-        builder.start(st.trace, head, scores, 0, log);
+        any_masked = st.figure.trace().allowed.size() > 0 && st.figure.trace().allowed.minCoeff() == 0;
+        builder.start(st.figure.trace(), head, scores, 0, log);
     }
 };
 
@@ -97,7 +97,7 @@ const MapCache& current_map(ViewContext& ctx) {
     }
     const App* screen = current_app();
     if (screen && &screen->state != &st && g_screen.matches(screen->state) && g_screen.head == st.heatmap.head &&
-        g_screen.scores == wants_scores(st.trace, st.heatmap) && g_screen.log == st.heatmap.log_scale && same_trace(screen->state.trace, st.trace)) {
+        g_screen.scores == wants_scores(st.figure.trace(), st.heatmap) && g_screen.log == st.heatmap.log_scale && same_trace(screen->state.figure.trace(), st.figure.trace())) {
         g_screen.builder.step(1e30);
         return g_screen;
     }
@@ -176,7 +176,7 @@ ImU32 ink_on(const std::array<float, 3>& rgb) {
 
 void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     AppState& st = ctx.state;
-    const Trace& tr = st.trace;
+    const Trace& tr = st.figure.trace();
     HeatmapOptions& o = st.heatmap;
     const float s = ctx.scale;
     const Palette& pal = palette(st.theme);

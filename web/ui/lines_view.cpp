@@ -72,12 +72,12 @@ struct LinesCache {
     std::uint64_t lines_version = 0;          // new with every rebuild (Renderer::add_lines)
 
     bool matches(const AppState& st) const {
-        const Trace& t = st.trace;
+        const Trace& t = st.figure.trace();
         return trace == &t && revision == st.revision && T_q == t.T_q() && T_k == t.T_k() && heads == t.heads;
     }
     void reset(const AppState& st) {
         *this = LinesCache{};
-        const Trace& t = st.trace;
+        const Trace& t = st.figure.trace();
         trace = &t, revision = st.revision, T_q = t.T_q(), T_k = t.T_k(), heads = t.heads;
         for (int h = 0; h < heads; ++h)
             top.emplace_back(t, h, top_keys_capacity(T_k), top_keys_capacity(T_q));
@@ -149,7 +149,7 @@ LinesCache& cache_for(const AppState& st) {
 
 void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     AppState& st = ctx.state;
-    const Trace& tr = st.trace;
+    const Trace& tr = st.figure.trace();
     const float s = ctx.scale;
     const Palette& pal = palette(st.theme);
     ImDrawList* dl = ImGui::GetWindowDrawList();

@@ -147,8 +147,8 @@ void draw_figure_only(ViewContext& ctx) {
         if (toggle_button(tr(v.label), st.view == v.view)) st.view = v.view;
         probe(st, v.probe);
     }
-    const int heads = st.trace.heads;
-    if (st.has_trace && heads > 1) {
+    const int heads = st.figure.trace().heads;
+    if (!st.figure.empty() && heads > 1) {
         ImGui::SameLine(0.0f, 12.0f * s);
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted(tr(Str::Head));
@@ -207,7 +207,7 @@ void draw_figure_only(ViewContext& ctx) {
     ImGui::PopStyleVar(2);
     if (!st.error.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(pal.error));
-        ImGui::TextWrapped("\xe2\x9a\xa0 %s%s", st.error.c_str(), st.has_trace ? tr(Str::ShowingLastGood) : "");
+        ImGui::TextWrapped("\xe2\x9a\xa0 %s%s", st.error.c_str(), !st.figure.empty() ? tr(Str::ShowingLastGood) : "");
         ImGui::PopStyleColor();
         probe(st, "error");
     }
@@ -217,7 +217,7 @@ void draw_figure_only(ViewContext& ctx) {
     ImGui::BeginChild("##canvas", size, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
     ImVec2 a = ImGui::GetWindowPos(), b(a.x + ImGui::GetWindowSize().x, a.y + ImGui::GetWindowSize().y);
     st.figure_rect = {a.x, a.y, b.x - a.x, b.y - a.y};
-    if (st.has_trace) {
+    if (!st.figure.empty()) {
         if (st.view == View::Lines) draw_lines_view(ctx, a, b);
         else if (st.view == View::Heatmap) draw_heatmap_view(ctx, a, b);
         else draw_steps_view(ctx, a, b);

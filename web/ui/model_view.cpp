@@ -42,17 +42,18 @@ struct Atlas {
 const Atlas& atlas_for(ViewContext& ctx) {
     static Atlas atlas;
     const ImportView& im = ctx.state.imported;
-    if (atlas.renderer == &ctx.renderer && atlas.data == im.data.get() && atlas.revision == im.revision &&
+    const Figure& figure = ctx.state.figure;
+    if (atlas.renderer == &ctx.renderer && atlas.data == figure.layers.get() && atlas.revision == im.revision &&
         atlas.stack == im.import_stack)
         return atlas;
-    const AttentionStack& s = im.stack();
+    const AttentionStack& s = figure.stack(im.import_stack);
     const int T_q = static_cast<int>(s.queries.size()), T_k = static_cast<int>(s.keys.size());
     const int max_texture = ctx.renderer.max_texture_size();
     atlas.tile_w = std::max(1, std::min({T_k, kThumbTexels, max_texture / std::max(s.heads, 1)}));
     atlas.tile_h = std::max(1, std::min({T_q, kThumbTexels, max_texture / std::max(s.layers, 1)}));
     const int W = atlas.tile_w * s.heads, H = atlas.tile_h * s.layers;
     std::vector<float> texels(static_cast<size_t>(W) * H * 2, 0.0f);
-    const bool causal = im.causal[static_cast<size_t>(im.import_stack)];
+    const bool causal = figure.causal[static_cast<size_t>(im.import_stack)];
     for (int l = 0; l < s.layers; ++l)
         for (int h = 0; h < s.heads; ++h) {
             const Matrix& m = s.map(l, h);
@@ -71,7 +72,7 @@ const Atlas& atlas_for(ViewContext& ctx) {
         }
     ctx.renderer.set_atlas_values(texels, W, H);
     atlas.renderer = &ctx.renderer;
-    atlas.data = im.data.get();
+    atlas.data = figure.layers.get();
     atlas.revision = im.revision;
     atlas.stack = im.import_stack;
     return atlas;
@@ -171,8 +172,8 @@ std::string megabytes(long long bytes) {
 void draw_model_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     AppState& st = ctx.state;
     ImportView& im = st.imported;
-    if (!im.active()) return;
-    const AttentionStack& s = im.stack();
+    if (!st.figure.has(Detail::Layers)) return;
+    const AttentionStack& s = st.figure.stack(im.import_stack);
     const Atlas& atlas = atlas_for(ctx);
     const float sc = ctx.scale;
     const Palette& pal = palette(st.theme);
@@ -288,7 +289,7 @@ void draw_model_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
             dl->AddLine(ImVec2(bar_x + bar_w, y), ImVec2(bar_x + bar_w + 4.0f * sc, y), pal.text_muted);
             dl->AddText(small, ss, ImVec2(bar_x + bar_w + 7.0f * sc, y - ss * 0.5f), pal.text, i == 0 ? "0" : i == 1 ? "0.5" : "1");
         }
-        if (im.causal[static_cast<size_t>(im.import_stack)]) {
+        if (st.figure.causal[static_cast<size_t>(im.import_stack)]) {
             const float y = bar_y + bar_h + 14.0f * sc;
             hatch_rect(dl, ImVec2(bar_x, y), ImVec2(bar_x + bar_w, y + bar_w), pal, sc);
             dl->AddRect(ImVec2(bar_x, y), ImVec2(bar_x + bar_w, y + bar_w), pal.text_muted);
@@ -389,27 +390,29 @@ void draw_import_controls(ViewContext& ctx) {
     const float sc = ctx.scale;
     const Palette& pal = palette(st.theme);
     section(tr(Str::SectionImport));
-    ImGui::TextDisabled(tr(Str::ImportFile), im.file.c_str());
-    if (!im.data->model.empty()) ImGui::TextDisabled(tr(Str::ImportModel), im.data->model.c_str());
-    const AttentionStack& s = im.stack();
+    const Figure& figure = st.figure;
+    ImGui::TextDisabled(tr(Str::ImportFile), figure.file.c_str());
+    if (!figure.layers->model.empty()) ImGui::TextDisabled(tr(Str::ImportModel), figure.layers->model.c_str());
+    const AttentionStack& s = figure.stack(im.import_stack);
     ImGui::TextDisabled(tr(Str::ImportShape), s.layers, s.heads, s.queries.size(), s.keys.size());
 
-    if (im.data->stacks.size() > 1) {
+    const size_t n_stacks = static_cast<size_t>(figure.stack_count());
+    if (n_stacks > 1) {
         ImGui::Spacing();
         int stack = im.import_stack;
         ImGui::PushID("stacks");
-        const float w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x * (im.data->stacks.size() - 1)) /
-                        static_cast<float>(im.data->stacks.size());
-        for (size_t i = 0; i < im.data->stacks.size(); ++i) {
+        const float w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x * (n_stacks - 1)) /
+                        static_cast<float>(n_stacks);
+        for (size_t i = 0; i < n_stacks; ++i) {
             if (i > 0) ImGui::SameLine();
             const bool on = stack == static_cast<int>(i);
             if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
             if (on) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, 1));
             ImGui::PushID(static_cast<int>(i));
-            if (ImGui::Button(stack_label(im.data->stacks[i]), ImVec2(w, 0)) && !on) stack = static_cast<int>(i);
+            if (ImGui::Button(stack_label(figure.stack(static_cast<int>(i))), ImVec2(w, 0)) && !on) stack = static_cast<int>(i);
             ImGui::PopID();
             if (on) ImGui::PopStyleColor(2);
-            probe(st, ("import.stack." + im.data->stacks[i].name).c_str());
+            probe(st, ("import.stack." + figure.stack(static_cast<int>(i)).name).c_str());
         }
         ImGui::PopID();
         if (stack != im.import_stack) select_import_stack(st, stack);
@@ -419,7 +422,7 @@ void draw_import_controls(ViewContext& ctx) {
     int show = static_cast<int>(im.show);
     if (choice_row(st, "import.show", &show,
                    {{tr(Str::ShowHead), "head"}, {tr(Str::ShowAggregate), "aggregate"}, {tr(Str::ShowRollout), "rollout"}},
-                   im.rollout_allowed() ? 3 : 2)) {
+                   rollout_allowed(st) ? 3 : 2)) {
         im.show = static_cast<ImportShow>(show);
         show_import(st);
     }
@@ -430,7 +433,7 @@ void draw_import_controls(ViewContext& ctx) {
         ImGui::SameLine(label_x);
         ImGui::SetNextItemWidth(-FLT_MIN);
     };
-    const AttentionStack& stack = im.stack();
+    const AttentionStack& stack = figure.stack(im.import_stack);
     char current[48];
     auto layer_combo = [&]() {
         row(tr(Str::Layer));
@@ -481,14 +484,14 @@ void draw_import_controls(ViewContext& ctx) {
         ImGui::TextWrapped("%s", tr(Str::RolloutNote));
         ImGui::PopStyleColor();
     }
-    if (!im.rollout_allowed()) ImGui::TextDisabled("%s", tr(Str::RolloutSelfOnly));
+    if (!rollout_allowed(st)) ImGui::TextDisabled("%s", tr(Str::RolloutSelfOnly));
 
     ImGui::Spacing();
     if (ImGui::Checkbox(tr(Str::MergeWords), &im.merge_words)) show_import(st);
     probe(st, "import.merge");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(Str::MergeWordsTip));
-    token_chips(st.trace.queries, pal, sc);
-    if (!stack.is_self()) token_chips(st.trace.keys, pal, sc);
+    token_chips(st.figure.trace().queries, pal, sc);
+    if (!stack.is_self()) token_chips(st.figure.trace().keys, pal, sc);
 
     ImGui::Spacing();
     ImGui::Separator();
@@ -505,15 +508,15 @@ void draw_model_toolbar(ViewContext& ctx) {
     AppState& st = ctx.state;
     const float sc = ctx.scale;
     ImportView& im = st.imported;
-    if (im.active() && im.data->stacks.size() > 1) {
-        for (size_t i = 0; i < im.data->stacks.size(); ++i) {
-            const bool on = im.import_stack == static_cast<int>(i);
+    if (st.figure.stack_count() > 1) {
+        for (int i = 0; i < st.figure.stack_count(); ++i) {
+            const bool on = im.import_stack == i;
             if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
-            ImGui::PushID(static_cast<int>(i));
-            if (ImGui::Button(stack_label(im.data->stacks[i])) && !on) select_import_stack(st, static_cast<int>(i));
+            ImGui::PushID(i);
+            if (ImGui::Button(stack_label(st.figure.stack(i))) && !on) select_import_stack(st, i);
             ImGui::PopID();
             if (on) ImGui::PopStyleColor();
-            probe(st, ("model.stack." + im.data->stacks[i].name).c_str());
+            probe(st, ("model.stack." + st.figure.stack(i).name).c_str());
             ImGui::SameLine();
         }
     }
@@ -562,7 +565,7 @@ std::string import_description(const AppState& st) {
 
 void draw_import_status(ViewContext& ctx) {
     AppState& st = ctx.state;
-    const Trace& tr = st.trace;
+    const Trace& tr = st.figure.trace();
     ImGui::TextDisabled(attn::tr(Str::ImportStatus), ui_kind_name(tr.kind), tr.queries.size(), tr.keys.size(),
                         import_description(st).c_str());
     if (ctx.fonts.font_pending()) {

@@ -273,7 +273,7 @@ void draw_controls(ViewContext& ctx) {
         display_menu(st, s);
     }
     draw_share_buttons(ctx);
-    if (st.imported.active()) {  // attention from a model file: its own controls
+    if (st.figure.has(Detail::Layers)) {  // a model's layers × heads: choose what the views show
         draw_import_controls(ctx);
         scene_json_popup(ctx);
         return;
@@ -436,10 +436,10 @@ void same_line_if_fits(float w) {
 void draw_toolbar(ViewContext& ctx) {
     AppState& st = ctx.state;
     const float s = ctx.scale;
-    const Trace& tr = st.trace;
+    const Trace& tr = st.figure.trace();
     View view = st.view;
-    const bool imported = st.imported.active();
-    if (imported ? segmented<View>(st, "view", &view,
+    const bool layers = st.figure.has(Detail::Layers), rescalable = st.figure.has(Detail::Scene);
+    if (layers ? segmented<View>(st, "view", &view,
                                    {{View::Model, Str::ViewModel, "model"}, {View::Lines, Str::ViewLines, "lines"},
                                     {View::Heatmap, Str::ViewHeatmap, "heatmap"}, {View::Steps, Str::ViewSteps, "steps"}},
                                    "view", 360.0f * s)
@@ -525,7 +525,7 @@ void draw_toolbar(ViewContext& ctx) {
             std::snprintf(label, sizeof label, "steps.head.%d", h + 1);
             probe(st, label);
         }
-        if (!imported) {  // an import has only the weights: nothing to rescale
+        if (rescalable) {  // the scale is the scene's: a file's weights cannot be rescaled
             same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::Scale)).x + 190.0f * s);
             ImGui::TextUnformatted(attn::tr(Str::Scale));
             ImGui::SameLine();
@@ -533,7 +533,7 @@ void draw_toolbar(ViewContext& ctx) {
             scale_combo(st);
             probe(st, "steps.scale");
         }
-        if (!imported && st.scale_mode == ScaleMode::Temperature) {
+        if (rescalable && st.scale_mode == ScaleMode::Temperature) {
             same_line_if_fits(130.0f * s);
             ImGui::SetNextItemWidth(120.0f * s);
             temperature_slider(st);
@@ -543,7 +543,7 @@ void draw_toolbar(ViewContext& ctx) {
         ImGui::SetNextItemWidth(110.0f * s);
         colormap_combo(ctx);
     } else {
-        if (tr.heads > 1 || !imported) {  // an aggregate or rollout of an import is one map
+        if (tr.heads > 1 || !layers) {  // an aggregate or rollout of a model's layers is one map
             ImGui::AlignTextToFramePadding();
             ImGui::TextUnformatted(attn::tr(Str::Head));
             ImGui::SameLine();
@@ -561,9 +561,9 @@ void draw_toolbar(ViewContext& ctx) {
                 ImGui::EndCombo();
             }
             probe(st, "heatmap.head");
-            if (imported && st.imported.show == ImportShow::Head && st.heatmap.head >= 0) st.imported.import_head = st.heatmap.head;
+            if (layers && st.imported.show == ImportShow::Head && st.heatmap.head >= 0) st.imported.import_head = st.heatmap.head;
         }
-        if (!imported) {  // an import has no scores
+        if (st.figure.has(Detail::Scores)) {
             same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::Show)).x + 160.0f * s);
             ImGui::TextUnformatted(attn::tr(Str::Show));
             ImGui::SameLine();
@@ -591,7 +591,7 @@ void draw_toolbar(ViewContext& ctx) {
 
 void draw_status(ViewContext& ctx) {
     AppState& st = ctx.state;
-    const Trace& tr = st.trace;
+    const Trace& tr = st.figure.trace();
     char buf[64], heads[32];
     std::snprintf(heads, sizeof heads, attn::tr(tr.heads == 1 ? Str::HeadsOne : Str::HeadsMany), tr.heads);
     ImGui::TextDisabled(attn::tr(Str::StatusLine), ui_kind_name(tr.kind), tr.queries.size(), tr.keys.size(), heads, tr.d_k,
@@ -619,7 +619,7 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
         draw_toolbar(ctx);
         if (!st.error.empty()) {
             ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(pal.error));
-            ImGui::TextWrapped("\xe2\x9a\xa0 %s%s", st.error.c_str(), st.has_trace ? tr(Str::ShowingLastGood) : "");
+            ImGui::TextWrapped("\xe2\x9a\xa0 %s%s", st.error.c_str(), !st.figure.empty() ? tr(Str::ShowingLastGood) : "");
             ImGui::PopStyleColor();
             probe(st, "error");
         }
@@ -636,12 +636,12 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
     ImGui::BeginChild("##canvas", size, !figure_only, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
     ImVec2 a = ImGui::GetWindowPos(), b(a.x + ImGui::GetWindowSize().x, a.y + ImGui::GetWindowSize().y);
     st.figure_rect = {a.x, a.y, b.x - a.x, b.y - a.y};
-    if (st.has_trace) {
+    if (!st.figure.empty()) {
         if (st.view == View::Lines) draw_lines_view(ctx, a, b);
         else if (st.view == View::Heatmap) draw_heatmap_view(ctx, a, b);
         else if (st.view == View::Model) draw_model_view(ctx, a, b);
-        else if (st.imported.active()) draw_import_steps_view(ctx, a, b);
-        else draw_steps_view(ctx, a, b);
+        else if (st.figure.has(Detail::Projections)) draw_steps_view(ctx, a, b);
+        else draw_import_steps_view(ctx, a, b);
     } else {
         const char* msg = tr(Str::EmptyFigure);
         ImVec2 t = ImGui::CalcTextSize(msg);
@@ -649,7 +649,7 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
     }
     ImGui::EndChild();
     ImGui::PopStyleColor();
-    if (!figure_only && st.imported.active()) draw_import_status(ctx);
+    if (!figure_only && st.figure.has(Detail::Layers)) draw_import_status(ctx);
     else if (!figure_only) draw_status(ctx);
 }
 
@@ -663,8 +663,8 @@ void collect_text(const AppState& st, Fonts& fonts) {
     fonts.need(st.source_text);
     fonts.need(st.error);
     fonts.need(st.scene.name);
-    fonts.need(st.imported.file);
-    if (st.imported.active()) fonts.need(st.imported.data->model);
+    fonts.need(st.figure.name);
+    fonts.need(st.figure.file);
     if (st.imported.load) fonts.need(st.imported.load->name);
     // Both languages' fixed words, so that switching the language does not rebake the atlas.
     for (int k = 0; k < kStrCount; ++k) fonts.need(text(static_cast<Str>(k), Lang::Zh));
@@ -672,8 +672,8 @@ void collect_text(const AppState& st, Fonts& fonts) {
         fonts.need(p.name);
         fonts.need(p.description);
     }
-    for (const auto& t : st.trace.queries) fonts.need(t);
-    for (const auto& t : st.trace.keys) fonts.need(t);
+    for (const auto& t : st.figure.trace().queries) fonts.need(t);
+    for (const auto& t : st.figure.trace().keys) fonts.need(t);
     for (const auto& t : st.draft.tokens) fonts.need(t);
     for (const auto& t : st.draft.source_tokens) fonts.need(t);
     // The paste box can be long: scan it only when it changed.

@@ -95,7 +95,7 @@ struct StepsCache {
     float size = 0.0f, label_w = 0.0f;           // widest token label in `font` at `size`
 
     void update(const AppState& st, int h) {
-        const Trace& tr = st.trace;
+        const Trace& tr = st.figure.trace();
         const bool pos = st.scene.positional == Positional::Sinusoidal;
         if (trace == &tr && revision == st.revision && head == h && positional == pos) return;
         *this = StepsCache{};
@@ -130,7 +130,7 @@ struct StepsCache {
 
 void draw_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     AppState& st = ctx.state;
-    const Trace& tr = st.trace;
+    const Trace& tr = st.figure.trace();
     const float s = ctx.scale;
     const Palette& pal = palette(st.theme);
     ImFont* font = ctx.fonts.body;

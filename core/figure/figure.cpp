@@ -1,0 +1,53 @@
+// figure.cpp: figures from each source (figure.hpp).
+#include "figure.hpp"
+
+#include <algorithm>
+
+namespace attn {
+
+const Trace& Figure::trace() const {
+    static const Trace kNone;
+    return shown ? *shown : kNone;
+}
+
+Figure scene_figure(Scene scene, Trace trace) {
+    Figure f;
+    f.name = scene.name;
+    f.details = kSceneDetails;
+    f.shown = std::make_shared<const Trace>(std::move(trace));
+    f.scene = std::make_shared<const Scene>(std::move(scene));
+    return f;
+}
+
+namespace {
+bool upper_triangle_zero(const Matrix& m) {
+    if (m.rows() != m.cols()) return false;
+    for (Eigen::Index q = 0; q < m.rows(); ++q)
+        for (Eigen::Index k = q + 1; k < m.cols(); ++k)
+            if (m(q, k) != 0.0f) return false;
+    return true;
+}
+}  // namespace
+
+bool stack_is_causal(const AttentionStack& s) {
+    if (!s.is_self() || s.queries.size() != s.keys.size() || s.queries.size() < 2) return false;
+    return std::all_of(s.maps.begin(), s.maps.end(), upper_triangle_zero);
+}
+
+Figure layered_figure(std::shared_ptr<const ImportedAttention> layers, std::string file) {
+    if (layers->stacks.empty()) throw SceneError("", "the file holds no attention");
+    for (const AttentionStack& stack : layers->stacks)
+        if (stack.layers < 1 || stack.heads < 1 || stack.queries.empty() || stack.keys.empty())
+            throw SceneError(stack.name, "expected at least one layer, one head and one token");
+    Figure f;
+    f.name = !layers->model.empty() ? layers->model : file;
+    f.file = std::move(file);
+    f.details = static_cast<unsigned>(Detail::Layers);
+    for (const AttentionStack& s : layers->stacks) f.causal.push_back(stack_is_causal(s));
+    f.layers = std::move(layers);
+    return f;
+}
+
+void show_maps(Figure& figure, Trace shown) { figure.shown = std::make_shared<const Trace>(std::move(shown)); }
+
+}  // namespace attn

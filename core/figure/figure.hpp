@@ -1,0 +1,74 @@
+// figure.hpp: one model of what a figure shows, for every source of attention: a scene computed
+// by core (formats/scene.hpp), attention imported from a model's file (formats/import.hpp),
+// and a model run live by core. The views and the exports read only this, and they ask it what
+// it has (has()) instead of asking where it came from.
+//
+//   source ──▶ Figure ──▶ a layout per view (no GL, no ImGui) ──▶ GPU renderer / SVG writer
+//
+// [SECTION] What a source can give
+// [SECTION] The figure
+#pragma once
+
+#include "import.hpp"
+#include "scene.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// [SECTION] What a source can give -----------------------------------------------------------
+// Every figure has the weights of its shown maps; these are what some sources add.
+enum class Detail : unsigned {
+    Scores = 1u << 0,       // QKᵀ and the scaled, masked scores before the softmax
+    Projections = 1u << 1,  // Q, K, V of each head (the Steps view's pipeline)
+    Input = 1u << 2,        // X (and X_kv) the attention block reads
+    Output = 1u << 3,       // each head's output, the concatenation and the output after W_o
+    Layers = 1u << 4,       // stacks × layers × heads of maps to choose from (the model view)
+    Scene = 1u << 5,        // the scene it was computed from (exported as scene JSON)
+};
+constexpr unsigned operator|(Detail a, Detail b) { return static_cast<unsigned>(a) | static_cast<unsigned>(b); }
+constexpr unsigned operator|(unsigned a, Detail b) { return a | static_cast<unsigned>(b); }
+// What a computed scene gives: everything but layers.
+inline constexpr unsigned kSceneDetails = Detail::Scores | Detail::Projections | Detail::Input | Detail::Output | Detail::Scene;
+
+// [SECTION] The figure -----------------------------------------------------------------------
+// Copies are cheap (the numbers are shared and never changed in place): the PNG export draws a
+// copy of the state on screen.
+struct Figure {
+    std::string name;   // what titles and exported files are named after (scene, model or file)
+    std::string file;   // the file it was read from; "" when computed here
+    unsigned details = 0;
+
+    // The heads the lines, heatmap and Steps views show: T_q × T_k maps over the tokens as shown,
+    // one layer of one stack (or one aggregated map). Weights always; the rest as `details` says
+    // (a trace without Detail::Projections holds only attention.heads[h].weights).
+    std::shared_ptr<const Trace> shown;
+    // With Detail::Layers: every map of the source, stacks × layers × heads, and per stack
+    // whether it is causal (every map's upper triangle exactly zero: a decoder's mask).
+    std::shared_ptr<const ImportedAttention> layers;
+    std::vector<bool> causal;
+    // With Detail::Scene: the scene `shown` was computed from.
+    std::shared_ptr<const Scene> scene;
+
+    bool empty() const { return shown == nullptr; }
+    bool has(Detail d) const { return (details & static_cast<unsigned>(d)) != 0; }
+    const Trace& trace() const;  // an empty trace when empty()
+
+    int stack_count() const { return layers ? static_cast<int>(layers->stacks.size()) : 0; }
+    const AttentionStack& stack(int i) const { return layers->stacks[static_cast<size_t>(i)]; }
+};
+
+// A computed scene: its trace, every detail but layers.
+Figure scene_figure(Scene scene, Trace trace);
+// Attention with layers (an import file, a model run): no map is shown until show_maps().
+// Throws SceneError when a stack has no layer, head or token (the views need one of each).
+Figure layered_figure(std::shared_ptr<const ImportedAttention> layers, std::string file);
+// The maps a layered figure shows now (the choice of stack, layer, head or aggregate).
+void show_maps(Figure& figure, Trace shown);
+
+// A self-attention stack whose every map is zero above the diagonal: a decoder's causal mask.
+bool stack_is_causal(const AttentionStack& stack);
+
+}  // namespace attn
