@@ -27,11 +27,17 @@
 
 namespace {
 
-GLFWwindow* g_window = nullptr;
-attn::App g_app;
-GLFWkeyfun g_imgui_key = nullptr;  // ImGui's GLFW callbacks, fed from g_app.input each frame
-GLFWcharfun g_imgui_char = nullptr;
-float g_ime_x = 0.0f, g_ime_y = 0.0f;
+// The window and the app in it. Reached from GLFW's callbacks through the window's user
+// pointer, from ImGui's IME callback through io.UserData and from the page's hooks through
+// Module.attnvizApp (main/test_hook.cpp): nothing global.
+struct Window {
+    GLFWwindow* window = nullptr;
+    attn::App app;
+    GLFWkeyfun imgui_key = nullptr;  // ImGui's GLFW callbacks, fed from app.input each frame
+    GLFWcharfun imgui_char = nullptr;
+    float ime_x = 0.0f, ime_y = 0.0f;
+};
+Window& window_of(GLFWwindow* w) { return *static_cast<Window*>(glfwGetWindowUserPointer(w)); }
 
 #ifdef __EMSCRIPTEN__
 // Canvas callback: keep the framebuffer at the canvas's CSS size × devicePixelRatio, so the
@@ -48,48 +54,50 @@ EM_JS(void, fit_canvas, (), {
 #endif
 
 // Key and text events since the last frame, as many as ImGui can tell apart (input_queue.hpp).
-void hand_input_to_imgui() {
-    for (const attn::InputEvent& e : g_app.input.take_frame()) {
+void hand_input_to_imgui(Window& w) {
+    for (const attn::InputEvent& e : w.app.input.take_frame()) {
         if (!e.is_text())
-            g_imgui_key(g_window, e.key, e.scancode, e.action, e.mods);
+            w.imgui_key(w.window, e.key, e.scancode, e.action, e.mods);
         else if (e.codepoint != 0)
-            g_imgui_char(g_window, e.codepoint);
+            w.imgui_char(w.window, e.codepoint);
         else
             ImGui::GetIO().AddInputCharactersUTF8(e.text.c_str());
     }
 }
 
-void frame() {
+void frame(void* arg) {
+    Window& w = *static_cast<Window*>(arg);
+    attn::App& app = w.app;
     glfwPollEvents();
-    hand_input_to_imgui();
+    hand_input_to_imgui(w);
 #ifdef __EMSCRIPTEN__
     fit_canvas();
 #endif
-    g_app.before_frame(attn::platform::ui_scale(g_window));
+    app.before_frame(attn::platform::ui_scale(w.window));
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
-    g_app.build_ui();
+    app.build_ui();
     ImGui::Render();
 
-    g_app.before_render();
+    app.before_render();
     // Nothing changed since the last drawn frame (browser only): draw nothing, and the browser
     // keeps showing it (a WebGL canvas is composited anew only when drawn to). The desktop
     // draws every frame: its swap is what paces the loop.
-    if (!g_app.frame_unchanged()) {
+    if (!app.frame_unchanged()) {
         int width = 0, height = 0;
-        glfwGetFramebufferSize(g_window, &width, &height);
+        glfwGetFramebufferSize(w.window, &width, &height);
         glViewport(0, 0, width, height);
         glClearColor(0.1f, 0.1f, 0.12f, 1.0f);
         glClear(GL_COLOR_BUFFER_BIT);
         ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-        g_app.after_render();
+        app.after_render();
     }
-    attn::platform::set_text_input(ImGui::GetIO().WantTextInput, g_ime_x, g_ime_y);
+    attn::platform::set_text_input(ImGui::GetIO().WantTextInput, w.ime_x, w.ime_y);
     attn::platform::set_cursor(ImGui::GetMouseCursor());
-    glfwSwapBuffers(g_window);
+    glfwSwapBuffers(w.window);
 #ifdef __EMSCRIPTEN__
-    if (g_app.frame_count == 1) EM_ASM({ if (Module.onFirstFrame) Module.onFirstFrame(); });
+    if (app.frame_count == 1) EM_ASM({ if (Module.onFirstFrame) Module.onFirstFrame(); });
 #endif
 }
 
@@ -124,16 +132,20 @@ int main(int argc, char** argv) {
         scene = std::move(loaded);
     }
 
+    // Lives as long as the program: the browser's main loop outlives main().
+    Window& w = *new Window;
+    attn::App& app = w.app;
     glfwSetErrorCallback([](int, const char* description) { std::fprintf(stderr, "glfw: %s\n", description); });
     if (!glfwInit()) return 1;
     attn::platform::hint_gl33_core();
-    g_window = glfwCreateWindow(1280, 800, "attnviz", nullptr, nullptr);
-    if (!g_window) {
+    w.window = glfwCreateWindow(1280, 800, "attnviz", nullptr, nullptr);
+    if (!w.window) {
         std::fprintf(stderr, "attnviz: could not open an OpenGL 3.3 window\n");
         glfwTerminate();
         return 1;
     }
-    glfwMakeContextCurrent(g_window);
+    glfwSetWindowUserPointer(w.window, &w);
+    glfwMakeContextCurrent(w.window);
     glfwSwapInterval(1);
 
     IMGUI_CHECKVERSION();
@@ -141,43 +153,51 @@ int main(int argc, char** argv) {
     ImGuiIO& io = ImGui::GetIO();
     // The ini file: the layout is fixed and rebuilt every frame, so neither target keeps one.
     io.IniFilename = nullptr;
+    io.UserData = &w;
     io.ImeSetInputScreenPosFn = [](int x, int y) {
-        g_ime_x = static_cast<float>(x);
-        g_ime_y = static_cast<float>(y);
+        Window& ime = *static_cast<Window*>(ImGui::GetIO().UserData);
+        ime.ime_x = static_cast<float>(x);
+        ime.ime_y = static_cast<float>(y);
     };
     if (!attn::platform::kGlfwCursors) io.ConfigFlags |= ImGuiConfigFlags_NoMouseCursorChange;
-    ImGui_ImplGlfw_InitForOpenGL(g_window, true);
-    g_imgui_key = glfwSetKeyCallback(g_window, [](GLFWwindow*, int key, int scancode, int action, int mods) {
-        g_app.input.push({key, scancode, action, mods, {}, 0});
+    ImGui_ImplGlfw_InitForOpenGL(w.window, true);
+    w.imgui_key = glfwSetKeyCallback(w.window, [](GLFWwindow* win, int key, int scancode, int action, int mods) {
+        window_of(win).app.input.push({key, scancode, action, mods, {}, 0});
     });
-    g_imgui_char = glfwSetCharCallback(g_window, [](GLFWwindow*, unsigned int c) { g_app.input.push({-1, 0, 0, 0, {}, c}); });
-    attn::platform::install_file_drop(g_window, [](const char* path) { attn::open_file_path(g_app.state, path); });
+    w.imgui_char = glfwSetCharCallback(w.window, [](GLFWwindow* win, unsigned int c) {
+        window_of(win).app.input.push({-1, 0, 0, 0, {}, c});
+    });
+    if (attn::platform::kGlfwFileDrop)
+        glfwSetDropCallback(w.window, [](GLFWwindow* win, int count, const char** paths) {
+            if (count > 0) attn::open_file_path(window_of(win).app.state, paths[0]);
+        });
     attn::platform::install_clipboard();
     ImGui_ImplOpenGL3_Init(attn::platform::kImGuiGlslVersion);
 
-    attn::set_current_app(&g_app);
-    if (scene) g_app.state.load_scene(*scene);
+    attn::platform::publish_app(&app);
+    if (scene) app.state.load_scene(*scene);
     std::string error;
-    if (!g_app.init(error)) {
+    if (!app.init(error)) {
         std::fprintf(stderr, "attnviz: %s\n", error.c_str());
         return 1;
     }
     if (imported.has(attn::Detail::Layers)) {
-        g_app.state.figure = std::move(imported);
-        g_app.state.view = attn::View::Model;
-        attn::select_import_map(g_app.state, 0, 0);
+        app.state.figure = std::move(imported);
+        app.state.view = attn::View::Model;
+        attn::select_import_map(app.state, 0, 0);
     }
 
 #ifdef __EMSCRIPTEN__
-    emscripten_set_main_loop(frame, 0, true);
+    emscripten_set_main_loop_arg(frame, &w, 0, true);
 #else
-    while (!glfwWindowShouldClose(g_window)) frame();
-    g_app.shutdown();
+    while (!glfwWindowShouldClose(w.window)) frame(&w);
+    app.shutdown();
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();
     ImGui::DestroyContext();
-    glfwDestroyWindow(g_window);
+    glfwDestroyWindow(w.window);
     glfwTerminate();
+    delete &w;
 #endif
     return 0;
 }

@@ -4,6 +4,7 @@
 #include "app_state.hpp"
 #include "cli.hpp"
 #include "export.hpp"
+#include "view.hpp"
 #include "import_state.hpp"
 #include "platform.hpp"
 #include "png.hpp"
@@ -216,7 +217,9 @@ int run_render(int argc, char** argv) {
     }
     int code = 0;
     FigureImage image;
-    if (!render_figure(state, width, height, scale, image, error)) {
+    Renderer renderer;
+    Views views;
+    if (!renderer.init(error) || !render_figure(state, {renderer, views}, width, height, scale, image, error)) {
         std::fprintf(stderr, "attnviz render: %s\n", error.c_str());
         code = 1;
     } else {
@@ -230,6 +233,7 @@ int run_render(int argc, char** argv) {
             code = 1;
         }
     }
+    renderer.shutdown();
     gl.close();
     return code;
 }

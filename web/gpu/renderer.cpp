@@ -17,9 +17,7 @@
 namespace attn {
 namespace {
 
-Renderer* g_renderer = nullptr;  // the draw-list callbacks carry only an index
-
-// A callback's user data: which kind of draw and its index in this frame's queue.
+// A callback's tag: which kind of draw and its index in this frame's queue.
 constexpr std::intptr_t kHeatmapTag = 1 << 24;
 constexpr std::intptr_t kLinesTag = 2 << 24;
 
@@ -126,7 +124,6 @@ bool Renderer::init(std::string& error) {
         luts_.push_back(new_texture(GL_LINEAR, GL_RGBA8, 256, 1, GL_RGBA, GL_UNSIGNED_BYTE, lut.data()));
     }
     glBindTexture(GL_TEXTURE_2D, 0);
-    g_renderer = this;
     return true;
 }
 
@@ -143,7 +140,6 @@ void Renderer::shutdown() {
     for (GLuint t : luts_) glDeleteTextures(1, &t);
     luts_.clear();
     heatmap_program_ = lines_program_ = layer_program_ = empty_vao_ = lines_vao_ = lines_buffer_ = atlas_texture_ = 0;
-    if (g_renderer == this) g_renderer = nullptr;
 }
 
 void Renderer::free_tiles() {
@@ -175,8 +171,8 @@ ImTextureID Renderer::lut_texture(int colormap) const {
 // [SECTION] Queuing draws in ImGui's draw lists ------------------------------------------------
 
 void Renderer::begin_frame() {
-    g_renderer = this;  // again: the export's renderer (web/export.cpp) may have come and gone
     ++frame_;
+    callbacks_used_ = 0;
     heatmaps_.clear();
     lines_draws_.clear();
     instances_.clear();
@@ -184,8 +180,7 @@ void Renderer::begin_frame() {
 
 void Renderer::add_heatmap(ImDrawList* draw_list, const HeatmapDraw& draw) {
     heatmaps_.push_back(draw);
-    auto tag = kHeatmapTag | static_cast<std::intptr_t>(heatmaps_.size() - 1);
-    draw_list->AddCallback(draw_callback, reinterpret_cast<void*>(tag));
+    draw_list->AddCallback(draw_callback, callback(kHeatmapTag | static_cast<std::intptr_t>(heatmaps_.size() - 1)));
     draw_list->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
 }
 
@@ -193,8 +188,7 @@ void Renderer::add_lines(ImDrawList* draw_list, const std::vector<LineInstance>&
     if (lines.empty()) return;
     lines_draws_.push_back({static_cast<int>(instances_.size()), static_cast<int>(lines.size()), version});
     instances_.insert(instances_.end(), lines.begin(), lines.end());
-    auto tag = kLinesTag | static_cast<std::intptr_t>(lines_draws_.size() - 1);
-    draw_list->AddCallback(draw_callback, reinterpret_cast<void*>(tag));
+    draw_list->AddCallback(draw_callback, callback(kLinesTag | static_cast<std::intptr_t>(lines_draws_.size() - 1)));
     draw_list->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
 }
 
@@ -273,14 +267,19 @@ DisplayInfo prepare(const ImDrawCmd* cmd) {
 
 }  // namespace
 
+void* Renderer::callback(std::intptr_t tag) {
+    if (callbacks_used_ == callbacks_.size()) callbacks_.push_back(std::make_unique<Callback>());
+    Callback& c = *callbacks_[callbacks_used_++];
+    c = {this, tag};
+    return &c;
+}
+
 void Renderer::draw_callback(const ImDrawList*, const ImDrawCmd* cmd) {
-    if (!g_renderer) return;
-    auto tag = reinterpret_cast<std::intptr_t>(cmd->UserCallbackData);
-    auto index = static_cast<size_t>(tag & 0xffffff);
-    if ((tag & ~0xffffff) == kHeatmapTag && index < g_renderer->heatmaps_.size())
-        g_renderer->draw_heatmap(g_renderer->heatmaps_[index], cmd);
-    if ((tag & ~0xffffff) == kLinesTag && index < g_renderer->lines_draws_.size())
-        g_renderer->draw_lines(g_renderer->lines_draws_[index], cmd);
+    const Callback& c = *static_cast<const Callback*>(cmd->UserCallbackData);
+    Renderer& r = *c.renderer;
+    auto index = static_cast<size_t>(c.tag & 0xffffff);
+    if ((c.tag & ~0xffffff) == kHeatmapTag && index < r.heatmaps_.size()) r.draw_heatmap(r.heatmaps_[index], cmd);
+    if ((c.tag & ~0xffffff) == kLinesTag && index < r.lines_draws_.size()) r.draw_lines(r.lines_draws_[index], cmd);
 }
 
 // The heatmap program with what both of its modes share: the display mapping, the hatch and

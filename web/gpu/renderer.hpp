@@ -23,6 +23,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -105,6 +106,15 @@ private:
     int line_rasterizations_ = 0;
     void rasterize_lines(const LinesDraw& draw, const float display[4], float px);
     void free_layers();
+    // A draw-list callback's user data: this renderer and the draw's tag. The n-th callback of
+    // every frame keeps its address, so an unchanged frame has unchanged draw lists (App hashes them).
+    struct Callback {
+        Renderer* renderer = nullptr;
+        std::intptr_t tag = 0;
+    };
+    std::vector<std::unique_ptr<Callback>> callbacks_;
+    size_t callbacks_used_ = 0;
+    void* callback(std::intptr_t tag);
     static void draw_callback(const ImDrawList* list, const ImDrawCmd* cmd);
     void draw_heatmap(const HeatmapDraw& draw, const ImDrawCmd* cmd);
     void draw_tiles(const HeatmapDraw& draw, const ImDrawCmd* cmd);

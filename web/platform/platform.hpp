@@ -25,6 +25,9 @@ namespace attn::platform {
 
 #ifdef __EMSCRIPTEN__
 inline constexpr bool kBrowser = true;
+// Files dropped on the window come through GLFW (desktop); the page handles drops on the
+// canvas itself (browser), so big files can show their progress.
+inline constexpr bool kGlfwFileDrop = false;
 // Emscripten's GLFW has no cursor shapes, and its cursor modes ask for pointer lock: the page
 // sets the canvas's CSS cursor instead (set_cursor).
 inline constexpr bool kGlfwCursors = false;
@@ -41,6 +44,7 @@ inline constexpr const char* kCjkLazyFonts[] = {"cjk-common.ttf", "cjk-full.ttf"
 inline constexpr const char* kFontDir = "/fonts/";
 #else
 inline constexpr bool kBrowser = false;
+inline constexpr bool kGlfwFileDrop = true;
 inline constexpr bool kGlfwCursors = true;
 inline constexpr const char* kShaderPrelude = "#version 330 core\n";
 inline constexpr const char* kImGuiGlslVersion = "#version 330";
@@ -69,9 +73,9 @@ void set_cursor(int imgui_cursor);
 // Browser only: opens the page's file dialog (a hidden <input type=file>); the file's bytes
 // arrive through attnviz_import_bytes (web/import_hook.cpp), with progress on the way.
 void open_file_picker();
-// Desktop only: files dropped on the window go to on_drop (the first path). In the browser the
-// page handles drops on the canvas itself, so big files can show their progress.
-void install_file_drop(GLFWwindow* window, void (*on_drop)(const char* path));
+// Browser: makes `app` the one the page's hooks (main/test_hook.cpp, main/import_hook.cpp)
+// talk to, as Module.attnvizApp of this module instance. Desktop: nothing.
+void publish_app(void* app);
 // Desktop: the GLFW hints for an OpenGL 3.3 core context, before glfwCreateWindow (the window
 // and attnviz render). Browser: nothing (WebGL2 comes from the link flags, MIN_WEBGL_VERSION=2).
 void hint_gl33_core();

@@ -88,15 +88,6 @@ void hint_gl33_core() {
 
 void open_file_picker() {}                  // the desktop asks for a path (web/model_view.cpp)
 
-namespace {
-void (*g_on_drop)(const char*) = nullptr;
-}
-
-void install_file_drop(GLFWwindow* window, void (*on_drop)(const char* path)) {
-    g_on_drop = on_drop;
-    glfwSetDropCallback(window, [](GLFWwindow*, int count, const char** paths) {
-        if (count > 0 && g_on_drop) g_on_drop(paths[0]);
-    });
-}
+void publish_app(void*) {}
 
 }  // namespace attn::platform

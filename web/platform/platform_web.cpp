@@ -296,7 +296,7 @@ std::string save_png(const std::string& name, const std::vector<std::uint8_t>& r
 void open_file_picker() { attnviz_pick_file(); }
 void hint_gl33_core() {}  // the WebGL version comes from the link flags
 
-void install_file_drop(GLFWwindow*, void (*)(const char*)) {}  // index.html handles drops
+void publish_app(void* app) { EM_ASM({ Module['attnvizApp'] = $0; }, app); }
 
 void install_clipboard() {
     ImGuiIO& io = ImGui::GetIO();

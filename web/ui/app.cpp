@@ -17,12 +17,6 @@
 #include <cstring>
 
 namespace attn {
-namespace {
-App* g_app = nullptr;
-}
-
-App* current_app() { return g_app; }
-void set_current_app(App* app) { g_app = app; }
 
 bool App::init(std::string& error) {
     if (!renderer.init(error)) return false;
@@ -30,10 +24,8 @@ bool App::init(std::string& error) {
         if (find_preset("i-am-good")) state.load_preset("i-am-good");
         else if (!presets().empty()) state.load_preset(presets().front().name);
     }
-    if (!figure_only) {
-        const std::string hash = platform::start_link();
-        if (hash.size() > 1) open_link_hash(hash);
-    }
+    const std::string hash = platform::start_link();
+    if (hash.size() > 1) open_link_hash(hash);
     return true;
 }
 
@@ -49,7 +41,7 @@ std::string App::handle_page_message(const std::string& message_json) {
 
 void App::sync_link() {
     const double now = ImGui::GetTime();
-    if (figure_only || state.figure.empty() || now - link_checked_at_ < 0.25) return;
+    if (state.figure.empty() || now - link_checked_at_ < 0.25) return;
     link_checked_at_ = now;
     std::string hash = encode_link(link_from_app(state));
     if (hash == shown_hash_) return;
@@ -60,13 +52,13 @@ void App::sync_link() {
 void App::shutdown() { renderer.shutdown(); }
 
 void App::before_frame(float ui_scale) {
-    if (!figure_only) frame_times.begin_frame();
-    if (!figure_only) run_pending_export(*this);  // between frames, outside ImGui's frame
+    frame_times.begin_frame();
+    run_pending_export(*this);  // between frames, outside ImGui's frame
     if (state.theme_auto) state.theme = platform::prefers_dark() ? Theme::Dark : Theme::Light;
     state.text_scale = std::clamp(state.text_scale, kMinTextScale, kMaxTextScale);
     ui_scale *= state.text_scale;
     ui_scale_ = ui_scale;
-    collect_text(state, fonts);
+    collect_text(state, panels, fonts);
     fonts.update(ui_scale);
     if (styled_scale_ != ui_scale || styled_theme_ != state.theme) {
         apply_theme(state.theme, ui_scale);
@@ -80,20 +72,19 @@ void App::build_ui() {
     advance_import_load(state);  // a file whose bytes are all in is parsed here
     set_ui_language(state.lang);
     state.probe.clear();
-    ViewContext ctx{state, renderer, fonts, ui_scale_, !figure_only};
-    if (!figure_only && !state.show_panels) draw_figure_only(ctx);
-    else draw_app(ctx, figure_only);
-    if (!figure_only) draw_frame_overlay(ctx, frame_times);
+    ViewContext ctx{state, renderer, fonts, views, panels, ui_scale_, true};
+    if (!state.show_panels) draw_figure_only(ctx);
+    else draw_app(ctx, false);
+    draw_frame_overlay(ctx, frame_times);
     // Only the Steps view scrolls; a figure-only Lines or heatmap leaves the wheel to the page.
-    if (!figure_only) platform::pass_wheel_to_page(!state.show_panels && state.view != View::Steps);
-    if (!figure_only) platform::wheel_zoom(state.view == View::Heatmap, state.grid_rect.data());
+    platform::pass_wheel_to_page(!state.show_panels && state.view != View::Steps);
+    platform::wheel_zoom(state.view == View::Heatmap, state.grid_rect.data());
     sync_link();
     ++frame_count;
 }
 
 void App::before_render() {
     renderer.upload_frame();
-    if (figure_only) return;
     // What the frame draws: every draw list's bytes and commands, the display, the font atlas
     // and what the renderer's callbacks draw (hashed 8 bytes at a time: ~1 ms for 3 MB).
     std::uint64_t h = 0x84222325cbf29ce4ull;
@@ -132,15 +123,15 @@ void App::before_render() {
 }
 
 void App::after_render() {
-    if (figure_only || !frame_times.gpu_sync) return;
+    if (!frame_times.gpu_sync) return;
     unsigned char pixel[4];
     glReadPixels(0, 0, 1, 1, GL_RGBA, GL_UNSIGNED_BYTE, pixel);  // returns once the GPU has drawn the frame
     frame_times.end_gpu();
 }
 
-std::string App::state_json() const {
+nlohmann::json figure_state_json(const AppState& st) {
     using nlohmann::json;
-    const AppState& st = state;
+    const Trace& trace = st.figure.trace();
     auto rect = [](const ProbeRect& r) { return json::array({r[0], r[1], r[2], r[3]}); };
     auto ref = [](const TokenRef& r) -> json {
         if (!r.valid()) return nullptr;
@@ -155,42 +146,35 @@ std::string App::state_json() const {
     for (const auto& [name, r] : st.step_rects) steps[name] = rect(r);
     // The mask cell by cell for small figures only: at thousands of tokens it would be megabytes a call.
     json allowed = json::array();
-    const bool small_mask = st.figure.trace().allowed.size() <= 65536;
-    for (Eigen::Index i = 0; small_mask && i < st.figure.trace().allowed.rows(); ++i) {
+    const bool small_mask = trace.allowed.size() <= 65536;
+    for (Eigen::Index i = 0; small_mask && i < trace.allowed.rows(); ++i) {
         json row = json::array();
-        for (Eigen::Index j = 0; j < st.figure.trace().allowed.cols(); ++j) row.push_back(static_cast<int>(st.figure.trace().allowed(i, j)));
+        for (Eigen::Index j = 0; j < trace.allowed.cols(); ++j) row.push_back(static_cast<int>(trace.allowed(i, j)));
         allowed.push_back(row);
     }
+    const HeatmapProbe& hp = st.heatmap_probe;
     json j = {
-        {"frame", frame_count},
-        {"ui_scale", ui_scale_},
         {"view", view_name(st.view)},
         {"theme", st.theme == Theme::Dark ? "dark" : "light"},
         {"panels", st.show_panels},
-        {"link", shown_hash_},
-        {"copied", last_copied()},
         {"heatmap_head", st.heatmap.head},
         {"heatmap", {{"zoom", st.heatmap.zoom}, {"view_x", st.heatmap.view_x}, {"view_y", st.heatmap.view_y},
-                     {"max_zoom", st.heatmap_probe.max_zoom}, {"cell", st.heatmap_probe.cell},
-                     {"level", st.heatmap_probe.level},
-                     {"rows", {st.heatmap_probe.row0, st.heatmap_probe.row1}},
-                     {"cols", {st.heatmap_probe.col0, st.heatmap_probe.col1}},
-                     {"labels_q", st.heatmap_probe.labels_q}, {"labels_k", st.heatmap_probe.labels_k},
-                     {"numbers", st.heatmap_probe.numbers}, {"progress", st.heatmap_probe.progress},
-                     {"display_bytes", st.heatmap_probe.display_bytes}, {"trace_bytes", st.heatmap_probe.trace_bytes},
-                     {"gpu_bytes", st.heatmap_probe.gpu_bytes}, {"tiles", st.heatmap_probe.tiles}}},
+                     {"max_zoom", hp.max_zoom}, {"cell", hp.cell}, {"level", hp.level},
+                     {"rows", {hp.row0, hp.row1}}, {"cols", {hp.col0, hp.col1}},
+                     {"labels_q", hp.labels_q}, {"labels_k", hp.labels_k}, {"numbers", hp.numbers},
+                     {"progress", hp.progress}, {"display_bytes", hp.display_bytes}, {"trace_bytes", hp.trace_bytes},
+                     {"gpu_bytes", hp.gpu_bytes}, {"tiles", hp.tiles}}},
         {"steps_head", st.steps.head},
         {"theme_auto", st.theme_auto},
         {"text_scale", st.text_scale},
-        {"export", {{"count", last_export().count}, {"file", last_export().file}, {"width", last_export().width},
-                    {"height", last_export().height}, {"error", last_export().error}}},
         {"lang", st.lang == Lang::Zh ? "zh" : "en"},
         {"showing_preset", st.showing_preset()},
         {"preset", st.preset_name},
-        {"kind", kind_name(st.figure.trace().kind)},
-        {"queries", st.figure.trace().queries},
-        {"keys", st.figure.trace().keys},
-        {"heads", st.figure.trace().heads},
+        {"figure_name", st.figure.name},
+        {"kind", kind_name(trace.kind)},
+        {"queries", trace.queries},
+        {"keys", trace.keys},
+        {"heads", trace.heads},
         {"allowed", allowed},
         {"error", st.error},
         {"hover", ref(st.hover)},
@@ -198,17 +182,31 @@ std::string App::state_json() const {
         {"lines_drawn", st.lines_drawn},
         {"lines_ready", st.lines_ready},
         {"top_k", st.lines.top_k},
-        {"frame_time", frame_times_json(st, frame_times)},
         {"figure", rect(st.figure_rect)},
         {"grid", rect(st.grid_rect)},
         {"query_rects", queries},
         {"key_rects", keys},
         {"widgets", widgets},
         {"steps", steps},
-        {"fonts", {{"glyphs", fonts.glyph_count()}, {"missing", fonts.missing_count()}, {"px", fonts.body ? fonts.body->FontSize : 0.0f}, {"rebuilds", fonts.rebuild_count()},
-                   {"font_pending", fonts.font_pending()}}},
     };
     add_import_json(st, j);
+    return j;
+}
+
+std::string App::state_json() const {
+    using nlohmann::json;
+    json j = figure_state_json(state);
+    const ExportRecord& last = panels.exports.last;
+    j.update({
+        {"frame", frame_count},
+        {"ui_scale", ui_scale_},
+        {"link", shown_hash_},
+        {"copied", panels.share.copied},
+        {"export", {{"count", last.count}, {"file", last.file}, {"width", last.width}, {"height", last.height}, {"error", last.error}}},
+        {"frame_time", frame_times_json(state, frame_times)},
+        {"fonts", {{"glyphs", fonts.glyph_count()}, {"missing", fonts.missing_count()}, {"px", fonts.body ? fonts.body->FontSize : 0.0f},
+                   {"rebuilds", fonts.rebuild_count()}, {"font_pending", fonts.font_pending()}}},
+    });
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

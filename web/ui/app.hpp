@@ -1,12 +1,16 @@
-// app.hpp: one running visualizer: state, renderer and fonts, and the frame around them.
-// main.cpp (window) and render_command.cpp (PNG) both drive it.
+// app.hpp: one running visualizer: state, renderer, fonts, the views and the panels' memory,
+// and the frame around them. main.cpp drives it; an export draws its views off screen.
 #pragma once
 
 #include "app_state.hpp"
 #include "fonts.hpp"
 #include "frame_overlay.hpp"
 #include "input_queue.hpp"
+#include "panels.hpp"
 #include "renderer.hpp"
+#include "view.hpp"
+
+#include <nlohmann/json_fwd.hpp>
 
 #include <string>
 
@@ -17,10 +21,12 @@ public:
     AppState state;
     Renderer renderer;
     Fonts fonts;
-    bool figure_only = false;  // PNG export: the figure alone
+    Views views;
+    PanelState panels;
     int frame_count = 0;
     FrameTimes frame_times;    // of the window's frames (not of PNG exports)
     InputQueue input;          // keys and text on their way to ImGui (main.cpp)
+    std::string page_reply;    // the last string a page hook returned (main/test_hook.cpp): lives until the next
 
     // Needs a current GL context and ImGui's GL backend initialised.
     bool init(std::string& error);
@@ -38,7 +44,7 @@ public:
     // figure costs no rasterization at all. Set by before_render.
     bool frame_unchanged() const { return unchanged_; }
     float ui_scale() const { return ui_scale_; }
-    // The state the browser tests read (JSON).
+    // The state the browser tests read (JSON): figure_state_json and the app's own.
     std::string state_json() const;
     // The link (link_state.hpp): a hash the page opened or changed to. A bad one keeps the
     // figure, shows the error line and stays in the address bar until the state changes.
@@ -59,8 +65,8 @@ private:
     Theme styled_theme_ = Theme::Dark;
 };
 
-// The app the JS test hook and the browser callbacks talk to.
-App* current_app();
-void set_current_app(App* app);
+// What the views drew of the figure: tokens, rectangles, the heatmap's and the import's state
+// (the browser tests, and `attnviz render --layout`).
+nlohmann::json figure_state_json(const AppState& st);
 
 }  // namespace attn

@@ -1,19 +1,14 @@
 // display_menu.cpp: theme, text size and the frame-time overlay (display_menu.hpp).
 #include "display_menu.hpp"
 
+#include "view.hpp"
+
 #include <imgui.h>
 
 #include <algorithm>
 #include <cmath>
 
 namespace attn {
-namespace {
-void probe(AppState& st, const char* name) {
-    ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-    st.probe[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
-}
-}  // namespace
-
 void display_menu(AppState& st, float s) {
     if (ImGui::SmallButton(tr(Str::Display))) ImGui::OpenPopup("##display");
     probe(st, "display");

@@ -6,11 +6,14 @@
 // [SECTION] Menu
 #include "export.hpp"
 
-#include "model_view.hpp"
-
 #include "app.hpp"
+#include "model_view.hpp"
+#include "panels.hpp"
 #include "platform.hpp"
+#include "theme.hpp"
 #include "view.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
@@ -26,7 +29,8 @@ namespace attn {
 
 // [SECTION] Off-screen figure ------------------------------------------------------------------
 
-bool render_figure(const AppState& source, int width, int height, float scale, FigureImage& out, std::string& error) {
+bool render_figure(const AppState& source, FigureDrawer drawer, int width, int height, float scale, FigureImage& out,
+                   std::string& error) {
     GLint max_renderbuffer = 0, max_viewport[2] = {0, 0};
     glGetIntegerv(GL_MAX_RENDERBUFFER_SIZE, &max_renderbuffer);
     glGetIntegerv(GL_MAX_VIEWPORT_DIMS, max_viewport);
@@ -47,69 +51,66 @@ bool render_figure(const AppState& source, int width, int height, float scale, F
     io.IniFilename = nullptr;
     ImGui_ImplOpenGL3_Init(platform::kImGuiGlslVersion);
 
-    // A revision no other figure has: the views' caches of GPU data (keyed on the revision)
-    // then fill this renderer's textures, and refill the screen's afterwards.
-    static int export_revision = -1;
-    bool ok = true;
-    {
-        auto app = std::make_unique<App>();
-        app->figure_only = true;
-        app->state = source;
-        app->state.hover = {};
-        app->state.revision = --export_revision;
-        if (App* screen = current_app(); screen && screen != app.get()) app->fonts.use_downloads_of(screen->fonts);
-        if (!app->init(error)) {
-            ok = false;
-        } else {
-            GLuint fbo = 0, color = 0;
-            glGenFramebuffers(1, &fbo);
-            glGenRenderbuffers(1, &color);
-            glBindRenderbuffer(GL_RENDERBUFFER, color);
-            glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, width, height);
-            glBindFramebuffer(GL_FRAMEBUFFER, fbo);
-            glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, color);
-            if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE) {
-                error = "no framebuffer of that size";
-                ok = false;
-            }
-            // A few frames so that ImGui's layout (auto-sized items, fonts) has settled.
-            for (int frame = 0; ok && frame < 3; ++frame) {
-                app->before_frame(scale);
-                io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
-                io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);
-                io.DeltaTime = 1.0f / 60.0f;
-                io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
-                ImGui_ImplOpenGL3_NewFrame();
-                ImGui::NewFrame();
-                app->build_ui();
-                ImGui::Render();
-                glBindFramebuffer(GL_FRAMEBUFFER, fbo);
-                glViewport(0, 0, width, height);
-                glClearColor(1, 1, 1, 1);
-                glClear(GL_COLOR_BUFFER_BIT);
-                app->before_render();
-                ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-            }
-            if (ok) {
-                std::vector<std::uint8_t> pixels(static_cast<size_t>(width) * height * 4);
-                glPixelStorei(GL_PACK_ALIGNMENT, 1);
-                glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
-                // GL rows run bottom to top; images top to bottom. Opaque alpha.
-                out.width = width;
-                out.height = height;
-                out.rgba.resize(pixels.size());
-                const size_t stride = static_cast<size_t>(width) * 4;
-                for (int y = 0; y < height; ++y)
-                    std::copy_n(pixels.data() + (height - 1 - y) * stride, stride, out.rgba.data() + y * stride);
-                for (size_t i = 3; i < out.rgba.size(); i += 4) out.rgba[i] = 255;
-                out.layout_json = app->state_json();
-            }
-            glBindFramebuffer(GL_FRAMEBUFFER, 0);
-            glDeleteRenderbuffers(1, &color);
-            glDeleteFramebuffers(1, &fbo);
-        }
-        app->shutdown();
+    // A copy of the state (the figure's numbers are shared, not copied): the views write their
+    // probes into it, and the screen's hover is no part of an exported figure.
+    AppState st = source;
+    st.hover = {};
+    Fonts fonts;
+    if (drawer.downloads) fonts.use_downloads_of(*drawer.downloads);
+    PanelState panels;  // the figure alone: no panel is drawn
+    const float ui_scale = scale * std::clamp(st.text_scale, kMinTextScale, kMaxTextScale);
+    GLuint fbo = 0, color = 0;
+    glGenFramebuffers(1, &fbo);
+    glGenRenderbuffers(1, &color);
+    glBindRenderbuffer(GL_RENDERBUFFER, color);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, width, height);
+    glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, color);
+    bool ok = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+    if (!ok) error = "no framebuffer of that size";
+    // A few frames so that ImGui's layout (auto-sized items, fonts) has settled.
+    for (int frame = 0; ok && frame < 3; ++frame) {
+        collect_text(st, panels, fonts);
+        fonts.update(ui_scale);
+        apply_theme(st.theme, ui_scale);
+        io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
+        io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);
+        io.DeltaTime = 1.0f / 60.0f;
+        io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+        ImGui_ImplOpenGL3_NewFrame();
+        ImGui::NewFrame();
+        drawer.renderer.begin_frame();
+        set_ui_language(st.lang);
+        st.probe.clear();
+        ViewContext ctx{st, drawer.renderer, fonts, drawer.views, panels, ui_scale, false};
+        draw_app(ctx, true);
+        ImGui::Render();
+        glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+        glViewport(0, 0, width, height);
+        glClearColor(1, 1, 1, 1);
+        glClear(GL_COLOR_BUFFER_BIT);
+        drawer.renderer.upload_frame();
+        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     }
+    if (ok) {
+        std::vector<std::uint8_t> pixels(static_cast<size_t>(width) * height * 4);
+        glPixelStorei(GL_PACK_ALIGNMENT, 1);
+        glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
+        // GL rows run bottom to top; images top to bottom. Opaque alpha.
+        out.width = width;
+        out.height = height;
+        out.rgba.resize(pixels.size());
+        const size_t stride = static_cast<size_t>(width) * 4;
+        for (int y = 0; y < height; ++y)
+            std::copy_n(pixels.data() + (height - 1 - y) * stride, stride, out.rgba.data() + y * stride);
+        for (size_t i = 3; i < out.rgba.size(); i += 4) out.rgba[i] = 255;
+        nlohmann::json layout = figure_state_json(st);
+        layout["ui_scale"] = ui_scale;
+        out.layout_json = layout.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    glDeleteRenderbuffers(1, &color);
+    glDeleteFramebuffers(1, &fbo);
     ImGui_ImplOpenGL3_Shutdown();
     ImGui::DestroyContext(context);
     ImGui::SetCurrentContext(previous);
@@ -190,21 +191,14 @@ std::string export_basename(const AppState& st) {
 
 // [SECTION] Queue and record -------------------------------------------------------------------
 
-namespace {
-std::optional<ExportKind> g_pending;
-ExportRecord g_last;
-}  // namespace
-
-const ExportRecord& last_export() { return g_last; }
-void request_export(ExportKind kind) { g_pending = kind; }
-
 void run_pending_export(App& app) {
-    if (!g_pending) return;
-    const ExportKind kind = *g_pending;
-    g_pending.reset();
+    ExportQueue& exports = app.panels.exports;
+    if (!exports.pending) return;
+    const ExportKind kind = *exports.pending;
+    exports.pending.reset();
     const AppState& st = app.state;
     ExportRecord record;
-    record.count = g_last.count + 1;
+    record.count = exports.last.count + 1;
     std::string error;
     const std::string base = export_basename(st);
     if (st.figure.empty()) {
@@ -229,7 +223,7 @@ void run_pending_export(App& app) {
         const int width = std::max(64, static_cast<int>(std::lround(w_css * k)));
         const int height = std::max(64, static_cast<int>(std::lround(h_css * k)));
         FigureImage image;
-        if (render_figure(st, width, height, static_cast<float>(k), image, error)) {
+        if (render_figure(st, {app.renderer, app.views, &app.fonts}, width, height, static_cast<float>(k), image, error)) {
             const std::string name = base + (k > 1 ? "@" + std::to_string(k) + "x" : "") + ".png";
             record.file = platform::save_png(name, image.rgba, image.width, image.height, error);
             record.width = image.width;
@@ -239,34 +233,29 @@ void run_pending_export(App& app) {
     if (record.file.empty() && error.empty()) error = "not saved";
     record.error = error;
     record.time = ImGui::GetTime();
-    g_last = record;
+    exports.last = record;
 }
 
-std::string export_note() {
-    if (g_last.count == 0 || ImGui::GetTime() - g_last.time > 8.0) return "";
+std::string export_note(const ExportQueue& exports) {
+    const ExportRecord& last = exports.last;
+    if (last.count == 0 || ImGui::GetTime() - last.time > 8.0) return "";
     char note[600];
-    if (g_last.error.empty()) std::snprintf(note, sizeof note, tr(Str::ExportSaved), g_last.file.c_str());
-    else std::snprintf(note, sizeof note, tr(Str::ExportFailed), g_last.error.c_str());
+    if (last.error.empty()) std::snprintf(note, sizeof note, tr(Str::ExportSaved), last.file.c_str());
+    else std::snprintf(note, sizeof note, tr(Str::ExportFailed), last.error.c_str());
     return note;
 }
 
 // [SECTION] Menu -------------------------------------------------------------------------------
 
-namespace {
-void probe(AppState& st, const char* name) {
-    ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-    st.probe[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
-}
-}  // namespace
-
-void export_menu(AppState& st, float s) {
+void export_menu(AppState& st, ExportQueue& exports, float s) {
     if (ImGui::Button(tr(Str::Export))) ImGui::OpenPopup("##export");
     probe(st, "export");
-    if (!g_last.file.empty() || !g_last.error.empty()) {
+    const ExportRecord& last = exports.last;
+    if (!last.file.empty() || !last.error.empty()) {
         if (ImGui::IsItemHovered()) {
             ImGui::BeginTooltip();
-            if (g_last.error.empty()) ImGui::Text(tr(Str::ExportSaved), g_last.file.c_str());
-            else ImGui::Text(tr(Str::ExportFailed), g_last.error.c_str());
+            if (last.error.empty()) ImGui::Text(tr(Str::ExportSaved), last.file.c_str());
+            else ImGui::Text(tr(Str::ExportFailed), last.error.c_str());
             ImGui::EndTooltip();
         }
     }
@@ -286,7 +275,7 @@ void export_menu(AppState& st, float s) {
         const bool disabled = (item.kind == ExportKind::Svg && (st.view == View::Steps || st.view == View::Model)) ||
                               (item.kind == ExportKind::SceneJson && !st.figure.has(Detail::Scene));
         if (disabled) ImGui::BeginDisabled();
-        if (ImGui::Selectable(tr(item.label), false, 0, ImVec2(190.0f * s, 0))) request_export(item.kind);
+        if (ImGui::Selectable(tr(item.label), false, 0, ImVec2(190.0f * s, 0))) exports.pending = item.kind;
         if (disabled) ImGui::EndDisabled();
         probe(st, item.probe);
         if (disabled && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", tr(Str::ExportSvgSteps));

@@ -3,20 +3,25 @@
 // (core/svg.hpp), and the scene JSON. The browser downloads them (a Blob through the page);
 // the desktop writes them to the working folder and says where.
 //
-// The PNG is drawn by a second ImGui context with its own App (renderer, font atlas at the
-// export scale), between two frames of the app on screen; `attnviz render` uses the same path.
+// The PNG is drawn by a second ImGui context (its own font atlas, at the export scale) with
+// the app's own renderer and view objects, between two frames of the app on screen; `attnviz
+// render` uses the same path with a renderer and views of its own.
 #pragma once
 
 #include "app_state.hpp"
 #include "svg.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace attn {
 
 class App;
+class Fonts;
+class Renderer;
+struct Views;
 
 struct FigureImage {
     int width = 0, height = 0;
@@ -24,10 +29,19 @@ struct FigureImage {
     std::string layout_json;         // App::state_json() of the figure drawn (tests)
 };
 
+// What draws the figure: a renderer and view objects (the app's own, so the export shares their
+// GL objects and caches), and fonts whose downloaded CJK files the export may use too.
+struct FigureDrawer {
+    Renderer& renderer;
+    Views& views;
+    const Fonts* downloads = nullptr;
+};
+
 // Draws the figure of `source` alone (title + view, no controls) at width×height pixels and
 // UI scale `scale` into an FBO. Needs a current GL context; creates and destroys its own ImGui
 // context and restores the one that was current. false with `error` set on failure.
-bool render_figure(const AppState& source, int width, int height, float scale, FigureImage& out, std::string& error);
+bool render_figure(const AppState& source, FigureDrawer drawer, int width, int height, float scale, FigureImage& out,
+                   std::string& error);
 
 // The SVG options for what `st` shows: view, theme, heads, threshold / top-k, selection,
 // heatmap head / colormap / values, the UI language's words and the figure's title.
@@ -39,14 +53,6 @@ std::string export_basename(const AppState& st);
 
 enum class ExportKind { Png1, Png2, Png4, Svg, SceneJson };
 
-// The toolbar's Export menu (PNG 1×/2×/4×, SVG, scene JSON). Choosing an item queues it; the
-// export runs before the next frame (run_pending_export), outside any ImGui frame.
-void export_menu(AppState& st, float ui_scale);
-// Queues an export, as the menu does (the page's test hook can call this too).
-void request_export(ExportKind kind);
-// Runs a queued export for the app on screen. Call between frames (App::before_frame).
-void run_pending_export(App& app);
-
 // What the last export wrote: shown under the figure, reported to the browser tests.
 struct ExportRecord {
     int count = 0;
@@ -55,9 +61,19 @@ struct ExportRecord {
     std::string error;  // "" when it worked
     double time = 0.0;  // ImGui::GetTime() when it ran
 };
-const ExportRecord& last_export();
+// An export asked for by the menu, and the last one done (PanelState, panels.hpp).
+struct ExportQueue {
+    std::optional<ExportKind> pending;
+    ExportRecord last;
+};
+
+// The toolbar's Export menu (PNG 1×/2×/4×, SVG, scene JSON). Choosing an item queues it; the
+// export runs before the next frame (run_pending_export), outside any ImGui frame.
+void export_menu(AppState& st, ExportQueue& exports, float ui_scale);
+// Runs a queued export of the app on screen. Call between frames (App::before_frame).
+void run_pending_export(App& app);
 // "Saved attnviz-….png" (or the failure) for a few seconds after an export, else "": the
 // status line under the figure shows it in place of the hint.
-std::string export_note();
+std::string export_note(const ExportQueue& exports);
 
 }  // namespace attn

@@ -19,7 +19,6 @@
 // [SECTION] Hover
 #include "view.hpp"
 
-#include "app.hpp"
 #include "colormaps.hpp"
 #include "display_map.hpp"
 #include "steps.hpp"
@@ -49,9 +48,8 @@ namespace {
 // [SECTION] Display map (built progressively) --------------------------------------------------
 
 
-bool wants_scores(const Trace& tr, const HeatmapOptions& o) {
-    const int h = o.head >= 0 && o.head < tr.heads ? o.head : 0;
-    return o.values == HeatValues::Scores && (tr.is_long() || tr.attention.heads[static_cast<size_t>(h)].scaled.size() > 0);
+bool wants_scores(const Figure& figure, const HeatmapOptions& o) {
+    return o.values == HeatValues::Scores && figure.has(Detail::Scores);
 }
 
 struct MapCache {
@@ -63,47 +61,24 @@ struct MapCache {
     bool any_masked = false;  // anywhere in the map (the legend shows the hatch from the start)
     bool matches(const AppState& st) const {
         return trace == &st.figure.trace() && revision == st.revision && head == st.heatmap.head &&
-               scores == wants_scores(st.figure.trace(), st.heatmap) && log == st.heatmap.log_scale;
+               scores == wants_scores(st.figure, st.heatmap) && log == st.heatmap.log_scale;
     }
-    void start(const AppState& st) {
-        static std::uint64_t next_id = 0;
-        revision = st.revision, head = st.heatmap.head, scores = wants_scores(st.figure.trace(), st.heatmap);
+    void start(const AppState& st, std::uint64_t new_id) {
+        revision = st.revision, head = st.heatmap.head, scores = wants_scores(st.figure, st.heatmap);
         log = st.heatmap.log_scale;
         trace = &st.figure.trace();
-        id = ++next_id;
+        id = new_id;
         any_masked = st.figure.trace().allowed.size() > 0 && st.figure.trace().allowed.minCoeff() == 0;
         builder.start(st.figure.trace(), head, scores, 0, log);
     }
 };
 
-MapCache g_screen, g_export;
-
-// Two traces hold the same numbers (the export draws a copy of the screen's state).
-bool same_trace(const Trace& a, const Trace& b) {
-    return a.kind == b.kind && a.heads == b.heads && a.d_k == b.d_k && a.queries == b.queries && a.keys == b.keys &&
-           a.attention.output.rows() == b.attention.output.rows() && a.attention.output.cols() == b.attention.output.cols() &&
-           a.attention.output == b.attention.output && a.allowed.size() == b.allowed.size() && a.allowed == b.allowed;
-}
-
 // The map to draw: on screen a bounded step of building each frame; off screen (a PNG) the
-// whole map, the screen's own when it shows the same figure.
-const MapCache& current_map(ViewContext& ctx) {
-    const AppState& st = ctx.state;
-    if (ctx.interactive) {
-        if (!g_screen.matches(st)) g_screen.start(st);
-        g_screen.builder.step(build_budget_seconds());
-        g_export = MapCache{};  // an export's map is not needed any more
-        return g_screen;
-    }
-    const App* screen = current_app();
-    if (screen && &screen->state != &st && g_screen.matches(screen->state) && g_screen.head == st.heatmap.head &&
-        g_screen.scores == wants_scores(st.figure.trace(), st.heatmap) && g_screen.log == st.heatmap.log_scale && same_trace(screen->state.figure.trace(), st.figure.trace())) {
-        g_screen.builder.step(1e30);
-        return g_screen;
-    }
-    if (!g_export.matches(st)) g_export.start(st);
-    g_export.builder.step(1e30);
-    return g_export;
+// whole map at once.
+const MapCache& current_map(ViewContext& ctx, MapCache& m, std::uint64_t& last_id) {
+    if (!m.matches(ctx.state)) m.start(ctx.state, ++last_id);
+    m.builder.step(ctx.interactive ? build_budget_seconds() : 1e30);
+    return m;
 }
 
 // [SECTION] Values of visible cells --------------------------------------------------------------
@@ -116,8 +91,7 @@ struct RowValues {
     std::vector<float> values;
 };
 
-const RowValues& visible_values(const Trace& tr, const MapCache& m, int r0, int r1) {
-    static RowValues cache;
+const RowValues& visible_values(const Trace& tr, const MapCache& m, int r0, int r1, RowValues& cache) {
     if (cache.map_id == m.id && cache.r0 == r0 && cache.r1 == r1) return cache;
     cache.map_id = m.id, cache.r0 = r0, cache.r1 = r1;
     const size_t cells = static_cast<size_t>(r1 - r0) * tr.T_k();
@@ -157,7 +131,25 @@ std::string format_bytes(std::size_t n) {
     return b;
 }
 
+// One cell of each head shown, recomputed in a long trace: cached while the mouse rests.
+struct CellTip {
+    const Trace* trace = nullptr;
+    int revision = INT_MIN, q = -1, k = -1;
+    std::vector<CellValues> heads;
+};
+
 }  // namespace
+
+struct HeatmapView::Cache {
+    MapCache map;
+    std::uint64_t last_map_id = 0;
+    RowValues rows;
+    LabelWidths widths;
+    int last_T_q = -1, last_T_k = -1;  // a figure of another size starts whole (zoom 1)
+    CellTip tip;
+};
+HeatmapView::HeatmapView() : cache_(std::make_unique<Cache>()) {}
+HeatmapView::~HeatmapView() = default;
 
 void hatch_rect(ImDrawList* dl, ImVec2 a, ImVec2 b, const Palette& pal, float s) {
     auto col = [](const std::array<float, 4>& c) { return ImGui::GetColorU32(ImVec4(c[0], c[1], c[2], c[3])); };
@@ -174,7 +166,7 @@ ImU32 ink_on(const std::array<float, 3>& rgb) {
     return luminance > 0.5f ? IM_COL32(20, 20, 24, 255) : IM_COL32(245, 245, 245, 255);
 }
 
-void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
+void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     AppState& st = ctx.state;
     const Trace& tr = st.figure.trace();
     HeatmapOptions& o = st.heatmap;
@@ -186,7 +178,7 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const float fs = font->FontSize, ss = small->FontSize;
     const int T_q = tr.T_q(), T_k = tr.T_k();
     if (T_q == 0 || T_k == 0) return;
-    const MapCache& cache = current_map(ctx);
+    const MapCache& cache = current_map(ctx, cache_->map, cache_->last_map_id);
     const DisplayMap& map = cache.builder.map();
     const float lo = map.lo, hi = map.hi;
     const Colormap& cmap = colormaps()[std::clamp(o.colormap, 0, static_cast<int>(colormaps().size()) - 1)];
@@ -197,7 +189,7 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     // The box the map fits at zoom 1 is laid out as before zooming existed; zooming enlarges
     // the cells inside the same box.
     auto text_w = [&](const std::string& t) { return font->CalcTextSizeA(fs, FLT_MAX, 0.0f, token_label(t)).x; };
-    static LabelWidths widths;
+    LabelWidths& widths = cache_->widths;
     if (widths.revision != st.revision || widths.trace != &tr || widths.font != font || widths.size != fs) {
         widths = LabelWidths{st.revision, &tr, font, fs, 0.0f, 0.0f};
         for (auto& t : tr.queries) widths.q = std::max(widths.q, text_w(t));
@@ -236,10 +228,9 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
 
     // [SECTION] Zoom and pan -----------------------------------------------------------------
     // A new figure of another size starts whole.
-    static int last_T_q = -1, last_T_k = -1;
-    if (ctx.interactive && (last_T_q != T_q || last_T_k != T_k)) {
+    if (ctx.interactive && (cache_->last_T_q != T_q || cache_->last_T_k != T_k)) {
         o.zoom = 1.0f, o.view_x = o.view_y = 0.0f, o.dragging = false;
-        last_T_q = T_q, last_T_k = T_k;
+        cache_->last_T_q = T_q, cache_->last_T_k = T_k;
     }
     const float max_zoom = std::max(1.0f, max_cell / cell0);
     auto clamp_view = [&] {
@@ -383,7 +374,7 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const float number_w = number_font->CalcTextSizeA(ns, FLT_MAX, 0.0f, "0.00").x;
     dl->PushClipRect(g0, g1, true);
     if (o.show_numbers && map.range_known && cell >= number_w + 8.0f * s && cell >= ns + 6.0f * s) {
-        const RowValues& rows = visible_values(tr, cache, row0, row1);
+        const RowValues& rows = visible_values(tr, cache, row0, row1, cache_->rows);
         for (int q = row0; q < row1; ++q)
             for (int k = col0; k < col1; ++k) {
                 const ImVec2 c(cell_x(k + 0.5f), cell_y(q + 0.5f));
@@ -481,19 +472,14 @@ void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
 
     // [SECTION] Hover ----------------------------------------------------------------------
     if (hq >= 0 && hk >= 0) {
-        // One cell of each head shown, recomputed in a long trace: cached while the mouse rests.
-        static struct {
-            const Trace* trace = nullptr;
-            int revision = INT_MIN, q = -1, k = -1;
-            std::vector<CellValues> heads;
-        } tip;
+        CellTip& tip = cache_->tip;
         if (tip.trace != &tr || tip.revision != st.revision || tip.q != hq || tip.k != hk) {
             tip.trace = &tr, tip.revision = st.revision, tip.q = hq, tip.k = hk;
             tip.heads.clear();
             for (int h = 0; h < tr.heads; ++h) tip.heads.push_back(cell_values(tr, h, hq, hk));
         }
         const bool allowed = tr.allowed(hq, hk) != 0;
-        const bool has_scores = tr.is_long() || tr.attention.heads[0].scores.size() > 0;  // imports: weights only
+        const bool has_scores = st.figure.has(Detail::Scores);
         ImGui::BeginTooltip();
         ImGui::Text("%s \xe2\x86\x92 %s", token_label(tr.queries[hq]), token_label(tr.keys[hk]));
         if (o.head >= 0 && o.head < tr.heads) ImGui::TextDisabled(attn::tr(Str::TipCell), hq + 1, hk + 1, o.head + 1);

@@ -51,7 +51,7 @@ ImU32 mix_color(ImU32 a, ImVec4 b, float t) {
 }
 
 // [SECTION] Cache --------------------------------------------------------------------------
-// What the view keeps between frames for one trace (per app: each page instance has its own).
+// What the view keeps between frames for one figure.
 struct LinesCache {
     // The trace it belongs to.
     const Trace* trace = nullptr;
@@ -131,23 +131,16 @@ struct LinesCache {
     }
 };
 
-// Two slots: the window's figure and a PNG export's (web/export.cpp renders with its own app
-// state) keep their caches, so an export does not restart the window's.
-LinesCache& cache_for(const AppState& st) {
-    static LinesCache slots[2];
-    static int last_used[2] = {0, 0}, clock = 0;
-    int pick = slots[0].matches(st) ? 0 : slots[1].matches(st) ? 1 : -1;
-    if (pick < 0) {
-        pick = last_used[0] <= last_used[1] ? 0 : 1;
-        slots[pick].reset(st);
-    }
-    last_used[pick] = ++clock;
-    return slots[pick];
-}
-
 }  // namespace
 
-void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
+struct LinesView::Cache {
+    LinesCache lines;
+    std::uint64_t versions = 0;  // a version names one content of the line instances (renderer.hpp)
+};
+LinesView::LinesView() : cache_(std::make_unique<Cache>()) {}
+LinesView::~LinesView() = default;
+
+void LinesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     AppState& st = ctx.state;
     const Trace& tr = st.figure.trace();
     const float s = ctx.scale;
@@ -167,7 +160,8 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     for (int h = 0; h < tr.heads; ++h)
         if (h < static_cast<int>(st.lines.head_visible.size()) && st.lines.head_visible[h]) visible.push_back(h);
     const int n_visible = static_cast<int>(visible.size());
-    LinesCache& cc = cache_for(st);
+    LinesCache& cc = cache_->lines;
+    if (!cc.matches(st)) cc.reset(st);
     if (!cc.all_done()) cc.advance(tr, visible, !ctx.interactive);
     st.lines_ready = cc.progress(visible);
     const bool keys_ready = std::all_of(visible.begin(), visible.end(), [&](int h) { return cc.top[static_cast<size_t>(h)].done(); });
@@ -294,9 +288,8 @@ void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     key.push_back(-1.0f);
     for (int q : st.query_set) key.push_back(static_cast<float>(q));
     if (key != cc.line_key) {
-        static std::uint64_t versions = 0;  // across both cache slots: a version names one content
         cc.line_key = key;
-        cc.lines_version = ++versions;
+        cc.lines_version = ++cache_->versions;
         std::vector<LineInstance>& lines = cc.lines;
         lines.clear();
         std::vector<TopEntry> kept;

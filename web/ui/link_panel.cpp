@@ -16,21 +16,13 @@ namespace {
 
 // [SECTION] Helpers ----------------------------------------------------------------------------
 
-std::string g_copied;
-double g_copied_at = -10.0;
-
-void probe(AppState& st, const char* name) {
-    ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-    st.probe[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
-}
-
-void copy(const std::string& text) {
+void copy(SharePanel& share, const std::string& text) {
     ImGui::SetClipboardText(text.c_str());
-    g_copied = text;
-    g_copied_at = ImGui::GetTime();
+    share.copied = text;
+    share.copied_at = ImGui::GetTime();
 }
 
-bool just_copied() { return ImGui::GetTime() - g_copied_at < 1.6; }
+bool just_copied(const SharePanel& share) { return ImGui::GetTime() - share.copied_at < 1.6; }
 
 std::string link_url(const AppState& st, bool panels) {
     LinkState l = link_from_app(st);
@@ -49,18 +41,15 @@ bool toggle_button(const char* label, bool on, ImVec2 size = ImVec2(0, 0)) {
 
 }  // namespace
 
-const std::string& last_copied() { return g_copied; }
-
 // [SECTION] Share buttons and the embed dialog --------------------------------------------------
 
-void draw_share_buttons(ViewContext& ctx) {
+void draw_share_buttons(ViewContext& ctx, SharePanel& share) {
     AppState& st = ctx.state;
     const float s = ctx.scale;
-    static EmbedOptions options;
-    static bool copied_link = false;
-    if (ImGui::SmallButton(tr(just_copied() && copied_link ? Str::Copied : Str::CopyLink))) {
-        copy(link_url(st, st.show_panels));
-        copied_link = true;
+    EmbedOptions& options = share.embed;
+    if (ImGui::SmallButton(tr(just_copied(share) && share.copied_link ? Str::Copied : Str::CopyLink))) {
+        copy(share, link_url(st, st.show_panels));
+        share.copied_link = true;
     }
     probe(st, "share.link");
     ImGui::SameLine();
@@ -100,9 +89,9 @@ void draw_share_buttons(ViewContext& ctx) {
     ImGui::EndChild();
     ImGui::PopStyleColor();
     probe(st, "embed.snippet");
-    if (ImGui::Button(tr(just_copied() && !copied_link ? Str::Copied : Str::EmbedCopy))) {
-        copy(snippet);
-        copied_link = false;
+    if (ImGui::Button(tr(just_copied(share) && !share.copied_link ? Str::Copied : Str::EmbedCopy))) {
+        copy(share, snippet);
+        share.copied_link = false;
     }
     probe(st, "embed.copy");
     ImGui::SameLine();
@@ -218,9 +207,7 @@ void draw_figure_only(ViewContext& ctx) {
     ImVec2 a = ImGui::GetWindowPos(), b(a.x + ImGui::GetWindowSize().x, a.y + ImGui::GetWindowSize().y);
     st.figure_rect = {a.x, a.y, b.x - a.x, b.y - a.y};
     if (!st.figure.empty()) {
-        if (st.view == View::Lines) draw_lines_view(ctx, a, b);
-        else if (st.view == View::Heatmap) draw_heatmap_view(ctx, a, b);
-        else draw_steps_view(ctx, a, b);
+        ctx.views.draw(ctx, st.view, a, b);
     }
     ImGui::EndChild();
     ImGui::PopStyleColor();

@@ -4,7 +4,6 @@
 //
 // [SECTION] Thumbnails (one atlas texture per import and stack)
 // [SECTION] Model view
-// [SECTION] Steps view of an import
 // [SECTION] Controls panel
 // [SECTION] Toolbar, progress and status
 #include "model_view.hpp"
@@ -39,8 +38,7 @@ struct Atlas {
 // smaller than its map keeps each block's largest weight (max pooling), so a sharp diagonal
 // or a column on the first token stays visible however long the sequence; blocks wholly above
 // a causal diagonal stay masked.
-const Atlas& atlas_for(ViewContext& ctx) {
-    static Atlas atlas;
+const Atlas& atlas_for(ViewContext& ctx, Atlas& atlas) {
     const ImportView& im = ctx.state.imported;
     const Figure& figure = ctx.state.figure;
     if (atlas.renderer == &ctx.renderer && atlas.data == figure.layers.get() && atlas.revision == im.revision &&
@@ -169,12 +167,18 @@ std::string megabytes(long long bytes) {
 
 // [SECTION] Model view ---------------------------------------------------------------------------
 
-void draw_model_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
+struct ModelView::Cache {
+    Atlas atlas;
+};
+ModelView::ModelView() : cache_(std::make_unique<Cache>()) {}
+ModelView::~ModelView() = default;
+
+void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     AppState& st = ctx.state;
     ImportView& im = st.imported;
     if (!st.figure.has(Detail::Layers)) return;
     const AttentionStack& s = st.figure.stack(im.import_stack);
-    const Atlas& atlas = atlas_for(ctx);
+    const Atlas& atlas = atlas_for(ctx, cache_->atlas);
     const float sc = ctx.scale;
     const Palette& pal = palette(st.theme);
     ImFont* small = ctx.fonts.small;
@@ -321,29 +325,6 @@ void draw_model_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     ImGui::EndChild();
 }
 
-// [SECTION] Steps view of an import ----------------------------------------------------------
-
-void draw_import_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
-    AppState& st = ctx.state;
-    const float sc = ctx.scale;
-    const Palette& pal = palette(st.theme);
-    ImFont* font = ctx.fonts.body;
-    const float wrap = std::min(max.x - min.x - 40.0f * sc, 720.0f * sc);
-    const char* note = tr(Str::StepsNoQkv);
-    const ImVec2 size = font->CalcTextSizeA(font->FontSize, FLT_MAX, wrap, note);
-    const ImVec2 p((min.x + max.x - size.x) * 0.5f, min.y + 16.0f * sc);
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    dl->AddRectFilled(ImVec2(p.x - 12.0f * sc, p.y - 8.0f * sc), ImVec2(p.x + size.x + 12.0f * sc, p.y + size.y + 8.0f * sc),
-                      pal.token_fill, 6.0f * sc);
-    dl->AddText(font, font->FontSize, p, pal.text, note, nullptr, wrap);
-    st.probe["steps.note"] = {p.x, p.y, size.x, size.y};
-    // The weights of the Steps view's head, drawn by the heatmap view below the note.
-    const int head = st.heatmap.head;
-    st.heatmap.head = st.steps.head;
-    draw_heatmap_view(ctx, ImVec2(min.x, p.y + size.y + 8.0f * sc), max);
-    st.heatmap.head = head;
-}
-
 // [SECTION] Controls panel -------------------------------------------------------------------
 
 void open_model_control(ViewContext& ctx) {
@@ -366,7 +347,7 @@ void open_model_control(ViewContext& ctx) {
     ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.4f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(std::min(560.0f * sc, io.DisplaySize.x - 40.0f * sc), 0.0f));
     if (ImGui::BeginPopupModal("Open model attention", nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove)) {
-        static std::string path;
+        std::string& path = ctx.panels.model_path;
         ImGui::TextWrapped("%s", tr(Str::OpenModelTip));
         ImGui::TextUnformatted(tr(Str::FilePath));
         ImGui::SetNextItemWidth(-FLT_MIN);

@@ -1,4 +1,4 @@
-// model_view.hpp: the parts of the UI that show imported attention (web/model_view.cpp).
+// model_view.hpp: the parts of the UI for figures with layers (web/ui/model_view.cpp).
 #pragma once
 
 #include "view.hpp"
@@ -7,10 +7,8 @@
 
 namespace attn {
 
-// The model view: layers × heads of small heatmaps; hover for a larger one, click to open it.
-void draw_model_view(ViewContext& ctx, ImVec2 min, ImVec2 max);
-// The Steps view of an import: the file has only the weights, so it shows them and says so.
-void draw_import_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max);
+// The model view (ModelView, view.hpp): layers × heads of small heatmaps; hover for a larger
+// one, click to open it.
 
 // Controls panel: the import section (stack, what to show, aggregation, subwords).
 void draw_import_controls(ViewContext& ctx);

@@ -211,7 +211,7 @@ void scene_json_popup(ViewContext& ctx) {
     ImGui::TextWrapped("%s", tr(Str::JsonHelp));
     ImGui::InputTextMultiline("##json", &st.scene_json, ImVec2(-FLT_MIN, std::min(300.0f * s, io.DisplaySize.y * 0.5f)));
     probe(st, "json.text");
-    static bool failed = false;
+    bool& failed = ctx.panels.json_failed;
     if (ImGui::Button(tr(Str::JsonLoad))) {
         st.apply_scene_json();
         failed = !st.error.empty();
@@ -272,7 +272,7 @@ void draw_controls(ViewContext& ctx) {
         ImGui::SameLine();
         display_menu(st, s);
     }
-    draw_share_buttons(ctx);
+    draw_share_buttons(ctx, ctx.panels.share);
     if (st.figure.has(Detail::Layers)) {  // a model's layers × heads: choose what the views show
         draw_import_controls(ctx);
         scene_json_popup(ctx);
@@ -586,7 +586,7 @@ void draw_toolbar(ViewContext& ctx) {
         }
     }
     same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::Export)).x + 24.0f * s);
-    export_menu(st, s);
+    export_menu(st, ctx.panels.exports, s);
 }
 
 void draw_status(ViewContext& ctx) {
@@ -600,7 +600,7 @@ void draw_status(ViewContext& ctx) {
         ImGui::SameLine();
         ImGui::TextDisabled("%s", attn::tr(Str::LoadingGlyphs));
     }
-    const std::string note = export_note();  // where the last export went, for a few seconds
+    const std::string note = export_note(ctx.panels.exports);  // where the last export went, for a few seconds
     const char* hint = !note.empty() ? note.c_str()
                                      : attn::tr(st.view == View::Lines ? Str::HintLines : st.view == View::Heatmap ? Str::HintHeatmap : Str::HintSteps);
     const float w = ImGui::CalcTextSize(hint).x;
@@ -637,11 +637,7 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
     ImVec2 a = ImGui::GetWindowPos(), b(a.x + ImGui::GetWindowSize().x, a.y + ImGui::GetWindowSize().y);
     st.figure_rect = {a.x, a.y, b.x - a.x, b.y - a.y};
     if (!st.figure.empty()) {
-        if (st.view == View::Lines) draw_lines_view(ctx, a, b);
-        else if (st.view == View::Heatmap) draw_heatmap_view(ctx, a, b);
-        else if (st.view == View::Model) draw_model_view(ctx, a, b);
-        else if (st.figure.has(Detail::Projections)) draw_steps_view(ctx, a, b);
-        else draw_import_steps_view(ctx, a, b);
+        ctx.views.draw(ctx, st.view, a, b);
     } else {
         const char* msg = tr(Str::EmptyFigure);
         ImVec2 t = ImGui::CalcTextSize(msg);
@@ -657,7 +653,7 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
 
 // [SECTION] Layout -------------------------------------------------------------------------------
 
-void collect_text(const AppState& st, Fonts& fonts) {
+void collect_text(const AppState& st, PanelState& panels, Fonts& fonts) {
     fonts.need("\xe2\x9a\xa0");  // ⚠ of the error line; the rest of the UI's text is in the base ranges
     fonts.need(st.target_text);
     fonts.need(st.source_text);
@@ -677,11 +673,10 @@ void collect_text(const AppState& st, Fonts& fonts) {
     for (const auto& t : st.draft.tokens) fonts.need(t);
     for (const auto& t : st.draft.source_tokens) fonts.need(t);
     // The paste box can be long: scan it only when it changed.
-    static size_t scanned_hash = 0;
     const size_t hash = std::hash<std::string>{}(st.scene_json);
-    if (hash != scanned_hash) {
+    if (hash != panels.scanned_paste) {
         fonts.need(st.scene_json);
-        scanned_hash = hash;
+        panels.scanned_paste = hash;
     }
 }
 

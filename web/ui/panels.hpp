@@ -2,17 +2,29 @@
 // scene JSON), the figure on the right with its toolbar (view, heads, threshold, colormap).
 #pragma once
 
+#include "export.hpp"
+#include "link_panel.hpp"
 #include "view.hpp"
 
+#include <cstddef>
+#include <string>
+
 namespace attn {
+
+// What the panels keep between frames besides AppState (one per app, like the views).
+struct PanelState {
+    SharePanel share;              // Copy link / Embed… (link_panel.hpp)
+    ExportQueue exports;           // the Export menu's queue and last export (export.hpp)
+    bool json_failed = false;      // the scene JSON dialog's last Load failed
+    std::size_t scanned_paste = 0; // hash of the paste box last scanned for glyphs
+    std::string model_path;        // desktop: the "Open model attention" path field
+};
 
 // Builds the whole UI for one frame, filling the display. figure_only: just the figure with a
 // title line (PNG export).
 void draw_app(ViewContext& ctx, bool figure_only);
 
-// Helpers of the controls panel, shared with the import panel (web/model_view.cpp).
-// Registers the last item's rectangle under `name` for the browser tests.
-void probe(AppState& st, const char* name);
+// Helpers of the controls panel, shared with the import panel (web/ui/model_view.cpp).
 // A muted heading with a rule under it.
 void section(const char* title);
 // The colormap of the heatmap, the Steps view and the model view.
@@ -21,6 +33,6 @@ void colormap_combo(ViewContext& ctx);
 void token_chips(const std::vector<std::string>& tokens, const Palette& pal, float s);
 
 // Every string the UI may show this frame, for the font atlas (fonts.hpp).
-void collect_text(const AppState& state, Fonts& fonts);
+void collect_text(const AppState& state, PanelState& panels, Fonts& fonts);
 
 }  // namespace attn

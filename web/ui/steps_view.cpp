@@ -96,7 +96,7 @@ struct StepsCache {
 
     void update(const AppState& st, int h) {
         const Trace& tr = st.figure.trace();
-        const bool pos = st.scene.positional == Positional::Sinusoidal;
+        const bool pos = st.figure.has(Detail::Scene) && st.figure.scene->positional == Positional::Sinusoidal;
         if (trace == &tr && revision == st.revision && head == h && positional == pos) return;
         *this = StepsCache{};
         trace = &tr, revision = st.revision, head = h, positional = pos;
@@ -126,9 +126,38 @@ struct StepsCache {
     }
 };
 
+// A figure with only the weights (a model's file has no Q, K or V): a note that says so above
+// the weights of the Steps view's head, drawn by the heatmap view.
+void draw_weights_only(ViewContext& ctx, ImVec2 min, ImVec2 max) {
+    AppState& st = ctx.state;
+    const float sc = ctx.scale;
+    const Palette& pal = palette(st.theme);
+    ImFont* font = ctx.fonts.body;
+    const float wrap = std::min(max.x - min.x - 40.0f * sc, 720.0f * sc);
+    const char* note = attn::tr(Str::StepsNoQkv);
+    const ImVec2 size = font->CalcTextSizeA(font->FontSize, FLT_MAX, wrap, note);
+    const ImVec2 p((min.x + max.x - size.x) * 0.5f, min.y + 16.0f * sc);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->AddRectFilled(ImVec2(p.x - 12.0f * sc, p.y - 8.0f * sc), ImVec2(p.x + size.x + 12.0f * sc, p.y + size.y + 8.0f * sc),
+                      pal.token_fill, 6.0f * sc);
+    dl->AddText(font, font->FontSize, p, pal.text, note, nullptr, wrap);
+    st.probe["steps.note"] = {p.x, p.y, size.x, size.y};
+    const int head = st.heatmap.head;
+    st.heatmap.head = st.steps.head;
+    ctx.views.heatmap.draw(ctx, ImVec2(min.x, p.y + size.y + 8.0f * sc), max);
+    st.heatmap.head = head;
+}
+
 }  // namespace
 
-void draw_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
+struct StepsView::Cache {
+    StepsCache steps;
+};
+StepsView::StepsView() : cache_(std::make_unique<Cache>()) {}
+StepsView::~StepsView() = default;
+
+void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
+    if (!ctx.state.figure.has(Detail::Projections)) return draw_weights_only(ctx, min, max);
     AppState& st = ctx.state;
     const Trace& tr = st.figure.trace();
     const float s = ctx.scale;
@@ -139,7 +168,7 @@ void draw_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     if (tr.queries.empty() || tr.keys.empty()) return;
     const int head = std::clamp(st.steps.head, 0, tr.heads - 1);
     const HeadTrace& h = tr.attention.heads[head];
-    static StepsCache cache;  // one slot: a PNG export of another trace rebuilds it once
+    StepsCache& cache = cache_->steps;
     cache.update(st, head);
     const std::vector<Step>& steps = cache.steps;
     const Colormap& map = colormaps()[std::clamp(st.heatmap.colormap, 0, static_cast<int>(colormaps().size()) - 1)];

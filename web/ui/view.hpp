@@ -9,27 +9,69 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <memory>
 
 namespace attn {
+
+struct Views;
+struct PanelState;
 
 struct ViewContext {
     AppState& state;
     Renderer& renderer;
     Fonts& fonts;
+    Views& views;             // the view objects and their caches (one set per app)
+    PanelState& panels;       // what the panels keep between frames (panels.hpp)
     float scale = 1.0f;       // UI scale (device pixel ratio)
     bool interactive = true;  // false when rendering to a PNG: no hover, no tooltips
 };
 
-// Each view draws the current trace into the rectangle [min, max) of the current window.
-void draw_lines_view(ViewContext& ctx, ImVec2 min, ImVec2 max);
-void draw_heatmap_view(ViewContext& ctx, ImVec2 min, ImVec2 max);
-void draw_steps_view(ViewContext& ctx, ImVec2 min, ImVec2 max);
+// [SECTION] Views
+// Each view draws the figure (AppState::figure) into the rectangle [min, max) of the current
+// window, and keeps what it computed for it between frames (top-k lists, display maps, the
+// Steps pipeline, the model view's atlas). The app owns one of each; the PNG export draws the
+// same objects off screen, so an export reuses the caches instead of starting its own.
+#define ATTN_VIEW_CLASS(Name)                                   \
+    class Name {                                                \
+    public:                                                     \
+        Name();                                                 \
+        ~Name();                                                \
+        Name(const Name&) = delete;                             \
+        Name& operator=(const Name&) = delete;                  \
+        void draw(ViewContext& ctx, ImVec2 min, ImVec2 max);    \
+                                                                \
+    private:                                                    \
+        struct Cache;                                           \
+        std::unique_ptr<Cache> cache_;                          \
+    }
+ATTN_VIEW_CLASS(LinesView);    // lines_view.cpp: token to token, one colour per head
+ATTN_VIEW_CLASS(HeatmapView);  // heatmap_view.cpp: queries × keys, zoomable
+ATTN_VIEW_CLASS(StepsView);    // steps_view.cpp: the pipeline (the weights alone when that is all the figure has)
+ATTN_VIEW_CLASS(ModelView);    // model_view.cpp: layers × heads thumbnails (figures with Detail::Layers)
+#undef ATTN_VIEW_CLASS
+
+struct Views {
+    LinesView lines;
+    HeatmapView heatmap;
+    StepsView steps;
+    ModelView model;
+
+    void draw(ViewContext& ctx, View view, ImVec2 min, ImVec2 max) {
+        if (view == View::Lines) lines.draw(ctx, min, max);
+        else if (view == View::Heatmap) heatmap.draw(ctx, min, max);
+        else if (view == View::Model) model.draw(ctx, min, max);
+        else steps.draw(ctx, min, max);
+    }
+};
 
 // Seconds of on-demand work (a heatmap's display map, the lines' top-k lists) a frame may
 // take while it builds: 12 ms, or three quarters of the last frame's time when frames are slow
 // anyway (a software-rendered WebGL), at most 120 ms: the build then takes a fixed share of the
 // time instead of crawling.
 inline double build_budget_seconds() { return std::clamp(0.75 * ImGui::GetIO().DeltaTime, 0.012, 0.120); }
+
+// Registers the last ImGui item's rectangle under `name` for the browser tests (AppState::probe).
+void probe(AppState& st, const char* name);
 
 // Cell helpers shared by the heatmap and the Steps view.
 // Masked cell: two neutral greys in diagonal stripes, so a masked key never reads as a zero.
