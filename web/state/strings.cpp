@@ -225,8 +225,6 @@ constexpr Entry kTable[] = {
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 
-Lang g_lang = Lang::En;
-
 }  // namespace
 
 const char* text(Str key, Lang lang) {
@@ -234,8 +232,6 @@ const char* text(Str key, Lang lang) {
     return lang == Lang::Zh ? e.zh : e.en;
 }
 
-void set_ui_language(Lang lang) { g_lang = lang; }
-Lang ui_language() { return g_lang; }
 
 bool string_table_in_order() {
     for (int i = 0; i < kStrCount; ++i)

@@ -1,5 +1,5 @@
 // strings.hpp: every fixed word of the UI in English and Chinese, one table (strings.cpp).
-// tr(Str) gives the text in the language the app state chose (set_ui_language, once a frame).
+// tr(lang, Str) gives the text in the language the app state chose (AppState::lang).
 // No ImGui here, so the doctest suite can check the table.
 #pragma once
 
@@ -52,9 +52,7 @@ enum class Str {
 constexpr int kStrCount = static_cast<int>(Str::Count);
 
 const char* text(Str key, Lang lang);
-void set_ui_language(Lang lang);
-Lang ui_language();
 bool string_table_in_order();  // for the tests
-inline const char* tr(Str key) { return text(key, ui_language()); }
+inline const char* tr(Lang lang, Str key) { return text(key, lang); }
 
 }  // namespace attn

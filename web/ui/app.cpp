@@ -70,7 +70,6 @@ void App::before_frame(float ui_scale) {
 void App::build_ui() {
     renderer.begin_frame();
     advance_import_load(state);  // a file whose bytes are all in is parsed here
-    set_ui_language(state.lang);
     state.probe.clear();
     ViewContext ctx{state, renderer, fonts, views, panels, ui_scale_, true};
     if (!state.show_panels) draw_figure_only(ctx);

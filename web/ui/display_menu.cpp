@@ -10,7 +10,7 @@
 
 namespace attn {
 void display_menu(AppState& st, float s) {
-    if (ImGui::SmallButton(tr(Str::Display))) ImGui::OpenPopup("##display");
+    if (ImGui::SmallButton(tr(st.lang, Str::Display))) ImGui::OpenPopup("##display");
     probe(st, "display");
     if (!ImGui::BeginPopup("##display")) return;
     // Theme: three buttons, the current one highlighted.
@@ -28,7 +28,7 @@ void display_menu(AppState& st, float s) {
         if (i++ > 0) ImGui::SameLine();
         const bool on = c.is_auto ? st.theme_auto : !st.theme_auto && st.theme == c.theme;
         if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
-        if (ImGui::Button(tr(c.label), ImVec2(80.0f * s, 0))) {
+        if (ImGui::Button(tr(st.lang, c.label), ImVec2(80.0f * s, 0))) {
             st.theme_auto = c.is_auto;
             if (!c.is_auto) st.theme = c.theme;
         }
@@ -36,12 +36,12 @@ void display_menu(AppState& st, float s) {
         probe(st, c.probe);
     }
     ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + 260.0f * s);
-    ImGui::TextDisabled("%s", tr(Str::ThemeAutoNote));
+    ImGui::TextDisabled("%s", tr(st.lang, Str::ThemeAutoNote));
     ImGui::PopTextWrapPos();
     ImGui::Separator();
     // Text size in steps of 12.5 %: − and + buttons around the value, a slider for the rest.
     ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted(tr(Str::TextSize));
+    ImGui::TextUnformatted(tr(st.lang, Str::TextSize));
     ImGui::SameLine();
     if (ImGui::Button("A\xe2\x88\x92")) st.text_scale = std::max(kMinTextScale, std::round((st.text_scale - 0.125f) * 8.0f) / 8.0f);
     probe(st, "display.smaller");
@@ -56,7 +56,7 @@ void display_menu(AppState& st, float s) {
     probe(st, "display.larger");
     ImGui::Separator();
     // Frame time (web/frame_overlay.cpp): for checking that a long trace stays smooth.
-    ImGui::Checkbox(tr(Str::FrameTimeToggle), &st.show_frame_time);
+    ImGui::Checkbox(tr(st.lang, Str::FrameTimeToggle), &st.show_frame_time);
     probe(st, "display.fps");
     ImGui::EndPopup();
 }

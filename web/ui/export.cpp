@@ -80,7 +80,6 @@ bool render_figure(const AppState& source, FigureDrawer drawer, int width, int h
         ImGui_ImplOpenGL3_NewFrame();
         ImGui::NewFrame();
         drawer.renderer.begin_frame();
-        set_ui_language(st.lang);
         st.probe.clear();
         ViewContext ctx{st, drawer.renderer, fonts, drawer.views, panels, ui_scale, false};
         draw_app(ctx, true);
@@ -120,9 +119,8 @@ bool render_figure(const AppState& source, FigureDrawer drawer, int width, int h
 // [SECTION] SVG options, names -----------------------------------------------------------------
 
 std::string figure_title(const AppState& st) {
-    set_ui_language(st.lang);
     char kind[64];
-    std::snprintf(kind, sizeof kind, tr(Str::AttentionTitle), ui_kind_name(st.figure.trace().kind));
+    std::snprintf(kind, sizeof kind, tr(st.lang, Str::AttentionTitle), ui_kind_name(st.lang, st.figure.trace().kind));
     const std::string& name = st.figure.name;
     std::string title = name.empty() ? std::string(kind) : name + " \xc2\xb7 " + kind;
     // A model's layers: the title names the layer and head, or the aggregate (web/ui/model_view.cpp).
@@ -133,18 +131,17 @@ std::string figure_title(const AppState& st) {
         // "head 1 of 3" / "头 1 / 3"; "mean · 3 heads" / "平均 · 3 个头"
         char which[64], count[64];
         if (head < 0) {
-            std::snprintf(count, sizeof count, tr(Str::HeadsMany), st.figure.trace().heads);
-            title += std::string(" \xc2\xb7 ") + tr(Str::Mean) + " \xc2\xb7 " + count;
+            std::snprintf(count, sizeof count, tr(st.lang, Str::HeadsMany), st.figure.trace().heads);
+            title += std::string(" \xc2\xb7 ") + tr(st.lang, Str::Mean) + " \xc2\xb7 " + count;
         } else {
-            std::snprintf(which, sizeof which, tr(Str::HeadOf), head + 1, st.figure.trace().heads);
-            title += std::string(" \xc2\xb7 ") + tr(Str::Head) + " " + which;
+            std::snprintf(which, sizeof which, tr(st.lang, Str::HeadOf), head + 1, st.figure.trace().heads);
+            title += std::string(" \xc2\xb7 ") + tr(st.lang, Str::Head) + " " + which;
         }
     }
     return title;
 }
 
 SvgOptions svg_options(const AppState& st) {
-    set_ui_language(st.lang);
     SvgOptions o;
     o.view = st.view == View::Lines ? SvgView::Lines : SvgView::Heatmap;
     o.dark = st.theme == Theme::Dark;
@@ -161,18 +158,18 @@ SvgOptions svg_options(const AppState& st) {
     o.log = st.heatmap.log_scale;
     SvgLabels& l = o.labels;
     l.title = figure_title(st);
-    l.queries = tr(Str::AxisQueries);
-    l.keys = tr(Str::AxisKeys);
-    l.target_queries = tr(Str::AxisTargetQueries);
-    l.source_keys = tr(Str::AxisSourceKeys);
-    l.caption_keys = tr(Str::CaptionKeys);
-    l.caption_queries = tr(Str::CaptionQueries);
-    l.caption_source_keys = tr(Str::CaptionSourceKeys);
-    l.caption_target_queries = tr(Str::CaptionTargetQueries);
-    l.masked = tr(Str::Masked);
-    l.weight = tr(Str::LegendWeight);
-    l.score = tr(Str::LegendScore);
-    l.head = tr(Str::HeadN);
+    l.queries = tr(st.lang, Str::AxisQueries);
+    l.keys = tr(st.lang, Str::AxisKeys);
+    l.target_queries = tr(st.lang, Str::AxisTargetQueries);
+    l.source_keys = tr(st.lang, Str::AxisSourceKeys);
+    l.caption_keys = tr(st.lang, Str::CaptionKeys);
+    l.caption_queries = tr(st.lang, Str::CaptionQueries);
+    l.caption_source_keys = tr(st.lang, Str::CaptionSourceKeys);
+    l.caption_target_queries = tr(st.lang, Str::CaptionTargetQueries);
+    l.masked = tr(st.lang, Str::Masked);
+    l.weight = tr(st.lang, Str::LegendWeight);
+    l.score = tr(st.lang, Str::LegendScore);
+    l.head = tr(st.lang, Str::HeadN);
     return o;
 }
 
@@ -236,26 +233,26 @@ void run_pending_export(App& app) {
     exports.last = record;
 }
 
-std::string export_note(const ExportQueue& exports) {
+std::string export_note(Lang lang, const ExportQueue& exports) {
     const ExportRecord& last = exports.last;
     if (last.count == 0 || ImGui::GetTime() - last.time > 8.0) return "";
     char note[600];
-    if (last.error.empty()) std::snprintf(note, sizeof note, tr(Str::ExportSaved), last.file.c_str());
-    else std::snprintf(note, sizeof note, tr(Str::ExportFailed), last.error.c_str());
+    if (last.error.empty()) std::snprintf(note, sizeof note, tr(lang, Str::ExportSaved), last.file.c_str());
+    else std::snprintf(note, sizeof note, tr(lang, Str::ExportFailed), last.error.c_str());
     return note;
 }
 
 // [SECTION] Menu -------------------------------------------------------------------------------
 
 void export_menu(AppState& st, ExportQueue& exports, float s) {
-    if (ImGui::Button(tr(Str::Export))) ImGui::OpenPopup("##export");
+    if (ImGui::Button(tr(st.lang, Str::Export))) ImGui::OpenPopup("##export");
     probe(st, "export");
     const ExportRecord& last = exports.last;
     if (!last.file.empty() || !last.error.empty()) {
         if (ImGui::IsItemHovered()) {
             ImGui::BeginTooltip();
-            if (last.error.empty()) ImGui::Text(tr(Str::ExportSaved), last.file.c_str());
-            else ImGui::Text(tr(Str::ExportFailed), last.error.c_str());
+            if (last.error.empty()) ImGui::Text(tr(st.lang, Str::ExportSaved), last.file.c_str());
+            else ImGui::Text(tr(st.lang, Str::ExportFailed), last.error.c_str());
             ImGui::EndTooltip();
         }
     }
@@ -275,10 +272,10 @@ void export_menu(AppState& st, ExportQueue& exports, float s) {
         const bool disabled = (item.kind == ExportKind::Svg && (st.view == View::Steps || st.view == View::Model)) ||
                               (item.kind == ExportKind::SceneJson && !st.figure.has(Detail::Scene));
         if (disabled) ImGui::BeginDisabled();
-        if (ImGui::Selectable(tr(item.label), false, 0, ImVec2(190.0f * s, 0))) exports.pending = item.kind;
+        if (ImGui::Selectable(tr(st.lang, item.label), false, 0, ImVec2(190.0f * s, 0))) exports.pending = item.kind;
         if (disabled) ImGui::EndDisabled();
         probe(st, item.probe);
-        if (disabled && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", tr(Str::ExportSvgSteps));
+        if (disabled && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", tr(st.lang, Str::ExportSvgSteps));
     }
     ImGui::PopStyleVar();
     ImGui::EndPopup();

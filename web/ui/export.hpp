@@ -74,6 +74,6 @@ void export_menu(AppState& st, ExportQueue& exports, float ui_scale);
 void run_pending_export(App& app);
 // "Saved attnviz-….png" (or the failure) for a few seconds after an export, else "": the
 // status line under the figure shows it in place of the hint.
-std::string export_note(const ExportQueue& exports);
+std::string export_note(Lang lang, const ExportQueue& exports);
 
 }  // namespace attn

@@ -24,8 +24,8 @@ float median_of(const float* v, int n) {
     return sorted[static_cast<size_t>(n / 2)];
 }
 
-const char* view_label(View v) {
-    return tr(v == View::Lines ? Str::ViewLines : v == View::Heatmap ? Str::ViewHeatmap : v == View::Model ? Str::ViewModel : Str::ViewSteps);
+const char* view_label(Lang lang, View v) {
+    return tr(lang, v == View::Lines ? Str::ViewLines : v == View::Heatmap ? Str::ViewHeatmap : v == View::Model ? Str::ViewModel : Str::ViewSteps);
 }
 
 }  // namespace
@@ -74,11 +74,11 @@ void draw_frame_overlay(ViewContext& ctx, const FrameTimes& times) {
     ImFont* font = ctx.fonts.small;
     const float fs = font->FontSize;
     char line1[200], line2[200], cpu[64], heads[32];
-    std::snprintf(line1, sizeof line1, tr(Str::FrameTimeLine), times.median_ms(), times.count(), times.worst_ms(), times.fps());
+    std::snprintf(line1, sizeof line1, tr(st.lang, Str::FrameTimeLine), times.median_ms(), times.count(), times.worst_ms(), times.fps());
     std::snprintf(cpu, sizeof cpu, " · CPU %.1f ms", times.cpu_median_ms());
     std::strncat(line1, cpu, sizeof line1 - std::strlen(line1) - 1);
-    std::snprintf(heads, sizeof heads, tr(st.figure.trace().heads == 1 ? Str::HeadsOne : Str::HeadsMany), st.figure.trace().heads);
-    std::snprintf(line2, sizeof line2, tr(Str::FrameTimeFigure), view_label(st.view), st.figure.trace().T_q(), st.figure.trace().T_k(),
+    std::snprintf(heads, sizeof heads, tr(st.lang, st.figure.trace().heads == 1 ? Str::HeadsOne : Str::HeadsMany), st.figure.trace().heads);
+    std::snprintf(line2, sizeof line2, tr(st.lang, Str::FrameTimeFigure), view_label(st.lang, st.view), st.figure.trace().T_q(), st.figure.trace().T_k(),
                   heads, st.view == View::Lines ? st.lines_drawn : 0);
     const float w = std::max(font->CalcTextSizeA(fs, FLT_MAX, 0.0f, line1).x, font->CalcTextSizeA(fs, FLT_MAX, 0.0f, line2).x);
     const float p = 6.0f * s;

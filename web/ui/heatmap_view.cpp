@@ -314,8 +314,8 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
 
     // Axis captions.
     const bool cross = tr.kind == AttentionKind::Cross;
-    const char* key_caption = attn::tr(cross ? Str::CaptionSourceKeys : Str::CaptionKeys);
-    const char* query_caption = attn::tr(cross ? Str::CaptionTargetQueries : Str::CaptionQueries);
+    const char* key_caption = attn::tr(st.lang, cross ? Str::CaptionSourceKeys : Str::CaptionKeys);
+    const char* query_caption = attn::tr(st.lang, cross ? Str::CaptionTargetQueries : Str::CaptionQueries);
     dl->AddText(small, ss, ImVec2(g0.x, top), pal.text_muted, key_caption);
     // Right-aligned above the row labels, in the corner the column labels leave free.
     float qc_w = small->CalcTextSizeA(ss, FLT_MAX, 0.0f, query_caption).x;
@@ -409,7 +409,7 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const float bar_w = 14.0f * s;
     const float bar_h = std::clamp(grid_h, 90.0f * s, 280.0f * s);
     const float bar_y = g0.y + ss + 8.0f * s;
-    const char* legend_title = attn::tr(o.values == HeatValues::Weights ? Str::LegendWeight : Str::LegendScore);
+    const char* legend_title = attn::tr(st.lang, o.values == HeatValues::Weights ? Str::LegendWeight : Str::LegendScore);
     dl->AddText(small, ss, ImVec2(bar_x, g0.y), pal.text_muted, legend_title);
     // The LUT texture turned upright: t = 1 at the top.
     dl->AddImageQuad(ctx.renderer.lut_texture(o.colormap), ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w, bar_y),
@@ -429,14 +429,14 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     if (cache.any_masked) {
         hatch_rect(dl, ImVec2(bar_x, below_y), ImVec2(bar_x + bar_w, below_y + bar_w), pal, s);
         dl->AddRect(ImVec2(bar_x, below_y), ImVec2(bar_x + bar_w, below_y + bar_w), pal.text_muted);
-        dl->AddText(small, ss, ImVec2(bar_x + bar_w + 7.0f * s, below_y + (bar_w - ss) * 0.5f), pal.text, attn::tr(Str::Masked));
+        dl->AddText(small, ss, ImVec2(bar_x + bar_w + 7.0f * s, below_y + (bar_w - ss) * 0.5f), pal.text, attn::tr(st.lang, Str::Masked));
         below_y += bar_w + 12.0f * s;
     }
     // Back to the whole map.
     if (ctx.interactive && o.zoom > 1.0f) {
         const ImVec2 cursor = ImGui::GetCursorScreenPos();
         ImGui::SetCursorScreenPos(ImVec2(bar_x, below_y));
-        if (ImGui::SmallButton(attn::tr(Str::HeatFit))) o.zoom = 1.0f, o.view_x = o.view_y = 0.0f;
+        if (ImGui::SmallButton(attn::tr(st.lang, Str::HeatFit))) o.zoom = 1.0f, o.view_x = o.view_y = 0.0f;
         const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
         st.probe["heatmap.fit"] = {a.x, a.y, b.x - a.x, b.y - a.y};
         ImGui::SetCursorScreenPos(cursor);
@@ -447,7 +447,7 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const float line_y = g1.y + 6.0f * s;
     float line_x = g0.x;
     if (progress < 1.0) {  // a bar and the percentage, then the memory on the same line
-        std::snprintf(buffer, sizeof buffer, attn::tr(Str::HeatComputing), static_cast<int>(progress * 100.0));
+        std::snprintf(buffer, sizeof buffer, attn::tr(st.lang, Str::HeatComputing), static_cast<int>(progress * 100.0));
         const float w = std::min(grid_w, 120.0f * s), y = line_y + ss * 0.5f - 1.5f * s;
         dl->AddRectFilled(ImVec2(line_x, y), ImVec2(line_x + w, y + 3.0f * s), pal.token_fill);
         dl->AddRectFilled(ImVec2(line_x, y), ImVec2(line_x + w * static_cast<float>(progress), y + 3.0f * s), pal.text_muted);
@@ -457,9 +457,9 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     }
     if (big) {
         char head_text[48], line[160];
-        if (cache.head >= 0 && cache.head < tr.heads) std::snprintf(head_text, sizeof head_text, attn::tr(Str::HeadN), cache.head + 1);
-        else std::snprintf(head_text, sizeof head_text, attn::tr(Str::HeatMeanHeads), tr.heads);
-        std::snprintf(line, sizeof line, attn::tr(Str::HeatMemory), T_q, T_k, head_text, format_bytes(display_bytes).c_str(),
+        if (cache.head >= 0 && cache.head < tr.heads) std::snprintf(head_text, sizeof head_text, attn::tr(st.lang, Str::HeadN), cache.head + 1);
+        else std::snprintf(head_text, sizeof head_text, attn::tr(st.lang, Str::HeatMeanHeads), tr.heads);
+        std::snprintf(line, sizeof line, attn::tr(st.lang, Str::HeatMemory), T_q, T_k, head_text, format_bytes(display_bytes).c_str(),
                       format_bytes(trace_mem).c_str());
         dl->AddText(small, ss, ImVec2(line_x, line_y), pal.text_muted, line);
     }
@@ -482,26 +482,26 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         const bool has_scores = st.figure.has(Detail::Scores);
         ImGui::BeginTooltip();
         ImGui::Text("%s \xe2\x86\x92 %s", token_label(tr.queries[hq]), token_label(tr.keys[hk]));
-        if (o.head >= 0 && o.head < tr.heads) ImGui::TextDisabled(attn::tr(Str::TipCell), hq + 1, hk + 1, o.head + 1);
-        else ImGui::TextDisabled(attn::tr(Str::TipCellMean), hq + 1, hk + 1);
+        if (o.head >= 0 && o.head < tr.heads) ImGui::TextDisabled(attn::tr(st.lang, Str::TipCell), hq + 1, hk + 1, o.head + 1);
+        else ImGui::TextDisabled(attn::tr(st.lang, Str::TipCellMean), hq + 1, hk + 1);
         ImGui::Separator();
         if (o.head < 0 || o.head >= tr.heads) {
             float sum = 0.0f;
             for (const CellValues& c : tip.heads) sum += c.weight;
-            ImGui::Text(attn::tr(Str::MeanWeight), allowed ? sum / static_cast<float>(tr.heads) : 0.0f);
+            ImGui::Text(attn::tr(st.lang, Str::MeanWeight), allowed ? sum / static_cast<float>(tr.heads) : 0.0f);
             for (int h = 0; h < tr.heads && h < 8; ++h)
-                ImGui::TextColored(head_color(st.theme, h), attn::tr(Str::TipHeadWeight), h + 1, tip.heads[h].weight);
+                ImGui::TextColored(head_color(st.theme, h), attn::tr(st.lang, Str::TipHeadWeight), h + 1, tip.heads[h].weight);
         } else {
             const CellValues& c = tip.heads[static_cast<size_t>(o.head)];
-            ImGui::Text(attn::tr(Str::Weight), c.weight);
+            ImGui::Text(attn::tr(st.lang, Str::Weight), c.weight);
             if (has_scores) {
-                ImGui::Text(attn::tr(Str::Score), c.score);
-                if (allowed) ImGui::Text(attn::tr(Str::ScaledScore), c.scaled);
+                ImGui::Text(attn::tr(st.lang, Str::Score), c.score);
+                if (allowed) ImGui::Text(attn::tr(st.lang, Str::ScaledScore), c.scaled);
             }
         }
         if (!allowed) {
-            ImGui::TextColored(ImVec4(1.0f, 0.55f, 0.4f, 1.0f), "%s", attn::tr(Str::TipMaskedScore));
-            if (tr.kind == AttentionKind::Masked) ImGui::TextDisabled("%s", attn::tr(Str::TipLaterKeys));
+            ImGui::TextColored(ImVec4(1.0f, 0.55f, 0.4f, 1.0f), "%s", attn::tr(st.lang, Str::TipMaskedScore));
+            if (tr.kind == AttentionKind::Masked) ImGui::TextDisabled("%s", attn::tr(st.lang, Str::TipLaterKeys));
         }
         ImGui::EndTooltip();
     }

@@ -213,8 +213,8 @@ void LinesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     auto yk = [&](int j) { return top_k + (static_cast<float>(j) + 0.5f) * row_k; };
 
     // Column headings.
-    const char* left_title = attn::tr(cross ? Str::AxisTargetQueries : Str::AxisQueries);
-    const char* right_title = attn::tr(cross ? Str::AxisSourceKeys : Str::AxisKeys);
+    const char* left_title = attn::tr(st.lang, cross ? Str::AxisTargetQueries : Str::AxisQueries);
+    const char* right_title = attn::tr(st.lang, cross ? Str::AxisSourceKeys : Str::AxisKeys);
     const float lt_w = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, left_title).x;
     const float rt_w = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, right_title).x;
     dl->AddText(small, small->FontSize, ImVec2(std::max(xq_right - lt_w, min.x + 6.0f * s), min.y + 8.0f * s),
@@ -381,11 +381,11 @@ void LinesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     {
         char note[160] = "";
         if (st.lines_ready < 1.0f)
-            std::snprintf(note, sizeof note, attn::tr(Str::LinesBuilding), static_cast<int>(st.lines_ready * 100.0f));
+            std::snprintf(note, sizeof note, attn::tr(st.lang, Str::LinesBuilding), static_cast<int>(st.lines_ready * 100.0f));
         else if (!sel.valid() && !summing && st.lines_drawn < cc.overview_lines)
-            std::snprintf(note, sizeof note, attn::tr(Str::LinesStrongest), st.lines_drawn, overview_k);
+            std::snprintf(note, sizeof note, attn::tr(st.lang, Str::LinesStrongest), st.lines_drawn, overview_k);
         else if (overview_k < T_k && !sel.valid() && !summing)
-            std::snprintf(note, sizeof note, attn::tr(Str::LinesTopK), overview_k,
+            std::snprintf(note, sizeof note, attn::tr(st.lang, Str::LinesTopK), overview_k,
                           static_cast<long long>(n_visible) * T_q * T_k);
         if (note[0] && !summing) {
             const float w = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, note).x;
@@ -420,7 +420,7 @@ void LinesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         const bool masked = tr.allowed(q, k) == 0;
         const float ny = y - numbers->FontSize * 0.5f;
         if (masked) {
-            dl->AddText(small, small->FontSize, ImVec2(x, y - small->FontSize * 0.5f), pal.text_muted, attn::tr(Str::Masked));
+            dl->AddText(small, small->FontSize, ImVec2(x, y - small->FontSize * 0.5f), pal.text_muted, attn::tr(st.lang, Str::Masked));
             return;
         }
         if (sel_key && !keys_ready) return;
@@ -475,7 +475,7 @@ void LinesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     };
     if (summing) {
         char note[64];
-        std::snprintf(note, sizeof note, attn::tr(Str::SumOfQueries), st.query_set.size());
+        std::snprintf(note, sizeof note, attn::tr(st.lang, Str::SumOfQueries), st.query_set.size());
         const float w = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, note).x;
         dl->AddText(small, small->FontSize, ImVec2((min.x + max.x - w) * 0.5f, min.y + 8.0f * s), pal.text_muted, note);
     }

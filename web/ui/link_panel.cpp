@@ -47,36 +47,36 @@ void draw_share_buttons(ViewContext& ctx, SharePanel& share) {
     AppState& st = ctx.state;
     const float s = ctx.scale;
     EmbedOptions& options = share.embed;
-    if (ImGui::SmallButton(tr(just_copied(share) && share.copied_link ? Str::Copied : Str::CopyLink))) {
+    if (ImGui::SmallButton(tr(st.lang, just_copied(share) && share.copied_link ? Str::Copied : Str::CopyLink))) {
         copy(share, link_url(st, st.show_panels));
         share.copied_link = true;
     }
     probe(st, "share.link");
     ImGui::SameLine();
-    if (ImGui::SmallButton(tr(Str::EmbedCode))) ImGui::OpenPopup("Embed");
+    if (ImGui::SmallButton(tr(st.lang, Str::EmbedCode))) ImGui::OpenPopup("Embed");
     probe(st, "share.embed");
 
     const ImGuiIO& io = ImGui::GetIO();
     ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.5f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(std::min(560.0f * s, io.DisplaySize.x - 40.0f * s), 0.0f));
     if (!ImGui::BeginPopupModal("Embed", nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove)) return;
-    ImGui::TextWrapped("%s", tr(Str::EmbedHelp));
+    ImGui::TextWrapped("%s", tr(st.lang, Str::EmbedHelp));
     ImGui::Spacing();
     const float field_w = 90.0f * s;
     ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted(tr(Str::EmbedWidth));
+    ImGui::TextUnformatted(tr(st.lang, Str::EmbedWidth));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(field_w);
     if (ImGui::InputInt("##embed_w", &options.width, 20, 100)) options.width = std::clamp(options.width, 160, 4000);
     probe(st, "embed.width");
     ImGui::SameLine();
-    ImGui::TextUnformatted(tr(Str::EmbedHeight));
+    ImGui::TextUnformatted(tr(st.lang, Str::EmbedHeight));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(field_w);
     if (ImGui::InputInt("##embed_h", &options.height, 20, 100)) options.height = std::clamp(options.height, 120, 4000);
     probe(st, "embed.height");
     bool figure_only = !options.panels;
-    if (ImGui::Checkbox(tr(Str::EmbedFigureOnly), &figure_only)) options.panels = !figure_only;
+    if (ImGui::Checkbox(tr(st.lang, Str::EmbedFigureOnly), &figure_only)) options.panels = !figure_only;
     probe(st, "embed.figure_only");
 
     // Shown wrapped (a link is one long word); the button copies it.
@@ -89,13 +89,13 @@ void draw_share_buttons(ViewContext& ctx, SharePanel& share) {
     ImGui::EndChild();
     ImGui::PopStyleColor();
     probe(st, "embed.snippet");
-    if (ImGui::Button(tr(just_copied(share) && !share.copied_link ? Str::Copied : Str::EmbedCopy))) {
+    if (ImGui::Button(tr(st.lang, just_copied(share) && !share.copied_link ? Str::Copied : Str::EmbedCopy))) {
         copy(share, snippet);
         share.copied_link = false;
     }
     probe(st, "embed.copy");
     ImGui::SameLine();
-    if (ImGui::Button(tr(Str::JsonClose)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))
+    if (ImGui::Button(tr(st.lang, Str::JsonClose)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))
         ImGui::CloseCurrentPopup();
     probe(st, "embed.close");
     ImGui::EndPopup();
@@ -133,28 +133,28 @@ void draw_figure_only(ViewContext& ctx) {
                  {View::Steps, Str::ViewSteps, "strip.view.steps"}};
     for (const auto& v : views) {
         if (v.view != View::Lines) ImGui::SameLine();
-        if (toggle_button(tr(v.label), st.view == v.view)) st.view = v.view;
+        if (toggle_button(tr(st.lang, v.label), st.view == v.view)) st.view = v.view;
         probe(st, v.probe);
     }
     const int heads = st.figure.trace().heads;
     if (!st.figure.empty() && heads > 1) {
         ImGui::SameLine(0.0f, 12.0f * s);
         ImGui::AlignTextToFramePadding();
-        ImGui::TextUnformatted(tr(Str::Head));
+        ImGui::TextUnformatted(tr(st.lang, Str::Head));
         ImGui::SameLine();
         char current[48];
         if (st.view == View::Lines) {
             int only = -1, shown = 0;
             for (int h = 0; h < heads && h < static_cast<int>(st.lines.head_visible.size()); ++h)
                 if (st.lines.head_visible[h]) only = h, ++shown;
-            if (shown == 1) std::snprintf(current, sizeof current, tr(Str::HeadOf), only + 1, heads);
-            else std::snprintf(current, sizeof current, "%s", tr(Str::AllHeads));
+            if (shown == 1) std::snprintf(current, sizeof current, tr(st.lang, Str::HeadOf), only + 1, heads);
+            else std::snprintf(current, sizeof current, "%s", tr(st.lang, Str::AllHeads));
             ImGui::SetNextItemWidth(ImGui::CalcTextSize(current).x + ImGui::GetFrameHeight() + 14.0f * s);
             if (ImGui::BeginCombo("##strip_head", current)) {
-                if (ImGui::Selectable(tr(Str::AllHeads), shown != 1)) st.lines.head_visible.assign(static_cast<size_t>(heads), true);
+                if (ImGui::Selectable(tr(st.lang, Str::AllHeads), shown != 1)) st.lines.head_visible.assign(static_cast<size_t>(heads), true);
                 for (int h = 0; h < heads; ++h) {
                     char label[32];
-                    std::snprintf(label, sizeof label, tr(Str::HeadOf), h + 1, heads);
+                    std::snprintf(label, sizeof label, tr(st.lang, Str::HeadOf), h + 1, heads);
                     if (ImGui::Selectable(label, shown == 1 && only == h)) {
                         st.lines.head_visible.assign(static_cast<size_t>(heads), false);
                         st.lines.head_visible[static_cast<size_t>(h)] = true;
@@ -164,14 +164,14 @@ void draw_figure_only(ViewContext& ctx) {
             }
         } else {
             int& head = st.view == View::Steps ? st.steps.head : st.heatmap.head;
-            if (head < 0) std::snprintf(current, sizeof current, "%s", tr(Str::Mean));
-            else std::snprintf(current, sizeof current, tr(Str::HeadOf), head + 1, heads);
+            if (head < 0) std::snprintf(current, sizeof current, "%s", tr(st.lang, Str::Mean));
+            else std::snprintf(current, sizeof current, tr(st.lang, Str::HeadOf), head + 1, heads);
             ImGui::SetNextItemWidth(ImGui::CalcTextSize(current).x + ImGui::GetFrameHeight() + 14.0f * s);
             if (ImGui::BeginCombo("##strip_head", current)) {
-                if (st.view == View::Heatmap && ImGui::Selectable(tr(Str::Mean), head < 0)) head = -1;
+                if (st.view == View::Heatmap && ImGui::Selectable(tr(st.lang, Str::Mean), head < 0)) head = -1;
                 for (int h = 0; h < heads; ++h) {
                     char label[32];
-                    std::snprintf(label, sizeof label, tr(Str::HeadOf), h + 1, heads);
+                    std::snprintf(label, sizeof label, tr(st.lang, Str::HeadOf), h + 1, heads);
                     if (ImGui::Selectable(label, h == head)) head = h;
                 }
                 ImGui::EndCombo();
@@ -181,7 +181,7 @@ void draw_figure_only(ViewContext& ctx) {
     }
     if (platform::kBrowser) {
         // Right-aligned when it fits, else left out: the figure matters more than the way out.
-        const char* open = tr(Str::OpenFull);
+        const char* open = tr(st.lang, Str::OpenFull);
         const float w = ImGui::CalcTextSize(open).x + 2.0f * ImGui::GetStyle().FramePadding.x;
         const float x = ImGui::GetWindowContentRegionMax().x - w;
         if (x > ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x + 12.0f * s) {
@@ -196,7 +196,7 @@ void draw_figure_only(ViewContext& ctx) {
     ImGui::PopStyleVar(2);
     if (!st.error.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(pal.error));
-        ImGui::TextWrapped("\xe2\x9a\xa0 %s%s", st.error.c_str(), !st.figure.empty() ? tr(Str::ShowingLastGood) : "");
+        ImGui::TextWrapped("\xe2\x9a\xa0 %s%s", st.error.c_str(), !st.figure.empty() ? tr(st.lang, Str::ShowingLastGood) : "");
         ImGui::PopStyleColor();
         probe(st, "error");
     }

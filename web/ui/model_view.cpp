@@ -89,11 +89,11 @@ HeatmapDraw thumbnail(const AppState& st, const Atlas& atlas, int layer, int hea
     return d;
 }
 
-const char* stack_label(const AttentionStack& s) {
-    if (s.name == "encoder_attention") return tr(Str::StackEncoder);
-    if (s.name == "decoder_attention") return tr(Str::StackDecoder);
-    if (s.name == "cross_attention") return tr(Str::StackCross);
-    return tr(Str::StackAttention);
+const char* stack_label(Lang lang, const AttentionStack& s) {
+    if (s.name == "encoder_attention") return tr(lang, Str::StackEncoder);
+    if (s.name == "decoder_attention") return tr(lang, Str::StackDecoder);
+    if (s.name == "cross_attention") return tr(lang, Str::StackCross);
+    return tr(lang, Str::StackAttention);
 }
 
 // A row of buttons where exactly one is on, like the panel's segmented control, for int
@@ -192,7 +192,7 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     // wasm SIMD build of Emscripten 3.1.6 put the figure's width into label_w.)
     float label_w = 0.0f;
     for (int l = 0; l < L; ++l) {
-        std::snprintf(label, sizeof label, tr(Str::LayerN), l + 1);
+        std::snprintf(label, sizeof label, tr(st.lang, Str::LayerN), l + 1);
         label_w = std::max(label_w, small->CalcTextSizeA(ss, FLT_MAX, 0.0f, label).x);
     }
     label_w += 12.0f * sc;
@@ -217,8 +217,8 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     st.grid_rect = {gx0, gy0, grid_w, grid_h};
 
     // Captions and labels.
-    dl->AddText(small, ss, ImVec2(gx0, gy0 - header_h + 2.0f * sc), pal.text_muted, tr(Str::CaptionHeads));
-    const char* layers_caption = tr(Str::CaptionLayers);
+    dl->AddText(small, ss, ImVec2(gx0, gy0 - header_h + 2.0f * sc), pal.text_muted, tr(st.lang, Str::CaptionHeads));
+    const char* layers_caption = tr(st.lang, Str::CaptionLayers);
     const float lc_w = small->CalcTextSizeA(ss, FLT_MAX, 0.0f, layers_caption).x;
     dl->AddText(small, ss, ImVec2(gx0 - lc_w - 10.0f * sc, gy0 - ss - 6.0f * sc), pal.text_muted, layers_caption);
     const bool one_head = im.show == ImportShow::Head;
@@ -230,7 +230,7 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         dl->AddText(small, ss, ImVec2(p.x + (cell - w) * 0.5f, gy0 - ss - 6.0f * sc), on ? pal.text : pal.text_muted, label);
     }
     for (int l = 0; l < L; ++l) {
-        std::snprintf(label, sizeof label, tr(Str::LayerN), l + 1);
+        std::snprintf(label, sizeof label, tr(st.lang, Str::LayerN), l + 1);
         const float w = small->CalcTextSizeA(ss, FLT_MAX, 0.0f, label).x;
         const ImVec2 p = cell_min(l, 0);
         const bool on = im.show == ImportShow::Aggregate ? static_cast<bool>(im.layers_on[static_cast<size_t>(l)])
@@ -283,7 +283,7 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     {
         const float bar_x = gx0 + grid_w + 22.0f * sc, bar_w = 12.0f * sc;
         const float bar_y = gy0 + ss + 8.0f * sc, bar_h = std::clamp(grid_h - ss - 8.0f * sc, 60.0f * sc, 220.0f * sc);
-        dl->AddText(small, ss, ImVec2(bar_x, gy0), pal.text_muted, tr(Str::LegendWeight));
+        dl->AddText(small, ss, ImVec2(bar_x, gy0), pal.text_muted, tr(st.lang, Str::LegendWeight));
         dl->AddImageQuad(ctx.renderer.lut_texture(st.heatmap.colormap), ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w, bar_y),
                          ImVec2(bar_x + bar_w, bar_y + bar_h), ImVec2(bar_x, bar_y + bar_h), ImVec2(1, 0.5f), ImVec2(1, 0.5f),
                          ImVec2(0, 0.5f), ImVec2(0, 0.5f));
@@ -297,7 +297,7 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
             const float y = bar_y + bar_h + 14.0f * sc;
             hatch_rect(dl, ImVec2(bar_x, y), ImVec2(bar_x + bar_w, y + bar_w), pal, sc);
             dl->AddRect(ImVec2(bar_x, y), ImVec2(bar_x + bar_w, y + bar_w), pal.text_muted);
-            dl->AddText(small, ss, ImVec2(bar_x + bar_w + 7.0f * sc, y + (bar_w - ss) * 0.5f), pal.text, tr(Str::Masked));
+            dl->AddText(small, ss, ImVec2(bar_x + bar_w + 7.0f * sc, y + (bar_w - ss) * 0.5f), pal.text, tr(st.lang, Str::Masked));
         }
     }
     ImGui::SetCursorScreenPos(origin);
@@ -311,14 +311,14 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         } else {
             // A larger view of the map, with its first and last tokens for orientation.
             ImGui::BeginTooltip();
-            ImGui::Text(tr(Str::ThumbTip), hl + 1, hh + 1);
+            ImGui::Text(tr(st.lang, Str::ThumbTip), hl + 1, hh + 1);
             const float size = std::round(std::clamp(cell * 2.5f, 160.0f * sc, 260.0f * sc));
             const float aspect = static_cast<float>(s.queries.size()) / static_cast<float>(std::max<size_t>(s.keys.size(), 1));
             const ImVec2 p = ImGui::GetCursorScreenPos();
             const ImVec2 q(p.x + size, p.y + size * std::clamp(aspect, 0.4f, 2.5f));
             ImGui::Dummy(ImVec2(q.x - p.x, q.y - p.y));
             ctx.renderer.add_heatmap(ImGui::GetWindowDrawList(), thumbnail(st, atlas, hl, hh, p, q));
-            ImGui::TextDisabled("%s", tr(Str::ThumbClick));
+            ImGui::TextDisabled("%s", tr(st.lang, Str::ThumbClick));
             ImGui::EndTooltip();
         }
     }
@@ -330,7 +330,7 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
 void open_model_control(ViewContext& ctx) {
     AppState& st = ctx.state;
     const float sc = ctx.scale;
-    if (ImGui::SmallButton(tr(Str::OpenModel))) {
+    if (ImGui::SmallButton(tr(st.lang, Str::OpenModel))) {
         if (platform::kBrowser) platform::open_file_picker();
         else ImGui::OpenPopup("Open model attention");
     }
@@ -338,7 +338,7 @@ void open_model_control(ViewContext& ctx) {
     if (ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26.0f);
-        ImGui::TextUnformatted(tr(Str::OpenModelTip));
+        ImGui::TextUnformatted(tr(st.lang, Str::OpenModelTip));
         ImGui::PopTextWrapPos();
         ImGui::EndTooltip();
     }
@@ -348,19 +348,19 @@ void open_model_control(ViewContext& ctx) {
     ImGui::SetNextWindowSize(ImVec2(std::min(560.0f * sc, io.DisplaySize.x - 40.0f * sc), 0.0f));
     if (ImGui::BeginPopupModal("Open model attention", nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove)) {
         std::string& path = ctx.panels.model_path;
-        ImGui::TextWrapped("%s", tr(Str::OpenModelTip));
-        ImGui::TextUnformatted(tr(Str::FilePath));
+        ImGui::TextWrapped("%s", tr(st.lang, Str::OpenModelTip));
+        ImGui::TextUnformatted(tr(st.lang, Str::FilePath));
         ImGui::SetNextItemWidth(-FLT_MIN);
         if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
         const bool enter = ImGui::InputText("##path", &path, ImGuiInputTextFlags_EnterReturnsTrue);
         probe(st, "import.path");
-        if ((ImGui::Button(tr(Str::OpenFile)) || enter) && !path.empty()) {
+        if ((ImGui::Button(tr(st.lang, Str::OpenFile)) || enter) && !path.empty()) {
             open_file_path(st, path);
             ImGui::CloseCurrentPopup();
         }
         probe(st, "import.path.open");
         ImGui::SameLine();
-        if (ImGui::Button(tr(Str::JsonClose)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
+        if (ImGui::Button(tr(st.lang, Str::JsonClose)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
         ImGui::EndPopup();
     }
 }
@@ -370,12 +370,12 @@ void draw_import_controls(ViewContext& ctx) {
     ImportView& im = st.imported;
     const float sc = ctx.scale;
     const Palette& pal = palette(st.theme);
-    section(tr(Str::SectionImport));
+    section(tr(st.lang, Str::SectionImport));
     const Figure& figure = st.figure;
-    ImGui::TextDisabled(tr(Str::ImportFile), figure.file.c_str());
-    if (!figure.layers->model.empty()) ImGui::TextDisabled(tr(Str::ImportModel), figure.layers->model.c_str());
+    ImGui::TextDisabled(tr(st.lang, Str::ImportFile), figure.file.c_str());
+    if (!figure.layers->model.empty()) ImGui::TextDisabled(tr(st.lang, Str::ImportModel), figure.layers->model.c_str());
     const AttentionStack& s = figure.stack(im.import_stack);
-    ImGui::TextDisabled(tr(Str::ImportShape), s.layers, s.heads, s.queries.size(), s.keys.size());
+    ImGui::TextDisabled(tr(st.lang, Str::ImportShape), s.layers, s.heads, s.queries.size(), s.keys.size());
 
     const size_t n_stacks = static_cast<size_t>(figure.stack_count());
     if (n_stacks > 1) {
@@ -390,7 +390,7 @@ void draw_import_controls(ViewContext& ctx) {
             if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
             if (on) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, 1));
             ImGui::PushID(static_cast<int>(i));
-            if (ImGui::Button(stack_label(figure.stack(static_cast<int>(i))), ImVec2(w, 0)) && !on) stack = static_cast<int>(i);
+            if (ImGui::Button(stack_label(st.lang, figure.stack(static_cast<int>(i))), ImVec2(w, 0)) && !on) stack = static_cast<int>(i);
             ImGui::PopID();
             if (on) ImGui::PopStyleColor(2);
             probe(st, ("import.stack." + figure.stack(static_cast<int>(i)).name).c_str());
@@ -402,7 +402,7 @@ void draw_import_controls(ViewContext& ctx) {
     ImGui::Spacing();
     int show = static_cast<int>(im.show);
     if (choice_row(st, "import.show", &show,
-                   {{tr(Str::ShowHead), "head"}, {tr(Str::ShowAggregate), "aggregate"}, {tr(Str::ShowRollout), "rollout"}},
+                   {{tr(st.lang, Str::ShowHead), "head"}, {tr(st.lang, Str::ShowAggregate), "aggregate"}, {tr(st.lang, Str::ShowRollout), "rollout"}},
                    rollout_allowed(st) ? 3 : 2)) {
         im.show = static_cast<ImportShow>(show);
         show_import(st);
@@ -417,11 +417,11 @@ void draw_import_controls(ViewContext& ctx) {
     const AttentionStack& stack = figure.stack(im.import_stack);
     char current[48];
     auto layer_combo = [&]() {
-        row(tr(Str::Layer));
-        std::snprintf(current, sizeof current, tr(Str::HeadOf), im.import_layer + 1, stack.layers);
+        row(tr(st.lang, Str::Layer));
+        std::snprintf(current, sizeof current, tr(st.lang, Str::HeadOf), im.import_layer + 1, stack.layers);
         if (ImGui::BeginCombo("##layer", current)) {
             for (int l = 0; l < stack.layers; ++l) {
-                std::snprintf(current, sizeof current, tr(Str::HeadOf), l + 1, stack.layers);
+                std::snprintf(current, sizeof current, tr(st.lang, Str::HeadOf), l + 1, stack.layers);
                 if (ImGui::Selectable(current, l == im.import_layer)) {
                     im.import_layer = l;
                     show_import(st);
@@ -432,9 +432,9 @@ void draw_import_controls(ViewContext& ctx) {
         probe(st, "import.layer");
     };
     auto reduce_row = [&]() {
-        row(tr(Str::Reduce));
+        row(tr(st.lang, Str::Reduce));
         int reduce = static_cast<int>(im.reduce);
-        if (choice_row(st, "import.reduce", &reduce, {{tr(Str::ReduceMean), "mean"}, {tr(Str::ReduceMax), "max"}})) {
+        if (choice_row(st, "import.reduce", &reduce, {{tr(st.lang, Str::ReduceMean), "mean"}, {tr(st.lang, Str::ReduceMax), "max"}})) {
             im.reduce = static_cast<HeadReduce>(reduce);
             show_import(st);
         }
@@ -442,11 +442,11 @@ void draw_import_controls(ViewContext& ctx) {
     ImGui::Spacing();
     if (im.show == ImportShow::Head) {
         layer_combo();
-        row(tr(Str::Head));
-        std::snprintf(current, sizeof current, tr(Str::HeadOf), im.import_head + 1, stack.heads);
+        row(tr(st.lang, Str::Head));
+        std::snprintf(current, sizeof current, tr(st.lang, Str::HeadOf), im.import_head + 1, stack.heads);
         if (ImGui::BeginCombo("##import_head", current)) {
             for (int h = 0; h < stack.heads; ++h) {
-                std::snprintf(current, sizeof current, tr(Str::HeadOf), h + 1, stack.heads);
+                std::snprintf(current, sizeof current, tr(st.lang, Str::HeadOf), h + 1, stack.heads);
                 if (ImGui::Selectable(current, h == im.import_head)) select_import_map(st, im.import_layer, h);
             }
             ImGui::EndCombo();
@@ -454,32 +454,32 @@ void draw_import_controls(ViewContext& ctx) {
         probe(st, "import.head");
     } else if (im.show == ImportShow::Aggregate) {
         reduce_row();
-        ImGui::TextUnformatted(tr(Str::AggLayers));
+        ImGui::TextUnformatted(tr(st.lang, Str::AggLayers));
         if (toggle_numbers(st, "import.layers", im.layers_on)) show_import(st);
-        ImGui::TextUnformatted(tr(Str::AggHeads));
+        ImGui::TextUnformatted(tr(st.lang, Str::AggHeads));
         if (toggle_numbers(st, "import.heads", im.heads_on)) show_import(st);
     } else {
         reduce_row();
         layer_combo();
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-        ImGui::TextWrapped("%s", tr(Str::RolloutNote));
+        ImGui::TextWrapped("%s", tr(st.lang, Str::RolloutNote));
         ImGui::PopStyleColor();
     }
-    if (!rollout_allowed(st)) ImGui::TextDisabled("%s", tr(Str::RolloutSelfOnly));
+    if (!rollout_allowed(st)) ImGui::TextDisabled("%s", tr(st.lang, Str::RolloutSelfOnly));
 
     ImGui::Spacing();
-    if (ImGui::Checkbox(tr(Str::MergeWords), &im.merge_words)) show_import(st);
+    if (ImGui::Checkbox(tr(st.lang, Str::MergeWords), &im.merge_words)) show_import(st);
     probe(st, "import.merge");
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(Str::MergeWordsTip));
-    token_chips(st.figure.trace().queries, pal, sc);
-    if (!stack.is_self()) token_chips(st.figure.trace().keys, pal, sc);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(st.lang, Str::MergeWordsTip));
+    token_chips(st.lang, st.figure.trace().queries, pal, sc);
+    if (!stack.is_self()) token_chips(st.lang, st.figure.trace().keys, pal, sc);
 
     ImGui::Spacing();
     ImGui::Separator();
     ImGui::Spacing();
     open_model_control(ctx);
     ImGui::SameLine();
-    if (ImGui::SmallButton(tr(Str::CloseImport))) close_import(st);
+    if (ImGui::SmallButton(tr(st.lang, Str::CloseImport))) close_import(st);
     probe(st, "import.close");
 }
 
@@ -494,7 +494,7 @@ void draw_model_toolbar(ViewContext& ctx) {
             const bool on = im.import_stack == i;
             if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
             ImGui::PushID(i);
-            if (ImGui::Button(stack_label(st.figure.stack(i))) && !on) select_import_stack(st, i);
+            if (ImGui::Button(stack_label(st.lang, st.figure.stack(i))) && !on) select_import_stack(st, i);
             ImGui::PopID();
             if (on) ImGui::PopStyleColor();
             probe(st, ("model.stack." + st.figure.stack(i).name).c_str());
@@ -512,14 +512,14 @@ void draw_import_progress(ViewContext& ctx) {
     char text[160];
     float fraction = 1.0f;
     if (load->parsing) {
-        std::snprintf(text, sizeof text, tr(Str::Parsing), load->name.c_str());
+        std::snprintf(text, sizeof text, tr(st.lang, Str::Parsing), load->name.c_str());
     } else if (load->total > 0) {
         fraction = static_cast<float>(static_cast<double>(load->done) / static_cast<double>(load->total));
-        std::snprintf(text, sizeof text, tr(Str::Reading), load->name.c_str(), megabytes(load->done).c_str(),
+        std::snprintf(text, sizeof text, tr(st.lang, Str::Reading), load->name.c_str(), megabytes(load->done).c_str(),
                       megabytes(load->total).c_str());
     } else {
         fraction = -1.0f * static_cast<float>(ImGui::GetTime());  // unknown size: ImGui's indeterminate bar
-        std::snprintf(text, sizeof text, tr(Str::ReadingUnknown), load->name.c_str(), megabytes(load->done).c_str());
+        std::snprintf(text, sizeof text, tr(st.lang, Str::ReadingUnknown), load->name.c_str(), megabytes(load->done).c_str());
     }
     ImGui::ProgressBar(fraction, ImVec2(-FLT_MIN, 0.0f), text);
     probe(st, "import.progress");
@@ -530,16 +530,16 @@ std::string import_description(const AppState& st) {
     char desc[96] = "";
     switch (im.show) {
         case ImportShow::Head:
-            std::snprintf(desc, sizeof desc, attn::tr(Str::DescHead), im.import_layer + 1,
+            std::snprintf(desc, sizeof desc, attn::tr(st.lang, Str::DescHead), im.import_layer + 1,
                           (st.view == View::Heatmap && st.heatmap.head >= 0 ? st.heatmap.head : im.import_head) + 1);
             break;
         case ImportShow::Aggregate:
-            std::snprintf(desc, sizeof desc, attn::tr(Str::DescAggregate),
-                          attn::tr(im.reduce == HeadReduce::Mean ? Str::ReduceMean : Str::ReduceMax),
+            std::snprintf(desc, sizeof desc, attn::tr(st.lang, Str::DescAggregate),
+                          attn::tr(st.lang, im.reduce == HeadReduce::Mean ? Str::ReduceMean : Str::ReduceMax),
                           static_cast<int>(std::count(im.heads_on.begin(), im.heads_on.end(), true)),
                           static_cast<int>(std::count(im.layers_on.begin(), im.layers_on.end(), true)));
             break;
-        case ImportShow::Rollout: std::snprintf(desc, sizeof desc, attn::tr(Str::DescRollout), im.import_layer + 1); break;
+        case ImportShow::Rollout: std::snprintf(desc, sizeof desc, attn::tr(st.lang, Str::DescRollout), im.import_layer + 1); break;
     }
     return desc;
 }
@@ -547,13 +547,13 @@ std::string import_description(const AppState& st) {
 void draw_import_status(ViewContext& ctx) {
     AppState& st = ctx.state;
     const Trace& tr = st.figure.trace();
-    ImGui::TextDisabled(attn::tr(Str::ImportStatus), ui_kind_name(tr.kind), tr.queries.size(), tr.keys.size(),
+    ImGui::TextDisabled(attn::tr(st.lang, Str::ImportStatus), ui_kind_name(st.lang, tr.kind), tr.queries.size(), tr.keys.size(),
                         import_description(st).c_str());
     if (ctx.fonts.font_pending()) {
         ImGui::SameLine();
-        ImGui::TextDisabled("%s", attn::tr(Str::LoadingGlyphs));
+        ImGui::TextDisabled("%s", attn::tr(st.lang, Str::LoadingGlyphs));
     }
-    const char* hint = attn::tr(st.view == View::Model ? Str::HintModel : st.view == View::Lines ? Str::HintSum : Str::HintHeatmap);
+    const char* hint = attn::tr(st.lang, st.view == View::Model ? Str::HintModel : st.view == View::Lines ? Str::HintSum : Str::HintHeatmap);
     const float w = ImGui::CalcTextSize(hint).x;
     const float used = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x;
     if (used + 24.0f * ctx.scale + w <= ImGui::GetWindowContentRegionMax().x) {

@@ -32,7 +32,7 @@ void probe(AppState& st, const char* name) {
 
 // How QKᵀ is scaled; recomputes the figure. Shared by the controls panel and the Steps view.
 bool scale_combo(AppState& st) {
-    const char* scale_names[] = {tr(Str::ScaleInvSqrtDk), tr(Str::ScaleNone), tr(Str::ScaleTemperature)};
+    const char* scale_names[] = {tr(st.lang, Str::ScaleInvSqrtDk), tr(st.lang, Str::ScaleNone), tr(st.lang, Str::ScaleTemperature)};
     int scale_mode = static_cast<int>(st.scale_mode);
     if (!ImGui::Combo("##scale", &scale_mode, scale_names, 3)) return false;
     st.scale_mode = static_cast<ScaleMode>(scale_mode);
@@ -97,7 +97,7 @@ bool segmented(AppState& st, const char* id, T* value, std::initializer_list<Seg
         const bool on = *value == v;
         if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
         if (on) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, 1));
-        if (ImGui::Button(tr(o.label), ImVec2(w, 0)) && !on) {
+        if (ImGui::Button(tr(st.lang, o.label), ImVec2(w, 0)) && !on) {
             *value = v;
             changed = true;
         }
@@ -110,7 +110,7 @@ bool segmented(AppState& st, const char* id, T* value, std::initializer_list<Seg
 }
 
 // Tokens as small chips that wrap, so the user sees how the text was split.
-void token_chips(const std::vector<std::string>& tokens, const Palette& pal, float s) {
+void token_chips(Lang lang, const std::vector<std::string>& tokens, const Palette& pal, float s) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* font = ImGui::GetFont();
     const float fs = ImGui::GetFontSize();
@@ -129,7 +129,7 @@ void token_chips(const std::vector<std::string>& tokens, const Palette& pal, flo
     }
     if (tokens.size() > shown) {
         char more[32];
-        std::snprintf(more, sizeof more, tr(Str::MoreTokens), tokens.size() - shown);
+        std::snprintf(more, sizeof more, tr(lang, Str::MoreTokens), tokens.size() - shown);
         dl->AddText(font, fs, ImVec2(x, y + 2.0f * s), pal.text_muted, more);
     }
     ImGui::Dummy(ImVec2(right - x0, y + h - ImGui::GetCursorScreenPos().y));
@@ -137,11 +137,11 @@ void token_chips(const std::vector<std::string>& tokens, const Palette& pal, flo
 
 namespace {
 
-const char* scale_label(const Trace& tr, char* buf, size_t n) {
+const char* scale_label(Lang lang, const Trace& tr, char* buf, size_t n) {
     switch (tr.scale.kind) {
-        case ScaleKind::InvSqrtDk: std::snprintf(buf, n, attn::tr(Str::ScoresOverSqrt), tr.d_k); break;
-        case ScaleKind::None: std::snprintf(buf, n, "%s", attn::tr(Str::UnscaledScores)); break;
-        case ScaleKind::Divisor: std::snprintf(buf, n, attn::tr(Str::ScoresOverDivisor), tr.scale.divisor); break;
+        case ScaleKind::InvSqrtDk: std::snprintf(buf, n, attn::tr(lang, Str::ScoresOverSqrt), tr.d_k); break;
+        case ScaleKind::None: std::snprintf(buf, n, "%s", attn::tr(lang, Str::UnscaledScores)); break;
+        case ScaleKind::Divisor: std::snprintf(buf, n, attn::tr(lang, Str::ScoresOverDivisor), tr.scale.divisor); break;
     }
     return buf;
 }
@@ -156,7 +156,7 @@ void embeddings_editor(ViewContext& ctx, bool source) {
     if (T == 0) return;
     if (T > 16 || d > 8) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-        ImGui::TextWrapped(tr(Str::EmbeddingsTooLarge), T, d);
+        ImGui::TextWrapped(tr(st.lang, Str::EmbeddingsTooLarge), T, d);
         ImGui::PopStyleColor();
         return;
     }
@@ -208,23 +208,23 @@ void scene_json_popup(ViewContext& ctx) {
     ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.5f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(std::min(620.0f * s, io.DisplaySize.x - 40.0f * s), 0.0f));
     if (!ImGui::BeginPopupModal("Scene JSON", nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove)) return;
-    ImGui::TextWrapped("%s", tr(Str::JsonHelp));
+    ImGui::TextWrapped("%s", tr(st.lang, Str::JsonHelp));
     ImGui::InputTextMultiline("##json", &st.scene_json, ImVec2(-FLT_MIN, std::min(300.0f * s, io.DisplaySize.y * 0.5f)));
     probe(st, "json.text");
     bool& failed = ctx.panels.json_failed;
-    if (ImGui::Button(tr(Str::JsonLoad))) {
+    if (ImGui::Button(tr(st.lang, Str::JsonLoad))) {
         st.apply_scene_json();
         failed = !st.error.empty();
         if (!failed) ImGui::CloseCurrentPopup();
     }
     probe(st, "json.load");
     ImGui::SameLine();
-    if (ImGui::Button(tr(Str::JsonCurrent))) {
+    if (ImGui::Button(tr(st.lang, Str::JsonCurrent))) {
         st.scene_json = write_scene(st.scene);
         failed = false;
     }
     ImGui::SameLine();
-    if (ImGui::Button(tr(Str::JsonClose)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+    if (ImGui::Button(tr(st.lang, Str::JsonClose)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
         if (failed) st.apply();  // the error was about the pasted text: back to the inputs' own state
         failed = false;
         ImGui::CloseCurrentPopup();
@@ -250,14 +250,14 @@ void draw_controls(ViewContext& ctx) {
     {
         // Top right: the language switch (names the other language), the theme button and the
         // display menu (display_menu.cpp). The tagline between them only when it fits.
-        const char* lang = tr(Str::LanguageSwitch);
-        const char* theme = tr(st.theme == Theme::Dark ? Str::ThemeLight : Str::ThemeDark);
+        const char* lang = tr(st.lang, Str::LanguageSwitch);
+        const char* theme = tr(st.lang, st.theme == Theme::Dark ? Str::ThemeLight : Str::ThemeDark);
         const float pad = ImGui::GetStyle().FramePadding.x * 2, gap = ImGui::GetStyle().ItemSpacing.x;
         const float w = ImGui::CalcTextSize(lang).x + pad + gap + ImGui::CalcTextSize(theme).x + pad + gap +
-                        ImGui::CalcTextSize(tr(Str::Display)).x + pad;
+                        ImGui::CalcTextSize(tr(st.lang, Str::Display)).x + pad;
         const float right = ImGui::GetWindowContentRegionMax().x - w;
-        if (ImGui::GetCursorPosX() + ImGui::CalcTextSize(tr(Str::Tagline)).x + gap <= right) {
-            ImGui::TextDisabled("%s", tr(Str::Tagline));
+        if (ImGui::GetCursorPosX() + ImGui::CalcTextSize(tr(st.lang, Str::Tagline)).x + gap <= right) {
+            ImGui::TextDisabled("%s", tr(st.lang, Str::Tagline));
             ImGui::SameLine();
         }
         ImGui::SameLine(std::max(right, ImGui::GetCursorPosX()));
@@ -279,10 +279,10 @@ void draw_controls(ViewContext& ctx) {
         return;
     }
 
-    section(tr(Str::SectionScene));
+    section(tr(st.lang, Str::SectionScene));
     ImGui::SetNextItemWidth(-FLT_MIN);
     const bool showing_preset = st.showing_preset();
-    if (ImGui::BeginCombo("##preset", showing_preset ? st.preset_name.c_str() : tr(Str::CustomScene))) {
+    if (ImGui::BeginCombo("##preset", showing_preset ? st.preset_name.c_str() : tr(st.lang, Str::CustomScene))) {
         for (const Scene& p : presets()) {
             if (ImGui::Selectable(p.name.c_str(), p.name == st.preset_name)) st.load_preset(p.name);
             probe(st, ("preset." + p.name).c_str());
@@ -302,14 +302,14 @@ void draw_controls(ViewContext& ctx) {
         ImGui::TextWrapped("%s", p->description.c_str());
         ImGui::PopStyleColor();
     }
-    if (ImGui::SmallButton(tr(Str::PasteScene))) {
+    if (ImGui::SmallButton(tr(st.lang, Str::PasteScene))) {
         if (st.scene_json.empty()) st.scene_json = write_scene(st.scene);
         ImGui::OpenPopup("Scene JSON");
     }
     probe(st, "json.open");
     // Beside it when it fits (in Chinese, or a wider panel), else on the next line.
     const ImGuiStyle& style = ImGui::GetStyle();
-    const float open_w = ImGui::CalcTextSize(tr(Str::OpenModel)).x + 2.0f * style.FramePadding.x;
+    const float open_w = ImGui::CalcTextSize(tr(st.lang, Str::OpenModel)).x + 2.0f * style.FramePadding.x;
     if (ImGui::GetContentRegionAvail().x - ImGui::GetItemRectSize().x - style.ItemSpacing.x >= open_w)
         ImGui::SameLine();
     open_model_control(ctx);
@@ -326,20 +326,20 @@ void draw_controls(ViewContext& ctx) {
     }
     const bool cross = st.draft.kind == AttentionKind::Cross;
     ImGui::Spacing();
-    ImGui::TextUnformatted(tr(cross ? Str::TargetSentence : Str::Sentence));
+    ImGui::TextUnformatted(tr(st.lang, cross ? Str::TargetSentence : Str::Sentence));
     ImGui::SetNextItemWidth(-FLT_MIN);
     if (ImGui::InputText("##target", &st.target_text)) st.apply();
     probe(st, "input.target");
-    token_chips(st.draft.tokens, pal, s);
+    token_chips(st.lang, st.draft.tokens, pal, s);
     if (cross) {
-        ImGui::TextUnformatted(tr(Str::SourceSentence));
+        ImGui::TextUnformatted(tr(st.lang, Str::SourceSentence));
         ImGui::SetNextItemWidth(-FLT_MIN);
         if (ImGui::InputText("##source", &st.source_text)) st.apply();
         probe(st, "input.source");
-        token_chips(st.draft.source_tokens, pal, s);
+        token_chips(st.lang, st.draft.source_tokens, pal, s);
     }
 
-    section(tr(Str::SectionModel));
+    section(tr(st.lang, Str::SectionModel));
     const float label_x = 92.0f * s;
     auto row = [&](const char* label) {
         ImGui::AlignTextToFramePadding();
@@ -360,7 +360,7 @@ void draw_controls(ViewContext& ctx) {
             st.apply();
         }
     }
-    row(tr(Str::Heads));
+    row(tr(st.lang, Str::Heads));
     char heads_label[32];
     std::snprintf(heads_label, sizeof heads_label, "%d  (d_k = %d)", st.draft.heads, st.draft.d_model / std::max(st.draft.heads, 1));
     if (ImGui::BeginCombo("##heads", heads_label)) {
@@ -377,46 +377,46 @@ void draw_controls(ViewContext& ctx) {
         ImGui::EndCombo();
     }
     probe(st, "heads");
-    row(tr(Str::Scale));
+    row(tr(st.lang, Str::Scale));
     scale_combo(st);
     if (st.scale_mode == ScaleMode::Temperature) {
-        row(tr(Str::DivideBy));
+        row(tr(st.lang, Str::DivideBy));
         temperature_slider(st);
     }
-    row(tr(Str::Weights));
+    row(tr(st.lang, Str::Weights));
     const bool has_explicit = std::holds_alternative<ExplicitWeights>(st.draft.weights);
-    const char* weight_names[] = {tr(Str::WeightsIdentity), tr(Str::WeightsRandom), tr(Str::WeightsExplicit)};
+    const char* weight_names[] = {tr(st.lang, Str::WeightsIdentity), tr(st.lang, Str::WeightsRandom), tr(st.lang, Str::WeightsExplicit)};
     int weights_mode = static_cast<int>(st.weights_mode);
     if (ImGui::Combo("##weights", &weights_mode, weight_names, has_explicit ? 3 : 2)) {
         st.weights_mode = static_cast<WeightsMode>(weights_mode);
         st.apply();
     }
     if (st.weights_mode == WeightsMode::Random) {
-        row(tr(Str::Seed));
+        row(tr(st.lang, Str::Seed));
         if (ImGui::InputInt("##seed", &st.seed)) {
             st.seed = std::max(st.seed, 0);
             st.apply();
         }
     }
     bool positional = st.draft.positional == Positional::Sinusoidal;
-    if (ImGui::Checkbox(tr(Str::Positional), &positional)) {
+    if (ImGui::Checkbox(tr(st.lang, Str::Positional), &positional)) {
         st.draft.positional = positional ? Positional::Sinusoidal : Positional::None;
         st.apply();
     }
 
     ImGui::Spacing();
-    if (!ImGui::CollapsingHeader((std::string(tr(Str::Embeddings)) + "###embeddings").c_str(), ImGuiTreeNodeFlags_DefaultOpen)) {
+    if (!ImGui::CollapsingHeader((std::string(tr(st.lang, Str::Embeddings)) + "###embeddings").c_str(), ImGuiTreeNodeFlags_DefaultOpen)) {
         scene_json_popup(ctx);
         return;
     }
-    ImGui::TextDisabled("%s", tr(st.draft.embeddings ? Str::EmbeddingsGiven : Str::EmbeddingsGenerated));
-    if (cross) ImGui::TextUnformatted(tr(Str::Target));
+    ImGui::TextDisabled("%s", tr(st.lang, st.draft.embeddings ? Str::EmbeddingsGiven : Str::EmbeddingsGenerated));
+    if (cross) ImGui::TextUnformatted(tr(st.lang, Str::Target));
     embeddings_editor(ctx, false);
     if (cross) {
-        ImGui::TextUnformatted(tr(Str::Source));
+        ImGui::TextUnformatted(tr(st.lang, Str::Source));
         embeddings_editor(ctx, true);
     }
-    if ((st.draft.embeddings || st.draft.source_embeddings) && ImGui::SmallButton(tr(Str::GenerateFromTokens))) {
+    if ((st.draft.embeddings || st.draft.source_embeddings) && ImGui::SmallButton(tr(st.lang, Str::GenerateFromTokens))) {
         st.draft.embeddings.reset();
         st.draft.source_embeddings.reset();
         st.apply();
@@ -462,7 +462,7 @@ void draw_toolbar(ViewContext& ctx) {
             ImGui::PushStyleColor(ImGuiCol_FrameBg, on ? c : ImVec4(c.x, c.y, c.z, 0.25f));
             ImGui::PushStyleColor(ImGuiCol_FrameBgHovered, ImVec4(c.x, c.y, c.z, 0.8f));
             char label[24];
-            std::snprintf(label, sizeof label, attn::tr(Str::HeadN), h + 1);
+            std::snprintf(label, sizeof label, attn::tr(st.lang, Str::HeadN), h + 1);
             if (h > 0) same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(label).x + 8.0f * s);
             if (ImGui::Checkbox(label, &on)) st.lines.head_visible[h] = on;
             ImGui::PopStyleColor(3);
@@ -470,21 +470,21 @@ void draw_toolbar(ViewContext& ctx) {
             probe(st, label);
             ImGui::PopID();
         }
-        same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::HideBelow)).x + 120.0f * s);
+        same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::HideBelow)).x + 120.0f * s);
         ImGui::AlignTextToFramePadding();
-        ImGui::TextUnformatted(attn::tr(Str::HideBelow));
+        ImGui::TextUnformatted(attn::tr(st.lang, Str::HideBelow));
         ImGui::SameLine();
         ImGui::SetNextItemWidth(110.0f * s);
         ImGui::SliderFloat("##threshold", &st.lines.threshold, 0.0f, 1.0f, "%.2f");
         probe(st, "threshold");
-        same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::TopK)).x + 120.0f * s);
-        ImGui::TextUnformatted(attn::tr(Str::TopK));
+        same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::TopK)).x + 120.0f * s);
+        ImGui::TextUnformatted(attn::tr(st.lang, Str::TopK));
         ImGui::SameLine();
         // 0 = auto: every line up to kTopAllUpTo keys, kLinesAutoTopK per query past it.
         char auto_k[48], auto_n[16], value[48];
         std::snprintf(auto_n, sizeof auto_n, "%d", lines_auto_top_k(tr));
-        std::snprintf(auto_k, sizeof auto_k, attn::tr(Str::TopKAuto),
-                      lines_auto_top_k(tr) >= tr.T_k() ? attn::tr(Str::All) : auto_n);
+        std::snprintf(auto_k, sizeof auto_k, attn::tr(st.lang, Str::TopKAuto),
+                      lines_auto_top_k(tr) >= tr.T_k() ? attn::tr(st.lang, Str::All) : auto_n);
         const int k_max = lines_top_k_max(tr);
         st.lines.top_k = std::clamp(st.lines.top_k, 0, k_max);
         std::snprintf(value, sizeof value, "%d", st.lines.top_k);
@@ -513,7 +513,7 @@ void draw_toolbar(ViewContext& ctx) {
     } else if (st.view == View::Steps) {
         // One head's pipeline at a time; the scale shows seed 002's argument (rows saturate).
         ImGui::AlignTextToFramePadding();
-        ImGui::TextUnformatted(attn::tr(Str::Head));
+        ImGui::TextUnformatted(attn::tr(st.lang, Str::Head));
         for (int h = 0; h < tr.heads; ++h) {
             char label[32];
             std::snprintf(label, sizeof label, "%d##steps_head", h + 1);
@@ -526,8 +526,8 @@ void draw_toolbar(ViewContext& ctx) {
             probe(st, label);
         }
         if (rescalable) {  // the scale is the scene's: a file's weights cannot be rescaled
-            same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::Scale)).x + 190.0f * s);
-            ImGui::TextUnformatted(attn::tr(Str::Scale));
+            same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::Scale)).x + 190.0f * s);
+            ImGui::TextUnformatted(attn::tr(st.lang, Str::Scale));
             ImGui::SameLine();
             ImGui::SetNextItemWidth(170.0f * s);
             scale_combo(st);
@@ -545,17 +545,17 @@ void draw_toolbar(ViewContext& ctx) {
     } else {
         if (tr.heads > 1 || !layers) {  // an aggregate or rollout of a model's layers is one map
             ImGui::AlignTextToFramePadding();
-            ImGui::TextUnformatted(attn::tr(Str::Head));
+            ImGui::TextUnformatted(attn::tr(st.lang, Str::Head));
             ImGui::SameLine();
             ImGui::SetNextItemWidth(110.0f * s);
             char current[32];
-            if (st.heatmap.head < 0) std::snprintf(current, sizeof current, "%s", attn::tr(Str::Mean));
-            else std::snprintf(current, sizeof current, attn::tr(Str::HeadOf), st.heatmap.head + 1, tr.heads);
+            if (st.heatmap.head < 0) std::snprintf(current, sizeof current, "%s", attn::tr(st.lang, Str::Mean));
+            else std::snprintf(current, sizeof current, attn::tr(st.lang, Str::HeadOf), st.heatmap.head + 1, tr.heads);
             if (ImGui::BeginCombo("##head", current)) {
-                if (tr.heads > 1 && ImGui::Selectable(attn::tr(Str::Mean), st.heatmap.head < 0)) st.heatmap.head = -1;
+                if (tr.heads > 1 && ImGui::Selectable(attn::tr(st.lang, Str::Mean), st.heatmap.head < 0)) st.heatmap.head = -1;
                 for (int h = 0; h < tr.heads; ++h) {
                     char label[32];
-                    std::snprintf(label, sizeof label, attn::tr(Str::HeadOf), h + 1, tr.heads);
+                    std::snprintf(label, sizeof label, attn::tr(st.lang, Str::HeadOf), h + 1, tr.heads);
                     if (ImGui::Selectable(label, h == st.heatmap.head)) st.heatmap.head = h;
                 }
                 ImGui::EndCombo();
@@ -564,28 +564,28 @@ void draw_toolbar(ViewContext& ctx) {
             if (layers && st.imported.show == ImportShow::Head && st.heatmap.head >= 0) st.imported.import_head = st.heatmap.head;
         }
         if (st.figure.has(Detail::Scores)) {
-            same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::Show)).x + 160.0f * s);
-            ImGui::TextUnformatted(attn::tr(Str::Show));
+            same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::Show)).x + 160.0f * s);
+            ImGui::TextUnformatted(attn::tr(st.lang, Str::Show));
             ImGui::SameLine();
             ImGui::SetNextItemWidth(150.0f * s);
             int values = static_cast<int>(st.heatmap.values);
-            const char* value_names[] = {attn::tr(Str::ValuesWeights), attn::tr(Str::ValuesScores)};
+            const char* value_names[] = {attn::tr(st.lang, Str::ValuesWeights), attn::tr(st.lang, Str::ValuesScores)};
             if (ImGui::Combo("##values", &values, value_names, 2)) st.heatmap.values = static_cast<HeatValues>(values);
             probe(st, "values");
         }
         same_line_if_fits(110.0f * s);
         ImGui::SetNextItemWidth(110.0f * s);
         colormap_combo(ctx);
-        same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(attn::tr(Str::Numbers)).x + 8.0f * s);
-        ImGui::Checkbox((std::string(attn::tr(Str::Numbers)) + "###numbers").c_str(), &st.heatmap.show_numbers);
+        same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(attn::tr(st.lang, Str::Numbers)).x + 8.0f * s);
+        ImGui::Checkbox((std::string(attn::tr(st.lang, Str::Numbers)) + "###numbers").c_str(), &st.heatmap.show_numbers);
         if (st.heatmap.values == HeatValues::Weights) {  // scores can be negative: linear only
-            same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(attn::tr(Str::LogScale)).x + 8.0f * s);
-            ImGui::Checkbox((std::string(attn::tr(Str::LogScale)) + "###log").c_str(), &st.heatmap.log_scale);
+            same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(attn::tr(st.lang, Str::LogScale)).x + 8.0f * s);
+            ImGui::Checkbox((std::string(attn::tr(st.lang, Str::LogScale)) + "###log").c_str(), &st.heatmap.log_scale);
             probe(st, "log");
-            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", attn::tr(Str::LogScaleTip));
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", attn::tr(st.lang, Str::LogScaleTip));
         }
     }
-    same_line_if_fits(ImGui::CalcTextSize(attn::tr(Str::Export)).x + 24.0f * s);
+    same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::Export)).x + 24.0f * s);
     export_menu(st, ctx.panels.exports, s);
 }
 
@@ -593,16 +593,16 @@ void draw_status(ViewContext& ctx) {
     AppState& st = ctx.state;
     const Trace& tr = st.figure.trace();
     char buf[64], heads[32];
-    std::snprintf(heads, sizeof heads, attn::tr(tr.heads == 1 ? Str::HeadsOne : Str::HeadsMany), tr.heads);
-    ImGui::TextDisabled(attn::tr(Str::StatusLine), ui_kind_name(tr.kind), tr.queries.size(), tr.keys.size(), heads, tr.d_k,
-                        scale_label(tr, buf, sizeof buf));
+    std::snprintf(heads, sizeof heads, attn::tr(st.lang, tr.heads == 1 ? Str::HeadsOne : Str::HeadsMany), tr.heads);
+    ImGui::TextDisabled(attn::tr(st.lang, Str::StatusLine), ui_kind_name(st.lang, tr.kind), tr.queries.size(), tr.keys.size(), heads, tr.d_k,
+                        scale_label(st.lang, tr, buf, sizeof buf));
     if (ctx.fonts.font_pending()) {
         ImGui::SameLine();
-        ImGui::TextDisabled("%s", attn::tr(Str::LoadingGlyphs));
+        ImGui::TextDisabled("%s", attn::tr(st.lang, Str::LoadingGlyphs));
     }
-    const std::string note = export_note(ctx.panels.exports);  // where the last export went, for a few seconds
+    const std::string note = export_note(st.lang, ctx.panels.exports);  // where the last export went, for a few seconds
     const char* hint = !note.empty() ? note.c_str()
-                                     : attn::tr(st.view == View::Lines ? Str::HintLines : st.view == View::Heatmap ? Str::HintHeatmap : Str::HintSteps);
+                                     : attn::tr(st.lang, st.view == View::Lines ? Str::HintLines : st.view == View::Heatmap ? Str::HintHeatmap : Str::HintSteps);
     const float w = ImGui::CalcTextSize(hint).x;
     const float used = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x;
     if (used + 24.0f * ctx.scale + w <= ImGui::GetWindowContentRegionMax().x) {
@@ -619,7 +619,7 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
         draw_toolbar(ctx);
         if (!st.error.empty()) {
             ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(pal.error));
-            ImGui::TextWrapped("\xe2\x9a\xa0 %s%s", st.error.c_str(), !st.figure.empty() ? tr(Str::ShowingLastGood) : "");
+            ImGui::TextWrapped("\xe2\x9a\xa0 %s%s", st.error.c_str(), !st.figure.empty() ? tr(st.lang, Str::ShowingLastGood) : "");
             ImGui::PopStyleColor();
             probe(st, "error");
         }
@@ -639,7 +639,7 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
     if (!st.figure.empty()) {
         ctx.views.draw(ctx, st.view, a, b);
     } else {
-        const char* msg = tr(Str::EmptyFigure);
+        const char* msg = tr(st.lang, Str::EmptyFigure);
         ImVec2 t = ImGui::CalcTextSize(msg);
         ImGui::GetWindowDrawList()->AddText(ImVec2((a.x + b.x - t.x) * 0.5f, (a.y + b.y - t.y) * 0.5f), pal.text_muted, msg);
     }

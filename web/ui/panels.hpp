@@ -30,7 +30,7 @@ void section(const char* title);
 // The colormap of the heatmap, the Steps view and the model view.
 void colormap_combo(ViewContext& ctx);
 // Tokens as small chips that wrap.
-void token_chips(const std::vector<std::string>& tokens, const Palette& pal, float s);
+void token_chips(Lang lang, const std::vector<std::string>& tokens, const Palette& pal, float s);
 
 // Every string the UI may show this frame, for the font atlas (fonts.hpp).
 void collect_text(const AppState& state, PanelState& panels, Fonts& fonts);

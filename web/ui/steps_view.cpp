@@ -134,7 +134,7 @@ void draw_weights_only(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const Palette& pal = palette(st.theme);
     ImFont* font = ctx.fonts.body;
     const float wrap = std::min(max.x - min.x - 40.0f * sc, 720.0f * sc);
-    const char* note = attn::tr(Str::StepsNoQkv);
+    const char* note = attn::tr(st.lang, Str::StepsNoQkv);
     const ImVec2 size = font->CalcTextSizeA(font->FontSize, FLT_MAX, wrap, note);
     const ImVec2 p((min.x + max.x - size.x) * 0.5f, min.y + 16.0f * sc);
     ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -198,7 +198,7 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         b.w = std::max({grid_w, font->CalcTextSizeA(fs, FLT_MAX, 0.0f, step.label.c_str()).x,
                         small_w(step.shape.c_str()), small_w(step.formula.c_str()), kCaptionMinW * s});
         b.caption_y = title_h + header + cell_h * b.rows + (b.rows < step.rows ? ss : 0.0f) + 4.0f * s;
-        const float caption_h = small->CalcTextSizeA(ss, FLT_MAX, b.w, attn::tr(caption(step.kind, tr))).y;
+        const float caption_h = small->CalcTextSizeA(ss, FLT_MAX, b.w, attn::tr(st.lang, caption(step.kind, tr))).y;
         b.h = b.caption_y + caption_h;
         if (x > margin && x + b.w > avail_w) {  // next line of the pipeline
             x = margin;
@@ -302,12 +302,12 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         const ImU32 grid = ImGui::GetColorU32(ImVec4(pal.grid[0], pal.grid[1], pal.grid[2], pal.grid[3]));
         dl->AddRect(b.grid, ImVec2(b.grid.x + cell_w * b.cols, b.grid.y + cell_h * b.rows), grid);
         if (b.rows < step.rows || b.cols < step.values.cols())
-            dl->AddText(small, ss, ImVec2(b.grid.x, b.grid.y + cell_h * b.rows + 1.0f * s), pal.text_muted, attn::tr(Str::FirstShown));
-        dl->AddText(small, ss, ImVec2(b.pos.x, b.pos.y + b.caption_y), pal.text_muted, attn::tr(caption(step.kind, tr)), nullptr, b.w);
+            dl->AddText(small, ss, ImVec2(b.grid.x, b.grid.y + cell_h * b.rows + 1.0f * s), pal.text_muted, attn::tr(st.lang, Str::FirstShown));
+        dl->AddText(small, ss, ImVec2(b.pos.x, b.pos.y + b.caption_y), pal.text_muted, attn::tr(st.lang, caption(step.kind, tr)), nullptr, b.w);
         if (b.entropy) {  // H of each row: 0 = one-hot, ln T_k = uniform; seed 002's saturation
             const float ex = b.grid.x + cell_w * b.cols + 4.0f * s;
             const float h_max = std::log(static_cast<float>(tr.keys.size()));
-            dl->AddText(small, ss, ImVec2(ex, b.grid.y - ss - 3.0f * s), pal.text_muted, attn::tr(Str::Entropy));
+            dl->AddText(small, ss, ImVec2(ex, b.grid.y - ss - 3.0f * s), pal.text_muted, attn::tr(st.lang, Str::Entropy));
             for (int r = 0; r < b.rows; ++r) {
                 const float H = row_entropy(step.values, r);
                 const float yy = b.grid.y + r * cell_h;
@@ -346,24 +346,24 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         ImGui::BeginTooltip();
         ImGui::Text("%s  [%d, %d] = %s", step.label.c_str(), hr + 1, hc + 1, format_number(step.values(hr, hc)).c_str());
         if (cols_are_keys(hk))
-            ImGui::TextDisabled(attn::tr(Str::TipTokens), token_label(tr.queries[hr]), token_label(tr.keys[hc]), head + 1);
+            ImGui::TextDisabled(attn::tr(st.lang, Str::TipTokens), token_label(tr.queries[hr]), token_label(tr.keys[hc]), head + 1);
         ImGui::Separator();
         switch (hk) {
             case StepKind::Scores: ImGui::TextUnformatted(explain_score(h, hr, hc).c_str()); break;
             case StepKind::Scaled:
             case StepKind::Masked:
                 ImGui::TextUnformatted(explain_score(h, hr, hc).c_str());
-                if (!tr.allowed(hr, hc)) ImGui::TextUnformatted(attn::tr(Str::TipMasked));
+                if (!tr.allowed(hr, hc)) ImGui::TextUnformatted(attn::tr(st.lang, Str::TipMasked));
                 else ImGui::Text("\xc3\x97 %s = %s", format_number(tr.scale.factor(tr.d_k)).c_str(), format_number(step.values(hr, hc)).c_str());
                 break;
             case StepKind::Weights:
                 ImGui::TextUnformatted(explain_weight(h, tr.allowed, hr, hc).c_str());
-                ImGui::TextDisabled(attn::tr(Str::TipEntropy), format_number(row_entropy(h.weights, hr)).c_str(),
+                ImGui::TextDisabled(attn::tr(st.lang, Str::TipEntropy), format_number(row_entropy(h.weights, hr)).c_str(),
                                     tr.keys.size(), format_number(std::log(static_cast<float>(tr.keys.size()))).c_str());
                 break;
             case StepKind::Output: ImGui::TextUnformatted(explain_output(h, hr, hc).c_str()); break;
-            case StepKind::Concat: ImGui::Text(attn::tr(Str::TipConcat), hc / tr.d_k + 1, hc % tr.d_k + 1); break;
-            case StepKind::Final: ImGui::TextUnformatted(attn::tr(Str::TipFinal)); break;
+            case StepKind::Concat: ImGui::Text(attn::tr(st.lang, Str::TipConcat), hc / tr.d_k + 1, hc % tr.d_k + 1); break;
+            case StepKind::Final: ImGui::TextUnformatted(attn::tr(st.lang, Str::TipFinal)); break;
             default:
                 if (!step.formula.empty()) ImGui::TextDisabled("%s", step.formula.c_str());
                 break;

@@ -86,8 +86,8 @@ void add_text_upwards(ImDrawList* draw_list, ImFont* font, float size, ImVec2 bo
 // A short label for a token: the text, or "␣"-style names for blank ones.
 const char* token_label(const std::string& token);
 // The kind of attention in the UI language ("self" / "自注意力").
-inline const char* ui_kind_name(AttentionKind kind) {
-    return tr(kind == AttentionKind::Self ? Str::NameSelf : kind == AttentionKind::Masked ? Str::NameMasked : Str::NameCross);
+inline const char* ui_kind_name(Lang lang, AttentionKind kind) {
+    return tr(lang, kind == AttentionKind::Self ? Str::NameSelf : kind == AttentionKind::Masked ? Str::NameMasked : Str::NameCross);
 }
 
 }  // namespace attn
