@@ -7,9 +7,9 @@
 // for the on-demand work to finish (the lines view's top-k lists: lines_ready = 1; the heatmap's map) and
 // measures three things:
 // - idle: kFrames frames with the pointer still, read from the app's own frame times
-//   (web/frame_overlay.cpp, the numbers of the fps=1 overlay, in the state JSON): the median and
+//   (web/ui/frame_overlay.cpp, the numbers of the fps=1 overlay, in the state JSON): the median and
 //   worst interval between frames (what a reader sees; ≥ 16.7 ms at 60 Hz), the CPU time of
-//   building a frame, and how many frames were drawn (an unchanged frame is not: web/app.cpp);
+//   building a frame, and how many frames were drawn (an unchanged frame is not: web/ui/app.cpp);
 // - moving: the pointer moves every animation frame across what the view answers to (events
 //   sent from inside the page), so every frame hovers something new: the interval then;
 // - where the time goes: the ImGui draw lists' size (vertices, indices, line instances) and the

@@ -1,4 +1,4 @@
-// test_import_view.cpp: imported attention as the front end shows it (web/import_state.cpp):
+// test_import_view.cpp: imported attention as the front end shows it (web/state/import_state.cpp):
 // the Trace built from a stack / layer / head or an aggregate, the causal mask inferred from an
 // exactly-zero upper triangle, a bad file keeping the figure, and leaving import mode.
 #include "app_state.hpp"

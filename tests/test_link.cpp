@@ -1,4 +1,4 @@
-// test_link.cpp: the link's hash (web/link_state.cpp): round trips through the app state, every
+// test_link.cpp: the link's hash (web/state/link_state.cpp): round trips through the app state, every
 // bad parameter named in the error, and the parent page's messages.
 #include "link_state.hpp"
 

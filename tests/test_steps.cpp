@@ -1,4 +1,4 @@
-// The numbers the Steps view shows (core/steps.hpp), as strings, against the seeds' printouts.
+// The numbers the Steps view shows (core/figure/steps.hpp), as strings, against the seeds' printouts.
 #include "presets.hpp"
 #include "steps.hpp"
 

@@ -1,4 +1,4 @@
-// test_strings.cpp: the UI's string table (web/strings.cpp) has both languages for every key.
+// test_strings.cpp: the UI's string table (web/state/strings.cpp) has both languages for every key.
 #include "strings.hpp"
 
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// The SVG export (core/svg.cpp): well-formed XML, one element per line / cell / label as the
+// The SVG export (core/svg/svg.cpp): well-formed XML, one element per line / cell / label as the
 // figure has them, the colormap's colours, the hatch on masked cells, escaped token text.
 #include "colormaps.hpp"
 #include "presets.hpp"

@@ -1,4 +1,4 @@
-// test_text.cpp: the tokenizer, generated embeddings and sinusoidal positions (core/text.hpp).
+// test_text.cpp: the tokenizer, generated embeddings and sinusoidal positions (core/formats/text.hpp).
 //
 // [SECTION] Helpers
 // [SECTION] Tokenizer: seeds, Latin, numbers, CJK, other scripts

@@ -1,5 +1,5 @@
 // svg.cpp: the lines and heatmap figures as SVG (see svg.hpp). Sizes are in CSS pixels at the
-// UI's scale 1, the same numbers web/lines_view.cpp and web/heatmap_view.cpp use on screen.
+// UI's scale 1, the same numbers web/ui/lines_view.cpp and web/ui/heatmap_view.cpp use on screen.
 //
 // [SECTION] Text: escaping, width estimates, number formatting
 // [SECTION] Colours
@@ -128,7 +128,7 @@ namespace {
 
 // [SECTION] Colours ------------------------------------------------------------------------------
 
-// The figure's colours: web/theme.cpp's palette() written as hex.
+// The figure's colours: web/ui/theme.cpp's palette() written as hex.
 struct FigureColors {
     std::uint32_t background, text, text_muted, token_fill, token_selected, hatch_a, hatch_b, outline;
 };
@@ -160,7 +160,7 @@ std::uint32_t mix(std::uint32_t a, std::uint32_t b, float t) {
     return out;
 }
 
-// Dark or light text, whichever reads on a cell of colour rgb (as web/heatmap_view.cpp ink_on).
+// Dark or light text, whichever reads on a cell of colour rgb (as web/ui/heatmap_view.cpp ink_on).
 std::uint32_t ink_on(const std::array<float, 3>& rgb) {
     const float luminance = 0.2126f * rgb[0] + 0.7152f * rgb[1] + 0.0722f * rgb[2];
     return luminance > 0.5f ? 0x141418 : 0xf5f5f5;
@@ -248,7 +248,7 @@ void lines_figure(Doc& doc, const Trace& tr, const SvgOptions& o) {
     doc.text(xq_right, top0 + 8.0f + kSmall, kSmall, c.text_muted, left_title, "heading", "end");
     doc.text(xk_left, top0 + 8.0f + kSmall, kSmall, c.text_muted, right_title, "heading");
 
-    // Lines: the same choice of lines, widths and opacities as web/lines_view.cpp (without its
+    // Lines: the same choice of lines, widths and opacities as web/ui/lines_view.cpp (without its
     // cap for huge figures past 200,000 lines: a vector file keeps every line asked for).
     const float head_step = n_visible > 1 ? std::min(2.5f, box_h * 0.5f / static_cast<float>(n_visible)) : 0.0f;
     doc.body += "<g class=\"lines\">\n";
@@ -379,7 +379,7 @@ void heatmap_figure(Doc& doc, const Trace& tr, const SvgOptions& o) {
     const bool log = o.log && !o.scores;
     auto color_of = [&](float x) { return colormap_sample(map, colormap_position(x, lo, hi, log)); };
 
-    // Layout (web/heatmap_view.cpp at scale 1): row labels, column labels upright when they fit
+    // Layout (web/ui/heatmap_view.cpp at scale 1): row labels, column labels upright when they fit
     // a cell else turned to read upwards, every n-th label when they would overlap.
     float maxw_q = 0.0f, maxw_k = 0.0f;
     for (auto& t : tr.queries) maxw_q = std::max(maxw_q, text_width(token_text(t), kBody));
@@ -400,7 +400,7 @@ void heatmap_figure(Doc& doc, const Trace& tr, const SvgOptions& o) {
     doc.text(gx - 8.0f, gy - 6.0f, kSmall, c.text_muted, cross ? o.labels.caption_target_queries : o.labels.caption_queries,
              "caption", "end");
 
-    // Hatch of masked cells as shaders/heatmap.frag draws it: two neutral greys in stripes
+    // Hatch of masked cells as web/gpu/shaders/heatmap.frag draws it: two neutral greys in stripes
     // running down to the right, 7 px apart along a row (7/√2 across the stripes), half each.
     doc.defs += "<pattern id=\"hatch\" patternUnits=\"userSpaceOnUse\" width=\"4.95\" height=\"4.95\" "
                 "patternTransform=\"rotate(-45)\"><rect width=\"4.95\" height=\"4.95\" fill=\"" + hex(c.hatch_b) +

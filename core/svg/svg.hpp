@@ -46,7 +46,7 @@ struct SvgOptions {
     int head = 0;                     // -1 = mean over heads
     int colormap = 0;                 // index into colormaps()
     bool scores = false;              // the scaled scores instead of the weights
-    bool log = false;                 // weights on the log scale (core/display_map.hpp), as on screen
+    bool log = false;                 // weights on the log scale (core/figure/display_map.hpp), as on screen
     bool show_numbers = true;         // values in cells that are big enough
     SvgLabels labels;
 };

@@ -4,7 +4,7 @@
 // Serves SITE_DIR with scripts/serve.py on a free port, drives the page like a user (mouse on
 // the canvas, keys, text through the page's text field), and checks canvas pixels from
 // screenshots (kept in ARTIFACT_DIR) together with the app state the page exposes
-// (Module._attnviz_state, web/test_hook.cpp). Prints one line per check and ends with
+// (Module._attnviz_state, main/test_hook.cpp). Prints one line per check and ends with
 // "browser: N passed, M failed"; exits non-zero on any failure.
 import path from 'node:path';
 import { decodePng, differing, distinctColors, patch, pixel } from './png.mjs';

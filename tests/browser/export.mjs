@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// export.mjs: the Export menu (web/export.cpp) and the display settings (web/display_menu.cpp)
+// export.mjs: the Export menu (web/ui/export.cpp) and the display settings (web/ui/display_menu.cpp)
 // in headless Chromium. Files arrive as real downloads (playwright's download event); PNGs are
 // decoded and measured, SVGs parsed by the browser's DOMParser, counted, and drawn to check
 // they are not blank and that the masked preset shows its hatch.
@@ -99,7 +99,7 @@ try {
   await check('PNG 1×, 2×, 4× of the lines view: sizes follow the figure, pictures are real', async () => {
     const s0 = await state(page);
     expect(s0.view === 'lines' && s0.widgets.export, 'no Export button in the lines toolbar');
-    // 1× = the figure in CSS pixels plus the export's padding and title line (web/export.cpp).
+    // 1× = the figure in CSS pixels plus the export's padding and title line (web/ui/export.cpp).
     const want1 = [Math.round(s0.figure[2] + 24), Math.round(s0.figure[3] + 49)];
     const sizes = [];
     for (const [item, k] of [['export.png1', 1], ['export.png2', 2], ['export.png4', 4]]) {

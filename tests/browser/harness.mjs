@@ -1,6 +1,6 @@
 // harness.mjs: what every browser test file shares: a static server (scripts/serve.py) on a
 // free port, headless Chromium with SwiftShader WebGL2, page helpers that read the app state
-// (Module._attnviz_state, web/test_hook.cpp) and point at its widgets, and the check list.
+// (Module._attnviz_state, main/test_hook.cpp) and point at its widgets, and the check list.
 //   const suite = await startSuite(SITE_DIR, ARTIFACT_DIR);   // suite.url, suite.browser
 //   await check('name', async () => { ...; return 'note'; });
 //   await finishSuite('browser');                               // prints the tally, exits

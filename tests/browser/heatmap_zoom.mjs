@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// heatmap_zoom.mjs: the heatmap at scale (web/heatmap_view.cpp, core/display_map.hpp) in
+// heatmap_zoom.mjs: the heatmap at scale (web/ui/heatmap_view.cpp, core/figure/display_map.hpp) in
 // headless Chromium: wheel zoom about the cursor, labels once cells are readable, numbers in
 // big cells, drag to pan, double-click and "Fit" to reset, ctrl + wheel (a pinch) in a
 // figure-only page while the plain wheel is left to the page, a two-finger touch pinch about its
@@ -21,7 +21,7 @@ if (!siteDir || !artifacts) {
 
 const tokens = (n) => Array.from({ length: n }, (_, i) => `t${i}`);
 
-// A message as the parent page would post it (web/link_state.cpp handle_message), sent straight
+// A message as the parent page would post it (web/state/link_state.cpp handle_message), sent straight
 // to the app's hook; returns the reply.
 async function message(page, msg) {
   const reply = await page.evaluate((m) => Module.ccall('attnviz_message', 'string', ['string'], [JSON.stringify(m)]), msg);

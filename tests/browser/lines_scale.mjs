@@ -17,7 +17,7 @@ if (!siteDir || !artifacts) {
 }
 
 const T = 2048, HEADS = 4;
-const BUDGET = 32768;  // kMaxOverviewLines (web/lines_view.cpp): the overview's strongest lines
+const BUDGET = 32768;  // kMaxOverviewLines (web/ui/lines_view.cpp): the overview's strongest lines
 const overview = (k) => Math.min(k * T * HEADS, BUDGET);
 const words = 'where does each word look when the sentence grows past a page of text'.split(' ');
 const scene = {

@@ -152,7 +152,7 @@ else
   fail "render: steps layout" "render failed"
 fi
 
-# 2b. attnviz render --svg (core/svg.cpp): no GL needed, so no display either. Well-formed XML with
+# 2b. attnviz render --svg (core/svg/svg.cpp): no GL needed, so no display either. Well-formed XML with
 # one element per line / cell / label, the mask hatched; drawn by Chromium it is a real picture.
 svg_check() {  # name svg-file expectations (python expressions over counts c and the root r)
   /usr/bin/python3 - "$2" "$3" <<'PY'

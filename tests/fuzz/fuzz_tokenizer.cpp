@@ -2,7 +2,7 @@
 // invariant of text.hpp breaks.
 //
 //   clang++-14 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I core \
-//     -I /usr/include/eigen3 core/text.cpp tests/fuzz/fuzz_tokenizer.cpp -o fuzz_tokenizer
+//     -I /usr/include/eigen3 core/formats/text.cpp tests/fuzz/fuzz_tokenizer.cpp -o fuzz_tokenizer
 //   cp -r tests/fuzz/corpus/tokenizer /tmp/corpus && ./fuzz_tokenizer /tmp/corpus
 //
 // Invariants, for every input:

@@ -71,7 +71,7 @@ void install_clipboard();
 // Browser only: the canvas's CSS cursor for an ImGuiMouseCursor value.
 void set_cursor(int imgui_cursor);
 // Browser only: opens the page's file dialog (a hidden <input type=file>); the file's bytes
-// arrive through attnviz_import_bytes (web/import_hook.cpp), with progress on the way.
+// arrive through attnviz_import_bytes (main/import_hook.cpp), with progress on the way.
 void open_file_picker();
 // Browser: makes `app` the one the page's hooks (main/test_hook.cpp, main/import_hook.cpp)
 // talk to, as Module.attnvizApp of this module instance. Desktop: nothing.
@@ -113,13 +113,13 @@ struct ZoomGesture {
 };
 // Desktop: from ImGui's wheel value, given.
 ZoomGesture take_zoom(float imgui_wheel);
-// Exported files (web/export.cpp). The browser downloads them (a Blob and an <a download>);
+// Exported files (web/ui/export.cpp). The browser downloads them (a Blob and an <a download>);
 // the desktop writes them into the working folder, never over an existing file. Both return
 // where the file went (its name in the browser, the full path on the desktop), or "" with
 // `error` set.
 std::string save_file(const std::string& name, const std::string& mime, const std::string& bytes, std::string& error);
 // RGBA (top row first) as PNG: encoded by the browser's canvas (keeps zlib out of the wasm),
-// by web/png.cpp on the desktop.
+// by web/platform/png.cpp on the desktop.
 std::string save_png(const std::string& name, const std::vector<std::uint8_t>& rgba, int width, int height,
                      std::string& error);
 // The theme "auto" follows: prefers-color-scheme in the browser (read every frame, so it

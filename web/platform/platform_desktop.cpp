@@ -86,7 +86,7 @@ void hint_gl33_core() {
     glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
 }
 
-void open_file_picker() {}                  // the desktop asks for a path (web/model_view.cpp)
+void open_file_picker() {}                  // the desktop asks for a path (web/ui/model_view.cpp)
 
 void publish_app(void*) {}
 

@@ -69,7 +69,7 @@
 
   // Imported attention (SPEC.md §3): a file dropped on the canvas, chosen in the file dialog
   // (the app's "Open model attention…" clicks the hidden input) or named by ?import=PATH
-  // (same origin). Progress and the bytes go to the app (web/import_hook.cpp), which parses
+  // (same origin). Progress and the bytes go to the app (main/import_hook.cpp), which parses
   // them and shows a precise error if the file is bad.
   function importProgress(name, done, total) {
     Module.ccall('attnviz_import_progress', null, ['string', 'number', 'number'], [name, done, total]);
@@ -141,7 +141,7 @@
   });
 
 
-  // The parent page's messages (web/link_state.hpp): only from the page that embeds us, only
+  // The parent page's messages (web/state/link_state.hpp): only from the page that embeds us, only
   // objects whose type starts with "attnviz:"; everything else is not for us and is ignored.
   // Messages that arrive before the first frame wait for it.
   let ready = false;

@@ -46,7 +46,7 @@ struct LinesOptions {
     int top_k = 0;                   // keys per query, 1 … lines_top_k_max; 0 = auto (lines_auto_top_k)
 };
 
-// Lines view at scale (web/lines_view.cpp): past kTopAllUpTo keys each query shows its
+// Lines view at scale (web/ui/lines_view.cpp): past kTopAllUpTo keys each query shows its
 // kLinesAutoTopK strongest unless the user picks a k, up to the kTopKeysMax its cache keeps.
 inline constexpr int kLinesAutoTopK = 3;
 inline int lines_top_k_max(const Trace& trace) { return std::max(1, top_keys_capacity(trace.T_k())); }
@@ -59,8 +59,8 @@ struct HeatmapOptions {
     int colormap = 0;                // index into colormaps()
     HeatValues values = HeatValues::Weights;
     bool show_numbers = true;        // the value in each cell when cells are big enough
-    bool log_scale = false;          // weights on a log scale, 10⁻⁴ … 1 (core/display_map.hpp)
-    // Zoom and pan (web/heatmap_view.cpp): 1 = the whole map fits its box; cells grow by this
+    bool log_scale = false;          // weights on a log scale, 10⁻⁴ … 1 (core/figure/display_map.hpp)
+    // Zoom and pan (web/ui/heatmap_view.cpp): 1 = the whole map fits its box; cells grow by this
     // factor up to a readable maximum. view_x / view_y: the key / query (fractional, in cells)
     // at the box's top-left corner.
     float zoom = 1.0f;

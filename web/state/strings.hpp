@@ -34,17 +34,17 @@ enum class Str {
     // link and embed (link_panel.cpp)
     CopyLink, EmbedCode, Copied, EmbedHelp, EmbedWidth, EmbedHeight, EmbedFigureOnly, EmbedCopy, OpenFull,
     AllHeads,
-    // export menu and display settings (web/export.cpp, web/display_menu.cpp)
+    // export menu and display settings (web/ui/export.cpp, web/ui/display_menu.cpp)
     Export, ExportPng1, ExportPng2, ExportPng4, ExportSvg, ExportSvgSteps, ExportJson, ExportSaved, ExportFailed,
     Display, ThemeAuto, ThemeLightShort, ThemeDarkShort, ThemeAutoNote, TextSize, FrameTimeToggle, FrameTimeLine, FrameTimeFigure,
-    // imported attention (web/model_view.cpp)
+    // imported attention (web/ui/model_view.cpp)
     OpenModel, OpenModelTip, FilePath, OpenFile, SectionImport, ImportFile, ImportModel,
     ImportShape, StackAttention, StackEncoder, StackDecoder, StackCross, ShowHead, ShowAggregate,
     ShowRollout, Layer, LayerN, Reduce, ReduceMean, ReduceMax, AggLayers, AggHeads, AggAll,
     RolloutNote, RolloutSelfOnly, MergeWords, MergeWordsTip, CloseImport, ViewModel, Reading,
     ReadingUnknown, Parsing, StepsNoQkv, ThumbTip, ThumbClick, CaptionHeads, CaptionLayers,
     ImportStatus, DescHead, DescAggregate, DescRollout, HintModel, HintSum, SumOfQueries,
-    // heatmap at scale (web/heatmap_view.cpp)
+    // heatmap at scale (web/ui/heatmap_view.cpp)
     HeatMemory, HeatMeanHeads, HeatComputing, HeatFit,
     Count
 };

@@ -55,7 +55,7 @@ void display_menu(AppState& st, float s) {
     if (ImGui::Button("A+")) st.text_scale = std::min(kMaxTextScale, std::round((st.text_scale + 0.125f) * 8.0f) / 8.0f);
     probe(st, "display.larger");
     ImGui::Separator();
-    // Frame time (web/frame_overlay.cpp): for checking that a long trace stays smooth.
+    // Frame time (web/ui/frame_overlay.cpp): for checking that a long trace stays smooth.
     ImGui::Checkbox(tr(st.lang, Str::FrameTimeToggle), &st.show_frame_time);
     probe(st, "display.fps");
     ImGui::EndPopup();

@@ -1,6 +1,6 @@
 // export.hpp: what is on screen, as files: PNG at 1×, 2× or 4× (the figure drawn again off
 // screen, in a framebuffer object, at that scale), SVG of the lines and heatmap views
-// (core/svg.hpp), and the scene JSON. The browser downloads them (a Blob through the page);
+// (core/svg/svg.hpp), and the scene JSON. The browser downloads them (a Blob through the page);
 // the desktop writes them to the working folder and says where.
 //
 // The PNG is drawn by a second ImGui context (its own font atlas, at the export scale) with

@@ -34,7 +34,7 @@ public:
     int glyph_count() const { return glyph_count_; }
     int missing_count() const { return missing_count_; }
     int rebuild_count() const { return rebuild_count_; }
-    // The export's second atlas (web/export.cpp): merge the fonts `other` has downloaded, and
+    // The export's second atlas (web/ui/export.cpp): merge the fonts `other` has downloaded, and
     // never start a download of its own (its arrival is reported to the app on screen).
     void use_downloads_of(const Fonts& other) {
         lazy_requested_ = lazy_ready_ = other.lazy_ready_;

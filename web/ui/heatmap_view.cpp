@@ -1,5 +1,5 @@
 // heatmap_view.cpp: the attention matrix. Rows are queries, columns are keys. The cells come
-// from a compact display copy of the map (core/display_map.hpp: a byte per cell and a max
+// from a compact display copy of the map (core/figure/display_map.hpp: a byte per cell and a max
 // pyramid), built a few milliseconds a frame so long traces fill in while the UI keeps
 // drawing, and drawn as GPU tiles of the pyramid level that fits the zoom (renderer.hpp).
 // Labels, numbers, legend and tooltip are ImGui, for the visible rows and columns only.

@@ -4,7 +4,7 @@
 // Hover a token to show only its lines with the weights beside the other column; click pins.
 //
 // At scale the view reads no T_q×T_k matrix (a long trace has none): each head's strongest keys
-// per query and queries per key come from a TopKeys cache (core/top_keys.hpp), built a few rows
+// per query and queries per key come from a TopKeys cache (core/figure/top_keys.hpp), built a few rows
 // blocks per frame, and a selected query's row or a query set's sum is computed on demand.
 // Up to kTopAllUpTo tokens a side every line is drawn, as always; past it each query keeps its
 // top kLinesAutoTopK keys unless the user picks another k (toolbar). When the tokens no longer fit a

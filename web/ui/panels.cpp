@@ -626,7 +626,7 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
         draw_import_progress(ctx);
     } else {
         ImGui::PushFont(ctx.fonts.title);
-        const std::string title = figure_title(st);  // web/export.cpp: the SVG has the same
+        const std::string title = figure_title(st);  // web/ui/export.cpp: the SVG has the same
         ImGui::TextUnformatted(title.c_str());
         ImGui::PopFont();
     }

@@ -1,4 +1,4 @@
-// steps_view.cpp: attention as a pipeline of matrices (core/steps.hpp), one head at a time:
+// steps_view.cpp: attention as a pipeline of matrices (core/figure/steps.hpp), one head at a time:
 // X → Q, K, V → QKᵀ → ÷√d_k → + mask → softmax → ·V → concat → ·W_o. Every matrix is labelled
 // with its shape and numbers, coloured by the shared colormap (ImGui rectangles: these are
 // small; the big heatmap keeps its one-quad texture). Hovering a number highlights the rows

@@ -15,7 +15,7 @@ ImU32 col(unsigned hex) { return IM_COL32((hex >> 16) & 0xff, (hex >> 8) & 0xff,
 }  // namespace
 
 ImVec4 head_color(Theme theme, int head) {
-    return rgb(head_color_hex(theme == Theme::Dark, head));  // core/colormaps.cpp: shared with the SVG export
+    return rgb(head_color_hex(theme == Theme::Dark, head));  // core/figure/colormaps.cpp: shared with the SVG export
 }
 
 const Palette& palette(Theme theme) {

@@ -1,5 +1,5 @@
 // heatmap.frag: an attention map as textured quads, in one of two encodings.
-// u_tiles = 1: the figure's map, one 256×256 R8 tile per quad (core/display_map.hpp): the byte
+// u_tiles = 1: the figure's map, one 256×256 R8 tile per quad (core/figure/display_map.hpp): the byte
 //   0..254 is the position in the colormap range, 255 a masked cell; texel rows from u_done on
 //   are not computed yet (drawn flat, so the map visibly fills in).
 // u_tiles = 0: the model view's thumbnails, RG32F: r = the value, g = 1 where the query may

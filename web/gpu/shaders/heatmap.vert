@@ -1,5 +1,5 @@
 // heatmap.vert: one quad (triangle strip of 4 vertices, no vertex buffer) covering the grid.
-// The platform prepends the #version line (web/platform.hpp).
+// The platform prepends the #version line (web/platform/platform.hpp).
 uniform vec4 u_rect;        // grid corners in ImGui display units: x0, y0, x1, y1 (y down)
 uniform vec4 u_display;     // display pos (x, y) and size (w, h) of the ImGui draw data
 out vec2 v_uv;              // 0..1 across the grid: x along keys, y along queries
