@@ -437,7 +437,7 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         const ImVec2 cursor = ImGui::GetCursorScreenPos();
         ImGui::SetCursorScreenPos(ImVec2(bar_x, below_y));
         if (ImGui::SmallButton(attn::tr(st.lang, Str::HeatFit))) o.zoom = 1.0f, o.view_x = o.view_y = 0.0f;
-        probe(st, "heatmap.fit");
+        attn::probe(st, "heatmap.fit");
         ImGui::SetCursorScreenPos(cursor);
     }
     // Progress while the map fills in, and the memory a big map takes: a muted line below it.
