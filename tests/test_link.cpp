@@ -402,3 +402,22 @@ TEST_CASE("an imported map travels as map=STACK:LAYER:HEAD and is shown once its
     CHECK(!decode_link("#v=1&map=attention:0:1").ok());
     CHECK(!decode_link("#v=1&map=attention").ok());
 }
+
+TEST_CASE("a link scene cache writes the same links, and follows the scene as it changes") {
+    LinkSceneCache cache;
+    AppState a = app_with("i-am-good");
+    for (const char* text : {"the cat sat", "the cat sat", "the dog sat", "我 爱 你", "the cat sat"}) {
+        CAPTURE(text);
+        a.target_text = text;
+        a.apply();
+        REQUIRE(a.error.empty());
+        LinkState l = link_from_app(a);
+        REQUIRE(l.scene);
+        CHECK(encode_link(l, &cache) == encode_link(l));
+        l.scene->description = "a description stays out of links";
+        CHECK(encode_link(l, &cache) == encode_link(l));
+        CHECK(embed_snippet("https://example.org/", l, {}, &cache) == embed_snippet("https://example.org/", l, {}));
+    }
+    LinkState preset = link_from_app(app_with("wo-ai-ni"));  // no scene: the cache is not asked
+    CHECK(encode_link(preset, &cache) == encode_link(preset));
+}

@@ -58,7 +58,7 @@ bool unreserved(unsigned char c) {
 }
 
 std::string percent_encode(std::string_view s) {
-    static const char* hex = "0123456789ABCDEF";
+    constexpr char hex[] = "0123456789ABCDEF";
     std::string out;
     for (unsigned char c : s) {
         if (unreserved(c)) out += static_cast<char>(c);
@@ -233,7 +233,7 @@ std::pair<std::string, std::string> check_ranges(const LinkState& l) {
 // [SECTION] Hash -----------------------------------------------------------------------------
 
 std::string base64url_encode(std::string_view bytes) {
-    static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    constexpr char k[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     std::string out;
     out.reserve((bytes.size() + 2) / 3 * 4);
     size_t i = 0;
@@ -280,19 +280,21 @@ std::optional<std::string> base64url_decode(std::string_view text) {
     return out;
 }
 
-std::string encode_link(const LinkState& l) {
+const std::string& LinkSceneCache::text(const Scene& scene) {
+    Scene s = scene;
+    s.description.clear();  // the panel shows descriptions of presets only
+    if (!scene_ || !(s == *scene_)) {
+        text_ = base64url_encode(write_scene(s, false));
+        scene_ = std::move(s);
+    }
+    return text_;
+}
+
+std::string encode_link(const LinkState& l, LinkSceneCache* cache) {
     std::string out = "v=" + std::to_string(kLinkVersion);
     if (l.scene) {
-        // The app asks four times a second; a big scene is written out only when it changed.
-        static Scene cached_scene;
-        static std::string cached_text;
-        Scene s = *l.scene;
-        s.description.clear();  // the panel shows descriptions of presets only
-        if (cached_text.empty() || !(s == cached_scene)) {
-            cached_text = base64url_encode(write_scene(s, false));
-            cached_scene = std::move(s);
-        }
-        out += "&scene=" + cached_text;
+        LinkSceneCache once;
+        out += "&scene=" + (cache ? *cache : once).text(*l.scene);
     } else {
         out += "&preset=" + percent_encode(l.preset.empty() ? kDefaultPreset : l.preset);
     }
@@ -464,7 +466,7 @@ bool open_link(AppState& st, std::string_view hash) {
     return true;
 }
 
-std::string embed_snippet(const std::string& page_url, const LinkState& link, const EmbedOptions& o) {
+std::string embed_snippet(const std::string& page_url, const LinkState& link, const EmbedOptions& o, LinkSceneCache* cache) {
     LinkState l = link;
     l.panels = o.panels;
     const Scene& s = link_scene(l);
@@ -476,7 +478,7 @@ std::string embed_snippet(const std::string& page_url, const LinkState& link, co
         else if (c == '&') escaped += "&amp;";
         else escaped += c;
     }
-    std::string url = page_url + "#" + encode_link(l);
+    std::string url = page_url + "#" + encode_link(l, cache);
     std::string amp_url;
     for (char c : url) amp_url += c == '&' ? std::string("&amp;") : std::string(1, c);
     return "<iframe src=\"" + amp_url + "\" width=\"" + std::to_string(o.width) + "\" height=\"" +

@@ -52,8 +52,23 @@ struct LinkState {
 
 // [SECTION] Hash -----------------------------------------------------------------------------
 
+// The scene's value in a link (base64url of its compact JSON, without the description), kept
+// while the scene stays the same. Writing a big scene out is slow (256 tokens of pasted 64-wide
+// embeddings: 86 M instructions, 10-40 ms natively; 1000 typed tokens: a few ms) and the address
+// bar asks four times a second, so whoever asks often owns one: App, for the address bar and the
+// embed dialog.
+class LinkSceneCache {
+public:
+    const std::string& text(const Scene& scene);
+
+private:
+    std::optional<Scene> scene_;
+    std::string text_;
+};
+
 // Without the leading '#'. Parameters at their default are left out, except v and the scene.
-std::string encode_link(const LinkState& link);
+// With a cache, an unchanged scene is not written out again.
+std::string encode_link(const LinkState& link, LinkSceneCache* cache = nullptr);
 
 // A decoded link, or the first problem: `param` names the parameter ("head", "scene.tokens"),
 // `error` is one readable line that starts with it. Never throws.
@@ -88,7 +103,8 @@ struct EmbedOptions {
     int height = 400;
     bool panels = false;
 };
-std::string embed_snippet(const std::string& page_url, const LinkState& link, const EmbedOptions& options);
+std::string embed_snippet(const std::string& page_url, const LinkState& link, const EmbedOptions& options,
+                          LinkSceneCache* cache = nullptr);
 
 // [SECTION] Messages -------------------------------------------------------------------------
 // The postMessage API of an embedded figure (README "Embed in your blog"). The page passes the

@@ -6,6 +6,7 @@
 #include "fonts.hpp"
 #include "frame_overlay.hpp"
 #include "input_queue.hpp"
+#include "link_state.hpp"
 #include "renderer.hpp"
 
 #include <string>
@@ -21,6 +22,7 @@ public:
     int frame_count = 0;
     FrameTimes frame_times;    // of the window's frames (not of PNG exports)
     InputQueue input;          // keys and text on their way to ImGui (main.cpp)
+    LinkSceneCache link_cache;  // the scene's part of the address bar's link and the embed dialog's
 
     // Needs a current GL context and ImGui's GL backend initialised.
     bool init(std::string& error);

@@ -12,12 +12,15 @@
 
 namespace attn {
 
+class LinkSceneCache;  // link_state.hpp
+
 struct ViewContext {
     AppState& state;
     Renderer& renderer;
     Fonts& fonts;
     float scale = 1.0f;       // UI scale (device pixel ratio)
     bool interactive = true;  // false when rendering to a PNG: no hover, no tooltips
+    LinkSceneCache* link_cache = nullptr;  // the app's (link_state.hpp), for the embed dialog
 };
 
 // Each view draws the current trace into the rectangle [min, max) of the current window.
