@@ -3,11 +3,16 @@
 #include "link_state.hpp"
 
 #include "import_state.hpp"
+#include "colormaps.hpp"
 #include "presets.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <random>
 #include <string>
 
@@ -401,4 +406,215 @@ TEST_CASE("an imported map travels as map=STACK:LAYER:HEAD and is shown once its
     CHECK(c.error.rfind("link: map:", 0) == 0);
     CHECK(!decode_link("#v=1&map=attention:0:1").ok());
     CHECK(!decode_link("#v=1&map=attention").ok());
+}
+
+// [The parameter table] ----------------------------------------------------------------------
+// link_parameters() is the one list of the link's parameters; these check each row by itself,
+// and README's table against it.
+
+namespace {
+
+// Per parameter: values that read and write back as themselves, and one bad value. A new row
+// of link_parameters() needs an entry here. Scene-dependent values fit multi-head-rain
+// (3 heads, 27 tokens), which the hashes below carry.
+struct ParamSamples {
+    std::vector<std::string> good;
+    std::string bad;
+};
+
+std::map<std::string, ParamSamples> param_samples() {
+    const std::string scene = base64url_encode(write_scene(read_scene(R"({"kind":"self","tokens":["a","b"]})"), false));
+    std::vector<std::string> cmaps;
+    for (const Colormap& m : colormaps()) cmaps.emplace_back(m.name);
+    return {
+        {"v", {{"1"}, "2"}},
+        {"preset", {{"multi-head-rain", "i-am-good"}, "nope"}},
+        {"scene", {{scene}, "not*base64"}},
+        {"view", {{"lines", "heatmap", "steps", "model"}, "pie"}},
+        {"head", {{"1", "3", "mean"}, "0"}},
+        {"token", {{"q1", "k27", "none"}, "x1"}},
+        {"theme", {{"dark", "light", "auto"}, "pink"}},
+        {"text", {{"1", "0.75", "1.25", "2"}, "3"}},
+        {"lang", {{"en", "zh"}, "fr"}},
+        {"panels", {{"1", "0"}, "yes"}},
+        {"fps", {{"1", "0"}, "yes"}},
+        {"lineheads", {{"1,3", "2"}, "0"}},
+        {"threshold", {{"0", "0.125", "1"}, "1.5"}},
+        {"map", {{"attention:2:1", "decoder_attention:2:5"}, "attention"}},
+        {"topk", {{"0", "3", "64"}, "-1"}},
+        {"cmap", {cmaps, "rainbow"}},
+        {"values", {{"weights", "scores"}, "logits"}},
+        {"numbers", {{"1", "0"}, "2"}},
+        {"log", {{"1", "0"}, "yes"}},
+    };
+}
+
+// A hash that gives one parameter `value` over multi-head-rain (v and the scene as needed).
+std::string hash_with(const std::string& name, const std::string& value) {
+    if (name == "v") return "v=" + value + "&preset=multi-head-rain";
+    if (name == "preset" || name == "scene") return "v=1&" + name + "=" + value;
+    return "v=1&preset=multi-head-rain&" + name + "=" + value;
+}
+
+// The value as a hash writes it ("attention:2:1" -> "attention%3A2%3A1").
+std::string escaped(const std::string& value) {
+    std::string out;
+    for (char c : value) out += c == ':' ? std::string("%3A") : std::string(1, c);
+    return out;
+}
+
+bool has_param(const std::string& hash, const std::string& name) {
+    return ("&" + hash).find("&" + name + "=") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("every link parameter: samples read and write back, defaults are left out, a bad value is named") {
+    const auto samples = param_samples();
+    REQUIRE(link_parameters().size() == samples.size());
+    for (const LinkParam& p : link_parameters()) {
+        const std::string name = p.name;
+        CAPTURE(name);
+        REQUIRE_MESSAGE(samples.count(name), "no samples for the parameter " << name);
+        CHECK(find_link_parameter(name) == &p);
+        const ParamSamples& s = samples.at(name);
+        if (name == "cmap")  // README lists every colormap
+            for (const Colormap& m : colormaps()) {
+                std::string quoted = "`";
+                quoted.append(m.name).push_back('`');
+                CHECK(std::string(p.values).find(quoted) != std::string::npos);
+            }
+
+        for (const std::string& x : s.good) {
+            CAPTURE(x);
+            // format(parse(x)) == x, by the row itself and through a whole link.
+            LinkState l;
+            CHECK(p.parse(l, x).empty());
+            CHECK(p.format(l) == x);
+            LinkResult r = decode_link(hash_with(name, x));
+            REQUIRE_MESSAGE(r.ok(), r.error);
+            CHECK(p.format(r.link) == x);
+            const std::string hash = encode_link(r.link);
+            if (p.always_written || x != p.default_value) CHECK(hash.find(name + "=" + escaped(x)) != std::string::npos);
+            else CHECK(!has_param(hash, name));  // the default is left out
+            LinkResult back = decode_link(hash);
+            REQUIRE_MESSAGE(back.ok(), back.error);
+            CHECK(encode_link(back.link) == hash);
+        }
+
+        // A link that does not give the parameter has its default, and writes it only if it must.
+        CHECK(p.format(LinkState{}) == (name == "v" ? std::to_string(kLinkVersion) : std::string(p.default_value)));
+        CHECK(has_param(encode_link(LinkState{}), name) == p.always_written);
+        if (*p.default_value) {
+            LinkState l;
+            CHECK(p.parse(l, p.default_value).empty());
+            CHECK(encode_link(l) == encode_link(LinkState{}));
+        } else {
+            CHECK((*p.absent != '\0') >= p.always_written);  // README says what a missing one means
+        }
+
+        // A bad value: the error names the parameter and the figure is the default one.
+        LinkResult r = decode_link(hash_with(name, s.bad));
+        CHECK(!r.ok());
+        CHECK(r.param == name);
+        CHECK(r.error.rfind(name + ": ", 0) == 0);
+        CHECK(encode_link(r.link) == encode_link(LinkState{}));
+    }
+}
+
+TEST_CASE("set-view takes and get-state reports the parameters with a message type, as the link does") {
+    using nlohmann::json;
+    const auto samples = param_samples();
+    int fields = 0;
+    for (const LinkParam& p : link_parameters()) {
+        if (p.message == LinkMessage::None) continue;
+        ++fields;
+        const std::string name = p.name;
+        CAPTURE(name);
+        for (const std::string& x : samples.at(name).good) {
+            CAPTURE(x);
+            if (x == "model") continue;  // the model view needs an imported file
+            AppState st = app_with("multi-head-rain");
+            st.view = View::Heatmap;
+            json reply = json::parse(handle_message(st, json{{"type", "attnviz:set-view"}, {name, x}}.dump()));
+            REQUIRE_MESSAGE(reply["type"] == "attnviz:ok", reply.dump());
+            const std::string hash = encode_link(link_from_app(st));
+            CHECK(p.format(decode_link(hash).link) == x);
+            // get-state's value, sent back with set-view, sets the same.
+            json state = json::parse(handle_message(st, R"({"type":"attnviz:get-state"})"));
+            CHECK(state["hash"] == hash);
+            const json value = state["state"][name];
+            switch (p.message) {
+                case LinkMessage::Integer: CHECK(value.is_number() == (x != "mean")); break;
+                case LinkMessage::Number: CHECK(value.is_number()); break;
+                case LinkMessage::Boolean: CHECK(value.is_boolean()); break;
+                case LinkMessage::TextOrNull: CHECK(value.is_null() == (x == p.default_value)); break;
+                default: CHECK(value == x);
+            }
+            AppState other = app_with("multi-head-rain");
+            other.view = View::Heatmap;
+            reply = json::parse(handle_message(other, json{{"type", "attnviz:set-view"}, {name, value}}.dump()));
+            REQUIRE_MESSAGE(reply["type"] == "attnviz:ok", reply.dump());
+            CHECK(encode_link(link_from_app(other)) == hash);
+        }
+        AppState st = app_with("multi-head-rain");
+        json reply = json::parse(handle_message(st, json{{"type", "attnviz:set-view"}, {name, samples.at(name).bad}}.dump()));
+        CHECK(reply["field"] == name);
+    }
+    CHECK(fields == 7);
+    AppState st = app_with("multi-head-rain");
+    json reply = json::parse(handle_message(st, R"({"type":"attnviz:set-view","lineheads":"1"})"));
+    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, token, theme, text, lang, panels)");
+}
+
+TEST_CASE("README's parameter table is link_parameters_markdown()") {
+    const std::string path = std::string(ATTN_TEST_DATA) + "/../../README.md";
+    std::ifstream in(path, std::ios::binary);
+    REQUIRE_MESSAGE(in, "cannot open " << path);
+    std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    in.close();
+    const std::string begin = "<!-- link-parameters", end = "<!-- /link-parameters -->";
+    const size_t b = readme.find(begin), e = readme.find(end);
+    REQUIRE_MESSAGE(b != std::string::npos, "README has no " << begin << " marker");
+    REQUIRE(e != std::string::npos);
+    const size_t first = readme.find("-->\n", b) + 4;
+    REQUIRE(first <= e);
+    const std::string table = "\n" + link_parameters_markdown() + "\n";  // blank lines: the comments are blocks of their own
+    for (const LinkParam& p : link_parameters())
+        for (const char* cell : {p.what, p.values, p.absent})
+            CHECK(std::string(cell).find_first_of("|\n") == std::string::npos);  // one row, four cells
+    // ATTN_UPDATE_README=1 build/attn_tests -tc="README*" writes the table (native build).
+    if (const char* update = std::getenv("ATTN_UPDATE_README"); update && std::string(update) == "1") {
+        readme.replace(first, e - first, table);
+        std::ofstream(path, std::ios::binary) << readme;
+        MESSAGE("wrote the parameter table to " << path);
+        return;
+    }
+    CHECK_MESSAGE(readme.substr(first, e - first) == table,
+                  "README's link table is out of date: ATTN_UPDATE_README=1 build/attn_tests -tc=\"README*\" rewrites it");
+    // The message rows name set-view's fields as the table has them.
+    const size_t set_view = readme.find("| `{type: \"attnviz:set-view\"");
+    REQUIRE(set_view != std::string::npos);
+    const std::string row = readme.substr(set_view, readme.find('\n', set_view) - set_view);
+    for (const LinkParam& p : link_parameters())
+        CHECK_MESSAGE((row.find(std::string(p.name) + "?") != std::string::npos) == (p.message != LinkMessage::None), p.name);
+}
+
+TEST_CASE("a link scene cache writes the same links, and follows the scene as it changes") {
+    LinkSceneCache cache;
+    AppState a = app_with("i-am-good");
+    for (const char* text : {"the cat sat", "the cat sat", "the dog sat", "我 爱 你", "the cat sat"}) {
+        CAPTURE(text);
+        a.target_text = text;
+        a.apply();
+        REQUIRE(a.error.empty());
+        LinkState l = link_from_app(a);
+        REQUIRE(l.scene);
+        CHECK(encode_link(l, &cache) == encode_link(l));
+        l.scene->description = "a description stays out of links";
+        CHECK(encode_link(l, &cache) == encode_link(l));
+        CHECK(embed_snippet("https://example.org/", l, {}, &cache) == embed_snippet("https://example.org/", l, {}));
+    }
+    LinkState preset = link_from_app(app_with("wo-ai-ni"));  // no scene: the cache is not asked
+    CHECK(encode_link(preset, &cache) == encode_link(preset));
 }

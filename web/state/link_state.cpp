@@ -1,7 +1,7 @@
 // link_state.cpp: the link's hash and the parent page's messages (link_state.hpp).
 //
 // [SECTION] Names and numbers
-// [SECTION] Parameters
+// [SECTION] Parameters (the table every other section reads)
 // [SECTION] Hash
 // [SECTION] App
 // [SECTION] Messages
@@ -13,10 +13,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <set>
 
 namespace attn {
@@ -52,19 +54,31 @@ std::string format_float(float v) {
     return buf;
 }
 
-bool unreserved(unsigned char c) {
+constexpr bool unreserved(unsigned char c) {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
            c == '.' || c == '~' || c == ',';
 }
+// unreserved() of every byte: a scene's base64url is scanned in a link four times a second.
+constexpr auto kUnreserved = [] {
+    std::array<bool, 256> table{};
+    for (int c = 0; c < 256; ++c) table[static_cast<size_t>(c)] = unreserved(static_cast<unsigned char>(c));
+    return table;
+}();
 
-std::string percent_encode(std::string_view s) {
-    static const char* hex = "0123456789ABCDEF";
-    std::string out;
-    for (unsigned char c : s) {
-        if (unreserved(c)) out += static_cast<char>(c);
-        else out += {'%', hex[c >> 4], hex[c & 15]};
+// Appends s to out with every byte but the unreserved ones as %XX; runs of unreserved bytes (a
+// whole scene's base64url) in one append.
+void append_percent_encoded(std::string& out, std::string_view s) {
+    constexpr char kHex[] = "0123456789ABCDEF";
+    size_t i = 0;
+    while (i < s.size()) {
+        size_t end = i;
+        while (end < s.size() && kUnreserved[static_cast<unsigned char>(s[end])]) ++end;
+        out.append(s.substr(i, end - i));
+        if (end == s.size()) break;
+        const auto c = static_cast<unsigned char>(s[end]);
+        out += {'%', kHex[c >> 4], kHex[c & 15]};
+        i = end + 1;
     }
-    return out;
 }
 
 std::optional<std::string> percent_decode(std::string_view s) {
@@ -109,131 +123,397 @@ const Scene& link_scene(const LinkState& link) {
     return *find_preset(link.preset.empty() ? kDefaultPreset : link.preset);
 }
 
-// [SECTION] Parameters -----------------------------------------------------------------------
-// One parameter of the hash or of a set-view message, given as text. Returns "" or what was
-// wrong (without the parameter's name). Ranges that depend on the scene are checked later.
-
-std::string set_param(LinkState& l, std::string_view key, std::string_view value) {
-    if (key == "preset") {
-        if (!find_preset(value)) return "no preset named " + shown_value(value);
-        l.preset = value;
-    } else if (key == "scene") {
-        auto json = base64url_decode(value);
-        if (!json) return "expected base64url (A–Z a–z 0–9 - _) of the scene's JSON";
-        // read_scene's own errors are named by the caller ("scene.<field>").
-        Scene s = read_scene(*json);
-        s.description.clear();
-        l.scene = std::move(s);
-    } else if (key == "view") {
-        if (value == "lines") l.view = View::Lines;
-        else if (value == "heatmap") l.view = View::Heatmap;
-        else if (value == "steps") l.view = View::Steps;
-        else if (value == "model") l.view = View::Model;
-        else return "expected lines, heatmap, steps or model, got " + shown_value(value);
-    } else if (key == "map") {
-        if (!parse_import_map(value)) return "expected STACK:LAYER:HEAD (decoder_attention:2:5), got " + shown_value(value);
-        l.import_map = value;
-    } else if (key == "head") {
-        if (value == "mean") l.head = -1;
-        else if (auto h = parse_int(value, 1, kMaxHeads)) l.head = *h - 1;
-        else return "expected a head number from 1 or \"mean\", got " + shown_value(value);
-    } else if (key == "token") {
-        auto i = value.size() > 1 ? parse_int(value.substr(1), 1, kMaxTokens) : std::nullopt;
-        if (value == "none") l.token = {};
-        else if (i && (value[0] == 'q' || value[0] == 'k'))
-            l.token = {value[0] == 'q' ? TokenRef::Query : TokenRef::Key, *i - 1};
-        else return "expected q or k and a token number from 1 (q1, k3), got " + shown_value(value);
-    } else if (key == "theme") {
-        l.theme_auto = value == "auto";
-        if (value == "dark") l.theme = Theme::Dark;
-        else if (value == "light") l.theme = Theme::Light;
-        else if (!l.theme_auto) return "expected dark, light or auto, got " + shown_value(value);
-    } else if (key == "text") {
-        auto t = parse_float(value);
-        if (!t || *t < kMinTextScale || *t > kMaxTextScale) return "expected a text size from 0.75 to 2, got " + shown_value(value);
-        l.text_scale = *t;
-    } else if (key == "lang") {
-        if (value == "en") l.lang = Lang::En;
-        else if (value == "zh") l.lang = Lang::Zh;
-        else return "expected en or zh, got " + shown_value(value);
-    } else if (key == "panels") {
-        if (value == "1") l.panels = true;
-        else if (value == "0") l.panels = false;
-        else return "expected 1 (controls shown) or 0 (figure only), got " + shown_value(value);
-    } else if (key == "fps") {
-        if (value == "1") l.fps = true;
-        else if (value == "0") l.fps = false;
-        else return "expected 1 (frame time shown) or 0, got " + shown_value(value);
-    } else if (key == "lineheads") {
-        // Heads shown in the Lines view, 1-based, comma separated; checked against the scene later.
-        l.head_visible.clear();
-        size_t start = 0;
-        while (start <= value.size()) {
-            size_t comma = std::min(value.find(',', start), value.size());
-            auto h = parse_int(value.substr(start, comma - start), 1, kMaxHeads);
-            if (!h) return "expected head numbers from 1 separated by commas (1,3), got " + shown_value(value);
-            if (l.head_visible.size() < static_cast<size_t>(*h)) l.head_visible.resize(static_cast<size_t>(*h), false);
-            l.head_visible[static_cast<size_t>(*h - 1)] = true;
-            start = comma + 1;
-        }
-    } else if (key == "threshold") {
-        auto t = parse_float(value);
-        if (!t || *t < 0.0f || *t > 1.0f) return "expected a weight from 0 to 1, got " + shown_value(value);
-        l.threshold = *t;
-    } else if (key == "topk") {
-        auto k = parse_int(value, 0, kMaxTokens);
-        if (!k) return "expected a whole number from 0 (auto: all lines up to 64 keys, 3 per query past it), got " + shown_value(value);
-        l.top_k = *k;
-    } else if (key == "cmap") {
-        auto maps = colormaps();
-        auto it = std::find_if(maps.begin(), maps.end(), [&](const Colormap& m) { return m.name == value; });
-        if (it == maps.end()) {
-            std::string names;
-            for (const Colormap& m : maps) names += (names.empty() ? "" : ", ") + std::string(m.name);
-            return "expected one of " + names + ", got " + shown_value(value);
-        }
-        l.colormap = static_cast<int>(it - maps.begin());
-    } else if (key == "values") {
-        if (value == "weights") l.values = HeatValues::Weights;
-        else if (value == "scores") l.values = HeatValues::Scores;
-        else return "expected weights or scores, got " + shown_value(value);
-    } else if (key == "numbers" || key == "log") {
-        bool& flag = key == "numbers" ? l.numbers : l.log;
-        if (value == "1") flag = true;
-        else if (value == "0") flag = false;
-        else return "expected 1 or 0, got " + shown_value(value);
-    } else {
-        return "unknown parameter";
-    }
-    return "";
+// "head 3 of a scene with 1 head"
+std::string head_of_scene(size_t head, int heads) {
+    return "head " + std::to_string(head) + " of a scene with " + std::to_string(heads) + (heads == 1 ? " head" : " heads");
 }
 
-// Head and token against the link's scene. Returns {param, problem} or {"", ""}.
-std::pair<std::string, std::string> check_ranges(const LinkState& l) {
+// The scene in a link: its compact JSON as base64url. Without its description: the panel shows
+// descriptions of presets only.
+std::string scene_text(const Scene& scene) {
+    if (scene.description.empty()) return base64url_encode(write_scene(scene, false));
+    Scene s = scene;
+    s.description.clear();
+    return base64url_encode(write_scene(s, false));
+}
+
+// A 1 / 0 switch; `expected` says what each means.
+std::string parse_flag(bool& flag, std::string_view v, const char* expected) {
+    if (v == "1") flag = true;
+    else if (v == "0") flag = false;
+    else return std::string("expected ") + expected + ", got " + shown_value(v);
+    return "";
+}
+std::string flag_text(bool on) { return on ? "1" : "0"; }
+
+// [SECTION] Parameters -----------------------------------------------------------------------
+// The rows of link_parameters() (link_state.hpp), in the order links write them. parse returns
+// "" or what was wrong without the name; checks that need the scene wait for `check`, which
+// decode_link and set-view run in this order once every parameter is read.
+
+constexpr LinkParam kParams[] = {
+    {.name = "v",
+     .what = "the link format's version; comes first",
+     .values = "`1`",
+     .default_value = "",
+     .absent = "required",
+     .always_written = true,
+     .parse = [](LinkState&, std::string_view v) -> std::string {
+         if (v == std::to_string(kLinkVersion)) return "";
+         return "this attnviz reads version " + std::to_string(kLinkVersion) + " links, got " + shown_value(v);
+     },
+     .format = [](const LinkState&) -> std::string { return std::to_string(kLinkVersion); }},
+
+    {.name = "preset",
+     .what = "a built-in scene shown unchanged",
+     .values = "its name (`multi-head-rain`)",
+     .default_value = kDefaultPreset,
+     .always_written = true,  // unless a scene is written instead
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         if (!find_preset(v)) return "no preset named " + shown_value(v);
+         l.preset = v;
+         return "";
+     },
+     .format = [](const LinkState& l) -> std::string {
+         return l.scene ? "" : l.preset.empty() ? kDefaultPreset : l.preset;
+     }},
+
+    {.name = "scene",
+     .what = "any other scene: a typed sentence, edited embeddings, a pasted scene",
+     .values = "base64url of its compact JSON (SPEC.md §1)",
+     .default_value = "",
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         auto json = base64url_decode(v);
+         if (!json) return "expected base64url (A–Z a–z 0–9 - _) of the scene's JSON";
+         // read_scene's own errors are named by the caller ("scene.<field>").
+         Scene s = read_scene(*json);
+         s.description.clear();
+         l.scene = std::move(s);
+         return "";
+     },
+     .format = [](const LinkState& l) -> std::string { return l.scene ? scene_text(*l.scene) : ""; },
+     .check = [](const LinkState& l, const Scene&) -> std::string {
+         return l.scene && !l.preset.empty() ? "give preset or scene, not both" : "";
+     }},
+
+    {.name = "view",
+     .what = "the view",
+     .values = "`lines`, `heatmap`, `steps`, `model` (an import)",
+     .default_value = "lines",
+     .always_written = true,
+     .message = LinkMessage::Text,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         if (v == "lines") l.view = View::Lines;
+         else if (v == "heatmap") l.view = View::Heatmap;
+         else if (v == "steps") l.view = View::Steps;
+         else if (v == "model") l.view = View::Model;
+         else return "expected lines, heatmap, steps or model, got " + shown_value(v);
+         return "";
+     },
+     .format = [](const LinkState& l) -> std::string { return view_name(l.view); },
+     .from_app = [](LinkState& l, const AppState& st) { l.view = st.view; },
+     .to_app = [](AppState& st, const LinkState& l) { st.view = l.view; }},
+
+    {.name = "head",
+     .what = "the head of the heatmap and the Steps view",
+     .values = "its number from 1, or `mean` (heatmap)",
+     .default_value = "1",
+     .message = LinkMessage::Integer,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         if (v == "mean") l.head = -1;
+         else if (auto h = parse_int(v, 1, kMaxHeads)) l.head = *h - 1;
+         else return "expected a head number from 1 or \"mean\", got " + shown_value(v);
+         return "";
+     },
+     .format = [](const LinkState& l) -> std::string { return l.head < 0 ? "mean" : std::to_string(l.head + 1); },
+     .check = [](const LinkState& l, const Scene& s) -> std::string {
+         if (l.head >= s.heads) return head_of_scene(static_cast<size_t>(l.head) + 1, s.heads);
+         if (l.head < 0 && l.view == View::Steps) return "the Steps view shows one head, not the mean";
+         return "";
+     },
+     .from_app = [](LinkState& l, const AppState& st) { l.head = st.view == View::Steps ? st.steps.head : st.heatmap.head; },
+     .to_app = [](AppState& st, const LinkState& l) {
+         st.heatmap.head = l.head;
+         st.steps.head = std::max(l.head, 0);
+     }},
+
+    {.name = "token",
+     .what = "the pinned token",
+     .values = "`q` or `k` and its number from 1 (`q2`, `k3`), or `none`",
+     .default_value = "none",
+     .message = LinkMessage::TextOrNull,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         auto i = v.size() > 1 ? parse_int(v.substr(1), 1, kMaxTokens) : std::nullopt;
+         if (v == "none") l.token = {};
+         else if (i && (v[0] == 'q' || v[0] == 'k')) l.token = {v[0] == 'q' ? TokenRef::Query : TokenRef::Key, *i - 1};
+         else return "expected q or k and a token number from 1 (q1, k3), got " + shown_value(v);
+         return "";
+     },
+     .format = [](const LinkState& l) -> std::string {
+         if (!l.token.valid()) return "none";
+         return (l.token.side == TokenRef::Query ? "q" : "k") + std::to_string(l.token.index + 1);
+     },
+     .check = [](const LinkState& l, const Scene& s) -> std::string {
+         if (!l.token.valid()) return "";
+         const bool q = l.token.side == TokenRef::Query;
+         const size_t n = q ? s.tokens.size() : s.key_tokens().size();
+         if (static_cast<size_t>(l.token.index) < n) return "";
+         return std::string(q ? "query " : "key ") + std::to_string(l.token.index + 1) + " of " + std::to_string(n) +
+                (q ? " queries" : " keys");
+     },
+     .from_app = [](LinkState& l, const AppState& st) { l.token = st.pinned; },
+     .to_app = [](AppState& st, const LinkState& l) { st.pinned = l.token; }},
+
+    {.name = "theme",
+     .what = "the colours",
+     .values = "`dark`, `light`, `auto` (the reader's system setting)",
+     .default_value = "dark",
+     .message = LinkMessage::Text,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         l.theme_auto = v == "auto";
+         if (v == "dark") l.theme = Theme::Dark;
+         else if (v == "light") l.theme = Theme::Light;
+         else if (!l.theme_auto) return "expected dark, light or auto, got " + shown_value(v);
+         return "";
+     },
+     .format = [](const LinkState& l) -> std::string { return l.theme_auto ? "auto" : theme_name(l.theme); },
+     .from_app = [](LinkState& l, const AppState& st) {
+         l.theme = st.theme;
+         l.theme_auto = st.theme_auto;
+     },
+     .to_app = [](AppState& st, const LinkState& l) {
+         st.theme = l.theme;
+         st.theme_auto = l.theme_auto;
+     }},
+
+    {.name = "text",
+     .what = "the UI text size",
+     .values = "0.75 … 2",
+     .default_value = "1",
+     .message = LinkMessage::Number,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         auto t = parse_float(v);
+         if (!t || *t < kMinTextScale || *t > kMaxTextScale) return "expected a text size from 0.75 to 2, got " + shown_value(v);
+         l.text_scale = *t;
+         return "";
+     },
+     .format = [](const LinkState& l) -> std::string { return format_float(l.text_scale); },
+     .from_app = [](LinkState& l, const AppState& st) { l.text_scale = st.text_scale; },
+     .to_app = [](AppState& st, const LinkState& l) { st.text_scale = l.text_scale; }},
+
+    {.name = "lang",
+     .what = "the language of the UI's words",
+     .values = "`en`, `zh`",
+     .default_value = "en",
+     .message = LinkMessage::Text,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         if (v == "en") l.lang = Lang::En;
+         else if (v == "zh") l.lang = Lang::Zh;
+         else return "expected en or zh, got " + shown_value(v);
+         return "";
+     },
+     .format = [](const LinkState& l) -> std::string { return lang_name(l.lang); },
+     .from_app = [](LinkState& l, const AppState& st) { l.lang = st.lang; },
+     .to_app = [](AppState& st, const LinkState& l) { st.lang = l.lang; }},
+
+    {.name = "panels",
+     .what = "the controls",
+     .values = "`1` the whole app, `0` the figure under a small strip (view, head, \"Open in attnviz ↗\")",
+     .default_value = "1",
+     .message = LinkMessage::Boolean,
+     .parse = [](LinkState& l, std::string_view v) { return parse_flag(l.panels, v, "1 (controls shown) or 0 (figure only)"); },
+     .format = [](const LinkState& l) { return flag_text(l.panels); },
+     .from_app = [](LinkState& l, const AppState& st) { l.panels = st.show_panels; },
+     .to_app = [](AppState& st, const LinkState& l) { st.show_panels = l.panels; }},
+
+    {.name = "fps",
+     .what = "the frame-time overlay",
+     .values = "`1` shown, `0` hidden",
+     .default_value = "0",
+     .parse = [](LinkState& l, std::string_view v) { return parse_flag(l.fps, v, "1 (frame time shown) or 0"); },
+     .format = [](const LinkState& l) { return flag_text(l.fps); },
+     .from_app = [](LinkState& l, const AppState& st) { l.fps = st.show_frame_time; },
+     .to_app = [](AppState& st, const LinkState& l) { st.show_frame_time = l.fps; }},
+
+    {.name = "lineheads",
+     .what = "Lines view: the heads shown",
+     .values = "head numbers from 1 (`1,3`)",
+     .default_value = "",
+     .absent = "all",
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         l.head_visible.clear();
+         size_t start = 0;
+         while (start <= v.size()) {
+             size_t comma = std::min(v.find(',', start), v.size());
+             auto h = parse_int(v.substr(start, comma - start), 1, kMaxHeads);
+             if (!h) return "expected head numbers from 1 separated by commas (1,3), got " + shown_value(v);
+             if (l.head_visible.size() < static_cast<size_t>(*h)) l.head_visible.resize(static_cast<size_t>(*h), false);
+             l.head_visible[static_cast<size_t>(*h - 1)] = true;
+             start = comma + 1;
+         }
+         return "";
+     },
+     .format = [](const LinkState& l) -> std::string {
+         // Every head shown is the default; none shown has no 1-based list: both write nothing.
+         std::string heads;
+         if (std::find(l.head_visible.begin(), l.head_visible.end(), false) == l.head_visible.end()) return heads;
+         for (size_t h = 0; h < l.head_visible.size(); ++h)
+             if (l.head_visible[h]) heads += (heads.empty() ? "" : ",") + std::to_string(h + 1);
+         return heads;
+     },
+     .check = [](const LinkState& l, const Scene& s) -> std::string {
+         return l.head_visible.size() > static_cast<size_t>(s.heads) ? head_of_scene(l.head_visible.size(), s.heads) : "";
+     },
+     .from_app = [](LinkState& l, const AppState& st) { l.head_visible = st.lines.head_visible; },
+     .to_app = [](AppState& st, const LinkState& l) {
+         const size_t heads = static_cast<size_t>(std::max(st.figure.trace().heads, 1));
+         st.lines.head_visible.assign(heads, l.head_visible.empty());
+         for (size_t h = 0; h < l.head_visible.size() && h < heads; ++h) st.lines.head_visible[h] = l.head_visible[h];
+     }},
+
+    {.name = "threshold",
+     .what = "Lines view: the weight below which lines hide",
+     .values = "0 … 1",
+     .default_value = "0",
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         auto t = parse_float(v);
+         if (!t || *t < 0.0f || *t > 1.0f) return "expected a weight from 0 to 1, got " + shown_value(v);
+         l.threshold = *t;
+         return "";
+     },
+     .format = [](const LinkState& l) -> std::string { return l.threshold > 0.0f ? format_float(l.threshold) : "0"; },
+     .from_app = [](LinkState& l, const AppState& st) { l.threshold = st.lines.threshold; },
+     .to_app = [](AppState& st, const LinkState& l) { st.lines.threshold = l.threshold; }},
+
+    {.name = "map",
+     .what = "an imported model's map; the file comes from the page's `?import=` (below), and the map is "
+             "shown once it has loaded",
+     .values = "`STACK:LAYER:HEAD` from 1 (`decoder_attention:2:5`)",
+     .default_value = "",
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         if (!parse_import_map(v)) return "expected STACK:LAYER:HEAD (decoder_attention:2:5), got " + shown_value(v);
+         l.import_map = v;
+         return "";
+     },
+     .format = [](const LinkState& l) { return l.import_map; },
+     .from_app = [](LinkState& l, const AppState& st) {
+         if (!st.figure.has(Detail::Layers)) return;
+         const ImportView& im = st.imported;
+         l.import_map = st.figure.stack(im.import_stack).name + ":" + std::to_string(im.import_layer + 1) + ":" +
+                        std::to_string(im.import_head + 1);
+     },
+     // Applied by apply_view once every row is in: the map waits for its file.
+     .to_app = [](AppState& st, const LinkState& l) {
+         st.link_map = l.import_map;
+         st.link_map_view = l.view;
+     }},
+
+    {.name = "topk",
+     .what = "Lines view: lines per query",
+     .values = "`0` auto (all up to 64 keys, else 3), or a number",
+     .default_value = "0",
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         auto k = parse_int(v, 0, kMaxTokens);
+         if (!k) return "expected a whole number from 0 (auto: all lines up to 64 keys, 3 per query past it), got " + shown_value(v);
+         l.top_k = *k;
+         return "";
+     },
+     .format = [](const LinkState& l) { return std::to_string(std::max(l.top_k, 0)); },
+     .from_app = [](LinkState& l, const AppState& st) { l.top_k = st.lines.top_k; },
+     .to_app = [](AppState& st, const LinkState& l) { st.lines.top_k = l.top_k; }},
+
+    {.name = "cmap",
+     .what = "heatmap: the colormap",
+     .values = "`viridis`, `magma`, `inferno`, `plasma`, `blues`, `greys`",
+     .default_value = "viridis",
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         auto maps = colormaps();
+         auto it = std::find_if(maps.begin(), maps.end(), [&](const Colormap& m) { return m.name == v; });
+         if (it == maps.end()) {
+             std::string names;
+             for (const Colormap& m : maps) names += (names.empty() ? "" : ", ") + std::string(m.name);
+             return "expected one of " + names + ", got " + shown_value(v);
+         }
+         l.colormap = static_cast<int>(it - maps.begin());
+         return "";
+     },
+     .format = [](const LinkState& l) -> std::string {
+         if (l.colormap < 0 || l.colormap >= static_cast<int>(colormaps().size())) return "";
+         return std::string(colormaps()[static_cast<size_t>(l.colormap)].name);
+     },
+     .from_app = [](LinkState& l, const AppState& st) { l.colormap = st.heatmap.colormap; },
+     .to_app = [](AppState& st, const LinkState& l) { st.heatmap.colormap = l.colormap; }},
+
+    {.name = "values",
+     .what = "heatmap: what the cells show",
+     .values = "`weights` (after the softmax), `scores` (before it)",
+     .default_value = "weights",
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         if (v == "weights") l.values = HeatValues::Weights;
+         else if (v == "scores") l.values = HeatValues::Scores;
+         else return "expected weights or scores, got " + shown_value(v);
+         return "";
+     },
+     .format = [](const LinkState& l) -> std::string { return l.values == HeatValues::Scores ? "scores" : "weights"; },
+     .from_app = [](LinkState& l, const AppState& st) { l.values = st.heatmap.values; },
+     .to_app = [](AppState& st, const LinkState& l) { st.heatmap.values = l.values; }},
+
+    {.name = "numbers",
+     .what = "heatmap: the value in each cell",
+     .values = "`1` shown, `0` hidden",
+     .default_value = "1",
+     .parse = [](LinkState& l, std::string_view v) { return parse_flag(l.numbers, v, "1 or 0"); },
+     .format = [](const LinkState& l) { return flag_text(l.numbers); },
+     .from_app = [](LinkState& l, const AppState& st) { l.numbers = st.heatmap.show_numbers; },
+     .to_app = [](AppState& st, const LinkState& l) { st.heatmap.show_numbers = l.numbers; }},
+
+    {.name = "log",
+     .what = "heatmap: weights on a log scale (10⁻⁴ … 1)",
+     .values = "`1` on, `0` off",
+     .default_value = "0",
+     .parse = [](LinkState& l, std::string_view v) { return parse_flag(l.log, v, "1 or 0"); },
+     .format = [](const LinkState& l) { return flag_text(l.log); },
+     .from_app = [](LinkState& l, const AppState& st) { l.log = st.heatmap.log_scale; },
+     .to_app = [](AppState& st, const LinkState& l) { st.heatmap.log_scale = l.log; }},
+};
+
+constexpr const LinkParam& kVersionParam = kParams[0];
+constexpr const LinkParam& kSceneParam = kParams[2];
+static_assert(std::string_view(kVersionParam.name) == "v" && std::string_view(kSceneParam.name) == "scene");
+
+// Each row's check against the link's scene, in order. Returns {param, problem} or {"", ""}.
+std::pair<std::string, std::string> check_link(const LinkState& l) {
     const Scene& s = link_scene(l);
-    if (l.head >= s.heads)
-        return {"head", "head " + std::to_string(l.head + 1) + " of a scene with " + std::to_string(s.heads) +
-                            (s.heads == 1 ? " head" : " heads")};
-    if (l.head < 0 && l.view == View::Steps) return {"head", "the Steps view shows one head, not the mean"};
-    if (l.head_visible.size() > static_cast<size_t>(s.heads))
-        return {"lineheads", "head " + std::to_string(l.head_visible.size()) + " of a scene with " + std::to_string(s.heads) +
-                                 (s.heads == 1 ? " head" : " heads")};
-    if (l.token.valid()) {
-        const bool q = l.token.side == TokenRef::Query;
-        const size_t n = q ? s.tokens.size() : s.key_tokens().size();
-        if (static_cast<size_t>(l.token.index) >= n)
-            return {"token", std::string(q ? "query " : "key ") + std::to_string(l.token.index + 1) + " of " +
-                                 std::to_string(n) + (q ? " queries" : " keys")};
+    for (const LinkParam& p : kParams) {
+        if (!p.check) continue;
+        if (std::string problem = p.check(l, s); !problem.empty()) return {p.name, problem};
     }
     return {"", ""};
 }
 
 }  // namespace
 
+std::span<const LinkParam> link_parameters() { return kParams; }
+
+const LinkParam* find_link_parameter(std::string_view name) {
+    for (const LinkParam& p : kParams)
+        if (name == p.name) return &p;
+    return nullptr;
+}
+
+std::string link_parameters_markdown() {
+    std::string out = "| parameter | sets | values | default |\n|---|---|---|---|\n";
+    for (const LinkParam& p : kParams) {
+        const std::string shown_default = *p.default_value ? "`" + std::string(p.default_value) + "`" : p.absent;
+        out += "| `" + std::string(p.name) + "` | " + p.what + " | " + p.values + " | " + shown_default + " |\n";
+    }
+    return out;
+}
+
 // [SECTION] Hash -----------------------------------------------------------------------------
 
 std::string base64url_encode(std::string_view bytes) {
-    static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    constexpr char k[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     std::string out;
     out.reserve((bytes.size() + 2) / 3 * 4);
     size_t i = 0;
@@ -280,46 +560,29 @@ std::optional<std::string> base64url_decode(std::string_view text) {
     return out;
 }
 
-std::string encode_link(const LinkState& l) {
-    std::string out = "v=" + std::to_string(kLinkVersion);
-    if (l.scene) {
-        // The app asks four times a second; a big scene is written out only when it changed.
-        static Scene cached_scene;
-        static std::string cached_text;
-        Scene s = *l.scene;
-        s.description.clear();  // the panel shows descriptions of presets only
-        if (cached_text.empty() || !(s == cached_scene)) {
-            cached_text = base64url_encode(write_scene(s, false));
-            cached_scene = std::move(s);
-        }
-        out += "&scene=" + cached_text;
-    } else {
-        out += "&preset=" + percent_encode(l.preset.empty() ? kDefaultPreset : l.preset);
+const std::string& LinkSceneCache::text(const Scene& scene) {
+    Scene s = scene;
+    s.description.clear();
+    if (!scene_ || !(s == *scene_)) {
+        text_ = scene_text(s);
+        scene_ = std::move(s);
     }
-    out += std::string("&view=") + view_name(l.view);
-    if (l.head != 0) out += "&head=" + (l.head < 0 ? std::string("mean") : std::to_string(l.head + 1));
-    if (l.token.valid()) out += (l.token.side == TokenRef::Query ? "&token=q" : "&token=k") + std::to_string(l.token.index + 1);
-    if (l.theme_auto) out += "&theme=auto";
-    else if (l.theme != Theme::Dark) out += std::string("&theme=") + theme_name(l.theme);
-    if (l.text_scale != 1.0f) out += "&text=" + format_float(l.text_scale);
-    if (l.lang != Lang::En) out += std::string("&lang=") + lang_name(l.lang);
-    if (!l.panels) out += "&panels=0";
-    if (l.fps) out += "&fps=1";
-    if (std::find(l.head_visible.begin(), l.head_visible.end(), false) != l.head_visible.end()) {
-        std::string heads;
-        for (size_t h = 0; h < l.head_visible.size(); ++h)
-            if (l.head_visible[h]) heads += (heads.empty() ? "" : ",") + std::to_string(h + 1);
-        // No head shown at all has no 1-based list: show them all rather than write an empty value.
-        if (!heads.empty()) out += "&lineheads=" + heads;
+    return text_;
+}
+
+std::string encode_link(const LinkState& l, LinkSceneCache* cache) {
+    std::string out;
+    for (const LinkParam& p : kParams) {
+        std::string formatted;
+        std::string_view value;
+        if (&p == &kSceneParam && l.scene && cache) value = cache->text(*l.scene);
+        else value = formatted = p.format(l);
+        if (value.empty() || (!p.always_written && value == p.default_value)) continue;
+        out += out.empty() ? "" : "&";
+        out += p.name;
+        out += '=';
+        append_percent_encoded(out, value);
     }
-    if (l.threshold > 0.0f) out += "&threshold=" + format_float(l.threshold);
-    if (!l.import_map.empty()) out += "&map=" + percent_encode(l.import_map);
-    if (l.top_k > 0) out += "&topk=" + std::to_string(l.top_k);
-    if (l.colormap > 0 && l.colormap < static_cast<int>(colormaps().size()))
-        out += "&cmap=" + std::string(colormaps()[static_cast<size_t>(l.colormap)].name);
-    if (l.values == HeatValues::Scores) out += "&values=scores";
-    if (!l.numbers) out += "&numbers=0";
-    if (l.log) out += "&log=1";
     return out;
 }
 
@@ -331,6 +594,7 @@ LinkResult decode_link(std::string_view hash) {
         r.error = r.param + ": " + problem;
         return r;
     };
+    const std::string missing_version = "missing: a link starts with v=" + std::to_string(kLinkVersion);
     if (!hash.empty() && hash.front() == '#') hash.remove_prefix(1);
     if (hash.size() > kMaxLinkChars)
         return fail("link", "longer than " + std::to_string(kMaxLinkChars >> 20) + " MB");
@@ -350,16 +614,17 @@ LinkResult decode_link(std::string_view hash) {
         if (key->empty()) return fail("link", "a parameter without a name: " + shown_value(pair));
         if (!value) return fail(*key, "bad %-escape in " + shown_value(pair.substr(eq + 1)));
         if (!seen.insert(*key).second) return fail(*key, "given twice");
-        if (*key == "v") {
-            if (*value != std::to_string(kLinkVersion))
-                return fail("v", "this attnviz reads version " + std::to_string(kLinkVersion) + " links, got " + shown_value(*value));
+        if (*key == kVersionParam.name) {
+            if (std::string problem = kVersionParam.parse(r.link, *value); !problem.empty()) return fail(*key, problem);
             versioned = true;
             continue;
         }
-        if (!versioned) return fail("v", "missing: a link starts with v=" + std::to_string(kLinkVersion));
+        if (!versioned) return fail(kVersionParam.name, missing_version);
         if (value->empty()) return fail(*key, "empty value");
+        const LinkParam* p = find_link_parameter(*key);
+        if (!p) return fail(*key, "unknown parameter");
         try {
-            std::string problem = set_param(r.link, *key, *value);
+            std::string problem = p->parse(r.link, *value);
             if (!problem.empty()) return fail(*key, problem);
         } catch (const SceneError& e) {
             fail(scene_param(e), "");
@@ -369,9 +634,8 @@ LinkResult decode_link(std::string_view hash) {
             return fail(*key, e.what());
         }
     }
-    if (!versioned) return fail("v", "missing: a link starts with v=" + std::to_string(kLinkVersion));
-    if (r.link.scene && !r.link.preset.empty()) return fail("scene", "give preset or scene, not both");
-    auto [param, problem] = check_ranges(r.link);
+    if (!versioned) return fail(kVersionParam.name, missing_version);
+    auto [param, problem] = check_link(r.link);
     if (!param.empty()) return fail(param, problem);
     return r;
 }
@@ -382,25 +646,9 @@ LinkState link_from_app(const AppState& st) {
     LinkState l;
     if (st.showing_preset()) l.preset = st.preset_name;
     else l.scene = st.scene;
-    l.view = st.view;
-    l.head = st.view == View::Steps ? st.steps.head : st.heatmap.head;
-    l.token = st.pinned;
-    l.theme = st.theme;
-    l.theme_auto = st.theme_auto;
-    l.text_scale = st.text_scale;
-    l.lang = st.lang;
-    l.panels = st.show_panels;
-    l.fps = st.show_frame_time;
-    l.head_visible = st.lines.head_visible;
-    l.threshold = st.lines.threshold;
-    l.top_k = st.lines.top_k;
-    l.colormap = st.heatmap.colormap;
-    l.values = st.heatmap.values;
-    l.numbers = st.heatmap.show_numbers;
-    l.log = st.heatmap.log_scale;
+    for (const LinkParam& p : kParams)
+        if (p.from_app) p.from_app(l, st);
     if (st.figure.has(Detail::Layers)) {
-        const ImportView& im = st.imported;
-        l.import_map = st.figure.stack(im.import_stack).name + ":" + std::to_string(im.import_layer + 1) + ":" + std::to_string(im.import_head + 1);
         // Heads and tokens of the map, not of the scene the link carries: the map says them.
         l.head = 0;
         l.token = {};
@@ -413,29 +661,10 @@ namespace {
 
 // Everything but the scene.
 void apply_view(AppState& st, const LinkState& l) {
-    st.view = l.view;
-    st.heatmap.head = l.head;
-    st.steps.head = std::max(l.head, 0);
-    st.pinned = l.token;
-    st.theme = l.theme;
-    st.theme_auto = l.theme_auto;
-    st.text_scale = l.text_scale;
-    st.lang = l.lang;
-    st.show_panels = l.panels;
-    st.show_frame_time = l.fps;
-    const size_t heads = static_cast<size_t>(std::max(st.figure.trace().heads, 1));
-    st.lines.head_visible.assign(heads, l.head_visible.empty());
-    for (size_t h = 0; h < l.head_visible.size() && h < heads; ++h) st.lines.head_visible[h] = l.head_visible[h];
-    st.lines.threshold = l.threshold;
-    st.lines.top_k = l.top_k;
-    st.heatmap.colormap = l.colormap;
-    st.heatmap.values = l.values;
-    st.heatmap.show_numbers = l.numbers;
-    st.heatmap.log_scale = l.log;
+    for (const LinkParam& p : kParams)
+        if (p.to_app) p.to_app(st, l);
     // An imported map waits for its file (import_state.cpp, apply_link_map); the model view
     // needs one.
-    st.link_map = l.import_map;
-    st.link_map_view = l.view;
     if (st.figure.has(Detail::Layers)) apply_link_map(st);
     else if (st.view == View::Model) st.view = View::Lines;
 }
@@ -464,7 +693,7 @@ bool open_link(AppState& st, std::string_view hash) {
     return true;
 }
 
-std::string embed_snippet(const std::string& page_url, const LinkState& link, const EmbedOptions& o) {
+std::string embed_snippet(const std::string& page_url, const LinkState& link, const EmbedOptions& o, LinkSceneCache* cache) {
     LinkState l = link;
     l.panels = o.panels;
     const Scene& s = link_scene(l);
@@ -476,7 +705,7 @@ std::string embed_snippet(const std::string& page_url, const LinkState& link, co
         else if (c == '&') escaped += "&amp;";
         else escaped += c;
     }
-    std::string url = page_url + "#" + encode_link(l);
+    std::string url = page_url + "#" + encode_link(l, cache);
     std::string amp_url;
     for (char c : url) amp_url += c == '&' ? std::string("&amp;") : std::string(1, c);
     return "<iframe src=\"" + amp_url + "\" width=\"" + std::to_string(o.width) + "\" height=\"" +
@@ -484,6 +713,55 @@ std::string embed_snippet(const std::string& page_url, const LinkState& link, co
 }
 
 // [SECTION] Messages -------------------------------------------------------------------------
+
+namespace {
+
+// A set-view field's JSON value as the link's text; nullopt for a type the row does not take.
+// Text is taken for every row ("mean", "q2", "1.25").
+std::optional<std::string> message_text(const LinkParam& p, const nlohmann::json& value) {
+    if (value.is_string()) return value.get<std::string>();
+    switch (p.message) {
+        case LinkMessage::Integer:
+            if (value.is_number_integer()) return std::to_string(value.get<long long>());
+            break;
+        case LinkMessage::Number:
+            if (value.is_number()) return format_float(value.get<float>());
+            break;
+        case LinkMessage::Boolean:
+            if (value.is_boolean()) return flag_text(value.get<bool>());
+            break;
+        case LinkMessage::TextOrNull:
+            if (value.is_null()) return std::string(p.default_value);
+            break;
+        case LinkMessage::None:
+        case LinkMessage::Text:
+            break;
+    }
+    return std::nullopt;
+}
+
+// A get-state field: the link's text as the JSON value set-view takes.
+nlohmann::json message_value(const LinkParam& p, const std::string& text) {
+    switch (p.message) {
+        case LinkMessage::Integer:
+            if (auto n = parse_int(text, std::numeric_limits<int>::min(), std::numeric_limits<int>::max())) return *n;
+            break;
+        case LinkMessage::Number:
+            if (auto x = parse_float(text)) return *x;
+            break;
+        case LinkMessage::Boolean:
+            return text == "1";
+        case LinkMessage::TextOrNull:
+            if (text == p.default_value) return nullptr;
+            break;
+        case LinkMessage::None:
+        case LinkMessage::Text:
+            break;
+    }
+    return text;
+}
+
+}  // namespace
 
 std::string handle_message(AppState& st, std::string_view message_json) {
     using nlohmann::json;
@@ -509,21 +787,14 @@ std::string handle_message(AppState& st, std::string_view message_json) {
 
     if (type == "attnviz:get-state") {
         LinkState l = link_from_app(st);
-        json token = nullptr;
-        if (l.token.valid()) token = std::string(l.token.side == TokenRef::Query ? "q" : "k") + std::to_string(l.token.index + 1);
-        Scene scene = st.scene;
         json state = {
-            {"view", view_name(l.view)},
-            {"head", l.head < 0 ? json("mean") : json(l.head + 1)},
-            {"token", token},
-            {"theme", l.theme_auto ? "auto" : theme_name(l.theme)},
-            {"text", l.text_scale},
-            {"lang", lang_name(l.lang)},
-            {"panels", l.panels},
             {"preset", l.preset.empty() ? json(nullptr) : json(l.preset)},
-            {"scene", json::parse(write_scene(scene, false))},
+            {"scene", json::parse(write_scene(st.scene, false))},
             {"error", st.error},
         };
+        // The rows with a message type, as set-view takes them.
+        for (const LinkParam& p : kParams)
+            if (p.message != LinkMessage::None) state[p.name] = message_value(p, p.format(l));
         return reply({{"type", "attnviz:state"}, {"state", state}, {"hash", encode_link(l)}});
     }
 
@@ -564,26 +835,26 @@ std::string handle_message(AppState& st, std::string_view message_json) {
         return ok();
     }
 
-    // set-view: the same parameters as the hash, as JSON values.
-    static const std::set<std::string> kViewFields = {"view", "head", "token", "theme", "text", "lang", "panels"};
+    // set-view: the rows with a message type, as JSON values.
     LinkState l = link_from_app(st);
     int given = 0;
     for (const auto& [key, value] : msg.items()) {
         if (key == "type" || key == "id") continue;
-        if (!kViewFields.count(key)) return error(key, "unknown field (set-view takes view, head, token, theme, text, lang, panels)");
-        std::string text;
-        if (value.is_string()) text = value.get<std::string>();
-        else if (key == "head" && value.is_number_integer()) text = std::to_string(value.get<long long>());
-        else if (key == "text" && value.is_number()) text = format_float(value.get<float>());
-        else if (key == "panels" && value.is_boolean()) text = value.get<bool>() ? "1" : "0";
-        else if (key == "token" && value.is_null()) text = "none";
-        else return error(key, "wrong type: " + std::string(value.type_name()));
-        std::string problem = set_param(l, key, text);
+        const LinkParam* p = find_link_parameter(key);
+        if (!p || p->message == LinkMessage::None) {
+            std::string fields;
+            for (const LinkParam& f : kParams)
+                if (f.message != LinkMessage::None) fields += (fields.empty() ? "" : ", ") + std::string(f.name);
+            return error(key, "unknown field (set-view takes " + fields + ")");
+        }
+        std::optional<std::string> text = message_text(*p, value);
+        if (!text) return error(key, "wrong type: " + std::string(value.type_name()));
+        std::string problem = p->parse(l, *text);
         if (!problem.empty()) return error(key, problem);
         ++given;
     }
     if (given == 0) return error("view", "set-view with nothing to set");
-    auto [param, problem] = check_ranges(l);
+    auto [param, problem] = check_link(l);
     if (!param.empty()) return error(param, problem);
     apply_view(st, l);
     return ok();

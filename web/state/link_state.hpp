@@ -8,6 +8,7 @@
 // Numbers a user reads are 1-based: head=2 is "head 2 of 4", token=q1 the first query.
 //
 // [SECTION] Link state
+// [SECTION] Parameters
 // [SECTION] Hash
 // [SECTION] App
 // [SECTION] Messages
@@ -16,6 +17,7 @@
 #include "app_state.hpp"
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -50,10 +52,69 @@ struct LinkState {
     std::string import_map;
 };
 
+// [SECTION] Parameters -----------------------------------------------------------------------
+// Every parameter of the link is one row of link_parameters() (link_state.cpp), and everything
+// about it is in that row: encode_link writes the rows in order, decode_link reads them by name,
+// set-view and get-state take and report the rows with a `message` type, and README's table is
+// link_parameters_markdown() (tests/test_link.cpp keeps README in step). A new parameter is a
+// field of LinkState above and a row there.
+
+// How a parameter reads and writes as a JSON value in set-view / get-state.
+enum class LinkMessage {
+    None,        // not a message field
+    Text,        // "heatmap"
+    Integer,     // a number or text: 2 or "mean" (as the link's text otherwise)
+    Number,      // 1.25
+    Boolean,     // true = "1", false = "0"
+    TextOrNull,  // "q2", or null for the default ("none")
+};
+
+struct LinkParam {
+    const char* name;           // in the hash and the messages: "head"
+    const char* what;           // README: what it sets, one line
+    const char* values;         // README: the values it takes (markdown)
+    const char* default_value;  // the value a link leaves out; "" when there is none to write
+    const char* absent = "";    // README's default when default_value is "": "all", "required"
+    bool always_written = false;  // written even at its default (v, preset, view)
+    LinkMessage message = LinkMessage::None;
+    // Reads `text` (percent-escapes undone) into the link. Returns "" or what was wrong, without
+    // the name: callers name the parameter ("head: expected ..."). scene throws SceneError.
+    std::string (*parse)(LinkState& link, std::string_view text);
+    // The value as parse reads it back, before percent-escaping; "" = nothing to write.
+    std::string (*format)(const LinkState& link);
+    // What depends on the link's scene; "" or the problem. nullptr: nothing does.
+    std::string (*check)(const LinkState& link, const Scene& scene) = nullptr;
+    // The app's fields to the link's and back. nullptr for v, preset and scene: link_from_app
+    // and apply_link handle the scene as a whole. An imported map is applied after every row.
+    void (*from_app)(LinkState& link, const AppState& state) = nullptr;
+    void (*to_app)(AppState& state, const LinkState& link) = nullptr;
+};
+
+// The rows in the order links write them: v first, then the scene, then the view options.
+std::span<const LinkParam> link_parameters();
+const LinkParam* find_link_parameter(std::string_view name);
+// README "Embed in your blog": the parameter table as markdown, one row per parameter.
+std::string link_parameters_markdown();
+
 // [SECTION] Hash -----------------------------------------------------------------------------
 
-// Without the leading '#'. Parameters at their default are left out, except v and the scene.
-std::string encode_link(const LinkState& link);
+// The scene's value in a link (base64url of its compact JSON, without the description), kept
+// while the scene stays the same. Writing a big scene out is slow (256 tokens of pasted 64-wide
+// embeddings: 86 M instructions, 10-40 ms natively; 1000 typed tokens: a few ms) and the address
+// bar asks four times a second, so whoever asks often owns one: App, for the address bar and the
+// embed dialog. With it, a link of that scene costs 2 M instructions.
+class LinkSceneCache {
+public:
+    const std::string& text(const Scene& scene);
+
+private:
+    std::optional<Scene> scene_;
+    std::string text_;
+};
+
+// Without the leading '#'. Parameters at their default are left out, except v, the scene
+// (preset= or scene=) and view. With a cache, an unchanged scene is not written out again.
+std::string encode_link(const LinkState& link, LinkSceneCache* cache = nullptr);
 
 // A decoded link, or the first problem: `param` names the parameter ("head", "scene.tokens"),
 // `error` is one readable line that starts with it. Never throws.
@@ -88,7 +149,8 @@ struct EmbedOptions {
     int height = 400;
     bool panels = false;
 };
-std::string embed_snippet(const std::string& page_url, const LinkState& link, const EmbedOptions& options);
+std::string embed_snippet(const std::string& page_url, const LinkState& link, const EmbedOptions& options,
+                          LinkSceneCache* cache = nullptr);
 
 // [SECTION] Messages -------------------------------------------------------------------------
 // The postMessage API of an embedded figure (README "Embed in your blog"). The page passes the
@@ -101,6 +163,8 @@ std::string embed_snippet(const std::string& page_url, const LinkState& link, co
 // {"type":"attnviz:error", "field": "scene.tokens", "message": "..."}.
 // A message that is not a JSON object with one of these types gets "" (no reply): pages see
 // many messages that are not for us. A bad set-scene keeps the figure as it was.
+// set-view's fields, and get-state's but preset, scene and error, are the parameters with a
+// LinkMessage type (the Parameters section above), in the link's values.
 std::string handle_message(AppState& state, std::string_view message_json);
 
 }  // namespace attn

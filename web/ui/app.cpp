@@ -32,7 +32,7 @@ bool App::init(std::string& error) {
 void App::open_link_hash(const std::string& hash) {
     const bool ok = open_link(state, hash);
     // A bad link stays in the address bar, next to its error line, until the state changes.
-    if (!ok) shown_hash_ = encode_link(link_from_app(state));
+    if (!ok) shown_hash_ = encode_link(link_from_app(state), &link_cache);
 }
 
 std::string App::handle_page_message(const std::string& message_json) {
@@ -43,7 +43,7 @@ void App::sync_link() {
     const double now = ImGui::GetTime();
     if (state.figure.empty() || now - link_checked_at_ < 0.25) return;
     link_checked_at_ = now;
-    std::string hash = encode_link(link_from_app(state));
+    std::string hash = encode_link(link_from_app(state), &link_cache);
     if (hash == shown_hash_) return;
     shown_hash_ = std::move(hash);
     platform::show_link(shown_hash_);
@@ -71,7 +71,7 @@ void App::build_ui() {
     renderer.begin_frame();
     advance_import_load(state);  // a file whose bytes are all in is parsed here
     state.probe.clear();
-    ViewContext ctx{state, renderer, fonts, views, panels, ui_scale_, true};
+    ViewContext ctx{state, renderer, fonts, views, panels, ui_scale_, true, &link_cache};
     if (!state.show_panels) draw_figure_only(ctx);
     else draw_app(ctx, false);
     draw_frame_overlay(ctx, frame_times);

@@ -7,6 +7,7 @@
 #include "frame_overlay.hpp"
 #include "input_queue.hpp"
 #include "panels.hpp"
+#include "link_state.hpp"
 #include "renderer.hpp"
 #include "view.hpp"
 
@@ -27,6 +28,7 @@ public:
     FrameTimes frame_times;    // of the window's frames (not of PNG exports)
     InputQueue input;          // keys and text on their way to ImGui (main.cpp)
     std::string page_reply;    // the last string a page hook returned (main/test_hook.cpp): lives until the next
+    LinkSceneCache link_cache;  // the scene's part of the address bar's link and the embed dialog's
 
     // Needs a current GL context and ImGui's GL backend initialised.
     bool init(std::string& error);

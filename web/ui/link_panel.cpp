@@ -80,7 +80,7 @@ void draw_share_buttons(ViewContext& ctx, SharePanel& share) {
     probe(st, "embed.figure_only");
 
     // Shown wrapped (a link is one long word); the button copies it.
-    const std::string snippet = embed_snippet(platform::page_url(), link_from_app(st), options);
+    const std::string snippet = embed_snippet(platform::page_url(), link_from_app(st), options, ctx.link_cache);
     ImGui::PushStyleColor(ImGuiCol_ChildBg, ImGui::GetStyleColorVec4(ImGuiCol_FrameBg));
     ImGui::BeginChild("##snippet", ImVec2(-FLT_MIN, ImGui::GetTextLineHeightWithSpacing() * 6.0f), true);
     ImGui::PushTextWrapPos(0.0f);

@@ -15,6 +15,7 @@ namespace attn {
 
 struct Views;
 struct PanelState;
+class LinkSceneCache;  // link_state.hpp
 
 struct ViewContext {
     AppState& state;
@@ -24,6 +25,7 @@ struct ViewContext {
     PanelState& panels;       // what the panels keep between frames (panels.hpp)
     float scale = 1.0f;       // UI scale (device pixel ratio)
     bool interactive = true;  // false when rendering to a PNG: no hover, no tooltips
+    LinkSceneCache* link_cache = nullptr;  // the app's (link_state.hpp), for the embed dialog
 };
 
 // [SECTION] Views
