@@ -1,7 +1,7 @@
 // test_import_view.cpp: imported attention as the front end shows it (web/import_state.cpp):
 // the Trace built from a stack / layer / head or an aggregate, the causal mask inferred from an
 // exactly-zero upper triangle, a bad file keeping the figure, and leaving import mode.
-#include "../web/app_state.hpp"
+#include "app_state.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 // test_input_queue.cpp: InputQueue against what ImGui 1.86 would see. The model of ImGui: a
 // frame's events set io.KeysDown, then the frame reads the key states and the text.
-#include "../web/input_queue.hpp"
+#include "input_queue.hpp"
 
 #include <GLFW/glfw3.h>
 #include <doctest/doctest.h>

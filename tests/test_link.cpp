@@ -1,8 +1,8 @@
 // test_link.cpp: the link's hash (web/link_state.cpp): round trips through the app state, every
 // bad parameter named in the error, and the parent page's messages.
-#include "../web/link_state.hpp"
+#include "link_state.hpp"
 
-#include "../web/import_state.hpp"
+#include "import_state.hpp"
 #include "presets.hpp"
 
 #include <doctest/doctest.h>

@@ -1,5 +1,5 @@
 // test_strings.cpp: the UI's string table (web/strings.cpp) has both languages for every key.
-#include "../web/strings.hpp"
+#include "strings.hpp"
 
 #include <doctest/doctest.h>
 
