@@ -8,6 +8,8 @@
 // [SECTION] Subword tokens
 #include "import.hpp"
 
+#include "text.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -706,33 +708,18 @@ bool byte_level_printable(std::uint32_t c) {
     return (c >= 0x21 && c <= 0x7E) || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF);
 }
 
+// The code points of s; valid is false (and the list cut short) at the first bad byte.
 std::vector<std::uint32_t> code_points(std::string_view s, bool& valid) {
     std::vector<std::uint32_t> out;
     valid = true;
     for (size_t i = 0; i < s.size();) {
-        const unsigned char c = static_cast<unsigned char>(s[i]);
-        const int n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        if (n == 0 || i + static_cast<size_t>(n) > s.size()) {
-            valid = false;
-            return out;
-        }
-        std::uint32_t cp = n == 1 ? c : c & (0x7F >> n);
-        for (int k = 1; k < n; ++k) {
-            const unsigned char cc = static_cast<unsigned char>(s[i + static_cast<size_t>(k)]);
-            if ((cc >> 6) != 2) {
-                valid = false;
-                return out;
-            }
-            cp = (cp << 6) | (cc & 0x3F);
-        }
-        // Overlong forms and surrogates are not UTF-8.
-        if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-            (cp >= 0xD800 && cp <= 0xDFFF)) {
+        const size_t start = i;
+        const char32_t cp = decode_utf8(s, i);
+        if (cp == kReplacementCharacter && i - start == 1) {
             valid = false;
             return out;
         }
         out.push_back(cp);
-        i += static_cast<size_t>(n);
     }
     return out;
 }
