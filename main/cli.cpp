@@ -60,7 +60,15 @@ bool load_json_file(const std::string& path, std::istream& in, T& out, std::stri
 }  // namespace
 
 bool load_scene_file(const std::string& path, std::istream& in, Scene& scene, std::string& error) {
-    return load_json_file(path, in, scene, error, read_scene);
+    return load_json_file(path, in, scene, error, [&](std::string_view text) {
+        try {
+            return read_scene(text);
+        } catch (const SceneError&) {
+            if (file_kind(text) != FileKind::Import) throw;
+            throw SceneError("(top level)", "this looks like a model's attention (SPEC.md §3), not a scene: attnviz import " +
+                                                path + " reads it" + (path == "-" ? "" : ", attnviz " + path + " shows it"));
+        }
+    });
 }
 
 bool load_import_file(const std::string& path, std::istream& in, ImportedAttention& imported, std::string& error) {

@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::strcmp(argv[1], "-") != 0) {
         std::ifstream file(argv[1], std::ios::binary);
         std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-        if (file && attn::looks_like_import(text)) {
+        if (file && attn::file_kind(text) == attn::FileKind::Import) {
             attn::AppState reader;
             if (!attn::import_attention(reader, text, argv[1])) {
                 std::fprintf(stderr, "%s\n", reader.error.c_str());

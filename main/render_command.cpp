@@ -170,7 +170,7 @@ int run_render(int argc, char** argv) {
     if (scene_path != "-") {
         std::ifstream file(scene_path, std::ios::binary);
         std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-        if (file && looks_like_import(text)) {
+        if (file && file_kind(text) == FileKind::Import) {
             if (!import_attention(state, text, scene_path)) {
                 std::fprintf(stderr, "%s\n", state.error.c_str());
                 return kExitBadInput;

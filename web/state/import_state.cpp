@@ -69,22 +69,6 @@ const std::vector<Matrix>& rollout_of(const ImportView& im) {
 
 // [SECTION] Reading a file -------------------------------------------------------------------
 
-bool looks_like_import(std::string_view text) {
-    // Only the top-level keys matter; a parse failure means it is not an import file either
-    // (the scene reader then names the bad character).
-    auto j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-        // Malformed JSON: decide by the key names, so that a broken import file gets the
-        // import reader's message.
-        for (const char* key : {"\"attention\"", "\"encoder_attention\"", "\"decoder_attention\"", "\"cross_attention\""})
-            if (text.find(key) != std::string_view::npos) return true;
-        return false;
-    }
-    for (const char* key : {"attention", "encoder_attention", "decoder_attention", "cross_attention"})
-        if (j.contains(key)) return true;
-    return false;
-}
-
 bool import_attention(AppState& st, std::string_view text, const std::string& name) {
     std::shared_ptr<ImportedAttention> data;
     try {
@@ -149,7 +133,7 @@ void apply_link_map(AppState& st) {
 }
 
 bool open_file_text(AppState& st, std::string_view text, const std::string& name) {
-    if (looks_like_import(text)) return import_attention(st, text, name);
+    if (file_kind(text) == FileKind::Import) return import_attention(st, text, name);
     try {
         Scene scene = read_scene(text);
         st.load_scene(scene);  // leaves import mode
