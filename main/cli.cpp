@@ -23,10 +23,7 @@ bool read_text(const std::string& path, std::istream& in, std::string& text) {
         text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
         return true;
     }
-    std::ifstream file(path, std::ios::binary);
-    if (!file) return false;
-    text.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-    return true;
+    return read_file(path, text);
 }
 
 // "PATH:LINE:COLUMN: malformed JSON ..." or "PATH: FIELD: expected ..."

@@ -416,6 +416,14 @@ std::vector<std::vector<std::vector<double>>> naive_rollout(const AttentionStack
 
 }  // namespace
 
+TEST_CASE("read_file: the whole file, byte for byte; false for a missing file or a folder, without throwing") {
+    std::string text;
+    REQUIRE(read_file(std::string(ATTN_TEST_DATA) + "/import_encdec.json", text));
+    CHECK(text == data_file("import_encdec.json"));
+    CHECK_FALSE(read_file(std::string(ATTN_TEST_DATA) + "/no-such-file.json", text));
+    CHECK_FALSE(read_file(ATTN_TEST_DATA, text));
+}
+
 // [file_kind] ---------------------------------------------------------------------------------
 
 namespace {

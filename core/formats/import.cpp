@@ -17,6 +17,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 
@@ -755,6 +757,29 @@ FileKind file_kind(std::string_view json_text) {
         if (json_text.find(quoted) != std::string_view::npos) return FileKind::Import;
     }
     return FileKind::Scene;
+}
+
+bool read_file(const std::string& path, std::string& text) {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) return false;
+    try {  // a folder opens, then throws on reading (libstdc++) or claims an absurd size
+        file.seekg(0, std::ios::end);
+        const std::streamoff size = file ? static_cast<std::streamoff>(file.tellg()) : -1;
+        file.clear();
+        file.seekg(0);
+        if (size < 0 || !file) {  // not seekable (a pipe): as it comes
+            file.clear();
+            text.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+            return !file.bad();
+        }
+        text.resize(static_cast<size_t>(size));
+        file.read(text.data(), size);
+        text.resize(static_cast<size_t>(file.gcount()));
+        return !file.bad();
+    } catch (const std::exception&) {
+        text.clear();
+        return false;
+    }
 }
 
 // [SECTION] Aggregation ----------------------------------------------------------------------

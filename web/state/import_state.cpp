@@ -13,8 +13,6 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <fstream>
-#include <iterator>
 
 namespace attn {
 namespace {
@@ -148,12 +146,11 @@ bool open_file_text(AppState& st, std::string_view text, const std::string& name
 }
 
 bool open_file_path(AppState& st, const std::string& path) {
-    std::ifstream file(path, std::ios::binary);
-    if (!file) {
+    std::string text;
+    if (!read_file(path, text)) {
         st.error = path + ": cannot open the file";
         return false;
     }
-    std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
     const size_t slash = path.find_last_of("/\\");
     import_bytes(st, slash == std::string::npos ? path : path.substr(slash + 1), std::move(text));
     return true;
