@@ -774,8 +774,9 @@ bool read_file(const std::string& path, std::string& text) {
         }
         text.resize(static_cast<size_t>(size));
         file.read(text.data(), size);
-        text.resize(static_cast<size_t>(file.gcount()));
-        return !file.bad();
+        if (file.gcount() == size) return true;
+        text.clear();  // fewer bytes than its size: a folder (Emscripten's NODERAWFS), or it shrank
+        return false;
     } catch (const std::exception&) {
         text.clear();
         return false;

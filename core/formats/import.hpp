@@ -65,7 +65,7 @@ enum class FileKind { Scene, Import };
 FileKind file_kind(std::string_view json_text);
 
 // The whole of a file into text, read at its size in one go (a stream iterator copies byte by
-// byte: 0.25 s for a 117 MB import). False when it cannot be opened or read.
+// byte: 0.25 s for a 117 MB import). False when it cannot be opened or read whole (a folder).
 bool read_file(const std::string& path, std::string& text);
 
 // [SECTION] Aggregation ----------------------------------------------------------------------
