@@ -23,10 +23,7 @@ bool read_text(const std::string& path, std::istream& in, std::string& text) {
         text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
         return true;
     }
-    std::ifstream file(path, std::ios::binary);
-    if (!file) return false;
-    text.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-    return true;
+    return read_file(path, text);
 }
 
 // "PATH:LINE:COLUMN: malformed JSON ..." or "PATH: FIELD: expected ..."
@@ -60,7 +57,15 @@ bool load_json_file(const std::string& path, std::istream& in, T& out, std::stri
 }  // namespace
 
 bool load_scene_file(const std::string& path, std::istream& in, Scene& scene, std::string& error) {
-    return load_json_file(path, in, scene, error, read_scene);
+    return load_json_file(path, in, scene, error, [&](std::string_view text) {
+        try {
+            return read_scene(text);
+        } catch (const SceneError&) {
+            if (file_kind(text) != FileKind::Import) throw;
+            throw SceneError("(top level)", "this looks like a model's attention (SPEC.md §3), not a scene: attnviz import " +
+                                                path + " reads it" + (path == "-" ? "" : ", attnviz " + path + " shows it"));
+        }
+    });
 }
 
 bool load_import_file(const std::string& path, std::istream& in, ImportedAttention& imported, std::string& error) {

@@ -111,9 +111,8 @@ int main(int argc, char** argv) {
     std::optional<attn::Scene> scene;
     attn::Figure imported;  // `attnviz MODEL.json`: attention exported from a model
     if (argc > 1 && std::strcmp(argv[1], "-") != 0) {
-        std::ifstream file(argv[1], std::ios::binary);
-        std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-        if (file && attn::looks_like_import(text)) {
+        std::string text;
+        if (attn::read_file(argv[1], text) && attn::file_kind(text) == attn::FileKind::Import) {
             attn::AppState reader;
             if (!attn::import_attention(reader, text, argv[1])) {
                 std::fprintf(stderr, "%s\n", reader.error.c_str());

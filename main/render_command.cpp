@@ -16,9 +16,7 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <string>
 
 namespace attn {
@@ -169,9 +167,8 @@ int run_render(int argc, char** argv) {
     std::string error;
     // A model's attention (SPEC.md §3) or a scene (§1).
     if (scene_path != "-") {
-        std::ifstream file(scene_path, std::ios::binary);
-        std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-        if (file && looks_like_import(text)) {
+        std::string text;
+        if (read_file(scene_path, text) && file_kind(text) == FileKind::Import) {
             if (!import_attention(state, text, scene_path)) {
                 std::fprintf(stderr, "%s\n", state.error.c_str());
                 return kExitBadInput;

@@ -13,7 +13,7 @@ packages=(
   chromium                                               # browser tests
   fonts-droid-fallback fonts-dejavu-core python3-fonttools # UI fonts, CJK subsetting
   xz-utils dpkg-dev python3
-  zlib1g-dev libegl-dev                                  # attnviz render: PNG, EGL without a display
+  libstb-dev libegl-dev                                  # PNG (stb_image_write), EGL without a display
   python3-torch python3-numpy                            # exporter test (scripts/export_attention.py)
 )
 missing=()

@@ -35,6 +35,7 @@ expect_error "$data/bad_syntax.json" "$data/bad_syntax.json:3:29: malformed JSON
 expect_error "$data/bad_heads.json" "$data/bad_heads.json: heads: expected a divisor of d_model (6), got 4"
 expect_error "$data/bad_shape.json" "$data/bad_shape.json: embeddings: expected a 3×3 matrix"
 expect_error "$data/missing.json" "$data/missing.json: cannot open the file"
+expect_error "$data/import_encoder.json" "$data/import_encoder.json: (top level): this looks like a model's attention (SPEC.md §3), not a scene: attnviz import $data/import_encoder.json reads it"
 err=$("$bin" compute 2>&1); code=$?
 check "compute without a file exits 2" test "$code" -eq 2
 

@@ -4,6 +4,7 @@
 #include "import.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -414,6 +415,186 @@ std::vector<std::vector<std::vector<double>>> naive_rollout(const AttentionStack
 }
 
 }  // namespace
+
+TEST_CASE("read_file: the whole file, byte for byte; false for a missing file or a folder, without throwing") {
+    std::string text;
+    REQUIRE(read_file(std::string(ATTN_TEST_DATA) + "/import_encdec.json", text));
+    CHECK(text == data_file("import_encdec.json"));
+    CHECK_FALSE(read_file(std::string(ATTN_TEST_DATA) + "/no-such-file.json", text));
+    CHECK_FALSE(read_file(ATTN_TEST_DATA, text));
+}
+
+// [file_kind] ---------------------------------------------------------------------------------
+
+namespace {
+
+constexpr const char* kImportNames[] = {"attention", "encoder_attention", "decoder_attention", "cross_attention"};
+
+// The oracle: the whole text parsed by nlohmann, its top-level keys looked up; text that does not
+// parse as an object is an import when one of the names appears in quotes anywhere.
+FileKind file_kind_by_parsing(std::string_view text) {
+    const auto j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+    bool import = false;
+    if (j.is_discarded() || !j.is_object()) {
+        for (const char* name : kImportNames) import = import || contains(std::string(text), "\"" + std::string(name) + "\"");
+    } else {
+        for (const char* name : kImportNames) import = import || j.contains(name);
+    }
+    return import ? FileKind::Import : FileKind::Scene;
+}
+
+// Random JSON with import names as keys at any depth, as string values, with escapes in keys
+// and strings, every kind of number and literal, and random white space between tokens.
+class RandomJson {
+public:
+    explicit RandomJson(unsigned seed) : rng_(seed) {}
+
+    std::string document() {
+        std::string s = pick(8) == 0 ? "\xEF\xBB\xBF" : "";
+        space(s);
+        if (pick(10) == 0) value(s, 0);  // now and then not an object at the top
+        else object(s, 0);
+        space(s);
+        return s;
+    }
+
+private:
+    std::mt19937 rng_;
+    int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
+    void space(std::string& s) {
+        static constexpr const char* kSpace[] = {"", "", " ", "\n", "\t", "\r\n  "};
+        s += kSpace[pick(6)];
+    }
+    void key(std::string& s) {
+        static constexpr const char* kKeys[] = {
+            "attention", "encoder_attention", "decoder_attention", "cross_attention",   // import keys
+            "\\u0061ttention", "cross\\u005Fattention", "decoder_attentio\\u006e",          // the same, escaped
+            "tokens", "kind", "d_model", "attentions", "Attention", "attention ", "xattention",
+            "encoder_attention_weights", "attention\\n", "\\\"attention\\\"", "atten\\/tion", ""};
+        s += "\"" + std::string(kKeys[pick(static_cast<int>(std::size(kKeys)))]) + "\"";
+    }
+    void value(std::string& s, int depth) {
+        static constexpr const char* kScalars[] = {
+            "0", "-1", "0.25", "1e-3", "-2.5E+7", "12345678901234567890", "true", "false", "null",
+            "\"attention\"", "\"a \\\"quoted\\\" [bracket] {brace}\"", "\"back\\\\slash\\\\\"", "\"\\u00e9\\ud83d\\ude00\"",
+            "\"cross_attention\"", "\"\""};
+        const int kind = depth >= 4 ? 0 : pick(4);
+        if (kind == 0) s += kScalars[pick(static_cast<int>(std::size(kScalars)))];
+        else if (kind == 1) object(s, depth + 1);
+        else array(s, depth + 1);
+    }
+    void object(std::string& s, int depth) {
+        s += '{';
+        const int n = pick(5);
+        for (int i = 0; i < n; ++i) {
+            if (i) s += ',';
+            space(s);
+            key(s);
+            space(s);
+            s += ':';
+            space(s);
+            value(s, depth);
+            space(s);
+        }
+        s += '}';
+    }
+    void array(std::string& s, int depth) {
+        s += '[';
+        const int n = pick(4);
+        for (int i = 0; i < n; ++i) {
+            if (i) s += ',';
+            space(s);
+            value(s, depth);
+            space(s);
+        }
+        s += ']';
+    }
+};
+
+}  // namespace
+
+TEST_CASE("file_kind: only top-level keys count, escapes decoded, white space and a BOM skipped") {
+    CHECK(file_kind(R"({"tokens": ["a"], "attention": [[[[1]]]]})") == FileKind::Import);
+    CHECK(file_kind(R"({"encoder_tokens": [], "cross_attention": []})") == FileKind::Import);
+    CHECK(file_kind(R"({"attention": [{"name": "All", "attn": []}]})") == FileKind::Import);  // BertViz
+    CHECK(file_kind(R"({"kind": "self", "tokens": "I am good"})") == FileKind::Scene);
+    // "attention" deeper down or as a string is not a top-level key.
+    CHECK(file_kind(R"({"kind": "self", "weights": {"attention": [1], "x": [{"cross_attention": 2}]}})") == FileKind::Scene);
+    CHECK(file_kind(R"({"name": "attention", "tokens": "the attention \"attention\": [", "kind": "self"})") == FileKind::Scene);
+    CHECK(file_kind(R"({"description": "{\"attention\": []}", "kind": "self"})") == FileKind::Scene);
+    // Names that are not those keys.
+    CHECK(file_kind(R"({"attentions": [], "Attention": [], "attention ": [], "encoder_attention_weights": []})") == FileKind::Scene);
+    // Escapes are decoded as a JSON reader decodes them.
+    CHECK(file_kind(R"({"\u0061ttention": []})") == FileKind::Import);
+    CHECK(file_kind(R"({"cross\u005Fattention": []})") == FileKind::Import);
+    CHECK(file_kind(R"({"attention\n": [], "\"attention\"": [], "atten\/tion": []})") == FileKind::Scene);
+    // The key after values that hold brackets, quotes and backslashes inside strings.
+    CHECK(file_kind(R"({"tokens": ["]", "}", "\"", "\\", "[{"], "x": {"y": [[1, 2], {"z": "]]"}]}, "attention": []})") ==
+          FileKind::Import);
+    // White space around everything; a UTF-8 BOM first, as the readers accept it.
+    CHECK(file_kind(" \n\t{ \r\n \"kind\" \n: \"self\" ,\t\"attention\"\n : [] } \n") == FileKind::Import);
+    CHECK(file_kind("\xEF\xBB\xBF{\"attention\": []}") == FileKind::Import);
+    CHECK(file_kind("\xEF\xBB\xBF{\"kind\": \"self\", \"tokens\": \"a b\"}") == FileKind::Scene);
+    CHECK_NOTHROW(read_scene("\xEF\xBB\xBF{\"kind\": \"self\", \"tokens\": \"a b\", \"d_model\": 4}"));
+    CHECK(read_import("\xEF\xBB\xBF{\"tokens\": [\"a\"], \"attention\": [[[[1]]]]}").stacks.size() == 1);
+    // Numbers are not read: not even ones no reader accepts.
+    CHECK(file_kind(R"({"tokens": ["a"], "x": [NaN, 01, 1e999999, -], "attention": []})") == FileKind::Import);
+    CHECK(file_kind(R"({"kind": "self", "d_model": 1e999999})") == FileKind::Scene);
+}
+
+TEST_CASE("file_kind: broken JSON is decided by the names, so a broken import gets the import reader's message") {
+    CHECK(file_kind(R"({"tokens": ["a"], "attention": [[[[1, 0.)") == FileKind::Import);  // cut after the key
+    CHECK(file_kind(R"({"tokens": ["a"], "attention")") == FileKind::Import);
+    CHECK(file_kind(R"({"tokens": "a\q", "attention": []})") == FileKind::Import);          // bad escape first
+    CHECK(file_kind(R"({"tokens": ["a", "attention": [[[1]]]})") == FileKind::Import);       // unbalanced
+    CHECK(file_kind(R"([{"attention": []}])") == FileKind::Import);                          // not an object
+    CHECK(file_kind(R"({"kind": "self"} "attention")") == FileKind::Import);                 // text after it
+    CHECK(file_kind(R"({"kind": "self", "tokens": "a b)") == FileKind::Scene);               // a string never ends
+    CHECK(file_kind(R"({"kind" "self"})") == FileKind::Scene);
+    // nlohmann (the scene reader) stops at a NUL byte: what follows one is not read.
+    const std::string_view after_nul("{\"kind\": 1}\0\"attention\"", 23), inside("{\"kind\": 1\0, \"attention\": 2}", 28);
+    CHECK(file_kind(after_nul) == FileKind::Scene);
+    CHECK(file_kind(after_nul) == file_kind_by_parsing(after_nul));
+    CHECK(file_kind(inside) == FileKind::Import);
+    CHECK(file_kind(inside) == file_kind_by_parsing(inside));
+    CHECK(file_kind("{\"kind\x01\": 1, \"attention\": 2}") == FileKind::Import);              // raw control character
+    for (const char* text : {"", " ", "{", "}", "\"", "\\", "not json", "[", "{\"", "{\"a\":", "{\"a\":}", "\xEF\xBB",
+                             "{\"\\u12", "{\"\\u00zz\": 1}", "{\"a\": [}"})
+        CHECK(file_kind(text) == file_kind_by_parsing(text));
+    CHECK(file_kind(data_file("import_bad_syntax.json")) == FileKind::Import);  // the reader names line and column
+}
+
+TEST_CASE("file_kind agrees with parsing the whole file on random JSON, and never reads past the end") {
+    RandomJson random(12);
+    std::mt19937 mutation_rng(13);
+    int imports = 0, scenes = 0, parsed = 0, mutated_objects = 0, mismatches = 0;
+    for (int i = 0; i < 20000; ++i) {
+        const std::string text = random.document();
+        const FileKind want = file_kind_by_parsing(text);
+        parsed += !nlohmann::json::parse(text, nullptr, false).is_discarded();
+        (want == FileKind::Import ? imports : scenes) += 1;
+        if (file_kind(text) != want && mismatches++ < 5) MESSAGE("differs from parsing: " << text);
+        // Every prefix: no read past the end (ASan), and a verdict either way.
+        if (i < 2000)
+            for (size_t n = 0; n < text.size(); ++n) (void)file_kind(std::string_view(text).substr(0, n));
+        // One byte dropped or replaced by a structural one: when that is still a JSON object,
+        // the same verdict as parsing it.
+        std::string mutated = text;
+        const size_t at = std::uniform_int_distribution<size_t>(0, text.size() - 1)(mutation_rng);
+        if (mutation_rng() % 2) mutated.erase(at, 1);
+        else mutated[at] = "\"{}[],: \\u"[mutation_rng() % 10];
+        const auto j = nlohmann::json::parse(mutated, nullptr, false);
+        if (!j.is_discarded() && j.is_object()) {
+            ++mutated_objects;
+            if (file_kind(mutated) != file_kind_by_parsing(mutated) && mismatches++ < 5) MESSAGE("differs from parsing: " << mutated);
+        }
+    }
+    MESSAGE(imports << " imports, " << scenes << " scenes, " << parsed << " parsed by nlohmann, " << mutated_objects
+                    << " mutated ones still objects; " << mismatches << " mismatches");
+    CHECK(imports > 1000);
+    CHECK(scenes > 1000);
+    CHECK(mismatches == 0);
+}
 
 TEST_CASE("aggregate: mean and max over chosen heads and layers match plain loops") {
     std::mt19937 rng(3);

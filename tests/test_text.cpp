@@ -1,6 +1,8 @@
-// test_text.cpp: the tokenizer, generated embeddings and sinusoidal positions (core/formats/text.hpp).
+// test_text.cpp: UTF-8 decoding, the tokenizer, generated embeddings and sinusoidal positions
+// (core/formats/text.hpp).
 //
 // [SECTION] Helpers
+// [SECTION] UTF-8 decoding
 // [SECTION] Tokenizer: seeds, Latin, numbers, CJK, other scripts
 // [SECTION] Tokenizer: emoji, combining marks, white space, invalid UTF-8
 // [SECTION] Generated embeddings
@@ -9,12 +11,15 @@
 #include <doctest/doctest.h>
 
 #include "text.hpp"
+#include "utf8_reference.hpp"
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -64,7 +69,111 @@ std::uint32_t float_bits(float f) {
     return u;
 }
 
+// decode_utf8 at the start of `bytes`: the code point and how far pos moved.
+std::pair<char32_t, std::size_t> decode_at_start(std::string_view bytes) {
+    std::size_t pos = 0;
+    const char32_t cp = attn::decode_utf8(bytes, pos);
+    return {cp, pos};
+}
+
 }  // namespace
+
+// [SECTION] UTF-8 decoding -------------------------------------------------------------------
+
+TEST_CASE("decode_utf8: well-formed sequences at each length and boundary") {
+    struct Case {
+        const char* bytes;
+        char32_t cp;
+        std::size_t length;
+    };
+    for (const Case& c : std::initializer_list<Case>{
+             {"A", U'A', 1}, {"\x7F", 0x7F, 1},
+             {"\xC2\x80", 0x80, 2}, {"\xDF\xBF", 0x7FF, 2},                  // 2 bytes: U+0080..07FF
+             {"\xE0\xA0\x80", 0x800, 3}, {"\xED\x9F\xBF", 0xD7FF, 3},        // below the surrogates
+             {"\xEE\x80\x80", 0xE000, 3}, {"\xEF\xBF\xBD", 0xFFFD, 3},       // U+FFFD itself: 3 bytes
+             {"\xEF\xBF\xBF", 0xFFFF, 3},
+             {"\xF0\x90\x80\x80", 0x10000, 4}, {"\xF4\x8F\xBF\xBF", 0x10FFFF, 4},
+             {"\xE6\x88\x91", U'我', 3}, {"\xF0\x9F\x98\x80", U'😀', 4}}) {
+        CAPTURE(c.bytes);
+        const auto [cp, length] = decode_at_start(std::string_view(c.bytes, std::strlen(c.bytes)));
+        CHECK(cp == c.cp);
+        CHECK(length == c.length);
+    }
+}
+
+TEST_CASE("decode_utf8: overlong forms, surrogates, > U+10FFFF and cut-short sequences give U+FFFD, one byte") {
+    for (const char* bytes : {
+             "\xC0\xAF", "\xC0\x80", "\xC1\xBF",                  // overlong 2-byte ('/', NUL, U+007F)
+             "\xE0\x80\xAF", "\xE0\x9F\xBF",                      // overlong 3-byte (U+002F, U+07FF)
+             "\xF0\x80\x80\xAF", "\xF0\x8F\xBF\xBF",              // overlong 4-byte (U+002F, U+FFFF)
+             "\xED\xA0\x80", "\xED\xAF\xBF", "\xED\xB0\x80", "\xED\xBF\xBF",  // surrogates D800, DBFF, DC00, DFFF
+             "\xF4\x90\x80\x80", "\xF7\xBF\xBF\xBF",              // U+110000, U+1FFFFF
+             "\xF5\x80\x80\x80", "\xF8\x88\x80\x80\x80", "\xFC\x84\x80\x80\x80\x80", "\xFE", "\xFF",  // never lead bytes
+             "\x80", "\xBF",                                      // stray continuation bytes
+             "\xC3", "\xE6\x88", "\xF0\x9F\x98",                  // cut short at the end
+             "\xE6\x88" "A", "\xF0\x9F" "AB", "\xC3\xC3\xA9"}) {  // cut short by a byte that does not continue
+        CAPTURE(bytes);
+        const auto [cp, length] = decode_at_start(std::string_view(bytes, std::strlen(bytes)));
+        CHECK(cp == attn::kReplacementCharacter);
+        CHECK(length == 1);
+    }
+    // The bytes after a bad lead byte are read again: "\xC3\xC3\xA9" is U+FFFD then é.
+    std::size_t pos = 1;
+    CHECK(attn::decode_utf8("\xC3\xC3\xA9", pos) == U'é');
+    CHECK(pos == 3);
+    // At or past the end: U+FFFD, one step, nothing read.
+    pos = 3;
+    CHECK(attn::decode_utf8("abc", pos) == attn::kReplacementCharacter);
+    CHECK(pos == 4);
+}
+
+TEST_CASE("decode_utf8 agrees with a naive decoder on every 1-, 2- and 3-byte string and on 4-byte patterns") {
+    // 1, 2 and 3 bytes: all 16.8M strings. 4 bytes: every first and second byte, the third and
+    // fourth from values around each boundary of Table 3-7 (6.6M strings).
+    constexpr unsigned char kTail[] = {0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC2, 0xF4, 0xFF};
+    long long tested = 0, mismatches = 0, valid = 0;
+    std::string first_mismatch;
+    unsigned char b[4];
+    auto compare = [&](std::size_t n) {
+        const std::string_view s(reinterpret_cast<const char*>(b), n);
+        const utf8_reference::Decoded want = utf8_reference::decode(s);
+        const auto [cp, length] = decode_at_start(s);
+        ++tested;
+        valid += want.length == n;
+        if (cp != want.cp || length != want.length) {
+            if (mismatches++ == 0)
+                for (std::size_t k = 0; k < n; ++k) first_mismatch += std::to_string(b[k]) + " ";
+        }
+    };
+    for (unsigned b0 = 0; b0 < 256; ++b0) {
+        b[0] = static_cast<unsigned char>(b0);
+        compare(1);
+        for (unsigned b1 = 0; b1 < 256; ++b1) {
+            b[1] = static_cast<unsigned char>(b1);
+            compare(2);
+            for (unsigned b2 = 0; b2 < 256; ++b2) {
+                b[2] = static_cast<unsigned char>(b2);
+                compare(3);
+            }
+            for (unsigned char b2 : kTail)
+                for (unsigned char b3 : kTail) {
+                    b[2] = b2, b[3] = b3;
+                    compare(4);
+                }
+        }
+    }
+    MESSAGE(tested << " strings, " << valid << " of them one whole code point, " << mismatches << " mismatches");
+    CHECK_MESSAGE(mismatches == 0, "first mismatch: bytes " << first_mismatch);
+    // Every scalar value: encoded, it decodes to itself in its own length.
+    long long round_trip_failures = 0;
+    for (char32_t cp = 0; cp <= 0x10FFFF; ++cp) {
+        if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+        const std::size_t n = utf8_reference::encode(cp, b);
+        const auto [got, length] = decode_at_start(std::string_view(reinterpret_cast<const char*>(b), n));
+        round_trip_failures += got != cp || length != n;
+    }
+    CHECK(round_trip_failures == 0);
+}
 
 // [SECTION] Tokenizer: seeds, Latin, numbers, CJK, other scripts -----------------------------
 

@@ -4,15 +4,22 @@
 // [SECTION] Errors and JSON
 // [SECTION] Reading one stack
 // [SECTION] Reading a file
+// [SECTION] Import or scene: the top-level keys
 // [SECTION] Aggregation
 // [SECTION] Subword tokens
 #include "import.hpp"
+
+#include "text.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <optional>
 #include <stdexcept>
 
 namespace attn {
@@ -107,6 +114,7 @@ public:
     explicit Parser(std::string_view text) : text_(text) {}
 
     Value document() {
+        if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;  // a UTF-8 BOM (nlohmann skips it in scenes too)
         skip_space();
         Value v = value(0);
         skip_space();
@@ -609,6 +617,172 @@ ImportedAttention read_import(std::string_view text) {
     return result;
 }
 
+// [SECTION] Import or scene: the top-level keys ---------------------------------------------
+
+namespace {
+
+// The top-level keys that make a file an import (SPEC.md §3; BertViz's list is "attention").
+constexpr std::string_view kImportKeys[] = {"attention", "encoder_attention", "decoder_attention", "cross_attention"};
+constexpr size_t kLongestImportKey = 17;  // "encoder_attention"
+
+// Walks the top-level object only: a key is read (escapes decoded, into a fixed buffer), a value
+// is skipped by its strings and brackets. Numbers and literals are stepped over unread, and
+// bracket kinds are counted, not matched: what JSON is inside a value is the reader's to say.
+class TopLevelKeys {
+public:
+    explicit TopLevelKeys(std::string_view text) : text_(text) {}
+
+    // Import at the first top-level import key; Scene when the object ends without one;
+    // nullopt when the structure breaks first.
+    std::optional<FileKind> scan() {
+        if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;  // a UTF-8 BOM, as both readers accept
+        skip_space();
+        if (!eat('{')) return std::nullopt;
+        skip_space();
+        if (eat('}')) return end();
+        for (;;) {
+            skip_space();
+            bool import_key = false;
+            if (peek() != '"' || !string(&import_key)) return std::nullopt;
+            if (import_key) return FileKind::Import;
+            skip_space();
+            if (!eat(':')) return std::nullopt;
+            skip_space();
+            if (!value()) return std::nullopt;
+            skip_space();
+            if (eat(',')) continue;
+            if (eat('}')) return end();
+            return std::nullopt;
+        }
+    }
+
+private:
+    std::string_view text_;
+    size_t pos_ = 0;
+
+    char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+    bool eat(char c) {
+        if (peek() != c || pos_ >= text_.size()) return false;
+        ++pos_;
+        return true;
+    }
+    void skip_space() {
+        while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\r' || text_[pos_] == '\t'))
+            ++pos_;
+    }
+    // After the object: nothing but white space, up to the end or a NUL byte (where nlohmann,
+    // the scene reader, stops reading too).
+    std::optional<FileKind> end() {
+        skip_space();
+        return peek() == '\0' ? std::optional(FileKind::Scene) : std::nullopt;
+    }
+
+    // A string at text_[pos_] == '"'. With import_key, also whether it decodes to an import key.
+    bool string(bool* import_key) {
+        ++pos_;
+        char key[kLongestImportKey];
+        size_t length = 0;
+        bool fits = import_key != nullptr;  // still possibly one of kImportKeys
+        auto append = [&](unsigned c) {
+            if (fits && c < 0x80 && length < kLongestImportKey) key[length++] = static_cast<char>(c);
+            else fits = false;
+        };
+        while (pos_ < text_.size()) {
+            const auto c = static_cast<unsigned char>(text_[pos_++]);
+            if (c == '"') {
+                if (fits)
+                    for (std::string_view name : kImportKeys) *import_key = *import_key || name == std::string_view(key, length);
+                return true;
+            }
+            if (c < 0x20) return false;  // a raw control character: not JSON
+            if (c != '\\') {
+                append(c);
+                continue;
+            }
+            if (pos_ >= text_.size()) return false;
+            const char e = text_[pos_++];
+            switch (e) {
+                case '"': case '\\': case '/': append(static_cast<unsigned char>(e)); break;
+                case 'b': case 'f': case 'n': case 'r': case 't': append(0x80); break;  // in no key name
+                case 'u': {
+                    unsigned v = 0;
+                    for (int k = 0; k < 4; ++k, ++pos_) {
+                        const char h = peek();
+                        const int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                                    : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+                        if (d < 0 || pos_ >= text_.size()) return false;
+                        v = v * 16 + static_cast<unsigned>(d);
+                    }
+                    append(v);
+                    break;
+                }
+                default: return false;
+            }
+        }
+        return false;  // never ends
+    }
+
+    // One value, skipped: a string, an object or array (to its closing bracket), else a number
+    // or literal (to the next delimiter, unread).
+    bool value() {
+        const char c = peek();
+        if (c == '"') return string(nullptr);
+        if (c != '{' && c != '[') {
+            const size_t start = pos_;
+            while (pos_ < text_.size() && !std::strchr(" \t\n\r,}]{[\":", text_[pos_])) ++pos_;
+            return pos_ > start;
+        }
+        size_t depth = 0;
+        while (pos_ < text_.size()) {
+            const char b = text_[pos_];
+            if (b == '"') {
+                if (!string(nullptr)) return false;
+                continue;
+            }
+            ++pos_;
+            if (b == '{' || b == '[') ++depth;
+            else if ((b == '}' || b == ']') && --depth == 0) return true;
+        }
+        return false;
+    }
+};
+
+}  // namespace
+
+FileKind file_kind(std::string_view json_text) {
+    if (const std::optional<FileKind> kind = TopLevelKeys(json_text).scan()) return *kind;
+    // Broken before the first import key: decide by the names, quoted, anywhere.
+    for (std::string_view name : kImportKeys) {
+        const std::string quoted = "\"" + std::string(name) + "\"";
+        if (json_text.find(quoted) != std::string_view::npos) return FileKind::Import;
+    }
+    return FileKind::Scene;
+}
+
+bool read_file(const std::string& path, std::string& text) {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) return false;
+    try {  // a folder opens, then throws on reading (libstdc++) or claims an absurd size
+        file.seekg(0, std::ios::end);
+        const std::streamoff size = file ? static_cast<std::streamoff>(file.tellg()) : -1;
+        file.clear();
+        file.seekg(0);
+        if (size < 0 || !file) {  // not seekable (a pipe): as it comes
+            file.clear();
+            text.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+            return !file.bad();
+        }
+        text.resize(static_cast<size_t>(size));
+        file.read(text.data(), size);
+        if (file.gcount() == size) return true;
+        text.clear();  // fewer bytes than its size: a folder (Emscripten's NODERAWFS), or it shrank
+        return false;
+    } catch (const std::exception&) {
+        text.clear();
+        return false;
+    }
+}
+
 // [SECTION] Aggregation ----------------------------------------------------------------------
 
 namespace {
@@ -706,33 +880,18 @@ bool byte_level_printable(std::uint32_t c) {
     return (c >= 0x21 && c <= 0x7E) || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF);
 }
 
+// The code points of s; valid is false (and the list cut short) at the first bad byte.
 std::vector<std::uint32_t> code_points(std::string_view s, bool& valid) {
     std::vector<std::uint32_t> out;
     valid = true;
     for (size_t i = 0; i < s.size();) {
-        const unsigned char c = static_cast<unsigned char>(s[i]);
-        const int n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        if (n == 0 || i + static_cast<size_t>(n) > s.size()) {
-            valid = false;
-            return out;
-        }
-        std::uint32_t cp = n == 1 ? c : c & (0x7F >> n);
-        for (int k = 1; k < n; ++k) {
-            const unsigned char cc = static_cast<unsigned char>(s[i + static_cast<size_t>(k)]);
-            if ((cc >> 6) != 2) {
-                valid = false;
-                return out;
-            }
-            cp = (cp << 6) | (cc & 0x3F);
-        }
-        // Overlong forms and surrogates are not UTF-8.
-        if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-            (cp >= 0xD800 && cp <= 0xDFFF)) {
+        const size_t start = i;
+        const char32_t cp = decode_utf8(s, i);
+        if (cp == kReplacementCharacter && i - start == 1) {
             valid = false;
             return out;
         }
         out.push_back(cp);
-        i += static_cast<size_t>(n);
     }
     return out;
 }

@@ -53,51 +53,57 @@
 #include <span>
 
 namespace attn {
-namespace {
 
 // [SECTION] UTF-8 decoding -------------------------------------------------------------------
+
+char32_t decode_utf8(std::string_view text, std::size_t& pos) {
+    if (pos >= text.size()) {
+        ++pos;
+        return kReplacementCharacter;
+    }
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+    const auto in = [](unsigned b, unsigned lo, unsigned hi) { return b >= lo && b <= hi; };
+    const unsigned b0 = byte(pos);
+    if (b0 < 0x80) {
+        ++pos;
+        return b0;
+    }
+    // Length and the allowed range of the second byte, by lead byte (Table 3-7).
+    unsigned len = 0, lo = 0x80, hi = 0xBF;
+    if (in(b0, 0xC2, 0xDF)) len = 2;
+    else if (b0 == 0xE0) len = 3, lo = 0xA0;  // below: overlong
+    else if (in(b0, 0xE1, 0xEC) || in(b0, 0xEE, 0xEF)) len = 3;
+    else if (b0 == 0xED) len = 3, hi = 0x9F;  // U+D800..DFFF are surrogates
+    else if (b0 == 0xF0) len = 4, lo = 0x90;  // below: overlong
+    else if (in(b0, 0xF1, 0xF3)) len = 4;
+    else if (b0 == 0xF4) len = 4, hi = 0x8F;  // nothing above U+10FFFF
+    bool ok = len != 0 && len <= text.size() - pos && in(byte(pos + 1), lo, hi);
+    for (unsigned k = 2; ok && k < len; ++k) ok = in(byte(pos + k), 0x80, 0xBF);
+    if (!ok) {
+        ++pos;
+        return kReplacementCharacter;
+    }
+    char32_t cp = b0 & (0xFFu >> (len + 1));
+    for (unsigned k = 1; k < len; ++k) cp = (cp << 6) | (byte(pos + k) & 0x3Fu);
+    pos += len;
+    return cp;
+}
+
+namespace {
 
 // Marks a byte that is not part of a well-formed sequence; one past the largest code point.
 constexpr char32_t kInvalidByte = 0x110000;
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 
-// One entry per code point, or one kInvalidByte per bad byte. Well-formed means Table 3-7 of
-// the Unicode standard: no overlongs, no surrogates, nothing above U+10FFFF. A sequence that
-// breaks off costs one U+FFFD for its lead byte; the bytes after it are read again on their
-// own (a stray continuation byte is one more U+FFFD).
-std::vector<char32_t> decode_utf8(std::string_view text) {
+// One entry per code point, or one kInvalidByte per bad byte (decode_utf8 moved one byte and
+// gave U+FFFD): a stray continuation byte, or the lead byte of a sequence that breaks off.
+std::vector<char32_t> code_points(std::string_view text) {
     std::vector<char32_t> out;
     out.reserve(text.size());
-    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-    const auto in = [](unsigned b, unsigned lo, unsigned hi) { return b >= lo && b <= hi; };
-    std::size_t i = 0;
-    while (i < text.size()) {
-        const unsigned b0 = byte(i);
-        if (b0 < 0x80) {
-            out.push_back(b0);
-            ++i;
-            continue;
-        }
-        // Length and the allowed range of the second byte, by lead byte.
-        unsigned len = 0, lo = 0x80, hi = 0xBF;
-        if (in(b0, 0xC2, 0xDF)) len = 2;
-        else if (b0 == 0xE0) len = 3, lo = 0xA0;
-        else if (in(b0, 0xE1, 0xEC) || in(b0, 0xEE, 0xEF)) len = 3;
-        else if (b0 == 0xED) len = 3, hi = 0x9F;  // U+D800..DFFF are surrogates
-        else if (b0 == 0xF0) len = 4, lo = 0x90;
-        else if (in(b0, 0xF1, 0xF3)) len = 4;
-        else if (b0 == 0xF4) len = 4, hi = 0x8F;  // nothing above U+10FFFF
-        bool ok = len != 0 && i + len <= text.size() && in(byte(i + 1), lo, hi);
-        for (unsigned k = 2; ok && k < len; ++k) ok = in(byte(i + k), 0x80, 0xBF);
-        if (!ok) {
-            out.push_back(kInvalidByte);
-            ++i;
-            continue;
-        }
-        char32_t cp = b0 & (0xFFu >> (len + 1));
-        for (unsigned k = 1; k < len; ++k) cp = (cp << 6) | (byte(i + k) & 0x3Fu);
-        out.push_back(cp);
-        i += len;
+    for (std::size_t i = 0; i < text.size();) {
+        const std::size_t start = i;
+        const char32_t cp = decode_utf8(text, i);
+        out.push_back(cp == kReplacementCharacter && i - start == 1 ? kInvalidByte : cp);
     }
     return out;
 }
@@ -362,7 +368,7 @@ enum class Open : std::uint8_t {
 
 class Tokenizer {
 public:
-    explicit Tokenizer(std::string_view text) : cps_(decode_utf8(text)) {}
+    explicit Tokenizer(std::string_view text) : cps_(code_points(text)) {}
 
     std::vector<std::string> run() {
         for (std::size_t i = 0; i < cps_.size(); ++i) step(i);

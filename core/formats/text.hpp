@@ -1,13 +1,24 @@
-// text.hpp: tokens from text, and vectors for tokens that come without any.
+// text.hpp: UTF-8 decoding, tokens from text, and vectors for tokens that come without any.
 #pragma once
 
 #include "attention.hpp"
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace attn {
+
+inline constexpr char32_t kReplacementCharacter = 0xFFFD;
+
+// The code point that starts at text[pos]; pos moves past it. Well-formed means Table 3-7 of
+// the Unicode standard: the shortest form (no overlongs such as C0 AF for '/'), no surrogates
+// (U+D800..DFFF), nothing above U+10FFFF, no sequence cut short. Anything else returns U+FFFD
+// and moves pos one byte only, so the bytes after a bad lead byte are read again on their own.
+// A U+FFFD written in the text takes three bytes: U+FFFD with pos moved by one is a bad byte.
+// pos at or past the end: U+FFFD, pos moved by one, nothing read.
+char32_t decode_utf8(std::string_view text, std::size_t& pos);
 
 // Splits UTF-8 text into tokens as a reader of the seeds would:
 // - runs of Latin-script letters and digits (with their combining marks and inner

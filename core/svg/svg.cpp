@@ -11,6 +11,7 @@
 #include "colormaps.hpp"
 #include "display_map.hpp"
 #include "steps.hpp"
+#include "text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -27,34 +28,11 @@ namespace {
 
 constexpr const char* kReplacement = "\xef\xbf\xbd";  // U+FFFD
 
-// Decodes one UTF-8 code point at s[i]; advances i. Returns -1 for an invalid sequence.
+// Decodes one UTF-8 code point at s[i] (text.hpp); advances i. Returns -1 for an invalid sequence.
 long next_code_point(const std::string& s, size_t& i) {
-    const auto byte = [&](size_t j) { return static_cast<unsigned char>(s[j]); };
-    const unsigned char c = byte(i);
-    if (c < 0x80) {
-        ++i;
-        return c;
-    }
-    const int n = (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2 : (c & 0xf8) == 0xf0 ? 3 : -1;
-    if (n < 0) {
-        ++i;
-        return -1;
-    }
-    long cp = c & (0x3f >> n);
-    for (int k = 1; k <= n; ++k) {
-        if (i + k >= s.size() || (byte(i + k) & 0xc0) != 0x80) {
-            ++i;
-            return -1;
-        }
-        cp = (cp << 6) | (byte(i + k) & 0x3f);
-    }
-    static constexpr long kMin[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
-        ++i;
-        return -1;
-    }
-    i += static_cast<size_t>(n) + 1;
-    return cp;
+    const size_t start = i;
+    const char32_t cp = decode_utf8(s, i);
+    return cp == kReplacementCharacter && i - start == 1 ? -1 : static_cast<long>(cp);
 }
 
 // East Asian wide characters take a full em; the rest about 0.62 em in DejaVu Sans. Only for

@@ -203,9 +203,14 @@ export function failSetup(e) {
 }
 
 // Closes the browser and the server, prints "NAME: N passed, M failed", exits.
-export async function finishSuite(name) {
+// Closes the browser and stops the server (finishSuite does; benchmarks call it alone).
+export async function stopSuite() {
   if (browser) await browser.close();
   if (server) server.kill();
+  browser = server = undefined;
+}
+export async function finishSuite(name) {
+  await stopSuite();
   const passed = results.filter(Boolean).length, failed = results.length - passed;
   console.log(`screenshots in ${artifactDir}; ${((Date.now() - started) / 1000).toFixed(0)}s`);
   console.log(`${name}: ${passed} passed, ${failed} failed`);

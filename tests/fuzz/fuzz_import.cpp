@@ -1,7 +1,9 @@
 // libFuzzer target: any bytes given to the import reader either give attention that keeps every
 // promise of import.hpp (shapes, finite softmax rows, limits) and survives every derived map
-// (aggregates, rollout, merged words), or a SceneError. Nothing else may escape.
+// (aggregates, rollout, merged words), or a SceneError. Nothing else may escape. file_kind
+// gives the verdict of parsing the input whenever it is a JSON object (file_kind_check.hpp).
 #include "import.hpp"
+#include "file_kind_check.hpp"
 
 #include <cmath>
 #include <cstddef>
@@ -37,6 +39,7 @@ bool rows_are_distributions(const attn::Matrix& m, float tolerance) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
+    check_file_kind(text);  // import or scene: the same verdict as parsing it
     attn::ImportedAttention imported;
     try {
         imported = attn::read_import(text);

@@ -1,6 +1,8 @@
 // libFuzzer target: any bytes given to the scene reader either give a valid scene that
 // computes to finite numbers and round-trips, or a SceneError. Nothing else may escape.
+// file_kind gives the verdict of parsing the input whenever it is a JSON object.
 #include "scene.hpp"
+#include "file_kind_check.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -8,6 +10,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
+    check_file_kind(text);  // import or scene: the same verdict as parsing it
     attn::Scene scene;
     try {
         scene = attn::read_scene(text);

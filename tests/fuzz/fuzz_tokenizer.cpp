@@ -1,7 +1,7 @@
 // fuzz_tokenizer.cpp: libFuzzer target for attn::tokenize. Any input bytes; traps when an
 // invariant of text.hpp breaks.
 //
-//   clang++-14 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I core \
+//   clang++-14 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I core/formats -I core/math \
 //     -I /usr/include/eigen3 core/formats/text.cpp tests/fuzz/fuzz_tokenizer.cpp -o fuzz_tokenizer
 //   cp -r tests/fuzz/corpus/tokenizer /tmp/corpus && ./fuzz_tokenizer /tmp/corpus
 //
@@ -13,11 +13,13 @@
 //      one token (tokens do not depend on what stood around them);
 //   5. the U+FFFDs out are the bad bytes in plus the U+FFFDs already there;
 //   6. valid input loses no letter: ASCII letters and digits, and CJK ideographs, are all
-//      still there, in the same number.
-// The reference decoder below is written apart from the tokenizer's: it decodes first and
-// rejects overlongs, surrogates and out-of-range values by value afterwards.
+//      still there, in the same number;
+//   7. attn::decode_utf8 agrees with the reference at every byte of the input.
+// The reference decoder (tests/utf8_reference.hpp) is written apart from the tokenizer's: it
+// decodes first and rejects overlongs, surrogates and out-of-range values by value afterwards.
 
 #include "text.hpp"
+#include "../utf8_reference.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -34,27 +36,13 @@ struct Decoded {
 
 Decoded reference_decode(std::string_view s) {
     Decoded out;
-    std::size_t i = 0;
-    while (i < s.size()) {
-        const auto b0 = static_cast<unsigned char>(s[i]);
-        const std::size_t n = b0 < 0x80 ? 1 : (b0 >> 5) == 0x6 ? 2 : (b0 >> 4) == 0xE ? 3
-                                             : (b0 >> 3) == 0x1E ? 4 : 0;
-        bool ok = n != 0 && i + n <= s.size();
-        char32_t cp = n == 1 ? b0 : n == 2 ? (b0 & 0x1F) : n == 3 ? (b0 & 0x0F) : (b0 & 0x07);
-        for (std::size_t k = 1; ok && k < n; ++k) {
-            const auto b = static_cast<unsigned char>(s[i + k]);
-            ok = (b & 0xC0) == 0x80;
-            cp = (cp << 6) | (b & 0x3F);
-        }
-        static constexpr char32_t kMinimum[5] = {0, 0, 0x80, 0x800, 0x10000};
-        ok = ok && cp >= kMinimum[n] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
-        if (ok) {
-            out.code_points.push_back(cp);
-            i += n;
-        } else {
+    for (std::size_t i = 0; i < s.size();) {
+        const utf8_reference::Decoded d = utf8_reference::decode(s.substr(i));
+        if (d.length == 1 && d.cp == 0xFFFD)  // ASCII never decodes to U+FFFD
             ++out.bad_bytes;
-            ++i;
-        }
+        else
+            out.code_points.push_back(d.cp);
+        i += d.length;
     }
     return out;
 }
@@ -117,6 +105,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (in.bad_bytes == 0) {                                          // 6
         check(count(all_out, is_ascii_alnum) == count(in.code_points, is_ascii_alnum));
         check(count(all_out, is_ideograph) == count(in.code_points, is_ideograph));
+    }
+
+    for (std::size_t i = 0; i < size; ++i) {                          // 7
+        const utf8_reference::Decoded want = utf8_reference::decode(text.substr(i));
+        std::size_t pos = i;
+        check(attn::decode_utf8(text, pos) == want.cp && pos == i + want.length);
     }
     return 0;
 }

@@ -204,7 +204,7 @@ std::string take_js_string(char* s) {
 
 // Exports: a Blob, downloaded through a temporary <a download>; Module.onExport (if the page
 // or a test set it) hears of every file. png_width > 0: data is RGBA pixels, encoded to PNG
-// through a canvas (the browser's own encoder: no zlib in the wasm); else data is the file.
+// through a canvas (the browser's own encoder: no deflate in the wasm); else data is the file.
 EM_JS(int, attnviz_download, (const char* name_utf8, const char* mime_utf8, const unsigned char* data, int size,
                               int png_width, int png_height), {
     var name = UTF8ToString(name_utf8);

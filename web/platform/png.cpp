@@ -1,61 +1,44 @@
-// png.cpp: a minimal PNG encoder: IHDR, one zlib-compressed IDAT (filter 0 per row), IEND.
+// png.cpp: PNG through stb_image_write, its one implementation in the build (static, so its
+// symbols stay in this file). stb picks a filter per row and deflates at level 8.
 #include "png.hpp"
 
-#include <zlib.h>
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#define STB_IMAGE_WRITE_STATIC
+#define STBI_WRITE_NO_STDIO  // the bytes go to a vector; writing the file is ours
+#include <stb/stb_image_write.h>
 
+#include <climits>
 #include <cstdio>
 
 namespace attn {
-namespace {
 
-void put32(std::vector<std::uint8_t>& out, std::uint32_t v) {
-    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<std::uint8_t>(v >> shift));
+std::vector<std::uint8_t> encode_png(const std::vector<std::uint8_t>& rgba, int width, int height) {
+    std::vector<std::uint8_t> out;
+    if (width <= 0 || height <= 0 || width > INT_MAX / 4 ||  // stb takes the row stride as an int
+        rgba.size() != static_cast<size_t>(width) * static_cast<size_t>(height) * 4)
+        return out;
+    auto append = [](void* context, void* data, int size) {
+        auto* bytes = static_cast<std::uint8_t*>(data);
+        static_cast<std::vector<std::uint8_t>*>(context)->insert(static_cast<std::vector<std::uint8_t>*>(context)->end(),
+                                                                  bytes, bytes + size);
+    };
+    if (!stbi_write_png_to_func(append, &out, width, height, 4, rgba.data(), width * 4)) out.clear();
+    return out;
 }
-
-void chunk(std::vector<std::uint8_t>& out, const char* type, const std::vector<std::uint8_t>& data) {
-    put32(out, static_cast<std::uint32_t>(data.size()));
-    size_t start = out.size();
-    out.insert(out.end(), type, type + 4);
-    out.insert(out.end(), data.begin(), data.end());
-    uLong crc = crc32(0L, out.data() + start, static_cast<uInt>(out.size() - start));
-    put32(out, static_cast<std::uint32_t>(crc));
-}
-
-}  // namespace
 
 bool write_png(const std::string& path, const std::vector<std::uint8_t>& rgba, int width, int height,
                std::string& error) {
-    // Raw scanlines: one filter byte (0 = none) then width×4 bytes.
-    std::vector<std::uint8_t> raw;
-    raw.reserve(static_cast<size_t>(height) * (width * 4 + 1));
-    for (int y = 0; y < height; ++y) {
-        raw.push_back(0);
-        const std::uint8_t* row = rgba.data() + static_cast<size_t>(y) * width * 4;
-        raw.insert(raw.end(), row, row + static_cast<size_t>(width) * 4);
-    }
-    uLongf packed_size = compressBound(static_cast<uLong>(raw.size()));
-    std::vector<std::uint8_t> packed(packed_size);
-    if (compress2(packed.data(), &packed_size, raw.data(), static_cast<uLong>(raw.size()), 6) != Z_OK) {
-        error = "png: compression failed";
+    const std::vector<std::uint8_t> png = encode_png(rgba, width, height);
+    if (png.empty()) {
+        error = "png: cannot encode a " + std::to_string(width) + "×" + std::to_string(height) + " image";
         return false;
     }
-    packed.resize(packed_size);
-
-    std::vector<std::uint8_t> out = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-    std::vector<std::uint8_t> header;
-    put32(header, static_cast<std::uint32_t>(width));
-    put32(header, static_cast<std::uint32_t>(height));
-    header.insert(header.end(), {8, 6, 0, 0, 0});  // 8 bits, RGBA, deflate, no filter set, no interlace
-    chunk(out, "IHDR", header);
-    chunk(out, "IDAT", packed);
-    chunk(out, "IEND", {});
-
     std::FILE* f = std::fopen(path.c_str(), "wb");
     if (!f) {
         error = path + ": cannot open for writing";
         return false;
     }
-    bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
+    bool ok = std::fwrite(png.data(), 1, png.size(), f) == png.size();
     ok = std::fclose(f) == 0 && ok;
     if (!ok) error = path + ": write failed";
     return ok;

@@ -11,16 +11,10 @@
 namespace attn {
 namespace {
 
-// First code point of a UTF-8 string (0 when empty or malformed).
+// First code point of a UTF-8 string: 0 when empty, U+FFFD when it starts with a bad byte.
 char32_t first_code_point(const std::string& s) {
-    if (s.empty()) return 0;
-    auto b = static_cast<unsigned char>(s[0]);
-    if (b < 0x80) return b;
-    int n = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : 1;
-    char32_t cp = b & (0x3f >> n);
-    for (int i = 1; i <= n && i < static_cast<int>(s.size()); ++i)
-        cp = (cp << 6) | (static_cast<unsigned char>(s[i]) & 0x3f);
-    return cp;
+    size_t pos = 0;
+    return s.empty() ? 0 : decode_utf8(s, pos);
 }
 
 bool is_wide(const std::string& token) { return first_code_point(token) >= 0x2e80; }

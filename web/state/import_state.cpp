@@ -13,8 +13,6 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <fstream>
-#include <iterator>
 
 namespace attn {
 namespace {
@@ -46,22 +44,6 @@ const std::vector<Matrix>& rollout_of(const Figure& figure, ImportView& im) {
 }  // namespace
 
 // [SECTION] Reading a file -------------------------------------------------------------------
-
-bool looks_like_import(std::string_view text) {
-    // Only the top-level keys matter; a parse failure means it is not an import file either
-    // (the scene reader then names the bad character).
-    auto j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-        // Malformed JSON: decide by the key names, so that a broken import file gets the
-        // import reader's message.
-        for (const char* key : {"\"attention\"", "\"encoder_attention\"", "\"decoder_attention\"", "\"cross_attention\""})
-            if (text.find(key) != std::string_view::npos) return true;
-        return false;
-    }
-    for (const char* key : {"attention", "encoder_attention", "decoder_attention", "cross_attention"})
-        if (j.contains(key)) return true;
-    return false;
-}
 
 bool import_attention(AppState& st, std::string_view text, const std::string& name) {
     Figure figure;
@@ -123,7 +105,7 @@ void apply_link_map(AppState& st) {
 }
 
 bool open_file_text(AppState& st, std::string_view text, const std::string& name) {
-    if (looks_like_import(text)) return import_attention(st, text, name);
+    if (file_kind(text) == FileKind::Import) return import_attention(st, text, name);
     try {
         Scene scene = read_scene(text);
         st.load_scene(scene);  // leaves import mode
@@ -138,12 +120,11 @@ bool open_file_text(AppState& st, std::string_view text, const std::string& name
 }
 
 bool open_file_path(AppState& st, const std::string& path) {
-    std::ifstream file(path, std::ios::binary);
-    if (!file) {
+    std::string text;
+    if (!read_file(path, text)) {
         st.error = path + ": cannot open the file";
         return false;
     }
-    std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
     const size_t slash = path.find_last_of("/\\");
     import_bytes(st, slash == std::string::npos ? path : path.substr(slash + 1), std::move(text));
     return true;

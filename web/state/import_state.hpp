@@ -61,13 +61,10 @@ struct ImportView {
 // the first stack and returns true; on failure st.error says "NAME: where: what" and the
 // figure and any earlier import stay as they were.
 bool import_attention(AppState& st, std::string_view text, const std::string& name);
-// A dropped or opened file: an import file (see looks_like_import) or else a scene.
+// A dropped or opened file: an import file or else a scene, as file_kind (import.hpp) decides.
 bool open_file_text(AppState& st, std::string_view text, const std::string& name);
 // Reads a file from disk and opens it (desktop: the path field and dropped files).
 bool open_file_path(AppState& st, const std::string& path);
-// Whether a JSON text is an import file rather than a scene: a top-level "attention",
-// "encoder_attention", "decoder_attention" or "cross_attention" key.
-bool looks_like_import(std::string_view text);
 
 // Bytes arriving for a file (done of total, total 0 when unknown); then all of them.
 void import_progress(AppState& st, const std::string& name, long long done, long long total);

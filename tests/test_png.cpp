@@ -1,0 +1,74 @@
+// test_png.cpp: web/platform/png.cpp's PNG files decoded again by stb_image (libstb-dev's
+// reader, written apart from the writer's deflate and filters): the same pixels, every byte.
+#include <doctest/doctest.h>
+
+#include "png.hpp"
+
+#define STB_IMAGE_IMPLEMENTATION
+#define STB_IMAGE_STATIC
+#define STBI_ONLY_PNG
+#define STBI_NO_STDIO
+#include <stb/stb_image.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace {
+
+// The pixels of a PNG as RGBA, or empty when stb_image cannot read it.
+std::vector<std::uint8_t> decode(const std::vector<std::uint8_t>& png, int& width, int& height) {
+    int channels = 0;
+    stbi_uc* pixels = stbi_load_from_memory(png.data(), static_cast<int>(png.size()), &width, &height, &channels, 4);
+    if (!pixels) return {};
+    std::vector<std::uint8_t> out(pixels, pixels + static_cast<size_t>(width) * height * 4);
+    stbi_image_free(pixels);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("encode_png: noise, gradients, flat colour and one pixel decode to the same RGBA") {
+    std::mt19937 rng(5);
+    struct Size {
+        int w, h;
+    };
+    int images = 0;
+    for (const Size size : {Size{1, 1}, Size{3, 2}, Size{17, 9}, Size{256, 64}, Size{1200, 3}}) {
+        for (int pattern = 0; pattern < 3; ++pattern) {
+            std::vector<std::uint8_t> rgba(static_cast<size_t>(size.w) * size.h * 4);
+            for (size_t i = 0; i < rgba.size(); ++i) {
+                const size_t pixel = i / 4;
+                rgba[i] = pattern == 0 ? static_cast<std::uint8_t>(rng())                                  // noise
+                        : pattern == 1 ? static_cast<std::uint8_t>(pixel % size.w * 7 + pixel / size.w + i % 4)  // gradients
+                                       : static_cast<std::uint8_t>(i % 4 == 3 ? 255 : 40);                  // flat
+            }
+            const std::vector<std::uint8_t> png = attn::encode_png(rgba, size.w, size.h);
+            REQUIRE(png.size() > 8);
+            CHECK(std::vector<std::uint8_t>(png.begin(), png.begin() + 8) ==
+                  std::vector<std::uint8_t>{0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'});
+            int w = 0, h = 0;
+            CAPTURE(size.w);
+            CAPTURE(pattern);
+            CHECK(decode(png, w, h) == rgba);
+            CHECK(w == size.w);
+            CHECK(h == size.h);
+            ++images;
+        }
+    }
+    MESSAGE(images << " images round-tripped");
+}
+
+TEST_CASE("encode_png: sizes that do not match the pixels give nothing, and write_png says so") {
+    const std::vector<std::uint8_t> rgba(4 * 6, 128);
+    CHECK(attn::encode_png(rgba, 2, 3).size() > 8);
+    CHECK(attn::encode_png(rgba, 3, 3).empty());
+    CHECK(attn::encode_png(rgba, 0, 6).empty());
+    CHECK(attn::encode_png(rgba, -2, -3).empty());
+    CHECK(attn::encode_png({}, 1, 1).empty());
+    std::string error;
+    CHECK_FALSE(attn::write_png("/nonexistent-folder/x.png", rgba, 3, 3, error));
+    CHECK(error.find("cannot encode") != std::string::npos);
+    CHECK_FALSE(attn::write_png("/nonexistent-folder/x.png", rgba, 2, 3, error));
+    CHECK(error.find("cannot open") != std::string::npos);
+}
