@@ -194,14 +194,15 @@ int run_render(int argc, char** argv) {
         return kExitBadInput;
     }
 
-    // SVG: strings only, no GL context needed.
+    // SVG: strings only, no GL context needed (the fonts are baked on the CPU to measure text).
+    // The same picture as the PNG at this width, height and scale.
     if (!svg.empty()) {
-        const SvgOptions options = svg_options(state);
-        if (std::string too_large = svg_size_problem(state.figure.trace(), options); !too_large.empty()) {
-            std::fprintf(stderr, "attnviz render: %s\n", too_large.c_str());
+        const std::string document = figure_svg(state, {width, height, scale}, error);
+        if (!error.empty()) {
+            std::fprintf(stderr, "attnviz render: %s\n", error.c_str());
             return kExitBadInput;
         }
-        if (!write_text_file(svg, write_svg(state.figure.trace(), options), error)) {
+        if (!write_text_file(svg, document, error)) {
             std::fprintf(stderr, "attnviz render: %s\n", error.c_str());
             return 1;
         }

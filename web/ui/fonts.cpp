@@ -7,6 +7,7 @@
 #include <imgui_internal.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -28,6 +29,26 @@ bool in_base(ImWchar c) {
 
 // Droid Sans Fallback covers these (BMP, CJK and friends); worth fetching the full font for.
 bool cjk_like(ImWchar c) { return (c >= 0x1100 && c <= 0x11FF) || (c >= 0x2E80 && c <= 0xFFEF); }
+
+// unitsPerEm (table head) / (ascent − descent) (table hhea, as stb_truetype's
+// GetFontVMetrics reads them); DejaVu Sans' numbers when the file has no such tables.
+float ttf_em_per_size(const std::vector<char>& ttf) {
+    auto u16 = [&](size_t at) { return at + 2 <= ttf.size() ? (static_cast<unsigned char>(ttf[at]) << 8) | static_cast<unsigned char>(ttf[at + 1]) : 0; };
+    auto u32 = [&](size_t at) { return (static_cast<std::uint32_t>(u16(at)) << 16) | static_cast<std::uint32_t>(u16(at + 2)); };
+    size_t head = 0, hhea = 0;
+    const int tables = u16(4);
+    for (int i = 0; i < tables; ++i) {
+        const size_t record = 12 + 16 * static_cast<size_t>(i);
+        if (record + 16 > ttf.size()) break;
+        const std::string tag(ttf.data() + record, 4);
+        if (tag == "head") head = u32(record + 8);
+        if (tag == "hhea") hhea = u32(record + 8);
+    }
+    const int units = head ? u16(head + 18) : 0;
+    const int ascent = hhea ? static_cast<std::int16_t>(u16(hhea + 4)) : 0, descent = hhea ? static_cast<std::int16_t>(u16(hhea + 6)) : 0;
+    if (units <= 0 || ascent - descent <= 0) return 2048.0f / 2384.0f;
+    return static_cast<float>(units) / static_cast<float>(ascent - descent);
+}
 
 }  // namespace
 
@@ -122,8 +143,11 @@ void Fonts::rebuild(float ui_scale) {
         body = small = title = io.Fonts->AddFontDefault(&cfg);
         io.Fonts->Build();
     }
-    ImGui_ImplOpenGL3_DestroyFontsTexture();
-    ImGui_ImplOpenGL3_CreateFontsTexture();
+    if (upload_) {
+        ImGui_ImplOpenGL3_DestroyFontsTexture();
+        ImGui_ImplOpenGL3_CreateFontsTexture();
+    }
+    if (ui) em_per_size_ = ttf_em_per_size(*ui);
     io.FontDefault = body;
 
     glyph_count_ = body->Glyphs.Size;
