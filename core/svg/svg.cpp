@@ -417,13 +417,17 @@ void heatmap_figure(Doc& doc, const Trace& tr, const SvgOptions& o, const Box& b
             }
         doc.body += "</g>\n";
         if (layout.cell >= 8.0f) {
+            // The shader colours the pixels whose centre lies in the first pixel of a cell: the
+            // column ceil(x − 0.5) for an edge at x (one px = one unit, as `attnviz render` and
+            // the 1× export draw).
             const Box& g = layout.grid;
+            auto pixel = [](float edge) { return std::ceil(edge - 0.5f); };
             doc.body += "<g class=\"grid-lines\"" + paint("fill", pal.grid) + doc.clip_attr(grid.clip) + ">\n";
             for (int k = layout.col0; k < layout.col1; ++k)
-                doc.body += "<rect x=\"" + num(layout.cell_x(static_cast<float>(k))) + "\" y=\"" + num(g.y0) + "\" width=\"1\" height=\"" +
-                            num(g.h()) + "\"/>\n";
+                doc.body += "<rect x=\"" + num(pixel(layout.cell_x(static_cast<float>(k)))) + "\" y=\"" + num(g.y0) +
+                            "\" width=\"1\" height=\"" + num(g.h()) + "\"/>\n";
             for (int q = layout.row0; q < layout.row1; ++q)
-                doc.body += "<rect x=\"" + num(g.x0) + "\" y=\"" + num(layout.cell_y(static_cast<float>(q))) + "\" width=\"" +
+                doc.body += "<rect x=\"" + num(g.x0) + "\" y=\"" + num(pixel(layout.cell_y(static_cast<float>(q)))) + "\" width=\"" +
                             num(g.w()) + "\" height=\"1\"/>\n";
             doc.body += "</g>\n";
         }
