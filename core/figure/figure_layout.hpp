@@ -37,6 +37,13 @@ struct TextMeasure {
     // The CSS font-size that draws the same glyphs: ImGui scales a font so that its ascent −
     // descent is the size, CSS so that its em is (DejaVu Sans: em = 2048 / 2384 of the size).
     virtual float em(FontRole role) const { return size(role) * (2048.0f / 2384.0f); }
+    // A code point the role's font draws from a fallback font merged into it (web/ui/fonts.cpp:
+    // CJK from Droid Sans Fallback, baked a little larger and lower): that font's CSS font-size
+    // and how far below the baseline its glyphs sit. false: the role's own font draws it.
+    struct Fallback {
+        float em = 0.0f, dy = 0.0f;
+    };
+    virtual bool fallback(char32_t /*code_point*/, FontRole /*role*/, Fallback& /*out*/) const { return false; }
 };
 
 // The label of a token as the figures show it: ∅ for an empty one.

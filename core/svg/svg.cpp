@@ -200,6 +200,35 @@ const char* class_of(ItemRole role) {
 
 // [SECTION] Items ----------------------------------------------------------------------------------
 
+// The text's characters, escaped; runs the screen draws from a merged fallback font (CJK) in a
+// <tspan> at that font's size and baseline shift, and the run after it shifted back.
+std::string glyph_runs(const TextMeasure& m, const std::string& text, FontRole font) {
+    std::string out, run;
+    float shift = 0.0f;  // of the run being gathered
+    TextMeasure::Fallback fb;
+    bool run_fallback = false;
+    auto flush = [&](bool next_fallback, const TextMeasure::Fallback& next) {
+        if (!run.empty()) {
+            if (run_fallback) out += "<tspan font-size=\"" + num(fb.em) + "\" dy=\"" + num(fb.dy) + "\">" + xml_escape(run) + "</tspan>";
+            else if (shift != 0.0f) out += "<tspan dy=\"" + num(-shift) + "\">" + xml_escape(run) + "</tspan>";
+            else out += xml_escape(run);
+            shift = run_fallback ? fb.dy : 0.0f;
+        }
+        run.clear();
+        run_fallback = next_fallback, fb = next;
+    };
+    for (size_t i = 0; i < text.size();) {
+        const size_t start = i;
+        const long cp = next_code_point(text, i);
+        TextMeasure::Fallback f;
+        const bool is_fallback = cp >= 0 && m.fallback(static_cast<char32_t>(cp), font, f);
+        if (is_fallback != run_fallback || (is_fallback && (f.em != fb.em || f.dy != fb.dy))) flush(is_fallback, f);
+        run.append(text, start, i - start);
+    }
+    flush(false, {});
+    return out;
+}
+
 // Text whose line ImGui puts at (x, y): see the top of this file.
 void write_text(Doc& doc, const Item& it) {
     const TextMeasure& m = *doc.measure;
@@ -215,7 +244,7 @@ void write_text(Doc& doc, const Item& it) {
     if (it.align == Item::Center) b += " text-anchor=\"middle\"";
     // Turned −90° about the unfloored point, as web/ui's add_text_upwards turns ImGui's vertices.
     if (it.upwards) b += " transform=\"rotate(-90 " + num(it.x) + " " + num(it.y) + ")\"";
-    b += doc.clip_attr(it.clip) + ">" + xml_escape(it.text) + "</text>\n";
+    b += doc.clip_attr(it.clip) + ">" + glyph_runs(m, it.text, it.font) + "</text>\n";
 }
 
 void write_rect(Doc& doc, const Item& it, const std::string& fill_override = "") {

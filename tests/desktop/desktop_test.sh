@@ -166,7 +166,7 @@ def n(tag, cls):
     return sum(1 for e in r.iter("{http://www.w3.org/2000/svg}" + tag) if cls in (e.get("class") or "").split())
 c = {"line": n("line", "line"), "cell": n("rect", "cell"), "masked": n("rect", "masked"), "query": n("rect", "query"),
      "key": n("rect", "key"), "row": n("text", "row-label"), "col": n("text", "col-label"),
-     "pattern": len(r.findall(".//s:pattern", ns)), "texts": " ".join(t.text or "" for t in r.iter("{http://www.w3.org/2000/svg}text"))}
+     "pattern": len(r.findall(".//s:pattern", ns)), "texts": " ".join("".join(t.itertext()) for t in r.iter("{http://www.w3.org/2000/svg}text"))}
 bad = [x for x in sys.argv[2].split(";") if not eval(x, {}, {"c": c, "r": r})]
 print("ok" if not bad else "failed: " + "; ".join(bad) + f" (counts {dict((k, v) for k, v in c.items() if k != 'texts')})")
 PY

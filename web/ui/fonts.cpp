@@ -6,6 +6,14 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui_internal.h>
 
+// A private copy of ImGui's stb_truetype (static functions), to ask which font has a glyph.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#define STBTT_STATIC
+#define STB_TRUETYPE_IMPLEMENTATION
+#include <imstb_truetype.h>
+#pragma GCC diagnostic pop
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -148,6 +156,27 @@ void Fonts::rebuild(float ui_scale) {
         ImGui_ImplOpenGL3_CreateFontsTexture();
     }
     if (ui) em_per_size_ = ttf_em_per_size(*ui);
+    // Which needed code points the merged fonts draw (the SVG sizes and shifts them the same way).
+    from_fallback_.clear();
+    if (ui && !merged.empty()) {
+        fallback_em_per_size_ = ttf_em_per_size(*merged.front());
+        auto info_of = [](const std::vector<char>& ttf, stbtt_fontinfo& info) {
+            const auto* data = reinterpret_cast<const unsigned char*>(ttf.data());
+            return stbtt_InitFont(&info, data, stbtt_GetFontOffsetForIndex(data, 0)) != 0;
+        };
+        stbtt_fontinfo main_font;
+        std::vector<stbtt_fontinfo> others(merged.size());
+        bool ok = info_of(*ui, main_font);
+        for (size_t i = 0; i < merged.size(); ++i) ok = ok && info_of(*merged[i], others[i]);
+        for (ImWchar c : extra_) {
+            if (!ok || stbtt_FindGlyphIndex(&main_font, static_cast<int>(c)) != 0) continue;
+            for (stbtt_fontinfo& other : others)
+                if (stbtt_FindGlyphIndex(&other, static_cast<int>(c)) != 0) {
+                    from_fallback_.insert(c);
+                    break;
+                }
+        }
+    }
     io.FontDefault = body;
 
     glyph_count_ = body->Glyphs.Size;

@@ -12,6 +12,7 @@
 #include <imgui.h>
 
 #include <cfloat>
+#include <cmath>
 #include <list>
 #include <set>
 #include <string>
@@ -49,6 +50,9 @@ public:
     // The CSS font-size per ImGui size of the UI font: ImGui scales a font so that its hhea
     // ascent − descent is the size, CSS so that its em is (unitsPerEm / (ascent − descent)).
     float em_per_size() const { return em_per_size_; }
+    // Whether the atlas draws c from a merged fallback font (CJK), and that font's em per size.
+    bool from_fallback(ImWchar c) const { return from_fallback_.count(c) > 0; }
+    float fallback_em_per_size() const { return fallback_em_per_size_; }
 
 private:
     void rebuild(float ui_scale);
@@ -62,6 +66,8 @@ private:
     bool may_download_ = true;
     bool upload_ = true;
     float em_per_size_ = 2048.0f / 2384.0f;  // DejaVu Sans, until the file says
+    float fallback_em_per_size_ = 1.0f;
+    std::set<ImWchar> from_fallback_;        // of extra_: not in the UI font, in a merged one
     int glyph_count_ = 0, missing_count_ = 0, rebuild_count_ = 0;
     std::list<std::pair<std::string, std::vector<char>>> files_;  // bytes kept for the atlas (stable addresses)
     ImVector<ImWchar> ui_ranges_, extra_ranges_;
@@ -82,6 +88,13 @@ public:
     float size(FontRole role) const override { return font(role)->FontSize; }
     float ascent(FontRole role) const override { return font(role)->Ascent; }
     float em(FontRole role) const override { return font(role)->FontSize * fonts_.em_per_size(); }
+    // Fonts::rebuild bakes a merged font at round(1.12 size), round(0.04 size) lower.
+    bool fallback(char32_t c, FontRole role, Fallback& out) const override {
+        if (c > 0xffffffu || !fonts_.from_fallback(static_cast<ImWchar>(c))) return false;
+        const float size = font(role)->FontSize;
+        out = {std::round(size * 1.12f) * fonts_.fallback_em_per_size(), std::round(size * 0.04f)};
+        return true;
+    }
 
 private:
     const Fonts& fonts_;
