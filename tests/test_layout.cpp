@@ -10,12 +10,14 @@
 // [SECTION] Lines
 // [SECTION] Heatmap
 // [SECTION] Layout invariants
+// [SECTION] Steps
 #include "app_state.hpp"
 #include "figure_layout.hpp"
 #include "heatmap_layout.hpp"
 #include "import_state.hpp"
 #include "lines_layout.hpp"
 #include "palette.hpp"
+#include "steps_layout.hpp"
 #include "svg.hpp"
 
 #include <doctest/doctest.h>
@@ -424,6 +426,61 @@ TEST_CASE("heatmap layout: the view is clamped to the map; the cell under a poin
         }
     CHECK(L.grid.x0 >= in.box.x0 + L.label_w);
     CHECK(L.bar.x0 > L.grid.x1);
+}
+
+// [SECTION] Steps ------------------------------------------------------------------------------
+
+TEST_CASE("steps layout: blocks in reading order without overlap, hit test, what a number is made of") {
+    const FakeMeasure m(1.0f);
+    for (int c : {0, 1, 2}) {  // self, masked, cross
+        Case& fig = cases()[static_cast<size_t>(c == 0 ? 0 : c == 1 ? 1 : 2)];
+        const Trace& tr = fig.st.figure.trace();
+        const std::vector<Step> steps = pipeline_steps(tr, 0, false);
+        std::vector<std::pair<float, float>> ranges(steps.size(), {0.0f, 1.0f});
+        StepsInput in;
+        in.trace = &tr, in.steps = &steps, in.ranges = &ranges;
+        in.x0 = 10.0f, in.y0 = 20.0f, in.avail_w = 1100.0f;
+        for (const Step& step : steps) in.captions.push_back("A caption long enough to wrap onto a second line at least " + step.label);
+        const StepsLayout L = lay_out_steps(in, m);
+        INFO(fig.name);
+        REQUIRE(L.blocks.size() == steps.size());
+        for (size_t i = 0; i < L.blocks.size(); ++i) {
+            const StepBlock& b = L.blocks[i];
+            CHECK(b.x + b.w <= in.x0 + std::max(in.avail_w, 14.0f + b.w));  // a line holds what fits (or one block)
+            CHECK(b.caption_y + 2.0f * m.size(FontRole::Small) <= b.h + 0.01f);  // the caption wrapped
+            for (size_t j = 0; j < i; ++j) {  // no two blocks overlap
+                const StepBlock& a = L.blocks[j];
+                const bool apart = a.x + a.w <= b.x || b.x + b.w <= a.x || a.y + a.h <= b.y || b.y + b.h <= a.y;
+                CHECK_MESSAGE(apart, steps[j].label << " and " << steps[i].label);
+            }
+            // The centre of each shown cell hits that cell.
+            for (int r = 0; r < b.rows; ++r)
+                for (int col = 0; col < b.cols; ++col) {
+                    const StepsLayout::Hit h = L.hit(b.grid_x + (col + 0.5f) * L.cell_w, b.grid_y + (r + 0.5f) * L.cell_h);
+                    CHECK((h.step == static_cast<int>(i) && h.row == r && h.col == col));
+                }
+        }
+        CHECK(L.hit(in.x0 - 5.0f, in.y0 - 5.0f).step == -1);
+        // A score is q·k: its row of Q and its key's row of K are outlined.
+        const std::vector<StepMark> marks = steps_marks(tr, StepKind::Scores, 1, 2);
+        REQUIRE(marks.size() == 2);
+        CHECK((marks[0].kind == StepKind::Q && marks[0].row == 1 && marks[1].kind == StepKind::K && marks[1].row == 2));
+        const StepsItems items = steps_items(L, in, L.hit(L.blocks[0].grid_x + 1.0f, L.blocks[0].grid_y + 1.0f), m);
+        CHECK(std::count_if(items.items.begin(), items.items.end(), [](const Item& it) { return it.role == ItemRole::Hover; }) == 1);
+        // A masked map hatches exactly its masked cells (the shown part).
+        for (size_t i = 0; i < steps.size(); ++i)
+            if (steps[i].kind == StepKind::Masked) {
+                long masked = 0;
+                for (int r = 0; r < L.blocks[i].rows; ++r)
+                    for (int col = 0; col < L.blocks[i].cols; ++col) masked += tr.allowed(r, col) == 0;
+                const long hatched = std::count_if(items.items.begin(), items.items.end(), [&](const Item& it) {
+                    return it.kind == Item::Hatch && it.box.x0 >= L.blocks[i].grid_x && it.box.y0 >= L.blocks[i].grid_y &&
+                           it.box.x1 <= L.blocks[i].grid_x + L.blocks[i].cols * L.cell_w + 0.01f &&
+                           it.box.y1 <= L.blocks[i].grid_y + L.blocks[i].rows * L.cell_h + 0.01f;
+                });
+                CHECK(hatched == masked);
+            }
+    }
 }
 
 }  // namespace

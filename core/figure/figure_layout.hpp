@@ -40,6 +40,9 @@ struct TextMeasure {
     // A code point the role's font draws from a fallback font merged into it (web/ui/fonts.cpp:
     // CJK from Droid Sans Fallback, baked a little larger and lower): that font's CSS font-size
     // and how far below the baseline its glyphs sit. false: the role's own font draws it.
+    // The height of text wrapped at `wrap_width` (ImGui's word wrap on screen). The default
+    // breaks at spaces by width().
+    virtual float wrapped_height(std::string_view text, FontRole role, float wrap_width) const;
     struct Fallback {
         float em = 0.0f, dy = 0.0f;
     };
@@ -64,6 +67,7 @@ struct Box {
 // What an item is, for the SVG's classes and the tests; the screen ignores it.
 enum class ItemRole {
     Other,
+    Title,                                      // the figure's title (a figure drawn alone)
     Heading, Note,                              // lines: column headings, the note above the lines
     TokenQuery, TokenKey, TokenLabel,           // lines: token boxes and their labels
     Rail, Strip, Tick, RailLabel,               // lines, compact: the rails, heat strips, ticks, labels
@@ -97,6 +101,7 @@ struct Item {
     enum Align { Left, Right, Center } align = Left;
     bool upwards = false;
     float text_w = 0.0f;            // the measured width of `text`
+    float wrap = 0.0f;              // Text: wrapped at this width (0: one line; the SVG does not wrap)
     std::string text;
     int clip = -1;
 };

@@ -168,6 +168,7 @@ struct Doc {
 // What an item is called in the SVG (svg.hpp lists them).
 const char* class_of(ItemRole role) {
     switch (role) {
+        case ItemRole::Title: return "title";
         case ItemRole::Heading: return "heading";
         case ItemRole::Note: return "note";
         case ItemRole::TokenQuery: return "token query";
@@ -502,11 +503,8 @@ std::string write_svg(const Trace& trace, const SvgOptions& options) {
     Doc doc;
     doc.measure = &measure;
     if (!options.labels.title.empty()) {
-        const Item title = text_item(ItemRole::Other, frame.title_x, frame.title_y, FontRole::Title, pal.text, options.labels.title,
-                                     measure.width(options.labels.title, FontRole::Title));
-        write_text(doc, title);
-        const std::string cls = "<text class=\"item\"";
-        doc.body.replace(doc.body.rfind(cls), cls.size(), "<text class=\"title\"");
+        write_text(doc, text_item(ItemRole::Title, frame.title_x, frame.title_y, FontRole::Title, pal.text, options.labels.title,
+                                  measure.width(options.labels.title, FontRole::Title)));
     }
     const bool shapes_ok = trace.heads >= 1 && static_cast<int>(trace.attention.heads.size()) >= trace.heads &&
                            trace.allowed.rows() == static_cast<Eigen::Index>(trace.queries.size()) &&

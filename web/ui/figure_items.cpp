@@ -71,7 +71,7 @@ void draw_items(ImDrawList* dl, const std::vector<Item>& items, const std::vecto
             case Item::Text: {
                 ImFont* font = m.font(it.font);
                 if (it.upwards) add_text_upwards(dl, font, font->FontSize, ImVec2(it.x, it.y), im_color(it.fill), it.text.c_str());
-                else dl->AddText(font, font->FontSize, ImVec2(it.x, it.y), im_color(it.fill), it.text.data(), it.text.data() + it.text.size());
+                else dl->AddText(font, font->FontSize, ImVec2(it.x, it.y), im_color(it.fill), it.text.data(), it.text.data() + it.text.size(), it.wrap);
                 break;
             }
             case Item::Segment: dl->AddLine(ImVec2(it.x, it.y), ImVec2(it.x2, it.y2), im_color(it.stroke), it.stroke_width); break;

@@ -88,6 +88,10 @@ public:
     float size(FontRole role) const override { return font(role)->FontSize; }
     float ascent(FontRole role) const override { return font(role)->Ascent; }
     float em(FontRole role) const override { return font(role)->FontSize * fonts_.em_per_size(); }
+    float wrapped_height(std::string_view text, FontRole role, float wrap_width) const override {
+        ImFont* f = font(role);
+        return f->CalcTextSizeA(f->FontSize, FLT_MAX, wrap_width, text.data(), text.data() + text.size()).y;
+    }
     // Fonts::rebuild bakes a merged font at round(1.12 size), round(0.04 size) lower.
     bool fallback(char32_t c, FontRole role, Fallback& out) const override {
         if (c > 0xffffffu || !fonts_.from_fallback(static_cast<ImWchar>(c))) return false;
