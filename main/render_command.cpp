@@ -8,6 +8,7 @@
 #include "import_state.hpp"
 #include "platform.hpp"
 #include "png.hpp"
+#include "presets.hpp"
 #include "svg.hpp"
 
 #include <EGL/egl.h>
@@ -96,8 +97,8 @@ struct HeadlessGl {
 int usage(const std::string& message) {
     std::fprintf(stderr, "attnviz render: %s\n", message.c_str());
     std::fprintf(stderr,
-                 "usage: attnviz render SCENE.json|MODEL.json --view heatmap|lines|steps|model [--png OUT.png] [--svg OUT.svg] "
-                 "[--width W --height H] [--theme dark|light] [--scale S] [--lang en|zh]\n");
+                 "usage: attnviz render SCENE.json|MODEL.json|--preset NAME --view heatmap|lines|steps|model [--png OUT.png] "
+                 "[--svg OUT.svg] [--layout OUT.json] [--width W --height H] [--theme dark|light] [--scale S] [--lang en|zh]\n");
     return kExitBadInput;
 }
 
@@ -124,14 +125,14 @@ bool parse_int(const char* text, int lo, int hi, int& out) {
 }  // namespace
 
 int run_render(int argc, char** argv) {
-    std::string scene_path, view = "heatmap", png, svg, theme = "light", layout, lang = "en";
+    std::string scene_path, view = "heatmap", png, svg, theme = "light", layout, lang = "en", preset;
     int width = 1200, height = 800;
     float scale = 1.0f;
     for (int i = 2; i < argc; ++i) {
         std::string arg = argv[i];
         auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
         if (arg == "--view" || arg == "--png" || arg == "--svg" || arg == "--width" || arg == "--height" ||
-            arg == "--theme" || arg == "--scale" || arg == "--layout" || arg == "--lang") {
+            arg == "--theme" || arg == "--scale" || arg == "--layout" || arg == "--lang" || arg == "--preset") {
             const char* v = value();
             if (!v) return usage(arg + ": expected a value");
             if (arg == "--view") view = v;
@@ -140,6 +141,7 @@ int run_render(int argc, char** argv) {
             if (arg == "--theme") theme = v;
             if (arg == "--layout") layout = v;
             if (arg == "--lang") lang = v;
+            if (arg == "--preset") preset = v;
             if (arg == "--width" && !parse_int(v, 16, 8192, width)) return usage("--width: expected 16..8192");
             if (arg == "--height" && !parse_int(v, 16, 8192, height)) return usage("--height: expected 16..8192");
             if (arg == "--scale") {
@@ -152,7 +154,7 @@ int run_render(int argc, char** argv) {
             return usage("unknown argument " + arg);
         }
     }
-    if (scene_path.empty()) return usage("expected a scene file (or - for stdin)");
+    if (scene_path.empty() == preset.empty()) return usage("expected a scene file (or - for stdin) or --preset NAME");
     if (png.empty() && svg.empty()) return usage("expected --png OUT.png or --svg OUT.svg (or both)");
     if (view != "heatmap" && view != "lines" && view != "steps" && view != "model")
         return usage("--view: expected heatmap, lines, steps or model");
@@ -165,8 +167,12 @@ int run_render(int argc, char** argv) {
     state.theme = theme == "dark" ? Theme::Dark : Theme::Light;
     state.lang = lang == "zh" ? Lang::Zh : Lang::En;
     std::string error;
-    // A model's attention (SPEC.md §3) or a scene (§1).
-    if (scene_path != "-") {
+    // A built-in scene, a model's attention (SPEC.md §3) or a scene (§1).
+    if (!preset.empty()) {
+        if (!find_preset(preset)) return usage("--preset: no preset named \"" + preset + "\"");
+        state.load_preset(preset);
+        if (view == "model") return usage("--view model: expected an import file");
+    } else if (scene_path != "-") {
         std::string text;
         if (read_file(scene_path, text) && file_kind(text) == FileKind::Import) {
             if (!import_attention(state, text, scene_path)) {
@@ -176,7 +182,7 @@ int run_render(int argc, char** argv) {
             select_import_map(state, 0, 0);
         }
     }
-    if (!state.figure.has(Detail::Layers)) {
+    if (preset.empty() && !state.figure.has(Detail::Layers)) {
         if (view == "model") return usage("--view model: expected an import file");
         Scene scene;
         if (!load_scene_file(scene_path, std::cin, scene, error)) {
@@ -191,14 +197,15 @@ int run_render(int argc, char** argv) {
         return kExitBadInput;
     }
 
-    // SVG: strings only, no GL context needed.
+    // SVG: strings only, no GL context needed (the fonts are baked on the CPU to measure text).
+    // The same picture as the PNG at this width, height and scale.
     if (!svg.empty()) {
-        const SvgOptions options = svg_options(state);
-        if (std::string too_large = svg_size_problem(state.figure.trace(), options); !too_large.empty()) {
-            std::fprintf(stderr, "attnviz render: %s\n", too_large.c_str());
+        const std::string document = figure_svg(state, {width, height, scale}, error);
+        if (!error.empty()) {
+            std::fprintf(stderr, "attnviz render: %s\n", error.c_str());
             return kExitBadInput;
         }
-        if (!write_text_file(svg, write_svg(state.figure.trace(), options), error)) {
+        if (!write_text_file(svg, document, error)) {
             std::fprintf(stderr, "attnviz render: %s\n", error.c_str());
             return 1;
         }

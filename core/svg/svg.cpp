@@ -1,11 +1,18 @@
-// svg.cpp: the lines and heatmap figures as SVG (see svg.hpp). Sizes are in CSS pixels at the
-// UI's scale 1, the same numbers web/ui/lines_view.cpp and web/ui/heatmap_view.cpp use on screen.
+// svg.cpp: the lines and heatmap figures as SVG (see svg.hpp): the layouts' items as elements.
 //
-// [SECTION] Text: escaping, width estimates, number formatting
-// [SECTION] Colours
+// How an item becomes an element, so that it lands on the pixels ImGui gives it:
+//   - ImGui floors a text's top-left and puts the baseline Ascent below it: <text> gets
+//     x = floor(x) (+ its width for end-anchored, + half for centred text) and
+//     y = floor(y) + ascent, font-size the font's em (TextMeasure::em);
+//   - AddRect strokes the rectangle inset by half a pixel, AddLine runs half a pixel right of
+//     and below its end points: outlines and segments get the same half pixel.
+//
+// [SECTION] Text: escaping, estimates, numbers
+// [SECTION] Document
+// [SECTION] Items
 // [SECTION] Lines
 // [SECTION] Heatmap
-// [SECTION] Document
+// [SECTION] Entry points
 #include "svg.hpp"
 
 #include "colormaps.hpp"
@@ -18,42 +25,29 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
-#include <numeric>
+#include <optional>
 
 namespace attn {
 
-// [SECTION] Text: escaping, width estimates, number formatting ----------------------------------
+// [SECTION] Text: escaping, estimates, numbers ----------------------------------------------------
 
 namespace {
 
 constexpr const char* kReplacement = "\xef\xbf\xbd";  // U+FFFD
 
 // Decodes one UTF-8 code point at s[i] (text.hpp); advances i. Returns -1 for an invalid sequence.
-long next_code_point(const std::string& s, size_t& i) {
+long next_code_point(std::string_view s, size_t& i) {
     const size_t start = i;
     const char32_t cp = decode_utf8(s, i);
     return cp == kReplacementCharacter && i - start == 1 ? -1 : static_cast<long>(cp);
 }
 
-// East Asian wide characters take a full em; the rest about 0.62 em in DejaVu Sans. Only for
-// box widths and spacing: text is anchored at the side that must line up.
+// East Asian wide characters take a full em.
 bool wide(long cp) {
     return (cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf) || (cp >= 0xac00 && cp <= 0xd7a3) ||
            (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff60) ||
            (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1faff) || (cp >= 0x20000 && cp <= 0x3fffd);
 }
-
-float text_width(const std::string& s, float font_size) {
-    float em = 0.0f;
-    for (size_t i = 0; i < s.size();) {
-        long cp = next_code_point(s, i);
-        em += cp >= 0 && wide(cp) ? 1.0f : 0.62f;
-    }
-    return em * font_size;
-}
-
-// The label of a token as the UI shows it: ∅ for an empty one.
-std::string token_text(const std::string& token) { return token.empty() ? "\xe2\x88\x85" : token; }
 
 // Coordinates: two decimals, trailing zeros dropped ("12", "12.5", "12.25").
 std::string num(double x) {
@@ -66,16 +60,25 @@ std::string num(double x) {
     return s == "-0" ? "0" : s;
 }
 
-// Fewer decimals for bigger numbers so that every value fits its cell (as on screen).
-std::string format_value(float x) {
-    const float a = std::fabs(x);
-    return format_number(x, a >= 100.0f ? 0 : a >= 10.0f ? 1 : 2);
+std::string hex(const Color& c) {
+    char buffer[8];
+    std::snprintf(buffer, sizeof buffer, "#%06x", static_cast<unsigned>(hex_rgb(c)));
+    return buffer;
 }
 
-std::string printf_int(const std::string& format, int value) {
-    char buffer[128];
-    std::snprintf(buffer, sizeof buffer, format.find("%d") != std::string::npos ? format.c_str() : "%d", value);
+std::string hex(std::uint32_t rgb) {
+    char buffer[8];
+    std::snprintf(buffer, sizeof buffer, "#%06x", static_cast<unsigned>(rgb & 0xffffff));
     return buffer;
+}
+
+std::string hex(const std::array<float, 3>& rgb) { return hex(Color{rgb[0], rgb[1], rgb[2], 1.0f}); }
+
+// fill="…" (and fill-opacity when not opaque); stroke likewise.
+std::string paint(const char* what, const Color& c) {
+    std::string s = std::string(" ") + what + "=\"" + hex(c) + "\"";
+    if (c.a < 1.0f) s += std::string(" ") + what + "-opacity=\"" + num(c.a) + "\"";
+    return s;
 }
 
 }  // namespace
@@ -102,234 +105,257 @@ std::string xml_escape(const std::string& text) {
     return out;
 }
 
+float EstimateMeasure::size(FontRole role) const {
+    const float base = role == FontRole::Title ? 19.0f : role == FontRole::Small ? 12.5f : 15.0f;
+    return std::round(base * scale);
+}
+
+float EstimateMeasure::width(std::string_view text, FontRole role) const {
+    float em = 0.0f;
+    for (size_t i = 0; i < text.size();) {
+        const long cp = next_code_point(text, i);
+        em += cp >= 0 && wide(cp) ? 1.0f : 0.62f;
+    }
+    return em * this->em(role);
+}
+
+// [SECTION] Document -------------------------------------------------------------------------------
+
 namespace {
 
-// [SECTION] Colours ------------------------------------------------------------------------------
+// The document being written: defs and body, wrapped by write_svg in the root element.
+struct Doc {
+    std::string body, defs;
+    const TextMeasure* measure = nullptr;
+    std::vector<Box> clips;  // the current layout's clip boxes, as defs clip0 … (offset by clip_base)
+    int clip_base = 0;
 
-// The figure's colours: web/ui/theme.cpp's palette() written as hex.
-struct FigureColors {
-    std::uint32_t background, text, text_muted, token_fill, token_selected, hatch_a, hatch_b, outline;
-};
-const FigureColors& figure_colors(bool dark) {
-    static const FigureColors kDark{0x16181d, 0xe9ecef, 0x9aa3ad, 0x2a2e36, 0x4a5a7a, 0x4d4f57, 0x36383e, 0xffffff};
-    static const FigureColors kLight{0xffffff, 0x1f2328, 0x5c6670, 0xeef1f4, 0xc5d5f0, 0xdbdee3, 0xbdbfc7, 0x141418};
-    return dark ? kDark : kLight;
-}
-
-std::string hex(std::uint32_t rgb) {
-    char buffer[8];
-    std::snprintf(buffer, sizeof buffer, "#%06x", static_cast<unsigned>(rgb & 0xffffff));
-    return buffer;
-}
-
-std::string hex(const std::array<float, 3>& rgb) {
-    std::uint32_t v = 0;
-    for (float c : rgb) v = (v << 8) | static_cast<std::uint32_t>(std::lround(std::clamp(c, 0.0f, 1.0f) * 255.0f));
-    return hex(v);
-}
-
-std::uint32_t mix(std::uint32_t a, std::uint32_t b, float t) {
-    t = std::clamp(t, 0.0f, 1.0f);
-    std::uint32_t out = 0;
-    for (int shift = 16; shift >= 0; shift -= 8) {
-        float x = static_cast<float>((a >> shift) & 0xff), y = static_cast<float>((b >> shift) & 0xff);
-        out |= static_cast<std::uint32_t>(std::lround(x + (y - x) * t)) << shift;
+    void add_clips(const std::vector<Box>& boxes) {
+        clip_base = static_cast<int>(clip_ids);
+        for (const Box& b : boxes) {
+            defs += "<clipPath id=\"clip" + std::to_string(clip_ids++) + "\"><rect x=\"" + num(b.x0) + "\" y=\"" + num(b.y0) +
+                    "\" width=\"" + num(std::max(b.w(), 0.0f)) + "\" height=\"" + num(std::max(b.h(), 0.0f)) + "\"/></clipPath>\n";
+        }
     }
+    std::string clip_attr(int clip) const {
+        return clip < 0 ? "" : " clip-path=\"url(#clip" + std::to_string(clip_base + clip) + ")\"";
+    }
+    size_t clip_ids = 0;
+};
+
+// What an item is called in the SVG (svg.hpp lists them).
+const char* class_of(ItemRole role) {
+    switch (role) {
+        case ItemRole::Title: return "title";
+        case ItemRole::Heading: return "heading";
+        case ItemRole::Note: return "note";
+        case ItemRole::TokenQuery: return "token query";
+        case ItemRole::TokenKey: return "token key";
+        case ItemRole::TokenLabel: return "token-label";
+        case ItemRole::Rail: return "rail";
+        case ItemRole::Strip: return "strip";
+        case ItemRole::Tick: return "rail-tick";
+        case ItemRole::RailLabel: return "rail-label";
+        case ItemRole::Number: return "number";
+        case ItemRole::NumberMasked: return "number masked";
+        case ItemRole::HeadSwatch: return "head-swatch";
+        case ItemRole::HeadLabel: return "head-label";
+        case ItemRole::Caption: return "caption";
+        case ItemRole::RowLabel: return "row-label";
+        case ItemRole::ColLabel: return "col-label";
+        case ItemRole::LabelMark: return "label-mark";
+        case ItemRole::Selection: return "selection";
+        case ItemRole::Hover: return "hover";
+        case ItemRole::LegendTitle: return "legend-title";
+        case ItemRole::LegendBar: return "legend-bar";
+        case ItemRole::LegendTick: return "tick-mark";
+        case ItemRole::LegendLabel: return "tick";
+        case ItemRole::MaskedSwatch: return "masked-swatch";
+        case ItemRole::MaskedLabel: return "masked-label";
+        case ItemRole::Other: return "item";
+    }
+    return "item";
+}
+
+// [SECTION] Items ----------------------------------------------------------------------------------
+
+// The text's characters, escaped; runs the screen draws from a merged fallback font (CJK) in a
+// <tspan> at that font's size and baseline shift, and the run after it shifted back.
+std::string glyph_runs(const TextMeasure& m, const std::string& text, FontRole font) {
+    std::string out, run;
+    float shift = 0.0f;  // of the run being gathered
+    TextMeasure::Fallback fb;
+    bool run_fallback = false;
+    auto flush = [&](bool next_fallback, const TextMeasure::Fallback& next) {
+        if (!run.empty()) {
+            if (run_fallback) out += "<tspan font-size=\"" + num(fb.em) + "\" dy=\"" + num(fb.dy) + "\">" + xml_escape(run) + "</tspan>";
+            else if (shift != 0.0f) out += "<tspan dy=\"" + num(-shift) + "\">" + xml_escape(run) + "</tspan>";
+            else out += xml_escape(run);
+            shift = run_fallback ? fb.dy : 0.0f;
+        }
+        run.clear();
+        run_fallback = next_fallback, fb = next;
+    };
+    for (size_t i = 0; i < text.size();) {
+        const size_t start = i;
+        const long cp = next_code_point(text, i);
+        TextMeasure::Fallback f;
+        const bool is_fallback = cp >= 0 && m.fallback(static_cast<char32_t>(cp), font, f);
+        if (is_fallback != run_fallback || (is_fallback && (f.em != fb.em || f.dy != fb.dy))) flush(is_fallback, f);
+        run.append(text, start, i - start);
+    }
+    flush(false, {});
     return out;
 }
 
-// Dark or light text, whichever reads on a cell of colour rgb (as web/ui/heatmap_view.cpp ink_on).
-std::uint32_t ink_on(const std::array<float, 3>& rgb) {
-    const float luminance = 0.2126f * rgb[0] + 0.7152f * rgb[1] + 0.0722f * rgb[2];
-    return luminance > 0.5f ? 0x141418 : 0xf5f5f5;
+// Text whose line ImGui puts at (x, y): see the top of this file.
+void write_text(Doc& doc, const Item& it) {
+    const TextMeasure& m = *doc.measure;
+    const float left = std::floor(it.x), top = std::floor(it.y);
+    const float ax = it.align == Item::Right ? left + it.text_w : it.align == Item::Center ? left + it.text_w * 0.5f : left;
+    const float baseline = top + m.ascent(it.font);
+    std::string& b = doc.body;
+    b += "<text class=\"" + std::string(class_of(it.role)) + "\"";
+    if (it.index >= 0 && it.role != ItemRole::Number && it.role != ItemRole::NumberMasked)
+        b += " data-index=\"" + std::to_string(it.index) + "\"";
+    b += " x=\"" + num(ax) + "\" y=\"" + num(baseline) + "\" font-size=\"" + num(m.em(it.font)) + "\"" + paint("fill", it.fill);
+    if (it.align == Item::Right) b += " text-anchor=\"end\"";
+    if (it.align == Item::Center) b += " text-anchor=\"middle\"";
+    // Turned −90° about the unfloored point, as web/ui's add_text_upwards turns ImGui's vertices.
+    if (it.upwards) b += " transform=\"rotate(-90 " + num(it.x) + " " + num(it.y) + ")\"";
+    b += doc.clip_attr(it.clip) + ">" + glyph_runs(m, it.text, it.font) + "</text>\n";
 }
 
-// The document being written: the body, then wrapped with the root element at its final size.
-struct Doc {
-    std::string body, defs;
-    float width = 0.0f, height = 0.0f;
-
-    void text(float x, float y, float size, std::uint32_t color, const std::string& s, const char* cls,
-              const char* anchor = "start", const std::string& extra = "") {
-        body += "<text class=\"" + std::string(cls) + "\" x=\"" + num(x) + "\" y=\"" + num(y) + "\" font-size=\"" +
-                num(size) + "\" fill=\"" + hex(color) + "\"";
-        if (std::string(anchor) != "start") body += " text-anchor=\"" + std::string(anchor) + "\"";
-        body += extra + ">" + xml_escape(s) + "</text>\n";
-    }
-    // Text vertically centred on y: the baseline a third of the size below the centre (rsvg and
-    // ImageMagick ignore dominant-baseline, so it is placed explicitly).
-    void text_mid(float x, float y, float size, std::uint32_t color, const std::string& s, const char* cls,
-                  const char* anchor = "start", const std::string& extra = "") {
-        text(x, y + 0.36f * size, size, color, s, cls, anchor, extra);
-    }
-    void rect(float x, float y, float w, float h, const std::string& fill, const std::string& extra = "") {
-        body += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" + num(h) +
-                "\" fill=\"" + fill + "\"" + extra + "/>\n";
-    }
-};
-
-constexpr float kBody = 15.0f, kSmall = 12.5f, kTitle = 19.0f, kMargin = 16.0f;
-
-float title_block(Doc& doc, const SvgOptions& o, const FigureColors& c) {
-    if (o.labels.title.empty()) return 0.0f;
-    doc.text(kMargin, kMargin + kTitle, kTitle, c.text, o.labels.title, "title");
-    return kTitle + 14.0f;
+void write_rect(Doc& doc, const Item& it, const std::string& fill_override = "") {
+    const Box& r = it.box;
+    const bool outline = it.stroke_width > 0.0f;
+    // An outline's path runs half a pixel inside the box (ImGui's AddRect).
+    const float inset = outline ? 0.5f : 0.0f;
+    std::string& b = doc.body;
+    b += "<rect class=\"" + std::string(class_of(it.role)) + (outline && it.fill.a <= 0.0f ? "-outline" : "") + "\"";
+    if (it.index >= 0 && (it.role == ItemRole::TokenQuery || it.role == ItemRole::TokenKey)) b += " data-index=\"" + std::to_string(it.index) + "\"";
+    b += " x=\"" + num(r.x0 + inset) + "\" y=\"" + num(r.y0 + inset) + "\" width=\"" + num(std::max(r.w() - 2.0f * inset, 0.0f)) +
+         "\" height=\"" + num(std::max(r.h() - 2.0f * inset, 0.0f)) + "\"";
+    if (it.rounding > 0.0f) b += " rx=\"" + num(it.rounding) + "\"";
+    if (!fill_override.empty()) b += " fill=\"" + fill_override + "\"";
+    else if (it.fill.a > 0.0f) b += paint("fill", it.fill);
+    else b += " fill=\"none\"";
+    if (outline) b += paint("stroke", it.stroke) + " stroke-width=\"" + num(it.stroke_width) + "\"";
+    b += doc.clip_attr(it.clip) + "/>\n";
 }
 
-// [SECTION] Lines --------------------------------------------------------------------------------
+void write_segment(Doc& doc, const Item& it) {
+    // ImGui's AddLine runs half a pixel right of and below its end points.
+    doc.body += "<line class=\"" + std::string(class_of(it.role)) + "\" x1=\"" + num(it.x + 0.5f) + "\" y1=\"" + num(it.y + 0.5f) +
+                "\" x2=\"" + num(it.x2 + 0.5f) + "\" y2=\"" + num(it.y2 + 0.5f) + "\"" + paint("stroke", it.stroke) +
+                " stroke-width=\"" + num(it.stroke_width) + "\"" + doc.clip_attr(it.clip) + "/>\n";
+}
 
-void lines_figure(Doc& doc, const Trace& tr, const SvgOptions& o) {
-    const FigureColors& c = figure_colors(o.dark);
-    const int T_q = static_cast<int>(tr.queries.size()), T_k = static_cast<int>(tr.keys.size());
-    const bool cross = tr.kind == AttentionKind::Cross;
+// The hatch of masked cells as shaders/heatmap.frag draws it: two neutral greys in stripes
+// running down to the right, 7 px apart along a row (7/√2 across the stripes), half each.
+void hatch_pattern(Doc& doc, const FigurePalette& pal) {
+    doc.defs += "<pattern id=\"hatch\" patternUnits=\"userSpaceOnUse\" width=\"4.95\" height=\"4.95\" "
+                "patternTransform=\"rotate(-45)\"><rect width=\"4.95\" height=\"4.95\" fill=\"" + hex(pal.hatch_b) +
+                "\"/><rect width=\"2.475\" height=\"4.95\" fill=\"" + hex(pal.hatch_a) + "\"/></pattern>\n";
+}
+
+// The colormap as a gradient through its key colours (the LUT interpolates them linearly too).
+void colormap_gradient(Doc& doc, const Colormap& map) {
+    doc.defs += "<linearGradient id=\"colormap\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">";
+    const size_t n_keys = map.keys.size();
+    for (size_t i = 0; i < n_keys; ++i)
+        doc.defs += "<stop offset=\"" + num(static_cast<double>(i) / static_cast<double>(n_keys - 1)) + "\" stop-color=\"" +
+                    hex(map.keys[i]) + "\"/>";
+    doc.defs += "</linearGradient>\n";
+}
+
+// Every item in order; `at_marker` writes what the layout leaves to the GPU (lines, cells).
+template <class Marker>
+void write_items(Doc& doc, const std::vector<Item>& items, Marker at_marker) {
+    bool in_legend = false;
+    for (const Item& it : items) {
+        const bool legend = it.role == ItemRole::LegendTitle || it.role == ItemRole::LegendBar || it.role == ItemRole::LegendTick ||
+                            it.role == ItemRole::LegendLabel || it.role == ItemRole::MaskedSwatch || it.role == ItemRole::MaskedLabel ||
+                            it.role == ItemRole::HeadSwatch || it.role == ItemRole::HeadLabel;
+        if (legend != in_legend) {
+            doc.body += legend ? "<g class=\"legend\">\n" : "</g>\n";
+            in_legend = legend;
+        }
+        switch (it.kind) {
+            case Item::Rect: write_rect(doc, it); break;
+            case Item::Text: write_text(doc, it); break;
+            case Item::Segment: write_segment(doc, it); break;
+            case Item::Hatch: write_rect(doc, it, "url(#hatch)"); break;
+            case Item::Colormap: write_rect(doc, it, "url(#colormap)"); break;
+            case Item::Lines:
+            case Item::Grid: at_marker(it); break;
+        }
+    }
+    if (in_legend) doc.body += "</g>\n";
+}
+
+std::vector<int> visible_heads(const Trace& tr, const SvgOptions& o) {
     std::vector<int> visible;
     for (int h = 0; h < tr.heads; ++h)
         if (o.head_visible.empty() || (h < static_cast<int>(o.head_visible.size()) && o.head_visible[h])) visible.push_back(h);
-    const int n_visible = static_cast<int>(visible.size());
-    std::vector<HeadRows> rows;  // rows on demand: a long trace keeps only its first rows
-    rows.reserve(static_cast<size_t>(tr.heads));
-    for (int h = 0; h < tr.heads; ++h) rows.emplace_back(tr, h);
-    auto weight = [&](int h, int q, int k) { return rows[static_cast<size_t>(h)].weights(q)[k]; };
-    const int sel_q = o.selected_query >= 0 && o.selected_query < T_q ? o.selected_query : -1;
-    const int sel_k = sel_q < 0 && o.selected_key >= 0 && o.selected_key < T_k ? o.selected_key : -1;
-    const bool any_sel = sel_q >= 0 || sel_k >= 0;
-
-    // Layout: rows of up to 52 px; short sequences get the title size, as on screen.
-    const float row_h = std::clamp(520.0f / static_cast<float>(std::max({T_q, T_k, 1})), 14.0f, 52.0f);
-    const float fs = row_h >= 46.0f ? kTitle : row_h >= 22.0f ? kBody : std::max(row_h - 5.0f, 8.0f);
-    const float pad = 7.0f, box_h = std::min(row_h - 3.0f, fs + 9.0f);
-    float maxw_q = 0.0f, maxw_k = 0.0f;
-    for (auto& t : tr.queries) maxw_q = std::max(maxw_q, text_width(token_text(t), fs));
-    for (auto& t : tr.keys) maxw_k = std::max(maxw_k, text_width(token_text(t), fs));
-    const int n_numbers = n_visible > 4 ? 1 : std::max(n_visible, 1);
-    const float num_w = text_width("0.00", kBody) + 10.0f;
-    const float weights_w = any_sel ? n_numbers * num_w + 8.0f : 0.0f;
-    const float header_h = kSmall + 18.0f;
-    const float span = 320.0f;
-    const float top0 = kMargin + title_block(doc, o, c);
-    const float rows_h = static_cast<float>(std::max(T_q, T_k)) * row_h;
-    const float legend_h = tr.heads > 1 ? fs + 16.0f : 0.0f;
-    const std::string& left_title = cross ? o.labels.target_queries : o.labels.queries;
-    const std::string& right_title = cross ? o.labels.source_keys : o.labels.keys;
-    const float x0 = kMargin;
-    // The column headings line up with the token boxes' outer edges and must fit too.
-    const float xq_right = std::max(x0 + weights_w + maxw_q + 2.0f * pad, x0 + text_width(left_title, kSmall));
-    const float xk_left = xq_right + span;
-    doc.width = std::max(xk_left + maxw_k + 2.0f * pad + weights_w, xk_left + text_width(right_title, kSmall)) + kMargin;
-    doc.height = top0 + header_h + rows_h + 12.0f + legend_h + kMargin;
-    const float top = top0 + header_h;
-    const float top_q = top + (rows_h - static_cast<float>(T_q) * row_h) * 0.5f;
-    const float top_k = top + (rows_h - static_cast<float>(T_k) * row_h) * 0.5f;
-    auto yq = [&](int i) { return top_q + (static_cast<float>(i) + 0.5f) * row_h; };
-    auto yk = [&](int j) { return top_k + (static_cast<float>(j) + 0.5f) * row_h; };
-
-    doc.text(xq_right, top0 + 8.0f + kSmall, kSmall, c.text_muted, left_title, "heading", "end");
-    doc.text(xk_left, top0 + 8.0f + kSmall, kSmall, c.text_muted, right_title, "heading");
-
-    // Lines: the same choice of lines, widths and opacities as web/ui/lines_view.cpp (without its
-    // cap for huge figures past 200,000 lines: a vector file keeps every line asked for).
-    const float head_step = n_visible > 1 ? std::min(2.5f, box_h * 0.5f / static_cast<float>(n_visible)) : 0.0f;
-    doc.body += "<g class=\"lines\">\n";
-    std::vector<int> order(T_k);
-    for (int vi = 0; vi < n_visible; ++vi) {
-        const int h = visible[vi];
-        const std::string color = hex(head_color_hex(o.dark, h));
-        const float dy = (static_cast<float>(vi) - 0.5f * static_cast<float>(n_visible - 1)) * head_step;
-        for (int q = 0; q < T_q; ++q) {
-            if (sel_q >= 0 && sel_q != q) continue;
-            std::iota(order.begin(), order.end(), 0);
-            int keep = T_k;
-            if (o.top_k > 0 && o.top_k < T_k && sel_k < 0) {
-                keep = o.top_k;
-                std::partial_sort(order.begin(), order.begin() + keep, order.end(),
-                                  [&](int a, int b) { return weight(h, q, a) > weight(h, q, b); });
-            }
-            for (int n = 0; n < keep; ++n) {
-                const int k = order[n];
-                if (sel_k >= 0 && sel_k != k) continue;
-                const float w = weight(h, q, k);
-                if (!(w > 0.0f) || w < o.threshold) continue;
-                const float alpha = std::min(any_sel ? 0.3f + 0.7f * std::pow(w, 0.7f) : 0.95f * std::pow(w, 0.7f), 1.0f);
-                doc.body += "<line class=\"line\" x1=\"" + num(xq_right + 3.0f) + "\" y1=\"" + num(yq(q) + dy) +
-                            "\" x2=\"" + num(xk_left - 3.0f) + "\" y2=\"" + num(yk(k) + dy) + "\" stroke=\"" + color +
-                            "\" stroke-opacity=\"" + num(alpha) + "\" stroke-width=\"" + num(0.8f + 4.0f * w) +
-                            "\" data-head=\"" + std::to_string(h) + "\" data-q=\"" + std::to_string(q) + "\" data-k=\"" +
-                            std::to_string(k) + "\" data-w=\"" + format_number(w, 4) + "\"/>\n";
-            }
-        }
-    }
-    doc.body += "</g>\n";
-
-    // Tokens, tinted by the selection's mean weight, with the weights beside the other column.
-    auto mean_weight = [&](int q, int k) {
-        if (n_visible == 0) return 0.0f;
-        float sum = 0.0f;
-        for (int h : visible) sum += weight(h, q, k);
-        return sum / static_cast<float>(n_visible);
-    };
-    const std::uint32_t tint = head_color_hex(o.dark, n_visible == 1 ? visible[0] : 0);
-    auto numbers = [&](float x, float y, int q, int k) {
-        if (tr.allowed(q, k) == 0) {
-            doc.text_mid(x, y, kSmall, c.text_muted, o.labels.masked, "number masked");
-            return;
-        }
-        if (n_visible > 4 || n_visible == 0) {
-            doc.text_mid(x, y, kBody, c.text, format_number(mean_weight(q, k), 2), "number");
-            return;
-        }
-        for (int vi = 0; vi < n_visible; ++vi)
-            doc.text_mid(x + static_cast<float>(vi) * num_w, y, kBody, head_color_hex(o.dark, visible[vi]),
-                         format_number(weight(visible[vi], q, k), 2), "number");
-    };
-    auto token = [&](bool query, int i, float y, bool selected, float tint_t) {
-        const std::string& t = query ? tr.queries[i] : tr.keys[i];
-        const float w = text_width(token_text(t), fs) + 2.0f * pad;
-        const float x = query ? xq_right - w : xk_left;
-        const std::uint32_t fill = selected ? c.token_selected : mix(c.token_fill, tint, tint_t * 0.75f);
-        std::string extra = " rx=\"4\" class=\"token " + std::string(query ? "query" : "key") + "\" data-index=\"" +
-                            std::to_string(i) + "\"";
-        if (selected) extra += " stroke=\"" + hex(tint) + "\" stroke-width=\"1.5\"";
-        doc.rect(x, y - box_h * 0.5f, w, box_h, hex(fill), extra);
-        const std::uint32_t ink = tint_t > 0.55f && !o.dark ? 0xffffff : c.text;
-        if (query) doc.text_mid(xq_right - pad, y, fs, ink, token_text(t), "token-label", "end");
-        else doc.text_mid(xk_left + pad, y, fs, ink, token_text(t), "token-label");
-    };
-    for (int q = 0; q < T_q; ++q) {
-        token(true, q, yq(q), q == sel_q, sel_k >= 0 ? mean_weight(q, sel_k) : 0.0f);
-        if (sel_k >= 0) numbers(xq_right - maxw_q - 2.0f * pad - weights_w + 4.0f, yq(q), q, sel_k);
-    }
-    for (int k = 0; k < T_k; ++k) {
-        token(false, k, yk(k), k == sel_k, sel_q >= 0 ? mean_weight(sel_q, k) : 0.0f);
-        if (sel_q >= 0) numbers(xk_left + maxw_k + 2.0f * pad + 8.0f, yk(k), sel_q, k);
-    }
-
-    // Heads legend along the bottom, as in the PNG export.
-    if (tr.heads > 1) {
-        doc.body += "<g class=\"legend\">\n";
-        float x = kMargin;
-        const float y = doc.height - kMargin - fs - 4.0f;
-        for (int h : visible) {
-            doc.rect(x, y + 3.0f, fs - 6.0f, fs - 6.0f, hex(head_color_hex(o.dark, h)), " rx=\"2\"");
-            const std::string label = printf_int(o.labels.head, h + 1);
-            doc.text(x + fs, y + fs * 0.82f, fs, c.text, label, "head-label");
-            x += fs + text_width(label, fs) + 14.0f;
-        }
-        doc.width = std::max(doc.width, x + kMargin);
-        doc.body += "</g>\n";
-    }
+    return visible;
 }
 
-// [SECTION] Heatmap ------------------------------------------------------------------------------
+// [SECTION] Lines ----------------------------------------------------------------------------------
 
-void heatmap_figure(Doc& doc, const Trace& tr, const SvgOptions& o) {
-    const FigureColors& c = figure_colors(o.dark);
-    const int T_q = static_cast<int>(tr.queries.size()), T_k = static_cast<int>(tr.keys.size());
-    const bool cross = tr.kind == AttentionKind::Cross;
-    const Colormap& map = colormaps()[std::clamp(o.colormap, 0, static_cast<int>(colormaps().size()) - 1)];
+void lines_figure(Doc& doc, const Trace& tr, const SvgOptions& o, const Box& box) {
+    const TextMeasure& m = *doc.measure;
+    LinesInput in;
+    in.trace = &tr;
+    in.visible = visible_heads(tr, o);
+    in.threshold = o.threshold;
+    in.top_k = o.top_k;
+    in.box = box;
+    in.scale = o.scale;
+    in.legend = true;  // a figure drawn alone, as the PNG
+    in.dark = o.dark;
+    in.words = o.labels.lines;
+    // The screen's lists when the caller has them, else built here in one go.
+    std::optional<LinesWeights> own;
+    LinesWeights* weights = o.lines_weights && &o.lines_weights->trace() == &tr ? o.lines_weights : &own.emplace(tr);
+    weights->build_all();
+    const LinesLayout layout = lay_out_lines(in, m, label_widths(tr, lines_token_font(in, m), m));
+    LinesSelection sel;
+    sel.set = o.query_set;
+    std::erase_if(sel.set, [&](int q) { return q < 0 || q >= tr.T_q(); });
+    sel.query = o.selected_query;
+    sel.key = o.selected_query >= 0 ? -1 : o.selected_key;
+    sel.pinned = true;
+    std::vector<LineSeg> lines;
+    std::vector<LineRef> refs;
+    const long long overview = choose_lines(layout, sel, *weights, o.threshold, lines, &refs);
+    const LinesItems items = lines_items(layout, sel, *weights, m, static_cast<int>(lines.size()), overview);
+    write_items(doc, items.items, [&](const Item&) {
+        doc.body += "<g class=\"lines\" stroke-linecap=\"butt\">\n";
+        for (size_t i = 0; i < lines.size(); ++i) {
+            const LineSeg& l = lines[i];
+            const LineRef& r = refs[i];
+            doc.body += "<line class=\"line\" data-head=\"" + std::to_string(r.head) + "\" data-q=\"" + std::to_string(r.q) +
+                        "\" data-k=\"" + std::to_string(r.k) + "\" data-w=\"" + format_number(r.w, 4) + "\" x1=\"" + num(l.x0) +
+                        "\" y1=\"" + num(l.y0) + "\" x2=\"" + num(l.x1) + "\" y2=\"" + num(l.y1) + "\" stroke=\"" +
+                        hex(Color{l.r, l.g, l.b, 1.0f}) + "\" stroke-opacity=\"" + num(l.a) + "\" stroke-width=\"" + num(l.width) + "\"/>\n";
+        }
+        doc.body += "</g>\n";
+    });
+}
+
+// [SECTION] Heatmap --------------------------------------------------------------------------------
+
+void heatmap_figure(Doc& doc, const Trace& tr, const SvgOptions& o, const Box& box) {
+    const TextMeasure& m = *doc.measure;
+    const int T_q = tr.T_q(), T_k = tr.T_k();
+    const FigurePalette& pal = figure_palette(o.dark);
+    const int cmap_index = std::clamp(o.colormap, 0, static_cast<int>(colormaps().size()) - 1);
+    const Colormap& map = colormaps()[cmap_index];
     const bool one_head = o.head >= 0 && o.head < tr.heads;
 
-    // Values as on screen: one head or the mean; weights on the fixed 0..1 scale, scores on
-    // their own range (min == max: the middle of the map).
+    // Values as on screen (display_map.hpp): one head or the mean; weights on the fixed 0..1
+    // scale, scores on their own range over the allowed cells (min == max: the middle of the map).
     std::vector<HeadRows> rows;  // rows on demand: a long trace keeps only its first rows
     rows.reserve(static_cast<size_t>(tr.heads));
     for (int h = 0; h < tr.heads; ++h) rows.emplace_back(tr, h);
@@ -344,7 +370,6 @@ void heatmap_figure(Doc& doc, const Trace& tr, const SvgOptions& o) {
         return sum / static_cast<float>(std::max(tr.heads, 1));
     };
     float lo = 0.0f, hi = 1.0f;
-    bool any_masked = false;
     if (o.scores) {
         float a = std::numeric_limits<float>::infinity(), b = -a;
         for (int q = 0; q < T_q; ++q)
@@ -352,149 +377,95 @@ void heatmap_figure(Doc& doc, const Trace& tr, const SvgOptions& o) {
                 if (tr.allowed(q, k) != 0 && std::isfinite(value(q, k))) a = std::min(a, value(q, k)), b = std::max(b, value(q, k));
         if (std::isfinite(a)) lo = a, hi = b;
     }
-    for (int q = 0; q < T_q; ++q)
-        for (int k = 0; k < T_k; ++k) any_masked |= tr.allowed(q, k) == 0;
     const bool log = o.log && !o.scores;
     auto color_of = [&](float x) { return colormap_sample(map, colormap_position(x, lo, hi, log)); };
 
-    // Layout (web/ui/heatmap_view.cpp at scale 1): row labels, column labels upright when they fit
-    // a cell else turned to read upwards, every n-th label when they would overlap.
-    float maxw_q = 0.0f, maxw_k = 0.0f;
-    for (auto& t : tr.queries) maxw_q = std::max(maxw_q, text_width(token_text(t), kBody));
-    for (auto& t : tr.keys) maxw_k = std::max(maxw_k, text_width(token_text(t), kBody));
-    const float cell = std::clamp(640.0f / static_cast<float>(std::max({T_q, T_k, 1})), 3.0f, 72.0f);
-    const bool upright = maxw_k + 8.0f <= cell;
-    const float header_h = upright ? kBody + 10.0f : maxw_k + 12.0f;
-    const int step_k = upright ? 1 : std::max(1, static_cast<int>(std::ceil(kBody / cell)));
-    const int step_q = std::max(1, static_cast<int>(std::ceil(kBody / cell)));
-    // The row labels' column; the queries caption above it is right-aligned at the grid and must fit.
-    const float label_w = std::max(maxw_q + 14.0f, text_width(cross ? o.labels.caption_target_queries : o.labels.caption_queries, kSmall) + 8.0f);
-    const float top = kMargin + title_block(doc, o, c);
-    const float caption_h = kSmall + 10.0f;
-    const float gx = kMargin + label_w, gy = top + caption_h + header_h;
-    const float grid_w = cell * static_cast<float>(T_k), grid_h = cell * static_cast<float>(T_q);
+    HeatmapInput in;
+    in.trace = &tr;
+    in.box = box;
+    in.scale = o.scale;
+    in.dark = o.dark;
+    in.scores = o.scores;
+    in.any_masked = tr.allowed.size() > 0 && tr.allowed.minCoeff() == 0;
+    in.zoom = o.zoom, in.view_x = o.view_x, in.view_y = o.view_y;
+    in.words = o.labels.heatmap;
+    const HeatmapLayout layout = lay_out_heatmap(in, m, label_widths(tr, FontRole::Body, m));
+    std::vector<float> visible;  // the visible rows' values, as the screen fetches them
+    for (int q = layout.row0; q < layout.row1; ++q)
+        for (int k = 0; k < T_k; ++k) visible.push_back(value(q, k));
+    HeatmapSelection sel;
+    sel.query = o.selected_query >= 0 && o.selected_query < T_q ? o.selected_query : -1;
+    sel.key = o.selected_key >= 0 && o.selected_key < T_k ? o.selected_key : -1;
+    HeatmapValues values;
+    values.colormap = cmap_index;
+    values.lo = lo, values.hi = hi, values.log = log;
+    values.show_numbers = o.show_numbers;
+    values.rows = visible.data();
+    const HeatmapItems items = heatmap_items(layout, sel, values, m);
 
-    doc.text(gx, top + kSmall, kSmall, c.text_muted, cross ? o.labels.caption_source_keys : o.labels.caption_keys, "caption");
-    doc.text(gx - 8.0f, gy - 6.0f, kSmall, c.text_muted, cross ? o.labels.caption_target_queries : o.labels.caption_queries,
-             "caption", "end");
-
-    // Hatch of masked cells as web/gpu/shaders/heatmap.frag draws it: two neutral greys in stripes
-    // running down to the right, 7 px apart along a row (7/√2 across the stripes), half each.
-    doc.defs += "<pattern id=\"hatch\" patternUnits=\"userSpaceOnUse\" width=\"4.95\" height=\"4.95\" "
-                "patternTransform=\"rotate(-45)\"><rect width=\"4.95\" height=\"4.95\" fill=\"" + hex(c.hatch_b) +
-                "\"/><rect width=\"2.475\" height=\"4.95\" fill=\"" + hex(c.hatch_a) + "\"/></pattern>\n";
-
-    // Cells: one rect each; a thin border in the background colour when cells are big enough.
-    const std::string border = cell >= 8.0f ? " stroke=\"" + hex(c.background) + "\" stroke-width=\"" +
-                                                  num(std::min(1.0f, cell * 0.04f)) + "\""
-                                            : "";
-    doc.body += "<g class=\"cells\"" + border + ">\n";
-    for (int q = 0; q < T_q; ++q)
-        for (int k = 0; k < T_k; ++k) {
-            const float x = gx + static_cast<float>(k) * cell, y = gy + static_cast<float>(q) * cell;
-            const std::string where = " data-q=\"" + std::to_string(q) + "\" data-k=\"" + std::to_string(k) + "\"";
-            if (tr.allowed(q, k) == 0) {
-                doc.rect(x, y, cell, cell, "url(#hatch)", " class=\"cell masked\"" + where);
-            } else {
-                const float v = value(q, k);
-                doc.rect(x, y, cell, cell, hex(color_of(v)),
-                         " class=\"cell\"" + where + " data-v=\"" + format_number(v, 4) + "\"");
-            }
-        }
-    doc.body += "</g>\n";
-
-    // Labels.
-    const int sel_q = o.selected_query >= 0 && o.selected_query < T_q ? o.selected_query : -1;
-    const int sel_k = o.selected_key >= 0 && o.selected_key < T_k ? o.selected_key : -1;
-    for (int q = 0; q < T_q; ++q) {
-        if (q % step_q != 0 && q != sel_q) continue;
-        doc.text_mid(gx - 8.0f, gy + (static_cast<float>(q) + 0.5f) * cell, kBody, c.text, token_text(tr.queries[q]),
-                     "row-label", "end");
-    }
-    for (int k = 0; k < T_k; ++k) {
-        if (k % step_k != 0 && k != sel_k) continue;
-        const float x = gx + (static_cast<float>(k) + 0.5f) * cell;
-        if (upright) {
-            doc.text(x, gy - 6.0f - 0.2f * kBody, kBody, c.text, token_text(tr.keys[k]), "col-label", "middle");
-        } else {
-            // Turned by -90° about its start: reads upwards from just above the grid.
-            const float bx = x + 0.36f * kBody, by = gy - 6.0f;
-            doc.text(bx, by, kBody, c.text, token_text(tr.keys[k]), "col-label", "start",
-                     " transform=\"rotate(-90 " + num(bx) + " " + num(by) + ")\"");
-        }
-    }
-
-    // Numbers in cells big enough for them (the label size in big cells, the small one otherwise).
-    const float ns = cell >= 64.0f ? kBody : kSmall;
-    if (o.show_numbers && cell >= text_width("0.00", ns) + 8.0f && cell >= ns + 6.0f) {
-        for (int q = 0; q < T_q; ++q)
-            for (int k = 0; k < T_k; ++k) {
-                const float cx = gx + (static_cast<float>(k) + 0.5f) * cell, cy = gy + (static_cast<float>(q) + 0.5f) * cell;
+    hatch_pattern(doc, pal);
+    colormap_gradient(doc, map);
+    doc.add_clips(items.clips);
+    write_items(doc, items.items, [&](const Item& grid) {
+        // One rect per visible cell (cut by the grid's box when zoomed), then the lines between
+        // big cells: one framebuffer pixel at each cell's left and top edge, as the shader draws.
+        doc.body += "<g class=\"cells\"" + doc.clip_attr(grid.clip) + ">\n";
+        const std::string size = "\" width=\"" + num(layout.cell) + "\" height=\"" + num(layout.cell) + "\"";
+        for (int q = layout.row0; q < layout.row1; ++q)
+            for (int k = layout.col0; k < layout.col1; ++k) {
+                const std::string at = "<rect x=\"" + num(layout.cell_x(static_cast<float>(k))) + "\" y=\"" +
+                                       num(layout.cell_y(static_cast<float>(q))) + size;
+                const std::string where = " data-q=\"" + std::to_string(q) + "\" data-k=\"" + std::to_string(k) + "\"";
                 if (tr.allowed(q, k) == 0) {
-                    if (o.scores) doc.text_mid(cx, cy, ns, o.dark ? 0xb8bec6 : 0x4a4f55, "\xe2\x88\x92\xe2\x88\x9e", "number", "middle");
-                    continue;
+                    doc.body += at + " fill=\"url(#hatch)\" class=\"cell masked\"" + where + "/>\n";
+                } else {
+                    const float v = visible[static_cast<size_t>(q - layout.row0) * T_k + k];
+                    doc.body += at + " fill=\"" + hex(color_of(v)) + "\" class=\"cell\"" + where + " data-v=\"" + format_number(v, 4) + "\"/>\n";
                 }
-                const float v = value(q, k);
-                doc.text_mid(cx, cy, ns, ink_on(color_of(v)), format_value(v), "number", "middle");
             }
-    }
-    // The selected token's row or column, outlined.
-    const std::string outline = " fill=\"none\" stroke=\"" + hex(c.outline) + "\" stroke-opacity=\"0.9\" stroke-width=\"1.5\"";
-    if (sel_q >= 0) doc.body += "<rect class=\"selection\" x=\"" + num(gx) + "\" y=\"" + num(gy + sel_q * cell) + "\" width=\"" +
-                                num(grid_w) + "\" height=\"" + num(cell) + "\"" + outline + "/>\n";
-    if (sel_k >= 0) doc.body += "<rect class=\"selection\" x=\"" + num(gx + sel_k * cell) + "\" y=\"" + num(gy) + "\" width=\"" +
-                                num(cell) + "\" height=\"" + num(grid_h) + "\"" + outline + "/>\n";
-
-    // Legend: the colormap as a gradient through its key colours (the LUT interpolates them
-    // linearly too), five ticks, and the hatch when something is masked.
-    const float bar_x = gx + grid_w + 26.0f, bar_w = 14.0f;
-    const float bar_h = std::clamp(grid_h, 90.0f, 280.0f);
-    const float bar_y = gy + kSmall + 8.0f;
-    doc.defs += "<linearGradient id=\"colormap\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">";
-    const size_t n_keys = map.keys.size();
-    for (size_t i = 0; i < n_keys; ++i)
-        doc.defs += "<stop offset=\"" + num(static_cast<double>(i) / static_cast<double>(n_keys - 1)) +
-                    "\" stop-color=\"" + hex(map.keys[i]) + "\"/>";
-    doc.defs += "</linearGradient>\n";
-    doc.body += "<g class=\"legend\" data-colormap=\"" + xml_escape(std::string(map.name)) + "\">\n";
-    doc.text(bar_x, gy + kSmall * 0.85f, kSmall, c.text_muted, o.scores ? o.labels.score : o.labels.weight, "legend-title");
-    doc.rect(bar_x, bar_y, bar_w, bar_h, "url(#colormap)", " stroke=\"" + hex(c.text_muted) + "\" stroke-width=\"1\"");
-    float legend_right = bar_x + bar_w;
-    for (int i = 0; i <= 4; ++i) {
-        const float t = static_cast<float>(i) / 4.0f, y = bar_y + bar_h * (1.0f - t);
-        const std::string label = log ? kLogTicks[i] : format_value(lo + (hi - lo) * t);
-        doc.body += "<line x1=\"" + num(bar_x + bar_w) + "\" y1=\"" + num(y) + "\" x2=\"" + num(bar_x + bar_w + 4.0f) +
-                    "\" y2=\"" + num(y) + "\" stroke=\"" + hex(c.text_muted) + "\"/>\n";
-        doc.text_mid(bar_x + bar_w + 7.0f, y, kSmall, c.text, label, "tick");
-        legend_right = std::max(legend_right, bar_x + bar_w + 7.0f + text_width(label, kSmall));
-    }
-    float bottom = bar_y + bar_h;
-    if (any_masked) {
-        const float y = bar_y + bar_h + 14.0f;
-        doc.rect(bar_x, y, bar_w, bar_w, "url(#hatch)", " class=\"masked-swatch\" stroke=\"" + hex(c.text_muted) + "\" stroke-width=\"1\"");
-        doc.text_mid(bar_x + bar_w + 7.0f, y + bar_w * 0.5f, kSmall, c.text, o.labels.masked, "masked-label");
-        legend_right = std::max(legend_right, bar_x + bar_w + 7.0f + text_width(o.labels.masked, kSmall));
-        bottom = y + bar_w;
-    }
-    doc.body += "</g>\n";
-    doc.width = legend_right + kMargin;
-    doc.height = std::max(gy + grid_h, bottom) + kMargin;
+        doc.body += "</g>\n";
+        if (layout.cell >= 8.0f) {
+            // The shader colours the pixels whose centre lies in the first pixel of a cell: the
+            // column ceil(x − 0.5) for an edge at x (one px = one unit, as `attnviz render` and
+            // the 1× export draw).
+            const Box& g = layout.grid;
+            auto pixel = [](float edge) { return std::ceil(edge - 0.5f); };
+            doc.body += "<g class=\"grid-lines\"" + paint("fill", pal.grid) + doc.clip_attr(grid.clip) + ">\n";
+            for (int k = layout.col0; k < layout.col1; ++k)
+                doc.body += "<rect x=\"" + num(pixel(layout.cell_x(static_cast<float>(k)))) + "\" y=\"" + num(g.y0) +
+                            "\" width=\"1\" height=\"" + num(g.h()) + "\"/>\n";
+            for (int q = layout.row0; q < layout.row1; ++q)
+                doc.body += "<rect x=\"" + num(g.x0) + "\" y=\"" + num(pixel(layout.cell_y(static_cast<float>(q)))) + "\" width=\"" +
+                            num(g.w()) + "\" height=\"1\"/>\n";
+            doc.body += "</g>\n";
+        }
+    });
 }
 
 }  // namespace
 
-// [SECTION] Document -----------------------------------------------------------------------------
+// [SECTION] Entry points ---------------------------------------------------------------------------
 
 std::string svg_size_problem(const Trace& trace, const SvgOptions& o) {
-    const long long T_q = static_cast<long long>(trace.queries.size()), T_k = static_cast<long long>(trace.keys.size());
-    long long elements = T_q * T_k;
+    const long long T_q = trace.T_q(), T_k = trace.T_k();
+    // Cells: the visible part of the map (zoomed in, about 1/zoom of each side and a cut cell).
+    const double zoom = std::isfinite(o.zoom) ? std::max(o.zoom, 1.0f) : 1.0;
+    long long elements = o.zoom > 1.0f ? std::min<long long>(T_q, static_cast<long long>(std::ceil(T_q / zoom)) + 1) *
+                                             std::min<long long>(T_k, static_cast<long long>(std::ceil(T_k / zoom)) + 1)
+                                       : T_q * T_k;
     const char* what = "cells";
     if (o.view == SvgView::Lines) {
-        long long heads = 0;
-        for (int h = 0; h < trace.heads; ++h)
-            heads += o.head_visible.empty() || (h < static_cast<int>(o.head_visible.size()) && o.head_visible[h]);
-        const long long per_query = o.top_k > 0 ? std::min<long long>(o.top_k, T_k) : T_k;
-        elements = o.selected_query >= 0 ? heads * T_k : o.selected_key >= 0 ? heads * T_q : heads * T_q * per_query;
+        // As the screen chooses them (lines_layout.hpp): the overview keeps at most
+        // kMaxOverviewLines, a selection its token's lists.
+        const long long heads = static_cast<long long>(visible_heads(trace, o).size());
+        const long long cap = top_keys_capacity(static_cast<int>(T_k));
+        const long long per_query = o.top_k > 0 ? std::min<long long>(o.top_k, cap) : lines_auto_top_k(trace);
+        const long long focus = o.top_k > 0 ? std::min<long long>(o.top_k, cap) : cap;
+        const long long set = static_cast<long long>(o.query_set.size());
+        elements = set > 0 ? heads * set * focus
+                   : o.selected_query >= 0 ? heads * focus
+                   : o.selected_key >= 0 ? heads * top_keys_capacity(static_cast<int>(T_q))
+                                        : std::min<long long>(heads * T_q * per_query, kMaxOverviewLines);
         what = "lines";
     }
     if (elements <= kSvgMaxElements) return "";
@@ -503,29 +474,36 @@ std::string svg_size_problem(const Trace& trace, const SvgOptions& o) {
 }
 
 std::string write_svg(const Trace& trace, const SvgOptions& options) {
-    const FigureColors& c = figure_colors(options.dark);
+    const EstimateMeasure estimate(options.scale);
+    const TextMeasure& measure = options.measure ? *options.measure : estimate;
+    const FigurePalette& pal = figure_palette(options.dark);
+    const FigureFrame frame = figure_frame(options.width, options.height, options.scale, measure);
     Doc doc;
-    doc.width = 2.0f * kMargin;
-    doc.height = 2.0f * kMargin;
+    doc.measure = &measure;
+    if (!options.labels.title.empty()) {
+        write_text(doc, text_item(ItemRole::Title, frame.title_x, frame.title_y, FontRole::Title, pal.text, options.labels.title,
+                                  measure.width(options.labels.title, FontRole::Title)));
+    }
     const bool shapes_ok = trace.heads >= 1 && static_cast<int>(trace.attention.heads.size()) >= trace.heads &&
                            trace.allowed.rows() == static_cast<Eigen::Index>(trace.queries.size()) &&
                            trace.allowed.cols() == static_cast<Eigen::Index>(trace.keys.size());
     if (shapes_ok && !trace.queries.empty() && !trace.keys.empty()) {
-        if (options.view == SvgView::Lines) lines_figure(doc, trace, options);
-        else heatmap_figure(doc, trace, options);
+        if (options.view == SvgView::Lines) lines_figure(doc, trace, options, frame.box);
+        else heatmap_figure(doc, trace, options, frame.box);
     }
-    const std::string w = num(std::ceil(doc.width)), h = num(std::ceil(doc.height));
+    const std::string w = num(std::round(options.width)), h = num(std::round(options.height));
     std::string out;
     out.reserve(doc.body.size() + doc.defs.size() + 1024);
     out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    out += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + w + "\" height=\"" + h +
-           "\" viewBox=\"0 0 " + w + " " + h + "\" data-view=\"" +
-           (options.view == SvgView::Lines ? "lines" : "heatmap") + "\" data-kind=\"" + kind_name(trace.kind) +
-           "\" font-family=\"'DejaVu Sans', 'Droid Sans Fallback', 'Noto Sans CJK SC', 'Microsoft YaHei', sans-serif\">\n";
-    out += "<title>" + xml_escape(options.labels.title.empty() ? std::string("attnviz figure") : options.labels.title) +
-           "</title>\n";
+    out += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + w + "\" height=\"" + h + "\" viewBox=\"0 0 " + w +
+           " " + h + "\" data-view=\"" + (options.view == SvgView::Lines ? "lines" : "heatmap") + "\" data-kind=\"" +
+           kind_name(trace.kind) + "\" data-scale=\"" + num(options.scale) + "\" data-box=\"" + num(frame.box.x0) + " " +
+           num(frame.box.y0) + " " + num(frame.box.w()) + " " + num(frame.box.h()) +
+           "\" font-family=\"'DejaVu Sans', 'Droid Sans Fallback', 'Noto Sans CJK SC', 'Microsoft YaHei', sans-serif\""
+           " style=\"font-kerning: none\">\n";
+    out += "<title>" + xml_escape(options.labels.title.empty() ? std::string("attnviz figure") : options.labels.title) + "</title>\n";
     if (!doc.defs.empty()) out += "<defs>\n" + doc.defs + "</defs>\n";
-    out += "<rect class=\"background\" width=\"100%\" height=\"100%\" fill=\"" + hex(c.background) + "\"/>\n";
+    out += "<rect class=\"background\" width=\"100%\" height=\"100%\" fill=\"" + hex(pal.background) + "\"/>\n";
     out += doc.body;
     out += "</svg>\n";
     return out;

@@ -1,15 +1,25 @@
-// svg.hpp: the lines and heatmap figures as SVG (vector, for print), from a trace and the view
-// options. Pure string building: the browser's Export menu and `attnviz render --svg` share it.
+// svg.hpp: the lines and heatmap figures as SVG (vector, for print): the picture a PNG export of
+// the same figure shows, at the same size. Pure string building: the browser's Export menu and
+// `attnviz render --svg` share it.
 //
-// The picture follows the on-screen figure: the same colormaps (colormaps.hpp), head colours,
-// token layout, line width and opacity from the weight, legend and hatched masked cells.
-// Tokens are real <text> (any script; the viewer's fonts draw them); the heatmap has one
-// <rect> per cell. Elements carry classes so that tests and scripts can find them:
-//   lines:   g.lines > line.line (data-head/q/k/w), rect.token.query|key, text.token-label
-//   heatmap: rect.cell (data-q/k/v) or rect.cell.masked (fill: the hatch pattern),
-//            text.row-label, text.col-label, text.number, g.legend
+// No geometry, colour or line style of its own: the figure is framed by figure_frame() (the
+// title over the view's box, as web/ui/panels.cpp draws a figure alone), laid out by
+// lines_layout.hpp / heatmap_layout.hpp with the caller's TextMeasure (the screen's fonts, so
+// that labels and boxes have the screen's widths), and every item of the layout becomes an
+// element. Tokens are real <text> (any script; the viewer's fonts draw them, DejaVu Sans
+// first, as on screen); the heatmap has one <rect> per visible cell. Elements carry classes
+// so that tests and scripts can find them:
+//   lines:   g.lines > line.line (data-head/q/k/w), rect.token.query|key (data-index),
+//            text.token-label, text.number, text.number.masked, rect.rail, text.rail-label,
+//            rect.head-swatch, text.head-label
+//   heatmap: g.cells > rect.cell (data-q/k/v) or rect.cell.masked (fill: the hatch pattern),
+//            text.row-label, text.col-label (data-index), text.number, g.legend (text.tick …)
+//   both:    text.title, text.heading / text.caption; an outline-only rect's class ends in -outline.
 #pragma once
 
+#include "figure_layout.hpp"
+#include "heatmap_layout.hpp"
+#include "lines_layout.hpp"
 #include "scene.hpp"
 
 #include <string>
@@ -19,35 +29,36 @@ namespace attn {
 
 enum class SvgView { Lines, Heatmap };
 
-// The figure's fixed words, in the UI's language (English defaults, as the UI's table).
+// The figure's words, in the UI's language (English defaults, as the UI's table).
 struct SvgLabels {
-    std::string title;                                   // "" = no title line
-    std::string queries = "Queries", keys = "Keys";      // lines: column headings
-    std::string target_queries = "Target (decoder) \xc2\xb7 queries";
-    std::string source_keys = "Source (encoder) \xc2\xb7 keys";
-    std::string caption_keys = "keys \xe2\x86\x92", caption_queries = "queries \xe2\x86\x93";  // heatmap axes
-    std::string caption_source_keys = "keys: source (encoder) \xe2\x86\x92";
-    std::string caption_target_queries = "queries: target (decoder) \xe2\x86\x93";
-    std::string masked = "masked";
-    std::string weight = "weight", score = "score";      // legend titles
-    std::string head = "head %d";                        // heads legend (one %d)
+    std::string title;                // "" = no title line
+    LinesWords lines;
+    HeatmapWords heatmap;
 };
 
 struct SvgOptions {
     SvgView view = SvgView::Heatmap;
     bool dark = false;                // the dark theme's colours
-    // lines
+    // The picture: width × height in px at UI scale `scale` (the size `attnviz render` and the
+    // PNG export draw), text measured by `measure` (nullptr: an estimate from the fonts' average
+    // advance, for callers without fonts; boxes then fit the text only roughly).
+    float width = 1200.0f, height = 800.0f, scale = 1.0f;
+    const TextMeasure* measure = nullptr;
+    // lines (LinesOptions)
     std::vector<bool> head_visible;   // one per head; empty = all visible
     float threshold = 0.0f;           // hide lines below this weight
-    int top_k = 0;                    // strongest keys per query; 0 = all
+    int top_k = 0;                    // keys per query; 0 = auto, as on screen (lines_auto_top_k)
     int selected_query = -1;          // a selected token keeps only its lines (as on screen)
     int selected_key = -1;
-    // heatmap
+    std::vector<int> query_set;       // queries gathered by shift-click: their summed attention
+    LinesWeights* lines_weights = nullptr;  // the screen's lists for this trace, if at hand (else built)
+    // heatmap (HeatmapOptions)
     int head = 0;                     // -1 = mean over heads
     int colormap = 0;                 // index into colormaps()
     bool scores = false;              // the scaled scores instead of the weights
     bool log = false;                 // weights on the log scale (core/figure/display_map.hpp), as on screen
     bool show_numbers = true;         // values in cells that are big enough
+    float zoom = 1.0f, view_x = 0.0f, view_y = 0.0f;  // as on screen: the visible part only
     SvgLabels labels;
 };
 
@@ -58,11 +69,20 @@ constexpr long long kSvgMaxElements = 512LL * 512;
 std::string svg_size_problem(const Trace& trace, const SvgOptions& options);
 
 // The whole SVG document (UTF-8). Expects a trace from compute() (or any trace whose matrices
-// match its token lists); an empty trace gives a small empty figure.
+// match its token lists); an empty trace gives an empty figure of the same size.
 std::string write_svg(const Trace& trace, const SvgOptions& options);
 
 // Text made safe for XML character data and attribute values: & < > " ' escaped, characters
 // XML 1.0 forbids (controls other than tab / newline / CR, U+FFFE/F) and invalid UTF-8 → U+FFFD.
 std::string xml_escape(const std::string& text);
+
+// The estimate used when SvgOptions::measure is null: DejaVu Sans' average advance (0.62 em,
+// a full em for East Asian wide characters) at the UI's font sizes (web/ui/fonts.cpp).
+struct EstimateMeasure : TextMeasure {
+    float scale = 1.0f;
+    explicit EstimateMeasure(float s) : scale(s) {}
+    float width(std::string_view text, FontRole role) const override;
+    float size(FontRole role) const override;
+};
 
 }  // namespace attn

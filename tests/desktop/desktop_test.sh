@@ -166,7 +166,7 @@ def n(tag, cls):
     return sum(1 for e in r.iter("{http://www.w3.org/2000/svg}" + tag) if cls in (e.get("class") or "").split())
 c = {"line": n("line", "line"), "cell": n("rect", "cell"), "masked": n("rect", "masked"), "query": n("rect", "query"),
      "key": n("rect", "key"), "row": n("text", "row-label"), "col": n("text", "col-label"),
-     "pattern": len(r.findall(".//s:pattern", ns)), "texts": " ".join(t.text or "" for t in r.iter("{http://www.w3.org/2000/svg}text"))}
+     "pattern": len(r.findall(".//s:pattern", ns)), "texts": " ".join("".join(t.itertext()) for t in r.iter("{http://www.w3.org/2000/svg}text"))}
 bad = [x for x in sys.argv[2].split(";") if not eval(x, {}, {"c": c, "r": r})]
 print("ok" if not bad else "failed: " + "; ".join(bad) + f" (counts {dict((k, v) for k, v in c.items() if k != 'texts')})")
 PY
@@ -204,6 +204,98 @@ else fail "render --png --svg" "missing output"; fi
 "$app" render "$tmp/i_am_good.json" --view steps --svg "$tmp/steps.svg" 2> "$tmp/steps.err"; code=$?
 if [ "$code" -eq 2 ] && [ ! -e "$tmp/steps.svg" ]; then ok "render --svg rejects the steps view: $(head -n 1 "$tmp/steps.err")"
 else fail "render --svg steps" "exit $code"; fi
+
+# 2c. The SVG sits where the screen draws (one layout per view, core/figure): one command writes
+# the PNG, the SVG and --layout (the rectangles the screen's views drew: query_rects, key_rects,
+# grid); every token box and cell of the SVG must match them within 0.5 px. Then the SVG drawn
+# by Chromium must be the PNG's picture: under 2 % of the pixels may differ (text antialiasing,
+# the hatch's phase).
+python3 - > "$tmp/long.json" <<'PY'
+import json
+print(json.dumps({"name": "long", "kind": "masked", "tokens": " ".join(f"w{i}" for i in range(150)), "d_model": 8, "heads": 2,
+                  "weights": {"seed": 3}}))
+PY
+svg_vs_screen() {  # name view [render args...]
+  local name=$1 view=$2 verdict; shift 2
+  local png="$artifacts/same-$name.png" svg="$artifacts/same-$name.svg" json="$tmp/same-$name.json"
+  rm -f "$png" "$svg" "$json"
+  if ! run_x "$app" render "$@" --view "$view" --png "$png" --svg "$svg" --layout "$json" 2> "$tmp/same.err"; then
+    fail "svg = screen $name" "render failed: $(head -c 300 "$tmp/same.err")"; return
+  fi
+  verdict=$(/usr/bin/python3 - "$svg" "$json" "$view" <<'PY'
+import json, sys, xml.etree.ElementTree as ET
+svg, layout, view = ET.parse(sys.argv[1]).getroot(), json.load(open(sys.argv[2])), sys.argv[3]
+S = "{http://www.w3.org/2000/svg}"
+def cls(e): return (e.get("class") or "").split()
+def num(e, a): return float(e.get(a))
+worst, checked, problems = 0.0, 0, []
+def near(got, want, what):
+    global worst, checked
+    worst = max(worst, abs(got - want)); checked += 1
+    if abs(got - want) > 0.5 and len(problems) < 5: problems.append(f"{what}: svg {got:.2f}, screen {want:.2f}")
+if [int(svg.get("width")), int(svg.get("height"))] != [int(layout["figure"][0] * 2 + layout["figure"][2]), int(layout["figure"][1] + layout["figure"][3] + layout["figure"][0])]:
+    problems.append(f"SVG {svg.get('width')}x{svg.get('height')} for a figure box {layout['figure']}")
+near_box = lambda e, r, what: [near(num(e, "x"), r[0], what + " x"), near(num(e, "y"), r[1], what + " y"),
+                               near(num(e, "width"), r[2], what + " w"), near(num(e, "height"), r[3], what + " h")]
+T_q, T_k = len(layout["queries"]), len(layout["keys"])
+if view == "lines":
+    boxes = [e for e in svg.iter(S + "rect") if "token" in cls(e)]
+    rails = [e for e in svg.iter(S + "rect") if "rail" in cls(e)]
+    for e in boxes:
+        rects = layout["query_rects"] if "query" in cls(e) else layout["key_rects"]
+        near_box(e, rects[int(e.get("data-index"))], ("query " if "query" in cls(e) else "key ") + e.get("data-index"))
+    if rails:  # compact: each rail spans its side's rows
+        for e, rects in zip(rails, (layout["query_rects"], layout["key_rects"])):
+            near_box(e, [rects[0][0], rects[0][1], rects[0][2], rects[-1][1] + rects[-1][3] - rects[0][1]], "rail")
+    elif len(boxes) != T_q + T_k: problems.append(f"{len(boxes)} token boxes, want {T_q + T_k}")
+else:
+    cells = [e for e in svg.iter(S + "rect") if "cell" in cls(e)]
+    if len(cells) != T_q * T_k: problems.append(f"{len(cells)} cells, want {T_q * T_k}")
+    for e in cells:
+        q, k = int(e.get("data-q")), int(e.get("data-k"))
+        qr, kr = layout["query_rects"][q], layout["key_rects"][k]
+        near_box(e, [kr[0], qr[1], kr[2], qr[3]], f"cell ({q},{k})")
+    g = layout["grid"]
+    near(min(num(e, "x") for e in cells), g[0], "grid x"); near(min(num(e, "y") for e in cells), g[1], "grid y")
+    near(max(num(e, "x") + num(e, "width") for e in cells), g[0] + g[2], "grid right")
+    near(max(num(e, "y") + num(e, "height") for e in cells), g[1] + g[3], "grid bottom")
+print(("ok" if not problems else "; ".join(problems)) + f" ({checked} positions, largest deviation {worst:.3f} px)")
+PY
+)
+  case $verdict in ok*) ok "svg = screen $name: ${verdict#ok }";; *) fail "svg = screen $name" "$verdict";; esac
+  # The SVG drawn by Chromium against the PNG, pixel by pixel.
+  local size drawn="$artifacts/same-$name-svg.png"
+  size=$(/usr/bin/python3 -c "import sys,xml.etree.ElementTree as E; r=E.parse(sys.argv[1]).getroot(); print(r.get('width')+','+r.get('height'))" "$svg")
+  rm -f "$drawn"
+  timeout 60 chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking --disable-component-update \
+    --disable-sync --disable-quic --hide-scrollbars --force-device-scale-factor=1 --user-data-dir="$tmp/chromium-same" \
+    --window-size="$size" --screenshot="$drawn" "file://$svg" > /dev/null 2>&1
+  verdict=$(/usr/bin/python3 - "$png" "$drawn" <<'PY'
+import subprocess, sys, numpy as np
+def load(p):
+    w, h = map(int, subprocess.check_output(["convert", p, "-format", "%w %h", "info:"]).split())
+    return np.frombuffer(subprocess.check_output(["convert", p, "-depth", "8", "rgb:-"]), np.uint8).reshape(h, w, 3).astype(int)
+try:
+    a, b = load(sys.argv[1]), load(sys.argv[2])
+except Exception as e:
+    print(f"unreadable: {e}"); sys.exit()
+if a.shape != b.shape: print(f"sizes {a.shape} and {b.shape}"); sys.exit()
+share = 100.0 * (np.abs(a - b).max(axis=2) > 32).mean()
+print(("ok" if share < 2.0 else "differ:") + f" {share:.2f} % of pixels differ by more than 32 of 255")
+PY
+)
+  case $verdict in ok*) ok "svg drawn = png $name: ${verdict#ok }";; *) fail "svg drawn = png $name" "$verdict";; esac
+}
+data_dir="$here/../data"
+for preset in i-am-good masked-apple cross-rain multi-head-rain; do
+  svg_vs_screen "$preset-lines" lines --preset "$preset"
+  svg_vs_screen "$preset-heatmap" heatmap --preset "$preset" --theme dark
+done
+svg_vs_screen import-gpt-lines lines "$data_dir/ui_import_gpt.json" --theme dark
+svg_vs_screen import-gpt-heatmap heatmap "$data_dir/ui_import_gpt.json"
+svg_vs_screen long-lines-rails lines "$tmp/long.json"
+svg_vs_screen multi-head-lines-scale-1.25 lines --preset multi-head-rain --scale 1.25 --width 1000 --height 700
+svg_vs_screen masked-heatmap-scale-2 heatmap --preset masked-apple --scale 2 --width 1600 --height 1200 --lang zh
 
 # 3. Bad input: exit 2 with one line naming the problem; no picture.
 rm -f "$tmp/bad.png"

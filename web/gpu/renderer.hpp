@@ -16,6 +16,7 @@
 #pragma once
 
 #include "display_map.hpp"
+#include "lines_layout.hpp"
 #include "platform.hpp"
 
 #include <imgui.h>
@@ -30,12 +31,9 @@
 
 namespace attn {
 
-// One line of the lines view. Positions in ImGui display units.
-struct LineInstance {
-    float x0, y0, x1, y1;
-    float r, g, b, a;
-    float width;
-};
+// One line of the lines view: core/figure/lines_layout.hpp's LineSeg (end points in ImGui
+// display units, colour and alpha, width), uploaded as it is.
+using LineInstance = LineSeg;
 
 struct HeatmapDraw {
     ImVec2 min, max;                    // grid corners, display units

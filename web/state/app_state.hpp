@@ -9,6 +9,7 @@
 #include "import_state.hpp"
 #include "scene.hpp"
 #include "strings.hpp"
+#include "lines_layout.hpp"
 #include "top_keys.hpp"
 
 #include <algorithm>
@@ -46,13 +47,9 @@ struct LinesOptions {
     int top_k = 0;                   // keys per query, 1 … lines_top_k_max; 0 = auto (lines_auto_top_k)
 };
 
-// Lines view at scale (web/ui/lines_view.cpp): past kTopAllUpTo keys each query shows its
-// kLinesAutoTopK strongest unless the user picks a k, up to the kTopKeysMax its cache keeps.
-inline constexpr int kLinesAutoTopK = 3;
-inline int lines_top_k_max(const Trace& trace) { return std::max(1, top_keys_capacity(trace.T_k())); }
-inline int lines_auto_top_k(const Trace& trace) {
-    return trace.T_k() <= kTopAllUpTo ? trace.T_k() : std::min(kLinesAutoTopK, trace.T_k());
-}
+// Lines view at scale: past kTopAllUpTo keys each query shows its kLinesAutoTopK strongest
+// unless the user picks a k, up to the kTopKeysMax its cache keeps (core/figure/lines_layout.hpp:
+// kLinesAutoTopK, lines_auto_top_k, lines_top_k_max).
 
 struct HeatmapOptions {
     int head = 0;                    // -1 = mean over heads

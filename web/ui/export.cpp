@@ -151,26 +151,47 @@ SvgOptions svg_options(const AppState& st) {
     const TokenRef sel = st.pinned;  // the hover is gone by the time the menu is used
     if (sel.side == TokenRef::Query) o.selected_query = sel.index;
     if (sel.side == TokenRef::Key) o.selected_key = sel.index;
+    o.query_set = st.query_set;
     o.head = st.heatmap.head;
     o.colormap = st.heatmap.colormap;
     o.scores = st.heatmap.values == HeatValues::Scores;
     o.show_numbers = st.heatmap.show_numbers;
     o.log = st.heatmap.log_scale;
-    SvgLabels& l = o.labels;
-    l.title = figure_title(st);
-    l.queries = tr(st.lang, Str::AxisQueries);
-    l.keys = tr(st.lang, Str::AxisKeys);
-    l.target_queries = tr(st.lang, Str::AxisTargetQueries);
-    l.source_keys = tr(st.lang, Str::AxisSourceKeys);
-    l.caption_keys = tr(st.lang, Str::CaptionKeys);
-    l.caption_queries = tr(st.lang, Str::CaptionQueries);
-    l.caption_source_keys = tr(st.lang, Str::CaptionSourceKeys);
-    l.caption_target_queries = tr(st.lang, Str::CaptionTargetQueries);
-    l.masked = tr(st.lang, Str::Masked);
-    l.weight = tr(st.lang, Str::LegendWeight);
-    l.score = tr(st.lang, Str::LegendScore);
-    l.head = tr(st.lang, Str::HeadN);
+    o.zoom = st.heatmap.zoom, o.view_x = st.heatmap.view_x, o.view_y = st.heatmap.view_y;
+    o.labels.title = figure_title(st);
+    o.labels.lines = lines_words(st.lang);
+    o.labels.heatmap = heatmap_words(st.lang);
     return o;
+}
+
+std::string figure_svg(const AppState& source, SvgPicture picture, std::string& error) {
+    // Its own ImGui context for its own atlas, baked on the CPU at the picture's scale with the
+    // glyphs render_figure would bake (collect_text): the same fonts, so the same widths.
+    ImGuiContext* previous = ImGui::GetCurrentContext();
+    ImGuiContext* context = ImGui::CreateContext();
+    ImGui::SetCurrentContext(context);
+    ImGui::GetIO().IniFilename = nullptr;
+    AppState st = source;
+    st.hover = {};
+    Fonts fonts;
+    fonts.cpu_only();
+    if (picture.downloads) fonts.use_downloads_of(*picture.downloads);
+    PanelState panels;
+    const float ui_scale = picture.scale * std::clamp(st.text_scale, kMinTextScale, kMaxTextScale);
+    collect_text(st, panels, fonts);
+    fonts.update(ui_scale);
+    const FontsMeasure measure(fonts);
+    SvgOptions o = svg_options(st);
+    o.width = static_cast<float>(picture.width), o.height = static_cast<float>(picture.height);
+    o.scale = ui_scale;
+    o.measure = &measure;
+    o.lines_weights = picture.lines_weights;
+    std::string svg;
+    if (st.view == View::Steps || st.view == View::Model) error = "SVG: lines and heatmap views only";
+    else if (error = svg_size_problem(st.figure.trace(), o); error.empty()) svg = write_svg(st.figure.trace(), o);
+    ImGui::DestroyContext(context);
+    ImGui::SetCurrentContext(previous);
+    return svg;
 }
 
 std::string export_basename(const AppState& st) {
@@ -188,6 +209,20 @@ std::string export_basename(const AppState& st) {
 
 // [SECTION] Queue and record -------------------------------------------------------------------
 
+namespace {
+
+// 1× is the figure as laid out on screen in CSS pixels (the device pixel ratio taken out, the
+// text size kept); the export window adds its padding (12 each side) and the title line
+// (19 + 6) around the canvas.
+std::pair<float, float> png_css_size(const App& app) {
+    const AppState& st = app.state;
+    const float text = st.text_scale;
+    const float dpr = std::max(app.ui_scale() / std::max(text, 0.01f), 0.5f);
+    return {st.figure_rect[2] / dpr + 24.0f * text, st.figure_rect[3] / dpr + 49.0f * text};
+}
+
+}  // namespace
+
 void run_pending_export(App& app) {
     ExportQueue& exports = app.panels.exports;
     if (!exports.pending) return;
@@ -204,19 +239,16 @@ void run_pending_export(App& app) {
         if (!st.figure.has(Detail::Scene)) error = "scene JSON: this figure was not computed from a scene";
         else record.file = platform::save_file(base + ".json", "application/json", write_scene(*st.figure.scene), error);
     } else if (kind == ExportKind::Svg) {
-        const SvgOptions options = svg_options(st);
-        if (st.view == View::Steps || st.view == View::Model) error = "SVG: lines and heatmap views only";
-        else if (error = svg_size_problem(st.figure.trace(), options); error.empty())
-            record.file = platform::save_file(base + ".svg", "image/svg+xml", write_svg(st.figure.trace(), options), error);
+        // The picture PNG 1× draws (below), as vector: the same size, layout and fonts.
+        const int width = std::max(64, static_cast<int>(std::lround(png_css_size(app).first)));
+        const int height = std::max(64, static_cast<int>(std::lround(png_css_size(app).second)));
+        const std::string svg = figure_svg(st, {width, height, 1.0f, &app.fonts, app.views.lines.weights_for(st)}, error);
+        if (error.empty()) record.file = platform::save_file(base + ".svg", "image/svg+xml", svg, error);
+        record.width = width, record.height = height;
     } else {
-        // 1× is the figure as laid out on screen in CSS pixels (the device pixel ratio taken
-        // out, the text size kept); k× the same layout with k times the pixels. The export
-        // window adds its padding (12 each side) and the title line (19 + 6) around the canvas.
+        // 1× is the figure in CSS pixels (png_css_size); k× the same layout with k times the pixels.
         const int k = kind == ExportKind::Png1 ? 1 : kind == ExportKind::Png2 ? 2 : 4;
-        const float text = st.text_scale;
-        const float dpr = std::max(app.ui_scale() / std::max(text, 0.01f), 0.5f);
-        const float w_css = st.figure_rect[2] / dpr + 24.0f * text;
-        const float h_css = st.figure_rect[3] / dpr + 49.0f * text;
+        const auto [w_css, h_css] = png_css_size(app);
         const int width = std::max(64, static_cast<int>(std::lround(w_css * k)));
         const int height = std::max(64, static_cast<int>(std::lround(h_css * k)));
         FigureImage image;

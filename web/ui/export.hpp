@@ -43,8 +43,21 @@ struct FigureDrawer {
 bool render_figure(const AppState& source, FigureDrawer drawer, int width, int height, float scale, FigureImage& out,
                    std::string& error);
 
+// The SVG of what render_figure draws at width × height and scale: the same frame, layout and
+// fonts (an atlas of its own, baked on the CPU: no GL needed). `downloads`: the app's fonts
+// whose downloaded CJK files it may use; `lines_weights`: the lines view's lists for this
+// figure, if at hand (else built). "" with `error` set when the view has no SVG or it is too big.
+struct SvgPicture {
+    int width = 1200, height = 800;
+    float scale = 1.0f;  // times the state's text size, as render_figure
+    const Fonts* downloads = nullptr;
+    LinesWeights* lines_weights = nullptr;
+};
+std::string figure_svg(const AppState& st, SvgPicture picture, std::string& error);
+
 // The SVG options for what `st` shows: view, theme, heads, threshold / top-k, selection,
-// heatmap head / colormap / values, the UI language's words and the figure's title.
+// heatmap head / colormap / values / zoom, the UI language's words and the figure's title
+// (the picture's size, scale and text measure are figure_svg's).
 SvgOptions svg_options(const AppState& st);
 // The figure's title, as the PNG export draws it ("i-am-good · self attention").
 std::string figure_title(const AppState& st);

@@ -6,7 +6,16 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui_internal.h>
 
+// A private copy of ImGui's stb_truetype (static functions), to ask which font has a glyph.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#define STBTT_STATIC
+#define STB_TRUETYPE_IMPLEMENTATION
+#include <imstb_truetype.h>
+#pragma GCC diagnostic pop
+
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -28,6 +37,26 @@ bool in_base(ImWchar c) {
 
 // Droid Sans Fallback covers these (BMP, CJK and friends); worth fetching the full font for.
 bool cjk_like(ImWchar c) { return (c >= 0x1100 && c <= 0x11FF) || (c >= 0x2E80 && c <= 0xFFEF); }
+
+// unitsPerEm (table head) / (ascent − descent) (table hhea, as stb_truetype's
+// GetFontVMetrics reads them); DejaVu Sans' numbers when the file has no such tables.
+float ttf_em_per_size(const std::vector<char>& ttf) {
+    auto u16 = [&](size_t at) { return at + 2 <= ttf.size() ? (static_cast<unsigned char>(ttf[at]) << 8) | static_cast<unsigned char>(ttf[at + 1]) : 0; };
+    auto u32 = [&](size_t at) { return (static_cast<std::uint32_t>(u16(at)) << 16) | static_cast<std::uint32_t>(u16(at + 2)); };
+    size_t head = 0, hhea = 0;
+    const int tables = u16(4);
+    for (int i = 0; i < tables; ++i) {
+        const size_t record = 12 + 16 * static_cast<size_t>(i);
+        if (record + 16 > ttf.size()) break;
+        const std::string tag(ttf.data() + record, 4);
+        if (tag == "head") head = u32(record + 8);
+        if (tag == "hhea") hhea = u32(record + 8);
+    }
+    const int units = head ? u16(head + 18) : 0;
+    const int ascent = hhea ? static_cast<std::int16_t>(u16(hhea + 4)) : 0, descent = hhea ? static_cast<std::int16_t>(u16(hhea + 6)) : 0;
+    if (units <= 0 || ascent - descent <= 0) return 2048.0f / 2384.0f;
+    return static_cast<float>(units) / static_cast<float>(ascent - descent);
+}
 
 }  // namespace
 
@@ -122,8 +151,32 @@ void Fonts::rebuild(float ui_scale) {
         body = small = title = io.Fonts->AddFontDefault(&cfg);
         io.Fonts->Build();
     }
-    ImGui_ImplOpenGL3_DestroyFontsTexture();
-    ImGui_ImplOpenGL3_CreateFontsTexture();
+    if (upload_) {
+        ImGui_ImplOpenGL3_DestroyFontsTexture();
+        ImGui_ImplOpenGL3_CreateFontsTexture();
+    }
+    if (ui) em_per_size_ = ttf_em_per_size(*ui);
+    // Which needed code points the merged fonts draw (the SVG sizes and shifts them the same way).
+    from_fallback_.clear();
+    if (ui && !merged.empty()) {
+        fallback_em_per_size_ = ttf_em_per_size(*merged.front());
+        auto info_of = [](const std::vector<char>& ttf, stbtt_fontinfo& info) {
+            const auto* data = reinterpret_cast<const unsigned char*>(ttf.data());
+            return stbtt_InitFont(&info, data, stbtt_GetFontOffsetForIndex(data, 0)) != 0;
+        };
+        stbtt_fontinfo main_font;
+        std::vector<stbtt_fontinfo> others(merged.size());
+        bool ok = info_of(*ui, main_font);
+        for (size_t i = 0; i < merged.size(); ++i) ok = ok && info_of(*merged[i], others[i]);
+        for (ImWchar c : extra_) {
+            if (!ok || stbtt_FindGlyphIndex(&main_font, static_cast<int>(c)) != 0) continue;
+            for (stbtt_fontinfo& other : others)
+                if (stbtt_FindGlyphIndex(&other, static_cast<int>(c)) != 0) {
+                    from_fallback_.insert(c);
+                    break;
+                }
+        }
+    }
     io.FontDefault = body;
 
     glyph_count_ = body->Glyphs.Size;

@@ -1,7 +1,7 @@
-// theme.cpp: two ImGui styles built on ImGui's own, plus figure colours.
+// theme.cpp: two ImGui styles built on ImGui's own, and the figure colours of
+// core/figure/palette.hpp converted to ImGui's.
 #include "theme.hpp"
 
-#include "colormaps.hpp"
 
 namespace attn {
 namespace {
@@ -10,29 +10,32 @@ ImVec4 rgb(unsigned hex, float a = 1.0f) {
     return ImVec4(((hex >> 16) & 0xff) / 255.0f, ((hex >> 8) & 0xff) / 255.0f, (hex & 0xff) / 255.0f, a);
 }
 
-ImU32 col(unsigned hex) { return IM_COL32((hex >> 16) & 0xff, (hex >> 8) & 0xff, hex & 0xff, 0xff); }
+}  // namespace
+
+ImU32 im_color(const Color& c) {
+    return IM_COL32(channel_byte(c.r), channel_byte(c.g), channel_byte(c.b), channel_byte(c.a));
+}
+
+ImVec4 head_color(Theme theme, int head) {
+    const Color c = head_color(theme == Theme::Dark, head);  // core/figure/palette.hpp: shared with the SVG
+    return ImVec4(c.r, c.g, c.b, c.a);
+}
+
+namespace {
+
+// ImGui's colours of the figure palette (core/figure/palette.hpp holds the numbers).
+Palette converted(const FigurePalette& f) {
+    auto floats = [](const Color& c) { return std::array<float, 4>{c.r, c.g, c.b, c.a}; };
+    return {im_color(f.background), im_color(f.text),         im_color(f.text_muted), im_color(f.token_fill),
+            im_color(f.token_hover), im_color(f.token_pinned), im_color(f.token_outline), im_color(f.error),
+            floats(f.hatch_a),       floats(f.hatch_b),        floats(f.grid),         im_color(f.masked_text)};
+}
 
 }  // namespace
 
-ImVec4 head_color(Theme theme, int head) {
-    return rgb(head_color_hex(theme == Theme::Dark, head));  // core/figure/colormaps.cpp: shared with the SVG export
-}
-
 const Palette& palette(Theme theme) {
-    static const Palette dark{
-        col((0x16181d)), col((0xe9ecef)),
-        col((0x9aa3ad)), col((0x2a2e36)),
-        col((0x3b4352)), col((0x4a5a7a)),
-        col((0x5c6470)), col((0xff6b6b)),
-        {0.30f, 0.31f, 0.34f, 1.0f}, {0.21f, 0.22f, 0.245f, 1.0f}, {0.086f, 0.094f, 0.114f, 0.9f},
-        col((0xb8bec6))};
-    static const Palette light{
-        col((0xffffff)), col((0x1f2328)),
-        col((0x5c6670)), col((0xeef1f4)),
-        col((0xdbe4f0)), col((0xc5d5f0)),
-        col((0xaeb6bf)), col((0xc92a2a)),
-        {0.86f, 0.87f, 0.89f, 1.0f}, {0.74f, 0.75f, 0.78f, 1.0f}, {1.0f, 1.0f, 1.0f, 0.9f},
-        col((0x4a4f55))};
+    static const Palette dark = converted(figure_palette(true));
+    static const Palette light = converted(figure_palette(false));
     return theme == Theme::Dark ? dark : light;
 }
 

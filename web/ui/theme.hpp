@@ -2,6 +2,7 @@
 #pragma once
 
 #include "app_state.hpp"
+#include "palette.hpp"
 
 #include <imgui.h>
 
@@ -9,6 +10,7 @@
 
 namespace attn {
 
+// The figure palette (core/figure/palette.hpp) as ImGui colours.
 struct Palette {
     ImU32 background;      // figure area
     ImU32 text, text_muted;
@@ -23,5 +25,7 @@ void apply_theme(Theme theme, float ui_scale);
 const Palette& palette(Theme theme);
 // One colour per head (cycles after ten), chosen to read on the theme's background.
 ImVec4 head_color(Theme theme, int head);
+// A core colour as ImGui's packed colour (each channel rounded to a byte, as ImGui rounds).
+ImU32 im_color(const Color& c);
 
 }  // namespace attn

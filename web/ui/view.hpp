@@ -3,13 +3,17 @@
 
 #include "app_state.hpp"
 #include "fonts.hpp"
+#include "heatmap_layout.hpp"
+#include "lines_layout.hpp"
 #include "renderer.hpp"
 #include "theme.hpp"
 
 #include <imgui.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
+#include <vector>
 
 namespace attn {
 
@@ -46,11 +50,26 @@ struct ViewContext {
         struct Cache;                                           \
         std::unique_ptr<Cache> cache_;                          \
     }
-ATTN_VIEW_CLASS(LinesView);    // lines_view.cpp: token to token, one colour per head
 ATTN_VIEW_CLASS(HeatmapView);  // heatmap_view.cpp: queries × keys, zoomable
 ATTN_VIEW_CLASS(StepsView);    // steps_view.cpp: the pipeline (the weights alone when that is all the figure has)
 ATTN_VIEW_CLASS(ModelView);    // model_view.cpp: layers × heads thumbnails (figures with Detail::Layers)
 #undef ATTN_VIEW_CLASS
+
+// lines_view.cpp: token to token, one colour per head.
+class LinesView {
+public:
+    LinesView();
+    ~LinesView();
+    LinesView(const LinesView&) = delete;
+    LinesView& operator=(const LinesView&) = delete;
+    void draw(ViewContext& ctx, ImVec2 min, ImVec2 max);
+    // The top-k lists it holds for the figure of `st` (the SVG export reuses them), or nullptr.
+    LinesWeights* weights_for(const AppState& st);
+
+private:
+    struct Cache;
+    std::unique_ptr<Cache> cache_;
+};
 
 struct Views {
     LinesView lines;
@@ -74,6 +93,17 @@ inline double build_budget_seconds() { return std::clamp(0.75 * ImGui::GetIO().D
 
 // Registers the last ImGui item's rectangle under `name` for the browser tests (AppState::probe).
 void probe(AppState& st, const char* name);
+
+// [SECTION] Drawing a layout (figure_items.cpp)
+// Draws a layout's items (core/figure/figure_layout.hpp) with ImGui, in order, each inside its
+// clip box (`clips`); `gpu` is called where the layout puts the GPU's part (Item::Lines,
+// Item::Grid, Item::Colormap), inside that item's clip box.
+void draw_items(ImDrawList* draw_list, const std::vector<Item>& items, const std::vector<Box>& clips,
+                const FontsMeasure& measure, const Palette& pal, float scale,
+                const std::function<void(const Item&)>& gpu);
+// The figures' words in the UI's language (strings.hpp), for the layouts and the SVG.
+LinesWords lines_words(Lang lang);
+HeatmapWords heatmap_words(Lang lang);
 
 // Cell helpers shared by the heatmap and the Steps view.
 // Masked cell: two neutral greys in diagonal stripes, so a masked key never reads as a zero.

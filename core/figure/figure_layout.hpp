@@ -1,0 +1,149 @@
+// figure_layout.hpp: what the lines and heatmap layouts (lines_layout.hpp, heatmap_layout.hpp)
+// are made of, with no GL and no ImGui: how text is measured, the box a figure fills, and the
+// plain items a layout lists for the screen (web/ui draws them with ImGui) and for the SVG
+// writer (core/svg writes them as elements). Both read the same numbers, so the SVG sits where
+// the screen draws.
+//
+// Coordinates are the UI's display units (CSS pixels times the UI scale `s`), y down, as ImGui's.
+//
+// [SECTION] Text measuring
+// [SECTION] Boxes and items
+// [SECTION] The frame of a figure drawn alone (PNG, SVG)
+#pragma once
+
+#include "palette.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+// [SECTION] Text measuring -------------------------------------------------------------------
+
+// The fonts a figure uses: the views' ctx.fonts.title / body / small (web/ui/fonts.hpp).
+enum class FontRole { Title, Body, Small };
+
+// Widths of text as the screen will draw it. On screen: ImGui's baked fonts (web/ui); in the
+// tests a deterministic fake. A layout measures only through this.
+struct TextMeasure {
+    virtual ~TextMeasure() = default;
+    // Advance width of UTF-8 text in the role's font at its own size (no kerning, as ImGui).
+    virtual float width(std::string_view text, FontRole role) const = 0;
+    // The role's size: the height of a line of text (ImGui's FontSize).
+    virtual float size(FontRole role) const = 0;
+    // The baseline's distance below the top of a line (ImGui's ImFont::Ascent, whole pixels).
+    virtual float ascent(FontRole role) const { return static_cast<float>(static_cast<int>(size(role) * 0.8f + 0.5f)); }
+    // The CSS font-size that draws the same glyphs: ImGui scales a font so that its ascent −
+    // descent is the size, CSS so that its em is (DejaVu Sans: em = 2048 / 2384 of the size).
+    virtual float em(FontRole role) const { return size(role) * (2048.0f / 2384.0f); }
+    // A code point the role's font draws from a fallback font merged into it (web/ui/fonts.cpp:
+    // CJK from Droid Sans Fallback, baked a little larger and lower): that font's CSS font-size
+    // and how far below the baseline its glyphs sit. false: the role's own font draws it.
+    // The height of text wrapped at `wrap_width` (ImGui's word wrap on screen). The default
+    // breaks at spaces by width().
+    virtual float wrapped_height(std::string_view text, FontRole role, float wrap_width) const;
+    struct Fallback {
+        float em = 0.0f, dy = 0.0f;
+    };
+    virtual bool fallback(char32_t /*code_point*/, FontRole /*role*/, Fallback& /*out*/) const { return false; }
+};
+
+// The label of a token as the figures show it: ∅ for an empty one.
+inline std::string_view token_text(const std::string& token) {
+    return token.empty() ? std::string_view("\xe2\x88\x85") : std::string_view(token);
+}
+
+// [SECTION] Boxes and items ------------------------------------------------------------------
+
+// [x0, x1) × [y0, y1).
+struct Box {
+    float x0 = 0.0f, y0 = 0.0f, x1 = 0.0f, y1 = 0.0f;
+    float w() const { return x1 - x0; }
+    float h() const { return y1 - y0; }
+    bool contains(float x, float y) const { return x >= x0 && x < x1 && y >= y0 && y < y1; }
+};
+
+// What an item is, for the SVG's classes and the tests; the screen ignores it.
+enum class ItemRole {
+    Other,
+    Title,                                      // the figure's title (a figure drawn alone)
+    Heading, Note,                              // lines: column headings, the note above the lines
+    TokenQuery, TokenKey, TokenLabel,           // lines: token boxes and their labels
+    Rail, Strip, Tick, RailLabel,               // lines, compact: the rails, heat strips, ticks, labels
+    Number, NumberMasked,                       // lines: weights beside tokens; heatmap: values in cells
+    HeadSwatch, HeadLabel,                      // lines: the heads legend (PNG, SVG)
+    Caption, RowLabel, ColLabel, LabelMark,     // heatmap: axis captions, token labels, a label's highlight
+    Selection, Hover,                           // heatmap: outlines of the selected row / column, hovered cell
+    LegendTitle, LegendBar, LegendTick, LegendLabel, MaskedSwatch, MaskedLabel,
+};
+
+// One thing to draw, in a layout's list order (later items over earlier ones).
+//   Rect:      box, filled with `fill` (alpha 0: none), `stroke` of `stroke_width` inside-centred
+//              on the edge as ImGui's AddRect (0: none), corner `rounding`.
+//   Text:      `text` in `font` whose line's top-left ImGui puts at (x, y) (it floors both);
+//              `align` says which point the SVG anchors (the left, the end or the middle:
+//              anchor_x = x + 0, w, or w / 2); `upwards`: turned −90° about (x, y), reading up.
+//   Segment:   (x, y) → (x2, y2), `stroke` of `stroke_width`.
+//   Hatch:     box filled with the masked cells' stripes (palette hatch_a / hatch_b).
+//   Colormap:  box, the colormap as a vertical bar, t = 1 at the top.
+//   Lines, Grid: where the GPU's lines or heatmap cells go in the order (the layout says where).
+// `clip`: index into the layout's clip boxes, −1 for none.
+struct Item {
+    enum Kind { Rect, Text, Segment, Hatch, Colormap, Lines, Grid } kind = Rect;
+    ItemRole role = ItemRole::Other;
+    int index = -1;                 // the token, head or tick it belongs to (−1: none)
+    Box box;
+    float x = 0.0f, y = 0.0f, x2 = 0.0f, y2 = 0.0f;
+    Color fill{0, 0, 0, 0}, stroke{0, 0, 0, 0};
+    float stroke_width = 0.0f, rounding = 0.0f;
+    FontRole font = FontRole::Body;
+    enum Align { Left, Right, Center } align = Left;
+    bool upwards = false;
+    float text_w = 0.0f;            // the measured width of `text`
+    float wrap = 0.0f;              // Text: wrapped at this width (0: one line; the SVG does not wrap)
+    std::string text;
+    int clip = -1;
+};
+
+// Builders that keep the layouts' code short.
+inline Item rect_item(ItemRole role, Box box, Color fill, float rounding = 0.0f, int index = -1) {
+    Item it;
+    it.kind = Item::Rect, it.role = role, it.box = box, it.fill = fill, it.rounding = rounding, it.index = index;
+    return it;
+}
+inline Item outline_item(ItemRole role, Box box, Color stroke, float width, float rounding = 0.0f, int index = -1) {
+    Item it;
+    it.kind = Item::Rect, it.role = role, it.box = box, it.stroke = stroke, it.stroke_width = width, it.rounding = rounding;
+    it.index = index;
+    return it;
+}
+inline Item text_item(ItemRole role, float x, float y, FontRole font, Color color, std::string text, float text_w,
+                      Item::Align align = Item::Left, int index = -1) {
+    Item it;
+    it.kind = Item::Text, it.role = role, it.x = x, it.y = y, it.font = font, it.fill = color, it.text = std::move(text);
+    it.text_w = text_w, it.align = align, it.index = index;
+    return it;
+}
+inline Item segment_item(ItemRole role, float x, float y, float x2, float y2, Color color, float width, int index = -1) {
+    Item it;
+    it.kind = Item::Segment, it.role = role, it.x = x, it.y = y, it.x2 = x2, it.y2 = y2, it.stroke = color;
+    it.stroke_width = width, it.index = index;
+    return it;
+}
+
+// [SECTION] The frame of a figure drawn alone (PNG, SVG) ---------------------------------------
+
+// A figure drawn alone (`attnviz render`, the PNG export) is a window of width × height with
+// the figure's title on top and the figure's box below it: the window's padding floor(12 s)
+// around, floor(6 s) between the title line and the box (ImGui's style, web/ui/theme.cpp,
+// scaled by ImGuiStyle::ScaleAllSizes, which floors). web/ui/panels.cpp draw_figure lays it out
+// with ImGui; the SVG writer with this, and the desktop test checks that they agree.
+struct FigureFrame {
+    float width = 0.0f, height = 0.0f;
+    float title_x = 0.0f, title_y = 0.0f;  // top-left of the title line (title font)
+    Box box;                               // the view's box
+};
+FigureFrame figure_frame(float width, float height, float scale, const TextMeasure& measure);
+
+}  // namespace attn

@@ -1,0 +1,102 @@
+// steps_layout.hpp: the Steps view laid out without GL or ImGui: the pipeline of steps.hpp, one
+// labelled matrix per step (X → Q, K, V → QKᵀ → ÷√d_k → + mask → softmax → ·V → concat → ·W_o),
+// left to right in lines that wrap at the view's width. Every matrix shows at most
+// kStepsMaxShown rows and columns, its numbers in cells coloured by the colormap, its title,
+// shape, formula and a caption (the seeds' words). web/ui/steps_view.cpp draws the items and
+// the tooltip; hovering a number outlines the rows and columns it comes from (steps_marks).
+//
+//   1. lay_out_steps(input, measure)  the blocks (StepsLayout); the caller scrolls and hit-tests
+//   2. steps_items(layout, input, hover, measure)  everything drawn, in order
+//
+// [SECTION] Inputs
+// [SECTION] Geometry
+// [SECTION] Items
+#pragma once
+
+#include "figure_layout.hpp"
+#include "steps.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attn {
+
+// [SECTION] Inputs -------------------------------------------------------------------------------
+
+inline constexpr int kStepsMaxShown = 16;  // rows / columns drawn per matrix; the shape gives the full size
+
+// Rows of this step are keys (K, V, X_kv) rather than queries; columns are keys (the T_q×T_k maps).
+inline bool step_rows_are_keys(StepKind k) { return k == StepKind::K || k == StepKind::V || k == StepKind::InputKv; }
+inline bool step_cols_are_keys(StepKind k) {
+    return k == StepKind::Scores || k == StepKind::Scaled || k == StepKind::Masked || k == StepKind::Weights;
+}
+
+struct StepsInput {
+    const Trace* trace = nullptr;
+    const std::vector<Step>* steps = nullptr;                   // pipeline_steps(trace, head, …)
+    const std::vector<std::pair<float, float>>* ranges = nullptr;  // per step: the colour range lo, hi
+    float x0 = 0.0f, y0 = 0.0f;    // the content's top-left (it scrolls)
+    float avail_w = 0.0f;          // wrap the pipeline at this width
+    float scale = 1.0f;
+    bool dark = true;
+    int colormap = 0;
+    float label_w = 0.0f;          // the widest token label in the small font (callers cache it)
+    // Words in the UI's language: a caption per step, the note under a cut matrix, the entropy heading.
+    std::vector<std::string> captions;
+    std::string first_shown = "first 16 shown", entropy = "H (nats)";
+};
+
+// [SECTION] Geometry -----------------------------------------------------------------------------
+
+// Where one matrix is drawn.
+struct StepBlock {
+    float x = 0.0f, y = 0.0f;            // top-left of the block (its title)
+    float grid_x = 0.0f, grid_y = 0.0f;  // top-left of the first cell
+    int rows = 0, cols = 0;              // shown
+    float w = 0.0f, h = 0.0f;
+    float caption_y = 0.0f;              // top of the caption below the grid (and its "first 16" note)
+    bool key_header = false;             // columns are keys: their tokens above the grid
+    bool entropy = false;                // a column of row entropies to the right
+};
+
+struct StepsLayout {
+    float s = 1.0f;
+    float cell_w = 0.0f, cell_h = 0.0f;  // one number's cell
+    float label_w = 0.0f;                // token labels left of the rows
+    float gap = 0.0f;                    // between blocks (an arrow in it on the same line)
+    float title_h = 0.0f;                // title, shape and formula lines above a grid
+    float content_w = 0.0f, content_h = 0.0f;  // the scrolled extent from (x0, y0)
+    std::vector<StepBlock> blocks;       // one per step
+
+    // The cell under (x, y): step, row, column; step −1 when none.
+    struct Hit {
+        int step = -1, row = -1, col = -1;
+    };
+    Hit hit(float x, float y) const;
+};
+
+StepsLayout lay_out_steps(const StepsInput& input, const TextMeasure& measure);
+
+// [SECTION] Items --------------------------------------------------------------------------------
+
+// What the hovered number is made of: rows (row ≥ 0) and columns (col ≥ 0) of other steps.
+struct StepMark {
+    StepKind kind;
+    int row, col;
+};
+std::vector<StepMark> steps_marks(const Trace& trace, StepKind hovered, int row, int col);
+
+// Everything drawn, in order: per block its title, shape, formula, the arrow from the block
+// before it on the same line, row labels, key headers (each clipped to its column), cells with
+// their numbers (masked ones hatched), the grid's outline, the "first 16" note, the caption and
+// the entropy column; then the outlines of what the hovered number (`hover`) is made of, and
+// the hovered cell. `clips`: the key headers' columns.
+struct StepsItems {
+    std::vector<Item> items;
+    std::vector<Box> clips;
+};
+StepsItems steps_items(const StepsLayout& layout, const StepsInput& input, const StepsLayout::Hit& hover,
+                       const TextMeasure& measure);
+
+}  // namespace attn

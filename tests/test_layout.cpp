@@ -1,0 +1,486 @@
+// The views' layouts (core/figure/lines_layout.hpp, heatmap_layout.hpp) and the SVG written
+// from them (core/svg): for the presets self, masked, cross, multi-head and an imported model,
+// every token box, token label, cell and line of the SVG sits where the layout puts it, within
+// 0.5 px; the largest deviation seen is printed. Text is measured by a deterministic fake, the
+// same one for the layout and the SVG (as the screen and `attnviz render --svg` share fonts).
+//
+// [SECTION] A fake text measure
+// [SECTION] A small SVG reader
+// [SECTION] Figures
+// [SECTION] Lines
+// [SECTION] Heatmap
+// [SECTION] Layout invariants
+// [SECTION] Steps
+#include "app_state.hpp"
+#include "figure_layout.hpp"
+#include "heatmap_layout.hpp"
+#include "import_state.hpp"
+#include "lines_layout.hpp"
+#include "palette.hpp"
+#include "steps_layout.hpp"
+#include "svg.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace attn;
+
+namespace {
+
+// [SECTION] A fake text measure ----------------------------------------------------------------
+
+// Widths from the code points (so every token gets its own width), the UI's font sizes, an
+// ascent and em unlike the defaults (so a writer that ignored them would be caught).
+struct FakeMeasure final : TextMeasure {
+    float s = 1.0f;
+    explicit FakeMeasure(float scale) : s(scale) {}
+    float size(FontRole role) const override {
+        return std::round((role == FontRole::Title ? 19.0f : role == FontRole::Small ? 12.5f : 15.0f) * s);
+    }
+    float width(std::string_view text, FontRole role) const override {
+        float w = 0.0f;
+        for (unsigned char c : text)
+            if ((c & 0xc0) != 0x80) w += c >= 0x80 ? 1.0f : 0.45f + 0.01f * static_cast<float>(c % 23);
+        return w * size(role);
+    }
+    float ascent(FontRole role) const override { return std::floor(size(role) * 0.77f + 1.0f); }
+    float em(FontRole role) const override { return size(role) * 0.85f; }
+    // CJK from a "merged" font, as web/ui/fonts.cpp bakes Droid Sans Fallback: larger, lower.
+    bool fallback(char32_t c, FontRole role, Fallback& out) const override {
+        if (c < 0x3000) return false;
+        out = {size(role) * 1.1f, 2.0f};
+        return true;
+    }
+};
+
+// [SECTION] A small SVG reader -----------------------------------------------------------------
+
+// One element: its name, attributes, and for <text> its character data (entities left as written).
+struct Element {
+    std::string name;
+    std::map<std::string, std::string> attr;
+    std::string text;
+    int tspans = 0;  // runs of another font (CJK)
+    bool has_class(const std::string& c) const {
+        auto it = attr.find("class");
+        if (it == attr.end()) return false;
+        std::istringstream words(it->second);
+        for (std::string w; words >> w;)
+            if (w == c) return true;
+        return false;
+    }
+    float num(const std::string& a) const {
+        auto it = attr.find(a);
+        REQUIRE_MESSAGE(it != attr.end(), "no attribute " << a << " on <" << name << ">");
+        return std::stof(it->second);
+    }
+    int integer(const std::string& a) const { return std::stoi(attr.at(a)); }
+};
+
+std::vector<Element> read_elements(const std::string& svg) {
+    std::vector<Element> out;
+    for (size_t i = svg.find('<'); i != std::string::npos; i = svg.find('<', i + 1)) {
+        if (svg[i + 1] == '/' || svg[i + 1] == '?') continue;
+        const size_t end = svg.find('>', i);
+        REQUIRE(end != std::string::npos);
+        Element e;
+        size_t p = i + 1;
+        while (p < end && svg[p] != ' ' && svg[p] != '/' && svg[p] != '>') e.name += svg[p++];
+        while (p < end) {
+            while (p < end && (svg[p] == ' ' || svg[p] == '\n' || svg[p] == '/')) ++p;
+            const size_t eq = svg.find('=', p);
+            if (eq == std::string::npos || eq > end) break;
+            const std::string key = svg.substr(p, eq - p);
+            const size_t q0 = eq + 2, q1 = svg.find('"', q0);
+            e.attr[key] = svg.substr(q0, q1 - q0);
+            p = q1 + 1;
+        }
+        if (e.name == "text") {  // the character data, <tspan> tags taken out
+            const std::string inner = svg.substr(end + 1, svg.find("</text>", end) - end - 1);
+            for (size_t k = 0; k < inner.size(); ++k) {
+                if (inner[k] == '<') {
+                    e.tspans += inner.compare(k, 7, "<tspan ") == 0;
+                    k = inner.find('>', k);
+                    continue;
+                }
+                e.text += inner[k];
+            }
+        }
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
+std::vector<const Element*> with_class(const std::vector<Element>& all, const std::string& name, const std::string& cls) {
+    std::vector<const Element*> out;
+    for (const Element& e : all)
+        if (e.name == name && e.has_class(cls)) out.push_back(&e);
+    return out;
+}
+
+// The largest deviation seen over all checks (printed by the last test case).
+struct Deviation {
+    double worst = 0.0;
+    long checks = 0;
+    void near(double got, double want, const char* what) {
+        const double d = std::fabs(got - want);
+        worst = std::max(worst, d);
+        ++checks;
+        CHECK_MESSAGE(d <= 0.5, what << ": SVG " << got << ", layout " << want);
+    }
+};
+Deviation deviation;
+
+// [SECTION] Figures ----------------------------------------------------------------------------
+
+struct Case {
+    std::string name;
+    AppState st;
+};
+
+std::vector<Case>& cases() {
+    static std::vector<Case> all;  // built once, read-only after (the traces must stay put)
+    if (all.empty()) {
+        for (const char* preset : {"i-am-good", "masked-apple", "cross-rain", "multi-head-rain"}) {
+            Case c{preset, {}};
+            c.st.load_preset(preset);
+            REQUIRE(!c.st.figure.empty());
+            all.push_back(std::move(c));
+        }
+        std::ifstream file(std::string(ATTN_TEST_DATA) + "/ui_import_gpt.json", std::ios::binary);
+        const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+        Case c{"import ui_import_gpt.json", {}};
+        REQUIRE(import_attention(c.st, text, "ui_import_gpt.json"));
+        select_import_map(c.st, 0, 0);
+        REQUIRE(!c.st.figure.empty());
+        all.push_back(std::move(c));
+    }
+    return all;
+}
+
+// The frame and box both the SVG writer and the test lay out in.
+FigureFrame frame_of(const SvgOptions& o, const TextMeasure& m) { return figure_frame(o.width, o.height, o.scale, m); }
+
+// [SECTION] Lines ------------------------------------------------------------------------------
+
+// Lays out the lines as svg.cpp does for `o`, and checks the SVG against it.
+void check_lines(const Trace& tr, const SvgOptions& o, const FakeMeasure& m, const std::string& what) {
+    const std::string svg = write_svg(tr, o);
+    const std::vector<Element> all = read_elements(svg);
+    LinesInput in;
+    in.trace = &tr;
+    for (int h = 0; h < tr.heads; ++h)
+        if (o.head_visible.empty() || o.head_visible[h]) in.visible.push_back(h);
+    in.top_k = o.top_k;
+    in.box = frame_of(o, m).box;
+    in.scale = o.scale;
+    in.legend = true;
+    in.dark = o.dark;
+    const LinesLayout L = lay_out_lines(in, m, label_widths(tr, lines_token_font(in, m), m));
+    LinesWeights weights(tr);
+    weights.build_all();
+    LinesSelection sel;
+    sel.query = o.selected_query, sel.key = o.selected_query >= 0 ? -1 : o.selected_key, sel.pinned = true;
+    std::vector<LineSeg> lines;
+    std::vector<LineRef> refs;
+    choose_lines(L, sel, weights, o.threshold, lines, &refs);
+    INFO(what);
+
+    // Token boxes: the layout's box for the token's label, in the token's font.
+    const auto queries = with_class(all, "rect", "query"), keys = with_class(all, "rect", "key");
+    int boxes = 0;
+    for (const auto* side : {&queries, &keys})
+        for (const Element* e : *side) {
+            if (e->attr.at("class").find("outline") != std::string::npos) continue;
+            const bool query = side == &queries;
+            const int i = e->integer("data-index");
+            const std::string& t = query ? tr.queries[i] : tr.keys[i];
+            const Box b = query ? L.query_box(i, m.width(token_text(t), L.font)) : L.key_box(i, m.width(token_text(t), L.font));
+            deviation.near(e->num("x"), b.x0, "token x");
+            deviation.near(e->num("y"), b.y0, "token y");
+            deviation.near(e->num("x") + e->num("width"), b.x1, "token right");
+            deviation.near(e->num("y") + e->num("height"), b.y1, "token bottom");
+            ++boxes;
+        }
+    if (!L.compact) CHECK(boxes == L.T_q + L.T_k);
+
+    // Token labels: end-anchored at the query box's right edge less the padding, start-anchored
+    // at the key box's left edge plus it; the baseline the font's ascent below the (floored)
+    // line top, which is centred on the row.
+    for (const Element* e : with_class(all, "text", "token-label")) {
+        const int i = e->integer("data-index");
+        const bool query = e->attr.count("text-anchor") > 0;
+        const std::string& t = query ? tr.queries[i] : tr.keys[i];
+        const float w = m.width(token_text(t), L.font);
+        const Box b = query ? L.query_box(i, w) : L.key_box(i, w);
+        const float left = std::floor(b.x0 + L.pad);
+        deviation.near(e->num("x"), query ? left + w : left, "label x");
+        deviation.near(e->num("y"), std::floor((b.y0 + b.y1) * 0.5f - L.fs * 0.5f) + m.ascent(L.font), "label baseline");
+        deviation.near(e->num("font-size"), m.em(L.font), "label font-size");
+        CHECK(e->text == xml_escape(std::string(token_text(t))));
+        // A CJK run is a <tspan> in the fallback font's size: one per run of such characters.
+        const bool cjk = std::any_of(t.begin(), t.end(), [](char c) { return static_cast<unsigned char>(c) >= 0xe3; });
+        CHECK((e->tspans > 0) == cjk);
+    }
+
+    // Lines: one per chosen line, in order, end points and width as the layout says.
+    const auto drawn = with_class(all, "line", "line");
+    REQUIRE(drawn.size() == lines.size());
+    for (size_t n = 0; n < lines.size(); ++n) {
+        const Element& e = *drawn[n];
+        CHECK(e.integer("data-head") == refs[n].head);
+        CHECK(e.integer("data-q") == refs[n].q);
+        CHECK(e.integer("data-k") == refs[n].k);
+        deviation.near(e.num("x1"), lines[n].x0, "line x1");
+        deviation.near(e.num("y1"), lines[n].y0, "line y1");
+        deviation.near(e.num("x2"), lines[n].x1, "line x2");
+        deviation.near(e.num("y2"), lines[n].y1, "line y2");
+        deviation.near(e.num("stroke-width"), lines[n].width, "line width");
+        CHECK(std::fabs(e.num("stroke-opacity") - lines[n].a) <= 0.005f);
+        CHECK(e.attr.at("stroke") == [&] {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "#%06x", static_cast<unsigned>(hex_rgb(head_color(o.dark, refs[n].head))));
+            return std::string(hex);
+        }());
+    }
+    MESSAGE(what << ": " << boxes << " token boxes, " << lines.size() << " lines");
+}
+
+TEST_CASE("lines SVG: tokens, labels and lines sit where the layout puts them (5 figures, selections, compact)") {
+    const FakeMeasure m(1.0f);
+    for (Case& c : cases()) {
+        const Trace& tr = c.st.figure.trace();
+        for (bool dark : {false, true}) {
+            SvgOptions o;
+            o.view = SvgView::Lines;
+            o.dark = dark;
+            o.measure = &m;
+            check_lines(tr, o, m, c.name + (dark ? " dark" : " light"));
+        }
+        SvgOptions o;
+        o.view = SvgView::Lines;
+        o.measure = &m;
+        o.selected_query = tr.T_q() - 1;
+        check_lines(tr, o, m, c.name + ", last query selected");
+        o.selected_query = -1, o.selected_key = 0;
+        check_lines(tr, o, m, c.name + ", first key selected");
+    }
+    // Compact rails (150 tokens in 800 px), and a larger UI scale and picture.
+    std::string tokens;
+    for (int i = 0; i < 150; ++i) tokens += (i ? " w" : "w") + std::to_string(i);
+    const Trace long_tr = compute(read_scene(R"({"kind": "masked", "d_model": 8, "heads": 2, "tokens": ")" + tokens + "\"}"));
+    SvgOptions o;
+    o.view = SvgView::Lines;
+    o.measure = &m;
+    check_lines(long_tr, o, m, "150 tokens (rails)");
+    o.selected_query = 40;
+    check_lines(long_tr, o, m, "150 tokens (rails), query 40 selected");
+    const FakeMeasure m2(2.0f);
+    SvgOptions big;
+    big.view = SvgView::Lines;
+    big.scale = 2.0f, big.width = 2400.0f, big.height = 1600.0f, big.measure = &m2;
+    check_lines(cases()[3].st.figure.trace(), big, m2, "multi-head-rain at scale 2");
+}
+
+// [SECTION] Heatmap ----------------------------------------------------------------------------
+
+void check_heatmap(const Trace& tr, const SvgOptions& o, const FakeMeasure& m, const std::string& what) {
+    const std::string svg = write_svg(tr, o);
+    const std::vector<Element> all = read_elements(svg);
+    HeatmapInput in;
+    in.trace = &tr;
+    in.box = frame_of(o, m).box;
+    in.scale = o.scale;
+    in.dark = o.dark;
+    in.scores = o.scores;
+    in.any_masked = tr.allowed.minCoeff() == 0;
+    in.zoom = o.zoom, in.view_x = o.view_x, in.view_y = o.view_y;
+    const HeatmapLayout L = lay_out_heatmap(in, m, label_widths(tr, FontRole::Body, m));
+    INFO(what);
+
+    // Cells: the visible ones, each at the layout's place and size.
+    const auto cells = with_class(all, "rect", "cell");
+    CHECK(static_cast<int>(cells.size()) == (L.row1 - L.row0) * (L.col1 - L.col0));
+    for (const Element* e : cells) {
+        const int q = e->integer("data-q"), k = e->integer("data-k");
+        CHECK((q >= L.row0 && q < L.row1 && k >= L.col0 && k < L.col1));
+        CHECK(e->has_class("masked") == (tr.allowed(q, k) == 0));
+        deviation.near(e->num("x"), L.cell_x(static_cast<float>(k)), "cell x");
+        deviation.near(e->num("y"), L.cell_y(static_cast<float>(q)), "cell y");
+        deviation.near(e->num("width"), L.cell, "cell width");
+        deviation.near(e->num("height"), L.cell, "cell height");
+    }
+    // Row labels end 8 px left of the grid, centred on their row; column labels centred on their
+    // column (upright) or turned about a point half a line left of the column's centre.
+    const float fs = m.size(FontRole::Body);
+    for (const Element* e : with_class(all, "text", "row-label")) {
+        const int q = e->integer("data-index");
+        const float w = m.width(token_text(tr.queries[q]), FontRole::Body);
+        deviation.near(e->num("x"), std::floor(L.grid.x0 - w - 8.0f * L.s) + w, "row label x");
+        deviation.near(e->num("y"), std::floor(L.cell_y(q + 0.5f) - fs * 0.5f) + m.ascent(FontRole::Body), "row label baseline");
+    }
+    int col_labels = 0;
+    for (const Element* e : with_class(all, "text", "col-label")) {
+        const int k = e->integer("data-index");
+        const float w = m.width(token_text(tr.keys[k]), FontRole::Body);
+        const float cx = L.cell_x(k + 0.5f);
+        if (L.upright) {
+            deviation.near(e->num("x"), std::floor(cx - w * 0.5f) + w * 0.5f, "column label x");
+            deviation.near(e->num("y"), std::floor(L.grid.y0 - fs - 6.0f * L.s) + m.ascent(FontRole::Body), "column label baseline");
+        } else {
+            deviation.near(e->num("x"), std::floor(cx - fs * 0.5f), "turned column label x");
+            CHECK(e->attr.at("transform").find("rotate(-90") == 0);
+        }
+        ++col_labels;
+    }
+    CHECK(col_labels == (L.upright && L.zoom == 1.0f ? L.col1 - L.col0 : col_labels));
+    // The legend's bar where the layout puts it.
+    const auto bar = with_class(all, "rect", "legend-bar");
+    REQUIRE(bar.size() == 1);
+    deviation.near(bar[0]->num("x"), L.bar.x0, "legend x");
+    deviation.near(bar[0]->num("y"), L.bar.y0, "legend y");
+    deviation.near(bar[0]->num("height"), L.bar.h(), "legend height");
+    MESSAGE(what << ": " << cells.size() << " cells of " << L.cell << " px, labels " << std::string(L.upright ? "upright" : "turned"));
+}
+
+TEST_CASE("heatmap SVG: cells, labels and legend sit where the layout puts them (5 figures, zoomed, scores)") {
+    const FakeMeasure m(1.0f);
+    for (Case& c : cases()) {
+        const Trace& tr = c.st.figure.trace();
+        SvgOptions o;
+        o.view = SvgView::Heatmap;
+        o.measure = &m;
+        check_heatmap(tr, o, m, c.name);
+        o.dark = true, o.scores = c.st.figure.has(Detail::Scores), o.head = -1;
+        check_heatmap(tr, o, m, c.name + ", dark, mean of heads");
+        o.zoom = 2.5f, o.view_x = 0.7f, o.view_y = 0.4f;
+        check_heatmap(tr, o, m, c.name + ", zoomed 2.5×");
+    }
+    std::string tokens;
+    for (int i = 0; i < 40; ++i) tokens += (i ? " token" : "token") + std::to_string(i);
+    const Trace tr = compute(read_scene(R"({"kind": "masked", "d_model": 8, "tokens": ")" + tokens + "\"}"));
+    SvgOptions o;
+    o.view = SvgView::Heatmap;
+    o.measure = &m;
+    check_heatmap(tr, o, m, "40 long tokens (turned column labels)");
+    MESSAGE("SVG against layout: " << deviation.checks << " positions, largest deviation " << deviation.worst << " px");
+    CHECK(deviation.worst <= 0.5);
+}
+
+// [SECTION] Layout invariants ------------------------------------------------------------------
+
+TEST_CASE("lines layout: rows of at least 12 px at scale 1 or rails; boxes inside the view; one palette") {
+    const FakeMeasure m(1.0f);
+    for (Case& c : cases()) {
+        const Trace& tr = c.st.figure.trace();
+        for (float h : {800.0f, 400.0f, 200.0f}) {
+            LinesInput in;
+            in.trace = &tr;
+            for (int i = 0; i < tr.heads; ++i) in.visible.push_back(i);
+            in.box = {0.0f, 0.0f, 900.0f, h};
+            const LinesLayout L = lay_out_lines(in, m, label_widths(tr, lines_token_font(in, m), m));
+            INFO(c.name << " in a box " << h << " px high");
+            if (!L.compact) {
+                CHECK(L.row_q >= 12.0f);
+                CHECK(L.box_h <= L.row_q);
+            } else {
+                CHECK(L.font == FontRole::Small);
+            }
+            CHECK(L.xq_right < L.xk_left);
+            CHECK(L.top_q >= in.box.y0);
+            CHECK(L.top_q + L.T_q * L.row_q <= in.box.y1 + 0.01f);
+        }
+    }
+    // The palette the screen converts and the SVG writes: bytes survive the round trip.
+    CHECK(hex_rgb(figure_palette(true).background) == 0x16181d);
+    CHECK(hex_rgb(figure_palette(false).token_fill) == 0xeef1f4);
+    CHECK(hex_rgb(ink_on_color({1.0f, 1.0f, 0.0f})) == 0x141418);
+    CHECK(hex_rgb(ink_on_color({0.1f, 0.0f, 0.3f})) == 0xf5f5f5);
+}
+
+TEST_CASE("heatmap layout: the view is clamped to the map; the cell under a point is the one drawn there") {
+    const FakeMeasure m(1.0f);
+    const Trace& tr = cases()[1].st.figure.trace();  // masked-apple
+    HeatmapInput in;
+    in.trace = &tr;
+    in.box = {0.0f, 0.0f, 1000.0f, 700.0f};
+    in.zoom = 50.0f, in.view_x = -3.0f, in.view_y = 99.0f;
+    HeatmapLayout L = lay_out_heatmap(in, m, label_widths(tr, FontRole::Body, m));
+    CHECK(L.zoom == L.max_zoom);
+    CHECK(L.view_x == 0.0f);
+    CHECK(L.view_y == doctest::Approx(L.T_q - L.T_q / L.zoom));
+    L.set_view(1.0f, 0.0f, 0.0f);
+    CHECK(L.cell == L.cell0);
+    for (int q = 0; q < L.T_q; ++q)
+        for (int k = 0; k < L.T_k; ++k) {
+            CHECK(L.query_at(L.cell_y(q + 0.5f)) == q);
+            CHECK(L.key_at(L.cell_x(k + 0.5f)) == k);
+        }
+    CHECK(L.grid.x0 >= in.box.x0 + L.label_w);
+    CHECK(L.bar.x0 > L.grid.x1);
+}
+
+// [SECTION] Steps ------------------------------------------------------------------------------
+
+TEST_CASE("steps layout: blocks in reading order without overlap, hit test, what a number is made of") {
+    const FakeMeasure m(1.0f);
+    for (int c : {0, 1, 2}) {  // self, masked, cross
+        Case& fig = cases()[static_cast<size_t>(c == 0 ? 0 : c == 1 ? 1 : 2)];
+        const Trace& tr = fig.st.figure.trace();
+        const std::vector<Step> steps = pipeline_steps(tr, 0, false);
+        std::vector<std::pair<float, float>> ranges(steps.size(), {0.0f, 1.0f});
+        StepsInput in;
+        in.trace = &tr, in.steps = &steps, in.ranges = &ranges;
+        in.x0 = 10.0f, in.y0 = 20.0f, in.avail_w = 1100.0f;
+        for (const Step& step : steps) in.captions.push_back("A caption long enough to wrap onto a second line at least " + step.label);
+        const StepsLayout L = lay_out_steps(in, m);
+        INFO(fig.name);
+        REQUIRE(L.blocks.size() == steps.size());
+        for (size_t i = 0; i < L.blocks.size(); ++i) {
+            const StepBlock& b = L.blocks[i];
+            CHECK(b.x + b.w <= in.x0 + std::max(in.avail_w, 14.0f + b.w));  // a line holds what fits (or one block)
+            CHECK(b.caption_y + 2.0f * m.size(FontRole::Small) <= b.h + 0.01f);  // the caption wrapped
+            for (size_t j = 0; j < i; ++j) {  // no two blocks overlap
+                const StepBlock& a = L.blocks[j];
+                const bool apart = a.x + a.w <= b.x || b.x + b.w <= a.x || a.y + a.h <= b.y || b.y + b.h <= a.y;
+                CHECK_MESSAGE(apart, steps[j].label << " and " << steps[i].label);
+            }
+            // The centre of each shown cell hits that cell.
+            for (int r = 0; r < b.rows; ++r)
+                for (int col = 0; col < b.cols; ++col) {
+                    const StepsLayout::Hit h = L.hit(b.grid_x + (col + 0.5f) * L.cell_w, b.grid_y + (r + 0.5f) * L.cell_h);
+                    CHECK((h.step == static_cast<int>(i) && h.row == r && h.col == col));
+                }
+        }
+        CHECK(L.hit(in.x0 - 5.0f, in.y0 - 5.0f).step == -1);
+        // A score is q·k: its row of Q and its key's row of K are outlined.
+        const std::vector<StepMark> marks = steps_marks(tr, StepKind::Scores, 1, 2);
+        REQUIRE(marks.size() == 2);
+        CHECK((marks[0].kind == StepKind::Q && marks[0].row == 1 && marks[1].kind == StepKind::K && marks[1].row == 2));
+        const StepsItems items = steps_items(L, in, L.hit(L.blocks[0].grid_x + 1.0f, L.blocks[0].grid_y + 1.0f), m);
+        CHECK(std::count_if(items.items.begin(), items.items.end(), [](const Item& it) { return it.role == ItemRole::Hover; }) == 1);
+        // A masked map hatches exactly its masked cells (the shown part).
+        for (size_t i = 0; i < steps.size(); ++i)
+            if (steps[i].kind == StepKind::Masked) {
+                long masked = 0;
+                for (int r = 0; r < L.blocks[i].rows; ++r)
+                    for (int col = 0; col < L.blocks[i].cols; ++col) masked += tr.allowed(r, col) == 0;
+                const long hatched = std::count_if(items.items.begin(), items.items.end(), [&](const Item& it) {
+                    return it.kind == Item::Hatch && it.box.x0 >= L.blocks[i].grid_x && it.box.y0 >= L.blocks[i].grid_y &&
+                           it.box.x1 <= L.blocks[i].grid_x + L.blocks[i].cols * L.cell_w + 0.01f &&
+                           it.box.y1 <= L.blocks[i].grid_y + L.blocks[i].rows * L.cell_h + 0.01f;
+                });
+                CHECK(hatched == masked);
+            }
+    }
+}
+
+}  // namespace

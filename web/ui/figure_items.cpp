@@ -1,0 +1,87 @@
+// figure_items.cpp: a layout's items (core/figure/figure_layout.hpp) drawn with ImGui, and the
+// drawing helpers the views share (hatch, turned text, ink on a cell, token labels, the words).
+#include "view.hpp"
+
+namespace attn {
+
+const char* token_label(const std::string& token) { return token_text(token).data(); }
+
+void add_text_upwards(ImDrawList* dl, ImFont* font, float size, ImVec2 bottom_left, ImU32 color, const char* text) {
+    // Lay the text out horizontally at the pivot, then turn its vertices by -90° about it:
+    // (dx, dy) → (dy, −dx). The text then reads upwards and occupies x ∈ [p.x, p.x + size].
+    const int first = dl->VtxBuffer.Size;
+    dl->AddText(font, size, bottom_left, color, text);
+    for (int i = first; i < dl->VtxBuffer.Size; ++i) {
+        ImVec2& p = dl->VtxBuffer[i].pos;
+        float dx = p.x - bottom_left.x, dy = p.y - bottom_left.y;
+        p = ImVec2(bottom_left.x + dy, bottom_left.y - dx);
+    }
+}
+
+void hatch_rect(ImDrawList* dl, ImVec2 a, ImVec2 b, const Palette& pal, float s) {
+    auto col = [](const std::array<float, 4>& c) { return ImGui::GetColorU32(ImVec4(c[0], c[1], c[2], c[3])); };
+    dl->AddRectFilled(a, b, col(pal.hatch_b));
+    dl->PushClipRect(a, b, true);
+    const float step = 7.0f * s;
+    for (float x = a.x - (b.y - a.y); x < b.x; x += step)
+        dl->AddLine(ImVec2(x, b.y), ImVec2(x + (b.y - a.y), a.y), col(pal.hatch_a), step * 0.5f);
+    dl->PopClipRect();
+}
+
+ImU32 ink_on(const std::array<float, 3>& rgb) { return im_color(ink_on_color(rgb)); }
+
+LinesWords lines_words(Lang lang) {
+    LinesWords w;
+    w.queries = tr(lang, Str::AxisQueries), w.keys = tr(lang, Str::AxisKeys);
+    w.target_queries = tr(lang, Str::AxisTargetQueries), w.source_keys = tr(lang, Str::AxisSourceKeys);
+    w.masked = tr(lang, Str::Masked);
+    w.head = tr(lang, Str::HeadN);
+    w.building = tr(lang, Str::LinesBuilding), w.strongest = tr(lang, Str::LinesStrongest), w.top_k = tr(lang, Str::LinesTopK);
+    w.sum_of = tr(lang, Str::SumOfQueries);
+    return w;
+}
+
+HeatmapWords heatmap_words(Lang lang) {
+    HeatmapWords w;
+    w.caption_keys = tr(lang, Str::CaptionKeys), w.caption_queries = tr(lang, Str::CaptionQueries);
+    w.caption_source_keys = tr(lang, Str::CaptionSourceKeys), w.caption_target_queries = tr(lang, Str::CaptionTargetQueries);
+    w.masked = tr(lang, Str::Masked);
+    w.weight = tr(lang, Str::LegendWeight), w.score = tr(lang, Str::LegendScore);
+    return w;
+}
+
+void draw_items(ImDrawList* dl, const std::vector<Item>& items, const std::vector<Box>& clips, const FontsMeasure& m,
+                const Palette& pal, float s, const std::function<void(const Item&)>& gpu) {
+    int clip = -1;  // the clip box pushed now; consecutive items with the same box share one push
+    for (const Item& it : items) {
+        if (it.clip != clip) {
+            if (clip >= 0) dl->PopClipRect();
+            clip = it.clip >= 0 && it.clip < static_cast<int>(clips.size()) ? it.clip : -1;
+            if (clip >= 0) {
+                const Box& c = clips[static_cast<size_t>(clip)];
+                dl->PushClipRect(ImVec2(c.x0, c.y0), ImVec2(c.x1, c.y1), true);
+            }
+        }
+        const ImVec2 a(it.box.x0, it.box.y0), b(it.box.x1, it.box.y1);
+        switch (it.kind) {
+            case Item::Rect:
+                if (it.fill.a > 0.0f) dl->AddRectFilled(a, b, im_color(it.fill), it.rounding);
+                if (it.stroke_width > 0.0f) dl->AddRect(a, b, im_color(it.stroke), it.rounding, 0, it.stroke_width);
+                break;
+            case Item::Text: {
+                ImFont* font = m.font(it.font);
+                if (it.upwards) add_text_upwards(dl, font, font->FontSize, ImVec2(it.x, it.y), im_color(it.fill), it.text.c_str());
+                else dl->AddText(font, font->FontSize, ImVec2(it.x, it.y), im_color(it.fill), it.text.data(), it.text.data() + it.text.size(), it.wrap);
+                break;
+            }
+            case Item::Segment: dl->AddLine(ImVec2(it.x, it.y), ImVec2(it.x2, it.y2), im_color(it.stroke), it.stroke_width); break;
+            case Item::Hatch: hatch_rect(dl, a, b, pal, s); break;
+            case Item::Colormap:
+            case Item::Lines:
+            case Item::Grid: gpu(it); break;
+        }
+    }
+    if (clip >= 0) dl->PopClipRect();
+}
+
+}  // namespace attn
