@@ -34,9 +34,9 @@ Palette converted(const FigurePalette& f) {
 }  // namespace
 
 const Palette& palette(Theme theme) {
-    static const Palette dark = converted(figure_palette(true));
-    static const Palette light = converted(figure_palette(false));
-    return theme == Theme::Dark ? dark : light;
+    static const Palette kDark = converted(figure_palette(true));
+    static const Palette kLight = converted(figure_palette(false));
+    return theme == Theme::Dark ? kDark : kLight;
 }
 
 void apply_theme(Theme theme, float ui_scale) {
