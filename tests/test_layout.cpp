@@ -126,7 +126,7 @@ std::vector<const Element*> with_class(const std::vector<Element>& all, const st
     return out;
 }
 
-// The largest deviation seen over all checks (printed by the last test case).
+// The largest deviation seen over a test case's checks (each prints its own).
 struct Deviation {
     double worst = 0.0;
     long checks = 0;
@@ -137,8 +137,6 @@ struct Deviation {
         CHECK_MESSAGE(d <= 0.5, what << ": SVG " << got << ", layout " << want);
     }
 };
-Deviation deviation;
-
 // [SECTION] Figures ----------------------------------------------------------------------------
 
 struct Case {
@@ -146,9 +144,10 @@ struct Case {
     AppState st;
 };
 
-std::vector<Case>& cases() {
-    static std::vector<Case> all;  // built once, read-only after (the traces must stay put)
-    if (all.empty()) {
+// The five figures (a moved AppState keeps its trace where it was: the figure shares it).
+std::vector<Case> cases() {
+    std::vector<Case> all;
+    {
         for (const char* preset : {"i-am-good", "masked-apple", "cross-rain", "multi-head-rain"}) {
             Case c{preset, {}};
             c.st.load_preset(preset);
@@ -172,7 +171,7 @@ FigureFrame frame_of(const SvgOptions& o, const TextMeasure& m) { return figure_
 // [SECTION] Lines ------------------------------------------------------------------------------
 
 // Lays out the lines as svg.cpp does for `o`, and checks the SVG against it.
-void check_lines(const Trace& tr, const SvgOptions& o, const FakeMeasure& m, const std::string& what) {
+void check_lines(const Trace& tr, const SvgOptions& o, const FakeMeasure& m, const std::string& what, Deviation& deviation) {
     const std::string svg = write_svg(tr, o);
     const std::vector<Element> all = read_elements(svg);
     LinesInput in;
@@ -256,22 +255,24 @@ void check_lines(const Trace& tr, const SvgOptions& o, const FakeMeasure& m, con
 
 TEST_CASE("lines SVG: tokens, labels and lines sit where the layout puts them (5 figures, selections, compact)") {
     const FakeMeasure m(1.0f);
-    for (Case& c : cases()) {
+    Deviation deviation;
+    std::vector<Case> figures = cases();
+    for (Case& c : figures) {
         const Trace& tr = c.st.figure.trace();
         for (bool dark : {false, true}) {
             SvgOptions o;
             o.view = SvgView::Lines;
             o.dark = dark;
             o.measure = &m;
-            check_lines(tr, o, m, c.name + (dark ? " dark" : " light"));
+            check_lines(tr, o, m, c.name + (dark ? " dark" : " light"), deviation);
         }
         SvgOptions o;
         o.view = SvgView::Lines;
         o.measure = &m;
         o.selected_query = tr.T_q() - 1;
-        check_lines(tr, o, m, c.name + ", last query selected");
+        check_lines(tr, o, m, c.name + ", last query selected", deviation);
         o.selected_query = -1, o.selected_key = 0;
-        check_lines(tr, o, m, c.name + ", first key selected");
+        check_lines(tr, o, m, c.name + ", first key selected", deviation);
     }
     // Compact rails (150 tokens in 800 px), and a larger UI scale and picture.
     std::string tokens;
@@ -280,19 +281,21 @@ TEST_CASE("lines SVG: tokens, labels and lines sit where the layout puts them (5
     SvgOptions o;
     o.view = SvgView::Lines;
     o.measure = &m;
-    check_lines(long_tr, o, m, "150 tokens (rails)");
+    check_lines(long_tr, o, m, "150 tokens (rails)", deviation);
     o.selected_query = 40;
-    check_lines(long_tr, o, m, "150 tokens (rails), query 40 selected");
+    check_lines(long_tr, o, m, "150 tokens (rails), query 40 selected", deviation);
     const FakeMeasure m2(2.0f);
     SvgOptions big;
     big.view = SvgView::Lines;
     big.scale = 2.0f, big.width = 2400.0f, big.height = 1600.0f, big.measure = &m2;
-    check_lines(cases()[3].st.figure.trace(), big, m2, "multi-head-rain at scale 2");
+    check_lines(figures[3].st.figure.trace(), big, m2, "multi-head-rain at scale 2", deviation);
+    MESSAGE("lines SVG against layout: " << deviation.checks << " positions, largest deviation " << deviation.worst << " px");
+    CHECK(deviation.worst <= 0.5);
 }
 
 // [SECTION] Heatmap ----------------------------------------------------------------------------
 
-void check_heatmap(const Trace& tr, const SvgOptions& o, const FakeMeasure& m, const std::string& what) {
+void check_heatmap(const Trace& tr, const SvgOptions& o, const FakeMeasure& m, const std::string& what, Deviation& deviation) {
     const std::string svg = write_svg(tr, o);
     const std::vector<Element> all = read_elements(svg);
     HeatmapInput in;
@@ -353,16 +356,18 @@ void check_heatmap(const Trace& tr, const SvgOptions& o, const FakeMeasure& m, c
 
 TEST_CASE("heatmap SVG: cells, labels and legend sit where the layout puts them (5 figures, zoomed, scores)") {
     const FakeMeasure m(1.0f);
-    for (Case& c : cases()) {
+    Deviation deviation;
+    std::vector<Case> figures = cases();
+    for (Case& c : figures) {
         const Trace& tr = c.st.figure.trace();
         SvgOptions o;
         o.view = SvgView::Heatmap;
         o.measure = &m;
-        check_heatmap(tr, o, m, c.name);
+        check_heatmap(tr, o, m, c.name, deviation);
         o.dark = true, o.scores = c.st.figure.has(Detail::Scores), o.head = -1;
-        check_heatmap(tr, o, m, c.name + ", dark, mean of heads");
+        check_heatmap(tr, o, m, c.name + ", dark, mean of heads", deviation);
         o.zoom = 2.5f, o.view_x = 0.7f, o.view_y = 0.4f;
-        check_heatmap(tr, o, m, c.name + ", zoomed 2.5×");
+        check_heatmap(tr, o, m, c.name + ", zoomed 2.5×", deviation);
     }
     std::string tokens;
     for (int i = 0; i < 40; ++i) tokens += (i ? " token" : "token") + std::to_string(i);
@@ -370,8 +375,8 @@ TEST_CASE("heatmap SVG: cells, labels and legend sit where the layout puts them 
     SvgOptions o;
     o.view = SvgView::Heatmap;
     o.measure = &m;
-    check_heatmap(tr, o, m, "40 long tokens (turned column labels)");
-    MESSAGE("SVG against layout: " << deviation.checks << " positions, largest deviation " << deviation.worst << " px");
+    check_heatmap(tr, o, m, "40 long tokens (turned column labels)", deviation);
+    MESSAGE("heatmap SVG against layout: " << deviation.checks << " positions, largest deviation " << deviation.worst << " px");
     CHECK(deviation.worst <= 0.5);
 }
 
@@ -379,7 +384,8 @@ TEST_CASE("heatmap SVG: cells, labels and legend sit where the layout puts them 
 
 TEST_CASE("lines layout: rows of at least 12 px at scale 1 or rails; boxes inside the view; one palette") {
     const FakeMeasure m(1.0f);
-    for (Case& c : cases()) {
+    std::vector<Case> figures = cases();
+    for (Case& c : figures) {
         const Trace& tr = c.st.figure.trace();
         for (float h : {800.0f, 400.0f, 200.0f}) {
             LinesInput in;
@@ -408,7 +414,8 @@ TEST_CASE("lines layout: rows of at least 12 px at scale 1 or rails; boxes insid
 
 TEST_CASE("heatmap layout: the view is clamped to the map; the cell under a point is the one drawn there") {
     const FakeMeasure m(1.0f);
-    const Trace& tr = cases()[1].st.figure.trace();  // masked-apple
+    const std::vector<Case> figures = cases();
+    const Trace& tr = figures[1].st.figure.trace();  // masked-apple
     HeatmapInput in;
     in.trace = &tr;
     in.box = {0.0f, 0.0f, 1000.0f, 700.0f};
@@ -432,8 +439,9 @@ TEST_CASE("heatmap layout: the view is clamped to the map; the cell under a poin
 
 TEST_CASE("steps layout: blocks in reading order without overlap, hit test, what a number is made of") {
     const FakeMeasure m(1.0f);
+    const std::vector<Case> figures = cases();
     for (int c : {0, 1, 2}) {  // self, masked, cross
-        Case& fig = cases()[static_cast<size_t>(c == 0 ? 0 : c == 1 ? 1 : 2)];
+        const Case& fig = figures[static_cast<size_t>(c)];
         const Trace& tr = fig.st.figure.trace();
         const std::vector<Step> steps = pipeline_steps(tr, 0, false);
         std::vector<std::pair<float, float>> ranges(steps.size(), {0.0f, 1.0f});

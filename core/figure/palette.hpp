@@ -37,6 +37,7 @@ struct FigurePalette {
     Color masked_text;                 // "−∞" on a masked cell
     Color outline;                     // the heatmap's selected row / column and hovered cell
     Color on_tint;                     // a token's label on a strongly tinted box (light theme)
+    Color accent;                      // the chosen thing (ImGui's active button, the model view's shown map)
 };
 const FigurePalette& figure_palette(bool dark);
 

@@ -8,6 +8,8 @@
 // [SECTION] Toolbar, progress and status
 #include "model_view.hpp"
 
+#include "model_layout.hpp"
+
 #include "panels.hpp"
 #include "platform.hpp"
 
@@ -180,128 +182,57 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const AttentionStack& s = st.figure.stack(im.import_stack);
     const Atlas& atlas = atlas_for(ctx, cache_->atlas);
     const float sc = ctx.scale;
-    const Palette& pal = palette(st.theme);
-    ImFont* small = ctx.fonts.small;
-    const float ss = small->FontSize;
     const int L = s.layers, H = s.heads;
 
-    // Layout: row labels on the left, head numbers on top, square thumbnails with gaps. When
-    // they would be smaller than kMinCell the grid scrolls instead of shrinking further.
-    char label[48];
-    // The widest row label. (Measured in a loop on purpose: measuring only the last label, the
-    // wasm SIMD build of Emscripten 3.1.6 put the figure's width into label_w.)
-    float label_w = 0.0f;
-    for (int l = 0; l < L; ++l) {
-        std::snprintf(label, sizeof label, tr(st.lang, Str::LayerN), l + 1);
-        label_w = std::max(label_w, small->CalcTextSizeA(ss, FLT_MAX, 0.0f, label).x);
-    }
-    label_w += 12.0f * sc;
-    const float margin = 16.0f * sc;
-    const float header_h = 2.0f * ss + 14.0f * sc;  // caption, then head numbers
-    const float legend_w = 72.0f * sc;  // the colour scale right of the grid
-    const float avail_w = std::max(max.x - min.x - 2.0f * margin - label_w - legend_w, 10.0f);
-    const float avail_h = std::max(max.y - min.y - 2.0f * margin - header_h, 10.0f);
-    const float gap = std::clamp(std::min(avail_w / H, avail_h / L) * 0.08f, 2.0f * sc, 8.0f * sc);
-    const float kMinCell = 30.0f * sc, kMaxCell = 150.0f * sc;
-    const float cell = std::clamp(std::min((avail_w - gap * (H - 1)) / H, (avail_h - gap * (L - 1)) / L), kMinCell, kMaxCell);
-    const float grid_w = H * cell + (H - 1) * gap, grid_h = L * cell + (L - 1) * gap;
-
+    // Layout (core/figure/model_layout.hpp): row labels on the left, head numbers on top,
+    // square thumbnails with gaps; past the smallest thumbnail the grid scrolls.
     ImGui::SetCursorScreenPos(min);
     ImGui::BeginChild("##model", ImVec2(max.x - min.x, max.y - min.y), false, ImGuiWindowFlags_HorizontalScrollbar);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const float spare_w = std::max(avail_w - grid_w, 0.0f), spare_h = std::max(avail_h - grid_h, 0.0f);
-    const float gx0 = origin.x + margin + label_w + spare_w * 0.5f;
-    const float gy0 = origin.y + margin + header_h + spare_h * 0.3f;
-    auto cell_min = [&](int l, int h) { return ImVec2(gx0 + h * (cell + gap), gy0 + l * (cell + gap)); };
-    st.grid_rect = {gx0, gy0, grid_w, grid_h};
+    const FontsMeasure measure(ctx.fonts);
+    ModelInput in;
+    in.layers = L, in.heads = H;
+    in.x0 = origin.x, in.y0 = origin.y;
+    in.view = {min.x, min.y, max.x, max.y};
+    in.scale = sc;
+    in.dark = st.theme == Theme::Dark;
+    in.causal = st.figure.causal[static_cast<size_t>(im.import_stack)];
+    in.show = im.show == ImportShow::Head ? ModelShow::Head : im.show == ImportShow::Aggregate ? ModelShow::Aggregate : ModelShow::Rollout;
+    in.layer = im.import_layer, in.head = im.import_head;
+    in.layers_on = im.layers_on, in.heads_on = im.heads_on;
+    in.words.heads = tr(st.lang, Str::CaptionHeads), in.words.layers = tr(st.lang, Str::CaptionLayers), in.words.layer = tr(st.lang, Str::LayerN);
+    in.words.weight = tr(st.lang, Str::LegendWeight), in.words.masked = tr(st.lang, Str::Masked);
+    const ModelLayout layout = lay_out_model(in, measure);
+    const float cell = layout.cell;
+    st.grid_rect = {layout.grid.x0, layout.grid.y0, layout.grid.w(), layout.grid.h()};
 
-    // Captions and labels.
-    dl->AddText(small, ss, ImVec2(gx0, gy0 - header_h + 2.0f * sc), pal.text_muted, tr(st.lang, Str::CaptionHeads));
-    const char* layers_caption = tr(st.lang, Str::CaptionLayers);
-    const float lc_w = small->CalcTextSizeA(ss, FLT_MAX, 0.0f, layers_caption).x;
-    dl->AddText(small, ss, ImVec2(gx0 - lc_w - 10.0f * sc, gy0 - ss - 6.0f * sc), pal.text_muted, layers_caption);
-    const bool one_head = im.show == ImportShow::Head;
-    for (int h = 0; h < H; ++h) {
-        std::snprintf(label, sizeof label, "%d", h + 1);
-        const float w = small->CalcTextSizeA(ss, FLT_MAX, 0.0f, label).x;
-        const ImVec2 p = cell_min(0, h);
-        const bool on = one_head ? h == im.import_head : im.heads_on[static_cast<size_t>(h)];
-        dl->AddText(small, ss, ImVec2(p.x + (cell - w) * 0.5f, gy0 - ss - 6.0f * sc), on ? pal.text : pal.text_muted, label);
-    }
-    for (int l = 0; l < L; ++l) {
-        std::snprintf(label, sizeof label, tr(st.lang, Str::LayerN), l + 1);
-        const float w = small->CalcTextSizeA(ss, FLT_MAX, 0.0f, label).x;
-        const ImVec2 p = cell_min(l, 0);
-        const bool on = im.show == ImportShow::Aggregate ? static_cast<bool>(im.layers_on[static_cast<size_t>(l)])
-                                                          : l == im.import_layer;
-        dl->AddText(small, ss, ImVec2(gx0 - w - 10.0f * sc, p.y + (cell - ss) * 0.5f), on ? pal.text : pal.text_muted, label);
-    }
-
-    // Hover.
-    int hl = -1, hh = -1;
-    if (ctx.interactive && ImGui::IsWindowHovered()) {
-        const ImVec2 m = ImGui::GetIO().MousePos;
-        const int h = static_cast<int>(std::floor((m.x - gx0) / (cell + gap)));
-        const int l = static_cast<int>(std::floor((m.y - gy0) / (cell + gap)));
-        if (h >= 0 && h < H && l >= 0 && l < L) {
-            const ImVec2 a = cell_min(l, h);
-            if (m.x < a.x + cell && m.y < a.y + cell) hl = l, hh = h;
+    // Hover, then everything in the layout's order: the thumbnails are one textured quad each,
+    // all from the same atlas texture.
+    ModelLayout::Hit hover;
+    if (ctx.interactive && ImGui::IsWindowHovered()) hover = layout.hit(ImGui::GetIO().MousePos.x, ImGui::GetIO().MousePos.y);
+    const int hl = hover.layer, hh = hover.head;
+    draw_items(dl, model_items(layout, in, hover, measure), {}, measure, palette(st.theme), sc, [&](const Item& it) {
+        if (it.kind == Item::Grid) {
+            const ImVec2 a(it.box.x0, it.box.y0), b(it.box.x1, it.box.y1);
+            ctx.renderer.add_heatmap(dl, thumbnail(st, atlas, it.index / H, it.index % H, a, b));
         }
-    }
-
-    // Thumbnails: one textured quad each, all from the same atlas texture.
-    const bool probes = L * H <= 1024;
-    const ImU32 accent = ImGui::GetColorU32(ImGuiCol_ButtonActive);
-    const ImU32 outline = st.theme == Theme::Dark ? IM_COL32(255, 255, 255, 230) : IM_COL32(20, 20, 24, 230);
-    const ImU32 veil = (pal.background & 0x00ffffffu) | (170u << 24);
-    for (int l = 0; l < L; ++l)
-        for (int h = 0; h < H; ++h) {
-            const ImVec2 a = cell_min(l, h), b(a.x + cell, a.y + cell);
-            if (b.y < min.y - cell || a.y > max.y + cell) continue;  // scrolled out of sight
-            ctx.renderer.add_heatmap(dl, thumbnail(st, atlas, l, h, a, b));
-            const bool in_aggregate = im.show != ImportShow::Aggregate ||
-                                      (im.layers_on[static_cast<size_t>(l)] && im.heads_on[static_cast<size_t>(h)]);
-            if (!in_aggregate) dl->AddRectFilled(a, b, veil);
-            dl->AddRect(a, b, ImGui::GetColorU32(ImVec4(pal.grid[0], pal.grid[1], pal.grid[2], 1.0f)));
-            if (probes) {
+        if (it.kind == Item::Colormap)
+            dl->AddImageQuad(ctx.renderer.lut_texture(st.heatmap.colormap), ImVec2(it.box.x0, it.box.y0), ImVec2(it.box.x1, it.box.y0),
+                             ImVec2(it.box.x1, it.box.y1), ImVec2(it.box.x0, it.box.y1), ImVec2(1, 0.5f), ImVec2(1, 0.5f),
+                             ImVec2(0, 0.5f), ImVec2(0, 0.5f));
+    });
+    if (L * H <= 1024) {  // the thumbnails drawn, for the tests
+        char label[48];
+        for (int l = 0; l < L; ++l)
+            for (int h = 0; h < H && layout.near_view(l); ++h) {
                 std::snprintf(label, sizeof label, "thumb.%d.%d", l + 1, h + 1);
-                st.probe[label] = {a.x, a.y, cell, cell};
+                const Box b = layout.thumb(l, h);
+                st.probe[label] = {b.x0, b.y0, cell, cell};
             }
-        }
-    if (one_head || im.show == ImportShow::Rollout) {
-        // The map the other views show (for rollout: the layer it is rolled out to).
-        const int h0 = one_head ? im.import_head : 0, h1 = one_head ? im.import_head : H - 1;
-        const ImVec2 a = cell_min(im.import_layer, h0), b(cell_min(im.import_layer, h1).x + cell, a.y + cell);
-        dl->AddRect(ImVec2(a.x - 3.0f * sc, a.y - 3.0f * sc), ImVec2(b.x + 3.0f * sc, b.y + 3.0f * sc), accent, 3.0f * sc, 0, 2.5f * sc);
-    }
-    if (hl >= 0) {
-        const ImVec2 a = cell_min(hl, hh);
-        dl->AddRect(ImVec2(a.x - 1.5f * sc, a.y - 1.5f * sc), ImVec2(a.x + cell + 1.5f * sc, a.y + cell + 1.5f * sc), outline, 2.0f * sc, 0, 2.0f * sc);
-    }
-    // Legend: the weight scale (fixed 0..1, as in the heatmap) and the masked hatch.
-    {
-        const float bar_x = gx0 + grid_w + 22.0f * sc, bar_w = 12.0f * sc;
-        const float bar_y = gy0 + ss + 8.0f * sc, bar_h = std::clamp(grid_h - ss - 8.0f * sc, 60.0f * sc, 220.0f * sc);
-        dl->AddText(small, ss, ImVec2(bar_x, gy0), pal.text_muted, tr(st.lang, Str::LegendWeight));
-        dl->AddImageQuad(ctx.renderer.lut_texture(st.heatmap.colormap), ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w, bar_y),
-                         ImVec2(bar_x + bar_w, bar_y + bar_h), ImVec2(bar_x, bar_y + bar_h), ImVec2(1, 0.5f), ImVec2(1, 0.5f),
-                         ImVec2(0, 0.5f), ImVec2(0, 0.5f));
-        dl->AddRect(ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w, bar_y + bar_h), pal.text_muted);
-        for (int i = 0; i <= 2; ++i) {
-            const float y = bar_y + bar_h * (1.0f - i * 0.5f);
-            dl->AddLine(ImVec2(bar_x + bar_w, y), ImVec2(bar_x + bar_w + 4.0f * sc, y), pal.text_muted);
-            dl->AddText(small, ss, ImVec2(bar_x + bar_w + 7.0f * sc, y - ss * 0.5f), pal.text, i == 0 ? "0" : i == 1 ? "0.5" : "1");
-        }
-        if (st.figure.causal[static_cast<size_t>(im.import_stack)]) {
-            const float y = bar_y + bar_h + 14.0f * sc;
-            hatch_rect(dl, ImVec2(bar_x, y), ImVec2(bar_x + bar_w, y + bar_w), pal, sc);
-            dl->AddRect(ImVec2(bar_x, y), ImVec2(bar_x + bar_w, y + bar_w), pal.text_muted);
-            dl->AddText(small, ss, ImVec2(bar_x + bar_w + 7.0f * sc, y + (bar_w - ss) * 0.5f), pal.text, tr(st.lang, Str::Masked));
-        }
     }
     ImGui::SetCursorScreenPos(origin);
-    ImGui::Dummy(ImVec2(margin * 2.0f + label_w + grid_w + legend_w, margin * 2.0f + header_h + grid_h));
+    ImGui::Dummy(ImVec2(layout.content_w, layout.content_h));
 
     if (hl >= 0) {
         ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);

@@ -10,6 +10,8 @@ ImVec4 rgb(unsigned hex, float a = 1.0f) {
     return ImVec4(((hex >> 16) & 0xff) / 255.0f, ((hex >> 8) & 0xff) / 255.0f, (hex & 0xff) / 255.0f, a);
 }
 
+ImVec4 vec4(const Color& c) { return ImVec4(c.r, c.g, c.b, c.a); }
+
 }  // namespace
 
 ImU32 im_color(const Color& c) {
@@ -53,7 +55,7 @@ void apply_theme(Theme theme, float ui_scale) {
         c[ImGuiCol_FrameBgActive] = rgb(0x3d4656);
         c[ImGuiCol_Button] = rgb(0x2f3642);
         c[ImGuiCol_ButtonHovered] = rgb(0x3b4657);
-        c[ImGuiCol_ButtonActive] = rgb(0x2f6fb3);
+        c[ImGuiCol_ButtonActive] = vec4(figure_palette(true).accent);
         c[ImGuiCol_Header] = rgb(0x2f3642);
         c[ImGuiCol_HeaderHovered] = rgb(0x3b4657);
         c[ImGuiCol_HeaderActive] = rgb(0x2f6fb3);
@@ -78,7 +80,7 @@ void apply_theme(Theme theme, float ui_scale) {
         c[ImGuiCol_FrameBgActive] = rgb(0xd6e4f5);
         c[ImGuiCol_Button] = rgb(0xe4e8ed);
         c[ImGuiCol_ButtonHovered] = rgb(0xd3dde9);
-        c[ImGuiCol_ButtonActive] = rgb(0x1f77b4);
+        c[ImGuiCol_ButtonActive] = vec4(figure_palette(false).accent);
         c[ImGuiCol_Header] = rgb(0xe4e8ed);
         c[ImGuiCol_HeaderHovered] = rgb(0xd3dde9);
         c[ImGuiCol_HeaderActive] = rgb(0xbcd0ea);

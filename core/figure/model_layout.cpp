@@ -1,0 +1,145 @@
+// model_layout.cpp: the model view's layout (see model_layout.hpp). The numbers are the ones
+// web/ui/model_view.cpp computed inline before it drew from this: s is the UI scale.
+//
+// [SECTION] Geometry
+// [SECTION] Items
+#include "model_layout.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace attn {
+namespace {
+
+std::string layer_label(const ModelWords& words, int layer) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, words.layer.c_str(), layer + 1);
+    return buffer;
+}
+
+}  // namespace
+
+// [SECTION] Geometry -----------------------------------------------------------------------------
+
+ModelLayout lay_out_model(const ModelInput& in, const TextMeasure& m) {
+    ModelLayout L;
+    const float sc = in.scale, ss = m.size(FontRole::Small);
+    const int Ly = std::max(in.layers, 1), H = std::max(in.heads, 1);
+    L.layers = in.layers, L.heads = in.heads, L.s = sc, L.view = in.view;
+    // The widest row label.
+    for (int l = 0; l < in.layers; ++l) L.label_w = std::max(L.label_w, m.width(layer_label(in.words, l), FontRole::Small));
+    L.label_w += 12.0f * sc;
+    L.margin = 16.0f * sc;
+    L.header_h = 2.0f * ss + 14.0f * sc;  // caption, then head numbers
+    L.legend_w = 72.0f * sc;              // the colour scale right of the grid
+    const float avail_w = std::max(in.view.w() - 2.0f * L.margin - L.label_w - L.legend_w, 10.0f);
+    const float avail_h = std::max(in.view.h() - 2.0f * L.margin - L.header_h, 10.0f);
+    L.gap = std::clamp(std::min(avail_w / H, avail_h / Ly) * 0.08f, 2.0f * sc, 8.0f * sc);
+    const float kMinCell = 30.0f * sc, kMaxCell = 150.0f * sc;
+    L.cell = std::clamp(std::min((avail_w - L.gap * (H - 1)) / H, (avail_h - L.gap * (Ly - 1)) / Ly), kMinCell, kMaxCell);
+    const float grid_w = H * L.cell + (H - 1) * L.gap, grid_h = Ly * L.cell + (Ly - 1) * L.gap;
+    const float spare_w = std::max(avail_w - grid_w, 0.0f), spare_h = std::max(avail_h - grid_h, 0.0f);
+    const float gx0 = in.x0 + L.margin + L.label_w + spare_w * 0.5f;
+    const float gy0 = in.y0 + L.margin + L.header_h + spare_h * 0.3f;
+    L.grid = {gx0, gy0, gx0 + grid_w, gy0 + grid_h};
+    L.content_w = L.margin * 2.0f + L.label_w + grid_w + L.legend_w;
+    L.content_h = L.margin * 2.0f + L.header_h + grid_h;
+    // Legend: the weight scale (fixed 0..1, as in the heatmap) and the masked hatch below it.
+    const float bar_x = gx0 + grid_w + 22.0f * sc, bar_w = 12.0f * sc;
+    const float bar_y = gy0 + ss + 8.0f * sc, bar_h = std::clamp(grid_h - ss - 8.0f * sc, 60.0f * sc, 220.0f * sc);
+    L.bar = {bar_x, bar_y, bar_x + bar_w, bar_y + bar_h};
+    const float y = bar_y + bar_h + 14.0f * sc;
+    L.swatch = {bar_x, y, bar_x + bar_w, y + bar_w};
+    return L;
+}
+
+ModelLayout::Hit ModelLayout::hit(float x, float y) const {
+    const int h = static_cast<int>(std::floor((x - grid.x0) / (cell + gap)));
+    const int l = static_cast<int>(std::floor((y - grid.y0) / (cell + gap)));
+    if (h < 0 || h >= heads || l < 0 || l >= layers) return {};
+    const Box b = thumb(l, h);
+    return x < b.x1 && y < b.y1 ? Hit{l, h} : Hit{};
+}
+
+// [SECTION] Items --------------------------------------------------------------------------------
+
+std::vector<Item> model_items(const ModelLayout& L, const ModelInput& in, const ModelLayout::Hit& hover, const TextMeasure& m) {
+    std::vector<Item> items;
+    const float sc = L.s, ss = m.size(FontRole::Small);
+    const FigurePalette& pal = figure_palette(in.dark);
+    const Box& g = L.grid;
+    auto small_text = [&](ItemRole role, float x, float y, Color c, const std::string& t, int index = -1) {
+        items.push_back(text_item(role, x, y, FontRole::Small, c, t, m.width(t, FontRole::Small), Item::Left, index));
+    };
+    // Captions and labels.
+    small_text(ItemRole::Caption, g.x0, g.y0 - L.header_h + 2.0f * sc, pal.text_muted, in.words.heads);
+    const float lc_w = m.width(in.words.layers, FontRole::Small);
+    small_text(ItemRole::Caption, g.x0 - lc_w - 10.0f * sc, g.y0 - ss - 6.0f * sc, pal.text_muted, in.words.layers);
+    const bool one_head = in.show == ModelShow::Head;
+    auto on = [](const std::vector<bool>& v, int i) { return i >= 0 && i < static_cast<int>(v.size()) && v[static_cast<size_t>(i)]; };
+    for (int h = 0; h < L.heads; ++h) {
+        const std::string label = std::to_string(h + 1);
+        const float w = m.width(label, FontRole::Small);
+        const Box b = L.thumb(0, h);
+        const bool chosen = one_head ? h == in.head : on(in.heads_on, h);
+        small_text(ItemRole::ColLabel, b.x0 + (L.cell - w) * 0.5f, g.y0 - ss - 6.0f * sc, chosen ? pal.text : pal.text_muted, label, h);
+    }
+    for (int l = 0; l < L.layers; ++l) {
+        const std::string label = layer_label(in.words, l);
+        const float w = m.width(label, FontRole::Small);
+        const Box b = L.thumb(l, 0);
+        const bool chosen = in.show == ModelShow::Aggregate ? on(in.layers_on, l) : l == in.layer;
+        small_text(ItemRole::RowLabel, g.x0 - w - 10.0f * sc, b.y0 + (L.cell - ss) * 0.5f, chosen ? pal.text : pal.text_muted, label, l);
+    }
+    // Thumbnails: one textured quad each (the GPU's), veiled when outside the aggregate.
+    Color veil = pal.background;
+    veil.a = 170.0f / 255.0f;
+    const Color border{pal.grid.r, pal.grid.g, pal.grid.b, 1.0f};
+    for (int l = 0; l < L.layers; ++l) {
+        if (!L.near_view(l)) continue;  // scrolled out of sight
+        for (int h = 0; h < L.heads; ++h) {
+            const Box b = L.thumb(l, h);
+            Item thumb;
+            thumb.kind = Item::Grid, thumb.box = b, thumb.index = l * L.heads + h;
+            items.push_back(thumb);
+            const bool in_aggregate = in.show != ModelShow::Aggregate || (on(in.layers_on, l) && on(in.heads_on, h));
+            if (!in_aggregate) items.push_back(rect_item(ItemRole::Other, b, veil));
+            items.push_back(outline_item(ItemRole::Other, b, border, 1.0f));
+        }
+    }
+    if (one_head || in.show == ModelShow::Rollout) {
+        // The map the other views show (for rollout: the layer it is rolled out to).
+        const int h0 = one_head ? in.head : 0, h1 = one_head ? in.head : L.heads - 1;
+        const Box a = L.thumb(in.layer, h0), b = L.thumb(in.layer, h1);
+        items.push_back(outline_item(ItemRole::Selection, {a.x0 - 3.0f * sc, a.y0 - 3.0f * sc, b.x1 + 3.0f * sc, b.y1 + 3.0f * sc},
+                                     pal.accent, 2.5f * sc, 3.0f * sc));
+    }
+    if (hover.layer >= 0) {
+        const Box a = L.thumb(hover.layer, hover.head);
+        items.push_back(outline_item(ItemRole::Hover, {a.x0 - 1.5f * sc, a.y0 - 1.5f * sc, a.x1 + 1.5f * sc, a.y1 + 1.5f * sc},
+                                     pal.outline, 2.0f * sc, 2.0f * sc));
+    }
+    // Legend.
+    const Box& bar = L.bar;
+    small_text(ItemRole::LegendTitle, bar.x0, g.y0, pal.text_muted, in.words.weight);
+    Item scale;
+    scale.kind = Item::Colormap, scale.role = ItemRole::LegendBar, scale.box = bar;
+    items.push_back(scale);
+    items.push_back(outline_item(ItemRole::LegendBar, bar, pal.text_muted, 1.0f));
+    for (int i = 0; i <= 2; ++i) {
+        const float y = bar.y0 + bar.h() * (1.0f - i * 0.5f);
+        items.push_back(segment_item(ItemRole::LegendTick, bar.x1, y, bar.x1 + 4.0f * sc, y, pal.text_muted, 1.0f, i));
+        small_text(ItemRole::LegendLabel, bar.x1 + 7.0f * sc, y - ss * 0.5f, pal.text, i == 0 ? "0" : i == 1 ? "0.5" : "1", i);
+    }
+    if (in.causal) {
+        Item hatch;
+        hatch.kind = Item::Hatch, hatch.role = ItemRole::MaskedSwatch, hatch.box = L.swatch;
+        items.push_back(hatch);
+        items.push_back(outline_item(ItemRole::MaskedSwatch, L.swatch, pal.text_muted, 1.0f));
+        small_text(ItemRole::MaskedLabel, L.swatch.x1 + 7.0f * sc, L.swatch.y0 + (L.swatch.w() - ss) * 0.5f, pal.text, in.words.masked);
+    }
+    return items;
+}
+
+}  // namespace attn

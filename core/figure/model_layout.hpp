@@ -1,0 +1,84 @@
+// model_layout.hpp: the model view (an imported model's layers × heads of small heatmaps, like
+// BertViz's model view) laid out without GL or ImGui: row labels on the left, head numbers on
+// top, square thumbnails with gaps, the weight scale on the right. When thumbnails would be
+// smaller than 30 px (at scale 1) the grid scrolls instead of shrinking further.
+// web/ui/model_view.cpp draws the items (the thumbnails from one atlas texture on the GPU),
+// the hover's tooltip and the click that opens a map.
+//
+// [SECTION] Inputs
+// [SECTION] Geometry
+// [SECTION] Items
+#pragma once
+
+#include "figure_layout.hpp"
+
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// [SECTION] Inputs -------------------------------------------------------------------------------
+
+struct ModelWords {
+    std::string heads = "heads \xe2\x86\x92", layers = "layers \xe2\x86\x93";  // captions
+    std::string layer = "layer %d";                                             // row labels (one %d)
+    std::string weight = "weight", masked = "masked";                           // legend
+};
+
+// Which maps the other views show: one head, an aggregate of the chosen layers × heads, or the
+// rollout up to a layer (web/state/import_state.hpp ImportShow).
+enum class ModelShow { Head, Aggregate, Rollout };
+
+struct ModelInput {
+    int layers = 0, heads = 0;
+    float x0 = 0.0f, y0 = 0.0f;    // the content's top-left (it scrolls)
+    Box view;                      // the visible box: thumbnails far outside it are left out
+    float scale = 1.0f;
+    bool dark = true;
+    bool causal = false;           // the stack is a decoder's: the legend shows the hatch
+    ModelShow show = ModelShow::Head;
+    int layer = 0, head = 0;       // the map shown (Head), the layer rolled out to (Rollout)
+    std::vector<bool> layers_on, heads_on;  // the aggregate's choice (Aggregate)
+    ModelWords words;
+};
+
+// [SECTION] Geometry -----------------------------------------------------------------------------
+
+struct ModelLayout {
+    int layers = 0, heads = 0;
+    float s = 1.0f;
+    float label_w = 0.0f, header_h = 0.0f, legend_w = 0.0f, margin = 0.0f;
+    float cell = 0.0f, gap = 0.0f;     // a thumbnail's side, the gap between two
+    Box grid;                          // all thumbnails
+    Box view;
+    float content_w = 0.0f, content_h = 0.0f;  // the scrolled extent
+    Box bar, swatch;                   // legend: the weight scale, the masked swatch
+
+    Box thumb(int layer, int head) const {
+        const float x = grid.x0 + head * (cell + gap), y = grid.y0 + layer * (cell + gap);
+        return {x, y, x + cell, y + cell};
+    }
+    // Whether a thumbnail is near enough the visible box to be drawn.
+    bool near_view(int layer) const {
+        const Box b = thumb(layer, 0);
+        return !(b.y1 < view.y0 - cell || b.y0 > view.y1 + cell);
+    }
+    // The thumbnail under (x, y): {layer, head}, or {−1, −1} (the gaps are no thumbnail).
+    struct Hit {
+        int layer = -1, head = -1;
+    };
+    Hit hit(float x, float y) const;
+};
+
+ModelLayout lay_out_model(const ModelInput& input, const TextMeasure& measure);
+
+// [SECTION] Items --------------------------------------------------------------------------------
+
+// Captions, head numbers and layer labels (the chosen ones in the text colour), then per
+// thumbnail an Item::Grid (index layer · heads + head) with a veil over those outside the
+// aggregate and a thin outline, the accent around the map the other views show, the hovered
+// thumbnail's outline, and the legend (title, Item::Colormap, ticks 0 / 0.5 / 1, the hatch).
+std::vector<Item> model_items(const ModelLayout& layout, const ModelInput& input, const ModelLayout::Hit& hover,
+                              const TextMeasure& measure);
+
+}  // namespace attn
