@@ -11,7 +11,8 @@
 //   input's change event to the first animation frame after which the app's state shows the
 //   import in the model view (the frame that parsed it also drew it: thumbnails in one go), so
 //   the end is late by at most one frame. Playwright's copy of the file into the browser comes
-//   before the change event and is not counted.
+//   before the change event and is not counted. Each run is split at the page's hand-over of the
+//   bytes (ccall attnviz_import_bytes) and at the last frame before the one that parses.
 // - the steps without the GPU, natively and as wasm under node: attn_bench_open (bench/bench_open.cpp)
 //   when it is built (cmake --build DIR --target attn_bench_open).
 // Prints one line per run and a summary with the machine's load before and after.
@@ -55,20 +56,27 @@ function native() {
   const exe = path.join(nativeDir, 'attnviz');
   if (!fs.existsSync(exe)) { console.log(`native: no ${exe}, skipped`); return; }
   const png = path.join(out, 'model-native.png');
-  const ms = [];
+  const ms = [], cpu = [];
   for (let r = 0; r < reps; ++r) {
     fs.rmSync(png, { force: true });
+    // /usr/bin/time adds the CPU time (user + sys, every thread: llvmpipe draws on several),
+    // steadier than wall time on a shared machine.
     const t0 = process.hrtime.bigint();
-    const run = spawnSync(exe, ['render', file, '--view', 'model', '--png', png], { encoding: 'utf8' });
+    const run = spawnSync('/usr/bin/time', ['-f', 'cpu %U %S', exe, 'render', file, '--view', 'model', '--png', png],
+                          { encoding: 'utf8' });
     const t = Number(process.hrtime.bigint() - t0) / 1e6;
-    if (run.status !== 0 || !fs.existsSync(png)) {
-      console.log(`native: attnviz render failed (${run.status}): ${run.stderr.trim()}`);
+    const times = /cpu ([\d.]+) ([\d.]+)\s*$/.exec(run.stderr || '');
+    if (run.status !== 0 || !fs.existsSync(png) || !times) {
+      console.log(`native: attnviz render failed (${run.status}): ${(run.stderr || '').trim()}`);
       return;
     }
+    const c = 1e3 * (Number(times[1]) + Number(times[2]));
     ms.push(t);
-    console.log(`native   run ${r + 1}: ${t.toFixed(0)} ms (attnviz render --view model --png)`);
+    cpu.push(c);
+    console.log(`native   run ${r + 1}: ${t.toFixed(0)} ms, CPU ${c.toFixed(0)} ms (attnviz render --view model --png)`);
   }
-  summary.push(`native   attnviz render, file → PNG of the model view: median ${median(ms).toFixed(0)} ms of ${reps} (target ≤ 1500)`);
+  summary.push(`native   attnviz render, file → PNG of the model view: median ${median(ms).toFixed(0)} ms of ${reps}, ` +
+               `CPU ${median(cpu).toFixed(0)} ms (target ≤ 1500)`);
 }
 
 function stepsWithoutGpu(label, command, commandArgs) {
@@ -88,15 +96,35 @@ async function chromium() {
     for (let r = 0; r < reps; ++r) {
       const page = await openPage(browser, url);
       await page.evaluate(() => {
-        window.importE2e = { start: 0, end: 0 };
+        const t = window.importE2e = { start: 0, malloc: 0, malloced: 0, bytes: 0, copied: 0, lastFrame: 0, end: 0 };
+        const malloc = Module._malloc;
+        Module._malloc = function (n) {
+          if (n > 1e6 && !t.malloc) t.malloc = performance.now();
+          const p = malloc(n);
+          if (n > 1e6 && !t.malloced) t.malloced = performance.now();
+          return p;
+        };
+        // Where the time goes: the page hands the bytes over with ccall('attnviz_import_bytes')
+        // once FileReader has them and they are in the wasm heap; the app copies them, waits two
+        // frames ("parsing…"), then parses and draws in one frame.
+        const ccall = Module.ccall;
+        Module.ccall = function (name, ...rest) {
+          if (name === 'attnviz_import_bytes') t.bytes = performance.now();
+          const result = ccall.call(this, name, ...rest);
+          if (name === 'attnviz_import_bytes') t.copied = performance.now();
+          return result;
+        };
         // Capture phase: stamped before the page's own handler starts reading the file.
         document.addEventListener('change', () => {
-          window.importE2e.start = performance.now();
+          t.start = performance.now();
           const poll = () => {
             const s = JSON.parse(Module.UTF8ToString(Module._attnviz_state()));
-            if (s.import.active && s.view === 'model') window.importE2e.end = performance.now();
-            else if (s.error) window.importE2e.error = s.error;
-            else requestAnimationFrame(poll);
+            if (s.import.active && s.view === 'model') t.end = performance.now();
+            else if (s.error) t.error = s.error;
+            else {
+              t.lastFrame = performance.now();
+              requestAnimationFrame(poll);
+            }
           };
           requestAnimationFrame(poll);
         }, { capture: true, once: true });
@@ -110,7 +138,11 @@ async function chromium() {
       const st = s.import.stacks[0];
       const t = result.end - result.start;
       ms.push(t);
-      console.log(`chromium run ${r + 1}: ${t.toFixed(0)} ms (${st.layers} layers × ${st.heads} heads, T ${st.T_q})`);
+      const part = (a, b) => (result[b] - result[a]).toFixed(0);
+      console.log(`chromium run ${r + 1}: ${t.toFixed(0)} ms (${st.layers} layers × ${st.heads} heads, T ${st.T_q}): ` +
+                  `FileReader ${part('start', 'malloc')}, malloc ${part('malloc', 'malloced')}, into the heap ${part('malloced', 'bytes')}, ` +
+                  `copied by the app ${part('bytes', 'copied')}, ` +
+                  `frames until the parse ${part('copied', 'lastFrame')}, the frame that parses and draws ${part('lastFrame', 'end')}`);
       await page.screenshot({ path: path.join(out, 'model-chromium.png') });
       await page.context().close();
     }
