@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Runs every test: the native suite, the same suite under ASan + UBSan, the same suite as
-# wasm (SIMD128) under node, the command line, short fuzz runs, the browser end-to-end
-# test in headless Chromium and the desktop window under Xvfb.
+# Runs every test: the native suite, the same suite under ASan + UBSan (clang, in the fuzz build),
+# the same suite as wasm (SIMD128) under node, the command line, short fuzz runs, the browser
+# end-to-end test in headless Chromium and the desktop window under Xvfb.
 # Screenshots and logs go to artifacts/. Set FUZZ_SECONDS to fuzz longer (default 30 each).
+# Each step prints its wall time and its CPU time (user + system of the processes it ran and
+# waited for; Chromium's renderer and GPU processes are not among them, so the browser steps'
+# CPU is low by about 2.5x): on a shared machine the CPU time is the steadier number.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || { echo "test: setup failed"; exit 1; }
@@ -11,17 +14,49 @@ jobs=${JOBS:-2}
 fuzz_seconds=${FUZZ_SECONDS:-30}
 artifacts=$PWD/artifacts
 mkdir -p "$artifacts"
-passed=0 failed=0 failures=()
+passed=0 failed=0 failures=() background=()
 
+timed() {  # timed NAME COMMAND... (in a subshell of its own): runs it, writes NAME.status: exit code, wall s, CPU s
+    local name=$1; shift
+    local start=$SECONDS code
+    "$@"; code=$?
+    times > "$artifacts/$name.times"  # line 2: this subshell's children, i.e. the command, user and system
+    echo "$code $((SECONDS - start)) $(awk 'NR == 2 { t = 0; for (i = 1; i <= 2; ++i) { split($i, p, "m"); t += p[1] * 60 + p[2] } printf "%.0f", t }' \
+        "$artifacts/$name.times")" > "$artifacts/$name.status"
+}
+tally() {  # tally NAME: counts a finished step, prints its line
+    local name=$1 code='' secs='?' cpu='?'
+    [ -f "$artifacts/$name.status" ] && read -r code secs cpu < "$artifacts/$name.status"
+    rm -f "$artifacts/$name.status" "$artifacts/$name.times"
+    if [ "${code:-1}" -eq 0 ]; then
+        passed=$((passed + 1)); echo "-- $name: ok ($secs s, cpu $cpu s)"
+    else
+        failed=$((failed + 1)); failures+=("$name"); echo "-- $name: FAILED ($secs s, cpu $cpu s)"
+    fi
+}
 step() {  # step NAME COMMAND...: runs a command, logs it, counts it
     local name=$1; shift
     echo "== $name"
-    local start=$SECONDS
-    if "$@" > >(tee "$artifacts/$name.log") 2>&1; then
-        passed=$((passed + 1)); echo "-- $name: ok ($((SECONDS - start)) s)"
-    else
-        failed=$((failed + 1)); failures+=("$name"); echo "-- $name: FAILED ($((SECONDS - start)) s)"
-    fi
+    ( timed "$name" "$@" > >(tee "$artifacts/$name.log") 2>&1 )
+    tally "$name"
+}
+# A single-threaded step (a fuzzer) runs on the second core while the next steps run; step_wait
+# waits for it, then shows its log and counts it.
+step_bg() {  # step_bg NAME COMMAND...
+    local name=$1; shift
+    echo "== $name: started beside the next steps"
+    ( timed "$name" "$@" > "$artifacts/$name.log" 2>&1 ) &
+    background+=("$name" "$!")
+}
+step_wait() {
+    while [ ${#background[@]} -gt 0 ]; do
+        local name=${background[0]} pid=${background[1]}
+        background=("${background[@]:2}")
+        wait "$pid"
+        echo "== $name (ran beside the steps above)"
+        cat "$artifacts/$name.log"
+        tally "$name"
+    done
 }
 
 build() {  # build DIR CONFIGURE-ARGS... [--target TARGETS...]
@@ -50,17 +85,20 @@ step native-suite build/attn_tests
 step cli-native bash tests/cli_test.sh build/attnviz tests/data
 step exporter /usr/bin/python3 tests/test_exporter.py build/attnviz
 
-step sanitize-build build build-asan -DATTN_APP=OFF -DATTN_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
-step sanitize-suite env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-asan/attn_tests
-step sanitize-cli bash tests/cli_test.sh build-asan/attnviz tests/data
+# One clang-14 build with ASan + UBSan (UB is fatal there: -fno-sanitize-recover=all) and
+# libFuzzer's coverage: the suite, the command line and the three fuzz targets. Each fuzzer is
+# single-threaded: it runs on the second core beside the sanitized suite or another fuzzer.
+step sanitize-build build build-fuzz -DATTN_APP=OFF -DATTN_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo
+step_bg fuzz-scene fuzz fuzz_scene scene
+step sanitize-suite env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-fuzz/attn_tests
+step sanitize-cli bash tests/cli_test.sh build-fuzz/attnviz tests/data
+step_wait
+step_bg fuzz-tokenizer fuzz fuzz_tokenizer tokenizer
+step fuzz-import fuzz fuzz_import import
+step_wait
 
 step wasm-build bash -c "emcmake cmake -S . -B build-web -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-web -j $jobs"
 step wasm-suite node --no-experimental-fetch build-web/attn_tests.js
-
-step fuzz-build build build-fuzz -DATTN_APP=OFF -DATTN_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-14 --target fuzz_scene fuzz_tokenizer fuzz_import
-step fuzz-scene fuzz fuzz_scene scene
-step fuzz-tokenizer fuzz fuzz_tokenizer tokenizer
-step fuzz-import fuzz fuzz_import import
 
 step browser node tests/browser/e2e.mjs build-web/site "$artifacts/browser"
 step embed node tests/browser/embed.mjs build-web/site "$artifacts/embed"

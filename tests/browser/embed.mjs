@@ -270,17 +270,26 @@ try {
   });
 
   await check('postMessage: set-scene, set-view, get-state; junk ignored; a bad scene named, figure kept', async () => {
-    // Sends from the parent page; collects every reply from that frame for a while.
-    const talk = (messages, waitMs = 1500) => examplePage.evaluate(async ({ messages, waitMs }) => {
+    // Sends from the parent page, then a get-state of its own; returns every reply from that frame
+    // that came before the reply to that last message. The frame answers messages in the order they
+    // arrive, each at once, so by then every message before it (junk included) has had its answer.
+    const talk = (messages) => examplePage.evaluate(async (messages) => {
       const frame = document.getElementById('fig-cross').contentWindow;
       const replies = [];
-      const listen = (e) => { if (e.source === frame) replies.push(e.data); };
-      window.addEventListener('message', listen);
+      let listen;
+      const last = new Promise((resolve, reject) => {
+        const deadline = setTimeout(() => reject(new Error('no reply to a get-state within 20 s')), 20000);
+        listen = (e) => {
+          if (e.source !== frame) return;
+          if (e.data && e.data.id === 'talk-end') { clearTimeout(deadline); resolve(); } else replies.push(e.data);
+        };
+        window.addEventListener('message', listen);
+      });
       for (const m of messages) frame.postMessage(m, '*');
-      await new Promise((r) => setTimeout(r, waitMs));
-      window.removeEventListener('message', listen);
+      frame.postMessage({ type: 'attnviz:get-state', id: 'talk-end' }, '*');
+      try { await last; } finally { window.removeEventListener('message', listen); }
       return replies;
-    }, { messages, waitMs });
+    }, messages);
     const frame = await (await examplePage.$('#fig-cross')).contentFrame();
     const before = await frameState(frame);
 
@@ -322,7 +331,13 @@ try {
     await page.goto(`${origin}/embed-script-example.html`);
     await page.waitForSelector('#fig-a[data-attnviz-ready]', { timeout: 90000 });
     await page.waitForSelector('#fig-b[data-attnviz-ready]', { timeout: 90000 });
-    await page.waitForTimeout(500);
+    // Both figures drawing, a few frames past their first, their fonts in.
+    await page.waitForFunction(() => ['fig-a', 'fig-b'].every((id) => {
+      const m = document.getElementById(id).attnviz;
+      if (!m || !m._attnviz_state) return false;
+      const s = JSON.parse(m.UTF8ToString(m._attnviz_state()));
+      return s.frame >= 5 && !s.fonts.font_pending;
+    }), null, { timeout: 30000, polling: 50 });
     expect((await page.$$('iframe')).length === 0, 'an iframe on the page');
     expect((await page.$$('canvas')).length === 2, 'not one canvas per figure');
     const a = await page.evaluate(() => document.getElementById('fig-a').attnvizMessage({ type: 'attnviz:get-state' }));
@@ -368,8 +383,12 @@ try {
       const s = await state(page);
       expect(s.kind === 'cross' && s.view === 'heatmap', `figure ${s.kind} ${s.view}`);
       await page.goto(`${cspOrigin}/embed-example.html`);
-      await embeddedFrames(page, ['fig-self', 'fig-masked', 'fig-cross']);
-      await page.waitForTimeout(500);
+      // Every figure past its first frames with its fonts in: all it loads has been asked for.
+      for (const { frame } of Object.values(await embeddedFrames(page, ['fig-self', 'fig-masked', 'fig-cross'])))
+        await frame.waitForFunction(() => {
+          const s = JSON.parse(Module.UTF8ToString(Module._attnviz_state()));
+          return s.frame >= 10 && !s.fonts.font_pending;
+        }, null, { timeout: 30000, polling: 50 });
       let v = await violations();
       await page.goto(`${cspOrigin}/embed-script-example.html`);
       await page.waitForSelector('#fig-b[data-attnviz-ready]', { timeout: 90000 });
@@ -377,7 +396,7 @@ try {
       expect(v.length === 0 && cspConsole.length === 0, `violations: ${v.concat(cspConsole).join(' | ')}`);
       // The watch works: an inline style attribute is refused and reported.
       await page.evaluate(() => document.body.setAttribute('style', 'color: red'));
-      await page.waitForTimeout(200);
+      await page.waitForFunction(() => window.__csp.length > 0, null, { timeout: 5000, polling: 20 }).catch(() => {});
       v = await violations();
       expect(v.length > 0 && v[0].startsWith('style-src'), `a forbidden inline style was not reported: ${v}`);
       cspConsole.length = 0;

@@ -38,22 +38,25 @@ try {
     await moveAway(page);
     const reply = await send(page, { type: 'attnviz:set-scene', scene });
     expect(reply && reply.type === 'attnviz:ok', `set-scene: ${JSON.stringify(reply)}`);
-    const seen = [];
     const first = await state(page);
-    const deadline = Date.now() + 180000;
-    let s = first;
-    while (Date.now() < deadline) {
-      s = await state(page);
-      seen.push(s.lines_ready);
-      if (s.lines_ready >= 1) break;
-      await page.waitForTimeout(100);
-    }
+    // The progress as each frame leaves it: read in the page once per animation frame until done.
+    const seen = await page.evaluate(async (timeoutMs) => {
+      const out = [];
+      const deadline = performance.now() + timeoutMs;
+      for (;;) {
+        const ready = JSON.parse(Module.UTF8ToString(Module._attnviz_state())).lines_ready;
+        out.push(ready);
+        if (ready >= 1 || performance.now() > deadline) return out;
+        await new Promise((r) => requestAnimationFrame(r));
+      }
+    }, 180000);
+    const s = await state(page);
     expect(s.lines_ready >= 1, `not ready after 180 s: ${s.lines_ready}`);
     expect(s.queries.length === T && s.heads === HEADS && s.error === '', `scene ${s.queries.length} × ${s.heads}: ${s.error}`);
     const partial = seen.filter((r) => r > 0 && r < 1);
     expect(partial.length >= 2, `progress seen: ${seen.slice(0, 12).join(', ')}`);
     expect(s.frame - first.frame >= 4, `only ${s.frame - first.frame} frames while building`);
-    return `${s.frame - first.frame} frames while building, progress seen at ${partial.length} polls`;
+    return `${s.frame - first.frame} frames while building, progress seen at ${partial.length} frames`;
   });
 
   await check('auto top-k: 3 lines per query and head; legible compact columns', async () => {

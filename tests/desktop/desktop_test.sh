@@ -54,14 +54,43 @@ echo '{"tokens": ["a", "b"], "heads": 3' > "$tmp/bad.json"
 
 run_x() { xvfb-run -a -s "-screen 0 1280x800x24" "$@"; }
 
+# window.sh APP FILE OUT (under an X server): opens `APP FILE` in a window and captures the screen
+# until two captures in a row (one after the other, no pause) are alike and not blank: the UI is
+# drawn. At most 60 s. Writes the last capture to OUT, then closes the window. Exit 0: captured
+# with the app still running; 3: the app ended by itself; 4: no steady, non-blank picture in time.
+cat > "$tmp/window.sh" <<'EOF'
+app=$1 file=$2 out=$3
+"$app" "$file" & pid=$!
+deadline=$((SECONDS + 60)) previous='' code=4
+while [ "$SECONDS" -lt "$deadline" ]; do
+  if ! kill -0 "$pid" 2>/dev/null; then code=3; break; fi
+  if import -window root "$out.new.png" 2>/dev/null; then
+    read -r colours sd < <(convert "$out.new.png" -format '%k %[fx:standard_deviation]' info: 2>/dev/null)
+    sum=$(convert "$out.new.png" -depth 8 rgb:- 2>/dev/null | md5sum)
+    mv "$out.new.png" "$out"
+    if [ "${colours:-0}" -ge 64 ] && awk "BEGIN{exit !(${sd:-0} >= 0.04)}" && [ "$sum" = "$previous" ]; then
+      code=0; break
+    fi
+    previous=$sum
+  fi
+done
+if [ "$code" -eq 0 ] && ! kill -0 "$pid" 2>/dev/null; then code=3; fi
+kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+exit "$code"
+EOF
+window_check() {  # name file out: the window opens, draws a steady picture and stays up until closed
+  local name=$1 code
+  rm -f "$3"
+  run_x bash "$tmp/window.sh" "$app" "$2" "$3" > "$tmp/window.log" 2>&1; code=$?
+  case $code in
+    0) check_picture "$name" "$3" 1280 800 ;;
+    3) fail "$name" "the app ended by itself: $(tail -c 300 "$tmp/window.log")" ;;
+    *) fail "$name" "no steady, non-blank picture within 60 s (last capture in $3)" ;;
+  esac
+}
+
 # 1. The window (`attnviz SCENE.json`): opens with that scene, draws the UI, stays up until closed.
-run_x bash -c '
-  "$1" "$2" & pid=$!
-  sleep 4
-  import -window root "$3"
-  kill $pid 2>/dev/null; wait $pid 2>/dev/null; true' _ "$app" "$tmp/cross.json" "$artifacts/desktop-window.png" \
-  > "$tmp/window.log" 2>&1
-check_picture "window under Xvfb shows the UI" "$artifacts/desktop-window.png" 1280 800
+window_check "window under Xvfb shows the UI" "$tmp/cross.json" "$artifacts/desktop-window.png"
 if [ -s "$artifacts/desktop-window.png" ]; then
   # The controls panel (left) and the figure (right) are both drawn: neither side is flat.
   left=$(convert "$artifacts/desktop-window.png" -crop 330x780+10+10 +repage -format '%k' info:)
@@ -309,13 +338,7 @@ if [ "$code" -eq 2 ]; then ok "render rejects an unknown view"; else fail "rende
 # 4. Imported attention (SPEC.md §3): the window opens a model file given on the command line
 # (a dropped file takes the same path: open_file_path), and render draws the model view.
 data="$here/../data"
-run_x bash -c '
-  "$1" "$2" & pid=$!
-  sleep 4
-  import -window root "$3"
-  kill $pid 2>/dev/null; wait $pid 2>/dev/null; true' _ "$app" "$data/ui_import_gpt.json" "$artifacts/desktop-import-window.png" \
-  > "$tmp/import-window.log" 2>&1
-check_picture "window opens an import file (attnviz MODEL.json)" "$artifacts/desktop-import-window.png" 1280 800
+window_check "window opens an import file (attnviz MODEL.json)" "$data/ui_import_gpt.json" "$artifacts/desktop-import-window.png"
 render model-gpt-dark "$data/ui_import_gpt.json" model dark
 render model-gpt-light "$data/ui_import_gpt.json" model light
 render model-t5-light "$data/ui_import_t5.json" model light
