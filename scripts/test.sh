@@ -84,6 +84,8 @@ step native-build build build
 step native-suite build/attn_tests
 step cli-native bash tests/cli_test.sh build/attnviz tests/data
 step exporter /usr/bin/python3 tests/test_exporter.py build/attnviz
+# The house's rules (docs/ARCHITECTURE.md): no mutable static in core/, web/ or main/.
+step house-statics python3 tests/house/mutable_statics.py build core web main
 
 # One clang-14 build with ASan + UBSan (UB is fatal there: -fno-sanitize-recover=all) and
 # libFuzzer's coverage: the suite, the command line and the three fuzz targets. Each fuzzer is
