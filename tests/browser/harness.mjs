@@ -130,6 +130,8 @@ export async function pickPreset(page, name) {
     if (!(await state(page)).widgets[`preset.${name}`]) await clickWidget(page, 'preset');
     try {
       await until(page, (x) => x.widgets[`preset.${name}`], `preset ${name} in the list`, 4000);
+      // ImGui places a popup on its second frame (the first measures it): click where it settled.
+      await waitFrames(page, 2);
       await clickWidget(page, `preset.${name}`);
       await until(page, (x) => !x.widgets[`preset.${name}`], 'the list to close', 4000);
       return;
