@@ -131,8 +131,8 @@ std::vector<Scene> read_presets() {
 }  // namespace
 
 const std::vector<Scene>& presets() {
-    static const std::vector<Scene> scenes = read_presets();
-    return scenes;
+    static const std::vector<Scene> kScenes = read_presets();
+    return kScenes;
 }
 
 const Scene* find_preset(std::string_view name) {
