@@ -131,16 +131,21 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
+    // The instruction set of every measurement, and below the Context that holds it for the
+    // attention calls with the kernels' memory, kept from one run to the next as a caller that
+    // computes many times keeps it.
+    kernels::Isa kernel_isa = kernels::best_isa();
     if (!isa_arg.empty()) {
         bool found = false;
-        for (kernels::Isa isa : kernels::available_isas())
-            if (isa_arg == kernels::isa_name(isa)) found = kernels::use_isa(isa);
+        for (kernels::Isa i : kernels::available_isas())
+            if (isa_arg == kernels::isa_name(i)) kernel_isa = i, found = true;
         if (!found) {
             std::fprintf(stderr, "attn_bench: instruction set %s not available\n", isa_arg.c_str());
             return 2;
         }
     }
-    const char* isa = kernels::isa_name(kernels::active_isa());
+    const char* isa = kernels::isa_name(kernel_isa);
+    kernels::Context ctx(kernel_isa);
     std::printf("# attn_bench build=%s kernels=%s d_model=%d heads=%d\n", build.c_str(), isa, kDModel, kHeads);
     std::fflush(stdout);
 
@@ -158,14 +163,15 @@ int main(int argc, char** argv) {
         const int reps = reps_arg ? reps_arg : 5;
         const double dense = median_ms(reps, [&] {
             for (int b = 0; b < blocks; ++b)
-                kernels::softmax_rows(s.data(), 0.125f, nullptr, nullptr, rows, T, nullptr, w.data(), nullptr);
+                kernels::softmax_rows(kernel_isa, s.data(), 0.125f, nullptr, nullptr, rows, T, nullptr, w.data(),
+                                      nullptr);
         }).cpu;
         // Causal: the rows of the block at i0 = 1024 (about half of each row allowed).
         const int i0 = 1024;
         const double masked = median_ms(reps, [&] {
             for (int b = 0; b < blocks; ++b)
-                kernels::softmax_rows(s.data(), 0.125f, causal.data() + i0 * T, spans.data() + i0, rows, T, nullptr,
-                                      w.data(), nullptr);
+                kernels::softmax_rows(kernel_isa, s.data(), 0.125f, causal.data() + i0 * T, spans.data() + i0, rows,
+                                      T, nullptr, w.data(), nullptr);
         }).cpu;
         double allowed = 0;
         for (int r = 0; r < rows; ++r) allowed += spans[i0 + r].hi - spans[i0 + r].lo;
@@ -191,8 +197,8 @@ int main(int argc, char** argv) {
             for (const bool trace : {false, true}) {
                 if (trace && T > max_trace_T) continue;
                 const auto run = [&] {
-                    return trace ? multi_head_attention(x, kv, weights, options).output(0, 0)
-                                 : multi_head_attention_weights(x, kv, weights, options)(0, 0);
+                    return trace ? multi_head_attention(ctx, x, kv, weights, options).output(0, 0)
+                                 : multi_head_attention_weights(ctx, x, kv, weights, options)(0, 0);
                 };
                 float checksum = 0;
                 if (T <= 512) checksum += run();  // warm-up: page in the allocator's memory and the code

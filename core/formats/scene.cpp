@@ -510,9 +510,10 @@ Trace compute(const Scene& s, std::int64_t max_cells) {
     options.n_heads = s.heads;
     options.scale = s.scale;
     options.mask.allowed = t.allowed.topRows(rows);
-    t.attention = multi_head_attention(x_q.topRows(rows), x_kv, w, options);
+    kernels::Context ctx;  // the best instruction set, as attention_rows'
+    t.attention = multi_head_attention(ctx, x_q.topRows(rows), x_kv, w, options);
     if (is_long) {
-        const Matrix q = project(x_q, w.w_q, w.b_q);
+        const Matrix q = project(ctx, x_q, w.w_q, w.b_q);
         for (int h = 0; h < s.heads; ++h) t.long_q.push_back(q.middleCols(h * t.d_k, t.d_k));
     }
     return t;
@@ -561,7 +562,8 @@ void attention_rows(const Trace& t, int head, int r0, int r1, float* weights, fl
     args.factor = t.scale.factor(t.d_k);
     args.scaled = scaled;
     args.weights = weights;
-    kernels::attention_head(args);
+    kernels::Context ctx;  // the best instruction set, as compute's: the rows the trace would hold
+    kernels::attention_head(ctx, args);
 }
 
 const float* HeadRows::row(int q, bool scaled) {

@@ -7,8 +7,6 @@
 // [SECTION] Multi-head attention
 #include "attention.hpp"
 
-#include "kernels.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -104,8 +102,8 @@ std::vector<int> masked_softmax(const Matrix& scaled, const MaskMatrix& allowed,
     const int T_q = static_cast<int>(scaled.rows()), T_k = static_cast<int>(scaled.cols());
     weights.resize(T_q, T_k);
     std::vector<int> fully_masked;
-    kernels::softmax_rows(scaled.data(), 1.0f, allowed.data(), nullptr, T_q, T_k, nullptr, weights.data(),
-                          &fully_masked);
+    kernels::softmax_rows(kernels::best_isa(), scaled.data(), 1.0f, allowed.data(), nullptr, T_q, T_k, nullptr,
+                          weights.data(), &fully_masked);
     return fully_masked;
 }
 
@@ -119,8 +117,8 @@ namespace {
 // pass 3: softmax rows, the masked half of each row skipped
 // pass 4: output = weights·V (T_q×d_k) over the keys each block of rows attends to
 // All four run fused per block of rows in kernels::attention_head.
-HeadTrace head_trace(Matrix q, Matrix k, Matrix v, const MaskMatrix& allowed, const kernels::RowSpan* spans,
-                     Scale scale) {
+HeadTrace head_trace(kernels::Context& ctx, Matrix q, Matrix k, Matrix v, const MaskMatrix& allowed,
+                     const kernels::RowSpan* spans, Scale scale) {
     HeadTrace h;
     h.q = std::move(q);
     h.k = std::move(k);
@@ -139,7 +137,7 @@ HeadTrace head_trace(Matrix q, Matrix k, Matrix v, const MaskMatrix& allowed, co
     args.scores = h.scores.data(), args.scaled = h.scaled.data(), args.weights = h.weights.data();
     args.output = h.output.data();
     args.fully_masked = &h.fully_masked_rows;
-    kernels::attention_head(args);
+    kernels::attention_head(ctx, args);
     return h;
 }
 
@@ -148,38 +146,45 @@ struct Projected {
     Matrix Q, K, V;  // T_q×d_model, T_k×d_model, T_k×d_model
 };
 
-Projected project_all(const Matrix& x_q, const Matrix& x_kv, const Weights& weights, int n_heads) {
+Projected project_all(kernels::Context& ctx, const Matrix& x_q, const Matrix& x_kv, const Weights& weights,
+                      int n_heads) {
     const int d_model = weights.d_model();
     if (n_heads < 1 || d_model % n_heads != 0)
         throw std::invalid_argument("d_model must be a multiple of the number of heads");
     if (x_q.cols() != d_model || x_kv.cols() != d_model)
         throw std::invalid_argument("inputs must have d_model columns");
     Projected p{d_model, n_heads, d_model / n_heads, static_cast<int>(x_q.rows()), static_cast<int>(x_kv.rows()),
-                project(x_q, weights.w_q, weights.b_q), project(x_kv, weights.w_k, weights.b_k),
-                project(x_kv, weights.w_v, weights.b_v)};
+                project(ctx, x_q, weights.w_q, weights.b_q), project(ctx, x_kv, weights.w_k, weights.b_k),
+                project(ctx, x_kv, weights.w_v, weights.b_v)};
     return p;
 }
 
 }  // namespace
 
-Matrix project(const Matrix& x, const Matrix& w, const RowVector& b) {
+Matrix project(kernels::Context& ctx, const Matrix& x, const Matrix& w, const RowVector& b) {
     Matrix y(x.rows(), w.cols());
-    kernels::matmul(static_cast<int>(x.rows()), static_cast<int>(w.cols()), static_cast<int>(x.cols()), x.data(),
-                    static_cast<int>(x.cols()), w.data(), static_cast<int>(w.cols()), false,
+    kernels::matmul(ctx, static_cast<int>(x.rows()), static_cast<int>(w.cols()), static_cast<int>(x.cols()),
+                    x.data(), static_cast<int>(x.cols()), w.data(), static_cast<int>(w.cols()), false,
                     b.size() ? b.data() : nullptr, y.data(), static_cast<int>(y.cols()));
     return y;
 }
 
+Matrix project(const Matrix& x, const Matrix& w, const RowVector& b) {
+    kernels::Context ctx;
+    return project(ctx, x, w, b);
+}
+
 HeadTrace scaled_dot_product_attention(Matrix q, Matrix k, Matrix v, const MaskMatrix& allowed,
                                        Scale scale) {
-    return head_trace(std::move(q), std::move(k), std::move(v), allowed, nullptr, scale);
+    kernels::Context ctx;
+    return head_trace(ctx, std::move(q), std::move(k), std::move(v), allowed, nullptr, scale);
 }
 
 // [SECTION] Multi-head attention -------------------------------------------------------------
 
-MultiHeadTrace multi_head_attention(const Matrix& x_q, const Matrix& x_kv, const Weights& weights,
-                                    const AttentionOptions& options) {
-    const Projected p = project_all(x_q, x_kv, weights, options.n_heads);
+MultiHeadTrace multi_head_attention(kernels::Context& ctx, const Matrix& x_q, const Matrix& x_kv,
+                                    const Weights& weights, const AttentionOptions& options) {
+    const Projected p = project_all(ctx, x_q, x_kv, weights, options.n_heads);
     MultiHeadTrace t;
     t.x_q = x_q;
     t.x_kv = x_kv;
@@ -190,18 +195,23 @@ MultiHeadTrace multi_head_attention(const Matrix& x_q, const Matrix& x_kv, const
     t.heads.reserve(p.n_heads);
     for (int h = 0; h < p.n_heads; ++h) {
         const int c0 = h * p.d_k;
-        t.heads.push_back(head_trace(p.Q.middleCols(c0, p.d_k), p.K.middleCols(c0, p.d_k),
+        t.heads.push_back(head_trace(ctx, p.Q.middleCols(c0, p.d_k), p.K.middleCols(c0, p.d_k),
                                      p.V.middleCols(c0, p.d_k), allowed, spans.data(), options.scale));
         t.concat.middleCols(c0, p.d_k) = t.heads.back().output;
     }
-    t.output = project(t.concat, weights.w_o, weights.b_o);
+    t.output = project(ctx, t.concat, weights.w_o, weights.b_o);
     return t;
 }
 
-Matrix multi_head_attention_weights(const Matrix& x_q, const Matrix& x_kv, const Weights& weights,
-                                    const AttentionOptions& options,
-                                    const std::function<void(int head, const Matrix& weights)>& on_head) {
-    const Projected p = project_all(x_q, x_kv, weights, options.n_heads);
+MultiHeadTrace multi_head_attention(const Matrix& x_q, const Matrix& x_kv, const Weights& weights,
+                                    const AttentionOptions& options) {
+    kernels::Context ctx;
+    return multi_head_attention(ctx, x_q, x_kv, weights, options);
+}
+
+Matrix multi_head_attention_weights(kernels::Context& ctx, const Matrix& x_q, const Matrix& x_kv,
+                                    const Weights& weights, const AttentionOptions& options, const OnHead& on_head) {
+    const Projected p = project_all(ctx, x_q, x_kv, weights, options.n_heads);
     const MaskMatrix allowed = combine_masks(options.mask, p.T_q, p.T_k);
     const std::vector<kernels::RowSpan> spans = kernels::row_spans(allowed.data(), p.T_q, p.T_k);
     // Each head reads its columns of Q, K and V and writes its columns of concat in place.
@@ -215,10 +225,16 @@ Matrix multi_head_attention_weights(const Matrix& x_q, const Matrix& x_kv, const
         args.allowed = allowed.data(), args.spans = spans.data();
         args.factor = options.scale.factor(p.d_k);
         args.weights = w.data(), args.output = concat.data() + c0;
-        kernels::attention_head(args);
+        kernels::attention_head(ctx, args);
         if (on_head) on_head(h, w);
     }
-    return project(concat, weights.w_o, weights.b_o);
+    return project(ctx, concat, weights.w_o, weights.b_o);
+}
+
+Matrix multi_head_attention_weights(const Matrix& x_q, const Matrix& x_kv, const Weights& weights,
+                                    const AttentionOptions& options, const OnHead& on_head) {
+    kernels::Context ctx;
+    return multi_head_attention_weights(ctx, x_q, x_kv, weights, options, on_head);
 }
 
 }  // namespace attn

@@ -4,11 +4,18 @@
 // Q = X·W_q + b_q, K = X_kv·W_k + b_k, V = X_kv·W_v + b_v; head h uses columns
 // h·d_k … (h+1)·d_k − 1; output = concat(head outputs)·W_o + b_o.
 //
+// The kernels run in a kernels::Context: the instruction set and the packed panels' memory.
+// The functions that take one use the caller's (its set; its memory kept from call to call, as
+// a benchmark or a caller that computes many times wants); the others make one for the call,
+// with the best instruction set. Nothing is kept anywhere else.
+//
 // [SECTION] Types
 // [SECTION] Masks
 // [SECTION] Kernels: scores, masked softmax, weighted sum
 // [SECTION] Multi-head attention
 #pragma once
+
+#include "kernels.hpp"
 
 #include <Eigen/Core>
 
@@ -86,6 +93,7 @@ HeadTrace scaled_dot_product_attention(Matrix q, Matrix k, Matrix v, const MaskM
 // [SECTION] Multi-head attention -------------------------------------------------------------
 
 // x·W + b (b may be empty): T×d_out, with kernels::matmul (the same kernel natively and in wasm).
+Matrix project(kernels::Context& ctx, const Matrix& x, const Matrix& w, const RowVector& b);
 Matrix project(const Matrix& x, const Matrix& w, const RowVector& b);
 
 struct AttentionOptions {
@@ -103,6 +111,8 @@ struct MultiHeadTrace {
 
 // x_q T_q×d_model, x_kv T_k×d_model (the same matrix for self-attention). d_model must be a
 // multiple of n_heads; shapes are checked by the caller (scene validation).
+MultiHeadTrace multi_head_attention(kernels::Context& ctx, const Matrix& x_q, const Matrix& x_kv,
+                                    const Weights& weights, const AttentionOptions& options);
 MultiHeadTrace multi_head_attention(const Matrix& x_q, const Matrix& x_kv, const Weights& weights,
                                     const AttentionOptions& options);
 
@@ -110,8 +120,11 @@ MultiHeadTrace multi_head_attention(const Matrix& x_q, const Matrix& x_kv, const
 // 256 MB): heads one after another in one T_q×T_k weights buffer, shown to on_head (if set)
 // before the next head overwrites it; no scores or scaled matrices, and QKᵀ too skips the
 // masked half. Returns the output, T_q×d_model.
+using OnHead = std::function<void(int head, const Matrix& weights)>;
+Matrix multi_head_attention_weights(kernels::Context& ctx, const Matrix& x_q, const Matrix& x_kv,
+                                    const Weights& weights, const AttentionOptions& options,
+                                    const OnHead& on_head = {});
 Matrix multi_head_attention_weights(const Matrix& x_q, const Matrix& x_kv, const Weights& weights,
-                                    const AttentionOptions& options,
-                                    const std::function<void(int head, const Matrix& weights)>& on_head = {});
+                                    const AttentionOptions& options, const OnHead& on_head = {});
 
 }  // namespace attn

@@ -1,4 +1,5 @@
-// kernels.cpp: kernels_body.inc compiled once per instruction set, and the run-time choice.
+// kernels.cpp: kernels_body.inc compiled once per instruction set, and the table of the sets
+// this CPU runs, where a Context's instruction set finds its entry points.
 //
 // [SECTION] One body per instruction set
 // [SECTION] Dispatch
@@ -10,6 +11,8 @@
 #include <cstddef>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 #ifndef ATTN_SIMD
 #define ATTN_SIMD 1  // -DATTN_SIMD=OFF in CMake builds the scalar body only
@@ -73,12 +76,12 @@ namespace {
 
 struct Table {
     Isa isa;
-    void (*matmul)(int, int, int, const float*, int, const float*, int, bool, const float*, float*, int);
+    void (*matmul)(Context&, int, int, int, const float*, int, const float*, int, bool, const float*, float*, int);
     void (*softmax_rows)(const float*, float, const std::uint8_t*, const RowSpan*, int, int, float*, float*,
                          std::vector<int>*);
     void (*exp_nonpositive)(const float*, float*, int);
     void (*exp2_nonpositive)(const float*, float*, int);
-    void (*attention_head)(const HeadArgs&, const RowSpan*);
+    void (*attention_head)(Context&, const HeadArgs&, const RowSpan*);
 };
 
 #define ATTN_TABLE(ns, isa) Table{isa, ns::matmul, ns::softmax_rows, ns::exp_nonpositive, ns::exp2_nonpositive, ns::attention_head}
@@ -102,14 +105,16 @@ std::vector<Table> tables() {
     return t;
 }
 
+// The sets this binary has and this CPU runs, best last: a constant, found on first use.
 const std::vector<Table>& all_tables() {
-    static const std::vector<Table> t = tables();
-    return t;
+    static const std::vector<Table> kTables = tables();
+    return kTables;
 }
 
-const Table*& active() {
-    static const Table* t = &all_tables().back();
-    return t;
+const Table& table(Isa isa) {
+    for (const Table& t : all_tables())
+        if (t.isa == isa) return t;
+    throw std::invalid_argument(std::string("instruction set not available: ") + isa_name(isa));
 }
 
 }  // namespace
@@ -130,13 +135,9 @@ std::vector<Isa> available_isas() {
     return isas;
 }
 
-Isa active_isa() { return active()->isa; }
+Isa best_isa() { return all_tables().back().isa; }
 
-bool use_isa(Isa isa) {
-    for (const Table& t : all_tables())
-        if (t.isa == isa) return active() = &t, true;
-    return false;
-}
+Context::Context(Isa isa) : isa(table(isa).isa) {}
 
 // [SECTION] Row spans -------------------------------------------------------------------------
 
@@ -166,27 +167,27 @@ std::vector<RowSpan> row_spans(const std::uint8_t* allowed, int T_q, int T_k) {
 
 // [SECTION] Entry points ----------------------------------------------------------------------
 
-void matmul(int M, int N, int K, const float* A, int lda, const float* B, int ldb, bool b_transposed,
+void matmul(Context& ctx, int M, int N, int K, const float* A, int lda, const float* B, int ldb, bool b_transposed,
             const float* bias, float* C, int ldc) {
-    active()->matmul(M, N, K, A, lda, B, ldb, b_transposed, bias, C, ldc);
+    table(ctx.isa).matmul(ctx, M, N, K, A, lda, B, ldb, b_transposed, bias, C, ldc);
 }
 
-void softmax_rows(const float* s, float factor, const std::uint8_t* allowed, const RowSpan* spans, int T_q,
+void softmax_rows(Isa isa, const float* s, float factor, const std::uint8_t* allowed, const RowSpan* spans, int T_q,
                   int T_k, float* scaled, float* weights, std::vector<int>* fully_masked) {
     std::vector<RowSpan> own;
     if (!spans) own = row_spans(allowed, T_q, T_k), spans = own.data();
-    active()->softmax_rows(s, factor, allowed, spans, T_q, T_k, scaled, weights, fully_masked);
+    table(isa).softmax_rows(s, factor, allowed, spans, T_q, T_k, scaled, weights, fully_masked);
 }
 
-void exp_nonpositive(const float* x, float* y, int n) { active()->exp_nonpositive(x, y, n); }
+void exp_nonpositive(Isa isa, const float* x, float* y, int n) { table(isa).exp_nonpositive(x, y, n); }
 
-void exp2_nonpositive(const float* t, float* y, int n) { active()->exp2_nonpositive(t, y, n); }
+void exp2_nonpositive(Isa isa, const float* t, float* y, int n) { table(isa).exp2_nonpositive(t, y, n); }
 
-void attention_head(const HeadArgs& args) {
+void attention_head(Context& ctx, const HeadArgs& args) {
     std::vector<RowSpan> own;
     const RowSpan* spans = args.spans;
     if (!spans) own = row_spans(args.allowed, args.T_q, args.T_k), spans = own.data();
-    active()->attention_head(args, spans);
+    table(ctx.isa).attention_head(ctx, args, spans);
 }
 
 }  // namespace attn::kernels
