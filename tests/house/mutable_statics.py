@@ -7,11 +7,6 @@ not there at all; constants initialised at run time (a `static const std::vector
 are, so a symbol there passes only when its name says it is a constant (kName, as STYLE.md
 names constants) and its declaration in the sources says `const` or `constexpr`.
 
-The one known exception, listed here so that nothing else can join it: core/math's kernels keep
-per-thread packing buffers (scratch()), the instruction set in use (active(), switched by tests
-and the benchmark) and constant tables not named as constants. Moving them into a context the
-caller owns is the remaining step of issue 12 (docs/ARCHITECTURE.md says so too).
-
 usage: mutable_statics.py BUILD_DIR SOURCE_DIR...   (exit 1 and one line per offender)
 """
 import pathlib
@@ -29,7 +24,7 @@ if not objects:
 
 text = "\n".join(p.read_text(errors="replace") for d in sources for p in d.rglob("*")
                  if p.suffix in (".cpp", ".hpp", ".inc"))
-offenders, known = set(), set()
+offenders = set()
 for obj in objects:
     out = subprocess.run(["nm", "-C", str(obj)], capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():
@@ -41,10 +36,6 @@ for obj in objects:
             continue
         if name.startswith(("stbiw__", "stbi_")):  # stb_image_write, compiled into png.cpp: not ours
             continue
-        if re.fullmatch(r"attn::kernels::(\w+::)?(\(anonymous namespace\)::)?"
-                        r"(scratch\(int, unsigned long\)::buffers|active\(\)::t|all_tables\(\)::t|consts\(\)::k|exp2_consts\(\)::k)", name):
-            known.add(name)
-            continue
         last = re.sub(r"\[abi:[^\]]*\]", "", name).split("::")[-1]
         declared_const = re.search(r"\b(const|constexpr)\b[^;(){}]*\b" + re.escape(last) + r"\b", text)
         if re.fullmatch(r"k[A-Z]\w*", last) and declared_const:
@@ -52,6 +43,5 @@ for obj in objects:
         offenders.add(f"{obj.relative_to(build)}: {name}")
 for o in sorted(offenders):
     print("mutable static:", o)
-print(f"mutable_statics: {len(objects)} object files, {len(offenders)} mutable statics"
-      f" (and {len(known)} known in core/math's kernels, see above)")
+print(f"mutable_statics: {len(objects)} object files, {len(offenders)} mutable statics")
 sys.exit(1 if offenders else 0)
