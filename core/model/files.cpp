@@ -1,0 +1,128 @@
+// files.cpp: see files.hpp.
+#include "files.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#if !defined(__EMSCRIPTEN__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
+
+namespace attn {
+
+// [SECTION] Errors ---------------------------------------------------------------------------
+
+namespace {
+std::string joined(const std::string& file, const std::string& where, const std::string& message) {
+    std::string line = file;
+    if (!where.empty()) line += (line.empty() ? "" : ": ") + where;
+    return line + (line.empty() ? "" : ": ") + message;
+}
+}  // namespace
+
+ModelError::ModelError(std::string file, std::string where, const std::string& message)
+    : std::runtime_error(joined(file, where, message)), file_(std::move(file)), where_(std::move(where)) {}
+
+// [SECTION] Bytes of one file ----------------------------------------------------------------
+
+std::shared_ptr<const FileBytes> FileBytes::own(std::vector<std::uint8_t> bytes) {
+    std::shared_ptr<FileBytes> f(new FileBytes());
+    f->owned_ = std::move(bytes);
+    f->data_ = f->owned_.data();
+    f->size_ = f->owned_.size();
+    return f;
+}
+
+#if defined(__EMSCRIPTEN__)
+// In wasm (the node test suite's NODERAWFS) a file is read whole: there is no mmap to speak of.
+std::shared_ptr<const FileBytes> FileBytes::map(const std::string& path, const std::string& shown) {
+    std::FILE* fp = std::fopen(path.c_str(), "rb");
+    if (!fp) throw ModelError(shown, "", std::string("cannot open: ") + std::strerror(errno));
+    std::vector<std::uint8_t> bytes;
+    std::fseek(fp, 0, SEEK_END);
+    long n = std::ftell(fp);
+    std::fseek(fp, 0, SEEK_SET);
+    if (n < 0) n = 0;
+    bytes.resize(static_cast<size_t>(n));
+    bool ok = bytes.empty() || std::fread(bytes.data(), 1, bytes.size(), fp) == bytes.size();
+    std::fclose(fp);
+    if (!ok) throw ModelError(shown, "", "cannot read it whole");
+    return own(std::move(bytes));
+}
+FileBytes::~FileBytes() = default;
+void FileBytes::done_with(std::size_t, std::size_t) const {}
+#else
+std::shared_ptr<const FileBytes> FileBytes::map(const std::string& path, const std::string& shown) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw ModelError(shown, "", std::string("cannot open: ") + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw ModelError(shown, "", "not a regular file");
+    }
+    std::shared_ptr<FileBytes> f(new FileBytes());
+    f->size_ = static_cast<std::size_t>(st.st_size);
+    if (f->size_ > 0) {
+        void* p = ::mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            ::close(fd);
+            throw ModelError(shown, "", std::string("cannot map: ") + std::strerror(errno));
+        }
+        f->data_ = static_cast<const std::uint8_t*>(p);
+        f->mapped_ = true;
+    }
+    ::close(fd);
+    return f;
+}
+
+FileBytes::~FileBytes() {
+    if (mapped_) ::munmap(const_cast<std::uint8_t*>(data_), size_);
+}
+
+void FileBytes::done_with(std::size_t offset, std::size_t n) const {
+    if (!mapped_ || offset >= size_) return;
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    std::size_t begin = (offset + page - 1) / page * page;  // whole pages inside the range only
+    std::size_t end = std::min(size_, offset + n) / page * page;
+    if (end > begin) ::madvise(const_cast<std::uint8_t*>(data_) + begin, end - begin, MADV_DONTNEED);
+}
+#endif
+
+// [SECTION] A model's files ------------------------------------------------------------------
+
+ModelFiles ModelFiles::from_folder(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::is_directory(path, ec)) throw ModelError(path, "", "not a folder with config.json, model.safetensors and tokenizer files");
+    ModelFiles out;
+    out.folder = path;
+    while (out.folder.size() > 1 && out.folder.back() == '/') out.folder.pop_back();
+    for (const fs::directory_entry& e : fs::directory_iterator(path, ec)) {
+        if (!e.is_regular_file(ec)) continue;
+        std::string name = e.path().filename().string();
+        out.files[name] = FileBytes::map(e.path().string(), out.shown(name));
+    }
+    if (ec) throw ModelError(path, "", "cannot list the folder: " + ec.message());
+    return out;
+}
+
+const FileBytes* ModelFiles::find(const std::string& name) const {
+    auto it = files.find(name);
+    return it == files.end() ? nullptr : it->second.get();
+}
+
+const FileBytes& ModelFiles::need(const std::string& name) const { return *share(name); }
+
+std::shared_ptr<const FileBytes> ModelFiles::share(const std::string& name) const {
+    auto it = files.find(name);
+    if (it == files.end()) throw ModelError(shown(name), "", "missing");
+    return it->second;
+}
+
+std::string ModelFiles::shown(const std::string& name) const { return folder.empty() ? name : folder + "/" + name; }
+
+}  // namespace attn

@@ -1,0 +1,82 @@
+// files.hpp: a model's files (config.json, model.safetensors, tokenizer files) as bytes, and the
+// one error every reader of them throws.
+//
+// Natively the files of a folder are memory-mapped (a 500 MB checkpoint is not read into memory
+// before it is converted); in the browser they are the bytes of the files the user gave.
+//
+// [SECTION] Errors
+// [SECTION] Bytes of one file
+// [SECTION] A model's files
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+// [SECTION] Errors ---------------------------------------------------------------------------
+
+// Bad model input, as one line (SPEC.md §5): "FILE: WHERE: MESSAGE", e.g.
+// "gpt2/model.safetensors: h.3.attn.c_attn.weight: expected shape [768, 2304], got [768, 768]".
+// FILE is the path as the user named it (folder/file); WHERE the tensor, field or token, or "".
+class ModelError : public std::runtime_error {
+public:
+    ModelError(std::string file, std::string where, const std::string& message);
+    const std::string& file() const { return file_; }
+    const std::string& where() const { return where_; }
+
+private:
+    std::string file_, where_;
+};
+
+// [SECTION] Bytes of one file ----------------------------------------------------------------
+
+// Read-only bytes of one file: a private read-only memory map (natively) or owned bytes.
+class FileBytes {
+public:
+    // Maps `path` read-only. Throws ModelError(shown, "", "cannot open: …") when it cannot.
+    static std::shared_ptr<const FileBytes> map(const std::string& path, const std::string& shown);
+    static std::shared_ptr<const FileBytes> own(std::vector<std::uint8_t> bytes);
+    ~FileBytes();
+    FileBytes(const FileBytes&) = delete;
+    FileBytes& operator=(const FileBytes&) = delete;
+
+    const std::uint8_t* data() const { return data_; }
+    std::size_t size() const { return size_; }
+    std::string_view text() const { return {reinterpret_cast<const char*>(data_), size_}; }
+    // The bytes [offset, offset + n) will not be read again: a mapped file gives their pages
+    // back (madvise DONTNEED), so converting a checkpoint does not hold it twice in memory.
+    void done_with(std::size_t offset, std::size_t n) const;
+
+private:
+    FileBytes() = default;
+    const std::uint8_t* data_ = nullptr;
+    std::size_t size_ = 0;
+    bool mapped_ = false;
+    std::vector<std::uint8_t> owned_;
+};
+
+// [SECTION] A model's files ------------------------------------------------------------------
+
+// The files of one model by name ("config.json", "model.safetensors", "vocab.json", …).
+struct ModelFiles {
+    std::string folder;  // as the user named it; messages say folder/name
+    std::map<std::string, std::shared_ptr<const FileBytes>> files;
+
+    // Maps every regular file of `path` (not recursive). Throws ModelError when `path` is not a
+    // readable folder.
+    static ModelFiles from_folder(const std::string& path);
+    const FileBytes* find(const std::string& name) const;  // nullptr when absent
+    // The file or a ModelError(shown(name), "", "missing").
+    const FileBytes& need(const std::string& name) const;
+    std::shared_ptr<const FileBytes> share(const std::string& name) const;  // need(), shared
+    std::string shown(const std::string& name) const;  // "folder/name" (or "name" without a folder)
+};
+
+}  // namespace attn

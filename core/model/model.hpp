@@ -1,0 +1,82 @@
+// model.hpp: a model as a user brings it (a folder or its files): configuration, weights and
+// tokenizers together, the text-to-ids rules of its family (special tokens), the checks of
+// SPEC.md §5, and a run's attention as the import format (§3) that every view reads.
+//
+// [SECTION] A loaded model
+// [SECTION] Text and ids
+// [SECTION] Running it
+#pragma once
+
+#include "files.hpp"
+#include "import.hpp"
+#include "tokenizer.hpp"
+#include "transformer.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// [SECTION] A loaded model -------------------------------------------------------------------
+
+struct LoadedModel {
+    std::string name;       // config's _name_or_path, else the folder's name
+    std::string folder;     // as the user named it (messages)
+    Model model;
+    Tokenizer tokenizer;                // gpt2, bert: the tokenizer; marian: the source's
+    std::optional<Tokenizer> target;    // marian: the target's (target.spm), when separate
+
+    const ModelConfig& config() const { return model.config; }
+    const Tokenizer& decoder_tokenizer() const { return target ? *target : tokenizer; }
+    // "gpt2 · 12 layers × 12 heads · 124 M parameters · weights 498 MB · activations 31 MB at T = 128"
+    std::string summary(int T = 128) const;
+};
+
+// The tokenizer files of a model's folder, in SPEC.md §5's order of preference.
+Tokenizer load_tokenizer(const ModelFiles& files, const ModelConfig& config, bool target = false);
+
+// Loads config.json, the tokenizer files and model.safetensors in steps (ModelLoader's), so a
+// page can draw between them. Throws ModelError.
+class ModelLoad {
+public:
+    explicit ModelLoad(const ModelFiles& files);  // reads config.json and the tokenizers
+    bool done() const { return weights_.done(); }
+    float progress() const { return weights_.progress(); }
+    void step() { weights_.step(); }
+    LoadedModel take();
+
+private:
+    std::string folder_;
+    ModelConfig config_;
+    Tokenizer tokenizer_;
+    std::optional<Tokenizer> target_;
+    ModelLoader weights_;
+};
+LoadedModel load_model(const ModelFiles& files);
+
+// [SECTION] Text and ids ---------------------------------------------------------------------
+
+// As Hugging Face tokenizes with its defaults: gpt2 the text's ids; bert [CLS] … [SEP];
+// marian's source … </s>. Throws ModelError when the ids exceed the model's positions.
+std::vector<int> encode_text(const LoadedModel& m, const std::string& text);
+// marian's decoder input: decoder_start_id, then the target text's ids (no </s>).
+std::vector<int> encode_target(const LoadedModel& m, const std::string& text);
+// Checks ids given as they are (--ids): in the vocabulary, within the positions, not empty.
+// `field` names them in messages ("--ids").
+void check_ids(const LoadedModel& m, const std::vector<int>& ids, const std::string& field);
+
+// [SECTION] Running it -----------------------------------------------------------------------
+
+// A run's maps as an import (SPEC.md §3): stacks named as there, tokens from the vocabulary.
+ImportedAttention run_attention(const LoadedModel& m, const RunInput& input, const RunResult& run);
+
+struct NextToken {
+    int id = 0;
+    std::string token;
+    float p = 0;
+};
+// The N likeliest next tokens from the last position's logits (softmax over the vocabulary).
+std::vector<NextToken> top_tokens(const LoadedModel& m, const std::vector<float>& logits, int n);
+
+}  // namespace attn
