@@ -1,5 +1,7 @@
-// cli.cpp: `attnviz compute` and `attnviz import`, and reading their files with one-line errors.
+// cli.cpp: `attnviz compute`, `attnviz import` and `attnviz run`, and reading their files with
+// one-line errors.
 #include "cli.hpp"
+#include "model.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +12,8 @@
 #include <iostream>
 #include <iterator>
 #include <limits>
+#include <optional>
+#include <tuple>
 #include <sstream>
 #include <string_view>
 
@@ -212,9 +216,190 @@ int run_import(const std::vector<std::string>& args, std::istream& in, std::ostr
     return 0;
 }
 
+// `attnviz run` (SPEC.md §5) ------------------------------------------------------------------
+
+namespace {
+
+constexpr const char* kRunUsage =
+    "attnviz run: expected a model folder and its input: attnviz run MODEL --text \"…\" [--json] [--top N] | "
+    "--source \"…\" [--text \"…\"] [--max-new N] | --ids 1,2,3 [--source-ids 4,5]";
+
+// "464,3797,3332" → ids; false for anything else.
+bool parse_ids(const std::string& s, std::vector<int>& ids) {
+    ids.clear();
+    size_t i = 0;
+    while (i <= s.size()) {
+        const size_t comma = std::min(s.find(',', i), s.size());
+        const std::string part = s.substr(i, comma - i);
+        char* end = nullptr;
+        const long v = std::strtol(part.c_str(), &end, 10);
+        if (part.empty() || *end != '\0' || v < -1000000000L || v > 1000000000L) return false;
+        ids.push_back(static_cast<int>(v));
+        i = comma + 1;
+    }
+    return !ids.empty();
+}
+
+bool parse_count(const std::string& s, int lo, int hi, int& out) {
+    char* end = nullptr;
+    const long v = std::strtol(s.c_str(), &end, 10);
+    if (s.empty() || *end != '\0' || v < lo || v > hi) return false;
+    out = static_cast<int>(v);
+    return true;
+}
+
+nlohmann::json matrix_json(const Matrix& m) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (Eigen::Index i = 0; i < m.rows(); ++i) {
+        nlohmann::json row = nlohmann::json::array();
+        for (Eigen::Index j = 0; j < m.cols(); ++j) row.push_back(number(m(i, j)));
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+// The import format of SPEC.md §3 plus ids, hidden states, logits and the likeliest next tokens.
+nlohmann::json run_json(const LoadedModel& m, const RunInput& input, const RunResult& run, const ImportedAttention& a,
+                        const std::vector<NextToken>& top) {
+    nlohmann::json j;
+    j["model"] = m.name;
+    j["model_type"] = m.config().model_type;
+    const bool encdec = m.config().family == Family::Marian;
+    if (encdec) {
+        j["encoder_ids"] = input.source_ids;
+        j["decoder_ids"] = input.ids;
+        j["encoder_tokens"] = a.stacks.front().queries;
+        j["decoder_tokens"] = a.stacks.back().queries;
+    } else {
+        j["ids"] = input.ids;
+        j["tokens"] = a.stacks.front().queries;
+    }
+    for (const AttentionStack& s : a.stacks) {
+        nlohmann::json layers = nlohmann::json::array();
+        for (int l = 0; l < s.layers; ++l) {
+            nlohmann::json heads = nlohmann::json::array();
+            for (int h = 0; h < s.heads; ++h) heads.push_back(matrix_json(s.map(l, h)));
+            layers.push_back(std::move(heads));
+        }
+        j[s.name] = std::move(layers);
+    }
+    j["hidden"] = matrix_json(run.hidden);
+    if (!run.logits.empty()) {
+        nlohmann::json logits = nlohmann::json::array();
+        for (float v : run.logits) logits.push_back(number(v));
+        j["logits"] = std::move(logits);
+        nlohmann::json next = nlohmann::json::array();
+        for (const NextToken& t : top) next.push_back({{"id", t.id}, {"token", t.token}, {"p", number(t.p)}});
+        j["top"] = std::move(next);
+    }
+    return j;
+}
+
+// The decoder's tokens as text: SentencePiece's "▁" and byte-level BPE's "Ġ" become spaces.
+std::string joined_text(const std::vector<std::string>& tokens) {
+    std::string s;
+    for (const std::string& t : tokens) s += display_token(t);
+    const size_t first = s.find_first_not_of(' ');
+    return first == std::string::npos ? "" : s.substr(first);
+}
+
+}  // namespace
+
+int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+    std::string path;
+    std::optional<std::string> text, source, ids_arg, source_ids_arg;
+    bool json = false;
+    int top_n = 5, max_new = 32;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        const bool has_value = i + 1 < args.size();
+        if (a == "--json") {
+            json = true;
+        } else if (a == "--text" && has_value) {
+            text = args[++i];
+        } else if (a == "--source" && has_value) {
+            source = args[++i];
+        } else if (a == "--ids" && has_value) {
+            ids_arg = args[++i];
+        } else if (a == "--source-ids" && has_value) {
+            source_ids_arg = args[++i];
+        } else if ((a == "--top" || a == "--max-new") && has_value) {
+            if (!parse_count(args[++i], a == "--top" ? 0 : 1, 100000, a == "--top" ? top_n : max_new)) {
+                err << "attnviz run: " << a << ": expected a whole number" << (a == "--top" ? " from 0" : " from 1")
+                    << ", got \"" << args[i] << "\"\n";
+                return kExitBadInput;
+            }
+        } else if (path.empty() && a.rfind("--", 0) != 0) {
+            path = a;
+        } else {
+            err << kRunUsage << "\n";
+            return kExitBadInput;
+        }
+    }
+    if (path.empty() || (text && ids_arg) || (source && source_ids_arg)) {
+        err << kRunUsage << "\n";
+        return kExitBadInput;
+    }
+    RunInput input;
+    for (auto [arg, name, dest] : {std::tuple{&ids_arg, "--ids", &input.ids}, std::tuple{&source_ids_arg, "--source-ids", &input.source_ids}})
+        if (*arg && !parse_ids(**arg, *dest)) {
+            err << "attnviz run: " << name << ": expected ids separated by commas (464,3797,3332), got \"" << **arg << "\"\n";
+            return kExitBadInput;
+        }
+    try {
+        const LoadedModel m = load_model(ModelFiles::from_folder(path));
+        const bool encdec = m.config().family == Family::Marian;
+        if (encdec) {
+            if (!source && !source_ids_arg) throw ModelError(path, "--source", "marian is an encoder-decoder model: give the source text (--source) or its ids (--source-ids)");
+            if (source) input.source_ids = encode_text(m, *source);
+            else check_ids(m, input.source_ids, "--source-ids");
+        } else {
+            if (source || source_ids_arg)
+                throw ModelError(path, source ? "--source" : "--source-ids", m.config().model_type + " has no encoder-decoder: give --text or --ids");
+            if (!text && !ids_arg) throw ModelError(path, "--text", "give the text (--text) or its ids (--ids)");
+        }
+        if (text) input.ids = encdec ? encode_target(m, *text) : encode_text(m, *text);
+        else if (ids_arg) check_ids(m, input.ids, "--ids");
+        kernels::Context ctx;
+        if (encdec && input.ids.empty()) {  // translate: greedy decoding, then every step's maps at once
+            const RunResult encoded = forward(ctx, m.model, RunInput{{m.config().decoder_start_id}, input.source_ids});
+            input.ids = greedy(ctx, m.model, encoded.encoder_output, {m.config().decoder_start_id}, max_new, m.config().eos_id);
+        }
+        const RunResult run = forward(ctx, m.model, input);
+        const ImportedAttention a = run_attention(m, input, run);
+        const std::vector<NextToken> top = top_tokens(m, run.logits, top_n);
+        if (json) {
+            out << run_json(m, input, run, a, top).dump() << "\n";
+            return 0;
+        }
+        out << m.summary(static_cast<int>(std::max(input.ids.size(), input.source_ids.size()))) << "\n";
+        for (const AttentionStack& s : a.stacks)
+            if (s.name != "cross_attention")
+                out << s.name << ": " << count(s.queries.size(), "token") << ": " << token_list(s.queries) << "\n";
+        if (encdec) out << "translation: " << joined_text(std::vector<std::string>(a.stacks.back().queries.begin() + 1, a.stacks.back().queries.end())) << "\n";
+        if (!top.empty()) {
+            out << "next:";
+            for (const NextToken& t : top) {
+                char p[16];
+                std::snprintf(p, sizeof p, "%.3f", static_cast<double>(t.p));
+                out << "  \"" << display_token(t.token) << "\" " << p;
+            }
+            out << "\n";
+        }
+        return 0;
+    } catch (const ModelError& e) {
+        err << e.what() << "\n";
+    } catch (const std::exception& e) {
+        err << path << ": " << e.what() << "\n";
+    }
+    return kExitBadInput;
+}
+
 int run_cli(int argc, char** argv) {
     if (argc >= 2 && std::string_view(argv[1]) == "import")
         return run_import(std::vector<std::string>(argv + 2, argv + argc), std::cin, std::cout, std::cerr);
+    if (argc >= 2 && std::string_view(argv[1]) == "run")
+        return run_model(std::vector<std::string>(argv + 2, argv + argc), std::cout, std::cerr);
     if (argc < 2 || std::string_view(argv[1]) != "compute") return kNotACommand;
     if (argc != 3) {
         std::cerr << "attnviz compute: expected one scene file (or - for stdin): attnviz compute SCENE.json\n";

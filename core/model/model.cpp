@@ -1,0 +1,230 @@
+// model.cpp: see model.hpp.
+#include "model.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+namespace attn {
+
+// [SECTION] A loaded model -------------------------------------------------------------------
+
+namespace {
+
+std::string megabytes(double bytes) {
+    char s[32];
+    std::snprintf(s, sizeof s, "%.0f MB", bytes / 1e6);
+    return s;
+}
+
+std::string millions(double n) {
+    char s[32];
+    if (n >= 1e6) std::snprintf(s, sizeof s, "%.0f M", n / 1e6);
+    else std::snprintf(s, sizeof s, "%.0f k", n / 1e3);
+    return s;
+}
+
+// tokenizer_config.json's WordPiece options (absent file or fields: BERT's defaults).
+WordPieceOptions wordpiece_options(const ModelFiles& files) {
+    WordPieceOptions o;
+    const FileBytes* f = files.find("tokenizer_config.json");
+    if (!f) return o;
+    const std::string shown = files.shown("tokenizer_config.json");
+    nlohmann::json j = nlohmann::json::parse(f->text(), nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw ModelError(shown, "", "not a JSON object");
+    auto flag = [&](const char* key, bool& out) {
+        auto it = j.find(key);
+        if (it == j.end() || it->is_null()) return false;
+        if (!it->is_boolean()) throw ModelError(shown, key, "expected true or false");
+        out = it->get<bool>();
+        return true;
+    };
+    flag("do_lower_case", o.lower_case);
+    if (!flag("strip_accents", o.strip_accents)) o.strip_accents = o.lower_case;
+    flag("tokenize_chinese_chars", o.chinese_chars);
+    if (auto it = j.find("unk_token"); it != j.end() && it->is_string()) o.unk = it->get<std::string>();
+    return o;
+}
+
+}  // namespace
+
+std::string LoadedModel::summary(int T) const {
+    const ModelConfig& c = config();
+    std::string s = name;
+    s += " · ";
+    if (c.family == Family::Marian) s += std::to_string(c.n_layers) + " + " + std::to_string(c.decoder_layers);
+    else s += std::to_string(c.n_layers);
+    s += " layers × " + std::to_string(c.n_heads);
+    if (c.family == Family::Marian && c.decoder_heads != c.n_heads) (s += "/") += std::to_string(c.decoder_heads);
+    s += " heads · " + millions(static_cast<double>(model.parameters())) + " parameters · weights ";
+    s += megabytes(static_cast<double>(model.weight_bytes())) + " · activations ";
+    s += megabytes(static_cast<double>(model.activation_bytes(T))) + " at T = " + std::to_string(T);
+    return s;
+}
+
+Tokenizer load_tokenizer(const ModelFiles& files, const ModelConfig& config, bool target) {
+    if (const FileBytes* f = files.find("tokenizer.json")) return read_tokenizer_json(f->text(), files.shown("tokenizer.json"));
+    switch (config.family) {
+    case Family::Gpt2:
+        return read_bpe(files.need("vocab.json").text(), files.shown("vocab.json"), files.need("merges.txt").text(),
+                        files.shown("merges.txt"));
+    case Family::Bert:
+        return read_wordpiece(files.need("vocab.txt").text(), files.shown("vocab.txt"), wordpiece_options(files));
+    case Family::Marian: {
+        const std::string spm = target && files.find("target.spm") ? "target.spm" : "source.spm";
+        return read_sentencepiece(files.need(spm).text(), files.shown(spm), files.need("vocab.json").text(),
+                                  files.shown("vocab.json"));
+    }
+    }
+    throw ModelError(files.shown("config.json"), "model_type", "no tokenizer for this family");
+}
+
+namespace {
+ModelConfig config_of(const ModelFiles& files) {
+    return read_config(files.need("config.json").text(), files.shown("config.json"));
+}
+}  // namespace
+
+ModelLoad::ModelLoad(const ModelFiles& files)
+    : folder_(files.folder),
+      config_(config_of(files)),
+      tokenizer_(load_tokenizer(files, config_, false)),
+      target_(config_.family == Family::Marian && files.find("target.spm") && !files.find("tokenizer.json")
+                  ? std::optional<Tokenizer>(load_tokenizer(files, config_, true))
+                  : std::nullopt),
+      weights_(config_, files.share("model.safetensors"), files.shown("model.safetensors")) {}
+
+LoadedModel ModelLoad::take() {
+    std::string name = config_.name;
+    if (name.empty()) {
+        name = folder_.substr(folder_.find_last_of('/') == std::string::npos ? 0 : folder_.find_last_of('/') + 1);
+        if (name.empty()) name = config_.model_type;
+    }
+    return LoadedModel{name, folder_, weights_.take(), tokenizer_, target_};
+}
+
+LoadedModel load_model(const ModelFiles& files) {
+    ModelLoad load(files);
+    while (!load.done()) load.step();
+    return load.take();
+}
+
+// [SECTION] Text and ids ---------------------------------------------------------------------
+
+namespace {
+
+std::string config_file(const LoadedModel& m) { return m.folder.empty() ? "config.json" : m.folder + "/config.json"; }
+
+int special(const LoadedModel& m, const Tokenizer& t, const char* token) {
+    if (std::optional<int> id = t.id(token)) return *id;
+    throw ModelError(m.folder, "tokenizer", std::string("has no ") + token + " token");
+}
+
+void check_length(const LoadedModel& m, size_t n, const std::string& what) {
+    const ModelConfig& c = m.config();
+    const char* field = c.family == Family::Gpt2 ? "n_positions" : "max_position_embeddings";
+    if (n > static_cast<size_t>(c.max_positions))
+        throw ModelError(config_file(m), field, what + " has " + std::to_string(n) + " tokens, more than the model's " +
+                                                    std::to_string(c.max_positions) + " positions");
+    if (n == 0) throw ModelError(config_file(m), "", what + " is empty: the model needs at least one token");
+}
+
+}  // namespace
+
+std::vector<int> encode_text(const LoadedModel& m, const std::string& text) {
+    std::vector<int> ids = m.tokenizer.encode(text);
+    switch (m.config().family) {
+    case Family::Gpt2: break;
+    case Family::Bert:
+        ids.insert(ids.begin(), special(m, m.tokenizer, "[CLS]"));
+        ids.push_back(special(m, m.tokenizer, "[SEP]"));
+        break;
+    case Family::Marian: ids.push_back(m.config().eos_id); break;
+    }
+    check_length(m, ids.size(), m.config().family == Family::Marian ? "the source text" : "the text");
+    check_ids(m, ids, "the tokenizer's ids");
+    return ids;
+}
+
+std::vector<int> encode_target(const LoadedModel& m, const std::string& text) {
+    std::vector<int> ids = m.decoder_tokenizer().encode(text);
+    ids.insert(ids.begin(), m.config().decoder_start_id);
+    check_length(m, ids.size(), "the target text");
+    check_ids(m, ids, "the tokenizer's ids");
+    return ids;
+}
+
+void check_ids(const LoadedModel& m, const std::vector<int>& ids, const std::string& field) {
+    check_length(m, ids.size(), field);
+    const int vocab = m.config().vocab_size;
+    for (size_t i = 0; i < ids.size(); ++i)
+        if (ids[i] < 0 || ids[i] >= vocab)
+            throw ModelError(config_file(m), "vocab_size", field + "[" + std::to_string(i) + "] is " + std::to_string(ids[i]) +
+                                                            ", outside the vocabulary (0 to " + std::to_string(vocab - 1) + ")");
+}
+
+// [SECTION] Running it -----------------------------------------------------------------------
+
+namespace {
+// The vocabulary's string for an id, or "<ID>" past the tokenizer's end (a model whose
+// vocab_size exceeds its tokenizer's, as GPT-2's padded vocabularies do).
+std::string token_or_id(const Tokenizer& t, int id) {
+    if (id < t.size()) return t.token(id);
+    std::string s = "<";
+    s += std::to_string(id);
+    s += '>';
+    return s;
+}
+
+std::vector<std::string> tokens_of(const Tokenizer& t, const std::vector<int>& ids) {
+    std::vector<std::string> out;
+    out.reserve(ids.size());
+    for (int id : ids) out.push_back(token_or_id(t, id));
+    return out;
+}
+}  // namespace
+
+ImportedAttention run_attention(const LoadedModel& m, const RunInput& input, const RunResult& run) {
+    const bool encdec = m.config().family == Family::Marian;
+    const std::vector<std::string> source = tokens_of(m.tokenizer, encdec ? input.source_ids : input.ids);
+    const std::vector<std::string> target = encdec ? tokens_of(m.decoder_tokenizer(), input.ids) : source;
+    ImportedAttention out;
+    out.model = m.name;
+    for (const StackRun& s : run.stacks) {
+        AttentionStack stack;
+        stack.name = s.name;
+        const bool on_decoder = encdec && s.name != "encoder_attention";
+        stack.queries = on_decoder ? target : source;
+        stack.keys = s.cross ? source : stack.queries;
+        stack.layers = static_cast<int>(s.layers.size());
+        stack.heads = s.heads;
+        for (const BlockRun& b : s.layers) stack.maps.insert(stack.maps.end(), b.weights.begin(), b.weights.end());
+        out.stacks.push_back(std::move(stack));
+    }
+    return out;
+}
+
+std::vector<NextToken> top_tokens(const LoadedModel& m, const std::vector<float>& logits, int n) {
+    if (logits.empty() || n <= 0) return {};
+    const float max = *std::max_element(logits.begin(), logits.end());
+    double sum = 0;
+    for (float l : logits) sum += std::exp(static_cast<double>(l) - max);
+    std::vector<int> order(logits.size());
+    std::iota(order.begin(), order.end(), 0);
+    const size_t k = std::min(order.size(), static_cast<size_t>(n));
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
+                      [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
+    const Tokenizer& t = m.decoder_tokenizer();
+    std::vector<NextToken> out;
+    for (size_t i = 0; i < k; ++i) {
+        const int id = order[i];
+        out.push_back({id, token_or_id(t, id),
+                       static_cast<float>(std::exp(static_cast<double>(logits[id]) - max) / sum)});
+    }
+    return out;
+}
+
+}  // namespace attn
