@@ -48,6 +48,35 @@ Figure layered_figure(std::shared_ptr<const ImportedAttention> layers, std::stri
     return f;
 }
 
-void show_maps(Figure& figure, Trace shown) { figure.shown = std::make_shared<const Trace>(std::move(shown)); }
+Figure live_figure(std::shared_ptr<const LiveRun> run) {
+    Figure f = layered_figure(std::make_shared<const ImportedAttention>(run_attention(*run->model, run->input, run->result)), "");
+    f.name = run->model->name;
+    f.live = std::move(run);
+    return f;
+}
+
+void show_maps(Figure& figure, Trace shown, unsigned shown_details) {
+    figure.shown = std::make_shared<const Trace>(std::move(shown));
+    figure.details = static_cast<unsigned>(Detail::Layers) | shown_details;
+}
+
+Trace live_layer_trace(const Figure& figure, int stack, int layer, std::vector<std::string> queries,
+                       std::vector<std::string> keys) {
+    const LiveRun& live = *figure.live;
+    kernels::Context ctx;
+    BlockTrace block = block_trace(ctx, live.model->model, live.result, stack, layer);
+    const StackRun& s = live.result.stacks[static_cast<size_t>(stack)];
+    Trace t;
+    t.kind = s.cross ? AttentionKind::Cross : s.causal ? AttentionKind::Masked : AttentionKind::Self;
+    t.queries = std::move(queries);
+    t.keys = std::move(keys);
+    t.heads = block.options.n_heads;
+    t.d_model = static_cast<int>(block.trace.x_q.cols());
+    t.d_k = t.d_model / t.heads;
+    t.scale = block.options.scale;
+    t.allowed = combine_masks(block.options.mask, t.T_q(), t.T_k());
+    t.attention = std::move(block.trace);
+    return t;
+}
 
 }  // namespace attn

@@ -1,6 +1,6 @@
 // figure.hpp: one model of what a figure shows, for every source of attention: a scene computed
 // by core (formats/scene.hpp), attention imported from a model's file (formats/import.hpp),
-// and a model run live by core. The views and the exports read only this, and they ask it what
+// and a model run live by core (model/model.hpp). The views and the exports read only this, and they ask it what
 // it has (has()) instead of asking where it came from.
 //
 //   source ──▶ Figure ──▶ a layout per view (no GL, no ImGui) ──▶ GPU renderer / SVG writer
@@ -10,6 +10,7 @@
 #pragma once
 
 #include "import.hpp"
+#include "model.hpp"
 #include "scene.hpp"
 
 #include <memory>
@@ -33,6 +34,15 @@ constexpr unsigned operator|(unsigned a, Detail b) { return a | static_cast<unsi
 // What a computed scene gives: everything but layers.
 inline constexpr unsigned kSceneDetails = Detail::Scores | Detail::Projections | Detail::Input | Detail::Output | Detail::Scene;
 
+// A model run live: the model, what it read and what it computed. Its maps are the figure's
+// layers; one head's map also has its block's whole pipeline, recomputed on demand.
+struct LiveRun {
+    std::shared_ptr<const LoadedModel> model;
+    RunInput input;
+    RunResult result;
+    std::vector<NextToken> top;  // the likeliest next tokens (models with an LM head)
+};
+
 // [SECTION] The figure -----------------------------------------------------------------------
 // Copies are cheap (the numbers are shared and never changed in place): the PNG export draws a
 // copy of the state on screen.
@@ -51,6 +61,8 @@ struct Figure {
     std::vector<bool> causal;
     // With Detail::Scene: the scene `shown` was computed from.
     std::shared_ptr<const Scene> scene;
+    // A live model's run (with Detail::Layers), or nullptr.
+    std::shared_ptr<const LiveRun> live;
 
     bool empty() const { return shown == nullptr; }
     bool has(Detail d) const { return (details & static_cast<unsigned>(d)) != 0; }
@@ -65,8 +77,15 @@ Figure scene_figure(Scene scene, Trace trace);
 // Attention with layers (an import file, a model run): no map is shown until show_maps().
 // Throws SceneError when a stack has no layer, head or token (the views need one of each).
 Figure layered_figure(std::shared_ptr<const ImportedAttention> layers, std::string file);
-// The maps a layered figure shows now (the choice of stack, layer, head or aggregate).
-void show_maps(Figure& figure, Trace shown);
+// A live model's run: its maps as layers (stacks named as in SPEC.md §3), no map shown yet.
+Figure live_figure(std::shared_ptr<const LiveRun> run);
+// The maps a layered figure shows now (the choice of stack, layer, head or aggregate), and what
+// they have beyond the weights (a live model's one layer: Scores | Projections | Input | Output).
+void show_maps(Figure& figure, Trace shown, unsigned shown_details = 0);
+// One layer of a live figure's stack with its block's whole pipeline (block_trace): X, Q, K, V,
+// scores, the mask, weights, outputs, concat and W_o, over the tokens as `queries` / `keys` say.
+Trace live_layer_trace(const Figure& figure, int stack, int layer, std::vector<std::string> queries,
+                       std::vector<std::string> keys);
 
 // A self-attention stack whose every map is zero above the diagonal: a decoder's causal mask.
 bool stack_is_causal(const AttentionStack& stack);

@@ -73,6 +73,8 @@ void set_cursor(int imgui_cursor);
 // Browser only: opens the page's file dialog (a hidden <input type=file>); the file's bytes
 // arrive through attnviz_import_bytes (main/import_hook.cpp), with progress on the way.
 void open_file_picker();
+// Browser: the page's hidden folder dialog (a model's files); desktop: nothing (a path field).
+void open_folder_picker();
 // Browser: makes `app` the one the page's hooks (main/test_hook.cpp, main/import_hook.cpp)
 // talk to, as Module.attnvizApp of this module instance. Desktop: nothing.
 void publish_app(void* app);

@@ -253,6 +253,12 @@ EM_JS(void, attnviz_pick_file, (), {
     if (input) input.click();
 });
 
+// The page's hidden <input type=file webkitdirectory id="attnviz-folder">: a model's folder.
+EM_JS(void, attnviz_pick_folder, (), {
+    var input = document.getElementById('attnviz-folder');
+    if (input) input.click();
+});
+
 namespace attn::platform {
 
 float ui_scale(GLFWwindow*) {
@@ -294,6 +300,7 @@ std::string save_png(const std::string& name, const std::vector<std::uint8_t>& r
     return name;
 }
 void open_file_picker() { attnviz_pick_file(); }
+void open_folder_picker() { attnviz_pick_folder(); }
 void hint_gl33_core() {}  // the WebGL version comes from the link flags
 
 void publish_app(void* app) { EM_ASM({ Module['attnvizApp'] = $0; }, app); }

@@ -7,6 +7,7 @@
 
 #include "figure.hpp"
 #include "import_state.hpp"
+#include "model_state.hpp"
 #include "scene.hpp"
 #include "strings.hpp"
 #include "lines_layout.hpp"
@@ -106,6 +107,7 @@ struct AppState {
     std::string link_map;        // a link's "STACK:LAYER:HEAD" (1-based), applied when its file is in
     View link_map_view = View::Model;  // and the view that link showed the map in
     ImportView imported;         // the choice of map of a figure with layers, and a file loading
+    ModelSession model;          // a model run live: loading, the reader's text, the run in progress
 
     // [view] -----------------------------------------------------------------------------
     View view = View::Lines;

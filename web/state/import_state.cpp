@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <filesystem>
 
 namespace attn {
 namespace {
@@ -41,6 +42,27 @@ const std::vector<Matrix>& rollout_of(const Figure& figure, ImportView& im) {
     return c.maps;
 }
 
+// View state that follows the shape of the maps shown.
+void shown_changed(AppState& st) {
+    const ImportView& im = st.imported;
+    st.error.clear();
+    ++st.revision;
+    const auto T_q = static_cast<Eigen::Index>(st.figure.trace().T_q()), T_k = static_cast<Eigen::Index>(st.figure.trace().T_k());
+    const int heads = st.figure.trace().heads;
+    if (st.lines.head_visible.size() != static_cast<size_t>(heads)) st.lines.head_visible.assign(static_cast<size_t>(heads), true);
+    const int head = im.show == ImportShow::Head ? im.import_head : 0;
+    st.heatmap.head = head;
+    if (!st.figure.has(Detail::Scores)) st.heatmap.values = HeatValues::Weights;
+    st.steps.head = head;
+    auto clamp_ref = [&](TokenRef& r) {
+        const Eigen::Index n = r.side == TokenRef::Query ? T_q : T_k;
+        if (r.valid() && r.index >= n) r = {};
+    };
+    clamp_ref(st.pinned);
+    clamp_ref(st.hover);
+    std::erase_if(st.query_set, [&](int q) { return q >= T_q; });
+}
+
 }  // namespace
 
 // [SECTION] Reading a file -------------------------------------------------------------------
@@ -56,18 +78,23 @@ bool import_attention(AppState& st, std::string_view text, const std::string& na
         st.error = name + ": " + e.what();
         return false;
     }
+    show_layered_figure(st, std::move(figure), false);
+    return true;
+}
+
+void show_layered_figure(AppState& st, Figure figure, bool keep_choice) {
     st.figure = std::move(figure);
     ImportView& im = st.imported;
     ++im.revision;
+    st.error.clear();
+    if (keep_choice) return show_import(st);
     im.show = ImportShow::Head;
     im.merge_words = false;
     im.layers_on.clear();
     im.heads_on.clear();
     st.view = View::Model;
-    st.error.clear();
     select_import_stack(st, 0);
     if (!st.link_map.empty()) apply_link_map(st);
-    return true;
 }
 
 bool rollout_allowed(const AppState& st) {
@@ -120,6 +147,8 @@ bool open_file_text(AppState& st, std::string_view text, const std::string& name
 }
 
 bool open_file_path(AppState& st, const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) return open_model_folder(st, path);  // a model's folder
     std::string text;
     if (!read_file(path, text)) {
         st.error = path + ": cannot open the file";
@@ -193,6 +222,13 @@ void show_import(AppState& st) {
     }
     auto shown = [&](Matrix m) { return im.merge_words ? merge_attention(m, query_words, key_words) : m; };
 
+    // A live model's one layer: its block's whole pipeline, recomputed (Steps shows it).
+    if (figure.live && im.show == ImportShow::Head && !im.merge_words) {
+        show_maps(figure, live_layer_trace(figure, im.import_stack, im.import_layer, std::move(t.queries), std::move(t.keys)),
+                  Detail::Scores | Detail::Projections | Detail::Input | Detail::Output);
+        shown_changed(st);
+        return;
+    }
     std::vector<Matrix> maps;
     switch (im.show) {
         case ImportShow::Head:
@@ -222,23 +258,9 @@ void show_import(AppState& st) {
     }
 
     show_maps(figure, std::move(t));
-    st.error.clear();
-    ++st.revision;
-    // View state that follows the shape of the figure.
-    const int heads = st.figure.trace().heads;
-    if (st.lines.head_visible.size() != static_cast<size_t>(heads)) st.lines.head_visible.assign(static_cast<size_t>(heads), true);
-    const int head = im.show == ImportShow::Head ? im.import_head : 0;
-    st.heatmap.head = head;
-    st.heatmap.values = HeatValues::Weights;  // the file has no scores
-    st.steps.head = head;
-    auto clamp_ref = [&](TokenRef& r) {
-        const Eigen::Index n = r.side == TokenRef::Query ? T_q : T_k;
-        if (r.valid() && r.index >= n) r = {};
-    };
-    clamp_ref(st.pinned);
-    clamp_ref(st.hover);
-    std::erase_if(st.query_set, [&](int q) { return q >= T_q; });
+    shown_changed(st);
 }
+
 
 void select_import_map(AppState& st, int layer, int head) {
     ImportView& im = st.imported;

@@ -61,9 +61,14 @@ struct ImportView {
 // the first stack and returns true; on failure st.error says "NAME: where: what" and the
 // figure and any earlier import stay as they were.
 bool import_attention(AppState& st, std::string_view text, const std::string& name);
+// Shows a figure with layers (an import, a live model's run): with keep_choice the stack, map
+// and aggregate chosen stay (a live model's next run); else the model view opens on the first
+// map, or on the link's.
+void show_layered_figure(AppState& st, Figure figure, bool keep_choice);
 // A dropped or opened file: an import file or else a scene, as file_kind (import.hpp) decides.
 bool open_file_text(AppState& st, std::string_view text, const std::string& name);
-// Reads a file from disk and opens it (desktop: the path field and dropped files).
+// Reads a file from disk and opens it (desktop: the path field and dropped files); a folder
+// opens as a model (model_state.hpp).
 bool open_file_path(AppState& st, const std::string& path);
 
 // Bytes arriving for a file (done of total, total 0 when unknown); then all of them.

@@ -222,6 +222,23 @@ constexpr Entry kTable[] = {
     {Str::HeatMeanHeads, "mean of %d heads", "%d 个头的平均"},
     {Str::HeatComputing, "computing the map… %d%%", "正在计算…%d%%"},
     {Str::HeatFit, "Fit", "适应窗口"},
+    {Str::OpenLiveModel, "Open a model…", "打开模型…"},
+    {Str::OpenLiveModelTip, "A Hugging Face model folder (config.json, model.safetensors and the tokenizer files) of GPT-2, BERT or Marian: it runs here, on your text. Choose the folder or its files, or drop them on the window.",
+     "Hugging Face 模型文件夹（config.json、model.safetensors 和分词器文件），支持 GPT-2、BERT、Marian：模型就在这里对你的文本运行。选择文件夹或其中的文件，也可以拖到窗口上。"},
+    {Str::FolderPath, "Model folder", "模型文件夹"},
+    {Str::SectionLive, "MODEL, LIVE", "实时运行的模型"},
+    {Str::LiveText, "Text", "文本"},
+    {Str::LiveSource, "Source (encoder)", "源句（编码器）"},
+    {Str::LiveTarget, "Target (decoder)", "目标句（解码器）"},
+    {Str::LiveTranslate, "Translate: the decoder writes the target", "翻译：由解码器生成目标句"},
+    {Str::LiveTranslateTip, "Greedy decoding, one token at a time, until </s> (32 tokens at most); every step's attention is kept.",
+     "贪心解码，每次生成一个词元，直到 </s>（最多 32 个）；每一步的注意力都保留。"},
+    {Str::NextTokens, "Next token", "下一个词元"},
+    {Str::LiveReading, "reading %s  %s / %s", "正在读取 %s  %s / %s"},
+    {Str::LiveLoading, "loading the weights of %s  %d%%", "正在载入 %s 的权重  %d%%"},
+    {Str::LiveRunning, "running %s  %d%%", "正在运行 %s  %d%%"},
+    {Str::CloseModel, "Close the model", "关闭模型"},
+    {Str::LiveStatus, "live · %s · %s attention · %zu queries × %zu keys · %s", "实时 · %s · %s · %zu 个查询 × %zu 个键 · %s"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 

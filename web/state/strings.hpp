@@ -46,6 +46,9 @@ enum class Str {
     ImportStatus, DescHead, DescAggregate, DescRollout, HintModel, HintSum, SumOfQueries,
     // heatmap at scale (web/ui/heatmap_view.cpp)
     HeatMemory, HeatMeanHeads, HeatComputing, HeatFit,
+    // a model run live (web/ui/live_panel.cpp)
+    OpenLiveModel, OpenLiveModelTip, FolderPath, SectionLive, LiveText, LiveSource, LiveTarget, LiveTranslate,
+    LiveTranslateTip, NextTokens, LiveReading, LiveLoading, LiveRunning, CloseModel, LiveStatus,
     Count
 };
 

@@ -70,6 +70,9 @@ void App::before_frame(float ui_scale) {
 void App::build_ui() {
     renderer.begin_frame();
     advance_import_load(state);  // a file whose bytes are all in is parsed here
+    // A live model's work between frames: 25 ms and at most one slice more (a layer's
+    // feed-forward block), so frames stay under 100 ms while GPT-2 small computes.
+    advance_model(state, 0.025);
     state.probe.clear();
     ViewContext ctx{state, renderer, fonts, views, panels, ui_scale_, true, &link_cache};
     if (!state.show_panels) draw_figure_only(ctx);
@@ -189,6 +192,7 @@ nlohmann::json figure_state_json(const AppState& st) {
         {"steps", steps},
     };
     add_import_json(st, j);
+    add_model_json(st, j);
     return j;
 }
 

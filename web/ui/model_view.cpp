@@ -7,6 +7,7 @@
 // [SECTION] Controls panel
 // [SECTION] Toolbar, progress and status
 #include "model_view.hpp"
+#include "live_panel.hpp"
 
 #include "model_layout.hpp"
 
@@ -303,8 +304,8 @@ void draw_import_controls(ViewContext& ctx) {
     const Palette& pal = palette(st.theme);
     section(tr(st.lang, Str::SectionImport));
     const Figure& figure = st.figure;
-    ImGui::TextDisabled(tr(st.lang, Str::ImportFile), figure.file.c_str());
-    if (!figure.layers->model.empty()) ImGui::TextDisabled(tr(st.lang, Str::ImportModel), figure.layers->model.c_str());
+    if (!figure.file.empty()) ImGui::TextDisabled(tr(st.lang, Str::ImportFile), figure.file.c_str());
+    if (!figure.layers->model.empty() && !figure.live) ImGui::TextDisabled(tr(st.lang, Str::ImportModel), figure.layers->model.c_str());
     const AttentionStack& s = figure.stack(im.import_stack);
     ImGui::TextDisabled(tr(st.lang, Str::ImportShape), s.layers, s.heads, s.queries.size(), s.keys.size());
 
@@ -410,8 +411,15 @@ void draw_import_controls(ViewContext& ctx) {
     ImGui::Spacing();
     open_model_control(ctx);
     ImGui::SameLine();
-    if (ImGui::SmallButton(tr(st.lang, Str::CloseImport))) close_import(st);
-    probe(st, "import.close");
+    open_live_model_control(ctx);
+    if (st.model.active()) {
+        if (ImGui::SmallButton(tr(st.lang, Str::CloseModel))) close_model(st);
+        probe(st, "model.close");
+    } else {
+        ImGui::SameLine();
+        if (ImGui::SmallButton(tr(st.lang, Str::CloseImport))) close_import(st);
+        probe(st, "import.close");
+    }
 }
 
 // [SECTION] Toolbar, progress and status -----------------------------------------------------
@@ -478,8 +486,12 @@ std::string import_description(const AppState& st) {
 void draw_import_status(ViewContext& ctx) {
     AppState& st = ctx.state;
     const Trace& tr = st.figure.trace();
-    ImGui::TextDisabled(attn::tr(st.lang, Str::ImportStatus), ui_kind_name(st.lang, tr.kind), tr.queries.size(), tr.keys.size(),
-                        import_description(st).c_str());
+    if (st.figure.live)
+        ImGui::TextDisabled(attn::tr(st.lang, Str::LiveStatus), st.figure.name.c_str(), ui_kind_name(st.lang, tr.kind), tr.queries.size(),
+                            tr.keys.size(), import_description(st).c_str());
+    else
+        ImGui::TextDisabled(attn::tr(st.lang, Str::ImportStatus), ui_kind_name(st.lang, tr.kind), tr.queries.size(), tr.keys.size(),
+                            import_description(st).c_str());
     if (ctx.fonts.font_pending()) {
         ImGui::SameLine();
         ImGui::TextDisabled("%s", attn::tr(st.lang, Str::LoadingGlyphs));

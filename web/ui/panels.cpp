@@ -8,6 +8,7 @@
 
 #include "colormaps.hpp"
 #include "link_panel.hpp"
+#include "live_panel.hpp"
 #include "display_menu.hpp"
 #include "export.hpp"
 #include "model_view.hpp"
@@ -273,11 +274,13 @@ void draw_controls(ViewContext& ctx) {
         display_menu(st, s);
     }
     draw_share_buttons(ctx, ctx.panels.share);
+    if (st.model.active()) draw_live_controls(ctx);  // a model run live: its text and next tokens
     if (st.figure.has(Detail::Layers)) {  // a model's layers × heads: choose what the views show
         draw_import_controls(ctx);
         scene_json_popup(ctx);
         return;
     }
+    if (st.model.active()) return;  // its first run is on its way
 
     section(tr(st.lang, Str::SectionScene));
     ImGui::SetNextItemWidth(-FLT_MIN);
@@ -313,6 +316,7 @@ void draw_controls(ViewContext& ctx) {
     if (ImGui::GetContentRegionAvail().x - ImGui::GetItemRectSize().x - style.ItemSpacing.x >= open_w)
         ImGui::SameLine();
     open_model_control(ctx);
+    open_live_model_control(ctx);
 
     ImGui::Spacing();
     AttentionKind kind = st.draft.kind;
@@ -624,6 +628,7 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
             probe(st, "error");
         }
         draw_import_progress(ctx);
+        draw_live_progress(ctx);
     } else {
         ImGui::PushFont(ctx.fonts.title);
         const std::string title = figure_title(st);  // web/ui/export.cpp: the SVG has the same
@@ -657,6 +662,10 @@ void collect_text(const AppState& st, PanelState& panels, Fonts& fonts) {
     fonts.need("\xe2\x9a\xa0");  // ⚠ of the error line; the rest of the UI's text is in the base ranges
     fonts.need(st.target_text);
     fonts.need(st.source_text);
+    fonts.need(st.model.text);
+    fonts.need(st.model.source);
+    if (st.figure.live)
+        for (const NextToken& t : st.figure.live->top) fonts.need(display_token(t.token));
     fonts.need(st.error);
     fonts.need(st.scene.name);
     fonts.need(st.figure.name);

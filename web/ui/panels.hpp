@@ -18,6 +18,7 @@ struct PanelState {
     bool json_failed = false;      // the scene JSON dialog's last Load failed
     std::size_t scanned_paste = 0; // hash of the paste box last scanned for glyphs
     std::string model_path;        // desktop: the "Open model attention" path field
+    std::string model_folder;      // desktop: the "Open a model" folder field
 };
 
 // Builds the whole UI for one frame, filling the display. figure_only: just the figure with a

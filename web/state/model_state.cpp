@@ -1,0 +1,267 @@
+// model_state.cpp: see model_state.hpp.
+#include "model_state.hpp"
+
+#include "app_state.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+namespace attn {
+
+// [SECTION] The session ----------------------------------------------------------------------
+
+// A run in progress. gpt2 and bert: one forward. marian translating: the encoder over the
+// source, then the decoder one token per slice (KV cache) until </s> or kMaxNew tokens, then
+// one forward over the whole target for every step's maps.
+struct ModelJob {
+    static constexpr int kMaxNew = 32;  // as `attnviz run`'s default --max-new
+    int revision = 0;
+    RunInput input;
+    std::unique_ptr<Forward> encoder;  // translating: the encoder's pass
+    std::unique_ptr<Decoder> decoder;  // translating: generation
+    std::vector<float> logits;         // the decoder's last
+    std::unique_ptr<Forward> forward;  // the run whose maps the figure shows
+    kernels::Context ctx;
+};
+
+namespace {
+
+std::string gigabytes(double bytes) {
+    char s[32];
+    std::snprintf(s, sizeof s, "%.1f GB", bytes / 1e9);
+    return s;
+}
+
+template <class F>
+bool guarded(AppState& st, const std::string& name, F&& f) {
+    try {
+        f();
+        return true;
+    } catch (const ModelError& e) {
+        st.error = e.what();
+    } catch (const std::exception& e) {  // out of memory: the figure stays
+        st.error = name + ": " + e.what();
+    }
+    return false;
+}
+
+}  // namespace
+
+// [SECTION] Opening a model ------------------------------------------------------------------
+
+void open_model_files(AppState& st, ModelFiles files) {
+    ModelSession& ms = st.model;
+    const std::string name = files.folder;
+    guarded(st, name, [&] {
+        ms.loading = std::make_shared<ModelLoad>(files);
+        ms.loading_name = name;
+    });
+}
+
+bool open_model_folder(AppState& st, const std::string& path) {
+    return guarded(st, path, [&] { open_model_files(st, ModelFiles::from_folder(path)); }) && st.model.loading;
+}
+
+bool model_files_begin(AppState& st, const std::string& folder, double total_bytes, double f32_bytes) {
+    ModelSession& ms = st.model;
+    ms.reading.reset();
+    if (total_bytes + f32_bytes > kBrowserModelBytes) {
+        st.error = folder + ": needs about " + gigabytes(total_bytes + f32_bytes) + " of memory (its files " + gigabytes(total_bytes) +
+                   ", the weights in F32 " + gigabytes(f32_bytes) + "); a browser page can give a model " +
+                   gigabytes(kBrowserModelBytes);
+        return false;
+    }
+    ms.reading.emplace();
+    ms.reading->folder = folder;
+    ms.reading->total = static_cast<long long>(total_bytes);
+    return true;
+}
+
+std::uint8_t* model_file_buffer(AppState& st, const std::string& name, double size) {
+    ModelSession& ms = st.model;
+    if (!ms.reading || size < 0) return nullptr;
+    std::vector<std::uint8_t>& b = ms.reading->buffers[name];
+    if (!guarded(st, ms.reading->folder, [&] { b.resize(static_cast<size_t>(size)); })) {
+        ms.reading.reset();
+        return nullptr;
+    }
+    return b.empty() ? reinterpret_cast<std::uint8_t*>(&b) : b.data();  // a non-null address for an empty file
+}
+
+void model_files_progress(AppState& st, double done) {
+    if (st.model.reading) st.model.reading->done = static_cast<long long>(done);
+}
+
+void model_files_end(AppState& st) {
+    ModelSession& ms = st.model;
+    if (!ms.reading) return;
+    ModelFiles files;
+    files.folder = ms.reading->folder;
+    for (auto& [name, bytes] : ms.reading->buffers) files.files[name] = FileBytes::own(std::move(bytes));
+    ms.reading.reset();
+    open_model_files(st, std::move(files));
+}
+
+void model_files_failed(AppState& st, const std::string& message) {
+    const std::string folder = st.model.reading ? st.model.reading->folder : "model";
+    st.model.reading.reset();
+    st.error = folder + ": " + message;
+}
+
+void close_model(AppState& st) {
+    ModelSession& ms = st.model;
+    ms.loading.reset();
+    ms.job.reset();
+    ms.model.reset();
+    ms.run_revision = -1;
+    close_import(st);
+}
+
+// [SECTION] Running it -----------------------------------------------------------------------
+
+void model_input_changed(AppState& st) { ++st.model.input_revision; }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The job for the session's input, or nullptr with st.error set (text too long, …).
+std::shared_ptr<ModelJob> start_job(AppState& st) {
+    ModelSession& ms = st.model;
+    const LoadedModel& m = *ms.model;
+    auto job = std::make_shared<ModelJob>();
+    job->revision = ms.input_revision;
+    const bool ok = guarded(st, m.name, [&] {
+        if (m.config().family != Family::Marian) {
+            job->input.ids = encode_text(m, ms.text);
+        } else {
+            job->input.source_ids = encode_text(m, ms.source);
+            if (ms.translate) {
+                job->encoder = std::make_unique<Forward>(m.model, RunInput{{m.config().decoder_start_id}, job->input.source_ids});
+                return;
+            }
+            job->input.ids = encode_target(m, ms.text);
+        }
+        job->forward = std::make_unique<Forward>(m.model, job->input);
+    });
+    return ok ? job : nullptr;
+}
+
+// One slice of a job: a forward's sub-block, or one generated token.
+void step_job(ModelJob& job, const LoadedModel& m) {
+    const ModelConfig& c = m.config();
+    if (job.encoder) {
+        job.encoder->step(job.ctx);
+        if (!job.encoder->done()) return;
+        job.decoder = std::make_unique<Decoder>(m.model, job.encoder->take().encoder_output);
+        job.encoder.reset();
+        job.input.ids = {c.decoder_start_id};
+        job.logits = job.decoder->step(job.ctx, c.decoder_start_id);
+    } else if (job.decoder) {
+        const int next = static_cast<int>(std::max_element(job.logits.begin(), job.logits.end()) - job.logits.begin());
+        job.input.ids.push_back(next);
+        const int generated = static_cast<int>(job.input.ids.size()) - 1;
+        if (next == c.eos_id || generated >= ModelJob::kMaxNew || static_cast<int>(job.input.ids.size()) >= c.max_positions) {
+            job.decoder.reset();
+            job.forward = std::make_unique<Forward>(m.model, job.input);
+        } else {
+            job.logits = job.decoder->step(job.ctx, next);
+        }
+    } else {
+        job.forward->step(job.ctx);
+    }
+}
+
+float job_progress(const ModelJob& job) {
+    if (job.encoder) return 0.1f * job.encoder->progress();
+    if (job.decoder) return 0.1f + 0.6f * static_cast<float>(job.input.ids.size()) / static_cast<float>(ModelJob::kMaxNew + 1);
+    return job.forward ? job.forward->progress() : 0.0f;
+}
+
+// A finished run becomes the figure; a run of the model already shown keeps the choice of map.
+void finish_job(AppState& st, ModelJob& job) {
+    ModelSession& ms = st.model;
+    auto live = std::make_shared<LiveRun>();
+    live->model = ms.model;
+    live->input = std::move(job.input);
+    live->result = job.forward->take();
+    live->top = top_tokens(*ms.model, live->result.logits, ms.top_n);
+    const bool same_model = st.figure.live && st.figure.live->model == ms.model;
+    guarded(st, ms.model->name, [&] { show_layered_figure(st, live_figure(std::move(live)), same_model); });
+}
+
+}  // namespace
+
+void advance_model(AppState& st, double budget_seconds) {
+    ModelSession& ms = st.model;
+    const Clock::time_point start = Clock::now();
+    auto time_left = [&] { return std::chrono::duration<double>(Clock::now() - start).count() < budget_seconds; };
+    if (ms.loading) {
+        const bool ok = guarded(st, ms.loading_name, [&] {
+            do ms.loading->step();
+            while (!ms.loading->done() && time_left());
+            if (!ms.loading->done()) return;
+            ms.model = std::make_shared<const LoadedModel>(ms.loading->take());
+            ms.loading.reset();
+            ms.run_revision = -1;
+        });
+        if (!ok) ms.loading.reset();
+        return;
+    }
+    if (!ms.model) return;
+    if (ms.job && ms.job->revision != ms.input_revision) ms.job.reset();  // typed on: the newest text wins
+    if (!ms.job && ms.run_revision != ms.input_revision) {
+        ms.run_revision = ms.input_revision;
+        ms.job = start_job(st);
+    }
+    if (!ms.job) return;
+    const bool ok = guarded(st, ms.model->name, [&] {
+        do step_job(*ms.job, *ms.model);
+        while (ms.job->forward ? !ms.job->forward->done() && time_left() : time_left());
+    });
+    if (!ok) {
+        ms.job.reset();
+        return;
+    }
+    ms.job_progress = job_progress(*ms.job);
+    if (ms.job->forward && ms.job->forward->done()) {
+        finish_job(st, *ms.job);
+        ms.job.reset();
+    }
+}
+
+// [SECTION] State for the tests --------------------------------------------------------------
+
+void add_model_json(const AppState& st, nlohmann::json& out) {
+    using nlohmann::json;
+    const ModelSession& ms = st.model;
+    json j = {{"active", ms.active()}, {"busy", ms.busy()}, {"text", ms.text}, {"source", ms.source}, {"translate", ms.translate},
+              {"input_revision", ms.input_revision}, {"run_revision", ms.run_revision}};
+    j["reading"] = ms.reading ? json{{"done", ms.reading->done}, {"total", ms.reading->total}} : json(nullptr);
+    j["loading"] = ms.loading ? json(ms.loading->progress()) : json(nullptr);
+    j["running"] = ms.job ? json(ms.job_progress) : json(nullptr);
+    if (ms.model) j.update({{"name", ms.model->name}, {"model_type", ms.model->config().model_type}, {"summary", ms.model->summary()}});
+    if (const LiveRun* live = st.figure.live.get()) {
+        json top = json::array();
+        for (const NextToken& t : live->top) top.push_back({{"id", t.id}, {"token", t.token}, {"p", t.p}});
+        j["figure"] = {{"ids", live->input.ids}, {"source_ids", live->input.source_ids}, {"top", top}};
+        // The Steps view's head's Q, as the tests compare it with the reference (small runs only).
+        const Trace& tr = st.figure.trace();
+        if (st.figure.has(Detail::Projections) && st.steps.head < tr.heads && tr.T_q() * tr.d_k <= 4096) {
+            const Matrix& q = tr.attention.heads[static_cast<size_t>(st.steps.head)].q;
+            json rows = json::array();
+            for (Eigen::Index r = 0; r < q.rows(); ++r) {
+                json row = json::array();
+                for (Eigen::Index c = 0; c < q.cols(); ++c) row.push_back(q(r, c));
+                rows.push_back(row);
+            }
+            j["figure"]["q"] = rows;
+        }
+    }
+    out["model"] = j;
+}
+
+}  // namespace attn

@@ -1,0 +1,93 @@
+// model_state.hpp: a model run live in the app (SPEC.md §5): its files on their way in, its
+// weights loading, and runs on the reader's text, all in slices between frames so the page
+// stays responsive. A finished run becomes the figure (figure.hpp live_figure), whose maps the
+// import choice (import_state.hpp) shows: one head's map with its block's whole pipeline.
+// No ImGui here; web/ui/live_panel.cpp draws the controls.
+//
+// [SECTION] The session
+// [SECTION] Opening a model
+// [SECTION] Running it
+// [SECTION] State for the tests
+#pragma once
+
+#include "figure.hpp"
+#include "model.hpp"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+struct AppState;
+
+// [SECTION] The session ----------------------------------------------------------------------
+
+// A model's files arriving in the browser: the page reads each file into a buffer the app owns
+// (model_file_buffer), so a checkpoint is held once, not copied.
+struct ModelFilesLoad {
+    std::string folder;
+    std::map<std::string, std::vector<std::uint8_t>> buffers;
+    long long done = 0, total = 0;  // bytes
+};
+
+struct ModelJob;  // a run in progress (model_state.cpp)
+
+struct ModelSession {
+    std::optional<ModelFilesLoad> reading;     // browser: files on their way in
+    std::shared_ptr<ModelLoad> loading;        // the weights being converted
+    std::string loading_name;
+    std::shared_ptr<const LoadedModel> model;  // the model in use, or nullptr
+
+    // The reader's input: the text (the model's; marian's target) and marian's source. With
+    // `translate`, marian generates its target greedily instead of reading `text`.
+    std::string text, source;
+    bool translate = true;
+    int input_revision = 0;                    // bumps on every edit
+    int run_revision = -1;                     // the input revision last run (or refused)
+    std::shared_ptr<ModelJob> job;             // the run in progress, or nullptr
+    float job_progress = 0.0f;
+    int top_n = 10;                            // next tokens shown
+
+    bool active() const { return model != nullptr; }
+    bool busy() const { return reading || loading || job; }
+};
+
+// [SECTION] Opening a model ------------------------------------------------------------------
+
+// The browser can give a model at most this much memory (wasm32, -sMAXIMUM_MEMORY=4GB, less
+// what the app holds).
+inline constexpr double kBrowserModelBytes = 3.5e9;
+
+// Files by name: starts loading the weights (errors go to st.error; the figure stays).
+void open_model_files(AppState& st, ModelFiles files);
+// Desktop: a folder path. Returns false (st.error set) when it is not a model folder.
+bool open_model_folder(AppState& st, const std::string& path);
+// Browser: the page announces the files (total bytes, and the F32 size of the checkpoint's
+// tensors read from its header), gets a buffer per file, reports progress, then ends. A model
+// that needs more memory than the browser allows is refused here, before any byte is read.
+bool model_files_begin(AppState& st, const std::string& folder, double total_bytes, double f32_bytes);
+std::uint8_t* model_file_buffer(AppState& st, const std::string& name, double size);
+void model_files_progress(AppState& st, double done);
+void model_files_end(AppState& st);
+void model_files_failed(AppState& st, const std::string& message);
+void close_model(AppState& st);
+
+// [SECTION] Running it -----------------------------------------------------------------------
+
+// After editing text / source / translate.
+void model_input_changed(AppState& st);
+// Once a frame: converts weights, runs the model, or finishes a run into the figure, for at
+// most `budget_seconds` of work (one slice past it at most: a layer's sub-block).
+void advance_model(AppState& st, double budget_seconds);
+
+// [SECTION] State for the tests --------------------------------------------------------------
+
+void add_model_json(const AppState& st, nlohmann::json& out);
+
+}  // namespace attn
