@@ -92,40 +92,145 @@
     importProgress(file.name, 0, file.size);
     reader.readAsArrayBuffer(file);
   }
-  async function importUrl(path) {
+  // The bytes at a same-origin path, with progress(done, total) as they arrive.
+  async function fetchBytes(url, progress) {
+    const response = await fetch(url);
+    if (!response.ok) throw new Error('HTTP ' + response.status);
+    const total = +response.headers.get('Content-Length') || 0;
+    if (!response.body) return new Uint8Array(await response.arrayBuffer());
+    const reader = response.body.getReader();
+    const parts = [];
+    let done = 0;
+    for (;;) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      parts.push(chunk.value);
+      done += chunk.value.length;
+      progress(done, total);
+    }
+    const bytes = new Uint8Array(done);
+    let at = 0;
+    for (const p of parts) { bytes.set(p, at); at += p.length; }
+    return bytes;
+  }
+  function sameOrigin(path, failed) {
     let url;
-    try { url = new URL(path, location.href); } catch (e) { importFailed(path, 'not a URL'); return; }
-    if (url.origin !== location.origin) { importFailed(path, 'only files from this site can be imported (' + url.origin + ')'); return; }
+    try { url = new URL(path, location.href); } catch (e) { failed(path, 'not a URL'); return null; }
+    if (url.origin !== location.origin) { failed(path, 'only files from this site can be opened (' + url.origin + ')'); return null; }
+    return url;
+  }
+  async function importUrl(path) {
+    const url = sameOrigin(path, importFailed);
+    if (!url) return;
     const name = decodeURIComponent(url.pathname.split('/').pop() || path);
     try {
       importProgress(name, 0, 0);
-      const response = await fetch(url);
-      if (!response.ok) throw new Error('HTTP ' + response.status);
-      const total = +response.headers.get('Content-Length') || 0;
-      if (!response.body) { importBytes(name, new Uint8Array(await response.arrayBuffer())); return; }
-      const reader = response.body.getReader();
-      const parts = [];
-      let done = 0;
-      for (;;) {
-        const chunk = await reader.read();
-        if (chunk.done) break;
-        parts.push(chunk.value);
-        done += chunk.value.length;
-        importProgress(name, done, total);
-      }
-      const bytes = new Uint8Array(done);
-      let at = 0;
-      for (const p of parts) { bytes.set(p, at); at += p.length; }
-      importBytes(name, bytes);
+      importBytes(name, await fetchBytes(url, function (done, total) { importProgress(name, done, total); }));
     } catch (e) {
       importFailed(name, 'cannot fetch ' + url.pathname + ': ' + (e.message || e));
     }
   }
+
+  // A model (SPEC.md §5): a folder chosen in the folder dialog, files chosen or dropped together
+  // (config.json among them), a dropped folder, or ?model=PATH (a folder on this site). Each
+  // file is read in 16 MB slices straight into a buffer of the app's (main/model_hook.cpp).
+  const kModelFiles = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json',
+                       'vocab.json', 'merges.txt', 'vocab.txt', 'source.spm', 'target.spm'];
+  function modelFailed(message) { Module.ccall('attnviz_model_failed', null, ['string'], [String(message)]); }
+  // The F32 size of the checkpoint's float tensors, from its header: the app refuses a model
+  // the page cannot hold before reading it. 0 when the header is unreadable (the app's reader
+  // then says what is wrong with it).
+  async function f32Bytes(file) {
+    try {
+      const n = Number(new DataView(await file.slice(0, 8).arrayBuffer()).getBigUint64(0, true));
+      if (n > 100e6 || 8 + n > file.size) return 0;
+      const header = JSON.parse(new TextDecoder().decode(await file.slice(8, 8 + n).arrayBuffer()));
+      let total = 0;
+      for (const key in header) {
+        const t = header[key];
+        if (key !== '__metadata__' && t && Array.isArray(t.shape) && /^(F32|F16|BF16)$/.test(t.dtype))
+          total += 4 * t.shape.reduce(function (a, b) { return a * b; }, 1);
+      }
+      return total;
+    } catch (e) { return 0; }
+  }
+  async function openModel(folder, files) {
+    if (!window.attnvizReady) return;
+    files = files.filter(function (f) { return kModelFiles.indexOf(f.name) >= 0; });
+    const total = files.reduce(function (a, f) { return a + f.size; }, 0);
+    const weights = files.find(function (f) { return f.name === 'model.safetensors'; });
+    const f32 = weights ? await f32Bytes(weights) : 0;
+    if (!Module.ccall('attnviz_model_begin', 'number', ['string', 'number', 'number'], [folder, total, f32])) return;
+    let done = 0;
+    try {
+      for (const f of files) {
+        const ptr = Module.ccall('attnviz_model_buffer', 'number', ['string', 'number'], [f.name, f.size]) >>> 0;
+        if (!ptr) return;
+        for (let at = 0; at < f.size; at += 16 << 20) {
+          const part = new Uint8Array(await f.slice(at, Math.min(f.size, at + (16 << 20))).arrayBuffer());
+          Module.HEAPU8.set(part, ptr + at);  // HEAPU8 again each time: the heap may have grown
+          done += part.length;
+          Module.ccall('attnviz_model_progress', null, ['number'], [done]);
+        }
+      }
+    } catch (e) {
+      modelFailed('cannot read the files: ' + (e.message || e));
+      return;
+    }
+    Module.ccall('attnviz_model_end', null, [], []);
+  }
+  async function openModelUrl(path) {
+    const url = sameOrigin(path.replace(/\/*$/, '/'), function (p, m) { modelFailed(m); });
+    if (!url) return;
+    const folder = decodeURIComponent(url.pathname.replace(/\/$/, '').split('/').pop() || path);
+    const files = [];
+    for (const name of kModelFiles) {
+      try {
+        const bytes = await fetchBytes(new URL(name, url), function () {});
+        files.push(new File([bytes], name));
+      } catch (e) {
+        if (name === 'config.json' || name === 'model.safetensors') {
+          modelFailed('cannot fetch ' + url.pathname + name + ': ' + (e.message || e));
+          return;
+        }
+      }
+    }
+    openModel(folder, files);
+  }
+  // Files chosen or dropped together: a model when config.json is among them, else one file to import.
+  function openFiles(files, folder) {
+    files = Array.from(files);
+    if (files.some(function (f) { return f.name === 'config.json'; })) openModel(folder || 'model', files);
+    else if (files.length) importFile(files[0]);
+  }
+  // A dropped folder's own files (not its subfolders').
+  function folderFiles(entry) {
+    return new Promise(function (resolve) {
+      const reader = entry.createReader(), entries = [];
+      (function more() {
+        reader.readEntries(function (batch) {
+          if (batch.length) { entries.push.apply(entries, batch); more(); return; }
+          Promise.all(entries.filter(function (e) { return e.isFile; }).map(function (e) {
+            return new Promise(function (ok) { e.file(ok, function () { ok(null); }); });
+          })).then(function (files) { resolve(files.filter(Boolean)); });
+        }, function () { resolve([]); });
+      })();
+    });
+  }
   const app = document.getElementById('app');
   const fileInput = document.getElementById('attnviz-file');
   fileInput.addEventListener('change', function () {
-    if (fileInput.files.length) importFile(fileInput.files[0]);
+    openFiles(fileInput.files);
     fileInput.value = '';  // the same file chosen again still fires change
+  });
+  const folderInput = document.getElementById('attnviz-folder');
+  folderInput.addEventListener('change', function () {
+    const files = Array.from(folderInput.files).filter(function (f) {  // the folder's own files
+      return (f.webkitRelativePath || f.name).split('/').length <= 2;
+    });
+    const first = files.length ? (files[0].webkitRelativePath || '').split('/')[0] : '';
+    openFiles(files, first || 'model');
+    folderInput.value = '';
   });
   canvas.addEventListener('dragover', function (e) {
     if (!e.dataTransfer || Array.from(e.dataTransfer.types || []).indexOf('Files') < 0) return;
@@ -137,7 +242,11 @@
   canvas.addEventListener('drop', function (e) {
     e.preventDefault();
     app.classList.remove('dropping');
-    if (e.dataTransfer && e.dataTransfer.files.length) importFile(e.dataTransfer.files[0]);
+    if (!e.dataTransfer) return;
+    const item = e.dataTransfer.items && e.dataTransfer.items[0];
+    const entry = item && item.webkitGetAsEntry && item.webkitGetAsEntry();
+    if (entry && entry.isDirectory) folderFiles(entry).then(function (files) { openFiles(files, entry.name); });
+    else openFiles(e.dataTransfer.files);
   });
 
 
@@ -175,8 +284,9 @@
       ready = true;
       waiting.splice(0).forEach(answer);
       if (window.parent !== window) window.parent.postMessage({ type: 'attnviz:ready' }, '*');
-      const path = new URLSearchParams(location.search).get('import');
-      if (path) importUrl(path);
+      const query = new URLSearchParams(location.search);
+      if (query.get('import')) importUrl(query.get('import'));
+      if (query.get('model')) openModelUrl(query.get('model'));
     },
     printErr: function (text) { console.error(text); },
     onAbort: function (what) {
