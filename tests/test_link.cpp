@@ -113,7 +113,7 @@ TEST_CASE("an unchanged preset is named, every view option round-trips through a
     CHECK(b.lines.top_k == 2);
     CHECK(b.theme_auto);
     CHECK(b.text_scale == 1.25f);
-    CHECK(hash.find("theme=auto&text=1.25") != std::string::npos);
+    CHECK(hash.find("theme=auto&size=1.25") != std::string::npos);
 }
 
 TEST_CASE("a typed sentence travels as the scene itself") {
@@ -185,8 +185,8 @@ TEST_CASE("every bad link names its parameter, and the figure stays") {
         {"v=1&token=x1", "token"},
         {"v=1&token=q", "token"},
         {"v=1&theme=pink", "theme"},
-        {"v=1&text=3", "text"},
-        {"v=1&text=big", "text"},
+        {"v=1&size=3", "size"},
+        {"v=1&size=big", "size"},
         {"v=1&lang=fr", "lang"},
         {"v=1&panels=yes", "panels"},
         {"v=1&fps=yes", "fps"},

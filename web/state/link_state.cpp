@@ -286,7 +286,7 @@ constexpr LinkParam kParams[] = {
          st.theme_auto = l.theme_auto;
      }},
 
-    {.name = "text",
+    {.name = "size",
      .what = "the UI text size",
      .values = "0.75 … 2",
      .default_value = "1",
@@ -386,7 +386,7 @@ constexpr LinkParam kParams[] = {
      .to_app = [](AppState& st, const LinkState& l) { st.lines.threshold = l.threshold; }},
 
     {.name = "map",
-     .what = "an imported model's map; the file comes from the page's `?import=` (below), and the map is "
+     .what = "a model's map: of the file in the page's `?import=` or the model in its `?model=` (below), "
              "shown once it has loaded",
      .values = "`STACK:LAYER:HEAD` from 1 (`decoder_attention:2:5`)",
      .default_value = "",
@@ -406,6 +406,59 @@ constexpr LinkParam kParams[] = {
      .to_app = [](AppState& st, const LinkState& l) {
          st.link_map = l.import_map;
          st.link_map_view = l.view;
+     }},
+
+    {.name = "text",
+     .what = "a live model's text (marian: the target, read when translate=0); the model is the page's "
+             "`?model=` (below), and it runs on this text once it has loaded",
+     .values = "the text, percent-encoded",
+     .default_value = "",
+     .message = LinkMessage::Text,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         l.model_text = v;
+         return "";
+     },
+     .format = [](const LinkState& l) { return l.model_text; },
+     .from_app = [](LinkState& l, const AppState& st) {
+         if (st.model.active()) l.model_text = st.model.text;
+     },
+     .to_app = [](AppState& st, const LinkState& l) {
+         if (l.model_text.empty() || st.model.text == l.model_text) return;
+         st.model.text = l.model_text;
+         model_input_changed(st);
+     }},
+
+    {.name = "source",
+     .what = "a live encoder-decoder model's source text (marian)",
+     .values = "the text, percent-encoded",
+     .default_value = "",
+     .message = LinkMessage::Text,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         l.model_source = v;
+         return "";
+     },
+     .format = [](const LinkState& l) { return l.model_source; },
+     .from_app = [](LinkState& l, const AppState& st) {
+         if (st.model.active() && st.model.model->config().family == Family::Marian) l.model_source = st.model.source;
+     },
+     .to_app = [](AppState& st, const LinkState& l) {
+         if (l.model_source.empty() || st.model.source == l.model_source) return;
+         st.model.source = l.model_source;
+         model_input_changed(st);
+     }},
+
+    {.name = "translate",
+     .what = "a live encoder-decoder model writes its target (1) or reads `text` (0)",
+     .values = "`1`, `0`",
+     .default_value = "1",
+     .message = LinkMessage::Boolean,
+     .parse = [](LinkState& l, std::string_view v) { return parse_flag(l.model_translate, v, "1 (translate) or 0 (read text)"); },
+     .format = [](const LinkState& l) { return flag_text(l.model_translate); },
+     .from_app = [](LinkState& l, const AppState& st) { l.model_translate = st.model.translate; },
+     .to_app = [](AppState& st, const LinkState& l) {
+         if (st.model.translate == l.model_translate) return;
+         st.model.translate = l.model_translate;
+         model_input_changed(st);
      }},
 
     {.name = "topk",

@@ -36,7 +36,7 @@ struct LinkState {
     TokenRef token;                // the pinned token
     Theme theme = Theme::Dark;
     bool theme_auto = false;       // theme=auto: follows the reader's system setting
-    float text_scale = 1.0f;       // text=1.25: the UI text size (AppState::text_scale)
+    float text_scale = 1.0f;       // size=1.25: the UI text size (AppState::text_scale)
     Lang lang = Lang::En;
     bool panels = true;            // false: the figure and a small control strip (embeds)
     bool fps = false;              // fps=1: the frame-time overlay (AppState::show_frame_time)
@@ -50,6 +50,10 @@ struct LinkState {
     // An imported file's map, "STACK:LAYER:HEAD" with 1-based numbers ("decoder_attention:2:5").
     // The file itself comes from the page's ?import= (README); the map is chosen once it is in.
     std::string import_map;
+    // A live model's input (the model is the page's ?model=): its text, marian's source, and
+    // whether marian translates or reads `model_text` as its target.
+    std::string model_text, model_source;
+    bool model_translate = true;
 };
 
 // [SECTION] Parameters -----------------------------------------------------------------------

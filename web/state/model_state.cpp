@@ -207,6 +207,9 @@ void advance_model(AppState& st, double budget_seconds) {
             ms.model = std::make_shared<const LoadedModel>(ms.loading->take());
             ms.loading.reset();
             ms.run_revision = -1;
+            // A first model reads the sentence the scene had (unless a link gave its text).
+            if (ms.text.empty()) ms.text = st.target_text;
+            if (ms.source.empty()) ms.source = st.source_text.empty() ? st.target_text : st.source_text;
         });
         if (!ok) ms.loading.reset();
         return;
