@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""`attnviz run` (SPEC.md §5) against the PyTorch references, and its one-line errors.
+
+    /usr/bin/python3 tests/model/test_run.py build/attnviz build/model-refs
+
+For every case folder that tests/model/make_models.py wrote (random-weight checkpoints in the
+Hugging Face layout, with expected.json computed by tests/model/reference.py):
+  1. `attnviz run CASE --ids … --json` gives the reference's attention (within 1e-4), hidden
+     states and last-position logits (within 1e-3 of the largest), and top tokens that are the
+     logits' argmax; its output opens as an import (`attnviz import FILE`);
+  2. an encoder-decoder case without --ids translates greedily to the reference's tokens;
+  3. `--text` runs through the folder's tokenizer (ids in the vocabulary, the family's specials).
+Then bad models and bad input, each of which must exit 2 with one line naming the file and the
+tensor or field: a missing file, an unknown model_type, a tensor of the wrong shape or dtype, a
+missing tensor, an id outside the vocabulary, text longer than the positions.
+Prints the largest differences seen; exits 1 on any failure.
+"""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+binary, refs = sys.argv[1], sys.argv[2]
+failures = []
+worst = {"attention": 0.0, "hidden": 0.0, "logits": 0.0}
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL:", msg)
+
+
+def run(args, expect_code=0):
+    p = subprocess.run([binary, "run"] + args, capture_output=True, text=True)
+    if p.returncode != expect_code:
+        fail(f"run {' '.join(args)}: exit {p.returncode}, expected {expect_code}: {p.stderr.strip()[:300]}")
+    return p
+
+
+def ids_arg(ids):
+    return ",".join(str(i) for i in ids)
+
+
+def compare(case, name, got, want, tol, relative):
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        fail(f"{case}: {name}: shape {got.shape}, expected {want.shape}")
+        return
+    diff = float(np.max(np.abs(got - want))) if got.size else 0.0
+    scale = float(np.max(np.abs(want))) if relative and want.size else 1.0
+    err = diff / max(scale, 1e-12)
+    key = name.split("[")[0] if name in worst else ("attention" if "attention" in name else name)
+    worst[key] = max(worst.get(key, 0.0), err)
+    if err > tol:
+        fail(f"{case}: {name}: max difference {err:.3g} > {tol}")
+
+
+cases = json.load(open(os.path.join(refs, "cases.json")))
+if isinstance(cases, dict):
+    cases = cases.get("cases", list(cases))
+if not cases:
+    fail("no cases in cases.json")
+for case in cases:
+    folder = os.path.join(refs, case)
+    exp = json.load(open(os.path.join(folder, "expected.json")))
+    encdec = "encoder_ids" in exp
+    args = [folder, "--json", "--top", "3"]
+    args += ["--source-ids", ids_arg(exp["encoder_ids"]), "--ids", ids_arg(exp["decoder_ids"])] if encdec else ["--ids", ids_arg(exp["ids"])]
+    p = run(args)
+    if p.returncode != 0:
+        continue
+    out = json.loads(p.stdout)
+    stacks = ["encoder_attention", "decoder_attention", "cross_attention"] if encdec else ["attention"]
+    for s in stacks:
+        compare(case, s, out.get(s), exp[s], 1e-4, False)
+    compare(case, "hidden", out["hidden"], exp["hidden"], 1e-3, True)
+    if "logits" in exp:
+        compare(case, "logits", out["logits"], exp["logits"], 1e-3, True)
+        if out["top"][0]["id"] != int(np.argmax(out["logits"])):
+            fail(f"{case}: top[0] is not the argmax of the logits")
+        if abs(sum(t["p"] for t in out["top"]) - 1) < 1e-9 and len(out["logits"]) > 3:
+            fail(f"{case}: top probabilities sum to 1 over 3 of {len(out['logits'])} tokens")
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        f.write(p.stdout)
+    q = subprocess.run([binary, "import", f.name], capture_output=True, text=True)
+    os.unlink(f.name)
+    if q.returncode != 0:
+        fail(f"{case}: the --json output does not open as an import: {q.stderr.strip()}")
+    if encdec and "generated_ids" in exp:
+        g = run([folder, "--source-ids", ids_arg(exp["encoder_ids"]), "--max-new", str(exp.get("max_new", 32)), "--json"])
+        if g.returncode == 0 and json.loads(g.stdout)["decoder_ids"] != exp["generated_ids"]:
+            fail(f"{case}: translation {json.loads(g.stdout)['decoder_ids']}, reference {exp['generated_ids']}")
+    t = run([folder] + (["--source", "the rain", "--text", "it"] if encdec else ["--text", "the cat sat"]) + ["--json"])
+    if t.returncode == 0:
+        o = json.loads(t.stdout)
+        ids = o["encoder_ids"] if encdec else o["ids"]
+        if not ids or max(ids) >= json.load(open(os.path.join(folder, "config.json")))["vocab_size"]:
+            fail(f"{case}: --text gave ids {ids}")
+
+print("largest differences: " + ", ".join(f"{k} {v:.2g}" for k, v in worst.items()) + f" over {len(cases)} cases")
+
+# --- bad models and bad input: exit 2, one line, naming the file and the field or tensor -----
+work = tempfile.mkdtemp()
+
+
+def copy_case(name):
+    dst = os.path.join(work, name)
+    shutil.copytree(os.path.join(refs, gpt2), dst)
+    return dst
+
+
+def read_tensors(path):
+    """{name: [dtype, shape, bytes]} in file order (the metadata left out)."""
+    data = open(path, "rb").read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    body = data[8 + n:]
+    out = {}
+    for name, t in sorted(((k, v) for k, v in header.items() if k != "__metadata__"), key=lambda kv: kv[1]["data_offsets"][0]):
+        b, e = t["data_offsets"]
+        out[name] = [t["dtype"], t["shape"], body[b:e]]
+    return out
+
+
+def write_tensors(path, tensors):
+    header, body = {}, b""
+    for name, (dtype, shape, data) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(body), len(body) + len(data)]}
+        body += data
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    open(path, "wb").write(struct.pack("<Q", len(text)) + text + body)
+
+
+def bad(name, args, *must_contain):
+    p = run(args, expect_code=2)
+    lines = p.stderr.strip().splitlines()
+    if p.returncode == 2 and (len(lines) != 1 or not all(m in lines[0] for m in must_contain)):
+        fail(f"{name}: expected one line with {must_contain}, got {p.stderr.strip()!r}")
+    elif p.returncode == 2:
+        print(f"  {name}: {lines[0]}")
+
+
+def f32_gpt2(case):
+    if json.load(open(os.path.join(refs, case, "config.json")))["model_type"] != "gpt2":
+        return False
+    tensors = read_tensors(os.path.join(refs, case, "model.safetensors"))
+    return all(t[0] == "F32" for k, t in tensors.items() if k.endswith("weight"))
+
+
+gpt2 = next((c for c in cases if f32_gpt2(c)), None)
+if gpt2 is None:
+    fail("no F32 gpt2 case for the bad-input tests")
+else:
+    exp = json.load(open(os.path.join(refs, gpt2, "expected.json")))
+    cfg = json.load(open(os.path.join(refs, gpt2, "config.json")))
+    ids = ids_arg(exp["ids"])
+    d = copy_case("no-config")
+    os.remove(os.path.join(d, "config.json"))
+    bad("missing config.json", [d, "--ids", ids], "no-config/config.json", "missing")
+    d = copy_case("no-weights")
+    os.remove(os.path.join(d, "model.safetensors"))
+    bad("missing model.safetensors", [d, "--ids", ids], "no-weights/model.safetensors", "missing")
+    bad("no such folder", [os.path.join(work, "nowhere"), "--ids", ids], "nowhere")
+    d = copy_case("llama")
+    json.dump(dict(cfg, model_type="llama"), open(os.path.join(d, "config.json"), "w"))
+    bad("unknown model_type", [d, "--ids", ids], "llama/config.json", "model_type", "llama")
+    d = copy_case("no-heads")
+    c = dict(cfg)
+    del c["n_head"]
+    json.dump(c, open(os.path.join(d, "config.json"), "w"))
+    bad("missing n_head", [d, "--ids", ids], "no-heads/config.json", "n_head")
+    d = copy_case("shape")
+    st = os.path.join(d, "model.safetensors")
+    tensors = read_tensors(st)
+    name = next(k for k in tensors if k.endswith("h.1.attn.c_attn.weight"))
+    dtype, shape, data = tensors[name]
+    tensors[name] = [dtype, [shape[0], shape[1] // 3], data[: len(data) // 3]]
+    write_tensors(st, tensors)
+    bad("wrong shape", [d, "--ids", ids], "shape/model.safetensors", "h.1.attn.c_attn.weight", "expected shape",
+        f"[{shape[0]}, {shape[1]}]", f"[{shape[0]}, {shape[1] // 3}]")
+    d = copy_case("dtype")
+    st = os.path.join(d, "model.safetensors")
+    tensors = read_tensors(st)
+    name = next(k for k in tensors if k.endswith("wte.weight"))
+    tensors[name][0] = "I32"
+    write_tensors(st, tensors)
+    bad("wrong dtype", [d, "--ids", ids], "dtype/model.safetensors", "wte.weight", "I32")
+    d = copy_case("missing-tensor")
+    st = os.path.join(d, "model.safetensors")
+    tensors = read_tensors(st)
+    del tensors[next(k for k in tensors if k.endswith("h.0.ln_1.weight"))]
+    write_tensors(st, tensors)
+    bad("missing tensor", [d, "--ids", ids], "missing-tensor/model.safetensors", "h.0.ln_1.weight", "missing")
+    d = copy_case("truncated")
+    data = open(os.path.join(d, "model.safetensors"), "rb").read()
+    open(os.path.join(d, "model.safetensors"), "wb").write(data[: len(data) // 2])
+    bad("truncated checkpoint", [d, "--ids", ids], "truncated/model.safetensors")
+    folder = os.path.join(refs, gpt2)
+    bad("id outside the vocabulary", [folder, "--ids", f"1,{cfg['vocab_size']}"], "config.json", "vocab_size", str(cfg["vocab_size"]))
+    bad("negative id", [folder, "--ids", "1,-3"], "config.json", "vocab_size")
+    bad("ids too long", [folder, "--ids", ",".join(["1"] * (cfg["n_positions"] + 1))], "config.json", "n_positions")
+    bad("text too long", [folder, "--text", "a b " * (cfg["n_positions"] + 1)], "config.json", "n_positions")
+    bad("bad ids", [folder, "--ids", "1,x"], "--ids")
+    bad("source for gpt2", [folder, "--source", "x"], "--source")
+    bad("no input", [folder], "--text")
+    d = copy_case("no-merges")
+    os.remove(os.path.join(d, "merges.txt"))
+    if not os.path.exists(os.path.join(d, "tokenizer.json")):
+        bad("missing merges.txt", [d, "--ids", ids], "no-merges/merges.txt", "missing")
+shutil.rmtree(work)
+print(f"{len(failures)} failures" if failures else "run: ok")
+sys.exit(1 if failures else 0)
