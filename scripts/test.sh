@@ -84,6 +84,8 @@ step native-build build build
 step native-suite build/attn_tests
 step cli-native bash tests/cli_test.sh build/attnviz tests/data
 step exporter /usr/bin/python3 tests/test_exporter.py build/attnviz
+# attnviz run (SPEC.md §5) on the random-weight checkpoints against their PyTorch references.
+step model-run /usr/bin/python3 tests/model/test_run.py build/attnviz build/model-refs
 # The house's rules (docs/ARCHITECTURE.md): no mutable static in core/, web/ or main/.
 step house-statics python3 tests/house/mutable_statics.py build core web main
 
@@ -94,6 +96,7 @@ step sanitize-build build build-fuzz -DATTN_APP=OFF -DATTN_FUZZ=ON -DCMAKE_CXX_C
 step_bg fuzz-scene fuzz fuzz_scene scene
 step sanitize-suite env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-fuzz/attn_tests
 step sanitize-cli bash tests/cli_test.sh build-fuzz/attnviz tests/data
+step sanitize-model-run /usr/bin/python3 tests/model/test_run.py build-fuzz/attnviz build-fuzz/model-refs
 step_wait
 step_bg fuzz-tokenizer fuzz fuzz_tokenizer tokenizer
 step fuzz-import fuzz fuzz_import import
