@@ -40,10 +40,11 @@ const char* step_name(StepKind k) {
 }
 
 // What a step does and why, in a line or two under its matrix (the seeds' words).
-Str caption(StepKind k, const Trace& trace) {
+// A live model's block reads hidden states, not embeddings (`live`).
+Str caption(StepKind k, const Trace& trace, bool live) {
     const bool cross = trace.kind == AttentionKind::Cross;
     switch (k) {
-        case StepKind::Input: return cross ? Str::CapXCross : Str::CapX;
+        case StepKind::Input: return live ? Str::CapXModel : cross ? Str::CapXCross : Str::CapX;
         case StepKind::InputKv: return Str::CapXKv;
         case StepKind::Q: return cross ? Str::CapQCross : Str::CapQ;
         case StepKind::K: return cross ? Str::CapKCross : Str::CapK;
@@ -167,7 +168,7 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     in.dark = st.theme == Theme::Dark;
     in.colormap = st.heatmap.colormap;
     in.label_w = cache.label_width(small);
-    for (const Step& step : steps) in.captions.push_back(attn::tr(st.lang, caption(step.kind, tr)));
+    for (const Step& step : steps) in.captions.push_back(attn::tr(st.lang, caption(step.kind, tr, st.figure.live != nullptr)));
     in.first_shown = attn::tr(st.lang, Str::FirstShown);
     in.entropy = attn::tr(st.lang, Str::Entropy);
     const StepsLayout layout = lay_out_steps(in, measure);
