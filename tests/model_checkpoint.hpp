@@ -137,4 +137,77 @@ inline std::vector<Tensor> gpt2_tensors(const Gpt2Shape& s, std::uint64_t seed, 
     return m.tensors;
 }
 
+struct Seq2SeqShape {  // bert uses vocab, d, heads, layers, positions, d_ff
+    int vocab = 40, d = 16, heads = 4, layers = 2, positions = 24, d_ff = 32, decoder_layers = 3, decoder_heads = 2,
+        decoder_ff = 24;
+};
+
+inline std::string bert_config(const Seq2SeqShape& s) {
+    return "{\"model_type\":\"bert\",\"vocab_size\":" + std::to_string(s.vocab) + ",\"hidden_size\":" + std::to_string(s.d) +
+           ",\"num_hidden_layers\":" + std::to_string(s.layers) + ",\"num_attention_heads\":" + std::to_string(s.heads) +
+           ",\"intermediate_size\":" + std::to_string(s.d_ff) + ",\"hidden_act\":\"gelu\",\"max_position_embeddings\":" +
+           std::to_string(s.positions) + ",\"type_vocab_size\":2,\"layer_norm_eps\":1e-12,\"pad_token_id\":0}";
+}
+
+inline std::vector<Tensor> bert_tensors(const Seq2SeqShape& s, std::uint64_t seed, const std::string& prefix = "") {
+    Maker m(seed);
+    const std::string p = prefix;
+    m.add(p + "embeddings.word_embeddings.weight", {s.vocab, s.d}, 1.0f);
+    m.add(p + "embeddings.position_embeddings.weight", {s.positions, s.d}, 0.5f);
+    m.add(p + "embeddings.token_type_embeddings.weight", {2, s.d}, 0.5f);
+    m.norm(p + "embeddings.LayerNorm", s.d);
+    for (int i = 0; i < s.layers; ++i) {
+        const std::string e = p + "encoder.layer." + std::to_string(i) + ".";
+        m.linear(e + "attention.self.query", s.d, s.d);
+        m.linear(e + "attention.self.key", s.d, s.d);
+        m.linear(e + "attention.self.value", s.d, s.d);
+        m.linear(e + "attention.output.dense", s.d, s.d);
+        m.norm(e + "attention.output.LayerNorm", s.d);
+        m.linear(e + "intermediate.dense", s.d, s.d_ff);
+        m.linear(e + "output.dense", s.d_ff, s.d);
+        m.norm(e + "output.LayerNorm", s.d);
+    }
+    return m.tensors;
+}
+
+inline std::string marian_config(const Seq2SeqShape& s) {
+    return "{\"model_type\":\"marian\",\"vocab_size\":" + std::to_string(s.vocab) + ",\"d_model\":" + std::to_string(s.d) +
+           ",\"encoder_layers\":" + std::to_string(s.layers) + ",\"encoder_attention_heads\":" + std::to_string(s.heads) +
+           ",\"encoder_ffn_dim\":" + std::to_string(s.d_ff) + ",\"decoder_layers\":" + std::to_string(s.decoder_layers) +
+           ",\"decoder_attention_heads\":" + std::to_string(s.decoder_heads) + ",\"decoder_ffn_dim\":" +
+           std::to_string(s.decoder_ff) + ",\"activation_function\":\"swish\",\"max_position_embeddings\":" +
+           std::to_string(s.positions) + ",\"scale_embedding\":true,\"pad_token_id\":" + std::to_string(s.vocab - 1) +
+           ",\"eos_token_id\":0,\"decoder_start_token_id\":" + std::to_string(s.vocab - 1) + "}";
+}
+
+// prefix "model." (MarianMTModel, with final_logits_bias) or "" (MarianModel).
+inline std::vector<Tensor> marian_tensors(const Seq2SeqShape& s, std::uint64_t seed, const std::string& prefix = "model.") {
+    Maker m(seed);
+    const std::string p = prefix;
+    m.add(p + "shared.weight", {s.vocab, s.d}, 0.5f);
+    auto attention = [&](const std::string& n) {
+        for (const char* proj : {"k_proj", "v_proj", "q_proj", "out_proj"}) m.linear(n + "." + proj, s.d, s.d);
+    };
+    for (int i = 0; i < s.layers; ++i) {
+        const std::string e = p + "encoder.layers." + std::to_string(i) + ".";
+        attention(e + "self_attn");
+        m.norm(e + "self_attn_layer_norm", s.d);
+        m.linear(e + "fc1", s.d, s.d_ff);
+        m.linear(e + "fc2", s.d_ff, s.d);
+        m.norm(e + "final_layer_norm", s.d);
+    }
+    for (int i = 0; i < s.decoder_layers; ++i) {
+        const std::string e = p + "decoder.layers." + std::to_string(i) + ".";
+        attention(e + "self_attn");
+        m.norm(e + "self_attn_layer_norm", s.d);
+        attention(e + "encoder_attn");
+        m.norm(e + "encoder_attn_layer_norm", s.d);
+        m.linear(e + "fc1", s.d, s.decoder_ff);
+        m.linear(e + "fc2", s.decoder_ff, s.d);
+        m.norm(e + "final_layer_norm", s.d);
+    }
+    if (!prefix.empty()) m.add("final_logits_bias", {1, s.vocab}, 0.5f);
+    return m.tensors;
+}
+
 }  // namespace attn::checkpoint

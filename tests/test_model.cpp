@@ -284,3 +284,108 @@ TEST_CASE("model: gpt2 forward against a forward in double, every activation, dt
                 CHECK(worst_logit / scale < 1e-5);
             }
 }
+
+// [SECTION] The steps, block_trace and the decoder against the forward ---------------------------
+
+namespace {
+
+Model bert_model(const ck::Seq2SeqShape& s, std::uint64_t seed, const std::string& prefix = "") {
+    return load_model_weights(read_config(ck::bert_config(s), "bert/config.json"),
+                              bytes_of(ck::safetensors(ck::bert_tensors(s, seed, prefix))), "bert/model.safetensors");
+}
+Model marian_model(const ck::Seq2SeqShape& s, std::uint64_t seed, const std::string& prefix = "model.") {
+    return load_model_weights(read_config(ck::marian_config(s), "marian/config.json"),
+                              bytes_of(ck::safetensors(ck::marian_tensors(s, seed, prefix))), "marian/model.safetensors");
+}
+
+// The stepwise Forward gives forward()'s numbers, and block_trace the forward's weights (bit for
+// bit) and its block output.
+void check_run_consistency(const Model& m, const RunInput& in) {
+    kernels::Context ctx;
+    const RunResult r = forward(ctx, m, in);
+    Forward f(m, in);
+    int steps = 0;
+    float last = -1;
+    while (!f.done()) {
+        CHECK(f.progress() > last);
+        last = f.progress();
+        f.step(ctx), ++steps;
+    }
+    CHECK(f.progress() == 1.0f);
+    const RunResult s = f.take();
+    REQUIRE(s.stacks.size() == r.stacks.size());
+    bool same = same_bits(s.hidden, r.hidden) && s.logits == r.logits && same_bits(s.encoder_output, r.encoder_output);
+    int traced = 0;
+    for (std::size_t k = 0; k < r.stacks.size(); ++k)
+        for (std::size_t l = 0; l < r.stacks[k].layers.size(); ++l) {
+            const BlockRun& b = r.stacks[k].layers[l];
+            same = same && same_bits(s.stacks[k].layers[l].x, b.x);
+            const BlockTrace t = block_trace(ctx, m, r, static_cast<int>(k), static_cast<int>(l));
+            REQUIRE(t.trace.heads.size() == b.weights.size());
+            CHECK(t.options.mask.causal == r.stacks[k].causal);
+            for (std::size_t h = 0; h < b.weights.size(); ++h) {
+                same = same && same_bits(s.stacks[k].layers[l].weights[h], b.weights[h]);
+                CHECK(same_bits(t.trace.heads[h].weights, b.weights[h]));
+                ++traced;
+            }
+            // the trace through attention.hpp's own multi_head_attention, with the dense weights
+            const MultiHeadTrace mh = multi_head_attention(ctx, t.trace.x_q, t.trace.x_kv, t.weights, t.options);
+            double worst = 0;
+            for (std::size_t h = 0; h < b.weights.size(); ++h)
+                worst = std::max(worst, static_cast<double>((mh.heads[h].weights - b.weights[h]).cwiseAbs().maxCoeff()));
+            worst = std::max(worst, static_cast<double>((mh.output - t.trace.output).cwiseAbs().maxCoeff()));
+            CHECK(worst < 1e-5);
+        }
+    CHECK(same);
+    MESSAGE(m.config.model_type, ": ", steps, " steps, ", traced, " heads traced bit for bit");
+}
+
+// Decoder logits at every length == the forward's last-position logits over that prefix.
+void check_decoder(const Model& m, const std::vector<int>& ids, const std::vector<int>& source) {
+    kernels::Context ctx;
+    Matrix encoder_output;
+    if (!source.empty()) encoder_output = forward(ctx, m, {{m.config.decoder_start_id}, source}).encoder_output;
+    Decoder dec(m, encoder_output);
+    double worst = 0;
+    bool bitwise = true;
+    for (std::size_t n = 1; n <= ids.size(); ++n) {
+        const std::vector<float> step = dec.step(ctx, ids[n - 1]);
+        CHECK(dec.length() == static_cast<int>(n));
+        const std::vector<int> prefix(ids.begin(), ids.begin() + n);
+        const RunResult r = forward(ctx, m, {prefix, source});
+        REQUIRE(step.size() == r.logits.size());
+        for (std::size_t v = 0; v < step.size(); ++v) worst = std::max(worst, static_cast<double>(std::fabs(step[v] - r.logits[v])));
+        bitwise = bitwise && step == r.logits;
+    }
+    MESSAGE(m.config.model_type, " decoder: largest logit difference to the forward ", worst, std::string(bitwise ? " (bit for bit)" : ""));
+    CHECK(worst < 1e-4);
+}
+
+}  // namespace
+
+TEST_CASE("model: stepwise forward, block_trace and the KV-cache decoder agree with forward()") {
+    const ck::Gpt2Shape g;
+    const ck::Seq2SeqShape s;
+    const Model gpt2 = gpt2_model(g, 5), bert = bert_model(s, 6), marian = marian_model(s, 7),
+                marian_base = marian_model(s, 7, "");
+    const std::vector<int> ids = {3, 14, 15, 9, 2, 6, 5, 35, 30, 0, 7, 1, 19};
+    check_run_consistency(gpt2, {ids, {}});
+    check_run_consistency(bert, {ids, {}});
+    check_run_consistency(marian, {{39, 4, 8, 15, 16}, ids});
+    check_run_consistency(marian_base, {{39, 4, 8, 15, 16, 23, 42 % 40}, {5, 6}});
+    check_decoder(gpt2, ids, {});
+    check_decoder(marian, {39, 4, 8, 15, 16, 23, 2}, ids);
+    // greedy: the argmax at every step, as forward() would pick it
+    kernels::Context ctx;
+    const Matrix enc = forward(ctx, marian, {{39}, ids}).encoder_output;
+    const std::vector<int> out = greedy(ctx, marian, enc, {39}, 8, 0);
+    std::vector<int> want = {39};
+    for (int i = 0; i < 8; ++i) {
+        const std::vector<float> logits = forward(ctx, marian, {want, ids}).logits;
+        want.push_back(static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin()));
+        if (want.back() == 0) break;
+    }
+    CHECK(out == want);
+    CHECK(marian.parameters() > 0);
+    CHECK(marian.activation_bytes(128) > bert.activation_bytes(128));
+}
