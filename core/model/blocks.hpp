@@ -1,0 +1,68 @@
+// blocks.hpp: the building blocks of the forward passes (transformer.cpp), one function each,
+// on plain row-major float arrays, so each can be checked against a naive loop (tests).
+//
+//   layer_norm            y = (x − mean) / √(var + eps) · g + b, per row
+//   gelu_tanh, gelu_exact, silu, relu, activate      in place, elementwise
+//   linear                y = x·W + b through kernels::matmul; W as nn.Linear [out, in] or as
+//                         GPT-2's Conv1D [in, out], with a row stride (fused c_attn columns)
+//   lm_head               logits = E·x for one row x (E: V×d, the tied embedding)
+//   embed                 rows of a table, scaled, plus position rows
+//   sinusoidal_positions  Marian's fixed position table
+//
+// [SECTION] Normalization and activations
+// [SECTION] Products
+// [SECTION] Embeddings
+#pragma once
+
+#include "config.hpp"
+#include "kernels.hpp"
+
+#include <cstddef>
+#include <vector>
+
+namespace attn::blocks {
+
+// [SECTION] Normalization and activations ------------------------------------------------------
+
+// x, y: T×d (row stride d; y may be x); g, b: d. Mean and variance in double, biased variance.
+void layer_norm(const float* x, int T, int d, const float* g, const float* b, float eps, float* y);
+
+// In place on n floats.
+void gelu_tanh(float* x, std::size_t n);   // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))  (gelu_new)
+void gelu_exact(float* x, std::size_t n);  // 0.5·x·(1 + erf(x/√2))
+void silu(float* x, std::size_t n);        // x·σ(x)  (Marian's "swish")
+void relu(float* x, std::size_t n);
+void activate(Activation a, float* x, std::size_t n);
+
+// [SECTION] Products -------------------------------------------------------------------------
+
+// A linear map y = x·W + b, W of `in`×`out` in the row-vector convention. Stored as
+//   transposed = false: W[i][j] at w[i·ld + j]  (GPT-2's Conv1D [in, out]; ld ≥ out)
+//   transposed = true:  W[i][j] at w[j·ld + i]  (nn.Linear's weight [out, in]; ld ≥ in)
+// b: `out` entries or nullptr.
+struct Linear {
+    const float* w = nullptr;
+    const float* b = nullptr;
+    int in = 0, out = 0, ld = 0;
+    bool transposed = false;
+};
+
+// x: T×in (row stride ldx) -> y: T×out (row stride ldy), with kernels::matmul.
+void linear(kernels::Context& ctx, const Linear& f, const float* x, int T, int ldx, float* y, int ldy);
+
+// logits[V] = E·x (+ bias): E: V×d (one row per token), x: d. One product with V rows and one
+// column (the product packs E's rows, not a 50257-column panel of Eᵀ).
+void lm_head(kernels::Context& ctx, const float* E, int V, int d, const float* x, const float* bias, float* logits);
+
+// [SECTION] Embeddings -------------------------------------------------------------------------
+
+// out[t] = scale·table[ids[t]] + positions[first_position + t] (positions may be nullptr).
+// out: ids.size()×d. The ids are in range (checked by the caller).
+void embed(const float* table, int d, const std::vector<int>& ids, float scale, const float* positions,
+           int first_position, float* out);
+
+// Hugging Face's MarianSinusoidalPositionalEmbedding: out: n×d with, for c < ⌈d/2⌉,
+// out[p][c] = sin(p / 10000^(2c/d)) and, for c < d/2, out[p][⌈d/2⌉ + c] = cos(p / 10000^(2c/d)).
+void sinusoidal_positions(int n, int d, float* out);
+
+}  // namespace attn::blocks

@@ -1,0 +1,61 @@
+// safetensors.hpp: the header of a .safetensors file, checked, and its tensors converted to F32.
+//
+// The format: 8 bytes, the header's length N (little-endian u64); N bytes of JSON,
+// {"NAME": {"dtype": "F32", "shape": [768, 2304], "data_offsets": [BEGIN, END]}, …,
+// "__metadata__": {…}}; then the data, offsets relative to its start. Every offset and size is
+// checked here (the data of the tensors covers the data section exactly, without overlaps), so
+// a bad file is a ModelError before a byte of a tensor is read.
+//
+// [SECTION] Dtypes
+// [SECTION] The header
+// [SECTION] Conversion to F32
+#pragma once
+
+#include "files.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// [SECTION] Dtypes ---------------------------------------------------------------------------
+
+// Every dtype of the format; the runtime converts F32, F16 and BF16 (the others are buffers it
+// ignores, such as GPT-2's attn.bias or BERT's position_ids).
+enum class Dtype { F64, F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL, F8_E4M3, F8_E5M2 };
+const char* dtype_name(Dtype d);
+std::size_t dtype_bytes(Dtype d);
+bool is_float_weight(Dtype d);  // F32, F16 or BF16
+
+// [SECTION] The header -----------------------------------------------------------------------
+
+struct TensorInfo {
+    Dtype dtype = Dtype::F32;
+    std::vector<std::int64_t> shape;
+    std::size_t begin = 0, end = 0;  // absolute byte offsets in the file
+    std::int64_t elements() const;
+};
+
+struct SafetensorsHeader {
+    std::map<std::string, TensorInfo> tensors;
+    std::size_t data_begin = 0;  // 8 + header length
+};
+
+// Throws ModelError(file, WHERE, …): WHERE is "header" or the tensor's name.
+SafetensorsHeader read_safetensors_header(const std::uint8_t* data, std::size_t size, const std::string& file);
+
+// "[768, 2304]"
+std::string shape_text(const std::vector<std::int64_t>& shape);
+
+// [SECTION] Conversion to F32 ----------------------------------------------------------------
+
+// out[i] = the i-th element of the tensor as float (F32, F16, BF16 only; `t` from the header,
+// so its bytes are inside the file).
+void convert_to_f32(const std::uint8_t* data, const TensorInfo& t, float* out);
+float f16_to_f32(std::uint16_t h);
+float bf16_to_f32(std::uint16_t h);
+
+}  // namespace attn

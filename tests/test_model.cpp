@@ -1,0 +1,391 @@
+// The model runtime (config.hpp, safetensors.hpp, blocks.hpp, transformer.hpp): the building
+// blocks against plain loops, a GPT-2 forward against one written in double, every bad file
+// as its one-line error, the steps, block_trace and the KV-cache decoder against the forward,
+// and every case of tests/model/make_models.py (PyTorch, float64) when the build made them.
+// Each check prints the largest difference it saw.
+#include "blocks.hpp"
+#include "model_checkpoint.hpp"
+#include "oracle.hpp"
+#include "safetensors.hpp"
+#include "transformer.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+using namespace attn;
+namespace ck = attn::checkpoint;
+
+namespace {
+
+std::shared_ptr<const FileBytes> bytes_of(const std::vector<std::uint8_t>& b) { return FileBytes::own(b); }
+
+Model gpt2_model(const ck::Gpt2Shape& s, std::uint64_t seed, const std::string& activation = "gelu_new",
+                 const std::string& dtype = "F32", const std::string& prefix = "", bool buffers = false) {
+    auto tensors = ck::gpt2_tensors(s, seed, prefix, buffers);
+    for (ck::Tensor& t : tensors)
+        if (t.dtype == "F32" && !t.name.ends_with("masked_bias")) t.dtype = dtype;
+    return load_model_weights(read_config(ck::gpt2_config(s, activation), "gpt2/config.json"),
+                              bytes_of(ck::safetensors(tensors)), "gpt2/model.safetensors");
+}
+
+// The message of the ModelError `f` throws ("" when it throws none).
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const ModelError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+// [SECTION] A GPT-2 forward in double (llm.c's gpt2_forward, as plain loops) ------------------
+
+using Grid = oracle::Grid;
+
+struct NaiveRun {
+    std::vector<std::vector<Grid>> attention;  // [layer][head] T×T
+    Grid hidden;
+    std::vector<double> logits;
+};
+
+// Tensors by name, values as the checkpoint holds them after conversion to F32.
+struct Named {
+    std::map<std::string, const ck::Tensor*> t;
+    explicit Named(const std::vector<ck::Tensor>& ts) {
+        for (const ck::Tensor& x : ts) t[x.name] = &x;
+    }
+    double at(const std::string& n, std::size_t i) const { return t.at(n)->values[i]; }
+};
+
+void naive_layer_norm(Grid& x, const Named& w, const std::string& n, double eps) {
+    for (auto& row : x) {
+        double mean = 0, var = 0;
+        for (double v : row) mean += v;
+        mean /= row.size();
+        for (double v : row) var += (v - mean) * (v - mean);
+        var /= row.size();
+        for (std::size_t i = 0; i < row.size(); ++i)
+            row[i] = (row[i] - mean) / std::sqrt(var + eps) * w.at(n + ".weight", i) + w.at(n + ".bias", i);
+    }
+}
+
+Grid naive_conv1d(const Grid& x, const Named& w, const std::string& n, int in, int out) {
+    Grid y(x.size(), std::vector<double>(out));
+    for (std::size_t t = 0; t < x.size(); ++t)
+        for (int j = 0; j < out; ++j) {
+            double acc = w.at(n + ".bias", j);
+            for (int i = 0; i < in; ++i) acc += x[t][i] * w.at(n + ".weight", static_cast<std::size_t>(i) * out + j);
+            y[t][j] = acc;
+        }
+    return y;
+}
+
+NaiveRun naive_gpt2(const ck::Gpt2Shape& s, const std::vector<ck::Tensor>& tensors, const std::vector<int>& ids,
+                    bool exact_gelu) {
+    const Named w(tensors);
+    const int T = static_cast<int>(ids.size()), d = s.d, H = s.heads, dk = d / H;
+    Grid x(T, std::vector<double>(d));
+    for (int t = 0; t < T; ++t)
+        for (int i = 0; i < d; ++i) x[t][i] = w.at("wte.weight", ids[t] * d + i) + w.at("wpe.weight", t * d + i);
+    NaiveRun r;
+    for (int l = 0; l < s.layers; ++l) {
+        const std::string h = "h." + std::to_string(l) + ".";
+        Grid a = x;
+        naive_layer_norm(a, w, h + "ln_1", 1e-5);
+        const Grid qkv = naive_conv1d(a, w, h + "attn.c_attn", d, 3 * d);
+        Grid concat(T, std::vector<double>(d, 0.0));
+        r.attention.emplace_back();
+        for (int hd = 0; hd < H; ++hd) {
+            Grid p(T, std::vector<double>(T, 0.0));
+            for (int i = 0; i < T; ++i) {
+                double mx = -1e300;
+                std::vector<double> sc(i + 1);
+                for (int j = 0; j <= i; ++j) {
+                    double dot = 0;
+                    for (int c = 0; c < dk; ++c) dot += qkv[i][hd * dk + c] * qkv[j][d + hd * dk + c];
+                    sc[j] = dot / std::sqrt(static_cast<double>(dk));
+                    mx = std::max(mx, sc[j]);
+                }
+                double sum = 0;
+                for (int j = 0; j <= i; ++j) sum += (p[i][j] = std::exp(sc[j] - mx));
+                for (int j = 0; j <= i; ++j) p[i][j] /= sum;
+                for (int c = 0; c < dk; ++c)
+                    for (int j = 0; j <= i; ++j) concat[i][hd * dk + c] += p[i][j] * qkv[j][2 * d + hd * dk + c];
+            }
+            r.attention.back().push_back(p);
+        }
+        const Grid o = naive_conv1d(concat, w, h + "attn.c_proj", d, d);
+        for (int t = 0; t < T; ++t)
+            for (int i = 0; i < d; ++i) x[t][i] += o[t][i];
+        Grid m = x;
+        naive_layer_norm(m, w, h + "ln_2", 1e-5);
+        Grid f = naive_conv1d(m, w, h + "mlp.c_fc", d, s.d_ff);
+        for (auto& row : f)
+            for (double& v : row)
+                v = exact_gelu ? 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)))
+                               : 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+        const Grid y = naive_conv1d(f, w, h + "mlp.c_proj", s.d_ff, d);
+        for (int t = 0; t < T; ++t)
+            for (int i = 0; i < d; ++i) x[t][i] += y[t][i];
+    }
+    naive_layer_norm(x, w, "ln_f", 1e-5);
+    r.hidden = x;
+    r.logits.assign(s.vocab, 0.0);
+    for (int v = 0; v < s.vocab; ++v)
+        for (int i = 0; i < d; ++i) r.logits[v] += x[T - 1][i] * w.at("wte.weight", v * d + i);
+    return r;
+}
+
+double max_abs_diff(const Matrix& m, const Grid& g) {
+    double worst = 0;
+    for (int i = 0; i < m.rows(); ++i)
+        for (int j = 0; j < m.cols(); ++j) worst = std::max(worst, std::fabs(m(i, j) - g[i][j]));
+    return worst;
+}
+
+bool same_bits(const Matrix& a, const Matrix& b) {
+    return a.rows() == b.rows() && a.cols() == b.cols() &&
+           std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<std::size_t>(a.size())) == 0;
+}
+
+}  // namespace
+
+// [SECTION] Building blocks --------------------------------------------------------------------
+
+TEST_CASE("model: building blocks against plain loops in double, several shapes") {
+    oracle::Random rng(7);
+    double worst_ln = 0, worst_act = 0, worst_lin = 0, worst_head = 0, worst_sin = 0;
+    for (auto [T, d] : {std::pair{1, 1}, {3, 5}, {7, 16}, {17, 33}, {64, 96}}) {
+        Matrix x = rng.matrix(T, d) * 3.0f, y(T, d);
+        std::vector<float> g(d), b(d);
+        for (int i = 0; i < d; ++i) g[i] = 1 + rng.uniform() * 0.3f, b[i] = rng.uniform();
+        blocks::layer_norm(x.data(), T, d, g.data(), b.data(), 1e-5f, y.data());
+        for (int t = 0; t < T; ++t) {
+            double mean = 0, var = 0;
+            for (int i = 0; i < d; ++i) mean += x(t, i);
+            mean /= d;
+            for (int i = 0; i < d; ++i) var += (x(t, i) - mean) * (x(t, i) - mean);
+            var /= d;
+            for (int i = 0; i < d; ++i)
+                worst_ln = std::max(worst_ln, std::fabs(y(t, i) - ((x(t, i) - mean) / std::sqrt(var + 1e-5) * g[i] + b[i])));
+        }
+        // activations
+        for (Activation a : {Activation::GeluTanh, Activation::GeluExact, Activation::Silu, Activation::Relu}) {
+            Matrix z = x;
+            blocks::activate(a, z.data(), static_cast<std::size_t>(z.size()));
+            for (Eigen::Index i = 0; i < z.size(); ++i) {
+                const double v = x.data()[i];
+                const double want = a == Activation::GeluTanh  ? 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)))
+                                    : a == Activation::GeluExact ? 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)))
+                                    : a == Activation::Silu      ? v / (1 + std::exp(-v))
+                                                                 : std::max(v, 0.0);
+                worst_act = std::max(worst_act, std::fabs(z.data()[i] - want) / (1 + std::fabs(want)));
+            }
+        }
+        // linear, both layouts, with a row stride past the used columns
+        for (bool transposed : {false, true}) {
+            const int out = d + 3, ld = (transposed ? d : out) + 2;
+            std::vector<float> W(static_cast<std::size_t>(transposed ? out : d) * ld), bias(out);
+            for (float& v : W) v = rng.uniform();
+            for (float& v : bias) v = rng.uniform();
+            const blocks::Linear f{W.data(), bias.data(), d, out, ld, transposed};
+            Matrix z(T, out);
+            kernels::Context ctx;
+            blocks::linear(ctx, f, x.data(), T, d, z.data(), out);
+            for (int t = 0; t < T; ++t)
+                for (int j = 0; j < out; ++j) {
+                    double acc = bias[j];
+                    for (int i = 0; i < d; ++i) acc += static_cast<double>(x(t, i)) * (transposed ? W[j * ld + i] : W[i * ld + j]);
+                    worst_lin = std::max(worst_lin, std::fabs(z(t, j) - acc) / (1 + std::fabs(acc)));
+                }
+        }
+        // lm_head: logits = E·x
+        {
+            const int V = T * 7 + 1;
+            Matrix E = rng.matrix(V, d);
+            std::vector<float> bias(V), logits(V);
+            for (float& v : bias) v = rng.uniform();
+            kernels::Context ctx;
+            blocks::lm_head(ctx, E.data(), V, d, x.data(), bias.data(), logits.data());
+            for (int v = 0; v < V; ++v) {
+                double acc = bias[v];
+                for (int i = 0; i < d; ++i) acc += static_cast<double>(E(v, i)) * x(0, i);
+                worst_head = std::max(worst_head, std::fabs(logits[v] - acc) / (1 + std::fabs(acc)));
+            }
+        }
+        // sinusoidal positions, HF's formula: position_enc[p][j] = p / 10000^(2·(j//2)/d)
+        {
+            std::vector<float> table(static_cast<std::size_t>(T + 5) * d);
+            blocks::sinusoidal_positions(T + 5, d, table.data());
+            const int sentinel = d / 2 + d % 2;
+            for (int p = 0; p < T + 5; ++p)
+                for (int j = 0; j < d; ++j) {
+                    const double angle = p / std::pow(10000.0, 2.0 * (j / 2) / d);
+                    const int col = j % 2 == 0 ? j / 2 : sentinel + j / 2;
+                    worst_sin = std::max(worst_sin, std::fabs(table[p * d + col] - (j % 2 == 0 ? std::sin(angle) : std::cos(angle))));
+                }
+        }
+    }
+    MESSAGE("layer_norm ", worst_ln, ", activations ", worst_act, ", linear ", worst_lin, ", lm_head ", worst_head,
+            ", sinusoid ", worst_sin);
+    CHECK(worst_ln < 1e-5);
+    CHECK(worst_act < 1e-6);
+    CHECK(worst_lin < 1e-5);
+    CHECK(worst_head < 1e-5);
+    CHECK(worst_sin < 1e-6);
+    std::vector<int> ids = {2, 0, 1};
+    std::vector<float> table = {1, 2, 3, 4, 5, 6}, pos = {10, 20, 30, 40, 50, 60, 70, 80}, out(6);
+    blocks::embed(table.data(), 2, ids, 2.0f, pos.data(), 1, out.data());
+    CHECK(out == std::vector<float>{40, 52, 52, 64, 76, 88});
+}
+
+// [SECTION] GPT-2 against the forward in double --------------------------------------------------
+
+TEST_CASE("model: gpt2 forward against a forward in double, every activation, dtype and prefix") {
+    const ck::Gpt2Shape s;
+    const std::vector<int> ids = {3, 14, 15, 9, 2, 6, 5, 35, 49, 0, 7};
+    kernels::Context ctx;
+    for (std::string activation : {"gelu_new", "gelu"})
+        for (std::string dtype : {"F32", "F16", "BF16"})
+            for (std::string prefix : {"", "transformer."}) {
+                CAPTURE(activation);
+                CAPTURE(dtype);
+                CAPTURE(prefix);
+                auto tensors = ck::gpt2_tensors(s, 11);
+                for (ck::Tensor& t : tensors) {  // the reference sees the values the file holds
+                    for (float& v : t.values)
+                        if (dtype == "F16") v = f16_to_f32(ck::to_f16(v));
+                        else if (dtype == "BF16") v = bf16_to_f32(ck::to_bf16(v));
+                }
+                const NaiveRun want = naive_gpt2(s, tensors, ids, activation == "gelu");
+                const Model m = gpt2_model(s, 11, activation, dtype, prefix, prefix.empty());
+                CHECK(m.parameters() == 50 * 16 + 32 * 16 + 2 * (4 * 16 + 16 * 48 + 48 + 16 * 16 + 16 + 16 * 64 + 64 + 64 * 16 + 16) + 32);
+                const RunResult r = forward(ctx, m, {ids, {}});
+                REQUIRE(r.stacks.size() == 1);
+                double worst_attn = 0;
+                for (int l = 0; l < s.layers; ++l)
+                    for (int h = 0; h < s.heads; ++h)
+                        worst_attn = std::max(worst_attn, max_abs_diff(r.stacks[0].layers[l].weights[h], want.attention[l][h]));
+                const double worst_hidden = max_abs_diff(r.hidden, want.hidden);
+                double worst_logit = 0, scale = 0;
+                for (int v = 0; v < s.vocab; ++v)
+                    worst_logit = std::max(worst_logit, std::fabs(r.logits[v] - want.logits[v])), scale = std::max(scale, std::fabs(want.logits[v]));
+                MESSAGE(activation, " ", dtype, " '", prefix, "': attention ", worst_attn, ", hidden ", worst_hidden,
+                        ", logits ", worst_logit / scale, " (relative)");
+                CHECK(worst_attn < 1e-5);
+                CHECK(worst_hidden < 1e-4);
+                CHECK(worst_logit / scale < 1e-5);
+            }
+}
+
+// [SECTION] The steps, block_trace and the decoder against the forward ---------------------------
+
+namespace {
+
+Model bert_model(const ck::Seq2SeqShape& s, std::uint64_t seed, const std::string& prefix = "") {
+    return load_model_weights(read_config(ck::bert_config(s), "bert/config.json"),
+                              bytes_of(ck::safetensors(ck::bert_tensors(s, seed, prefix))), "bert/model.safetensors");
+}
+Model marian_model(const ck::Seq2SeqShape& s, std::uint64_t seed, const std::string& prefix = "model.") {
+    return load_model_weights(read_config(ck::marian_config(s), "marian/config.json"),
+                              bytes_of(ck::safetensors(ck::marian_tensors(s, seed, prefix))), "marian/model.safetensors");
+}
+
+// The stepwise Forward gives forward()'s numbers, and block_trace the forward's weights (bit for
+// bit) and its block output.
+void check_run_consistency(const Model& m, const RunInput& in) {
+    kernels::Context ctx;
+    const RunResult r = forward(ctx, m, in);
+    Forward f(m, in);
+    int steps = 0;
+    float last = -1;
+    while (!f.done()) {
+        CHECK(f.progress() > last);
+        last = f.progress();
+        f.step(ctx), ++steps;
+    }
+    CHECK(f.progress() == 1.0f);
+    const RunResult s = f.take();
+    REQUIRE(s.stacks.size() == r.stacks.size());
+    bool same = same_bits(s.hidden, r.hidden) && s.logits == r.logits && same_bits(s.encoder_output, r.encoder_output);
+    int traced = 0;
+    for (std::size_t k = 0; k < r.stacks.size(); ++k)
+        for (std::size_t l = 0; l < r.stacks[k].layers.size(); ++l) {
+            const BlockRun& b = r.stacks[k].layers[l];
+            same = same && same_bits(s.stacks[k].layers[l].x, b.x);
+            const BlockTrace t = block_trace(ctx, m, r, static_cast<int>(k), static_cast<int>(l));
+            REQUIRE(t.trace.heads.size() == b.weights.size());
+            CHECK(t.options.mask.causal == r.stacks[k].causal);
+            for (std::size_t h = 0; h < b.weights.size(); ++h) {
+                same = same && same_bits(s.stacks[k].layers[l].weights[h], b.weights[h]);
+                CHECK(same_bits(t.trace.heads[h].weights, b.weights[h]));
+                ++traced;
+            }
+            // the trace through attention.hpp's own multi_head_attention, with the dense weights
+            const MultiHeadTrace mh = multi_head_attention(ctx, t.trace.x_q, t.trace.x_kv, t.weights, t.options);
+            double worst = 0;
+            for (std::size_t h = 0; h < b.weights.size(); ++h)
+                worst = std::max(worst, static_cast<double>((mh.heads[h].weights - b.weights[h]).cwiseAbs().maxCoeff()));
+            worst = std::max(worst, static_cast<double>((mh.output - t.trace.output).cwiseAbs().maxCoeff()));
+            CHECK(worst < 1e-5);
+        }
+    CHECK(same);
+    MESSAGE(m.config.model_type, ": ", steps, " steps, ", traced, " heads traced bit for bit");
+}
+
+// Decoder logits at every length == the forward's last-position logits over that prefix.
+void check_decoder(const Model& m, const std::vector<int>& ids, const std::vector<int>& source) {
+    kernels::Context ctx;
+    Matrix encoder_output;
+    if (!source.empty()) encoder_output = forward(ctx, m, {{m.config.decoder_start_id}, source}).encoder_output;
+    Decoder dec(m, encoder_output);
+    double worst = 0;
+    bool bitwise = true;
+    for (std::size_t n = 1; n <= ids.size(); ++n) {
+        const std::vector<float> step = dec.step(ctx, ids[n - 1]);
+        CHECK(dec.length() == static_cast<int>(n));
+        const std::vector<int> prefix(ids.begin(), ids.begin() + n);
+        const RunResult r = forward(ctx, m, {prefix, source});
+        REQUIRE(step.size() == r.logits.size());
+        for (std::size_t v = 0; v < step.size(); ++v) worst = std::max(worst, static_cast<double>(std::fabs(step[v] - r.logits[v])));
+        bitwise = bitwise && step == r.logits;
+    }
+    MESSAGE(m.config.model_type, " decoder: largest logit difference to the forward ", worst, std::string(bitwise ? " (bit for bit)" : ""));
+    CHECK(worst < 1e-4);
+}
+
+}  // namespace
+
+TEST_CASE("model: stepwise forward, block_trace and the KV-cache decoder agree with forward()") {
+    const ck::Gpt2Shape g;
+    const ck::Seq2SeqShape s;
+    const Model gpt2 = gpt2_model(g, 5), bert = bert_model(s, 6), marian = marian_model(s, 7),
+                marian_base = marian_model(s, 7, "");
+    const std::vector<int> ids = {3, 14, 15, 9, 2, 6, 5, 35, 30, 0, 7, 1, 19};
+    check_run_consistency(gpt2, {ids, {}});
+    check_run_consistency(bert, {ids, {}});
+    check_run_consistency(marian, {{39, 4, 8, 15, 16}, ids});
+    check_run_consistency(marian_base, {{39, 4, 8, 15, 16, 23, 42 % 40}, {5, 6}});
+    check_decoder(gpt2, ids, {});
+    check_decoder(marian, {39, 4, 8, 15, 16, 23, 2}, ids);
+    // greedy: the argmax at every step, as forward() would pick it
+    kernels::Context ctx;
+    const Matrix enc = forward(ctx, marian, {{39}, ids}).encoder_output;
+    const std::vector<int> out = greedy(ctx, marian, enc, {39}, 8, 0);
+    std::vector<int> want = {39};
+    for (int i = 0; i < 8; ++i) {
+        const std::vector<float> logits = forward(ctx, marian, {want, ids}).logits;
+        want.push_back(static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin()));
+        if (want.back() == 0) break;
+    }
+    CHECK(out == want);
+    CHECK(marian.parameters() > 0);
+    CHECK(marian.activation_bytes(128) > bert.activation_bytes(128));
+}
