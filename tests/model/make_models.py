@@ -392,7 +392,9 @@ def marian_weights(case, cfg, seed):
             w.layer_norm(p + "final_layer_norm", d)
     if case["prefix"]:  # MarianMTModel: the tied head and the logits' bias
         w.add("lm_head.weight", shared, file_name="lm_head.weight")
-        w.add("final_logits_bias", 0.1 * w.rng.standard_normal((1, V)), file_name="final_logits_bias")
+        bias = 0.1 * w.rng.standard_normal((1, V))
+        bias[0, cfg["eos_token_id"]] += case.get("eos_bias", 0.0)  # makes greedy decoding stop at </s>
+        w.add("final_logits_bias", bias, file_name="final_logits_bias")
     return w
 
 # [SECTION] Cases ----------------------------------------------------------------------------------
@@ -421,7 +423,7 @@ MARIAN_CASES = [
          dtype="BF16", prefix=False, positions=False, seed=22,
          source_text="The cat sat on the mat.", target_text="The cat"),
     dict(case="marian_e3_d2_h2h4_d24_f32_nopos", enc_L=3, dec_L=2, enc_H=2, dec_H=4, d=24, enc_ff=40, dec_ff=40,
-         P=48, dtype="F32", prefix=True, positions=False, seed=23,
+         P=48, dtype="F32", prefix=True, positions=False, seed=36, eos_bias=2.8,
          source_text="小猫坐在垫子上。 Attention!", target_text="The small cat sits on the mat"),
 ]
 MAX_NEW = 6  # marian's greedy decoding
