@@ -84,6 +84,8 @@ step native-build build build
 step native-suite build/attn_tests
 step cli-native bash tests/cli_test.sh build/attnviz tests/data
 step exporter /usr/bin/python3 tests/test_exporter.py build/attnviz
+# The PyTorch references themselves (tests/model/reference.py), against torch.nn's layers.
+step model-reference /usr/bin/python3 tests/model/test_reference.py
 # attnviz run (SPEC.md §5) on the random-weight checkpoints against their PyTorch references.
 step model-run /usr/bin/python3 tests/model/test_run.py build/attnviz build/model-refs
 # The house's rules (docs/ARCHITECTURE.md): no mutable static in core/, web/ or main/.
