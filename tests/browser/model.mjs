@@ -1,0 +1,156 @@
+#!/usr/bin/env node
+// model.mjs: a model run live in the web build (SPEC.md §5): random-weight checkpoints in the
+// Hugging Face layout (tests/model/make_models.py) opened by the folder dialog, by files dropped
+// together and by ?model=; the text box runs the model on every edit; Steps shows layer 2 head
+// 3's Q, compared with the PyTorch reference (tests/model/reference_run.py) on the same ids;
+// a model link; translation; a bad model's error keeps the figure.
+//   node tests/browser/model.mjs SITE_DIR ARTIFACT_DIR MODEL_REFS_DIR
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { distinctColors } from './png.mjs';
+import {
+  check, clickWidget, expect, failSetup, finishSuite, moveAway, openPage, shot, startSuite, state, until, waitFrames,
+} from './harness.mjs';
+
+const [siteDir, artifacts, refs] = process.argv.slice(2);
+if (!siteDir || !artifacts || !refs) {
+  console.error('usage: node tests/browser/model.mjs SITE_DIR ARTIFACT_DIR MODEL_REFS_DIR');
+  process.exit(2);
+}
+const here = path.dirname(fileURLToPath(import.meta.url));
+const gpt2 = path.join(refs, 'gpt2_l3_h4_d32_f16');      // 3 layers × 4 heads: layer 2, head 3 exists
+const bert = path.join(refs, 'bert_l2_h2_d16_f32');
+const marian = path.join(refs, 'marian_e2_d1_h2_d16_f32');
+const filesOf = (dir) => fs.readdirSync(dir).filter((f) => f !== 'expected.json').map((f) => path.join(dir, f));
+
+function maxDiff(a, b) {
+  if (!a || !b || a.length !== b.length) return Infinity;
+  let d = 0;
+  for (let i = 0; i < a.length; ++i) {
+    if (a[i].length !== b[i].length) return Infinity;
+    for (let j = 0; j < a[i].length; ++j) d = Math.max(d, Math.abs(a[i][j] - b[i][j]));
+  }
+  return d;
+}
+const settled = (s) => s.model.active && !s.model.busy && s.model.run_revision === s.model.input_revision && s.model.figure;
+
+async function typeInto(page, widget, text) {
+  await clickWidget(page, widget);
+  await waitFrames(page, 3);
+  await page.keyboard.press('Control+A');
+  await page.keyboard.insertText(text);
+}
+
+let suite;
+try {
+  suite = await startSuite(siteDir, artifacts);
+} catch (e) {
+  failSetup(e);
+}
+const { browser, url } = suite;
+const page = await openPage(browser, url);
+
+await check('the folder dialog opens a gpt2 model; its first run shows the model view', async () => {
+  await page.setInputFiles('#attnviz-folder', gpt2);
+  const s = await until(page, settled, 'the model loaded and run', 60000);
+  expect(s.model.model_type === 'gpt2' && /3 layers × 4 heads/.test(s.model.summary), `summary ${s.model.summary}`);
+  expect(s.view === 'model' && s.import.active && s.import.stacks.length === 1 && s.import.stacks[0].causal,
+         `view ${s.view}, stacks ${JSON.stringify(s.import.stacks)}`);
+  expect(s.model.figure.top.length === 10, `${s.model.figure.top.length} next tokens`);
+  await moveAway(page);
+  await shot(page, 'model-01-opened.png');
+  return s.model.summary;
+});
+
+let typed;
+await check('typing runs the model on every edit: tokens, maps and next tokens follow', async () => {
+  const before = await state(page);
+  await typeInto(page, 'model.text', 'the cat sat on the mat');
+  let s = await until(page, (x) => settled(x) && x.model.text === 'the cat sat on the mat', 'the typed text run', 30000);
+  expect(JSON.stringify(s.model.figure.ids) !== JSON.stringify(before.model.figure.ids), 'the ids did not change');
+  expect(s.queries.length === s.model.figure.ids.length, `${s.queries.length} tokens for ${s.model.figure.ids.length} ids`);
+  const p = s.model.figure.top.map((t) => t.p);
+  expect(p.every((v, i) => i === 0 || v <= p[i - 1]) && p.reduce((a, b) => a + b, 0) <= 1.0001, `top p ${p}`);
+  await page.keyboard.insertText(' again');
+  s = await until(page, (x) => settled(x) && x.model.text.endsWith('again'), 'the next edit run', 30000);
+  typed = s;
+  return `${s.model.figure.ids.length} tokens: ${s.queries.join('|')}`;
+});
+
+await check('Steps: layer 2, head 3 shows the model\'s Q, equal to the PyTorch reference', async () => {
+  await clickWidget(page, 'thumb.2.3');
+  let s = await until(page, (x) => x.import.layer === 1 && x.import.head === 2, 'map 2:3 chosen');
+  await clickWidget(page, 'view.steps');
+  s = await until(page, (x) => x.view === 'steps' && x.model.figure && x.model.figure.q, 'Steps with Q');
+  const ref = JSON.parse(execFileSync('/usr/bin/python3', [path.join(here, '../model/reference_run.py'), gpt2,
+    s.model.figure.ids.join(',')], { maxBuffer: 1 << 26 }).toString());
+  const dq = maxDiff(s.model.figure.q, ref.q[1][2]);
+  expect(dq < 1e-4, `Q differs from the reference by ${dq}`);
+  const dw = maxDiff(s.import.shown, ref.attention[1][2]);
+  expect(dw < 1e-4, `weights differ from the reference by ${dw}`);
+  await moveAway(page);
+  const img = await shot(page, 'model-02-steps.png');
+  expect(distinctColors(img, s.figure) > 8, 'the Steps view is blank');
+  for (const view of ['lines', 'heatmap']) {
+    await clickWidget(page, `view.${view}`);
+    await until(page, (x) => x.view === view, view);
+    await moveAway(page);
+    const im = await shot(page, `model-03-${view}.png`);
+    expect(distinctColors(im, (await state(page)).figure) > 8, `the ${view} view is blank`);
+  }
+  return `Q max diff ${dq.toExponential(1)}, weights ${dw.toExponential(1)}`;
+});
+
+await check('a bad model says which file and field, and the figure stays', async () => {
+  const before = await state(page);
+  const cfg = JSON.parse(fs.readFileSync(path.join(bert, 'config.json'), 'utf8'));
+  cfg.model_type = 'llama';
+  await page.evaluate((files) => {
+    const dt = new DataTransfer();
+    for (const [name, text] of files) dt.items.add(new File([text], name));
+    const canvas = document.getElementById('canvas');
+    canvas.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, [['config.json', JSON.stringify(cfg)], ['model.safetensors', 'x']]);
+  const s = await until(page, (x) => x.error !== '', 'the error line');
+  expect(/config\.json: model_type/.test(s.error), `error: ${s.error}`);
+  expect(s.model.name === before.model.name && JSON.stringify(s.queries) === JSON.stringify(before.queries),
+         'the figure changed');
+  await shot(page, 'model-04-bad.png');
+  return s.error;
+});
+
+await check('files dropped together open a bert model (bidirectional, no next tokens)', async () => {
+  const files = filesOf(bert).map((f) => [path.basename(f), fs.readFileSync(f).toString('base64')]);
+  await page.evaluate((list) => {
+    const dt = new DataTransfer();
+    for (const [name, b64] of list) dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], name));
+    const canvas = document.getElementById('canvas');
+    canvas.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, files);
+  const s = await until(page, (x) => settled(x) && x.model.model_type === 'bert', 'the bert model', 30000);
+  expect(s.queries[0] === '[CLS]' && s.queries[s.queries.length - 1] === '[SEP]', `tokens ${s.queries}`);
+  expect(!s.import.stacks[0].causal && s.model.figure.top.length === 0, 'bert: causal or next tokens');
+  expect(s.error === '', `error ${s.error}`);
+  return s.queries.join('|');
+});
+
+await check('?model= opens a marian model from this site; it translates, and a link keeps the map', async () => {
+  const dir = path.join(siteDir, 'model-test', 'marian');
+  fs.mkdirSync(dir, { recursive: true });
+  for (const f of filesOf(marian)) fs.copyFileSync(f, path.join(dir, path.basename(f)));
+  const p2 = await openPage(browser, `${url}?model=model-test/marian#v=1&source=${encodeURIComponent('那天雨很大')}&view=heatmap&map=cross_attention:1:2`);
+  const s = await until(p2, (x) => settled(x) && x.view === 'heatmap', 'the translated model in the heatmap', 60000);
+  expect(s.import.stacks.map((x) => x.name).join() === 'encoder_attention,decoder_attention,cross_attention', 'stacks');
+  expect(s.import.stack === 2 && s.import.head === 1 && s.kind === 'cross', `stack ${s.import.stack} head ${s.import.head} kind ${s.kind}`);
+  expect(s.model.source === '那天雨很大' && s.model.translate && s.model.figure.ids.length >= 2, `source ${s.model.source}`);
+  await until(p2, (x) => decodeURIComponent(x.link).includes('map=cross_attention:1:2'), 'the address bar to name the map');
+  await moveAway(p2);
+  await shot(p2, 'model-05-marian-cross.png');
+  await p2.close();
+  fs.rmSync(path.join(siteDir, 'model-test'), { recursive: true, force: true });
+  return `decoder: ${s.queries.join('|')}`;
+});
+
+await finishSuite('model');
