@@ -389,3 +389,122 @@ TEST_CASE("model: stepwise forward, block_trace and the KV-cache decoder agree w
     CHECK(marian.parameters() > 0);
     CHECK(marian.activation_bytes(128) > bert.activation_bytes(128));
 }
+
+// [SECTION] Bad files, each as its one line ---------------------------------------------------
+
+namespace {
+
+std::string load_error(const std::vector<std::uint8_t>& bytes, const ck::Gpt2Shape& s = {}) {
+    return error_of([&] { load_model_weights(read_config(ck::gpt2_config(s), "gpt2/config.json"), bytes_of(bytes), "gpt2/model.safetensors"); });
+}
+
+// A file whose header is `header` (padded as written) followed by `data_bytes` zero bytes.
+std::vector<std::uint8_t> raw_file(const std::string& header, std::size_t data_bytes) {
+    std::vector<std::uint8_t> out(8);
+    for (int i = 0; i < 8; ++i) out[i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(header.size()) >> (8 * i));
+    out.insert(out.end(), header.begin(), header.end());
+    out.resize(out.size() + data_bytes, 0);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("model: bad checkpoints give one-line errors that name the tensor") {
+    const ck::Gpt2Shape s;
+    const std::vector<std::uint8_t> good = ck::safetensors(ck::gpt2_tensors(s, 3));
+    CHECK(load_error(good) == "");
+    // truncated: the last tensor's bytes are past the end
+    std::vector<std::uint8_t> cut(good.begin(), good.end() - 10);
+    CHECK(load_error(cut).starts_with("gpt2/model.safetensors: ln_f.bias: data_offsets ["));
+    CHECK(load_error(cut).find("are past the end of the data") != std::string::npos);
+    CHECK(load_error({1, 2, 3}) == "gpt2/model.safetensors: header: the file is 3 bytes, too short for the header's length");
+    CHECK(load_error(raw_file("{}", 0)).empty() == false);  // parses, then wte.weight is missing
+    CHECK(load_error(raw_file("{}", 0)) == "gpt2/model.safetensors: wte.weight: missing");
+    std::vector<std::uint8_t> long_header = raw_file("{}", 0);
+    long_header[0] = 200;
+    CHECK(load_error(long_header) == "gpt2/model.safetensors: header: length 200 is past the end of the file (10 bytes)");
+    CHECK(load_error(raw_file("{\"a\": [", 0)).starts_with("gpt2/model.safetensors: header: not JSON: "));
+    CHECK(load_error(raw_file("[1, 2]", 0)) == "gpt2/model.safetensors: header: expected a JSON object");
+    CHECK(load_error(raw_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,16]}})", 8)) ==
+          "gpt2/model.safetensors: x: data_offsets [0,16] are past the end of the data (8 bytes)");
+    CHECK(load_error(raw_file(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8)) ==
+          "gpt2/model.safetensors: x: data_offsets [0,8] hold 8 bytes, shape [3] of F32 needs 12");
+    CHECK(load_error(raw_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", 8)) ==
+          "gpt2/model.safetensors: x: data_offsets [8,0]: begin is after end");
+    CHECK(load_error(raw_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"y":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8)) ==
+          "gpt2/model.safetensors: y: data_offsets [4, 8] overlap x's");
+    CHECK(load_error(raw_file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8)) ==
+          "gpt2/model.safetensors: header: bytes [0, 4] of the data belong to no tensor");
+    CHECK(load_error(raw_file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 8)) ==
+          "gpt2/model.safetensors: header: bytes [4, 8] of the data belong to no tensor");
+    CHECK(load_error(raw_file(R"({"x":{"dtype":"F33","shape":[1],"data_offsets":[0,4]}})", 4)) ==
+          "gpt2/model.safetensors: x: dtype: \"F33\" is not a safetensors dtype");
+    CHECK(load_error(raw_file(R"({"x":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4)) ==
+          "gpt2/model.safetensors: x: shape: expected non-negative integers, got [-1]");
+    CHECK(load_error(raw_file(R"({"x":{"dtype":"F32","shape":[1099511627776,1099511627776],"data_offsets":[0,4]}})", 4)) ==
+          "gpt2/model.safetensors: x: shape: too many elements [1099511627776,1099511627776]");
+    CHECK(load_error(raw_file(R"({"x":[1]})", 0)) == "gpt2/model.safetensors: x: expected an object with dtype, shape and data_offsets");
+    CHECK(load_error(raw_file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0]}})", 4)) ==
+          "gpt2/model.safetensors: x: data_offsets: expected [begin, end]");
+
+    // tensors checked against the config
+    auto with = [&](const std::function<void(std::vector<ck::Tensor>&)>& edit, const std::string& prefix = "") {
+        auto t = ck::gpt2_tensors(s, 3, prefix);
+        edit(t);
+        return load_error(ck::safetensors(t));
+    };
+    auto find = [](std::vector<ck::Tensor>& ts, const std::string& n) -> ck::Tensor& {
+        return *std::find_if(ts.begin(), ts.end(), [&](const ck::Tensor& t) { return t.name == n; });
+    };
+    CHECK(with([&](auto& t) { find(t, "h.1.attn.c_attn.weight").shape = {48, 16}; }) ==
+          "gpt2/model.safetensors: h.1.attn.c_attn.weight: expected shape [16, 48], got [48, 16]");
+    CHECK(with([&](auto& t) { find(t, "transformer.h.1.attn.c_attn.weight").shape = {16, 16}, find(t, "transformer.h.1.attn.c_attn.weight").values.resize(256); }, "transformer.") ==
+          "gpt2/model.safetensors: transformer.h.1.attn.c_attn.weight: expected shape [16, 48], got [16, 16]");
+    CHECK(with([&](auto& t) { t.erase(t.begin() + 3); }) == "gpt2/model.safetensors: h.0.ln_1.bias: missing");
+    CHECK(with([&](auto& t) {
+              ck::Tensor& w = find(t, "wte.weight");
+              w.dtype = "I32";
+              w.raw.assign(w.values.size() * 4, 0);
+          }) == "gpt2/model.safetensors: wte.weight: dtype I32 is not F32, F16 or BF16");
+    // ignorable buffers of any dtype, unknown extra tensors
+    CHECK(with([&](auto& t) {
+              ck::Tensor ids{"position_ids", {1, 32}, {}, "I64", std::vector<std::uint8_t>(256, 0)};
+              t.push_back(ids);
+          }) == "");
+}
+
+TEST_CASE("model: config.json fields, defaults and errors") {
+    const ModelConfig g = read_config(ck::gpt2_config({}), "gpt2/config.json");
+    CHECK(g.family == Family::Gpt2);
+    CHECK(g.d_ff == 64);
+    CHECK(g.activation == Activation::GeluTanh);
+    CHECK(g.eos_id == 1);
+    const ModelConfig b = read_config(ck::bert_config({}), "bert/config.json");
+    CHECK(b.family == Family::Bert);
+    CHECK(b.layer_norm_eps == 1e-12f);
+    CHECK(b.activation == Activation::GeluExact);
+    const ModelConfig m = read_config(ck::marian_config({}), "m/config.json");
+    CHECK(m.family == Family::Marian);
+    CHECK(m.activation == Activation::Silu);
+    CHECK(m.scale_embedding);
+    CHECK(m.decoder_layers == 3);
+    CHECK(m.decoder_start_id == 39);
+    auto err = [](const std::string& json) { return error_of([&] { read_config(json, "gpt2/config.json"); }); };
+    CHECK(err(R"({"model_type":"gpt2","vocab_size":10,"n_embd":768,"n_layer":2,"n_head":5})") ==
+          "gpt2/config.json: n_head: expected a positive integer that divides n_embd (768)");
+    CHECK(err(R"({"model_type":"gpt2","vocab_size":10,"n_embd":768,"n_layer":2,"n_head":-12})") ==
+          "gpt2/config.json: n_head: expected a positive integer that divides n_embd (768), got -12");
+    CHECK(err(R"({"model_type":"llama"})") == "gpt2/config.json: model_type: \"llama\" is not one of gpt2, bert, marian");
+    CHECK(err(R"({"n_embd":4})") == "gpt2/config.json: model_type: missing");
+    CHECK(err(R"({"model_type":"gpt2","vocab_size":10,"n_layer":2,"n_head":2})") == "gpt2/config.json: n_embd: missing");
+    CHECK(err(R"({"model_type":"gpt2","vocab_size":"ten","n_embd":8,"n_layer":2,"n_head":2})") ==
+          "gpt2/config.json: vocab_size: expected a positive integer, got \"ten\"");
+    CHECK(err(R"({"model_type":"gpt2","vocab_size":10,"n_embd":8,"n_layer":0,"n_head":2})") ==
+          "gpt2/config.json: n_layer: expected a positive integer, got 0");
+    CHECK(err(R"({"model_type":"gpt2","vocab_size":10,"n_embd":8,"n_layer":1,"n_head":2,"activation_function":"tanh"})") ==
+          "gpt2/config.json: activation_function: \"tanh\" is not one of gelu, gelu_new, gelu_pytorch_tanh, relu, silu, swish");
+    CHECK(err(R"({"model_type":"gpt2","vocab_size":10,"n_embd":8,"n_layer":1,"n_head":2,"layer_norm_epsilon":-1})") ==
+          "gpt2/config.json: layer_norm_epsilon: expected a positive number, got -1");
+    CHECK(err("{") .starts_with("gpt2/config.json: not JSON: "));
+    CHECK(err("[]") == "gpt2/config.json: expected a JSON object");
+}
