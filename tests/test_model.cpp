@@ -508,3 +508,120 @@ TEST_CASE("model: config.json fields, defaults and errors") {
     CHECK(err("{") .starts_with("gpt2/config.json: not JSON: "));
     CHECK(err("[]") == "gpt2/config.json: expected a JSON object");
 }
+
+// [SECTION] PyTorch's references (tests/model/make_models.py, float64) -------------------------
+
+namespace {
+
+Matrix matrix_of(const nlohmann::json& rows) {
+    Matrix m(static_cast<Eigen::Index>(rows.size()), rows.empty() ? 0 : static_cast<Eigen::Index>(rows[0].size()));
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        for (std::size_t j = 0; j < rows[i].size(); ++j) m(i, j) = rows[i][j].get<float>();
+    return m;
+}
+
+// Largest |got − want| (nan when the shapes differ).
+double diff(const Matrix& got, const Matrix& want) {
+    if (got.rows() != want.rows() || got.cols() != want.cols()) return std::nan("");
+    return got.size() ? static_cast<double>((got - want).cwiseAbs().maxCoeff()) : 0.0;
+}
+double max_abs(const Matrix& m) { return m.size() ? static_cast<double>(m.cwiseAbs().maxCoeff()) : 0.0; }
+
+struct Worst {
+    double attention = 0, hidden = 0, logits = 0, q = 0, x = 0, decoder = 0;
+    void keep(double& slot, double v) { slot = std::isnan(v) || std::isnan(slot) ? std::nan("") : std::max(slot, v); }
+};
+
+// One case folder: config.json, model.safetensors, expected.json.
+void check_reference_case(const std::filesystem::path& folder, Worst& all) {
+    const ModelFiles files = ModelFiles::from_folder(folder.string());
+    const ModelConfig config = read_config(files.need("config.json").text(), files.shown("config.json"));
+    const Model model = load_model_weights(config, files.share("model.safetensors"), files.shown("model.safetensors"));
+    const nlohmann::json e = nlohmann::json::parse(files.need("expected.json").text());
+    const bool marian = config.family == Family::Marian;
+    RunInput in;
+    if (marian) in.ids = e.at("decoder_ids").get<std::vector<int>>(), in.source_ids = e.at("encoder_ids").get<std::vector<int>>();
+    else in.ids = e.at("ids").get<std::vector<int>>();
+    kernels::Context ctx;
+    const RunResult run = forward(ctx, model, in);
+    Worst w;
+    for (std::size_t k = 0; k < run.stacks.size(); ++k) {
+        const StackRun& s = run.stacks[k];
+        const nlohmann::json& maps = e.at(s.name);
+        REQUIRE(maps.size() == s.layers.size());
+        for (std::size_t l = 0; l < s.layers.size(); ++l) {
+            REQUIRE(maps[l].size() == s.layers[l].weights.size());
+            const BlockTrace t = block_trace(ctx, model, run, static_cast<int>(k), static_cast<int>(l));
+            for (std::size_t h = 0; h < maps[l].size(); ++h) {
+                w.keep(w.attention, diff(s.layers[l].weights[h], matrix_of(maps[l][h])));
+                CHECK(same_bits(t.trace.heads[h].weights, s.layers[l].weights[h]));
+                if (e.contains("q") && e["q"].contains(s.name)) {
+                    const Matrix q = matrix_of(e["q"][s.name][l][h]);
+                    w.keep(w.q, diff(t.trace.heads[h].q, q) / std::max(1.0, max_abs(q)));
+                }
+            }
+            if (e.contains("x") && e["x"].contains(s.name)) {
+                const Matrix x = matrix_of(e["x"][s.name][l]);
+                w.keep(w.x, diff(t.trace.x_q, x) / std::max(1.0, max_abs(x)));
+            }
+        }
+    }
+    const Matrix hidden = matrix_of(e.at("hidden"));
+    w.keep(w.hidden, diff(run.hidden, hidden) / std::max(1e-30, max_abs(hidden)));
+    if (e.contains("logits")) {
+        const std::vector<float> want = e["logits"].get<std::vector<float>>();
+        const Matrix got_m = Eigen::Map<const Matrix>(run.logits.data(), 1, static_cast<Eigen::Index>(run.logits.size()));
+        const Matrix want_m = Eigen::Map<const Matrix>(want.data(), 1, static_cast<Eigen::Index>(want.size()));
+        w.keep(w.logits, diff(got_m, want_m) / std::max(1e-30, max_abs(want_m)));
+        // the KV-cache decoder at every length against the forward over that prefix
+        Decoder dec(model, run.encoder_output);
+        for (std::size_t n = 1; n <= in.ids.size(); ++n) {
+            const std::vector<float> step = dec.step(ctx, in.ids[n - 1]);
+            const RunResult r = forward(ctx, model, {std::vector<int>(in.ids.begin(), in.ids.begin() + n), in.source_ids});
+            for (std::size_t v = 0; v < step.size(); ++v) w.keep(w.decoder, std::fabs(step[v] - r.logits[v]));
+        }
+    }
+    if (e.contains("generated_ids")) {
+        const std::vector<int> want = e["generated_ids"].get<std::vector<int>>();
+        const int max_new = e.value("max_new", static_cast<int>(want.size()) - 1);
+        CHECK(greedy(ctx, model, run.encoder_output, {config.decoder_start_id}, max_new, config.eos_id) == want);
+    }
+    MESSAGE(folder.filename().string(), ": attention ", w.attention, ", hidden ", w.hidden, ", logits ", w.logits, ", q ", w.q,
+            ", x ", w.x, ", decoder ", w.decoder);
+    CHECK(w.attention < 1e-4);
+    CHECK(w.hidden < 1e-3);
+    CHECK(w.logits < 1e-3);
+    CHECK(w.q < 1e-4);
+    CHECK(w.x < 1e-4);
+    CHECK(w.decoder < 1e-4);
+    all.keep(all.attention, w.attention), all.keep(all.hidden, w.hidden), all.keep(all.logits, w.logits);
+    all.keep(all.q, w.q), all.keep(all.x, w.x), all.keep(all.decoder, w.decoder);
+}
+
+}  // namespace
+
+TEST_CASE("model: every case of make_models.py against PyTorch in float64") {
+#ifdef ATTN_MODEL_REFS
+    const std::filesystem::path root = ATTN_MODEL_REFS;
+    REQUIRE_MESSAGE(std::filesystem::exists(root / "cases.json"), "no references at ", root.string(),
+                    ": the build runs tests/model/make_models.py");
+    std::ifstream f(root / "cases.json");
+    const nlohmann::json cases_json = nlohmann::json::parse(f);
+    const nlohmann::json& list = cases_json.is_object() ? cases_json.at("cases") : cases_json;
+    REQUIRE(!list.empty());
+    Worst all;
+    for (const nlohmann::json& c : list) {
+        const std::string name = c.is_string() ? c.get<std::string>() : c.at("case").get<std::string>();
+        CAPTURE(name);
+        try {
+            check_reference_case(root / name, all);
+        } catch (const std::exception& ex) {
+            FAIL_CHECK(name, ": ", ex.what());
+        }
+    }
+    MESSAGE(list.size(), " cases, largest differences: attention ", all.attention, ", hidden ", all.hidden, " (relative), logits ",
+            all.logits, " (relative), q ", all.q, ", x ", all.x, ", decoder ", all.decoder);
+#else
+    FAIL("built without ATTN_MODEL_REFS: the PyTorch references (tests/model/make_models.py) were not made");
+#endif
+}
