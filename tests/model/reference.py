@@ -1,0 +1,198 @@
+"""Reference forward passes of GPT-2, BERT and Marian in float64 PyTorch, written from the
+architectures' definitions (Hugging Face semantics), for checking attnviz's C++ model runtime.
+
+Each forward takes `W`, a dict of float64 tensors named as in a Hugging Face checkpoint without
+its head prefix (gpt2 "h.0.attn.c_attn.weight", bert "encoder.layer.0...", marian
+"encoder.layers.0..."), the config.json dict and the token ids, and returns a dict:
+  attention / encoder_attention, decoder_attention, cross_attention: [L, H, T_q, T_k]
+  hidden: [T, d]   the last layer's output (gpt2 after ln_f; marian the decoder's)
+  logits: [V]      the LM head at the last position (gpt2, marian)
+  q: {stack: [L, H, T_q, d_head]}  each head's queries before the 1/sqrt(d_head) scaling
+  x: {stack: [L, T_q, d]}          the input of each attention block as its Q projection reads it
+
+Imported by tests/model/make_models.py and tests/model/test_reference.py; no command line.
+"""
+import math
+
+import torch
+
+# [SECTION] The shared pieces ------------------------------------------------------------------
+
+
+def layer_norm(x, w, b, eps):  # x [T, d]; biased variance, as torch.nn.LayerNorm
+    mean = x.mean(-1, keepdim=True)
+    var = ((x - mean) ** 2).mean(-1, keepdim=True)
+    return (x - mean) / torch.sqrt(var + eps) * w + b
+
+
+def gelu_tanh(x):  # "gelu_new" (GPT-2): the tanh approximation
+    return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def gelu_erf(x):  # "gelu": exact
+    return 0.5 * x * (1 + torch.erf(x / math.sqrt(2)))
+
+
+def silu(x):  # "swish" / "silu"
+    return x * torch.sigmoid(x)
+
+
+ACTIVATIONS = {"gelu_new": gelu_tanh, "gelu": gelu_erf, "swish": silu, "silu": silu,
+               "relu": torch.relu}
+
+
+def linear(x, W, prefix):  # nn.Linear: weight [out, in], y = x·Wᵀ + b
+    return x @ W[prefix + ".weight"].T + W[prefix + ".bias"]
+
+
+def conv1d(x, W, prefix):  # GPT-2's Conv1D: weight [in, out], y = x·W + b
+    return x @ W[prefix + ".weight"] + W[prefix + ".bias"]
+
+
+def attend(q, k, v, n_heads, causal):
+    """q [T_q, d], k and v [T_k, d] -> (context [T_q, d], probs [H, T_q, T_k], q_heads [H, T_q, d_head])"""
+    T_q, d = q.shape
+    T_k = k.shape[0]
+    d_head = d // n_heads
+    q_heads = q.reshape(T_q, n_heads, d_head).transpose(0, 1)  # [H, T_q, d_head]
+    k_heads = k.reshape(T_k, n_heads, d_head).transpose(0, 1)  # [H, T_k, d_head]
+    v_heads = v.reshape(T_k, n_heads, d_head).transpose(0, 1)
+    scores = q_heads @ k_heads.transpose(1, 2) / math.sqrt(d_head)  # [H, T_q, T_k]
+    if causal:  # query i sees keys 0..i
+        future = torch.triu(torch.ones(T_q, T_k, dtype=torch.bool), diagonal=1)
+        scores = scores.masked_fill(future, float("-inf"))
+    probs = torch.softmax(scores, dim=-1)
+    context = (probs @ v_heads).transpose(0, 1).reshape(T_q, d)  # heads concatenated
+    return context, probs, q_heads
+
+
+def sinusoidal_positions(n_positions, d):
+    """MarianSinusoidalPositionalEmbedding's table [P, d]: angle[pos, j] = pos / 10000^(2·(j//2)/d);
+    columns 0..d/2-1 hold sin of the even j's angles, columns d/2.. cos of the odd j's."""
+    pos = torch.arange(n_positions, dtype=torch.float64)[:, None]
+    j = torch.arange(d, dtype=torch.float64)[None, :]
+    angle = pos / torch.pow(10000.0, 2 * torch.div(j, 2, rounding_mode="floor") / d)  # [P, d]
+    half = (d + 1) // 2  # HF's sentinel
+    out = torch.empty(n_positions, d, dtype=torch.float64)
+    out[:, :half] = torch.sin(angle[:, 0::2])
+    out[:, half:] = torch.cos(angle[:, 1::2])
+    return out
+
+# [SECTION] GPT-2: pre-LN decoder, causal self-attention, tied LM head -------------------------
+
+
+def gpt2_forward(W, cfg, ids):
+    T, eps = len(ids), cfg["layer_norm_epsilon"]
+    act = ACTIVATIONS[cfg["activation_function"]]
+    x = W["wte.weight"][ids] + W["wpe.weight"][:T]  # [T, d]
+    maps, qs, xs = [], [], []
+    for i in range(cfg["n_layer"]):
+        p = f"h.{i}."
+        a = layer_norm(x, W[p + "ln_1.weight"], W[p + "ln_1.bias"], eps)  # [T, d]
+        q, k, v = conv1d(a, W, p + "attn.c_attn").chunk(3, dim=-1)  # [T, 3d] -> 3 × [T, d]
+        context, probs, q_heads = attend(q, k, v, cfg["n_head"], causal=True)
+        x = x + conv1d(context, W, p + "attn.c_proj")
+        m = layer_norm(x, W[p + "ln_2.weight"], W[p + "ln_2.bias"], eps)
+        x = x + conv1d(act(conv1d(m, W, p + "mlp.c_fc")), W, p + "mlp.c_proj")  # [T, d_ff] -> [T, d]
+        maps.append(probs), qs.append(q_heads), xs.append(a)
+    x = layer_norm(x, W["ln_f.weight"], W["ln_f.bias"], eps)
+    logits = x[-1] @ W["wte.weight"].T  # [V]
+    return {"attention": torch.stack(maps), "hidden": x, "logits": logits,
+            "q": {"attention": torch.stack(qs)}, "x": {"attention": torch.stack(xs)}}
+
+# [SECTION] BERT: post-LN encoder, embeddings with LayerNorm, no mask ---------------------------
+
+
+def bert_forward(W, cfg, ids):
+    T, eps = len(ids), cfg["layer_norm_eps"]
+    act = ACTIVATIONS[cfg["hidden_act"]]
+    e = "embeddings."
+    x = W[e + "word_embeddings.weight"][ids] + W[e + "position_embeddings.weight"][:T] \
+        + W[e + "token_type_embeddings.weight"][0]  # token_type_ids all 0
+    x = layer_norm(x, W[e + "LayerNorm.weight"], W[e + "LayerNorm.bias"], eps)  # [T, d]
+    maps, qs, xs = [], [], []
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"encoder.layer.{i}."
+        q = linear(x, W, p + "attention.self.query")  # [T, d]
+        k = linear(x, W, p + "attention.self.key")
+        v = linear(x, W, p + "attention.self.value")
+        context, probs, q_heads = attend(q, k, v, cfg["num_attention_heads"], causal=False)
+        maps.append(probs), qs.append(q_heads), xs.append(x)
+        x = layer_norm(x + linear(context, W, p + "attention.output.dense"),
+                       W[p + "attention.output.LayerNorm.weight"], W[p + "attention.output.LayerNorm.bias"], eps)
+        h = act(linear(x, W, p + "intermediate.dense"))  # [T, d_ff]
+        x = layer_norm(x + linear(h, W, p + "output.dense"),
+                       W[p + "output.LayerNorm.weight"], W[p + "output.LayerNorm.bias"], eps)
+    return {"attention": torch.stack(maps), "hidden": x,
+            "q": {"attention": torch.stack(qs)}, "x": {"attention": torch.stack(xs)}}
+
+# [SECTION] Marian: post-LN encoder-decoder, scaled embeddings + sinusoids, SiLU ------------------
+
+MARIAN_EPS = 1e-5  # nn.LayerNorm's default; Marian's config has no eps
+
+
+def marian_embed(W, cfg, ids, side):  # side "encoder" | "decoder" -> [T, d]
+    T, d = len(ids), cfg["d_model"]
+    scale = math.sqrt(d) if cfg["scale_embedding"] else 1.0
+    stored = W.get(side + ".embed_positions.weight")
+    positions = stored if stored is not None else sinusoidal_positions(cfg["max_position_embeddings"], d)
+    return W["shared.weight"][ids] * scale + positions[:T]
+
+
+def marian_attention(x_q, x_kv, W, p, n_heads, causal):  # p: "...self_attn." or "...encoder_attn."
+    q = linear(x_q, W, p + "q_proj")  # [T_q, d]
+    k, v = linear(x_kv, W, p + "k_proj"), linear(x_kv, W, p + "v_proj")  # [T_k, d]
+    context, probs, q_heads = attend(q, k, v, n_heads, causal)
+    return linear(context, W, p + "out_proj"), probs, q_heads
+
+
+def marian_forward(W, cfg, encoder_ids, decoder_ids):
+    act = ACTIVATIONS[cfg["activation_function"]]
+    ln = lambda x, name: layer_norm(x, W[name + ".weight"], W[name + ".bias"], MARIAN_EPS)  # noqa: E731
+    out = {"q": {}, "x": {}}
+    collected = {s: ([], [], []) for s in ("encoder_attention", "decoder_attention", "cross_attention")}
+
+    def keep(stack, probs, q_heads, x_q):
+        for store, value in zip(collected[stack], (probs, q_heads, x_q)):
+            store.append(value)
+
+    memory = marian_embed(W, cfg, encoder_ids, "encoder")  # [T_enc, d]; no embedding LayerNorm
+    for i in range(cfg["encoder_layers"]):
+        p = f"encoder.layers.{i}."
+        a, probs, q_heads = marian_attention(memory, memory, W, p + "self_attn.", cfg["encoder_attention_heads"], False)
+        keep("encoder_attention", probs, q_heads, memory)
+        memory = ln(memory + a, p + "self_attn_layer_norm")
+        memory = ln(memory + linear(act(linear(memory, W, p + "fc1")), W, p + "fc2"), p + "final_layer_norm")
+
+    y = marian_embed(W, cfg, decoder_ids, "decoder")  # [T_dec, d]
+    for i in range(cfg["decoder_layers"]):
+        p = f"decoder.layers.{i}."
+        a, probs, q_heads = marian_attention(y, y, W, p + "self_attn.", cfg["decoder_attention_heads"], True)
+        keep("decoder_attention", probs, q_heads, y)
+        y = ln(y + a, p + "self_attn_layer_norm")
+        # cross-attention: queries from the decoder, keys and values from the encoder's output
+        a, probs, q_heads = marian_attention(y, memory, W, p + "encoder_attn.", cfg["decoder_attention_heads"], False)
+        keep("cross_attention", probs, q_heads, y)
+        y = ln(y + a, p + "encoder_attn_layer_norm")
+        y = ln(y + linear(act(linear(y, W, p + "fc1")), W, p + "fc2"), p + "final_layer_norm")
+
+    for stack, (maps, qs, xs) in collected.items():
+        out[stack], out["q"][stack], out["x"][stack] = torch.stack(maps), torch.stack(qs), torch.stack(xs)
+    bias = W.get("final_logits_bias", torch.zeros(1, cfg["vocab_size"], dtype=torch.float64))
+    out["hidden"] = y
+    out["logits"] = y[-1] @ W["shared.weight"].T + bias[0]  # tied head: [V]
+    return out
+
+
+def marian_greedy(W, cfg, encoder_ids, max_new):
+    """Greedy decoding from [decoder_start], the whole sequence recomputed each step (no cache),
+    until eos or max_new tokens. Returns (ids incl. decoder_start, the smallest top-2 logit gap)."""
+    ids, min_gap = [cfg["decoder_start_token_id"]], float("inf")
+    for _ in range(max_new):
+        logits = marian_forward(W, cfg, encoder_ids, ids)["logits"]
+        top2 = torch.topk(logits, 2).values
+        min_gap = min(min_gap, float(top2[0] - top2[1]))
+        ids.append(int(torch.argmax(logits)))
+        if ids[-1] == cfg["eos_token_id"]:
+            break
+    return ids, min_gap
