@@ -208,17 +208,16 @@ TEST_CASE("model: building blocks against plain loops in double, several shapes"
                     worst_lin = std::max(worst_lin, std::fabs(z(t, j) - acc) / (1 + std::fabs(acc)));
                 }
         }
-        // lm_head: logits = E·x
-        {
-            const int V = T * 7 + 1;
-            Matrix E = rng.matrix(V, d);
+        // lm_head: logits = x·W, W: d×V, past one product's kHeadColumns columns too
+        for (const int V : {T * 7 + 1, blocks::kHeadColumns * 2 + T}) {
+            Matrix W = rng.matrix(d, V);
             std::vector<float> bias(V), logits(V);
             for (float& v : bias) v = rng.uniform();
             kernels::Context ctx;
-            blocks::lm_head(ctx, E.data(), V, d, x.data(), bias.data(), logits.data());
+            blocks::lm_head(ctx, W.data(), V, d, x.data(), bias.data(), logits.data());
             for (int v = 0; v < V; ++v) {
                 double acc = bias[v];
-                for (int i = 0; i < d; ++i) acc += static_cast<double>(E(v, i)) * x(0, i);
+                for (int i = 0; i < d; ++i) acc += static_cast<double>(W(i, v)) * x(0, i);
                 worst_head = std::max(worst_head, std::fabs(logits[v] - acc) / (1 + std::fabs(acc)));
             }
         }
@@ -244,7 +243,10 @@ TEST_CASE("model: building blocks against plain loops in double, several shapes"
     CHECK(worst_sin < 1e-6);
     std::vector<int> ids = {2, 0, 1};
     std::vector<float> table = {1, 2, 3, 4, 5, 6}, pos = {10, 20, 30, 40, 50, 60, 70, 80}, out(6);
-    blocks::embed(table.data(), 2, ids, 2.0f, pos.data(), 1, out.data());
+    blocks::embed(table.data(), 2, 0, ids, 2.0f, pos.data(), 1, out.data());
+    CHECK(out == std::vector<float>{40, 52, 52, 64, 76, 88});
+    const std::vector<float> columns = {1, 3, 5, 2, 4, 6};  // the same table, d×V
+    blocks::embed(columns.data(), 2, 3, ids, 2.0f, pos.data(), 1, out.data());
     CHECK(out == std::vector<float>{40, 52, 52, 64, 76, 88});
 }
 
