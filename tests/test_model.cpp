@@ -629,3 +629,21 @@ TEST_CASE("model: every case of make_models.py against PyTorch in float64") {
     FAIL("built without ATTN_MODEL_REFS: the PyTorch references (tests/model/make_models.py) were not made");
 #endif
 }
+
+TEST_CASE("model: the loader in steps reports its progress by bytes, and the model's sizes") {
+    const ck::Gpt2Shape s{.vocab = 3000, .d = 64, .heads = 4, .layers = 2, .positions = 64, .d_ff = 256};
+    const auto bytes = bytes_of(ck::safetensors(ck::gpt2_tensors(s, 9)));
+    ModelLoader loader(read_config(ck::gpt2_config(s), "gpt2/config.json"), bytes, "gpt2/model.safetensors");
+    CHECK(!loader.done());
+    CHECK(loader.progress() == 0.0f);
+    loader.step();  // ~1 MB of tensors: one step converts them all
+    CHECK(loader.done());
+    CHECK(loader.progress() == 1.0f);
+    const Model m = loader.take();
+    const std::int64_t params = 3000 * 64 + 64 * 64 + 2 * (4 * 64 + 64 * 192 + 192 + 64 * 64 + 64 + 64 * 256 + 256 + 256 * 64 + 64) + 2 * 64;
+    CHECK(m.parameters() == params);
+    CHECK(m.weight_bytes() == static_cast<std::size_t>(params) * 4);
+    // kept maps and block inputs alone are 2·(4·T² + T·64) floats; the estimate holds them
+    CHECK(m.activation_bytes(100) > 2u * (4 * 100 * 100 + 100 * 64) * 4);
+    CHECK(m.activation_bytes(100) < 4u << 20);
+}
