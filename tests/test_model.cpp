@@ -647,3 +647,15 @@ TEST_CASE("model: the loader in steps reports its progress by bytes, and the mod
     CHECK(m.activation_bytes(100) > 2u * (4 * 100 * 100 + 100 * 64) * 4);
     CHECK(m.activation_bytes(100) < 4u << 20);
 }
+
+TEST_CASE("model: sizes no model has are errors, not allocations") {
+    CHECK(error_of([] { read_config(R"({"model_type":"gpt2","vocab_size":10,"n_embd":1073741824,"n_layer":1,"n_head":1})", "g/config.json"); }) ==
+          "g/config.json: n_embd: expected a positive integer up to 16777216, got 1073741824");
+    ck::Seq2SeqShape s;
+    std::string config = ck::marian_config(s);
+    config.replace(config.find("\"max_position_embeddings\":24"), 28, "\"max_position_embeddings\":16777216");
+    CHECK(error_of([&] {
+              load_model_weights(read_config(config, "m/config.json"), bytes_of(ck::safetensors(ck::marian_tensors(s, 1))), "m/model.safetensors");
+          }) == "m/model.safetensors: model.encoder.embed_positions.weight: missing, and max_position_embeddings × d_model "
+                "(16777216 × 16) is too large a table to compute");
+}

@@ -84,6 +84,7 @@ public:
 
     // A required tensor: checked, given its F32 place (converted later).
     std::string full(const std::string& name, bool prefixed = true) const { return prefixed ? prefix_ + name : name; }
+    const std::string& file() const { return file_; }
     float* need(const std::string& name, std::vector<std::int64_t> shape, bool prefixed = true) {
         const std::string full = this->full(name, prefixed);
         auto it = header_.tensors.find(full);
@@ -198,6 +199,11 @@ void plan_marian(const ModelConfig& c, const SafetensorsHeader& h, Plan& p, Mode
     w.positions = p.maybe("encoder.embed_positions.weight", {P, d});
     w.decoder_positions = p.maybe("decoder.embed_positions.weight", {P, d});
     if (!w.positions || !w.decoder_positions) {
+        constexpr std::int64_t kMaxTable = std::int64_t{1} << 26;  // 256 MB of floats
+        if (static_cast<std::int64_t>(P) * d > kMaxTable)
+            throw ModelError(p.file(), p.full(w.positions ? "decoder.embed_positions.weight" : "encoder.embed_positions.weight"),
+                             "missing, and max_position_embeddings × d_model (" + std::to_string(P) + " × " +
+                                 std::to_string(d) + ") is too large a table to compute");
         float* table = p.computed(static_cast<std::size_t>(P) * d);
         blocks::sinusoidal_positions(P, d, table);
         if (!w.positions) w.positions = table;
