@@ -92,7 +92,7 @@ step model-run /usr/bin/python3 tests/model/test_run.py build/attnviz build/mode
 step house-statics python3 tests/house/mutable_statics.py build core web main
 
 # One clang-14 build with ASan + UBSan (UB is fatal there: -fno-sanitize-recover=all) and
-# libFuzzer's coverage: the suite, the command line and the three fuzz targets. Each fuzzer is
+# libFuzzer's coverage: the suite, the command line and the fuzz targets. Each fuzzer is
 # single-threaded: it runs on the second core beside the sanitized suite or another fuzzer.
 step sanitize-build build build-fuzz -DATTN_APP=OFF -DATTN_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo
 step_bg fuzz-scene fuzz fuzz_scene scene
@@ -102,6 +102,11 @@ step sanitize-model-run /usr/bin/python3 tests/model/test_run.py build-fuzz/attn
 step_wait
 step_bg fuzz-tokenizer fuzz fuzz_tokenizer tokenizer
 step fuzz-import fuzz fuzz_import import
+step_wait
+# The model runtime's readers: a checkpoint (header, offsets, conversion, the loader and a
+# forward of a tiny GPT-2) and config.json.
+step_bg fuzz-safetensors fuzz fuzz_safetensors safetensors
+step fuzz-config fuzz fuzz_config config
 step_wait
 
 step wasm-build bash -c "emcmake cmake -S . -B build-web -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-web -j $jobs"

@@ -24,6 +24,8 @@ namespace ck = attn::checkpoint;
 
 namespace {
 
+constexpr double kPi = 3.14159265358979323846;
+
 std::shared_ptr<const FileBytes> bytes_of(const std::vector<std::uint8_t>& b) { return FileBytes::own(b); }
 
 Model gpt2_model(const ck::Gpt2Shape& s, std::uint64_t seed, const std::string& activation = "gelu_new",
@@ -130,7 +132,7 @@ NaiveRun naive_gpt2(const ck::Gpt2Shape& s, const std::vector<ck::Tensor>& tenso
         for (auto& row : f)
             for (double& v : row)
                 v = exact_gelu ? 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)))
-                               : 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+                               : 0.5 * v * (1 + std::tanh(std::sqrt(2 / kPi) * (v + 0.044715 * v * v * v)));
         const Grid y = naive_conv1d(f, w, h + "mlp.c_proj", s.d_ff, d);
         for (int t = 0; t < T; ++t)
             for (int i = 0; i < d; ++i) x[t][i] += y[t][i];
@@ -152,7 +154,7 @@ double max_abs_diff(const Matrix& m, const Grid& g) {
 
 bool same_bits(const Matrix& a, const Matrix& b) {
     return a.rows() == b.rows() && a.cols() == b.cols() &&
-           std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<std::size_t>(a.size())) == 0;
+           (a.size() == 0 || std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<std::size_t>(a.size())) == 0);
 }
 
 }  // namespace
@@ -182,7 +184,7 @@ TEST_CASE("model: building blocks against plain loops in double, several shapes"
             blocks::activate(a, z.data(), static_cast<std::size_t>(z.size()));
             for (Eigen::Index i = 0; i < z.size(); ++i) {
                 const double v = x.data()[i];
-                const double want = a == Activation::GeluTanh  ? 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)))
+                const double want = a == Activation::GeluTanh  ? 0.5 * v * (1 + std::tanh(std::sqrt(2 / kPi) * (v + 0.044715 * v * v * v)))
                                     : a == Activation::GeluExact ? 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)))
                                     : a == Activation::Silu      ? v / (1 + std::exp(-v))
                                                                  : std::max(v, 0.0);
@@ -206,17 +208,16 @@ TEST_CASE("model: building blocks against plain loops in double, several shapes"
                     worst_lin = std::max(worst_lin, std::fabs(z(t, j) - acc) / (1 + std::fabs(acc)));
                 }
         }
-        // lm_head: logits = E·x
-        {
-            const int V = T * 7 + 1;
-            Matrix E = rng.matrix(V, d);
+        // lm_head: logits = x·W, W: d×V, past one product's kHeadColumns columns too
+        for (const int V : {T * 7 + 1, blocks::kHeadColumns * 2 + T}) {
+            Matrix W = rng.matrix(d, V);
             std::vector<float> bias(V), logits(V);
             for (float& v : bias) v = rng.uniform();
             kernels::Context ctx;
-            blocks::lm_head(ctx, E.data(), V, d, x.data(), bias.data(), logits.data());
+            blocks::lm_head(ctx, W.data(), V, d, x.data(), bias.data(), logits.data());
             for (int v = 0; v < V; ++v) {
                 double acc = bias[v];
-                for (int i = 0; i < d; ++i) acc += static_cast<double>(E(v, i)) * x(0, i);
+                for (int i = 0; i < d; ++i) acc += static_cast<double>(W(i, v)) * x(0, i);
                 worst_head = std::max(worst_head, std::fabs(logits[v] - acc) / (1 + std::fabs(acc)));
             }
         }
@@ -242,7 +243,10 @@ TEST_CASE("model: building blocks against plain loops in double, several shapes"
     CHECK(worst_sin < 1e-6);
     std::vector<int> ids = {2, 0, 1};
     std::vector<float> table = {1, 2, 3, 4, 5, 6}, pos = {10, 20, 30, 40, 50, 60, 70, 80}, out(6);
-    blocks::embed(table.data(), 2, ids, 2.0f, pos.data(), 1, out.data());
+    blocks::embed(table.data(), 2, 0, ids, 2.0f, pos.data(), 1, out.data());
+    CHECK(out == std::vector<float>{40, 52, 52, 64, 76, 88});
+    const std::vector<float> columns = {1, 3, 5, 2, 4, 6};  // the same table, d×V
+    blocks::embed(columns.data(), 2, 3, ids, 2.0f, pos.data(), 1, out.data());
     CHECK(out == std::vector<float>{40, 52, 52, 64, 76, 88});
 }
 
@@ -388,4 +392,270 @@ TEST_CASE("model: stepwise forward, block_trace and the KV-cache decoder agree w
     CHECK(out == want);
     CHECK(marian.parameters() > 0);
     CHECK(marian.activation_bytes(128) > bert.activation_bytes(128));
+}
+
+// [SECTION] Bad files, each as its one line ---------------------------------------------------
+
+namespace {
+
+std::string load_error(const std::vector<std::uint8_t>& bytes, const ck::Gpt2Shape& s = {}) {
+    return error_of([&] { load_model_weights(read_config(ck::gpt2_config(s), "gpt2/config.json"), bytes_of(bytes), "gpt2/model.safetensors"); });
+}
+
+// A file whose header is `header` (padded as written) followed by `data_bytes` zero bytes.
+std::vector<std::uint8_t> raw_file(const std::string& header, std::size_t data_bytes) {
+    std::vector<std::uint8_t> out(8);
+    for (int i = 0; i < 8; ++i) out[i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(header.size()) >> (8 * i));
+    out.insert(out.end(), header.begin(), header.end());
+    out.resize(out.size() + data_bytes, 0);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("model: bad checkpoints give one-line errors that name the tensor") {
+    const ck::Gpt2Shape s;
+    const std::vector<std::uint8_t> good = ck::safetensors(ck::gpt2_tensors(s, 3));
+    CHECK(load_error(good) == "");
+    // truncated: the last tensor's bytes are past the end
+    std::vector<std::uint8_t> cut(good.begin(), good.end() - 10);
+    CHECK(load_error(cut).starts_with("gpt2/model.safetensors: ln_f.bias: data_offsets ["));
+    CHECK(load_error(cut).find("are past the end of the data") != std::string::npos);
+    CHECK(load_error({1, 2, 3}) == "gpt2/model.safetensors: header: the file is 3 bytes, too short for the header's length");
+    CHECK(load_error(raw_file("{}", 0)).empty() == false);  // parses, then wte.weight is missing
+    CHECK(load_error(raw_file("{}", 0)) == "gpt2/model.safetensors: wte.weight: missing");
+    std::vector<std::uint8_t> long_header = raw_file("{}", 0);
+    long_header[0] = 200;
+    CHECK(load_error(long_header) == "gpt2/model.safetensors: header: length 200 is past the end of the file (10 bytes)");
+    CHECK(load_error(raw_file("{\"a\": [", 0)).starts_with("gpt2/model.safetensors: header: not JSON: "));
+    CHECK(load_error(raw_file("[1, 2]", 0)) == "gpt2/model.safetensors: header: expected a JSON object");
+    CHECK(load_error(raw_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,16]}})", 8)) ==
+          "gpt2/model.safetensors: x: data_offsets [0,16] are past the end of the data (8 bytes)");
+    CHECK(load_error(raw_file(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8)) ==
+          "gpt2/model.safetensors: x: data_offsets [0,8] hold 8 bytes, shape [3] of F32 needs 12");
+    CHECK(load_error(raw_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", 8)) ==
+          "gpt2/model.safetensors: x: data_offsets [8,0]: begin is after end");
+    CHECK(load_error(raw_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"y":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8)) ==
+          "gpt2/model.safetensors: y: data_offsets [4, 8] overlap x's");
+    CHECK(load_error(raw_file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8)) ==
+          "gpt2/model.safetensors: header: bytes [0, 4] of the data belong to no tensor");
+    CHECK(load_error(raw_file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 8)) ==
+          "gpt2/model.safetensors: header: bytes [4, 8] of the data belong to no tensor");
+    CHECK(load_error(raw_file(R"({"x":{"dtype":"F33","shape":[1],"data_offsets":[0,4]}})", 4)) ==
+          "gpt2/model.safetensors: x: dtype: \"F33\" is not a safetensors dtype");
+    CHECK(load_error(raw_file(R"({"x":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4)) ==
+          "gpt2/model.safetensors: x: shape: expected non-negative integers, got [-1]");
+    CHECK(load_error(raw_file(R"({"x":{"dtype":"F32","shape":[1099511627776,1099511627776],"data_offsets":[0,4]}})", 4)) ==
+          "gpt2/model.safetensors: x: shape: too many elements [1099511627776,1099511627776]");
+    CHECK(load_error(raw_file(R"({"x":[1]})", 0)) == "gpt2/model.safetensors: x: expected an object with dtype, shape and data_offsets");
+    CHECK(load_error(raw_file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0]}})", 4)) ==
+          "gpt2/model.safetensors: x: data_offsets: expected [begin, end]");
+
+    // tensors checked against the config
+    auto with = [&](const std::function<void(std::vector<ck::Tensor>&)>& edit, const std::string& prefix = "") {
+        auto t = ck::gpt2_tensors(s, 3, prefix);
+        edit(t);
+        return load_error(ck::safetensors(t));
+    };
+    auto find = [](std::vector<ck::Tensor>& ts, const std::string& n) -> ck::Tensor& {
+        return *std::find_if(ts.begin(), ts.end(), [&](const ck::Tensor& t) { return t.name == n; });
+    };
+    CHECK(with([&](auto& t) { find(t, "h.1.attn.c_attn.weight").shape = {48, 16}; }) ==
+          "gpt2/model.safetensors: h.1.attn.c_attn.weight: expected shape [16, 48], got [48, 16]");
+    CHECK(with([&](auto& t) { find(t, "transformer.h.1.attn.c_attn.weight").shape = {16, 16}, find(t, "transformer.h.1.attn.c_attn.weight").values.resize(256); }, "transformer.") ==
+          "gpt2/model.safetensors: transformer.h.1.attn.c_attn.weight: expected shape [16, 48], got [16, 16]");
+    CHECK(with([&](auto& t) { t.erase(t.begin() + 3); }) == "gpt2/model.safetensors: h.0.ln_1.bias: missing");
+    CHECK(with([&](auto& t) {
+              ck::Tensor& w = find(t, "wte.weight");
+              w.dtype = "I32";
+              w.raw.assign(w.values.size() * 4, 0);
+          }) == "gpt2/model.safetensors: wte.weight: dtype I32 is not F32, F16 or BF16");
+    // ignorable buffers of any dtype, unknown extra tensors
+    CHECK(with([&](auto& t) {
+              ck::Tensor ids{"position_ids", {1, 32}, {}, "I64", std::vector<std::uint8_t>(256, 0)};
+              t.push_back(ids);
+          }) == "");
+}
+
+TEST_CASE("model: config.json fields, defaults and errors") {
+    const ModelConfig g = read_config(ck::gpt2_config({}), "gpt2/config.json");
+    CHECK(g.family == Family::Gpt2);
+    CHECK(g.d_ff == 64);
+    CHECK(g.activation == Activation::GeluTanh);
+    CHECK(g.eos_id == 1);
+    const ModelConfig b = read_config(ck::bert_config({}), "bert/config.json");
+    CHECK(b.family == Family::Bert);
+    CHECK(b.layer_norm_eps == 1e-12f);
+    CHECK(b.activation == Activation::GeluExact);
+    const ModelConfig m = read_config(ck::marian_config({}), "m/config.json");
+    CHECK(m.family == Family::Marian);
+    CHECK(m.activation == Activation::Silu);
+    CHECK(m.scale_embedding);
+    CHECK(m.decoder_layers == 3);
+    CHECK(m.decoder_start_id == 39);
+    auto err = [](const std::string& json) { return error_of([&] { read_config(json, "gpt2/config.json"); }); };
+    CHECK(err(R"({"model_type":"gpt2","vocab_size":10,"n_embd":768,"n_layer":2,"n_head":5})") ==
+          "gpt2/config.json: n_head: expected a positive integer that divides n_embd (768)");
+    CHECK(err(R"({"model_type":"gpt2","vocab_size":10,"n_embd":768,"n_layer":2,"n_head":-12})") ==
+          "gpt2/config.json: n_head: expected a positive integer that divides n_embd (768), got -12");
+    CHECK(err(R"({"model_type":"llama"})") == "gpt2/config.json: model_type: \"llama\" is not one of gpt2, bert, marian");
+    CHECK(err(R"({"n_embd":4})") == "gpt2/config.json: model_type: missing");
+    CHECK(err(R"({"model_type":"gpt2","vocab_size":10,"n_layer":2,"n_head":2})") == "gpt2/config.json: n_embd: missing");
+    CHECK(err(R"({"model_type":"gpt2","vocab_size":"ten","n_embd":8,"n_layer":2,"n_head":2})") ==
+          "gpt2/config.json: vocab_size: expected a positive integer, got \"ten\"");
+    CHECK(err(R"({"model_type":"gpt2","vocab_size":10,"n_embd":8,"n_layer":0,"n_head":2})") ==
+          "gpt2/config.json: n_layer: expected a positive integer, got 0");
+    CHECK(err(R"({"model_type":"gpt2","vocab_size":10,"n_embd":8,"n_layer":1,"n_head":2,"activation_function":"tanh"})") ==
+          "gpt2/config.json: activation_function: \"tanh\" is not one of gelu, gelu_new, gelu_pytorch_tanh, relu, silu, swish");
+    CHECK(err(R"({"model_type":"gpt2","vocab_size":10,"n_embd":8,"n_layer":1,"n_head":2,"layer_norm_epsilon":-1})") ==
+          "gpt2/config.json: layer_norm_epsilon: expected a positive number, got -1");
+    CHECK(err("{") .starts_with("gpt2/config.json: not JSON: "));
+    CHECK(err("[]") == "gpt2/config.json: expected a JSON object");
+}
+
+// [SECTION] PyTorch's references (tests/model/make_models.py, float64) -------------------------
+
+namespace {
+
+Matrix matrix_of(const nlohmann::json& rows) {
+    Matrix m(static_cast<Eigen::Index>(rows.size()), rows.empty() ? 0 : static_cast<Eigen::Index>(rows[0].size()));
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        for (std::size_t j = 0; j < rows[i].size(); ++j) m(i, j) = rows[i][j].get<float>();
+    return m;
+}
+
+// Largest |got − want| (nan when the shapes differ).
+double diff(const Matrix& got, const Matrix& want) {
+    if (got.rows() != want.rows() || got.cols() != want.cols()) return std::nan("");
+    return got.size() ? static_cast<double>((got - want).cwiseAbs().maxCoeff()) : 0.0;
+}
+double max_abs(const Matrix& m) { return m.size() ? static_cast<double>(m.cwiseAbs().maxCoeff()) : 0.0; }
+
+struct Worst {
+    double attention = 0, hidden = 0, logits = 0, q = 0, x = 0, decoder = 0;
+    void keep(double& slot, double v) { slot = std::isnan(v) || std::isnan(slot) ? std::nan("") : std::max(slot, v); }
+};
+
+// One case folder: config.json, model.safetensors, expected.json.
+void check_reference_case(const std::filesystem::path& folder, Worst& all) {
+    const ModelFiles files = ModelFiles::from_folder(folder.string());
+    const ModelConfig config = read_config(files.need("config.json").text(), files.shown("config.json"));
+    const Model model = load_model_weights(config, files.share("model.safetensors"), files.shown("model.safetensors"));
+    const nlohmann::json e = nlohmann::json::parse(files.need("expected.json").text());
+    const bool marian = config.family == Family::Marian;
+    RunInput in;
+    if (marian) in.ids = e.at("decoder_ids").get<std::vector<int>>(), in.source_ids = e.at("encoder_ids").get<std::vector<int>>();
+    else in.ids = e.at("ids").get<std::vector<int>>();
+    kernels::Context ctx;
+    const RunResult run = forward(ctx, model, in);
+    Worst w;
+    for (std::size_t k = 0; k < run.stacks.size(); ++k) {
+        const StackRun& s = run.stacks[k];
+        const nlohmann::json& maps = e.at(s.name);
+        REQUIRE(maps.size() == s.layers.size());
+        for (std::size_t l = 0; l < s.layers.size(); ++l) {
+            REQUIRE(maps[l].size() == s.layers[l].weights.size());
+            const BlockTrace t = block_trace(ctx, model, run, static_cast<int>(k), static_cast<int>(l));
+            for (std::size_t h = 0; h < maps[l].size(); ++h) {
+                w.keep(w.attention, diff(s.layers[l].weights[h], matrix_of(maps[l][h])));
+                CHECK(same_bits(t.trace.heads[h].weights, s.layers[l].weights[h]));
+                if (e.contains("q") && e["q"].contains(s.name)) {
+                    const Matrix q = matrix_of(e["q"][s.name][l][h]);
+                    w.keep(w.q, diff(t.trace.heads[h].q, q) / std::max(1.0, max_abs(q)));
+                }
+            }
+            if (e.contains("x") && e["x"].contains(s.name)) {
+                const Matrix x = matrix_of(e["x"][s.name][l]);
+                w.keep(w.x, diff(t.trace.x_q, x) / std::max(1.0, max_abs(x)));
+            }
+        }
+    }
+    const Matrix hidden = matrix_of(e.at("hidden"));
+    w.keep(w.hidden, diff(run.hidden, hidden) / std::max(1e-30, max_abs(hidden)));
+    if (e.contains("logits")) {
+        const std::vector<float> want = e["logits"].get<std::vector<float>>();
+        const Matrix got_m = Eigen::Map<const Matrix>(run.logits.data(), 1, static_cast<Eigen::Index>(run.logits.size()));
+        const Matrix want_m = Eigen::Map<const Matrix>(want.data(), 1, static_cast<Eigen::Index>(want.size()));
+        w.keep(w.logits, diff(got_m, want_m) / std::max(1e-30, max_abs(want_m)));
+        // the KV-cache decoder at every length against the forward over that prefix
+        Decoder dec(model, run.encoder_output);
+        for (std::size_t n = 1; n <= in.ids.size(); ++n) {
+            const std::vector<float> step = dec.step(ctx, in.ids[n - 1]);
+            const RunResult r = forward(ctx, model, {std::vector<int>(in.ids.begin(), in.ids.begin() + n), in.source_ids});
+            for (std::size_t v = 0; v < step.size(); ++v) w.keep(w.decoder, std::fabs(step[v] - r.logits[v]));
+        }
+    }
+    if (e.contains("generated_ids")) {
+        const std::vector<int> want = e["generated_ids"].get<std::vector<int>>();
+        const int max_new = e.value("max_new", static_cast<int>(want.size()) - 1);
+        CHECK(greedy(ctx, model, run.encoder_output, {config.decoder_start_id}, max_new, config.eos_id) == want);
+    }
+    MESSAGE(folder.filename().string(), ": attention ", w.attention, ", hidden ", w.hidden, ", logits ", w.logits, ", q ", w.q,
+            ", x ", w.x, ", decoder ", w.decoder);
+    CHECK(w.attention < 1e-4);
+    CHECK(w.hidden < 1e-3);
+    CHECK(w.logits < 1e-3);
+    CHECK(w.q < 1e-4);
+    CHECK(w.x < 1e-4);
+    CHECK(w.decoder < 1e-4);
+    all.keep(all.attention, w.attention), all.keep(all.hidden, w.hidden), all.keep(all.logits, w.logits);
+    all.keep(all.q, w.q), all.keep(all.x, w.x), all.keep(all.decoder, w.decoder);
+}
+
+}  // namespace
+
+TEST_CASE("model: every case of make_models.py against PyTorch in float64") {
+#ifdef ATTN_MODEL_REFS
+    const std::filesystem::path root = ATTN_MODEL_REFS;
+    REQUIRE_MESSAGE(std::filesystem::exists(root / "cases.json"), "no references at ", root.string(),
+                    ": the build runs tests/model/make_models.py");
+    std::ifstream f(root / "cases.json");
+    const nlohmann::json cases_json = nlohmann::json::parse(f);
+    const nlohmann::json& list = cases_json.is_object() ? cases_json.at("cases") : cases_json;
+    REQUIRE(!list.empty());
+    Worst all;
+    for (const nlohmann::json& c : list) {
+        const std::string name = c.is_string() ? c.get<std::string>() : c.at("case").get<std::string>();
+        CAPTURE(name);
+        try {
+            check_reference_case(root / name, all);
+        } catch (const std::exception& ex) {
+            FAIL_CHECK(name, ": ", ex.what());
+        }
+    }
+    MESSAGE(list.size(), " cases, largest differences: attention ", all.attention, ", hidden ", all.hidden, " (relative), logits ",
+            all.logits, " (relative), q ", all.q, ", x ", all.x, ", decoder ", all.decoder);
+#else
+    FAIL("built without ATTN_MODEL_REFS: the PyTorch references (tests/model/make_models.py) were not made");
+#endif
+}
+
+TEST_CASE("model: the loader in steps reports its progress by bytes, and the model's sizes") {
+    const ck::Gpt2Shape s{.vocab = 3000, .d = 64, .heads = 4, .layers = 2, .positions = 64, .d_ff = 256};
+    const auto bytes = bytes_of(ck::safetensors(ck::gpt2_tensors(s, 9)));
+    ModelLoader loader(read_config(ck::gpt2_config(s), "gpt2/config.json"), bytes, "gpt2/model.safetensors");
+    CHECK(!loader.done());
+    CHECK(loader.progress() == 0.0f);
+    loader.step();  // ~1 MB of tensors: one step converts them all
+    CHECK(loader.done());
+    CHECK(loader.progress() == 1.0f);
+    const Model m = loader.take();
+    const std::int64_t params = 3000 * 64 + 64 * 64 + 2 * (4 * 64 + 64 * 192 + 192 + 64 * 64 + 64 + 64 * 256 + 256 + 256 * 64 + 64) + 2 * 64;
+    CHECK(m.parameters() == params);
+    CHECK(m.weight_bytes() == static_cast<std::size_t>(params) * 4);
+    // kept maps and block inputs alone are 2·(4·T² + T·64) floats; the estimate holds them
+    CHECK(m.activation_bytes(100) > 2u * (4 * 100 * 100 + 100 * 64) * 4);
+    CHECK(m.activation_bytes(100) < 4u << 20);
+}
+
+TEST_CASE("model: sizes no model has are errors, not allocations") {
+    CHECK(error_of([] { read_config(R"({"model_type":"gpt2","vocab_size":10,"n_embd":1073741824,"n_layer":1,"n_head":1})", "g/config.json"); }) ==
+          "g/config.json: n_embd: expected a positive integer up to 16777216, got 1073741824");
+    ck::Seq2SeqShape s;
+    std::string config = ck::marian_config(s);
+    config.replace(config.find("\"max_position_embeddings\":24"), 28, "\"max_position_embeddings\":16777216");
+    CHECK(error_of([&] {
+              load_model_weights(read_config(config, "m/config.json"), bytes_of(ck::safetensors(ck::marian_tensors(s, 1))), "m/model.safetensors");
+          }) == "m/model.safetensors: model.encoder.embed_positions.weight: missing, and max_position_embeddings × d_model "
+                "(16777216 × 16) is too large a table to compute");
 }

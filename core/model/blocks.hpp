@@ -50,15 +50,17 @@ struct Linear {
 // x: T×in (row stride ldx) -> y: T×out (row stride ldy), with kernels::matmul.
 void linear(kernels::Context& ctx, const Linear& f, const float* x, int T, int ldx, float* y, int ldy);
 
-// logits[V] = E·x (+ bias): E: V×d (one row per token), x: d. One product with V rows and one
-// column (the product packs E's rows, not a 50257-column panel of Eᵀ).
-void lm_head(kernels::Context& ctx, const float* E, int V, int d, const float* x, const float* bias, float* logits);
+// logits[V] = x·W (+ bias): x: d, W: d×V (one column per token: the tied embedding, transposed
+// at load). Products of kHeadColumns columns at a time, so the packed panels stay 2 MB.
+constexpr int kHeadColumns = 2048;
+void lm_head(kernels::Context& ctx, const float* W, int V, int d, const float* x, const float* bias, float* logits);
 
 // [SECTION] Embeddings -------------------------------------------------------------------------
 
 // out[t] = scale·table[ids[t]] + positions[first_position + t] (positions may be nullptr).
+// table: V×d (columns = 0), or d×V with one column per token (columns = V).
 // out: ids.size()×d. The ids are in range (checked by the caller).
-void embed(const float* table, int d, const std::vector<int>& ids, float scale, const float* positions,
+void embed(const float* table, int d, int columns, const std::vector<int>& ids, float scale, const float* positions,
            int first_position, float* out);
 
 // Hugging Face's MarianSinusoidalPositionalEmbedding: out: n×d with, for c < ⌈d/2⌉,

@@ -21,6 +21,10 @@ using nlohmann::json;
 
 // [SECTION] Fields ---------------------------------------------------------------------------
 
+// Sizes and ids beyond this are no model's: 2^24 keeps every product of the shapes' sizes that
+// the loader forms (3·d_model, 4·d_model) inside an int.
+constexpr long long kMaxField = 1 << 24;
+
 // The fields of one config.json; every error names the file and the field.
 struct Fields {
     const json& j;
@@ -43,7 +47,8 @@ struct Fields {
         const std::string what = minimum == 1 ? "a positive integer" : minimum == 0 ? "a non-negative integer" : "an integer";
         if (!v->is_number_integer()) fail(field, "expected " + what + ", got " + v->dump());
         const long long n = v->get<long long>();
-        if (n < minimum || n > (1 << 30)) fail(field, "expected " + what + ", got " + v->dump());
+        if (n < minimum) fail(field, "expected " + what + ", got " + v->dump());
+        if (n > kMaxField) fail(field, "expected " + what + " up to " + std::to_string(kMaxField) + ", got " + v->dump());
         return static_cast<int>(n);
     }
     // A token id: absent or null gives -1.
@@ -78,7 +83,7 @@ struct Fields {
     // A head count that divides d_model, named by the field that gave d_model.
     int heads(const std::string& field, int d_model, const std::string& d_field) const {
         const json* v = find(field);
-        const int n = v && v->is_number_integer() && v->get<long long>() > 0 && v->get<long long>() <= (1 << 30)
+        const int n = v && v->is_number_integer() && v->get<long long>() > 0 && v->get<long long>() <= kMaxField
                           ? static_cast<int>(v->get<long long>())
                           : 0;
         if (!v) fail(field, "missing");

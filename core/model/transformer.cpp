@@ -49,7 +49,10 @@ struct ModelWeights {
     std::size_t bytes = 0;
     std::int64_t parameters = 0;
 
-    const float* token_embedding = nullptr;     // V×d: gpt2 wte, bert word_embeddings, marian shared
+    // gpt2 wte, bert word_embeddings, marian shared: V×d (one row per token), or d×V (one
+    // column per token) when it is also the LM head (tied), the layout the head's product wants
+    const float* token_embedding = nullptr;
+    bool embedding_columns = false;             // token_embedding is d×V
     const float* positions = nullptr;           // P×d: gpt2 wpe, bert position_embeddings, marian encoder's
     const float* decoder_positions = nullptr;   // marian: P×d
     const float* token_types = nullptr;         // bert: type_vocab×d (row 0 is used)
@@ -57,7 +60,10 @@ struct ModelWeights {
     Norm final_norm;                            // gpt2 ln_f
     std::vector<LayerWeights> layers;           // gpt2, bert; marian's encoder
     std::vector<LayerWeights> decoder_layers;   // marian
-    const float* lm_head = nullptr;             // V×d (gpt2: wte; marian: lm_head or shared)
+    // The LM head as a d×V matrix (gpt2: wte; marian: shared, or lm_head.weight when untied),
+    // transposed at load: logits = x·lm_head packs it with plain row copies, and a step's
+    // product over 50257 columns streams it once.
+    const float* lm_head = nullptr;
     const float* final_logits_bias = nullptr;   // marian, V (absent: none)
 };
 
@@ -67,6 +73,7 @@ namespace {
 struct Conversion {
     const TensorInfo* info;
     float* out;
+    bool transpose = false;  // a R×C tensor stored as C×R
 };
 
 // The tensor names of a family, as a plan: each name with its expected shape and where it goes.
@@ -76,15 +83,23 @@ public:
         : header_(header), file_(file), prefix_(std::move(prefix)), w_(w) {}
 
     // A required tensor: checked, given its F32 place (converted later).
+    std::string full(const std::string& name, bool prefixed = true) const { return prefixed ? prefix_ + name : name; }
+    const std::string& file() const { return file_; }
     float* need(const std::string& name, std::vector<std::int64_t> shape, bool prefixed = true) {
-        const std::string full = prefixed ? prefix_ + name : name;
+        const std::string full = this->full(name, prefixed);
         auto it = header_.tensors.find(full);
         if (it == header_.tensors.end()) throw ModelError(file_, full, "missing");
         return place(full, it->second, shape);
     }
+    // A required R×C matrix, stored transposed (C×R).
+    float* need_transposed(const std::string& name, std::vector<std::int64_t> shape, bool prefixed = true) {
+        float* out = need(name, shape, prefixed);
+        conversions.back().transpose = true;
+        return out;
+    }
     // An optional tensor: nullptr when absent.
     float* maybe(const std::string& name, std::vector<std::int64_t> shape, bool prefixed = true) {
-        const std::string full = prefixed ? prefix_ + name : name;
+        const std::string full = this->full(name, prefixed);
         auto it = header_.tensors.find(full);
         return it == header_.tensors.end() ? nullptr : place(full, it->second, shape);
     }
@@ -127,7 +142,8 @@ bool has(const SafetensorsHeader& h, const std::string& name) { return h.tensors
 
 void plan_gpt2(const ModelConfig& c, Plan& p, ModelWeights& w) {
     const int d = c.d_model, V = c.vocab_size;
-    w.token_embedding = p.need("wte.weight", {V, d});
+    w.token_embedding = p.need_transposed("wte.weight", {V, d});
+    w.embedding_columns = true;
     w.positions = p.need("wpe.weight", {c.max_positions, d});
     for (int i = 0; i < c.n_layers; ++i) {
         const std::string h = "h." + std::to_string(i) + ".";
@@ -146,7 +162,7 @@ void plan_gpt2(const ModelConfig& c, Plan& p, ModelWeights& w) {
         w.layers.push_back(l);
     }
     w.final_norm = p.norm("ln_f", d);
-    w.lm_head = w.token_embedding;  // tied
+    w.lm_head = w.token_embedding;  // tied: d×V
 }
 
 void plan_bert(const ModelConfig& c, Plan& p, ModelWeights& w) {
@@ -175,11 +191,19 @@ AttentionWeights marian_attention(Plan& p, const std::string& name, int d) {
 
 void plan_marian(const ModelConfig& c, const SafetensorsHeader& h, Plan& p, ModelWeights& w) {
     const int d = c.d_model, V = c.vocab_size, P = c.max_positions;
-    w.token_embedding = p.need("shared.weight", {V, d});
+    // Tied (the usual): shared is the head too, so it is kept as d×V.
+    const bool untied = !c.tie_word_embeddings && has(h, p.full("lm_head.weight", false));
+    w.token_embedding = untied ? p.need("shared.weight", {V, d}) : p.need_transposed("shared.weight", {V, d});
+    w.embedding_columns = !untied;
     // The sinusoidal table as the file has it, else computed (the same numbers).
     w.positions = p.maybe("encoder.embed_positions.weight", {P, d});
     w.decoder_positions = p.maybe("decoder.embed_positions.weight", {P, d});
     if (!w.positions || !w.decoder_positions) {
+        constexpr std::int64_t kMaxTable = std::int64_t{1} << 26;  // 256 MB of floats
+        if (static_cast<std::int64_t>(P) * d > kMaxTable)
+            throw ModelError(p.file(), p.full(w.positions ? "decoder.embed_positions.weight" : "encoder.embed_positions.weight"),
+                             "missing, and max_position_embeddings × d_model (" + std::to_string(P) + " × " +
+                                 std::to_string(d) + ") is too large a table to compute");
         float* table = p.computed(static_cast<std::size_t>(P) * d);
         blocks::sinusoidal_positions(P, d, table);
         if (!w.positions) w.positions = table;
@@ -208,8 +232,7 @@ void plan_marian(const ModelConfig& c, const SafetensorsHeader& h, Plan& p, Mode
         w.decoder_layers.push_back(l);
     }
     // MarianMTModel: lm_head.weight (often left out when tied) and final_logits_bias [1, V].
-    w.lm_head = c.tie_word_embeddings ? nullptr : p.maybe("lm_head.weight", {V, d}, false);
-    if (!w.lm_head) w.lm_head = w.token_embedding;
+    w.lm_head = untied ? p.need_transposed("lm_head.weight", {V, d}, false) : w.token_embedding;
     if (has(h, "final_logits_bias")) {
         const bool flat = h.tensors.at("final_logits_bias").shape.size() == 1;
         w.final_logits_bias = flat ? p.need("final_logits_bias", {V}, false) : p.need("final_logits_bias", {1, V}, false);
@@ -257,6 +280,28 @@ std::size_t Model::activation_bytes(int T) const {
 
 // [SECTION] Loading in steps -----------------------------------------------------------------
 
+namespace {
+
+// t: R×C -> out: C×R, 64 rows at a time: a block is converted to F32 (48 KB-200 KB, in L2),
+// then each of its columns is written as 64 consecutive floats of a row of `out`.
+void convert_transposed(const std::uint8_t* data, const TensorInfo& t, float* out) {
+    const std::int64_t R = t.shape[0], C = t.shape[1];
+    constexpr std::int64_t kRows = 64;
+    std::vector<float> block(static_cast<std::size_t>(kRows * C));
+    for (std::int64_t r0 = 0; r0 < R; r0 += kRows) {
+        const std::int64_t rows = std::min(kRows, R - r0);
+        TensorInfo part = t;
+        part.shape = {rows, C};
+        part.begin = t.begin + static_cast<std::size_t>(r0 * C) * dtype_bytes(t.dtype);
+        part.end = part.begin + static_cast<std::size_t>(rows * C) * dtype_bytes(t.dtype);
+        convert_to_f32(data, part, block.data());
+        for (std::int64_t c = 0; c < C; ++c)
+            for (std::int64_t i = 0; i < rows; ++i) out[c * R + r0 + i] = block[static_cast<std::size_t>(i * C + c)];
+    }
+}
+
+}  // namespace
+
 struct ModelLoader::State {
     ModelConfig config;
     std::shared_ptr<const FileBytes> bytes;
@@ -299,7 +344,8 @@ void ModelLoader::step() {
     std::size_t read = 0;
     while (s.next < s.conversions.size() && read < kBytesPerStep) {
         const Conversion& c = s.conversions[s.next++];
-        convert_to_f32(s.bytes->data(), *c.info, c.out);
+        if (c.transpose) convert_transposed(s.bytes->data(), *c.info, c.out);
+        else convert_to_f32(s.bytes->data(), *c.info, c.out);
         const std::size_t n = c.info->end - c.info->begin;
         s.bytes->done_with(c.info->begin, n);
         read += n;
@@ -444,7 +490,8 @@ Matrix embeddings(const Model& m, const std::vector<int>& ids, bool decoder, int
                                         std::to_string(c.max_positions) + " positions");
     Matrix x(T, d);
     const float scale = c.family == Family::Marian && c.scale_embedding ? std::sqrt(static_cast<float>(d)) : 1.0f;
-    blocks::embed(w.token_embedding, d, ids, scale, decoder ? w.decoder_positions : w.positions, first_position, x.data());
+    blocks::embed(w.token_embedding, d, w.embedding_columns ? c.vocab_size : 0, ids, scale,
+                  decoder ? w.decoder_positions : w.positions, first_position, x.data());
     if (c.family == Family::Bert) {
         for (int t = 0; t < T; ++t) x.row(t) += Eigen::Map<const RowVector>(w.token_types, d);
         blocks::layer_norm(x.data(), T, d, w.embedding_norm.g, w.embedding_norm.b, c.layer_norm_eps, x.data());
