@@ -84,6 +84,7 @@ step native-build build build
 step native-suite build/attn_tests
 step cli-native bash tests/cli_test.sh build/attnviz tests/data
 step exporter /usr/bin/python3 tests/test_exporter.py build/attnviz
+step model-reference /usr/bin/python3 tests/model/test_reference.py
 # The house's rules (docs/ARCHITECTURE.md): no mutable static in core/, web/ or main/.
 step house-statics python3 tests/house/mutable_statics.py build core web main
 

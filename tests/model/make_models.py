@@ -7,7 +7,19 @@ usage: /usr/bin/python3 tests/model/make_models.py OUTDIR
 OUTDIR/cases.json lists the cases; OUTDIR/CASE/ holds config.json, model.safetensors (written
 here: F32, F16 or BF16 weights, plus the buffers some versions saved), the tokenizer files
 (gpt2 vocab.json + merges.txt, bert vocab.txt, marian source.spm + target.spm + vocab.json) and
-expected.json (the ids, the attention maps, hidden, logits, q and x; see `expected_json`).
+expected.json, the float64 reference run of the weights as stored (f16/bf16 up-cast):
+  case, model_type ("gpt2" | "bert" | "marian"), dtype ("F32" | "F16" | "BF16")
+  gpt2, bert:  [text] (when the ids are its tokens as Hugging Face's tokenizer gives them), ids
+               attention [L][H][T][T]; hidden [T][d] (gpt2 after ln_f); logits [V] (gpt2: last position)
+  marian:      source_text, target_text, seed, encoder_ids (… </s>), decoder_ids (decoder_start, …),
+               max_new, generated_ids (greedy from [decoder_start], recomputed each step, up to
+               max_new tokens or </s>; decoder_start included; every step's top-2 gap > 1e-3),
+               encoder_attention, decoder_attention, cross_attention [L][H][T_q][T_k],
+               hidden [T_dec][d] (the decoder's), logits [V] (last decoder position)
+  q: {stack: [L][H][T_q][d_head]}  each head's queries (X·W_q + b_q, before 1/√d_head)
+  x: {stack: [L][T_q][d]}          the input the Q projection reads (gpt2: after ln_1; bert,
+                                   marian: the residual stream; cross_attention: after the
+                                   decoder's self-attention LayerNorm)
 Fixed seeds, one thread: the same bytes every run. Run by CMake (target model_refs).
 
 [SECTION] safetensors
@@ -23,6 +35,7 @@ import os
 import re
 import struct
 import sys
+import unicodedata
 from collections import Counter
 
 import numpy as np
@@ -69,11 +82,12 @@ def write_json(path, value, **options):
 def bytes_to_unicode():
     """GPT-2's byte -> printable character map, in its order (the first 256 ids of vocab.json)."""
     bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    for b in range(256):
+    cs, n = bs[:], 0
+    for b in range(256):  # the other bytes (control, space, …) move to 256, 257, …
         if b not in bs:
             bs.append(b)
-            cs.append(256 + len(cs) - 188)
+            cs.append(256 + n)
+            n += 1
     return {b: chr(c) for b, c in zip(bs, cs)}
 
 
@@ -166,7 +180,6 @@ def bert_vocab():
 def bert_encode(vocab, text):
     """As BertTokenizer with do_lower_case: lower case, accents stripped, punctuation and CJK
     characters split off, WordPiece longest match first; [CLS] … [SEP]."""
-    import unicodedata
     text = "".join(f" {c} " if 0x4E00 <= ord(c) <= 0x9FFF else c for c in text)
     words = []
     for w in text.lower().split():
@@ -392,7 +405,9 @@ def marian_weights(case, cfg, seed):
             w.layer_norm(p + "final_layer_norm", d)
     if case["prefix"]:  # MarianMTModel: the tied head and the logits' bias
         w.add("lm_head.weight", shared, file_name="lm_head.weight")
-        w.add("final_logits_bias", 0.1 * w.rng.standard_normal((1, V)), file_name="final_logits_bias")
+        bias = 0.1 * w.rng.standard_normal((1, V))
+        bias[0, cfg["eos_token_id"]] += case.get("eos_bias", 0.0)  # makes greedy decoding stop at </s>
+        w.add("final_logits_bias", bias, file_name="final_logits_bias")
     return w
 
 # [SECTION] Cases ----------------------------------------------------------------------------------
@@ -421,7 +436,7 @@ MARIAN_CASES = [
          dtype="BF16", prefix=False, positions=False, seed=22,
          source_text="The cat sat on the mat.", target_text="The cat"),
     dict(case="marian_e3_d2_h2h4_d24_f32_nopos", enc_L=3, dec_L=2, enc_H=2, dec_H=4, d=24, enc_ff=40, dec_ff=40,
-         P=48, dtype="F32", prefix=True, positions=False, seed=23,
+         P=48, dtype="F32", prefix=True, positions=False, seed=36, eos_bias=2.8,
          source_text="小猫坐在垫子上。 Attention!", target_text="The small cat sits on the mat"),
 ]
 MAX_NEW = 6  # marian's greedy decoding
