@@ -11,7 +11,11 @@
 //   attn_bench_model [--T 128] [--reps 5] [--dir /tmp/attn_bench_gpt2] [--keep]
 #include "transformer.hpp"
 
+#if defined(__EMSCRIPTEN__)
+#include <emscripten/heap.h>
+#else
 #include <sys/resource.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -34,10 +38,15 @@ double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// Natively the peak resident set; in wasm the heap's size (it only grows: its peak).
 double peak_rss_mb() {
+#if defined(__EMSCRIPTEN__)
+    return static_cast<double>(emscripten_get_heap_size()) / 1048576.0;
+#else
     rusage u{};
     getrusage(RUSAGE_SELF, &u);
     return u.ru_maxrss / 1024.0;  // kB on Linux
+#endif
 }
 
 struct Entry {
@@ -125,8 +134,10 @@ int main(int argc, char** argv) {
                                "\"n_positions\":1024,\"n_inner\":null,\"activation_function\":\"gelu_new\"}";
     t0 = now_s();
     Model model;
+    double read_s = 0;  // wasm reads the file whole (as the page hands it over); natively a map
     {
         auto bytes = FileBytes::map(path, "gpt2/model.safetensors");
+        read_s = now_s() - t0;
         model = load_model_weights(read_config(config, "gpt2/config.json"), bytes, "gpt2/model.safetensors");
     }
     const double load_s = now_s() - t0;
@@ -163,6 +174,7 @@ int main(int argc, char** argv) {
                 kernels::isa_name(ctx.isa), T, reps, best * 1e3, times[times.size() / 2] * 1e3);
     std::printf("RESULT steps_ms embeddings=%.2f attention=%.1f mlp=%.1f lm_head=%.1f\n", embed * 1e3, attention * 1e3,
                 mlp * 1e3, head * 1e3);
+    std::printf("RESULT read_s=%.3f convert_s=%.3f\n", read_s, load_s - read_s);
     std::printf("RESULT load_s=%.3f write_s=%.2f parameters=%lld weights_mb=%.1f activation_mb_estimate=%.1f\n", load_s,
                 write_s, static_cast<long long>(model.parameters()), weights_mb, model.activation_bytes(T) / 1048576.0);
     std::printf("RESULT peak_rss_mb=%.1f (before load %.1f, after load %.1f) peak_rss_over_weights=%.3f\n", rss,
