@@ -14,7 +14,8 @@ packages=(
   fonts-droid-fallback fonts-dejavu-core python3-fonttools # UI fonts, CJK subsetting
   xz-utils dpkg-dev python3
   libstb-dev libegl-dev                                  # PNG (stb_image_write), EGL without a display
-  python3-torch python3-numpy                            # exporter test (scripts/export_attention.py)
+  python3-torch python3-numpy                            # exporter test, the models' PyTorch references
+  python3-sentencepiece                                  # the Unigram tokenizer's reference
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -42,8 +43,9 @@ if [ ! -f "$deps/imgui/imgui.cpp" ]; then
   echo "setup: ImGui sources in $deps/imgui"
 fi
 
-# playwright-core drives Debian's chromium in the browser tests (no browser download).
-if [ ! -d "$here/tests/browser/node_modules/playwright-core" ]; then
+# playwright-core drives Debian's chromium in the browser tests (no browser download);
+# gpt-3-encoder is GPT-2's tokenizer, the reference of the byte-level BPE test.
+if [ ! -d "$here/tests/browser/node_modules/playwright-core" ] || [ ! -d "$here/tests/browser/node_modules/gpt-3-encoder" ]; then
   (cd "$here/tests/browser" && npm ci --no-audit --no-fund --silent)
 fi
 echo "setup: ok"

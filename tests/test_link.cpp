@@ -434,7 +434,10 @@ std::map<std::string, ParamSamples> param_samples() {
         {"head", {{"1", "3", "mean"}, "0"}},
         {"token", {{"q1", "k27", "none"}, "x1"}},
         {"theme", {{"dark", "light", "auto"}, "pink"}},
-        {"text", {{"1", "0.75", "1.25", "2"}, "3"}},
+        {"size", {{"1", "0.75", "1.25", "2"}, "3"}},
+        {"text", {{"rain", "1.25"}, std::string(5000, 'a')}},
+        {"source", {{"rain"}, std::string(5000, 'a')}},
+        {"translate", {{"1", "0"}, "yes"}},
         {"lang", {{"en", "zh"}, "fr"}},
         {"panels", {{"1", "0"}, "yes"}},
         {"fps", {{"1", "0"}, "yes"}},
@@ -564,7 +567,7 @@ TEST_CASE("set-view takes and get-state reports the parameters with a message ty
     CHECK(fields == 7);
     AppState st = app_with("multi-head-rain");
     json reply = json::parse(handle_message(st, R"({"type":"attnviz:set-view","lineheads":"1"})"));
-    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, token, theme, text, lang, panels)");
+    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, token, theme, size, lang, panels)");
 }
 
 TEST_CASE("README's parameter table is link_parameters_markdown()") {

@@ -27,6 +27,7 @@ namespace {
 // [SECTION] Names and numbers ----------------------------------------------------------------
 
 constexpr const char* kDefaultPreset = "i-am-good";
+constexpr size_t kMaxLinkText = 4096;  // text= and source=: a live model's input
 
 const char* theme_name(Theme t) { return t == Theme::Light ? "light" : "dark"; }
 const char* lang_name(Lang l) { return l == Lang::Zh ? "zh" : "en"; }
@@ -413,8 +414,8 @@ constexpr LinkParam kParams[] = {
              "`?model=` (below), and it runs on this text once it has loaded",
      .values = "the text, percent-encoded",
      .default_value = "",
-     .message = LinkMessage::Text,
      .parse = [](LinkState& l, std::string_view v) -> std::string {
+         if (v.size() > kMaxLinkText) return "expected at most " + std::to_string(kMaxLinkText) + " bytes of text, got " + std::to_string(v.size());
          l.model_text = v;
          return "";
      },
@@ -432,8 +433,8 @@ constexpr LinkParam kParams[] = {
      .what = "a live encoder-decoder model's source text (marian)",
      .values = "the text, percent-encoded",
      .default_value = "",
-     .message = LinkMessage::Text,
      .parse = [](LinkState& l, std::string_view v) -> std::string {
+         if (v.size() > kMaxLinkText) return "expected at most " + std::to_string(kMaxLinkText) + " bytes of text, got " + std::to_string(v.size());
          l.model_source = v;
          return "";
      },
@@ -451,7 +452,6 @@ constexpr LinkParam kParams[] = {
      .what = "a live encoder-decoder model writes its target (1) or reads `text` (0)",
      .values = "`1`, `0`",
      .default_value = "1",
-     .message = LinkMessage::Boolean,
      .parse = [](LinkState& l, std::string_view v) { return parse_flag(l.model_translate, v, "1 (translate) or 0 (read text)"); },
      .format = [](const LinkState& l) { return flag_text(l.model_translate); },
      .from_app = [](LinkState& l, const AppState& st) { l.model_translate = st.model.translate; },

