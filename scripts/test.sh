@@ -108,9 +108,15 @@ step_wait
 step_bg fuzz-safetensors fuzz fuzz_safetensors safetensors
 step fuzz-config fuzz fuzz_config config
 step_wait
+# The tokenizers: their files and any text.
+step_bg fuzz-bpe fuzz fuzz_bpe bpe
+step fuzz-wordpiece fuzz fuzz_wordpiece wordpiece
+step_wait
+step_bg fuzz-unigram fuzz fuzz_unigram unigram
 
 step wasm-build bash -c "emcmake cmake -S . -B build-web -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-web -j $jobs"
 step wasm-suite node --no-experimental-fetch build-web/attn_tests.js
+step_wait
 
 step browser node tests/browser/e2e.mjs build-web/site "$artifacts/browser"
 step embed node tests/browser/embed.mjs build-web/site "$artifacts/embed"
@@ -118,6 +124,7 @@ step browser-export node tests/browser/export.mjs build-web/site "$artifacts/bro
 step browser-import node tests/browser/import.mjs build-web/site "$artifacts/browser-import"
 step heatmap-zoom node tests/browser/heatmap_zoom.mjs build-web/site "$artifacts/heatmap-zoom"
 step lines-scale node tests/browser/lines_scale.mjs build-web/site "$artifacts/lines-scale"
+step browser-model node tests/browser/model.mjs build-web/site "$artifacts/browser-model" build-web/model-refs
 step desktop bash tests/desktop/desktop_test.sh build "$artifacts/desktop"
 
 [ ${#failures[@]} -eq 0 ] || echo "failed steps: ${failures[*]} (logs in artifacts/)"

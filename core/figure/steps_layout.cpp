@@ -41,7 +41,8 @@ StepsLayout lay_out_steps(const StepsInput& in, const TextMeasure& m) {
         const float grid_w = L.label_w + L.cell_w * (b.cols + (b.entropy ? 1 : 0));
         b.w = std::max({grid_w, m.width(step.label, FontRole::Body), m.width(step.shape, FontRole::Small),
                         m.width(step.formula, FontRole::Small), kCaptionMinW * s});
-        b.caption_y = L.title_h + header + L.cell_h * b.rows + (b.rows < step.rows ? ss : 0.0f) + 4.0f * s;
+        const bool cut = b.rows < step.rows || b.cols < step.values.cols();  // "(first 16 shown)" under the grid
+        b.caption_y = L.title_h + header + L.cell_h * b.rows + (cut ? ss : 0.0f) + 4.0f * s;
         const std::string& caption = i < in.captions.size() ? in.captions[i] : std::string();
         b.h = b.caption_y + m.wrapped_height(caption, FontRole::Small, b.w);
         if (x > margin && x + b.w > in.avail_w) {  // next line of the pipeline

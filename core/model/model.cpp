@@ -16,7 +16,8 @@ namespace {
 
 std::string megabytes(double bytes) {
     char s[32];
-    std::snprintf(s, sizeof s, "%.0f MB", bytes / 1e6);
+    if (bytes < 1e6) std::snprintf(s, sizeof s, "%.0f kB", bytes / 1e3);
+    else std::snprintf(s, sizeof s, "%.0f MB", bytes / 1e6);
     return s;
 }
 

@@ -241,6 +241,7 @@ constexpr Entry kTable[] = {
     {Str::LiveStatus, "live · %s · %s attention · %zu queries × %zu keys · %s", "实时 · %s · %s · %zu 个查询 × %zu 个键 · %s"},
     {Str::CapXModel, "The block's input: each token's hidden state as this layer's attention reads it (after the layer norm before it, where the model has one).",
      "这一层注意力的输入：每个词元此刻的隐藏状态（模型在注意力前有层归一化时，取归一化之后的值）。"},
+    {Str::SectionMaps, "LAYERS AND HEADS", "层与注意力头"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 

@@ -48,7 +48,7 @@ enum class Str {
     HeatMemory, HeatMeanHeads, HeatComputing, HeatFit,
     // a model run live (web/ui/live_panel.cpp)
     OpenLiveModel, OpenLiveModelTip, FolderPath, SectionLive, LiveText, LiveSource, LiveTarget, LiveTranslate,
-    LiveTranslateTip, NextTokens, LiveReading, LiveLoading, LiveRunning, CloseModel, LiveStatus, CapXModel,
+    LiveTranslateTip, NextTokens, LiveReading, LiveLoading, LiveRunning, CloseModel, LiveStatus, CapXModel, SectionMaps,
     Count
 };
 

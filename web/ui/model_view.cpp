@@ -302,7 +302,7 @@ void draw_import_controls(ViewContext& ctx) {
     ImportView& im = st.imported;
     const float sc = ctx.scale;
     const Palette& pal = palette(st.theme);
-    section(tr(st.lang, Str::SectionImport));
+    section(tr(st.lang, st.figure.live ? Str::SectionMaps : Str::SectionImport));
     const Figure& figure = st.figure;
     if (!figure.file.empty()) ImGui::TextDisabled(tr(st.lang, Str::ImportFile), figure.file.c_str());
     if (!figure.layers->model.empty() && !figure.live) ImGui::TextDisabled(tr(st.lang, Str::ImportModel), figure.layers->model.c_str());
@@ -403,8 +403,10 @@ void draw_import_controls(ViewContext& ctx) {
     if (ImGui::Checkbox(tr(st.lang, Str::MergeWords), &im.merge_words)) show_import(st);
     probe(st, "import.merge");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(st.lang, Str::MergeWordsTip));
-    token_chips(st.lang, st.figure.trace().queries, pal, sc);
-    if (!stack.is_self()) token_chips(st.lang, st.figure.trace().keys, pal, sc);
+    if (!st.figure.live) {  // a live model's tokens are under its text boxes
+        token_chips(st.lang, st.figure.trace().queries, pal, sc);
+        if (!stack.is_self()) token_chips(st.lang, st.figure.trace().keys, pal, sc);
+    }
 
     ImGui::Spacing();
     ImGui::Separator();
