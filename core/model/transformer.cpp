@@ -284,19 +284,26 @@ namespace {
 
 // t: R×C -> out: C×R, 64 rows at a time: a block is converted to F32 (48 KB-200 KB, in L2),
 // then each of its columns is written as 64 consecutive floats of a row of `out`.
-void convert_transposed(const std::uint8_t* data, const TensorInfo& t, float* out) {
-    const std::int64_t R = t.shape[0], C = t.shape[1];
+// Rows [r0, r1) of a tensor (its first dimension) into `out`, the whole tensor's F32 copy: as
+// stored, or transposed (a R×C tensor kept C×R), through a block of 64 rows at a time.
+void convert_rows(const std::uint8_t* data, const TensorInfo& t, std::int64_t r0, std::int64_t r1, float* out, bool transpose) {
+    const std::int64_t R = t.shape.empty() ? 1 : t.shape[0], C = R ? t.elements() / R : 0;
+    const std::size_t row_bytes = static_cast<std::size_t>(C) * dtype_bytes(t.dtype);
+    auto part_of = [&](std::int64_t a, std::int64_t b) {
+        TensorInfo part = t;
+        part.shape = {b - a, C};
+        part.begin = t.begin + static_cast<std::size_t>(a) * row_bytes;
+        part.end = part.begin + static_cast<std::size_t>(b - a) * row_bytes;
+        return part;
+    };
+    if (!transpose) return convert_to_f32(data, part_of(r0, r1), out + r0 * C);
     constexpr std::int64_t kRows = 64;
     std::vector<float> block(static_cast<std::size_t>(kRows * C));
-    for (std::int64_t r0 = 0; r0 < R; r0 += kRows) {
-        const std::int64_t rows = std::min(kRows, R - r0);
-        TensorInfo part = t;
-        part.shape = {rows, C};
-        part.begin = t.begin + static_cast<std::size_t>(r0 * C) * dtype_bytes(t.dtype);
-        part.end = part.begin + static_cast<std::size_t>(rows * C) * dtype_bytes(t.dtype);
-        convert_to_f32(data, part, block.data());
+    for (std::int64_t a = r0; a < r1; a += kRows) {
+        const std::int64_t rows = std::min(kRows, r1 - a);
+        convert_to_f32(data, part_of(a, a + rows), block.data());
         for (std::int64_t c = 0; c < C; ++c)
-            for (std::int64_t i = 0; i < rows; ++i) out[c * R + r0 + i] = block[static_cast<std::size_t>(i * C + c)];
+            for (std::int64_t i = 0; i < rows; ++i) out[c * R + a + i] = block[static_cast<std::size_t>(i * C + c)];
     }
 }
 
@@ -310,6 +317,7 @@ struct ModelLoader::State {
     std::shared_ptr<ModelWeights> weights;
     std::vector<Conversion> conversions;
     std::size_t next = 0, bytes_total = 0, bytes_done = 0;
+    std::int64_t row = 0;  // of conversions[next]: the first row not converted yet
 };
 
 ModelLoader::ModelLoader(ModelConfig config, std::shared_ptr<const FileBytes> safetensors, std::string file)
@@ -339,17 +347,27 @@ float ModelLoader::progress() const {
 // Converts tensors until about 16 MB of the file were read; each tensor's pages are then given
 // back (FileBytes::done_with), so the file and its F32 copy are not both resident.
 void ModelLoader::step() {
+    // About 16 MB of the file per step, a big tensor (GPT-2's wte: 154 MB) in several: a page
+    // draws between steps.
     State& s = *state_;
     constexpr std::size_t kBytesPerStep = 16u << 20;
     std::size_t read = 0;
     while (s.next < s.conversions.size() && read < kBytesPerStep) {
-        const Conversion& c = s.conversions[s.next++];
-        if (c.transpose) convert_transposed(s.bytes->data(), *c.info, c.out);
-        else convert_to_f32(s.bytes->data(), *c.info, c.out);
-        const std::size_t n = c.info->end - c.info->begin;
-        s.bytes->done_with(c.info->begin, n);
+        const Conversion& c = s.conversions[s.next];
+        const TensorInfo& t = *c.info;
+        const std::int64_t R = t.shape.empty() ? 1 : t.shape[0];
+        if (R <= 0) {
+            ++s.next;
+            continue;
+        }
+        const std::size_t row_bytes = std::max<std::size_t>((t.end - t.begin) / static_cast<std::size_t>(R), 1);
+        const auto rows = std::clamp<std::int64_t>(static_cast<std::int64_t>((kBytesPerStep - read) / row_bytes), 1, R - s.row);
+        convert_rows(s.bytes->data(), t, s.row, s.row + rows, c.out, c.transpose);
+        const std::size_t n = static_cast<std::size_t>(rows) * row_bytes;
+        s.bytes->done_with(t.begin + static_cast<std::size_t>(s.row) * row_bytes, n);
         read += n;
         s.bytes_done += n;
+        if ((s.row += rows) == R) s.row = 0, ++s.next;
     }
 }
 

@@ -121,6 +121,25 @@ await check('a bad model says which file and field, and the figure stays', async
   return s.error;
 });
 
+await check('a model too big for the page is refused before its files are read, with the size it needs', async () => {
+  // A checkpoint header that declares 12 GB of F32 weights (the file holds the header alone).
+  const header = JSON.stringify({ 'wte.weight': { dtype: 'F32', shape: [50000, 60000], data_offsets: [0, 12e9] } });
+  const cfg = fs.readFileSync(path.join(gpt2, 'config.json'), 'utf8');
+  await page.evaluate(([h, c]) => {
+    const head = new Uint8Array(8 + h.length);
+    new DataView(head.buffer).setBigUint64(0, BigInt(h.length), true);
+    head.set(new TextEncoder().encode(h), 8);
+    const dt = new DataTransfer();
+    dt.items.add(new File([c], 'config.json'));
+    dt.items.add(new File([head], 'model.safetensors'));
+    const canvas = document.getElementById('canvas');
+    canvas.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, [header, cfg]);
+  const s = await until(page, (x) => /needs about/.test(x.error), 'the refusal');
+  expect(/12\.0 GB/.test(s.error) && s.model.reading === null && s.model.loading === null, `error ${s.error}`);
+  return s.error;
+});
+
 await check('files dropped together open a bert model (bidirectional, no next tokens)', async () => {
   const files = filesOf(bert).map((f) => [path.basename(f), fs.readFileSync(f).toString('base64')]);
   await page.evaluate((list) => {

@@ -187,7 +187,11 @@
     for (const name of kModelFiles) {
       try {
         const bytes = await fetchBytes(new URL(name, url), function () {});
-        files.push(new File([bytes], name));
+        // Read as a File is (slices), without a copy into a Blob: Chromium's blob storage
+        // refuses a 500 MB one.
+        files.push({ name: name, size: bytes.length, slice: function (a, b) {
+          return { arrayBuffer: function () { return Promise.resolve(bytes.slice(a, b).buffer); } };
+        } });
       } catch (e) {
         if (name === 'config.json' || name === 'model.safetensors') {
           modelFailed('cannot fetch ' + url.pathname + name + ': ' + (e.message || e));

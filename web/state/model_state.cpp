@@ -25,6 +25,7 @@ struct ModelJob {
     std::vector<float> logits;         // the decoder's last
     std::unique_ptr<Forward> forward;  // the run whose maps the figure shows
     kernels::Context ctx;
+    double longest_slice = 0;          // seconds: the longest step_job so far
 };
 
 namespace {
@@ -199,7 +200,7 @@ void advance_model(AppState& st, double budget_seconds) {
     ModelSession& ms = st.model;
     const Clock::time_point start = Clock::now();
     auto time_left = [&] { return std::chrono::duration<double>(Clock::now() - start).count() < budget_seconds; };
-    if (ms.loading) {
+    if (ms.loading) {  // the loader's steps are about 16 MB each: a few ms
         const bool ok = guarded(st, ms.loading_name, [&] {
             do ms.loading->step();
             while (!ms.loading->done() && time_left());
@@ -221,9 +222,16 @@ void advance_model(AppState& st, double budget_seconds) {
         ms.job = start_job(st);
     }
     if (!ms.job) return;
+    // Slices while the next one still fits in the budget, judged by the longest so far (a
+    // layer's feed-forward block: 75 ms for GPT-2 small in wasm): at least one a frame.
+    ModelJob& job = *ms.job;
     const bool ok = guarded(st, ms.model->name, [&] {
-        do step_job(*ms.job, *ms.model);
-        while (ms.job->forward ? !ms.job->forward->done() && time_left() : time_left());
+        do {
+            const Clock::time_point slice = Clock::now();
+            step_job(job, *ms.model);
+            job.longest_slice = std::max(job.longest_slice, std::chrono::duration<double>(Clock::now() - slice).count());
+        } while (!(job.forward && job.forward->done()) &&
+                 std::chrono::duration<double>(Clock::now() - start).count() + job.longest_slice <= budget_seconds);
     });
     if (!ok) {
         ms.job.reset();

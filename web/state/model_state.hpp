@@ -82,8 +82,9 @@ void close_model(AppState& st);
 
 // After editing text / source / translate.
 void model_input_changed(AppState& st);
-// Once a frame: converts weights, runs the model, or finishes a run into the figure, for at
-// most `budget_seconds` of work (one slice past it at most: a layer's sub-block).
+// Once a frame: converts weights, runs the model, or finishes a run into the figure, for about
+// `budget_seconds` of work: whole slices (a layer's attention or feed-forward block, a token
+// generated), as many as fit, at least one.
 void advance_model(AppState& st, double budget_seconds);
 
 // [SECTION] State for the tests --------------------------------------------------------------

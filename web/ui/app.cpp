@@ -70,8 +70,8 @@ void App::before_frame(float ui_scale) {
 void App::build_ui() {
     renderer.begin_frame();
     advance_import_load(state);  // a file whose bytes are all in is parsed here
-    // A live model's work between frames: 25 ms and at most one slice more (a layer's
-    // feed-forward block), so frames stay under 100 ms while GPT-2 small computes.
+    // A live model's work between frames: slices that fit in 25 ms, at least one (GPT-2 small's
+    // longest, a feed-forward block, is 75 ms in wasm), so frames stay under 100 ms.
     advance_model(state, 0.025);
     state.probe.clear();
     ViewContext ctx{state, renderer, fonts, views, panels, ui_scale_, true, &link_cache};

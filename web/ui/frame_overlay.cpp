@@ -98,7 +98,7 @@ void draw_frame_overlay(ViewContext& ctx, const FrameTimes& times) {
 
 nlohmann::json frame_times_json(const AppState& st, const FrameTimes& t) {
     return {{"shown", st.show_frame_time}, {"frames", t.count()}, {"median_ms", t.median_ms()}, {"worst_ms", t.worst_ms()},
-            {"fps", t.fps()}, {"cpu_median_ms", t.cpu_median_ms()}, {"cpu_worst_ms", t.cpu_worst_ms()},
+            {"fps", t.fps()}, {"cpu_median_ms", t.cpu_median_ms()}, {"cpu_worst_ms", t.cpu_worst_ms()}, {"cpu_last_ms", t.cpu_last_ms()},
             {"drawn", t.drawn()}, {"drawn_total", t.drawn_total()}, {"vertices", t.vtx_}, {"indices", t.idx_}, {"line_instances", t.lines_}, {"gpu_median_ms", t.gpu_median_ms()}};
 }
 

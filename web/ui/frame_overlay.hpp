@@ -32,6 +32,7 @@ public:
     float worst_ms() const;
     float cpu_median_ms() const;
     float cpu_worst_ms() const;
+    float cpu_last_ms() const { return count_ ? cpu_[(next_ + kFrameWindow - 1) % kFrameWindow] : 0.0f; }
     float fps() const { const float m = median_ms(); return m > 0.0f ? 1000.0f / m : 0.0f; }
     int drawn() const;  // of the frames in the window, those drawn (the others were unchanged)
     long long drawn_total() const { return drawn_total_; }  // since the start
