@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -110,7 +111,11 @@ int main(int argc, char** argv) {
 
     std::optional<attn::Scene> scene;
     attn::Figure imported;  // `attnviz MODEL.json`: attention exported from a model
-    if (argc > 1 && std::strcmp(argv[1], "-") != 0) {
+    std::string model_folder;  // `attnviz FOLDER`: a model to run live (model_state.hpp)
+    std::error_code not_a_folder;
+    if (argc > 1 && std::filesystem::is_directory(argv[1], not_a_folder)) {
+        model_folder = argv[1];
+    } else if (argc > 1 && std::strcmp(argv[1], "-") != 0) {
         std::string text;
         if (attn::read_file(argv[1], text) && attn::file_kind(text) == attn::FileKind::Import) {
             attn::AppState reader;
@@ -121,7 +126,7 @@ int main(int argc, char** argv) {
             imported = std::move(reader.figure);
         }
     }
-    if (argc > 1 && !imported.has(attn::Detail::Layers)) {
+    if (argc > 1 && model_folder.empty() && !imported.has(attn::Detail::Layers)) {
         attn::Scene loaded;
         std::string error;
         if (!attn::load_scene_file(argv[1], std::cin, loaded, error)) {
@@ -179,6 +184,10 @@ int main(int argc, char** argv) {
     if (!app.init(error)) {
         std::fprintf(stderr, "attnviz: %s\n", error.c_str());
         return 1;
+    }
+    if (!model_folder.empty() && !attn::open_model_folder(app.state, model_folder)) {
+        std::fprintf(stderr, "%s\n", app.state.error.c_str());
+        return attn::kExitBadInput;
     }
     if (imported.has(attn::Detail::Layers)) {
         app.state.figure = std::move(imported);

@@ -99,6 +99,15 @@ if [ -s "$artifacts/desktop-window.png" ]; then
   else fail "window layout" "controls $left colours, figure $right colours"; fi
 fi
 
+# 1b. `attnviz FOLDER`: a model run live (a random-weight GPT-2 of tests/model/make_models.py,
+# which the build writes to BUILD_DIR/model-refs): the window opens on its model view.
+model_dir="$build/model-refs/gpt2_l3_h4_d32_f16"
+if [ -d "$model_dir" ]; then
+  window_check "window runs a model folder live" "$model_dir" "$artifacts/desktop-model.png"
+else
+  fail "window runs a model folder live" "$model_dir is missing (the build writes it)"
+fi
+
 # 2. attnviz render, every view and kind.
 render() {  # name scene view theme [extra args]
   local name=$1 scene=$2 view=$3 theme=$4; shift 4
