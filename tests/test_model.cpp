@@ -5,6 +5,7 @@
 // Each check prints the largest difference it saw.
 #include "blocks.hpp"
 #include "model_checkpoint.hpp"
+#include "model_error.hpp"
 #include "oracle.hpp"
 #include "safetensors.hpp"
 #include "transformer.hpp"
@@ -20,6 +21,7 @@
 #include <functional>
 
 using namespace attn;
+using attn::testing::error_of;
 namespace ck = attn::checkpoint;
 
 namespace {
@@ -37,15 +39,6 @@ Model gpt2_model(const ck::Gpt2Shape& s, std::uint64_t seed, const std::string& 
                               bytes_of(ck::safetensors(tensors)), "gpt2/model.safetensors");
 }
 
-// The message of the ModelError `f` throws ("" when it throws none).
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const ModelError& e) {
-        return e.what();
-    }
-    return "";
-}
 
 // [SECTION] A GPT-2 forward in double (llm.c's gpt2_forward, as plain loops) ------------------
 

@@ -6,6 +6,7 @@
 // tests/model/spm_reference.py over tests/model/tokenizer_texts.json).
 #include "files.hpp"
 #include "import.hpp"  // read_file
+#include "model_error.hpp"
 #include "tokenizer.hpp"
 
 #include <doctest/doctest.h>
@@ -15,6 +16,7 @@
 #include <vector>
 
 using namespace attn;
+using attn::testing::error_of;
 
 namespace {
 
@@ -40,14 +42,6 @@ void compare(const Tokenizer& t, const nlohmann::json& texts, const nlohmann::js
     MESSAGE(std::string(what) << ": " << same << " of " << texts.size() << " texts give the reference's ids");
 }
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const ModelError& e) {
-        return e.what();
-    }
-    return "";
-}
 
 const std::string kVocab = std::string(ATTN_GPT2_VOCAB) + "/encoder.json", kMerges = std::string(ATTN_GPT2_VOCAB) + "/vocab.bpe";
 

@@ -19,6 +19,8 @@ inline constexpr char32_t kReplacementCharacter = 0xFFFD;
 // A U+FFFD written in the text takes three bytes: U+FFFD with pos moved by one is a bad byte.
 // pos at or past the end: U+FFFD, pos moved by one, nothing read.
 char32_t decode_utf8(std::string_view text, std::size_t& pos);
+// Appends the UTF-8 bytes of one code point.
+void append_utf8(std::string& s, char32_t cp);
 
 // Splits UTF-8 text into tokens as a reader of the seeds would:
 // - runs of Latin-script letters and digits (with their combining marks and inner

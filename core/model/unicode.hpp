@@ -3,6 +3,8 @@
 // the Python and JavaScript reference tokenizers.
 #pragma once
 
+#include "text.hpp"
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,7 +23,7 @@ bool is_nonspacing_mark(char32_t c);  // Mn
 void append_lower(std::string& out, char32_t c);
 void append_nfd(std::string& out, char32_t c);
 
-void append_utf8(std::string& out, char32_t c);
+using attn::append_utf8;  // text.hpp's
 // The code points of UTF-8 text (a bad byte reads as U+FFFD, as decode_utf8 does).
 std::u32string decode(std::string_view text);
 

@@ -177,6 +177,17 @@ export async function check(name, fn) {
 }
 export function expect(condition, message) { if (!condition) throw new Error(message); }
 
+// The largest difference between two matrices (arrays of rows); Infinity when their shapes differ.
+export function maxDiff(a, b) {
+  if (!a || !b || a.length !== b.length) return Infinity;
+  let d = 0;
+  for (let i = 0; i < a.length; ++i) {
+    if (a[i].length !== b[i].length) return Infinity;
+    for (let j = 0; j < a[i].length; ++j) d = Math.max(d, Math.abs(a[i][j] - b[i][j]));
+  }
+  return d;
+}
+
 // Serves siteDir (with extra response headers, "Name: value" strings) and starts Chromium.
 export async function startSuite(siteDir, artifacts, { headers = [] } = {}) {
   artifactDir = artifacts;

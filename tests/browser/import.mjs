@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { differing, distinctColors, patch } from './png.mjs';
 import {
-  cellPatch, check, clickWidget, expect, failSetup, finishSuite, looksMasked, moveAway, openPage, pointAt, shot,
+  cellPatch, check, maxDiff, clickWidget, expect, failSetup, finishSuite, looksMasked, moveAway, openPage, pointAt, shot,
   startSuite, state, until, waitFrames,
 } from './harness.mjs';
 
@@ -24,16 +24,6 @@ const data = path.resolve(here, '../data');
 const file = (name) => path.join(data, name);
 const read = (name) => JSON.parse(fs.readFileSync(file(name), 'utf8'));
 
-// The largest difference between two matrices (arrays of rows).
-function maxDiff(a, b) {
-  if (!a || !b || a.length !== b.length) return Infinity;
-  let d = 0;
-  for (let i = 0; i < a.length; ++i) {
-    if (a[i].length !== b[i].length) return Infinity;
-    for (let j = 0; j < a[i].length; ++j) d = Math.max(d, Math.abs(a[i][j] - b[i][j]));
-  }
-  return d;
-}
 const zeros = (r, c) => Array.from({ length: r }, () => new Array(c).fill(0));
 function meanOf(maps) {
   const out = zeros(maps[0].length, maps[0][0].length);

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { distinctColors } from './png.mjs';
 import {
-  check, clickWidget, expect, failSetup, finishSuite, moveAway, openPage, shot, startSuite, state, until, waitFrames,
+  check, clickWidget, expect, maxDiff, failSetup, finishSuite, moveAway, openPage, shot, startSuite, state, until, waitFrames,
 } from './harness.mjs';
 
 const [siteDir, artifacts, refs] = process.argv.slice(2);
@@ -25,15 +25,6 @@ const bert = path.join(refs, 'bert_l2_h2_d16_f32');
 const marian = path.join(refs, 'marian_e2_d1_h2_d16_f32');
 const filesOf = (dir) => fs.readdirSync(dir).filter((f) => f !== 'expected.json').map((f) => path.join(dir, f));
 
-function maxDiff(a, b) {
-  if (!a || !b || a.length !== b.length) return Infinity;
-  let d = 0;
-  for (let i = 0; i < a.length; ++i) {
-    if (a[i].length !== b[i].length) return Infinity;
-    for (let j = 0; j < a[i].length; ++j) d = Math.max(d, Math.abs(a[i][j] - b[i][j]));
-  }
-  return d;
-}
 const settled = (s) => s.model.active && !s.model.busy && s.model.run_revision === s.model.input_revision && s.model.figure;
 
 async function typeInto(page, widget, text) {

@@ -38,34 +38,9 @@ std::string megabytes(double bytes) {
 // [SECTION] Opening a model ------------------------------------------------------------------
 
 void open_live_model_control(ViewContext& ctx) {
-    AppState& st = ctx.state;
-    const float sc = ctx.scale;
-    if (ImGui::SmallButton(tr(st.lang, Str::OpenLiveModel))) {
-        if (platform::kBrowser) platform::open_folder_picker();
-        else ImGui::OpenPopup("Open a model");
-    }
-    probe(st, "model.open");
-    tooltip(tr(st.lang, Str::OpenLiveModelTip));
-    const ImGuiIO& io = ImGui::GetIO();
-    ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.4f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
-    ImGui::SetNextWindowSize(ImVec2(std::min(560.0f * sc, io.DisplaySize.x - 40.0f * sc), 0.0f));
-    if (ImGui::BeginPopupModal("Open a model", nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove)) {
-        std::string& path = ctx.panels.model_folder;
-        ImGui::TextWrapped("%s", tr(st.lang, Str::OpenLiveModelTip));
-        ImGui::TextUnformatted(tr(st.lang, Str::FolderPath));
-        ImGui::SetNextItemWidth(-FLT_MIN);
-        if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
-        const bool enter = ImGui::InputText("##folder", &path, ImGuiInputTextFlags_EnterReturnsTrue);
-        probe(st, "model.path");
-        if ((ImGui::Button(tr(st.lang, Str::OpenFile)) || enter) && !path.empty()) {
-            open_model_folder(st, path);
-            ImGui::CloseCurrentPopup();
-        }
-        probe(st, "model.path.open");
-        ImGui::SameLine();
-        if (ImGui::Button(tr(st.lang, Str::JsonClose)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
-        ImGui::EndPopup();
-    }
+    open_control(ctx, {.popup = "Open a model", .button = Str::OpenLiveModel, .tip = Str::OpenLiveModelTip, .field = Str::FolderPath,
+                       .probe = "model", .path = &ctx.panels.model_folder, .browser_pick = platform::open_folder_picker,
+                       .open = open_model_folder});
 }
 
 // [SECTION] The model's section --------------------------------------------------------------

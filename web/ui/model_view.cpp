@@ -259,42 +259,49 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
 
 // [SECTION] Controls panel -------------------------------------------------------------------
 
-void open_model_control(ViewContext& ctx) {
+void open_control(ViewContext& ctx, const OpenControl& c) {
     AppState& st = ctx.state;
     const float sc = ctx.scale;
-    if (ImGui::SmallButton(tr(st.lang, Str::OpenModel))) {
-        if (platform::kBrowser) platform::open_file_picker();
-        else ImGui::OpenPopup("Open model attention");
+    const std::string probe_name = c.probe;
+    if (ImGui::SmallButton(tr(st.lang, c.button))) {
+        if (platform::kBrowser) c.browser_pick();
+        else ImGui::OpenPopup(c.popup);
     }
-    probe(st, "import.open");
+    probe(st, (probe_name + ".open").c_str());
     if (ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26.0f);
-        ImGui::TextUnformatted(tr(st.lang, Str::OpenModelTip));
+        ImGui::TextUnformatted(tr(st.lang, c.tip));
         ImGui::PopTextWrapPos();
         ImGui::EndTooltip();
     }
-    // Desktop: a path field (dropping the file on the window does the same).
+    // Desktop: a path field (dropping the file or folder on the window does the same).
     const ImGuiIO& io = ImGui::GetIO();
     ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.4f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(std::min(560.0f * sc, io.DisplaySize.x - 40.0f * sc), 0.0f));
-    if (ImGui::BeginPopupModal("Open model attention", nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove)) {
-        std::string& path = ctx.panels.model_path;
-        ImGui::TextWrapped("%s", tr(st.lang, Str::OpenModelTip));
-        ImGui::TextUnformatted(tr(st.lang, Str::FilePath));
+    if (ImGui::BeginPopupModal(c.popup, nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove)) {
+        std::string& path = *c.path;
+        ImGui::TextWrapped("%s", tr(st.lang, c.tip));
+        ImGui::TextUnformatted(tr(st.lang, c.field));
         ImGui::SetNextItemWidth(-FLT_MIN);
         if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
         const bool enter = ImGui::InputText("##path", &path, ImGuiInputTextFlags_EnterReturnsTrue);
-        probe(st, "import.path");
+        probe(st, (probe_name + ".path").c_str());
         if ((ImGui::Button(tr(st.lang, Str::OpenFile)) || enter) && !path.empty()) {
-            open_file_path(st, path);
+            c.open(st, path);
             ImGui::CloseCurrentPopup();
         }
-        probe(st, "import.path.open");
+        probe(st, (probe_name + ".path.open").c_str());
         ImGui::SameLine();
         if (ImGui::Button(tr(st.lang, Str::JsonClose)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
         ImGui::EndPopup();
     }
+}
+
+void open_model_control(ViewContext& ctx) {
+    open_control(ctx, {.popup = "Open model attention", .button = Str::OpenModel, .tip = Str::OpenModelTip, .field = Str::FilePath,
+                       .probe = "import", .path = &ctx.panels.model_path, .browser_pick = platform::open_file_picker,
+                       .open = open_file_path});
 }
 
 void draw_import_controls(ViewContext& ctx) {

@@ -12,7 +12,18 @@ namespace attn {
 
 // Controls panel: the import section (stack, what to show, aggregation, subwords).
 void draw_import_controls(ViewContext& ctx);
-// The "Open model attention…" control (browser: a file dialog; desktop: a path field).
+// A button that opens something: in the browser the page's dialog, on the desktop a modal with
+// a path field. Probes: PROBE.open, PROBE.path, PROBE.path.open.
+struct OpenControl {
+    const char* popup = "";                     // the desktop modal's ImGui id
+    Str button{}, tip{}, field{};               // its words
+    const char* probe = "";
+    std::string* path = nullptr;                // the desktop's field (PanelState)
+    void (*browser_pick)() = nullptr;           // the page's dialog (platform.hpp)
+    bool (*open)(AppState&, const std::string&) = nullptr;  // what the desktop's path opens
+};
+void open_control(ViewContext& ctx, const OpenControl& control);
+// The "Open model attention…" control (an import file).
 void open_model_control(ViewContext& ctx);
 // Toolbar of the model view (stack switch, colormap).
 void draw_model_toolbar(ViewContext& ctx);
