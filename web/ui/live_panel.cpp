@@ -75,18 +75,19 @@ void draw_live_controls(ViewContext& ctx) {
     if (m.config().family == Family::Marian) {
         text_box(Str::LiveSource, "model.source", &ms.source, true);
         token_chips(st.lang, tokens_of(0), pal, sc);
+        // What the decoder wrote, as text: its tokens after the start, without </s>.
+        std::string written;
+        if (live)
+            for (size_t i = 1; i < live->input.ids.size(); ++i)
+                if (live->input.ids[i] != m.config().eos_id) written += display_token(m.decoder_tokenizer().token(live->input.ids[i]));
+        written.erase(0, std::min(written.find_first_not_of(' '), written.size()));
         if (ImGui::Checkbox(tr(st.lang, Str::LiveTranslate), &ms.translate)) {
-            if (!ms.translate && live) {  // edit what the decoder wrote
-                std::string text;
-                for (size_t i = 1; i < live->input.ids.size(); ++i)
-                    if (live->input.ids[i] != m.config().eos_id) text += display_token(m.decoder_tokenizer().token(live->input.ids[i]));
-                ms.text = text.substr(std::min(text.find_first_not_of(' '), text.size()));
-            }
+            if (!ms.translate && live) ms.text = written;  // edit what the decoder wrote
             model_input_changed(st);
         }
         probe(st, "model.translate");
         tooltip(tr(st.lang, Str::LiveTranslateTip));
-        text_box(Str::LiveTarget, "model.text", &ms.text, !ms.translate);
+        text_box(Str::LiveTarget, "model.text", ms.translate ? &written : &ms.text, !ms.translate);
         token_chips(st.lang, tokens_of(1), pal, sc);
     } else {
         text_box(Str::LiveText, "model.text", &ms.text, true);

@@ -664,8 +664,11 @@ void collect_text(const AppState& st, PanelState& panels, Fonts& fonts) {
     fonts.need(st.source_text);
     fonts.need(st.model.text);
     fonts.need(st.model.source);
-    if (st.figure.live)
+    if (st.figure.live) {  // the live panel's chips and next tokens, whatever stack is shown
         for (const NextToken& t : st.figure.live->top) fonts.need(display_token(t.token));
+        for (int i = 0; i < st.figure.stack_count(); ++i)
+            for (const std::string& t : st.figure.stack(i).queries) fonts.need(display_token(t));
+    }
     fonts.need(st.error);
     fonts.need(st.scene.name);
     fonts.need(st.figure.name);
