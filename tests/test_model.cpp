@@ -501,7 +501,9 @@ TEST_CASE("model: config.json fields, defaults and errors") {
     CHECK(err(R"({"model_type":"gpt2","vocab_size":10,"n_embd":8,"n_layer":1,"n_head":2,"activation_function":"tanh"})") ==
           "gpt2/config.json: activation_function: \"tanh\" is not one of gelu, gelu_new, gelu_pytorch_tanh, relu, silu, swish");
     CHECK(err(R"({"model_type":"gpt2","vocab_size":10,"n_embd":8,"n_layer":1,"n_head":2,"layer_norm_epsilon":-1})") ==
-          "gpt2/config.json: layer_norm_epsilon: expected a positive number, got -1");
+          "gpt2/config.json: layer_norm_epsilon: expected a positive number (of float's range), got -1");
+    CHECK(err(R"({"model_type":"gpt2","vocab_size":10,"n_embd":8,"n_layer":1,"n_head":2,"layer_norm_epsilon":1e-50})") ==
+          "gpt2/config.json: layer_norm_epsilon: expected a positive number (of float's range), got 1e-50");  // 0 in F32
     CHECK(err("{") .starts_with("gpt2/config.json: not JSON: "));
     CHECK(err("[]") == "gpt2/config.json: expected a JSON object");
 }

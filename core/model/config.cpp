@@ -56,9 +56,11 @@ struct Fields {
     float positive(const std::string& field, float fallback) const {
         const json* v = find(field);
         if (!v || v->is_null()) return fallback;
-        if (!v->is_number() || !(v->get<double>() > 0) || !std::isfinite(v->get<double>()))
-            fail(field, "expected a positive number, got " + v->dump());
-        return static_cast<float>(v->get<double>());
+        // Positive as a float too: 1e-50 is 0 in F32, and the runtime computes in F32.
+        const double d = v->is_number() ? v->get<double>() : 0.0;
+        if (!v->is_number() || !(d > 0) || !std::isfinite(d) || !(static_cast<float>(d) > 0) || !std::isfinite(static_cast<float>(d)))
+            fail(field, "expected a positive number (of float's range), got " + v->dump());
+        return static_cast<float>(d);
     }
     bool boolean(const std::string& field, bool fallback) const {
         const json* v = find(field);
