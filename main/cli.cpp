@@ -1,6 +1,7 @@
 // cli.cpp: `attnviz compute`, `attnviz import` and `attnviz run`, and reading their files with
 // one-line errors.
 #include "cli.hpp"
+#include "builtin.hpp"
 #include "model.hpp"
 
 #include <nlohmann/json.hpp>
@@ -221,8 +222,9 @@ int run_import(const std::vector<std::string>& args, std::istream& in, std::ostr
 namespace {
 
 constexpr const char* kRunUsage =
-    "attnviz run: expected a model folder and its input: attnviz run MODEL --text \"…\" [--json] [--top N] | "
-    "--source \"…\" [--text \"…\"] [--max-new N] | --ids 1,2,3 [--source-ids 4,5]";
+    "attnviz run: expected a model (a folder or a built-in name: attnviz run --list) and its input: "
+    "attnviz run MODEL --text \"…\" [--json] [--top N] | --source \"…\" [--text \"…\"] [--max-new N] | "
+    "--ids 1,2,3 [--source-ids 4,5]";
 
 // "464,3797,3332" → ids; false for anything else.
 bool parse_ids(const std::string& s, std::vector<int>& ids) {
@@ -306,6 +308,10 @@ std::string joined_text(const std::vector<std::string>& tokens) {
 }  // namespace
 
 int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+    if (args.size() == 1 && args[0] == "--list") {  // NAME<TAB>MODEL_TYPE<TAB>what it is
+        for (const BuiltinModel& m : builtin_models()) out << m.name << "\t" << m.model_type << "\t" << m.about << "\n";
+        return 0;
+    }
     std::string path;
     std::optional<std::string> text, source, ids_arg, source_ids_arg;
     bool json = false;
@@ -347,7 +353,7 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
             return kExitBadInput;
         }
     try {
-        const LoadedModel m = load_model(ModelFiles::from_folder(path));
+        const LoadedModel m = load_model(folder_or_builtin(path));
         const bool encdec = m.config().family == Family::Marian;
         if (encdec) {
             if (!source && !source_ids_arg) throw ModelError(path, "--source", "marian is an encoder-decoder model: give the source text (--source) or its ids (--source-ids)");

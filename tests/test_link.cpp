@@ -437,6 +437,7 @@ std::map<std::string, ParamSamples> param_samples() {
         {"size", {{"1", "0.75", "1.25", "2"}, "3"}},
         {"text", {{"rain", "1.25"}, std::string(5000, 'a')}},
         {"source", {{"rain"}, std::string(5000, 'a')}},
+        {"model", {{"tiny-lm", "tiny-translator"}, "gpt2"}},
         {"translate", {{"1", "0"}, "yes"}},
         {"lang", {{"en", "zh"}, "fr"}},
         {"panels", {{"1", "0"}, "yes"}},

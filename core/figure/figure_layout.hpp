@@ -76,6 +76,7 @@ enum class ItemRole {
     Caption, RowLabel, ColLabel, LabelMark,     // heatmap: axis captions, token labels, a label's highlight
     Selection, Hover,                           // heatmap: outlines of the selected row / column, hovered cell
     LegendTitle, LegendBar, LegendTick, LegendLabel, MaskedSwatch, MaskedLabel,
+    HeadTag,                                    // model view: what a head does (its score), on its thumbnail
 };
 
 // One thing to draw, in a layout's list order (later items over earlier ones).

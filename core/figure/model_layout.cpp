@@ -72,6 +72,18 @@ std::vector<Item> model_items(const ModelLayout& L, const ModelInput& in, const 
     auto small_text = [&](ItemRole role, float x, float y, Color c, const std::string& t, int index = -1) {
         items.push_back(text_item(role, x, y, FontRole::Small, c, t, m.width(t, FontRole::Small), Item::Left, index));
     };
+    // A head's tag: its text on a chip of the background colour, inside the thumbnail's bottom left.
+    auto add_tag = [&](const Box& b, const HeadTag& tag, int index) {
+        const float pad = 3.0f * sc, room = L.cell - 4.0f * pad;
+        const std::string& t = m.width(tag.text, FontRole::Small) <= room ? tag.text : tag.brief;
+        const float w = m.width(t, FontRole::Small);
+        if (t.empty() || w > room) return;
+        Color chip = pal.background;
+        chip.a = 0.82f;
+        const Box c{b.x0 + pad, b.y1 - pad - ss - 2.0f * pad, b.x0 + 3.0f * pad + w, b.y1 - pad};
+        items.push_back(rect_item(ItemRole::HeadTag, c, chip, 2.0f * sc, index));
+        items.push_back(text_item(ItemRole::HeadTag, c.x0 + pad, c.y0 + pad, FontRole::Small, pal.text, t, w, Item::Left, index));
+    };
     // Captions and labels.
     small_text(ItemRole::Caption, g.x0, g.y0 - L.header_h + 2.0f * sc, pal.text_muted, in.words.heads);
     const float lc_w = m.width(in.words.layers, FontRole::Small);
@@ -106,6 +118,8 @@ std::vector<Item> model_items(const ModelLayout& L, const ModelInput& in, const 
             const bool in_aggregate = in.show != ModelShow::Aggregate || (on(in.layers_on, l) && on(in.heads_on, h));
             if (!in_aggregate) items.push_back(rect_item(ItemRole::Other, b, veil));
             items.push_back(outline_item(ItemRole::Other, b, border, 1.0f));
+            const size_t t = static_cast<size_t>(l * L.heads + h);
+            if (t < in.tags.size()) add_tag(b, in.tags[t], thumb.index);
         }
     }
     if (one_head || in.show == ModelShow::Rollout) {

@@ -29,6 +29,12 @@ struct ModelWords {
 // rollout up to a layer (web/state/import_state.hpp ImportShow).
 enum class ModelShow { Head, Aggregate, Rollout };
 
+// What a head does, written on its thumbnail: "prev 0.93", or `brief` ("P .93") where the
+// thumbnail is too narrow for `text`; neither fits: no tag.
+struct HeadTag {
+    std::string text, brief;
+};
+
 struct ModelInput {
     int layers = 0, heads = 0;
     float x0 = 0.0f, y0 = 0.0f;    // the content's top-left (it scrolls)
@@ -39,6 +45,7 @@ struct ModelInput {
     ModelShow show = ModelShow::Head;
     int layer = 0, head = 0;       // the map shown (Head), the layer rolled out to (Rollout)
     std::vector<bool> layers_on, heads_on;  // the aggregate's choice (Aggregate)
+    std::vector<HeadTag> tags;     // per thumbnail (layer · heads + head), or empty: none
     ModelWords words;
 };
 
@@ -76,7 +83,7 @@ ModelLayout lay_out_model(const ModelInput& input, const TextMeasure& measure);
 
 // Captions, head numbers and layer labels (the chosen ones in the text colour), then per
 // thumbnail an Item::Grid (index layer · heads + head) with a veil over those outside the
-// aggregate and a thin outline, the accent around the map the other views show, the hovered
+// aggregate, a thin outline and its tag (a chip at the bottom left), the accent around the map the other views show, the hovered
 // thumbnail's outline, and the legend (title, Item::Colormap, ticks 0 / 0.5 / 1, the hatch).
 std::vector<Item> model_items(const ModelLayout& layout, const ModelInput& input, const ModelLayout::Hit& hover,
                               const TextMeasure& measure);

@@ -37,6 +37,13 @@ std::shared_ptr<const FileBytes> FileBytes::own(std::vector<std::uint8_t> bytes)
     return f;
 }
 
+std::shared_ptr<const FileBytes> FileBytes::borrow(const std::uint8_t* data, std::size_t size) {
+    std::shared_ptr<FileBytes> f(new FileBytes());
+    f->data_ = data;
+    f->size_ = size;
+    return f;
+}
+
 #if defined(__EMSCRIPTEN__)
 // In wasm (the node test suite's NODERAWFS) a file is read whole: there is no mmap to speak of.
 std::shared_ptr<const FileBytes> FileBytes::map(const std::string& path, const std::string& shown) {

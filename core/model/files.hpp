@@ -37,12 +37,15 @@ private:
 
 // [SECTION] Bytes of one file ----------------------------------------------------------------
 
-// Read-only bytes of one file: a private read-only memory map (natively) or owned bytes.
+// Read-only bytes of one file: a private read-only memory map (natively), owned bytes, or bytes
+// compiled into the program.
 class FileBytes {
 public:
     // Maps `path` read-only. Throws ModelError(shown, "", "cannot open: …") when it cannot.
     static std::shared_ptr<const FileBytes> map(const std::string& path, const std::string& shown);
     static std::shared_ptr<const FileBytes> own(std::vector<std::uint8_t> bytes);
+    // Bytes that outlive every reader (a built-in model's, compiled into the program).
+    static std::shared_ptr<const FileBytes> borrow(const std::uint8_t* data, std::size_t size);
     ~FileBytes();
     FileBytes(const FileBytes&) = delete;
     FileBytes& operator=(const FileBytes&) = delete;

@@ -89,14 +89,37 @@ ModelConfig config_of(const ModelFiles& files) {
 }
 }  // namespace
 
-ModelLoad::ModelLoad(const ModelFiles& files)
+ModelLoad::ModelLoad(const ModelFiles& files, bool measure_heads)
     : folder_(files.folder),
       config_(config_of(files)),
       tokenizer_(load_tokenizer(files, config_, false)),
       target_(config_.family == Family::Marian && files.find("target.spm") && !files.find("tokenizer.json")
                   ? std::optional<Tokenizer>(load_tokenizer(files, config_, true))
                   : std::nullopt),
-      weights_(config_, files.share("model.safetensors"), files.shown("model.safetensors")) {}
+      weights_(config_, files.share("model.safetensors"), files.shown("model.safetensors")) {
+    if (measure_heads && config_.family != Family::Marian) probe_ = head_probe(tokenizer_, config_);
+}
+
+bool ModelLoad::done() const { return weights_.done() && (!probe_ || heads_); }
+
+float ModelLoad::progress() const {
+    if (!probe_) return weights_.progress();
+    return 0.9f * weights_.progress() + 0.1f * (heads_ ? 1.0f : probe_run_ ? probe_run_->progress() : 0.0f);
+}
+
+void ModelLoad::step() {
+    if (!weights_.done()) {
+        weights_.step();
+    } else if (probe_ && !heads_) {  // the probe: a forward in steps, then its scores
+        if (!probe_run_) {
+            model_ = weights_.take();
+            probe_run_ = std::make_unique<Forward>(*model_, RunInput{probe_->ids, {}});
+            return;
+        }
+        probe_run_->step(ctx_);
+        if (probe_run_->done()) heads_ = head_scores(*probe_, probe_run_->take().stacks.front());
+    }
+}
 
 LoadedModel ModelLoad::take() {
     std::string name = config_.name;
@@ -104,7 +127,7 @@ LoadedModel ModelLoad::take() {
         name = folder_.substr(folder_.find_last_of('/') == std::string::npos ? 0 : folder_.find_last_of('/') + 1);
         if (name.empty()) name = config_.model_type;
     }
-    return LoadedModel{name, folder_, weights_.take(), tokenizer_, target_};
+    return LoadedModel{name, folder_, model_ ? std::move(*model_) : weights_.take(), tokenizer_, target_, std::move(heads_)};
 }
 
 LoadedModel load_model(const ModelFiles& files) {

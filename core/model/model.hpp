@@ -8,6 +8,7 @@
 #pragma once
 
 #include "files.hpp"
+#include "heads.hpp"
 #include "import.hpp"
 #include "tokenizer.hpp"
 #include "transformer.hpp"
@@ -26,6 +27,7 @@ struct LoadedModel {
     Model model;
     Tokenizer tokenizer;                // gpt2, bert: the tokenizer; marian: the source's
     std::optional<Tokenizer> target;    // marian: the target's (target.spm), when separate
+    std::optional<HeadScores> heads;    // gpt2, bert: measured on the probe (heads.hpp) when loaded so
 
     const ModelConfig& config() const { return model.config; }
     const Tokenizer& decoder_tokenizer() const { return target ? *target : tokenizer; }
@@ -37,13 +39,14 @@ struct LoadedModel {
 Tokenizer load_tokenizer(const ModelFiles& files, const ModelConfig& config, bool target = false);
 
 // Loads config.json, the tokenizer files and model.safetensors in steps (ModelLoader's), so a
-// page can draw between them. Throws ModelError.
+// page can draw between them; with `measure_heads`, then runs the head probe (heads.hpp) in
+// steps (gpt2, bert). Throws ModelError.
 class ModelLoad {
 public:
-    explicit ModelLoad(const ModelFiles& files);  // reads config.json and the tokenizers
-    bool done() const { return weights_.done(); }
-    float progress() const { return weights_.progress(); }
-    void step() { weights_.step(); }
+    explicit ModelLoad(const ModelFiles& files, bool measure_heads = false);  // reads config.json and the tokenizers
+    bool done() const;
+    float progress() const;  // 0 … 1: the weights, then the probe
+    void step();
     LoadedModel take();
 
 private:
@@ -52,6 +55,11 @@ private:
     Tokenizer tokenizer_;
     std::optional<Tokenizer> target_;
     ModelLoader weights_;
+    std::optional<HeadProbe> probe_;  // still to run
+    std::optional<Model> model_;      // the weights, once converted (while the probe runs)
+    std::unique_ptr<Forward> probe_run_;
+    kernels::Context ctx_;
+    std::optional<HeadScores> heads_;
 };
 LoadedModel load_model(const ModelFiles& files);
 

@@ -6,6 +6,7 @@
 // [SECTION] Vocabularies
 // [SECTION] tokenizer.json
 #include "tokenizer_impl.hpp"
+#include "unicode.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,16 @@ Tokenizer::Tokenizer(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) 
 TokenizerKind Tokenizer::kind() const { return impl_->kind; }
 std::vector<int> Tokenizer::encode(std::string_view text) const { return impl_->encode(text); }
 const std::string& Tokenizer::token(int id) const { return impl_->vocab.tokens[static_cast<size_t>(id)]; }
+std::string Tokenizer::text(int id) const { return impl_->text(id); }
+
+std::string Tokenizer::Impl::text(int id) const {
+    const std::string& t = vocab.tokens[static_cast<size_t>(id)];
+    if (kind == TokenizerKind::WordPiece) return t.size() > 2 && t.rfind("##", 0) == 0 ? t.substr(2) : t;
+    std::string out;  // SentencePiece: "▁" (U+2581) is a space
+    for (char32_t c : unicode::decode(t)) unicode::append_utf8(out, c == U'\u2581' ? U' ' : c);
+    return out;
+}
+
 int Tokenizer::size() const { return static_cast<int>(impl_->vocab.tokens.size()); }
 
 std::optional<int> Tokenizer::id(std::string_view token) const {

@@ -40,6 +40,9 @@ public:
     // The vocabulary's string for an id ("Ġcat", "##s", "▁rain", "[CLS]"); id in [0, size()).
     const std::string& token(int id) const;
     std::optional<int> id(std::string_view token) const;
+    // What an id stands for in decoded text: byte-level BPE its bytes as UTF-8 (a byte that is
+    // not whole UTF-8 as U+FFFD), WordPiece without "##", SentencePiece with "▁" as a space.
+    std::string text(int id) const;
     int size() const;  // ids are 0 … size() − 1
 
 private:

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <climits>
 
@@ -91,6 +92,21 @@ struct Bpe final : Tokenizer::Impl {
             }
             symbols = std::move(merged);
         }
+    }
+
+    // The token's symbols back to bytes; the bytes read as UTF-8 (a bad byte as U+FFFD).
+    std::string text(int id) const override {
+        std::string raw;
+        for (char32_t c : unicode::decode(vocab.tokens[static_cast<size_t>(id)])) {
+            std::string symbol;
+            unicode::append_utf8(symbol, c);
+            const auto b = std::find(bytes.begin(), bytes.end(), symbol);
+            if (b != bytes.end()) raw += static_cast<char>(b - bytes.begin());
+            else raw += symbol;  // not from the byte alphabet (an added token): as it is
+        }
+        std::string out;
+        for (char32_t c : unicode::decode(raw)) unicode::append_utf8(out, c);
+        return out;
     }
 
     std::vector<int> encode(std::string_view text) const override {

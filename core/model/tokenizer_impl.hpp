@@ -38,6 +38,7 @@ struct Tokenizer::Impl {
     Impl(TokenizerKind k, Vocab v) : kind(k), vocab(std::move(v)) {}
     virtual ~Impl() = default;
     virtual std::vector<int> encode(std::string_view text) const = 0;  // never throws
+    virtual std::string text(int id) const;  // Tokenizer::text; WordPiece's and Unigram's here
 };
 
 // The tokens of a {"token": id, …} object (vocab.json, tokenizer.json's BPE and WordPiece

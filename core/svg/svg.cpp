@@ -172,6 +172,7 @@ const char* class_of(ItemRole role) {
         case ItemRole::LegendLabel: return "tick";
         case ItemRole::MaskedSwatch: return "masked-swatch";
         case ItemRole::MaskedLabel: return "masked-label";
+        case ItemRole::HeadTag: return "head-tag";
         case ItemRole::Other: return "item";
     }
     return "item";

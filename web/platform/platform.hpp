@@ -75,6 +75,10 @@ void set_cursor(int imgui_cursor);
 void open_file_picker();
 // Browser: the page's hidden folder dialog (a model's files); desktop: nothing (a path field).
 void open_folder_picker();
+// Browser: asks the page for a built-in model's files (`files`: names, one a line), which
+// arrive through attnviz_model_begin … end (main/model_hook.cpp) from models/NAME/ next to the
+// page, or from inside the single-file build. Desktop: nothing (the files are compiled in).
+void fetch_builtin_model(const char* name, const char* files);
 // Browser: makes `app` the one the page's hooks (main/test_hook.cpp, main/import_hook.cpp)
 // talk to, as Module.attnvizApp of this module instance. Desktop: nothing.
 void publish_app(void* app);

@@ -259,6 +259,45 @@ EM_JS(void, attnviz_pick_folder, (), {
     if (input) input.click();
 });
 
+// A built-in model's files: from Module.attnvizInlineModels (the single-file build: base64 by
+// model and file name), else fetched from models/NAME/ beside the page (Module.locateFile where
+// the page set it: script-tag embeds). A missing file that the model does not need is skipped
+// by the app's reader, which names what is missing.
+EM_JS(void, attnviz_fetch_builtin, (const char* name_ptr, const char* files_ptr), {
+    var name = UTF8ToString(name_ptr), names = UTF8ToString(files_ptr).split('\n');
+    var inline = Module['attnvizInlineModels'] && Module['attnvizInlineModels'][name];
+    function bytesOf(file) {
+        if (inline) {
+            if (!inline[file]) return Promise.reject(new Error('not in this file'));
+            var raw = atob(inline[file]), bytes = new Uint8Array(raw.length);
+            for (var i = 0; i < raw.length; ++i) bytes[i] = raw.charCodeAt(i);
+            return Promise.resolve(bytes);
+        }
+        var path = 'models/' + name + '/' + file;
+        var url = Module['locateFile'] ? Module['locateFile'](path, '') : path;
+        return fetch(url).then(function (r) {
+            if (!r.ok) throw new Error('HTTP ' + r.status);
+            return r.arrayBuffer();
+        }).then(function (b) { return new Uint8Array(b); });
+    }
+    Promise.all(names.map(function (f) {
+        return bytesOf(f).catch(function (e) { throw new Error('cannot fetch models/' + name + '/' + f + ': ' + (e.message || e)); });
+    })).then(function (all) {
+        var total = all.reduce(function (a, b) { return a + b.length; }, 0), done = 0;
+        if (!Module.ccall('attnviz_model_begin', 'number', ['string', 'number', 'number'], [name, total, 0])) return;
+        for (var k = 0; k < names.length; ++k) {
+            var ptr = Module.ccall('attnviz_model_buffer', 'number', ['string', 'number'], [names[k], all[k].length]) >>> 0;
+            if (!ptr) return;
+            HEAPU8.set(all[k], ptr);
+            done += all[k].length;
+            Module.ccall('attnviz_model_progress', null, ['number'], [done]);
+        }
+        Module.ccall('attnviz_model_end', null, [], []);
+    }).catch(function (e) {
+        Module.ccall('attnviz_model_failed', null, ['string'], [String(e.message || e)]);
+    });
+});
+
 namespace attn::platform {
 
 float ui_scale(GLFWwindow*) {
@@ -301,6 +340,7 @@ std::string save_png(const std::string& name, const std::vector<std::uint8_t>& r
 }
 void open_file_picker() { attnviz_pick_file(); }
 void open_folder_picker() { attnviz_pick_folder(); }
+void fetch_builtin_model(const char* name, const char* files) { attnviz_fetch_builtin(name, files); }
 void hint_gl33_core() {}  // the WebGL version comes from the link flags
 
 void publish_app(void* app) { EM_ASM({ Module['attnvizApp'] = $0; }, app); }

@@ -87,14 +87,17 @@ void show_layered_figure(AppState& st, Figure figure, bool keep_choice) {
     ImportView& im = st.imported;
     ++im.revision;
     st.error.clear();
-    if (keep_choice) return show_import(st);
-    im.show = ImportShow::Head;
-    im.merge_words = false;
-    im.layers_on.clear();
-    im.heads_on.clear();
-    st.view = View::Model;
-    select_import_stack(st, 0);
-    if (!st.link_map.empty()) apply_link_map(st);
+    if (keep_choice) {
+        show_import(st);
+    } else {
+        im.show = ImportShow::Head;
+        im.merge_words = false;
+        im.layers_on.clear();
+        im.heads_on.clear();
+        st.view = View::Model;
+        select_import_stack(st, 0);
+    }
+    if (!st.link_map.empty()) apply_link_map(st);  // a link's or a live scene's map
 }
 
 bool rollout_allowed(const AppState& st) {

@@ -7,6 +7,7 @@
 // [SECTION] Messages
 #include "link_state.hpp"
 
+#include "builtin.hpp"
 #include "colormaps.hpp"
 #include "presets.hpp"
 
@@ -409,9 +410,25 @@ constexpr LinkParam kParams[] = {
          st.link_map_view = l.view;
      }},
 
+    {.name = "model",
+     .what = "a built-in model run live on `text` (`attnviz run --list`; docs/MODELS.md), loaded on demand; "
+             "any other model is the page's `?model=` (below)",
+     .values = "`tiny-lm`, `tiny-translator`",
+     .default_value = "",
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         if (!find_builtin(v)) return "expected a built-in model (tiny-lm, tiny-translator), got " + shown_value(v);
+         l.model = v;
+         return "";
+     },
+     .format = [](const LinkState& l) { return l.model; },
+     .from_app = [](LinkState& l, const AppState& st) { l.model = st.model.builtin; },
+     .to_app = [](AppState& st, const LinkState& l) {
+         if (!l.model.empty()) open_builtin_model(st, l.model);
+     }},
+
     {.name = "text",
-     .what = "a live model's text (marian: the target, read when translate=0); the model is the page's "
-             "`?model=` (below), and it runs on this text once it has loaded",
+     .what = "a live model's text (marian: the target, read when translate=0); the model is `model` "
+             "(above) or the page's `?model=` (below), and it runs on this text once it has loaded",
      .values = "the text, percent-encoded",
      .default_value = "",
      .parse = [](LinkState& l, std::string_view v) -> std::string {

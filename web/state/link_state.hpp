@@ -50,10 +50,11 @@ struct LinkState {
     // An imported file's map, "STACK:LAYER:HEAD" with 1-based numbers ("decoder_attention:2:5").
     // The file itself comes from the page's ?import= (README); the map is chosen once it is in.
     std::string import_map;
-    // A live model's input (the model is the page's ?model=): its text, marian's source, and
+    // A live model's input (the model is `model` below, or the page's ?model=): its text, marian's source, and
     // whether marian translates or reads `model_text` as its target.
     std::string model_text, model_source;
     bool model_translate = true;
+    std::string model;             // a built-in model (builtin.hpp) run live; "" = none or the page's ?model=
 };
 
 // [SECTION] Parameters -----------------------------------------------------------------------

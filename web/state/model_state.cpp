@@ -2,6 +2,7 @@
 #include "model_state.hpp"
 
 #include "app_state.hpp"
+#include "builtin.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -57,18 +58,32 @@ void open_model_files(AppState& st, ModelFiles files) {
     ModelSession& ms = st.model;
     const std::string name = files.folder;
     guarded(st, name, [&] {
-        ms.loading = std::make_shared<ModelLoad>(files);
+        ms.loading = std::make_shared<ModelLoad>(files, /*measure_heads=*/true);
         ms.loading_name = name;
     });
 }
 
 bool open_model_folder(AppState& st, const std::string& path) {
+    st.model.builtin.clear();
     return guarded(st, path, [&] { open_model_files(st, ModelFiles::from_folder(path)); }) && st.model.loading;
+}
+
+void open_builtin_model(AppState& st, const std::string& name) {
+    ModelSession& ms = st.model;
+    if (ms.builtin == name && (ms.model || ms.loading || ms.reading || !ms.builtin_request.empty())) return;
+    if (!find_builtin(name)) {
+        st.error = name + ": no such built-in model";
+        return;
+    }
+    ms.builtin = name;
+    if (std::optional<ModelFiles> files = builtin_files(name)) open_model_files(st, std::move(*files));
+    else ms.builtin_request = name;
 }
 
 bool model_files_begin(AppState& st, const std::string& folder, double total_bytes, double f32_bytes) {
     ModelSession& ms = st.model;
     ms.reading.reset();
+    if (folder != ms.builtin) ms.builtin.clear();  // a reader's own model
     if (total_bytes + f32_bytes > kBrowserModelBytes) {
         st.error = folder + ": needs about " + gigabytes(total_bytes + f32_bytes) + " of memory (its files " + gigabytes(total_bytes) +
                    ", the weights in F32 " + gigabytes(f32_bytes) + "); a browser page can give a model " +
@@ -117,8 +132,22 @@ void close_model(AppState& st) {
     ms.loading.reset();
     ms.job.reset();
     ms.model.reset();
+    ms.builtin.clear();
+    ms.pick_head.reset();
     ms.run_revision = -1;
     close_import(st);
+}
+
+void apply_pick_head(AppState& st) {
+    ModelSession& ms = st.model;
+    if (ms.pick_head && ms.model && ms.model->heads) {
+        const HeadScores& hs = *ms.model->heads;
+        int best = 0;
+        for (int i = 1; i < hs.layers * hs.heads; ++i)
+            if (hs.at(*ms.pick_head, i / hs.heads, i % hs.heads) > hs.at(*ms.pick_head, best / hs.heads, best % hs.heads)) best = i;
+        st.link_map = "attention:" + std::to_string(best / hs.heads + 1) + ":" + std::to_string(best % hs.heads + 1);
+    }
+    ms.pick_head.reset();
 }
 
 // [SECTION] Running it -----------------------------------------------------------------------
@@ -128,6 +157,7 @@ void model_input_changed(AppState& st) { ++st.model.input_revision; }
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
 
 // The job for the session's input, or nullptr with st.error set (text too long, …).
 std::shared_ptr<ModelJob> start_job(AppState& st) {
@@ -211,6 +241,7 @@ void advance_model(AppState& st, double budget_seconds) {
             // A first model reads the sentence the scene had (unless a link gave its text).
             if (ms.text.empty()) ms.text = st.target_text;
             if (ms.source.empty()) ms.source = st.source_text.empty() ? st.target_text : st.source_text;
+            apply_pick_head(st);
         });
         if (!ok) ms.loading.reset();
         return;

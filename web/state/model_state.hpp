@@ -43,6 +43,13 @@ struct ModelSession {
     std::shared_ptr<ModelLoad> loading;        // the weights being converted
     std::string loading_name;
     std::shared_ptr<const LoadedModel> model;  // the model in use, or nullptr
+    // The built-in model (builtin.hpp) loading or in use, "" for a reader's own. The browser
+    // build has no files compiled in: `builtin_request` asks the page for them (web/ui/app.cpp
+    // passes it to platform::fetch_builtin_model), and they arrive as a reader's files do.
+    std::string builtin, builtin_request;
+    // A live scene's head to show once the model is in (live_scenes.hpp): the head whose
+    // score of this kind is highest.
+    std::optional<HeadKind> pick_head;
 
     // The reader's input: the text (the model's; marian's target) and marian's source. With
     // `translate`, marian generates its target greedily instead of reading `text`.
@@ -68,6 +75,9 @@ inline constexpr double kBrowserModelBytes = 3.5e9;
 void open_model_files(AppState& st, ModelFiles files);
 // Desktop: a folder path. Returns false (st.error set) when it is not a model folder.
 bool open_model_folder(AppState& st, const std::string& path);
+// A built-in model by name (nothing when it is already loading or in use): natively its
+// compiled-in files; in the browser a request to the page (ModelSession::builtin_request).
+void open_builtin_model(AppState& st, const std::string& name);
 // Browser: the page announces the files (total bytes, and the F32 size of the checkpoint's
 // tensors read from its header), gets a buffer per file, reports progress, then ends. A model
 // that needs more memory than the browser allows is refused here, before any byte is read.
@@ -77,6 +87,10 @@ void model_files_progress(AppState& st, double done);
 void model_files_end(AppState& st);
 void model_files_failed(AppState& st, const std::string& message);
 void close_model(AppState& st);
+
+// The map of ms.pick_head (the head with the highest score of that kind) becomes st.link_map,
+// shown with the next run; then pick_head is forgotten. Called once a model is in.
+void apply_pick_head(AppState& st);
 
 // [SECTION] Running it -----------------------------------------------------------------------
 

@@ -242,6 +242,18 @@ constexpr Entry kTable[] = {
     {Str::CapXModel, "The block's input: each token's hidden state as this layer's attention reads it (after the layer norm before it, where the model has one).",
      "这一层注意力的输入：每个词元此刻的隐藏状态（模型在注意力前有层归一化时，取归一化之后的值）。"},
     {Str::SectionMaps, "LAYERS AND HEADS", "层与注意力头"},
+    {Str::HeadPrev, "prev", "前一词"},
+    {Str::HeadInduction, "induction", "归纳"},
+    {Str::HeadSink, "first", "首词"},
+    {Str::HeadDelimiter, "punct", "标点"},
+    {Str::HeadPrevBrief, "P", "前"},
+    {Str::HeadInductionBrief, "I", "归"},
+    {Str::HeadSinkBrief, "F", "首"},
+    {Str::HeadDelimiterBrief, ",", "标"},
+    {Str::HeadScoresTip,
+     "on repeated random tokens: previous token %.2f · induction %.2f · first token %.2f · punctuation %.2f (a tag from 0.5, induction 0.4)",
+     "在重复的随机词元上：前一词 %.2f · 归纳 %.2f · 首词 %.2f · 标点 %.2f（0.5 起标注，归纳 0.4 起）"},
+    {Str::TrainedModels, "trained models, run live (loaded on demand)", "训练好的模型，实时运行（用到时才加载）"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 

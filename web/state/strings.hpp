@@ -49,6 +49,9 @@ enum class Str {
     // a model run live (web/ui/live_panel.cpp)
     OpenLiveModel, OpenLiveModelTip, FolderPath, SectionLive, LiveText, LiveSource, LiveTarget, LiveTranslate,
     LiveTranslateTip, NextTokens, LiveReading, LiveLoading, LiveRunning, CloseModel, LiveStatus, CapXModel, SectionMaps,
+    // what a head does (core/model/heads.hpp), on the model view's thumbnails: full and brief
+    HeadPrev, HeadInduction, HeadSink, HeadDelimiter, HeadPrevBrief, HeadInductionBrief, HeadSinkBrief, HeadDelimiterBrief,
+    HeadScoresTip, TrainedModels,
     Count
 };
 

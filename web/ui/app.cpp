@@ -1,6 +1,7 @@
 // app.cpp: the frame around the panels, and the JSON the browser tests read.
 #include "app.hpp"
 
+#include "builtin.hpp"
 #include "link_panel.hpp"
 #include "link_state.hpp"
 #include "export.hpp"
@@ -73,6 +74,13 @@ void App::build_ui() {
     // A live model's work between frames: slices that fit in 25 ms, at least one (GPT-2 small's
     // longest, a feed-forward block, is 75 ms in wasm), so frames stay under 100 ms.
     advance_model(state, 0.025);
+    if (!state.model.builtin_request.empty()) {  // browser: the page fetches a built-in model's files
+        const BuiltinModel* m = find_builtin(state.model.builtin_request);
+        std::string files;
+        for (const char* f : m->files) files += std::string(files.empty() ? "" : "\n") + f;
+        platform::fetch_builtin_model(m->name, files.c_str());
+        state.model.builtin_request.clear();
+    }
     state.probe.clear();
     ViewContext ctx{state, renderer, fonts, views, panels, ui_scale_, true, &link_cache};
     if (!state.show_panels) draw_figure_only(ctx);

@@ -166,6 +166,31 @@ std::string megabytes(long long bytes) {
     return buf;
 }
 
+// The head scores of the stack the model view shows: a live model's (gpt2, bert), or nullptr.
+const HeadScores* shown_head_scores(const AppState& st) {
+    const LiveRun* live = st.figure.live.get();
+    if (!live || !live->model->heads || st.imported.import_stack != 0) return nullptr;
+    return &*live->model->heads;
+}
+
+// Every head's tag: the kind its scores clear the threshold for, with the score ("prev 0.93").
+std::vector<HeadTag> head_tags(const HeadScores& hs, Lang lang) {
+    constexpr Str kFull[kHeadKinds] = {Str::HeadPrev, Str::HeadInduction, Str::HeadSink, Str::HeadDelimiter};
+    constexpr Str kBrief[kHeadKinds] = {Str::HeadPrevBrief, Str::HeadInductionBrief, Str::HeadSinkBrief, Str::HeadDelimiterBrief};
+    std::vector<HeadTag> tags(static_cast<size_t>(hs.layers * hs.heads));
+    for (int l = 0; l < hs.layers; ++l)
+        for (int h = 0; h < hs.heads; ++h) {
+            const std::optional<HeadLabel> label = head_label(hs, l, h);
+            if (!label) continue;
+            char score[16];
+            std::snprintf(score, sizeof score, "%.2f", static_cast<double>(label->score));
+            const size_t k = static_cast<size_t>(label->kind);
+            tags[static_cast<size_t>(l * hs.heads + h)] = {std::string(tr(lang, kFull[k])) + " " + score,
+                                                           std::string(tr(lang, kBrief[k])) + " " + (score + 1)};
+        }
+    return tags;
+}
+
 }  // namespace
 
 // [SECTION] Model view ---------------------------------------------------------------------------
@@ -202,6 +227,8 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     in.show = im.show == ImportShow::Head ? ModelShow::Head : im.show == ImportShow::Aggregate ? ModelShow::Aggregate : ModelShow::Rollout;
     in.layer = im.import_layer, in.head = im.import_head;
     in.layers_on = im.layers_on, in.heads_on = im.heads_on;
+    const HeadScores* head_scores = shown_head_scores(st);
+    if (head_scores && head_scores->layers == L && head_scores->heads == H) in.tags = head_tags(*head_scores, st.lang);
     in.words.heads = tr(st.lang, Str::CaptionHeads), in.words.layers = tr(st.lang, Str::CaptionLayers), in.words.layer = tr(st.lang, Str::LayerN);
     in.words.weight = tr(st.lang, Str::LegendWeight), in.words.masked = tr(st.lang, Str::Masked);
     const ModelLayout layout = lay_out_model(in, measure);
@@ -244,6 +271,10 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
             // A larger view of the map, with its first and last tokens for orientation.
             ImGui::BeginTooltip();
             ImGui::Text(tr(st.lang, Str::ThumbTip), hl + 1, hh + 1);
+            if (!in.tags.empty())
+                ImGui::TextDisabled(tr(st.lang, Str::HeadScoresTip), head_scores->at(HeadKind::Prev, hl, hh),
+                                    head_scores->at(HeadKind::Induction, hl, hh), head_scores->at(HeadKind::Sink, hl, hh),
+                                    head_scores->at(HeadKind::Delimiter, hl, hh));
             const float size = std::round(std::clamp(cell * 2.5f, 160.0f * sc, 260.0f * sc));
             const float aspect = static_cast<float>(s.queries.size()) / static_cast<float>(std::max<size_t>(s.keys.size(), 1));
             const ImVec2 p = ImGui::GetCursorScreenPos();

@@ -12,6 +12,7 @@
 #include "display_menu.hpp"
 #include "export.hpp"
 #include "model_view.hpp"
+#include "live_scenes.hpp"
 #include "presets.hpp"
 
 #include <imgui_internal.h>
@@ -137,6 +138,14 @@ void token_chips(Lang lang, const std::vector<std::string>& tokens, const Palett
 }
 
 namespace {
+
+void wrapped_tooltip(const char* text) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+}
 
 const char* scale_label(Lang lang, const Trace& tr, char* buf, size_t n) {
     switch (tr.scale.kind) {
@@ -289,13 +298,14 @@ void draw_controls(ViewContext& ctx) {
         for (const Scene& p : presets()) {
             if (ImGui::Selectable(p.name.c_str(), p.name == st.preset_name)) st.load_preset(p.name);
             probe(st, ("preset." + p.name).c_str());
-            if (ImGui::IsItemHovered() && !p.description.empty()) {
-                ImGui::BeginTooltip();
-                ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
-                ImGui::TextUnformatted(p.description.c_str());
-                ImGui::PopTextWrapPos();
-                ImGui::EndTooltip();
-            }
+            if (ImGui::IsItemHovered() && !p.description.empty()) wrapped_tooltip(p.description.c_str());
+        }
+        ImGui::Separator();
+        ImGui::TextDisabled("%s", tr(st.lang, Str::TrainedModels));
+        for (const LiveScene& s : live_scenes()) {  // a built-in model on a chosen text
+            if (ImGui::Selectable(s.name, false)) open_live_scene(st, s);
+            probe(st, (std::string("preset.") + s.name).c_str());
+            if (ImGui::IsItemHovered()) wrapped_tooltip(s.about);
         }
         ImGui::EndCombo();
     }

@@ -1,0 +1,53 @@
+// builtin.cpp: see builtin.hpp. The files themselves are in the generated builtin_files.cpp.
+#include "builtin.hpp"
+
+#include <filesystem>
+
+namespace attn {
+
+// [SECTION] The list -------------------------------------------------------------------------
+
+namespace {
+constexpr const char* kGpt2Files[] = {"config.json", "model.safetensors", "vocab.json", "merges.txt"};
+constexpr const char* kMarianFiles[] = {"config.json", "model.safetensors", "vocab.json", "source.spm", "target.spm"};
+}  // namespace
+
+std::span<const BuiltinModel> builtin_models() {
+    static constexpr BuiltinModel kModels[] = {
+        {"tiny-lm", "gpt2", "a 4-layer GPT-2 trained here on English and Chinese text from Debian packages (docs/MODELS.md)",
+         kGpt2Files},
+        {"tiny-translator", "marian",
+         "a Marian encoder-decoder trained here to translate numbers and dates between English, Chinese and digits "
+         "(docs/MODELS.md)",
+         kMarianFiles},
+    };
+    return kModels;
+}
+
+const BuiltinModel* find_builtin(std::string_view name) {
+    for (const BuiltinModel& m : builtin_models())
+        if (name == m.name) return &m;
+    return nullptr;
+}
+
+// [SECTION] Their files ----------------------------------------------------------------------
+
+std::optional<ModelFiles> builtin_files(std::string_view name) {
+    if (!find_builtin(name)) return std::nullopt;
+    ModelFiles out;
+    out.folder = std::string(name);
+    for (const BuiltinFile& f : builtin_model_files())
+        if (name == f.model)
+            out.files[f.name] = FileBytes::borrow(f.begin, static_cast<std::size_t>(f.end - f.begin));
+    if (out.files.empty()) return std::nullopt;
+    return out;
+}
+
+ModelFiles folder_or_builtin(const std::string& model) {
+    std::error_code ec;
+    if (std::filesystem::exists(model, ec)) return ModelFiles::from_folder(model);
+    if (std::optional<ModelFiles> files = builtin_files(model)) return std::move(*files);
+    throw ModelError(model, "", "no such folder, nor a built-in model (attnviz run --list names them)");
+}
+
+}  // namespace attn

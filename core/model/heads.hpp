@@ -1,0 +1,59 @@
+// heads.hpp: what a self-attention head does, measured with the standard scores on one probe
+// (docs/MODELS.md "Head scores"; training/heads.py is the same in Python, and the tests hold
+// the two together):
+//   prev       mean over i ≥ 1 of A[i][i−1]: the previous-token head
+//   induction  over the probe's second half, mean of A[i][i−n+1]: the token after the previous
+//              occurrence of the current one (Olsson et al. 2022)
+//   sink       mean over i ≥ 1 of A[i][0]: the first-token ("sink") head
+//   delimiter  mean over i ≥ 1 of the weight on delimiter tokens (. , ; : ! ? newline 。，；：！？、)
+// The probe: n = min(32, positions / 2) tokens drawn with splitmix64 from seed 2022 (every
+// fourth a delimiter, the others ordinary tokens), then the same n again; no special tokens.
+//
+// [SECTION] The probe
+// [SECTION] Scores and labels
+#pragma once
+
+#include "tokenizer.hpp"
+#include "transformer.hpp"
+
+#include <array>
+#include <optional>
+#include <vector>
+
+namespace attn {
+
+// [SECTION] The probe ------------------------------------------------------------------------
+
+struct HeadProbe {
+    int n = 0;                    // the repeated half's length; ids.size() == 2n
+    std::vector<int> ids;
+    std::vector<bool> delimiter;  // per position: the token is a delimiter
+};
+// nullopt when the vocabulary has no ordinary token, or the model fewer than 4 positions.
+std::optional<HeadProbe> head_probe(const Tokenizer& tokenizer, const ModelConfig& config);
+
+// [SECTION] Scores and labels ----------------------------------------------------------------
+
+enum class HeadKind { Prev, Induction, Sink, Delimiter };
+inline constexpr int kHeadKinds = 4;
+inline constexpr std::array<const char*, kHeadKinds> kHeadKindNames = {"prev", "induction", "sink", "delimiter"};
+// A label is given from these scores on (docs/MODELS.md).
+inline constexpr std::array<float, kHeadKinds> kHeadThresholds = {0.5f, 0.4f, 0.5f, 0.5f};
+
+struct HeadScores {
+    int layers = 0, heads = 0;
+    std::array<std::vector<float>, kHeadKinds> score;  // [kind][layer·heads + head]
+
+    float at(HeadKind k, int layer, int head) const { return score[static_cast<size_t>(k)][static_cast<size_t>(layer * heads + head)]; }
+};
+// The scores of one self-attention stack's run on the probe (stack 0 of gpt2 and bert).
+HeadScores head_scores(const HeadProbe& probe, const StackRun& run);
+
+struct HeadLabel {
+    HeadKind kind;
+    float score;
+};
+// The kind whose score is highest among those that clear their threshold, or nullopt.
+std::optional<HeadLabel> head_label(const HeadScores& s, int layer, int head);
+
+}  // namespace attn
