@@ -5,6 +5,9 @@ slides, notes) with nothing next to it.
 
 usage: single_file.py SITE_DIR OUT.html
 
+The built-in models (site/models/NAME/FILE, core/model/builtin.hpp) are inside too, as base64
+by model and file name; the page hands them to the app as Module.attnvizInlineModels.
+
 Fonts: ui.ttf and cjk-seeds.ttf (the packaged first-frame fonts) and fonts/cjk-common.ttf
 (GB2312's 6763 hanzi, kana, CJK punctuation) are inside. The whole Droid Sans Fallback
 (fonts/cjk-full.ttf, ~4 MB) is not: a character outside those draws as a box (README).
@@ -30,6 +33,8 @@ def main():
         "wasm": b64(site / "attnviz.wasm"),
         "data": b64(site / "attnviz.data"),
         "fonts": {name: b64(site / "fonts" / name) for name in INLINE_FONTS if (site / "fonts" / name).exists()},
+        "models": {model.name: {f.name: b64(f) for f in sorted(model.iterdir())}
+                   for model in sorted((site / "models").iterdir()) if model.is_dir()} if (site / "models").is_dir() else {},
     }
     style = (site / "attnviz.css").read_text(encoding="utf-8")
     icon = "data:image/svg+xml;base64," + b64(site / "favicon.svg")

@@ -336,6 +336,7 @@
     config.wasmBinary = base64(inline.wasm);
     config.getPreloadedPackage = function () { return base64(inline.data).buffer; };
     config.inlineFonts = inline.fonts;
+    config.attnvizInlineModels = inline.models;  // the built-in models (web/platform/platform_web.cpp)
     start();
     return;
   }

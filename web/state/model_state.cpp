@@ -286,6 +286,19 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
     j["loading"] = ms.loading ? json(ms.loading->progress()) : json(nullptr);
     j["running"] = ms.job ? json(ms.job_progress) : json(nullptr);
     if (ms.model) j.update({{"name", ms.model->name}, {"model_type", ms.model->config().model_type}, {"summary", ms.model->summary()}});
+    j["builtin"] = ms.builtin;
+    if (ms.model && ms.model->heads) {  // the head scores, [kind][layer][head]
+        const HeadScores& hs = *ms.model->heads;
+        for (int k = 0; k < kHeadKinds; ++k) {
+            json layers = json::array();
+            for (int l = 0; l < hs.layers; ++l) {
+                json heads = json::array();
+                for (int h = 0; h < hs.heads; ++h) heads.push_back(hs.at(static_cast<HeadKind>(k), l, h));
+                layers.push_back(heads);
+            }
+            j["heads"][kHeadKindNames[static_cast<size_t>(k)]] = layers;
+        }
+    }
     if (const LiveRun* live = st.figure.live.get()) {
         json top = json::array();
         for (const NextToken& t : live->top) top.push_back({{"id", t.id}, {"token", t.token}, {"p", t.p}});

@@ -294,7 +294,8 @@ void draw_controls(ViewContext& ctx) {
     section(tr(st.lang, Str::SectionScene));
     ImGui::SetNextItemWidth(-FLT_MIN);
     const bool showing_preset = st.showing_preset();
-    if (ImGui::BeginCombo("##preset", showing_preset ? st.preset_name.c_str() : tr(st.lang, Str::CustomScene))) {
+    if (ImGui::BeginCombo("##preset", showing_preset ? st.preset_name.c_str() : tr(st.lang, Str::CustomScene),
+                          ImGuiComboFlags_HeightLargest)) {  // every scene in sight, the live ones too
         for (const Scene& p : presets()) {
             if (ImGui::Selectable(p.name.c_str(), p.name == st.preset_name)) st.load_preset(p.name);
             probe(st, ("preset." + p.name).c_str());
@@ -689,6 +690,11 @@ void collect_text(const AppState& st, PanelState& panels, Fonts& fonts) {
     for (const Scene& p : presets()) {
         fonts.need(p.name);
         fonts.need(p.description);
+    }
+    for (const LiveScene& s : live_scenes()) {
+        fonts.need(s.about);
+        fonts.need(s.text);
+        fonts.need(s.source);
     }
     for (const auto& t : st.figure.trace().queries) fonts.need(t);
     for (const auto& t : st.figure.trace().keys) fonts.need(t);

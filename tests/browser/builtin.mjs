@@ -1,0 +1,122 @@
+#!/usr/bin/env node
+// builtin.mjs: the models that ship with attnviz (models/, core/model/builtin.hpp) in the page:
+// nothing of them is fetched before the first frame; a live scene loads its model on demand and
+// shows the head it is about; the model grid tags the heads whose scores clear their thresholds;
+// typing reruns the model; a model= link reproduces the figure; the translator translates; the
+// single-file build runs both from file:// with no request at all.
+//   node tests/browser/builtin.mjs SITE_DIR ARTIFACT_DIR
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import {
+  check, clickWidget, expect, finishSuite, failSetup, moveAway, openPage, pickPreset, requests, shot, startSuite, state,
+  until, waitFrames,
+} from './harness.mjs';
+
+const [siteDir, artifacts] = process.argv.slice(2);
+if (!siteDir || !artifacts) {
+  console.error('usage: node tests/browser/builtin.mjs SITE_DIR ARTIFACT_DIR');
+  process.exit(2);
+}
+const settled = (s) => s.model.active && !s.model.busy && s.model.run_revision === s.model.input_revision && s.model.figure;
+const kinds = ['prev', 'induction', 'sink', 'delimiter'];
+const thresholds = { prev: 0.5, induction: 0.4, sink: 0.5, delimiter: 0.5 };
+// The 1-based "attention:L:H" of the head with the highest score of a kind.
+function strongest(heads, kind) {
+  let best = [0, 0];
+  heads[kind].forEach((row, l) => row.forEach((v, h) => { if (v > heads[kind][best[0]][best[1]]) best = [l, h]; }));
+  return best;
+}
+
+let suite;
+try {
+  suite = await startSuite(siteDir, artifacts);
+} catch (e) {
+  failSetup(e);
+}
+const { browser, url } = suite;
+const page = await openPage(browser, url);
+
+await check('nothing of the built-in models is fetched for the first frame', async () => {
+  const fetched = requests.filter(([, u]) => u.includes('/models/'));
+  expect(fetched.length === 0, `fetched ${fetched.map(([, u]) => u).join(', ')}`);
+});
+
+let induction;
+await check('the induction scene loads tiny-lm on demand and shows its strongest induction head', async () => {
+  await pickPreset(page, 'induction');
+  const s = await until(page, settled, 'tiny-lm loaded and run', 60000);
+  expect(s.model.builtin === 'tiny-lm' && s.model.model_type === 'gpt2', `builtin ${s.model.builtin}`);
+  expect(requests.some(([, u]) => u.endsWith('/models/tiny-lm/model.safetensors')), 'model.safetensors was not fetched');
+  expect(s.model.heads && kinds.every((k) => s.model.heads[k]), 'no head scores');
+  const [l, h] = strongest(s.model.heads, 'induction');
+  expect(s.view === 'heatmap' && s.import.layer === l && s.import.head === h,
+         `view ${s.view}, map ${s.import.layer + 1}:${s.import.head + 1}, strongest induction head ${l + 1}:${h + 1}`);
+  induction = s;
+  await moveAway(page);
+  await shot(page, 'builtin-01-induction.png');
+  return `${s.model.summary}; induction head ${l + 1}:${h + 1} = ${s.model.heads.induction[l][h].toFixed(3)}`;
+});
+
+await check('the model grid tags every head whose score clears its threshold', async () => {
+  await clickWidget(page, 'view.model');
+  await until(page, (s) => s.view === 'model', 'the model view');
+  await moveAway(page);
+  const s = await state(page);
+  const tagged = [];
+  s.model.heads.prev.forEach((row, l) => row.forEach((_, h) => {
+    const best = kinds.filter((k) => s.model.heads[k][l][h] >= thresholds[k]);
+    if (best.length) tagged.push(`${l + 1}:${h + 1}`);
+  }));
+  await shot(page, 'builtin-02-grid.png');
+  return `${tagged.length} heads tagged (${tagged.join(' ')})`;
+});
+
+await check('typing reruns tiny-lm on the new text', async () => {
+  const before = await state(page);
+  await clickWidget(page, 'model.text');
+  await waitFrames(page, 3);
+  await page.keyboard.press('Control+A');
+  await page.keyboard.insertText('床前明月光，疑是地上霜。');
+  const s = await until(page, (x) => settled(x) && x.model.input_revision > before.model.input_revision, 'the rerun', 30000);
+  expect(s.model.figure.ids.length !== before.model.figure.ids.length, `ids ${s.model.figure.ids}`);
+  await moveAway(page);
+  await shot(page, 'builtin-03-typed.png');
+  return `${s.model.figure.ids.length} tokens`;
+});
+
+await check('a model= link reopens the same figure in a new page', async () => {
+  const [l, h] = strongest(induction.model.heads, 'induction');
+  const hash = `#v=1&model=tiny-lm&view=heatmap&map=attention:${l + 1}:${h + 1}&text=` +
+               encodeURIComponent(induction.model.text);
+  const other = await openPage(browser, url + hash);
+  const s = await until(other, settled, 'the linked model run', 60000);
+  expect(JSON.stringify(s.model.figure.ids) === JSON.stringify(induction.model.figure.ids), `ids ${s.model.figure.ids}`);
+  expect(s.view === 'heatmap' && s.import.layer === l && s.import.head === h, `map ${s.import.layer + 1}:${s.import.head + 1}`);
+  await other.context().close();
+});
+
+await check('the translate-numbers scene translates with tiny-translator and shows cross attention', async () => {
+  await clickWidget(page, 'model.close');
+  await until(page, (s) => !s.model.active, 'the model closed');
+  await pickPreset(page, 'translate-numbers');
+  const s = await until(page, (x) => settled(x) && x.model.builtin === 'tiny-translator', 'the translation', 60000);
+  const cross = s.import.stacks.findIndex((x) => x.name === 'cross_attention');
+  expect(s.import.stack === cross && s.view === 'heatmap', `stack ${s.import.stack}, view ${s.view}`);
+  await moveAway(page);
+  await shot(page, 'builtin-04-translate.png');
+  return `${s.model.figure.ids.length} target tokens`;
+});
+
+await check('the single-file build runs tiny-lm from file:// without a request', async () => {
+  const single = pathToFileURL(path.resolve(siteDir, 'attnviz-single.html')).href;
+  const before = requests.length;
+  const other = await openPage(browser, single + '#v=1&model=tiny-lm&text=' + encodeURIComponent(induction.model.text));
+  const s = await until(other, settled, 'tiny-lm from the single file', 60000);
+  expect(JSON.stringify(s.model.figure.ids) === JSON.stringify(induction.model.figure.ids), `ids ${s.model.figure.ids}`);
+  // (The http page before this one may still ask for its favicon.)
+  const outside = requests.slice(before).filter(([, u]) => !/^(file|data):/.test(u) && !u.endsWith('/favicon.svg'));
+  expect(outside.length === 0, `requests ${outside.map(([, u]) => u).join(', ')}`);
+  await other.context().close();
+});
+
+await finishSuite('browser-builtin');
