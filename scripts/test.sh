@@ -89,7 +89,7 @@ step model-reference /usr/bin/python3 tests/model/test_reference.py
 # attnviz run (SPEC.md §5) on the random-weight checkpoints against their PyTorch references.
 step model-run /usr/bin/python3 tests/model/test_run.py build/attnviz build/model-refs
 # The house's rules (docs/ARCHITECTURE.md): no mutable static in core/, web/ or main/.
-step house-statics python3 tests/house/mutable_statics.py build core web main
+step house-statics python3 tests/house/mutable_statics.py build core web main build/generated
 
 # One clang-14 build with ASan + UBSan (UB is fatal there: -fno-sanitize-recover=all) and
 # libFuzzer's coverage: the suite, the command line and the fuzz targets. Each fuzzer is
@@ -125,6 +125,7 @@ step browser-import node tests/browser/import.mjs build-web/site "$artifacts/bro
 step heatmap-zoom node tests/browser/heatmap_zoom.mjs build-web/site "$artifacts/heatmap-zoom"
 step lines-scale node tests/browser/lines_scale.mjs build-web/site "$artifacts/lines-scale"
 step browser-model node tests/browser/model.mjs build-web/site "$artifacts/browser-model" build-web/model-refs
+step browser-builtin node tests/browser/builtin.mjs build-web/site "$artifacts/browser-builtin"
 step desktop bash tests/desktop/desktop_test.sh build "$artifacts/desktop"
 
 [ ${#failures[@]} -eq 0 ] || echo "failed steps: ${failures[*]} (logs in artifacts/)"

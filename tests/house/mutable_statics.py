@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 build, sources = pathlib.Path(sys.argv[1]), [pathlib.Path(p) for p in sys.argv[2:]]
-ours = ("attn_math", "attn_formats", "attn_figure", "attn_svg", "attn_state", "attn_cli",
+ours = ("attn_math", "attn_formats", "attn_model", "attn_figure", "attn_svg", "attn_state", "attn_cli",
         "attn_platform", "attn_gpu", "attn_ui", "attnviz")
 objects = [o for o in build.glob("CMakeFiles/*/**/*.o")
            if o.parts[o.parts.index("CMakeFiles") + 1].removesuffix(".dir") in ours]

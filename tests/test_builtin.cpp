@@ -1,0 +1,133 @@
+// The built-in models (builtin.hpp) and the head scores (heads.hpp): every listed model is
+// compiled in with exactly its files and loads; a folder wins over a built-in name; the probe is
+// the same every time and as heads.hpp defines it; the scores of maps built to be a previous-
+// token, induction, first-token and uniform head against their definitions, the labels with
+// them; and training/heads.py's scores of the tests' GPT-2 checkpoints (float64 PyTorch) equal
+// the runtime's, when the build made them.
+#include "builtin.hpp"
+#include "heads.hpp"
+#include "model.hpp"
+#include "model_error.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+using namespace attn;
+using attn::testing::error_of;
+
+TEST_CASE("every built-in model is compiled in with exactly its files, and loads as its type says") {
+#ifdef __EMSCRIPTEN__
+    CHECK(builtin_model_files().empty());  // the page holds them
+    for (const BuiltinModel& m : builtin_models()) CHECK_FALSE(builtin_files(m.name));
+#else
+    REQUIRE(builtin_models().size() >= 2);
+    for (const BuiltinModel& m : builtin_models()) {
+        CAPTURE(m.name);
+        const std::optional<ModelFiles> files = builtin_files(m.name);
+        REQUIRE(files);
+        std::vector<std::string> names, listed(m.files.begin(), m.files.end());
+        for (const auto& [name, bytes] : files->files) names.push_back(name);
+        std::sort(listed.begin(), listed.end());
+        CHECK(names == listed);
+        const LoadedModel loaded = load_model(*files);
+        CHECK(loaded.config().model_type == m.model_type);
+        CHECK(find_builtin(m.name) == &m);
+    }
+    CHECK(find_builtin("gpt2") == nullptr);
+    CHECK_FALSE(builtin_files("gpt2"));
+    // A folder of that name wins; no folder and no such model: one line.
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "attn-builtin-test" / "tiny-lm";
+    std::filesystem::create_directories(dir);
+    const std::string folder = dir.string();
+    CHECK(error_of([&] { load_model(folder_or_builtin(folder)); }) == folder + "/config.json: missing");
+    CHECK(folder_or_builtin("tiny-lm").folder == "tiny-lm");
+    CHECK(error_of([&] { folder_or_builtin("no-such-model"); }) ==
+          "no-such-model: no such folder, nor a built-in model (attnviz run --list names them)");
+    std::filesystem::remove_all(dir.parent_path());
+#endif
+}
+
+namespace {
+
+// A stack of one layer whose heads are the given T×T maps.
+StackRun stack_of(std::vector<Matrix> maps) {
+    StackRun s;
+    s.name = "attention", s.causal = true, s.heads = static_cast<int>(maps.size());
+    s.layers.push_back(BlockRun{Matrix(), std::move(maps)});
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("head scores: maps built to do one thing score as heads.hpp defines, and get its label") {
+    HeadProbe p;
+    p.n = 8;
+    const int T = 16, n = 8;
+    for (int j = 0; j < T; ++j) {
+        p.ids.push_back(10 + j % n);
+        p.delimiter.push_back(j % n % 4 == 3);
+    }
+    Matrix prev = Matrix::Zero(T, T), induction = Matrix::Zero(T, T), sink = Matrix::Zero(T, T), uniform = Matrix::Zero(T, T);
+    for (int i = 0; i < T; ++i) {
+        prev(i, std::max(i - 1, 0)) = 1;
+        if (i >= n) induction(i, i - n + 1) = 1;
+        else induction(i, i) = 1;
+        sink(i, 0) = 1;
+        for (int j = 0; j <= i; ++j) uniform(i, j) = 1.0f / static_cast<float>(i + 1);
+    }
+    const HeadScores s = head_scores(p, stack_of({prev, induction, sink, uniform}));
+    REQUIRE(s.layers == 1);
+    REQUIRE(s.heads == 4);
+    CHECK(s.at(HeadKind::Prev, 0, 0) == doctest::Approx(1.0));
+    CHECK(s.at(HeadKind::Induction, 0, 1) == doctest::Approx(1.0));
+    CHECK(s.at(HeadKind::Sink, 0, 2) == doctest::Approx(1.0));
+    // The uniform head by the definitions' sums, as plain loops.
+    double prev_u = 0, sink_u = 0, delim_u = 0, ind_u = 0;
+    for (int i = 1; i < T; ++i) {
+        prev_u += 1.0 / (i + 1), sink_u += 1.0 / (i + 1);
+        for (int j = 0; j <= i; ++j) delim_u += p.delimiter[static_cast<size_t>(j)] ? 1.0 / (i + 1) : 0.0;
+    }
+    for (int i = n; i < T; ++i) ind_u += 1.0 / (i + 1);
+    CHECK(s.at(HeadKind::Prev, 0, 3) == doctest::Approx(prev_u / (T - 1)));
+    CHECK(s.at(HeadKind::Sink, 0, 3) == doctest::Approx(sink_u / (T - 1)));
+    CHECK(s.at(HeadKind::Delimiter, 0, 3) == doctest::Approx(delim_u / (T - 1)));
+    CHECK(s.at(HeadKind::Induction, 0, 3) == doctest::Approx(ind_u / n));
+    // Labels: the kind that clears its threshold by the highest score; the uniform head none.
+    CHECK(head_label(s, 0, 0)->kind == HeadKind::Prev);
+    CHECK(head_label(s, 0, 1)->kind == HeadKind::Induction);
+    CHECK(head_label(s, 0, 2)->kind == HeadKind::Sink);
+    CHECK_FALSE(head_label(s, 0, 3));
+    // The prev head also puts weight 1 on position 0 from query 1 (sink 1/15): still a prev head.
+    CHECK(s.at(HeadKind::Sink, 0, 0) == doctest::Approx(1.0 / (T - 1)));
+}
+
+#ifdef ATTN_HEAD_REFS
+TEST_CASE("head scores equal training/heads.py's (float64 PyTorch) on the tests' GPT-2 and BERT checkpoints") {
+    std::ifstream in(std::string(ATTN_HEAD_REFS) + "/heads.json");
+    REQUIRE_MESSAGE(in, "no " << ATTN_HEAD_REFS << "/heads.json");
+    const nlohmann::json refs = nlohmann::json::parse(in);
+    REQUIRE(refs.size() >= 2);
+    double worst = 0;
+    for (const auto& [name, want] : refs.items()) {
+        CAPTURE(name);
+        const LoadedModel m = load_model(ModelFiles::from_folder(want["folder"].get<std::string>()));
+        const std::optional<HeadProbe> probe = head_probe(m.tokenizer, m.config());
+        REQUIRE(probe);
+        CHECK(probe->ids == want["probe"].get<std::vector<int>>());
+        kernels::Context ctx;
+        const HeadScores s = head_scores(*probe, forward(ctx, m.model, RunInput{probe->ids, {}}).stacks.front());
+        for (int k = 0; k < kHeadKinds; ++k)
+            for (int l = 0; l < s.layers; ++l)
+                for (int h = 0; h < s.heads; ++h) {
+                    const double d = std::abs(s.at(static_cast<HeadKind>(k), l, h) - want["scores"][kHeadKindNames[static_cast<size_t>(k)]][l][h].get<double>());
+                    worst = std::max(worst, d);
+                    CHECK(d < 1e-4);
+                }
+    }
+    MESSAGE("head scores against training/heads.py: largest difference " << worst);
+}
+#endif
