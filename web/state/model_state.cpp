@@ -24,6 +24,9 @@ struct ModelJob {
     std::unique_ptr<Forward> encoder;  // translating: the encoder's pass
     std::unique_ptr<Decoder> decoder;  // translating: generation
     std::vector<float> logits;         // the decoder's last
+    std::unique_ptr<Forward> preview;  // translating: the target so far, shown as it grows
+    std::optional<RunInput> partial_input;  // a preview's input, once it is done
+    std::optional<RunResult> partial;       // and its run: shown, then generation goes on
     std::unique_ptr<Forward> forward;  // the run whose maps the figure shows
     kernels::Context ctx;
     double longest_slice = 0;          // seconds: the longest step_job so far
@@ -181,10 +184,18 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
     return ok ? job : nullptr;
 }
 
-// One slice of a job: a forward's sub-block, or one generated token.
+// One slice of a job: a forward's sub-block, or one generated token. Translating, each token
+// but the last is followed by a preview (a forward over the target so far), so the page shows
+// each output token's attention as it appears.
 void step_job(ModelJob& job, const LoadedModel& m) {
     const ModelConfig& c = m.config();
-    if (job.encoder) {
+    if (job.preview) {
+        job.preview->step(job.ctx);
+        if (!job.preview->done()) return;
+        job.partial = job.preview->take();
+        job.partial_input = RunInput{job.input.ids, job.input.source_ids};
+        job.preview.reset();
+    } else if (job.encoder) {
         job.encoder->step(job.ctx);
         if (!job.encoder->done()) return;
         job.decoder = std::make_unique<Decoder>(m.model, job.encoder->take().encoder_output);
@@ -200,28 +211,29 @@ void step_job(ModelJob& job, const LoadedModel& m) {
             job.forward = std::make_unique<Forward>(m.model, job.input);
         } else {
             job.logits = job.decoder->step(job.ctx, next);
+            job.preview = std::make_unique<Forward>(m.model, job.input);
         }
     } else {
         job.forward->step(job.ctx);
     }
 }
 
+// A run becomes the figure (a run of the model already shown keeps the choice of map).
+void show_run(AppState& st, RunInput input, RunResult result) {
+    ModelSession& ms = st.model;
+    auto live = std::make_shared<LiveRun>();
+    live->model = ms.model;
+    live->input = std::move(input);
+    live->result = std::move(result);
+    live->top = top_tokens(*ms.model, live->result.logits, ms.top_n);
+    const bool same_model = st.figure.live && st.figure.live->model == ms.model;
+    guarded(st, ms.model->name, [&] { show_layered_figure(st, live_figure(std::move(live)), same_model); });
+}
+
 float job_progress(const ModelJob& job) {
     if (job.encoder) return 0.1f * job.encoder->progress();
     if (job.decoder) return 0.1f + 0.6f * static_cast<float>(job.input.ids.size()) / static_cast<float>(ModelJob::kMaxNew + 1);
     return job.forward ? job.forward->progress() : 0.0f;
-}
-
-// A finished run becomes the figure; a run of the model already shown keeps the choice of map.
-void finish_job(AppState& st, ModelJob& job) {
-    ModelSession& ms = st.model;
-    auto live = std::make_shared<LiveRun>();
-    live->model = ms.model;
-    live->input = std::move(job.input);
-    live->result = job.forward->take();
-    live->top = top_tokens(*ms.model, live->result.logits, ms.top_n);
-    const bool same_model = st.figure.live && st.figure.live->model == ms.model;
-    guarded(st, ms.model->name, [&] { show_layered_figure(st, live_figure(std::move(live)), same_model); });
 }
 
 }  // namespace
@@ -261,7 +273,7 @@ void advance_model(AppState& st, double budget_seconds) {
             const Clock::time_point slice = Clock::now();
             step_job(job, *ms.model);
             job.longest_slice = std::max(job.longest_slice, std::chrono::duration<double>(Clock::now() - slice).count());
-        } while (!(job.forward && job.forward->done()) &&
+        } while (!(job.forward && job.forward->done()) && !job.partial &&
                  std::chrono::duration<double>(Clock::now() - start).count() + job.longest_slice <= budget_seconds);
     });
     if (!ok) {
@@ -269,8 +281,12 @@ void advance_model(AppState& st, double budget_seconds) {
         return;
     }
     ms.job_progress = job_progress(*ms.job);
-    if (ms.job->forward && ms.job->forward->done()) {
-        finish_job(st, *ms.job);
+    if (job.partial) {  // the translation so far
+        show_run(st, std::move(*job.partial_input), std::move(*job.partial));
+        job.partial.reset();
+        job.partial_input.reset();
+    } else if (job.forward && job.forward->done()) {
+        show_run(st, std::move(job.input), job.forward->take());
         ms.job.reset();
     }
 }
