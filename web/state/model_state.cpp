@@ -30,6 +30,7 @@ struct ModelJob {
     std::unique_ptr<Forward> forward;  // the run whose maps the figure shows
     kernels::Context ctx;
     double longest_slice = 0;          // seconds: the longest step_job so far
+    int frames = 0;                    // frames it has had work in
 };
 
 namespace {
@@ -268,6 +269,7 @@ void advance_model(AppState& st, double budget_seconds) {
     // Slices while the next one still fits in the budget, judged by the longest so far (a
     // layer's feed-forward block: 75 ms for GPT-2 small in wasm): at least one a frame.
     ModelJob& job = *ms.job;
+    ++job.frames;
     const bool ok = guarded(st, ms.model->name, [&] {
         do {
             const Clock::time_point slice = Clock::now();
@@ -287,6 +289,7 @@ void advance_model(AppState& st, double budget_seconds) {
         job.partial_input.reset();
     } else if (job.forward && job.forward->done()) {
         show_run(st, std::move(job.input), job.forward->take());
+        ms.last_run_frames = job.frames;
         ms.job.reset();
     }
 }
@@ -297,7 +300,7 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
     using nlohmann::json;
     const ModelSession& ms = st.model;
     json j = {{"active", ms.active()}, {"busy", ms.busy()}, {"text", ms.text}, {"source", ms.source}, {"translate", ms.translate},
-              {"input_revision", ms.input_revision}, {"run_revision", ms.run_revision}};
+              {"input_revision", ms.input_revision}, {"run_revision", ms.run_revision}, {"last_run_frames", ms.last_run_frames}};
     j["reading"] = ms.reading ? json{{"done", ms.reading->done}, {"total", ms.reading->total}} : json(nullptr);
     j["loading"] = ms.loading ? json(ms.loading->progress()) : json(nullptr);
     j["running"] = ms.job ? json(ms.job_progress) : json(nullptr);

@@ -59,6 +59,7 @@ struct ModelSession {
     int run_revision = -1;                     // the input revision last run (or refused)
     std::shared_ptr<ModelJob> job;             // the run in progress, or nullptr
     float job_progress = 0.0f;
+    int last_run_frames = 0;                   // frames the last finished run took (1: it fit the frame that started it)
     int top_n = 10;                            // next tokens shown
 
     bool active() const { return model != nullptr; }

@@ -97,9 +97,12 @@ void draw_frame_overlay(ViewContext& ctx, const FrameTimes& times) {
 }
 
 nlohmann::json frame_times_json(const AppState& st, const FrameTimes& t) {
+    nlohmann::json recent = nlohmann::json::array();  // the window's CPU times, the newest last
+    for (int i = std::min(t.count_, kFrameWindow); i > 0; --i) recent.push_back(t.cpu_[(t.next_ + kFrameWindow - i) % kFrameWindow]);
     return {{"shown", st.show_frame_time}, {"frames", t.count()}, {"median_ms", t.median_ms()}, {"worst_ms", t.worst_ms()},
             {"fps", t.fps()}, {"cpu_median_ms", t.cpu_median_ms()}, {"cpu_worst_ms", t.cpu_worst_ms()}, {"cpu_last_ms", t.cpu_last_ms()},
-            {"drawn", t.drawn()}, {"drawn_total", t.drawn_total()}, {"vertices", t.vtx_}, {"indices", t.idx_}, {"line_instances", t.lines_}, {"gpu_median_ms", t.gpu_median_ms()}};
+            {"drawn", t.drawn()}, {"drawn_total", t.drawn_total()}, {"vertices", t.vtx_}, {"indices", t.idx_}, {"line_instances", t.lines_}, {"gpu_median_ms", t.gpu_median_ms()},
+            {"cpu_recent_ms", recent}};
 }
 
 }  // namespace attn

@@ -52,7 +52,8 @@ private:
 // Draws the overlay over the figure (st.figure_rect) when st.show_frame_time.
 void draw_frame_overlay(ViewContext& ctx, const FrameTimes& times);
 // {"shown", "frames", "median_ms", "worst_ms", "fps", "cpu_median_ms", "cpu_worst_ms",
-//  "drawn", "drawn_total", "vertices", "indices", "line_instances", "gpu_median_ms" (0 unless gpu_sync)}
+//  "drawn", "drawn_total", "vertices", "indices", "line_instances", "gpu_median_ms" (0 unless gpu_sync),
+//  "cpu_recent_ms": the window's CPU times, the newest last}
 nlohmann::json frame_times_json(const AppState& st, const FrameTimes& times);
 
 }  // namespace attn
