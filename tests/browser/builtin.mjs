@@ -99,12 +99,19 @@ await check('the translate-numbers scene translates with tiny-translator and sho
   await clickWidget(page, 'model.close');
   await until(page, (s) => !s.model.active, 'the model closed');
   await pickPreset(page, 'translate-numbers');
-  const s = await until(page, (x) => settled(x) && x.model.builtin === 'tiny-translator', 'the translation', 60000);
+  // Each output token's attention is shown as it appears: the figure's target grows.
+  const lengths = new Set();
+  let s = await state(page);
+  for (const t0 = Date.now(); !(settled(s) && s.model.builtin === 'tiny-translator'); s = await state(page)) {
+    if (s.model.builtin === 'tiny-translator' && s.model.figure) lengths.add(s.model.figure.ids.length);
+    if (Date.now() - t0 > 60000) throw new Error('timed out waiting for the translation');
+  }
+  expect(lengths.size >= 2, `the target was shown at ${[...lengths].join(', ')} tokens only`);
   const cross = s.import.stacks.findIndex((x) => x.name === 'cross_attention');
   expect(s.import.stack === cross && s.view === 'heatmap', `stack ${s.import.stack}, view ${s.view}`);
   await moveAway(page);
   await shot(page, 'builtin-04-translate.png');
-  return `${s.model.figure.ids.length} target tokens`;
+  return `${s.model.figure.ids.length} target tokens, shown at ${[...lengths].sort((a, b) => a - b).join(', ')}`;
 });
 
 await check('the single-file build runs tiny-lm from file:// without a request', async () => {

@@ -213,6 +213,25 @@ else:
     os.remove(os.path.join(d, "merges.txt"))
     if not os.path.exists(os.path.join(d, "tokenizer.json")):
         bad("missing merges.txt", [d, "--ids", ids], "no-merges/merges.txt", "missing")
+
+# Built-in models (SPEC.md §5): --list names every folder of models/, and a name runs the files
+# compiled into the program exactly as the folder runs.
+models = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models")
+lines = [line.split("\t") for line in run(["--list"]).stdout.splitlines()]
+names = sorted(d for d in os.listdir(models) if os.path.isdir(os.path.join(models, d)))
+if sorted(parts[0] for parts in lines) != names or any(len(parts) != 3 for parts in lines):
+    fail(f"--list: {lines}, models/ has {names}")
+for name, model_type, _ in (parts for parts in lines if len(parts) == 3):
+    if json.load(open(os.path.join(models, name, "config.json")))["model_type"] != model_type:
+        fail(f"--list: {name} is not {model_type}")
+    ids = ["--ids", "1,2,3"] if model_type != "marian" else ["--source-ids", "4,5,6", "--max-new", "4"]
+    by_name = run([name] + ids + ["--json"])
+    by_folder = run([os.path.join(models, name)] + ids + ["--json"])
+    if by_name.returncode or by_name.stdout != by_folder.stdout:
+        fail(f"{name}: the built-in model does not run as models/{name} does")
+    else:
+        print(f"ok    built-in {name} ({model_type}) runs as models/{name}")
+bad("no such built-in model", ["no-such-model", "--ids", "1"], "no-such-model", "attnviz run --list")
 shutil.rmtree(work)
 print(f"{len(failures)} failures" if failures else "run: ok")
 sys.exit(1 if failures else 0)
