@@ -26,31 +26,51 @@ void layer_norm(const float* x, int T, int d, const float* g, const float* b, fl
     }
 }
 
-void gelu_tanh(float* x, std::size_t n) {
-    const float k = std::sqrt(2.0f / 3.14159265358979f);
-    for (std::size_t i = 0; i < n; ++i) {
-        const float v = x[i];
-        x[i] = 0.5f * v * (1.0f + std::tanh(k * (v + 0.044715f * v * v * v)));
+namespace {
+
+// x[i] = out(x[i], e^(arg(x[i]))) for every i, arg ≤ 0: the exps from the kernels' SIMD exp
+// (relative error < 2e-7) where libm's tanhf and expf would cost a call each; kChunk at a time.
+template <class Arg, class Out>
+void with_exp(kernels::Isa isa, float* x, std::size_t n, Arg arg, Out out) {
+    constexpr std::size_t kChunk = 256;
+    float a[kChunk], e[kChunk];
+    for (std::size_t i0 = 0; i0 < n; i0 += kChunk) {
+        const std::size_t m = std::min(kChunk, n - i0);
+        for (std::size_t i = 0; i < m; ++i) a[i] = arg(x[i0 + i]);
+        kernels::exp_nonpositive(isa, a, e, static_cast<int>(m));
+        for (std::size_t i = 0; i < m; ++i) x[i0 + i] = out(x[i0 + i], e[i]);
     }
+}
+
+}  // namespace
+
+void gelu_tanh(kernels::Isa isa, float* x, std::size_t n) {
+    // tanh(u) = sign(u)·(1 − e^(−2|u|)) / (1 + e^(−2|u|)), u = √(2/π)·(v + 0.044715·v³)
+    constexpr float k = 0.7978845608028654f;
+    auto u = [](float v) { return k * (v + 0.044715f * v * v * v); };
+    with_exp(isa, x, n, [&](float v) { return -2.0f * std::fabs(u(v)); },
+             [&](float v, float e) { return 0.5f * v * (1.0f + std::copysign((1.0f - e) / (1.0f + e), u(v))); });
 }
 
 void gelu_exact(float* x, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678118654752f));
 }
 
-void silu(float* x, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i]));
+void silu(kernels::Isa isa, float* x, std::size_t n) {
+    // x·σ(x) with e = e^(−|x|): x / (1 + e) for x ≥ 0, x·e / (1 + e) below
+    with_exp(isa, x, n, [](float v) { return -std::fabs(v); },
+             [](float v, float e) { return (v >= 0.0f ? v : v * e) / (1.0f + e); });
 }
 
 void relu(float* x, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) x[i] = x[i] > 0 ? x[i] : 0.0f;
 }
 
-void activate(Activation a, float* x, std::size_t n) {
+void activate(kernels::Isa isa, Activation a, float* x, std::size_t n) {
     switch (a) {
-        case Activation::GeluTanh: return gelu_tanh(x, n);
+        case Activation::GeluTanh: return gelu_tanh(isa, x, n);
         case Activation::GeluExact: return gelu_exact(x, n);
-        case Activation::Silu: return silu(x, n);
+        case Activation::Silu: return silu(isa, x, n);
         case Activation::Relu: return relu(x, n);
     }
 }

@@ -27,12 +27,12 @@ namespace attn::blocks {
 // x, y: T×d (row stride d; y may be x); g, b: d. Mean and variance in double, biased variance.
 void layer_norm(const float* x, int T, int d, const float* g, const float* b, float eps, float* y);
 
-// In place on n floats.
-void gelu_tanh(float* x, std::size_t n);   // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))  (gelu_new)
-void gelu_exact(float* x, std::size_t n);  // 0.5·x·(1 + erf(x/√2))
-void silu(float* x, std::size_t n);        // x·σ(x)  (Marian's "swish")
+// In place on n floats. tanh and σ through the kernels' exp (kernels::exp_nonpositive).
+void gelu_tanh(kernels::Isa isa, float* x, std::size_t n);  // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))  (gelu_new)
+void gelu_exact(float* x, std::size_t n);                   // 0.5·x·(1 + erf(x/√2))
+void silu(kernels::Isa isa, float* x, std::size_t n);       // x·σ(x)  (Marian's "swish")
 void relu(float* x, std::size_t n);
-void activate(Activation a, float* x, std::size_t n);
+void activate(kernels::Isa isa, Activation a, float* x, std::size_t n);
 
 // [SECTION] Products -------------------------------------------------------------------------
 

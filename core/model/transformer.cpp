@@ -470,7 +470,7 @@ Matrix feed_forward(kernels::Context& ctx, const LayerWeights& l, Activation act
     const int T = static_cast<int>(x.rows()), d = static_cast<int>(x.cols()), d_ff = l.fc1.out;
     Matrix h(T, d_ff), y(T, d);
     blocks::linear(ctx, l.fc1, x.data(), T, d, h.data(), d_ff);
-    blocks::activate(act, h.data(), static_cast<std::size_t>(h.size()));
+    blocks::activate(ctx.isa, act, h.data(), static_cast<std::size_t>(h.size()));
     blocks::linear(ctx, l.fc2, h.data(), T, d_ff, y.data(), d);
     return y;
 }
