@@ -2,7 +2,9 @@
 // line, the window, the frame loop. The only __EMSCRIPTEN__ branches are the main loop, the
 // canvas callbacks and the ini file; everything else that differs lives in platform.hpp.
 #include "app.hpp"
+#include "builtin.hpp"
 #include "cli.hpp"
+#include "live_scenes.hpp"
 #include "platform.hpp"
 #include "render_command.hpp"
 
@@ -113,9 +115,17 @@ int main(int argc, char** argv) {
     attn::Figure imported;  // `attnviz MODEL.json`: attention exported from a model
     std::string model_folder;  // `attnviz FOLDER`: a model to run live (model_state.hpp)
     std::error_code not_a_folder;
-    if (argc > 1 && std::filesystem::is_directory(argv[1], not_a_folder)) {
+    // `attnviz induction` / `attnviz tiny-lm`: a live scene or a built-in model, when no file has that name.
+    const attn::LiveScene* live_scene = nullptr;
+    std::string builtin;
+    if (argc > 1 && !std::filesystem::exists(argv[1], not_a_folder)) {
+        live_scene = attn::find_live_scene(argv[1]);
+        if (attn::find_builtin(argv[1])) builtin = argv[1];
+    }
+    const bool named = live_scene || !builtin.empty();
+    if (!named && argc > 1 && std::filesystem::is_directory(argv[1], not_a_folder)) {
         model_folder = argv[1];
-    } else if (argc > 1 && std::strcmp(argv[1], "-") != 0) {
+    } else if (!named && argc > 1 && std::strcmp(argv[1], "-") != 0) {
         std::string text;
         if (attn::read_file(argv[1], text) && attn::file_kind(text) == attn::FileKind::Import) {
             attn::AppState reader;
@@ -126,7 +136,7 @@ int main(int argc, char** argv) {
             imported = std::move(reader.figure);
         }
     }
-    if (argc > 1 && model_folder.empty() && !imported.has(attn::Detail::Layers)) {
+    if (argc > 1 && model_folder.empty() && !imported.has(attn::Detail::Layers) && !named) {
         attn::Scene loaded;
         std::string error;
         if (!attn::load_scene_file(argv[1], std::cin, loaded, error)) {
@@ -189,6 +199,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s\n", app.state.error.c_str());
         return attn::kExitBadInput;
     }
+    if (live_scene) attn::open_live_scene(app.state, *live_scene);
+    if (!builtin.empty()) attn::open_builtin_model(app.state, builtin);
     if (imported.has(attn::Detail::Layers)) {
         app.state.figure = std::move(imported);
         app.state.view = attn::View::Model;
