@@ -15,6 +15,7 @@ packages=(
   xz-utils dpkg-dev python3
   libstb-dev libegl-dev                                  # PNG (stb_image_write), EGL without a display
   python3-torch python3-numpy                            # exporter test, the models' PyTorch references
+  python3-regex libopenblas0-pthread                     # the shipped models' tokenizer (\p{L}); PyTorch's BLAS
   python3-sentencepiece                                  # the Unigram tokenizer's reference
 )
 missing=()

@@ -88,6 +88,9 @@ step exporter /usr/bin/python3 tests/test_exporter.py build/attnviz
 step model-reference /usr/bin/python3 tests/model/test_reference.py
 # attnviz run (SPEC.md §5) on the random-weight checkpoints against their PyTorch references.
 step model-run /usr/bin/python3 tests/model/test_run.py build/attnviz build/model-refs
+# The models that ship (models/, docs/MODELS.md): held-out loss, head scores, the translator's
+# accuracy and alignment, and attnviz run against the PyTorch code that trained them.
+step shipped-models /usr/bin/python3 tests/model/test_models.py build/attnviz
 # The house's rules (docs/ARCHITECTURE.md): no mutable static in core/, web/ or main/.
 step house-statics python3 tests/house/mutable_statics.py build core web main build/generated
 

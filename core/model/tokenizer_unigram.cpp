@@ -8,6 +8,7 @@
 //   3. ids: the model's own, or with Marian's vocab.json the ids of the pieces there
 #include "tokenizer_impl.hpp"
 #include "text.hpp"  // decode_utf8
+#include "unicode.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -251,7 +252,8 @@ std::shared_ptr<const Tokenizer::Impl> make_unigram(std::vector<UnigramPiece> pi
         const UnigramPiece& p = pieces[i];
         if (p.type != kNormal && p.type != kUserDefined) continue;  // control, unknown, unused and byte pieces never match text
         if (p.piece.empty()) continue;
-        const float score = p.type == kUserDefined ? static_cast<float>(p.piece.size()) * max_score - 0.1f : p.score;
+        // sentencepiece's bonus for a user-defined piece: its length in characters × the best score − 0.1
+        const float score = p.type == kUserDefined ? static_cast<float>(unicode::decode(p.piece).size()) * max_score - 0.1f : p.score;
         const int id = mapped ? u->vocab.find(p.piece, vocab_unk) : static_cast<int>(i);
         u->pieces.emplace(p.piece, Unigram::Piece{id, score, false});
         u->longest_piece = std::max(u->longest_piece, p.piece.size());

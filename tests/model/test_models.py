@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""The models that ship with attnviz (models/, trained by scripts/train_models.sh), measured from
+their shipped files, and `attnviz run` against the PyTorch code that trained them.
+
+    /usr/bin/python3 tests/model/test_models.py build/attnviz
+
+tiny-lm:
+  1. held-out loss (models/tiny-lm/heldout.json, documents training never saw) beats the
+     training text's unigram distribution by at least LM_MARGIN nats per token;
+  2. on the head probe, some head's induction score >= 0.4 and some head's previous-token
+     score >= 0.5 (training/heads.py, the definitions of core/model/heads.hpp);
+  3. `attnviz run tiny-lm` (the built-in copy) gives the training module's and the float64
+     reference's attention (1e-4) and logits (1e-3 relative), and --text the tokenizer's ids.
+tiny-translator, on its 500 held-out cases (heldout.json: inputs training never saw):
+  4. greedy translations exact in >= 99 %; the guided head's strongest source token is one the
+     reference alignment names for >= 90 % of aligned output tokens;
+  5. `attnviz run tiny-translator --source TEXT` translates as the training module does, with
+     SentencePiece's source ids and the reference's cross attention.
+Exits 1 on any failure.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import torch
+
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.join(here, "..", "..")
+sys.path.insert(0, here)
+sys.path.insert(0, os.path.join(root, "training"))
+import heads  # noqa: E402
+import reference  # noqa: E402
+import tiny_lm  # noqa: E402
+import tiny_translator  # noqa: E402
+from test_reference import read_safetensors  # noqa: E402
+
+LM_MARGIN = 1.5  # nats per token (docs/MODELS.md)
+binary = sys.argv[1]
+failures = []
+torch.set_num_threads(2)
+
+
+def check(ok, msg):
+    print(("ok    " if ok else "FAIL: ") + msg)
+    if not ok:
+        failures.append(msg)
+
+
+def run(args):
+    p = subprocess.run([binary, "run"] + args + ["--json"], capture_output=True, text=True)
+    if p.returncode:
+        check(False, f"run {' '.join(args)[:80]}: exit {p.returncode}: {p.stderr.strip()[:200]}")
+        return None
+    return json.loads(p.stdout)
+
+
+def close(got, want, tol, relative=False):
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        return float("inf")
+    scale = float(np.max(np.abs(want))) if relative else 1.0
+    return float(np.max(np.abs(got - want))) / scale
+
+# [SECTION] tiny-lm ------------------------------------------------------------------------------
+
+
+folder = os.path.join(root, "models", "tiny-lm")
+cfg = json.load(open(os.path.join(folder, "config.json")))
+info = json.load(open(os.path.join(folder, "training.json")))
+tensors = read_safetensors(os.path.join(folder, "model.safetensors"))
+W = {n[len("transformer."):]: t for n, t in tensors.items()}
+merges = [tuple(line.split(" ")) for line in open(os.path.join(folder, "merges.txt"), encoding="utf-8").read().splitlines()[1:]]
+tok = tiny_lm.Tokenizer(merges)
+check(tok.vocab == json.load(open(os.path.join(folder, "vocab.json"), encoding="utf-8")), "tiny-lm: vocab.json is the merges' vocabulary")
+model = tiny_lm.GPT2(cfg["vocab_size"], cfg["n_positions"], cfg["n_embd"], cfg["n_layer"], cfg["n_head"])
+with torch.no_grad():
+    for name, p in model.named_parameters():
+        p.copy_(W[name].to(torch.float32))
+model.eval()
+
+# 1. held-out loss against the unigram baseline
+held = json.load(open(os.path.join(folder, "heldout.json"), encoding="utf-8"))
+stream = np.concatenate([tok.stream(docs) for docs in held.values()])
+loss = tiny_lm.heldout_loss(model, stream, cfg["n_positions"])
+counts = np.asarray(info["unigram_counts"], dtype=np.float64) + 1
+unigram = float(-np.log(counts / counts.sum())[stream[1:]].mean())
+check(loss < unigram - LM_MARGIN, f"tiny-lm: held-out loss {loss:.3f} nats/token over {len(stream)} tokens, "
+      f"unigram {unigram:.3f}: better by {unigram - loss:.2f} (>= {LM_MARGIN})")
+
+# 2. head scores on the probe, from the float64 reference
+ids, flags = heads.probe(tok.token_bytes, cfg["n_positions"])
+with torch.no_grad():
+    ref = reference.gpt2_forward(W, cfg, ids)
+scores = heads.scores(ref["attention"].tolist(), flags)
+best = {k: max((v, f"{layer}:{h}") for layer, row in enumerate(scores[k]) for h, v in enumerate(row)) for k in heads.KINDS}
+check(best["induction"][0] >= 0.4, f"tiny-lm: best induction head {best['induction'][1]} scores {best['induction'][0]:.3f} (>= 0.4)")
+check(best["prev"][0] >= 0.5, f"tiny-lm: best previous-token head {best['prev'][1]} scores {best['prev'][0]:.3f} (>= 0.5)")
+check(close(scores["induction"], info["head_scores"]["induction"], 1e-4) < 1e-4, "tiny-lm: training.json's head scores are the shipped weights'")
+
+# 3. attnviz run against the training module and the reference
+for text in (held["fortunes"][0][:300], held["fortunes-zh"][0][:120], "The cat sat on the mat. The cat sat on the mat."):
+    want_ids = tok.encode(text)
+    out = run(["tiny-lm", "--text", text])
+    if not out:
+        continue
+    check(out["ids"] == want_ids, f"tiny-lm: --text {text[:24]!r}…: {len(out['ids'])} ids, the tokenizer's {len(want_ids)}")
+    with torch.no_grad():
+        logits, maps = model(torch.tensor([want_ids]), keep_attention=True)
+        ref = reference.gpt2_forward(W, cfg, want_ids)
+    a = close(out["attention"], ref["attention"], 1e-4)
+    a_train = close(out["attention"], torch.stack([m[0] for m in maps]), 1e-4)
+    g = close(out["logits"], ref["logits"], 1e-3, relative=True)
+    g_train = close(out["logits"], logits[0, -1], 1e-3, relative=True)
+    check(max(a, a_train) < 1e-4 and max(g, g_train) < 1e-3,
+          f"tiny-lm: {len(want_ids)} tokens: attention within {max(a, a_train):.1e}, logits within {max(g, g_train):.1e} "
+          "of the reference and the training module")
+
+# [SECTION] tiny-translator -----------------------------------------------------------------------
+
+folder = os.path.join(root, "models", "tiny-translator")
+cfg = json.load(open(os.path.join(folder, "config.json")))
+info = json.load(open(os.path.join(folder, "training.json")))
+cases = json.load(open(os.path.join(folder, "heldout.json"), encoding="utf-8"))
+tensors = read_safetensors(os.path.join(folder, "model.safetensors"))
+tt = tiny_translator.Tokenizers(open(os.path.join(folder, "source.spm"), "rb").read(), open(os.path.join(folder, "target.spm"), "rb").read())
+check(tt.vocab == json.load(open(os.path.join(folder, "vocab.json"), encoding="utf-8")), "tiny-translator: vocab.json is the two models' pieces")
+mt = tiny_translator.Marian(cfg["vocab_size"])
+with torch.no_grad():
+    for name, p in mt.named_parameters():
+        p.copy_(tensors[{"shared": "model.shared.weight"}.get(name, name if name == "final_logits_bias" else "model." + name)].to(torch.float32))
+mt.eval()
+
+# 4. exact translations and alignment on the held-out cases
+examples = [(c["source_ids"], c["target_ids"], np.asarray(c["alignment"], dtype=np.float32), c["source"], c["target"]) for c in cases]
+check(all(tt.encode(tt.source, c["source"])[0] == c["source_ids"] for c in cases), "tiny-translator: held-out sources tokenize to their recorded ids")
+exact, by_head, total = tiny_translator.evaluate(mt, tt, examples)
+guided = info["guided_alignment"]
+rate = by_head[guided["layer"]][guided["head"]]
+check(len(cases) == 500 and exact >= 0.99, f"tiny-translator: {exact:.1%} of {len(cases)} held-out translations exact (>= 99 %)")
+check(rate >= 0.9, f"tiny-translator: cross_attention layer {guided['layer']} head {guided['head']}: "
+      f"{rate:.1%} of {total} output tokens' strongest source token is their reference's (>= 90 %)")
+
+# 5. attnviz run against the training module and the reference
+W = {n[len("model."):] if n.startswith("model.") else n: t for n, t in tensors.items()}
+for c in cases[:40]:
+    out = run(["tiny-translator", "--source", c["source"]])
+    if not out:
+        continue
+    want = tiny_translator.greedy(mt, tt, c["source_ids"])
+    if out["encoder_ids"] != c["source_ids"] or out["decoder_ids"] != want:
+        check(False, f"tiny-translator: {c['source']!r}: attnviz {out['encoder_ids']} -> {out['decoder_ids']}, "
+              f"training module {c['source_ids']} -> {want}")
+        continue
+    with torch.no_grad():
+        ref = reference.marian_forward(W, cfg, c["source_ids"], out["decoder_ids"])
+    err = close(out["cross_attention"], ref["cross_attention"], 1e-4)
+    if err > 1e-4:
+        check(False, f"tiny-translator: {c['source']!r}: cross attention differs by {err:.1e}")
+check(not any("tiny-translator: " in f and "'" in f for f in failures),
+      "tiny-translator: attnviz run translates 40 held-out sources as the training module does, cross attention within 1e-4")
+
+print(f"{len(failures)} failures" if failures else "models: ok")
+sys.exit(1 if failures else 0)
