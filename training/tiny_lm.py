@@ -210,8 +210,8 @@ class GPT2(torch.nn.Module):
     def __init__(self, V, P, d, L, H):
         super().__init__()
         self.H = H
-        self.wte = torch.nn.Parameter(torch.randn(V, d) * 0.02)
-        self.wpe = torch.nn.Parameter(sinusoids(P, d) * 0.05)
+        self.wte = torch.nn.Embedding.from_pretrained(torch.randn(V, d) * 0.02, freeze=False)
+        self.wpe = torch.nn.Embedding.from_pretrained(sinusoids(P, d) * 0.05, freeze=False)
         self.h = torch.nn.ModuleList(Block(d) for _ in range(L))
         for block in self.h:  # GPT-2's scaled init of the residual projections
             for proj in (block.attn.c_proj, block.mlp.c_proj):
@@ -220,12 +220,12 @@ class GPT2(torch.nn.Module):
 
     def forward(self, ids, keep_attention=False):  # ids [B, T] -> logits [B, T, V] (, [L][B, H, T, T])
         T = ids.shape[1]
-        x = self.wte[ids] + self.wpe[:T]
+        x = self.wte.weight[ids] + self.wpe.weight[:T]
         maps = []
         for block in self.h:
             x, probs = block(x, self.H)
             maps.append(probs)
-        logits = self.ln_f(x) @ self.wte.T
+        logits = self.ln_f(x) @ self.wte.weight.T
         return (logits, maps) if keep_attention else logits
 
 
