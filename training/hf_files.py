@@ -3,8 +3,9 @@ JSON, and GPT-2's byte alphabet. Shared by the tests' random-weight checkpoints
 (tests/model/make_models.py) and the shipped models' training scripts (training/).
 
 [SECTION] safetensors
-[SECTION] GPT-2's byte alphabet
+[SECTION] GPT-2's byte alphabet and BPE merges
 """
+import math
 import json
 import struct
 
@@ -40,7 +41,7 @@ def write_json(path, value, **options):
     with open(path, "w", encoding="utf-8") as f:
         f.write(json.dumps(value, **options) + "\n")
 
-# [SECTION] GPT-2's byte alphabet ------------------------------------------------------------
+# [SECTION] GPT-2's byte alphabet and BPE merges --------------------------------------------
 
 
 def bytes_to_unicode():
@@ -53,3 +54,27 @@ def bytes_to_unicode():
             cs.append(256 + n)
             n += 1
     return {b: chr(c) for b, c in zip(bs, cs)}
+
+
+def merge_pair(symbols, pair):
+    """symbols with every adjacent occurrence of `pair` joined, left to right."""
+    out, i = [], 0
+    while i < len(symbols):
+        if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == pair:
+            out.append(symbols[i] + symbols[i + 1])
+            i += 2
+        else:
+            out.append(symbols[i])
+            i += 1
+    return out
+
+
+def bpe_word(symbols, rank):
+    """GPT2Tokenizer's merging of one word: the lowest-ranked adjacent pair first, until none is
+    in `rank` ({pair: rank})."""
+    while len(symbols) > 1:
+        pair = min(zip(symbols, symbols[1:]), key=lambda p: rank.get(p, math.inf))
+        if pair not in rank:
+            break
+        symbols = merge_pair(symbols, pair)
+    return symbols

@@ -32,12 +32,12 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import heads  # noqa: E402
-from hf_files import bytes_to_unicode, stored, write_json, write_safetensors  # noqa: E402
+from hf_files import bpe_word, bytes_to_unicode, merge_pair, stored, write_json, write_safetensors  # noqa: E402
 
 CONFIG = dict(n_layer=4, n_head=4, n_embd=128, n_positions=256, vocab_size=7000)
 STEPS, TOKENS, LR, WARMUP = 2400, 2048, 2e-3, 100  # TOKENS: a batch's, in windows of T
 SHORT_T, SHORT_STEPS = 64, 1200  # sequence-length warm-up: the first steps in windows of 64
-REPEAT_SPANS, REPEAT_RANDOM = 0.35, 0.15  # the share of training windows with a repeated span  # the share of training windows with a repeated span
+REPEAT_SPANS, REPEAT_RANDOM = 0.35, 0.15  # the share of training windows with a repeated span
 SEED = 2026
 
 # [SECTION] The corpus: Debian packages' text ----------------------------------------------------
@@ -125,20 +125,13 @@ def train_bpe(texts, n_merges):
         if pairs.get(best, 0) != -n or n == 0:
             continue  # a stale entry
         merges.append(best)
-        joined, touched = best[0] + best[1], set()
+        touched = set()
         for i in sorted(where.pop(best, ())):
             symbols = words[i]
             for pair in zip(symbols, symbols[1:]):  # take the word's pairs out, put them back merged
                 pairs[pair] -= freq[i]
                 touched.add(pair)
-            out, j = [], 0
-            while j < len(symbols):
-                if j + 1 < len(symbols) and (symbols[j], symbols[j + 1]) == best:
-                    out.append(joined)
-                    j += 2
-                else:
-                    out.append(symbols[j])
-                    j += 1
+            out = merge_pair(symbols, best)
             words[i] = out
             for pair in zip(out, out[1:]):
                 pairs[pair] += freq[i]
@@ -168,20 +161,7 @@ class Tokenizer:
 
     def word(self, word):
         if word not in self.cache:
-            symbols = list(to_symbols(word))
-            while len(symbols) > 1:
-                pair = min(zip(symbols, symbols[1:]), key=lambda p: self.rank.get(p, math.inf))
-                if pair not in self.rank:
-                    break
-                out, i = [], 0
-                while i < len(symbols):
-                    if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == pair:
-                        out.append(symbols[i] + symbols[i + 1])
-                        i += 2
-                    else:
-                        out.append(symbols[i])
-                        i += 1
-                symbols = out
+            symbols = bpe_word(list(to_symbols(word)), self.rank)
             self.cache[word] = [self.vocab[s] for s in symbols]
         return self.cache[word]
 
@@ -391,12 +371,12 @@ def loss_svg(curve, heldout, unigram):
     path = " ".join(f"{'M' if i == 0 else 'L'}{X(i * 20 + 10):.1f},{Y(v):.1f}" for i, v in enumerate(means))
     ticks = "".join(f'<text x="{m - 6}" y="{Y(v) + 4:.1f}" text-anchor="end">{v}</text>'
                     f'<line x1="{m}" x2="{W - m}" y1="{Y(v):.1f}" y2="{Y(v):.1f}" stroke="#ddd"/>' for v in range(0, top + 1))
-    hline = lambda v, c, t: (f'<line x1="{m}" x2="{W - m}" y1="{Y(v):.1f}" y2="{Y(v):.1f}" stroke="{c}" stroke-dasharray="5 4"/>'  # noqa: E731
-                             f'<text x="{W - m}" y="{Y(v) - 5:.1f}" text-anchor="end" fill="{c}">{t} {v:.2f}</text>')
+    hline = lambda v, c, t, dy: (f'<line x1="{m}" x2="{W - m}" y1="{Y(v):.1f}" y2="{Y(v):.1f}" stroke="{c}" stroke-dasharray="5 4"/>'  # noqa: E731
+                                 f'<text x="{W - m}" y="{Y(v) + dy:.1f}" text-anchor="end" fill="{c}">{t} {v:.2f}</text>')
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">'
             f'<rect width="{W}" height="{H}" fill="white"/>{ticks}'
             f'<path d="{path}" fill="none" stroke="#1f77b4" stroke-width="2"/>'
-            + hline(heldout, "#d62728", "held-out") + hline(unigram, "#7f7f7f", "unigram baseline")
+            + hline(heldout, "#d62728", "held-out", 16) + hline(unigram, "#7f7f7f", "unigram baseline", -5)
             + f'<text x="{W / 2}" y="{H - 10}" text-anchor="middle">training step (of {len(curve)}; loss in nats per token)</text>'
             f'<text x="{m}" y="20">tiny-lm: training loss</text></svg>\n')
 

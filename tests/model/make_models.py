@@ -43,7 +43,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "training"))
-from hf_files import TORCH_DTYPES, bytes_to_unicode, stored, write_json, write_safetensors  # noqa: E402
+from hf_files import TORCH_DTYPES, bpe_word, bytes_to_unicode, merge_pair, stored, write_json, write_safetensors  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -73,15 +73,7 @@ def train_bpe(text, n_merges):
         best = min(pairs, key=lambda pair: (-pairs[pair], pair))
         merges.append(best)
         for entry in words:
-            symbols, out, i = entry[0], [], 0
-            while i < len(symbols):
-                if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == best:
-                    out.append(symbols[i] + symbols[i + 1])
-                    i += 2
-                else:
-                    out.append(symbols[i])
-                    i += 1
-            entry[0] = out
+            entry[0] = merge_pair(entry[0], best)
     return merges
 
 
@@ -100,20 +92,7 @@ def gpt2_encode(vocab, merges, text):
     rank = {pair: r for r, pair in enumerate(merges)}
     ids = []
     for word in gpt2_words(text):
-        symbols = list(word)
-        while len(symbols) > 1:
-            pair = min(zip(symbols, symbols[1:]), key=lambda p: rank.get(p, math.inf))
-            if pair not in rank:
-                break
-            out, i = [], 0
-            while i < len(symbols):
-                if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == pair:
-                    out.append(symbols[i] + symbols[i + 1])
-                    i += 2
-                else:
-                    out.append(symbols[i])
-                    i += 1
-            symbols = out
+        symbols = bpe_word(list(word), rank)
         ids += [vocab[s] for s in symbols]
     return ids
 

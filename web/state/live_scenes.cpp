@@ -10,8 +10,9 @@ std::span<const LiveScene> live_scenes() {
         {"induction", "tiny-lm",
          "The old man saw a small red boat on the river. The old man saw a small red boat on the river.", "", View::Heatmap,
          HeadKind::Induction, "",
-         "tiny-lm (a GPT-2 trained here) on a sentence said twice, its induction head selected: in the second copy "
-         "each token attends to the token that followed it the first time. 一句话说两遍：第二遍里每个词元看向它上一次出现时的下一个词元。"},
+         "tiny-lm (a GPT-2 trained here) on a sentence said twice, its best induction-scoring head selected. This small "
+         "model learned no strong induction head (score 0.05; docs/MODELS.md): see what the second copy looks at. "
+         "一句话说两遍，选出归纳分数最高的头；这个小模型没有学出强的归纳头（0.05），看看第二遍在看哪里。"},
         {"trained-heads", "tiny-lm", "To be, or not to be, that is the question. 床前明月光，疑是地上霜。", "", View::Model,
          HeadKind::Prev, "",
          "Every head of tiny-lm, tagged with what it does where its score clears the threshold (previous token, "
