@@ -16,7 +16,6 @@ loss.svg, heldout.json}. docs/MODELS.md describes the result.
 """
 import glob
 import heapq
-import json
 import math
 import os
 import re

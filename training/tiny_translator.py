@@ -16,7 +16,6 @@ training.json, heldout.json}. docs/MODELS.md describes the task and the result.
 """
 import calendar
 import io
-import json
 import math
 import os
 import sys
