@@ -150,22 +150,18 @@ check(rate >= 0.9, f"tiny-translator: cross_attention layer {guided['layer']} he
 
 # 5. attnviz run against the training module and the reference
 W = {n[len("model."):] if n.startswith("model.") else n: t for n, t in tensors.items()}
+wrong, worst = [], 0.0
 for c in cases[:40]:
     out = run(["tiny-translator", "--source", c["source"]])
-    if not out:
-        continue
     want = tiny_translator.greedy(mt, tt, c["source_ids"])
-    if out["encoder_ids"] != c["source_ids"] or out["decoder_ids"] != want:
-        check(False, f"tiny-translator: {c['source']!r}: attnviz {out['encoder_ids']} -> {out['decoder_ids']}, "
-              f"training module {c['source_ids']} -> {want}")
+    if not out or out["encoder_ids"] != c["source_ids"] or out["decoder_ids"] != want:
+        wrong.append(c["source"])
         continue
     with torch.no_grad():
         ref = reference.marian_forward(W, cfg, c["source_ids"], out["decoder_ids"])
-    err = close(out["cross_attention"], ref["cross_attention"], 1e-4)
-    if err > 1e-4:
-        check(False, f"tiny-translator: {c['source']!r}: cross attention differs by {err:.1e}")
-check(not any("tiny-translator: " in f and "'" in f for f in failures),
-      "tiny-translator: attnviz run translates 40 held-out sources as the training module does, cross attention within 1e-4")
+    worst = max(worst, close(out["cross_attention"], ref["cross_attention"], 1e-4))
+check(not wrong and worst < 1e-4, f"tiny-translator: attnviz run on 40 held-out sources: source ids and translation "
+      f"as sentencepiece and the training module give ({len(wrong)} differ: {wrong[:3]}), cross attention within {worst:.1e}")
 
 print(f"{len(failures)} failures" if failures else "models: ok")
 sys.exit(1 if failures else 0)
