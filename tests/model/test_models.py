@@ -145,7 +145,7 @@ exact, by_head, total = tiny_translator.evaluate(mt, tt, examples)
 guided = info["guided_alignment"]
 rate = by_head[guided["layer"]][guided["head"]]
 check(len(cases) == 500 and exact >= 0.99, f"tiny-translator: {exact:.1%} of {len(cases)} held-out translations exact (>= 99 %)")
-check(rate >= 0.9, f"tiny-translator: cross_attention layer {guided['layer']} head {guided['head']}: "
+check(rate >= 0.9, f"tiny-translator: cross_attention layer {guided['layer'] + 1} head {guided['head'] + 1}: "
       f"{rate:.1%} of {total} output tokens' strongest source token is their reference's (>= 90 %)")
 
 # 5. attnviz run against the training module and the reference
