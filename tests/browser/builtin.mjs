@@ -43,7 +43,7 @@ await check('nothing of the built-in models is fetched for the first frame', asy
 
 let induction;
 await check('the induction scene loads tiny-lm on demand and shows its strongest induction head', async () => {
-  await pickPreset(page, 'induction');
+  await pickPreset(page, 'live.induction');
   const s = await until(page, settled, 'tiny-lm loaded and run', 60000);
   expect(s.model.builtin === 'tiny-lm' && s.model.model_type === 'gpt2', `builtin ${s.model.builtin}`);
   expect(requests.some(([, u]) => u.endsWith('/models/tiny-lm/model.safetensors')), 'model.safetensors was not fetched');
@@ -98,7 +98,7 @@ await check('a model= link reopens the same figure in a new page', async () => {
 await check('the translate-numbers scene translates with tiny-translator and shows cross attention', async () => {
   await clickWidget(page, 'model.close');
   await until(page, (s) => !s.model.active, 'the model closed');
-  await pickPreset(page, 'translate-numbers');
+  await pickPreset(page, 'live.translate-numbers');
   // Each output token's attention is shown as it appears: the figure's target grows.
   const lengths = new Set();
   let s = await state(page);

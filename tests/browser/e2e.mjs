@@ -49,7 +49,8 @@ try {
     const names = [];
     await clickWidget(page, 'preset');
     s = await until(page, (x) => Object.keys(x.widgets).some((w) => w.startsWith('preset.')), 'the preset list');
-    const presets = Object.keys(s.widgets).filter((w) => w.startsWith('preset.')).map((w) => w.slice(7));
+    // The seeds' scenes; the live scenes (preset.live.*, a built-in model) are builtin.mjs's.
+    const presets = Object.keys(s.widgets).filter((w) => w.startsWith('preset.') && !w.startsWith('preset.live.')).map((w) => w.slice(7));
     await page.keyboard.press('Escape');
     for (const name of presets) {
       await pickPreset(page, name);

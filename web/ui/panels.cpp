@@ -305,7 +305,7 @@ void draw_controls(ViewContext& ctx) {
         ImGui::TextDisabled("%s", tr(st.lang, Str::TrainedModels));
         for (const LiveScene& s : live_scenes()) {  // a built-in model on a chosen text
             if (ImGui::Selectable(s.name, false)) open_live_scene(st, s);
-            probe(st, (std::string("preset.") + s.name).c_str());
+            probe(st, (std::string("preset.live.") + s.name).c_str());  // apart from the seeds' scenes
             if (ImGui::IsItemHovered()) wrapped_tooltip(s.about);
         }
         ImGui::EndCombo();
