@@ -224,7 +224,8 @@ namespace {
 constexpr const char* kRunUsage =
     "attnviz run: expected a model (a folder or a built-in name: attnviz run --list) and its input: "
     "attnviz run MODEL --text \"…\" [--json] [--top N] | --source \"…\" [--text \"…\"] [--max-new N] | "
-    "--ids 1,2,3 [--source-ids 4,5]";
+    "--ids 1,2,3 [--source-ids 4,5]; experiments: [--knockout L:H,… [--knockout-mode zero|mean]] [--hide-token N,…] "
+    "[--generate N [--temperature T] [--top-k K] [--seed S]]";
 
 // "464,3797,3332" → ids; false for anything else.
 bool parse_ids(const std::string& s, std::vector<int>& ids) {
@@ -260,6 +261,12 @@ nlohmann::json matrix_json(const Matrix& m) {
     return rows;
 }
 
+nlohmann::json top_json(const std::vector<NextToken>& top) {
+    nlohmann::json next = nlohmann::json::array();
+    for (const NextToken& t : top) next.push_back({{"id", t.id}, {"token", t.token}, {"p", number(t.p)}});
+    return next;
+}
+
 // The import format of SPEC.md §3 plus ids, hidden states, logits and the likeliest next tokens.
 nlohmann::json run_json(const LoadedModel& m, const RunInput& input, const RunResult& run, const ImportedAttention& a,
                         const std::vector<NextToken>& top) {
@@ -290,9 +297,16 @@ nlohmann::json run_json(const LoadedModel& m, const RunInput& input, const RunRe
         nlohmann::json logits = nlohmann::json::array();
         for (float v : run.logits) logits.push_back(number(v));
         j["logits"] = std::move(logits);
-        nlohmann::json next = nlohmann::json::array();
-        for (const NextToken& t : top) next.push_back({{"id", t.id}, {"token", t.token}, {"p", number(t.p)}});
-        j["top"] = std::move(next);
+        j["top"] = top_json(top);
+    }
+    if (!input.edits.knockout.empty()) {
+        j["knockout"] = format_heads(m, input.edits.knockout);
+        j["knockout_mode"] = input.edits.ablation == Ablation::Mean ? "mean" : "zero";
+    }
+    if (!input.edits.hidden.empty()) {
+        nlohmann::json hidden = nlohmann::json::array();
+        for (int p : input.edits.hidden) hidden.push_back(p + 1);
+        j["hidden_tokens"] = std::move(hidden);
     }
     return j;
 }
@@ -313,14 +327,48 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         return 0;
     }
     std::string path;
-    std::optional<std::string> text, source, ids_arg, source_ids_arg;
-    bool json = false;
-    int top_n = 5, max_new = 32;
+    std::optional<std::string> text, source, ids_arg, source_ids_arg, knockout, hide;
+    bool json = false, mean = false;
+    int top_n = 5, max_new = 32, new_tokens = 0;
+    Sampling sampling;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         const bool has_value = i + 1 < args.size();
         if (a == "--json") {
             json = true;
+        } else if (a == "--knockout" && has_value) {
+            knockout = args[++i];
+        } else if (a == "--hide-token" && has_value) {
+            hide = args[++i];
+        } else if (a == "--knockout-mode" && has_value) {
+            const std::string& v = args[++i];
+            if (v != "zero" && v != "mean") {
+                err << "attnviz run: --knockout-mode: expected zero or mean, got \"" << v << "\"\n";
+                return kExitBadInput;
+            }
+            mean = v == "mean";
+        } else if (a == "--temperature" && has_value) {
+            char* end = nullptr;
+            const std::string& v = args[++i];
+            sampling.temperature = std::strtof(v.c_str(), &end);
+            if (v.empty() || *end != '\0' || !(sampling.temperature >= 0 && sampling.temperature <= 100)) {
+                err << "attnviz run: --temperature: expected a number from 0 (greedy) to 100, got \"" << v << "\"\n";
+                return kExitBadInput;
+            }
+        } else if (a == "--seed" && has_value) {
+            char* end = nullptr;
+            const std::string& v = args[++i];
+            sampling.seed = std::strtoull(v.c_str(), &end, 10);
+            if (v.empty() || v[0] == '-' || *end != '\0') {
+                err << "attnviz run: --seed: expected a whole number from 0, got \"" << v << "\"\n";
+                return kExitBadInput;
+            }
+        } else if ((a == "--generate" || a == "--top-k") && has_value) {
+            if (!parse_count(args[++i], a == "--generate" ? 1 : 0, 100000, a == "--generate" ? new_tokens : sampling.top_k)) {
+                err << "attnviz run: " << a << ": expected a whole number from " << (a == "--generate" ? 1 : 0) << ", got \""
+                    << args[i] << "\"\n";
+                return kExitBadInput;
+            }
         } else if (a == "--text" && has_value) {
             text = args[++i];
         } else if (a == "--source" && has_value) {
@@ -366,22 +414,47 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         }
         if (text) input.ids = encdec ? encode_target(m, *text) : encode_text(m, *text);
         else if (ids_arg) check_ids(m, input.ids, "--ids");
+        if (knockout) input.edits.knockout = parse_heads(m, *knockout, "--knockout");
+        if (hide) input.edits.hidden = parse_positions(*hide, "--hide-token");
+        input.edits.ablation = mean ? Ablation::Mean : Ablation::Zero;
+        check_interventions(m, input, "--hide-token");
+        if (new_tokens > 0 && m.config().family != Family::Gpt2)
+            throw ModelError(path, "--generate", m.config().model_type + (encdec ? " translates without --text; --max-new bounds it" : " does not generate text"));
         kernels::Context ctx;
-        if (encdec && input.ids.empty()) {  // translate: greedy decoding, then every step's maps at once
-            const RunResult encoded = forward(ctx, m.model, RunInput{{m.config().decoder_start_id}, input.source_ids});
-            input.ids = greedy(ctx, m.model, encoded.encoder_output, {m.config().decoder_start_id}, max_new, m.config().eos_id);
+        Generated generated;
+        const std::size_t prompt = input.ids.size();
+        if (encdec && input.ids.empty()) {  // translate: decoding, then every step's maps at once
+            RunInput encoder_only = input;
+            encoder_only.ids = {m.config().decoder_start_id};
+            const RunResult encoded = forward(ctx, m.model, encoder_only);
+            generated = generate(ctx, m.model, encoded.encoder_output, {m.config().decoder_start_id}, max_new, m.config().eos_id, sampling, input.edits);
+            input.ids = generated.ids;
+        } else if (new_tokens > 0) {
+            generated = generate(ctx, m.model, {}, input.ids, new_tokens, m.config().eos_id, sampling, input.edits);
+            input.ids = generated.ids;
         }
         const RunResult run = forward(ctx, m.model, input);
         const ImportedAttention a = run_attention(m, input, run);
         const std::vector<NextToken> top = top_tokens(m, run.logits, top_n);
         if (json) {
-            out << run_json(m, input, run, a, top).dump() << "\n";
+            nlohmann::json j = run_json(m, input, run, a, top);
+            if (new_tokens > 0) {
+                const std::vector<int> ids(input.ids.begin() + static_cast<std::ptrdiff_t>(prompt), input.ids.end());
+                j["generated_ids"] = ids;
+                j["generated_tokens"] = std::vector<std::string>(a.stacks.front().queries.begin() + static_cast<std::ptrdiff_t>(prompt), a.stacks.front().queries.end());
+                nlohmann::json steps = nlohmann::json::array();
+                for (const std::vector<float>& logits : generated.logits) steps.push_back(top_json(top_tokens(m, logits, top_n)));
+                j["generated_top"] = std::move(steps);
+            }
+            out << j.dump() << "\n";
             return 0;
         }
         out << m.summary(static_cast<int>(std::max(input.ids.size(), input.source_ids.size()))) << "\n";
         for (const AttentionStack& s : a.stacks)
             if (s.name != "cross_attention")
                 out << s.name << ": " << count(s.queries.size(), "token") << ": " << token_list(s.queries) << "\n";
+        if (new_tokens > 0)
+            out << "generated: " << joined_text(std::vector<std::string>(a.stacks.front().queries.begin() + static_cast<std::ptrdiff_t>(prompt), a.stacks.front().queries.end())) << "\n";
         if (encdec) out << "translation: " << joined_text(std::vector<std::string>(a.stacks.back().queries.begin() + 1, a.stacks.back().queries.end())) << "\n";
         if (!top.empty()) {
             out << "next:";
@@ -394,7 +467,7 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         }
         return 0;
     } catch (const ModelError& e) {
-        err << e.what() << "\n";
+        err << (e.file().empty() ? "attnviz run: " : "") << e.what() << "\n";
     } catch (const std::exception& e) {
         err << path << ": " << e.what() << "\n";
     }

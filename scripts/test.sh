@@ -88,6 +88,9 @@ step exporter /usr/bin/python3 tests/test_exporter.py build/attnviz
 step model-reference /usr/bin/python3 tests/model/test_reference.py
 # attnviz run (SPEC.md §5) on the random-weight checkpoints against their PyTorch references.
 step model-run /usr/bin/python3 tests/model/test_run.py build/attnviz build/model-refs
+# Its experiments (--knockout, --hide-token, --generate) against the same references, there and
+# on the shipped models.
+step model-experiments /usr/bin/python3 tests/model/test_experiments.py build/attnviz build/model-refs models
 # The models that ship (models/, docs/MODELS.md): held-out loss, head scores, the translator's
 # accuracy and alignment, and attnviz run against the PyTorch code that trained them.
 step shipped-models /usr/bin/python3 tests/model/test_models.py build/attnviz

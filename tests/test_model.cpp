@@ -334,7 +334,9 @@ void check_run_consistency(const Model& m, const RunInput& in) {
             double worst = 0;
             for (std::size_t h = 0; h < b.weights.size(); ++h)
                 worst = std::max(worst, static_cast<double>((mh.heads[h].weights - b.weights[h]).cwiseAbs().maxCoeff()));
-            worst = std::max(worst, static_cast<double>((mh.output - t.trace.output).cwiseAbs().maxCoeff()));
+            bool knocked = false;  // attention.hpp has no knockout: its output differs there
+            for (std::size_t h = 0; h < b.weights.size(); ++h) knocked = knocked || in.edits.knocked_out(static_cast<int>(k), static_cast<int>(l), static_cast<int>(h));
+            if (!knocked) worst = std::max(worst, static_cast<double>((mh.output - t.trace.output).cwiseAbs().maxCoeff()));
             CHECK(worst < 1e-5);
         }
     CHECK(same);
@@ -342,18 +344,18 @@ void check_run_consistency(const Model& m, const RunInput& in) {
 }
 
 // Decoder logits at every length == the forward's last-position logits over that prefix.
-void check_decoder(const Model& m, const std::vector<int>& ids, const std::vector<int>& source) {
+void check_decoder(const Model& m, const std::vector<int>& ids, const std::vector<int>& source, const Interventions& edits = {}) {
     kernels::Context ctx;
     Matrix encoder_output;
-    if (!source.empty()) encoder_output = forward(ctx, m, {{m.config.decoder_start_id}, source}).encoder_output;
-    Decoder dec(m, encoder_output);
+    if (!source.empty()) encoder_output = forward(ctx, m, {{m.config.decoder_start_id}, source, edits}).encoder_output;
+    Decoder dec(m, encoder_output, edits);
     double worst = 0;
     bool bitwise = true;
     for (std::size_t n = 1; n <= ids.size(); ++n) {
         const std::vector<float> step = dec.step(ctx, ids[n - 1]);
         CHECK(dec.length() == static_cast<int>(n));
         const std::vector<int> prefix(ids.begin(), ids.begin() + n);
-        const RunResult r = forward(ctx, m, {prefix, source});
+        const RunResult r = forward(ctx, m, {prefix, source, edits});
         REQUIRE(step.size() == r.logits.size());
         for (std::size_t v = 0; v < step.size(); ++v) worst = std::max(worst, static_cast<double>(std::fabs(step[v] - r.logits[v])));
         bitwise = bitwise && step == r.logits;
@@ -379,7 +381,7 @@ TEST_CASE("model: stepwise forward, block_trace and the KV-cache decoder agree w
     // greedy: the argmax at every step, as forward() would pick it
     kernels::Context ctx;
     const Matrix enc = forward(ctx, marian, {{39}, ids}).encoder_output;
-    const std::vector<int> out = greedy(ctx, marian, enc, {39}, 8, 0);
+    const std::vector<int> out = generate(ctx, marian, enc, {39}, 8, 0).ids;
     std::vector<int> want = {39};
     for (int i = 0; i < 8; ++i) {
         const std::vector<float> logits = forward(ctx, marian, {want, ids}).logits;
@@ -389,6 +391,89 @@ TEST_CASE("model: stepwise forward, block_trace and the KV-cache decoder agree w
     CHECK(out == want);
     CHECK(marian.parameters() > 0);
     CHECK(marian.activation_bytes(128) > bert.activation_bytes(128));
+}
+
+// [SECTION] Experiments: knockout, hidden tokens, sampling ----------------------------------
+
+TEST_CASE("model: knockouts and hidden tokens run the same in every path (steps, block_trace, the KV cache)") {
+    const ck::Gpt2Shape g;
+    const ck::Seq2SeqShape s;
+    const Model gpt2 = gpt2_model(g, 5), bert = bert_model(s, 6), marian = marian_model(s, 7);
+    const std::vector<int> ids = {3, 14, 15, 9, 2, 6, 5, 35, 30, 0, 7, 1, 19};
+    Interventions zero;
+    zero.knockout = {{0, 0, 1}, {0, 1, 0}};
+    zero.hidden = {2, 5};
+    Interventions mean = zero;
+    mean.ablation = Ablation::Mean;
+    Interventions marian_edits;
+    marian_edits.knockout = {{0, 0, 0}, {1, 0, 1}, {2, 1, 0}};
+    marian_edits.hidden = {1};
+    for (const Interventions& e : {zero, mean}) {
+        check_run_consistency(gpt2, {ids, {}, e});
+        check_run_consistency(bert, {ids, {}, e});
+    }
+    check_run_consistency(marian, {{39, 4, 8, 15, 16}, ids, marian_edits});
+    check_decoder(gpt2, ids, {}, zero);
+    check_decoder(marian, {39, 4, 8, 15, 16, 23, 2}, ids, marian_edits);
+
+    kernels::Context ctx;
+    const RunResult plain = forward(ctx, gpt2, {ids, {}});
+    const RunResult knocked = forward(ctx, gpt2, {ids, {}, zero});
+    CHECK(plain.logits != knocked.logits);
+    // the knocked-out heads still attend (their maps are kept); a hidden key has no weight
+    const Matrix& map = knocked.stacks[0].layers[0].weights[1];
+    CHECK(map.col(2).cwiseAbs().maxCoeff() == 0.0f);
+    CHECK(map.col(5).cwiseAbs().maxCoeff() == 0.0f);
+    CHECK((map.rowwise().sum().array() - 1).abs().maxCoeff() < 1e-5f);  // row 2 included: it sees 0, 1
+    // hiding every token: rows of zeros, finite logits, never NaN
+    Interventions all;
+    for (int j = 0; j < static_cast<int>(ids.size()); ++j) all.hidden.push_back(j);
+    const RunResult none = forward(ctx, gpt2, {ids, {}, all});
+    CHECK(none.stacks[0].layers[1].weights[0].cwiseAbs().maxCoeff() == 0.0f);
+    CHECK(std::all_of(none.logits.begin(), none.logits.end(), [](float v) { return std::isfinite(v); }));
+    // mean ablation cannot run on a cache: it says so; generate() recomputes instead
+    CHECK(error_of([&] { Decoder d(gpt2, {}, mean); }).find("mean ablation") != std::string::npos);
+    const Generated gm = generate(ctx, gpt2, {}, {3, 14, 15}, 5, -1, {}, mean);
+    std::vector<int> want = {3, 14, 15};
+    for (int i = 0; i < 5; ++i) {
+        const std::vector<float> l = forward(ctx, gpt2, {want, {}, mean}).logits;
+        want.push_back(static_cast<int>(std::max_element(l.begin(), l.end()) - l.begin()));
+    }
+    CHECK(gm.ids == want);
+    CHECK(gm.logits.size() == 5);
+}
+
+TEST_CASE("model: pick_token: the argmax, top-k, and samples that follow softmax(logits / T) from a seed") {
+    const std::vector<float> logits = {0.5f, 2.0f, -1.0f, 2.0f, 1.0f};
+    SplitMix64 rng{1};
+    CHECK(pick_token(logits, {}, rng) == 1);                    // greedy: the first of two equal maxima
+    CHECK(pick_token(logits, {0.7f, 1, 3}, rng) == 1);          // top-1 is the argmax
+    for (int i = 0; i < 200; ++i) {
+        const int t = pick_token(logits, {5.0f, 2, 9}, rng);    // top-2: ids 1 and 3 only
+        CHECK((t == 1 || t == 3));
+    }
+    for (float temperature : {0.5f, 1.0f, 2.0f}) {
+        std::vector<int> counts(logits.size());
+        SplitMix64 r{42};
+        const int n = 40000;
+        for (int i = 0; i < n; ++i) ++counts[pick_token(logits, {temperature, 0, 0}, r)];
+        double total = 0;
+        for (float l : logits) total += std::exp(l / temperature);
+        for (std::size_t i = 0; i < logits.size(); ++i) {
+            const double p = std::exp(logits[i] / temperature) / total;
+            CHECK(std::fabs(counts[i] / static_cast<double>(n) - p) < 4 * std::sqrt(p * (1 - p) / n) + 1e-3);
+        }
+    }
+    SplitMix64 a{7}, b{7}, c{8};
+    std::vector<int> ta, tb, tc;
+    for (int i = 0; i < 50; ++i) {
+        ta.push_back(pick_token(logits, {1.0f, 0, 0}, a));
+        tb.push_back(pick_token(logits, {1.0f, 0, 0}, b));
+        tc.push_back(pick_token(logits, {1.0f, 0, 0}, c));
+    }
+    CHECK(ta == tb);
+    CHECK(ta != tc);
+    CHECK(error_of([&] { pick_token({}, {}, a); }).find("logits") != std::string::npos);
 }
 
 // [SECTION] Bad files, each as its one line ---------------------------------------------------
@@ -587,7 +672,7 @@ void check_reference_case(const std::filesystem::path& folder, Worst& all) {
     if (e.contains("generated_ids")) {
         const std::vector<int> want = e["generated_ids"].get<std::vector<int>>();
         const int max_new = e.value("max_new", static_cast<int>(want.size()) - 1);
-        CHECK(greedy(ctx, model, run.encoder_output, {config.decoder_start_id}, max_new, config.eos_id) == want);
+        CHECK(generate(ctx, model, run.encoder_output, {config.decoder_start_id}, max_new, config.eos_id).ids == want);
     }
     MESSAGE(folder.filename().string(), ": attention ", w.attention, ", hidden ", w.hidden, ", logits ", w.logits, ", q ", w.q,
             ", x ", w.x, ", decoder ", w.decoder);

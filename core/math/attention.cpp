@@ -35,16 +35,9 @@ Weights Weights::identity(int d_model) {
 
 namespace {
 
-std::uint64_t splitmix64(std::uint64_t& state) {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 // Uniform in [-1, 1) from the top 24 bits: k·2⁻²³ − 1 is exact in float.
-float uniform_pm1(std::uint64_t& state) {
-    auto k = static_cast<std::int32_t>(splitmix64(state) >> 40);
+float uniform_pm1(SplitMix64& rng) {
+    auto k = static_cast<std::int32_t>(rng.next() >> 40);
     return std::ldexp(static_cast<float>(k), -23) - 1.0f;
 }
 
@@ -52,22 +45,22 @@ float uniform_pm1(std::uint64_t& state) {
 // 1/3) the projected q and k entries get unit variance, so the scores QKᵀ/√d_k spread by about
 // one: visible patterns, not one-hot rows. One correctly rounded multiply per entry: the same
 // bits in every build.
-Matrix random_matrix(std::uint64_t& state, int d_model) {
+Matrix random_matrix(SplitMix64& rng, int d_model) {
     const float a = static_cast<float>(3.0 / std::sqrt(static_cast<double>(d_model)));
     Matrix m(d_model, d_model);
-    for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = uniform_pm1(state) * a;
+    for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = uniform_pm1(rng) * a;
     return m;
 }
 
 }  // namespace
 
 Weights Weights::random(std::uint64_t seed, int d_model) {
-    std::uint64_t state = seed ^ (0xA77E4710ull * static_cast<std::uint64_t>(d_model));
+    SplitMix64 rng{seed ^ (0xA77E4710ull * static_cast<std::uint64_t>(d_model))};
     Weights w;
-    w.w_q = random_matrix(state, d_model);
-    w.w_k = random_matrix(state, d_model);
-    w.w_v = random_matrix(state, d_model);
-    w.w_o = random_matrix(state, d_model);
+    w.w_q = random_matrix(rng, d_model);
+    w.w_k = random_matrix(rng, d_model);
+    w.w_v = random_matrix(rng, d_model);
+    w.w_o = random_matrix(rng, d_model);
     w.b_q = w.b_k = w.b_v = w.b_o = RowVector::Zero(d_model);
     return w;
 }

@@ -32,6 +32,19 @@ using RowVector = Eigen::Matrix<float, 1, Eigen::Dynamic>;
 // 1 = the query may attend to the key, 0 = masked. T_q×T_k.
 using MaskMatrix = Eigen::Matrix<std::uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
+// splitmix64 (Steele, Lea, Flood 2014): the project's one random stream (random weights, the
+// head probe, sampling), the same numbers in every build and in the Python references.
+struct SplitMix64 {
+    std::uint64_t state;
+    std::uint64_t next() {
+        std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }
+    double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // uniform in [0, 1)
+};
+
 enum class ScaleKind { InvSqrtDk, None, Divisor };
 
 // How QKᵀ is scaled before the softmax: by 1/√d_k (the paper), not at all (seed 002's

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -249,6 +250,88 @@ std::vector<NextToken> top_tokens(const LoadedModel& m, const std::vector<float>
                        static_cast<float>(std::exp(static_cast<double>(logits[id]) - max) / sum)});
     }
     return out;
+}
+
+// [SECTION] Experiments: SPEC.md §5's options --------------------------------------------------
+
+namespace {
+
+// The comma-separated items of `text` (none when it is empty).
+std::vector<std::string_view> items(std::string_view text) {
+    std::vector<std::string_view> out;
+    for (std::size_t i = 0; !text.empty() && i <= text.size();) {
+        const std::size_t comma = std::min(text.find(',', i), text.size());
+        out.push_back(text.substr(i, comma - i));
+        i = comma + 1;
+    }
+    return out;
+}
+
+std::optional<int> from_one(std::string_view s) {
+    int v = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() || v < 1) return std::nullopt;
+    return v;
+}
+
+}  // namespace
+
+std::vector<HeadRef> parse_heads(const LoadedModel& m, std::string_view text, const std::string& field) {
+    const std::vector<StackShape> stacks = stack_shapes(m.config());
+    std::vector<HeadRef> out;
+    for (std::string_view item : items(text)) {
+        constexpr auto npos = std::string_view::npos;
+        const std::size_t last = item.rfind(':');
+        const std::string_view front = last == npos ? "" : item.substr(0, last);  // [STACK:]LAYER
+        const std::size_t mid = front.rfind(':');
+        const std::string_view name = mid == npos ? std::string_view(stacks.front().name) : front.substr(0, mid);
+        const auto layer = from_one(mid == npos ? front : front.substr(mid + 1));
+        const auto head = last == npos ? std::nullopt : from_one(item.substr(last + 1));
+        if (!layer || !head)
+            throw ModelError("", field, "expected LAYER:HEAD counted from 1 (2:3), or STACK:LAYER:HEAD, got \"" + std::string(item) + "\"");
+        auto it = std::find_if(stacks.begin(), stacks.end(), [&](const StackShape& s) { return s.name == name; });
+        if (it == stacks.end()) {
+            std::string names;
+            for (const StackShape& s : stacks) names += (names.empty() ? "" : ", ") + s.name;
+            throw ModelError("", field, "\"" + std::string(item) + "\": this model's stacks are " + names);
+        }
+        if (*layer > it->layers || *head > it->heads)
+            throw ModelError("", field, "\"" + std::string(item) + "\" is not in " + it->name + ", which has " +
+                                            std::to_string(it->layers) + " layers × " + std::to_string(it->heads) + " heads");
+        const HeadRef ref{static_cast<int>(it - stacks.begin()), *layer - 1, *head - 1};
+        if (std::find(out.begin(), out.end(), ref) == out.end()) out.push_back(ref);
+    }
+    return out;
+}
+
+std::string format_heads(const LoadedModel& m, const std::vector<HeadRef>& heads) {
+    const std::vector<StackShape> stacks = stack_shapes(m.config());
+    std::string s;
+    for (const HeadRef& h : heads) {
+        if (!s.empty()) s += ',';
+        if (h.stack != 0) s += stacks[static_cast<std::size_t>(h.stack)].name + ":";
+        s += std::to_string(h.layer + 1) + ":" + std::to_string(h.head + 1);
+    }
+    return s;
+}
+
+std::vector<int> parse_positions(std::string_view text, const std::string& field) {
+    std::vector<int> out;
+    for (std::string_view item : items(text)) {
+        const auto v = from_one(item);
+        if (!v) throw ModelError("", field, "expected token positions counted from 1, separated by commas (3,5), got \"" + std::string(item) + "\"");
+        if (std::find(out.begin(), out.end(), *v - 1) == out.end()) out.push_back(*v - 1);
+    }
+    return out;
+}
+
+void check_interventions(const LoadedModel& m, const RunInput& input, const std::string& field) {
+    const bool marian = m.config().family == Family::Marian;
+    const std::size_t n = marian ? input.source_ids.size() : input.ids.size();
+    for (int j : input.edits.hidden)
+        if (j < 0 || static_cast<std::size_t>(j) >= n)
+            throw ModelError("", field, "token " + std::to_string(j + 1) + " is past the " + (marian ? "source's " : "text's ") +
+                                            std::to_string(n) + " tokens");
 }
 
 }  // namespace attn

@@ -5,6 +5,7 @@
 // [SECTION] A loaded model
 // [SECTION] Text and ids
 // [SECTION] Running it
+// [SECTION] Experiments: SPEC.md §5's options
 #pragma once
 
 #include "files.hpp"
@@ -15,6 +16,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attn {
@@ -86,5 +88,18 @@ struct NextToken {
 };
 // The N likeliest next tokens from the last position's logits (softmax over the vocabulary).
 std::vector<NextToken> top_tokens(const LoadedModel& m, const std::vector<float>& logits, int n);
+
+// [SECTION] Experiments: SPEC.md §5's options --------------------------------------------------
+
+// "2:3,1:1" (--knockout, the link's `knockout`): heads with layers and heads counted from 1,
+// each optionally after its stack's name ("cross_attention:2:1"; else the model's first stack).
+// Throws ModelError naming `field` for a malformed item, and config.json's field for a head
+// the model does not have.
+std::vector<HeadRef> parse_heads(const LoadedModel& m, std::string_view text, const std::string& field);
+std::string format_heads(const LoadedModel& m, const std::vector<HeadRef>& heads);  // the same form
+// "3,5" (--hide-token): token positions counted from 1 -> from 0. Throws ModelError naming `field`.
+std::vector<int> parse_positions(std::string_view text, const std::string& field);
+// The hidden positions lie within the tokens they hide (gpt2, bert: ids; marian: source_ids).
+void check_interventions(const LoadedModel& m, const RunInput& input, const std::string& field);
 
 }  // namespace attn

@@ -6,6 +6,7 @@
 //
 // [SECTION] Weights: tensors by name, shapes from the config
 // [SECTION] Loading in steps
+// [SECTION] Interventions
 // [SECTION] Attention: one block, shared by the forward, block_trace and the decoder
 // [SECTION] Sub-blocks of each family
 // [SECTION] A forward pass in steps
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 
 namespace attn {
 
@@ -381,6 +383,19 @@ Model load_model_weights(ModelConfig config, std::shared_ptr<const FileBytes> sa
     return loader.take();
 }
 
+// [SECTION] Interventions ---------------------------------------------------------------------
+
+std::vector<StackShape> stack_shapes(const ModelConfig& c) {
+    if (c.family != Family::Marian) return {{"attention", c.family == Family::Gpt2, false, c.n_layers, c.n_heads}};
+    return {{"encoder_attention", false, false, c.n_layers, c.n_heads},
+            {"decoder_attention", true, false, c.decoder_layers, c.decoder_heads},
+            {"cross_attention", false, true, c.decoder_layers, c.decoder_heads}};
+}
+
+bool Interventions::knocked_out(int stack, int layer, int head) const {
+    return std::find(knockout.begin(), knockout.end(), HeadRef{stack, layer, head}) != knockout.end();
+}
+
 // [SECTION] Attention: one block, shared by the forward, block_trace and the decoder ----------
 
 namespace {
@@ -393,29 +408,54 @@ struct HeadsOut {
     MultiHeadTrace* trace;    // or nullptr
 };
 
+// What an attention block of one layer does differently in an experiment (Interventions).
+struct BlockEdits {
+    std::vector<std::uint8_t> keys;  // empty, or T_k entries: 1 = may be attended, 0 = hidden
+    std::vector<int> knocked;        // the heads whose output is ablated
+    Ablation ablation = Ablation::Zero;
+};
+
+// stack, layer: the block's; T_k: its keys; hides: whether `hidden` applies to its keys.
+BlockEdits block_edits(const Interventions& e, int stack, int layer, int heads, int T_k, bool hides) {
+    BlockEdits b;
+    b.ablation = e.ablation;
+    for (int h = 0; h < heads; ++h)
+        if (e.knocked_out(stack, layer, h)) b.knocked.push_back(h);
+    if (hides && !e.hidden.empty()) {
+        b.keys.assign(static_cast<std::size_t>(T_k), 1);
+        for (int j : e.hidden)
+            if (j >= 0 && j < T_k) b.keys[static_cast<std::size_t>(j)] = 0;
+    }
+    return b;
+}
+
 // Q: T_q×d (row stride ld_q), K, V: T_k×d (row stride ld_kv); head h reads and writes columns
-// h·d_k … (h+1)·d_k − 1. Causal: query i sees keys 0 … i (T_q == T_k); else every key.
+// h·d_k … (h+1)·d_k − 1. Causal: query i sees keys 0 … i (T_q == T_k); else every key. `keys`:
+// empty, or T_k entries, 0 for a key no query sees.
 // Per head (kernels::attention_head, fused per block of rows):
-//   pass 1: S = Q_h·K_hᵀ (T_q×T_k; the masked half skipped unless traced)
-//   pass 2: weights = softmax(S/√d_k) per row (masked: 0)
+//   pass 1: S = Q_h·K_hᵀ (T_q×T_k; the masked part skipped unless traced)
+//   pass 2: weights = softmax(S/√d_k) per row (masked: 0; a row with no key: all 0)
 //   pass 3: concat_h = weights·V_h (T_q×d_k)
 void attend_heads(kernels::Context& ctx, const float* Q, int ld_q, const float* K, const float* V, int ld_kv,
-                  int T_q, int T_k, int d_model, int n_heads, bool causal, const HeadsOut& out) {
+                  int T_q, int T_k, int d_model, int n_heads, bool causal, const std::vector<std::uint8_t>& keys,
+                  const HeadsOut& out) {
     const int d_k = d_model / n_heads;
+    const bool masked = causal || !keys.empty();
     MaskMatrix allowed;
-    if (causal) {
+    if (masked) {
         MaskSpec spec;
-        spec.causal = true;
+        spec.causal = causal;
+        spec.key_padding = keys;
         allowed = combine_masks(spec, T_q, T_k);
     }
-    const std::vector<kernels::RowSpan> spans = kernels::row_spans(causal ? allowed.data() : nullptr, T_q, T_k);
+    const std::vector<kernels::RowSpan> spans = kernels::row_spans(masked ? allowed.data() : nullptr, T_q, T_k);
     for (int h = 0; h < n_heads; ++h) {
         const int c0 = h * d_k;
         kernels::HeadArgs args;
         args.T_q = T_q, args.T_k = T_k, args.d_k = d_k;
         args.ld_q = ld_q, args.ld_kv = ld_kv, args.ld_out = d_model;
         args.q = Q + c0, args.k = K + c0, args.v = V + c0;
-        args.allowed = causal ? allowed.data() : nullptr;
+        args.allowed = masked ? allowed.data() : nullptr;
         args.spans = spans.data();
         args.factor = 1.0f / std::sqrt(static_cast<float>(d_k));
         args.weights = out.maps[h];
@@ -430,13 +470,25 @@ void attend_heads(kernels::Context& ctx, const float* Q, int ld_q, const float* 
     }
 }
 
+// The knocked-out heads' columns of concat (T_q×d): zeros, or each column's mean over the rows.
+void ablate(Matrix& concat, const BlockEdits& e, int n_heads) {
+    const int d_k = static_cast<int>(concat.cols()) / n_heads;
+    for (int h : e.knocked) {
+        auto cols = concat.middleCols(h * d_k, d_k);
+        if (e.ablation == Ablation::Zero || cols.rows() == 0) cols.setZero();
+        else cols.rowwise() = RowVector(cols.colwise().mean());
+    }
+}
+
 // One attention block: x_q T_q×d, x_kv T_k×d (x_q itself for self-attention) -> T_q×d.
 //   pass 1: Q = x_q·W_q + b_q, K = x_kv·W_k + b_k, V = x_kv·W_v + b_v
 //   pass 2: the heads (attend_heads), weights into `maps` (resized to n_heads T_q×T_k)
-//   pass 3: out = concat·W_o + b_o
+//   pass 3: the knocked-out heads' outputs ablated (ablate)
+//   pass 4: out = concat·W_o + b_o
 // With `trace`, every intermediate is kept too: the same products, the same heads.
 Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const Matrix& x_q, const Matrix& x_kv,
-                       int n_heads, bool causal, std::vector<Matrix>& maps, MultiHeadTrace* trace) {
+                       int n_heads, bool causal, const BlockEdits& edits, std::vector<Matrix>& maps,
+                       MultiHeadTrace* trace) {
     const int T_q = static_cast<int>(x_q.rows()), T_k = static_cast<int>(x_kv.rows()), d = static_cast<int>(x_q.cols());
     Matrix Q(T_q, d), K(T_k, d), V(T_k, d), concat(T_q, d), out(T_q, d);
     blocks::linear(ctx, w.q, x_q.data(), T_q, d, Q.data(), d);
@@ -446,7 +498,9 @@ Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const M
     std::vector<float*> map_ptrs(n_heads);
     for (int h = 0; h < n_heads; ++h) maps[h].resize(T_q, T_k), map_ptrs[h] = maps[h].data();
     if (trace) trace->heads.assign(n_heads, HeadTrace{});
-    attend_heads(ctx, Q.data(), d, K.data(), V.data(), d, T_q, T_k, d, n_heads, causal, {map_ptrs.data(), concat.data(), trace});
+    attend_heads(ctx, Q.data(), d, K.data(), V.data(), d, T_q, T_k, d, n_heads, causal, edits.keys,
+                 {map_ptrs.data(), concat.data(), trace});
+    ablate(concat, edits, n_heads);
     blocks::linear(ctx, w.o, concat.data(), T_q, d, out.data(), d);
     if (trace) {
         const int d_k = d / n_heads;
@@ -545,20 +599,15 @@ Forward::Forward(const Model& model, RunInput input) : state_(std::make_unique<S
     State& s = *state_;
     s.model = model;
     s.input = std::move(input);
+    s.out.edits = s.input.edits;
     const ModelConfig& c = model.config;
-    auto stack = [&](std::string name, bool causal, bool cross, int heads, int layers) {
+    for (const StackShape& shape : stack_shapes(c)) {
         StackRun r;
-        r.name = std::move(name), r.causal = causal, r.cross = cross, r.heads = heads;
-        r.layers.resize(layers);
+        r.name = shape.name, r.causal = shape.causal, r.cross = shape.cross, r.heads = shape.heads;
+        r.layers.resize(shape.layers);
         s.out.stacks.push_back(std::move(r));
-    };
-    const bool marian = c.family == Family::Marian;
-    if (!marian) stack("attention", c.family == Family::Gpt2, false, c.n_heads, c.n_layers);
-    else {
-        stack("encoder_attention", false, false, c.n_heads, c.n_layers);
-        stack("decoder_attention", true, false, c.decoder_heads, c.decoder_layers);
-        stack("cross_attention", false, true, c.decoder_heads, c.decoder_layers);
     }
+    const bool marian = c.family == Family::Marian;
     s.steps.push_back({StepKind::Embed, 0, 0});
     for (int i = 0; i < c.n_layers; ++i) {
         s.steps.push_back({StepKind::SelfAttention, 0, i});
@@ -596,10 +645,12 @@ void Forward::step(kernels::Context& ctx) {
         case StepKind::SelfAttention: {
             // gpt2:  x = x + attn(ln_1(x))          the block's input is ln_1(x)
             // else:  x = LN(x + attn(x))            the block's input is x
+            // Hidden tokens: the keys of gpt2's, bert's and marian's encoder's self-attention.
             StackRun& run = s.out.stacks[st.stack];
             BlockRun& b = run.layers[st.layer];
             b.x = gpt2 ? layer_norm(s.x, l->norm_1, eps) : s.x;
-            const Matrix a = attention_block(ctx, l->self, b.x, b.x, run.heads, run.causal, b.weights, nullptr);
+            const BlockEdits e = block_edits(s.input.edits, st.stack, st.layer, run.heads, static_cast<int>(b.x.rows()), st.stack == 0);
+            const Matrix a = attention_block(ctx, l->self, b.x, b.x, run.heads, run.causal, e, b.weights, nullptr);
             if (gpt2) s.x += a;
             else add_and_norm(s.x, a, l->norm_1, eps);
             return;
@@ -609,7 +660,9 @@ void Forward::step(kernels::Context& ctx) {
             StackRun& run = s.out.stacks[2];
             BlockRun& b = run.layers[st.layer];
             b.x = s.x;
-            const Matrix a = attention_block(ctx, l->cross, b.x, s.out.encoder_output, run.heads, false, b.weights, nullptr);
+            const Matrix& source = s.out.encoder_output;
+            const BlockEdits e = block_edits(s.input.edits, 2, st.layer, run.heads, static_cast<int>(source.rows()), true);
+            const Matrix a = attention_block(ctx, l->cross, b.x, source, run.heads, false, e, b.weights, nullptr);
             add_and_norm(s.x, a, l->norm_3, eps);
             return;
         }
@@ -670,8 +723,11 @@ BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResul
     t.options.scale = Scale{ScaleKind::InvSqrtDk};
     t.options.mask.causal = s.causal;
     const Matrix& x = s.layers[layer].x;
+    const Matrix& x_kv = s.cross ? run.encoder_output : x;
+    const BlockEdits e = block_edits(run.edits, stack, layer, s.heads, static_cast<int>(x_kv.rows()), stack == 0 || s.cross);
+    t.options.mask.key_padding = e.keys;
     std::vector<Matrix> maps;
-    attention_block(ctx, a, x, s.cross ? run.encoder_output : x, s.heads, s.causal, maps, &t.trace);
+    attention_block(ctx, a, x, x_kv, s.heads, s.causal, e, maps, &t.trace);
     return t;
 }
 
@@ -680,16 +736,20 @@ BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResul
 struct Decoder::State {
     Model model;
     Matrix encoder_output;
+    Interventions edits;
     int n = 0;  // tokens fed
     // Per decoder layer: the keys and values of every token fed so far, n×d each, row-major.
     std::vector<std::vector<float>> k, v;
     std::vector<Matrix> cross_k, cross_v;  // marian: T_src×d per layer, from the encoder's output
 };
 
-Decoder::Decoder(const Model& model, Matrix encoder_output) : state_(std::make_unique<State>()) {
+Decoder::Decoder(const Model& model, Matrix encoder_output, Interventions edits) : state_(std::make_unique<State>()) {
+    if (edits.ablation == Ablation::Mean && !edits.knockout.empty())
+        throw ModelError("", "--knockout-mode", "mean ablation needs the whole sequence: it cannot run on a KV cache");
     State& s = *state_;
     s.model = model;
     s.encoder_output = std::move(encoder_output);
+    s.edits = std::move(edits);
     const std::size_t layers = model.config.family == Family::Marian ? model.config.decoder_layers : model.config.n_layers;
     s.k.resize(layers), s.v.resize(layers);
 }
@@ -700,9 +760,10 @@ int Decoder::length() const { return state_->n; }
 namespace {
 
 // One new row of self-attention over the cache: q, k, v projected for x (1×d); k and v appended;
-// the row attends to every cached key (causal by construction). Returns the block's output, 1×d.
+// the row attends to every cached key (causal by construction) that `edits` does not hide, and
+// its knocked-out heads are zeroed. Returns the block's output, 1×d.
 Matrix cached_self_attention(kernels::Context& ctx, const AttentionWeights& a, const Matrix& x, int heads,
-                             std::vector<float>& K, std::vector<float>& V) {
+                             const BlockEdits& edits, std::vector<float>& K, std::vector<float>& V) {
     const int d = static_cast<int>(x.cols());
     Matrix q(1, d), concat(1, d), out(1, d);
     blocks::linear(ctx, a.q, x.data(), 1, d, q.data(), d);
@@ -714,20 +775,22 @@ Matrix cached_self_attention(kernels::Context& ctx, const AttentionWeights& a, c
     std::vector<Matrix> maps(heads, Matrix(1, T_k));
     std::vector<float*> ptrs(heads);
     for (int h = 0; h < heads; ++h) ptrs[h] = maps[h].data();
-    attend_heads(ctx, q.data(), d, K.data(), V.data(), d, 1, T_k, d, heads, false, {ptrs.data(), concat.data(), nullptr});
+    attend_heads(ctx, q.data(), d, K.data(), V.data(), d, 1, T_k, d, heads, false, edits.keys, {ptrs.data(), concat.data(), nullptr});
+    ablate(concat, edits, heads);
     blocks::linear(ctx, a.o, concat.data(), 1, d, out.data(), d);
     return out;
 }
 
 Matrix cached_cross_attention(kernels::Context& ctx, const AttentionWeights& a, const Matrix& x, int heads,
-                              const Matrix& K, const Matrix& V) {
+                              const BlockEdits& edits, const Matrix& K, const Matrix& V) {
     const int d = static_cast<int>(x.cols()), T_k = static_cast<int>(K.rows());
     Matrix q(1, d), concat(1, d), out(1, d);
     blocks::linear(ctx, a.q, x.data(), 1, d, q.data(), d);
     std::vector<Matrix> maps(heads, Matrix(1, T_k));
     std::vector<float*> ptrs(heads);
     for (int h = 0; h < heads; ++h) ptrs[h] = maps[h].data();
-    attend_heads(ctx, q.data(), d, K.data(), V.data(), d, 1, T_k, d, heads, false, {ptrs.data(), concat.data(), nullptr});
+    attend_heads(ctx, q.data(), d, K.data(), V.data(), d, 1, T_k, d, heads, false, edits.keys, {ptrs.data(), concat.data(), nullptr});
+    ablate(concat, edits, heads);
     blocks::linear(ctx, a.o, concat.data(), 1, d, out.data(), d);
     return out;
 }
@@ -755,14 +818,19 @@ std::vector<float> Decoder::step(kernels::Context& ctx, int id) {
     }
     const std::vector<LayerWeights>& layers = marian ? w.decoder_layers : w.layers;
     const int heads = marian ? c.decoder_heads : c.n_heads;
+    const int T_src = static_cast<int>(s.encoder_output.rows());
     for (std::size_t i = 0; i < layers.size(); ++i) {
         const LayerWeights& l = layers[i];
+        const int layer = static_cast<int>(i);
+        // the stacks as the forward numbers them: gpt2 0; marian decoder self 1, cross 2
+        const BlockEdits self = block_edits(s.edits, marian ? 1 : 0, layer, heads, s.n + 1, !marian);
         if (!marian) {  // gpt2, as the forward's SelfAttention and FeedForward steps
-            x += cached_self_attention(ctx, l.self, layer_norm(x, l.norm_1, eps), heads, s.k[i], s.v[i]);
+            x += cached_self_attention(ctx, l.self, layer_norm(x, l.norm_1, eps), heads, self, s.k[i], s.v[i]);
             x += feed_forward(ctx, l, c.activation, layer_norm(x, l.norm_2, eps));
         } else {
-            add_and_norm(x, cached_self_attention(ctx, l.self, x, heads, s.k[i], s.v[i]), l.norm_1, eps);
-            add_and_norm(x, cached_cross_attention(ctx, l.cross, x, heads, s.cross_k[i], s.cross_v[i]), l.norm_3, eps);
+            const BlockEdits cross = block_edits(s.edits, 2, layer, heads, T_src, true);
+            add_and_norm(x, cached_self_attention(ctx, l.self, x, heads, self, s.k[i], s.v[i]), l.norm_1, eps);
+            add_and_norm(x, cached_cross_attention(ctx, l.cross, x, heads, cross, s.cross_k[i], s.cross_v[i]), l.norm_3, eps);
             add_and_norm(x, feed_forward(ctx, l, c.activation, x), l.norm_2, eps);
         }
     }
@@ -771,19 +839,55 @@ std::vector<float> Decoder::step(kernels::Context& ctx, int id) {
     return logits_of(ctx, s.model, x.data());
 }
 
-std::vector<int> greedy(kernels::Context& ctx, const Model& model, const Matrix& encoder_output, std::vector<int> prefix,
-                        int max_new, int eos) {
-    if (prefix.empty()) throw ModelError("", "ids", "greedy decoding needs at least one token to start from");
-    Decoder d(model, encoder_output);
-    std::vector<float> logits;
-    for (int id : prefix) logits = d.step(ctx, id);
-    for (int i = 0; i < max_new; ++i) {
-        const int next = static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+int pick_token(const std::vector<float>& logits, const Sampling& sampling, SplitMix64& rng) {
+    if (logits.empty()) throw ModelError("", "logits", "no logits to pick a token from");
+    if (sampling.temperature <= 0) return static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    std::vector<int> order(logits.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    const std::size_t k = sampling.top_k > 0 ? std::min<std::size_t>(static_cast<std::size_t>(sampling.top_k), order.size()) : order.size();
+    const auto larger = [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(), larger);
+    std::vector<double> p(k);
+    double total = 0;
+    for (std::size_t i = 0; i < k; ++i)
+        total += p[i] = std::exp((static_cast<double>(logits[order[i]]) - logits[order[0]]) / sampling.temperature);
+    const double u = rng.unit() * total;
+    double running = 0;
+    for (std::size_t i = 0; i < k; ++i)
+        if ((running += p[i]) > u) return order[i];
+    return order[k - 1];
+}
+
+Generated generate(kernels::Context& ctx, const Model& model, const Matrix& encoder_output, std::vector<int> prefix,
+                   int max_new, int eos, const Sampling& sampling, const Interventions& edits) {
+    if (prefix.empty()) throw ModelError("", "ids", "generation needs at least one token to start from");
+    const bool marian = model.config.family == Family::Marian;
+    const bool recompute = edits.ablation == Ablation::Mean && !edits.knockout.empty();
+    if (recompute && marian) throw ModelError("", "--knockout-mode", "mean ablation is not offered for translation");
+    std::optional<Decoder> cached;
+    if (!recompute) cached.emplace(model, encoder_output, edits);
+    // The logits at the sequence's last position: the cache fed the new tokens, or a forward over all.
+    std::size_t fed = 0;
+    const auto next_logits = [&](const std::vector<int>& ids) {
+        if (cached) {
+            std::vector<float> logits;
+            for (; fed < ids.size(); ++fed) logits = cached->step(ctx, ids[fed]);
+            return logits;
+        }
+        RunInput in;
+        in.ids = ids, in.edits = edits;
+        return forward(ctx, model, in).logits;
+    };
+    Generated g;
+    SplitMix64 rng{sampling.seed};
+    for (int i = 0; i < max_new && static_cast<int>(prefix.size()) < model.config.max_positions; ++i) {
+        g.logits.push_back(next_logits(prefix));
+        const int next = pick_token(g.logits.back(), sampling, rng);
         prefix.push_back(next);
-        if (next == eos || static_cast<int>(prefix.size()) >= model.config.max_positions || i + 1 == max_new) break;
-        logits = d.step(ctx, next);
+        if (next == eos) break;
     }
-    return prefix;
+    g.ids = std::move(prefix);
+    return g;
 }
 
 }  // namespace attn

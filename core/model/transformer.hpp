@@ -8,9 +8,10 @@
 //           sinusoidal positions, scaled embeddings, SiLU, tied LM head + final_logits_bias
 //
 // [SECTION] Weights
+// [SECTION] Interventions: heads knocked out, tokens hidden
 // [SECTION] A forward pass
 // [SECTION] Any block's whole pipeline, again
-// [SECTION] Generation with a KV cache
+// [SECTION] Generation with a KV cache, greedy or sampled
 #pragma once
 
 #include "attention.hpp"
@@ -61,14 +62,54 @@ private:
 };
 Model load_model_weights(ModelConfig config, std::shared_ptr<const FileBytes> safetensors, const std::string& file);
 
+// [SECTION] Interventions: heads knocked out, tokens hidden --------------------------------
+
+// The attention stacks a forward pass keeps, in RunResult::stacks' order: gpt2, bert one
+// ("attention"); marian three (SPEC.md §3's names).
+struct StackShape {
+    std::string name;
+    bool causal = false, cross = false;
+    int layers = 0, heads = 0;
+};
+std::vector<StackShape> stack_shapes(const ModelConfig& config);
+
+// A head, counted from 0. stack: as in RunResult::stacks (gpt2, bert: 0; marian: 0 encoder
+// self, 1 decoder self, 2 cross).
+struct HeadRef {
+    int stack = 0, layer = 0, head = 0;
+    friend bool operator==(const HeadRef&, const HeadRef&) = default;
+};
+
+enum class Ablation { Zero, Mean };
+
+// What an experiment changes in a forward pass (none by default):
+//   knockout  these heads contribute nothing: their output (weights·V_h, T_q×d_k, before W_o)
+//             is replaced by zeros (Zero) or by its mean over the query positions (Mean).
+//             Their weights are still computed and kept: the maps show what the head would
+//             attend to; every later layer sees the change.
+//   hidden    key positions that no query attends to, in every layer (as padding is masked):
+//             gpt2, bert: the tokens; marian: the source's (encoder self and cross attention).
+//             A query left with no key gets a row of zeros.
+struct Interventions {
+    std::vector<HeadRef> knockout;
+    Ablation ablation = Ablation::Zero;
+    std::vector<int> hidden;
+
+    bool empty() const { return knockout.empty() && hidden.empty(); }
+    bool knocked_out(int stack, int layer, int head) const;
+    friend bool operator==(const Interventions&, const Interventions&) = default;
+};
+
 // [SECTION] A forward pass -------------------------------------------------------------------
 
 // ids: gpt2/bert: the tokens; marian: the decoder's tokens (starting with decoder_start_id).
 // source_ids: marian only, the encoder's tokens. Ids are checked against the vocabulary and the
-// length against max_positions by the caller (model.hpp), as are empty inputs.
+// length against max_positions by the caller (model.hpp), as are empty inputs and the
+// interventions (check_interventions).
 struct RunInput {
     std::vector<int> ids;
     std::vector<int> source_ids;
+    Interventions edits = {};
 };
 
 // One attention block of one layer.
@@ -88,6 +129,7 @@ struct StackRun {
 
 struct RunResult {
     std::vector<StackRun> stacks;  // gpt2, bert: one; marian: encoder, decoder, cross
+    Interventions edits;           // the input's, which block_trace applies again
     Matrix encoder_output;         // marian: T_src×d_model, the cross blocks' keys and values
     Matrix hidden;                 // T×d_model: the last layer's output (after ln_f for gpt2; the decoder's for marian)
     std::vector<float> logits;     // the LM head at the last position (gpt2, marian), [vocab_size]; bert: empty
@@ -123,15 +165,17 @@ struct BlockTrace {
 };
 BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResult& run, int stack, int layer);
 
-// [SECTION] Generation with a KV cache -------------------------------------------------------
+// [SECTION] Generation with a KV cache, greedy or sampled ------------------------------------
 
 // A decoder (gpt2, or marian's over a given encoder output) fed one token at a time; every
 // layer's keys and values are cached, so a step costs one row. Its logits equal those of a
-// forward over the whole sequence.
+// forward over the whole sequence with the same interventions. Mean ablation is not causal
+// (a head's mean changes with every new token, and so every earlier position's output):
+// it throws ModelError, and generate() recomputes the whole sequence instead.
 class Decoder {
 public:
     // marian: `encoder_output` from a forward over the source (RunResult::encoder_output).
-    Decoder(const Model& model, Matrix encoder_output = {});
+    Decoder(const Model& model, Matrix encoder_output = {}, Interventions edits = {});
     ~Decoder();
     // Feeds one token at the next position; returns the LM head's logits there.
     std::vector<float> step(kernels::Context& ctx, int id);
@@ -142,9 +186,28 @@ private:
     std::unique_ptr<State> state_;
 };
 
-// Greedy decoding: starts from `prefix` (marian: [decoder_start_id]), appends the argmax until
-// `eos` (when ≥ 0) or max_new tokens. Returns prefix + generated tokens.
-std::vector<int> greedy(kernels::Context& ctx, const Model& model, const Matrix& encoder_output,
-                        std::vector<int> prefix, int max_new, int eos);
+// How the next token is chosen from the logits (SPEC.md §5 --temperature, --top-k, --seed):
+//   temperature ≤ 0: the argmax (the smallest id among equal logits);
+//   else: the top_k largest logits (all when top_k ≤ 0; ties: smaller id first), in that
+//   order, p_i ∝ exp((l_i − l_max)/temperature) in double; u = the next splitmix64 output's top
+//   53 bits · 2⁻⁵³; the first i whose running sum of p exceeds u · Σp. One draw per token.
+// tests/model/reference.py writes the same rule.
+struct Sampling {
+    float temperature = 0;
+    int top_k = 0;
+    std::uint64_t seed = 0;
+};
+int pick_token(const std::vector<float>& logits, const Sampling& sampling, SplitMix64& rng);
+
+struct Generated {
+    std::vector<int> ids;                    // prefix + the generated tokens
+    std::vector<std::vector<float>> logits;  // per generated token: the logits it was picked from
+};
+
+// Decoding: starts from `prefix` (marian: [decoder_start_id]), appends a token picked by
+// `sampling` until `eos` (when ≥ 0), max_new tokens or the model's last position. With the KV
+// cache, except under mean ablation (a forward over the sequence per token).
+Generated generate(kernels::Context& ctx, const Model& model, const Matrix& encoder_output, std::vector<int> prefix,
+                   int max_new, int eos, const Sampling& sampling = {}, const Interventions& edits = {});
 
 }  // namespace attn

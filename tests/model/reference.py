@@ -10,11 +10,28 @@ its head prefix (gpt2 "h.0.attn.c_attn.weight", bert "encoder.layer.0...", maria
   q: {stack: [L, H, T_q, d_head]}  each head's queries before the 1/sqrt(d_head) scaling
   x: {stack: [L, T_q, d]}          the input of each attention block as its Q projection reads it
 
+Experiments (SPEC.md §5; `edits`, an Edits, default none): heads knocked out (their output,
+probs·V before the output projection, zeroed or replaced by its mean over the query positions)
+and hidden tokens (keys no query attends to, in gpt2's and bert's self-attention and marian's
+encoder self and cross attention; a query left without keys gets a row of zeros). Generation:
+gpt2_generate, with sample() picking each token as transformer.hpp's pick_token writes it.
+
 Imported by tests/model/make_models.py and tests/model/test_reference.py; no command line.
 """
 import math
+from dataclasses import dataclass
 
 import torch
+
+
+@dataclass(frozen=True)
+class Edits:
+    knockout: frozenset = frozenset()  # {(stack, layer, head)} from 0; stack as transformer.hpp's
+    mean: bool = False                  # mean ablation instead of zeros
+    hidden: tuple = ()                  # hidden key positions from 0
+
+
+NONE = Edits()
 
 # [SECTION] The shared pieces ------------------------------------------------------------------
 
@@ -49,8 +66,9 @@ def conv1d(x, W, prefix):  # GPT-2's Conv1D: weight [in, out], y = x·W + b
     return x @ W[prefix + ".weight"] + W[prefix + ".bias"]
 
 
-def attend(q, k, v, n_heads, causal):
-    """q [T_q, d], k and v [T_k, d] -> (context [T_q, d], probs [H, T_q, T_k], q_heads [H, T_q, d_head])"""
+def attend(q, k, v, n_heads, causal, hidden=(), knocked=(), mean=False):
+    """q [T_q, d], k and v [T_k, d] -> (context [T_q, d], probs [H, T_q, T_k], q_heads [H, T_q, d_head]).
+    hidden: key positions masked for every query; knocked: heads whose context is ablated."""
     T_q, d = q.shape
     T_k = k.shape[0]
     d_head = d // n_heads
@@ -58,12 +76,21 @@ def attend(q, k, v, n_heads, causal):
     k_heads = k.reshape(T_k, n_heads, d_head).transpose(0, 1)  # [H, T_k, d_head]
     v_heads = v.reshape(T_k, n_heads, d_head).transpose(0, 1)
     scores = q_heads @ k_heads.transpose(1, 2) / math.sqrt(d_head)  # [H, T_q, T_k]
+    masked = torch.zeros(T_q, T_k, dtype=torch.bool)
     if causal:  # query i sees keys 0..i
-        future = torch.triu(torch.ones(T_q, T_k, dtype=torch.bool), diagonal=1)
-        scores = scores.masked_fill(future, float("-inf"))
-    probs = torch.softmax(scores, dim=-1)
-    context = (probs @ v_heads).transpose(0, 1).reshape(T_q, d)  # heads concatenated
-    return context, probs, q_heads
+        masked |= torch.triu(torch.ones(T_q, T_k, dtype=torch.bool), diagonal=1)
+    for j in hidden:
+        masked[:, j] = True
+    probs = torch.softmax(scores.masked_fill(masked, float("-inf")), dim=-1)
+    probs = probs.masked_fill(masked.all(-1)[None, :, None], 0.0)  # no key: zeros, not NaN
+    context = probs @ v_heads  # [H, T_q, d_head]
+    for h in knocked:
+        context[h] = context[h].mean(0, keepdim=True).expand(T_q, d_head) if mean else 0.0
+    return context.transpose(0, 1).reshape(T_q, d), probs, q_heads  # heads concatenated
+
+
+def knocked(edits, stack, layer):
+    return [h for (s, l, h) in edits.knockout if (s, l) == (stack, layer)]
 
 
 def sinusoidal_positions(n_positions, d):
@@ -81,7 +108,7 @@ def sinusoidal_positions(n_positions, d):
 # [SECTION] GPT-2: pre-LN decoder, causal self-attention, tied LM head -------------------------
 
 
-def gpt2_forward(W, cfg, ids):
+def gpt2_forward(W, cfg, ids, edits=NONE):
     T, eps = len(ids), cfg["layer_norm_epsilon"]
     act = ACTIVATIONS[cfg["activation_function"]]
     x = W["wte.weight"][ids] + W["wpe.weight"][:T]  # [T, d]
@@ -90,7 +117,7 @@ def gpt2_forward(W, cfg, ids):
         p = f"h.{i}."
         a = layer_norm(x, W[p + "ln_1.weight"], W[p + "ln_1.bias"], eps)  # [T, d]
         q, k, v = conv1d(a, W, p + "attn.c_attn").chunk(3, dim=-1)  # [T, 3d] -> 3 × [T, d]
-        context, probs, q_heads = attend(q, k, v, cfg["n_head"], causal=True)
+        context, probs, q_heads = attend(q, k, v, cfg["n_head"], True, edits.hidden, knocked(edits, 0, i), edits.mean)
         x = x + conv1d(context, W, p + "attn.c_proj")
         m = layer_norm(x, W[p + "ln_2.weight"], W[p + "ln_2.bias"], eps)
         x = x + conv1d(act(conv1d(m, W, p + "mlp.c_fc")), W, p + "mlp.c_proj")  # [T, d_ff] -> [T, d]
@@ -103,7 +130,7 @@ def gpt2_forward(W, cfg, ids):
 # [SECTION] BERT: post-LN encoder, embeddings with LayerNorm, no mask ---------------------------
 
 
-def bert_forward(W, cfg, ids):
+def bert_forward(W, cfg, ids, edits=NONE):
     T, eps = len(ids), cfg["layer_norm_eps"]
     act = ACTIVATIONS[cfg["hidden_act"]]
     e = "embeddings."
@@ -116,7 +143,7 @@ def bert_forward(W, cfg, ids):
         q = linear(x, W, p + "attention.self.query")  # [T, d]
         k = linear(x, W, p + "attention.self.key")
         v = linear(x, W, p + "attention.self.value")
-        context, probs, q_heads = attend(q, k, v, cfg["num_attention_heads"], causal=False)
+        context, probs, q_heads = attend(q, k, v, cfg["num_attention_heads"], False, edits.hidden, knocked(edits, 0, i), edits.mean)
         maps.append(probs), qs.append(q_heads), xs.append(x)
         x = layer_norm(x + linear(context, W, p + "attention.output.dense"),
                        W[p + "attention.output.LayerNorm.weight"], W[p + "attention.output.LayerNorm.bias"], eps)
@@ -139,14 +166,15 @@ def marian_embed(W, cfg, ids, side):  # side "encoder" | "decoder" -> [T, d]
     return W["shared.weight"][ids] * scale + positions[:T]
 
 
-def marian_attention(x_q, x_kv, W, p, n_heads, causal):  # p: "...self_attn." or "...encoder_attn."
+def marian_attention(x_q, x_kv, W, p, n_heads, causal, hidden=(), knocked_heads=(), mean=False):
+    # p: "...self_attn." or "...encoder_attn."
     q = linear(x_q, W, p + "q_proj")  # [T_q, d]
     k, v = linear(x_kv, W, p + "k_proj"), linear(x_kv, W, p + "v_proj")  # [T_k, d]
-    context, probs, q_heads = attend(q, k, v, n_heads, causal)
+    context, probs, q_heads = attend(q, k, v, n_heads, causal, hidden, knocked_heads, mean)
     return linear(context, W, p + "out_proj"), probs, q_heads
 
 
-def marian_forward(W, cfg, encoder_ids, decoder_ids):
+def marian_forward(W, cfg, encoder_ids, decoder_ids, edits=NONE):
     act = ACTIVATIONS[cfg["activation_function"]]
     ln = lambda x, name: layer_norm(x, W[name + ".weight"], W[name + ".bias"], MARIAN_EPS)  # noqa: E731
     out = {"q": {}, "x": {}}
@@ -159,7 +187,8 @@ def marian_forward(W, cfg, encoder_ids, decoder_ids):
     memory = marian_embed(W, cfg, encoder_ids, "encoder")  # [T_enc, d]; no embedding LayerNorm
     for i in range(cfg["encoder_layers"]):
         p = f"encoder.layers.{i}."
-        a, probs, q_heads = marian_attention(memory, memory, W, p + "self_attn.", cfg["encoder_attention_heads"], False)
+        a, probs, q_heads = marian_attention(memory, memory, W, p + "self_attn.", cfg["encoder_attention_heads"], False,
+                                             edits.hidden, knocked(edits, 0, i), edits.mean)
         keep("encoder_attention", probs, q_heads, memory)
         memory = ln(memory + a, p + "self_attn_layer_norm")
         memory = ln(memory + linear(act(linear(memory, W, p + "fc1")), W, p + "fc2"), p + "final_layer_norm")
@@ -167,11 +196,13 @@ def marian_forward(W, cfg, encoder_ids, decoder_ids):
     y = marian_embed(W, cfg, decoder_ids, "decoder")  # [T_dec, d]
     for i in range(cfg["decoder_layers"]):
         p = f"decoder.layers.{i}."
-        a, probs, q_heads = marian_attention(y, y, W, p + "self_attn.", cfg["decoder_attention_heads"], True)
+        a, probs, q_heads = marian_attention(y, y, W, p + "self_attn.", cfg["decoder_attention_heads"], True,
+                                             (), knocked(edits, 1, i), edits.mean)
         keep("decoder_attention", probs, q_heads, y)
         y = ln(y + a, p + "self_attn_layer_norm")
         # cross-attention: queries from the decoder, keys and values from the encoder's output
-        a, probs, q_heads = marian_attention(y, memory, W, p + "encoder_attn.", cfg["decoder_attention_heads"], False)
+        a, probs, q_heads = marian_attention(y, memory, W, p + "encoder_attn.", cfg["decoder_attention_heads"], False,
+                                             edits.hidden, knocked(edits, 2, i), edits.mean)
         keep("cross_attention", probs, q_heads, y)
         y = ln(y + a, p + "encoder_attn_layer_norm")
         y = ln(y + linear(act(linear(y, W, p + "fc1")), W, p + "fc2"), p + "final_layer_norm")
@@ -196,3 +227,53 @@ def marian_greedy(W, cfg, encoder_ids, max_new):
         if ids[-1] == cfg["eos_token_id"]:
             break
     return ids, min_gap
+
+# [SECTION] Generation: sampling as transformer.hpp's pick_token --------------------------------
+
+MASK64 = (1 << 64) - 1
+
+
+class SplitMix64:
+    def __init__(self, seed):
+        self.state = seed & MASK64
+
+    def next(self):
+        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK64
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        return z ^ (z >> 31)
+
+    def unit(self):  # uniform in [0, 1): the top 53 bits
+        return (self.next() >> 11) * 2.0 ** -53
+
+
+def sample(logits, temperature, top_k, rng):
+    """The argmax (temperature <= 0; the smallest id on ties); else the top_k largest logits
+    (all when top_k <= 0; ties: smaller id first), p ∝ exp((l - l_max)/temperature), and the first
+    whose running sum exceeds u·Σp, u from one draw of rng."""
+    values = [float(v) for v in logits]
+    if temperature <= 0:
+        return max(range(len(values)), key=lambda i: (values[i], -i))
+    order = sorted(range(len(values)), key=lambda i: (-values[i], i))
+    if top_k > 0:
+        order = order[:top_k]
+    p = [math.exp((values[i] - values[order[0]]) / temperature) for i in order]
+    u, running = rng.unit() * sum(p), 0.0
+    for i, pi in zip(order, p):
+        running += pi
+        if running > u:
+            return i
+    return order[-1]
+
+
+def gpt2_generate(W, cfg, ids, n, temperature=0.0, top_k=0, seed=0, edits=NONE):
+    """n tokens after ids (fewer at eos or the last position), the whole sequence recomputed per
+    token. -> (ids + generated, [the logits of each step])."""
+    ids, steps, rng = list(ids), [], SplitMix64(seed)
+    while len(steps) < n and len(ids) < cfg["n_positions"]:
+        steps.append(gpt2_forward(W, cfg, ids, edits)["logits"])
+        ids.append(sample(steps[-1], temperature, top_k, rng))
+        if ids[-1] == cfg.get("eos_token_id", -1):
+            break
+    return ids, steps
