@@ -5,6 +5,7 @@
 // Each check prints the largest difference it saw.
 #include "blocks.hpp"
 #include "model_checkpoint.hpp"
+#include "model.hpp"
 #include "model_error.hpp"
 #include "oracle.hpp"
 #include "safetensors.hpp"
@@ -441,6 +442,48 @@ TEST_CASE("model: knockouts and hidden tokens run the same in every path (steps,
     }
     CHECK(gm.ids == want);
     CHECK(gm.logits.size() == 5);
+}
+
+TEST_CASE("model: head importance is log p(top token) with each head knocked out too, minus the run's") {
+    const ck::Gpt2Shape g;
+    const Model gpt2 = gpt2_model(g, 5);
+    kernels::Context ctx;
+    RunInput in{{3, 14, 15, 9, 2, 6}, {}};
+    in.edits.knockout = {{0, 1, 2}};
+    in.edits.ablation = Ablation::Mean;
+    const RunResult run = forward(ctx, gpt2, in);
+    HeadImportanceRun importance(gpt2, in, run.logits);
+    float last = -1;
+    int steps = 0;
+    while (!importance.done()) {
+        CHECK(importance.progress() >= last);
+        last = importance.progress();
+        importance.step(ctx), ++steps;
+    }
+    const HeadImportance hi = importance.take();
+    const int top = static_cast<int>(std::max_element(run.logits.begin(), run.logits.end()) - run.logits.begin());
+    REQUIRE(hi.token == top);
+    REQUIRE(hi.delta.size() == static_cast<std::size_t>(g.layers * g.heads));
+    double worst = 0;
+    for (int l = 0; l < g.layers; ++l)
+        for (int h = 0; h < g.heads; ++h) {
+            if (l == 1 && h == 2) {  // knocked out by the run itself
+                CHECK(std::isnan(hi.at(l, h)));
+                continue;
+            }
+            RunInput knocked = in;
+            knocked.edits.knockout.push_back({0, l, h});
+            const std::vector<float> logits = forward(ctx, gpt2, knocked).logits;
+            const double want = log_probability(logits, top) - log_probability(run.logits, top);
+            worst = std::max(worst, std::fabs(want - hi.at(l, h)));
+        }
+    CHECK(worst < 1e-6);
+    CHECK(steps == (g.layers * g.heads - 1) * (2 * g.layers + 2));  // 7 forwards of embed + 2 blocks a layer + head
+    // log_probability against a naive log-softmax
+    const std::vector<float> logits = {1.0f, 3.0f, -2.0f};
+    const double z = std::exp(1.0) + std::exp(3.0) + std::exp(-2.0);
+    CHECK(std::fabs(log_probability(logits, 2) - (-2.0 - std::log(z))) < 1e-12);
+    CHECK(error_of([&] { HeadImportanceRun(bert_model(ck::Seq2SeqShape{}, 6), {{1, 2}, {}}, {}); }).find("no LM head") != std::string::npos);
 }
 
 TEST_CASE("model: pick_token: the argmax, top-k, and samples that follow softmax(logits / T) from a seed") {

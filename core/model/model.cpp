@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 
 namespace attn {
@@ -276,29 +277,41 @@ std::optional<int> from_one(std::string_view s) {
 
 }  // namespace
 
-std::vector<HeadRef> parse_heads(const LoadedModel& m, std::string_view text, const std::string& field) {
-    const std::vector<StackShape> stacks = stack_shapes(m.config());
-    std::vector<HeadRef> out;
+std::optional<std::vector<HeadItem>> parse_head_items(std::string_view text) {
+    std::vector<HeadItem> out;
     for (std::string_view item : items(text)) {
         constexpr auto npos = std::string_view::npos;
         const std::size_t last = item.rfind(':');
         const std::string_view front = last == npos ? "" : item.substr(0, last);  // [STACK:]LAYER
         const std::size_t mid = front.rfind(':');
-        const std::string_view name = mid == npos ? std::string_view(stacks.front().name) : front.substr(0, mid);
         const auto layer = from_one(mid == npos ? front : front.substr(mid + 1));
         const auto head = last == npos ? std::nullopt : from_one(item.substr(last + 1));
-        if (!layer || !head)
-            throw ModelError("", field, "expected LAYER:HEAD counted from 1 (2:3), or STACK:LAYER:HEAD, got \"" + std::string(item) + "\"");
+        if (!layer || !head || mid == 0) return std::nullopt;
+        out.push_back({std::string(mid == npos ? "" : front.substr(0, mid)), *layer, *head});
+    }
+    return out;
+}
+
+std::vector<HeadRef> parse_heads(const LoadedModel& m, std::string_view text, const std::string& field) {
+    const std::optional<std::vector<HeadItem>> parsed = parse_head_items(text);
+    if (!parsed)
+        throw ModelError("", field, "expected LAYER:HEAD counted from 1 (2:3), or STACK:LAYER:HEAD, comma-separated, got \"" +
+                                        std::string(text) + "\"");
+    const std::vector<StackShape> stacks = stack_shapes(m.config());
+    std::vector<HeadRef> out;
+    for (const HeadItem& item : *parsed) {
+        const std::string shown = (item.stack.empty() ? "" : item.stack + ":") + std::to_string(item.layer) + ":" + std::to_string(item.head);
+        const std::string& name = item.stack.empty() ? stacks.front().name : item.stack;
         auto it = std::find_if(stacks.begin(), stacks.end(), [&](const StackShape& s) { return s.name == name; });
         if (it == stacks.end()) {
             std::string names;
             for (const StackShape& s : stacks) names += (names.empty() ? "" : ", ") + s.name;
-            throw ModelError("", field, "\"" + std::string(item) + "\": this model's stacks are " + names);
+            throw ModelError("", field, "\"" + shown + "\": this model's stacks are " + names);
         }
-        if (*layer > it->layers || *head > it->heads)
-            throw ModelError("", field, "\"" + std::string(item) + "\" is not in " + it->name + ", which has " +
+        if (item.layer > it->layers || item.head > it->heads)
+            throw ModelError("", field, "\"" + shown + "\" is not in " + it->name + ", which has " +
                                             std::to_string(it->layers) + " layers × " + std::to_string(it->heads) + " heads");
-        const HeadRef ref{static_cast<int>(it - stacks.begin()), *layer - 1, *head - 1};
+        const HeadRef ref{static_cast<int>(it - stacks.begin()), item.layer - 1, item.head - 1};
         if (std::find(out.begin(), out.end(), ref) == out.end()) out.push_back(ref);
     }
     return out;
@@ -333,5 +346,55 @@ void check_interventions(const LoadedModel& m, const RunInput& input, const std:
             throw ModelError("", field, "token " + std::to_string(j + 1) + " is past the " + (marian ? "source's " : "text's ") +
                                             std::to_string(n) + " tokens");
 }
+
+// [SECTION] Head importance -------------------------------------------------------------------
+
+double log_probability(const std::vector<float>& logits, int id) {
+    const float top = *std::max_element(logits.begin(), logits.end());
+    double sum = 0;
+    for (float v : logits) sum += std::exp(static_cast<double>(v) - top);
+    return static_cast<double>(logits[static_cast<std::size_t>(id)]) - top - std::log(sum);
+}
+
+HeadImportanceRun::HeadImportanceRun(const Model& m, RunInput input, const std::vector<float>& logits)
+    : model_(m), input_(std::move(input)) {
+    if (logits.empty()) throw ModelError("", "", m.config.model_type + " has no LM head: no next token to measure heads by");
+    const StackShape first = stack_shapes(m.config).front();
+    out_.token = static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    out_.layers = first.layers, out_.heads = first.heads;
+    out_.delta.assign(static_cast<std::size_t>(first.layers * first.heads), std::numeric_limits<float>::quiet_NaN());
+    base_ = log_probability(logits, out_.token);
+    skip_knocked();
+}
+
+HeadImportanceRun::~HeadImportanceRun() = default;
+bool HeadImportanceRun::done() const { return next_ >= out_.layers * out_.heads; }
+float HeadImportanceRun::progress() const {
+    const float inner = run_ ? run_->progress() : 0.0f;
+    return std::min(1.0f, (static_cast<float>(next_) + inner) / static_cast<float>(std::max(out_.layers * out_.heads, 1)));
+}
+
+// Past the heads the run already knocks out (they stay NaN).
+void HeadImportanceRun::skip_knocked() {
+    while (!done() && input_.edits.knocked_out(0, next_ / out_.heads, next_ % out_.heads)) ++next_;
+}
+
+void HeadImportanceRun::step(kernels::Context& ctx) {
+    if (done()) return;
+    if (!run_) {
+        RunInput in = input_;
+        in.edits.knockout.push_back({0, next_ / out_.heads, next_ % out_.heads});
+        run_ = std::make_unique<Forward>(model_, std::move(in));
+    }
+    run_->step(ctx);
+    if (!run_->done()) return;
+    const RunResult r = run_->take();
+    out_.delta[static_cast<std::size_t>(next_)] = static_cast<float>(log_probability(r.logits, out_.token) - base_);
+    run_.reset();
+    ++next_;
+    skip_knocked();
+}
+
+HeadImportance HeadImportanceRun::take() { return std::move(out_); }
 
 }  // namespace attn

@@ -6,6 +6,7 @@
 // [SECTION] Text and ids
 // [SECTION] Running it
 // [SECTION] Experiments: SPEC.md §5's options
+// [SECTION] Head importance
 #pragma once
 
 #include "files.hpp"
@@ -93,13 +94,54 @@ std::vector<NextToken> top_tokens(const LoadedModel& m, const std::vector<float>
 
 // "2:3,1:1" (--knockout, the link's `knockout`): heads with layers and heads counted from 1,
 // each optionally after its stack's name ("cross_attention:2:1"; else the model's first stack).
-// Throws ModelError naming `field` for a malformed item, and config.json's field for a head
-// the model does not have.
+struct HeadItem {
+    std::string stack;  // "" = the first
+    int layer = 1, head = 1;
+};
+// The items as written, or nullopt when one is malformed (no model needed: links check this).
+std::optional<std::vector<HeadItem>> parse_head_items(std::string_view text);
+// The items as this model's heads. Throws ModelError naming `field` for a malformed item, an
+// unknown stack or a head the model does not have.
 std::vector<HeadRef> parse_heads(const LoadedModel& m, std::string_view text, const std::string& field);
 std::string format_heads(const LoadedModel& m, const std::vector<HeadRef>& heads);  // the same form
 // "3,5" (--hide-token): token positions counted from 1 -> from 0. Throws ModelError naming `field`.
 std::vector<int> parse_positions(std::string_view text, const std::string& field);
 // The hidden positions lie within the tokens they hide (gpt2, bert: ids; marian: source_ids).
 void check_interventions(const LoadedModel& m, const RunInput& input, const std::string& field);
+
+// [SECTION] Head importance -------------------------------------------------------------------
+
+// Each head of the first stack, for one prediction: the change in the log-probability of the
+// run's likeliest next token when that head alone is knocked out as well (the run's ablation
+// and other interventions kept). Negative: the head helped that prediction.
+struct HeadImportance {
+    int token = -1;               // the id measured
+    int layers = 0, heads = 0;
+    std::vector<float> delta;     // [layer·heads + head]; NaN for a head the run already knocked out
+    float at(int layer, int head) const { return delta[static_cast<std::size_t>(layer * heads + head)]; }
+};
+
+// One forward per head, in sub-block steps, so a page stays responsive (GPT-2 small: 144).
+class HeadImportanceRun {
+public:
+    // `input`: the run explained; `logits`: its last position's (a model with an LM head).
+    HeadImportanceRun(const Model& m, RunInput input, const std::vector<float>& logits);
+    ~HeadImportanceRun();
+    bool done() const;
+    float progress() const;  // 0 … 1
+    void step(kernels::Context& ctx);
+    HeadImportance take();   // once done()
+
+private:
+    Model model_;            // a copy shares the weights
+    RunInput input_;
+    HeadImportance out_;
+    double base_ = 0;        // log p(token) in the run
+    int next_ = 0;           // the head being measured, layer·heads + head
+    std::unique_ptr<Forward> run_;
+    void skip_knocked();
+};
+// log softmax(logits)[id], in double.
+double log_probability(const std::vector<float>& logits, int id);
 
 }  // namespace attn
