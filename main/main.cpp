@@ -5,6 +5,7 @@
 #include "builtin.hpp"
 #include "cli.hpp"
 #include "live_scenes.hpp"
+#include "model_state.hpp"
 #include "platform.hpp"
 #include "render_command.hpp"
 
@@ -146,6 +147,31 @@ int main(int argc, char** argv) {
         scene = std::move(loaded);
     }
 
+    // A live model's text and experiment, as `attnviz run` takes them (SPEC.md §5):
+    //   attnviz tiny-lm --text "…" --knockout 2:3,1:1 --knockout-mode mean --hide-token 3 --importance
+    std::optional<std::string> live_text;
+    attn::ModelExperiment experiment;
+    for (int i = 2; i < argc; ++i) {
+        const std::string a = argv[i];
+        const bool value = i + 1 < argc;
+        try {
+            if (a == "--text" && value) live_text = argv[++i];
+            else if (a == "--knockout" && value && attn::parse_head_items(argv[i + 1])) experiment.knockout = argv[++i];
+            else if (a == "--knockout-mode" && value && (std::strcmp(argv[i + 1], "zero") == 0 || std::strcmp(argv[i + 1], "mean") == 0))
+                experiment.ablation = std::strcmp(argv[++i], "mean") == 0 ? attn::Ablation::Mean : attn::Ablation::Zero;
+            else if (a == "--hide-token" && value) experiment.hidden = attn::parse_positions(argv[++i], "--hide-token");
+            else if (a == "--importance") experiment.importance = true;
+            else throw attn::ModelError("", a, "expected --text \"…\", --knockout L:H,…, --knockout-mode zero|mean, --hide-token N,… or --importance after a model");
+        } catch (const attn::ModelError& e) {
+            std::fprintf(stderr, "attnviz: %s\n", e.what());
+            return attn::kExitBadInput;
+        }
+    }
+    if (argc > 2 && !live_scene && builtin.empty() && model_folder.empty()) {
+        std::fprintf(stderr, "attnviz: --text and the experiment options need a model: attnviz tiny-lm --text \"…\" --knockout 2:3\n");
+        return attn::kExitBadInput;
+    }
+
     // Lives as long as the program: the browser's main loop outlives main().
     Window& w = *new Window;
     attn::App& app = w.app;
@@ -201,6 +227,8 @@ int main(int argc, char** argv) {
     }
     if (live_scene) attn::open_live_scene(app.state, *live_scene);
     if (!builtin.empty()) attn::open_builtin_model(app.state, builtin);
+    if (live_text) app.state.model.text = *live_text;
+    app.state.model.experiment = experiment;
     if (imported.has(attn::Detail::Layers)) {
         app.state.figure = std::move(imported);
         app.state.view = attn::View::Model;

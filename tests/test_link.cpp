@@ -439,6 +439,10 @@ std::map<std::string, ParamSamples> param_samples() {
         {"source", {{"rain"}, std::string(5000, 'a')}},
         {"model", {{"tiny-lm", "tiny-translator"}, "gpt2"}},
         {"translate", {{"1", "0"}, "yes"}},
+        {"knockout", {{"2:3", "2:3,1:1", "cross_attention:2:1"}, "2-3"}},
+        {"knockout_mode", {{"zero", "mean"}, "half"}},
+        {"hide", {{"3", "1,5"}, "0"}},
+        {"importance", {{"1", "0"}, "yes"}},
         {"lang", {{"en", "zh"}, "fr"}},
         {"panels", {{"1", "0"}, "yes"}},
         {"fps", {{"1", "0"}, "yes"}},
@@ -565,10 +569,10 @@ TEST_CASE("set-view takes and get-state reports the parameters with a message ty
         json reply = json::parse(handle_message(st, json{{"type", "attnviz:set-view"}, {name, samples.at(name).bad}}.dump()));
         CHECK(reply["field"] == name);
     }
-    CHECK(fields == 7);
+    CHECK(fields == 11);
     AppState st = app_with("multi-head-rain");
     json reply = json::parse(handle_message(st, R"({"type":"attnviz:set-view","lineheads":"1"})"));
-    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, token, theme, size, lang, panels)");
+    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, token, theme, size, lang, panels, knockout, knockout_mode, hide, importance)");
 }
 
 TEST_CASE("README's parameter table is link_parameters_markdown()") {

@@ -63,6 +63,7 @@ struct Figure {
     std::shared_ptr<const Scene> scene;
     // A live model's run (with Detail::Layers), or nullptr.
     std::shared_ptr<const LiveRun> live;
+    std::shared_ptr<const HeadImportance> importance;  // the live run's heads, once measured (model.hpp)
 
     bool empty() const { return shown == nullptr; }
     bool has(Detail d) const { return (details & static_cast<unsigned>(d)) != 0; }

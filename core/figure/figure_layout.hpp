@@ -77,6 +77,7 @@ enum class ItemRole {
     Selection, Hover,                           // heatmap: outlines of the selected row / column, hovered cell
     LegendTitle, LegendBar, LegendTick, LegendLabel, MaskedSwatch, MaskedLabel,
     HeadTag,                                    // model view: what a head does (its score), on its thumbnail
+    Knockout,                                   // model view: the veil and cross of a knocked-out head
 };
 
 // One thing to draw, in a layout's list order (later items over earlier ones).

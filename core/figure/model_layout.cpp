@@ -117,8 +117,14 @@ std::vector<Item> model_items(const ModelLayout& L, const ModelInput& in, const 
             items.push_back(thumb);
             const bool in_aggregate = in.show != ModelShow::Aggregate || (on(in.layers_on, l) && on(in.heads_on, h));
             if (!in_aggregate) items.push_back(rect_item(ItemRole::Other, b, veil));
-            items.push_back(outline_item(ItemRole::Other, b, border, 1.0f));
             const size_t t = static_cast<size_t>(l * L.heads + h);
+            if (on(in.off, static_cast<int>(t))) {  // knocked out: veiled, crossed corner to corner
+                const float inset = 0.18f * L.cell;
+                items.push_back(rect_item(ItemRole::Knockout, b, veil, 0.0f, thumb.index));
+                items.push_back(segment_item(ItemRole::Knockout, b.x0 + inset, b.y0 + inset, b.x1 - inset, b.y1 - inset, pal.text, 2.0f * sc, thumb.index));
+                items.push_back(segment_item(ItemRole::Knockout, b.x1 - inset, b.y0 + inset, b.x0 + inset, b.y1 - inset, pal.text, 2.0f * sc, thumb.index));
+            }
+            items.push_back(outline_item(ItemRole::Other, b, border, 1.0f));
             if (t < in.tags.size()) add_tag(b, in.tags[t], thumb.index);
         }
     }

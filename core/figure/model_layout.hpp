@@ -46,6 +46,7 @@ struct ModelInput {
     int layer = 0, head = 0;       // the map shown (Head), the layer rolled out to (Rollout)
     std::vector<bool> layers_on, heads_on;  // the aggregate's choice (Aggregate)
     std::vector<HeadTag> tags;     // per thumbnail (layer · heads + head), or empty: none
+    std::vector<bool> off;         // per thumbnail, or empty: knocked out (a live model's experiment)
     ModelWords words;
 };
 
@@ -83,7 +84,8 @@ ModelLayout lay_out_model(const ModelInput& input, const TextMeasure& measure);
 
 // Captions, head numbers and layer labels (the chosen ones in the text colour), then per
 // thumbnail an Item::Grid (index layer · heads + head) with a veil over those outside the
-// aggregate, a thin outline and its tag (a chip at the bottom left), the accent around the map the other views show, the hovered
+// aggregate, a veil and a cross over those knocked out (ItemRole::Knockout), a thin outline
+// and its tag (a chip at the bottom left), the accent around the map the other views show, the hovered
 // thumbnail's outline, and the legend (title, Item::Colormap, ticks 0 / 0.5 / 1, the hatch).
 std::vector<Item> model_items(const ModelLayout& layout, const ModelInput& input, const ModelLayout::Hit& hover,
                               const TextMeasure& measure);

@@ -173,6 +173,7 @@ const char* class_of(ItemRole role) {
         case ItemRole::MaskedSwatch: return "masked-swatch";
         case ItemRole::MaskedLabel: return "masked-label";
         case ItemRole::HeadTag: return "head-tag";
+        case ItemRole::Knockout: return "knockout";
         case ItemRole::Other: return "item";
     }
     return "item";

@@ -478,6 +478,89 @@ constexpr LinkParam kParams[] = {
          model_input_changed(st);
      }},
 
+    {.name = "knockout",
+     .what = "a live model's heads knocked out (their output replaced, `knockout_mode`); the model view marks them",
+     .values = "`LAYER:HEAD` from 1, comma-separated (`2:3,1:1`), each optionally after its stack (`cross_attention:2:1`)",
+     .default_value = "",
+     .absent = "none",
+     .message = LinkMessage::Text,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         if (!parse_head_items(v)) return "expected LAYER:HEAD counted from 1, comma-separated (2:3,1:1), or STACK:LAYER:HEAD, got " + shown_value(v);
+         l.knockout = v;
+         return "";
+     },
+     .format = [](const LinkState& l) { return l.knockout; },
+     .from_app = [](LinkState& l, const AppState& st) { l.knockout = st.model.experiment.knockout; },
+     .to_app = [](AppState& st, const LinkState& l) {
+         if (st.model.experiment.knockout == l.knockout) return;
+         st.model.experiment.knockout = l.knockout;
+         model_input_changed(st);
+     }},
+
+    {.name = "knockout_mode",
+     .what = "what replaces a knocked-out head's output: zeros, or its mean over the sequence",
+     .values = "`zero`, `mean`",
+     .default_value = "zero",
+     .message = LinkMessage::Text,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         if (v != "zero" && v != "mean") return "expected zero or mean, got " + shown_value(v);
+         l.mean_ablation = v == "mean";
+         return "";
+     },
+     .format = [](const LinkState& l) { return std::string(l.mean_ablation ? "mean" : "zero"); },
+     .from_app = [](LinkState& l, const AppState& st) { l.mean_ablation = st.model.experiment.ablation == Ablation::Mean; },
+     .to_app = [](AppState& st, const LinkState& l) {
+         const Ablation a = l.mean_ablation ? Ablation::Mean : Ablation::Zero;
+         if (st.model.experiment.ablation == a) return;
+         st.model.experiment.ablation = a;
+         model_input_changed(st);
+     }},
+
+    {.name = "hide",
+     .what = "a live model's hidden tokens: no query attends to them (marian: the source's)",
+     .values = "token numbers from 1, comma-separated (`3,5`)",
+     .default_value = "",
+     .absent = "none",
+     .message = LinkMessage::Text,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         std::vector<int> hidden;
+         for (std::size_t i = 0; !v.empty() && i <= v.size();) {
+             const std::size_t comma = std::min(v.find(',', i), v.size());
+             const auto n = parse_int(v.substr(i, comma - i), 1, kMaxTokens);
+             if (!n) return "expected token numbers from 1, comma-separated (3,5), got " + shown_value(v);
+             if (std::find(hidden.begin(), hidden.end(), *n - 1) == hidden.end()) hidden.push_back(*n - 1);
+             i = comma + 1;
+         }
+         std::sort(hidden.begin(), hidden.end());
+         l.hidden = std::move(hidden);
+         return "";
+     },
+     .format = [](const LinkState& l) {
+         std::string s;
+         for (int j : l.hidden) s += (s.empty() ? "" : ",") + std::to_string(j + 1);
+         return s;
+     },
+     .from_app = [](LinkState& l, const AppState& st) { l.hidden = st.model.experiment.hidden; },
+     .to_app = [](AppState& st, const LinkState& l) {
+         if (st.model.experiment.hidden == l.hidden) return;
+         st.model.experiment.hidden = l.hidden;
+         model_input_changed(st);
+     }},
+
+    {.name = "importance",
+     .what = "a live model: measure every head's importance for the next token (a layers × heads map in the panel)",
+     .values = "`1`, `0`",
+     .default_value = "0",
+     .message = LinkMessage::Boolean,
+     .parse = [](LinkState& l, std::string_view v) { return parse_flag(l.importance, v, "1 (measure) or 0"); },
+     .format = [](const LinkState& l) { return flag_text(l.importance); },
+     .from_app = [](LinkState& l, const AppState& st) { l.importance = st.model.experiment.importance; },
+     .to_app = [](AppState& st, const LinkState& l) {
+         if (st.model.experiment.importance == l.importance) return;
+         st.model.experiment.importance = l.importance;
+         model_input_changed(st);
+     }},
+
     {.name = "topk",
      .what = "Lines view: lines per query",
      .values = "`0` auto (all up to 64 keys, else 3), or a number",

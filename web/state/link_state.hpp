@@ -55,6 +55,12 @@ struct LinkState {
     std::string model_text, model_source;
     bool model_translate = true;
     std::string model;             // a built-in model (builtin.hpp) run live; "" = none or the page's ?model=
+    // Its experiment (model_state.hpp ModelExperiment): heads knocked out as links write them
+    // ("2:3,cross_attention:1:2"), the ablation, hidden tokens (from 0), head importance.
+    std::string knockout;
+    bool mean_ablation = false;
+    std::vector<int> hidden;
+    bool importance = false;
 };
 
 // [SECTION] Parameters -----------------------------------------------------------------------

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 namespace attn {
@@ -158,6 +159,35 @@ void apply_pick_head(AppState& st) {
 
 void model_input_changed(AppState& st) { ++st.model.input_revision; }
 
+std::vector<HeadRef> knocked_heads(const AppState& st) {
+    if (!st.model.model) return {};
+    try {
+        return parse_heads(*st.model.model, st.model.experiment.knockout, "knockout");
+    } catch (const ModelError&) {
+        return {};
+    }
+}
+
+void toggle_knockout(AppState& st, const HeadRef& head) {
+    ModelSession& ms = st.model;
+    if (!ms.model) return;
+    std::vector<HeadRef> heads = knocked_heads(st);
+    auto it = std::find(heads.begin(), heads.end(), head);
+    if (it == heads.end()) heads.push_back(head);
+    else heads.erase(it);
+    ms.experiment.knockout = format_heads(*ms.model, heads);
+    model_input_changed(st);
+}
+
+void toggle_hidden(AppState& st, int token) {
+    std::vector<int>& hidden = st.model.experiment.hidden;
+    auto it = std::find(hidden.begin(), hidden.end(), token);
+    if (it == hidden.end()) hidden.push_back(token);
+    else hidden.erase(it);
+    std::sort(hidden.begin(), hidden.end());
+    model_input_changed(st);
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -170,16 +200,25 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
     auto job = std::make_shared<ModelJob>();
     job->revision = ms.input_revision;
     const bool ok = guarded(st, m.name, [&] {
-        if (m.config().family != Family::Marian) {
+        Interventions& edits = job->input.edits;
+        edits.knockout = parse_heads(m, ms.experiment.knockout, "knockout");
+        edits.ablation = ms.experiment.ablation;
+        const bool marian = m.config().family == Family::Marian;
+        if (!marian) {
             job->input.ids = encode_text(m, ms.text);
         } else {
             job->input.source_ids = encode_text(m, ms.source);
-            if (ms.translate) {
-                job->encoder = std::make_unique<Forward>(m.model, RunInput{{m.config().decoder_start_id}, job->input.source_ids});
-                return;
-            }
-            job->input.ids = encode_target(m, ms.text);
+            if (ms.translate && edits.ablation == Ablation::Mean && !edits.knockout.empty())
+                throw ModelError("", "knockout_mode", "mean ablation needs the whole target: it is not offered while translating");
         }
+        const std::size_t n = marian ? job->input.source_ids.size() : job->input.ids.size();
+        for (int j : ms.experiment.hidden)
+            if (j >= 0 && static_cast<std::size_t>(j) < n) edits.hidden.push_back(j);
+        if (marian && ms.translate) {
+            job->encoder = std::make_unique<Forward>(m.model, RunInput{{m.config().decoder_start_id}, job->input.source_ids, edits});
+            return;
+        }
+        if (marian) job->input.ids = encode_target(m, ms.text);
         job->forward = std::make_unique<Forward>(m.model, job->input);
     });
     return ok ? job : nullptr;
@@ -194,12 +233,12 @@ void step_job(ModelJob& job, const LoadedModel& m) {
         job.preview->step(job.ctx);
         if (!job.preview->done()) return;
         job.partial = job.preview->take();
-        job.partial_input = RunInput{job.input.ids, job.input.source_ids};
+        job.partial_input = job.input;
         job.preview.reset();
     } else if (job.encoder) {
         job.encoder->step(job.ctx);
         if (!job.encoder->done()) return;
-        job.decoder = std::make_unique<Decoder>(m.model, job.encoder->take().encoder_output);
+        job.decoder = std::make_unique<Decoder>(m.model, job.encoder->take().encoder_output, job.input.edits);
         job.encoder.reset();
         job.input.ids = {c.decoder_start_id};
         job.logits = job.decoder->step(job.ctx, c.decoder_start_id);
@@ -229,6 +268,20 @@ void show_run(AppState& st, RunInput input, RunResult result) {
     live->top = top_tokens(*ms.model, live->result.logits, ms.top_n);
     const bool same_model = st.figure.live && st.figure.live->model == ms.model;
     guarded(st, ms.model->name, [&] { show_layered_figure(st, live_figure(std::move(live)), same_model); });
+}
+
+// The importance of the shown run's heads, in slices of the budget left; once measured, the
+// figure's (when it still shows that run).
+void measure_importance(AppState& st, Clock::time_point start, double budget_seconds) {
+    ModelSession& ms = st.model;
+    if (!ms.importance) return;
+    kernels::Context ctx;
+    do ms.importance->step(ctx);
+    while (!ms.importance->done() && std::chrono::duration<double>(Clock::now() - start).count() < budget_seconds);
+    if (!ms.importance->done()) return;
+    if (st.figure.live == ms.importance_of) st.figure.importance = std::make_shared<const HeadImportance>(ms.importance->take());
+    ms.importance.reset();
+    ms.importance_of.reset();
 }
 
 float job_progress(const ModelJob& job) {
@@ -263,9 +316,13 @@ void advance_model(AppState& st, double budget_seconds) {
     if (ms.job && ms.job->revision != ms.input_revision) ms.job.reset();  // typed on: the newest text wins
     if (!ms.job && ms.run_revision != ms.input_revision) {
         ms.run_revision = ms.input_revision;
+        ms.importance.reset();
         ms.job = start_job(st);
     }
-    if (!ms.job) return;
+    if (!ms.job) {
+        measure_importance(st, start, budget_seconds);
+        return;
+    }
     // Slices while the next one still fits in the budget, judged by the longest so far (a
     // layer's feed-forward block: 75 ms for GPT-2 small in wasm): at least one a frame.
     ModelJob& job = *ms.job;
@@ -291,6 +348,11 @@ void advance_model(AppState& st, double budget_seconds) {
         show_run(st, std::move(job.input), job.forward->take());
         ms.last_run_frames = job.frames;
         ms.job.reset();
+        const LiveRun* live = st.figure.live.get();
+        if (ms.experiment.importance && live && !live->result.logits.empty()) {
+            ms.importance = std::make_shared<HeadImportanceRun>(ms.model->model, live->input, live->result.logits);
+            ms.importance_of = st.figure.live;
+        }
     }
 }
 
@@ -306,6 +368,14 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
     j["running"] = ms.job ? json(ms.job_progress) : json(nullptr);
     if (ms.model) j.update({{"name", ms.model->name}, {"model_type", ms.model->config().model_type}, {"summary", ms.model->summary()}});
     j["builtin"] = ms.builtin;
+    const ModelExperiment& ex = ms.experiment;
+    j["experiment"] = {{"knockout", ex.knockout}, {"knockout_mode", ex.ablation == Ablation::Mean ? "mean" : "zero"},
+                       {"hidden", ex.hidden}, {"importance", ex.importance}};
+    if (const HeadImportance* hi = st.figure.importance.get()) {
+        json delta = json::array();
+        for (float v : hi->delta) delta.push_back(std::isfinite(v) ? json(v) : json(nullptr));
+        j["importance"] = {{"token", hi->token}, {"layers", hi->layers}, {"heads", hi->heads}, {"delta", delta}};
+    }
     if (ms.model && ms.model->heads) {  // the head scores, [kind][layer][head]
         const HeadScores& hs = *ms.model->heads;
         for (int k = 0; k < kHeadKinds; ++k) {

@@ -38,6 +38,15 @@ struct ModelFilesLoad {
 
 struct ModelJob;  // a run in progress (model_state.cpp)
 
+// The experiments every run of the session makes (transformer.hpp Interventions), as a reader
+// sets them in the panel, the model view or a link.
+struct ModelExperiment {
+    std::string knockout;     // heads as links write them: "2:3,cross_attention:1:2" (from 1)
+    Ablation ablation = Ablation::Zero;
+    std::vector<int> hidden;  // token positions from 0 (marian: the source's); those past the text are ignored
+    bool importance = false;  // measure every head's importance after each run (HeadImportanceRun)
+};
+
 struct ModelSession {
     std::optional<ModelFilesLoad> reading;     // browser: files on their way in
     std::shared_ptr<ModelLoad> loading;        // the weights being converted
@@ -55,15 +64,20 @@ struct ModelSession {
     // `translate`, marian generates its target greedily instead of reading `text`.
     std::string text, source;
     bool translate = true;
+    ModelExperiment experiment;
     int input_revision = 0;                    // bumps on every edit
     int run_revision = -1;                     // the input revision last run (or refused)
     std::shared_ptr<ModelJob> job;             // the run in progress, or nullptr
     float job_progress = 0.0f;
+    // After a run, while experiment.importance: its heads' importance, measured in slices
+    // (the figure's run, whose maps stay shown), then the figure's `importance`.
+    std::shared_ptr<HeadImportanceRun> importance;
+    std::shared_ptr<const LiveRun> importance_of;
     int last_run_frames = 0;                   // frames the last finished run took (1: it fit the frame that started it)
     int top_n = 10;                            // next tokens shown
 
     bool active() const { return model != nullptr; }
-    bool busy() const { return reading || loading || job; }
+    bool busy() const { return reading || loading || job || importance; }
 };
 
 // [SECTION] Opening a model ------------------------------------------------------------------
@@ -95,8 +109,15 @@ void apply_pick_head(AppState& st);
 
 // [SECTION] Running it -----------------------------------------------------------------------
 
-// After editing text / source / translate.
+// After editing text / source / translate / experiment.
 void model_input_changed(AppState& st);
+// The model view's and panel's toggles: a head in or out of the knockout (experiment.knockout
+// rewritten), a token hidden or shown. Both rerun the model.
+void toggle_knockout(AppState& st, const HeadRef& head);
+void toggle_hidden(AppState& st, int token);
+// The session's experiment as this model's heads (none when it has no model or the text does
+// not parse: st.error says why).
+std::vector<HeadRef> knocked_heads(const AppState& st);
 // Once a frame: converts weights, runs the model, or finishes a run into the figure, for about
 // `budget_seconds` of work: whole slices (a layer's attention or feed-forward block, a token
 // generated), as many as fit, at least one.

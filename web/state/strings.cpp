@@ -254,6 +254,36 @@ constexpr Entry kTable[] = {
      "on repeated random tokens: previous token %.2f · induction %.2f · first token %.2f · punctuation %.2f (a tag from 0.5, induction 0.4)",
      "在重复的随机词元上：前一词 %.2f · 归纳 %.2f · 首词 %.2f · 标点 %.2f（0.5 起标注，归纳 0.4 起）"},
     {Str::TrainedModels, "trained models, run live (loaded on demand)", "训练好的模型，实时运行（用到时才加载）"},
+    {Str::SectionExperiments, "EXPERIMENTS", "实验"},
+    {Str::ThumbKnockRight, "right-click to knock it out", "右键点击以关闭这个头"},
+    {Str::ThumbRestoreRight, "knocked out: right-click to restore it", "已关闭：右键点击以恢复"},
+    {Str::ThumbKnockClick, "click to knock it out", "点击以关闭这个头"},
+    {Str::ThumbRestoreClick, "knocked out: click to restore it", "已关闭：点击以恢复"},
+    {Str::KnockedOut, "Knocked out: %s", "已关闭的头：%s"},
+    {Str::KnockedNone, "No head knocked out. Right-click a head in the Model view to switch it off.",
+     "没有关闭的头。在模型视图中右键点击一个头即可关闭它。"},
+    {Str::ClickKnocks, "Clicks in the Model view knock heads out", "在模型视图中点击即关闭头"},
+    {Str::AblationLabel, "Replace the output with", "头的输出替换为"},
+    {Str::AblationZero, "zeros", "零"},
+    {Str::AblationMean, "its mean", "均值"},
+    {Str::AblationTip,
+     "A knocked-out head still attends (its map is shown), but what it passes on is replaced: by zeros, or by its mean over "
+     "the sequence. Every later layer and the next-token list see the change.",
+     "被关闭的头仍然计算注意力（图中照常显示），但它传给后面的输出被替换：换成零，或换成它在整个序列上的均值。"
+     "后面的每一层和下一个词元的预测都会随之改变。"},
+    {Str::RestoreAll, "Restore all", "全部恢复"},
+    {Str::HideTokensHint, "Click a token above to hide it: no query attends to it, as with padding.",
+     "点击上面的词元即可隐藏它：和填充一样，任何查询都不再关注它。"},
+    {Str::HiddenTokens, "Hidden tokens: %d", "隐藏的词元：%d 个"},
+    {Str::HeadImportanceToggle, "Head importance", "头的重要性"},
+    {Str::HeadImportanceTip,
+     "For the text as it is: each head knocked out alone, and how much the log-probability of the likeliest next token "
+     "changes. Red: the head helped that prediction; blue: it worked against it.",
+     "对当前文本：每次只关闭一个头，看最可能的下一个词元的对数概率变化多少。红色：这个头帮助了这个预测；蓝色：它在阻碍这个预测。"},
+    {Str::ImportanceCaption, "change in log p(\"%s\") with the head knocked out", "关闭该头后 log p(“%s”) 的变化"},
+    {Str::ImportanceRunning, "measuring head importance  %d%%", "正在测量头的重要性  %d%%"},
+    {Str::ImportanceCell, "layer %d, head %d: %+.3f", "第 %d 层，第 %d 个头：%+.3f"},
+    {Str::ImportanceNoHead, "This model has no next token to measure heads by.", "这个模型没有下一个词元的预测，无法测量头的重要性。"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 

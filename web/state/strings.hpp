@@ -52,6 +52,10 @@ enum class Str {
     // what a head does (core/model/heads.hpp), on the model view's thumbnails: full and brief
     HeadPrev, HeadInduction, HeadSink, HeadDelimiter, HeadPrevBrief, HeadInductionBrief, HeadSinkBrief, HeadDelimiterBrief,
     HeadScoresTip, TrainedModels,
+    // experiments on a live model (web/ui/live_panel.cpp, the model view's tooltip)
+    SectionExperiments, ThumbKnockRight, ThumbRestoreRight, ThumbKnockClick, ThumbRestoreClick, KnockedOut, KnockedNone,
+    ClickKnocks, AblationLabel, AblationZero, AblationMean, AblationTip, RestoreAll, HideTokensHint, HiddenTokens,
+    HeadImportanceToggle, HeadImportanceTip, ImportanceCaption, ImportanceRunning, ImportanceCell, ImportanceNoHead,
     Count
 };
 

@@ -2,6 +2,7 @@
 //
 // [SECTION] Opening a model
 // [SECTION] The model's section
+// [SECTION] Experiments
 // [SECTION] Progress
 #include "live_panel.hpp"
 
@@ -32,6 +33,8 @@ std::string megabytes(double bytes) {
     std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1048576.0);
     return buf;
 }
+
+void draw_experiments(ViewContext& ctx);
 
 }  // namespace
 
@@ -64,6 +67,16 @@ void draw_live_controls(ViewContext& ctx) {
             for (const std::string& t : st.figure.stack(stack).queries) out.push_back(display_token(t));
         return out;
     };
+    // The tokens hidden by the experiment can be: chips that hide and show them on a click.
+    auto hideable_chips = [&](int stack) {
+        const std::vector<std::string> tokens = tokens_of(stack);
+        std::vector<bool> hidden(tokens.size(), false);
+        for (int j : ms.experiment.hidden)
+            if (j >= 0 && static_cast<size_t>(j) < hidden.size()) hidden[static_cast<size_t>(j)] = true;
+        const int clicked = token_chips(st.lang, tokens, pal, sc, &hidden);
+        probe(st, "model.tokens");
+        if (clicked >= 0) toggle_hidden(st, clicked);
+    };
     auto text_box = [&](Str label, const char* id, std::string* text, bool enabled) {
         ImGui::TextUnformatted(tr(st.lang, label));
         ImGui::SetNextItemWidth(-FLT_MIN);
@@ -74,7 +87,7 @@ void draw_live_controls(ViewContext& ctx) {
     };
     if (m.config().family == Family::Marian) {
         text_box(Str::LiveSource, "model.source", &ms.source, true);
-        token_chips(st.lang, tokens_of(0), pal, sc);
+        hideable_chips(0);
         // What the decoder wrote, as text: its tokens after the start, without </s>.
         std::string written;
         if (live)
@@ -91,7 +104,7 @@ void draw_live_controls(ViewContext& ctx) {
         token_chips(st.lang, tokens_of(1), pal, sc);
     } else {
         text_box(Str::LiveText, "model.text", &ms.text, true);
-        token_chips(st.lang, tokens_of(0), pal, sc);
+        hideable_chips(0);
     }
 
     if (live && !live->top.empty()) {  // the LM head's likeliest next tokens
@@ -111,7 +124,116 @@ void draw_live_controls(ViewContext& ctx) {
             probe(st, ("model.top." + std::to_string(i)).c_str());
         }
     }
+    draw_experiments(ctx);
 }
+
+// [SECTION] Experiments ----------------------------------------------------------------------
+
+namespace {
+
+// Δ log p of every head as a layers × heads grid of cells on a diverging scale centred on 0
+// (red: knocking the head out lowers the prediction's probability: it helped), with the value
+// in cells wide enough and on hover.
+void importance_grid(AppState& st, const HeadImportance& hi, const LoadedModel& m, float sc) {
+    char caption[160];
+    std::snprintf(caption, sizeof caption, tr(st.lang, Str::ImportanceCaption), display_token(m.decoder_tokenizer().token(hi.token)).c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("%s", caption);
+    ImGui::PopStyleColor();
+    float extent = 1e-6f;
+    for (float v : hi.delta)
+        if (std::isfinite(v)) extent = std::max(extent, std::fabs(v));
+    const float label_w = ImGui::CalcTextSize("L00").x + 6.0f * sc;
+    const float cell = std::clamp((ImGui::GetContentRegionAvail().x - label_w) / static_cast<float>(hi.heads), 10.0f * sc, 44.0f * sc);
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const Palette& pal = palette(st.theme);
+    const ImVec4 bg = ImGui::ColorConvertU32ToFloat4(pal.background);
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    const float fs = ImGui::GetFontSize();
+    for (int l = 0; l < hi.layers; ++l) {
+        char row[8];
+        std::snprintf(row, sizeof row, "L%d", l + 1);
+        dl->AddText(ImVec2(p.x, p.y + l * cell + (cell - fs) * 0.5f), pal.text_muted, row);
+        for (int h = 0; h < hi.heads; ++h) {
+            const float v = hi.at(l, h);
+            const ImVec2 a(p.x + label_w + h * cell, p.y + l * cell), b(a.x + cell - 2.0f * sc, a.y + cell - 2.0f * sc);
+            const float t = std::isfinite(v) ? std::clamp(v / extent, -1.0f, 1.0f) : 0.0f;
+            const ImVec4 end = t < 0 ? ImVec4(0.84f, 0.19f, 0.15f, 1) : ImVec4(0.13f, 0.40f, 0.67f, 1);
+            const float k = std::fabs(t);
+            const ImVec4 c(bg.x + (end.x - bg.x) * k, bg.y + (end.y - bg.y) * k, bg.z + (end.z - bg.z) * k, 1.0f);
+            dl->AddRectFilled(a, b, ImGui::ColorConvertFloat4ToU32(c));
+            dl->AddRect(a, b, pal.token_outline);
+            if (!std::isfinite(v)) {  // knocked out by the experiment itself
+                dl->AddLine(a, b, pal.text_muted, 1.5f * sc);
+                dl->AddLine(ImVec2(b.x, a.y), ImVec2(a.x, b.y), pal.text_muted, 1.5f * sc);
+            } else if (cell >= fs * 2.2f) {
+                char value[16];
+                std::snprintf(value, sizeof value, "%+.2f", static_cast<double>(v));
+                const float w = ImGui::CalcTextSize(value).x;
+                dl->AddText(ImVec2(a.x + (b.x - a.x - w) * 0.5f, a.y + (b.y - a.y - fs) * 0.5f), k > 0.55f ? IM_COL32_WHITE : pal.text, value);
+            }
+            char name[48];
+            std::snprintf(name, sizeof name, "model.importance.%d.%d", l + 1, h + 1);
+            st.probe[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
+            if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y && std::isfinite(v))
+                ImGui::SetTooltip(tr(st.lang, Str::ImportanceCell), l + 1, h + 1, static_cast<double>(v));
+        }
+    }
+    ImGui::Dummy(ImVec2(label_w + hi.heads * cell, hi.layers * cell));
+}
+
+void draw_experiments(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    ModelSession& ms = st.model;
+    ModelExperiment& ex = ms.experiment;
+    const LoadedModel& m = *ms.model;
+    section(tr(st.lang, Str::SectionExperiments));
+    const std::vector<HeadRef> heads = knocked_heads(st);
+    if (heads.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("%s", tr(st.lang, Str::KnockedNone));
+        ImGui::PopStyleColor();
+    } else {
+        char line[256];
+        std::snprintf(line, sizeof line, tr(st.lang, Str::KnockedOut), ex.knockout.c_str());
+        ImGui::TextWrapped("%s", line);
+        probe(st, "model.knocked");
+        if (ImGui::SmallButton(tr(st.lang, Str::RestoreAll))) {
+            ex.knockout.clear();
+            model_input_changed(st);
+        }
+        probe(st, "model.restore");
+    }
+    ImGui::Checkbox(tr(st.lang, Str::ClickKnocks), &ctx.panels.click_knocks_out);
+    probe(st, "model.click_knocks");
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(tr(st.lang, Str::AblationLabel));
+    tooltip(tr(st.lang, Str::AblationTip));
+    ImGui::SameLine();
+    int mode = ex.ablation == Ablation::Mean ? 1 : 0;
+    bool changed = ImGui::RadioButton(tr(st.lang, Str::AblationZero), &mode, 0);
+    probe(st, "model.ablation.zero");
+    ImGui::SameLine();
+    changed |= ImGui::RadioButton(tr(st.lang, Str::AblationMean), &mode, 1);
+    probe(st, "model.ablation.mean");
+    if (changed) {
+        ex.ablation = mode == 1 ? Ablation::Mean : Ablation::Zero;
+        model_input_changed(st);
+    }
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("%s", tr(st.lang, Str::HideTokensHint));
+    ImGui::PopStyleColor();
+    const bool has_head = m.config().family != Family::Bert;
+    ImGui::BeginDisabled(!has_head);
+    if (ImGui::Checkbox(tr(st.lang, Str::HeadImportanceToggle), &ex.importance)) model_input_changed(st);
+    ImGui::EndDisabled();
+    probe(st, "model.importance");
+    tooltip(tr(st.lang, has_head ? Str::HeadImportanceTip : Str::ImportanceNoHead));
+    if (ex.importance && st.figure.importance) importance_grid(st, *st.figure.importance, m, ctx.scale);
+}
+
+}  // namespace
 
 // [SECTION] Progress -------------------------------------------------------------------------
 
@@ -130,6 +252,9 @@ void draw_live_progress(ViewContext& ctx) {
     } else if (ms.job) {
         fraction = ms.job_progress;
         std::snprintf(text, sizeof text, tr(st.lang, Str::LiveRunning), ms.model->name.c_str(), static_cast<int>(fraction * 100.0f));
+    } else if (ms.importance) {
+        fraction = ms.importance->progress();
+        std::snprintf(text, sizeof text, tr(st.lang, Str::ImportanceRunning), static_cast<int>(fraction * 100.0f));
     } else {
         return;
     }

@@ -229,6 +229,12 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     in.layers_on = im.layers_on, in.heads_on = im.heads_on;
     const HeadScores* head_scores = shown_head_scores(st);
     if (head_scores && head_scores->layers == L && head_scores->heads == H) in.tags = head_tags(*head_scores, st.lang);
+    const bool live = st.figure.live != nullptr;
+    if (live) {  // the experiment's knocked-out heads of this stack
+        in.off.assign(static_cast<size_t>(L * H), false);
+        for (const HeadRef& r : knocked_heads(st))
+            if (r.stack == im.import_stack && r.layer < L && r.head < H) in.off[static_cast<size_t>(r.layer * H + r.head)] = true;
+    }
     in.words.heads = tr(st.lang, Str::CaptionHeads), in.words.layers = tr(st.lang, Str::CaptionLayers), in.words.layer = tr(st.lang, Str::LayerN);
     in.words.weight = tr(st.lang, Str::LegendWeight), in.words.masked = tr(st.lang, Str::Masked);
     const ModelLayout layout = lay_out_model(in, measure);
@@ -264,7 +270,11 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
 
     if (hl >= 0) {
         ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
-        if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+        const bool knock = live && (ImGui::IsMouseClicked(ImGuiMouseButton_Right) ||
+                                    (ctx.panels.click_knocks_out && ImGui::IsMouseClicked(ImGuiMouseButton_Left)));
+        if (knock) {
+            toggle_knockout(st, {im.import_stack, hl, hh});
+        } else if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
             select_import_map(st, hl, hh);
             st.view = View::Heatmap;
         } else {
@@ -282,6 +292,11 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
             ImGui::Dummy(ImVec2(q.x - p.x, q.y - p.y));
             ctx.renderer.add_heatmap(ImGui::GetWindowDrawList(), thumbnail(st, atlas, hl, hh, p, q));
             ImGui::TextDisabled("%s", tr(st.lang, Str::ThumbClick));
+            if (live) {
+                const bool off = in.off[static_cast<size_t>(hl * H + hh)];
+                ImGui::TextDisabled("%s", tr(st.lang, ctx.panels.click_knocks_out ? (off ? Str::ThumbRestoreClick : Str::ThumbKnockClick)
+                                                                                   : (off ? Str::ThumbRestoreRight : Str::ThumbKnockRight)));
+            }
             ImGui::EndTooltip();
         }
     }

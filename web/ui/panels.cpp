@@ -112,21 +112,31 @@ bool segmented(AppState& st, const char* id, T* value, std::initializer_list<Seg
 }
 
 // Tokens as small chips that wrap, so the user sees how the text was split.
-void token_chips(Lang lang, const std::vector<std::string>& tokens, const Palette& pal, float s) {
+int token_chips(Lang lang, const std::vector<std::string>& tokens, const Palette& pal, float s, const std::vector<bool>* hidden) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* font = ImGui::GetFont();
     const float fs = ImGui::GetFontSize();
     const float pad = 5.0f * s, gap = 4.0f * s, h = fs + 4.0f * s;
     const float x0 = ImGui::GetCursorScreenPos().x, right = x0 + ImGui::GetContentRegionAvail().x;
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    const bool hovered_window = hidden && ImGui::IsWindowHovered();
     float x = x0, y = ImGui::GetCursorScreenPos().y;
+    int clicked = -1;
     const size_t shown = std::min<size_t>(tokens.size(), 64);
     for (size_t i = 0; i < shown; ++i) {
         const char* t = token_label(tokens[i]);
         float w = font->CalcTextSizeA(fs, FLT_MAX, 0.0f, t).x + 2.0f * pad;
         if (x + w > right && x > x0) x = x0, y += h + gap;
-        dl->AddRectFilled(ImVec2(x, y), ImVec2(x + w, y + h), pal.token_fill, 3.0f * s);
-        dl->AddRect(ImVec2(x, y), ImVec2(x + w, y + h), pal.token_outline, 3.0f * s);
-        dl->AddText(font, fs, ImVec2(x + pad, y + 2.0f * s), pal.text, t);
+        const bool off = hidden && i < hidden->size() && (*hidden)[i];
+        const bool over = hovered_window && mouse.x >= x && mouse.x < x + w && mouse.y >= y && mouse.y < y + h;
+        dl->AddRectFilled(ImVec2(x, y), ImVec2(x + w, y + h), off ? pal.background : over ? pal.token_hover : pal.token_fill, 3.0f * s);
+        dl->AddRect(ImVec2(x, y), ImVec2(x + w, y + h), over ? pal.token_pinned : pal.token_outline, 3.0f * s, 0, over ? 2.0f * s : 1.0f);
+        dl->AddText(font, fs, ImVec2(x + pad, y + 2.0f * s), off ? pal.text_muted : pal.text, t);
+        if (off) dl->AddLine(ImVec2(x + pad * 0.5f, y + h * 0.5f), ImVec2(x + w - pad * 0.5f, y + h * 0.5f), pal.text, 1.5f * s);
+        if (over) {
+            ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
+            if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) clicked = static_cast<int>(i);
+        }
         x += w + gap;
     }
     if (tokens.size() > shown) {
@@ -135,6 +145,7 @@ void token_chips(Lang lang, const std::vector<std::string>& tokens, const Palett
         dl->AddText(font, fs, ImVec2(x, y + 2.0f * s), pal.text_muted, more);
     }
     ImGui::Dummy(ImVec2(right - x0, y + h - ImGui::GetCursorScreenPos().y));
+    return clicked;
 }
 
 namespace {

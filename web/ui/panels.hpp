@@ -19,6 +19,7 @@ struct PanelState {
     std::size_t scanned_paste = 0; // hash of the paste box last scanned for glyphs
     std::string model_path;        // desktop: the "Open model attention" path field
     std::string model_folder;      // desktop: the "Open a model" folder field
+    bool click_knocks_out = false; // a live model: a click in the model view knocks a head out (else right-click)
 };
 
 // Builds the whole UI for one frame, filling the display. figure_only: just the figure with a
@@ -30,8 +31,10 @@ void draw_app(ViewContext& ctx, bool figure_only);
 void section(const char* title);
 // The colormap of the heatmap, the Steps view and the model view.
 void colormap_combo(ViewContext& ctx);
-// Tokens as small chips that wrap.
-void token_chips(Lang lang, const std::vector<std::string>& tokens, const Palette& pal, float s);
+// Tokens as small chips that wrap. With `hidden` (one flag per token), the chips are buttons:
+// a hidden one is drawn struck through; returns the chip clicked, or -1.
+int token_chips(Lang lang, const std::vector<std::string>& tokens, const Palette& pal, float s,
+                const std::vector<bool>* hidden = nullptr);
 
 // Every string the UI may show this frame, for the font atlas (fonts.hpp).
 void collect_text(const AppState& state, PanelState& panels, Fonts& fonts);
