@@ -132,6 +132,7 @@ step heatmap-zoom node tests/browser/heatmap_zoom.mjs build-web/site "$artifacts
 step lines-scale node tests/browser/lines_scale.mjs build-web/site "$artifacts/lines-scale"
 step browser-model node tests/browser/model.mjs build-web/site "$artifacts/browser-model" build-web/model-refs
 step browser-builtin node tests/browser/builtin.mjs build-web/site "$artifacts/browser-builtin"
+step browser-experiments node tests/browser/experiments.mjs build-web/site "$artifacts/browser-experiments" build/attnviz
 step desktop bash tests/desktop/desktop_test.sh build "$artifacts/desktop"
 
 [ ${#failures[@]} -eq 0 ] || echo "failed steps: ${failures[*]} (logs in artifacts/)"

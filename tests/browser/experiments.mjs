@@ -1,0 +1,157 @@
+#!/usr/bin/env node
+// experiments.mjs: experiments on a live model in the page (issue "Experiments in the page"):
+// a head knocked out from the model view changes the next-token list, to the numbers the native
+// `attnviz run --knockout` gives; mean ablation; a token hidden by a click on its chip; head
+// importance measured live and equal to two native runs' log-probabilities; a link with the
+// experiment reproduces the figure; set-view takes the experiment.
+//   node tests/browser/experiments.mjs SITE_DIR ARTIFACT_DIR ATTNVIZ_BINARY
+import { execFileSync } from 'node:child_process';
+import {
+  check, clickWidget, expect, finishSuite, failSetup, moveAway, openPage, startSuite, state, until, waitFrames, cssScale, shot,
+} from './harness.mjs';
+
+const [siteDir, artifacts, binary] = process.argv.slice(2);
+if (!siteDir || !artifacts || !binary) {
+  console.error('usage: node tests/browser/experiments.mjs SITE_DIR ARTIFACT_DIR ATTNVIZ_BINARY');
+  process.exit(2);
+}
+const TEXT = 'The cat sat on the mat. The cat sat on the';
+const settled = (s) => s.model.active && !s.model.busy && s.model.run_revision === s.model.input_revision && s.model.figure;
+// attnviz run natively, as JSON.
+const native = (...args) => JSON.parse(execFileSync(binary, ['run', 'tiny-lm', '--text', TEXT, '--json', '--top', '10', ...args]).toString());
+const logp = (logits, id) => {
+  const top = Math.max(...logits);
+  return logits[id] - top - Math.log(logits.reduce((a, v) => a + Math.exp(v - top), 0));
+};
+// The page's next tokens against a native run's: the same ids, probabilities within 1e-4.
+function sameTop(page, want) {
+  const got = page.model.figure.top;
+  const ids = (t) => t.map((x) => x.id).join(',');
+  expect(ids(got) === ids(want.top.slice(0, got.length)), `page ${ids(got)}, native ${ids(want.top)}`);
+  const worst = Math.max(...got.map((t, i) => Math.abs(t.p - want.top[i].p)));
+  expect(worst < 1e-4, `probabilities differ by ${worst}`);
+  return worst;
+}
+
+let suite;
+try {
+  suite = await startSuite(siteDir, artifacts);
+} catch (e) {
+  failSetup(e);
+}
+const { browser, url } = suite;
+const page = await openPage(browser, `${url}#v=1&model=tiny-lm&view=model&text=${encodeURIComponent(TEXT)}`);
+let plain;
+
+await check('the plain run is the native run', async () => {
+  plain = await until(page, settled, 'tiny-lm run on the text', 60000);
+  const d = sameTop(plain, native());
+  return `top "${plain.model.figure.top[0].token}" ${plain.model.figure.top[0].p.toFixed(4)}, max difference ${d.toExponential(1)}`;
+});
+
+let knocked;
+await check('a right-click on a head in the model view knocks it out: the next tokens change, as natively', async () => {
+  const s = await state(page);
+  const k = await cssScale(page);
+  const r = s.widgets['thumb.2.3'];
+  expect(r, 'no thumbnail 2:3 on screen');
+  await page.mouse.click((r[0] + r[2] / 2) / k, (r[1] + r[3] / 2) / k, { button: 'right' });
+  knocked = await until(page, (x) => settled(x) && x.model.experiment.knockout === '2:3', 'the rerun with 2:3 knocked out', 30000);
+  expect(JSON.stringify(knocked.model.figure.top) !== JSON.stringify(plain.model.figure.top), 'the next tokens did not change');
+  const d = sameTop(knocked, native('--knockout', '2:3'));
+  await moveAway(page);
+  await shot(page, 'experiments-01-knockout.png');
+  return `top "${knocked.model.figure.top[0].token}" ${plain.model.figure.top[0].p.toFixed(4)} -> ${knocked.model.figure.top[0].p.toFixed(4)}; max difference ${d.toExponential(1)}`;
+});
+
+await check('mean ablation reruns with the head replaced by its mean, as natively', async () => {
+  await clickWidget(page, 'model.ablation.mean');
+  const s = await until(page, (x) => settled(x) && x.model.experiment.knockout_mode === 'mean', 'the rerun with mean ablation', 30000);
+  sameTop(s, native('--knockout', '2:3', '--knockout-mode', 'mean'));
+  return `top "${s.model.figure.top[0].token}" ${s.model.figure.top[0].p.toFixed(4)}`;
+});
+
+await check('a click on a token chip hides it, as --hide-token does', async () => {
+  const s = await state(page);
+  const k = await cssScale(page);
+  const r = s.widgets['model.tokens'];
+  await page.mouse.click((r[0] + 8) / k, (r[1] + 8) / k);  // the first chip
+  const h = await until(page, (x) => settled(x) && x.model.experiment.hidden.length === 1, 'the rerun with a hidden token', 30000);
+  expect(h.model.experiment.hidden[0] === 0, `hidden ${h.model.experiment.hidden}`);
+  sameTop(h, native('--knockout', '2:3', '--knockout-mode', 'mean', '--hide-token', '1'));
+  await moveAway(page);
+  await shot(page, 'experiments-02-hidden.png');
+  return `hidden token 1 of ${h.model.figure.ids.length}; top "${h.model.figure.top[0].token}"`;
+});
+
+let linked;
+await check('a link with the experiment reopens the same figure', async () => {
+  await page.waitForTimeout(600);  // the address bar follows the state four times a second
+  const s = await state(page);
+  const hash = (await page.evaluate(() => location.hash)).slice(1);
+  expect(/knockout=2%3A3/.test(hash) && /knockout_mode=mean/.test(hash) && /hide=1/.test(hash), `hash ${hash}`);
+  const other = await openPage(browser, `${url}#${hash}`);
+  linked = await until(other, settled, 'the linked run', 60000);
+  expect(linked.model.experiment.knockout === '2:3' && linked.model.experiment.knockout_mode === 'mean' &&
+         JSON.stringify(linked.model.experiment.hidden) === '[0]', `experiment ${JSON.stringify(linked.model.experiment)}`);
+  expect(JSON.stringify(linked.model.figure.top) === JSON.stringify(s.model.figure.top), 'other next tokens');
+  await other.context().close();
+  return hash.split('&').filter((p) => /^(knockout|hide)/.test(p)).join('&');
+});
+
+await check('head importance: every head measured, equal to two native runs', async () => {
+  await clickWidget(page, 'model.restore');
+  await clickWidget(page, 'model.ablation.zero');
+  const s0 = await state(page);
+  const r = s0.widgets['model.tokens'];
+  const k = await cssScale(page);
+  await page.mouse.click((r[0] + 8) / k, (r[1] + 8) / k);  // the first chip again: shown
+  await until(page, (x) => settled(x) && x.model.experiment.hidden.length === 0 && x.model.experiment.knockout === '', 'the plain run again', 30000);
+  await clickWidget(page, 'model.importance');
+  const s = await until(page, (x) => settled(x) && x.model.importance, 'head importance', 60000);
+  const { token, layers, heads, delta } = s.model.importance;
+  expect(layers === 4 && heads === 4 && delta.every((v) => Number.isFinite(v)), `importance ${JSON.stringify(s.model.importance)}`);
+  const base = native();
+  expect(token === base.top[0].id, `token ${token}, native top ${base.top[0].id}`);
+  let worst = 0;
+  for (const [l, h] of [[1, 1], [2, 3], [4, 4]]) {
+    const want = logp(native('--knockout', `${l}:${h}`).logits, token) - logp(base.logits, token);
+    worst = Math.max(worst, Math.abs(want - delta[(l - 1) * heads + (h - 1)]));
+  }
+  expect(worst < 1e-3, `importance differs from native runs by ${worst}`);
+  await moveAway(page);
+  await shot(page, 'experiments-03-importance.png');
+  const strongest = delta.reduce((b, v, i) => (Math.abs(v) > Math.abs(delta[b]) ? i : b), 0);
+  return `strongest head ${Math.floor(strongest / heads) + 1}:${strongest % heads + 1} (${delta[strongest].toFixed(3)}); max difference ${worst.toExponential(1)}`;
+});
+
+await check('set-view takes the experiment in an embed, and a bad value is named', async () => {
+  const host = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  await host.setContent(`<iframe id="f" width="1200" height="760" src="${url}#v=1&model=tiny-lm&panels=0&text=${encodeURIComponent(TEXT)}"></iframe>`);
+  const frame = await (await host.$('#f')).contentFrame();
+  await frame.waitForFunction(() => window.attnvizReady === true, null, { timeout: 90000 });
+  await until(frame, settled, 'the embed run', 60000);
+  const talk = (message) => host.evaluate((message) => new Promise((resolve, reject) => {
+    const f = document.getElementById('f').contentWindow;
+    const deadline = setTimeout(() => reject(new Error('no reply')), 20000);
+    window.addEventListener('message', function listen(e) {
+      if (e.source !== f || !e.data || e.data.id !== message.id) return;
+      clearTimeout(deadline);
+      window.removeEventListener('message', listen);
+      resolve(e.data);
+    });
+    f.postMessage(message, '*');
+  }), message);
+  const reply = await talk({ type: 'attnviz:set-view', id: 1, knockout: '1:1,3:2', knockout_mode: 'mean' });
+  expect(reply.type === 'attnviz:ok', JSON.stringify(reply));
+  const s = await until(frame, (x) => settled(x) && x.model.experiment.knockout === '1:1,3:2', 'the rerun from set-view', 30000);
+  sameTop(s, native('--knockout', '1:1,3:2', '--knockout-mode', 'mean'));
+  const st = await talk({ type: 'attnviz:get-state', id: 2 });
+  expect(st.state.knockout === '1:1,3:2' && st.state.knockout_mode === 'mean' && /knockout=/.test(st.hash), JSON.stringify(st));
+  const bad = await talk({ type: 'attnviz:set-view', id: 3, knockout: '9-9' });
+  expect(bad.type === 'attnviz:error' && bad.field === 'knockout', JSON.stringify(bad));
+  await host.context().close();
+  return `top "${s.model.figure.top[0].token}" ${s.model.figure.top[0].p.toFixed(4)}`;
+});
+
+await finishSuite('browser-experiments');
