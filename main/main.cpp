@@ -227,8 +227,10 @@ int main(int argc, char** argv) {
     }
     if (live_scene) attn::open_live_scene(app.state, *live_scene);
     if (!builtin.empty()) attn::open_builtin_model(app.state, builtin);
-    if (live_text) app.state.model.text = *live_text;
-    app.state.model.experiment = experiment;
+    if (argc > 2) {  // the options above (a link's experiment, in the page, stays)
+        if (live_text) app.state.model.text = *live_text;
+        app.state.model.experiment = experiment;
+    }
     if (imported.has(attn::Detail::Layers)) {
         app.state.figure = std::move(imported);
         app.state.view = attn::View::Model;

@@ -626,3 +626,14 @@ TEST_CASE("a link scene cache writes the same links, and follows the scene as it
     LinkState preset = link_from_app(app_with("wo-ai-ni"));  // no scene: the cache is not asked
     CHECK(encode_link(preset, &cache) == encode_link(preset));
 }
+
+TEST_CASE("a link's experiment reaches the live model's session, and the app's goes back into the link") {
+    AppState st = app_with("i-am-good");
+    REQUIRE(open_link(st, "v=1&preset=i-am-good&model=tiny-lm&text=the%20cat&knockout=2%3A3,1%3A1&knockout_mode=mean&hide=1,4&importance=1"));
+    CHECK(st.model.experiment.knockout == "2:3,1:1");
+    CHECK(st.model.experiment.ablation == Ablation::Mean);
+    CHECK(st.model.experiment.hidden == std::vector<int>{0, 3});
+    CHECK(st.model.experiment.importance);
+    const std::string hash = encode_link(link_from_app(st));
+    CHECK(hash.find("knockout=2%3A3,1%3A1&knockout_mode=mean&hide=1,4&importance=1") != std::string::npos);
+}

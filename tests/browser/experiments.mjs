@@ -92,8 +92,8 @@ await check('a link with the experiment reopens the same figure', async () => {
   expect(/knockout=2%3A3/.test(hash) && /knockout_mode=mean/.test(hash) && /hide=1/.test(hash), `hash ${hash}`);
   const other = await openPage(browser, `${url}#${hash}`);
   linked = await until(other, settled, 'the linked run', 60000);
-  expect(linked.model.experiment.knockout === '2:3' && linked.model.experiment.knockout_mode === 'mean' &&
-         JSON.stringify(linked.model.experiment.hidden) === '[0]', `experiment ${JSON.stringify(linked.model.experiment)}`);
+  expect(linked.model.experiment.knockout === "2:3" && linked.model.experiment.knockout_mode === "mean" &&
+         JSON.stringify(linked.model.experiment.hidden) === "[0]", `experiment ${JSON.stringify(linked.model.experiment)}; hash ${hash}; error ${linked.error}`);
   expect(JSON.stringify(linked.model.figure.top) === JSON.stringify(s.model.figure.top), 'other next tokens');
   await other.context().close();
   return hash.split('&').filter((p) => /^(knockout|hide)/.test(p)).join('&');
