@@ -443,6 +443,11 @@ std::map<std::string, ParamSamples> param_samples() {
         {"knockout_mode", {{"zero", "mean"}, "half"}},
         {"hide", {{"3", "1,5"}, "0"}},
         {"importance", {{"1", "0"}, "yes"}},
+        {"generate", {{"0", "5", "64"}, "65"}},
+        {"temperature", {{"0", "0.5", "1.25"}, "-1"}},
+        {"top_k", {{"0", "40"}, "-3"}},
+        {"seed", {{"0", "7", "123456"}, "x"}},
+        {"step", {{"0", "3"}, "-1"}},
         {"lang", {{"en", "zh"}, "fr"}},
         {"panels", {{"1", "0"}, "yes"}},
         {"fps", {{"1", "0"}, "yes"}},
@@ -569,10 +574,10 @@ TEST_CASE("set-view takes and get-state reports the parameters with a message ty
         json reply = json::parse(handle_message(st, json{{"type", "attnviz:set-view"}, {name, samples.at(name).bad}}.dump()));
         CHECK(reply["field"] == name);
     }
-    CHECK(fields == 11);
+    CHECK(fields == 16);
     AppState st = app_with("multi-head-rain");
     json reply = json::parse(handle_message(st, R"({"type":"attnviz:set-view","lineheads":"1"})"));
-    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, token, theme, size, lang, panels, knockout, knockout_mode, hide, importance)");
+    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, token, theme, size, lang, panels, knockout, knockout_mode, hide, importance, generate, temperature, top_k, seed, step)");
 }
 
 TEST_CASE("README's parameter table is link_parameters_markdown()") {

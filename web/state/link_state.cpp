@@ -443,6 +443,7 @@ constexpr LinkParam kParams[] = {
      .to_app = [](AppState& st, const LinkState& l) {
          if (l.model_text.empty() || st.model.text == l.model_text) return;
          st.model.text = l.model_text;
+         clear_generation(st);
          model_input_changed(st);
      }},
 
@@ -559,6 +560,98 @@ constexpr LinkParam kParams[] = {
          if (st.model.experiment.importance == l.importance) return;
          st.model.experiment.importance = l.importance;
          model_input_changed(st);
+     }},
+
+    {.name = "generate",
+     .what = "a live GPT-2 model continues `text` by this many tokens (`temperature`, `top_k`, `seed`), on load",
+     .values = "1 … 64, or `0`",
+     .default_value = "0",
+     .message = LinkMessage::Integer,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         auto n = parse_int(v, 0, 64);
+         if (!n) return "expected a number of tokens from 0 to 64, got " + shown_value(v);
+         l.generate = *n;
+         return "";
+     },
+     .format = [](const LinkState& l) { return std::to_string(l.generate); },
+     .from_app = [](LinkState& l, const AppState& st) {
+         const ModelGeneration& g = st.model.generation;
+         l.generate = g.generated() > 0 || g.requested ? g.tokens : 0;
+     },
+     .to_app = [](AppState& st, const LinkState& l) {
+         ModelGeneration& g = st.model.generation;
+         if (l.generate == 0 || (g.tokens == l.generate && (g.generated() > 0 || g.requested))) return;
+         g.tokens = l.generate;
+         request_generation(st);
+     }},
+
+    {.name = "temperature",
+     .what = "generation: 0 takes the likeliest token; above 0 samples from softmax(logits / temperature)",
+     .values = "0 … 100",
+     .default_value = "0",
+     .message = LinkMessage::Number,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         auto t = parse_float(v);
+         if (!t || *t < 0.0f || *t > 100.0f) return "expected a temperature from 0 (greedy) to 100, got " + shown_value(v);
+         l.sampling.temperature = *t;
+         return "";
+     },
+     .format = [](const LinkState& l) -> std::string { return l.sampling.temperature > 0.0f ? format_float(l.sampling.temperature) : "0"; },
+     .from_app = [](LinkState& l, const AppState& st) { l.sampling.temperature = st.model.generation.sampling.temperature; },
+     .to_app = [](AppState& st, const LinkState& l) { st.model.generation.sampling.temperature = l.sampling.temperature; }},
+
+    {.name = "top_k",
+     .what = "generation: sample among the k likeliest tokens only",
+     .values = "a number, `0` all",
+     .default_value = "0",
+     .message = LinkMessage::Integer,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         auto k = parse_int(v, 0, 100000);
+         if (!k) return "expected a whole number from 0 (all tokens), got " + shown_value(v);
+         l.sampling.top_k = *k;
+         return "";
+     },
+     .format = [](const LinkState& l) { return std::to_string(l.sampling.top_k); },
+     .from_app = [](LinkState& l, const AppState& st) { l.sampling.top_k = st.model.generation.sampling.top_k; },
+     .to_app = [](AppState& st, const LinkState& l) { st.model.generation.sampling.top_k = l.sampling.top_k; }},
+
+    {.name = "seed",
+     .what = "generation: the sampling's seed (the same seed gives the same tokens, here and in `attnviz run --seed`)",
+     .values = "a whole number from 0",
+     .default_value = "0",
+     .message = LinkMessage::Integer,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         auto n = parse_int(v, 0, std::numeric_limits<int>::max());
+         if (!n) return "expected a whole number from 0, got " + shown_value(v);
+         l.sampling.seed = static_cast<std::uint64_t>(*n);
+         return "";
+     },
+     .format = [](const LinkState& l) { return std::to_string(l.sampling.seed); },
+     .from_app = [](LinkState& l, const AppState& st) { l.sampling.seed = st.model.generation.sampling.seed; },
+     .to_app = [](AppState& st, const LinkState& l) { st.model.generation.sampling.seed = l.sampling.seed; }},
+
+    {.name = "step",
+     .what = "generation: the step shown (the prompt and that many generated tokens)",
+     .values = "a number from 0",
+     .default_value = "",
+     .absent = "the last",
+     .message = LinkMessage::Integer,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         auto n = parse_int(v, 0, 64);
+         if (!n) return "expected a step from 0 to 64, got " + shown_value(v);
+         l.step = *n;
+         return "";
+     },
+     .format = [](const LinkState& l) { return l.step < 0 ? std::string() : std::to_string(l.step); },
+     .from_app = [](LinkState& l, const AppState& st) {
+         const ModelGeneration& g = st.model.generation;
+         l.step = g.link_step ? *g.link_step : g.generated() > 0 && g.step < g.generated() ? g.step : -1;
+     },
+     .to_app = [](AppState& st, const LinkState& l) {
+         ModelGeneration& g = st.model.generation;
+         if (l.step < 0) return;
+         if (g.generated() > 0 && !g.requested) show_generation_step(st, l.step);
+         else g.link_step = l.step;
      }},
 
     {.name = "topk",

@@ -61,6 +61,11 @@ struct LinkState {
     bool mean_ablation = false;
     std::vector<int> hidden;
     bool importance = false;
+    // Its generation (gpt2, model_state.hpp ModelGeneration): tokens generated (0: none), the
+    // sampling, and the scrubber's step (-1: the last).
+    int generate = 0;
+    Sampling sampling;
+    int step = -1;
 };
 
 // [SECTION] Parameters -----------------------------------------------------------------------

@@ -17,13 +17,19 @@ namespace attn {
 
 // A run in progress. gpt2 and bert: one forward. marian translating: the encoder over the
 // source, then the decoder one token per slice (KV cache) until </s> or kMaxNew tokens, then
-// one forward over the whole target for every step's maps.
+// one forward over the whole target for every step's maps. gpt2 generating: the prompt into
+// the decoder, then a token per slice as translating does (sampled), then one forward.
 struct ModelJob {
     static constexpr int kMaxNew = 32;  // as `attnviz run`'s default --max-new
     int revision = 0;
     RunInput input;
     std::unique_ptr<Forward> encoder;  // translating: the encoder's pass
-    std::unique_ptr<Decoder> decoder;  // translating: generation
+    std::unique_ptr<Decoder> decoder;  // translating, generating: the KV cache
+    int max_new = kMaxNew;             // tokens the decoder may add
+    std::optional<Sampling> sampling;  // generating: how each token is picked (translating: the argmax)
+    SplitMix64 rng{0};
+    int prompt = 0;                    // generating: the prompt's tokens
+    int fed = 0;                       // generating: the prompt's tokens in the cache so far
     std::vector<float> logits;         // the decoder's last
     std::unique_ptr<Forward> preview;  // translating: the target so far, shown as it grows
     std::optional<RunInput> partial_input;  // a preview's input, once it is done
@@ -159,6 +165,28 @@ void apply_pick_head(AppState& st) {
 
 void model_input_changed(AppState& st) { ++st.model.input_revision; }
 
+void request_generation(AppState& st) {
+    st.model.generation.requested = true;
+    model_input_changed(st);
+}
+
+void show_generation_step(AppState& st, int step) {
+    ModelGeneration& g = st.model.generation;
+    step = std::clamp(step, 0, g.generated());
+    if (step == g.step) return;
+    g.step = step;
+    model_input_changed(st);
+}
+
+void clear_generation(AppState& st) {
+    ModelGeneration& g = st.model.generation;
+    if (g.ids.empty() && !g.requested) return;
+    g.ids.clear();
+    g.prompt = g.step = 0;
+    g.requested = false;
+    model_input_changed(st);
+}
+
 std::vector<HeadRef> knocked_heads(const AppState& st) {
     if (!st.model.model) return {};
     try {
@@ -219,6 +247,23 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
             return;
         }
         if (marian) job->input.ids = encode_target(m, ms.text);
+        ModelGeneration& g = ms.generation;
+        if (g.requested && m.config().family == Family::Gpt2) {  // generate: the prompt into the cache
+            g.requested = false;
+            if (edits.ablation == Ablation::Mean && !edits.knockout.empty())
+                throw ModelError("", "knockout_mode", "mean ablation needs the whole sequence: generation here runs on the KV cache");
+            job->prompt = static_cast<int>(job->input.ids.size());
+            job->max_new = std::min(g.tokens, m.config().max_positions - job->prompt);
+            job->sampling = g.sampling;
+            job->rng = SplitMix64{g.sampling.seed};
+            job->decoder = std::make_unique<Decoder>(m.model, Matrix{}, edits);
+            if (job->max_new <= 0) throw ModelError("", "generate", "the text already fills the model's " + std::to_string(m.config().max_positions) + " positions");
+            return;
+        }
+        if (!g.ids.empty()) {  // a generated sequence, shown up to the scrubber's step
+            g.step = std::clamp(g.step, 0, g.generated());
+            job->input.ids.assign(g.ids.begin(), g.ids.begin() + g.prompt + g.step);
+        }
         job->forward = std::make_unique<Forward>(m.model, job->input);
     });
     return ok ? job : nullptr;
@@ -242,11 +287,14 @@ void step_job(ModelJob& job, const LoadedModel& m) {
         job.encoder.reset();
         job.input.ids = {c.decoder_start_id};
         job.logits = job.decoder->step(job.ctx, c.decoder_start_id);
+    } else if (job.decoder && job.fed < job.prompt) {  // generating: the prompt into the cache, a token a slice
+        job.logits = job.decoder->step(job.ctx, job.input.ids[static_cast<std::size_t>(job.fed++)]);
     } else if (job.decoder) {
-        const int next = static_cast<int>(std::max_element(job.logits.begin(), job.logits.end()) - job.logits.begin());
+        const int next = job.sampling ? pick_token(job.logits, *job.sampling, job.rng)
+                                      : static_cast<int>(std::max_element(job.logits.begin(), job.logits.end()) - job.logits.begin());
         job.input.ids.push_back(next);
-        const int generated = static_cast<int>(job.input.ids.size()) - 1;
-        if (next == c.eos_id || generated >= ModelJob::kMaxNew || static_cast<int>(job.input.ids.size()) >= c.max_positions) {
+        const int generated = static_cast<int>(job.input.ids.size()) - (job.sampling ? job.prompt : 1);
+        if (next == c.eos_id || generated >= job.max_new || static_cast<int>(job.input.ids.size()) >= c.max_positions) {
             job.decoder.reset();
             job.forward = std::make_unique<Forward>(m.model, job.input);
         } else {
@@ -286,7 +334,8 @@ void measure_importance(AppState& st, Clock::time_point start, double budget_sec
 
 float job_progress(const ModelJob& job) {
     if (job.encoder) return 0.1f * job.encoder->progress();
-    if (job.decoder) return 0.1f + 0.6f * static_cast<float>(job.input.ids.size()) / static_cast<float>(ModelJob::kMaxNew + 1);
+    if (job.decoder)
+        return 0.1f + 0.6f * static_cast<float>(job.input.ids.size() - static_cast<std::size_t>(job.prompt)) / static_cast<float>(job.max_new + 1);
     return job.forward ? job.forward->progress() : 0.0f;
 }
 
@@ -345,7 +394,22 @@ void advance_model(AppState& st, double budget_seconds) {
         job.partial.reset();
         job.partial_input.reset();
     } else if (job.forward && job.forward->done()) {
+        if (job.sampling) {  // generated: the sequence, shown whole; the scrubber goes back through it
+            ModelGeneration& g = ms.generation;
+            g.ids = job.input.ids;
+            g.prompt = job.prompt;
+            g.step = std::clamp(g.link_step.value_or(g.generated()), 0, g.generated());
+            g.link_step.reset();
+            if (g.step < g.generated()) {  // a link's earlier step: shown by the next run
+                model_input_changed(st);
+                ms.job.reset();
+                return;
+            }
+        }
+        const bool generation_step = !ms.generation.ids.empty();
         show_run(st, std::move(job.input), job.forward->take());
+        if (generation_step && st.figure.live)  // the newest token's row: the query this step computed
+            st.pinned = {TokenRef::Query, static_cast<int>(st.figure.live->input.ids.size()) - 1};
         ms.last_run_frames = job.frames;
         ms.job.reset();
         const LiveRun* live = st.figure.live.get();

@@ -47,6 +47,21 @@ struct ModelExperiment {
     bool importance = false;  // measure every head's importance after each run (HeadImportanceRun)
 };
 
+// Generation (gpt2): the text continued token by token from the KV cache, greedily or sampled
+// (transformer.hpp pick_token), then one step at a time on the scrubber: step s shows the
+// prompt and the first s generated tokens, whose last row is the query that step computed, and
+// the next-token list that step sampled from.
+struct ModelGeneration {
+    Sampling sampling;          // temperature 0: greedy
+    int tokens = 20;            // how many to generate
+    std::vector<int> ids;       // the prompt's and the generated tokens, once generated (else empty)
+    int prompt = 0;             // how many of `ids` are the prompt's
+    int step = 0;               // generated tokens shown: 0 … ids.size() − prompt
+    bool requested = false;     // Generate was pressed (or a link asked): the next run generates
+    std::optional<int> link_step;  // a link's step, shown once its generation is done (else the last)
+    int generated() const { return ids.empty() ? 0 : static_cast<int>(ids.size()) - prompt; }
+};
+
 struct ModelSession {
     std::optional<ModelFilesLoad> reading;     // browser: files on their way in
     std::shared_ptr<ModelLoad> loading;        // the weights being converted
@@ -65,6 +80,7 @@ struct ModelSession {
     std::string text, source;
     bool translate = true;
     ModelExperiment experiment;
+    ModelGeneration generation;
     int input_revision = 0;                    // bumps on every edit
     int run_revision = -1;                     // the input revision last run (or refused)
     std::shared_ptr<ModelJob> job;             // the run in progress, or nullptr
@@ -111,6 +127,11 @@ void apply_pick_head(AppState& st);
 
 // After editing text / source / translate / experiment.
 void model_input_changed(AppState& st);
+// Generation: Generate (the next run continues the text: ModelGeneration), the scrubber's step,
+// and forgetting the generated tokens (an edited text does).
+void request_generation(AppState& st);
+void show_generation_step(AppState& st, int step);
+void clear_generation(AppState& st);
 // The model view's and panel's toggles: a head in or out of the knockout (experiment.knockout
 // rewritten), a token hidden or shown. Both rerun the model.
 void toggle_knockout(AppState& st, const HeadRef& head);

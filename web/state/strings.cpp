@@ -284,6 +284,22 @@ constexpr Entry kTable[] = {
     {Str::ImportanceRunning, "measuring head importance  %d%%", "正在测量头的重要性  %d%%"},
     {Str::ImportanceCell, "layer %d, head %d: %+.3f", "第 %d 层，第 %d 个头：%+.3f"},
     {Str::ImportanceNoHead, "This model has no next token to measure heads by.", "这个模型没有下一个词元的预测，无法测量头的重要性。"},
+    {Str::SectionGenerate, "GENERATE", "生成"},
+    {Str::GenTokens, "tokens", "词元数"},
+    {Str::GenTemperature, "temperature", "温度"},
+    {Str::GenTemperatureTip, "0: always the likeliest token (greedy). Higher: samples from softmax(logits / T), more varied.",
+     "0：总是选最可能的词元（贪心）。越高：从 softmax(logits / T) 中抽样，越多变。"},
+    {Str::GenTopK, "top-k", "前 k 个"},
+    {Str::GenTopKTip, "Sample only among the k likeliest tokens (0: all).", "只在最可能的 k 个词元中抽样（0：全部）。"},
+    {Str::GenSeed, "seed", "随机种子"},
+    {Str::GenButton, "Generate", "生成"},
+    {Str::GenClear, "Clear", "清除"},
+    {Str::GenStep, "step %d of %d", "第 %d 步，共 %d 步"},
+    {Str::GenStepCaption,
+     "The newest token \"%s\" is the one new query row; the keys and values of the %d tokens before it come from the cache.",
+     "最新的词元“%s”是唯一新增的查询行；它之前 %d 个词元的键和值都取自缓存。"},
+    {Str::GenPicked, "picked", "选中"},
+    {Str::GenMeanRefused, "Generation runs on the KV cache: switch the ablation to zeros first.", "生成在键值缓存上进行：请先把替换方式改为零。"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 

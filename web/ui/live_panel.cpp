@@ -35,6 +35,7 @@ std::string megabytes(double bytes) {
 }
 
 void draw_experiments(ViewContext& ctx);
+void draw_generation(ViewContext& ctx);
 
 }  // namespace
 
@@ -81,7 +82,10 @@ void draw_live_controls(ViewContext& ctx) {
         ImGui::TextUnformatted(tr(st.lang, label));
         ImGui::SetNextItemWidth(-FLT_MIN);
         ImGui::BeginDisabled(!enabled);
-        if (ImGui::InputText((std::string("##") + id).c_str(), text)) model_input_changed(st);
+        if (ImGui::InputText((std::string("##") + id).c_str(), text)) {
+            clear_generation(st);  // an edited prompt: the generated tokens no longer follow it
+            model_input_changed(st);
+        }
         ImGui::EndDisabled();
         probe(st, id);
     };
@@ -107,6 +111,9 @@ void draw_live_controls(ViewContext& ctx) {
         hideable_chips(0);
     }
 
+    // Generating: the token the shown step picked (the scrubber's step, before the last).
+    const ModelGeneration& g = ms.generation;
+    const int picked = g.step < g.generated() ? g.ids[static_cast<size_t>(g.prompt + g.step)] : -1;
     if (live && !live->top.empty()) {  // the LM head's likeliest next tokens
         section(tr(st.lang, Str::NextTokens));
         const float w = ImGui::GetContentRegionAvail().x, bar_w = w * 0.45f;
@@ -122,8 +129,13 @@ void draw_live_controls(ViewContext& ctx) {
             ImGui::SetCursorScreenPos(ImVec2(p.x + bar_w + 6.0f * sc, p.y));
             ImGui::Text("%-7s \"%s\"", pct, display_token(t.token).c_str());
             probe(st, ("model.top." + std::to_string(i)).c_str());
+            if (t.id == picked) {
+                ImGui::SameLine();
+                ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.token_pinned), "\xe2\x97\x80 %s", tr(st.lang, Str::GenPicked));
+            }
         }
     }
+    if (m.config().family == Family::Gpt2) draw_generation(ctx);
     draw_experiments(ctx);
 }
 
@@ -181,6 +193,59 @@ void importance_grid(AppState& st, const HeadImportance& hi, const LoadedModel& 
         }
     }
     ImGui::Dummy(ImVec2(label_w + hi.heads * cell, hi.layers * cell));
+}
+
+void draw_generation(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    ModelSession& ms = st.model;
+    ModelGeneration& g = ms.generation;
+    const float sc = ctx.scale;
+    section(tr(st.lang, Str::SectionGenerate));
+    const float label_x = 92.0f * sc;
+    auto row = [&](Str label, Str tip) {
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(tr(st.lang, label));
+        if (tip != Str::Count) tooltip(tr(st.lang, tip));
+        ImGui::SameLine(label_x);
+        ImGui::SetNextItemWidth(-FLT_MIN);
+    };
+    row(Str::GenTokens, Str::Count);
+    ImGui::SliderInt("##gen.tokens", &g.tokens, 1, 64);
+    probe(st, "model.gen.tokens");
+    row(Str::GenTemperature, Str::GenTemperatureTip);
+    ImGui::SliderFloat("##gen.temperature", &g.sampling.temperature, 0.0f, 2.0f, "%.2f");
+    probe(st, "model.gen.temperature");
+    row(Str::GenTopK, Str::GenTopKTip);
+    ImGui::InputInt("##gen.topk", &g.sampling.top_k);
+    g.sampling.top_k = std::clamp(g.sampling.top_k, 0, 100000);
+    row(Str::GenSeed, Str::Count);
+    int seed = static_cast<int>(g.sampling.seed & 0x7fffffff);
+    if (ImGui::InputInt("##gen.seed", &seed)) g.sampling.seed = static_cast<std::uint64_t>(std::max(seed, 0));
+    const bool mean = ms.experiment.ablation == Ablation::Mean && !knocked_heads(st).empty();
+    ImGui::BeginDisabled(mean || ms.job != nullptr);
+    if (ImGui::Button(tr(st.lang, Str::GenButton))) request_generation(st);
+    ImGui::EndDisabled();
+    probe(st, "model.gen.button");
+    if (mean) tooltip(tr(st.lang, Str::GenMeanRefused));
+    if (g.generated() > 0) {
+        ImGui::SameLine();
+        if (ImGui::Button(tr(st.lang, Str::GenClear))) clear_generation(st);
+        probe(st, "model.gen.clear");
+        // The scrubber: step s shows the prompt and s generated tokens.
+        char format[64];
+        std::snprintf(format, sizeof format, tr(st.lang, Str::GenStep), g.step, g.generated());
+        int step = g.step;
+        ImGui::SetNextItemWidth(-FLT_MIN);
+        if (ImGui::SliderInt("##gen.step", &step, 0, g.generated(), format)) show_generation_step(st, step);
+        probe(st, "model.gen.step");
+        const int n = g.prompt + g.step;  // tokens shown; the newest is the query this step computed
+        char caption[256];
+        std::snprintf(caption, sizeof caption, tr(st.lang, Str::GenStepCaption),
+                      display_token(ms.model->tokenizer.token(g.ids[static_cast<size_t>(n - 1)])).c_str(), n - 1);
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("%s", caption);
+        ImGui::PopStyleColor();
+    }
 }
 
 void draw_experiments(ViewContext& ctx) {
