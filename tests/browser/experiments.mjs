@@ -40,7 +40,9 @@ try {
   failSetup(e);
 }
 const { browser, url } = suite;
-const page = await openPage(browser, `${url}#v=1&model=tiny-lm&view=model&text=${encodeURIComponent(TEXT)}`);
+// A tall window: every control of the panel (generation, experiments, the importance map) in view.
+const page = await openPage(browser, `${url}#v=1&model=tiny-lm&view=model&text=${encodeURIComponent(TEXT)}`,
+                            { viewport: { width: 1280, height: 1300 } });
 let plain;
 
 await check('the plain run is the native run', async () => {
@@ -152,6 +154,59 @@ await check('set-view takes the experiment in an embed, and a bad value is named
   expect(bad.type === 'attnviz:error' && bad.field === 'knockout', JSON.stringify(bad));
   await host.context().close();
   return `top "${s.model.figure.top[0].token}" ${s.model.figure.top[0].p.toFixed(4)}`;
+});
+
+const PROMPT = 'In the beginning';
+const settledGeneration = (s) => settled(s) && s.model.generation.ids.length > 0 && !s.model.generation.requested;
+let sampled;
+await check('a generate= link samples the same tokens as attnviz run --seed, shown whole', async () => {
+  const other = await openPage(browser, `${url}#v=1&model=tiny-lm&view=heatmap&text=${encodeURIComponent(PROMPT)}` +
+                                        '&generate=8&temperature=0.9&top_k=40&seed=7');
+  const s = await until(other, settledGeneration, 'the generation', 60000);
+  const want = JSON.parse(execFileSync(binary, ['run', 'tiny-lm', '--text', PROMPT, '--json', '--top', '10', '--generate', '8',
+                                                '--temperature', '0.9', '--top-k', '40', '--seed', '7']).toString());
+  const g = s.model.generation;
+  expect(JSON.stringify(g.ids) === JSON.stringify(want.ids), `page ${g.ids}, native ${want.ids}`);
+  expect(g.step === want.generated_ids.length && JSON.stringify(s.model.figure.ids) === JSON.stringify(want.ids), `step ${g.step}`);
+  sampled = { page: other, want, prompt: g.prompt };
+  await moveAway(other);
+  await shot(other, 'experiments-04-generated.png');
+  return `"${want.generated_tokens.join('')}"`;
+});
+
+await check('the scrubber goes back through the steps: the newest query pinned, the distribution it sampled from', async () => {
+  const { page: p, want, prompt } = sampled;
+  const s0 = await state(p);
+  const r = s0.widgets['model.gen.step'];
+  const k = await cssScale(p);
+  await p.mouse.click((r[0] + 4) / k, (r[1] + r[3] / 2) / k);  // the slider's left end: step 0
+  const s = await until(p, (x) => settled(x) && x.model.generation.step === 0 && x.model.figure.ids.length === prompt, 'step 0', 30000);
+  expect(s.pinned && s.pinned.side === 'query' && s.pinned.index === prompt - 1, `pinned ${JSON.stringify(s.pinned)}`);
+  const ids = (t) => t.map((x) => x.id).join(',');
+  expect(ids(s.model.figure.top) === ids(want.generated_top[0].slice(0, s.model.figure.top.length)),
+         `step 0's next tokens ${ids(s.model.figure.top)}, native ${ids(want.generated_top[0])}`);
+  await page.waitForTimeout(600);
+  const hash = (await p.evaluate(() => location.hash)).slice(1);
+  expect(/generate=8/.test(hash) && /seed=7/.test(hash) && /step=0/.test(hash), `hash ${hash}`);
+  await moveAway(p);
+  await shot(p, 'experiments-05-step0.png');
+  const again = await openPage(browser, `${url}#${hash}`);
+  const t = await until(again, (x) => settledGeneration(x) && x.model.figure.ids.length === prompt, 'the linked step', 60000);
+  expect(JSON.stringify(t.model.generation.ids) === JSON.stringify(want.ids) && t.model.generation.step === 0, `linked ${t.model.generation.ids}`);
+  await again.context().close();
+  await p.context().close();
+  return `step 0 of ${want.generated_ids.length}: "${s.model.figure.top[0].token}" first, ${want.generated_tokens[0]} picked`;
+});
+
+await check('the Generate button continues the text greedily, as attnviz run --generate', async () => {
+  await clickWidget(page, 'model.importance');  // off again
+  await clickWidget(page, 'model.gen.button');
+  const s = await until(page, settledGeneration, 'the generation', 60000);
+  const want = native('--generate', '20');
+  expect(JSON.stringify(s.model.generation.ids) === JSON.stringify(want.ids), `page ${s.model.generation.ids}, native ${want.ids}`);
+  await moveAway(page);
+  await shot(page, 'experiments-06-greedy.png');
+  return `"${want.generated_tokens.join('')}"`;
 });
 
 await finishSuite('browser-experiments');

@@ -435,6 +435,9 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
     const ModelExperiment& ex = ms.experiment;
     j["experiment"] = {{"knockout", ex.knockout}, {"knockout_mode", ex.ablation == Ablation::Mean ? "mean" : "zero"},
                        {"hidden", ex.hidden}, {"importance", ex.importance}};
+    const ModelGeneration& g = ms.generation;
+    j["generation"] = {{"ids", g.ids}, {"prompt", g.prompt}, {"step", g.step}, {"tokens", g.tokens}, {"requested", g.requested},
+                       {"temperature", g.sampling.temperature}, {"top_k", g.sampling.top_k}, {"seed", g.sampling.seed}};
     if (const HeadImportance* hi = st.figure.importance.get()) {
         json delta = json::array();
         for (float v : hi->delta) delta.push_back(std::isfinite(v) ? json(v) : json(nullptr));

@@ -201,7 +201,10 @@ void draw_generation(ViewContext& ctx) {
     ModelGeneration& g = ms.generation;
     const float sc = ctx.scale;
     section(tr(st.lang, Str::SectionGenerate));
-    const float label_x = 92.0f * sc;
+    float label_x = 0.0f;  // the widest label, then the fields
+    for (Str label : {Str::GenTokens, Str::GenTemperature, Str::GenTopK, Str::GenSeed})
+        label_x = std::max(label_x, ImGui::CalcTextSize(tr(st.lang, label)).x);
+    label_x += ImGui::GetStyle().ItemSpacing.x + 8.0f * sc;
     auto row = [&](Str label, Str tip) {
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted(tr(st.lang, label));
