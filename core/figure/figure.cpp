@@ -76,6 +76,7 @@ Trace live_layer_trace(const Figure& figure, int stack, int layer, std::vector<s
     t.scale = block.options.scale;
     t.allowed = combine_masks(block.options.mask, t.T_q(), t.T_k());
     t.attention = std::move(block.trace);
+    t.w_o = std::move(block.weights.w_o);
     return t;
 }
 

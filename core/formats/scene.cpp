@@ -512,6 +512,7 @@ Trace compute(const Scene& s, std::int64_t max_cells) {
     options.mask.allowed = t.allowed.topRows(rows);
     kernels::Context ctx;  // the best instruction set, as attention_rows'
     t.attention = multi_head_attention(ctx, x_q.topRows(rows), x_kv, w, options);
+    t.w_o = w.w_o;
     if (is_long) {
         const Matrix q = project(ctx, x_q, w.w_q, w.b_q);
         for (int h = 0; h < s.heads; ++h) t.long_q.push_back(q.middleCols(h * t.d_k, t.d_k));

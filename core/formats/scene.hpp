@@ -116,6 +116,7 @@ struct Trace {
     // row per query holds only the first kLongTraceRows rows (q, scores, scaled, weights,
     // output, x_q, concat); k and v are whole.
     MultiHeadTrace attention;
+    Matrix w_o;                  // the output projection, d_model×d_model (value-weighted attention reads it)
     std::vector<Matrix> long_q;  // long traces only: each head's queries, all T_q rows × d_k
 
     int T_q() const { return static_cast<int>(queries.size()); }

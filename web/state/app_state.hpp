@@ -22,10 +22,10 @@
 
 namespace attn {
 
-enum class View { Lines, Heatmap, Steps, Model };  // Model: layers × heads (figures with Detail::Layers)
-// "lines", "heatmap", "steps", "model": in links, exported file names and the tests' state.
+enum class View { Lines, Heatmap, Steps, Model, Explain };  // Model: layers × heads (figures with Detail::Layers)
+// "lines", "heatmap", "steps", "model", "explain": in links, exported file names and the tests' state.
 inline const char* view_name(View v) {
-    return v == View::Lines ? "lines" : v == View::Heatmap ? "heatmap" : v == View::Steps ? "steps" : "model";
+    return v == View::Lines ? "lines" : v == View::Heatmap ? "heatmap" : v == View::Steps ? "steps" : v == View::Model ? "model" : "explain";
 }
 enum class ScaleMode { InvSqrtDk, None, Temperature };
 enum class WeightsMode { Identity, Random, Explicit };

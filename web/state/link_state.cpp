@@ -200,7 +200,7 @@ constexpr LinkParam kParams[] = {
 
     {.name = "view",
      .what = "the view",
-     .values = "`lines`, `heatmap`, `steps`, `model` (an import)",
+     .values = "`lines`, `heatmap`, `steps`, `model` (an import), `explain`",
      .default_value = "lines",
      .always_written = true,
      .message = LinkMessage::Text,
@@ -209,7 +209,8 @@ constexpr LinkParam kParams[] = {
          else if (v == "heatmap") l.view = View::Heatmap;
          else if (v == "steps") l.view = View::Steps;
          else if (v == "model") l.view = View::Model;
-         else return "expected lines, heatmap, steps or model, got " + shown_value(v);
+         else if (v == "explain") l.view = View::Explain;
+         else return "expected lines, heatmap, steps, model or explain, got " + shown_value(v);
          return "";
      },
      .format = [](const LinkState& l) -> std::string { return view_name(l.view); },

@@ -300,6 +300,31 @@ constexpr Entry kTable[] = {
      "最新的词元“%s”是唯一新增的查询行；它之前 %d 个词元的键和值都取自缓存。"},
     {Str::GenPicked, "picked", "选中"},
     {Str::GenMeanRefused, "Generation runs on the KV cache: switch the ablation to zeros first.", "生成在键值缓存上进行：请先把替换方式改为零。"},
+    {Str::ViewExplain, "Explain", "解释"},
+    {Str::ExplainWeights, "Attention weights", "注意力权重"},
+    {Str::ExplainValueWeighted, "Weighted by value", "按值加权"},
+    {Str::ExplainRollout, "Rollout", "注意力传递"},
+    {Str::ExplainWeightsCap, "softmax(QKᵀ/√d): how much each query looks at each key. Looking is not yet using.",
+     "softmax(QKᵀ/√d)：每个查询看每个键多少。看了不等于用了。"},
+    {Str::ExplainValueWeightedCap,
+     "weight × ‖v·W_o‖ (Kobayashi et al. 2020): how much each key changes the query's output, as a share of the row. "
+     "A key with a small value vector counts for little, however much it is looked at.",
+     "权重 × ‖v·W_o‖（Kobayashi 等，2020）：每个键实际给查询的输出带来多少，按行归一。值向量很小的键，"
+     "被看得再多也贡献不大。"},
+    {Str::ExplainRolloutCap,
+     "the heads' mean with the residual (½ A + ½ I), multiplied through the layers up to this one (Abnar & Zuidema 2020): "
+     "where the information in each position came from, over all heads.",
+     "各头的平均加上残差（½ A + ½ I），从第一层一直乘到这一层（Abnar 与 Zuidema，2020）：每个位置的信息"
+     "最终来自哪里，所有头合在一起。"},
+    {Str::ExplainNoProjections, "Needs the values and W_o: a computed scene or a live model has them; an imported file has only the weights.",
+     "需要值向量和 W_o：计算出的场景或实时运行的模型才有；导入的文件只有权重。"},
+    {Str::ExplainNoRollout, "Rollout follows one sequence through its layers: cross attention has two.",
+     "注意力传递沿着同一个序列逐层相乘：交叉注意力有两个序列。"},
+    {Str::ExplainLong, "This figure is too long to keep every row: shorten it to explain it.", "这个图太长，没有保留每一行：缩短后才能解释。"},
+    {Str::ExplainOneHead, "Choose one head (not an aggregate or a rollout) in the panel to explain it.",
+     "请在面板中选择一个头（而不是聚合或传递）来解释它。"},
+    {Str::ExplainTooLong, "Explanations are drawn for up to 128 × 128 tokens: shorten the text.",
+     "解释视图最多显示 128 × 128 个词元：请缩短文本。"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 

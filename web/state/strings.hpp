@@ -59,6 +59,9 @@ enum class Str {
     // generation (web/ui/live_panel.cpp)
     SectionGenerate, GenTokens, GenTemperature, GenTemperatureTip, GenTopK, GenTopKTip, GenSeed, GenButton, GenClear,
     GenStep, GenStepCaption, GenPicked, GenMeanRefused,
+    // the Explain view (web/ui/explain_view.cpp)
+    ViewExplain, ExplainWeights, ExplainValueWeighted, ExplainRollout, ExplainWeightsCap, ExplainValueWeightedCap,
+    ExplainRolloutCap, ExplainNoProjections, ExplainNoRollout, ExplainLong, ExplainOneHead, ExplainTooLong,
     Count
 };
 

@@ -25,7 +25,11 @@ float median_of(const float* v, int n) {
 }
 
 const char* view_label(Lang lang, View v) {
-    return tr(lang, v == View::Lines ? Str::ViewLines : v == View::Heatmap ? Str::ViewHeatmap : v == View::Model ? Str::ViewModel : Str::ViewSteps);
+    return tr(lang, v == View::Lines     ? Str::ViewLines
+                    : v == View::Heatmap ? Str::ViewHeatmap
+                    : v == View::Model   ? Str::ViewModel
+                    : v == View::Explain ? Str::ViewExplain
+                                         : Str::ViewSteps);
 }
 
 }  // namespace

@@ -60,6 +60,12 @@ void draw_live_controls(ViewContext& ctx) {
     ImGui::TextWrapped("%s", m.summary().c_str());
     ImGui::PopStyleColor();
     probe(st, "model.summary");
+    if (ImGui::SmallButton(tr(st.lang, Str::CloseModel))) {
+        close_model(st);  // `m` is gone: nothing more of this section
+        probe(st, "model.close");
+        return;
+    }
+    probe(st, "model.close");
 
     const LiveRun* live = st.figure.live.get();
     auto tokens_of = [&](int stack) {

@@ -469,11 +469,9 @@ void draw_import_controls(ViewContext& ctx) {
     const float live_w = ImGui::CalcTextSize(tr(st.lang, Str::OpenLiveModel)).x + 2.0f * style.FramePadding.x;
     if (ImGui::GetContentRegionAvail().x - ImGui::GetItemRectSize().x - style.ItemSpacing.x >= live_w) ImGui::SameLine();
     open_live_model_control(ctx);
-    // On a line of its own: the two open buttons fill the panel's width.
-    if (st.model.active()) {
-        if (ImGui::SmallButton(tr(st.lang, Str::CloseModel))) close_model(st);
-        probe(st, "model.close");
-    } else {
+    // On a line of its own: the two open buttons fill the panel's width. (A live model's close
+    // button is at the top of its section.)
+    if (!st.model.active()) {
         if (ImGui::SmallButton(tr(st.lang, Str::CloseImport))) close_import(st);
         probe(st, "import.close");
     }

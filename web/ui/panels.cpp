@@ -467,10 +467,13 @@ void draw_toolbar(ViewContext& ctx) {
     const bool layers = st.figure.has(Detail::Layers), rescalable = st.figure.has(Detail::Scene);
     if (layers ? segmented<View>(st, "view", &view,
                                    {{View::Model, Str::ViewModel, "model"}, {View::Lines, Str::ViewLines, "lines"},
-                                    {View::Heatmap, Str::ViewHeatmap, "heatmap"}, {View::Steps, Str::ViewSteps, "steps"}},
-                                   "view", 360.0f * s)
-                 : segmented<View>(st, "view", &view, {{View::Lines, Str::ViewLines, "lines"}, {View::Heatmap, Str::ViewHeatmap, "heatmap"}, {View::Steps, Str::ViewSteps, "steps"}}, "view",
-                                   270.0f * s))
+                                    {View::Heatmap, Str::ViewHeatmap, "heatmap"}, {View::Steps, Str::ViewSteps, "steps"},
+                                    {View::Explain, Str::ViewExplain, "explain"}},
+                                   "view", 450.0f * s)
+                 : segmented<View>(st, "view", &view,
+                                   {{View::Lines, Str::ViewLines, "lines"}, {View::Heatmap, Str::ViewHeatmap, "heatmap"},
+                                    {View::Steps, Str::ViewSteps, "steps"}, {View::Explain, Str::ViewExplain, "explain"}},
+                                   "view", 360.0f * s))
         st.view = view;
     ImGui::SameLine(0.0f, 20.0f * s);
     ImGui::Dummy(ImVec2(0, 0));  // so that same_line_if_fits measures from here
@@ -536,6 +539,26 @@ void draw_toolbar(ViewContext& ctx) {
                                                 ImGui::GetColorU32(ImGuiCol_Text), shown);
         }
         probe(st, "topk");
+    } else if (st.view == View::Explain) {
+        // A scene's head here (a layered figure's in the panel's choice of map), and the colours.
+        for (int h = 0; h < tr.heads && !layers; ++h) {
+            char label[32];
+            std::snprintf(label, sizeof label, "%d##explain_head", h + 1);
+            if (h == 0) {
+                ImGui::AlignTextToFramePadding();
+                ImGui::TextUnformatted(attn::tr(st.lang, Str::Head));
+            }
+            ImGui::SameLine();
+            const bool on = st.steps.head == h;
+            if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+            if (ImGui::Button(label, ImVec2(ImGui::GetFrameHeight() * 1.2f, 0))) st.steps.head = h;
+            if (on) ImGui::PopStyleColor();
+            std::snprintf(label, sizeof label, "explain.head.%d", h + 1);
+            probe(st, label);
+        }
+        same_line_if_fits(110.0f * s);
+        ImGui::SetNextItemWidth(110.0f * s);
+        colormap_combo(ctx);
     } else if (st.view == View::Steps) {
         // One head's pipeline at a time; the scale shows seed 002's argument (rows saturate).
         ImGui::AlignTextToFramePadding();

@@ -1,0 +1,80 @@
+// explain_layout.hpp: the Explain view. Attention is not the whole explanation: one head's
+// map read three ways, side by side in one colour scale (0 … 1), each with a caption that says
+// what it measures. Laid out without GL or ImGui; web/ui/explain_view.cpp draws the items.
+//
+//   weights         α_ij, the softmax rows the other views show
+//   value-weighted  α_ij·‖f(x_j)‖ with f(x_j) = v_j·W_o^h (the head's value for key j through
+//                   its rows of W_o: what key j adds to query i's output; Kobayashi et al.
+//                   2020), each row divided by its sum: the key's share of what the row adds
+//   rollout         Abnar & Zuidema 2020, self-attention only: per layer Â = ½·mean_h A + ½·I,
+//                   rows renormalised, multiplied from the first layer up to this one (a
+//                   scene is one layer); the heads' mean, not one head
+//
+// [SECTION] The three maps
+// [SECTION] Layout
+#pragma once
+
+#include "figure.hpp"
+#include "figure_layout.hpp"
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// [SECTION] The three maps ---------------------------------------------------------------------
+
+// Value-weighted attention of one head of a trace with its projections (Detail::Projections):
+// T_q×T_k, rows summing to 1 (a row whose weights are all 0 stays 0).
+//   pass 1: n_j = ‖v_j^h · W_o[h·d_k … (h+1)·d_k − 1, :]‖   (T_k norms)
+//   pass 2: m_ij = α_ij · n_j, then m_ij / Σ_j m_ij
+Matrix value_weighted(const Trace& trace, int head);
+
+enum class ExplainKind { Weights, ValueWeighted, Rollout };
+inline constexpr int kExplainKinds = 3;
+inline constexpr long long kExplainCells = 128 * 128;  // T_q·T_k past this: the view says so instead (cells of a few px)
+
+struct Explanation {
+    std::array<std::optional<Matrix>, kExplainKinds> maps;  // nullopt: not for this figure (`why`)
+    std::array<std::string, kExplainKinds> why;              // "needs V and W_o: …" (the view's words)
+};
+
+// The figure's shown head (`head` of its trace) read three ways; `layer`: the layer the figure
+// shows (layered figures: its map's; a scene: 0). The reasons are keys the view translates:
+// "projections" (an import has no V or W_o), "cross" (rollout needs self-attention), "long"
+// (a long trace keeps only its first rows).
+Explanation explain(const Figure& figure, int head, int stack, int layer);
+
+// [SECTION] Layout -----------------------------------------------------------------------------
+
+struct ExplainInput {
+    Box box;
+    float scale = 1.0f;
+    bool dark = true;
+    int colormap = 0;
+    std::vector<std::string> queries, keys;            // as shown (display tokens)
+    std::array<const Matrix*, kExplainKinds> maps{};   // nullptr: `missing` instead
+    std::array<std::string, kExplainKinds> titles, captions, missing;
+    MaskMatrix allowed;                                // T_q×T_k, or empty: every cell
+    std::string legend = "weight";
+};
+
+struct ExplainLayout {
+    std::array<Box, kExplainKinds> grids;  // the cells of each map (empty when missing)
+    float cell = 0.0f;
+    // The cell under (x, y): {map, query, key}, or map −1.
+    struct Hit {
+        int map = -1, query = -1, key = -1;
+    };
+    Hit hit(float x, float y) const;
+    std::vector<Item> items;
+};
+
+// Three columns of equal width: title, caption (wrapped), the map as square cells coloured by
+// the colormap (masked cells in the hatch's grey), query labels left of the first grid and key
+// labels under each when cells are big enough to read them; a legend bar on the right.
+ExplainLayout lay_out_explain(const ExplainInput& input, const TextMeasure& measure);
+
+}  // namespace attn

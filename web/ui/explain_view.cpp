@@ -1,0 +1,109 @@
+// explain_view.cpp: the Explain view (core/figure/explain_layout.hpp): one head's attention
+// read three ways, side by side in one colour scale, with captions; the hover's tooltip gives
+// the three numbers of the cell under the mouse.
+#include "view.hpp"
+
+#include "explain_layout.hpp"
+#include "import_state.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace attn {
+
+// The three maps of the shown head, computed when the figure, the head or the layer changes.
+struct ExplainView::Cache {
+    const void* shown = nullptr;
+    int revision = -1, head = -1, stack = -1, layer = -1;
+    Explanation explanation;
+};
+ExplainView::ExplainView() : cache_(std::make_unique<Cache>()) {}
+ExplainView::~ExplainView() = default;
+
+namespace {
+
+// The head the view explains: a layered figure's chosen map (one head, not an aggregate), else
+// the Steps view's head. -1: none to explain.
+int explained_head(const AppState& st) {
+    const Trace& t = st.figure.trace();
+    if (st.figure.has(Detail::Layers)) return st.imported.show == ImportShow::Head ? std::clamp(st.imported.import_head, 0, t.heads - 1) : -1;
+    return std::clamp(st.steps.head, 0, t.heads - 1);
+}
+
+const char* why_text(Lang lang, const std::string& why) {
+    if (why == "projections") return tr(lang, Str::ExplainNoProjections);
+    if (why == "cross") return tr(lang, Str::ExplainNoRollout);
+    return tr(lang, Str::ExplainLong);
+}
+
+}  // namespace
+
+void ExplainView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
+    AppState& st = ctx.state;
+    if (st.figure.empty()) return;
+    const Trace& t = st.figure.trace();
+    const int head = explained_head(st);
+    const bool layered = st.figure.has(Detail::Layers);
+    const int stack = layered ? st.imported.import_stack : 0, layer = layered ? st.imported.import_layer : 0;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const Palette& pal = palette(st.theme);
+    const float s = ctx.scale;
+    if (head < 0 || static_cast<long long>(t.T_q()) * t.T_k() > kExplainCells) {  // a note instead
+        const char* note = tr(st.lang, head < 0 ? Str::ExplainOneHead : Str::ExplainTooLong);
+        const float wrap = std::min(max.x - min.x - 40.0f * s, 520.0f * s);
+        const ImVec2 size = ImGui::CalcTextSize(note, nullptr, false, wrap);
+        const ImVec2 p((min.x + max.x - size.x) * 0.5f, min.y + 24.0f * s);
+        dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), p, pal.text_muted, note, nullptr, wrap);
+        st.probe["explain.note"] = {p.x, p.y, size.x, size.y};
+        return;
+    }
+    Cache& c = *cache_;
+    if (c.shown != st.figure.shown.get() || c.revision != st.revision || c.head != head || c.stack != stack || c.layer != layer) {
+        c.explanation = explain(st.figure, head, stack, layer);
+        c.shown = st.figure.shown.get(), c.revision = st.revision, c.head = head, c.stack = stack, c.layer = layer;
+    }
+    const Explanation& e = c.explanation;
+    const FontsMeasure measure(ctx.fonts);
+    ExplainInput in;
+    in.box = {min.x, min.y, max.x, max.y};
+    in.scale = s;
+    in.dark = st.theme == Theme::Dark;
+    in.colormap = st.heatmap.colormap;
+    for (const std::string& q : t.queries) in.queries.push_back(token_label(q));
+    for (const std::string& k : t.keys) in.keys.push_back(token_label(k));
+    in.allowed = t.allowed;
+    constexpr Str kTitles[kExplainKinds] = {Str::ExplainWeights, Str::ExplainValueWeighted, Str::ExplainRollout};
+    constexpr Str kCaptions[kExplainKinds] = {Str::ExplainWeightsCap, Str::ExplainValueWeightedCap, Str::ExplainRolloutCap};
+    for (int k = 0; k < kExplainKinds; ++k) {
+        const size_t i = static_cast<size_t>(k);
+        in.maps[i] = e.maps[i] ? &*e.maps[i] : nullptr;
+        in.titles[i] = tr(st.lang, kTitles[k]);
+        in.captions[i] = tr(st.lang, kCaptions[k]);
+        if (!e.maps[i]) in.missing[i] = why_text(st.lang, e.why[i]);
+    }
+    in.legend = tr(st.lang, Str::LegendWeight);
+    const ExplainLayout layout = lay_out_explain(in, measure);
+    draw_items(dl, layout.items, {}, measure, pal, s, [&](const Item& it) {
+        if (it.kind == Item::Colormap)
+            dl->AddImageQuad(ctx.renderer.lut_texture(st.heatmap.colormap), ImVec2(it.box.x0, it.box.y0), ImVec2(it.box.x1, it.box.y0),
+                             ImVec2(it.box.x1, it.box.y1), ImVec2(it.box.x0, it.box.y1), ImVec2(1, 0.5f), ImVec2(1, 0.5f),
+                             ImVec2(0, 0.5f), ImVec2(0, 0.5f));
+    });
+    for (int k = 0; k < kExplainKinds; ++k) {  // for the tests
+        const Box& g = layout.grids[static_cast<size_t>(k)];
+        char name[24];
+        std::snprintf(name, sizeof name, "explain.map.%d", k);
+        if (g.w() > 0.0f) st.probe[name] = {g.x0, g.y0, g.w(), g.h()};
+    }
+    if (!ctx.interactive || !ImGui::IsWindowHovered()) return;
+    const ExplainLayout::Hit hit = layout.hit(ImGui::GetIO().MousePos.x, ImGui::GetIO().MousePos.y);
+    if (hit.map < 0 || hit.query >= t.T_q() || hit.key >= t.T_k()) return;
+    ImGui::BeginTooltip();
+    ImGui::Text("%s \xe2\x86\x92 %s", token_label(t.queries[static_cast<size_t>(hit.query)]), token_label(t.keys[static_cast<size_t>(hit.key)]));
+    for (int k = 0; k < kExplainKinds; ++k)
+        if (e.maps[static_cast<size_t>(k)])
+            ImGui::Text("%-16s %.3f", tr(st.lang, kTitles[k]), static_cast<double>((*e.maps[static_cast<size_t>(k)])(hit.query, hit.key)));
+    ImGui::EndTooltip();
+}
+
+}  // namespace attn
