@@ -209,4 +209,21 @@ await check('the Generate button continues the text greedily, as attnviz run --g
   return `"${want.generated_tokens.join('')}"`;
 });
 
+await check('the Explain view: weights, value-weighted and rollout side by side, for a live head and a scene', async () => {
+  const live = await openPage(browser, `${url}#v=1&model=tiny-lm&view=explain&map=attention%3A2%3A3&text=${encodeURIComponent(TEXT)}`);
+  const s = await until(live, (x) => settled(x) && x.view === 'explain' && x.widgets['explain.map.2'], 'the Explain view of 2:3', 60000);
+  const maps = [0, 1, 2].map((k) => s.widgets[`explain.map.${k}`]);
+  expect(maps.every((r) => r && r[2] > 100 && Math.abs(r[2] - r[3]) < 2), `maps ${JSON.stringify(maps)}`);
+  expect(maps[0][0] + maps[0][2] < maps[1][0] && maps[1][0] + maps[1][2] < maps[2][0], 'the maps are not side by side');
+  await moveAway(live);
+  await shot(live, 'experiments-07-explain-live.png');
+  await live.context().close();
+  const scene = await openPage(browser, `${url}#v=1&preset=multi-head-rain&view=explain`);
+  const t = await until(scene, (x) => x.view === 'explain' && x.widgets['explain.map.1'], 'the Explain view of a scene');
+  await moveAway(scene);
+  await shot(scene, 'experiments-08-explain-scene.png');
+  await scene.context().close();
+  return `live 2:3 maps ${maps.map((r) => Math.round(r[2])).join(' / ')} px; scene ${t.queries.length} tokens`;
+});
+
 await finishSuite('browser-experiments');
