@@ -108,13 +108,13 @@ TEST_CASE("explain: three grids side by side, cells inside them, hits back to th
     const Explanation e = explain(f, 1, 0, 0);
     ExplainInput in;
     in.box = {10, 20, 1210, 620};
-    in.queries = t.queries, in.keys = t.keys;
-    in.allowed = t.allowed;
     for (int k = 0; k < kExplainKinds; ++k) {
-        in.maps[static_cast<size_t>(k)] = k == 1 ? nullptr : &*e.maps[static_cast<size_t>(k)];
-        in.titles[static_cast<size_t>(k)] = "title " + std::to_string(k);
-        in.captions[static_cast<size_t>(k)] = "what it measures, in a few words that wrap";
-        in.missing[static_cast<size_t>(k)] = "not here";
+        ExplainPanel& p = in.panels[static_cast<size_t>(k)];
+        p.queries = t.queries, p.keys = t.keys, p.allowed = t.allowed;
+        p.map = k == 1 ? nullptr : &*e.maps[static_cast<size_t>(k)];
+        p.title = "title " + std::to_string(k);
+        p.caption = "what it measures, in a few words that wrap";
+        p.missing = "not here";
     }
     const Measure m;
     const ExplainLayout L = lay_out_explain(in, m);

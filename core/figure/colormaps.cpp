@@ -21,6 +21,11 @@ constexpr std::uint32_t kBlues[] = {0xf7fbff, 0xdeebf7, 0xc6dbef, 0x9ecae1, 0x6b
 constexpr std::uint32_t kGreys[] = {0xffffff, 0xf0f0f0, 0xd9d9d9, 0xbdbdbd, 0x969696,
                                     0x737373, 0x525252, 0x252525, 0x000000};
 
+// ColorBrewer RdBu, reversed (diverging_colormap).
+constexpr std::uint32_t kRdBu[] = {0x053061, 0x2166ac, 0x4393c3, 0x92c5de, 0xd1e5f0, 0xf7f7f7,
+                                   0xfddbc7, 0xf4a582, 0xd6604d, 0xb2182b, 0x67001f};
+constexpr Colormap kDiverging{"rdbu", kRdBu};
+
 constexpr Colormap kMaps[] = {
     {"viridis", kViridis}, {"magma", kMagma},   {"inferno", kInferno},
     {"plasma", kPlasma},   {"blues", kBlues},   {"greys", kGreys},
@@ -40,6 +45,8 @@ std::uint32_t head_color_hex(bool dark, int head) {
 }
 
 std::span<const Colormap> colormaps() { return kMaps; }
+
+const Colormap& diverging_colormap() { return kDiverging; }
 
 std::array<float, 3> colormap_sample(const Colormap& map, float t) {
     if (!(t >= 0.0f)) t = 0.0f;  // also catches NaN

@@ -15,6 +15,9 @@ struct Colormap {
 };
 
 std::span<const Colormap> colormaps();  // viridis first (the default)
+// A diverging map for differences centred on 0 (ColorBrewer RdBu, reversed: blue for
+// negative at t = 0, near-white at 0.5, red for positive at t = 1). Not among colormaps().
+const Colormap& diverging_colormap();
 
 // 256 RGBA8 entries, linear interpolation between the key colours.
 std::array<std::uint8_t, 256 * 4> colormap_lut(const Colormap& map);

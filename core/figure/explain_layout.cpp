@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace attn {
 
@@ -66,87 +67,132 @@ ExplainLayout lay_out_explain(const ExplainInput& in, const TextMeasure& m) {
     ExplainLayout L;
     const float s = in.scale, ss = m.size(FontRole::Small), bs = m.size(FontRole::Body);
     const FigurePalette& pal = figure_palette(in.dark);
-    const int T_q = static_cast<int>(in.queries.size()), T_k = static_cast<int>(in.keys.size());
     const Colormap& cmap = colormaps()[static_cast<size_t>(std::clamp(in.colormap, 0, static_cast<int>(colormaps().size()) - 1))];
     auto text = [&](ItemRole role, float x, float y, FontRole f, Color c, const std::string& t, int index = -1) {
         L.items.push_back(text_item(role, x, y, f, c, t, m.width(t, f), Item::Left, index));
     };
-    // Columns: the query labels' width once, three maps, the legend.
-    float label_w = 0.0f;
-    for (const std::string& q : in.queries) label_w = std::max(label_w, m.width(token_text(q), FontRole::Small));
-    label_w = std::min(label_w, 110.0f * s) + 6.0f * s;
-    const float legend_w = m.width(in.legend, FontRole::Small) + 34.0f * s, gap = 18.0f * s, pad = 12.0f * s;
-    const float col_w = (in.box.w() - 2.0f * pad - label_w - legend_w - 2.0f * gap) / kExplainKinds;
+    auto widest = [&](const std::vector<std::string>& tokens, float cap) {
+        float w = 0.0f;
+        for (const std::string& t : tokens) w = std::max(w, m.width(token_text(t), FontRole::Small));
+        return std::min(w, cap) + 6.0f * s;
+    };
+    // Columns: each grid's query labels (where its queries differ from the grid before), the
+    // three maps of equal width, the legends.
+    std::array<float, kExplainKinds> label_w{};
+    bool any_seq = false, any_div = false;
+    int T_q = 1, T_k = 1;  // the largest, for one cell size
+    for (int k = 0; k < kExplainKinds; ++k) {
+        const ExplainPanel& p = in.panels[static_cast<size_t>(k)];
+        if (k == 0 || p.queries != in.panels[static_cast<size_t>(k - 1)].queries) label_w[static_cast<size_t>(k)] = widest(p.queries, 110.0f * s);
+        if (!p.map) continue;
+        (p.diverging ? any_div : any_seq) = true;
+        T_q = std::max(T_q, static_cast<int>(p.queries.size()));
+        T_k = std::max(T_k, static_cast<int>(p.keys.size()));
+    }
+    const std::string range_text = [&] {
+        float r = 1.0f;
+        for (const ExplainPanel& p : in.panels) if (p.map && p.diverging) r = p.range;
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.2g", static_cast<double>(r));
+        return std::string(buf);
+    }();
+    const float legend_w = std::max(m.width(in.legend, FontRole::Small), m.width(in.diverging_legend, FontRole::Small)) + 40.0f * s;
+    const float gap = 18.0f * s, pad = 12.0f * s;
+    const float col_w = (in.box.w() - 2.0f * pad - label_w[0] - label_w[1] - label_w[2] - legend_w - 2.0f * gap) / kExplainKinds;
     float head_h = 0.0f;  // the tallest title + caption
-    for (int k = 0; k < kExplainKinds; ++k)
-        head_h = std::max(head_h, bs + 4.0f * s + m.wrapped_height(in.captions[static_cast<size_t>(k)], FontRole::Small, col_w));
+    for (const ExplainPanel& p : in.panels) head_h = std::max(head_h, bs + 4.0f * s + m.wrapped_height(p.caption, FontRole::Small, col_w));
     head_h += 8.0f * s;
     float key_w = 0.0f;
-    for (const std::string& k : in.keys) key_w = std::max(key_w, m.width(token_text(k), FontRole::Small));
-    key_w = std::min(key_w, 90.0f * s) + 6.0f * s;
+    for (const ExplainPanel& p : in.panels) key_w = std::max(key_w, widest(p.keys, 90.0f * s));
     // Square cells as big as the widest and tallest fit allow (key labels below when readable).
     const float avail_h = in.box.h() - 2.0f * pad - head_h;
-    float cell = std::min(col_w / std::max(T_k, 1), avail_h / std::max(T_q, 1));
+    float cell = std::min(col_w / T_k, avail_h / T_q);
     const bool labels = cell >= ss * 1.05f;
-    if (labels) cell = std::min(col_w / std::max(T_k, 1), (avail_h - key_w) / std::max(T_q, 1));
+    if (labels) cell = std::min(col_w / T_k, (avail_h - key_w) / T_q);
     cell = std::max(cell, 1.0f);
     L.cell = cell;
     const float top = in.box.y0 + pad;
+    float x = in.box.x0 + pad;
     for (int k = 0; k < kExplainKinds; ++k) {
         const size_t i = static_cast<size_t>(k);
-        const float x0 = in.box.x0 + pad + label_w + k * (col_w + gap);
-        text(ItemRole::Heading, x0, top, FontRole::Body, pal.text, in.titles[i], k);
-        text(ItemRole::Caption, x0, top + bs + 4.0f * s, FontRole::Small, pal.text_muted, in.captions[i], k);
+        const ExplainPanel& p = in.panels[i];
+        x += label_w[i];
+        const float x0 = x;
+        x += col_w + gap;
+        text(ItemRole::Heading, x0, top, FontRole::Body, pal.text, p.title, k);
+        text(ItemRole::Caption, x0, top + bs + 4.0f * s, FontRole::Small, pal.text_muted, p.caption, k);
         L.items.back().wrap = col_w;
         const float gy = top + head_h;
-        if (!in.maps[i]) {
-            text(ItemRole::Note, x0, gy, FontRole::Small, pal.text_muted, in.missing[i], k);
+        if (!p.map) {
+            text(ItemRole::Note, x0, gy, FontRole::Small, pal.text_muted, p.missing, k);
             L.items.back().wrap = col_w;
             continue;
         }
-        const Matrix& map = *in.maps[i];
-        const Box g{x0, gy, x0 + cell * T_k, gy + cell * T_q};
+        const Matrix& map = *p.map;
+        const int rows = static_cast<int>(std::min<Eigen::Index>(map.rows(), static_cast<Eigen::Index>(p.queries.size())));
+        const int cols = static_cast<int>(std::min<Eigen::Index>(map.cols(), static_cast<Eigen::Index>(p.keys.size())));
+        const Box g{x0, gy, x0 + cell * cols, gy + cell * rows};
         L.grids[i] = g;
-        for (int q = 0; q < T_q && q < map.rows(); ++q)
-            for (int j = 0; j < T_k && j < map.cols(); ++j) {
+        for (int q = 0; q < rows; ++q)
+            for (int j = 0; j < cols; ++j) {
                 const Box c{g.x0 + j * cell, g.y0 + q * cell, g.x0 + (j + 1) * cell, g.y0 + (q + 1) * cell};
-                const bool masked = in.allowed.size() > 0 && k != 2 && !in.allowed(q, j);
+                const bool masked = p.allowed.size() > 0 && !p.allowed(q, j);
                 Color fill = pal.hatch_a;
                 if (!masked) {
-                    const std::array<float, 3> rgb = colormap_sample(cmap, map(q, j));
+                    const float v = map(q, j);
+                    const std::array<float, 3> rgb = p.diverging ? colormap_sample(diverging_colormap(), 0.5f + 0.5f * v / std::max(p.range, 1e-12f))
+                                                                 : colormap_sample(cmap, v);
                     fill = {rgb[0], rgb[1], rgb[2], 1.0f};
                 }
-                L.items.push_back(rect_item(ItemRole::Other, c, fill, 0.0f, q * T_k + j));
+                L.items.push_back(rect_item(ItemRole::Other, c, fill, 0.0f, q * cols + j));
             }
         L.items.push_back(outline_item(ItemRole::Other, g, pal.text_muted, 1.0f));
         if (!labels) continue;
-        for (int j = 0; j < T_k; ++j) {  // keys under the grid, reading upwards
-            const std::string t(token_text(in.keys[static_cast<size_t>(j)]));
-            Item it = text_item(ItemRole::ColLabel, g.x0 + j * cell + (cell - ss) * 0.5f, g.y1 + 4.0f * s + m.width(t, FontRole::Small),
-                                FontRole::Small, pal.text, t, m.width(t, FontRole::Small), Item::Left, j);
+        for (int j = 0; j < cols; ++j) {  // keys under the grid, reading upwards
+            const std::string t(token_text(p.keys[static_cast<size_t>(j)]));
+            const float w = m.width(t, FontRole::Small);
+            Item it = text_item(ItemRole::ColLabel, g.x0 + j * cell + (cell - ss) * 0.5f, g.y1 + 4.0f * s + w, FontRole::Small, pal.text, t, w,
+                                Item::Left, j);
             it.upwards = true;
             L.items.push_back(it);
         }
-        if (k == 0)
-            for (int q = 0; q < T_q; ++q) {  // queries left of the first grid
-                const std::string t(token_text(in.queries[static_cast<size_t>(q)]));
+        if (label_w[i] > 0.0f)
+            for (int q = 0; q < rows; ++q) {  // queries left of the grid
+                const std::string t(token_text(p.queries[static_cast<size_t>(q)]));
                 const float w = m.width(t, FontRole::Small);
                 L.items.push_back(text_item(ItemRole::RowLabel, g.x0 - w - 6.0f * s, g.y0 + q * cell + (cell - ss) * 0.5f,
                                             FontRole::Small, pal.text, t, w, Item::Right, q));
             }
     }
-    // The legend: one scale for the three maps.
-    const float lx = in.box.x1 - pad - legend_w + 8.0f * s, ly = top + head_h;
+    // The legends: the colormap's (the GPU's bar, Item::Colormap) and the diverging one (cells).
+    const float lx = in.box.x1 - pad - legend_w + 8.0f * s, bar_w = 12.0f * s;
     const float bar_h = std::min(160.0f * s, std::max(cell * T_q, 60.0f * s));
-    text(ItemRole::LegendTitle, lx, ly - ss - 4.0f * s, FontRole::Small, pal.text_muted, in.legend);
-    Item bar;
-    bar.kind = Item::Colormap, bar.role = ItemRole::LegendBar, bar.box = {lx, ly, lx + 12.0f * s, ly + bar_h};
-    L.items.push_back(bar);
-    L.items.push_back(outline_item(ItemRole::LegendBar, bar.box, pal.text_muted, 1.0f));
-    for (int i = 0; i < 3; ++i) {
-        const float y = bar.box.y1 - bar_h * 0.5f * i;
-        L.items.push_back(segment_item(ItemRole::LegendTick, bar.box.x1, y, bar.box.x1 + 4.0f * s, y, pal.text_muted, 1.0f, i));
-        text(ItemRole::LegendLabel, bar.box.x1 + 7.0f * s, y - ss * 0.5f, FontRole::Small, pal.text, i == 0 ? "0" : i == 1 ? "0.5" : "1", i);
+    float ly = top + head_h;
+    auto ticks = [&](const Box& bar, const std::array<std::string, 3>& labels_text) {
+        L.items.push_back(outline_item(ItemRole::LegendBar, bar, pal.text_muted, 1.0f));
+        for (int t = 0; t < 3; ++t) {
+            const float y = bar.y1 - bar.h() * 0.5f * t;
+            L.items.push_back(segment_item(ItemRole::LegendTick, bar.x1, y, bar.x1 + 4.0f * s, y, pal.text_muted, 1.0f, t));
+            text(ItemRole::LegendLabel, bar.x1 + 7.0f * s, y - ss * 0.5f, FontRole::Small, pal.text, labels_text[static_cast<size_t>(t)], t);
+        }
+    };
+    if (any_seq) {
+        text(ItemRole::LegendTitle, lx, ly - ss - 4.0f * s, FontRole::Small, pal.text_muted, in.legend);
+        Item bar;
+        bar.kind = Item::Colormap, bar.role = ItemRole::LegendBar, bar.box = {lx, ly, lx + bar_w, ly + bar_h};
+        L.items.push_back(bar);
+        ticks(bar.box, {"0", "0.5", "1"});
+        ly += bar_h + 2.0f * ss + 16.0f * s;
+    }
+    if (any_div) {
+        text(ItemRole::LegendTitle, lx, ly - ss - 4.0f * s, FontRole::Small, pal.text_muted, in.diverging_legend);
+        constexpr int kSteps = 48;
+        for (int t = 0; t < kSteps; ++t) {  // top: +range
+            const std::array<float, 3> rgb = colormap_sample(diverging_colormap(), 1.0f - (t + 0.5f) / kSteps);
+            L.items.push_back(rect_item(ItemRole::LegendBar, {lx, ly + bar_h * t / kSteps, lx + bar_w, ly + bar_h * (t + 1) / kSteps},
+                                        {rgb[0], rgb[1], rgb[2], 1.0f}));
+        }
+        ticks({lx, ly, lx + bar_w, ly + bar_h}, {"\xe2\x88\x92" + range_text, "0", "+" + range_text});
     }
     return L;
 }

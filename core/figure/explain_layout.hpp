@@ -49,22 +49,31 @@ Explanation explain(const Figure& figure, int head, int stack, int layer);
 
 // [SECTION] Layout -----------------------------------------------------------------------------
 
+// One map of the row: the Explain view's three readings, or the Compare view's two texts and
+// their difference.
+struct ExplainPanel {
+    std::string title, caption;
+    const Matrix* map = nullptr;   // nullptr: `missing` instead
+    std::string missing;
+    std::vector<std::string> queries, keys;  // as shown (display tokens)
+    MaskMatrix allowed;            // T_q×T_k, or empty: every cell
+    bool diverging = false;        // −range … range on diverging_colormap(), else 0 … 1 on the colormap
+    float range = 1.0f;
+};
+
 struct ExplainInput {
     Box box;
     float scale = 1.0f;
     bool dark = true;
     int colormap = 0;
-    std::vector<std::string> queries, keys;            // as shown (display tokens)
-    std::array<const Matrix*, kExplainKinds> maps{};   // nullptr: `missing` instead
-    std::array<std::string, kExplainKinds> titles, captions, missing;
-    MaskMatrix allowed;                                // T_q×T_k, or empty: every cell
-    std::string legend = "weight";
+    std::array<ExplainPanel, kExplainKinds> panels;
+    std::string legend = "weight", diverging_legend = "difference";
 };
 
 struct ExplainLayout {
     std::array<Box, kExplainKinds> grids;  // the cells of each map (empty when missing)
     float cell = 0.0f;
-    // The cell under (x, y): {map, query, key}, or map −1.
+    // The cell under (x, y): {panel, query, key}, or map −1.
     struct Hit {
         int map = -1, query = -1, key = -1;
     };
@@ -72,9 +81,10 @@ struct ExplainLayout {
     std::vector<Item> items;
 };
 
-// Three columns of equal width: title, caption (wrapped), the map as square cells coloured by
-// the colormap (masked cells in the hatch's grey), query labels left of the first grid and key
-// labels under each when cells are big enough to read them; a legend bar on the right.
+// Three columns of equal width: title, caption (wrapped), the map as square cells (masked
+// cells in the hatch's grey), query labels left of a grid whose queries differ from the one
+// before it, key labels under each grid when cells are big enough to read them; on the right
+// the legends of the scales used (the colormap's 0 … 1, the diverging −range … range).
 ExplainLayout lay_out_explain(const ExplainInput& input, const TextMeasure& measure);
 
 }  // namespace attn

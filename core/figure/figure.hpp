@@ -64,6 +64,7 @@ struct Figure {
     // A live model's run (with Detail::Layers), or nullptr.
     std::shared_ptr<const LiveRun> live;
     std::shared_ptr<const HeadImportance> importance;  // the live run's heads, once measured (model.hpp)
+    std::shared_ptr<const LiveRun> compare;            // the same model on a second text (the Compare view)
 
     bool empty() const { return shown == nullptr; }
     bool has(Detail d) const { return (details & static_cast<unsigned>(d)) != 0; }

@@ -226,4 +226,19 @@ await check('the Explain view: weights, value-weighted and rollout side by side,
   return `live 2:3 maps ${maps.map((r) => Math.round(r[2])).join(' / ')} px; scene ${t.queries.length} tokens`;
 });
 
+await check('the Compare view: one head on two texts and their difference, as attnviz run gives the second', async () => {
+  const other = 'The dog sat on the mat. The dog sat on the';
+  const p = await openPage(browser, `${url}#v=1&model=tiny-lm&view=compare&map=attention%3A2%3A3&text=${encodeURIComponent(TEXT)}` +
+                                    `&compare=${encodeURIComponent(other)}`);
+  const s = await until(p, (x) => settled(x) && x.view === 'compare' && x.widgets['compare.map.2'], 'the Compare view', 60000);
+  const want = JSON.parse(execFileSync(binary, ['run', 'tiny-lm', '--text', other, '--json']).toString());
+  expect(JSON.stringify(s.model.compare_ids) === JSON.stringify(want.ids), `compare ids ${s.model.compare_ids}, native ${want.ids}`);
+  const maps = [0, 1, 2].map((k) => s.widgets[`compare.map.${k}`]);
+  expect(maps.every((r) => r && r[2] > 100), `maps ${JSON.stringify(maps)}`);
+  await moveAway(p);
+  await shot(p, 'experiments-09-compare.png');
+  await p.context().close();
+  return `${want.ids.length} tokens each; maps ${maps.map((r) => Math.round(r[2])).join(' / ')} px`;
+});
+
 await finishSuite('browser-experiments');

@@ -22,10 +22,12 @@
 
 namespace attn {
 
-enum class View { Lines, Heatmap, Steps, Model, Explain };  // Model: layers × heads (figures with Detail::Layers)
-// "lines", "heatmap", "steps", "model", "explain": in links, exported file names and the tests' state.
+// Model: layers × heads (figures with Detail::Layers); Compare: a live model on two texts.
+enum class View { Lines, Heatmap, Steps, Model, Explain, Compare };
+// "lines", "heatmap", "steps", "model", "explain", "compare": in links, exported file names and the tests' state.
 inline const char* view_name(View v) {
-    return v == View::Lines ? "lines" : v == View::Heatmap ? "heatmap" : v == View::Steps ? "steps" : v == View::Model ? "model" : "explain";
+    constexpr const char* kNames[] = {"lines", "heatmap", "steps", "model", "explain", "compare"};
+    return kNames[static_cast<int>(v)];
 }
 enum class ScaleMode { InvSqrtDk, None, Temperature };
 enum class WeightsMode { Identity, Random, Explicit };

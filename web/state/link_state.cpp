@@ -200,7 +200,7 @@ constexpr LinkParam kParams[] = {
 
     {.name = "view",
      .what = "the view",
-     .values = "`lines`, `heatmap`, `steps`, `model` (an import), `explain`",
+     .values = "`lines`, `heatmap`, `steps`, `model` (an import or a live model), `explain`, `compare` (a live model)",
      .default_value = "lines",
      .always_written = true,
      .message = LinkMessage::Text,
@@ -210,7 +210,8 @@ constexpr LinkParam kParams[] = {
          else if (v == "steps") l.view = View::Steps;
          else if (v == "model") l.view = View::Model;
          else if (v == "explain") l.view = View::Explain;
-         else return "expected lines, heatmap, steps, model or explain, got " + shown_value(v);
+         else if (v == "compare") l.view = View::Compare;
+         else return "expected lines, heatmap, steps, model, explain or compare, got " + shown_value(v);
          return "";
      },
      .format = [](const LinkState& l) -> std::string { return view_name(l.view); },
@@ -464,6 +465,24 @@ constexpr LinkParam kParams[] = {
      .to_app = [](AppState& st, const LinkState& l) {
          if (l.model_source.empty() || st.model.source == l.model_source) return;
          st.model.source = l.model_source;
+         model_input_changed(st);
+     }},
+
+    {.name = "compare",
+     .what = "a live model's second text (gpt2, bert), run beside `text` for the Compare view",
+     .values = "the text, percent-encoded",
+     .default_value = "",
+     .absent = "none",
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         if (v.size() > kMaxLinkText) return "expected at most " + std::to_string(kMaxLinkText) + " bytes of text, got " + std::to_string(v.size());
+         l.compare = v;
+         return "";
+     },
+     .format = [](const LinkState& l) { return l.compare; },
+     .from_app = [](LinkState& l, const AppState& st) { l.compare = st.model.compare; },
+     .to_app = [](AppState& st, const LinkState& l) {
+         if (st.model.compare == l.compare) return;
+         st.model.compare = l.compare;
          model_input_changed(st);
      }},
 

@@ -35,6 +35,8 @@ struct ModelJob {
     std::optional<RunInput> partial_input;  // a preview's input, once it is done
     std::optional<RunResult> partial;       // and its run: shown, then generation goes on
     std::unique_ptr<Forward> forward;  // the run whose maps the figure shows
+    std::unique_ptr<Forward> compare;  // the same model on the session's second text (Compare), after `forward`
+    RunInput compare_input;
     kernels::Context ctx;
     double longest_slice = 0;          // seconds: the longest step_job so far
     int frames = 0;                    // frames it has had work in
@@ -239,10 +241,14 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
             if (ms.translate && edits.ablation == Ablation::Mean && !edits.knockout.empty())
                 throw ModelError("", "knockout_mode", "mean ablation needs the whole target: it is not offered while translating");
         }
-        const std::size_t n = marian ? job->input.source_ids.size() : job->input.ids.size();
-        for (int j : ms.experiment.hidden)
-            if (j >= 0 && static_cast<std::size_t>(j) < n) edits.hidden.push_back(j);
+        // The hidden tokens among those the run reads (set once its ids are final).
+        const auto hide = [&] {
+            const std::size_t n = marian ? job->input.source_ids.size() : job->input.ids.size();
+            for (int j : ms.experiment.hidden)
+                if (j >= 0 && static_cast<std::size_t>(j) < n) edits.hidden.push_back(j);
+        };
         if (marian && ms.translate) {
+            hide();
             job->encoder = std::make_unique<Forward>(m.model, RunInput{{m.config().decoder_start_id}, job->input.source_ids, edits});
             return;
         }
@@ -256,6 +262,7 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
             job->max_new = std::min(g.tokens, m.config().max_positions - job->prompt);
             job->sampling = g.sampling;
             job->rng = SplitMix64{g.sampling.seed};
+            hide();
             job->decoder = std::make_unique<Decoder>(m.model, Matrix{}, edits);
             if (job->max_new <= 0) throw ModelError("", "generate", "the text already fills the model's " + std::to_string(m.config().max_positions) + " positions");
             return;
@@ -264,7 +271,14 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
             g.step = std::clamp(g.step, 0, g.generated());
             job->input.ids.assign(g.ids.begin(), g.ids.begin() + g.prompt + g.step);
         }
+        hide();
         job->forward = std::make_unique<Forward>(m.model, job->input);
+        if (!marian && !ms.compare.empty()) {  // the second text, with the same experiment
+            job->compare_input.ids = encode_text(m, ms.compare);
+            job->compare_input.edits = edits;
+            std::erase_if(job->compare_input.edits.hidden, [&](int j) { return j >= static_cast<int>(job->compare_input.ids.size()); });
+            job->compare = std::make_unique<Forward>(m.model, job->compare_input);
+        }
     });
     return ok ? job : nullptr;
 }
@@ -301,21 +315,34 @@ void step_job(ModelJob& job, const LoadedModel& m) {
             job.logits = job.decoder->step(job.ctx, next);
             job.preview = std::make_unique<Forward>(m.model, job.input);
         }
-    } else {
+    } else if (job.forward && !job.forward->done()) {
         job.forward->step(job.ctx);
+    } else if (job.compare) {
+        job.compare->step(job.ctx);
     }
 }
 
-// A run becomes the figure (a run of the model already shown keeps the choice of map).
-void show_run(AppState& st, RunInput input, RunResult result) {
-    ModelSession& ms = st.model;
+// Every forward of the job is done: the figure can be shown.
+bool finished(const ModelJob& job) { return job.forward && job.forward->done() && (!job.compare || job.compare->done()); }
+
+std::shared_ptr<const LiveRun> live_run(const ModelSession& ms, RunInput input, RunResult result) {
     auto live = std::make_shared<LiveRun>();
     live->model = ms.model;
     live->input = std::move(input);
     live->result = std::move(result);
     live->top = top_tokens(*ms.model, live->result.logits, ms.top_n);
+    return live;
+}
+
+// A run becomes the figure (a run of the model already shown keeps the choice of map), with
+// the second text's run when there is one.
+void show_run(AppState& st, RunInput input, RunResult result, std::shared_ptr<const LiveRun> compare = nullptr) {
+    ModelSession& ms = st.model;
     const bool same_model = st.figure.live && st.figure.live->model == ms.model;
-    guarded(st, ms.model->name, [&] { show_layered_figure(st, live_figure(std::move(live)), same_model); });
+    guarded(st, ms.model->name, [&] {
+        show_layered_figure(st, live_figure(live_run(ms, std::move(input), std::move(result))), same_model);
+        st.figure.compare = std::move(compare);
+    });
 }
 
 // The importance of the shown run's heads, in slices of the budget left; once measured, the
@@ -381,7 +408,7 @@ void advance_model(AppState& st, double budget_seconds) {
             const Clock::time_point slice = Clock::now();
             step_job(job, *ms.model);
             job.longest_slice = std::max(job.longest_slice, std::chrono::duration<double>(Clock::now() - slice).count());
-        } while (!(job.forward && job.forward->done()) && !job.partial &&
+        } while (!finished(job) && !job.partial &&
                  std::chrono::duration<double>(Clock::now() - start).count() + job.longest_slice <= budget_seconds);
     });
     if (!ok) {
@@ -393,7 +420,7 @@ void advance_model(AppState& st, double budget_seconds) {
         show_run(st, std::move(*job.partial_input), std::move(*job.partial));
         job.partial.reset();
         job.partial_input.reset();
-    } else if (job.forward && job.forward->done()) {
+    } else if (finished(job)) {
         if (job.sampling) {  // generated: the sequence, shown whole; the scrubber goes back through it
             ModelGeneration& g = ms.generation;
             g.ids = job.input.ids;
@@ -407,7 +434,8 @@ void advance_model(AppState& st, double budget_seconds) {
             }
         }
         const bool generation_step = !ms.generation.ids.empty();
-        show_run(st, std::move(job.input), job.forward->take());
+        std::shared_ptr<const LiveRun> compare = job.compare ? live_run(ms, std::move(job.compare_input), job.compare->take()) : nullptr;
+        show_run(st, std::move(job.input), job.forward->take(), std::move(compare));
         if (generation_step && st.figure.live)  // the newest token's row: the query this step computed
             st.pinned = {TokenRef::Query, static_cast<int>(st.figure.live->input.ids.size()) - 1};
         ms.last_run_frames = job.frames;
@@ -455,6 +483,8 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
             j["heads"][kHeadKindNames[static_cast<size_t>(k)]] = layers;
         }
     }
+    j["compare"] = ms.compare;
+    if (const LiveRun* c = st.figure.compare.get()) j["compare_ids"] = c->input.ids;
     if (const LiveRun* live = st.figure.live.get()) {
         json top = json::array();
         for (const NextToken& t : live->top) top.push_back({{"id", t.id}, {"token", t.token}, {"p", t.p}});

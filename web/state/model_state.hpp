@@ -81,6 +81,7 @@ struct ModelSession {
     bool translate = true;
     ModelExperiment experiment;
     ModelGeneration generation;
+    std::string compare;  // a second text (gpt2, bert), run beside `text` for the Compare view; "" = none
     int input_revision = 0;                    // bumps on every edit
     int run_revision = -1;                     // the input revision last run (or refused)
     std::shared_ptr<ModelJob> job;             // the run in progress, or nullptr

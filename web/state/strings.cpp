@@ -325,6 +325,21 @@ constexpr Entry kTable[] = {
      "请在面板中选择一个头（而不是聚合或传递）来解释它。"},
     {Str::ExplainTooLong, "Explanations are drawn for up to 128 × 128 tokens: shorten the text.",
      "解释视图最多显示 128 × 128 个词元：请缩短文本。"},
+    {Str::ViewCompare, "Compare", "对比"},
+    {Str::CompareA, "This text", "这段文本"},
+    {Str::CompareB, "The other text", "另一段文本"},
+    {Str::CompareDiff, "Difference", "差"},
+    {Str::CompareDiffCap, "this text's weights minus the other's, cell by cell: red where this text attends more, blue where less.",
+     "这段文本的权重减去另一段的，逐格相减：红色表示这段关注得更多，蓝色表示更少。"},
+    {Str::CompareLengths, "The texts have %d and %d tokens: a cell-by-cell difference needs the same number.",
+     "两段文本分别有 %d 和 %d 个词元：逐格相减需要同样多的词元。"},
+    {Str::CompareLiveOnly, "Compare runs a live model on two texts: open a model, or pick a trained model's scene.",
+     "对比视图让实时模型分别运行两段文本：请打开一个模型，或选择训练好的模型的场景。"},
+    {Str::CompareNoText, "Type a second text under \"Compare with\" in the panel (the same sentence with one word changed, say).",
+     "请在面板的“对比文本”中输入第二段文本（例如只改一个词的同一句话）。"},
+    {Str::CompareWith, "Compare with", "对比文本"},
+    {Str::CompareWithTip, "A second text for the Compare view: the same head's map on both, and their difference.",
+     "对比视图的第二段文本：同一个头在两段文本上的注意力图，以及它们的差。"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 

@@ -62,6 +62,9 @@ enum class Str {
     // the Explain view (web/ui/explain_view.cpp)
     ViewExplain, ExplainWeights, ExplainValueWeighted, ExplainRollout, ExplainWeightsCap, ExplainValueWeightedCap,
     ExplainRolloutCap, ExplainNoProjections, ExplainNoRollout, ExplainLong, ExplainOneHead, ExplainTooLong,
+    // the Compare view (web/ui/compare_view.cpp) and its text box
+    ViewCompare, CompareA, CompareB, CompareDiff, CompareDiffCap, CompareLengths, CompareLiveOnly, CompareNoText, CompareWith,
+    CompareWithTip,
     Count
 };
 

@@ -69,17 +69,20 @@ void ExplainView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     in.scale = s;
     in.dark = st.theme == Theme::Dark;
     in.colormap = st.heatmap.colormap;
-    for (const std::string& q : t.queries) in.queries.push_back(token_label(q));
-    for (const std::string& k : t.keys) in.keys.push_back(token_label(k));
-    in.allowed = t.allowed;
+    std::vector<std::string> queries, keys;
+    for (const std::string& q : t.queries) queries.push_back(token_label(q));
+    for (const std::string& k : t.keys) keys.push_back(token_label(k));
     constexpr Str kTitles[kExplainKinds] = {Str::ExplainWeights, Str::ExplainValueWeighted, Str::ExplainRollout};
     constexpr Str kCaptions[kExplainKinds] = {Str::ExplainWeightsCap, Str::ExplainValueWeightedCap, Str::ExplainRolloutCap};
     for (int k = 0; k < kExplainKinds; ++k) {
         const size_t i = static_cast<size_t>(k);
-        in.maps[i] = e.maps[i] ? &*e.maps[i] : nullptr;
-        in.titles[i] = tr(st.lang, kTitles[k]);
-        in.captions[i] = tr(st.lang, kCaptions[k]);
-        if (!e.maps[i]) in.missing[i] = why_text(st.lang, e.why[i]);
+        ExplainPanel& p = in.panels[i];
+        p.map = e.maps[i] ? &*e.maps[i] : nullptr;
+        p.title = tr(st.lang, kTitles[k]);
+        p.caption = tr(st.lang, kCaptions[k]);
+        if (!e.maps[i]) p.missing = why_text(st.lang, e.why[i]);
+        p.queries = queries, p.keys = keys;
+        if (k != 2) p.allowed = t.allowed;  // the rollout is a product of whole layers: no mask of its own
     }
     in.legend = tr(st.lang, Str::LegendWeight);
     const ExplainLayout layout = lay_out_explain(in, measure);

@@ -187,7 +187,7 @@ std::string figure_svg(const AppState& source, SvgPicture picture, std::string& 
     o.measure = &measure;
     o.lines_weights = picture.lines_weights;
     std::string svg;
-    if (st.view == View::Steps || st.view == View::Model || st.view == View::Explain) error = "SVG: lines and heatmap views only";
+    if (st.view != View::Lines && st.view != View::Heatmap) error = "SVG: lines and heatmap views only";
     else if (error = svg_size_problem(st.figure.trace(), o); error.empty()) svg = write_svg(st.figure.trace(), o);
     ImGui::DestroyContext(context);
     ImGui::SetCurrentContext(previous);
@@ -301,7 +301,7 @@ void export_menu(AppState& st, ExportQueue& exports, float s) {
                           {Str::ExportJson, ExportKind::SceneJson, "export.json"}};
     ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(8.0f * s, 6.0f * s));
     for (const Item& item : items) {
-        const bool disabled = (item.kind == ExportKind::Svg && (st.view == View::Steps || st.view == View::Model || st.view == View::Explain)) ||
+        const bool disabled = (item.kind == ExportKind::Svg && st.view != View::Lines && st.view != View::Heatmap) ||
                               (item.kind == ExportKind::SceneJson && !st.figure.has(Detail::Scene));
         if (disabled) ImGui::BeginDisabled();
         if (ImGui::Selectable(tr(st.lang, item.label), false, 0, ImVec2(190.0f * s, 0))) exports.pending = item.kind;

@@ -29,6 +29,7 @@ const char* view_label(Lang lang, View v) {
                     : v == View::Heatmap ? Str::ViewHeatmap
                     : v == View::Model   ? Str::ViewModel
                     : v == View::Explain ? Str::ViewExplain
+                    : v == View::Compare ? Str::ViewCompare
                                          : Str::ViewSteps);
 }
 

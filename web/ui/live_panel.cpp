@@ -115,6 +115,11 @@ void draw_live_controls(ViewContext& ctx) {
     } else {
         text_box(Str::LiveText, "model.text", &ms.text, true);
         hideable_chips(0);
+        ImGui::TextUnformatted(tr(st.lang, Str::CompareWith));
+        tooltip(tr(st.lang, Str::CompareWithTip));
+        ImGui::SetNextItemWidth(-FLT_MIN);
+        if (ImGui::InputText("##model.compare", &ms.compare)) model_input_changed(st);
+        probe(st, "model.compare");
     }
 
     // Generating: the token the shown step picked (the scrubber's step, before the last).

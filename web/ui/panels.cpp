@@ -468,8 +468,8 @@ void draw_toolbar(ViewContext& ctx) {
     if (layers ? segmented<View>(st, "view", &view,
                                    {{View::Model, Str::ViewModel, "model"}, {View::Lines, Str::ViewLines, "lines"},
                                     {View::Heatmap, Str::ViewHeatmap, "heatmap"}, {View::Steps, Str::ViewSteps, "steps"},
-                                    {View::Explain, Str::ViewExplain, "explain"}},
-                                   "view", 450.0f * s)
+                                    {View::Explain, Str::ViewExplain, "explain"}, {View::Compare, Str::ViewCompare, "compare"}},
+                                   "view", 540.0f * s)
                  : segmented<View>(st, "view", &view,
                                    {{View::Lines, Str::ViewLines, "lines"}, {View::Heatmap, Str::ViewHeatmap, "heatmap"},
                                     {View::Steps, Str::ViewSteps, "steps"}, {View::Explain, Str::ViewExplain, "explain"}},
@@ -539,6 +539,10 @@ void draw_toolbar(ViewContext& ctx) {
                                                 ImGui::GetColorU32(ImGuiCol_Text), shown);
         }
         probe(st, "topk");
+    } else if (st.view == View::Compare) {
+        same_line_if_fits(110.0f * s);
+        ImGui::SetNextItemWidth(110.0f * s);
+        colormap_combo(ctx);
     } else if (st.view == View::Explain) {
         // A scene's head here (a layered figure's in the panel's choice of map), and the colours.
         for (int h = 0; h < tr.heads && !layers; ++h) {

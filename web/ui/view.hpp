@@ -54,6 +54,7 @@ ATTN_VIEW_CLASS(HeatmapView);  // heatmap_view.cpp: queries × keys, zoomable
 ATTN_VIEW_CLASS(StepsView);    // steps_view.cpp: the pipeline (the weights alone when that is all the figure has)
 ATTN_VIEW_CLASS(ModelView);    // model_view.cpp: layers × heads thumbnails (figures with Detail::Layers)
 ATTN_VIEW_CLASS(ExplainView);  // explain_view.cpp: one head read three ways (explain_layout.hpp)
+ATTN_VIEW_CLASS(CompareView);  // compare_view.cpp: a live head on two texts and their difference
 #undef ATTN_VIEW_CLASS
 
 // lines_view.cpp: token to token, one colour per head.
@@ -78,12 +79,14 @@ struct Views {
     StepsView steps;
     ModelView model;
     ExplainView explain;
+    CompareView compare;
 
     void draw(ViewContext& ctx, View view, ImVec2 min, ImVec2 max) {
         if (view == View::Lines) lines.draw(ctx, min, max);
         else if (view == View::Heatmap) heatmap.draw(ctx, min, max);
         else if (view == View::Model) model.draw(ctx, min, max);
         else if (view == View::Explain) explain.draw(ctx, min, max);
+        else if (view == View::Compare) compare.draw(ctx, min, max);
         else steps.draw(ctx, min, max);
     }
 };

@@ -1,0 +1,100 @@
+// compare_view.cpp: the Compare view: a live model's map of one head on the text and on a
+// second text (ModelSession::compare), side by side, and their difference on a diverging
+// colormap centred on 0 (core/figure/explain_layout.hpp lays the three out).
+#include "view.hpp"
+
+#include "explain_layout.hpp"
+#include "import_state.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace attn {
+
+struct CompareView::Cache {};
+CompareView::CompareView() : cache_(std::make_unique<Cache>()) {}
+CompareView::~CompareView() = default;
+
+namespace {
+
+std::vector<std::string> shown_tokens(const std::vector<std::string>& tokens) {
+    std::vector<std::string> out;
+    for (const std::string& t : tokens) out.push_back(token_label(display_token(t)));
+    return out;
+}
+
+}  // namespace
+
+void CompareView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
+    AppState& st = ctx.state;
+    const ImportView& im = st.imported;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const Palette& pal = palette(st.theme);
+    const float s = ctx.scale;
+    const LiveRun* a = st.figure.live.get();
+    const LiveRun* b = st.figure.compare.get();
+    const bool one_head = im.show == ImportShow::Head;
+    if (!a || !b || !one_head) {  // a note instead
+        const char* note = tr(st.lang, !a ? Str::CompareLiveOnly : !b ? Str::CompareNoText : Str::ExplainOneHead);
+        const float wrap = std::min(max.x - min.x - 40.0f * s, 520.0f * s);
+        const ImVec2 size = ImGui::CalcTextSize(note, nullptr, false, wrap);
+        const ImVec2 p((min.x + max.x - size.x) * 0.5f, min.y + 24.0f * s);
+        dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), p, pal.text_muted, note, nullptr, wrap);
+        st.probe["compare.note"] = {p.x, p.y, size.x, size.y};
+        return;
+    }
+    const int stack = im.import_stack, layer = im.import_layer, head = im.import_head;
+    const Matrix& ma = a->result.stacks[static_cast<size_t>(stack)].layers[static_cast<size_t>(layer)].weights[static_cast<size_t>(head)];
+    const Matrix& mb = b->result.stacks[static_cast<size_t>(stack)].layers[static_cast<size_t>(layer)].weights[static_cast<size_t>(head)];
+    const ImportedAttention ia = run_attention(*a->model, a->input, a->result), ib = run_attention(*b->model, b->input, b->result);
+    const AttentionStack& sa = ia.stacks[static_cast<size_t>(stack)];
+    const AttentionStack& sb = ib.stacks[static_cast<size_t>(stack)];
+    if (static_cast<long long>(std::max(ma.size(), mb.size())) > kExplainCells) {
+        const char* note = tr(st.lang, Str::ExplainTooLong);
+        dl->AddText(ImVec2(min.x + 24.0f * s, min.y + 24.0f * s), pal.text_muted, note);
+        return;
+    }
+    const bool same = ma.rows() == mb.rows() && ma.cols() == mb.cols();
+    const Matrix diff = same ? Matrix(ma - mb) : Matrix();
+    const float range = same ? std::max(diff.cwiseAbs().maxCoeff(), 1e-3f) : 1.0f;
+    const FontsMeasure measure(ctx.fonts);
+    ExplainInput in;
+    in.box = {min.x, min.y, max.x, max.y};
+    in.scale = s;
+    in.dark = st.theme == Theme::Dark;
+    in.colormap = st.heatmap.colormap;
+    const MaskMatrix causal_a = st.figure.causal[static_cast<size_t>(stack)] ? combine_masks({.causal = true}, static_cast<int>(ma.rows()), static_cast<int>(ma.cols())) : MaskMatrix();
+    const MaskMatrix causal_b = st.figure.causal[static_cast<size_t>(stack)] ? combine_masks({.causal = true}, static_cast<int>(mb.rows()), static_cast<int>(mb.cols())) : MaskMatrix();
+    char lengths[160];
+    std::snprintf(lengths, sizeof lengths, tr(st.lang, Str::CompareLengths), static_cast<int>(ma.rows()), static_cast<int>(mb.rows()));
+    in.panels[0] = {tr(st.lang, Str::CompareA), st.model.text, &ma, "", shown_tokens(sa.queries), shown_tokens(sa.keys), causal_a};
+    in.panels[1] = {tr(st.lang, Str::CompareB), st.model.compare, &mb, "", shown_tokens(sb.queries), shown_tokens(sb.keys), causal_b};
+    in.panels[2] = {tr(st.lang, Str::CompareDiff), tr(st.lang, Str::CompareDiffCap), same ? &diff : nullptr, lengths,
+                    shown_tokens(sa.queries), shown_tokens(sa.keys), causal_a, true, range};
+    in.legend = tr(st.lang, Str::LegendWeight);
+    in.diverging_legend = tr(st.lang, Str::CompareDiff);
+    const ExplainLayout layout = lay_out_explain(in, measure);
+    draw_items(dl, layout.items, {}, measure, pal, s, [&](const Item& it) {
+        if (it.kind == Item::Colormap)
+            dl->AddImageQuad(ctx.renderer.lut_texture(st.heatmap.colormap), ImVec2(it.box.x0, it.box.y0), ImVec2(it.box.x1, it.box.y0),
+                             ImVec2(it.box.x1, it.box.y1), ImVec2(it.box.x0, it.box.y1), ImVec2(1, 0.5f), ImVec2(1, 0.5f),
+                             ImVec2(0, 0.5f), ImVec2(0, 0.5f));
+    });
+    for (int k = 0; k < kExplainKinds; ++k) {  // for the tests
+        const Box& g = layout.grids[static_cast<size_t>(k)];
+        char name[24];
+        std::snprintf(name, sizeof name, "compare.map.%d", k);
+        if (g.w() > 0.0f) st.probe[name] = {g.x0, g.y0, g.w(), g.h()};
+    }
+    if (!ctx.interactive || !ImGui::IsWindowHovered()) return;
+    const ExplainLayout::Hit hit = layout.hit(ImGui::GetIO().MousePos.x, ImGui::GetIO().MousePos.y);
+    if (hit.map < 0) return;
+    const Matrix& m = hit.map == 0 ? ma : hit.map == 1 ? mb : diff;
+    const AttentionStack& tokens = hit.map == 1 ? sb : sa;
+    if (hit.query >= m.rows() || hit.key >= m.cols()) return;
+    ImGui::SetTooltip("%s \xe2\x86\x92 %s  %+.3f", token_label(display_token(tokens.queries[static_cast<size_t>(hit.query)])),
+                      token_label(display_token(tokens.keys[static_cast<size_t>(hit.key)])), static_cast<double>(m(hit.query, hit.key)));
+}
+
+}  // namespace attn
