@@ -148,4 +148,16 @@ TEST_CASE("explain: three grids side by side, cells inside them, hits back to th
     }
     CHECK(L.grids[0].x1 < L.grids[2].x0);
     CHECK(L.hit(in.box.x0 + 1, in.box.y0 + 1).map == -1);
+
+    // A phone's width: the maps one above another, inside the box.
+    in.box = {0, 0, 330, 1300};
+    const ExplainLayout N = lay_out_explain(in, m);
+    CHECK(N.grids[0].y1 < N.grids[2].y0);
+    CHECK(std::fabs(N.grids[0].x0 - N.grids[2].x0) < 1e-3f);
+    for (const Item& it : N.items)
+        if (it.kind == Item::Rect && it.role == ItemRole::Other) {
+            CHECK(it.box.x0 >= in.box.x0);
+            CHECK(it.box.x1 <= in.box.x1);
+            CHECK(it.box.y1 <= in.box.y1);
+        }
 }

@@ -98,31 +98,39 @@ ExplainLayout lay_out_explain(const ExplainInput& in, const TextMeasure& m) {
     }();
     const float legend_w = std::max(m.width(in.legend, FontRole::Small), m.width(in.diverging_legend, FontRole::Small)) + 40.0f * s;
     const float gap = 18.0f * s, pad = 12.0f * s;
-    const float col_w = (in.box.w() - 2.0f * pad - label_w[0] - label_w[1] - label_w[2] - legend_w - 2.0f * gap) / kExplainKinds;
+    // Side by side; on a narrow screen (columns under 160 px), one above another.
+    const float side_w = (in.box.w() - 2.0f * pad - label_w[0] - label_w[1] - label_w[2] - legend_w - 2.0f * gap) / kExplainKinds;
+    const bool stacked = side_w < 160.0f * s;
+    const float label_max = std::max({label_w[0], label_w[1], label_w[2]});
+    const float col_w = stacked ? in.box.w() - 2.0f * pad - label_max : side_w;
+    const float row_h = in.box.h() - 2.0f * pad;  // side by side: the maps share the height
     float head_h = 0.0f;  // the tallest title + caption
     for (const ExplainPanel& p : in.panels) head_h = std::max(head_h, bs + 4.0f * s + m.wrapped_height(p.caption, FontRole::Small, col_w));
     head_h += 8.0f * s;
     float key_w = 0.0f;
     for (const ExplainPanel& p : in.panels) key_w = std::max(key_w, widest(p.keys, 90.0f * s));
-    // Square cells as big as the widest and tallest fit allow (key labels below when readable).
-    const float avail_h = in.box.h() - 2.0f * pad - head_h;
+    // Square cells as big as the widest and tallest fit allow (key labels below when readable);
+    // stacked, as the width allows: the view scrolls (content_h).
+    const float avail_h = stacked ? col_w * T_q / T_k : row_h - head_h;
     float cell = std::min(col_w / T_k, avail_h / T_q);
     const bool labels = cell >= ss * 1.05f;
-    if (labels) cell = std::min(col_w / T_k, (avail_h - key_w) / T_q);
+    if (labels && !stacked) cell = std::min(col_w / T_k, (avail_h - key_w) / T_q);
     cell = std::max(cell, 1.0f);
     L.cell = cell;
-    const float top = in.box.y0 + pad;
-    float x = in.box.x0 + pad;
+    float x = in.box.x0 + pad, y = in.box.y0 + pad;  // stacked: each panel below the one before
     for (int k = 0; k < kExplainKinds; ++k) {
         const size_t i = static_cast<size_t>(k);
         const ExplainPanel& p = in.panels[i];
-        x += label_w[i];
+        const float top = stacked ? y : in.box.y0 + pad;
+        const float own_head = bs + 12.0f * s + m.wrapped_height(p.caption, FontRole::Small, col_w);
+        x = stacked ? in.box.x0 + pad + label_max : x + label_w[i];
         const float x0 = x;
         x += col_w + gap;
+        y += own_head + (p.map ? cell * static_cast<float>(p.queries.size()) + (labels ? key_w : 0.0f) : 2.0f * ss) + gap;
         text(ItemRole::Heading, x0, top, FontRole::Body, pal.text, p.title, k);
         text(ItemRole::Caption, x0, top + bs + 4.0f * s, FontRole::Small, pal.text_muted, p.caption, k);
         L.items.back().wrap = col_w;
-        const float gy = top + head_h;
+        const float gy = top + (stacked ? own_head : head_h);
         if (!p.map) {
             text(ItemRole::Note, x0, gy, FontRole::Small, pal.text_muted, p.missing, k);
             L.items.back().wrap = col_w;
@@ -156,7 +164,7 @@ ExplainLayout lay_out_explain(const ExplainInput& in, const TextMeasure& m) {
             it.upwards = true;
             L.items.push_back(it);
         }
-        if (label_w[i] > 0.0f)
+        if (label_w[i] > 0.0f || stacked)
             for (int q = 0; q < rows; ++q) {  // queries left of the grid
                 const std::string t(token_text(p.queries[static_cast<size_t>(q)]));
                 const float w = m.width(t, FontRole::Small);
@@ -164,10 +172,11 @@ ExplainLayout lay_out_explain(const ExplainInput& in, const TextMeasure& m) {
                                             FontRole::Small, pal.text, t, w, Item::Right, q));
             }
     }
-    // The legends: the colormap's (the GPU's bar, Item::Colormap) and the diverging one (cells).
-    const float lx = in.box.x1 - pad - legend_w + 8.0f * s, bar_w = 12.0f * s;
-    const float bar_h = std::min(160.0f * s, std::max(cell * T_q, 60.0f * s));
-    float ly = top + head_h;
+    // The legends: the colormap's (the GPU's bar, Item::Colormap) and the diverging one (cells);
+    // stacked, under the maps.
+    const float lx = stacked ? in.box.x0 + pad + label_max : in.box.x1 - pad - legend_w + 8.0f * s, bar_w = 12.0f * s;
+    const float bar_h = std::min(160.0f * s, std::max(stacked ? 100.0f * s : cell * T_q, 60.0f * s));
+    float ly = stacked ? y + 1.5f * ss + 6.0f * s : in.box.y0 + pad + head_h;
     auto ticks = [&](const Box& bar, const std::array<std::string, 3>& labels_text) {
         L.items.push_back(outline_item(ItemRole::LegendBar, bar, pal.text_muted, 1.0f));
         for (int t = 0; t < 3; ++t) {
@@ -177,15 +186,15 @@ ExplainLayout lay_out_explain(const ExplainInput& in, const TextMeasure& m) {
         }
     };
     if (any_seq) {
-        text(ItemRole::LegendTitle, lx, ly - ss - 4.0f * s, FontRole::Small, pal.text_muted, in.legend);
+        text(ItemRole::LegendTitle, lx, ly - 1.5f * ss - 6.0f * s, FontRole::Small, pal.text_muted, in.legend);
         Item bar;
         bar.kind = Item::Colormap, bar.role = ItemRole::LegendBar, bar.box = {lx, ly, lx + bar_w, ly + bar_h};
         L.items.push_back(bar);
         ticks(bar.box, {"0", "0.5", "1"});
-        ly += bar_h + 2.0f * ss + 16.0f * s;
+        ly += bar_h + 2.5f * ss + 22.0f * s;
     }
     if (any_div) {
-        text(ItemRole::LegendTitle, lx, ly - ss - 4.0f * s, FontRole::Small, pal.text_muted, in.diverging_legend);
+        text(ItemRole::LegendTitle, lx, ly - 1.5f * ss - 6.0f * s, FontRole::Small, pal.text_muted, in.diverging_legend);
         constexpr int kSteps = 48;
         for (int t = 0; t < kSteps; ++t) {  // top: +range
             const std::array<float, 3> rgb = colormap_sample(diverging_colormap(), 1.0f - (t + 0.5f) / kSteps);
@@ -193,7 +202,9 @@ ExplainLayout lay_out_explain(const ExplainInput& in, const TextMeasure& m) {
                                         {rgb[0], rgb[1], rgb[2], 1.0f}));
         }
         ticks({lx, ly, lx + bar_w, ly + bar_h}, {"\xe2\x88\x92" + range_text, "0", "+" + range_text});
+        ly += bar_h + 2.5f * ss + 22.0f * s;
     }
+    L.content_h = stacked ? ly + pad - in.box.y0 : in.box.h();
     return L;
 }
 

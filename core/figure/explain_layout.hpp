@@ -73,6 +73,7 @@ struct ExplainInput {
 struct ExplainLayout {
     std::array<Box, kExplainKinds> grids;  // the cells of each map (empty when missing)
     float cell = 0.0f;
+    float content_h = 0.0f;                // the height drawn (stacked maps may pass the box: the view scrolls)
     // The cell under (x, y): {panel, query, key}, or map −1.
     struct Hit {
         int map = -1, query = -1, key = -1;
@@ -84,7 +85,9 @@ struct ExplainLayout {
 // Three columns of equal width: title, caption (wrapped), the map as square cells (masked
 // cells in the hatch's grey), query labels left of a grid whose queries differ from the one
 // before it, key labels under each grid when cells are big enough to read them; on the right
-// the legends of the scales used (the colormap's 0 … 1, the diverging −range … range).
+// the legends of the scales used (the colormap's 0 … 1, the diverging −range … range). Where
+// columns would be narrower than 160 px (a phone), the maps stand one above another at the
+// box's width, the legends under them, and content_h says how far down they go.
 ExplainLayout lay_out_explain(const ExplainInput& input, const TextMeasure& measure);
 
 }  // namespace attn

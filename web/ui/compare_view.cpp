@@ -58,9 +58,7 @@ void CompareView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const bool same = ma.rows() == mb.rows() && ma.cols() == mb.cols();
     const Matrix diff = same ? Matrix(ma - mb) : Matrix();
     const float range = same ? std::max(diff.cwiseAbs().maxCoeff(), 1e-3f) : 1.0f;
-    const FontsMeasure measure(ctx.fonts);
     ExplainInput in;
-    in.box = {min.x, min.y, max.x, max.y};
     in.scale = s;
     in.dark = st.theme == Theme::Dark;
     in.colormap = st.heatmap.colormap;
@@ -74,27 +72,16 @@ void CompareView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
                     shown_tokens(sa.queries), shown_tokens(sa.keys), causal_a, true, range};
     in.legend = tr(st.lang, Str::LegendWeight);
     in.diverging_legend = tr(st.lang, Str::CompareDiff);
-    const ExplainLayout layout = lay_out_explain(in, measure);
-    draw_items(dl, layout.items, {}, measure, pal, s, [&](const Item& it) {
-        if (it.kind == Item::Colormap)
-            dl->AddImageQuad(ctx.renderer.lut_texture(st.heatmap.colormap), ImVec2(it.box.x0, it.box.y0), ImVec2(it.box.x1, it.box.y0),
-                             ImVec2(it.box.x1, it.box.y1), ImVec2(it.box.x0, it.box.y1), ImVec2(1, 0.5f), ImVec2(1, 0.5f),
-                             ImVec2(0, 0.5f), ImVec2(0, 0.5f));
+    draw_panels(ctx, in, min, max, "compare", [&](const ExplainLayout& layout) {
+        if (!ctx.interactive || !ImGui::IsWindowHovered()) return;
+        const ExplainLayout::Hit hit = layout.hit(ImGui::GetIO().MousePos.x, ImGui::GetIO().MousePos.y);
+        if (hit.map < 0) return;
+        const Matrix& m = hit.map == 0 ? ma : hit.map == 1 ? mb : diff;
+        const AttentionStack& tokens = hit.map == 1 ? sb : sa;
+        if (hit.query >= m.rows() || hit.key >= m.cols()) return;
+        ImGui::SetTooltip("%s \xe2\x86\x92 %s  %+.3f", token_label(display_token(tokens.queries[static_cast<size_t>(hit.query)])),
+                          token_label(display_token(tokens.keys[static_cast<size_t>(hit.key)])), static_cast<double>(m(hit.query, hit.key)));
     });
-    for (int k = 0; k < kExplainKinds; ++k) {  // for the tests
-        const Box& g = layout.grids[static_cast<size_t>(k)];
-        char name[24];
-        std::snprintf(name, sizeof name, "compare.map.%d", k);
-        if (g.w() > 0.0f) st.probe[name] = {g.x0, g.y0, g.w(), g.h()};
-    }
-    if (!ctx.interactive || !ImGui::IsWindowHovered()) return;
-    const ExplainLayout::Hit hit = layout.hit(ImGui::GetIO().MousePos.x, ImGui::GetIO().MousePos.y);
-    if (hit.map < 0) return;
-    const Matrix& m = hit.map == 0 ? ma : hit.map == 1 ? mb : diff;
-    const AttentionStack& tokens = hit.map == 1 ? sb : sa;
-    if (hit.query >= m.rows() || hit.key >= m.cols()) return;
-    ImGui::SetTooltip("%s \xe2\x86\x92 %s  %+.3f", token_label(display_token(tokens.queries[static_cast<size_t>(hit.query)])),
-                      token_label(display_token(tokens.keys[static_cast<size_t>(hit.key)])), static_cast<double>(m(hit.query, hit.key)));
 }
 
 }  // namespace attn

@@ -63,9 +63,7 @@ void ExplainView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         c.shown = st.figure.shown.get(), c.revision = st.revision, c.head = head, c.stack = stack, c.layer = layer;
     }
     const Explanation& e = c.explanation;
-    const FontsMeasure measure(ctx.fonts);
     ExplainInput in;
-    in.box = {min.x, min.y, max.x, max.y};
     in.scale = s;
     in.dark = st.theme == Theme::Dark;
     in.colormap = st.heatmap.colormap;
@@ -85,8 +83,30 @@ void ExplainView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         if (k != 2) p.allowed = t.allowed;  // the rollout is a product of whole layers: no mask of its own
     }
     in.legend = tr(st.lang, Str::LegendWeight);
+    draw_panels(ctx, in, min, max, "explain", [&](const ExplainLayout& layout) {
+        if (!ctx.interactive || !ImGui::IsWindowHovered()) return;
+        const ExplainLayout::Hit hit = layout.hit(ImGui::GetIO().MousePos.x, ImGui::GetIO().MousePos.y);
+        if (hit.map < 0 || hit.query >= t.T_q() || hit.key >= t.T_k()) return;
+        ImGui::BeginTooltip();
+        ImGui::Text("%s \xe2\x86\x92 %s", token_label(t.queries[static_cast<size_t>(hit.query)]), token_label(t.keys[static_cast<size_t>(hit.key)]));
+        for (int k = 0; k < kExplainKinds; ++k)
+            if (e.maps[static_cast<size_t>(k)])
+                ImGui::Text("%-16s %.3f", tr(st.lang, kTitles[k]), static_cast<double>((*e.maps[static_cast<size_t>(k)])(hit.query, hit.key)));
+        ImGui::EndTooltip();
+    });
+}
+
+void draw_panels(ViewContext& ctx, ExplainInput& in, ImVec2 min, ImVec2 max, const char* probe,
+                 const std::function<void(const ExplainLayout&)>& hover) {
+    AppState& st = ctx.state;
+    ImGui::SetCursorScreenPos(min);
+    ImGui::BeginChild((std::string("##") + probe).c_str(), ImVec2(max.x - min.x, max.y - min.y), false);
+    const ImVec2 origin = ImGui::GetCursorScreenPos();  // moves with the scroll
+    in.box = {origin.x, origin.y, origin.x + ImGui::GetContentRegionAvail().x, origin.y + (max.y - min.y)};
+    const FontsMeasure measure(ctx.fonts);
     const ExplainLayout layout = lay_out_explain(in, measure);
-    draw_items(dl, layout.items, {}, measure, pal, s, [&](const Item& it) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    draw_items(dl, layout.items, {}, measure, palette(st.theme), ctx.scale, [&](const Item& it) {
         if (it.kind == Item::Colormap)
             dl->AddImageQuad(ctx.renderer.lut_texture(st.heatmap.colormap), ImVec2(it.box.x0, it.box.y0), ImVec2(it.box.x1, it.box.y0),
                              ImVec2(it.box.x1, it.box.y1), ImVec2(it.box.x0, it.box.y1), ImVec2(1, 0.5f), ImVec2(1, 0.5f),
@@ -94,19 +114,11 @@ void ExplainView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     });
     for (int k = 0; k < kExplainKinds; ++k) {  // for the tests
         const Box& g = layout.grids[static_cast<size_t>(k)];
-        char name[24];
-        std::snprintf(name, sizeof name, "explain.map.%d", k);
-        if (g.w() > 0.0f) st.probe[name] = {g.x0, g.y0, g.w(), g.h()};
+        if (g.w() > 0.0f) st.probe[std::string(probe) + ".map." + std::to_string(k)] = {g.x0, g.y0, g.w(), g.h()};
     }
-    if (!ctx.interactive || !ImGui::IsWindowHovered()) return;
-    const ExplainLayout::Hit hit = layout.hit(ImGui::GetIO().MousePos.x, ImGui::GetIO().MousePos.y);
-    if (hit.map < 0 || hit.query >= t.T_q() || hit.key >= t.T_k()) return;
-    ImGui::BeginTooltip();
-    ImGui::Text("%s \xe2\x86\x92 %s", token_label(t.queries[static_cast<size_t>(hit.query)]), token_label(t.keys[static_cast<size_t>(hit.key)]));
-    for (int k = 0; k < kExplainKinds; ++k)
-        if (e.maps[static_cast<size_t>(k)])
-            ImGui::Text("%-16s %.3f", tr(st.lang, kTitles[k]), static_cast<double>((*e.maps[static_cast<size_t>(k)])(hit.query, hit.key)));
-    ImGui::EndTooltip();
+    ImGui::Dummy(ImVec2(in.box.w(), layout.content_h));  // the scrolled extent
+    hover(layout);
+    ImGui::EndChild();
 }
 
 }  // namespace attn

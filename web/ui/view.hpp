@@ -117,6 +117,14 @@ void hatch_rect(ImDrawList* draw_list, ImVec2 a, ImVec2 b, const Palette& pal, f
 // Dark or light text, whichever reads on a cell of colour rgb (0..1).
 ImU32 ink_on(const std::array<float, 3>& rgb);
 
+// The Explain and Compare views' row of maps (explain_layout.hpp) in [min, max): a child
+// window that scrolls when the maps stand one above another (a phone), `in.box` set to it; the
+// grids are probed as "<probe>.map.K"; `hover` runs inside the child with the layout.
+struct ExplainInput;
+struct ExplainLayout;
+void draw_panels(ViewContext& ctx, ExplainInput& in, ImVec2 min, ImVec2 max, const char* probe,
+                 const std::function<void(const ExplainLayout&)>& hover);
+
 // Text helpers shared by the views.
 // Draws text rotated by -90° (reading upwards) with its start at `bottom_left`.
 void add_text_upwards(ImDrawList* draw_list, ImFont* font, float size, ImVec2 bottom_left, ImU32 color,
