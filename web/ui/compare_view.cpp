@@ -29,32 +29,20 @@ std::vector<std::string> shown_tokens(const std::vector<std::string>& tokens) {
 void CompareView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     AppState& st = ctx.state;
     const ImportView& im = st.imported;
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const Palette& pal = palette(st.theme);
     const float s = ctx.scale;
     const LiveRun* a = st.figure.live.get();
     const LiveRun* b = st.figure.compare.get();
     const bool one_head = im.show == ImportShow::Head;
-    if (!a || !b || !one_head) {  // a note instead
-        const char* note = tr(st.lang, !a ? Str::CompareLiveOnly : !b ? Str::CompareNoText : Str::ExplainOneHead);
-        const float wrap = std::min(max.x - min.x - 40.0f * s, 520.0f * s);
-        const ImVec2 size = ImGui::CalcTextSize(note, nullptr, false, wrap);
-        const ImVec2 p((min.x + max.x - size.x) * 0.5f, min.y + 24.0f * s);
-        dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), p, pal.text_muted, note, nullptr, wrap);
-        st.probe["compare.note"] = {p.x, p.y, size.x, size.y};
-        return;
-    }
+    if (!a || !b || !one_head)
+        return draw_panels_note(ctx, !a ? Str::CompareLiveOnly : !b ? Str::CompareNoText : Str::ExplainOneHead, min, max, "compare");
     const int stack = im.import_stack, layer = im.import_layer, head = im.import_head;
     const Matrix& ma = a->result.stacks[static_cast<size_t>(stack)].layers[static_cast<size_t>(layer)].weights[static_cast<size_t>(head)];
     const Matrix& mb = b->result.stacks[static_cast<size_t>(stack)].layers[static_cast<size_t>(layer)].weights[static_cast<size_t>(head)];
     const ImportedAttention ia = run_attention(*a->model, a->input, a->result), ib = run_attention(*b->model, b->input, b->result);
     const AttentionStack& sa = ia.stacks[static_cast<size_t>(stack)];
     const AttentionStack& sb = ib.stacks[static_cast<size_t>(stack)];
-    if (static_cast<long long>(std::max(ma.size(), mb.size())) > kExplainCells) {
-        const char* note = tr(st.lang, Str::ExplainTooLong);
-        dl->AddText(ImVec2(min.x + 24.0f * s, min.y + 24.0f * s), pal.text_muted, note);
-        return;
-    }
+    if (static_cast<long long>(std::max(ma.size(), mb.size())) > kExplainCells)
+        return draw_panels_note(ctx, Str::ExplainTooLong, min, max, "compare");
     const bool same = ma.rows() == mb.rows() && ma.cols() == mb.cols();
     const Matrix diff = same ? Matrix(ma - mb) : Matrix();
     const float range = same ? std::max(diff.cwiseAbs().maxCoeff(), 1e-3f) : 1.0f;

@@ -45,18 +45,9 @@ void ExplainView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const int head = explained_head(st);
     const bool layered = st.figure.has(Detail::Layers);
     const int stack = layered ? st.imported.import_stack : 0, layer = layered ? st.imported.import_layer : 0;
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const Palette& pal = palette(st.theme);
     const float s = ctx.scale;
-    if (head < 0 || static_cast<long long>(t.T_q()) * t.T_k() > kExplainCells) {  // a note instead
-        const char* note = tr(st.lang, head < 0 ? Str::ExplainOneHead : Str::ExplainTooLong);
-        const float wrap = std::min(max.x - min.x - 40.0f * s, 520.0f * s);
-        const ImVec2 size = ImGui::CalcTextSize(note, nullptr, false, wrap);
-        const ImVec2 p((min.x + max.x - size.x) * 0.5f, min.y + 24.0f * s);
-        dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), p, pal.text_muted, note, nullptr, wrap);
-        st.probe["explain.note"] = {p.x, p.y, size.x, size.y};
-        return;
-    }
+    if (head < 0 || static_cast<long long>(t.T_q()) * t.T_k() > kExplainCells)
+        return draw_panels_note(ctx, head < 0 ? Str::ExplainOneHead : Str::ExplainTooLong, min, max, "explain");
     Cache& c = *cache_;
     if (c.shown != st.figure.shown.get() || c.revision != st.revision || c.head != head || c.stack != stack || c.layer != layer) {
         c.explanation = explain(st.figure, head, stack, layer);
@@ -94,6 +85,16 @@ void ExplainView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
                 ImGui::Text("%-16s %.3f", tr(st.lang, kTitles[k]), static_cast<double>((*e.maps[static_cast<size_t>(k)])(hit.query, hit.key)));
         ImGui::EndTooltip();
     });
+}
+
+void draw_panels_note(ViewContext& ctx, Str note, ImVec2 min, ImVec2 max, const char* probe) {
+    const float s = ctx.scale;
+    const char* text = tr(ctx.state.lang, note);
+    const float wrap = std::min(max.x - min.x - 40.0f * s, 520.0f * s);
+    const ImVec2 size = ImGui::CalcTextSize(text, nullptr, false, wrap);
+    const ImVec2 p((min.x + max.x - size.x) * 0.5f, min.y + 24.0f * s);
+    ImGui::GetWindowDrawList()->AddText(ImGui::GetFont(), ImGui::GetFontSize(), p, palette(ctx.state.theme).text_muted, text, nullptr, wrap);
+    ctx.state.probe[std::string(probe) + ".note"] = {p.x, p.y, size.x, size.y};
 }
 
 void draw_panels(ViewContext& ctx, ExplainInput& in, ImVec2 min, ImVec2 max, const char* probe,

@@ -459,6 +459,23 @@ void same_line_if_fits(float w) {
     if (x + w <= ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
 }
 
+// "Head 1 2 3": st.steps.head's buttons (the Steps and Explain views), probed "<view>.head.N".
+void head_buttons(AppState& st, int heads, const char* view) {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(attn::tr(st.lang, Str::Head));
+    for (int h = 0; h < heads; ++h) {
+        char label[48];
+        std::snprintf(label, sizeof label, "%d##%s_head", h + 1, view);
+        ImGui::SameLine();
+        const bool on = st.steps.head == h;
+        if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+        if (ImGui::Button(label, ImVec2(ImGui::GetFrameHeight() * 1.2f, 0))) st.steps.head = h;
+        if (on) ImGui::PopStyleColor();
+        std::snprintf(label, sizeof label, "%s.head.%d", view, h + 1);
+        probe(st, label);
+    }
+}
+
 void draw_toolbar(ViewContext& ctx) {
     AppState& st = ctx.state;
     const float s = ctx.scale;
@@ -545,39 +562,13 @@ void draw_toolbar(ViewContext& ctx) {
         colormap_combo(ctx);
     } else if (st.view == View::Explain) {
         // A scene's head here (a layered figure's in the panel's choice of map), and the colours.
-        for (int h = 0; h < tr.heads && !layers; ++h) {
-            char label[32];
-            std::snprintf(label, sizeof label, "%d##explain_head", h + 1);
-            if (h == 0) {
-                ImGui::AlignTextToFramePadding();
-                ImGui::TextUnformatted(attn::tr(st.lang, Str::Head));
-            }
-            ImGui::SameLine();
-            const bool on = st.steps.head == h;
-            if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
-            if (ImGui::Button(label, ImVec2(ImGui::GetFrameHeight() * 1.2f, 0))) st.steps.head = h;
-            if (on) ImGui::PopStyleColor();
-            std::snprintf(label, sizeof label, "explain.head.%d", h + 1);
-            probe(st, label);
-        }
+        if (!layers) head_buttons(st, tr.heads, "explain");
         same_line_if_fits(110.0f * s);
         ImGui::SetNextItemWidth(110.0f * s);
         colormap_combo(ctx);
     } else if (st.view == View::Steps) {
         // One head's pipeline at a time; the scale shows seed 002's argument (rows saturate).
-        ImGui::AlignTextToFramePadding();
-        ImGui::TextUnformatted(attn::tr(st.lang, Str::Head));
-        for (int h = 0; h < tr.heads; ++h) {
-            char label[32];
-            std::snprintf(label, sizeof label, "%d##steps_head", h + 1);
-            ImGui::SameLine();
-            const bool on = st.steps.head == h;
-            if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
-            if (ImGui::Button(label, ImVec2(ImGui::GetFrameHeight() * 1.2f, 0))) st.steps.head = h;
-            if (on) ImGui::PopStyleColor();
-            std::snprintf(label, sizeof label, "steps.head.%d", h + 1);
-            probe(st, label);
-        }
+        head_buttons(st, tr.heads, "steps");
         if (rescalable) {  // the scale is the scene's: a file's weights cannot be rescaled
             same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::Scale)).x + 190.0f * s);
             ImGui::TextUnformatted(attn::tr(st.lang, Str::Scale));

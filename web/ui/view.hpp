@@ -124,6 +124,8 @@ struct ExplainInput;
 struct ExplainLayout;
 void draw_panels(ViewContext& ctx, ExplainInput& in, ImVec2 min, ImVec2 max, const char* probe,
                  const std::function<void(const ExplainLayout&)>& hover);
+// Their words when there is nothing to draw: centred near the top, probed as "<probe>.note".
+void draw_panels_note(ViewContext& ctx, Str note, ImVec2 min, ImVec2 max, const char* probe);
 
 // Text helpers shared by the views.
 // Draws text rotated by -90° (reading upwards) with its start at `bottom_left`.
