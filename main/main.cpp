@@ -147,21 +147,38 @@ int main(int argc, char** argv) {
         scene = std::move(loaded);
     }
 
-    // A live model's text and experiment, as `attnviz run` takes them (SPEC.md §5):
+    // A live model's text, experiment and generation, as `attnviz run` takes them (SPEC.md §5):
     //   attnviz tiny-lm --text "…" --knockout 2:3,1:1 --knockout-mode mean --hide-token 3 --importance
-    std::optional<std::string> live_text;
+    //   attnviz tiny-lm --text "…" --generate 20 --temperature 0.8 --top-k 40 --seed 7
+    //   attnviz tiny-lm --text "…" --compare "…"   (the Compare view's second text)
+    std::optional<std::string> live_text, compare;
     attn::ModelExperiment experiment;
+    attn::ModelGeneration generation;
+    const auto number = [](const char* text, double lo, double hi, double& out) {
+        char* end = nullptr;
+        out = std::strtod(text, &end);
+        return *text && *end == '\0' && out >= lo && out <= hi;
+    };
     for (int i = 2; i < argc; ++i) {
         const std::string a = argv[i];
         const bool value = i + 1 < argc;
+        double v = 0;
         try {
             if (a == "--text" && value) live_text = argv[++i];
+            else if (a == "--compare" && value) compare = argv[++i];
+            else if (a == "--generate" && value && number(argv[i + 1], 1, 64, v) && v == std::floor(v))
+                generation.tokens = static_cast<int>(v), generation.requested = true, ++i;
+            else if (a == "--temperature" && value && number(argv[i + 1], 0, 100, v)) generation.sampling.temperature = static_cast<float>(v), ++i;
+            else if (a == "--top-k" && value && number(argv[i + 1], 0, 100000, v) && v == std::floor(v)) generation.sampling.top_k = static_cast<int>(v), ++i;
+            else if (a == "--seed" && value && number(argv[i + 1], 0, 2147483647.0, v) && v == std::floor(v))
+                generation.sampling.seed = static_cast<std::uint64_t>(v), ++i;
             else if (a == "--knockout" && value && attn::parse_head_items(argv[i + 1])) experiment.knockout = argv[++i];
             else if (a == "--knockout-mode" && value && (std::strcmp(argv[i + 1], "zero") == 0 || std::strcmp(argv[i + 1], "mean") == 0))
                 experiment.ablation = std::strcmp(argv[++i], "mean") == 0 ? attn::Ablation::Mean : attn::Ablation::Zero;
             else if (a == "--hide-token" && value) experiment.hidden = attn::parse_positions(argv[++i], "--hide-token");
             else if (a == "--importance") experiment.importance = true;
-            else throw attn::ModelError("", a, "expected --text \"…\", --knockout L:H,…, --knockout-mode zero|mean, --hide-token N,… or --importance after a model");
+            else throw attn::ModelError("", a, "expected --text \"…\", --compare \"…\", --knockout L:H,…, --knockout-mode zero|mean, "
+                                                  "--hide-token N,…, --importance, --generate 1…64, --temperature T, --top-k K or --seed S after a model");
         } catch (const attn::ModelError& e) {
             std::fprintf(stderr, "attnviz: %s\n", e.what());
             return attn::kExitBadInput;
@@ -229,7 +246,9 @@ int main(int argc, char** argv) {
     if (!builtin.empty()) attn::open_builtin_model(app.state, builtin);
     if (argc > 2) {  // the options above (a link's experiment, in the page, stays)
         if (live_text) app.state.model.text = *live_text;
+        if (compare) app.state.model.compare = *compare;
         app.state.model.experiment = experiment;
+        app.state.model.generation = generation;
     }
     if (imported.has(attn::Detail::Layers)) {
         app.state.figure = std::move(imported);

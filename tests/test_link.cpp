@@ -575,10 +575,10 @@ TEST_CASE("set-view takes and get-state reports the parameters with a message ty
         json reply = json::parse(handle_message(st, json{{"type", "attnviz:set-view"}, {name, samples.at(name).bad}}.dump()));
         CHECK(reply["field"] == name);
     }
-    CHECK(fields == 16);
+    CHECK(fields == 17);
     AppState st = app_with("multi-head-rain");
     json reply = json::parse(handle_message(st, R"({"type":"attnviz:set-view","lineheads":"1"})"));
-    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, token, theme, size, lang, panels, knockout, knockout_mode, hide, importance, generate, temperature, top_k, seed, step)");
+    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, token, theme, size, lang, panels, compare, knockout, knockout_mode, hide, importance, generate, temperature, top_k, seed, step)");
 }
 
 TEST_CASE("README's parameter table is link_parameters_markdown()") {

@@ -473,6 +473,7 @@ constexpr LinkParam kParams[] = {
      .values = "the text, percent-encoded",
      .default_value = "",
      .absent = "none",
+     .message = LinkMessage::Text,
      .parse = [](LinkState& l, std::string_view v) -> std::string {
          if (v.size() > kMaxLinkText) return "expected at most " + std::to_string(kMaxLinkText) + " bytes of text, got " + std::to_string(v.size());
          l.compare = v;
