@@ -218,6 +218,10 @@ int main(int argc, char** argv) {
     };
     if (!attn::platform::kGlfwCursors) io.ConfigFlags |= ImGuiConfigFlags_NoMouseCursorChange;
     ImGui_ImplGlfw_InitForOpenGL(w.window, true);
+    glfwSetScrollCallback(w.window, [](GLFWwindow* win, double x, double y) {
+        attn::platform::wheel_to_imgui(x, y);
+        ImGui_ImplGlfw_ScrollCallback(win, x, y);
+    });
     w.imgui_key = glfwSetKeyCallback(w.window, [](GLFWwindow* win, int key, int scancode, int action, int mods) {
         window_of(win).app.input.push({key, scancode, action, mods, {}, 0});
     });

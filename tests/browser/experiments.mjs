@@ -3,7 +3,8 @@
 // a head knocked out from the model view changes the next-token list, to the numbers the native
 // `attnviz run --knockout` gives; mean ablation; a token hidden by a click on its chip; head
 // importance measured live and equal to two native runs' log-probabilities; a link with the
-// experiment reproduces the figure; set-view takes the experiment.
+// experiment reproduces the figure; set-view takes the experiment; generation, the Explain and
+// Compare views; the controls panel under the mouse wheel.
 //   node tests/browser/experiments.mjs SITE_DIR ARTIFACT_DIR ATTNVIZ_BINARY
 import { execFileSync } from 'node:child_process';
 import {
@@ -239,6 +240,21 @@ await check('the Compare view: one head on two texts and their difference, as at
   await shot(p, 'experiments-09-compare.png');
   await p.context().close();
   return `${want.ids.length} tokens each; maps ${maps.map((r) => Math.round(r[2])).join(' / ')} px`;
+});
+
+await check('the controls panel scrolls with the wheel: down for a wheel turned down, about a line a notch', async () => {
+  const p = await openPage(browser, `${url}#v=1&preset=multi-head-rain`, { viewport: { width: 1280, height: 500 } });
+  const y0 = (await state(p)).widgets.preset[1];
+  await p.mouse.move(150, 300);
+  await p.mouse.wheel(0, 100);  // one notch, as Chromium sends it
+  await waitFrames(p, 4);
+  const y1 = (await state(p)).widgets.preset[1];
+  await p.mouse.wheel(0, -100);
+  await waitFrames(p, 4);
+  const y2 = (await state(p)).widgets.preset[1];
+  expect(y1 < y0 && y0 - y1 < 200 && y2 === y0, `preset at ${y0} -> ${y1} -> ${y2}`);
+  await p.context().close();
+  return `one notch moved the panel ${y0 - y1} px`;
 });
 
 await finishSuite('browser-experiments');

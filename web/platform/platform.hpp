@@ -102,6 +102,11 @@ void open_url(const std::string& url);
 // that does not scroll, embedded in a blog post, must not trap the reader's scrolling).
 // Desktop: nothing.
 void pass_wheel_to_page(bool pass);
+// GLFW's scroll offsets as ImGui wants them (notches, positive up). Browser: Emscripten 3.1.6's
+// GLFW hands over the event's raw deltaY (pixels, positive down: 100 a notch in Chromium), so
+// the panel scrolled the wrong way by a page a notch; this scales it by the last wheel event's
+// deltaMode. Desktop: unchanged.
+void wheel_to_imgui(double& x, double& y);
 // The heatmap's zoom. Browser: while `active` (the heatmap is shown), wheel events that reach the
 // app are counted for take_zoom, and ctrl/⌘ + wheel (what Chromium sends for a trackpad pinch)
 // reaches the app even while the plain wheel is passed to the page; two fingers that touch down

@@ -73,6 +73,7 @@ void show_link(const std::string&) {}
 std::string page_url() { return "index.html"; }
 void open_url(const std::string&) {}
 void pass_wheel_to_page(bool) {}
+void wheel_to_imgui(double&, double&) {}
 void wheel_zoom(bool, const float*) {}
 ZoomGesture take_zoom(float imgui_wheel) {
     ZoomGesture g;

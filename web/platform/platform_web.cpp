@@ -118,6 +118,8 @@ EM_JS(void, attnviz_pass_wheel, (int pass), {
         Module['attnvizWheelHook'] = true;
         var pass = function(e) {
             if (e.target !== canvas) return;
+            // What one unit of GLFW's raw offsets is in ImGui's notches (wheel_to_imgui).
+            Module['attnvizWheelUnit'] = e.type !== 'wheel' ? 1 / 120 : e.deltaMode === 1 ? 1 / 3 : e.deltaMode === 2 ? 4 : 1 / 100;
             var pinch = e.ctrlKey || e.metaKey;
             if (Module['attnvizWheelToPage'] && !(pinch && Module['attnvizWheelZoom'])) {
                 e.stopPropagation();
@@ -316,6 +318,14 @@ void show_link(const std::string& hash) { attnviz_show_link(hash.c_str()); }
 std::string page_url() { return take_js_string(attnviz_page_url()); }
 void open_url(const std::string& url) { attnviz_open_url(url.c_str()); }
 void pass_wheel_to_page(bool pass) { attnviz_pass_wheel(pass ? 1 : 0); }
+EM_JS(double, attnviz_wheel_unit, (), { return Module['attnvizWheelUnit'] || 0.01; });
+void wheel_to_imgui(double& x, double& y) {
+    // 'mousewheel' (legacy) gives wheelDelta, positive up, 120 a notch; 'wheel' gives deltaY,
+    // positive down. GLFW passes either as it came: the legacy one keeps its sign.
+    const double unit = attnviz_wheel_unit();
+    const double sign = unit == 1.0 / 120 ? 1.0 : -1.0;
+    x *= sign * unit, y *= sign * unit;
+}
 void wheel_zoom(bool active, const float grid[4]) { attnviz_wheel_zoom(active ? 1 : 0, grid[0], grid[1], grid[2], grid[3]); }
 ZoomGesture take_zoom(float) {
     float v[6] = {};
