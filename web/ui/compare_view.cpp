@@ -12,7 +12,11 @@
 
 namespace attn {
 
-struct CompareView::Cache {};
+// The second text's run as an import (its tokens per stack), made once per run, not per frame.
+struct CompareView::Cache {
+    std::shared_ptr<const LiveRun> run;
+    ImportedAttention attention;
+};
 CompareView::CompareView() : cache_(std::make_unique<Cache>()) {}
 CompareView::~CompareView() = default;
 
@@ -38,9 +42,10 @@ void CompareView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const int stack = im.import_stack, layer = im.import_layer, head = im.import_head;
     const Matrix& ma = a->result.stacks[static_cast<size_t>(stack)].layers[static_cast<size_t>(layer)].weights[static_cast<size_t>(head)];
     const Matrix& mb = b->result.stacks[static_cast<size_t>(stack)].layers[static_cast<size_t>(layer)].weights[static_cast<size_t>(head)];
-    const ImportedAttention ia = run_attention(*a->model, a->input, a->result), ib = run_attention(*b->model, b->input, b->result);
-    const AttentionStack& sa = ia.stacks[static_cast<size_t>(stack)];
-    const AttentionStack& sb = ib.stacks[static_cast<size_t>(stack)];
+    Cache& c = *cache_;
+    if (c.run != st.figure.compare) c.run = st.figure.compare, c.attention = run_attention(*b->model, b->input, b->result);
+    const AttentionStack& sa = st.figure.stack(stack);  // the figure's layers are the first text's run
+    const AttentionStack& sb = c.attention.stacks[static_cast<size_t>(stack)];
     if (static_cast<long long>(std::max(ma.size(), mb.size())) > kExplainCells)
         return draw_panels_note(ctx, Str::ExplainTooLong, min, max, "compare");
     const bool same = ma.rows() == mb.rows() && ma.cols() == mb.cols();
