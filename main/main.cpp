@@ -80,6 +80,12 @@ void frame(void* arg) {
     app.before_frame(attn::platform::ui_scale(w.window));
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
+    float finger[2];
+    bool finger_down = false;
+    if (attn::platform::take_touch(finger, finger_down)) {  // browser: a finger is the pointer
+        ImGui::GetIO().MousePos = ImVec2(finger[0], finger[1]);
+        ImGui::GetIO().MouseDown[0] = finger_down;
+    }
     ImGui::NewFrame();
     app.build_ui();
     ImGui::Render();

@@ -41,7 +41,10 @@ HeatmapLayout lay_out_heatmap(const HeatmapInput& in, const TextMeasure& m, cons
     const float fs = L.fs, ss = L.ss;
     L.maxw_q = widths.q, L.maxw_k = widths.k;
     const float margin = 14.0f * s;
-    L.label_w = L.maxw_q + 14.0f * s;
+    // The row labels' column, at least as wide as the queries' caption above it (which would
+    // otherwise reach over the column labels when the tokens are short and the box narrow).
+    const std::string& query_caption = tr.kind == AttentionKind::Cross ? in.words.caption_target_queries : in.words.caption_queries;
+    L.label_w = std::max(L.maxw_q + 14.0f * s, m.width(query_caption, FontRole::Small) + 12.0f * s - margin);
     const float legend_w = 96.0f * s;
     L.title_h = ss + 10.0f * s;  // axis captions above the column labels
     const float avail_w = std::max(b.x1 - b.x0 - 2.0f * margin - L.label_w - legend_w, 20.0f);
@@ -74,8 +77,9 @@ HeatmapLayout lay_out_heatmap(const HeatmapInput& in, const TextMeasure& m, cons
 
     // Legend: the bar right of the grid, the hatch below it when something is masked.
     const float bar_x = L.grid.x1 + 26.0f * s, bar_w = 14.0f * s;
-    const float bar_h = std::clamp(grid_h, 90.0f * s, 280.0f * s);
     const float bar_y = gy0 + ss + 8.0f * s;
+    // As tall as the grid within 90…280, but inside the box (a short phone screen held sideways).
+    const float bar_h = std::max(std::min(std::clamp(grid_h, 90.0f * s, 280.0f * s), b.y1 - 8.0f * s - bar_y), 30.0f * s);
     L.bar = {bar_x, bar_y, bar_x + bar_w, bar_y + bar_h};
     float below_y = bar_y + bar_h + 14.0f * s;
     L.swatch = {bar_x, below_y, bar_x + bar_w, below_y + bar_w};

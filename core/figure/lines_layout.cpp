@@ -99,7 +99,18 @@ const std::vector<RowVector>& LinesWeights::summed(const std::vector<int>& set) 
 
 namespace {
 
-float header_height(const LinesInput& in, const TextMeasure& m) { return m.size(FontRole::Small) + 18.0f * in.scale; }
+// The two columns' titles do not fit side by side in the box: the keys' goes on a second line.
+bool titles_stacked(const LinesInput& in, const TextMeasure& m) {
+    const bool cross = in.trace->kind == AttentionKind::Cross;
+    const float w = m.width(cross ? in.words.target_queries : in.words.queries, FontRole::Small) +
+                    m.width(cross ? in.words.source_keys : in.words.keys, FontRole::Small);
+    return w + 24.0f * in.scale > in.box.w();
+}
+
+float header_height(const LinesInput& in, const TextMeasure& m) {
+    const float line = m.size(FontRole::Small);
+    return line + 18.0f * in.scale + (titles_stacked(in, m) ? line + 4.0f * in.scale : 0.0f);
+}
 
 bool is_compact(const LinesInput& in, const TextMeasure& m) {
     const int T_max = std::max(in.trace->T_q(), in.trace->T_k());
@@ -132,6 +143,7 @@ LinesLayout lay_out_lines(const LinesInput& in, const TextMeasure& m, const Labe
     const int T_q = L.T_q, T_k = L.T_k, T_max = std::max(T_q, T_k);
     const int n_visible = static_cast<int>(in.visible.size());
     L.header_h = header_height(in, m);
+    L.titles_stacked = titles_stacked(in, m);
     L.legend = in.legend && tr.heads > 1;
     L.compact = is_compact(in, m);
     const bool compact = L.compact;
@@ -156,7 +168,10 @@ LinesLayout lay_out_lines(const LinesInput& in, const TextMeasure& m, const Labe
     L.row_k = compact ? L.avail_h / static_cast<float>(T_k) : row_h;
     L.box_h = compact ? fs + 4.0f * s : std::min(row_h - 3.0f * s, fs + 9.0f * s);
     const float fixed_w = 2.0f * L.weights_w + L.maxw_q + L.maxw_k + 4.0f * L.pad + 2.0f * L.rail_w;
-    const float span = std::clamp(width - fixed_w - 48.0f * s, 110.0f * s, compact ? 640.0f * s : 480.0f * s);
+    // The lines' span: up to 480 (640 compact), at least 110, less on a narrow box (a phone) so
+    // that both columns stay inside it while 40 are left for the lines.
+    const float min_span = std::clamp(width - fixed_w - 16.0f * s, 40.0f * s, 110.0f * s);
+    const float span = std::clamp(width - fixed_w - 48.0f * s, min_span, compact ? 640.0f * s : 480.0f * s);
     const float total_w = fixed_w + span;
     const float x0 = in.box.x0 + std::max((width - total_w) * 0.5f, 8.0f * s);
     L.xq_right = x0 + L.weights_w + L.maxw_q + 2.0f * L.pad + L.rail_w;
@@ -328,8 +343,9 @@ LinesItems lines_items(const LinesLayout& L, const LinesSelection& selection, Li
     const float lt_w = m.width(left_title, FontRole::Small), rt_w = m.width(right_title, FontRole::Small);
     items.push_back(text_item(ItemRole::Heading, std::max(L.xq_right - lt_w, L.box.x0 + 6.0f * s), L.box.y0 + 8.0f * s,
                               FontRole::Small, pal.text_muted, left_title, lt_w));
-    items.push_back(text_item(ItemRole::Heading, std::min(L.xk_left, L.box.x1 - rt_w - 6.0f * s), L.box.y0 + 8.0f * s,
-                              FontRole::Small, pal.text_muted, right_title, rt_w));
+    const float rt_y = L.box.y0 + 8.0f * s + (L.titles_stacked ? small + 4.0f * s : 0.0f);
+    items.push_back(text_item(ItemRole::Heading, std::max(std::min(L.xk_left, L.box.x1 - rt_w - 6.0f * s), L.box.x0 + 6.0f * s),
+                              rt_y, FontRole::Small, pal.text_muted, right_title, rt_w));
     {
         Item lines;
         lines.kind = Item::Lines;

@@ -122,6 +122,13 @@ struct ZoomGesture {
     float x = 0.0f, y = 0.0f;     // display units
     float pan_x = 0.0f, pan_y = 0.0f;  // how far the fingers' centre moved (display units)
 };
+// Browser: one finger on the canvas as ImGui's mouse. Emscripten 3.1.6's GLFW gives touches no
+// position (only SDL's events carry one), so a drag never moved and a tap pressed where the last
+// tap was. While the last pointer was a finger, this gives its place (display units) and
+// whether it is down, a press or a release at most once a frame (a quick tap lasts two
+// frames); call it after the GLFW backend's NewFrame. A figure-only embed that passes the
+// wheel to the page leaves touches to the page too (its reader scrolls past it). Desktop: false.
+bool take_touch(float xy[2], bool& down);
 // Desktop: from ImGui's wheel value, given.
 ZoomGesture take_zoom(float imgui_wheel);
 // Exported files (web/ui/export.cpp). The browser downloads them (a Blob and an <a download>);
@@ -136,5 +143,11 @@ std::string save_png(const std::string& name, const std::vector<std::uint8_t>& r
 // The theme "auto" follows: prefers-color-scheme in the browser (read every frame, so it
 // changes live with the system setting); the desktop has no such setting to follow: dark.
 bool prefers_dark();
+// Browser: the primary pointer is a finger (the media query "(pointer: coarse)"); the UI then
+// gets touch-sized controls. Desktop: false.
+bool coarse_pointer();
+// Browser: the reader asked for less motion ("(prefers-reduced-motion: reduce)"): nothing
+// blinks or moves by itself. Desktop: false.
+bool reduced_motion();
 
 }  // namespace attn::platform

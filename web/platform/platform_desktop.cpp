@@ -31,6 +31,9 @@ void set_text_input(bool, float, float) {}  // GLFW delivers IME text as charact
 void install_clipboard() {}                 // ImGui's GLFW backend uses GLFW's clipboard
 void set_cursor(int) {}                     // ImGui's GLFW backend sets the cursor
 bool prefers_dark() { return true; }        // GLFW exposes no system colour scheme
+bool coarse_pointer() { return false; }
+bool take_touch(float*, bool&) { return false; }
+bool reduced_motion() { return false; }
 
 namespace {
 // name, or name-2, name-3 … before the extension: the first that does not exist yet.

@@ -185,6 +185,56 @@ EM_JS(void, attnviz_wheel_zoom, (int active, float gx, float gy, float gw, float
     });
 });
 
+// One finger (platform.hpp, take_touch). Its listeners capture on the canvas's parent, so GLFW
+// (on the canvas) never sees the touch; its default (the compatibility mouse events, which
+// would press a second time) is prevented. A second finger lets the pointer go: the pinch
+// above takes the pair. Events queue; each call takes the moves up to and including the next
+// press or release. Returns 0 (no finger), 1 (up) or 3 (down), the place in out[0..1].
+EM_JS(int, attnviz_take_touch, (float* out), {
+    var canvas = Module['canvas'];
+    var T = Module['attnvizFinger'];
+    if (!T) {
+        if (!canvas || !canvas.parentNode) return 0;
+        T = Module['attnvizFinger'] = {queue: [], active: false, x: 0, y: 0, down: false, id: null};
+        var at = function(t) {
+            var r = canvas.getBoundingClientRect();
+            return [(t.clientX - r.left) * canvas.width / r.width, (t.clientY - r.top) * canvas.height / r.height];
+        };
+        var finger = function(e) {
+            if (Module['attnvizWheelToPage']) return;  // a figure-only embed: the page scrolls
+            var t = e.changedTouches[0];
+            if (e.touches.length > 1) {
+                if (T.id !== null) T.queue.push([2, T.x, T.y]), T.id = null;
+                return;
+            }
+            if (e.type === 'touchstart') T.id = t.identifier;
+            else if (T.id === null || t.identifier !== T.id) return;
+            e.preventDefault();
+            e.stopPropagation();
+            var p = at(t);
+            T.active = true;
+            T.queue.push([e.type === 'touchstart' ? 1 : e.type === 'touchmove' ? 0 : 2, p[0], p[1]]);
+            if (e.type === 'touchend' || e.type === 'touchcancel') T.id = null;
+        };
+        ['touchstart', 'touchmove', 'touchend', 'touchcancel'].forEach(function(name) {
+            canvas.parentNode.addEventListener(name, finger, {capture: true, passive: false});
+        });
+        canvas.addEventListener('mousemove', function() { T.active = false; });  // a mouse again
+    }
+    if (!T.active) return 0;
+    while (T.queue.length) {
+        var ev = T.queue.shift();
+        T.x = ev[1], T.y = ev[2];
+        if (ev[0] !== 0) {
+            T.down = ev[0] === 1;
+            break;
+        }
+    }
+    HEAPF32[out >> 2] = T.x;
+    HEAPF32[(out >> 2) + 1] = T.y;
+    return T.down ? 3 : 1;
+});
+
 // Writes the zoom log, then (anchored, x, y, pan x, pan y) of a touch gesture; clears both.
 EM_JS(void, attnviz_take_zoom, (float* out), {
     var t = Module['attnvizTouch'];
@@ -246,6 +296,15 @@ EM_JS(int, attnviz_prefers_dark, (), {
         Module.colorScheme = window.matchMedia('(prefers-color-scheme: dark)');
     }
     return Module.colorScheme.matches ? 1 : 0;
+});
+
+// A media query of the page's, kept as a MediaQueryList (read each frame, so it follows changes).
+EM_JS(int, attnviz_media_matches, (const char* query), {
+    if (!window.matchMedia) return 0;
+    var q = UTF8ToString(query);
+    Module.attnvizMedia = Module.attnvizMedia || {};
+    if (!Module.attnvizMedia[q]) Module.attnvizMedia[q] = window.matchMedia(q);
+    return Module.attnvizMedia[q].matches ? 1 : 0;
 });
 
 // The page's hidden <input type=file id="attnviz-file"> (index.html reads the chosen file).
@@ -333,6 +392,13 @@ ZoomGesture take_zoom(float) {
     return {v[0], v[1] != 0.0f, v[2], v[3], v[4], v[5]};
 }
 bool prefers_dark() { return attnviz_prefers_dark() != 0; }
+bool coarse_pointer() { return attnviz_media_matches("(pointer: coarse)") != 0; }
+bool take_touch(float xy[2], bool& down) {
+    const int r = attnviz_take_touch(xy);
+    down = r == 3;
+    return r != 0;
+}
+bool reduced_motion() { return attnviz_media_matches("(prefers-reduced-motion: reduce)") != 0; }
 
 std::string save_file(const std::string& name, const std::string& mime, const std::string& bytes, std::string&) {
     attnviz_download(name.c_str(), mime.c_str(), reinterpret_cast<const unsigned char*>(bytes.data()),

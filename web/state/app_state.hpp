@@ -35,6 +35,7 @@ enum class Theme { Dark, Light };
 enum class HeatValues { Weights, Scores };  // after the softmax, or the scaled scores before it
 
 inline constexpr float kMinTextScale = 0.75f, kMaxTextScale = 2.0f;  // AppState::text_scale
+inline constexpr float kNarrowWidth = 700.0f, kTouchTarget = 40.0f;   // CSS px (AppState::narrow, touch)
 
 // A token the user points at or has pinned: one side of the figure and an index on it.
 struct TokenRef {
@@ -119,6 +120,11 @@ struct AppState {
     Lang lang = Lang::En;        // of the UI's fixed words (strings.hpp); preset texts are data
     bool show_panels = true;     // false: the figure and a small control strip (embeds, link panels=0)
     bool show_frame_time = false;  // the frame-time overlay (Display menu, link fps=1)
+    // Set each frame from the display (App::before_frame). narrow: under kNarrowWidth CSS px
+    // (a phone): the figure takes the width and the controls open in a drawer. touch: narrow or
+    // a coarse pointer: controls at least kTouchTarget CSS px tall, drags scroll the panel.
+    bool narrow = false;
+    bool touch = false;
     LinesOptions lines;
     HeatmapOptions heatmap;
     StepsOptions steps;

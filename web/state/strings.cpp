@@ -340,6 +340,26 @@ constexpr Entry kTable[] = {
     {Str::CompareWith, "Compare with", "对比文本"},
     {Str::CompareWithTip, "A second text for the Compare view: the same head's map on both, and their difference.",
      "对比视图的第二段文本：同一个头在两段文本上的注意力图，以及它们的差。"},
+    {Str::Controls, "Controls", "控制面板"},
+    {Str::CloseControls, "Back to the figure", "返回图形"},
+    {Str::ViewOptions, "Options", "选项"},
+    {Str::ViewIs, "View: %s", "视图：%s"},
+    {Str::TwinLabel,
+     "Attention figure. Press Tab to reach it, the arrow keys to move between tokens or cells, Enter to pin one, "
+     "Escape to let go. A table of the weights follows.",
+     "注意力图。按 Tab 键进入，用方向键在词元或格子之间移动，按 Enter 固定，按 Esc 取消。后面有权重表。"},
+    {Str::TwinHeadOf, "Head %d of %d.", "第 %d 个头（共 %d 个）。"},
+    {Str::TwinMeanOf, "The mean of %d heads.", "%d 个头的平均。"},
+    {Str::TwinAttends, "\u201c%s\u201d attends most to \u201c%s\u201d (%.2f)", "\u201c%s\u201d最关注\u201c%s\u201d（%.2f）"},
+    {Str::TwinThen, ", then \u201c%s\u201d (%.2f)", "，其次是\u201c%s\u201d（%.2f）"},
+    {Str::TwinAttended, "\u201c%s\u201d is attended to most by \u201c%s\u201d (%.2f)", "最关注\u201c%s\u201d的是\u201c%s\u201d（%.2f）"},
+    {Str::TwinStrongest, "The strongest weight: \u201c%s\u201d to \u201c%s\u201d (%.2f).", "最大的权重：\u201c%s\u201d到\u201c%s\u201d（%.2f）。"},
+    {Str::TwinCell, "\u201c%s\u201d to \u201c%s\u201d: %.2f.", "\u201c%s\u201d到\u201c%s\u201d：%.2f。"},
+    {Str::TwinCellMasked, "\u201c%s\u201d to \u201c%s\u201d: masked.", "\u201c%s\u201d到\u201c%s\u201d：已屏蔽。"},
+    {Str::TwinCaption, "%s attention weights, %s: queries as rows, keys as columns", "%s权重，%s：行是查询，列是键"},
+    {Str::TwinTruncated, " (the first %d of %d queries and %d of %d keys)", "（%d/%d 个查询，%d/%d 个键）"},
+    {Str::TwinCorner, "query \\ key", "查询 \\ 键"},
+    {Str::TwinNothing, "No figure yet.", "还没有图。"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 

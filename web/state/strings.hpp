@@ -65,6 +65,9 @@ enum class Str {
     // the Compare view (web/ui/compare_view.cpp) and its text box
     ViewCompare, CompareA, CompareB, CompareDiff, CompareDiffCap, CompareLengths, CompareLiveOnly, CompareNoText, CompareWith,
     CompareWithTip,
+    // phones (web/ui/panels.cpp) and the figure's accessible twin (web/ui/twin.cpp)
+    Controls, CloseControls, ViewOptions, ViewIs, TwinLabel, TwinHeadOf, TwinMeanOf, TwinAttends, TwinThen,
+    TwinAttended, TwinStrongest, TwinCell, TwinCellMasked, TwinCaption, TwinTruncated, TwinCorner, TwinNothing,
     Count
 };
 

@@ -57,14 +57,20 @@ void App::before_frame(float ui_scale) {
     run_pending_export(*this);  // between frames, outside ImGui's frame
     if (state.theme_auto) state.theme = platform::prefers_dark() ? Theme::Dark : Theme::Light;
     state.text_scale = std::clamp(state.text_scale, kMinTextScale, kMaxTextScale);
+    const float css_px = ui_scale;  // display px per CSS px
     ui_scale *= state.text_scale;
     ui_scale_ = ui_scale;
+    // A phone: narrower than kNarrowWidth CSS px at this text size (a larger text narrows sooner).
+    state.narrow = ImGui::GetIO().DisplaySize.x < kNarrowWidth * ui_scale;
+    state.touch = state.narrow || platform::coarse_pointer();
+    ImGui::GetIO().ConfigInputTextCursorBlink = !platform::reduced_motion();
     collect_text(state, panels, fonts);
     fonts.update(ui_scale);
-    if (styled_scale_ != ui_scale || styled_theme_ != state.theme) {
-        apply_theme(state.theme, ui_scale);
+    if (styled_scale_ != ui_scale || styled_theme_ != state.theme || styled_touch_ != state.touch) {
+        apply_theme(state.theme, ui_scale, state.touch ? kTouchTarget * css_px : 0.0f, fonts.body ? fonts.body->FontSize : 15.0f * ui_scale);
         styled_scale_ = ui_scale;
         styled_theme_ = state.theme;
+        styled_touch_ = state.touch;
     }
 }
 

@@ -65,6 +65,7 @@ private:
     bool unchanged_ = false;
     float styled_scale_ = 0.0f;
     Theme styled_theme_ = Theme::Dark;
+    bool styled_touch_ = false;
 };
 
 // What the views drew of the figure: tokens, rectangles, the heatmap's and the import's state

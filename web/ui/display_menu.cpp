@@ -10,7 +10,7 @@
 
 namespace attn {
 void display_menu(AppState& st, float s) {
-    if (ImGui::SmallButton(tr(st.lang, Str::Display))) ImGui::OpenPopup("##display");
+    if (small_button(st, tr(st.lang, Str::Display))) ImGui::OpenPopup("##display");
     probe(st, "display");
     if (!ImGui::BeginPopup("##display")) return;
     // Theme: three buttons, the current one highlighted.

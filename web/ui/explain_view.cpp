@@ -3,6 +3,7 @@
 // the three numbers of the cell under the mouse.
 #include "view.hpp"
 
+#include "panels.hpp"
 #include "explain_layout.hpp"
 #include "import_state.hpp"
 
@@ -119,6 +120,7 @@ void draw_panels(ViewContext& ctx, ExplainInput& in, ImVec2 min, ImVec2 max, con
     }
     ImGui::Dummy(ImVec2(in.box.w(), layout.content_h));  // the scrolled extent
     hover(layout);
+    if (st.touch) drag_scroll(ctx.panels.drag_scrolling, ctx.scale, true);
     ImGui::EndChild();
 }
 

@@ -50,6 +50,17 @@ HeatmapWords heatmap_words(Lang lang) {
     return w;
 }
 
+void probe_captions(AppState& st, const std::vector<Item>& items, const FontsMeasure& measure) {
+    int n = 0;
+    for (const Item& it : items) {
+        if (it.kind != Item::Text || (it.role != ItemRole::Heading && it.role != ItemRole::Note && it.role != ItemRole::Caption)) continue;
+        const float h = measure.size(it.font);
+        // Upright text from (x, y) rightwards; a caption drawn upwards ends at (x, y).
+        const ProbeRect r = it.upwards ? ProbeRect{it.x, it.y - it.text_w, h, it.text_w} : ProbeRect{it.x, it.y, it.text_w, h};
+        st.probe["caption." + std::to_string(n++)] = r;
+    }
+}
+
 void draw_items(ImDrawList* dl, const std::vector<Item>& items, const std::vector<Box>& clips, const FontsMeasure& m,
                 const Palette& pal, float s, const std::function<void(const Item&)>& gpu) {
     int clip = -1;  // the clip box pushed now; consecutive items with the same box share one push

@@ -256,6 +256,7 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
                              ImVec2(it.box.x1, it.box.y1), ImVec2(it.box.x0, it.box.y1), ImVec2(1, 0.5f), ImVec2(1, 0.5f),
                              ImVec2(0, 0.5f), ImVec2(0, 0.5f));
     });
+    probe_captions(st, items.items, measure);
     probe.labels_q = items.labels_q, probe.labels_k = items.labels_k, probe.numbers = items.numbers;
     st.query_rects.assign(T_q, ProbeRect{});
     st.key_rects.assign(T_k, ProbeRect{});
@@ -271,7 +272,7 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     if (ctx.interactive && o.zoom > 1.0f) {
         const ImVec2 cursor = ImGui::GetCursorScreenPos();
         ImGui::SetCursorScreenPos(ImVec2(layout.fit_x, layout.fit_y));
-        if (ImGui::SmallButton(attn::tr(st.lang, Str::HeatFit))) o.zoom = 1.0f, o.view_x = o.view_y = 0.0f;
+        if (small_button(st, attn::tr(st.lang, Str::HeatFit))) o.zoom = 1.0f, o.view_x = o.view_y = 0.0f;
         const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
         st.probe["heatmap.fit"] = {a.x, a.y, b.x - a.x, b.y - a.y};
         ImGui::SetCursorScreenPos(cursor);

@@ -154,6 +154,7 @@ void LinesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     draw_items(dl, items.items, {}, measure, palette(st.theme), s, [&](const Item& it) {
         if (it.kind == Item::Lines) ctx.renderer.add_lines(dl, cc.lines, cc.lines_version);
     });
+    probe_captions(st, items.items, measure);
     for (int q = 0; q < T_q; ++q) {
         const Box& r = items.query_rects[static_cast<size_t>(q)];
         st.query_rects[q] = {r.x0, r.y0, r.w(), r.h()};

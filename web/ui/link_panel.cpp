@@ -47,13 +47,13 @@ void draw_share_buttons(ViewContext& ctx, SharePanel& share) {
     AppState& st = ctx.state;
     const float s = ctx.scale;
     EmbedOptions& options = share.embed;
-    if (ImGui::SmallButton(tr(st.lang, just_copied(share) && share.copied_link ? Str::Copied : Str::CopyLink))) {
+    if (small_button(st, tr(st.lang, just_copied(share) && share.copied_link ? Str::Copied : Str::CopyLink))) {
         copy(share, link_url(st, st.show_panels));
         share.copied_link = true;
     }
     probe(st, "share.link");
     ImGui::SameLine();
-    if (ImGui::SmallButton(tr(st.lang, Str::EmbedCode))) ImGui::OpenPopup("Embed");
+    if (small_button(st, tr(st.lang, Str::EmbedCode))) ImGui::OpenPopup("Embed");
     probe(st, "share.embed");
 
     const ImGuiIO& io = ImGui::GetIO();

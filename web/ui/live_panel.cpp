@@ -60,7 +60,7 @@ void draw_live_controls(ViewContext& ctx) {
     ImGui::TextWrapped("%s", m.summary().c_str());
     ImGui::PopStyleColor();
     probe(st, "model.summary");
-    if (ImGui::SmallButton(tr(st.lang, Str::CloseModel))) {
+    if (small_button(st, tr(st.lang, Str::CloseModel))) {
         close_model(st);  // `m` is gone: nothing more of this section
         probe(st, "model.close");
         return;
@@ -278,7 +278,7 @@ void draw_experiments(ViewContext& ctx) {
         std::snprintf(line, sizeof line, tr(st.lang, Str::KnockedOut), ex.knockout.c_str());
         ImGui::TextWrapped("%s", line);
         probe(st, "model.knocked");
-        if (ImGui::SmallButton(tr(st.lang, Str::RestoreAll))) {
+        if (small_button(st, tr(st.lang, Str::RestoreAll))) {
             ex.knockout.clear();
             model_input_changed(st);
         }

@@ -300,6 +300,7 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
             ImGui::EndTooltip();
         }
     }
+    if (st.touch) drag_scroll(ctx.panels.drag_scrolling, ctx.scale, true);
     ImGui::EndChild();
 }
 
@@ -309,7 +310,7 @@ void open_control(ViewContext& ctx, const OpenControl& c) {
     AppState& st = ctx.state;
     const float sc = ctx.scale;
     const std::string probe_name = c.probe;
-    if (ImGui::SmallButton(tr(st.lang, c.button))) {
+    if (small_button(st, tr(st.lang, c.button))) {
         if (platform::kBrowser) c.browser_pick();
         else ImGui::OpenPopup(c.popup);
     }
@@ -472,7 +473,7 @@ void draw_import_controls(ViewContext& ctx) {
     // On a line of its own: the two open buttons fill the panel's width. (A live model's close
     // button is at the top of its section.)
     if (!st.model.active()) {
-        if (ImGui::SmallButton(tr(st.lang, Str::CloseImport))) close_import(st);
+        if (small_button(st, tr(st.lang, Str::CloseImport))) close_import(st);
         probe(st, "import.close");
     }
 }

@@ -82,24 +82,39 @@ struct Segment {
     const char* probe;
 };
 
-// A row of buttons where exactly one is on. Returns true when the choice changed.
+// Continues a row of controls on this line when an item of width w still fits, else on the next.
+void same_line_if_fits(float w) {
+    const float x = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x + ImGui::GetStyle().ItemSpacing.x;
+    if (x + w <= ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
+}
+
+// A row of buttons where exactly one is on, total_w wide (0: the rest of the line). Buttons
+// too narrow for their words take their own widths and wrap instead. Returns true when the
+// choice changed.
 template <typename T>
-bool segmented(AppState& st, const char* id, T* value, std::initializer_list<Segment<T>> options,
+bool segmented(AppState& st, const char* id, T* value, const std::vector<Segment<T>>& options,
                const char* probe_prefix, float total_w = 0.0f) {
     bool changed = false;
     ImGui::PushID(id);
-    if (total_w <= 0.0f) total_w = ImGui::GetContentRegionAvail().x;
-    const float w = (total_w - ImGui::GetStyle().ItemSpacing.x * (options.size() - 1)) /
-                    static_cast<float>(options.size());
+    total_w = std::min(total_w <= 0.0f ? ImGui::GetContentRegionAvail().x : total_w, ImGui::GetContentRegionAvail().x);
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float w = (total_w - style.ItemSpacing.x * static_cast<float>(options.size() - 1)) / static_cast<float>(options.size());
+    float widest = 0.0f;
+    for (const Segment<T>& o : options) widest = std::max(widest, ImGui::CalcTextSize(tr(st.lang, o.label)).x);
+    const bool wrap = w < widest + 2.0f * style.FramePadding.x;
     int i = 0;
     for (const Segment<T>& o : options) {
         const T v = o.value;
+        const char* label = tr(st.lang, o.label);
         ImGui::PushID(o.probe);
-        if (i++ > 0) ImGui::SameLine();
+        if (i++ > 0) {
+            if (wrap) same_line_if_fits(ImGui::CalcTextSize(label).x + 2.0f * style.FramePadding.x);
+            else ImGui::SameLine();
+        }
         const bool on = *value == v;
         if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
         if (on) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, 1));
-        if (ImGui::Button(tr(st.lang, o.label), ImVec2(w, 0)) && !on) {
+        if (ImGui::Button(label, ImVec2(wrap ? 0.0f : w, 0)) && !on) {
             *value = v;
             changed = true;
         }
@@ -282,10 +297,10 @@ void draw_controls(ViewContext& ctx) {
             ImGui::SameLine();
         }
         ImGui::SameLine(std::max(right, ImGui::GetCursorPosX()));
-        if (ImGui::SmallButton(lang)) st.lang = st.lang == Lang::En ? Lang::Zh : Lang::En;
+        if (small_button(st, lang)) st.lang = st.lang == Lang::En ? Lang::Zh : Lang::En;
         probe(st, "lang");
         ImGui::SameLine();
-        if (ImGui::SmallButton(theme)) {
+        if (small_button(st, theme)) {
             st.theme = st.theme == Theme::Dark ? Theme::Light : Theme::Dark;
             st.theme_auto = false;
         }
@@ -327,7 +342,7 @@ void draw_controls(ViewContext& ctx) {
         ImGui::TextWrapped("%s", p->description.c_str());
         ImGui::PopStyleColor();
     }
-    if (ImGui::SmallButton(tr(st.lang, Str::PasteScene))) {
+    if (small_button(st, tr(st.lang, Str::PasteScene))) {
         if (st.scene_json.empty()) st.scene_json = write_scene(st.scene);
         ImGui::OpenPopup("Scene JSON");
     }
@@ -442,7 +457,7 @@ void draw_controls(ViewContext& ctx) {
         ImGui::TextUnformatted(tr(st.lang, Str::Source));
         embeddings_editor(ctx, true);
     }
-    if ((st.draft.embeddings || st.draft.source_embeddings) && ImGui::SmallButton(tr(st.lang, Str::GenerateFromTokens))) {
+    if ((st.draft.embeddings || st.draft.source_embeddings) && small_button(st, tr(st.lang, Str::GenerateFromTokens))) {
         st.draft.embeddings.reset();
         st.draft.source_embeddings.reset();
         st.apply();
@@ -452,12 +467,6 @@ void draw_controls(ViewContext& ctx) {
 }
 
 // [SECTION] Figure window --------------------------------------------------------------------
-
-// Continues the toolbar on this line when an item of width w still fits, else on the next.
-void same_line_if_fits(float w) {
-    const float x = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x + ImGui::GetStyle().ItemSpacing.x;
-    if (x + w <= ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
-}
 
 // "Head 1 2 3": st.steps.head's buttons (the Steps and Explain views), probed "<view>.head.N".
 void head_buttons(AppState& st, int heads, const char* view) {
@@ -476,26 +485,23 @@ void head_buttons(AppState& st, int heads, const char* view) {
     }
 }
 
-void draw_toolbar(ViewContext& ctx) {
+// The views a figure offers, in the toolbar's order.
+std::vector<Segment<View>> view_choices(const AppState& st) {
+    if (st.figure.has(Detail::Layers))
+        return {{View::Model, Str::ViewModel, "model"}, {View::Lines, Str::ViewLines, "lines"},
+                {View::Heatmap, Str::ViewHeatmap, "heatmap"}, {View::Steps, Str::ViewSteps, "steps"},
+                {View::Explain, Str::ViewExplain, "explain"}, {View::Compare, Str::ViewCompare, "compare"}};
+    return {{View::Lines, Str::ViewLines, "lines"}, {View::Heatmap, Str::ViewHeatmap, "heatmap"},
+            {View::Steps, Str::ViewSteps, "steps"}, {View::Explain, Str::ViewExplain, "explain"}};
+}
+
+// What the shown view offers (heads, threshold, colours…): on the toolbar's line, or in the
+// Options popup on a phone.
+void view_options(ViewContext& ctx) {
     AppState& st = ctx.state;
     const float s = ctx.scale;
     const Trace& tr = st.figure.trace();
-    View view = st.view;
     const bool layers = st.figure.has(Detail::Layers), rescalable = st.figure.has(Detail::Scene);
-    if (layers ? segmented<View>(st, "view", &view,
-                                   {{View::Model, Str::ViewModel, "model"}, {View::Lines, Str::ViewLines, "lines"},
-                                    {View::Heatmap, Str::ViewHeatmap, "heatmap"}, {View::Steps, Str::ViewSteps, "steps"},
-                                    {View::Explain, Str::ViewExplain, "explain"}, {View::Compare, Str::ViewCompare, "compare"}},
-                                   "view", 540.0f * s)
-                 : segmented<View>(st, "view", &view,
-                                   {{View::Lines, Str::ViewLines, "lines"}, {View::Heatmap, Str::ViewHeatmap, "heatmap"},
-                                    {View::Steps, Str::ViewSteps, "steps"}, {View::Explain, Str::ViewExplain, "explain"}},
-                                   "view", 360.0f * s))
-        st.view = view;
-    ImGui::SameLine(0.0f, 20.0f * s);
-    ImGui::Dummy(ImVec2(0, 0));  // so that same_line_if_fits measures from here
-    ImGui::SameLine();
-
     if (st.view == View::Model) {
         draw_model_toolbar(ctx);
     } else if (st.view == View::Lines) {
@@ -629,17 +635,81 @@ void draw_toolbar(ViewContext& ctx) {
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", attn::tr(st.lang, Str::LogScaleTip));
         }
     }
+}
+
+void draw_toolbar(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const float s = ctx.scale;
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const std::vector<Segment<View>> views = view_choices(st);
+    View view = st.view;
+    if (!st.narrow) {
+        if (segmented<View>(st, "view", &view, views, "view", (views.size() > 4 ? 540.0f : 360.0f) * s)) st.view = view;
+        ImGui::SameLine(0.0f, 20.0f * s);
+        ImGui::Dummy(ImVec2(0, 0));  // so that same_line_if_fits measures from here
+        ImGui::SameLine();
+        view_options(ctx);
+    } else {
+        // A phone: the drawer's button, the view as a menu, the view's options in a popup.
+        if (ImGui::Button(attn::tr(st.lang, Str::Controls))) ctx.panels.drawer_open = ctx.panels.drawer_opened = true;
+        probe(st, "drawer.open");
+        char current[64];
+        std::snprintf(current, sizeof current, attn::tr(st.lang, Str::ViewIs), attn::tr(st.lang, views.front().label));
+        for (const Segment<View>& v : views)
+            if (v.value == st.view) std::snprintf(current, sizeof current, attn::tr(st.lang, Str::ViewIs), attn::tr(st.lang, v.label));
+        const float combo_w = ImGui::CalcTextSize(current).x + 2.0f * style.FramePadding.x + ImGui::GetFrameHeight();
+        same_line_if_fits(combo_w);
+        ImGui::SetNextItemWidth(combo_w);
+        if (ImGui::BeginCombo("##view", current)) {
+            for (const Segment<View>& v : views) {
+                if (ImGui::Selectable(attn::tr(st.lang, v.label), v.value == st.view)) st.view = v.value;
+                probe(st, (std::string("view.") + v.probe).c_str());
+            }
+            ImGui::EndCombo();
+        }
+        probe(st, "view.menu");
+        same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::ViewOptions)).x + 2.0f * style.FramePadding.x);
+        if (ImGui::Button(attn::tr(st.lang, Str::ViewOptions))) ImGui::OpenPopup("##view_options");
+        probe(st, "view.options");
+        const ImGuiIO& io = ImGui::GetIO();
+        ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(io.DisplaySize.x - 16.0f * s, io.DisplaySize.y * 0.8f));
+        if (ImGui::BeginPopup("##view_options")) {
+            view_options(ctx);
+            ImGui::EndPopup();
+        }
+    }
     same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::Export)).x + 24.0f * s);
     export_menu(st, ctx.panels.exports, s);
 }
 
+// "cross attention · 3 queries × 3 keys · 1 head · d_k = 3 · unscaled"
+std::string status_text(const AppState& st) {
+    const Trace& tr = st.figure.trace();
+    char buf[64], heads[32], line[256];
+    std::snprintf(heads, sizeof heads, attn::tr(st.lang, tr.heads == 1 ? Str::HeadsOne : Str::HeadsMany), tr.heads);
+    std::snprintf(line, sizeof line, attn::tr(st.lang, Str::StatusLine), ui_kind_name(st.lang, tr.kind), tr.queries.size(),
+                  tr.keys.size(), heads, tr.d_k, scale_label(st.lang, tr, buf, sizeof buf));
+    return line;
+}
+
+// The status line's height: one line, or as many as it wraps to on a phone.
+float status_height(const AppState& st, float s) {
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    if (!st.narrow || st.figure.has(Detail::Layers)) return line + 4.0f * s;
+    const float h = ImGui::CalcTextSize(status_text(st).c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y;
+    return h + ImGui::GetStyle().ItemSpacing.y + 4.0f * s;
+}
+
 void draw_status(ViewContext& ctx) {
     AppState& st = ctx.state;
-    const Trace& tr = st.figure.trace();
-    char buf[64], heads[32];
-    std::snprintf(heads, sizeof heads, attn::tr(st.lang, tr.heads == 1 ? Str::HeadsOne : Str::HeadsMany), tr.heads);
-    ImGui::TextDisabled(attn::tr(st.lang, Str::StatusLine), ui_kind_name(st.lang, tr.kind), tr.queries.size(), tr.keys.size(), heads, tr.d_k,
-                        scale_label(st.lang, tr, buf, sizeof buf));
+    const std::string status = status_text(st);
+    if (st.narrow) {  // wrapped, without the hint (a phone has no hover)
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("%s", status.c_str());
+        ImGui::PopStyleColor();
+        return;
+    }
+    ImGui::TextDisabled("%s", status.c_str());
     if (ctx.fonts.font_pending()) {
         ImGui::SameLine();
         ImGui::TextDisabled("%s", attn::tr(st.lang, Str::LoadingGlyphs));
@@ -675,7 +745,7 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
         ImGui::TextUnformatted(title.c_str());
         ImGui::PopFont();
     }
-    const float status_h = figure_only ? 0.0f : ImGui::GetTextLineHeightWithSpacing() + 4.0f * s;
+    const float status_h = figure_only ? 0.0f : status_height(st, s);
     ImVec2 size(ImGui::GetContentRegionAvail().x, ImGui::GetContentRegionAvail().y - status_h);
     ImGui::PushStyleColor(ImGuiCol_ChildBg, ImGui::ColorConvertU32ToFloat4(pal.background));
     ImGui::BeginChild("##canvas", size, !figure_only, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
@@ -737,6 +807,28 @@ void collect_text(const AppState& st, PanelState& panels, Fonts& fonts) {
     }
 }
 
+void drag_scroll(bool& scrolling, float s, bool both_axes) {
+    if (!ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
+        scrolling = false;
+        return;
+    }
+    const ImVec2 delta = ImGui::GetIO().MouseDelta;
+    if (!scrolling && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 8.0f * s) &&
+        ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows | ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) &&
+        !ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId)) {
+        const ImVec2 d = ImGui::GetMouseDragDelta(ImGuiMouseButton_Left);
+        if (!both_axes && std::abs(d.y) <= 2.0f * std::abs(d.x)) return;
+        scrolling = true;
+        ImGui::ClearActiveID();
+        ImGui::SetScrollY(ImGui::GetScrollY() - d.y);  // the way the finger went so far
+        if (both_axes) ImGui::SetScrollX(ImGui::GetScrollX() - d.x);
+        return;
+    }
+    if (!scrolling) return;
+    ImGui::SetScrollY(ImGui::GetScrollY() - delta.y);
+    if (both_axes) ImGui::SetScrollX(ImGui::GetScrollX() - delta.x);
+}
+
 void draw_app(ViewContext& ctx, bool figure_only) {
     AppState& st = ctx.state;
     const float s = ctx.scale;
@@ -745,14 +837,18 @@ void draw_app(ViewContext& ctx, bool figure_only) {
     const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove |
                                    ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
                                    ImGuiWindowFlags_NoBringToFrontOnFocus;
-    float panel_w = figure_only ? 0.0f : std::min(std::round(350.0f * s), io.DisplaySize.x * 0.45f);
-    if (!figure_only) {
+    // A phone: the figure takes the whole width; the controls open over it (the drawer).
+    const bool side_panel = !figure_only && !st.narrow;
+    float panel_w = side_panel ? std::min(std::round(350.0f * s), io.DisplaySize.x * 0.45f) : 0.0f;
+    if (side_panel) {
         ImGui::SetNextWindowPos(ImVec2(0, 0));
         ImGui::SetNextWindowSize(ImVec2(panel_w, io.DisplaySize.y));
         ImGui::Begin("Controls", nullptr, fixed);
         draw_controls(ctx);
+        if (st.touch) drag_scroll(ctx.panels.drag_scrolling, s, false);
         ImGui::End();
     }
+    if (!st.narrow) ctx.panels.drawer_open = false;
     ImGui::SetNextWindowPos(ImVec2(panel_w, 0));
     ImGui::SetNextWindowSize(ImVec2(io.DisplaySize.x - panel_w, io.DisplaySize.y));
     ImGui::PushStyleColor(ImGuiCol_WindowBg, figure_only ? ImGui::ColorConvertU32ToFloat4(palette(st.theme).background)
@@ -761,6 +857,22 @@ void draw_app(ViewContext& ctx, bool figure_only) {
     ImGui::PopStyleColor();
     draw_figure(ctx, figure_only);
     ImGui::End();
+    if (!figure_only && ctx.panels.drawer_open) {
+        // Made after the figure's window and focused: it lies on top of it.
+        ImGui::SetNextWindowPos(ImVec2(0, 0));
+        ImGui::SetNextWindowSize(io.DisplaySize);
+        if (ctx.panels.drawer_opened) ImGui::SetNextWindowFocus();
+        ctx.panels.drawer_opened = false;
+        ImGui::Begin("Controls##drawer", nullptr, fixed & ~ImGuiWindowFlags_NoBringToFrontOnFocus);
+        if (ImGui::Button(tr(st.lang, Str::CloseControls), ImVec2(-FLT_MIN, 0)) ||
+            (!ImGui::GetIO().WantTextInput && !ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId) &&
+             ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))))
+            ctx.panels.drawer_open = false;
+        probe(st, "drawer.close");
+        draw_controls(ctx);
+        drag_scroll(ctx.panels.drag_scrolling, s, false);
+        ImGui::End();
+    }
 }
 
 }  // namespace attn

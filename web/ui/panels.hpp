@@ -20,6 +20,9 @@ struct PanelState {
     std::string model_path;        // desktop: the "Open model attention" path field
     std::string model_folder;      // desktop: the "Open a model" folder field
     bool click_knocks_out = false; // a live model: a click in the model view knocks a head out (else right-click)
+    bool drawer_open = false;      // a phone (AppState::narrow): the controls cover the figure
+    bool drawer_opened = false;    // … since this frame (the drawer takes the focus)
+    bool drag_scrolling = false;   // a touch screen: the finger down is scrolling the panel
 };
 
 // Builds the whole UI for one frame, filling the display. figure_only: just the figure with a

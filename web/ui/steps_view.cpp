@@ -10,6 +10,7 @@
 // [SECTION] Tooltip
 #include "view.hpp"
 
+#include "panels.hpp"
 #include "steps_layout.hpp"
 
 #include <algorithm>
@@ -215,6 +216,7 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         }
         ImGui::EndTooltip();
     }
+    if (st.touch) drag_scroll(ctx.panels.drag_scrolling, ctx.scale, true);
     ImGui::EndChild();
 }
 

@@ -2,6 +2,8 @@
 // core/figure/palette.hpp converted to ImGui's.
 #include "theme.hpp"
 
+#include <algorithm>
+#include <cmath>
 
 namespace attn {
 namespace {
@@ -41,7 +43,7 @@ const Palette& palette(Theme theme) {
     return theme == Theme::Dark ? kDark : kLight;
 }
 
-void apply_theme(Theme theme, float ui_scale) {
+void apply_theme(Theme theme, float ui_scale, float min_frame_h, float font_px) {
     ImGuiStyle style;
     if (theme == Theme::Dark) {
         ImGui::StyleColorsDark(&style);
@@ -106,6 +108,12 @@ void apply_theme(Theme theme, float ui_scale) {
     style.FramePadding = ImVec2(8, 4);
     style.ItemSpacing = ImVec2(8, 6);
     style.ScaleAllSizes(ui_scale);
+    if (min_frame_h > 0.0f) {
+        style.FramePadding.y = std::max(style.FramePadding.y, std::ceil((min_frame_h - font_px) * 0.5f));
+        style.ItemSpacing.y = std::max(style.ItemSpacing.y, 8.0f * ui_scale);
+        style.ScrollbarSize = std::max(style.ScrollbarSize, 18.0f * ui_scale);
+        style.GrabMinSize = std::max(style.GrabMinSize, 24.0f * ui_scale);
+    }
     ImGui::GetStyle() = style;
 }
 

@@ -20,8 +20,10 @@ struct Palette {
     ImU32 masked_text;
 };
 
-// Applies ImGui's style for the theme, scaled for the UI scale (device pixel ratio).
-void apply_theme(Theme theme, float ui_scale);
+// Applies ImGui's style for the theme, scaled for the UI scale (device pixel ratio). With
+// min_frame_h > 0 (display px: a touch screen), every frame (button, slider, combo, checkbox)
+// is at least that tall for a font of font_px, and the scrollbars are wide enough for a finger.
+void apply_theme(Theme theme, float ui_scale, float min_frame_h = 0.0f, float font_px = 0.0f);
 const Palette& palette(Theme theme);
 // One colour per head (cycles after ten), chosen to read on the theme's background.
 ImVec4 head_color(Theme theme, int head);

@@ -97,6 +97,16 @@ struct Views {
 // time instead of crawling.
 inline double build_budget_seconds() { return std::clamp(0.75 * ImGui::GetIO().DeltaTime, 0.012, 0.120); }
 
+// A button as small as its text, or a full-height one on a touch screen (AppState::touch).
+inline bool small_button(const AppState& st, const char* label) { return st.touch ? ImGui::Button(label) : ImGui::SmallButton(label); }
+
+// A touch screen (panels.cpp): a finger dragged across the current window scrolls it, as a
+// page would. ImGui scrolls only by wheel and scrollbar. A drag that starts on a control lets go
+// of it (no click follows): in the panels only a mostly vertical one (sliders drag sideways);
+// in the views' scrolling maps (Steps, Model, Explain), any (both_axes). `scrolling`: the
+// finger down is scrolling (PanelState::drag_scrolling).
+void drag_scroll(bool& scrolling, float scale, bool both_axes);
+
 // Registers the last ImGui item's rectangle under `name` for the browser tests (AppState::probe).
 void probe(AppState& st, const char* name);
 
@@ -107,6 +117,9 @@ void probe(AppState& st, const char* name);
 void draw_items(ImDrawList* draw_list, const std::vector<Item>& items, const std::vector<Box>& clips,
                 const FontsMeasure& measure, const Palette& pal, float scale,
                 const std::function<void(const Item&)>& gpu);
+// Registers the layout's captions (headings, notes, axis captions) as "caption.N" for the
+// browser tests, which check that no two overlap (a phone's narrow figure).
+void probe_captions(AppState& st, const std::vector<Item>& items, const FontsMeasure& measure);
 // The figures' words in the UI's language (strings.hpp), for the layouts and the SVG.
 LinesWords lines_words(Lang lang);
 HeatmapWords heatmap_words(Lang lang);

@@ -1,0 +1,149 @@
+#!/usr/bin/env node
+// phone.mjs: the app on phones and tablets (issue "Phones, touch and assistive technology" §1),
+// in headless Chromium with touch, at 360×640, 640×360, 390×844, 768×1024 and 1024×768: every
+// token of the Lines and Heatmap views inside the figure, no caption over another, the figure
+// full width and the controls in a drawer below 700 CSS px, controls at least 40 CSS px tall,
+// a finger's drag scrolls the drawer, a tap hovers and pins a token.
+//   node tests/browser/phone.mjs SITE_DIR ARTIFACT_DIR
+import {
+  check, expect, finishSuite, failSetup, openPage, startSuite, state, until, waitFrames, cssScale, shot,
+} from './harness.mjs';
+
+const [siteDir, artifacts] = process.argv.slice(2);
+if (!siteDir || !artifacts) {
+  console.error('usage: node tests/browser/phone.mjs SITE_DIR ARTIFACT_DIR');
+  process.exit(2);
+}
+let suite;
+try {
+  suite = await startSuite(siteDir, artifacts);
+} catch (e) {
+  failSetup(e);
+}
+const { browser, url } = suite;
+const VIEWPORTS = [[360, 640], [640, 360], [390, 844], [768, 1024], [1024, 768]];
+const open = (hash, [width, height]) => openPage(browser, `${url}#${hash}`, { viewport: { width, height }, hasTouch: true });
+
+const inside = (r, box) => r[0] >= box[0] - 0.5 && r[1] >= box[1] - 0.5 && r[0] + r[2] <= box[0] + box[2] + 0.5 &&
+  r[1] + r[3] <= box[1] + box[3] + 0.5;
+const overlap = (a, b) => a[0] < b[0] + b[2] && b[0] < a[0] + a[2] && a[1] < b[1] + b[3] && b[1] < a[1] + a[3];
+
+// A finger: a tap on an app rectangle (display units), or a drag from one point to another.
+async function tap(page, rect) {
+  const k = await cssScale(page);
+  await page.touchscreen.tap((rect[0] + rect[2] / 2) / k, (rect[1] + rect[3] / 2) / k);
+  await waitFrames(page, 4);
+}
+async function tapWidget(page, name) {
+  const s = await state(page);
+  expect(s.widgets[name], `no widget "${name}" (have: ${Object.keys(s.widgets).join(', ')})`);
+  await tap(page, s.widgets[name]);
+}
+async function drag(page, x, y0, y1) {
+  const client = await page.context().newCDPSession(page);
+  const point = (y) => [{ x, y, id: 1 }];
+  await client.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: point(y0) });
+  for (let i = 1; i <= 12; ++i) {
+    await client.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: point(y0 + (y1 - y0) * i / 12) });
+    await waitFrames(page, 1);
+  }
+  await client.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+  await waitFrames(page, 3);
+}
+
+// Every token box inside the figure, and no two captions overlapping.
+function layoutProblems(s) {
+  const problems = [];
+  s.query_rects.forEach((r, i) => { if (!inside(r, s.figure)) problems.push(`query ${i} ${r.map(Math.round)} outside ${s.figure}`); });
+  s.key_rects.forEach((r, i) => { if (!inside(r, s.figure)) problems.push(`key ${i} ${r.map(Math.round)} outside ${s.figure}`); });
+  const captions = Object.entries(s.widgets).filter(([name]) => name.startsWith('caption.'));
+  for (let i = 0; i < captions.length; ++i)
+    for (let j = i + 1; j < captions.length; ++j)
+      if (overlap(captions[i][1], captions[j][1])) problems.push(`${captions[i][0]} overlaps ${captions[j][0]}`);
+  return { problems, captions: captions.length };
+}
+
+for (const size of VIEWPORTS) {
+  const [w, h] = size;
+  const narrow = w < 700;
+  await check(`${w}×${h}: every token inside the figure, no caption over another${narrow ? ', the figure full width' : ''}`, async () => {
+    const notes = [];
+    for (const view of ['lines', 'heatmap']) {
+      for (const preset of ['i-am-good-cross', 'multi-head-rain']) {
+        const page = await open(`v=1&preset=${preset}&view=${view}`, size);
+        const s = await state(page);
+        await shot(page, `${w}x${h}-${preset}-${view}.png`);
+        const { problems, captions } = layoutProblems(s);
+        expect(!problems.length, `${preset} ${view}: ${problems.join('; ')}`);
+        expect(s.query_rects.length && s.key_rects.length, `${preset} ${view}: no tokens`);
+        const k = s.ui_scale;
+        if (narrow) {
+          expect(s.widgets['drawer.open'] && !s.widgets.preset, `${preset}: the controls are not in a drawer`);
+          expect(s.figure[2] >= w * k - 40 * k, `${preset}: the figure is ${s.figure[2]} wide of ${w * k}`);
+        } else {
+          expect(s.widgets.preset && !s.widgets['drawer.open'], `${preset}: no side panel at ${w} px`);
+        }
+        notes.push(`${preset}/${view} ${captions} captions`);
+        await page.context().close();
+      }
+    }
+    return notes.join(', ');
+  });
+}
+
+await check('390×844: the drawer opens over the figure, scrolls under a finger, and closes; its controls are 40 px tall', async () => {
+  const page = await open('v=1&preset=i-am-good-cross&view=lines', [390, 844]);
+  const k = await cssScale(page);
+  await tapWidget(page, 'drawer.open');
+  let s = await until(page, (x) => x.widgets['drawer.close'] && x.widgets.preset, 'the drawer');
+  await shot(page, 'drawer-open.png');
+  expect(s.widgets.preset[0] < 40 * k && s.widgets.preset[2] > 300 * k, `the scene list at ${s.widgets.preset}: not full width`);
+  const small = Object.entries(s.widgets).filter(([name, r]) => !name.startsWith('caption.') && r[3] < 40 * k - 0.5);
+  expect(!small.length, `controls under 40 CSS px: ${small.map(([n, r]) => `${n} ${(r[3] / k).toFixed(1)}`).join(', ')}`);
+  const before = s.widgets['kind.cross'][1];
+  await drag(page, 200, 700, 300);
+  s = await state(page);
+  const moved = before - s.widgets['kind.cross'][1];
+  expect(moved > 200 * k, `a 400 px drag scrolled the drawer by ${moved / k} px`);
+  expect(s.widgets['drawer.close'] === undefined || s.widgets['drawer.close'][1] < 0, 'the drawer did not scroll its top away');
+  await shot(page, 'drawer-scrolled.png');
+  await drag(page, 200, 200, 800);
+  await drag(page, 200, 200, 800);
+  await tapWidget(page, 'drawer.close');
+  s = await until(page, (x) => !x.widgets.preset && x.widgets['drawer.open'], 'the drawer to close');
+  return `scrolled ${(moved / k).toFixed(0)} px; ${Object.keys(s.widgets).length} widgets after closing`;
+});
+
+await check('390×844: the toolbar is one row of 40 px controls; Options holds the view\'s settings', async () => {
+  const page = await open('v=1&preset=i-am-good-cross&view=lines', [390, 844]);
+  const k = await cssScale(page);
+  let s = await state(page);
+  const bar = ['drawer.open', 'view.menu', 'view.options', 'export'].map((n) => s.widgets[n]);
+  expect(bar.every(Boolean), `toolbar: ${Object.keys(s.widgets)}`);
+  expect(bar.every((r) => r[3] >= 40 * k - 0.5), `toolbar heights ${bar.map((r) => r[3] / k)}`);
+  expect(bar.every((r) => Math.abs(r[1] - bar[0][1]) < 1), 'the toolbar wrapped');
+  await tapWidget(page, 'view.options');
+  s = await until(page, (x) => x.widgets.threshold, 'the options popup');
+  await shot(page, 'options.png');
+  expect(inside(s.widgets.threshold, [0, 0, 390 * k, 844 * k]), 'the threshold slider is off screen');
+  await tapWidget(page, 'view.menu');  // the first tap outside the popup closes it
+  if (!(await state(page)).widgets['view.heatmap']) await tapWidget(page, 'view.menu');
+  s = await until(page, (x) => x.widgets['view.heatmap'], 'the view menu');
+  await tapWidget(page, 'view.heatmap');
+  s = await until(page, (x) => x.view === 'heatmap', 'the heatmap');
+  return 'options and the view menu work by touch';
+});
+
+await check('390×844: a tap on a token hovers and pins it; a tap on it again lets go', async () => {
+  const page = await open('v=1&preset=i-am-good-cross&view=lines', [390, 844]);
+  let s = await state(page);
+  await tap(page, s.query_rects[2]);
+  s = await until(page, (x) => x.pinned && x.pinned.index === 2, 'the pin');
+  expect(s.pinned.side === 'query' && s.hover && s.hover.index === 2, `pinned ${JSON.stringify(s.pinned)} hover ${JSON.stringify(s.hover)}`);
+  await shot(page, 'tap-pinned.png');
+  await tap(page, s.query_rects[2]);
+  s = await until(page, (x) => !x.pinned, 'the pin to go');
+  return 'pinned “good”, then released';
+});
+
+await finishSuite('phone');
