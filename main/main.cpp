@@ -199,6 +199,7 @@ int main(int argc, char** argv) {
     Window& w = *new Window;
     attn::App& app = w.app;
     glfwSetErrorCallback([](int, const char* description) { std::fprintf(stderr, "glfw: %s\n", description); });
+    attn::platform::install_keyboard();  // before GLFW's listeners
     if (!glfwInit()) return 1;
     attn::platform::hint_gl33_core();
     w.window = glfwCreateWindow(1280, 800, "attnviz", nullptr, nullptr);

@@ -133,6 +133,8 @@ step lines-scale node tests/browser/lines_scale.mjs build-web/site "$artifacts/l
 step browser-model node tests/browser/model.mjs build-web/site "$artifacts/browser-model" build-web/model-refs
 step browser-builtin node tests/browser/builtin.mjs build-web/site "$artifacts/browser-builtin"
 step browser-experiments node tests/browser/experiments.mjs build-web/site "$artifacts/browser-experiments" build/attnviz
+step browser-phone node tests/browser/phone.mjs build-web/site "$artifacts/browser-phone"
+step browser-a11y node tests/browser/a11y.mjs build-web/site "$artifacts/browser-a11y"
 step desktop bash tests/desktop/desktop_test.sh build "$artifacts/desktop"
 
 [ ${#failures[@]} -eq 0 ] || echo "failed steps: ${failures[*]} (logs in artifacts/)"

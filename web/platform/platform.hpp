@@ -122,6 +122,18 @@ struct ZoomGesture {
     float x = 0.0f, y = 0.0f;     // display units
     float pan_x = 0.0f, pan_y = 0.0f;  // how far the fingers' centre moved (display units)
 };
+// Browser: the canvas joins the page's Tab order (tabindex 0), and Tab goes to the browser
+// (Emscripten's GLFW prevents its default, a keyboard trap); the arrow keys, Enter and Escape
+// on the canvas do not scroll the page. Call before glfwInit, whose listeners come after.
+// Desktop: nothing.
+void install_keyboard();
+// Whether the figure has the keyboard: 0 no, 1 yes, 2 yes and the page shows it (the canvas
+// reached by Tab: :focus-visible). Desktop: 1 (the window's keys are the figure's).
+int figure_focus();
+// Browser: the figure's accessible twin, off screen next to the canvas (web/ui/access.cpp
+// writes the JSON): a live summary and the map as a table, in the UI's language; the canvas
+// gets its label. Desktop: nothing.
+void show_twin(const std::string& json);
 // Browser: one finger on the canvas as ImGui's mouse. Emscripten 3.1.6's GLFW gives touches no
 // position (only SDL's events carry one), so a drag never moved and a tap pressed where the last
 // tap was. While the last pointer was a finger, this gives its place (display units) and

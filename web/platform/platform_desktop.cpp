@@ -33,6 +33,9 @@ void set_cursor(int) {}                     // ImGui's GLFW backend sets the cur
 bool prefers_dark() { return true; }        // GLFW exposes no system colour scheme
 bool coarse_pointer() { return false; }
 bool take_touch(float*, bool&) { return false; }
+void install_keyboard() {}
+int figure_focus() { return 1; }
+void show_twin(const std::string&) {}
 bool reduced_motion() { return false; }
 
 namespace {

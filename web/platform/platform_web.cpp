@@ -185,6 +185,78 @@ EM_JS(void, attnviz_wheel_zoom, (int active, float gx, float gy, float gw, float
     });
 });
 
+EM_JS(void, attnviz_install_keyboard, (), {
+    var canvas = Module['canvas'];
+    if (!canvas) return;
+    canvas.tabIndex = 0;
+    var tab = function(e) { if (e.key === 'Tab') e.stopImmediatePropagation(); };
+    window.addEventListener('keydown', tab, true);
+    window.addEventListener('keyup', tab, true);
+    canvas.addEventListener('keydown', function(e) {
+        if (/^(Arrow(Up|Down|Left|Right)|Enter|Escape| )$/.test(e.key)) e.preventDefault();
+    });
+});
+
+EM_JS(int, attnviz_figure_focus, (), {
+    var canvas = Module['canvas'];
+    if (!canvas || document.activeElement !== canvas) return 0;
+    var visible = false;
+    try { visible = canvas.matches(':focus-visible'); } catch (e) {}
+    return visible ? 2 : 1;
+});
+
+// The twin: a <div class="attnviz-twin"> after the canvas, clipped to nothing (read by screen
+// readers, not seen): a <p aria-live="polite"> summary and a <table>. The canvas is its
+// "application" (it takes the arrow keys), labelled, and described by the summary.
+EM_JS(void, attnviz_show_twin, (const char* json_utf8), {
+    var canvas = Module['canvas'];
+    if (!canvas || !canvas.parentNode) return;
+    var d = JSON.parse(UTF8ToString(json_utf8));
+    var twin = Module['attnvizTwin'];
+    if (!twin) {
+        twin = Module['attnvizTwin'] = document.createElement('div');
+        twin.className = 'attnviz-twin';
+        var hide = {position: 'absolute', width: '1px', height: '1px', margin: '-1px', padding: '0', border: '0',
+                    overflow: 'hidden', clip: 'rect(0 0 0 0)', 'clip-path': 'inset(50%)', 'white-space': 'nowrap'};
+        for (var k in hide) twin.style.setProperty(k, hide[k]);
+        var id = 'attnviz-twin-' + Math.random().toString(36).slice(2);
+        var summary = document.createElement('p');
+        summary.id = id;
+        summary.setAttribute('aria-live', 'polite');
+        twin.appendChild(summary);
+        twin.appendChild(document.createElement('table'));
+        canvas.parentNode.insertBefore(twin, canvas.nextSibling);
+        canvas.setAttribute('role', 'application');
+        canvas.setAttribute('aria-describedby', id);
+    }
+    twin.lang = d.lang;
+    canvas.setAttribute('aria-label', d.label);
+    var summary = twin.firstChild;
+    if (summary.textContent !== d.summary) summary.textContent = d.summary;
+    if (!d.table) return;
+    var t = d.table, table = document.createElement('table');
+    var caption = table.createCaption();
+    caption.textContent = t.caption;
+    var head = table.createTHead().insertRow();
+    var corner = document.createElement('th');
+    corner.textContent = t.corner;
+    corner.scope = 'col';
+    head.appendChild(corner);
+    t.cols.forEach(function(c) { var th = document.createElement('th'); th.scope = 'col'; th.textContent = c; head.appendChild(th); });
+    var body = table.createTBody();
+    t.rows.forEach(function(r, i) {
+        var tr = body.insertRow(), th = document.createElement('th');
+        th.scope = 'row';
+        th.textContent = r;
+        tr.appendChild(th);
+        for (var j = 0; j < t.cols.length; ++j) {
+            var v = t.cells[i * t.cols.length + j];
+            tr.insertCell().textContent = v === null ? t.masked : v.toFixed(2);
+        }
+    });
+    twin.replaceChild(table, twin.lastChild);
+});
+
 // One finger (platform.hpp, take_touch). Its listeners capture on the canvas's parent, so GLFW
 // (on the canvas) never sees the touch; its default (the compatibility mouse events, which
 // would press a second time) is prevented. A second finger lets the pointer go: the pinch
@@ -393,6 +465,9 @@ ZoomGesture take_zoom(float) {
 }
 bool prefers_dark() { return attnviz_prefers_dark() != 0; }
 bool coarse_pointer() { return attnviz_media_matches("(pointer: coarse)") != 0; }
+void install_keyboard() { attnviz_install_keyboard(); }
+int figure_focus() { return attnviz_figure_focus(); }
+void show_twin(const std::string& json) { attnviz_show_twin(json.c_str()); }
 bool take_touch(float xy[2], bool& down) {
     const int r = attnviz_take_touch(xy);
     down = r == 3;

@@ -44,7 +44,7 @@
     // The canvas fills the element. Emscripten removes a canvas's inline width and height when
     // it sizes the framebuffer, so the size comes from min/max, which it leaves alone.
     const canvas = document.createElement('canvas');
-    canvas.tabIndex = -1;
+    canvas.tabIndex = 0;  // the keyboard reaches the figure (its accessible twin follows it)
     for (const [k, v] of [['position', 'absolute'], ['left', '0'], ['top', '0'], ['display', 'block'], ['outline', 'none'],
                           ['min-width', '100%'], ['max-width', '100%'], ['min-height', '100%'], ['max-height', '100%']])
       canvas.style.setProperty(k, v);

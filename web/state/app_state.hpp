@@ -133,6 +133,14 @@ struct AppState {
     TokenRef pinned;             // clicked; cleared by clicking it again
     TokenRef selected() const { return pinned.valid() ? pinned : hover; }
     std::vector<int> query_set;  // queries shift-clicked together: their summed attention
+    // The keyboard in the figure (web/ui/access.cpp): arrow keys move it, Enter pins, Escape
+    // lets go. Lines: a token; Heatmap: a cell.
+    struct KeyCursor {
+        bool on = false;         // an arrow key moved it since Escape
+        TokenRef token;          // Lines
+        int q = 0, k = 0;        // Heatmap
+    } cursor;
+    int pinned_q = -1, pinned_k = -1;  // Heatmap: the cell pinned by a tap or Enter (its values stay shown)
 
     // [probe for tests] ------------------------------------------------------------------
     std::map<std::string, ProbeRect> probe;

@@ -360,6 +360,8 @@ constexpr Entry kTable[] = {
     {Str::TwinTruncated, " (the first %d of %d queries and %d of %d keys)", "（%d/%d 个查询，%d/%d 个键）"},
     {Str::TwinCorner, "query \\ key", "查询 \\ 键"},
     {Str::TwinNothing, "No figure yet.", "还没有图。"},
+    {Str::TwinHead, "head %d of %d", "第 %d 个头（共 %d 个）"},
+    {Str::TwinMean, "mean of %d heads", "%d 个头的平均"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 

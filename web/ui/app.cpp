@@ -89,8 +89,13 @@ void App::build_ui() {
     }
     state.probe.clear();
     ViewContext ctx{state, renderer, fonts, views, panels, ui_scale_, true, &link_cache};
+    // The keyboard is the figure's unless the drawer covers it (access.hpp).
+    const int focus = panels.drawer_open ? 0 : platform::figure_focus();
+    figure_keys(state, focus);
     if (!state.show_panels) draw_figure_only(ctx);
     else draw_app(ctx, false);
+    draw_focus(state, focus, ui_scale_);
+    update_twin(state, twin);
     draw_frame_overlay(ctx, frame_times);
     // Only the Steps view scrolls; a figure-only Lines or heatmap leaves the wheel to the page.
     platform::pass_wheel_to_page(!state.show_panels && state.view != View::Steps);
@@ -218,6 +223,9 @@ std::string App::state_json() const {
         {"frame", frame_count},
         {"ui_scale", ui_scale_},
         {"link", shown_hash_},
+        {"twin", twin.summary},
+        {"cursor", {{"on", state.cursor.on}, {"q", state.cursor.q}, {"k", state.cursor.k}}},
+        {"pinned_cell", {state.pinned_q, state.pinned_k}},
         {"copied", panels.share.copied},
         {"export", {{"count", last.count}, {"file", last.file}, {"width", last.width}, {"height", last.height}, {"error", last.error}}},
         {"frame_time", frame_times_json(state, frame_times)},

@@ -2,6 +2,7 @@
 // and the frame around them. main.cpp drives it; an export draws its views off screen.
 #pragma once
 
+#include "access.hpp"
 #include "app_state.hpp"
 #include "fonts.hpp"
 #include "frame_overlay.hpp"
@@ -28,6 +29,7 @@ public:
     FrameTimes frame_times;    // of the window's frames (not of PNG exports)
     InputQueue input;          // keys and text on their way to ImGui (main.cpp)
     std::string page_reply;    // the last string a page hook returned (main/test_hook.cpp): lives until the next
+    TwinState twin;             // what the page's accessible twin of the figure shows (access.hpp)
     LinkSceneCache link_cache;  // the scene's part of the address bar's link and the embed dialog's
 
     // Needs a current GL context and ImGui's GL backend initialised.

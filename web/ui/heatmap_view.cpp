@@ -190,6 +190,12 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         grid_hovered = ImGui::IsItemHovered();
         if (ImGui::IsItemActivated()) o.dragging = true;
         if (!ImGui::IsItemActive()) o.dragging = false;
+        // A tap or click that did not pan pins the cell, or lets it go (its values stay shown).
+        if (ImGui::IsItemDeactivated() && io.MouseDragMaxDistanceSqr[0] < 36.0f * s * s) {
+            const int q = layout.query_at(io.MousePos.y), k = layout.key_at(io.MousePos.x);
+            const bool same = st.pinned_q == q && st.pinned_k == k;
+            st.pinned_q = same ? -1 : q, st.pinned_k = same ? -1 : k;
+        }
         ImGui::SetCursorScreenPos(cursor);
         // The one zoom of the wheel, a trackpad pinch and a touch pinch: about the cell under
         // (ax, ay), which stays there. Two fingers first carry the map along with their centre.
@@ -234,7 +240,11 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
 
     // The cell under the pointer (its labels are marked, the cell outlined).
     HeatmapSelection sel;
+    // Else the keyboard's cell, else the pinned one (access.hpp): its tooltip beside the cell.
+    bool at_cell = false;
     if (grid_hovered && !o.dragging) sel.hover_q = layout.query_at(io.MousePos.y), sel.hover_k = layout.key_at(io.MousePos.x);
+    else if (ctx.interactive && st.cursor.on) sel.hover_q = st.cursor.q, sel.hover_k = st.cursor.k, at_cell = true;
+    else if (ctx.interactive && st.pinned_q >= 0) sel.hover_q = st.pinned_q, sel.hover_k = st.pinned_k, at_cell = true;
     const TokenRef picked = st.selected();
     sel.query = picked.side == TokenRef::Query ? picked.index : -1;
     sel.key = picked.side == TokenRef::Key ? picked.index : -1;
@@ -320,6 +330,7 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         }
         const bool allowed = tr.allowed(hq, hk) != 0;
         const bool has_scores = st.figure.has(Detail::Scores);
+        if (at_cell) ImGui::SetNextWindowPos(ImVec2(layout.cell_x(hk + 1.0f) + 8.0f * s, layout.cell_y(hq + 1.0f) + 4.0f * s));
         ImGui::BeginTooltip();
         ImGui::Text("%s \xe2\x86\x92 %s", token_label(tr.queries[hq]), token_label(tr.keys[hk]));
         if (o.head >= 0 && o.head < tr.heads) ImGui::TextDisabled(attn::tr(st.lang, Str::TipCell), hq + 1, hk + 1, o.head + 1);

@@ -119,6 +119,8 @@ void LinesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
             }
         }
     }
+    // The keyboard's token is the hover while the pointer is on none (access.hpp).
+    if (ctx.interactive && st.cursor.on && !st.hover.valid()) st.hover = st.cursor.token;
     // Several queries chosen together: lines from each, and beside the keys their summed weight.
     std::erase_if(st.query_set, [&](int q) { return q < 0 || q >= T_q; });
     LinesSelection sel;

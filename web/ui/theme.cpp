@@ -68,7 +68,7 @@ void apply_theme(Theme theme, float ui_scale, float min_frame_h, float font_px) 
         c[ImGuiCol_TabHovered] = rgb(0x3b4657);
         c[ImGuiCol_TabActive] = rgb(0x2f6fb3);
         c[ImGuiCol_Text] = rgb(0xe9ecef);
-        c[ImGuiCol_TextDisabled] = rgb(0x8a939e);
+        c[ImGuiCol_TextDisabled] = rgb(0x959ea8);  // 4.9:1 on FrameBg, 5.9:1 on WindowBg (WCAG AA)
         c[ImGuiCol_Separator] = rgb(0x343a44);
     } else {
         ImGui::StyleColorsLight(&style);
@@ -93,7 +93,7 @@ void apply_theme(Theme theme, float ui_scale, float min_frame_h, float font_px) 
         c[ImGuiCol_TabHovered] = rgb(0xd3dde9);
         c[ImGuiCol_TabActive] = rgb(0x1f77b4);
         c[ImGuiCol_Text] = rgb(0x1f2328);
-        c[ImGuiCol_TextDisabled] = rgb(0x6c757d);
+        c[ImGuiCol_TextDisabled] = rgb(0x5f6871);  // 5.2:1 on WindowBg (WCAG AA)
         c[ImGuiCol_Separator] = rgb(0xd0d5db);
     }
     style.WindowRounding = 0.0f;

@@ -1,0 +1,142 @@
+// access.cpp: see access.hpp.
+#include "access.hpp"
+
+#include "describe.hpp"
+#include "platform.hpp"
+#include "theme.hpp"
+#include "view.hpp"
+
+#include <imgui.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace attn {
+namespace {
+
+bool pressed(ImGuiKey key) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key)); }
+
+// The head the view shows (−1: the heads' mean), as the twin describes it.
+int shown_head(const AppState& st) {
+    const int heads = st.figure.trace().heads;
+    if (st.view == View::Lines) {  // one visible head is that head; several, their mean
+        int only = -1, n = 0;
+        for (int h = 0; h < heads && h < static_cast<int>(st.lines.head_visible.size()); ++h)
+            if (st.lines.head_visible[static_cast<size_t>(h)]) only = h, ++n;
+        return n == 1 ? only : heads > 1 ? -1 : 0;
+    }
+    if (st.view == View::Steps || st.view == View::Explain) return std::clamp(st.steps.head, 0, heads - 1);
+    return std::min(st.heatmap.head, heads - 1);
+}
+
+}  // namespace
+
+// [SECTION] Keyboard ---------------------------------------------------------------------------
+
+void figure_keys(AppState& st, int focus) {
+    const Trace& tr = st.figure.trace();
+    const int T_q = tr.T_q(), T_k = tr.T_k();
+    AppState::KeyCursor& c = st.cursor;
+    if (st.pinned_q >= T_q || st.pinned_k >= T_k) st.pinned_q = st.pinned_k = -1;  // a new figure
+    if (focus == 0 || ImGui::GetIO().WantTextInput || ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId) || T_q == 0 || T_k == 0 ||
+        (st.view != View::Lines && st.view != View::Heatmap))
+        return;
+    const int down = pressed(ImGuiKey_DownArrow) - pressed(ImGuiKey_UpArrow);
+    const int right = pressed(ImGuiKey_RightArrow) - pressed(ImGuiKey_LeftArrow);
+    if (down != 0 || right != 0) {
+        const bool first = !c.on;
+        c.on = true;
+        if (st.view == View::Lines) {
+            TokenRef& t = c.token;
+            if (first || !t.valid()) t = st.pinned.valid() ? st.pinned : TokenRef{TokenRef::Query, 0};
+            else if (right < 0) t = {TokenRef::Query, t.index};
+            else if (right > 0) t = {TokenRef::Key, t.index};
+            else t.index += down;
+            t.index = std::clamp(t.index, 0, (t.side == TokenRef::Query ? T_q : T_k) - 1);
+            if (st.pinned.valid()) st.pinned = t;  // a pin follows the cursor
+        } else {
+            if (first && st.pinned_q >= 0) c.q = st.pinned_q, c.k = st.pinned_k;
+            else if (!first) c.q += down, c.k += right;
+            c.q = std::clamp(c.q, 0, T_q - 1), c.k = std::clamp(c.k, 0, T_k - 1);
+            if (st.pinned_q >= 0) st.pinned_q = c.q, st.pinned_k = c.k;
+        }
+    }
+    if (c.on && (pressed(ImGuiKey_Enter) || pressed(ImGuiKey_KeyPadEnter))) {
+        if (st.view == View::Lines) {
+            st.query_set.clear();
+            st.pinned = st.pinned == c.token ? TokenRef{} : c.token;
+        } else {
+            const bool same = st.pinned_q == c.q && st.pinned_k == c.k;
+            st.pinned_q = same ? -1 : c.q, st.pinned_k = same ? -1 : c.k;
+        }
+    }
+    if (pressed(ImGuiKey_Escape)) {
+        st.pinned = {};
+        st.query_set.clear();
+        st.pinned_q = st.pinned_k = -1;
+        c.on = false;
+    }
+}
+
+void draw_focus(const AppState& st, int focus, float s) {
+    if (focus < 2) return;
+    ImDrawList* dl = ImGui::GetForegroundDrawList();
+    const ImU32 ring = im_color(figure_palette(st.theme == Theme::Dark).accent);
+    const ProbeRect& f = st.figure_rect;
+    dl->AddRect(ImVec2(f[0] + 1.5f * s, f[1] + 1.5f * s), ImVec2(f[0] + f[2] - 1.5f * s, f[1] + f[3] - 1.5f * s), ring, 4.0f * s, 0, 3.0f * s);
+    const TokenRef& t = st.cursor.token;
+    if (st.view != View::Lines || !st.cursor.on || !t.valid()) return;
+    const std::vector<ProbeRect>& rects = t.side == TokenRef::Query ? st.query_rects : st.key_rects;
+    if (t.index >= static_cast<int>(rects.size())) return;
+    const ProbeRect& r = rects[static_cast<size_t>(t.index)];
+    dl->AddRect(ImVec2(r[0] - 3.0f * s, r[1] - 3.0f * s), ImVec2(r[0] + r[2] + 3.0f * s, r[1] + r[3] + 3.0f * s), ring, 5.0f * s, 0, 2.5f * s);
+}
+
+// [SECTION] Twin -------------------------------------------------------------------------------
+
+void update_twin(const AppState& st, TwinState& twin) {
+    const Lang lang = st.lang;
+    if (st.figure.empty()) {
+        if (twin.key == "empty") return;
+        twin.key = "empty", twin.table_key.clear();
+        twin.summary = tr(lang, Str::TwinNothing);
+        platform::show_twin(nlohmann::json{{"lang", lang == Lang::Zh ? "zh" : "en"}, {"label", tr(lang, Str::TwinLabel)},
+                                           {"summary", twin.summary}, {"table", nullptr}}.dump());
+        return;
+    }
+    const Trace& t = st.figure.trace();
+    DescribeInput in;
+    in.trace = &t;
+    in.head = shown_head(st);
+    // The selection: the keyboard's cell or a pinned one (Heatmap), else a token.
+    if (st.view == View::Heatmap && st.cursor.on) in.query = st.cursor.q, in.key = st.cursor.k;
+    else if (st.view == View::Heatmap && st.pinned_q >= 0) in.query = st.pinned_q, in.key = st.pinned_k;
+    else if (const TokenRef sel = st.selected(); sel.valid()) (sel.side == TokenRef::Query ? in.query : in.key) = sel.index;
+    char key[160];
+    std::snprintf(key, sizeof key, "%d %p %d %d %d %d %d %d %d", st.revision, static_cast<const void*>(&t), in.head, in.query, in.key,
+                  static_cast<int>(lang), t.T_q(), t.T_k(), t.heads);
+    if (twin.key == key) return;
+    twin.key = key;
+    DescribeWords& w = in.words;
+    w.head_of = tr(lang, Str::TwinHeadOf), w.mean_of = tr(lang, Str::TwinMeanOf), w.attends = tr(lang, Str::TwinAttends);
+    w.then = tr(lang, Str::TwinThen), w.attended = tr(lang, Str::TwinAttended), w.strongest = tr(lang, Str::TwinStrongest);
+    w.cell = tr(lang, Str::TwinCell), w.cell_masked = tr(lang, Str::TwinCellMasked), w.caption = tr(lang, Str::TwinCaption);
+    w.truncated = tr(lang, Str::TwinTruncated), w.kind = ui_kind_name(lang, t.kind), w.head = tr(lang, Str::TwinHead);
+    w.mean = tr(lang, Str::TwinMean), w.sep = lang == Lang::Zh ? "" : " ";
+    const FigureDescription d = describe_figure(in);
+    twin.summary = d.summary;
+    nlohmann::json j = {{"lang", lang == Lang::Zh ? "zh" : "en"}, {"label", tr(lang, Str::TwinLabel)}, {"summary", d.summary}, {"table", nullptr}};
+    std::snprintf(key, sizeof key, "%d %p %d %d", st.revision, static_cast<const void*>(&t), in.head, static_cast<int>(lang));
+    if (twin.table_key != key) {
+        twin.table_key = key;
+        nlohmann::json cells = nlohmann::json::array();
+        for (float v : d.cells) cells.push_back(std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(std::round(v * 1e4) / 1e4));
+        j["table"] = {{"caption", d.caption}, {"corner", tr(lang, Str::TwinCorner)}, {"masked", tr(lang, Str::Masked)},
+                      {"rows", d.rows}, {"cols", d.cols}, {"cells", cells}};
+    }
+    platform::show_twin(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+}  // namespace attn
