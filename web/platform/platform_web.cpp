@@ -259,8 +259,8 @@ EM_JS(void, attnviz_show_twin, (const char* json_utf8), {
 
 // One finger (platform.hpp, take_touch). Its listeners capture on the canvas's parent, so GLFW
 // (on the canvas) never sees the touch; its default (the compatibility mouse events, which
-// would press a second time) is prevented. A second finger lets the pointer go: the pinch
-// above takes the pair. Events queue; each call takes the moves up to and including the next
+// would press a second time) is prevented. A second finger lets the pointer go (or drops a
+// press not yet handed over): the pinch above takes the pair. Events queue; each call takes the moves up to and including the next
 // press or release. Returns 0 (no finger), 1 (up) or 3 (down), the place in out[0..1].
 EM_JS(int, attnviz_take_touch, (float* out), {
     var canvas = Module['canvas'];
@@ -276,7 +276,12 @@ EM_JS(int, attnviz_take_touch, (float* out), {
             if (Module['attnvizWheelToPage']) return;  // a figure-only embed: the page scrolls
             var t = e.changedTouches[0];
             if (e.touches.length > 1) {
-                if (T.id !== null) T.queue.push([2, T.x, T.y]), T.id = null;
+                if (T.id !== null) {  // a press not yet handed over is dropped: a pinch is no tap
+                    var last = T.queue.length ? T.queue[T.queue.length - 1] : null;
+                    if (last && last[0] === 1) T.queue.pop();
+                    else T.queue.push([2, T.x, T.y]);
+                    T.id = null;
+                }
                 return;
             }
             if (e.type === 'touchstart') T.id = t.identifier;
@@ -295,7 +300,14 @@ EM_JS(int, attnviz_take_touch, (float* out), {
     }
     if (!T.active) return 0;
     while (T.queue.length) {
-        var ev = T.queue.shift();
+        var ev = T.queue[0];
+        // A finger lands elsewhere: first the pointer moves there, a frame later it presses (else
+        // the jump would count as a drag: a pan of the heatmap by the whole way).
+        if (ev[0] === 1 && (ev[1] !== T.x || ev[2] !== T.y)) {
+            T.x = ev[1], T.y = ev[2];
+            break;
+        }
+        T.queue.shift();
         T.x = ev[1], T.y = ev[2];
         if (ev[0] !== 0) {
             T.down = ev[0] === 1;
