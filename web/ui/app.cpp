@@ -95,7 +95,11 @@ void App::build_ui() {
     if (!state.show_panels) draw_figure_only(ctx);
     else draw_app(ctx, false);
     draw_focus(state, focus, ui_scale_);
-    update_twin(state, twin);
+    // The twin waits while the shown view still builds (the lines' top-k lists, the heatmap's
+    // display map): its one-off table would lengthen a frame and so the next frame's budget.
+    const bool building = (state.view == View::Lines && state.lines_ready < 1.0f) ||
+                          (state.view == View::Heatmap && state.heatmap_probe.progress < 1.0);
+    if (!building) update_twin(state, twin);
     draw_frame_overlay(ctx, frame_times);
     // Only the Steps view scrolls; a figure-only Lines or heatmap leaves the wheel to the page.
     platform::pass_wheel_to_page(!state.show_panels && state.view != View::Steps);
