@@ -11,12 +11,6 @@
 namespace attn {
 namespace {
 
-std::string format(const std::string& f, auto... values) {
-    char buffer[512];
-    std::snprintf(buffer, sizeof buffer, f.c_str(), values...);
-    return buffer;
-}
-
 // One query's weights in the shown map (a head, or the heads' mean), NaN where masked.
 class MapRows {
 public:
@@ -56,9 +50,9 @@ std::string strongest_three(const std::vector<float>& values, const std::vector<
     std::partial_sort(order.begin(), order.begin() + static_cast<long>(n), order.end(), [&](int a, int b) {
         return values[static_cast<size_t>(a)] > values[static_cast<size_t>(b)] || (values[static_cast<size_t>(a)] == values[static_cast<size_t>(b)] && a < b);
     });
-    std::string out = format(first, self.c_str(), label(others[static_cast<size_t>(order[0])]).c_str(), values[static_cast<size_t>(order[0])]);
+    std::string out = printf_string(first, self.c_str(), label(others[static_cast<size_t>(order[0])]).c_str(), values[static_cast<size_t>(order[0])]);
     for (size_t i = 1; i < n && values[static_cast<size_t>(order[i])] >= 0.005f; ++i)
-        out += format(then, label(others[static_cast<size_t>(order[i])]).c_str(), values[static_cast<size_t>(order[i])]);
+        out += printf_string(then, label(others[static_cast<size_t>(order[i])]).c_str(), values[static_cast<size_t>(order[i])]);
     return out + ".";
 }
 
@@ -75,9 +69,9 @@ FigureDescription describe_figure(const DescribeInput& in) {
 
     // The table: the first rows and columns.
     const int rows = std::min(T_q, in.max_rows), cols = std::min(T_k, in.max_cols);
-    const std::string which = head >= 0 ? format(w.head, head + 1, tr.heads) : format(w.mean, tr.heads);
-    d.caption = format(w.caption, w.kind.c_str(), which.c_str());
-    if (rows < T_q || cols < T_k) d.caption += format(w.truncated, rows, T_q, cols, T_k);
+    const std::string which = head >= 0 ? printf_string(w.head, head + 1, tr.heads) : printf_string(w.mean, tr.heads);
+    d.caption = printf_string(w.caption, w.kind.c_str(), which.c_str());
+    if (rows < T_q || cols < T_k) d.caption += printf_string(w.truncated, rows, T_q, cols, T_k);
     for (int q = 0; q < rows; ++q) d.rows.push_back(label(tr.queries[static_cast<size_t>(q)]));
     for (int k = 0; k < cols; ++k) d.cols.push_back(label(tr.keys[static_cast<size_t>(k)]));
     d.cells.reserve(static_cast<size_t>(rows) * static_cast<size_t>(cols));
@@ -93,13 +87,13 @@ FigureDescription describe_figure(const DescribeInput& in) {
     }
 
     // The summary: which map, then the selection, or the strongest weight in the table.
-    d.summary = head >= 0 ? format(w.head_of, head + 1, tr.heads) : format(w.mean_of, tr.heads);
+    d.summary = head >= 0 ? printf_string(w.head_of, head + 1, tr.heads) : printf_string(w.mean_of, tr.heads);
     const bool q_ok = in.query >= 0 && in.query < T_q, k_ok = in.key >= 0 && in.key < T_k;
     std::string said;
     if (q_ok && k_ok) {
         const float v = map.row(in.query)[static_cast<size_t>(in.key)];
         const std::string a = label(tr.queries[static_cast<size_t>(in.query)]), b = label(tr.keys[static_cast<size_t>(in.key)]);
-        said = std::isnan(v) ? format(w.cell_masked, a.c_str(), b.c_str()) : format(w.cell, a.c_str(), b.c_str(), v);
+        said = std::isnan(v) ? printf_string(w.cell_masked, a.c_str(), b.c_str()) : printf_string(w.cell, a.c_str(), b.c_str(), v);
     }
     if (q_ok) {
         const std::string row = strongest_three(map.row(in.query), tr.keys, label(tr.queries[static_cast<size_t>(in.query)]), w.attends, w.then);
@@ -110,7 +104,7 @@ FigureDescription describe_figure(const DescribeInput& in) {
         said = strongest_three(column, tr.queries, label(tr.keys[static_cast<size_t>(in.key)]), w.attended, w.then);
     }
     if (said.empty() && best_q >= 0)
-        said = format(w.strongest, label(tr.queries[static_cast<size_t>(best_q)]).c_str(), label(tr.keys[static_cast<size_t>(best_k)]).c_str(), best);
+        said = printf_string(w.strongest, label(tr.queries[static_cast<size_t>(best_q)]).c_str(), label(tr.keys[static_cast<size_t>(best_k)]).c_str(), best);
     if (!said.empty()) d.summary += w.sep + said;
     return d;
 }

@@ -13,6 +13,7 @@
 
 #include "palette.hpp"
 
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,14 @@ struct TextMeasure {
     };
     virtual bool fallback(char32_t /*code_point*/, FontRole /*role*/, Fallback& /*out*/) const { return false; }
 };
+
+// A printf format (the words of a layout, in the UI's language) filled in, up to 512 bytes.
+template <typename... Values>
+std::string printf_string(const std::string& format, Values... values) {
+    char buffer[512];
+    std::snprintf(buffer, sizeof buffer, format.c_str(), values...);
+    return buffer;
+}
 
 // The label of a token as the figures show it: ∅ for an empty one.
 inline std::string_view token_text(const std::string& token) {

@@ -15,12 +15,6 @@
 namespace attn {
 namespace {
 
-std::string printf_string(const std::string& format, auto... values) {
-    char buffer[256];
-    std::snprintf(buffer, sizeof buffer, format.c_str(), values...);
-    return buffer;
-}
-
 std::string weight_text(float w) {
     char buffer[32];
     std::snprintf(buffer, sizeof buffer, "%.2f", w);
