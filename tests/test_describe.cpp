@@ -3,6 +3,7 @@
 // the heads' mean against cell_values over the mask scenes (a fully masked row included), a
 // long trace's recomputed rows, and the table cut at its size.
 #include "describe.hpp"
+#include "palette.hpp"
 #include "presets.hpp"
 #include "scene_cases.hpp"
 
@@ -104,4 +105,29 @@ TEST_CASE("describe: a long trace's rows are computed again, the same numbers") 
     CHECK(da.summary == db.summary);
     REQUIRE(da.cells.size() == db.cells.size());
     for (size_t i = 0; i < da.cells.size(); ++i) CHECK((std::isnan(da.cells[i]) ? std::isnan(db.cells[i]) : da.cells[i] == doctest::Approx(db.cells[i]).epsilon(1e-6)));
+}
+
+// WCAG 2's contrast ratio of two colours (relative luminance of sRGB).
+static double contrast(const Color& a, const Color& b) {
+    auto lum = [](const Color& c) {
+        auto lin = [](double v) { return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+        return 0.2126 * lin(c.r) + 0.7152 * lin(c.g) + 0.0722 * lin(c.b);
+    };
+    const double x = lum(a), y = lum(b);
+    return (std::max(x, y) + 0.05) / (std::min(x, y) + 0.05);
+}
+
+TEST_CASE("the figures' text and lines meet WCAG AA contrast in both themes") {
+    for (const bool dark : {true, false}) {
+        CAPTURE(dark);
+        const FigurePalette& p = figure_palette(dark);
+        CHECK(contrast(p.text, p.background) >= 4.5);        // text
+        CHECK(contrast(p.text_muted, p.background) >= 4.5);  // captions, notes
+        CHECK(contrast(p.text, p.token_fill) >= 4.5);        // a token's label on its box
+        CHECK(contrast(p.accent, p.background) >= 3.0);      // the focus ring, the chosen map
+        for (int h = 0; h < 10; ++h) {                       // the heads' lines (graphics: 3:1)
+            CAPTURE(h);
+            CHECK(contrast(head_color(dark, h), p.background) >= 3.0);
+        }
+    }
 }

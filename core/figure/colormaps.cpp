@@ -31,9 +31,10 @@ constexpr Colormap kMaps[] = {
     {"plasma", kPlasma},   {"blues", kBlues},   {"greys", kGreys},
 };
 
-// Categorical palettes (Tableau 10, and a brighter variant for the dark background).
+// Categorical palettes (Tableau 10, and a brighter variant for the dark background), each at
+// least 3:1 against its figure background (WCAG AA for lines; tests/test_describe.cpp).
 constexpr std::uint32_t kHeadsLight[] = {0x1f77b4, 0xe8590c, 0x2b8a3e, 0xc92a2a, 0x7048e8,
-                                         0x8c564b, 0xd6336c, 0x5c7cfa, 0x94a000, 0x0c8599};
+                                         0x8c564b, 0xd6336c, 0x5c7cfa, 0x868f00, 0x0c8599};
 constexpr std::uint32_t kHeadsDark[] = {0x4dabf7, 0xff922b, 0x69db7c, 0xff6b6b, 0xb197fc,
                                         0xe5b083, 0xf783ac, 0x91a7ff, 0xd8f5a2, 0x66d9e8};
 

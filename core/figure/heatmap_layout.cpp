@@ -41,12 +41,13 @@ HeatmapLayout lay_out_heatmap(const HeatmapInput& in, const TextMeasure& m, cons
     const float fs = L.fs, ss = L.ss;
     L.maxw_q = widths.q, L.maxw_k = widths.k;
     const float margin = 14.0f * s;
-    // The row labels' column, at least as wide as the queries' caption above it (which would
-    // otherwise reach over the column labels when the tokens are short and the box narrow).
+    L.label_w = L.maxw_q + 14.0f * s;
+    // The queries' caption sits left of the column labels, over the row labels' column; wider
+    // than that column and the margin, it would reach over the column labels: a line of its own.
     const std::string& query_caption = tr.kind == AttentionKind::Cross ? in.words.caption_target_queries : in.words.caption_queries;
-    L.label_w = std::max(L.maxw_q + 14.0f * s, m.width(query_caption, FontRole::Small) + 12.0f * s - margin);
+    L.captions_stacked = m.width(query_caption, FontRole::Small) + 8.0f * s > L.label_w + margin - 4.0f * s;
     const float legend_w = 96.0f * s;
-    L.title_h = ss + 10.0f * s;  // axis captions above the column labels
+    L.title_h = ss + 10.0f * s + (L.captions_stacked ? ss + 4.0f * s : 0.0f);  // axis captions above the column labels
     const float avail_w = std::max(b.x1 - b.x0 - 2.0f * margin - L.label_w - legend_w, 20.0f);
     const float max_cell = 96.0f * s;
     // Big maps state their memory (and progress) in a line below the cells.
@@ -148,8 +149,12 @@ HeatmapItems heatmap_items(const HeatmapLayout& L, const HeatmapSelection& sel, 
                               m.width(key_caption, FontRole::Small)));
     // Right-aligned above the row labels, in the corner the column labels leave free.
     const float qc_w = m.width(query_caption, FontRole::Small);
-    items.push_back(text_item(ItemRole::Caption, std::max(g.x0 - qc_w - 8.0f * s, L.box.x0 + 4.0f * s), g.y0 - ss - 6.0f * s,
-                              FontRole::Small, pal.text_muted, query_caption, qc_w));
+    if (L.captions_stacked)  // under the keys' caption, from the row labels' column
+        items.push_back(text_item(ItemRole::Caption, std::max(g.x0 - L.label_w, L.box.x0 + 4.0f * s), L.top + ss + 4.0f * s,
+                                  FontRole::Small, pal.text_muted, query_caption, qc_w));
+    else
+        items.push_back(text_item(ItemRole::Caption, std::max(g.x0 - qc_w - 8.0f * s, L.box.x0 + 4.0f * s), g.y0 - ss - 6.0f * s,
+                                  FontRole::Small, pal.text_muted, query_caption, qc_w));
 
     // Labels of the visible rows and columns; closer together than a line of text they would
     // overlap: every n-th one (counted from the first token, so they stay put while panning).

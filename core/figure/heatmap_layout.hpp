@@ -56,6 +56,8 @@ struct HeatmapLayout {
     float maxw_q = 0.0f, maxw_k = 0.0f;  // widest labels in the body font
     float label_w = 0.0f;                // the row labels' column, left of the grid
     float title_h = 0.0f;                // the axis captions' line above the column labels
+    bool captions_stacked = false;       // the queries' caption is wider than the row labels' column
+                                         // (a narrow box): it gets a line of its own under the keys'
     float header_h = 0.0f;               // the column labels' room above the grid
     bool upright = true;                 // column labels upright (they fit a cell), else turned to read upwards
     bool big = false;                    // a line below the map states its memory

@@ -146,4 +146,19 @@ await check('390×844: a tap on a token hovers and pins it; a tap on it again le
   return 'pinned “good”, then released';
 });
 
+await check('390×844: a tap on a heatmap cell pins it and its values stay shown; a second tap lets go', async () => {
+  const page = await open('v=1&preset=i-am-good-cross&view=heatmap', [390, 844]);
+  let s = await state(page);
+  const g = s.grid, cell = g[2] / s.keys.length;
+  const rect = [g[0] + cell * 1, g[1] + cell * 2, cell, cell];  // query 2 ("good"), key 1 (很)
+  await tap(page, rect);
+  s = await until(page, (x) => x.pinned_cell[0] === 2 && x.pinned_cell[1] === 1, 'the pinned cell');
+  await shot(page, 'tap-cell.png');
+  const zoom = s.heatmap.zoom;
+  await tap(page, rect);
+  s = await until(page, (x) => x.pinned_cell[0] === -1, 'the cell to be let go');
+  expect(s.heatmap.zoom === zoom, 'the taps zoomed the map');
+  return `pinned (2, 1), then released; twin “${s.twin}”`;
+});
+
 await finishSuite('phone');
