@@ -139,3 +139,15 @@ TEST_CASE("input queue: random streams keep their order and show every editing k
         }
     }
 }
+
+TEST_CASE("input queue: a Space tapped between two frames is seen down (the model view's knock-out key)") {
+    InputQueue queue;
+    queue.push(key(GLFW_KEY_SPACE, GLFW_PRESS));
+    queue.push(text(" "));
+    queue.push(key(GLFW_KEY_SPACE, GLFW_RELEASE));
+    const std::vector<Seen> frames = run_frames(queue);
+    REQUIRE(frames.size() == 2);
+    CHECK(frames[0].down.at(GLFW_KEY_SPACE));
+    CHECK(frames[1].text == " ");  // typed in a text box, the space still arrives, a frame later
+    CHECK(!frames[1].down.at(GLFW_KEY_SPACE));
+}

@@ -143,6 +143,57 @@ await check('in the heatmap the arrows move a cell, Enter pins it (its values st
   return `“${t.summary}”`;
 });
 
+await check('in Steps the arrows and Page Up/Down walk the numbers, Enter pins one, and the twin says it', async () => {
+  const page = await openPage(browser, `${url}#v=1&preset=i-am-good-cross&view=steps`);
+  await press(page, 'Tab');
+  await press(page, 'ArrowDown');  // the cursor appears on the first step's first number
+  let s = await state(page);
+  expect(s.cursor.on && s.cursor.step === 0 && s.cursor.q === 0 && s.cursor.k === 0, `cursor ${JSON.stringify(s.cursor)}`);
+  for (let i = 0; i < 12; ++i) await press(page, 'PageDown');  // past the last step: clamped to it
+  await press(page, 'PageUp');
+  s = await state(page);
+  const last = s.cursor.step + 1;
+  // Find the weights (softmax) step: the twin names its numbers with their tokens.
+  let t;
+  for (let i = 0; i < last; ++i) {
+    t = await twin(page);
+    if (/query "I", key "我"/.test(t.summary)) break;
+    await press(page, 'PageUp');
+  }
+  await press(page, 'ArrowRight');
+  await press(page, 'ArrowDown');
+  await press(page, 'Enter');
+  s = await until(page, (x) => x.pinned_step && x.pinned_step[0] >= 0, 'the pinned number');
+  t = await untilTwin(page, (x) => /\[2, 2\] = /.test(x.summary) && /query "am", key "很"/.test(x.summary), 'the number in the twin');
+  await shot(page, 'keyboard-steps.png');
+  await press(page, 'Escape');
+  s = await until(page, (x) => x.pinned_step[0] === -1 && !x.cursor.on, 'Escape');
+  await page.context().close();
+  return `${last} steps; “${t.summary.split('. ').slice(-2).join('. ')}”`;
+});
+
+await check('in the model view the arrows move over the thumbnails, Space knocks a head out, Enter opens its map', async () => {
+  const page = await openPage(browser, `${url}#v=1&model=tiny-lm&view=model&text=${encodeURIComponent('The cat sat on the mat.')}`,
+                              { viewport: { width: 1280, height: 1000 } });
+  await until(page, (x) => x.model && x.model.active && !x.model.busy && x.model.figure && x.import && x.import.stacks, 'tiny-lm', 60000);
+  await press(page, 'Tab');
+  await press(page, 'ArrowDown');
+  await press(page, 'ArrowDown');
+  await press(page, 'ArrowRight');
+  await press(page, 'ArrowRight');
+  let s = await state(page);
+  expect(s.cursor.on && s.cursor.q === 1 && s.cursor.k === 2, `cursor ${JSON.stringify(s.cursor)}`);
+  await press(page, 'Space');
+  s = await until(page, (x) => x.model.experiment && x.model.experiment.knockout === '2:3', 'head 2:3 knocked out');
+  await shot(page, 'keyboard-model.png');
+  await press(page, 'Space');
+  s = await until(page, (x) => x.model.experiment.knockout === '', 'head 2:3 restored');
+  await press(page, 'Enter');
+  s = await until(page, (x) => x.view === 'heatmap' && x.import.layer === 1 && x.import.head === 2, 'the map of layer 2 head 3');
+  await page.context().close();
+  return 'knocked out 2:3 and restored it; opened its map';
+});
+
 await check('in Chinese the twin speaks Chinese', async () => {
   const page = await openPage(browser, `${url}#v=1&preset=i-am-good-cross&view=lines&lang=zh`);
   const t = await untilTwin(page, (x) => x.lang === 'zh', 'the Chinese twin');

@@ -11,10 +11,11 @@ namespace attn {
 namespace {
 
 // Keys ImGui acts on: Enter, arrows, Backspace, Escape, modifiers (every key from
-// GLFW_KEY_ESCAPE up), and any key held with Ctrl, Alt or Super (Ctrl+A, Ctrl+V). A letter
-// typed alone reaches ImGui as text, so its key state may change twice in a frame.
+// GLFW_KEY_ESCAPE up), Space (the model view's knock-out key, access.hpp), and any key held
+// with Ctrl, Alt or Super (Ctrl+A, Ctrl+V). A letter typed alone reaches ImGui as text, so its
+// key state may change twice in a frame.
 bool is_editing_key(const InputEvent& e) {
-    return e.key >= GLFW_KEY_ESCAPE || (e.mods & (GLFW_MOD_CONTROL | GLFW_MOD_ALT | GLFW_MOD_SUPER)) != 0;
+    return e.key >= GLFW_KEY_ESCAPE || e.key == GLFW_KEY_SPACE || (e.mods & (GLFW_MOD_CONTROL | GLFW_MOD_ALT | GLFW_MOD_SUPER)) != 0;
 }
 
 }  // namespace

@@ -133,14 +133,20 @@ struct AppState {
     TokenRef pinned;             // clicked; cleared by clicking it again
     TokenRef selected() const { return pinned.valid() ? pinned : hover; }
     std::vector<int> query_set;  // queries shift-clicked together: their summed attention
-    // The keyboard in the figure (web/ui/access.cpp): arrow keys move it, Enter pins, Escape
-    // lets go. Lines: a token; Heatmap: a cell.
+    // The keyboard in the figure (web/ui/access.cpp): arrow keys move it, Enter pins (the
+    // model view: opens the map), Escape lets go. Lines: a token; Heatmap: a cell; Steps: a
+    // number of a step (Page Up/Down change the step); Model: a thumbnail. A view clamps what
+    // it shows (Steps' rows and columns, the model's layers and heads).
     struct KeyCursor {
         bool on = false;         // an arrow key moved it since Escape
         TokenRef token;          // Lines
-        int q = 0, k = 0;        // Heatmap
+        int q = 0, k = 0;        // Heatmap: the cell; Steps: the row and column; Model: layer and head
+        int step = 0;            // Steps
+        int action = 0;          // Model: 1 open the map (Enter), 2 knock the head out (Space, a live model)
     } cursor;
     int pinned_q = -1, pinned_k = -1;  // Heatmap: the cell pinned by a tap or Enter (its values stay shown)
+    std::array<int, 3> pinned_step{-1, -1, -1};  // Steps: the number pinned (step, row, column)
+    std::string steps_said;      // Steps: the number shown (pointer, keyboard or pin) in words, for the twin
 
     // [probe for tests] ------------------------------------------------------------------
     std::map<std::string, ProbeRect> probe;

@@ -345,9 +345,11 @@ constexpr Entry kTable[] = {
     {Str::ViewOptions, "Options", "选项"},
     {Str::ViewIs, "View: %s", "视图：%s"},
     {Str::TwinLabel,
-     "Attention figure. Press Tab to reach it, the arrow keys to move between tokens or cells, Enter to pin one, "
-     "Escape to let go. A table of the weights follows.",
-     "注意力图。按 Tab 键进入，用方向键在词元或格子之间移动，按 Enter 固定，按 Esc 取消。后面有权重表。"},
+     "Attention figure. Press Tab to reach it, the arrow keys to move between tokens, cells or thumbnails (Page Up and "
+     "Page Down: between the steps), Enter to pin one or open a thumbnail's map, Escape to let go. A table of the weights "
+     "follows.",
+     "注意力图。按 Tab 键进入，用方向键在词元、格子或缩略图之间移动（Page Up、Page Down：在步骤之间），按 Enter 固定或打开"
+     "缩略图的注意力图，按 Esc 取消。后面有权重表。"},
     {Str::TwinHeadOf, "Head %d of %d.", "第 %d 个头（共 %d 个）。"},
     {Str::TwinMeanOf, "The mean of %d heads.", "%d 个头的平均。"},
     {Str::TwinAttends, "\u201c%s\u201d attends most to \u201c%s\u201d (%.2f)", "\u201c%s\u201d最关注\u201c%s\u201d（%.2f）"},

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 
 namespace attn {
 namespace {
@@ -41,14 +42,21 @@ void figure_keys(AppState& st, int focus) {
     AppState::KeyCursor& c = st.cursor;
     if (st.pinned_q >= T_q || st.pinned_k >= T_k) st.pinned_q = st.pinned_k = -1;  // a new figure
     if (focus == 0 || ImGui::GetIO().WantTextInput || ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId) || T_q == 0 || T_k == 0 ||
-        (st.view != View::Lines && st.view != View::Heatmap))
+        (st.view != View::Lines && st.view != View::Heatmap && st.view != View::Steps && st.view != View::Model))
         return;
     const int down = pressed(ImGuiKey_DownArrow) - pressed(ImGuiKey_UpArrow);
     const int right = pressed(ImGuiKey_RightArrow) - pressed(ImGuiKey_LeftArrow);
-    if (down != 0 || right != 0) {
+    const int next = st.view == View::Steps ? pressed(ImGuiKey_PageDown) - pressed(ImGuiKey_PageUp) : 0;
+    std::array<int, 3>& sp = st.pinned_step;
+    if (down != 0 || right != 0 || next != 0) {
         const bool first = !c.on;
         c.on = true;
-        if (st.view == View::Lines) {
+        if (st.view == View::Steps || st.view == View::Model) {  // the view clamps them to what it shows
+            if (first && st.view == View::Steps && sp[0] >= 0) c.step = sp[0], c.q = sp[1], c.k = sp[2];
+            else if (!first) c.q += down, c.k += right, c.step += next;
+            c.q = std::max(c.q, 0), c.k = std::max(c.k, 0), c.step = std::max(c.step, 0);
+            if (st.view == View::Steps && sp[0] >= 0) sp = {c.step, c.q, c.k};
+        } else if (st.view == View::Lines) {
             TokenRef& t = c.token;
             if (first || !t.valid()) t = st.pinned.valid() ? st.pinned : TokenRef{TokenRef::Query, 0};
             else if (right < 0) t = {TokenRef::Query, t.index};
@@ -64,7 +72,12 @@ void figure_keys(AppState& st, int focus) {
         }
     }
     if (c.on && (pressed(ImGuiKey_Enter) || pressed(ImGuiKey_KeyPadEnter))) {
-        if (st.view == View::Lines) {
+        if (st.view == View::Model) {
+            c.action = 1;  // the model view opens the map, as a click does
+        } else if (st.view == View::Steps) {
+            const bool same = sp == std::array<int, 3>{c.step, c.q, c.k};
+            sp = same ? std::array<int, 3>{-1, -1, -1} : std::array<int, 3>{c.step, c.q, c.k};
+        } else if (st.view == View::Lines) {
             st.query_set.clear();
             st.pinned = st.pinned == c.token ? TokenRef{} : c.token;
         } else {
@@ -72,10 +85,12 @@ void figure_keys(AppState& st, int focus) {
             st.pinned_q = same ? -1 : c.q, st.pinned_k = same ? -1 : c.k;
         }
     }
+    if (c.on && st.view == View::Model && pressed(ImGuiKey_Space)) c.action = 2;
     if (pressed(ImGuiKey_Escape)) {
         st.pinned = {};
         st.query_set.clear();
         st.pinned_q = st.pinned_k = -1;
+        sp = {-1, -1, -1};
         c.on = false;
     }
 }
@@ -114,9 +129,10 @@ void update_twin(const AppState& st, TwinState& twin) {
     if (st.view == View::Heatmap && st.cursor.on) in.query = st.cursor.q, in.key = st.cursor.k;
     else if (st.view == View::Heatmap && st.pinned_q >= 0) in.query = st.pinned_q, in.key = st.pinned_k;
     else if (const TokenRef sel = st.selected(); sel.valid()) (sel.side == TokenRef::Query ? in.query : in.key) = sel.index;
+    const std::string& step = st.view == View::Steps ? st.steps_said : std::string();
     char key[160];
-    std::snprintf(key, sizeof key, "%d %p %d %d %d %d %d %d %d", st.revision, static_cast<const void*>(&t), in.head, in.query, in.key,
-                  static_cast<int>(lang), t.T_q(), t.T_k(), t.heads);
+    std::snprintf(key, sizeof key, "%d %p %d %d %d %d %d %d %d %zu", st.revision, static_cast<const void*>(&t), in.head, in.query, in.key,
+                  static_cast<int>(lang), t.T_q(), t.T_k(), t.heads, std::hash<std::string>{}(step));
     if (twin.key == key) return;
     twin.key = key;
     DescribeWords& w = in.words;
@@ -126,8 +142,8 @@ void update_twin(const AppState& st, TwinState& twin) {
     w.truncated = tr(lang, Str::TwinTruncated), w.kind = ui_kind_name(lang, t.kind), w.head = tr(lang, Str::TwinHead);
     w.mean = tr(lang, Str::TwinMean), w.sep = lang == Lang::Zh ? "" : " ";
     const FigureDescription d = describe_figure(in);
-    twin.summary = d.summary;
-    nlohmann::json j = {{"lang", lang == Lang::Zh ? "zh" : "en"}, {"label", tr(lang, Str::TwinLabel)}, {"summary", d.summary}, {"table", nullptr}};
+    twin.summary = d.summary + (step.empty() ? "" : w.sep + step);  // Steps: the number shown
+    nlohmann::json j = {{"lang", lang == Lang::Zh ? "zh" : "en"}, {"label", tr(lang, Str::TwinLabel)}, {"summary", twin.summary}, {"table", nullptr}};
     std::snprintf(key, sizeof key, "%d %p %d %d", st.revision, static_cast<const void*>(&t), in.head, static_cast<int>(lang));
     if (twin.table_key != key) {
         twin.table_key = key;

@@ -18,6 +18,7 @@
 #include <misc/cpp/imgui_stdlib.h>
 
 #include <algorithm>
+#include <utility>
 #include <cmath>
 #include <cstdio>
 
@@ -245,6 +246,19 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     // all from the same atlas texture.
     ModelLayout::Hit hover;
     if (ctx.interactive && ImGui::IsWindowHovered()) hover = layout.hit(ImGui::GetIO().MousePos.x, ImGui::GetIO().MousePos.y);
+    // Else the keyboard's thumbnail (access.hpp), its tooltip beside it; Enter opens it, Space
+    // knocks a live model's head out.
+    AppState::KeyCursor& kc = st.cursor;
+    kc.q = std::min(kc.q, L - 1), kc.k = std::min(kc.k, H - 1);
+    const int action = std::exchange(kc.action, 0);
+    const bool at_thumb = ctx.interactive && hover.layer < 0 && kc.on;
+    if (at_thumb) {
+        hover.layer = kc.q, hover.head = kc.k;
+        const Box b = layout.thumb(kc.q, kc.k);
+        ImGui::SetNextWindowPos(ImVec2(b.x0 + cell + 8.0f * sc, b.y0));
+        if (action == 1) select_import_map(st, kc.q, kc.k), st.view = View::Heatmap;
+        if (action == 2 && live) toggle_knockout(st, {im.import_stack, kc.q, kc.k});
+    }
     const int hl = hover.layer, hh = hover.head;
     draw_items(dl, model_items(layout, in, hover, measure), {}, measure, palette(st.theme), sc, [&](const Item& it) {
         if (it.kind == Item::Grid) {
@@ -268,13 +282,18 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(ImVec2(layout.content_w, layout.content_h));
 
-    if (hl >= 0) {
+    if (at_thumb && st.view == View::Model) {
+        const Box b = layout.thumb(hl, hh);  // the keyboard's thumbnail outlined
+        dl->AddRect(ImVec2(b.x0 - 3.0f * sc, b.y0 - 3.0f * sc), ImVec2(b.x0 + cell + 3.0f * sc, b.y0 + cell + 3.0f * sc),
+                    im_color(figure_palette(st.theme == Theme::Dark).accent), 4.0f * sc, 0, 2.5f * sc);
+    }
+    if (hl >= 0 && st.view == View::Model) {
         ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
-        const bool knock = live && (ImGui::IsMouseClicked(ImGuiMouseButton_Right) ||
-                                    (ctx.panels.click_knocks_out && ImGui::IsMouseClicked(ImGuiMouseButton_Left)));
+        const bool knock = live && !at_thumb && (ImGui::IsMouseClicked(ImGuiMouseButton_Right) ||
+                                                 (ctx.panels.click_knocks_out && ImGui::IsMouseClicked(ImGuiMouseButton_Left)));
         if (knock) {
             toggle_knockout(st, {im.import_stack, hl, hh});
-        } else if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+        } else if (!at_thumb && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
             select_import_map(st, hl, hh);
             st.view = View::Heatmap;
         } else {

@@ -14,6 +14,7 @@
 #include "steps_layout.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <climits>
 #include <cstdio>
@@ -175,8 +176,48 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const StepsLayout layout = lay_out_steps(in, measure);
     ImGui::Dummy(ImVec2(layout.content_w, layout.content_h));  // the scrolled extent
     StepsLayout::Hit hover;
-    if (ctx.interactive && ImGui::IsWindowHovered()) hover = layout.hit(ImGui::GetIO().MousePos.x, ImGui::GetIO().MousePos.y);
+    const ImGuiIO& io = ImGui::GetIO();
+    if (ctx.interactive && ImGui::IsWindowHovered()) hover = layout.hit(io.MousePos.x, io.MousePos.y);
+    // A click or tap that did not drag pins the number under it, or lets it go.
+    if (ctx.interactive && hover.step >= 0 && ImGui::IsMouseReleased(ImGuiMouseButton_Left) && io.MouseDragMaxDistanceSqr[0] < 36.0f * s * s) {
+        const std::array<int, 3> at{hover.step, hover.row, hover.col};
+        st.pinned_step = st.pinned_step == at ? std::array<int, 3>{-1, -1, -1} : at;
+    }
+    // Else the keyboard's number (clamped to what is shown), else the pinned one: its tooltip
+    // beside it, scrolled into view (access.hpp).
+    AppState::KeyCursor& kc = st.cursor;
+    if (!layout.blocks.empty()) {
+        kc.step = std::min(kc.step, static_cast<int>(layout.blocks.size()) - 1);
+        const StepBlock& b = layout.blocks[static_cast<size_t>(kc.step)];
+        kc.q = std::min(kc.q, b.rows - 1), kc.k = std::min(kc.k, b.cols - 1);
+    }
+    bool at_cell = false;
+    if (ctx.interactive && hover.step < 0 && kc.on && !layout.blocks.empty()) hover = {kc.step, kc.q, kc.k}, at_cell = true;
+    else if (ctx.interactive && hover.step < 0 && st.pinned_step[0] >= 0 && st.pinned_step[0] < static_cast<int>(layout.blocks.size()))
+        hover = {st.pinned_step[0], st.pinned_step[1], st.pinned_step[2]}, at_cell = true;
+    if (at_cell) {
+        const StepBlock& b = layout.blocks[static_cast<size_t>(hover.step)];
+        hover.row = std::min(hover.row, b.rows - 1), hover.col = std::min(hover.col, b.cols - 1);
+        const float x0 = b.grid_x + hover.col * layout.cell_w, y0 = b.grid_y + hover.row * layout.cell_h;
+        const ImVec2 wmin = ImGui::GetWindowPos(), wsize = ImGui::GetWindowSize();
+        if (kc.on && (y0 < wmin.y || y0 + layout.cell_h > wmin.y + wsize.y))  // the keyboard's number scrolls into view
+            ImGui::SetScrollY(ImGui::GetScrollY() + (y0 - wmin.y) - wsize.y * 0.4f);
+        if (kc.on && (x0 < wmin.x || x0 + layout.cell_w > wmin.x + wsize.x))
+            ImGui::SetScrollX(ImGui::GetScrollX() + (x0 - wmin.x) - wsize.x * 0.4f);
+        ImGui::SetNextWindowPos(ImVec2(x0 + layout.cell_w + 8.0f * s, y0 + layout.cell_h + 4.0f * s));
+    }
     const int hs = hover.step, hr = hover.row, hc = hover.col;
+    st.steps_said.clear();
+    if (hs >= 0) {  // as its tooltip's first line says it, with the tokens where the columns are keys
+        const Step& step = steps[static_cast<size_t>(hs)];
+        char said[256];
+        std::snprintf(said, sizeof said, "%s [%d, %d] = %s.", step.label.c_str(), hr + 1, hc + 1, format_number(step.values(hr, hc)).c_str());
+        st.steps_said = said;
+        if (step_cols_are_keys(step.kind)) {
+            std::snprintf(said, sizeof said, attn::tr(st.lang, Str::TipTokens), token_label(tr.queries[hr]), token_label(tr.keys[hc]), head + 1);
+            st.steps_said += std::string(" ") + said;
+        }
+    }
     const StepKind hk = hs >= 0 ? steps[hs].kind : StepKind::Input;
     st.step_rects.clear();
     for (size_t i = 0; i < steps.size(); ++i) {
