@@ -93,17 +93,31 @@ const std::vector<RowVector>& LinesWeights::summed(const std::vector<int>& set) 
 
 namespace {
 
-// The two columns' titles do not fit side by side in the box: the keys' goes on a second line.
-bool titles_stacked(const LinesInput& in, const TextMeasure& m) {
+// The header's lines above the tokens (a narrow box, a phone, needs more than one): the two
+// columns' titles side by side, or the keys' under the queries'; and the note ("showing the
+// strongest … lines", "sum of …") centred between them, or on a line of its own when the
+// longest note would not fit between the titles.
+struct HeaderLines {
+    bool titles_stacked = false;
+    int note_line = 0;  // 0: with the titles
+    int lines = 1;
+};
+HeaderLines header_lines(const LinesInput& in, const TextMeasure& m) {
     const bool cross = in.trace->kind == AttentionKind::Cross;
-    const float w = m.width(cross ? in.words.target_queries : in.words.queries, FontRole::Small) +
-                    m.width(cross ? in.words.source_keys : in.words.keys, FontRole::Small);
-    return w + 24.0f * in.scale > in.box.w();
+    const float s = in.scale;
+    const float titles = m.width(cross ? in.words.target_queries : in.words.queries, FontRole::Small) +
+                         m.width(cross ? in.words.source_keys : in.words.keys, FontRole::Small);
+    HeaderLines h;
+    h.titles_stacked = titles + 24.0f * s > in.box.w();
+    const float note = m.width(printf_string(in.words.strongest, 32768, 1000), FontRole::Small);
+    if (h.titles_stacked || titles + note + 48.0f * s > in.box.w()) h.note_line = h.titles_stacked ? 2 : 1;
+    h.lines = 1 + std::max(h.note_line, h.titles_stacked ? 1 : 0);
+    return h;
 }
 
 float header_height(const LinesInput& in, const TextMeasure& m) {
     const float line = m.size(FontRole::Small);
-    return line + 18.0f * in.scale + (titles_stacked(in, m) ? line + 4.0f * in.scale : 0.0f);
+    return line + 18.0f * in.scale + static_cast<float>(header_lines(in, m).lines - 1) * (line + 4.0f * in.scale);
 }
 
 bool is_compact(const LinesInput& in, const TextMeasure& m) {
@@ -137,7 +151,9 @@ LinesLayout lay_out_lines(const LinesInput& in, const TextMeasure& m, const Labe
     const int T_q = L.T_q, T_k = L.T_k, T_max = std::max(T_q, T_k);
     const int n_visible = static_cast<int>(in.visible.size());
     L.header_h = header_height(in, m);
-    L.titles_stacked = titles_stacked(in, m);
+    const HeaderLines header = header_lines(in, m);
+    L.titles_stacked = header.titles_stacked;
+    L.note_line = header.note_line;
     L.legend = in.legend && tr.heads > 1;
     L.compact = is_compact(in, m);
     const bool compact = L.compact;
@@ -348,7 +364,8 @@ LinesItems lines_items(const LinesLayout& L, const LinesSelection& selection, Li
     // The note above the lines: building, or how many lines are shown of how many.
     auto centred_note = [&](const std::string& note) {
         const float w = m.width(note, FontRole::Small);
-        items.push_back(text_item(ItemRole::Note, (L.box.x0 + L.box.x1 - w) * 0.5f, L.box.y0 + 8.0f * s, FontRole::Small,
+        items.push_back(text_item(ItemRole::Note, (L.box.x0 + L.box.x1 - w) * 0.5f,
+                                  L.box.y0 + 8.0f * s + static_cast<float>(L.note_line) * (small + 4.0f * s), FontRole::Small,
                                   pal.text_muted, note, w));
     };
     {

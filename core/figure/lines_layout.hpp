@@ -145,6 +145,7 @@ struct LinesLayout {
     float rail_w = 0.0f;         // compact: the rail's width
     float header_h = 0.0f, avail_h = 0.0f;
     bool titles_stacked = false; // the columns' titles do not fit side by side (a phone): the keys' goes below
+    int note_line = 0;           // the header's line of the note above the lines (0: between the titles)
     float row_q = 0.0f, row_k = 0.0f, box_h = 0.0f;
     float xq_right = 0.0f;       // right edge of the query boxes (of the rail, compact)
     float xk_left = 0.0f;        // left edge of the key boxes (of the rail)

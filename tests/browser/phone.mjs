@@ -69,7 +69,7 @@ for (const size of VIEWPORTS) {
   await check(`${w}×${h}: every token inside the figure, no caption over another${narrow ? ', the figure full width' : ''}`, async () => {
     const notes = [];
     for (const view of ['lines', 'heatmap']) {
-      for (const preset of ['i-am-good-cross', 'multi-head-rain']) {
+      for (const preset of ['i-am-good-cross', 'multi-head-rain', 'long-text']) {
         const page = await open(`v=1&preset=${preset}&view=${view}`, size);
         const s = await state(page);
         await shot(page, `${w}x${h}-${preset}-${view}.png`);

@@ -310,7 +310,7 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         else std::snprintf(head_text, sizeof head_text, attn::tr(st.lang, Str::HeatMeanHeads), tr.heads);
         std::snprintf(line, sizeof line, attn::tr(st.lang, Str::HeatMemory), T_q, T_k, head_text, format_bytes(display_bytes).c_str(),
                       format_bytes(trace_mem).c_str());
-        dl->AddText(small, ss, ImVec2(line_x, line_y), pal.text_muted, line);
+        dl->AddText(small, ss, ImVec2(line_x, line_y), pal.text_muted, line, nullptr, std::max(std::min(max.x, layout.bar.x0) - 8.0f * s - line_x, 80.0f * s));  // wraps before the legend (a phone)
     }
     probe.level = level;
     probe.row0 = layout.row0, probe.row1 = layout.row1, probe.col0 = layout.col0, probe.col1 = layout.col1;
