@@ -18,9 +18,9 @@
 #include <misc/cpp/imgui_stdlib.h>
 
 #include <algorithm>
-#include <utility>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace attn {
 namespace {
