@@ -161,4 +161,32 @@ await check('390×844: a tap on a heatmap cell pins it and its values stay shown
   return `pinned (2, 1), then released; twin “${s.twin}”`;
 });
 
+await check('390×844: a tap on a text box focuses the text field inside the tap (a phone opens its keyboard), and typing edits the text', async () => {
+  const page = await open('v=1&preset=i-am-good-cross&view=lines', [390, 844]);
+  await tapWidget(page, 'drawer.open');
+  await until(page, (x) => x.widgets['input.target'], 'the drawer');
+  // Frames counted by requestAnimationFrame; the focus must come before the next one.
+  await page.evaluate(() => {
+    window.frames_ = 0;
+    const tick = () => { window.frames_ += 1; requestAnimationFrame(tick); };
+    requestAnimationFrame(tick);
+    window.addEventListener('touchend', () => { window.tapFrame = window.frames_; }, true);
+    const field = document.getElementById('attnviz-text');
+    field.addEventListener('focus', () => { if (window.focusFrame === undefined) window.focusFrame = window.frames_; });
+    window.blurs = 0;
+    field.addEventListener('blur', () => { window.blurs += 1; });
+  });
+  let s = await state(page);
+  const r = s.widgets['input.target'];
+  await tap(page, [r[0] + r[2] - 12, r[1], 8, r[3]]);  // at the end of the text
+  await waitFrames(page, 4);
+  const frames = await page.evaluate(() => [window.tapFrame, window.focusFrame, document.activeElement.id, window.blurs]);
+  expect(frames[2] === 'attnviz-text', `the focus is on #${frames[2]}`);
+  expect(frames[0] === frames[1], `the field took the focus ${frames[1] - frames[0]} frames after the tap`);
+  expect(frames[3] === 0, `the field lost the focus ${frames[3]} times (a phone's keyboard would close)`);
+  await page.keyboard.type(' too');
+  s = await until(page, (x) => x.queries.join(' ').endsWith('too'), 'the typed word in the figure');
+  return `focused in the tap's own event; queries now ${s.queries.join(' ')}`;
+});
+
 await finishSuite('phone');

@@ -134,6 +134,10 @@ int figure_focus();
 // writes the JSON): a live summary and the map as a table, in the UI's language; the canvas
 // gets its label. Desktop: nothing.
 void show_twin(const std::string& json);
+// Browser: the text boxes on screen (x, y, w, h in display units, 4 floats each): a tap that
+// ends on one focuses the page's hidden text field inside the tap's own event, or a phone
+// would not open its keyboard for it. Desktop: nothing.
+void set_text_boxes(const std::vector<float>& rects);
 // Browser: one finger on the canvas as ImGui's mouse. Emscripten 3.1.6's GLFW gives touches no
 // position (only SDL's events carry one), so a drag never moved and a tap pressed where the last
 // tap was. While the last pointer was a finger, this gives its place (display units) and

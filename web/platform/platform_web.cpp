@@ -48,8 +48,8 @@ EM_JS(void, attnviz_text_field, (int active, float x, float y), {
         field.style.left = (rect.left + x * k) + 'px';
         field.style.top = (rect.top + y * k) + 'px';
         if (document.activeElement !== field) field.focus({preventScroll: true});
-    } else if (document.activeElement === field) {
-        field.blur();
+    } else if (document.activeElement === field && !(Module['attnvizTapFocus'] > 0 && Module['attnvizTapFocus']--)) {
+        field.blur();  // (not in the frames right after a tap focused it: its text box is about to take it)
     }
 });
 
@@ -197,6 +197,10 @@ EM_JS(void, attnviz_install_keyboard, (), {
     });
 });
 
+EM_JS(void, attnviz_set_text_boxes, (const float* rects, int n), {
+    Module['attnvizTextBoxes'] = Array.from(HEAPF32.subarray(rects >> 2, (rects >> 2) + n));
+});
+
 EM_JS(int, attnviz_figure_focus, (), {
     var canvas = Module['canvas'];
     if (!canvas || document.activeElement !== canvas) return 0;
@@ -292,6 +296,17 @@ EM_JS(int, attnviz_take_touch, (float* out), {
             T.active = true;
             T.queue.push([e.type === 'touchstart' ? 1 : e.type === 'touchmove' ? 0 : 2, p[0], p[1]]);
             if (e.type === 'touchend' || e.type === 'touchcancel') T.id = null;
+            // A tap that ends on a text box (set_text_boxes): the hidden text field takes the
+            // focus now, inside the tap, or a phone would not open its keyboard for it; the
+            // app's next frames keep it or let it go (attnviz_text_field).
+            var boxes = Module['attnvizTextBoxes'] || [];
+            for (var i = 0; e.type === 'touchend' && i + 3 < boxes.length; i += 4) {
+                if (p[0] < boxes[i] || p[1] < boxes[i + 1] || p[0] > boxes[i] + boxes[i + 2] || p[1] > boxes[i + 1] + boxes[i + 3]) continue;
+                var field = Module['textField'] || document.getElementById('attnviz-text');
+                if (field && document.activeElement !== field) field.focus({preventScroll: true});
+                Module['attnvizTapFocus'] = 4;  // frames the app leaves it focused before its text box is active
+                break;
+            }
         };
         ['touchstart', 'touchmove', 'touchend', 'touchcancel'].forEach(function(name) {
             canvas.parentNode.addEventListener(name, finger, {capture: true, passive: false});
@@ -478,6 +493,7 @@ ZoomGesture take_zoom(float) {
 bool prefers_dark() { return attnviz_prefers_dark() != 0; }
 bool coarse_pointer() { return attnviz_media_matches("(pointer: coarse)") != 0; }
 void install_keyboard() { attnviz_install_keyboard(); }
+void set_text_boxes(const std::vector<float>& rects) { attnviz_set_text_boxes(rects.data(), static_cast<int>(rects.size())); }
 int figure_focus() { return attnviz_figure_focus(); }
 void show_twin(const std::string& json) { attnviz_show_twin(json.c_str()); }
 bool take_touch(float xy[2], bool& down) {

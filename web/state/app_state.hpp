@@ -151,6 +151,7 @@ struct AppState {
     // [probe for tests] ------------------------------------------------------------------
     std::map<std::string, ProbeRect> probe;
     std::vector<ProbeRect> query_rects, key_rects;
+    std::vector<ProbeRect> text_boxes;  // this frame's text boxes: a tap there focuses the page's text field at once (phones)
     ProbeRect figure_rect{}, grid_rect{};
     int lines_drawn = 0;
     HeatmapProbe heatmap_probe;

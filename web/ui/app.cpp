@@ -88,6 +88,7 @@ void App::build_ui() {
         state.model.builtin_request.clear();
     }
     state.probe.clear();
+    state.text_boxes.clear();
     ViewContext ctx{state, renderer, fonts, views, panels, ui_scale_, true, &link_cache};
     // The keyboard is the figure's unless the drawer covers it (access.hpp).
     const int focus = panels.drawer_open ? 0 : platform::figure_focus();
@@ -100,6 +101,9 @@ void App::build_ui() {
     const bool building = (state.view == View::Lines && state.lines_ready < 1.0f) ||
                           (state.view == View::Heatmap && state.heatmap_probe.progress < 1.0);
     if (!building) update_twin(state, twin);
+    std::vector<float> boxes;  // handed to the page when they move (a tap on one focuses its text field)
+    for (const ProbeRect& r : state.text_boxes) boxes.insert(boxes.end(), r.begin(), r.end());
+    if (boxes != text_boxes_) platform::set_text_boxes(text_boxes_ = boxes);
     draw_frame_overlay(ctx, frame_times);
     // Only the Steps view scrolls; a figure-only Lines or heatmap leaves the wheel to the page.
     platform::pass_wheel_to_page(!state.show_panels && state.view != View::Steps);

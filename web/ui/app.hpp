@@ -15,6 +15,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <string>
+#include <vector>
 
 namespace attn {
 
@@ -68,6 +69,7 @@ private:
     float styled_scale_ = 0.0f;
     Theme styled_theme_ = Theme::Dark;
     bool styled_touch_ = false;
+    std::vector<float> text_boxes_;  // as the page last got them (platform::set_text_boxes)
 };
 
 // What the views drew of the figure: tokens, rectangles, the heatmap's and the import's state

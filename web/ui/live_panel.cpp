@@ -92,6 +92,7 @@ void draw_live_controls(ViewContext& ctx) {
             clear_generation(st);  // an edited prompt: the generated tokens no longer follow it
             model_input_changed(st);
         }
+        mark_text_box(st);
         ImGui::EndDisabled();
         probe(st, id);
     };
@@ -119,6 +120,7 @@ void draw_live_controls(ViewContext& ctx) {
         tooltip(tr(st.lang, Str::CompareWithTip));
         ImGui::SetNextItemWidth(-FLT_MIN);
         if (ImGui::InputText("##model.compare", &ms.compare)) model_input_changed(st);
+        mark_text_box(st);
         probe(st, "model.compare");
     }
 

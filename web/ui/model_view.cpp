@@ -352,6 +352,7 @@ void open_control(ViewContext& ctx, const OpenControl& c) {
         ImGui::SetNextItemWidth(-FLT_MIN);
         if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
         const bool enter = ImGui::InputText("##path", &path, ImGuiInputTextFlags_EnterReturnsTrue);
+        mark_text_box(st);
         probe(st, (probe_name + ".path").c_str());
         if ((ImGui::Button(tr(st.lang, Str::OpenFile)) || enter) && !path.empty()) {
             c.open(st, path);

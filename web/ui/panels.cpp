@@ -27,6 +27,11 @@ namespace attn {
 
 // [SECTION] Helpers ------------------------------------------------------------------------
 
+void mark_text_box(AppState& st) {
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    st.text_boxes.push_back({a.x, a.y, b.x - a.x, b.y - a.y});
+}
+
 void probe(AppState& st, const char* name) {
     ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
     st.probe[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
@@ -246,6 +251,7 @@ void scene_json_popup(ViewContext& ctx) {
     if (!ImGui::BeginPopupModal("Scene JSON", nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove)) return;
     ImGui::TextWrapped("%s", tr(st.lang, Str::JsonHelp));
     ImGui::InputTextMultiline("##json", &st.scene_json, ImVec2(-FLT_MIN, std::min(300.0f * s, io.DisplaySize.y * 0.5f)));
+    mark_text_box(st);
     probe(st, "json.text");
     bool& failed = ctx.panels.json_failed;
     if (ImGui::Button(tr(st.lang, Str::JsonLoad))) {
@@ -370,12 +376,14 @@ void draw_controls(ViewContext& ctx) {
     ImGui::TextUnformatted(tr(st.lang, cross ? Str::TargetSentence : Str::Sentence));
     ImGui::SetNextItemWidth(-FLT_MIN);
     if (ImGui::InputText("##target", &st.target_text)) st.apply();
+    mark_text_box(st);
     probe(st, "input.target");
     token_chips(st.lang, st.draft.tokens, pal, s);
     if (cross) {
         ImGui::TextUnformatted(tr(st.lang, Str::SourceSentence));
         ImGui::SetNextItemWidth(-FLT_MIN);
         if (ImGui::InputText("##source", &st.source_text)) st.apply();
+        mark_text_box(st);
         probe(st, "input.source");
         token_chips(st.lang, st.draft.source_tokens, pal, s);
     }

@@ -107,6 +107,10 @@ inline bool small_button(const AppState& st, const char* label) { return st.touc
 // finger down is scrolling (PanelState::drag_scrolling).
 void drag_scroll(bool& scrolling, float scale, bool both_axes);
 
+// After an InputText: its rectangle joins AppState::text_boxes, so that a tap on it focuses the
+// page's text field inside the tap (platform::set_text_boxes; a phone opens its keyboard).
+void mark_text_box(AppState& st);
+
 // Registers the last ImGui item's rectangle under `name` for the browser tests (AppState::probe).
 void probe(AppState& st, const char* name);
 
