@@ -1,0 +1,58 @@
+// mha_wasm.cpp: attnviz's multi-head attention (core/math/attention.hpp,
+// multi_head_attention_weights) as three wasm functions, so that bench/ort_web.mjs can time it
+// against ONNX Runtime Web on the same inputs, alternating, in one node process. Built by
+// `cmake --build build-web --target attn_mha_wasm` (build-web/attn_mha_wasm.js). Not a test.
+#include "attention.hpp"
+
+#include <emscripten/emscripten.h>
+
+#include <cstring>
+
+namespace {
+
+// One layer's weights and the kernels' context, kept between runs as the app keeps them.
+struct Mha {
+    attn::kernels::Context ctx;
+    attn::Weights w;
+    int heads = 1;
+};
+
+attn::Matrix rows(const float* p, int r, int c) { return Eigen::Map<const attn::Matrix>(p, r, c); }
+
+}  // namespace
+
+extern "C" {
+
+// w: W_q, W_k, W_v, W_o (each d×d, row-vector convention: y = x·W + b), then b_q, b_k, b_v, b_o.
+EMSCRIPTEN_KEEPALIVE void* attn_mha_new(int d, int heads, const float* w) {
+    auto* m = new Mha;
+    m->heads = heads;
+    const size_t dd = static_cast<size_t>(d) * d;
+    m->w.w_q = rows(w, d, d), m->w.w_k = rows(w + dd, d, d), m->w.w_v = rows(w + 2 * dd, d, d), m->w.w_o = rows(w + 3 * dd, d, d);
+    const float* b = w + 4 * dd;
+    m->w.b_q = Eigen::Map<const attn::RowVector>(b, d), m->w.b_k = Eigen::Map<const attn::RowVector>(b + d, d);
+    m->w.b_v = Eigen::Map<const attn::RowVector>(b + 2 * d, d), m->w.b_o = Eigen::Map<const attn::RowVector>(b + 3 * d, d);
+    return m;
+}
+
+EMSCRIPTEN_KEEPALIVE void attn_mha_delete(void* m) { delete static_cast<Mha*>(m); }
+
+// x_q T_q×d, x_kv T_k×d (x_kv == x_q: self-attention); out T_q×d; weights heads×T_q×T_k, every
+// head's softmax rows (the trace's per-head weights).
+EMSCRIPTEN_KEEPALIVE void attn_mha_run(void* handle, const float* x_q, int T_q, const float* x_kv, int T_k, int causal,
+                                       float* out, float* weights) {
+    Mha& m = *static_cast<Mha*>(handle);
+    const int d = m.w.d_model();
+    attn::AttentionOptions o;
+    o.n_heads = m.heads;
+    o.mask.causal = causal != 0;
+    const attn::Matrix q = rows(x_q, T_q, d);
+    const attn::Matrix kv = x_kv == x_q ? q : rows(x_kv, T_k, d);
+    const size_t plane = static_cast<size_t>(T_q) * T_k;
+    const attn::Matrix y = attn::multi_head_attention_weights(m.ctx, q, kv, m.w, o, [&](int h, const attn::Matrix& a) {
+        std::memcpy(weights + h * plane, a.data(), plane * sizeof(float));
+    });
+    std::memcpy(out, y.data(), static_cast<size_t>(T_q) * d * sizeof(float));
+}
+
+}  // extern "C"
