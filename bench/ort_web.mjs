@@ -1,0 +1,101 @@
+// ort_web.mjs: attnviz's attention in wasm against ONNX Runtime Web's, side by side in one node
+// process (issue "Speed against the runtime browsers use"). nn.MultiheadAttention(512, 8) as
+// PyTorch exports it (bench/ort/export_mha.py), self, causal and cross, at T = 128, 512 and 2048,
+// every head's weights returned by both. First the numbers are compared (the largest difference
+// printed); then the two run alternately, after a warm-up, and the medians are printed.
+// Numbers only: this is not a test.
+//   /usr/bin/python3 bench/ort/export_mha.py /tmp/attnviz-ort
+//   (cd bench/ort && npm install)                       # onnxruntime-web 1.30.0
+//   cmake --build build-web --target attn_mha_wasm       # build-web/attn_mha_wasm.js
+//   node --no-experimental-fetch --no-liftoff bench/ort_web.mjs [/tmp/attnviz-ort] [ROUNDS] [T,…]
+// --no-liftoff: V8 runs both modules from its optimizing compiler from the start;
+// --no-experimental-fetch: Emscripten 3.1.6 reads its .wasm with fetch when node has one.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const dir = process.argv[2] || '/tmp/attnviz-ort';
+const rounds = +(process.argv[3] || 5);
+const Ts = (process.argv[4] || '128,512,2048').split(',').map(Number);
+const require = createRequire(import.meta.url);
+const ort = require(path.join(here, 'ort/node_modules/onnxruntime-web'));
+const createAttnMha = require(path.resolve(here, '../build-web/attn_mha_wasm.js'));
+const D = 512, HEADS = 8;
+
+ort.env.wasm.numThreads = 1;  // one thread, as attnviz's module (no SharedArrayBuffer in a blog page)
+const attn = await createAttnMha();
+
+// attnviz's layer from weights.bin, in its heap.
+const wbytes = fs.readFileSync(path.join(dir, 'weights.bin'));
+const wptr = attn._malloc(wbytes.length);
+attn.HEAPF32.set(new Float32Array(wbytes.buffer, wbytes.byteOffset, wbytes.length / 4), wptr / 4);
+const layer = attn._attn_mha_new(D, HEADS, wptr);
+attn._free(wptr);
+
+// splitmix64-free inputs: a fixed LCG in [−1, 1), the same for both runtimes.
+function inputs(n, seed) {
+  const a = new Float32Array(n);
+  let s = seed >>> 0;
+  for (let i = 0; i < n; ++i) { s = (Math.imul(s, 1664525) + 1013904223) >>> 0; a[i] = s / 2147483648 - 1; }
+  return a;
+}
+
+const sessions = {};
+for (const kind of ['self', 'causal', 'cross'])
+  sessions[kind] = await ort.InferenceSession.create(path.join(dir, `${kind}.onnx`), { executionProviders: ['wasm'] });
+
+async function runOrt(kind, T, xq, xkv) {
+  const t = (a) => new ort.Tensor('float32', a, [T, 1, D]);
+  const feeds = kind === 'cross' ? { xq: t(xq), xkv: t(xkv) } : { x: t(xq) };
+  if (kind === 'causal') {
+    const mask = new Float32Array(T * T);
+    for (let i = 0; i < T; ++i) for (let j = i + 1; j < T; ++j) mask[i * T + j] = -Infinity;
+    feeds.mask = new ort.Tensor('float32', mask, [T, T]);
+  }
+  const r = await sessions[kind].run(feeds);
+  return { y: r.y.data, w: r.w.data };
+}
+
+function runAttn(kind, T, xq, xkv) {
+  const n = T * D;
+  const pq = attn._malloc(4 * n), pkv = kind === 'cross' ? attn._malloc(4 * n) : pq;
+  const pout = attn._malloc(4 * n), pw = attn._malloc(4 * HEADS * T * T);
+  attn.HEAPF32.set(xq, pq / 4);
+  if (kind === 'cross') attn.HEAPF32.set(xkv, pkv / 4);
+  attn._attn_mha_run(layer, pq, T, pkv, T, kind === 'causal' ? 1 : 0, pout, pw);
+  const heap = attn.HEAPF32;  // after the run: the heap may have grown
+  const y = heap.slice(pout / 4, pout / 4 + n), w = heap.slice(pw / 4, pw / 4 + HEADS * T * T);
+  for (const p of new Set([pq, pkv, pout, pw])) attn._free(p);
+  return { y, w };
+}
+
+const maxDiff = (a, b) => { let m = 0; for (let i = 0; i < a.length; ++i) m = Math.max(m, Math.abs(a[i] - b[i])); return m; };
+const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+const cpu = os.cpus()[0].model;
+console.log(`# machine: ${cpu}, ${os.cpus().length} cores; node ${process.version}; onnxruntime-web ${ort.env.versions?.web || '1.30.0'}, wasm, 1 thread`);
+console.log('# kind    T     ort_ms  attnviz_ms  ratio  GFLOP/s(attnviz)  max|Δy|   max|Δw|');
+for (const T of Ts) {
+  for (const kind of ['self', 'causal', 'cross']) {
+    const xq = inputs(T * D, 1 + T), xkv = inputs(T * D, 7 + T);
+    const a = await runOrt(kind, T, xq, xkv), b = runAttn(kind, T, xq, xkv);  // also the warm-up
+    const dy = maxDiff(a.y, b.y), dw = maxDiff(a.w, b.w);
+    const ortMs = [], attnMs = [];
+    for (let r = 0; r < rounds; ++r) {  // alternating, so that a slow moment hits both
+      let t0 = performance.now();
+      await runOrt(kind, T, xq, xkv);
+      ortMs.push(performance.now() - t0);
+      t0 = performance.now();
+      runAttn(kind, T, xq, xkv);
+      attnMs.push(performance.now() - t0);
+    }
+    // Projections 4·T·d² and two T×T×d products (causal: half), multiply-adds ×2.
+    const flop = 2 * (4 * T * D * D + (kind === 'causal' ? 1 : 2) * T * T * D);
+    const o = median(ortMs), m = median(attnMs);
+    console.log(`RESULT ${kind.padEnd(6)} ${String(T).padStart(5)} ${o.toFixed(1).padStart(9)} ${m.toFixed(1).padStart(11)} ` +
+                `${(m / o).toFixed(2).padStart(6)} ${(flop / m / 1e6).toFixed(1).padStart(17)}  ${dy.toExponential(1)}  ${dw.toExponential(1)}`);
+  }
+}
+attn._attn_mha_delete(layer);
