@@ -79,13 +79,13 @@ std::int64_t elements(const Entry& e) {
 // Streams the file: the header, then each tensor's random floats (xorshift, uniform).
 void write_checkpoint(const std::string& path) {
     const std::vector<Entry> entries = gpt2_small();
-    std::string header = "{";
+    std::string header = "{\"__metadata__\":{\"format\":\"pt\"}";  // as torch writes it
     std::int64_t offset = 0;
     for (const Entry& e : entries) {
         std::string shape;
         for (std::size_t i = 0; i < e.shape.size(); ++i) shape += (i ? "," : "") + std::to_string(e.shape[i]);
         const std::int64_t end = offset + 4 * elements(e);
-        header += std::string(header.size() > 1 ? "," : "") + "\"" + e.name + "\":{\"dtype\":\"F32\",\"shape\":[" + shape +
+        header += ",\"" + e.name + "\":{\"dtype\":\"F32\",\"shape\":[" + shape +
                   "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(end) + "]}";
         offset = end;
     }

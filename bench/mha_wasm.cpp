@@ -1,12 +1,17 @@
 // mha_wasm.cpp: attnviz's multi-head attention (core/math/attention.hpp,
-// multi_head_attention_weights) as three wasm functions, so that bench/ort_web.mjs can time it
-// against ONNX Runtime Web on the same inputs, alternating, in one node process. Built by
-// `cmake --build build-web --target attn_mha_wasm` (build-web/attn_mha_wasm.js). Not a test.
+// multi_head_attention_weights) and a model's forward pass (core/model/transformer.hpp) as wasm
+// functions, so that bench/ort_web.mjs can time them against ONNX Runtime Web on the same
+// inputs, alternating, in one node process. Built by
+// `cmake --build build-web --target attn_mha_wasm` (build-web/attn_mha_wasm.js; files are read
+// from the real file system, NODERAWFS). Not a test.
 #include "attention.hpp"
+#include "model.hpp"
 
 #include <emscripten/emscripten.h>
 
+#include <cstdio>
 #include <cstring>
+#include <exception>
 
 namespace {
 
@@ -53,6 +58,36 @@ EMSCRIPTEN_KEEPALIVE void attn_mha_run(void* handle, const float* x_q, int T_q, 
         std::memcpy(weights + h * plane, a.data(), plane * sizeof(float));
     });
     std::memcpy(out, y.data(), static_cast<size_t>(T_q) * d * sizeof(float));
+}
+
+// A model's folder (Hugging Face layout, SPEC.md §5), loaded as the app loads it; nullptr and
+// the reason on stderr when it cannot be.
+EMSCRIPTEN_KEEPALIVE void* attn_model_new(const char* folder) {
+    try {
+        return new attn::LoadedModel(attn::load_model(attn::ModelFiles::from_folder(folder)));
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "attn_model_new: %s\n", e.what());
+        return nullptr;
+    }
+}
+
+EMSCRIPTEN_KEEPALIVE void attn_model_delete(void* m) { delete static_cast<attn::LoadedModel*>(m); }
+
+// One forward pass over ids[0..T) (gpt2): the logits at the last position (vocab_size) and every
+// layer's attention, layers × heads × T × T, copied out as the trace keeps them.
+EMSCRIPTEN_KEEPALIVE int attn_model_run(void* handle, const int* ids, int T, float* logits, float* attention) {
+    const attn::LoadedModel& m = *static_cast<attn::LoadedModel*>(handle);
+    static_assert(sizeof(float) == 4);
+    attn::kernels::Context ctx;
+    attn::RunInput in;
+    in.ids.assign(ids, ids + T);
+    const attn::RunResult r = attn::forward(ctx, m.model, in);
+    std::memcpy(logits, r.logits.data(), r.logits.size() * sizeof(float));
+    const size_t plane = static_cast<size_t>(T) * T;
+    size_t at = 0;
+    for (const attn::BlockRun& layer : r.stacks.front().layers)
+        for (const attn::Matrix& w : layer.weights) std::memcpy(attention + (at++) * plane, w.data(), plane * sizeof(float));
+    return static_cast<int>(at);
 }
 
 }  // extern "C"

@@ -7,7 +7,10 @@
 //   /usr/bin/python3 bench/ort/export_mha.py /tmp/attnviz-ort
 //   (cd bench/ort && npm install)                       # onnxruntime-web 1.30.0
 //   cmake --build build-web --target attn_mha_wasm       # build-web/attn_mha_wasm.js
-//   node --no-experimental-fetch --no-liftoff bench/ort_web.mjs [/tmp/attnviz-ort] [ROUNDS] [T,…]
+//   node --no-experimental-fetch --no-liftoff bench/ort_web.mjs [/tmp/attnviz-ort] [ROUNDS] [T,… ("": none)] [FOLDER:T:ONNX …]
+// Whole models (gpt2): each FOLDER:T:ONNX runs the folder's model at T in both runtimes, the
+// ONNX graph written by bench/ort/export_gpt2.py FOLDER T ONNX (the logits at the last position
+// and every layer's attention).
 // --no-liftoff: V8 runs both modules from its optimizing compiler from the start;
 // --no-experimental-fetch: Emscripten 3.1.6 reads its .wasm with fetch when node has one.
 import fs from 'node:fs';
@@ -19,7 +22,8 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dir = process.argv[2] || '/tmp/attnviz-ort';
 const rounds = +(process.argv[3] || 5);
-const Ts = (process.argv[4] || '128,512,2048').split(',').map(Number);
+const Ts = (process.argv[4] ?? '128,512,2048').split(',').filter(Boolean).map(Number);
+const models = process.argv.slice(5).map((a) => { const [folder, T, onnx] = a.split(':'); return { folder, T: +T, onnx }; });
 const require = createRequire(import.meta.url);
 const ort = require(path.join(here, 'ort/node_modules/onnxruntime-web'));
 const createAttnMha = require(path.resolve(here, '../build-web/attn_mha_wasm.js'));
@@ -99,3 +103,43 @@ for (const T of Ts) {
   }
 }
 attn._attn_mha_delete(layer);
+
+// [whole models] ------------------------------------------------------------------------------
+if (models.length) console.log('# model          T     ort_ms  attnviz_ms  ratio  max|Δlogits|/max|logit|  max|Δattention|');
+for (const { folder, T, onnx } of models) {
+  const session = await ort.InferenceSession.create(onnx, { executionProviders: ['wasm'] });
+  const handle = attn.ccall('attn_model_new', 'number', ['string'], [path.resolve(folder)]);
+  if (!handle) throw new Error(`attnviz could not load ${folder}`);
+  const config = JSON.parse(fs.readFileSync(path.join(folder, 'config.json')));
+  const V = config.vocab_size, L = config.n_layer, H = config.n_head;
+  const ids = Array.from({ length: T }, (_, i) => (i * 7919 + 13) % V);  // spread over the vocabulary
+  const ortRun = async () => {
+    const r = await session.run({ ids: new ort.Tensor('int64', BigInt64Array.from(ids.map(BigInt)), [T]) });
+    return { logits: r.logits.data, attention: r.attention.data };
+  };
+  const attnRun = () => {
+    const pids = attn._malloc(4 * T), plog = attn._malloc(4 * V), patt = attn._malloc(4 * L * H * T * T);
+    attn.HEAP32.set(ids, pids / 4);
+    attn._attn_model_run(handle, pids, T, plog, patt);
+    const heap = attn.HEAPF32;
+    const out = { logits: heap.slice(plog / 4, plog / 4 + V), attention: heap.slice(patt / 4, patt / 4 + L * H * T * T) };
+    for (const p of [pids, plog, patt]) attn._free(p);
+    return out;
+  };
+  const a = await ortRun(), b = attnRun();
+  const top = Math.max(...Array.from(a.logits, Math.abs));
+  const dl = maxDiff(a.logits, b.logits) / top, da = maxDiff(a.attention, b.attention);
+  const ortMs = [], attnMs = [];
+  for (let r = 0; r < rounds; ++r) {
+    let t0 = performance.now();
+    await ortRun();
+    ortMs.push(performance.now() - t0);
+    t0 = performance.now();
+    attnRun();
+    attnMs.push(performance.now() - t0);
+  }
+  const o = median(ortMs), m = median(attnMs);
+  console.log(`RESULT ${path.basename(path.resolve(folder)).padEnd(14)} ${String(T).padStart(4)} ${o.toFixed(1).padStart(9)} ` +
+              `${m.toFixed(1).padStart(11)} ${(m / o).toFixed(2).padStart(6)}  ${dl.toExponential(1).padStart(22)}  ${da.toExponential(1)}`);
+  attn._attn_model_delete(handle);
+}

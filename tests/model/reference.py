@@ -78,7 +78,7 @@ def attend(q, k, v, n_heads, causal, hidden=(), knocked=(), mean=False):
     scores = q_heads @ k_heads.transpose(1, 2) / math.sqrt(d_head)  # [H, T_q, T_k]
     masked = torch.zeros(T_q, T_k, dtype=torch.bool)
     if causal:  # query i sees keys 0..i
-        masked |= torch.triu(torch.ones(T_q, T_k, dtype=torch.bool), diagonal=1)
+        masked = masked | torch.triu(torch.ones(T_q, T_k, dtype=torch.bool), diagonal=1)  # not in place: ONNX export traces it
     for j in hidden:
         masked[:, j] = True
     probs = torch.softmax(scores.masked_fill(masked, float("-inf")), dim=-1)
