@@ -44,6 +44,13 @@ TEST_CASE("describe: seed 002's cross attention, said and tabled") {
     d = describe_figure(in);
     CHECK(d.summary.rfind("Head 1 of 1. \xe2\x80\x9c" "am\xe2\x80\x9d to \xe2\x80\x9c好\xe2\x80\x9d: 0.02. \xe2\x80\x9c" "am", 0) == 0);
 
+    // Without the table (the page keeps the last one), a selection is said the same.
+    in.table = false;
+    const FigureDescription no_table = describe_figure(in);
+    CHECK(no_table.summary == d.summary);
+    CHECK(no_table.cells.empty());
+    in.table = true;
+
     in.query = in.key = -1;
     in.max_rows = 2, in.max_cols = 1;
     d = describe_figure(in);

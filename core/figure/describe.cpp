@@ -14,9 +14,11 @@ namespace {
 // One query's weights in the shown map (a head, or the heads' mean), NaN where masked.
 class MapRows {
 public:
-    MapRows(const Trace& trace, int head) : trace_(trace) {
+    // block_rows: the rows a long trace computes again at a time (HeadRows): the table's 64, or
+    // 1 for a selected query alone.
+    MapRows(const Trace& trace, int head, int block_rows) : trace_(trace) {
         const int first = head >= 0 ? head : 0, last = head >= 0 ? head + 1 : trace.heads;
-        for (int h = first; h < last; ++h) heads_.emplace_back(trace, h);
+        for (int h = first; h < last; ++h) heads_.emplace_back(trace, h, block_rows);
     }
     std::vector<float> row(int q) {
         std::vector<float> out(static_cast<size_t>(trace_.T_k()), 0.0f);
@@ -65,24 +67,26 @@ FigureDescription describe_figure(const DescribeInput& in) {
     const int T_q = tr.T_q(), T_k = tr.T_k();
     if (T_q == 0 || T_k == 0) return d;
     const int head = in.head >= 0 && in.head < tr.heads ? in.head : tr.heads > 1 ? -1 : 0;
-    MapRows map(tr, head);
 
-    // The table: the first rows and columns.
-    const int rows = std::min(T_q, in.max_rows), cols = std::min(T_k, in.max_cols);
-    const std::string which = head >= 0 ? printf_string(w.head, head + 1, tr.heads) : printf_string(w.mean, tr.heads);
-    d.caption = printf_string(w.caption, w.kind.c_str(), which.c_str());
-    if (rows < T_q || cols < T_k) d.caption += printf_string(w.truncated, rows, T_q, cols, T_k);
-    for (int q = 0; q < rows; ++q) d.rows.push_back(label(tr.queries[static_cast<size_t>(q)]));
-    for (int k = 0; k < cols; ++k) d.cols.push_back(label(tr.keys[static_cast<size_t>(k)]));
-    d.cells.reserve(static_cast<size_t>(rows) * static_cast<size_t>(cols));
+    // The table (unless the caller keeps it): the first rows and columns, and its strongest weight.
     int best_q = -1, best_k = -1;
     float best = -1.0f;
-    for (int q = 0; q < rows; ++q) {
-        const std::vector<float> r = map.row(q);
-        for (int k = 0; k < cols; ++k) {
-            const float v = r[static_cast<size_t>(k)];
-            d.cells.push_back(v);
-            if (!std::isnan(v) && v > best) best = v, best_q = q, best_k = k;
+    if (in.table) {
+        MapRows map(tr, head, 64);
+        const int rows = std::min(T_q, in.max_rows), cols = std::min(T_k, in.max_cols);
+        const std::string which = head >= 0 ? printf_string(w.head, head + 1, tr.heads) : printf_string(w.mean, tr.heads);
+        d.caption = printf_string(w.caption, w.kind.c_str(), which.c_str());
+        if (rows < T_q || cols < T_k) d.caption += printf_string(w.truncated, rows, T_q, cols, T_k);
+        for (int q = 0; q < rows; ++q) d.rows.push_back(label(tr.queries[static_cast<size_t>(q)]));
+        for (int k = 0; k < cols; ++k) d.cols.push_back(label(tr.keys[static_cast<size_t>(k)]));
+        d.cells.reserve(static_cast<size_t>(rows) * static_cast<size_t>(cols));
+        for (int q = 0; q < rows; ++q) {
+            const std::vector<float> r = map.row(q);
+            for (int k = 0; k < cols; ++k) {
+                const float v = r[static_cast<size_t>(k)];
+                d.cells.push_back(v);
+                if (!std::isnan(v) && v > best) best = v, best_q = q, best_k = k;
+            }
         }
     }
 
@@ -90,15 +94,17 @@ FigureDescription describe_figure(const DescribeInput& in) {
     d.summary = head >= 0 ? printf_string(w.head_of, head + 1, tr.heads) : printf_string(w.mean_of, tr.heads);
     const bool q_ok = in.query >= 0 && in.query < T_q, k_ok = in.key >= 0 && in.key < T_k;
     std::string said;
-    if (q_ok && k_ok) {
-        const float v = map.row(in.query)[static_cast<size_t>(in.key)];
-        const std::string a = label(tr.queries[static_cast<size_t>(in.query)]), b = label(tr.keys[static_cast<size_t>(in.key)]);
-        said = std::isnan(v) ? printf_string(w.cell_masked, a.c_str(), b.c_str()) : printf_string(w.cell, a.c_str(), b.c_str(), v);
-    }
-    if (q_ok) {
-        const std::string row = strongest_three(map.row(in.query), tr.keys, label(tr.queries[static_cast<size_t>(in.query)]), w.attends, w.then);
-        said += (said.empty() ? "" : w.sep) + row;
+    if (q_ok) {  // one row, computed again alone in a long trace
+        const std::vector<float> row = MapRows(tr, head, 1).row(in.query);
+        if (k_ok) {
+            const float v = row[static_cast<size_t>(in.key)];
+            const std::string a = label(tr.queries[static_cast<size_t>(in.query)]), b = label(tr.keys[static_cast<size_t>(in.key)]);
+            said = std::isnan(v) ? printf_string(w.cell_masked, a.c_str(), b.c_str()) : printf_string(w.cell, a.c_str(), b.c_str(), v);
+        }
+        const std::string most = strongest_three(row, tr.keys, label(tr.queries[static_cast<size_t>(in.query)]), w.attends, w.then);
+        said += (said.empty() ? "" : w.sep) + most;
     } else if (k_ok && static_cast<long long>(T_q) * T_k * std::max(tr.heads, 1) <= kDescribeColumnCells) {
+        MapRows map(tr, head, 64);
         std::vector<float> column(static_cast<size_t>(T_q));
         for (int q = 0; q < T_q; ++q) column[static_cast<size_t>(q)] = map.row(q)[static_cast<size_t>(in.key)];
         said = strongest_three(column, tr.queries, label(tr.keys[static_cast<size_t>(in.key)]), w.attended, w.then);

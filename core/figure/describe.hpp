@@ -34,6 +34,9 @@ struct DescribeInput {
     int head = 0;                       // −1: the mean of the heads
     int query = -1, key = -1;           // the selection: a query, a key, or both (a cell)
     int max_rows = 64, max_cols = 64;   // the table's size at most
+    // false: no table (the caller kept the last one: only the selection moved), and so without a
+    // selection the summary names the map alone (the caller has the table's strongest weight).
+    bool table = true;
     DescribeWords words;
 };
 

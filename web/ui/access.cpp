@@ -141,11 +141,20 @@ void update_twin(const AppState& st, TwinState& twin) {
     w.cell = tr(lang, Str::TwinCell), w.cell_masked = tr(lang, Str::TwinCellMasked), w.caption = tr(lang, Str::TwinCaption);
     w.truncated = tr(lang, Str::TwinTruncated), w.kind = ui_kind_name(lang, t.kind), w.head = tr(lang, Str::TwinHead);
     w.mean = tr(lang, Str::TwinMean), w.sep = lang == Lang::Zh ? "" : " ";
-    const FigureDescription d = describe_figure(in);
-    twin.summary = d.summary + (step.empty() ? "" : w.sep + step);  // Steps: the number shown
-    nlohmann::json j = {{"lang", lang == Lang::Zh ? "zh" : "en"}, {"label", tr(lang, Str::TwinLabel)}, {"summary", twin.summary}, {"table", nullptr}};
+    // The table only when the map changed: a moved selection (every hover) reads its one row.
     std::snprintf(key, sizeof key, "%d %p %d %d", st.revision, static_cast<const void*>(&t), in.head, static_cast<int>(lang));
-    if (twin.table_key != key) {
+    const bool new_table = twin.table_key != key;
+    in.table = new_table;
+    const FigureDescription d = describe_figure(in);
+    if (new_table) {  // what the summary says without a selection: the table's strongest weight
+        DescribeInput plain = in;
+        plain.query = plain.key = -1;
+        twin.unselected = in.query < 0 && in.key < 0 ? d.summary : describe_figure(plain).summary;
+    }
+    const std::string& said = in.query < 0 && in.key < 0 ? twin.unselected : d.summary;
+    twin.summary = said + (step.empty() ? "" : w.sep + step);  // Steps: the number shown
+    nlohmann::json j = {{"lang", lang == Lang::Zh ? "zh" : "en"}, {"label", tr(lang, Str::TwinLabel)}, {"summary", twin.summary}, {"table", nullptr}};
+    if (new_table) {
         twin.table_key = key;
         nlohmann::json cells = nlohmann::json::array();
         for (float v : d.cells) cells.push_back(std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(std::round(v * 1e4) / 1e4));

@@ -23,6 +23,7 @@ void draw_focus(const AppState& st, int focus, float scale);
 struct TwinState {
     std::string key;          // the description's inputs
     std::string table_key;    // the table's
+    std::string unselected;   // the summary without a selection (the table's strongest weight)
     std::string summary;      // for the tests' state
 };
 void update_twin(const AppState& st, TwinState& twin);
