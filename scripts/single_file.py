@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Builds one self-contained HTML file from a built site: the page, its style and scripts, the
-wasm, the packaged fonts and the common CJK font inlined, so it opens from file:// (offline
-slides, notes) with nothing next to it.
+"""Builds one self-contained HTML file from a built site: the page, its style and scripts, both
+builds of the app (attnviz and attnviz-relaxed: their wasm and scripts, the page picks one as it
+does online), the packaged fonts and the common CJK font inlined, so it opens from file://
+(offline slides, notes) with nothing next to it.
 
 usage: single_file.py SITE_DIR OUT.html
 
@@ -18,6 +19,7 @@ import pathlib
 import sys
 
 INLINE_FONTS = ["cjk-common.ttf"]
+BUILDS = ["attnviz", "attnviz-relaxed"]  # SIMD128, relaxed SIMD (web/site/attnviz-page.js)
 
 
 def script(text):
@@ -30,7 +32,8 @@ def main():
     b64 = lambda p: base64.b64encode(p.read_bytes()).decode("ascii")
     page = (site / "index.html").read_text(encoding="utf-8")
     inline = {
-        "wasm": b64(site / "attnviz.wasm"),
+        "wasm": {build: b64(site / f"{build}.wasm") for build in BUILDS},
+        "js": {build: (site / f"{build}.js").read_text(encoding="utf-8") for build in BUILDS},
         "data": b64(site / "attnviz.data"),
         "fonts": {name: b64(site / "fonts" / name) for name in INLINE_FONTS if (site / "fonts" / name).exists()},
         "models": {model.name: {f.name: b64(f) for f in sorted(model.iterdir())}
@@ -43,7 +46,6 @@ def main():
         '<link rel="stylesheet" href="attnviz.css">': "<style>\n" + style + "</style>",
         '<script src="attnviz-page.js"></script>':
             script("window.attnvizInline = " + json.dumps(inline) + ";") + "\n" +
-            script((site / "attnviz.js").read_text(encoding="utf-8")) + "\n" +
             script((site / "attnviz-page.js").read_text(encoding="utf-8")),
     }
     for old, new in replacements.items():

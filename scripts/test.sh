@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test: the native suite, the same suite under ASan + UBSan (clang, in the fuzz build),
-# the same suite as wasm (SIMD128) under node, the command line, short fuzz runs, the browser
+# the same suite as wasm under node (SIMD128, and relaxed SIMD), the command line, short fuzz runs, the browser
 # end-to-end test in headless Chromium and the desktop window under Xvfb.
 # Screenshots and logs go to artifacts/. Set FUZZ_SECONDS to fuzz longer (default 30 each).
 # Each step prints its wall time and its CPU time (user + system of the processes it ran and
@@ -122,6 +122,8 @@ step_bg fuzz-unigram fuzz fuzz_unigram unigram
 
 step wasm-build bash -c "emcmake cmake -S . -B build-web -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-web -j $jobs"
 step wasm-suite node --no-experimental-fetch build-web/attn_tests.js
+# The second module (relaxed SIMD, renumbered by scripts/wasm_relaxed.py): node 20 runs it behind a flag.
+step wasm-suite-relaxed node --no-experimental-fetch --experimental-wasm-relaxed-simd build-web/attn_tests_relaxed.js
 step_wait
 
 step browser node tests/browser/e2e.mjs build-web/site "$artifacts/browser"

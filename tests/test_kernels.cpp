@@ -37,7 +37,8 @@ TEST_CASE("kernels: the best instruction set is the default, an unavailable one 
     CHECK(kernels::best_isa() == isas.back());
     CHECK(kernels::Context().isa == isas.back());
     std::printf("kernels: %s (of %zu)\n", kernels::isa_name(kernels::best_isa()), isas.size());
-    for (kernels::Isa isa : {kernels::Isa::Scalar, kernels::Isa::Sse2, kernels::Isa::Avx2, kernels::Isa::Simd128}) {
+    for (kernels::Isa isa : {kernels::Isa::Scalar, kernels::Isa::Sse2, kernels::Isa::Avx2, kernels::Isa::Simd128,
+                             kernels::Isa::Relaxed}) {
         CAPTURE(kernels::isa_name(isa));
         if (std::find(isas.begin(), isas.end(), isa) != isas.end()) CHECK(kernels::Context(isa).isa == isa);
         else CHECK_THROWS_AS(kernels::Context{isa}, std::invalid_argument);

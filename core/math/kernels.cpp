@@ -24,6 +24,9 @@
 #if ATTN_SIMD && defined(__wasm_simd128__)
 #define ATTN_HAVE_SIMD128 1
 #endif
+#if ATTN_SIMD && defined(__wasm_relaxed_simd__)
+#define ATTN_HAVE_RELAXED 1
+#endif
 
 namespace attn::kernels {
 
@@ -70,6 +73,22 @@ namespace attn::kernels {
 #include "kernels_body.inc"
 #endif
 
+#ifdef ATTN_HAVE_RELAXED
+// wasm relaxed SIMD (the second wasm module, built with -mrelaxed-simd): the same 4×8 tiles,
+// each product and add one f32x4.relaxed_madd, which V8 runs as vfmadd231ps where the CPU has FMA.
+// Clang 14 knows it only as the prototype __builtin_wasm_fma_f32x4, whose opcode
+// scripts/wasm_relaxed.py renumbers after the link; the engine then computes a·b + c. Binaryen
+// 108 folds the prototype as a + b·c when all three operands are constants: none are here
+// (the kernel tests would see it).
+#define ATTN_NS relaxed
+#define ATTN_W 4
+#define ATTN_MR 4
+#define ATTN_NV 2
+#define ATTN_TARGET
+#define ATTN_FMA(a, b, c) ((vf)__builtin_wasm_fma_f32x4((a), (b), (c)))
+#include "kernels_body.inc"
+#endif
+
 // [SECTION] Dispatch --------------------------------------------------------------------------
 
 namespace {
@@ -102,6 +121,9 @@ std::vector<Table> tables() {
 #ifdef ATTN_HAVE_SIMD128
     t.push_back(ATTN_TABLE(simd128, Isa::Simd128));
 #endif
+#ifdef ATTN_HAVE_RELAXED
+    t.push_back(ATTN_TABLE(relaxed, Isa::Relaxed));
+#endif
     return t;
 }
 
@@ -125,6 +147,7 @@ const char* isa_name(Isa isa) {
         case Isa::Sse2: return "sse2";
         case Isa::Avx2: return "avx2+fma";
         case Isa::Simd128: return "wasm-simd128";
+        case Isa::Relaxed: return "wasm-relaxed-simd";
     }
     return "?";
 }

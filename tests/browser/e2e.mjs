@@ -41,7 +41,22 @@ try {
     // The first frame needs no lazily loaded font (fonts/cjk-*.ttf).
     const early = requests.filter(([, u]) => u.includes('/fonts/'));
     expect(early.length === 0, `fonts fetched before any CJK text: ${early.map(([, u]) => u)}`);
-    return `first frame after ${((Date.now() - t0) / 1000).toFixed(1)}s`;
+    // Chromium validates relaxed SIMD: the page loads the build with the fused multiply-add.
+    const wasm = requests.filter(([, u]) => u.endsWith('.wasm')).map(([, u]) => path.basename(u));
+    expect(s.isa === 'wasm-relaxed-simd' && wasm.join() === 'attnviz-relaxed.wasm', `kernels ${s.isa}, fetched ${wasm}`);
+    return `first frame after ${((Date.now() - t0) / 1000).toFixed(1)}s (${s.isa})`;
+  });
+
+  await check('a browser without relaxed SIMD gets the SIMD128 build, and the same figure', async () => {
+    const first = await state(page);
+    const plain = await openPage(browser, url, { initScript: () => { WebAssembly.validate = () => false; } });
+    const s = await state(plain);
+    const wasm = requests.filter(([c, u]) => c === currentCheck && u.endsWith('.wasm')).map(([, u]) => path.basename(u));
+    expect(s.isa === 'wasm-simd128' && wasm.join() === 'attnviz.wasm', `kernels ${s.isa}, fetched ${wasm}`);
+    expect(s.lines_drawn === 9 && s.twin === first.twin, `lines ${s.lines_drawn}, twin "${s.twin}" against "${first.twin}"`);
+    await shot(plain, '01b-lines-simd128.png');
+    await plain.context().close();
+    return s.twin;
   });
 
   await check('every preset loads and draws', async () => {

@@ -46,6 +46,7 @@ export async function openPage(browser, url, options = {}) {
     deviceScaleFactor: options.deviceScaleFactor || 1,
     hasTouch: !!options.hasTouch,
   });
+  if (options.initScript) await context.addInitScript(options.initScript);  // runs before the page's scripts
   const page = await context.newPage();
   page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(`[${currentCheck}] ${m.text()}`); });
   page.on('pageerror', (e) => consoleErrors.push(`[${currentCheck}] ${String(e.message || e)}`));

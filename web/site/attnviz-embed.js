@@ -4,7 +4,8 @@
 // fonts fetched once, and each figure gets its own instance.
 //   <div data-attnviz="v=1&preset=i-am-good&view=heatmap" data-width="640" data-height="400"></div>
 //   <script src="https://your.site/attnviz/attnviz-embed.js" defer></script>
-// attnviz.js, attnviz.wasm, attnviz.data and fonts/ are found next to this script. The figure
+// attnviz-relaxed.js/.wasm (relaxed SIMD, where the browser validates it) or attnviz.js/.wasm
+// (SIMD128), attnviz.data and fonts/ are found next to this script. The figure
 // is figure-only (panels=0) unless the hash says otherwise. Each element gets
 //   element.attnvizMessage(message) → reply   (the messages of README "Embed in your blog")
 // and fires an "attnviz-ready" event after its first frame.
@@ -12,6 +13,10 @@
   'use strict';
   const me = document.currentScript;
   const base = new URL('.', me ? me.src : location.href).href;
+  // The build, as attnviz-page.js picks it: (func (result v128) f32x4.relaxed_madd of three zeros)
+  const zero = [0xfd, 0x0c].concat(new Array(16).fill(0));
+  const build = WebAssembly.validate(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 0x60, 0, 1, 0x7b, 3, 2, 1, 0,
+    10, 61, 1, 59, 0].concat(zero, zero, zero, [0xfd, 0x85, 0x02, 0x0b]))) ? 'attnviz-relaxed' : 'attnviz';
 
   function fetchBytes(name) {
     return fetch(base + name).then(function (r) {
@@ -23,7 +28,7 @@
     if (window.createAttnviz) return Promise.resolve(window.createAttnviz);
     return new Promise(function (resolve, reject) {
       const s = document.createElement('script');
-      s.src = base + 'attnviz.js';
+      s.src = base + build + '.js';
       s.onload = function () { resolve(window.createAttnviz); };
       s.onerror = function () { reject(new Error('could not load ' + s.src)); };
       document.head.appendChild(s);
@@ -51,7 +56,7 @@
     canvas.addEventListener('contextmenu', function (e) { e.preventDefault(); });
     el.appendChild(canvas);
 
-    shared = shared || Promise.all([loadFactory(), fetchBytes('attnviz.wasm').then(WebAssembly.compile),
+    shared = shared || Promise.all([loadFactory(), fetchBytes(build + '.wasm').then(WebAssembly.compile),
                                     fetchBytes('attnviz.data')]);
     shared.then(function ([factory, wasm, data]) {
       const config = {

@@ -3,8 +3,10 @@
 // pasted text, and answers the parent page's messages when the page is embedded in an <iframe>
 // (README "Embed in your blog"). A file, not an inline <script>, so the page runs under a
 // strict Content-Security-Policy (script-src 'self' 'wasm-unsafe-eval').
-// The single-file build (scripts/single_file.py) defines window.attnvizInline (wasm, fonts) and
-// createAttnviz before this script; nothing is fetched then.
+// Two builds of the app: attnviz-relaxed.js/.wasm (relaxed SIMD: the kernels' fused multiply-add)
+// where the browser validates a relaxed-SIMD instruction, attnviz.js/.wasm (SIMD128) elsewhere.
+// The single-file build (scripts/single_file.py) defines window.attnvizInline (both builds' wasm
+// and scripts, fonts, models) before this script; nothing is fetched then.
 (function () {
   'use strict';
   const loader = document.getElementById('loader');
@@ -13,6 +15,11 @@
   const problem = document.getElementById('problem');
   const canvas = document.getElementById('canvas');
   const inline = window.attnvizInline;
+  // (func (result v128) (f32x4.relaxed_madd (v128.const 0) (v128.const 0) (v128.const 0)))
+  const zero = [0xfd, 0x0c].concat(new Array(16).fill(0));
+  const relaxedProbe = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 0x60, 0, 1, 0x7b, 3, 2, 1, 0,
+    10, 61, 1, 59, 0].concat(zero, zero, zero, [0xfd, 0x85, 0x02, 0x0b]));
+  const build = WebAssembly.validate(relaxedProbe) ? 'attnviz-relaxed' : 'attnviz';
 
   // An embed asking for the light theme gets a light loader (no dark flash in a light blog).
   if (/[#&]theme=light(&|$)/.test(location.hash)) document.documentElement.classList.add('light');
@@ -34,8 +41,8 @@
     return;
   }
 
-  // Progress over the two downloads: attnviz.wasm (fetched here) and attnviz.data (fonts,
-  // fetched by attnviz.js, reported through setStatus).
+  // Progress over the two downloads: the build's .wasm (fetched here) and .data (fonts, fetched
+  // by its .js, reported through setStatus).
   const progress = { wasm: [0, 0], data: [0, 0] };
   function show(text) {
     const done = progress.wasm[0] + progress.data[0];
@@ -309,8 +316,8 @@
   }
 
   async function fetchWasm() {
-    const response = await fetch('attnviz.wasm');
-    if (!response.ok) throw new Error('attnviz.wasm: HTTP ' + response.status);
+    const response = await fetch(build + '.wasm');
+    if (!response.ok) throw new Error(build + '.wasm: HTTP ' + response.status);
     const total = +response.headers.get('Content-Length') || 0;
     progress.wasm = [0, total];
     if (!response.body || !total) return new Uint8Array(await response.arrayBuffer());
@@ -333,19 +340,22 @@
   }
 
   if (inline) {
-    config.wasmBinary = base64(inline.wasm);
+    config.wasmBinary = base64(inline.wasm[build]);
     config.getPreloadedPackage = function () { return base64(inline.data).buffer; };
     config.inlineFonts = inline.fonts;
     config.attnvizInlineModels = inline.models;  // the built-in models (web/platform/platform_web.cpp)
+    const script = document.createElement('script');
+    script.textContent = inline.js[build];
+    document.body.appendChild(script);  // runs now: defines createAttnviz
     start();
     return;
   }
   fetchWasm().then(function (bytes) {
     config.wasmBinary = bytes;
     const script = document.createElement('script');
-    script.src = 'attnviz.js';
+    script.src = build + '.js';
     script.onload = start;
-    script.onerror = function () { fail('<strong>Could not load attnviz.js.</strong>'); };
+    script.onerror = function () { fail('<strong>Could not load ' + build + '.js.</strong>'); };
     document.body.appendChild(script);
   }).catch(function (e) {
     fail('<strong>Could not load attnviz.</strong><br>' + escape(e.message || e));

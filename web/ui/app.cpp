@@ -5,6 +5,7 @@
 #include "link_panel.hpp"
 #include "link_state.hpp"
 #include "export.hpp"
+#include "kernels.hpp"
 #include "panels.hpp"
 #include "platform.hpp"
 #include "presets.hpp"
@@ -229,6 +230,7 @@ std::string App::state_json() const {
     const ExportRecord& last = panels.exports.last;
     j.update({
         {"frame", frame_count},
+        {"isa", kernels::isa_name(kernels::best_isa())},  // which build the page loaded
         {"ui_scale", ui_scale_},
         {"link", shown_hash_},
         {"twin", twin.summary},

@@ -1,6 +1,8 @@
 // frame_overlay.cpp: frame_overlay.hpp.
 #include "frame_overlay.hpp"
 
+#include "kernels.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -80,7 +82,7 @@ void draw_frame_overlay(ViewContext& ctx, const FrameTimes& times) {
     const float fs = font->FontSize;
     char line1[200], line2[200], cpu[64], heads[32];
     std::snprintf(line1, sizeof line1, tr(st.lang, Str::FrameTimeLine), times.median_ms(), times.count(), times.worst_ms(), times.fps());
-    std::snprintf(cpu, sizeof cpu, " · CPU %.1f ms", times.cpu_median_ms());
+    std::snprintf(cpu, sizeof cpu, " · CPU %.1f ms · %s", times.cpu_median_ms(), kernels::isa_name(kernels::best_isa()));
     std::strncat(line1, cpu, sizeof line1 - std::strlen(line1) - 1);
     std::snprintf(heads, sizeof heads, tr(st.lang, st.figure.trace().heads == 1 ? Str::HeadsOne : Str::HeadsMany), st.figure.trace().heads);
     std::snprintf(line2, sizeof line2, tr(st.lang, Str::FrameTimeFigure), view_label(st.lang, st.view), st.figure.trace().T_q(), st.figure.trace().T_k(),
