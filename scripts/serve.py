@@ -12,7 +12,7 @@ import sys
 class Handler(http.server.SimpleHTTPRequestHandler):
     extra_headers: list = []
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
-                      ".wasm": "application/wasm", ".js": "text/javascript",
+                      ".wasm": "application/wasm", ".js": "text/javascript", ".mjs": "text/javascript",
                       ".json": "application/json"}
 
     def end_headers(self):

@@ -1,0 +1,76 @@
+// ort_chromium.mjs: bench/ort_web.mjs's attention rows in a headless Chromium page, where a
+// reader's browser runs them: ONNX Runtime Web (its wasm build, one thread) and attnviz's two
+// modules (SIMD128 and relaxed SIMD, built for the web as ES modules) on the same inputs in the
+// same page, alternating (bench/ort_compare.mjs). Numbers only: this is not a test.
+//   /usr/bin/python3 bench/ort/export_mha.py /tmp/attnviz-ort
+//   (cd bench/ort && npm install)                       # onnxruntime-web 1.30.0
+//   cmake --build build-web --target attn_mha_web attn_mha_web_relaxed
+//   node bench/ort_chromium.mjs [/tmp/attnviz-ort] [ROUNDS] [T,…]
+import { freePort, waitForServer } from '../tests/browser/harness.mjs';
+import { chromium } from '../tests/browser/node_modules/playwright-core/index.mjs';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const dir = path.resolve(process.argv[2] || '/tmp/attnviz-ort');
+const rounds = +(process.argv[3] || 5);
+const Ts = (process.argv[4] || '128,512,2048').split(',').filter(Boolean).map(Number);
+
+// A served folder: ORT's wasm build, attnviz's web modules, the comparison, the ONNX files.
+const root = '/tmp/attnviz-ort-page';
+fs.rmSync(root, { recursive: true, force: true });
+fs.mkdirSync(root);
+const dist = path.join(here, 'ort/node_modules/onnxruntime-web/dist');
+const files = [[dist, 'ort.wasm.min.mjs'], [dist, 'ort-wasm-simd-threaded.mjs'], [dist, 'ort-wasm-simd-threaded.wasm'],
+               [here, 'ort_compare.mjs'], [dir, 'weights.bin'], [dir, 'self.onnx'], [dir, 'causal.onnx'], [dir, 'cross.onnx']];
+for (const name of ['attn_mha_web', 'attn_mha_web_relaxed']) files.push([path.resolve(here, '../build-web'), `${name}.mjs`],
+                                                                      [path.resolve(here, '../build-web'), `${name}.wasm`]);
+for (const [from, name] of files) {
+  if (!fs.existsSync(path.join(from, name))) { console.error(`${path.join(from, name)} is missing (see the header)`); process.exit(2); }
+  fs.symlinkSync(path.join(from, name), path.join(root, name));
+}
+fs.writeFileSync(path.join(root, 'index.html'), `<!doctype html><meta charset="utf-8"><title>attnviz vs ORT</title>
+<script type="module">
+import * as ort from './ort.wasm.min.mjs';
+import { compareMha, mhaLayer, relaxedProbe } from './ort_compare.mjs';
+const log = (line) => console.log(line);
+try {
+  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.wasmPaths = new URL('./', location.href).href;
+  const builds = [['simd128', 'attn_mha_web']];
+  if (WebAssembly.validate(relaxedProbe)) builds.push(['relaxed', 'attn_mha_web_relaxed']);
+  const weights = new Float32Array(await (await fetch('weights.bin')).arrayBuffer());
+  const layers = [];
+  for (const [name, file] of builds) layers.push(mhaLayer(name, await (await import('./' + file + '.mjs')).default(), weights));
+  log('# ' + navigator.userAgent.match(/Chrome\\/[0-9.]+/)[0] + '; onnxruntime-web ' + ort.env.versions.web + ', wasm, 1 thread');
+  log('# attnviz modules: ' + builds.map(([n, f]) => n + ' (' + f + ')').join(', ') + '; ratio = attnviz / ORT');
+  const sessions = {};
+  for (const kind of ['self', 'causal', 'cross'])
+    sessions[kind] = await ort.InferenceSession.create(kind + '.onnx', { executionProviders: ['wasm'] });
+  await compareMha({ ort, sessions, layers, Ts: ${JSON.stringify(Ts)}, rounds: ${rounds}, log });
+} catch (e) { log('ERROR ' + (e.stack || e)); }
+window.benchDone = true;
+</script>`);
+
+const port = await freePort();
+const server = spawn('python3', [path.resolve(here, '../scripts/serve.py'), root, '--port', String(port)], { stdio: 'ignore' });
+const url = `http://127.0.0.1:${port}/index.html`;
+await waitForServer(url, 10000);
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update',
+         '--disable-sync', '--disable-quic'],
+});
+console.log(`# machine: ${os.cpus()[0].model}, ${os.cpus().length} cores; headless Chromium ${browser.version()}`);
+const page = await browser.newPage();
+let failed = false;
+page.on('console', (m) => { console.log(m.text()); failed ||= m.text().startsWith('ERROR'); });
+page.on('pageerror', (e) => { console.log(`ERROR ${e.message}`); failed = true; });
+await page.goto(url);
+await page.waitForFunction(() => window.benchDone === true, null, { timeout: 1800000, polling: 1000 });
+await browser.close();
+server.kill();
+process.exit(failed ? 1 : 0);
