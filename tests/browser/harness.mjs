@@ -40,13 +40,18 @@ export async function waitForServer(url, timeoutMs) {
 export const consoleErrors = [];
 export const requests = [];  // [check, url] of every request the pages made
 
+// ATTNVIZ_BUILD=simd128 (for the benchmarks): the pages are told the browser lacks relaxed SIMD,
+// so attnviz-page.js loads the SIMD128 build (attnviz.wasm) instead of attnviz-relaxed.wasm.
+export const forceSimd128 = process.env.ATTNVIZ_BUILD === 'simd128' ? () => { WebAssembly.validate = () => false; } : null;
+
 export async function openPage(browser, url, options = {}) {
   const context = await browser.newContext({
     viewport: options.viewport || { width: 1280, height: 800 },
     deviceScaleFactor: options.deviceScaleFactor || 1,
     hasTouch: !!options.hasTouch,
   });
-  if (options.initScript) await context.addInitScript(options.initScript);  // runs before the page's scripts
+  const init = options.initScript || forceSimd128;
+  if (init) await context.addInitScript(init);  // runs before the page's scripts
   const page = await context.newPage();
   page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(`[${currentCheck}] ${m.text()}`); });
   page.on('pageerror', (e) => consoleErrors.push(`[${currentCheck}] ${String(e.message || e)}`));
