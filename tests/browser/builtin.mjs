@@ -114,7 +114,7 @@ await check('the translate-numbers scene translates with tiny-translator and sho
   return `${s.model.figure.ids.length} target tokens, shown at ${[...lengths].sort((a, b) => a - b).join(', ')}`;
 });
 
-await check('the single-file build runs tiny-lm from file:// without a request', async () => {
+await check('the single-file build runs tiny-lm from file:// without a request, with either build', async () => {
   const single = pathToFileURL(path.resolve(siteDir, 'attnviz-single.html')).href;
   const before = requests.length;
   const other = await openPage(browser, single + '#v=1&model=tiny-lm&text=' + encodeURIComponent(induction.model.text));
@@ -124,6 +124,16 @@ await check('the single-file build runs tiny-lm from file:// without a request',
   const outside = requests.slice(before).filter(([, u]) => !/^(file|data):/.test(u) && !u.endsWith('/favicon.svg'));
   expect(outside.length === 0, `requests ${outside.map(([, u]) => u).join(', ')}`);
   await other.context().close();
+  // Both builds are inside: a browser without relaxed SIMD runs the SIMD128 one, to the same ids
+  // and the same summary of the model's figure.
+  const plain = await openPage(browser, single + '#v=1&model=tiny-lm&text=' + encodeURIComponent(induction.model.text),
+                               { initScript: () => { WebAssembly.validate = () => false; } });
+  const p = await until(plain, settled, 'tiny-lm from the single file, SIMD128', 60000);
+  expect(s.isa === 'wasm-relaxed-simd' && p.isa === 'wasm-simd128', `kernels ${s.isa}, then ${p.isa}`);
+  expect(JSON.stringify(p.model.figure.ids) === JSON.stringify(s.model.figure.ids) && p.twin === s.twin,
+         `ids ${p.model.figure.ids}, twin "${p.twin}" against "${s.twin}"`);
+  await plain.context().close();
+  return `${s.isa}, then ${p.isa}`;
 });
 
 await finishSuite('browser-builtin');
