@@ -8,7 +8,7 @@
 //   node tests/browser/a11y.mjs SITE_DIR ARTIFACT_DIR
 import { createRequire } from 'node:module';
 import {
-  check, expect, finishSuite, failSetup, openPage, startSuite, state, until, waitFrames, shot,
+  check, expect, finishSuite, openPage, startSuiteOrEnd, state, until, waitFrames, shot,
 } from './harness.mjs';
 
 const [siteDir, artifacts] = process.argv.slice(2);
@@ -17,13 +17,7 @@ if (!siteDir || !artifacts) {
   process.exit(2);
 }
 const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-let suite;
-try {
-  suite = await startSuite(siteDir, artifacts);
-} catch (e) {
-  failSetup(e);
-}
-const { browser, url, origin } = suite;
+const { browser, url, origin } = await startSuiteOrEnd('a11y', siteDir, artifacts);
 
 // The twin as the page has it: summary, caption, labels and the cells' text.
 const twin = (page) => page.evaluate(() => {

@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
-  check, clickWidget, expect, finishSuite, failSetup, moveAway, openPage, pickPreset, requests, shot, startSuite, state,
+  check, clickWidget, expect, finishSuite, moveAway, openPage, pickPreset, requests, shot, startSuiteOrEnd, state,
   until, waitFrames,
 } from './harness.mjs';
 
@@ -27,13 +27,7 @@ function strongest(heads, kind) {
   return best;
 }
 
-let suite;
-try {
-  suite = await startSuite(siteDir, artifacts);
-} catch (e) {
-  failSetup(e);
-}
-const { browser, url } = suite;
+const { browser, url } = await startSuiteOrEnd('browser-builtin', siteDir, artifacts);
 const page = await openPage(browser, url);
 
 await check('nothing of the built-in models is fetched for the first frame', async () => {

@@ -8,7 +8,7 @@
 //   node tests/browser/experiments.mjs SITE_DIR ARTIFACT_DIR ATTNVIZ_BINARY
 import { execFileSync } from 'node:child_process';
 import {
-  check, clickWidget, expect, finishSuite, failSetup, moveAway, openPage, startSuite, state, until, waitFrames, cssScale, shot,
+  check, clickWidget, expect, finishSuite, moveAway, openPage, startSuiteOrEnd, state, until, waitFrames, cssScale, shot,
 } from './harness.mjs';
 
 const [siteDir, artifacts, binary] = process.argv.slice(2);
@@ -34,13 +34,7 @@ function sameTop(page, want) {
   return worst;
 }
 
-let suite;
-try {
-  suite = await startSuite(siteDir, artifacts);
-} catch (e) {
-  failSetup(e);
-}
-const { browser, url } = suite;
+const { browser, url } = await startSuiteOrEnd('browser-experiments', siteDir, artifacts);
 // A tall window: every control of the panel (generation, experiments, the importance map) in view.
 const page = await openPage(browser, `${url}#v=1&model=tiny-lm&view=model&text=${encodeURIComponent(TEXT)}`,
                             { viewport: { width: 1280, height: 1300 } });

@@ -224,6 +224,17 @@ export async function startSuite(siteDir, artifacts, { headers = [] } = {}) {
   return { origin: s.origin, url: s.url, browser: s.browser, port: s.port };
 }
 
+// startSuite for a suite named `name` whose checks all need it: if the setup fails, the failure
+// is reported and the suite ends there (finishSuite), rather than every check failing after it.
+export async function startSuiteOrEnd(name, siteDir, artifacts, options) {
+  try {
+    return await startSuite(siteDir, artifacts, options);
+  } catch (e) {
+    failSetup(e);
+    return finishSuite(name);
+  }
+}
+
 // Records a failure outside any check (setup went wrong).
 export function failSetup(e) {
   results.push(false);

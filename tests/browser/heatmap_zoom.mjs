@@ -8,7 +8,7 @@
 //   node tests/browser/heatmap_zoom.mjs SITE_DIR ARTIFACT_DIR
 // Ends with "heatmap-zoom: N passed, M failed"; exits non-zero on any failure.
 import {
-  check, clickWidget, consoleErrors, cssScale, expect, failSetup, finishSuite, moveAway, openPage, shot, startSuite,
+  check, clickWidget, consoleErrors, cssScale, expect, finishSuite, moveAway, openPage, shot, startSuiteOrEnd,
   state, until, waitFrames,
 } from './harness.mjs';
 import { distinctColors } from './png.mjs';
@@ -44,14 +44,7 @@ async function wheelAt(page, x, y, dy, times, modifier) {
   await waitFrames(page, 2);
 }
 
-let suite;
-try {
-  suite = await startSuite(siteDir, artifacts);
-} catch (e) {
-  failSetup(e);
-  await finishSuite('heatmap-zoom');
-}
-const { browser, url } = suite;
+const { browser, url } = await startSuiteOrEnd('heatmap-zoom', siteDir, artifacts);
 let page;
 
 await check('300 tokens, 4 heads, masked: the whole map, every n-th label, complete', async () => {

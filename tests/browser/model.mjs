@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { distinctColors } from './png.mjs';
 import {
-  check, clickWidget, expect, maxDiff, failSetup, finishSuite, moveAway, openPage, shot, startSuite, state, until, waitFrames,
+  check, clickWidget, expect, maxDiff, finishSuite, moveAway, openPage, shot, startSuiteOrEnd, state, until, waitFrames,
 } from './harness.mjs';
 
 const [siteDir, artifacts, refs] = process.argv.slice(2);
@@ -34,13 +34,7 @@ async function typeInto(page, widget, text) {
   await page.keyboard.insertText(text);
 }
 
-let suite;
-try {
-  suite = await startSuite(siteDir, artifacts);
-} catch (e) {
-  failSetup(e);
-}
-const { browser, url } = suite;
+const { browser, url } = await startSuiteOrEnd('model', siteDir, artifacts);
 const page = await openPage(browser, url);
 
 await check('the folder dialog opens a gpt2 model; its first run shows the model view', async () => {

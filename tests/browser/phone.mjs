@@ -6,7 +6,7 @@
 // a finger's drag scrolls the drawer, a tap hovers and pins a token.
 //   node tests/browser/phone.mjs SITE_DIR ARTIFACT_DIR
 import {
-  check, expect, finishSuite, failSetup, openPage, startSuite, state, until, waitFrames, cssScale, shot,
+  check, expect, finishSuite, openPage, startSuiteOrEnd, state, until, waitFrames, cssScale, shot,
 } from './harness.mjs';
 
 const [siteDir, artifacts] = process.argv.slice(2);
@@ -14,13 +14,7 @@ if (!siteDir || !artifacts) {
   console.error('usage: node tests/browser/phone.mjs SITE_DIR ARTIFACT_DIR');
   process.exit(2);
 }
-let suite;
-try {
-  suite = await startSuite(siteDir, artifacts);
-} catch (e) {
-  failSetup(e);
-}
-const { browser, url } = suite;
+const { browser, url } = await startSuiteOrEnd('phone', siteDir, artifacts);
 const VIEWPORTS = [[360, 640], [640, 360], [390, 844], [768, 1024], [1024, 768]];
 const open = (hash, [width, height]) => openPage(browser, `${url}#${hash}`, { viewport: { width, height }, hasTouch: true });
 
