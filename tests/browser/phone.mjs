@@ -60,16 +60,17 @@ function layoutProblems(s) {
 for (const size of VIEWPORTS) {
   const [w, h] = size;
   const narrow = w < 700;
-  await check(`${w}×${h}: every token inside the figure, no caption over another${narrow ? ', the figure full width' : ''}`, async () => {
+  await check(`${w}×${h}: every token and the frame-time overlay inside the figure, no caption over another${narrow ? ', the figure full width' : ''}`, async () => {
     const notes = [];
     for (const view of ['lines', 'heatmap']) {
       for (const preset of ['i-am-good-cross', 'multi-head-rain', 'long-text']) {
-        const page = await open(`v=1&preset=${preset}&view=${view}`, size);
-        const s = await state(page);
+        const page = await open(`v=1&preset=${preset}&view=${view}&fps=1`, size);  // with the frame-time overlay
+        const s = await until(page, (x) => x.widgets.frame_overlay, 'the frame-time overlay');
         await shot(page, `${w}x${h}-${preset}-${view}.png`);
         const { problems, captions } = layoutProblems(s);
         expect(!problems.length, `${preset} ${view}: ${problems.join('; ')}`);
         expect(s.query_rects.length && s.key_rects.length, `${preset} ${view}: no tokens`);
+        expect(inside(s.widgets.frame_overlay, s.figure), `${preset} ${view}: the frame-time overlay ${s.widgets.frame_overlay} leaves the figure`);
         const k = s.ui_scale;
         if (narrow) {
           expect(s.widgets['drawer.open'] && !s.widgets.preset, `${preset}: the controls are not in a drawer`);

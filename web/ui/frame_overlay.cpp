@@ -80,26 +80,38 @@ void draw_frame_overlay(ViewContext& ctx, const FrameTimes& times) {
     const Palette& pal = palette(st.theme);
     ImFont* font = ctx.fonts.small;
     const float fs = font->FontSize;
-    char line1[200], line2[200], cpu[64], heads[32];
+    char line1[200], line2[200], line3[64], cpu[64], heads[32];
     std::snprintf(line1, sizeof line1, tr(st.lang, Str::FrameTimeLine), times.median_ms(), times.count(), times.worst_ms(), times.fps());
-    std::snprintf(cpu, sizeof cpu, " · CPU %.1f ms · %s", times.cpu_median_ms(), kernels::isa_name(kernels::best_isa()));
+    std::snprintf(cpu, sizeof cpu, " · CPU %.1f ms", times.cpu_median_ms());
     std::strncat(line1, cpu, sizeof line1 - std::strlen(line1) - 1);
     std::snprintf(heads, sizeof heads, tr(st.lang, st.figure.trace().heads == 1 ? Str::HeadsOne : Str::HeadsMany), st.figure.trace().heads);
     std::snprintf(line2, sizeof line2, tr(st.lang, Str::FrameTimeFigure), view_label(st.lang, st.view), st.figure.trace().T_q(), st.figure.trace().T_k(),
                   heads, st.view == View::Lines ? st.lines_drawn : 0);
-    const float w = std::max(font->CalcTextSizeA(fs, FLT_MAX, 0.0f, line1).x, font->CalcTextSizeA(fs, FLT_MAX, 0.0f, line2).x);
+    std::snprintf(line3, sizeof line3, "kernels: %s", kernels::isa_name(kernels::best_isa()));  // which wasm build runs
     const float p = 6.0f * s;
     const ProbeRect& f = st.figure_rect;
-    // Top-right of the figure, below the line where the views write their notes.
+    // Top-right of the figure, below the line where the views write their notes; on a narrow
+    // figure (a phone) the lines wrap inside it.
+    const float wrap = std::max(f[2] - 2.0f * p - 16.0f * s, 40.0f * s);
+    const char* lines[] = {line1, line2, line3};
+    ImVec2 size[3];
+    float w = 0.0f, h = 0.0f;
+    for (int i = 0; i < 3; ++i) {
+        size[i] = font->CalcTextSizeA(fs, FLT_MAX, wrap, lines[i]);
+        w = std::max(w, std::min(size[i].x, wrap)), h += size[i].y + (i ? 2.0f * s : 0.0f);
+    }
     const ImVec2 a(f[0] + f[2] - w - 2.0f * p - 8.0f * s, f[1] + fs + 14.0f * s);
-    const ImVec2 b(a.x + w + 2.0f * p, a.y + 2.0f * fs + 2.0f * p + 2.0f * s);
+    const ImVec2 b(a.x + w + 2.0f * p, a.y + h + 2.0f * p);
     ImDrawList* dl = ImGui::GetForegroundDrawList();
     ImVec4 bg = ImGui::ColorConvertU32ToFloat4(pal.background);
     bg.w = 0.85f;
     dl->AddRectFilled(a, b, ImGui::GetColorU32(bg), 4.0f * s);
     dl->AddRect(a, b, pal.text_muted, 4.0f * s);
-    dl->AddText(font, fs, ImVec2(a.x + p, a.y + p), pal.text, line1);
-    dl->AddText(font, fs, ImVec2(a.x + p, a.y + p + fs + 2.0f * s), pal.text_muted, line2);
+    float y = a.y + p;
+    for (int i = 0; i < 3; ++i) {
+        dl->AddText(font, fs, ImVec2(a.x + p, y), i == 0 ? pal.text : pal.text_muted, lines[i], nullptr, wrap);
+        y += size[i].y + 2.0f * s;
+    }
     ctx.state.probe["frame_overlay"] = {a.x, a.y, b.x - a.x, b.y - a.y};
 }
 
