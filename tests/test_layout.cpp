@@ -16,6 +16,7 @@
 #include "heatmap_layout.hpp"
 #include "import_state.hpp"
 #include "lines_layout.hpp"
+#include "model_layout.hpp"
 #include "palette.hpp"
 #include "steps_layout.hpp"
 #include "svg.hpp"
@@ -492,3 +493,19 @@ TEST_CASE("steps layout: blocks in reading order without overlap, hit test, what
 }
 
 }  // namespace
+
+TEST_CASE("model layout: the legend's masked label fits the content, on a phone's width too") {
+    for (float scale : {1.0f, 2.0f})
+        for (float width : {360.0f, 390.0f, 1280.0f}) {
+            const FakeMeasure m(scale);
+            ModelInput in;
+            in.layers = 4, in.heads = 4, in.scale = scale, in.causal = true;
+            in.view = {0.0f, 0.0f, width * scale, 700.0f * scale};
+            const ModelLayout L = lay_out_model(in, m);
+            CAPTURE(scale);
+            CAPTURE(width);
+            const float label_end = L.swatch.x1 + 7.0f * scale + m.width(in.words.masked, FontRole::Small);
+            CHECK(label_end <= L.grid.x1 + L.legend_w);  // inside the legend's room (72 px was too little)
+            CHECK(label_end <= in.view.x1);              // and inside the view
+        }
+}

@@ -32,7 +32,9 @@ ModelLayout lay_out_model(const ModelInput& in, const TextMeasure& m) {
     L.label_w += 12.0f * sc;
     L.margin = 16.0f * sc;
     L.header_h = 2.0f * ss + 14.0f * sc;  // caption, then head numbers
-    L.legend_w = 72.0f * sc;              // the colour scale right of the grid
+    // The colour scale right of the grid: bar and swatch 22 px off the grid, 12 wide, then their
+    // labels ("masked" the widest, beside the swatch; the scale's 0 … 1 fit in 72 px).
+    L.legend_w = std::max(72.0f * sc, (22.0f + 12.0f + 7.0f + 8.0f) * sc + m.width(in.words.masked, FontRole::Small));
     const float avail_w = std::max(in.view.w() - 2.0f * L.margin - L.label_w - L.legend_w, 10.0f);
     const float avail_h = std::max(in.view.h() - 2.0f * L.margin - L.header_h, 10.0f);
     L.gap = std::clamp(std::min(avail_w / H, avail_h / Ly) * 0.08f, 2.0f * sc, 8.0f * sc);

@@ -559,15 +559,21 @@ std::string import_description(const AppState& st) {
     return desc;
 }
 
+std::string import_status_text(const AppState& st) {
+    const Trace& tr = st.figure.trace();
+    char line[512];
+    if (st.figure.live)
+        std::snprintf(line, sizeof line, attn::tr(st.lang, Str::LiveStatus), st.figure.name.c_str(), ui_kind_name(st.lang, tr.kind),
+                      tr.queries.size(), tr.keys.size(), import_description(st).c_str());
+    else
+        std::snprintf(line, sizeof line, attn::tr(st.lang, Str::ImportStatus), ui_kind_name(st.lang, tr.kind), tr.queries.size(),
+                      tr.keys.size(), import_description(st).c_str());
+    return line;
+}
+
 void draw_import_status(ViewContext& ctx) {
     AppState& st = ctx.state;
-    const Trace& tr = st.figure.trace();
-    if (st.figure.live)
-        ImGui::TextDisabled(attn::tr(st.lang, Str::LiveStatus), st.figure.name.c_str(), ui_kind_name(st.lang, tr.kind), tr.queries.size(),
-                            tr.keys.size(), import_description(st).c_str());
-    else
-        ImGui::TextDisabled(attn::tr(st.lang, Str::ImportStatus), ui_kind_name(st.lang, tr.kind), tr.queries.size(), tr.keys.size(),
-                            import_description(st).c_str());
+    ImGui::TextDisabled("%s", import_status_text(st).c_str());
     if (ctx.fonts.font_pending()) {
         ImGui::SameLine();
         ImGui::TextDisabled("%s", attn::tr(st.lang, Str::LoadingGlyphs));

@@ -31,7 +31,9 @@ void draw_model_toolbar(ViewContext& ctx);
 void draw_import_progress(ViewContext& ctx);
 // What the figure shows, in words: "layer 2, head 3", "mean of 12 heads × 4 layers", ….
 std::string import_description(const AppState& st);
-// The status line under the figure in import mode.
+// The status line under the figure in import mode: "live · tiny-lm · masked attention · 9 queries
+// × 9 keys · layer 1, head 1" (an import: "imported · …"), and the view's hint beside it.
+std::string import_status_text(const AppState& st);
 void draw_import_status(ViewContext& ctx);
 
 }  // namespace attn

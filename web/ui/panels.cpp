@@ -692,6 +692,7 @@ void draw_toolbar(ViewContext& ctx) {
 
 // "cross attention · 3 queries × 3 keys · 1 head · d_k = 3 · unscaled"
 std::string status_text(const AppState& st) {
+    if (st.figure.has(Detail::Layers)) return import_status_text(st);  // a model's, live or imported
     const Trace& tr = st.figure.trace();
     char buf[64], heads[32], line[256];
     std::snprintf(heads, sizeof heads, attn::tr(st.lang, tr.heads == 1 ? Str::HeadsOne : Str::HeadsMany), tr.heads);
@@ -703,7 +704,7 @@ std::string status_text(const AppState& st) {
 // The status line's height: one line, or as many as it wraps to on a phone.
 float status_height(const AppState& st, float s) {
     const float line = ImGui::GetTextLineHeightWithSpacing();
-    if (!st.narrow || st.figure.has(Detail::Layers)) return line + 4.0f * s;
+    if (!st.narrow) return line + 4.0f * s;
     const float h = ImGui::CalcTextSize(status_text(st).c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y;
     return h + ImGui::GetStyle().ItemSpacing.y + 4.0f * s;
 }
@@ -768,8 +769,8 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
     }
     ImGui::EndChild();
     ImGui::PopStyleColor();
-    if (!figure_only && st.figure.has(Detail::Layers)) draw_import_status(ctx);
-    else if (!figure_only) draw_status(ctx);
+    if (!figure_only && st.figure.has(Detail::Layers) && !st.narrow) draw_import_status(ctx);
+    else if (!figure_only) draw_status(ctx);  // on a phone: whichever status, wrapped
 }
 
 }  // namespace
