@@ -1,26 +1,22 @@
 // main.cpp: the one main of both targets (after ImGui's example_glfw_opengl3): the command
-// line, the window, the frame loop. The only __EMSCRIPTEN__ branches are the main loop, the
-// canvas callbacks and the ini file; everything else that differs lives in platform.hpp.
+// line (command_line.hpp), the window, the frame loop. The only __EMSCRIPTEN__ branches are the
+// command line (the desktop's only), the main loop, the canvas callbacks and the ini file;
+// everything else that differs lives in platform.hpp.
 #include "app.hpp"
 #include "builtin.hpp"
 #include "cli.hpp"
+#include "command_line.hpp"
 #include "live_scenes.hpp"
 #include "model_state.hpp"
 #include "platform.hpp"
-#include "render_command.hpp"
 
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 
-#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <iterator>
 #include <optional>
 #include <string>
 
@@ -114,86 +110,12 @@ void frame(void* arg) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    int code = attn::run_cli(argc, argv);
-    if (code != attn::kNotACommand) return code;
-    if (argc > 1 && std::strcmp(argv[1], "render") == 0) return attn::run_render(argc, argv);
-
-    std::optional<attn::Scene> scene;
-    attn::Figure imported;  // `attnviz MODEL.json`: attention exported from a model
-    std::string model_folder;  // `attnviz FOLDER`: a model to run live (model_state.hpp)
-    std::error_code not_a_folder;
-    // `attnviz induction` / `attnviz tiny-lm`: a live scene or a built-in model, when no file has that name.
-    const attn::LiveScene* live_scene = nullptr;
-    std::string builtin;
-    if (argc > 1 && !std::filesystem::exists(argv[1], not_a_folder)) {
-        live_scene = attn::find_live_scene(argv[1]);
-        if (attn::find_builtin(argv[1])) builtin = argv[1];
-    }
-    const bool named = live_scene || !builtin.empty();
-    if (!named && argc > 1 && std::filesystem::is_directory(argv[1], not_a_folder)) {
-        model_folder = argv[1];
-    } else if (!named && argc > 1 && std::strcmp(argv[1], "-") != 0) {
-        std::string text;
-        if (attn::read_file(argv[1], text) && attn::file_kind(text) == attn::FileKind::Import) {
-            attn::AppState reader;
-            if (!attn::import_attention(reader, text, argv[1])) {
-                std::fprintf(stderr, "%s\n", reader.error.c_str());
-                return attn::kExitBadInput;
-            }
-            imported = std::move(reader.figure);
-        }
-    }
-    if (argc > 1 && model_folder.empty() && !imported.has(attn::Detail::Layers) && !named) {
-        attn::Scene loaded;
-        std::string error;
-        if (!attn::load_scene_file(argv[1], std::cin, loaded, error)) {
-            std::fprintf(stderr, "%s\n", error.c_str());
-            return attn::kExitBadInput;
-        }
-        scene = std::move(loaded);
-    }
-
-    // A live model's text, experiment and generation, as `attnviz run` takes them (SPEC.md §5):
-    //   attnviz tiny-lm --text "…" --knockout 2:3,1:1 --knockout-mode mean --hide-token 3 --importance
-    //   attnviz tiny-lm --text "…" --generate 20 --temperature 0.8 --top-k 40 --seed 7
-    //   attnviz tiny-lm --text "…" --compare "…"   (the Compare view's second text)
-    std::optional<std::string> live_text, compare;
-    attn::ModelExperiment experiment;
-    attn::ModelGeneration generation;
-    const auto number = [](const char* text, double lo, double hi, double& out) {
-        char* end = nullptr;
-        out = std::strtod(text, &end);
-        return *text && *end == '\0' && out >= lo && out <= hi;
-    };
-    for (int i = 2; i < argc; ++i) {
-        const std::string a = argv[i];
-        const bool value = i + 1 < argc;
-        double v = 0;
-        try {
-            if (a == "--text" && value) live_text = argv[++i];
-            else if (a == "--compare" && value) compare = argv[++i];
-            else if (a == "--generate" && value && number(argv[i + 1], 1, 64, v) && v == std::floor(v))
-                generation.tokens = static_cast<int>(v), generation.requested = true, ++i;
-            else if (a == "--temperature" && value && number(argv[i + 1], 0, 100, v)) generation.sampling.temperature = static_cast<float>(v), ++i;
-            else if (a == "--top-k" && value && number(argv[i + 1], 0, 100000, v) && v == std::floor(v)) generation.sampling.top_k = static_cast<int>(v), ++i;
-            else if (a == "--seed" && value && number(argv[i + 1], 0, 2147483647.0, v) && v == std::floor(v))
-                generation.sampling.seed = static_cast<std::uint64_t>(v), ++i;
-            else if (a == "--knockout" && value && attn::parse_head_items(argv[i + 1])) experiment.knockout = argv[++i];
-            else if (a == "--knockout-mode" && value && (std::strcmp(argv[i + 1], "zero") == 0 || std::strcmp(argv[i + 1], "mean") == 0))
-                experiment.ablation = std::strcmp(argv[++i], "mean") == 0 ? attn::Ablation::Mean : attn::Ablation::Zero;
-            else if (a == "--hide-token" && value) experiment.hidden = attn::parse_positions(argv[++i], "--hide-token");
-            else if (a == "--importance") experiment.importance = true;
-            else throw attn::ModelError("", a, "expected --text \"…\", --compare \"…\", --knockout L:H,…, --knockout-mode zero|mean, "
-                                                  "--hide-token N,…, --importance, --generate 1…64, --temperature T, --top-k K or --seed S after a model");
-        } catch (const attn::ModelError& e) {
-            std::fprintf(stderr, "attnviz: %s\n", e.what());
-            return attn::kExitBadInput;
-        }
-    }
-    if (argc > 2 && !live_scene && builtin.empty() && model_folder.empty()) {
-        std::fprintf(stderr, "attnviz: --text and the experiment options need a model: attnviz tiny-lm --text \"…\" --knockout 2:3\n");
-        return attn::kExitBadInput;
-    }
+    attn::Launch launch;  // the browser has no command line: its link says what to open
+#ifndef __EMSCRIPTEN__
+    if (const std::optional<int> exit_code = attn::read_command_line(argc, argv, launch)) return *exit_code;
+#else
+    (void)argc, (void)argv;
+#endif
 
     // Lives as long as the program: the browser's main loop outlives main().
     Window& w = *new Window;
@@ -243,26 +165,26 @@ int main(int argc, char** argv) {
     ImGui_ImplOpenGL3_Init(attn::platform::kImGuiGlslVersion);
 
     attn::platform::publish_app(&app);
-    if (scene) app.state.load_scene(*scene);
+    if (launch.scene) app.state.load_scene(*launch.scene);
     std::string error;
     if (!app.init(error)) {
         std::fprintf(stderr, "attnviz: %s\n", error.c_str());
         return 1;
     }
-    if (!model_folder.empty() && !attn::open_model_folder(app.state, model_folder)) {
+    if (!launch.model_folder.empty() && !attn::open_model_folder(app.state, launch.model_folder)) {
         std::fprintf(stderr, "%s\n", app.state.error.c_str());
         return attn::kExitBadInput;
     }
-    if (live_scene) attn::open_live_scene(app.state, *live_scene);
-    if (!builtin.empty()) attn::open_builtin_model(app.state, builtin);
-    if (argc > 2) {  // the options above (a link's experiment, in the page, stays)
-        if (live_text) app.state.model.text = *live_text;
-        if (compare) app.state.model.compare = *compare;
-        app.state.model.experiment = experiment;
-        app.state.model.generation = generation;
+    if (launch.live_scene) attn::open_live_scene(app.state, *launch.live_scene);
+    if (!launch.builtin.empty()) attn::open_builtin_model(app.state, launch.builtin);
+    if (launch.model_options) {  // the command line's (a link's experiment, in the page, stays)
+        if (launch.text) app.state.model.text = *launch.text;
+        if (launch.compare) app.state.model.compare = *launch.compare;
+        app.state.model.experiment = launch.experiment;
+        app.state.model.generation = launch.generation;
     }
-    if (imported.has(attn::Detail::Layers)) {
-        app.state.figure = std::move(imported);
+    if (launch.imported.has(attn::Detail::Layers)) {
+        app.state.figure = std::move(launch.imported);
         app.state.view = attn::View::Model;
         attn::select_import_map(app.state, 0, 0);
     }

@@ -27,11 +27,21 @@
 #if ATTN_SIMD && defined(__wasm_relaxed_simd__)
 #define ATTN_HAVE_RELAXED 1
 #endif
+// -DATTN_ONE_ISA=1 (the page's two wasm modules, CMakeLists.txt): only the best set this build
+// has, so that a reader downloads no kernels the page never runs (docs/BENCHMARKS.md, the budget).
+#if defined(ATTN_ONE_ISA) && ATTN_ONE_ISA && (ATTN_HAVE_SIMD128 || ATTN_HAVE_RELAXED)
+#if ATTN_HAVE_RELAXED
+#undef ATTN_HAVE_SIMD128
+#endif
+#else
+#define ATTN_HAVE_SCALAR 1
+#endif
 
 namespace attn::kernels {
 
 // [SECTION] One body per instruction set ------------------------------------------------------
 
+#ifdef ATTN_HAVE_SCALAR
 // Scalar: one-lane vectors, 4×4 tiles of scalar registers.
 #define ATTN_NS scalar
 #define ATTN_W 1
@@ -40,6 +50,7 @@ namespace attn::kernels {
 #define ATTN_TARGET
 #define ATTN_FMA(a, b, c) ((a) * (b) + (c))
 #include "kernels_body.inc"
+#endif
 
 #ifdef ATTN_HAVE_X86
 // SSE2, the x86-64 baseline: 6×8 tiles (12 accumulators of 16 xmm registers).
@@ -113,7 +124,10 @@ bool cpu_has(Isa isa) {
 #endif
 
 std::vector<Table> tables() {
-    std::vector<Table> t{ATTN_TABLE(scalar, Isa::Scalar)};
+    std::vector<Table> t;
+#ifdef ATTN_HAVE_SCALAR
+    t.push_back(ATTN_TABLE(scalar, Isa::Scalar));
+#endif
 #ifdef ATTN_HAVE_X86
     t.push_back(ATTN_TABLE(sse2, Isa::Sse2));
     if (cpu_has(Isa::Avx2)) t.push_back(ATTN_TABLE(avx2, Isa::Avx2));

@@ -5,9 +5,10 @@
 //            chosen with __builtin_cpu_supports, so the binary runs on any x86-64
 //   wasm:    simd128 (4 lanes) when built with -msimd128, and relaxed (4 lanes, fused
 //            multiply-add) too in the second module, built with -mrelaxed-simd: the page loads
-//            it where the browser validates relaxed SIMD (web/site/attnviz-page.js)
+//            it where the browser validates relaxed SIMD (web/site/attnviz-page.js); the page's
+//            modules are built with ATTN_ONE_ISA and carry only that best set
 //   always:  scalar (1 lane): the same code with one-lane vectors, for the scalar build
-//            (-DATTN_SIMD=OFF) and for the tests that compare instruction sets
+//            (-DATTN_SIMD=OFF) and for the tests that compare instruction sets (not in the page)
 //
 // Nothing here keeps state: the caller says which instruction set to run and owns the work
 // memory (ggml's context, llm.c's activations): the products and the fused head take a Context
