@@ -5,7 +5,9 @@
 //   /usr/bin/python3 bench/ort/export_mha.py /tmp/attnviz-ort
 //   (cd bench/ort && npm install)                       # onnxruntime-web 1.30.0
 //   cmake --build build-web --target attn_mha_web attn_mha_web_relaxed
-//   node bench/ort_chromium.mjs [/tmp/attnviz-ort] [ROUNDS] [T,…]
+//   node bench/ort_chromium.mjs [/tmp/attnviz-ort] [ROUNDS] [T,… ("": none)] [FOLDER:T:ONNX …]
+// Whole models (gpt2), as bench/ort_web.mjs takes them: the folder's files are served, fetched
+// by the page and written into each attnviz module's file system, which loads them as the app does.
 import { serveAndLaunch } from '../tests/browser/harness.mjs';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -15,7 +17,14 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dir = path.resolve(process.argv[2] || '/tmp/attnviz-ort');
 const rounds = +(process.argv[3] || 5);
-const Ts = (process.argv[4] || '128,512,2048').split(',').filter(Boolean).map(Number);
+const Ts = (process.argv[4] ?? '128,512,2048').split(',').filter(Boolean).map(Number);
+const models = process.argv.slice(5).map((a, i) => {
+  const [folder, T, onnx] = a.split(':');
+  const config = JSON.parse(fs.readFileSync(path.join(folder, 'config.json')));
+  return { dir: `m${i}`, folder: path.resolve(folder), label: path.basename(path.resolve(folder)), T: +T, onnx,
+           files: fs.readdirSync(folder).filter((f) => fs.statSync(path.join(folder, f)).isFile()),
+           shape: { V: config.vocab_size, L: config.n_layer, H: config.n_head } };
+});
 
 // A served folder: ORT's wasm build, attnviz's web modules, the comparison, the ONNX files.
 const root = '/tmp/attnviz-ort-page';
@@ -26,29 +35,48 @@ const files = [[dist, 'ort.wasm.min.mjs'], [dist, 'ort-wasm-simd-threaded.mjs'],
                [here, 'ort_compare.mjs'], [dir, 'weights.bin'], [dir, 'self.onnx'], [dir, 'causal.onnx'], [dir, 'cross.onnx']];
 for (const name of ['attn_mha_web', 'attn_mha_web_relaxed']) files.push([path.resolve(here, '../build-web'), `${name}.mjs`],
                                                                       [path.resolve(here, '../build-web'), `${name}.wasm`]);
+for (const m of models) files.push([path.dirname(m.onnx), path.basename(m.onnx)]);
 for (const [from, name] of files) {
   if (!fs.existsSync(path.join(from, name))) { console.error(`${path.join(from, name)} is missing (see the header)`); process.exit(2); }
   fs.symlinkSync(path.join(from, name), path.join(root, name));
 }
+for (const m of models) fs.symlinkSync(m.folder, path.join(root, m.dir));
 fs.writeFileSync(path.join(root, 'index.html'), `<!doctype html><meta charset="utf-8"><title>attnviz vs ORT</title>
 <script type="module">
 import * as ort from './ort.wasm.min.mjs';
-import { compareMha, mhaLayer, relaxedProbe } from './ort_compare.mjs';
+import { compareMha, compareModel, mhaLayer, modelRunner, relaxedProbe } from './ort_compare.mjs';
 const log = (line) => console.log(line);
 try {
   ort.env.wasm.numThreads = 1;
   ort.env.wasm.wasmPaths = new URL('./', location.href).href;
   const builds = [['simd128', 'attn_mha_web']];
   if (WebAssembly.validate(relaxedProbe)) builds.push(['relaxed', 'attn_mha_web_relaxed']);
-  const weights = new Float32Array(await (await fetch('weights.bin')).arrayBuffer());
-  const layers = [];
-  for (const [name, file] of builds) layers.push(mhaLayer(name, await (await import('./' + file + '.mjs')).default(), weights));
+  const attns = [];
+  for (const [name, file] of builds) attns.push({ name, attn: await (await import('./' + file + '.mjs')).default() });
   log('# ' + navigator.userAgent.match(/Chrome\\/[0-9.]+/)[0] + '; onnxruntime-web ' + ort.env.versions.web + ', wasm, 1 thread');
   log('# attnviz modules: ' + builds.map(([n, f]) => n + ' (' + f + ')').join(', ') + '; ratio = attnviz / ORT');
-  const sessions = {};
-  for (const kind of ['self', 'causal', 'cross'])
-    sessions[kind] = await ort.InferenceSession.create(kind + '.onnx', { executionProviders: ['wasm'] });
-  await compareMha({ ort, sessions, layers, Ts: ${JSON.stringify(Ts)}, rounds: ${rounds}, log });
+  const Ts = ${JSON.stringify(Ts)}, models = ${JSON.stringify(models.map(({ folder, ...m }) => ({ ...m, onnx: path.basename(m.onnx) })))};
+  if (Ts.length) {
+    const weights = new Float32Array(await (await fetch('weights.bin')).arrayBuffer());
+    const layers = attns.map(({ name, attn }) => mhaLayer(name, attn, weights));
+    const sessions = {};
+    for (const kind of ['self', 'causal', 'cross'])
+      sessions[kind] = await ort.InferenceSession.create(kind + '.onnx', { executionProviders: ['wasm'] });
+    await compareMha({ ort, sessions, layers, Ts, rounds: ${rounds}, log });
+    for (const l of layers) l.close();
+  }
+  for (const [i, m] of models.entries()) {
+    const session = await ort.InferenceSession.create(m.onnx, { executionProviders: ['wasm'] });
+    const runs = [];
+    for (const { name, attn } of attns) {
+      attn.FS.mkdir('/' + m.dir);
+      for (const f of m.files) attn.FS.writeFile('/' + m.dir + '/' + f, new Uint8Array(await (await fetch(m.dir + '/' + f)).arrayBuffer()));
+      runs.push(modelRunner(name, attn, '/' + m.dir, m.shape));
+      for (const f of m.files) attn.FS.unlink('/' + m.dir + '/' + f);  // loaded: the weights are the module's own now
+    }
+    await compareModel({ ort, session, models: runs, label: m.label, T: m.T, V: m.shape.V, rounds: ${rounds}, log, first: i === 0 });
+    for (const r of runs) r.close();
+  }
 } catch (e) { log('ERROR ' + (e.stack || e)); }
 window.benchDone = true;
 </script>`);

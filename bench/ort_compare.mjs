@@ -93,6 +93,24 @@ export async function compareMha({ ort, sessions, layers, Ts, rounds, log }) {
   }
 }
 
+// attnviz's model (gpt2: V tokens, L layers × H heads) in a module: `folder` is its path in the
+// module's file system (node: the disk; a page: files written to its FS).
+export function modelRunner(name, attn, folder, { V, L, H }) {
+  const handle = attn.ccall('attn_model_new', 'number', ['string'], [folder]);
+  if (!handle) throw new Error(`attnviz could not load ${folder}`);
+  const run = (ids) => {
+    const T = ids.length;
+    const pids = attn._malloc(4 * T), plog = attn._malloc(4 * V), patt = attn._malloc(4 * L * H * T * T);
+    attn.HEAP32.set(ids, pids / 4);
+    attn._attn_model_run(handle, pids, T, plog, patt);
+    const heap = attn.HEAPF32;  // after the run: the heap may have grown
+    const out = { logits: heap.slice(plog / 4, plog / 4 + V), attention: heap.slice(patt / 4, patt / 4 + L * H * T * T) };
+    for (const p of [pids, plog, patt]) attn._free(p);
+    return out;
+  };
+  return { name, run, close: () => attn._attn_model_delete(handle) };
+}
+
 // A whole model at T: `session` ORT's (ids → logits at the last position, every layer's
 // attention: bench/ort/export_gpt2.py), `models` [{name, run(ids) → {logits, attention}}].
 export async function compareModel({ ort, session, models, label, T, V, rounds, log, first }) {

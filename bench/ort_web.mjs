@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { compareMha, compareModel, mhaLayer, relaxedProbe } from './ort_compare.mjs';
+import { compareMha, compareModel, mhaLayer, modelRunner, relaxedProbe } from './ort_compare.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dir = process.argv[2] || '/tmp/attnviz-ort';
@@ -56,20 +56,7 @@ for (const [i, { folder, T, onnx }] of models.entries()) {
   const session = await ort.InferenceSession.create(onnx, { executionProviders: ['wasm'] });
   const config = JSON.parse(fs.readFileSync(path.join(folder, 'config.json')));
   const V = config.vocab_size, L = config.n_layer, H = config.n_head;
-  const runs = attns.map(({ name, attn }) => {
-    const handle = attn.ccall('attn_model_new', 'number', ['string'], [path.resolve(folder)]);
-    if (!handle) throw new Error(`attnviz could not load ${folder}`);
-    const run = (ids) => {
-      const pids = attn._malloc(4 * T), plog = attn._malloc(4 * V), patt = attn._malloc(4 * L * H * T * T);
-      attn.HEAP32.set(ids, pids / 4);
-      attn._attn_model_run(handle, pids, T, plog, patt);
-      const heap = attn.HEAPF32;
-      const out = { logits: heap.slice(plog / 4, plog / 4 + V), attention: heap.slice(patt / 4, patt / 4 + L * H * T * T) };
-      for (const p of [pids, plog, patt]) attn._free(p);
-      return out;
-    };
-    return { name, run, close: () => attn._attn_model_delete(handle) };
-  });
+  const runs = attns.map(({ name, attn }) => modelRunner(name, attn, path.resolve(folder), { V, L, H }));
   await compareModel({ ort, session, models: runs, label: path.basename(path.resolve(folder)), T, V, rounds, log, first: i === 0 });
   for (const r of runs) r.close();
 }
