@@ -132,6 +132,7 @@ int main(int argc, char** argv) {
     }
     glfwSetWindowUserPointer(w.window, &w);
     glfwMakeContextCurrent(w.window);
+    attn::platform::cache_gl_state();
     glfwSwapInterval(1);
 
     IMGUI_CHECKVERSION();

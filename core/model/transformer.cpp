@@ -696,11 +696,9 @@ namespace {
 
 // A Linear as a dense in×out matrix (row-vector convention), and its bias.
 Matrix dense(const Linear& f) {
-    Matrix m(f.in, f.out);
-    for (int i = 0; i < f.in; ++i)
-        for (int j = 0; j < f.out; ++j)
-            m(i, j) = f.transposed ? f.w[static_cast<std::ptrdiff_t>(j) * f.ld + i] : f.w[static_cast<std::ptrdiff_t>(i) * f.ld + j];
-    return m;
+    using Rows = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;  // rows ld floats apart
+    if (f.transposed) return Rows(f.w, f.out, f.in, Eigen::OuterStride<>(f.ld)).transpose();
+    return Rows(f.w, f.in, f.out, Eigen::OuterStride<>(f.ld));
 }
 RowVector bias(const Linear& f) {
     return f.b ? RowVector(Eigen::Map<const RowVector>(f.b, f.out)) : RowVector(RowVector::Zero(f.out));

@@ -112,7 +112,9 @@ await check('the single-file build runs tiny-lm from file:// without a request, 
   const single = pathToFileURL(path.resolve(siteDir, 'attnviz-single.html')).href;
   const before = requests.length;
   const other = await openPage(browser, single + '#v=1&model=tiny-lm&text=' + encodeURIComponent(induction.model.text));
-  const s = await until(other, settled, 'tiny-lm from the single file', 60000);
+  // The twin follows once the run's figure is in and the typing pause is over (App::typing).
+  const described = (x) => settled(x) && !x.typing && x.twin !== '';
+  const s = await until(other, described, 'tiny-lm from the single file', 60000);
   expect(JSON.stringify(s.model.figure.ids) === JSON.stringify(induction.model.figure.ids), `ids ${s.model.figure.ids}`);
   // (The http page before this one may still ask for its favicon.)
   const outside = requests.slice(before).filter(([, u]) => !/^(file|data):/.test(u) && !u.endsWith('/favicon.svg'));
@@ -122,7 +124,7 @@ await check('the single-file build runs tiny-lm from file:// without a request, 
   // and the same summary of the model's figure.
   const plain = await openPage(browser, single + '#v=1&model=tiny-lm&text=' + encodeURIComponent(induction.model.text),
                                { initScript: () => { WebAssembly.validate = () => false; } });
-  const p = await until(plain, settled, 'tiny-lm from the single file, SIMD128', 60000);
+  const p = await until(plain, described, 'tiny-lm from the single file, SIMD128', 60000);
   expect(s.isa === 'wasm-relaxed-simd' && p.isa === 'wasm-simd128', `kernels ${s.isa}, then ${p.isa}`);
   expect(JSON.stringify(p.model.figure.ids) === JSON.stringify(s.model.figure.ids) && p.twin === s.twin,
          `ids ${p.model.figure.ids}, twin "${p.twin}" against "${s.twin}"`);

@@ -82,6 +82,12 @@ void fetch_builtin_model(const char* name, const char* files);
 // Browser: makes `app` the one the page's hooks (main/test_hook.cpp, main/import_hook.cpp)
 // talk to, as Module.attnvizApp of this module instance. Desktop: nothing.
 void publish_app(void* app);
+// Browser: WebGL answers getParameter for the scissor box and the blend state by waiting for
+// the GPU process to catch up (a pipeline stall; on SwiftShader ~50 ms), and ImGui's GL backend
+// reads them every frame to restore them after drawing. This keeps them in JavaScript instead,
+// from the context's setters (WebGL best practices: no blocking calls in the frame loop). Call
+// once the context is current. Desktop: nothing.
+void cache_gl_state();
 // Desktop: the GLFW hints for an OpenGL 3.3 core context, before glfwCreateWindow (the window
 // and attnviz render). Browser: nothing (WebGL2 comes from the link flags, MIN_WEBGL_VERSION=2).
 void hint_gl33_core();

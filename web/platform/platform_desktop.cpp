@@ -34,6 +34,7 @@ bool prefers_dark() { return true; }        // GLFW exposes no system colour sch
 bool coarse_pointer() { return false; }
 bool take_touch(float*, bool&) { return false; }
 void install_keyboard() {}
+void cache_gl_state() {}  // a desktop driver answers glGet from its own copy
 void set_text_boxes(const std::vector<float>&) {}
 int figure_focus() { return 1; }
 void show_twin(const std::string&) {}

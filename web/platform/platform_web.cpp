@@ -53,6 +53,31 @@ EM_JS(void, attnviz_text_field, (int active, float x, float y), {
     }
 });
 
+// platform.hpp cache_gl_state: the state ImGui's backend reads back each frame, kept beside
+// the context (Emscripten's GLctx) and updated by the setters that change it.
+EM_JS(void, attnviz_cache_gl_state, (), {
+    var gl = GLctx;
+    if (!gl || gl.attnvizCached) return;
+    gl.attnvizCached = true;
+    var read = gl.getParameter.bind(gl), cache = {};
+    [gl.SCISSOR_BOX, gl.BLEND_SRC_RGB, gl.BLEND_DST_RGB, gl.BLEND_SRC_ALPHA, gl.BLEND_DST_ALPHA,
+     gl.BLEND_EQUATION_RGB, gl.BLEND_EQUATION_ALPHA].forEach(function(p) { cache[p] = read(p); });
+    gl.getParameter = function(p) { return p in cache ? cache[p] : read(p); };
+    var after = function(name, update) {
+        var set = gl[name].bind(gl);
+        gl[name] = function() { set.apply(null, arguments); update.apply(null, arguments); };
+    };
+    var blend = function(sr, dr, sa, da) {
+        cache[gl.BLEND_SRC_RGB] = sr, cache[gl.BLEND_DST_RGB] = dr, cache[gl.BLEND_SRC_ALPHA] = sa, cache[gl.BLEND_DST_ALPHA] = da;
+    };
+    var equation = function(rgb, alpha) { cache[gl.BLEND_EQUATION_RGB] = rgb, cache[gl.BLEND_EQUATION_ALPHA] = alpha; };
+    after('scissor', function(x, y, w, h) { cache[gl.SCISSOR_BOX] = new Int32Array([x, y, w, h]); });
+    after('blendFunc', function(s, d) { blend(s, d, s, d); });
+    after('blendFuncSeparate', blend);
+    after('blendEquation', function(m) { equation(m, m); });
+    after('blendEquationSeparate', equation);
+});
+
 EM_JS(void, attnviz_css_cursor, (int cursor), {
     // ImGuiMouseCursor_: Arrow, TextInput, ResizeAll, ResizeNS, ResizeEW, ResizeNESW, ResizeNWSE, Hand, NotAllowed
     var names = ['default', 'text', 'move', 'ns-resize', 'ew-resize', 'nesw-resize', 'nwse-resize', 'pointer', 'not-allowed'];
@@ -521,6 +546,7 @@ void open_file_picker() { attnviz_pick_file(); }
 void open_folder_picker() { attnviz_pick_folder(); }
 void fetch_builtin_model(const char* name, const char* files) { attnviz_fetch_builtin(name, files); }
 void hint_gl33_core() {}  // the WebGL version comes from the link flags
+void cache_gl_state() { attnviz_cache_gl_state(); }
 
 void publish_app(void* app) { EM_ASM({ Module['attnvizApp'] = $0; }, app); }
 

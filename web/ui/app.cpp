@@ -41,9 +41,16 @@ std::string App::handle_page_message(const std::string& message_json) {
     return handle_message(state, message_json);
 }
 
+bool App::typing() {
+    constexpr double kTypingPauseSeconds = 0.4;
+    const double now = ImGui::GetTime();
+    if (state.model.input_revision != typed_revision_) typed_revision_ = state.model.input_revision, typed_at_ = now;
+    return typing_ = now - typed_at_ < kTypingPauseSeconds;
+}
+
 void App::sync_link() {
     const double now = ImGui::GetTime();
-    if (state.figure.empty() || now - link_checked_at_ < 0.25) return;
+    if (state.figure.empty() || now - link_checked_at_ < 0.25 || typing()) return;
     link_checked_at_ = now;
     std::string hash = encode_link(link_from_app(state), &link_cache);
     if (hash == shown_hash_) return;
@@ -99,9 +106,10 @@ void App::build_ui() {
     draw_focus(state, focus, ui_scale_);
     // The twin waits while the shown view still builds (the lines' top-k lists, the heatmap's
     // display map): its one-off table would lengthen a frame and so the next frame's budget.
+    // It waits while the reader types, too (typing()).
     const bool building = (state.view == View::Lines && state.lines_ready < 1.0f) ||
                           (state.view == View::Heatmap && state.heatmap_probe.progress < 1.0);
-    if (!building) update_twin(state, twin);
+    if (!building && !typing()) update_twin(state, twin);
     std::vector<float> boxes;  // handed to the page when they move (a tap on one focuses its text field)
     for (const ProbeRect& r : state.text_boxes) boxes.insert(boxes.end(), r.begin(), r.end());
     if (boxes != text_boxes_) platform::set_text_boxes(text_boxes_ = boxes);
@@ -234,6 +242,7 @@ std::string App::state_json() const {
         {"ui_scale", ui_scale_},
         {"link", shown_hash_},
         {"twin", twin.summary},
+        {"typing", typing_},  // the twin and the link wait for the pause
         {"cursor", {{"on", state.cursor.on}, {"q", state.cursor.q}, {"k", state.cursor.k}, {"step", state.cursor.step}}},
         {"pinned_step", state.pinned_step},
         {"pinned_cell", {state.pinned_q, state.pinned_k}},
