@@ -3,7 +3,6 @@
 // command line (the desktop's only), the main loop, the canvas callbacks and the ini file;
 // everything else that differs lives in platform.hpp.
 #include "app.hpp"
-#include "builtin.hpp"
 #include "cli.hpp"
 #include "command_line.hpp"
 #include "live_scenes.hpp"
@@ -16,7 +15,6 @@
 #include <imgui.h>
 
 #include <cstdio>
-#include <cstring>
 #include <optional>
 #include <string>
 
