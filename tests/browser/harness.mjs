@@ -108,8 +108,18 @@ export async function pointAt(page, rect, click = false) {
   await waitFrames(page, 2);
 }
 
+// Clicks a widget where it is drawn. A popup or modal is laid out in a first, hidden frame before
+// its size is known (ImGui's auto-fit), and placed again in the next: the widget's rectangle is
+// read until two frames agree, so the click lands where a reader would see it.
 export async function clickWidget(page, name) {
-  const s = await state(page);
+  let s = await state(page);
+  for (let tries = 0; s.widgets[name] && tries < 10; ++tries) {
+    await waitFrames(page, 2);
+    const next = await state(page);
+    const same = next.widgets[name] && next.widgets[name].every((v, i) => v === s.widgets[name][i]);
+    s = next;
+    if (same) break;
+  }
   if (!s.widgets[name]) throw new Error(`no widget "${name}" on screen (have: ${Object.keys(s.widgets).join(', ')})`);
   await pointAt(page, s.widgets[name], true);
 }
