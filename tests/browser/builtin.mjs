@@ -112,7 +112,7 @@ await check('the single-file build runs tiny-lm from file:// without a request, 
   const single = pathToFileURL(path.resolve(siteDir, 'attnviz-single.html')).href;
   const before = requests.length;
   const other = await openPage(browser, single + '#v=1&model=tiny-lm&text=' + encodeURIComponent(induction.model.text));
-  // The twin follows once the run's figure is in and the typing pause is over (App::typing).
+  // The twin follows once the run's figure is in and the typing pause is over (App::note_typing).
   const described = (x) => settled(x) && !x.typing && x.twin !== '';
   const s = await until(other, described, 'tiny-lm from the single file', 60000);
   expect(JSON.stringify(s.model.figure.ids) === JSON.stringify(induction.model.figure.ids), `ids ${s.model.figure.ids}`);

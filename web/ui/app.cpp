@@ -41,16 +41,16 @@ std::string App::handle_page_message(const std::string& message_json) {
     return handle_message(state, message_json);
 }
 
-bool App::typing() {
+void App::note_typing() {
     constexpr double kTypingPauseSeconds = 0.4;
     const double now = ImGui::GetTime();
     if (state.model.input_revision != typed_revision_) typed_revision_ = state.model.input_revision, typed_at_ = now;
-    return typing_ = now - typed_at_ < kTypingPauseSeconds;
+    typing_ = now - typed_at_ < kTypingPauseSeconds;
 }
 
 void App::sync_link() {
     const double now = ImGui::GetTime();
-    if (state.figure.empty() || now - link_checked_at_ < 0.25 || typing()) return;
+    if (state.figure.empty() || now - link_checked_at_ < 0.25 || typing_) return;
     link_checked_at_ = now;
     std::string hash = encode_link(link_from_app(state), &link_cache);
     if (hash == shown_hash_) return;
@@ -106,10 +106,11 @@ void App::build_ui() {
     draw_focus(state, focus, ui_scale_);
     // The twin waits while the shown view still builds (the lines' top-k lists, the heatmap's
     // display map): its one-off table would lengthen a frame and so the next frame's budget.
-    // It waits while the reader types, too (typing()).
+    // It waits while the reader types, too (note_typing).
+    note_typing();
     const bool building = (state.view == View::Lines && state.lines_ready < 1.0f) ||
                           (state.view == View::Heatmap && state.heatmap_probe.progress < 1.0);
-    if (!building && !typing()) update_twin(state, twin);
+    if (!building && !typing_) update_twin(state, twin);
     std::vector<float> boxes;  // handed to the page when they move (a tap on one focuses its text field)
     for (const ProbeRect& r : state.text_boxes) boxes.insert(boxes.end(), r.begin(), r.end());
     if (boxes != text_boxes_) platform::set_text_boxes(text_boxes_ = boxes);

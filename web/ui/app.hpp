@@ -60,12 +60,13 @@ public:
 private:
     // Keeps the address bar's hash in step with the state, at most four times a second.
     void sync_link();
-    // Whether the reader is typing into a live model's text: its last edit is less than
-    // kTypingPauseSeconds old. The twin and the link then wait for the pause, so a keystroke's
-    // frame rebuilds neither the twin's table (and the page's layout of it) nor the address
-    // bar's history entry, and a screen reader hears the figure once, when typing stops.
-    bool typing();
-    bool typing_ = false;  // typing() as the last frame found it (the tests' state: "typing")
+    // Sets typing_, once a frame (build_ui): whether the reader is typing into a live model's
+    // text, its last edit less than kTypingPauseSeconds old. The twin and the link then wait for
+    // the pause, so a keystroke's frame rebuilds neither the twin's table (and the page's layout
+    // of it) nor the address bar's history entry, and a screen reader hears the figure once,
+    // when typing stops.
+    void note_typing();
+    bool typing_ = false;  // this frame's (the tests' state: "typing")
     std::string shown_hash_;
     double link_checked_at_ = -1.0;
     int typed_revision_ = 0;
