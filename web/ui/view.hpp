@@ -92,10 +92,14 @@ struct Views {
 };
 
 // Seconds of on-demand work (a heatmap's display map, the lines' top-k lists) a frame may
-// take while it builds: 12 ms, or three quarters of the last frame's time when frames are slow
-// anyway (a software-rendered WebGL), at most 120 ms: the build then takes a fixed share of the
-// time instead of crawling.
-inline double build_budget_seconds() { return std::clamp(0.75 * ImGui::GetIO().DeltaTime, 0.012, 0.120); }
+// take while it builds: 12 ms, or three quarters of the frame time when frames are slow anyway
+// (a software-rendered WebGL), at most 120 ms: the build then takes a fixed share of the time
+// instead of crawling. The frame time is ImGui's average over the last 60 frames, so that one
+// long frame (the scene that made the new figure) does not widen the next frame's budget.
+inline double build_budget_seconds() {
+    const float fps = ImGui::GetIO().Framerate;
+    return std::clamp(fps > 0.0f ? 0.75 / fps : 0.012, 0.012, 0.120);
+}
 
 // A button as small as its text, or a full-height one on a touch screen (AppState::touch).
 inline bool small_button(const AppState& st, const char* label) { return st.touch ? ImGui::Button(label) : ImGui::SmallButton(label); }
