@@ -1,29 +1,41 @@
 // tiny_lm_web.mjs: the built-in tiny-lm run on every keystroke in the page (headless Chromium):
-// for each character typed into a text of about T tokens, how many frames the run takes (1: the
-// recompute fits the frame that saw the key) and the worst CPU time of building a frame from
-// the key to the new figure (the frame-time overlay's number: the model's run and the UI's drawing,
-// without SwiftShader's rasterization, which a GPU does in a few ms). Numbers only, not a test.
-//   node bench/tiny_lm_web.mjs build-web/site [T] [KEYS] [sync]
+// for each character typed into a text of at most T tokens, how many frames the run takes (1: the
+// recompute fits the frame that saw the key) and how long that frame took: by the app's clock
+// (the frame-time overlay's number: the model's run and the UI's drawing, without the GL calls
+// and SwiftShader's rasterization, which a GPU does in a few ms) and, from a Chrome trace, its
+// wall time and its main thread's CPU time. Numbers only, not a test.
+//   node bench/tiny_lm_web.mjs build-web/site [T] [KEYS] [sync] [pace=MS]
 // sync: the app waits for the GPU after each frame (attnviz_gpu_sync), so SwiftShader's
-// rasterization of one frame no longer runs on the same two cores as the next frame's work:
-// the CPU numbers are then the app's own, as beside a real GPU.
+// rasterization of one frame no longer runs beside the next frame's work.
+// pace: milliseconds between keys (150: a person typing about 7 characters a second).
 import { openPage, startSuite, state, stopSuite, waitFrames } from '../tests/browser/harness.mjs';
 import path from 'node:path';
 
 const siteDir = path.resolve(process.argv[2] || 'build-web/site');
-const targetT = +(process.argv[3] || 128), keys = +(process.argv[4] || 24), sync = process.argv[5] === 'sync';
+const targetT = +(process.argv[3] || 128), keys = +(process.argv[4] || 24), options = process.argv.slice(5);
+const sync = options.includes('sync');
+const pace = +(options.find((o) => o.startsWith('pace='))?.slice(5) ?? 150);
 const settled = (s) => s.model.active && !s.model.busy && s.model.run_revision === s.model.input_revision && s.model.figure;
 
 const { browser, url } = await startSuite(siteDir, '/tmp/attnviz-tiny-lm-web');
 // A text of about T tokens: English prose with some Chinese, as the model was trained on.
 const sentence = 'The rain fell on the quiet town, and the children watched it from the window. 春眠不觉晓，处处闻啼鸟。 ';
-let page, s;
-for (let words = sentence; ; words += sentence) {
-  page = await openPage(browser, `${url}#v=1&model=tiny-lm&view=lines&text=${encodeURIComponent(words)}`);
-  for (s = await state(page); !settled(s); s = await state(page)) await page.waitForTimeout(50);
-  if (s.model.figure.ids.length >= targetT - 8) break;
+// Whole sentences until the text reaches T, then cut to the share of characters that gives about
+// T − 12 tokens, so that the text stays within T while the keys are typed.
+const open = async (words) => {
+  const p = await openPage(browser, `${url}#v=1&model=tiny-lm&view=lines&text=${encodeURIComponent(words)}`);
+  let st;
+  for (st = await state(p); !settled(st); st = await state(p)) await p.waitForTimeout(50);
+  return [p, st];
+};
+let page, s, words = sentence;
+for (;; words += sentence) {
+  [page, s] = await open(words);
+  if (s.model.figure.ids.length >= targetT) break;
   await page.context().close();
 }
+await page.context().close();
+[page, s] = await open(words.slice(0, Math.floor(words.length * (targetT - 12) / s.model.figure.ids.length)));
 const T0 = s.model.figure.ids.length;
 const k = await page.evaluate(() => window.devicePixelRatio || 1);
 const box = s.widgets['model.text'];
@@ -32,28 +44,56 @@ await waitFrames(page, 3);
 await page.keyboard.press('End');
 if (sync) await page.evaluate(() => Module._attnviz_gpu_sync(1));
 
-// Per key: the frame counter before it, then frames until settled, and that frame's CPU time.
+// Per key, typed at a person's pace (PACE ms apart; the loop reads the state only after that, as
+// reading it is work on the page's main thread): the frames until the run is shown (the app
+// counts them) and the worst CPU time of a frame since the key (the frame-time window's newest
+// entries, the app's clock: wall time). A trace of the same frames (Chrome's FireAnimationFrame
+// events, between marks the loop sets before each key) gives the frame's wall time and its thread
+// time: the CPU the page's main thread itself spent, without the time the two cores spent on
+// other processes (SwiftShader's rasterization, the compositor, this script).
+const cdp = await page.context().newCDPSession(page);
+const events = [];
+cdp.on('Tracing.dataCollected', (e) => events.push(...e.value));
+const traced = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
+await cdp.send('Tracing.start', { categories: 'devtools.timeline,blink.user_timing', transferMode: 'ReportEvents' });
 const frames = [], cpu = [];
 for (let i = 0; i < keys; ++i) {
   const before = await state(page);
+  await page.evaluate((n) => performance.mark(`attnviz-key-${n}`), i);
   await page.keyboard.insertText('abcdefghij '[i % 11]);
+  await page.waitForTimeout(pace);
   let after = await state(page);
   while (after.model.input_revision === before.model.input_revision || !settled(after)) {
-    await page.waitForTimeout(5);
+    await page.waitForTimeout(20);
     after = await state(page);
   }
-  // The run's frames (the app counts them), and the worst CPU time of every frame since the key
-  // (the frame-time window's newest entries): the frame that ran the model and redrew.
   const since = after.frame - before.frame, recent = after.frame_time.cpu_recent_ms;
   if (since > recent.length) throw new Error(`${since} frames since the key: more than the window`);
   frames.push(after.model.last_run_frames);
   cpu.push(Math.max(...recent.slice(recent.length - since)));
+}
+await page.evaluate(() => performance.mark('attnviz-key-end'));
+await cdp.send('Tracing.end');
+await traced;
+// Per key, the frame with the longest thread time between its mark and the next: the run's.
+const markAt = (name) => events.find((e) => e.name === name)?.ts;
+const fired = events.filter((e) => e.name === 'FireAnimationFrame' && e.ph === 'X');
+const wall = [], thread = [];
+for (let i = 0; i < keys; ++i) {
+  const a = markAt(`attnviz-key-${i}`), b = markAt(i + 1 < keys ? `attnviz-key-${i + 1}` : 'attnviz-key-end');
+  const own = fired.filter((e) => e.ts >= a && e.ts < b);
+  if (a === undefined || b === undefined || !own.length) throw new Error(`key ${i}: no traced frame`);
+  const run = own.reduce((x, y) => (y.tdur > x.tdur ? y : x));
+  wall.push(run.dur / 1000), thread.push(run.tdur / 1000);
 }
 s = await state(page);
 await stopSuite();
 const sorted = (a) => [...a].sort((x, y) => x - y);
 const median = (a) => sorted(a)[Math.floor(a.length / 2)];
 console.log(`RESULT model=tiny-lm ${s.model.summary} kernels=${s.isa}`);
-console.log(`RESULT T=${T0}..${s.model.figure.ids.length} keys=${keys}${sync ? ' gpu_sync=1' : ''}`);
+const T1 = s.model.figure.ids.length;
+console.log(`RESULT T=${T0}..${T1}${T1 > targetT ? ` (past ${targetT})` : ''} keys=${keys} pace=${pace}ms${sync ? ' gpu_sync=1' : ''}`);
 console.log(`RESULT frames_per_run median=${median(frames)} max=${Math.max(...frames)} (${frames.join(' ')})`);
-console.log(`RESULT cpu_frame_ms median=${median(cpu).toFixed(1)} max=${Math.max(...cpu).toFixed(1)}`);
+const stat = (a) => `median=${median(a).toFixed(1)} max=${Math.max(...a).toFixed(1)}`;
+console.log(`RESULT cpu_frame_ms (the app's clock) ${stat(cpu)}`);
+console.log(`RESULT traced run frame: wall_ms ${stat(wall)} thread_ms ${stat(thread)}`);
