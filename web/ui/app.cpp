@@ -85,9 +85,6 @@ void App::before_frame(float ui_scale) {
 void App::build_ui() {
     renderer.begin_frame();
     advance_import_load(state);  // a file whose bytes are all in is parsed here
-    // A live model's work between frames: slices that fit in 25 ms, at least one (GPT-2 small's
-    // longest, a feed-forward block, is 75 ms in wasm), so frames stay under 100 ms.
-    advance_model(state, 0.025);
     if (!state.model.builtin_request.empty()) {  // browser: the page fetches a built-in model's files
         const BuiltinModel* m = find_builtin(state.model.builtin_request);
         std::string files;

@@ -109,6 +109,7 @@ void draw_figure_only(ViewContext& ctx) {
     const Palette& pal = palette(st.theme);
     const ImGuiIO& io = ImGui::GetIO();
     st.hover = {};
+    advance_model(st, kModelFrameSeconds);  // no controls: the model's work for this frame first
     ImGui::SetNextWindowPos(ImVec2(0, 0));
     ImGui::SetNextWindowSize(io.DisplaySize);
     ImGui::PushStyleColor(ImGuiCol_WindowBg, ImGui::ColorConvertU32ToFloat4(pal.background));

@@ -793,16 +793,20 @@ void collect_text(const AppState& st, PanelState& panels, Fonts& fonts) {
     fonts.need(st.figure.name);
     fonts.need(st.figure.file);
     if (st.imported.load) fonts.need(st.imported.load->name);
-    // Both languages' fixed words, so that switching the language does not rebake the atlas.
-    for (int k = 0; k < kStrCount; ++k) fonts.need(text(static_cast<Str>(k), Lang::Zh));
-    for (const Scene& p : presets()) {
-        fonts.need(p.name);
-        fonts.need(p.description);
-    }
-    for (const LiveScene& s : live_scenes()) {
-        fonts.need(s.about);
-        fonts.need(s.text);
-        fonts.need(s.source);
+    // Both languages' fixed words (so that switching the language does not rebake the atlas), the
+    // presets and the live scenes: constant, so scanned once (Fonts keeps what it needed).
+    if (!panels.scanned_fixed) {
+        for (int k = 0; k < kStrCount; ++k) fonts.need(text(static_cast<Str>(k), Lang::Zh));
+        for (const Scene& p : presets()) {
+            fonts.need(p.name);
+            fonts.need(p.description);
+        }
+        for (const LiveScene& s : live_scenes()) {
+            fonts.need(s.about);
+            fonts.need(s.text);
+            fonts.need(s.source);
+        }
+        panels.scanned_fixed = true;
     }
     for (const auto& t : st.figure.trace().queries) fonts.need(t);
     for (const auto& t : st.figure.trace().keys) fonts.need(t);
@@ -857,6 +861,12 @@ void draw_app(ViewContext& ctx, bool figure_only) {
         if (st.touch) drag_scroll(ctx.panels.drag_scrolling, s, false);
         ImGui::End();
     }
+    // The live model's work for this frame: after the controls, which may have just changed its
+    // input (a key in the text box), before the figure, which then shows the run in the frame
+    // that took the key. (That frame's work also starts with nothing of the previous frame left
+    // to rasterize: in a software WebGL the two would share the cores.) On a phone the drawer
+    // comes after the figure, and an edit there runs in the next frame.
+    if (ctx.interactive) advance_model(st, kModelFrameSeconds);
     if (!st.narrow) ctx.panels.drawer_open = false;
     ImGui::SetNextWindowPos(ImVec2(panel_w, 0));
     ImGui::SetNextWindowSize(ImVec2(io.DisplaySize.x - panel_w, io.DisplaySize.y));
