@@ -75,14 +75,19 @@ for (let i = 0; i < keys; ++i) {
 await page.evaluate(() => performance.mark('attnviz-key-end'));
 await cdp.send('Tracing.end');
 await traced;
-// Per key, the frame with the longest thread time between its mark and the next: the run's.
+// Per key, the run's frame: the one with the longest thread time in the 300 ms after the text
+// field's input event. (ImGui takes the character in the first frame after the event, after
+// that frame's model step, so the model runs in the next; the lines' lists then build over a few
+// short frames, and the twin is rebuilt once typing pauses for 0.4 s.)
 const markAt = (name) => events.find((e) => e.name === name)?.ts;
 const fired = events.filter((e) => e.name === 'FireAnimationFrame' && e.ph === 'X');
+const inputs = events.filter((e) => e.name === 'EventDispatch' && e.args?.data?.type === 'input');
 const wall = [], thread = [];
 for (let i = 0; i < keys; ++i) {
   const a = markAt(`attnviz-key-${i}`), b = markAt(i + 1 < keys ? `attnviz-key-${i + 1}` : 'attnviz-key-end');
-  const own = fired.filter((e) => e.ts >= a && e.ts < b);
-  if (a === undefined || b === undefined || !own.length) throw new Error(`key ${i}: no traced frame`);
+  const input = inputs.find((e) => e.ts >= a && e.ts < b);
+  const own = input ? fired.filter((e) => e.ts > input.ts && e.ts < Math.min(b, input.ts + 300e3)) : [];
+  if (a === undefined || b === undefined || !own.length) throw new Error(`key ${i}: no traced frame after its input event`);
   const run = own.reduce((x, y) => (y.tdur > x.tdur ? y : x));
   wall.push(run.dur / 1000), thread.push(run.tdur / 1000);
 }
