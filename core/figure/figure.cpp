@@ -34,7 +34,7 @@ bool stack_is_causal(const AttentionStack& s) {
     return std::all_of(s.maps.begin(), s.maps.end(), upper_triangle_zero);
 }
 
-Figure layered_figure(std::shared_ptr<const ImportedAttention> layers, std::string file) {
+Figure layered_figure(std::shared_ptr<const ImportedAttention> layers, std::string file, std::vector<bool> causal) {
     if (layers->stacks.empty()) throw SceneError("", "the file holds no attention");
     for (const AttentionStack& stack : layers->stacks)
         if (stack.layers < 1 || stack.heads < 1 || stack.queries.empty() || stack.keys.empty())
@@ -43,13 +43,19 @@ Figure layered_figure(std::shared_ptr<const ImportedAttention> layers, std::stri
     f.name = !layers->model.empty() ? layers->model : file;
     f.file = std::move(file);
     f.details = static_cast<unsigned>(Detail::Layers);
-    for (const AttentionStack& s : layers->stacks) f.causal.push_back(stack_is_causal(s));
+    if (causal.size() == layers->stacks.size()) f.causal = std::move(causal);
+    else
+        for (const AttentionStack& s : layers->stacks) f.causal.push_back(stack_is_causal(s));
     f.layers = std::move(layers);
     return f;
 }
 
 Figure live_figure(std::shared_ptr<const LiveRun> run) {
-    Figure f = layered_figure(std::make_shared<const ImportedAttention>(run_attention(*run->model, run->input, run->result)), "");
+    auto layers = std::make_shared<const ImportedAttention>(run_attention(*run->model, run->input, run->result));
+    std::vector<bool> causal;  // known from the model rather than read off its maps (with 2 tokens or more, as there)
+    for (size_t i = 0; i < layers->stacks.size(); ++i)
+        causal.push_back(run->result.stacks[i].causal && layers->stacks[i].queries.size() >= 2);
+    Figure f = layered_figure(std::move(layers), "", std::move(causal));
     f.name = run->model->name;
     f.live = std::move(run);
     return f;

@@ -78,7 +78,9 @@ struct Figure {
 Figure scene_figure(Scene scene, Trace trace);
 // Attention with layers (an import file, a model run): no map is shown until show_maps().
 // Throws SceneError when a stack has no layer, head or token (the views need one of each).
-Figure layered_figure(std::shared_ptr<const ImportedAttention> layers, std::string file);
+// `causal`: per stack, whether it is a causal self-attention, when the source knows (a model
+// run); else (empty) read off the maps (stack_is_causal).
+Figure layered_figure(std::shared_ptr<const ImportedAttention> layers, std::string file, std::vector<bool> causal = {});
 // A live model's run: its maps as layers (stacks named as in SPEC.md §3), no map shown yet.
 Figure live_figure(std::shared_ptr<const LiveRun> run);
 // The maps a layered figure shows now (the choice of stack, layer, head or aggregate), and what

@@ -17,6 +17,7 @@ struct PanelState {
     ExportQueue exports;           // the Export menu's queue and last export (export.hpp)
     bool json_failed = false;      // the scene JSON dialog's last Load failed
     std::size_t scanned_paste = 0; // hash of the paste box last scanned for glyphs
+    bool scanned_fixed = false;    // the fixed words, presets and live scenes scanned (once: they never change)
     std::string model_path;        // desktop: the "Open model attention" path field
     std::string model_folder;      // desktop: the "Open a model" folder field
     bool click_knocks_out = false; // a live model: a click in the model view knocks a head out (else right-click)
