@@ -318,11 +318,20 @@ void draw_experiments(ViewContext& ctx) {
 
 // [SECTION] Progress -------------------------------------------------------------------------
 
+// The bar takes the work's progress at most every kProgressSeconds (at once in a new phase, or
+// when it was not drawn the frame before). A frame whose only change would be the bar is then not
+// drawn again (App::frame_unchanged), so between two steps of the bar a long run's frames cost
+// the model's slices only. In a software WebGL (SwiftShader) each drawn frame is rasterized on
+// the CPU: with the bar redrawn every frame, GPT-2 small took 2.6 s from an edit to its figure
+// (docs/BENCHMARKS.md).
+constexpr double kProgressSeconds = 0.25;
+
 void draw_live_progress(ViewContext& ctx) {
     AppState& st = ctx.state;
     const ModelSession& ms = st.model;
     char text[200];
     float fraction = 0.0f;
+    const int phase = ms.reading ? 0 : ms.loading ? 1 : ms.job ? 2 : 3;
     if (ms.reading) {
         fraction = ms.reading->total > 0 ? static_cast<float>(static_cast<double>(ms.reading->done) / static_cast<double>(ms.reading->total)) : 0.0f;
         std::snprintf(text, sizeof text, tr(st.lang, Str::LiveReading), ms.reading->folder.c_str(),
@@ -339,7 +348,13 @@ void draw_live_progress(ViewContext& ctx) {
     } else {
         return;
     }
-    ImGui::ProgressBar(fraction, ImVec2(-FLT_MIN, 0.0f), text);
+    PanelState::Progress& shown = ctx.panels.progress;
+    const double now = ImGui::GetTime();
+    const int frame = ImGui::GetFrameCount();
+    if (shown.phase != phase || shown.frame != frame - 1 || now - shown.at >= kProgressSeconds)
+        shown = {phase, fraction, text, now, frame};
+    shown.frame = frame;
+    ImGui::ProgressBar(shown.fraction, ImVec2(-FLT_MIN, 0.0f), shown.text.c_str());
     probe(st, "model.progress");
 }
 

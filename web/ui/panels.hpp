@@ -24,6 +24,15 @@ struct PanelState {
     bool drawer_open = false;      // a phone (AppState::narrow): the controls cover the figure
     bool drawer_opened = false;    // … since this frame (the drawer takes the focus)
     bool drag_scrolling = false;   // a touch screen: the finger down is scrolling the panel
+    // The model's progress bar as last drawn: it moves a few times a second, not every frame
+    // (live_panel.cpp draw_live_progress).
+    struct Progress {
+        int phase = -1;            // reading, loading, running, measuring heads
+        float fraction = 0.0f;
+        std::string text;
+        double at = 0.0;           // ImGui::GetTime() when it was taken
+        int frame = -1;            // ImGui's frame it was last drawn in
+    } progress;
 };
 
 // Builds the whole UI for one frame, filling the display. figure_only: just the figure with a
