@@ -144,7 +144,8 @@ std::vector<HeadRef> knocked_heads(const AppState& st);
 // `budget_seconds` of work: whole slices (a layer's attention or feed-forward block, a token
 // generated), as many as fit, at least one. The app's frame calls it between the controls, which
 // may have just changed the model's input (a key in the text box), and the figure, which then
-// shows the run in the same frame (web/ui/panels.cpp draw_app).
+// shows the run in the same frame (web/ui/panels.cpp draw_app; the figure-only embed calls it
+// before its figure, link_panel.cpp).
 void advance_model(AppState& st, double budget_seconds);
 // The app's budget: slices that fit in 25 ms, at least one (GPT-2 small's longest, a feed-forward
 // block, is 75 ms in wasm), so frames stay under 100 ms.
