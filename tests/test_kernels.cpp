@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -177,6 +178,33 @@ TEST_CASE("kernels: matmul matches plain loops for every shape, transposed or no
             ++cases;
         }
         std::printf("matmul %-12s: %d shapes, max rel. diff %.2e\n", kernels::isa_name(ctx.isa), cases, worst);
+        CHECK(worst < 1e-5);
+    });
+}
+
+// Wider than one packed block of B (matmul packs at most 1 MB of B at a time: 1024 columns of
+// 256 rows), so the product runs over several column blocks, the last with a partial panel;
+// K crosses a 256-deep block, and B's rows are wider than used.
+TEST_CASE("kernels: matmul over several column blocks of a wide B matches plain loops") {
+    oracle::Random rng(13);
+    for_each_isa([&](kernels::Context& ctx) {
+        double worst = 0;
+        for (const auto [M, N, K] : {std::array{3, 2311, 300}, std::array{33, 1031, 257}, std::array{9, 3072, 64}})
+            for (int form = 0; form < 4; ++form) {
+                const bool bt = form & 1, with_bias = form & 2;
+                const int ldb = (bt ? K : N) + 5;
+                const Matrix A = rng.matrix(M, K), B = rng.matrix(bt ? N : K, ldb), bias = rng.matrix(1, N);
+                Matrix C(M, N);
+                kernels::matmul(ctx, M, N, K, A.data(), K, B.data(), ldb, bt, with_bias ? bias.data() : nullptr,
+                                C.data(), N);
+                for (int i = 0; i < M; ++i)
+                    for (int j = 0; j < N; ++j) {
+                        double want = with_bias ? bias(0, j) : 0.0;
+                        for (int p = 0; p < K; ++p) want += double(A(i, p)) * (bt ? B(j, p) : B(p, j));
+                        worst = std::max(worst, rel(C(i, j), want));
+                    }
+            }
+        std::printf("matmul, wide B %-12s: 12 shapes, max rel. diff %.2e\n", kernels::isa_name(ctx.isa), worst);
         CHECK(worst < 1e-5);
     });
 }
