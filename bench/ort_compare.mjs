@@ -23,8 +23,20 @@ const maxDiff = (a, b) => { let m = 0; for (let i = 0; i < a.length; ++i) m = Ma
 const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 
 // Runs ORT and every attnviz module alternately, so that a slow moment hits all: the medians,
-// ORT's first.
-async function timeAlternating(runners, rounds) {
+// ORT's first. First a warm-up of the same rounds, untimed, until each runner has run for
+// warmMs (and at least twice): V8 (Chromium's, and node's without --no-liftoff) starts a
+// module's functions in its baseline compiler and moves the hot ones to its optimizing one in
+// the background; measured in a page, attnviz's attention at T = 128 took 37, 24, 14 ms in its
+// first runs and ~30 runs (300 ms) to settle at 7.3 ms. A single warm-up run measured that
+// transition, not the code.
+async function timeAlternating(runners, rounds, warmMs = 1500) {
+  const spent = runners.map(() => 0);
+  for (let r = 0; r < 2 || Math.min(...spent) < warmMs; ++r)
+    for (let i = 0; i < runners.length; ++i) {
+      const t0 = performance.now();
+      await runners[i]();
+      spent[i] += performance.now() - t0;
+    }
   const ms = runners.map(() => []);
   for (let r = 0; r < rounds; ++r)
     for (let i = 0; i < runners.length; ++i) {
