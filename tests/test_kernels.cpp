@@ -29,6 +29,23 @@ void for_each_isa(F body) {
 
 double rel(double got, double want) { return std::fabs(got - want) / (1.0 + std::fabs(want)); }
 
+// kernels::matmul's C = A·B (+ bias) against plain loops in double: the largest relative
+// difference. B is K×N, or N×K when bt, its rows ldb wide (B's columns past those are unused).
+double matmul_vs_loops(kernels::Context& ctx, const Matrix& A, const Matrix& B, int N, int ldb, bool bt,
+                       const Matrix* bias) {
+    const int M = static_cast<int>(A.rows()), K = static_cast<int>(A.cols());
+    Matrix C(M, N);
+    kernels::matmul(ctx, M, N, K, A.data(), K, B.data(), ldb, bt, bias ? bias->data() : nullptr, C.data(), N);
+    double worst = 0;
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+            double want = bias ? (*bias)(0, j) : 0.0;
+            for (int p = 0; p < K; ++p) want += double(A(i, p)) * (bt ? B(j, p) : B(p, j));
+            worst = std::max(worst, rel(C(i, j), want));
+        }
+    return worst;
+}
+
 }  // namespace
 
 TEST_CASE("kernels: the best instruction set is the default, an unavailable one is refused") {
@@ -38,8 +55,8 @@ TEST_CASE("kernels: the best instruction set is the default, an unavailable one 
     CHECK(kernels::best_isa() == isas.back());
     CHECK(kernels::Context().isa == isas.back());
     std::printf("kernels: %s (of %zu)\n", kernels::isa_name(kernels::best_isa()), isas.size());
-    for (kernels::Isa isa : {kernels::Isa::Scalar, kernels::Isa::Sse2, kernels::Isa::Avx2, kernels::Isa::Simd128,
-                             kernels::Isa::Relaxed}) {
+    for (kernels::Isa isa : {kernels::Isa::Scalar, kernels::Isa::Sse2, kernels::Isa::Avx2, kernels::Isa::Avx512,
+                             kernels::Isa::Simd128, kernels::Isa::Relaxed}) {
         CAPTURE(kernels::isa_name(isa));
         if (std::find(isas.begin(), isas.end(), isa) != isas.end()) CHECK(kernels::Context(isa).isa == isa);
         else CHECK_THROWS_AS(kernels::Context{isa}, std::invalid_argument);
@@ -141,14 +158,7 @@ TEST_CASE("kernels: one row (the LM head, a step of generation) matches plain lo
                     const bool bt = form & 1, with_bias = form & 2;
                     const int ldb = (bt ? K : N) + 3;  // B's rows wider than used
                     const Matrix a = rng.matrix(1, K), B = rng.matrix(bt ? N : K, ldb), bias = rng.matrix(1, N);
-                    Matrix c(1, N);
-                    kernels::matmul(ctx, 1, N, K, a.data(), K, B.data(), ldb, bt, with_bias ? bias.data() : nullptr,
-                                    c.data(), N);
-                    for (int j = 0; j < N; ++j) {
-                        double want = with_bias ? bias(0, j) : 0.0;
-                        for (int p = 0; p < K; ++p) want += double(a(0, p)) * (bt ? B(j, p) : B(p, j));
-                        worst = std::max(worst, rel(c(0, j), want));
-                    }
+                    worst = std::max(worst, matmul_vs_loops(ctx, a, B, N, ldb, bt, with_bias ? &bias : nullptr));
                 }
         std::printf("matvec %-12s: %zu shapes, max rel. diff %.2e\n", kernels::isa_name(ctx.isa),
                     4 * std::size(sizes) * std::size(sizes), worst);
@@ -166,15 +176,7 @@ TEST_CASE("kernels: matmul matches plain loops for every shape, transposed or no
             const int M = sizes[rng.below(15)], N = sizes[rng.below(15)], K = sizes[rng.below(15)];
             const bool bt = rng.below(2), with_bias = rng.below(2);
             const Matrix A = rng.matrix(M, K), B = bt ? rng.matrix(N, K) : rng.matrix(K, N), bias = rng.matrix(1, N);
-            Matrix C(M, N);
-            kernels::matmul(ctx, M, N, K, A.data(), K, B.data(), bt ? K : N, bt, with_bias ? bias.data() : nullptr,
-                            C.data(), N);
-            for (int i = 0; i < M; ++i)
-                for (int j = 0; j < N; ++j) {
-                    double want = with_bias ? bias(0, j) : 0.0;
-                    for (int p = 0; p < K; ++p) want += double(A(i, p)) * (bt ? B(j, p) : B(p, j));
-                    worst = std::max(worst, rel(C(i, j), want));
-                }
+            worst = std::max(worst, matmul_vs_loops(ctx, A, B, N, bt ? K : N, bt, with_bias ? &bias : nullptr));
             ++cases;
         }
         std::printf("matmul %-12s: %d shapes, max rel. diff %.2e\n", kernels::isa_name(ctx.isa), cases, worst);
@@ -194,15 +196,7 @@ TEST_CASE("kernels: matmul over several column blocks of a wide B matches plain 
                 const bool bt = form & 1, with_bias = form & 2;
                 const int ldb = (bt ? K : N) + 5;
                 const Matrix A = rng.matrix(M, K), B = rng.matrix(bt ? N : K, ldb), bias = rng.matrix(1, N);
-                Matrix C(M, N);
-                kernels::matmul(ctx, M, N, K, A.data(), K, B.data(), ldb, bt, with_bias ? bias.data() : nullptr,
-                                C.data(), N);
-                for (int i = 0; i < M; ++i)
-                    for (int j = 0; j < N; ++j) {
-                        double want = with_bias ? bias(0, j) : 0.0;
-                        for (int p = 0; p < K; ++p) want += double(A(i, p)) * (bt ? B(j, p) : B(p, j));
-                        worst = std::max(worst, rel(C(i, j), want));
-                    }
+                worst = std::max(worst, matmul_vs_loops(ctx, A, B, N, ldb, bt, with_bias ? &bias : nullptr));
             }
         std::printf("matmul, wide B %-12s: 12 shapes, max rel. diff %.2e\n", kernels::isa_name(ctx.isa), worst);
         CHECK(worst < 1e-5);

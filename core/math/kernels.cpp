@@ -70,6 +70,16 @@ namespace attn::kernels {
 #define ATTN_TARGET __attribute__((target("avx2,fma")))
 #define ATTN_FMA(a, b, c) ((vf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
 #include "kernels_body.inc"
+
+// AVX-512 (F), used when the CPU has it: 6×32 tiles (12 of the 32 zmm registers accumulate),
+// twice AVX2's lanes. OpenBLAS uses it where the CPU has it (PyTorch's products, natively).
+#define ATTN_NS avx512
+#define ATTN_W 16
+#define ATTN_MR 6
+#define ATTN_NV 2
+#define ATTN_TARGET __attribute__((target("avx512f")))
+#define ATTN_FMA(a, b, c) ((vf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+#include "kernels_body.inc"
 #endif
 
 #ifdef ATTN_HAVE_SIMD128
@@ -124,6 +134,7 @@ struct Table {
 #ifdef ATTN_HAVE_X86
 bool cpu_has(Isa isa) {
     if (isa == Isa::Avx2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (isa == Isa::Avx512) return __builtin_cpu_supports("avx512f");
     return true;
 }
 #endif
@@ -136,6 +147,7 @@ std::vector<Table> tables() {
 #ifdef ATTN_HAVE_X86
     t.push_back(ATTN_TABLE(sse2, Isa::Sse2));
     if (cpu_has(Isa::Avx2)) t.push_back(ATTN_TABLE(avx2, Isa::Avx2));
+    if (cpu_has(Isa::Avx512)) t.push_back(ATTN_TABLE(avx512, Isa::Avx512));
 #endif
 #ifdef ATTN_HAVE_SIMD128
     t.push_back(ATTN_TABLE(simd128, Isa::Simd128));
@@ -165,6 +177,7 @@ const char* isa_name(Isa isa) {
         case Isa::Scalar: return "scalar";
         case Isa::Sse2: return "sse2";
         case Isa::Avx2: return "avx2+fma";
+        case Isa::Avx512: return "avx512f";
         case Isa::Simd128: return "wasm-simd128";
         case Isa::Relaxed: return "wasm-relaxed-simd";
     }

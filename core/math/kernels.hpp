@@ -1,8 +1,9 @@
 // kernels.hpp: the raw SIMD kernels behind attention.hpp, on plain row-major float arrays.
 //
 // One source (kernels_body.inc) is compiled once per instruction set and picked at run time:
-//   x86-64:  avx2 (8 lanes, FMA) when the CPU has AVX2 and FMA, else sse2 (4 lanes);
-//            chosen with __builtin_cpu_supports, so the binary runs on any x86-64
+//   x86-64:  avx512 (16 lanes, FMA) when the CPU has AVX-512 F, else avx2 (8 lanes, FMA) when
+//            it has AVX2 and FMA, else sse2 (4 lanes); chosen with __builtin_cpu_supports, so
+//            the binary runs on any x86-64
 //   wasm:    simd128 (4 lanes) when built with -msimd128, and relaxed (4 lanes, fused
 //            multiply-add) too in the second module, built with -mrelaxed-simd: the page loads
 //            it where the browser validates relaxed SIMD (web/site/attnviz-page.js); the page's
@@ -30,7 +31,7 @@ namespace attn::kernels {
 
 // [SECTION] Instruction sets and the caller's context -----------------------------------------
 
-enum class Isa { Scalar, Sse2, Avx2, Simd128, Relaxed };
+enum class Isa { Scalar, Sse2, Avx2, Avx512, Simd128, Relaxed };
 
 const char* isa_name(Isa isa);
 // The instruction sets this binary has and this CPU runs, best last.
