@@ -195,9 +195,10 @@ TEST_CASE("model: building blocks against plain loops in double, several shapes"
             std::vector<float> W(static_cast<std::size_t>(transposed ? out : d) * ld), bias(out);
             for (float& v : W) v = rng.uniform();
             for (float& v : bias) v = rng.uniform();
-            const blocks::Linear f{W.data(), bias.data(), d, out, ld, transposed};
-            Matrix z(T, out);
             kernels::Context ctx;
+            std::vector<float> packed(kernels::packed_size(ctx.isa, d, out));
+            const blocks::Linear f{kernels::pack(ctx.isa, d, out, W.data(), ld, transposed, packed.data()), bias.data()};
+            Matrix z(T, out);
             blocks::linear(ctx, f, x.data(), T, d, z.data(), out);
             for (int t = 0; t < T; ++t)
                 for (int j = 0; j < out; ++j) {

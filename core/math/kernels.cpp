@@ -122,6 +122,11 @@ namespace {
 struct Table {
     Isa isa;
     void (*matmul)(Context&, int, int, int, const float*, int, const float*, int, bool, const float*, float*, int);
+    int nr;  // the products' panel width
+    std::size_t (*packed_size)(int, int);
+    void (*pack_b)(int, int, const float*, int, bool, float*);
+    void (*unpack_b)(int, int, const float*, float*, int);
+    void (*matmul_packed)(Context&, int, int, int, const float*, int, const float*, const float*, float*, int);
     void (*softmax_rows)(const float*, float, const std::uint8_t*, const RowSpan*, int, int, float*, float*,
                          std::vector<int>*);
     void (*exp_nonpositive)(const float*, float*, int);
@@ -129,7 +134,9 @@ struct Table {
     void (*attention_head)(Context&, const HeadArgs&, const RowSpan*);
 };
 
-#define ATTN_TABLE(ns, isa) Table{isa, ns::matmul, ns::softmax_rows, ns::exp_nonpositive, ns::exp2_nonpositive, ns::attention_head}
+#define ATTN_TABLE(ns, isa)                                                                                    \
+    Table{isa, ns::matmul, ns::NR, ns::packed_size, ns::pack_b, ns::unpack_b, ns::matmul_packed, ns::softmax_rows, \
+          ns::exp_nonpositive, ns::exp2_nonpositive, ns::attention_head}
 
 #ifdef ATTN_HAVE_X86
 bool cpu_has(Isa isa) {
@@ -225,6 +232,23 @@ std::vector<RowSpan> row_spans(const std::uint8_t* allowed, int T_q, int T_k) {
 void matmul(Context& ctx, int M, int N, int K, const float* A, int lda, const float* B, int ldb, bool b_transposed,
             const float* bias, float* C, int ldc) {
     table(ctx.isa).matmul(ctx, M, N, K, A, lda, B, ldb, b_transposed, bias, C, ldc);
+}
+
+std::size_t packed_size(Isa isa, int K, int N) { return table(isa).packed_size(K, N); }
+
+PackedB pack(Isa isa, int K, int N, const float* B, int ldb, bool b_transposed, float* out) {
+    table(isa).pack_b(K, N, B, ldb, b_transposed, out);
+    return PackedB{isa, K, N, out};
+}
+
+void unpack(const PackedB& B, float* out, int ldo) { table(B.isa).unpack_b(B.K, B.N, B.data, out, ldo); }
+
+void matmul(Context& ctx, int M, const float* A, int lda, const PackedB& B, const float* bias, float* C, int ldc) {
+    const Table& t = table(ctx.isa);
+    if (t.nr == table(B.isa).nr) return t.matmul_packed(ctx, M, B.N, B.K, A, lda, B.data, bias, C, ldc);
+    std::vector<float> dense(static_cast<std::size_t>(B.K) * B.N);
+    unpack(B, dense.data(), B.N);
+    t.matmul(ctx, M, B.N, B.K, A, lda, dense.data(), B.N, false, bias, C, ldc);
 }
 
 void softmax_rows(Isa isa, const float* s, float factor, const std::uint8_t* allowed, const RowSpan* spans, int T_q,

@@ -76,6 +76,25 @@ struct Context {
 void matmul(Context& ctx, int M, int N, int K, const float* A, int lda, const float* B, int ldb,
             bool b_transposed, const float* bias, float* C, int ldc);
 
+// B packed once for the products that read it many times (a model's weights): the panels
+// matmul packs into the Context on every call, all of them, in the order it reads them. The
+// layout is an instruction set's (its panel width NR); a product in another set with another
+// width unpacks it first (correct, slower: only the tests do that).
+struct PackedB {
+    Isa isa = Isa::Scalar;  // whose layout
+    int K = 0, N = 0;       // B is K×N
+    const float* data = nullptr;  // packed_size(isa, K, N) floats, the caller's
+};
+std::size_t packed_size(Isa isa, int K, int N);  // floats: K × N rounded up to NR columns
+// Packs B (K×N, row stride ldb; or, when b_transposed, N×K given) into out.
+PackedB pack(Isa isa, int K, int N, const float* B, int ldb, bool b_transposed, float* out);
+// out: K×N (row stride ldo) = the B that was packed, exactly.
+void unpack(const PackedB& B, float* out, int ldo);
+// C = A·B (+ bias), A: M×B.K, C: M×B.N. Bit for bit matmul's numbers for M > 1 (the same loop,
+// which only skips the packing); for M = 1 the packed panels are streamed once, as matmul
+// streams B.
+void matmul(Context& ctx, int M, const float* A, int lda, const PackedB& B, const float* bias, float* C, int ldc);
+
 // [SECTION] Masks as row spans ---------------------------------------------------------------
 
 // Where a query row may attend: keys lo … hi − 1 hold every allowed key of the row (hi ≤ lo:

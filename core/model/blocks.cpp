@@ -78,7 +78,7 @@ void activate(kernels::Isa isa, Activation a, float* x, std::size_t n) {
 // [SECTION] Products -------------------------------------------------------------------------
 
 void linear(kernels::Context& ctx, const Linear& f, const float* x, int T, int ldx, float* y, int ldy) {
-    kernels::matmul(ctx, T, f.out, f.in, x, ldx, f.w, f.ld, f.transposed, f.b, y, ldy);
+    kernels::matmul(ctx, T, x, ldx, f.w, f.b, y, ldy);
 }
 
 // x: 1×d, W: d×V -> logits: 1×V, kHeadColumns columns per product.

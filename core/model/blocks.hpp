@@ -3,8 +3,7 @@
 //
 //   layer_norm            y = (x − mean) / √(var + eps) · g + b, per row
 //   gelu_tanh, gelu_exact, silu, relu, activate      in place, elementwise
-//   linear                y = x·W + b through kernels::matmul; W as nn.Linear [out, in] or as
-//                         GPT-2's Conv1D [in, out], with a row stride (fused c_attn columns)
+//   linear                y = x·W + b through kernels::matmul, W packed once (kernels::PackedB)
 //   lm_head               logits = E·x for one row x (E: V×d, the tied embedding)
 //   embed                 rows of a table, scaled, plus position rows
 //   sinusoidal_positions  Marian's fixed position table
@@ -36,15 +35,14 @@ void activate(kernels::Isa isa, Activation a, float* x, std::size_t n);
 
 // [SECTION] Products -------------------------------------------------------------------------
 
-// A linear map y = x·W + b, W of `in`×`out` in the row-vector convention. Stored as
-//   transposed = false: W[i][j] at w[i·ld + j]  (GPT-2's Conv1D [in, out]; ld ≥ out)
-//   transposed = true:  W[i][j] at w[j·ld + i]  (nn.Linear's weight [out, in]; ld ≥ in)
-// b: `out` entries or nullptr.
+// A linear map y = x·W + b, W of `in`×`out` in the row-vector convention, packed once as the
+// products read it (kernels::pack: from GPT-2's Conv1D [in, out] as it is, from nn.Linear's
+// weight [out, in] transposed). b: `out` entries or nullptr.
 struct Linear {
-    const float* w = nullptr;
+    kernels::PackedB w;  // K = in, N = out
     const float* b = nullptr;
-    int in = 0, out = 0, ld = 0;
-    bool transposed = false;
+    int in() const { return w.K; }
+    int out() const { return w.N; }
 };
 
 // x: T×in (row stride ldx) -> y: T×out (row stride ldy), with kernels::matmul.

@@ -47,7 +47,9 @@ struct LayerWeights {
 };
 
 struct ModelWeights {
-    std::vector<std::unique_ptr<float[]>> storage;  // every tensor, F32, as in the file's layout
+    // every tensor, F32, as in the file's layout, but the Linears' weights: packed as the
+    // products read them (kernels::pack, for the best instruction set)
+    std::vector<std::unique_ptr<float[]>> storage;
     std::size_t bytes = 0;
     std::int64_t parameters = 0;
 
@@ -71,11 +73,24 @@ struct ModelWeights {
 
 namespace {
 
-// What the loader converts: a tensor of the file into its F32 place.
+// What the loader converts: a tensor of the file into its F32 place, or (a Linear's weight,
+// out = nullptr) into an F32 copy that lives only until the tensor is converted and packed.
 struct Conversion {
     const TensorInfo* info;
     float* out;
     bool transpose = false;  // a R×C tensor stored as C×R
+};
+
+// A Linear's weight, packed once its tensor's F32 copy is whole: W (in×out) from `offset` in the
+// copy, stored as [in, out] with row stride ld, or as [out, in] (transposed).
+struct Packing {
+    std::size_t conversion;
+    std::ptrdiff_t offset;
+    int ld;
+    bool transposed;
+    kernels::Isa isa;
+    int in, out;
+    float* to;  // kernels::packed_size(isa, in, out) floats
 };
 
 // The tensor names of a family, as a plan: each name with its expected shape and where it goes.
@@ -114,21 +129,45 @@ public:
     Norm norm(const std::string& name, int d) { return {need(name + ".weight", {d}), need(name + ".bias", {d})}; }
     // nn.Linear: weight [out, in], bias [out].
     Linear linear(const std::string& name, int in, int out) {
-        return {need(name + ".weight", {out, in}), need(name + ".bias", {out}), in, out, in, true};
+        const std::size_t weight = packed_weight(name + ".weight", {out, in});
+        return packed(weight, 0, in, true, in, out, need(name + ".bias", {out}));
     }
-    // GPT-2's Conv1D: weight [in, out], bias [out].
-    Linear conv1d(const std::string& name, int in, int out) {
-        return {need(name + ".weight", {in, out}), need(name + ".bias", {out}), in, out, out, false};
+    // GPT-2's Conv1D: weight [in, out], bias [out]; `parts` Linears of out/parts columns each
+    // (c_attn: Q | K | V side by side, each packed on its own).
+    std::vector<Linear> conv1d(const std::string& name, int in, int out, int parts = 1) {
+        const std::size_t weight = packed_weight(name + ".weight", {in, out});
+        const float* b = need(name + ".bias", {out});
+        const int n = out / parts;
+        std::vector<Linear> l;
+        for (int k = 0; k < parts; ++k) l.push_back(packed(weight, k * n, out, false, in, n, b + k * n));
+        return l;
     }
     std::vector<Conversion> conversions;
+    std::vector<Packing> packings;
 
 private:
-    float* place(const std::string& full, const TensorInfo& t, const std::vector<std::int64_t>& shape) {
+    // A required Linear weight, checked: its conversion's index (no F32 place: it is packed).
+    std::size_t packed_weight(const std::string& name, std::vector<std::int64_t> shape) {
+        const std::string full = this->full(name);
+        auto it = header_.tensors.find(full);
+        if (it == header_.tensors.end()) throw ModelError(file_, full, "missing");
+        place(full, it->second, shape, false);
+        return conversions.size() - 1;
+    }
+    // A Linear packed (kernels::pack, for the best instruction set) from its weight's F32 copy:
+    // in×out from `offset`, rows ld apart, or transposed.
+    Linear packed(std::size_t weight, std::ptrdiff_t offset, int ld, bool transposed, int in, int out, const float* b) {
+        const kernels::Isa isa = kernels::best_isa();
+        float* to = computed(kernels::packed_size(isa, in, out));
+        packings.push_back({weight, offset, ld, transposed, isa, in, out, to});
+        return {kernels::PackedB{isa, in, out, to}, b};
+    }
+    float* place(const std::string& full, const TensorInfo& t, const std::vector<std::int64_t>& shape, bool kept = true) {
         if (!is_float_weight(t.dtype))
             throw ModelError(file_, full, std::string("dtype ") + dtype_name(t.dtype) + " is not F32, F16 or BF16");
         if (t.shape != shape)
             throw ModelError(file_, full, "expected shape " + shape_text(shape) + ", got " + shape_text(t.shape));
-        float* out = computed(static_cast<std::size_t>(t.elements()));
+        float* out = kept ? computed(static_cast<std::size_t>(t.elements())) : nullptr;
         w_.parameters += t.elements();
         conversions.push_back({&t, out});
         return out;
@@ -151,16 +190,13 @@ void plan_gpt2(const ModelConfig& c, Plan& p, ModelWeights& w) {
         const std::string h = "h." + std::to_string(i) + ".";
         LayerWeights l;
         l.norm_1 = p.norm(h + "ln_1", d);
-        // c_attn: [d, 3d], Q | K | V side by side: three views with row stride 3d.
-        const Linear qkv = p.conv1d(h + "attn.c_attn", d, 3 * d);
-        for (int k = 0; k < 3; ++k) {
-            Linear& f = k == 0 ? l.self.q : k == 1 ? l.self.k : l.self.v;
-            f = {qkv.w + k * d, qkv.b + k * d, d, d, 3 * d, false};
-        }
-        l.self.o = p.conv1d(h + "attn.c_proj", d, d);
+        // c_attn: [d, 3d], Q | K | V side by side
+        const std::vector<Linear> qkv = p.conv1d(h + "attn.c_attn", d, 3 * d, 3);
+        l.self.q = qkv[0], l.self.k = qkv[1], l.self.v = qkv[2];
+        l.self.o = p.conv1d(h + "attn.c_proj", d, d)[0];
         l.norm_2 = p.norm(h + "ln_2", d);
-        l.fc1 = p.conv1d(h + "mlp.c_fc", d, c.d_ff);
-        l.fc2 = p.conv1d(h + "mlp.c_proj", c.d_ff, d);
+        l.fc1 = p.conv1d(h + "mlp.c_fc", d, c.d_ff)[0];
+        l.fc2 = p.conv1d(h + "mlp.c_proj", c.d_ff, d)[0];
         w.layers.push_back(l);
     }
     w.final_norm = p.norm("ln_f", d);
@@ -260,8 +296,8 @@ std::size_t Model::weight_bytes() const { return weights ? weights->bytes : 0; }
 // Kept: per attention block its input (T_q×d) and n_heads maps (T_q×T_k). Working buffers at
 // their largest: the residual stream and the sub-block's output (2·T·d), Q, K, V and the
 // concatenated heads (4·T·d), the feed-forward's hidden layer (T·d_ff), marian's encoder
-// output (T·d); the logits (V); the kernels' packed panels (B's KC×N block for N up to
-// max(d_ff, d), K and V of one head: 2·T·d_k, rounded up to 16 columns).
+// output (T·d); the logits (V); the kernels' packed panels (A's MC×KC block; K and V of one
+// head: 2·T·d_k, rounded up to 16 columns; the weights' were packed at load).
 std::size_t Model::activation_bytes(int T) const {
     const ModelConfig& c = config;
     const std::size_t t = static_cast<std::size_t>(std::max(T, 0)), d = c.d_model;
@@ -276,7 +312,7 @@ std::size_t Model::activation_bytes(int T) const {
         floats += t * d;  // encoder output
     }
     floats += 6 * t * d + t * d_ff + t * d /* hidden */ + c.vocab_size;
-    floats += 256 * (std::max(d_ff, d) + 16) + 24 * 8 * 256 + 2 * (t + 16) * (d / std::max(c.n_heads, 1) + 16);
+    floats += 24 * 8 * 256 + 2 * (t + 16) * (d / std::max(c.n_heads, 1) + 16);
     return floats * sizeof(float);
 }
 
@@ -318,8 +354,25 @@ struct ModelLoader::State {
     SafetensorsHeader header;
     std::shared_ptr<ModelWeights> weights;
     std::vector<Conversion> conversions;
+    std::vector<Packing> packings;
     std::size_t next = 0, bytes_total = 0, bytes_done = 0;
     std::int64_t row = 0;  // of conversions[next]: the first row not converted yet
+    std::unique_ptr<float[]> copy;  // conversions[next]'s F32 copy, when it is a Linear's weight
+
+    // Where conversions[next] goes: its place, or (a Linear's weight) the copy, made at its first row.
+    float* out() {
+        const Conversion& c = conversions[next];
+        if (c.out) return c.out;
+        if (row == 0) copy.reset(new float[static_cast<std::size_t>(c.info->elements())]);
+        return copy.get();
+    }
+    // conversions[next] is whole: pack the Linears read from its copy, free the copy, go on.
+    void finish() {
+        for (const Packing& p : packings)
+            if (p.conversion == next) kernels::pack(p.isa, p.in, p.out, copy.get() + p.offset, p.ld, p.transposed, p.to);
+        copy.reset();
+        ++next, row = 0;
+    }
 };
 
 ModelLoader::ModelLoader(ModelConfig config, std::shared_ptr<const FileBytes> safetensors, std::string file)
@@ -337,6 +390,7 @@ ModelLoader::ModelLoader(ModelConfig config, std::shared_ptr<const FileBytes> sa
         case Family::Marian: plan_marian(s.config, s.header, plan, *s.weights); break;
     }
     s.conversions = std::move(plan.conversions);
+    s.packings = std::move(plan.packings);
     for (const Conversion& c : s.conversions) s.bytes_total += c.info->end - c.info->begin;
 }
 
@@ -359,17 +413,17 @@ void ModelLoader::step() {
         const TensorInfo& t = *c.info;
         const std::int64_t R = t.shape.empty() ? 1 : t.shape[0];
         if (R <= 0) {
-            ++s.next;
+            s.finish();
             continue;
         }
         const std::size_t row_bytes = std::max<std::size_t>((t.end - t.begin) / static_cast<std::size_t>(R), 1);
         const auto rows = std::clamp<std::int64_t>(static_cast<std::int64_t>((kBytesPerStep - read) / row_bytes), 1, R - s.row);
-        convert_rows(s.bytes->data(), t, s.row, s.row + rows, c.out, c.transpose);
+        convert_rows(s.bytes->data(), t, s.row, s.row + rows, s.out(), c.transpose);
         const std::size_t n = static_cast<std::size_t>(rows) * row_bytes;
         s.bytes->done_with(t.begin + static_cast<std::size_t>(s.row) * row_bytes, n);
         read += n;
         s.bytes_done += n;
-        if ((s.row += rows) == R) s.row = 0, ++s.next;
+        if ((s.row += rows) == R) s.finish();
     }
 }
 
@@ -521,7 +575,7 @@ Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const M
 
 // x: T×d -> T×d: fc2(act(fc1(x)))
 Matrix feed_forward(kernels::Context& ctx, const LayerWeights& l, Activation act, const Matrix& x) {
-    const int T = static_cast<int>(x.rows()), d = static_cast<int>(x.cols()), d_ff = l.fc1.out;
+    const int T = static_cast<int>(x.rows()), d = static_cast<int>(x.cols()), d_ff = l.fc1.out();
     Matrix h(T, d_ff), y(T, d);
     blocks::linear(ctx, l.fc1, x.data(), T, d, h.data(), d_ff);
     blocks::activate(ctx.isa, act, h.data(), static_cast<std::size_t>(h.size()));
@@ -694,14 +748,14 @@ RunResult forward(kernels::Context& ctx, const Model& model, const RunInput& inp
 
 namespace {
 
-// A Linear as a dense in×out matrix (row-vector convention), and its bias.
+// A Linear as a dense in×out matrix (row-vector convention), unpacked, and its bias.
 Matrix dense(const Linear& f) {
-    using Rows = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;  // rows ld floats apart
-    if (f.transposed) return Rows(f.w, f.out, f.in, Eigen::OuterStride<>(f.ld)).transpose();
-    return Rows(f.w, f.in, f.out, Eigen::OuterStride<>(f.ld));
+    Matrix m(f.in(), f.out());
+    kernels::unpack(f.w, m.data(), f.out());
+    return m;
 }
 RowVector bias(const Linear& f) {
-    return f.b ? RowVector(Eigen::Map<const RowVector>(f.b, f.out)) : RowVector(RowVector::Zero(f.out));
+    return f.b ? RowVector(Eigen::Map<const RowVector>(f.b, f.out())) : RowVector(RowVector::Zero(f.out()));
 }
 
 }  // namespace
