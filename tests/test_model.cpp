@@ -29,7 +29,7 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-std::shared_ptr<const FileBytes> bytes_of(const std::vector<std::uint8_t>& b) { return FileBytes::own(b); }
+std::shared_ptr<const FileBytes> bytes_of(const std::vector<std::uint8_t>& b) { return FileBytes::own(ByteBuffer(b.data(), b.size())); }
 
 Model gpt2_model(const ck::Gpt2Shape& s, std::uint64_t seed, const std::string& activation = "gelu_new",
                  const std::string& dtype = "F32", const std::string& prefix = "", bool buffers = false) {

@@ -1,6 +1,7 @@
 // files.cpp: see files.hpp.
 #include "files.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -29,7 +30,11 @@ ModelError::ModelError(std::string file, std::string where, const std::string& m
 
 // [SECTION] Bytes of one file ----------------------------------------------------------------
 
-std::shared_ptr<const FileBytes> FileBytes::own(std::vector<std::uint8_t> bytes) {
+ByteBuffer::ByteBuffer(const std::uint8_t* bytes, std::size_t n) : ByteBuffer(n) {
+    if (n) std::memcpy(data_.get(), bytes, n);
+}
+
+std::shared_ptr<const FileBytes> FileBytes::own(ByteBuffer bytes) {
     std::shared_ptr<FileBytes> f(new FileBytes());
     f->owned_ = std::move(bytes);
     f->data_ = f->owned_.data();
@@ -49,13 +54,11 @@ std::shared_ptr<const FileBytes> FileBytes::borrow(const std::uint8_t* data, std
 std::shared_ptr<const FileBytes> FileBytes::map(const std::string& path, const std::string& shown) {
     std::FILE* fp = std::fopen(path.c_str(), "rb");
     if (!fp) throw ModelError(shown, "", std::string("cannot open: ") + std::strerror(errno));
-    std::vector<std::uint8_t> bytes;
     std::fseek(fp, 0, SEEK_END);
     long n = std::ftell(fp);
     std::fseek(fp, 0, SEEK_SET);
-    if (n < 0) n = 0;
-    bytes.resize(static_cast<size_t>(n));
-    bool ok = bytes.empty() || std::fread(bytes.data(), 1, bytes.size(), fp) == bytes.size();
+    ByteBuffer bytes(static_cast<std::size_t>(std::max(n, 0L)));
+    bool ok = bytes.size() == 0 || std::fread(bytes.data(), 1, bytes.size(), fp) == bytes.size();
     std::fclose(fp);
     if (!ok) throw ModelError(shown, "", "cannot read it whole");
     return own(std::move(bytes));

@@ -129,7 +129,8 @@ LoadedModel ModelLoad::take() {
         name = folder_.substr(folder_.find_last_of('/') == std::string::npos ? 0 : folder_.find_last_of('/') + 1);
         if (name.empty()) name = config_.model_type;
     }
-    return LoadedModel{name, folder_, model_ ? std::move(*model_) : weights_.take(), tokenizer_, target_, std::move(heads_)};
+    return LoadedModel{name, folder_, model_ ? std::move(*model_) : weights_.take(), std::move(tokenizer_), std::move(target_),
+                       std::move(heads_)};
 }
 
 LoadedModel load_model(const ModelFiles& files) {

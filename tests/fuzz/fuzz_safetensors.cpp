@@ -49,10 +49,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     require(covered == size - h.data_begin);
 
-    std::vector<std::uint8_t> copy(data, data + size);
     attn::Model model;
     try {
-        model = attn::load_model_weights(attn::read_config(kConfig, "fuzz/config.json"), attn::FileBytes::own(copy),
+        model = attn::load_model_weights(attn::read_config(kConfig, "fuzz/config.json"), attn::FileBytes::own(attn::ByteBuffer(data, size)),
                                          "fuzz/model.safetensors");
     } catch (const attn::ModelError&) {
         return 0;

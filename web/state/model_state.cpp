@@ -103,7 +103,7 @@ bool model_files_begin(AppState& st, const std::string& folder, double total_byt
                    gigabytes(kBrowserModelBytes);
         return false;
     }
-    ms.reading.emplace();
+    ms.reading = std::make_shared<ModelFilesLoad>();
     ms.reading->folder = folder;
     ms.reading->total = static_cast<long long>(total_bytes);
     return true;
@@ -112,12 +112,12 @@ bool model_files_begin(AppState& st, const std::string& folder, double total_byt
 std::uint8_t* model_file_buffer(AppState& st, const std::string& name, double size) {
     ModelSession& ms = st.model;
     if (!ms.reading || size < 0) return nullptr;
-    std::vector<std::uint8_t>& b = ms.reading->buffers[name];
-    if (!guarded(st, ms.reading->folder, [&] { b.resize(static_cast<size_t>(size)); })) {
+    ByteBuffer& b = ms.reading->buffers[name];
+    if (!guarded(st, ms.reading->folder, [&] { b = ByteBuffer(static_cast<std::size_t>(size)); })) {
         ms.reading.reset();
         return nullptr;
     }
-    return b.empty() ? reinterpret_cast<std::uint8_t*>(&b) : b.data();  // a non-null address for an empty file
+    return b.size() == 0 ? reinterpret_cast<std::uint8_t*>(&b) : b.data();  // a non-null address for an empty file
 }
 
 void model_files_progress(AppState& st, double done) {

@@ -32,7 +32,7 @@ struct AppState;
 // (model_file_buffer), so a checkpoint is held once, not copied.
 struct ModelFilesLoad {
     std::string folder;
-    std::map<std::string, std::vector<std::uint8_t>> buffers;
+    std::map<std::string, ByteBuffer> buffers;
     long long done = 0, total = 0;  // bytes
 };
 
@@ -63,7 +63,7 @@ struct ModelGeneration {
 };
 
 struct ModelSession {
-    std::optional<ModelFilesLoad> reading;     // browser: files on their way in
+    std::shared_ptr<ModelFilesLoad> reading;   // browser: files on their way in (a copy of the state shares them)
     std::shared_ptr<ModelLoad> loading;        // the weights being converted
     std::string loading_name;
     std::shared_ptr<const LoadedModel> model;  // the model in use, or nullptr
