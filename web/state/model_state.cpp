@@ -400,7 +400,7 @@ void advance_model(AppState& st, double budget_seconds) {
         return;
     }
     // Slices while the next one still fits in the budget, judged by the longest so far (a
-    // layer's feed-forward block: 75 ms for GPT-2 small in wasm): at least one a frame.
+    // layer's feed-forward block, in GPT-2 small): at least one a frame.
     ModelJob& job = *ms.job;
     ++job.frames;
     const bool ok = guarded(st, ms.model->name, [&] {

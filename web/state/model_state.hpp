@@ -148,7 +148,8 @@ std::vector<HeadRef> knocked_heads(const AppState& st);
 // before its figure, link_panel.cpp).
 void advance_model(AppState& st, double budget_seconds);
 // The app's budget: slices that fit in 25 ms, at least one (GPT-2 small's longest, a feed-forward
-// block, was 75 ms in wasm and is ~45 ms since 2026-11-26), so frames stay under 100 ms.
+// block, was 75 ms in wasm; with its weights packed at load the page's worst frame while it runs
+// is 34–42 ms, docs/BENCHMARKS.md), so frames stay under 100 ms.
 constexpr double kModelFrameSeconds = 0.025;
 
 // [SECTION] State for the tests --------------------------------------------------------------
