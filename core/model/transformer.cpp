@@ -103,10 +103,7 @@ public:
     std::string full(const std::string& name, bool prefixed = true) const { return prefixed ? prefix_ + name : name; }
     const std::string& file() const { return file_; }
     float* need(const std::string& name, std::vector<std::int64_t> shape, bool prefixed = true) {
-        const std::string full = this->full(name, prefixed);
-        auto it = header_.tensors.find(full);
-        if (it == header_.tensors.end()) throw ModelError(file_, full, "missing");
-        return place(full, it->second, shape);
+        return required(name, shape, prefixed, true);
     }
     // A required R×C matrix, stored transposed (C×R).
     float* need_transposed(const std::string& name, std::vector<std::int64_t> shape, bool prefixed = true) {
@@ -148,10 +145,7 @@ public:
 private:
     // A required Linear weight, checked: its conversion's index (no F32 place: it is packed).
     std::size_t packed_weight(const std::string& name, std::vector<std::int64_t> shape) {
-        const std::string full = this->full(name);
-        auto it = header_.tensors.find(full);
-        if (it == header_.tensors.end()) throw ModelError(file_, full, "missing");
-        place(full, it->second, shape, false);
+        required(name, shape, true, false);
         return conversions.size() - 1;
     }
     // A Linear packed (kernels::pack, for the best instruction set) from its weight's F32 copy:
@@ -161,6 +155,13 @@ private:
         float* to = computed(kernels::packed_size(isa, in, out));
         packings.push_back({weight, offset, ld, transposed, isa, in, out, to});
         return {kernels::PackedB{isa, in, out, to}, b};
+    }
+    // A required tensor, placed (kept: given its F32 place; else converted into a passing copy).
+    float* required(const std::string& name, const std::vector<std::int64_t>& shape, bool prefixed, bool kept) {
+        const std::string full = this->full(name, prefixed);
+        auto it = header_.tensors.find(full);
+        if (it == header_.tensors.end()) throw ModelError(file_, full, "missing");
+        return place(full, it->second, shape, kept);
     }
     float* place(const std::string& full, const TensorInfo& t, const std::vector<std::int64_t>& shape, bool kept = true) {
         if (!is_float_weight(t.dtype))
