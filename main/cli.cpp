@@ -418,7 +418,7 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         if (hide) input.edits.hidden = parse_positions(*hide, "--hide-token");
         input.edits.ablation = mean ? Ablation::Mean : Ablation::Zero;
         check_interventions(m, input, "--hide-token");
-        if (new_tokens > 0 && m.config().family != Family::Gpt2)
+        if (new_tokens > 0 && !m.config().decoder_only())
             throw ModelError(path, "--generate", m.config().model_type + (encdec ? " translates without --text; --max-new bounds it" : " does not generate text"));
         kernels::Context ctx;
         Generated generated;

@@ -146,6 +146,7 @@ struct HeadArgs {
     const std::uint8_t* allowed = nullptr;  // T_q×T_k, or nullptr: all allowed
     const RowSpan* spans = nullptr;         // T_q spans of `allowed`, or nullptr: computed
     float factor = 1.0f;                    // scaled = factor·scores
+    float softcap = 0.0f;                   // > 0: scaled = softcap·tanh(factor·scores/softcap) (Gemma 2)
     float* scores = nullptr;                // T_q×T_k Q·Kᵀ (every entry), or nullptr
     float* scaled = nullptr;                // T_q×T_k, masked -inf, or nullptr
     float* weights = nullptr;               // T_q×T_k, required

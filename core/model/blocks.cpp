@@ -26,6 +26,18 @@ void layer_norm(const float* x, int T, int d, const float* g, const float* b, fl
     }
 }
 
+// x: T×d -> y: T×d: pass 1: the mean of squares; pass 2: scale by its inverse root and by g
+void rms_norm(const float* x, int T, int d, int ld, const float* g, float eps, float* y) {
+    for (int t = 0; t < T; ++t) {
+        const float* xr = x + static_cast<std::ptrdiff_t>(t) * ld;
+        float* yr = y + static_cast<std::ptrdiff_t>(t) * ld;
+        double squares = 0;
+        for (int i = 0; i < d; ++i) squares += static_cast<double>(xr[i]) * xr[i];
+        const double inv = 1.0 / std::sqrt(squares / d + eps);
+        for (int i = 0; i < d; ++i) yr[i] = static_cast<float>(xr[i] * inv) * g[i];
+    }
+}
+
 namespace {
 
 // x[i] = out(x[i], e^(arg(x[i]))) for every i, arg ≤ 0: the exps from the kernels' SIMD exp

@@ -2,6 +2,7 @@
 // on plain row-major float arrays, so each can be checked against a naive loop (tests).
 //
 //   layer_norm            y = (x − mean) / √(var + eps) · g + b, per row
+//   rms_norm              y = x / √(mean(x²) + eps) · g, per row
 //   gelu_tanh, gelu_exact, silu, relu, activate      in place, elementwise
 //   linear                y = x·W + b through kernels::matmul, W packed once (kernels::PackedB)
 //   lm_head               logits = E·x for one row x (E: V×d, the tied embedding)
@@ -25,6 +26,8 @@ namespace attn::blocks {
 
 // x, y: T×d (row stride d; y may be x); g, b: d. Mean and variance in double, biased variance.
 void layer_norm(const float* x, int T, int d, const float* g, const float* b, float eps, float* y);
+// x, y: T×d (row stride ld; y may be x); g: d. The mean of squares in double.
+void rms_norm(const float* x, int T, int d, int ld, const float* g, float eps, float* y);
 
 // In place on n floats. tanh and σ through the kernels' exp (kernels::exp_nonpositive).
 void gelu_tanh(kernels::Isa isa, float* x, std::size_t n);  // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))  (gelu_new)

@@ -1,13 +1,60 @@
-// config.hpp: a checkpoint's config.json, as far as the runtime needs it (SPEC.md §5).
+// config.hpp: a checkpoint's config.json, as far as the runtime needs it (SPEC.md §5), and the
+// architecture it names stated as data: which norm, where the norms sit, how positions enter,
+// how the heads share keys and values, which layers see a sliding window. Each family's file
+// (core/model/families/) reads its config.json fields into this and names its tensors; the
+// forward pass (transformer.cpp) is one for all, driven by these fields.
+//
+// [SECTION] The architecture as data
+// [SECTION] The configuration
+// [SECTION] Reading config.json
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace attn {
 
-enum class Family { Gpt2, Bert, Marian };  // model_type "gpt2", "bert", "marian"
-enum class Activation { GeluExact, GeluTanh, Relu, Silu };  // "gelu", "gelu_new", "relu", "silu"/"swish"
+// [SECTION] The architecture as data ---------------------------------------------------------
+
+// model_type "gpt2", "bert", "marian", "llama", "mistral", "qwen2", "qwen3", "gemma2",
+// "gemma3_text", "phi3" (families/*.cpp).
+enum class Family { Gpt2, Bert, Marian, Llama, Mistral, Qwen2, Qwen3, Gemma2, Gemma3, Phi3 };
+// "gelu", "gelu_new" / "gelu_pytorch_tanh", "relu", "silu" / "swish"
+enum class Activation { GeluExact, GeluTanh, Relu, Silu };
+
+enum class NormKind {
+    LayerNorm,  // (x − mean) / √(var + eps) · g + b
+    RmsNorm,    // x / √(mean(x²) + eps) · g   (Gemma's (1 + w) is folded into g at load)
+};
+enum class Residual {
+    PostNorm,  // bert, marian:   x = norm(x + f(x))
+    PreNorm,   // gpt2, llama:    x = x + f(norm(x))
+    Sandwich,  // gemma2, gemma3: x = x + post_norm(f(pre_norm(x)))
+};
+enum class Positions { Learned, Sinusoidal, Rotary };
+
+// Rotary positions (RoPE, rotate-half as transformers writes it): the first `dim` dimensions of
+// every query and key head, pairs (i, i + dim/2), turned by the angle p·inv_freq[i] at position
+// p; cos and sin scaled by the attention factor. `type` as config.json's rope_scaling names it
+// (rope.hpp computes inv_freq for each).
+struct Rope {
+    enum class Type { Default, Linear, Dynamic, Llama3, Yarn, LongRope };
+    Type type = Type::Default;
+    int dim = 0;                       // rotated dimensions of a head (head_dim · partial_rotary_factor)
+    double theta = 10000;              // rope_theta (or gemma3's rope_local_base_freq)
+    double factor = 1;                 // rope_scaling.factor
+    double low_freq_factor = 1, high_freq_factor = 4;  // llama3
+    double beta_fast = 32, beta_slow = 1;              // yarn
+    double attention_factor = 0;       // given (yarn, longrope), or 0: from the type's rule
+    double mscale = 0, mscale_all_dim = 0;             // yarn
+    bool truncate = true;              // yarn
+    int original_max_positions = 0;    // rope_scaling's / config's original_max_position_embeddings (0: none)
+    int max_positions = 0;             // the config's max_position_embeddings
+    std::vector<double> short_factor, long_factor;     // longrope, dim/2 each
+};
+
+// [SECTION] The configuration ----------------------------------------------------------------
 
 struct ModelConfig {
     Family family = Family::Gpt2;
@@ -16,21 +63,49 @@ struct ModelConfig {
     int vocab_size = 0;
     int d_model = 0;                   // n_embd / hidden_size / d_model
     int max_positions = 0;             // n_positions / max_position_embeddings
-    // gpt2 and bert: the one stack; marian: the encoder (encoder_layers, encoder_attention_heads,
-    // encoder_ffn_dim) and the decoder (decoder_…).
+    // gpt2, bert and the decoder-only families: the one stack; marian: the encoder
+    // (encoder_layers, encoder_attention_heads, encoder_ffn_dim) and the decoder (decoder_…).
     int n_layers = 0, n_heads = 0, d_ff = 0;
     int decoder_layers = 0, decoder_heads = 0, decoder_ff = 0;
-    float layer_norm_eps = 1e-5f;      // gpt2 layer_norm_epsilon, bert layer_norm_eps; marian 1e-5
+    int n_kv_heads = 0;                // num_key_value_heads (grouped-query attention); 0: n_heads
+    int head_dim = 0;                  // head_dim; 0: d_model / n_heads
+    float layer_norm_eps = 1e-5f;      // gpt2 layer_norm_epsilon, bert layer_norm_eps, llama rms_norm_eps
     Activation activation = Activation::GeluTanh;
     int type_vocab_size = 0;           // bert
-    bool scale_embedding = false;      // marian: embeddings × √d_model
     bool tie_word_embeddings = true;
     int pad_id = -1, bos_id = -1, eos_id = -1, decoder_start_id = -1;  // -1: not given
 
-    int d_head() const { return d_model / n_heads; }
+    // The architecture (each family's file sets what differs from these, GPT-2's).
+    NormKind norm = NormKind::LayerNorm;
+    Residual residual = Residual::PreNorm;
+    Positions positions = Positions::Learned;
+    bool gated_mlp = false;            // down(act(gate(x)) · up(x)) instead of fc2(act(fc1(x)))
+    float embedding_scale = 1;         // marian scale_embedding, gemma: √d_model
+    float query_scale = 0;             // scores' factor; 0: 1/√head_dim (gemma: query_pre_attn_scalar^−½)
+    float attn_softcap = 0;            // gemma2: scores = cap·tanh(scores/cap) before the mask; 0: none
+    float final_softcap = 0;           // gemma2: the same on the logits
+    bool qkv_bias = false, o_bias = false, mlp_bias = false;  // the Llama-like: which projections have a bias
+    bool qk_norm = false;              // qwen3, gemma3: RMSNorm over each query and key head before RoPE
+    Rope rope;                         // positions == Rotary: the full-attention layers'
+    Rope local_rope;                   // gemma3: the sliding layers' (rope_local_base_freq, no scaling)
+    std::vector<int> window;           // per layer of the one stack: 0 = full attention, W = a query
+                                       // sees itself and the W − 1 keys before it (sliding window)
+
+    int d_head() const { return head_dim > 0 ? head_dim : d_model / n_heads; }
+    int kv_heads() const { return n_kv_heads > 0 ? n_kv_heads : n_heads; }
+    int window_of(int layer) const { return layer >= 0 && layer < static_cast<int>(window.size()) ? window[layer] : 0; }
+    bool encoder_only() const { return family == Family::Bert; }
+    bool encoder_decoder() const { return family == Family::Marian; }
+    bool decoder_only() const { return !encoder_only() && !encoder_decoder(); }  // gpt2 and the Llama-like
 };
 
-// Throws ModelError(file, FIELD, …) for a missing or bad field, or an unknown model_type.
+// [SECTION] Reading config.json --------------------------------------------------------------
+
+// Throws ModelError(file, FIELD, …) for a missing or bad field, or an unknown model_type (the
+// message lists the supported ones).
 ModelConfig read_config(std::string_view json, const std::string& file);
+
+// "gpt2, bert, marian, llama, …": every model_type the runtime opens.
+std::string supported_model_types();
 
 }  // namespace attn

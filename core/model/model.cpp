@@ -81,6 +81,8 @@ Tokenizer load_tokenizer(const ModelFiles& files, const ModelConfig& config, boo
         return read_sentencepiece(files.need(spm).text(), files.shown(spm), files.need("vocab.json").text(),
                                   files.shown("vocab.json"));
     }
+    default:  // the Llama-like families ship tokenizer.json
+        files.need("tokenizer.json");
     }
     throw ModelError(files.shown("config.json"), "model_type", "no tokenizer for this family");
 }
@@ -98,8 +100,8 @@ ModelLoad::ModelLoad(const ModelFiles& files, bool measure_heads)
       target_(config_.family == Family::Marian && files.find("target.spm") && !files.find("tokenizer.json")
                   ? std::optional<Tokenizer>(load_tokenizer(files, config_, true))
                   : std::nullopt),
-      weights_(config_, files.share("model.safetensors"), files.shown("model.safetensors")) {
-    if (measure_heads && config_.family != Family::Marian) probe_ = head_probe(tokenizer_, config_);
+      weights_(config_, files) {
+    if (measure_heads && !config_.encoder_decoder()) probe_ = head_probe(tokenizer_, config_);
 }
 
 bool ModelLoad::done() const { return weights_.done() && (!probe_ || heads_); }
@@ -170,8 +172,10 @@ std::vector<int> encode_text(const LoadedModel& m, const std::string& text) {
         ids.push_back(special(m, m.tokenizer, "[SEP]"));
         break;
     case Family::Marian: ids.push_back(m.config().eos_id); break;
+    default:  // the Llama-like: the beginning-of-sequence token, as their tokenizers add it
+        if (m.config().bos_id >= 0) ids.insert(ids.begin(), m.config().bos_id);
     }
-    check_length(m, ids.size(), m.config().family == Family::Marian ? "the source text" : "the text");
+    check_length(m, ids.size(), m.config().encoder_decoder() ? "the source text" : "the text");
     check_ids(m, ids, "the tokenizer's ids");
     return ids;
 }

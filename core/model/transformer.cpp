@@ -1,20 +1,24 @@
-// transformer.cpp: GPT-2, BERT and Marian forward passes on core's kernels (transformer.hpp).
+// transformer.cpp: the forward pass of every family (transformer.hpp), on core's kernels.
 //
-// Every product is kernels::matmul (blocks::linear) and every head kernels::attention_head
-// (attend_heads): the forward pass, block_trace and the KV-cache decoder share them, so the
-// Steps view and generation see the forward's numbers.
+// One forward for all: a family's file (families/*.cpp) states its architecture in ModelConfig
+// (which norm, where the norms sit, rotary positions, shared K/V heads, windows, caps) and its
+// tensors in a Plan; the sub-blocks here read those switches. Every product is kernels::matmul
+// (blocks::linear) and every head kernels::attention_head (attend_heads): the forward pass,
+// block_trace and the KV-cache decoder share them, so the Steps view and generation see the
+// forward's numbers.
 //
-// [SECTION] Weights: tensors by name, shapes from the config
 // [SECTION] Loading in steps
 // [SECTION] Interventions
 // [SECTION] Attention: one block, shared by the forward, block_trace and the decoder
-// [SECTION] Sub-blocks of each family
+// [SECTION] Sub-blocks: norms, residuals, MLPs, embeddings, the head
 // [SECTION] A forward pass in steps
 // [SECTION] Any block's whole pipeline, again
 // [SECTION] Generation with a KV cache
 #include "transformer.hpp"
 
 #include "blocks.hpp"
+#include "family.hpp"
+#include "rope.hpp"
 #include "safetensors.hpp"
 
 #include <algorithm>
@@ -24,296 +28,31 @@
 
 namespace attn {
 
-using blocks::Linear;
-
-// [SECTION] Weights: tensors by name, shapes from the config ---------------------------------
-
-struct Norm {
-    const float* g = nullptr;
-    const float* b = nullptr;
-};
-
-struct AttentionWeights {
-    Linear q, k, v, o;  // each d_model×d_model in the row-vector convention
-};
-
-// One layer. gpt2: norm_1 before the attention, norm_2 before the MLP (pre-LN). bert, marian:
-// norm_1 after the (self) attention, norm_2 after the feed-forward, norm_3 after marian's
-// cross attention (post-LN).
-struct LayerWeights {
-    Norm norm_1, norm_2, norm_3;
-    AttentionWeights self, cross;
-    Linear fc1, fc2;  // d_model -> d_ff -> d_model
-};
-
-struct ModelWeights {
-    // every tensor, F32, as in the file's layout, but the Linears' weights: packed as the
-    // products read them (kernels::pack, for the best instruction set)
-    std::vector<std::unique_ptr<float[]>> storage;
-    std::size_t bytes = 0;
-    std::int64_t parameters = 0;
-
-    // gpt2 wte, bert word_embeddings, marian shared: V×d (one row per token), or d×V (one
-    // column per token) when it is also the LM head (tied), the layout the head's product wants
-    const float* token_embedding = nullptr;
-    bool embedding_columns = false;             // token_embedding is d×V
-    const float* positions = nullptr;           // P×d: gpt2 wpe, bert position_embeddings, marian encoder's
-    const float* decoder_positions = nullptr;   // marian: P×d
-    const float* token_types = nullptr;         // bert: type_vocab×d (row 0 is used)
-    Norm embedding_norm;                        // bert
-    Norm final_norm;                            // gpt2 ln_f
-    std::vector<LayerWeights> layers;           // gpt2, bert; marian's encoder
-    std::vector<LayerWeights> decoder_layers;   // marian
-    // The LM head as a d×V matrix (gpt2: wte; marian: shared, or lm_head.weight when untied),
-    // transposed at load: logits = x·lm_head packs it with plain row copies, and a step's
-    // product over 50257 columns streams it once.
-    const float* lm_head = nullptr;
-    const float* final_logits_bias = nullptr;   // marian, V (absent: none)
-};
-
-namespace {
-
-// What the loader converts: a tensor of the file into its F32 place, or (a Linear's weight,
-// out = nullptr) into an F32 copy that lives only until the tensor is converted and packed.
-struct Conversion {
-    const TensorInfo* info;
-    float* out;
-    bool transpose = false;  // a R×C tensor stored as C×R
-};
-
-// A Linear's weight, packed once its tensor's F32 copy is whole: W (in×out) from `offset` in the
-// copy, stored as [in, out] with row stride ld, or as [out, in] (transposed).
-struct Packing {
-    std::size_t conversion;
-    std::ptrdiff_t offset;
-    int ld;
-    bool transposed;
-    kernels::Isa isa;
-    int in, out;
-    float* to;  // kernels::packed_size(isa, in, out) floats
-};
-
-// The tensor names of a family, as a plan: each name with its expected shape and where it goes.
-class Plan {
-public:
-    Plan(const SafetensorsHeader& header, const std::string& file, std::string prefix, ModelWeights& w)
-        : header_(header), file_(file), prefix_(std::move(prefix)), w_(w) {}
-
-    // A required tensor: checked, given its F32 place (converted later).
-    std::string full(const std::string& name, bool prefixed = true) const { return prefixed ? prefix_ + name : name; }
-    const std::string& file() const { return file_; }
-    float* need(const std::string& name, std::vector<std::int64_t> shape, bool prefixed = true) {
-        return required(name, shape, prefixed, true);
-    }
-    // A required R×C matrix, stored transposed (C×R).
-    float* need_transposed(const std::string& name, std::vector<std::int64_t> shape, bool prefixed = true) {
-        float* out = need(name, shape, prefixed);
-        conversions.back().transpose = true;
-        return out;
-    }
-    // An optional tensor: nullptr when absent.
-    float* maybe(const std::string& name, std::vector<std::int64_t> shape, bool prefixed = true) {
-        const std::string full = this->full(name, prefixed);
-        auto it = header_.tensors.find(full);
-        return it == header_.tensors.end() ? nullptr : place(full, it->second, shape);
-    }
-    // Memory for a table computed here (not from the file).
-    float* computed(std::size_t n) {
-        w_.storage.emplace_back(new float[n]);
-        w_.bytes += n * sizeof(float);
-        return w_.storage.back().get();
-    }
-    Norm norm(const std::string& name, int d) { return {need(name + ".weight", {d}), need(name + ".bias", {d})}; }
-    // nn.Linear: weight [out, in], bias [out].
-    Linear linear(const std::string& name, int in, int out) {
-        const std::size_t weight = packed_weight(name + ".weight", {out, in});
-        return packed(weight, 0, in, true, in, out, need(name + ".bias", {out}));
-    }
-    // GPT-2's Conv1D: weight [in, out], bias [out]; `parts` Linears of out/parts columns each
-    // (c_attn: Q | K | V side by side, each packed on its own).
-    std::vector<Linear> conv1d(const std::string& name, int in, int out, int parts = 1) {
-        const std::size_t weight = packed_weight(name + ".weight", {in, out});
-        const float* b = need(name + ".bias", {out});
-        const int n = out / parts;
-        std::vector<Linear> l;
-        for (int k = 0; k < parts; ++k) l.push_back(packed(weight, k * n, out, false, in, n, b + k * n));
-        return l;
-    }
-    std::vector<Conversion> conversions;
-    std::vector<Packing> packings;
-
-private:
-    // A required Linear weight, checked: its conversion's index (no F32 place: it is packed).
-    std::size_t packed_weight(const std::string& name, std::vector<std::int64_t> shape) {
-        required(name, shape, true, false);
-        return conversions.size() - 1;
-    }
-    // A Linear packed (kernels::pack, for the best instruction set) from its weight's F32 copy:
-    // in×out from `offset`, rows ld apart, or transposed.
-    Linear packed(std::size_t weight, std::ptrdiff_t offset, int ld, bool transposed, int in, int out, const float* b) {
-        const kernels::Isa isa = kernels::best_isa();
-        float* to = computed(kernels::packed_size(isa, in, out));
-        packings.push_back({weight, offset, ld, transposed, isa, in, out, to});
-        return {kernels::PackedB{isa, in, out, to}, b};
-    }
-    // A required tensor, placed (kept: given its F32 place; else converted into a passing copy).
-    float* required(const std::string& name, const std::vector<std::int64_t>& shape, bool prefixed, bool kept) {
-        const std::string full = this->full(name, prefixed);
-        auto it = header_.tensors.find(full);
-        if (it == header_.tensors.end()) throw ModelError(file_, full, "missing");
-        return place(full, it->second, shape, kept);
-    }
-    float* place(const std::string& full, const TensorInfo& t, const std::vector<std::int64_t>& shape, bool kept = true) {
-        if (!is_float_weight(t.dtype))
-            throw ModelError(file_, full, std::string("dtype ") + dtype_name(t.dtype) + " is not F32, F16 or BF16");
-        if (t.shape != shape)
-            throw ModelError(file_, full, "expected shape " + shape_text(shape) + ", got " + shape_text(t.shape));
-        float* out = kept ? computed(static_cast<std::size_t>(t.elements())) : nullptr;
-        w_.parameters += t.elements();
-        conversions.push_back({&t, out});
-        return out;
-    }
-
-    const SafetensorsHeader& header_;
-    const std::string& file_;
-    std::string prefix_;
-    ModelWeights& w_;
-};
-
-bool has(const SafetensorsHeader& h, const std::string& name) { return h.tensors.count(name) != 0; }
-
-void plan_gpt2(const ModelConfig& c, Plan& p, ModelWeights& w) {
-    const int d = c.d_model, V = c.vocab_size;
-    w.token_embedding = p.need_transposed("wte.weight", {V, d});
-    w.embedding_columns = true;
-    w.positions = p.need("wpe.weight", {c.max_positions, d});
-    for (int i = 0; i < c.n_layers; ++i) {
-        const std::string h = "h." + std::to_string(i) + ".";
-        LayerWeights l;
-        l.norm_1 = p.norm(h + "ln_1", d);
-        // c_attn: [d, 3d], Q | K | V side by side
-        const std::vector<Linear> qkv = p.conv1d(h + "attn.c_attn", d, 3 * d, 3);
-        l.self.q = qkv[0], l.self.k = qkv[1], l.self.v = qkv[2];
-        l.self.o = p.conv1d(h + "attn.c_proj", d, d)[0];
-        l.norm_2 = p.norm(h + "ln_2", d);
-        l.fc1 = p.conv1d(h + "mlp.c_fc", d, c.d_ff)[0];
-        l.fc2 = p.conv1d(h + "mlp.c_proj", c.d_ff, d)[0];
-        w.layers.push_back(l);
-    }
-    w.final_norm = p.norm("ln_f", d);
-    w.lm_head = w.token_embedding;  // tied: d×V
-}
-
-void plan_bert(const ModelConfig& c, Plan& p, ModelWeights& w) {
-    const int d = c.d_model;
-    w.token_embedding = p.need("embeddings.word_embeddings.weight", {c.vocab_size, d});
-    w.positions = p.need("embeddings.position_embeddings.weight", {c.max_positions, d});
-    w.token_types = p.need("embeddings.token_type_embeddings.weight", {c.type_vocab_size, d});
-    w.embedding_norm = p.norm("embeddings.LayerNorm", d);
-    for (int i = 0; i < c.n_layers; ++i) {
-        const std::string e = "encoder.layer." + std::to_string(i) + ".";
-        LayerWeights l;
-        l.self = {p.linear(e + "attention.self.query", d, d), p.linear(e + "attention.self.key", d, d),
-                  p.linear(e + "attention.self.value", d, d), p.linear(e + "attention.output.dense", d, d)};
-        l.norm_1 = p.norm(e + "attention.output.LayerNorm", d);
-        l.fc1 = p.linear(e + "intermediate.dense", d, c.d_ff);
-        l.fc2 = p.linear(e + "output.dense", c.d_ff, d);
-        l.norm_2 = p.norm(e + "output.LayerNorm", d);
-        w.layers.push_back(l);
-    }
-}
-
-AttentionWeights marian_attention(Plan& p, const std::string& name, int d) {
-    return {p.linear(name + ".q_proj", d, d), p.linear(name + ".k_proj", d, d), p.linear(name + ".v_proj", d, d),
-            p.linear(name + ".out_proj", d, d)};
-}
-
-void plan_marian(const ModelConfig& c, const SafetensorsHeader& h, Plan& p, ModelWeights& w) {
-    const int d = c.d_model, V = c.vocab_size, P = c.max_positions;
-    // Tied (the usual): shared is the head too, so it is kept as d×V.
-    const bool untied = !c.tie_word_embeddings && has(h, p.full("lm_head.weight", false));
-    w.token_embedding = untied ? p.need("shared.weight", {V, d}) : p.need_transposed("shared.weight", {V, d});
-    w.embedding_columns = !untied;
-    // The sinusoidal table as the file has it, else computed (the same numbers).
-    w.positions = p.maybe("encoder.embed_positions.weight", {P, d});
-    w.decoder_positions = p.maybe("decoder.embed_positions.weight", {P, d});
-    if (!w.positions || !w.decoder_positions) {
-        constexpr std::int64_t kMaxTable = std::int64_t{1} << 26;  // 256 MB of floats
-        if (static_cast<std::int64_t>(P) * d > kMaxTable)
-            throw ModelError(p.file(), p.full(w.positions ? "decoder.embed_positions.weight" : "encoder.embed_positions.weight"),
-                             "missing, and max_position_embeddings × d_model (" + std::to_string(P) + " × " +
-                                 std::to_string(d) + ") is too large a table to compute");
-        float* table = p.computed(static_cast<std::size_t>(P) * d);
-        blocks::sinusoidal_positions(P, d, table);
-        if (!w.positions) w.positions = table;
-        if (!w.decoder_positions) w.decoder_positions = table;
-    }
-    for (int i = 0; i < c.n_layers; ++i) {
-        const std::string e = "encoder.layers." + std::to_string(i) + ".";
-        LayerWeights l;
-        l.self = marian_attention(p, e + "self_attn", d);
-        l.norm_1 = p.norm(e + "self_attn_layer_norm", d);
-        l.fc1 = p.linear(e + "fc1", d, c.d_ff);
-        l.fc2 = p.linear(e + "fc2", c.d_ff, d);
-        l.norm_2 = p.norm(e + "final_layer_norm", d);
-        w.layers.push_back(l);
-    }
-    for (int i = 0; i < c.decoder_layers; ++i) {
-        const std::string e = "decoder.layers." + std::to_string(i) + ".";
-        LayerWeights l;
-        l.self = marian_attention(p, e + "self_attn", d);
-        l.norm_1 = p.norm(e + "self_attn_layer_norm", d);
-        l.cross = marian_attention(p, e + "encoder_attn", d);
-        l.norm_3 = p.norm(e + "encoder_attn_layer_norm", d);
-        l.fc1 = p.linear(e + "fc1", d, c.decoder_ff);
-        l.fc2 = p.linear(e + "fc2", c.decoder_ff, d);
-        l.norm_2 = p.norm(e + "final_layer_norm", d);
-        w.decoder_layers.push_back(l);
-    }
-    // MarianMTModel: lm_head.weight (often left out when tied) and final_logits_bias [1, V].
-    w.lm_head = untied ? p.need_transposed("lm_head.weight", {V, d}, false) : w.token_embedding;
-    if (has(h, "final_logits_bias")) {
-        const bool flat = h.tensors.at("final_logits_bias").shape.size() == 1;
-        w.final_logits_bias = flat ? p.need("final_logits_bias", {V}, false) : p.need("final_logits_bias", {1, V}, false);
-    }
-}
-
-// The base model's prefix the file uses: "transformer." (GPT2LMHeadModel), "bert."
-// (BertFor…), "model." (MarianMTModel), or none (the base models).
-std::string prefix_of(const ModelConfig& c, const SafetensorsHeader& h) {
-    switch (c.family) {
-        case Family::Gpt2: return has(h, "transformer.wte.weight") ? "transformer." : "";
-        case Family::Bert: return has(h, "bert.embeddings.word_embeddings.weight") ? "bert." : "";
-        case Family::Marian: return has(h, "model.shared.weight") ? "model." : "";
-    }
-    return "";
-}
-
-}  // namespace
-
 std::int64_t Model::parameters() const { return weights ? weights->parameters : 0; }
 std::size_t Model::weight_bytes() const { return weights ? weights->bytes : 0; }
 
 // Kept: per attention block its input (T_q×d) and n_heads maps (T_q×T_k). Working buffers at
 // their largest: the residual stream and the sub-block's output (2·T·d), Q, K, V and the
-// concatenated heads (4·T·d), the feed-forward's hidden layer (T·d_ff), marian's encoder
-// output (T·d); the logits (V); the kernels' packed panels (A's MC×KC block; K and V of one
-// head: 2·T·d_k, rounded up to 16 columns; the weights' were packed at load).
+// concatenated heads (4·T·q, q = max(d, heads·d_head)), the feed-forward's hidden layers
+// (2·T·d_ff for a gated MLP), marian's encoder output (T·d); the logits (V); the kernels'
+// packed panels (A's MC×KC block; K and V of one head: 2·T·d_k, rounded up to 16 columns; the
+// weights' were packed at load).
 std::size_t Model::activation_bytes(int T) const {
     const ModelConfig& c = config;
     const std::size_t t = static_cast<std::size_t>(std::max(T, 0)), d = c.d_model;
+    const std::size_t q = std::max<std::size_t>(d, static_cast<std::size_t>(c.n_heads) * c.d_head());
     std::size_t floats = 0;
     auto stack = [&](int layers, int heads) { floats += static_cast<std::size_t>(layers) * (heads * t * t + t * d); };
     stack(c.n_layers, c.n_heads);
-    std::size_t d_ff = c.d_ff;
-    if (c.family == Family::Marian) {
+    std::size_t d_ff = c.d_ff * (c.gated_mlp ? 2 : 1);
+    if (c.encoder_decoder()) {
         stack(c.decoder_layers, c.decoder_heads);  // decoder self
         stack(c.decoder_layers, c.decoder_heads);  // cross
         d_ff = std::max<std::size_t>(d_ff, c.decoder_ff);
         floats += t * d;  // encoder output
     }
-    floats += 6 * t * d + t * d_ff + t * d /* hidden */ + c.vocab_size;
-    floats += 24 * 8 * 256 + 2 * (t + 16) * (d / std::max(c.n_heads, 1) + 16);
+    floats += 2 * t * d + 4 * t * q + t * d_ff + t * d /* hidden */ + c.vocab_size;
+    floats += 24 * 8 * 256 + 2 * (t + 16) * (c.d_head() + 16);
     return floats * sizeof(float);
 }
 
@@ -321,10 +60,9 @@ std::size_t Model::activation_bytes(int T) const {
 
 namespace {
 
-// t: R×C -> out: C×R, 64 rows at a time: a block is converted to F32 (48 KB-200 KB, in L2),
-// then each of its columns is written as 64 consecutive floats of a row of `out`.
 // Rows [r0, r1) of a tensor (its first dimension) into `out`, the whole tensor's F32 copy: as
-// stored, or transposed (a R×C tensor kept C×R), through a block of 64 rows at a time.
+// stored, or transposed (a R×C tensor kept C×R), through a block of 64 rows at a time (48 KB-
+// 200 KB, in L2), each of whose columns is written as 64 consecutive floats of a row of `out`.
 void convert_rows(const std::uint8_t* data, const TensorInfo& t, std::int64_t r0, std::int64_t r1, float* out, bool transpose) {
     const std::int64_t R = t.shape.empty() ? 1 : t.shape[0], C = R ? t.elements() / R : 0;
     const std::size_t row_bytes = static_cast<std::size_t>(C) * dtype_bytes(t.dtype);
@@ -350,9 +88,7 @@ void convert_rows(const std::uint8_t* data, const TensorInfo& t, std::int64_t r0
 
 struct ModelLoader::State {
     ModelConfig config;
-    std::shared_ptr<const FileBytes> bytes;
-    std::string file;
-    SafetensorsHeader header;
+    Checkpoint checkpoint;
     std::shared_ptr<ModelWeights> weights;
     std::vector<Conversion> conversions;
     std::vector<Packing> packings;
@@ -364,35 +100,43 @@ struct ModelLoader::State {
     float* out() {
         const Conversion& c = conversions[next];
         if (c.out) return c.out;
-        if (row == 0) copy.reset(new float[static_cast<std::size_t>(c.info->elements())]);
+        if (row == 0) copy.reset(new float[static_cast<std::size_t>(c.tensor.info->elements())]);
         return copy.get();
     }
-    // conversions[next] is whole: pack the Linears read from its copy, free the copy, go on.
+    // conversions[next] is whole: add its offset, pack the Linears read from its copy, free the
+    // copy, go on.
     void finish() {
+        const Conversion& c = conversions[next];
+        if (c.add != 0 && c.out)
+            for (std::int64_t i = 0; i < c.tensor.info->elements(); ++i) c.out[i] += c.add;
         for (const Packing& p : packings)
             if (p.conversion == next) kernels::pack(p.isa, p.in, p.out, copy.get() + p.offset, p.ld, p.transposed, p.to);
         copy.reset();
         ++next, row = 0;
     }
+    void plan() {
+        weights = std::make_shared<ModelWeights>();
+        const FamilyDef& family = family_of(config);
+        const bool prefixed = checkpoint.has(std::string(family.prefix) + family.probe);
+        Plan p(checkpoint, prefixed ? family.prefix : "", *weights);
+        family.plan(config, p, *weights);
+        conversions = std::move(p.conversions);
+        packings = std::move(p.packings);
+        for (const Conversion& c : conversions) bytes_total += c.tensor.info->end - c.tensor.info->begin;
+    }
 };
 
 ModelLoader::ModelLoader(ModelConfig config, std::shared_ptr<const FileBytes> safetensors, std::string file)
     : state_(std::make_unique<State>()) {
-    State& s = *state_;
-    s.config = std::move(config);
-    s.bytes = std::move(safetensors);
-    s.file = std::move(file);
-    s.header = read_safetensors_header(s.bytes->data(), s.bytes->size(), s.file);
-    s.weights = std::make_shared<ModelWeights>();
-    Plan plan(s.header, s.file, prefix_of(s.config, s.header), *s.weights);
-    switch (s.config.family) {
-        case Family::Gpt2: plan_gpt2(s.config, plan, *s.weights); break;
-        case Family::Bert: plan_bert(s.config, plan, *s.weights); break;
-        case Family::Marian: plan_marian(s.config, s.header, plan, *s.weights); break;
-    }
-    s.conversions = std::move(plan.conversions);
-    s.packings = std::move(plan.packings);
-    for (const Conversion& c : s.conversions) s.bytes_total += c.info->end - c.info->begin;
+    state_->config = std::move(config);
+    state_->checkpoint = Checkpoint::one_file(std::move(safetensors), std::move(file));
+    state_->plan();
+}
+
+ModelLoader::ModelLoader(ModelConfig config, const ModelFiles& files) : state_(std::make_unique<State>()) {
+    state_->config = std::move(config);
+    state_->checkpoint = Checkpoint::from_files(files);
+    state_->plan();
 }
 
 ModelLoader::~ModelLoader() = default;
@@ -411,7 +155,8 @@ void ModelLoader::step() {
     std::size_t read = 0;
     while (s.next < s.conversions.size() && read < kBytesPerStep) {
         const Conversion& c = s.conversions[s.next];
-        const TensorInfo& t = *c.info;
+        const TensorInfo& t = *c.tensor.info;
+        const FileBytes& bytes = *s.checkpoint.shards[c.tensor.shard].bytes;
         const std::int64_t R = t.shape.empty() ? 1 : t.shape[0];
         if (R <= 0) {
             s.finish();
@@ -419,9 +164,9 @@ void ModelLoader::step() {
         }
         const std::size_t row_bytes = std::max<std::size_t>((t.end - t.begin) / static_cast<std::size_t>(R), 1);
         const auto rows = std::clamp<std::int64_t>(static_cast<std::int64_t>((kBytesPerStep - read) / row_bytes), 1, R - s.row);
-        convert_rows(s.bytes->data(), t, s.row, s.row + rows, s.out(), c.transpose);
+        convert_rows(bytes.data(), t, s.row, s.row + rows, s.out(), c.transpose);
         const std::size_t n = static_cast<std::size_t>(rows) * row_bytes;
-        s.bytes->done_with(t.begin + static_cast<std::size_t>(s.row) * row_bytes, n);
+        bytes.done_with(t.begin + static_cast<std::size_t>(s.row) * row_bytes, n);
         read += n;
         s.bytes_done += n;
         if ((s.row += rows) == R) s.finish();
@@ -441,7 +186,7 @@ Model load_model_weights(ModelConfig config, std::shared_ptr<const FileBytes> sa
 // [SECTION] Interventions ---------------------------------------------------------------------
 
 std::vector<StackShape> stack_shapes(const ModelConfig& c) {
-    if (c.family != Family::Marian) return {{"attention", c.family == Family::Gpt2, false, c.n_layers, c.n_heads}};
+    if (!c.encoder_decoder()) return {{"attention", c.decoder_only(), false, c.n_layers, c.n_heads}};
     return {{"encoder_attention", false, false, c.n_layers, c.n_heads},
             {"decoder_attention", true, false, c.decoder_layers, c.decoder_heads},
             {"cross_attention", false, true, c.decoder_layers, c.decoder_heads}};
@@ -455,11 +200,11 @@ bool Interventions::knocked_out(int stack, int layer, int head) const {
 
 namespace {
 
-// Where the heads write: per head a T_q×T_k weights buffer, the concatenated outputs T_q×d,
-// and, for block_trace, every intermediate.
+// Where the heads write: per head a T_q×T_k weights buffer, the concatenated outputs
+// T_q×(n_heads·d_head), and, for block_trace, every intermediate.
 struct HeadsOut {
     float* const* maps;       // n_heads pointers to T_q×T_k
-    float* concat;            // T_q×d_model
+    float* concat;            // T_q×(n_heads·d_head)
     MultiHeadTrace* trace;    // or nullptr
 };
 
@@ -484,37 +229,68 @@ BlockEdits block_edits(const Interventions& e, int stack, int layer, int heads, 
     return b;
 }
 
-// Q: T_q×d (row stride ld_q), K, V: T_k×d (row stride ld_kv); head h reads and writes columns
-// h·d_k … (h+1)·d_k − 1. Causal: query i sees keys 0 … i (T_q == T_k); else every key. `keys`:
-// empty, or T_k entries, 0 for a key no query sees.
-// Per head (kernels::attention_head, fused per block of rows):
-//   pass 1: S = Q_h·K_hᵀ (T_q×T_k; the masked part skipped unless traced)
-//   pass 2: weights = softmax(S/√d_k) per row (masked: 0; a row with no key: all 0)
-//   pass 3: concat_h = weights·V_h (T_q×d_k)
-void attend_heads(kernels::Context& ctx, const float* Q, int ld_q, const float* K, const float* V, int ld_kv,
-                  int T_q, int T_k, int d_model, int n_heads, bool causal, const std::vector<std::uint8_t>& keys,
-                  const HeadsOut& out) {
-    const int d_k = d_model / n_heads;
-    const bool masked = causal || !keys.empty();
-    MaskMatrix allowed;
-    if (masked) {
-        MaskSpec spec;
-        spec.causal = causal;
-        spec.key_padding = keys;
-        allowed = combine_masks(spec, T_q, T_k);
-    }
+// An attention block as its family states it (block_spec).
+struct BlockSpec {
+    int n_heads = 0, n_kv_heads = 0, d_head = 0;  // query head h reads K/V head h / (n_heads / n_kv_heads)
+    bool causal = false;
+    int window = 0;            // > 0: a query sees itself and the window − 1 keys before it
+    float factor = 0;          // the scores' scale
+    float softcap = 0;         // > 0: scores = softcap·tanh(scores/softcap)
+    const Rope* rope = nullptr;  // rotary positions, or none
+    Norm q_norm, k_norm;       // over each head, before the rotation (qk_norm)
+    float eps = 0;
+    int group() const { return n_heads / n_kv_heads; }
+};
+
+BlockSpec block_spec(const ModelConfig& c, const AttentionWeights& a, const StackShape& stack, int layer) {
+    BlockSpec s;
+    s.n_heads = stack.heads;
+    s.n_kv_heads = stack.cross || c.encoder_decoder() ? stack.heads : c.kv_heads();
+    s.d_head = c.decoder_only() ? c.d_head() : c.d_model / stack.heads;
+    s.causal = stack.causal;
+    s.window = stack.cross ? 0 : c.window_of(layer);
+    s.factor = c.query_scale > 0 ? c.query_scale : 1.0f / std::sqrt(static_cast<float>(s.d_head));
+    s.softcap = c.attn_softcap;
+    if (c.positions == Positions::Rotary) s.rope = s.window > 0 && c.local_rope.dim > 0 ? &c.local_rope : &c.rope;
+    s.q_norm = a.q_norm, s.k_norm = a.k_norm;
+    s.eps = c.layer_norm_eps;
+    return s;
+}
+
+// Which keys each query may attend: T_q×T_k of 0/1, or empty when every one. Query i sits at
+// key position i + offset (a decoder's new row: offset = the keys before it).
+MaskMatrix block_mask(const BlockSpec& s, int T_q, int T_k, int offset, const std::vector<std::uint8_t>& keys) {
+    if (!s.causal && s.window <= 0 && keys.empty()) return {};
+    MaskMatrix m(T_q, T_k);
+    for (int i = 0; i < T_q; ++i)
+        for (int j = 0; j < T_k; ++j)
+            m(i, j) = (!s.causal || j <= i + offset) && (s.window <= 0 || j > i + offset - s.window) &&
+                      (keys.empty() || keys[static_cast<std::size_t>(j)]);
+    return m;
+}
+
+// Q: T_q×(n_heads·d_head) (row stride ld_q), K, V: T_k×(n_kv_heads·d_head) (row stride ld_kv);
+// query head h reads and writes columns h·d_head …, its K and V head g = h / group those of g.
+// `allowed`: block_mask's. Per head (kernels::attention_head, fused per block of rows):
+//   pass 1: S = Q_h·K_gᵀ (T_q×T_k; the masked part skipped unless traced)
+//   pass 2: weights = softmax(cap(S·factor)) per row (masked: 0; a row with no key: all 0)
+//   pass 3: concat_h = weights·V_g (T_q×d_head)
+void attend_heads(kernels::Context& ctx, const BlockSpec& s, const float* Q, int ld_q, const float* K, const float* V,
+                  int ld_kv, int T_q, int T_k, const MaskMatrix& allowed, const HeadsOut& out) {
+    const bool masked = allowed.size() > 0;
     const std::vector<kernels::RowSpan> spans = kernels::row_spans(masked ? allowed.data() : nullptr, T_q, T_k);
-    for (int h = 0; h < n_heads; ++h) {
-        const int c0 = h * d_k;
+    for (int h = 0; h < s.n_heads; ++h) {
+        const int g = h / s.group();
         kernels::HeadArgs args;
-        args.T_q = T_q, args.T_k = T_k, args.d_k = d_k;
-        args.ld_q = ld_q, args.ld_kv = ld_kv, args.ld_out = d_model;
-        args.q = Q + c0, args.k = K + c0, args.v = V + c0;
+        args.T_q = T_q, args.T_k = T_k, args.d_k = s.d_head;
+        args.ld_q = ld_q, args.ld_kv = ld_kv, args.ld_out = s.n_heads * s.d_head;
+        args.q = Q + h * s.d_head, args.k = K + g * s.d_head, args.v = V + g * s.d_head;
         args.allowed = masked ? allowed.data() : nullptr;
         args.spans = spans.data();
-        args.factor = 1.0f / std::sqrt(static_cast<float>(d_k));
+        args.factor = s.factor;
+        args.softcap = s.softcap;
         args.weights = out.maps[h];
-        args.output = out.concat + c0;
+        args.output = out.concat + h * s.d_head;
         HeadTrace* ht = out.trace ? &out.trace->heads[h] : nullptr;
         if (ht) {
             ht->scores.resize(T_q, T_k), ht->scaled.resize(T_q, T_k);
@@ -525,7 +301,8 @@ void attend_heads(kernels::Context& ctx, const float* Q, int ld_q, const float* 
     }
 }
 
-// The knocked-out heads' columns of concat (T_q×d): zeros, or each column's mean over the rows.
+// The knocked-out heads' columns of concat (T_q×(n_heads·d_head)): zeros, or each column's mean
+// over the rows.
 void ablate(Matrix& concat, const BlockEdits& e, int n_heads) {
     const int d_k = static_cast<int>(concat.cols()) / n_heads;
     for (int h : e.knocked) {
@@ -535,34 +312,48 @@ void ablate(Matrix& concat, const BlockEdits& e, int n_heads) {
     }
 }
 
+// Q (T rows of n heads): each head's q/k norm, then its rotation at positions first …
+// (length: the sequence's, for the rope types that depend on it).
+void position_heads(const BlockSpec& s, const Norm& norm, Matrix& X, int heads, int first, int length) {
+    const int T = static_cast<int>(X.rows());
+    if (norm.present()) blocks::rms_norm(X.data(), T * heads, s.d_head, s.d_head, norm.g, s.eps, X.data());
+    if (s.rope) apply_rope(rope_table(*s.rope, first, T, length), X.data(), T, heads * s.d_head, heads, s.d_head);
+}
+
 // One attention block: x_q T_q×d, x_kv T_k×d (x_q itself for self-attention) -> T_q×d.
-//   pass 1: Q = x_q·W_q + b_q, K = x_kv·W_k + b_k, V = x_kv·W_v + b_v
-//   pass 2: the heads (attend_heads), weights into `maps` (resized to n_heads T_q×T_k)
-//   pass 3: the knocked-out heads' outputs ablated (ablate)
-//   pass 4: out = concat·W_o + b_o
-// With `trace`, every intermediate is kept too: the same products, the same heads.
-Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const Matrix& x_q, const Matrix& x_kv,
-                       int n_heads, bool causal, const BlockEdits& edits, std::vector<Matrix>& maps,
-                       MultiHeadTrace* trace) {
+//   pass 1: Q = x_q·W_q + b_q (T_q×n_heads·d_head), K = x_kv·W_k + b_k, V = x_kv·W_v + b_v
+//           (T_k×n_kv_heads·d_head)
+//   pass 2: q/k norm and the rotation of Q and K (rotary families; positions from 0)
+//   pass 3: the heads (attend_heads), weights into `maps` (resized to n_heads T_q×T_k)
+//   pass 4: the knocked-out heads' outputs ablated (ablate)
+//   pass 5: out = concat·W_o + b_o
+// With `trace`, every intermediate is kept too: the same products, the same heads (q and k as
+// the scores read them: normed and rotated).
+Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const BlockSpec& s, const Matrix& x_q,
+                       const Matrix& x_kv, const BlockEdits& edits, std::vector<Matrix>& maps, MultiHeadTrace* trace) {
     const int T_q = static_cast<int>(x_q.rows()), T_k = static_cast<int>(x_kv.rows()), d = static_cast<int>(x_q.cols());
-    Matrix Q(T_q, d), K(T_k, d), V(T_k, d), concat(T_q, d), out(T_q, d);
-    blocks::linear(ctx, w.q, x_q.data(), T_q, d, Q.data(), d);
-    blocks::linear(ctx, w.k, x_kv.data(), T_k, d, K.data(), d);
-    blocks::linear(ctx, w.v, x_kv.data(), T_k, d, V.data(), d);
-    maps.resize(n_heads);
-    std::vector<float*> map_ptrs(n_heads);
-    for (int h = 0; h < n_heads; ++h) maps[h].resize(T_q, T_k), map_ptrs[h] = maps[h].data();
-    if (trace) trace->heads.assign(n_heads, HeadTrace{});
-    attend_heads(ctx, Q.data(), d, K.data(), V.data(), d, T_q, T_k, d, n_heads, causal, edits.keys,
+    const int dq = s.n_heads * s.d_head, dkv = s.n_kv_heads * s.d_head;
+    Matrix Q(T_q, dq), K(T_k, dkv), V(T_k, dkv), concat(T_q, dq), out(T_q, d);
+    blocks::linear(ctx, w.q, x_q.data(), T_q, d, Q.data(), dq);
+    blocks::linear(ctx, w.k, x_kv.data(), T_k, d, K.data(), dkv);
+    blocks::linear(ctx, w.v, x_kv.data(), T_k, d, V.data(), dkv);
+    position_heads(s, s.q_norm, Q, s.n_heads, 0, T_k);
+    position_heads(s, s.k_norm, K, s.n_kv_heads, 0, T_k);
+    maps.resize(s.n_heads);
+    std::vector<float*> map_ptrs(s.n_heads);
+    for (int h = 0; h < s.n_heads; ++h) maps[h].resize(T_q, T_k), map_ptrs[h] = maps[h].data();
+    if (trace) trace->heads.assign(s.n_heads, HeadTrace{});
+    attend_heads(ctx, s, Q.data(), dq, K.data(), V.data(), dkv, T_q, T_k, block_mask(s, T_q, T_k, 0, edits.keys),
                  {map_ptrs.data(), concat.data(), trace});
-    ablate(concat, edits, n_heads);
-    blocks::linear(ctx, w.o, concat.data(), T_q, d, out.data(), d);
+    ablate(concat, edits, s.n_heads);
+    blocks::linear(ctx, w.o, concat.data(), T_q, dq, out.data(), d);
     if (trace) {
-        const int d_k = d / n_heads;
+        const int d_k = s.d_head;
         trace->x_q = x_q, trace->x_kv = x_kv;
-        for (int h = 0; h < n_heads; ++h) {
+        for (int h = 0; h < s.n_heads; ++h) {
             HeadTrace& ht = trace->heads[h];
-            ht.q = Q.middleCols(h * d_k, d_k), ht.k = K.middleCols(h * d_k, d_k), ht.v = V.middleCols(h * d_k, d_k);
+            const int g = h / s.group();
+            ht.q = Q.middleCols(h * d_k, d_k), ht.k = K.middleCols(g * d_k, d_k), ht.v = V.middleCols(g * d_k, d_k);
             ht.weights = maps[h];
             ht.output = concat.middleCols(h * d_k, d_k);
         }
@@ -572,42 +363,63 @@ Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const M
     return out;
 }
 
-// [SECTION] Sub-blocks of each family ---------------------------------------------------------
+// [SECTION] Sub-blocks: norms, residuals, MLPs, embeddings, the head ----------------------------
 
-// x: T×d -> T×d: fc2(act(fc1(x)))
-Matrix feed_forward(kernels::Context& ctx, const LayerWeights& l, Activation act, const Matrix& x) {
+// x: T×d -> T×d: LayerNorm or RMSNorm, as the family's.
+Matrix norm(const ModelConfig& c, const Matrix& x, const Norm& n) {
+    Matrix y(x.rows(), x.cols());
+    const int T = static_cast<int>(x.rows()), d = static_cast<int>(x.cols());
+    if (c.norm == NormKind::RmsNorm) blocks::rms_norm(x.data(), T, d, d, n.g, c.layer_norm_eps, y.data());
+    else blocks::layer_norm(x.data(), T, d, n.g, n.b, c.layer_norm_eps, y.data());
+    return y;
+}
+
+// One sub-block f (the attention or the MLP) with its residual, as the family places the norms:
+//   pre-norm:  x = x + f(norm(x))
+//   post-norm: x = norm(x + f(x))
+//   sandwich:  x = x + post(f(norm(x)))
+// f reads what it is given (the block's input, which the forward keeps).
+void residual(const ModelConfig& c, Matrix& x, const Norm& n, const Norm& post, const std::function<Matrix(const Matrix&)>& f) {
+    switch (c.residual) {
+        case Residual::PreNorm: x += f(norm(c, x, n)); return;
+        case Residual::PostNorm: x += f(x), x = norm(c, x, n); return;
+        case Residual::Sandwich: x += norm(c, f(norm(c, x, n)), post); return;
+    }
+}
+
+// x: T×d -> T×d: fc2(act(fc1(x))), or gated: down(act(gate(x)) ⊙ up(x)) (fc1 = up, fc2 = down)
+Matrix feed_forward(kernels::Context& ctx, const ModelConfig& c, const LayerWeights& l, const Matrix& x) {
     const int T = static_cast<int>(x.rows()), d = static_cast<int>(x.cols()), d_ff = l.fc1.out();
     Matrix h(T, d_ff), y(T, d);
     blocks::linear(ctx, l.fc1, x.data(), T, d, h.data(), d_ff);
-    blocks::activate(ctx.isa, act, h.data(), static_cast<std::size_t>(h.size()));
+    if (c.gated_mlp) {
+        Matrix g(T, d_ff);
+        blocks::linear(ctx, l.gate, x.data(), T, d, g.data(), d_ff);
+        blocks::activate(ctx.isa, c.activation, g.data(), static_cast<std::size_t>(g.size()));
+        h.array() *= g.array();
+    } else {
+        blocks::activate(ctx.isa, c.activation, h.data(), static_cast<std::size_t>(h.size()));
+    }
     blocks::linear(ctx, l.fc2, h.data(), T, d_ff, y.data(), d);
     return y;
 }
 
-Matrix layer_norm(const Matrix& x, const Norm& n, float eps) {
-    Matrix y(x.rows(), x.cols());
-    blocks::layer_norm(x.data(), static_cast<int>(x.rows()), static_cast<int>(x.cols()), n.g, n.b, eps, y.data());
-    return y;
-}
-
-// Post-LN: x = LN(x + f)
-void add_and_norm(Matrix& x, const Matrix& f, const Norm& n, float eps) {
-    x += f;
-    blocks::layer_norm(x.data(), static_cast<int>(x.rows()), static_cast<int>(x.cols()), n.g, n.b, eps, x.data());
-}
-
-// The LM head at one position: logits[V] = x·Eᵀ (+ final_logits_bias).
+// The LM head at one position: logits[V] = x·Eᵀ (+ final_logits_bias), soft-capped where the
+// family caps them (gemma2: cap·tanh(logits/cap)).
 std::vector<float> logits_of(kernels::Context& ctx, const Model& m, const float* x) {
-    std::vector<float> logits(m.config.vocab_size);
-    blocks::lm_head(ctx, m.weights->lm_head, m.config.vocab_size, m.config.d_model, x, m.weights->final_logits_bias,
-                    logits.data());
+    const ModelConfig& c = m.config;
+    std::vector<float> logits(c.vocab_size);
+    blocks::lm_head(ctx, m.weights->lm_head, c.vocab_size, c.d_model, x, m.weights->final_logits_bias, logits.data());
+    if (c.final_softcap > 0)
+        for (float& l : logits) l = c.final_softcap * std::tanh(l / c.final_softcap);
     return logits;
 }
 
-// Embeddings of a stack: T×d.
-//   gpt2:   wte[ids] + wpe[0 … T−1]
-//   bert:   LN(word[ids] + position[0 … T−1] + token_type[0])
-//   marian: shared[ids]·√d (scale_embedding) + sinusoid[first … first+T−1]
+// Embeddings of a stack: T×d, rows at positions first_position ….
+//   gpt2:    wte[ids] + wpe[positions]
+//   bert:    LN(word[ids] + position[positions] + token_type[0])
+//   marian:  shared[ids]·√d (scale_embedding) + sinusoid[positions]
+//   rotary:  embed_tokens[ids] (gemma: ·√d); positions enter in the attention
 Matrix embeddings(const Model& m, const std::vector<int>& ids, bool decoder, int first_position = 0) {
     const ModelConfig& c = m.config;
     const ModelWeights& w = *m.weights;
@@ -616,10 +428,10 @@ Matrix embeddings(const Model& m, const std::vector<int>& ids, bool decoder, int
         throw ModelError("", "ids", "position " + std::to_string(first_position + T - 1) + " is past the model's " +
                                         std::to_string(c.max_positions) + " positions");
     Matrix x(T, d);
-    const float scale = c.family == Family::Marian && c.scale_embedding ? std::sqrt(static_cast<float>(d)) : 1.0f;
-    blocks::embed(w.token_embedding, d, w.embedding_columns ? c.vocab_size : 0, ids, scale,
-                  decoder ? w.decoder_positions : w.positions, first_position, x.data());
-    if (c.family == Family::Bert) {
+    const float* positions = c.positions == Positions::Rotary ? nullptr : decoder ? w.decoder_positions : w.positions;
+    blocks::embed(w.token_embedding, d, w.embedding_columns ? c.vocab_size : 0, ids, c.embedding_scale, positions,
+                  first_position, x.data());
+    if (w.token_types) {
         for (int t = 0; t < T; ++t) x.row(t) += Eigen::Map<const RowVector>(w.token_types, d);
         blocks::layer_norm(x.data(), T, d, w.embedding_norm.g, w.embedding_norm.b, c.layer_norm_eps, x.data());
     }
@@ -635,7 +447,7 @@ namespace {
 enum class StepKind { Embed, SelfAttention, CrossAttention, FeedForward, Head };
 struct Step {
     StepKind kind;
-    int stack = 0;  // 0: gpt2/bert/marian encoder; 1: marian decoder
+    int stack = 0;  // 0: the one stack, or marian's encoder; 1: marian's decoder
     int layer = 0;
 };
 
@@ -645,6 +457,7 @@ struct Forward::State {
     Model model;
     RunInput input;
     RunResult out;
+    std::vector<StackShape> shapes;
     std::vector<Step> steps;
     std::size_t next = 0;
     Matrix x;  // the residual stream of the stack being run, T×d
@@ -656,13 +469,14 @@ Forward::Forward(const Model& model, RunInput input) : state_(std::make_unique<S
     s.input = std::move(input);
     s.out.edits = s.input.edits;
     const ModelConfig& c = model.config;
-    for (const StackShape& shape : stack_shapes(c)) {
+    s.shapes = stack_shapes(c);
+    for (const StackShape& shape : s.shapes) {
         StackRun r;
         r.name = shape.name, r.causal = shape.causal, r.cross = shape.cross, r.heads = shape.heads;
         r.layers.resize(shape.layers);
         s.out.stacks.push_back(std::move(r));
     }
-    const bool marian = c.family == Family::Marian;
+    const bool marian = c.encoder_decoder();
     s.steps.push_back({StepKind::Embed, 0, 0});
     for (int i = 0; i < c.n_layers; ++i) {
         s.steps.push_back({StepKind::SelfAttention, 0, i});
@@ -689,47 +503,47 @@ void Forward::step(kernels::Context& ctx) {
     const Step st = s.steps[s.next++];
     const ModelConfig& c = s.model.config;
     const ModelWeights& w = *s.model.weights;
-    const bool gpt2 = c.family == Family::Gpt2, marian = c.family == Family::Marian;
-    const float eps = c.layer_norm_eps;
-    const LayerWeights* l = st.stack == 0 ? &w.layers[st.layer] : &w.decoder_layers[st.layer];
+    const bool marian = c.encoder_decoder();
+    const LayerWeights& l = st.stack == 0 ? w.layers[st.layer] : w.decoder_layers[st.layer];
     switch (st.kind) {
         case StepKind::Embed:
             if (st.stack == 1) s.out.encoder_output = std::move(s.x);  // marian: the encoder is done
             s.x = embeddings(s.model, marian && st.stack == 0 ? s.input.source_ids : s.input.ids, st.stack == 1);
             return;
         case StepKind::SelfAttention: {
-            // gpt2:  x = x + attn(ln_1(x))          the block's input is ln_1(x)
-            // else:  x = LN(x + attn(x))            the block's input is x
-            // Hidden tokens: the keys of gpt2's, bert's and marian's encoder's self-attention.
+            // The block's input is what its Q projection reads (after the norm before it, if any).
+            // Hidden tokens: the keys of the one stack's and marian's encoder's self-attention.
             StackRun& run = s.out.stacks[st.stack];
             BlockRun& b = run.layers[st.layer];
-            b.x = gpt2 ? layer_norm(s.x, l->norm_1, eps) : s.x;
-            const BlockEdits e = block_edits(s.input.edits, st.stack, st.layer, run.heads, static_cast<int>(b.x.rows()), st.stack == 0);
-            const Matrix a = attention_block(ctx, l->self, b.x, b.x, run.heads, run.causal, e, b.weights, nullptr);
-            if (gpt2) s.x += a;
-            else add_and_norm(s.x, a, l->norm_1, eps);
+            const BlockSpec spec = block_spec(c, l.self, s.shapes[st.stack], st.layer);
+            residual(c, s.x, l.norm_1, l.post_attention, [&](const Matrix& in) {
+                b.x = in;
+                const BlockEdits e = block_edits(s.input.edits, st.stack, st.layer, run.heads, static_cast<int>(in.rows()), st.stack == 0);
+                return attention_block(ctx, l.self, spec, b.x, b.x, e, b.weights, nullptr);
+            });
             return;
         }
         case StepKind::CrossAttention: {
             // marian decoder: x = LN(x + attn(q from x, k and v from the encoder's output))
             StackRun& run = s.out.stacks[2];
             BlockRun& b = run.layers[st.layer];
-            b.x = s.x;
             const Matrix& source = s.out.encoder_output;
-            const BlockEdits e = block_edits(s.input.edits, 2, st.layer, run.heads, static_cast<int>(source.rows()), true);
-            const Matrix a = attention_block(ctx, l->cross, b.x, source, run.heads, false, e, b.weights, nullptr);
-            add_and_norm(s.x, a, l->norm_3, eps);
+            const BlockSpec spec = block_spec(c, l.cross, s.shapes[2], st.layer);
+            residual(c, s.x, l.norm_3, {}, [&](const Matrix& in) {
+                b.x = in;
+                const BlockEdits e = block_edits(s.input.edits, 2, st.layer, run.heads, static_cast<int>(source.rows()), true);
+                return attention_block(ctx, l.cross, spec, b.x, source, e, b.weights, nullptr);
+            });
             return;
         }
         case StepKind::FeedForward:
-            // gpt2: x = x + mlp(ln_2(x));  else: x = LN(x + ffn(x))
-            if (gpt2) s.x += feed_forward(ctx, *l, c.activation, layer_norm(s.x, l->norm_2, eps));
-            else add_and_norm(s.x, feed_forward(ctx, *l, c.activation, s.x), l->norm_2, eps);
+            residual(c, s.x, l.norm_2, l.post_ff, [&](const Matrix& in) { return feed_forward(ctx, c, l, in); });
             return;
         case StepKind::Head:
-            // gpt2: hidden = ln_f(x); logits at the last position (bert: none)
-            s.out.hidden = gpt2 ? layer_norm(s.x, w.final_norm, eps) : std::move(s.x);
-            if (c.family != Family::Bert && s.out.hidden.rows() > 0)
+            // hidden = the final norm of x (where the family has one); logits at the last
+            // position (bert: none)
+            s.out.hidden = w.final_norm.present() ? norm(c, s.x, w.final_norm) : std::move(s.x);
+            if (!c.encoder_only() && s.out.hidden.rows() > 0)
                 s.out.logits = logits_of(ctx, s.model, s.out.hidden.row(s.out.hidden.rows() - 1).data());
             return;
     }
@@ -769,18 +583,21 @@ BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResul
     const ModelWeights& w = *model.weights;
     const LayerWeights& l = stack == 0 ? w.layers[layer] : w.decoder_layers[layer];
     const AttentionWeights& a = s.cross ? l.cross : l.self;
+    const BlockSpec spec = block_spec(model.config, a, stack_shapes(model.config)[stack], layer);
     BlockTrace t;
     t.weights.w_q = dense(a.q), t.weights.w_k = dense(a.k), t.weights.w_v = dense(a.v), t.weights.w_o = dense(a.o);
     t.weights.b_q = bias(a.q), t.weights.b_k = bias(a.k), t.weights.b_v = bias(a.v), t.weights.b_o = bias(a.o);
     t.options.n_heads = s.heads;
-    t.options.scale = Scale{ScaleKind::InvSqrtDk};
+    t.options.scale = model.config.query_scale > 0 ? Scale{ScaleKind::Divisor, 1.0f / model.config.query_scale}
+                                                   : Scale{ScaleKind::InvSqrtDk};
     t.options.mask.causal = s.causal;
     const Matrix& x = s.layers[layer].x;
     const Matrix& x_kv = s.cross ? run.encoder_output : x;
     const BlockEdits e = block_edits(run.edits, stack, layer, s.heads, static_cast<int>(x_kv.rows()), stack == 0 || s.cross);
     t.options.mask.key_padding = e.keys;
+    if (spec.window > 0) t.options.mask.allowed = block_mask(spec, static_cast<int>(x.rows()), static_cast<int>(x_kv.rows()), 0, {});
     std::vector<Matrix> maps;
-    attention_block(ctx, a, x, x_kv, s.heads, s.causal, e, maps, &t.trace);
+    attention_block(ctx, a, spec, x, x_kv, e, maps, &t.trace);
     return t;
 }
 
@@ -791,7 +608,8 @@ struct Decoder::State {
     Matrix encoder_output;
     Interventions edits;
     int n = 0;  // tokens fed
-    // Per decoder layer: the keys and values of every token fed so far, n×d each, row-major.
+    // Per decoder layer: the keys and values of every token fed so far (rotated, for rotary
+    // families), n×(n_kv_heads·d_head) each, row-major.
     std::vector<std::vector<float>> k, v;
     std::vector<Matrix> cross_k, cross_v;  // marian: T_src×d per layer, from the encoder's output
 };
@@ -803,7 +621,7 @@ Decoder::Decoder(const Model& model, Matrix encoder_output, Interventions edits)
     s.model = model;
     s.encoder_output = std::move(encoder_output);
     s.edits = std::move(edits);
-    const std::size_t layers = model.config.family == Family::Marian ? model.config.decoder_layers : model.config.n_layers;
+    const std::size_t layers = model.config.encoder_decoder() ? model.config.decoder_layers : model.config.n_layers;
     s.k.resize(layers), s.v.resize(layers);
 }
 
@@ -812,38 +630,44 @@ int Decoder::length() const { return state_->n; }
 
 namespace {
 
-// One new row of self-attention over the cache: q, k, v projected for x (1×d); k and v appended;
-// the row attends to every cached key (causal by construction) that `edits` does not hide, and
+// One new row (at position n = the cached rows) of self-attention over the cache: q, k, v
+// projected for x (1×d), q and k normed and rotated at n; k and v appended; the row attends to
+// the cached keys its mask allows (every one, or the window's) that `edits` does not hide, and
 // its knocked-out heads are zeroed. Returns the block's output, 1×d.
-Matrix cached_self_attention(kernels::Context& ctx, const AttentionWeights& a, const Matrix& x, int heads,
+Matrix cached_self_attention(kernels::Context& ctx, const AttentionWeights& a, const BlockSpec& s, const Matrix& x,
                              const BlockEdits& edits, std::vector<float>& K, std::vector<float>& V) {
-    const int d = static_cast<int>(x.cols());
-    Matrix q(1, d), concat(1, d), out(1, d);
-    blocks::linear(ctx, a.q, x.data(), 1, d, q.data(), d);
-    const std::size_t n = K.size() / d;
-    K.resize(K.size() + d), V.resize(V.size() + d);
-    blocks::linear(ctx, a.k, x.data(), 1, d, K.data() + n * d, d);
-    blocks::linear(ctx, a.v, x.data(), 1, d, V.data() + n * d, d);
-    const int T_k = static_cast<int>(n + 1);
-    std::vector<Matrix> maps(heads, Matrix(1, T_k));
-    std::vector<float*> ptrs(heads);
-    for (int h = 0; h < heads; ++h) ptrs[h] = maps[h].data();
-    attend_heads(ctx, q.data(), d, K.data(), V.data(), d, 1, T_k, d, heads, false, edits.keys, {ptrs.data(), concat.data(), nullptr});
-    ablate(concat, edits, heads);
-    blocks::linear(ctx, a.o, concat.data(), 1, d, out.data(), d);
+    const int d = static_cast<int>(x.cols()), dq = s.n_heads * s.d_head, dkv = s.n_kv_heads * s.d_head;
+    const int n = static_cast<int>(K.size() / dkv);
+    Matrix q(1, dq), k(1, dkv), concat(1, dq), out(1, d);
+    blocks::linear(ctx, a.q, x.data(), 1, d, q.data(), dq);
+    blocks::linear(ctx, a.k, x.data(), 1, d, k.data(), dkv);
+    position_heads(s, s.q_norm, q, s.n_heads, n, n + 1);
+    position_heads(s, s.k_norm, k, s.n_kv_heads, n, n + 1);
+    K.insert(K.end(), k.data(), k.data() + dkv);
+    V.resize(V.size() + dkv);
+    blocks::linear(ctx, a.v, x.data(), 1, d, V.data() + static_cast<std::size_t>(n) * dkv, dkv);
+    const int T_k = n + 1;
+    std::vector<Matrix> maps(s.n_heads, Matrix(1, T_k));
+    std::vector<float*> ptrs(s.n_heads);
+    for (int h = 0; h < s.n_heads; ++h) ptrs[h] = maps[h].data();
+    attend_heads(ctx, s, q.data(), dq, K.data(), V.data(), dkv, 1, T_k, block_mask(s, 1, T_k, n, edits.keys),
+                 {ptrs.data(), concat.data(), nullptr});
+    ablate(concat, edits, s.n_heads);
+    blocks::linear(ctx, a.o, concat.data(), 1, dq, out.data(), d);
     return out;
 }
 
-Matrix cached_cross_attention(kernels::Context& ctx, const AttentionWeights& a, const Matrix& x, int heads,
+Matrix cached_cross_attention(kernels::Context& ctx, const AttentionWeights& a, const BlockSpec& s, const Matrix& x,
                               const BlockEdits& edits, const Matrix& K, const Matrix& V) {
     const int d = static_cast<int>(x.cols()), T_k = static_cast<int>(K.rows());
     Matrix q(1, d), concat(1, d), out(1, d);
     blocks::linear(ctx, a.q, x.data(), 1, d, q.data(), d);
-    std::vector<Matrix> maps(heads, Matrix(1, T_k));
-    std::vector<float*> ptrs(heads);
-    for (int h = 0; h < heads; ++h) ptrs[h] = maps[h].data();
-    attend_heads(ctx, q.data(), d, K.data(), V.data(), d, 1, T_k, d, heads, false, edits.keys, {ptrs.data(), concat.data(), nullptr});
-    ablate(concat, edits, heads);
+    std::vector<Matrix> maps(s.n_heads, Matrix(1, T_k));
+    std::vector<float*> ptrs(s.n_heads);
+    for (int h = 0; h < s.n_heads; ++h) ptrs[h] = maps[h].data();
+    attend_heads(ctx, s, q.data(), d, K.data(), V.data(), d, 1, T_k, block_mask(s, 1, T_k, 0, edits.keys),
+                 {ptrs.data(), concat.data(), nullptr});
+    ablate(concat, edits, s.n_heads);
     blocks::linear(ctx, a.o, concat.data(), 1, d, out.data(), d);
     return out;
 }
@@ -855,9 +679,8 @@ std::vector<float> Decoder::step(kernels::Context& ctx, int id) {
     State& s = *state_;
     const ModelConfig& c = s.model.config;
     const ModelWeights& w = *s.model.weights;
-    const float eps = c.layer_norm_eps;
-    const bool marian = c.family == Family::Marian;
-    if (c.family == Family::Bert) throw ModelError("", "", "bert has no decoder");
+    const bool marian = c.encoder_decoder();
+    if (c.encoder_only()) throw ModelError("", "", c.model_type + " has no decoder");
     if (id < 0 || id >= c.vocab_size) throw ModelError("", "ids", "id " + std::to_string(id) + " is not in the vocabulary");
     Matrix x = embeddings(s.model, {id}, marian, s.n);
     if (marian && s.cross_k.empty()) {  // the cross keys and values, once
@@ -870,25 +693,28 @@ std::vector<float> Decoder::step(kernels::Context& ctx, int id) {
         }
     }
     const std::vector<LayerWeights>& layers = marian ? w.decoder_layers : w.layers;
-    const int heads = marian ? c.decoder_heads : c.n_heads;
+    const std::vector<StackShape> shapes = stack_shapes(c);
+    const int self_stack = marian ? 1 : 0;  // the stacks as the forward numbers them: marian decoder self 1, cross 2
+    const int heads = shapes[self_stack].heads;
     const int T_src = static_cast<int>(s.encoder_output.rows());
     for (std::size_t i = 0; i < layers.size(); ++i) {
         const LayerWeights& l = layers[i];
         const int layer = static_cast<int>(i);
-        // the stacks as the forward numbers them: gpt2 0; marian decoder self 1, cross 2
-        const BlockEdits self = block_edits(s.edits, marian ? 1 : 0, layer, heads, s.n + 1, !marian);
-        if (!marian) {  // gpt2, as the forward's SelfAttention and FeedForward steps
-            x += cached_self_attention(ctx, l.self, layer_norm(x, l.norm_1, eps), heads, self, s.k[i], s.v[i]);
-            x += feed_forward(ctx, l, c.activation, layer_norm(x, l.norm_2, eps));
-        } else {
+        const BlockEdits self = block_edits(s.edits, self_stack, layer, heads, s.n + 1, !marian);
+        const BlockSpec spec = block_spec(c, l.self, shapes[self_stack], layer);
+        residual(c, x, l.norm_1, l.post_attention,
+                 [&](const Matrix& in) { return cached_self_attention(ctx, l.self, spec, in, self, s.k[i], s.v[i]); });
+        if (marian) {
             const BlockEdits cross = block_edits(s.edits, 2, layer, heads, T_src, true);
-            add_and_norm(x, cached_self_attention(ctx, l.self, x, heads, self, s.k[i], s.v[i]), l.norm_1, eps);
-            add_and_norm(x, cached_cross_attention(ctx, l.cross, x, heads, cross, s.cross_k[i], s.cross_v[i]), l.norm_3, eps);
-            add_and_norm(x, feed_forward(ctx, l, c.activation, x), l.norm_2, eps);
+            const BlockSpec cross_spec = block_spec(c, l.cross, shapes[2], layer);
+            residual(c, x, l.norm_3, {}, [&](const Matrix& in) {
+                return cached_cross_attention(ctx, l.cross, cross_spec, in, cross, s.cross_k[i], s.cross_v[i]);
+            });
         }
+        residual(c, x, l.norm_2, l.post_ff, [&](const Matrix& in) { return feed_forward(ctx, c, l, in); });
     }
     ++s.n;
-    if (!marian) x = layer_norm(x, w.final_norm, eps);
+    if (w.final_norm.present()) x = norm(c, x, w.final_norm);
     return logits_of(ctx, s.model, x.data());
 }
 
@@ -914,7 +740,7 @@ int pick_token(const std::vector<float>& logits, const Sampling& sampling, Split
 Generated generate(kernels::Context& ctx, const Model& model, const Matrix& encoder_output, std::vector<int> prefix,
                    int max_new, int eos, const Sampling& sampling, const Interventions& edits) {
     if (prefix.empty()) throw ModelError("", "ids", "generation needs at least one token to start from");
-    const bool marian = model.config.family == Family::Marian;
+    const bool marian = model.config.encoder_decoder();
     const bool recompute = edits.ablation == Ablation::Mean && !edits.knockout.empty();
     if (recompute && marian) throw ModelError("", "--knockout-mode", "mean ablation is not offered for translation");
     std::optional<Decoder> cached;

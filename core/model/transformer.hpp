@@ -1,11 +1,14 @@
-// transformer.hpp: GPT-2, BERT and Marian forward passes on core's kernels, keeping what the
-// views need: every layer's attention weights per head and the input X of every attention
-// block, from which any block's whole pipeline (Q, K, V, scores, …) is recomputed on demand.
+// transformer.hpp: the forward passes of every family (config.hpp, families/*.cpp) on core's
+// kernels, keeping what the views need: every layer's attention weights per head and the input X
+// of every attention block, from which any block's whole pipeline (Q, K, V, scores, …) is
+// recomputed on demand.
 //
 //   gpt2    decoder-only: causal self-attention, pre-LN, learned positions, ln_f, tied LM head
 //   bert    encoder-only: bidirectional self-attention, post-LN, token types, no LM head
 //   marian  encoder-decoder: encoder self, decoder causal self and cross attention, post-LN,
 //           sinusoidal positions, scaled embeddings, SiLU, tied LM head + final_logits_bias
+//   llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3: decoder-only, RMSNorm, rotary
+//           positions, grouped-query attention, gated MLPs, sliding windows (families/*.cpp)
 //
 // [SECTION] Weights
 // [SECTION] Interventions: heads knocked out, tokens hidden
@@ -28,7 +31,7 @@ namespace attn {
 
 // [SECTION] Weights --------------------------------------------------------------------------
 
-struct ModelWeights;  // every tensor in F32, laid out for the kernels (transformer.cpp)
+struct ModelWeights;  // every tensor in F32, laid out for the kernels (family.hpp)
 
 // A model's configuration and weights. Immutable once loaded; copies share the weights.
 struct Model {
@@ -42,14 +45,18 @@ struct Model {
     std::size_t activation_bytes(int T) const;
 };
 
-// Loads model.safetensors (F32, F16 or BF16; tensor names with or without the base model's
-// prefix, GPT-2's attn.bias / attn.masked_bias buffers ignored) in steps, so a page can draw
-// between them. Every tensor is checked against the config: a missing tensor, a wrong shape or
-// dtype throws ModelError(file, TENSOR, "expected shape [768, 2304], got [768, 768]").
+// Loads model.safetensors, or the shards model.safetensors.index.json names (F32, F16 or BF16;
+// tensor names with or without the base model's prefix, GPT-2's attn.bias / attn.masked_bias
+// buffers ignored) in steps, so a page can draw between them. Every tensor is checked against
+// the config: a missing tensor, a wrong shape or dtype throws ModelError(file, TENSOR,
+// "expected shape [768, 2304], got [768, 768]"); a shard missing, or an index naming a tensor
+// its shard lacks, throws too.
 class ModelLoader {
 public:
     // `file` is how messages name the checkpoint ("gpt2/model.safetensors"). Reads the header.
     ModelLoader(ModelConfig config, std::shared_ptr<const FileBytes> safetensors, std::string file);
+    // The checkpoint of a model's files: the index and its shards, or model.safetensors.
+    ModelLoader(ModelConfig config, const ModelFiles& files);
     ~ModelLoader();
     bool done() const;
     float progress() const;  // 0 … 1, by bytes converted
@@ -64,8 +71,8 @@ Model load_model_weights(ModelConfig config, std::shared_ptr<const FileBytes> sa
 
 // [SECTION] Interventions: heads knocked out, tokens hidden --------------------------------
 
-// The attention stacks a forward pass keeps, in RunResult::stacks' order: gpt2, bert one
-// ("attention"); marian three (SPEC.md §3's names).
+// The attention stacks a forward pass keeps, in RunResult::stacks' order: one ("attention"),
+// but marian's three (SPEC.md §3's names).
 struct StackShape {
     std::string name;
     bool causal = false, cross = false;

@@ -254,7 +254,7 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
         }
         if (marian) job->input.ids = encode_target(m, ms.text);
         ModelGeneration& g = ms.generation;
-        if (g.requested && m.config().family == Family::Gpt2) {  // generate: the prompt into the cache
+        if (g.requested && m.config().decoder_only()) {  // generate: the prompt into the cache
             g.requested = false;
             if (edits.ablation == Ablation::Mean && !edits.knockout.empty())
                 throw ModelError("", "knockout_mode", "mean ablation needs the whole sequence: generation here runs on the KV cache");

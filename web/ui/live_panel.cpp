@@ -148,7 +148,7 @@ void draw_live_controls(ViewContext& ctx) {
             }
         }
     }
-    if (m.config().family == Family::Gpt2) draw_generation(ctx);
+    if (m.config().decoder_only()) draw_generation(ctx);
     draw_experiments(ctx);
 }
 

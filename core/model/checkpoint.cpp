@@ -1,0 +1,162 @@
+// checkpoint.cpp: a checkpoint's tensors, from one file or from the shards of an index, and the
+// plan a family states its tensors with (family.hpp).
+//
+// [SECTION] A checkpoint: one file or shards
+// [SECTION] The plan
+#include "family.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace attn {
+
+// [SECTION] A checkpoint: one file or shards -------------------------------------------------
+
+const Checkpoint::Tensor* Checkpoint::find(const std::string& name) const {
+    auto it = tensors.find(name);
+    return it == tensors.end() ? nullptr : &it->second;
+}
+
+Checkpoint Checkpoint::one_file(std::shared_ptr<const FileBytes> bytes, std::string shown) {
+    Checkpoint c;
+    c.file = shown;
+    SafetensorsHeader header = read_safetensors_header(bytes->data(), bytes->size(), shown);
+    c.shards.push_back({std::move(bytes), std::move(shown), std::move(header)});
+    for (const auto& [name, info] : c.shards[0].header.tensors) c.tensors.emplace(name, Tensor{&info, 0});
+    return c;
+}
+
+// model.safetensors.index.json: {"metadata": {…}, "weight_map": {"TENSOR": "SHARD FILE", …}}.
+// Every shard it names must be among the files, and hold the tensors it is named for.
+Checkpoint Checkpoint::from_files(const ModelFiles& files) {
+    constexpr const char* kIndex = "model.safetensors.index.json";
+    if (!files.find(kIndex)) return one_file(files.share("model.safetensors"), files.shown("model.safetensors"));
+    Checkpoint c;
+    c.file = files.shown(kIndex);
+    const nlohmann::json j = nlohmann::json::parse(files.need(kIndex).text(), nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw ModelError(c.file, "", "not a JSON object");
+    const auto map = j.find("weight_map");
+    if (map == j.end() || !map->is_object() || map->empty()) throw ModelError(c.file, "weight_map", "expected an object of tensor: shard file");
+    std::map<std::string, int> shard_of;  // shard file -> index in c.shards
+    c.shards.reserve(map->size());
+    for (const auto& [tensor, shard] : map->items()) {
+        if (!shard.is_string()) throw ModelError(c.file, "weight_map." + tensor, "expected a shard's file name");
+        const std::string name = shard.get<std::string>();
+        if (!shard_of.count(name)) {
+            if (!files.find(name)) throw ModelError(c.file, "weight_map." + tensor, "its shard " + name + " is missing");
+            std::shared_ptr<const FileBytes> bytes = files.share(name);
+            SafetensorsHeader header = read_safetensors_header(bytes->data(), bytes->size(), files.shown(name));
+            shard_of[name] = static_cast<int>(c.shards.size());
+            c.shards.push_back({std::move(bytes), files.shown(name), std::move(header)});
+        }
+    }
+    // Tensors are found through the shards' own headers, which c.shards (reserved) keeps in place.
+    for (const auto& [tensor, shard] : map->items()) {
+        const int s = shard_of.at(shard.get<std::string>());
+        const auto& in = c.shards[s].header.tensors;
+        auto it = in.find(tensor);
+        if (it == in.end()) throw ModelError(c.shards[s].shown, tensor, "missing (" + std::string(kIndex) + " names it in this shard)");
+        c.tensors.emplace(tensor, Tensor{&it->second, s});
+    }
+    return c;
+}
+
+// [SECTION] The plan -------------------------------------------------------------------------
+
+std::vector<std::int64_t> Plan::shape(const std::string& name, bool prefixed) const {
+    const Checkpoint::Tensor* t = checkpoint_.find(full(name, prefixed));
+    return t ? t->info->shape : std::vector<std::int64_t>{};
+}
+
+float* Plan::need(const std::string& name, std::vector<std::int64_t> shape, bool prefixed) {
+    return required(name, shape, prefixed, true);
+}
+
+float* Plan::need_transposed(const std::string& name, std::vector<std::int64_t> shape, bool prefixed) {
+    float* out = need(name, shape, prefixed);
+    conversions.back().transpose = true;
+    return out;
+}
+
+float* Plan::maybe(const std::string& name, std::vector<std::int64_t> shape, bool prefixed) {
+    const std::string full = this->full(name, prefixed);
+    const Checkpoint::Tensor* t = checkpoint_.find(full);
+    return t ? place(full, *t, shape) : nullptr;
+}
+
+float* Plan::computed(std::size_t n) {
+    w_.storage.emplace_back(new float[n]);
+    w_.bytes += n * sizeof(float);
+    return w_.storage.back().get();
+}
+
+Norm Plan::layer_norm(const std::string& name, int d) { return {need(name + ".weight", {d}), need(name + ".bias", {d})}; }
+
+Norm Plan::rms_norm(const std::string& name, int d, float add) {
+    Norm n{need(name + ".weight", {d}), nullptr};
+    conversions.back().add = add;
+    return n;
+}
+
+Linear Plan::linear(const std::string& name, int in, int out, Bias bias) {
+    return linear_parts(name, in, {out}, bias)[0];
+}
+
+std::vector<Linear> Plan::linear_parts(const std::string& name, int in, const std::vector<int>& parts, Bias bias) {
+    int out = 0;
+    for (int n : parts) out += n;
+    const std::size_t weight = packed_weight(name + ".weight", {out, in});
+    const float* b = bias == Bias::Required ? need(name + ".bias", {out}) : nullptr;
+    std::vector<Linear> l;
+    int row = 0;
+    for (int n : parts) {
+        l.push_back(packed(weight, static_cast<std::ptrdiff_t>(row) * in, in, true, in, n, b ? b + row : nullptr));
+        row += n;
+    }
+    return l;
+}
+
+std::vector<Linear> Plan::conv1d(const std::string& name, int in, int out, int parts) {
+    const std::size_t weight = packed_weight(name + ".weight", {in, out});
+    const float* b = need(name + ".bias", {out});
+    const int n = out / parts;
+    std::vector<Linear> l;
+    for (int k = 0; k < parts; ++k) l.push_back(packed(weight, k * n, out, false, in, n, b + k * n));
+    return l;
+}
+
+// A required Linear weight, checked: its conversion's index (no F32 place: it is packed).
+std::size_t Plan::packed_weight(const std::string& name, std::vector<std::int64_t> shape) {
+    required(name, shape, true, false);
+    return conversions.size() - 1;
+}
+
+// A Linear packed (kernels::pack, for the best instruction set) from its weight's F32 copy:
+// in×out from `offset`, rows ld apart, or transposed.
+Linear Plan::packed(std::size_t weight, std::ptrdiff_t offset, int ld, bool transposed, int in, int out, const float* b) {
+    const kernels::Isa isa = kernels::best_isa();
+    float* to = computed(kernels::packed_size(isa, in, out));
+    packings.push_back({weight, offset, ld, transposed, isa, in, out, to});
+    return {kernels::PackedB{isa, in, out, to}, b};
+}
+
+// A required tensor, placed (kept: given its F32 place; else converted into a passing copy).
+float* Plan::required(const std::string& name, const std::vector<std::int64_t>& shape, bool prefixed, bool kept) {
+    const std::string full = this->full(name, prefixed);
+    const Checkpoint::Tensor* t = checkpoint_.find(full);
+    if (!t) throw ModelError(checkpoint_.file, full, "missing");
+    return place(full, *t, shape, kept);
+}
+
+float* Plan::place(const std::string& full, const Checkpoint::Tensor& t, const std::vector<std::int64_t>& shape, bool kept) {
+    const std::string& file = checkpoint_.shards[t.shard].shown;
+    if (!is_float_weight(t.info->dtype))
+        throw ModelError(file, full, std::string("dtype ") + dtype_name(t.info->dtype) + " is not F32, F16 or BF16");
+    if (t.info->shape != shape)
+        throw ModelError(file, full, "expected shape " + shape_text(shape) + ", got " + shape_text(t.info->shape));
+    float* out = kept ? computed(static_cast<std::size_t>(t.info->elements())) : nullptr;
+    w_.parameters += t.info->elements();
+    conversions.push_back({t, out});
+    return out;
+}
+
+}  // namespace attn

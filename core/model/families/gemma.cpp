@@ -1,0 +1,94 @@
+// gemma.cpp: Gemma 2 (model_type "gemma2") and Gemma 3's text model ("gemma3_text"): llama with
+//
+//   both    the embeddings scaled by √hidden_size; RMSNorm scaling by (1 + w); four norms per
+//           layer (before and after the attention, before and after the MLP: "sandwich");
+//           scores scaled by query_pre_attn_scalar^−½ instead of head_dim^−½; a gated MLP with
+//           GELU (tanh); the head tied to the embedding
+//   gemma2  scores soft-capped, cap·tanh(s/cap) (attn_logit_softcapping), and the logits too
+//           (final_logit_softcapping); sliding and full layers alternating, sliding first
+//   gemma3  q_norm and k_norm over each head before the rotation (1 + w as well); a sliding
+//           layer in each group of sliding_window_pattern but the last (or layer_types); the
+//           sliding layers rotate with their own base, rope_local_base_freq, and no scaling
+//
+// [SECTION] What both share
+// [SECTION] gemma2
+// [SECTION] gemma3_text
+#include "family.hpp"
+
+#include <cmath>
+
+namespace attn {
+
+namespace {
+
+// [SECTION] What both share ---------------------------------------------------------------------
+
+void read_gemma(const ConfigFields& f, ModelConfig& c) {
+    read_llama_like(f, c);
+    c.tie_word_embeddings = f.boolean("tie_word_embeddings", true);
+    c.activation = f.activation("hidden_activation", "gelu_pytorch_tanh");
+    c.residual = Residual::Sandwich;
+    c.embedding_scale = std::sqrt(static_cast<float>(c.d_model));
+    c.query_scale = 1.0f / std::sqrt(f.positive("query_pre_attn_scalar", 256.0f));
+    c.qkv_bias = c.o_bias = f.boolean("attention_bias", false);
+}
+
+void plan_gemma(const ModelConfig& c, Plan& p, ModelWeights& w) {
+    const int d = c.d_model, hd = c.d_head(), q = c.n_heads * hd, kv = c.kv_heads() * hd;
+    const Bias bias = c.qkv_bias ? Bias::Required : Bias::None;
+    plan_embedding_and_head(c, p, w, "embed_tokens.weight");
+    for (int i = 0; i < c.n_layers; ++i) {
+        const std::string e = "layers." + std::to_string(i) + ".";
+        LayerWeights l;
+        l.norm_1 = p.rms_norm(e + "input_layernorm", d, 1);
+        l.self.q = p.linear(e + "self_attn.q_proj", d, q, bias);
+        l.self.k = p.linear(e + "self_attn.k_proj", d, kv, bias);
+        l.self.v = p.linear(e + "self_attn.v_proj", d, kv, bias);
+        l.self.o = p.linear(e + "self_attn.o_proj", q, d, bias);
+        if (c.qk_norm) {
+            l.self.q_norm = p.rms_norm(e + "self_attn.q_norm", hd, 1);
+            l.self.k_norm = p.rms_norm(e + "self_attn.k_norm", hd, 1);
+        }
+        l.post_attention = p.rms_norm(e + "post_attention_layernorm", d, 1);
+        l.norm_2 = p.rms_norm(e + "pre_feedforward_layernorm", d, 1);
+        l.gate = p.linear(e + "mlp.gate_proj", d, c.d_ff, Bias::None);
+        l.fc1 = p.linear(e + "mlp.up_proj", d, c.d_ff, Bias::None);
+        l.fc2 = p.linear(e + "mlp.down_proj", c.d_ff, d, Bias::None);
+        l.post_ff = p.rms_norm(e + "post_feedforward_layernorm", d, 1);
+        w.layers.push_back(l);
+    }
+    w.final_norm = p.rms_norm("norm", d, 1);
+}
+
+// [SECTION] gemma2 ------------------------------------------------------------------------------
+
+void read_gemma2(const ConfigFields& f, ModelConfig& c) {
+    read_gemma(f, c);
+    c.attn_softcap = f.has("attn_logit_softcapping") ? f.positive("attn_logit_softcapping", 50.0f) : 0.0f;
+    c.final_softcap = f.has("final_logit_softcapping") ? f.positive("final_logit_softcapping", 30.0f) : 0.0f;
+    const int window = f.integer("sliding_window", 1, 4096);
+    read_windows(f, c, window, [](int i) { return i % 2 == 0; });
+}
+
+// [SECTION] gemma3_text -------------------------------------------------------------------------
+
+void read_gemma3(const ConfigFields& f, ModelConfig& c) {
+    read_gemma(f, c);
+    c.qk_norm = true;
+    c.attn_softcap = f.has("attn_logit_softcapping") ? f.positive("attn_logit_softcapping", 0.0f) : 0.0f;
+    c.final_softcap = f.has("final_logit_softcapping") ? f.positive("final_logit_softcapping", 0.0f) : 0.0f;
+    const int window = f.integer("sliding_window", 1, 4096);
+    const int pattern = f.integer("sliding_window_pattern", 1, 6);
+    read_windows(f, c, window, [&](int i) { return (i + 1) % pattern != 0; });
+    c.local_rope = Rope{};
+    c.local_rope.dim = c.rope.dim;
+    c.local_rope.theta = f.real("rope_local_base_freq", 10000.0);
+    c.local_rope.max_positions = c.max_positions;
+}
+
+}  // namespace
+
+const FamilyDef kGemma2Family{"gemma2", Family::Gemma2, read_gemma2, plan_gemma, "model.", "embed_tokens.weight"};
+const FamilyDef kGemma3Family{"gemma3_text", Family::Gemma3, read_gemma3, plan_gemma, "model.", "embed_tokens.weight"};
+
+}  // namespace attn

@@ -1,0 +1,155 @@
+// llama.cpp: Llama (model_type "llama": Llama 2/3/3.1/3.2/3.3, SmolLM2, TinyLlama) and what the
+// Llama-like families share (family.hpp), and Mistral (model_type "mistral").
+//
+//   llama    decoder-only, pre-norm with RMSNorm, rotary positions (rope_theta, rope_scaling),
+//            grouped-query attention (num_key_value_heads), a gated MLP down(silu(gate(x))·up(x)),
+//            optional biases (attention_bias on q, k, v, o; mlp_bias), tied or separate LM head
+//   mistral  llama with a sliding window on every layer (sliding_window; null: none)
+//
+// [SECTION] What the Llama-like families share
+// [SECTION] llama
+// [SECTION] mistral
+#include "family.hpp"
+
+namespace attn {
+
+// [SECTION] What the Llama-like families share ------------------------------------------------
+
+void read_rope(const ConfigFields& f, ModelConfig& c) {
+    Rope& r = c.rope;
+    const double partial = f.real("partial_rotary_factor", 1.0);
+    if (!(partial > 0 && partial <= 1)) f.fail("partial_rotary_factor", "expected a number in (0, 1]");
+    r.dim = static_cast<int>(c.d_head() * partial);
+    if (r.dim < 2 || r.dim % 2) f.fail("partial_rotary_factor", "gives " + std::to_string(r.dim) + " rotated dimensions: expected an even number ≥ 2");
+    r.theta = f.real("rope_theta", 10000.0);
+    if (!(r.theta > 1)) f.fail("rope_theta", "expected a number > 1");
+    r.max_positions = c.max_positions;
+    r.original_max_positions = f.integer("original_max_position_embeddings", 1, 0);  // phi3's, at the top
+    const std::optional<ConfigFields> s = f.object("rope_scaling");
+    if (!s) return;
+    const std::string type = s->text("rope_type", s->text("type", "default"));
+    const auto factor = [&](double minimum) {
+        const double x = s->real("factor");
+        if (!(x >= minimum)) s->fail("factor", "expected a number ≥ " + std::to_string(static_cast<int>(minimum)));
+        return x;
+    };
+    if (type == "default") {
+        r.type = Rope::Type::Default;
+    } else if (type == "linear" || type == "dynamic") {
+        r.type = type == "linear" ? Rope::Type::Linear : Rope::Type::Dynamic;
+        r.factor = factor(1);
+    } else if (type == "llama3") {
+        r.type = Rope::Type::Llama3;
+        r.factor = factor(1);
+        r.low_freq_factor = s->real("low_freq_factor");
+        r.high_freq_factor = s->real("high_freq_factor");
+        if (!(r.high_freq_factor > r.low_freq_factor && r.low_freq_factor > 0))
+            s->fail("high_freq_factor", "expected high_freq_factor > low_freq_factor > 0");
+        r.original_max_positions = s->integer("original_max_position_embeddings", 1);
+    } else if (type == "yarn") {
+        r.type = Rope::Type::Yarn;
+        r.factor = factor(1);
+        r.attention_factor = s->real("attention_factor", 0.0);
+        r.beta_fast = s->real("beta_fast", 32.0), r.beta_slow = s->real("beta_slow", 1.0);
+        r.mscale = s->real("mscale", 0.0), r.mscale_all_dim = s->real("mscale_all_dim", 0.0);
+        r.truncate = s->boolean("truncate", true);
+        r.original_max_positions = s->integer("original_max_position_embeddings", 1, 0);
+    } else if (type == "longrope") {
+        r.type = Rope::Type::LongRope;
+        r.short_factor = s->reals("short_factor", static_cast<std::size_t>(r.dim / 2));
+        r.long_factor = s->reals("long_factor", static_cast<std::size_t>(r.dim / 2));
+        r.factor = s->real("factor", 1.0);
+        r.attention_factor = s->real("attention_factor", 0.0);
+    } else {
+        s->fail(s->has("rope_type") ? "rope_type" : "type",
+                "\"" + type + "\" is not one of default, linear, dynamic, llama3, yarn, longrope");
+    }
+}
+
+void read_llama_like(const ConfigFields& f, ModelConfig& c) {
+    c.vocab_size = f.integer("vocab_size", 1);
+    c.d_model = f.integer("hidden_size", 1);
+    c.n_layers = f.integer("num_hidden_layers", 1);
+    c.n_heads = f.integer("num_attention_heads", 1);
+    c.head_dim = f.integer("head_dim", 1, 0);
+    if (c.head_dim == 0) c.head_dim = c.d_model / f.heads("num_attention_heads", c.d_model, "hidden_size");
+    c.n_kv_heads = f.integer("num_key_value_heads", 1, c.n_heads);
+    if (c.n_heads % c.n_kv_heads)
+        f.fail("num_key_value_heads", "expected a divisor of num_attention_heads (" + std::to_string(c.n_heads) + "), got " +
+                                          std::to_string(c.n_kv_heads));
+    c.d_ff = f.integer("intermediate_size", 1);
+    c.activation = f.activation("hidden_act", "silu");
+    c.max_positions = f.integer("max_position_embeddings", 1, 2048);
+    c.layer_norm_eps = f.positive("rms_norm_eps", 1e-6f);
+    c.bos_id = f.token("bos_token_id");
+    c.eos_id = f.token("eos_token_id");
+    c.pad_id = f.token("pad_token_id");
+    c.tie_word_embeddings = f.boolean("tie_word_embeddings", false);
+    c.norm = NormKind::RmsNorm, c.residual = Residual::PreNorm, c.positions = Positions::Rotary;
+    c.gated_mlp = true;
+    read_rope(f, c);
+}
+
+void plan_embedding_and_head(const ModelConfig& c, Plan& p, ModelWeights& w, const std::string& embedding) {
+    const int d = c.d_model, V = c.vocab_size;
+    if (c.tie_word_embeddings) {  // one d×V table: the embedding's columns and the head
+        w.token_embedding = p.need_transposed(embedding, {V, d});
+        w.embedding_columns = true;
+        w.lm_head = w.token_embedding;
+    } else {
+        w.token_embedding = p.need(embedding, {V, d});
+        w.lm_head = p.need_transposed("lm_head.weight", {V, d}, false);
+    }
+}
+
+void plan_llama_like(const ModelConfig& c, Plan& p, ModelWeights& w) {
+    const Bias qkv_bias = c.qkv_bias ? Bias::Required : Bias::None, o_bias = c.o_bias ? Bias::Required : Bias::None;
+    const Bias mlp_bias = c.mlp_bias ? Bias::Required : Bias::None;
+    const int d = c.d_model, hd = c.d_head(), q = c.n_heads * hd, kv = c.kv_heads() * hd;
+    plan_embedding_and_head(c, p, w, "embed_tokens.weight");
+    for (int i = 0; i < c.n_layers; ++i) {
+        const std::string e = "layers." + std::to_string(i) + ".";
+        LayerWeights l;
+        l.norm_1 = p.rms_norm(e + "input_layernorm", d);
+        l.self.q = p.linear(e + "self_attn.q_proj", d, q, qkv_bias);
+        l.self.k = p.linear(e + "self_attn.k_proj", d, kv, qkv_bias);
+        l.self.v = p.linear(e + "self_attn.v_proj", d, kv, qkv_bias);
+        l.self.o = p.linear(e + "self_attn.o_proj", q, d, o_bias);
+        if (c.qk_norm) {
+            l.self.q_norm = p.rms_norm(e + "self_attn.q_norm", hd);
+            l.self.k_norm = p.rms_norm(e + "self_attn.k_norm", hd);
+        }
+        l.norm_2 = p.rms_norm(e + "post_attention_layernorm", d);
+        l.gate = p.linear(e + "mlp.gate_proj", d, c.d_ff, mlp_bias);
+        l.fc1 = p.linear(e + "mlp.up_proj", d, c.d_ff, mlp_bias);
+        l.fc2 = p.linear(e + "mlp.down_proj", c.d_ff, d, mlp_bias);
+        w.layers.push_back(l);
+    }
+    w.final_norm = p.rms_norm("norm", d);
+}
+
+namespace {
+
+// [SECTION] llama -------------------------------------------------------------------------------
+
+void read_llama(const ConfigFields& f, ModelConfig& c) {
+    read_llama_like(f, c);
+    c.qkv_bias = c.o_bias = f.boolean("attention_bias", false);
+    c.mlp_bias = f.boolean("mlp_bias", false);
+    c.window.assign(static_cast<std::size_t>(c.n_layers), 0);
+}
+
+// [SECTION] mistral -----------------------------------------------------------------------------
+
+void read_mistral(const ConfigFields& f, ModelConfig& c) {
+    read_llama_like(f, c);
+    const int window = f.integer("sliding_window", 1, 0);  // null: no window
+    read_windows(f, c, window, [&](int) { return window > 0; });
+}
+
+}  // namespace
+
+const FamilyDef kLlamaFamily{"llama", Family::Llama, read_llama, plan_llama_like, "model.", "embed_tokens.weight"};
+const FamilyDef kMistralFamily{"mistral", Family::Mistral, read_mistral, plan_llama_like, "model.", "embed_tokens.weight"};
+
+}  // namespace attn

@@ -1,0 +1,257 @@
+// family.hpp: what a family's file (core/model/families/*.cpp) states, and the tools it states
+// it with; not for users of the runtime (transformer.hpp, model.hpp).
+//
+// A family is data: a function that reads its config.json fields into a ModelConfig (sizes and
+// the architecture's switches, config.hpp), and one that names its tensors and says where each
+// goes (a Plan into ModelWeights). The forward pass (transformer.cpp) is one for every family.
+//
+// [SECTION] config.json fields
+// [SECTION] Weights as the forward reads them
+// [SECTION] A checkpoint: one file or shards
+// [SECTION] The plan: tensor names, shapes, places
+// [SECTION] The families
+#pragma once
+
+#include "blocks.hpp"
+#include "config.hpp"
+#include "files.hpp"
+#include "safetensors.hpp"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// [SECTION] config.json fields ---------------------------------------------------------------
+
+// The fields of one config.json object (or of one of its objects, such as rope_scaling: then
+// `path` is "rope_scaling." and messages name "rope_scaling.factor"); every error names the file
+// and the field.
+struct ConfigFields {
+    const nlohmann::json& j;
+    const std::string& file;
+    std::string path;
+
+    [[noreturn]] void fail(const std::string& field, const std::string& message) const;
+    const nlohmann::json* find(const std::string& field) const;  // nullptr when absent or null
+    bool has(const std::string& field) const { return find(field) != nullptr; }
+    // An integer ≥ minimum; `fallback` when absent (or null) if given, else "missing".
+    int integer(const std::string& field, int minimum, std::optional<int> fallback = std::nullopt) const;
+    int token(const std::string& field) const;  // a token id: absent or null gives -1 (a list: its first)
+    float positive(const std::string& field, float fallback) const;  // > 0 as a float too
+    double real(const std::string& field, std::optional<double> fallback = std::nullopt) const;  // any finite number
+    bool boolean(const std::string& field, bool fallback) const;
+    std::string text(const std::string& field, const std::string& fallback) const;
+    std::vector<double> reals(const std::string& field, std::size_t n) const;        // a list of n numbers
+    std::vector<std::string> texts(const std::string& field, std::size_t n) const;   // a list of n strings
+    Activation activation(const std::string& field, const std::string& fallback) const;
+    // A head count that divides `d`, named by the field that gave d.
+    int heads(const std::string& field, int d, const std::string& d_field) const;
+    // The fields of an object-valued field (absent: nullopt).
+    std::optional<ConfigFields> object(const std::string& field) const;
+};
+
+// [SECTION] Weights as the forward reads them ------------------------------------------------
+
+using blocks::Linear;
+
+struct Norm {  // LayerNorm: g and b; RMSNorm: g (b nullptr); absent: g nullptr
+    const float* g = nullptr;
+    const float* b = nullptr;
+    bool present() const { return g != nullptr; }
+};
+
+struct AttentionWeights {
+    Linear q, k, v, o;     // q: d_model -> n_heads·d_head; k, v: d_model -> n_kv_heads·d_head; o: back
+    Norm q_norm, k_norm;   // qk_norm: RMSNorm over d_head, one g shared by every head
+};
+
+// One layer. Pre-norm (gpt2, llama): norm_1 before the attention, norm_2 before the MLP.
+// Post-norm (bert, marian): norm_1 after the (self) attention, norm_2 after the feed-forward,
+// norm_3 after marian's cross attention. Sandwich (gemma): norm_1 and norm_2 before, and
+// post_attention and post_ff after the attention and the MLP.
+struct LayerWeights {
+    Norm norm_1, norm_2, norm_3, post_attention, post_ff;
+    AttentionWeights self, cross;
+    Linear fc1, fc2;  // d_model -> d_ff -> d_model (gated: fc1 is "up", fc2 "down")
+    Linear gate;      // gated MLPs: d_model -> d_ff
+};
+
+struct ModelWeights {
+    // every tensor, F32, as in the file's layout, but the Linears' weights: packed as the
+    // products read them (kernels::pack, for the best instruction set)
+    std::vector<std::unique_ptr<float[]>> storage;
+    std::size_t bytes = 0;
+    std::int64_t parameters = 0;
+
+    // V×d (one row per token), or d×V (one column per token) when it is also the LM head
+    // (tied), the layout the head's product wants
+    const float* token_embedding = nullptr;
+    bool embedding_columns = false;             // token_embedding is d×V
+    const float* positions = nullptr;           // P×d: gpt2 wpe, bert position_embeddings, marian encoder's
+    const float* decoder_positions = nullptr;   // marian: P×d
+    const float* token_types = nullptr;         // bert: type_vocab×d (row 0 is used)
+    Norm embedding_norm;                        // bert
+    Norm final_norm;                            // gpt2 ln_f, llama norm
+    std::vector<LayerWeights> layers;           // gpt2, bert, llama; marian's encoder
+    std::vector<LayerWeights> decoder_layers;   // marian
+    // The LM head as a d×V matrix, transposed at load: logits = x·lm_head packs it with plain
+    // row copies, and a step's product over 50257 columns streams it once.
+    const float* lm_head = nullptr;
+    const float* final_logits_bias = nullptr;   // marian, V (absent: none)
+};
+
+// [SECTION] A checkpoint: one file or shards -------------------------------------------------
+
+// model.safetensors, or the shards model.safetensors.index.json names (its weight_map).
+struct Checkpoint {
+    struct Shard {
+        std::shared_ptr<const FileBytes> bytes;
+        std::string shown;  // "folder/model-00001-of-00002.safetensors"
+        SafetensorsHeader header;
+    };
+    struct Tensor {
+        const TensorInfo* info;
+        int shard;
+    };
+    std::string file;  // how messages name the checkpoint: the one file, or the index
+    std::vector<Shard> shards;
+    std::map<std::string, Tensor> tensors;  // every tensor of every shard (an index's: those it names)
+
+    const Tensor* find(const std::string& name) const;
+    bool has(const std::string& name) const { return find(name) != nullptr; }
+    static Checkpoint one_file(std::shared_ptr<const FileBytes> bytes, std::string shown);
+    // model.safetensors.index.json and its shards from `files`; or model.safetensors.
+    static Checkpoint from_files(const ModelFiles& files);
+};
+
+// [SECTION] The plan: tensor names, shapes, places -------------------------------------------
+
+// What the loader converts: a tensor of the file into its F32 place, or (a Linear's weight,
+// out = nullptr) into an F32 copy that lives only until the tensor is converted and packed.
+struct Conversion {
+    Checkpoint::Tensor tensor;
+    float* out;
+    bool transpose = false;  // a R×C tensor stored as C×R
+    float add = 0;           // added to every element (Gemma's RMSNorm scales by 1 + w)
+};
+
+// A Linear's weight, packed once its tensor's F32 copy is whole: W (in×out) from `offset` in the
+// copy, stored as [in, out] with row stride ld, or as [out, in] (transposed).
+struct Packing {
+    std::size_t conversion;
+    std::ptrdiff_t offset;
+    int ld;
+    bool transposed;
+    kernels::Isa isa;
+    int in, out;
+    float* to;  // kernels::packed_size(isa, in, out) floats
+};
+
+enum class Bias { Required, None };
+
+// The tensor names of a family, as a plan: each name with its expected shape and where it goes.
+// Names are under the family's prefix ("model.", "transformer.", …) unless `prefixed` is false.
+class Plan {
+public:
+    Plan(const Checkpoint& checkpoint, std::string prefix, ModelWeights& w)
+        : checkpoint_(checkpoint), prefix_(std::move(prefix)), w_(w) {}
+
+    std::string full(const std::string& name, bool prefixed = true) const { return prefixed ? prefix_ + name : name; }
+    const std::string& file() const { return checkpoint_.file; }
+    bool has(const std::string& name, bool prefixed = true) const { return checkpoint_.has(full(name, prefixed)); }
+    std::vector<std::int64_t> shape(const std::string& name, bool prefixed = true) const;  // {} when absent
+    // A required tensor: checked, given its F32 place (converted later).
+    float* need(const std::string& name, std::vector<std::int64_t> shape, bool prefixed = true);
+    // A required R×C matrix, stored transposed (C×R).
+    float* need_transposed(const std::string& name, std::vector<std::int64_t> shape, bool prefixed = true);
+    // An optional tensor: nullptr when absent.
+    float* maybe(const std::string& name, std::vector<std::int64_t> shape, bool prefixed = true);
+    // Memory for a table computed here (not from the file).
+    float* computed(std::size_t n);
+
+    Norm layer_norm(const std::string& name, int d);  // NAME.weight, NAME.bias
+    // NAME.weight; `add` 1 for Gemma's (1 + w)
+    Norm rms_norm(const std::string& name, int d, float add = 0);
+    // nn.Linear: weight [out, in], bias [out] (or none).
+    Linear linear(const std::string& name, int in, int out, Bias bias = Bias::Required);
+    // nn.Linear fused along its outputs (phi3's qkv_proj, gate_up_proj): one Linear per part,
+    // parts[k] rows of the weight each, in order.
+    std::vector<Linear> linear_parts(const std::string& name, int in, const std::vector<int>& parts, Bias bias);
+    // GPT-2's Conv1D: weight [in, out], bias [out]; `parts` Linears of out/parts columns each
+    // (c_attn: Q | K | V side by side, each packed on its own).
+    std::vector<Linear> conv1d(const std::string& name, int in, int out, int parts = 1);
+
+    std::vector<Conversion> conversions;
+    std::vector<Packing> packings;
+
+private:
+    std::size_t packed_weight(const std::string& name, std::vector<std::int64_t> shape);
+    Linear packed(std::size_t weight, std::ptrdiff_t offset, int ld, bool transposed, int in, int out, const float* b);
+    float* required(const std::string& name, const std::vector<std::int64_t>& shape, bool prefixed, bool kept);
+    float* place(const std::string& full, const Checkpoint::Tensor& t, const std::vector<std::int64_t>& shape, bool kept = true);
+
+    const Checkpoint& checkpoint_;
+    std::string prefix_;
+    ModelWeights& w_;
+};
+
+// [SECTION] The families ---------------------------------------------------------------------
+
+struct FamilyDef {
+    const char* model_type;
+    Family family;
+    void (*read)(const ConfigFields& f, ModelConfig& c);
+    void (*plan)(const ModelConfig& c, Plan& p, ModelWeights& w);
+    // The base model's prefix of a checkpoint with a head ("transformer.", "model.", …): used
+    // when the checkpoint holds `prefix` + `probe`, else none (the base model alone).
+    const char* prefix;
+    const char* probe;
+};
+
+// One per file of core/model/families/.
+extern const FamilyDef kGpt2Family, kBertFamily, kMarianFamily;          // gpt2.cpp, bert.cpp, marian.cpp
+extern const FamilyDef kLlamaFamily, kMistralFamily;                     // llama.cpp
+extern const FamilyDef kQwen2Family, kQwen3Family;                       // qwen.cpp
+extern const FamilyDef kGemma2Family, kGemma3Family;                     // gemma.cpp
+extern const FamilyDef kPhi3Family;                                      // phi3.cpp
+
+const FamilyDef* find_family(const std::string& model_type);  // nullptr: not supported
+const FamilyDef& family_of(const ModelConfig& c);
+
+// What the Llama-like families share (families/llama.cpp): RMSNorm, pre-norm, RoPE, GQA, a
+// gated MLP, tied or separate head. Each such family reads these fields, then its own.
+void read_llama_like(const ConfigFields& f, ModelConfig& c);
+// model.embed_tokens, layers.N.{input_layernorm, self_attn.{q,k,v,o}_proj (+ q_norm, k_norm),
+// post_attention_layernorm, mlp.{gate,up,down}_proj}, norm, lm_head; biases as c says.
+void plan_llama_like(const ModelConfig& c, Plan& p, ModelWeights& w);
+// The embedding and the LM head: tied (one d×V table serves both) or lm_head.weight (unprefixed).
+void plan_embedding_and_head(const ModelConfig& c, Plan& p, ModelWeights& w, const std::string& embedding);
+// config.json's sliding-window fields as per-layer windows: `layer_types` where present
+// ("sliding_attention" / "full_attention"), else `sliding(layer)` says which layers slide.
+template <class Sliding>
+void read_windows(const ConfigFields& f, ModelConfig& c, int window, Sliding sliding) {
+    c.window.assign(static_cast<std::size_t>(c.n_layers), 0);
+    if (f.has("layer_types")) {
+        const std::vector<std::string> types = f.texts("layer_types", static_cast<std::size_t>(c.n_layers));
+        for (int i = 0; i < c.n_layers; ++i) {
+            if (types[i] == "sliding_attention") c.window[i] = window;
+            else if (types[i] != "full_attention")
+                f.fail("layer_types", "\"" + types[i] + "\" is not sliding_attention or full_attention");
+        }
+    } else {
+        for (int i = 0; i < c.n_layers; ++i) c.window[i] = sliding(i) ? window : 0;
+    }
+    for (int i = 0; i < c.n_layers; ++i)
+        if (c.window[i] > 0 && window <= 0) f.fail("sliding_window", "missing, and layer " + std::to_string(i) + " slides");
+}
+// rope_theta, partial_rotary_factor and rope_scaling into c.rope (every type of rope.hpp).
+void read_rope(const ConfigFields& f, ModelConfig& c);
+
+}  // namespace attn
