@@ -668,9 +668,9 @@ struct Worst {
 void check_reference_case(const std::filesystem::path& folder, Worst& all) {
     const ModelFiles files = ModelFiles::from_folder(folder.string());
     const ModelConfig config = read_config(files.need("config.json").text(), files.shown("config.json"));
-    const Model model = load_model_weights(config, files.share("model.safetensors"), files.shown("model.safetensors"));
+    const Model model = ModelLoader(config, files).take();
     const nlohmann::json e = nlohmann::json::parse(files.need("expected.json").text());
-    const bool marian = config.family == Family::Marian;
+    const bool marian = config.encoder_decoder();
     RunInput in;
     if (marian) in.ids = e.at("decoder_ids").get<std::vector<int>>(), in.source_ids = e.at("encoder_ids").get<std::vector<int>>();
     else in.ids = e.at("ids").get<std::vector<int>>();

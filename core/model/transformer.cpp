@@ -608,6 +608,11 @@ struct Decoder::State {
     Matrix encoder_output;
     Interventions edits;
     int n = 0;  // tokens fed
+    std::vector<int> ids;  // the tokens fed
+    // The sequence length the cached keys were rotated for: the rope types whose frequencies
+    // depend on it (longrope past original_max_position_embeddings) rotate every key again when
+    // they change, as a forward over the whole sequence does.
+    int rope_length = 0;
     // Per decoder layer: the keys and values of every token fed so far (rotated, for rotary
     // families), n×(n_kv_heads·d_head) each, row-major.
     std::vector<std::vector<float>> k, v;
@@ -635,14 +640,14 @@ namespace {
 // the cached keys its mask allows (every one, or the window's) that `edits` does not hide, and
 // its knocked-out heads are zeroed. Returns the block's output, 1×d.
 Matrix cached_self_attention(kernels::Context& ctx, const AttentionWeights& a, const BlockSpec& s, const Matrix& x,
-                             const BlockEdits& edits, std::vector<float>& K, std::vector<float>& V) {
+                             const BlockEdits& edits, int rope_length, std::vector<float>& K, std::vector<float>& V) {
     const int d = static_cast<int>(x.cols()), dq = s.n_heads * s.d_head, dkv = s.n_kv_heads * s.d_head;
     const int n = static_cast<int>(K.size() / dkv);
     Matrix q(1, dq), k(1, dkv), concat(1, dq), out(1, d);
     blocks::linear(ctx, a.q, x.data(), 1, d, q.data(), dq);
     blocks::linear(ctx, a.k, x.data(), 1, d, k.data(), dkv);
-    position_heads(s, s.q_norm, q, s.n_heads, n, n + 1);
-    position_heads(s, s.k_norm, k, s.n_kv_heads, n, n + 1);
+    position_heads(s, s.q_norm, q, s.n_heads, n, rope_length);
+    position_heads(s, s.k_norm, k, s.n_kv_heads, n, rope_length);
     K.insert(K.end(), k.data(), k.data() + dkv);
     V.resize(V.size() + dkv);
     blocks::linear(ctx, a.v, x.data(), 1, d, V.data() + static_cast<std::size_t>(n) * dkv, dkv);
@@ -672,16 +677,38 @@ Matrix cached_cross_attention(kernels::Context& ctx, const AttentionWeights& a, 
     return out;
 }
 
+// Whether the rotation of a sequence of n tokens differs from that of n − 1 (longrope: at
+// original_max_position_embeddings + 1).
+bool rope_changes(const ModelConfig& c, int n) {
+    if (c.positions != Positions::Rotary || n < 2) return false;
+    return rope_frequencies(c.rope, n - 1).inv_freq != rope_frequencies(c.rope, n).inv_freq ||
+           rope_frequencies(c.rope, n - 1).attention_factor != rope_frequencies(c.rope, n).attention_factor;
+}
+
 }  // namespace
 
-// The forward's sub-blocks for one new row, keys and values from the cache.
 std::vector<float> Decoder::step(kernels::Context& ctx, int id) {
+    State& s = *state_;
+    const ModelConfig& c = s.model.config;
+    if (c.encoder_only()) throw ModelError("", "", c.model_type + " has no decoder");
+    if (id < 0 || id >= c.vocab_size) throw ModelError("", "ids", "id " + std::to_string(id) + " is not in the vocabulary");
+    if (rope_changes(c, s.n + 1)) {  // every key rotated again: the tokens fed once more
+        const std::vector<int> fed = std::move(s.ids);
+        for (auto& k : s.k) k.clear();
+        for (auto& v : s.v) v.clear();
+        s.ids.clear(), s.n = 0, s.rope_length = static_cast<int>(fed.size()) + 1;
+        for (int earlier : fed) feed(ctx, earlier);
+    }
+    s.rope_length = std::max(s.rope_length, s.n + 1);
+    return feed(ctx, id);
+}
+
+// The forward's sub-blocks for one new row, keys and values from the cache.
+std::vector<float> Decoder::feed(kernels::Context& ctx, int id) {
     State& s = *state_;
     const ModelConfig& c = s.model.config;
     const ModelWeights& w = *s.model.weights;
     const bool marian = c.encoder_decoder();
-    if (c.encoder_only()) throw ModelError("", "", c.model_type + " has no decoder");
-    if (id < 0 || id >= c.vocab_size) throw ModelError("", "ids", "id " + std::to_string(id) + " is not in the vocabulary");
     Matrix x = embeddings(s.model, {id}, marian, s.n);
     if (marian && s.cross_k.empty()) {  // the cross keys and values, once
         const int T_src = static_cast<int>(s.encoder_output.rows()), d = c.d_model;
@@ -703,7 +730,7 @@ std::vector<float> Decoder::step(kernels::Context& ctx, int id) {
         const BlockEdits self = block_edits(s.edits, self_stack, layer, heads, s.n + 1, !marian);
         const BlockSpec spec = block_spec(c, l.self, shapes[self_stack], layer);
         residual(c, x, l.norm_1, l.post_attention,
-                 [&](const Matrix& in) { return cached_self_attention(ctx, l.self, spec, in, self, s.k[i], s.v[i]); });
+                 [&](const Matrix& in) { return cached_self_attention(ctx, l.self, spec, in, self, s.rope_length, s.k[i], s.v[i]); });
         if (marian) {
             const BlockEdits cross = block_edits(s.edits, 2, layer, heads, T_src, true);
             const BlockSpec cross_spec = block_spec(c, l.cross, shapes[2], layer);
@@ -714,6 +741,7 @@ std::vector<float> Decoder::step(kernels::Context& ctx, int id) {
         residual(c, x, l.norm_2, l.post_ff, [&](const Matrix& in) { return feed_forward(ctx, c, l, in); });
     }
     ++s.n;
+    s.ids.push_back(id);
     if (w.final_norm.present()) x = norm(c, x, w.final_norm);
     return logits_of(ctx, s.model, x.data());
 }

@@ -191,6 +191,7 @@ public:
 private:
     struct State;
     std::unique_ptr<State> state_;
+    std::vector<float> feed(kernels::Context& ctx, int id);  // one row through the layers
 };
 
 // How the next token is chosen from the logits (SPEC.md §5 --temperature, --top-k, --seed):

@@ -348,6 +348,70 @@ def marian_weights(case, cfg, seed):
         w.add("final_logits_bias", bias, file_name="final_logits_bias")
     return w
 
+def llama_config(case, V):
+    """config.json of a Llama-like family: the case's sizes, its family's own fields (case["extra"])."""
+    t = case["type"]
+    gemma = t in ("gemma2", "gemma3_text")
+    cfg = {"_name_or_path": case.get("name_or_path"), "model_type": t, "vocab_size": V, "hidden_size": case["d"],
+           "num_hidden_layers": case["L"], "num_attention_heads": case["H"], "num_key_value_heads": case["KV"],
+           "intermediate_size": case["d_ff"], "max_position_embeddings": case["P"], "rms_norm_eps": 1e-6,
+           "rope_theta": case.get("theta", 10000.0), "tie_word_embeddings": case.get("tied", gemma),
+           "bos_token_id": 1, "eos_token_id": 2, "torch_dtype": str(TORCH_DTYPES[case["dtype"]])[6:],
+           "transformers_version": "4.56.0", "use_cache": True,
+           ("hidden_activation" if gemma else "hidden_act"): "gelu_pytorch_tanh" if gemma else "silu"}
+    if "head_dim" in case:
+        cfg["head_dim"] = case["head_dim"]
+    cfg.update(case.get("extra", {}))
+    return cfg
+
+
+def llama_weights(case, cfg):
+    t = cfg["model_type"]
+    gemma = t in ("gemma2", "gemma3_text")
+    d, V, H, KV, d_ff = cfg["hidden_size"], cfg["vocab_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["intermediate_size"]
+    hd = cfg.get("head_dim") or d // H
+    w = RandomWeights(case["seed"], case["dtype"], "model." if case["prefix"] else "")
+    bias = case.get("bias", ())  # which projections carry a bias: "qkv", "o", "mlp"
+
+    def rms(name, n):  # Gemma's weights are offsets from 1
+        w.normal(name + ".weight", (n,), 0.1, mean=0.0 if gemma else 1.0)
+
+    def linear(name, n_in, n_out, with_bias):
+        w.normal(name + ".weight", (n_out, n_in), 1.2 / math.sqrt(n_in))
+        if with_bias:
+            w.normal(name + ".bias", (n_out,), 0.1)
+
+    w.normal("embed_tokens.weight", (V, d), 0.5 / (math.sqrt(d) if gemma else 1.0))
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"layers.{i}."
+        rms(p + "input_layernorm", d)
+        if t == "phi3":
+            linear(p + "self_attn.qkv_proj", d, (H + 2 * KV) * hd, False)
+        else:
+            linear(p + "self_attn.q_proj", d, H * hd, "qkv" in bias)
+            linear(p + "self_attn.k_proj", d, KV * hd, "qkv" in bias)
+            linear(p + "self_attn.v_proj", d, KV * hd, "qkv" in bias)
+        linear(p + "self_attn.o_proj", H * hd, d, "o" in bias)
+        if t in ("qwen3", "gemma3_text"):
+            rms(p + "self_attn.q_norm", hd)
+            rms(p + "self_attn.k_norm", hd)
+        rms(p + "post_attention_layernorm", d)
+        if gemma:
+            rms(p + "pre_feedforward_layernorm", d)
+            rms(p + "post_feedforward_layernorm", d)
+        if t == "phi3":
+            linear(p + "mlp.gate_up_proj", d, 2 * d_ff, False)
+        else:
+            linear(p + "mlp.gate_proj", d, d_ff, "mlp" in bias)
+            linear(p + "mlp.up_proj", d, d_ff, "mlp" in bias)
+        linear(p + "mlp.down_proj", d_ff, d, "mlp" in bias)
+    rms("norm", d)
+    if case["prefix"] and not cfg["tie_word_embeddings"]:
+        w.normal("lm_head.weight", (V, d), 0.5 / math.sqrt(d))
+        w.tensors[-1] = ("lm_head.weight",) + w.tensors[-1][1:]  # never under the prefix
+    return w
+
+
 # [SECTION] Cases ----------------------------------------------------------------------------------
 
 GPT2_CASES = [
@@ -376,6 +440,46 @@ MARIAN_CASES = [
     dict(case="marian_e3_d2_h2h4_d24_f32_nopos", enc_L=3, dec_L=2, enc_H=2, dec_H=4, d=24, enc_ff=40, dec_ff=40,
          P=48, dtype="F32", prefix=True, positions=False, seed=36, eos_bias=2.8,
          source_text="小猫坐在垫子上。 Attention!", target_text="The small cat sits on the mat"),
+]
+# The Llama-like: GQA ratios 1, several and H; every rope_scaling type; windows shorter than the
+# text; soft caps that bite; partial rotary; F32, F16, BF16; one file and shards; tied and untied.
+LLAMA_CASES = [
+    dict(case="llama_l2_h4kv2_d32_f32", type="llama", L=2, H=4, KV=2, d=32, d_ff=48, P=64, T=14, dtype="F32",
+         prefix=True, tied=True, seed=41, name_or_path="attnviz/tiny-llama"),
+    dict(case="llama_l2_h4kv4_d32_bf16_linear_bias_shards", type="llama", L=2, H=4, KV=4, d=32, d_ff=40, P=64, T=12,
+         dtype="BF16", prefix=True, tied=False, seed=42, shards=2, bias=("qkv", "o", "mlp"),
+         extra={"attention_bias": True, "mlp_bias": True, "rope_scaling": {"rope_type": "linear", "factor": 2.0}}),
+    dict(case="llama_l2_h4kv1_d24_f16_llama3_headdim", type="llama", L=2, H=4, KV=1, d=24, head_dim=8, d_ff=40, P=64,
+         T=10, dtype="F16", prefix=True, tied=False, seed=43, theta=500000.0,
+         extra={"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                 "original_max_position_embeddings": 16}}),
+    dict(case="llama_l1_h2kv1_d16_f32_dynamic", type="llama", L=1, H=2, KV=1, d=16, d_ff=24, P=16, T=9, dtype="F32",
+         prefix=False, tied=True, seed=44, extra={"rope_scaling": {"type": "dynamic", "factor": 2.0}}),
+    dict(case="llama_l2_h4kv2_d32_f32_yarn", type="llama", L=2, H=4, KV=2, d=32, d_ff=48, P=64, T=12, dtype="F32",
+         prefix=True, tied=True, seed=45,
+         extra={"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16}}),
+    dict(case="mistral_l2_h4kv2_d32_f32_window", type="mistral", L=2, H=4, KV=2, d=32, d_ff=48, P=64, T=14,
+         dtype="F32", prefix=True, tied=False, seed=46, extra={"sliding_window": 4}),
+    dict(case="qwen2_l2_h4kv2_d32_bf16_window", type="qwen2", L=2, H=4, KV=2, d=32, d_ff=48, P=64, T=12,
+         dtype="BF16", prefix=True, tied=True, seed=47, bias=("qkv",), theta=1000000.0,
+         extra={"use_sliding_window": True, "sliding_window": 3, "max_window_layers": 1}),
+    dict(case="qwen3_l2_h4kv2_d24_f32_qknorm", type="qwen3", L=2, H=4, KV=2, d=24, head_dim=16, d_ff=40, P=64,
+         T=12, dtype="F32", prefix=True, tied=True, seed=48, theta=1000000.0,
+         extra={"attention_bias": False, "use_sliding_window": True, "sliding_window": 5,
+                "layer_types": ["sliding_attention", "full_attention"]}),
+    dict(case="gemma2_l3_h4kv2_d32_f32_softcap", type="gemma2", L=3, H=4, KV=2, d=32, head_dim=16, d_ff=48, P=64,
+         T=12, dtype="F32", prefix=True, seed=49,
+         extra={"query_pre_attn_scalar": 12, "attn_logit_softcapping": 1.5, "final_logit_softcapping": 2.0,
+                "sliding_window": 4}),
+    dict(case="gemma3_l3_h2kv1_d32_bf16_local_rope", type="gemma3_text", L=3, H=2, KV=1, d=32, head_dim=16, d_ff=48,
+         P=64, T=12, dtype="BF16", prefix=True, seed=50, theta=1000000.0,
+         extra={"query_pre_attn_scalar": 16, "sliding_window": 5, "sliding_window_pattern": 2,
+                "rope_local_base_freq": 100.0, "rope_scaling": {"rope_type": "linear", "factor": 2.0},
+                "final_logit_softcapping": None, "attn_logit_softcapping": None}),
+    dict(case="phi3_l2_h4kv2_d32_f16_longrope_partial", type="phi3", L=2, H=4, KV=2, d=32, d_ff=40, P=64, T=20,
+         dtype="F16", prefix=True, tied=False, seed=51,
+         extra={"partial_rotary_factor": 0.5, "original_max_position_embeddings": 16, "sliding_window": 8,
+                "rope_scaling": {"type": "longrope", "short_factor": [1.0, 1.5], "long_factor": [2.0, 3.5]}}),
 ]
 MAX_NEW = 6  # marian's greedy decoding
 MIN_GAP = 1e-3  # a greedy step's top-2 logit gap at least this, so float32 picks the same token
@@ -483,12 +587,58 @@ def make_marian(out, license_lines):
         yield case["case"]
 
 
+def write_shards(folder, tensors, n):
+    """model-0000k-of-0000n.safetensors and model.safetensors.index.json, in place of one file."""
+    os.remove(os.path.join(folder, "model.safetensors"))
+    size = (len(tensors) + n - 1) // n
+    weight_map = {}
+    for k in range(n):
+        name = f"model-{k + 1:05d}-of-{n:05d}.safetensors"
+        part = tensors[k * size:(k + 1) * size]
+        write_safetensors(os.path.join(folder, name), part)
+        weight_map.update({t[0]: name for t in part})
+    write_json(os.path.join(folder, "model.safetensors.index.json"),
+               {"metadata": {"total_size": sum(len(t[3]) for t in tensors)}, "weight_map": weight_map}, indent=2)
+
+
+def write_bpe_tokenizer_json(folder, vocab, merges, bos):
+    """The byte-level BPE as a tokenizer.json (the Llama-like families ship no other tokenizer file)."""
+    write_json(os.path.join(folder, "tokenizer.json"),
+               {"version": "1.0", "added_tokens": [], "normalizer": None,
+                "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+                "post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": bos, "type_id": 0}},
+                                                                           {"Sequence": {"id": "A", "type_id": 0}}],
+                                   "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+                                   "special_tokens": {bos: {"id": bos, "ids": [1], "tokens": [bos]}}},
+                "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+                "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                          "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+                          "vocab": vocab, "merges": [a + " " + b for a, b in merges]}}, indent=1)
+
+
+def make_llama_like(out, license_text):
+    vocab, merges = gpt2_tokenizer(license_text, 220)
+    V = len(vocab)
+    bos = next(t for t, i in vocab.items() if i == 1)
+    for case in LLAMA_CASES:
+        cfg = llama_config(case, V)
+        weights = llama_weights(case, cfg)
+        folder = case_folder(out, case, dict(cfg), weights)
+        if case.get("shards"):
+            write_shards(folder, weights.tensors, case["shards"])
+        write_bpe_tokenizer_json(folder, vocab, merges, bos)
+        inputs = {"ids": [1] + random_ids(case["seed"], case["T"] - 1, V, exclude={0, 1, 2})}
+        expected_json(folder, case, case["type"], inputs, reference.llama_like_forward(weights.W, cfg, inputs["ids"]))
+        yield case["case"]
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     with open("/usr/share/common-licenses/GPL-3", encoding="utf-8") as f:
         license_text = f.read()
     license_lines = [line.strip() for line in license_text.split("\n") if len(line.strip()) > 20][:200]
-    cases = list(make_gpt2(out, license_text)) + list(make_bert(out)) + list(make_marian(out, license_lines))
+    cases = list(make_gpt2(out, license_text)) + list(make_bert(out)) + list(make_marian(out, license_lines)) \
+        + list(make_llama_like(out, license_text))
     write_json(os.path.join(out, "cases.json"), cases, indent=2)  # written last: CMake's stamp
 
 

@@ -54,8 +54,8 @@ def silu(x):  # "swish" / "silu"
     return x * torch.sigmoid(x)
 
 
-ACTIVATIONS = {"gelu_new": gelu_tanh, "gelu": gelu_erf, "swish": silu, "silu": silu,
-               "relu": torch.relu}
+ACTIVATIONS = {"gelu_new": gelu_tanh, "gelu_pytorch_tanh": gelu_tanh, "gelu": gelu_erf, "swish": silu,
+               "silu": silu, "relu": torch.relu}
 
 
 def linear(x, W, prefix):  # nn.Linear: weight [out, in], y = x·Wᵀ + b
@@ -227,6 +227,195 @@ def marian_greedy(W, cfg, encoder_ids, max_new):
         if ids[-1] == cfg["eos_token_id"]:
             break
     return ids, min_gap
+
+# [SECTION] The Llama-like: RMSNorm, rotary positions, grouped-query attention, gated MLPs ---------
+# llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3 as transformers' modeling files define
+# them (eval, eager attention); the family's differences are read from cfg here, independently
+# of the C++ runtime's ModelConfig.
+
+LLAMA_LIKE = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "phi3")
+
+
+def rms_norm(x, w, eps, plus_one=False):  # LlamaRMSNorm; Gemma's scales by (1 + w)
+    y = x * torch.rsqrt((x * x).mean(-1, keepdim=True) + eps)
+    return y * (1.0 + w) if plus_one else y * w
+
+
+def rope_inv_freq(cfg, rope, dim, seq_len):
+    """modeling_rope_utils.py's ROPE_INIT_FUNCTIONS: (inv_freq [dim/2], attention_factor).
+    rope: {"theta", "scaling" (rope_scaling or None)}."""
+    base = rope["theta"]
+    P = cfg["max_position_embeddings"]
+    i = torch.arange(0, dim, 2, dtype=torch.float64)
+    default = 1.0 / base ** (i / dim)
+    sc = rope["scaling"]
+    kind = (sc or {}).get("rope_type", (sc or {}).get("type", "default"))
+    if kind == "default":
+        return default, 1.0
+    if kind == "linear":
+        return default / sc["factor"], 1.0
+    if kind == "dynamic":
+        L = max(seq_len, P)
+        base = base * ((sc["factor"] * L / P) - (sc["factor"] - 1)) ** (dim / (dim - 2))
+        return 1.0 / base ** (i / dim), 1.0
+    if kind == "llama3":
+        factor, lo, hi, old = sc["factor"], sc["low_freq_factor"], sc["high_freq_factor"], sc["original_max_position_embeddings"]
+        wavelen = 2 * math.pi / default
+        out = torch.where(wavelen > old / lo, default / factor, default)
+        smooth = (old / wavelen - lo) / (hi - lo)
+        smoothed = (1 - smooth) * out / factor + smooth * out
+        medium = (wavelen >= old / hi) & (wavelen <= old / lo)
+        return torch.where(medium, smoothed, out), 1.0
+    if kind == "yarn":
+        factor = sc["factor"]
+        if "original_max_position_embeddings" in sc:
+            original = sc["original_max_position_embeddings"]
+            factor = P / original
+        else:
+            original = P
+
+        def mscale(scale, m=1.0):
+            return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+        att = sc.get("attention_factor")
+        if att is None:
+            att = mscale(factor, sc["mscale"]) / mscale(factor, sc["mscale_all_dim"]) \
+                if sc.get("mscale") and sc.get("mscale_all_dim") else mscale(factor)
+        beta_fast, beta_slow = sc.get("beta_fast") or 32, sc.get("beta_slow") or 1
+
+        def correction_dim(rotations):
+            return dim * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(base))
+        low, high = correction_dim(beta_fast), correction_dim(beta_slow)
+        if sc.get("truncate", True):
+            low, high = math.floor(low), math.ceil(high)
+        low, high = max(low, 0), min(high, dim - 1)
+        if low == high:
+            high += 0.001
+        ramp = ((torch.arange(dim // 2, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
+        pos_freqs = base ** (i / dim)
+        extrapolation = 1 - ramp
+        inv = (1.0 / (factor * pos_freqs)) * (1 - extrapolation) + (1.0 / pos_freqs) * extrapolation
+        return inv, att
+    if kind == "longrope":
+        original = cfg.get("original_max_position_embeddings")
+        factor = P / original if original else sc.get("factor", 1.0)
+        original = original or P
+        att = sc.get("attention_factor")
+        if att is None:
+            att = 1.0 if factor <= 1 else math.sqrt(1 + math.log(factor) / math.log(original))
+        ext = torch.tensor(sc["long_factor"] if seq_len > original else sc["short_factor"], dtype=torch.float64)
+        return 1.0 / (ext * base ** (i / dim)), att
+    raise ValueError(kind)
+
+
+def rotate(x, inv_freq, att, first=0):  # x [H, T, hd]: the first 2·len(inv_freq) dims, rotate-half
+    rot = 2 * len(inv_freq)
+    pos = torch.arange(first, first + x.shape[1], dtype=torch.float64)[:, None]
+    freqs = pos * inv_freq[None, :]  # [T, rot/2]
+    emb = torch.cat([freqs, freqs], dim=-1)
+    cos, sin = emb.cos() * att, emb.sin() * att
+    x_rot, x_pass = x[..., :rot], x[..., rot:]
+    half = rot // 2
+    rotated = torch.cat([-x_rot[..., half:], x_rot[..., :half]], dim=-1)
+    return torch.cat([x_rot * cos + rotated * sin, x_pass], dim=-1)
+
+
+def layer_kinds(cfg):
+    """Per layer: the sliding window (0: full attention), as each family's config class fills
+    layer_types when config.json has none."""
+    t, L = cfg["model_type"], cfg["num_hidden_layers"]
+    window = cfg.get("sliding_window")
+    if t in ("qwen2", "qwen3") and not cfg.get("use_sliding_window", False):
+        return [0] * L
+    if "layer_types" in cfg:
+        return [window if k == "sliding_attention" else 0 for k in cfg["layer_types"]]
+    if t in ("mistral", "phi3"):
+        return [window or 0] * L
+    if t in ("qwen2", "qwen3"):
+        return [window if window and i >= cfg.get("max_window_layers", 28) else 0 for i in range(L)]
+    if t == "gemma2":
+        return [cfg.get("sliding_window", 4096) if (i + 1) % 2 else 0 for i in range(L)]
+    if t == "gemma3_text":
+        pattern = cfg.get("sliding_window_pattern", 6)
+        return [cfg.get("sliding_window", 4096) if (i + 1) % pattern else 0 for i in range(L)]
+    return [0] * L
+
+
+def llama_like_forward(W, cfg, ids, edits=NONE):
+    t = cfg["model_type"]
+    gemma, T = t in ("gemma2", "gemma3_text"), len(ids)
+    d, H = cfg["hidden_size"], cfg["num_attention_heads"]
+    KV = cfg.get("num_key_value_heads") or H
+    hd = cfg.get("head_dim") or d // H
+    eps = cfg.get("rms_norm_eps", 1e-6)
+    act = ACTIVATIONS[cfg.get("hidden_activation", "gelu_pytorch_tanh") if gemma else cfg.get("hidden_act", "silu")]
+    norm = lambda x, name: rms_norm(x, W[name + ".weight"], eps, gemma)  # noqa: E731
+    def lin(x, name):  # noqa: E306  nn.Linear with or without a bias
+        y = x @ W[name + ".weight"].T
+        return y + W[name + ".bias"] if name + ".bias" in W else y
+    rot_dim = int(hd * cfg.get("partial_rotary_factor", 1.0))
+    global_rope = {"theta": cfg.get("rope_theta", 10000.0), "scaling": cfg.get("rope_scaling")}
+    local_rope = {"theta": cfg.get("rope_local_base_freq", 10000.0), "scaling": None}
+    scaling = cfg.get("query_pre_attn_scalar", 256) ** -0.5 if gemma else hd ** -0.5
+    softcap = cfg.get("attn_logit_softcapping", 50.0 if t == "gemma2" else None) if gemma else None
+    windows = layer_kinds(cfg)
+
+    x = W["embed_tokens.weight"][ids]  # [T, d]
+    if gemma:
+        x = x * torch.tensor(d ** 0.5, dtype=torch.float32).to(torch.float64)
+    maps, qs, xs = [], [], []
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"layers.{i}."
+        a = norm(x, p + "input_layernorm")
+        if t == "phi3":
+            q, k, v = lin(a, p + "self_attn.qkv_proj").split([H * hd, KV * hd, KV * hd], dim=-1)
+        else:
+            q, k, v = (lin(a, p + f"self_attn.{n}_proj") for n in "qkv")
+        q = q.reshape(T, H, hd).transpose(0, 1)  # [H, T, hd]
+        k = k.reshape(T, KV, hd).transpose(0, 1)
+        v = v.reshape(T, KV, hd).transpose(0, 1)
+        if t in ("qwen3", "gemma3_text"):
+            q, k = norm(q, p + "self_attn.q_norm"), norm(k, p + "self_attn.k_norm")
+        rope = local_rope if t == "gemma3_text" and windows[i] else global_rope
+        inv, att = rope_inv_freq(cfg, rope, rot_dim, T)
+        q, k = rotate(q, inv, att), rotate(k, inv, att)
+        k, v = k.repeat_interleave(H // KV, dim=0), v.repeat_interleave(H // KV, dim=0)  # repeat_kv
+        scores = q @ k.transpose(1, 2) * scaling  # [H, T, T]
+        if softcap:
+            scores = torch.tanh(scores / softcap) * softcap
+        qi, kj = torch.arange(T)[:, None], torch.arange(T)[None, :]
+        masked = kj > qi
+        if windows[i]:
+            masked = masked | (kj <= qi - windows[i])
+        for j in edits.hidden:
+            masked[:, j] = True
+        probs = torch.softmax(scores.masked_fill(masked, float("-inf")), dim=-1)
+        probs = probs.masked_fill(masked.all(-1)[None, :, None], 0.0)
+        context = probs @ v  # [H, T, hd]
+        for h in knocked(edits, 0, i):
+            context[h] = context[h].mean(0, keepdim=True).expand(T, hd) if edits.mean else 0.0
+        o = lin(context.transpose(0, 1).reshape(T, H * hd), p + "self_attn.o_proj")
+        if gemma:
+            o = norm(o, p + "post_attention_layernorm")
+        x = x + o
+        maps.append(probs), qs.append(q), xs.append(a)
+        m = norm(x, p + ("pre_feedforward_layernorm" if gemma else "post_attention_layernorm"))
+        if t == "phi3":
+            gate, up = lin(m, p + "mlp.gate_up_proj").chunk(2, dim=-1)
+        else:
+            gate, up = lin(m, p + "mlp.gate_proj"), lin(m, p + "mlp.up_proj")
+        f = lin(act(gate) * up, p + "mlp.down_proj")
+        if gemma:
+            f = norm(f, p + "post_feedforward_layernorm")
+        x = x + f
+    x = norm(x, "norm")
+    head = W["lm_head.weight"] if "lm_head.weight" in W and not cfg.get("tie_word_embeddings", gemma) \
+        else W["embed_tokens.weight"]
+    logits = x[-1] @ head.T
+    final_cap = cfg.get("final_logit_softcapping", 30.0 if t == "gemma2" else None) if gemma else None
+    if final_cap:
+        logits = torch.tanh(logits / final_cap) * final_cap
+    return {"attention": torch.stack(maps), "hidden": x, "logits": logits,
+            "q": {"attention": torch.stack(qs)}, "x": {"attention": torch.stack(xs)}}
 
 # [SECTION] Generation: sampling as transformer.hpp's pick_token --------------------------------
 

@@ -15,6 +15,8 @@
 // [SECTION] gemma3_text
 #include "family.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 
 namespace attn {
@@ -22,6 +24,13 @@ namespace attn {
 namespace {
 
 // [SECTION] What both share ---------------------------------------------------------------------
+
+// A soft cap: `fallback` when config.json leaves the field out (transformers' default), none
+// when it is null.
+float softcap(const ConfigFields& f, const std::string& field, float fallback) {
+    if (!f.j.contains(field)) return fallback;
+    return f.has(field) ? f.positive(field, fallback) : 0.0f;
+}
 
 void read_gemma(const ConfigFields& f, ModelConfig& c) {
     read_llama_like(f, c);
@@ -64,8 +73,8 @@ void plan_gemma(const ModelConfig& c, Plan& p, ModelWeights& w) {
 
 void read_gemma2(const ConfigFields& f, ModelConfig& c) {
     read_gemma(f, c);
-    c.attn_softcap = f.has("attn_logit_softcapping") ? f.positive("attn_logit_softcapping", 50.0f) : 0.0f;
-    c.final_softcap = f.has("final_logit_softcapping") ? f.positive("final_logit_softcapping", 30.0f) : 0.0f;
+    c.attn_softcap = softcap(f, "attn_logit_softcapping", 50.0f);
+    c.final_softcap = softcap(f, "final_logit_softcapping", 30.0f);
     const int window = f.integer("sliding_window", 1, 4096);
     read_windows(f, c, window, [](int i) { return i % 2 == 0; });
 }
@@ -75,8 +84,8 @@ void read_gemma2(const ConfigFields& f, ModelConfig& c) {
 void read_gemma3(const ConfigFields& f, ModelConfig& c) {
     read_gemma(f, c);
     c.qk_norm = true;
-    c.attn_softcap = f.has("attn_logit_softcapping") ? f.positive("attn_logit_softcapping", 0.0f) : 0.0f;
-    c.final_softcap = f.has("final_logit_softcapping") ? f.positive("final_logit_softcapping", 0.0f) : 0.0f;
+    c.attn_softcap = softcap(f, "attn_logit_softcapping", 0.0f);
+    c.final_softcap = softcap(f, "final_logit_softcapping", 0.0f);
     const int window = f.integer("sliding_window", 1, 4096);
     const int pattern = f.integer("sliding_window_pattern", 1, 6);
     read_windows(f, c, window, [&](int i) { return (i + 1) % pattern != 0; });
