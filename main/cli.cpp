@@ -3,6 +3,7 @@
 #include "cli.hpp"
 #include "builtin.hpp"
 #include "model.hpp"
+#include "text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -394,6 +395,12 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         err << kRunUsage << "\n";
         return kExitBadInput;
     }
+    for (auto [arg, name] : {std::pair{&text, "--text"}, std::pair{&source, "--source"}})
+        if (*arg)
+            if (std::optional<std::size_t> at = first_bad_utf8(**arg)) {
+                err << "attnviz run: " << name << ": byte " << *at + 1 << " is not UTF-8 (the text must be UTF-8)\n";
+                return kExitBadInput;
+            }
     RunInput input;
     for (auto [arg, name, dest] : {std::tuple{&ids_arg, "--ids", &input.ids}, std::tuple{&source_ids_arg, "--source-ids", &input.source_ids}})
         if (*arg && !parse_ids(**arg, *dest)) {

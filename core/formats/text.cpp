@@ -89,6 +89,15 @@ char32_t decode_utf8(std::string_view text, std::size_t& pos) {
     return cp;
 }
 
+std::optional<std::size_t> first_bad_utf8(std::string_view text) {
+    for (std::size_t pos = 0; pos < text.size();) {
+        const std::size_t at = pos;
+        // U+FFFD read from three bytes is the character itself; from fewer, a bad byte
+        if (decode_utf8(text, pos) == 0xFFFD && pos - at != 3) return at;
+    }
+    return std::nullopt;
+}
+
 void append_utf8(std::string& s, char32_t cp) {
     if (cp < 0x80) {
         s += static_cast<char>(cp);

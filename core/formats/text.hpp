@@ -4,6 +4,7 @@
 #include "attention.hpp"
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,9 @@ inline constexpr char32_t kReplacementCharacter = 0xFFFD;
 char32_t decode_utf8(std::string_view text, std::size_t& pos);
 // Appends the UTF-8 bytes of one code point.
 void append_utf8(std::string& s, char32_t cp);
+// The offset of the first byte that is not well-formed UTF-8 (as decode_utf8 reads it), or
+// nullopt when the whole text is.
+std::optional<std::size_t> first_bad_utf8(std::string_view text);
 
 // Splits UTF-8 text into tokens as a reader of the seeds would:
 // - runs of Latin-script letters and digits (with their combining marks and inner

@@ -167,9 +167,9 @@ else:
     os.remove(os.path.join(d, "model.safetensors"))
     bad("missing model.safetensors", [d, "--ids", ids], "no-weights/model.safetensors", "missing")
     bad("no such folder", [os.path.join(work, "nowhere"), "--ids", ids], "nowhere")
-    d = copy_case("llama")
-    json.dump(dict(cfg, model_type="llama"), open(os.path.join(d, "config.json"), "w"))
-    bad("unknown model_type", [d, "--ids", ids], "llama/config.json", "model_type", "llama")
+    d = copy_case("t5")
+    json.dump(dict(cfg, model_type="t5"), open(os.path.join(d, "config.json"), "w"))
+    bad("unknown model_type", [d, "--ids", ids], "t5/config.json", "model_type", '"t5" is not one of', "llama", "qwen3", "phi3")
     d = copy_case("no-heads")
     c = dict(cfg)
     del c["n_head"]
@@ -209,6 +209,42 @@ else:
     bad("bad ids", [folder, "--ids", "1,x"], "--ids")
     bad("source for gpt2", [folder, "--source", "x"], "--source")
     bad("no input", [folder], "--text")
+    p = subprocess.run([os.fsencode(binary), b"run", os.fsencode(folder), b"--text", b"caf\xe9 au lait"], capture_output=True)
+    if p.returncode != 2 or len(p.stderr.strip().splitlines()) != 1 or b"--text" not in p.stderr:
+        fail(f"text that is not UTF-8: exit {p.returncode}, {p.stderr!r}")
+    else:
+        print(f"  text that is not UTF-8: {p.stderr.decode().strip()}")
+
+# The Llama-like families' own bad input: shards, rope_scaling, windows.
+shards = next((c for c in cases if os.path.exists(os.path.join(refs, c, "model.safetensors.index.json"))), None)
+if shards is None:
+    fail("no sharded case for the bad-input tests")
+else:
+    ids = ids_arg(json.load(open(os.path.join(refs, shards, "expected.json")))["ids"])
+
+    def copy_shards(name):
+        dst = os.path.join(work, name)
+        shutil.copytree(os.path.join(refs, shards), dst)
+        return dst
+    d = copy_shards("shard-missing")
+    index = json.load(open(os.path.join(d, "model.safetensors.index.json")))
+    last = sorted(set(index["weight_map"].values()))[-1]
+    os.remove(os.path.join(d, last))
+    bad("a shard missing", [d, "--ids", ids], "shard-missing/model.safetensors.index.json", "weight_map.", last, "missing")
+    d = copy_shards("index-extra")
+    index["weight_map"]["model.layers.0.self_attn.rotary_emb.inv_freq"] = last
+    json.dump(index, open(os.path.join(d, "model.safetensors.index.json"), "w"))
+    bad("an index naming a missing tensor", [d, "--ids", ids], f"index-extra/{last}", "model.layers.0.self_attn.rotary_emb.inv_freq", "missing")
+    cfg = json.load(open(os.path.join(refs, shards, "config.json")))
+    for name, change, must in (
+            ("unsupported rope_scaling", {"rope_scaling": {"rope_type": "mrope", "factor": 2.0}}, ("rope_scaling.rope_type", "mrope")),
+            ("rope_scaling without factor", {"rope_scaling": {"rope_type": "linear"}}, ("rope_scaling.factor", "missing")),
+            ("kv heads not dividing", {"num_key_value_heads": 3}, ("num_key_value_heads",)),
+            ("bad layer_types", {"model_type": "mistral", "sliding_window": 4, "layer_types": ["sliding_attention"]},
+             ("layer_types", "2"))):
+        d = copy_shards(name.replace(" ", "-"))
+        json.dump(dict(cfg, **change), open(os.path.join(d, "config.json"), "w"))
+        bad(name, [d, "--ids", ids], name.replace(" ", "-") + "/config.json", *must)
     d = copy_case("no-merges")
     os.remove(os.path.join(d, "merges.txt"))
     if not os.path.exists(os.path.join(d, "tokenizer.json")):
