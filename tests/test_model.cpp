@@ -787,3 +787,21 @@ TEST_CASE("model: sizes no model has are errors, not allocations") {
           }) == "m/model.safetensors: model.encoder.embed_positions.weight: missing, and max_position_embeddings × d_model "
                 "(16777216 × 16) is too large a table to compute");
 }
+
+TEST_CASE("model: the summary line names what a rotary family adds") {
+#ifdef ATTN_MODEL_REFS
+    const std::filesystem::path root = ATTN_MODEL_REFS;
+    const LoadedModel qwen3 = load_model(ModelFiles::from_folder((root / "qwen3_l2_h4kv2_d24_f32_qknorm").string()));
+    CHECK(qwen3.summary(5).starts_with(
+        "qwen3_l2_h4kv2_d24_f32_qknorm · qwen3 · 2 layers × 4 heads (2 KV) · RoPE θ 1e+06 · window 5 on 1 of 2 layers · q/k norm · "));
+    const LoadedModel phi3 = load_model(ModelFiles::from_folder((root / "phi3_l2_h4kv2_d32_f16_longrope_partial").string()));
+    CHECK(phi3.summary().find("RoPE θ 10000 (longrope) on 4 of 8 dims · window 8 · ") != std::string::npos);
+    CHECK(phi3.summary().find(" · F16 ") != std::string::npos);
+    const LoadedModel gemma2 = load_model(ModelFiles::from_folder((root / "gemma2_l3_h4kv2_d32_f32_softcap").string()));
+    CHECK(gemma2.summary().find("window 4 on 2 of 3 layers · soft caps 1.5 / 2") != std::string::npos);
+    const LoadedModel gpt2 = load_model(ModelFiles::from_folder((root / "gpt2_l2_h2_d16_f32").string()));
+    CHECK(gpt2.summary(8).starts_with("attnviz/tiny-gpt2 · 2 layers × 2 heads · "));  // as before: no RoPE, no KV heads
+#else
+    FAIL("built without ATTN_MODEL_REFS");
+#endif
+}

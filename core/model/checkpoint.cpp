@@ -155,6 +155,7 @@ float* Plan::place(const std::string& full, const Checkpoint::Tensor& t, const s
         throw ModelError(file, full, "expected shape " + shape_text(shape) + ", got " + shape_text(t.info->shape));
     float* out = kept ? computed(static_cast<std::size_t>(t.info->elements())) : nullptr;
     w_.parameters += t.info->elements();
+    w_.file_bytes[t.info->dtype] += t.info->end - t.info->begin;
     conversions.push_back({t, out});
     return out;
 }

@@ -89,6 +89,7 @@ struct ModelWeights {
     std::vector<std::unique_ptr<float[]>> storage;
     std::size_t bytes = 0;
     std::int64_t parameters = 0;
+    std::map<Dtype, std::size_t> file_bytes;  // the checkpoint's bytes of the tensors read, by dtype
 
     // V×d (one row per token), or d×V (one column per token) when it is also the LM head
     // (tied), the layout the head's product wants

@@ -54,15 +54,56 @@ WordPieceOptions wordpiece_options(const ModelFiles& files) {
 
 }  // namespace
 
+namespace {
+
+// What a rotary family's attention adds, for the summary: "RoPE θ 1e+06 (llama3 ×8) · window 4096
+// on 14 of 28 layers · q/k norm · soft caps 50 / 30".
+std::string features(const ModelConfig& c) {
+    if (c.positions != Positions::Rotary) return "";
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " · RoPE θ %g", c.rope.theta);
+    std::string s = buf;
+    constexpr const char* kTypes[] = {"", "linear", "dynamic", "llama3", "yarn", "longrope"};
+    if (c.rope.type != Rope::Type::Default) {
+        std::snprintf(buf, sizeof buf, " (%s ×%g)", kTypes[static_cast<int>(c.rope.type)], c.rope.factor);
+        s += c.rope.type == Rope::Type::LongRope ? std::string(" (longrope)") : std::string(buf);
+    }
+    if (c.rope.dim < c.d_head()) s += " on " + std::to_string(c.rope.dim) + " of " + std::to_string(c.d_head()) + " dims";
+    int sliding = 0, window = 0;
+    for (int w : c.window) sliding += w > 0, window = std::max(window, w);
+    if (sliding > 0) {
+        s += " · window " + std::to_string(window);
+        if (sliding < c.n_layers) s += " on " + std::to_string(sliding) + " of " + std::to_string(c.n_layers) + " layers";
+    }
+    if (c.local_rope.dim > 0 && sliding > 0) {
+        std::snprintf(buf, sizeof buf, " (local θ %g)", c.local_rope.theta);
+        s += buf;
+    }
+    if (c.qk_norm) s += " · q/k norm";
+    if (c.attn_softcap > 0 || c.final_softcap > 0) {
+        std::snprintf(buf, sizeof buf, " · soft caps %g / %g", c.attn_softcap, c.final_softcap);
+        s += buf;
+    }
+    return s;
+}
+
+}  // namespace
+
 std::string LoadedModel::summary(int T) const {
     const ModelConfig& c = config();
     std::string s = name;
     s += " · ";
-    if (c.family == Family::Marian) s += std::to_string(c.n_layers) + " + " + std::to_string(c.decoder_layers);
+    if (c.decoder_only() && c.family != Family::Gpt2) s += c.model_type + " · ";
+    if (c.encoder_decoder()) s += std::to_string(c.n_layers) + " + " + std::to_string(c.decoder_layers);
     else s += std::to_string(c.n_layers);
     s += " layers × " + std::to_string(c.n_heads);
-    if (c.family == Family::Marian && c.decoder_heads != c.n_heads) (s += "/") += std::to_string(c.decoder_heads);
-    s += " heads · " + millions(static_cast<double>(model.parameters())) + " parameters · weights ";
+    if (c.encoder_decoder() && c.decoder_heads != c.n_heads) (s += "/") += std::to_string(c.decoder_heads);
+    s += " heads";
+    if (c.kv_heads() != c.n_heads) s += " (" + std::to_string(c.kv_heads()) + " KV)";
+    s += features(c);
+    s += " · " + millions(static_cast<double>(model.parameters())) + " parameters";
+    if (c.positions == Positions::Rotary) s += " · " + model.checkpoint_text();
+    s += " · weights ";
     s += megabytes(static_cast<double>(model.weight_bytes())) + " · activations ";
     s += megabytes(static_cast<double>(model.activation_bytes(T))) + " at T = " + std::to_string(T);
     return s;

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <optional>
 
@@ -30,6 +31,21 @@ namespace attn {
 
 std::int64_t Model::parameters() const { return weights ? weights->parameters : 0; }
 std::size_t Model::weight_bytes() const { return weights ? weights->bytes : 0; }
+
+std::string Model::checkpoint_text() const {
+    if (!weights || weights->file_bytes.empty()) return "";
+    std::size_t total = 0;
+    auto most = weights->file_bytes.begin();
+    for (auto it = weights->file_bytes.begin(); it != weights->file_bytes.end(); ++it) {
+        total += it->second;
+        if (it->second > most->second) most = it;
+    }
+    char size[32];
+    if (total >= 1e9) std::snprintf(size, sizeof size, "%.2f GB", total / 1e9);
+    else if (total >= 1e6) std::snprintf(size, sizeof size, "%.0f MB", total / 1e6);
+    else std::snprintf(size, sizeof size, "%.0f kB", total / 1e3);
+    return std::string(dtype_name(most->first)) + " " + size;
+}
 
 // Kept: per attention block its input (T_q×d) and n_heads maps (T_q×T_k). Working buffers at
 // their largest: the residual stream and the sub-block's output (2·T·d), Q, K, V and the

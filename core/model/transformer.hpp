@@ -40,6 +40,8 @@ struct Model {
 
     std::int64_t parameters() const;     // distinct parameters (a tied head counted once)
     std::size_t weight_bytes() const;    // the F32 weights as held in memory
+    // The checkpoint's tensors as stored: "BF16 1.19 GB" (the dtype of most of their bytes).
+    std::string checkpoint_text() const;
     // Memory a run over T tokens needs (T source and T target tokens for marian): the kept
     // maps and block inputs plus the working buffers.
     std::size_t activation_bytes(int T) const;
