@@ -275,13 +275,105 @@ def check_maps(label, expected, causal_stacks):
             check(f"{label}: {stack} is zero above the diagonal", above == 0.0, f"max {above:.1e}")
 
 
+def torch_llama_like(w, cfg, ids, interleaved=False):
+    """The Llama-like families a second way: RoPE as complex numbers (x_i + i·x_{i+half}, turned by
+    e^{i·a}; interleaved pairs, Meta's original layout, as the wrong variant), RMSNorm from the
+    vector's norm, each query head against its K/V head by index, the masks by loops."""
+    t = cfg["model_type"]
+    gemma = t in ("gemma2", "gemma3_text")
+    d, H, T = cfg["hidden_size"], cfg["num_attention_heads"], len(ids)
+    KV, hd = cfg.get("num_key_value_heads") or H, cfg.get("head_dim") or d // cfg["num_attention_heads"]
+    eps, rot = cfg.get("rms_norm_eps", 1e-6), int(hd * cfg.get("partial_rotary_factor", 1.0))
+
+    def norm(x, name):
+        g = w(name + ".weight")
+        y = x / torch.sqrt(x.norm(dim=-1, keepdim=True) ** 2 / x.shape[-1] + eps)
+        return y * (1 + g) if gemma else y * g
+
+    def lin(x, name):
+        return F.linear(x, w(name + ".weight"), w(name + ".bias") if w.has(name + ".bias") else None)
+
+    def turn(x, inv, att):  # x [T, hd]
+        a = torch.arange(T, dtype=torch.float64)[:, None] * inv[None, :]
+        z = torch.polar(torch.full_like(a, att), a)
+        r = x[:, :rot]
+        pairs = (r[:, 0::2], r[:, 1::2]) if interleaved else (r[:, :rot // 2], r[:, rot // 2:])
+        y = torch.complex(*pairs) * z
+        out = torch.stack([y.real, y.imag], -1).reshape(T, rot) if interleaved else torch.cat([y.real, y.imag], -1)
+        return torch.cat([out, x[:, rot:]], -1)
+
+    windows = reference.layer_kinds(cfg)
+    x = F.embedding(torch.tensor(ids), w("embed_tokens.weight"))
+    if gemma:
+        x = x * float(torch.tensor(d ** 0.5, dtype=torch.float32))
+    maps, qs, xs = [], [], []
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"layers.{i}."
+        a = norm(x, p + "input_layernorm")
+        if t == "phi3":
+            q, k, v = lin(a, p + "self_attn.qkv_proj").split([H * hd, KV * hd, KV * hd], -1)
+        else:
+            q, k, v = (lin(a, p + f"self_attn.{n}_proj") for n in "qkv")
+        rope = {"theta": cfg.get("rope_local_base_freq", 10000.0), "scaling": None} if t == "gemma3_text" and windows[i] \
+            else {"theta": cfg.get("rope_theta", 10000.0), "scaling": cfg.get("rope_scaling")}
+        inv, att = reference.rope_inv_freq(cfg, rope, rot, T)
+        heads_q, heads_k = [], []
+        for h in range(H):
+            qh = q[:, h * hd:(h + 1) * hd]
+            heads_q.append(turn(norm(qh, p + "self_attn.q_norm") if w.has(p + "self_attn.q_norm.weight") else qh, inv, att))
+        for g in range(KV):
+            kg = k[:, g * hd:(g + 1) * hd]
+            heads_k.append(turn(norm(kg, p + "self_attn.k_norm") if w.has(p + "self_attn.k_norm.weight") else kg, inv, att))
+        allowed = torch.tensor([[j <= r and (not windows[i] or r - j < windows[i]) for j in range(T)] for r in range(T)])
+        scale = cfg.get("query_pre_attn_scalar", 256) ** -0.5 if gemma else hd ** -0.5
+        cap = cfg.get("attn_logit_softcapping", 50.0 if t == "gemma2" else None) if gemma else None
+        layer_maps, context = [], []
+        for h in range(H):
+            g = h * KV // H
+            s_ = heads_q[h] @ heads_k[g].T * scale
+            if cap:
+                s_ = cap * torch.tanh(s_ / cap)
+            m = torch.softmax(torch.where(allowed, s_, torch.tensor(float("-inf"), dtype=torch.float64)), -1)
+            layer_maps.append(m)
+            context.append(m @ v[:, g * hd:(g + 1) * hd])
+        o = lin(torch.cat(context, -1), p + "self_attn.o_proj")
+        x = x + (norm(o, p + "post_attention_layernorm") if gemma else o)
+        maps.append(torch.stack(layer_maps)), qs.append(torch.stack(heads_q)), xs.append(a)
+        m_in = norm(x, p + ("pre_feedforward_layernorm" if gemma else "post_attention_layernorm"))
+        if t == "phi3":
+            gate, up = lin(m_in, p + "mlp.gate_up_proj").chunk(2, -1)
+        else:
+            gate, up = lin(m_in, p + "mlp.gate_proj"), lin(m_in, p + "mlp.up_proj")
+        act = (lambda z: F.gelu(z, approximate="tanh")) if gemma else F.silu
+        f = lin(act(gate) * up, p + "mlp.down_proj")
+        x = x + (norm(f, p + "post_feedforward_layernorm") if gemma else f)
+    x = norm(x, "norm")
+    tied = cfg.get("tie_word_embeddings", gemma)
+    logits = x[-1] @ (w("embed_tokens.weight") if tied else w("lm_head.weight")).T
+    cap = cfg.get("final_logit_softcapping", 30.0 if t == "gemma2" else None) if gemma else None
+    if cap:
+        logits = cap * torch.tanh(logits / cap)
+    return {"attention": torch.stack(maps), "hidden": x, "logits": logits,
+            "q": {"attention": torch.stack(qs)}, "x": {"attention": torch.stack(xs)}}
+
+
+def read_checkpoint(folder):  # model.safetensors, or the shards its index names
+    index = os.path.join(folder, "model.safetensors.index.json")
+    if not os.path.exists(index):
+        return read_safetensors(os.path.join(folder, "model.safetensors"))
+    tensors = {}
+    for shard in sorted(set(json.load(open(index))["weight_map"].values())):
+        tensors.update(read_safetensors(os.path.join(folder, shard)))
+    return tensors
+
+
 def check_case(folder):
     label = os.path.basename(folder)
     cfg = json.load(open(os.path.join(folder, "config.json")))
     expected = json.load(open(os.path.join(folder, "expected.json")))
-    tensors = read_safetensors(os.path.join(folder, "model.safetensors"))
+    tensors = read_checkpoint(folder)
     family = cfg["model_type"]
-    prefix = {"gpt2": "transformer.", "bert": "bert.", "marian": "model."}[family]
+    prefix = {"gpt2": "transformer.", "bert": "bert.", "marian": "model."}.get(family, "model.")
     w = Weights(tensors, prefix if any(n.startswith(prefix) for n in tensors) else "")
     dtypes = {"float32": "F32", "float16": "F16", "bfloat16": "BF16"}
     check(f"{label}: dtype", dtypes[cfg["torch_dtype"]] == expected["dtype"], expected["dtype"])
@@ -297,6 +389,10 @@ def check_case(folder):
             got = torch_bert(w, cfg, expected["ids"], F.gelu)
             wrong = torch_bert(w, cfg, expected["ids"], lambda t: F.gelu(t, approximate="tanh"))
             ignorable = ("position_ids", "pooler.", "cls.predictions.")
+        elif family in reference.LLAMA_LIKE:
+            got = torch_llama_like(w, cfg, expected["ids"])
+            wrong = torch_llama_like(w, cfg, expected["ids"], interleaved=True)
+            ignorable = ()
         else:
             got = torch_marian(w, cfg, expected["encoder_ids"], expected["decoder_ids"])
             # positions from the file: embeddings not scaled; else the sinusoids interleaved
@@ -307,7 +403,7 @@ def check_case(folder):
     check(f"{label}: torch.nn's layers give expected.json", diff < TOLERANCE, f"max diff {diff:.1e}")
     wrong_diff = compare(label, expected, wrong)  # the comparison can fail: a wrong variant must disagree
     check(f"{label}: a wrong variant is caught", wrong_diff > 1e-6, f"max diff {wrong_diff:.1e}")
-    causal = ("attention",) if family == "gpt2" else ("decoder_attention",)
+    causal = ("attention",) if family == "gpt2" or family in reference.LLAMA_LIKE else ("decoder_attention",)
     check_maps(label, expected, causal)
 
     unused = [n for n in w.unused() if not any(s in n for s in ignorable)]
@@ -344,7 +440,11 @@ def check_tokenizer(label, folder, cfg, expected):
     V, family = cfg["vocab_size"], cfg["model_type"]
     ids = expected.get("ids", expected.get("encoder_ids", [])) + expected.get("decoder_ids", [])
     check(f"{label}: ids within the vocabulary", all(0 <= i < V for i in ids), f"V = {V}")
-    if family == "gpt2":
+    if family in reference.LLAMA_LIKE:  # tokenizer.json: its BPE vocabulary covers the ids; BOS first
+        model = json.load(open(os.path.join(folder, "tokenizer.json"), encoding="utf-8"))["model"]
+        ok = len(model["vocab"]) == V and sorted(model["vocab"].values()) == list(range(V))
+        check(f"{label}: tokenizer.json", ok and ids[0] == cfg["bos_token_id"], f"{len(model['vocab'])} tokens")
+    elif family == "gpt2":
         vocab = json.load(open(os.path.join(folder, "vocab.json"), encoding="utf-8"))
         merges = open(os.path.join(folder, "merges.txt"), encoding="utf-8").read().split("\n")
         bytes_of = {c: b for b, c in make_models.bytes_to_unicode().items()}
