@@ -309,6 +309,19 @@ nlohmann::json run_json(const LoadedModel& m, const RunInput& input, const RunRe
         for (int p : input.edits.hidden) hidden.push_back(p + 1);
         j["hidden_tokens"] = std::move(hidden);
     }
+    if (m.heads) {  // measured on the head probe (heads.hpp), layers and heads from 1
+        const HeadScores& hs = *m.heads;
+        nlohmann::json heads = nlohmann::json::array();
+        for (int l = 0; l < hs.layers; ++l)
+            for (int h = 0; h < hs.heads; ++h) {
+                nlohmann::json scores = nlohmann::json::object(), tags = nlohmann::json::array();
+                for (int k = 0; k < kHeadKinds; ++k)
+                    scores[kHeadScoreNames[static_cast<size_t>(k)]] = number(hs.at(static_cast<HeadKind>(k), l, h));
+                for (HeadKind k : head_tags(hs, l, h)) tags.push_back(kHeadTagNames[static_cast<size_t>(k)]);
+                heads.push_back({{"stack", a.stacks.front().name}, {"layer", l + 1}, {"head", h + 1}, {"scores", scores}, {"tags", tags}});
+            }
+        j["heads"] = std::move(heads);
+    }
     return j;
 }
 
@@ -408,7 +421,7 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
             return kExitBadInput;
         }
     try {
-        const LoadedModel m = load_model(folder_or_builtin(path));
+        const LoadedModel m = load_model(folder_or_builtin(path), json);
         const bool encdec = m.config().family == Family::Marian;
         if (encdec) {
             if (!source && !source_ids_arg) throw ModelError(path, "--source", "marian is an encoder-decoder model: give the source text (--source) or its ids (--source-ids)");

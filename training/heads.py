@@ -9,8 +9,8 @@ two together on the shipped model.
 The probe: n = min(32, positions / 2) tokens drawn with splitmix64 from seed 2022 (every fourth
 a delimiter, the others ordinary tokens), then the same n again.
 """
-KINDS = ("prev", "induction", "sink", "delimiter")
-THRESHOLDS = {"prev": 0.5, "induction": 0.4, "sink": 0.5, "delimiter": 0.5}
+KINDS = ("prev", "induction", "sink", "delimiter", "duplicate")
+THRESHOLDS = {"prev": 0.5, "induction": 0.4, "sink": 0.3, "delimiter": 0.5, "duplicate": 0.4}
 DELIMITERS = set(".,;:!?\n。，；：！？、")
 MASK64 = (1 << 64) - 1
 
@@ -62,6 +62,7 @@ def scores(attention, flags):
             row["induction"].append(sum(float(A[i][i - n + 1]) for i in range(n, T)) / n)
             row["sink"].append(sum(float(A[i][0]) for i in range(1, T)) / (T - 1))
             row["delimiter"].append(sum(float(A[i][j]) for i in range(1, T) for j in range(T) if flags[j]) / (T - 1))
+            row["duplicate"].append(sum(float(A[i][i - n]) for i in range(n, T)) / n)
         for k in KINDS:
             out[k].append(row[k])
     return out

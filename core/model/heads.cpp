@@ -66,18 +66,19 @@ HeadScores head_scores(const HeadProbe& probe, const StackRun& run) {
     const int T = 2 * probe.n, n = probe.n;
     for (const BlockRun& block : run.layers)
         for (const Matrix& A : block.weights) {  // T×T
-            double prev = 0, induction = 0, sink = 0, delimiter = 0;
+            double prev = 0, induction = 0, sink = 0, delimiter = 0, duplicate = 0;
             for (int i = 1; i < T; ++i) {
                 prev += A(i, i - 1);
                 sink += A(i, 0);
                 for (int j = 0; j < T; ++j)
                     if (probe.delimiter[static_cast<size_t>(j)]) delimiter += A(i, j);
             }
-            for (int i = n; i < T; ++i) induction += A(i, i - n + 1);
+            for (int i = n; i < T; ++i) induction += A(i, i - n + 1), duplicate += A(i, i - n);
             s.score[0].push_back(static_cast<float>(prev / (T - 1)));
             s.score[1].push_back(static_cast<float>(induction / n));
             s.score[2].push_back(static_cast<float>(sink / (T - 1)));
             s.score[3].push_back(static_cast<float>(delimiter / (T - 1)));
+            s.score[4].push_back(static_cast<float>(duplicate / n));
         }
     return s;
 }
@@ -89,6 +90,13 @@ std::optional<HeadLabel> head_label(const HeadScores& s, int layer, int head) {
         if (v >= kHeadThresholds[static_cast<size_t>(k)] && (!best || v > best->score)) best = HeadLabel{static_cast<HeadKind>(k), v};
     }
     return best;
+}
+
+std::vector<HeadKind> head_tags(const HeadScores& s, int layer, int head) {
+    std::vector<HeadKind> tags;
+    for (int k = 0; k < kHeadKinds; ++k)
+        if (s.at(static_cast<HeadKind>(k), layer, head) >= kHeadThresholds[static_cast<size_t>(k)]) tags.push_back(static_cast<HeadKind>(k));
+    return tags;
 }
 
 }  // namespace attn

@@ -4,8 +4,11 @@
 //   prev       mean over i ≥ 1 of A[i][i−1]: the previous-token head
 //   induction  over the probe's second half, mean of A[i][i−n+1]: the token after the previous
 //              occurrence of the current one (Olsson et al. 2022)
-//   sink       mean over i ≥ 1 of A[i][0]: the first-token ("sink") head
+//   sink       mean over i ≥ 1 of A[i][0]: the first-token ("sink") head (tagged from 0.3, Gu et
+//              al. 2024's α)
 //   delimiter  mean over i ≥ 1 of the weight on delimiter tokens (. , ; : ! ? newline 。，；：！？、)
+//   duplicate  over the probe's second half, mean of A[i][i−n]: the previous occurrence of the
+//              current token itself (TransformerLens's duplicate-token head)
 // The probe: n = min(32, positions / 2) tokens drawn with splitmix64 from seed 2022 (every
 // fourth a delimiter, the others ordinary tokens), then the same n again; no special tokens.
 //
@@ -34,11 +37,16 @@ std::optional<HeadProbe> head_probe(const Tokenizer& tokenizer, const ModelConfi
 
 // [SECTION] Scores and labels ----------------------------------------------------------------
 
-enum class HeadKind { Prev, Induction, Sink, Delimiter };
-inline constexpr int kHeadKinds = 4;
-inline constexpr std::array<const char*, kHeadKinds> kHeadKindNames = {"prev", "induction", "sink", "delimiter"};
+enum class HeadKind { Prev, Induction, Sink, Delimiter, Duplicate };
+inline constexpr int kHeadKinds = 5;
+inline constexpr std::array<const char*, kHeadKinds> kHeadKindNames = {"prev", "induction", "sink", "delimiter", "duplicate"};
+// SPEC.md §5's names in `attnviz run --json`: its scores' keys and its tags.
+inline constexpr std::array<const char*, kHeadKinds> kHeadScoreNames = {"previous_token", "induction", "sink", "delimiter",
+                                                                        "duplicate_token"};
+inline constexpr std::array<const char*, kHeadKinds> kHeadTagNames = {"previous-token", "induction", "sink", "delimiter",
+                                                                      "duplicate-token"};
 // A label is given from these scores on (docs/MODELS.md).
-inline constexpr std::array<float, kHeadKinds> kHeadThresholds = {0.5f, 0.4f, 0.5f, 0.5f};
+inline constexpr std::array<float, kHeadKinds> kHeadThresholds = {0.5f, 0.4f, 0.3f, 0.5f, 0.4f};
 
 struct HeadScores {
     int layers = 0, heads = 0;
@@ -55,5 +63,7 @@ struct HeadLabel {
 };
 // The kind whose score is highest among those that clear their threshold, or nullopt.
 std::optional<HeadLabel> head_label(const HeadScores& s, int layer, int head);
+// Every kind that clears its threshold, in kHeadKinds' order.
+std::vector<HeadKind> head_tags(const HeadScores& s, int layer, int head);
 
 }  // namespace attn

@@ -176,8 +176,8 @@ LoadedModel ModelLoad::take() {
                        std::move(heads_)};
 }
 
-LoadedModel load_model(const ModelFiles& files) {
-    ModelLoad load(files);
+LoadedModel load_model(const ModelFiles& files, bool measure_heads) {
+    ModelLoad load(files, measure_heads);
     while (!load.done()) load.step();
     return load.take();
 }

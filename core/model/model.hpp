@@ -64,7 +64,7 @@ private:
     kernels::Context ctx_;
     std::optional<HeadScores> heads_;
 };
-LoadedModel load_model(const ModelFiles& files);
+LoadedModel load_model(const ModelFiles& files, bool measure_heads = false);
 
 // [SECTION] Text and ids ---------------------------------------------------------------------
 

@@ -215,6 +215,26 @@ else:
     else:
         print(f"  text that is not UTF-8: {p.stderr.decode().strip()}")
 
+# --json's measured heads (SPEC §5): every head of the one stack, the five scores, the tags those
+# clearing their thresholds give.
+THRESHOLDS = {"previous_token": 0.5, "induction": 0.4, "sink": 0.3, "delimiter": 0.5, "duplicate_token": 0.4}
+for case in cases:
+    cfg = json.load(open(os.path.join(refs, case, "config.json")))
+    if cfg["model_type"] == "marian":
+        continue
+    exp = json.load(open(os.path.join(refs, case, "expected.json")))
+    out = json.loads(run([os.path.join(refs, case), "--ids", ids_arg(exp["ids"]), "--json"]).stdout or "{}")
+    L, H = len(exp["attention"]), len(exp["attention"][0])
+    heads = out.get("heads", [])
+    ok = [(h["layer"], h["head"]) for h in heads] == [(l + 1, h + 1) for l in range(L) for h in range(H)]
+    for h in heads:
+        ok = ok and set(h["scores"]) == set(THRESHOLDS) and all(0 <= v <= 1 + 1e-6 for v in h["scores"].values())
+        want = [k.replace("_", "-") for k in THRESHOLDS if h["scores"][k] >= THRESHOLDS[k]]
+        ok = ok and sorted(h["tags"]) == sorted(want) and h["stack"] == "attention"
+    if not ok:
+        fail(f"{case}: --json heads: {heads[:2]}")
+print(f"ok    --json heads: scores and tags on every non-marian case")
+
 # The Llama-like families' own bad input: shards, rope_scaling, windows.
 shards = next((c for c in cases if os.path.exists(os.path.join(refs, c, "model.safetensors.index.json"))), None)
 if shards is None:

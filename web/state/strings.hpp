@@ -50,7 +50,7 @@ enum class Str {
     OpenLiveModel, OpenLiveModelTip, FolderPath, SectionLive, LiveText, LiveSource, LiveTarget, LiveTranslate,
     LiveTranslateTip, NextTokens, LiveReading, LiveLoading, LiveRunning, CloseModel, LiveStatus, CapXModel, SectionMaps,
     // what a head does (core/model/heads.hpp), on the model view's thumbnails: full and brief
-    HeadPrev, HeadInduction, HeadSink, HeadDelimiter, HeadPrevBrief, HeadInductionBrief, HeadSinkBrief, HeadDelimiterBrief,
+    HeadPrev, HeadInduction, HeadSink, HeadDelimiter, HeadDuplicate, HeadPrevBrief, HeadInductionBrief, HeadSinkBrief, HeadDelimiterBrief, HeadDuplicateBrief,
     HeadScoresTip, TrainedModels,
     // experiments on a live model (web/ui/live_panel.cpp, the model view's tooltip)
     SectionExperiments, ThumbKnockRight, ThumbRestoreRight, ThumbKnockClick, ThumbRestoreClick, KnockedOut, KnockedNone,

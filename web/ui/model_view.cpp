@@ -176,8 +176,9 @@ const HeadScores* shown_head_scores(const AppState& st) {
 
 // Every head's tag: the kind its scores clear the threshold for, with the score ("prev 0.93").
 std::vector<HeadTag> head_tags(const HeadScores& hs, Lang lang) {
-    constexpr Str kFull[kHeadKinds] = {Str::HeadPrev, Str::HeadInduction, Str::HeadSink, Str::HeadDelimiter};
-    constexpr Str kBrief[kHeadKinds] = {Str::HeadPrevBrief, Str::HeadInductionBrief, Str::HeadSinkBrief, Str::HeadDelimiterBrief};
+    constexpr Str kFull[kHeadKinds] = {Str::HeadPrev, Str::HeadInduction, Str::HeadSink, Str::HeadDelimiter, Str::HeadDuplicate};
+    constexpr Str kBrief[kHeadKinds] = {Str::HeadPrevBrief, Str::HeadInductionBrief, Str::HeadSinkBrief, Str::HeadDelimiterBrief,
+                                        Str::HeadDuplicateBrief};
     std::vector<HeadTag> tags(static_cast<size_t>(hs.layers * hs.heads));
     for (int l = 0; l < hs.layers; ++l)
         for (int h = 0; h < hs.heads; ++h) {
@@ -303,7 +304,7 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
             if (!in.tags.empty())
                 ImGui::TextDisabled(tr(st.lang, Str::HeadScoresTip), head_scores->at(HeadKind::Prev, hl, hh),
                                     head_scores->at(HeadKind::Induction, hl, hh), head_scores->at(HeadKind::Sink, hl, hh),
-                                    head_scores->at(HeadKind::Delimiter, hl, hh));
+                                    head_scores->at(HeadKind::Delimiter, hl, hh), head_scores->at(HeadKind::Duplicate, hl, hh));
             const float size = std::round(std::clamp(cell * 2.5f, 160.0f * sc, 260.0f * sc));
             const float aspect = static_cast<float>(s.queries.size()) / static_cast<float>(std::max<size_t>(s.keys.size(), 1));
             const ImVec2 p = ImGui::GetCursorScreenPos();
