@@ -691,6 +691,20 @@ void check_reference_case(const std::filesystem::path& folder, Worst& all) {
                     const Matrix q = matrix_of(e["q"][s.name][l][h]);
                     w.keep(w.q, diff(t.trace.heads[h].q, q) / std::max(1.0, max_abs(q)));
                 }
+                if (e.contains("q_unrotated")) {  // the Steps view's Q before the rotation, and the rotation itself
+                    const Matrix q = matrix_of(e["q_unrotated"][s.name][l][h]);
+                    REQUIRE(t.q_unrotated.size() == maps[l].size());
+                    w.keep(w.q, diff(t.q_unrotated[h], q) / std::max(1.0, max_abs(q)));
+                    const Matrix& u = t.q_unrotated[h];
+                    const int half = t.rope_dim / 2;
+                    Matrix turned = u;
+                    for (int p = 0; p < u.rows(); ++p)
+                        for (int i = 0; i < half; ++i)
+                            turned(p, i) = u(p, i) * t.rope_cos(p, i) - u(p, i + half) * t.rope_sin(p, i),
+                                    turned(p, i + half) = u(p, i + half) * t.rope_cos(p, i) + u(p, i) * t.rope_sin(p, i);
+                    CHECK(same_bits(turned, t.trace.heads[h].q));
+                    CHECK(t.kv_head_of(static_cast<int>(h)) == static_cast<int>(h) / (model.config.n_heads / model.config.kv_heads()));
+                }
             }
             if (e.contains("x") && e["x"].contains(s.name)) {
                 const Matrix x = matrix_of(e["x"][s.name][l]);

@@ -78,7 +78,7 @@ Trace live_layer_trace(const Figure& figure, int stack, int layer, std::vector<s
     t.keys = std::move(keys);
     t.heads = block.options.n_heads;
     t.d_model = static_cast<int>(block.trace.x_q.cols());
-    t.d_k = t.d_model / t.heads;
+    t.d_k = block.d_head;
     t.scale = block.options.scale;
     t.allowed = combine_masks(block.options.mask, t.T_q(), t.T_k());
     t.attention = std::move(block.trace);

@@ -328,12 +328,27 @@ void ablate(Matrix& concat, const BlockEdits& e, int n_heads) {
     }
 }
 
+// The heads of X (T rows of `heads` heads of d_head columns) as one matrix each.
+std::vector<Matrix> split_heads(const Matrix& X, int heads, int d_head) {
+    std::vector<Matrix> out;
+    for (int h = 0; h < heads; ++h) out.push_back(X.middleCols(h * d_head, d_head));
+    return out;
+}
+
 // Q (T rows of n heads): each head's q/k norm, then its rotation at positions first …
-// (length: the sequence's, for the rope types that depend on it).
-void position_heads(const BlockSpec& s, const Norm& norm, Matrix& X, int heads, int first, int length) {
+// (length: the sequence's, for the rope types that depend on it). With `normed` and `unrotated`
+// (block_trace), the heads after the norm and before the rotation.
+void position_heads(const BlockSpec& s, const Norm& norm, Matrix& X, int heads, int first, int length,
+                    std::vector<Matrix>* normed = nullptr, std::vector<Matrix>* unrotated = nullptr) {
     const int T = static_cast<int>(X.rows());
-    if (norm.present()) blocks::rms_norm(X.data(), T * heads, s.d_head, s.d_head, norm.g, s.eps, X.data());
-    if (s.rope) apply_rope(rope_table(*s.rope, first, T, length), X.data(), T, heads * s.d_head, heads, s.d_head);
+    if (norm.present()) {
+        blocks::rms_norm(X.data(), T * heads, s.d_head, s.d_head, norm.g, s.eps, X.data());
+        if (normed) *normed = split_heads(X, heads, s.d_head);
+    }
+    if (s.rope) {
+        if (unrotated) *unrotated = split_heads(X, heads, s.d_head);
+        apply_rope(rope_table(*s.rope, first, T, length), X.data(), T, heads * s.d_head, heads, s.d_head);
+    }
 }
 
 // One attention block: x_q T_q×d, x_kv T_k×d (x_q itself for self-attention) -> T_q×d.
@@ -346,15 +361,18 @@ void position_heads(const BlockSpec& s, const Norm& norm, Matrix& X, int heads, 
 // With `trace`, every intermediate is kept too: the same products, the same heads (q and k as
 // the scores read them: normed and rotated).
 Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const BlockSpec& s, const Matrix& x_q,
-                       const Matrix& x_kv, const BlockEdits& edits, std::vector<Matrix>& maps, MultiHeadTrace* trace) {
+                       const Matrix& x_kv, const BlockEdits& edits, std::vector<Matrix>& maps, MultiHeadTrace* trace,
+                       BlockTrace* extras = nullptr) {
     const int T_q = static_cast<int>(x_q.rows()), T_k = static_cast<int>(x_kv.rows()), d = static_cast<int>(x_q.cols());
     const int dq = s.n_heads * s.d_head, dkv = s.n_kv_heads * s.d_head;
     Matrix Q(T_q, dq), K(T_k, dkv), V(T_k, dkv), concat(T_q, dq), out(T_q, d);
     blocks::linear(ctx, w.q, x_q.data(), T_q, d, Q.data(), dq);
     blocks::linear(ctx, w.k, x_kv.data(), T_k, d, K.data(), dkv);
     blocks::linear(ctx, w.v, x_kv.data(), T_k, d, V.data(), dkv);
-    position_heads(s, s.q_norm, Q, s.n_heads, 0, T_k);
-    position_heads(s, s.k_norm, K, s.n_kv_heads, 0, T_k);
+    if (extras && (s.q_norm.present() || s.k_norm.present()))
+        extras->q_projected = split_heads(Q, s.n_heads, s.d_head), extras->k_projected = split_heads(K, s.n_kv_heads, s.d_head);
+    position_heads(s, s.q_norm, Q, s.n_heads, 0, T_k, extras ? &extras->q_normed : nullptr, extras ? &extras->q_unrotated : nullptr);
+    position_heads(s, s.k_norm, K, s.n_kv_heads, 0, T_k, extras ? &extras->k_normed : nullptr, extras ? &extras->k_unrotated : nullptr);
     maps.resize(s.n_heads);
     std::vector<float*> map_ptrs(s.n_heads);
     for (int h = 0; h < s.n_heads; ++h) maps[h].resize(T_q, T_k), map_ptrs[h] = maps[h].data();
@@ -612,8 +630,22 @@ BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResul
     const BlockEdits e = block_edits(run.edits, stack, layer, s.heads, static_cast<int>(x_kv.rows()), stack == 0 || s.cross);
     t.options.mask.key_padding = e.keys;
     if (spec.window > 0) t.options.mask.allowed = block_mask(spec, static_cast<int>(x.rows()), static_cast<int>(x_kv.rows()), 0, {});
+    t.d_head = spec.d_head, t.kv_heads = spec.n_kv_heads, t.group = spec.group();
+    t.window = spec.window, t.softcap = spec.softcap;
+    if (spec.rope) {  // the rotation's angles, cos and sin of every position, as position_heads turns them
+        const int T = static_cast<int>(x_kv.rows()), half = spec.rope->dim / 2;
+        const RopeFrequencies f = rope_frequencies(*spec.rope, T);
+        const RopeTable table = rope_table(*spec.rope, 0, T, T);
+        t.rope_dim = spec.rope->dim, t.rope_theta = spec.rope->theta;
+        t.rope_angle.resize(T, half), t.rope_cos.resize(T, half), t.rope_sin.resize(T, half);
+        for (int p = 0; p < T; ++p)
+            for (int i = 0; i < half; ++i) {
+                t.rope_angle(p, i) = static_cast<float>(p * f.inv_freq[i]);
+                t.rope_cos(p, i) = table.cos_at(p, i), t.rope_sin(p, i) = table.sin_at(p, i);
+            }
+    }
     std::vector<Matrix> maps;
-    attention_block(ctx, a, spec, x, x_kv, e, maps, &t.trace);
+    attention_block(ctx, a, spec, x, x_kv, e, maps, &t.trace, &t);
     return t;
 }
 

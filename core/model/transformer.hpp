@@ -166,11 +166,34 @@ RunResult forward(kernels::Context& ctx, const Model& model, const RunInput& inp
 // One block's attention recomputed from its kept input with the model's W_q, W_k, W_v, W_o and
 // biases in the row-vector convention of attention.hpp (Q = X·W_q + b_q per head, concat·W_o +
 // b_o), with every intermediate: the numbers of the forward pass (the same kernels on the same
-// inputs), for the Steps view. The scale is 1/√d_k, the mask causal for a causal stack.
+// inputs), for the Steps view. The scale is the family's (1/√d_head, or Gemma's
+// query_pre_attn_scalar^−½), the mask causal for a causal stack, and the window's where the
+// layer slides (options.mask.allowed).
+//
+// What today's families add, kept for the Steps view (empty or 0 where the model has none):
+//   grouped-query attention  query head h reads K/V head h / group (K and V of trace.heads[h]
+//                            are that head's)
+//   q/k norm                 q_projected, k_projected: each head's Q and K as projected, before
+//                            the norm; q_normed, k_normed after it (before the rotation)
+//   rotary positions         q_unrotated, k_unrotated: before the rotation (after any norm);
+//                            trace.heads[h].q and .k: after it, as the scores read them;
+//                            rope: cos and sin per position (rows 0 …) and pair i < rope_dim/2,
+//                            the pair (i, i + rope_dim/2) turned by angle[p][i] = p·inv_freq[i]
+//   soft-capping             softcap: the scaled scores s became softcap·tanh(s/softcap)
+//                            (trace.heads[h].scaled holds them capped)
 struct BlockTrace {
-    Weights weights;        // the block's projections as d_model×d_model matrices
+    Weights weights;        // the block's projections: W_q d_model×(heads·d_head), W_k and W_v d_model×(kv_heads·d_head)
     AttentionOptions options;
     MultiHeadTrace trace;   // x_q, x_kv, heads (q, k, v, scores, scaled, weights, output), concat, output
+    int d_head = 0, kv_heads = 0, group = 1;  // query heads per K/V head
+    int window = 0;                           // > 0: the sliding window of this layer
+    float softcap = 0;
+    std::vector<Matrix> q_projected, k_projected, q_normed, k_normed;  // per head (k: per K/V head); qk_norm only
+    std::vector<Matrix> q_unrotated, k_unrotated;                      // per head (k: per K/V head); rotary only
+    int rope_dim = 0;                         // rotated dimensions of a head (0: no rotation)
+    double rope_theta = 0;
+    Matrix rope_angle, rope_cos, rope_sin;    // T×(rope_dim/2): p·inv_freq[i], and cos, sin × the attention factor
+    int kv_head_of(int h) const { return h / std::max(group, 1); }
 };
 BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResult& run, int stack, int layer);
 

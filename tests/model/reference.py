@@ -362,7 +362,7 @@ def llama_like_forward(W, cfg, ids, edits=NONE):
     x = W["embed_tokens.weight"][ids]  # [T, d]
     if gemma:
         x = x * torch.tensor(d ** 0.5, dtype=torch.float32).to(torch.float64)
-    maps, qs, xs = [], [], []
+    maps, qs, xs, unrotated = [], [], [], []
     for i in range(cfg["num_hidden_layers"]):
         p = f"layers.{i}."
         a = norm(x, p + "input_layernorm")
@@ -375,6 +375,7 @@ def llama_like_forward(W, cfg, ids, edits=NONE):
         v = v.reshape(T, KV, hd).transpose(0, 1)
         if t in ("qwen3", "gemma3_text"):
             q, k = norm(q, p + "self_attn.q_norm"), norm(k, p + "self_attn.k_norm")
+        unrotated.append(q)
         rope = local_rope if t == "gemma3_text" and windows[i] else global_rope
         inv, att = rope_inv_freq(cfg, rope, rot_dim, T)
         q, k = rotate(q, inv, att), rotate(k, inv, att)
@@ -415,7 +416,8 @@ def llama_like_forward(W, cfg, ids, edits=NONE):
     if final_cap:
         logits = torch.tanh(logits / final_cap) * final_cap
     return {"attention": torch.stack(maps), "hidden": x, "logits": logits,
-            "q": {"attention": torch.stack(qs)}, "x": {"attention": torch.stack(xs)}}
+            "q": {"attention": torch.stack(qs)}, "x": {"attention": torch.stack(xs)},
+            "q_unrotated": {"attention": torch.stack(unrotated)}}
 
 # [SECTION] Generation: sampling as transformer.hpp's pick_token --------------------------------
 
