@@ -1,14 +1,16 @@
-// bench_model.cpp: GPT-2 small (12 layers, d_model 768, 12 heads, vocab 50257, 1024 positions)
-// with random weights, through the real loader and the real forward pass, on one core.
+// bench_model.cpp: GPT-2 small (12 layers, d_model 768, 12 heads, vocab 50257, 1024 positions),
+// or with --arch smollm2 SmolLM2-135M's shape (llama: 30 layers, d_model 576, 9 heads / 3 KV,
+// d_ff 1536, vocab 49152, tied, BF16), with random weights, through the real loader and the real
+// forward pass, on one core.
 //
-//   1. writes /tmp/attn_bench_gpt2/model.safetensors, F32, ~500 MB, one tensor at a time
-//      (the writer never holds more than one tensor)
+//   1. writes /tmp/attn_bench_ARCH/model.safetensors (GPT-2 F32 ~500 MB; SmolLM2 BF16 ~270 MB),
+//      one tensor at a time (the writer never holds more than one tensor)
 //   2. loads it (FileBytes::map + ModelLoader, its pages given back as they are converted)
 //   3. times forward() at T (default 128), min and median of --reps runs, and the time per kind
 //      of step (embeddings, attention blocks, MLP blocks, the LM head) in the fastest run
 //   4. peak RSS (getrusage ru_maxrss) against the F32 weights' bytes
 // Output: "RESULT key=value …" lines. bench/bench_model_torch.py is PyTorch's peer.
-//   attn_bench_model [--T 128] [--reps 5] [--dir /tmp/attn_bench_gpt2] [--keep]
+//   attn_bench_model [--arch gpt2|smollm2] [--T 128] [--reps 5] [--dir /tmp/attn_bench_ARCH] [--keep]
 #include "transformer.hpp"
 
 #if defined(__EMSCRIPTEN__)
@@ -55,6 +57,14 @@ struct Entry {
     float scale, offset;
 };
 
+// The shape benchmarked: its tensors, config.json, the dtype written.
+struct Arch {
+    std::string name, config;
+    std::vector<Entry> entries;
+    bool bf16 = false;
+    int vocab = 0;
+};
+
 std::vector<Entry> gpt2_small() {
     std::vector<Entry> e = {{"wte.weight", {kVocab, kD}, 0.02f, 0}, {"wpe.weight", {kPositions, kD}, 0.01f, 0}};
     for (int i = 0; i < kLayers; ++i) {
@@ -70,22 +80,59 @@ std::vector<Entry> gpt2_small() {
     return e;
 }
 
+// SmolLM2-135M (HuggingFaceTB/SmolLM2-135M's config.json): llama, tied, rope_theta 1e5.
+constexpr int kSmolVocab = 49152, kSmolD = 576, kSmolLayers = 30, kSmolHeads = 9, kSmolKv = 3, kSmolFf = 1536;
+std::vector<Entry> smollm2() {
+    const int hd = kSmolD / kSmolHeads;
+    std::vector<Entry> e = {{"model.embed_tokens.weight", {kSmolVocab, kSmolD}, 0.02f, 0}};
+    for (int i = 0; i < kSmolLayers; ++i) {
+        const std::string l = "model.layers." + std::to_string(i) + ".";
+        e.push_back({l + "input_layernorm.weight", {kSmolD}, 0.1f, 1});
+        e.push_back({l + "self_attn.q_proj.weight", {kSmolHeads * hd, kSmolD}, 0.04f, 0});
+        e.push_back({l + "self_attn.k_proj.weight", {kSmolKv * hd, kSmolD}, 0.04f, 0});
+        e.push_back({l + "self_attn.v_proj.weight", {kSmolKv * hd, kSmolD}, 0.04f, 0});
+        e.push_back({l + "self_attn.o_proj.weight", {kSmolD, kSmolHeads * hd}, 0.04f, 0});
+        e.push_back({l + "post_attention_layernorm.weight", {kSmolD}, 0.1f, 1});
+        e.push_back({l + "mlp.gate_proj.weight", {kSmolFf, kSmolD}, 0.04f, 0});
+        e.push_back({l + "mlp.up_proj.weight", {kSmolFf, kSmolD}, 0.04f, 0});
+        e.push_back({l + "mlp.down_proj.weight", {kSmolD, kSmolFf}, 0.03f, 0});
+    }
+    e.push_back({"model.norm.weight", {kSmolD}, 0.1f, 1});
+    return e;
+}
+
+Arch arch_named(const std::string& name) {
+    if (name == "smollm2")
+        return {"smollm2",
+                "{\"model_type\":\"llama\",\"vocab_size\":49152,\"hidden_size\":576,\"num_hidden_layers\":30,"
+                "\"num_attention_heads\":9,\"num_key_value_heads\":3,\"intermediate_size\":1536,"
+                "\"max_position_embeddings\":8192,\"rms_norm_eps\":1e-5,\"rope_theta\":100000,\"tie_word_embeddings\":true,"
+                "\"hidden_act\":\"silu\"}",
+                smollm2(), true, kSmolVocab};
+    return {"gpt2_small",
+            "{\"model_type\":\"gpt2\",\"vocab_size\":50257,\"n_embd\":768,\"n_layer\":12,\"n_head\":12,"
+            "\"n_positions\":1024,\"n_inner\":null,\"activation_function\":\"gelu_new\"}",
+            gpt2_small(), false, kVocab};
+}
+
 std::int64_t elements(const Entry& e) {
     std::int64_t n = 1;
     for (std::int64_t s : e.shape) n *= s;
     return n;
 }
 
-// Streams the file: the header, then each tensor's random floats (xorshift, uniform).
-void write_checkpoint(const std::string& path) {
-    const std::vector<Entry> entries = gpt2_small();
+// Streams the file: the header, then each tensor's random floats (xorshift, uniform), F32 or
+// BF16 (the float's top 16 bits, rounded to nearest even).
+void write_checkpoint(const std::string& path, const Arch& arch) {
+    const std::vector<Entry>& entries = arch.entries;
+    const int bytes = arch.bf16 ? 2 : 4;
     std::string header = "{\"__metadata__\":{\"format\":\"pt\"}";  // as torch writes it
     std::int64_t offset = 0;
     for (const Entry& e : entries) {
         std::string shape;
         for (std::size_t i = 0; i < e.shape.size(); ++i) shape += (i ? "," : "") + std::to_string(e.shape[i]);
-        const std::int64_t end = offset + 4 * elements(e);
-        header += ",\"" + e.name + "\":{\"dtype\":\"F32\",\"shape\":[" + shape +
+        const std::int64_t end = offset + bytes * elements(e);
+        header += ",\"" + e.name + "\":{\"dtype\":\"" + (arch.bf16 ? "BF16" : "F32") + "\",\"shape\":[" + shape +
                   "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(end) + "]}";
         offset = end;
     }
@@ -103,7 +150,17 @@ void write_checkpoint(const std::string& path) {
             state ^= state << 13, state ^= state >> 7, state ^= state << 17;
             v = e.offset + e.scale * (static_cast<float>(state >> 40) * (2.0f / 16777216.0f) - 1.0f);
         }
-        out.write(reinterpret_cast<const char*>(buf.data()), static_cast<std::streamsize>(buf.size() * 4));
+        if (arch.bf16) {
+            std::vector<std::uint16_t> half(buf.size());
+            for (std::size_t i = 0; i < buf.size(); ++i) {
+                std::uint32_t u;
+                std::memcpy(&u, &buf[i], 4);
+                half[i] = static_cast<std::uint16_t>((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
+            }
+            out.write(reinterpret_cast<const char*>(half.data()), static_cast<std::streamsize>(half.size() * 2));
+        } else {
+            out.write(reinterpret_cast<const char*>(buf.data()), static_cast<std::streamsize>(buf.size() * 4));
+        }
     }
     buf = {};
     if (!out) std::fprintf(stderr, "cannot write %s\n", path.c_str()), std::exit(1);
@@ -113,38 +170,39 @@ void write_checkpoint(const std::string& path) {
 
 int main(int argc, char** argv) {
     int T = 128, reps = 5;
-    std::string dir = "/tmp/attn_bench_gpt2";
+    std::string dir, arch_name = "gpt2";
     bool keep = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--T" && i + 1 < argc) T = std::atoi(argv[++i]);
+        if (a == "--arch" && i + 1 < argc) arch_name = argv[++i];
+        else if (a == "--T" && i + 1 < argc) T = std::atoi(argv[++i]);
         else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
         else if (a == "--dir" && i + 1 < argc) dir = argv[++i];
         else if (a == "--keep") keep = true;
-        else return std::fprintf(stderr, "usage: attn_bench_model [--T 128] [--reps 5] [--dir DIR] [--keep]\n"), 2;
+        else return std::fprintf(stderr, "usage: attn_bench_model [--arch gpt2|smollm2] [--T 128] [--reps 5] [--dir DIR] [--keep]\n"), 2;
     }
+    const Arch arch = arch_named(arch_name);
+    if (dir.empty()) dir = arch.name == "smollm2" ? "/tmp/attn_bench_smollm2" : "/tmp/attn_bench_gpt2";
     std::filesystem::create_directories(dir);
     const std::string path = dir + "/model.safetensors";
     double t0 = now_s();
-    if (!keep || !std::filesystem::exists(path)) write_checkpoint(path);
+    if (!keep || !std::filesystem::exists(path)) write_checkpoint(path, arch);
     const double write_s = now_s() - t0;
     const double rss_before_load = peak_rss_mb();
 
-    const std::string config = "{\"model_type\":\"gpt2\",\"vocab_size\":50257,\"n_embd\":768,\"n_layer\":12,\"n_head\":12,"
-                               "\"n_positions\":1024,\"n_inner\":null,\"activation_function\":\"gelu_new\"}";
     t0 = now_s();
     Model model;
     double read_s = 0;  // wasm reads the file whole (as the page hands it over); natively a map
     {
-        auto bytes = FileBytes::map(path, "gpt2/model.safetensors");
+        auto bytes = FileBytes::map(path, arch.name + "/model.safetensors");
         read_s = now_s() - t0;
-        model = load_model_weights(read_config(config, "gpt2/config.json"), bytes, "gpt2/model.safetensors");
+        model = load_model_weights(read_config(arch.config, arch.name + "/config.json"), bytes, arch.name + "/model.safetensors");
     }
     const double load_s = now_s() - t0;
     const double rss_after_load = peak_rss_mb();
 
     std::vector<int> ids(T);
-    for (int t = 0; t < T; ++t) ids[t] = (t * 7919 + 13) % kVocab;
+    for (int t = 0; t < T; ++t) ids[t] = (t * 7919 + 13) % arch.vocab;
     kernels::Context ctx;
     std::vector<double> times;
     double best = 1e30, embed = 0, attention = 0, mlp = 0, head = 0;
@@ -163,15 +221,15 @@ int main(int argc, char** argv) {
         }
         const double total = now_s() - start;
         RunResult res = f.take();
-        if (res.logits.size() != static_cast<std::size_t>(kVocab) || !std::isfinite(res.logits[0]))
+        if (res.logits.size() != static_cast<std::size_t>(arch.vocab) || !std::isfinite(res.logits[0]))
             return std::fprintf(stderr, "bad logits\n"), 1;
         times.push_back(total);
         if (total < best) best = total, embed = e, attention = a, mlp = m, head = h;
     }
     std::sort(times.begin(), times.end());
     const double weights_mb = model.weight_bytes() / 1048576.0, rss = peak_rss_mb();
-    std::printf("RESULT bench=gpt2_small isa=%s T=%d reps=%d forward_min_ms=%.1f forward_median_ms=%.1f\n",
-                kernels::isa_name(ctx.isa), T, reps, best * 1e3, times[times.size() / 2] * 1e3);
+    std::printf("RESULT bench=%s isa=%s T=%d reps=%d forward_min_ms=%.1f forward_median_ms=%.1f\n",
+                arch.name.c_str(), kernels::isa_name(ctx.isa), T, reps, best * 1e3, times[times.size() / 2] * 1e3);
     std::printf("RESULT steps_ms embeddings=%.2f attention=%.1f mlp=%.1f lm_head=%.1f\n", embed * 1e3, attention * 1e3,
                 mlp * 1e3, head * 1e3);
     std::printf("RESULT read_s=%.3f convert_s=%.3f\n", read_s, load_s - read_s);

@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """PyTorch's peer of bench_model.cpp: GPT-2 small (12 layers, d_model 768, 12 heads, vocab 50257,
-1024 positions), random float32 weights, one forward at T tokens on one thread (no transformers
-package here: the forward is written out with torch.nn.functional, as GPT2LMHeadModel computes
-it, attention weights kept per head as the runtime keeps them; logits at the last position).
+1024 positions), or with --arch smollm2 SmolLM2-135M's shape (LlamaForCausalLM: 30 layers,
+d_model 576, 9 heads / 3 KV, d_ff 1536, vocab 49152, tied, RoPE θ 1e5), random float32 weights,
+one forward at T tokens on one thread (no transformers package here: the forward is written out
+with torch.nn.functional as the models compute it, attention weights kept per head as the
+runtime keeps them; logits at the last position).
 
-    /usr/bin/python3 bench/bench_model_torch.py [--T 128] [--reps 5]
+    /usr/bin/python3 bench/bench_model_torch.py [--arch gpt2|smollm2] [--T 128] [--reps 5]
 Prints "RESULT peer=torch …" with the min and median of reps forwards."""
 import argparse
 import math
@@ -18,6 +20,7 @@ V, D, L, H, P, FF = 50257, 768, 12, 12, 1024, 3072
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--arch", default="gpt2", choices=("gpt2", "smollm2"))
     ap.add_argument("--T", type=int, default=128)
     ap.add_argument("--reps", type=int, default=5)
     a = ap.parse_args()
@@ -26,6 +29,9 @@ def main():
 
     def r(*shape, scale=0.02, offset=0.0):
         return (torch.rand(*shape, generator=g) * 2 - 1) * scale + offset
+
+    if a.arch == "smollm2":
+        return time_forward(a, smollm2(a.T, r))
 
     wte, wpe = r(V, D), r(P, D, scale=0.01)
     layers = [dict(ln1=(r(D, scale=0.1, offset=1), r(D)), attn=(r(D, 3 * D), r(3 * D)), proj=(r(D, D), r(D)),
@@ -54,6 +60,50 @@ def main():
         x = F.layer_norm(x, (D,), *lnf, 1e-5)
         return x[-1] @ wte.t(), maps
 
+    return time_forward(a, forward)
+
+
+def smollm2(T, r):
+    """LlamaForCausalLM's forward for SmolLM2-135M's shape: RMSNorm, RoPE (rotate-half), GQA
+    (repeat_kv), SwiGLU, tied head."""
+    V, D, L, H, KV, FF, theta = 49152, 576, 30, 9, 3, 1536, 100000.0
+    hd = D // H
+    emb = r(V, D)
+    layers = [dict(n1=r(D, scale=0.1, offset=1), q=r(H * hd, D, scale=0.04), k=r(KV * hd, D, scale=0.04),
+                   v=r(KV * hd, D, scale=0.04), o=r(D, H * hd, scale=0.04), n2=r(D, scale=0.1, offset=1),
+                   gate=r(FF, D, scale=0.04), up=r(FF, D, scale=0.04), down=r(D, FF, scale=0.03)) for _ in range(L)]
+    norm_w = r(D, scale=0.1, offset=1)
+    ids = torch.tensor([(t * 7919 + 13) % V for t in range(T)])
+    inv = 1.0 / theta ** (torch.arange(0, hd, 2).float() / hd)
+    freqs = torch.arange(T).float()[:, None] * inv[None, :]
+    cos, sin = torch.cat([freqs, freqs], -1).cos(), torch.cat([freqs, freqs], -1).sin()
+    mask = torch.ones(T, T, dtype=torch.bool).tril()
+
+    def rms(x, w):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * w
+
+    def rope(x):  # [heads, T, hd]
+        return x * cos + torch.cat([-x[..., hd // 2:], x[..., :hd // 2]], -1) * sin
+
+    def forward():
+        x = emb[ids]
+        maps = []
+        for l in layers:
+            h = rms(x, l["n1"])
+            q = rope(F.linear(h, l["q"]).view(T, H, hd).transpose(0, 1))
+            k = rope(F.linear(h, l["k"]).view(T, KV, hd).transpose(0, 1)).repeat_interleave(H // KV, 0)
+            v = F.linear(h, l["v"]).view(T, KV, hd).transpose(0, 1).repeat_interleave(H // KV, 0)
+            w = ((q @ k.transpose(1, 2)) / math.sqrt(hd)).masked_fill(~mask, float("-inf")).softmax(-1)
+            maps.append(w)
+            x = x + F.linear((w @ v).transpose(0, 1).reshape(T, H * hd), l["o"])
+            m = rms(x, l["n2"])
+            x = x + F.linear(F.silu(F.linear(m, l["gate"])) * F.linear(m, l["up"]), l["down"])
+        x = rms(x, norm_w)
+        return x[-1] @ emb.t(), maps
+    return forward
+
+
+def time_forward(a, forward):
     times = []
     with torch.no_grad():
         forward()  # warm-up
@@ -62,7 +112,7 @@ def main():
             logits, _ = forward()
             times.append(time.perf_counter() - t0)
     times.sort()
-    print(f"RESULT peer=torch-{torch.__version__} threads={torch.get_num_threads()} T={T} reps={a.reps} "
+    print(f"RESULT peer=torch-{torch.__version__} arch={a.arch} threads={torch.get_num_threads()} T={a.T} reps={a.reps} "
           f"forward_min_ms={times[0] * 1e3:.1f} forward_median_ms={times[len(times) // 2] * 1e3:.1f}")
 
 
