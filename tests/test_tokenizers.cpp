@@ -43,6 +43,9 @@ void compare(const Tokenizer& t, const nlohmann::json& texts, const nlohmann::js
 }
 
 
+// The ids as text, "[1, 2, 3]".
+std::string ids_text(const std::vector<int>& ids) { return nlohmann::json(ids).dump(); }
+
 const std::string kVocab = std::string(ATTN_GPT2_VOCAB) + "/encoder.json", kMerges = std::string(ATTN_GPT2_VOCAB) + "/vocab.bpe";
 
 }  // namespace
@@ -82,7 +85,10 @@ TEST_CASE("tokenizer.json: BPE, WordPiece and Unigram give the ids of their own 
     }
     SUBCASE("BPE, merges as \"a b\" and as [a, b]") {
         const Tokenizer files = read_bpe(file_text(kVocab), "encoder.json", file_text(kMerges), "vocab.bpe");
-        nlohmann::json j = {{"model", {{"type", "BPE"}, {"vocab", nlohmann::json::parse(file_text(kVocab))}}}};
+        // GPT-2's tokenizer.json: its byte-level pre-tokenizer (with GPT-2's regex) and decoder
+        const nlohmann::json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
+        nlohmann::json j = {{"model", {{"type", "BPE"}, {"vocab", nlohmann::json::parse(file_text(kVocab))}}},
+                            {"pre_tokenizer", byte_level}, {"decoder", byte_level}};
         nlohmann::json merges = nlohmann::json::array();
         const std::string m = file_text(kMerges);
         for (size_t pos = m.find('\n') + 1; pos < m.size();) {
@@ -100,6 +106,8 @@ TEST_CASE("tokenizer.json: BPE, WordPiece and Unigram give the ids of their own 
         std::vector<std::vector<int>> want;
         for (const auto& text : texts) want.push_back(files.encode(text.get<std::string>()));
         compare(json, texts, want, "gpt2 tokenizer.json");
+        CHECK(json.kind() == TokenizerKind::ByteLevelBpe);
+        for (int id : {464, 262, 50256, 220}) CHECK(json.text(id) == files.text(id));
     }
     SUBCASE("WordPiece with BertNormalizer") {
         const std::string vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\nworld\n##s\n,\n!\n我\n爱\n你\nplay\n##ing\ncafe\n";
@@ -107,6 +115,7 @@ TEST_CASE("tokenizer.json: BPE, WordPiece and Unigram give the ids of their own 
         nlohmann::json v = nlohmann::json::object();
         for (int i = 0; i < files.size(); ++i) v[files.token(i)] = i;
         const nlohmann::json j = {{"normalizer", {{"type", "BertNormalizer"}, {"lowercase", true}, {"strip_accents", nullptr}, {"handle_chinese_chars", true}}},
+                                  {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
                                   {"model", {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"vocab", v}}}};
         const Tokenizer json = read_tokenizer_json(j.dump(), "tokenizer.json");
         for (const char* text : {"Hello, worlds!", "我爱你 Playing CAFÉ", "unknownword hello"})
@@ -155,7 +164,34 @@ TEST_CASE("tokenizer files: a bad file names itself and the line or field") {
     CHECK(error_of([] { read_sentencepiece("\x0a\x02\x0a\x05", "m/source.spm"); }) ==
           "m/source.spm: pieces[0]: not a SentencePiece model: a field runs past the end");
     CHECK(error_of([] { read_sentencepiece("", "m/source.spm"); }) == "m/source.spm: pieces: not a SentencePiece model: no pieces");
-    CHECK(error_of([] { read_tokenizer_json("{\"model\": {\"type\": \"WordLevel\"}}", "t/tokenizer.json"); }) ==
-          "t/tokenizer.json: model.type: \"WordLevel\" is not BPE, WordPiece or Unigram");
+    CHECK(error_of([] { read_tokenizer_json("{\"model\": {\"type\": \"Char\"}}", "t/tokenizer.json"); }) ==
+          "t/tokenizer.json: model.type: \"Char\" is not BPE, Unigram, WordPiece or WordLevel");
     CHECK(error_of([] { read_tokenizer_json("{", "t/tokenizer.json"); }) == "t/tokenizer.json: malformed JSON");
+}
+
+TEST_CASE("tokenizer.json: Hugging Face's tokenizers' ids, real files (Llama 3, Qwen3, Gemma 3, Llama 2) and variants") {
+    const nlohmann::json r = refs("hf.json");
+    const nlohmann::json& texts = r["texts"];
+    REQUIRE(texts.size() >= 500);
+    REQUIRE(r["tokenizers"].size() >= 4);
+    for (const nlohmann::json& t : r["tokenizers"]) {
+        const std::string name = t["name"].get<std::string>();
+        const Tokenizer tokenizer = read_tokenizer_json(file_text(t["path"].get<std::string>()), name + "/tokenizer.json");
+        size_t same = 0;
+        std::string first;  // the first text that differs, with both ids
+        for (size_t i = 0; i < texts.size(); ++i) {
+            const std::string text = texts[i].get<std::string>();
+            const std::vector<int> want = t["without"][i].get<std::vector<int>>(), want_specials = t["with"][i].get<std::vector<int>>();
+            const std::vector<int> got = tokenizer.encode(text), got_specials = tokenizer.encode_with_specials(text);
+            if (got == want && got_specials == want_specials) {
+                ++same;
+            } else if (first.empty()) {
+                const bool plain = got != want;
+                first = "text " + std::to_string(i) + " " + nlohmann::json(text).dump() + (plain ? " encode: " : " encode_with_specials: ") +
+                        ids_text(plain ? got : got_specials) + ", tokenizers: " + ids_text(plain ? want : want_specials);
+            }
+        }
+        CHECK_MESSAGE(same == texts.size(), name << ": " << first);
+        MESSAGE(name << ": " << same << " of " << texts.size() << " texts give tokenizers' ids (with and without special tokens)");
+    }
 }
