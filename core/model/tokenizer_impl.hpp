@@ -65,7 +65,12 @@ public:
     }
 
     // The replacement of the longest prefix of `in` the trie has, and that prefix's length; or 0.
-    size_t longest(std::string_view in, std::string_view& out) const {
+    size_t longest(std::string_view in, std::string_view& out) const { return search(in, out, false); }
+    // The same for the shortest prefix (spm_precompiled's transform, in tokenizers).
+    size_t shortest(std::string_view in, std::string_view& out) const { return search(in, out, true); }
+
+private:
+    size_t search(std::string_view in, std::string_view& out, bool first) const {
         if (units_.empty()) return 0;
         size_t node = 0, best = 0;
         std::uint32_t unit = units_[0];
@@ -84,13 +89,12 @@ public:
                     const char* s = strings_.data() + value;
                     out = std::string_view(s, strnlen(s, strings_.size() - value));
                     best = i + 1;
+                    if (first) break;
                 }
             }
         }
         return best;
     }
-
-private:
     static size_t offset(std::uint32_t unit) { return (unit >> 10) << ((unit & (1u << 9)) >> 6); }
     std::vector<std::uint32_t> units_;
     std::string strings_;

@@ -229,10 +229,15 @@ bool is_numeric(char32_t c) {  // Rust's char::is_numeric: Nd, Nl, No
     const auto k = unicode::category(c);
     return k == unicode::Category::Nd || k == unicode::Category::Nl || k == unicode::Category::No;
 }
-bool is_word_char(char32_t c) {  // \w for single_word: letters, marks, decimal digits, connectors
-    const auto k = unicode::category(c);
-    return k <= unicode::Category::Lo || k == unicode::Category::Mn || k == unicode::Category::Mc || k == unicode::Category::Me ||
-           k == unicode::Category::Nd || k == unicode::Category::Pc;
+// Rust regex's \w (the Whitespace pre-tokenizer's, single_word's): Alphabetic (letters, Nl, and
+// the Other_Alphabetic symbols: circled and squared Latin letters), marks, decimal digits,
+// connector punctuation and the joiners U+200C, U+200D.
+bool is_word_char(char32_t c) {
+    using unicode::Category;
+    const Category k = unicode::category(c);
+    return k <= Category::Lo || k == Category::Mn || k == Category::Mc || k == Category::Me || k == Category::Nd ||
+           k == Category::Nl || k == Category::Pc || c == 0x200C || c == 0x200D || (c >= 0x24B6 && c <= 0x24E9) ||
+           (c >= 0x1F130 && c <= 0x1F149) || (c >= 0x1F150 && c <= 0x1F169) || (c >= 0x1F170 && c <= 0x1F189);
 }
 
 // [SECTION] Normalizers -------------------------------------------------------------------------
@@ -283,8 +288,8 @@ Normalizer bert_normalizer(const Field& f) {
         if (clean)
             map_chars(p, [](std::u32string& out, char32_t c) {
                 const bool ws = c == '\t' || c == '\n' || c == '\r' || unicode::is_white_space(c);
-                const auto k = unicode::category(c);
-                const bool control = !ws && k >= unicode::Category::Cc;  // Rust's is_other: C*
+                const auto k = unicode::category(c);  // unicode_categories' is_other: Cc, Cf, Cs, Co (not Cn)
+                const bool control = !ws && k >= unicode::Category::Cc && k != unicode::Category::Cn;
                 if (c == 0 || c == 0xFFFD || control) return;
                 out += ws ? char32_t(' ') : c;
             });
@@ -318,6 +323,72 @@ Normalizer replace(const Pattern& pattern, const std::u32string& content) {
         out.append(p.text, prev);
         p.text = std::move(out);
     };
+}
+
+// Where extended grapheme clusters break (UAX #29, as unicode-segmentation), closely enough for
+// the Precompiled normalizer: never before a mark, a joiner, a variation selector, an emoji
+// modifier or tag; CR LF, Hangul syllable sequences, regional indicator pairs, ZWJ + emoji and
+// Indic consonant + virama + consonant (GB9c) stay together.
+bool grapheme_break(const std::u32string& s, size_t i, size_t cluster_start) {
+    const char32_t a = s[i - 1], b = s[i];
+    if (a == '\r' && b == '\n') return false;
+    if (a == '\r' || a == '\n' || b == '\r' || b == '\n') return true;
+    const auto kb = unicode::category(b);
+    if (kb == unicode::Category::Mn || kb == unicode::Category::Mc || kb == unicode::Category::Me || b == 0x200C || b == 0x200D ||
+        b == 0xFF9E || b == 0xFF9F || (b >= 0x1F3FB && b <= 0x1F3FF) || (b >= 0xE0020 && b <= 0xE007F))
+        return false;
+    auto jamo = [](char32_t c) {  // 'L', 'V', 'T', 'S' (LV), 'X' (LVT), or 0
+        if ((c >= 0x1100 && c <= 0x115F) || (c >= 0xA960 && c <= 0xA97C)) return 'L';
+        if ((c >= 0x1160 && c <= 0x11A7) || (c >= 0xD7B0 && c <= 0xD7C6)) return 'V';
+        if ((c >= 0x11A8 && c <= 0x11FF) || (c >= 0xD7CB && c <= 0xD7FB)) return 'T';
+        if (c >= 0xAC00 && c <= 0xD7A3) return (c - 0xAC00) % 28 == 0 ? 'S' : 'X';
+        return '\0';
+    };
+    const char ja = jamo(a), jb = jamo(b);
+    if (ja == 'L' && (jb == 'L' || jb == 'V' || jb == 'S' || jb == 'X')) return false;
+    if ((ja == 'S' || ja == 'V') && (jb == 'V' || jb == 'T')) return false;
+    if ((ja == 'X' || ja == 'T') && jb == 'T') return false;
+    auto regional = [](char32_t c) { return c >= 0x1F1E6 && c <= 0x1F1FF; };
+    if (regional(a) && regional(b)) {
+        size_t run = 0;  // a pair joins: an odd number of indicators before b
+        for (size_t k = i; k > cluster_start && regional(s[k - 1]); --k) ++run;
+        return run % 2 == 0;
+    }
+    if (a == 0x200D && (unicode::category(b) == unicode::Category::So || (b >= 0x1F000 && b <= 0x1FAFF))) return false;
+    auto virama = [](char32_t c) { return c == 0x94D || c == 0x9CD || c == 0xACD || c == 0xB4D || c == 0xC4D || c == 0xD4D; };
+    if (kb == unicode::Category::Lo && b >= 0x900 && b <= 0xD7F)
+        for (size_t k = i; k > cluster_start; --k) {
+            if (virama(s[k - 1])) return false;
+            if (!is_mark(s[k - 1]) && s[k - 1] != 0x200D) break;
+        }
+    return true;
+}
+
+// spm_precompiled's normalize, as tokenizers runs it: each grapheme cluster under 6 bytes
+// replaced whole by the charsmap's value for the shortest key that is a prefix of it; a
+// longer cluster character by character the same way.
+void precompiled(const Charsmap& charsmap, Piece& p) {
+    std::u32string out;
+    const std::u32string& s = p.text;
+    auto transform = [&](std::u32string_view chunk) {  // false: no key is a prefix of it
+        const std::string bytes = utf8(chunk);
+        std::string_view replacement;
+        if (!charsmap.shortest(bytes, replacement)) return false;
+        out += u32(replacement);
+        return true;
+    };
+    for (size_t start = 0; start < s.size();) {
+        size_t end = start + 1;
+        while (end < s.size() && !grapheme_break(s, end, start)) ++end;
+        const std::u32string_view cluster(s.data() + start, end - start);
+        const size_t before = out.size();
+        if (utf8(cluster).size() >= 6 || !transform(cluster))
+            for (size_t k = 0; k < cluster.size(); ++k)
+                if (!transform(cluster.substr(k, 1))) out += cluster[k];
+        if (start == 0 && out.size() == before) p.at_start = false;
+        start = end;
+    }
+    p.text = std::move(out);
 }
 
 Normalizer read_normalizer(const Field& f);
@@ -366,25 +437,7 @@ Normalizer normalizer_of(const Field& f) {
         const Field map = f.at("precompiled_charsmap");
         if (map.missing()) return [](Piece&) {};
         auto charsmap = std::make_shared<const Charsmap>(base64_decode(map.str(), f.file, map.path), f.file);
-        return [charsmap](Piece& p) {
-            const std::string in = utf8(p.text);
-            std::string out;
-            std::string_view rest = in, replacement;
-            bool first = true;
-            while (!rest.empty()) {
-                size_t n = charsmap->longest(rest, replacement);
-                if (n == 0) {  // not in the map: the character as it is
-                    n = 1;
-                    while (n < rest.size() && (static_cast<unsigned char>(rest[n]) & 0xC0) == 0x80) ++n;
-                    replacement = rest.substr(0, n);
-                }
-                if (first && replacement.empty()) p.at_start = false;
-                first = false;
-                out += replacement;
-                rest.remove_prefix(n);
-            }
-            p.text = u32(out);
-        };
+        return [charsmap](Piece& p) { precompiled(*charsmap, p); };
     }
     f.unsupported();
 }
@@ -496,12 +549,25 @@ PreTokenizer read_pre_tokenizer(const Field& f) {
         return split_by(is_numeric, individual ? Behavior::Isolated : Behavior::Contiguous);
     }
     if (type == "WhitespaceSplit") return split_by(unicode::is_white_space, Behavior::Removed);
-    if (type == "Whitespace") {  // \w+|[^\w\s]+ kept, the rest removed
-        const auto words = std::make_shared<const Regex>(R"(\w+|[^\w\s]+)");
-        return [=](Pieces& pieces) {
-            each_piece(pieces, [&](const Piece& p, Pieces& out) { split_piece(p, segments(p.text.size(), words->find_all(p.text), true), Behavior::Removed, out); });
+    if (type == "Whitespace")  // \w+|[^\w\s]+ kept, the rest removed: runs of word characters, runs of others
+        return [](Pieces& pieces) {
+            each_piece(pieces, [&](const Piece& p, Pieces& out) {
+                const std::u32string& s = p.text;
+                std::vector<Span> runs;
+                for (size_t i = 0; i < s.size();) {
+                    if (unicode::is_white_space(s[i])) {
+                        ++i;
+                        continue;
+                    }
+                    const bool word = is_word_char(s[i]);
+                    size_t j = i + 1;
+                    while (j < s.size() && !unicode::is_white_space(s[j]) && is_word_char(s[j]) == word) ++j;
+                    runs.emplace_back(i, j);
+                    i = j;
+                }
+                split_piece(p, segments(s.size(), runs, true), Behavior::Removed, out);
+            });
         };
-    }
     if (type == "Punctuation") {
         const Behavior behavior = f.at("behavior").missing() ? Behavior::Isolated : read_behavior(f.at("behavior"));
         return split_by(is_punctuation, behavior);

@@ -122,6 +122,9 @@ async function run(name, file) {
   tokenizers.push({ name, path: file, without, with: with_ });
 }
 for (const name of ['llama3', 'qwen3', 'gemma3', 'llama2']) await run(name, real(name));
+// spm_reference.py's Unigram model with its precompiled charsmap (nmt_nfkc), written before this
+const spm = path.join(out, 'nfkc.tokenizer.json');
+if (fs.existsSync(spm)) await run('nfkc-unigram', spm);
 for (const [name, json] of Object.entries(variants())) {
   const file = path.join(out, `${name}.tokenizer.json`);
   fs.writeFileSync(file, JSON.stringify(json));
