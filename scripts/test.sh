@@ -119,6 +119,8 @@ step_bg fuzz-bpe fuzz fuzz_bpe bpe
 step fuzz-wordpiece fuzz fuzz_wordpiece wordpiece
 step_wait
 step_bg fuzz-unigram fuzz fuzz_unigram unigram
+# tokenizer.json (every component, added tokens, the post-processor) and its regex engine.
+step fuzz-tokenizer-json fuzz fuzz_tokenizer_json tokenizer_json
 
 step wasm-build bash -c "emcmake cmake -S . -B build-web -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-web -j $jobs --target all attn_tests attn_tests_relaxed"
 step wasm-suite node --no-experimental-fetch build-web/attn_tests.js

@@ -11,6 +11,7 @@
 #include "text.hpp"  // decode_utf8
 #include "unicode.hpp"
 
+#include <algorithm>
 #include <array>
 #include <bitset>
 #include <stdexcept>
@@ -512,12 +513,12 @@ struct Cont {
 
 class Matcher {
 public:
-    explicit Matcher(std::u32string_view text) : t_(text) {}
-    bool gave_up() const { return gave_up_; }
-    void reset() { steps_ = 0, depth_ = 0, gave_up_ = false; }
+    Matcher(std::u32string_view text, long budget) : t_(text), budget_(budget) {}
+    bool out_of_steps() const { return steps_ > budget_; }
+    void reset() { depth_ = 0, gave_up_ = false; }
 
     bool match(const Node* n, size_t pos, const Cont* k) {
-        if (++steps_ > Regex::kStepLimit || depth_ >= Regex::kDepthLimit) {
+        if (++steps_ > budget_ || depth_ >= Regex::kDepthLimit) {
             gave_up_ = true;
             return false;
         }
@@ -624,7 +625,7 @@ private:
     }
 
     std::u32string_view t_;
-    long steps_ = 0;
+    long budget_, steps_ = 0;
     int depth_ = 0;
     bool gave_up_ = false;
 };
@@ -645,9 +646,10 @@ Regex::Regex(Regex&&) noexcept = default;
 Regex& Regex::operator=(Regex&&) noexcept = default;
 
 std::optional<std::pair<size_t, size_t>> Regex::find(std::u32string_view text, size_t from) const {
-    Matcher m(text);
+    // the steps one search may take: kStepLimit, and a few more for each start it tries
+    Matcher m(text, kStepLimit + 64 * static_cast<long>(text.size() - std::min(from, text.size())));
     const Node* root = nodes_[root_].get();
-    for (size_t start = from; start <= text.size(); ++start) {
+    for (size_t start = from; start <= text.size() && !m.out_of_steps(); ++start) {
         m.reset();
         size_t end = 0;
         const Cont done{Cont::Done, nullptr, 0, 0, 0, nullptr, &end};

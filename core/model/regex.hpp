@@ -16,9 +16,10 @@
 // decimal digits and connector punctuation, \d decimal digits (Oniguruma's Unicode meanings).
 // Anything else (lookbehind, backreferences, named groups, script names, class intersections)
 // is refused when the pattern is read: std::invalid_argument says what and where.
-// A match that would backtrack without end (more than kStepLimit steps from one start, or
-// nesting deeper than kDepthLimit) is given up as no match there: tokenizer files never do it,
-// fuzzed patterns may.
+// A search that would backtrack without end (more than kStepLimit steps, plus 64 for each
+// character it may start at, or nesting deeper than kDepthLimit) is given up as no match:
+// tokenizer files never come near it (Llama 3's pattern takes a few steps a character), fuzzed
+// patterns may.
 //
 // [SECTION] The pattern
 #pragma once

@@ -1053,8 +1053,8 @@ struct Pipeline final : Tokenizer::Impl {
 // [SECTION] read_tokenizer_json -------------------------------------------------------------------
 
 bool is_byte_level(const Field& f) {  // a ByteLevel pre-tokenizer or decoder, alone or in a Sequence
-    if (!f.j.is_object()) return false;
-    const std::string type = f.j.value("type", "");
+    if (!f.j.is_object() || !f.j.contains("type") || !f.j["type"].is_string()) return false;
+    const std::string type = f.j["type"].get<std::string>();
     if (type == "ByteLevel") return true;
     for (const char* list : {"pretokenizers", "decoders"})
         if (type == "Sequence" && f.j.contains(list) && f.j[list].is_array())
