@@ -53,6 +53,8 @@ Vocab read_vocab_object(const nlohmann::json& vocab, const std::string& file, co
         by_id[static_cast<size_t>(id)] = &it.key();
     }
     Vocab out;
+    out.tokens.reserve(by_id.size() + 1024);  // room for a tokenizer.json's added tokens
+    out.ids.reserve(by_id.size() + 1024);
     for (const std::string* token : by_id) out.add(*token);
     return out;
 }

@@ -1126,26 +1126,27 @@ std::unique_ptr<Model> read_model(const Field& f, Vocab& vocab) {
         const Field merges = f.at("merges");
         const Json& list = merges.missing() ? Json::array() : merges.list();
         m->merges.reserve(list.size());
+        std::string a, b;
         for (size_t i = 0; i < list.size(); ++i) {
-            const Field e = merges.at(i);
-            std::string a, b;
-            if (e.j.is_string()) {  // "a b"
-                const std::string s = e.j.get<std::string>();
+            const Json& j = list[i];
+            auto e = [&] { return merges.at(i); };  // its path, for a message only: half a million merges
+            if (j.is_string()) {  // "a b"
+                const std::string& s = j.get_ref<const std::string&>();
                 const size_t space = s.find(' ');
-                if (space == std::string::npos) e.fail("expected two tokens separated by a space");
-                a = s.substr(0, space), b = s.substr(space + 1);
-            } else if (e.j.is_array() && e.j.size() == 2 && e.j[0].is_string() && e.j[1].is_string()) {  // ["a", "b"]
-                a = e.j[0].get<std::string>(), b = e.j[1].get<std::string>();
+                if (space == std::string::npos) e().fail("expected two tokens separated by a space");
+                a.assign(s, 0, space), b.assign(s, space + 1);
+            } else if (j.is_array() && j.size() == 2 && j[0].is_string() && j[1].is_string()) {  // ["a", "b"]
+                a = j[0].get_ref<const std::string&>(), b = j[1].get_ref<const std::string&>();
             } else {
-                e.fail("expected \"a b\" or [\"a\", \"b\"]");
+                e().fail("expected \"a b\" or [\"a\", \"b\"]");
             }
             const int ia = vocab.find(a, -1), ib = vocab.find(b, -1);
-            if (ia < 0 || ib < 0) e.fail("\"" + (ia < 0 ? a : b) + "\" is not in the vocabulary");
+            if (ia < 0 || ib < 0) e().fail("\"" + (ia < 0 ? a : b) + "\" is not in the vocabulary");
             if (b.size() < m->prefix.size() || b.compare(0, m->prefix.size(), m->prefix) != 0)
-                if (!m->prefix.empty()) e.fail("\"" + b + "\" lacks continuing_subword_prefix");
-            const std::string merged = a + b.substr(m->prefix.size());
-            const int id = vocab.find(merged, -1);
-            if (id < 0) e.fail("makes \"" + merged + "\", which the vocabulary lacks");
+                if (!m->prefix.empty()) e().fail("\"" + b + "\" lacks continuing_subword_prefix");
+            a.append(b, m->prefix.size());  // the merged token
+            const int id = vocab.find(a, -1);
+            if (id < 0) e().fail("makes \"" + a + "\", which the vocabulary lacks");
             m->merges[BpeModel::pair_key(ia, ib)] = {static_cast<int>(i), id};  // a repeated merge: the last one's rank
         }
         return m;
