@@ -245,6 +245,9 @@ TEST_CASE("tokenizer.json: the real files' labels through their decoders") {
     CHECK(llama2.encode_with_specials("hi").front() == 1);
     CHECK(gemma3.encode_with_specials("") == std::vector<int>{2});
     CHECK(qwen3.encode("<|im_start|>user") == std::vector<int>{151644, 872});
+    // invalid UTF-8 reads as U+FFFD, as everywhere in attnviz
+    CHECK(llama3.encode("a\xff") == llama3.encode("a\xef\xbf\xbd"));
+    CHECK(llama2.encode("\xc3") == llama2.encode("\xef\xbf\xbd"));
 }
 
 TEST_CASE("tokenizer.json: a component it does not implement is refused, naming the file and field") {
