@@ -241,6 +241,18 @@ bool is_word_char(char32_t c) {
            (c >= 0x1F130 && c <= 0x1F149) || (c >= 0x1F150 && c <= 0x1F169) || (c >= 0x1F170 && c <= 0x1F189);
 }
 
+// GPT-2's bytes_to_unicode(): printable Latin-1 bytes stand for themselves, the others for
+// U+0100 onwards in byte order.
+std::array<char32_t, 256> byte_chars() {
+    std::array<char32_t, 256> out{};
+    char32_t n = 0;
+    for (int b = 0; b < 256; ++b) {
+        const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
+        out[static_cast<size_t>(b)] = printable ? static_cast<char32_t>(b) : 256 + n++;
+    }
+    return out;
+}
+
 // [SECTION] Normalizers -------------------------------------------------------------------------
 
 using Normalizer = std::function<void(Piece&)>;
@@ -434,6 +446,21 @@ Normalizer normalizer_of(const Field& f) {
     }
     if (type == "Replace") return replace(read_pattern(f.at("pattern")), u32(f.at("content").str()));
     if (type == "BertNormalizer") return bert_normalizer(f);
+    if (type == "ByteLevel")  // every UTF-8 byte as GPT-2's character for it
+        return [bytes = byte_chars()](Piece& p) {
+            std::u32string mapped;
+            for (unsigned char b : utf8(p.text)) mapped += bytes[b];
+            p.text = std::move(mapped);
+        };
+    if (type == "Nmt")  // normalizers/unicode.rs do_nmt: controls dropped, odd spaces made ' '
+        return [](Piece& p) {
+            map_chars(p, [](std::u32string& out, char32_t c) {
+                if ((c >= 0x01 && c <= 0x08) || c == 0x0B || (c >= 0x0E && c <= 0x1F) || c == 0x7F || c == 0x8F || c == 0x9F) return;
+                const bool space = c == 0x09 || c == 0x0A || c == 0x0C || c == 0x0D || c == 0x1680 || (c >= 0x200B && c <= 0x200F) ||
+                                   c == 0x2028 || c == 0x2029 || c == 0x2581 || c == 0xFEFF || c == 0xFFFD;
+                out += space ? char32_t(' ') : c;
+            });
+        };
     if (type == "Precompiled") {
         const Field map = f.at("precompiled_charsmap");
         if (map.missing()) return [](Piece&) {};
@@ -459,18 +486,6 @@ void each_piece(Pieces& pieces, Split split) {
     out.reserve(pieces.size());
     for (const Piece& p : pieces) split(p, out);
     pieces = std::move(out);
-}
-
-// GPT-2's bytes_to_unicode(): printable Latin-1 bytes stand for themselves, the others for
-// U+0100 onwards in byte order.
-std::array<char32_t, 256> byte_chars() {
-    std::array<char32_t, 256> out{};
-    char32_t n = 0;
-    for (int b = 0; b < 256; ++b) {
-        const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
-        out[static_cast<size_t>(b)] = printable ? static_cast<char32_t>(b) : 256 + n++;
-    }
-    return out;
 }
 
 constexpr const char* kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
@@ -576,6 +591,16 @@ PreTokenizer read_pre_tokenizer(const Field& f) {
     if (type == "BertPreTokenizer") {
         const PreTokenizer space = split_by(unicode::is_white_space, Behavior::Removed), punct = split_by(is_punctuation, Behavior::Isolated);
         return [=](Pieces& p) { space(p), punct(p); };
+    }
+    if (type == "FixedLength") {  // pieces of `length` characters
+        const long long length = f.at("length").missing() ? 5 : f.at("length").integer();
+        if (length < 1) f.at("length").fail("expected a positive number");
+        return [=](Pieces& pieces) {
+            each_piece(pieces, [&](const Piece& p, Pieces& out) {
+                for (size_t i = 0; i < p.text.size(); i += static_cast<size_t>(length))
+                    out.push_back({p.text.substr(i, static_cast<size_t>(length)), p.at_start && i == 0});
+            });
+        };
     }
     if (type == "CharDelimiterSplit") {
         const char32_t delimiter = one_char(f.at("delimiter"));

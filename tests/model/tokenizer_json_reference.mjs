@@ -78,6 +78,13 @@ function variants() {
       { type: 'Split', pattern: { Regex: '(?i:[a-z]+)|\\S' }, behavior: 'Isolated', invert: true },
       { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false }] },
   };
+  // The ByteLevel and Nmt normalizers, FixedLength pieces, WordLevel-free BPE with ignore_merges off.
+  v['llama3-fixed'] = {
+    ...llama3,
+    normalizer: { type: 'Sequence', normalizers: [{ type: 'Nmt' }, { type: 'ByteLevel' }] },
+    pre_tokenizer: { type: 'FixedLength', length: 4 },
+    model: { ...llama3.model, ignore_merges: false },
+  };
   // WordPiece over Llama 2's pieces ("▁x" → "x", "x" → "##x"), BERT's normalizer and pre-tokenizer.
   const pieces = {};
   for (const [token] of Object.entries(llama2.model.vocab).sort((a, b) => a[1] - b[1])) {
