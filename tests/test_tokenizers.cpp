@@ -305,6 +305,9 @@ TEST_CASE("tokenizer.json's regex engine: Oniguruma's leftmost, ordered alternat
     CHECK(matches("[\\p{Lu}\\p{Lt}]+", "ABcǅD") == "[AB][ǅD]");
     CHECK(matches("(?i)[a-c]+", "AbCd") == "[AbC]");
     CHECK(matches("\\x{1F600}|\\u00e9", "é😀") == "[é][😀]");
+    // DeepSeek V3's pieces: escapes inside classes, CJK ranges, \p{P} and \p{S}
+    const char* deepseek = R"([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|[一-龥\u3040-ゟ゠-ヿ]+)";
+    CHECK(matches(deepseek, "(abc 中文 !?") == "[(abc][ 中文][ !?]");
     for (const char* bad : {"(", "a)", "[a", "*a", "a{3,1}", "\\1", "(?<n>a)", "[[:alpha:]]", "\\p{Greek}", "(?x)a"})
         CHECK_THROWS_AS(Regex{bad}, std::invalid_argument);
     // a pattern that backtracks without end is given up, not run for ever
