@@ -269,6 +269,8 @@ TEST_CASE("tokenizer.json: a component it does not implement is refused, naming 
     const nlohmann::json bad_behavior = {{"type", "Split"}, {"pattern", {{"String", " "}}}, {"behavior", "Sideways"}};
     CHECK(error_of([&] { read_tokenizer_json(tiny_json("pre_tokenizer", bad_behavior), "m/tokenizer.json"); })
               .starts_with("m/tokenizer.json: pre_tokenizer.behavior: \"Sideways\" is not a split behavior"));
+    // truncation and padding shape batches: not applied, not refused (BERT's files often set them)
+    CHECK(read_tokenizer_json(tiny_json("truncation", {{"max_length", 1}, {"strategy", "LongestFirst"}}), "m/tokenizer.json").encode("ab ab") == std::vector<int>{2, 2});
     CHECK(error_of([] { read_tokenizer_json(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [], "dropout": 0.1}})", "m/tokenizer.json"); }) ==
           "m/tokenizer.json: model.dropout: BPE dropout is not supported (it is random)");
     CHECK(error_of([] { read_tokenizer_json(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a z"]}})", "m/tokenizer.json"); }) ==

@@ -10,7 +10,9 @@
 //   5. encode_with_specials: the post-processor's ids around them (TemplateProcessing, …)
 // Token labels (Tokenizer::text) come from the decoder. A component, option or pattern this file
 // does not implement is refused with ModelError naming its JSON field: never a silently
-// different tokenization.
+// different tokenization. Not applied: "truncation" and "padding" (they shape batches; attnviz
+// encodes one text and refuses one longer than the model's positions itself), BPE dropout
+// (random; refused unless 0), the UnicodeScripts pre-tokenizer and the CTC decoder (refused).
 //
 // [SECTION] Reading JSON
 // [SECTION] Patterns and splits
@@ -1236,8 +1238,6 @@ Tokenizer read_tokenizer_json(std::string_view json, const std::string& file) {
     const Field top{j, "", file};
     const Field model = top.at("model");
     if (!model.j.is_object()) model.fail("missing");
-    for (const char* key : {"truncation", "padding"})
-        if (!top.at(key).missing()) top.at(key).fail("is not supported (attnviz encodes one text, whole)");
     const std::string type = model.at("type").str_or("");
     const bool byte_level = is_byte_level(top.at("pre_tokenizer")) || is_byte_level(top.at("decoder"));
     const TokenizerKind kind = type == "WordPiece" ? TokenizerKind::WordPiece
