@@ -80,7 +80,7 @@ fuzz() {  # fuzz TARGET CORPUS: new inputs go to a scratch folder, the committed
     return "$code"
 }
 
-step native-build build build
+step native-build build build --target all attn_tests
 step native-suite build/attn_tests
 step cli-native bash tests/cli_test.sh build/attnviz tests/data
 step exporter /usr/bin/python3 tests/test_exporter.py build/attnviz
@@ -100,7 +100,7 @@ step house-statics python3 tests/house/mutable_statics.py build core web main bu
 # One clang-14 build with ASan + UBSan (UB is fatal there: -fno-sanitize-recover=all) and
 # libFuzzer's coverage: the suite, the command line and the fuzz targets. Each fuzzer is
 # single-threaded: it runs on the second core beside the sanitized suite or another fuzzer.
-step sanitize-build build build-fuzz -DATTN_APP=OFF -DATTN_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo
+step sanitize-build build build-fuzz -DATTN_APP=OFF -DATTN_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo --target all attn_tests
 step_bg fuzz-scene fuzz fuzz_scene scene
 step sanitize-suite env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-fuzz/attn_tests
 step sanitize-cli bash tests/cli_test.sh build-fuzz/attnviz tests/data
@@ -119,8 +119,10 @@ step_bg fuzz-bpe fuzz fuzz_bpe bpe
 step fuzz-wordpiece fuzz fuzz_wordpiece wordpiece
 step_wait
 step_bg fuzz-unigram fuzz fuzz_unigram unigram
+# tokenizer.json (every component, added tokens, the post-processor) and its regex engine.
+step fuzz-tokenizer-json fuzz fuzz_tokenizer_json tokenizer_json
 
-step wasm-build bash -c "emcmake cmake -S . -B build-web -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-web -j $jobs"
+step wasm-build bash -c "emcmake cmake -S . -B build-web -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-web -j $jobs --target all attn_tests attn_tests_relaxed"
 step wasm-suite node --no-experimental-fetch build-web/attn_tests.js
 # The second module (relaxed SIMD, renumbered by scripts/wasm_relaxed.py): node 20 runs it behind a flag.
 step wasm-suite-relaxed node --no-experimental-fetch --experimental-wasm-relaxed-simd build-web/attn_tests_relaxed.js

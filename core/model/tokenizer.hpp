@@ -1,5 +1,7 @@
 // tokenizer.hpp: text to a model's vocabulary ids, as Hugging Face's tokenizers do it with their
-// defaults, for the three kinds the supported families use:
+// defaults. Any tokenizer.json: its normalizers, pre-tokenizers, model (BPE, Unigram, WordPiece,
+// WordLevel), added tokens, post-processor and decoder as the tokenizers library runs them
+// (tokenizer_json.cpp: what it implements, and what it refuses). Besides, each kind's own files:
 //   byte-level BPE         GPT-2: vocab.json + merges.txt, or tokenizer.json's "BPE" model
 //   WordPiece              BERT: vocab.txt (+ tokenizer_config.json's do_lower_case), or
 //                          tokenizer.json's "WordPiece" model; BERT's basic tokenizer first
@@ -8,8 +10,8 @@
 //   SentencePiece Unigram  Marian: source.spm / target.spm (the ModelProto, its normalizer's
 //                          precompiled charsmap included) with vocab.json's ids, or
 //                          tokenizer.json's "Unigram" model; Viterbi over the pieces' scores
-// Special tokens ([CLS], [SEP], </s>, the decoder's start) are not added here: the model
-// family knows where they go (model.hpp).
+// encode() adds no special tokens ([CLS], [SEP], </s>, the decoder's start): the model family
+// knows where they go (model.hpp); encode_with_specials() adds a tokenizer.json's own.
 //
 // [SECTION] The tokenizer
 // [SECTION] Reading tokenizer files
@@ -26,7 +28,9 @@ namespace attn {
 
 // [SECTION] The tokenizer --------------------------------------------------------------------
 
-enum class TokenizerKind { ByteLevelBpe, WordPiece, Unigram };
+// Bpe: a tokenizer.json BPE model without a ByteLevel pre-tokenizer or decoder (SentencePiece's
+// BPE: Llama 2, Gemma), and WordLevel's.
+enum class TokenizerKind { ByteLevelBpe, WordPiece, Unigram, Bpe };
 
 class Tokenizer {
 public:
@@ -35,13 +39,20 @@ public:
 
     TokenizerKind kind() const;
     // The ids of `text` (UTF-8; invalid bytes are read as U+FFFD, as decode_utf8 does), without
-    // special tokens. Never throws for any text.
+    // special tokens (added tokens written in the text are matched: "<|im_start|>" is one id).
+    // Never throws for any text.
     std::vector<int> encode(std::string_view text) const;
+    // What tokenizers' encode(text) gives with add_special_tokens: encode's ids with the
+    // post-processor's around them (Llama 3's <|begin_of_text|> first). Other files: encode's.
+    std::vector<int> encode_with_specials(std::string_view text) const;
+    bool adds_specials() const;  // encode_with_specials adds ids
     // The vocabulary's string for an id ("Ġcat", "##s", "▁rain", "[CLS]"); id in [0, size()).
     const std::string& token(int id) const;
     std::optional<int> id(std::string_view token) const;
     // What an id stands for in decoded text: byte-level BPE its bytes as UTF-8 (a byte that is
-    // not whole UTF-8 as U+FFFD), WordPiece without "##", SentencePiece with "▁" as a space.
+    // not whole UTF-8 as U+FFFD), WordPiece without "##", SentencePiece with "▁" as a space;
+    // a tokenizer.json's token through its decoder, as in the middle of a text ("Ġcat" and
+    // "▁cat" → " cat", "<0xE4>" alone → U+FFFD), an added token as it is.
     std::string text(int id) const;
     int size() const;  // ids are 0 … size() − 1
 
@@ -73,8 +84,9 @@ Tokenizer read_wordpiece(std::string_view vocab_txt, const std::string& file, co
 Tokenizer read_sentencepiece(std::string_view model_proto, const std::string& file,
                              std::string_view vocab_json = {}, const std::string& vocab_file = {});
 
-// tokenizer.json: its normalizer, pre-tokenizer and model ("BPE" byte-level, "WordPiece" or
-// "Unigram"), as far as the three families use them.
+// tokenizer.json, as Hugging Face's tokenizers library runs it (tokenizer_json.cpp). A component
+// it does not implement is refused naming its field: "tokenizer.json:
+// pre_tokenizer.pretokenizers[1].type: \"UnicodeScripts\" is not supported".
 Tokenizer read_tokenizer_json(std::string_view json, const std::string& file);
 
 }  // namespace attn

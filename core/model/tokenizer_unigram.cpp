@@ -24,53 +24,6 @@ constexpr float kUnkPenalty = 10.0f;
 
 enum PieceType { kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6 };
 
-// [step 1] The precompiled charsmap: a uint32 size, the trie's units, then NUL-terminated
-// replacement strings the trie's values point into.
-class Charsmap {
-public:
-    Charsmap() = default;
-    Charsmap(const std::string& blob, const std::string& file) {
-        if (blob.empty()) return;
-        std::uint32_t size = 0;
-        if (blob.size() < 4 || (std::memcpy(&size, blob.data(), 4), size % 4 != 0) || size > blob.size() - 4)
-            throw ModelError(file, "normalizer_spec.precompiled_charsmap", "its trie's size is outside the charsmap");
-        units_.resize(size / 4);
-        std::memcpy(units_.data(), blob.data() + 4, size);
-        strings_ = blob.substr(4 + size);
-    }
-
-    // The replacement of the longest prefix of `in` the trie has, and that prefix's length; or 0.
-    size_t longest(std::string_view in, std::string_view& out) const {
-        if (units_.empty()) return 0;
-        size_t node = 0, best = 0;
-        std::uint32_t unit = units_[0];
-        node ^= offset(unit);
-        for (size_t i = 0; i < in.size(); ++i) {
-            const auto c = static_cast<unsigned char>(in[i]);
-            node ^= c;
-            if (node >= units_.size()) break;
-            unit = units_[node];
-            if ((unit & ((1u << 31) | 0xFFu)) != c) break;  // label
-            node ^= offset(unit);
-            if (node >= units_.size()) break;
-            if ((unit >> 8) & 1u) {  // has a leaf: a key ends here
-                const std::uint32_t value = units_[node] & ((1u << 31) - 1);
-                if (value < strings_.size()) {
-                    const char* s = strings_.data() + value;
-                    out = std::string_view(s, strnlen(s, strings_.size() - value));
-                    best = i + 1;
-                }
-            }
-        }
-        return best;
-    }
-
-private:
-    static size_t offset(std::uint32_t unit) { return (unit >> 10) << ((unit & (1u << 9)) >> 6); }
-    std::vector<std::uint32_t> units_;
-    std::string strings_;
-};
-
 struct Unigram final : Tokenizer::Impl {
     struct Piece {
         int id;     // in `vocab` (the output ids)

@@ -23,6 +23,17 @@ bool is_nonspacing_mark(char32_t c);  // Mn
 void append_lower(std::string& out, char32_t c);
 void append_nfd(std::string& out, char32_t c);
 
+// The general category (Unicode 14, as Python's unicodedata.category; unassigned: Cn).
+enum class Category : unsigned char { Lu, Ll, Lt, Lm, Lo, Mn, Mc, Me, Nd, Nl, No, Pc, Pd, Ps, Pe, Pi, Pf,
+                                      Po, Sm, Sc, Sk, So, Zs, Zl, Zp, Cc, Cf, Cs, Co, Cn };
+Category category(char32_t c);
+bool is_white_space(char32_t c);  // the White_Space property: Rust's char::is_whitespace, Oniguruma's \s
+int combining_class(char32_t c);  // canonical combining class (0 for starters)
+
+// Unicode's normalization forms (UAX #15) of a whole text, as code points.
+enum class Form { NFD, NFKD, NFC, NFKC };
+std::u32string normalize(std::u32string_view text, Form form);
+
 using attn::append_utf8;  // text.hpp's
 // The code points of UTF-8 text (a bad byte reads as U+FFFD, as decode_utf8 does).
 std::u32string decode(std::string_view text);

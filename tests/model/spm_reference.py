@@ -64,17 +64,19 @@ def varint(data, i):
 
 
 def tokenizer_json(model):
-    """The model as Hugging Face's tokenizer.json (what its SentencePiece converter writes)."""
+    """The model as Hugging Face's tokenizer.json (what its SentencePiece converter writes for T5)."""
     sp = spm.SentencePieceProcessor(model_proto=model)
     normalizer = next(v for f, w, v in fields(model) if f == 3)
     charsmap = next((v for f, w, v in fields(normalizer) if f == 2), b"")
     vocab = [[sp.id_to_piece(i), sp.get_score(i)] for i in range(sp.get_piece_size())]
-    special = [{"id": i, "content": sp.id_to_piece(i), "special": True} for i in range(sp.get_piece_size()) if sp.is_control(i)]
+    special = [{"id": i, "content": sp.id_to_piece(i), "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+                "special": True} for i in range(sp.get_piece_size()) if sp.is_control(i)]
     return {"version": "1.0", "added_tokens": special,
             "normalizer": {"type": "Sequence", "normalizers": [
                 {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(charsmap).decode()},
                 {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]},
-            "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": True},
+            "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+                {"type": "WhitespaceSplit"}, {"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": True}]},
             "model": {"type": "Unigram", "unk_id": sp.unk_id(), "vocab": vocab}}
 
 
