@@ -205,7 +205,8 @@ void check_length(const LoadedModel& m, size_t n, const std::string& what) {
 }  // namespace
 
 std::vector<int> encode_text(const LoadedModel& m, const std::string& text) {
-    std::vector<int> ids = m.tokenizer.encode(text);
+    std::vector<int> ids = m.config().decoder_only() && m.config().family != Family::Gpt2 ? m.tokenizer.encode_with_specials(text)
+                                                                                       : m.tokenizer.encode(text);
     switch (m.config().family) {
     case Family::Gpt2: break;
     case Family::Bert:
@@ -213,8 +214,7 @@ std::vector<int> encode_text(const LoadedModel& m, const std::string& text) {
         ids.push_back(special(m, m.tokenizer, "[SEP]"));
         break;
     case Family::Marian: ids.push_back(m.config().eos_id); break;
-    default:  // the Llama-like: the beginning-of-sequence token, as their tokenizers add it
-        if (m.config().bos_id >= 0) ids.insert(ids.begin(), m.config().bos_id);
+    default: break;  // the Llama-like: what tokenizer.json's post-processor adds (Llama's, Gemma's BOS; Qwen's nothing)
     }
     check_length(m, ids.size(), m.config().encoder_decoder() ? "the source text" : "the text");
     check_ids(m, ids, "the tokenizer's ids");

@@ -69,7 +69,7 @@ LoadedModel load_model(const ModelFiles& files, bool measure_heads = false);
 // [SECTION] Text and ids ---------------------------------------------------------------------
 
 // As Hugging Face tokenizes with its defaults: gpt2 the text's ids; bert [CLS] … [SEP];
-// marian's source … </s>. Throws ModelError when the ids exceed the model's positions.
+// marian's source … </s>; the Llama-like as their tokenizer.json's post-processor says. Throws ModelError when the ids exceed the model's positions.
 std::vector<int> encode_text(const LoadedModel& m, const std::string& text);
 // marian's decoder input: decoder_start_id, then the target text's ids (no </s>).
 std::vector<int> encode_target(const LoadedModel& m, const std::string& text);

@@ -101,6 +101,9 @@ for case in cases:
         ids = o["encoder_ids"] if encdec else o["ids"]
         if not ids or max(ids) >= json.load(open(os.path.join(folder, "config.json")))["vocab_size"]:
             fail(f"{case}: --text gave ids {ids}")
+        if os.path.exists(os.path.join(folder, "tokenizer.json")) and "post_processor" in json.load(open(os.path.join(folder, "tokenizer.json"))) \
+                and json.load(open(os.path.join(folder, "tokenizer.json")))["post_processor"] and ids[0] != 1:
+            fail(f"{case}: --text: tokenizer.json's TemplateProcessing puts the BOS (1) first, got {ids[:3]}")
 
 print("largest differences: " + ", ".join(f"{k} {v:.2g}" for k, v in worst.items()) + f" over {len(cases)} cases")
 
