@@ -3,15 +3,18 @@
 // Hugging Face layout (tests/model/make_models.py) opened by the folder dialog, by files dropped
 // together and by ?model=; the text box runs the model on every edit; Steps shows layer 2 head
 // 3's Q, compared with the PyTorch reference (tests/model/reference_run.py) on the same ids;
-// a model link; translation; a bad model's error keeps the figure.
+// a model link; translation; a bad model's error keeps the figure; what today's models add
+// (issue 29 §3): a Mistral-shaped folder's sliding window hatched apart from the causal mask,
+// the sink option, a Qwen3-shaped folder's shared K/V heads framed in the model view.
 //   node tests/browser/model.mjs SITE_DIR ARTIFACT_DIR MODEL_REFS_DIR
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { distinctColors } from './png.mjs';
+import { distinctColors, patch } from './png.mjs';
 import {
-  check, clickWidget, expect, maxDiff, finishSuite, moveAway, openPage, shot, startSuiteOrEnd, state, until, waitFrames,
+  cellPatch, check, clickWidget, expect, looksMasked, maxDiff, finishSuite, moveAway, openPage, shot, startSuiteOrEnd, state,
+  until, waitFrames,
 } from './harness.mjs';
 
 const [siteDir, artifacts, refs] = process.argv.slice(2);
@@ -23,6 +26,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const gpt2 = path.join(refs, 'gpt2_l3_h4_d32_f16');      // 3 layers × 4 heads: layer 2, head 3 exists
 const bert = path.join(refs, 'bert_l2_h2_d16_f32');
 const marian = path.join(refs, 'marian_e2_d1_h2_d16_f32');
+const mistral = path.join(refs, 'mistral_l2_h4kv2_d32_f32_window');  // a sliding window of 4 on both layers
+const qwen3 = path.join(refs, 'qwen3_l2_h4kv2_d24_f32_qknorm');      // 4 query heads, 2 K/V heads
 const filesOf = (dir) => fs.readdirSync(dir).filter((f) => f !== 'expected.json').map((f) => path.join(dir, f));
 
 const settled = (s) => s.model.active && !s.model.busy && s.model.run_revision === s.model.input_revision && s.model.figure;
@@ -125,14 +130,19 @@ await check('a model too big for the page is refused before its files are read, 
   return s.error;
 });
 
-await check('files dropped together open a bert model (bidirectional, no next tokens)', async () => {
-  const files = filesOf(bert).map((f) => [path.basename(f), fs.readFileSync(f).toString('base64')]);
-  await page.evaluate((list) => {
+// A model's files dropped together on the canvas, as a reader drops a folder's contents.
+async function dropFiles(p, dir) {
+  const files = filesOf(dir).map((f) => [path.basename(f), fs.readFileSync(f).toString('base64')]);
+  await p.evaluate((list) => {
     const dt = new DataTransfer();
     for (const [name, b64] of list) dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], name));
     const canvas = document.getElementById('canvas');
     canvas.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
   }, files);
+}
+
+await check('files dropped together open a bert model (bidirectional, no next tokens)', async () => {
+  await dropFiles(page, bert);
   const s = await until(page, (x) => settled(x) && x.model.model_type === 'bert', 'the bert model', 30000);
   expect(s.queries[0] === '[CLS]' && s.queries[s.queries.length - 1] === '[SEP]', `tokens ${s.queries}`);
   expect(!s.import.stacks[0].causal && s.model.figure.top.length === 0, 'bert: causal or next tokens');
@@ -155,6 +165,66 @@ await check('?model= opens a marian model from this site; it translates, and a l
   await p2.close();
   fs.rmSync(path.join(siteDir, 'model-test'), { recursive: true, force: true });
   return `decoder: ${s.queries.join('|')}`;
+});
+
+const mean = (px) => px.reduce((a, p) => a.map((v, i) => v + p[i] / px.length), [0, 0, 0]);
+await check('a sliding window: its cells hatched apart from the causal mask, its legend entry; the sink option', async () => {
+  const p = await openPage(browser, url);
+  await dropFiles(p, mistral);
+  await until(p, (x) => settled(x) && x.model.model_type === 'mistral', 'the mistral model', 60000);
+  await typeInto(p, 'model.text', 'the cat sat on the mat and the dog sat on the rug');
+  let s = await until(p, (x) => settled(x) && x.model.text.endsWith('rug'), 'the typed text run', 30000);
+  expect(s.import.stacks[0].windows.join() === '4,4' && s.import.stacks[0].kv_heads === 2,
+         `stack ${JSON.stringify(s.import.stacks[0])}`);
+  await clickWidget(p, 'view.heatmap');
+  s = await until(p, (x) => x.view === 'heatmap' && x.heatmap.progress === 1 && x.heatmap.window_legend, 'the heatmap with its window');
+  const T = s.queries.length;
+  expect(T > 5 && s.window === 4, `${T} tokens, window ${s.window}`);
+  for (let q = 0; q < T; ++q)
+    for (let k = 0; k < T; ++k) expect(!!s.allowed[q][k] === (k <= q && k > q - 4), `cell ${q}, ${k}: allowed ${s.allowed[q][k]}`);
+  // No scene in the address bar: the model's figure is what it names.
+  const link = decodeURIComponent(s.link);
+  expect(!/(^|&)(scene|preset)=/.test(link) && /view=heatmap/.test(link), `link ${link}`);
+  await moveAway(p);
+  let img = await shot(p, 'model-06-window.png');
+  // The causal mask's grey hatch above the diagonal; warm stripes the other way below the window.
+  expect(looksMasked(img, cellPatch(s, 0, T - 1)), 'the causal cell is not hatched grey');
+  const outside = patch(img, cellPatch(s, T - 1, 0)), [r, , b] = mean(outside);
+  expect(!looksMasked(img, cellPatch(s, T - 1, 0)) && r > b + 12 && new Set(outside.map((c) => c.join())).size >= 2,
+         `the cell outside the window is ${JSON.stringify(mean(outside))}`);
+  const swatch = patch(img, s.widgets['heatmap.window_swatch']);
+  expect(mean(swatch)[0] > mean(swatch)[2] + 12, 'the legend\'s window swatch is not warm');
+
+  // Sink hidden: key 0's column flat, the rest renormalized; the figure keeps its true weights.
+  const before = s.import.shown;
+  await clickWidget(p, 'sink');
+  s = await until(p, (x) => x.sink_hidden && x.heatmap.sink_legend && x.heatmap.progress === 1, 'the sink hidden');
+  expect(maxDiff(s.import.shown, before) === 0, 'the true weights changed');
+  expect(decodeURIComponent(s.link).includes('sink=hidden'), `link ${s.link}`);
+  await moveAway(p);
+  img = await shot(p, 'model-07-sink-hidden.png');
+  const flat = patch(img, cellPatch(s, T - 1, 0));
+  expect(new Set(flat.map((c) => c.join())).size === 1, 'the hidden first key is not flat');
+  await p.context().close();
+  return `${T} tokens, window 4: ${T - 4 > 0 ? ((T - 4) * (T - 3)) / 2 : 0} cells outside it`;
+});
+
+await check('the model view frames the query heads that share K and V (qwen3: 4 heads, 2 K/V), at 1280 and 390 px', async () => {
+  const out = [];
+  for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+    const p = await openPage(browser, url, { viewport });
+    await dropFiles(p, qwen3);
+    const s = await until(p, (x) => settled(x) && x.model.model_type === 'qwen3' && x.view === 'model', 'the qwen3 model', 60000);
+    expect(s.import.stacks[0].kv_heads === 2, `kv heads ${s.import.stacks[0].kv_heads}`);
+    const t = (l, h) => s.widgets[`thumb.${l}.${h}`];
+    const within = t(1, 2)[0] - (t(1, 1)[0] + t(1, 1)[2]), between = t(1, 3)[0] - (t(1, 2)[0] + t(1, 2)[2]);
+    expect(between > within + 6, `gaps ${within} within a group, ${between} between groups`);
+    await moveAway(p);
+    await shot(p, `model-08-kv-groups-${viewport.width}.png`);
+    out.push(`${viewport.width} px: gaps ${within.toFixed(1)} / ${between.toFixed(1)}`);
+    await p.context().close();
+  }
+  return out.join(', ');
 });
 
 await finishSuite('model');

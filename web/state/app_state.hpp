@@ -81,6 +81,8 @@ struct HeatmapProbe {
     double progress = 1.0;           // of the display map being built
     std::size_t display_bytes = 0, trace_bytes = 0, gpu_bytes = 0;
     int tiles = 0;                   // tiles on the GPU
+    bool window_legend = false;      // the legend's entry for cells outside a sliding window
+    bool sink_legend = false;        // the legend's entry for the first key left out (the sink option)
 };
 
 struct StepsOptions {

@@ -331,8 +331,11 @@ void add_import_json(const AppState& st, nlohmann::json& out) {
         json stacks = json::array();
         for (int i = 0; i < figure.stack_count(); ++i) {
             const AttentionStack& s = figure.stack(i);
+            std::vector<int> windows;
+            for (int l = 0; l < s.layers; ++l) windows.push_back(figure.window_of(i, l));
             stacks.push_back({{"name", s.name}, {"layers", s.layers}, {"heads", s.heads}, {"T_q", s.queries.size()},
-                              {"T_k", s.keys.size()}, {"causal", static_cast<bool>(figure.causal[static_cast<size_t>(i)])}});
+                              {"T_k", s.keys.size()}, {"causal", static_cast<bool>(figure.causal[static_cast<size_t>(i)])},
+                              {"kv_heads", figure.kv_heads_of(i)}, {"windows", windows}});
         }
         const char* show = im.show == ImportShow::Head ? "head" : im.show == ImportShow::Aggregate ? "aggregate" : "rollout";
         j.update({{"model", figure.layers->model}, {"stacks", stacks}, {"stack", im.import_stack}, {"layer", im.import_layer},

@@ -322,6 +322,9 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         dl->AddText(small, ss, ImVec2(line_x, line_y), pal.text_muted, line, nullptr, std::max(std::min(max.x, layout.bar.x0) - 8.0f * s - line_x, 80.0f * s));  // wraps before the legend (a phone)
     }
     probe.level = level;
+    probe.window_legend = layout.window_legend, probe.sink_legend = layout.sink_hidden;
+    if (layout.window_legend) st.probe["heatmap.window_swatch"] = {layout.window_swatch.x0, layout.window_swatch.y0,
+                                                                   layout.window_swatch.w(), layout.window_swatch.h()};
     probe.row0 = layout.row0, probe.row1 = layout.row1, probe.col0 = layout.col0, probe.col1 = layout.col1;
     probe.cell = cell, probe.max_zoom = max_zoom;
     probe.progress = progress;

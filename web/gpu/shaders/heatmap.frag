@@ -50,9 +50,9 @@ void main() {
     vec4 color;
     // The level-0 cells under this texel (tiles), to tell which mask it is: its centre's key and query.
     int n = u_tiles == 1 ? u_texel_cells : 1;
-    ivec2 first = u_first_cell + cell * n;
-    float k_mid = float(first.x) + 0.5 * float(n - 1), q_mid = float(first.y) + 0.5 * float(n - 1);
-    if (masked && u_tiles == 1 && u_sink_hidden == 1 && first.x == 0 && n == 1) {
+    ivec2 c0 = u_first_cell + cell * n;
+    float k_mid = float(c0.x) + 0.5 * float(n - 1), q_mid = float(c0.y) + 0.5 * float(n - 1);
+    if (masked && u_tiles == 1 && u_sink_hidden == 1 && c0.x == 0 && n == 1) {
         color = vec4(mix(u_hatch_b.rgb, u_hatch_a.rgb, 0.5), 1.0);
     } else if (masked && u_tiles == 1 && u_window > 0 && k_mid <= q_mid - float(u_window)) {
         float stripe = fract((gl_FragCoord.x - gl_FragCoord.y) / (7.0 * u_px));
