@@ -373,7 +373,7 @@ constexpr Entry kTable[] = {
      "在滑动窗口之外（W = %d）：查询只看得到自己和它前面的 %d 个键"},
     {Str::SinkHiddenLegend, "first token hidden", "首个词元已隐去"},
     {Str::SinkRenormalized, "rows renormalized", "各行重新归一化"},
-    {Str::SinkOption, "Hide sink", "隐去汇点"},
+    {Str::SinkOption, "Hide first token (sink)", "隐去首词元（汇点）"},
     {Str::SinkOptionTip,
      "Hide the first token's weight (the attention sink) and renormalize each row over the other keys, so that the rest "
      "of the pattern is visible. The tooltip still gives the true weight.",
