@@ -4,8 +4,9 @@
 // together and by ?model=; the text box runs the model on every edit; Steps shows layer 2 head
 // 3's Q, compared with the PyTorch reference (tests/model/reference_run.py) on the same ids;
 // a model link; translation; a bad model's error keeps the figure; what today's models add
-// (issue 29 §3): a Mistral-shaped folder's sliding window hatched apart from the causal mask,
-// the sink option, a Qwen3-shaped folder's shared K/V heads framed in the model view.
+// (issue 29 §3): a Mistral-shaped folder's link opening the heatmap it names, its sliding
+// window hatched apart from the causal mask, the sink option; a Qwen3-shaped folder dropped, its
+// shared K/V heads framed in the model view.
 //   node tests/browser/model.mjs SITE_DIR ARTIFACT_DIR MODEL_REFS_DIR
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -168,45 +169,53 @@ await check('?model= opens a marian model from this site; it translates, and a l
 });
 
 const mean = (px) => px.reduce((a, p) => a.map((v, i) => v + p[i] / px.length), [0, 0, 0]);
-await check('a sliding window: its cells hatched apart from the causal mask, its legend entry; the sink option', async () => {
-  const p = await openPage(browser, url);
-  await dropFiles(p, mistral);
-  await until(p, (x) => settled(x) && x.model.model_type === 'mistral', 'the mistral model', 60000);
-  await typeInto(p, 'model.text', 'the cat sat on the mat and the dog sat on the rug');
-  let s = await until(p, (x) => settled(x) && x.model.text.endsWith('rug'), 'the typed text run', 30000);
-  expect(s.import.stacks[0].windows.join() === '4,4' && s.import.stacks[0].kv_heads === 2,
-         `stack ${JSON.stringify(s.import.stacks[0])}`);
-  await clickWidget(p, 'view.heatmap');
-  s = await until(p, (x) => x.view === 'heatmap' && x.heatmap.progress === 1 && x.heatmap.window_legend, 'the heatmap with its window');
-  const T = s.queries.length;
-  expect(T > 5 && s.window === 4, `${T} tokens, window ${s.window}`);
-  for (let q = 0; q < T; ++q)
-    for (let k = 0; k < T; ++k) expect(!!s.allowed[q][k] === (k <= q && k > q - 4), `cell ${q}, ${k}: allowed ${s.allowed[q][k]}`);
-  // No scene in the address bar: the model's figure is what it names.
-  const link = decodeURIComponent(s.link);
-  expect(!/(^|&)(scene|preset)=/.test(link) && /view=heatmap/.test(link), `link ${link}`);
-  await moveAway(p);
-  let img = await shot(p, 'model-06-window.png');
-  // The causal mask's grey hatch above the diagonal; warm stripes the other way below the window.
-  expect(looksMasked(img, cellPatch(s, 0, T - 1)), 'the causal cell is not hatched grey');
-  const outside = patch(img, cellPatch(s, T - 1, 0)), [r, , b] = mean(outside);
-  expect(!looksMasked(img, cellPatch(s, T - 1, 0)) && r > b + 12 && new Set(outside.map((c) => c.join())).size >= 2,
-         `the cell outside the window is ${JSON.stringify(mean(outside))}`);
-  const swatch = patch(img, s.widgets['heatmap.window_swatch']);
-  expect(mean(swatch)[0] > mean(swatch)[2] + 12, 'the legend\'s window swatch is not warm');
-
-  // Sink hidden: key 0's column flat, the rest renormalized; the figure keeps its true weights.
-  const before = s.import.shown;
-  await clickWidget(p, 'sink');
-  s = await until(p, (x) => x.sink_hidden && x.heatmap.sink_legend && x.heatmap.progress === 1, 'the sink hidden');
-  expect(maxDiff(s.import.shown, before) === 0, 'the true weights changed');
-  expect(decodeURIComponent(s.link).includes('sink=hidden'), `link ${s.link}`);
-  await moveAway(p);
-  img = await shot(p, 'model-07-sink-hidden.png');
-  const flat = patch(img, cellPatch(s, T - 1, 0));
-  expect(new Set(flat.map((c) => c.join())).size === 1, 'the hidden first key is not flat');
-  await p.context().close();
-  return `${T} tokens, window 4: ${T - 4 > 0 ? ((T - 4) * (T - 3)) / 2 : 0} cells outside it`;
+await check('a sliding window: a ?model= link opens its heatmap; the window\'s cells and legend entry apart from the causal mask; the sink option', async () => {
+  const dir = path.join(siteDir, 'model-test', 'mistral');
+  fs.mkdirSync(dir, { recursive: true });
+  for (const f of filesOf(mistral)) fs.copyFileSync(f, path.join(dir, path.basename(f)));
+  const text = 'the cat sat on the mat and the dog sat on the rug';
+  const out = [];
+  for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+    const p = await openPage(browser, `${url}?model=model-test/mistral#v=1&text=${encodeURIComponent(text)}&view=heatmap`, { viewport });
+    // The link names the heatmap and no map: the model opens on it (layer 1, head 1), not on the model view.
+    let s = await until(p, (x) => settled(x) && x.model.model_type === 'mistral' && x.heatmap.progress === 1, 'the mistral model', 60000);
+    expect(s.view === 'heatmap' && s.import.layer === 0 && s.import.head === 0, `view ${s.view}, map ${s.import.layer}:${s.import.head}`);
+    expect(s.import.stacks[0].windows.join() === '4,4' && s.import.stacks[0].kv_heads === 2, `stack ${JSON.stringify(s.import.stacks[0])}`);
+    const T = s.queries.length;
+    expect(T > 5 && s.window === 4 && s.heatmap.window_legend, `${T} tokens, window ${s.window}`);
+    for (let q = 0; q < T; ++q)
+      for (let k = 0; k < T; ++k) expect(!!s.allowed[q][k] === (k <= q && k > q - 4), `cell ${q}, ${k}: allowed ${s.allowed[q][k]}`);
+    // No scene in the address bar: the model's figure is what it names.
+    const link = decodeURIComponent(s.link);
+    expect(!/(^|&)(scene|preset)=/.test(link) && /view=heatmap/.test(link), `link ${link}`);
+    await moveAway(p);
+    let img = await shot(p, `model-06-window-${viewport.width}.png`);
+    // The causal mask's grey hatch above the diagonal; warm stripes the other way outside the window.
+    expect(looksMasked(img, cellPatch(s, 0, T - 1)), 'the causal cell is not hatched grey');
+    const outside = patch(img, cellPatch(s, T - 1, 0)), [r, , b] = mean(outside);
+    expect(!looksMasked(img, cellPatch(s, T - 1, 0)) && r > b + 12 && new Set(outside.map((c) => c.join())).size >= 2,
+           `the cell outside the window is ${JSON.stringify(mean(outside))}`);
+    const swatch = patch(img, s.widgets['heatmap.window_swatch']);
+    expect(mean(swatch)[0] > mean(swatch)[2] + 12, 'the legend\'s window swatch is not warm');
+    out.push(`${viewport.width} px: ${T} tokens, ${((T - 4) * (T - 3)) / 2} cells outside the window`);
+    if (viewport.width < 700) {
+      await p.context().close();
+      continue;
+    }
+    // Sink hidden: key 0's column flat, the rest renormalized; the figure keeps its true weights.
+    const before = s.import.shown;
+    await clickWidget(p, 'sink');
+    s = await until(p, (x) => x.sink_hidden && x.heatmap.sink_legend && x.heatmap.progress === 1, 'the sink hidden');
+    expect(maxDiff(s.import.shown, before) === 0, 'the true weights changed');
+    expect(decodeURIComponent(s.link).includes('sink=hidden'), `link ${s.link}`);
+    await moveAway(p);
+    img = await shot(p, 'model-07-sink-hidden.png');
+    const flat = patch(img, cellPatch(s, T - 1, 0));
+    expect(new Set(flat.map((c) => c.join())).size === 1, 'the hidden first key is not flat');
+    await p.context().close();
+  }
+  fs.rmSync(path.join(siteDir, 'model-test'), { recursive: true, force: true });
+  return out.join('; ');
 });
 
 await check('the model view frames the query heads that share K and V (qwen3: 4 heads, 2 K/V), at 1280 and 390 px', async () => {
