@@ -197,6 +197,7 @@ TEST_CASE("heatmap: the window's legend entry only where the window masks a cell
     CHECK_FALSE(window_bites(short_text.figure.trace()));
     CHECK(with_role(heatmap_of(short_text.figure.trace(), false, m).items, ItemRole::WindowLabel).empty());
     CHECK(write_svg(short_text.figure.trace(), o).find("window-label") == std::string::npos);
+    CHECK(write_svg(short_text.figure.trace(), o).find("window-hatch") == std::string::npos);  // nor its pattern
     AppState q = app_showing(live_reference("qwen2_l2_h4kv2_d32_bf16_window", 12));
     CHECK(with_role(heatmap_of(q.figure.trace(), false, m).items, ItemRole::WindowLabel).empty());
     select_import_map(q, 1, 0);

@@ -260,14 +260,16 @@ void write_segment(Doc& doc, const Item& it) {
 
 // The hatch of masked cells as shaders/heatmap.frag draws it: two neutral greys in stripes
 // running down to the right, 7 px apart along a row (7/√2 across the stripes), half each.
-void hatch_pattern(Doc& doc, const FigurePalette& pal) {
+void hatch_pattern(Doc& doc, const FigurePalette& pal, bool window) {
     doc.defs += "<pattern id=\"hatch\" patternUnits=\"userSpaceOnUse\" width=\"4.95\" height=\"4.95\" "
                 "patternTransform=\"rotate(-45)\"><rect width=\"4.95\" height=\"4.95\" fill=\"" + hex(pal.hatch_b) +
                 "\"/><rect width=\"2.475\" height=\"4.95\" fill=\"" + hex(pal.hatch_a) + "\"/></pattern>\n";
-    // Cells outside a sliding window: two warm tones, the stripes running up to the right.
-    doc.defs += "<pattern id=\"window-hatch\" patternUnits=\"userSpaceOnUse\" width=\"4.95\" height=\"4.95\" "
-                "patternTransform=\"rotate(45)\"><rect width=\"4.95\" height=\"4.95\" fill=\"" + hex(pal.window_b) +
-                "\"/><rect width=\"2.475\" height=\"4.95\" fill=\"" + hex(pal.window_a) + "\"/></pattern>\n";
+    // Cells outside a sliding window (when the map has any): two warm tones, the stripes running
+    // up to the right.
+    if (window)
+        doc.defs += "<pattern id=\"window-hatch\" patternUnits=\"userSpaceOnUse\" width=\"4.95\" height=\"4.95\" "
+                    "patternTransform=\"rotate(45)\"><rect width=\"4.95\" height=\"4.95\" fill=\"" + hex(pal.window_b) +
+                    "\"/><rect width=\"2.475\" height=\"4.95\" fill=\"" + hex(pal.window_a) + "\"/></pattern>\n";
 }
 
 // The colormap as a gradient through its key colours (the LUT interpolates them linearly too).
@@ -417,7 +419,7 @@ void heatmap_figure(Doc& doc, const Trace& tr, const SvgOptions& o, const Box& b
     values.rows = visible.data();
     const HeatmapItems items = heatmap_items(layout, sel, values, m);
 
-    hatch_pattern(doc, pal);
+    hatch_pattern(doc, pal, window_bites(tr));
     colormap_gradient(doc, map);
     doc.add_clips(items.clips);
     write_items(doc, items.items, [&](const Item& grid) {
