@@ -460,6 +460,7 @@ std::map<std::string, ParamSamples> param_samples() {
         {"values", {{"weights", "scores"}, "logits"}},
         {"numbers", {{"1", "0"}, "2"}},
         {"log", {{"1", "0"}, "yes"}},
+        {"sink", {{"hidden", "shown"}, "gone"}},
     };
 }
 

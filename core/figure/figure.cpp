@@ -10,6 +10,19 @@ const Trace& Figure::trace() const {
     return shown ? *shown : kNone;
 }
 
+int Figure::window_of(int stack, int layer) const {
+    if (stack < 0 || stack >= static_cast<int>(architecture.size())) return 0;
+    const std::vector<int>& w = architecture[static_cast<size_t>(stack)].window;
+    return layer >= 0 && layer < static_cast<int>(w.size()) ? w[static_cast<size_t>(layer)] : 0;
+}
+
+int Figure::kv_heads_of(int stack) const {
+    const int heads = stack >= 0 && stack < stack_count() ? this->stack(stack).heads : 0;
+    if (stack < 0 || stack >= static_cast<int>(architecture.size())) return heads;
+    const int kv = architecture[static_cast<size_t>(stack)].kv_heads;
+    return kv > 0 && heads % kv == 0 ? kv : heads;
+}
+
 Figure scene_figure(Scene scene, Trace trace) {
     Figure f;
     f.name = scene.name;
@@ -57,6 +70,15 @@ Figure live_figure(std::shared_ptr<const LiveRun> run) {
         causal.push_back(run->result.stacks[i].causal && layers->stacks[i].queries.size() >= 2);
     Figure f = layered_figure(std::move(layers), "", std::move(causal));
     f.name = run->model->name;
+    // As the forward pass reads the config (transformer.cpp): windows on the one stack of a
+    // decoder-only family, never on cross attention; K/V heads shared only there too.
+    const ModelConfig& config = run->model->config();
+    for (const StackRun& s : run->result.stacks) {
+        StackArchitecture a;
+        for (int l = 0; l < static_cast<int>(s.layers.size()); ++l) a.window.push_back(s.cross ? 0 : config.window_of(l));
+        a.kv_heads = config.decoder_only() ? config.kv_heads() : s.heads;
+        f.architecture.push_back(std::move(a));
+    }
     f.live = std::move(run);
     return f;
 }
@@ -81,6 +103,7 @@ Trace live_layer_trace(const Figure& figure, int stack, int layer, std::vector<s
     t.d_k = block.d_head;
     t.scale = block.options.scale;
     t.allowed = combine_masks(block.options.mask, t.T_q(), t.T_k());
+    t.window = block.window;
     t.attention = std::move(block.trace);
     t.w_o = std::move(block.weights.w_o);
     return t;

@@ -43,6 +43,14 @@ struct LiveRun {
     std::vector<NextToken> top;  // the likeliest next tokens (models with an LM head)
 };
 
+// What a live model's config says of one stack, which its maps alone cannot tell: a map's zeros
+// do not say whether a key was masked or merely unattended.
+struct StackArchitecture {
+    std::vector<int> window;  // per layer: the sliding window W (query i sees keys i − W + 1 … i), 0 = full attention
+    int kv_heads = 0;         // K/V heads: query head h reads K/V head h / (heads / kv_heads) (grouped-query
+                              // attention); 0 = not known
+};
+
 // [SECTION] The figure -----------------------------------------------------------------------
 // Copies are cheap (the numbers are shared and never changed in place): the PNG export draws a
 // copy of the state on screen.
@@ -59,6 +67,8 @@ struct Figure {
     // whether it is causal (every map's upper triangle exactly zero: a decoder's mask).
     std::shared_ptr<const ImportedAttention> layers;
     std::vector<bool> causal;
+    // Per stack, from a live model's config; empty for an import file (its maps are all it has).
+    std::vector<StackArchitecture> architecture;
     // With Detail::Scene: the scene `shown` was computed from.
     std::shared_ptr<const Scene> scene;
     // A live model's run (with Detail::Layers), or nullptr.
@@ -72,6 +82,10 @@ struct Figure {
 
     int stack_count() const { return layers ? static_cast<int>(layers->stacks.size()) : 0; }
     const AttentionStack& stack(int i) const { return layers->stacks[static_cast<size_t>(i)]; }
+    // The stack's layer's sliding window (0: none, or not known) and the stack's K/V heads (its
+    // heads when they share none, or when not known).
+    int window_of(int stack, int layer) const;
+    int kv_heads_of(int stack) const;
 };
 
 // A computed scene: its trace, every detail but layers.

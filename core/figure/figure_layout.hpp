@@ -85,6 +85,9 @@ enum class ItemRole {
     Caption, RowLabel, ColLabel, LabelMark,     // heatmap: axis captions, token labels, a label's highlight
     Selection, Hover,                           // heatmap: outlines of the selected row / column, hovered cell
     LegendTitle, LegendBar, LegendTick, LegendLabel, MaskedSwatch, MaskedLabel,
+    WindowSwatch, WindowLabel,                  // heatmap: the sliding window's mask in the legend
+    SinkSwatch, SinkLabel,                      // heatmap: the first key left out (the sink option)
+    GroupFrame,                                 // model view: the query heads that share K and V
     HeadTag,                                    // model view: what a head does (its score), on its thumbnail
     Knockout,                                   // model view: the veil and cross of a knocked-out head
 };
@@ -97,11 +100,13 @@ enum class ItemRole {
 //              anchor_x = x + 0, w, or w / 2); `upwards`: turned −90° about (x, y), reading up.
 //   Segment:   (x, y) → (x2, y2), `stroke` of `stroke_width`.
 //   Hatch:     box filled with the masked cells' stripes (palette hatch_a / hatch_b).
+//   WindowHatch: box filled with the stripes of cells outside a sliding window (window_a / window_b,
+//              the other diagonal).
 //   Colormap:  box, the colormap as a vertical bar, t = 1 at the top.
 //   Lines, Grid: where the GPU's lines or heatmap cells go in the order (the layout says where).
 // `clip`: index into the layout's clip boxes, −1 for none.
 struct Item {
-    enum Kind { Rect, Text, Segment, Hatch, Colormap, Lines, Grid } kind = Rect;
+    enum Kind { Rect, Text, Segment, Hatch, WindowHatch, Colormap, Lines, Grid } kind = Rect;
     ItemRole role = ItemRole::Other;
     int index = -1;                 // the token, head or tick it belongs to (−1: none)
     Box box;

@@ -20,6 +20,12 @@ std::string heatmap_value_text(float x) {
     return format_number(x, a >= 100.0f ? 0 : a >= 10.0f ? 1 : 2);
 }
 
+bool any_masked(const Trace& tr, bool sink_hidden) {
+    const Eigen::Index first = sink_hidden ? 1 : 0;
+    if (tr.allowed.size() == 0 || tr.allowed.cols() <= first) return false;
+    return tr.allowed.rightCols(tr.allowed.cols() - first).minCoeff() == 0;
+}
+
 // [SECTION] Geometry -----------------------------------------------------------------------------
 // The box the map fits at zoom 1 is laid out as before zooming existed; zooming enlarges the
 // cells inside the same box.
@@ -33,6 +39,7 @@ HeatmapLayout lay_out_heatmap(const HeatmapInput& in, const TextMeasure& m, cons
     L.s = s;
     L.box = in.box;
     L.dark = in.dark, L.scores = in.scores, L.any_masked = in.any_masked;
+    L.window_legend = window_bites(tr), L.sink_hidden = in.sink_hidden;
     L.words = in.words;
     if (L.T_q == 0 || L.T_k == 0) return L;
     const int T_q = L.T_q, T_k = L.T_k;
@@ -46,7 +53,11 @@ HeatmapLayout lay_out_heatmap(const HeatmapInput& in, const TextMeasure& m, cons
     // than that column and the margin, it would reach over the column labels: a line of its own.
     const std::string& query_caption = tr.kind == AttentionKind::Cross ? in.words.caption_target_queries : in.words.caption_queries;
     L.captions_stacked = m.width(query_caption, FontRole::Small) + 8.0f * s > L.label_w + margin - 4.0f * s;
-    const float legend_w = 96.0f * s;
+    // The legend's column: the bar's labels, or the widest entry below it (swatch, gap, words).
+    float legend_w = 96.0f * s;
+    auto entry = [&](const std::string& text) { legend_w = std::max(legend_w, (26.0f + 14.0f + 7.0f + 6.0f) * s + m.width(text, FontRole::Small)); };
+    if (L.window_legend) entry(in.words.outside_window), entry(printf_string(in.words.window_size, tr.window));
+    if (L.sink_hidden) entry(in.words.sink_hidden), entry(in.words.sink_renormalized);
     L.title_h = ss + 10.0f * s + (L.captions_stacked ? ss + 4.0f * s : 0.0f);  // axis captions above the column labels
     const float avail_w = std::max(b.x1 - b.x0 - 2.0f * margin - L.label_w - legend_w, 20.0f);
     const float max_cell = 96.0f * s;
@@ -85,6 +96,15 @@ HeatmapLayout lay_out_heatmap(const HeatmapInput& in, const TextMeasure& m, cons
     float below_y = bar_y + bar_h + 14.0f * s;
     L.swatch = {bar_x, below_y, bar_x + bar_w, below_y + bar_w};
     if (in.any_masked) below_y += bar_w + 12.0f * s;
+    // Two lines of words beside each of these swatches.
+    if (L.window_legend) {
+        L.window_swatch = {bar_x, below_y, bar_x + bar_w, below_y + bar_w};
+        below_y += std::max(bar_w, 2.0f * ss + 2.0f * s) + 12.0f * s;
+    }
+    if (L.sink_hidden) {
+        L.sink_swatch = {bar_x, below_y, bar_x + bar_w, below_y + bar_w};
+        below_y += std::max(bar_w, 2.0f * ss + 2.0f * s) + 12.0f * s;
+    }
     L.fit_x = bar_x, L.fit_y = below_y;
     L.footer_y = L.grid.y1 + 6.0f * s;
     L.set_view(in.zoom, in.view_x, in.view_y);
@@ -283,6 +303,27 @@ HeatmapItems heatmap_items(const HeatmapLayout& L, const HeatmapSelection& sel, 
         items.push_back(outline_item(ItemRole::MaskedSwatch, L.swatch, pal.text_muted, 1.0f));
         items.push_back(text_item(ItemRole::MaskedLabel, L.swatch.x1 + 7.0f * s, L.swatch.y0 + (L.swatch.w() - ss) * 0.5f,
                                   FontRole::Small, pal.text, L.words.masked, m.width(L.words.masked, FontRole::Small)));
+    }
+    // An entry of two lines: the words beside the swatch, the second muted below them.
+    auto entry_words = [&](const Box& swatch, ItemRole role, const std::string& first, const std::string& second) {
+        const float x = swatch.x1 + 7.0f * s, y = swatch.y0 + (swatch.w() - ss) * 0.5f;
+        items.push_back(text_item(role, x, y, FontRole::Small, pal.text, first, m.width(first, FontRole::Small), Item::Left, 0));
+        items.push_back(text_item(role, x, y + ss + 2.0f * s, FontRole::Small, pal.text_muted, second, m.width(second, FontRole::Small),
+                                  Item::Left, 1));
+    };
+    if (L.window_legend) {
+        Item hatch;
+        hatch.kind = Item::WindowHatch;
+        hatch.role = ItemRole::WindowSwatch;
+        hatch.box = L.window_swatch;
+        items.push_back(hatch);
+        items.push_back(outline_item(ItemRole::WindowSwatch, L.window_swatch, pal.text_muted, 1.0f));
+        entry_words(L.window_swatch, ItemRole::WindowLabel, L.words.outside_window, printf_string(L.words.window_size, tr.window));
+    }
+    if (L.sink_hidden) {
+        items.push_back(rect_item(ItemRole::SinkSwatch, L.sink_swatch, sink_fill(pal)));
+        items.push_back(outline_item(ItemRole::SinkSwatch, L.sink_swatch, pal.text_muted, 1.0f));
+        entry_words(L.sink_swatch, ItemRole::SinkLabel, L.words.sink_hidden, L.words.sink_renormalized);
     }
     return out;
 }

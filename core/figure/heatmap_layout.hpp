@@ -30,6 +30,10 @@ struct HeatmapWords {
     std::string caption_target_queries = "queries: target (decoder) \xe2\x86\x93";
     std::string masked = "masked";
     std::string weight = "weight", score = "score";  // legend titles
+    // Legend entries of a sliding window's mask (two lines: what, then "W = 4096") and of the
+    // first key left out (the attention-sink option: what, then what became of the rows).
+    std::string outside_window = "outside the window", window_size = "W = %d";
+    std::string sink_hidden = "first token hidden", sink_renormalized = "rows renormalized";
 };
 
 struct HeatmapInput {
@@ -39,6 +43,7 @@ struct HeatmapInput {
     bool dark = true;
     bool scores = false;         // the legend's title: the scaled scores rather than the weights
     bool any_masked = false;     // the legend shows the hatch
+    bool sink_hidden = false;    // the trace is without_sink()'s: key 0 is drawn flat and the legend says so
     float zoom = 1.0f, view_x = 0.0f, view_y = 0.0f;  // HeatmapOptions: clamped by the layout
     HeatmapWords words;
 };
@@ -51,6 +56,8 @@ struct HeatmapLayout {
     float s = 1.0f;
     Box box;
     bool dark = true, scores = false, any_masked = false;
+    bool window_legend = false;          // the map's sliding window masks some cell (window_bites)
+    bool sink_hidden = false;
     HeatmapWords words;
     float fs = 0.0f, ss = 0.0f;          // label (body) and small font sizes
     float maxw_q = 0.0f, maxw_k = 0.0f;  // widest labels in the body font
@@ -69,8 +76,9 @@ struct HeatmapLayout {
     float zoom = 1.0f, view_x = 0.0f, view_y = 0.0f;
     float cell = 0.0f;                   // cell0 · zoom
     int row0 = 0, row1 = 0, col0 = 0, col1 = 0;  // visible queries [row0, row1), keys [col0, col1)
-    // Legend: the colormap bar, five ticks on it, the masked swatch below when something is masked.
-    Box bar, swatch;
+    // Legend: the colormap bar, five ticks on it, the masked swatch below when something is
+    // masked, then the window's and the hidden sink's when they are there.
+    Box bar, swatch, window_swatch, sink_swatch;
     float fit_x = 0.0f, fit_y = 0.0f;    // the "Fit" button's place below the legend (zoomed in, on screen)
     float footer_y = 0.0f;               // the progress / memory line below the grid
 
@@ -86,6 +94,21 @@ struct HeatmapLayout {
     Box query_rect(int q) const { return {grid.x0 - label_w, cell_y(static_cast<float>(q)), grid.x0, cell_y(static_cast<float>(q)) + cell}; }
     Box key_rect(int k) const { return {cell_x(static_cast<float>(k)), grid.y0 - header_h, cell_x(static_cast<float>(k)) + cell, grid.y0}; }
 };
+
+// A masked cell of a sliding-window map (Trace::window = W) that the window masks: its key is
+// W or more before the query (k ≤ q − W), rather than after it (the causal mask).
+inline bool outside_window(const Trace& tr, int q, int k) {
+    return tr.window > 0 && k <= q - tr.window && tr.allowed.size() > 0 && tr.allowed(q, k) == 0;
+}
+// Whether the window masks any cell of the map (some query is W or more past the first key):
+// only then does the legend have its entry.
+inline bool window_bites(const Trace& tr) {
+    return tr.window > 0 && tr.T_q() > tr.window && tr.T_k() > 0 && outside_window(tr, tr.window, 0);
+}
+
+// Whether some cell is masked, for the legend's hatch: with `sink_hidden` the first key's column
+// (left out by the sink option, sink.hpp) does not count, it has an entry of its own.
+bool any_masked(const Trace& tr, bool sink_hidden);
 
 // `widths` in the body font (label_widths(trace, FontRole::Body, measure)).
 HeatmapLayout lay_out_heatmap(const HeatmapInput& input, const TextMeasure& measure, const LabelWidths& widths);

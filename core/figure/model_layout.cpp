@@ -34,13 +34,23 @@ ModelLayout lay_out_model(const ModelInput& in, const TextMeasure& m) {
     L.header_h = 2.0f * ss + 14.0f * sc;  // caption, then head numbers
     // The colour scale right of the grid: bar and swatch 22 px off the grid, 12 wide, then their
     // labels ("masked" the widest, beside the swatch; the scale's 0 … 1 fit in 72 px).
+    // Grouped-query attention: query heads per K/V head, when the K/V heads divide the heads.
+    const bool grouped = in.kv_heads > 0 && in.kv_heads < H && H % in.kv_heads == 0;
+    L.group = grouped ? H / in.kv_heads : 1;
+    const int groups = H / L.group;
     L.legend_w = std::max(72.0f * sc, (22.0f + 12.0f + 7.0f + 8.0f) * sc + m.width(in.words.masked, FontRole::Small));
+    if (grouped) L.legend_w = std::max(L.legend_w, (22.0f + 12.0f + 7.0f + 8.0f) * sc + m.width(in.words.kv_shared, FontRole::Small));
     const float avail_w = std::max(in.view.w() - 2.0f * L.margin - L.label_w - L.legend_w, 10.0f);
     const float avail_h = std::max(in.view.h() - 2.0f * L.margin - L.header_h, 10.0f);
     L.gap = std::clamp(std::min(avail_w / H, avail_h / Ly) * 0.08f, 2.0f * sc, 8.0f * sc);
+    // A frame 5.5 px out from its thumbnails, clear of the accent around the shown map (3 px
+    // out, 2.5 wide); two frames 4 px apart at least.
+    L.frame_pad = grouped ? 5.5f * sc : 0.0f;
+    L.group_gap = L.row_gap = grouped ? std::max(L.gap, 2.0f * L.frame_pad + 4.0f * sc) : L.gap;
     const float kMinCell = 30.0f * sc, kMaxCell = 150.0f * sc;
-    L.cell = std::clamp(std::min((avail_w - L.gap * (H - 1)) / H, (avail_h - L.gap * (Ly - 1)) / Ly), kMinCell, kMaxCell);
-    const float grid_w = H * L.cell + (H - 1) * L.gap, grid_h = Ly * L.cell + (Ly - 1) * L.gap;
+    const float gaps_w = L.gap * (H - groups) + L.group_gap * (groups - 1), gaps_h = L.row_gap * (Ly - 1);
+    L.cell = std::clamp(std::min((avail_w - gaps_w) / H, (avail_h - gaps_h) / Ly), kMinCell, kMaxCell);
+    const float grid_w = H * L.cell + gaps_w, grid_h = Ly * L.cell + gaps_h;
     const float spare_w = std::max(avail_w - grid_w, 0.0f), spare_h = std::max(avail_h - grid_h, 0.0f);
     const float gx0 = in.x0 + L.margin + L.label_w + spare_w * 0.5f;
     const float gy0 = in.y0 + L.margin + L.header_h + spare_h * 0.3f;
@@ -51,17 +61,23 @@ ModelLayout lay_out_model(const ModelInput& in, const TextMeasure& m) {
     const float bar_x = gx0 + grid_w + 22.0f * sc, bar_w = 12.0f * sc;
     const float bar_y = gy0 + ss + 8.0f * sc, bar_h = std::clamp(grid_h - ss - 8.0f * sc, 60.0f * sc, 220.0f * sc);
     L.bar = {bar_x, bar_y, bar_x + bar_w, bar_y + bar_h};
-    const float y = bar_y + bar_h + 14.0f * sc;
+    float y = bar_y + bar_h + 14.0f * sc;
     L.swatch = {bar_x, y, bar_x + bar_w, y + bar_w};
+    if (in.causal) y += bar_w + 12.0f * sc;
+    L.group_swatch = {bar_x, y, bar_x + bar_w, y + bar_w};
     return L;
 }
 
 ModelLayout::Hit ModelLayout::hit(float x, float y) const {
-    const int h = static_cast<int>(std::floor((x - grid.x0) / (cell + gap)));
-    const int l = static_cast<int>(std::floor((y - grid.y0) / (cell + gap)));
-    if (h < 0 || h >= heads || l < 0 || l >= layers) return {};
+    // Across: the group, then the head within it (the wider gap between groups is no thumbnail).
+    const float group_pitch = group * (cell + gap) - gap + group_gap;
+    const int g = static_cast<int>(std::floor((x - grid.x0) / group_pitch));
+    const int i = static_cast<int>(std::floor((x - grid.x0 - g * group_pitch) / (cell + gap)));
+    const int h = g * group + i;
+    const int l = static_cast<int>(std::floor((y - grid.y0) / (cell + row_gap)));
+    if (g < 0 || i < 0 || i >= group || h >= heads || l < 0 || l >= layers) return {};
     const Box b = thumb(l, h);
-    return x < b.x1 && y < b.y1 ? Hit{l, h} : Hit{};
+    return x >= b.x0 && x < b.x1 && y < b.y1 ? Hit{l, h} : Hit{};
 }
 
 // [SECTION] Items --------------------------------------------------------------------------------
@@ -130,6 +146,15 @@ std::vector<Item> model_items(const ModelLayout& L, const ModelInput& in, const 
             if (t < in.tags.size()) add_tag(b, in.tags[t], thumb.index);
         }
     }
+    if (L.group > 1) {  // the query heads of each K/V head, framed in every row
+        const Color frame = pal.text_muted;
+        const int groups = L.heads / L.group;
+        for (int l = 0; l < L.layers; ++l) {
+            if (!L.near_view(l)) continue;
+            for (int g = 0; g < groups; ++g)
+                items.push_back(outline_item(ItemRole::GroupFrame, L.group_frame(l, g), frame, 1.25f * sc, 4.0f * sc, l * groups + g));
+        }
+    }
     if (one_head || in.show == ModelShow::Rollout) {
         // The map the other views show (for rollout: the layer it is rolled out to).
         const int h0 = one_head ? in.head : 0, h1 = one_head ? in.head : L.heads - 1;
@@ -160,6 +185,11 @@ std::vector<Item> model_items(const ModelLayout& L, const ModelInput& in, const 
         items.push_back(hatch);
         items.push_back(outline_item(ItemRole::MaskedSwatch, L.swatch, pal.text_muted, 1.0f));
         small_text(ItemRole::MaskedLabel, L.swatch.x1 + 7.0f * sc, L.swatch.y0 + (L.swatch.w() - ss) * 0.5f, pal.text, in.words.masked);
+    }
+    if (L.group > 1) {
+        const Box& b = L.group_swatch;
+        items.push_back(outline_item(ItemRole::GroupFrame, b, pal.text_muted, 1.25f * sc, 3.0f * sc));
+        small_text(ItemRole::GroupFrame, b.x1 + 7.0f * sc, b.y0 + (b.w() - ss) * 0.5f, pal.text, in.words.kv_shared);
     }
     return items;
 }

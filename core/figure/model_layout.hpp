@@ -1,7 +1,9 @@
 // model_layout.hpp: the model view (an imported model's layers × heads of small heatmaps, like
 // BertViz's model view) laid out without GL or ImGui: row labels on the left, head numbers on
 // top, square thumbnails with gaps, the weight scale on the right. When thumbnails would be
-// smaller than 30 px (at scale 1) the grid scrolls instead of shrinking further.
+// smaller than 30 px (at scale 1) the grid scrolls instead of shrinking further. Query heads
+// that share their keys and values (grouped-query attention: heads h with the same
+// h / (heads / kv_heads)) are framed together in every layer's row, a wider gap between groups.
 // web/ui/model_view.cpp draws the items (the thumbnails from one atlas texture on the GPU),
 // the hover's tooltip and the click that opens a map.
 //
@@ -23,6 +25,7 @@ struct ModelWords {
     std::string heads = "heads \xe2\x86\x92", layers = "layers \xe2\x86\x93";  // captions
     std::string layer = "layer %d";                                             // row labels (one %d)
     std::string weight = "weight", masked = "masked";                           // legend
+    std::string kv_shared = "K, V shared";                                      // legend: a group's frame
 };
 
 // Which maps the other views show: one head, an aggregate of the chosen layers × heads, or the
@@ -47,6 +50,7 @@ struct ModelInput {
     std::vector<bool> layers_on, heads_on;  // the aggregate's choice (Aggregate)
     std::vector<HeadTag> tags;     // per thumbnail (layer · heads + head), or empty: none
     std::vector<bool> off;         // per thumbnail, or empty: knocked out (a live model's experiment)
+    int kv_heads = 0;              // the stack's K/V heads; 0, or heads: none shared (no frames)
     ModelWords words;
 };
 
@@ -57,14 +61,25 @@ struct ModelLayout {
     float s = 1.0f;
     float label_w = 0.0f, header_h = 0.0f, legend_w = 0.0f, margin = 0.0f;
     float cell = 0.0f, gap = 0.0f;     // a thumbnail's side, the gap between two
+    // Grouped-query attention: query heads per K/V head (1: none shared), the frame's distance
+    // from its thumbnails, and the gaps between two groups and between two rows (wide enough
+    // for two frames; `gap` when there are no groups).
+    int group = 1;
+    float frame_pad = 0.0f, group_gap = 0.0f, row_gap = 0.0f;
     Box grid;                          // all thumbnails
     Box view;
     float content_w = 0.0f, content_h = 0.0f;  // the scrolled extent
-    Box bar, swatch;                   // legend: the weight scale, the masked swatch
+    Box bar, swatch, group_swatch;     // legend: the weight scale, the masked swatch, a group's frame
 
     Box thumb(int layer, int head) const {
-        const float x = grid.x0 + head * (cell + gap), y = grid.y0 + layer * (cell + gap);
+        const float x = grid.x0 + head * (cell + gap) + static_cast<float>(head / group) * (group_gap - gap);
+        const float y = grid.y0 + layer * (cell + row_gap);
         return {x, y, x + cell, y + cell};
+    }
+    // The frame around the K/V group `g` (heads g·group … g·group + group − 1) in a layer's row.
+    Box group_frame(int layer, int g) const {
+        const Box a = thumb(layer, g * group), b = thumb(layer, g * group + group - 1);
+        return {a.x0 - frame_pad, a.y0 - frame_pad, b.x1 + frame_pad, b.y1 + frame_pad};
     }
     // Whether a thumbnail is near enough the visible box to be drawn.
     bool near_view(int layer) const {
@@ -85,8 +100,10 @@ ModelLayout lay_out_model(const ModelInput& input, const TextMeasure& measure);
 // Captions, head numbers and layer labels (the chosen ones in the text colour), then per
 // thumbnail an Item::Grid (index layer · heads + head) with a veil over those outside the
 // aggregate, a veil and a cross over those knocked out (ItemRole::Knockout), a thin outline
-// and its tag (a chip at the bottom left), the accent around the map the other views show, the hovered
-// thumbnail's outline, and the legend (title, Item::Colormap, ticks 0 / 0.5 / 1, the hatch).
+// and its tag (a chip at the bottom left), the K/V groups' frames (ItemRole::GroupFrame, index
+// layer · groups + group), the accent around the map the other views show, the hovered
+// thumbnail's outline, and the legend (title, Item::Colormap, ticks 0 / 0.5 / 1, the hatch, a
+// group's frame).
 std::vector<Item> model_items(const ModelLayout& layout, const ModelInput& input, const ModelLayout::Hit& hover,
                               const TextMeasure& measure);
 

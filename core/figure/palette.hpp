@@ -38,8 +38,15 @@ struct FigurePalette {
     Color outline;                     // the heatmap's selected row / column and hovered cell
     Color on_tint;                     // a token's label on a strongly tinted box (light theme)
     Color accent;                      // the chosen thing (ImGui's active button, the model view's shown map)
+    Color window_a, window_b;          // cells outside a sliding window: two warm greys in stripes the other way
 };
 const FigurePalette& figure_palette(bool dark);
+
+// The flat tone of the first key's column when the sink option leaves it out (between the
+// hatch's two greys, without stripes: not masked, only not shown).
+inline Color sink_fill(const FigurePalette& p) {
+    return {(p.hatch_a.r + p.hatch_b.r) * 0.5f, (p.hatch_a.g + p.hatch_b.g) * 0.5f, (p.hatch_a.b + p.hatch_b.b) * 0.5f, 1.0f};
+}
 
 // One colour per head (Tableau 10, a brighter variant on the dark background; colormaps.hpp).
 Color head_color(bool dark, int head);

@@ -112,6 +112,10 @@ struct Trace {
     int heads = 1, d_k = 1, d_model = 1;
     Scale scale{};
     MaskMatrix allowed;        // the combined mask, T_q×T_k
+    // > 0: the map is a sliding-window layer's (a live model's config says so): query i sees
+    // itself and the window − 1 keys before it, so keys j ≤ i − window are masked "outside the
+    // window" (`allowed` holds it), as distinct from the causal mask of later keys.
+    int window = 0;
     // Inputs, per-head intermediates, concat and output. In a long trace every matrix with a
     // row per query holds only the first kLongTraceRows rows (q, scores, scaled, weights,
     // output, x_q, concat); k and v are whole.

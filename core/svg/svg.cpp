@@ -172,6 +172,11 @@ const char* class_of(ItemRole role) {
         case ItemRole::LegendLabel: return "tick";
         case ItemRole::MaskedSwatch: return "masked-swatch";
         case ItemRole::MaskedLabel: return "masked-label";
+        case ItemRole::WindowSwatch: return "window-swatch";
+        case ItemRole::WindowLabel: return "window-label";
+        case ItemRole::SinkSwatch: return "sink-swatch";
+        case ItemRole::SinkLabel: return "sink-label";
+        case ItemRole::GroupFrame: return "kv-group";
         case ItemRole::HeadTag: return "head-tag";
         case ItemRole::Knockout: return "knockout";
         case ItemRole::Other: return "item";
@@ -255,10 +260,16 @@ void write_segment(Doc& doc, const Item& it) {
 
 // The hatch of masked cells as shaders/heatmap.frag draws it: two neutral greys in stripes
 // running down to the right, 7 px apart along a row (7/√2 across the stripes), half each.
-void hatch_pattern(Doc& doc, const FigurePalette& pal) {
+void hatch_pattern(Doc& doc, const FigurePalette& pal, bool window) {
     doc.defs += "<pattern id=\"hatch\" patternUnits=\"userSpaceOnUse\" width=\"4.95\" height=\"4.95\" "
                 "patternTransform=\"rotate(-45)\"><rect width=\"4.95\" height=\"4.95\" fill=\"" + hex(pal.hatch_b) +
                 "\"/><rect width=\"2.475\" height=\"4.95\" fill=\"" + hex(pal.hatch_a) + "\"/></pattern>\n";
+    // Cells outside a sliding window (when the map has any): two warm tones, the stripes running
+    // up to the right.
+    if (window)
+        doc.defs += "<pattern id=\"window-hatch\" patternUnits=\"userSpaceOnUse\" width=\"4.95\" height=\"4.95\" "
+                    "patternTransform=\"rotate(45)\"><rect width=\"4.95\" height=\"4.95\" fill=\"" + hex(pal.window_b) +
+                    "\"/><rect width=\"2.475\" height=\"4.95\" fill=\"" + hex(pal.window_a) + "\"/></pattern>\n";
 }
 
 // The colormap as a gradient through its key colours (the LUT interpolates them linearly too).
@@ -278,7 +289,8 @@ void write_items(Doc& doc, const std::vector<Item>& items, Marker at_marker) {
     for (const Item& it : items) {
         const bool legend = it.role == ItemRole::LegendTitle || it.role == ItemRole::LegendBar || it.role == ItemRole::LegendTick ||
                             it.role == ItemRole::LegendLabel || it.role == ItemRole::MaskedSwatch || it.role == ItemRole::MaskedLabel ||
-                            it.role == ItemRole::HeadSwatch || it.role == ItemRole::HeadLabel;
+                            it.role == ItemRole::HeadSwatch || it.role == ItemRole::HeadLabel || it.role == ItemRole::WindowSwatch ||
+                            it.role == ItemRole::WindowLabel || it.role == ItemRole::SinkSwatch || it.role == ItemRole::SinkLabel;
         if (legend != in_legend) {
             doc.body += legend ? "<g class=\"legend\">\n" : "</g>\n";
             in_legend = legend;
@@ -288,6 +300,7 @@ void write_items(Doc& doc, const std::vector<Item>& items, Marker at_marker) {
             case Item::Text: write_text(doc, it); break;
             case Item::Segment: write_segment(doc, it); break;
             case Item::Hatch: write_rect(doc, it, "url(#hatch)"); break;
+            case Item::WindowHatch: write_rect(doc, it, "url(#window-hatch)"); break;
             case Item::Colormap: write_rect(doc, it, "url(#colormap)"); break;
             case Item::Lines:
             case Item::Grid: at_marker(it); break;
@@ -388,7 +401,8 @@ void heatmap_figure(Doc& doc, const Trace& tr, const SvgOptions& o, const Box& b
     in.scale = o.scale;
     in.dark = o.dark;
     in.scores = o.scores;
-    in.any_masked = tr.allowed.size() > 0 && tr.allowed.minCoeff() == 0;
+    in.any_masked = any_masked(tr, o.sink_hidden);
+    in.sink_hidden = o.sink_hidden;
     in.zoom = o.zoom, in.view_x = o.view_x, in.view_y = o.view_y;
     in.words = o.labels.heatmap;
     const HeatmapLayout layout = lay_out_heatmap(in, m, label_widths(tr, FontRole::Body, m));
@@ -405,7 +419,7 @@ void heatmap_figure(Doc& doc, const Trace& tr, const SvgOptions& o, const Box& b
     values.rows = visible.data();
     const HeatmapItems items = heatmap_items(layout, sel, values, m);
 
-    hatch_pattern(doc, pal);
+    hatch_pattern(doc, pal, window_bites(tr));
     colormap_gradient(doc, map);
     doc.add_clips(items.clips);
     write_items(doc, items.items, [&](const Item& grid) {
@@ -418,7 +432,11 @@ void heatmap_figure(Doc& doc, const Trace& tr, const SvgOptions& o, const Box& b
                 const std::string at = "<rect x=\"" + num(layout.cell_x(static_cast<float>(k))) + "\" y=\"" +
                                        num(layout.cell_y(static_cast<float>(q))) + size;
                 const std::string where = " data-q=\"" + std::to_string(q) + "\" data-k=\"" + std::to_string(k) + "\"";
-                if (tr.allowed(q, k) == 0) {
+                if (tr.allowed(q, k) == 0 && o.sink_hidden && k == 0) {
+                    doc.body += at + " fill=\"" + hex(sink_fill(pal)) + "\" class=\"cell sink\"" + where + "/>\n";
+                } else if (outside_window(tr, q, k)) {
+                    doc.body += at + " fill=\"url(#window-hatch)\" class=\"cell masked window\"" + where + "/>\n";
+                } else if (tr.allowed(q, k) == 0) {
                     doc.body += at + " fill=\"url(#hatch)\" class=\"cell masked\"" + where + "/>\n";
                 } else {
                     const float v = visible[static_cast<size_t>(q - layout.row0) * T_k + k];

@@ -12,8 +12,11 @@
 //   lines:   g.lines > line.line (data-head/q/k/w), rect.token.query|key (data-index),
 //            text.token-label, text.number, text.number.masked, rect.rail, text.rail-label,
 //            rect.head-swatch, text.head-label
-//   heatmap: g.cells > rect.cell (data-q/k/v) or rect.cell.masked (fill: the hatch pattern),
-//            text.row-label, text.col-label (data-index), text.number, g.legend (text.tick …)
+//   heatmap: g.cells > rect.cell (data-q/k/v) or rect.cell.masked (fill: the hatch pattern;
+//            rect.cell.masked.window outside a sliding window: the window's pattern) or
+//            rect.cell.sink (the first key left out by the sink option), text.row-label,
+//            text.col-label (data-index), text.number, g.legend (text.tick, text.window-label,
+//            text.sink-label …)
 //   both:    text.title, text.heading / text.caption; an outline-only rect's class ends in -outline.
 #pragma once
 
@@ -59,6 +62,7 @@ struct SvgOptions {
     bool log = false;                 // weights on the log scale (core/figure/display_map.hpp), as on screen
     bool show_numbers = true;         // values in cells that are big enough
     float zoom = 1.0f, view_x = 0.0f, view_y = 0.0f;  // as on screen: the visible part only
+    bool sink_hidden = false;         // the trace is without_sink()'s (sink.hpp): key 0 drawn flat, in the legend
     SvgLabels labels;
 };
 

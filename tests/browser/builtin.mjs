@@ -89,6 +89,18 @@ await check('a model= link reopens the same figure in a new page', async () => {
   await other.context().close();
 });
 
+await check('a model= link without map= opens the view it names on layer 1, head 1, and the address bar names no scene', async () => {
+  const other = await openPage(browser, `${url}#v=1&model=tiny-lm&text=${encodeURIComponent('The cat sat')}&view=heatmap`);
+  const s = await until(other, settled, 'the linked model run', 60000);
+  expect(s.view === 'heatmap' && s.import.layer === 0 && s.import.head === 0, `view ${s.view}, map ${s.import.layer + 1}:${s.import.head + 1}`);
+  // The address bar is written a few times a second: read it once it names the model's text.
+  const named = await until(other, (x) => /(^|&)text=/.test(decodeURIComponent(x.link)), 'the address bar to name the text');
+  const link = decodeURIComponent(named.link);
+  expect(!/(^|&)(scene|preset)=/.test(link) && /view=heatmap/.test(link) && link.length < 200, `link ${link}`);
+  await other.context().close();
+  return link;
+});
+
 await check('the translate-numbers scene translates with tiny-translator and shows cross attention', async () => {
   await clickWidget(page, 'model.close');
   await until(page, (s) => !s.model.active, 'the model closed');

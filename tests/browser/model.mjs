@@ -3,15 +3,19 @@
 // Hugging Face layout (tests/model/make_models.py) opened by the folder dialog, by files dropped
 // together and by ?model=; the text box runs the model on every edit; Steps shows layer 2 head
 // 3's Q, compared with the PyTorch reference (tests/model/reference_run.py) on the same ids;
-// a model link; translation; a bad model's error keeps the figure.
+// a model link; translation; a bad model's error keeps the figure; what today's models add
+// (issue 29 §3): a Mistral-shaped folder's link opening the heatmap it names, its sliding
+// window hatched apart from the causal mask, the sink option; a Qwen3-shaped folder dropped, its
+// shared K/V heads framed in the model view.
 //   node tests/browser/model.mjs SITE_DIR ARTIFACT_DIR MODEL_REFS_DIR
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { distinctColors } from './png.mjs';
+import { distinctColors, patch } from './png.mjs';
 import {
-  check, clickWidget, expect, maxDiff, finishSuite, moveAway, openPage, shot, startSuiteOrEnd, state, until, waitFrames,
+  cellPatch, check, clickWidget, expect, looksMasked, maxDiff, finishSuite, moveAway, openPage, shot, startSuiteOrEnd, state,
+  until, waitFrames,
 } from './harness.mjs';
 
 const [siteDir, artifacts, refs] = process.argv.slice(2);
@@ -23,6 +27,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const gpt2 = path.join(refs, 'gpt2_l3_h4_d32_f16');      // 3 layers × 4 heads: layer 2, head 3 exists
 const bert = path.join(refs, 'bert_l2_h2_d16_f32');
 const marian = path.join(refs, 'marian_e2_d1_h2_d16_f32');
+const mistral = path.join(refs, 'mistral_l2_h4kv2_d32_f32_window');  // a sliding window of 4 on both layers
+const qwen3 = path.join(refs, 'qwen3_l2_h4kv2_d24_f32_qknorm');      // 4 query heads, 2 K/V heads
 const filesOf = (dir) => fs.readdirSync(dir).filter((f) => f !== 'expected.json').map((f) => path.join(dir, f));
 
 const settled = (s) => s.model.active && !s.model.busy && s.model.run_revision === s.model.input_revision && s.model.figure;
@@ -91,7 +97,7 @@ await check('Steps: layer 2, head 3 shows the model\'s Q, equal to the PyTorch r
 await check('a bad model says which file and field, and the figure stays', async () => {
   const before = await state(page);
   const cfg = JSON.parse(fs.readFileSync(path.join(bert, 'config.json'), 'utf8'));
-  cfg.model_type = 'llama';
+  cfg.model_type = 'mamba';  // not a family the runtime has (llama is one now)
   await page.evaluate((files) => {
     const dt = new DataTransfer();
     for (const [name, text] of files) dt.items.add(new File([text], name));
@@ -125,14 +131,19 @@ await check('a model too big for the page is refused before its files are read, 
   return s.error;
 });
 
-await check('files dropped together open a bert model (bidirectional, no next tokens)', async () => {
-  const files = filesOf(bert).map((f) => [path.basename(f), fs.readFileSync(f).toString('base64')]);
-  await page.evaluate((list) => {
+// A model's files dropped together on the canvas, as a reader drops a folder's contents.
+async function dropFiles(p, dir) {
+  const files = filesOf(dir).map((f) => [path.basename(f), fs.readFileSync(f).toString('base64')]);
+  await p.evaluate((list) => {
     const dt = new DataTransfer();
     for (const [name, b64] of list) dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], name));
     const canvas = document.getElementById('canvas');
     canvas.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
   }, files);
+}
+
+await check('files dropped together open a bert model (bidirectional, no next tokens)', async () => {
+  await dropFiles(page, bert);
   const s = await until(page, (x) => settled(x) && x.model.model_type === 'bert', 'the bert model', 30000);
   expect(s.queries[0] === '[CLS]' && s.queries[s.queries.length - 1] === '[SEP]', `tokens ${s.queries}`);
   expect(!s.import.stacks[0].causal && s.model.figure.top.length === 0, 'bert: causal or next tokens');
@@ -155,6 +166,75 @@ await check('?model= opens a marian model from this site; it translates, and a l
   await p2.close();
   fs.rmSync(path.join(siteDir, 'model-test'), { recursive: true, force: true });
   return `decoder: ${s.queries.join('|')}`;
+});
+
+const mean = (px) => px.reduce((a, p) => a.map((v, i) => v + p[i] / px.length), [0, 0, 0]);
+await check('a sliding window: a ?model= link opens its heatmap; the window\'s cells and legend entry apart from the causal mask; the sink option', async () => {
+  const dir = path.join(siteDir, 'model-test', 'mistral');
+  fs.mkdirSync(dir, { recursive: true });
+  for (const f of filesOf(mistral)) fs.copyFileSync(f, path.join(dir, path.basename(f)));
+  const text = 'the cat sat on the mat and the dog sat on the rug';
+  const out = [];
+  for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+    const p = await openPage(browser, `${url}?model=model-test/mistral#v=1&text=${encodeURIComponent(text)}&view=heatmap`, { viewport });
+    // The link names the heatmap and no map: the model opens on it (layer 1, head 1), not on the model view.
+    let s = await until(p, (x) => settled(x) && x.model.model_type === 'mistral' && x.heatmap.progress === 1, 'the mistral model', 60000);
+    expect(s.view === 'heatmap' && s.import.layer === 0 && s.import.head === 0, `view ${s.view}, map ${s.import.layer}:${s.import.head}`);
+    expect(s.import.stacks[0].windows.join() === '4,4' && s.import.stacks[0].kv_heads === 2, `stack ${JSON.stringify(s.import.stacks[0])}`);
+    const T = s.queries.length;
+    expect(T > 5 && s.window === 4 && s.heatmap.window_legend, `${T} tokens, window ${s.window}`);
+    for (let q = 0; q < T; ++q)
+      for (let k = 0; k < T; ++k) expect(!!s.allowed[q][k] === (k <= q && k > q - 4), `cell ${q}, ${k}: allowed ${s.allowed[q][k]}`);
+    // No scene in the address bar (written a few times a second): the model's figure is what it names.
+    const named = (x) => /(^|&)text=/.test(decodeURIComponent(x.link));
+    const link = decodeURIComponent((await until(p, named, 'the address bar to name the model\'s text')).link);
+    expect(!/(^|&)(scene|preset)=/.test(link) && /view=heatmap/.test(link), `link ${link}`);
+    await moveAway(p);
+    let img = await shot(p, `model-06-window-${viewport.width}.png`);
+    // The causal mask's grey hatch above the diagonal; warm stripes the other way outside the window.
+    expect(looksMasked(img, cellPatch(s, 0, T - 1)), 'the causal cell is not hatched grey');
+    const outside = patch(img, cellPatch(s, T - 1, 0)), [r, , b] = mean(outside);
+    expect(!looksMasked(img, cellPatch(s, T - 1, 0)) && r > b + 12 && new Set(outside.map((c) => c.join())).size >= 2,
+           `the cell outside the window is ${JSON.stringify(mean(outside))}`);
+    const swatch = patch(img, s.widgets['heatmap.window_swatch']);
+    expect(mean(swatch)[0] > mean(swatch)[2] + 12, 'the legend\'s window swatch is not warm');
+    out.push(`${viewport.width} px: ${T} tokens, ${((T - 4) * (T - 3)) / 2} cells outside the window`);
+    if (viewport.width < 700) {
+      await p.context().close();
+      continue;
+    }
+    // Sink hidden: key 0's column flat, the rest renormalized; the figure keeps its true weights.
+    const before = s.import.shown;
+    await clickWidget(p, 'sink');
+    s = await until(p, (x) => x.sink_hidden && x.heatmap.sink_legend && x.heatmap.progress === 1, 'the sink hidden');
+    expect(maxDiff(s.import.shown, before) === 0, 'the true weights changed');
+    await until(p, (x) => decodeURIComponent(x.link).includes('sink=hidden'), 'the address bar to say sink=hidden');
+    await moveAway(p);
+    img = await shot(p, 'model-07-sink-hidden.png');
+    const flat = patch(img, cellPatch(s, T - 1, 0));
+    expect(new Set(flat.map((c) => c.join())).size === 1, 'the hidden first key is not flat');
+    await p.context().close();
+  }
+  fs.rmSync(path.join(siteDir, 'model-test'), { recursive: true, force: true });
+  return out.join('; ');
+});
+
+await check('the model view frames the query heads that share K and V (qwen3: 4 heads, 2 K/V), at 1280 and 390 px', async () => {
+  const out = [];
+  for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+    const p = await openPage(browser, url, { viewport });
+    await dropFiles(p, qwen3);
+    const s = await until(p, (x) => settled(x) && x.model.model_type === 'qwen3' && x.view === 'model', 'the qwen3 model', 60000);
+    expect(s.import.stacks[0].kv_heads === 2, `kv heads ${s.import.stacks[0].kv_heads}`);
+    const t = (l, h) => s.widgets[`thumb.${l}.${h}`];
+    const within = t(1, 2)[0] - (t(1, 1)[0] + t(1, 1)[2]), between = t(1, 3)[0] - (t(1, 2)[0] + t(1, 2)[2]);
+    expect(between > within + 6, `gaps ${within} within a group, ${between} between groups`);
+    await moveAway(p);
+    await shot(p, `model-08-kv-groups-${viewport.width}.png`);
+    out.push(`${viewport.width} px: gaps ${within.toFixed(1)} / ${between.toFixed(1)}`);
+    await p.context().close();
+  }
+  return out.join(', ');
 });
 
 await finishSuite('model');

@@ -219,8 +219,9 @@ std::uint64_t Renderer::signature(std::uint64_t h) const {
     for (const HeatmapDraw& d : heatmaps_) {
         for (float f : {d.min.x, d.min.y, d.max.x, d.max.y, d.value_min, d.value_max, d.cell_x0, d.cell_y0, d.cells_w, d.cells_h})
             mixf(f);
-        for (const auto* a : {&d.hatch_a, &d.hatch_b, &d.grid})
+        for (const auto* a : {&d.hatch_a, &d.hatch_b, &d.grid, &d.window_a, &d.window_b})
             for (float f : *a) mixf(f);
+        mix(static_cast<std::uint64_t>(d.window) << 1 | static_cast<std::uint64_t>(d.sink_hidden));
         mix(static_cast<std::uint64_t>(d.T_q) << 32 | static_cast<std::uint32_t>(d.T_k));
         mix(static_cast<std::uint64_t>(d.colormap) << 40 | static_cast<std::uint64_t>(d.atlas) << 32 |
             static_cast<std::uint32_t>(d.origin_x) << 16 | static_cast<std::uint32_t>(d.origin_y));
@@ -293,6 +294,12 @@ GLuint Renderer::use_heatmap_program(const HeatmapDraw& d, const float display[4
     glUniform4fv(glGetUniformLocation(p, "u_hatch_a"), 1, d.hatch_a.data());
     glUniform4fv(glGetUniformLocation(p, "u_hatch_b"), 1, d.hatch_b.data());
     glUniform4fv(glGetUniformLocation(p, "u_grid"), 1, d.grid.data());
+    glUniform4fv(glGetUniformLocation(p, "u_window_a"), 1, d.window_a.data());
+    glUniform4fv(glGetUniformLocation(p, "u_window_b"), 1, d.window_b.data());
+    glUniform1i(glGetUniformLocation(p, "u_window"), tiles ? d.window : 0);
+    glUniform1i(glGetUniformLocation(p, "u_sink_hidden"), tiles && d.sink_hidden ? 1 : 0);
+    glUniform2i(glGetUniformLocation(p, "u_first_cell"), 0, 0);
+    glUniform1i(glGetUniformLocation(p, "u_texel_cells"), 1);
     glUniform1i(glGetUniformLocation(p, "u_values"), 0);
     glUniform1i(glGetUniformLocation(p, "u_lut"), 1);
     glActiveTexture(GL_TEXTURE1);
@@ -339,7 +346,8 @@ void Renderer::draw_tiles(const HeatmapDraw& d, const ImDrawCmd* cmd) {
     glUniform2f(glGetUniformLocation(p, "u_cell_px"), level_i == 0 ? ux * info.px : 0.0f, level_i == 0 ? uy * info.px : 0.0f);
     glBindVertexArray(empty_vao_);
     const GLint u_rect = glGetUniformLocation(p, "u_rect"), u_cells = glGetUniformLocation(p, "u_cells"),
-                u_done = glGetUniformLocation(p, "u_done");
+                u_done = glGetUniformLocation(p, "u_done"), u_first_cell = glGetUniformLocation(p, "u_first_cell");
+    glUniform1i(glGetUniformLocation(p, "u_texel_cells"), 1 << level_i);
     glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
     glPixelStorei(GL_UNPACK_ROW_LENGTH, level.cols);
     for (int ty = ty0; ty <= ty1; ++ty)
@@ -366,6 +374,7 @@ void Renderer::draw_tiles(const HeatmapDraw& d, const ImDrawCmd* cmd) {
             glUniform4f(u_rect, x0, y0, x0 + w * scale * ux, y0 + h * scale * uy);
             glUniform2i(u_cells, w, h);
             glUniform1i(u_done, done);
+            glUniform2i(u_first_cell, c0 << level_i, r0 << level_i);
             glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
         }
     glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);

@@ -41,6 +41,9 @@ struct HeatmapDraw {
     float value_min = 0.0f, value_max = 1.0f;
     int colormap = 0;
     std::array<float, 4> hatch_a{}, hatch_b{}, grid{};
+    std::array<float, 4> window_a{}, window_b{};  // cells outside a sliding window (the figure's map)
+    int window = 0;                     // the figure's map: its sliding window W (0: none)
+    bool sink_hidden = false;           // the figure's map: key 0 left out, drawn flat
     bool atlas = false;                 // the model view: read the thumbnail atlas
     int origin_x = 0, origin_y = 0;     // first texel of this map in the atlas
     // The figure's map (atlas == false): min/max is the visible box (draw it inside a clip

@@ -9,6 +9,7 @@
 #include "import_state.hpp"
 #include "model_state.hpp"
 #include "scene.hpp"
+#include "sink.hpp"
 #include "strings.hpp"
 #include "lines_layout.hpp"
 #include "top_keys.hpp"
@@ -80,6 +81,8 @@ struct HeatmapProbe {
     double progress = 1.0;           // of the display map being built
     std::size_t display_bytes = 0, trace_bytes = 0, gpu_bytes = 0;
     int tiles = 0;                   // tiles on the GPU
+    bool window_legend = false;      // the legend's entry for cells outside a sliding window
+    bool sink_legend = false;        // the legend's entry for the first key left out (the sink option)
 };
 
 struct StepsOptions {
@@ -109,6 +112,7 @@ struct AppState {
     int revision = 0;            // bumps whenever `trace` changes
     std::string link_map;        // a link's "STACK:LAYER:HEAD" (1-based), applied when its file is in
     View link_map_view = View::Model;  // and the view that link showed the map in
+    bool link_view_waits = false;      // a link named a live model: its view (link_map_view) opens with the model's first figure
     ImportView imported;         // the choice of map of a figure with layers, and a file loading
     ModelSession model;          // a model run live: loading, the reader's text, the run in progress
 
@@ -127,6 +131,9 @@ struct AppState {
     bool touch = false;
     LinesOptions lines;
     HeatmapOptions heatmap;
+    // The heatmap's and the lines' attention-sink option: the first key's weight left out and
+    // every row renormalized (core/figure/sink.hpp); the tooltips keep the true weights.
+    bool sink_hidden = false;
     StepsOptions steps;
     std::map<std::string, ProbeRect> step_rects;  // Steps view: matrix grids by step label
     TokenRef hover;              // this frame
@@ -166,6 +173,12 @@ struct AppState {
     void apply();
     // The draft still is the preset last loaded (false once any input changed it).
     bool showing_preset() const;
+    // Whether `v` draws the figure without its first key now: the option is on, the figure's
+    // maps allow it (sink_hideable) and the view shows weights (the lines; the heatmap's weights).
+    bool hides_sink(View v) const {
+        const bool weights = v == View::Lines || (v == View::Heatmap && heatmap.values == HeatValues::Weights);
+        return sink_hidden && weights && !figure.empty() && sink_hideable(figure.trace());
+    }
 
     // Texts from tokens, joined so that tokenize() gives the same tokens back.
     static std::string join_tokens(const std::vector<std::string>& tokens);

@@ -14,6 +14,7 @@
 #include <cctype>
 #include <charconv>
 #include <filesystem>
+#include <utility>
 
 namespace attn {
 namespace {
@@ -97,7 +98,7 @@ void show_layered_figure(AppState& st, Figure figure, bool keep_choice) {
         st.view = View::Model;
         select_import_stack(st, 0);
     }
-    if (!st.link_map.empty()) apply_link_map(st);  // a link's or a live scene's map
+    if (!st.link_map.empty() || st.link_view_waits) apply_link_map(st);  // a link's or a live scene's map, or view
 }
 
 bool rollout_allowed(const AppState& st) {
@@ -121,8 +122,12 @@ std::optional<ImportMapRef> parse_import_map(std::string_view text) {
 void apply_link_map(AppState& st) {
     const std::string text = std::move(st.link_map);
     st.link_map.clear();
+    const bool view_waits = std::exchange(st.link_view_waits, false);
+    if (!st.figure.has(Detail::Layers)) return;
+    // A live model's link without a map: its view, on the first map (layer 1, head 1).
+    if (text.empty() && view_waits) st.view = st.link_map_view;
     auto ref = parse_import_map(text);
-    if (!st.figure.has(Detail::Layers) || !ref) return;
+    if (!ref) return;
     const auto& stacks = st.figure.layers->stacks;
     auto it = std::find_if(stacks.begin(), stacks.end(), [&](const AttentionStack& s) { return s.name == ref->stack; });
     if (it == stacks.end() || ref->layer > it->layers || ref->head > it->heads) {
@@ -250,10 +255,25 @@ void show_import(AppState& st) {
     t.heads = static_cast<int>(maps.size());
     t.d_k = t.d_model = 0;  // no Q, K, V in the file
     const auto T_q = static_cast<Eigen::Index>(t.queries.size()), T_k = static_cast<Eigen::Index>(t.keys.size());
+    // A sliding window the model's config names (never guessed from zeros): one layer's, or an
+    // aggregate's when every chosen layer slides (the widest window masks what all of them do).
+    // Merged words and the rollout mix keys across the window's edge: none.
+    if (causal && !im.merge_words && im.show != ImportShow::Rollout) {
+        if (im.show == ImportShow::Head) t.window = figure.window_of(im.import_stack, im.import_layer);
+        else
+            for (int l : chosen(im.layers_on)) {
+                const int w = figure.window_of(im.import_stack, l);
+                if (w == 0) {
+                    t.window = 0;
+                    break;
+                }
+                t.window = std::max(t.window, w);
+            }
+    }
     t.allowed = MaskMatrix::Ones(T_q, T_k);
-    if (causal)
-        for (Eigen::Index q = 0; q < T_q; ++q)
-            for (Eigen::Index k = q + 1; k < T_k; ++k) t.allowed(q, k) = 0;
+    for (Eigen::Index q = 0; q < T_q && causal; ++q)
+        for (Eigen::Index k = 0; k < T_k; ++k)
+            if (k > q || (t.window > 0 && k <= q - t.window)) t.allowed(q, k) = 0;
     for (Matrix& m : maps) {
         HeadTrace head;
         head.weights = std::move(m);
@@ -311,8 +331,11 @@ void add_import_json(const AppState& st, nlohmann::json& out) {
         json stacks = json::array();
         for (int i = 0; i < figure.stack_count(); ++i) {
             const AttentionStack& s = figure.stack(i);
+            std::vector<int> windows;
+            for (int l = 0; l < s.layers; ++l) windows.push_back(figure.window_of(i, l));
             stacks.push_back({{"name", s.name}, {"layers", s.layers}, {"heads", s.heads}, {"T_q", s.queries.size()},
-                              {"T_k", s.keys.size()}, {"causal", static_cast<bool>(figure.causal[static_cast<size_t>(i)])}});
+                              {"T_k", s.keys.size()}, {"causal", static_cast<bool>(figure.causal[static_cast<size_t>(i)])},
+                              {"kv_heads", figure.kv_heads_of(i)}, {"windows", windows}});
         }
         const char* show = im.show == ImportShow::Head ? "head" : im.show == ImportShow::Aggregate ? "aggregate" : "rollout";
         j.update({{"model", figure.layers->model}, {"stacks", stacks}, {"stack", im.import_stack}, {"layer", im.import_layer},

@@ -90,7 +90,8 @@ struct ImportMapRef {
 };
 std::optional<ImportMapRef> parse_import_map(std::string_view text);
 // Shows st.link_map of the import now in, in st.link_map_view, then forgets it. A map the file
-// does not have leaves the first map shown and says so in st.error ("link: map: ...").
+// does not have leaves the first map shown and says so in st.error ("link: map: ..."). Without
+// a map, a live model's link (st.link_view_waits) still opens its view, on the first map.
 void apply_link_map(AppState& st);
 // Whether the chosen stack of the figure can show a rollout (self-attention with layers).
 bool rollout_allowed(const AppState& st);

@@ -177,7 +177,7 @@ constexpr LinkParam kParams[] = {
          return "";
      },
      .format = [](const LinkState& l) -> std::string {
-         return l.scene ? "" : l.preset.empty() ? kDefaultPreset : l.preset;
+         return l.scene || l.names_model() ? "" : l.preset.empty() ? kDefaultPreset : l.preset;
      }},
 
     {.name = "scene",
@@ -193,7 +193,7 @@ constexpr LinkParam kParams[] = {
          l.scene = std::move(s);
          return "";
      },
-     .format = [](const LinkState& l) -> std::string { return l.scene ? scene_text(*l.scene) : ""; },
+     .format = [](const LinkState& l) -> std::string { return l.scene && !l.names_model() ? scene_text(*l.scene) : ""; },
      .check = [](const LinkState& l, const Scene&) -> std::string {
          return l.scene && !l.preset.empty() ? "give preset or scene, not both" : "";
      }},
@@ -406,10 +406,12 @@ constexpr LinkParam kParams[] = {
          l.import_map = st.figure.stack(im.import_stack).name + ":" + std::to_string(im.import_layer + 1) + ":" +
                         std::to_string(im.import_head + 1);
      },
-     // Applied by apply_view once every row is in: the map waits for its file.
+     // Applied by apply_view once every row is in: the map waits for its file. So does a live
+     // model's view when no map is given (the model's first figure opens it on layer 1, head 1).
      .to_app = [](AppState& st, const LinkState& l) {
          st.link_map = l.import_map;
          st.link_map_view = l.view;
+         st.link_view_waits = !l.model.empty() || !l.model_text.empty() || !l.model_source.empty();
      }},
 
     {.name = "model",
@@ -742,6 +744,21 @@ constexpr LinkParam kParams[] = {
      .format = [](const LinkState& l) { return flag_text(l.log); },
      .from_app = [](LinkState& l, const AppState& st) { l.log = st.heatmap.log_scale; },
      .to_app = [](AppState& st, const LinkState& l) { st.heatmap.log_scale = l.log; }},
+
+    {.name = "sink",
+     .what = "heatmap and lines: the first token's weight (the attention sink) hidden and each row renormalized over the "
+             "other keys; tooltips keep the true weights",
+     .values = "`hidden`, `shown`",
+     .default_value = "shown",
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         if (v == "hidden") l.sink_hidden = true;
+         else if (v == "shown") l.sink_hidden = false;
+         else return "expected hidden or shown, got " + shown_value(v);
+         return "";
+     },
+     .format = [](const LinkState& l) -> std::string { return l.sink_hidden ? "hidden" : "shown"; },
+     .from_app = [](LinkState& l, const AppState& st) { l.sink_hidden = st.sink_hidden; },
+     .to_app = [](AppState& st, const LinkState& l) { st.sink_hidden = l.sink_hidden; }},
 };
 
 constexpr const LinkParam& kVersionParam = kParams[0];
@@ -842,7 +859,7 @@ std::string encode_link(const LinkState& l, LinkSceneCache* cache) {
     for (const LinkParam& p : kParams) {
         std::string formatted;
         std::string_view value;
-        if (&p == &kSceneParam && l.scene && cache) value = cache->text(*l.scene);
+        if (&p == &kSceneParam && l.scene && cache && !l.names_model()) value = cache->text(*l.scene);
         else value = formatted = p.format(l);
         if (value.empty() || (!p.always_written && value == p.default_value)) continue;
         out += out.empty() ? "" : "&";

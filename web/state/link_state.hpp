@@ -4,7 +4,8 @@
 // The hash is readable key=value pairs, version first (README "Embed in your blog"):
 //   #v=1&preset=i-am-good&view=heatmap&head=2&token=q1&theme=light&text=1.25&panels=0
 // A preset shown unchanged is named (preset=); any other scene travels as base64url of its
-// compact JSON (scene=), read back with read_scene so a bad link fails like a bad file.
+// compact JSON (scene=), read back with read_scene so a bad link fails like a bad file. A
+// model's figure (LinkState::names_model) names neither.
 // Numbers a user reads are 1-based: head=2 is "head 2 of 4", token=q1 the first query.
 //
 // [SECTION] Link state
@@ -47,6 +48,7 @@ struct LinkState {
     HeatValues values = HeatValues::Weights;
     bool numbers = true;
     bool log = false;              // heatmap weights on the log scale
+    bool sink_hidden = false;      // heatmap and lines: the first key left out, rows renormalized (sink.hpp)
     // An imported file's map, "STACK:LAYER:HEAD" with 1-based numbers ("decoder_attention:2:5").
     // The file itself comes from the page's ?import= (README); the map is chosen once it is in.
     std::string import_map;
@@ -67,6 +69,11 @@ struct LinkState {
     int generate = 0;
     Sampling sampling;
     int step = -1;
+
+    // The figure is a model's: a live model's (model, text or source given) or a map of one or
+    // of an imported file (map given). Such a link names no scene (no preset=, no scene=): the
+    // scene behind the model is not on screen, and a reader of the link gets the default one.
+    bool names_model() const { return !model.empty() || !model_text.empty() || !model_source.empty() || !import_map.empty(); }
 };
 
 // [SECTION] Parameters -----------------------------------------------------------------------

@@ -367,6 +367,22 @@ constexpr Entry kTable[] = {
     {Str::TwinNothing, "No figure yet.", "还没有图。"},
     {Str::TwinHead, "head %d of %d", "第 %d 个头（共 %d 个）"},
     {Str::TwinMean, "mean of %d heads", "%d 个头的平均"},
+    {Str::OutsideWindow, "outside the window", "窗口之外"},
+    {Str::WindowSize, "W = %d", "W = %d"},
+    {Str::TipOutsideWindow, "outside the sliding window (W = %d): a query sees only itself and the %d keys before it",
+     "在滑动窗口之外（W = %d）：查询只看得到自己和它前面的 %d 个键"},
+    {Str::SinkHiddenLegend, "first token hidden", "首个词元已隐去"},
+    {Str::SinkRenormalized, "rows renormalized", "各行重新归一化"},
+    {Str::SinkOption, "Hide first token (sink)", "隐去首词元（汇点）"},
+    {Str::SinkOptionTip,
+     "Hide the first token's weight (the attention sink) and renormalize each row over the other keys, so that the rest "
+     "of the pattern is visible. The tooltip still gives the true weight.",
+     "隐去第一个词元的权重（注意力汇点），每行在其余的键上重新归一化，好看清其余的模式。悬停提示仍给出真实的权重。"},
+    {Str::SinkOptionLong, "Not for a long sequence: its map is not held whole.", "长序列不行：它的图没有整个保存。"},
+    {Str::TipSinkShown, "shown (no sink) %.4f", "显示（无汇点）%.4f"},
+    {Str::TipSinkHidden, "the first token: left out of the map (sink hidden)", "第一个词元：不在图中（已隐去汇点）"},
+    {Str::KvShared, "K, V shared", "共享 K、V"},
+    {Str::KvGroupTip, "K, V: head %d of %d, shared by query heads %d\u2013%d", "K、V：第 %d 个（共 %d 个），查询头 %d\u2013%d 共用"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 

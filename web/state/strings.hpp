@@ -68,6 +68,9 @@ enum class Str {
     // phones (web/ui/panels.cpp) and the figure's accessible twin (web/ui/twin.cpp)
     Controls, CloseControls, ViewOptions, ViewIs, TwinLabel, TwinHeadOf, TwinMeanOf, TwinAttends, TwinThen,
     TwinAttended, TwinStrongest, TwinCell, TwinCellMasked, TwinCaption, TwinTruncated, TwinCorner, TwinNothing, TwinHead, TwinMean,
+    // sliding windows and attention sinks (heatmap, lines), shared K/V heads (the model view)
+    OutsideWindow, WindowSize, TipOutsideWindow, SinkHiddenLegend, SinkRenormalized, SinkOption, SinkOptionTip, SinkOptionLong,
+    TipSinkShown, TipSinkHidden, KvShared, KvGroupTip,
     Count
 };
 

@@ -186,9 +186,18 @@ std::string figure_svg(const AppState& source, SvgPicture picture, std::string& 
     o.scale = ui_scale;
     o.measure = &measure;
     o.lines_weights = picture.lines_weights;
+    // The map as the view draws it: without its first key when the sink option applies (the
+    // lines' lists, when at hand, are of the view's own copy of it).
+    const Trace* drawn = &st.figure.trace();
+    std::optional<Trace> sinkless;
+    if (st.hides_sink(st.view)) {
+        const bool lists = st.view == View::Lines && o.lines_weights && &o.lines_weights->trace() != drawn;
+        drawn = lists ? &o.lines_weights->trace() : &sinkless.emplace(without_sink(*drawn));
+        o.sink_hidden = st.view == View::Heatmap;
+    }
     std::string svg;
     if (st.view != View::Lines && st.view != View::Heatmap) error = "SVG: lines and heatmap views only";
-    else if (error = svg_size_problem(st.figure.trace(), o); error.empty()) svg = write_svg(st.figure.trace(), o);
+    else if (error = svg_size_problem(*drawn, o); error.empty()) svg = write_svg(*drawn, o);
     ImGui::DestroyContext(context);
     ImGui::SetCurrentContext(previous);
     return svg;

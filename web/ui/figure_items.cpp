@@ -18,14 +18,28 @@ void add_text_upwards(ImDrawList* dl, ImFont* font, float size, ImVec2 bottom_le
     }
 }
 
-void hatch_rect(ImDrawList* dl, ImVec2 a, ImVec2 b, const Palette& pal, float s) {
+void hatch_rect(ImDrawList* dl, ImVec2 a, ImVec2 b, const Palette& pal, float s, bool window) {
     auto col = [](const std::array<float, 4>& c) { return ImGui::GetColorU32(ImVec4(c[0], c[1], c[2], c[3])); };
-    dl->AddRectFilled(a, b, col(pal.hatch_b));
+    dl->AddRectFilled(a, b, col(window ? pal.window_b : pal.hatch_b));
     dl->PushClipRect(a, b, true);
-    const float step = 7.0f * s;
-    for (float x = a.x - (b.y - a.y); x < b.x; x += step)
-        dl->AddLine(ImVec2(x, b.y), ImVec2(x + (b.y - a.y), a.y), col(pal.hatch_a), step * 0.5f);
+    const float step = 7.0f * s, h = b.y - a.y;
+    // As the shader draws the cells (and the SVG its patterns): stripes down to the right, or
+    // (a window's) up to the right.
+    for (float x = a.x - h; x < b.x; x += step) {
+        if (window) dl->AddLine(ImVec2(x, b.y), ImVec2(x + h, a.y), col(pal.window_a), step * 0.5f);
+        else dl->AddLine(ImVec2(x, a.y), ImVec2(x + h, b.y), col(pal.hatch_a), step * 0.5f);
+    }
     dl->PopClipRect();
+}
+
+const Trace& drawn_trace(const AppState& st, View view, SinklessTrace& cache) {
+    const Trace& shown = st.figure.trace();
+    if (!st.hides_sink(view)) return shown;
+    if (cache.source != &shown || cache.revision != st.revision) {
+        cache.trace = without_sink(shown);
+        cache.source = &shown, cache.revision = st.revision;
+    }
+    return cache.trace;
 }
 
 ImU32 ink_on(const std::array<float, 3>& rgb) { return im_color(ink_on_color(rgb)); }
@@ -47,6 +61,8 @@ HeatmapWords heatmap_words(Lang lang) {
     w.caption_source_keys = tr(lang, Str::CaptionSourceKeys), w.caption_target_queries = tr(lang, Str::CaptionTargetQueries);
     w.masked = tr(lang, Str::Masked);
     w.weight = tr(lang, Str::LegendWeight), w.score = tr(lang, Str::LegendScore);
+    w.outside_window = tr(lang, Str::OutsideWindow), w.window_size = tr(lang, Str::WindowSize);
+    w.sink_hidden = tr(lang, Str::SinkHiddenLegend), w.sink_renormalized = tr(lang, Str::SinkRenormalized);
     return w;
 }
 
@@ -87,6 +103,7 @@ void draw_items(ImDrawList* dl, const std::vector<Item>& items, const std::vecto
             }
             case Item::Segment: dl->AddLine(ImVec2(it.x, it.y), ImVec2(it.x2, it.y2), im_color(it.stroke), it.stroke_width); break;
             case Item::Hatch: hatch_rect(dl, a, b, pal, s); break;
+            case Item::WindowHatch: hatch_rect(dl, a, b, pal, s, true); break;
             case Item::Colormap:
             case Item::Lines:
             case Item::Grid: gpu(it); break;

@@ -5,7 +5,9 @@
 // milliseconds a frame so long traces fill in while the UI keeps drawing, and drawn as GPU tiles
 // of the pyramid level that fits the zoom (renderer.hpp); zoom, pan and the pointer; the
 // progress and memory line; the tooltip. Masked cells are hatched, so the causal triangle
-// never reads as zeros.
+// never reads as zeros; cells outside a sliding window are hatched in warm tones the other way.
+// With the sink option (AppState::hides_sink) the map drawn is without its first key, rows
+// renormalized (core/figure/sink.hpp); the tooltip still gives the true weights.
 //
 // Zoom: the wheel at the cursor (ctrl/⌘ + wheel, i.e. a trackpad pinch, in figure-only embeds,
 // where the plain wheel scrolls the page), a two-finger pinch on a touch screen about its centre
@@ -48,25 +50,25 @@ struct MapCache {
     const Trace* trace = nullptr;
     DisplayMapBuilder builder;
     std::uint64_t id = 0;
-    bool any_masked = false;  // anywhere in the map (the legend shows the hatch from the start)
-    bool matches(const AppState& st) const {
-        return trace == &st.figure.trace() && revision == st.revision && head == st.heatmap.head &&
+    bool any_masked = false;  // anywhere in the map but a hidden sink's column (the legend shows the hatch from the start)
+    bool matches(const AppState& st, const Trace& t) const {
+        return trace == &t && revision == st.revision && head == st.heatmap.head &&
                scores == wants_scores(st.figure, st.heatmap) && log == st.heatmap.log_scale;
     }
-    void start(const AppState& st, std::uint64_t new_id) {
+    void start(const AppState& st, const Trace& t, std::uint64_t new_id) {
         revision = st.revision, head = st.heatmap.head, scores = wants_scores(st.figure, st.heatmap);
         log = st.heatmap.log_scale;
-        trace = &st.figure.trace();
+        trace = &t;
         id = new_id;
-        any_masked = st.figure.trace().allowed.size() > 0 && st.figure.trace().allowed.minCoeff() == 0;
-        builder.start(st.figure.trace(), head, scores, 0, log);
+        any_masked = attn::any_masked(t, &t != &st.figure.trace());
+        builder.start(t, head, scores, 0, log);
     }
 };
 
 // The map to draw: on screen a bounded step of building each frame; off screen (a PNG) the
 // whole map at once.
-const MapCache& current_map(ViewContext& ctx, MapCache& m, std::uint64_t& last_id) {
-    if (!m.matches(ctx.state)) m.start(ctx.state, ++last_id);
+const MapCache& current_map(ViewContext& ctx, const Trace& t, MapCache& m, std::uint64_t& last_id) {
+    if (!m.matches(ctx.state, t)) m.start(ctx.state, t, ++last_id);
     m.builder.step(ctx.interactive ? build_budget_seconds() : 1e30);
     return m;
 }
@@ -132,13 +134,17 @@ struct HeatmapView::Cache {
     WidthCache widths;
     int last_T_q = -1, last_T_k = -1;  // a figure of another size starts whole (zoom 1)
     CellTip tip;
+    SinklessTrace sinkless;  // the map without its first key (the sink option)
 };
 HeatmapView::HeatmapView() : cache_(std::make_unique<Cache>()) {}
 HeatmapView::~HeatmapView() = default;
 
 void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     AppState& st = ctx.state;
-    const Trace& tr = st.figure.trace();
+    // `tr` is what is drawn; `truth` the figure's own weights (the same trace unless the sink is hidden).
+    const Trace& truth = st.figure.trace();
+    const Trace& tr = drawn_trace(st, View::Heatmap, cache_->sinkless);
+    const bool sink_hidden = &tr != &truth;
     HeatmapOptions& o = st.heatmap;
     const float s = ctx.scale;
     const Palette& pal = palette(st.theme);
@@ -149,7 +155,7 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const float ss = small->FontSize;
     const int T_q = tr.T_q(), T_k = tr.T_k();
     if (T_q == 0 || T_k == 0) return;
-    const MapCache& cache = current_map(ctx, cache_->map, cache_->last_map_id);
+    const MapCache& cache = current_map(ctx, tr, cache_->map, cache_->last_map_id);
     const DisplayMap& map = cache.builder.map();
     HeatmapProbe& probe = st.heatmap_probe;
     probe = HeatmapProbe{};
@@ -165,6 +171,7 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     in.dark = st.theme == Theme::Dark;
     in.scores = o.values == HeatValues::Scores;
     in.any_masked = cache.any_masked;
+    in.sink_hidden = sink_hidden;
     in.words = heatmap_words(st.lang);
     // A new figure of another size starts whole.
     if (ctx.interactive && (cache_->last_T_q != T_q || cache_->last_T_k != T_k)) {
@@ -235,6 +242,8 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     draw.value_min = map.lo, draw.value_max = map.hi;
     draw.colormap = o.colormap;
     draw.hatch_a = pal.hatch_a, draw.hatch_b = pal.hatch_b, draw.grid = pal.grid;
+    draw.window_a = pal.window_a, draw.window_b = pal.window_b;
+    draw.window = tr.window, draw.sink_hidden = sink_hidden;
     draw.map = &map, draw.map_id = cache.id, draw.level = level;
     draw.cell_x0 = layout.view_x, draw.cell_y0 = layout.view_y, draw.cells_w = T_k / layout.zoom, draw.cells_h = T_q / layout.zoom;
 
@@ -292,7 +301,7 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     // Progress while the map fills in, and the memory a big map takes: a muted line below it.
     char buffer[64];
     const double progress = cache.builder.progress();
-    const std::size_t display_bytes = map.bytes() + cache.builder.scratch_bytes(), trace_mem = trace_bytes(tr);
+    const std::size_t display_bytes = map.bytes() + cache.builder.scratch_bytes(), trace_mem = trace_bytes(truth);
     const float line_y = layout.footer_y;
     float line_x = g0.x;
     if (progress < 1.0) {  // a bar and the percentage, then the memory on the same line
@@ -313,6 +322,9 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         dl->AddText(small, ss, ImVec2(line_x, line_y), pal.text_muted, line, nullptr, std::max(std::min(max.x, layout.bar.x0) - 8.0f * s - line_x, 80.0f * s));  // wraps before the legend (a phone)
     }
     probe.level = level;
+    probe.window_legend = layout.window_legend, probe.sink_legend = layout.sink_hidden;
+    if (layout.window_legend) st.probe["heatmap.window_swatch"] = {layout.window_swatch.x0, layout.window_swatch.y0,
+                                                                   layout.window_swatch.w(), layout.window_swatch.h()};
     probe.row0 = layout.row0, probe.row1 = layout.row1, probe.col0 = layout.col0, probe.col1 = layout.col1;
     probe.cell = cell, probe.max_zoom = max_zoom;
     probe.progress = progress;
@@ -322,13 +334,14 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     // [SECTION] Hover ----------------------------------------------------------------------
     const int hq = sel.hover_q, hk = sel.hover_k;
     if (hq >= 0 && hk >= 0) {
+        // The true weights (the figure's), whatever the map shows.
         CellTip& tip = cache_->tip;
-        if (tip.trace != &tr || tip.revision != st.revision || tip.q != hq || tip.k != hk) {
-            tip.trace = &tr, tip.revision = st.revision, tip.q = hq, tip.k = hk;
+        if (tip.trace != &truth || tip.revision != st.revision || tip.q != hq || tip.k != hk) {
+            tip.trace = &truth, tip.revision = st.revision, tip.q = hq, tip.k = hk;
             tip.heads.clear();
-            for (int h = 0; h < tr.heads; ++h) tip.heads.push_back(cell_values(tr, h, hq, hk));
+            for (int h = 0; h < truth.heads; ++h) tip.heads.push_back(cell_values(truth, h, hq, hk));
         }
-        const bool allowed = tr.allowed(hq, hk) != 0;
+        const bool allowed = truth.allowed(hq, hk) != 0;
         const bool has_scores = st.figure.has(Detail::Scores);
         if (at_cell) ImGui::SetNextWindowPos(ImVec2(layout.cell_x(hk + 1.0f) + 8.0f * s, layout.cell_y(hq + 1.0f) + 4.0f * s));
         ImGui::BeginTooltip();
@@ -350,9 +363,21 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
                 if (allowed) ImGui::Text(attn::tr(st.lang, Str::ScaledScore), c.scaled);
             }
         }
+        if (sink_hidden && allowed) {  // what the map shows there instead
+            if (hk == 0) {
+                ImGui::TextDisabled("%s", attn::tr(st.lang, Str::TipSinkHidden));
+            } else {
+                const bool mean = o.head < 0 || o.head >= tr.heads;
+                float shown = 0.0f;
+                for (int h = mean ? 0 : o.head; h < (mean ? tr.heads : o.head + 1); ++h)
+                    shown += tr.attention.heads[static_cast<size_t>(h)].weights(hq, hk);
+                ImGui::TextDisabled(attn::tr(st.lang, Str::TipSinkShown), mean ? shown / static_cast<float>(tr.heads) : shown);
+            }
+        }
         if (!allowed) {
             ImGui::TextColored(ImVec4(1.0f, 0.55f, 0.4f, 1.0f), "%s", attn::tr(st.lang, Str::TipMaskedScore));
-            if (tr.kind == AttentionKind::Masked) ImGui::TextDisabled("%s", attn::tr(st.lang, Str::TipLaterKeys));
+            if (outside_window(truth, hq, hk)) ImGui::TextDisabled(attn::tr(st.lang, Str::TipOutsideWindow), truth.window, truth.window - 1);
+            else if (truth.kind == AttentionKind::Masked) ImGui::TextDisabled("%s", attn::tr(st.lang, Str::TipLaterKeys));
         }
         ImGui::EndTooltip();
     }

@@ -2,7 +2,8 @@
 // come from core/figure/lines_layout.hpp (the SVG writer reads the same); this file keeps what
 // only a screen has: the lists built a little every frame, the pointer (hover a token to show
 // only its lines, click pins it, shift-click gathers queries), the GPU's instanced lines and
-// their cache, and ImGui's draw calls.
+// their cache, and ImGui's draw calls. With the sink option (AppState::hides_sink) the lines
+// are those of the map without its first key, rows renormalized (core/figure/sink.hpp).
 //
 // [SECTION] Cache
 // [SECTION] Draw
@@ -31,12 +32,12 @@ struct LinesView::Cache {
     std::uint64_t lines_version = 0;          // new with every rebuild (Renderer::add_lines)
     std::uint64_t versions = 0;               // a version names one content of the line instances (renderer.hpp)
 
-    bool matches(const AppState& st) const {
-        const Trace& t = st.figure.trace();
+    SinklessTrace sinkless;                   // the map without its first key (the sink option)
+
+    bool matches(const AppState& st, const Trace& t) const {
         return trace == &t && revision == st.revision && T_q == t.T_q() && T_k == t.T_k() && heads == t.heads;
     }
-    void reset(const AppState& st) {
-        const Trace& t = st.figure.trace();
+    void reset(const AppState& st, const Trace& t) {
         trace = &t, revision = st.revision, T_q = t.T_q(), T_k = t.T_k(), heads = t.heads;
         weights.emplace(t);
         width_font = nullptr;
@@ -49,14 +50,16 @@ LinesView::LinesView() : cache_(std::make_unique<Cache>()) {}
 LinesView::~LinesView() = default;
 
 LinesWeights* LinesView::weights_for(const AppState& st) {
-    return cache_->matches(st) && cache_->weights ? &*cache_->weights : nullptr;
+    const Trace& t = drawn_trace(st, View::Lines, cache_->sinkless);
+    return cache_->matches(st, t) && cache_->weights ? &*cache_->weights : nullptr;
 }
 
 // [SECTION] Draw -------------------------------------------------------------------------------
 
 void LinesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     AppState& st = ctx.state;
-    const Trace& tr = st.figure.trace();
+    Cache& cc = *cache_;
+    const Trace& tr = drawn_trace(st, View::Lines, cc.sinkless);
     const float s = ctx.scale;
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const int T_q = tr.T_q(), T_k = tr.T_k();
@@ -69,8 +72,7 @@ void LinesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     std::vector<int> visible;
     for (int h = 0; h < tr.heads; ++h)
         if (h < static_cast<int>(st.lines.head_visible.size()) && st.lines.head_visible[h]) visible.push_back(h);
-    Cache& cc = *cache_;
-    if (!cc.matches(st)) cc.reset(st);
+    if (!cc.matches(st, tr)) cc.reset(st, tr);
     LinesWeights& weights = *cc.weights;
     if (!weights.all_done()) weights.advance(visible, ctx.interactive ? build_budget_seconds() : 0.0);
     st.lines_ready = weights.progress(visible);

@@ -41,7 +41,7 @@ struct Atlas {
 // Every map of the stack, tile (layer, head) at texel (head·tile_w, layer·tile_h). A tile
 // smaller than its map keeps each block's largest weight (max pooling), so a sharp diagonal
 // or a column on the first token stays visible however long the sequence; blocks wholly above
-// a causal diagonal stay masked.
+// a causal diagonal stay masked, and so do those wholly outside a layer's sliding window.
 const Atlas& atlas_for(ViewContext& ctx, Atlas& atlas) {
     const ImportView& im = ctx.state.imported;
     const Figure& figure = ctx.state.figure;
@@ -59,11 +59,12 @@ const Atlas& atlas_for(ViewContext& ctx, Atlas& atlas) {
     for (int l = 0; l < s.layers; ++l)
         for (int h = 0; h < s.heads; ++h) {
             const Matrix& m = s.map(l, h);
+            const int window = figure.window_of(im.import_stack, l);
             for (int ty = 0; ty < atlas.tile_h; ++ty) {
                 const int q0 = ty * T_q / atlas.tile_h, q1 = std::max((ty + 1) * T_q / atlas.tile_h, q0 + 1);
                 for (int tx = 0; tx < atlas.tile_w; ++tx) {
                     const int k0 = tx * T_k / atlas.tile_w, k1 = std::max((tx + 1) * T_k / atlas.tile_w, k0 + 1);
-                    const bool masked = causal && k0 > q1 - 1;
+                    const bool masked = causal && (k0 > q1 - 1 || (window > 0 && k1 - 1 <= q0 - window));
                     float v = 0.0f;
                     if (!masked) v = m.block(q0, k0, q1 - q0, k1 - k0).maxCoeff();
                     const size_t i = (static_cast<size_t>(l * atlas.tile_h + ty) * W + h * atlas.tile_w + tx) * 2;
@@ -239,6 +240,8 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     }
     in.words.heads = tr(st.lang, Str::CaptionHeads), in.words.layers = tr(st.lang, Str::CaptionLayers), in.words.layer = tr(st.lang, Str::LayerN);
     in.words.weight = tr(st.lang, Str::LegendWeight), in.words.masked = tr(st.lang, Str::Masked);
+    in.words.kv_shared = tr(st.lang, Str::KvShared);
+    in.kv_heads = st.figure.kv_heads_of(im.import_stack);
     const ModelLayout layout = lay_out_model(in, measure);
     const float cell = layout.cell;
     st.grid_rect = {layout.grid.x0, layout.grid.y0, layout.grid.w(), layout.grid.h()};
@@ -301,6 +304,10 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
             // A larger view of the map, with its first and last tokens for orientation.
             ImGui::BeginTooltip();
             ImGui::Text(tr(st.lang, Str::ThumbTip), hl + 1, hh + 1);
+            if (layout.group > 1) {  // "K, V: head 2 of 3, shared by query heads 4–6"
+                const int g = hh / layout.group;
+                ImGui::TextDisabled(tr(st.lang, Str::KvGroupTip), g + 1, H / layout.group, g * layout.group + 1, (g + 1) * layout.group);
+            }
             if (!in.tags.empty())
                 ImGui::TextDisabled(tr(st.lang, Str::HeadScoresTip), head_scores->at(HeadKind::Prev, hl, hh),
                                     head_scores->at(HeadKind::Induction, hl, hh), head_scores->at(HeadKind::Sink, hl, hh),

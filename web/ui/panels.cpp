@@ -503,6 +503,28 @@ std::vector<Segment<View>> view_choices(const AppState& st) {
             {View::Steps, Str::ViewSteps, "steps"}, {View::Explain, Str::ViewExplain, "explain"}};
 }
 
+// The attention-sink option (AppState::sink_hidden), as the lines and the heatmap offer it: a
+// checkbox whose tooltip says what it does; disabled for a map not held whole (a long trace).
+void sink_checkbox(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const float s = ctx.scale;
+    const char* label = attn::tr(st.lang, Str::SinkOption);
+    same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(label).x + 8.0f * s);
+    const bool can = sink_hideable(st.figure.trace());
+    ImGui::BeginDisabled(!can);
+    ImGui::Checkbox((std::string(label) + "###sink").c_str(), &st.sink_hidden);
+    ImGui::EndDisabled();
+    probe(st, "sink");
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 24.0f);
+        ImGui::TextUnformatted(attn::tr(st.lang, Str::SinkOptionTip));
+        if (!can) ImGui::TextDisabled("%s", attn::tr(st.lang, Str::SinkOptionLong));
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+    }
+}
+
 // What the shown view offers (heads, threshold, colours…): on the toolbar's line, or in the
 // Options popup on a phone.
 void view_options(ViewContext& ctx) {
@@ -570,6 +592,7 @@ void view_options(ViewContext& ctx) {
                                                 ImGui::GetColorU32(ImGuiCol_Text), shown);
         }
         probe(st, "topk");
+        sink_checkbox(ctx);
     } else if (st.view == View::Compare) {
         same_line_if_fits(110.0f * s);
         ImGui::SetNextItemWidth(110.0f * s);
@@ -641,6 +664,7 @@ void view_options(ViewContext& ctx) {
             ImGui::Checkbox((std::string(attn::tr(st.lang, Str::LogScale)) + "###log").c_str(), &st.heatmap.log_scale);
             probe(st, "log");
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", attn::tr(st.lang, Str::LogScaleTip));
+            sink_checkbox(ctx);
         }
     }
 }

@@ -32,7 +32,8 @@ Palette converted(const FigurePalette& f) {
     auto floats = [](const Color& c) { return std::array<float, 4>{c.r, c.g, c.b, c.a}; };
     return {im_color(f.background), im_color(f.text),         im_color(f.text_muted), im_color(f.token_fill),
             im_color(f.token_hover), im_color(f.token_pinned), im_color(f.token_outline), im_color(f.error),
-            floats(f.hatch_a),       floats(f.hatch_b),        floats(f.grid),         im_color(f.masked_text)};
+            floats(f.hatch_a),       floats(f.hatch_b),        floats(f.grid),         im_color(f.masked_text),
+            floats(f.window_a),      floats(f.window_b)};
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ struct Palette {
     ImU32 error;
     std::array<float, 4> hatch_a, hatch_b, grid;  // heatmap masked cells and cell borders
     ImU32 masked_text;
+    std::array<float, 4> window_a, window_b;  // heatmap cells outside a sliding window
 };
 
 // Applies ImGui's style for the theme, scaled for the UI scale (device pixel ratio). With

@@ -118,6 +118,16 @@ void mark_text_box(AppState& st);
 // Registers the last ImGui item's rectangle under `name` for the browser tests (AppState::probe).
 void probe(AppState& st, const char* name);
 
+// The trace the heatmap and the lines draw: the figure's, or without its first key when the
+// sink option applies to the view (AppState::hides_sink, core/figure/sink.hpp), made once per
+// figure and kept in `cache` (one per view).
+struct SinklessTrace {
+    const Trace* source = nullptr;
+    int revision = -1;
+    Trace trace;
+};
+const Trace& drawn_trace(const AppState& st, View view, SinklessTrace& cache);
+
 // [SECTION] Drawing a layout (figure_items.cpp)
 // Draws a layout's items (core/figure/figure_layout.hpp) with ImGui, in order, each inside its
 // clip box (`clips`); `gpu` is called where the layout puts the GPU's part (Item::Lines,
@@ -134,7 +144,7 @@ HeatmapWords heatmap_words(Lang lang);
 
 // Cell helpers shared by the heatmap and the Steps view.
 // Masked cell: two neutral greys in diagonal stripes, so a masked key never reads as a zero.
-void hatch_rect(ImDrawList* draw_list, ImVec2 a, ImVec2 b, const Palette& pal, float scale);
+void hatch_rect(ImDrawList* draw_list, ImVec2 a, ImVec2 b, const Palette& pal, float scale, bool window = false);
 // Dark or light text, whichever reads on a cell of colour rgb (0..1).
 ImU32 ink_on(const std::array<float, 3>& rgb);
 

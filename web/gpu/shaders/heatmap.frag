@@ -4,7 +4,9 @@
 //   are not computed yet (drawn flat, so the map visibly fills in).
 // u_tiles = 0: the model view's thumbnails, RG32F: r = the value, g = 1 where the query may
 //   attend to the key, 0 where the mask forbids it; u_range maps r to the LUT.
-// Masked cells are hatched in two neutral tones so they never read as a weight of 0.
+// Masked cells are hatched in two neutral tones so they never read as a weight of 0; those
+// outside a sliding window (u_window > 0: keys k <= q - u_window) in two warm tones striped the
+// other way; the first key's column left out of the map (u_sink_hidden) is one flat tone.
 uniform highp sampler2D u_values;
 uniform sampler2D u_lut;        // 256×1 RGBA8 colormap
 uniform int u_tiles;
@@ -17,6 +19,12 @@ uniform float u_px;             // framebuffer pixels per display unit
 uniform vec4 u_hatch_a;
 uniform vec4 u_hatch_b;
 uniform vec4 u_grid;            // colour of the 1-pixel lines between cells
+uniform vec4 u_window_a;
+uniform vec4 u_window_b;
+uniform int u_window;           // tiles: the sliding window W (0: none)
+uniform ivec2 u_first_cell;     // tiles: the level-0 cell (key, query) of the tile's first texel
+uniform int u_texel_cells;      // tiles: level-0 cells per texel side (2^level)
+uniform int u_sink_hidden;      // tiles: key 0 is left out (rows renormalized without it)
 in vec2 v_uv;
 out vec4 frag_color;
 
@@ -40,7 +48,16 @@ void main() {
         t = span > 0.0 ? clamp((rg.r - u_range.x) / span, 0.0, 1.0) : 0.5;
     }
     vec4 color;
-    if (masked) {
+    // The level-0 cells under this texel (tiles), to tell which mask it is: its centre's key and query.
+    int n = u_tiles == 1 ? u_texel_cells : 1;
+    ivec2 c0 = u_first_cell + cell * n;
+    float k_mid = float(c0.x) + 0.5 * float(n - 1), q_mid = float(c0.y) + 0.5 * float(n - 1);
+    if (masked && u_tiles == 1 && u_sink_hidden == 1 && c0.x == 0 && n == 1) {
+        color = vec4(mix(u_hatch_b.rgb, u_hatch_a.rgb, 0.5), 1.0);
+    } else if (masked && u_tiles == 1 && u_window > 0 && k_mid <= q_mid - float(u_window)) {
+        float stripe = fract((gl_FragCoord.x - gl_FragCoord.y) / (7.0 * u_px));
+        color = stripe < 0.5 ? u_window_a : u_window_b;
+    } else if (masked) {
         float stripe = fract((gl_FragCoord.x + gl_FragCoord.y) / (7.0 * u_px));
         color = stripe < 0.5 ? u_hatch_a : u_hatch_b;
     } else {

@@ -1,0 +1,427 @@
+// test_model_views.cpp: what the views show of today's models (issue 29 §3): a sliding window's
+// mask told apart from the causal one (the figure carries each layer's window from the live
+// model's config; the heatmap's cells, legend and SVG), the attention-sink option (rows
+// renormalized without the first key), the model grid's frames around the query heads that share
+// K and V, and a live model's link opening the view it names.
+//
+// [SECTION] Helpers
+// [SECTION] Sliding windows
+// [SECTION] Attention sinks
+// [SECTION] Shared K/V heads
+// [SECTION] A live model's link
+#include "app_state.hpp"
+#include "heatmap_layout.hpp"
+#include "link_state.hpp"
+#include "model_layout.hpp"
+#include "sink.hpp"
+#include "svg.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace attn;
+
+namespace {
+
+// [SECTION] Helpers ------------------------------------------------------------------------------
+
+// Widths from the byte count: enough for layouts whose text need not match any font.
+struct PlainMeasure final : TextMeasure {
+    float size(FontRole role) const override { return role == FontRole::Title ? 19.0f : role == FontRole::Small ? 12.0f : 15.0f; }
+    float width(std::string_view text, FontRole role) const override { return 0.55f * size(role) * static_cast<float>(text.size()); }
+};
+
+#ifdef ATTN_MODEL_REFS
+// A random-weight reference model (tests/model/make_models.py) run on ids 1 … T, as the app's
+// live figure.
+Figure live_reference(const std::string& name, int T) {
+    const std::filesystem::path root = ATTN_MODEL_REFS;
+    auto model = std::make_shared<const LoadedModel>(load_model(ModelFiles::from_folder((root / name).string())));
+    auto run = std::make_shared<LiveRun>();
+    run->model = model;
+    for (int i = 1; i <= T; ++i) run->input.ids.push_back(i);
+    kernels::Context ctx;
+    run->result = forward(ctx, model->model, run->input);
+    return live_figure(run);
+}
+
+// The app showing a live figure's first map.
+AppState app_showing(Figure figure) {
+    AppState st;
+    st.load_preset("i-am-good");
+    show_layered_figure(st, std::move(figure), false);
+    REQUIRE(st.figure.has(Detail::Layers));
+    return st;
+}
+#endif
+
+std::vector<const Item*> with_role(const std::vector<Item>& items, ItemRole role) {
+    std::vector<const Item*> out;
+    for (const Item& it : items)
+        if (it.role == role) out.push_back(&it);
+    return out;
+}
+
+HeatmapItems heatmap_of(const Trace& tr, bool sink_hidden, const TextMeasure& m, HeatmapLayout* layout = nullptr) {
+    HeatmapInput in;
+    in.trace = &tr;
+    in.box = {0.0f, 0.0f, 1100.0f, 700.0f};
+    in.any_masked = any_masked(tr, sink_hidden);
+    in.sink_hidden = sink_hidden;
+    const HeatmapLayout L = lay_out_heatmap(in, m, label_widths(tr, FontRole::Body, m));
+    if (layout) *layout = L;
+    return heatmap_items(L, {}, {}, m);
+}
+
+size_t count(const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+}  // namespace
+
+// [SECTION] Sliding windows --------------------------------------------------------------------
+
+TEST_CASE("a live model's figure carries each layer's window and K/V heads from its config") {
+#ifdef ATTN_MODEL_REFS
+    const Figure mistral = live_reference("mistral_l2_h4kv2_d32_f32_window", 14);
+    CHECK(mistral.window_of(0, 0) == 4);
+    CHECK(mistral.window_of(0, 1) == 4);
+    CHECK(mistral.kv_heads_of(0) == 2);
+    const Figure qwen2 = live_reference("qwen2_l2_h4kv2_d32_bf16_window", 12);  // layer 2 slides, window 3
+    CHECK(qwen2.window_of(0, 0) == 0);
+    CHECK(qwen2.window_of(0, 1) == 3);
+    const Figure gemma2 = live_reference("gemma2_l3_h4kv2_d32_f32_softcap", 10);  // layers 1 and 3 slide
+    CHECK(gemma2.window_of(0, 0) == 4);
+    CHECK(gemma2.window_of(0, 1) == 0);
+    CHECK(gemma2.window_of(0, 2) == 4);
+    const Figure gpt2 = live_reference("gpt2_l2_h2_d16_f32", 6);
+    CHECK(gpt2.window_of(0, 1) == 0);
+    CHECK(gpt2.kv_heads_of(0) == 2);  // no sharing: as many as its heads
+    // An import file's maps say nothing of windows: none, whatever its zeros.
+    CHECK(layered_figure(std::make_shared<const ImportedAttention>(run_attention(*mistral.live->model, mistral.live->input,
+                                                                                 mistral.live->result)),
+                         "m.json")
+              .window_of(0, 0) == 0);
+#else
+    FAIL("built without ATTN_MODEL_REFS");
+#endif
+}
+
+TEST_CASE("heatmap: cells outside the window are told from the causal mask, in every way the map is shown") {
+#ifdef ATTN_MODEL_REFS
+    AppState st = app_showing(live_reference("mistral_l2_h4kv2_d32_f32_window", 14));
+    auto check_cells = [](const Trace& tr, int window) {
+        CAPTURE(window);
+        REQUIRE(tr.window == window);
+        int outside = 0, causal = 0;
+        for (int q = 0; q < tr.T_q(); ++q)
+            for (int k = 0; k < tr.T_k(); ++k) {
+                const bool out = window > 0 && k <= q - window;
+                CHECK(outside_window(tr, q, k) == out);
+                CHECK((tr.allowed(q, k) == 0) == (out || k > q));
+                for (const HeadTrace& h : tr.attention.heads)
+                    if (out) CHECK(h.weights(q, k) == 0.0f);
+                outside += out, causal += k > q;
+            }
+        CHECK(causal == tr.T_q() * (tr.T_q() - 1) / 2);
+        return outside;
+    };
+    // One layer's map (the block recomputed: its mask is the model's own), 14 queries, W = 4:
+    // rows 4 … 13 have q − 3 keys outside each.
+    CHECK(check_cells(st.figure.trace(), 4) == 10 * 11 / 2);
+    // The same layer from its kept maps (an aggregate of the two sliding layers), and with
+    // merged words (none here: no window then, the cells are only the map's zeros).
+    st.imported.show = ImportShow::Aggregate;
+    show_import(st);
+    CHECK(check_cells(st.figure.trace(), 4) == 55);
+    st.imported.show = ImportShow::Rollout;
+    show_import(st);
+    CHECK(st.figure.trace().window == 0);  // the rollout carries weight across the window's edge
+
+    // qwen2: only layer 2 slides; an aggregate with layer 1 has no window.
+    AppState q = app_showing(live_reference("qwen2_l2_h4kv2_d32_bf16_window", 12));
+    CHECK(q.figure.trace().window == 0);
+    select_import_map(q, 1, 2);
+    CHECK(check_cells(q.figure.trace(), 3) == 9 * 10 / 2);
+    q.imported.show = ImportShow::Aggregate;
+    show_import(q);
+    CHECK(q.figure.trace().window == 0);
+    q.imported.layers_on = {false, true};
+    show_import(q);
+    CHECK(q.figure.trace().window == 3);
+#else
+    FAIL("built without ATTN_MODEL_REFS");
+#endif
+}
+
+TEST_CASE("heatmap: the window's legend entry only where the window masks a cell; its SVG cells and words") {
+#ifdef ATTN_MODEL_REFS
+    const PlainMeasure m;
+    AppState st = app_showing(live_reference("mistral_l2_h4kv2_d32_f32_window", 14));
+    const Trace& tr = st.figure.trace();
+    HeatmapLayout L;
+    const HeatmapItems items = heatmap_of(tr, false, m, &L);
+    CHECK(window_bites(tr));
+    const auto words = with_role(items.items, ItemRole::WindowLabel);
+    REQUIRE(words.size() == 2);
+    CHECK(words[0]->text == "outside the window");
+    CHECK(words[1]->text == "W = 4");
+    REQUIRE(with_role(items.items, ItemRole::WindowSwatch).size() == 2);  // the hatch and its outline
+    CHECK(with_role(items.items, ItemRole::WindowSwatch)[0]->kind == Item::WindowHatch);
+    CHECK(with_role(items.items, ItemRole::MaskedLabel).size() == 1);  // the causal mask keeps its own
+    CHECK(L.window_swatch.y0 > L.swatch.y1);
+    for (const Item* w : words) CHECK(w->x + w->text_w <= L.box.x1);  // the legend's column holds them
+    CHECK(L.fit_y > L.window_swatch.y1);
+
+    // The SVG: a cell per visible cell, those outside the window with the window's pattern.
+    SvgOptions o;
+    const std::string svg = write_svg(tr, o);
+    CHECK(count(svg, "class=\"cell masked window\"") == 55);
+    CHECK(count(svg, "class=\"cell masked\"") == 14 * 13 / 2);
+    CHECK(svg.find("<pattern id=\"window-hatch\"") != std::string::npos);
+    CHECK(svg.find(">outside the window</text>") != std::string::npos);
+    CHECK(svg.find(">W = 4</text>") != std::string::npos);
+
+    // Too short a text for the window to bite (4 tokens, W = 4): no entry; a layer without a
+    // window: none either.
+    AppState short_text = app_showing(live_reference("mistral_l2_h4kv2_d32_f32_window", 4));
+    CHECK(short_text.figure.trace().window == 4);
+    CHECK_FALSE(window_bites(short_text.figure.trace()));
+    CHECK(with_role(heatmap_of(short_text.figure.trace(), false, m).items, ItemRole::WindowLabel).empty());
+    CHECK(write_svg(short_text.figure.trace(), o).find("window-label") == std::string::npos);
+    CHECK(write_svg(short_text.figure.trace(), o).find("window-hatch") == std::string::npos);  // nor its pattern
+    AppState q = app_showing(live_reference("qwen2_l2_h4kv2_d32_bf16_window", 12));
+    CHECK(with_role(heatmap_of(q.figure.trace(), false, m).items, ItemRole::WindowLabel).empty());
+    select_import_map(q, 1, 0);
+    CHECK(with_role(heatmap_of(q.figure.trace(), false, m).items, ItemRole::WindowLabel).size() == 2);
+#else
+    FAIL("built without ATTN_MODEL_REFS");
+#endif
+}
+
+// [SECTION] Attention sinks ----------------------------------------------------------------------
+
+TEST_CASE("sink hidden: each row renormalized over the keys but the first sums to 1; the first key is out") {
+    // A causal scene, and (with a live model where there are references) a sliding window's map.
+    std::vector<Trace> traces;
+    {
+        AppState st;
+        st.load_preset("masked-apple");
+        REQUIRE(!st.figure.empty());
+        traces.push_back(st.figure.trace());
+        st.load_preset("multi-head-rain");
+        traces.push_back(st.figure.trace());
+    }
+#ifdef ATTN_MODEL_REFS
+    traces.push_back(app_showing(live_reference("mistral_l2_h4kv2_d32_f32_window", 14)).figure.trace());
+#endif
+    double worst = 0;
+    for (const Trace& tr : traces) {
+        REQUIRE(sink_hideable(tr));
+        const Trace t = without_sink(tr);
+        CHECK(t.window == tr.window);
+        CHECK(t.heads == tr.heads);
+        REQUIRE(t.attention.heads.size() == tr.attention.heads.size());
+        for (int h = 0; h < tr.heads; ++h)
+            for (int q = 0; q < tr.T_q(); ++q) {
+                CHECK(t.allowed(q, 0) == 0);
+                double sum = 0;
+                bool others = false;
+                for (int k = 1; k < tr.T_k(); ++k) {
+                    CHECK(t.allowed(q, k) == tr.allowed(q, k));
+                    sum += t.attention.heads[h].weights(q, k);
+                    others |= tr.allowed(q, k) != 0;
+                }
+                CHECK(t.attention.heads[h].weights(q, 0) == 0.0f);
+                if (!others) {  // a causal map's first query had only the first key: nothing left
+                    CHECK(sum == 0.0);
+                    continue;
+                }
+                worst = std::max(worst, std::fabs(sum - 1.0));
+                // In proportion to the true weights: w′ = w / (1 − w₀) when the row summed to 1.
+                const float w0 = tr.attention.heads[h].weights(q, 0);
+                for (int k = 1; k < tr.T_k(); ++k)
+                    CHECK(t.attention.heads[h].weights(q, k) ==
+                          doctest::Approx(tr.attention.heads[h].weights(q, k) / (1.0f - w0)).epsilon(1e-4));
+            }
+    }
+    MESSAGE("largest |row sum − 1| without the first key: " << worst);
+    CHECK(worst < 1e-5);
+}
+
+TEST_CASE("sink hidden: the heatmap's legend says so, the column is not counted as masked, the SVG draws it flat") {
+    const PlainMeasure m;
+    AppState st;
+    st.load_preset("multi-head-rain");  // self-attention: nothing masked
+    const Trace t = without_sink(st.figure.trace());
+    CHECK_FALSE(any_masked(t, true));
+    CHECK(any_masked(t, false));
+    const HeatmapItems items = heatmap_of(t, true, m);
+    CHECK(with_role(items.items, ItemRole::MaskedLabel).empty());
+    const auto words = with_role(items.items, ItemRole::SinkLabel);
+    REQUIRE(words.size() == 2);
+    CHECK(words[0]->text == "first token hidden");
+    CHECK(words[1]->text == "rows renormalized");
+    SvgOptions o;
+    o.sink_hidden = true;
+    const std::string svg = write_svg(t, o);
+    CHECK(count(svg, "class=\"cell sink\"") == static_cast<size_t>(t.T_q()));
+    CHECK(svg.find("class=\"cell masked") == std::string::npos);
+    // The option applies to the weights of the lines and the heatmap, not to scores or Steps.
+    st.sink_hidden = true;
+    CHECK(st.hides_sink(View::Lines));
+    CHECK(st.hides_sink(View::Heatmap));
+    CHECK_FALSE(st.hides_sink(View::Steps));
+    st.heatmap.values = HeatValues::Scores;
+    CHECK_FALSE(st.hides_sink(View::Heatmap));
+}
+
+// [SECTION] Shared K/V heads -------------------------------------------------------------------
+
+TEST_CASE("model grid: query heads that share K and V are framed together in every layer's row") {
+    const PlainMeasure m;
+    for (int kv : {0, 1, 2, 4}) {
+        for (float width : {390.0f, 1280.0f}) {
+            CAPTURE(kv);
+            CAPTURE(width);
+            ModelInput in;
+            in.layers = 3, in.heads = 4, in.kv_heads = kv, in.causal = true;
+            in.view = {0.0f, 0.0f, width, 800.0f};
+            const ModelLayout L = lay_out_model(in, m);
+            const int group = kv > 0 && kv < 4 ? 4 / kv : 1;
+            CHECK(L.group == group);
+            const std::vector<Item> items = model_items(L, in, {}, m);
+            const auto frames = with_role(items, ItemRole::GroupFrame);
+            if (group == 1) {
+                CHECK(frames.empty());
+                CHECK(L.gap == L.row_gap);
+                continue;
+            }
+            const int groups = 4 / group;
+            // A frame per group per row, then the legend's swatch and words.
+            REQUIRE(frames.size() == static_cast<size_t>(3 * groups + 2));
+            for (int l = 0; l < 3; ++l)
+                for (int g = 0; g < groups; ++g) {
+                    const Box& f = frames[static_cast<size_t>(l * groups + g)]->box;
+                    CHECK(frames[static_cast<size_t>(l * groups + g)]->index == l * groups + g);
+                    for (int ll = 0; ll < 3; ++ll)
+                        for (int h = 0; h < 4; ++h) {
+                            const Box b = L.thumb(ll, h);
+                            const bool inside = b.x0 > f.x0 && b.x1 < f.x1 && b.y0 > f.y0 && b.y1 < f.y1;
+                            const bool touches = b.x1 > f.x0 && b.x0 < f.x1 && b.y1 > f.y0 && b.y0 < f.y1;
+                            CHECK(inside == (ll == l && h / group == g));
+                            CHECK(touches == inside);  // no other thumbnail under a frame
+                        }
+                    // Frames of neighbouring groups and rows keep apart.
+                    if (g + 1 < groups) CHECK(L.group_frame(l, g + 1).x0 - f.x1 >= 3.9f);
+                    if (l + 1 < 3) CHECK(L.group_frame(l + 1, g).y0 - f.y1 >= 3.9f);
+                }
+            CHECK(frames.back()->text == "K, V shared");
+            // The pointer finds every thumbnail at its centre, and none in the gap between groups.
+            for (int l = 0; l < 3; ++l)
+                for (int h = 0; h < 4; ++h) {
+                    const Box b = L.thumb(l, h);
+                    const ModelLayout::Hit hit = L.hit((b.x0 + b.x1) * 0.5f, (b.y0 + b.y1) * 0.5f);
+                    CHECK(hit.layer == l);
+                    CHECK(hit.head == h);
+                }
+            const float between = (L.thumb(0, group - 1).x1 + L.thumb(0, group).x0) * 0.5f;
+            CHECK(L.hit(between, L.thumb(0, 0).y0 + 1.0f).layer == -1);
+            CHECK(L.thumb(0, 3).x1 <= L.grid.x1 + 0.01f);
+            CHECK(L.thumb(2, 0).y1 <= L.grid.y1 + 0.01f);
+        }
+    }
+}
+
+TEST_CASE("model grid: a live GQA model's stack gives the view its K/V heads") {
+#ifdef ATTN_MODEL_REFS
+    const Figure qwen3 = live_reference("qwen3_l2_h4kv2_d24_f32_qknorm", 8);
+    CHECK(qwen3.kv_heads_of(0) == 2);
+    CHECK(qwen3.window_of(0, 0) + qwen3.window_of(0, 1) == 5);  // a window of 5 on one of its two layers
+#else
+    FAIL("built without ATTN_MODEL_REFS");
+#endif
+}
+
+// [SECTION] A live model's link ----------------------------------------------------------------
+
+namespace {
+
+// Runs the app's model work until a live figure of `text` is in.
+void until_live(AppState& st) {
+    for (int i = 0; i < 10000 && !(st.figure.has(Detail::Layers) && st.figure.live && !st.model.loading); ++i) advance_model(st, 1.0);
+    REQUIRE(st.figure.has(Detail::Layers));
+    REQUIRE(st.figure.live);
+}
+
+}  // namespace
+
+TEST_CASE("a live model's link opens the view it names, on layer 1, head 1, and the app's link carries no scene") {
+#ifdef ATTN_MODEL_REFS
+    // The page's ?model= folder and the link's text: the link's view once the model is in.
+    const std::string mistral = std::string(ATTN_MODEL_REFS) + "/mistral_l2_h4kv2_d32_f32_window";
+    AppState st;
+    st.load_preset("i-am-good");
+    REQUIRE(open_link(st, "#v=1&text=the%20cat%20sat%20on%20the%20mat&view=heatmap"));
+    CHECK(st.link_view_waits);
+    REQUIRE(open_model_folder(st, mistral));
+    until_live(st);
+    CHECK(st.view == View::Heatmap);  // not the model grid
+    CHECK(st.imported.import_layer == 0);
+    CHECK(st.imported.import_head == 0);
+    CHECK_FALSE(st.link_view_waits);
+    const std::string hash = encode_link(link_from_app(st));
+    MESSAGE(hash);
+    CHECK(hash.find("scene=") == std::string::npos);
+    CHECK(hash.find("preset=") == std::string::npos);
+    CHECK(hash.find("view=heatmap") != std::string::npos);
+    CHECK(hash.size() < 200);
+    // Read back with the same folder: the same figure, the same link.
+    AppState b;
+    REQUIRE(open_link(b, "#" + hash));
+    REQUIRE(open_model_folder(b, mistral));
+    until_live(b);
+    CHECK(b.view == View::Heatmap);
+    CHECK(encode_link(link_from_app(b)) == hash);
+    // A map given: that map, in the named view; no view given: lines, the link's default.
+    AppState c;
+    REQUIRE(open_link(c, "#v=1&text=the%20cat%20sat&view=steps&map=attention:2:3"));
+    REQUIRE(open_model_folder(c, mistral));
+    until_live(c);
+    CHECK(c.view == View::Steps);
+    CHECK(c.imported.import_layer == 1);
+    CHECK(c.imported.import_head == 2);
+    AppState d;
+    REQUIRE(open_link(d, "#v=1&text=the%20cat%20sat"));
+    REQUIRE(open_model_folder(d, mistral));
+    until_live(d);
+    CHECK(d.view == View::Lines);
+#else
+    FAIL("built without ATTN_MODEL_REFS");
+#endif
+#ifndef __EMSCRIPTEN__
+    // The issue's link, with a built-in model (compiled into native programs; the page fetches
+    // them, and tests/browser/builtin.mjs follows the same link there).
+    AppState t;
+    t.load_preset("i-am-good");
+    REQUIRE(open_link(t, "#v=1&model=tiny-lm&text=The%20cat%20sat&view=heatmap"));
+    until_live(t);
+    CHECK(t.view == View::Heatmap);
+    const std::string tiny = encode_link(link_from_app(t));
+    MESSAGE(tiny);
+    CHECK(tiny == "v=1&view=heatmap&map=attention%3A1%3A1&model=tiny-lm&text=The%20cat%20sat");
+#endif
+    // A scene's link still names its scene, and leaves no view waiting for a model.
+    AppState e;
+    REQUIRE(open_link(e, "#v=1&preset=multi-head-rain&view=heatmap"));
+    CHECK_FALSE(e.link_view_waits);
+    CHECK(encode_link(link_from_app(e)).find("preset=multi-head-rain") != std::string::npos);
+}
