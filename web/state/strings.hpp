@@ -68,6 +68,9 @@ enum class Str {
     // phones (web/ui/panels.cpp) and the figure's accessible twin (web/ui/twin.cpp)
     Controls, CloseControls, ViewOptions, ViewIs, TwinLabel, TwinHeadOf, TwinMeanOf, TwinAttends, TwinThen,
     TwinAttended, TwinStrongest, TwinCell, TwinCellMasked, TwinCaption, TwinTruncated, TwinCorner, TwinNothing, TwinHead, TwinMean,
+    // the Steps view of today's families (rotary positions, q/k norm, soft caps, shared K/V heads)
+    CapQNorm, CapKNorm, CapAngles, CapQRotated, CapKRotated, CapRotatedPartial, CapScaledQueryScalar, CapSoftcap,
+    CapMaskWindow, CapKvShared, TipPassThrough, StepsTurned, StepsUnchanged,
     Count
 };
 
