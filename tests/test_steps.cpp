@@ -1,10 +1,21 @@
-// The numbers the Steps view shows (core/figure/steps.hpp), as strings, against the seeds' printouts.
+// The numbers the Steps view shows (core/figure/steps.hpp), as strings, against the seeds' printouts;
+// and the steps today's families add (RoPE, q/k norm, soft caps, shared K/V heads) on
+// random-weight checkpoints, against the PyTorch reference and their own arithmetic.
+//
+// [SECTION] The seeds' scenes
+// [SECTION] Today's families: a live model's block
+#include "figure.hpp"
 #include "presets.hpp"
 #include "steps.hpp"
+#include "steps_layout.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 
 using namespace attn;
 
@@ -24,6 +35,8 @@ const Step& find_step(const std::vector<Step>& steps, StepKind kind) {
 }
 
 }  // namespace
+
+// [SECTION] The seeds' scenes --------------------------------------------------------------------
 
 TEST_CASE("format_number: 4 decimals, no negative zero, −∞ for masked scores") {
     CHECK(format_number(0.29758f) == "0.2976");
@@ -102,3 +115,258 @@ TEST_CASE("steps: masked and cross pipelines: -inf cells, shapes, and Q from X, 
     CHECK(find_step(steps, StepKind::InputKv).label == "X_kv + PE");
     CHECK(find_step(steps, StepKind::Input).label == "X + PE");
 }
+
+// [SECTION] Today's families: a live model's block ------------------------------------------------
+// The random-weight checkpoints of tests/model/make_models.py (build/model-refs), run on their
+// expected.json's ids as the page runs them, one layer's block as the Steps view gets it.
+
+#ifdef ATTN_MODEL_REFS
+namespace {
+
+struct LiveLayer {
+    Trace trace;
+    nlohmann::json expected;
+};
+
+LiveLayer live_layer(const char* name, int layer) {
+    const ModelFiles files = ModelFiles::from_folder((std::filesystem::path(ATTN_MODEL_REFS) / name).string());
+    auto run = std::make_shared<LiveRun>();
+    run->model = std::make_shared<const LoadedModel>(load_model(files));
+    LiveLayer out;
+    out.expected = nlohmann::json::parse(files.need("expected.json").text());
+    run->input.ids = out.expected.at("ids").get<std::vector<int>>();
+    kernels::Context ctx;
+    run->result = forward(ctx, run->model->model, run->input);
+    const Figure figure = live_figure(run);
+    out.trace = live_layer_trace(figure, 0, layer, figure.stack(0).queries, figure.stack(0).keys);
+    return out;
+}
+
+std::vector<StepKind> kinds_of(const std::vector<Step>& steps) {
+    std::vector<StepKind> kinds;
+    for (const Step& s : steps) kinds.push_back(s.kind);
+    return kinds;
+}
+
+Matrix matrix_of(const nlohmann::json& rows) {
+    Matrix m(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(rows.at(0).size()));
+    for (size_t i = 0; i < rows.size(); ++i)
+        for (size_t j = 0; j < rows[i].size(); ++j) m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = rows[i][j].get<float>();
+    return m;
+}
+
+bool same_bits(const Matrix& a, const Matrix& b) {
+    return a.rows() == b.rows() && a.cols() == b.cols() &&
+           (a.size() == 0 || std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<size_t>(a.size())) == 0);
+}
+
+double max_diff(const Matrix& a, const Matrix& b) {
+    REQUIRE(a.rows() == b.rows());
+    REQUIRE(a.cols() == b.cols());
+    return static_cast<double>((a - b).cwiseAbs().maxCoeff());
+}
+
+// Widths from the bytes (a deterministic fake of the UI's fonts), the UI's sizes.
+struct Measure final : TextMeasure {
+    float size(FontRole role) const override { return role == FontRole::Title ? 19.0f : role == FontRole::Small ? 12.5f : 15.0f; }
+    float width(std::string_view text, FontRole role) const override {
+        float w = 0.0f;
+        for (unsigned char c : text) w += (c & 0xc0) != 0x80 ? 0.55f : 0.0f;
+        return w * size(role);
+    }
+};
+
+struct Laid {
+    std::vector<std::pair<float, float>> ranges;
+    StepsInput in;
+    StepsLayout layout;
+};
+Laid lay_out(const Trace& tr, const std::vector<Step>& steps, const TextMeasure& m) {
+    Laid l;
+    l.ranges.assign(steps.size(), {-1.0f, 1.0f});
+    l.in.trace = &tr, l.in.steps = &steps, l.in.ranges = &l.ranges;
+    l.in.avail_w = 1280.0f;
+    for (const Step& s : steps) l.in.captions.push_back("caption of " + s.label);
+    l.layout = lay_out_steps(l.in, m);
+    return l;
+}
+
+}  // namespace
+
+TEST_CASE("steps: qwen3 (q/k norm, RoPE, GQA): Q as projected, normed, the angles, Q turned; a turned number written out") {
+    const LiveLayer live = live_layer("qwen3_l2_h4kv2_d24_f32_qknorm", 1);  // layer 2: full attention
+    const Trace& tr = live.trace;
+    const FamilyTrace& f = tr.family;
+    REQUIRE(f.rotary());
+    REQUIRE(f.qk_norm());
+    CHECK(tr.d_k == 16);  // head_dim, not d_model / heads
+    CHECK((f.kv_heads == 2 && f.group == 2 && f.kv_head_of(2) == 1 && f.rope_dim == 16));
+    const int head = 2;  // head 3
+    const std::vector<Step> steps = pipeline_steps(tr, head, false);
+    CHECK(kinds_of(steps) == std::vector<StepKind>{StepKind::Input, StepKind::Q, StepKind::QNormed, StepKind::Angles,
+                                                   StepKind::QRotated, StepKind::K, StepKind::KNormed, StepKind::KRotated,
+                                                   StepKind::V, StepKind::Scores, StepKind::Scaled, StepKind::Masked,
+                                                   StepKind::Weights, StepKind::Output, StepKind::Concat, StepKind::Final});
+    const Step& q = find_step(steps, StepKind::Q);
+    const Step& q_normed = find_step(steps, StepKind::QNormed);
+    const Step& q_rotated = find_step(steps, StepKind::QRotated);
+    const Step& angles = find_step(steps, StepKind::Angles);
+    CHECK(q.label == "Q = X·W_q");
+    CHECK(q_normed.label == "RMSNorm(Q)");
+    CHECK(q_rotated.label == "Q′ = RoPE(Q)");
+    CHECK(q_rotated.formula == "R(p·θ_i)·(q_i, q_i+8)");
+    CHECK(angles.label == "p·θ_i");
+    CHECK(angles.shape == "T×d_rot/2 = 12×8");
+    CHECK(angles.formula == "θ_i = 1e+06^(−2i/16)");
+    CHECK(find_step(steps, StepKind::K).label == "K = X·W_k");
+    CHECK(find_step(steps, StepKind::Scaled).label == "÷ √d_k");
+    CHECK(find_step(steps, StepKind::Scaled).formula == "× 0.2500");
+
+    // The PyTorch reference's Q of layer 2 head 3, before and after the rotation; what the scores read.
+    const double d_rot = max_diff(q_rotated.values, matrix_of(live.expected["q"]["attention"][1][head]));
+    const double d_un = max_diff(q_normed.values, matrix_of(live.expected["q_unrotated"]["attention"][1][head]));
+    MESSAGE("qwen3 layer 2 head 3: Q′ within " << d_rot << " of the reference, Q before the rotation within " << d_un);
+    CHECK(d_rot < 1e-4);
+    CHECK(d_un < 1e-4);
+    CHECK(same_bits(q_rotated.values, tr.attention.heads[head].q));
+    CHECK(same_bits(q.values, f.q_projected[head]));
+    // K and its stages are those of K/V head 2, which serves query heads 3 and 4.
+    CHECK(same_bits(find_step(steps, StepKind::K).values, f.k_projected[1]));
+    CHECK(same_bits(find_step(steps, StepKind::KRotated).values, tr.attention.heads[head].k));
+
+    // A number of Q′ in the first half of its pair, then one in the second half.
+    const int p = 3;
+    for (int c : {2, 10}) {
+        const int i = c % 8, pair = c < 8 ? c + 8 : c - 8;
+        const float cos = f.rope_cos(p, i), sin = f.rope_sin(p, i);
+        const float x = q_normed.values(p, c), x_pair = q_normed.values(p, pair);
+        CHECK(q_rotated.values(p, c) == (c < 8 ? x * cos - x_pair * sin : x * cos + x_pair * sin));
+        const std::string said = explain_rotation(f, q_normed.values, q_rotated.values, p, c, "q");
+        const std::string want = "p·θ_i = 3 × 0.0316228 = 0.0948683, pair (3, 11)\ncos = " + format_number(cos) +
+                                 ", sin = " + format_number(sin) + "\nq′ = q·cos " + (c < 8 ? "−" : "+") +
+                                 " q_pair·sin = " + factor_text(x) + "×" + factor_text(cos) + (c < 8 ? " − " : " + ") +
+                                 factor_text(x_pair) + "×" + factor_text(sin) + " = " + format_number(q_rotated.values(p, c));
+        CHECK(said == want);
+    }
+    CHECK(std::abs(f.rope_angle(p, 2) - 3.0 * std::pow(1e6, -4.0 / 16.0)) < 1e-6);
+    CHECK(explain_angle(f, p, 2).starts_with("θ_i = 1e+06^(−2·2/16) = 0.0316228\np·θ_i = 3 × 0.0316228 = 0.0948683, pair (3, 11)\n"));
+
+    // RMSNorm(Q): the row's root mean square and the gain, ending in the number shown.
+    const std::string norm = explain_norm(q.values, q_normed.values, f.q_norm_gain, f.norm_eps, p, 5, "q");
+    double squares = 0;
+    for (int j = 0; j < 16; ++j) squares += static_cast<double>(q.values(p, j)) * q.values(p, j);
+    const float rms = static_cast<float>(std::sqrt(squares / 16 + f.norm_eps));
+    CHECK(norm.starts_with("rms(q) = √(Σq²/16 + ε) = √(" + format_number(static_cast<float>(squares / 16)) + " + 1e-06) = " + format_number(rms)));
+    CHECK(norm.ends_with("q / rms(q) · g = " + format_number(q.values(p, 5)) + " / " + format_number(rms) + " × " +
+                         factor_text(f.q_norm_gain(5)) + " = " + format_number(q_normed.values(p, 5))));
+    CHECK(std::abs(q.values(p, 5) / rms * f.q_norm_gain(5) - q_normed.values(p, 5)) < 1e-5f);
+
+    // The layout: a block per step; hovering Q′(3, 2) outlines the two numbers it turns and their angle.
+    const Measure m;
+    const Laid l = lay_out(tr, steps, m);
+    REQUIRE(l.layout.blocks.size() == steps.size());
+    const size_t qr = static_cast<size_t>(std::find_if(steps.begin(), steps.end(), [](const Step& s) { return s.kind == StepKind::QRotated; }) - steps.begin());
+    const StepBlock& b = l.layout.blocks[qr];
+    CHECK((b.rows == 12 && b.cols == 16 && b.passes_from == -1));
+    const StepsLayout::Hit hit = l.layout.hit(b.grid_x + 2.5f * l.layout.cell_w, b.grid_y + 3.5f * l.layout.cell_h);
+    CHECK((hit.step == static_cast<int>(qr) && hit.row == 3 && hit.col == 2));
+    const std::vector<StepMark> marks = steps_marks(tr, StepKind::QRotated, 3, 2);
+    REQUIRE(marks.size() == 3);
+    CHECK((marks[0].kind == StepKind::QNormed && marks[0].row == 3 && marks[0].col == 2));
+    CHECK((marks[1].kind == StepKind::QNormed && marks[1].row == 3 && marks[1].col == 10));
+    CHECK((marks[2].kind == StepKind::Angles && marks[2].row == 3 && marks[2].col == 2));
+    const StepsItems items = steps_items(l.layout, l.in, hit, m);
+    CHECK(std::count_if(items.items.begin(), items.items.end(), [](const Item& it) { return it.role == ItemRole::Selection; }) == 3);
+    // A score reads Q and K as turned.
+    const std::vector<StepMark> score = steps_marks(tr, StepKind::Scores, 4, 1);
+    CHECK((score[0].kind == StepKind::QRotated && score[1].kind == StepKind::KRotated));
+}
+
+TEST_CASE("steps: gemma2 scales by query_pre_attn_scalar^−½ and soft-caps the scores before the mask") {
+    const LiveLayer live = live_layer("gemma2_l3_h4kv2_d32_f32_softcap", 0);  // layer 1: a window of 4
+    const Trace& tr = live.trace;
+    const FamilyTrace& f = tr.family;
+    CHECK((f.softcap == 1.5f && f.window == 4 && !f.qk_norm() && f.rotary()));
+    const std::vector<Step> steps = pipeline_steps(tr, 1, false);
+    CHECK(kinds_of(steps) == std::vector<StepKind>{StepKind::Input, StepKind::Q, StepKind::Angles, StepKind::QRotated,
+                                                   StepKind::K, StepKind::KRotated, StepKind::V, StepKind::Scores,
+                                                   StepKind::Scaled, StepKind::Capped, StepKind::Masked, StepKind::Weights,
+                                                   StepKind::Output, StepKind::Concat, StepKind::Final});
+    const Step& scaled = find_step(steps, StepKind::Scaled);
+    const Step& capped = find_step(steps, StepKind::Capped);
+    CHECK(scaled.label == "÷ √query_pre_attn_scalar");
+    CHECK(scaled.formula == "× 12^(−½) = 0.2887");
+    CHECK(tr.scale.factor(tr.d_k) == doctest::Approx(1.0 / std::sqrt(12.0)));
+    CHECK(capped.label == "cap·tanh(s/cap)");
+    CHECK(capped.formula == "cap = 1.5");
+    // Every score capped into (−1.5, 1.5), the allowed ones exactly as the softmax read them.
+    const HeadTrace& h = tr.attention.heads[1];
+    float biggest = 0.0f, uncapped = 0.0f;
+    for (int q = 0; q < tr.T_q(); ++q)
+        for (int k = 0; k < tr.T_k(); ++k) {
+            biggest = std::max(biggest, std::abs(capped.values(q, k)));
+            uncapped = std::max(uncapped, std::abs(scaled.values(q, k)));
+            if (tr.allowed(q, k)) CHECK(capped.values(q, k) == h.scaled(q, k));
+            CHECK(std::abs(capped.values(q, k) - 1.5f * std::tanh(scaled.values(q, k) / 1.5f)) < 1e-5f);
+        }
+    MESSAGE("gemma2 head 2: scaled scores up to " << uncapped << ", capped up to " << biggest);
+    CHECK(biggest < 1.5f);
+    CHECK(uncapped > 1.5f);  // the cap bites
+    CHECK(!tr.allowed(6, 1));  // outside the window of 4
+    const std::string said = explain_softcap(1.5f, scaled.values(6, 5), capped.values(6, 5));
+    CHECK(said == "cap·tanh(s/cap) = 1.5 × tanh(" + format_number(scaled.values(6, 5)) + "/1.5) = 1.5 × " +
+                       format_number(std::tanh(scaled.values(6, 5) / 1.5f)) + " = " + format_number(capped.values(6, 5)));
+    const std::vector<StepMark> marks = steps_marks(tr, StepKind::Capped, 6, 5);
+    REQUIRE(marks.size() == 1);
+    CHECK((marks[0].kind == StepKind::Scaled && marks[0].row == 6 && marks[0].col == 5));
+}
+
+TEST_CASE("steps: phi3's partial rotation turns the first 4 of 8 dimensions, the rest pass through") {
+    const LiveLayer live = live_layer("phi3_l2_h4kv2_d32_f16_longrope_partial", 0);
+    const Trace& tr = live.trace;
+    const FamilyTrace& f = tr.family;
+    REQUIRE((f.rope_dim == 4 && tr.d_k == 8 && f.rope_scaling == "longrope"));
+    const std::vector<Step> steps = pipeline_steps(tr, 0, false);
+    const Step& q = find_step(steps, StepKind::Q);
+    const Step& q_rotated = find_step(steps, StepKind::QRotated);
+    CHECK(q_rotated.formula == "R(p·θ_i)·(q_i, q_i+2)");
+    CHECK(find_step(steps, StepKind::Angles).formula == "θ_i: 10000, longrope");
+    CHECK(same_bits(Matrix(q.values.rightCols(4)), Matrix(q_rotated.values.rightCols(4))));
+    CHECK(!same_bits(Matrix(q.values.leftCols(4)), Matrix(q_rotated.values.leftCols(4))));
+    CHECK(explain_rotation(f, q.values, q_rotated.values, 5, 6, "q") == "q′ = q = " + format_number(q.values(5, 6)));
+    // longrope past its original 16 positions: cos and sin times √(1 + ln 4 / ln 16).
+    CHECK(f.rope_attention_factor == doctest::Approx(std::sqrt(1.5)));
+    const std::string turned = explain_rotation(f, q.values, q_rotated.values, 5, 1, "q");
+    CHECK(turned.find("cos = a·cos(p·θ_i) = " + format_number(f.rope_cos(5, 1)) + ", sin = a·sin(p·θ_i) = " +
+                      format_number(f.rope_sin(5, 1)) + ", a = 1.2247\n") != std::string::npos);
+    // The layout heads the turned and the unchanged columns.
+    const Measure m;
+    Laid l = lay_out(tr, steps, m);
+    l.in.turned = "TURNED", l.in.unchanged = "UNCHANGED";
+    const size_t qr = static_cast<size_t>(std::find_if(steps.begin(), steps.end(), [](const Step& s) { return s.kind == StepKind::QRotated; }) - steps.begin());
+    CHECK(l.layout.blocks[qr].passes_from == 4);
+    const StepsItems items = steps_items(l.layout, l.in, {}, m);
+    for (const char* word : {"TURNED", "UNCHANGED"})
+        CHECK(std::count_if(items.items.begin(), items.items.end(), [&](const Item& it) { return it.text == word; }) == 2);  // Q′ and K′
+}
+
+TEST_CASE("steps: llama with 2 K/V heads: K of the head's group; gpt2 run live keeps the pipeline it had") {
+    const LiveLayer llama = live_layer("llama_l2_h4kv2_d32_f32", 1);
+    const FamilyTrace& f = llama.trace.family;
+    CHECK((f.grouped() && f.kv_heads == 2 && f.kv_head_of(3) == 1 && f.kv_head_of(1) == 0 && !f.qk_norm()));
+    const std::vector<Step> steps = pipeline_steps(llama.trace, 3, false);
+    CHECK(same_bits(find_step(steps, StepKind::K).values, f.k_unrotated[1]));
+    CHECK(same_bits(find_step(steps, StepKind::Q).values, f.q_unrotated[3]));
+    CHECK(max_diff(find_step(steps, StepKind::QRotated).values, matrix_of(llama.expected["q"]["attention"][1][3])) < 1e-4);
+
+    const LiveLayer gpt2 = live_layer("gpt2_l2_h2_d16_f32", 1);
+    const FamilyTrace& none = gpt2.trace.family;
+    CHECK((!none.rotary() && !none.qk_norm() && !none.grouped() && none.softcap == 0.0f && none.query_pre_attn_scalar == 0.0f));
+    const std::vector<Step> plain = pipeline_steps(gpt2.trace, 1, false);
+    CHECK(kinds_of(plain) == std::vector<StepKind>{StepKind::Input, StepKind::Q, StepKind::K, StepKind::V, StepKind::Scores,
+                                                   StepKind::Scaled, StepKind::Masked, StepKind::Weights, StepKind::Output,
+                                                   StepKind::Concat, StepKind::Final});
+    CHECK(find_step(plain, StepKind::Scaled).label == "÷ √d_k");
+    CHECK(same_bits(find_step(plain, StepKind::Q).values, gpt2.trace.attention.heads[1].q));
+}
+#endif

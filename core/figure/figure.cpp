@@ -106,6 +106,20 @@ Trace live_layer_trace(const Figure& figure, int stack, int layer, std::vector<s
     t.window = block.window;
     t.attention = std::move(block.trace);
     t.w_o = std::move(block.weights.w_o);
+    // What the family adds between the projections and the softmax (steps.hpp shows it).
+    FamilyTrace& f = t.family;
+    f.kv_heads = block.kv_heads, f.group = block.group;
+    f.q_projected = std::move(block.q_projected), f.k_projected = std::move(block.k_projected);
+    f.q_normed = std::move(block.q_normed), f.k_normed = std::move(block.k_normed);
+    f.q_norm_gain = std::move(block.q_norm_gain), f.k_norm_gain = std::move(block.k_norm_gain), f.norm_eps = block.norm_eps;
+    f.q_unrotated = std::move(block.q_unrotated), f.k_unrotated = std::move(block.k_unrotated);
+    f.rope_dim = block.rope_dim, f.rope_theta = block.rope_theta, f.rope_attention_factor = block.rope_attention_factor;
+    f.rope_scaling = rope_type_name(block.rope_type);
+    f.rope_inv_freq = std::move(block.rope_inv_freq);
+    f.rope_angle = std::move(block.rope_angle), f.rope_cos = std::move(block.rope_cos), f.rope_sin = std::move(block.rope_sin);
+    f.softcap = block.softcap, f.window = block.window;
+    const float query_scale = live.model->config().query_scale;
+    if (query_scale > 0) f.query_pre_attn_scalar = 1.0f / (query_scale * query_scale);
     return t;
 }
 

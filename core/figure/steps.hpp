@@ -54,7 +54,12 @@ inline float row_entropy(const Matrix& weights, int row) {
 
 // [SECTION] Pipeline --------------------------------------------------------------------------
 
-enum class StepKind { Input, InputKv, Q, K, V, Scores, Scaled, Masked, Weights, Output, Concat, Final };
+// In the pipeline's order. QNormed, Angles, QRotated, KNormed, KRotated and Capped only where
+// the model has them (a live model of today's families: Trace::family).
+enum class StepKind {
+    Input, InputKv, Q, QNormed, Angles, QRotated, K, KNormed, KRotated, V,
+    Scores, Scaled, Capped, Masked, Weights, Output, Concat, Final
+};
 
 // One matrix of the pipeline: its label ("Q = X·W_q"), shape ("T_q×d_k = 3×3"), a formula
 // line ("× 0.5774", "concat·W_o + b_o"; may be empty) and its values (masked entries −∞).
@@ -74,11 +79,45 @@ inline std::string shape_text(const char* rows, const char* cols, Eigen::Index r
     return std::string(rows) + "×" + cols + " = " + std::to_string(r) + "×" + std::to_string(c);
 }
 
+// A number of a formula line, as short as it is exact enough: "10000", "1e+06", "0.0316228".
+inline std::string format_general(double x, int digits = 6) {
+    char buffer[48];
+    std::snprintf(buffer, sizeof buffer, "%.*g", digits, x);
+    return buffer;
+}
+
+// The Q and K steps the scores read: the last of Q, RMSNorm(Q), Q′ the pipeline has; and the
+// step a rotation turns.
+inline StepKind scored_q(const FamilyTrace& f) { return f.rotary() ? StepKind::QRotated : f.qk_norm() ? StepKind::QNormed : StepKind::Q; }
+inline StepKind scored_k(const FamilyTrace& f) { return f.rotary() ? StepKind::KRotated : f.qk_norm() ? StepKind::KNormed : StepKind::K; }
+inline StepKind unrotated_of(StepKind rotated, const FamilyTrace& f) {
+    if (rotated == StepKind::QRotated) return f.qk_norm() ? StepKind::QNormed : StepKind::Q;
+    return f.qk_norm() ? StepKind::KNormed : StepKind::K;
+}
+
+// The scaled scores of a soft-capped head before the mask: cap·tanh(s/cap) in every cell (the
+// trace's own numbers where the mask allows, the same formula where it does not).
+inline Matrix capped_scores(const Trace& tr, const HeadTrace& h) {
+    const float factor = tr.scale.factor(tr.d_k), cap = tr.family.softcap;
+    Matrix capped = h.scaled;
+    for (Eigen::Index q = 0; q < capped.rows(); ++q)
+        for (Eigen::Index k = 0; k < capped.cols(); ++k)
+            if (!tr.allowed(q, k)) capped(q, k) = cap * std::tanh(h.scores(q, k) * factor / cap);
+    return capped;
+}
+
 // The pipeline of one head (plus concat and ·W_o), in order. Self / masked: X → Q, K, V;
 // cross: Q from the target X, K and V from the source X_kv. "+ M" only when a key is masked.
+// Today's families (Trace::family) add, where they have them:
+//   Q → RMSNorm(Q) → p·θ_i (the angles) → Q′ = RoPE(Q), and K → RMSNorm(K) → K′ = RoPE(K)
+//   (K's of the K/V head that serves this query head); ÷ √query_pre_attn_scalar (gemma) for
+//   ÷ √d_k; cap·tanh(s/cap) after the scale.
 inline std::vector<Step> pipeline_steps(const Trace& tr, int head, bool positional) {
     const MultiHeadTrace& mh = tr.attention;
-    const HeadTrace& h = mh.heads.at(std::clamp(head, 0, static_cast<int>(mh.heads.size()) - 1));
+    head = std::clamp(head, 0, static_cast<int>(mh.heads.size()) - 1);
+    const HeadTrace& h = mh.heads.at(head);
+    const FamilyTrace& f = tr.family;
+    const size_t g = static_cast<size_t>(f.kv_head_of(head));
     const bool cross = tr.kind == AttentionKind::Cross;
     const std::string pe = positional ? " + PE" : "";
     const std::string x_kv = cross ? "X_kv" : "X";
@@ -93,16 +132,37 @@ inline std::vector<Step> pipeline_steps(const Trace& tr, int head, bool position
     };
     add(StepKind::Input, "X" + pe, "T_q", "d_model", "", mh.x_q);
     if (cross) add(StepKind::InputKv, "X_kv" + pe, "T_k", "d_model", "", mh.x_kv);
-    add(StepKind::Q, "Q = X·W_q", "T_q", "d_k", "", h.q);
-    add(StepKind::K, "K = " + x_kv + "·W_k", "T_k", "d_k", "", h.k);
+    // Q and K as projected, then normed, then turned: the scores read the last of them.
+    const bool norm = f.qk_norm(), rope = f.rotary();
+    const size_t hq = static_cast<size_t>(head);
+    const std::string half = std::to_string(f.rope_dim / 2);
+    add(StepKind::Q, "Q = X·W_q", "T_q", "d_k", "", norm ? f.q_projected[hq] : rope ? f.q_unrotated[hq] : h.q);
+    if (norm) add(StepKind::QNormed, "RMSNorm(Q)", "T_q", "d_k", "q / rms(q) · g", rope ? f.q_normed[hq] : h.q);
+    if (rope) {
+        const std::string theta = format_general(f.rope_theta);
+        add(StepKind::Angles, "p·θ_i", "T", "d_rot/2",
+            f.rope_scaling.empty() ? "θ_i = " + theta + "^(−2i/" + std::to_string(f.rope_dim) + ")" : "θ_i: " + theta + ", " + f.rope_scaling,
+            f.rope_angle);
+        add(StepKind::QRotated, "Q′ = RoPE(Q)", "T_q", "d_k", "R(p·θ_i)·(q_i, q_i+" + half + ")", h.q);
+    }
+    add(StepKind::K, "K = " + x_kv + "·W_k", "T_k", "d_k", "", norm ? f.k_projected[g] : rope ? f.k_unrotated[g] : h.k);
+    if (norm) add(StepKind::KNormed, "RMSNorm(K)", "T_k", "d_k", "k / rms(k) · g", rope ? f.k_normed[g] : h.k);
+    if (rope) add(StepKind::KRotated, "K′ = RoPE(K)", "T_k", "d_k", "R(p·θ_i)·(k_i, k_i+" + half + ")", h.k);
     add(StepKind::V, "V = " + x_kv + "·W_v", "T_k", "d_k", "", h.v);
     add(StepKind::Scores, "QKᵀ", "T_q", "T_k", "q·k", h.scores);
-    // ÷ √d_k before the mask: the scores times the factor everywhere.
+    // ÷ √d_k before the mask: the scores times the factor everywhere. Gemma's factor is
+    // query_pre_attn_scalar^−½ (a Divisor of its square root).
     const float factor = tr.scale.factor(tr.d_k);
-    const std::string scale_label = tr.scale.kind == ScaleKind::InvSqrtDk ? "÷ √d_k"
-                                    : tr.scale.kind == ScaleKind::None    ? "÷ 1"
-                                                                          : "÷ τ = " + format_number(tr.scale.divisor, 2);
-    add(StepKind::Scaled, scale_label, "T_q", "T_k", "× " + format_number(factor), h.scores * factor);
+    std::string scale_label = tr.scale.kind == ScaleKind::InvSqrtDk ? "÷ √d_k"
+                              : tr.scale.kind == ScaleKind::None    ? "÷ 1"
+                                                                    : "÷ τ = " + format_number(tr.scale.divisor, 2);
+    std::string scale_formula = "× " + format_number(factor);
+    if (f.query_pre_attn_scalar > 0) {
+        scale_label = "÷ √query_pre_attn_scalar";
+        scale_formula = "× " + format_general(f.query_pre_attn_scalar, 4) + "^(−½) = " + format_number(factor);
+    }
+    add(StepKind::Scaled, scale_label, "T_q", "T_k", scale_formula, h.scores * factor);
+    if (f.softcap > 0) add(StepKind::Capped, "cap·tanh(s/cap)", "T_q", "T_k", "cap = " + format_general(f.softcap, 4), capped_scores(tr, h));
     bool any_masked = false;
     for (Eigen::Index i = 0; i < tr.allowed.size(); ++i) any_masked |= tr.allowed.data()[i] == 0;
     if (any_masked) add(StepKind::Masked, "+ M", "T_q", "T_k", "M = 0 / −∞", h.scaled);
@@ -169,6 +229,83 @@ inline std::string explain_weight(const HeadTrace& h, const MaskMatrix& allowed,
 inline std::string explain_output(const HeadTrace& h, int q, int c, int max_terms = 4) {
     return "\xce\xa3 w\xc2\xb7v = " + sum_of_products(h.weights.row(q), h.v.col(c).transpose(), max_terms) + " = " +
            format_number(h.output(q, c));
+}
+
+// A factor written out in a product: a negative number in parentheses, "(-0.2000)".
+inline std::string factor_text(float x) {
+    const std::string s = format_number(x);
+    return s[0] == '-' ? "(" + s + ")" : s;
+}
+
+// The angle of pair i at position p, and its cos and sin as the rotation uses them (times
+// the attention factor a of yarn and longrope):
+//   p·θ_i = 3 × 0.0316228 = 0.0948683, pair (3, 11)
+//   cos = 0.9955, sin = 0.0948        or   cos = a·cos(p·θ_i) = …, sin = a·sin(p·θ_i) = …, a = 1.19
+inline std::string angle_lines(const FamilyTrace& f, int p, int i) {
+    const int half = f.rope_dim / 2;
+    const double theta_i = f.rope_inv_freq.at(static_cast<size_t>(i));
+    std::string s = "p·θ_i = " + std::to_string(p) + " × " + format_general(theta_i) + " = " + format_general(p * theta_i) +
+                    ", pair (" + std::to_string(i + 1) + ", " + std::to_string(i + half + 1) + ")\n";
+    const std::string cos = format_number(f.rope_cos(p, i)), sin = format_number(f.rope_sin(p, i));
+    const double a = f.rope_attention_factor;
+    if (std::fabs(a - 1.0) > 1e-9)
+        return s + "cos = a·cos(p·θ_i) = " + cos + ", sin = a·sin(p·θ_i) = " + sin + ", a = " + format_general(a, 5);
+    return s + "cos = " + cos + ", sin = " + sin;
+}
+
+// Angle (p, i) of the table p·θ_i: θ_i from the base (without rope scaling), then angle_lines:
+//   θ_i = 1e+06^(−2·2/16) = 0.0316228
+//   p·θ_i = 3 × 0.0316228 = 0.0948683, pair (3, 11)
+//   cos = 0.9955, sin = 0.0948
+inline std::string explain_angle(const FamilyTrace& f, int p, int i) {
+    std::string s;
+    if (f.rope_scaling.empty())
+        s = "θ_i = " + format_general(f.rope_theta) + "^(−2·" + std::to_string(i) + "/" + std::to_string(f.rope_dim) + ") = " +
+            format_general(f.rope_inv_freq.at(static_cast<size_t>(i))) + "\n";
+    return s + angle_lines(f, p, i);
+}
+
+// A rotated number (p, c) of Q′ or K′ (`name`: "q" or "k"; `before`, `after`: the head before
+// and after the rotation): its pair's angle, cos and sin, and the turn written out:
+//   p·θ_i = 2 × 0.1 = 0.2, pair (3, 11)
+//   cos = 0.9801, sin = 0.1987
+//   q′ = q·cos − q_pair·sin = 0.5000×0.9801 − (-0.2000)×0.1987 = 0.5298
+// (the second of a pair: q′ = q·cos + q_pair·sin). Past rope_dim: "q′ = q = 0.1234".
+inline std::string explain_rotation(const FamilyTrace& f, const Matrix& before, const Matrix& after, int p, int c,
+                                    const std::string& name) {
+    const std::string result = format_number(after(p, c));
+    if (c >= f.rope_dim) return name + "′ = " + name + " = " + result;
+    const int half = f.rope_dim / 2, i = c % half, pair = c < half ? c + half : c - half;
+    const std::string s = angle_lines(f, p, i);
+    const std::string cos = factor_text(f.rope_cos(p, i)), sin = factor_text(f.rope_sin(p, i));
+    const std::string q = factor_text(before(p, c)), q_pair = factor_text(before(p, pair));
+    if (c < half)
+        return s + "\n" + name + "′ = " + name + "·cos − " + name + "_pair·sin = " + q + "×" + cos + " − " + q_pair + "×" + sin + " = " + result;
+    return s + "\n" + name + "′ = " + name + "·cos + " + name + "_pair·sin = " + q + "×" + cos + " + " + q_pair + "×" + sin + " = " + result;
+}
+
+// A number (r, c) of RMSNorm(Q) or RMSNorm(K) (`name`: "q" or "k"): the row's root mean square
+// and the quotient times the gain, with the numbers:
+//   rms(q) = √(Σq²/16 + ε) = √(0.4321 + 1e-06) = 0.6573
+//   q / rms(q) · g = 0.5000 / 0.6573 × 1.0500 = 0.7987
+inline std::string explain_norm(const Matrix& projected, const Matrix& normed, const RowVector& gain, float eps, int r, int c,
+                                const std::string& name) {
+    double squares = 0;
+    for (Eigen::Index j = 0; j < projected.cols(); ++j) squares += static_cast<double>(projected(r, j)) * projected(r, j);
+    const double mean = squares / static_cast<double>(projected.cols());
+    const float rms = static_cast<float>(std::sqrt(mean + eps));
+    return "rms(" + name + ") = √(Σ" + name + "²/" + std::to_string(projected.cols()) + " + ε) = √(" +
+           format_number(static_cast<float>(mean)) + " + " + format_general(eps, 3) + ") = " + format_number(rms) + "\n" + name +
+           " / rms(" + name + ") · g = " + format_number(projected(r, c)) + " / " + format_number(rms) + " × " + factor_text(gain(c)) +
+           " = " + format_number(normed(r, c));
+}
+
+// A soft-capped score: cap·tanh(s/cap) = 1.5 × tanh(2.1000/1.5) = 1.5 × 0.8854 = 1.3281, from
+// the scaled score s.
+inline std::string explain_softcap(float cap, float scaled, float capped) {
+    const std::string c = format_general(cap, 4);
+    return "cap·tanh(s/cap) = " + c + " × tanh(" + format_number(scaled) + "/" + c + ") = " + c + " × " +
+           format_number(std::tanh(scaled / cap)) + " = " + format_number(capped);
 }
 
 }  // namespace attn

@@ -37,7 +37,9 @@ StepsLayout lay_out_steps(const StepsInput& in, const TextMeasure& m) {
         b.cols = static_cast<int>(std::min<Eigen::Index>(step.values.cols(), kStepsMaxShown));
         b.key_header = step_cols_are_keys(step.kind);
         b.entropy = step.kind == StepKind::Weights;
-        const float header = b.key_header ? ss + 4.0f * s : 0.0f;
+        const int rope_dim = in.trace->family.rope_dim;
+        if ((step.kind == StepKind::QRotated || step.kind == StepKind::KRotated) && rope_dim < b.cols) b.passes_from = rope_dim;
+        const float header = b.key_header || b.passes_from >= 0 ? ss + 4.0f * s : 0.0f;
         const float grid_w = L.label_w + L.cell_w * (b.cols + (b.entropy ? 1 : 0));
         b.w = std::max({grid_w, m.width(step.label, FontRole::Body), m.width(step.shape, FontRole::Small),
                         m.width(step.formula, FontRole::Small), kCaptionMinW * s});
@@ -77,12 +79,26 @@ StepsLayout::Hit StepsLayout::hit(float x, float y) const {
 
 std::vector<StepMark> steps_marks(const Trace& tr, StepKind k, int row, int col) {
     std::vector<StepMark> marks;
+    const FamilyTrace& f = tr.family;
     if (k == StepKind::Scores || k == StepKind::Scaled || k == StepKind::Masked) {
-        marks.push_back({StepKind::Q, row, -1});  // row of Q
-        marks.push_back({StepKind::K, col, -1});  // row of K = column of Kᵀ
+        marks.push_back({scored_q(f), row, -1});  // row of Q (as the scores read it)
+        marks.push_back({scored_k(f), col, -1});  // row of K = column of Kᵀ
+    } else if (k == StepKind::Capped) {
+        marks.push_back({StepKind::Scaled, row, col});
     } else if (k == StepKind::Weights) {
         marks.push_back({StepKind::Masked, row, -1});  // the row the softmax normalises
+        marks.push_back({StepKind::Capped, row, -1});
         marks.push_back({StepKind::Scaled, row, -1});
+    } else if (k == StepKind::QNormed || k == StepKind::KNormed) {
+        marks.push_back({k == StepKind::QNormed ? StepKind::Q : StepKind::K, row, -1});  // the norm reads the whole head
+    } else if (k == StepKind::QRotated || k == StepKind::KRotated) {
+        const StepKind before = unrotated_of(k, f);
+        const int half = f.rope_dim / 2;
+        marks.push_back({before, row, col});
+        if (col < f.rope_dim && half > 0) {  // its pair, and the angle that turns them
+            marks.push_back({before, row, col < half ? col + half : col - half});
+            marks.push_back({StepKind::Angles, row, col % half});
+        }
     } else if (k == StepKind::Output) {
         marks.push_back({StepKind::Weights, row, -1});
         marks.push_back({StepKind::V, -1, col});
@@ -158,6 +174,16 @@ StepsItems steps_items(const StepsLayout& L, const StepsInput& in, const StepsLa
             }
         // Thin grid lines between cells.
         items.push_back(outline_item(ItemRole::Other, {b.grid_x, b.grid_y, b.grid_x + cell_w * b.cols, b.grid_y + cell_h * b.rows}, pal.grid, 1.0f));
+        if (b.passes_from >= 0) {  // a partial rotation: which columns turned, which passed through, a line between
+            const float x_split = b.grid_x + cell_w * b.passes_from, y_head = b.grid_y - ss - 3.0f * s;
+            auto heading = [&](const std::string& t, float x0, float x1) {
+                const float w = m.width(t, FontRole::Small);
+                small_text(ItemRole::Heading, std::max(x0, (x0 + x1 - w) * 0.5f), y_head, pal.text_muted, t);
+            };
+            heading(in.turned, b.grid_x, x_split);
+            heading(in.unchanged, x_split, b.grid_x + cell_w * b.cols);
+            items.push_back(segment_item(ItemRole::Other, x_split, y_head, x_split, b.grid_y + cell_h * b.rows, pal.text, 2.0f * s));
+        }
         if (b.rows < step.rows || b.cols < step.values.cols())
             small_text(ItemRole::Note, b.grid_x, b.grid_y + cell_h * b.rows + 1.0f * s, pal.text_muted, in.first_shown);
         if (i < in.captions.size()) {
@@ -190,6 +216,13 @@ StepsItems steps_items(const StepsLayout& L, const StepsInput& in, const StepsLa
             const int i = block_of(mark.kind);
             if (i < 0) continue;
             const StepBlock& b = L.blocks[static_cast<size_t>(i)];
+            if (mark.row >= 0 && mark.col >= 0) {  // one cell
+                if (mark.row < b.rows && mark.col < b.cols)
+                    items.push_back(outline_item(ItemRole::Selection, {b.grid_x + mark.col * cell_w, b.grid_y + mark.row * cell_h,
+                                                                       b.grid_x + (mark.col + 1) * cell_w, b.grid_y + (mark.row + 1) * cell_h},
+                                                 outline, 2.0f * s));
+                continue;
+            }
             if (mark.row >= 0 && mark.row < b.rows)
                 items.push_back(outline_item(ItemRole::Selection, {b.grid_x, b.grid_y + mark.row * cell_h, b.grid_x + b.cols * cell_w,
                                                                    b.grid_y + (mark.row + 1) * cell_h}, outline, 2.0f * s));

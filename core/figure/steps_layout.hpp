@@ -1,6 +1,7 @@
 // steps_layout.hpp: the Steps view laid out without GL or ImGui: the pipeline of steps.hpp, one
-// labelled matrix per step (X → Q, K, V → QKᵀ → ÷√d_k → + mask → softmax → ·V → concat → ·W_o),
-// left to right in lines that wrap at the view's width. Every matrix shows at most
+// labelled matrix per step (X → Q, K, V → QKᵀ → ÷√d_k → + mask → softmax → ·V → concat → ·W_o,
+// and where a live model has them RMSNorm(Q), p·θ_i, Q′ = RoPE(Q), the same for K, and
+// cap·tanh(s/cap)), left to right in lines that wrap at the view's width. Every matrix shows at most
 // kStepsMaxShown rows and columns, its numbers in cells coloured by the colormap, its title,
 // shape, formula and a caption (the seeds' words). web/ui/steps_view.cpp draws the items and
 // the tooltip; hovering a number outlines the rows and columns it comes from (steps_marks).
@@ -26,10 +27,14 @@ namespace attn {
 
 inline constexpr int kStepsMaxShown = 16;  // rows / columns drawn per matrix; the shape gives the full size
 
-// Rows of this step are keys (K, V, X_kv) rather than queries; columns are keys (the T_q×T_k maps).
-inline bool step_rows_are_keys(StepKind k) { return k == StepKind::K || k == StepKind::V || k == StepKind::InputKv; }
+// Rows of this step are keys (K and its stages, V, X_kv) rather than queries (the angles' rows
+// are positions: a self-attention's tokens); columns are keys (the T_q×T_k maps).
+inline bool step_rows_are_keys(StepKind k) {
+    return k == StepKind::K || k == StepKind::KNormed || k == StepKind::KRotated || k == StepKind::V || k == StepKind::InputKv;
+}
 inline bool step_cols_are_keys(StepKind k) {
-    return k == StepKind::Scores || k == StepKind::Scaled || k == StepKind::Masked || k == StepKind::Weights;
+    return k == StepKind::Scores || k == StepKind::Scaled || k == StepKind::Capped || k == StepKind::Masked ||
+           k == StepKind::Weights;
 }
 
 struct StepsInput {
@@ -42,9 +47,11 @@ struct StepsInput {
     bool dark = true;
     int colormap = 0;
     float label_w = 0.0f;          // the widest token label in the small font (callers cache it)
-    // Words in the UI's language: a caption per step, the note under a cut matrix, the entropy heading.
+    // Words in the UI's language: a caption per step, the note under a cut matrix, the entropy
+    // heading, and over a partial rotation's columns what is turned and what passes through.
     std::vector<std::string> captions;
     std::string first_shown = "first 16 shown", entropy = "H (nats)";
+    std::string turned = "turned", unchanged = "unchanged";
 };
 
 // [SECTION] Geometry -----------------------------------------------------------------------------
@@ -58,6 +65,7 @@ struct StepBlock {
     float caption_y = 0.0f;              // top of the caption below the grid (and its "first 16" note)
     bool key_header = false;             // columns are keys: their tokens above the grid
     bool entropy = false;                // a column of row entropies to the right
+    int passes_from = -1;                // a partial rotation (Q′, K′): columns from here pass through, headed as such
 };
 
 struct StepsLayout {
@@ -80,7 +88,8 @@ StepsLayout lay_out_steps(const StepsInput& input, const TextMeasure& measure);
 
 // [SECTION] Items --------------------------------------------------------------------------------
 
-// What the hovered number is made of: rows (row ≥ 0) and columns (col ≥ 0) of other steps.
+// What the hovered number is made of: a row (col −1), a column (row −1) or one cell (both ≥ 0)
+// of another step.
 struct StepMark {
     StepKind kind;
     int row, col;

@@ -606,7 +606,10 @@ std::size_t trace_bytes(const Trace& t) {
         n += bytes(h.q) + bytes(h.k) + bytes(h.v) + bytes(h.scores) + bytes(h.scaled) + bytes(h.weights) +
              bytes(h.output);
     for (const Matrix& q : t.long_q) n += bytes(q);
-    return n;
+    const FamilyTrace& f = t.family;
+    for (const auto* heads : {&f.q_projected, &f.k_projected, &f.q_normed, &f.k_normed, &f.q_unrotated, &f.k_unrotated})
+        for (const Matrix& m : *heads) n += bytes(m);
+    return n + bytes(f.rope_angle) + bytes(f.rope_cos) + bytes(f.rope_sin);
 }
 
 }  // namespace attn

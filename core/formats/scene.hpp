@@ -9,6 +9,7 @@
 
 #include "attention.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -106,6 +107,40 @@ const char* kind_name(AttentionKind kind);
 inline constexpr std::int64_t kFullTraceCells = std::int64_t{8} << 20;
 inline constexpr int kLongTraceRows = 16;  // rows a long trace keeps whole (the Steps view's first rows)
 
+// What today's decoder families add to a head's pipeline, for the Steps view: a live model's
+// block (figure.cpp's live_layer_trace, from model/transformer.hpp's BlockTrace); empty or 0
+// for scenes, imports, gpt2, bert and marian, whose Steps show none of it.
+//   grouped-query attention  query head h reads K/V head h / group (of kv_heads)
+//   q/k norm                 Q and K as projected, then each head's RMSNorm:
+//                            q / √(mean(q²) + norm_eps) · gain
+//   rotary positions         Q and K before the rotation (after any norm); at position p the
+//                            pair (i, i + rope_dim/2) of a head turned by rope_angle(p, i) =
+//                            p·rope_inv_freq[i]; dimensions ≥ rope_dim pass through
+//   soft-capping             the scaled scores s become softcap·tanh(s/softcap) before the mask
+//   sliding window           a query sees itself and the window − 1 keys before it
+//   query_pre_attn_scalar    gemma: the scores are multiplied by its −½ power, not d_k's
+struct FamilyTrace {
+    int kv_heads = 0, group = 1;
+    std::vector<Matrix> q_projected, k_projected, q_normed, k_normed;  // T×d_k per head (k: per K/V head)
+    RowVector q_norm_gain, k_norm_gain;                                // d_k each (gemma's 1 + w)
+    float norm_eps = 0;
+    std::vector<Matrix> q_unrotated, k_unrotated;                      // T×d_k per head (k: per K/V head)
+    int rope_dim = 0;
+    double rope_theta = 0;
+    double rope_attention_factor = 1;   // rope_cos and rope_sin are scaled by it (yarn, longrope)
+    std::string rope_scaling;           // rope_scaling's type ("linear", "longrope", …), "" for none
+    std::vector<double> rope_inv_freq;  // rope_dim/2: the angle per position of each pair
+    Matrix rope_angle, rope_cos, rope_sin;  // T_k×rope_dim/2
+    float softcap = 0;
+    int window = 0;
+    float query_pre_attn_scalar = 0;
+
+    bool qk_norm() const { return !q_normed.empty(); }
+    bool rotary() const { return rope_dim > 0 && !q_unrotated.empty(); }
+    bool grouped() const { return group > 1; }
+    int kv_head_of(int h) const { return h / std::max(group, 1); }
+};
+
 struct Trace {
     AttentionKind kind = AttentionKind::Self;
     std::vector<std::string> queries, keys;
@@ -122,6 +157,7 @@ struct Trace {
     MultiHeadTrace attention;
     Matrix w_o;                  // the output projection, d_model×d_model (value-weighted attention reads it)
     std::vector<Matrix> long_q;  // long traces only: each head's queries, all T_q rows × d_k
+    FamilyTrace family;          // a live Llama-family block's extra stages (empty otherwise)
 
     int T_q() const { return static_cast<int>(queries.size()); }
     int T_k() const { return static_cast<int>(keys.size()); }

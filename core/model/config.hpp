@@ -53,6 +53,8 @@ struct Rope {
     int max_positions = 0;             // the config's max_position_embeddings
     std::vector<double> short_factor, long_factor;     // longrope, dim/2 each
 };
+// rope_scaling's type as config.json names it: "linear", …, "longrope"; "" for Default.
+const char* rope_type_name(Rope::Type type);
 
 // [SECTION] The configuration ----------------------------------------------------------------
 

@@ -63,9 +63,8 @@ std::string features(const ModelConfig& c) {
     char buf[96];
     std::snprintf(buf, sizeof buf, " · RoPE θ %g", c.rope.theta);
     std::string s = buf;
-    constexpr const char* kTypes[] = {"", "linear", "dynamic", "llama3", "yarn", "longrope"};
     if (c.rope.type != Rope::Type::Default) {
-        std::snprintf(buf, sizeof buf, " (%s ×%g)", kTypes[static_cast<int>(c.rope.type)], c.rope.factor);
+        std::snprintf(buf, sizeof buf, " (%s ×%g)", rope_type_name(c.rope.type), c.rope.factor);
         s += c.rope.type == Rope::Type::LongRope ? std::string(" (longrope)") : std::string(buf);
     }
     if (c.rope.dim < c.d_head()) s += " on " + std::to_string(c.rope.dim) + " of " + std::to_string(c.d_head()) + " dims";

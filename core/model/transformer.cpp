@@ -636,13 +636,18 @@ BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResul
         const int T = static_cast<int>(x_kv.rows()), half = spec.rope->dim / 2;
         const RopeFrequencies f = rope_frequencies(*spec.rope, T);
         const RopeTable table = rope_table(*spec.rope, 0, T, T);
-        t.rope_dim = spec.rope->dim, t.rope_theta = spec.rope->theta;
+        t.rope_dim = spec.rope->dim, t.rope_theta = spec.rope->theta, t.rope_type = spec.rope->type;
+        t.rope_inv_freq = f.inv_freq, t.rope_attention_factor = f.attention_factor;
         t.rope_angle.resize(T, half), t.rope_cos.resize(T, half), t.rope_sin.resize(T, half);
         for (int p = 0; p < T; ++p)
             for (int i = 0; i < half; ++i) {
                 t.rope_angle(p, i) = static_cast<float>(p * f.inv_freq[i]);
                 t.rope_cos(p, i) = table.cos_at(p, i), t.rope_sin(p, i) = table.sin_at(p, i);
             }
+    }
+    if (spec.q_norm.present() || spec.k_norm.present()) {
+        auto gain = [&](const Norm& n) { return n.present() ? RowVector(Eigen::Map<const RowVector>(n.g, spec.d_head)) : RowVector(); };
+        t.q_norm_gain = gain(spec.q_norm), t.k_norm_gain = gain(spec.k_norm), t.norm_eps = spec.eps;
     }
     std::vector<Matrix> maps;
     attention_block(ctx, a, spec, x, x_kv, e, maps, &t.trace, &t);

@@ -174,11 +174,13 @@ RunResult forward(kernels::Context& ctx, const Model& model, const RunInput& inp
 //   grouped-query attention  query head h reads K/V head h / group (K and V of trace.heads[h]
 //                            are that head's)
 //   q/k norm                 q_projected, k_projected: each head's Q and K as projected, before
-//                            the norm; q_normed, k_normed after it (before the rotation)
+//                            the norm; q_normed, k_normed after it (before the rotation); the
+//                            norms' gains and eps
 //   rotary positions         q_unrotated, k_unrotated: before the rotation (after any norm);
 //                            trace.heads[h].q and .k: after it, as the scores read them;
 //                            rope: cos and sin per position (rows 0 …) and pair i < rope_dim/2,
-//                            the pair (i, i + rope_dim/2) turned by angle[p][i] = p·inv_freq[i]
+//                            the pair (i, i + rope_dim/2) turned by angle[p][i] = p·inv_freq[i];
+//                            the layer's rope type, inv_freq and attention factor
 //   soft-capping             softcap: the scaled scores s became softcap·tanh(s/softcap)
 //                            (trace.heads[h].scaled holds them capped)
 struct BlockTrace {
@@ -189,9 +191,14 @@ struct BlockTrace {
     int window = 0;                           // > 0: the sliding window of this layer
     float softcap = 0;
     std::vector<Matrix> q_projected, k_projected, q_normed, k_normed;  // per head (k: per K/V head); qk_norm only
+    RowVector q_norm_gain, k_norm_gain;       // qk_norm: the norms' g, d_head each (gemma's 1 + w folded in)
+    float norm_eps = 0;
     std::vector<Matrix> q_unrotated, k_unrotated;                      // per head (k: per K/V head); rotary only
     int rope_dim = 0;                         // rotated dimensions of a head (0: no rotation)
     double rope_theta = 0;
+    Rope::Type rope_type = Rope::Type::Default;
+    std::vector<double> rope_inv_freq;        // rope_dim/2
+    double rope_attention_factor = 1;         // cos and sin are scaled by it
     Matrix rope_angle, rope_cos, rope_sin;    // T×(rope_dim/2): p·inv_freq[i], and cos, sin × the attention factor
     int kv_head_of(int h) const { return h / std::max(group, 1); }
 };

@@ -489,17 +489,23 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
         json top = json::array();
         for (const NextToken& t : live->top) top.push_back({{"id", t.id}, {"token", t.token}, {"p", t.p}});
         j["figure"] = {{"ids", live->input.ids}, {"source_ids", live->input.source_ids}, {"top", top}};
-        // The Steps view's head's Q, as the tests compare it with the reference (small runs only).
+        // The Steps view's head's Q as the scores read it (a rotary family's: after the
+        // rotation) and, for a rotary family, before it, as the tests compare them with the
+        // reference (small runs only).
         const Trace& tr = st.figure.trace();
         if (st.figure.has(Detail::Projections) && st.steps.head < tr.heads && tr.T_q() * tr.d_k <= 4096) {
-            const Matrix& q = tr.attention.heads[static_cast<size_t>(st.steps.head)].q;
-            json rows = json::array();
-            for (Eigen::Index r = 0; r < q.rows(); ++r) {
-                json row = json::array();
-                for (Eigen::Index c = 0; c < q.cols(); ++c) row.push_back(q(r, c));
-                rows.push_back(row);
-            }
-            j["figure"]["q"] = rows;
+            auto rows_of = [](const Matrix& m) {
+                json rows = json::array();
+                for (Eigen::Index r = 0; r < m.rows(); ++r) {
+                    json row = json::array();
+                    for (Eigen::Index c = 0; c < m.cols(); ++c) row.push_back(m(r, c));
+                    rows.push_back(row);
+                }
+                return rows;
+            };
+            const size_t head = static_cast<size_t>(st.steps.head);
+            j["figure"]["q"] = rows_of(tr.attention.heads[head].q);
+            if (tr.family.rotary()) j["figure"]["q_unrotated"] = rows_of(tr.family.q_unrotated[head]);
         }
     }
     out["model"] = j;

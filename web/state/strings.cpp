@@ -383,6 +383,30 @@ constexpr Entry kTable[] = {
     {Str::TipSinkHidden, "the first token: left out of the map (sink hidden)", "第一个词元：不在图中（已隐去汇点）"},
     {Str::KvShared, "K, V shared", "共享 K、V"},
     {Str::KvGroupTip, "K, V: head %d of %d, shared by query heads %d\u2013%d", "K、V：第 %d 个（共 %d 个），查询头 %d\u2013%d 共用"},
+    {Str::CapQNorm, "q/k norm: each query head divided by its root mean square, times a learned gain g, so the scores stay in "
+                    "range however large Q grows.",
+     "q/k 归一化：每个查询头除以它的均方根，再乘以学到的增益 g，无论 Q 多大，分数都保持在合理范围。"},
+    {Str::CapKNorm, "The same norm over each key head, with its own gain g.", "对每个键头做同样的归一化，使用它自己的增益 g。"},
+    {Str::CapAngles, "The angle p·θ_i that turns the pair of dimensions (i, i + %d) of the token at position p: pairs with small i "
+                     "turn fast, large i barely.",
+     "位置 p 上的词，其维度对 (i, i + %d) 转过的角度 p·θ_i：i 小的维度对转得快，i 大的几乎不转。"},
+    {Str::CapQRotated, "RoPE: each query turned pair by pair by its position's angles; then q·k depends on how far apart two tokens "
+                       "are, not on where they are.",
+     "RoPE：每个查询按它所在位置的角度逐对旋转；于是 q·k 只取决于两个词相距多远，而不是它们在哪里。"},
+    {Str::CapKRotated, "Each key turned by its own position's angles: a query at p and a key at j meet at the angle (p − j)·θ_i.",
+     "每个键按它自己位置的角度旋转：位置 p 的查询与位置 j 的键之间的角度是 (p − j)·θ_i。"},
+    {Str::CapRotatedPartial, "Partial RoPE: only the first %d of %d dimensions turn; the other %d pass through unchanged.",
+     "部分 RoPE：只有前 %d 维（共 %d 维）旋转，其余 %d 维原样通过。"},
+    {Str::CapScaledQueryScalar, "Scaled by query_pre_attn_scalar^−½ = 1/√%s, a number of the model's config, instead of 1/√d_k = 1/√%d.",
+     "乘以 query_pre_attn_scalar^−½ = 1/√%s（模型配置中的数），而不是 1/√d_k = 1/√%d。"},
+    {Str::CapSoftcap, "Soft cap: cap·tanh(s/cap) squeezes every score into (−%s, %s), so no score can dominate the softmax.",
+     "软上限：cap·tanh(s/cap) 把每个分数压进 (−%s, %s)，任何一个分数都无法主导 softmax。"},
+    {Str::CapMaskWindow, "−∞ above the diagonal, and for keys %d or more tokens back: this layer's sliding window (W = %d).",
+     "对角线以上为 −∞；往前 %d 个词及更远的键也为 −∞：本层的滑动窗口（W = %d）。"},
+    {Str::CapKvShared, "K, V: head %d of %d, shared by query heads %d–%d.", "K、V：第 %d 个 K/V 头（共 %d 个），由查询头 %d–%d 共用。"},
+    {Str::TipPassThrough, "passes through: only the first %d of %d dimensions turn", "原样通过：只有前 %d 维（共 %d 维）旋转"},
+    {Str::StepsTurned, "turned", "旋转"},
+    {Str::StepsUnchanged, "unchanged", "不变"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 

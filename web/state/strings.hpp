@@ -71,6 +71,9 @@ enum class Str {
     // sliding windows and attention sinks (heatmap, lines), shared K/V heads (the model view)
     OutsideWindow, WindowSize, TipOutsideWindow, SinkHiddenLegend, SinkRenormalized, SinkOption, SinkOptionTip, SinkOptionLong,
     TipSinkShown, TipSinkHidden, KvShared, KvGroupTip,
+    // the Steps view of today's families (rotary positions, q/k norm, soft caps, shared K/V heads)
+    CapQNorm, CapKNorm, CapAngles, CapQRotated, CapKRotated, CapRotatedPartial, CapScaledQueryScalar, CapSoftcap,
+    CapMaskWindow, CapKvShared, TipPassThrough, StepsTurned, StepsUnchanged,
     Count
 };
 

@@ -1,6 +1,7 @@
 // steps_view.cpp: attention as a pipeline of matrices (core/steps.hpp), one head at a time,
 // drawn from core/figure/steps_layout.hpp: X → Q, K, V → QKᵀ → ÷√d_k → + mask → softmax → ·V →
-// concat → ·W_o. Every matrix is labelled with its shape and numbers, coloured by the shared
+// concat → ·W_o, with the q/k norm, RoPE's angles and turned Q and K, and the soft cap of the
+// live models that have them. Every matrix is labelled with its shape and numbers, coloured by the shared
 // colormap (ImGui rectangles: these are small; the big heatmap keeps its one-quad texture).
 // This file keeps the scrolling child window, the hover and the tooltip that writes the
 // arithmetic out.
@@ -28,10 +29,16 @@ const char* step_name(StepKind k) {
         case StepKind::Input: return "x";
         case StepKind::InputKv: return "x_kv";
         case StepKind::Q: return "q";
+        case StepKind::QNormed: return "q_normed";
+        case StepKind::Angles: return "angles";
+        case StepKind::QRotated: return "q_rotated";
         case StepKind::K: return "k";
+        case StepKind::KNormed: return "k_normed";
+        case StepKind::KRotated: return "k_rotated";
         case StepKind::V: return "v";
         case StepKind::Scores: return "scores";
         case StepKind::Scaled: return "scaled";
+        case StepKind::Capped: return "capped";
         case StepKind::Masked: return "masked";
         case StepKind::Weights: return "weights";
         case StepKind::Output: return "output";
@@ -41,28 +48,62 @@ const char* step_name(StepKind k) {
     return "?";
 }
 
-// What a step does and why, in a line or two under its matrix (the seeds' words).
-// A live model's block reads hidden states, not embeddings (`live`).
-Str caption(StepKind k, const Trace& trace, bool live) {
+// "K, V: head 2 of 3, shared by query heads 4–6." for the K/V head that serves query head
+// `head`; "" without grouped-query attention.
+std::string kv_shared(Lang lang, const FamilyTrace& f, int head) {
+    if (!f.grouped()) return "";
+    const int g = f.kv_head_of(head);
+    return printf_string(tr(lang, Str::CapKvShared), g + 1, f.kv_heads, g * f.group + 1, (g + 1) * f.group);
+}
+
+// What a step does and why, in a line or two under its matrix (the seeds' words), with the
+// numbers of today's families where they differ (a shared K/V head, a partial rotation, Gemma's
+// scale, a soft cap, a sliding window). A live model's block reads hidden states, not
+// embeddings (`live`).
+std::string caption(StepKind k, const Trace& trace, int head, bool live, Lang lang) {
     const bool cross = trace.kind == AttentionKind::Cross;
+    const FamilyTrace& f = trace.family;
+    const std::string sep = lang == Lang::Zh ? "" : " ";
+    auto t = [&](Str s) { return std::string(tr(lang, s)); };
+    auto rotated = [&](Str s) {
+        if (f.rope_dim >= trace.d_k) return t(s);
+        return t(s) + sep + printf_string(t(Str::CapRotatedPartial), f.rope_dim, trace.d_k, trace.d_k - f.rope_dim);
+    };
     switch (k) {
-        case StepKind::Input: return live ? Str::CapXModel : cross ? Str::CapXCross : Str::CapX;
-        case StepKind::InputKv: return Str::CapXKv;
-        case StepKind::Q: return cross ? Str::CapQCross : Str::CapQ;
-        case StepKind::K: return cross ? Str::CapKCross : Str::CapK;
-        case StepKind::V: return cross ? Str::CapVCross : Str::CapV;
-        case StepKind::Scores: return Str::CapScores;
+        case StepKind::Input: return t(live ? Str::CapXModel : cross ? Str::CapXCross : Str::CapX);
+        case StepKind::InputKv: return t(Str::CapXKv);
+        case StepKind::Q: return t(cross ? Str::CapQCross : Str::CapQ);
+        case StepKind::QNormed: return t(Str::CapQNorm);
+        case StepKind::Angles: return printf_string(t(Str::CapAngles), f.rope_dim / 2);
+        case StepKind::QRotated: return rotated(Str::CapQRotated);
+        case StepKind::K:
+        case StepKind::V: {
+            const std::string shared = kv_shared(lang, f, head);
+            const std::string what = k == StepKind::K ? t(cross ? Str::CapKCross : Str::CapK) : t(cross ? Str::CapVCross : Str::CapV);
+            return shared.empty() ? what : shared + sep + what;
+        }
+        case StepKind::KNormed: return t(Str::CapKNorm);
+        case StepKind::KRotated: return rotated(Str::CapKRotated);
+        case StepKind::Scores: return t(Str::CapScores);
         case StepKind::Scaled:
-            return trace.scale.kind == ScaleKind::InvSqrtDk ? Str::CapScaled
-                   : trace.scale.kind == ScaleKind::None    ? Str::CapUnscaled
-                                                            : Str::CapTemperature;
-        case StepKind::Masked: return trace.kind == AttentionKind::Masked ? Str::CapMask : Str::CapMaskGiven;
-        case StepKind::Weights: return Str::CapSoftmax;
-        case StepKind::Output: return Str::CapOutput;
-        case StepKind::Concat: return Str::CapConcat;
-        case StepKind::Final: return Str::CapFinal;
+            if (f.query_pre_attn_scalar > 0)
+                return printf_string(t(Str::CapScaledQueryScalar), format_general(f.query_pre_attn_scalar, 4).c_str(), trace.d_k);
+            return t(trace.scale.kind == ScaleKind::InvSqrtDk ? Str::CapScaled
+                     : trace.scale.kind == ScaleKind::None    ? Str::CapUnscaled
+                                                              : Str::CapTemperature);
+        case StepKind::Capped: {
+            const std::string cap = format_general(f.softcap, 4);
+            return printf_string(t(Str::CapSoftcap), cap.c_str(), cap.c_str());
+        }
+        case StepKind::Masked:
+            if (f.window > 0) return printf_string(t(Str::CapMaskWindow), f.window, f.window);
+            return t(trace.kind == AttentionKind::Masked ? Str::CapMask : Str::CapMaskGiven);
+        case StepKind::Weights: return t(Str::CapSoftmax);
+        case StepKind::Output: return t(Str::CapOutput);
+        case StepKind::Concat: return t(Str::CapConcat);
+        case StepKind::Final: return t(Str::CapFinal);
     }
-    return Str::CapX;
+    return t(Str::CapX);
 }
 
 // [SECTION] Cache --------------------------------------------------------------------------
@@ -170,9 +211,10 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     in.dark = st.theme == Theme::Dark;
     in.colormap = st.heatmap.colormap;
     in.label_w = cache.label_width(small);
-    for (const Step& step : steps) in.captions.push_back(attn::tr(st.lang, caption(step.kind, tr, st.figure.live != nullptr)));
+    for (const Step& step : steps) in.captions.push_back(caption(step.kind, tr, head, st.figure.live != nullptr, st.lang));
     in.first_shown = attn::tr(st.lang, Str::FirstShown);
     in.entropy = attn::tr(st.lang, Str::Entropy);
+    in.turned = attn::tr(st.lang, Str::StepsTurned), in.unchanged = attn::tr(st.lang, Str::StepsUnchanged);
     const StepsLayout layout = lay_out_steps(in, measure);
     ImGui::Dummy(ImVec2(layout.content_w, layout.content_h));  // the scrolled extent
     StepsLayout::Hit hover;
@@ -235,13 +277,42 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         if (step_cols_are_keys(hk))
             ImGui::TextDisabled(attn::tr(st.lang, Str::TipTokens), token_label(tr.queries[hr]), token_label(tr.keys[hc]), head + 1);
         ImGui::Separator();
+        const FamilyTrace& f = tr.family;
+        auto step_of = [&](StepKind k) -> const Step& {
+            return *std::find_if(steps.begin(), steps.end(), [&](const Step& x) { return x.kind == k; });
+        };
         switch (hk) {
             case StepKind::Scores: ImGui::TextUnformatted(explain_score(h, hr, hc).c_str()); break;
             case StepKind::Scaled:
-            case StepKind::Masked:
+            case StepKind::Capped:
+            case StepKind::Masked: {
                 ImGui::TextUnformatted(explain_score(h, hr, hc).c_str());
-                if (!tr.allowed(hr, hc)) ImGui::TextUnformatted(attn::tr(st.lang, Str::TipMasked));
-                else ImGui::Text("\xc3\x97 %s = %s", format_number(tr.scale.factor(tr.d_k)).c_str(), format_number(step.values(hr, hc)).c_str());
+                if (!tr.allowed(hr, hc) && hk != StepKind::Capped) {  // the cap comes before the mask
+                    ImGui::TextUnformatted(attn::tr(st.lang, Str::TipMasked));
+                    break;
+                }
+                const float factor = tr.scale.factor(tr.d_k), scaled = h.scores(hr, hc) * factor;
+                ImGui::Text("\xc3\x97 %s = %s", format_number(factor).c_str(), format_number(scaled).c_str());
+                if (hk != StepKind::Scaled && f.softcap > 0) ImGui::TextUnformatted(explain_softcap(f.softcap, scaled, step.values(hr, hc)).c_str());
+                break;
+            }
+            case StepKind::QNormed:
+            case StepKind::KNormed: {
+                const bool q = hk == StepKind::QNormed;
+                ImGui::TextUnformatted(explain_norm(step_of(q ? StepKind::Q : StepKind::K).values, step.values, q ? f.q_norm_gain : f.k_norm_gain,
+                                                    f.norm_eps, hr, hc, q ? "q" : "k").c_str());
+                break;
+            }
+            case StepKind::Angles: ImGui::TextUnformatted(explain_angle(f, hr, hc).c_str()); break;
+            case StepKind::QRotated:
+            case StepKind::KRotated:
+                ImGui::TextUnformatted(explain_rotation(f, step_of(unrotated_of(hk, f)).values, step.values, hr, hc,
+                                                        hk == StepKind::QRotated ? "q" : "k").c_str());
+                if (hc >= f.rope_dim) ImGui::TextDisabled(attn::tr(st.lang, Str::TipPassThrough), f.rope_dim, tr.d_k);
+                break;
+            case StepKind::K:
+            case StepKind::V:
+                if (f.grouped()) ImGui::TextDisabled("%s", kv_shared(st.lang, f, head).c_str());
                 break;
             case StepKind::Weights:
                 ImGui::TextUnformatted(explain_weight(h, tr.allowed, hr, hc).c_str());
