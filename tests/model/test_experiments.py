@@ -64,9 +64,13 @@ def difference(got, want, relative):
 
 def load(folder):
     cfg = json.load(open(os.path.join(folder, "config.json")))
-    prefix = PREFIX[cfg["model_type"]]
-    W = {n[len(prefix):] if n.startswith(prefix) else n: t.double()
-         for n, t in read_safetensors(os.path.join(folder, "model.safetensors")).items()}
+    prefix = PREFIX.get(cfg["model_type"], "model.")  # the Llama-like: "model."
+    index = os.path.join(folder, "model.safetensors.index.json")
+    files = sorted(set(json.load(open(index))["weight_map"].values())) if os.path.exists(index) else ["model.safetensors"]
+    W = {}
+    for f in files:
+        W.update({n[len(prefix):] if n.startswith(prefix) else n: t.double()
+                  for n, t in read_safetensors(os.path.join(folder, f)).items()})
     return cfg, W
 
 
@@ -76,6 +80,8 @@ def reference_run(cfg, W, ids, source_ids, edits):
             return reference.gpt2_forward(W, cfg, ids, edits)
         if cfg["model_type"] == "bert":
             return reference.bert_forward(W, cfg, ids, edits)
+        if cfg["model_type"] in reference.LLAMA_LIKE:
+            return reference.llama_like_forward(W, cfg, ids, edits)
         return reference.marian_forward(W, cfg, source_ids, ids, edits)
 
 
@@ -83,7 +89,7 @@ def shape(cfg):  # per stack: (layers, heads)
     t = cfg["model_type"]
     if t == "gpt2":
         return [(cfg["n_layer"], cfg["n_head"])]
-    if t == "bert":
+    if t == "bert" or t in reference.LLAMA_LIKE:
         return [(cfg["num_hidden_layers"], cfg["num_attention_heads"])]
     return [(cfg["encoder_layers"], cfg["encoder_attention_heads"]),
             (cfg["decoder_layers"], cfg["decoder_attention_heads"]),
@@ -91,7 +97,7 @@ def shape(cfg):  # per stack: (layers, heads)
 
 
 def knockout_arg(cfg, heads):  # {(stack, layer, head)} from 0 -> "[STACK:]L:H,…"
-    names = STACKS[cfg["model_type"]]
+    names = STACKS.get(cfg["model_type"], ["attention"])
     return csv((f"{names[s]}:" if s else "") + f"{l + 1}:{h + 1}" for s, l, h in sorted(heads))
 
 
@@ -118,7 +124,7 @@ def check_edits(label, folder, ids, source_ids):
         if not p:
             continue
         out, want = json.loads(p.stdout), reference_run(cfg, W, ids, source_ids, edits)
-        for s in STACKS[family]:
+        for s in STACKS.get(family, ["attention"]):
             d = difference(out[s], want[s], False)
             worst["attention"] = max(worst["attention"], d)
             if d > 1e-4:
@@ -141,7 +147,7 @@ def check_edits(label, folder, ids, source_ids):
         if moved < 1e-4:
             fail(f"{label} {mode}: the edit leaves the reference's {key} unchanged ({moved:.2g})")
         if edits.hidden and any(abs(float(np.asarray(out[s])[..., hide].max())) != 0.0
-                                for s in STACKS[family] if s != "decoder_attention"):
+                                for s in STACKS.get(family, ["attention"]) if s != "decoder_attention"):
             fail(f"{label} {mode}: a hidden key still has weight")
 
 
