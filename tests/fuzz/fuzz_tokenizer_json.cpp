@@ -31,7 +31,7 @@ void check_ids(const attn::Tokenizer& t, std::string_view text) {
     const std::vector<int> ids = t.encode(text), with = t.encode_with_specials(text);
     require(ids == t.encode(text));
     for (int id : with) require(id >= 0 && id < t.size());
-    require(std::search(with.begin(), with.end(), ids.begin(), ids.end()) != with.end());
+    require(ids.empty() || std::search(with.begin(), with.end(), ids.begin(), ids.end()) != with.end());
     if (!t.adds_specials()) require(with == ids);
     for (int id : ids) (void)t.text(id);
 }
