@@ -291,7 +291,7 @@ TEST_CASE("steps: gemma2 scales by query_pre_attn_scalar^−½ and soft-caps the
     const LiveLayer live = live_layer("gemma2_l3_h4kv2_d32_f32_softcap", 0);  // layer 1: a window of 4
     const Trace& tr = live.trace;
     const FamilyTrace& f = tr.family;
-    CHECK((f.softcap == 1.5f && f.window == 4 && !f.qk_norm() && f.rotary()));
+    CHECK((f.softcap == 1.5f && tr.window == 4 && !f.qk_norm() && f.rotary()));
     const std::vector<Step> steps = pipeline_steps(tr, 1, false);
     CHECK(kinds_of(steps) == std::vector<StepKind>{StepKind::Input, StepKind::Q, StepKind::Angles, StepKind::QRotated,
                                                    StepKind::K, StepKind::KRotated, StepKind::V, StepKind::Scores,

@@ -96,7 +96,7 @@ std::string caption(StepKind k, const Trace& trace, int head, bool live, Lang la
             return printf_string(t(Str::CapSoftcap), cap.c_str(), cap.c_str());
         }
         case StepKind::Masked:
-            if (f.window > 0) return printf_string(t(Str::CapMaskWindow), f.window, f.window);
+            if (trace.window > 0) return printf_string(t(Str::CapMaskWindow), trace.window, trace.window);
             return t(trace.kind == AttentionKind::Masked ? Str::CapMask : Str::CapMaskGiven);
         case StepKind::Weights: return t(Str::CapSoftmax);
         case StepKind::Output: return t(Str::CapOutput);
