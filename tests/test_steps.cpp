@@ -176,20 +176,20 @@ struct Measure final : TextMeasure {
     }
 };
 
+// The Steps view's layout of `steps` at a width (the input points at its own ranges: not copied).
 struct Laid {
     std::vector<std::pair<float, float>> ranges;
     StepsInput in;
     StepsLayout layout;
+    Laid(const Trace& tr, const std::vector<Step>& steps, const TextMeasure& m, float width = 1280.0f) {
+        ranges.assign(steps.size(), {-1.0f, 1.0f});
+        in.trace = &tr, in.steps = &steps, in.ranges = &ranges;
+        in.avail_w = width;
+        for (const Step& s : steps) in.captions.push_back("caption of " + s.label);
+        layout = lay_out_steps(in, m);
+    }
+    Laid(const Laid&) = delete;
 };
-Laid lay_out(const Trace& tr, const std::vector<Step>& steps, const TextMeasure& m) {
-    Laid l;
-    l.ranges.assign(steps.size(), {-1.0f, 1.0f});
-    l.in.trace = &tr, l.in.steps = &steps, l.in.ranges = &l.ranges;
-    l.in.avail_w = 1280.0f;
-    for (const Step& s : steps) l.in.captions.push_back("caption of " + s.label);
-    l.layout = lay_out_steps(l.in, m);
-    return l;
-}
 
 }  // namespace
 
@@ -242,28 +242,28 @@ TEST_CASE("steps: qwen3 (q/k norm, RoPE, GQA): Q as projected, normed, the angle
         const float x = q_normed.values(p, c), x_pair = q_normed.values(p, pair);
         CHECK(q_rotated.values(p, c) == (c < 8 ? x * cos - x_pair * sin : x * cos + x_pair * sin));
         const std::string said = explain_rotation(f, q_normed.values, q_rotated.values, p, c, "q");
-        const std::string want = "p·θ_i = 3 × 0.0316228 = 0.0948683, pair (3, 11)\ncos = " + format_number(cos) +
+        const std::string want = "pair (3, 11), p = 3\np·θ_i = 3 × 0.0316228 = 0.0948683\ncos = " + format_number(cos) +
                                  ", sin = " + format_number(sin) + "\nq′ = q·cos " + (c < 8 ? "−" : "+") +
-                                 " q_pair·sin = " + factor_text(x) + "×" + factor_text(cos) + (c < 8 ? " − " : " + ") +
-                                 factor_text(x_pair) + "×" + factor_text(sin) + " = " + format_number(q_rotated.values(p, c));
+                                 " q_pair·sin\n   = " + factor_text(x) + "×" + factor_text(cos) + (c < 8 ? " − " : " + ") +
+                                 factor_text(x_pair) + "×" + factor_text(sin) + "\n   = " + format_number(q_rotated.values(p, c));
         CHECK(said == want);
     }
     CHECK(std::abs(f.rope_angle(p, 2) - 3.0 * std::pow(1e6, -4.0 / 16.0)) < 1e-6);
-    CHECK(explain_angle(f, p, 2).starts_with("θ_i = 1e+06^(−2·2/16) = 0.0316228\np·θ_i = 3 × 0.0316228 = 0.0948683, pair (3, 11)\n"));
+    CHECK(explain_angle(f, p, 2).starts_with("θ_i = 1e+06^(−2·2/16) = 0.0316228\npair (3, 11), p = 3\np·θ_i = 3 × 0.0316228 = 0.0948683\n"));
 
     // RMSNorm(Q): the row's root mean square and the gain, ending in the number shown.
     const std::string norm = explain_norm(q.values, q_normed.values, f.q_norm_gain, f.norm_eps, p, 5, "q");
     double squares = 0;
     for (int j = 0; j < 16; ++j) squares += static_cast<double>(q.values(p, j)) * q.values(p, j);
     const float rms = static_cast<float>(std::sqrt(squares / 16 + f.norm_eps));
-    CHECK(norm.starts_with("rms(q) = √(Σq²/16 + ε) = √(" + format_number(static_cast<float>(squares / 16)) + " + 1e-06) = " + format_number(rms)));
-    CHECK(norm.ends_with("q / rms(q) · g = " + format_number(q.values(p, 5)) + " / " + format_number(rms) + " × " +
+    CHECK(norm.starts_with("rms(q) = √(Σq²/16 + ε)\n   = √(" + format_number(static_cast<float>(squares / 16)) + " + 1e-06) = " + format_number(rms)));
+    CHECK(norm.ends_with("q / rms(q) · g\n   = " + format_number(q.values(p, 5)) + " / " + format_number(rms) + " × " +
                          factor_text(f.q_norm_gain(5)) + " = " + format_number(q_normed.values(p, 5))));
     CHECK(std::abs(q.values(p, 5) / rms * f.q_norm_gain(5) - q_normed.values(p, 5)) < 1e-5f);
 
     // The layout: a block per step; hovering Q′(3, 2) outlines the two numbers it turns and their angle.
     const Measure m;
-    const Laid l = lay_out(tr, steps, m);
+    const Laid l(tr, steps, m);
     REQUIRE(l.layout.blocks.size() == steps.size());
     const size_t qr = static_cast<size_t>(std::find_if(steps.begin(), steps.end(), [](const Step& s) { return s.kind == StepKind::QRotated; }) - steps.begin());
     const StepBlock& b = l.layout.blocks[qr];
@@ -277,6 +277,11 @@ TEST_CASE("steps: qwen3 (q/k norm, RoPE, GQA): Q as projected, normed, the angle
     CHECK((marks[2].kind == StepKind::Angles && marks[2].row == 3 && marks[2].col == 2));
     const StepsItems items = steps_items(l.layout, l.in, hit, m);
     CHECK(std::count_if(items.items.begin(), items.items.end(), [](const Item& it) { return it.role == ItemRole::Selection; }) == 3);
+    // The angles' columns are headed by the pair each turns.
+    CHECK(std::count_if(items.items.begin(), items.items.end(), [](const Item& it) { return it.role == ItemRole::ColLabel && it.text == "(3, 11)"; }) == 1);
+    // On a phone's width a block stays as wide as its numbers, its caption wraps where the view ends.
+    const Laid phone(tr, steps, m, 360.0f);
+    for (const StepBlock& block : phone.layout.blocks) CHECK((block.caption_w <= 360.0f - 28.0f && block.caption_w >= 240.0f));
     // A score reads Q and K as turned.
     const std::vector<StepMark> score = steps_marks(tr, StepKind::Scores, 4, 1);
     CHECK((score[0].kind == StepKind::QRotated && score[1].kind == StepKind::KRotated));
@@ -286,7 +291,7 @@ TEST_CASE("steps: gemma2 scales by query_pre_attn_scalar^−½ and soft-caps the
     const LiveLayer live = live_layer("gemma2_l3_h4kv2_d32_f32_softcap", 0);  // layer 1: a window of 4
     const Trace& tr = live.trace;
     const FamilyTrace& f = tr.family;
-    CHECK((f.softcap == 1.5f && f.window == 4 && !f.qk_norm() && f.rotary()));
+    CHECK((f.softcap == 1.5f && tr.window == 4 && !f.qk_norm() && f.rotary()));
     const std::vector<Step> steps = pipeline_steps(tr, 1, false);
     CHECK(kinds_of(steps) == std::vector<StepKind>{StepKind::Input, StepKind::Q, StepKind::Angles, StepKind::QRotated,
                                                    StepKind::K, StepKind::KRotated, StepKind::V, StepKind::Scores,
@@ -314,7 +319,7 @@ TEST_CASE("steps: gemma2 scales by query_pre_attn_scalar^−½ and soft-caps the
     CHECK(uncapped > 1.5f);  // the cap bites
     CHECK(!tr.allowed(6, 1));  // outside the window of 4
     const std::string said = explain_softcap(1.5f, scaled.values(6, 5), capped.values(6, 5));
-    CHECK(said == "cap·tanh(s/cap) = 1.5 × tanh(" + format_number(scaled.values(6, 5)) + "/1.5) = 1.5 × " +
+    CHECK(said == "cap·tanh(s/cap) = 1.5 × tanh(" + format_number(scaled.values(6, 5)) + "/1.5)\n   = 1.5 × " +
                        format_number(std::tanh(scaled.values(6, 5) / 1.5f)) + " = " + format_number(capped.values(6, 5)));
     const std::vector<StepMark> marks = steps_marks(tr, StepKind::Capped, 6, 5);
     REQUIRE(marks.size() == 1);
@@ -337,11 +342,11 @@ TEST_CASE("steps: phi3's partial rotation turns the first 4 of 8 dimensions, the
     // longrope past its original 16 positions: cos and sin times √(1 + ln 4 / ln 16).
     CHECK(f.rope_attention_factor == doctest::Approx(std::sqrt(1.5)));
     const std::string turned = explain_rotation(f, q.values, q_rotated.values, 5, 1, "q");
-    CHECK(turned.find("cos = a·cos(p·θ_i) = " + format_number(f.rope_cos(5, 1)) + ", sin = a·sin(p·θ_i) = " +
+    CHECK(turned.find("cos = a·cos(p·θ_i) = " + format_number(f.rope_cos(5, 1)) + "\nsin = a·sin(p·θ_i) = " +
                       format_number(f.rope_sin(5, 1)) + ", a = 1.2247\n") != std::string::npos);
     // The layout heads the turned and the unchanged columns.
     const Measure m;
-    Laid l = lay_out(tr, steps, m);
+    Laid l(tr, steps, m);
     l.in.turned = "TURNED", l.in.unchanged = "UNCHANGED";
     const size_t qr = static_cast<size_t>(std::find_if(steps.begin(), steps.end(), [](const Step& s) { return s.kind == StepKind::QRotated; }) - steps.begin());
     CHECK(l.layout.blocks[qr].passes_from == 4);

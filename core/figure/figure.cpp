@@ -117,7 +117,7 @@ Trace live_layer_trace(const Figure& figure, int stack, int layer, std::vector<s
     f.rope_scaling = rope_type_name(block.rope_type);
     f.rope_inv_freq = std::move(block.rope_inv_freq);
     f.rope_angle = std::move(block.rope_angle), f.rope_cos = std::move(block.rope_cos), f.rope_sin = std::move(block.rope_sin);
-    f.softcap = block.softcap, f.window = block.window;
+    f.softcap = block.softcap;
     const float query_scale = live.model->config().query_scale;
     if (query_scale > 0) f.query_pre_attn_scalar = 1.0f / (query_scale * query_scale);
     return t;

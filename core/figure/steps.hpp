@@ -237,25 +237,29 @@ inline std::string factor_text(float x) {
     return s[0] == '-' ? "(" + s + ")" : s;
 }
 
-// The angle of pair i at position p, and its cos and sin as the rotation uses them (times
-// the attention factor a of yarn and longrope):
-//   p·θ_i = 3 × 0.0316228 = 0.0948683, pair (3, 11)
-//   cos = 0.9955, sin = 0.0948        or   cos = a·cos(p·θ_i) = …, sin = a·sin(p·θ_i) = …, a = 1.19
+// The angle of pair i (its dimensions counted from 1, as the columns) at position p (from 0),
+// and its cos and sin as the rotation uses them (times the attention factor a of yarn and
+// longrope). Lines short enough for a phone's tooltip:
+//   pair (3, 11), p = 3
+//   p·θ_i = 3 × 0.0316228 = 0.0948683
+//   cos = 0.9955, sin = 0.0948        or   cos = a·cos(p·θ_i) = …
+//                                          sin = a·sin(p·θ_i) = …, a = 1.19
 inline std::string angle_lines(const FamilyTrace& f, int p, int i) {
     const int half = f.rope_dim / 2;
     const double theta_i = f.rope_inv_freq.at(static_cast<size_t>(i));
-    std::string s = "p·θ_i = " + std::to_string(p) + " × " + format_general(theta_i) + " = " + format_general(p * theta_i) +
-                    ", pair (" + std::to_string(i + 1) + ", " + std::to_string(i + half + 1) + ")\n";
+    std::string s = "pair (" + std::to_string(i + 1) + ", " + std::to_string(i + half + 1) + "), p = " + std::to_string(p) +
+                    "\np·θ_i = " + std::to_string(p) + " × " + format_general(theta_i) + " = " + format_general(p * theta_i) + "\n";
     const std::string cos = format_number(f.rope_cos(p, i)), sin = format_number(f.rope_sin(p, i));
     const double a = f.rope_attention_factor;
     if (std::fabs(a - 1.0) > 1e-9)
-        return s + "cos = a·cos(p·θ_i) = " + cos + ", sin = a·sin(p·θ_i) = " + sin + ", a = " + format_general(a, 5);
+        return s + "cos = a·cos(p·θ_i) = " + cos + "\nsin = a·sin(p·θ_i) = " + sin + ", a = " + format_general(a, 5);
     return s + "cos = " + cos + ", sin = " + sin;
 }
 
 // Angle (p, i) of the table p·θ_i: θ_i from the base (without rope scaling), then angle_lines:
 //   θ_i = 1e+06^(−2·2/16) = 0.0316228
-//   p·θ_i = 3 × 0.0316228 = 0.0948683, pair (3, 11)
+//   pair (3, 11), p = 3
+//   p·θ_i = 3 × 0.0316228 = 0.0948683
 //   cos = 0.9955, sin = 0.0948
 inline std::string explain_angle(const FamilyTrace& f, int p, int i) {
     std::string s;
@@ -267,9 +271,12 @@ inline std::string explain_angle(const FamilyTrace& f, int p, int i) {
 
 // A rotated number (p, c) of Q′ or K′ (`name`: "q" or "k"; `before`, `after`: the head before
 // and after the rotation): its pair's angle, cos and sin, and the turn written out:
-//   p·θ_i = 2 × 0.1 = 0.2, pair (3, 11)
+//   pair (3, 11), p = 2
+//   p·θ_i = 2 × 0.1 = 0.2
 //   cos = 0.9801, sin = 0.1987
-//   q′ = q·cos − q_pair·sin = 0.5000×0.9801 − (-0.2000)×0.1987 = 0.5298
+//   q′ = q·cos − q_pair·sin
+//      = 0.5000×0.9801 − (-0.2000)×0.1987
+//      = 0.5298
 // (the second of a pair: q′ = q·cos + q_pair·sin). Past rope_dim: "q′ = q = 0.1234".
 inline std::string explain_rotation(const FamilyTrace& f, const Matrix& before, const Matrix& after, int p, int c,
                                     const std::string& name) {
@@ -278,33 +285,36 @@ inline std::string explain_rotation(const FamilyTrace& f, const Matrix& before, 
     const int half = f.rope_dim / 2, i = c % half, pair = c < half ? c + half : c - half;
     const std::string s = angle_lines(f, p, i);
     const std::string cos = factor_text(f.rope_cos(p, i)), sin = factor_text(f.rope_sin(p, i));
-    const std::string q = factor_text(before(p, c)), q_pair = factor_text(before(p, pair));
-    if (c < half)
-        return s + "\n" + name + "′ = " + name + "·cos − " + name + "_pair·sin = " + q + "×" + cos + " − " + q_pair + "×" + sin + " = " + result;
-    return s + "\n" + name + "′ = " + name + "·cos + " + name + "_pair·sin = " + q + "×" + cos + " + " + q_pair + "×" + sin + " = " + result;
+    const std::string x = factor_text(before(p, c)), x_pair = factor_text(before(p, pair));
+    const std::string sign = c < half ? " − " : " + ";
+    return s + "\n" + name + "′ = " + name + "·cos" + sign + name + "_pair·sin\n   = " + x + "×" + cos + sign + x_pair + "×" + sin +
+           "\n   = " + result;  // short lines: a phone's tooltip holds them
 }
 
 // A number (r, c) of RMSNorm(Q) or RMSNorm(K) (`name`: "q" or "k"): the row's root mean square
 // and the quotient times the gain, with the numbers:
-//   rms(q) = √(Σq²/16 + ε) = √(0.4321 + 1e-06) = 0.6573
-//   q / rms(q) · g = 0.5000 / 0.6573 × 1.0500 = 0.7987
+//   rms(q) = √(Σq²/16 + ε)
+//      = √(0.4321 + 1e-06) = 0.6573
+//   q / rms(q) · g
+//      = 0.5000 / 0.6573 × 1.0500 = 0.7987
 inline std::string explain_norm(const Matrix& projected, const Matrix& normed, const RowVector& gain, float eps, int r, int c,
                                 const std::string& name) {
     double squares = 0;
     for (Eigen::Index j = 0; j < projected.cols(); ++j) squares += static_cast<double>(projected(r, j)) * projected(r, j);
     const double mean = squares / static_cast<double>(projected.cols());
     const float rms = static_cast<float>(std::sqrt(mean + eps));
-    return "rms(" + name + ") = √(Σ" + name + "²/" + std::to_string(projected.cols()) + " + ε) = √(" +
+    return "rms(" + name + ") = √(Σ" + name + "²/" + std::to_string(projected.cols()) + " + ε)\n   = √(" +
            format_number(static_cast<float>(mean)) + " + " + format_general(eps, 3) + ") = " + format_number(rms) + "\n" + name +
-           " / rms(" + name + ") · g = " + format_number(projected(r, c)) + " / " + format_number(rms) + " × " + factor_text(gain(c)) +
-           " = " + format_number(normed(r, c));
+           " / rms(" + name + ") · g\n   = " + format_number(projected(r, c)) + " / " + format_number(rms) + " × " +
+           factor_text(gain(c)) + " = " + format_number(normed(r, c));
 }
 
-// A soft-capped score: cap·tanh(s/cap) = 1.5 × tanh(2.1000/1.5) = 1.5 × 0.8854 = 1.3281, from
-// the scaled score s.
+// A soft-capped score, from the scaled score s:
+//   cap·tanh(s/cap) = 1.5 × tanh(2.1000/1.5)
+//      = 1.5 × 0.8854 = 1.3281
 inline std::string explain_softcap(float cap, float scaled, float capped) {
     const std::string c = format_general(cap, 4);
-    return "cap·tanh(s/cap) = " + c + " × tanh(" + format_number(scaled) + "/" + c + ") = " + c + " × " +
+    return "cap·tanh(s/cap) = " + c + " × tanh(" + format_number(scaled) + "/" + c + ")\n   = " + c + " × " +
            format_number(std::tanh(scaled / cap)) + " = " + format_number(capped);
 }
 

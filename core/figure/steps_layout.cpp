@@ -37,16 +37,19 @@ StepsLayout lay_out_steps(const StepsInput& in, const TextMeasure& m) {
         b.cols = static_cast<int>(std::min<Eigen::Index>(step.values.cols(), kStepsMaxShown));
         b.key_header = step_cols_are_keys(step.kind);
         b.entropy = step.kind == StepKind::Weights;
+        b.pair_header = step.kind == StepKind::Angles;
         const int rope_dim = in.trace->family.rope_dim;
         if ((step.kind == StepKind::QRotated || step.kind == StepKind::KRotated) && rope_dim < b.cols) b.passes_from = rope_dim;
-        const float header = b.key_header || b.passes_from >= 0 ? ss + 4.0f * s : 0.0f;
+        const float header = b.key_header || b.pair_header || b.passes_from >= 0 ? ss + 4.0f * s : 0.0f;
         const float grid_w = L.label_w + L.cell_w * (b.cols + (b.entropy ? 1 : 0));
         b.w = std::max({grid_w, m.width(step.label, FontRole::Body), m.width(step.shape, FontRole::Small),
                         m.width(step.formula, FontRole::Small), kCaptionMinW * s});
         const bool cut = b.rows < step.rows || b.cols < step.values.cols();  // "(first 16 shown)" under the grid
         b.caption_y = L.title_h + header + L.cell_h * b.rows + (cut ? ss : 0.0f) + 4.0f * s;
         const std::string& caption = i < in.captions.size() ? in.captions[i] : std::string();
-        b.h = b.caption_y + m.wrapped_height(caption, FontRole::Small, b.w);
+        // A block wider than the view (a phone's) wraps its caption where the view ends.
+        b.caption_w = std::max(std::min(b.w, in.avail_w - 2.0f * margin), kCaptionMinW * s);
+        b.h = b.caption_y + m.wrapped_height(caption, FontRole::Small, b.caption_w);
         if (x > margin && x + b.w > in.avail_w) {  // next line of the pipeline
             x = margin;
             y += row_h + L.gap;
@@ -140,9 +143,11 @@ StepsItems steps_items(const StepsLayout& L, const StepsInput& in, const StepsLa
         const auto& row_tokens = step_rows_are_keys(step.kind) ? tr.keys : tr.queries;
         for (int r = 0; r < b.rows; ++r)
             small_text(ItemRole::RowLabel, b.x, b.grid_y + r * cell_h + 3.0f * s, pal.text, std::string(token_text(row_tokens[r])), r);
-        if (b.key_header)
+        if (b.key_header || b.pair_header)  // the keys' tokens, or the pair of dimensions an angle turns
             for (int c = 0; c < b.cols; ++c) {
-                const std::string t(token_text(tr.keys[c]));
+                const int half = tr.family.rope_dim / 2;
+                const std::string t = b.key_header ? std::string(token_text(tr.keys[c]))
+                                                   : "(" + std::to_string(c + 1) + ", " + std::to_string(c + 1 + half) + ")";
                 const float w = std::min(m.width(t, FontRole::Small), cell_w - 2.0f * s);
                 out.clips.push_back({b.grid_x + c * cell_w, b.grid_y - ss - 4.0f * s, b.grid_x + (c + 1) * cell_w, b.grid_y});
                 small_text(ItemRole::ColLabel, b.grid_x + (c + 0.5f) * cell_w - w * 0.5f, b.grid_y - ss - 3.0f * s, pal.text, t, c);
@@ -188,7 +193,7 @@ StepsItems steps_items(const StepsLayout& L, const StepsInput& in, const StepsLa
             small_text(ItemRole::Note, b.grid_x, b.grid_y + cell_h * b.rows + 1.0f * s, pal.text_muted, in.first_shown);
         if (i < in.captions.size()) {
             small_text(ItemRole::Caption, b.x, b.y + b.caption_y, pal.text_muted, in.captions[i]);
-            items.back().wrap = b.w;
+            items.back().wrap = b.caption_w;
         }
         if (b.entropy) {  // H of each row: 0 = one-hot, ln T_k = uniform; seed 002's saturation
             const float ex = b.grid_x + cell_w * b.cols + 4.0f * s;

@@ -63,7 +63,9 @@ struct StepBlock {
     int rows = 0, cols = 0;              // shown
     float w = 0.0f, h = 0.0f;
     float caption_y = 0.0f;              // top of the caption below the grid (and its "first 16" note)
+    float caption_w = 0.0f;              // the caption's wrap width: the block's, or the view's when narrower
     bool key_header = false;             // columns are keys: their tokens above the grid
+    bool pair_header = false;            // columns are RoPE's pairs (the angles): "(3, 11)" above each
     bool entropy = false;                // a column of row entropies to the right
     int passes_from = -1;                // a partial rotation (Q′, K′): columns from here pass through, headed as such
 };

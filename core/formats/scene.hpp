@@ -117,7 +117,6 @@ inline constexpr int kLongTraceRows = 16;  // rows a long trace keeps whole (the
 //                            pair (i, i + rope_dim/2) of a head turned by rope_angle(p, i) =
 //                            p·rope_inv_freq[i]; dimensions ≥ rope_dim pass through
 //   soft-capping             the scaled scores s become softcap·tanh(s/softcap) before the mask
-//   sliding window           a query sees itself and the window − 1 keys before it
 //   query_pre_attn_scalar    gemma: the scores are multiplied by its −½ power, not d_k's
 struct FamilyTrace {
     int kv_heads = 0, group = 1;
@@ -132,7 +131,6 @@ struct FamilyTrace {
     std::vector<double> rope_inv_freq;  // rope_dim/2: the angle per position of each pair
     Matrix rope_angle, rope_cos, rope_sin;  // T_k×rope_dim/2
     float softcap = 0;
-    int window = 0;
     float query_pre_attn_scalar = 0;
 
     bool qk_norm() const { return !q_normed.empty(); }

@@ -31,6 +31,8 @@ const mistral = path.join(refs, 'mistral_l2_h4kv2_d32_f32_window');  // a slidin
 const qwen3 = path.join(refs, 'qwen3_l2_h4kv2_d24_f32_qknorm');      // 4 query heads, 2 K/V heads
 const filesOf = (dir) => fs.readdirSync(dir).filter((f) => f !== 'expected.json').map((f) => path.join(dir, f));
 
+const reference = (folder, ids) => JSON.parse(execFileSync('/usr/bin/python3', [path.join(here, '../model/reference_run.py'), folder,
+  ids.join(',')], { maxBuffer: 1 << 26 }).toString());
 const settled = (s) => s.model.active && !s.model.busy && s.model.run_revision === s.model.input_revision && s.model.figure;
 
 async function typeInto(page, widget, text) {
@@ -75,8 +77,7 @@ await check('Steps: layer 2, head 3 shows the model\'s Q, equal to the PyTorch r
   let s = await until(page, (x) => x.import.layer === 1 && x.import.head === 2, 'map 2:3 chosen');
   await clickWidget(page, 'view.steps');
   s = await until(page, (x) => x.view === 'steps' && x.model.figure && x.model.figure.q, 'Steps with Q');
-  const ref = JSON.parse(execFileSync('/usr/bin/python3', [path.join(here, '../model/reference_run.py'), gpt2,
-    s.model.figure.ids.join(',')], { maxBuffer: 1 << 26 }).toString());
+  const ref = reference(gpt2, s.model.figure.ids);
   const dq = maxDiff(s.model.figure.q, ref.q[1][2]);
   expect(dq < 1e-4, `Q differs from the reference by ${dq}`);
   const dw = maxDiff(s.import.shown, ref.attention[1][2]);
@@ -149,6 +150,56 @@ await check('files dropped together open a bert model (bidirectional, no next to
   expect(!s.import.stacks[0].causal && s.model.figure.top.length === 0, 'bert: causal or next tokens');
   expect(s.error === '', `error ${s.error}`);
   return s.queries.join('|');
+});
+
+// Keys pressed in the page (each given frames to act), and the Steps number the twin says last.
+const press = async (key, times = 1) => { for (let i = 0; i < times; ++i) { await page.keyboard.press(key); await waitFrames(page, 3); } };
+const said = (s) => { const m = /\[(\d+), (\d+)\] = (-?[\d.]+)\./.exec(s.twin); return m ? { r: +m[1], c: +m[2], v: +m[3] } : null; };
+
+// A Qwen3-shaped checkpoint: Steps shows each head's Q as projected, after the q/k norm, the
+// rotation's angles and Q turned; the numbers shown against the PyTorch reference on the app's ids
+// (the reference script first checked against expected.json's, written when the case was made).
+await check('a Qwen3-shaped folder dropped: Steps of layer 2, head 3 show Q normed and turned, equal to the reference', async () => {
+  const expected = JSON.parse(fs.readFileSync(path.join(qwen3, 'expected.json'), 'utf8'));
+  const again = reference(qwen3, expected.ids);
+  const de = Math.max(maxDiff(again.q[1][2], expected.q.attention[1][2]), maxDiff(again.q_unrotated[1][2], expected.q_unrotated.attention[1][2]));
+  expect(de === 0, `reference_run.py differs from expected.json by ${de}`);
+  await dropFiles(page, qwen3);
+  let s = await until(page, (x) => settled(x) && x.model.model_type === 'qwen3', 'the qwen3 model', 30000);
+  expect(/2 layers × 4 heads \(2 KV\)/.test(s.model.summary) && / q\/k norm/.test(s.model.summary), `summary ${s.model.summary}`);
+  if (s.view !== 'model') await clickWidget(page, 'view.model');
+  await clickWidget(page, 'thumb.2.3');
+  s = await until(page, (x) => x.import.layer === 1 && x.import.head === 2, 'map 2:3 chosen');
+  await clickWidget(page, 'view.steps');
+  s = await until(page, (x) => x.view === 'steps' && x.model.figure && x.model.figure.q_unrotated, 'Steps with Q before the rotation');
+  for (const step of ['q', 'q_normed', 'angles', 'q_rotated', 'k', 'k_normed', 'k_rotated', 'v', 'masked'])
+    expect(s.steps[step], `no step ${step} (have ${Object.keys(s.steps).join(', ')})`);
+  const ref = reference(qwen3, s.model.figure.ids);
+  const dq = maxDiff(s.model.figure.q, ref.q[1][2]), du = maxDiff(s.model.figure.q_unrotated, ref.q_unrotated[1][2]);
+  expect(dq < 1e-4 && du < 1e-4, `Q′ differs from the reference by ${dq}, Q before the rotation by ${du}`);
+  const dw = maxDiff(s.import.shown, ref.attention[1][2]);
+  expect(dw < 1e-4, `weights differ from the reference by ${dw}`);
+  await page.mouse.move(4, 4);  // off the figure: its corner may be a number of a wide step
+  await waitFrames(page, 2);
+  await shot(page, 'model-06-qwen3-steps.png');
+  // The keyboard walks to Q turned (the fifth step) and to its number [4, 3]; the twin says it,
+  // as it says Q before the rotation (the third step) at the same place.
+  await page.focus('#canvas');  // the arrows walk the numbers of the focused figure
+  await press('ArrowDown');
+  await press('PageDown', 4);
+  await press('ArrowDown', 3);
+  await press('ArrowRight', 2);
+  s = await until(page, (x) => /Q′ = RoPE\(Q\) \[4, 3\] = /.test(x.twin), 'the cursor on Q′ [4, 3]');
+  const turned = said(s);
+  await shot(page, 'model-07-qwen3-rope-tooltip.png');
+  await press('PageUp', 2);
+  s = await until(page, (x) => /RMSNorm\(Q\) \[4, 3\] = /.test(x.twin), 'the cursor on RMSNorm(Q) [4, 3]');
+  const normed = said(s);
+  await press('Escape');
+  const want = [ref.q[1][2][3][2], ref.q_unrotated[1][2][3][2]];
+  expect(Math.abs(turned.v - want[0]) < 1.5e-4 && Math.abs(normed.v - want[1]) < 1.5e-4,
+         `shown ${turned.v} and ${normed.v}, reference ${want[0].toFixed(5)} and ${want[1].toFixed(5)}`);
+  return `Q′ max diff ${dq.toExponential(1)}, Q before the rotation ${du.toExponential(1)}; [4, 3]: ${normed.v} turned to ${turned.v}`;
 });
 
 await check('?model= opens a marian model from this site; it translates, and a link keeps the map', async () => {

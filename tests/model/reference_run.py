@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""The PyTorch reference's run of a gpt2 or bert folder on given ids, as JSON on stdout:
-{"attention": [L][H][T][T], "q": [L][H][T][d_head], "hidden": [T][d]} — for tests that check
-numbers the app shows for text typed into it (tests/browser/model.mjs).
+"""The PyTorch reference's run of a model folder (gpt2, bert, or one of the Llama-like
+families) on given ids, as JSON on stdout: {"attention": [L][H][T][T], "q": [L][H][T][d_head],
+"hidden": [T][d]}, and for the rotary families "q_unrotated" (Q before the rotation, after any
+q/k norm) — for tests that check numbers the app shows for text typed into it
+(tests/browser/model.mjs).
 
     /usr/bin/python3 tests/model/reference_run.py FOLDER 464,3797,3332
 """
@@ -15,12 +17,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference  # noqa: E402
 from test_reference import read_safetensors  # noqa: E402
 
+LLAMA_LIKE = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "phi3")
+
 folder, ids = sys.argv[1], [int(i) for i in sys.argv[2].split(",")]
 cfg = json.load(open(os.path.join(folder, "config.json")))
 tensors = read_safetensors(os.path.join(folder, "model.safetensors"))
-prefix = {"gpt2": "transformer.", "bert": "bert."}[cfg["model_type"]]
-W = {n[len(prefix):] if n.startswith(prefix) else n: t for n, t in tensors.items()}
-forward = {"gpt2": reference.gpt2_forward, "bert": reference.bert_forward}[cfg["model_type"]]
+t = cfg["model_type"]
+prefix = "model." if t in LLAMA_LIKE else {"gpt2": "transformer.", "bert": "bert."}[t]
+W = {n[len(prefix):] if n.startswith(prefix) else n: v for n, v in tensors.items()}
+forward = reference.llama_like_forward if t in LLAMA_LIKE else {"gpt2": reference.gpt2_forward, "bert": reference.bert_forward}[t]
 with torch.no_grad():
     run = forward(W, cfg, ids)
-print(json.dumps({"attention": run["attention"].tolist(), "q": run["q"]["attention"].tolist(), "hidden": run["hidden"].tolist()}))
+out = {"attention": run["attention"].tolist(), "q": run["q"]["attention"].tolist(), "hidden": run["hidden"].tolist()}
+if "q_unrotated" in run:
+    out["q_unrotated"] = run["q_unrotated"]["attention"].tolist()
+print(json.dumps(out))

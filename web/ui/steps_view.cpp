@@ -96,7 +96,7 @@ std::string caption(StepKind k, const Trace& trace, int head, bool live, Lang la
             return printf_string(t(Str::CapSoftcap), cap.c_str(), cap.c_str());
         }
         case StepKind::Masked:
-            if (f.window > 0) return printf_string(t(Str::CapMaskWindow), f.window, f.window);
+            if (trace.window > 0) return printf_string(t(Str::CapMaskWindow), trace.window, trace.window);
             return t(trace.kind == AttentionKind::Masked ? Str::CapMask : Str::CapMaskGiven);
         case StepKind::Weights: return t(Str::CapSoftmax);
         case StepKind::Output: return t(Str::CapOutput);
@@ -104,6 +104,33 @@ std::string caption(StepKind k, const Trace& trace, int head, bool live, Lang la
         case StepKind::Final: return t(Str::CapFinal);
     }
     return t(Str::CapX);
+}
+
+// A number's arithmetic in the tooltip, its lines broken at spaces where they would pass `width`
+// (a phone's screen; on a wider one nothing breaks), the rest indented. ImGui's own wrap could
+// break after a number's point.
+void arithmetic_text(const std::string& text, float width) {
+    std::string out;
+    for (size_t start = 0; start <= text.size();) {
+        const size_t stop = std::min(text.find('\n', start), text.size());
+        std::string line;  // text[start, stop), broken where it would pass `width`
+        for (size_t i = start; i < stop;) {
+            const size_t next = std::min(text.find(' ', i + 1), stop);
+            const std::string word = text.substr(i, next - i);  // with the space before it
+            const bool has_text = line.find_first_not_of(' ') != std::string::npos;
+            if (has_text && ImGui::CalcTextSize((line + word).c_str()).x > width) {
+                out += line + "\n   ";
+                line = word[0] == ' ' ? word.substr(1) : word;
+            } else {
+                line += word;
+            }
+            i = next;
+        }
+        out += line;
+        if (stop < text.size()) out += '\n';
+        start = stop + 1;
+    }
+    ImGui::TextUnformatted(out.c_str());
 }
 
 // [SECTION] Cache --------------------------------------------------------------------------
@@ -273,6 +300,10 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     if (hs >= 0) {
         const Step& step = steps[hs];
         ImGui::BeginTooltip();
+        // A phone's screen is narrower than the longest sums: they wrap at its width.
+        const float wrap = ImGui::GetIO().DisplaySize.x - 4.0f * ImGui::GetStyle().WindowPadding.x;
+        ImGui::PushTextWrapPos(wrap);
+        auto say = [&](const std::string& arithmetic) { arithmetic_text(arithmetic, wrap - ImGui::GetStyle().WindowPadding.x); };
         ImGui::Text("%s  [%d, %d] = %s", step.label.c_str(), hr + 1, hc + 1, format_number(step.values(hr, hc)).c_str());
         if (step_cols_are_keys(hk))
             ImGui::TextDisabled(attn::tr(st.lang, Str::TipTokens), token_label(tr.queries[hr]), token_label(tr.keys[hc]), head + 1);
@@ -282,32 +313,31 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
             return *std::find_if(steps.begin(), steps.end(), [&](const Step& x) { return x.kind == k; });
         };
         switch (hk) {
-            case StepKind::Scores: ImGui::TextUnformatted(explain_score(h, hr, hc).c_str()); break;
+            case StepKind::Scores: say(explain_score(h, hr, hc)); break;
             case StepKind::Scaled:
             case StepKind::Capped:
             case StepKind::Masked: {
-                ImGui::TextUnformatted(explain_score(h, hr, hc).c_str());
+                say(explain_score(h, hr, hc));
                 if (!tr.allowed(hr, hc) && hk != StepKind::Capped) {  // the cap comes before the mask
                     ImGui::TextUnformatted(attn::tr(st.lang, Str::TipMasked));
                     break;
                 }
                 const float factor = tr.scale.factor(tr.d_k), scaled = h.scores(hr, hc) * factor;
                 ImGui::Text("\xc3\x97 %s = %s", format_number(factor).c_str(), format_number(scaled).c_str());
-                if (hk != StepKind::Scaled && f.softcap > 0) ImGui::TextUnformatted(explain_softcap(f.softcap, scaled, step.values(hr, hc)).c_str());
+                if (hk != StepKind::Scaled && f.softcap > 0) say(explain_softcap(f.softcap, scaled, step.values(hr, hc)));
                 break;
             }
             case StepKind::QNormed:
             case StepKind::KNormed: {
                 const bool q = hk == StepKind::QNormed;
-                ImGui::TextUnformatted(explain_norm(step_of(q ? StepKind::Q : StepKind::K).values, step.values, q ? f.q_norm_gain : f.k_norm_gain,
-                                                    f.norm_eps, hr, hc, q ? "q" : "k").c_str());
+                say(explain_norm(step_of(q ? StepKind::Q : StepKind::K).values, step.values, q ? f.q_norm_gain : f.k_norm_gain, f.norm_eps,
+                                 hr, hc, q ? "q" : "k"));
                 break;
             }
-            case StepKind::Angles: ImGui::TextUnformatted(explain_angle(f, hr, hc).c_str()); break;
+            case StepKind::Angles: say(explain_angle(f, hr, hc)); break;
             case StepKind::QRotated:
             case StepKind::KRotated:
-                ImGui::TextUnformatted(explain_rotation(f, step_of(unrotated_of(hk, f)).values, step.values, hr, hc,
-                                                        hk == StepKind::QRotated ? "q" : "k").c_str());
+                say(explain_rotation(f, step_of(unrotated_of(hk, f)).values, step.values, hr, hc, hk == StepKind::QRotated ? "q" : "k"));
                 if (hc >= f.rope_dim) ImGui::TextDisabled(attn::tr(st.lang, Str::TipPassThrough), f.rope_dim, tr.d_k);
                 break;
             case StepKind::K:
@@ -315,17 +345,18 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
                 if (f.grouped()) ImGui::TextDisabled("%s", kv_shared(st.lang, f, head).c_str());
                 break;
             case StepKind::Weights:
-                ImGui::TextUnformatted(explain_weight(h, tr.allowed, hr, hc).c_str());
+                say(explain_weight(h, tr.allowed, hr, hc));
                 ImGui::TextDisabled(attn::tr(st.lang, Str::TipEntropy), format_number(row_entropy(h.weights, hr)).c_str(),
                                     tr.keys.size(), format_number(std::log(static_cast<float>(tr.keys.size()))).c_str());
                 break;
-            case StepKind::Output: ImGui::TextUnformatted(explain_output(h, hr, hc).c_str()); break;
+            case StepKind::Output: say(explain_output(h, hr, hc)); break;
             case StepKind::Concat: ImGui::Text(attn::tr(st.lang, Str::TipConcat), hc / tr.d_k + 1, hc % tr.d_k + 1); break;
             case StepKind::Final: ImGui::TextUnformatted(attn::tr(st.lang, Str::TipFinal)); break;
             default:
                 if (!step.formula.empty()) ImGui::TextDisabled("%s", step.formula.c_str());
                 break;
         }
+        ImGui::PopTextWrapPos();
         ImGui::EndTooltip();
     }
     if (st.touch) drag_scroll(ctx.panels.drag_scrolling, ctx.scale, true);
