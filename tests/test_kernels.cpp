@@ -9,9 +9,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 using namespace attn;
 
@@ -251,6 +254,123 @@ TEST_CASE("kernels: B packed once unpacks exactly and gives matmul's numbers, in
     });
 }
 
+namespace {
+
+// The 16-bit numbers as the definitions give them (the oracle of the kernels' widening):
+// bfloat16 is a float's upper 16 bits; an IEEE half is (−1)^s · 2^(e − 15) · (1 + m/1024), or
+// (−1)^s · m · 2^−24 when e = 0, infinite or NaN when e = 31.
+double bf16_value(std::uint16_t h) {
+    const std::uint32_t bits = std::uint32_t(h) << 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+double f16_value(std::uint16_t h) {
+    const int s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
+    const double sign = s ? -1.0 : 1.0;
+    if (e == 31) return m ? std::numeric_limits<double>::quiet_NaN() : sign * std::numeric_limits<double>::infinity();
+    return sign * (e ? std::ldexp(1.0 + m / 1024.0, e - 15) : std::ldexp(double(m), -24));
+}
+// A 16-bit number next to x (rounded toward zero), found by bisection over the definition: the
+// random matrices below made exactly representable.
+std::uint16_t nearest16(kernels::Precision p, float x) {
+    const auto value = [&](std::uint16_t h) { return p == kernels::Precision::BF16 ? bf16_value(h) : f16_value(h); };
+    const std::uint16_t limit = p == kernels::Precision::BF16 ? 0x7f80 : 0x7c00, sign = x < 0 ? 0x8000 : 0;
+    std::uint16_t lo = 0, hi = limit;  // the largest finite magnitude not above |x|
+    while (lo + 1 < hi) {
+        const std::uint16_t mid = static_cast<std::uint16_t>((lo + hi) / 2);
+        (value(mid) <= std::fabs(x) ? lo : hi) = mid;
+    }
+    return static_cast<std::uint16_t>(sign | lo);
+}
+
+}  // namespace
+
+// Every one of the 65536 bit patterns, packed as a 256×256 B and unpacked, is the number the
+// definition gives (NaN stays NaN), in every set: the widening the products do in registers.
+TEST_CASE("kernels: 16-bit B widens every bfloat16 and half exactly, in every set") {
+    std::vector<std::uint8_t> bytes(2 * 65536 + 1);  // from byte 1: a checkpoint's tensor need not be aligned
+    for (int i = 0; i < 65536; ++i) {
+        const std::uint16_t h = static_cast<std::uint16_t>(i);
+        std::memcpy(bytes.data() + 1 + 2 * i, &h, 2);
+    }
+    for (const auto p : {kernels::Precision::BF16, kernels::Precision::F16})
+        for_each_isa([&](kernels::Context& ctx) {
+            std::vector<std::uint16_t> buf(kernels::packed_size(ctx.isa, 256, 256));
+            const kernels::PackedB packed = kernels::pack16(ctx.isa, p, 256, 256, bytes.data() + 1, 256, false, buf.data());
+            std::vector<float> U(65536);
+            kernels::unpack(packed, U.data(), 256);
+            int wrong = 0;
+            for (int i = 0; i < 65536; ++i) {
+                const double want = p == kernels::Precision::BF16 ? bf16_value(i) : f16_value(i);
+                wrong += std::isnan(want) ? !std::isnan(U[i]) : U[i] != want || std::signbit(U[i]) != std::signbit(want);
+            }
+            CAPTURE(p == kernels::Precision::BF16 ? "bf16" : "f16");
+            CHECK(wrong == 0);
+            float col[256];
+            kernels::column(packed, 77, col);
+            int column_wrong = 0;
+            for (int r = 0; r < 256; ++r) column_wrong += std::memcmp(&col[r], &U[r * 256 + 77], 4) != 0;
+            CHECK(column_wrong == 0);
+        });
+    CHECK_THROWS_AS(kernels::pack16(kernels::best_isa(), kernels::Precision::F32, 1, 1, bytes.data(), 1, false, nullptr),
+                    std::invalid_argument);
+}
+
+// B of 16-bit numbers packed as they are: the products give, bit for bit, the numbers of the
+// same B packed as floats (its exact F32 copy), for every shape of the blocking, one row
+// included, transposed or not, in every set; and across sets (packed in the scalar layout).
+TEST_CASE("kernels: B packed as 16-bit numbers gives its F32 copy's products bit for bit, every set, every shape") {
+    oracle::Random rng(29);
+    const std::vector<std::array<int, 3>> shapes = {{1, 37, 300},  {2, 2311, 300}, {7, 1031, 257}, {33, 64, 64},
+                                                    {150, 100, 513}, {1, 3072, 64},  {5, 10, 0}};
+    for (const auto p : {kernels::Precision::BF16, kernels::Precision::F16})
+        for_each_isa([&](kernels::Context& ctx) {
+            CAPTURE(p == kernels::Precision::BF16 ? "bf16" : "f16");
+            int not_bitwise = 0, unpacked_wrong = 0;
+            double worst = 0, worst_across = 0;
+            for (const auto [M, N, K] : shapes)
+                for (int form = 0; form < 4; ++form) {
+                    const bool bt = form & 1, with_bias = form & 2;
+                    const int ldb = (bt ? K : N) + 3;
+                    const Matrix A = rng.matrix(M, K), bias = rng.matrix(1, N);
+                    Matrix B = rng.matrix(bt ? N : K, ldb);
+                    std::vector<std::uint8_t> bytes(2 * static_cast<std::size_t>(B.size()) + 1);  // odd address
+                    for (Eigen::Index r = 0; r < B.rows(); ++r)
+                        for (Eigen::Index c = 0; c < B.cols(); ++c) {
+                            const std::uint16_t h = nearest16(p, B(r, c));
+                            B(r, c) = static_cast<float>(p == kernels::Precision::BF16 ? bf16_value(h) : f16_value(h));
+                            std::memcpy(bytes.data() + 1 + 2 * (r * B.cols() + c), &h, 2);
+                        }
+                    const float* b = with_bias ? bias.data() : nullptr;
+                    std::vector<float> f32(kernels::packed_size(ctx.isa, K, N));
+                    std::vector<std::uint16_t> h16(kernels::packed_size(ctx.isa, K, N));
+                    const kernels::PackedB as_float = kernels::pack(ctx.isa, K, N, B.data(), ldb, bt, f32.data());
+                    const kernels::PackedB as_16 = kernels::pack16(ctx.isa, p, K, N, bytes.data() + 1, ldb, bt, h16.data());
+                    Matrix U(K, N);
+                    kernels::unpack(as_16, U.data(), N);
+                    for (int q = 0; q < K; ++q)
+                        for (int j = 0; j < N; ++j) unpacked_wrong += U(q, j) != (bt ? B(j, q) : B(q, j));
+                    Matrix C(M, N), C16(M, N);
+                    kernels::matmul(ctx, M, A.data(), K, as_float, b, C.data(), N);
+                    kernels::matmul(ctx, M, A.data(), K, as_16, b, C16.data(), N);
+                    not_bitwise += (C.array() != C16.array()).count();
+                    worst = std::max(worst, product_vs_loops(C16, A, B, bt, with_bias ? &bias : nullptr));
+                    std::vector<std::uint16_t> other(kernels::packed_size(kernels::Isa::Scalar, K, N));
+                    const kernels::PackedB scalar =
+                        kernels::pack16(kernels::Isa::Scalar, p, K, N, bytes.data() + 1, ldb, bt, other.data());
+                    kernels::matmul(ctx, M, A.data(), K, scalar, b, C16.data(), N);
+                    worst_across = std::max(worst_across, product_vs_loops(C16, A, B, bt, with_bias ? &bias : nullptr));
+                }
+            std::printf("matmul, 16-bit B %-10s %s: %zu shapes, max rel. diff %.2e (packed as scalar: %.2e)\n",
+                        kernels::isa_name(ctx.isa), p == kernels::Precision::BF16 ? "bf16" : "f16 ", shapes.size() * 4,
+                        worst, worst_across);
+            CHECK(unpacked_wrong == 0);
+            CHECK(not_bitwise == 0);
+            CHECK(worst < 2e-5);
+            CHECK(worst_across < 2e-5);
+        });
+}
 TEST_CASE("kernels: row spans of causal, padded and explicit masks") {
     MaskSpec spec;
     spec.causal = true;

@@ -207,16 +207,19 @@ TEST_CASE("model: building blocks against plain loops in double, several shapes"
                     worst_lin = std::max(worst_lin, std::fabs(z(t, j) - acc) / (1 + std::fabs(acc)));
                 }
         }
-        // lm_head: logits = x·W, W: d×V, past one product's kHeadColumns columns too
-        for (const int V : {T * 7 + 1, blocks::kHeadColumns * 2 + T}) {
-            Matrix W = rng.matrix(d, V);
+        // an LM head: logits = x·Eᵀ, E: V×d packed as the d×V table (Plan::table), one row x,
+        // past several of the products' column blocks too
+        for (const int V : {T * 7 + 1, 4096 + T}) {
+            Matrix E = rng.matrix(V, d);
             std::vector<float> bias(V), logits(V);
             for (float& v : bias) v = rng.uniform();
             kernels::Context ctx;
-            blocks::lm_head(ctx, W.data(), V, d, x.data(), bias.data(), logits.data());
+            std::vector<float> packed(kernels::packed_size(ctx.isa, d, V));
+            const blocks::Linear head{kernels::pack(ctx.isa, d, V, E.data(), d, true, packed.data()), bias.data()};
+            blocks::linear(ctx, head, x.data(), 1, d, logits.data(), V);
             for (int v = 0; v < V; ++v) {
                 double acc = bias[v];
-                for (int i = 0; i < d; ++i) acc += static_cast<double>(W(i, v)) * x(0, i);
+                for (int i = 0; i < d; ++i) acc += static_cast<double>(E(v, i)) * x(0, i);
                 worst_head = std::max(worst_head, std::fabs(logits[v] - acc) / (1 + std::fabs(acc)));
             }
         }
@@ -241,12 +244,12 @@ TEST_CASE("model: building blocks against plain loops in double, several shapes"
     CHECK(worst_head < 1e-5);
     CHECK(worst_sin < 1e-6);
     std::vector<int> ids = {2, 0, 1};
-    std::vector<float> table = {1, 2, 3, 4, 5, 6}, pos = {10, 20, 30, 40, 50, 60, 70, 80}, out(6);
-    blocks::embed(table.data(), 2, 0, ids, 2.0f, pos.data(), 1, out.data());
-    CHECK(out == std::vector<float>{40, 52, 52, 64, 76, 88});
-    const std::vector<float> columns = {1, 3, 5, 2, 4, 6};  // the same table, d×V
-    blocks::embed(columns.data(), 2, 3, ids, 2.0f, pos.data(), 1, out.data());
-    CHECK(out == std::vector<float>{40, 52, 52, 64, 76, 88});
+    std::vector<float> table = {1, 2, 3, 4, 5, 6}, pos = {10, 20, 30, 40, 50, 60, 70, 80}, out(6);  // V = 3 rows of d = 2
+    for (const kernels::Isa isa : kernels::available_isas()) {
+        std::vector<float> packed(kernels::packed_size(isa, 2, 3));
+        blocks::embed(kernels::pack(isa, 2, 3, table.data(), 2, true, packed.data()), ids, 2.0f, pos.data(), 1, out.data());
+        CHECK(out == std::vector<float>{40, 52, 52, 64, 76, 88});
+    }
 }
 
 // [SECTION] GPT-2 against the forward in double --------------------------------------------------
@@ -286,6 +289,34 @@ TEST_CASE("model: gpt2 forward against a forward in double, every activation, dt
                 CHECK(worst_hidden < 1e-4);
                 CHECK(worst_logit / scale < 1e-5);
             }
+}
+
+// A BF16 or F16 checkpoint is kept 16-bit (the products widen its numbers in registers): the same
+// forward, bit for bit, as an F32 file of the same numbers, in little more than half the memory.
+TEST_CASE("model: a 16-bit checkpoint's weights stay 16-bit, and its forward is its F32 copy's, bit for bit") {
+    const ck::Gpt2Shape s;
+    const std::vector<int> ids = {3, 14, 15, 9, 2, 6, 5, 35, 49, 0, 7};
+    kernels::Context ctx;
+    for (std::string dtype : {"F16", "BF16"}) {
+        CAPTURE(dtype);
+        auto tensors = ck::gpt2_tensors(s, 11);
+        for (ck::Tensor& t : tensors)
+            for (float& v : t.values) v = dtype == "F16" ? f16_to_f32(ck::to_f16(v)) : bf16_to_f32(ck::to_bf16(v));
+        const auto config = read_config(ck::gpt2_config(s), "gpt2/config.json");
+        const Model f32 = load_model_weights(config, bytes_of(ck::safetensors(tensors)), "gpt2/model.safetensors");
+        for (ck::Tensor& t : tensors) t.dtype = dtype;
+        const Model h16 = load_model_weights(config, bytes_of(ck::safetensors(tensors)), "gpt2/model.safetensors");
+        const RunResult a = forward(ctx, f32, {ids, {}}), b = forward(ctx, h16, {ids, {}});
+        int differ = (a.hidden.array() != b.hidden.array()).count();
+        for (std::size_t v = 0; v < a.logits.size(); ++v) differ += a.logits[v] != b.logits[v];
+        for (int l = 0; l < s.layers; ++l)
+            for (int h = 0; h < s.heads; ++h)
+                differ += (a.stacks[0].layers[l].weights[h].array() != b.stacks[0].layers[l].weights[h].array()).count();
+        CHECK(differ == 0);
+        const double ratio = static_cast<double>(h16.weight_bytes()) / static_cast<double>(f32.weight_bytes());
+        MESSAGE(dtype, ": weights ", h16.weight_bytes(), " bytes against ", f32.weight_bytes(), " as F32 (", ratio, ")");
+        CHECK(ratio < 0.6);  // the products' weights and the table halve; norms, biases and positions stay F32
+    }
 }
 
 // [SECTION] The steps, block_trace and the decoder against the forward ---------------------------
@@ -784,7 +815,9 @@ TEST_CASE("model: the loader in steps reports its progress by bytes, and the mod
     const Model m = loader.take();
     const std::int64_t params = 3000 * 64 + 64 * 64 + 2 * (4 * 64 + 64 * 192 + 192 + 64 * 64 + 64 + 64 * 256 + 256 + 256 * 64 + 64) + 2 * 64;
     CHECK(m.parameters() == params);
-    CHECK(m.weight_bytes() == static_cast<std::size_t>(params) * 4);
+    // every parameter as a float, and the embedding's packed columns rounded up to a panel's width
+    const std::size_t padding = kernels::packed_size(kernels::best_isa(), 64, 3000) - 64 * 3000;
+    CHECK(m.weight_bytes() == (static_cast<std::size_t>(params) + padding) * 4);
     // kept maps and block inputs alone are 2·(4·T² + T·64) floats; the estimate holds them
     CHECK(m.activation_bytes(100) > 2u * (4 * 100 * 100 + 100 * 64) * 4);
     CHECK(m.activation_bytes(100) < 4u << 20);

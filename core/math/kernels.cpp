@@ -126,8 +126,11 @@ struct Table {
     int nr;  // the products' panel width
     std::size_t (*packed_size)(int, int);
     void (*pack_b)(int, int, const float*, int, bool, float*);
-    void (*unpack_b)(int, int, const float*, float*, int);
-    void (*matmul_packed)(Context&, int, int, int, const float*, int, const float*, const float*, float*, int);
+    void (*pack_b16)(int, int, const void*, int, bool, std::uint16_t*);
+    // per Precision (F32, BF16, F16)
+    void (*unpack[3])(int, int, const void*, float*, int);
+    void (*column[3])(int, int, const void*, int, float*);
+    void (*matmul_packed[3])(Context&, int, int, int, const float*, int, const void*, const float*, float*, int);
     void (*softmax_rows)(const float*, float, const std::uint8_t*, const RowSpan*, int, int, float*, float*,
                          std::vector<int>*);
     void (*exp_nonpositive)(const float*, float*, int);
@@ -135,9 +138,20 @@ struct Table {
     void (*attention_head)(Context&, const HeadArgs&, const RowSpan*);
 };
 
-#define ATTN_TABLE(ns, isa)                                                                                    \
-    Table{isa, ns::matmul, ns::NR, ns::packed_size, ns::pack_b, ns::unpack_b, ns::matmul_packed, ns::softmax_rows, \
-          ns::exp_nonpositive, ns::exp2_nonpositive, ns::attention_head}
+#define ATTN_TABLE(ns, isa)                                                                                  \
+    Table{isa,                                                                                                \
+          ns::matmul,                                                                                         \
+          ns::NR,                                                                                             \
+          ns::packed_size,                                                                                    \
+          ns::pack_b,                                                                                         \
+          ns::pack_b16,                                                                                       \
+          {ns::unpack_whole<ns::F32>, ns::unpack_whole<ns::Bf16>, ns::unpack_whole<ns::F16>},                 \
+          {ns::packed_column<ns::F32>, ns::packed_column<ns::Bf16>, ns::packed_column<ns::F16>},              \
+          {ns::matmul_packed<ns::F32>, ns::matmul_packed<ns::Bf16>, ns::matmul_packed<ns::F16>},              \
+          ns::softmax_rows,                                                                                   \
+          ns::exp_nonpositive,                                                                                \
+          ns::exp2_nonpositive,                                                                               \
+          ns::attention_head}
 
 #ifdef ATTN_HAVE_X86
 bool cpu_has(Isa isa) {
@@ -239,14 +253,28 @@ std::size_t packed_size(Isa isa, int K, int N) { return table(isa).packed_size(K
 
 PackedB pack(Isa isa, int K, int N, const float* B, int ldb, bool b_transposed, float* out) {
     table(isa).pack_b(K, N, B, ldb, b_transposed, out);
-    return PackedB{isa, K, N, out};
+    return PackedB{isa, Precision::F32, K, N, out};
 }
 
-void unpack(const PackedB& B, float* out, int ldo) { table(B.isa).unpack_b(B.K, B.N, B.data, out, ldo); }
+PackedB pack16(Isa isa, Precision precision, int K, int N, const void* B, int ldb, bool b_transposed,
+               std::uint16_t* out) {
+    if (precision == Precision::F32) throw std::invalid_argument("pack16: F32 is not a 16-bit precision");
+    table(isa).pack_b16(K, N, B, ldb, b_transposed, out);
+    return PackedB{isa, precision, K, N, out};
+}
+
+void unpack(const PackedB& B, float* out, int ldo) {
+    table(B.isa).unpack[static_cast<int>(B.precision)](B.K, B.N, B.data, out, ldo);
+}
+
+void column(const PackedB& B, int j, float* out) {
+    table(B.isa).column[static_cast<int>(B.precision)](B.K, B.N, B.data, j, out);
+}
 
 void matmul(Context& ctx, int M, const float* A, int lda, const PackedB& B, const float* bias, float* C, int ldc) {
     const Table& t = table(ctx.isa);
-    if (t.nr == table(B.isa).nr) return t.matmul_packed(ctx, M, B.N, B.K, A, lda, B.data, bias, C, ldc);
+    if (t.nr == table(B.isa).nr)
+        return t.matmul_packed[static_cast<int>(B.precision)](ctx, M, B.N, B.K, A, lda, B.data, bias, C, ldc);
     std::vector<float> dense(static_cast<std::size_t>(B.K) * B.N);
     unpack(B, dense.data(), B.N);
     t.matmul(ctx, M, B.N, B.K, A, lda, dense.data(), B.N, false, bias, C, ldc);

@@ -76,23 +76,36 @@ struct Context {
 void matmul(Context& ctx, int M, int N, int K, const float* A, int lda, const float* B, int ldb,
             bool b_transposed, const float* bias, float* C, int ldc);
 
+// How a packed B holds its numbers: as floats, or as the 16 bits a checkpoint stores them in
+// (bfloat16, IEEE half), widened to floats in the registers as a product reads them. Widening
+// is exact (every 16-bit number is a float), so a 16-bit B gives the numbers of its F32 copy
+// with half the memory.
+enum class Precision { F32, BF16, F16 };
+
 // B packed once for the products that read it many times (a model's weights): the panels
 // matmul packs into the Context on every call, all of them, in the order it reads them. The
 // layout is an instruction set's (its panel width NR); a product in another set with another
 // width unpacks it first (correct, slower: only the tests do that).
 struct PackedB {
     Isa isa = Isa::Scalar;  // whose layout
-    int K = 0, N = 0;       // B is K×N
-    const float* data = nullptr;  // packed_size(isa, K, N) floats, the caller's
+    Precision precision = Precision::F32;
+    int K = 0, N = 0;             // B is K×N
+    const void* data = nullptr;   // packed_size(isa, K, N) floats, or 16-bit numbers; the caller's
 };
-std::size_t packed_size(Isa isa, int K, int N);  // floats: K × N rounded up to NR columns
+std::size_t packed_size(Isa isa, int K, int N);  // elements: K × N rounded up to NR columns
 // Packs B (K×N, row stride ldb; or, when b_transposed, N×K given) into out.
 PackedB pack(Isa isa, int K, int N, const float* B, int ldb, bool b_transposed, float* out);
-// out: K×N (row stride ldo) = the B that was packed, exactly.
+// The same for a B of 16-bit numbers (BF16 or F16; std::invalid_argument for F32), as a
+// safetensors file stores them (little-endian, at any address): packed as they are.
+PackedB pack16(Isa isa, Precision precision, int K, int N, const void* B, int ldb, bool b_transposed,
+               std::uint16_t* out);
+// out: K×N (row stride ldo) = the B that was packed, exactly (widened to floats).
 void unpack(const PackedB& B, float* out, int ldo);
+// out: column j of B, K floats (a token's embedding, when B is the d×V table of a tied LM head).
+void column(const PackedB& B, int j, float* out);
 // C = A·B (+ bias), A: M×B.K, C: M×B.N. Bit for bit matmul's numbers for M > 1 (the same loop,
-// which only skips the packing); for M = 1 the packed panels are streamed once, as matmul
-// streams B.
+// which only skips the packing), whatever B's precision (the widened numbers are its F32
+// copy's); for M = 1 the packed panels are streamed once, as matmul streams B.
 void matmul(Context& ctx, int M, const float* A, int lda, const PackedB& B, const float* bias, float* C, int ldc);
 
 // [SECTION] Masks as row spans ---------------------------------------------------------------

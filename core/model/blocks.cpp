@@ -93,24 +93,16 @@ void linear(kernels::Context& ctx, const Linear& f, const float* x, int T, int l
     kernels::matmul(ctx, T, x, ldx, f.w, f.b, y, ldy);
 }
 
-// x: 1×d, W: d×V -> logits: 1×V, kHeadColumns columns per product.
-void lm_head(kernels::Context& ctx, const float* W, int V, int d, const float* x, const float* bias, float* logits) {
-    for (int c0 = 0; c0 < V; c0 += kHeadColumns) {
-        const int n = std::min(kHeadColumns, V - c0);
-        kernels::matmul(ctx, 1, n, d, x, d, W + c0, V, false, bias ? bias + c0 : nullptr, logits + c0, n);
-    }
-}
-
 // [SECTION] Embeddings -------------------------------------------------------------------------
 
-void embed(const float* table, int d, int columns, const std::vector<int>& ids, float scale, const float* positions,
+void embed(const kernels::PackedB& table, const std::vector<int>& ids, float scale, const float* positions,
            int first_position, float* out) {
+    const int d = table.K;
     for (std::size_t t = 0; t < ids.size(); ++t) {
-        // token ids[t]'s i-th entry: table[id·d + i] (rows) or table[i·V + id] (columns)
-        const std::ptrdiff_t at = columns ? ids[t] : static_cast<std::ptrdiff_t>(ids[t]) * d, step = columns ? columns : 1;
         const float* p = positions ? positions + static_cast<std::ptrdiff_t>(first_position + t) * d : nullptr;
         float* o = out + static_cast<std::ptrdiff_t>(t) * d;
-        for (int i = 0; i < d; ++i) o[i] = scale * table[at + i * step] + (p ? p[i] : 0.0f);
+        kernels::column(table, ids[t], o);
+        for (int i = 0; i < d; ++i) o[i] = scale * o[i] + (p ? p[i] : 0.0f);
     }
 }
 

@@ -5,8 +5,8 @@
 //   rms_norm              y = x / √(mean(x²) + eps) · g, per row
 //   gelu_tanh, gelu_exact, silu, relu, activate      in place, elementwise
 //   linear                y = x·W + b through kernels::matmul, W packed once (kernels::PackedB)
-//   lm_head               logits = E·x for one row x (E: V×d, the tied embedding)
-//   embed                 rows of a table, scaled, plus position rows
+//                         (an LM head too: W the d×V table)
+//   embed                 columns of a packed d×V table, scaled, plus position rows
 //   sinusoidal_positions  Marian's fixed position table
 //
 // [SECTION] Normalization and activations
@@ -51,17 +51,12 @@ struct Linear {
 // x: T×in (row stride ldx) -> y: T×out (row stride ldy), with kernels::matmul.
 void linear(kernels::Context& ctx, const Linear& f, const float* x, int T, int ldx, float* y, int ldy);
 
-// logits[V] = x·W (+ bias): x: d, W: d×V (one column per token: the tied embedding, transposed
-// at load). Products of kHeadColumns columns at a time, so the packed panels stay 2 MB.
-constexpr int kHeadColumns = 2048;
-void lm_head(kernels::Context& ctx, const float* W, int V, int d, const float* x, const float* bias, float* logits);
-
 // [SECTION] Embeddings -------------------------------------------------------------------------
 
-// out[t] = scale·table[ids[t]] + positions[first_position + t] (positions may be nullptr).
-// table: V×d (columns = 0), or d×V with one column per token (columns = V).
-// out: ids.size()×d. The ids are in range (checked by the caller).
-void embed(const float* table, int d, int columns, const std::vector<int>& ids, float scale, const float* positions,
+// out[t] = scale·table[:, ids[t]] + positions[first_position + t] (positions may be nullptr).
+// table: d×V packed (Plan::table), one column per token, F32 or 16-bit. out: ids.size()×d.
+// The ids are in range (checked by the caller).
+void embed(const kernels::PackedB& table, const std::vector<int>& ids, float scale, const float* positions,
            int first_position, float* out);
 
 // Hugging Face's MarianSinusoidalPositionalEmbedding: out: n×d with, for c < ⌈d/2⌉,

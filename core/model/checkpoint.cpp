@@ -71,10 +71,8 @@ float* Plan::need(const std::string& name, std::vector<std::int64_t> shape, bool
     return required(name, shape, prefixed, true);
 }
 
-float* Plan::need_transposed(const std::string& name, std::vector<std::int64_t> shape, bool prefixed) {
-    float* out = need(name, shape, prefixed);
-    conversions.back().transpose = true;
-    return out;
+kernels::PackedB Plan::table(const std::string& name, int V, int d, bool prefixed) {
+    return packed(packed_weight(name, {V, d}, prefixed), 0, d, true, d, V, nullptr).w;
 }
 
 float* Plan::maybe(const std::string& name, std::vector<std::int64_t> shape, bool prefixed) {
@@ -125,18 +123,30 @@ std::vector<Linear> Plan::conv1d(const std::string& name, int in, int out, int p
 }
 
 // A required Linear weight, checked: its conversion's index (no F32 place: it is packed).
-std::size_t Plan::packed_weight(const std::string& name, std::vector<std::int64_t> shape) {
-    required(name, shape, true, false);
+std::size_t Plan::packed_weight(const std::string& name, std::vector<std::int64_t> shape, bool prefixed) {
+    required(name, shape, prefixed, false);
     return conversions.size() - 1;
 }
 
-// A Linear packed (kernels::pack, for the best instruction set) from its weight's F32 copy:
-// in×out from `offset`, rows ld apart, or transposed.
+// A Linear packed for the best instruction set (kernels::pack, or kernels::pack16 for a BF16 or
+// F16 tensor, kept 16-bit): in×out from `offset`, rows ld apart, or transposed.
 Linear Plan::packed(std::size_t weight, std::ptrdiff_t offset, int ld, bool transposed, int in, int out, const float* b) {
     const kernels::Isa isa = kernels::best_isa();
-    float* to = computed(kernels::packed_size(isa, in, out));
-    packings.push_back({weight, offset, ld, transposed, isa, in, out, to});
-    return {kernels::PackedB{isa, in, out, to}, b};
+    const std::size_t n = kernels::packed_size(isa, in, out);
+    const Dtype dtype = conversions[weight].tensor.info->dtype;
+    const kernels::Precision precision = dtype == Dtype::BF16 ? kernels::Precision::BF16
+                                         : dtype == Dtype::F16 ? kernels::Precision::F16
+                                                               : kernels::Precision::F32;
+    void* to = nullptr;
+    if (precision == kernels::Precision::F32) {
+        to = computed(n);
+    } else {
+        w_.storage16.emplace_back(new std::uint16_t[n]);
+        w_.bytes += n * sizeof(std::uint16_t);
+        to = w_.storage16.back().get();
+    }
+    packings.push_back({weight, offset, ld, transposed, isa, precision, in, out, to});
+    return {kernels::PackedB{isa, precision, in, out, to}, b};
 }
 
 // A required tensor, placed (kept: given its F32 place; else converted into a passing copy).

@@ -84,17 +84,18 @@ struct LayerWeights {
 };
 
 struct ModelWeights {
-    // every tensor, F32, as in the file's layout, but the Linears' weights: packed as the
-    // products read them (kernels::pack, for the best instruction set)
+    // every tensor, F32, as in the file's layout, but the Linears' weights and the tables
+    // (embedding, LM head): packed as the products read them (kernels::pack, for the best
+    // instruction set), as floats, or as the 16-bit numbers of a BF16 or F16 file (storage16)
     std::vector<std::unique_ptr<float[]>> storage;
+    std::vector<std::unique_ptr<std::uint16_t[]>> storage16;
     std::size_t bytes = 0;
     std::int64_t parameters = 0;
     std::map<Dtype, std::size_t> file_bytes;  // the checkpoint's bytes of the tensors read, by dtype
 
-    // V×d (one row per token), or d×V (one column per token) when it is also the LM head
-    // (tied), the layout the head's product wants
-    const float* token_embedding = nullptr;
-    bool embedding_columns = false;             // token_embedding is d×V
+    // The token embedding as a d×V matrix, one column per token (kernels::column reads one),
+    // packed as the LM head's product reads it: tied, it is the LM head's.
+    kernels::PackedB token_embedding;
     const float* positions = nullptr;           // P×d: gpt2 wpe, bert position_embeddings, marian encoder's
     const float* decoder_positions = nullptr;   // marian: P×d
     const float* token_types = nullptr;         // bert: type_vocab×d (row 0 is used)
@@ -102,10 +103,9 @@ struct ModelWeights {
     Norm final_norm;                            // gpt2 ln_f, llama norm
     std::vector<LayerWeights> layers;           // gpt2, bert, llama; marian's encoder
     std::vector<LayerWeights> decoder_layers;   // marian
-    // The LM head as a d×V matrix, transposed at load: logits = x·lm_head packs it with plain
-    // row copies, and a step's product over 50257 columns streams it once.
-    const float* lm_head = nullptr;
-    const float* final_logits_bias = nullptr;   // marian, V (absent: none)
+    // The LM head, d -> V: logits = x·lm_head (+ marian's final_logits_bias); a step's
+    // product over 50257 columns streams its packed panels once. Encoders: none (data nullptr).
+    Linear lm_head;
 };
 
 // [SECTION] A checkpoint: one file or shards -------------------------------------------------
@@ -134,25 +134,26 @@ struct Checkpoint {
 
 // [SECTION] The plan: tensor names, shapes, places -------------------------------------------
 
-// What the loader converts: a tensor of the file into its F32 place, or (a Linear's weight,
-// out = nullptr) into an F32 copy that lives only until the tensor is converted and packed.
+// What the loader converts: a tensor of the file into its F32 place, or (a Linear's weight or a
+// table, out = nullptr) into an F32 copy that lives only until the tensor is converted and
+// packed; a 16-bit one is packed from the file as it is, with no copy.
 struct Conversion {
     Checkpoint::Tensor tensor;
     float* out;
-    bool transpose = false;  // a R×C tensor stored as C×R
     float add = 0;           // added to every element (Gemma's RMSNorm scales by 1 + w)
 };
 
-// A Linear's weight, packed once its tensor's F32 copy is whole: W (in×out) from `offset` in the
-// copy, stored as [in, out] with row stride ld, or as [out, in] (transposed).
+// A Linear's weight (or a table), packed once its tensor is read: W (in×out) from element
+// `offset` of the tensor, stored as [in, out] with row stride ld, or as [out, in] (transposed).
 struct Packing {
     std::size_t conversion;
     std::ptrdiff_t offset;
     int ld;
     bool transposed;
     kernels::Isa isa;
+    kernels::Precision precision;  // the tensor's: F32 (from its copy), or BF16, F16 (from the file)
     int in, out;
-    float* to;  // kernels::packed_size(isa, in, out) floats
+    void* to;  // kernels::packed_size(isa, in, out) floats or 16-bit numbers
 };
 
 enum class Bias { Required, None };
@@ -170,8 +171,9 @@ public:
     std::vector<std::int64_t> shape(const std::string& name, bool prefixed = true) const;  // {} when absent
     // A required tensor: checked, given its F32 place (converted later).
     float* need(const std::string& name, std::vector<std::int64_t> shape, bool prefixed = true);
-    // A required R×C matrix, stored transposed (C×R).
-    float* need_transposed(const std::string& name, std::vector<std::int64_t> shape, bool prefixed = true);
+    // A required [V, d] table (an embedding, an LM head's weight) as the d×V matrix whose column
+    // j is its row j, packed: an LM head's product, a token's embedding by kernels::column.
+    kernels::PackedB table(const std::string& name, int V, int d, bool prefixed = true);
     // An optional tensor: nullptr when absent.
     float* maybe(const std::string& name, std::vector<std::int64_t> shape, bool prefixed = true);
     // Memory for a table computed here (not from the file).
@@ -193,7 +195,7 @@ public:
     std::vector<Packing> packings;
 
 private:
-    std::size_t packed_weight(const std::string& name, std::vector<std::int64_t> shape);
+    std::size_t packed_weight(const std::string& name, std::vector<std::int64_t> shape, bool prefixed = true);
     Linear packed(std::size_t weight, std::ptrdiff_t offset, int ld, bool transposed, int in, int out, const float* b);
     float* required(const std::string& name, const std::vector<std::int64_t>& shape, bool prefixed, bool kept);
     float* place(const std::string& full, const Checkpoint::Tensor& t, const std::vector<std::int64_t>& shape, bool kept = true);
@@ -232,7 +234,7 @@ void read_llama_like(const ConfigFields& f, ModelConfig& c);
 // model.embed_tokens, layers.N.{input_layernorm, self_attn.{q,k,v,o}_proj (+ q_norm, k_norm),
 // post_attention_layernorm, mlp.{gate,up,down}_proj}, norm, lm_head; biases as c says.
 void plan_llama_like(const ModelConfig& c, Plan& p, ModelWeights& w);
-// The embedding and the LM head: tied (one d×V table serves both) or lm_head.weight (unprefixed).
+// The embedding and the LM head: tied (one table serves both) or lm_head.weight (unprefixed).
 void plan_embedding_and_head(const ModelConfig& c, Plan& p, ModelWeights& w, const std::string& embedding);
 // config.json's sliding-window fields as per-layer windows: `layer_types` where present
 // ("sliding_attention" / "full_attention"), else `sliding(layer)` says which layers slide.

@@ -76,28 +76,15 @@ std::size_t Model::activation_bytes(int T) const {
 
 namespace {
 
-// Rows [r0, r1) of a tensor (its first dimension) into `out`, the whole tensor's F32 copy: as
-// stored, or transposed (a R×C tensor kept C×R), through a block of 64 rows at a time (48 KB-
-// 200 KB, in L2), each of whose columns is written as 64 consecutive floats of a row of `out`.
-void convert_rows(const std::uint8_t* data, const TensorInfo& t, std::int64_t r0, std::int64_t r1, float* out, bool transpose) {
+// Rows [r0, r1) of a tensor (its first dimension) into `out`, the whole tensor's F32 copy.
+void convert_rows(const std::uint8_t* data, const TensorInfo& t, std::int64_t r0, std::int64_t r1, float* out) {
     const std::int64_t R = t.shape.empty() ? 1 : t.shape[0], C = R ? t.elements() / R : 0;
     const std::size_t row_bytes = static_cast<std::size_t>(C) * dtype_bytes(t.dtype);
-    auto part_of = [&](std::int64_t a, std::int64_t b) {
-        TensorInfo part = t;
-        part.shape = {b - a, C};
-        part.begin = t.begin + static_cast<std::size_t>(a) * row_bytes;
-        part.end = part.begin + static_cast<std::size_t>(b - a) * row_bytes;
-        return part;
-    };
-    if (!transpose) return convert_to_f32(data, part_of(r0, r1), out + r0 * C);
-    constexpr std::int64_t kRows = 64;
-    std::vector<float> block(static_cast<std::size_t>(kRows * C));
-    for (std::int64_t a = r0; a < r1; a += kRows) {
-        const std::int64_t rows = std::min(kRows, r1 - a);
-        convert_to_f32(data, part_of(a, a + rows), block.data());
-        for (std::int64_t c = 0; c < C; ++c)
-            for (std::int64_t i = 0; i < rows; ++i) out[c * R + a + i] = block[static_cast<std::size_t>(i * C + c)];
-    }
+    TensorInfo part = t;
+    part.shape = {r1 - r0, C};
+    part.begin = t.begin + static_cast<std::size_t>(r0) * row_bytes;
+    part.end = part.begin + static_cast<std::size_t>(r1 - r0) * row_bytes;
+    convert_to_f32(data, part, out + r0 * C);
 }
 
 }  // namespace
@@ -112,6 +99,12 @@ struct ModelLoader::State {
     std::int64_t row = 0;  // of conversions[next]: the first row not converted yet
     std::unique_ptr<float[]> copy;  // conversions[next]'s F32 copy, when it is a Linear's weight
 
+    // Whether conversions[next] is packed from the file's 16-bit numbers as they are.
+    bool packed_16() const {
+        const Conversion& c = conversions[next];
+        const Dtype d = c.tensor.info->dtype;
+        return !c.out && (d == Dtype::BF16 || d == Dtype::F16);
+    }
     // Where conversions[next] goes: its place, or (a Linear's weight) the copy, made at its first row.
     float* out() {
         const Conversion& c = conversions[next];
@@ -119,14 +112,20 @@ struct ModelLoader::State {
         if (row == 0) copy.reset(new float[static_cast<std::size_t>(c.tensor.info->elements())]);
         return copy.get();
     }
-    // conversions[next] is whole: add its offset, pack the Linears read from its copy, free the
-    // copy, go on.
-    void finish() {
+    // conversions[next] is whole: add its offset, pack the Linears read from its copy (or, 16-bit,
+    // from the file's bytes), free the copy, go on.
+    void finish(const std::uint8_t* file) {
         const Conversion& c = conversions[next];
         if (c.add != 0 && c.out)
             for (std::int64_t i = 0; i < c.tensor.info->elements(); ++i) c.out[i] += c.add;
-        for (const Packing& p : packings)
-            if (p.conversion == next) kernels::pack(p.isa, p.in, p.out, copy.get() + p.offset, p.ld, p.transposed, p.to);
+        for (const Packing& p : packings) {
+            if (p.conversion != next) continue;
+            if (p.precision == kernels::Precision::F32)
+                kernels::pack(p.isa, p.in, p.out, copy.get() + p.offset, p.ld, p.transposed, static_cast<float*>(p.to));
+            else
+                kernels::pack16(p.isa, p.precision, p.in, p.out, file + c.tensor.info->begin + 2 * p.offset, p.ld,
+                                p.transposed, static_cast<std::uint16_t*>(p.to));
+        }
         copy.reset();
         ++next, row = 0;
     }
@@ -175,17 +174,23 @@ void ModelLoader::step() {
         const FileBytes& bytes = *s.checkpoint.shards[c.tensor.shard].bytes;
         const std::int64_t R = t.shape.empty() ? 1 : t.shape[0];
         if (R <= 0) {
-            s.finish();
+            s.finish(bytes.data());
+            continue;
+        }
+        if (s.packed_16()) {  // packed from the file in one go, its pages then given back
+            s.finish(bytes.data());
+            bytes.done_with(t.begin, t.end - t.begin);
+            read += t.end - t.begin, s.bytes_done += t.end - t.begin;
             continue;
         }
         const std::size_t row_bytes = std::max<std::size_t>((t.end - t.begin) / static_cast<std::size_t>(R), 1);
         const auto rows = std::clamp<std::int64_t>(static_cast<std::int64_t>((kBytesPerStep - read) / row_bytes), 1, R - s.row);
-        convert_rows(bytes.data(), t, s.row, s.row + rows, s.out(), c.transpose);
+        convert_rows(bytes.data(), t, s.row, s.row + rows, s.out());
         const std::size_t n = static_cast<std::size_t>(rows) * row_bytes;
         bytes.done_with(t.begin + static_cast<std::size_t>(s.row) * row_bytes, n);
         read += n;
         s.bytes_done += n;
-        if ((s.row += rows) == R) s.finish();
+        if ((s.row += rows) == R) s.finish(bytes.data());
     }
 }
 
@@ -443,7 +448,7 @@ Matrix feed_forward(kernels::Context& ctx, const ModelConfig& c, const LayerWeig
 std::vector<float> logits_of(kernels::Context& ctx, const Model& m, const float* x) {
     const ModelConfig& c = m.config;
     std::vector<float> logits(c.vocab_size);
-    blocks::lm_head(ctx, m.weights->lm_head, c.vocab_size, c.d_model, x, m.weights->final_logits_bias, logits.data());
+    blocks::linear(ctx, m.weights->lm_head, x, 1, c.d_model, logits.data(), c.vocab_size);
     if (c.final_softcap > 0)
         for (float& l : logits) l = c.final_softcap * std::tanh(l / c.final_softcap);
     return logits;
@@ -463,8 +468,7 @@ Matrix embeddings(const Model& m, const std::vector<int>& ids, bool decoder, int
                                         std::to_string(c.max_positions) + " positions");
     Matrix x(T, d);
     const float* positions = c.positions == Positions::Rotary ? nullptr : decoder ? w.decoder_positions : w.positions;
-    blocks::embed(w.token_embedding, d, w.embedding_columns ? c.vocab_size : 0, ids, c.embedding_scale, positions,
-                  first_position, x.data());
+    blocks::embed(w.token_embedding, ids, c.embedding_scale, positions, first_position, x.data());
     if (w.token_types) {
         for (int t = 0; t < T; ++t) x.row(t) += Eigen::Map<const RowVector>(w.token_types, d);
         blocks::layer_norm(x.data(), T, d, w.embedding_norm.g, w.embedding_norm.b, c.layer_norm_eps, x.data());

@@ -24,7 +24,7 @@ void read(const ConfigFields& f, ModelConfig& c) {
 
 void plan(const ModelConfig& c, Plan& p, ModelWeights& w) {
     const int d = c.d_model;
-    w.token_embedding = p.need("embeddings.word_embeddings.weight", {c.vocab_size, d});
+    w.token_embedding = p.table("embeddings.word_embeddings.weight", c.vocab_size, d);
     w.positions = p.need("embeddings.position_embeddings.weight", {c.max_positions, d});
     w.token_types = p.need("embeddings.token_type_embeddings.weight", {c.type_vocab_size, d});
     w.embedding_norm = p.layer_norm("embeddings.LayerNorm", d);

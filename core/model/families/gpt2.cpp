@@ -24,8 +24,7 @@ void read(const ConfigFields& f, ModelConfig& c) {
 
 void plan(const ModelConfig& c, Plan& p, ModelWeights& w) {
     const int d = c.d_model, V = c.vocab_size;
-    w.token_embedding = p.need_transposed("wte.weight", {V, d});
-    w.embedding_columns = true;
+    w.token_embedding = p.table("wte.weight", V, d);
     w.positions = p.need("wpe.weight", {c.max_positions, d});
     for (int i = 0; i < c.n_layers; ++i) {
         const std::string h = "h." + std::to_string(i) + ".";
@@ -41,7 +40,7 @@ void plan(const ModelConfig& c, Plan& p, ModelWeights& w) {
         w.layers.push_back(l);
     }
     w.final_norm = p.layer_norm("ln_f", d);
-    w.lm_head = w.token_embedding;  // tied: d×V
+    w.lm_head = {w.token_embedding, nullptr};  // tied
 }
 
 }  // namespace

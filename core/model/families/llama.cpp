@@ -92,14 +92,8 @@ void read_llama_like(const ConfigFields& f, ModelConfig& c) {
 
 void plan_embedding_and_head(const ModelConfig& c, Plan& p, ModelWeights& w, const std::string& embedding) {
     const int d = c.d_model, V = c.vocab_size;
-    if (c.tie_word_embeddings) {  // one d×V table: the embedding's columns and the head
-        w.token_embedding = p.need_transposed(embedding, {V, d});
-        w.embedding_columns = true;
-        w.lm_head = w.token_embedding;
-    } else {
-        w.token_embedding = p.need(embedding, {V, d});
-        w.lm_head = p.need_transposed("lm_head.weight", {V, d}, false);
-    }
+    w.token_embedding = p.table(embedding, V, d);
+    w.lm_head = {c.tie_word_embeddings ? w.token_embedding : p.table("lm_head.weight", V, d, false), nullptr};
 }
 
 void plan_llama_like(const ModelConfig& c, Plan& p, ModelWeights& w) {

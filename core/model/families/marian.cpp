@@ -45,10 +45,8 @@ AttentionWeights attention(Plan& p, const std::string& name, int d) {
 
 void plan(const ModelConfig& c, Plan& p, ModelWeights& w) {
     const int d = c.d_model, V = c.vocab_size, P = c.max_positions;
-    // Tied (the usual): shared is the head too, so it is kept as d×V.
     const bool untied = !c.tie_word_embeddings && p.has("lm_head.weight", false);
-    w.token_embedding = untied ? p.need("shared.weight", {V, d}) : p.need_transposed("shared.weight", {V, d});
-    w.embedding_columns = !untied;
+    w.token_embedding = p.table("shared.weight", V, d);
     // The sinusoidal table as the file has it, else computed (the same numbers).
     w.positions = p.maybe("encoder.embed_positions.weight", {P, d});
     w.decoder_positions = p.maybe("decoder.embed_positions.weight", {P, d});
@@ -86,10 +84,10 @@ void plan(const ModelConfig& c, Plan& p, ModelWeights& w) {
         w.decoder_layers.push_back(l);
     }
     // MarianMTModel: lm_head.weight (often left out when tied) and final_logits_bias [1, V].
-    w.lm_head = untied ? p.need_transposed("lm_head.weight", {V, d}, false) : w.token_embedding;
+    w.lm_head = {untied ? p.table("lm_head.weight", V, d, false) : w.token_embedding, nullptr};
     if (p.has("final_logits_bias", false)) {
         const bool flat = p.shape("final_logits_bias", false).size() == 1;
-        w.final_logits_bias = flat ? p.need("final_logits_bias", {V}, false) : p.need("final_logits_bias", {1, V}, false);
+        w.lm_head.b = flat ? p.need("final_logits_bias", {V}, false) : p.need("final_logits_bias", {1, V}, false);
     }
 }
 
