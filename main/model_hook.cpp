@@ -2,8 +2,9 @@
 // build only; web/site/attnviz-page.js calls them for a folder chosen in the folder dialog, files
 // chosen or dropped together, or ?model=PATH). The page reads each file straight into a buffer
 // the app owns, so a checkpoint is held once:
-//   attnviz_model_begin(folder, total, f32)  the files' total bytes and the F32 size of the
-//                                            checkpoint's tensors; 0 = refused (too big: st.error)
+//   attnviz_model_begin(folder, total, weights)  the files' total bytes and the size of the
+//                                            checkpoint's tensors in memory (F32 4 bytes a number,
+//                                            16-bit 2); 0 = refused (too big: st.error)
 //   attnviz_model_buffer(name, size)         where to write a file's bytes (0: failed)
 //   attnviz_model_progress(done)             bytes written so far
 //   attnviz_model_end()                      every file is in: the weights start loading
@@ -14,9 +15,9 @@
 
 extern "C" {
 
-int attnviz_model_begin(const char* folder, double total, double f32) {
+int attnviz_model_begin(const char* folder, double total, double weights) {
     attn::App* app = attn::page_app();
-    return app && attn::model_files_begin(app->state, folder ? folder : "model", total, f32) ? 1 : 0;
+    return app && attn::model_files_begin(app->state, folder ? folder : "model", total, weights) ? 1 : 0;
 }
 
 std::uintptr_t attnviz_model_buffer(const char* name, double size) {

@@ -29,6 +29,7 @@ const bert = path.join(refs, 'bert_l2_h2_d16_f32');
 const marian = path.join(refs, 'marian_e2_d1_h2_d16_f32');
 const mistral = path.join(refs, 'mistral_l2_h4kv2_d32_f32_window');  // a sliding window of 4 on both layers
 const qwen3 = path.join(refs, 'qwen3_l2_h4kv2_d24_f32_qknorm');      // 4 query heads, 2 K/V heads
+const shards = path.join(refs, 'llama_l2_h4kv4_d32_bf16_linear_bias_shards');  // BF16 in two shards and an index
 const filesOf = (dir) => fs.readdirSync(dir).filter((f) => f !== 'expected.json').map((f) => path.join(dir, f));
 
 const reference = (folder, ids) => JSON.parse(execFileSync('/usr/bin/python3', [path.join(here, '../model/reference_run.py'), folder,
@@ -217,6 +218,30 @@ await check('?model= opens a marian model from this site; it translates, and a l
   await p2.close();
   fs.rmSync(path.join(siteDir, 'model-test'), { recursive: true, force: true });
   return `decoder: ${s.queries.join('|')}`;
+});
+
+// A BF16 checkpoint in two shards and model.safetensors.index.json, dropped, then by ?model=
+// (the page fetches the shards the index names): its weights stay 16-bit, its attention is the
+// reference's on the app's ids.
+await check('a sharded BF16 llama opens dropped and by ?model=; its attention equals the reference', async () => {
+  const compare = async (p, how) => {
+    const s = await until(p, (x) => settled(x) && x.model.model_type === 'llama' && x.import.shown, `the sharded llama (${how})`, 60000);
+    const ref = reference(shards, s.model.figure.ids);
+    const worst = maxDiff(s.import.shown, ref.attention[s.import.layer][s.import.head]);
+    expect(worst < 1e-4, `${how}: map ${s.import.layer + 1}:${s.import.head + 1} differs from the reference by ${worst}`);
+    expect(/BF16/.test(s.model.summary), `${how}: summary ${s.model.summary}`);
+    return worst;
+  };
+  await dropFiles(page, shards);
+  const dropped = await compare(page, 'dropped');
+  const dir = path.join(siteDir, 'model-test', 'shards');
+  fs.mkdirSync(dir, { recursive: true });
+  for (const f of filesOf(shards)) fs.copyFileSync(f, path.join(dir, path.basename(f)));
+  const p2 = await openPage(browser, `${url}?model=model-test/shards#v=1&text=${encodeURIComponent('the cat sat')}`);
+  const linked = await compare(p2, '?model=');
+  await p2.close();
+  fs.rmSync(path.join(siteDir, 'model-test'), { recursive: true, force: true });
+  return `largest difference ${dropped.toExponential(1)} dropped, ${linked.toExponential(1)} by ?model=`;
 });
 
 const mean = (px) => px.reduce((a, p) => a.map((v, i) => v + p[i] / px.length), [0, 0, 0]);

@@ -141,13 +141,16 @@
   // A model (SPEC.md §5): a folder chosen in the folder dialog, files chosen or dropped together
   // (config.json among them), a dropped folder, or ?model=PATH (a folder on this site). Each
   // file is read in 16 MB slices straight into a buffer of the app's (main/model_hook.cpp).
-  const kModelFiles = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json',
-                       'vocab.json', 'merges.txt', 'vocab.txt', 'source.spm', 'target.spm'];
+  const kModelFiles = ['config.json', 'model.safetensors', 'model.safetensors.index.json', 'tokenizer.json',
+                       'tokenizer_config.json', 'vocab.json', 'merges.txt', 'vocab.txt', 'source.spm', 'target.spm'];
+  const isShard = function (name) { return /^model-\d+-of-\d+\.safetensors$/.test(name); };
+  const isModelFile = function (name) { return kModelFiles.indexOf(name) >= 0 || isShard(name); };
   function modelFailed(message) { Module.ccall('attnviz_model_failed', null, ['string'], [String(message)]); }
-  // The F32 size of the checkpoint's float tensors, from its header: the app refuses a model
-  // the page cannot hold before reading it. 0 when the header is unreadable (the app's reader
-  // then says what is wrong with it).
-  async function f32Bytes(file) {
+  // The size of a checkpoint file's float tensors as the app holds them, from its header: F32 as
+  // 4 bytes a number, F16 and BF16 as 2 (they stay 16-bit); the app refuses a model the page
+  // cannot hold before reading it. 0 when the header is unreadable (the app's reader then says
+  // what is wrong with it).
+  async function weightBytes(file) {
     try {
       const n = Number(new DataView(await file.slice(0, 8).arrayBuffer()).getBigUint64(0, true));
       if (n > 100e6 || 8 + n > file.size) return 0;
@@ -156,18 +159,19 @@
       for (const key in header) {
         const t = header[key];
         if (key !== '__metadata__' && t && Array.isArray(t.shape) && /^(F32|F16|BF16)$/.test(t.dtype))
-          total += 4 * t.shape.reduce(function (a, b) { return a * b; }, 1);
+          total += (t.dtype === 'F32' ? 4 : 2) * t.shape.reduce(function (a, b) { return a * b; }, 1);
       }
       return total;
     } catch (e) { return 0; }
   }
   async function openModel(folder, files) {
     if (!window.attnvizReady) return;
-    files = files.filter(function (f) { return kModelFiles.indexOf(f.name) >= 0; });
+    files = files.filter(function (f) { return isModelFile(f.name); });
     const total = files.reduce(function (a, f) { return a + f.size; }, 0);
-    const weights = files.find(function (f) { return f.name === 'model.safetensors'; });
-    const f32 = weights ? await f32Bytes(weights) : 0;
-    if (!Module.ccall('attnviz_model_begin', 'number', ['string', 'number', 'number'], [folder, total, f32])) return;
+    let weights = 0;
+    for (const f of files)
+      if (f.name === 'model.safetensors' || isShard(f.name)) weights += await weightBytes(f);
+    if (!Module.ccall('attnviz_model_begin', 'number', ['string', 'number', 'number'], [folder, total, weights])) return;
     let done = 0;
     try {
       for (const f of files) {
@@ -191,21 +195,36 @@
     if (!url) return;
     const folder = decodeURIComponent(url.pathname.replace(/\/$/, '').split('/').pop() || path);
     const files = [];
-    for (const name of kModelFiles) {
+    // Fetches one file into `files`; false when it cannot be (a message first, if it is required).
+    const fetchFile = async function (name, required) {
       try {
         const bytes = await fetchBytes(new URL(name, url), function () {});
         // Read as a File is (slices), without a copy into a Blob: Chromium's blob storage
         // refuses a 500 MB one.
-        files.push({ name: name, size: bytes.length, slice: function (a, b) {
+        files.push({ name: name, size: bytes.length, bytes: bytes, slice: function (a, b) {
           return { arrayBuffer: function () { return Promise.resolve(bytes.slice(a, b).buffer); } };
         } });
+        return true;
       } catch (e) {
-        if (name === 'config.json' || name === 'model.safetensors') {
-          modelFailed('cannot fetch ' + url.pathname + name + ': ' + (e.message || e));
-          return;
-        }
+        if (required) modelFailed('cannot fetch ' + url.pathname + name + ': ' + (e.message || e));
+        return false;
       }
+    };
+    if (!await fetchFile('config.json', true)) return;
+    // A sharded checkpoint: the index, then the shards its weight_map names; else model.safetensors.
+    if (await fetchFile('model.safetensors.index.json', false)) {
+      let shards = [];
+      try {
+        const index = JSON.parse(new TextDecoder().decode(files[files.length - 1].bytes));
+        shards = Object.values(index.weight_map || {}).filter(function (s, i, all) { return isShard(s) && all.indexOf(s) === i; });
+      } catch (e) { /* the app's reader says what is wrong with the index */ }
+      for (const shard of shards)
+        if (!await fetchFile(shard, true)) return;
+    } else if (!await fetchFile('model.safetensors', true)) {
+      return;
     }
+    for (const name of kModelFiles)
+      if (!/^(config\.json|model\.safetensors(\.index\.json)?)$/.test(name)) await fetchFile(name, false);
     openModel(folder, files);
   }
   // Files chosen or dropped together: a model when config.json is among them, else one file to import.

@@ -93,13 +93,13 @@ void open_builtin_model(AppState& st, const std::string& name) {
     else ms.builtin_request = name;
 }
 
-bool model_files_begin(AppState& st, const std::string& folder, double total_bytes, double f32_bytes) {
+bool model_files_begin(AppState& st, const std::string& folder, double total_bytes, double weight_bytes) {
     ModelSession& ms = st.model;
     ms.reading.reset();
     if (folder != ms.builtin) ms.builtin.clear();  // a reader's own model
-    if (total_bytes + f32_bytes > kBrowserModelBytes) {
-        st.error = folder + ": needs about " + gigabytes(total_bytes + f32_bytes) + " of memory (its files " + gigabytes(total_bytes) +
-                   ", the weights in F32 " + gigabytes(f32_bytes) + "); a browser page can give a model " +
+    if (total_bytes + weight_bytes > kBrowserModelBytes) {
+        st.error = folder + ": needs about " + gigabytes(total_bytes + weight_bytes) + " of memory (its files " + gigabytes(total_bytes) +
+                   ", the weights " + gigabytes(weight_bytes) + "); a browser page can give a model " +
                    gigabytes(kBrowserModelBytes);
         return false;
     }

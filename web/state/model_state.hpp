@@ -110,10 +110,11 @@ bool open_model_folder(AppState& st, const std::string& path);
 // A built-in model by name (nothing when it is already loading or in use): natively its
 // compiled-in files; in the browser a request to the page (ModelSession::builtin_request).
 void open_builtin_model(AppState& st, const std::string& name);
-// Browser: the page announces the files (total bytes, and the F32 size of the checkpoint's
-// tensors read from its header), gets a buffer per file, reports progress, then ends. A model
-// that needs more memory than the browser allows is refused here, before any byte is read.
-bool model_files_begin(AppState& st, const std::string& folder, double total_bytes, double f32_bytes);
+// Browser: the page announces the files (total bytes, and the size of the checkpoint's tensors
+// in memory, read from its headers: F32 4 bytes a number, F16 and BF16 2), gets a buffer per
+// file, reports progress, then ends. A model that needs more memory than the browser allows is
+// refused here, before any byte is read.
+bool model_files_begin(AppState& st, const std::string& folder, double total_bytes, double weight_bytes);
 std::uint8_t* model_file_buffer(AppState& st, const std::string& name, double size);
 void model_files_progress(AppState& st, double done);
 void model_files_end(AppState& st);
