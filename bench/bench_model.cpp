@@ -5,7 +5,7 @@
 // weights stay 16-bit in memory: the same random numbers, the products widen them in registers).
 //
 //   1. writes /tmp/attn_bench_ARCH/model.safetensors (GPT-2 F32 ~500 MB; SmolLM2 BF16 ~270 MB),
-//      one tensor at a time (the writer never holds more than one tensor)
+//      one tensor at a time (the writer never holds more than one tensor), and its config.json
 //   2. loads it (FileBytes::map + ModelLoader, its pages given back as they are converted)
 //   3. times forward() at T (default 128), min and median of --reps runs, and the time per kind
 //      of step (embeddings, attention blocks, MLP blocks, the LM head) in the fastest run
@@ -191,6 +191,7 @@ int main(int argc, char** argv) {
     double t0 = now_s();
     if (!keep || !std::filesystem::exists(path)) write_checkpoint(path, arch);
     const double write_s = now_s() - t0;
+    std::ofstream(dir + "/config.json") << arch.config;  // a model folder: bench/ort/export_model.py, bench/ort_web.mjs
     const double rss_before_load = peak_rss_mb();
 
     t0 = now_s();

@@ -23,7 +23,7 @@ const models = process.argv.slice(5).map((a, i) => {
   const config = JSON.parse(fs.readFileSync(path.join(folder, 'config.json')));
   return { dir: `m${i}`, folder: path.resolve(folder), label: path.basename(path.resolve(folder)), T: +T, onnx,
            files: fs.readdirSync(folder).filter((f) => fs.statSync(path.join(folder, f)).isFile()),
-           shape: { V: config.vocab_size, L: config.n_layer, H: config.n_head } };
+           shape: { V: config.vocab_size, L: config.n_layer ?? config.num_hidden_layers, H: config.n_head ?? config.num_attention_heads } };
 });
 
 // A served folder: ORT's wasm build, attnviz's web modules, the comparison, the ONNX files.

@@ -124,7 +124,7 @@ export function modelRunner(name, attn, folder, { V, L, H }) {
 }
 
 // A whole model at T: `session` ORT's (ids → logits at the last position, every layer's
-// attention: bench/ort/export_gpt2.py), `models` [{name, run(ids) → {logits, attention}}].
+// attention: bench/ort/export_model.py), `models` [{name, run(ids) → {logits, attention}}].
 export async function compareModel({ ort, session, models, label, T, V, rounds, log, first }) {
   if (first) log(`# model          T     ort_ms${heads(models.map((m) => m.name), false)}  max|Δlogits|/max|logit|  max|Δattention|`);
   const ids = Array.from({ length: T }, (_, i) => (i * 7919 + 13) % V);  // spread over the vocabulary

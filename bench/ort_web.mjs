@@ -10,7 +10,7 @@
 //   cmake --build build-web --target attn_mha_node attn_mha_node_relaxed   # build-web/attn_mha_node{,_relaxed}.js
 //   node --no-experimental-fetch --no-liftoff --experimental-wasm-relaxed-simd bench/ort_web.mjs [/tmp/attnviz-ort] [ROUNDS] [T,… ("": none)] [FOLDER:T:ONNX …]
 // Whole models (gpt2): each FOLDER:T:ONNX runs the folder's model at T in both runtimes, the
-// ONNX graph written by bench/ort/export_gpt2.py FOLDER T ONNX (the logits at the last position
+// ONNX graph written by bench/ort/export_model.py FOLDER T ONNX (the logits at the last position
 // and every layer's attention).
 // attnviz runs twice: SIMD128 and relaxed SIMD (the latter where node validates it: node 20 needs
 // --experimental-wasm-relaxed-simd), each beside ORT in the same rounds.
@@ -55,7 +55,7 @@ if (Ts.length) {
 for (const [i, { folder, T, onnx }] of models.entries()) {
   const session = await ort.InferenceSession.create(onnx, { executionProviders: ['wasm'] });
   const config = JSON.parse(fs.readFileSync(path.join(folder, 'config.json')));
-  const V = config.vocab_size, L = config.n_layer, H = config.n_head;
+  const V = config.vocab_size, L = config.n_layer ?? config.num_hidden_layers, H = config.n_head ?? config.num_attention_heads;
   const runs = attns.map(({ name, attn }) => modelRunner(name, attn, path.resolve(folder), { V, L, H }));
   await compareModel({ ort, session, models: runs, label: path.basename(path.resolve(folder)), T, V, rounds, log, first: i === 0 });
   for (const r of runs) r.close();
