@@ -21,7 +21,7 @@ from torch import nn
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "../../tests/model"))
 import reference  # noqa: E402
-from test_reference import read_safetensors  # noqa: E402
+from test_reference import read_checkpoint  # noqa: E402
 
 reference_rotate = reference.rotate
 
@@ -61,7 +61,7 @@ def main():
         sys.exit(f"export_model.py: model_type {cfg['model_type']} is not gpt2 or a Llama-like family")
     reference.rotate = rotate_float32
     prefix = "transformer." if cfg["model_type"] == "gpt2" else "model."
-    tensors = read_safetensors(os.path.join(folder, "model.safetensors"))
+    tensors = read_checkpoint(folder)
     W = {(n[len(prefix):] if n.startswith(prefix) else n): t.float() for n, t in tensors.items()}
     ids = torch.arange(T, dtype=torch.int64) % cfg["vocab_size"]
     with torch.no_grad():

@@ -15,13 +15,13 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference  # noqa: E402
-from test_reference import read_safetensors  # noqa: E402
+from test_reference import read_checkpoint  # noqa: E402
 
-LLAMA_LIKE = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "phi3")
+LLAMA_LIKE = reference.LLAMA_LIKE
 
 folder, ids = sys.argv[1], [int(i) for i in sys.argv[2].split(",")]
 cfg = json.load(open(os.path.join(folder, "config.json")))
-tensors = read_safetensors(os.path.join(folder, "model.safetensors"))
+tensors = read_checkpoint(folder)  # model.safetensors, or the shards of its index
 t = cfg["model_type"]
 prefix = "model." if t in LLAMA_LIKE else {"gpt2": "transformer.", "bert": "bert."}[t]
 W = {n[len(prefix):] if n.startswith(prefix) else n: v for n, v in tensors.items()}
