@@ -110,6 +110,7 @@ namespace attn::kernels {
 #define ATTN_NS relaxed
 #define ATTN_W 4
 #define ATTN_MR 6
+#define ATTN_MR16 3  // over 16-bit panels, 2 tiles of 3×8: 6×8 and the widening spilled (BF16: 2× F32's time)
 #define ATTN_NV 2
 #define ATTN_TARGET
 #define ATTN_FMA(a, b, c) ((vf)__builtin_wasm_fma_f32x4((a), (b), (c)))
