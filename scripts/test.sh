@@ -2,10 +2,17 @@
 # Runs every test: the native suite, the same suite under ASan + UBSan (clang, in the fuzz build),
 # the same suite as wasm under node (SIMD128, and relaxed SIMD), the command line, short fuzz runs, the browser
 # end-to-end test in headless Chromium and the desktop window under Xvfb.
-# Screenshots and logs go to artifacts/. Set FUZZ_SECONDS to fuzz longer (default 30 each).
-# Each step prints its wall time and its CPU time (user + system of the processes it ran and
-# waited for; Chromium's renderer and GPU processes are not among them, so the browser steps'
-# CPU is low by about 2.5x): on a shared machine the CPU time is the steadier number.
+# Screenshots and logs go to artifacts/ (one NAME.log per step). Set FUZZ_SECONDS to fuzz longer
+# (default 30 each).
+#
+# Four chains of steps run side by side, each step in its chain's order: the wasm build and the
+# browser (the longest chain, so the others yield the CPU to it: they run under nice), the native
+# build and what uses it, the sanitized build and its suite, and the fuzzers (once the sanitized
+# build is there). A line is printed as each step ends; the summary at the end lists every step
+# in one order, and shows the end of the log of each that failed.
+# Each step's wall time and CPU time (user + system of the processes it ran and waited for;
+# Chromium's renderer and GPU processes are not among them, so the browser steps' CPU is low by
+# about 2.5x) are in its line: with the chains side by side, the CPU time is the steadier number.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || { echo "test: setup failed"; exit 1; }
@@ -14,7 +21,6 @@ jobs=${JOBS:-2}
 fuzz_seconds=${FUZZ_SECONDS:-30}
 artifacts=$PWD/artifacts
 mkdir -p "$artifacts"
-passed=0 failed=0 failures=() background=()
 
 timed() {  # timed NAME COMMAND... (in a subshell of its own): runs it, writes NAME.status: exit code, wall s, CPU s
     local name=$1; shift
@@ -23,40 +29,21 @@ timed() {  # timed NAME COMMAND... (in a subshell of its own): runs it, writes N
     times > "$artifacts/$name.times"  # line 2: this subshell's children, i.e. the command, user and system
     echo "$code $((SECONDS - start)) $(awk 'NR == 2 { t = 0; for (i = 1; i <= 2; ++i) { split($i, p, "m"); t += p[1] * 60 + p[2] } printf "%.0f", t }' \
         "$artifacts/$name.times")" > "$artifacts/$name.status"
+    rm -f "$artifacts/$name.times"
 }
-tally() {  # tally NAME: counts a finished step, prints its line
-    local name=$1 code='' secs='?' cpu='?'
-    [ -f "$artifacts/$name.status" ] && read -r code secs cpu < "$artifacts/$name.status"
-    rm -f "$artifacts/$name.status" "$artifacts/$name.times"
-    if [ "${code:-1}" -eq 0 ]; then
-        passed=$((passed + 1)); echo "-- $name: ok ($secs s, cpu $cpu s)"
-    else
-        failed=$((failed + 1)); failures+=("$name"); echo "-- $name: FAILED ($secs s, cpu $cpu s)"
-    fi
+result() {  # result NAME: "ok (W s, cpu C s)" or "FAILED (…)" from NAME.status
+    local code='' secs='?' cpu='?'
+    [ -f "$artifacts/$1.status" ] && read -r code secs cpu < "$artifacts/$1.status"
+    if [ "${code:-1}" -eq 0 ]; then echo "ok ($secs s, cpu $cpu s)"; else echo "FAILED ($secs s, cpu $cpu s)"; fi
 }
-step() {  # step NAME COMMAND...: runs a command, logs it, counts it
-    local name=$1; shift
-    echo "== $name"
-    ( timed "$name" "$@" > >(tee "$artifacts/$name.log") 2>&1 )
-    tally "$name"
+step() {  # step NAME COMMAND...: runs a step of a chain (its name listed in the chain's order),
+    local name=$1; shift  # its output to artifacts/NAME.log
+    echo "$name" >> "$artifacts/chain-$chain.steps"
+    ( timed "$name" "$@" > "$artifacts/$name.log" 2>&1 )
+    echo "-- $name: $(result "$name")"
 }
-# A single-threaded step (a fuzzer) runs on the second core while the next steps run; step_wait
-# waits for it, then shows its log and counts it.
-step_bg() {  # step_bg NAME COMMAND...
-    local name=$1; shift
-    echo "== $name: started beside the next steps"
-    ( timed "$name" "$@" > "$artifacts/$name.log" 2>&1 ) &
-    background+=("$name" "$!")
-}
-step_wait() {
-    while [ ${#background[@]} -gt 0 ]; do
-        local name=${background[0]} pid=${background[1]}
-        background=("${background[@]:2}")
-        wait "$pid"
-        echo "== $name (ran beside the steps above)"
-        cat "$artifacts/$name.log"
-        tally "$name"
-    done
+after() {  # after NAME: waits until step NAME has ended (in another chain)
+    while [ ! -f "$artifacts/$1.status" ]; do sleep 2; done
 }
 
 build() {  # build DIR CONFIGURE-ARGS... [--target TARGETS...]
@@ -80,67 +67,98 @@ fuzz() {  # fuzz TARGET CORPUS: new inputs go to a scratch folder, the committed
     return "$code"
 }
 
-step native-build build build --target all attn_tests
-step native-suite build/attn_tests
-step cli-native bash tests/cli_test.sh build/attnviz tests/data
-step exporter /usr/bin/python3 tests/test_exporter.py build/attnviz
-# The PyTorch references themselves (tests/model/reference.py), against torch.nn's layers.
-step model-reference /usr/bin/python3 tests/model/test_reference.py
-# attnviz run (SPEC.md §5) on the random-weight checkpoints against their PyTorch references.
-step model-run /usr/bin/python3 tests/model/test_run.py build/attnviz build/model-refs
-# Its experiments (--knockout, --hide-token, --generate) against the same references, there and
-# on the shipped models.
-step model-experiments /usr/bin/python3 tests/model/test_experiments.py build/attnviz build/model-refs models
-# The models that ship (models/, docs/MODELS.md): held-out loss, head scores, the translator's
-# accuracy and alignment, and attnviz run against the PyTorch code that trained them.
-step shipped-models /usr/bin/python3 tests/model/test_models.py build/attnviz
-# The house's rules (docs/ARCHITECTURE.md): no mutable static in core/, web/ or main/.
-step house-statics python3 tests/house/mutable_statics.py build core web main build/generated
+# [chain 1] The wasm build, its suites, the browser.
+chain_wasm() {
+    step wasm-build bash -c "emcmake cmake -S . -B build-web -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-web -j $jobs --target all attn_tests attn_tests_relaxed"
+    step wasm-suite node --no-experimental-fetch build-web/attn_tests.js
+    # The second module (relaxed SIMD, renumbered by scripts/wasm_relaxed.py): node 20 runs it behind a flag.
+    step wasm-suite-relaxed node --no-experimental-fetch --experimental-wasm-relaxed-simd build-web/attn_tests_relaxed.js
+    step browser node tests/browser/e2e.mjs build-web/site "$artifacts/browser"
+    step embed node tests/browser/embed.mjs build-web/site "$artifacts/embed"
+    step browser-export node tests/browser/export.mjs build-web/site "$artifacts/browser-export"
+    step browser-import node tests/browser/import.mjs build-web/site "$artifacts/browser-import"
+    step heatmap-zoom node tests/browser/heatmap_zoom.mjs build-web/site "$artifacts/heatmap-zoom"
+    step lines-scale node tests/browser/lines_scale.mjs build-web/site "$artifacts/lines-scale"
+    step browser-model node tests/browser/model.mjs build-web/site "$artifacts/browser-model" build-web/model-refs
+    step browser-builtin node tests/browser/builtin.mjs build-web/site "$artifacts/browser-builtin"
+    after native-build  # the experiments compare the page with the native command line
+    step browser-experiments node tests/browser/experiments.mjs build-web/site "$artifacts/browser-experiments" build/attnviz
+    step browser-phone node tests/browser/phone.mjs build-web/site "$artifacts/browser-phone"
+    step browser-a11y node tests/browser/a11y.mjs build-web/site "$artifacts/browser-a11y"
+}
 
-# One clang-14 build with ASan + UBSan (UB is fatal there: -fno-sanitize-recover=all) and
-# libFuzzer's coverage: the suite, the command line and the fuzz targets. Each fuzzer is
-# single-threaded: it runs on the second core beside the sanitized suite or another fuzzer.
-step sanitize-build build build-fuzz -DATTN_APP=OFF -DATTN_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo --target all attn_tests
-step_bg fuzz-scene fuzz fuzz_scene scene
-step sanitize-suite env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-fuzz/attn_tests
-step sanitize-cli bash tests/cli_test.sh build-fuzz/attnviz tests/data
-step sanitize-model-run /usr/bin/python3 tests/model/test_run.py build-fuzz/attnviz build-fuzz/model-refs
-step_wait
-step_bg fuzz-tokenizer fuzz fuzz_tokenizer tokenizer
-step fuzz-import fuzz fuzz_import import
-step_wait
-# The model runtime's readers: a checkpoint (header, offsets, conversion, the loader and a
-# forward of a tiny GPT-2) and config.json.
-step_bg fuzz-safetensors fuzz fuzz_safetensors safetensors
-step fuzz-config fuzz fuzz_config config
-step_wait
-# The tokenizers: their files and any text.
-step_bg fuzz-bpe fuzz fuzz_bpe bpe
-step fuzz-wordpiece fuzz fuzz_wordpiece wordpiece
-step_wait
-step_bg fuzz-unigram fuzz fuzz_unigram unigram
-# tokenizer.json (every component, added tokens, the post-processor) and its regex engine.
-step fuzz-tokenizer-json fuzz fuzz_tokenizer_json tokenizer_json
+# [chain 2] The native build, its suite, the command line, the models, the desktop window.
+chain_native() {
+    step native-build build build --target all attn_tests
+    step native-suite build/attn_tests
+    step cli-native bash tests/cli_test.sh build/attnviz tests/data
+    step exporter /usr/bin/python3 tests/test_exporter.py build/attnviz
+    # The PyTorch references themselves (tests/model/reference.py), against torch.nn's layers.
+    step model-reference /usr/bin/python3 tests/model/test_reference.py
+    # attnviz run (SPEC.md §5) on the random-weight checkpoints against their PyTorch references.
+    step model-run /usr/bin/python3 tests/model/test_run.py build/attnviz build/model-refs
+    # Its experiments (--knockout, --hide-token, --generate) against the same references, there and
+    # on the shipped models.
+    step model-experiments /usr/bin/python3 tests/model/test_experiments.py build/attnviz build/model-refs models
+    # The models that ship (models/, docs/MODELS.md): held-out loss, head scores, the translator's
+    # accuracy and alignment, and attnviz run against the PyTorch code that trained them.
+    step shipped-models /usr/bin/python3 tests/model/test_models.py build/attnviz
+    # The house's rules (docs/ARCHITECTURE.md): no mutable static in core/, web/ or main/.
+    step house-statics python3 tests/house/mutable_statics.py build core web main build/generated
+    step desktop bash tests/desktop/desktop_test.sh build "$artifacts/desktop"
+}
 
-step wasm-build bash -c "emcmake cmake -S . -B build-web -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-web -j $jobs --target all attn_tests attn_tests_relaxed"
-step wasm-suite node --no-experimental-fetch build-web/attn_tests.js
-# The second module (relaxed SIMD, renumbered by scripts/wasm_relaxed.py): node 20 runs it behind a flag.
-step wasm-suite-relaxed node --no-experimental-fetch --experimental-wasm-relaxed-simd build-web/attn_tests_relaxed.js
-step_wait
+# [chain 3] One clang-14 build with ASan + UBSan (UB is fatal there: -fno-sanitize-recover=all) and
+# libFuzzer's coverage: the suite, the command line and the fuzz targets. Debug information is
+# line tables only, what a sanitizer's report needs (full -g took 15 % longer to compile).
+chain_sanitize() {
+    step sanitize-build build build-fuzz -DATTN_APP=OFF -DATTN_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-14 \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" --target all attn_tests
+    step sanitize-suite env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-fuzz/attn_tests
+    step sanitize-cli bash tests/cli_test.sh build-fuzz/attnviz tests/data
+    step sanitize-model-run /usr/bin/python3 tests/model/test_run.py build-fuzz/attnviz build-fuzz/model-refs
+}
 
-step browser node tests/browser/e2e.mjs build-web/site "$artifacts/browser"
-step embed node tests/browser/embed.mjs build-web/site "$artifacts/embed"
-step browser-export node tests/browser/export.mjs build-web/site "$artifacts/browser-export"
-step browser-import node tests/browser/import.mjs build-web/site "$artifacts/browser-import"
-step heatmap-zoom node tests/browser/heatmap_zoom.mjs build-web/site "$artifacts/heatmap-zoom"
-step lines-scale node tests/browser/lines_scale.mjs build-web/site "$artifacts/lines-scale"
-step browser-model node tests/browser/model.mjs build-web/site "$artifacts/browser-model" build-web/model-refs
-step browser-builtin node tests/browser/builtin.mjs build-web/site "$artifacts/browser-builtin"
-step browser-experiments node tests/browser/experiments.mjs build-web/site "$artifacts/browser-experiments" build/attnviz
-step browser-phone node tests/browser/phone.mjs build-web/site "$artifacts/browser-phone"
-step browser-a11y node tests/browser/a11y.mjs build-web/site "$artifacts/browser-a11y"
-step desktop bash tests/desktop/desktop_test.sh build "$artifacts/desktop"
+# [chain 4] The fuzzers, one after another (each is single-threaded), from the sanitized build.
+chain_fuzz() {
+    after sanitize-build
+    step fuzz-scene fuzz fuzz_scene scene
+    step fuzz-import fuzz fuzz_import import
+    step fuzz-tokenizer fuzz fuzz_tokenizer tokenizer
+    # The model runtime's readers: a checkpoint (header, offsets, conversion, the loader and a
+    # forward of a tiny GPT-2) and config.json.
+    step fuzz-safetensors fuzz fuzz_safetensors safetensors
+    step fuzz-config fuzz fuzz_config config
+    # The tokenizers: their files and any text.
+    step fuzz-bpe fuzz fuzz_bpe bpe
+    step fuzz-wordpiece fuzz fuzz_wordpiece wordpiece
+    step fuzz-unigram fuzz fuzz_unigram unigram
+    # tokenizer.json (every component, added tokens, the post-processor) and its regex engine.
+    step fuzz-tokenizer-json fuzz fuzz_tokenizer_json tokenizer_json
+}
 
+rm -f "$artifacts"/*.status "$artifacts"/chain-*.steps
+start=$SECONDS
+chains=(wasm native sanitize fuzz)
+for chain in "${chains[@]}"; do
+    niceness=$([ "$chain" = wasm ] && echo 0 || echo 10)
+    ( renice -n "$niceness" -p "$BASHPID" > /dev/null; "chain_$chain" ) &
+done
+wait
+
+echo "== summary ($((SECONDS - start)) s)"
+passed=0 failed=0 failures=()
+for chain in "${chains[@]}"; do
+    while read -r name; do
+        line=$(result "$name")
+        echo "-- $name: $line"
+        if [ "${line%% *}" = ok ]; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$name"); fi
+    done < "$artifacts/chain-$chain.steps"
+done
+for name in "${failures[@]}"; do
+    echo "== $name failed; the end of artifacts/$name.log:"
+    tail -n 40 "$artifacts/$name.log"
+done
 [ ${#failures[@]} -eq 0 ] || echo "failed steps: ${failures[*]} (logs in artifacts/)"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
