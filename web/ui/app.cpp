@@ -100,6 +100,10 @@ void App::build_ui() {
     figure_keys(state, focus);
     if (!state.show_panels) draw_figure_only(ctx);
     else draw_app(ctx, false);
+    if (const std::optional<FileRange> r = state.model.slice_request) {  // browser: the page reads the window the weights wait for
+        platform::read_model_slice(r->file.c_str(), static_cast<double>(r->begin), static_cast<double>(r->end));
+        state.model.slice_request.reset();
+    }
     draw_focus(state, focus, ui_scale_);
     // The twin waits while the shown view still builds (the lines' top-k lists, the heatmap's
     // display map): its one-off table would lengthen a frame and so the next frame's budget.
