@@ -45,7 +45,7 @@ std::uintptr_t attnviz_model_window(const char* name, double begin, double end) 
 }
 
 void attnviz_model_filled() {
-    if (attn::App* app = attn::page_app()) attn::model_window_filled(app->state);
+    if (attn::App* app = attn::page_app()) app->model_window_filled();
 }
 
 void attnviz_model_progress(double done) {

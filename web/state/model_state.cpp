@@ -172,12 +172,13 @@ std::uint8_t* model_window(AppState& st, const FileRange& range) {
     return to;
 }
 
-void model_window_filled(AppState& st) {
+bool model_window_filled(AppState& st) {
     ModelSession& ms = st.model;
-    if (!ms.loading || !ms.slice) return;
+    if (!ms.loading || !ms.slice) return false;
     ms.loading->filled();
     ms.slice.reset();
     ++ms.windows;
+    return true;
 }
 
 void close_model(AppState& st) {

@@ -131,9 +131,10 @@ void model_files_end(AppState& st);
 // A file could not be read (the files, or a window of the checkpoint): nothing is loaded.
 void model_files_failed(AppState& st, const std::string& message);
 // Browser: where the bytes of `range` go, when it is still the window the weights wait for
-// (else nullptr: the model was closed or replaced), then: they are there.
+// (else nullptr: the model was closed or replaced), then: they are there (false: no weights
+// were waiting for them).
 std::uint8_t* model_window(AppState& st, const FileRange& range);
-void model_window_filled(AppState& st);
+bool model_window_filled(AppState& st);
 void close_model(AppState& st);
 
 // The map of ms.pick_head (the head with the highest score of that kind) becomes st.link_map,
