@@ -169,18 +169,20 @@
     return { bytes: bytes, weights: weights };
   }
   // The model's checkpoint files by name, whose windows the app asks for (platform_web.cpp
-  // attnviz_read_slice): read, then written where the app says if it still wants them.
+  // attnviz_read_slice): read, then written where the app says if it still wants them. A read
+  // that ends after another model was opened is dropped, bytes or error.
   let checkpointFiles = {};
   function readSlice(name, begin, end) {
-    const file = checkpointFiles[name];
+    const files = checkpointFiles, file = files[name];
     if (!file) { modelFailed('cannot read ' + name + ': it was not given'); return; }
     file.slice(begin, end).arrayBuffer().then(function (buffer) {
+      if (files !== checkpointFiles) return;
       const ptr = Module.ccall('attnviz_model_window', 'number', ['string', 'number', 'number'], [name, begin, end]) >>> 0;
       if (!ptr) return;  // the model was closed or replaced meanwhile
       if (buffer.byteLength !== end - begin) throw new Error('got ' + buffer.byteLength + ' bytes of ' + (end - begin));
       Module.HEAPU8.set(new Uint8Array(buffer), ptr);  // HEAPU8 now: the heap may have grown
       Module.ccall('attnviz_model_filled', null, [], []);
-    }).catch(function (e) { modelFailed('cannot read ' + name + ': ' + (e.message || e)); });
+    }).catch(function (e) { if (files === checkpointFiles) modelFailed('cannot read ' + name + ': ' + (e.message || e)); });
   }
   async function openModel(folder, files) {
     if (!window.attnvizReady) return;
