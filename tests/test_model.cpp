@@ -1084,7 +1084,7 @@ TEST_CASE("model: a sliced checkpoint's bad bytes give the mapped file's one-lin
           "gpt2/model.safetensors: header: its length was not given (4 bytes were)");
     SlicedPage page;
     ModelLoader unfed(config, page.sliced("model.safetensors", bytes_of(good)), "gpt2/model.safetensors");
-    CHECK(error_of([&] { unfed.take(); }).find("model.safetensors: its bytes ") == 0);
+    CHECK(error_of([&] { unfed.take(); }).find("gpt2/model.safetensors: its bytes ") == 0);
 }
 
 TEST_CASE("model: sizes no model has are errors, not allocations") {

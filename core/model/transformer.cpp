@@ -271,7 +271,12 @@ void ModelLoader::filled() {
 Model ModelLoader::take() {
     while (!done()) {
         step();
-        if (const auto& w = wanted()) throw ModelError(w->file, "", "its bytes " + std::to_string(w->begin) + " … " + std::to_string(w->end) + " were not given");
+        if (const std::optional<FileRange>& w = wanted()) {  // a sliced file's window no one filled
+            const auto& shards = state_->checkpoint.shards;
+            const auto shard = std::find_if(shards.begin(), shards.end(), [&](const Checkpoint::Shard& x) { return x.name == w->file; });
+            throw ModelError(shard == shards.end() ? w->file : shard->shown, "",
+                             "its bytes " + std::to_string(w->begin) + " … " + std::to_string(w->end) + " were not given");
+        }
     }
     return Model{state_->config, state_->weights};
 }
