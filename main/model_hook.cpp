@@ -1,14 +1,21 @@
 // model_hook.cpp: C entry points through which the page hands a model's files to the app (web
 // build only; web/site/attnviz-page.js calls them for a folder chosen in the folder dialog, files
-// chosen or dropped together, or ?model=PATH). The page reads each file straight into a buffer
-// the app owns, so a checkpoint is held once:
-//   attnviz_model_begin(folder, total, weights)  the files' total bytes and the size of the
+// chosen or dropped together, or ?model=PATH). The page reads each small file straight into a
+// buffer the app owns, and of each checkpoint file (.safetensors) its header only; the weights
+// then ask for the rest a window at a time (platform::read_model_slice), so a checkpoint is
+// never held whole:
+//   attnviz_model_begin(folder, total, weights)  the bytes handed whole (every file but the
+//                                            checkpoint's, and its headers) and the size of the
 //                                            checkpoint's tensors in memory (F32 4 bytes a number,
 //                                            16-bit 2); 0 = refused (too big: st.error)
 //   attnviz_model_buffer(name, size)         where to write a file's bytes (0: failed)
+//   attnviz_model_head(name, head, size)     a checkpoint file of `size` bytes: where to write
+//                                            its first `head` (8 + the header's length)
 //   attnviz_model_progress(done)             bytes written so far
 //   attnviz_model_end()                      every file is in: the weights start loading
-//   attnviz_model_failed(message)            a file could not be read or fetched
+//   attnviz_model_window(name, begin, end)   where the window asked for goes (0: no longer wanted)
+//   attnviz_model_filled()                   it is there
+//   attnviz_model_failed(message)            a file or a window could not be read or fetched
 #include "page_app.hpp"
 
 #include <cstdint>
@@ -23,6 +30,22 @@ int attnviz_model_begin(const char* folder, double total, double weights) {
 std::uintptr_t attnviz_model_buffer(const char* name, double size) {
     attn::App* app = attn::page_app();
     return app ? reinterpret_cast<std::uintptr_t>(attn::model_file_buffer(app->state, name ? name : "", size)) : 0;
+}
+
+std::uintptr_t attnviz_model_head(const char* name, double head, double size) {
+    attn::App* app = attn::page_app();
+    return app ? reinterpret_cast<std::uintptr_t>(attn::model_file_head(app->state, name ? name : "", head, size)) : 0;
+}
+
+std::uintptr_t attnviz_model_window(const char* name, double begin, double end) {
+    attn::App* app = attn::page_app();
+    if (!app || !name || begin < 0 || end < begin) return 0;
+    const attn::FileRange range{name, static_cast<std::size_t>(begin), static_cast<std::size_t>(end)};
+    return reinterpret_cast<std::uintptr_t>(attn::model_window(app->state, range));
+}
+
+void attnviz_model_filled() {
+    if (attn::App* app = attn::page_app()) app->model_window_filled();
 }
 
 void attnviz_model_progress(double done) {

@@ -371,6 +371,96 @@ TEST_CASE("kernels: B packed as 16-bit numbers gives its F32 copy's products bit
             CHECK(worst_across < 2e-5);
         });
 }
+// Packing in parts (a checkpoint's tensor read a window of rows at a time): the columns of B cut
+// into parts of whole pack_steps, each part given alone and packed into its place, make the
+// whole packing byte for byte, and unpack to B (plain loops); for every precision, transposed or
+// not, at odd addresses, many shapes (several column blocks, K past KC), in every set.
+TEST_CASE("kernels: B packed in parts of columns is B packed whole, bit for bit, every set and precision") {
+    oracle::Random rng(41);
+    const std::vector<std::array<int, 2>> shapes = {{37, 300}, {2311, 3}, {1031, 257}, {64, 64}, {4100, 300},
+                                                    {3072, 17}, {5, 0},   {0, 9},     {1, 1}};
+    for (const auto p : {kernels::Precision::F32, kernels::Precision::BF16, kernels::Precision::F16})
+        for_each_isa([&](kernels::Context& ctx) {
+            const char* name = p == kernels::Precision::F32 ? "f32" : p == kernels::Precision::BF16 ? "bf16" : "f16";
+            CAPTURE(name);
+            const std::size_t e = p == kernels::Precision::F32 ? 4 : 2;
+            int wrong_bytes = 0, unpacked_wrong = 0, parts_seen = 0, most_parts = 0;
+            for (const auto& shape : shapes)
+                for (const bool bt : {false, true}) {
+                    const int N = shape[0], K = shape[1];
+                    CAPTURE(N);
+                    CAPTURE(K);
+                    CAPTURE(bt);
+                    const int ldb = (bt ? K : N) + 3, rows = bt ? N : K;
+                    // B's numbers: random bits (16-bit) or random floats, from byte 1
+                    std::vector<std::uint8_t> bytes(e * static_cast<std::size_t>(rows) * ldb + 1);
+                    const Matrix F = rng.matrix(std::max(rows, 1), ldb);
+                    for (std::size_t i = 0; i + 1 < bytes.size(); i += e) {
+                        const float x = F.data()[i / e];
+                        if (e == 4) std::memcpy(&bytes[1 + i], &x, 4);
+                        else {
+                            std::uint32_t bits;
+                            std::memcpy(&bits, &x, 4);
+                            const std::uint16_t h = static_cast<std::uint16_t>(bits >> 11);  // any pattern, NaNs too
+                            std::memcpy(&bytes[1 + i], &h, 2);
+                        }
+                    }
+                    const std::size_t n = kernels::packed_size(ctx.isa, K, N);
+                    std::vector<std::uint8_t> whole(n * e), parts(n * e, 0xA5);
+                    kernels::pack_columns(ctx.isa, p, K, N, 0, N, bytes.data() + 1, ldb, bt, whole.data());
+                    // parts of 1 and 2 steps in turn (the last: the rest), each from its own copy at an odd address
+                    const int step = kernels::pack_step(ctx.isa, N);
+                    int count = 0;
+                    for (int j0 = 0; j0 < N || (N == 0 && count == 0); ++count) {
+                        const int j1 = std::min(N, j0 + step * (1 + count % 2));
+                        std::vector<std::uint8_t> part(1 + e * static_cast<std::size_t>(bt ? (j1 - j0) * ldb : rows * ldb));
+                        if (bt) std::memcpy(part.data() + 1, bytes.data() + 1 + e * j0 * ldb, part.size() - 1);
+                        else
+                            for (int r = 0; r < rows; ++r)
+                                std::memcpy(part.data() + 1 + e * r * ldb, bytes.data() + 1 + e * (r * ldb + j0), e * (j1 - j0));
+                        kernels::pack_columns(ctx.isa, p, K, N, j0, j1, part.data() + 1, ldb, bt, parts.data());
+                        j0 = j1;
+                    }
+                    parts_seen += count, most_parts = std::max(most_parts, count);
+                    wrong_bytes += static_cast<int>(std::mismatch(whole.begin(), whole.end(), parts.begin()).first != whole.end());
+                    const kernels::PackedB packed{ctx.isa, p, K, N, parts.data()};
+                    Matrix U(std::max(K, 1), std::max(N, 1));
+                    if (K && N) kernels::unpack(packed, U.data(), N);
+                    for (int q = 0; q < K; ++q)
+                        for (int j = 0; j < N; ++j) {
+                            const std::uint8_t* b = bytes.data() + 1 + e * (bt ? j * ldb + q : q * ldb + j);
+                            double want;
+                            if (e == 4) {
+                                float x;
+                                std::memcpy(&x, b, 4);
+                                want = x;
+                            } else {
+                                std::uint16_t h;
+                                std::memcpy(&h, b, 2);
+                                want = p == kernels::Precision::BF16 ? bf16_value(h) : f16_value(h);
+                            }
+                            unpacked_wrong += std::isnan(want) ? !std::isnan(U(q, j)) : U(q, j) != want;
+                        }
+                }
+            std::printf("pack in parts %-10s %-4s: %zu shapes, %d parts (up to %d a B), %d packings differ, %d numbers wrong\n",
+                        kernels::isa_name(ctx.isa), name, shapes.size() * 2, parts_seen, most_parts, wrong_bytes, unpacked_wrong);
+            CHECK(wrong_bytes == 0);
+            CHECK(unpacked_wrong == 0);
+            CHECK(most_parts > 2);
+        });
+    // parts that are not whole steps are refused
+    const kernels::Isa isa = kernels::best_isa();
+    const int step = kernels::pack_step(isa, 4100);
+    std::vector<float> out(kernels::packed_size(isa, 2, 4100)), B(2 * 4100);
+    CHECK_THROWS_AS(kernels::pack_columns(isa, kernels::Precision::F32, 2, 4100, 1, step, B.data(), 2, true, out.data()),
+                    std::invalid_argument);
+    CHECK_THROWS_AS(kernels::pack_columns(isa, kernels::Precision::F32, 2, 4100, 0, step + 1, B.data(), 2, true, out.data()),
+                    std::invalid_argument);
+    CHECK_THROWS_AS(kernels::pack_columns(isa, kernels::Precision::F32, 2, 4100, step, 4101, B.data(), 2, true, out.data()),
+                    std::invalid_argument);
+    CHECK_NOTHROW(kernels::pack_columns(isa, kernels::Precision::F32, 2, 4100, step, 4100, B.data(), 2, true, out.data()));
+}
+
 TEST_CASE("kernels: row spans of causal, padded and explicit masks") {
     MaskSpec spec;
     spec.causal = true;

@@ -4,6 +4,7 @@
 // and every case of tests/model/make_models.py (PyTorch, float64) when the build made them.
 // Each check prints the largest difference it saw.
 #include "blocks.hpp"
+#include "family.hpp"
 #include "model_checkpoint.hpp"
 #include "model.hpp"
 #include "model_error.hpp"
@@ -821,6 +822,269 @@ TEST_CASE("model: the loader in steps reports its progress by bytes, and the mod
     // kept maps and block inputs alone are 2·(4·T² + T·64) floats; the estimate holds them
     CHECK(m.activation_bytes(100) > 2u * (4 * 100 * 100 + 100 * 64) * 4);
     CHECK(m.activation_bytes(100) < 4u << 20);
+}
+
+// [SECTION] A checkpoint read a window at a time ----------------------------------------------
+
+namespace {
+
+// The page's part, played from memory: every .safetensors given sliced (only its header held,
+// as the page reads it: 8 bytes and the JSON), and each window the loader asks for served from
+// the file's bytes. Records the largest window, and checks that a window is asked for only once
+// the last was filled, inside its file, and always into the loader's one buffer (a new one only
+// when a bigger window needs it).
+struct SlicedPage {
+    std::map<std::string, std::shared_ptr<const FileBytes>> whole;  // by file name
+    std::size_t largest = 0, windows = 0, buffers = 0;
+    int bad = 0;
+    const std::uint8_t* buffer = nullptr;
+    std::size_t buffer_size = 0;
+
+    std::shared_ptr<const FileBytes> sliced(const std::string& name, std::shared_ptr<const FileBytes> file) {
+        whole[name] = file;
+        std::uint64_t n = 0;
+        for (int i = 7; i >= 0 && file->size() >= 8; --i) n = (n << 8) | file->data()[i];
+        const std::size_t head = static_cast<std::size_t>(std::min<std::uint64_t>(file->size(), file->size() >= 8 ? 8 + n : file->size()));
+        return FileBytes::sliced(file->size(), ByteBuffer(file->data(), head));
+    }
+    ModelFiles sliced(const ModelFiles& files) {
+        ModelFiles out = files;
+        for (auto& [name, bytes] : out.files)
+            if (name.ends_with(".safetensors")) bytes = sliced(name, bytes);
+        return out;
+    }
+    // Steps `loader` (a ModelLoader) to the end, serving its windows.
+    template <class Loader>
+    void serve(Loader& loader) {
+        while (!loader.done()) {
+            loader.step();
+            const std::optional<FileRange> w = loader.wanted();
+            if (!w) continue;
+            const FileBytes* file = whole.count(w->file) ? whole.at(w->file).get() : nullptr;
+            if (!file || w->end > file->size() || w->begin >= w->end) {
+                ++bad;
+                return;
+            }
+            std::uint8_t* to = loader.window();
+            if (to != buffer) ++buffers, bad += w->size() <= buffer_size;  // a new buffer only to grow
+            buffer = to, buffer_size = std::max(buffer_size, w->size());
+            std::memcpy(to, file->data() + w->begin, w->size());
+            loader.filled();
+            bad += loader.wanted().has_value();
+            ++windows, largest = std::max(largest, w->size());
+        }
+    }
+};
+
+// Two weights are the same numbers, bit for bit: every packed Linear and table (their bytes),
+// every bias and norm.
+struct SameWeights {
+    const ModelConfig& c;
+    int differ = 0, compared = 0;
+
+    void bytes(const void* a, const void* b, std::size_t n) {
+        if (!a && !b) return;
+        ++compared;
+        differ += !a || !b || std::memcmp(a, b, n) != 0;
+    }
+    void packed(const kernels::PackedB& a, const kernels::PackedB& b) {
+        differ += a.K != b.K || a.N != b.N || a.precision != b.precision;
+        const std::size_t e = a.precision == kernels::Precision::F32 ? 4 : 2;
+        bytes(a.data, b.data, kernels::packed_size(a.isa, a.K, a.N) * e);
+    }
+    void linear(const Linear& a, const Linear& b) {
+        packed(a.w, b.w);
+        bytes(a.b, b.b, static_cast<std::size_t>(a.w.N) * 4);
+    }
+    void norm(const Norm& a, const Norm& b, int n) {
+        bytes(a.g, b.g, static_cast<std::size_t>(n) * 4);
+        bytes(a.b, b.b, static_cast<std::size_t>(n) * 4);
+    }
+    void layer(const LayerWeights& a, const LayerWeights& b) {
+        for (auto [x, y] : {std::pair{&a.norm_1, &b.norm_1}, {&a.norm_2, &b.norm_2}, {&a.norm_3, &b.norm_3},
+                            {&a.post_attention, &b.post_attention}, {&a.post_ff, &b.post_ff}})
+            norm(*x, *y, c.d_model);
+        for (auto [x, y] : {std::pair{&a.self, &b.self}, {&a.cross, &b.cross}}) {
+            linear(x->q, y->q), linear(x->k, y->k), linear(x->v, y->v), linear(x->o, y->o);
+            norm(x->q_norm, y->q_norm, c.d_head()), norm(x->k_norm, y->k_norm, c.d_head());
+        }
+        linear(a.fc1, b.fc1), linear(a.fc2, b.fc2), linear(a.gate, b.gate);
+    }
+    void model(const ModelWeights& a, const ModelWeights& b) {
+        packed(a.token_embedding, b.token_embedding);
+        linear(a.lm_head, b.lm_head);
+        norm(a.embedding_norm, b.embedding_norm, c.d_model), norm(a.final_norm, b.final_norm, c.d_model);
+        differ += a.layers.size() != b.layers.size() || a.decoder_layers.size() != b.decoder_layers.size() || a.bytes != b.bytes;
+        for (std::size_t i = 0; i < std::min(a.layers.size(), b.layers.size()); ++i) layer(a.layers[i], b.layers[i]);
+        for (std::size_t i = 0; i < std::min(a.decoder_layers.size(), b.decoder_layers.size()); ++i)
+            layer(a.decoder_layers[i], b.decoder_layers[i]);
+    }
+};
+
+// GPT-2's tensors (Conv1D, tied table, F32 places) and Llama's (nn.Linear, GQA, a separate head)
+// in one file or in shards named by an index, as a model's files.
+ModelFiles files_of(const std::string& config, const std::vector<ck::Tensor>& tensors, int shards) {
+    ModelFiles f;
+    f.folder = "m";
+    f.files["config.json"] = FileBytes::own(ByteBuffer(reinterpret_cast<const std::uint8_t*>(config.data()), config.size()));
+    if (shards == 1) {
+        f.files["model.safetensors"] = bytes_of(ck::safetensors(tensors));
+        return f;
+    }
+    nlohmann::json map;
+    for (int k = 0; k < shards; ++k) {
+        const std::string name = "model-0000" + std::to_string(k + 1) + "-of-0000" + std::to_string(shards) + ".safetensors";
+        std::vector<ck::Tensor> part;
+        for (std::size_t i = k; i < tensors.size(); i += shards) part.push_back(tensors[i]), map[tensors[i].name] = name;
+        f.files[name] = bytes_of(ck::safetensors(part));
+    }
+    const std::string index = nlohmann::json{{"metadata", nlohmann::json::object()}, {"weight_map", map}}.dump();
+    f.files["model.safetensors.index.json"] = FileBytes::own(ByteBuffer(reinterpret_cast<const std::uint8_t*>(index.data()), index.size()));
+    return f;
+}
+
+std::vector<ck::Tensor> llama_tensors(int vocab, int d, int heads, int kv, int d_ff, int layers, std::uint64_t seed) {
+    ck::Maker m(seed);
+    const int d_head = d / heads;
+    m.add("model.embed_tokens.weight", {vocab, d}, 1.0f);
+    for (int i = 0; i < layers; ++i) {
+        const std::string l = "model.layers." + std::to_string(i) + ".";
+        m.add(l + "input_layernorm.weight", {d}, 0.5f);
+        m.add(l + "self_attn.q_proj.weight", {heads * d_head, d}, 0.3f);
+        m.add(l + "self_attn.k_proj.weight", {kv * d_head, d}, 0.3f);
+        m.add(l + "self_attn.v_proj.weight", {kv * d_head, d}, 0.3f);
+        m.add(l + "self_attn.o_proj.weight", {d, heads * d_head}, 0.3f);
+        m.add(l + "post_attention_layernorm.weight", {d}, 0.5f);
+        m.add(l + "mlp.gate_proj.weight", {d_ff, d}, 0.3f);
+        m.add(l + "mlp.up_proj.weight", {d_ff, d}, 0.3f);
+        m.add(l + "mlp.down_proj.weight", {d, d_ff}, 0.3f);
+    }
+    m.add("model.norm.weight", {d}, 0.5f);
+    m.add("lm_head.weight", {vocab, d}, 1.0f);
+    return m.tensors;
+}
+
+std::string llama_config(int vocab, int d, int heads, int kv, int d_ff, int layers) {
+    return nlohmann::json{{"model_type", "llama"}, {"vocab_size", vocab}, {"hidden_size", d}, {"num_attention_heads", heads},
+                          {"num_key_value_heads", kv}, {"intermediate_size", d_ff}, {"num_hidden_layers", layers},
+                          {"max_position_embeddings", 64}, {"rms_norm_eps", 1e-5}, {"tie_word_embeddings", false}}
+        .dump();
+}
+
+// What check_sliced saw.
+struct SlicedSeen {
+    std::size_t windows = 0, largest = 0, buffers = 0;
+    int differ = 0, compared = 0;
+    void add(const SlicedSeen& o) {
+        windows += o.windows, largest = std::max(largest, o.largest), buffers = std::max(buffers, o.buffers);
+        differ += o.differ, compared += o.compared;
+    }
+};
+
+// The weights of `files` mapped (as natively: every range held) and sliced (served window by
+// window): the same numbers, bit for bit; and the same forward.
+SlicedSeen check_sliced(const ModelFiles& files, std::size_t window, const std::string& what) {
+    CAPTURE(what);
+    CAPTURE(window);
+    const ModelConfig config = read_config(files.need("config.json").text(), files.shown("config.json"));
+    const Model mapped = ModelLoader(config, files, window).take();
+    SlicedPage page;
+    ModelLoader loader(config, page.sliced(files), window);
+    page.serve(loader);
+    REQUIRE(loader.done());
+    const Model sliced = loader.take();
+    SameWeights same{config};
+    same.model(*mapped.weights, *sliced.weights);
+    kernels::Context ctx;
+    const RunInput input{config.encoder_decoder() ? std::vector<int>{config.decoder_start_id, 3, 1} : std::vector<int>{3, 1, 4, 1, 5},
+                         config.encoder_decoder() ? std::vector<int>{2, 7, 1} : std::vector<int>{}};
+    const RunResult a = forward(ctx, mapped, input), b = forward(ctx, sliced, input);
+    same.differ += (a.hidden.array() != b.hidden.array()).count();
+    CHECK(same.differ == 0);
+    CHECK(page.bad == 0);
+    CHECK(page.windows > 0);
+    return {page.windows, page.largest, page.buffers, same.differ, same.compared};
+}
+
+}  // namespace
+
+TEST_CASE("model: a checkpoint read a window at a time gives the mapped load's weights, bit for bit") {
+    const ck::Gpt2Shape g{.vocab = 3000, .d = 64, .heads = 4, .layers = 2, .positions = 64, .d_ff = 256};
+    for (const std::string dtype : {"F32", "BF16", "F16"})
+        for (const int shards : {1, 3}) {
+            auto gpt2 = ck::gpt2_tensors(g, 7, "", true), llama = llama_tensors(2500, 64, 4, 2, 160, 2, 8);
+            for (auto* ts : {&gpt2, &llama})
+                for (ck::Tensor& t : *ts)
+                    if (t.dtype == "F32" && !t.name.ends_with("masked_bias")) t.dtype = dtype;
+            const std::string what = dtype + ", " + std::to_string(shards) + " file(s)";
+            // windows smaller than a part of a packing, a few parts, and the default (one window)
+            for (const std::size_t window : {std::size_t{4096}, std::size_t{300000}, ModelLoader::kWindowBytes}) {
+                SlicedSeen seen = check_sliced(files_of(ck::gpt2_config(g), gpt2, shards), window, "gpt2 " + what);
+                const SlicedSeen llama_seen = check_sliced(files_of(llama_config(2500, 64, 4, 2, 160, 2), llama, shards), window, "llama " + what);
+                // a window is its size, or one read's: the rows of one part of a packing (the
+                // 2500×64 head: up to pack_step columns of 64 numbers)
+                const std::size_t e = dtype == "F32" ? 4 : 2;
+                CHECK(llama_seen.largest <= std::max<std::size_t>(window, static_cast<std::size_t>(kernels::pack_step(kernels::best_isa(), 2500)) * 64 * e));
+                seen.add(llama_seen);
+                MESSAGE("gpt2 and llama, ", what, ", window ", window, ": ", seen.windows, " windows, the largest ", seen.largest,
+                        " bytes; ", seen.compared, " arrays compared, ", seen.differ, " differ");
+            }
+        }
+#ifdef ATTN_MODEL_REFS
+    // every reference case (every family; F32, F16, BF16; one file and shards)
+    const std::filesystem::path root = ATTN_MODEL_REFS;
+    int cases = 0;
+    SlicedSeen seen;
+    for (const auto& e : std::filesystem::directory_iterator(root))
+        if (e.is_directory() && std::filesystem::exists(e.path() / "config.json")) {
+            seen.add(check_sliced(ModelFiles::from_folder(e.path().string()), 512, e.path().filename().string()));
+            ++cases;
+        }
+    MESSAGE(cases, " reference cases, windows of 512 bytes: ", seen.windows, " windows, ", seen.compared, " arrays compared, ",
+            seen.differ, " differ");
+    CHECK(cases > 10);
+#endif
+}
+
+TEST_CASE("model: a sliced checkpoint's bad bytes give the mapped file's one-line errors") {
+    // every bad file of the errors test, through the sliced path: the same message
+    const ck::Gpt2Shape s;
+    const std::vector<std::uint8_t> good = ck::safetensors(ck::gpt2_tensors(s, 3));
+    auto both = [&](const std::vector<std::uint8_t>& bytes) {
+        const ModelConfig config = read_config(ck::gpt2_config(s), "gpt2/config.json");
+        const std::string mapped = error_of([&] { ModelLoader(config, bytes_of(bytes), "gpt2/model.safetensors").take(); });
+        const std::string sliced = error_of([&] {
+            SlicedPage page;
+            ModelLoader loader(config, page.sliced("model.safetensors", bytes_of(bytes)), "gpt2/model.safetensors", 1024);
+            page.serve(loader);
+            loader.take();
+        });
+        CHECK(mapped == sliced);
+        return sliced;
+    };
+    CHECK(both(good) == "");
+    std::vector<std::uint8_t> cut(good.begin(), good.end() - 10);  // truncated
+    CHECK(both(cut).find("gpt2/model.safetensors: ln_f.bias: data_offsets [") == 0);
+    CHECK(both({1, 2, 3}) == "gpt2/model.safetensors: header: the file is 3 bytes, too short for the header's length");
+    std::vector<std::uint8_t> long_header = raw_file("{}", 0);
+    long_header[0] = 200;
+    CHECK(both(long_header) == "gpt2/model.safetensors: header: length 200 is past the end of the file (10 bytes)");
+    // a header lying about offsets: past the end, overlapping, leaving a hole
+    CHECK(both(raw_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,16]}})", 8)) ==
+          "gpt2/model.safetensors: x: data_offsets [0,16] are past the end of the data (8 bytes)");
+    CHECK(both(raw_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"y":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8)) ==
+          "gpt2/model.safetensors: y: data_offsets [4, 8] overlap x's");
+    CHECK(both(raw_file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8)) ==
+          "gpt2/model.safetensors: header: bytes [0, 4] of the data belong to no tensor");
+    // a page that gives a sliced file less than its header, or never fills a window
+    const ModelConfig config = read_config(ck::gpt2_config(s), "gpt2/config.json");
+    CHECK(error_of([&] { ModelLoader(config, FileBytes::sliced(good.size(), ByteBuffer(good.data(), 20)), "gpt2/model.safetensors"); })
+              .find("gpt2/model.safetensors: header: its ") == 0);
+    CHECK(error_of([&] { ModelLoader(config, FileBytes::sliced(good.size(), ByteBuffer(good.data(), 4)), "gpt2/model.safetensors"); }) ==
+          "gpt2/model.safetensors: header: its length was not given (4 bytes were)");
+    SlicedPage page;
+    ModelLoader unfed(config, page.sliced("model.safetensors", bytes_of(good)), "gpt2/model.safetensors");
+    CHECK(error_of([&] { unfed.take(); }).find("gpt2/model.safetensors: its bytes ") == 0);
 }
 
 TEST_CASE("model: sizes no model has are errors, not allocations") {

@@ -126,8 +126,9 @@ struct Table {
     void (*matmul)(Context&, int, int, int, const float*, int, const float*, int, bool, const float*, float*, int);
     int nr;  // the products' panel width
     std::size_t (*packed_size)(int, int);
-    void (*pack_b)(int, int, const float*, int, bool, float*);
-    void (*pack_b16)(int, int, const void*, int, bool, std::uint16_t*);
+    int (*pack_step)(int);
+    void (*pack_columns)(int, int, int, int, const std::uint8_t*, int, bool, float*);
+    void (*pack_columns16)(int, int, int, int, const std::uint8_t*, int, bool, std::uint16_t*);
     // per Precision (F32, BF16, F16)
     void (*unpack[3])(int, int, const void*, float*, int);
     void (*column[3])(int, int, const void*, int, float*);
@@ -144,8 +145,9 @@ struct Table {
           ns::matmul,                                                                                         \
           ns::NR,                                                                                             \
           ns::packed_size,                                                                                    \
-          ns::pack_b,                                                                                         \
-          ns::pack_b16,                                                                                       \
+          ns::pack_step,                                                                                      \
+          ns::pack_columns<float>,                                                                            \
+          ns::pack_columns<std::uint16_t>,                                                                    \
           {ns::unpack_whole<ns::F32>, ns::unpack_whole<ns::Bf16>, ns::unpack_whole<ns::F16>},                 \
           {ns::packed_column<ns::F32>, ns::packed_column<ns::Bf16>, ns::packed_column<ns::F16>},              \
           {ns::matmul_packed<ns::F32>, ns::matmul_packed<ns::Bf16>, ns::matmul_packed<ns::F16>},              \
@@ -253,15 +255,29 @@ void matmul(Context& ctx, int M, int N, int K, const float* A, int lda, const fl
 std::size_t packed_size(Isa isa, int K, int N) { return table(isa).packed_size(K, N); }
 
 PackedB pack(Isa isa, int K, int N, const float* B, int ldb, bool b_transposed, float* out) {
-    table(isa).pack_b(K, N, B, ldb, b_transposed, out);
+    pack_columns(isa, Precision::F32, K, N, 0, N, B, ldb, b_transposed, out);
     return PackedB{isa, Precision::F32, K, N, out};
 }
 
 PackedB pack16(Isa isa, Precision precision, int K, int N, const void* B, int ldb, bool b_transposed,
                std::uint16_t* out) {
     if (precision == Precision::F32) throw std::invalid_argument("pack16: F32 is not a 16-bit precision");
-    table(isa).pack_b16(K, N, B, ldb, b_transposed, out);
+    pack_columns(isa, precision, K, N, 0, N, B, ldb, b_transposed, out);
     return PackedB{isa, precision, K, N, out};
+}
+
+int pack_step(Isa isa, int N) { return table(isa).pack_step(std::max(N, 1)); }
+
+void pack_columns(Isa isa, Precision precision, int K, int N, int j0, int j1, const void* B, int ldb, bool b_transposed,
+                  void* out) {
+    const Table& t = table(isa);
+    const int step = t.pack_step(std::max(N, 1));
+    if (K < 0 || j0 < 0 || j0 > j1 || j1 > N || j0 % step != 0 || (j1 != N && j1 % step != 0))
+        throw std::invalid_argument("pack_columns: columns [" + std::to_string(j0) + ", " + std::to_string(j1) + ") of " +
+                                    std::to_string(N) + " are not whole parts of " + std::to_string(step));
+    const auto* bytes = static_cast<const std::uint8_t*>(B);
+    if (precision == Precision::F32) t.pack_columns(K, N, j0, j1, bytes, ldb, b_transposed, static_cast<float*>(out));
+    else t.pack_columns16(K, N, j0, j1, bytes, ldb, b_transposed, static_cast<std::uint16_t*>(out));
 }
 
 void unpack(const PackedB& B, float* out, int ldo) {

@@ -99,6 +99,18 @@ PackedB pack(Isa isa, int K, int N, const float* B, int ldb, bool b_transposed, 
 // safetensors file stores them (little-endian, at any address): packed as they are.
 PackedB pack16(Isa isa, Precision precision, int K, int N, const void* B, int ldb, bool b_transposed,
                std::uint16_t* out);
+// Packing in parts, so that a big B is never at hand whole (a checkpoint read a window at a time:
+// an nn.Linear's [out, in] weight or a [V, d] table is B transposed, so a range of its rows is a
+// range of B's columns). pack_step(isa, N) columns of B sit together in its packing, one run over
+// all of K. pack_columns packs the columns [j0, j1) into their place in `out`, B's whole packing
+// (packed_size(isa, K, N) elements: floats for F32, 16-bit numbers for BF16 and F16), j0 a
+// multiple of pack_step and j1 too or N (else std::invalid_argument). `B` holds those columns
+// only: B's column j0 + c is its column c (B[p·ldb + c], or transposed B[c·ldb + p]), numbers as
+// `precision` says (floats, or the 16 bits a safetensors file stores), at any address. The parts
+// of any such partition of [0, N) give pack's and pack16's numbers, bit for bit (they are one).
+int pack_step(Isa isa, int N);
+void pack_columns(Isa isa, Precision precision, int K, int N, int j0, int j1, const void* B, int ldb, bool b_transposed,
+                  void* out);
 // out: K×N (row stride ldo) = the B that was packed, exactly (widened to floats).
 void unpack(const PackedB& B, float* out, int ldo);
 // out: column j of B, K floats (a token's embedding, when B is the d×V table of a tied LM head).

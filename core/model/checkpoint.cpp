@@ -19,8 +19,9 @@ const Checkpoint::Tensor* Checkpoint::find(const std::string& name) const {
 Checkpoint Checkpoint::one_file(std::shared_ptr<const FileBytes> bytes, std::string shown) {
     Checkpoint c;
     c.file = shown;
-    SafetensorsHeader header = read_safetensors_header(bytes->data(), bytes->size(), shown);
-    c.shards.push_back({std::move(bytes), std::move(shown), std::move(header)});
+    SafetensorsHeader header = read_safetensors_header(*bytes, shown);
+    std::string name = shown.substr(shown.find_last_of('/') == std::string::npos ? 0 : shown.find_last_of('/') + 1);
+    c.shards.push_back({std::move(bytes), std::move(name), std::move(shown), std::move(header)});
     for (const auto& [name, info] : c.shards[0].header.tensors) c.tensors.emplace(name, Tensor{&info, 0});
     return c;
 }
@@ -44,9 +45,9 @@ Checkpoint Checkpoint::from_files(const ModelFiles& files) {
         if (!shard_of.count(name)) {
             if (!files.find(name)) throw ModelError(c.file, "weight_map." + tensor, "its shard " + name + " is missing");
             std::shared_ptr<const FileBytes> bytes = files.share(name);
-            SafetensorsHeader header = read_safetensors_header(bytes->data(), bytes->size(), files.shown(name));
+            SafetensorsHeader header = read_safetensors_header(*bytes, files.shown(name));
             shard_of[name] = static_cast<int>(c.shards.size());
-            c.shards.push_back({std::move(bytes), files.shown(name), std::move(header)});
+            c.shards.push_back({std::move(bytes), name, files.shown(name), std::move(header)});
         }
     }
     // Tensors are found through the shards' own headers, which c.shards (reserved) keeps in place.
@@ -128,8 +129,8 @@ std::size_t Plan::packed_weight(const std::string& name, std::vector<std::int64_
     return conversions.size() - 1;
 }
 
-// A Linear packed for the best instruction set (kernels::pack, or kernels::pack16 for a BF16 or
-// F16 tensor, kept 16-bit): in×out from `offset`, rows ld apart, or transposed.
+// A Linear packed for the best instruction set (kernels::pack_columns, a BF16 or F16 tensor kept
+// 16-bit): in×out from `offset`, rows ld apart, or transposed.
 Linear Plan::packed(std::size_t weight, std::ptrdiff_t offset, int ld, bool transposed, int in, int out, const float* b) {
     const kernels::Isa isa = kernels::best_isa();
     const std::size_t n = kernels::packed_size(isa, in, out);

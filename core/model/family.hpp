@@ -85,8 +85,8 @@ struct LayerWeights {
 
 struct ModelWeights {
     // every tensor, F32, as in the file's layout, but the Linears' weights and the tables
-    // (embedding, LM head): packed as the products read them (kernels::pack, for the best
-    // instruction set), as floats, or as the 16-bit numbers of a BF16 or F16 file (storage16)
+    // (embedding, LM head): packed as the products read them (kernels::pack_columns, for the
+    // best instruction set), as floats, or as the 16-bit numbers of a BF16 or F16 file (storage16)
     std::vector<std::unique_ptr<float[]>> storage;
     std::vector<std::unique_ptr<std::uint16_t[]>> storage16;
     std::size_t bytes = 0;
@@ -113,7 +113,8 @@ struct ModelWeights {
 // model.safetensors, or the shards model.safetensors.index.json names (its weight_map).
 struct Checkpoint {
     struct Shard {
-        std::shared_ptr<const FileBytes> bytes;
+        std::shared_ptr<const FileBytes> bytes;  // mapped, owned, or sliced (the page's: its header held)
+        std::string name;   // among the model's files: "model-00001-of-00002.safetensors"
         std::string shown;  // "folder/model-00001-of-00002.safetensors"
         SafetensorsHeader header;
     };
@@ -134,9 +135,8 @@ struct Checkpoint {
 
 // [SECTION] The plan: tensor names, shapes, places -------------------------------------------
 
-// What the loader converts: a tensor of the file into its F32 place, or (a Linear's weight or a
-// table, out = nullptr) into an F32 copy that lives only until the tensor is converted and
-// packed; a 16-bit one is packed from the file as it is, with no copy.
+// What the loader reads: a tensor of the file into its F32 place, or (a Linear's weight or a
+// table, out = nullptr) packed from the file's bytes as they are (F32, BF16 or F16), with no copy.
 struct Conversion {
     Checkpoint::Tensor tensor;
     float* out;
@@ -151,7 +151,7 @@ struct Packing {
     int ld;
     bool transposed;
     kernels::Isa isa;
-    kernels::Precision precision;  // the tensor's: F32 (from its copy), or BF16, F16 (from the file)
+    kernels::Precision precision;  // the tensor's: F32, BF16 or F16, packed from the file's bytes
     int in, out;
     void* to;  // kernels::packed_size(isa, in, out) floats or 16-bit numbers
 };

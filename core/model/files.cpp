@@ -38,14 +38,23 @@ std::shared_ptr<const FileBytes> FileBytes::own(ByteBuffer bytes) {
     std::shared_ptr<FileBytes> f(new FileBytes());
     f->owned_ = std::move(bytes);
     f->data_ = f->owned_.data();
-    f->size_ = f->owned_.size();
+    f->size_ = f->file_size_ = f->owned_.size();
     return f;
 }
 
 std::shared_ptr<const FileBytes> FileBytes::borrow(const std::uint8_t* data, std::size_t size) {
     std::shared_ptr<FileBytes> f(new FileBytes());
     f->data_ = data;
-    f->size_ = size;
+    f->size_ = f->file_size_ = size;
+    return f;
+}
+
+std::shared_ptr<const FileBytes> FileBytes::sliced(std::size_t file_size, ByteBuffer head) {
+    std::shared_ptr<FileBytes> f(new FileBytes());
+    f->owned_ = std::move(head);
+    f->data_ = f->owned_.data();
+    f->size_ = std::min(f->owned_.size(), file_size);
+    f->file_size_ = file_size;
     return f;
 }
 
@@ -75,7 +84,7 @@ std::shared_ptr<const FileBytes> FileBytes::map(const std::string& path, const s
         throw ModelError(shown, "", "not a regular file");
     }
     std::shared_ptr<FileBytes> f(new FileBytes());
-    f->size_ = static_cast<std::size_t>(st.st_size);
+    f->size_ = f->file_size_ = static_cast<std::size_t>(st.st_size);
     if (f->size_ > 0) {
         void* p = ::mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {

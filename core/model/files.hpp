@@ -54,7 +54,8 @@ private:
 };
 
 // Read-only bytes of one file: a private read-only memory map (natively), owned bytes, or bytes
-// compiled into the program.
+// compiled into the program; or, sliced, only the file's first bytes (the page's checkpoint:
+// its header, the rest read a range at a time into the loader's window, transformer.hpp).
 class FileBytes {
 public:
     // Maps `path` read-only. Throws ModelError(shown, "", "cannot open: …") when it cannot.
@@ -62,13 +63,19 @@ public:
     static std::shared_ptr<const FileBytes> own(ByteBuffer bytes);
     // Bytes that outlive every reader (a built-in model's, compiled into the program).
     static std::shared_ptr<const FileBytes> borrow(const std::uint8_t* data, std::size_t size);
+    // A file of `file_size` bytes of which only the first, `head`, are held (at most file_size).
+    static std::shared_ptr<const FileBytes> sliced(std::size_t file_size, ByteBuffer head);
     ~FileBytes();
     FileBytes(const FileBytes&) = delete;
     FileBytes& operator=(const FileBytes&) = delete;
 
+    // The bytes held from the file's start: all of them, but a sliced file's head.
     const std::uint8_t* data() const { return data_; }
     std::size_t size() const { return size_; }
     std::string_view text() const { return {reinterpret_cast<const char*>(data_), size_}; }
+    std::size_t file_size() const { return file_size_; }  // size(), but for a sliced file
+    // The bytes [begin, end) when they are held (begin ≤ end), else nullptr.
+    const std::uint8_t* range(std::size_t begin, std::size_t end) const { return end <= size_ ? data_ + begin : nullptr; }
     // The bytes [offset, offset + n) will not be read again: a mapped file gives their pages
     // back (madvise DONTNEED), so converting a checkpoint does not hold it twice in memory.
     void done_with(std::size_t offset, std::size_t n) const;
@@ -76,7 +83,7 @@ public:
 private:
     FileBytes() = default;
     const std::uint8_t* data_ = nullptr;
-    std::size_t size_ = 0;
+    std::size_t size_ = 0, file_size_ = 0;
     bool mapped_ = false;
     ByteBuffer owned_;
 };

@@ -49,8 +49,12 @@ public:
     explicit ModelLoad(const ModelFiles& files, bool measure_heads = false);  // reads config.json and the tokenizers
     bool done() const;
     float progress() const;  // 0 … 1: the weights, then the probe
-    void step();
+    void step();             // nothing while wanted()
     LoadedModel take();
+    // A sliced checkpoint's window the weights wait for (ModelLoader's, transformer.hpp).
+    const std::optional<FileRange>& wanted() const { return weights_.wanted(); }
+    std::uint8_t* window() { return weights_.window(); }
+    void filled() { weights_.filled(); }
 
 private:
     std::string folder_;

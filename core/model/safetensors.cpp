@@ -65,15 +65,21 @@ std::string range_text(std::size_t a, std::size_t b) { return "[" + std::to_stri
 // pass 2: each entry's dtype, shape (elements < 2^50) and data_offsets (inside the data, as many
 //         bytes as the shape needs)
 // pass 3: sorted by offset, the entries tile the data section: no overlap, no hole
-SafetensorsHeader read_safetensors_header(const std::uint8_t* data, std::size_t size, const std::string& file) {
+SafetensorsHeader read_safetensors_header(const FileBytes& f, const std::string& file) {
     using nlohmann::json;
+    const std::size_t size = f.file_size();
     if (size < 8)
         throw ModelError(file, "header", "the file is " + std::to_string(size) + " bytes, too short for the header's length");
+    if (!f.range(0, 8)) throw ModelError(file, "header", "its length was not given (" + std::to_string(f.size()) + " bytes were)");
     std::uint64_t n = 0;
-    for (int i = 7; i >= 0; --i) n = (n << 8) | data[i];
+    for (int i = 7; i >= 0; --i) n = (n << 8) | f.data()[i];
     if (n > size - 8)
         throw ModelError(file, "header", "length " + std::to_string(n) + " is past the end of the file (" +
                                              std::to_string(size) + " bytes)");
+    const std::uint8_t* data = f.range(0, 8 + n);
+    if (!data)
+        throw ModelError(file, "header", "its " + std::to_string(n) + " bytes were not given whole (" + std::to_string(f.size()) +
+                                             " bytes of the file were)");
     json j;
     try {
         j = json::parse(reinterpret_cast<const char*>(data) + 8, reinterpret_cast<const char*>(data) + 8 + n);

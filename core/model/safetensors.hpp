@@ -44,8 +44,10 @@ struct SafetensorsHeader {
     std::size_t data_begin = 0;  // 8 + header length
 };
 
-// Throws ModelError(file, WHERE, …): WHERE is "header" or the tensor's name.
-SafetensorsHeader read_safetensors_header(const std::uint8_t* data, std::size_t size, const std::string& file);
+// Throws ModelError(file, WHERE, …): WHERE is "header" or the tensor's name. Reads only the
+// header's bytes, so a sliced file (files.hpp) whose head holds them will do; offsets are
+// checked against the file's size.
+SafetensorsHeader read_safetensors_header(const FileBytes& f, const std::string& file);
 
 // "[768, 2304]"
 std::string shape_text(const std::vector<std::int64_t>& shape);

@@ -76,15 +76,82 @@ std::size_t Model::activation_bytes(int T) const {
 
 namespace {
 
-// Rows [r0, r1) of a tensor (its first dimension) into `out`, the whole tensor's F32 copy.
-void convert_rows(const std::uint8_t* data, const TensorInfo& t, std::int64_t r0, std::int64_t r1, float* out) {
-    const std::int64_t R = t.shape.empty() ? 1 : t.shape[0], C = R ? t.elements() / R : 0;
-    const std::size_t row_bytes = static_cast<std::size_t>(C) * dtype_bytes(t.dtype);
+// One piece of the loading, from bytes [begin, end) of a shard: rows [lo, hi) of a tensor into
+// its F32 place (packing < 0), or B's columns [lo, hi) of a packing (its weight's rows, when
+// transposed; GPT-2's Conv1D is read whole: lo = 0, hi = its columns).
+struct Read {
+    int shard;
+    std::size_t begin, end;
+    std::size_t conversion;
+    std::ptrdiff_t packing;
+    std::int64_t lo, hi;
+};
+
+// The reads of a plan, in the order of the files' bytes. F32 places: rows, about a window's
+// worth at a time. Packings: whole parts of the packing (kernels::pack_step columns, as many
+// as fit a window, at least one), each from its weight's rows.
+std::vector<Read> plan_reads(const std::vector<Conversion>& conversions, const std::vector<Packing>& packings,
+                             std::size_t window) {
+    std::vector<Read> reads;
+    for (std::size_t ci = 0; ci < conversions.size(); ++ci) {
+        const Conversion& c = conversions[ci];
+        const TensorInfo& t = *c.tensor.info;
+        const std::int64_t R = t.shape.empty() ? 1 : t.shape[0];
+        if (!c.out || R <= 0 || t.end == t.begin) continue;
+        const std::size_t row_bytes = (t.end - t.begin) / static_cast<std::size_t>(R);
+        const auto rows = static_cast<std::int64_t>(std::max<std::size_t>(window / row_bytes, 1));
+        for (std::int64_t r = 0; r < R; r += rows) {
+            const std::int64_t r1 = std::min(R, r + rows);
+            reads.push_back({c.tensor.shard, t.begin + static_cast<std::size_t>(r) * row_bytes,
+                             t.begin + static_cast<std::size_t>(r1) * row_bytes, ci, -1, r, r1});
+        }
+    }
+    for (std::size_t pi = 0; pi < packings.size(); ++pi) {
+        const Packing& p = packings[pi];
+        const TensorInfo& t = *conversions[p.conversion].tensor.info;
+        const int shard = conversions[p.conversion].tensor.shard;
+        if (p.in <= 0 || p.out <= 0) continue;
+        if (!p.transposed) {
+            reads.push_back({shard, t.begin, t.end, p.conversion, static_cast<std::ptrdiff_t>(pi), 0, p.out});
+            continue;
+        }
+        // B's column j is the weight's row `first + j` (linear_parts: the part's first row)
+        const std::size_t row_bytes = static_cast<std::size_t>(p.ld) * dtype_bytes(t.dtype);
+        const std::int64_t first = p.offset / p.ld, step = kernels::pack_step(p.isa, p.out);
+        const std::int64_t columns = step * std::max<std::int64_t>(static_cast<std::int64_t>(window / (row_bytes * step)), 1);
+        for (std::int64_t j = 0; j < p.out; j += columns) {
+            const std::int64_t j1 = std::min<std::int64_t>(p.out, j + columns);
+            reads.push_back({shard, t.begin + static_cast<std::size_t>(first + j) * row_bytes,
+                             t.begin + static_cast<std::size_t>(first + j1) * row_bytes, p.conversion,
+                             static_cast<std::ptrdiff_t>(pi), j, j1});
+        }
+    }
+    std::stable_sort(reads.begin(), reads.end(),
+                     [](const Read& a, const Read& b) { return a.shard != b.shard ? a.shard < b.shard : a.begin < b.begin; });
+    return reads;
+}
+
+// Rows [lo, hi) of a tensor, given as `bytes`, into its F32 place (+ add: Gemma's 1 + w).
+void convert_rows(const std::uint8_t* bytes, const Conversion& c, std::int64_t lo, std::int64_t hi) {
+    const TensorInfo& t = *c.tensor.info;
+    const std::int64_t R = t.shape.empty() ? 1 : t.shape[0], C = t.elements() / R;
     TensorInfo part = t;
-    part.shape = {r1 - r0, C};
-    part.begin = t.begin + static_cast<std::size_t>(r0) * row_bytes;
-    part.end = part.begin + static_cast<std::size_t>(r1 - r0) * row_bytes;
-    convert_to_f32(data, part, out + r0 * C);
+    part.shape = {hi - lo, C};
+    part.begin = 0;
+    part.end = static_cast<std::size_t>((hi - lo) * C) * dtype_bytes(t.dtype);
+    float* out = c.out + lo * C;
+    convert_to_f32(bytes, part, out);
+    if (c.add != 0)
+        for (std::int64_t i = 0; i < (hi - lo) * C; ++i) out[i] += c.add;
+}
+
+// A read's columns of a packing, given as `bytes` (its weight's rows, or the whole Conv1D).
+void pack_read(const std::uint8_t* bytes, const Packing& p, Dtype dtype, std::int64_t lo, std::int64_t hi) {
+    if (p.transposed)
+        kernels::pack_columns(p.isa, p.precision, p.in, p.out, static_cast<int>(lo), static_cast<int>(hi), bytes, p.ld, true, p.to);
+    else
+        kernels::pack_columns(p.isa, p.precision, p.in, p.out, 0, p.out, bytes + p.offset * static_cast<std::ptrdiff_t>(dtype_bytes(dtype)),
+                              p.ld, false, p.to);
 }
 
 }  // namespace
@@ -95,41 +162,15 @@ struct ModelLoader::State {
     std::shared_ptr<ModelWeights> weights;
     std::vector<Conversion> conversions;
     std::vector<Packing> packings;
-    std::size_t next = 0, bytes_total = 0, bytes_done = 0;
-    std::int64_t row = 0;  // of conversions[next]: the first row not converted yet
-    std::unique_ptr<float[]> copy;  // conversions[next]'s F32 copy, when it is a Linear's weight
+    std::vector<Read> reads;
+    std::size_t window_bytes = kWindowBytes;
+    std::size_t next = 0, bytes_total = 0, bytes_done = 0;  // next: the first read not done
+    // A sliced file's window: the range step() waits for, the range held, and its bytes.
+    std::optional<FileRange> wanted, held;
+    ByteBuffer window;
 
-    // Whether conversions[next] is packed from the file's 16-bit numbers as they are.
-    bool packed_16() const {
-        const Conversion& c = conversions[next];
-        const Dtype d = c.tensor.info->dtype;
-        return !c.out && (d == Dtype::BF16 || d == Dtype::F16);
-    }
-    // Where conversions[next] goes: its place, or (a Linear's weight) the copy, made at its first row.
-    float* out() {
-        const Conversion& c = conversions[next];
-        if (c.out) return c.out;
-        if (row == 0) copy.reset(new float[static_cast<std::size_t>(c.tensor.info->elements())]);
-        return copy.get();
-    }
-    // conversions[next] is whole: add its offset, pack the Linears read from its copy (or, 16-bit,
-    // from the file's bytes), free the copy, go on.
-    void finish(const std::uint8_t* file) {
-        const Conversion& c = conversions[next];
-        if (c.add != 0 && c.out)
-            for (std::int64_t i = 0; i < c.tensor.info->elements(); ++i) c.out[i] += c.add;
-        for (const Packing& p : packings) {
-            if (p.conversion != next) continue;
-            if (p.precision == kernels::Precision::F32)
-                kernels::pack(p.isa, p.in, p.out, copy.get() + p.offset, p.ld, p.transposed, static_cast<float*>(p.to));
-            else
-                kernels::pack16(p.isa, p.precision, p.in, p.out, file + c.tensor.info->begin + 2 * p.offset, p.ld,
-                                p.transposed, static_cast<std::uint16_t*>(p.to));
-        }
-        copy.reset();
-        ++next, row = 0;
-    }
-    void plan() {
+    void plan(std::size_t window) {
+        window_bytes = std::max<std::size_t>(window, 1);
         weights = std::make_shared<ModelWeights>();
         const FamilyDef& family = family_of(config);
         const bool prefixed = checkpoint.has(std::string(family.prefix) + family.probe);
@@ -137,65 +178,106 @@ struct ModelLoader::State {
         family.plan(config, p, *weights);
         conversions = std::move(p.conversions);
         packings = std::move(p.packings);
-        for (const Conversion& c : conversions) bytes_total += c.tensor.info->end - c.tensor.info->begin;
+        reads = plan_reads(conversions, packings, window_bytes);
+        for (const Read& r : reads) bytes_total += r.end - r.begin;
+    }
+    // The window from reads[first]: it and every next read of its shard that ends inside it or
+    // keeps it within window_bytes (the reads tile the file: nothing between them is read for
+    // nothing but tensors no plan reads). Returns the range and the end of those reads.
+    std::pair<FileRange, std::size_t> window_at(std::size_t first) const {
+        const Read& r = reads[first];
+        FileRange range{checkpoint.shards[r.shard].name, r.begin, r.end};
+        std::size_t last = first + 1;
+        for (; last < reads.size() && reads[last].shard == r.shard; ++last) {
+            if (reads[last].end > range.end && reads[last].end - range.begin > window_bytes) break;
+            range.end = std::max(range.end, reads[last].end);
+        }
+        return {range, last};
+    }
+    // The bytes of `range` of `shard`: the file's when it holds them, else the window's when it
+    // holds them; else nullptr, and the range is wanted.
+    const std::uint8_t* bytes_of(int shard, const FileRange& range) {
+        if (const std::uint8_t* p = checkpoint.shards[shard].bytes->range(range.begin, range.end)) return p;
+        if (held == range) return window.data();
+        wanted = range;
+        return nullptr;
     }
 };
 
-ModelLoader::ModelLoader(ModelConfig config, std::shared_ptr<const FileBytes> safetensors, std::string file)
+ModelLoader::ModelLoader(ModelConfig config, std::shared_ptr<const FileBytes> safetensors, std::string file,
+                         std::size_t window_bytes)
     : state_(std::make_unique<State>()) {
     state_->config = std::move(config);
     state_->checkpoint = Checkpoint::one_file(std::move(safetensors), std::move(file));
-    state_->plan();
+    state_->plan(window_bytes);
 }
 
-ModelLoader::ModelLoader(ModelConfig config, const ModelFiles& files) : state_(std::make_unique<State>()) {
+ModelLoader::ModelLoader(ModelConfig config, const ModelFiles& files, std::size_t window_bytes)
+    : state_(std::make_unique<State>()) {
     state_->config = std::move(config);
     state_->checkpoint = Checkpoint::from_files(files);
-    state_->plan();
+    state_->plan(window_bytes);
 }
 
 ModelLoader::~ModelLoader() = default;
-bool ModelLoader::done() const { return state_->next == state_->conversions.size(); }
+bool ModelLoader::done() const { return state_->next == state_->reads.size(); }
 float ModelLoader::progress() const {
     return state_->bytes_total ? static_cast<float>(static_cast<double>(state_->bytes_done) / state_->bytes_total) : 1.0f;
 }
 
-// Converts tensors until about 16 MB of the file were read; each tensor's pages are then given
-// back (FileBytes::done_with), so the file and its F32 copy are not both resident.
+// Windows until about 16 MB were read (a page draws between steps), or until one is wanted.
 void ModelLoader::step() {
-    // About 16 MB of the file per step, a big tensor (GPT-2's wte: 154 MB) in several: a page
-    // draws between steps.
     State& s = *state_;
     constexpr std::size_t kBytesPerStep = 16u << 20;
     std::size_t read = 0;
-    while (s.next < s.conversions.size() && read < kBytesPerStep) {
-        const Conversion& c = s.conversions[s.next];
-        const TensorInfo& t = *c.tensor.info;
-        const FileBytes& bytes = *s.checkpoint.shards[c.tensor.shard].bytes;
-        const std::int64_t R = t.shape.empty() ? 1 : t.shape[0];
-        if (R <= 0) {
-            s.finish(bytes.data());
-            continue;
+    while (s.next < s.reads.size() && read < kBytesPerStep && !s.wanted) {
+        const auto [range, last] = s.window_at(s.next);
+        const int shard = s.reads[s.next].shard;
+        const std::uint8_t* bytes = s.bytes_of(shard, range);
+        if (!bytes) return;
+        for (std::size_t i = s.next; i < last; ++i) {
+            const Read& r = s.reads[i];
+            const Conversion& c = s.conversions[r.conversion];
+            const std::uint8_t* at = bytes + (r.begin - range.begin);
+            if (r.packing < 0) convert_rows(at, c, r.lo, r.hi);
+            else pack_read(at, s.packings[static_cast<std::size_t>(r.packing)], c.tensor.info->dtype, r.lo, r.hi);
+            s.bytes_done += r.end - r.begin;
         }
-        if (s.packed_16()) {  // packed from the file in one go, its pages then given back
-            s.finish(bytes.data());
-            bytes.done_with(t.begin, t.end - t.begin);
-            read += t.end - t.begin, s.bytes_done += t.end - t.begin;
-            continue;
-        }
-        const std::size_t row_bytes = std::max<std::size_t>((t.end - t.begin) / static_cast<std::size_t>(R), 1);
-        const auto rows = std::clamp<std::int64_t>(static_cast<std::int64_t>((kBytesPerStep - read) / row_bytes), 1, R - s.row);
-        convert_rows(bytes.data(), t, s.row, s.row + rows, s.out());
-        const std::size_t n = static_cast<std::size_t>(rows) * row_bytes;
-        bytes.done_with(t.begin + static_cast<std::size_t>(s.row) * row_bytes, n);
-        read += n;
-        s.bytes_done += n;
-        if ((s.row += rows) == R) s.finish(bytes.data());
+        s.checkpoint.shards[shard].bytes->done_with(range.begin, range.size());
+        read += range.size();
+        s.next = last;
     }
 }
 
+const std::optional<FileRange>& ModelLoader::wanted() const { return state_->wanted; }
+
+std::uint8_t* ModelLoader::window() {
+    State& s = *state_;
+    if (!s.wanted) return nullptr;
+    s.held.reset();  // its bytes are about to change
+    if (s.window.size() < s.wanted->size()) {
+        s.window = ByteBuffer();  // the old window goes first: one is ever allocated
+        s.window = ByteBuffer(s.wanted->size());
+    }
+    return s.window.data();
+}
+
+void ModelLoader::filled() {
+    State& s = *state_;
+    s.held = s.wanted;
+    s.wanted.reset();
+}
+
 Model ModelLoader::take() {
-    while (!done()) step();
+    while (!done()) {
+        step();
+        if (const std::optional<FileRange>& w = wanted()) {  // a sliced file's window no one filled
+            const auto& shards = state_->checkpoint.shards;
+            const auto shard = std::find_if(shards.begin(), shards.end(), [&](const Checkpoint::Shard& x) { return x.name == w->file; });
+            throw ModelError(shard == shards.end() ? w->file : shard->shown, "",
+                             "its bytes " + std::to_string(w->begin) + " … " + std::to_string(w->end) + " were not given");
+        }
+    }
     return Model{state_->config, state_->weights};
 }
 

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,23 +48,48 @@ struct Model {
     std::size_t activation_bytes(int T) const;
 };
 
+// Bytes [begin, end) of one of a checkpoint's files.
+struct FileRange {
+    std::string file;  // its name among the model's files: "model.safetensors", a shard's
+    std::size_t begin = 0, end = 0;
+    std::size_t size() const { return end - begin; }
+    friend bool operator==(const FileRange&, const FileRange&) = default;
+};
+
 // Loads model.safetensors, or the shards model.safetensors.index.json names (F32, F16 or BF16;
 // tensor names with or without the base model's prefix, GPT-2's attn.bias / attn.masked_bias
 // buffers ignored) in steps, so a page can draw between them. Every tensor is checked against
 // the config: a missing tensor, a wrong shape or dtype throws ModelError(file, TENSOR,
 // "expected shape [768, 2304], got [768, 768]"); a shard missing, or an index naming a tensor
 // its shard lacks, throws too.
+//
+// The files are read a window at a time, in the order of their bytes: a window is about
+// kWindowBytes (16 MB) of one file (or one read's, when bigger: a tensor's rows, the rows of a Linear's
+// weight that are one part of its packing, kernels::pack_step; GPT-2's Conv1D whole), and each
+// tensor goes from the window to its place: F32 norms and biases converted by rows, Linears'
+// weights and tables packed by columns (kernels::pack_columns), so no tensor is ever held
+// whole beside its packing. A mapped or owned file holds every window (a mapped one gives each
+// window's pages back once read: FileBytes::done_with). A sliced file (FileBytes::sliced, the
+// page's) holds only its header: step() stops at a window it lacks, wanted() names it, and
+// the page writes its bytes into window() and calls filled(); one window is ever allocated.
 class ModelLoader {
 public:
+    static constexpr std::size_t kWindowBytes = 16u << 20;
     // `file` is how messages name the checkpoint ("gpt2/model.safetensors"). Reads the header.
-    ModelLoader(ModelConfig config, std::shared_ptr<const FileBytes> safetensors, std::string file);
+    // `window_bytes`: the windows' size (the tests make it small).
+    ModelLoader(ModelConfig config, std::shared_ptr<const FileBytes> safetensors, std::string file,
+                std::size_t window_bytes = kWindowBytes);
     // The checkpoint of a model's files: the index and its shards, or model.safetensors.
-    ModelLoader(ModelConfig config, const ModelFiles& files);
+    ModelLoader(ModelConfig config, const ModelFiles& files, std::size_t window_bytes = kWindowBytes);
     ~ModelLoader();
     bool done() const;
-    float progress() const;  // 0 … 1, by bytes converted
-    void step();             // converts the next tensor(s), about 16 MB
-    Model take();            // once done()
+    float progress() const;  // 0 … 1, by bytes read
+    void step();             // reads the next window(s), about 16 MB, unless wanted()
+    Model take();            // once done() (steps until then: a sliced file must be filled first)
+    // A sliced file's window that step() waits for, until filled().
+    const std::optional<FileRange>& wanted() const;
+    std::uint8_t* window();  // where wanted()'s bytes go: wanted()->size() of them
+    void filled();           // they are there
 
 private:
     struct State;

@@ -6,7 +6,9 @@
 // a model link; translation; a bad model's error keeps the figure; what today's models add
 // (issue 29 §3): a Mistral-shaped folder's link opening the heatmap it names, its sliding
 // window hatched apart from the causal mask, the sink option; a Qwen3-shaped folder dropped, its
-// shared K/V heads framed in the model view.
+// shared K/V heads framed in the model view. Every checkpoint goes through the page's sliced
+// path (its header, then windows as the loader asks: the state's model.windows counts them); a
+// 71 MB BF16 one chosen as a folder keeps the wasm heap within 1.25× its bytes and an allowance.
 //   node tests/browser/model.mjs SITE_DIR ARTIFACT_DIR MODEL_REFS_DIR
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -230,6 +232,7 @@ await check('a sharded BF16 llama opens dropped and by ?model=; its attention eq
     const worst = maxDiff(s.import.shown, ref.attention[s.import.layer][s.import.head]);
     expect(worst < 1e-4, `${how}: map ${s.import.layer + 1}:${s.import.head + 1} differs from the reference by ${worst}`);
     expect(/BF16/.test(s.model.summary), `${how}: summary ${s.model.summary}`);
+    expect(s.model.windows >= 2, `${how}: ${s.model.windows} windows read: not through the sliced checkpoint`);
     return worst;
   };
   await dropFiles(page, shards);
@@ -242,6 +245,79 @@ await check('a sharded BF16 llama opens dropped and by ?model=; its attention eq
   await p2.close();
   fs.rmSync(path.join(siteDir, 'model-test'), { recursive: true, force: true });
   return `largest difference ${dropped.toExponential(1)} dropped, ${linked.toExponential(1)} by ?model=`;
+});
+
+// A BF16 llama of 71 MB (a tied 60000×512 table, two layers) written here, its folder chosen in
+// the folder dialog: real Files, read a window at a time (5 windows of about 16 MB), never one
+// buffer. Its attention equals the reference's, and the wasm heap grows by at most 1.25× the
+// checkpoint's bytes and 32 MB: the one window (16 MB) and up to 16 MB more for Emscripten's
+// growth past what was asked, the activations, the head probe's run and the tokenizer (measured:
+// 16 MB in all, 2026-11-27). A checkpoint held twice (its bytes and its packed weights) would
+// grow it by 2× its bytes (142 MB), past the bound (121 MB).
+function writeBf16Llama(dir) {
+  const cfg = { model_type: 'llama', vocab_size: 60000, hidden_size: 512, num_attention_heads: 8, num_key_value_heads: 4,
+                intermediate_size: 1024, num_hidden_layers: 2, max_position_embeddings: 256, rms_norm_eps: 1e-6,
+                rope_theta: 10000.0, tie_word_embeddings: true, bos_token_id: 1, eos_token_id: 2, torch_dtype: 'bfloat16' };
+  const shapes = [['model.embed_tokens.weight', [60000, 512]]];
+  for (let l = 0; l < 2; ++l) {
+    const p = `model.layers.${l}.`;
+    shapes.push([p + 'input_layernorm.weight', [512]], [p + 'self_attn.q_proj.weight', [512, 512]],
+                [p + 'self_attn.k_proj.weight', [256, 512]], [p + 'self_attn.v_proj.weight', [256, 512]],
+                [p + 'self_attn.o_proj.weight', [512, 512]], [p + 'post_attention_layernorm.weight', [512]],
+                [p + 'mlp.gate_proj.weight', [1024, 512]], [p + 'mlp.up_proj.weight', [1024, 512]], [p + 'mlp.down_proj.weight', [512, 1024]]);
+  }
+  shapes.push(['model.norm.weight', [512]]);
+  const header = {};
+  let at = 0;
+  for (const [name, shape] of shapes) {
+    const n = 2 * shape.reduce((a, b) => a * b, 1);
+    header[name] = { dtype: 'BF16', shape, data_offsets: [at, at + n] };
+    at += n;
+  }
+  header.__metadata__ = { format: 'pt' };
+  let text = JSON.stringify(header);
+  text += ' '.repeat((8 - text.length % 8) % 8);  // as safetensors pads it
+  const json = Buffer.from(text);
+  const data = Buffer.alloc(8 + json.length + at);
+  data.writeBigUInt64LE(BigInt(json.length), 0);
+  json.copy(data, 8);
+  // numbers ~ U(−0.1, 0.1) as bfloat16 (a float's upper half), norms 1; a fixed LCG
+  const f = new Float32Array(1), u = new Uint32Array(f.buffer);
+  let seed = 12345;
+  for (const [name, shape] of shapes) {
+    const n = shape.reduce((a, b) => a * b, 1), off = 8 + json.length + header[name].data_offsets[0];
+    for (let i = 0; i < n; ++i) {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      f[0] = /norm/.test(name) ? 1 : (seed / 4294967296 - 0.5) * 0.2;
+      data.writeUInt16LE(u[0] >>> 16, off + 2 * i);
+    }
+  }
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(cfg));
+  fs.copyFileSync(path.join(shards, 'tokenizer.json'), path.join(dir, 'tokenizer.json'));
+  fs.writeFileSync(path.join(dir, 'model.safetensors'), data);
+  return data.length;
+}
+
+await check('a 71 MB BF16 checkpoint chosen as a folder is read in windows; the heap grows ≤ 1.25× its bytes + 32 MB', async () => {
+  const dir = path.join(artifacts, 'model-bf16-71mb');
+  const bytes = writeBf16Llama(dir);
+  const p = await openPage(browser, `${url}#v=1&text=${encodeURIComponent('the cat sat on the mat')}`);  // a fresh page: no model yet
+  const heap = () => p.evaluate(() => Module.HEAPU8.buffer.byteLength);
+  const before = await heap();
+  await p.setInputFiles('#attnviz-folder', dir);
+  const s = await until(p, (x) => settled(x) && x.model.model_type === 'llama' && x.import.shown, 'the 71 MB llama', 120000);
+  const after = await heap();
+  const ref = reference(dir, s.model.figure.ids);
+  const worst = maxDiff(s.import.shown, ref.attention[s.import.layer][s.import.head]);
+  expect(worst < 1e-4, `map ${s.import.layer + 1}:${s.import.head + 1} differs from the reference by ${worst}`);
+  expect(s.model.windows >= 5, `${s.model.windows} windows`);
+  const MB = 1e6, grew = after - before;
+  expect(grew <= 1.25 * bytes + 32 * MB, `the heap grew by ${(grew / MB).toFixed(1)} MB for a ${(bytes / MB).toFixed(1)} MB checkpoint`);
+  await p.context().close();
+  fs.rmSync(dir, { recursive: true, force: true });
+  return `${s.model.windows} windows; heap ${(before / MB).toFixed(0)} → ${(after / MB).toFixed(0)} MB: grew by ${(grew / MB).toFixed(1)} MB, ` +
+         `${(grew / bytes).toFixed(2)}× the checkpoint's ${(bytes / MB).toFixed(1)} MB; attention within ${worst.toExponential(1)} of the reference`;
 });
 
 const mean = (px) => px.reduce((a, p) => a.map((v, i) => v + p[i] / px.length), [0, 0, 0]);

@@ -32,7 +32,7 @@ constexpr const char* kConfig =
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     attn::SafetensorsHeader h;
     try {
-        h = attn::read_safetensors_header(data, size, "fuzz/model.safetensors");
+        h = attn::read_safetensors_header(*attn::FileBytes::borrow(data, size), "fuzz/model.safetensors");
     } catch (const attn::ModelError&) {
         return 0;
     }

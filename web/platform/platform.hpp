@@ -79,6 +79,11 @@ void open_folder_picker();
 // arrive through attnviz_model_begin … end (main/model_hook.cpp) from models/NAME/ next to the
 // page, or from inside the single-file build. Desktop: nothing (the files are compiled in).
 void fetch_builtin_model(const char* name, const char* files);
+// Browser: asks the page for bytes [begin, end) of a model's checkpoint file (the window its
+// weights wait for, web/state/model_state.hpp), which the page reads from the file it was given
+// and writes through attnviz_model_window, then attnviz_model_filled (main/model_hook.cpp).
+// Desktop: nothing (the files are memory-mapped: every window is there).
+void read_model_slice(const char* file, double begin, double end);
 // Browser: makes `app` the one the page's hooks (main/test_hook.cpp, main/import_hook.cpp)
 // talk to, as Module.attnvizApp of this module instance. Desktop: nothing.
 void publish_app(void* app);

@@ -444,6 +444,14 @@ EM_JS(void, attnviz_pick_folder, (), {
     if (input) input.click();
 });
 
+// A window of a model's checkpoint file: the page that was given the file reads it
+// (web/site/attnviz-page.js, Module.attnvizReadSlice); a page without one says so.
+EM_JS(void, attnviz_read_slice, (const char* file, double begin, double end), {
+    var name = UTF8ToString(file);
+    if (Module['attnvizReadSlice']) Module['attnvizReadSlice'](name, begin, end);
+    else Module.ccall('attnviz_model_failed', null, ['string'], ['cannot read ' + name + ': this page has no file']);
+});
+
 // A built-in model's files: from Module.attnvizInlineModels (the single-file build: base64 by
 // model and file name), else fetched from models/NAME/ beside the page (Module.locateFile where
 // the page set it: script-tag embeds). A missing file that the model does not need is skipped
@@ -545,6 +553,7 @@ std::string save_png(const std::string& name, const std::vector<std::uint8_t>& r
 void open_file_picker() { attnviz_pick_file(); }
 void open_folder_picker() { attnviz_pick_folder(); }
 void fetch_builtin_model(const char* name, const char* files) { attnviz_fetch_builtin(name, files); }
+void read_model_slice(const char* file, double begin, double end) { attnviz_read_slice(file, begin, end); }
 void hint_gl33_core() {}  // the WebGL version comes from the link flags
 void cache_gl_state() { attnviz_cache_gl_state(); }
 

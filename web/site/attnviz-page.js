@@ -139,42 +139,82 @@
   }
 
   // A model (SPEC.md §5): a folder chosen in the folder dialog, files chosen or dropped together
-  // (config.json among them), a dropped folder, or ?model=PATH (a folder on this site). Each
-  // file is read in 16 MB slices straight into a buffer of the app's (main/model_hook.cpp).
+  // (config.json among them), a dropped folder, or ?model=PATH (a folder on this site). Each small
+  // file is read in 16 MB slices straight into a buffer of the app's (main/model_hook.cpp); of a
+  // checkpoint file (.safetensors) only its header, and then, as the app's loader asks for them
+  // (Module.attnvizReadSlice), its windows of about 16 MB: a 2.5 GB file is never one buffer.
   const kModelFiles = ['config.json', 'model.safetensors', 'model.safetensors.index.json', 'tokenizer.json',
                        'tokenizer_config.json', 'vocab.json', 'merges.txt', 'vocab.txt', 'source.spm', 'target.spm'];
   const isShard = function (name) { return /^model-\d+-of-\d+\.safetensors$/.test(name); };
+  const isCheckpoint = function (name) { return name === 'model.safetensors' || isShard(name); };
   const isModelFile = function (name) { return kModelFiles.indexOf(name) >= 0 || isShard(name); };
   function modelFailed(message) { Module.ccall('attnviz_model_failed', null, ['string'], [String(message)]); }
-  // The size of a checkpoint file's float tensors as the app holds them, from its header: F32 as
-  // 4 bytes a number, F16 and BF16 as 2 (they stay 16-bit); the app refuses a model the page
-  // cannot hold before reading it. 0 when the header is unreadable (the app's reader then says
-  // what is wrong with it).
-  async function weightBytes(file) {
+  // A checkpoint file's header: its bytes (8 + the JSON's length, as far as the file has them) and
+  // the size of its float tensors as the app holds them (F32 as 4 bytes a number, F16 and BF16
+  // as 2: they stay 16-bit), so that the app refuses a model the page cannot hold before reading
+  // it. Weights 0 when the header is unreadable (the app's reader then says what is wrong with it).
+  async function checkpointHeader(file) {
+    const length = file.size < 8 ? 0 : Number(new DataView(await file.slice(0, 8).arrayBuffer()).getBigUint64(0, true));
+    // a length past the end: its 8 bytes alone, for the app to say so
+    const bytes = new Uint8Array(await file.slice(0, 8 + length <= file.size ? 8 + length : Math.min(file.size, 8)).arrayBuffer());
+    let weights = 0;
     try {
-      const n = Number(new DataView(await file.slice(0, 8).arrayBuffer()).getBigUint64(0, true));
-      if (n > 100e6 || 8 + n > file.size) return 0;
-      const header = JSON.parse(new TextDecoder().decode(await file.slice(8, 8 + n).arrayBuffer()));
-      let total = 0;
+      const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8)));
       for (const key in header) {
         const t = header[key];
         if (key !== '__metadata__' && t && Array.isArray(t.shape) && /^(F32|F16|BF16)$/.test(t.dtype))
-          total += (t.dtype === 'F32' ? 4 : 2) * t.shape.reduce(function (a, b) { return a * b; }, 1);
+          weights += (t.dtype === 'F32' ? 4 : 2) * t.shape.reduce(function (a, b) { return a * b; }, 1);
       }
-      return total;
-    } catch (e) { return 0; }
+    } catch (e) { weights = 0; }
+    return { bytes: bytes, weights: weights };
+  }
+  // The model's checkpoint files by name, whose windows the app asks for (platform_web.cpp
+  // attnviz_read_slice): read, then written where the app says if it still wants them. A read
+  // that ends after another model was opened is dropped, bytes or error.
+  let checkpointFiles = {};
+  function readSlice(name, begin, end) {
+    const files = checkpointFiles, file = files[name];
+    if (!file) { modelFailed('cannot read ' + name + ': it was not given'); return; }
+    file.slice(begin, end).arrayBuffer().then(function (buffer) {
+      if (files !== checkpointFiles) return;
+      const ptr = Module.ccall('attnviz_model_window', 'number', ['string', 'number', 'number'], [name, begin, end]) >>> 0;
+      if (!ptr) return;  // the model was closed or replaced meanwhile
+      if (buffer.byteLength !== end - begin) throw new Error('got ' + buffer.byteLength + ' bytes of ' + (end - begin));
+      Module.HEAPU8.set(new Uint8Array(buffer), ptr);  // HEAPU8 now: the heap may have grown
+      Module.ccall('attnviz_model_filled', null, [], []);
+    }).catch(function (e) { if (files === checkpointFiles) modelFailed('cannot read ' + name + ': ' + (e.message || e)); });
   }
   async function openModel(folder, files) {
     if (!window.attnvizReady) return;
     files = files.filter(function (f) { return isModelFile(f.name); });
-    const total = files.reduce(function (a, f) { return a + f.size; }, 0);
-    let weights = 0;
-    for (const f of files)
-      if (f.name === 'model.safetensors' || isShard(f.name)) weights += await weightBytes(f);
+    const heads = {};
+    let total = 0, weights = 0;
+    try {
+      for (const f of files) {
+        if (!isCheckpoint(f.name)) { total += f.size; continue; }
+        heads[f.name] = await checkpointHeader(f);
+        total += heads[f.name].bytes.length;
+        weights += heads[f.name].weights;
+      }
+    } catch (e) {
+      modelFailed('cannot read the files: ' + (e.message || e));
+      return;
+    }
     if (!Module.ccall('attnviz_model_begin', 'number', ['string', 'number', 'number'], [folder, total, weights])) return;
+    checkpointFiles = {};
     let done = 0;
     try {
       for (const f of files) {
+        if (heads[f.name]) {
+          const head = heads[f.name].bytes;
+          const ptr = Module.ccall('attnviz_model_head', 'number', ['string', 'number', 'number'], [f.name, head.length, f.size]) >>> 0;
+          if (!ptr) return;
+          Module.HEAPU8.set(head, ptr);
+          checkpointFiles[f.name] = f;
+          done += head.length;
+          Module.ccall('attnviz_model_progress', null, ['number'], [done]);
+          continue;
+        }
         const ptr = Module.ccall('attnviz_model_buffer', 'number', ['string', 'number'], [f.name, f.size]) >>> 0;
         if (!ptr) return;
         for (let at = 0; at < f.size; at += 16 << 20) {
@@ -301,6 +341,7 @@
 
   const config = {
     canvas: canvas,
+    attnvizReadSlice: readSlice,
     setStatus: function (text) {
       const m = /\((\d+(?:\.\d+)?)\/(\d+)\)/.exec(text || '');
       if (m) { progress.data = [+m[1], +m[2]]; show('Loading fonts… ' + mb(+m[1]) + ' / ' + mb(+m[2])); }

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace attn {
 
@@ -70,6 +71,8 @@ bool guarded(AppState& st, const std::string& name, F&& f) {
 void open_model_files(AppState& st, ModelFiles files) {
     ModelSession& ms = st.model;
     const std::string name = files.folder;
+    ms.slice.reset(), ms.slice_request.reset();
+    ms.windows = 0;
     guarded(st, name, [&] {
         ms.loading = std::make_shared<ModelLoad>(files, /*measure_heads=*/true);
         ms.loading_name = name;
@@ -98,8 +101,8 @@ bool model_files_begin(AppState& st, const std::string& folder, double total_byt
     ms.reading.reset();
     if (folder != ms.builtin) ms.builtin.clear();  // a reader's own model
     if (total_bytes + weight_bytes > kBrowserModelBytes) {
-        st.error = folder + ": needs about " + gigabytes(total_bytes + weight_bytes) + " of memory (its files " + gigabytes(total_bytes) +
-                   ", the weights " + gigabytes(weight_bytes) + "); a browser page can give a model " +
+        st.error = folder + ": needs about " + gigabytes(total_bytes + weight_bytes) + " of memory (the weights " +
+                   gigabytes(weight_bytes) + ", the other files " + gigabytes(total_bytes) + "); a browser page can give a model " +
                    gigabytes(kBrowserModelBytes);
         return false;
     }
@@ -120,6 +123,17 @@ std::uint8_t* model_file_buffer(AppState& st, const std::string& name, double si
     return b.size() == 0 ? reinterpret_cast<std::uint8_t*>(&b) : b.data();  // a non-null address for an empty file
 }
 
+std::uint8_t* model_file_head(AppState& st, const std::string& name, double head_size, double file_size) {
+    if (!st.model.reading || head_size > file_size) return nullptr;
+    if (file_size > static_cast<double>(std::numeric_limits<std::size_t>::max())) {  // wasm32: offsets are 32-bit
+        st.error = st.model.reading->folder + "/" + name + ": " + gigabytes(file_size) + ": a file past 4 GB cannot be read in the page";
+        st.model.reading.reset();
+        return nullptr;
+    }
+    st.model.reading->sliced[name] = static_cast<std::size_t>(file_size);
+    return model_file_buffer(st, name, head_size);
+}
+
 void model_files_progress(AppState& st, double done) {
     if (st.model.reading) st.model.reading->done = static_cast<long long>(done);
 }
@@ -129,20 +143,48 @@ void model_files_end(AppState& st) {
     if (!ms.reading) return;
     ModelFiles files;
     files.folder = ms.reading->folder;
-    for (auto& [name, bytes] : ms.reading->buffers) files.files[name] = FileBytes::own(std::move(bytes));
+    for (auto& [name, bytes] : ms.reading->buffers) {
+        const auto sliced = ms.reading->sliced.find(name);
+        files.files[name] = sliced == ms.reading->sliced.end() ? FileBytes::own(std::move(bytes))
+                                                               : FileBytes::sliced(sliced->second, std::move(bytes));
+    }
     ms.reading.reset();
     open_model_files(st, std::move(files));
 }
 
 void model_files_failed(AppState& st, const std::string& message) {
-    const std::string folder = st.model.reading ? st.model.reading->folder : "model";
-    st.model.reading.reset();
+    ModelSession& ms = st.model;
+    const std::string folder = ms.reading ? ms.reading->folder : ms.loading ? ms.loading_name : "model";
+    ms.reading.reset();
+    if (ms.slice) ms.loading.reset();  // a window could not be read: the weights stop there
+    ms.slice.reset(), ms.slice_request.reset();
     st.error = folder + ": " + message;
+}
+
+std::uint8_t* model_window(AppState& st, const FileRange& range) {
+    ModelSession& ms = st.model;
+    if (!ms.loading || ms.slice != range || ms.loading->wanted() != range) return nullptr;
+    std::uint8_t* to = nullptr;
+    if (!guarded(st, ms.loading_name, [&] { to = ms.loading->window(); })) {  // out of memory: nothing loads
+        ms.loading.reset();
+        ms.slice.reset(), ms.slice_request.reset();
+    }
+    return to;
+}
+
+bool model_window_filled(AppState& st) {
+    ModelSession& ms = st.model;
+    if (!ms.loading || !ms.slice) return false;
+    ms.loading->filled();
+    ms.slice.reset();
+    ++ms.windows;
+    return true;
 }
 
 void close_model(AppState& st) {
     ModelSession& ms = st.model;
     ms.loading.reset();
+    ms.slice.reset(), ms.slice_request.reset();
     ms.job.reset();
     ms.model.reset();
     ms.builtin.clear();
@@ -375,7 +417,8 @@ void advance_model(AppState& st, double budget_seconds) {
     if (ms.loading) {  // the loader's steps are about 16 MB each: a few ms
         const bool ok = guarded(st, ms.loading_name, [&] {
             do ms.loading->step();
-            while (!ms.loading->done() && time_left());
+            while (!ms.loading->done() && !ms.loading->wanted() && time_left());
+            if (const std::optional<FileRange>& w = ms.loading->wanted(); w && !ms.slice) ms.slice = ms.slice_request = *w;
             if (!ms.loading->done()) return;
             ms.model = std::make_shared<const LoadedModel>(ms.loading->take());
             ms.loading.reset();
@@ -385,7 +428,10 @@ void advance_model(AppState& st, double budget_seconds) {
             if (ms.source.empty()) ms.source = st.source_text.empty() ? st.target_text : st.source_text;
             apply_pick_head(st);
         });
-        if (!ok) ms.loading.reset();
+        if (!ok) {
+            ms.loading.reset();
+            ms.slice.reset(), ms.slice_request.reset();
+        }
         return;
     }
     if (!ms.model) return;
@@ -457,6 +503,7 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
               {"input_revision", ms.input_revision}, {"run_revision", ms.run_revision}, {"last_run_frames", ms.last_run_frames}};
     j["reading"] = ms.reading ? json{{"done", ms.reading->done}, {"total", ms.reading->total}} : json(nullptr);
     j["loading"] = ms.loading ? json(ms.loading->progress()) : json(nullptr);
+    j["windows"] = ms.windows;
     j["running"] = ms.job ? json(ms.job_progress) : json(nullptr);
     if (ms.model) j.update({{"name", ms.model->name}, {"model_type", ms.model->config().model_type}, {"summary", ms.model->summary()}});
     j["builtin"] = ms.builtin;

@@ -28,11 +28,14 @@ struct AppState;
 
 // [SECTION] The session ----------------------------------------------------------------------
 
-// A model's files arriving in the browser: the page reads each file into a buffer the app owns
-// (model_file_buffer), so a checkpoint is held once, not copied.
+// A model's files arriving in the browser: the page reads each small file whole into a buffer
+// the app owns (model_file_buffer), and of each checkpoint file only its header
+// (model_file_head): its weights are read later a window at a time (ModelLoader, transformer.hpp),
+// so a checkpoint is never held whole beside its packed weights.
 struct ModelFilesLoad {
     std::string folder;
     std::map<std::string, ByteBuffer> buffers;
+    std::map<std::string, std::size_t> sliced;  // a checkpoint file's size, by name (its buffer: the header)
     long long done = 0, total = 0;  // bytes
 };
 
@@ -66,6 +69,11 @@ struct ModelSession {
     std::shared_ptr<ModelFilesLoad> reading;   // browser: files on their way in (a copy of the state shares them)
     std::shared_ptr<ModelLoad> loading;        // the weights being converted
     std::string loading_name;
+    // Browser: the checkpoint's window the weights wait for (ModelLoad::wanted), asked of the page
+    // once: `slice_request` until web/ui/app.cpp passes it to platform::read_model_slice, `slice`
+    // until its bytes are in (model_window, model_window_filled).
+    std::optional<FileRange> slice_request, slice;
+    int windows = 0;  // windows read for the model loading or in use (its checkpoint's, sliced)
     std::shared_ptr<const LoadedModel> model;  // the model in use, or nullptr
     // The built-in model (builtin.hpp) loading or in use, "" for a reader's own. The browser
     // build has no files compiled in: `builtin_request` asks the page for them (web/ui/app.cpp
@@ -110,15 +118,23 @@ bool open_model_folder(AppState& st, const std::string& path);
 // A built-in model by name (nothing when it is already loading or in use): natively its
 // compiled-in files; in the browser a request to the page (ModelSession::builtin_request).
 void open_builtin_model(AppState& st, const std::string& name);
-// Browser: the page announces the files (total bytes, and the size of the checkpoint's tensors
-// in memory, read from its headers: F32 4 bytes a number, F16 and BF16 2), gets a buffer per
-// file, reports progress, then ends. A model that needs more memory than the browser allows is
-// refused here, before any byte is read.
+// Browser: the page announces the files (the bytes it hands whole: every file but the
+// checkpoint's, and their headers; and the size of the checkpoint's tensors in memory, read
+// from its headers: F32 4 bytes a number, F16 and BF16 2), gets a buffer per file (a checkpoint
+// file: for its header, its size given), reports progress, then ends. A model that needs more
+// memory than the browser allows is refused here, before any byte is read.
 bool model_files_begin(AppState& st, const std::string& folder, double total_bytes, double weight_bytes);
 std::uint8_t* model_file_buffer(AppState& st, const std::string& name, double size);
+std::uint8_t* model_file_head(AppState& st, const std::string& name, double head_size, double file_size);
 void model_files_progress(AppState& st, double done);
 void model_files_end(AppState& st);
+// A file could not be read (the files, or a window of the checkpoint): nothing is loaded.
 void model_files_failed(AppState& st, const std::string& message);
+// Browser: where the bytes of `range` go, when it is still the window the weights wait for
+// (else nullptr: the model was closed or replaced), then: they are there (false: no weights
+// were waiting for them).
+std::uint8_t* model_window(AppState& st, const FileRange& range);
+bool model_window_filled(AppState& st);
 void close_model(AppState& st);
 
 // The map of ms.pick_head (the head with the highest score of that kind) becomes st.link_map,

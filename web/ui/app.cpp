@@ -100,6 +100,7 @@ void App::build_ui() {
     figure_keys(state, focus);
     if (!state.show_panels) draw_figure_only(ctx);
     else draw_app(ctx, false);
+    ask_for_model_window();
     draw_focus(state, focus, ui_scale_);
     // The twin waits while the shown view still builds (the lines' top-k lists, the heatmap's
     // display map): its one-off table would lengthen a frame and so the next frame's budget.
@@ -117,6 +118,19 @@ void App::build_ui() {
     platform::wheel_zoom(state.view == View::Heatmap, state.grid_rect.data());
     sync_link();
     ++frame_count;
+}
+
+void App::ask_for_model_window() {
+    if (const std::optional<FileRange> r = state.model.slice_request) {
+        platform::read_model_slice(r->file.c_str(), static_cast<double>(r->begin), static_cast<double>(r->end));
+        state.model.slice_request.reset();
+    }
+}
+
+void App::model_window_filled() {
+    if (!attn::model_window_filled(state)) return;
+    advance_model(state, kModelFrameSeconds);
+    ask_for_model_window();
 }
 
 void App::before_render() {

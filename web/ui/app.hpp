@@ -56,10 +56,16 @@ public:
     void open_link_hash(const std::string& hash);
     // A message from the parent page (link_state.hpp handle_message); "" = no reply.
     std::string handle_page_message(const std::string& message_json);
+    // Browser: the window of a model's checkpoint that the weights waited for is in
+    // (main/model_hook.cpp): they load on at once, within a frame's budget, and ask the page for
+    // the next, so that loading goes at the speed of reading the file, not one window a frame.
+    void model_window_filled();
 
 private:
     // Keeps the address bar's hash in step with the state, at most four times a second.
     void sync_link();
+    // Browser: passes the window the weights wait for (ModelSession::slice_request) to the page.
+    void ask_for_model_window();
     // Sets typing_, once a frame (build_ui): whether the reader is typing into a live model's
     // text, its last edit less than kTypingPauseSeconds old. The twin and the link then wait for
     // the pause, so a keystroke's frame rebuilds neither the twin's table (and the page's layout

@@ -1,0 +1,75 @@
+// model_memory_web.mjs: a big BF16 checkpoint opened in the page, in headless Chromium, through a
+// real File (the folder dialog's input, as a reader chooses a folder): the wasm heap it takes
+// (memory.buffer.byteLength once the first figure is shown: wasm memory never shrinks, so that is
+// the peak) against the checkpoint's bytes, and the time from opening to that first figure at
+// T = 64 (the model's tokenizer gives the text 64 ids). Numbers only: this is not a test.
+//   node bench/model_memory_web.mjs build-web/site FOLDER [FOLDER…]
+// FOLDER: from bench/shape_checkpoint.py (config.json, model.safetensors, tokenizer.json).
+import { forceSimd128, serveAndLaunch, state } from '../tests/browser/harness.mjs';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(path.join(here, '../tests/browser/package.json'));
+const { Tokenizer } = require('tokenizers');
+const [siteArg, ...folders] = process.argv.slice(2);
+if (!siteArg || !folders.length) { console.error('usage: node bench/model_memory_web.mjs SITE_DIR FOLDER [FOLDER…]'); process.exit(2); }
+const siteDir = path.resolve(siteArg);
+
+// Words of a plain sentence, as many as give `T` ids with the tokenizer's special tokens.
+async function textOf(folder, T) {
+  const tok = Tokenizer.fromFile(path.join(folder, 'tokenizer.json'));
+  const words = ('The quick brown fox jumps over the lazy dog while the rain falls on the quiet town, and the children ' +
+    'watch from the window as the clouds move slowly across the grey sky above the old stone bridge by the river. ').repeat(4).split(' ');
+  for (let n = 1; n <= words.length; ++n) {
+    const text = words.slice(0, n).join(' ');
+    const ids = (await tok.encode(text, null, { addSpecialTokens: true })).getIds();
+    if (ids.length === T) return text;
+    if (ids.length > T) break;
+  }
+  throw new Error(`no prefix of the sentence has ${T} ids`);
+}
+
+const { url, browser, close } = await serveAndLaunch(siteDir);
+for (const folder of folders.map((f) => path.resolve(f))) {
+  const checkpoint = fs.statSync(path.join(folder, 'model.safetensors')).size;
+  const text = await textOf(folder, 64);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  if (forceSimd128) await context.addInitScript(forceSimd128);
+  const page = await context.newPage();
+  await page.goto(`${url}#v=1&view=lines&text=${encodeURIComponent(text)}`);
+  await page.waitForFunction(() => window.attnvizReady === true, null, { timeout: 90000 });
+  const heap = () => page.evaluate(() => Module.HEAPU8.buffer.byteLength);
+  const before = await heap();
+  const t0 = Date.now();
+  await page.setInputFiles('#attnviz-folder', folder);
+  const phases = {};
+  let s;
+  // loading: the weights (ModelLoad's progress 0 … 0.9), then the head probe's run (0.9 … 1)
+  const phaseOf = (m) => m.reading ? 'reading' : m.loading !== null ? (m.loading < 0.9 ? 'weights' : 'probe') :
+    m.running !== null ? 'running' : m.figure ? 'done' : 'waiting';
+  for (;;) {
+    s = await state(page);
+    const phase = phaseOf(s.model);
+    if (!phases[phase]) phases[phase] = (Date.now() - t0) / 1000;
+    if ((phase === 'done' && !s.model.busy) || s.error) break;
+    if (Date.now() - t0 > 900000) throw new Error(`timed out: ${JSON.stringify(s.model).slice(0, 300)}`);
+    await page.waitForTimeout(50);
+  }
+  const seconds = (Date.now() - t0) / 1000;
+  const after = await heap();
+  const name = path.basename(folder);
+  if (s.error || !s.model.figure) {
+    console.log(`RESULT ${name} error=${s.error}`);
+  } else {
+    console.log(`RESULT ${name} T=${s.model.figure.ids.length} ${s.model.summary} kernels=${s.isa}`);
+    console.log(`RESULT ${name} checkpoint_bytes=${checkpoint} heap_before=${before} heap_after=${after} ` +
+                `ratio=${(after / checkpoint).toFixed(3)} (after − before: ${((after - before) / checkpoint).toFixed(3)}) ` +
+                `windows=${s.model.windows} first_figure_s=${seconds.toFixed(2)}`);
+    console.log(`RESULT ${name} phases_s ${Object.entries(phases).map(([k, v]) => `${k}=${v.toFixed(2)}`).join(' ')}`);
+  }
+  await context.close();
+}
+await close();
