@@ -7,8 +7,8 @@
 #
 # Four chains of steps run side by side, each step in its chain's order: the wasm build and the
 # browser (the longest chain, so the others yield the CPU to it: they run under nice), the native
-# build and what uses it, the sanitized build and its suite, and the fuzzers (once the sanitized
-# build is there). A line is printed as each step ends; the summary at the end lists every step
+# build and what uses it (under nice 5: the browser's last step needs it), the sanitized build and
+# its suite, and the fuzzers (once the sanitized build is there; these two under nice 10). A line is printed as each step ends; the summary at the end lists every step
 # in one order, and shows the end of the log of each that failed.
 # Each step's wall time and CPU time (user + system of the processes it ran and waited for;
 # Chromium's renderer and GPU processes are not among them, so the browser steps' CPU is low by
@@ -81,10 +81,10 @@ chain_wasm() {
     step lines-scale node tests/browser/lines_scale.mjs build-web/site "$artifacts/lines-scale"
     step browser-model node tests/browser/model.mjs build-web/site "$artifacts/browser-model" build-web/model-refs
     step browser-builtin node tests/browser/builtin.mjs build-web/site "$artifacts/browser-builtin"
-    after native-build  # the experiments compare the page with the native command line
-    step browser-experiments node tests/browser/experiments.mjs build-web/site "$artifacts/browser-experiments" build/attnviz
     step browser-phone node tests/browser/phone.mjs build-web/site "$artifacts/browser-phone"
     step browser-a11y node tests/browser/a11y.mjs build-web/site "$artifacts/browser-a11y"
+    after native-build  # the experiments compare the page with the native command line
+    step browser-experiments node tests/browser/experiments.mjs build-web/site "$artifacts/browser-experiments" build/attnviz
 }
 
 # [chain 2] The native build, its suite, the command line, the models, the desktop window.
@@ -141,7 +141,7 @@ rm -f "$artifacts"/*.status "$artifacts"/chain-*.steps
 start=$SECONDS
 chains=(wasm native sanitize fuzz)
 for chain in "${chains[@]}"; do
-    niceness=$([ "$chain" = wasm ] && echo 0 || echo 10)
+    niceness=$(case $chain in wasm) echo 0 ;; native) echo 5 ;; *) echo 10 ;; esac)
     ( renice -n "$niceness" -p "$BASHPID" > /dev/null; "chain_$chain" ) &
 done
 wait
