@@ -69,6 +69,9 @@ for (const folder of folders.map((f) => path.resolve(f))) {
                 `ratio=${(after / checkpoint).toFixed(3)} (after − before: ${((after - before) / checkpoint).toFixed(3)}) ` +
                 `windows=${s.model.windows} first_figure_s=${seconds.toFixed(2)}`);
     console.log(`RESULT ${name} phases_s ${Object.entries(phases).map(([k, v]) => `${k}=${v.toFixed(2)}`).join(' ')}`);
+    // what the reader sees then (after the numbers: the frames it waits for are not timed)
+    await page.waitForTimeout(1500);
+    await page.screenshot({ path: `/tmp/${name}-lines.png` });
   }
   await context.close();
 }
