@@ -1,10 +1,10 @@
-// tiny_lm_web.mjs: the built-in tiny-lm run on every keystroke in the page (headless Chromium):
+// tiny_lm_web.mjs: a built-in model (tiny-lm, or model=NAME) run on every keystroke in the page (headless Chromium):
 // for each character typed into a text of at most T tokens, how many frames the run takes (1: the
 // recompute fits the frame that saw the key) and how long that frame took: by the app's clock
 // (the frame-time overlay's number: the model's run and the UI's drawing, without the GL calls
 // and SwiftShader's rasterization, which a GPU does in a few ms) and, from a Chrome trace, its
 // wall time and its main thread's CPU time. Numbers only, not a test.
-//   node bench/tiny_lm_web.mjs build-web/site [T] [KEYS] [sync] [pace=MS]
+//   node bench/tiny_lm_web.mjs build-web/site [T] [KEYS] [sync] [pace=MS] [model=NAME]
 // sync: the app waits for the GPU after each frame (attnviz_gpu_sync), so SwiftShader's
 // rasterization of one frame no longer runs beside the next frame's work.
 // pace: milliseconds between keys (150: a person typing about 7 characters a second).
@@ -15,6 +15,7 @@ const siteDir = path.resolve(process.argv[2] || 'build-web/site');
 const targetT = +(process.argv[3] || 128), keys = +(process.argv[4] || 24), options = process.argv.slice(5);
 const sync = options.includes('sync');
 const pace = +(options.find((o) => o.startsWith('pace='))?.slice(5) ?? 150);
+const model = options.find((o) => o.startsWith('model='))?.slice(6) ?? 'tiny-lm';
 const settled = (s) => s.model.active && !s.model.busy && s.model.run_revision === s.model.input_revision && s.model.figure;
 
 const { browser, url } = await startSuite(siteDir, '/tmp/attnviz-tiny-lm-web');
@@ -23,7 +24,7 @@ const sentence = 'The rain fell on the quiet town, and the children watched it f
 // Whole sentences until the text reaches T, then cut to the share of characters that gives about
 // T − 12 tokens, so that the text stays within T while the keys are typed.
 const open = async (words) => {
-  const p = await openPage(browser, `${url}#v=1&model=tiny-lm&view=lines&text=${encodeURIComponent(words)}`);
+  const p = await openPage(browser, `${url}#v=1&model=${model}&view=lines&text=${encodeURIComponent(words)}`);
   let st;
   for (st = await state(p); !settled(st); st = await state(p)) await p.waitForTimeout(50);
   return [p, st];
@@ -95,7 +96,7 @@ s = await state(page);
 await stopSuite();
 const sorted = (a) => [...a].sort((x, y) => x - y);
 const median = (a) => sorted(a)[Math.floor(a.length / 2)];
-console.log(`RESULT model=tiny-lm ${s.model.summary} kernels=${s.isa}`);
+console.log(`RESULT model=${model} ${s.model.summary} kernels=${s.isa}`);
 const T1 = s.model.figure.ids.length;
 console.log(`RESULT T=${T0}..${T1}${T1 > targetT ? ` (past ${targetT})` : ''} keys=${keys} pace=${pace}ms${sync ? ' gpu_sync=1' : ''}`);
 console.log(`RESULT frames_per_run median=${median(frames)} max=${Math.max(...frames)} (${frames.join(' ')})`);

@@ -2,15 +2,18 @@
 // mask told apart from the causal one (the figure carries each layer's window from the live
 // model's config; the heatmap's cells, legend and SVG), the attention-sink option (rows
 // renormalized without the first key), the model grid's frames around the query heads that share
-// K and V, and a live model's link opening the view it names.
+// K and V, a live model's link opening the view it names (issue 29), and why an induction head's
+// query looks where it does (K-composition, issue 30).
 //
 // [SECTION] Helpers
 // [SECTION] Sliding windows
 // [SECTION] Attention sinks
 // [SECTION] Shared K/V heads
 // [SECTION] A live model's link
+// [SECTION] K-composition
 #include "app_state.hpp"
 #include "heatmap_layout.hpp"
+#include "induction.hpp"
 #include "link_state.hpp"
 #include "model_layout.hpp"
 #include "sink.hpp"
@@ -425,3 +428,65 @@ TEST_CASE("a live model's link opens the view it names, on layer 1, head 1, and 
     CHECK_FALSE(e.link_view_waits);
     CHECK(encode_link(link_from_app(e)).find("preset=multi-head-rain") != std::string::npos);
 }
+
+// [SECTION] K-composition ----------------------------------------------------------------------
+
+TEST_CASE("induction_why: the key after the earlier copy, and the earlier layer's head that wrote the token there") {
+    // ids: 7 3 5 9 | 3 5 9 (a text said twice after a first token); layer 0: head 0 looks at
+    // the previous token, head 1 at the first; layer 1, head 0: induction (query q looks at the
+    // key after q's earlier copy; a new token looks at itself), head 1: the first token.
+    const std::vector<int> ids = {7, 3, 5, 9, 3, 5, 9};
+    const int T = static_cast<int>(ids.size());
+    AttentionStack st;
+    st.name = "attention";
+    for (int i = 0; i < T; ++i) st.queries.push_back("t" + std::to_string(i)), st.keys.push_back("t" + std::to_string(i));
+    st.layers = 2, st.heads = 2;
+    Matrix prev = Matrix::Zero(T, T), first = Matrix::Zero(T, T), induction = Matrix::Zero(T, T);
+    for (int i = 0; i < T; ++i) {
+        prev(i, std::max(i - 1, 0)) = 1.0f;
+        first(i, 0) = 1.0f;
+        induction(i, i >= 4 ? i - 2 : i) = 0.9f, induction(i, 0) += 0.1f;  // i − 3 + 1: after the copy
+    }
+    prev(4, 3) = 0.8f, prev(4, 0) = 0.2f;  // a weaker previous-token weight at key 4 (from 4 to 3)
+    st.maps = {prev, first, induction, first};
+
+    const std::optional<InductionWhy> w = induction_why(st, ids, 1, 0, 5);  // the second "5"
+    REQUIRE(w);
+    CHECK(w->earlier == 2);
+    CHECK(w->top == 3);
+    CHECK(w->matched());
+    CHECK(w->top_weight == doctest::Approx(0.9));
+    CHECK(w->after_weight == doctest::Approx(0.9));
+    CHECK(w->writer_layer == 0);
+    CHECK(w->writer_head == 0);
+    CHECK(w->writer_weight == doctest::Approx(1.0));  // A0[3][2]
+
+    const std::optional<InductionWhy> n = induction_why(st, ids, 1, 0, 3);  // "9": new here
+    REQUIRE(n);
+    CHECK(n->earlier == -1);
+    CHECK_FALSE(n->matched());
+    CHECK(n->top == 3);
+    CHECK(n->after_weight == 0.0f);
+    CHECK(n->writer_layer == -1);
+
+    // The first-token head of layer 1 is not an induction head: the key after the copy gets nothing.
+    const std::optional<InductionWhy> f = induction_why(st, ids, 1, 1, 6);
+    REQUIRE(f);
+    CHECK(f->earlier == 3);
+    CHECK(f->top == 0);
+    CHECK_FALSE(f->matched());
+    CHECK(f->after_weight == 0.0f);
+    // Layer 0 has no earlier layer to compose with.
+    const std::optional<InductionWhy> l0 = induction_why(st, ids, 0, 0, 5);
+    REQUIRE(l0);
+    CHECK(l0->writer_layer == -1);
+
+    CHECK(induction_example_query(st, ids, 1, 0) == 6);
+    CHECK(induction_example_query(st, ids, 1, 1) == T - 1);  // no match: the last query
+    CHECK_FALSE(induction_why(st, ids, 1, 0, T));
+    CHECK_FALSE(induction_why(st, ids, 2, 0, 1));
+    CHECK_FALSE(induction_why(st, {1, 2, 3}, 1, 0, 1));  // the ids are not the stack's tokens
+    st.name = "cross_attention";
+    CHECK_FALSE(induction_why(st, ids, 1, 0, 5));
+}
+

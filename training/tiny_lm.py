@@ -360,7 +360,7 @@ def write_checkpoint(out, model, tok):
         f.write("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in tok.merges))
 
 
-def loss_svg(curve, heldout, unigram):
+def loss_svg(curve, heldout, unigram, title="tiny-lm: training loss"):
     """The training loss (mean of each 20 steps) and the held-out and unigram lines, as an SVG."""
     W, H, m = 560, 300, 44
     means = [sum(curve[i:i + 20]) / len(curve[i:i + 20]) for i in range(0, len(curve), 20)]
@@ -377,7 +377,7 @@ def loss_svg(curve, heldout, unigram):
             f'<path d="{path}" fill="none" stroke="#1f77b4" stroke-width="2"/>'
             + hline(heldout, "#d62728", "held-out", 16) + hline(unigram, "#7f7f7f", "unigram baseline", -5)
             + f'<text x="{W / 2}" y="{H - 10}" text-anchor="middle">training step (of {len(curve)}; loss in nats per token)</text>'
-            f'<text x="{m}" y="20">tiny-lm: training loss</text></svg>\n')
+            f'<text x="{m}" y="20">{title}</text></svg>\n')
 
 
 def main(out):

@@ -50,12 +50,14 @@ struct TextMeasure {
     virtual bool fallback(char32_t /*code_point*/, FontRole /*role*/, Fallback& /*out*/) const { return false; }
 };
 
-// A printf format (the words of a layout, in the UI's language) filled in, up to 512 bytes.
+// A printf format (the words of a layout, in the UI's language) filled in.
 template <typename... Values>
 std::string printf_string(const std::string& format, Values... values) {
-    char buffer[512];
-    std::snprintf(buffer, sizeof buffer, format.c_str(), values...);
-    return buffer;
+    const int n = std::snprintf(nullptr, 0, format.c_str(), values...);
+    if (n <= 0) return {};
+    std::string out(static_cast<size_t>(n), '\0');
+    std::snprintf(out.data(), out.size() + 1, format.c_str(), values...);
+    return out;
 }
 
 // The label of a token as the figures show it: ∅ for an empty one.

@@ -154,6 +154,7 @@ struct AppState {
     int pinned_q = -1, pinned_k = -1;  // Heatmap: the cell pinned by a tap or Enter (its values stay shown)
     std::array<int, 3> pinned_step{-1, -1, -1};  // Steps: the number pinned (step, row, column)
     std::string steps_said;      // Steps: the number shown (pointer, keyboard or pin) in words, for the twin
+    std::string steps_why;       // Steps: the words under a live induction head (why its query looks there), for the twin
 
     // [probe for tests] ------------------------------------------------------------------
     std::map<std::string, ProbeRect> probe;

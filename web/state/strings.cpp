@@ -407,6 +407,35 @@ constexpr Entry kTable[] = {
     {Str::TipPassThrough, "passes through: only the first %d of %d dimensions turn", "原样通过：只有前 %d 维（共 %d 维）旋转"},
     {Str::StepsTurned, "turned", "旋转"},
     {Str::StepsUnchanged, "unchanged", "不变"},
+    // 1 query token, 2 its position, 3 key token, 4 its position, 5 weight, 6 writer layer,
+    // 7 writer head, 8 writer weight, 9 the earlier copy's position (positions from 1)
+    {Str::WhyTitle, "Why this key? K-composition", "为什么是这个键？K-组合"},
+    {Str::WhyMatched,
+     "Query %1$s (token %2$d) looks at %3$s (token %4$d) with weight %5$s. Why there? The token before %3$s is %1$s: "
+     "the earlier copy of the query's token (token %9$d). Layer %6$d head %7$d is a previous-token head: from %3$s it "
+     "looks back at %1$s (weight %8$s), and so writes %1$s into the residual stream at token %4$d. This head's W_K reads "
+     "what it wrote, so the K of token %4$d says \"the token before me is %1$s\", which is what the Q of %1$s looks for. A K "
+     "built from an earlier head's output is K-composition (Olsson et al. 2022).",
+     "查询 %1$s（第 %2$d 个词元）以权重 %5$s 看向 %3$s（第 %4$d 个）。为什么是那里？%3$s 前面的词元就是 %1$s："
+     "查询词元的前一次出现（第 %9$d 个）。第 %6$d 层第 %7$d 个头是“前一词元”头：它从 %3$s 回看 %1$s（权重 %8$s），"
+     "于是把 %1$s 写进了第 %4$d 个位置的残差流。本头的 W_K 读到它写下的内容，所以第 %4$d 个位置的 K 说“我前面是 %1$s”，"
+     "这正是 %1$s 的 Q 要找的。K 由更早一个头的输出组成，这就是 K-组合（Olsson 等，2022）。"},
+    // 1 query token, 2 its position, 3 the earlier copy's position, 4 the token after it, 5 its
+    // position, 6 its weight, 7 the strongest key, 8 its position, 9 its weight
+    {Str::WhyNoMatch,
+     "Query %1$s (token %2$d) appeared before, as token %3$d. An induction head would look at the token after that copy, "
+     "%4$s (token %5$d); this head gives it %6$s, and its strongest key is %7$s (token %8$d, %9$s).",
+     "查询 %1$s（第 %2$d 个词元）之前出现过（第 %3$d 个）。归纳头会看向那次出现之后的词元 %4$s（第 %5$d 个）；"
+     "本头给它的权重是 %6$s，它最强的键是 %7$s（第 %8$d 个，%9$s）。"},
+    {Str::WhyNew, "Query %s (token %d) has not appeared before: there is no earlier copy to look after.",
+     "查询 %s（第 %d 个词元）之前没有出现过：没有可以跟随的前一次出现。"},
+    {Str::WhyKnocked,
+     "Layer %d head %d is knocked out: it no longer writes the previous token into the keys, so this head's query has "
+     "nothing to match.",
+     "第 %d 层第 %d 个头已被敲除：它不再把前一词元写进键里，本头的查询也就无从匹配。"},
+    {Str::WhyKnock, "Knock out layer %d head %d", "敲除第 %d 层第 %d 个头"},
+    {Str::WhyRestore, "Restore layer %d head %d", "恢复第 %d 层第 %d 个头"},
+    {Str::WhyHover, "Hover or tap a row of the weights to ask about another query.", "悬停或点按权重的某一行，看另一个查询。"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 

@@ -74,6 +74,8 @@ enum class Str {
     // the Steps view of today's families (rotary positions, q/k norm, soft caps, shared K/V heads)
     CapQNorm, CapKNorm, CapAngles, CapQRotated, CapKRotated, CapRotatedPartial, CapScaledQueryScalar, CapSoftcap,
     CapMaskWindow, CapKvShared, TipPassThrough, StepsTurned, StepsUnchanged,
+    // the Steps view of an induction head: why its query looks where it does (core/figure/induction.hpp)
+    WhyTitle, WhyMatched, WhyNoMatch, WhyNew, WhyKnocked, WhyKnock, WhyRestore, WhyHover,
     Count
 };
 

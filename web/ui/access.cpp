@@ -129,7 +129,8 @@ void update_twin(const AppState& st, TwinState& twin) {
     if (st.view == View::Heatmap && st.cursor.on) in.query = st.cursor.q, in.key = st.cursor.k;
     else if (st.view == View::Heatmap && st.pinned_q >= 0) in.query = st.pinned_q, in.key = st.pinned_k;
     else if (const TokenRef sel = st.selected(); sel.valid()) (sel.side == TokenRef::Query ? in.query : in.key) = sel.index;
-    const std::string& step = st.view == View::Steps ? st.steps_said : std::string();
+    std::string step = st.view == View::Steps ? st.steps_said : std::string();  // and the words under an induction head
+    if (st.view == View::Steps && !st.steps_why.empty()) step += (step.empty() ? "" : lang == Lang::Zh ? "" : " ") + st.steps_why;
     char key[160];
     std::snprintf(key, sizeof key, "%d %p %d %d %d %d %d %d %d %zu", st.revision, static_cast<const void*>(&t), in.head, in.query, in.key,
                   static_cast<int>(lang), t.T_q(), t.T_k(), t.heads, std::hash<std::string>{}(step));

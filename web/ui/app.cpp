@@ -218,6 +218,7 @@ nlohmann::json figure_state_json(const AppState& st) {
         {"window", trace.window},
         {"sink_hidden", st.sink_hidden},
         {"steps_head", st.steps.head},
+        {"steps_why", st.steps_why},
         {"theme_auto", st.theme_auto},
         {"text_scale", st.text_scale},
         {"lang", st.lang == Lang::Zh ? "zh" : "en"},

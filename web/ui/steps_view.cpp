@@ -4,13 +4,17 @@
 // live models that have them. Every matrix is labelled with its shape and numbers, coloured by the shared
 // colormap (ImGui rectangles: these are small; the big heatmap keeps its one-quad texture).
 // This file keeps the scrolling child window, the hover and the tooltip that writes the
-// arithmetic out.
+// arithmetic out, and, under the figure of a live model's induction head, the words that say
+// why its query looks where it does (core/figure/induction.hpp).
 //
 // [SECTION] Cache
+// [SECTION] Why this key
 // [SECTION] Layout and hover
 // [SECTION] Tooltip
 #include "view.hpp"
 
+#include "induction.hpp"
+#include "model_state.hpp"
 #include "panels.hpp"
 #include "steps_layout.hpp"
 
@@ -200,10 +204,117 @@ void draw_weights_only(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     st.heatmap.head = head;
 }
 
+// [SECTION] Why this key -------------------------------------------------------------------
+
+// The shown map of a live run when it is an induction head (its score on the model's probe
+// clears heads.hpp's threshold) of a causal self-attention stack with an earlier layer: the
+// stack, its layer and the run's ids; else nullptr.
+struct InductionHead {
+    const AttentionStack* stack = nullptr;
+    const std::vector<int>* ids = nullptr;
+    int layer = 0;
+};
+InductionHead induction_head(const AppState& st, int head) {
+    const LiveRun* live = st.figure.live.get();
+    if (!live || !live->model || !live->model->heads || !st.figure.has(Detail::Layers)) return {};
+    const int stack = st.imported.import_stack, layer = st.imported.import_layer;
+    const HeadScores& hs = *live->model->heads;
+    if (stack != 0 || stack >= static_cast<int>(st.figure.causal.size()) || !st.figure.causal[0] || layer < 1 || layer >= hs.layers ||
+        head >= hs.heads)
+        return {};
+    const size_t kind = static_cast<size_t>(HeadKind::Induction);
+    if (hs.at(HeadKind::Induction, layer, head) < kHeadThresholds[kind]) return {};
+    const AttentionStack& s = st.figure.layers->stacks[0];
+    if (s.queries.size() != live->input.ids.size() || s.queries.size() > 1024) return {};
+    return {&s, &live->input.ids, layer};
+}
+
+// The words for `why` (the shown head's tokens as the figure labels them), in the UI's language.
+std::string why_words(const AppState& st, const Trace& trace, const InductionWhy& why, bool writer_knocked) {
+    const Lang lang = st.lang;
+    auto tok = [&](int i) { return "\u201c" + std::string(token_label(trace.keys[static_cast<size_t>(i)])) + "\u201d"; };
+    const std::string q = tok(why.query);
+    std::string out;
+    if (why.earlier < 0) {
+        out = printf_string(tr(lang, Str::WhyNew), q.c_str(), why.query + 1);
+    } else if (why.matched() && why.writer_layer >= 0 && !writer_knocked) {
+        out = printf_string(tr(lang, Str::WhyMatched), q.c_str(), why.query + 1, tok(why.top).c_str(), why.top + 1,
+                            format_number(why.top_weight).c_str(), why.writer_layer + 1, why.writer_head + 1,
+                            format_number(why.writer_weight).c_str(), why.earlier + 1);
+    } else {
+        out = printf_string(tr(lang, Str::WhyNoMatch), q.c_str(), why.query + 1, why.earlier + 1, tok(why.earlier + 1).c_str(),
+                            why.earlier + 2, format_number(why.after_weight).c_str(), tok(why.top).c_str(), why.top + 1,
+                            format_number(why.top_weight).c_str());
+    }
+    if (writer_knocked) out += (lang == Lang::Zh ? "" : " ") + printf_string(tr(lang, Str::WhyKnocked), why.writer_layer + 1, why.writer_head + 1);
+    return out;
+}
+
+// The query the words are about when the reader has chosen none (kept per run and map), and
+// the row the reader last pointed at (−1: none).
+struct WhyCache {
+    const void* run = nullptr;
+    int layer = -1, head = -1, example = -1, row = -1;
+};
+
+// Under the figure of a live induction head: why the query (the row last pointed at, else the
+// example) looks where it does, and a button that knocks out the head that wrote its key's
+// previous token, or restores it. Returns the height it took from the bottom of [min, max].
+float draw_why(ViewContext& ctx, WhyCache& c, int head, ImVec2 min, ImVec2 max) {
+    AppState& st = ctx.state;
+    st.steps_why.clear();
+    const InductionHead ih = induction_head(st, head);
+    if (!ih.stack) return 0.0f;
+    if (c.run != st.figure.live.get() || c.layer != ih.layer || c.head != head) {
+        c.run = st.figure.live.get(), c.layer = ih.layer, c.head = head, c.row = -1;
+        c.example = induction_example_query(*ih.stack, *ih.ids, ih.layer, head);
+    }
+    const std::optional<InductionWhy> why = induction_why(*ih.stack, *ih.ids, ih.layer, head, c.row >= 0 ? c.row : c.example);
+    if (!why) return 0.0f;
+    const std::vector<HeadRef> knocked = knocked_heads(st);
+    const HeadRef writer{0, why->writer_layer, why->writer_head};
+    const bool has_writer = why->writer_layer >= 0;
+    const bool writer_knocked = has_writer && std::find(knocked.begin(), knocked.end(), writer) != knocked.end();
+    st.steps_why = why_words(st, st.figure.trace(), *why, writer_knocked);
+
+    const float sc = ctx.scale, pad = 10.0f * sc, w = max.x - min.x;
+    ImFont* body = ctx.fonts.body;
+    const float wrap = w - 2.0f * pad - ImGui::GetStyle().ScrollbarSize;
+    auto height = [&](const char* text) { return body->CalcTextSizeA(body->FontSize, FLT_MAX, wrap, text).y; };
+    const float want = height(st.steps_why.c_str()) + height(attn::tr(st.lang, Str::WhyHover)) + height(attn::tr(st.lang, Str::WhyTitle)) +
+                       ImGui::GetFrameHeightWithSpacing() + 3.0f * ImGui::GetStyle().ItemSpacing.y + 2.0f * pad;
+    const float band = std::min(want, 0.45f * (max.y - min.y));
+    const ImVec2 at(min.x, max.y - band);
+    ImGui::SetCursorScreenPos(at);
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, palette(st.theme).token_fill);
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(pad, pad));
+    ImGui::BeginChild("##why", ImVec2(w, band), false, ImGuiWindowFlags_AlwaysUseWindowPadding);
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap);
+    ImGui::PushFont(ctx.fonts.title);
+    ImGui::TextUnformatted(attn::tr(st.lang, Str::WhyTitle));
+    ImGui::PopFont();
+    ImGui::TextUnformatted(st.steps_why.c_str());
+    ImGui::TextDisabled("%s", attn::tr(st.lang, Str::WhyHover));
+    ImGui::PopTextWrapPos();
+    if (has_writer && st.model.model == st.figure.live->model && !st.model.busy()) {
+        const std::string label =
+            printf_string(attn::tr(st.lang, writer_knocked ? Str::WhyRestore : Str::WhyKnock), writer.layer + 1, writer.head + 1);
+        if (ImGui::Button(label.c_str())) toggle_knockout(st, writer);
+        const ImVec2 b = ImGui::GetItemRectMin(), bs = ImGui::GetItemRectSize();
+        st.probe["steps.why.button"] = {b.x, b.y, bs.x, bs.y};
+    }
+    ImGui::EndChild();
+    ImGui::PopStyleVar();
+    ImGui::PopStyleColor();
+    st.probe["steps.why"] = {at.x, at.y, w, band};
+    return band;
+}
+
 }  // namespace
 
 struct StepsView::Cache {
     StepsCache steps;
+    WhyCache why;
 };
 StepsView::StepsView() : cache_(std::make_unique<Cache>()) {}
 StepsView::~StepsView() = default;
@@ -216,6 +327,7 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     ImFont* small = ctx.fonts.small;
     if (tr.queries.empty() || tr.keys.empty()) return;
     const int head = std::clamp(st.steps.head, 0, tr.heads - 1);
+    max.y -= draw_why(ctx, cache_->why, head, min, max);
     const HeadTrace& h = tr.attention.heads[head];
     StepsCache& cache = cache_->steps;
     cache.update(st, head);
@@ -276,6 +388,7 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         ImGui::SetNextWindowPos(ImVec2(x0 + layout.cell_w + 8.0f * s, y0 + layout.cell_h + 4.0f * s));
     }
     const int hs = hover.step, hr = hover.row, hc = hover.col;
+    if (hs >= 0 && step_cols_are_keys(steps[static_cast<size_t>(hs)].kind)) cache_->why.row = hr;  // the words follow the row
     st.steps_said.clear();
     if (hs >= 0) {  // as its tooltip's first line says it, with the tokens where the columns are keys
         const Step& step = steps[static_cast<size_t>(hs)];
