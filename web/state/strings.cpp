@@ -414,7 +414,7 @@ constexpr Entry kTable[] = {
      "Query %1$s (token %2$d) looks at %3$s (token %4$d) with weight %5$s. Why there? The token before %3$s is %1$s: "
      "the earlier copy of the query's token (token %9$d). Layer %6$d head %7$d is a previous-token head: from %3$s it "
      "looks back at %1$s (weight %8$s), and so writes %1$s into the residual stream at token %4$d. This head's W_K reads "
-     "what it wrote, so the K of token %4$d says \"the token before me is %1$s\", which is what the Q of %1$s looks for. A K "
+     "what it wrote, so the K of token %4$d says \u2018the token before me is %1$s\u2019, which is what the Q of %1$s looks for. A K "
      "built from an earlier head's output is K-composition (Olsson et al. 2022).",
      "查询 %1$s（第 %2$d 个词元）以权重 %5$s 看向 %3$s（第 %4$d 个）。为什么是那里？%3$s 前面的词元就是 %1$s："
      "查询词元的前一次出现（第 %9$d 个）。第 %6$d 层第 %7$d 个头是“前一词元”头：它从 %3$s 回看 %1$s（权重 %8$s），"
@@ -430,9 +430,9 @@ constexpr Entry kTable[] = {
     {Str::WhyNew, "Query %s (token %d) has not appeared before: there is no earlier copy to look after.",
      "查询 %s（第 %d 个词元）之前没有出现过：没有可以跟随的前一次出现。"},
     {Str::WhyKnocked,
-     "Layer %d head %d is knocked out: it no longer writes the previous token into the keys, so this head's query has "
-     "nothing to match.",
-     "第 %d 层第 %d 个头已被敲除：它不再把前一词元写进键里，本头的查询也就无从匹配。"},
+     "Layer %d head %d is knocked out: it no longer writes each token's predecessor into the keys. Compare the weight "
+     "on the token after the copy with what it was before.",
+     "第 %d 层第 %d 个头已被敲除：它不再把每个词元的前一词元写进键里。比较一下那次出现之后的词元上的权重与敲除前有何不同。"},
     {Str::WhyKnock, "Knock out layer %d head %d", "敲除第 %d 层第 %d 个头"},
     {Str::WhyRestore, "Restore layer %d head %d", "恢复第 %d 层第 %d 个头"},
     {Str::WhyHover, "Hover or tap a row of the weights to ask about another query.", "悬停或点按权重的某一行，看另一个查询。"},

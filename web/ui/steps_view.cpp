@@ -232,19 +232,23 @@ InductionHead induction_head(const AppState& st, int head) {
 // The words for `why` (the shown head's tokens as the figure labels them), in the UI's language.
 std::string why_words(const AppState& st, const Trace& trace, const InductionWhy& why, bool writer_knocked) {
     const Lang lang = st.lang;
-    auto tok = [&](int i) { return "\u201c" + std::string(token_label(trace.keys[static_cast<size_t>(i)])) + "\u201d"; };
+    auto tok = [&](int i) {  // “the”: without the spaces a token carries, as the figure's labels show it
+        std::string t(token_label(trace.keys[static_cast<size_t>(i)]));
+        const size_t a = t.find_first_not_of(' '), b = t.find_last_not_of(' ');
+        return "\u201c" + (a == std::string::npos ? t : t.substr(a, b - a + 1)) + "\u201d";
+    };
+    auto num = [](float v) { return printf_string("%.2f", v); };  // prose: two decimals (the tooltips keep four)
     const std::string q = tok(why.query);
     std::string out;
     if (why.earlier < 0) {
         out = printf_string(tr(lang, Str::WhyNew), q.c_str(), why.query + 1);
     } else if (why.matched() && why.writer_layer >= 0 && !writer_knocked) {
         out = printf_string(tr(lang, Str::WhyMatched), q.c_str(), why.query + 1, tok(why.top).c_str(), why.top + 1,
-                            format_number(why.top_weight).c_str(), why.writer_layer + 1, why.writer_head + 1,
-                            format_number(why.writer_weight).c_str(), why.earlier + 1);
+                            num(why.top_weight).c_str(), why.writer_layer + 1, why.writer_head + 1, num(why.writer_weight).c_str(),
+                            why.earlier + 1);
     } else {
         out = printf_string(tr(lang, Str::WhyNoMatch), q.c_str(), why.query + 1, why.earlier + 1, tok(why.earlier + 1).c_str(),
-                            why.earlier + 2, format_number(why.after_weight).c_str(), tok(why.top).c_str(), why.top + 1,
-                            format_number(why.top_weight).c_str());
+                            why.earlier + 2, num(why.after_weight).c_str(), tok(why.top).c_str(), why.top + 1, num(why.top_weight).c_str());
     }
     if (writer_knocked) out += (lang == Lang::Zh ? "" : " ") + printf_string(tr(lang, Str::WhyKnocked), why.writer_layer + 1, why.writer_head + 1);
     return out;
