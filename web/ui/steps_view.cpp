@@ -208,7 +208,7 @@ void draw_weights_only(ViewContext& ctx, ImVec2 min, ImVec2 max) {
 
 // The shown map of a live run when it is an induction head (its score on the model's probe
 // clears heads.hpp's threshold) of a causal self-attention stack with an earlier layer: the
-// stack, its layer and the run's ids; else nullptr.
+// stack, its layer and the run's ids; else stack == nullptr.
 struct InductionHead {
     const AttentionStack* stack = nullptr;
     const std::vector<int>* ids = nullptr;
@@ -219,9 +219,7 @@ InductionHead induction_head(const AppState& st, int head) {
     if (!live || !live->model || !live->model->heads || !st.figure.has(Detail::Layers)) return {};
     const int stack = st.imported.import_stack, layer = st.imported.import_layer;
     const HeadScores& hs = *live->model->heads;
-    if (stack != 0 || stack >= static_cast<int>(st.figure.causal.size()) || !st.figure.causal[0] || layer < 1 || layer >= hs.layers ||
-        head >= hs.heads)
-        return {};
+    if (stack != 0 || st.figure.causal.empty() || !st.figure.causal[0] || layer < 1 || layer >= hs.layers || head >= hs.heads) return {};
     const size_t kind = static_cast<size_t>(HeadKind::Induction);
     if (hs.at(HeadKind::Induction, layer, head) < kHeadThresholds[kind]) return {};
     const AttentionStack& s = st.figure.layers->stacks[0];
@@ -254,10 +252,11 @@ std::string why_words(const AppState& st, const Trace& trace, const InductionWhy
     return out;
 }
 
-// The query the words are about when the reader has chosen none (kept per run and map), and
-// the row the reader last pointed at (−1: none).
+// The query the words are about when the reader has chosen none, and the row the reader last
+// pointed at (−1: none): kept while the text, layer and head stay, so that a rerun with a head
+// knocked out speaks of the same query.
 struct WhyCache {
-    const void* run = nullptr;
+    std::vector<int> ids;
     int layer = -1, head = -1, example = -1, row = -1;
 };
 
@@ -269,8 +268,8 @@ float draw_why(ViewContext& ctx, WhyCache& c, int head, ImVec2 min, ImVec2 max) 
     st.steps_why.clear();
     const InductionHead ih = induction_head(st, head);
     if (!ih.stack) return 0.0f;
-    if (c.run != st.figure.live.get() || c.layer != ih.layer || c.head != head) {
-        c.run = st.figure.live.get(), c.layer = ih.layer, c.head = head, c.row = -1;
+    if (c.ids != *ih.ids || c.layer != ih.layer || c.head != head) {
+        c.ids = *ih.ids, c.layer = ih.layer, c.head = head, c.row = -1;
         c.example = induction_example_query(*ih.stack, *ih.ids, ih.layer, head);
     }
     const std::optional<InductionWhy> why = induction_why(*ih.stack, *ih.ids, ih.layer, head, c.row >= 0 ? c.row : c.example);
