@@ -37,8 +37,15 @@ defaults above, and what the probes showed (scores on the ids being trained; "L:
       layer 2 (2:1, 0.58 by step 1000) and layer 1's heads looked at the first token.
 What the issue's recipe (attention-only, LayerNorm, d 64) did, a Llama-shaped model of 2 layers
 has not done here: its layer 1 settles as a first-token / positional layer and layer 2 takes the
-previous-token role, leaving no layer for induction. Untried: 3 layers (the circuit in layers 2
-and 3), untied with HF's std 0.02, and smaller head counts.
+previous-token role, leaving no layer for induction. Three layers did:
+  NL=3 SHORT=32,2,15 LR=3e-3 ZERO_MLP=1 LOSS_ALL=1 D=64 DFF=192 TIED=0 BOSREP=1 NT=1: by step
+      1100 (3.5 min) 1:1 previous token 0.70, 2:2 induction 0.50 (n = 30, on the 64 ids), 0.74
+      and 0.53 by 1400; a second run gave the same numbers to the printed digits (1 thread).
+      At step 1500 (all ids, windows of 128): loss 36, the heads gone by 1600.
+  the same with GROW=100 (the ids doubling every 100 steps from 128): loss 20 at 1500, gone.
+  the same with TIED=1: the previous-token head formed in layer 3.
+Next: FP=4095 (all ids from the start, with SHORT windows), or tying the head once the circuit
+has formed.
 
 [SECTION] The tokenizer: tiny-lm's byte-level BPE, written as tokenizer.json
 [SECTION] The model: Llama with Hugging Face's parameter names
@@ -65,7 +72,7 @@ import heads  # noqa: E402
 import tiny_lm  # noqa: E402
 from hf_files import stored, write_json, write_safetensors  # noqa: E402
 
-CONFIG = dict(n_layer=2, n_head=4, n_kv_head=2, d=int(os.environ.get("D", "128")), d_ff=int(os.environ.get("DFF", "384")), vocab_size=4096, rope_theta=10000.0)
+CONFIG = dict(n_layer=int(os.environ.get("NL", "2")), n_head=4, n_kv_head=2, d=int(os.environ.get("D", "128")), d_ff=int(os.environ.get("DFF", "384")), vocab_size=4096, rope_theta=10000.0)
 TIED = os.environ.get("TIED", "1") == "1"
 BOS_IN_REPEATS = os.environ.get("BOSREP", "1") == "1"
 T = 128                      # training windows, BOS included
@@ -73,39 +80,14 @@ BATCH = 32                   # windows a step
 PHASE1, PHASE2 = 2300, 1500  # steps
 LR, WARMUP, WEIGHT_DECAY = float(os.environ.get("LR", "1e-3")), 100, 0.01
 BLOCK = (4, 60)              # a block r + r: len(r) drawn from this range, inclusive
-FIRST_POOL, FIRST_STEPS = 64, 1500
+FIRST_POOL, FIRST_STEPS = int(os.environ.get("FP", "64")), 1500
 LOSS_ALL = os.environ.get("LOSS_ALL", "1") == "1"  # exploring: the loss on the first copies too  # phase 1 draws r from FIRST_POOL ids for its first steps, then from all
 REPEAT_SHARE = 0.25          # phase 2: the share of windows that are still blocks r + r
 PROBE_LENGTHS = (30, 60)     # the issue's probes: [BOS] + r + r with len(r) = n
 SEED = 2027
 BOS = tiny_lm.EOT            # "<|endoftext|>": starts every window and document (GPT-2's and SmolLM2's use)
 
-# STATUS (2026-11-27): NOT SHIPPED. No run so far gave the textbook circuit; the knobs below (environment
-variables) are those of the runs, so each can be repeated. Each row: what changed from the
-defaults above, and what the probes showed (scores on the ids being trained; "L:H" from 1).
-  d 128, tied, loss on 2nd copies, whole vocabulary from step 0 (no small pool): plateau to step
-      1400 (loss 8.10 of ln 4095 = 8.32); induction n = 30 0.17 (2:2), previous token 0.07.
-  d 128, untied, loss on 2nd copies, 64 ids for 800 steps: plateau; at the switch to all ids the
-      loss jumped to 14.
-  d 128, tied, loss on 2nd copies, 64 ids for 1500 steps: loss 1.2 by step 600, but through a
-      positional shortcut: every layer-1 head attends a fixed 28–29 tokens back (the blocks' mean
-      length is 32), whatever the probe's length (n = 30 scored 0.99 "induction" at 1:2, n = 60
-      0.00); on all ids, loss 8.7.
-  LOSS_ALL (the issue's recipe: loss on every position), d 128, tied, 64 ids: plateau to step
-      1000 (4.05 of ln 64 = 4.16); a previous-token head formed in layer 2 (2:2, 0.26), not 1.
-  D=64 DFF=192 TIED=0 LOSS_ALL, 1 thread, with and without BOSREP: plateau to step 1300–1800.
-  the same with ZERO_MLP (the MLPs start silent, as an attention-only model): plateau to 900.
-  the same with LR=3e-3: plateau to 1000; layer 2 again took the positional and previous-token
-      roles.
-  SHORT=32,2,15 (windows of 32, blocks of 2–15 while the small pool is used), LR=3e-3, ZERO_MLP:
-      left the plateau by step 600 (0.12 s a step), but the previous-token head formed in
-      layer 2 (2:1, 0.58 by step 1000) and layer 1's heads looked at the first token.
-What the issue's recipe (attention-only, LayerNorm, d 64) did, a Llama-shaped model of 2 layers
-has not done here: its layer 1 settles as a first-token / positional layer and layer 2 takes the
-previous-token role, leaving no layer for induction. Untried: 3 layers (the circuit in layers 2
-and 3), untied with HF's std 0.02, and smaller head counts.
-
-[SECTION] The tokenizer: tiny-lm's byte-level BPE, written as tokenizer.json ----------------------
+# [SECTION] The tokenizer: tiny-lm's byte-level BPE, written as tokenizer.json ----------------------
 
 
 def tokenizer_json(tok):
@@ -314,7 +296,9 @@ def train(model, streams, tok, log, out_dir="/tmp/tc"):
                             lr=LR, betas=(0.9, 0.95))
     steps = PHASE1 + PHASE2
     curve, history, start = [], [], time.time()
-    first = pool[np.random.default_rng(SEED + 1).permutation(len(pool))[:FIRST_POOL]]
+    order = pool[np.random.default_rng(SEED + 1).permutation(len(pool))]
+    first = order[:FIRST_POOL]
+    GROW = int(os.environ.get("GROW", "0"))  # after the small pool: twice as many ids every GROW steps
     for step in range(steps):
         phase = 1 if step < PHASE1 else 2
         # phase 1 at a constant rate after the warm-up; phase 2 decays (cosine) to 10 %
@@ -323,7 +307,10 @@ def train(model, streams, tok, log, out_dir="/tmp/tc"):
         for g in opt.param_groups:
             g["lr"] = lr
         short = tuple(map(int, SHORT.split(","))) if SHORT and step < FIRST_STEPS else None
-        x, known = batch(rng, phase, streams, first if step < FIRST_STEPS else pool, bos, short)
+        ids_now = first if step < FIRST_STEPS else pool
+        if GROW and step >= FIRST_STEPS:
+            ids_now = order[:min(len(pool), FIRST_POOL * 2 ** ((step - FIRST_STEPS) // GROW + 1))]
+        x, known = batch(rng, phase, streams, ids_now, bos, short)
         loss = F.cross_entropy(model(x[:, :-1], where=known), x[:, 1:][known])
         opt.zero_grad(set_to_none=True)
         loss.backward()
