@@ -72,15 +72,15 @@ import heads  # noqa: E402
 import tiny_lm  # noqa: E402
 from hf_files import stored, write_json, write_safetensors  # noqa: E402
 
-CONFIG = dict(n_layer=int(os.environ.get("NL", "2")), n_head=4, n_kv_head=2, d=int(os.environ.get("D", "128")), d_ff=int(os.environ.get("DFF", "384")), vocab_size=4096, rope_theta=10000.0)
-TIED = os.environ.get("TIED", "1") == "1"
+CONFIG = dict(n_layer=int(os.environ.get("NL", "2")), n_head=4, n_kv_head=2, d=int(os.environ.get("D", "64")), d_ff=int(os.environ.get("DFF", "192")), vocab_size=int(os.environ.get("VOCAB", "512")), rope_theta=10000.0)
+TIED = os.environ.get("TIED", "0") == "1"
 BOS_IN_REPEATS = os.environ.get("BOSREP", "1") == "1"
 T = 128                      # training windows, BOS included
 BATCH = 32                   # windows a step
 PHASE1, PHASE2 = 2300, 1500  # steps
-LR, WARMUP, WEIGHT_DECAY = float(os.environ.get("LR", "1e-3")), 100, 0.01
+LR, WARMUP, WEIGHT_DECAY = float(os.environ.get("LR", "3e-3")), 100, 0.01
 BLOCK = (4, 60)              # a block r + r: len(r) drawn from this range, inclusive
-FIRST_POOL, FIRST_STEPS = int(os.environ.get("FP", "64")), 1500
+FIRST_POOL, FIRST_STEPS = int(os.environ.get("FP", "512")), int(os.environ.get("FS", "1500"))
 LOSS_ALL = os.environ.get("LOSS_ALL", "1") == "1"  # exploring: the loss on the first copies too  # phase 1 draws r from FIRST_POOL ids for its first steps, then from all
 REPEAT_SHARE = 0.25          # phase 2: the share of windows that are still blocks r + r
 PROBE_LENGTHS = (30, 60)     # the probes: [BOS] + r + r with len(r) = n
@@ -188,7 +188,7 @@ class Model(torch.nn.Module):
         self.embed_tokens = torch.nn.Embedding(V, c["d"])
         self.layers = torch.nn.ModuleList(Layer(c) for _ in range(c["n_layer"]))
         self.norm = RMSNorm(c["d"])
-        if os.environ.get("ZERO_MLP", "0") == "1":
+        if os.environ.get("ZERO_MLP", "1") == "1":
             for layer in self.layers:
                 torch.nn.init.zeros_(layer.mlp.down_proj.weight)
         if TIED:
@@ -254,7 +254,8 @@ def best(scores, kind):  # -> (score, "layer:head" counted from 1)
 # [SECTION] Training: the two phases ---------------------------------------------------------------
 
 
-SHORT = os.environ.get("SHORT", "")  # exploring: "T,lo,hi" windows of T and blocks lo..hi while the small pool is used
+POOL_SOFTMAX = os.environ.get("POOLSOFT", "0") == "1"
+SHORT = os.environ.get("SHORT", "32,2,15")  # exploring: "T,lo,hi" windows of T and blocks lo..hi while the small pool is used
 
 
 def repeat_window(rng, pool, bos, n=None, block=None):
@@ -311,7 +312,12 @@ def train(model, streams, tok, log, out_dir="/tmp/tc"):
         if GROW and step >= FIRST_STEPS:
             ids_now = order[:min(len(pool), FIRST_POOL * 2 ** ((step - FIRST_STEPS) // GROW + 1))]
         x, known = batch(rng, phase, streams, ids_now, bos, short)
-        loss = F.cross_entropy(model(x[:, :-1], where=known), x[:, 1:][known])
+        logits, targets = model(x[:, :-1], where=known), x[:, 1:][known]
+        if POOL_SOFTMAX and step < FIRST_STEPS:  # exploring: the softmax over the small pool only
+            inv = torch.full((V,), -1, dtype=torch.long)
+            inv[torch.as_tensor(first)] = torch.arange(len(first))
+            logits, targets = logits[:, torch.as_tensor(first)], inv[targets]
+        loss = F.cross_entropy(logits, targets)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -321,7 +327,8 @@ def train(model, streams, tok, log, out_dir="/tmp/tc"):
             s = probe_scores(model, tok, first.tolist() if step < FIRST_STEPS else None)  # the ids it trains on
             p, ind = best(s[PROBE_LENGTHS[0]], "prev"), [best(s[n], "induction") for n in PROBE_LENGTHS]
             history.append({"step": step, "prev": p[0], "induction": [v for v, _ in ind]})
-            torch.save(model.state_dict(), os.path.join(out_dir, "ckpt.pt"))
+            if os.environ.get("CKPT"):  # exploring: the weights so far, for a look at every head
+                torch.save(model.state_dict(), os.environ["CKPT"])
             log(f"step {step:5d}  phase {phase}  loss {loss.item():.3f}  lr {lr:.2e}  {time.time() - start:.0f} s  "
                 f"prev {p[0]:.2f} ({p[1]})  induction " + ", ".join(f"n={n} {v:.2f} ({w})" for n, (v, w) in zip(PROBE_LENGTHS, ind)))
     return curve, history, time.time() - start
@@ -358,7 +365,7 @@ def hf_config(V, bos):
             "max_position_embeddings": 2048, "mlp_bias": False, "model_type": "llama",
             "num_attention_heads": c["n_head"], "num_hidden_layers": c["n_layer"], "num_key_value_heads": c["n_kv_head"],
             "pretraining_tp": 1, "rms_norm_eps": 1e-5, "rope_scaling": None, "rope_theta": c["rope_theta"],
-            "tie_word_embeddings": True, "torch_dtype": "float16", "transformers_version": "4.46.0",
+            "tie_word_embeddings": TIED, "torch_dtype": "float16", "transformers_version": "4.46.0",
             "use_cache": True, "vocab_size": V}
 
 
@@ -368,7 +375,7 @@ def write_checkpoint(out, model, tok):
     tensors = []
     for name, p in model.named_parameters():
         raw, value = stored(p.detach().numpy(), "F16")
-        tensors.append(("model." + name, "F16", tuple(p.shape), raw))
+        tensors.append((name if name == "lm_head.weight" else "model." + name, "F16", tuple(p.shape), raw))
         p.data.copy_(value.to(torch.float32))
     write_safetensors(os.path.join(out, "model.safetensors"), tensors)
     write_json(os.path.join(out, "config.json"), hf_config(len(tok.vocab), tok.vocab[BOS]), indent=2)
@@ -383,7 +390,7 @@ def main(out):
     libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD and M_TOP_PAD (above): keep freed memory
     libc.mallopt(-2, 1 << 29)
     torch.manual_seed(SEED)
-    torch.set_num_threads(int(os.environ.get("NT", "2")))
+    torch.set_num_threads(int(os.environ.get("NT", "1")))
     os.makedirs(out, exist_ok=True)
     lines = []
 
