@@ -5,7 +5,7 @@
 #   bash scripts/train_models.sh [OUT [NAME…]]   (OUT defaults to models/, NAME to all three;
 #                                                run as root on Debian bookworm)
 # tiny-lm and tiny-translator train side by side, as the shipped ones did (about 27 minutes on
-# this 2-core machine), then tiny-circuits alone (about 30 minutes; docs/MODELS.md). The runtime
+# this 2-core machine), then tiny-circuits alone (about 15 minutes; docs/MODELS.md). The runtime
 # files' sha256 go to OUT/SHA256SUMS.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)

@@ -137,7 +137,7 @@ for text in (held["fortunes"][0][:300], held["fortunes-zh"][0][:120], "The cat s
 folder = os.path.join(root, "models", "tiny-circuits")
 cfg = json.load(open(os.path.join(folder, "config.json")))
 info = json.load(open(os.path.join(folder, "training.json")))
-W = {n[len("model."):]: t for n, t in read_safetensors(os.path.join(folder, "model.safetensors")).items()}
+W = {n[len("model."):] if n.startswith("model.") else n: t for n, t in read_safetensors(os.path.join(folder, "model.safetensors")).items()}
 tj = json.load(open(os.path.join(folder, "tokenizer.json"), encoding="utf-8"))
 tok = tiny_lm.Tokenizer([tuple(m) for m in tj["model"]["merges"]])
 check(tok.vocab == tj["model"]["vocab"] and tiny_circuits.tokenizer_json(tok) == tj,
