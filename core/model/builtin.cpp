@@ -10,7 +10,7 @@ namespace attn {
 namespace {
 constexpr const char* kGpt2Files[] = {"config.json", "model.safetensors", "vocab.json", "merges.txt"};
 constexpr const char* kMarianFiles[] = {"config.json", "model.safetensors", "vocab.json", "source.spm", "target.spm"};
-constexpr const char* kLlamaFiles[] = {"config.json", "model.safetensors", "tokenizer.json"};
+constexpr const char* kLlamaFiles[] = {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"};
 }  // namespace
 
 std::span<const BuiltinModel> builtin_models() {

@@ -98,6 +98,8 @@ await check('a model= link without map= opens the view it names on layer 1, head
 });
 
 await check('the induction-circuit scene: Steps of the induction head, and the words under it say why (K-composition)', async () => {
+  await clickWidget(page, 'model.close');  // the scene list shows with no model open
+  await until(page, (x) => !x.model.active, 'the model closed');
   await pickPreset(page, 'live.induction-circuit');
   let s = await until(page, (x) => settled(x) && x.view === 'steps' && x.steps_why !== '', 'the circuit scene with its words', 60000);
   expect(s.import.layer === 1 && s.steps_head === 0, `map ${s.import.layer + 1}:${s.steps_head + 1}`);
@@ -124,6 +126,9 @@ await check('the induction-circuit scene: Steps of the induction head, and the w
   await moveAway(page);
   await shot(page, 'builtin-07-circuit-phone.png');
   await page.setViewportSize({ width: 1280, height: 800 });
+  await waitFrames(page, 3);
+  if ((await state(page)).widgets['drawer.open']) await clickWidget(page, 'drawer.open');  // the phone's drawer, closed
+  await until(page, (x) => x.widgets['model.close'], 'the panels back at desktop size');
   return `${said.slice(0, 160)}…`;
 });
 
