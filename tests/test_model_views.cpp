@@ -15,6 +15,7 @@
 #include "heatmap_layout.hpp"
 #include "induction.hpp"
 #include "link_state.hpp"
+#include "live_scenes.hpp"
 #include "model_layout.hpp"
 #include "sink.hpp"
 #include "svg.hpp"
@@ -490,3 +491,41 @@ TEST_CASE("induction_why: the key after the earlier copy, and the earlier layer'
     CHECK_FALSE(induction_why(st, ids, 1, 0, 5));
 }
 
+#ifndef __EMSCRIPTEN__
+TEST_CASE("the induction-circuit scene: tiny-circuits' layer-2 induction head, whose query's key was written by a layer-1 head") {
+    AppState st;
+    st.load_preset("i-am-good");
+    const LiveScene* scene = find_live_scene("induction-circuit");
+    REQUIRE(scene);
+    open_live_scene(st, *scene);
+    until_live(st);
+    for (int i = 0; i < 100 && st.model.busy(); ++i) advance_model(st, 1.0);
+    CHECK(st.view == View::Steps);
+    REQUIRE(st.figure.live->model->heads);
+    const HeadScores& hs = *st.figure.live->model->heads;
+    const int layer = st.imported.import_layer, head = st.imported.import_head;
+    CHECK(layer == 1);
+    CHECK(hs.at(HeadKind::Induction, layer, head) >= kHeadThresholds[static_cast<size_t>(HeadKind::Induction)]);
+    const AttentionStack& stack = st.figure.layers->stacks[0];
+    const std::vector<int>& ids = st.figure.live->input.ids;
+    const int q = induction_example_query(stack, ids, layer, head);
+    const std::optional<InductionWhy> why = induction_why(stack, ids, layer, head, q);
+    REQUIRE(why);
+    CHECK(why->matched());
+    CHECK(why->writer_layer == 0);
+    CHECK(why->writer_weight > 0.5f);  // from the key e + 1, the writer looks back at the query's earlier copy
+    // The scene's text is a sentence said twice: most of the second copy's queries look hardest at the
+    // token after the same position in the first copy (the textbook picture).
+    const int n = static_cast<int>(ids.size()) / 2;  // BOS, the sentence, " ", the sentence: the copies are n apart
+    REQUIRE(std::equal(ids.begin() + n + 1, ids.end(), ids.begin() + 1));
+    int aligned = 0;
+    for (int i = n + 1; i < static_cast<int>(ids.size()); ++i) {
+        int top = 0;
+        for (int j = 1; j <= i; ++j) top = stack.map(layer, head)(i, j) > stack.map(layer, head)(i, top) ? j : top;
+        aligned += top == i - n + 1;
+    }
+    const int queries = static_cast<int>(ids.size()) - n - 1;
+    MESSAGE(aligned << " of " << queries << " second-copy queries look hardest at the token after their earlier copy");
+    CHECK(aligned * 3 >= queries * 2);
+}
+#endif

@@ -10,12 +10,17 @@ namespace attn {
 namespace {
 constexpr const char* kGpt2Files[] = {"config.json", "model.safetensors", "vocab.json", "merges.txt"};
 constexpr const char* kMarianFiles[] = {"config.json", "model.safetensors", "vocab.json", "source.spm", "target.spm"};
+constexpr const char* kLlamaFiles[] = {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"};
 }  // namespace
 
 std::span<const BuiltinModel> builtin_models() {
     static constexpr BuiltinModel kModels[] = {
         {"tiny-lm", "gpt2", "a 4-layer GPT-2 trained here on English and Chinese text from Debian packages (docs/MODELS.md)",
          kGpt2Files},
+        {"tiny-circuits", "llama",
+         "a 2-layer Llama trained here whose layer-1 previous-token head and layer-2 induction heads are as clear as in "
+         "the papers; English and Chinese (docs/MODELS.md)",
+         kLlamaFiles},
         {"tiny-translator", "marian",
          "a Marian encoder-decoder trained here to translate numbers and dates between English, Chinese and digits "
          "(docs/MODELS.md)",

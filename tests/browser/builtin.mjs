@@ -2,14 +2,16 @@
 // builtin.mjs: the models that ship with attnviz (models/, core/model/builtin.hpp) in the page:
 // nothing of them is fetched before the first frame; a live scene loads its model on demand and
 // shows the head it is about; the model grid tags the heads whose scores clear their thresholds;
-// typing reruns the model; a model= link reproduces the figure; the translator translates; the
-// single-file build runs both from file:// with no request at all.
+// typing reruns the model; a model= link reproduces the figure; the induction circuit's Steps
+// view says why its query looks where it does, and knocking out the previous-token head it names
+// takes the match away; the translator translates; the single-file build runs the models from
+// file:// with no request at all.
 //   node tests/browser/builtin.mjs SITE_DIR ARTIFACT_DIR
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
-  check, clickWidget, expect, finishSuite, moveAway, openPage, pickPreset, requests, shot, startSuiteOrEnd, state,
-  until, waitFrames,
+  check, clickWidget, expect, finishSuite, moveAway, openPage, pickPreset, pointAt, requests, shot, startSuiteOrEnd,
+  state, until, waitFrames,
 } from './harness.mjs';
 
 const [siteDir, artifacts] = process.argv.slice(2);
@@ -20,12 +22,6 @@ if (!siteDir || !artifacts) {
 const settled = (s) => s.model.active && !s.model.busy && s.model.run_revision === s.model.input_revision && s.model.figure;
 const kinds = ['prev', 'induction', 'sink', 'delimiter'];
 const thresholds = { prev: 0.5, induction: 0.4, sink: 0.5, delimiter: 0.5 };
-// The 1-based "attention:L:H" of the head with the highest score of a kind.
-function strongest(heads, kind) {
-  let best = [0, 0];
-  heads[kind].forEach((row, l) => row.forEach((v, h) => { if (v > heads[kind][best[0]][best[1]]) best = [l, h]; }));
-  return best;
-}
 
 const { browser, url } = await startSuiteOrEnd('browser-builtin', siteDir, artifacts);
 const page = await openPage(browser, url);
@@ -36,15 +32,15 @@ await check('nothing of the built-in models is fetched for the first frame', asy
 });
 
 let induction;
-await check('the induction scene loads tiny-lm on demand and shows its strongest induction head', async () => {
+await check('the induction scene loads tiny-circuits on demand and shows its induction head 2:1', async () => {
   await pickPreset(page, 'live.induction');
-  const s = await until(page, settled, 'tiny-lm loaded and run', 60000);
-  expect(s.model.builtin === 'tiny-lm' && s.model.model_type === 'gpt2', `builtin ${s.model.builtin}`);
-  expect(requests.some(([, u]) => u.endsWith('/models/tiny-lm/model.safetensors')), 'model.safetensors was not fetched');
+  const s = await until(page, settled, 'tiny-circuits loaded and run', 60000);
+  expect(s.model.builtin === 'tiny-circuits' && s.model.model_type === 'llama', `builtin ${s.model.builtin}`);
+  expect(requests.some(([, u]) => u.endsWith('/models/tiny-circuits/model.safetensors')), 'model.safetensors was not fetched');
   expect(s.model.heads && kinds.every((k) => s.model.heads[k]), 'no head scores');
-  const [l, h] = strongest(s.model.heads, 'induction');
-  expect(s.view === 'heatmap' && s.import.layer === l && s.import.head === h,
-         `view ${s.view}, map ${s.import.layer + 1}:${s.import.head + 1}, strongest induction head ${l + 1}:${h + 1}`);
+  const [l, h] = [1, 0];  // the scene's map (web/state/live_scenes.cpp): the head that does it best on English text
+  expect(s.view === 'heatmap' && s.import.layer === l && s.import.head === h, `view ${s.view}, map ${s.import.layer + 1}:${s.import.head + 1}`);
+  expect(s.model.heads.induction[l][h] >= thresholds.induction, `induction score ${s.model.heads.induction[l][h]}`);
   induction = s;
   await moveAway(page);
   await shot(page, 'builtin-01-induction.png');
@@ -65,7 +61,7 @@ await check('the model grid tags every head whose score clears its threshold', a
   return `${tagged.length} heads tagged (${tagged.join(' ')})`;
 });
 
-await check('typing reruns tiny-lm on the new text', async () => {
+await check('typing reruns the model on the new text', async () => {
   const before = await state(page);
   await clickWidget(page, 'model.text');
   await waitFrames(page, 3);
@@ -79,8 +75,8 @@ await check('typing reruns tiny-lm on the new text', async () => {
 });
 
 await check('a model= link reopens the same figure in a new page', async () => {
-  const [l, h] = strongest(induction.model.heads, 'induction');
-  const hash = `#v=1&model=tiny-lm&view=heatmap&map=attention:${l + 1}:${h + 1}&text=` +
+  const [l, h] = [induction.import.layer, induction.import.head];
+  const hash = `#v=1&model=tiny-circuits&view=heatmap&map=attention:${l + 1}:${h + 1}&text=` +
                encodeURIComponent(induction.model.text);
   const other = await openPage(browser, url + hash);
   const s = await until(other, settled, 'the linked model run', 60000);
@@ -99,6 +95,41 @@ await check('a model= link without map= opens the view it names on layer 1, head
   expect(!/(^|&)(scene|preset)=/.test(link) && /view=heatmap/.test(link) && link.length < 200, `link ${link}`);
   await other.context().close();
   return link;
+});
+
+await check('the induction-circuit scene: Steps of the induction head, and the words under it say why (K-composition)', async () => {
+  await clickWidget(page, 'model.close');  // the scene list shows with no model open
+  await until(page, (x) => !x.model.active, 'the model closed');
+  await pickPreset(page, 'live.induction-circuit');
+  let s = await until(page, (x) => settled(x) && x.view === 'steps' && x.steps_why !== '', 'the circuit scene with its words', 60000);
+  expect(s.import.layer === 1 && s.steps_head === 0, `map ${s.import.layer + 1}:${s.steps_head + 1}`);
+  expect(/K-composition/.test(s.steps_why) && /previous-token head/.test(s.steps_why), `words: ${s.steps_why}`);
+  const writer = s.steps_why.match(/Layer 1 head (\d)/);
+  expect(writer && s.widgets['steps.why'] && s.widgets['steps.why.button'], `writer ${writer}, widgets ${Object.keys(s.widgets)}`);
+  await moveAway(page);
+  await shot(page, 'builtin-05-circuit.png');
+  const said = s.steps_why;
+  // The button knocks the writer out: the run is redone, and the query no longer finds the key.
+  await pointAt(page, s.widgets['steps.why.button'], true);
+  s = await until(page, (x) => settled(x) && x.model.experiment.knockout === `1:${writer[1]}` && x.steps_why !== said,
+                  'the knocked-out run', 30000);
+  expect(/is knocked out/.test(s.steps_why) && !/K-composition/.test(s.steps_why), `words after: ${s.steps_why}`);
+  await moveAway(page);
+  await shot(page, 'builtin-06-circuit-knocked.png');
+  await pointAt(page, s.widgets['steps.why.button'], true);
+  s = await until(page, (x) => settled(x) && x.model.experiment.knockout === '', 'restored', 30000);
+  expect(s.steps_why === said, `restored words: ${s.steps_why}`);
+  // On a phone the words stay under the figure, inside the screen.
+  await page.setViewportSize({ width: 390, height: 844 });
+  const inside = (x) => { const [wx, , ww] = x.widgets['steps.why'] || [0, 0, Infinity]; return wx + ww <= x.figure[0] + x.figure[2] + 1; };
+  s = await until(page, (x) => x.widgets['steps.why'] && inside(x) && x.figure[2] < 1280, 'the words inside the phone\'s figure');
+  await moveAway(page);
+  await shot(page, 'builtin-07-circuit-phone.png');
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await waitFrames(page, 3);
+  if ((await state(page)).widgets['drawer.open']) await clickWidget(page, 'drawer.open');  // the phone's drawer, closed
+  await until(page, (x) => x.widgets['model.close'], 'the panels back at desktop size');
+  return `${said.slice(0, 160)}…`;
 });
 
 await check('the translate-numbers scene translates with tiny-translator and shows cross attention', async () => {
@@ -120,13 +151,13 @@ await check('the translate-numbers scene translates with tiny-translator and sho
   return `${s.model.figure.ids.length} target tokens, shown at ${[...lengths].sort((a, b) => a - b).join(', ')}`;
 });
 
-await check('the single-file build runs tiny-lm from file:// without a request, with either build', async () => {
+await check('the single-file build runs tiny-circuits from file:// without a request, with either build', async () => {
   const single = pathToFileURL(path.resolve(siteDir, 'attnviz-single.html')).href;
   const before = requests.length;
-  const other = await openPage(browser, single + '#v=1&model=tiny-lm&text=' + encodeURIComponent(induction.model.text));
+  const other = await openPage(browser, single + '#v=1&model=tiny-circuits&text=' + encodeURIComponent(induction.model.text));
   // The twin follows once the run's figure is in and the typing pause is over (App::note_typing).
   const described = (x) => settled(x) && !x.typing && x.twin !== '';
-  const s = await until(other, described, 'tiny-lm from the single file', 60000);
+  const s = await until(other, described, 'tiny-circuits from the single file', 60000);
   expect(JSON.stringify(s.model.figure.ids) === JSON.stringify(induction.model.figure.ids), `ids ${s.model.figure.ids}`);
   // (The http page before this one may still ask for its favicon.)
   const outside = requests.slice(before).filter(([, u]) => !/^(file|data):/.test(u) && !u.endsWith('/favicon.svg'));
@@ -134,9 +165,9 @@ await check('the single-file build runs tiny-lm from file:// without a request, 
   await other.context().close();
   // Both builds are inside: a browser without relaxed SIMD runs the SIMD128 one, to the same ids
   // and the same summary of the model's figure.
-  const plain = await openPage(browser, single + '#v=1&model=tiny-lm&text=' + encodeURIComponent(induction.model.text),
+  const plain = await openPage(browser, single + '#v=1&model=tiny-circuits&text=' + encodeURIComponent(induction.model.text),
                                { initScript: () => { WebAssembly.validate = () => false; } });
-  const p = await until(plain, described, 'tiny-lm from the single file, SIMD128', 60000);
+  const p = await until(plain, described, 'tiny-circuits from the single file, SIMD128', 60000);
   expect(s.isa === 'wasm-relaxed-simd' && p.isa === 'wasm-simd128', `kernels ${s.isa}, then ${p.isa}`);
   expect(JSON.stringify(p.model.figure.ids) === JSON.stringify(s.model.figure.ids) && p.twin === s.twin,
          `ids ${p.model.figure.ids}, twin "${p.twin}" against "${s.twin}"`);

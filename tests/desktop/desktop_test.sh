@@ -108,8 +108,8 @@ else
   fail "window runs a model folder live" "$model_dir is missing (the build writes it)"
 fi
 
-# 1c. `attnviz induction`: a live scene runs the built-in tiny-lm compiled into the program.
-window_check "window runs the live scene induction (tiny-lm, compiled in)" induction "$artifacts/desktop-induction.png"
+# 1c. `attnviz induction`: a live scene runs the built-in tiny-circuits compiled into the program.
+window_check "window runs the live scene induction (tiny-circuits, compiled in)" induction "$artifacts/desktop-induction.png"
 
 # 2. attnviz render, every view and kind.
 render() {  # name scene view theme [extra args]

@@ -12,10 +12,17 @@ tiny-lm:
      issue's 0.4 and 0.5 were not reached: docs/MODELS.md);
   3. `attnviz run tiny-lm` (the built-in copy) gives the training module's and the float64
      reference's attention (1e-4) and logits (1e-3 relative), and --text the tokenizer's ids.
+tiny-circuits (the issue-30 thresholds, docs/MODELS.md):
+  4. held-out loss beats the unigram baseline by at least LM_MARGIN on English and on Chinese;
+  5. on [BOS] + r + r (r: n ids drawn from the whole vocabulary, n = 30 and 60), the float64
+     reference's TransformerLens scores: a layer-1 previous-token head >= 0.7 and a layer-2
+     induction head >= 0.6 at both lengths, as training.json recorded them;
+  6. `attnviz run tiny-circuits` gives the reference's attention on the probes (so the runtime's
+     scores are the training code's), and --text tokenizer.json's ids.
 tiny-translator, on its 500 held-out cases (heldout.json: inputs training never saw):
-  4. greedy translations exact in >= 99 %; the guided head's strongest source token is one the
+  7. greedy translations exact in >= 99 %; the guided head's strongest source token is one the
      reference alignment names for >= 90 % of aligned output tokens;
-  5. `attnviz run tiny-translator --source TEXT` translates as the training module does, with
+  8. `attnviz run tiny-translator --source TEXT` translates as the training module does, with
      SentencePiece's source ids and the reference's cross attention.
 Exits 1 on any failure.
 """
@@ -33,11 +40,13 @@ sys.path.insert(0, here)
 sys.path.insert(0, os.path.join(root, "training"))
 import heads  # noqa: E402
 import reference  # noqa: E402
+import tiny_circuits  # noqa: E402
 import tiny_lm  # noqa: E402
 import tiny_translator  # noqa: E402
 from test_reference import read_safetensors  # noqa: E402
 
 LM_MARGIN = 1.5  # nats per token (docs/MODELS.md)
+PREV_MIN, INDUCTION_MIN = 0.7, 0.6  # tiny-circuits' heads (issue 30)
 binary = sys.argv[1]
 failures = []
 torch.set_num_threads(2)
@@ -123,6 +132,61 @@ for text in (held["fortunes"][0][:300], held["fortunes-zh"][0][:120], "The cat s
           f"tiny-lm: {len(want_ids)} tokens: attention within {max(a, a_train):.1e}, logits within {max(g, g_train):.1e} "
           "of the reference and the training module")
 
+# [SECTION] tiny-circuits ------------------------------------------------------------------------
+
+folder = os.path.join(root, "models", "tiny-circuits")
+cfg = json.load(open(os.path.join(folder, "config.json")))
+info = json.load(open(os.path.join(folder, "training.json")))
+W = {n[len("model."):] if n.startswith("model.") else n: t for n, t in read_safetensors(os.path.join(folder, "model.safetensors")).items()}
+tj = json.load(open(os.path.join(folder, "tokenizer.json"), encoding="utf-8"))
+tok = tiny_lm.Tokenizer([tuple(m) for m in tj["model"]["merges"]])
+check(tok.vocab == tj["model"]["vocab"] and tiny_circuits.tokenizer_json(tok) == tj,
+      "tiny-circuits: tokenizer.json is its merges' byte-level BPE with BOS first")
+model = tiny_circuits.Model(info["config"], cfg["vocab_size"])
+with torch.no_grad():
+    for name, p in model.named_parameters():
+        p.copy_(W[name].to(torch.float32))
+model.eval()
+
+# 4. held-out loss against the unigram baseline, English and Chinese
+held = json.load(open(os.path.join(folder, "heldout.json"), encoding="utf-8"))
+counts = np.asarray(info["unigram_counts"], dtype=np.float64) + 1
+logp = np.log(counts / counts.sum())
+for name, sources in (("English", ("bible-kjv", "fortunes")), ("Chinese", ("fortunes-zh",))):
+    stream = np.concatenate([tok.stream(held[s]) for s in sources])
+    loss = tiny_circuits.heldout_loss(model, stream, tok.vocab[tiny_circuits.BOS])
+    unigram = float(-logp[stream].mean())
+    check(loss < unigram - LM_MARGIN, f"tiny-circuits: {name} held-out loss {loss:.3f} nats/token over {len(stream)} tokens, "
+          f"unigram {unigram:.3f}: better by {unigram - loss:.2f} (>= {LM_MARGIN})")
+
+# 5. the heads, from the float64 reference on the issue's probes
+for n in tiny_circuits.PROBE_LENGTHS:
+    ids = tiny_circuits.repeat_probe(tok, n)
+    with torch.no_grad():
+        ref = reference.llama_like_forward(W, cfg, ids)["attention"].numpy()
+    # TransformerLens's scores, written here again: prev = mean A[i][i-1]; induction = mean over
+    # the second copy of A[i][i-n+1], the token after the earlier copy
+    T = len(ids)
+    prev = np.array([[np.mean([A[i, i - 1] for i in range(1, T)]) for A in layer] for layer in ref])
+    induction = np.array([[np.mean([A[i, i - n + 1] for i in range(n + 1, T)]) for A in layer] for layer in ref])
+    check(prev[0].max() >= PREV_MIN, f"tiny-circuits: n = {n}: layer 1's best previous-token head 1:{prev[0].argmax() + 1} "
+          f"scores {prev[0].max():.3f} (>= {PREV_MIN})")
+    check(induction[1].max() >= INDUCTION_MIN, f"tiny-circuits: n = {n}: layer 2's best induction head 2:{induction[1].argmax() + 1} "
+          f"scores {induction[1].max():.3f} (>= {INDUCTION_MIN})")
+    recorded = info["probe_scores"][str(n)]
+    check(close(prev, recorded["prev"], 1e-4) < 1e-4 and close(induction, recorded["induction"], 1e-4) < 1e-4,
+          f"tiny-circuits: n = {n}: training.json's scores are the reference's on the shipped weights")
+    # 6. the runtime on the same probe
+    out = run(["tiny-circuits", "--ids", ",".join(map(str, ids))])
+    if out:
+        check(close(out["attention"], ref, 1e-4) < 1e-4, f"tiny-circuits: n = {n}: attnviz run's attention within "
+              f"{close(out['attention'], ref, 1e-4):.1e} of the reference's (1e-4), so its scores are the same")
+for text in (held["fortunes"][0][:300], held["fortunes-zh"][0][:120], "Mira planted seven blue tulips. Mira planted seven blue tulips."):
+    out = run(["tiny-circuits", "--text", text])
+    want = tiny_circuits.encode(tok, text)
+    if out:
+        check(out["ids"] == want, f"tiny-circuits: --text {text[:24]!r}…: {len(out['ids'])} ids, the tokenizer's {len(want)} (BOS first)")
+
 # [SECTION] tiny-translator -----------------------------------------------------------------------
 
 folder = os.path.join(root, "models", "tiny-translator")
@@ -138,7 +202,7 @@ with torch.no_grad():
         p.copy_(tensors[{"shared": "model.shared.weight"}.get(name, name if name == "final_logits_bias" else "model." + name)].to(torch.float32))
 mt.eval()
 
-# 4. exact translations and alignment on the held-out cases
+# 7. exact translations and alignment on the held-out cases
 examples = [(c["source_ids"], c["target_ids"], np.asarray(c["alignment"], dtype=np.float32), c["source"], c["target"]) for c in cases]
 check(all(tt.encode(tt.source, c["source"])[0] == c["source_ids"] for c in cases), "tiny-translator: held-out sources tokenize to their recorded ids")
 exact, by_head, total = tiny_translator.evaluate(mt, tt, examples)
@@ -148,7 +212,7 @@ check(len(cases) == 500 and exact >= 0.99, f"tiny-translator: {exact:.1%} of {le
 check(rate >= 0.9, f"tiny-translator: cross_attention layer {guided['layer'] + 1} head {guided['head'] + 1}: "
       f"{rate:.1%} of {total} output tokens' strongest source token is their reference's (>= 90 %)")
 
-# 5. attnviz run against the training module and the reference
+# 8. attnviz run against the training module and the reference
 W = {n[len("model."):] if n.startswith("model.") else n: t for n, t in tensors.items()}
 wrong, worst = [], 0.0
 for c in cases[:40]:

@@ -417,7 +417,7 @@ constexpr LinkParam kParams[] = {
     {.name = "model",
      .what = "a built-in model run live on `text` (`attnviz run --list`; docs/MODELS.md), loaded on demand; "
              "any other model is the page's `?model=` (below)",
-     .values = "`tiny-lm`, `tiny-translator`",
+     .values = "`tiny-lm`, `tiny-circuits`, `tiny-translator`",
      .default_value = "",
      .parse = [](LinkState& l, std::string_view v) -> std::string {
          if (!find_builtin(v)) return "expected a built-in model (tiny-lm, tiny-translator), got " + shown_value(v);

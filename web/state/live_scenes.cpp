@@ -7,12 +7,21 @@ namespace attn {
 
 std::span<const LiveScene> live_scenes() {
     static constexpr LiveScene kScenes[] = {
-        {"induction", "tiny-lm",
+        {"induction", "tiny-circuits",
          "The old man saw a small red boat on the river. The old man saw a small red boat on the river.", "", View::Heatmap,
-         HeadKind::Induction, "",
-         "tiny-lm (a GPT-2 trained here) on a sentence said twice, its best induction-scoring head selected. This small "
-         "model learned no strong induction head (score 0.05; docs/MODELS.md): see what the second copy looks at. "
-         "一句话说两遍，选出归纳分数最高的头；这个小模型没有学出强的归纳头（0.05），看看第二遍在看哪里。"},
+         std::nullopt, "attention:2:1",
+         "tiny-circuits (a 2-layer Llama trained here) on a sentence said twice, its induction head 2:1 "
+         "(layer 2's four heads score 0.86–0.95 on a repeat of 30 random tokens; 2:1 is the one that does it best on "
+         "English text; docs/MODELS.md): each token of the second copy looks at the token that followed it the first time. "
+         "一句话说两遍，显示归纳头 2:1（第 2 层四个头在 30 个随机词元的重复上得分 0.86–0.95）：第二遍的每个词元看向它第一次出现时后面的那个词元。"},
+        {"induction-circuit", "tiny-circuits",
+         "Mira planted seven blue tulips near the old mill. Mira planted seven blue tulips near the old mill.", "",
+         View::Steps, std::nullopt, "attention:2:1",
+         "The induction circuit of tiny-circuits, step by step: a previous-token head in layer 1 (head 1:1, "
+         "previous-token score 0.71) writes each token's predecessor into its place, and the induction head in layer 2 reads it with W_K (K-composition), so the "
+         "query finds the token after its earlier copy. Type your own repeated sentence; the words under the figure say "
+         "why each row looks where it does. 归纳电路逐步展示：第 1 层的前一词元头（1:1，得分 0.71）把前一个词写进每个位置，第 2 层的归纳头用 "
+         "W_K 读取它（K-组合），于是查询找到它上一次出现之后的词元。"},
         {"trained-heads", "tiny-lm", "To be, or not to be, that is the question. 床前明月光，疑是地上霜。", "", View::Model,
          HeadKind::Prev, "",
          "Every head of tiny-lm, tagged with what it does where its score clears the threshold (previous token, "
