@@ -2,6 +2,7 @@
 // one-line errors.
 #include "cli.hpp"
 #include "builtin.hpp"
+#include "hub_fetch.hpp"
 #include "model.hpp"
 #include "text.hpp"
 
@@ -10,6 +11,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -18,6 +20,8 @@
 #include <tuple>
 #include <sstream>
 #include <string_view>
+
+#include <unistd.h>
 
 namespace attn {
 
@@ -223,7 +227,7 @@ int run_import(const std::vector<std::string>& args, std::istream& in, std::ostr
 namespace {
 
 constexpr const char* kRunUsage =
-    "attnviz run: expected a model (a folder or a built-in name: attnviz run --list) and its input: "
+    "attnviz run: expected a model (a folder, a built-in name: attnviz run --list, or a Hub id ORG/NAME[@REVISION]) and its input: "
     "attnviz run MODEL --text \"…\" [--json] [--top N] | --source \"…\" [--text \"…\"] [--max-new N] | "
     "--ids 1,2,3 [--source-ids 4,5]; experiments: [--knockout L:H,… [--knockout-mode zero|mean]] [--hide-token N,…] "
     "[--generate N [--temperature T] [--top-k K] [--seed S]]";
@@ -335,9 +339,56 @@ std::string joined_text(const std::vector<std::string>& tokens) {
 
 }  // namespace
 
+ModelFiles open_model(const std::string& model, const FetchOptions& options) {
+    std::error_code ec;
+    const std::optional<hub::RepoId> id = hub::parse_repo_id(model);
+    if (!id || std::filesystem::exists(model, ec) || find_builtin(model)) return folder_or_builtin(model);
+    std::string snapshot;
+    try {
+        snapshot = hub_snapshot(*id, options);
+    } catch (const ModelError& e) {
+        if (id->repo.find('/') != std::string::npos) throw;
+        // A bare name ("gpt2") may have meant a folder or a built-in model: say so too.
+        const std::string why = std::string(e.what()).substr(e.file().size() + 2);
+        throw ModelError(model, "", "no such folder, nor a built-in model (attnviz run --list names them); as a Hub id: " + why);
+    }
+    ModelFiles files = ModelFiles::from_folder(snapshot);
+    files.folder = id->shown();  // messages name the repo: "ORG/NAME/model.safetensors: …"
+    return files;
+}
+
+namespace {
+
+// The fetch's progress, one line on stderr rewritten in place, when stderr is a terminal.
+FetchOptions cli_fetch_options(const std::string& model, std::ostream& err, bool& progress_shown) {
+    FetchOptions o;
+    o.note = &err;
+    if (::isatty(STDERR_FILENO))
+        o.progress = [&err, &progress_shown, model, last = -1](const FetchProgress& p) mutable {
+            const int percent = p.total ? static_cast<int>(100.0 * static_cast<double>(p.done) / static_cast<double>(p.total)) : 0;
+            if (percent == last) return true;
+            last = percent;
+            char line[160];
+            std::snprintf(line, sizeof line, "\r%s: %s: %.1f of %.1f MB (%d %%)\x1b[K", model.c_str(), p.file.c_str(),
+                          static_cast<double>(p.done) / 1e6, static_cast<double>(p.total) / 1e6, percent);
+            err << line << std::flush;
+            progress_shown = true;
+            return true;
+        };
+    return o;
+}
+
+}  // namespace
+
 int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     if (args.size() == 1 && args[0] == "--list") {  // NAME<TAB>MODEL_TYPE<TAB>what it is
         for (const BuiltinModel& m : builtin_models()) out << m.name << "\t" << m.model_type << "\t" << m.about << "\n";
+        const hub::Environment env = hub::environment();
+        for (const hub::CachedModel& m : hub::cached_models(env)) {
+            char size[32];
+            std::snprintf(size, sizeof size, "%.1f MB", static_cast<double>(m.bytes) / 1e6);
+            out << m.id.shown() << "\t" << m.model_type << "\tfrom the Hub, in " << env.cache << " (" << size << ")\n";
+        }
         return 0;
     }
     std::string path;
@@ -421,7 +472,16 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
             return kExitBadInput;
         }
     try {
-        const LoadedModel m = load_model(folder_or_builtin(path), json);
+        bool progress_shown = false;
+        ModelFiles files;
+        try {
+            files = open_model(path, cli_fetch_options(path, err, progress_shown));
+        } catch (const ModelError&) {
+            if (progress_shown) err << "\n";  // the error starts a line of its own
+            throw;
+        }
+        if (progress_shown) err << "\n";
+        const LoadedModel m = load_model(files, json);
         const bool encdec = m.config().family == Family::Marian;
         if (encdec) {
             if (!source && !source_ids_arg) throw ModelError(path, "--source", "marian is an encoder-decoder model: give the source text (--source) or its ids (--source-ids)");

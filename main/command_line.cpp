@@ -4,6 +4,7 @@
 #include "app_state.hpp"
 #include "builtin.hpp"
 #include "cli.hpp"
+#include "hub.hpp"
 #include "import_state.hpp"
 #include "render_command.hpp"
 #include "text.hpp"
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <string_view>
 
 namespace attn {
 
@@ -27,7 +29,12 @@ std::optional<int> read_command_line(int argc, char** argv, Launch& launch) {
         if (find_builtin(argv[1])) launch.builtin = argv[1];
     }
     const bool named = launch.live_scene || !launch.builtin.empty();
-    if (!named && std::filesystem::is_directory(argv[1], not_a_folder)) {
+    // `attnviz ORG/NAME[@REVISION]`: a Hub id, fetched in the window (SPEC.md §6). Only with its
+    // slash and not a .json name: a bare word or a missing file is a scene file's error.
+    const std::string_view arg = argv[1];
+    const bool hub_id = !named && arg.find('/') != std::string_view::npos && !arg.ends_with(".json") &&
+                        !std::filesystem::exists(argv[1], not_a_folder) && hub::parse_repo_id(arg);
+    if (!named && (hub_id || std::filesystem::is_directory(argv[1], not_a_folder))) {
         launch.model_folder = argv[1];
     } else if (!named && std::strcmp(argv[1], "-") != 0) {
         std::string text;

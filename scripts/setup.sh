@@ -17,6 +17,7 @@ packages=(
   python3-torch python3-numpy                            # exporter test, the models' PyTorch references
   python3-regex libopenblas0-pthread                     # the shipped models' tokenizer (\p{L}); PyTorch's BLAS
   python3-sentencepiece                                  # the Unigram tokenizer's reference
+  libcurl4-openssl-dev                                   # models by name: the Hub's HTTP, SHA-256 (libcrypto)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -103,6 +103,8 @@ chain_native() {
     # The models that ship (models/, docs/MODELS.md): held-out loss, head scores, the translator's
     # accuracy and alignment, and attnviz run against the PyTorch code that trained them.
     step shipped-models /usr/bin/python3 tests/model/test_models.py build/attnviz
+    # Models by name (SPEC.md §6): attnviz run ORG/NAME against a stand-in of the Hub on 127.0.0.1.
+    step hub /usr/bin/python3 tests/hub/test_hub.py build/attnviz build/model-refs
     # The house's rules (docs/ARCHITECTURE.md): no mutable static in core/, web/ or main/.
     step house-statics python3 tests/house/mutable_statics.py build core web main build/generated
     step desktop bash tests/desktop/desktop_test.sh build "$artifacts/desktop"
@@ -135,6 +137,8 @@ chain_fuzz() {
     step fuzz-unigram fuzz fuzz_unigram unigram
     # tokenizer.json (every component, added tokens, the post-processor) and its regex engine.
     step fuzz-tokenizer-json fuzz fuzz_tokenizer_json tokenizer_json
+    # Models by name: the Hub's listing and headers, a shards index, a typed Hub id.
+    step fuzz-hub fuzz fuzz_hub hub
 }
 
 rm -f "$artifacts"/*.status "$artifacts"/chain-*.steps

@@ -45,7 +45,7 @@ TEST_CASE("every built-in model is compiled in with exactly its files, and loads
     CHECK(error_of([&] { load_model(folder_or_builtin(folder)); }) == folder + "/config.json: missing");
     CHECK(folder_or_builtin("tiny-lm").folder == "tiny-lm");
     CHECK(error_of([&] { folder_or_builtin("no-such-model"); }) ==
-          "no-such-model: no such folder, nor a built-in model (attnviz run --list names them)");
+          "no-such-model: no such folder, nor a built-in model (attnviz run --list names them), nor a Hub id (ORG/NAME[@REVISION])");
     std::filesystem::remove_all(dir.parent_path());
 #endif
 }

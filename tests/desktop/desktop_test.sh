@@ -108,6 +108,19 @@ else
   fail "window runs a model folder live" "$model_dir is missing (the build writes it)"
 fi
 
+# 1b'. `attnviz ORG/NAME`: a Hub id (SPEC.md §6), fetched in the window from a stand-in of the Hub
+# (tests/hub/hub_server.py, serving the same folder) into HF_HOME, then run live.
+if [ -d "$model_dir" ]; then
+  python3 "$here/../hub/hub_server.py" "attnviz-test/gpt2=$model_dir" > "$tmp/hub.txt" 2>&1 & hub_pid=$!
+  for _ in $(seq 100); do [ -s "$tmp/hub.txt" ] && break; sleep 0.1; done
+  HF_HOME="$tmp/hf" HF_ENDPOINT=$(head -n 1 "$tmp/hub.txt") \
+    window_check "window fetches a Hub id (attnviz ORG/NAME) and runs it live" attnviz-test/gpt2 "$artifacts/desktop-hub.png"
+  kill "$hub_pid"; wait "$hub_pid" 2>/dev/null
+  fetched=$(ls "$tmp"/hf/hub/models--attnviz-test--gpt2/snapshots/*/ 2>/dev/null | tr '\n' ' ')
+  if [ "$fetched" = "config.json merges.txt model.safetensors vocab.json " ]; then ok "the window fetched the model's files into HF_HOME ($fetched)"
+  else fail "the window's fetch" "the snapshot holds: ${fetched:-nothing}"; fi
+fi
+
 # 1c. `attnviz induction`: a live scene runs the built-in tiny-circuits compiled into the program.
 window_check "window runs the live scene induction (tiny-circuits, compiled in)" induction "$artifacts/desktop-induction.png"
 

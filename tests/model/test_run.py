@@ -35,8 +35,13 @@ def fail(msg):
     print("FAIL:", msg)
 
 
+# An empty Hub cache, offline: --list names the built-in models only, and a name that is no
+# folder nor built-in model is looked for in that cache (SPEC.md §6; tests/hub/ fetches).
+hub_env = dict(os.environ, HF_HUB_CACHE=tempfile.mkdtemp(prefix="attnviz-hub-"), HF_HUB_OFFLINE="1")
+
+
 def run(args, expect_code=0):
-    p = subprocess.run([binary, "run"] + args, capture_output=True, text=True)
+    p = subprocess.run([binary, "run"] + args, capture_output=True, text=True, env=hub_env)
     if p.returncode != expect_code:
         fail(f"run {' '.join(args)}: exit {p.returncode}, expected {expect_code}: {p.stderr.strip()[:300]}")
     return p
@@ -290,7 +295,8 @@ for name, model_type, _ in (parts for parts in lines if len(parts) == 3):
         fail(f"{name}: the built-in model does not run as models/{name} does")
     else:
         print(f"ok    built-in {name} ({model_type}) runs as models/{name}")
-bad("no such built-in model", ["no-such-model", "--ids", "1"], "no-such-model", "attnviz run --list")
+bad("no such built-in model", ["no-such-model", "--ids", "1"], "no-such-model", "attnviz run --list", "not in the cache")
 shutil.rmtree(work)
+shutil.rmtree(hub_env["HF_HUB_CACHE"])
 print(f"{len(failures)} failures" if failures else "run: ok")
 sys.exit(1 if failures else 0)

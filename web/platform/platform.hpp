@@ -16,6 +16,7 @@
 #endif
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,23 @@ void open_folder_picker();
 // arrive through attnviz_model_begin … end (main/model_hook.cpp) from models/NAME/ next to the
 // page, or from inside the single-file build. Desktop: nothing (the files are compiled in).
 void fetch_builtin_model(const char* name, const char* files);
+// A model fetched by its Hub id (SPEC.md §6) away from the frame loop. Desktop: a thread runs
+// hub_snapshot (main/hub_fetch.hpp) into huggingface_hub's cache. Browser: the page does not
+// fetch from the Hub yet (its path field is a folder picker: no id reaches this); a start
+// there ends at once with that error.
+class HubFetch {
+public:
+    struct Status {
+        std::string file;             // the file being written
+        double done = 0, total = 0;   // bytes of the files still to fetch
+        bool finished = false;
+        std::string snapshot, error;  // once finished: the snapshot folder, or the one-line error
+    };
+    static std::unique_ptr<HubFetch> start(const std::string& id);
+    virtual ~HubFetch() = default;  // a fetch still running is cancelled and waited for
+    virtual Status status() const = 0;
+    virtual void cancel() = 0;      // the transfer stops (its .incomplete blob stays, to be resumed)
+};
 // Browser: asks the page for bytes [begin, end) of a model's checkpoint file (the window its
 // weights wait for, web/state/model_state.hpp), which the page reads from the file it was given
 // and writes through attnviz_model_window, then attnviz_model_filled (main/model_hook.cpp).

@@ -1,13 +1,17 @@
 // platform_desktop.cpp: the desktop side of platform.hpp.
 #include "platform.hpp"
 
+#include "hub_fetch.hpp"
 #include "png.hpp"
 
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <atomic>
 #include <filesystem>
+#include <mutex>
+#include <thread>
 
 namespace attn::platform {
 
@@ -101,5 +105,55 @@ void read_model_slice(const char*, double, double) {}  // mapped files hold ever
 void open_folder_picker() {}                // and for a folder (web/ui/live_panel.cpp)
 
 void publish_app(void*) {}
+
+// [SECTION] Models by name -------------------------------------------------------------------
+
+namespace {
+
+class ThreadHubFetch final : public HubFetch {
+public:
+    explicit ThreadHubFetch(const std::string& id) : thread_([this, id] { run(id); }) {}
+    ~ThreadHubFetch() override {
+        cancel();
+        thread_.join();
+    }
+    Status status() const override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return status_;
+    }
+    void cancel() override { cancelled_ = true; }
+
+private:
+    void run(const std::string& id) {
+        std::string snapshot, error;
+        try {
+            FetchOptions o;
+            o.progress = [this](const FetchProgress& p) {
+                std::lock_guard<std::mutex> lock(mutex_);
+                status_.file = p.file;
+                status_.done = static_cast<double>(p.done);
+                status_.total = static_cast<double>(p.total);
+                return !cancelled_;
+            };
+            if (cancelled_) throw ModelError(id, "", "cancelled");
+            snapshot = hub_snapshot(*hub::parse_repo_id(id), o);
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        status_.snapshot = snapshot;
+        status_.error = error;
+        status_.finished = true;
+    }
+
+    mutable std::mutex mutex_;
+    Status status_;
+    std::atomic<bool> cancelled_{false};
+    std::thread thread_;  // last: starts once the rest is made
+};
+
+}  // namespace
+
+std::unique_ptr<HubFetch> HubFetch::start(const std::string& id) { return std::make_unique<ThreadHubFetch>(id); }
 
 }  // namespace attn::platform

@@ -493,6 +493,25 @@ EM_JS(void, attnviz_fetch_builtin, (const char* name_ptr, const char* files_ptr)
 
 namespace attn::platform {
 
+namespace {
+
+class NoHubFetch final : public HubFetch {
+public:
+    explicit NoHubFetch(const std::string& id) {
+        status_.finished = true;
+        status_.error = id + ": the page does not fetch from the Hub yet: run attnviz natively, or open the model's folder";
+    }
+    Status status() const override { return status_; }
+    void cancel() override {}
+
+private:
+    Status status_;
+};
+
+}  // namespace
+
+std::unique_ptr<HubFetch> HubFetch::start(const std::string& id) { return std::make_unique<NoHubFetch>(id); }
+
 float ui_scale(GLFWwindow*) {
     double ratio = emscripten_get_device_pixel_ratio();
     return ratio > 0.5 ? static_cast<float>(ratio) : 1.0f;

@@ -3,12 +3,14 @@
 
 #include "app_state.hpp"
 #include "builtin.hpp"
+#include "hub.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <cstdio>
 #include <limits>
 
@@ -81,7 +83,28 @@ void open_model_files(AppState& st, ModelFiles files) {
 
 bool open_model_folder(AppState& st, const std::string& path) {
     st.model.builtin.clear();
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec) && hub::parse_repo_id(path) && !st.model.fetching) {
+        st.model.hub_request = path;
+        st.error.clear();
+        return true;
+    }
     return guarded(st, path, [&] { open_model_files(st, ModelFiles::from_folder(path)); }) && st.model.loading;
+}
+
+void hub_fetch_done(AppState& st, const std::string& snapshot) {
+    const std::string id = st.model.fetching ? st.model.fetching->id : snapshot;
+    st.model.fetching.reset();
+    guarded(st, id, [&] {
+        ModelFiles files = ModelFiles::from_folder(snapshot);
+        files.folder = id;  // messages and the panel name the repo
+        open_model_files(st, std::move(files));
+    });
+}
+
+void hub_fetch_failed(AppState& st, const std::string& message) {
+    st.model.fetching.reset();
+    st.error = message;
 }
 
 void open_builtin_model(AppState& st, const std::string& name) {

@@ -79,6 +79,17 @@ struct ModelSession {
     // build has no files compiled in: `builtin_request` asks the page for them (web/ui/app.cpp
     // passes it to platform::fetch_builtin_model), and they arrive as a reader's files do.
     std::string builtin, builtin_request;
+    // A model by its Hub id (SPEC.md §6), typed where a folder's path goes (desktop): `hub_request`
+    // until web/ui/app.cpp starts the fetch (platform::HubFetch, off the frame loop), then
+    // `fetching` shows its progress until the snapshot opens as a folder does (hub_fetch_done)
+    // or its error is shown (hub_fetch_failed). `cancel`: the reader stopped it.
+    std::string hub_request;
+    struct Fetching {
+        std::string id, file;
+        double done = 0, total = 0;  // bytes of the files still to fetch
+        bool cancel = false;
+    };
+    std::optional<Fetching> fetching;
     // A live scene's head to show once the model is in (live_scenes.hpp): the head whose
     // score of this kind is highest.
     std::optional<HeadKind> pick_head;
@@ -102,7 +113,7 @@ struct ModelSession {
     int top_n = 10;                            // next tokens shown
 
     bool active() const { return model != nullptr; }
-    bool busy() const { return reading || loading || job || importance; }
+    bool busy() const { return reading || fetching || loading || job || importance; }
 };
 
 // [SECTION] Opening a model ------------------------------------------------------------------
@@ -113,8 +124,13 @@ inline constexpr double kBrowserModelBytes = 3.5e9;
 
 // Files by name: starts loading the weights (errors go to st.error; the figure stays).
 void open_model_files(AppState& st, ModelFiles files);
-// Desktop: a folder path. Returns false (st.error set) when it is not a model folder.
+// Desktop: a folder path, or a Hub id ORG/NAME[@REVISION] where no such folder is (then a
+// request: ModelSession::hub_request). Returns false (st.error set) when it is neither.
 bool open_model_folder(AppState& st, const std::string& path);
+// The fetch of ModelSession::fetching ended: its snapshot folder opens, named by the id; or
+// its one-line error is shown (the figure stays).
+void hub_fetch_done(AppState& st, const std::string& snapshot);
+void hub_fetch_failed(AppState& st, const std::string& message);
 // A built-in model by name (nothing when it is already loading or in use): natively its
 // compiled-in files; in the browser a request to the page (ModelSession::builtin_request).
 void open_builtin_model(AppState& st, const std::string& name);

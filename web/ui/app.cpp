@@ -92,6 +92,7 @@ void App::build_ui() {
         platform::fetch_builtin_model(m->name, files.c_str());
         state.model.builtin_request.clear();
     }
+    follow_hub_fetch();
     state.probe.clear();
     state.text_boxes.clear();
     ViewContext ctx{state, renderer, fonts, views, panels, ui_scale_, true, &link_cache};
@@ -118,6 +119,28 @@ void App::build_ui() {
     platform::wheel_zoom(state.view == View::Heatmap, state.grid_rect.data());
     sync_link();
     ++frame_count;
+}
+
+void App::follow_hub_fetch() {
+    ModelSession& ms = state.model;
+    if (!ms.hub_request.empty()) {
+        hub_fetch_ = platform::HubFetch::start(ms.hub_request);
+        ms.fetching = ModelSession::Fetching{ms.hub_request};
+        ms.hub_request.clear();
+    }
+    if (!hub_fetch_) return;
+    if (!ms.fetching || ms.fetching->cancel) hub_fetch_->cancel();
+    const platform::HubFetch::Status s = hub_fetch_->status();
+    if (ms.fetching) {
+        ms.fetching->file = s.file;
+        ms.fetching->done = s.done;
+        ms.fetching->total = s.total;
+    }
+    if (!s.finished) return;
+    hub_fetch_.reset();
+    if (!ms.fetching) return;
+    if (s.error.empty()) hub_fetch_done(state, s.snapshot);
+    else hub_fetch_failed(state, s.error);
 }
 
 void App::ask_for_model_window() {

@@ -10,10 +10,12 @@
 #include "panels.hpp"
 #include "link_state.hpp"
 #include "renderer.hpp"
+#include "platform.hpp"
 #include "view.hpp"
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -66,6 +68,10 @@ private:
     void sync_link();
     // Browser: passes the window the weights wait for (ModelSession::slice_request) to the page.
     void ask_for_model_window();
+    // Starts the fetch of a Hub id the reader asked for (ModelSession::hub_request), carries its
+    // progress into ModelSession::fetching and its end into the state (hub_fetch_done, _failed).
+    void follow_hub_fetch();
+    std::unique_ptr<platform::HubFetch> hub_fetch_;
     // Sets typing_, once a frame (build_ui): whether the reader is typing into a live model's
     // text, its last edit less than kTypingPauseSeconds old. The twin and the link then wait for
     // the pause, so a keystroke's frame rebuilds neither the twin's table (and the page's layout

@@ -331,8 +331,16 @@ void draw_live_progress(ViewContext& ctx) {
     const ModelSession& ms = st.model;
     char text[200];
     float fraction = 0.0f;
-    const int phase = ms.reading ? 0 : ms.loading ? 1 : ms.job ? 2 : 3;
-    if (ms.reading) {
+    const int phase = ms.reading ? 0 : ms.fetching ? 4 : ms.loading ? 1 : ms.job ? 2 : 3;
+    if (ms.fetching) {  // desktop: a Hub id being fetched; the reader may stop it
+        const ModelSession::Fetching& f = *ms.fetching;
+        fraction = f.total > 0 ? static_cast<float>(f.done / f.total) : 0.0f;
+        std::snprintf(text, sizeof text, tr(st.lang, Str::LiveFetching), f.id.c_str(), f.file.c_str(), megabytes(f.done).c_str(),
+                      megabytes(f.total).c_str());
+        if (small_button(st, tr(st.lang, Str::CancelFetch))) st.model.fetching->cancel = true;
+        probe(st, "model.cancel-fetch");
+        ImGui::SameLine();
+    } else if (ms.reading) {
         fraction = ms.reading->total > 0 ? static_cast<float>(static_cast<double>(ms.reading->done) / static_cast<double>(ms.reading->total)) : 0.0f;
         std::snprintf(text, sizeof text, tr(st.lang, Str::LiveReading), ms.reading->folder.c_str(),
                       megabytes(static_cast<double>(ms.reading->done)).c_str(), megabytes(static_cast<double>(ms.reading->total)).c_str());
