@@ -16,6 +16,17 @@
 //   attnviz_model_window(name, begin, end)   where the window asked for goes (0: no longer wanted)
 //   attnviz_model_filled()                   it is there
 //   attnviz_model_failed(message)            a file or a window could not be read or fetched
+// and for a model fetched by its Hub id (SPEC.md §6; platform.hpp HubFetch), before its files come
+// in as above, named by the id:
+//   attnviz_open_hub(id)                     the page's ?hf=ORG/NAME[@REVISION]: fetch it
+//   attnviz_hub_fits(total, weights)         the listing's sizes fit in the page (0: refused,
+//                                            before any download)
+//   attnviz_hub_progress(file, done, total)  bytes of the files to fetch, so far
+//   attnviz_hub_failed(message)              it cannot be fetched nor found in storage
+// and for the Hub dialog (platform::hub_dialog_opened):
+//   attnviz_hub_size(id, bytes)              a suggested model's size, from its listing
+//   attnviz_hub_stored(json)                 the models stored: [{"id", "commit", "bytes"}]
+#include "hub.hpp"
 #include "page_app.hpp"
 
 #include <cstdint>
@@ -54,6 +65,34 @@ void attnviz_model_progress(double done) {
 
 void attnviz_model_end() {
     if (attn::App* app = attn::page_app()) attn::model_files_end(app->state);
+}
+
+void attnviz_open_hub(const char* id) {
+    attn::App* app = attn::page_app();
+    if (!app || !id) return;
+    if (!attn::hub::parse_repo_id(id)) app->state.error = std::string("hf: expected a Hub id ORG/NAME[@REVISION], got \"") + id + "\"";
+    else attn::open_hub_model(app->state, id);
+}
+
+void attnviz_hub_progress(const char* file, double done, double total) {
+    if (attn::App* app = attn::page_app()) attn::hub_fetch_progress(app->state, file ? file : "", done, total);
+}
+
+int attnviz_hub_fits(double total, double weights) {
+    attn::App* app = attn::page_app();
+    return app && attn::hub_fetch_fits(app->state, total, weights) ? 1 : 0;
+}
+
+void attnviz_hub_size(const char* id, double bytes) {
+    if (attn::App* app = attn::page_app(); app && id) attn::hub_model_size(app->state, id, bytes);
+}
+
+void attnviz_hub_stored(const char* json) {
+    if (attn::App* app = attn::page_app(); app && json) attn::hub_stored_models(app->state, json);
+}
+
+void attnviz_hub_failed(const char* message) {
+    if (attn::App* app = attn::page_app()) attn::hub_fetch_failed(app->state, message ? message : "");
 }
 
 void attnviz_model_failed(const char* message) {

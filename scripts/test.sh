@@ -81,6 +81,8 @@ chain_wasm() {
     step lines-scale node tests/browser/lines_scale.mjs build-web/site "$artifacts/lines-scale"
     step browser-model node tests/browser/model.mjs build-web/site "$artifacts/browser-model" build-web/model-refs
     step browser-builtin node tests/browser/builtin.mjs build-web/site "$artifacts/browser-builtin"
+    # Models by name in the page (SPEC.md §6), from a stand-in of the Hub (tests/hub/hub_server.py).
+    step browser-hub node tests/browser/hub.mjs build-web/site "$artifacts/browser-hub" build-web/model-refs
     step browser-phone node tests/browser/phone.mjs build-web/site "$artifacts/browser-phone"
     step browser-a11y node tests/browser/a11y.mjs build-web/site "$artifacts/browser-a11y"
     after native-build  # the experiments compare the page with the native command line

@@ -439,6 +439,7 @@ std::map<std::string, ParamSamples> param_samples() {
         {"source", {{"rain"}, std::string(5000, 'a')}},
         {"compare", {{"dog", "1.25"}, std::string(5000, 'a')}},
         {"model", {{"tiny-lm", "tiny-translator"}, "gpt2"}},
+        {"hf", {{"HuggingFaceTB/SmolLM2-135M", "Qwen/Qwen2.5-0.5B@7ae557604adf67be50417f59c2c2f167def9a775", "gpt2"}, "a/b/c"}},
         {"translate", {{"1", "0"}, "yes"}},
         {"knockout", {{"2:3", "2:3,1:1", "cross_attention:2:1"}, "2-3"}},
         {"knockout_mode", {{"zero", "mean"}, "half"}},
@@ -474,7 +475,7 @@ std::string hash_with(const std::string& name, const std::string& value) {
 // The value as a hash writes it ("attention:2:1" -> "attention%3A2%3A1").
 std::string escaped(const std::string& value) {
     std::string out;
-    for (char c : value) out += c == ':' ? std::string("%3A") : std::string(1, c);
+    for (char c : value) out += c == ':' ? std::string("%3A") : c == '/' ? std::string("%2F") : c == '@' ? std::string("%40") : std::string(1, c);
     return out;
 }
 

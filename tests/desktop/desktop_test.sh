@@ -113,7 +113,7 @@ fi
 if [ -d "$model_dir" ]; then
   python3 "$here/../hub/hub_server.py" "attnviz-test/gpt2=$model_dir" > "$tmp/hub.txt" 2>&1 & hub_pid=$!
   for _ in $(seq 100); do [ -s "$tmp/hub.txt" ] && break; sleep 0.1; done
-  HF_HOME="$tmp/hf" HF_ENDPOINT=$(head -n 1 "$tmp/hub.txt") \
+  HF_HOME="$tmp/hf" HF_ENDPOINT=$(cut -d ' ' -f 1 "$tmp/hub.txt") \
     window_check "window fetches a Hub id (attnviz ORG/NAME) and runs it live" attnviz-test/gpt2 "$artifacts/desktop-hub.png"
   kill "$hub_pid"; wait "$hub_pid" 2>/dev/null
   fetched=$(ls "$tmp"/hf/hub/models--attnviz-test--gpt2/snapshots/*/ 2>/dev/null | tr '\n' ' ')

@@ -121,6 +121,7 @@ class Hub:
         h.send_response(status)
         for k, v in headers:
             h.send_header(k, v)
+        h.send_header("Access-Control-Allow-Origin", "*")  # the page's fetches are cross-origin
         h.send_header("Content-Length", str(len(data)))
         h.end_headers()
         if body and data:
@@ -143,9 +144,17 @@ class Hub:
             commit = repo.commit(rev)
             if not commit:
                 return self.error(h, 404, "RevisionNotFound", body)
+            siblings = []
+            for f, data in sorted(repo.commits[commit].items()):
+                s = {"rfilename": f}
+                if "blobs=true" in h.path:  # huggingface_hub's files_metadata: sizes, and LFS's sha256
+                    size = self.claimed.get((repo.name, f), len(data))
+                    s.update(size=size, blobId=git_sha1(data))
+                    if f.endswith(".safetensors"):
+                        s["lfs"] = {"sha256": hashlib.sha256(data).hexdigest(), "size": size, "pointerSize": 134}
+                siblings.append(s)
             listing = {"id": name, "modelId": name, "sha": commit, "private": False,
-                       "gated": "manual" if repo.gated_token else False,
-                       "siblings": [{"rfilename": f} for f in sorted(repo.commits[commit])]}
+                       "gated": "manual" if repo.gated_token else False, "siblings": siblings}
             return self.answer(h, 200, [("Content-Type", "application/json")], json.dumps(listing).encode(), body)
         name, sep, rest = path[1:].partition("/resolve/")
         repo = self.repos.get(name)
@@ -163,7 +172,7 @@ class Hub:
         if data is None:
             return self.error(h, 404, "EntryNotFound", body)
         size = self.claimed.get((repo.name, file), len(data))
-        common = [("X-Repo-Commit", commit), ("Access-Control-Allow-Origin", "*")]
+        common = [("X-Repo-Commit", commit)]
         if file.endswith(".safetensors"):  # LFS: the bytes are on the CDN
             sha = hashlib.sha256(data).hexdigest()
             pointer = f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha}\nsize {len(data)}\n".encode()
@@ -180,8 +189,7 @@ class Hub:
             return self.error(h, 404, "EntryNotFound", body)
         if sha in self.corrupt:
             data = bytes([data[0] ^ 0xFF]) + data[1:]
-        self.send_bytes(h, data, [("Access-Control-Allow-Origin", "*"),
-                                  ("Access-Control-Expose-Headers", "Content-Range, Content-Length")], body, sha)
+        self.send_bytes(h, data, [("Access-Control-Expose-Headers", "Content-Range, Content-Length")], body, sha)
 
     def send_bytes(self, h, data, headers, body, sha):
         """200 or, for a Range, 206 (416 past the end); a cut or a slow transfer where set."""
@@ -195,7 +203,7 @@ class Hub:
             headers = headers + [("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")]
         part = data[start:]
         h.send_response(status)
-        for k, v in headers + [("Accept-Ranges", "bytes"), ("Content-Length", str(len(part)))]:
+        for k, v in headers + [("Accept-Ranges", "bytes"), ("Access-Control-Allow-Origin", "*"), ("Content-Length", str(len(part)))]:
             h.send_header(k, v)
         h.end_headers()
         if not body:
@@ -216,16 +224,26 @@ class Hub:
 
 
 if __name__ == "__main__":
-    # python3 hub_server.py [--slow SECONDS] ORG/NAME=FOLDER…: serves each folder as a repo (one
-    # commit) until killed, and prints the endpoint (the desktop test, a look by hand).
+    # python3 hub_server.py [--slow S] [--gated ORG/NAME=TOKEN] [--claim ORG/NAME/FILE=BYTES] ORG/NAME=FOLDER…
+    # serves each folder as a repo (one commit) until killed, and prints the endpoint and the CDN's address (the desktop
+    # and browser tests, a look by hand). --slow: a pause per 4 KB; --gated: that token only;
+    # --claim: the listing and headers give that size.
     import os
     import sys
-    args = sys.argv[1:]
+    args, gated, claims = sys.argv[1:], {}, {}
     hub = Hub()
-    if args[:1] == ["--slow"]:
-        hub.slow, args = float(args[1]), args[2:]
+    while args and args[0].startswith("--"):
+        flag, value, args = args[0], args[1], args[2:]
+        if flag == "--slow":
+            hub.slow = float(value)
+        elif flag == "--gated":
+            gated.update([value.split("=", 1)])
+        elif flag == "--claim":
+            path, size = value.rsplit("=", 1)
+            org, name, file = path.split("/", 2)
+            hub.claimed[(f"{org}/{name}", file)] = int(size)
     for spec in args:
         name, folder = spec.split("=", 1)
-        hub.add(name, [{f: open(os.path.join(folder, f), "rb").read() for f in os.listdir(folder)}])
-    print(hub.start(), flush=True)
+        hub.add(name, [{f: open(os.path.join(folder, f), "rb").read() for f in os.listdir(folder)}], gated_token=gated.get(name))
+    print(hub.start(), hub.cdn, flush=True)  # the Hub's address, then its CDN's
     threading.Event().wait()

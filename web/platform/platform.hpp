@@ -97,6 +97,15 @@ public:
     virtual Status status() const = 0;
     virtual void cancel() = 0;      // the transfer stops (its .incomplete blob stays, to be resumed)
 };
+// The Hub dialog. Browser: the page looks up the sizes of `ids` (one a line) in their listings,
+// and lists the models it stored (main/model_hook.cpp attnviz_hub_size, attnviz_hub_stored);
+// remove_stored_hub deletes one (then lists again); the Hub's address is kept in the browser
+// (localStorage). Desktop: nothing (the dialog reads the cache itself); the address is
+// $HF_ENDPOINT's.
+void hub_dialog_opened(const char* ids);
+void remove_stored_hub(const char* id, const char* commit);
+std::string hub_endpoint();
+void set_hub_endpoint(const char* url);
 // Browser: asks the page for bytes [begin, end) of a model's checkpoint file (the window its
 // weights wait for, web/state/model_state.hpp), which the page reads from the file it was given
 // and writes through attnviz_model_window, then attnviz_model_filled (main/model_hook.cpp).

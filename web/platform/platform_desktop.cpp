@@ -7,8 +7,8 @@
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <mutex>
 #include <thread>
@@ -155,5 +155,9 @@ private:
 }  // namespace
 
 std::unique_ptr<HubFetch> HubFetch::start(const std::string& id) { return std::make_unique<ThreadHubFetch>(id); }
+void hub_dialog_opened(const char*) {}
+void remove_stored_hub(const char*, const char*) {}
+std::string hub_endpoint() { return hub::environment().endpoint; }
+void set_hub_endpoint(const char*) {}
 
 }  // namespace attn::platform

@@ -491,26 +491,53 @@ EM_JS(void, attnviz_fetch_builtin, (const char* name_ptr, const char* files_ptr)
     });
 });
 
+// Models by name (SPEC.md §6): the page's fetch (web/site/attnviz-page.js), started and stopped.
+EM_JS(void, attnviz_hub_fetch, (const char* id_utf8), {
+    if (Module['attnvizHubFetch']) Module['attnvizHubFetch'](UTF8ToString(id_utf8));
+    else Module.ccall('attnviz_hub_failed', null, ['string'], [UTF8ToString(id_utf8) + ': this page cannot fetch from the Hub']);
+});
+EM_JS(void, attnviz_hub_cancel, (), {
+    if (Module['attnvizHubCancel']) Module['attnvizHubCancel']();
+});
+EM_JS(void, attnviz_hub_dialog, (const char* ids_utf8), {
+    if (Module['attnvizHubDialog']) Module['attnvizHubDialog'](UTF8ToString(ids_utf8).split('\n'));
+});
+EM_JS(void, attnviz_hub_remove, (const char* id_utf8, const char* commit_utf8), {
+    if (Module['attnvizHubRemove']) Module['attnvizHubRemove'](UTF8ToString(id_utf8), UTF8ToString(commit_utf8));
+});
+EM_JS(char*, attnviz_hub_endpoint, (), {
+    var url = Module['attnvizHubEndpoint'] ? Module['attnvizHubEndpoint']() : 'https://huggingface.co';
+    var size = lengthBytesUTF8(url) + 1, out = _malloc(size);
+    stringToUTF8(url, out, size);
+    return out;
+});
+EM_JS(void, attnviz_set_hub_endpoint, (const char* url_utf8), {
+    if (Module['attnvizSetHubEndpoint']) Module['attnvizSetHubEndpoint'](UTF8ToString(url_utf8));
+});
+
 namespace attn::platform {
 
-namespace {
-
-class NoHubFetch final : public HubFetch {
+// The page fetches (attnviz-page.js, Module.attnvizHubFetch): its progress and its end come back
+// through main/model_hook.cpp's hooks into the state (hub_fetch_progress, _failed, and the files
+// as a folder's); this object only starts and stops it.
+class PageHubFetch final : public HubFetch {
 public:
-    explicit NoHubFetch(const std::string& id) {
-        status_.finished = true;
-        status_.error = id + ": the page does not fetch from the Hub yet: run attnviz natively, or open the model's folder";
-    }
-    Status status() const override { return status_; }
-    void cancel() override {}
-
-private:
-    Status status_;
+    explicit PageHubFetch(const std::string& id) { attnviz_hub_fetch(id.c_str()); }
+    ~PageHubFetch() override { cancel(); }
+    Status status() const override { return {}; }
+    void cancel() override { attnviz_hub_cancel(); }
 };
 
-}  // namespace
-
-std::unique_ptr<HubFetch> HubFetch::start(const std::string& id) { return std::make_unique<NoHubFetch>(id); }
+std::unique_ptr<HubFetch> HubFetch::start(const std::string& id) { return std::make_unique<PageHubFetch>(id); }
+void hub_dialog_opened(const char* ids) { attnviz_hub_dialog(ids); }
+void remove_stored_hub(const char* id, const char* commit) { attnviz_hub_remove(id, commit); }
+std::string hub_endpoint() {
+    char* url = attnviz_hub_endpoint();
+    std::string out = url;
+    std::free(url);
+    return out;
+}
+void set_hub_endpoint(const char* url) { attnviz_set_hub_endpoint(url); }
 
 float ui_scale(GLFWwindow*) {
     double ratio = emscripten_get_device_pixel_ratio();

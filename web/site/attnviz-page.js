@@ -267,6 +267,229 @@
       if (!/^(config\.json|model\.safetensors(\.index\.json)?)$/.test(name)) await fetchFile(name, false);
     openModel(folder, files);
   }
+  // A model by its Hub id (SPEC.md §6): ?hf=ORG/NAME[@REVISION], a link's hf=, the Hub dialog. The
+  // app asks (platform_web.cpp: Module.attnvizHubFetch); the listing (?blobs=true: every file's
+  // size) gives the commit and the files, whose sizes are checked against the page's memory
+  // before anything large is fetched; each file comes from the Hub's resolve URL (large ones
+  // redirected to its CDN), streamed into Cache Storage keyed by commit and file (never one
+  // buffer), with progress; a manifest, then the revision's ref, are written last. The files
+  // then open as a folder's do (openModel), read from storage. The next open, or one without the
+  // network, starts from storage. A storage that is full: the file is fetched again into memory
+  // (chunks, not one buffer) and the model still opens. A cancelled or broken download deletes
+  // what it stored of that commit. The Hub's address: ?hub=URL (kept in localStorage), else
+  // the site's <meta name="attnviz-hub" content="URL">, else https://huggingface.co.
+  const kHubCache = 'attnviz-hub-v1', kHubKey = 'https://hub.attnviz.invalid/';
+  const kHubFiles = ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json',
+                     'vocab.json', 'merges.txt', 'vocab.txt', 'source.spm', 'target.spm'];
+  function setHubEndpoint(url) {
+    try { localStorage.setItem('attnviz-hub', url); } catch (e) { /* storage off: this page only */ }
+  }
+  function hubEndpoint() {
+    const query = new URLSearchParams(location.search).get('hub');
+    if (query) setHubEndpoint(query);
+    let stored = null;
+    try { stored = localStorage.getItem('attnviz-hub'); } catch (e) { stored = null; }
+    const meta = document.querySelector('meta[name="attnviz-hub"]');
+    return (query || stored || (meta && meta.content) || 'https://huggingface.co').replace(/\/+$/, '');
+  }
+  let hubAbort = null;  // the fetch in progress (one at a time)
+  function hubFailed(message) { Module.ccall('attnviz_hub_failed', null, ['string'], [String(message)]); }
+  function hubKey(repo, commit, name) { return kHubKey + repo + '/' + commit + '/' + name; }
+  function hubStatusError(repo, file, status) {
+    const where = repo + (file ? ': ' + file : '');
+    if (status === 401 || status === 403)
+      return where + ': a gated or private model (HTTP ' + status + '): accept its licence on the Hub; the page sends no token, ' +
+             'so open it with attnviz natively (HF_TOKEN) or open its downloaded folder';
+    if (status === 404) return where + ': no such model or revision on the Hub (' + hubEndpoint() + ')';
+    return where + ': the Hub answered HTTP ' + status;
+  }
+  function hubUnreachable(repo, e) {
+    return repo + ': cannot reach ' + new URL(hubEndpoint()).host + ' (offline, or the host does not let this page read it: CORS; ' +
+           (e.message || e) + ')';
+  }
+  // A file stored (or held) whole, read as a File is: slices.
+  function blobFile(name, blob) { return { name: name, size: blob.size, slice: function (a, b) { return blob.slice(a, b); } }; }
+  function chunkFile(name, chunks, size) {
+    return { name: name, size: size, slice: function (a, b) {
+      const out = new Uint8Array(b - a);
+      let at = 0;
+      for (const c of chunks) {
+        const lo = Math.max(a, at), hi = Math.min(b, at + c.length);
+        if (lo < hi) out.set(c.subarray(lo - at, hi - at), lo - a);
+        at += c.length;
+      }
+      return { arrayBuffer: function () { return Promise.resolve(out.buffer); } };
+    } };
+  }
+  // The stored files of a commit, when its manifest says every one is there; else null.
+  async function hubStored(cache, repo, commit) {
+    const manifest = cache && await cache.match(hubKey(repo, commit, '.manifest'));
+    if (!manifest) return null;
+    const files = [];
+    for (const f of await manifest.json()) {
+      const r = await cache.match(hubKey(repo, commit, f.name));
+      if (!r) return null;
+      const blob = await r.blob();
+      if (blob.size !== f.size) return null;
+      files.push(blobFile(f.name, blob));
+    }
+    return files;
+  }
+  async function hubStoredRef(cache, repo, rev) {
+    if (/^[0-9a-f]{40}$/.test(rev)) return rev;
+    const r = cache && await cache.match(kHubKey + repo + '/refs/' + rev);
+    return r ? (await r.text()).trim() : null;
+  }
+  async function hubFetch(spec) {
+    if (hubAbort) hubAbort.abort();
+    const controller = new AbortController(), signal = controller.signal;
+    hubAbort = controller;
+    const at = spec.indexOf('@');
+    const repo = at < 0 ? spec : spec.slice(0, at), rev = at < 0 ? 'main' : spec.slice(at + 1);
+    const endpoint = hubEndpoint();
+    let cache = null;
+    try { cache = await caches.open(kHubCache); } catch (e) { cache = null; }  // no storage: memory only
+    const stored = [];  // keys written by this fetch (deleted again if it does not finish)
+    const forget = async function () { if (cache) for (const k of stored) await cache.delete(k); };
+    const open = function (files) {
+      if (hubAbort !== controller) return;
+      hubAbort = null;
+      openModel(spec, files);
+    };
+    // 1. The listing: the commit, the files and their sizes.
+    let listing;
+    try {
+      const r = await fetch(endpoint + '/api/models/' + repo + '/revision/' + encodeURIComponent(rev) + '?blobs=true', { signal: signal });
+      if (!r.ok) throw Object.assign(new Error(hubStatusError(repo, '', r.status)), { hub: true });
+      listing = await r.json();
+      if (!/^[0-9a-f]{40}$/.test(listing.sha || '') || !Array.isArray(listing.siblings)) throw Object.assign(new Error(repo + ': listing: not the Hub\'s answer'), { hub: true });
+    } catch (e) {
+      if (signal.aborted) return hubAbort === controller && hubFailed(repo + ': cancelled');
+      if (e.hub) return hubFailed(e.message);
+      const commit = await hubStoredRef(cache, repo, rev);
+      const files = commit && await hubStored(cache, repo, commit);
+      if (files) return open(files);  // offline: from storage
+      return hubFailed(hubUnreachable(repo, e) + ', and it is not stored in this browser');
+    }
+    const commit = listing.sha;
+    const ready = await hubStored(cache, repo, commit);
+    if (ready) return open(ready);
+    // 2. Which files, and their sizes: nothing large is fetched before they are known to fit.
+    const sizes = {};
+    for (const s of listing.siblings) sizes[s.rfilename] = s.size !== undefined ? s.size : (s.lfs && s.lfs.size) || 0;
+    const names = kHubFiles.filter(function (n) { return n in sizes; });
+    const weights = 'model.safetensors' in sizes ? ['model.safetensors'] : 'model.safetensors.index.json' in sizes ? ['model.safetensors.index.json'] : [];
+    if (!weights.length) return hubFailed(repo + ': the repo has no safetensors weights (model.safetensors or model.safetensors.index.json)');
+    const shardsListed = Object.keys(sizes).filter(isShard);
+    const weightBytes = weights[0] === 'model.safetensors' ? sizes['model.safetensors']
+      : shardsListed.reduce(function (a, n) { return a + sizes[n]; }, 0);
+    const otherBytes = names.reduce(function (a, n) { return a + sizes[n]; }, 0);
+    if (!Module.ccall('attnviz_hub_fits', 'number', ['number', 'number'], [otherBytes, weightBytes])) return;
+    const total = otherBytes + weightBytes + (sizes['model.safetensors.index.json'] || 0);
+    let done = 0;
+    const files = [];
+    // 3. Each file, streamed into storage (or, storage full, into memory).
+    const fetchFile = async function (name) {
+      const url = endpoint + '/' + repo + '/resolve/' + commit + '/' + name;
+      const key = hubKey(repo, commit, name), before = done;
+      const counted = function (r) {
+        return r.body.pipeThrough(new TransformStream({ transform: function (chunk, out) {
+          done += chunk.length;
+          Module.ccall('attnviz_hub_progress', null, ['string', 'number', 'number'], [name, done, total]);
+          out.enqueue(chunk);
+        } }));
+      };
+      const get = async function () {
+        const r = await fetch(url, { signal: signal });
+        if (!r.ok) throw Object.assign(new Error(hubStatusError(repo, name, r.status)), { hub: true });
+        return r;
+      };
+      if (cache) {
+        try {
+          await cache.put(key, new Response(counted(await get()), { headers: { 'Content-Type': 'application/octet-stream' } }));
+          stored.push(key);
+          const blob = await (await cache.match(key)).blob();
+          if (blob.size !== sizes[name]) throw Object.assign(new Error(repo + ': ' + name + ': got ' + blob.size + ' bytes, the Hub said ' + sizes[name]), { hub: true });
+          files.push(blobFile(name, blob));
+          return;
+        } catch (e) {
+          if (e.name !== 'QuotaExceededError') throw e;
+          done = before;  // storage full: this file and the rest from memory
+          await forget();
+          cache = null;
+        }
+      }
+      const chunks = [];
+      const reader = counted(await get()).getReader();
+      for (let c = await reader.read(); !c.done; c = await reader.read()) chunks.push(c.value);
+      files.push(chunkFile(name, chunks, done - before));
+    };
+    try {
+      for (const name of names.concat(weights)) await fetchFile(name);
+      if (weights[0] === 'model.safetensors.index.json') {
+        const index = JSON.parse(new TextDecoder().decode(await files[files.length - 1].slice(0, files[files.length - 1].size).arrayBuffer()));
+        const shards = Object.values(index.weight_map || {}).filter(function (s, i, all) { return isShard(s) && all.indexOf(s) === i; });
+        for (const s of shards) await fetchFile(s);
+      }
+      // 4. The manifest, then the ref: the commit is stored whole.
+      if (cache) {
+        const manifest = files.map(function (f) { return { name: f.name, size: f.size }; });
+        await cache.put(hubKey(repo, commit, '.manifest'), new Response(JSON.stringify(manifest)));
+        if (rev !== commit) await cache.put(kHubKey + repo + '/refs/' + rev, new Response(commit));
+      }
+    } catch (e) {
+      await forget();
+      if (signal.aborted) return hubAbort === controller && hubFailed(repo + ': cancelled (nothing of it was kept)');
+      return hubFailed(e.hub ? e.message : hubUnreachable(repo, e));
+    }
+    open(files);
+  }
+  function hubCancel() { if (hubAbort) hubAbort.abort(); }
+  // The Hub dialog: the suggested models' sizes (the files a model needs, from its listing), and
+  // what is stored (every commit with a manifest), each deleted on request.
+  async function hubStoredList() {
+    const list = [];
+    try {
+      const cache = await caches.open(kHubCache);
+      for (const request of await cache.keys()) {
+        const m = /^https:\/\/hub\.attnviz\.invalid\/(.+)\/([0-9a-f]{40})\/\.manifest$/.exec(request.url);
+        if (!m) continue;
+        const files = await (await cache.match(request)).json();
+        list.push({ id: m[1], commit: m[2], bytes: files.reduce(function (a, f) { return a + f.size; }, 0) });
+      }
+    } catch (e) { /* no storage: nothing stored */ }
+    Module.ccall('attnviz_hub_stored', null, ['string'], [JSON.stringify(list)]);
+  }
+  function hubDialog(ids) {
+    hubStoredList();
+    const endpoint = hubEndpoint();
+    ids.forEach(async function (id) {
+      try {
+        const r = await fetch(endpoint + '/api/models/' + id + '/revision/main?blobs=true');
+        if (!r.ok) throw new Error('HTTP ' + r.status);
+        const sizes = {};
+        for (const s of (await r.json()).siblings || []) sizes[s.rfilename] = s.size !== undefined ? s.size : (s.lfs && s.lfs.size) || 0;
+        const weights = 'model.safetensors' in sizes ? sizes['model.safetensors']
+          : Object.keys(sizes).filter(isShard).reduce(function (a, n) { return a + sizes[n]; }, 0);
+        const bytes = kHubFiles.reduce(function (a, n) { return a + (sizes[n] || 0); }, weights);
+        Module.ccall('attnviz_hub_size', null, ['string', 'number'], [id, bytes]);
+      } catch (e) {
+        Module.ccall('attnviz_hub_size', null, ['string', 'number'], [id, -1]);  // not known: offline, or no such repo
+      }
+    });
+  }
+  async function hubRemove(repo, commit) {
+    try {
+      const cache = await caches.open(kHubCache);
+      for (const request of await cache.keys())
+        if (request.url.startsWith(kHubKey + repo + '/' + commit + '/')) await cache.delete(request);
+      for (const request of await cache.keys())  // the refs that pointed to it
+        if (request.url.startsWith(kHubKey + repo + '/refs/') && (await (await cache.match(request)).text()).trim() === commit)
+          await cache.delete(request);
+    } catch (e) { /* nothing stored */ }
+    hubStoredList();
+  }
+
   // Files chosen or dropped together: a model when config.json is among them, else one file to import.
   function openFiles(files, folder) {
     files = Array.from(files);
@@ -342,6 +565,12 @@
   const config = {
     canvas: canvas,
     attnvizReadSlice: readSlice,
+    attnvizHubFetch: hubFetch,
+    attnvizHubCancel: hubCancel,
+    attnvizHubDialog: hubDialog,
+    attnvizHubRemove: hubRemove,
+    attnvizHubEndpoint: hubEndpoint,
+    attnvizSetHubEndpoint: setHubEndpoint,
     setStatus: function (text) {
       const m = /\((\d+(?:\.\d+)?)\/(\d+)\)/.exec(text || '');
       if (m) { progress.data = [+m[1], +m[2]]; show('Loading fonts… ' + mb(+m[1]) + ' / ' + mb(+m[2])); }
@@ -358,6 +587,7 @@
       const query = new URLSearchParams(location.search);
       if (query.get('import')) importUrl(query.get('import'));
       if (query.get('model')) openModelUrl(query.get('model'));
+      if (query.get('hf')) Module.ccall('attnviz_open_hub', null, ['string'], [query.get('hf')]);
     },
     printErr: function (text) { console.error(text); },
     onAbort: function (what) {

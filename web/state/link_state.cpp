@@ -8,6 +8,7 @@
 #include "link_state.hpp"
 
 #include "builtin.hpp"
+#include "hub.hpp"
 #include "colormaps.hpp"
 #include "presets.hpp"
 
@@ -411,7 +412,7 @@ constexpr LinkParam kParams[] = {
      .to_app = [](AppState& st, const LinkState& l) {
          st.link_map = l.import_map;
          st.link_map_view = l.view;
-         st.link_view_waits = !l.model.empty() || !l.model_text.empty() || !l.model_source.empty();
+         st.link_view_waits = !l.model.empty() || !l.hub.empty() || !l.model_text.empty() || !l.model_source.empty();
      }},
 
     {.name = "model",
@@ -428,6 +429,22 @@ constexpr LinkParam kParams[] = {
      .from_app = [](LinkState& l, const AppState& st) { l.model = st.model.builtin; },
      .to_app = [](AppState& st, const LinkState& l) {
          if (!l.model.empty()) open_builtin_model(st, l.model);
+     }},
+
+    {.name = "hf",
+     .what = "a model on the Hugging Face Hub by its id (SPEC.md §6), fetched with progress, kept in the browser's "
+             "storage and run live on `text`; the page's `?hf=` (below) does the same",
+     .values = "`ORG/NAME` or `ORG/NAME@REVISION`",
+     .default_value = "",
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         if (!hub::parse_repo_id(v)) return "expected a Hub id ORG/NAME[@REVISION], got " + shown_value(v);
+         l.hub = v;
+         return "";
+     },
+     .format = [](const LinkState& l) { return l.hub; },
+     .from_app = [](LinkState& l, const AppState& st) { l.hub = st.model.hub; },
+     .to_app = [](AppState& st, const LinkState& l) {
+         if (!l.hub.empty()) open_hub_model(st, l.hub);
      }},
 
     {.name = "text",

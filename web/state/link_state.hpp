@@ -58,6 +58,7 @@ struct LinkState {
     bool model_translate = true;
     std::string compare;           // a second text, run beside model_text (the Compare view)
     std::string model;             // a built-in model (builtin.hpp) run live; "" = none or the page's ?model=
+    std::string hub;               // or a model on the Hub by its id (hf=ORG/NAME[@REVISION])
     // Its experiment (model_state.hpp ModelExperiment): heads knocked out as links write them
     // ("2:3,cross_attention:1:2"), the ablation, hidden tokens (from 0), head importance.
     std::string knockout;

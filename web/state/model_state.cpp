@@ -84,32 +84,51 @@ void open_model_files(AppState& st, ModelFiles files) {
 bool open_model_folder(AppState& st, const std::string& path) {
     st.model.builtin.clear();
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec) && hub::parse_repo_id(path) && !st.model.fetching) {
-        st.model.hub_request = path;
-        st.error.clear();
+    if (!std::filesystem::exists(path, ec) && hub::parse_repo_id(path)) {
+        open_hub_model(st, path);
         return true;
     }
+    st.model.hub.clear();
     return guarded(st, path, [&] { open_model_files(st, ModelFiles::from_folder(path)); }) && st.model.loading;
 }
 
+void open_hub_model(AppState& st, const std::string& id) {
+    ModelSession& ms = st.model;
+    if ((ms.hub == id && (ms.model || ms.loading || ms.reading)) || (ms.fetching && ms.fetching->id == id) || ms.hub_request == id) return;
+    if (ms.fetching) ms.fetching->cancel = true;  // another id: the last fetch stops
+    ms.hub_request = id;  // (`hub` names it once its files are in: the model in use keeps its name till then)
+    st.error.clear();
+}
+
+void hub_fetch_progress(AppState& st, const std::string& file, double done, double total) {
+    if (!st.model.fetching) return;
+    st.model.fetching->file = file;
+    st.model.fetching->done = done;
+    st.model.fetching->total = total;
+}
+
 void hub_fetch_done(AppState& st, const std::string& snapshot) {
-    const std::string id = st.model.fetching ? st.model.fetching->id : snapshot;
-    st.model.fetching.reset();
+    ModelSession& ms = st.model;
+    const std::string id = ms.fetching ? ms.fetching->id : snapshot;
+    ms.fetching.reset();
     guarded(st, id, [&] {
         ModelFiles files = ModelFiles::from_folder(snapshot);
         files.folder = id;  // messages and the panel name the repo
         open_model_files(st, std::move(files));
+        ms.builtin.clear();
+        ms.hub = id;
     });
 }
 
 void hub_fetch_failed(AppState& st, const std::string& message) {
-    st.model.fetching.reset();
+    st.model.fetching.reset();  // (a model in use stays, with its name)
     st.error = message;
 }
 
 void open_builtin_model(AppState& st, const std::string& name) {
     ModelSession& ms = st.model;
     if (ms.builtin == name && (ms.model || ms.loading || ms.reading || !ms.builtin_request.empty())) return;
+    ms.hub.clear();
     if (!find_builtin(name)) {
         st.error = name + ": no such built-in model";
         return;
@@ -119,16 +138,50 @@ void open_builtin_model(AppState& st, const std::string& name) {
     else ms.builtin_request = name;
 }
 
+namespace {
+
+// Whether a model of these sizes fits in the page; if not, st.error says so.
+bool fits_in_page(AppState& st, const std::string& folder, double total_bytes, double weight_bytes, const char* after) {
+    if (total_bytes + weight_bytes <= kBrowserModelBytes) return true;
+    st.error = folder + ": needs about " + gigabytes(total_bytes + weight_bytes) + " of memory (the weights " +
+               gigabytes(weight_bytes) + ", the other files " + gigabytes(total_bytes) + "); a browser page can give a model " +
+               gigabytes(kBrowserModelBytes) + after;
+    return false;
+}
+
+}  // namespace
+
+bool hub_fetch_fits(AppState& st, double total_bytes, double weight_bytes) {
+    ModelSession& ms = st.model;
+    if (!ms.fetching || fits_in_page(st, ms.fetching->id, total_bytes, weight_bytes, ": not downloaded")) return true;
+    ms.fetching.reset();
+    return false;
+}
+
+void hub_model_size(AppState& st, const std::string& id, double bytes) { st.model.hub_sizes[id] = bytes; }
+
+void hub_stored_models(AppState& st, std::string_view text) {
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    std::vector<ModelSession::StoredHubModel> stored;
+    if (j.is_array())
+        for (const nlohmann::json& m : j)
+            if (m.is_object() && m.value("id", nlohmann::json()).is_string() && m.value("commit", nlohmann::json()).is_string() &&
+                m.value("bytes", nlohmann::json()).is_number())
+                stored.push_back({m["id"].get<std::string>(), m["commit"].get<std::string>(), m["bytes"].get<double>()});
+    st.model.hub_stored = std::move(stored);
+}
+
 bool model_files_begin(AppState& st, const std::string& folder, double total_bytes, double weight_bytes) {
     ModelSession& ms = st.model;
     ms.reading.reset();
     if (folder != ms.builtin) ms.builtin.clear();  // a reader's own model
-    if (total_bytes + weight_bytes > kBrowserModelBytes) {
-        st.error = folder + ": needs about " + gigabytes(total_bytes + weight_bytes) + " of memory (the weights " +
-                   gigabytes(weight_bytes) + ", the other files " + gigabytes(total_bytes) + "); a browser page can give a model " +
-                   gigabytes(kBrowserModelBytes);
-        return false;
+    if (ms.fetching && folder == ms.fetching->id) {  // the page fetched it: its files come in
+        ms.hub = folder;
+        ms.fetching.reset();
+    } else {
+        ms.hub.clear();
     }
+    if (!fits_in_page(st, folder, total_bytes, weight_bytes, "")) return false;
     ms.reading = std::make_shared<ModelFilesLoad>();
     ms.reading->folder = folder;
     ms.reading->total = static_cast<long long>(total_bytes);
@@ -211,6 +264,7 @@ void close_model(AppState& st) {
     ms.job.reset();
     ms.model.reset();
     ms.builtin.clear();
+    ms.hub.clear();
     ms.pick_head.reset();
     ms.run_revision = -1;
     close_import(st);
@@ -530,6 +584,12 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
     j["running"] = ms.job ? json(ms.job_progress) : json(nullptr);
     if (ms.model) j.update({{"name", ms.model->name}, {"model_type", ms.model->config().model_type}, {"summary", ms.model->summary()}});
     j["builtin"] = ms.builtin;
+    j["hub"] = ms.hub;
+    j["hub_sizes"] = ms.hub_sizes;
+    j["hub_stored"] = json::array();
+    for (const ModelSession::StoredHubModel& m : ms.hub_stored) j["hub_stored"].push_back({{"id", m.id}, {"commit", m.commit}, {"bytes", m.bytes}});
+    j["fetching"] = ms.fetching ? json{{"id", ms.fetching->id}, {"file", ms.fetching->file}, {"done", ms.fetching->done}, {"total", ms.fetching->total}}
+                                : json(nullptr);
     const ModelExperiment& ex = ms.experiment;
     j["experiment"] = {{"knockout", ex.knockout}, {"knockout_mode", ex.ablation == Ablation::Mean ? "mean" : "zero"},
                        {"hidden", ex.hidden}, {"importance", ex.importance}};

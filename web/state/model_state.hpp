@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attn {
@@ -79,17 +80,28 @@ struct ModelSession {
     // build has no files compiled in: `builtin_request` asks the page for them (web/ui/app.cpp
     // passes it to platform::fetch_builtin_model), and they arrive as a reader's files do.
     std::string builtin, builtin_request;
-    // A model by its Hub id (SPEC.md §6), typed where a folder's path goes (desktop): `hub_request`
-    // until web/ui/app.cpp starts the fetch (platform::HubFetch, off the frame loop), then
-    // `fetching` shows its progress until the snapshot opens as a folder does (hub_fetch_done)
-    // or its error is shown (hub_fetch_failed). `cancel`: the reader stopped it.
-    std::string hub_request;
+    // A model by its Hub id (SPEC.md §6): `hub` names it once its files are in, while it loads and
+    // is in use ("" for any other model). Asked for by a link (hf=), the page's ?hf=, the Hub dialog or
+    // a Hub id typed where a folder's path goes (desktop): `hub_request` until web/ui/app.cpp
+    // starts the fetch (platform::HubFetch, off the frame loop), then `fetching` shows its
+    // progress until the model's files open (desktop: hub_fetch_done; the page hands them in as
+    // a folder's) or its error is shown (hub_fetch_failed). `cancel`: the reader stopped it.
+    std::string hub, hub_request;
     struct Fetching {
         std::string id, file;
         double done = 0, total = 0;  // bytes of the files still to fetch
         bool cancel = false;
     };
     std::optional<Fetching> fetching;
+    // The Hub dialog (web/ui/live_panel.cpp): the suggested models' sizes as their repos' listings
+    // give them (bytes, by id; the page looks them up when the dialog opens), and the models
+    // stored (the page: in the browser's storage; desktop: in huggingface_hub's cache).
+    std::map<std::string, double> hub_sizes;
+    struct StoredHubModel {
+        std::string id, commit;
+        double bytes = 0;
+    };
+    std::vector<StoredHubModel> hub_stored;
     // A live scene's head to show once the model is in (live_scenes.hpp): the head whose
     // score of this kind is highest.
     std::optional<HeadKind> pick_head;
@@ -118,6 +130,12 @@ struct ModelSession {
 
 // [SECTION] Opening a model ------------------------------------------------------------------
 
+// Small public models a page can hold, suggested in the Hub dialog (their sizes: ModelSession::hub_sizes).
+inline constexpr const char* kHubSuggestions[] = {
+    "gpt2", "distilgpt2", "bert-base-uncased", "bert-base-chinese", "Helsinki-NLP/opus-mt-zh-en", "Helsinki-NLP/opus-mt-en-zh",
+    "HuggingFaceTB/SmolLM2-135M", "HuggingFaceTB/SmolLM2-360M", "Qwen/Qwen2.5-0.5B", "Qwen/Qwen3-0.6B", "google/gemma-3-270m",
+};
+
 // The browser can give a model at most this much memory (wasm32, -sMAXIMUM_MEMORY=4GB, less
 // what the app holds).
 inline constexpr double kBrowserModelBytes = 3.5e9;
@@ -127,8 +145,19 @@ void open_model_files(AppState& st, ModelFiles files);
 // Desktop: a folder path, or a Hub id ORG/NAME[@REVISION] where no such folder is (then a
 // request: ModelSession::hub_request). Returns false (st.error set) when it is neither.
 bool open_model_folder(AppState& st, const std::string& path);
-// The fetch of ModelSession::fetching ended: its snapshot folder opens, named by the id; or
-// its one-line error is shown (the figure stays).
+// A model by its Hub id (nothing when it is already on its way or in use): a request
+// (ModelSession::hub_request).
+void open_hub_model(AppState& st, const std::string& id);
+// The fetch of ModelSession::fetching: how far it is; it ended (desktop: its snapshot folder
+// opens, named by the id); or its one-line error is shown (the figure stays).
+void hub_fetch_progress(AppState& st, const std::string& file, double done, double total);
+// Browser, before the download: whether the files (sizes from the Hub's listing) fit in the page
+// (as model_files_begin counts); false: the fetch ends with that error, nothing downloaded.
+bool hub_fetch_fits(AppState& st, double total_bytes, double weight_bytes);
+// Browser: what the page found for the Hub dialog: a model's size (its weights and tokenizer
+// files, from its listing), and the models stored ([{"id", "commit", "bytes"}]).
+void hub_model_size(AppState& st, const std::string& id, double bytes);
+void hub_stored_models(AppState& st, std::string_view json);
 void hub_fetch_done(AppState& st, const std::string& snapshot);
 void hub_fetch_failed(AppState& st, const std::string& message);
 // A built-in model by name (nothing when it is already loading or in use): natively its

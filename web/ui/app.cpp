@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 namespace attn {
 
@@ -124,21 +125,20 @@ void App::build_ui() {
 void App::follow_hub_fetch() {
     ModelSession& ms = state.model;
     if (!ms.hub_request.empty()) {
-        hub_fetch_ = platform::HubFetch::start(ms.hub_request);
-        ms.fetching = ModelSession::Fetching{ms.hub_request};
-        ms.hub_request.clear();
+        hub_fetch_.reset();  // the last fetch stops first (a page has one fetch at a time)
+        ms.fetching = ModelSession::Fetching{std::exchange(ms.hub_request, {})};
+        hub_fetch_ = platform::HubFetch::start(ms.fetching->id);
     }
     if (!hub_fetch_) return;
-    if (!ms.fetching || ms.fetching->cancel) hub_fetch_->cancel();
-    const platform::HubFetch::Status s = hub_fetch_->status();
-    if (ms.fetching) {
-        ms.fetching->file = s.file;
-        ms.fetching->done = s.done;
-        ms.fetching->total = s.total;
+    if (!ms.fetching) {  // it ended through the page's hooks (model_hook.cpp)
+        hub_fetch_.reset();
+        return;
     }
+    if (ms.fetching->cancel) hub_fetch_->cancel();
+    const platform::HubFetch::Status s = hub_fetch_->status();
+    if (!platform::kBrowser) hub_fetch_progress(state, s.file, s.done, s.total);
     if (!s.finished) return;
     hub_fetch_.reset();
-    if (!ms.fetching) return;
     if (s.error.empty()) hub_fetch_done(state, s.snapshot);
     else hub_fetch_failed(state, s.error);
 }

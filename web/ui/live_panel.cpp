@@ -6,6 +6,7 @@
 // [SECTION] Progress
 #include "live_panel.hpp"
 
+#include "hub.hpp"
 #include "model_view.hpp"
 #include "panels.hpp"
 #include "platform.hpp"
@@ -45,6 +46,105 @@ void open_live_model_control(ViewContext& ctx) {
     open_control(ctx, {.popup = "Open a model", .button = Str::OpenLiveModel, .tip = Str::OpenLiveModelTip, .field = Str::FolderPath,
                        .probe = "model", .path = &ctx.panels.model_folder, .browser_pick = platform::open_folder_picker,
                        .open = open_model_folder});
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float hub_w = ImGui::CalcTextSize(tr(ctx.state.lang, Str::OpenHub)).x + 2.0f * style.FramePadding.x;
+    if (ImGui::GetContentRegionAvail().x - ImGui::GetItemRectSize().x - style.ItemSpacing.x >= hub_w) ImGui::SameLine();
+    open_hub_control(ctx);
+}
+
+// The Hub dialog (SPEC.md §6): an id typed or picked among small models (their sizes from their
+// repos' listings, in the page), the Hub's address (the page's setting; desktop: $HF_ENDPOINT),
+// and the models already downloaded (the page's storage, with Remove; desktop: the cache).
+void open_hub_control(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    ModelSession& ms = st.model;
+    PanelState& panels = ctx.panels;
+    const float sc = ctx.scale;
+    const char* popup = "Open from Hugging Face";
+    if (small_button(st, tr(st.lang, Str::OpenHub))) {
+        std::string ids;
+        for (const char* id : kHubSuggestions) ids += std::string(ids.empty() ? "" : "\n") + id;
+        platform::hub_dialog_opened(ids.c_str());
+        if (!platform::kBrowser) {  // desktop: what the cache holds (huggingface_hub's, shared with transformers)
+            ms.hub_stored.clear();
+            for (const hub::CachedModel& m : hub::cached_models(hub::environment()))
+                ms.hub_stored.push_back({m.id.shown(), "", static_cast<double>(m.bytes)});
+        }
+        panels.hub_address = platform::hub_endpoint();
+        ImGui::OpenPopup(popup);
+    }
+    probe(st, "hub.open");
+    const ImGuiIO& io = ImGui::GetIO();
+    ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.45f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowSize(ImVec2(std::min(600.0f * sc, io.DisplaySize.x - 20.0f * sc), 0.0f));
+    if (!ImGui::BeginPopupModal(popup, nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove)) return;
+    ImGui::TextWrapped("%s", tr(st.lang, platform::kBrowser ? Str::HubIntroPage : Str::HubIntroDesktop));
+    ImGui::TextUnformatted(tr(st.lang, Str::HubId));
+    ImGui::SetNextItemWidth(-FLT_MIN);
+    if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+    bool open = ImGui::InputText("##hub-id", &panels.hub_id, ImGuiInputTextFlags_EnterReturnsTrue);
+    mark_text_box(st);
+    probe(st, "hub.id");
+    const std::optional<hub::RepoId> id = hub::parse_repo_id(panels.hub_id);
+    ImGui::BeginDisabled(!id);
+    open |= ImGui::Button(tr(st.lang, Str::OpenFile));
+    ImGui::EndDisabled();
+    probe(st, "hub.id.open");
+    ImGui::SameLine();
+    const bool close = ImGui::Button(tr(st.lang, Str::JsonClose)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape));
+    probe(st, "hub.close");
+    if (!panels.hub_id.empty() && !id) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("%s", tr(st.lang, Str::HubBadId));
+    }
+
+    section(tr(st.lang, Str::HubSuggested));
+    const float size_x = ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("0000.0 MB").x;
+    for (const char* suggestion : kHubSuggestions) {
+        if (ImGui::Selectable(suggestion, panels.hub_id == suggestion, ImGuiSelectableFlags_AllowDoubleClick | ImGuiSelectableFlags_DontClosePopups)) {
+            panels.hub_id = suggestion;
+            open |= ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left);
+        }
+        probe(st, ("hub.suggestion." + std::string(suggestion)).c_str());
+        if (auto it = ms.hub_sizes.find(suggestion); it != ms.hub_sizes.end()) {
+            ImGui::SameLine(size_x);
+            ImGui::TextDisabled("%s", it->second >= 0 ? megabytes(it->second).c_str() : "?");
+        }
+    }
+
+    section(tr(st.lang, Str::HubAddress));
+    ImGui::SetNextItemWidth(-FLT_MIN);
+    ImGui::BeginDisabled(!platform::kBrowser);
+    if (ImGui::InputText("##hub-address", &panels.hub_address)) platform::set_hub_endpoint(panels.hub_address.c_str());
+    ImGui::EndDisabled();
+    mark_text_box(st);
+    probe(st, "hub.address");
+
+    section(tr(st.lang, Str::HubStored));
+    if (ms.hub_stored.empty()) ImGui::TextDisabled("%s", tr(st.lang, Str::HubNoneStored));
+    for (const ModelSession::StoredHubModel& m : ms.hub_stored) {
+        ImGui::PushID(static_cast<int>(&m - ms.hub_stored.data()));
+        const std::string label = m.id + (m.commit.empty() ? "" : " @" + m.commit.substr(0, 7));
+        const float size_at = size_x - (platform::kBrowser ? ImGui::CalcTextSize(tr(st.lang, Str::HubRemove)).x + 16.0f * sc : 0.0f);
+        // (as wide as its column: the Remove button beside it takes its own clicks)
+        if (ImGui::Selectable(label.c_str(), false, ImGuiSelectableFlags_DontClosePopups, ImVec2(size_at - ImGui::GetCursorPosX() - 8.0f * sc, 0.0f)))
+            panels.hub_id = m.id;
+        ImGui::SameLine(size_at);
+        ImGui::TextDisabled("%s", megabytes(m.bytes).c_str());
+        if (platform::kBrowser) {
+            ImGui::SameLine();
+            if (small_button(st, tr(st.lang, Str::HubRemove))) platform::remove_stored_hub(m.id.c_str(), m.commit.c_str());
+            probe(st, ("hub.remove." + m.id).c_str());
+        }
+        ImGui::PopID();
+    }
+    if (open && id) {
+        open_hub_model(st, panels.hub_id);
+        ImGui::CloseCurrentPopup();
+    } else if (close) {
+        ImGui::CloseCurrentPopup();
+    }
+    ImGui::EndPopup();
 }
 
 // [SECTION] The model's section --------------------------------------------------------------

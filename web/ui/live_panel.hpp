@@ -8,7 +8,8 @@
 namespace attn {
 
 // "Open a model…": browser, a folder dialog (or the files, dropped); desktop, a folder path.
-void open_live_model_control(ViewContext& ctx);
+void open_live_model_control(ViewContext& ctx);  // and the Hub dialog's button beside it
+void open_hub_control(ViewContext& ctx);
 // The controls panel's section while a model is open: what it is, its text boxes and the next
 // tokens. Then the choice of map (model_view.hpp draw_import_controls) once a run is shown.
 void draw_live_controls(ViewContext& ctx);
