@@ -1,5 +1,5 @@
 // model_hook.cpp: C entry points through which the page hands a model's files to the app (web
-// build only; web/site/attnviz-page.js calls them for a folder chosen in the folder dialog, files
+// build only; web/platform/model_files.js calls them for a folder chosen in the folder dialog, files
 // chosen or dropped together, or ?model=PATH). The page reads each small file straight into a
 // buffer the app owns, and of each checkpoint file (.safetensors) its header only; the weights
 // then ask for the rest a window at a time (platform::read_model_slice), so a checkpoint is

@@ -122,6 +122,26 @@ await check('Cancel stops a download, and nothing of it stays stored', async () 
   return s.error;
 });
 
+await check('the script-tag embed: a figure\'s hf= runs the model, the Hub\'s address from the page\'s <meta>', async () => {
+  const context = await browser.newContext({ viewport: { width: 760, height: 600 } });
+  const embed = await context.newPage();
+  embed.on('pageerror', (e) => { throw e; });
+  await embed.goto(url);  // the site's origin and its CSP; then a blog post of our own on it
+  await embed.setContent(`<!doctype html><html><head><meta name="attnviz-hub" content="${hub.endpoint}"></head><body>
+    <div id="fig" data-attnviz="v=1&amp;view=heatmap&amp;hf=attnviz-test%2Fgpt2&amp;text=The%20cat%20sat" data-width="640" data-height="400"></div>
+    <script src="attnviz-embed.js"></script></body></html>`);
+  await embed.waitForSelector('#fig[data-attnviz-ready]', { timeout: 90000 });
+  const s = await embed.waitForFunction(() => {
+    const m = document.getElementById('fig').attnviz;
+    const st = m && m._attnviz_state && JSON.parse(m.UTF8ToString(m._attnviz_state()));
+    return st && st.model.active && !st.model.busy && st.model.figure ? st : null;
+  }, null, { timeout: 60000, polling: 100 }).then((h) => h.jsonValue());
+  expect(s.model.hub === 'attnviz-test/gpt2' && s.view === 'heatmap', `hub ${s.model.hub}, view ${s.view}`);
+  await embed.screenshot({ path: path.join(artifacts, 'hub-05-script-embed.png') });
+  await context.close();
+  return s.model.summary;
+});
+
 await check('with the Hub stopped, a reload opens the model from the browser\'s storage', async () => {
   hub.proc.kill();
   await new Promise((r) => hub.proc.once('exit', r));

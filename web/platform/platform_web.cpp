@@ -445,7 +445,7 @@ EM_JS(void, attnviz_pick_folder, (), {
 });
 
 // A window of a model's checkpoint file: the page that was given the file reads it
-// (web/site/attnviz-page.js, Module.attnvizReadSlice); a page without one says so.
+// (web/platform/model_files.js, Module.attnvizReadSlice).
 EM_JS(void, attnviz_read_slice, (const char* file, double begin, double end), {
     var name = UTF8ToString(file);
     if (Module['attnvizReadSlice']) Module['attnvizReadSlice'](name, begin, end);
@@ -491,33 +491,32 @@ EM_JS(void, attnviz_fetch_builtin, (const char* name_ptr, const char* files_ptr)
     });
 });
 
-// Models by name (SPEC.md §6): the page's fetch (web/site/attnviz-page.js), started and stopped.
+// Models by name (SPEC.md §6): the fetch of web/platform/model_files.js, started and stopped.
 EM_JS(void, attnviz_hub_fetch, (const char* id_utf8), {
-    if (Module['attnvizHubFetch']) Module['attnvizHubFetch'](UTF8ToString(id_utf8));
-    else Module.ccall('attnviz_hub_failed', null, ['string'], [UTF8ToString(id_utf8) + ': this page cannot fetch from the Hub']);
+    Module['attnvizHubFetch'](UTF8ToString(id_utf8));
 });
 EM_JS(void, attnviz_hub_cancel, (), {
-    if (Module['attnvizHubCancel']) Module['attnvizHubCancel']();
+    Module['attnvizHubCancel']();
 });
 EM_JS(void, attnviz_hub_dialog, (const char* ids_utf8), {
-    if (Module['attnvizHubDialog']) Module['attnvizHubDialog'](UTF8ToString(ids_utf8).split('\n'));
+    Module['attnvizHubDialog'](UTF8ToString(ids_utf8).split('\n'));
 });
 EM_JS(void, attnviz_hub_remove, (const char* id_utf8, const char* commit_utf8), {
-    if (Module['attnvizHubRemove']) Module['attnvizHubRemove'](UTF8ToString(id_utf8), UTF8ToString(commit_utf8));
+    Module['attnvizHubRemove'](UTF8ToString(id_utf8), UTF8ToString(commit_utf8));
 });
 EM_JS(char*, attnviz_hub_endpoint, (), {
-    var url = Module['attnvizHubEndpoint'] ? Module['attnvizHubEndpoint']() : 'https://huggingface.co';
+    var url = Module['attnvizHubEndpoint']();
     var size = lengthBytesUTF8(url) + 1, out = _malloc(size);
     stringToUTF8(url, out, size);
     return out;
 });
 EM_JS(void, attnviz_set_hub_endpoint, (const char* url_utf8), {
-    if (Module['attnvizSetHubEndpoint']) Module['attnvizSetHubEndpoint'](UTF8ToString(url_utf8));
+    Module['attnvizSetHubEndpoint'](UTF8ToString(url_utf8));
 });
 
 namespace attn::platform {
 
-// The page fetches (attnviz-page.js, Module.attnvizHubFetch): its progress and its end come back
+// The page fetches (web/platform/model_files.js, Module.attnvizHubFetch): its progress and its end come back
 // through main/model_hook.cpp's hooks into the state (hub_fetch_progress, _failed, and the files
 // as a folder's); this object only starts and stops it.
 class PageHubFetch final : public HubFetch {

@@ -1,0 +1,333 @@
+// model_files.js: a model's files into the app, and models by name from the Hub (SPEC.md §5, §6).
+// Linked into the module (--pre-js): every page that runs attnviz.js has it, index.html
+// (attnviz-page.js hands it the files a reader gives) and the script-tag embed (a figure's
+// hf=). It gives the app (platform_web.cpp) Module.attnvizReadSlice, attnvizHubFetch,
+// attnvizHubCancel, attnvizHubDialog, attnvizHubRemove, attnvizHubEndpoint and
+// attnvizSetHubEndpoint, and the page Module.attnvizOpenModel(folder, files).
+(function () {
+  'use strict';
+  // A model's files (SPEC.md §5), as the page gives them (a folder, files chosen or dropped, ?model=)
+  // or as a Hub fetch stores them (below): objects with name, size and slice(a, b).arrayBuffer(),
+  // as Files are. Each small file is read in 16 MB slices straight into a buffer of the app's (main/model_hook.cpp); of a
+  // checkpoint file (.safetensors) only its header, and then, as the app's loader asks for them
+  // (Module.attnvizReadSlice), its windows of about 16 MB: a 2.5 GB file is never one buffer.
+  const kModelFiles = ['config.json', 'model.safetensors', 'model.safetensors.index.json', 'tokenizer.json',
+                       'tokenizer_config.json', 'vocab.json', 'merges.txt', 'vocab.txt', 'source.spm', 'target.spm'];
+  const isShard = function (name) { return /^model-\d+-of-\d+\.safetensors$/.test(name); };
+  const isCheckpoint = function (name) { return name === 'model.safetensors' || isShard(name); };
+  const isModelFile = function (name) { return kModelFiles.indexOf(name) >= 0 || isShard(name); };
+  function modelFailed(message) { Module.ccall('attnviz_model_failed', null, ['string'], [String(message)]); }
+  // A checkpoint file's header: its bytes (8 + the JSON's length, as far as the file has them) and
+  // the size of its float tensors as the app holds them (F32 as 4 bytes a number, F16 and BF16
+  // as 2: they stay 16-bit), so that the app refuses a model the page cannot hold before reading
+  // it. Weights 0 when the header is unreadable (the app's reader then says what is wrong with it).
+  async function checkpointHeader(file) {
+    const length = file.size < 8 ? 0 : Number(new DataView(await file.slice(0, 8).arrayBuffer()).getBigUint64(0, true));
+    // a length past the end: its 8 bytes alone, for the app to say so
+    const bytes = new Uint8Array(await file.slice(0, 8 + length <= file.size ? 8 + length : Math.min(file.size, 8)).arrayBuffer());
+    let weights = 0;
+    try {
+      const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8)));
+      for (const key in header) {
+        const t = header[key];
+        if (key !== '__metadata__' && t && Array.isArray(t.shape) && /^(F32|F16|BF16)$/.test(t.dtype))
+          weights += (t.dtype === 'F32' ? 4 : 2) * t.shape.reduce(function (a, b) { return a * b; }, 1);
+      }
+    } catch (e) { weights = 0; }
+    return { bytes: bytes, weights: weights };
+  }
+  // The model's checkpoint files by name, whose windows the app asks for (platform_web.cpp
+  // attnviz_read_slice): read, then written where the app says if it still wants them. A read
+  // that ends after another model was opened is dropped, bytes or error.
+  let checkpointFiles = {};
+  function readSlice(name, begin, end) {
+    const files = checkpointFiles, file = files[name];
+    if (!file) { modelFailed('cannot read ' + name + ': it was not given'); return; }
+    file.slice(begin, end).arrayBuffer().then(function (buffer) {
+      if (files !== checkpointFiles) return;
+      const ptr = Module.ccall('attnviz_model_window', 'number', ['string', 'number', 'number'], [name, begin, end]) >>> 0;
+      if (!ptr) return;  // the model was closed or replaced meanwhile
+      if (buffer.byteLength !== end - begin) throw new Error('got ' + buffer.byteLength + ' bytes of ' + (end - begin));
+      Module.HEAPU8.set(new Uint8Array(buffer), ptr);  // HEAPU8 now: the heap may have grown
+      Module.ccall('attnviz_model_filled', null, [], []);
+    }).catch(function (e) { if (files === checkpointFiles) modelFailed('cannot read ' + name + ': ' + (e.message || e)); });
+  }
+  async function openModel(folder, files) {
+    files = files.filter(function (f) { return isModelFile(f.name); });
+    const heads = {};
+    let total = 0, weights = 0;
+    try {
+      for (const f of files) {
+        if (!isCheckpoint(f.name)) { total += f.size; continue; }
+        heads[f.name] = await checkpointHeader(f);
+        total += heads[f.name].bytes.length;
+        weights += heads[f.name].weights;
+      }
+    } catch (e) {
+      modelFailed('cannot read the files: ' + (e.message || e));
+      return;
+    }
+    if (!Module.ccall('attnviz_model_begin', 'number', ['string', 'number', 'number'], [folder, total, weights])) return;
+    checkpointFiles = {};
+    let done = 0;
+    try {
+      for (const f of files) {
+        if (heads[f.name]) {
+          const head = heads[f.name].bytes;
+          const ptr = Module.ccall('attnviz_model_head', 'number', ['string', 'number', 'number'], [f.name, head.length, f.size]) >>> 0;
+          if (!ptr) return;
+          Module.HEAPU8.set(head, ptr);
+          checkpointFiles[f.name] = f;
+          done += head.length;
+          Module.ccall('attnviz_model_progress', null, ['number'], [done]);
+          continue;
+        }
+        const ptr = Module.ccall('attnviz_model_buffer', 'number', ['string', 'number'], [f.name, f.size]) >>> 0;
+        if (!ptr) return;
+        for (let at = 0; at < f.size; at += 16 << 20) {
+          const part = new Uint8Array(await f.slice(at, Math.min(f.size, at + (16 << 20))).arrayBuffer());
+          Module.HEAPU8.set(part, ptr + at);  // HEAPU8 again each time: the heap may have grown
+          done += part.length;
+          Module.ccall('attnviz_model_progress', null, ['number'], [done]);
+        }
+      }
+    } catch (e) {
+      modelFailed('cannot read the files: ' + (e.message || e));
+      return;
+    }
+    Module.ccall('attnviz_model_end', null, [], []);
+  }
+
+  // A model by its Hub id (SPEC.md §6): ?hf=ORG/NAME[@REVISION], a link's hf=, the Hub dialog. The
+  // app asks (platform_web.cpp: Module.attnvizHubFetch); the listing (?blobs=true: every file's
+  // size) gives the commit and the files, whose sizes are checked against the page's memory
+  // before anything large is fetched; each file comes from the Hub's resolve URL (large ones
+  // redirected to its CDN), streamed into Cache Storage keyed by commit and file (never one
+  // buffer), with progress; a manifest, then the revision's ref, are written last. The files
+  // then open as a folder's do (openModel), read from storage. The next open, or one without the
+  // network, starts from storage. A storage that is full: the file is fetched again into memory
+  // (chunks, not one buffer) and the model still opens. A cancelled or broken download deletes
+  // what it stored of that commit. The Hub's address: ?hub=URL (kept in localStorage), else
+  // the site's <meta name="attnviz-hub" content="URL">, else https://huggingface.co.
+  const kHubCache = 'attnviz-hub-v1', kHubKey = 'https://hub.attnviz.invalid/';
+  const kHubFiles = ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json',
+                     'vocab.json', 'merges.txt', 'vocab.txt', 'source.spm', 'target.spm'];
+  function setHubEndpoint(url) {
+    try { localStorage.setItem('attnviz-hub', url); } catch (e) { /* storage off: this page only */ }
+  }
+  function hubEndpoint() {
+    const query = new URLSearchParams(location.search).get('hub');
+    if (query) setHubEndpoint(query);
+    let stored = null;
+    try { stored = localStorage.getItem('attnviz-hub'); } catch (e) { stored = null; }
+    const meta = document.querySelector('meta[name="attnviz-hub"]');
+    return (query || stored || (meta && meta.content) || 'https://huggingface.co').replace(/\/+$/, '');
+  }
+  let hubAbort = null;  // the fetch in progress (one at a time)
+  function hubFailed(message) { Module.ccall('attnviz_hub_failed', null, ['string'], [String(message)]); }
+  function hubKey(repo, commit, name) { return kHubKey + repo + '/' + commit + '/' + name; }
+  function hubStatusError(repo, file, status) {
+    const where = repo + (file ? ': ' + file : '');
+    if (status === 401 || status === 403)
+      return where + ': a gated or private model (HTTP ' + status + '): accept its licence on the Hub; the page sends no token, ' +
+             'so open it with attnviz natively (HF_TOKEN) or open its downloaded folder';
+    if (status === 404) return where + ': no such model or revision on the Hub (' + hubEndpoint() + ')';
+    return where + ': the Hub answered HTTP ' + status;
+  }
+  function hubUnreachable(repo, e) {
+    return repo + ': cannot reach ' + new URL(hubEndpoint()).host + ' (offline, or the host does not let this page read it: CORS; ' +
+           (e.message || e) + ')';
+  }
+  // A file stored (or held) whole, read as a File is: slices.
+  function blobFile(name, blob) { return { name: name, size: blob.size, slice: function (a, b) { return blob.slice(a, b); } }; }
+  function chunkFile(name, chunks, size) {
+    return { name: name, size: size, slice: function (a, b) {
+      const out = new Uint8Array(b - a);
+      let at = 0;
+      for (const c of chunks) {
+        const lo = Math.max(a, at), hi = Math.min(b, at + c.length);
+        if (lo < hi) out.set(c.subarray(lo - at, hi - at), lo - a);
+        at += c.length;
+      }
+      return { arrayBuffer: function () { return Promise.resolve(out.buffer); } };
+    } };
+  }
+  // The stored files of a commit, when its manifest says every one is there; else null.
+  async function hubStored(cache, repo, commit) {
+    const manifest = cache && await cache.match(hubKey(repo, commit, '.manifest'));
+    if (!manifest) return null;
+    const files = [];
+    for (const f of await manifest.json()) {
+      const r = await cache.match(hubKey(repo, commit, f.name));
+      if (!r) return null;
+      const blob = await r.blob();
+      if (blob.size !== f.size) return null;
+      files.push(blobFile(f.name, blob));
+    }
+    return files;
+  }
+  async function hubStoredRef(cache, repo, rev) {
+    if (/^[0-9a-f]{40}$/.test(rev)) return rev;
+    const r = cache && await cache.match(kHubKey + repo + '/refs/' + rev);
+    return r ? (await r.text()).trim() : null;
+  }
+  async function hubFetch(spec) {
+    if (hubAbort) hubAbort.abort();
+    const controller = new AbortController(), signal = controller.signal;
+    hubAbort = controller;
+    const at = spec.indexOf('@');
+    const repo = at < 0 ? spec : spec.slice(0, at), rev = at < 0 ? 'main' : spec.slice(at + 1);
+    const endpoint = hubEndpoint();
+    let cache = null;
+    try { cache = await caches.open(kHubCache); } catch (e) { cache = null; }  // no storage: memory only
+    const stored = [];  // keys written by this fetch (deleted again if it does not finish)
+    const forget = async function () { if (cache) for (const k of stored) await cache.delete(k); };
+    const open = function (files) {
+      if (hubAbort !== controller) return;
+      hubAbort = null;
+      openModel(spec, files);
+    };
+    // 1. The listing: the commit, the files and their sizes.
+    let listing;
+    try {
+      const r = await fetch(endpoint + '/api/models/' + repo + '/revision/' + encodeURIComponent(rev) + '?blobs=true', { signal: signal });
+      if (!r.ok) throw Object.assign(new Error(hubStatusError(repo, '', r.status)), { hub: true });
+      listing = await r.json();
+      if (!/^[0-9a-f]{40}$/.test(listing.sha || '') || !Array.isArray(listing.siblings)) throw Object.assign(new Error(repo + ': listing: not the Hub\'s answer'), { hub: true });
+    } catch (e) {
+      if (signal.aborted) return hubAbort === controller && hubFailed(repo + ': cancelled');
+      if (e.hub) return hubFailed(e.message);
+      const commit = await hubStoredRef(cache, repo, rev);
+      const files = commit && await hubStored(cache, repo, commit);
+      if (files) return open(files);  // offline: from storage
+      return hubFailed(hubUnreachable(repo, e) + ', and it is not stored in this browser');
+    }
+    const commit = listing.sha;
+    const ready = await hubStored(cache, repo, commit);
+    if (ready) return open(ready);
+    // 2. Which files, and their sizes: nothing large is fetched before they are known to fit.
+    const sizes = {};
+    for (const s of listing.siblings) sizes[s.rfilename] = s.size !== undefined ? s.size : (s.lfs && s.lfs.size) || 0;
+    const names = kHubFiles.filter(function (n) { return n in sizes; });
+    const weights = 'model.safetensors' in sizes ? ['model.safetensors'] : 'model.safetensors.index.json' in sizes ? ['model.safetensors.index.json'] : [];
+    if (!weights.length) return hubFailed(repo + ': the repo has no safetensors weights (model.safetensors or model.safetensors.index.json)');
+    const shardsListed = Object.keys(sizes).filter(isShard);
+    const weightBytes = weights[0] === 'model.safetensors' ? sizes['model.safetensors']
+      : shardsListed.reduce(function (a, n) { return a + sizes[n]; }, 0);
+    const otherBytes = names.reduce(function (a, n) { return a + sizes[n]; }, 0);
+    if (!Module.ccall('attnviz_hub_fits', 'number', ['number', 'number'], [otherBytes, weightBytes])) return;
+    const total = otherBytes + weightBytes + (sizes['model.safetensors.index.json'] || 0);
+    let done = 0;
+    const files = [];
+    // 3. Each file, streamed into storage (or, storage full, into memory).
+    const fetchFile = async function (name) {
+      const url = endpoint + '/' + repo + '/resolve/' + commit + '/' + name;
+      const key = hubKey(repo, commit, name), before = done;
+      const counted = function (r) {
+        return r.body.pipeThrough(new TransformStream({ transform: function (chunk, out) {
+          done += chunk.length;
+          Module.ccall('attnviz_hub_progress', null, ['string', 'number', 'number'], [name, done, total]);
+          out.enqueue(chunk);
+        } }));
+      };
+      const get = async function () {
+        const r = await fetch(url, { signal: signal });
+        if (!r.ok) throw Object.assign(new Error(hubStatusError(repo, name, r.status)), { hub: true });
+        return r;
+      };
+      if (cache) {
+        try {
+          await cache.put(key, new Response(counted(await get()), { headers: { 'Content-Type': 'application/octet-stream' } }));
+          stored.push(key);
+          const blob = await (await cache.match(key)).blob();
+          if (blob.size !== sizes[name]) throw Object.assign(new Error(repo + ': ' + name + ': got ' + blob.size + ' bytes, the Hub said ' + sizes[name]), { hub: true });
+          files.push(blobFile(name, blob));
+          return;
+        } catch (e) {
+          if (e.name !== 'QuotaExceededError') throw e;
+          done = before;  // storage full: this file and the rest from memory
+          await forget();
+          cache = null;
+        }
+      }
+      const chunks = [];
+      const reader = counted(await get()).getReader();
+      for (let c = await reader.read(); !c.done; c = await reader.read()) chunks.push(c.value);
+      files.push(chunkFile(name, chunks, done - before));
+    };
+    try {
+      for (const name of names.concat(weights)) await fetchFile(name);
+      if (weights[0] === 'model.safetensors.index.json') {
+        const index = JSON.parse(new TextDecoder().decode(await files[files.length - 1].slice(0, files[files.length - 1].size).arrayBuffer()));
+        const shards = Object.values(index.weight_map || {}).filter(function (s, i, all) { return isShard(s) && all.indexOf(s) === i; });
+        for (const s of shards) await fetchFile(s);
+      }
+      // 4. The manifest, then the ref: the commit is stored whole.
+      if (cache) {
+        const manifest = files.map(function (f) { return { name: f.name, size: f.size }; });
+        await cache.put(hubKey(repo, commit, '.manifest'), new Response(JSON.stringify(manifest)));
+        if (rev !== commit) await cache.put(kHubKey + repo + '/refs/' + rev, new Response(commit));
+      }
+    } catch (e) {
+      await forget();
+      if (signal.aborted) return hubAbort === controller && hubFailed(repo + ': cancelled (nothing of it was kept)');
+      return hubFailed(e.hub ? e.message : hubUnreachable(repo, e));
+    }
+    open(files);
+  }
+  function hubCancel() { if (hubAbort) hubAbort.abort(); }
+  // The Hub dialog: the suggested models' sizes (the files a model needs, from its listing), and
+  // what is stored (every commit with a manifest), each deleted on request.
+  async function hubStoredList() {
+    const list = [];
+    try {
+      const cache = await caches.open(kHubCache);
+      for (const request of await cache.keys()) {
+        const m = /^https:\/\/hub\.attnviz\.invalid\/(.+)\/([0-9a-f]{40})\/\.manifest$/.exec(request.url);
+        if (!m) continue;
+        const files = await (await cache.match(request)).json();
+        list.push({ id: m[1], commit: m[2], bytes: files.reduce(function (a, f) { return a + f.size; }, 0) });
+      }
+    } catch (e) { /* no storage: nothing stored */ }
+    Module.ccall('attnviz_hub_stored', null, ['string'], [JSON.stringify(list)]);
+  }
+  function hubDialog(ids) {
+    hubStoredList();
+    const endpoint = hubEndpoint();
+    ids.forEach(async function (id) {
+      try {
+        const r = await fetch(endpoint + '/api/models/' + id + '/revision/main?blobs=true');
+        if (!r.ok) throw new Error('HTTP ' + r.status);
+        const sizes = {};
+        for (const s of (await r.json()).siblings || []) sizes[s.rfilename] = s.size !== undefined ? s.size : (s.lfs && s.lfs.size) || 0;
+        const weights = 'model.safetensors' in sizes ? sizes['model.safetensors']
+          : Object.keys(sizes).filter(isShard).reduce(function (a, n) { return a + sizes[n]; }, 0);
+        const bytes = kHubFiles.reduce(function (a, n) { return a + (sizes[n] || 0); }, weights);
+        Module.ccall('attnviz_hub_size', null, ['string', 'number'], [id, bytes]);
+      } catch (e) {
+        Module.ccall('attnviz_hub_size', null, ['string', 'number'], [id, -1]);  // not known: offline, or no such repo
+      }
+    });
+  }
+  async function hubRemove(repo, commit) {
+    try {
+      const cache = await caches.open(kHubCache);
+      for (const request of await cache.keys())
+        if (request.url.startsWith(kHubKey + repo + '/' + commit + '/')) await cache.delete(request);
+      for (const request of await cache.keys())  // the refs that pointed to it
+        if (request.url.startsWith(kHubKey + repo + '/refs/') && (await (await cache.match(request)).text()).trim() === commit)
+          await cache.delete(request);
+    } catch (e) { /* nothing stored */ }
+    hubStoredList();
+  }
+
+
+  Module['attnvizOpenModel'] = openModel;
+  Module['attnvizReadSlice'] = readSlice;
+  Module['attnvizHubFetch'] = hubFetch;
+  Module['attnvizHubCancel'] = hubCancel;
+  Module['attnvizHubDialog'] = hubDialog;
+  Module['attnvizHubRemove'] = hubRemove;
+  Module['attnvizHubEndpoint'] = hubEndpoint;
+  Module['attnvizSetHubEndpoint'] = setHubEndpoint;
+})();
