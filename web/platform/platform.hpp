@@ -80,9 +80,9 @@ void open_folder_picker();
 // arrive through attnviz_model_begin … end (main/model_hook.cpp) from models/NAME/ next to the
 // page, or from inside the single-file build. Desktop: nothing (the files are compiled in).
 void fetch_builtin_model(const char* name, const char* files);
-// A model fetched by its Hub id (SPEC.md §6) away from the frame loop. Desktop: a thread runs
-// hub_snapshot (main/hub_fetch.hpp) into huggingface_hub's cache, and status() tells how far it
-// is. Browser: web/platform/model_files.js fetches into the browser's storage and reports
+// A model fetched by its Hub id (SPEC.md §6) away from the frame loop. Desktop
+// (main/desktop_hub.cpp): a thread runs hub_snapshot (main/hub_fetch.hpp) into huggingface_hub's
+// cache, and status() tells how far it is. Browser: web/platform/model_files.js fetches into the browser's storage and reports
 // through main/model_hook.cpp's hooks into the state; status() says nothing.
 class HubFetch {
 public:

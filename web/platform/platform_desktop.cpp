@@ -1,17 +1,13 @@
 // platform_desktop.cpp: the desktop side of platform.hpp.
 #include "platform.hpp"
 
-#include "hub_fetch.hpp"
 #include "png.hpp"
 
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <filesystem>
-#include <mutex>
-#include <thread>
 
 namespace attn::platform {
 
@@ -106,58 +102,8 @@ void open_folder_picker() {}                // and for a folder (web/ui/live_pan
 
 void publish_app(void*) {}
 
-// [SECTION] Models by name -------------------------------------------------------------------
+// Models by name (HubFetch::start, hub_dialog_opened, remove_stored_hub, hub_endpoint,
+// set_hub_endpoint): main/desktop_hub.cpp, which can reach the fetch (main/hub_fetch.hpp).
 
-namespace {
-
-class ThreadHubFetch final : public HubFetch {
-public:
-    explicit ThreadHubFetch(const std::string& id) : thread_([this, id] { run(id); }) {}
-    ~ThreadHubFetch() override {
-        cancel();
-        thread_.join();
-    }
-    Status status() const override {
-        std::lock_guard<std::mutex> lock(mutex_);
-        return status_;
-    }
-    void cancel() override { cancelled_ = true; }
-
-private:
-    void run(const std::string& id) {
-        std::string snapshot, error;
-        try {
-            FetchOptions o;
-            o.progress = [this](const FetchProgress& p) {
-                std::lock_guard<std::mutex> lock(mutex_);
-                status_.file = p.file;
-                status_.done = static_cast<double>(p.done);
-                status_.total = static_cast<double>(p.total);
-                return !cancelled_;
-            };
-            if (cancelled_) throw ModelError(id, "", "cancelled");
-            snapshot = hub_snapshot(*hub::parse_repo_id(id), o);
-        } catch (const std::exception& e) {
-            error = e.what();
-        }
-        std::lock_guard<std::mutex> lock(mutex_);
-        status_.snapshot = snapshot;
-        status_.error = error;
-        status_.finished = true;
-    }
-
-    mutable std::mutex mutex_;
-    Status status_;
-    std::atomic<bool> cancelled_{false};
-    std::thread thread_;  // last: starts once the rest is made
-};
-
-}  // namespace
-
-std::unique_ptr<HubFetch> HubFetch::start(const std::string& id) { return std::make_unique<ThreadHubFetch>(id); }
-void hub_dialog_opened(const char*) {}
-void remove_stored_hub(const char*, const char*) {}
-std::string hub_endpoint() { return hub::environment().endpoint; }
-void set_hub_endpoint(const char*) {}
 
 }  // namespace attn::platform
