@@ -359,6 +359,16 @@ ModelFiles open_model(const std::string& model, const FetchOptions& options) {
 
 namespace {
 
+// "118 kB", "12.3 MB", "1.02 GB"
+std::string byte_size(std::uint64_t bytes) {
+    char s[32];
+    const double b = static_cast<double>(bytes);
+    if (b < 1e6) std::snprintf(s, sizeof s, "%.0f kB", b / 1e3);
+    else if (b < 1e9) std::snprintf(s, sizeof s, "%.1f MB", b / 1e6);
+    else std::snprintf(s, sizeof s, "%.2f GB", b / 1e9);
+    return s;
+}
+
 // The fetch's progress, one line on stderr rewritten in place, when stderr is a terminal.
 FetchOptions cli_fetch_options(const std::string& model, std::ostream& err, bool& progress_shown) {
     FetchOptions o;
@@ -368,9 +378,9 @@ FetchOptions cli_fetch_options(const std::string& model, std::ostream& err, bool
             const int percent = p.total ? static_cast<int>(100.0 * static_cast<double>(p.done) / static_cast<double>(p.total)) : 0;
             if (percent == last) return true;
             last = percent;
-            char line[160];
-            std::snprintf(line, sizeof line, "\r%s: %s: %.1f of %.1f MB (%d %%)\x1b[K", model.c_str(), p.file.c_str(),
-                          static_cast<double>(p.done) / 1e6, static_cast<double>(p.total) / 1e6, percent);
+            char line[240];  // "ORG/NAME: model.safetensors 12.3 MB of 269.1 MB · all 4 % of 272.0 MB"
+            std::snprintf(line, sizeof line, "\r%s: %s %s of %s \xc2\xb7 all %d %% of %s\x1b[K", model.c_str(), p.file.c_str(),
+                          byte_size(p.file_done).c_str(), byte_size(p.file_size).c_str(), percent, byte_size(p.total).c_str());
             err << line << std::flush;
             progress_shown = true;
             return true;
@@ -384,11 +394,8 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
     if (args.size() == 1 && args[0] == "--list") {  // NAME<TAB>MODEL_TYPE<TAB>what it is
         for (const BuiltinModel& m : builtin_models()) out << m.name << "\t" << m.model_type << "\t" << m.about << "\n";
         const hub::Environment env = hub::environment();
-        for (const hub::CachedModel& m : hub::cached_models(env)) {
-            char size[32];
-            std::snprintf(size, sizeof size, "%.1f MB", static_cast<double>(m.bytes) / 1e6);
-            out << m.id.shown() << "\t" << m.model_type << "\tfrom the Hub, in " << env.cache << " (" << size << ")\n";
-        }
+        for (const hub::CachedModel& m : hub::cached_models(env))
+            out << m.id.shown() << "\t" << m.model_type << "\tfrom the Hub, in " << env.cache << " (" << byte_size(m.bytes) << ")\n";
         return 0;
     }
     std::string path;

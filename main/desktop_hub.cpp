@@ -33,6 +33,8 @@ private:
             o.progress = [this](const FetchProgress& p) {
                 std::lock_guard<std::mutex> lock(mutex_);
                 status_.file = p.file;
+                status_.file_done = static_cast<double>(p.file_done);
+                status_.file_size = static_cast<double>(p.file_size);
                 status_.done = static_cast<double>(p.done);
                 status_.total = static_cast<double>(p.total);
                 return !cancelled_;

@@ -345,8 +345,10 @@ void fetch_file(Fetch& f, const std::string& file, const hub::FileHead& head) {
 
 // [SECTION] A snapshot -----------------------------------------------------------------------
 
-// Fetches what the snapshot lacks of `files`; a file already linked is not asked for again.
-void fetch_files(Fetch& f, const std::vector<std::string>& files, bool weights) {
+// Fetches what the snapshot lacks of `files` (a file already linked is not asked for again), every
+// HEAD first: the total is known before the first byte, and `weights` (those of `files` that are
+// weights) are checked against memory before anything is downloaded.
+void fetch_files(Fetch& f, const std::vector<std::string>& files, const std::vector<std::string>& weights) {
     std::vector<std::pair<std::string, hub::FileHead>> todo;
     std::uint64_t weight_bytes = 0;
     std::error_code ec;
@@ -355,8 +357,8 @@ void fetch_files(Fetch& f, const std::vector<std::string>& files, bool weights) 
         todo.emplace_back(file, head_of(f, file));
         if (todo.back().second.size) f.total += *todo.back().second.size;
     }
-    if (weights) {  // 3. before anything large is fetched
-        for (const std::string& file : files) {
+    if (!weights.empty()) {  // 3. before anything is fetched
+        for (const std::string& file : weights) {
             const auto it = std::find_if(todo.begin(), todo.end(), [&](const auto& t) { return t.first == file; });
             weight_bytes += it != todo.end() ? it->second.size.value_or(0) : fs::file_size(f.snapshot / file, ec);
         }
@@ -395,19 +397,18 @@ std::string hub_snapshot(const hub::RepoId& id, const FetchOptions& options) {
                                           std::string(std::find(listing.files.begin(), listing.files.end(), "pytorch_model.bin") != listing.files.end() ? "pytorch_model.bin" : "other formats"));
     Fetch f{id, options, http, hub::repo_folder(env, id), {}, listing.commit};
     f.snapshot = f.repo / "snapshots" / f.commit;
-    // 2–5. The small files, then the shards the index names, then the weights.
-    std::vector<std::string> small(files.begin(), files.end() - 1);
+    // 2–5. Every file (model_files puts the weights, model.safetensors or the index, last), then
+    // the shards the index names.
     const std::string weights = files.back();
-    fetch_files(f, small, false);
-    std::vector<std::string> weight_files{weights};
-    if (weights == "model.safetensors.index.json") {
-        fetch_files(f, weight_files, false);
+    const bool sharded = weights == "model.safetensors.index.json";
+    fetch_files(f, files, sharded ? std::vector<std::string>{} : std::vector<std::string>{weights});
+    if (sharded) {
         std::ifstream in(f.snapshot / weights, std::ios::binary);
         std::ostringstream text;
         text << in.rdbuf();
-        weight_files = hub::shard_files(text.str(), id.repo + "/" + weights);
+        const std::vector<std::string> shards = hub::shard_files(text.str(), id.repo + "/" + weights);
+        fetch_files(f, shards, shards);
     }
-    fetch_files(f, weight_files, true);
     if (!id.pinned()) write_atomically(f.repo / "refs" / id.revision, f.commit);
     return f.snapshot.string();
 }

@@ -21,7 +21,8 @@
 //   attnviz_open_hub(id)                     the page's ?hf=ORG/NAME[@REVISION]: fetch it
 //   attnviz_hub_fits(total, weights)         the listing's sizes fit in the page (0: refused,
 //                                            before any download)
-//   attnviz_hub_progress(file, done, total)  bytes of the files to fetch, so far
+//   attnviz_hub_progress(file, file_done, file_size, done, total)
+//                                            bytes of the file being fetched, and of all, so far
 //   attnviz_hub_failed(message)              it cannot be fetched nor found in storage
 // and for the Hub dialog (platform::hub_dialog_opened):
 //   attnviz_hub_size(id, bytes)              a suggested model's size, from its listing
@@ -74,8 +75,8 @@ void attnviz_open_hub(const char* id) {
     else attn::open_hub_model(app->state, id);
 }
 
-void attnviz_hub_progress(const char* file, double done, double total) {
-    if (attn::App* app = attn::page_app()) attn::hub_fetch_progress(app->state, file ? file : "", done, total);
+void attnviz_hub_progress(const char* file, double file_done, double file_size, double done, double total) {
+    if (attn::App* app = attn::page_app()) attn::hub_fetch_progress(app->state, file ? file : "", file_done, file_size, done, total);
 }
 
 int attnviz_hub_fits(double total, double weights) {

@@ -226,7 +226,8 @@
       const counted = function (r) {
         return r.body.pipeThrough(new TransformStream({ transform: function (chunk, out) {
           done += chunk.length;
-          Module.ccall('attnviz_hub_progress', null, ['string', 'number', 'number'], [name, done, total]);
+          Module.ccall('attnviz_hub_progress', null, ['string', 'number', 'number', 'number', 'number'],
+                       [name, done - before, sizes[name] || 0, done, total]);
           out.enqueue(chunk);
         } }));
       };

@@ -87,8 +87,9 @@ void fetch_builtin_model(const char* name, const char* files);
 class HubFetch {
 public:
     struct Status {
-        std::string file;             // the file being written
-        double done = 0, total = 0;   // bytes of the files still to fetch
+        std::string file;                     // the file being written
+        double file_done = 0, file_size = 0;  // its bytes
+        double done = 0, total = 0;           // bytes of all the files to fetch
         bool finished = false;
         std::string snapshot, error;  // once finished: the snapshot folder, or the one-line error
     };

@@ -100,11 +100,8 @@ void open_hub_model(AppState& st, const std::string& id) {
     st.error.clear();
 }
 
-void hub_fetch_progress(AppState& st, const std::string& file, double done, double total) {
-    if (!st.model.fetching) return;
-    st.model.fetching->file = file;
-    st.model.fetching->done = done;
-    st.model.fetching->total = total;
+void hub_fetch_progress(AppState& st, const std::string& file, double file_done, double file_size, double done, double total) {
+    if (st.model.fetching) st.model.fetching = ModelSession::Fetching{st.model.fetching->id, file, file_done, file_size, done, total, st.model.fetching->cancel};
 }
 
 void hub_fetch_done(AppState& st, const std::string& snapshot) {

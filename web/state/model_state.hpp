@@ -89,7 +89,8 @@ struct ModelSession {
     std::string hub, hub_request;
     struct Fetching {
         std::string id, file;
-        double done = 0, total = 0;  // bytes of the files still to fetch
+        double file_done = 0, file_size = 0;  // bytes of `file`
+        double done = 0, total = 0;           // bytes of all the files to fetch
         bool cancel = false;
     };
     std::optional<Fetching> fetching;
@@ -150,7 +151,7 @@ bool open_model_folder(AppState& st, const std::string& path);
 void open_hub_model(AppState& st, const std::string& id);
 // The fetch of ModelSession::fetching: how far it is; it ended (desktop: its snapshot folder
 // opens, named by the id); or its one-line error is shown (the figure stays).
-void hub_fetch_progress(AppState& st, const std::string& file, double done, double total);
+void hub_fetch_progress(AppState& st, const std::string& file, double file_done, double file_size, double done, double total);
 // Browser, before the download: whether the files (sizes from the Hub's listing) fit in the page
 // (as model_files_begin counts); false: the fetch ends with that error, nothing downloaded.
 bool hub_fetch_fits(AppState& st, double total_bytes, double weight_bytes);

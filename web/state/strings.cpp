@@ -248,7 +248,7 @@ constexpr Entry kTable[] = {
      "贪心解码，每次生成一个词元，直到 </s>（最多 32 个）；每一步的注意力都保留。"},
     {Str::NextTokens, "Next token", "下一个词元"},
     {Str::LiveReading, "reading %s  %s / %s", "正在读取 %s  %s / %s"},
-    {Str::LiveFetching, "fetching %s: %s  %s / %s", "正在下载 %s：%s  %s / %s"},
+    {Str::LiveFetching, "fetching %s: %s  %s / %s · all %s / %s", "正在下载 %s：%s  %s / %s · 共 %s / %s"},
     {Str::CancelFetch, "Cancel", "取消"},
     {Str::LiveLoading, "loading the weights of %s  %d%%", "正在载入 %s 的权重  %d%%"},
     {Str::LiveRunning, "running %s  %d%%", "正在运行 %s  %d%%"},

@@ -136,7 +136,7 @@ void App::follow_hub_fetch() {
     }
     if (ms.fetching->cancel) hub_fetch_->cancel();
     const platform::HubFetch::Status s = hub_fetch_->status();
-    if (!platform::kBrowser) hub_fetch_progress(state, s.file, s.done, s.total);
+    if (!platform::kBrowser) hub_fetch_progress(state, s.file, s.file_done, s.file_size, s.done, s.total);
     if (!s.finished) return;
     hub_fetch_.reset();
     if (s.error.empty()) hub_fetch_done(state, s.snapshot);

@@ -435,8 +435,8 @@ void draw_live_progress(ViewContext& ctx) {
     if (ms.fetching) {  // desktop: a Hub id being fetched; the reader may stop it
         const ModelSession::Fetching& f = *ms.fetching;
         fraction = f.total > 0 ? static_cast<float>(f.done / f.total) : 0.0f;
-        std::snprintf(text, sizeof text, tr(st.lang, Str::LiveFetching), f.id.c_str(), f.file.c_str(), megabytes(f.done).c_str(),
-                      megabytes(f.total).c_str());
+        std::snprintf(text, sizeof text, tr(st.lang, Str::LiveFetching), f.id.c_str(), f.file.c_str(), megabytes(f.file_done).c_str(),
+                      megabytes(f.file_size).c_str(), megabytes(f.done).c_str(), megabytes(f.total).c_str());
         if (small_button(st, tr(st.lang, Str::CancelFetch))) st.model.fetching->cancel = true;
         probe(st, "model.cancel-fetch");
         ImGui::SameLine();
