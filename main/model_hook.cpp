@@ -23,6 +23,7 @@
 //                                            before any download)
 //   attnviz_hub_progress(file, file_done, file_size, done, total)
 //                                            bytes of the file being fetched, and of all, so far
+//   attnviz_hub_unstored(id)                 the browser's storage is full: it opens from memory
 //   attnviz_hub_failed(message)              it cannot be fetched nor found in storage
 // and for the Hub dialog (platform::hub_dialog_opened):
 //   attnviz_hub_size(id, bytes)              a suggested model's size, from its listing
@@ -90,6 +91,10 @@ void attnviz_hub_size(const char* id, double bytes) {
 
 void attnviz_hub_stored(const char* json) {
     if (attn::App* app = attn::page_app(); app && json) attn::hub_stored_models(app->state, json);
+}
+
+void attnviz_hub_unstored(const char* id) {
+    if (attn::App* app = attn::page_app(); app && id) attn::hub_fetch_unstored(app->state, id);
 }
 
 void attnviz_hub_failed(const char* message) {

@@ -142,6 +142,28 @@ await check('the script-tag embed: a figure\'s hf= runs the model, the Hub\'s ad
   return s.model.summary;
 });
 
+await check('storage full: the model opens from memory, says so, and nothing of it is stored', async () => {
+  // A browser whose storage refuses the weights (Cache.put rejects as a full quota does).
+  const full = await openPage(browser, `${url}?hub=${encodeURIComponent(hub.endpoint)}&hf=attnviz-test/llama`, {
+    initScript: () => {
+      const put = Cache.prototype.put;
+      Cache.prototype.put = function (request, response) {
+        if (/\.safetensors$/.test(typeof request === 'string' ? request : request.url))
+          return Promise.reject(new DOMException('the quota is used up', 'QuotaExceededError'));
+        return put.call(this, request, response);
+      };
+    },
+  });
+  const s = await until(full, settled, 'the model opened from memory', 60000);
+  expect(s.model.hub === 'attnviz-test/llama' && s.model.hub_unstored, `hub ${s.model.hub}, unstored ${s.model.hub_unstored}`);
+  const keys = await stored(full);
+  expect(!keys.some((k) => k.includes('/attnviz-test/llama/')), `stored: ${keys.join(', ')}`);
+  await moveAway(full);
+  await shot(full, 'hub-06-storage-full.png');
+  await full.context().close();
+  return s.model.summary;
+});
+
 await check('with the Hub stopped, a reload opens the model from the browser\'s storage', async () => {
   hub.proc.kill();
   await new Promise((r) => hub.proc.once('exit', r));

@@ -152,6 +152,13 @@
       return { arrayBuffer: function () { return Promise.resolve(out.buffer); } };
     } };
   }
+  // A file's bytes held in memory, 16 MB chunks (never one buffer).
+  async function inMemory(f) {
+    const chunks = [];
+    for (let at = 0; at < f.size; at += 16 << 20)
+      chunks.push(new Uint8Array(await f.slice(at, Math.min(f.size, at + (16 << 20))).arrayBuffer()));
+    return chunkFile(f.name, chunks, f.size);
+  }
   // The stored files of a commit, when its manifest says every one is there; else null.
   async function hubStored(cache, repo, commit) {
     const manifest = cache && await cache.match(hubKey(repo, commit, '.manifest'));
@@ -246,9 +253,11 @@
           return;
         } catch (e) {
           if (e.name !== 'QuotaExceededError') throw e;
-          done = before;  // storage full: this file and the rest from memory
+          done = before;  // storage full: this file and the rest from memory, and those stored
+          for (let i = 0; i < files.length; ++i) files[i] = await inMemory(files[i]);  // (before their entries go)
           await forget();
           cache = null;
+          Module.ccall('attnviz_hub_unstored', null, ['string'], [spec]);
         }
       }
       const chunks = [];

@@ -157,6 +157,8 @@ bool hub_fetch_fits(AppState& st, double total_bytes, double weight_bytes) {
 
 void hub_model_size(AppState& st, const std::string& id, double bytes) { st.model.hub_sizes[id] = bytes; }
 
+void hub_fetch_unstored(AppState& st, const std::string& id) { st.model.hub_unstored = id; }
+
 void hub_stored_models(AppState& st, std::string_view text) {
     const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     std::vector<ModelSession::StoredHubModel> stored;
@@ -582,6 +584,7 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
     if (ms.model) j.update({{"name", ms.model->name}, {"model_type", ms.model->config().model_type}, {"summary", ms.model->summary()}});
     j["builtin"] = ms.builtin;
     j["hub"] = ms.hub;
+    j["hub_unstored"] = !ms.hub.empty() && ms.hub_unstored == ms.hub;
     j["hub_sizes"] = ms.hub_sizes;
     j["hub_stored"] = json::array();
     for (const ModelSession::StoredHubModel& m : ms.hub_stored) j["hub_stored"].push_back({{"id", m.id}, {"commit", m.commit}, {"bytes", m.bytes}});

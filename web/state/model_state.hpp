@@ -87,6 +87,9 @@ struct ModelSession {
     // progress until the model's files open (desktop: hub_fetch_done; the page hands them in as
     // a folder's) or its error is shown (hub_fetch_failed). `cancel`: the reader stopped it.
     std::string hub, hub_request;
+    // The Hub model the page opened from memory, its storage full (not kept: said under the
+    // model while it is the one in use).
+    std::string hub_unstored;
     struct Fetching {
         std::string id, file;
         double file_done = 0, file_size = 0;  // bytes of `file`
@@ -158,6 +161,7 @@ bool hub_fetch_fits(AppState& st, double total_bytes, double weight_bytes);
 // Browser: what the page found for the Hub dialog: a model's size (its weights and tokenizer
 // files, from its listing), and the models stored ([{"id", "commit", "bytes"}]).
 void hub_model_size(AppState& st, const std::string& id, double bytes);
+void hub_fetch_unstored(AppState& st, const std::string& id);
 void hub_stored_models(AppState& st, std::string_view json);
 void hub_fetch_done(AppState& st, const std::string& snapshot);
 void hub_fetch_failed(AppState& st, const std::string& message);

@@ -237,6 +237,8 @@ constexpr Entry kTable[] = {
     {Str::HubStored, "DOWNLOADED MODELS", "已下载的模型"},
     {Str::HubNoneStored, "none yet", "暂无"},
     {Str::HubRemove, "Remove", "删除"},
+    {Str::HubStorageFull, "The browser's storage is full: this model opened from memory and is not kept; the next open fetches it again.",
+     "浏览器存储已满：此模型从内存打开，未保存；下次打开时会重新下载。"},
     {Str::FolderPath, "Model folder, or a Hugging Face id: ORG/NAME[@REVISION] (fetched into ~/.cache/huggingface)",
      "模型文件夹，或 Hugging Face 模型名：ORG/NAME[@REVISION]（下载到 ~/.cache/huggingface）"},
     {Str::SectionLive, "MODEL, LIVE", "实时运行的模型"},

@@ -160,6 +160,12 @@ void draw_live_controls(ViewContext& ctx) {
     ImGui::TextWrapped("%s", m.summary().c_str());
     ImGui::PopStyleColor();
     probe(st, "model.summary");
+    if (!ms.hub.empty() && ms.hub_unstored == ms.hub) {  // the page's storage was full
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(pal.error));
+        ImGui::TextWrapped("%s", tr(st.lang, Str::HubStorageFull));
+        ImGui::PopStyleColor();
+        probe(st, "model.unstored");
+    }
     if (small_button(st, tr(st.lang, Str::CloseModel))) {
         close_model(st);  // `m` is gone: nothing more of this section
         probe(st, "model.close");
