@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 
 namespace attn {
@@ -82,12 +82,12 @@ void open_model_files(AppState& st, ModelFiles files) {
 }
 
 bool open_model_folder(AppState& st, const std::string& path) {
-    st.model.builtin.clear();
     std::error_code ec;
     if (!std::filesystem::exists(path, ec) && hub::parse_repo_id(path)) {
         open_hub_model(st, path);
         return true;
     }
+    st.model.builtin.clear();
     st.model.hub.clear();
     return guarded(st, path, [&] { open_model_files(st, ModelFiles::from_folder(path)); }) && st.model.loading;
 }
@@ -97,6 +97,7 @@ void open_hub_model(AppState& st, const std::string& id) {
     if ((ms.hub == id && (ms.model || ms.loading || ms.reading)) || (ms.fetching && ms.fetching->id == id) || ms.hub_request == id) return;
     if (ms.fetching) ms.fetching->cancel = true;  // another id: the last fetch stops
     ms.hub_request = id;  // (`hub` names it once its files are in: the model in use keeps its name till then)
+    if (ms.hub_unstored == id) ms.hub_unstored.clear();  // this time it may be kept
     st.error.clear();
 }
 
