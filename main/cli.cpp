@@ -1,6 +1,7 @@
 // cli.cpp: `attnviz compute`, `attnviz import` and `attnviz run`, and reading their files with
 // one-line errors.
 #include "cli.hpp"
+#include "attention_file.hpp"
 #include "builtin.hpp"
 #include "hub_fetch.hpp"
 #include "model.hpp"
@@ -60,6 +61,9 @@ bool load_json_file(const std::string& path, std::istream& in, T& out, std::stri
     } catch (const SceneError& e) {
         error = located(shown, e);
         return false;
+    } catch (const ModelError& e) {  // a .safetensors import's broken header
+        error = e.what();
+        return false;
     }
     return true;
 }
@@ -79,7 +83,8 @@ bool load_scene_file(const std::string& path, std::istream& in, Scene& scene, st
 }
 
 bool load_import_file(const std::string& path, std::istream& in, ImportedAttention& imported, std::string& error) {
-    return load_json_file(path, in, imported, error, read_import);
+    return load_json_file(path, in, imported, error,
+                          [&](std::string_view bytes) { return read_import_file(bytes, path == "-" ? "<stdin>" : path); });
 }
 
 int run_compute(const std::string& path, std::istream& in, std::ostream& out, std::ostream& err) {

@@ -39,8 +39,9 @@ inline std::uint16_t to_f16(float f) {  // round to nearest, normal range and su
     return static_cast<std::uint16_t>(sign | ((ab - (112u << 23)) >> 13));
 }
 
-// The bytes of a .safetensors file holding `tensors` in order.
-inline std::vector<std::uint8_t> safetensors(const std::vector<Tensor>& tensors) {
+// The bytes of a .safetensors file holding `tensors` in order; `metadata` the members of its
+// "__metadata__" object, as JSON text ("\"tokens\":\"[…]\"").
+inline std::vector<std::uint8_t> safetensors(const std::vector<Tensor>& tensors, const std::string& metadata = "\"format\":\"pt\"") {
     std::vector<std::uint8_t> data;
     std::string header = "{";
     for (const Tensor& t : tensors) {
@@ -62,8 +63,7 @@ inline std::vector<std::uint8_t> safetensors(const std::vector<Tensor>& tensors)
                   "\",\"shape\":[" + shape + "],\"data_offsets\":[" + std::to_string(begin) + "," +
                   std::to_string(data.size()) + "]}";
     }
-    header += ",\"__metadata__\":{\"format\":\"pt\"}}";
-    if (tensors.empty()) header = "{\"__metadata__\":{\"format\":\"pt\"}}";
+    header += std::string(header.size() > 1 ? "," : "") + "\"__metadata__\":{" + metadata + "}}";
     while (header.size() % 8) header += ' ';
     std::vector<std::uint8_t> out(8);
     std::uint64_t n = header.size();

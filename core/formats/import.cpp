@@ -443,18 +443,8 @@ void read_stack(const Value& j, const StackSpec& spec, AttentionStack& stack, lo
                         if (!row[c].is_number()) expected(at(at(head_field, r), c), "a number", row[c]);
                 const float* in = row.numeric ? row.numbers.data() : nullptr;
                 float* out = m.data() + r * T_k;
-                double sum = 0;
-                for (size_t c = 0; c < T_k; ++c) {
-                    const float x = in ? in[c] : static_cast<float>(row[c].number);
-                    if (!(x >= -kTolerance && x <= 1 + kTolerance))  // also catches NaN
-                        throw SceneError(at(at(head_field, r), c),
-                                         "expected an attention weight in [0, 1], got " + shown_number(x));
-                    out[c] = x;
-                    sum += x;
-                }
-                if (std::fabs(sum - 1) > kTolerance && std::fabs(sum) > kTolerance)
-                    throw SceneError(at(head_field, r), "expected a row that sums to 1 (softmax output; "
-                                                        "0 if fully masked), got a sum of " + shown_number(sum));
+                for (size_t c = 0; c < T_k; ++c) out[c] = in ? in[c] : static_cast<float>(row[c].number);
+                check_import_row(at(head_field, r), out, T_k);
             }
             stack.maps.push_back(std::move(m));
         }
@@ -529,6 +519,19 @@ ImportedAttention read_bertviz(const Value& root) {
 }
 
 }  // namespace
+
+void check_import_row(const std::string& field, const float* row, size_t n) {
+    double sum = 0;
+    for (size_t c = 0; c < n; ++c) {
+        const float x = row[c];
+        if (!(x >= -kTolerance && x <= 1 + kTolerance))  // also catches NaN
+            throw SceneError(at(field, c), "expected an attention weight in [0, 1], got " + shown_number(x));
+        sum += x;
+    }
+    if (std::fabs(sum - 1) > kTolerance && std::fabs(sum) > kTolerance)
+        throw SceneError(field, "expected a row that sums to 1 (softmax output; 0 if fully masked), got a sum of " +
+                                    shown_number(sum));
+}
 
 ImportedAttention read_import(std::string_view text) {
     const Value root = Parser(text).document();
@@ -749,7 +752,12 @@ private:
 
 }  // namespace
 
+bool is_safetensors(std::string_view b) {
+    return b.size() > 8 && b[4] == 0 && b[5] == 0 && b[6] == 0 && b[7] == 0 && b[8] == '{';
+}
+
 FileKind file_kind(std::string_view json_text) {
+    if (is_safetensors(json_text)) return FileKind::Import;
     if (const std::optional<FileKind> kind = TopLevelKeys(json_text).scan()) return *kind;
     // Broken before the first import key: decide by the names, quoted, anywhere.
     for (std::string_view name : kImportKeys) {

@@ -53,6 +53,11 @@ struct ImportedAttention {
 // path ("attention[2][1][5]", "tokens") or "line:column" of malformed JSON.
 ImportedAttention read_import(std::string_view json_text);
 
+// The check read_import makes of every row, for readers of the same data in other encodings
+// (core/model/attention_file.hpp): each weight in [0, 1] and the row summing to 1, or to 0 when
+// fully masked, within 1e-2. Throws SceneError naming `field` (the row) or `field[c]`.
+void check_import_row(const std::string& field, const float* row, size_t n);
+
 // What a JSON file holds: attention exported from a model (a top-level "attention",
 // "encoder_attention", "decoder_attention" or "cross_attention" key: SPEC.md §3 and BertViz) or
 // else a scene (SPEC.md §1). Decided from the top-level keys alone, in one pass over the bytes
@@ -61,8 +66,13 @@ ImportedAttention read_import(std::string_view json_text);
 // ends, a bad escape, brackets that do not balance, text after the object), the file is an
 // import if one of those names appears in quotes anywhere, so that a broken import file still
 // gets the import reader's message.
+// A .safetensors file (is_safetensors) is an import too: core/model/attention_file.hpp reads it.
 enum class FileKind { Scene, Import };
 FileKind file_kind(std::string_view json_text);
+
+// Bytes 4…7 are zero (a header under 4 GB) and byte 8 opens the header's JSON object: never so
+// in JSON text, which holds no NUL.
+bool is_safetensors(std::string_view bytes);
 
 // The whole of a file into text, read at its size in one go (a stream iterator copies byte by
 // byte: 0.25 s for a 117 MB import). False when it cannot be opened or read whole (a folder).

@@ -94,8 +94,15 @@ SafetensorsHeader read_safetensors_header(const FileBytes& f, const std::string&
     const std::size_t data_size = size - h.data_begin;
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string& name = it.key();
-        if (name == "__metadata__") continue;
         const json& e = it.value();
+        if (name == "__metadata__") {  // the format's free text: string keys to string values
+            if (!e.is_object()) throw ModelError(file, name, "expected an object of strings");
+            for (auto m = e.begin(); m != e.end(); ++m) {
+                if (!m.value().is_string()) throw ModelError(file, name, m.key() + ": expected a string");
+                h.metadata.emplace(m.key(), m.value().get<std::string>());
+            }
+            continue;
+        }
         if (!e.is_object()) throw ModelError(file, name, "expected an object with dtype, shape and data_offsets");
         TensorInfo t;
         auto d = e.find("dtype");

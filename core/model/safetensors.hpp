@@ -41,7 +41,8 @@ struct TensorInfo {
 
 struct SafetensorsHeader {
     std::map<std::string, TensorInfo> tensors;
-    std::size_t data_begin = 0;  // 8 + header length
+    std::map<std::string, std::string> metadata;  // "__metadata__"
+    std::size_t data_begin = 0;                   // 8 + header length
 };
 
 // Throws ModelError(file, WHERE, …): WHERE is "header" or the tensor's name. Reads only the

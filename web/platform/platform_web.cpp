@@ -16,9 +16,14 @@ EM_JS(void, attnviz_fetch_font, (const char* name_utf8), {
         _attnviz_font_loaded();
         if (Module.onFontStatus) Module.onFontStatus(name, ok);
     };
-    // The single-file build carries its fonts inline (scripts/single_file.py); a script-tag
-    // figure finds them next to attnviz.js (locateFile).
+    // The single-file build and a notebook's output carry their fonts inline
+    // (scripts/single_file.py; a notebook's none): what is not there is not fetched. A
+    // script-tag figure finds them next to attnviz.js (locateFile).
     var inline = Module['inlineFonts'] && Module['inlineFonts'][name];
+    if (Module['inlineFonts'] && !inline) {
+        setTimeout(function() { done(false); }, 0);
+        return;
+    }
     if (inline) {
         var raw = atob(inline), bytes = new Uint8Array(raw.length);
         for (var i = 0; i < raw.length; ++i) bytes[i] = raw.charCodeAt(i);
@@ -129,8 +134,11 @@ EM_JS(char*, attnviz_page_url, (), {
     return out;
 });
 
+// A notebook's output has no page to open: it opens itself whole (Module.attnvizOpenFull).
 EM_JS(void, attnviz_open_url, (const char* url_utf8), {
-    window.open(UTF8ToString(url_utf8), '_blank', 'noopener');
+    var url = UTF8ToString(url_utf8);
+    if (Module['attnvizOpenFull']) Module['attnvizOpenFull'](url);
+    else window.open(url, '_blank', 'noopener');
 });
 
 // GLFW's wheel listeners on the canvas always prevent the default (no page scroll). A capturing

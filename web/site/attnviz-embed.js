@@ -9,10 +9,21 @@
 // is figure-only (panels=0) unless the hash says otherwise. Each element gets
 //   element.attnvizMessage(message) → reply   (the messages of README "Embed in your blog")
 // and fires an "attnviz-ready" event after its first frame.
+//
+// attnvizEmbed.start(element, options) starts one figure by hand; the notebook's outputs
+// (attnviz-notebook.js) do, with options that carry everything inline:
+//   hash       the link's hash (else the element's data-attnviz)
+//   code       a Promise of [createAttnviz, compiled wasm, font package bytes] (else fetched)
+//   models     the built-in models' files, base64 by model and file name (else fetched)
+//   openFull   function (url): "Open in attnviz ↗" (else a new tab on url)
+//   fetchFonts false: the fonts fetched on demand (CJK) are not fetched (they draw as boxes)
 (function () {
   'use strict';
   const me = document.currentScript;
-  const base = new URL('.', me ? me.src : location.href).href;
+  // Inline (a notebook's output: attnviz-notebook.js) there is no script address, and in a
+  // srcdoc frame no page address to resolve against: the files come inline there.
+  let base = '';
+  try { base = new URL('.', me && me.src ? me.src : location.href).href; } catch (e) { /* about:srcdoc */ }
   // The build, as attnviz-page.js picks it: (func (result v128) f32x4.relaxed_madd of three zeros)
   const zero = [0xfd, 0x0c].concat(new Array(16).fill(0));
   const build = WebAssembly.validate(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 0x60, 0, 1, 0x7b, 3, 2, 1, 0,
@@ -36,10 +47,11 @@
   }
 
   let shared = null;  // Promise of [createAttnviz, compiled wasm, font package bytes]
-  function start(el) {
+  function start(el, options) {
     if (el.attnvizStarted) return;
     el.attnvizStarted = true;
-    let hash = (el.getAttribute('data-attnviz') || '').replace(/^#/, '');
+    options = options || {};
+    let hash = (options.hash || el.getAttribute('data-attnviz') || '').replace(/^#/, '');
     if (!/(^|&)panels=/.test(hash)) hash += (hash ? '&' : '') + 'panels=0';
     const width = +el.getAttribute('data-width') || 640, height = +el.getAttribute('data-height') || 400;
     if (!el.style.width) el.style.width = width + 'px';
@@ -56,9 +68,9 @@
     canvas.addEventListener('contextmenu', function (e) { e.preventDefault(); });
     el.appendChild(canvas);
 
-    shared = shared || Promise.all([loadFactory(), fetchBytes(build + '.wasm').then(WebAssembly.compile),
-                                    fetchBytes('attnviz.data')]);
-    shared.then(function ([factory, wasm, data]) {
+    const code = options.code || (shared = shared || Promise.all([loadFactory(), fetchBytes(build + '.wasm').then(WebAssembly.compile),
+                                                                  fetchBytes('attnviz.data')]));
+    code.then(function ([factory, wasm, data]) {
       const config = {
         canvas: canvas,
         attnvizHash: '#' + hash,
@@ -75,6 +87,9 @@
         },
         printErr: function (text) { console.error(text); },
       };
+      if (options.models) config.attnvizInlineModels = options.models;  // web/platform/platform_web.cpp
+      if (options.openFull) config.attnvizOpenFull = options.openFull;
+      if (options.fetchFonts === false) config.inlineFonts = {};
       el.attnviz = config;
       el.attnvizMessage = function (message) {
         const reply = config.ccall('attnviz_message', 'string', ['string'], [JSON.stringify(message)]);

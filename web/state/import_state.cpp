@@ -7,6 +7,7 @@
 #include "import_state.hpp"
 
 #include "app_state.hpp"
+#include "attention_file.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -71,9 +72,13 @@ void shown_changed(AppState& st) {
 bool import_attention(AppState& st, std::string_view text, const std::string& name) {
     Figure figure;
     try {
-        figure = layered_figure(std::make_shared<const ImportedAttention>(read_import(text)), name);
+        auto imported = read_import_file(text, name);
+        figure = layered_figure(std::make_shared<const ImportedAttention>(std::move(imported)), name);
     } catch (const SceneError& e) {
         st.error = describe(name, e);
+        return false;
+    } catch (const ModelError& e) {  // a broken safetensors header: "name: header: …"
+        st.error = e.what();
         return false;
     } catch (const std::exception& e) {  // out of memory, or a reader bug: still keep the figure
         st.error = name + ": " + e.what();

@@ -1,0 +1,70 @@
+"""attnviz in a notebook (SPEC.md §7): a model's attention as an interactive figure, drawn by
+attnviz's own app inside the output: offline, with nothing fetched.
+
+    import attnviz
+    out = model(**inputs, output_attentions=True)     # transformers, attn_implementation="eager"
+    attnviz.show(out.attentions, tokens)               # a tuple of [batch, heads, q, k] per layer
+    attnviz.show(cache, tokens)                        # TransformerLens: cache["pattern", layer]
+    attnviz.show(array, tokens, view="heatmap", map="attention:2:3", theme="light")
+    attnviz.show(encoder_attentions=..., decoder_attentions=..., cross_attentions=...,
+                 tokens=source, target_tokens=target)
+    attnviz.show_model("tiny-circuits", "The cat sat")  # a model run in the output by attnviz's runtime
+    attnviz.save_html(figure, "fig.html")
+
+Keyword arguments are the link's parameters (README: view, head, map, theme, lang, cmap, …)
+plus width and height (pixels, or a CSS length such as "100%").
+"""
+from ._figure import LINK_PARAMETERS, Figure, builtin_models, link_hash, safetensors_bytes
+from ._inputs import normalize
+
+__all__ = ["show", "show_model", "save_html", "Figure", "LINK_PARAMETERS"]
+__version__ = "0.1.0"
+
+
+def show(attention=None, tokens=None, *, target_tokens=None, encoder_attentions=None, decoder_attentions=None,
+         cross_attentions=None, batch_index=0, name="attention", width=None, height=None, **link):
+    """The figure of a model's attention; a notebook shows it when it is the cell's value.
+
+    attention: Hugging Face's `outputs.attentions` (a tuple of [batch, heads, q, k] per layer),
+      a TransformerLens ActivationCache, an array [layers, heads, q, k] or [heads, q, k] (numpy
+      or torch), or a model output with encoder, decoder and cross attentions.
+    tokens: the tokens (the source's for an encoder-decoder model); target_tokens: the decoder's.
+    batch_index: the sequence of the batch to show. name: the model's name, shown and used in
+      exported files' names.
+    Raises ValueError naming the argument and the shape it expected.
+    """
+    stacks = normalize(attention, tokens, target_tokens=target_tokens, encoder_attentions=encoder_attentions,
+                       decoder_attentions=decoder_attentions, cross_attentions=cross_attentions,
+                       batch_index=batch_index)
+    if "view" not in link and "map" not in link and all(s.maps.shape[:2] == (1, 1) for s in stacks):
+        link["view"] = "heatmap"  # one map: no layers × heads grid to choose from
+    return Figure(link_hash(link), attention=safetensors_bytes(stacks, name), name=name, width=width, height=height)
+
+
+def show_model(model, text, *, source=None, width=None, height=None, **link):
+    """A model run live inside the output by attnviz's runtime, on `text` (a Marian model: `source`
+    is translated, `text` read as the target when translate=0). The text box edits it there.
+
+    model: a built-in model (attnviz.builtin_models(): its files go inside the output) or a Hub
+      id ORG/NAME[@REVISION], fetched by the output from the Hub and kept in the browser.
+    """
+    if not isinstance(model, str) or not model:
+        raise ValueError(f"model: expected a built-in model's name or a Hub id ORG/NAME, got {model!r}")
+    if not isinstance(text, str):
+        raise ValueError(f"text: expected a string, got {type(text).__name__}")
+    builtin = model in builtin_models()
+    if not builtin and "/" not in model:
+        raise ValueError(f"model: {model!r} is neither a built-in model ({', '.join(builtin_models())}) nor a Hub id ORG/NAME")
+    data = {"model": model} if builtin else {"hf": model}
+    data.update(text=text, source=source)
+    link.setdefault("view", "heatmap")
+    return Figure(link_hash(link, **data), name=model.replace("/", "-"), models=[model] if builtin else [],
+                  width=width, height=height)
+
+
+def save_html(figure, path):
+    """Writes the figure as one HTML file that opens offline in any browser."""
+    if not isinstance(figure, Figure):
+        raise ValueError(f"figure: expected what attnviz.show() returns, got {type(figure).__name__}")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(figure.to_html())

@@ -1,0 +1,80 @@
+// attnviz-notebook.js: the figure of one notebook output (python/attnviz: attnviz.show()).
+// The output is one piece of HTML that needs nothing else, so that it draws offline, in
+// Jupyter, JupyterLab, VS Code, nbconvert's export and Colab (each output a sandboxed frame
+// there, under a CSP that allows no request at all):
+//   <div id="ID" data-attnviz-hash="v=1&…">            the figure (a note until it starts)
+//   <script type="application/json" id="ID-payload">     {app: {version, js, wasm, data},
+//                                                          attention, name, models}
+//   <script id="ID-boot">attnviz-embed.js, then this, called with "ID"</script>
+// app.js, app.wasm, app.data (the font package) and attention (a .safetensors file: core/model/
+// attention_file.hpp) are base64 of gzip, opened with DecompressionStream; models are the
+// built-in models' files in base64. Outputs in one document share the app: decoded and compiled
+// once per version (window.attnvizNotebookApps), each figure its own instance.
+// "Open in attnviz ↗" opens the same output as a whole page (panels shown) in a new tab.
+window.attnvizNotebook = function (id) {
+  'use strict';
+  const here = document.currentScript && document.currentScript.parentNode;
+  const find = (suffix) => document.getElementById(id + suffix) ||
+                           (here && here.querySelector ? here.querySelector('#' + id + suffix) : null);
+  const el = find(''), payloadElement = find('-payload'), boot = find('-boot');
+  if (!el || !payloadElement) return;
+
+  function bytesOf(base64) {
+    const raw = atob(base64), bytes = new Uint8Array(raw.length);
+    for (let i = 0; i < raw.length; ++i) bytes[i] = raw.charCodeAt(i);
+    return bytes;
+  }
+  async function gunzip(base64) {
+    if (typeof DecompressionStream === 'undefined')
+      throw new Error('this browser has no DecompressionStream (Chrome 80, Firefox 113, Safari 16.4 have it)');
+    const stream = new Blob([bytesOf(base64)]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Uint8Array(await new Response(stream).arrayBuffer());
+  }
+  function fail(e) {
+    el.textContent = 'attnviz: ' + (e.message || e);
+    console.error('attnviz: ' + (e.message || e));
+  }
+
+  let payload;
+  try {
+    payload = JSON.parse(payloadElement.textContent);
+  } catch (e) {
+    return fail(e);
+  }
+  const app = payload.app;
+  const apps = window.attnvizNotebookApps = window.attnvizNotebookApps || {};
+  const code = apps[app.version] = apps[app.version] || (async function () {
+    const [js, wasm, data] = await Promise.all([gunzip(app.js), gunzip(app.wasm), gunzip(app.data)]);
+    const script = document.createElement('script');
+    script.textContent = new TextDecoder().decode(js);
+    (document.head || document.documentElement).appendChild(script);  // runs now: defines createAttnviz
+    return [window.createAttnviz, await WebAssembly.compile(wasm), data.buffer];
+  })();
+
+  // The whole app on the same data, as a page of its own.
+  function openFull(url) {
+    const hash = url.slice(url.indexOf('#') + 1);
+    const page = '<!doctype html><html><head><meta charset="utf-8"><title>attnviz</title>' +
+                 '<meta name="viewport" content="width=device-width, initial-scale=1"></head>' +
+                 '<body style="margin:0"><div id="' + id + '" data-attnviz-hash="' + hash.replace(/&/g, '&amp;').replace(/"/g, '&quot;') +
+                 '" style="position:fixed;left:0;top:0;right:0;bottom:0"></div>' +
+                 payloadElement.outerHTML + (boot ? boot.outerHTML : '') + '</body></html>';
+    const url2 = URL.createObjectURL(new Blob([page], { type: 'text/html' }));
+    if (!window.open(url2, '_blank')) fail(new Error('the browser did not open a new tab (pop-ups blocked here)'));
+  }
+
+  el.textContent = '';  // the note for a notebook whose scripts do not run
+  window.attnvizEmbed.start(el, {
+    hash: el.getAttribute('data-attnviz-hash') || '', code: code, models: payload.models || {},
+    openFull: openFull, fetchFonts: false,
+  });
+  if (!payload.attention) return;
+  el.addEventListener('attnviz-ready', function () {
+    gunzip(payload.attention).then(function (bytes) {
+      const m = el.attnviz, ptr = m._malloc(Math.max(bytes.length, 1));
+      m.HEAPU8.set(bytes, ptr);  // HEAPU8 after malloc: the heap may have grown
+      m.ccall('attnviz_import_bytes', null, ['string', 'number', 'number'], [payload.name, ptr, bytes.length]);
+      m._free(ptr);
+    }).catch(fail);
+  }, { once: true });
+};
