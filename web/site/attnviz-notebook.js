@@ -6,9 +6,10 @@
 //   <script type="application/json" id="ID-payload">     {app: {version, js, wasm, data},
 //                                                          attention, name, models}
 //   <script id="ID-boot">attnviz-embed.js, then this, called with "ID"</script>
-// app.js, app.wasm, app.data (the font package) and attention (a .safetensors file: core/model/
-// attention_file.hpp) are base64 of gzip, opened with DecompressionStream; models are the
-// built-in models' files in base64. Outputs in one document share the app: decoded and compiled
+// app.js, app.wasm, app.data (the font package) and attention (a .safetensors file of F16 maps:
+// core/model/attention_file.hpp, its data as two byte planes, python/attnviz/_figure.py) are
+// base64 of gzip, opened with DecompressionStream; models are the built-in models' files in
+// base64. Outputs in one document share the app: decoded and compiled
 // once per version (window.attnvizNotebookApps), each figure its own instance.
 // "Open in attnviz ↗" opens the same output as a whole page (panels shown) in a new tab.
 window.attnvizNotebook = function (id) {
@@ -69,8 +70,18 @@ window.attnvizNotebook = function (id) {
     openFull: openFull, fetchFonts: false,
   });
   if (!payload.attention) return;
+  // The planes of low and high bytes back into F16 numbers, after the header.
+  function interleave(bytes) {
+    const begin = 8 + Number(new DataView(bytes.buffer).getBigUint64(0, true)), half = (bytes.length - begin) / 2;
+    const planes = bytes.slice(begin);
+    for (let i = 0; i < half; ++i) {
+      bytes[begin + 2 * i] = planes[i];
+      bytes[begin + 2 * i + 1] = planes[half + i];
+    }
+    return bytes;
+  }
   el.addEventListener('attnviz-ready', function () {
-    gunzip(payload.attention).then(function (bytes) {
+    gunzip(payload.attention).then(interleave).then(function (bytes) {
       const m = el.attnviz, ptr = m._malloc(Math.max(bytes.length, 1));
       m.HEAPU8.set(bytes, ptr);  // HEAPU8 after malloc: the heap may have grown
       m.ccall('attnviz_import_bytes', null, ['string', 'number', 'number'], [payload.name, ptr, bytes.length]);
