@@ -3,7 +3,8 @@
 # the same suite as wasm under node (SIMD128, and relaxed SIMD), the command line, short fuzz runs, the browser
 # end-to-end test in headless Chromium and the desktop window under Xvfb.
 # Screenshots and logs go to artifacts/ (one NAME.log per step). Set FUZZ_SECONDS to fuzz longer
-# (default 30 each).
+# (default 10 each: every committed seed is replayed, then a little exploring; fuzzing is not a
+# test, a long run is FUZZ_SECONDS=600 by hand).
 #
 # Four chains of steps run side by side, each step in its chain's order: the wasm build and the
 # browser (the longest chain, so the others yield the CPU to it: they run under nice), the native
@@ -18,7 +19,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh || { echo "test: setup failed"; exit 1; }
 export NODE_PATH=/usr/share/nodejs
 jobs=${JOBS:-2}
-fuzz_seconds=${FUZZ_SECONDS:-30}
+fuzz_seconds=${FUZZ_SECONDS:-10}
 artifacts=$PWD/artifacts
 mkdir -p "$artifacts"
 
@@ -83,6 +84,10 @@ chain_wasm() {
     step browser-builtin node tests/browser/builtin.mjs build-web/site "$artifacts/browser-builtin"
     # Models by name in the page (SPEC.md §6), from a stand-in of the Hub (tests/hub/hub_server.py).
     step browser-hub node tests/browser/hub.mjs build-web/site "$artifacts/browser-hub" build-web/model-refs
+    # attnviz in a notebook (SPEC.md §7): pip install ./python in a venv, pytest, the example
+    # executed by nbclient offline, nbconvert's export; then those outputs in Chromium, offline.
+    step notebook /usr/bin/python3 tests/notebook/test_notebook.py "$artifacts/notebook"
+    step browser-notebook node tests/browser/notebook.mjs "$artifacts/notebook" "$artifacts/browser-notebook"
     step browser-phone node tests/browser/phone.mjs build-web/site "$artifacts/browser-phone"
     step browser-a11y node tests/browser/a11y.mjs build-web/site "$artifacts/browser-a11y"
     after native-build  # the experiments compare the page with the native command line

@@ -1,7 +1,11 @@
-// libFuzzer target: any bytes given to the import reader either give attention that keeps every
-// promise of import.hpp (shapes, finite softmax rows, limits) and survives every derived map
-// (aggregates, rollout, merged words), or a SceneError. Nothing else may escape. file_kind
-// gives the verdict of parsing the input whenever it is a JSON object (file_kind_check.hpp).
+// libFuzzer target: any bytes given to the import reader (JSON, or .safetensors:
+// attention_file.hpp) either give attention that keeps every promise of import.hpp (shapes,
+// finite softmax rows, limits) and survives every derived map (aggregates, rollout, merged
+// words), or a SceneError (a ModelError for a broken .safetensors header). Nothing else may
+// escape. file_kind gives the verdict of parsing the input whenever it is a JSON object
+// (file_kind_check.hpp).
+#include "attention_file.hpp"
+#include "files.hpp"
 #include "import.hpp"
 #include "file_kind_check.hpp"
 
@@ -42,8 +46,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_file_kind(text);  // import or scene: the same verdict as parsing it
     attn::ImportedAttention imported;
     try {
-        imported = attn::read_import(text);
+        imported = attn::read_import_file(text, "fuzz.safetensors");
     } catch (const attn::SceneError&) {
+        return 0;
+    } catch (const attn::ModelError&) {
+        require(attn::is_safetensors(text));  // only the .safetensors header's reader throws it
         return 0;
     }
     require(!imported.stacks.empty());

@@ -125,6 +125,8 @@ def main():
         for fragment in outputs)
     (out / "sandbox.html").write_text(f'<!doctype html><html><head><meta charset="utf-8"><title>sandboxed outputs</title>'
                                       f'</head><body>{frames}</body></html>')
+    (out / "index.html").write_text('<!doctype html><title>notebook test</title><a href="notebook.html">notebook</a> '
+                                    '<a href="sandbox.html">sandboxed outputs</a>')
     check("nbconvert exports the notebook", "attnvizNotebook(" in body, f"notebook.html {len(body) / 1e6:.1f} MB")
 
 

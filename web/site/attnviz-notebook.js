@@ -54,11 +54,12 @@ window.attnvizNotebook = function (id) {
 
   // The whole app on the same data, as a page of its own.
   function openFull(url) {
-    const hash = url.slice(url.indexOf('#') + 1);
+    let hash = url.slice(url.indexOf('#') + 1);
+    if (!/(^|&)panels=/.test(hash)) hash += '&panels=1';  // the link leaves out the default, the embed's is 0
     const page = '<!doctype html><html><head><meta charset="utf-8"><title>attnviz</title>' +
                  '<meta name="viewport" content="width=device-width, initial-scale=1"></head>' +
-                 '<body style="margin:0"><div id="' + id + '" data-attnviz-hash="' + hash.replace(/&/g, '&amp;').replace(/"/g, '&quot;') +
-                 '" style="position:fixed;left:0;top:0;right:0;bottom:0"></div>' +
+                 '<body style="margin:0"><div id="' + id + '" class="attnviz-output" data-attnviz-hash="' + hash.replace(/&/g, '&amp;').replace(/"/g, '&quot;') +
+                 '" style="position:fixed;left:0;top:0;width:100%;height:100%"></div>' +
                  payloadElement.outerHTML + (boot ? boot.outerHTML : '') + '</body></html>';
     const url2 = URL.createObjectURL(new Blob([page], { type: 'text/html' }));
     if (!window.open(url2, '_blank')) fail(new Error('the browser did not open a new tab (pop-ups blocked here)'));

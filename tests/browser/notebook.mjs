@@ -1,0 +1,168 @@
+#!/usr/bin/env node
+// notebook.mjs: attnviz's notebook outputs in the browser (SPEC.md §7), with the network blocked.
+//   node tests/browser/notebook.mjs OUT_DIR ARTIFACT_DIR
+// OUT_DIR is what tests/notebook/test_notebook.py wrote: nbconvert's export of the executed
+// example (notebook.html), the same outputs each in a sandboxed srcdoc frame under Colab's CSP
+// (sandbox.html), and the maps each figure was asked for (expected.json).
+// Every figure draws, shows the view asked for, its twin's table equals the map chosen (the
+// first 64 × 64, to its two decimals), no request leaves the page but those nbconvert's own
+// template makes, and "Open in attnviz ↗" opens the whole app on the same data.
+import fs from 'node:fs';
+import path from 'node:path';
+import { decodePng, distinctColors } from './png.mjs';
+import { artifactDir, check, expect, finishSuite, startSuiteOrEnd } from './harness.mjs';
+
+const [outDir, artifacts] = process.argv.slice(2);
+if (!outDir || !artifacts) {
+  console.error('usage: node tests/browser/notebook.mjs OUT_DIR ARTIFACT_DIR');
+  process.exit(2);
+}
+const expected = JSON.parse(fs.readFileSync(path.join(outDir, 'expected.json'), 'utf8'));
+const views = ['heatmap', 'lines', 'heatmap', 'model', 'heatmap'];  // as examples/attention.ipynb asks
+const suite = await startSuiteOrEnd('notebook', outDir, artifacts);
+
+// A page whose every request but its own address is refused and recorded; console errors kept.
+async function openOffline(file, viewport = { width: 1000, height: 900 }) {
+  const url = `${suite.origin}/${file}`;
+  const context = await suite.browser.newContext({ viewport });
+  const requests = [], errors = [];
+  await context.route('**/*', (route) => {
+    const u = route.request().url();
+    if (u === url) return route.continue();
+    requests.push(u);
+    return route.abort();
+  });
+  context.on('page', (p) => p.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); }));
+  const page = await context.newPage();
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e.message || e)));
+  await page.goto(url);
+  return { page, context, requests, errors };
+}
+
+// In a page or frame: each figure's view and twin (its table as numbers), by output.
+const readFigures = (where) => where.evaluate(() => [...document.querySelectorAll('.attnviz-output')].map((el) => {
+  const m = el.attnviz, ready = el.hasAttribute('data-attnviz-ready');
+  const s = ready && m && m._attnviz_state ? JSON.parse(m.UTF8ToString(m._attnviz_state())) : null;
+  const table = el.querySelector('.attnviz-twin table');
+  return {
+    ready, view: s && s.view, panels: s && s.panels, error: s && s.error,
+    queries: s && s.queries ? s.queries.length : 0,
+    rows: table ? [...table.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent))) : [],
+  };
+}));
+
+// Output i's figure is drawn with the view asked for and a table of the map's size.
+const shows = (f, i) => f && f.ready && f.view === views[i] && f.rows.length > 0 &&
+                        (!expected[i].map || f.rows.length === expected[i].map.length);
+
+// Waits until every figure of `where` is ready and shows what it should; returns them.
+async function figuresDrawn(where, count, timeoutMs = 120000) {
+  const deadline = Date.now() + timeoutMs;
+  let figures = [];
+  while (Date.now() < deadline) {
+    figures = await readFigures(where);
+    if (figures.length === count && figures.every((f, i) => shows(f, i))) return figures;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`figures not drawn: ${JSON.stringify(figures.map(({ rows, ...f }) => ({ ...f, rows: rows.length })))}`);
+}
+
+// The twin's table against the map asked for: two decimals, after F16.
+function tablesMatch(figures, indices) {
+  const notes = [];
+  for (const i of indices) {
+    const want = expected[i].map, got = figures[i].rows;
+    expect(got.length > 0 && got[0], `output ${i + 1}: no table (${JSON.stringify(got).slice(0, 200)})`);
+    expect(got.length === want.length && got[0].length === want[0].length,
+           `output ${i + 1}: table ${got.length}×${got[0].length}, expected ${want.length}×${want[0].length}`);
+    let worst = 0;
+    for (let q = 0; q < want.length; ++q)
+      for (let k = 0; k < want[q].length; ++k)  // a masked cell's text is no number: its weight is 0
+        worst = Math.max(worst, Number.isNaN(got[q][k]) ? (want[q][k] === 0 ? 0 : Infinity) : Math.abs(got[q][k] - want[q][k]));
+    expect(worst <= 0.0055,  // the table's rounding (0.005), F16's (2.4e-4), expected.json's (5e-7)
+           `output ${i + 1}: the twin's table is ${worst.toFixed(4)} off the map asked for`);
+    notes.push(`${want.length}×${want[0].length} ±${worst.toFixed(4)}`);
+  }
+  return notes.join(', ');
+}
+
+// nbconvert's template loads its own scripts and styles from CDNs (require.js, MathJax): those
+// are its requests, not the figures'. Any other request is a figure's.
+const html = fs.readFileSync(path.join(outDir, 'notebook.html'), 'utf8');
+const templateUrls = new Set([...html.matchAll(/(?:src|href)="(https?:[^"]+)"/g)].map((m) => m[1].replace(/&amp;/g, '&')));
+const withData = expected.map((e, i) => i).filter((i) => expected[i].map);
+
+let exported;
+await check('nbconvert\'s export, offline: every figure draws the view and map asked for; the twins\' tables are the maps', async () => {
+  exported = await openOffline('notebook.html');
+  const figures = await figuresDrawn(exported.page, expected.length);
+  return tablesMatch(figures, withData) + `; live model: ${figures[4].queries} tokens`;
+});
+
+await check('no request leaves the notebook page but the template\'s own', async () => {
+  const own = exported.requests.filter((u) => !templateUrls.has(u));
+  expect(own.length === 0, `requests: ${own.join(', ')}`);
+  const csp = exported.errors.filter((e) => /Content Security Policy|attnviz:/.test(e));
+  expect(csp.length === 0, `errors: ${csp.join(' | ')}`);
+  return `template's blocked: ${exported.requests.length}`;
+});
+
+await check('the figures are drawn (a screenshot of each output)', async () => {
+  const outputs = await exported.page.$$('.attnviz-output');
+  const notes = [];
+  for (let i = 0; i < outputs.length; ++i) {
+    await outputs[i].scrollIntoViewIfNeeded();
+    const image = decodePng(await outputs[i].screenshot({ path: path.join(artifactDir, `notebook-output-${i + 1}.png`) }));
+    const colors = distinctColors(image, [0, 0, image.width, image.height]);
+    expect(colors > 20, `output ${i + 1} looks blank (${colors} colours)`);
+    notes.push(colors);
+  }
+  return `distinct colours ${notes.join(', ')}`;
+});
+
+await check('"Open in attnviz ↗" opens the whole app on the same data in a new tab', async () => {
+  const el = (await exported.page.$$('.attnviz-output'))[0];
+  await el.scrollIntoViewIfNeeded();
+  const at = await el.evaluate((e) => {
+    const m = e.attnviz, s = JSON.parse(m.UTF8ToString(m._attnviz_state())), r = s.widgets['strip.open'];
+    const c = e.querySelector('canvas'), box = c.getBoundingClientRect(), k = c.width / box.width;
+    return r && [box.x + (r[0] + r[2] / 2) / k, box.y + (r[1] + r[3] / 2) / k];
+  });
+  expect(at, 'no "Open in attnviz" in the strip');
+  const [popup] = await Promise.all([exported.context.waitForEvent('page'), exported.page.mouse.click(at[0], at[1])]);
+  const deadline = Date.now() + 90000;
+  let f = [];
+  while (Date.now() < deadline && !(shows(f[0], 0) && f[0].panels)) {
+    f = await readFigures(popup).catch(() => []);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  expect(f[0] && f[0].panels === true, `the new tab: ${JSON.stringify(f[0] && { ...f[0], rows: f[0].rows.length })}`);
+  await popup.screenshot({ path: path.join(artifactDir, 'notebook-open-full.png') });
+  return `${popup.url().slice(0, 12)}…: panels shown, view ${f[0].view}; ` + tablesMatch([{ rows: f[0].rows }], [0]);
+});
+
+await check('Colab\'s situation: each output in a sandboxed srcdoc frame (allow-scripts only) under a CSP that allows no request', async () => {
+  const sandboxed = await openOffline('sandbox.html', { width: 1000, height: 700 });
+  const frames = await sandboxed.page.$$('iframe');
+  const figures = [];
+  for (let i = 0; i < frames.length; ++i) {
+    await frames[i].scrollIntoViewIfNeeded();
+    const frame = await frames[i].contentFrame();
+    const deadline = Date.now() + 120000;
+    let f = [];
+    while (Date.now() < deadline && !shows(f[0], i)) {
+      f = await readFigures(frame);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(f[0] && f[0].ready, `frame ${i + 1} did not draw: ${JSON.stringify(f[0] && { ...f[0], rows: f[0].rows.length })}`);
+    figures.push(f[0]);
+  }
+  await sandboxed.page.screenshot({ path: path.join(artifactDir, 'notebook-sandboxed.png') });
+  expect(sandboxed.requests.length === 0, `requests: ${sandboxed.requests.join(', ')}`);
+  const bad = sandboxed.errors.filter((e) => /Content Security Policy|attnviz:|Refused/.test(e));
+  expect(bad.length === 0, `errors: ${bad.join(' | ')}`);
+  return tablesMatch(figures, withData);
+});
+
+await finishSuite('browser-notebook');
