@@ -3,14 +3,18 @@
 //   node tests/browser/notebook.mjs OUT_DIR ARTIFACT_DIR
 // OUT_DIR is what tests/notebook/test_notebook.py wrote: nbconvert's export of the executed
 // example (notebook.html), the same outputs each in a sandboxed srcdoc frame under Colab's CSP
-// (sandbox.html), and the maps each figure was asked for (expected.json).
+// (sandbox.html), the executed notebook signed and not (trusted.ipynb, untrusted.ipynb: reopened
+// in Debian's Jupyter Notebook 6.4, started here), and the maps each figure was asked for
+// (expected.json).
 // Every figure draws, shows the view asked for, its twin's table equals the map chosen (the
 // first 64 × 64, to its two decimals), no request leaves the page but those nbconvert's own
-// template makes, and "Open in attnviz ↗" opens the whole app on the same data.
+// template makes, the outputs share one compiled app, a click pins a cell, and
+// "Open in attnviz ↗" opens the whole app on the same data.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { decodePng, distinctColors } from './png.mjs';
-import { artifactDir, check, expect, finishSuite, startSuiteOrEnd } from './harness.mjs';
+import { artifactDir, check, expect, finishSuite, freePort, startSuiteOrEnd, waitForServer } from './harness.mjs';
 
 const [outDir, artifacts] = process.argv.slice(2);
 if (!outDir || !artifacts) {
@@ -21,14 +25,14 @@ const expected = JSON.parse(fs.readFileSync(path.join(outDir, 'expected.json'), 
 const views = ['heatmap', 'lines', 'heatmap', 'model', 'heatmap'];  // as examples/attention.ipynb asks
 const suite = await startSuiteOrEnd('notebook', outDir, artifacts);
 
-// A page whose every request but its own address is refused and recorded; console errors kept.
-async function openOffline(file, viewport = { width: 1000, height: 900 }) {
-  const url = `${suite.origin}/${file}`;
+// A page whose every request but its own address (or those `allowed` says) is refused and
+// recorded; console errors kept.
+async function openOffline(url, { viewport = { width: 1000, height: 900 }, allowed = (u) => u === url } = {}) {
   const context = await suite.browser.newContext({ viewport });
   const requests = [], errors = [];
   await context.route('**/*', (route) => {
     const u = route.request().url();
-    if (u === url) return route.continue();
+    if (allowed(u)) return route.continue();
     requests.push(u);
     return route.abort();
   });
@@ -95,9 +99,11 @@ const withData = expected.map((e, i) => i).filter((i) => expected[i].map);
 
 let exported;
 await check('nbconvert\'s export, offline: every figure draws the view and map asked for; the twins\' tables are the maps', async () => {
-  exported = await openOffline('notebook.html');
+  exported = await openOffline(`${suite.origin}/notebook.html`);
   const figures = await figuresDrawn(exported.page, expected.length);
-  return tablesMatch(figures, withData) + `; live model: ${figures[4].queries} tokens`;
+  const apps = await exported.page.evaluate(() => Object.keys(window.attnvizNotebookApps || {}).length);
+  expect(apps === 1, `the outputs decoded and compiled the app ${apps} times, not once`);
+  return tablesMatch(figures, withData) + `; live model: ${figures[4].queries} tokens; the app compiled once`;
 });
 
 await check('no request leaves the notebook page but the template\'s own', async () => {
@@ -119,6 +125,28 @@ await check('the figures are drawn (a screenshot of each output)', async () => {
     notes.push(colors);
   }
   return `distinct colours ${notes.join(', ')}`;
+});
+
+await check('a click on a cell of the first figure pins it: the twin reads that cell out', async () => {
+  const el = (await exported.page.$$('.attnviz-output'))[0];
+  await el.scrollIntoViewIfNeeded();
+  const at = await el.evaluate((e) => {
+    const m = e.attnviz, s = JSON.parse(m.UTF8ToString(m._attnviz_state())), r = s.figure;
+    const c = e.querySelector('canvas'), box = c.getBoundingClientRect(), k = c.width / box.width;
+    return [box.x + (r[0] + r[2] * 0.6) / k, box.y + (r[1] + r[3] * 0.8) / k];
+  });
+  const twin = () => el.evaluate((e) => {
+    const m = e.attnviz, s = JSON.parse(m.UTF8ToString(m._attnviz_state()));
+    return { cell: s.pinned_cell, text: e.querySelector('.attnviz-twin p').textContent };
+  });
+  await exported.page.mouse.click(at[0], at[1]);
+  const said = /“[^”]+” to “[^”]+”: (\d\.\d\d|masked)\./;  // the twin's words for one cell
+  const deadline = Date.now() + 10000;
+  let t = await twin();
+  while (Date.now() < deadline && !said.test(t.text)) { await new Promise((r) => setTimeout(r, 200)); t = await twin(); }
+  expect(said.test(t.text) && t.cell, `pinned ${JSON.stringify(t.cell)}, the twin says: ${t.text}`);
+  await exported.page.mouse.click(at[0], at[1]);  // and lets go
+  return `${JSON.stringify(t.cell)}: ${t.text}`;
 });
 
 await check('"Open in attnviz ↗" opens the whole app on the same data in a new tab', async () => {
@@ -143,7 +171,7 @@ await check('"Open in attnviz ↗" opens the whole app on the same data in a new
 });
 
 await check('Colab\'s situation: each output in a sandboxed srcdoc frame (allow-scripts only) under a CSP that allows no request', async () => {
-  const sandboxed = await openOffline('sandbox.html', { width: 1000, height: 700 });
+  const sandboxed = await openOffline(`${suite.origin}/sandbox.html`, { viewport: { width: 1000, height: 700 } });
   const frames = await sandboxed.page.$$('iframe');
   const figures = [];
   for (let i = 0; i < frames.length; ++i) {
@@ -164,5 +192,42 @@ await check('Colab\'s situation: each output in a sandboxed srcdoc frame (allow-
   expect(bad.length === 0, `errors: ${bad.join(' | ')}`);
   return tablesMatch(figures, withData);
 });
+
+// Debian's Jupyter Notebook 6.4 on the saved notebook: its kernels from test_notebook.py's venv,
+// its notary's database where the trusted copy was signed.
+const jupyterDir = path.resolve(outDir, 'jupyter');
+const port = await freePort();
+const jupyter = spawn('jupyter', ['notebook', '--allow-root', '--no-browser', '--ip', '127.0.0.1', '--port', String(port),
+                                  '--NotebookApp.token=', '--NotebookApp.password=', '--notebook-dir', path.resolve(outDir)], {
+  stdio: ['ignore', 'ignore', fs.openSync(path.join(artifacts, 'jupyter.log'), 'w')],
+  env: { ...process.env, JUPYTER_PATH: jupyterDir, JUPYTER_DATA_DIR: path.join(jupyterDir, 'data'),
+         JUPYTER_CONFIG_DIR: path.join(jupyterDir, 'config'), JUPYTER_RUNTIME_DIR: path.join(jupyterDir, 'run') },
+});
+const jupyterOrigin = `http://127.0.0.1:${port}`;
+const ownOrigin = (u) => u.startsWith(jupyterOrigin + '/');
+
+await check('Jupyter Notebook reopens the saved notebook offline: every figure draws, its twin\'s table is the map', async () => {
+  await waitForServer(`${jupyterOrigin}/api`, 30000);
+  const reopened = await openOffline(`${jupyterOrigin}/notebooks/trusted.ipynb`, { allowed: ownOrigin });
+  const figures = await figuresDrawn(reopened.page, expected.length);
+  await reopened.page.screenshot({ path: path.join(artifactDir, 'notebook-jupyter.png') });
+  expect(reopened.requests.length === 0, `requests off the server: ${reopened.requests.join(', ')}`);
+  await reopened.context.close();
+  return tablesMatch(figures, withData);
+});
+
+await check('an untrusted notebook runs no output\'s script: each output says how to see it', async () => {
+  const untrusted = await openOffline(`${jupyterOrigin}/notebooks/untrusted.ipynb`, { allowed: ownOrigin });
+  const notes = () => untrusted.page.evaluate(() => [...document.querySelectorAll('.output_html')]
+    .filter((o) => /trust the notebook/.test(o.textContent)).length);
+  const deadline = Date.now() + 30000;
+  while (Date.now() < deadline && await notes() < expected.length) await new Promise((r) => setTimeout(r, 250));
+  const n = await notes(), drawn = await untrusted.page.evaluate(() => document.querySelectorAll('canvas').length);
+  await untrusted.page.screenshot({ path: path.join(artifactDir, 'notebook-untrusted.png') });
+  await untrusted.context.close();
+  expect(n === expected.length && drawn === 0, `${n} notes, ${drawn} canvases`);
+  return `${n} outputs say so`;
+});
+jupyter.kill();
 
 await finishSuite('browser-notebook');

@@ -7,8 +7,10 @@
    cell added at the end that writes the maps each figure was asked to show (expected.json);
 4. the outputs' sizes against the budget: ≤ 2 MB for the figure's code (the app, the scripts, the
    HTML), ≤ 2.5 bytes per weight for the maps (the attention less its header: the tokens);
-5. nbconvert's HTML export, each output alone (outputs/N.html), and a page holding each in a
-   sandboxed srcdoc frame under Colab's CSP (sandbox.html), for tests/browser/notebook.mjs.
+5. nbconvert's HTML export, each output alone (outputs/N.html), a page holding each in a
+   sandboxed srcdoc frame under Colab's CSP (sandbox.html), and the executed notebook saved twice
+   for Jupyter Notebook to reopen: trusted.ipynb signed (in jupyter/data, as `jupyter trust` or
+   running it oneself signs it), untrusted.ipynb not; for tests/browser/notebook.mjs.
 
 usage: test_notebook.py OUT_DIR    (the web build in build-web/site; exits 1 on a failure)
 """
@@ -125,6 +127,14 @@ def main():
         for fragment in outputs)
     (out / "sandbox.html").write_text(f'<!doctype html><html><head><meta charset="utf-8"><title>sandboxed outputs</title>'
                                       f'</head><body>{frames}</body></html>')
+    from nbformat.sign import NotebookNotary
+    copy = nbformat.read(out / "executed.ipynb", as_version=4)
+    copy.metadata["title"] = "untrusted"  # its own digest: the notary trusts what it signed, by content
+    nbformat.write(copy, out / "untrusted.ipynb")
+    signed = nbformat.read(out / "executed.ipynb", as_version=4)
+    (out / "jupyter" / "data").mkdir(parents=True, exist_ok=True)
+    NotebookNotary(data_dir=str(out / "jupyter" / "data")).sign(signed)
+    nbformat.write(signed, out / "trusted.ipynb")
     (out / "index.html").write_text('<!doctype html><title>notebook test</title><a href="notebook.html">notebook</a> '
                                     '<a href="sandbox.html">sandboxed outputs</a>')
     check("nbconvert exports the notebook", "attnvizNotebook(" in body, f"notebook.html {len(body) / 1e6:.1f} MB")
