@@ -87,7 +87,7 @@ chain_wasm() {
     # attnviz in a notebook (SPEC.md §7): pip install ./python in a venv, pytest, the example
     # executed by nbclient offline, nbconvert's export; then those outputs in Chromium, offline.
     step notebook /usr/bin/python3 tests/notebook/test_notebook.py "$artifacts/notebook"
-    step browser-notebook node tests/browser/notebook.mjs "$artifacts/notebook" "$artifacts/browser-notebook"
+    step browser-notebook node tests/browser/notebook.mjs "$artifacts/notebook" "$artifacts/browser-notebook" build-web/model-refs
     step browser-phone node tests/browser/phone.mjs build-web/site "$artifacts/browser-phone"
     step browser-a11y node tests/browser/a11y.mjs build-web/site "$artifacts/browser-a11y"
     after native-build  # the experiments compare the page with the native command line

@@ -14,6 +14,8 @@ attnviz's own app inside the output: offline, with nothing fetched.
 Keyword arguments are the link's parameters (README: view, head, map, theme, lang, cmap, …)
 plus width and height (pixels, or a CSS length such as "100%").
 """
+import os
+
 from ._figure import LINK_PARAMETERS, Figure, builtin_models, link_hash, safetensors_bytes
 from ._inputs import normalize
 
@@ -46,7 +48,8 @@ def show_model(model, text, *, source=None, width=None, height=None, **link):
     is translated, `text` read as the target when translate=0). The text box edits it there.
 
     model: a built-in model (attnviz.builtin_models(): its files go inside the output) or a Hub
-      id ORG/NAME[@REVISION], fetched by the output from the Hub and kept in the browser.
+      id ORG/NAME[@REVISION], fetched by the output from the Hub ($HF_ENDPOINT, as huggingface_hub
+      reads it, else huggingface.co) and kept in the browser.
     """
     if not isinstance(model, str) or not model:
         raise ValueError(f"model: expected a built-in model's name or a Hub id ORG/NAME, got {model!r}")
@@ -59,7 +62,7 @@ def show_model(model, text, *, source=None, width=None, height=None, **link):
     data.update(text=text, source=source)
     link.setdefault("view", "heatmap")
     return Figure(link_hash(link, **data), name=model.replace("/", "-"), models=[model] if builtin else [],
-                  width=width, height=height)
+                  hub=None if builtin else os.environ.get("HF_ENDPOINT"), width=width, height=height)
 
 
 def save_html(figure, path):

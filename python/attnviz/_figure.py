@@ -137,11 +137,12 @@ def _css_size(value, default):
 class Figure:
     """An attnviz figure: shown by a notebook (_repr_html_), or written with save_html()."""
 
-    def __init__(self, hash_, *, attention=None, name="attention", models=(), width=None, height=None):
+    def __init__(self, hash_, *, attention=None, name="attention", models=(), hub=None, width=None, height=None):
         self.hash = hash_
         self._attention = attention  # .safetensors bytes, or None (a live model)
         self._name = name
         self._models = tuple(models)
+        self._hub = hub  # the Hub's address for a model by name (None: huggingface.co)
         self._width, self._height = _css_size(width, "100%"), _css_size(height, 480)
 
     def _repr_html_(self):
@@ -152,7 +153,7 @@ class Figure:
         app, boot = _app()
         payload = {"app": app, "name": self._name + ".safetensors",
                    "attention": _packed(byte_planes(self._attention)) if self._attention is not None else None,
-                   "models": {m: _model_files(m) for m in self._models}}
+                   "models": {m: _model_files(m) for m in self._models}, "hub": self._hub}
         element = "attnviz-" + uuid.uuid4().hex[:12]
         data = json.dumps(payload).replace("</", "<\\/")
         code = boot.replace("</script", "<\\/script") + f'\nattnvizNotebook("{element}");'

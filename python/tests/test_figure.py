@@ -108,14 +108,18 @@ def test_one_map_opens_the_heatmap(app):
     assert "view=heatmap" in fig.hash
 
 
-def test_show_model(app):
+def test_show_model(app, monkeypatch):
     fig = attnviz.show_model("tiny-circuits", "The cat sat", map="attention:2:2")
     payload = json.loads(fig.html().split('-payload">', 1)[1].split("</script>", 1)[0])
     assert set(payload["models"]) == {"tiny-circuits"} and "config.json" in payload["models"]["tiny-circuits"]
     assert payload["attention"] is None
     assert "model=tiny-circuits&text=The%20cat%20sat" in fig.hash
+    assert payload["hub"] is None
+    monkeypatch.setenv("HF_ENDPOINT", "https://hf-mirror.com")  # huggingface_hub's mirror setting
     hub = attnviz.show_model("HuggingFaceTB/SmolLM2-135M", "Hi")
-    assert "hf=HuggingFaceTB/SmolLM2-135M" in hub.hash and "models" not in hub.html().split("-payload", 1)[0]
+    assert "hf=HuggingFaceTB/SmolLM2-135M" in hub.hash
+    payload = json.loads(hub.html().split('-payload">', 1)[1].split("</script>", 1)[0])
+    assert payload["models"] == {} and payload["hub"] == "https://hf-mirror.com"
     with pytest.raises(ValueError, match="^model: 'gpt7' is neither a built-in model"):
         attnviz.show_model("gpt7", "x")
     with pytest.raises(ValueError, match="^text: expected a string"):

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // notebook.mjs: attnviz's notebook outputs in the browser (SPEC.md §7), with the network blocked.
-//   node tests/browser/notebook.mjs OUT_DIR ARTIFACT_DIR
+//   node tests/browser/notebook.mjs OUT_DIR ARTIFACT_DIR MODEL_REFS
 // OUT_DIR is what tests/notebook/test_notebook.py wrote: nbconvert's export of the executed
 // example (notebook.html), the same outputs each in a sandboxed srcdoc frame under Colab's CSP
 // (sandbox.html), the executed notebook signed and not (trusted.ipynb, untrusted.ipynb: reopened
 // in Debian's Jupyter Notebook 6.4, started here), and the maps each figure was asked for
-// (expected.json).
+// (expected.json). And show_model() with a Hub id, $HF_ENDPOINT the stand-in Hub
+// (tests/hub/hub_server.py) serving a random-weight model of MODEL_REFS.
 // Every figure draws, shows the view asked for, its twin's table equals the map chosen (the
 // first 64 × 64, to its two decimals), no request leaves the page but those nbconvert's own
 // template makes, the outputs share one compiled app, a click pins a cell, and
@@ -13,12 +14,13 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import readline from 'node:readline';
 import { decodePng, distinctColors } from './png.mjs';
 import { artifactDir, check, expect, finishSuite, freePort, startSuiteOrEnd, waitForServer } from './harness.mjs';
 
-const [outDir, artifacts] = process.argv.slice(2);
-if (!outDir || !artifacts) {
-  console.error('usage: node tests/browser/notebook.mjs OUT_DIR ARTIFACT_DIR');
+const [outDir, artifacts, refs] = process.argv.slice(2);
+if (!outDir || !artifacts || !refs) {
+  console.error('usage: node tests/browser/notebook.mjs OUT_DIR ARTIFACT_DIR MODEL_REFS');
   process.exit(2);
 }
 const expected = JSON.parse(fs.readFileSync(path.join(outDir, 'expected.json'), 'utf8'));
@@ -229,5 +231,38 @@ await check('an untrusted notebook runs no output\'s script: each output says ho
   return `${n} outputs say so`;
 });
 jupyter.kill();
+
+await check('show_model with a Hub id: the output fetches it from $HF_ENDPOINT (a stand-in Hub) and runs it', async () => {
+  const hubServer = spawn('python3', [path.resolve(path.dirname(new URL(import.meta.url).pathname), '../hub/hub_server.py'),
+                                      `attnviz-test/gpt2=${path.join(refs, 'gpt2_l3_h4_d32_f16')}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const line = await new Promise((resolve) => readline.createInterface({ input: hubServer.stdout }).once('line', resolve));
+    const [endpoint, cdn] = line.trim().split(' ');
+    const file = path.resolve(outDir, 'hub.html');
+    const made = spawn(path.resolve(outDir, 'venv/bin/python'), ['-c',
+      'import attnviz, sys; attnviz.save_html(attnviz.show_model("attnviz-test/gpt2", "The cat sat on the mat", map="attention:2:3"), sys.argv[1])', file],
+      { env: { ...process.env, HF_ENDPOINT: endpoint }, stdio: 'inherit' });
+    expect(await new Promise((resolve) => made.on('exit', resolve)) === 0, 'show_model failed');
+    const hubPage = await openOffline(`${suite.origin}/hub.html`,
+                                      { allowed: (u) => u.endsWith('/hub.html') || u.startsWith(endpoint) || u.startsWith(cdn) });
+    const deadline = Date.now() + 90000;
+    let s = null;
+    while (Date.now() < deadline && !(s && s.model && s.model.active && !s.model.busy && s.model.figure)) {
+      s = await hubPage.page.evaluate(() => {
+        const e = document.querySelector('.attnviz-output[data-attnviz-ready]');
+        return e ? JSON.parse(e.attnviz.UTF8ToString(e.attnviz._attnviz_state())) : null;
+      });
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    await hubPage.page.screenshot({ path: path.join(artifactDir, 'notebook-hub.png') });
+    expect(s && s.model.hub === 'attnviz-test/gpt2' && s.model.model_type === 'gpt2',
+           `model ${JSON.stringify(s && { hub: s.model.hub, type: s.model.model_type, error: s.error })}`);
+    expect(hubPage.requests.length === 0, `other requests: ${hubPage.requests.join(', ')}`);
+    await hubPage.context.close();
+    return `${s.model.summary}; ${s.queries.length} tokens`;
+  } finally {
+    hubServer.kill();
+  }
+});
 
 await finishSuite('browser-notebook');

@@ -107,8 +107,9 @@
   // then open as a folder's do (openModel), read from storage. The next open, or one without the
   // network, starts from storage. A storage that is full: the file is fetched again into memory
   // (chunks, not one buffer) and the model still opens. A cancelled or broken download deletes
-  // what it stored of that commit. The Hub's address: ?hub=URL (kept in localStorage), else
-  // the site's <meta name="attnviz-hub" content="URL">, else https://huggingface.co.
+  // what it stored of that commit. The Hub's address: the embedder's (Module.attnvizHub: a
+  // notebook's HF_ENDPOINT), else ?hub=URL (kept in localStorage), else the site's
+  // <meta name="attnviz-hub" content="URL">, else https://huggingface.co.
   const kHubCache = 'attnviz-hub-v1', kHubKey = 'https://hub.attnviz.invalid/';
   const kHubFiles = ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json',
                      'vocab.json', 'merges.txt', 'vocab.txt', 'source.spm', 'target.spm'];
@@ -116,6 +117,7 @@
     try { localStorage.setItem('attnviz-hub', url); } catch (e) { /* storage off: this page only */ }
   }
   function hubEndpoint() {
+    if (Module['attnvizHub']) return String(Module['attnvizHub']).replace(/\/+$/, '');
     const query = new URLSearchParams(location.search).get('hub');
     if (query) setHubEndpoint(query);
     let stored = null;

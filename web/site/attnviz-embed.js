@@ -17,6 +17,7 @@
 //   models     the built-in models' files, base64 by model and file name (else fetched)
 //   openFull   function (url): "Open in attnviz ↗" (else a new tab on url)
 //   fetchFonts false: the fonts fetched on demand (CJK) are not fetched (they draw as boxes)
+//   hub        the Hub's address for hf= (else the page's: web/platform/model_files.js)
 (function () {
   'use strict';
   const me = document.currentScript;
@@ -90,6 +91,7 @@
       if (options.models) config.attnvizInlineModels = options.models;  // web/platform/platform_web.cpp
       if (options.openFull) config.attnvizOpenFull = options.openFull;
       if (options.fetchFonts === false) config.inlineFonts = {};
+      if (options.hub) config.attnvizHub = options.hub;
       el.attnviz = config;
       el.attnvizMessage = function (message) {
         const reply = config.ccall('attnviz_message', 'string', ['string'], [JSON.stringify(message)]);

@@ -4,7 +4,7 @@
 // there, under a CSP that allows no request at all):
 //   <div id="ID" data-attnviz-hash="v=1&…">            the figure (a note until it starts)
 //   <script type="application/json" id="ID-payload">     {app: {version, js, wasm, data},
-//                                                          attention, name, models}
+//                                                          attention, name, models, hub}
 //   <script id="ID-boot">attnviz-embed.js, then this, called with "ID"</script>
 // app.js, app.wasm, app.data (the font package) and attention (a .safetensors file of F16 maps:
 // core/model/attention_file.hpp, its data as two byte planes, python/attnviz/_figure.py) are
@@ -68,7 +68,7 @@ window.attnvizNotebook = function (id) {
   el.textContent = '';  // the note for a notebook whose scripts do not run
   window.attnvizEmbed.start(el, {
     hash: el.getAttribute('data-attnviz-hash') || '', code: code, models: payload.models || {},
-    openFull: openFull, fetchFonts: false,
+    openFull: openFull, fetchFonts: false, hub: payload.hub,
   });
   if (!payload.attention) return;
   // The planes of low and high bytes back into F16 numbers, after the header.
