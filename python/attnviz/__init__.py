@@ -16,7 +16,7 @@ plus width and height (pixels, or a CSS length such as "100%").
 """
 import os
 
-from ._figure import LINK_PARAMETERS, Figure, builtin_models, link_hash, safetensors_bytes
+from ._figure import CJK, LINK_PARAMETERS, Figure, builtin_models, link_hash, safetensors_bytes
 from ._inputs import normalize
 
 __all__ = ["show", "show_model", "save_html", "Figure", "LINK_PARAMETERS"]
@@ -40,7 +40,8 @@ def show(attention=None, tokens=None, *, target_tokens=None, encoder_attentions=
                        batch_index=batch_index)
     if "view" not in link and "map" not in link and all(s.maps.shape[:2] == (1, 1) for s in stacks):
         link["view"] = "heatmap"  # one map: no layers × heads grid to choose from
-    return Figure(link_hash(link), attention=safetensors_bytes(stacks, name), name=name, width=width, height=height)
+    cjk = any(CJK.search(t) for s in stacks for t in s.queries + s.keys)
+    return Figure(link_hash(link), attention=safetensors_bytes(stacks, name), name=name, cjk=cjk, width=width, height=height)
 
 
 def show_model(model, text, *, source=None, width=None, height=None, **link):
@@ -62,7 +63,8 @@ def show_model(model, text, *, source=None, width=None, height=None, **link):
     data.update(text=text, source=source)
     link.setdefault("view", "heatmap")
     return Figure(link_hash(link, **data), name=model.replace("/", "-"), models=[model] if builtin else [],
-                  hub=None if builtin else os.environ.get("HF_ENDPOINT"), width=width, height=height)
+                  hub=None if builtin else os.environ.get("HF_ENDPOINT"), cjk=bool(CJK.search(text + (source or ""))),
+                  width=width, height=height)
 
 
 def save_html(figure, path):

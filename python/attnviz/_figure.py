@@ -23,6 +23,9 @@ import numpy as np
 
 APP = pathlib.Path(__file__).parent / "app"  # the web build's files, copied in by the wheel
 APP_FILES = ("attnviz.js", "attnviz.wasm", "attnviz.data", "attnviz-embed.js", "attnviz-notebook.js")
+CJK_FONT = "fonts/cjk-common.ttf"  # GB2312's hanzi, kana, CJK punctuation: loaded when a character is missing
+# What the first-frame fonts (attnviz.data) may lack: CJK radicals … Yi, CJK compatibility, full-width forms.
+CJK = re.compile("[\u2e80-\ua4cf\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]")
 
 
 def _app_file(name):
@@ -45,6 +48,11 @@ def _app():
     boot = files["attnviz-embed.js"].decode() + "\n" + files["attnviz-notebook.js"].decode()
     return {"version": version, "js": _packed(files["attnviz.js"]), "wasm": _packed(files["attnviz.wasm"]),
             "data": _packed(files["attnviz.data"])}, boot
+
+
+@functools.lru_cache(maxsize=1)
+def _cjk_font():
+    return _packed(_app_file(CJK_FONT))
 
 
 def builtin_models():
@@ -137,12 +145,13 @@ def _css_size(value, default):
 class Figure:
     """An attnviz figure: shown by a notebook (_repr_html_), or written with save_html()."""
 
-    def __init__(self, hash_, *, attention=None, name="attention", models=(), hub=None, width=None, height=None):
+    def __init__(self, hash_, *, attention=None, name="attention", models=(), hub=None, cjk=False, width=None, height=None):
         self.hash = hash_
         self._attention = attention  # .safetensors bytes, or None (a live model)
         self._name = name
         self._models = tuple(models)
         self._hub = hub  # the Hub's address for a model by name (None: huggingface.co)
+        self._cjk = cjk  # the words hold CJK characters: the CJK font goes inside
         self._width, self._height = _css_size(width, "100%"), _css_size(height, 480)
 
     def _repr_html_(self):
@@ -153,7 +162,8 @@ class Figure:
         app, boot = _app()
         payload = {"app": app, "name": self._name + ".safetensors",
                    "attention": _packed(byte_planes(self._attention)) if self._attention is not None else None,
-                   "models": {m: _model_files(m) for m in self._models}, "hub": self._hub}
+                   "models": {m: _model_files(m) for m in self._models}, "hub": self._hub,
+                   "fonts": {"cjk-common.ttf": _cjk_font()} if self._cjk else {}}
         element = "attnviz-" + uuid.uuid4().hex[:12]
         data = json.dumps(payload).replace("</", "<\\/")
         code = boot.replace("</script", "<\\/script") + f'\nattnvizNotebook("{element}");'

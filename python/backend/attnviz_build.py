@@ -2,8 +2,8 @@
 
 pip install ./python calls build_wheel here (pyproject.toml says why not setuptools). The wheel
 holds python/attnviz/*.py and, under attnviz/app/, what a notebook output carries: the app's
-SIMD128 build (attnviz.js, .wasm), its fonts (attnviz.data), the embed and notebook scripts and
-the built-in models, copied from the web build (../build-web/site, or $ATTNVIZ_SITE).
+SIMD128 build (attnviz.js, .wasm), its fonts (attnviz.data, and the common CJK font loaded when
+a character is missing), the embed and notebook scripts and the built-in models, copied from the web build (../build-web/site, or $ATTNVIZ_SITE).
 """
 import base64
 import hashlib
@@ -13,7 +13,8 @@ import tomllib
 import zipfile
 
 HERE = pathlib.Path(__file__).resolve().parents[1]  # python/
-APP_FILES = ("attnviz.js", "attnviz.wasm", "attnviz.data", "attnviz-embed.js", "attnviz-notebook.js")
+APP_FILES = ("attnviz.js", "attnviz.wasm", "attnviz.data", "attnviz-embed.js", "attnviz-notebook.js",
+             "fonts/cjk-common.ttf")
 
 
 def _project():

@@ -103,6 +103,15 @@ def test_show_writes_one_self_contained_output(app):
     assert json.loads(other.split('-payload">', 1)[1].split("</script>", 1)[0])["app"] == payload["app"]
 
 
+def test_cjk_tokens_bring_the_cjk_font(app):
+    a = softmax(np.zeros((1, 1, 3, 3)))
+    payload = lambda fig: json.loads(fig.html().split('-payload">', 1)[1].split("</script>", 1)[0])
+    assert payload(attnviz.show(a, list("abc")))["fonts"] == {}
+    fonts = payload(attnviz.show(a, ["猫", "坐", "。"]))["fonts"]
+    assert list(fonts) == ["cjk-common.ttf"] and len(fonts["cjk-common.ttf"]) < 800_000
+    assert list(payload(attnviz.show_model("tiny-lm", "天下大雨"))["fonts"]) == ["cjk-common.ttf"]
+
+
 def test_one_map_opens_the_heatmap(app):
     fig = attnviz.show(softmax(np.zeros((1, 3, 3))), list("abc"))
     assert "view=heatmap" in fig.hash

@@ -52,7 +52,7 @@ const readFigures = (where) => where.evaluate(() => [...document.querySelectorAl
   const s = ready && m && m._attnviz_state ? JSON.parse(m.UTF8ToString(m._attnviz_state())) : null;
   const table = el.querySelector('.attnviz-twin table');
   return {
-    ready, view: s && s.view, panels: s && s.panels, error: s && s.error,
+    ready, view: s && s.view, panels: s && s.panels, error: s && s.error, fonts: s && s.fonts,
     queries: s && s.queries ? s.queries.length : 0,
     rows: table ? [...table.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent))) : [],
   };
@@ -105,6 +105,11 @@ await check('nbconvert\'s export, offline: every figure draws the view and map a
   const figures = await figuresDrawn(exported.page, expected.length);
   const apps = await exported.page.evaluate(() => Object.keys(window.attnvizNotebookApps || {}).length);
   expect(apps === 1, `the outputs decoded and compiled the app ${apps} times, not once`);
+  // The encoder-decoder example's Chinese tokens: its output carries the CJK font, none is missing.
+  const deadline = Date.now() + 20000;
+  let f = figures[2];
+  while (Date.now() < deadline && (f.fonts.missing || f.fonts.font_pending)) f = (await readFigures(exported.page))[2];
+  expect(!f.fonts.missing && !f.fonts.font_pending, `output 3's fonts: ${JSON.stringify(f.fonts)}`);
   return tablesMatch(figures, withData) + `; live model: ${figures[4].queries} tokens; the app compiled once`;
 });
 

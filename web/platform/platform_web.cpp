@@ -16,8 +16,8 @@ EM_JS(void, attnviz_fetch_font, (const char* name_utf8), {
         _attnviz_font_loaded();
         if (Module.onFontStatus) Module.onFontStatus(name, ok);
     };
-    // The single-file build and a notebook's output carry their fonts inline
-    // (scripts/single_file.py; a notebook's none): what is not there is not fetched. A
+    // The single-file build (base64: scripts/single_file.py) and a notebook's output (bytes:
+    // attnviz-notebook.js) carry their fonts inline: what is not there is not fetched. A
     // script-tag figure finds them next to attnviz.js (locateFile).
     var inline = Module['inlineFonts'] && Module['inlineFonts'][name];
     if (Module['inlineFonts'] && !inline) {
@@ -25,8 +25,12 @@ EM_JS(void, attnviz_fetch_font, (const char* name_utf8), {
         return;
     }
     if (inline) {
-        var raw = atob(inline), bytes = new Uint8Array(raw.length);
-        for (var i = 0; i < raw.length; ++i) bytes[i] = raw.charCodeAt(i);
+        var bytes = inline;
+        if (typeof inline === 'string') {
+            var raw = atob(inline);
+            bytes = new Uint8Array(raw.length);
+            for (var i = 0; i < raw.length; ++i) bytes[i] = raw.charCodeAt(i);
+        }
         FS.writeFile('/fonts/' + name, bytes);
         setTimeout(function() { done(true); }, 0);
         return;

@@ -16,7 +16,8 @@
 //   code       a Promise of [createAttnviz, compiled wasm, font package bytes] (else fetched)
 //   models     the built-in models' files, base64 by model and file name (else fetched)
 //   openFull   function (url): "Open in attnviz ↗" (else a new tab on url)
-//   fetchFonts false: the fonts fetched on demand (CJK) are not fetched (they draw as boxes)
+//   fonts      the fonts loaded on demand (CJK), bytes by name: any other is not fetched, and
+//              its characters draw as boxes (else fetched from fonts/)
 //   hub        the Hub's address for hf= (else the page's: web/platform/model_files.js)
 (function () {
   'use strict';
@@ -90,7 +91,7 @@
       };
       if (options.models) config.attnvizInlineModels = options.models;  // web/platform/platform_web.cpp
       if (options.openFull) config.attnvizOpenFull = options.openFull;
-      if (options.fetchFonts === false) config.inlineFonts = {};
+      if (options.fonts) config.inlineFonts = options.fonts;
       if (options.hub) config.attnvizHub = options.hub;
       el.attnviz = config;
       el.attnvizMessage = function (message) {

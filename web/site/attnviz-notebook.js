@@ -4,12 +4,12 @@
 // there, under a CSP that allows no request at all):
 //   <div id="ID" data-attnviz-hash="v=1&…">            the figure (a note until it starts)
 //   <script type="application/json" id="ID-payload">     {app: {version, js, wasm, data},
-//                                                          attention, name, models, hub}
+//                                                          attention, name, models, fonts, hub}
 //   <script id="ID-boot">attnviz-embed.js, then this, called with "ID"</script>
 // app.js, app.wasm, app.data (the font package) and attention (a .safetensors file of F16 maps:
 // core/model/attention_file.hpp, its data as two byte planes, python/attnviz/_figure.py) are
 // base64 of gzip, opened with DecompressionStream; models are the built-in models' files in
-// base64. Outputs in one document share the app: decoded and compiled
+// base64; fonts (cjk-common.ttf, when the tokens or text hold CJK characters) base64 of gzip. Outputs in one document share the app: decoded and compiled
 // once per version (window.attnvizNotebookApps), each figure its own instance.
 // "Open in attnviz ↗" opens the same output as a whole page (panels shown) in a new tab.
 window.attnvizNotebook = function (id) {
@@ -66,10 +66,15 @@ window.attnvizNotebook = function (id) {
   }
 
   el.textContent = '';  // the note for a notebook whose scripts do not run
-  window.attnvizEmbed.start(el, {
-    hash: el.getAttribute('data-attnviz-hash') || '', code: code, models: payload.models || {},
-    openFull: openFull, fetchFonts: false, hub: payload.hub,
-  });
+  const names = Object.keys(payload.fonts || {});
+  Promise.all(names.map((name) => gunzip(payload.fonts[name]))).then(function (bytes) {
+    const fonts = {};
+    names.forEach(function (name, i) { fonts[name] = bytes[i]; });
+    window.attnvizEmbed.start(el, {
+      hash: el.getAttribute('data-attnviz-hash') || '', code: code, models: payload.models || {},
+      openFull: openFull, fonts: fonts, hub: payload.hub,
+    });
+  }).catch(fail);
   if (!payload.attention) return;
   // The planes of low and high bytes back into F16 numbers, after the header.
   function interleave(bytes) {
