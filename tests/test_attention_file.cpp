@@ -63,7 +63,8 @@ std::string failure(const std::string& bytes) {
 TEST_CASE("safetensors import: the maps read back as written, in F32, F16 and BF16, over many shapes") {
     std::mt19937 rng(7);
     for (const char* dtype : {"F32", "F16", "BF16"})
-        for (auto [layers, heads, T] : std::array<std::array<int, 3>, 4>{{{1, 1, 1}, {2, 3, 5}, {4, 2, 17}, {1, 12, 64}}}) {
+        for (const std::array<int, 3>& shape : std::array<std::array<int, 3>, 4>{{{1, 1, 1}, {2, 3, 5}, {4, 2, 17}, {1, 12, 64}}}) {
+            const int layers = shape[0], heads = shape[1], T = shape[2];  // not a structured binding: clang 14's CAPTURE
             CAPTURE(dtype);
             CAPTURE(layers);
             CAPTURE(heads);
