@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the native suite, the same suite under ASan + UBSan (clang, in the fuzz build),
 # the same suite as wasm under node (SIMD128, and relaxed SIMD), the command line, short fuzz runs, the browser
-# end-to-end test in headless Chromium and the desktop window under Xvfb.
+# end-to-end test in headless Chromium, the notebook package (pytest, nbclient, Jupyter Notebook)
+# and the desktop window under Xvfb.
 # Screenshots and logs go to artifacts/ (one NAME.log per step). Set FUZZ_SECONDS to fuzz longer
 # (default 10 each: every committed seed is replayed, then a little exploring; fuzzing is not a
 # test, a long run is FUZZ_SECONDS=600 by hand).
