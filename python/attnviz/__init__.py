@@ -19,7 +19,7 @@ import os
 from ._figure import CJK, LINK_PARAMETERS, Figure, builtin_models, link_hash, safetensors_bytes
 from ._inputs import normalize
 
-__all__ = ["show", "show_model", "save_html", "Figure", "LINK_PARAMETERS"]
+__all__ = ["show", "show_model", "save_html", "builtin_models", "Figure", "LINK_PARAMETERS"]
 __version__ = "0.1.0"
 
 
