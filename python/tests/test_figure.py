@@ -33,6 +33,11 @@ def softmax(x):
     return (e / e.sum(-1, keepdims=True)).astype(np.float32)
 
 
+def payload_of(html):
+    """The output's data (attnviz-notebook.js reads the same element)."""
+    return json.loads(html.split('-payload">', 1)[1].split("</script>", 1)[0])
+
+
 def read_safetensors(data):
     n = struct.unpack("<Q", data[:8])[0]
     header = json.loads(data[8:8 + n])
@@ -94,22 +99,21 @@ def test_show_writes_one_self_contained_output(app):
     assert "width:500px" in html
     markup = re.sub(r"(<script[^>]*>).*?</script>", r"\1", html, flags=re.S)
     assert not re.search(r"\s(src|href)=", markup)  # nothing to fetch (tests/browser/notebook.mjs: no request made)
-    payload = json.loads(html.split('-payload">', 1)[1].split("</script>", 1)[0])
+    payload = payload_of(html)
     assert payload["name"] == "attention.safetensors" and payload["models"] == {}
     # Two outputs: the same app (shared in one document), their own ids.
     other = attnviz.show(a, list("abcdef"))._repr_html_()
     ids = [re.search(r'<div id="([\w-]+)"', h).group(1) for h in (html, other)]
     assert ids[0] != ids[1]
-    assert json.loads(other.split('-payload">', 1)[1].split("</script>", 1)[0])["app"] == payload["app"]
+    assert payload_of(other)["app"] == payload["app"]
 
 
 def test_cjk_tokens_bring_the_cjk_font(app):
     a = softmax(np.zeros((1, 1, 3, 3)))
-    payload = lambda fig: json.loads(fig.html().split('-payload">', 1)[1].split("</script>", 1)[0])
-    assert payload(attnviz.show(a, list("abc")))["fonts"] == {}
-    fonts = payload(attnviz.show(a, ["猫", "坐", "。"]))["fonts"]
+    assert payload_of(attnviz.show(a, list("abc")).html())["fonts"] == {}
+    fonts = payload_of(attnviz.show(a, ["猫", "坐", "。"]).html())["fonts"]
     assert list(fonts) == ["cjk-common.ttf"] and len(fonts["cjk-common.ttf"]) < 800_000
-    assert list(payload(attnviz.show_model("tiny-lm", "天下大雨"))["fonts"]) == ["cjk-common.ttf"]
+    assert list(payload_of(attnviz.show_model("tiny-lm", "天下大雨").html())["fonts"]) == ["cjk-common.ttf"]
 
 
 def test_one_map_opens_the_heatmap(app):
@@ -119,7 +123,7 @@ def test_one_map_opens_the_heatmap(app):
 
 def test_show_model(app, monkeypatch):
     fig = attnviz.show_model("tiny-circuits", "The cat sat", map="attention:2:2")
-    payload = json.loads(fig.html().split('-payload">', 1)[1].split("</script>", 1)[0])
+    payload = payload_of(fig.html())
     assert set(payload["models"]) == {"tiny-circuits"} and "config.json" in payload["models"]["tiny-circuits"]
     assert payload["attention"] is None
     assert "model=tiny-circuits&text=The%20cat%20sat" in fig.hash
@@ -127,7 +131,7 @@ def test_show_model(app, monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", "https://hf-mirror.com")  # huggingface_hub's mirror setting
     hub = attnviz.show_model("HuggingFaceTB/SmolLM2-135M", "Hi")
     assert "hf=HuggingFaceTB/SmolLM2-135M" in hub.hash
-    payload = json.loads(hub.html().split('-payload">', 1)[1].split("</script>", 1)[0])
+    payload = payload_of(hub.html())
     assert payload["models"] == {} and payload["hub"] == "https://hf-mirror.com"
     with pytest.raises(ValueError, match="^model: 'gpt7' is neither a built-in model"):
         attnviz.show_model("gpt7", "x")
