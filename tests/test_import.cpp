@@ -3,6 +3,8 @@
 // loops and hand-worked numbers.
 #include "import.hpp"
 
+#include "test_util.hpp"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -15,6 +17,7 @@
 #include <string>
 
 using namespace attn;
+using attn::test::contains;
 
 namespace {
 
@@ -45,7 +48,6 @@ Failure failure_of(const std::string& text) {
     return {};
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // A random softmax map, T_q×T_k, optionally causal.
 Matrix random_map(std::mt19937& rng, int T_q, int T_k, bool causal = false) {

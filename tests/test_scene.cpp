@@ -4,6 +4,8 @@
 
 #include "scene_cases.hpp"
 
+#include "test_util.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <vector>
 
 using namespace attn;
+using attn::test::contains;
 
 namespace {
 
@@ -26,7 +29,6 @@ std::string error_of(const std::string& text) {
     return "";
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 std::string many_tokens(int n) {
     std::string s = "[";

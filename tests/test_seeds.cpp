@@ -1,6 +1,8 @@
 // The seeds' printed numbers, reproduced from the presets (shared/seeds/README.md).
 #include "presets.hpp"
 
+#include "test_util.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -8,6 +10,7 @@
 #include <string>
 
 using namespace attn;
+using attn::test::preset_trace;
 
 namespace {
 
@@ -54,12 +57,6 @@ void check_rounded_table(const Matrix& m, const std::vector<std::vector<double>>
             CAPTURE(j);
             CHECK(std::fabs(m(i, j) - printed.at(i).at(j)) < 0.01);
         }
-}
-
-Trace preset_trace(const char* name) {
-    const Scene* scene = find_preset(name);
-    REQUIRE(scene != nullptr);
-    return compute(*scene);
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include "steps.hpp"
 #include "steps_layout.hpp"
 
+#include "test_util.hpp"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -18,14 +20,9 @@
 #include <filesystem>
 
 using namespace attn;
+using attn::test::preset_trace;
 
 namespace {
-
-Trace preset_trace(const char* name) {
-    const Scene* scene = find_preset(name);
-    REQUIRE(scene != nullptr);
-    return compute(*scene);
-}
 
 const Step& find_step(const std::vector<Step>& steps, StepKind kind) {
     for (const Step& s : steps)

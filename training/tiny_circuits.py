@@ -373,10 +373,13 @@ LANGUAGES = {"English": ("bible-kjv", "fortunes"), "Chinese": ("fortunes-zh",)} 
 def heldout_loss(model, stream, bos):
     """Mean cross-entropy (nats per token) of the stream's ids, cut into windows of T, each read
     after BOS as training reads its windows."""
+    windows = [[bos] + stream[start:start + T].tolist() for start in range(0, len(stream), T)]
+    full, last = (windows, []) if len(windows[-1]) == T + 1 else (windows[:-1], windows[-1:])
     total = 0.0
-    for start in range(0, len(stream), T):
-        x = torch.tensor([[bos] + stream[start:start + T].tolist()])
-        total += F.cross_entropy(model(x[:, :-1])[0], x[0, 1:], reduction="sum").item()
+    for group in [full[i:i + 64] for i in range(0, len(full), 64)] + [last]:  # 64 windows a batch
+        if group:
+            x = torch.tensor(group)
+            total += F.cross_entropy(model(x[:, :-1]).flatten(0, 1), x[:, 1:].flatten(), reduction="sum").item()
     return total / len(stream)
 
 

@@ -303,15 +303,14 @@ def train(model, streams, V, eot, log, probe=None):
 @torch.no_grad()
 def heldout_loss(model, stream, T):
     """Mean cross-entropy (nats per token) over the stream cut into windows of T + 1."""
-    total, n = 0.0, 0
-    for start in range(0, len(stream) - 1, T):
-        x = torch.from_numpy(stream[start:start + T + 1])[None]
-        if x.shape[1] < 2:
-            break
-        logits = model(x[:, :-1])
-        total += F.cross_entropy(logits[0], x[0, 1:], reduction="sum").item()
-        n += x.shape[1] - 1
-    return total / n
+    windows = [stream[start:start + T + 1] for start in range(0, len(stream) - 1, T)]
+    full, last = (windows, []) if len(windows[-1]) == T + 1 else (windows[:-1], windows[-1:])
+    total = 0.0
+    for group in [full[i:i + 64] for i in range(0, len(full), 64)] + [last]:  # 64 windows a batch
+        if group:
+            x = torch.from_numpy(np.stack(group))
+            total += F.cross_entropy(model(x[:, :-1]).flatten(0, 1), x[:, 1:].flatten(), reduction="sum").item()
+    return total / (len(stream) - 1)
 
 
 def heldout_sample(parts):

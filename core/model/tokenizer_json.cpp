@@ -615,12 +615,12 @@ PreTokenizer read_pre_tokenizer(const Field& f) {
 
 // A model turns one word (UTF-8) into ids. It sees only its own vocabulary: the ids below
 // `size`, not the added tokens appended after it.
-struct Model {
+struct WordModel {
     const Vocab& vocab;
     int size = 0;
 
-    explicit Model(const Vocab& v) : vocab(v), size(static_cast<int>(v.tokens.size())) {}
-    virtual ~Model() = default;
+    explicit WordModel(const Vocab& v) : vocab(v), size(static_cast<int>(v.tokens.size())) {}
+    virtual ~WordModel() = default;
     virtual void encode(const std::string& word, std::vector<int>& out) const = 0;
     int find(const std::string& token) const {
         const int id = vocab.find(token, -1);
@@ -636,7 +636,7 @@ std::string byte_token(unsigned char b) {  // "<0xE4>": byte fallback's tokens
 }
 
 // The ids of byte fallback's tokens for every byte of `s`, or false when one is missing.
-bool byte_fallback_ids(const Model& model, std::string_view s, std::vector<int>& out) {
+bool byte_fallback_ids(const WordModel& model, std::string_view s, std::vector<int>& out) {
     std::vector<int> ids;
     for (unsigned char b : s) {
         const int id = model.find(byte_token(b));
@@ -651,13 +651,13 @@ bool byte_fallback_ids(const Model& model, std::string_view s, std::vector<int>&
 // first and end_of_word_suffix on the last), each an id, else its bytes' <0xNN> tokens
 // (byte_fallback), else the unknown token (runs fused with fuse_unk); then the pair of lowest
 // rank merged, leftmost first among equals, until none is left (word.rs's merge_all).
-struct BpeModel final : Model {
+struct BpeModel final : WordModel {
     std::unordered_map<std::uint64_t, std::pair<int, int>> merges;  // (left id, right id) → (rank, merged id)
     int unk = -1;
     std::string prefix, suffix;
     bool byte_fallback = false, fuse_unk = false, ignore_merges = false;
 
-    using Model::Model;
+    using WordModel::WordModel;
     static std::uint64_t pair_key(int a, int b) { return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b); }
 
     void encode(const std::string& word, std::vector<int>& out) const override {
@@ -730,14 +730,14 @@ struct BpeModel final : Model {
 // Unigram as models/unigram/model.rs: Viterbi over the pieces' scores (every vocabulary entry a
 // candidate); a character no piece starts with is the unknown piece, scored lowest − 10, and a
 // run of them one unknown (fused), then its bytes' <0xNN> tokens with byte_fallback.
-struct UnigramModel final : Model {
+struct UnigramModel final : WordModel {
     std::vector<double> scores;  // by id
     size_t longest = 0;          // bytes
     int unk = -1;
     double unk_score = 0;
     bool byte_fallback = false;
 
-    using Model::Model;
+    using WordModel::WordModel;
 
     void encode(const std::string& word, std::vector<int>& out) const override {
         const size_t n = word.size();
@@ -789,12 +789,12 @@ struct UnigramModel final : Model {
 // WordPiece as models/wordpiece/mod.rs: greedy longest match from the start, then the
 // continuing prefix + the longest from there; a word with a part nothing matches, or longer
 // than max_input_chars_per_word characters, is the unknown token.
-struct WordPieceModel final : Model {
+struct WordPieceModel final : WordModel {
     int unk = -1;
     std::string prefix = "##";
     size_t max_chars = 100;
 
-    using Model::Model;
+    using WordModel::WordModel;
 
     void encode(const std::string& word, std::vector<int>& out) const override {
         const std::u32string chars = u32(word);
@@ -815,9 +815,9 @@ struct WordPieceModel final : Model {
     }
 };
 
-struct WordLevelModel final : Model {
+struct WordLevelModel final : WordModel {
     int unk = -1;
-    using Model::Model;
+    using WordModel::WordModel;
     void encode(const std::string& word, std::vector<int>& out) const override {
         const int id = find(word);
         if (id >= 0 || unk >= 0) out.push_back(id >= 0 ? id : unk);
@@ -1039,7 +1039,7 @@ struct Pipeline final : Tokenizer::Impl {
     std::vector<bool> added;        // by id: an added token (its label is its content)
     Normalizer normalizer;          // may be empty: none
     PreTokenizer pre_tokenizer;     // may be empty
-    std::unique_ptr<Model> model;
+    std::unique_ptr<WordModel> model;
     PostProcessor post_processor;   // may be empty
     bool post_adds = false;
     Decoder decoder;                // may be empty
@@ -1132,7 +1132,7 @@ std::vector<AddedToken> read_added_tokens(const Field& list, Vocab& vocab, const
     return out;
 }
 
-std::unique_ptr<Model> read_model(const Field& f, Vocab& vocab) {
+std::unique_ptr<WordModel> read_model(const Field& f, Vocab& vocab) {
     const std::string type = f.type();
     const Field unk_token = f.at("unk_token");
     auto unk_id = [&](const Field& name) {

@@ -7,7 +7,7 @@ namespace attn {
 
 namespace {
 
-void read(const ConfigFields& f, ModelConfig& c) {
+void read_bert(const ConfigFields& f, ModelConfig& c) {
     c.vocab_size = f.integer("vocab_size", 1);
     c.d_model = f.integer("hidden_size", 1);
     c.n_layers = f.integer("num_hidden_layers", 1);
@@ -22,7 +22,7 @@ void read(const ConfigFields& f, ModelConfig& c) {
     c.norm = NormKind::LayerNorm, c.residual = Residual::PostNorm, c.positions = Positions::Learned;
 }
 
-void plan(const ModelConfig& c, Plan& p, ModelWeights& w) {
+void plan_bert(const ModelConfig& c, Plan& p, ModelWeights& w) {
     const int d = c.d_model;
     w.token_embedding = p.table("embeddings.word_embeddings.weight", c.vocab_size, d);
     w.positions = p.need("embeddings.position_embeddings.weight", {c.max_positions, d});
@@ -45,6 +45,6 @@ void plan(const ModelConfig& c, Plan& p, ModelWeights& w) {
 
 }  // namespace
 
-const FamilyDef kBertFamily{"bert", Family::Bert, read, plan, "bert.", "embeddings.word_embeddings.weight"};
+const FamilyDef kBertFamily{"bert", Family::Bert, read_bert, plan_bert, "bert.", "embeddings.word_embeddings.weight"};
 
 }  // namespace attn

@@ -7,7 +7,7 @@ namespace attn {
 
 namespace {
 
-void read(const ConfigFields& f, ModelConfig& c) {
+void read_gpt2(const ConfigFields& f, ModelConfig& c) {
     c.vocab_size = f.integer("vocab_size", 1);
     c.d_model = f.integer("n_embd", 1);
     c.n_layers = f.integer("n_layer", 1);
@@ -22,7 +22,7 @@ void read(const ConfigFields& f, ModelConfig& c) {
     c.norm = NormKind::LayerNorm, c.residual = Residual::PreNorm, c.positions = Positions::Learned;
 }
 
-void plan(const ModelConfig& c, Plan& p, ModelWeights& w) {
+void plan_gpt2(const ModelConfig& c, Plan& p, ModelWeights& w) {
     const int d = c.d_model, V = c.vocab_size;
     w.token_embedding = p.table("wte.weight", V, d);
     w.positions = p.need("wpe.weight", {c.max_positions, d});
@@ -45,6 +45,6 @@ void plan(const ModelConfig& c, Plan& p, ModelWeights& w) {
 
 }  // namespace
 
-const FamilyDef kGpt2Family{"gpt2", Family::Gpt2, read, plan, "transformer.", "wte.weight"};
+const FamilyDef kGpt2Family{"gpt2", Family::Gpt2, read_gpt2, plan_gpt2, "transformer.", "wte.weight"};
 
 }  // namespace attn

@@ -10,7 +10,7 @@ namespace attn {
 
 namespace {
 
-void read(const ConfigFields& f, ModelConfig& c) {
+void read_marian(const ConfigFields& f, ModelConfig& c) {
     c.vocab_size = f.integer("vocab_size", 1);
     c.d_model = f.integer("d_model", 1);
     c.n_layers = f.integer("encoder_layers", 1);
@@ -43,7 +43,7 @@ AttentionWeights attention(Plan& p, const std::string& name, int d) {
     return a;
 }
 
-void plan(const ModelConfig& c, Plan& p, ModelWeights& w) {
+void plan_marian(const ModelConfig& c, Plan& p, ModelWeights& w) {
     const int d = c.d_model, V = c.vocab_size, P = c.max_positions;
     const bool untied = !c.tie_word_embeddings && p.has("lm_head.weight", false);
     w.token_embedding = p.table("shared.weight", V, d);
@@ -93,6 +93,6 @@ void plan(const ModelConfig& c, Plan& p, ModelWeights& w) {
 
 }  // namespace
 
-const FamilyDef kMarianFamily{"marian", Family::Marian, read, plan, "model.", "shared.weight"};
+const FamilyDef kMarianFamily{"marian", Family::Marian, read_marian, plan_marian, "model.", "shared.weight"};
 
 }  // namespace attn

@@ -9,13 +9,13 @@ namespace attn {
 
 namespace {
 
-void read(const ConfigFields& f, ModelConfig& c) {
+void read_phi3(const ConfigFields& f, ModelConfig& c) {
     read_llama_like(f, c);
     const int window = f.integer("sliding_window", 1, 0);
     read_windows(f, c, window, [&](int) { return window > 0; });
 }
 
-void plan(const ModelConfig& c, Plan& p, ModelWeights& w) {
+void plan_phi3(const ModelConfig& c, Plan& p, ModelWeights& w) {
     const int d = c.d_model, hd = c.d_head(), q = c.n_heads * hd, kv = c.kv_heads() * hd;
     plan_embedding_and_head(c, p, w, "embed_tokens.weight");
     for (int i = 0; i < c.n_layers; ++i) {
@@ -36,6 +36,6 @@ void plan(const ModelConfig& c, Plan& p, ModelWeights& w) {
 
 }  // namespace
 
-const FamilyDef kPhi3Family{"phi3", Family::Phi3, read, plan, "model.", "embed_tokens.weight"};
+const FamilyDef kPhi3Family{"phi3", Family::Phi3, read_phi3, plan_phi3, "model.", "embed_tokens.weight"};
 
 }  // namespace attn
