@@ -126,7 +126,8 @@ void App::follow_hub_fetch() {
     ModelSession& ms = state.model;
     if (!ms.hub_request.empty()) {
         hub_fetch_.reset();  // the last fetch stops first (a page has one fetch at a time)
-        ms.fetching = ModelSession::Fetching{std::exchange(ms.hub_request, {})};
+        ms.fetching.emplace();
+        ms.fetching->id = std::exchange(ms.hub_request, {});
         hub_fetch_ = platform::HubFetch::start(ms.fetching->id);
     }
     if (!hub_fetch_) return;

@@ -55,8 +55,10 @@ void CompareView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     in.scale = s;
     in.dark = st.theme == Theme::Dark;
     in.colormap = st.heatmap.colormap;
-    const MaskMatrix causal_a = st.figure.causal[static_cast<size_t>(stack)] ? combine_masks({.causal = true}, static_cast<int>(ma.rows()), static_cast<int>(ma.cols())) : MaskMatrix();
-    const MaskMatrix causal_b = st.figure.causal[static_cast<size_t>(stack)] ? combine_masks({.causal = true}, static_cast<int>(mb.rows()), static_cast<int>(mb.cols())) : MaskMatrix();
+    MaskSpec causal;
+    causal.causal = true;
+    const MaskMatrix causal_a = st.figure.causal[static_cast<size_t>(stack)] ? combine_masks(causal, static_cast<int>(ma.rows()), static_cast<int>(ma.cols())) : MaskMatrix();
+    const MaskMatrix causal_b = st.figure.causal[static_cast<size_t>(stack)] ? combine_masks(causal, static_cast<int>(mb.rows()), static_cast<int>(mb.cols())) : MaskMatrix();
     char lengths[160];
     std::snprintf(lengths, sizeof lengths, tr(st.lang, Str::CompareLengths), static_cast<int>(ma.rows()), static_cast<int>(mb.rows()));
     in.panels[0] = {tr(st.lang, Str::CompareA), st.model.text, &ma, "", shown_tokens(sa.queries), shown_tokens(sa.keys), causal_a};

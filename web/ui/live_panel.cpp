@@ -283,7 +283,7 @@ void importance_grid(AppState& st, const HeadImportance& hi, const LoadedModel& 
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     const float fs = ImGui::GetFontSize();
     for (int l = 0; l < hi.layers; ++l) {
-        char row[8];
+        char row[16];
         std::snprintf(row, sizeof row, "L%d", l + 1);
         dl->AddText(ImVec2(p.x, p.y + l * cell + (cell - fs) * 0.5f), pal.text_muted, row);
         for (int h = 0; h < hi.heads; ++h) {
