@@ -40,7 +40,7 @@ std::string bytes_of(const std::vector<Tensor>& tensors, const std::string& meta
     return {b.begin(), b.end()};
 }
 
-std::string tokens_json(const char* key, int n) {
+std::string metadata_tokens(const char* key, int n) {
     std::string list;
     for (int i = 0; i < n; ++i) list += std::string(i ? ", " : "") + "\\\"t" + std::to_string(i) + "\\\"";
     return std::string("\"") + key + "\":\"[" + list + "]\"";
@@ -71,7 +71,7 @@ TEST_CASE("safetensors import: the maps read back as written, in F32, F16 and BF
             CAPTURE(T);
             const auto v = softmax_maps(rng, layers, heads, T, T, T % 2 == 1);
             const std::string bytes = bytes_of({maps("attention", {layers, heads, T, T}, v, dtype)},
-                                               tokens_json("tokens", T) + ",\"model\":\"gpt2\"");
+                                               metadata_tokens("tokens", T) + ",\"model\":\"gpt2\"");
             CHECK(is_safetensors(bytes));
             CHECK(file_kind(bytes) == FileKind::Import);
             const ImportedAttention a = read_import_file(bytes, "fig.safetensors");
@@ -97,7 +97,7 @@ TEST_CASE("safetensors import: the maps read back as written, in F32, F16 and BF
 
 TEST_CASE("safetensors import: an encoder-decoder model's stacks, encoder, decoder and cross, in that order") {
     std::mt19937 rng(3);
-    const std::string meta = tokens_json("encoder_tokens", 4) + "," + tokens_json("decoder_tokens", 3);
+    const std::string meta = metadata_tokens("encoder_tokens", 4) + "," + metadata_tokens("decoder_tokens", 3);
     // Written cross first: the order read is the SPEC's, not the file's.
     const std::string bytes = bytes_of({maps("cross_attention", {2, 2, 3, 4}, softmax_maps(rng, 2, 2, 3, 4, false), "F16"),
                                         maps("encoder_attention", {2, 2, 4, 4}, softmax_maps(rng, 2, 2, 4, 4, false), "F16"),
@@ -113,16 +113,16 @@ TEST_CASE("safetensors import: an encoder-decoder model's stacks, encoder, decod
     CHECK(a.stacks[1].map(1, 1)(0, 2) == 0.0f);  // causal zeros stay zeros
     // Cross attention alone needs both token lists.
     CHECK(failure(bytes_of({maps("cross_attention", {1, 1, 3, 4}, softmax_maps(rng, 1, 1, 3, 4, false))},
-                           tokens_json("encoder_tokens", 4))) ==
+                           metadata_tokens("encoder_tokens", 4))) ==
           "decoder_tokens: missing from the metadata (cross_attention needs it)");
 }
 
 TEST_CASE("safetensors import: bad files name the tensor or field") {
     std::mt19937 rng(5);
     const auto ok = softmax_maps(rng, 1, 2, 3, 3, false);
-    const std::string tokens = tokens_json("tokens", 3);
+    const std::string tokens = metadata_tokens("tokens", 3);
     CHECK(failure(bytes_of({maps("attention", {1, 2, 3, 3}, ok)}, tokens)).empty());
-    CHECK(failure(bytes_of({maps("attention", {1, 2, 3, 3}, ok)}, tokens_json("tokens", 4))) ==
+    CHECK(failure(bytes_of({maps("attention", {1, 2, 3, 3}, ok)}, metadata_tokens("tokens", 4))) ==
           "attention: expected shape [layers, heads, 4, 4] (the tokens), got [1, 2, 3, 3]");
     CHECK(failure(bytes_of({maps("attention", {2, 3, 3}, ok)}, tokens)) ==
           "attention: expected shape [layers, heads, 3, 3] (the tokens), got [2, 3, 3]");
@@ -133,7 +133,7 @@ TEST_CASE("safetensors import: bad files name the tensor or field") {
     CHECK(failure(bytes_of({maps("attention", {1, 2, 3, 3}, ok), maps("cross_attention", {1, 2, 3, 3}, ok)}, tokens))
               .starts_with("attention: not allowed with the encoder-decoder tensors"));
     Tensor ints{"attention", {1, 1, 1, 1}, {}, "I32", {1, 0, 0, 0}};
-    CHECK(failure(bytes_of({ints}, tokens_json("tokens", 1))) == "attention: expected F16, BF16 or F32 weights, got I32");
+    CHECK(failure(bytes_of({ints}, metadata_tokens("tokens", 1))) == "attention: expected F16, BF16 or F32 weights, got I32");
     // Scores, not weights: the row is named as the JSON reader names it.
     auto scores = ok;
     scores[4] = 3.5f;
