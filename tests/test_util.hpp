@@ -8,7 +8,7 @@
 #include <string>
 
 // ATTN_TEST_SANITIZED: built with AddressSanitizer (scripts/test.sh's sanitized suite), where
-// plain loops run about ten times slower. The longest sweeps there visit fewer variants of their
+// plain loops run several times slower. The longest sweeps there visit fewer variants of their
 // biggest shapes: the sanitizer looks for memory errors, which the shapes decide; the numbers of
 // every variant are checked by the plain and the two wasm suites.
 #if defined(__SANITIZE_ADDRESS__)
