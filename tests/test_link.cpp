@@ -462,6 +462,8 @@ std::map<std::string, ParamSamples> param_samples() {
         {"numbers", {{"1", "0"}, "2"}},
         {"log", {{"1", "0"}, "yes"}},
         {"sink", {{"hidden", "shown"}, "gone"}},
+        {"tiles", {{"off", "auto", "2x2", "4x8"}, "2by2"}},
+        {"tile", {{"1", "5"}, "0"}},
     };
 }
 
@@ -577,10 +579,10 @@ TEST_CASE("set-view takes and get-state reports the parameters with a message ty
         json reply = json::parse(handle_message(st, json{{"type", "attnviz:set-view"}, {name, samples.at(name).bad}}.dump()));
         CHECK(reply["field"] == name);
     }
-    CHECK(fields == 17);
+    CHECK(fields == 19);
     AppState st = app_with("multi-head-rain");
     json reply = json::parse(handle_message(st, R"({"type":"attnviz:set-view","lineheads":"1"})"));
-    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, token, theme, size, lang, panels, compare, knockout, knockout_mode, hide, importance, generate, temperature, top_k, seed, step)");
+    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, tiles, tile, token, theme, size, lang, panels, compare, knockout, knockout_mode, hide, importance, generate, temperature, top_k, seed, step)");
 }
 
 TEST_CASE("README's parameter table is link_parameters_markdown()") {

@@ -4,7 +4,9 @@
 //
 // [SECTION] The seeds' scenes
 // [SECTION] Today's families: a live model's block
+// [SECTION] The tiles mode (FlashAttention a step at a time)
 #include "figure.hpp"
+#include "flash_layout.hpp"
 #include "presets.hpp"
 #include "steps.hpp"
 #include "steps_layout.hpp"
@@ -372,3 +374,159 @@ TEST_CASE("steps: llama with 2 K/V heads: K of the head's group; gpt2 run live k
     CHECK(same_bits(find_step(plain, StepKind::Q).values, gpt2.trace.attention.heads[1].q));
 }
 #endif
+
+// [SECTION] The tiles mode (FlashAttention a step at a time) --------------------------------------
+
+namespace {
+
+// The tiles mode's input at one step of a head (the trace and flash outlive it).
+FlashInput tiles_input(const Trace& tr, int head, const FlashTrace& flash, FlashStep step, float width = 1280.0f) {
+    FlashInput in;
+    in.trace = &tr, in.head = head, in.flash = &flash, in.step = step, in.avail_w = width;
+    flash_score_range(flash, in.s_lo, in.s_hi);
+    in.heading = "heading", in.overview_title = "tiles", in.code_title = "code";
+    return in;
+}
+
+bool overlap(const FlashBlockBox& a, const FlashBlockBox& b) {
+    return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+}
+
+}  // namespace
+
+TEST_CASE("tiles: every scene and head, many tile sizes: the tiles' O equals the Steps view's output; the steps in order") {
+    int traces = 0;
+    double worst = 0.0;
+    for (const Scene& scene : presets()) {
+        const Trace tr = compute(scene);
+        for (int head = 0; head < tr.heads; ++head)
+            for (TileSize tile : {TileSize{1, 1}, TileSize{2, 2}, TileSize{2, 3}, TileSize{3, 2}, TileSize{4, 4}, TileSize{64, 64}}) {
+                CAPTURE(scene.name);
+                if (flash_tile_count(tr.T_q(), tr.T_k(), tile) > kFlashMaxTiles) continue;  // the view asks for bigger tiles
+                const FlashTrace f = flash_of_head(tr, head, tile);
+                const float d = flash_max_difference(tr, head, f), size = flash_output_size(tr, head);
+                CHECK(flash_same_output(d, size));
+                worst = std::max(worst, static_cast<double>(d / std::max(1.0f, size)));
+                ++traces;
+                const std::vector<FlashStep> steps = flash_steps(f);
+                REQUIRE(steps.size() == static_cast<size_t>(f.row_tiles * (f.col_tiles + 1) + 1));
+                CHECK(steps.front() == FlashStep{FlashStep::Tile, 0, 0});
+                CHECK(steps[static_cast<size_t>(f.col_tiles)] == FlashStep{FlashStep::Normalize, 0, 0});
+                CHECK(steps.back().kind == FlashStep::Check);
+                // A skipped tile runs the skip line only; a computed one the body, in order.
+                for (const FlashStep& st : steps) {
+                    if (st.kind != FlashStep::Tile) continue;
+                    const std::vector<FlashLine> lines = step_lines(f, st);
+                    const bool skipped = f.at(st.i, st.j).skipped;
+                    CHECK(std::count(lines.begin(), lines.end(), FlashLine::Skip) == (skipped ? 1 : 0));
+                    CHECK(std::count(lines.begin(), lines.end(), FlashLine::O) == (skipped ? 0 : 1));
+                    CHECK((lines.front() == FlashLine::Init) == (st.j == 0));
+                }
+            }
+    }
+    MESSAGE(traces << " scene heads × tile sizes; the largest |O_tiles − O| / max(1, max |O|): " << worst);
+    CHECK(traces > 50);
+}
+
+TEST_CASE("tiles: a causal scene's step, laid out: S, m → m′, P, α, ℓ → ℓ′, O; the map, the state, the arithmetic") {
+    const Trace tr = preset_trace("masked-apple");
+    REQUIRE(tr.kind == AttentionKind::Masked);
+    const FlashTrace f = flash_of_head(tr, 0, {2, 2});
+    REQUIRE(f.row_tiles >= 2);
+    CHECK(f.at(0, 1).skipped);  // the first two queries see no key of the second tile
+    const Measure m;
+    // Tile (2, 1): queries 3–4 against keys 1–2, every key allowed.
+    const FlashInput in = tiles_input(tr, 0, f, {FlashStep::Tile, 1, 0});
+    const std::vector<FlashBlock> blocks = flash_blocks(in);
+    std::vector<FlashPart> parts;
+    for (const FlashBlock& b : blocks) parts.push_back(b.part);
+    CHECK(parts == std::vector<FlashPart>{FlashPart::S, FlashPart::M, FlashPart::P, FlashPart::Alpha, FlashPart::L, FlashPart::O});
+    const FlashTile& t = f.at(1, 0);
+    CHECK(same_bits(blocks[0].values, t.s));
+    CHECK(same_bits(blocks[2].values, t.p));
+    CHECK(blocks[0].row0 == 2);
+    CHECK(blocks[0].col_heads == std::vector<std::string>{tr.keys[0], tr.keys[1]});
+    const FlashLayout L = lay_out_flash(in, blocks, m);
+    REQUIRE(L.boxes.size() == blocks.size());
+    for (size_t a = 0; a < L.boxes.size(); ++a)
+        for (size_t b = a + 1; b < L.boxes.size(); ++b) CHECK(!overlap(L.boxes[a], L.boxes[b]));
+    CHECK(L.has_state);
+    // Every number's cell hits back, and its arithmetic ends with the number shown.
+    for (size_t b = 0; b < blocks.size(); ++b) {
+        const FlashBlockBox& box = L.boxes[b];
+        for (int r = 0; r < box.rows; ++r)
+            for (int c = 0; c < box.cols; ++c) {
+                const FlashLayout::Hit h = L.hit(box.grid_x + (c + 0.5f) * L.cell_w, box.grid_y + (r + 0.5f) * L.cell_h, in);
+                CHECK(h == FlashLayout::Hit{static_cast<int>(b), r, c});
+                const std::string said = explain_flash(in, blocks, h);
+                CHECK(said.size() >= format_number(blocks[b].values(r, c)).size());
+                CHECK(said.substr(said.size() - format_number(blocks[b].values(r, c)).size()) == format_number(blocks[b].values(r, c)));
+            }
+    }
+    // P's arithmetic with its own numbers; ℓ′ = α·ℓ + rowsum(P).
+    CHECK(explain_flash(in, blocks, {2, 1, 0}) == "P = e^(S − m′) = e^(" + format_number(t.s(1, 0)) + " − " + factor_text(t.m_new(1)) +
+                                                      ") = e^" + factor_text(t.s(1, 0) - t.m_new(1)) + " = " + format_number(t.p(1, 0)));
+    CHECK(std::fabs(t.l_new(0) - (t.alpha(0) * t.l_old(0) + t.p.row(0).sum())) < 1e-6f);
+    // The map: a cell of the current tile; the state: queries of the tile done so far, later ones not begun.
+    const FlashLayout::Hit cell = L.hit(L.map_x + 0.5f * L.cell, L.map_y + 2.5f * L.cell, in);
+    CHECK(cell == FlashLayout::Hit{FlashLayout::kMap, 2, 0});
+    CHECK(test::contains(explain_flash(in, blocks, cell), "tile (2, 1), #" + std::to_string(f.col_tiles + 1)));
+    CHECK(flash_state(in, 0, false) == f.m(0));
+    CHECK(flash_state(in, 2, false) == t.m_new(0));
+    CHECK(flash_state(in, 2, true) == t.l_new(0));
+    if (f.row_tiles > 2) {
+        CHECK(std::isinf(flash_state(in, 4, false)));
+        CHECK(flash_state(in, 4, true) == 0.0f);
+    }
+    // Drawn: the current tile outlined, the pseudocode's current lines marked.
+    const StepsItems items = flash_items(L, in, blocks, {}, m);
+    int marked = 0;
+    for (const Item& it : items.items) marked += it.role == ItemRole::LabelMark && it.fill.a > 0 && it.box.w() > 5.0f;
+    CHECK(marked == 8);  // m, ℓ, O set to start (j = 1), then S … m ← m′
+}
+
+TEST_CASE("tiles: a skipped tile, a normalization and the check: their blocks and the difference computed") {
+    const Trace tr = preset_trace("masked-apple");
+    const FlashTrace f = flash_of_head(tr, 0, {2, 2});
+    const FlashInput skip = tiles_input(tr, 0, f, {FlashStep::Tile, 0, 1});
+    const std::vector<FlashBlock> skipped = flash_blocks(skip);
+    REQUIRE(skipped.size() == 1);
+    CHECK(skipped[0].line == FlashLine::Skip);
+    CHECK(std::isinf(skipped[0].values(0, 0)));
+    const FlashInput norm = tiles_input(tr, 0, f, {FlashStep::Normalize, 1, 0});
+    const std::vector<FlashBlock> n = flash_blocks(norm);
+    REQUIRE(n.size() == 3);
+    CHECK(same_bits(n[2].values, Matrix(f.output.middleRows(2, 2))));
+    CHECK(explain_flash(norm, n, {2, 0, 1}) == "O_i = O / ℓ = " + format_number(f.at(1, f.col_tiles - 1).o(0, 1)) + " / " +
+                                                    format_number(f.l(2)) + " = " + format_number(f.output(2, 1)));
+    const FlashInput check = tiles_input(tr, 0, f, {FlashStep::Check, 0, 0});
+    const std::vector<FlashBlock> c = flash_blocks(check);
+    REQUIRE(c.size() == 3);
+    CHECK(c[2].part == FlashPart::Diff);
+    CHECK(static_cast<double>(c[2].values.maxCoeff()) == doctest::Approx(flash_max_difference(tr, 0, f)));
+    CHECK(same_bits(c[1].values, tr.attention.heads[0].output));
+}
+
+TEST_CASE("tiles: gemma2's soft cap and window, qwen3's rotated Q and K: the tiles' O equals the live head's") {
+    for (const char* name : {"gemma2_l3_h4kv2_d32_f32_softcap", "qwen3_l2_h4kv2_d24_f32_qknorm"}) {
+        const LiveLayer live = live_layer(name, 0);
+        const Trace& tr = live.trace;
+        for (int head = 0; head < tr.heads; ++head)
+            for (TileSize tile : {TileSize{2, 2}, TileSize{3, 5}, flash_tile_size(kFlashSramFloats, tr.d_k, tr.T_q(), tr.T_k())}) {
+                CAPTURE(name);
+                CAPTURE(head);
+                const FlashTrace f = flash_of_head(tr, head, tile);
+                CHECK(flash_same_output(flash_max_difference(tr, head, f), flash_output_size(tr, head)));
+            }
+    }
+    // The formula's tiles for a head of 32 with 192 KB: B_c = ⌈49152 / 128⌉ = 384, B_r = 32; the text bounds both.
+    CHECK(flash_tile_size(kFlashSramFloats, 32, 1000, 1000) == TileSize{32, 384});
+    CHECK(flash_tile_size(kFlashSramFloats, 32, 7, 7) == TileSize{7, 7});
+}
+
+TEST_CASE("tiles: the limits are checked before a trace is made") {
+    CHECK(flash_tile_count(7, 7, {2, 2}) == 16);
+    CHECK(flash_tile_count(8192, 8192, {2, 2}) > kFlashMaxTiles);
+    CHECK(flash_trace_floats(8192, 8192, 64, {64, 384}) > kFlashMaxFloats);
+    CHECK(flash_trace_floats(64, 64, 16, {2, 2}) < kFlashMaxFloats);
+}

@@ -19,7 +19,7 @@ TileSize flash_tile_size(long sram_floats, int d, int T_q, int T_k) {
 }
 
 FlashTrace flash_attention(const Matrix& q, const Matrix& k, const Matrix& v, float scale, const MaskMatrix& allowed,
-                           TileSize tile) {
+                           TileSize tile, float softcap) {
     const int T_q = static_cast<int>(q.rows()), T_k = static_cast<int>(k.rows()), d_v = static_cast<int>(v.cols());
     if (k.cols() != q.cols() || v.rows() != k.rows())
         throw std::invalid_argument("flash_attention: Q is " + std::to_string(T_q) + "×" + std::to_string(q.cols()) + ", K " +
@@ -63,6 +63,7 @@ FlashTrace flash_attention(const Matrix& q, const Matrix& k, const Matrix& v, fl
             }
             // 1. S = Q_i K_jᵀ · scale, masked −∞
             f.s = (q.middleRows(r0, n) * k.middleRows(f.c0, w).transpose()) * scale;
+            if (softcap > 0.0f) f.s = f.s.unaryExpr([softcap](float x) { return softcap * std::tanh(x / softcap); });
             for (int r = 0; r < n; ++r)
                 for (int c = 0; c < w; ++c)
                     if (!may(r0 + r, f.c0 + c)) f.s(r, c) = ninf;

@@ -9,7 +9,7 @@
 //
 //   for each query tile i (rows r0 … r1−1):         m = −∞, ℓ = 0, O = 0
 //     for each key tile j (columns c0 … c1−1):
-//       1. S   = Q_i K_jᵀ · scale, masked entries −∞        B_r×B_c
+//       1. S   = Q_i K_jᵀ · scale, masked entries −∞        B_r×B_c   (capped: cap·tanh(S/cap))
 //       2. m'  = max(m, rowmax(S))                           B_r
 //       3. P   = e^(S − m')                                  B_r×B_c   (0 where masked)
 //       4. α   = e^(m − m')                                  B_r       (the rescale)
@@ -72,9 +72,9 @@ struct FlashTrace {
 };
 
 // q: T_q×d, k: T_k×d, v: T_k×d_v; scale: the factor on q·k (1/√d_k); allowed: T_q×T_k (empty:
-// every key allowed). Tile sizes below 1 are taken as 1. Throws std::invalid_argument on shapes
-// that do not agree.
+// every key allowed). softcap > 0: the scores capped as Gemma 2 does, cap·tanh(s/cap) after the
+// scale. Tile sizes below 1 are taken as 1. Throws std::invalid_argument on shapes that do not agree.
 FlashTrace flash_attention(const Matrix& q, const Matrix& k, const Matrix& v, float scale, const MaskMatrix& allowed,
-                           TileSize tile);
+                           TileSize tile, float softcap = 0.0f);
 
 }  // namespace attn

@@ -322,6 +322,53 @@ try {
     return `${Object.keys(s.steps).length} matrices in the cross pipeline, ${changed} pixels changed on hover`;
   });
 
+  await check('tiles: FlashAttention a tile at a time (S, m, P, α, ℓ, O), skipped tiles, and O checked against Steps', async () => {
+    const p = await openPage(browser, `${url}#v=1&preset=masked-apple&view=steps&tiles=2x2`);
+    let s = await until(p, (x) => x.view === 'steps' && x.steps['tiles.map'] && x.steps['tile.s'], 'the tiles mode');
+    expect(s.tiles.on && s.tiles.rows === 2 && s.tiles.cols === 2 && s.tiles.step === 0, `tiles ${JSON.stringify(s.tiles)}`);
+    await moveAway(p);
+    const first = await shot(p, 'tiles-01-first-tile.png');
+    for (const part of ['tile.s', 'tile.m', 'tile.p', 'tile.alpha', 'tile.l', 'tile.o'])
+      expect(s.steps[part] && distinctColors(first, s.steps[part]) > 2, `"${part}" is missing or blank`);
+    expect(/Tile 1 of 4/.test(s.steps_said), `said: ${s.steps_said}`);
+    // The map: the first tile coloured, the tiles to come plain; the pseudocode beside it.
+    const [mx, my, mw, mh] = s.steps['tiles.map'];
+    expect(patch(first, [mx + mw * 0.1, my + mh * 0.1, 3, 3]).some((c) => spread(c) > 40), 'tile (1, 1) has no colour');
+    expect(distinctColors(first, s.steps['tiles.code']) > 3, 'the pseudocode is blank');
+    // Hover a number of P: the tooltip writes e^(S − m′) out.
+    const [px, py, pw, ph] = s.steps['tile.p'];
+    await pointAt(p, [px + pw * 0.25, py + ph * 0.75, 1, 1]);
+    s = await until(p, (x) => /P = e\^\(S − m′\)/.test(x.steps_said), 'the arithmetic of P');
+    const tip = await shot(p, 'tiles-02-hover-p.png');
+    expect(differing(first, tip, s.figure) > 300, 'hovering P drew no tooltip');
+    await moveAway(p);
+    // Next: tile (1, 2) lies above the diagonal: skipped, hatched.
+    await clickWidget(p, 'tiles.next');
+    s = await until(p, (x) => x.tiles.step === 1 && /skipped/.test(x.steps_said), 'the skipped tile');
+    await moveAway(p);
+    const skipped = await shot(p, 'tiles-03-skipped.png');
+    expect(looksMasked(skipped, s.steps['tile.s']), 'the skipped tile is not hatched');
+    await clickWidget(p, 'tiles.next');
+    s = await until(p, (x) => x.tiles.step === 2 && x.steps['tile.o_i'], 'the first query tile divided by ℓ');
+    // The last step: O against softmax(QKᵀ·scale)V, the largest difference computed.
+    for (let i = 0; i < 6; ++i) await clickWidget(p, 'tiles.next');
+    s = await until(p, (x) => x.steps['tile.diff'] && /Largest difference/.test(x.steps_said), 'the check');
+    const diff = Number(s.steps_said.match(/Largest difference: ([^,]+),/)[1]);
+    expect(diff <= 1e-6 && /float rounding only/.test(s.steps_said), `said: ${s.steps_said}`);
+    await moveAway(p);
+    await shot(p, 'tiles-04-check.png');
+    const link = await until(p, (x) => /tiles=2x2/.test(x.link) && /tile=7/.test(x.link), 'the link');
+    // The same step from its link, in Chinese.
+    const zh = await openPage(browser, `${url}#${link.link.replace(/^#/, '')}&lang=zh`.replace('&lang=en', ''));
+    s = await until(zh, (x) => x.lang === 'zh' && x.steps['tile.diff'], 'the check, 中文');
+    await moveAway(zh);
+    await shot(zh, 'tiles-05-check-zh.png');
+    expect(s.fonts.missing === 0, `${s.fonts.missing} code points have no glyph`);
+    await zh.context().close();
+    await p.context().close();
+    return `largest difference ${diff}`;
+  });
+
   await check('中文: the language switch translates the UI with the first-frame font; captions in Steps', async () => {
     // A fresh page, so that no lazily loaded CJK font can hide a character missing from cjk-seeds.ttf.
     const p = await openPage(browser, url);

@@ -1,6 +1,7 @@
 // app_state.cpp: inputs → scene → trace, keeping the last good figure on bad input.
 #include "app_state.hpp"
 
+#include "flash_layout.hpp"
 #include "presets.hpp"
 #include "text.hpp"
 
@@ -185,6 +186,13 @@ void AppState::apply() {
     clamp_ref(pinned);
     clamp_ref(hover);
     std::erase_if(query_set, [&](int q) { return q >= static_cast<int>(trace.queries.size()); });
+}
+
+TileSize AppState::steps_tile() const {
+    const Trace& tr = figure.trace();
+    if (steps.tile.rows > 0 && steps.tile.cols > 0) return steps.tile;
+    if (figure.live) return flash_tile_size(kFlashSramFloats, tr.d_k, tr.T_q(), tr.T_k());
+    return {2, 2};
 }
 
 }  // namespace attn

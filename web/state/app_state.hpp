@@ -6,6 +6,7 @@
 #pragma once
 
 #include "figure.hpp"
+#include "flash.hpp"
 #include "import_state.hpp"
 #include "model_state.hpp"
 #include "scene.hpp"
@@ -87,6 +88,11 @@ struct HeatmapProbe {
 
 struct StepsOptions {
     int head = 0;                    // the head whose pipeline is shown
+    // The tiles mode (core/figure/flash_layout.hpp): the head computed the FlashAttention way,
+    // a step at a time. tile 0 × 0: auto (2 × 2 for a scene, flash_tile_size for a live model).
+    bool tiles = false;
+    TileSize tile{0, 0};
+    int tile_step = 0;               // into flash_steps; the view clamps it
 };
 
 // Screen rectangles (x, y, w, h in ImGui display units) that the JS test hook reports so
@@ -180,6 +186,10 @@ struct AppState {
         const bool weights = v == View::Lines || (v == View::Heatmap && heatmap.values == HeatValues::Weights);
         return sink_hidden && weights && !figure.empty() && sink_hideable(figure.trace());
     }
+
+    // The Steps view's tiles mode: the tile sizes it computes with (StepsOptions::tile, or
+    // auto: 2 × 2 for a scene, flash_tile_size of kFlashSramFloats for a live model's head size).
+    TileSize steps_tile() const;
 
     // Texts from tokens, joined so that tokenize() gives the same tokens back.
     static std::string join_tokens(const std::vector<std::string>& tokens);

@@ -242,6 +242,44 @@ constexpr LinkParam kParams[] = {
          st.steps.head = std::max(l.head, 0);
      }},
 
+    {.name = "tiles",
+     .what = "Steps view: FlashAttention's tiles, B_r queries × B_c keys (the online softmax a tile at a time)",
+     .values = "`off`, `auto` (2×2 for a scene, from the on-chip memory for a live model) or `BRxBC` (`2x2`, `4x8`)",
+     .default_value = "off",
+     .message = LinkMessage::Text,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         l.tiles = v != "off", l.tile = {0, 0};
+         if (v == "off" || v == "auto") return "";
+         const size_t x = v.find('x');
+         auto rows = x == std::string_view::npos ? std::nullopt : parse_int(v.substr(0, x), 1, 4096);
+         auto cols = x == std::string_view::npos ? std::nullopt : parse_int(v.substr(x + 1), 1, 4096);
+         if (!rows || !cols) return "expected off, auto or two tile sizes from 1 to 4096 as BRxBC (2x2), got " + shown_value(v);
+         l.tile = {*rows, *cols};
+         return "";
+     },
+     .format = [](const LinkState& l) -> std::string {
+         if (!l.tiles) return "off";
+         if (l.tile.rows <= 0) return "auto";
+         return std::to_string(l.tile.rows) + "x" + std::to_string(l.tile.cols);
+     },
+     .from_app = [](LinkState& l, const AppState& st) { l.tiles = st.steps.tiles, l.tile = st.steps.tile; },
+     .to_app = [](AppState& st, const LinkState& l) { st.steps.tiles = l.tiles, st.steps.tile = l.tile; }},
+
+    {.name = "tile",
+     .what = "Steps view, tiles: the step shown (a tile, a query tile's division by ℓ, the final check)",
+     .values = "its number from 1",
+     .default_value = "1",
+     .message = LinkMessage::Integer,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         auto n = parse_int(v, 1, 1 << 24);
+         if (!n) return "expected a step number from 1, got " + shown_value(v);
+         l.tile_step = *n - 1;
+         return "";
+     },
+     .format = [](const LinkState& l) { return std::to_string(l.tile_step + 1); },
+     .from_app = [](LinkState& l, const AppState& st) { l.tile_step = st.steps.tile_step; },
+     .to_app = [](AppState& st, const LinkState& l) { st.steps.tile_step = l.tile_step; }},
+
     {.name = "token",
      .what = "the pinned token",
      .values = "`q` or `k` and its number from 1 (`q2`, `k3`), or `none`",

@@ -34,6 +34,9 @@ struct LinkState {
     std::optional<Scene> scene;    // any other scene; neither: the default preset
     View view = View::Lines;
     int head = 0;                  // 0-based, of the heatmap and the Steps view; -1 = mean (heatmap)
+    bool tiles = false;            // the Steps view's tiles mode (StepsOptions)
+    TileSize tile{0, 0};           // its B_r × B_c; 0 × 0 = auto
+    int tile_step = 0;             // its step, 0-based
     TokenRef token;                // the pinned token
     Theme theme = Theme::Dark;
     bool theme_auto = false;       // theme=auto: follows the reader's system setting

@@ -77,6 +77,12 @@ enum class Str {
     CapMaskWindow, CapKvShared, TipPassThrough, StepsTurned, StepsUnchanged,
     // the Steps view of an induction head: why its query looks where it does (core/figure/induction.hpp)
     WhyTitle, WhyMatched, WhyNoMatch, WhyNew, WhyKnocked, WhyKnock, WhyRestore, WhyHover,
+    // the Steps view's tiles mode: FlashAttention's tiles and the online softmax (core/figure/flash_layout.hpp)
+    Tiles, TilesTip, TilesAuto, TilesAutoTip, TilesPrev, TilesNext, TilesStepOf, TilesTooMany,
+    TilesHeadTile, TilesHeadSkip, TilesHeadNormalize, TilesHeadCheck, TilesAutoSize, TilesOverview, TilesCode,
+    TilesVerdictSame, TilesVerdictOff,
+    CapTileS, CapTileM, CapTileP, CapTileAlpha, CapTileL, CapTileO, CapTileSkip, CapTileUnnormalized, CapTileSum, CapTileOi,
+    CapTileTiles, CapTileDirect, CapTileDiff,
     Count
 };
 

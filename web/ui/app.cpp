@@ -243,6 +243,8 @@ nlohmann::json figure_state_json(const AppState& st) {
         {"sink_hidden", st.sink_hidden},
         {"steps_head", st.steps.head},
         {"steps_why", st.steps_why},
+        {"steps_said", st.steps_said},
+        {"tiles", {{"on", st.steps.tiles}, {"step", st.steps.tile_step}, {"rows", st.steps_tile().rows}, {"cols", st.steps_tile().cols}}},
         {"theme_auto", st.theme_auto},
         {"text_scale", st.text_scale},
         {"lang", st.lang == Lang::Zh ? "zh" : "en"},

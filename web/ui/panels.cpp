@@ -19,6 +19,7 @@
 #include <misc/cpp/imgui_stdlib.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -493,6 +494,63 @@ void head_buttons(AppState& st, int heads, const char* view) {
     }
 }
 
+// The Steps view's tiles mode: on or off, B_r × B_c (or auto), and the step with ◀ ▶ (as Page
+// Up / Page Down). Probed "steps.tiles", "tiles.rows", "tiles.cols", "tiles.auto", "tiles.prev",
+// "tiles.next".
+void tiles_controls(AppState& st, const Trace& tr, float s) {
+    const char* label = attn::tr(st.lang, Str::Tiles);
+    same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(label).x + 8.0f * s);
+    ImGui::Checkbox(label, &st.steps.tiles);
+    if (ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 24.0f);
+        ImGui::TextUnformatted(attn::tr(st.lang, Str::TilesTip));
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+    }
+    probe(st, "steps.tiles");
+    if (!st.steps.tiles) return;
+    const TileSize now = st.steps_tile();
+    auto size_input = [&](const char* name, const char* id, int value, int limit, int& out) {
+        same_line_if_fits(ImGui::CalcTextSize(name).x + 100.0f * s);
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(name);
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(88.0f * s);
+        if (ImGui::InputInt(id, &value, 1, 8)) {
+            st.steps.tile = now;  // from auto: the sizes shown become the reader's
+            out = std::clamp(value, 1, std::max(limit, 1));
+            st.steps.tile_step = 0;
+        }
+        probe(st, id + 2);
+    };
+    size_input("B_r", "##tiles.rows", now.rows, tr.T_q(), st.steps.tile.rows);
+    size_input("B_c", "##tiles.cols", now.cols, tr.T_k(), st.steps.tile.cols);
+    const bool is_auto = st.steps.tile.rows <= 0;
+    same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::TilesAuto)).x + 16.0f * s);
+    if (is_auto) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+    if (ImGui::Button(attn::tr(st.lang, Str::TilesAuto))) st.steps.tile = {0, 0}, st.steps.tile_step = 0;
+    if (is_auto) ImGui::PopStyleColor();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", attn::tr(st.lang, Str::TilesAutoTip));
+    probe(st, "tiles.auto");
+    // The steps: each query tile's key tiles and its division by ℓ, then the check.
+    const long row_tiles = (tr.T_q() + now.rows - 1) / std::max(now.rows, 1), col_tiles = (tr.T_k() + now.cols - 1) / std::max(now.cols, 1);
+    const int count = static_cast<int>(std::min<long>(row_tiles * (col_tiles + 1) + 1, INT_MAX));
+    st.steps.tile_step = std::clamp(st.steps.tile_step, 0, count - 1);
+    const std::string of = printf_string(attn::tr(st.lang, Str::TilesStepOf), st.steps.tile_step + 1, count);
+    same_line_if_fits(2.0f * ImGui::GetFrameHeight() + ImGui::CalcTextSize(of.c_str()).x + 24.0f * s);
+    if (ImGui::ArrowButton("##tiles.prev", ImGuiDir_Left)) st.steps.tile_step = std::max(st.steps.tile_step - 1, 0);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", attn::tr(st.lang, Str::TilesPrev));
+    probe(st, "tiles.prev");
+    ImGui::SameLine();
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(of.c_str());
+    ImGui::SameLine();
+    if (ImGui::ArrowButton("##tiles.next", ImGuiDir_Right)) st.steps.tile_step = std::min(st.steps.tile_step + 1, count - 1);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", attn::tr(st.lang, Str::TilesNext));
+    probe(st, "tiles.next");
+}
+
 // The views a figure offers, in the toolbar's order.
 std::vector<Segment<View>> view_choices(const AppState& st) {
     if (st.figure.has(Detail::Layers))
@@ -606,6 +664,7 @@ void view_options(ViewContext& ctx) {
     } else if (st.view == View::Steps) {
         // One head's pipeline at a time; the scale shows seed 002's argument (rows saturate).
         head_buttons(st, tr.heads, "steps");
+        if (st.figure.has(Detail::Projections)) tiles_controls(st, tr, s);
         if (rescalable) {  // the scale is the scene's: a file's weights cannot be rescaled
             same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::Scale)).x + 190.0f * s);
             ImGui::TextUnformatted(attn::tr(st.lang, Str::Scale));

@@ -110,33 +110,6 @@ std::string caption(StepKind k, const Trace& trace, int head, bool live, Lang la
     return t(Str::CapX);
 }
 
-// A number's arithmetic in the tooltip, its lines broken at spaces where they would pass `width`
-// (a phone's screen; on a wider one nothing breaks), the rest indented. ImGui's own wrap could
-// break after a number's point.
-void arithmetic_text(const std::string& text, float width) {
-    std::string out;
-    for (size_t start = 0; start <= text.size();) {
-        const size_t stop = std::min(text.find('\n', start), text.size());
-        std::string line;  // text[start, stop), broken where it would pass `width`
-        for (size_t i = start; i < stop;) {
-            const size_t next = std::min(text.find(' ', i + 1), stop);
-            const std::string word = text.substr(i, next - i);  // with the space before it
-            const bool has_text = line.find_first_not_of(' ') != std::string::npos;
-            if (has_text && ImGui::CalcTextSize((line + word).c_str()).x > width) {
-                out += line + "\n   ";
-                line = word[0] == ' ' ? word.substr(1) : word;
-            } else {
-                line += word;
-            }
-            i = next;
-        }
-        out += line;
-        if (stop < text.size()) out += '\n';
-        start = stop + 1;
-    }
-    ImGui::TextUnformatted(out.c_str());
-}
-
 // [SECTION] Cache --------------------------------------------------------------------------
 
 // What a frame would otherwise redo over whole matrices and every token (pipeline_steps copies
@@ -314,6 +287,30 @@ float draw_why(ViewContext& ctx, WhyCache& c, int head, ImVec2 min, ImVec2 max) 
 }
 
 }  // namespace
+
+void arithmetic_text(const std::string& text, float width) {
+    std::string out;
+    for (size_t start = 0; start <= text.size();) {
+        const size_t stop = std::min(text.find('\n', start), text.size());
+        std::string line;  // text[start, stop), broken where it would pass `width`
+        for (size_t i = start; i < stop;) {
+            const size_t next = std::min(text.find(' ', i + 1), stop);
+            const std::string word = text.substr(i, next - i);  // with the space before it
+            const bool has_text = line.find_first_not_of(' ') != std::string::npos;
+            if (has_text && ImGui::CalcTextSize((line + word).c_str()).x > width) {
+                out += line + "\n   ";
+                line = word[0] == ' ' ? word.substr(1) : word;
+            } else {
+                line += word;
+            }
+            i = next;
+        }
+        out += line;
+        if (stop < text.size()) out += '\n';
+        start = stop + 1;
+    }
+    ImGui::TextUnformatted(out.c_str());
+}
 
 struct StepsView::Cache {
     StepsCache steps;

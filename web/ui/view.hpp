@@ -52,6 +52,7 @@ struct ViewContext {
     }
 ATTN_VIEW_CLASS(HeatmapView);  // heatmap_view.cpp: queries × keys, zoomable
 ATTN_VIEW_CLASS(StepsView);    // steps_view.cpp: the pipeline (the weights alone when that is all the figure has)
+ATTN_VIEW_CLASS(TilesView);    // tiles_view.cpp: the Steps view's tiles mode (FlashAttention, a step at a time)
 ATTN_VIEW_CLASS(ModelView);    // model_view.cpp: layers × heads thumbnails (figures with Detail::Layers)
 ATTN_VIEW_CLASS(ExplainView);  // explain_view.cpp: one head read three ways (explain_layout.hpp)
 ATTN_VIEW_CLASS(CompareView);  // compare_view.cpp: a live head on two texts and their difference
@@ -77,6 +78,7 @@ struct Views {
     LinesView lines;
     HeatmapView heatmap;
     StepsView steps;
+    TilesView tiles;
     ModelView model;
     ExplainView explain;
     CompareView compare;
@@ -87,6 +89,7 @@ struct Views {
         else if (view == View::Model) model.draw(ctx, min, max);
         else if (view == View::Explain) explain.draw(ctx, min, max);
         else if (view == View::Compare) compare.draw(ctx, min, max);
+        else if (ctx.state.steps.tiles && ctx.state.figure.has(Detail::Projections)) tiles.draw(ctx, min, max);
         else steps.draw(ctx, min, max);
     }
 };
@@ -100,6 +103,11 @@ inline double build_budget_seconds() {
     const float fps = ImGui::GetIO().Framerate;
     return std::clamp(fps > 0.0f ? 0.75 / fps : 0.012, 0.012, 0.120);
 }
+
+// A number's arithmetic in a tooltip (steps_view.cpp), its lines broken at spaces where they would
+// pass `width` (a phone's screen; on a wider one nothing breaks), the rest indented. ImGui's own
+// wrap could break after a number's point.
+void arithmetic_text(const std::string& text, float width);
 
 // A button as small as its text, or a full-height one on a touch screen (AppState::touch).
 inline bool small_button(const AppState& st, const char* label) { return st.touch ? ImGui::Button(label) : ImGui::SmallButton(label); }

@@ -1,0 +1,255 @@
+// tiles_view.cpp: the Steps view's tiles mode: one head computed the FlashAttention way, a step
+// at a time (core/figure/flash_layout.hpp lays it out: the map of tiles with each query's running
+// m and ℓ, the pseudocode with the current line marked, the current step's matrices). This file
+// keeps the trace of the head and its tiles between frames, the scrolling child window, the hover,
+// the pin, the keyboard's number and the tooltip that writes a number's arithmetic out.
+//
+// [SECTION] Cache
+// [SECTION] Words
+// [SECTION] Draw
+#include "view.hpp"
+
+#include "flash_layout.hpp"
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+
+namespace attn {
+namespace {
+
+// [SECTION] Cache ------------------------------------------------------------------------------
+
+// The head's tiles (every S, P and O kept), its steps and colour range, and the check's number:
+// computed again only when the figure, the head or the tile sizes change.
+struct TilesCache {
+    const Trace* trace = nullptr;
+    int revision = INT_MIN, head = -1;
+    TileSize tile;
+    FlashTrace flash;
+    std::vector<FlashStep> steps;
+    float s_lo = 0.0f, s_hi = 1.0f, max_diff = 0.0f, output_size = 0.0f;
+    const ImFont* font = nullptr;
+    float size = 0.0f, label_w = 0.0f;  // widest query label in `font` at `size`
+
+    void update(const AppState& st, int h, TileSize t) {
+        const Trace& tr = st.figure.trace();
+        if (trace == &tr && revision == st.revision && head == h && tile == t) return;
+        trace = &tr, revision = st.revision, head = h, tile = t, font = nullptr;
+        flash = flash_of_head(tr, h, t);
+        steps = flash_steps(flash);
+        flash_score_range(flash, s_lo, s_hi);
+        max_diff = flash_max_difference(tr, h, flash);
+        output_size = flash_output_size(tr, h);
+    }
+    float label_width(ImFont* small) {
+        if (font != small || size != small->FontSize) {
+            font = small, size = small->FontSize, label_w = 0.0f;
+            for (auto& t : trace->queries) label_w = std::max(label_w, small->CalcTextSizeA(size, FLT_MAX, 0.0f, token_label(t)).x);
+        }
+        return label_w;
+    }
+};
+
+// Stable names of the blocks for the test hook (AppState::step_rects: "tile.s", "tile.o", …).
+const char* part_name(FlashPart p) {
+    switch (p) {
+        case FlashPart::S: return "tile.s";
+        case FlashPart::M: return "tile.m";
+        case FlashPart::P: return "tile.p";
+        case FlashPart::Alpha: return "tile.alpha";
+        case FlashPart::L: return "tile.l";
+        case FlashPart::O: return "tile.o";
+        case FlashPart::Unnormalized: return "tile.o_unnormalized";
+        case FlashPart::Sum: return "tile.l_final";
+        case FlashPart::Oi: return "tile.o_i";
+        case FlashPart::Tiles: return "tile.o_tiles";
+        case FlashPart::Direct: return "tile.o_direct";
+        case FlashPart::Diff: return "tile.diff";
+    }
+    return "tile.?";
+}
+
+// [SECTION] Words ------------------------------------------------------------------------------
+
+std::string tiles_caption(const FlashBlock& b, Lang lang) {
+    switch (b.part) {
+        case FlashPart::S: return tr(lang, b.line == FlashLine::Skip ? Str::CapTileSkip : Str::CapTileS);
+        case FlashPart::M: return tr(lang, Str::CapTileM);
+        case FlashPart::P: return tr(lang, Str::CapTileP);
+        case FlashPart::Alpha: return tr(lang, Str::CapTileAlpha);
+        case FlashPart::L: return tr(lang, Str::CapTileL);
+        case FlashPart::O: return tr(lang, Str::CapTileO);
+        case FlashPart::Unnormalized: return tr(lang, Str::CapTileUnnormalized);
+        case FlashPart::Sum: return tr(lang, Str::CapTileSum);
+        case FlashPart::Oi: return tr(lang, Str::CapTileOi);
+        case FlashPart::Tiles: return tr(lang, Str::CapTileTiles);
+        case FlashPart::Direct: return tr(lang, Str::CapTileDirect);
+        case FlashPart::Diff: return tr(lang, Str::CapTileDiff);
+    }
+    return "";
+}
+
+// The step in a sentence: which tile, its queries and keys (from 1), or what the step does.
+std::string tiles_heading(const AppState& st, const FlashTrace& f, const std::vector<FlashStep>& steps, int index) {
+    const FlashStep& step = steps[static_cast<size_t>(index)];
+    std::string out = printf_string(tr(st.lang, Str::TilesStepOf), index + 1, static_cast<int>(steps.size())) + "  \xc2\xb7  ";
+    if (step.kind == FlashStep::Tile) {
+        const FlashTile& t = f.at(step.i, step.j);
+        out += printf_string(tr(st.lang, t.skipped ? Str::TilesHeadSkip : Str::TilesHeadTile), flash_tile_order(f, step.i, step.j),
+                             f.row_tiles * f.col_tiles, step.i + 1, t.r0 + 1, t.r1, step.j + 1, t.c0 + 1, t.c1);
+    } else if (step.kind == FlashStep::Normalize) {
+        const FlashTile& t = f.at(step.i, 0);
+        out += printf_string(tr(st.lang, Str::TilesHeadNormalize), step.i + 1, t.r0 + 1, t.r1);
+    } else {
+        out += tr(st.lang, Str::TilesHeadCheck);
+    }
+    if (st.steps.tile.rows <= 0 && st.figure.live) {  // auto for a live model: where the sizes come from
+        const Trace& trace = st.figure.trace();
+        out += (st.lang == Lang::Zh ? "" : " ") + printf_string(tr(st.lang, Str::TilesAutoSize), f.tile.rows, f.tile.cols, kFlashSramFloats,
+                                                                trace.d_k);
+    }
+    return out;
+}
+
+}  // namespace
+
+// [SECTION] Draw -------------------------------------------------------------------------------
+
+struct TilesView::Cache {
+    TilesCache tiles;
+};
+TilesView::TilesView() : cache_(std::make_unique<Cache>()) {}
+TilesView::~TilesView() = default;
+
+void TilesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
+    AppState& st = ctx.state;
+    const Trace& trace = st.figure.trace();
+    const float s = ctx.scale;
+    if (trace.queries.empty() || trace.keys.empty()) return;
+    const int head = std::clamp(st.steps.head, 0, trace.heads - 1);
+    const TileSize tile = st.steps_tile();
+    st.step_rects.clear();
+    st.steps_said.clear();
+    st.steps_why.clear();
+    const long count = flash_tile_count(trace.T_q(), trace.T_k(), tile);
+    if (count > kFlashMaxTiles || flash_trace_floats(trace.T_q(), trace.T_k(), trace.d_k, tile) > kFlashMaxFloats) {
+        // Too many tiles to keep: say so where the figure would be.
+        const std::string note = printf_string(tr(st.lang, Str::TilesTooMany), trace.T_q(), trace.T_k(), tile.rows, tile.cols, count, kFlashMaxTiles);
+        ImFont* font = ctx.fonts.body;
+        const float wrap = std::min(max.x - min.x - 40.0f * s, 640.0f * s);
+        const ImVec2 size = font->CalcTextSizeA(font->FontSize, FLT_MAX, wrap, note.c_str());
+        ImGui::GetWindowDrawList()->AddText(font, font->FontSize, ImVec2((min.x + max.x - size.x) * 0.5f, min.y + 24.0f * s),
+                                            palette(st.theme).text, note.c_str(), nullptr, wrap);
+        st.steps_said = note;
+        return;
+    }
+    TilesCache& cache = cache_->tiles;
+    cache.update(st, head, tile);
+    const FlashTrace& flash = cache.flash;
+    st.steps.tile_step = std::clamp(st.steps.tile_step, 0, static_cast<int>(cache.steps.size()) - 1);
+
+    ImGui::SetCursorScreenPos(min);
+    ImGui::BeginChild("##tiles", ImVec2(max.x - min.x, max.y - min.y), false, ImGuiWindowFlags_HorizontalScrollbar);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const FontsMeasure measure(ctx.fonts);
+
+    FlashInput in;
+    in.trace = &trace, in.head = head, in.flash = &flash, in.step = cache.steps[static_cast<size_t>(st.steps.tile_step)];
+    in.x0 = origin.x, in.y0 = origin.y;
+    in.avail_w = std::max(max.x - min.x - 2.0f * ImGui::GetStyle().ScrollbarSize, 200.0f * s);
+    in.scale = s, in.dark = st.theme == Theme::Dark, in.colormap = st.heatmap.colormap;
+    in.label_w = cache.label_width(ctx.fonts.small);
+    in.s_lo = cache.s_lo, in.s_hi = cache.s_hi;
+    in.heading = tiles_heading(st, flash, cache.steps, st.steps.tile_step);
+    in.overview_title = printf_string(tr(st.lang, Str::TilesOverview), flash.tile.rows, flash.tile.cols);
+    in.code_title = tr(st.lang, Str::TilesCode);
+    in.first_shown = tr(st.lang, Str::FirstShown);
+    if (in.step.kind == FlashStep::Check) {
+        char diff[32], size[32];
+        std::snprintf(diff, sizeof diff, "%.3g", static_cast<double>(cache.max_diff));
+        std::snprintf(size, sizeof size, "%.3g", static_cast<double>(cache.output_size));
+        in.verdict = flash_same_output(cache.max_diff, cache.output_size)
+                         ? printf_string(tr(st.lang, Str::TilesVerdictSame), diff, size, trace.T_q(), trace.T_k())
+                         : printf_string(tr(st.lang, Str::TilesVerdictOff), diff, size);
+    }
+    const std::vector<FlashBlock> blocks = flash_blocks(in);
+    for (const FlashBlock& b : blocks) in.captions.push_back(tiles_caption(b, st.lang));
+    const FlashLayout layout = lay_out_flash(in, blocks, measure);
+    ImGui::Dummy(ImVec2(layout.content_w, layout.content_h));
+
+    // The number under the pointer, else the keyboard's (its column counted across the blocks,
+    // access.cpp), else the pinned one.
+    const ImGuiIO& io = ImGui::GetIO();
+    FlashLayout::Hit hover;
+    if (ctx.interactive && ImGui::IsWindowHovered()) hover = layout.hit(io.MousePos.x, io.MousePos.y, in);
+    if (ctx.interactive && hover.block >= 0 && ImGui::IsMouseReleased(ImGuiMouseButton_Left) && io.MouseDragMaxDistanceSqr[0] < 36.0f * s * s) {
+        const std::array<int, 3> at{hover.block, hover.row, hover.col};
+        st.pinned_step = st.pinned_step == at ? std::array<int, 3>{-1, -1, -1} : at;
+    }
+    AppState::KeyCursor& kc = st.cursor;
+    bool at_cell = false;
+    if (ctx.interactive && hover.block == -1 && !blocks.empty()) {
+        if (kc.on) {
+            int total = 0;
+            for (const FlashBlockBox& b : layout.boxes) total += b.cols;
+            kc.k = std::min(kc.k, total - 1);
+            int k = kc.k, b = 0;
+            while (k >= layout.boxes[static_cast<size_t>(b)].cols) k -= layout.boxes[static_cast<size_t>(b++)].cols;
+            kc.q = std::min(kc.q, layout.boxes[static_cast<size_t>(b)].rows - 1);
+            hover = {b, kc.q, k}, at_cell = true;
+        } else if (st.pinned_step[0] >= 0 && st.pinned_step[0] < static_cast<int>(blocks.size())) {
+            const FlashBlockBox& b = layout.boxes[static_cast<size_t>(st.pinned_step[0])];
+            hover = {st.pinned_step[0], std::min(st.pinned_step[1], b.rows - 1), std::min(st.pinned_step[2], b.cols - 1)}, at_cell = true;
+        }
+    }
+    if (at_cell) {  // its tooltip beside it, scrolled into view
+        const FlashBlockBox& b = layout.boxes[static_cast<size_t>(hover.block)];
+        const float x0 = b.grid_x + hover.col * layout.cell_w, y0 = b.grid_y + hover.row * layout.cell_h;
+        const ImVec2 wmin = ImGui::GetWindowPos(), wsize = ImGui::GetWindowSize();
+        if (kc.on && (y0 < wmin.y || y0 + layout.cell_h > wmin.y + wsize.y)) ImGui::SetScrollY(ImGui::GetScrollY() + (y0 - wmin.y) - wsize.y * 0.4f);
+        if (kc.on && (x0 < wmin.x || x0 + layout.cell_w > wmin.x + wsize.x)) ImGui::SetScrollX(ImGui::GetScrollX() + (x0 - wmin.x) - wsize.x * 0.4f);
+        ImGui::SetNextWindowPos(ImVec2(x0 + layout.cell_w + 8.0f * s, y0 + layout.cell_h + 4.0f * s));
+    }
+
+    // The test hook: the map, the pseudocode and each block's grid.
+    st.step_rects["tiles.map"] = {layout.map_x, layout.map_y, layout.cell * flash.T_k, layout.cell * flash.T_q};
+    st.step_rects["tiles.code"] = {layout.code_x, layout.code_y, layout.code_w, layout.code_line_h * static_cast<float>(FlashLine::Count)};
+    for (size_t i = 0; i < blocks.size(); ++i) {
+        const FlashBlockBox& b = layout.boxes[i];
+        st.step_rects[part_name(blocks[i].part)] = {b.grid_x, b.grid_y, layout.cell_w * b.cols, layout.cell_h * b.rows};
+    }
+    const StepsItems items = flash_items(layout, in, blocks, hover, measure);
+    draw_items(dl, items.items, items.clips, measure, palette(st.theme), s, [](const Item&) {});
+
+    // The twin reads the step, and the number shown with its arithmetic's first line.
+    st.steps_said = in.heading + (in.verdict.empty() ? "" : " " + in.verdict);
+    const std::string arithmetic = hover.block != -1 ? explain_flash(in, blocks, hover) : std::string();
+    if (!arithmetic.empty()) st.steps_said += " " + arithmetic.substr(0, arithmetic.find('\n')) + ".";
+
+    if (!arithmetic.empty()) {
+        ImGui::BeginTooltip();
+        const float wrap = ImGui::GetIO().DisplaySize.x - 4.0f * ImGui::GetStyle().WindowPadding.x;
+        ImGui::PushTextWrapPos(wrap);
+        if (hover.block >= 0) {
+            const FlashBlock& b = blocks[static_cast<size_t>(hover.block)];
+            ImGui::Text("%s  [%d, %d] = %s", b.label.c_str(), b.row0 + hover.row + 1, hover.col + 1,
+                        format_number(b.values(hover.row, hover.col)).c_str());
+            ImGui::TextDisabled("%s", pseudocode_line(b.line).text);
+            ImGui::Separator();
+        }
+        arithmetic_text(arithmetic, wrap - ImGui::GetStyle().WindowPadding.x);
+        const bool masked_score = hover.block >= 0 && blocks[static_cast<size_t>(hover.block)].masked.size() != 0 &&
+                                  blocks[static_cast<size_t>(hover.block)].masked(hover.row, hover.col);
+        if (masked_score) ImGui::TextUnformatted(tr(st.lang, Str::TipMasked));
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+    }
+    if (st.touch) drag_scroll(ctx.panels.drag_scrolling, ctx.scale, true);
+    ImGui::EndChild();
+}
+
+}  // namespace attn
