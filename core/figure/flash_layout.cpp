@@ -30,6 +30,11 @@ std::vector<FlashStep> flash_steps(const FlashTrace& t) {
     return steps;
 }
 
+long flash_step_count(int T_q, int T_k, TileSize tile) {
+    const long br = std::max(tile.rows, 1), bc = std::max(tile.cols, 1);
+    return ((T_q + br - 1) / br) * ((T_k + bc - 1) / bc + 1) + 1;
+}
+
 const PseudocodeLine& pseudocode_line(FlashLine line) {
     static const PseudocodeLine lines[] = {
         {0, "for i = 1 \xe2\x80\xa6 T_r:"},
@@ -223,7 +228,8 @@ FlashLayout lay_out_flash(const FlashInput& in, const std::vector<FlashBlock>& b
     // The map of tiles under its title: cells a little taller than a number's row while they
     // fit, smaller past that (no labels nor running state once a row is shorter than the text).
     const float state_w = 2.0f * L.cell_w + 8.0f * s;
-    float cell = std::min(1.5f * L.cell_h, (inner_w - L.label_w - state_w) / std::max(t.T_k, 1));
+    const float tall = std::max(t.T_q, t.T_k) <= 8 ? 1.5f : 1.0f;  // a few tokens: bigger cells
+    float cell = std::min(tall * L.cell_h, (inner_w - L.label_w - state_w) / std::max(t.T_k, 1));
     cell = std::min(cell, 420.0f * s / std::max(t.T_q, 1));
     L.map_labels = L.has_state = cell >= ss;
     if (!L.map_labels) cell = std::min(inner_w / std::max(t.T_k, 1), 420.0f * s / std::max(t.T_q, 1));

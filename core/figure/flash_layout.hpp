@@ -42,8 +42,9 @@ struct FlashStep {
 };
 
 // For each query tile i: its key tiles j in order, then its normalization; last the check.
-// row_tiles × (col_tiles + 1) + 1 steps.
+// row_tiles × (col_tiles + 1) + 1 steps: flash_step_count, without making the trace.
 std::vector<FlashStep> flash_steps(const FlashTrace& trace);
+long flash_step_count(int T_q, int T_k, TileSize tile);
 
 // The forward pass as the figure prints it, a line per entry; symbols only (no words to translate).
 enum class FlashLine { ForI, Init, ForJ, Skip, S, M, P, Alpha, L, O, Keep, Normalize, Return, Count };

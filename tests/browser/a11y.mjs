@@ -166,6 +166,25 @@ await check('in Steps the arrows and Page Up/Down walk the numbers, Enter pins o
   return `${last} steps; “${t.summary.split('. ').slice(-2).join('. ')}”`;
 });
 
+await check('in the tiles mode Page Up/Down step through the tiles, the arrows walk the numbers, and the twin says both', async () => {
+  const page = await openPage(browser, `${url}#v=1&preset=masked-apple&view=steps&tiles=2x2`);
+  await press(page, 'Tab');
+  await press(page, 'PageDown');
+  let s = await until(page, (x) => x.tiles.step === 1, 'the second step');
+  let t = await untilTwin(page, (x) => /Tile 2 of 4/.test(x.summary) && /skipped/.test(x.summary), 'the skipped tile in the twin');
+  await press(page, 'PageDown');
+  await press(page, 'PageDown');
+  for (let i = 0; i < 4; ++i) await press(page, 'ArrowRight');  // the cursor on, then across S's two columns to m′
+  s = await state(page);
+  expect(s.tiles.step === 3 && s.cursor.on && s.cursor.k === 3, `tiles ${JSON.stringify(s.tiles)}, cursor ${JSON.stringify(s.cursor)}`);
+  t = await untilTwin(page, (x) => /Tile 3 of 4/.test(x.summary) && /m′ = max\(m, rowmax\(S\)\)/.test(x.summary), 'm′ in the twin');
+  await shot(page, 'keyboard-tiles.png');
+  await press(page, 'PageUp');
+  s = await until(page, (x) => x.tiles.step === 2, 'back a step');
+  await page.context().close();
+  return `“${t.summary}”`;
+});
+
 await check('in the model view the arrows move over the thumbnails, Space knocks a head out, Enter opens its map', async () => {
   const page = await openPage(browser, `${url}#v=1&model=tiny-lm&view=model&text=${encodeURIComponent('The cat sat on the mat.')}`,
                               { viewport: { width: 1280, height: 1000 } });

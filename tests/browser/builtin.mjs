@@ -175,4 +175,29 @@ await check('the single-file build runs tiny-circuits from file:// without a req
   return `${s.isa}, then ${p.isa}`;
 });
 
+await check('a live model in the tiles mode: tile sizes from the on-chip memory, then 2×2; O checked against Steps', async () => {
+  const text = 'The cat sat on the mat. The cat sat on the mat.';
+  const page = await openPage(browser, `${url}#v=1&model=tiny-lm&view=steps&tiles=auto&text=${encodeURIComponent(text)}`);
+  let s = await until(page, (x) => settled(x) && x.steps['tile.s'], 'the tiles of a live head', 60000);
+  const T = s.queries.length;
+  // FlashAttention's B_c = ⌈M / 4d⌉ and B_r = min(B_c, d) for 192 KB, bounded by the text: one tile of T × T here.
+  expect(s.tiles.rows === T && s.tiles.cols === T && /FlashAttention's formula/.test(s.steps_said), `tiles ${JSON.stringify(s.tiles)}, ${s.steps_said}`);
+  await moveAway(page);
+  await shot(page, 'builtin-07-tiles-auto.png');
+  await page.context().close();
+  const small = await openPage(browser, `${url}#v=1&model=tiny-lm&view=steps&tiles=2x4&tile=1000&text=${encodeURIComponent(text)}`);
+  s = await until(small, (x) => settled(x) && x.steps['tile.diff'], 'the last step of 2×4 tiles', 60000);
+  const diff = Number(s.steps_said.match(/Largest difference: ([^,]+),/)[1]);
+  expect(/float rounding only/.test(s.steps_said), `said: ${s.steps_said}`);
+  await moveAway(small);
+  await shot(small, 'builtin-08-tiles-check.png');
+  const back = await openPage(browser, `${url}#v=1&model=tiny-lm&view=steps&tiles=2x4&tile=6&text=${encodeURIComponent(text)}`);
+  s = await until(back, (x) => settled(x) && x.steps['tile.o'], 'a tile of the live head', 60000);
+  await moveAway(back);
+  await shot(back, 'builtin-09-tiles-2x4.png');
+  await small.context().close();
+  await back.context().close();
+  return `${T} tokens; largest difference ${diff}`;
+});
+
 await finishSuite('browser-builtin');

@@ -184,4 +184,18 @@ await check('390×844: a tap on a text box focuses the text field inside the tap
   return `focused in the tap's own event; queries now ${s.queries.join(' ')}`;
 });
 
+await check('390×844: the tiles mode lays the map, the pseudocode and the tile\'s matrices out down the page, no caption over another', async () => {
+  const page = await open('v=1&preset=masked-apple&view=steps&tiles=2x2&tile=4', [390, 844]);
+  const s = await until(page, (x) => x.steps['tiles.map'] && x.steps['tile.o'], 'the tiles on a phone');
+  const map = s.steps['tiles.map'], code = s.steps['tiles.code'];
+  expect(code[1] >= map[1] + map[3], `the pseudocode ${code} is not under the map ${map}`);
+  expect(map[0] + map[2] <= s.figure[0] + s.figure[2], `the map ${map} leaves the figure ${s.figure}`);
+  const captions = Object.entries(s.widgets).filter(([k]) => k.startsWith('caption.')).map(([, r]) => r);
+  for (let i = 0; i < captions.length; ++i)
+    for (let j = i + 1; j < captions.length; ++j) expect(!overlap(captions[i], captions[j]), `captions ${captions[i]} and ${captions[j]} overlap`);
+  await shot(page, 'phone-tiles.png');
+  await page.context().close();
+  return `${captions.length} captions`;
+});
+
 await finishSuite('phone');

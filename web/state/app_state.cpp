@@ -195,4 +195,10 @@ TileSize AppState::steps_tile() const {
     return {2, 2};
 }
 
+int AppState::tiles_step() const {
+    const Trace& tr = figure.trace();
+    const long count = flash_step_count(tr.T_q(), tr.T_k(), steps_tile());
+    return static_cast<int>(std::clamp<long>(steps.tile_step, 0, std::max(count - 1, 0L)));
+}
+
 }  // namespace attn

@@ -190,6 +190,9 @@ struct AppState {
     // The Steps view's tiles mode: the tile sizes it computes with (StepsOptions::tile, or
     // auto: 2 × 2 for a scene, flash_tile_size of kFlashSramFloats for a live model's head size).
     TileSize steps_tile() const;
+    // The step the tiles mode shows: StepsOptions::tile_step within the figure's steps (a link's
+    // step is kept as given while its model's figure is on its way).
+    int tiles_step() const;
 
     // Texts from tokens, joined so that tokenize() gives the same tokens back.
     static std::string join_tokens(const std::vector<std::string>& tokens);

@@ -277,7 +277,7 @@ constexpr LinkParam kParams[] = {
          return "";
      },
      .format = [](const LinkState& l) { return std::to_string(l.tile_step + 1); },
-     .from_app = [](LinkState& l, const AppState& st) { l.tile_step = st.steps.tile_step; },
+     .from_app = [](LinkState& l, const AppState& st) { l.tile_step = st.figure.empty() ? st.steps.tile_step : st.tiles_step(); },
      .to_app = [](AppState& st, const LinkState& l) { st.steps.tile_step = l.tile_step; }},
 
     {.name = "token",

@@ -49,7 +49,7 @@ void figure_keys(AppState& st, int focus) {
     int next = st.view == View::Steps ? pressed(ImGuiKey_PageDown) - pressed(ImGuiKey_PageUp) : 0;
     std::array<int, 3>& sp = st.pinned_step;
     if (st.view == View::Steps && st.steps.tiles && next != 0) {  // the tiles mode: Page Up/Down step through the tiles
-        st.steps.tile_step = std::max(st.steps.tile_step + next, 0);  // the view clamps it to its steps
+        st.steps.tile_step = std::max(st.tiles_step() + next, 0);  // past the last: tiles_step() clamps
         next = 0;
     }
     if (down != 0 || right != 0 || next != 0) {

@@ -71,8 +71,9 @@ void probe_captions(AppState& st, const std::vector<Item>& items, const FontsMea
     for (const Item& it : items) {
         if (it.kind != Item::Text || (it.role != ItemRole::Heading && it.role != ItemRole::Note && it.role != ItemRole::Caption)) continue;
         const float h = measure.size(it.font);
-        // Upright text from (x, y) rightwards; a caption drawn upwards ends at (x, y).
-        const ProbeRect r = it.upwards ? ProbeRect{it.x, it.y - it.text_w, h, it.text_w} : ProbeRect{it.x, it.y, it.text_w, h};
+        // Upright text from (x, y) rightwards; a caption drawn upwards ends at (x, y); wrapped text as its lines fill.
+        ProbeRect r = it.upwards ? ProbeRect{it.x, it.y - it.text_w, h, it.text_w} : ProbeRect{it.x, it.y, it.text_w, h};
+        if (it.wrap > 0.0f && !it.upwards) r = {it.x, it.y, std::min(it.text_w, it.wrap), measure.wrapped_height(it.text, it.font, it.wrap)};
         st.probe["caption." + std::to_string(n++)] = r;
     }
 }

@@ -11,6 +11,7 @@
 #include "live_panel.hpp"
 #include "display_menu.hpp"
 #include "export.hpp"
+#include "flash_layout.hpp"
 #include "model_view.hpp"
 #include "live_scenes.hpp"
 #include "presets.hpp"
@@ -534,19 +535,18 @@ void tiles_controls(AppState& st, const Trace& tr, float s) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", attn::tr(st.lang, Str::TilesAutoTip));
     probe(st, "tiles.auto");
     // The steps: each query tile's key tiles and its division by ℓ, then the check.
-    const long row_tiles = (tr.T_q() + now.rows - 1) / std::max(now.rows, 1), col_tiles = (tr.T_k() + now.cols - 1) / std::max(now.cols, 1);
-    const int count = static_cast<int>(std::min<long>(row_tiles * (col_tiles + 1) + 1, INT_MAX));
-    st.steps.tile_step = std::clamp(st.steps.tile_step, 0, count - 1);
-    const std::string of = printf_string(attn::tr(st.lang, Str::TilesStepOf), st.steps.tile_step + 1, count);
+    const int count = static_cast<int>(std::min<long>(flash_step_count(tr.T_q(), tr.T_k(), now), INT_MAX));
+    const int step = st.tiles_step();
+    const std::string of = printf_string(attn::tr(st.lang, Str::TilesStepOf), step + 1, count);
     same_line_if_fits(2.0f * ImGui::GetFrameHeight() + ImGui::CalcTextSize(of.c_str()).x + 24.0f * s);
-    if (ImGui::ArrowButton("##tiles.prev", ImGuiDir_Left)) st.steps.tile_step = std::max(st.steps.tile_step - 1, 0);
+    if (ImGui::ArrowButton("##tiles.prev", ImGuiDir_Left)) st.steps.tile_step = std::max(step - 1, 0);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", attn::tr(st.lang, Str::TilesPrev));
     probe(st, "tiles.prev");
     ImGui::SameLine();
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(of.c_str());
     ImGui::SameLine();
-    if (ImGui::ArrowButton("##tiles.next", ImGuiDir_Right)) st.steps.tile_step = std::min(st.steps.tile_step + 1, count - 1);
+    if (ImGui::ArrowButton("##tiles.next", ImGuiDir_Right)) st.steps.tile_step = std::min(step + 1, count - 1);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", attn::tr(st.lang, Str::TilesNext));
     probe(st, "tiles.next");
 }

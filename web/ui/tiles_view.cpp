@@ -149,7 +149,7 @@ void TilesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     TilesCache& cache = cache_->tiles;
     cache.update(st, head, tile);
     const FlashTrace& flash = cache.flash;
-    st.steps.tile_step = std::clamp(st.steps.tile_step, 0, static_cast<int>(cache.steps.size()) - 1);
+    const int index = std::min(st.tiles_step(), static_cast<int>(cache.steps.size()) - 1);
 
     ImGui::SetCursorScreenPos(min);
     ImGui::BeginChild("##tiles", ImVec2(max.x - min.x, max.y - min.y), false, ImGuiWindowFlags_HorizontalScrollbar);
@@ -158,13 +158,13 @@ void TilesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const FontsMeasure measure(ctx.fonts);
 
     FlashInput in;
-    in.trace = &trace, in.head = head, in.flash = &flash, in.step = cache.steps[static_cast<size_t>(st.steps.tile_step)];
+    in.trace = &trace, in.head = head, in.flash = &flash, in.step = cache.steps[static_cast<size_t>(index)];
     in.x0 = origin.x, in.y0 = origin.y;
     in.avail_w = std::max(max.x - min.x - 2.0f * ImGui::GetStyle().ScrollbarSize, 200.0f * s);
     in.scale = s, in.dark = st.theme == Theme::Dark, in.colormap = st.heatmap.colormap;
     in.label_w = cache.label_width(ctx.fonts.small);
     in.s_lo = cache.s_lo, in.s_hi = cache.s_hi;
-    in.heading = tiles_heading(st, flash, cache.steps, st.steps.tile_step);
+    in.heading = tiles_heading(st, flash, cache.steps, index);
     in.overview_title = printf_string(tr(st.lang, Str::TilesOverview), flash.tile.rows, flash.tile.cols);
     in.code_title = tr(st.lang, Str::TilesCode);
     in.first_shown = tr(st.lang, Str::FirstShown);
@@ -224,6 +224,7 @@ void TilesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     }
     const StepsItems items = flash_items(layout, in, blocks, hover, measure);
     draw_items(dl, items.items, items.clips, measure, palette(st.theme), s, [](const Item&) {});
+    probe_captions(st, items.items, measure);
 
     // The twin reads the step, and the number shown with its arithmetic's first line.
     st.steps_said = in.heading + (in.verdict.empty() ? "" : " " + in.verdict);
