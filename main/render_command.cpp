@@ -97,7 +97,7 @@ struct HeadlessGl {
 int usage(const std::string& message) {
     std::fprintf(stderr, "attnviz render: %s\n", message.c_str());
     std::fprintf(stderr,
-                 "usage: attnviz render SCENE.json|MODEL.json|--preset NAME --view heatmap|lines|steps|model|explain [--png OUT.png] "
+                 "usage: attnviz render SCENE.json|MODEL.json|--preset NAME --view heatmap|lines|steps|model|explain|qk [--png OUT.png] "
                  "[--svg OUT.svg] [--layout OUT.json] [--width W --height H] [--theme dark|light] [--scale S] [--lang en|zh]\n");
     return kExitBadInput;
 }
@@ -156,9 +156,9 @@ int run_render(int argc, char** argv) {
     }
     if (scene_path.empty() == preset.empty()) return usage("expected a scene file (or - for stdin) or --preset NAME");
     if (png.empty() && svg.empty()) return usage("expected --png OUT.png or --svg OUT.svg (or both)");
-    if (view != "heatmap" && view != "lines" && view != "steps" && view != "model" && view != "explain")
-        return usage("--view: expected heatmap, lines, steps, model or explain");
-    if (!svg.empty() && (view == "steps" || view == "model" || view == "explain"))
+    if (view != "heatmap" && view != "lines" && view != "steps" && view != "model" && view != "explain" && view != "qk")
+        return usage("--view: expected heatmap, lines, steps, model, explain or qk");
+    if (!svg.empty() && (view == "steps" || view == "model" || view == "explain" || view == "qk"))
         return usage("--svg: lines or heatmap only (the " + view + " view: --png)");
     if (theme != "dark" && theme != "light") return usage("--theme: expected dark or light");
     if (lang != "en" && lang != "zh") return usage("--lang: expected en or zh");
@@ -195,6 +195,7 @@ int run_render(int argc, char** argv) {
                  : view == "steps"   ? View::Steps
                  : view == "model"   ? View::Model
                  : view == "explain" ? View::Explain
+                 : view == "qk"      ? View::Qk
                                      : View::Heatmap;
     if (state.figure.empty()) {
         std::fprintf(stderr, "%s: %s\n", scene_path.c_str(), state.error.c_str());

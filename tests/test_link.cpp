@@ -430,7 +430,7 @@ std::map<std::string, ParamSamples> param_samples() {
         {"v", {{"1"}, "2"}},
         {"preset", {{"multi-head-rain", "i-am-good"}, "nope"}},
         {"scene", {{scene}, "not*base64"}},
-        {"view", {{"lines", "heatmap", "steps", "model", "explain", "compare"}, "pie"}},
+        {"view", {{"lines", "heatmap", "steps", "model", "explain", "compare", "qk"}, "pie"}},
         {"head", {{"1", "3", "mean"}, "0"}},
         {"token", {{"q1", "k27", "none"}, "x1"}},
         {"theme", {{"dark", "light", "auto"}, "pink"}},
@@ -464,6 +464,7 @@ std::map<std::string, ParamSamples> param_samples() {
         {"sink", {{"hidden", "shown"}, "gone"}},
         {"tiles", {{"off", "auto", "2x2", "4x8"}, "2by2"}},
         {"tile", {{"1", "5"}, "0"}},
+        {"qk", {{"pca", "tsne", "heads"}, "umap"}},
     };
 }
 
@@ -579,10 +580,10 @@ TEST_CASE("set-view takes and get-state reports the parameters with a message ty
         json reply = json::parse(handle_message(st, json{{"type", "attnviz:set-view"}, {name, samples.at(name).bad}}.dump()));
         CHECK(reply["field"] == name);
     }
-    CHECK(fields == 19);
+    CHECK(fields == 20);
     AppState st = app_with("multi-head-rain");
     json reply = json::parse(handle_message(st, R"({"type":"attnviz:set-view","lineheads":"1"})"));
-    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, tiles, tile, token, theme, size, lang, panels, compare, knockout, knockout_mode, hide, importance, generate, temperature, top_k, seed, step)");
+    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, tiles, tile, qk, token, theme, size, lang, panels, compare, knockout, knockout_mode, hide, importance, generate, temperature, top_k, seed, step)");
 }
 
 TEST_CASE("README's parameter table is link_parameters_markdown()") {

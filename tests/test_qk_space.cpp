@@ -4,7 +4,9 @@
 // and the reading of the plane (the q·k-to-distance correlation, the nearest keys), each with the
 // degenerate cases (T = 1, fully masked rows, equal points).
 #include "qk_space.hpp"
+#include "qk_layout.hpp"
 #include "oracle.hpp"
+#include "test_util.hpp"
 
 #include <doctest/doctest.h>
 
@@ -511,6 +513,75 @@ TEST_CASE("qk_space: a query's nearest keys in the plane, ties to the lower inde
     CHECK(nearest_keys(plane, 2, 2, 2).empty());
     CHECK(nearest_keys(plane, 2, 0, 0).empty());
     CHECK_THROWS_AS(nearest_keys(plane, 2, 0, 2, MaskMatrix::Ones(2, 3)), std::invalid_argument);
+}
+
+// The view's layout of a plane: a scene's head and a live model's.
+TEST_CASE("qk_layout: the plane in its box: points inside, the one under the pointer found, the selected query's lines, labels apart") {
+    const attn::test::ByteMeasure m;
+    for (const char* name : {"multi-head-rain", "masked-apple"}) {
+        CAPTURE(name);
+        const Trace tr = attn::test::preset_trace(name);
+        for (QkProjection projection : {QkProjection::Pca, QkProjection::Tsne}) {
+            const QkPlane plane = qk_plane(tr, 0, projection);
+            CHECK(plane.tsne == (projection == QkProjection::Tsne));
+            CHECK(std::isfinite(plane.correlation));
+            QkInput in;
+            in.trace = &tr, in.plane = &plane, in.box = {0.0f, 0.0f, 900.0f, 600.0f};
+            in.what = "what", in.normalized = "normalized", in.correlation = "r";
+            in.query = plane.T_q - 1;
+            in.weights.assign(tr.attention.heads[0].weights.row(in.query).data(),
+                              tr.attention.heads[0].weights.row(in.query).data() + plane.T_k);
+            const QkLayout L = lay_out_qk(in, m);
+            REQUIRE(L.at.size() == static_cast<size_t>(plane.T_q + plane.T_k));
+            for (size_t i = 0; i < L.at.size(); ++i) {
+                CHECK(L.plot.contains(L.at[i][0], L.at[i][1]));
+                const int hit = L.hit(L.at[i][0], L.at[i][1]);
+                // Points at one place (equal vectors: identity weights make q_i = k_i): the first of them.
+                CHECK(hit >= 0);
+                CHECK(hit <= static_cast<int>(i));
+                CHECK(L.at[static_cast<size_t>(hit)] == L.at[i]);
+            }
+            CHECK(L.hit(L.plot.x0 - 50.0f, L.plot.y0 - 50.0f) == -1);
+            const std::vector<Item> items = qk_items(L, in, m);
+            int lines = 0, expected = 0, marks = 0;
+            std::vector<Box> labels;
+            for (const Item& it : items) {
+                lines += it.kind == Item::Segment;
+                marks += it.role == ItemRole::TokenQuery || it.role == ItemRole::TokenKey;
+                if (it.role == ItemRole::TokenLabel) labels.push_back({it.x, it.y, it.x + it.text_w, it.y + m.size(FontRole::Small)});
+            }
+            for (float w : in.weights) expected += w >= 0.005f;
+            CHECK(lines == expected);
+            CHECK(marks == plane.T_q + plane.T_k + 2);  // and the legend's two
+            CHECK(labels.size() >= 3);
+            for (size_t a = 0; a < labels.size(); ++a)
+                for (size_t b = a + 1; b < labels.size(); ++b)
+                    CHECK(!(labels[a].x0 < labels[b].x1 && labels[b].x0 < labels[a].x1 && labels[a].y0 < labels[b].y1 && labels[b].y0 < labels[a].y1));
+        }
+    }
+    // Every head of multi-head-rain: panels apart, each hit where it is.
+    const Trace tr = attn::test::preset_trace("multi-head-rain");
+    std::vector<QkPlane> planes;
+    for (int h = 0; h < tr.heads; ++h) planes.push_back(qk_plane(tr, h, QkProjection::Heads));
+    QkGridInput grid;
+    grid.planes = &planes, grid.box = {0.0f, 0.0f, 900.0f, 600.0f};
+    const QkGridLayout G = lay_out_qk_grid(grid, m);
+    REQUIRE(G.panels.size() == planes.size());
+    for (size_t i = 0; i < G.panels.size(); ++i) {
+        CHECK(G.hit((G.panels[i].x0 + G.panels[i].x1) * 0.5f, (G.panels[i].y0 + G.panels[i].y1) * 0.5f) == static_cast<int>(i));
+        CHECK(G.panels[i].x1 <= 900.0f);
+        CHECK(G.panels[i].y1 <= 600.0f);
+    }
+}
+
+// t-SNE past kQkTsneMaxPoints falls back to PCA, and says so.
+TEST_CASE("qk_layout: t-SNE is asked for past its limit: the plane is PCA's") {
+    const Trace tr = attn::test::preset_trace("long-text");
+    REQUIRE(tr.T_q() + tr.T_k() > kQkTsneMaxPoints);
+    const QkPlane plane = qk_plane(tr, 0, QkProjection::Tsne);
+    CHECK(!plane.tsne);
+    CHECK(plane.points.rows() == tr.T_q() + tr.T_k());
+    CHECK(plane.explained[0] > 0.0f);
 }
 
 // Timings, printed, not checked; not run with the suite (run them with --no-skip).

@@ -1,6 +1,7 @@
 // test_util.hpp: small helpers that several test files share.
 #pragma once
 
+#include "figure_layout.hpp"
 #include "presets.hpp"
 
 #include <doctest/doctest.h>
@@ -25,6 +26,16 @@
 namespace attn::test {
 
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// Widths from the bytes, a deterministic fake of the UI's fonts at their sizes.
+struct ByteMeasure final : TextMeasure {
+    float size(FontRole role) const override { return role == FontRole::Title ? 19.0f : role == FontRole::Small ? 12.5f : 15.0f; }
+    float width(std::string_view text, FontRole role) const override {
+        float w = 0.0f;
+        for (unsigned char c : text) w += (c & 0xc0) != 0x80 ? 0.55f : 0.0f;
+        return w * size(role);
+    }
+};
 
 // The trace of a built-in scene (core/formats/presets.hpp), by name.
 inline Trace preset_trace(const char* name) {

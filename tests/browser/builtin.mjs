@@ -200,4 +200,27 @@ await check('a live model in the tiles mode: tile sizes from the on-chip memory,
   return `${T} tokens; largest difference ${diff}`;
 });
 
+await check('a live model in the Q–K space: a head\'s rotated queries and keys by PCA and t-SNE, and every head of the layer', async () => {
+  const text = 'The cat sat on the mat. The cat sat on the mat.';
+  const page = await openPage(browser, `${url}#v=1&model=tiny-lm&view=qk&map=attention:2:1&text=${encodeURIComponent(text)}`);
+  let s = await until(page, (x) => settled(x) && x.view === 'qk' && x.query_rects.length === x.queries.length && /by PCA/.test(x.steps_said),
+                      'the plane of a live head', 60000);
+  const r = Number(s.steps_said.match(/r = (-?[\d.]+)/)[1]);
+  expect(Number.isFinite(r) && /lies nearest to key/.test(s.steps_said), `said: ${s.steps_said}`);
+  await moveAway(page);
+  await shot(page, 'builtin-10-qk-pca.png');
+  await pointAt(page, s.query_rects[10]);
+  s = await until(page, (x) => x.hover && x.hover.side === 'query' && x.hover.index === 10, 'query 11 hovered');
+  await shot(page, 'builtin-11-qk-hover.png');
+  await clickWidget(page, 'qk.tsne');
+  s = await until(page, (x) => /by t-SNE/.test(x.steps_said), 't-SNE of the live head', 30000);
+  await moveAway(page);
+  await shot(page, 'builtin-12-qk-tsne.png');
+  await clickWidget(page, 'qk.heads');
+  s = await until(page, (x) => x.widgets['qk.head.4'], 'every head of layer 2');
+  await shot(page, 'builtin-13-qk-heads.png');
+  await page.context().close();
+  return `layer 2 head 1: r = ${r}`;
+});
+
 await finishSuite('browser-builtin');

@@ -369,6 +369,36 @@ try {
     return `largest difference ${diff}`;
   });
 
+  await check('Q–K space: queries and keys in one plane (PCA, t-SNE), a query\'s lines to its keys, every head; the twin names the nearest keys', async () => {
+    const p = await openPage(browser, `${url}#v=1&preset=multi-head-rain&view=qk&head=2`);
+    let s = await until(p, (x) => x.view === 'qk' && x.query_rects.length === x.queries.length && x.key_rects.length === x.keys.length, 'the plane');
+    expect(/by PCA/.test(s.steps_said) && /r = -?0\.\d+/.test(s.steps_said) && /lies nearest to key/.test(s.steps_said), `said: ${s.steps_said}`);
+    await moveAway(p);
+    const pca = await shot(p, 'qk-01-pca.png');
+    const q = s.query_rects[4];
+    expect(distinctColors(pca, [q[0] - 2, q[1] - 2, q[2] + 4, q[3] + 4]) > 1, 'query 5 has no mark');
+    // Hover query 5: lines to its keys, and the twin speaks of it.
+    await pointAt(p, q);
+    s = await until(p, (x) => x.hover && x.hover.side === 'query' && x.hover.index === 4, 'the hovered query');
+    const word = s.queries[4].trim();
+    s = await until(p, (x) => x.steps_said.includes(`Query “${word}” lies nearest`), 'the nearest keys of query 5');
+    const hover = await shot(p, 'qk-02-hover-query.png');
+    expect(differing(pca, hover, s.figure) > 200, 'hovering a query drew no lines');
+    await moveAway(p);
+    await clickWidget(p, 'qk.tsne');
+    s = await until(p, (x) => /by t-SNE/.test(x.steps_said) && /qk=tsne/.test(x.link), 't-SNE');
+    await moveAway(p);
+    await shot(p, 'qk-03-tsne.png');
+    await clickWidget(p, 'qk.heads');
+    s = await until(p, (x) => x.widgets['qk.head.3'], 'every head');
+    await moveAway(p);
+    await shot(p, 'qk-04-heads.png');
+    await pointAt(p, s.widgets['qk.head.3'], true);
+    s = await until(p, (x) => x.steps_head === 2 && /by PCA/.test(x.steps_said), 'head 3 opened from the overview');
+    await p.context().close();
+    return s.steps_said.split('. ').slice(-2).join('. ');
+  });
+
   await check('中文: the language switch translates the UI with the first-frame font; captions in Steps', async () => {
     // A fresh page, so that no lazily loaded CJK font can hide a character missing from cjk-seeds.ttf.
     const p = await openPage(browser, url);

@@ -7,6 +7,7 @@
 
 #include "figure.hpp"
 #include "flash.hpp"
+#include "qk_layout.hpp"
 #include "import_state.hpp"
 #include "model_state.hpp"
 #include "scene.hpp"
@@ -24,11 +25,12 @@
 
 namespace attn {
 
-// Model: layers × heads (figures with Detail::Layers); Compare: a live model on two texts.
-enum class View { Lines, Heatmap, Steps, Model, Explain, Compare };
-// "lines", "heatmap", "steps", "model", "explain", "compare": in links, exported file names and the tests' state.
+// Model: layers × heads (figures with Detail::Layers); Compare: a live model on two texts; Qk: a
+// head's queries and keys as points of one plane (core/figure/qk_layout.hpp).
+enum class View { Lines, Heatmap, Steps, Model, Explain, Compare, Qk };
+// "lines", "heatmap", "steps", "model", "explain", "compare", "qk": in links, exported file names and the tests' state.
 inline const char* view_name(View v) {
-    constexpr const char* kNames[] = {"lines", "heatmap", "steps", "model", "explain", "compare"};
+    constexpr const char* kNames[] = {"lines", "heatmap", "steps", "model", "explain", "compare", "qk"};
     return kNames[static_cast<int>(v)];
 }
 enum class ScaleMode { InvSqrtDk, None, Temperature };
@@ -141,6 +143,7 @@ struct AppState {
     // every row renormalized (core/figure/sink.hpp); the tooltips keep the true weights.
     bool sink_hidden = false;
     StepsOptions steps;
+    QkProjection qk = QkProjection::Pca;  // the Q–K space view: PCA or t-SNE of the head, or every head (its head: steps.head)
     std::map<std::string, ProbeRect> step_rects;  // Steps view: matrix grids by step label
     TokenRef hover;              // this frame
     TokenRef pinned;             // clicked; cleared by clicking it again
@@ -159,7 +162,7 @@ struct AppState {
     } cursor;
     int pinned_q = -1, pinned_k = -1;  // Heatmap: the cell pinned by a tap or Enter (its values stay shown)
     std::array<int, 3> pinned_step{-1, -1, -1};  // Steps: the number pinned (step, row, column)
-    std::string steps_said;      // Steps: the number shown (pointer, keyboard or pin) in words, for the twin
+    std::string steps_said;      // Steps: the number shown (pointer, keyboard or pin) in words, for the twin; Q–K space: the plane and the query shown
     std::string steps_why;       // Steps: the words under a live induction head (why its query looks there), for the twin
 
     // [probe for tests] ------------------------------------------------------------------

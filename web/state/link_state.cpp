@@ -201,7 +201,7 @@ constexpr LinkParam kParams[] = {
 
     {.name = "view",
      .what = "the view",
-     .values = "`lines`, `heatmap`, `steps`, `model` (an import or a live model), `explain`, `compare` (a live model)",
+     .values = "`lines`, `heatmap`, `steps`, `model` (an import or a live model), `explain`, `compare` (a live model), `qk` (queries and keys in one plane)",
      .default_value = "lines",
      .always_written = true,
      .message = LinkMessage::Text,
@@ -212,7 +212,8 @@ constexpr LinkParam kParams[] = {
          else if (v == "model") l.view = View::Model;
          else if (v == "explain") l.view = View::Explain;
          else if (v == "compare") l.view = View::Compare;
-         else return "expected lines, heatmap, steps, model, explain or compare, got " + shown_value(v);
+         else if (v == "qk") l.view = View::Qk;
+         else return "expected lines, heatmap, steps, model, explain, compare or qk, got " + shown_value(v);
          return "";
      },
      .format = [](const LinkState& l) -> std::string { return view_name(l.view); },
@@ -220,7 +221,7 @@ constexpr LinkParam kParams[] = {
      .to_app = [](AppState& st, const LinkState& l) { st.view = l.view; }},
 
     {.name = "head",
-     .what = "the head of the heatmap and the Steps view",
+     .what = "the head of the heatmap, the Steps view and the Q–K space",
      .values = "its number from 1, or `mean` (heatmap)",
      .default_value = "1",
      .message = LinkMessage::Integer,
@@ -233,10 +234,10 @@ constexpr LinkParam kParams[] = {
      .format = [](const LinkState& l) -> std::string { return l.head < 0 ? "mean" : std::to_string(l.head + 1); },
      .check = [](const LinkState& l, const Scene& s) -> std::string {
          if (l.head >= s.heads) return head_of_scene(static_cast<size_t>(l.head) + 1, s.heads);
-         if (l.head < 0 && l.view == View::Steps) return "the Steps view shows one head, not the mean";
+         if (l.head < 0 && (l.view == View::Steps || l.view == View::Qk)) return "the Steps view and the Q–K space show one head, not the mean";
          return "";
      },
-     .from_app = [](LinkState& l, const AppState& st) { l.head = st.view == View::Steps ? st.steps.head : st.heatmap.head; },
+     .from_app = [](LinkState& l, const AppState& st) { l.head = st.view == View::Steps || st.view == View::Qk ? st.steps.head : st.heatmap.head; },
      .to_app = [](AppState& st, const LinkState& l) {
          st.heatmap.head = l.head;
          st.steps.head = std::max(l.head, 0);
@@ -279,6 +280,24 @@ constexpr LinkParam kParams[] = {
      .format = [](const LinkState& l) { return std::to_string(l.tile_step + 1); },
      .from_app = [](LinkState& l, const AppState& st) { l.tile_step = st.figure.empty() ? st.steps.tile_step : st.tiles_step(); },
      .to_app = [](AppState& st, const LinkState& l) { st.steps.tile_step = l.tile_step; }},
+
+    {.name = "qk",
+     .what = "Q–K space: the head's queries and keys by PCA or t-SNE (up to 512 points), or every head of the layer by PCA",
+     .values = "`pca`, `tsne`, `heads`",
+     .default_value = "pca",
+     .message = LinkMessage::Text,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         if (v == "pca") l.qk = QkProjection::Pca;
+         else if (v == "tsne") l.qk = QkProjection::Tsne;
+         else if (v == "heads") l.qk = QkProjection::Heads;
+         else return "expected pca, tsne or heads, got " + shown_value(v);
+         return "";
+     },
+     .format = [](const LinkState& l) -> std::string {
+         return l.qk == QkProjection::Tsne ? "tsne" : l.qk == QkProjection::Heads ? "heads" : "pca";
+     },
+     .from_app = [](LinkState& l, const AppState& st) { l.qk = st.qk; },
+     .to_app = [](AppState& st, const LinkState& l) { st.qk = l.qk; }},
 
     {.name = "token",
      .what = "the pinned token",

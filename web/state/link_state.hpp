@@ -37,6 +37,7 @@ struct LinkState {
     bool tiles = false;            // the Steps view's tiles mode (StepsOptions)
     TileSize tile{0, 0};           // its B_r × B_c; 0 × 0 = auto
     int tile_step = 0;             // its step, 0-based
+    QkProjection qk = QkProjection::Pca;  // the Q–K space view's plane
     TokenRef token;                // the pinned token
     Theme theme = Theme::Dark;
     bool theme_auto = false;       // theme=auto: follows the reader's system setting

@@ -83,6 +83,9 @@ enum class Str {
     TilesVerdictSame, TilesVerdictOff,
     CapTileS, CapTileM, CapTileP, CapTileAlpha, CapTileL, CapTileO, CapTileSkip, CapTileUnnormalized, CapTileSum, CapTileOi,
     CapTileTiles, CapTileDirect, CapTileDiff,
+    // the Q–K space view (core/figure/qk_layout.hpp)
+    ViewQk, QkPca, QkTsne, QkHeads, QkWhatPca, QkWhatTsne, QkTsneTooMany, QkNormalized, QkCorrelation, QkQueries, QkKeys,
+    QkNearest, QkNearestOne, QkHeadTitle, QkNoQk, QkHint, QkHeadsHint,
     Count
 };
 

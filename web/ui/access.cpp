@@ -28,7 +28,7 @@ int shown_head(const AppState& st) {
             if (st.lines.head_visible[static_cast<size_t>(h)]) only = h, ++n;
         return n == 1 ? only : heads > 1 ? -1 : 0;
     }
-    if (st.view == View::Steps || st.view == View::Explain) return std::clamp(st.steps.head, 0, heads - 1);
+    if (st.view == View::Steps || st.view == View::Explain || st.view == View::Qk) return std::clamp(st.steps.head, 0, heads - 1);
     return std::min(st.heatmap.head, heads - 1);
 }
 
@@ -42,7 +42,7 @@ void figure_keys(AppState& st, int focus) {
     AppState::KeyCursor& c = st.cursor;
     if (st.pinned_q >= T_q || st.pinned_k >= T_k) st.pinned_q = st.pinned_k = -1;  // a new figure
     if (focus == 0 || ImGui::GetIO().WantTextInput || ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId) || T_q == 0 || T_k == 0 ||
-        (st.view != View::Lines && st.view != View::Heatmap && st.view != View::Steps && st.view != View::Model))
+        (st.view != View::Lines && st.view != View::Heatmap && st.view != View::Steps && st.view != View::Model && st.view != View::Qk))
         return;
     const int down = pressed(ImGuiKey_DownArrow) - pressed(ImGuiKey_UpArrow);
     const int right = pressed(ImGuiKey_RightArrow) - pressed(ImGuiKey_LeftArrow);
@@ -60,7 +60,7 @@ void figure_keys(AppState& st, int focus) {
             else if (!first) c.q += down, c.k += right, c.step += next;
             c.q = std::max(c.q, 0), c.k = std::max(c.k, 0), c.step = std::max(c.step, 0);
             if (st.view == View::Steps && sp[0] >= 0) sp = {c.step, c.q, c.k};
-        } else if (st.view == View::Lines) {
+        } else if (st.view == View::Lines || st.view == View::Qk) {
             TokenRef& t = c.token;
             if (first || !t.valid()) t = st.pinned.valid() ? st.pinned : TokenRef{TokenRef::Query, 0};
             else if (right < 0) t = {TokenRef::Query, t.index};
@@ -81,7 +81,7 @@ void figure_keys(AppState& st, int focus) {
         } else if (st.view == View::Steps) {
             const bool same = sp == std::array<int, 3>{c.step, c.q, c.k};
             sp = same ? std::array<int, 3>{-1, -1, -1} : std::array<int, 3>{c.step, c.q, c.k};
-        } else if (st.view == View::Lines) {
+        } else if (st.view == View::Lines || st.view == View::Qk) {
             st.query_set.clear();
             st.pinned = st.pinned == c.token ? TokenRef{} : c.token;
         } else {
@@ -133,7 +133,7 @@ void update_twin(const AppState& st, TwinState& twin) {
     if (st.view == View::Heatmap && st.cursor.on) in.query = st.cursor.q, in.key = st.cursor.k;
     else if (st.view == View::Heatmap && st.pinned_q >= 0) in.query = st.pinned_q, in.key = st.pinned_k;
     else if (const TokenRef sel = st.selected(); sel.valid()) (sel.side == TokenRef::Query ? in.query : in.key) = sel.index;
-    std::string step = st.view == View::Steps ? st.steps_said : std::string();  // and the words under an induction head
+    std::string step = st.view == View::Steps || st.view == View::Qk ? st.steps_said : std::string();  // and the words under an induction head
     if (st.view == View::Steps && !st.steps_why.empty()) step += (step.empty() ? "" : lang == Lang::Zh ? "" : " ") + st.steps_why;
     char key[160];
     std::snprintf(key, sizeof key, "%d %p %d %d %d %d %d %d %d %zu", st.revision, static_cast<const void*>(&t), in.head, in.query, in.key,

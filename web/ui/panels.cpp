@@ -556,9 +556,9 @@ std::vector<Segment<View>> view_choices(const AppState& st) {
     if (st.figure.has(Detail::Layers))
         return {{View::Model, Str::ViewModel, "model"}, {View::Lines, Str::ViewLines, "lines"},
                 {View::Heatmap, Str::ViewHeatmap, "heatmap"}, {View::Steps, Str::ViewSteps, "steps"},
-                {View::Explain, Str::ViewExplain, "explain"}, {View::Compare, Str::ViewCompare, "compare"}};
+                {View::Explain, Str::ViewExplain, "explain"}, {View::Compare, Str::ViewCompare, "compare"}, {View::Qk, Str::ViewQk, "qk"}};
     return {{View::Lines, Str::ViewLines, "lines"}, {View::Heatmap, Str::ViewHeatmap, "heatmap"},
-            {View::Steps, Str::ViewSteps, "steps"}, {View::Explain, Str::ViewExplain, "explain"}};
+            {View::Steps, Str::ViewSteps, "steps"}, {View::Explain, Str::ViewExplain, "explain"}, {View::Qk, Str::ViewQk, "qk"}};
 }
 
 // The attention-sink option (AppState::sink_hidden), as the lines and the heatmap offer it: a
@@ -655,6 +655,13 @@ void view_options(ViewContext& ctx) {
         same_line_if_fits(110.0f * s);
         ImGui::SetNextItemWidth(110.0f * s);
         colormap_combo(ctx);
+    } else if (st.view == View::Qk) {
+        // One head's plane (PCA or t-SNE), or every head's.
+        if (st.qk != QkProjection::Heads) head_buttons(st, tr.heads, "qk");
+        same_line_if_fits(240.0f * s);
+        segmented(st, "##qk", &st.qk,
+                  {{QkProjection::Pca, Str::QkPca, "pca"}, {QkProjection::Tsne, Str::QkTsne, "tsne"}, {QkProjection::Heads, Str::QkHeads, "heads"}},
+                  "qk", 240.0f * s);
     } else if (st.view == View::Explain) {
         // A scene's head here (a layered figure's in the panel's choice of map), and the colours.
         if (!layers) head_buttons(st, tr.heads, "explain");

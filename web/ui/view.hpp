@@ -52,6 +52,7 @@ struct ViewContext {
     }
 ATTN_VIEW_CLASS(HeatmapView);  // heatmap_view.cpp: queries × keys, zoomable
 ATTN_VIEW_CLASS(StepsView);    // steps_view.cpp: the pipeline (the weights alone when that is all the figure has)
+ATTN_VIEW_CLASS(QkView);       // qk_view.cpp: a head's queries and keys in one plane (or every head's)
 ATTN_VIEW_CLASS(TilesView);    // tiles_view.cpp: the Steps view's tiles mode (FlashAttention, a step at a time)
 ATTN_VIEW_CLASS(ModelView);    // model_view.cpp: layers × heads thumbnails (figures with Detail::Layers)
 ATTN_VIEW_CLASS(ExplainView);  // explain_view.cpp: one head read three ways (explain_layout.hpp)
@@ -79,6 +80,7 @@ struct Views {
     HeatmapView heatmap;
     StepsView steps;
     TilesView tiles;
+    QkView qk;
     ModelView model;
     ExplainView explain;
     CompareView compare;
@@ -89,6 +91,7 @@ struct Views {
         else if (view == View::Model) model.draw(ctx, min, max);
         else if (view == View::Explain) explain.draw(ctx, min, max);
         else if (view == View::Compare) compare.draw(ctx, min, max);
+        else if (view == View::Qk) qk.draw(ctx, min, max);
         else if (ctx.state.steps.tiles && ctx.state.figure.has(Detail::Projections)) tiles.draw(ctx, min, max);
         else steps.draw(ctx, min, max);
     }
