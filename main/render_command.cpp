@@ -158,8 +158,8 @@ int run_render(int argc, char** argv) {
     if (png.empty() && svg.empty()) return usage("expected --png OUT.png or --svg OUT.svg (or both)");
     if (view != "heatmap" && view != "lines" && view != "steps" && view != "model" && view != "explain" && view != "qk")
         return usage("--view: expected heatmap, lines, steps, model, explain or qk");
-    if (!svg.empty() && (view == "steps" || view == "model" || view == "explain" || view == "qk"))
-        return usage("--svg: lines or heatmap only (the " + view + " view: --png)");
+    if (!svg.empty() && (view == "steps" || view == "model" || view == "explain"))
+        return usage("--svg: lines, heatmap or qk only (the " + view + " view: --png)");
     if (theme != "dark" && theme != "light") return usage("--theme: expected dark or light");
     if (lang != "en" && lang != "zh") return usage("--lang: expected en or zh");
 

@@ -205,6 +205,32 @@ TEST_CASE("lines SVG of the masked preset: no line to a later token") {
     CHECK(count(write_svg(tr, sel), "class=\"number masked\"") == T - 1);
 }
 
+TEST_CASE("Q–K space SVG: a mark per query and key, the statements, a selected query's lines; every head's panels") {
+    const Trace tr = preset_trace("multi-head-rain");
+    SvgOptions o;
+    o.view = SvgView::Qk;
+    o.head = 1;
+    std::string svg = write_svg(tr, o);
+    CHECK(xml_problem(svg) == "");
+    CHECK(svg.find("data-view=\"qk\"") != std::string::npos);
+    CHECK(count(svg, "class=\"token query\"") == tr.T_q() + 1);  // and the legend's
+    CHECK(count(svg, "class=\"token key\"") == tr.T_k() + 1);
+    CHECK(svg.find("Head 2: its 27 queries and 27 keys as the scores read them, by PCA.") != std::string::npos);
+    CHECK(svg.find("r = ") != std::string::npos);
+    CHECK(count(svg, "<line") == 0);
+    o.selected_query = 4;
+    svg = write_svg(tr, o);
+    int lines = 0;
+    for (Eigen::Index k = 0; k < tr.attention.heads[1].weights.cols(); ++k) lines += tr.attention.heads[1].weights(4, k) >= 0.005f;
+    CHECK(count(svg, "<line") == lines);
+    o.qk = QkProjection::Heads;
+    svg = write_svg(tr, o);
+    CHECK(xml_problem(svg) == "");
+    CHECK(count(svg, "class=\"head-label\"") == tr.heads);
+    CHECK(count(svg, "class=\"token query\"") == tr.heads * tr.T_q());
+    CHECK(svg_size_problem(tr, o) == "");
+}
+
 TEST_CASE("token text is escaped and kept (CJK, markup characters); dark theme; labels in Chinese") {
     Scene scene = read_scene(R"({"tokens": ["<b>", "a&b", "我", "\"q\""], "d_model": 4, "heads": 2, "weights": {"seed": 3}})");
     const Trace tr = compute(scene);

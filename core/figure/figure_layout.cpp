@@ -6,21 +6,30 @@
 
 namespace attn {
 
-float TextMeasure::wrapped_height(std::string_view text, FontRole role, float wrap_width) const {
+std::vector<std::string_view> TextMeasure::wrapped_lines(std::string_view text, FontRole role, float wrap_width) const {
     // Greedy: words (split at spaces) fill a line while they fit; a word longer than the line
     // takes a line of its own.
-    int lines = 1;
+    std::vector<std::string_view> lines;
     float line_w = 0.0f;
     const float space = width(" ", role);
-    size_t i = 0;
+    size_t i = 0, start = 0;
     while (i < text.size()) {
         const size_t end = std::min(text.find(' ', i), text.size());
         const float w = width(text.substr(i, end - i), role);
-        if (line_w > 0.0f && line_w + space + w > wrap_width) ++lines, line_w = w;
-        else line_w += (line_w > 0.0f ? space : 0.0f) + w;
+        if (line_w > 0.0f && line_w + space + w > wrap_width) {
+            lines.push_back(text.substr(start, i - 1 - start));
+            start = i, line_w = w;
+        } else {
+            line_w += (line_w > 0.0f ? space : 0.0f) + w;
+        }
         i = end + 1;
     }
-    return static_cast<float>(lines) * size(role);
+    lines.push_back(text.substr(start, std::min(text.size(), i) - start));
+    return lines;
+}
+
+float TextMeasure::wrapped_height(std::string_view text, FontRole role, float wrap_width) const {
+    return static_cast<float>(wrapped_lines(text, role, wrap_width).size()) * size(role);
 }
 
 FigureFrame figure_frame(float width, float height, float scale, const TextMeasure& measure) {

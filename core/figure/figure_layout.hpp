@@ -44,6 +44,9 @@ struct TextMeasure {
     // The height of text wrapped at `wrap_width` (ImGui's word wrap on screen). The default
     // breaks at spaces by width().
     virtual float wrapped_height(std::string_view text, FontRole role, float wrap_width) const;
+    // The lines of text wrapped at `wrap_width` as wrapped_height's default counts them (the SVG
+    // writes one <text> per line: SVG 1.1 does not wrap).
+    std::vector<std::string_view> wrapped_lines(std::string_view text, FontRole role, float wrap_width) const;
     struct Fallback {
         float em = 0.0f, dy = 0.0f;
     };

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 
 namespace attn {
@@ -70,6 +71,28 @@ bool boxes_overlap(const Box& a, const Box& b) { return a.x0 < b.x1 && b.x0 < a.
 }  // namespace
 
 // [SECTION] One head -------------------------------------------------------------------------------
+
+std::string qk_number(float v, int digits) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.*g", digits, static_cast<double>(v));
+    return b;
+}
+
+void qk_fill_words(QkInput& in, const QkWords& w, QkProjection asked) {
+    const QkPlane& p = *in.plane;
+    const int n = p.T_q + p.T_k;
+    if (p.tsne)  // the perplexity as t-SNE used it: 30, or (N − 1)/3 for a few points
+        in.what = printf_string(w.what_tsne, in.head + 1, p.T_q, p.T_k, static_cast<int>(std::min(30.0f, std::max((n - 1) / 3.0f, 1.0f))),
+                                static_cast<int>(kQkTsneSeed));
+    else
+        in.what = printf_string(w.what_pca, in.head + 1, p.T_q, p.T_k, static_cast<int>(p.explained[0] * 100.0f + 0.5f),
+                                static_cast<int>(p.explained[1] * 100.0f + 0.5f));
+    if (asked == QkProjection::Tsne && !p.tsne) in.what += printf_string(w.too_many, kQkTsneMaxPoints, n);
+    in.normalized = printf_string(w.normalized, qk_number(p.translation_norm).c_str(), qk_number(p.query_scale).c_str(),
+                                  qk_number(1.0f / p.query_scale).c_str());
+    in.correlation = printf_string(w.correlation, qk_number(p.correlation, 2).c_str());
+    in.queries = w.queries, in.keys = w.keys;
+}
 
 QkLayout lay_out_qk(const QkInput& in, const TextMeasure& m) {
     QkLayout L;
@@ -192,6 +215,13 @@ std::vector<Item> qk_items(const QkLayout& L, const QkInput& in, const TextMeasu
 }
 
 // [SECTION] Every head -----------------------------------------------------------------------------
+
+std::vector<std::string> qk_grid_titles(const std::vector<QkPlane>& planes, const QkWords& w) {
+    std::vector<std::string> titles;
+    for (size_t h = 0; h < planes.size(); ++h)
+        titles.push_back(printf_string(w.head_title, static_cast<int>(h) + 1, qk_number(planes[h].correlation, 2).c_str()));
+    return titles;
+}
 
 QkGridLayout lay_out_qk_grid(const QkGridInput& in, const TextMeasure& m) {
     QkGridLayout L;

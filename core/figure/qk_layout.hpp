@@ -49,6 +49,20 @@ QkPlane qk_plane(const Trace& trace, int head, QkProjection projection);
 
 // [SECTION] One head -------------------------------------------------------------------------------
 
+// The view's words: printf formats in the UI's language (English defaults, as the UI's table).
+struct QkWords {
+    std::string what_pca = "Head %d: its %d queries and %d keys as the scores read them, by PCA. The axes hold %d%% and %d%% of the "
+                           "variance; distances are to scale.";                      // head, T_q, T_k, %, %
+    std::string what_tsne = "Head %d: its %d queries and %d keys as the scores read them, by t-SNE (perplexity %d, seed %d). "
+                            "Neighbours are kept; distances are not to scale.";       // head, T_q, T_k, perplexity, seed
+    std::string too_many = " t-SNE is computed for up to %d points and these are %d: PCA shown.";  // a separator first
+    std::string normalized = "As AttentionViz does: the keys moved by |t| = %s onto the queries' centroid (every softmax row "
+                             "unchanged), then queries \xc3\x97%s and keys \xc3\x97%s to the same mean length (every q\xc2\xb7k unchanged).";
+    std::string correlation = "q\xc2\xb7k against the distance in the plane: r = %s (negative: the nearer the key, the more attention).";
+    std::string queries = "queries", keys = "keys";
+    std::string head_title = "head %d \xc2\xb7 r = %s";                            // the overview's panels: head, r
+};
+
 struct QkInput {
     const Trace* trace = nullptr;
     int head = 0;
@@ -74,6 +88,12 @@ struct QkLayout {
     int hit(float x, float y) const;
 };
 
+// Fills input's what, normalized, correlation, queries and keys from its plane and head;
+// `asked`: the projection the reader chose (t-SNE past kQkTsneMaxPoints says it fell back).
+void qk_fill_words(QkInput& input, const QkWords& words, QkProjection asked);
+// A number as the words write it: 3 significant digits ("-0.734", "4.78").
+std::string qk_number(float v, int digits = 3);
+
 QkLayout lay_out_qk(const QkInput& input, const TextMeasure& measure);
 // The statements, the frame, the lines of the selected query (under the points), the points,
 // the labels that find room (the selected query's and its keys' first), the legend.
@@ -88,8 +108,9 @@ struct QkGridInput {
     bool dark = true;
     int current = 0;                    // the head the single view shows: outlined
     int hover = -1;
-    std::vector<std::string> titles;    // per head: "head 2 · r = −0.61"
+    std::vector<std::string> titles;    // per head: "head 2 · r = −0.61" (qk_grid_titles)
 };
+std::vector<std::string> qk_grid_titles(const std::vector<QkPlane>& planes, const QkWords& words);
 
 struct QkGridLayout {
     std::vector<Box> panels;            // per head

@@ -218,6 +218,18 @@ std::string glyph_runs(const TextMeasure& m, const std::string& text, FontRole f
 // Text whose line ImGui puts at (x, y): see the top of this file.
 void write_text(Doc& doc, const Item& it) {
     const TextMeasure& m = *doc.measure;
+    if (it.wrap > 0.0f && !it.upwards && it.align == Item::Left) {  // a line per <text>, as the screen wraps it
+        const std::vector<std::string_view> lines = m.wrapped_lines(it.text, it.font, it.wrap);
+        if (lines.size() > 1) {
+            for (size_t i = 0; i < lines.size(); ++i) {
+                Item line = it;
+                line.wrap = 0.0f, line.text = std::string(lines[i]), line.y = it.y + static_cast<float>(i) * m.size(it.font);
+                line.text_w = m.width(line.text, it.font);
+                write_text(doc, line);
+            }
+            return;
+        }
+    }
     const float left = std::floor(it.x), top = std::floor(it.y);
     const float ax = it.align == Item::Right ? left + it.text_w : it.align == Item::Center ? left + it.text_w * 0.5f : left;
     const float baseline = top + m.ascent(it.font);
@@ -359,6 +371,34 @@ void lines_figure(Doc& doc, const Trace& tr, const SvgOptions& o, const Box& box
     });
 }
 
+// [SECTION] Q–K space ------------------------------------------------------------------------------
+
+void qk_figure(Doc& doc, const Trace& tr, const SvgOptions& o, const Box& box) {
+    const TextMeasure& m = *doc.measure;
+    const int head = std::clamp(o.head, 0, tr.heads - 1);
+    if (o.qk == QkProjection::Heads) {
+        std::vector<QkPlane> planes;
+        for (int h = 0; h < tr.heads; ++h) planes.push_back(qk_plane(tr, h, QkProjection::Pca));
+        QkGridInput in;
+        in.planes = &planes, in.box = box, in.scale = o.scale, in.dark = o.dark, in.current = head;
+        in.titles = qk_grid_titles(planes, o.labels.qk);
+        write_items(doc, qk_grid_items(lay_out_qk_grid(in, m), in, m), [](const Item&) {});
+        return;
+    }
+    const QkPlane plane = qk_plane(tr, head, o.qk);
+    QkInput in;
+    in.trace = &tr, in.head = head, in.plane = &plane, in.box = box, in.scale = o.scale, in.dark = o.dark;
+    qk_fill_words(in, o.labels.qk, o.qk);
+    if (o.selected_query >= 0 && o.selected_query < plane.T_q) {
+        in.query = o.selected_query;
+        in.weights.resize(static_cast<size_t>(plane.T_k));
+        attention_rows(tr, head, in.query, in.query + 1, in.weights.data());
+    } else if (o.selected_key >= 0 && o.selected_key < plane.T_k) {
+        in.key = o.selected_key;
+    }
+    write_items(doc, qk_items(lay_out_qk(in, m), in, m), [](const Item&) {});
+}
+
 // [SECTION] Heatmap --------------------------------------------------------------------------------
 
 void heatmap_figure(Doc& doc, const Trace& tr, const SvgOptions& o, const Box& box) {
@@ -474,7 +514,8 @@ std::string svg_size_problem(const Trace& trace, const SvgOptions& o) {
                                              std::min<long long>(T_k, static_cast<long long>(std::ceil(T_k / zoom)) + 1)
                                        : T_q * T_k;
     const char* what = "cells";
-    if (o.view == SvgView::Lines) {
+    if (o.view == SvgView::Qk) elements = (T_q + T_k) * (o.qk == QkProjection::Heads ? trace.heads : 3);  // marks, labels, lines
+    else if (o.view == SvgView::Lines) {
         // As the screen chooses them (lines_layout.hpp): the overview keeps at most
         // kMaxOverviewLines, a selection its token's lists.
         const long long heads = static_cast<long long>(visible_heads(trace, o).size());
@@ -509,6 +550,7 @@ std::string write_svg(const Trace& trace, const SvgOptions& options) {
                            trace.allowed.cols() == static_cast<Eigen::Index>(trace.keys.size());
     if (shapes_ok && !trace.queries.empty() && !trace.keys.empty()) {
         if (options.view == SvgView::Lines) lines_figure(doc, trace, options, frame.box);
+        else if (options.view == SvgView::Qk) qk_figure(doc, trace, options, frame.box);
         else heatmap_figure(doc, trace, options, frame.box);
     }
     const std::string w = num(std::round(options.width)), h = num(std::round(options.height));
@@ -516,7 +558,7 @@ std::string write_svg(const Trace& trace, const SvgOptions& options) {
     out.reserve(doc.body.size() + doc.defs.size() + 1024);
     out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     out += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + w + "\" height=\"" + h + "\" viewBox=\"0 0 " + w +
-           " " + h + "\" data-view=\"" + (options.view == SvgView::Lines ? "lines" : "heatmap") + "\" data-kind=\"" +
+           " " + h + "\" data-view=\"" + (options.view == SvgView::Lines ? "lines" : options.view == SvgView::Qk ? "qk" : "heatmap") + "\" data-kind=\"" +
            kind_name(trace.kind) + "\" data-scale=\"" + num(options.scale) + "\" data-box=\"" + num(frame.box.x0) + " " +
            num(frame.box.y0) + " " + num(frame.box.w()) + " " + num(frame.box.h()) +
            "\" font-family=\"'DejaVu Sans', 'Droid Sans Fallback', 'Noto Sans CJK SC', 'Microsoft YaHei', sans-serif\""

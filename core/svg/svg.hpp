@@ -1,4 +1,4 @@
-// svg.hpp: the lines and heatmap figures as SVG (vector, for print): the picture a PNG export of
+// svg.hpp: the lines, heatmap and Q–K space figures as SVG (vector, for print): the picture a PNG export of
 // the same figure shows, at the same size. Pure string building: the browser's Export menu and
 // `attnviz render --svg` share it.
 //
@@ -17,12 +17,16 @@
 //            rect.cell.sink (the first key left out by the sink option), text.row-label,
 //            text.col-label (data-index), text.number, g.legend (text.tick, text.window-label,
 //            text.sink-label …)
+//   qk:      rect.token.query|key (data-index; a query's rect is round), text.token-label,
+//            line.item (the selected query's lines, data-index the key), text.caption (what the
+//            plane is, the normalization, r), rect.item (every head's panel), text.head-label
 //   both:    text.title, text.heading / text.caption; an outline-only rect's class ends in -outline.
 #pragma once
 
 #include "figure_layout.hpp"
 #include "heatmap_layout.hpp"
 #include "lines_layout.hpp"
+#include "qk_layout.hpp"
 #include "scene.hpp"
 
 #include <string>
@@ -30,13 +34,14 @@
 
 namespace attn {
 
-enum class SvgView { Lines, Heatmap };
+enum class SvgView { Lines, Heatmap, Qk };
 
 // The figure's words, in the UI's language (English defaults, as the UI's table).
 struct SvgLabels {
     std::string title;                // "" = no title line
     LinesWords lines;
     HeatmapWords heatmap;
+    QkWords qk;
 };
 
 struct SvgOptions {
@@ -63,6 +68,8 @@ struct SvgOptions {
     bool show_numbers = true;         // values in cells that are big enough
     float zoom = 1.0f, view_x = 0.0f, view_y = 0.0f;  // as on screen: the visible part only
     bool sink_hidden = false;         // the trace is without_sink()'s (sink.hpp): key 0 drawn flat, in the legend
+    // Q–K space (qk_layout.hpp): the head is `head` above, the query selected_query's
+    QkProjection qk = QkProjection::Pca;
     SvgLabels labels;
 };
 

@@ -195,6 +195,28 @@ try {
     return `steps PNG ${img.width}×${img.height}`;
   });
 
+  await check('Q–K space: SVG with a mark per query and key and the pinned query\'s lines; PNG too', async () => {
+    await clickWidget(page, 'view.qk');
+    let s0 = await until(page, (x) => x.view === 'qk' && x.query_rects.length === x.queries.length, 'the Q–K space');
+    await pointAt(page, s0.query_rects[s0.queries.length - 1], true);  // pin the last query
+    s0 = await until(page, (x) => x.pinned && x.pinned.side === 'query', 'the pinned query');
+    await moveAway(page);
+    const { name, file, bytes } = await exportItem(page, 'export.svg');
+    expect(/-qk\.svg$/.test(name), `file name ${name}`);
+    const info = await inspectSvg(page, bytes.toString('utf8'));
+    expect(!info.error && info.view === 'qk', `view ${info.view}, ${info.error}`);
+    expect(info.queries === s0.queries.length + 1 && info.keys === s0.keys.length + 1, `${info.queries} + ${info.keys} marks`);
+    const lines = (bytes.toString('utf8').match(/<line /g) || []).length;
+    expect(lines > 0 && /by PCA/.test(info.text), `${lines} lines; text ${info.text.slice(0, 120)}`);
+    const img = await drawSvg(browser, file, info, 'svg-qk.png');
+    expect(distinctColors(img, [0, 0, img.width, img.height]) > 8, 'the SVG draws blank');
+    const png = await exportItem(page, 'export.png1');
+    const pimg = decodePng(png.bytes);
+    expect(distinctColors(pimg, [0, 0, pimg.width, pimg.height]) > 8, 'the PNG looks blank');
+    await pointAt(page, s0.query_rects[s0.queries.length - 1], true);  // let go
+    return `${lines} lines of the pinned query`;
+  });
+
   await check('theme: auto follows prefers-color-scheme live; light and dark stay put', async () => {
     await clickWidget(page, 'view.heatmap');
     await clickWidget(page, 'display');

@@ -160,7 +160,7 @@ constexpr Entry kTable[] = {
     {Str::ExportPng2, "PNG 2×", "PNG 2×"},
     {Str::ExportPng4, "PNG 4× (print)", "PNG 4×（印刷）"},
     {Str::ExportSvg, "SVG (vector)", "SVG（矢量图）"},
-    {Str::ExportSvgSteps, "SVG is for the lines and heatmap views; use PNG for the steps.", "SVG 只用于连线图和热力图；步骤请导出 PNG。"},
+    {Str::ExportSvgSteps, "SVG is for the lines, heatmap and Q–K space views; use PNG for the others.", "SVG 只用于连线图、热力图和 Q–K 空间；其他视图请导出 PNG。"},
     {Str::ExportJson, "Scene JSON", "场景 JSON"},
     {Str::ExportSaved, "Saved %s", "已保存 %s"},
     {Str::ExportFailed, "Export failed: %s", "导出失败：%s"},
@@ -516,7 +516,7 @@ constexpr Entry kTable[] = {
      "头 %d：它的 %d 个查询和 %d 个键（即得分所用的向量），用 PCA 投影。两条轴分别占方差的 %d%% 和 %d%%；距离按比例。"},
     {Str::QkWhatTsne, "Head %d: its %d queries and %d keys as the scores read them, by t-SNE (perplexity %d, seed %d). Neighbours are kept; distances are not to scale.",
      "头 %d：它的 %d 个查询和 %d 个键（即得分所用的向量），用 t-SNE 投影（困惑度 %d，种子 %d）。近邻关系保留，距离不按比例。"},
-    {Str::QkTsneTooMany, "t-SNE is computed for up to %d points and these are %d: PCA shown.", "t-SNE 最多计算 %d 个点，这里有 %d 个：改用 PCA。"},
+    {Str::QkTsneTooMany, " t-SNE is computed for up to %d points and these are %d: PCA shown.", "t-SNE 最多计算 %d 个点，这里有 %d 个：改用 PCA。"},
     {Str::QkNormalized,
      "As AttentionViz does: the keys moved by |t| = %s onto the queries' centroid (every softmax row unchanged), then queries ×%s and keys ×%s "
      "to the same mean length (every q·k unchanged).",

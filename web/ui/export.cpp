@@ -143,7 +143,7 @@ std::string figure_title(const AppState& st) {
 
 SvgOptions svg_options(const AppState& st) {
     SvgOptions o;
-    o.view = st.view == View::Lines ? SvgView::Lines : SvgView::Heatmap;
+    o.view = st.view == View::Lines ? SvgView::Lines : st.view == View::Qk ? SvgView::Qk : SvgView::Heatmap;
     o.dark = st.theme == Theme::Dark;
     o.head_visible = st.lines.head_visible;
     o.threshold = st.lines.threshold;
@@ -152,7 +152,8 @@ SvgOptions svg_options(const AppState& st) {
     if (sel.side == TokenRef::Query) o.selected_query = sel.index;
     if (sel.side == TokenRef::Key) o.selected_key = sel.index;
     o.query_set = st.query_set;
-    o.head = st.heatmap.head;
+    o.head = st.view == View::Qk ? st.steps.head : st.heatmap.head;
+    o.qk = st.qk;
     o.colormap = st.heatmap.colormap;
     o.scores = st.heatmap.values == HeatValues::Scores;
     o.show_numbers = st.heatmap.show_numbers;
@@ -161,6 +162,7 @@ SvgOptions svg_options(const AppState& st) {
     o.labels.title = figure_title(st);
     o.labels.lines = lines_words(st.lang);
     o.labels.heatmap = heatmap_words(st.lang);
+    o.labels.qk = qk_words(st.lang);
     return o;
 }
 
@@ -196,7 +198,8 @@ std::string figure_svg(const AppState& source, SvgPicture picture, std::string& 
         o.sink_hidden = st.view == View::Heatmap;
     }
     std::string svg;
-    if (st.view != View::Lines && st.view != View::Heatmap) error = "SVG: lines and heatmap views only";
+    if (st.view != View::Lines && st.view != View::Heatmap && st.view != View::Qk) error = "SVG: lines, heatmap and Q–K space views only";
+    else if (st.view == View::Qk && !st.figure.has(Detail::Projections)) error = "SVG: this map has no queries and keys";
     else if (error = svg_size_problem(*drawn, o); error.empty()) svg = write_svg(*drawn, o);
     ImGui::DestroyContext(context);
     ImGui::SetCurrentContext(previous);
@@ -310,7 +313,7 @@ void export_menu(AppState& st, ExportQueue& exports, float s) {
                           {Str::ExportJson, ExportKind::SceneJson, "export.json"}};
     ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(8.0f * s, 6.0f * s));
     for (const Item& item : items) {
-        const bool disabled = (item.kind == ExportKind::Svg && st.view != View::Lines && st.view != View::Heatmap) ||
+        const bool disabled = (item.kind == ExportKind::Svg && st.view != View::Lines && st.view != View::Heatmap && st.view != View::Qk) ||
                               (item.kind == ExportKind::SceneJson && !st.figure.has(Detail::Scene));
         if (disabled) ImGui::BeginDisabled();
         if (ImGui::Selectable(tr(st.lang, item.label), false, 0, ImVec2(190.0f * s, 0))) exports.pending = item.kind;

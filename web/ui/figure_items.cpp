@@ -55,6 +55,14 @@ LinesWords lines_words(Lang lang) {
     return w;
 }
 
+QkWords qk_words(Lang lang) {
+    QkWords w;
+    w.what_pca = tr(lang, Str::QkWhatPca), w.what_tsne = tr(lang, Str::QkWhatTsne), w.too_many = tr(lang, Str::QkTsneTooMany);
+    w.normalized = tr(lang, Str::QkNormalized), w.correlation = tr(lang, Str::QkCorrelation);
+    w.queries = tr(lang, Str::QkQueries), w.keys = tr(lang, Str::QkKeys), w.head_title = tr(lang, Str::QkHeadTitle);
+    return w;
+}
+
 HeatmapWords heatmap_words(Lang lang) {
     HeatmapWords w;
     w.caption_keys = tr(lang, Str::CaptionKeys), w.caption_queries = tr(lang, Str::CaptionQueries);

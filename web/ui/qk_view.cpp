@@ -44,12 +44,6 @@ namespace {
 
 // [SECTION] Words ------------------------------------------------------------------------------
 
-std::string qk_number(float v, int digits = 3) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.*g", digits, static_cast<double>(v));
-    return b;
-}
-
 // “cat”: a token without its spaces, quoted.
 std::string quoted(const std::string& token) {
     std::string t(token_label(token));
@@ -91,8 +85,7 @@ void QkView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     if (st.qk == QkProjection::Heads) {  // every head of the layer: a click opens its plane
         QkGridInput in;
         in.planes = &c.heads, in.box = box, in.scale = s, in.dark = st.theme == Theme::Dark, in.current = head;
-        for (int h = 0; h < trace.heads; ++h)
-            in.titles.push_back(printf_string(attn::tr(st.lang, Str::QkHeadTitle), h + 1, qk_number(c.heads[static_cast<size_t>(h)].correlation, 2).c_str()));
+        in.titles = qk_grid_titles(c.heads, qk_words(st.lang));
         QkGridLayout layout = lay_out_qk_grid(in, measure);
         in.hover = pointer ? layout.hit(io.MousePos.x, io.MousePos.y) : -1;
         if (in.hover >= 0) ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
@@ -111,18 +104,7 @@ void QkView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     QkInput in;
     in.trace = &trace, in.head = head, in.plane = &plane, in.box = box, in.scale = s, in.dark = st.theme == Theme::Dark;
     const int n_points = plane.T_q + plane.T_k;
-    if (plane.tsne)
-        in.what = printf_string(attn::tr(st.lang, Str::QkWhatTsne), head + 1, plane.T_q, plane.T_k,
-                                static_cast<int>(std::min(30.0f, std::max((n_points - 1) / 3.0f, 1.0f))), static_cast<int>(kQkTsneSeed));
-    else
-        in.what = printf_string(attn::tr(st.lang, Str::QkWhatPca), head + 1, plane.T_q, plane.T_k, static_cast<int>(plane.explained[0] * 100.0f + 0.5f),
-                                static_cast<int>(plane.explained[1] * 100.0f + 0.5f));
-    if (st.qk == QkProjection::Tsne && !plane.tsne)
-        in.what += (st.lang == Lang::Zh ? "" : " ") + printf_string(attn::tr(st.lang, Str::QkTsneTooMany), kQkTsneMaxPoints, n_points);
-    in.normalized = printf_string(attn::tr(st.lang, Str::QkNormalized), qk_number(plane.translation_norm).c_str(), qk_number(plane.query_scale).c_str(),
-                                  qk_number(1.0f / plane.query_scale).c_str());
-    in.correlation = printf_string(attn::tr(st.lang, Str::QkCorrelation), qk_number(plane.correlation, 2).c_str());
-    in.queries = attn::tr(st.lang, Str::QkQueries), in.keys = attn::tr(st.lang, Str::QkKeys);
+    qk_fill_words(in, qk_words(st.lang), st.qk);
     QkLayout layout = lay_out_qk(in, measure);
 
     // The pointer: the point under it is the hover; a click pins it (as in the Lines view).

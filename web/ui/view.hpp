@@ -152,6 +152,7 @@ void probe_captions(AppState& st, const std::vector<Item>& items, const FontsMea
 // The figures' words in the UI's language (strings.hpp), for the layouts and the SVG.
 LinesWords lines_words(Lang lang);
 HeatmapWords heatmap_words(Lang lang);
+QkWords qk_words(Lang lang);
 
 // Cell helpers shared by the heatmap and the Steps view.
 // Masked cell: two neutral greys in diagonal stripes, so a masked key never reads as a zero.
