@@ -198,4 +198,21 @@ await check('390×844: the tiles mode lays the map, the pseudocode and the tile\
   return `${captions.length} captions`;
 });
 
+await check('390×844: the Q–K space fits the phone: points and labels inside the figure, a tap on a query pins it, 中文 statements', async () => {
+  const page = await open('v=1&preset=masked-apple&view=qk&lang=zh', [390, 844]);
+  let s = await until(page, (x) => x.view === 'qk' && x.query_rects.length === 4 && x.lang === 'zh', 'the plane on a phone');
+  for (const r of [...s.query_rects, ...s.key_rects]) expect(inside(r, s.figure), `a point ${r} leaves the figure ${s.figure}`);
+  const captions = Object.entries(s.widgets).filter(([k]) => k.startsWith('caption.')).map(([, r]) => r);
+  for (let i = 0; i < captions.length; ++i) {
+    expect(inside(captions[i], s.figure), `caption ${captions[i]} leaves the figure`);
+    for (let j = i + 1; j < captions.length; ++j) expect(!overlap(captions[i], captions[j]), `captions ${captions[i]} and ${captions[j]} overlap`);
+  }
+  await tap(page, s.query_rects[3]);
+  s = await until(page, (x) => x.pinned && x.pinned.side === 'query' && x.pinned.index === 3, 'the tapped query pinned');
+  expect(/苹果/.test(s.steps_said) && /离键/.test(s.steps_said), `said: ${s.steps_said}`);
+  await shot(page, 'phone-qk-zh.png');
+  await page.context().close();
+  return s.steps_said.slice(-30);
+});
+
 await finishSuite('phone');
