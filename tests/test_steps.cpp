@@ -165,15 +165,7 @@ double max_diff(const Matrix& a, const Matrix& b) {
     return static_cast<double>((a - b).cwiseAbs().maxCoeff());
 }
 
-// Widths from the bytes (a deterministic fake of the UI's fonts), the UI's sizes.
-struct Measure final : TextMeasure {
-    float size(FontRole role) const override { return role == FontRole::Title ? 19.0f : role == FontRole::Small ? 12.5f : 15.0f; }
-    float width(std::string_view text, FontRole role) const override {
-        float w = 0.0f;
-        for (unsigned char c : text) w += (c & 0xc0) != 0x80 ? 0.55f : 0.0f;
-        return w * size(role);
-    }
-};
+using Measure = attn::test::ByteMeasure;
 
 // The Steps view's layout of `steps` at a width (the input points at its own ranges: not copied).
 struct Laid {

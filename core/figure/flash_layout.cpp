@@ -266,7 +266,7 @@ FlashLayout lay_out_flash(const FlashInput& in, const std::vector<FlashBlock>& b
     y = bottom - in.y0 + L.gap * 0.75f;
 
     // The current step's matrices, left to right, wrapping as the pipeline's.
-    float x = margin, row_h = 0.0f;
+    BlockFlow flow(margin, in.avail_w, L.gap, y);
     L.boxes.resize(blocks.size());
     for (size_t i = 0; i < blocks.size(); ++i) {
         const FlashBlock& b = blocks[i];
@@ -281,18 +281,12 @@ FlashLayout lay_out_flash(const FlashInput& in, const std::vector<FlashBlock>& b
         box.caption_w = std::max(std::min(box.w, inner_w), kFlashCaptionMinW * s);
         const std::string& caption = i < in.captions.size() ? in.captions[i] : std::string();
         box.h = box.caption_y + m.wrapped_height(caption, FontRole::Small, box.caption_w);
-        if (x > margin && x + box.w > in.avail_w) {
-            x = margin;
-            y += row_h + L.gap;
-            row_h = 0.0f;
-        }
-        box.x = in.x0 + x, box.y = in.y0 + y;
+        const auto [x, by] = flow.place(box.w, box.h);
+        box.x = in.x0 + x, box.y = in.y0 + by;
         box.grid_x = box.x + L.label_w, box.grid_y = box.y + L.title_h + header;
-        x += box.w + L.gap;
-        row_h = std::max(row_h, box.h);
-        content_w = std::max(content_w, x);
     }
-    if (!blocks.empty() && tr.T_q() > 0) y += row_h;
+    y = flow.bottom();
+    content_w = std::max(content_w, flow.content_w);
     // The check's verdict under its blocks.
     if (!in.verdict.empty()) y += 10.0f * s + m.wrapped_height(in.verdict, FontRole::Body, inner_w);
     L.content_w = content_w, L.content_h = y + margin;

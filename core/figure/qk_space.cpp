@@ -50,6 +50,16 @@ QkRows qk_doubles(const Matrix& m) {
     return x;
 }
 
+// Each column of x (N rows of d, row-major) less its mean, in a fixed order.
+void qk_centre(QkRows& x, int N, int d) {
+    for (int c = 0; c < d; ++c) {
+        double mean = 0.0;
+        for (int r = 0; r < N; ++r) mean += x[static_cast<size_t>(r) * d + c];
+        mean /= N;
+        for (int r = 0; r < N; ++r) x[static_cast<size_t>(r) * d + c] -= mean;
+    }
+}
+
 }  // namespace
 
 // [SECTION] Normalization -------------------------------------------------------------------------
@@ -105,12 +115,7 @@ PcaPlane pca_plane(const Matrix& points) {
     if (N == 0 || d == 0) return out;
     // 1. centre: X − μ                                                    N×d
     QkRows x = qk_doubles(points);
-    for (int c = 0; c < d; ++c) {
-        double mean = 0.0;
-        for (int r = 0; r < N; ++r) mean += x[static_cast<size_t>(r) * d + c];
-        mean /= N;
-        for (int r = 0; r < N; ++r) x[static_cast<size_t>(r) * d + c] -= mean;
-    }
+    qk_centre(x, N, d);
     // 2. C = XᵀX / N                                                       d×d
     Eigen::MatrixXd C = Eigen::MatrixXd::Zero(d, d);
     for (int r = 0; r < N; ++r) {
@@ -455,12 +460,7 @@ TsnePlane tsne_plane(const Matrix& points, const TsneOptions& options) {
 
     // 1. X centred and divided by its largest |entry|
     QkRows x = qk_doubles(points);
-    for (int c = 0; c < d; ++c) {
-        double mean = 0.0;
-        for (int r = 0; r < N; ++r) mean += x[static_cast<size_t>(r) * d + c];
-        mean /= N;
-        for (int r = 0; r < N; ++r) x[static_cast<size_t>(r) * d + c] -= mean;
-    }
+    qk_centre(x, N, d);
     double biggest = 0.0;
     for (double v : x) biggest = std::max(biggest, std::fabs(v));
     if (biggest > 0.0)

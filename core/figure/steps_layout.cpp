@@ -29,7 +29,7 @@ StepsLayout lay_out_steps(const StepsInput& in, const TextMeasure& m) {
     const float margin = 14.0f * s;
     L.gap = 34.0f * s, L.title_h = fs + 2.0f * ss + 10.0f * s;
     L.blocks.resize(steps.size());
-    float x = margin, y = margin, row_h = 0.0f, content_w = 0.0f;
+    BlockFlow flow(margin, in.avail_w, L.gap, margin);
     for (size_t i = 0; i < steps.size(); ++i) {
         const Step& step = steps[i];
         StepBlock& b = L.blocks[i];
@@ -50,18 +50,11 @@ StepsLayout lay_out_steps(const StepsInput& in, const TextMeasure& m) {
         // A block wider than the view (a phone's) wraps its caption where the view ends.
         b.caption_w = std::max(std::min(b.w, in.avail_w - 2.0f * margin), kCaptionMinW * s);
         b.h = b.caption_y + m.wrapped_height(caption, FontRole::Small, b.caption_w);
-        if (x > margin && x + b.w > in.avail_w) {  // next line of the pipeline
-            x = margin;
-            y += row_h + L.gap;
-            row_h = 0.0f;
-        }
+        const auto [x, y] = flow.place(b.w, b.h);
         b.x = in.x0 + x, b.y = in.y0 + y;
         b.grid_x = b.x + L.label_w, b.grid_y = b.y + L.title_h + header;
-        x += b.w + L.gap;
-        row_h = std::max(row_h, b.h);
-        content_w = std::max(content_w, x);
     }
-    L.content_w = content_w, L.content_h = y + row_h + margin;
+    L.content_w = flow.content_w, L.content_h = flow.bottom() + margin;
     return L;
 }
 

@@ -17,6 +17,8 @@
 #include "figure_layout.hpp"
 #include "steps.hpp"
 
+#include <algorithm>
+#include <array>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,6 +70,28 @@ struct StepBlock {
     bool pair_header = false;            // columns are RoPE's pairs (the angles): "(3, 11)" above each
     bool entropy = false;                // a column of row entropies to the right
     int passes_from = -1;                // a partial rotation (Q′, K′): columns from here pass through, headed as such
+};
+
+// Blocks placed left to right in lines that wrap at the view's width, as the pipeline flows
+// (the Steps view's matrices, the tiles mode's): place() gives a block of w × h its offset from
+// the content's top-left.
+struct BlockFlow {
+    float margin = 0.0f, avail_w = 0.0f, gap = 0.0f;
+    float x = 0.0f, y = 0.0f, row_h = 0.0f, content_w = 0.0f;  // the next block's place; the widest line's end
+    BlockFlow(float margin_, float avail_w_, float gap_, float y_) : margin(margin_), avail_w(avail_w_), gap(gap_), x(margin_), y(y_) {}
+    std::array<float, 2> place(float w, float h) {
+        if (x > margin && x + w > avail_w) {  // the next line
+            x = margin;
+            y += row_h + gap;
+            row_h = 0.0f;
+        }
+        const std::array<float, 2> at{x, y};
+        x += w + gap;
+        row_h = std::max(row_h, h);
+        content_w = std::max(content_w, x);
+        return at;
+    }
+    float bottom() const { return y + row_h; }  // of the last line
 };
 
 struct StepsLayout {

@@ -18,13 +18,12 @@
 #include <cstdio>
 
 namespace attn {
-namespace {
 
 // [SECTION] Cache ------------------------------------------------------------------------------
 
 // The head's tiles (every S, P and O kept), its steps and colour range, and the check's number:
 // computed again only when the figure, the head or the tile sizes change.
-struct TilesCache {
+struct TilesView::Cache {
     const Trace* trace = nullptr;
     int revision = INT_MIN, head = -1;
     TileSize tile;
@@ -52,6 +51,10 @@ struct TilesCache {
         return label_w;
     }
 };
+TilesView::TilesView() : cache_(std::make_unique<Cache>()) {}
+TilesView::~TilesView() = default;
+
+namespace {
 
 // Stable names of the blocks for the test hook (AppState::step_rects: "tile.s", "tile.o", …).
 const char* part_name(FlashPart p) {
@@ -118,12 +121,6 @@ std::string tiles_heading(const AppState& st, const FlashTrace& f, const std::ve
 
 // [SECTION] Draw -------------------------------------------------------------------------------
 
-struct TilesView::Cache {
-    TilesCache tiles;
-};
-TilesView::TilesView() : cache_(std::make_unique<Cache>()) {}
-TilesView::~TilesView() = default;
-
 void TilesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     AppState& st = ctx.state;
     const Trace& trace = st.figure.trace();
@@ -146,7 +143,7 @@ void TilesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         st.steps_said = note;
         return;
     }
-    TilesCache& cache = cache_->tiles;
+    Cache& cache = *cache_;
     cache.update(st, head, tile);
     const FlashTrace& flash = cache.flash;
     const int index = std::min(st.tiles_step(), static_cast<int>(cache.steps.size()) - 1);
