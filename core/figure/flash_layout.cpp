@@ -36,7 +36,7 @@ long flash_step_count(int T_q, int T_k, TileSize tile) {
 }
 
 const PseudocodeLine& pseudocode_line(FlashLine line) {
-    static const PseudocodeLine lines[] = {
+    static constexpr PseudocodeLine kPseudocode[] = {
         {0, "for i = 1 \xe2\x80\xa6 T_r:"},
         {1, "m \xe2\x86\x90 \xe2\x88\x92\xe2\x88\x9e,  \xe2\x84\x93 \xe2\x86\x90 0,  O \xe2\x86\x90 0"},
         {1, "for j = 1 \xe2\x80\xa6 T_c:"},
@@ -51,8 +51,8 @@ const PseudocodeLine& pseudocode_line(FlashLine line) {
         {1, "O_i \xe2\x86\x90 diag(\xe2\x84\x93)\xe2\x81\xbb\xc2\xb9\xc2\xb7O"},
         {0, "return O"},
     };
-    static_assert(sizeof lines / sizeof lines[0] == static_cast<size_t>(FlashLine::Count));
-    return lines[static_cast<int>(line)];
+    static_assert(sizeof kPseudocode / sizeof kPseudocode[0] == static_cast<size_t>(FlashLine::Count));
+    return kPseudocode[static_cast<int>(line)];
 }
 
 std::vector<FlashLine> step_lines(const FlashTrace& t, FlashStep step) {

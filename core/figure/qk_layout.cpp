@@ -25,7 +25,7 @@ QkPlane qk_plane(const Trace& tr, int head, QkProjection projection) {
     const Matrix joint = n.joint();
     if (projection == QkProjection::Tsne && joint.rows() <= kQkTsneMaxPoints) {
         TsneOptions options;
-        options.seed = kQkTsneSeed;
+        options.seed = kQkTsneSeed, options.barnes_hut_from = kQkBarnesHutFrom;
         p.points = tsne_plane(joint, options).points;
         p.tsne = true;
     } else {

@@ -27,8 +27,9 @@ namespace attn {
 // [SECTION] Planes ---------------------------------------------------------------------------------
 
 enum class QkProjection { Pca, Tsne, Heads };  // Heads: every head of the layer, by PCA
-// t-SNE past this many points (T_q + T_k) would keep the page busy for seconds: PCA instead.
-inline constexpr int kQkTsneMaxPoints = 512;
+// t-SNE past this many points (T_q + T_k) would keep the page busy for seconds: PCA instead
+// (1024 points: about 2 s in wasm). Barnes–Hut from kQkBarnesHutFrom points: exact below.
+inline constexpr int kQkTsneMaxPoints = 1024, kQkBarnesHutFrom = 400;
 inline constexpr std::uint64_t kQkTsneSeed = 1;
 
 // A head's plane: its points and what the view says of them.

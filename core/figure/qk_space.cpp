@@ -13,7 +13,6 @@
 // [SECTION] Reading the plane
 #include "qk_space.hpp"
 
-#include <Eigen/Eigenvalues>
 
 #include <algorithm>
 #include <cmath>
@@ -107,6 +106,55 @@ Matrix QKNormalized::joint() const {
 
 // [SECTION] PCA -----------------------------------------------------------------------------------
 
+namespace {
+
+// The eigenvalues (descending) and unit eigenvectors (columns, in that order) of the symmetric
+// n×n matrix a (row-major), by cyclic Jacobi rotations in plain double arithmetic: the same bits
+// in every build, exact to rounding (Golub & Van Loan §8.5), and no eigensolver's code in the page.
+void qk_jacobi(std::vector<double>& a, int n, std::vector<double>& values, std::vector<double>& vectors) {
+    std::vector<double> v(static_cast<size_t>(n) * n, 0.0);
+    for (int i = 0; i < n; ++i) v[static_cast<size_t>(i) * n + i] = 1.0;
+    auto at = [n](std::vector<double>& m, int r, int c) -> double& { return m[static_cast<size_t>(r) * n + c]; };
+    for (int sweep = 0; sweep < 64; ++sweep) {
+        double off = 0.0, all = 0.0;
+        for (int p = 0; p < n; ++p)
+            for (int q = 0; q < n; ++q) (p == q ? all : off) += at(a, p, q) * at(a, p, q);
+        if (!(off > 1e-30 * (all + off))) break;  // the off-diagonal part is gone (or was never there)
+        for (int p = 0; p < n; ++p)
+            for (int q = p + 1; q < n; ++q) {
+                const double apq = at(a, p, q);
+                if (apq == 0.0) continue;
+                // The rotation J (c at p,p and q,q; s at p,q; −s at q,p) that zeroes a_pq in JᵀAJ.
+                const double theta = (at(a, q, q) - at(a, p, p)) / (2.0 * apq);
+                const double t = (theta >= 0.0 ? 1.0 : -1.0) / (std::fabs(theta) + std::sqrt(theta * theta + 1.0));
+                const double c = 1.0 / std::sqrt(t * t + 1.0), s = t * c;
+                for (int k = 0; k < n; ++k) {  // A·J and V·J: columns p and q
+                    const double akp = at(a, k, p), akq = at(a, k, q);
+                    at(a, k, p) = c * akp - s * akq, at(a, k, q) = s * akp + c * akq;
+                    const double vkp = at(v, k, p), vkq = at(v, k, q);
+                    at(v, k, p) = c * vkp - s * vkq, at(v, k, q) = s * vkp + c * vkq;
+                }
+                for (int k = 0; k < n; ++k) {  // Jᵀ·(A·J): rows p and q
+                    const double apk = at(a, p, k), aqk = at(a, q, k);
+                    at(a, p, k) = c * apk - s * aqk, at(a, q, k) = s * apk + c * aqk;
+                }
+                at(a, p, q) = at(a, q, p) = 0.0;
+            }
+    }
+    std::vector<int> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int i, int j) { return at(a, i, i) > at(a, j, j); });
+    values.assign(static_cast<size_t>(n), 0.0);
+    vectors.assign(static_cast<size_t>(n) * n, 0.0);
+    for (int k = 0; k < n; ++k) {
+        const int from = order[static_cast<size_t>(k)];
+        values[static_cast<size_t>(k)] = at(a, from, from);
+        for (int r = 0; r < n; ++r) vectors[static_cast<size_t>(r) * n + k] = at(v, r, from);
+    }
+}
+
+}  // namespace
+
 PcaPlane pca_plane(const Matrix& points) {
     const int N = static_cast<int>(points.rows()), d = static_cast<int>(points.cols());
     PcaPlane out;
@@ -116,34 +164,50 @@ PcaPlane pca_plane(const Matrix& points) {
     // 1. centre: X − μ                                                    N×d
     QkRows x = qk_doubles(points);
     qk_centre(x, N, d);
-    // 2. C = XᵀX / N                                                       d×d
-    Eigen::MatrixXd C = Eigen::MatrixXd::Zero(d, d);
-    for (int r = 0; r < N; ++r) {
-        const double* row = &x[static_cast<size_t>(r) * d];
-        for (int a = 0; a < d; ++a)
-            for (int b = a; b < d; ++b) C(a, b) += row[a] * row[b];
-    }
+    // 2. C = XᵀX / N (d×d); with fewer points than dimensions the Gram matrix G = XXᵀ / N (N×N)
+    //    instead: the same nonzero eigenvalues, and C's eigenvectors are Xᵀu, normalized.
+    const bool gram = N < d;
+    const int n = gram ? N : d;
+    std::vector<double> m(static_cast<size_t>(n) * n, 0.0);
+    for (int a = 0; a < n; ++a)
+        for (int b = a; b < n; ++b) {
+            double sum = 0.0;
+            if (gram)
+                for (int c = 0; c < d; ++c) sum += x[static_cast<size_t>(a) * d + c] * x[static_cast<size_t>(b) * d + c];
+            else
+                for (int r = 0; r < N; ++r) sum += x[static_cast<size_t>(r) * d + a] * x[static_cast<size_t>(r) * d + b];
+            m[static_cast<size_t>(a) * n + b] = m[static_cast<size_t>(b) * n + a] = sum / N;
+        }
     double total = 0.0;  // trace: the total variance
-    for (int a = 0; a < d; ++a) {
-        for (int b = a; b < d; ++b) C(b, a) = C(a, b) /= N;
-        total += C(a, a);
-    }
-    // 3. the eigenvectors of the two largest eigenvalues (Eigen sorts them ascending)
-    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(C);
-    if (solver.info() != Eigen::Success || !(total > 0.0)) return out;
-    const int n_axes = std::min(d, 2);
+    for (int a = 0; a < n; ++a) total += m[static_cast<size_t>(a) * n + a];
+    if (!(total > 0.0)) return out;
+    // 3. the eigenvectors of the two largest eigenvalues (qk_jacobi sorts them descending)
+    std::vector<double> values, vectors;
+    qk_jacobi(m, n, values, vectors);
+    const int n_axes = std::min(n, 2);
     std::vector<double> axes(static_cast<size_t>(2 * d), 0.0);
     for (int a = 0; a < n_axes; ++a) {
-        const Eigen::VectorXd v = solver.eigenvectors().col(d - 1 - a);
+        std::vector<double> v(static_cast<size_t>(d), 0.0);
+        if (gram) {  // Xᵀu, normalized; no axis for a zero eigenvalue
+            double norm = 0.0;
+            for (int c = 0; c < d; ++c) {
+                for (int r = 0; r < N; ++r) v[static_cast<size_t>(c)] += x[static_cast<size_t>(r) * d + c] * vectors[static_cast<size_t>(r) * n + a];
+                norm += v[static_cast<size_t>(c)] * v[static_cast<size_t>(c)];
+            }
+            if (!(values[static_cast<size_t>(a)] > 0.0) || !(norm > 0.0)) continue;
+            for (double& e : v) e /= std::sqrt(norm);
+        } else {
+            for (int c = 0; c < d; ++c) v[static_cast<size_t>(c)] = vectors[static_cast<size_t>(c) * n + a];
+        }
         int big = 0;  // the largest |entry|, the first on ties, made positive
         for (int c = 1; c < d; ++c)
-            if (std::fabs(v(c)) > std::fabs(v(big))) big = c;
-        const double sign = v(big) < 0.0 ? -1.0 : 1.0;
+            if (std::fabs(v[static_cast<size_t>(c)]) > std::fabs(v[static_cast<size_t>(big)])) big = c;
+        const double sign = v[static_cast<size_t>(big)] < 0.0 ? -1.0 : 1.0;
         for (int c = 0; c < d; ++c) {
-            axes[static_cast<size_t>(a * d + c)] = sign * v(c);
-            out.axes(a, c) = static_cast<float>(sign * v(c));
+            axes[static_cast<size_t>(a * d + c)] = sign * v[static_cast<size_t>(c)];
+            out.axes(a, c) = static_cast<float>(sign * v[static_cast<size_t>(c)]);
         }
-        out.explained[static_cast<size_t>(a)] = static_cast<float>(std::max(0.0, solver.eigenvalues()(d - 1 - a)) / total);
+        out.explained[static_cast<size_t>(a)] = static_cast<float>(std::max(0.0, values[static_cast<size_t>(a)]) / total);
     }
     // 4. points = X·[a₁ a₂]                                                N×2
     for (int r = 0; r < N; ++r)

@@ -14,8 +14,9 @@
 //    c·μ_q and μ_q/c (apart again only when μ_q ≠ 0 and c ≠ 1).
 // 2. The plane. The joint points X = [q″; k″], N×d with N = T_q + T_k (queries first), go to
 //    N×2 by either
-//    PCA: centre X, C = XᵀX/N (d×d, double), the eigenvectors of C's two largest eigenvalues,
-//         each signed so that its largest-|x| entry is positive; points = X·[a₁ a₂].
+//    PCA: centre X, C = XᵀX/N (d×d, double), the eigenvectors of C's two largest eigenvalues
+//         (cyclic Jacobi rotations; from the Gram matrix XXᵀ/N when N < d), each signed so that
+//         its largest-|x| entry is positive; points = X·[a₁ a₂].
 //    t-SNE (van der Maaten & Hinton 2008; Barnes–Hut: van der Maaten 2014, as his bhtsne does):
 //      pass 1: X centred and divided by its largest |entry|; per point i a Gaussian over the
 //              others, p_j|i ∝ e^(−β_i‖x_i − x_j‖²), β_i bisected until e^H(p·|i) = perplexity.

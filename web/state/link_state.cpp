@@ -282,7 +282,7 @@ constexpr LinkParam kParams[] = {
      .to_app = [](AppState& st, const LinkState& l) { st.steps.tile_step = l.tile_step; }},
 
     {.name = "qk",
-     .what = "Q–K space: the head's queries and keys by PCA or t-SNE (up to 512 points), or every head of the layer by PCA",
+     .what = "Q–K space: the head's queries and keys by PCA or t-SNE (up to 1024 points), or every head of the layer by PCA",
      .values = "`pca`, `tsne`, `heads`",
      .default_value = "pca",
      .message = LinkMessage::Text,
