@@ -44,21 +44,14 @@ namespace {
 
 // [SECTION] Words ------------------------------------------------------------------------------
 
-// “cat”: a token without its spaces, quoted.
-std::string quoted(const std::string& token) {
-    std::string t(token_label(token));
-    const size_t a = t.find_first_not_of(' '), b = t.find_last_not_of(' ');
-    return "\u201c" + (a == std::string::npos ? t : t.substr(a, b - a + 1)) + "\u201d";
-}
-
 // "Query “sat” lies nearest to keys “cat” and “The”.": the plane's two nearest keys it may attend to.
 std::string nearest_words(const AppState& st, const Trace& trace, const QkPlane& p, int query) {
     const std::vector<int> near = nearest_keys(p.points, p.T_q, query, 2, trace.allowed);
     if (near.empty()) return "";
-    const std::string q = quoted(trace.queries[static_cast<size_t>(query)]);
-    const std::string k0 = quoted(trace.keys[static_cast<size_t>(near[0])]);
+    const std::string q = quoted_token(trace.queries[static_cast<size_t>(query)]);
+    const std::string k0 = quoted_token(trace.keys[static_cast<size_t>(near[0])]);
     if (near.size() == 1) return printf_string(attn::tr(st.lang, Str::QkNearestOne), q.c_str(), k0.c_str());
-    return printf_string(attn::tr(st.lang, Str::QkNearest), q.c_str(), k0.c_str(), quoted(trace.keys[static_cast<size_t>(near[1])]).c_str());
+    return printf_string(attn::tr(st.lang, Str::QkNearest), q.c_str(), k0.c_str(), quoted_token(trace.keys[static_cast<size_t>(near[1])]).c_str());
 }
 
 }  // namespace
@@ -145,10 +138,10 @@ void QkView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
             ImGui::TextUnformatted(nearest.c_str());
             const auto top = std::max_element(in.weights.begin(), in.weights.end());
             const int k = static_cast<int>(top - in.weights.begin());
-            ImGui::TextDisabled("%s \xe2\x86\x92 %s  %.2f", quoted(trace.queries[static_cast<size_t>(in.query)]).c_str(),
-                                quoted(trace.keys[static_cast<size_t>(k)]).c_str(), static_cast<double>(*top));  // its strongest key
+            ImGui::TextDisabled("%s \xe2\x86\x92 %s  %.2f", quoted_token(trace.queries[static_cast<size_t>(in.query)]).c_str(),
+                                quoted_token(trace.keys[static_cast<size_t>(k)]).c_str(), static_cast<double>(*top));  // its strongest key
         } else {
-            ImGui::Text("%s %s", attn::tr(st.lang, Str::QkKeys), quoted(trace.keys[static_cast<size_t>(in.key)]).c_str());
+            ImGui::Text("%s %s", attn::tr(st.lang, Str::QkKeys), quoted_token(trace.keys[static_cast<size_t>(in.key)]).c_str());
         }
         ImGui::EndTooltip();
     }

@@ -120,8 +120,7 @@ struct StepsCache {
     bool positional = false;
     std::vector<Step> steps;
     std::vector<std::pair<float, float>> range;  // per step: colour range lo, hi
-    const ImFont* font = nullptr;
-    float size = 0.0f, label_w = 0.0f;           // widest token label in `font` at `size`
+    LabelWidth labels;                           // the widest token label (queries and keys)
 
     void update(const AppState& st, int h) {
         const Trace& tr = st.figure.trace();
@@ -143,15 +142,6 @@ struct StepsCache {
             }
             range.push_back({lo, hi});
         }
-    }
-    float label_width(ImFont* small) {
-        if (font != small || size != small->FontSize) {
-            font = small, size = small->FontSize, label_w = 0.0f;
-            auto w = [&](const std::string& t) { return small->CalcTextSizeA(size, FLT_MAX, 0.0f, token_label(t)).x; };
-            for (auto& t : trace->queries) label_w = std::max(label_w, w(t));
-            for (auto& t : trace->keys) label_w = std::max(label_w, w(t));
-        }
-        return label_w;
     }
 };
 
@@ -203,11 +193,7 @@ InductionHead induction_head(const AppState& st, int head) {
 // The words for `why` (the shown head's tokens as the figure labels them), in the UI's language.
 std::string why_words(const AppState& st, const Trace& trace, const InductionWhy& why, bool writer_knocked) {
     const Lang lang = st.lang;
-    auto tok = [&](int i) {  // “the”: without the spaces a token carries, as the figure's labels show it
-        std::string t(token_label(trace.keys[static_cast<size_t>(i)]));
-        const size_t a = t.find_first_not_of(' '), b = t.find_last_not_of(' ');
-        return "\u201c" + (a == std::string::npos ? t : t.substr(a, b - a + 1)) + "\u201d";
-    };
+    auto tok = [&](int i) { return quoted_token(trace.keys[static_cast<size_t>(i)]); };
     auto num = [](float v) { return printf_string("%.2f", v); };  // prose: two decimals (the tooltips keep four)
     const std::string q = tok(why.query);
     std::string out;
@@ -349,7 +335,7 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     in.scale = s;
     in.dark = st.theme == Theme::Dark;
     in.colormap = st.heatmap.colormap;
-    in.label_w = cache.label_width(small);
+    in.label_w = cache.labels.of(small, tr, true);
     for (const Step& step : steps) in.captions.push_back(caption(step.kind, tr, head, st.figure.live != nullptr, st.lang));
     in.first_shown = attn::tr(st.lang, Str::FirstShown);
     in.entropy = attn::tr(st.lang, Str::Entropy);

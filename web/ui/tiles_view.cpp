@@ -30,25 +30,18 @@ struct TilesView::Cache {
     FlashTrace flash;
     std::vector<FlashStep> steps;
     float s_lo = 0.0f, s_hi = 1.0f, max_diff = 0.0f, output_size = 0.0f;
-    const ImFont* font = nullptr;
-    float size = 0.0f, label_w = 0.0f;  // widest query label in `font` at `size`
+    LabelWidth labels;  // the widest query label (the rows are queries)
 
     void update(const AppState& st, int h, TileSize t) {
         const Trace& tr = st.figure.trace();
         if (trace == &tr && revision == st.revision && head == h && tile == t) return;
-        trace = &tr, revision = st.revision, head = h, tile = t, font = nullptr;
+        trace = &tr, revision = st.revision, head = h, tile = t;
+        labels.clear();
         flash = flash_of_head(tr, h, t);
         steps = flash_steps(flash);
         flash_score_range(flash, s_lo, s_hi);
         max_diff = flash_max_difference(tr, h, flash);
         output_size = flash_output_size(tr, h);
-    }
-    float label_width(ImFont* small) {
-        if (font != small || size != small->FontSize) {
-            font = small, size = small->FontSize, label_w = 0.0f;
-            for (auto& t : trace->queries) label_w = std::max(label_w, small->CalcTextSizeA(size, FLT_MAX, 0.0f, token_label(t)).x);
-        }
-        return label_w;
     }
 };
 TilesView::TilesView() : cache_(std::make_unique<Cache>()) {}
@@ -159,7 +152,7 @@ void TilesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     in.x0 = origin.x, in.y0 = origin.y;
     in.avail_w = std::max(max.x - min.x - 2.0f * ImGui::GetStyle().ScrollbarSize, 200.0f * s);
     in.scale = s, in.dark = st.theme == Theme::Dark, in.colormap = st.heatmap.colormap;
-    in.label_w = cache.label_width(ctx.fonts.small);
+    in.label_w = cache.labels.of(ctx.fonts.small, trace, false);
     in.s_lo = cache.s_lo, in.s_hi = cache.s_hi;
     in.heading = tiles_heading(st, flash, cache.steps, index);
     in.overview_title = printf_string(tr(st.lang, Str::TilesOverview), flash.tile.rows, flash.tile.cols);

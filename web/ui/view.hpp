@@ -176,6 +176,16 @@ void add_text_upwards(ImDrawList* draw_list, ImFont* font, float size, ImVec2 bo
                       const char* text);
 // A short label for a token: the text, or "␣"-style names for blank ones.
 const char* token_label(const std::string& token);
+// The widest label of a trace's tokens (its queries, and its keys when asked) in a font at its
+// size, measured again only when the font or its size changes; clear() for a new trace.
+struct LabelWidth {
+    const ImFont* font = nullptr;
+    float size = 0.0f, width = 0.0f;
+    void clear() { font = nullptr; }
+    float of(ImFont* small, const Trace& trace, bool keys);
+};
+// A token in prose: “the”, quoted, without the spaces it carries (as the figure's labels show it).
+std::string quoted_token(const std::string& token);
 // The kind of attention in the UI language ("self" / "自注意力").
 inline const char* ui_kind_name(Lang lang, AttentionKind kind) {
     return tr(lang, kind == AttentionKind::Self ? Str::NameSelf : kind == AttentionKind::Masked ? Str::NameMasked : Str::NameCross);
