@@ -1,7 +1,7 @@
 // bench_model.cpp: GPT-2 small (12 layers, d_model 768, 12 heads, vocab 50257, 1024 positions),
 // or with --arch smollm2 SmolLM2-135M's shape (llama: 30 layers, d_model 576, 9 heads / 3 KV,
 // d_ff 1536, vocab 49152, tied, BF16), with random weights, through the real loader and the real
-// forward pass, on one core. --dtype f32 or bf16 writes the weights in that dtype instead (BF16
+// forward pass, on one core or, with --threads N, a pool of N threads (kernels::Pool). --dtype f32 or bf16 writes the weights in that dtype instead (BF16
 // weights stay 16-bit in memory: the same random numbers, the products widen them in registers).
 //
 //   1. writes /tmp/attn_bench_ARCH/model.safetensors (GPT-2 F32 ~500 MB; SmolLM2 BF16 ~270 MB),
@@ -11,7 +11,7 @@
 //      of step (embeddings, attention blocks, MLP blocks, the LM head) in the fastest run
 //   4. peak RSS (getrusage ru_maxrss) against the F32 weights' bytes
 // Output: "RESULT key=value …" lines. bench/bench_model_torch.py is PyTorch's peer.
-//   attn_bench_model [--arch gpt2|smollm2] [--dtype f32|bf16] [--T 128] [--reps 5] [--dir /tmp/attn_bench_ARCH] [--keep]
+//   attn_bench_model [--arch gpt2|smollm2] [--dtype f32|bf16] [--T 128] [--reps 5] [--threads 1] [--dir /tmp/attn_bench_ARCH] [--keep]
 #include "transformer.hpp"
 
 #if defined(__EMSCRIPTEN__)
@@ -170,7 +170,7 @@ void write_checkpoint(const std::string& path, const Arch& arch) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    int T = 128, reps = 5;
+    int T = 128, reps = 5, threads = 1;
     std::string dir, arch_name = "gpt2", dtype;
     bool keep = false;
     for (int i = 1; i < argc; ++i) {
@@ -179,9 +179,10 @@ int main(int argc, char** argv) {
         else if (a == "--dtype" && i + 1 < argc) dtype = argv[++i];
         else if (a == "--T" && i + 1 < argc) T = std::atoi(argv[++i]);
         else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
+        else if (a == "--threads" && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
         else if (a == "--dir" && i + 1 < argc) dir = argv[++i];
         else if (a == "--keep") keep = true;
-        else return std::fprintf(stderr, "usage: attn_bench_model [--arch gpt2|smollm2] [--dtype f32|bf16] [--T 128] [--reps 5] [--dir DIR] [--keep]\n"), 2;
+        else return std::fprintf(stderr, "usage: attn_bench_model [--arch gpt2|smollm2] [--dtype f32|bf16] [--T 128] [--reps 5] [--threads 1] [--dir DIR] [--keep]\n"), 2;
     }
     Arch arch = arch_named(arch_name);
     if (!dtype.empty()) arch.bf16 = dtype == "bf16";
@@ -207,7 +208,8 @@ int main(int argc, char** argv) {
 
     std::vector<int> ids(T);
     for (int t = 0; t < T; ++t) ids[t] = (t * 7919 + 13) % arch.vocab;
-    kernels::Context ctx;
+    kernels::Pool pool(threads);
+    kernels::Context ctx(kernels::best_isa(), &pool);
     std::vector<double> times;
     double best = 1e30, embed = 0, attention = 0, mlp = 0, head = 0;
     for (int r = 0; r < reps; ++r) {
@@ -232,8 +234,8 @@ int main(int argc, char** argv) {
     }
     std::sort(times.begin(), times.end());
     const double weights_mb = model.weight_bytes() / 1048576.0, rss = peak_rss_mb();
-    std::printf("RESULT bench=%s dtype=%s isa=%s T=%d reps=%d forward_min_ms=%.1f forward_median_ms=%.1f\n",
-                arch.name.c_str(), arch.bf16 ? "bf16" : "f32", kernels::isa_name(ctx.isa), T, reps, best * 1e3,
+    std::printf("RESULT bench=%s dtype=%s isa=%s threads=%d T=%d reps=%d forward_min_ms=%.1f forward_median_ms=%.1f\n",
+                arch.name.c_str(), arch.bf16 ? "bf16" : "f32", kernels::isa_name(ctx.isa), pool.threads(), T, reps, best * 1e3,
                 times[times.size() / 2] * 1e3);
     std::printf("RESULT steps_ms embeddings=%.2f attention=%.1f mlp=%.1f lm_head=%.1f\n", embed * 1e3, attention * 1e3,
                 mlp * 1e3, head * 1e3);

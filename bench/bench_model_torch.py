@@ -2,18 +2,38 @@
 """PyTorch's peer of bench_model.cpp: GPT-2 small (12 layers, d_model 768, 12 heads, vocab 50257,
 1024 positions), or with --arch smollm2 SmolLM2-135M's shape (LlamaForCausalLM: 30 layers,
 d_model 576, 9 heads / 3 KV, d_ff 1536, vocab 49152, tied, RoPE θ 1e5), random float32 weights,
-one forward at T tokens on one thread (no transformers package here: the forward is written out
+one forward at T tokens on one thread, or --threads N (no transformers package here: the forward is written out
 with torch.nn.functional as the models compute it, attention weights kept per head as the
 runtime keeps them; logits at the last position).
 
-    /usr/bin/python3 bench/bench_model_torch.py [--arch gpt2|smollm2] [--T 128] [--reps 5]
-Prints "RESULT peer=torch …" with the min and median of reps forwards."""
+    /usr/bin/python3 bench/bench_model_torch.py [--arch gpt2|smollm2] [--T 128] [--reps 5] [--threads 1]
+Prints "RESULT peer=torch …" with the min and median of reps forwards.
+
+Threads: --threads N is PyTorch's own (torch.set_num_threads) and OpenBLAS's
+(OPENBLAS_NUM_THREADS, which must be set before OpenBLAS loads: without it OpenBLAS takes every
+core, whatever torch.set_num_threads says; the runs before 2026-11-28 measured that). With N > 1,
+OMP_WAIT_POLICY=PASSIVE unless set: PyTorch's OpenMP threads otherwise spin between its
+elementwise ops while OpenBLAS's threads want the same cores (GPT-2 small at T = 128 on 2 cores:
+440 ms spinning, 175 ms passive, 296 ms with OpenBLAS on one thread)."""
 import argparse
 import math
+import os
+import sys
 import time
 
-import torch
-import torch.nn.functional as F
+
+def threads_arg():
+    for i, arg in enumerate(sys.argv[:-1]):
+        if arg == "--threads":
+            return sys.argv[i + 1]
+    return "1"
+
+
+os.environ["OPENBLAS_NUM_THREADS"] = threads_arg()
+if threads_arg() != "1":
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+import torch  # noqa: E402 (after OpenBLAS's thread count)
+import torch.nn.functional as F  # noqa: E402
 
 V, D, L, H, P, FF = 50257, 768, 12, 12, 1024, 3072
 
@@ -23,8 +43,9 @@ def main():
     ap.add_argument("--arch", default="gpt2", choices=("gpt2", "smollm2"))
     ap.add_argument("--T", type=int, default=128)
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=1)
     a = ap.parse_args()
-    torch.set_num_threads(1)
+    torch.set_num_threads(a.threads)
     g = torch.Generator().manual_seed(0)
 
     def r(*shape, scale=0.02, offset=0.0):

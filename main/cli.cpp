@@ -235,7 +235,7 @@ constexpr const char* kRunUsage =
     "attnviz run: expected a model (a folder, a built-in name: attnviz run --list, or a Hub id ORG/NAME[@REVISION]) and its input: "
     "attnviz run MODEL --text \"…\" [--json] [--top N] | --source \"…\" [--text \"…\"] [--max-new N] | "
     "--ids 1,2,3 [--source-ids 4,5]; experiments: [--knockout L:H,… [--knockout-mode zero|mean]] [--hide-token N,…] "
-    "[--generate N [--temperature T] [--top-k K] [--seed S]]";
+    "[--generate N [--temperature T] [--top-k K] [--seed S]]; [--threads N] (default: every core)";
 
 // "464,3797,3332" → ids; false for anything else.
 bool parse_ids(const std::string& s, std::vector<int>& ids) {
@@ -406,7 +406,7 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
     std::string path;
     std::optional<std::string> text, source, ids_arg, source_ids_arg, knockout, hide;
     bool json = false, mean = false;
-    int top_n = 5, max_new = 32, new_tokens = 0;
+    int top_n = 5, max_new = 32, new_tokens = 0, threads = kernels::Pool::hardware_threads();
     Sampling sampling;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
@@ -454,6 +454,11 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
             ids_arg = args[++i];
         } else if (a == "--source-ids" && has_value) {
             source_ids_arg = args[++i];
+        } else if (a == "--threads" && has_value) {
+            if (!parse_count(args[++i], 1, 1024, threads)) {
+                err << "attnviz run: --threads: expected a whole number from 1 to 1024, got \"" << args[i] << "\"\n";
+                return kExitBadInput;
+            }
         } else if ((a == "--top" || a == "--max-new") && has_value) {
             if (!parse_count(args[++i], a == "--top" ? 0 : 1, 100000, a == "--top" ? top_n : max_new)) {
                 err << "attnviz run: " << a << ": expected a whole number" << (a == "--top" ? " from 0" : " from 1")
@@ -512,7 +517,8 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         check_interventions(m, input, "--hide-token");
         if (new_tokens > 0 && !m.config().decoder_only())
             throw ModelError(path, "--generate", m.config().model_type + (encdec ? " translates without --text; --max-new bounds it" : " does not generate text"));
-        kernels::Context ctx;
+        kernels::Pool pool(threads);  // the numbers are the same for any count (kernels::Pool)
+        kernels::Context ctx(kernels::best_isa(), &pool);
         Generated generated;
         const std::size_t prompt = input.ids.size();
         if (encdec && input.ids.empty()) {  // translate: decoding, then every step's maps at once

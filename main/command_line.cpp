@@ -60,6 +60,7 @@ std::optional<int> read_command_line(int argc, char** argv, Launch& launch) {
     //   attnviz tiny-lm --text "…" --knockout 2:3,1:1 --knockout-mode mean --hide-token 3 --importance
     //   attnviz tiny-lm --text "…" --generate 20 --temperature 0.8 --top-k 40 --seed 7
     //   attnviz tiny-lm --text "…" --compare "…"   (the Compare view's second text)
+    //   attnviz tiny-lm --threads 2                  (the threads a run uses; default: every core)
     const auto number = [](const char* text, double lo, double hi, double& out) {
         char* end = nullptr;
         out = std::strtod(text, &end);
@@ -67,12 +68,15 @@ std::optional<int> read_command_line(int argc, char** argv, Launch& launch) {
     };
     ModelExperiment& experiment = launch.experiment;
     ModelGeneration& generation = launch.generation;
-    for (int i = 2; i < argc; ++i) {
+    int model_options = 0;
+    for (int i = 2; i < argc; ++i, ++model_options) {
         const std::string a = argv[i];
         const bool value = i + 1 < argc;
         double v = 0;
         try {
-            if (a == "--text" && value) launch.text = argv[++i];
+            if (a == "--threads" && value && number(argv[i + 1], 1, 1024, v) && v == std::floor(v))
+                launch.threads = static_cast<int>(v), ++i, --model_options;
+            else if (a == "--text" && value) launch.text = argv[++i];
             else if (a == "--compare" && value) launch.compare = argv[++i];
             else if (a == "--generate" && value && number(argv[i + 1], 1, 64, v) && v == std::floor(v))
                 generation.tokens = static_cast<int>(v), generation.requested = true, ++i;
@@ -86,13 +90,14 @@ std::optional<int> read_command_line(int argc, char** argv, Launch& launch) {
             else if (a == "--hide-token" && value) experiment.hidden = parse_positions(argv[++i], "--hide-token");
             else if (a == "--importance") experiment.importance = true;
             else throw ModelError("", a, "expected --text \"…\", --compare \"…\", --knockout L:H,…, --knockout-mode zero|mean, "
-                                          "--hide-token N,…, --importance, --generate 1…64, --temperature T, --top-k K or --seed S after a model");
+                                          "--hide-token N,…, --importance, --generate 1…64, --temperature T, --top-k K, --seed S "
+                                          "or --threads 1…1024 after a model");
         } catch (const ModelError& e) {
             std::fprintf(stderr, "attnviz: %s\n", e.what());
             return kExitBadInput;
         }
     }
-    launch.model_options = argc > 2;
+    launch.model_options = model_options > 0;
     if (launch.model_options && !launch.live_scene && launch.builtin.empty() && launch.model_folder.empty()) {
         std::fprintf(stderr, "attnviz: --text and the experiment options need a model: attnviz tiny-lm --text \"…\" --knockout 2:3\n");
         return kExitBadInput;

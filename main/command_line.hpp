@@ -25,6 +25,7 @@ struct Launch {
     std::optional<std::string> text, compare;
     ModelExperiment experiment;
     ModelGeneration generation;
+    int threads = 0;  // --threads N: the live model's threads (0: ModelSession's default, every core)
 };
 
 // Runs the commands that need no window (cli.hpp: compute, import, run; render) and returns

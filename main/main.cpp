@@ -164,6 +164,7 @@ int main(int argc, char** argv) {
     ImGui_ImplOpenGL3_Init(attn::platform::kImGuiGlslVersion);
 
     attn::platform::publish_app(&app);
+    if (launch.threads > 0) attn::set_model_threads(app.state.model, launch.threads);
     if (launch.scene) app.state.load_scene(*launch.scene);
     std::string error;
     if (!app.init(error)) {

@@ -8,12 +8,16 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <stdexcept>
+#include <string>
+#include <thread>
 #include <vector>
 
 using namespace attn;
@@ -586,4 +590,108 @@ TEST_CASE("kernels: multi-head weights-only path gives the trace's weights and o
         // Another set rounds differently (FMA or not, other sums), within the oracle's tolerance.
         CHECK((t.output - best).cwiseAbs().maxCoeff() < 1e-5f * (1.0f + best.cwiseAbs().maxCoeff()));
     }
+}
+
+// [SECTION] Threads ----------------------------------------------------------------------------
+
+// The pool runs every part once, on any number of threads, job after job, and rethrows a part's
+// exception once the job has ended.
+TEST_CASE("threads: the pool runs every part of every job once, and passes on a part's exception") {
+    for (int threads : {1, 2, 3, 8}) {
+        CAPTURE(threads);
+        kernels::Pool pool(threads);
+        CHECK(pool.threads() == threads);
+        std::vector<int> runs(97), want(97), bad_worker(97);
+        for (int job = 0; job < 200; ++job) {  // jobs close together: the threads between spinning and sleeping
+            const int parts = job % 97 + 1;
+            for (int p = 0; p < parts; ++p) ++want[static_cast<std::size_t>(p)];
+            if (job == 150) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // and asleep
+            pool.run(parts, [&](int part, int worker) {  // parts are apart: no two threads touch one
+                ++runs[static_cast<std::size_t>(part)];
+                bad_worker[static_cast<std::size_t>(part)] += worker < 0 || worker >= threads;
+            });
+        }
+        CHECK(runs == want);
+        CHECK(std::count(bad_worker.begin(), bad_worker.end(), 0) == 97);
+        int threw = 0;
+        try {
+            pool.run(10, [](int part, int) {
+                if (part == 7) throw std::runtime_error("part 7");
+            });
+        } catch (const std::runtime_error& e) {
+            threw = std::string(e.what()) == "part 7";
+        }
+        CHECK(threw == 1);
+        int after = 0;  // the pool still works
+        std::vector<int> seen(5);
+        pool.run(5, [&](int part, int) { seen[static_cast<std::size_t>(part)] = part + 1; });
+        for (int v : seen) after += v;
+        CHECK(after == 15);
+    }
+}
+
+// With a pool, a product splits C's columns among the threads and attention its heads: the same
+// numbers, bit for bit, as one thread, for 1, 2, 3 and 8 threads (every job split: split_work 0),
+// in every instruction set, every precision, one row and many, transposed or not.
+TEST_CASE("threads: products and heads on 1, 2, 3 and 8 threads are one thread's, bit for bit") {
+    oracle::Random rng(53);
+    const std::vector<std::array<int, 3>> shapes = {{1, 37, 300}, {2, 2311, 300}, {7, 1031, 257}, {33, 64, 64},
+                                                    {150, 100, 513}, {1, 3072, 64}, {5, 10, 0}, {64, 5, 40}};
+    std::vector<std::unique_ptr<kernels::Pool>> pools;
+    for (int threads : {2, 3, 8}) pools.push_back(std::make_unique<kernels::Pool>(threads));
+    for_each_isa([&](kernels::Context& one) {
+        int differ = 0, compared = 0;
+        for (const auto [M, N, K] : shapes)
+            for (int form = 0; form < 4; ++form) {
+                const bool bt = form & 1, with_bias = form & 2;
+                const Matrix A = rng.matrix(M, K), B = rng.matrix(bt ? N : K, bt ? K : N), bias = rng.matrix(1, N);
+                const float* b = with_bias ? bias.data() : nullptr;
+                const int ldb = bt ? K : N;
+                std::vector<float> f32(kernels::packed_size(one.isa, K, N));
+                std::vector<std::uint16_t> h16(kernels::packed_size(one.isa, K, N));
+                std::vector<std::uint16_t> bits(static_cast<std::size_t>(B.size()));
+                for (Eigen::Index i = 0; i < B.size(); ++i) bits[static_cast<std::size_t>(i)] = nearest16(kernels::Precision::BF16, B.data()[i]);
+                const kernels::PackedB packed = kernels::pack(one.isa, K, N, B.data(), ldb, bt, f32.data());
+                const kernels::PackedB packed16 =
+                    kernels::pack16(one.isa, kernels::Precision::BF16, K, N, bits.data(), ldb, bt, h16.data());
+                Matrix want(M, N), want_packed(M, N), want16(M, N);
+                kernels::matmul(one, M, N, K, A.data(), K, B.data(), ldb, bt, b, want.data(), N);
+                kernels::matmul(one, M, A.data(), K, packed, b, want_packed.data(), N);
+                kernels::matmul(one, M, A.data(), K, packed16, b, want16.data(), N);
+                for (const auto& pool : pools) {
+                    kernels::Context ctx(one.isa, pool.get());
+                    ctx.split_work = 0;
+                    Matrix got(M, N), got_packed(M, N), got16(M, N);
+                    kernels::matmul(ctx, M, N, K, A.data(), K, B.data(), ldb, bt, b, got.data(), N);
+                    kernels::matmul(ctx, M, A.data(), K, packed, b, got_packed.data(), N);
+                    kernels::matmul(ctx, M, A.data(), K, packed16, b, got16.data(), N);
+                    differ += (got.array() != want.array()).count() + (got_packed.array() != want_packed.array()).count() +
+                              (got16.array() != want16.array()).count();
+                    compared += 3;
+                }
+            }
+        // The heads: a trace of every head and the weights-only path, causal, several head counts.
+        const int T = 41, d_model = 24;
+        const Matrix x = rng.matrix(T, d_model);
+        const Weights w = Weights::random(11, d_model);
+        for (int heads : {1, 3, 8}) {
+            AttentionOptions options;
+            options.n_heads = heads;
+            options.mask.causal = true;
+            const MultiHeadTrace want = multi_head_attention(one, x, x, w, options);
+            for (const auto& pool : pools) {
+                kernels::Context ctx(one.isa, pool.get());
+                ctx.split_work = 0;
+                const MultiHeadTrace got = multi_head_attention(ctx, x, x, w, options);
+                differ += (got.output.array() != want.output.array()).count();
+                for (int h = 0; h < heads; ++h)
+                    differ += (got.heads[h].weights.array() != want.heads[h].weights.array()).count() +
+                              (got.heads[h].output.array() != want.heads[h].output.array()).count();
+                ++compared;
+            }
+        }
+        std::printf("threads %-10s: %d products and attention calls on 2, 3 and 8 threads, %d numbers differ\n",
+                    kernels::isa_name(one.isa), compared, differ);
+        CHECK(differ == 0);
+    });
 }

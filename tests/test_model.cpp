@@ -21,6 +21,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
+#include <tuple>
 
 using namespace attn;
 using attn::testing::error_of;
@@ -799,6 +801,65 @@ TEST_CASE("model: every case of make_models.py against PyTorch in float64") {
     }
     MESSAGE(list.size(), " cases, largest differences: attention ", all.attention, ", hidden ", all.hidden, " (relative), logits ",
             all.logits, " (relative), q ", all.q, ", x ", all.x, ", decoder ", all.decoder);
+#else
+    FAIL("built without ATTN_MODEL_REFS: the PyTorch references (tests/model/make_models.py) were not made");
+#endif
+}
+
+// Threads: every reference case (every family, shape, precision, sliding window, soft cap) gives
+// one thread's numbers, bit for bit, on 2, 3 and 8 threads with every job split (split_work 0):
+// the forward's maps, hidden states and logits, each layer's block trace, and tokens generated
+// with the KV cache.
+TEST_CASE("threads: every reference case's forward, block traces and generation are one thread's, bit for bit") {
+#ifdef ATTN_MODEL_REFS
+    const std::filesystem::path root = ATTN_MODEL_REFS;
+    std::ifstream f(root / "cases.json");
+    REQUIRE(f);
+    const nlohmann::json cases_json = nlohmann::json::parse(f);
+    const nlohmann::json& list = cases_json.is_object() ? cases_json.at("cases") : cases_json;
+    std::vector<std::unique_ptr<kernels::Pool>> pools;
+    for (int threads : {2, 3, 8}) pools.push_back(std::make_unique<kernels::Pool>(threads));
+    int cases = 0, differ = 0;
+    for (const nlohmann::json& c : list) {
+        const std::string name = c.is_string() ? c.get<std::string>() : c.at("case").get<std::string>();
+        CAPTURE(name);
+        const ModelFiles files = ModelFiles::from_folder((root / name).string());
+        const ModelConfig config = read_config(files.need("config.json").text(), files.shown("config.json"));
+        const Model model = ModelLoader(config, files).take();
+        const nlohmann::json e = nlohmann::json::parse(files.need("expected.json").text());
+        RunInput in;
+        if (config.encoder_decoder()) in.ids = e.at("decoder_ids").get<std::vector<int>>(), in.source_ids = e.at("encoder_ids").get<std::vector<int>>();
+        else in.ids = e.at("ids").get<std::vector<int>>();
+        const auto outcome = [&](kernels::Context& ctx) {
+            RunResult run = forward(ctx, model, in);
+            std::vector<Matrix> traced;
+            for (std::size_t k = 0; k < run.stacks.size(); ++k)
+                for (std::size_t l = 0; l < run.stacks[k].layers.size(); ++l)
+                    for (const HeadTrace& h : block_trace(ctx, model, run, static_cast<int>(k), static_cast<int>(l)).trace.heads)
+                        traced.push_back(h.weights), traced.push_back(h.output);
+            Generated g;
+            if (config.decoder_only()) g = generate(ctx, model, {}, in.ids, 4, -1);
+            return std::make_tuple(std::move(run), std::move(traced), std::move(g));
+        };
+        kernels::Context one;
+        const auto [want, want_traced, want_generated] = outcome(one);
+        for (const auto& pool : pools) {
+            kernels::Context ctx(kernels::best_isa(), pool.get());
+            ctx.split_work = 0;
+            const auto [got, got_traced, got_generated] = outcome(ctx);
+            differ += !same_bits(got.hidden, want.hidden) + (got.logits != want.logits) +
+                      (got_generated.ids != want_generated.ids) + (got_generated.logits != want_generated.logits);
+            for (std::size_t k = 0; k < want.stacks.size(); ++k)
+                for (std::size_t l = 0; l < want.stacks[k].layers.size(); ++l)
+                    for (std::size_t h = 0; h < want.stacks[k].layers[l].weights.size(); ++h)
+                        differ += !same_bits(got.stacks[k].layers[l].weights[h], want.stacks[k].layers[l].weights[h]);
+            for (std::size_t i = 0; i < want_traced.size(); ++i) differ += !same_bits(got_traced[i], want_traced[i]);
+        }
+        ++cases;
+    }
+    MESSAGE(cases, " cases on 2, 3 and 8 threads: ", differ, " results differ from one thread's");
+    CHECK(cases > 10);
+    CHECK(differ == 0);
 #else
     FAIL("built without ATTN_MODEL_REFS: the PyTorch references (tests/model/make_models.py) were not made");
 #endif

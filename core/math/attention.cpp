@@ -185,13 +185,15 @@ MultiHeadTrace multi_head_attention(kernels::Context& ctx, const Matrix& x_q, co
     const std::vector<kernels::RowSpan> spans = kernels::row_spans(allowed.data(), p.T_q, p.T_k);
 
     t.concat.resize(p.T_q, p.d_model);
-    t.heads.reserve(p.n_heads);
-    for (int h = 0; h < p.n_heads; ++h) {
+    t.heads.resize(static_cast<std::size_t>(p.n_heads));
+    const double work = 2.0 * p.T_q * p.T_k * p.d_model;  // S and O of every head
+    kernels::for_parts(ctx, p.n_heads, work, [&](int h, kernels::Context& head_ctx) {  // a head per part
         const int c0 = h * p.d_k;
-        t.heads.push_back(head_trace(ctx, p.Q.middleCols(c0, p.d_k), p.K.middleCols(c0, p.d_k),
-                                     p.V.middleCols(c0, p.d_k), allowed, spans.data(), options.scale));
-        t.concat.middleCols(c0, p.d_k) = t.heads.back().output;
-    }
+        HeadTrace& head = t.heads[static_cast<std::size_t>(h)];
+        head = head_trace(head_ctx, p.Q.middleCols(c0, p.d_k), p.K.middleCols(c0, p.d_k), p.V.middleCols(c0, p.d_k),
+                          allowed, spans.data(), options.scale);
+        t.concat.middleCols(c0, p.d_k) = head.output;
+    });
     t.output = project(ctx, t.concat, weights.w_o, weights.b_o);
     return t;
 }

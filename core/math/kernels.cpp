@@ -3,6 +3,7 @@
 //
 // [SECTION] One body per instruction set
 // [SECTION] Dispatch
+// [SECTION] Products' parts
 // [SECTION] Row spans
 // [SECTION] Entry points
 #include "kernels.hpp"
@@ -132,7 +133,7 @@ struct Table {
     // per Precision (F32, BF16, F16)
     void (*unpack[3])(int, int, const void*, float*, int);
     void (*column[3])(int, int, const void*, int, float*);
-    void (*matmul_packed[3])(Context&, int, int, int, const float*, int, const void*, const float*, float*, int);
+    void (*matmul_packed[3])(Context&, int, int, int, const float*, int, const void*, const float*, float*, int, int, int);
     void (*softmax_rows)(const float*, float, const std::uint8_t*, const RowSpan*, int, int, float*, float*,
                          std::vector<int>*);
     void (*exp_nonpositive)(const float*, float*, int);
@@ -217,7 +218,34 @@ std::vector<Isa> available_isas() {
 
 Isa best_isa() { return all_tables().back().isa; }
 
-Context::Context(Isa isa) : isa(table(isa).isa) {}
+Context::Context(Isa isa, Pool* pool) : isa(table(isa).isa), pool(pool) {}
+
+void Context::make_workers() {
+    const std::size_t n = static_cast<std::size_t>(threads() - 1);
+    while (workers_.size() < n) workers_.push_back(std::make_unique<Context>(isa));
+    for (auto& w : workers_) w->isa = isa;  // the caller may have changed its own
+}
+
+// [SECTION] Products' parts -------------------------------------------------------------------
+
+namespace {
+
+// A product's parts: C's columns in runs of whole panels (nr columns), one run per thread, as
+// even as can be. Part `part` of `parts` is [j0, j1).
+struct Columns {
+    int j0, j1;
+};
+Columns columns(int part, int parts, int N, int nr) {
+    const int panels = (N + nr - 1) / nr;
+    return {std::min(N, panels * part / parts * nr), std::min(N, panels * (part + 1) / parts * nr)};
+}
+// One per thread, at most one per panel; one when the product is too small to split (split_work).
+int column_parts(const Context& ctx, int M, int N, int K, int nr) {
+    if (static_cast<double>(M) * N * K < ctx.split_work) return 1;
+    return std::max(1, std::min(ctx.threads(), (N + nr - 1) / nr));
+}
+
+}  // namespace
 
 // [SECTION] Row spans -------------------------------------------------------------------------
 
@@ -249,7 +277,15 @@ std::vector<RowSpan> row_spans(const std::uint8_t* allowed, int T_q, int T_k) {
 
 void matmul(Context& ctx, int M, int N, int K, const float* A, int lda, const float* B, int ldb, bool b_transposed,
             const float* bias, float* C, int ldc) {
-    table(ctx.isa).matmul(ctx, M, N, K, A, lda, B, ldb, b_transposed, bias, C, ldc);
+    const Table& t = table(ctx.isa);
+    const int parts = column_parts(ctx, M, N, K, t.nr);
+    if (parts <= 1) return t.matmul(ctx, M, N, K, A, lda, B, ldb, b_transposed, bias, C, ldc);
+    // Each part is the product with B's columns j0 … j1 − 1 (rows, transposed): a B of its own.
+    for_parts(ctx, parts, ctx.split_work, [&](int part, Context& w) {  // parts > 1: big enough
+        const auto [j0, j1] = columns(part, parts, N, t.nr);
+        t.matmul(w, M, j1 - j0, K, A, lda, B + (b_transposed ? static_cast<std::ptrdiff_t>(j0) * ldb : j0), ldb,
+                 b_transposed, bias ? bias + j0 : nullptr, C + j0, ldc);
+    });
 }
 
 std::size_t packed_size(Isa isa, int K, int N) { return table(isa).packed_size(K, N); }
@@ -290,8 +326,15 @@ void column(const PackedB& B, int j, float* out) {
 
 void matmul(Context& ctx, int M, const float* A, int lda, const PackedB& B, const float* bias, float* C, int ldc) {
     const Table& t = table(ctx.isa);
-    if (t.nr == table(B.isa).nr)
-        return t.matmul_packed[static_cast<int>(B.precision)](ctx, M, B.N, B.K, A, lda, B.data, bias, C, ldc);
+    if (t.nr == table(B.isa).nr) {
+        // Each part is the packed panels [j0, j1) / nr, read where they are.
+        const auto product = t.matmul_packed[static_cast<int>(B.precision)];
+        const int parts = column_parts(ctx, M, B.N, B.K, t.nr);
+        return for_parts(ctx, parts, ctx.split_work, [&](int part, Context& w) {  // one part: on ctx
+            const auto [j0, j1] = columns(part, parts, B.N, t.nr);
+            product(w, M, B.N, B.K, A, lda, B.data, bias, C, ldc, j0 / t.nr, (j1 + t.nr - 1) / t.nr);
+        });
+    }
     std::vector<float> dense(static_cast<std::size_t>(B.K) * B.N);
     unpack(B, dense.data(), B.N);
     t.matmul(ctx, M, B.N, B.K, A, lda, dense.data(), B.N, false, bias, C, ldc);

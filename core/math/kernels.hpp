@@ -22,6 +22,8 @@
 // [SECTION] One head, fused per block of rows
 #pragma once
 
+#include "pool.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -53,19 +55,51 @@ private:
     std::size_t size_ = 0;
 };
 
-// What a kernel call needs from its caller: the instruction set, and the packed panels'
-// memory. Panels are rebuilt on every call; keeping the memory from one call to the next (the
-// projections and heads of one attention call share a Context) saves the allocation and page
-// faults of fresh buffers (0.5 MB for B's block in a product with 512 columns, 0.5 MB for the
-// K or V panels at T = 2048) without changing any result. One thread at a time uses a Context.
+// Below this many multiply-adds, a job stays on the calling thread: waking the pool's threads
+// (microseconds) would cost about what they save (tiny-lm's products and heads stay below it).
+constexpr double kSplitWork = 1 << 20;
+
+// What a kernel call needs from its caller: the instruction set, the packed panels' memory, and
+// the threads it may use. Panels are rebuilt on every call; keeping the memory from one call to
+// the next (the projections and heads of one attention call share a Context) saves the
+// allocation and page faults of fresh buffers (0.5 MB for B's block in a product with 512
+// columns, 0.5 MB for the K or V panels at T = 2048) without changing any result. One thread at
+// a time uses a Context.
+// With a pool (the caller's, pool.hpp), a product splits C's columns among the pool's threads and
+// for_parts splits a loop (the heads of an attention block), each thread with a Context of its
+// own (worker()); every number is the same as on one thread, bit for bit, whatever the count.
 struct Context {
-    Context() = default;        // the best instruction set
-    explicit Context(Isa isa);  // std::invalid_argument if `isa` is not one of available_isas()
+    Context() = default;        // the best instruction set, this thread alone
+    explicit Context(Isa isa, Pool* pool = nullptr);  // std::invalid_argument if `isa` is not one of available_isas()
 
     Isa isa = best_isa();  // one of available_isas(): the kernels throw std::invalid_argument otherwise
+    Pool* pool = nullptr;  // threads for the big products and loops, or nullptr: this thread alone
+    double split_work = kSplitWork;  // a job of fewer multiply-adds stays on this thread (the tests: 0)
     Scratch packed_k, packed_v;  // attention_head: Kᵀ as ⌈T_k/NR⌉ d_k×NR panels, V as ⌈d_k/NR⌉ T_k×NR
-    Scratch packed_b, packed_a;  // matmul: B's KC×N block as KC×NR panels, A's MC×KC as KC×MR ones
+    Scratch packed_b, packed_a;  // matmul: B's KC×N block as KC×NR parts, A's MC×KC as KC×MR ones
+
+    int threads() const { return pool ? pool->threads() : 1; }
+    // The Context of the pool's thread `worker` (0: this one): the same instruction set, its own
+    // memory, no pool. Made for every thread before a job starts (for_parts).
+    Context& worker(int worker) { return worker == 0 ? *this : *workers_[static_cast<std::size_t>(worker - 1)]; }
+    void make_workers();
+
+private:
+    std::vector<std::unique_ptr<Context>> workers_;
 };
+
+// f(part, context) for every part in [0, parts), with the Context of the thread that runs it:
+// on ctx's pool when it has one and the job's `work` (its multiply-adds, all parts together) is
+// at least ctx.split_work, else on ctx, in order. Parts must write apart from each other.
+template <class F>
+void for_parts(Context& ctx, int parts, double work, F&& f) {
+    if (ctx.threads() == 1 || parts <= 1 || work < ctx.split_work) {
+        for (int part = 0; part < parts; ++part) f(part, ctx);
+        return;
+    }
+    ctx.make_workers();
+    ctx.pool->run(parts, [&](int part, int worker) { f(part, ctx.worker(worker)); });
+}
 
 // [SECTION] Matrix products ------------------------------------------------------------------
 

@@ -382,7 +382,8 @@ void attend_heads(kernels::Context& ctx, const BlockSpec& s, const float* Q, int
                   int ld_kv, int T_q, int T_k, const MaskMatrix& allowed, const HeadsOut& out) {
     const bool masked = allowed.size() > 0;
     const std::vector<kernels::RowSpan> spans = kernels::row_spans(masked ? allowed.data() : nullptr, T_q, T_k);
-    for (int h = 0; h < s.n_heads; ++h) {
+    const double work = 2.0 * s.n_heads * T_q * T_k * s.d_head;  // S and O, every entry (masked included)
+    kernels::for_parts(ctx, s.n_heads, work, [&](int h, kernels::Context& head_ctx) {  // a head per part
         const int g = h / s.group();
         kernels::HeadArgs args;
         args.T_q = T_q, args.T_k = T_k, args.d_k = s.d_head;
@@ -400,8 +401,8 @@ void attend_heads(kernels::Context& ctx, const BlockSpec& s, const float* Q, int
             args.scores = ht->scores.data(), args.scaled = ht->scaled.data();
             args.fully_masked = &ht->fully_masked_rows;
         }
-        kernels::attention_head(ctx, args);
-    }
+        kernels::attention_head(head_ctx, args);
+    });
 }
 
 // The knocked-out heads' columns of concat (T_q×(n_heads·d_head)): zeros, or each column's mean
@@ -512,15 +513,22 @@ void residual(const ModelConfig& c, Matrix& x, const Norm& n, const Norm& post, 
 Matrix feed_forward(kernels::Context& ctx, const ModelConfig& c, const LayerWeights& l, const Matrix& x) {
     const int T = static_cast<int>(x.rows()), d = static_cast<int>(x.cols()), d_ff = l.fc1.out();
     Matrix h(T, d_ff), y(T, d);
+    Matrix g(c.gated_mlp ? T : 0, d_ff);
     blocks::linear(ctx, l.fc1, x.data(), T, d, h.data(), d_ff);
-    if (c.gated_mlp) {
-        Matrix g(T, d_ff);
-        blocks::linear(ctx, l.gate, x.data(), T, d, g.data(), d_ff);
-        blocks::activate(ctx.isa, c.activation, g.data(), static_cast<std::size_t>(g.size()));
-        h.array() *= g.array();
-    } else {
-        blocks::activate(ctx.isa, c.activation, h.data(), static_cast<std::size_t>(h.size()));
-    }
+    if (c.gated_mlp) blocks::linear(ctx, l.gate, x.data(), T, d, g.data(), d_ff);
+    // h = act(h), or act(g) ⊙ h: elementwise, so the rows split among the threads as they come
+    // (a tanh or σ costs about 16 multiply-adds)
+    const int parts = ctx.threads();
+    kernels::for_parts(ctx, parts, 16.0 * T * d_ff, [&](int part, kernels::Context& w) {
+        const int r0 = T * part / parts, rows = T * (part + 1) / parts - r0;
+        const std::size_t n = static_cast<std::size_t>(rows) * d_ff;
+        if (c.gated_mlp) {
+            blocks::activate(w.isa, c.activation, g.row(r0).data(), n);
+            h.middleRows(r0, rows).array() *= g.middleRows(r0, rows).array();
+        } else {
+            blocks::activate(w.isa, c.activation, h.row(r0).data(), n);
+        }
+    });
     blocks::linear(ctx, l.fc2, h.data(), T, d_ff, y.data(), d);
     return y;
 }

@@ -296,6 +296,18 @@ for name, model_type, _ in (parts for parts in lines if len(parts) == 3):
     else:
         print(f"ok    built-in {name} ({model_type}) runs as models/{name}")
 bad("no such built-in model", ["no-such-model", "--ids", "1"], "no-such-model", "attnviz run --list", "not in the cache")
+
+# --threads: the same output, byte for byte, on 1, 2, 3 and 8 threads; 0 is refused. (These small
+# models' products stay on one thread, below kernels::kSplitWork: the native suite's "threads:"
+# cases split every product of every reference case.)
+for name, args in (("tiny-lm", ["--ids", "1,2,3,4,5,6,7,8", "--generate", "3"]),
+                   ("tiny-translator", ["--source-ids", "4,5,6", "--max-new", "4"])):
+    outs = {n: run([name] + args + ["--json", "--threads", str(n)]).stdout for n in (1, 2, 3, 8)}
+    if len(set(outs.values())) != 1 or not outs[1]:
+        fail(f"{name}: --threads 1, 2, 3 and 8 give different output")
+    else:
+        print(f"ok    {name}: --threads 1, 2, 3 and 8 give the same output")
+bad("--threads 0", ["tiny-lm", "--ids", "1", "--threads", "0"], "--threads", "from 1 to 1024")
 shutil.rmtree(work)
 shutil.rmtree(hub_env["HF_HUB_CACHE"])
 print(f"{len(failures)} failures" if failures else "run: ok")

@@ -40,7 +40,8 @@ struct ModelJob {
     std::unique_ptr<Forward> forward;  // the run whose maps the figure shows
     std::unique_ptr<Forward> compare;  // the same model on the session's second text (Compare), after `forward`
     RunInput compare_input;
-    kernels::Context ctx;
+    std::shared_ptr<kernels::Pool> pool;  // the session's when the job started
+    kernels::Context ctx;                 // on that pool
     double longest_slice = 0;          // seconds: the longest step_job so far
     int frames = 0;                    // frames it has had work in
 };
@@ -69,6 +70,11 @@ bool guarded(AppState& st, const std::string& name, F&& f) {
 }  // namespace
 
 // [SECTION] Opening a model ------------------------------------------------------------------
+
+void set_model_threads(ModelSession& ms, int threads) {
+    threads = std::clamp(threads, 1, 1024);
+    if (threads != ms.threads) ms.threads = threads, ms.pool.reset();  // a running job keeps its own
+}
 
 void open_model_files(AppState& st, ModelFiles files) {
     ModelSession& ms = st.model;
@@ -342,11 +348,19 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 
+// The session's pool, made on first use.
+std::shared_ptr<kernels::Pool> session_pool(ModelSession& ms) {
+    if (!ms.pool) ms.pool = std::make_shared<kernels::Pool>(ms.threads);
+    return ms.pool;
+}
+
 // The job for the session's input, or nullptr with st.error set (text too long, …).
 std::shared_ptr<ModelJob> start_job(AppState& st) {
     ModelSession& ms = st.model;
     const LoadedModel& m = *ms.model;
     auto job = std::make_shared<ModelJob>();
+    job->pool = session_pool(ms);
+    job->ctx.pool = job->pool.get();
     job->revision = ms.input_revision;
     const bool ok = guarded(st, m.name, [&] {
         Interventions& edits = job->input.edits;
@@ -469,7 +483,7 @@ void show_run(AppState& st, RunInput input, RunResult result, std::shared_ptr<co
 void measure_importance(AppState& st, Clock::time_point start, double budget_seconds) {
     ModelSession& ms = st.model;
     if (!ms.importance) return;
-    kernels::Context ctx;
+    kernels::Context ctx(kernels::best_isa(), session_pool(ms).get());
     do ms.importance->step(ctx);
     while (!ms.importance->done() && std::chrono::duration<double>(Clock::now() - start).count() < budget_seconds);
     if (!ms.importance->done()) return;

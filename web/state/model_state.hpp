@@ -127,6 +127,10 @@ struct ModelSession {
     std::shared_ptr<const LiveRun> importance_of;
     int last_run_frames = 0;                   // frames the last finished run took (1: it fit the frame that started it)
     int top_n = 10;                            // next tokens shown
+    // The threads a run uses (set_model_threads; desktop: --threads, every core by default; a page
+    // module without threads has one, whatever is asked) and their pool, made by the first run.
+    int threads = kernels::Pool::hardware_threads();
+    std::shared_ptr<kernels::Pool> pool;       // a job keeps the one it started with
 
     bool active() const { return model != nullptr; }
     bool busy() const { return reading || fetching || loading || job || importance; }
@@ -143,6 +147,9 @@ inline constexpr const char* kHubSuggestions[] = {
 // The browser can give a model at most this much memory (wasm32, -sMAXIMUM_MEMORY=4GB, less
 // what the app holds).
 inline constexpr double kBrowserModelBytes = 3.5e9;
+
+// The threads the next runs use (1 … 1024): a new pool once the run in progress has ended.
+void set_model_threads(ModelSession& ms, int threads);
 
 // Files by name: starts loading the weights (errors go to st.error; the figure stays).
 void open_model_files(AppState& st, ModelFiles files);
