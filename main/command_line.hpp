@@ -1,6 +1,6 @@
 // command_line.hpp: what the desktop app's command line asks for (SPEC.md §2, §5). The browser
 // build has no command line (its link says what to open: link_state.hpp), so this is compiled
-// natively only and the page's download carries none of it (docs/BENCHMARKS.md, the budget).
+// natively only and the page's download carries none of it (docs/BENCHMARKS-HISTORY.md, the budget).
 #pragma once
 
 #include "figure.hpp"

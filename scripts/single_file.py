@@ -11,7 +11,7 @@ by model and file name; the page hands them to the app as Module.attnvizInlineMo
 
 Fonts: ui.ttf and cjk-seeds.ttf (the packaged first-frame fonts) and fonts/cjk-common.ttf
 (GB2312's 6763 hanzi, kana, CJK punctuation) are inside. The whole Droid Sans Fallback
-(fonts/cjk-full.ttf, ~4 MB) is not: a character outside those draws as a box (README).
+(fonts/cjk-full.ttf, ~4 MB) is not: a character outside those draws as a box (docs/EMBED.md).
 """
 import base64
 import json

@@ -410,7 +410,7 @@ TEST_CASE("an imported map travels as map=STACK:LAYER:HEAD and is shown once its
 
 // [The parameter table] ----------------------------------------------------------------------
 // link_parameters() is the one list of the link's parameters; these check each row by itself,
-// and README's table against it.
+// and docs/LINKS.md's table against it.
 
 namespace {
 
@@ -497,7 +497,7 @@ TEST_CASE("every link parameter: samples read and write back, defaults are left 
         REQUIRE_MESSAGE(samples.count(name), "no samples for the parameter " << name);
         CHECK(find_link_parameter(name) == &p);
         const ParamSamples& s = samples.at(name);
-        if (name == "cmap")  // README lists every colormap
+        if (name == "cmap")  // docs/LINKS.md lists every colormap
             for (const Colormap& m : colormaps()) {
                 std::string quoted = "`";
                 quoted.append(m.name).push_back('`');
@@ -529,7 +529,7 @@ TEST_CASE("every link parameter: samples read and write back, defaults are left 
             CHECK(p.parse(l, p.default_value).empty());
             CHECK(encode_link(l) == encode_link(LinkState{}));
         } else {
-            CHECK((*p.absent != '\0') >= p.always_written);  // README says what a missing one means
+            CHECK((*p.absent != '\0') >= p.always_written);  // docs/LINKS.md says what a missing one means
         }
 
         // A bad value: the error names the parameter and the figure is the default one.
@@ -586,35 +586,48 @@ TEST_CASE("set-view takes and get-state reports the parameters with a message ty
     CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, tiles, tile, qk, token, theme, size, lang, panels, compare, knockout, knockout_mode, hide, importance, generate, temperature, top_k, seed, step)");
 }
 
-TEST_CASE("README's parameter table is link_parameters_markdown()") {
-    const std::string path = std::string(ATTN_TEST_DATA) + "/../../README.md";
+namespace {
+
+// A page of docs/, whole (ATTN_TEST_DATA is tests/data).
+std::string docs_path(const char* page) { return std::string(ATTN_TEST_DATA) + "/../../docs/" + page; }
+
+std::string read_docs_page(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     REQUIRE_MESSAGE(in, "cannot open " << path);
-    std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    in.close();
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST_CASE("LINKS.md's parameter table is link_parameters_markdown()") {
+    const std::string path = docs_path("LINKS.md");
+    std::string page = read_docs_page(path);
     const std::string begin = "<!-- link-parameters", end = "<!-- /link-parameters -->";
-    const size_t b = readme.find(begin), e = readme.find(end);
-    REQUIRE_MESSAGE(b != std::string::npos, "README has no " << begin << " marker");
+    const size_t b = page.find(begin), e = page.find(end);
+    REQUIRE_MESSAGE(b != std::string::npos, "docs/LINKS.md has no " << begin << " marker");
     REQUIRE(e != std::string::npos);
-    const size_t first = readme.find("-->\n", b) + 4;
+    const size_t first = page.find("-->\n", b) + 4;
     REQUIRE(first <= e);
     const std::string table = "\n" + link_parameters_markdown() + "\n";  // blank lines: the comments are blocks of their own
     for (const LinkParam& p : link_parameters())
         for (const char* cell : {p.what, p.values, p.absent})
             CHECK(std::string(cell).find_first_of("|\n") == std::string::npos);  // one row, four cells
-    // ATTN_UPDATE_README=1 build/attn_tests -tc="README*" writes the table (native build).
-    if (const char* update = std::getenv("ATTN_UPDATE_README"); update && std::string(update) == "1") {
-        readme.replace(first, e - first, table);
-        std::ofstream(path, std::ios::binary) << readme;
+    // ATTN_UPDATE_DOCS=1 build/attn_tests -tc="LINKS*" writes the table (native build).
+    if (const char* update = std::getenv("ATTN_UPDATE_DOCS"); update && std::string(update) == "1") {
+        page.replace(first, e - first, table);
+        std::ofstream(path, std::ios::binary) << page;
         MESSAGE("wrote the parameter table to " << path);
         return;
     }
-    CHECK_MESSAGE(readme.substr(first, e - first) == table,
-                  "README's link table is out of date: ATTN_UPDATE_README=1 build/attn_tests -tc=\"README*\" rewrites it");
-    // The message rows name set-view's fields as the table has them.
-    const size_t set_view = readme.find("| `{type: \"attnviz:set-view\"");
-    REQUIRE(set_view != std::string::npos);
-    const std::string row = readme.substr(set_view, readme.find('\n', set_view) - set_view);
+    CHECK_MESSAGE(page.substr(first, e - first) == table,
+                  "docs/LINKS.md's link table is out of date: ATTN_UPDATE_DOCS=1 build/attn_tests -tc=\"LINKS*\" rewrites it");
+}
+
+TEST_CASE("EMBED.md's set-view message names the link parameters set-view takes") {
+    const std::string page = read_docs_page(docs_path("EMBED.md"));
+    const size_t set_view = page.find("| `{type: \"attnviz:set-view\"");
+    REQUIRE_MESSAGE(set_view != std::string::npos, "docs/EMBED.md has no set-view row");
+    const std::string row = page.substr(set_view, page.find('\n', set_view) - set_view);
     for (const LinkParam& p : link_parameters())
         CHECK_MESSAGE((row.find(std::string(p.name) + "?") != std::string::npos) == (p.message != LinkMessage::None), p.name);
 }

@@ -21,7 +21,7 @@
 namespace attn {
 
 // [SECTION] Limits ---------------------------------------------------------------------------
-// Documented in README.md; the reader rejects anything larger with a message naming the field.
+// Documented in docs/SCENES.md; the reader rejects anything larger with a message naming the field.
 inline constexpr int kMaxTokens = 8192;      // per sequence
 inline constexpr int kMaxDModel = 4096;
 inline constexpr int kMaxHeads = 64;

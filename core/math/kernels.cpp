@@ -30,7 +30,7 @@
 #define ATTN_HAVE_RELAXED 1
 #endif
 // -DATTN_ONE_ISA=1 (the page's two wasm modules, CMakeLists.txt): only the best set this build
-// has, so that a reader downloads no kernels the page never runs (docs/BENCHMARKS.md, the budget).
+// has, so that a reader downloads no kernels the page never runs (docs/BENCHMARKS-HISTORY.md, the budget).
 #if defined(ATTN_ONE_ISA) && ATTN_ONE_ISA && (ATTN_HAVE_SIMD128 || ATTN_HAVE_RELAXED)
 #if ATTN_HAVE_RELAXED
 #undef ATTN_HAVE_SIMD128

@@ -11,7 +11,7 @@ attnviz's own app inside the output: offline, with nothing fetched.
     attnviz.show_model("tiny-circuits", "The cat sat")  # a model run in the output by attnviz's runtime
     attnviz.save_html(figure, "fig.html")
 
-Keyword arguments are the link's parameters (README: view, head, map, theme, lang, cmap, …)
+Keyword arguments are the link's parameters (docs/LINKS.md: view, head, map, theme, lang, cmap, …)
 plus width and height (pixels, or a CSS length such as "100%").
 """
 import os

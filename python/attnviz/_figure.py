@@ -68,7 +68,7 @@ def _model_files(name):
 
 # [SECTION] The link's parameters -----------------------------------------------------------
 
-# README's table of link parameters (web/state/link_state.cpp); tests/test_figure.py checks
+# docs/LINKS.md's table of link parameters (web/state/link_state.cpp); tests/test_figure.py checks
 # this list against it. `v` is written here; the data's own are set by show() and show_model().
 LINK_PARAMETERS = ("view", "head", "tiles", "tile", "qk", "token", "theme", "size", "lang", "panels", "fps", "lineheads", "threshold",
                    "map", "compare", "translate", "knockout", "knockout_mode", "hide", "importance", "generate",

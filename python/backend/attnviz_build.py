@@ -26,7 +26,7 @@ def _site():
     missing = [name for name in APP_FILES if not (site / name).is_file()]
     if missing:
         raise RuntimeError(f"attnviz: {site} has no {', '.join(missing)}: build the web app first "
-                           "(scripts/run.sh, or the web build in README), or set ATTNVIZ_SITE to its site folder")
+                           "(scripts/run.sh; docs/WEB.md), or set ATTNVIZ_SITE to its site folder")
     return site
 
 

@@ -1,4 +1,4 @@
-"""The figure's HTML (attnviz._figure): the link's parameters against README's table, the
+"""The figure's HTML (attnviz._figure): the link's parameters against docs/LINKS.md's table, the
 .safetensors bytes the app reads, and what show(), show_model() and save_html() write."""
 import json
 import pathlib
@@ -49,9 +49,9 @@ def read_safetensors(data):
     return header, tensors
 
 
-def test_link_parameters_are_readmes():
-    readme = (ROOT / "README.md").read_text()
-    table = readme.split("<!-- link-parameters", 1)[1].split("<!-- /link-parameters -->", 1)[0]
+def test_link_parameters_are_the_docs():
+    page = (ROOT / "docs" / "LINKS.md").read_text()
+    table = page.split("<!-- link-parameters", 1)[1].split("<!-- /link-parameters -->", 1)[0]
     names = set(re.findall(r"^\| `(\w+)` \|", table, re.M))
     assert set(_figure.LINK_PARAMETERS) | set(_figure.DATA_PARAMETERS) | {"v"} == names
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// embed.mjs: the figure in a link and in other people's pages (README "Embed in your blog").
+// embed.mjs: the figure in a link and in other people's pages (docs/EMBED.md).
 //   node tests/browser/embed.mjs SITE_DIR ARTIFACT_DIR
 // Link round trips (view, head, token, theme, a typed sentence, a custom scene), the figure-only
 // layout, the three-iframe example page, the script-tag embed, the parent page's messages, the

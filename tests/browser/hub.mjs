@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // hub.mjs: models by name in the page (SPEC.md §6), against a stand-in of the Hub
 // (tests/hub/hub_server.py: the listing, resolve URLs, a 302 to a CDN on another port, CORS), with
-// the page served under the README's Content-Security-Policy plus the stand-in's hosts in
+// the page served under docs/EMBED.md's Content-Security-Policy plus the stand-in's hosts in
 // connect-src. Checked: ?hf= opens a model with progress; a link's hf= (a sharded model) does too
 // and the copied link keeps it; a reload with the stand-in stopped opens from the browser's
 // storage; a gated model's message; a model over the page's memory refused before its download;

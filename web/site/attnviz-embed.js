@@ -7,7 +7,7 @@
 // attnviz-relaxed.js/.wasm (relaxed SIMD, where the browser validates it) or attnviz.js/.wasm
 // (SIMD128), attnviz.data and fonts/ are found next to this script. The figure
 // is figure-only (panels=0) unless the hash says otherwise. Each element gets
-//   element.attnvizMessage(message) → reply   (the messages of README "Embed in your blog")
+//   element.attnvizMessage(message) → reply   (the messages of docs/EMBED.md)
 // and fires an "attnviz-ready" event after its first frame.
 //
 // attnvizEmbed.start(element, options) starts one figure by hand; the notebook's outputs

@@ -1,7 +1,7 @@
 // attnviz-page.js: index.html's loader. Fetches attnviz.wasm with a progress bar, starts the app
 // (createAttnviz, the modularized Emscripten build) on the page's canvas, forwards IME and
 // pasted text, and answers the parent page's messages when the page is embedded in an <iframe>
-// (README "Embed in your blog"). A file, not an inline <script>, so the page runs under a
+// (docs/EMBED.md). A file, not an inline <script>, so the page runs under a
 // strict Content-Security-Policy (script-src 'self' 'wasm-unsafe-eval').
 // Two builds of the app: attnviz-relaxed.js/.wasm (relaxed SIMD: the kernels' fused multiply-add)
 // where the browser validates a relaxed-SIMD instruction, attnviz.js/.wasm (SIMD128) elsewhere.

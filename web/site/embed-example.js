@@ -1,5 +1,5 @@
 // embed-example.js: the buttons under the first figure of embed-example.html talk to it with
-// postMessage (README "Embed in your blog"); replies are logged to the console.
+// postMessage (docs/EMBED.md); replies are logged to the console.
 (function () {
   'use strict';
   const frame = document.getElementById('fig-self');

@@ -1,7 +1,7 @@
 // link_state.hpp: the whole figure in a link (SPEC.md §4), and the messages a parent page may
 // post to an embedded figure. No ImGui or GL here, so the doctest suite checks it natively.
 //
-// The hash is readable key=value pairs, version first (README "Embed in your blog"):
+// The hash is readable key=value pairs, version first (docs/LINKS.md):
 //   #v=1&preset=i-am-good&view=heatmap&head=2&token=q1&theme=light&text=1.25&panels=0
 // A preset shown unchanged is named (preset=); any other scene travels as base64url of its
 // compact JSON (scene=), read back with read_scene so a bad link fails like a bad file. A
@@ -54,7 +54,7 @@ struct LinkState {
     bool log = false;              // heatmap weights on the log scale
     bool sink_hidden = false;      // heatmap and lines: the first key left out, rows renormalized (sink.hpp)
     // An imported file's map, "STACK:LAYER:HEAD" with 1-based numbers ("decoder_attention:2:5").
-    // The file itself comes from the page's ?import= (README); the map is chosen once it is in.
+    // The file itself comes from the page's ?import= (docs/LINKS.md); the map is chosen once it is in.
     std::string import_map;
     // A live model's input (the model is `model` below, or the page's ?model=): its text, marian's source, and
     // whether marian translates or reads `model_text` as its target.
@@ -84,8 +84,8 @@ struct LinkState {
 // [SECTION] Parameters -----------------------------------------------------------------------
 // Every parameter of the link is one row of link_parameters() (link_state.cpp), and everything
 // about it is in that row: encode_link writes the rows in order, decode_link reads them by name,
-// set-view and get-state take and report the rows with a `message` type, and README's table is
-// link_parameters_markdown() (tests/test_link.cpp keeps README in step). A new parameter is a
+// set-view and get-state take and report the rows with a `message` type, and docs/LINKS.md's table
+// is link_parameters_markdown() (tests/test_link.cpp keeps it in step). A new parameter is a
 // field of LinkState above and a row there.
 
 // How a parameter reads and writes as a JSON value in set-view / get-state.
@@ -100,10 +100,10 @@ enum class LinkMessage {
 
 struct LinkParam {
     const char* name;           // in the hash and the messages: "head"
-    const char* what;           // README: what it sets, one line
-    const char* values;         // README: the values it takes (markdown)
+    const char* what;           // docs/LINKS.md: what it sets, one line
+    const char* values;         // docs/LINKS.md: the values it takes (markdown)
     const char* default_value;  // the value a link leaves out; "" when there is none to write
-    const char* absent = "";    // README's default when default_value is "": "all", "required"
+    const char* absent = "";    // docs/LINKS.md's default when default_value is "": "all", "required"
     bool always_written = false;  // written even at its default (v, preset, view)
     LinkMessage message = LinkMessage::None;
     // Reads `text` (percent-escapes undone) into the link. Returns "" or what was wrong, without
@@ -122,7 +122,7 @@ struct LinkParam {
 // The rows in the order links write them: v first, then the scene, then the view options.
 std::span<const LinkParam> link_parameters();
 const LinkParam* find_link_parameter(std::string_view name);
-// README "Embed in your blog": the parameter table as markdown, one row per parameter.
+// docs/LINKS.md: the parameter table as markdown, one row per parameter.
 std::string link_parameters_markdown();
 
 // [SECTION] Hash -----------------------------------------------------------------------------
@@ -182,7 +182,7 @@ std::string embed_snippet(const std::string& page_url, const LinkState& link, co
                           LinkSceneCache* cache = nullptr);
 
 // [SECTION] Messages -------------------------------------------------------------------------
-// The postMessage API of an embedded figure (README "Embed in your blog"). The page passes the
+// The postMessage API of an embedded figure (docs/EMBED.md). The page passes the
 // message as JSON and posts the reply back to the sender:
 //   {"type":"attnviz:set-scene", "scene": {...} | "<JSON text>"}  or  {"preset": "name"}
 //   {"type":"attnviz:set-view", "view"?, "head"?, "token"?, "theme"?, "text"?, "lang"?, "panels"?}

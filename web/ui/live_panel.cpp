@@ -429,7 +429,7 @@ void draw_experiments(ViewContext& ctx) {
 // drawn again (App::frame_unchanged), so between two steps of the bar a long run's frames cost
 // the model's slices only. In a software WebGL (SwiftShader) each drawn frame is rasterized on
 // the CPU: with the bar redrawn every frame, GPT-2 small took 2.6 s from an edit to its figure
-// (docs/BENCHMARKS.md).
+// (docs/BENCHMARKS-HISTORY.md).
 constexpr double kProgressSeconds = 0.25;
 
 void draw_live_progress(ViewContext& ctx) {
