@@ -164,7 +164,12 @@ int main(int argc, char** argv) {
     ImGui_ImplOpenGL3_Init(attn::platform::kImGuiGlslVersion);
 
     attn::platform::publish_app(&app);
-    if (launch.threads > 0) attn::set_model_threads(app.state.model, launch.threads);
+    // A live model's threads: the desktop's --threads (else every core), the page's choice (else one).
+    if (const int threads = launch.threads > 0 ? launch.threads : attn::platform::page_threads(); threads > 0)
+        attn::set_model_threads(app.state.model, threads);
+    // A live model's runs on a thread of their own where the build has threads (natively; the
+    // page's threaded module, attnviz-page.js), so frames never wait for one.
+    app.state.model.background = attn::kernels::Pool::threads_for(2) > 1;
     if (launch.scene) app.state.load_scene(*launch.scene);
     std::string error;
     if (!app.init(error)) {

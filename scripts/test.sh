@@ -83,6 +83,8 @@ chain_wasm() {
     step lines-scale node tests/browser/lines_scale.mjs build-web/site "$artifacts/lines-scale"
     step browser-model node tests/browser/model.mjs build-web/site "$artifacts/browser-model" build-web/model-refs
     step browser-builtin node tests/browser/builtin.mjs build-web/site "$artifacts/browser-builtin"
+    # The threaded module where the page is cross-origin isolated, the same numbers as one thread.
+    step browser-threads node tests/browser/threads.mjs build-web/site "$artifacts/browser-threads"
     # Models by name in the page (SPEC.md §6), from a stand-in of the Hub (tests/hub/hub_server.py).
     step browser-hub node tests/browser/hub.mjs build-web/site "$artifacts/browser-hub" build-web/model-refs
     # attnviz in a notebook (SPEC.md §7): pip install ./python in a venv, pytest, the example

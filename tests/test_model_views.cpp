@@ -23,10 +23,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace attn;
@@ -527,5 +529,48 @@ TEST_CASE("the induction-circuit scene: tiny-circuits' layer-2 induction head, w
     const int queries = static_cast<int>(ids.size()) - n - 1;
     MESSAGE(aligned << " of " << queries << " second-copy queries look hardest at the token after their earlier copy");
     CHECK(aligned * 3 >= queries * 2);
+}
+#endif
+
+#ifndef __EMSCRIPTEN__
+// A run on a thread of its own (ModelSession::background, where the build has threads): the same
+// figure as the slices between frames give, the frame never stepping the run itself; text typed
+// while a run is on its way wins, and the abandoned run's thread ends on its own.
+TEST_CASE("a live model's run on its own thread shows the slices' figure, and the newest text wins") {
+    const auto run = [](bool background, int threads, const std::vector<std::string>& texts) {
+        AppState st;
+        st.load_preset("i-am-good");
+        st.model.background = background;
+        set_model_threads(st.model, threads);
+        open_builtin_model(st, "tiny-lm");
+        for (int i = 0; i < 10000 && (st.model.loading || !st.model.model); ++i) advance_model(st, 1.0);
+        int frames = 0;
+        for (const std::string& text : texts) {  // each typed one frame after the last
+            st.model.text = text;
+            model_input_changed(st);
+            advance_model(st, 1.0), ++frames;
+        }
+        for (; frames < 100000 && st.model.busy(); ++frames) {
+            advance_model(st, 1.0);
+            if (background) std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+        REQUIRE(st.figure.live);
+        return std::make_pair(st.figure.live, frames);
+    };
+    const std::vector<std::string> texts = {"The cat", "The cat sat on", "The cat sat on the mat. The cat sat on the mat."};
+    const auto [sliced, sliced_frames] = run(false, 1, texts);
+    for (int threads : {1, 3}) {
+        CAPTURE(threads);
+        const auto [live, frames] = run(true, threads, texts);
+        CHECK(live->input.ids == sliced->input.ids);  // the last text's
+        REQUIRE(live->result.stacks.size() == sliced->result.stacks.size());
+        int differ = 0;
+        for (std::size_t l = 0; l < live->result.stacks[0].layers.size(); ++l)
+            for (std::size_t h = 0; h < live->result.stacks[0].layers[l].weights.size(); ++h)
+                differ += live->result.stacks[0].layers[l].weights[h] != sliced->result.stacks[0].layers[l].weights[h];
+        CHECK(differ == 0);
+        CHECK(live->result.logits == sliced->result.logits);
+        MESSAGE("background, ", threads, " threads: the figure after ", frames, " frames (in slices: ", sliced_frames, ")");
+    }
 }
 #endif

@@ -213,7 +213,6 @@ float flash_state(const FlashInput& in, int q, bool sum) {
 
 FlashLayout lay_out_flash(const FlashInput& in, const std::vector<FlashBlock>& blocks, const TextMeasure& m) {
     FlashLayout L;
-    const Trace& tr = *in.trace;
     const FlashTrace& t = *in.flash;
     const float s = in.scale, fs = m.size(FontRole::Body), ss = m.size(FontRole::Small);
     L.s = s;

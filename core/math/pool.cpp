@@ -26,6 +26,7 @@
 namespace attn::kernels {
 
 struct Pool::Shared {
+    std::mutex turn;  // callers on several threads take turns (a run off the frame loop, and the frame's)
     std::mutex mutex;
     std::condition_variable wake;  // a new job, or the pool's end
     std::condition_variable idle;  // busy reached 0
@@ -116,6 +117,7 @@ void Pool::run_job(int parts, Call call, void* fn) {
         return;
     }
     Shared& s = *shared_;
+    const std::lock_guard<std::mutex> turn(s.turn);
     {
         const std::lock_guard<std::mutex> lock(s.mutex);
         s.call = call, s.fn = fn, s.parts = parts;

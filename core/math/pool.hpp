@@ -31,8 +31,9 @@ public:
     int threads() const { return static_cast<int>(threads_.size()) + 1; }
 
     // f(part, worker) for every part in [0, parts), worker in [0, threads()) the one running it
-    // (0: the caller), for memory of its own. One job at a time: run from one thread only (not
-    // from inside a part). The first exception a part throws is rethrown here once all have ended.
+    // (0: the caller), for memory of its own. One job at a time: callers on several threads take
+    // turns (never from inside a part). The first exception a part throws is rethrown here once
+    // all have ended.
     template <class F>
     void run(int parts, F&& f) {
         run_job(parts, [](void* fn, int part, int worker) { (*static_cast<F*>(fn))(part, worker); }, &f);

@@ -204,5 +204,8 @@ bool coarse_pointer();
 // Browser: the reader asked for less motion ("(prefers-reduced-motion: reduce)"): nothing
 // blinks or moves by itself. Desktop: false.
 bool reduced_motion();
+// Browser: the threads the page asks a live model's runs to use (attnviz-page.js: half the
+// cores, at most 8, or its ?threads=N; 0 where the module has none). Desktop: 0 (--threads).
+int page_threads();
 
 }  // namespace attn::platform

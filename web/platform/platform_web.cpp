@@ -435,6 +435,8 @@ EM_JS(int, attnviz_prefers_dark, (), {
 });
 
 // A media query of the page's, kept as a MediaQueryList (read each frame, so it follows changes).
+EM_JS(int, attnviz_page_threads, (), { return Module['attnvizThreads'] | 0; });
+
 EM_JS(int, attnviz_media_matches, (const char* query), {
     if (!window.matchMedia) return 0;
     var q = UTF8ToString(query);
@@ -582,6 +584,7 @@ ZoomGesture take_zoom(float) {
 }
 bool prefers_dark() { return attnviz_prefers_dark() != 0; }
 bool coarse_pointer() { return attnviz_media_matches("(pointer: coarse)") != 0; }
+int page_threads() { return attnviz_page_threads(); }
 void install_keyboard() { attnviz_install_keyboard(); }
 void set_text_boxes(const std::vector<float>& rects) { attnviz_set_text_boxes(rects.data(), static_cast<int>(rects.size())); }
 int figure_focus() { return attnviz_figure_focus(); }

@@ -3,8 +3,12 @@
 // pasted text, and answers the parent page's messages when the page is embedded in an <iframe>
 // (docs/EMBED.md). A file, not an inline <script>, so the page runs under a
 // strict Content-Security-Policy (script-src 'self' 'wasm-unsafe-eval').
-// Two builds of the app: attnviz-relaxed.js/.wasm (relaxed SIMD: the kernels' fused multiply-add)
-// where the browser validates a relaxed-SIMD instruction, attnviz.js/.wasm (SIMD128) elsewhere.
+// Three builds of the app: attnviz-threads.js/.wasm (relaxed SIMD and threads: Web Workers on
+// shared memory) where the page is cross-origin isolated (its host sends COOP and COEP: docs/WEB.md)
+// and the browser validates a relaxed-SIMD instruction; attnviz-relaxed.js/.wasm (relaxed SIMD:
+// the kernels' fused multiply-add, one thread) where it validates one; attnviz.js/.wasm
+// (SIMD128, one thread) elsewhere. With threads, a live model's runs use half the cores, at most
+// 8 (?threads=N asks for N, 1 … 16). The module starts that many Web Workers.
 // The single-file build (scripts/single_file.py) defines window.attnvizInline (both builds' wasm
 // and scripts, fonts, models) before this script; nothing is fetched then.
 (function () {
@@ -19,7 +23,12 @@
   const zero = [0xfd, 0x0c].concat(new Array(16).fill(0));
   const relaxedProbe = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 0x60, 0, 1, 0x7b, 3, 2, 1, 0,
     10, 61, 1, 59, 0].concat(zero, zero, zero, [0xfd, 0x85, 0x02, 0x0b]));
-  const build = WebAssembly.validate(relaxedProbe) ? 'attnviz-relaxed' : 'attnviz';
+  const relaxed = WebAssembly.validate(relaxedProbe);
+  const threads = relaxed && !inline && self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
+  const build = threads ? 'attnviz-threads' : relaxed ? 'attnviz-relaxed' : 'attnviz';
+  const askedThreads = parseInt(new URLSearchParams(location.search).get('threads'), 10);
+  const pageThreads = !threads ? 0 : askedThreads >= 1 && askedThreads <= 16 ? askedThreads
+    : Math.min(8, Math.max(1, (navigator.hardwareConcurrency || 2) >> 1));
 
   // An embed asking for the light theme gets a light loader (no dark flash in a light blog).
   if (/[#&]theme=light(&|$)/.test(location.hash)) document.documentElement.classList.add('light');
@@ -258,6 +267,7 @@
 
   const config = {
     canvas: canvas,
+    attnvizThreads: pageThreads,  // read by the app (platform::page_threads)
     setStatus: function (text) {
       const m = /\((\d+(?:\.\d+)?)\/(\d+)\)/.exec(text || '');
       if (m) { progress.data = [+m[1], +m[2]]; show('Loading fonts… ' + mb(+m[1]) + ' / ' + mb(+m[2])); }

@@ -8,11 +8,14 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <exception>
 #include <limits>
+#include <thread>
 
 namespace attn {
 
@@ -44,6 +47,13 @@ struct ModelJob {
     kernels::Context ctx;                 // on that pool
     double longest_slice = 0;          // seconds: the longest step_job so far
     int frames = 0;                    // frames it has had work in
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+    // Off the frame loop (ModelSession::background): a thread of its own steps the job to its next
+    // stop (a translation's partial run, or the end), then clears `running`; the frame loop reads
+    // the job only then. `cancel`: the text changed (the thread stops after its slice).
+    std::atomic<bool> running{false}, cancel{false};
+    std::atomic<float> progress{0.0f};
+    std::exception_ptr error;  // what the thread's slices threw
 };
 
 namespace {
@@ -499,6 +509,23 @@ float job_progress(const ModelJob& job) {
     return job.forward ? job.forward->progress() : 0.0f;
 }
 
+// Background: a thread steps the job to its next stop (the frame loop shows what it stopped for,
+// then starts it again). The thread holds the job, the model and (through the job) the pool.
+void run_in_background(const std::shared_ptr<ModelJob>& job, const std::shared_ptr<const LoadedModel>& model) {
+    job->running.store(true);
+    std::thread([job, model] {
+        try {
+            do {
+                step_job(*job, *model);
+                job->progress.store(job_progress(*job), std::memory_order_relaxed);
+            } while (!job->cancel.load(std::memory_order_relaxed) && !finished(*job) && !job->partial);
+        } catch (...) {
+            job->error = std::current_exception();
+        }
+        job->running.store(false, std::memory_order_release);
+    }).detach();
+}
+
 }  // namespace
 
 void advance_model(AppState& st, double budget_seconds) {
@@ -526,7 +553,10 @@ void advance_model(AppState& st, double budget_seconds) {
         return;
     }
     if (!ms.model) return;
-    if (ms.job && ms.job->revision != ms.input_revision) ms.job.reset();  // typed on: the newest text wins
+    if (ms.job && ms.job->revision != ms.input_revision) {  // typed on: the newest text wins
+        ms.job->cancel.store(true);  // a thread running it stops after its slice
+        ms.job.reset();
+    }
     if (!ms.job && ms.run_revision != ms.input_revision) {
         ms.run_revision = ms.input_revision;
         ms.importance.reset();
@@ -536,18 +566,29 @@ void advance_model(AppState& st, double budget_seconds) {
         measure_importance(st, start, budget_seconds);
         return;
     }
-    // Slices while the next one still fits in the budget, judged by the longest so far (a
-    // layer's feed-forward block, in GPT-2 small): at least one a frame.
     ModelJob& job = *ms.job;
     ++job.frames;
-    const bool ok = guarded(st, ms.model->name, [&] {
-        do {
-            const Clock::time_point slice = Clock::now();
-            step_job(job, *ms.model);
-            job.longest_slice = std::max(job.longest_slice, std::chrono::duration<double>(Clock::now() - slice).count());
-        } while (!finished(job) && !job.partial &&
-                 std::chrono::duration<double>(Clock::now() - start).count() + job.longest_slice <= budget_seconds);
-    });
+    bool ok = true;
+    if (ms.background) {
+        // On its own thread: the frame only looks at it once it has stopped.
+        if (job.running.load(std::memory_order_acquire)) {
+            ms.job_progress = job.progress.load(std::memory_order_relaxed);
+            return;
+        }
+        if (job.error) ok = guarded(st, ms.model->name, [&] { std::rethrow_exception(job.error); });
+        else if (!finished(job) && !job.partial) return run_in_background(ms.job, ms.model);
+    } else {
+        // Slices while the next one still fits in the budget, judged by the longest so far (a
+        // layer's feed-forward block, in GPT-2 small): at least one a frame.
+        ok = guarded(st, ms.model->name, [&] {
+            do {
+                const Clock::time_point slice = Clock::now();
+                step_job(job, *ms.model);
+                job.longest_slice = std::max(job.longest_slice, std::chrono::duration<double>(Clock::now() - slice).count());
+            } while (!finished(job) && !job.partial &&
+                     std::chrono::duration<double>(Clock::now() - start).count() + job.longest_slice <= budget_seconds);
+        });
+    }
     if (!ok) {
         ms.job.reset();
         return;
@@ -576,6 +617,7 @@ void advance_model(AppState& st, double budget_seconds) {
         if (generation_step && st.figure.live)  // the newest token's row: the query this step computed
             st.pinned = {TokenRef::Query, static_cast<int>(st.figure.live->input.ids.size()) - 1};
         ms.last_run_frames = job.frames;
+        ms.last_run_ms = std::chrono::duration<double, std::milli>(Clock::now() - job.started).count();
         ms.job.reset();
         const LiveRun* live = st.figure.live.get();
         if (ms.experiment.importance && live && !live->result.logits.empty()) {
@@ -591,7 +633,8 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
     using nlohmann::json;
     const ModelSession& ms = st.model;
     json j = {{"active", ms.active()}, {"busy", ms.busy()}, {"text", ms.text}, {"source", ms.source}, {"translate", ms.translate},
-              {"input_revision", ms.input_revision}, {"run_revision", ms.run_revision}, {"last_run_frames", ms.last_run_frames}};
+              {"input_revision", ms.input_revision}, {"run_revision", ms.run_revision}, {"last_run_frames", ms.last_run_frames},
+              {"last_run_ms", ms.last_run_ms}, {"threads", kernels::Pool::threads_for(ms.threads)}, {"background", ms.background}};
     j["reading"] = ms.reading ? json{{"done", ms.reading->done}, {"total", ms.reading->total}} : json(nullptr);
     j["loading"] = ms.loading ? json(ms.loading->progress()) : json(nullptr);
     j["windows"] = ms.windows;

@@ -126,11 +126,15 @@ struct ModelSession {
     std::shared_ptr<HeadImportanceRun> importance;
     std::shared_ptr<const LiveRun> importance_of;
     int last_run_frames = 0;                   // frames the last finished run took (1: it fit the frame that started it)
+    double last_run_ms = 0;                    // and its time, from the edit to the figure
     int top_n = 10;                            // next tokens shown
     // The threads a run uses (set_model_threads; desktop: --threads, every core by default; a page
     // module without threads has one, whatever is asked) and their pool, made by the first run.
     int threads = kernels::Pool::hardware_threads();
     std::shared_ptr<kernels::Pool> pool;       // a job keeps the one it started with
+    // A run on a thread of its own, the frames never waiting for it (main.cpp: where the build has
+    // threads), else in slices between frames within each frame's budget.
+    bool background = false;
 
     bool active() const { return model != nullptr; }
     bool busy() const { return reading || fetching || loading || job || importance; }
