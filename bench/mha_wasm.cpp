@@ -1,7 +1,8 @@
 // mha_wasm.cpp: attnviz's multi-head attention (core/math/attention.hpp,
 // multi_head_attention_weights) and a model's forward pass (core/model/transformer.hpp) as wasm
 // functions, so that bench/ort_web.mjs can time them against ONNX Runtime Web on the same
-// inputs, alternating, in one node process. Built by
+// inputs, alternating, in one node process. Each layer or model gets `threads` threads
+// (kernels::Pool; one in a module built without threads, as ORT's numThreads). Built by
 // `cmake --build build-web --target attn_mha_wasm` (build-web/attn_mha_wasm.js; files are read
 // from the real file system, NODERAWFS). Not a test.
 #include "attention.hpp"
@@ -12,14 +13,25 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <utility>
 
 namespace {
 
-// One layer's weights and the kernels' context, kept between runs as the app keeps them.
+// One layer's weights, its threads and the kernels' context, kept between runs as the app keeps them.
 struct Mha {
+    explicit Mha(int threads) : pool(threads), ctx(attn::kernels::best_isa(), &pool) {}
+    attn::kernels::Pool pool;
     attn::kernels::Context ctx;
     attn::Weights w;
     int heads = 1;
+};
+
+// A model and its threads.
+struct ModelRun {
+    ModelRun(attn::LoadedModel m, int threads) : model(std::move(m)), pool(threads), ctx(attn::kernels::best_isa(), &pool) {}
+    attn::LoadedModel model;
+    attn::kernels::Pool pool;
+    attn::kernels::Context ctx;
 };
 
 attn::Matrix rows(const float* p, int r, int c) { return Eigen::Map<const attn::Matrix>(p, r, c); }
@@ -29,8 +41,8 @@ attn::Matrix rows(const float* p, int r, int c) { return Eigen::Map<const attn::
 extern "C" {
 
 // w: W_q, W_k, W_v, W_o (each d×d, row-vector convention: y = x·W + b), then b_q, b_k, b_v, b_o.
-EMSCRIPTEN_KEEPALIVE void* attn_mha_new(int d, int heads, const float* w) {
-    auto* m = new Mha;
+EMSCRIPTEN_KEEPALIVE void* attn_mha_new(int d, int heads, const float* w, int threads) {
+    auto* m = new Mha(threads);
     m->heads = heads;
     const size_t dd = static_cast<size_t>(d) * d;
     m->w.w_q = rows(w, d, d), m->w.w_k = rows(w + dd, d, d), m->w.w_v = rows(w + 2 * dd, d, d), m->w.w_o = rows(w + 3 * dd, d, d);
@@ -62,26 +74,25 @@ EMSCRIPTEN_KEEPALIVE void attn_mha_run(void* handle, const float* x_q, int T_q, 
 
 // A model's folder (Hugging Face layout, SPEC.md §5), loaded as the app loads it; nullptr and
 // the reason on stderr when it cannot be.
-EMSCRIPTEN_KEEPALIVE void* attn_model_new(const char* folder) {
+EMSCRIPTEN_KEEPALIVE void* attn_model_new(const char* folder, int threads) {
     try {
-        return new attn::LoadedModel(attn::load_model(attn::ModelFiles::from_folder(folder)));
+        return new ModelRun(attn::load_model(attn::ModelFiles::from_folder(folder)), threads);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "attn_model_new: %s\n", e.what());
         return nullptr;
     }
 }
 
-EMSCRIPTEN_KEEPALIVE void attn_model_delete(void* m) { delete static_cast<attn::LoadedModel*>(m); }
+EMSCRIPTEN_KEEPALIVE void attn_model_delete(void* m) { delete static_cast<ModelRun*>(m); }
 
 // One forward pass over ids[0..T) (gpt2): the logits at the last position (vocab_size) and every
 // layer's attention, layers × heads × T × T, copied out as the trace keeps them.
 EMSCRIPTEN_KEEPALIVE int attn_model_run(void* handle, const int* ids, int T, float* logits, float* attention) {
-    const attn::LoadedModel& m = *static_cast<attn::LoadedModel*>(handle);
+    ModelRun& m = *static_cast<ModelRun*>(handle);
     static_assert(sizeof(float) == 4);
-    attn::kernels::Context ctx;
     attn::RunInput in;
     in.ids.assign(ids, ids + T);
-    const attn::RunResult r = attn::forward(ctx, m.model, in);
+    const attn::RunResult r = attn::forward(m.ctx, m.model.model, in);
     std::memcpy(logits, r.logits.data(), r.logits.size() * sizeof(float));
     const size_t plane = static_cast<size_t>(T) * T;
     size_t at = 0;

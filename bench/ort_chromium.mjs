@@ -8,6 +8,9 @@
 //   node bench/ort_chromium.mjs [/tmp/attnviz-ort] [ROUNDS] [T,… ("": none)] [FOLDER:T:ONNX …]
 // Whole models (gpt2), as bench/ort_web.mjs takes them: the folder's files are served, fetched
 // by the page and written into each attnviz module's file system, which loads them as the app does.
+// THREADS=N (N ≥ 2): the page served cross-origin isolated (COOP + COEP), ORT on numThreads = N,
+// and attnviz's threaded relaxed module (cmake --build build-web/threads --target
+// attn_mha_web_relaxed: the page's build makes build-web/threads/) on N threads, instead.
 import { serveAndLaunch } from '../tests/browser/harness.mjs';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -15,6 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+const threads = Math.max(1, Number(process.env.THREADS || 1));
 const dir = path.resolve(process.argv[2] || '/tmp/attnviz-ort');
 const rounds = +(process.argv[3] || 5);
 const Ts = (process.argv[4] ?? '128,512,2048').split(',').filter(Boolean).map(Number);
@@ -33,8 +37,10 @@ fs.mkdirSync(root);
 const dist = path.join(here, 'ort/node_modules/onnxruntime-web/dist');
 const files = [[dist, 'ort.wasm.min.mjs'], [dist, 'ort-wasm-simd-threaded.mjs'], [dist, 'ort-wasm-simd-threaded.wasm'],
                [here, 'ort_compare.mjs'], [dir, 'weights.bin'], [dir, 'self.onnx'], [dir, 'causal.onnx'], [dir, 'cross.onnx']];
-for (const name of ['attn_mha_web', 'attn_mha_web_relaxed']) files.push([path.resolve(here, '../build-web'), `${name}.mjs`],
-                                                                      [path.resolve(here, '../build-web'), `${name}.wasm`]);
+if (threads === 1)
+  for (const name of ['attn_mha_web', 'attn_mha_web_relaxed']) files.push([path.resolve(here, '../build-web'), `${name}.mjs`],
+                                                                        [path.resolve(here, '../build-web'), `${name}.wasm`]);
+else for (const ext of ['mjs', 'wasm', 'worker.js']) files.push([path.resolve(here, '../build-web/threads'), `attn_mha_web_relaxed.${ext}`]);
 for (const m of models) files.push([path.dirname(m.onnx), path.basename(m.onnx)]);
 for (const [from, name] of files) {
   if (!fs.existsSync(path.join(from, name))) { console.error(`${path.join(from, name)} is missing (see the header)`); process.exit(2); }
@@ -47,18 +53,18 @@ import * as ort from './ort.wasm.min.mjs';
 import { compareMha, compareModel, mhaLayer, modelRunner, relaxedProbe } from './ort_compare.mjs';
 const log = (line) => console.log(line);
 try {
-  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.numThreads = ${threads};
   ort.env.wasm.wasmPaths = new URL('./', location.href).href;
-  const builds = [['simd128', 'attn_mha_web']];
-  if (WebAssembly.validate(relaxedProbe)) builds.push(['relaxed', 'attn_mha_web_relaxed']);
+  const builds = ${threads} > 1 ? [['relaxed-threads', 'attn_mha_web_relaxed']] : [['simd128', 'attn_mha_web']];
+  if (${threads} === 1 && WebAssembly.validate(relaxedProbe)) builds.push(['relaxed', 'attn_mha_web_relaxed']);
   const attns = [];
   for (const [name, file] of builds) attns.push({ name, attn: await (await import('./' + file + '.mjs')).default() });
-  log('# ' + navigator.userAgent.match(/Chrome\\/[0-9.]+/)[0] + '; onnxruntime-web ' + ort.env.versions.web + ', wasm, 1 thread');
+  log('# ' + navigator.userAgent.match(/Chrome\\/[0-9.]+/)[0] + '; onnxruntime-web ' + ort.env.versions.web + ', wasm, ${threads} thread(s); attnviz ${threads} thread(s)');
   log('# attnviz modules: ' + builds.map(([n, f]) => n + ' (' + f + ')').join(', ') + '; ratio = attnviz / ORT');
   const Ts = ${JSON.stringify(Ts)}, models = ${JSON.stringify(models.map(({ folder, ...m }) => ({ ...m, onnx: path.basename(m.onnx) })))};
   if (Ts.length) {
     const weights = new Float32Array(await (await fetch('weights.bin')).arrayBuffer());
-    const layers = attns.map(({ name, attn }) => mhaLayer(name, attn, weights));
+    const layers = attns.map(({ name, attn }) => mhaLayer(name, attn, weights, ${threads}));
     const sessions = {};
     for (const kind of ['self', 'causal', 'cross'])
       sessions[kind] = await ort.InferenceSession.create(kind + '.onnx', { executionProviders: ['wasm'] });
@@ -71,7 +77,7 @@ try {
     for (const { name, attn } of attns) {
       attn.FS.mkdir('/' + m.dir);
       for (const f of m.files) attn.FS.writeFile('/' + m.dir + '/' + f, new Uint8Array(await (await fetch(m.dir + '/' + f)).arrayBuffer()));
-      runs.push(modelRunner(name, attn, '/' + m.dir, m.shape));
+      runs.push(modelRunner(name, attn, '/' + m.dir, m.shape, ${threads}));
       for (const f of m.files) attn.FS.unlink('/' + m.dir + '/' + f);  // loaded: the weights are the module's own now
     }
     await compareModel({ ort, session, models: runs, label: m.label, T: m.T, V: m.shape.V, rounds: ${rounds}, log, first: i === 0 });
@@ -81,7 +87,8 @@ try {
 window.benchDone = true;
 </script>`);
 
-const { url, browser, close } = await serveAndLaunch(root);
+const isolation = ['Cross-Origin-Opener-Policy: same-origin', 'Cross-Origin-Embedder-Policy: require-corp'];
+const { url, browser, close } = await serveAndLaunch(root, threads > 1 ? isolation : []);
 console.log(`# machine: ${os.cpus()[0].model}, ${os.cpus().length} cores; headless Chromium ${browser.version()}`);
 const page = await browser.newPage();
 let failed = false;

@@ -52,10 +52,10 @@ const cols = (ms, flop) => ms.slice(1).map((m) => `${m.toFixed(1).padStart(9)} $
 const heads = (names, flop) => names.map((n) => ` ${(n + '_ms').padStart(10)} ratio${flop ? ' GFLOP/s' : ''}`).join('');
 
 // attnviz's layer (weights.bin's floats, as export_mha.py writes them) in a module's heap.
-export function mhaLayer(name, attn, weights) {
+export function mhaLayer(name, attn, weights, threads = 1) {
   const wptr = attn._malloc(weights.byteLength);
   attn.HEAPF32.set(weights, wptr / 4);
-  const layer = attn._attn_mha_new(D, HEADS, wptr);
+  const layer = attn._attn_mha_new(D, HEADS, wptr, threads);
   attn._free(wptr);
   const run = (kind, T, xq, xkv) => {
     const n = T * D;
@@ -107,8 +107,8 @@ export async function compareMha({ ort, sessions, layers, Ts, rounds, log }) {
 
 // attnviz's model (gpt2: V tokens, L layers × H heads) in a module: `folder` is its path in the
 // module's file system (node: the disk; a page: files written to its FS).
-export function modelRunner(name, attn, folder, { V, L, H }) {
-  const handle = attn.ccall('attn_model_new', 'number', ['string'], [folder]);
+export function modelRunner(name, attn, folder, { V, L, H }, threads = 1) {
+  const handle = attn.ccall('attn_model_new', 'number', ['string', 'number'], [folder, threads]);
   if (!handle) throw new Error(`attnviz could not load ${folder}`);
   const run = (ids) => {
     const T = ids.length;

@@ -209,19 +209,27 @@ Matrix multi_head_attention_weights(kernels::Context& ctx, const Matrix& x_q, co
     const Projected p = project_all(ctx, x_q, x_kv, weights, options.n_heads);
     const MaskMatrix allowed = combine_masks(options.mask, p.T_q, p.T_k);
     const std::vector<kernels::RowSpan> spans = kernels::row_spans(allowed.data(), p.T_q, p.T_k);
-    // Each head reads its columns of Q, K and V and writes its columns of concat in place.
-    Matrix concat(p.T_q, p.d_model), w(p.T_q, p.T_k);
-    for (int h = 0; h < p.n_heads; ++h) {
-        const int c0 = h * p.d_k;
-        kernels::HeadArgs args;
-        args.T_q = p.T_q, args.T_k = p.T_k, args.d_k = p.d_k;
-        args.ld_q = args.ld_kv = args.ld_out = p.d_model;
-        args.q = p.Q.data() + c0, args.k = p.K.data() + c0, args.v = p.V.data() + c0;
-        args.allowed = allowed.data(), args.spans = spans.data();
-        args.factor = options.scale.factor(p.d_k);
-        args.weights = w.data(), args.output = concat.data() + c0;
-        kernels::attention_head(ctx, args);
-        if (on_head) on_head(h, w);
+    // Each head reads its columns of Q, K and V and writes its columns of concat in place; a
+    // group of heads at a time (one per thread), each into a weights buffer of its own.
+    const double plane = static_cast<double>(p.T_q) * p.T_k;
+    const int group = std::clamp(static_cast<int>(kHeadBuffersBytes / std::max(4.0 * plane, 1.0)), 1, std::min(ctx.threads(), p.n_heads));
+    Matrix concat(p.T_q, p.d_model);
+    std::vector<Matrix> w(static_cast<std::size_t>(group), Matrix(p.T_q, p.T_k));
+    for (int h0 = 0; h0 < p.n_heads; h0 += group) {
+        const int n = std::min(group, p.n_heads - h0);
+        kernels::for_parts(ctx, n, 2.0 * plane * p.d_k * n, [&](int i, kernels::Context& head_ctx) {
+            const int c0 = (h0 + i) * p.d_k;
+            kernels::HeadArgs args;
+            args.T_q = p.T_q, args.T_k = p.T_k, args.d_k = p.d_k;
+            args.ld_q = args.ld_kv = args.ld_out = p.d_model;
+            args.q = p.Q.data() + c0, args.k = p.K.data() + c0, args.v = p.V.data() + c0;
+            args.allowed = allowed.data(), args.spans = spans.data();
+            args.factor = options.scale.factor(p.d_k);
+            args.weights = w[static_cast<std::size_t>(i)].data(), args.output = concat.data() + c0;
+            kernels::attention_head(head_ctx, args);
+        });
+        if (on_head)
+            for (int i = 0; i < n; ++i) on_head(h0 + i, w[static_cast<std::size_t>(i)]);
     }
     return project(ctx, concat, weights.w_o, weights.b_o);
 }

@@ -130,9 +130,12 @@ MultiHeadTrace multi_head_attention(const Matrix& x_q, const Matrix& x_kv, const
                                     const AttentionOptions& options);
 
 // The same attention without the trace, for long sequences (T = 8192: one T×T matrix is
-// 256 MB): heads one after another in one T_q×T_k weights buffer, shown to on_head (if set)
-// before the next head overwrites it; no scores or scaled matrices, and QKᵀ too skips the
-// masked half. Returns the output, T_q×d_model.
+// 256 MB): heads one after another in one T_q×T_k weights buffer, shown to on_head (if set),
+// in order, before the next head overwrites it; no scores or scaled matrices, and QKᵀ too
+// skips the masked half. With threads (ctx.pool), as many heads at a time as there are threads,
+// each in a buffer of its own, while the buffers stay within kHeadBuffersBytes. Returns the
+// output, T_q×d_model.
+constexpr double kHeadBuffersBytes = 256.0 * (1 << 20);
 using OnHead = std::function<void(int head, const Matrix& weights)>;
 Matrix multi_head_attention_weights(kernels::Context& ctx, const Matrix& x_q, const Matrix& x_kv,
                                     const Weights& weights, const AttentionOptions& options,

@@ -55,11 +55,17 @@ struct Pool::Shared {
 
 namespace {
 
-// Spins up to about 100 µs while `done` is false (jobs follow each other closely in a forward
-// pass, and waking a sleeping thread costs tens of microseconds); true if it became true.
+// Spins a while `done` is false (jobs follow each other closely in a forward pass, and waking a
+// sleeping thread costs tens of microseconds natively, more between Web Workers); true if it
+// became true.
+#if defined(__EMSCRIPTEN__)
+constexpr auto kSpin = std::chrono::microseconds(1000);
+#else
+constexpr auto kSpin = std::chrono::microseconds(100);
+#endif
 template <class Done>
 bool spin(Done done) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
+    const auto until = std::chrono::steady_clock::now() + kSpin;
     for (int i = 1;; ++i) {
         if (done()) return true;
 #if defined(__x86_64__)
