@@ -4,7 +4,7 @@
 // (the frame-time overlay's number: the model's run and the UI's drawing, without the GL calls
 // and SwiftShader's rasterization, which a GPU does in a few ms) and, from a Chrome trace, its
 // wall time and its main thread's CPU time. Numbers only, not a test.
-//   node bench/tiny_lm_web.mjs build-web/site [T] [KEYS] [sync] [pace=MS] [model=NAME]
+//   node bench/tiny_lm_web.mjs build-web/site [T] [KEYS] [sync] [pace=MS] [model=NAME] [threads=N]
 // sync: the app waits for the GPU after each frame (attnviz_gpu_sync), so SwiftShader's
 // rasterization of one frame no longer runs beside the next frame's work.
 // pace: milliseconds between keys (150: a person typing about 7 characters a second).
@@ -18,13 +18,17 @@ const pace = +(options.find((o) => o.startsWith('pace='))?.slice(5) ?? 150);
 const model = options.find((o) => o.startsWith('model='))?.slice(6) ?? 'tiny-lm';
 const settled = (s) => s.model.active && !s.model.busy && s.model.run_revision === s.model.input_revision && s.model.figure;
 
-const { browser, url } = await startSuite(siteDir, '/tmp/attnviz-tiny-lm-web');
+// threads=N: the page served cross-origin isolated, so it loads the threaded module (?threads=N),
+// whose runs leave the frame loop: the key's frame no longer holds the run.
+const threads = +(options.find((o) => o.startsWith('threads='))?.slice(8) ?? 0);
+const isolation = ['Cross-Origin-Opener-Policy: same-origin', 'Cross-Origin-Embedder-Policy: require-corp'];
+const { browser, url } = await startSuite(siteDir, '/tmp/attnviz-tiny-lm-web', { headers: threads ? isolation : [] });
 // A text of about T tokens: English prose with some Chinese, as the model was trained on.
 const sentence = 'The rain fell on the quiet town, and the children watched it from the window. 春眠不觉晓，处处闻啼鸟。 ';
 // Whole sentences until the text reaches T, then cut to the share of characters that gives about
 // T − 12 tokens, so that the text stays within T while the keys are typed.
 const open = async (words) => {
-  const p = await openPage(browser, `${url}#v=1&model=${model}&view=lines&text=${encodeURIComponent(words)}`);
+  const p = await openPage(browser, `${url}${threads ? `?threads=${threads}` : ''}#v=1&model=${model}&view=lines&text=${encodeURIComponent(words)}`);
   let st;
   for (st = await state(p); !settled(st); st = await state(p)) await p.waitForTimeout(50);
   return [p, st];
@@ -96,7 +100,7 @@ s = await state(page);
 await stopSuite();
 const sorted = (a) => [...a].sort((x, y) => x - y);
 const median = (a) => sorted(a)[Math.floor(a.length / 2)];
-console.log(`RESULT model=${model} ${s.model.summary} kernels=${s.isa}`);
+console.log(`RESULT model=${model} ${s.model.summary} kernels=${s.isa} threads=${s.threads}`);
 const T1 = s.model.figure.ids.length;
 console.log(`RESULT T=${T0}..${T1}${T1 > targetT ? ` (past ${targetT})` : ''} keys=${keys} pace=${pace}ms${sync ? ' gpu_sync=1' : ''}`);
 console.log(`RESULT frames_per_run median=${median(frames)} max=${Math.max(...frames)} (${frames.join(' ')})`);
