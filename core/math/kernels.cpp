@@ -239,9 +239,10 @@ Columns columns(int part, int parts, int N, int nr) {
     const int panels = (N + nr - 1) / nr;
     return {std::min(N, panels * part / parts * nr), std::min(N, panels * (part + 1) / parts * nr)};
 }
-// One per thread, at most one per panel; one when the product is too small to split (split_work).
+// One per thread, at most one per panel; one when the product is too small to split (split_work)
+// or has nothing to read (K = 0: C is the bias, and B may be no array at all).
 int column_parts(const Context& ctx, int M, int N, int K, int nr) {
-    if (static_cast<double>(M) * N * K < ctx.split_work) return 1;
+    if (K <= 0 || static_cast<double>(M) * N * K < ctx.split_work) return 1;
     return std::max(1, std::min(ctx.threads(), (N + nr - 1) / nr));
 }
 
