@@ -76,7 +76,7 @@ struct Context {
     Pool* pool = nullptr;  // threads for the big products and loops, or nullptr: this thread alone
     double split_work = kSplitWork;  // a job of fewer multiply-adds stays on this thread (the tests: 0)
     Scratch packed_k, packed_v;  // attention_head: Kᵀ as ⌈T_k/NR⌉ d_k×NR panels, V as ⌈d_k/NR⌉ T_k×NR
-    Scratch packed_b, packed_a;  // matmul: B's KC×N block as KC×NR parts, A's MC×KC as KC×MR ones
+    Scratch packed_b, packed_a;  // matmul: B's KC×N block as KC×NR panels, A's MC×KC as KC×MR ones
 
     int threads() const { return pool ? pool->threads() : 1; }
     // The Context of the pool's thread `worker` (0: this one): the same instruction set, its own

@@ -12,8 +12,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <exception>
+#include <filesystem>
 #include <limits>
 #include <thread>
 
