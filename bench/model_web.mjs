@@ -76,7 +76,7 @@ if (small) {  // the phone layout has no text box: the edits come through the li
     }
     runs.push(s.model.last_run_ms.toFixed(1));
   }
-  console.log(`RESULT model=gpt2-small T=${first.ids} kernels=${s.isa} threads=${s.model.threads} background=${s.model.background} viewport=320x200`);
+  console.log(`RESULT model=gpt2-small T=${first.ids} kernels=${s.isa} threads=${s.threads} background=${s.model.background} viewport=320x200`);
   console.log(`RESULT run_ms first=${first.run_ms.toFixed(1)} edits=${runs.join(',')}`);
   await close();
   process.exit(0);
@@ -105,7 +105,7 @@ for (;;) {
   await page.waitForTimeout(50);
 }
 const editSeconds = editDone;
-console.log(`RESULT model=gpt2-small T=${first.ids} ${first.summary} kernels=${s.isa} threads=${s.model.threads} background=${s.model.background}`);
+console.log(`RESULT model=gpt2-small T=${first.ids} ${first.summary} kernels=${s.isa} threads=${s.threads} background=${s.model.background}`);
 console.log(`RESULT run_ms first=${first.run_ms.toFixed(1)} edit=${s.model.last_run_ms.toFixed(1)}`);
 console.log(`RESULT phases_s ${Object.entries(phases).map(([k, v]) => `${k}=${v.toFixed(2)}`).join(' ')}`);
 const ms = (o) => Object.entries(o).map(([k, v]) => `${k}=${v.toFixed(1)}`).join(' ');

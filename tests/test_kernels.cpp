@@ -633,6 +633,28 @@ TEST_CASE("threads: the pool runs every part of every job once, and passes on a 
     }
 }
 
+// part_range: the parts, in order, cover [0, n) once, each starts on a whole step, and they
+// differ by at most one step in length (but the last, which may end short at n).
+TEST_CASE("threads: part_range cuts [0, n) into even runs of whole steps") {
+    int bad = 0, cases = 0;
+    for (int n : {0, 1, 5, 31, 32, 33, 768, 50257})
+        for (int parts : {1, 2, 3, 8})
+            for (int step : {1, 4, 8, 16, 32}) {
+                const int steps = (n + step - 1) / step;
+                int at = 0, longest = 0, shortest = 1 << 30;
+                for (int p = 0; p < parts; ++p) {
+                    const auto [begin, end] = kernels::part_range(p, parts, n, step);
+                    bad += begin != at || end < begin || begin % step != 0;
+                    if (p + 1 < parts) longest = std::max(longest, (end - begin) / step), shortest = std::min(shortest, (end - begin) / step);
+                    at = end;
+                }
+                bad += at != n || (parts > 1 && longest - shortest > 1) || (parts > 1 && steps >= parts && shortest < steps / parts);
+                ++cases;
+            }
+    CHECK(cases == 160);
+    CHECK(bad == 0);
+}
+
 // With a pool, a product splits C's columns among the threads and attention its heads: the same
 // numbers, bit for bit, as one thread, for 1, 2, 3 and 8 threads (every job split: split_work 0),
 // in every instruction set, every precision, one row and many, transposed or not.

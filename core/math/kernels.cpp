@@ -230,17 +230,9 @@ void Context::make_workers() {
 
 namespace {
 
-// A product's parts: C's columns in runs of whole panels (nr columns), one run per thread, as
-// even as can be. Part `part` of `parts` is [j0, j1).
-struct Columns {
-    int j0, j1;
-};
-Columns columns(int part, int parts, int N, int nr) {
-    const int panels = (N + nr - 1) / nr;
-    return {std::min(N, panels * part / parts * nr), std::min(N, panels * (part + 1) / parts * nr)};
-}
-// One per thread, at most one per panel; one when the product is too small to split (split_work)
-// or has nothing to read (K = 0: C is the bias, and B may be no array at all).
+// How many parts a product's columns split into (each a run of whole panels of nr columns:
+// part_range): one per thread, at most one per panel; one when the product is too small to split
+// (split_work) or has nothing to read (K = 0: C is the bias, and B may be no array at all).
 int column_parts(const Context& ctx, int M, int N, int K, int nr) {
     if (K <= 0 || static_cast<double>(M) * N * K < ctx.split_work) return 1;
     return std::max(1, std::min(ctx.threads(), (N + nr - 1) / nr));
@@ -283,7 +275,7 @@ void matmul(Context& ctx, int M, int N, int K, const float* A, int lda, const fl
     if (parts <= 1) return t.matmul(ctx, M, N, K, A, lda, B, ldb, b_transposed, bias, C, ldc);
     // Each part is the product with B's columns j0 … j1 − 1 (rows, transposed): a B of its own.
     for_parts(ctx, parts, ctx.split_work, [&](int part, Context& w) {  // parts > 1: big enough
-        const auto [j0, j1] = columns(part, parts, N, t.nr);
+        const auto [j0, j1] = part_range(part, parts, N, t.nr);
         t.matmul(w, M, j1 - j0, K, A, lda, B + (b_transposed ? static_cast<std::ptrdiff_t>(j0) * ldb : j0), ldb,
                  b_transposed, bias ? bias + j0 : nullptr, C + j0, ldc);
     });
@@ -332,7 +324,7 @@ void matmul(Context& ctx, int M, const float* A, int lda, const PackedB& B, cons
         const auto product = t.matmul_packed[static_cast<int>(B.precision)];
         const int parts = column_parts(ctx, M, B.N, B.K, t.nr);
         return for_parts(ctx, parts, ctx.split_work, [&](int part, Context& w) {  // one part: on ctx
-            const auto [j0, j1] = columns(part, parts, B.N, t.nr);
+            const auto [j0, j1] = part_range(part, parts, B.N, t.nr);
             product(w, M, B.N, B.K, A, lda, B.data, bias, C, ldc, j0 / t.nr, (j1 + t.nr - 1) / t.nr);
         });
     }

@@ -24,6 +24,7 @@
 
 #include "pool.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -87,6 +88,17 @@ struct Context {
 private:
     std::vector<std::unique_ptr<Context>> workers_;
 };
+
+// Part `part` of `parts` of [0, n): runs of whole `step`s (the last may end at n, short), as even
+// as can be; the parts in order cover [0, n) once.
+struct PartRange {
+    int begin, end;
+};
+inline PartRange part_range(int part, int parts, int n, int step = 1) {
+    const long long steps = (static_cast<long long>(n) + step - 1) / step;
+    const auto at = [&](int p) { return static_cast<int>(std::min<long long>(n, steps * p / parts * step)); };
+    return {at(part), at(part + 1)};
+}
 
 // f(part, context) for every part in [0, parts), with the Context of the thread that runs it:
 // on ctx's pool when it has one and the job's `work` (its multiply-adds, all parts together) is

@@ -520,7 +520,8 @@ Matrix feed_forward(kernels::Context& ctx, const ModelConfig& c, const LayerWeig
     // (a tanh or σ costs about 16 multiply-adds)
     const int parts = ctx.threads();
     kernels::for_parts(ctx, parts, 16.0 * T * d_ff, [&](int part, kernels::Context& w) {
-        const int r0 = T * part / parts, rows = T * (part + 1) / parts - r0;
+        const auto [r0, r1] = kernels::part_range(part, parts, T);
+        const int rows = r1 - r0;
         const std::size_t n = static_cast<std::size_t>(rows) * d_ff;
         if (c.gated_mlp) {
             blocks::activate(w.isa, c.activation, g.row(r0).data(), n);

@@ -634,7 +634,7 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
     const ModelSession& ms = st.model;
     json j = {{"active", ms.active()}, {"busy", ms.busy()}, {"text", ms.text}, {"source", ms.source}, {"translate", ms.translate},
               {"input_revision", ms.input_revision}, {"run_revision", ms.run_revision}, {"last_run_frames", ms.last_run_frames},
-              {"last_run_ms", ms.last_run_ms}, {"threads", kernels::Pool::threads_for(ms.threads)}, {"background", ms.background}};
+              {"last_run_ms", ms.last_run_ms}, {"background", ms.background}};
     j["reading"] = ms.reading ? json{{"done", ms.reading->done}, {"total", ms.reading->total}} : json(nullptr);
     j["loading"] = ms.loading ? json(ms.loading->progress()) : json(nullptr);
     j["windows"] = ms.windows;

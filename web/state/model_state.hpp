@@ -137,6 +137,7 @@ struct ModelSession {
     bool background = false;
 
     bool active() const { return model != nullptr; }
+    int threads_used() const { return kernels::Pool::threads_for(threads); }  // 1 in a module without threads
     bool busy() const { return reading || fetching || loading || job || importance; }
 };
 

@@ -281,7 +281,7 @@ std::string App::state_json() const {
     j.update({
         {"frame", frame_count},
         {"isa", kernels::isa_name(kernels::best_isa())},  // which build the page loaded
-        {"threads", kernels::Pool::threads_for(state.model.threads)},  // a live model's runs
+        {"threads", state.model.threads_used()},  // a live model's runs
         {"ui_scale", ui_scale_},
         {"link", shown_hash_},
         {"twin", twin.summary},

@@ -88,7 +88,7 @@ void draw_frame_overlay(ViewContext& ctx, const FrameTimes& times) {
     std::snprintf(heads, sizeof heads, tr(st.lang, st.figure.trace().heads == 1 ? Str::HeadsOne : Str::HeadsMany), st.figure.trace().heads);
     std::snprintf(line2, sizeof line2, tr(st.lang, Str::FrameTimeFigure), view_label(st.lang, st.view), st.figure.trace().T_q(), st.figure.trace().T_k(),
                   heads, st.view == View::Lines ? st.lines_drawn : 0);
-    const int threads = kernels::Pool::threads_for(st.model.threads);  // a live model's runs
+    const int threads = st.model.threads_used();
     std::snprintf(line3, sizeof line3, "kernels: %s · %d thread%s", kernels::isa_name(kernels::best_isa()), threads,
                   threads == 1 ? "" : "s");  // which wasm build runs
     const float p = 6.0f * s;
