@@ -52,6 +52,7 @@ fs.writeFileSync(path.join(root, 'index.html'), `<!doctype html><meta charset="u
 import * as ort from './ort.wasm.min.mjs';
 import { compareMha, compareModel, mhaLayer, modelRunner, relaxedProbe } from './ort_compare.mjs';
 const log = (line) => console.log(line);
+const settleMs = ${threads > 1 ? 50 : 0};  // threads: a pause before each timed run (ort_compare.mjs)
 try {
   ort.env.wasm.numThreads = ${threads};
   ort.env.wasm.wasmPaths = new URL('./', location.href).href;
@@ -68,7 +69,7 @@ try {
     const sessions = {};
     for (const kind of ['self', 'causal', 'cross'])
       sessions[kind] = await ort.InferenceSession.create(kind + '.onnx', { executionProviders: ['wasm'] });
-    await compareMha({ ort, sessions, layers, Ts, rounds: ${rounds}, log });
+    await compareMha({ ort, sessions, layers, Ts, rounds: ${rounds}, log, settleMs });
     for (const l of layers) l.close();
   }
   for (const [i, m] of models.entries()) {
@@ -80,7 +81,7 @@ try {
       runs.push(modelRunner(name, attn, '/' + m.dir, m.shape, ${threads}));
       for (const f of m.files) attn.FS.unlink('/' + m.dir + '/' + f);  // loaded: the weights are the module's own now
     }
-    await compareModel({ ort, session, models: runs, label: m.label, T: m.T, V: m.shape.V, rounds: ${rounds}, log, first: i === 0 });
+    await compareModel({ ort, session, models: runs, label: m.label, T: m.T, V: m.shape.V, rounds: ${rounds}, log, first: i === 0, settleMs });
     for (const r of runs) r.close();
   }
 } catch (e) { log('ERROR ' + (e.stack || e)); }

@@ -14,6 +14,7 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -164,7 +165,10 @@ int main(int argc, char** argv) {
     ImGui_ImplOpenGL3_Init(attn::platform::kImGuiGlslVersion);
 
     attn::platform::publish_app(&app);
-    // A live model's threads: the desktop's --threads (else every core), the page's choice (else one).
+    // A live model's threads: the desktop's --threads (else every core; the panel's setting goes up
+    // to the larger), the page's choice (else one) within the Workers it started.
+    if (launch.threads > 0) app.state.model.most_threads = std::max(launch.threads, app.state.model.most_threads);
+    else if (attn::platform::page_threads() > 0) app.state.model.most_threads = attn::platform::page_most_threads();
     if (const int threads = launch.threads > 0 ? launch.threads : attn::platform::page_threads(); threads > 0)
         attn::set_model_threads(app.state.model, threads);
     // A live model's runs on a thread of their own where the build has threads (natively; the

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -630,6 +631,47 @@ TEST_CASE("threads: the pool runs every part of every job once, and passes on a 
         pool.run(5, [&](int part, int) { seen[static_cast<std::size_t>(part)] = part + 1; });
         for (int v : seen) after += v;
         CHECK(after == 15);
+    }
+}
+
+// set_threads moves the threads a job uses within those started, either way, between jobs and
+// while another caller's jobs run: every part still runs once, only workers below the setting
+// take parts, and the numbers do not change.
+TEST_CASE("threads: set_threads changes the threads jobs use, within those the pool started") {
+    kernels::Pool pool(4);
+    const int most = pool.capacity();
+    CHECK(most == kernels::Pool::threads_for(4));
+    CHECK(pool.threads() == most);
+    pool.set_threads(0);
+    CHECK(pool.threads() == 1);
+    pool.set_threads(99);
+    CHECK(pool.threads() == most);
+    std::atomic<int> bad{0};
+    for (int job = 0; job < 300; ++job) {
+        const int active = job % most + 1;
+        pool.set_threads(active);
+        if (job % 100 == 50) std::this_thread::sleep_for(std::chrono::milliseconds(3));  // the threads asleep
+        std::vector<int> runs(13);
+        pool.run(13, [&](int part, int worker) {
+            ++runs[static_cast<std::size_t>(part)];
+            bad += worker < 0 || worker >= active;
+        });
+        bad += std::count(runs.begin(), runs.end(), 1) != 13;
+    }
+    CHECK(bad.load() == 0);
+    // Products on a pool set to 1, 2 and 4 threads: one thread's bits.
+    oracle::Random rng(33);
+    const Matrix A = rng.matrix(37, 96), B = rng.matrix(96, 200);
+    Matrix want(37, 200), got(37, 200);
+    kernels::Context one;
+    kernels::matmul(one, 37, 200, 96, A.data(), 96, B.data(), 200, false, nullptr, want.data(), 200);
+    kernels::Context ctx(kernels::best_isa(), &pool);
+    ctx.split_work = 0;
+    for (int n : {1, 2, 4, 1}) {
+        pool.set_threads(n);
+        got.setZero();
+        kernels::matmul(ctx, 37, 200, 96, A.data(), 96, B.data(), 200, false, nullptr, got.data(), 200);
+        CHECK((got.array() != want.array()).count() == 0);
     }
 }
 

@@ -535,17 +535,29 @@ TEST_CASE("the induction-circuit scene: tiny-circuits' layer-2 induction head, w
 #ifndef __EMSCRIPTEN__
 // A run on a thread of its own (ModelSession::background, where the build has threads): the same
 // figure as the slices between frames give, the frame never stepping the run itself; text typed
-// while a run is on its way wins, and the abandoned run's thread ends on its own.
+// while a run is on its way wins, and the abandoned run's thread ends on its own. The panel's
+// Threads setting, moved between edits while runs are on their way, keeps the session's one pool
+// (started with most_threads) and changes no number.
 TEST_CASE("a live model's run on its own thread shows the slices' figure, and the newest text wins") {
-    const auto run = [](bool background, int threads, const std::vector<std::string>& texts) {
+    const auto run = [](bool background, std::vector<int> threads, const std::vector<std::string>& texts) {
         AppState st;
         st.load_preset("i-am-good");
         st.model.background = background;
-        set_model_threads(st.model, threads);
+        st.model.most_threads = 3;
+        set_model_threads(st.model, threads[0]);
         open_builtin_model(st, "tiny-lm");
         for (int i = 0; i < 10000 && (st.model.loading || !st.model.model); ++i) advance_model(st, 1.0);
         int frames = 0;
-        for (const std::string& text : texts) {  // each typed one frame after the last
+        const kernels::Pool* pool = nullptr;
+        for (std::size_t i = 0; i < texts.size(); ++i) {  // each typed one frame after the last
+            const std::string& text = texts[i];
+            set_model_threads(st.model, threads[std::min(i, threads.size() - 1)]);
+            CHECK(st.model.threads_used() == std::min(threads[std::min(i, threads.size() - 1)], 3));
+            if (st.model.pool) {
+                CHECK((!pool || pool == st.model.pool.get()));
+                CHECK(st.model.pool->threads() == st.model.threads_used());
+                pool = st.model.pool.get();
+            }
             st.model.text = text;
             model_input_changed(st);
             advance_model(st, 1.0), ++frames;
@@ -558,9 +570,9 @@ TEST_CASE("a live model's run on its own thread shows the slices' figure, and th
         return std::make_pair(st.figure.live, frames);
     };
     const std::vector<std::string> texts = {"The cat", "The cat sat on", "The cat sat on the mat. The cat sat on the mat."};
-    const auto [sliced, sliced_frames] = run(false, 1, texts);
-    for (int threads : {1, 3}) {
-        CAPTURE(threads);
+    const auto [sliced, sliced_frames] = run(false, {1}, texts);
+    for (const std::vector<int>& threads : std::vector<std::vector<int>>{{1}, {3}, {3, 1, 9}, {1, 2, 3}}) {
+        CAPTURE(threads.back());
         const auto [live, frames] = run(true, threads, texts);
         CHECK(live->input.ids == sliced->input.ids);  // the last text's
         REQUIRE(live->result.stacks.size() == sliced->result.stacks.size());
@@ -570,7 +582,7 @@ TEST_CASE("a live model's run on its own thread shows the slices' figure, and th
                 differ += live->result.stacks[0].layers[l].weights[h] != sliced->result.stacks[0].layers[l].weights[h];
         CHECK(differ == 0);
         CHECK(live->result.logits == sliced->result.logits);
-        MESSAGE("background, ", threads, " threads: the figure after ", frames, " frames (in slices: ", sliced_frames, ")");
+        MESSAGE("background, ", threads.back(), " threads at the end: the figure after ", frames, " frames (in slices: ", sliced_frames, ")");
     }
 }
 #endif

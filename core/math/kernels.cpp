@@ -221,7 +221,7 @@ Isa best_isa() { return all_tables().back().isa; }
 Context::Context(Isa isa, Pool* pool) : isa(table(isa).isa), pool(pool) {}
 
 void Context::make_workers() {
-    const std::size_t n = static_cast<std::size_t>(threads() - 1);
+    const std::size_t n = pool ? static_cast<std::size_t>(pool->capacity() - 1) : 0;  // any the pool may be set to
     while (workers_.size() < n) workers_.push_back(std::make_unique<Context>(isa));
     for (auto& w : workers_) w->isa = isa;  // the caller may have changed its own
 }

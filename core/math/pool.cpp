@@ -1,17 +1,23 @@
 // pool.cpp: the pool's threads, and how a job reaches them (pool.hpp).
 //
-// A job: the caller writes the function, its argument and the number of parts, sets `busy` to
-// the number of pool threads and bumps `generation` (under the mutex, then wakes them). Every
-// thread takes parts from `next` until none is left, then counts itself out of `busy`; the
-// caller takes parts the same way, then waits for `busy` to reach 0, so no thread still reads
-// the job when run() returns and the next job can be written.
+// A job: the caller writes the function and its argument, then publishes the job in `ticket`
+// (its number, its parts and the next part to take, one 64-bit word) and wakes the threads that
+// sleep. Every thread (the caller too) claims parts by moving the ticket's next part on with a
+// compare-and-swap that also checks the job's number, so a thread that wakes late, after the job
+// has ended or a later one has begun, claims nothing of it and reads nothing of it. The caller
+// returns once `done` counts every part: it never waits for a thread that took no part (a Web
+// Worker asleep after an idle second takes milliseconds to wake; the caller runs its parts rather
+// than wait for it).
 #include "pool.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -25,30 +31,52 @@
 
 namespace attn::kernels {
 
+namespace {
+
+// The ticket: the job's number (bits 40-63, counting on from 1), its parts (20-39) and the next
+// part to take (0-19). A thread that held a stale ticket through 2^24 jobs could mistake it for
+// the current one; a stale ticket is held between two loads and a compare-and-swap.
+constexpr int kPartBits = 20;
+constexpr std::uint64_t kPartMask = (std::uint64_t{1} << kPartBits) - 1;
+std::uint64_t job_of(std::uint64_t t) { return t >> (2 * kPartBits); }
+int parts_of(std::uint64_t t) { return static_cast<int>((t >> kPartBits) & kPartMask); }
+int next_of(std::uint64_t t) { return static_cast<int>(t & kPartMask); }
+
+}  // namespace
+
 struct Pool::Shared {
     std::mutex turn;  // callers on several threads take turns (a run off the frame loop, and the frame's)
     std::mutex mutex;
     std::condition_variable wake;  // a new job, or the pool's end
-    std::condition_variable idle;  // busy reached 0
-    std::atomic<unsigned> generation{0};
+    std::condition_variable idle;  // the caller's job has ended
+    std::atomic<std::uint64_t> ticket{0};
+    std::atomic<bool> caller_waits{false};  // the caller sleeps on `idle` (set under the mutex)
+    std::atomic<int> active{1};  // set_threads: workers from this one on sleep (changed under the mutex)
     bool stop = false;  // under the mutex
 
-    // The job (written by the caller while every thread waits for the next generation)
+    // The job (written by the caller before it publishes the ticket, read by a thread only after
+    // it has claimed a part of that ticket's job)
     Call call = nullptr;
     void* fn = nullptr;
-    int parts = 0;
-    std::atomic<int> next{0};  // the next part to take
-    std::atomic<int> busy{0};  // pool threads not yet done with this job
+    std::atomic<int> done{0};  // the job's parts that have ended
     std::exception_ptr error;  // under the mutex: the first a part threw
 
+    // Claims and runs parts of the published job while it has some left.
     void work(int worker) {
-        for (int part; (part = next.fetch_add(1, std::memory_order_relaxed)) < parts;) {
+        std::uint64_t t = ticket.load(std::memory_order_acquire);
+        while (next_of(t) < parts_of(t)) {
+            if (!ticket.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
             try {
-                call(fn, part, worker);
+                call(fn, next_of(t), worker);
             } catch (...) {
                 const std::lock_guard<std::mutex> lock(mutex);
                 if (!error) error = std::current_exception();
             }
+            if (done.fetch_add(1) + 1 == parts_of(t) && worker != 0 && caller_waits.load()) {
+                const std::lock_guard<std::mutex> lock(mutex);
+                idle.notify_one();
+            }
+            t = ticket.load(std::memory_order_acquire);
         }
     }
 };
@@ -82,7 +110,18 @@ int Pool::threads_for(int asked) { return ATTN_POOL_THREADS ? std::max(asked, 1)
 Pool::Pool(int threads) : shared_(std::make_unique<Shared>()) {
     const int extra = threads_for(threads) - 1;
     threads_.reserve(static_cast<std::size_t>(extra));
+    shared_->active = extra + 1;
     for (int w = 1; w <= extra; ++w) threads_.emplace_back([this, w] { serve(w); });
+}
+
+int Pool::threads() const { return shared_->active.load(std::memory_order_relaxed); }
+
+void Pool::set_threads(int threads) {
+    {
+        const std::lock_guard<std::mutex> lock(shared_->mutex);
+        shared_->active.store(std::clamp(threads, 1, capacity()), std::memory_order_relaxed);
+    }
+    shared_->wake.notify_all();
 }
 
 Pool::~Pool() {
@@ -100,42 +139,46 @@ int Pool::hardware_threads(int most) {
 
 void Pool::serve(int worker) {
     Shared& s = *shared_;
-    unsigned seen = 0;
+    std::uint64_t seen = 0;  // the job this thread last looked at
+    const auto fresh = [&] {
+        return worker < s.active.load(std::memory_order_relaxed) && job_of(s.ticket.load(std::memory_order_acquire)) != seen;
+    };
     for (;;) {
-        if (!spin([&] { return s.generation.load(std::memory_order_acquire) != seen; })) {
+        if (worker >= s.active.load(std::memory_order_relaxed) || !spin(fresh)) {
             std::unique_lock<std::mutex> lock(s.mutex);
-            s.wake.wait(lock, [&] { return s.stop || s.generation.load(std::memory_order_acquire) != seen; });
+            s.wake.wait(lock, [&] { return s.stop || fresh(); });
             if (s.stop) return;
         }
-        seen = s.generation.load(std::memory_order_acquire);
+        seen = job_of(s.ticket.load(std::memory_order_acquire));
         s.work(worker);
-        if (s.busy.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            const std::lock_guard<std::mutex> lock(s.mutex);
-            s.idle.notify_one();
-        }
     }
 }
 
 void Pool::run_job(int parts, Call call, void* fn) {
     if (parts <= 0) return;
-    if (threads_.empty() || parts == 1) {
+    if (threads() == 1 || parts == 1) {
         for (int part = 0; part < parts; ++part) call(fn, part, 0);
         return;
     }
+    if (static_cast<std::uint64_t>(parts) > kPartMask)
+        throw std::invalid_argument("Pool::run: " + std::to_string(parts) + " parts (at most " + std::to_string(kPartMask) + ")");
     Shared& s = *shared_;
     const std::lock_guard<std::mutex> turn(s.turn);
+    s.call = call, s.fn = fn;
+    s.done.store(0, std::memory_order_relaxed);
     {
-        const std::lock_guard<std::mutex> lock(s.mutex);
-        s.call = call, s.fn = fn, s.parts = parts;
-        s.next.store(0, std::memory_order_relaxed);
-        s.busy.store(static_cast<int>(threads_.size()), std::memory_order_relaxed);
-        s.generation.fetch_add(1, std::memory_order_release);
+        const std::lock_guard<std::mutex> lock(s.mutex);  // a thread about to sleep sees the job, or is woken
+        const std::uint64_t job = job_of(s.ticket.load(std::memory_order_relaxed)) + 1;
+        s.ticket.store((job << (2 * kPartBits)) | (static_cast<std::uint64_t>(parts) << kPartBits), std::memory_order_release);
     }
     s.wake.notify_all();
     s.work(0);
-    if (!spin([&] { return s.busy.load(std::memory_order_acquire) == 0; })) {
+    const auto ended = [&] { return s.done.load() == parts; };
+    if (!spin(ended)) {
         std::unique_lock<std::mutex> lock(s.mutex);
-        s.idle.wait(lock, [&] { return s.busy.load(std::memory_order_acquire) == 0; });
+        s.caller_waits.store(true);
+        s.idle.wait(lock, ended);
+        s.caller_waits.store(false);
     }
     std::exception_ptr error;
     {

@@ -28,7 +28,12 @@ public:
     Pool(const Pool&) = delete;
     Pool& operator=(const Pool&) = delete;
 
-    int threads() const { return static_cast<int>(threads_.size()) + 1; }
+    // The threads a job may use now (set_threads), and the most it may be set to: those started.
+    int threads() const;
+    int capacity() const { return static_cast<int>(threads_.size()) + 1; }
+    // Jobs from now on use `threads` of them (clamped to 1 … capacity()); the others sleep. Starting
+    // and joining threads while a page runs can wait on its main thread, so a setting moves this.
+    void set_threads(int threads);
 
     // f(part, worker) for every part in [0, parts), worker in [0, threads()) the one running it
     // (0: the caller), for memory of its own. One job at a time: callers on several threads take

@@ -207,5 +207,8 @@ bool reduced_motion();
 // Browser: the threads the page asks a live model's runs to use (attnviz-page.js: half the
 // cores, at most 8, or its ?threads=N; 0 where the module has none). Desktop: 0 (--threads).
 int page_threads();
+// Browser: the most the panel's setting may ask for, the Web Workers the page started for them
+// (attnviz-page.js: the cores, at most 8, and at least page_threads()). Desktop: 0.
+int page_most_threads();
 
 }  // namespace attn::platform

@@ -33,6 +33,7 @@ void set_cursor(int) {}                     // ImGui's GLFW backend sets the cur
 bool prefers_dark() { return true; }        // GLFW exposes no system colour scheme
 bool coarse_pointer() { return false; }
 int page_threads() { return 0; }
+int page_most_threads() { return 0; }
 bool take_touch(float*, bool&) { return false; }
 void install_keyboard() {}
 void cache_gl_state() {}  // a desktop driver answers glGet from its own copy

@@ -3,6 +3,7 @@
 
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <emscripten.h>
@@ -436,6 +437,7 @@ EM_JS(int, attnviz_prefers_dark, (), {
 
 // A media query of the page's, kept as a MediaQueryList (read each frame, so it follows changes).
 EM_JS(int, attnviz_page_threads, (), { return Module['attnvizThreads'] | 0; });
+EM_JS(int, attnviz_page_most_threads, (), { return Module['attnvizMostThreads'] | 0; });
 
 EM_JS(int, attnviz_media_matches, (const char* query), {
     if (!window.matchMedia) return 0;
@@ -585,6 +587,7 @@ ZoomGesture take_zoom(float) {
 bool prefers_dark() { return attnviz_prefers_dark() != 0; }
 bool coarse_pointer() { return attnviz_media_matches("(pointer: coarse)") != 0; }
 int page_threads() { return attnviz_page_threads(); }
+int page_most_threads() { return std::max(attnviz_page_most_threads(), attnviz_page_threads()); }
 void install_keyboard() { attnviz_install_keyboard(); }
 void set_text_boxes(const std::vector<float>& rects) { attnviz_set_text_boxes(rects.data(), static_cast<int>(rects.size())); }
 int figure_focus() { return attnviz_figure_focus(); }

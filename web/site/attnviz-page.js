@@ -29,6 +29,10 @@
   const askedThreads = parseInt(new URLSearchParams(location.search).get('threads'), 10);
   const pageThreads = !threads ? 0 : askedThreads >= 1 && askedThreads <= 16 ? askedThreads
     : Math.min(8, Math.max(1, (navigator.hardwareConcurrency || 2) >> 1));
+  // The most the panel's Threads setting may ask for: the cores, at most 8, and at least what was
+  // asked. The module starts that many Web Workers at load, and one more for a run off the frame
+  // loop (PTHREAD_POOL_SIZE in CMakeLists.txt): a setting never waits for a Worker to start.
+  const mostThreads = !threads ? 0 : Math.max(pageThreads, Math.min(8, navigator.hardwareConcurrency || 2));
 
   // An embed asking for the light theme gets a light loader (no dark flash in a light blog).
   if (/[#&]theme=light(&|$)/.test(location.hash)) document.documentElement.classList.add('light');
@@ -268,6 +272,7 @@
   const config = {
     canvas: canvas,
     attnvizThreads: pageThreads,  // read by the app (platform::page_threads)
+    attnvizMostThreads: mostThreads,  // (platform::page_most_threads)
     setStatus: function (text) {
       const m = /\((\d+(?:\.\d+)?)\/(\d+)\)/.exec(text || '');
       if (m) { progress.data = [+m[1], +m[2]]; show('Loading fonts… ' + mb(+m[1]) + ' / ' + mb(+m[2])); }

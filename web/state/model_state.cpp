@@ -82,8 +82,8 @@ bool guarded(AppState& st, const std::string& name, F&& f) {
 // [SECTION] Opening a model ------------------------------------------------------------------
 
 void set_model_threads(ModelSession& ms, int threads) {
-    threads = std::clamp(threads, 1, 1024);
-    if (threads != ms.threads) ms.threads = threads, ms.pool.reset();  // a running job keeps its own
+    ms.threads = std::clamp(threads, 1, std::max(ms.most_threads, 1));
+    if (ms.pool) ms.pool->set_threads(ms.threads);
 }
 
 void open_model_files(AppState& st, ModelFiles files) {
@@ -358,9 +358,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 
-// The session's pool, made on first use.
+// The session's pool, made on first use with every thread a setting may ask for.
 std::shared_ptr<kernels::Pool> session_pool(ModelSession& ms) {
-    if (!ms.pool) ms.pool = std::make_shared<kernels::Pool>(ms.threads);
+    if (!ms.pool) {
+        ms.pool = std::make_shared<kernels::Pool>(std::max(ms.most_threads, ms.threads));
+        ms.pool->set_threads(ms.threads);
+    }
     return ms.pool;
 }
 

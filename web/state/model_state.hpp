@@ -128,9 +128,12 @@ struct ModelSession {
     int last_run_frames = 0;                   // frames the last finished run took (1: it fit the frame that started it)
     double last_run_ms = 0;                    // and its time, from the edit to the figure
     int top_n = 10;                            // next tokens shown
-    // The threads a run uses (set_model_threads; desktop: --threads, every core by default; a page
-    // module without threads has one, whatever is asked) and their pool, made by the first run.
+    // The threads a run uses (set_model_threads, 1 … most_threads; desktop: --threads, every core
+    // by default; the page: attnviz-page.js's choice; a page module without threads has one,
+    // whatever is asked) and their pool, made by the first run with most_threads and set to
+    // `threads`: a setting never starts or joins a thread (a page's Workers are started at load).
     int threads = kernels::Pool::hardware_threads();
+    int most_threads = kernels::Pool::hardware_threads();
     std::shared_ptr<kernels::Pool> pool;       // a job keeps the one it started with
     // A run on a thread of its own, the frames never waiting for it (main.cpp: where the build has
     // threads), else in slices between frames within each frame's budget.
@@ -153,7 +156,7 @@ inline constexpr const char* kHubSuggestions[] = {
 // what the app holds).
 inline constexpr double kBrowserModelBytes = 3.5e9;
 
-// The threads the next runs use (1 … 1024): a new pool once the run in progress has ended.
+// The threads runs use from the next job on (clamped to 1 … ms.most_threads).
 void set_model_threads(ModelSession& ms, int threads);
 
 // Files by name: starts loading the weights (errors go to st.error; the figure stays).

@@ -49,7 +49,7 @@ enum class Str {
     // a model run live (web/ui/live_panel.cpp)
     OpenLiveModel, OpenLiveModelTip, OpenHub, HubIntroPage, HubIntroDesktop, HubId, HubBadId, HubSuggested, HubAddress, HubStored,
     HubNoneStored, HubRemove, HubStorageFull, FolderPath, SectionLive, LiveText, LiveSource, LiveTarget, LiveTranslate,
-    LiveTranslateTip, NextTokens, LiveReading, LiveFetching, CancelFetch, LiveLoading, LiveRunning, CloseModel, LiveStatus, CapXModel, SectionMaps,
+    LiveTranslateTip, NextTokens, LiveReading, LiveFetching, CancelFetch, LiveLoading, LiveRunning, CloseModel, LiveThreads, LiveThreadsTip, LiveLastRun, LiveStatus, CapXModel, SectionMaps,
     // what a head does (core/model/heads.hpp), on the model view's thumbnails: full and brief
     HeadPrev, HeadInduction, HeadSink, HeadDelimiter, HeadDuplicate, HeadPrevBrief, HeadInductionBrief, HeadSinkBrief, HeadDelimiterBrief, HeadDuplicateBrief,
     HeadScoresTip, TrainedModels,

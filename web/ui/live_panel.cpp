@@ -172,6 +172,21 @@ void draw_live_controls(ViewContext& ctx) {
         return;
     }
     probe(st, "model.close");
+    // The threads a run uses, where the build has them (natively; the page's threaded module)
+    if (kernels::Pool::threads_for(2) > 1 && ms.most_threads > 1) {
+        int threads = ms.threads_used();
+        ImGui::SetNextItemWidth(7.0f * ImGui::GetFontSize());
+        if (ImGui::SliderInt(tr(st.lang, Str::LiveThreads), &threads, 1, ms.most_threads)) set_model_threads(ms, threads);
+        probe(st, "model.threads");
+        char tip[320];
+        std::snprintf(tip, sizeof tip, tr(st.lang, Str::LiveThreadsTip), ms.most_threads);
+        tooltip(tip);
+        if (ms.last_run_ms > 0) {
+            ImGui::SameLine();
+            ImGui::TextDisabled(tr(st.lang, Str::LiveLastRun), ms.last_run_ms);
+            probe(st, "model.last-run");
+        }
+    }
 
     const LiveRun* live = st.figure.live.get();
     auto tokens_of = [&](int stack) {
