@@ -7,7 +7,8 @@
 // be split among the threads (kernels::kSplitWork).
 //   node tests/browser/threads.mjs SITE_DIR ARTIFACT_DIR
 import {
-  check, clickWidget, expect, finishSuite, isolation, openPage, requests, serveAndLaunch, shot, startSuiteOrEnd, until, waitFrames,
+  check, clickWidget, cssScale, expect, finishSuite, isolation, openPage, requests, serveAndLaunch, shot, startSuiteOrEnd, state, until,
+  waitFrames,
 } from './harness.mjs';
 
 const [siteDir, artifacts] = process.argv.slice(2);
@@ -41,6 +42,34 @@ await check('served cross-origin isolated, the page loads the threaded module an
   const again = await until(page, (x) => settled(x) && x.model.text === 'The dog', 'the new text run', 30000);
   await page.context().close();
   return `${s.isa} · ${s.threads} threads; ${s.model.figure.ids.length} tokens, then "${again.model.text}" (${again.model.figure.ids.length})`;
+});
+
+await check('the panel\'s Threads setting moves a page asked for 1 thread to 2, with the same numbers', async () => {
+  const page = await openPage(browser, `${url}?threads=1${hash}`);
+  let s = await until(page, settled, 'tiny-lm loaded and run', 90000);
+  expect(s.threads === 1 && s.most_threads === 2, `${s.threads} threads, at most ${s.most_threads} (this machine: 2 cores)`);
+  // A press at the slider's right end sets its largest value (ImGui's sliders jump to the press).
+  s = await state(page);
+  const [x, y, w, h] = s.widgets['model.threads'];
+  const k = await cssScale(page);
+  await page.mouse.move((x + w - 3) / k, (y + h / 2) / k);
+  await page.mouse.down();
+  await waitFrames(page, 3);
+  await page.mouse.up();
+  s = await until(page, (x) => x.threads === 2, 'the setting at 2 threads', 10000);
+  await shot(page, 'threads-02-setting.png');
+  // The next run (a space typed and taken back: the same text) uses 2 threads: the same numbers.
+  const before = s.model.input_revision;
+  await clickWidget(page, 'model.text');
+  await page.keyboard.press('End');
+  await page.keyboard.insertText(' ');
+  await waitFrames(page, 2);
+  await page.keyboard.press('Backspace');
+  s = await until(page, (x) => settled(x) && x.model.text === text && x.model.run_revision >= before + 2, 'the run on 2 threads', 30000);
+  expect(JSON.stringify(s.model.figure.q) === JSON.stringify(threaded.model.figure.q), 'another Q');
+  expect(JSON.stringify(s.model.figure.top) === JSON.stringify(threaded.model.figure.top), 'other next tokens');
+  await page.context().close();
+  return `1 → ${s.threads} threads by the setting; the run took ${s.model.last_run_ms.toFixed(0)} ms, the same Q`;
 });
 
 await check('served without those headers, the one-thread relaxed module gives the same numbers', async () => {

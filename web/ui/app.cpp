@@ -282,6 +282,7 @@ std::string App::state_json() const {
         {"frame", frame_count},
         {"isa", kernels::isa_name(kernels::best_isa())},  // which build the page loaded
         {"threads", state.model.threads_used()},  // a live model's runs
+        {"most_threads", kernels::Pool::threads_for(state.model.most_threads)},  // what the Threads setting allows
         {"ui_scale", ui_scale_},
         {"link", shown_hash_},
         {"twin", twin.summary},

@@ -175,8 +175,11 @@ void draw_live_controls(ViewContext& ctx) {
     // The threads a run uses, where the build has them (natively; the page's threaded module)
     if (kernels::Pool::threads_for(2) > 1 && ms.most_threads > 1) {
         int threads = ms.threads_used();
-        ImGui::SetNextItemWidth(7.0f * ImGui::GetFontSize());
-        if (ImGui::SliderInt(tr(st.lang, Str::LiveThreads), &threads, 1, ms.most_threads)) set_model_threads(ms, threads);
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(tr(st.lang, Str::LiveThreads));
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(6.0f * ImGui::GetFontSize());
+        if (ImGui::SliderInt("##model.threads", &threads, 1, ms.most_threads)) set_model_threads(ms, threads);
         probe(st, "model.threads");
         char tip[320];
         std::snprintf(tip, sizeof tip, tr(st.lang, Str::LiveThreadsTip), ms.most_threads);
