@@ -11,6 +11,8 @@
 // THREADS=N (N ≥ 2): the page served cross-origin isolated (COOP + COEP), ORT on numThreads = N,
 // and attnviz's threaded relaxed module (cmake --build build-web/threads --target
 // attn_mha_web_relaxed: the page's build makes build-web/threads/) on N threads, instead.
+// SETTLE_MS=M: a pause of M ms before each timed run (each runtime's threads asleep when it starts).
+// On threads each runtime is timed on its own, one after the other (ort_compare.mjs: apart).
 import { isolation, serveAndLaunch } from '../tests/browser/harness.mjs';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -19,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const threads = Math.max(1, Number(process.env.THREADS || 1));
+const settleMs = Math.max(0, Number(process.env.SETTLE_MS || 0));
 const dir = path.resolve(process.argv[2] || '/tmp/attnviz-ort');
 const rounds = +(process.argv[3] || 5);
 const Ts = (process.argv[4] ?? '128,512,2048').split(',').filter(Boolean).map(Number);
@@ -52,7 +55,7 @@ fs.writeFileSync(path.join(root, 'index.html'), `<!doctype html><meta charset="u
 import * as ort from './ort.wasm.min.mjs';
 import { compareMha, compareModel, mhaLayer, modelRunner, relaxedProbe } from './ort_compare.mjs';
 const log = (line) => console.log(line);
-const settleMs = ${threads > 1 ? 50 : 0};  // threads: a pause before each timed run (ort_compare.mjs)
+const settleMs = ${settleMs}, apart = ${threads > 1};  // (ort_compare.mjs: threads, each runtime timed on its own)
 try {
   ort.env.wasm.numThreads = ${threads};
   ort.env.wasm.wasmPaths = new URL('./', location.href).href;
@@ -69,7 +72,7 @@ try {
     const sessions = {};
     for (const kind of ['self', 'causal', 'cross'])
       sessions[kind] = await ort.InferenceSession.create(kind + '.onnx', { executionProviders: ['wasm'] });
-    await compareMha({ ort, sessions, layers, Ts, rounds: ${rounds}, log, settleMs });
+    await compareMha({ ort, sessions, layers, Ts, rounds: ${rounds}, log, settleMs, apart });
     for (const l of layers) l.close();
   }
   for (const [i, m] of models.entries()) {
@@ -81,7 +84,7 @@ try {
       runs.push(modelRunner(name, attn, '/' + m.dir, m.shape, ${threads}));
       for (const f of m.files) attn.FS.unlink('/' + m.dir + '/' + f);  // loaded: the weights are the module's own now
     }
-    await compareModel({ ort, session, models: runs, label: m.label, T: m.T, V: m.shape.V, rounds: ${rounds}, log, first: i === 0, settleMs });
+    await compareModel({ ort, session, models: runs, label: m.label, T: m.T, V: m.shape.V, rounds: ${rounds}, log, first: i === 0, settleMs, apart });
     for (const r of runs) r.close();
   }
 } catch (e) { log('ERROR ' + (e.stack || e)); }

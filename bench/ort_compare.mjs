@@ -29,11 +29,17 @@ const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 // the background; measured in a page, attnviz's attention at T = 128 took 37, 24, 14 ms in its
 // first runs and ~30 runs (300 ms) to settle at 7.3 ms. A single warm-up run measured that
 // transition, not the code.
-// settleMs (threaded runs): a pause before each timed run, so that the runner before it has
-// ended its threads' spinning. Both runtimes' pools spin between jobs (ours 1 ms in wasm, ORT's
-// longer); back to back on 2 cores, each run found the other's threads still holding a core, and
-// the attention layer on 2 threads timed no faster than on 1. A page runs one of them at a time.
-async function timeAlternating(runners, rounds, { warmMs = 1500, settleMs = 0 } = {}) {
+// settleMs: a pause before each timed run, so that it starts as a page's run after a pause does,
+// its threads asleep. apart (threaded runs): each runner timed on its own, warm-up and rounds,
+// one after the other. Alternating on 2 cores, a run found the other runtime's threads still
+// spinning on a core (ORT's spin for a long while after a run): attnviz's attention layer at
+// T = 512 took 35-37 ms on 2 threads beside ORT, 18.8 ms alone.
+async function timeAlternating(runners, rounds, { warmMs = 1500, settleMs = 0, apart = false } = {}) {
+  if (apart) {
+    const each = [];
+    for (const runner of runners) each.push((await timeAlternating([runner], rounds, { warmMs, settleMs }))[0]);
+    return each;
+  }
   const settle = () => settleMs > 0 && new Promise((done) => setTimeout(done, settleMs));
   const spent = runners.map(() => 0);
   for (let r = 0; r < 2 || Math.min(...spent) < warmMs; ++r)
@@ -80,7 +86,7 @@ export function mhaLayer(name, attn, weights, threads = 1) {
 
 // Self, causal and cross attention at each T: `sessions` holds ORT's session per kind, `layers`
 // mhaLayer's of each attnviz module.
-export async function compareMha({ ort, sessions, layers, Ts, rounds, log, settleMs = 0 }) {
+export async function compareMha({ ort, sessions, layers, Ts, rounds, log, settleMs = 0, apart = false }) {
   const runOrt = async (kind, T, xq, xkv) => {
     const t = (a) => new ort.Tensor('float32', a, [T, 1, D]);
     const feeds = kind === 'cross' ? { xq: t(xq), xkv: t(xkv) } : { x: t(xq) };
@@ -102,7 +108,7 @@ export async function compareMha({ ort, sessions, layers, Ts, rounds, log, settl
         const b = l.run(kind, T, xq, xkv);
         dy = Math.max(dy, maxDiff(a.y, b.y)), dw = Math.max(dw, maxDiff(a.w, b.w));
       }
-      const ms = await timeAlternating([() => runOrt(kind, T, xq, xkv), ...layers.map((l) => () => l.run(kind, T, xq, xkv))], rounds, { settleMs });
+      const ms = await timeAlternating([() => runOrt(kind, T, xq, xkv), ...layers.map((l) => () => l.run(kind, T, xq, xkv))], rounds, { settleMs, apart });
       // Projections 4·T·d² and two T×T×d products (causal: half), multiply-adds ×2.
       const flop = 2 * (4 * T * D * D + (kind === 'causal' ? 1 : 2) * T * T * D);
       log(`RESULT ${kind.padEnd(6)} ${String(T).padStart(5)} ${ms[0].toFixed(1).padStart(9)}${cols(ms, flop)}  ` +
@@ -131,7 +137,7 @@ export function modelRunner(name, attn, folder, { V, L, H }, threads = 1) {
 
 // A whole model at T: `session` ORT's (ids → logits at the last position, every layer's
 // attention: bench/ort/export_model.py), `models` [{name, run(ids) → {logits, attention}}].
-export async function compareModel({ ort, session, models, label, T, V, rounds, log, first, settleMs = 0 }) {
+export async function compareModel({ ort, session, models, label, T, V, rounds, log, first, settleMs = 0, apart = false }) {
   if (first) log(`# model          T     ort_ms${heads(models.map((m) => m.name), false)}  max|Δlogits|/max|logit|  max|Δattention|`);
   const ids = Array.from({ length: T }, (_, i) => (i * 7919 + 13) % V);  // spread over the vocabulary
   const ortRun = async () => {
@@ -145,7 +151,7 @@ export async function compareModel({ ort, session, models, label, T, V, rounds, 
     const b = m.run(ids);
     dl = Math.max(dl, maxDiff(a.logits, b.logits) / top), da = Math.max(da, maxDiff(a.attention, b.attention));
   }
-  const ms = await timeAlternating([ortRun, ...models.map((m) => () => m.run(ids))], rounds, { settleMs });
+  const ms = await timeAlternating([ortRun, ...models.map((m) => () => m.run(ids))], rounds, { settleMs, apart });
   log(`RESULT ${label.padEnd(14)} ${String(T).padStart(4)} ${ms[0].toFixed(1).padStart(9)}${cols(ms, 0)}  ` +
       `${dl.toExponential(1).padStart(22)}  ${da.toExponential(1)}`);
 }
