@@ -6,7 +6,7 @@
 // compare-and-swap that also checks the job's number, so a thread that wakes late, after the job
 // has ended or a later one has begun, claims nothing of it and reads nothing of it. The caller
 // returns once `done` counts every part: it never waits for a thread that took no part (a Web
-// Worker asleep after an idle second takes milliseconds to wake; the caller runs its parts rather
+// Worker asleep can take milliseconds to wake; the caller runs the parts itself rather
 // than wait for it).
 #include "pool.hpp"
 

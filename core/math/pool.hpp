@@ -35,7 +35,7 @@ public:
     // and joining threads while a page runs can wait on its main thread, so a setting moves this.
     void set_threads(int threads);
 
-    // f(part, worker) for every part in [0, parts), worker in [0, threads()) the one running it
+    // f(part, worker) for every part in [0, parts), worker in [0, capacity()) the one running it
     // (0: the caller), for memory of its own. One job at a time: callers on several threads take
     // turns (never from inside a part). The first exception a part throws is rethrown here once
     // all have ended.
