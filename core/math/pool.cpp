@@ -38,6 +38,7 @@ namespace {
 // the current one; a stale ticket is held between two loads and a compare-and-swap.
 constexpr int kPartBits = 20;
 constexpr std::uint64_t kPartMask = (std::uint64_t{1} << kPartBits) - 1;
+constexpr std::uint64_t kJobMask = (std::uint64_t{1} << (64 - 2 * kPartBits)) - 1;
 std::uint64_t job_of(std::uint64_t t) { return t >> (2 * kPartBits); }
 int parts_of(std::uint64_t t) { return static_cast<int>((t >> kPartBits) & kPartMask); }
 int next_of(std::uint64_t t) { return static_cast<int>(t & kPartMask); }
@@ -61,10 +62,10 @@ struct Pool::Shared {
     std::atomic<int> done{0};  // the job's parts that have ended
     std::exception_ptr error;  // under the mutex: the first a part threw
 
-    // Claims and runs parts of the published job while it has some left.
-    void work(int worker) {
+    // Claims and runs parts of job `job` while it is the published one and has some left.
+    void work(int worker, std::uint64_t job) {
         std::uint64_t t = ticket.load(std::memory_order_acquire);
-        while (next_of(t) < parts_of(t)) {
+        while (job_of(t) == job && next_of(t) < parts_of(t)) {
             if (!ticket.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
             try {
                 call(fn, next_of(t), worker);
@@ -150,7 +151,8 @@ void Pool::serve(int worker) {
             if (s.stop) return;
         }
         seen = job_of(s.ticket.load(std::memory_order_acquire));
-        s.work(worker);
+        // (set_threads before the job was published: the ticket's acquire shows it)
+        if (worker < s.active.load(std::memory_order_relaxed)) s.work(worker, seen);
     }
 }
 
@@ -166,13 +168,13 @@ void Pool::run_job(int parts, Call call, void* fn) {
     const std::lock_guard<std::mutex> turn(s.turn);
     s.call = call, s.fn = fn;
     s.done.store(0, std::memory_order_relaxed);
+    const std::uint64_t job = (job_of(s.ticket.load(std::memory_order_relaxed)) + 1) & kJobMask;
     {
         const std::lock_guard<std::mutex> lock(s.mutex);  // a thread about to sleep sees the job, or is woken
-        const std::uint64_t job = job_of(s.ticket.load(std::memory_order_relaxed)) + 1;
         s.ticket.store((job << (2 * kPartBits)) | (static_cast<std::uint64_t>(parts) << kPartBits), std::memory_order_release);
     }
     s.wake.notify_all();
-    s.work(0);
+    s.work(0, job);
     const auto ended = [&] { return s.done.load() == parts; };
     if (!spin(ended)) {
         std::unique_lock<std::mutex> lock(s.mutex);

@@ -361,7 +361,7 @@ using Clock = std::chrono::steady_clock;
 // The session's pool, made on first use with every thread a setting may ask for.
 std::shared_ptr<kernels::Pool> session_pool(ModelSession& ms) {
     if (!ms.pool) {
-        ms.pool = std::make_shared<kernels::Pool>(std::max(ms.most_threads, ms.threads));
+        ms.pool = std::make_shared<kernels::Pool>(ms.most_threads);
         ms.pool->set_threads(ms.threads);
     }
     return ms.pool;
