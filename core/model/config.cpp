@@ -33,6 +33,7 @@ void ConfigFields::fail(const std::string& field, const std::string& message) co
 
 const json* ConfigFields::find(const std::string& field) const {
     auto it = j.find(field);
+    if (read && it != j.end()) read->insert(path + field);
     return it == j.end() || it->is_null() ? nullptr : &*it;
 }
 
@@ -129,6 +130,7 @@ Activation ConfigFields::activation(const std::string& field, const std::string&
 }
 
 int ConfigFields::heads(const std::string& field, int d, const std::string& d_field) const {
+    find(field);
     const json* v = j.contains(field) ? &j.at(field) : nullptr;
     const int n = v && v->is_number_integer() && v->get<long long>() > 0 && v->get<long long>() <= kMaxField
                       ? static_cast<int>(v->get<long long>())
@@ -144,12 +146,34 @@ std::optional<ConfigFields> ConfigFields::object(const std::string& field) const
     const json* v = find(field);
     if (!v) return std::nullopt;
     if (!v->is_object()) fail(field, "expected an object, got " + v->dump());
-    return ConfigFields{*v, file, path + field + "."};
+    return ConfigFields{*v, file, path + field + ".", read};
 }
 
 // [SECTION] read_config ----------------------------------------------------------------------
 
 namespace {
+
+// Fields of config.json that change the math: present (not null, not false) but never looked at
+// by the family that read the file, they are refused, not ignored. Every field whose name starts
+// with "rope_" is one of them too.
+constexpr const char* kMathFields[] = {
+    "partial_rotary_factor", "layer_types", "no_rope_layers", "no_rope_layer_interval", "attention_chunk_size",
+    "use_bidirectional_attention", "sliding_window_pattern", "attention_multiplier", "embedding_multiplier",
+    "residual_multiplier", "logits_scaling", "logit_scale", "num_local_experts", "num_experts", "mrope_section",
+    "use_parallel_residual", "parallel_attn", "qk_layernorm", "use_qk_norm", "clip_qkv", "alibi", "position_embedding_type",
+};
+
+void refuse_unread(const ConfigFields& f, const std::set<std::string>& read, const std::string& model_type) {
+    for (auto it = f.j.begin(); it != f.j.end(); ++it) {
+        const std::string& key = it.key();
+        if (read.count(key) || it.value().is_null() || it.value() == false) continue;
+        bool math = key.rfind("rope_", 0) == 0;
+        for (const char* m : kMathFields) math = math || key == m;
+        if (math)
+            f.fail(key, "changes the attention, and attnviz's " + model_type +
+                            " does not read it: refused rather than ignored (the figure would be wrong)");
+    }
+}
 
 constexpr const FamilyDef* kFamilies[] = {&kGpt2Family,  &kBertFamily,   &kMarianFamily, &kLlamaFamily, &kMistralFamily,
                                           &kQwen2Family, &kQwen3Family, &kGemma2Family, &kGemma3Family, &kPhi3Family};
@@ -163,9 +187,9 @@ const FamilyDef* find_family(const std::string& model_type) {
 }
 
 const FamilyDef& family_of(const ModelConfig& c) {
-    for (const FamilyDef* f : kFamilies)
-        if (f->family == c.family) return *f;
-    return kGpt2Family;
+    // kFamilies lists the families in the enum's order (a test holds it), so a config's family
+    // is always its own: never another's by default.
+    return *kFamilies[static_cast<int>(c.family)];
 }
 
 const char* rope_type_name(Rope::Type type) {
@@ -189,7 +213,8 @@ ModelConfig read_config(std::string_view text, const std::string& file) {
         throw ModelError(file, "", "not JSON: " + what);
     }
     if (!j.is_object()) throw ModelError(file, "", "expected a JSON object");
-    const ConfigFields f{j, file, ""};
+    std::set<std::string> read;
+    const ConfigFields f{j, file, "", &read};
     ModelConfig c;
     const json* type = f.find("model_type");
     if (!type) f.fail("model_type", "missing");
@@ -199,6 +224,7 @@ ModelConfig read_config(std::string_view text, const std::string& file) {
     if (!family) f.fail("model_type", type->dump() + " is not one of " + supported_model_types());
     c.family = family->family;
     family->read(f, c);
+    refuse_unread(f, read, c.model_type);
     c.name = f.text("_name_or_path", "");
     return c;
 }

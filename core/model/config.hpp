@@ -95,6 +95,12 @@ struct ModelConfig {
 
     int d_head() const { return head_dim > 0 ? head_dim : d_model / n_heads; }
     int kv_heads() const { return n_kv_heads > 0 ? n_kv_heads : n_heads; }
+    // The longest sequence the model runs: its position table's length (learned, sinusoidal);
+    // rotary positions have no table, and run past max_positions, beyond what was trained
+    // (past_training says so; dynamic scaling exists for it).
+    int position_limit() const { return positions == Positions::Rotary ? kMaxRotaryPositions : max_positions; }
+    bool past_training(int T) const { return positions == Positions::Rotary && T > max_positions; }
+    static constexpr int kMaxRotaryPositions = 1 << 24;
     int window_of(int layer) const { return layer >= 0 && layer < static_cast<int>(window.size()) ? window[layer] : 0; }
     bool encoder_only() const { return family == Family::Bert; }
     bool encoder_decoder() const { return family == Family::Marian; }

@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,9 @@ struct ConfigFields {
     const nlohmann::json& j;
     const std::string& file;
     std::string path;
+    // Every field looked up is added here (when given): read_config refuses a field that changes
+    // the math and that the family never looked at (kMathFields, config.cpp).
+    std::set<std::string>* read = nullptr;
 
     [[noreturn]] void fail(const std::string& field, const std::string& message) const;
     const nlohmann::json* find(const std::string& field) const;  // nullptr when absent or null
@@ -236,25 +240,28 @@ void read_llama_like(const ConfigFields& f, ModelConfig& c);
 void plan_llama_like(const ModelConfig& c, Plan& p, ModelWeights& w);
 // The embedding and the LM head: tied (one table serves both) or lm_head.weight (unprefixed).
 void plan_embedding_and_head(const ModelConfig& c, Plan& p, ModelWeights& w, const std::string& embedding);
-// config.json's sliding-window fields as per-layer windows: `layer_types` where present
-// ("sliding_attention" / "full_attention"), else `sliding(layer)` says which layers slide.
+// config.json's layer_types (a list of n_layers, each "full_attention" or "sliding_attention";
+// any other value refused by name); empty when absent.
+std::vector<std::string> read_layer_types(const ConfigFields& f, const ModelConfig& c);
+// config.json's sliding-window fields as per-layer windows: `layer_types` where present, else
+// `sliding(layer)` says which layers slide. A sliding layer needs a window (> 0).
 template <class Sliding>
 void read_windows(const ConfigFields& f, ModelConfig& c, int window, Sliding sliding) {
+    const std::vector<std::string> types = read_layer_types(f, c);
     c.window.assign(static_cast<std::size_t>(c.n_layers), 0);
-    if (f.has("layer_types")) {
-        const std::vector<std::string> types = f.texts("layer_types", static_cast<std::size_t>(c.n_layers));
-        for (int i = 0; i < c.n_layers; ++i) {
-            if (types[i] == "sliding_attention") c.window[i] = window;
-            else if (types[i] != "full_attention")
-                f.fail("layer_types", "\"" + types[i] + "\" is not sliding_attention or full_attention");
-        }
-    } else {
-        for (int i = 0; i < c.n_layers; ++i) c.window[i] = sliding(i) ? window : 0;
+    for (int i = 0; i < c.n_layers; ++i) {
+        const bool slides = types.empty() ? sliding(i) : types[i] == "sliding_attention";
+        if (slides && window <= 0) f.fail("sliding_window", "missing, and layer " + std::to_string(i) + " slides");
+        c.window[i] = slides ? window : 0;
     }
-    for (int i = 0; i < c.n_layers; ++i)
-        if (c.window[i] > 0 && window <= 0) f.fail("sliding_window", "missing, and layer " + std::to_string(i) + " slides");
 }
-// rope_theta, partial_rotary_factor and rope_scaling into c.rope (every type of rope.hpp).
-void read_rope(const ConfigFields& f, ModelConfig& c);
+// The rotation into c.rope (and c.local_rope for the sliding layers where the config gives them
+// their own), from either form of config.json (every type of rope.hpp):
+//   transformers 5   rope_parameters: {rope_type, rope_theta, partial_rotary_factor, the type's
+//                    fields}, or one such object per layer type ({full_attention: …,
+//                    sliding_attention: …}); a field missing there is looked for at the top
+//   before           rope_theta, partial_rotary_factor at the top, rope_scaling: {the type's fields}
+// `theta` is the family's default base. A field the type does not read is refused, not ignored.
+void read_rope(const ConfigFields& f, ModelConfig& c, double theta = 10000);
 
 }  // namespace attn

@@ -105,6 +105,7 @@ std::string LoadedModel::summary(int T) const {
     s += " · weights ";
     s += megabytes(static_cast<double>(model.weight_bytes())) + " · activations ";
     s += megabytes(static_cast<double>(model.activation_bytes(T))) + " at T = " + std::to_string(T);
+    if (c.past_training(T)) s += " · past the " + std::to_string(c.max_positions) + " positions it was trained on";
     return s;
 }
 
@@ -195,9 +196,9 @@ int special(const LoadedModel& m, const Tokenizer& t, const char* token) {
 void check_length(const LoadedModel& m, size_t n, const std::string& what) {
     const ModelConfig& c = m.config();
     const char* field = c.family == Family::Gpt2 ? "n_positions" : "max_position_embeddings";
-    if (n > static_cast<size_t>(c.max_positions))
+    if (n > static_cast<size_t>(c.position_limit()))
         throw ModelError(config_file(m), field, what + " has " + std::to_string(n) + " tokens, more than the model's " +
-                                                    std::to_string(c.max_positions) + " positions");
+                                                    std::to_string(c.position_limit()) + " positions");
     if (n == 0) throw ModelError(config_file(m), "", what + " is empty: the model needs at least one token");
 }
 

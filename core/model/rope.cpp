@@ -52,9 +52,10 @@ RopeFrequencies rope_frequencies(const Rope& r, int length) {
             break;
         }
         case Rope::Type::Yarn: {
-            // With original_max_position_embeddings given, factor is max / original (transformers).
+            // The factor as given (transformers 5: before, max / original replaced it when
+            // original_max_position_embeddings was given); the ramp over the original length.
             const double original = r.original_max_positions > 0 ? r.original_max_positions : r.max_positions;
-            const double factor = r.original_max_positions > 0 ? r.max_positions / original : r.factor;
+            const double factor = r.factor;
             out.attention_factor = r.attention_factor > 0 ? r.attention_factor
                                    : r.mscale > 0 && r.mscale_all_dim > 0
                                        ? yarn_mscale(factor, r.mscale) / yarn_mscale(factor, r.mscale_all_dim)

@@ -554,9 +554,9 @@ Matrix embeddings(const Model& m, const std::vector<int>& ids, bool decoder, int
     const ModelConfig& c = m.config;
     const ModelWeights& w = *m.weights;
     const int T = static_cast<int>(ids.size()), d = c.d_model;
-    if (first_position + T > c.max_positions)
+    if (first_position + T > c.position_limit())
         throw ModelError("", "ids", "position " + std::to_string(first_position + T - 1) + " is past the model's " +
-                                        std::to_string(c.max_positions) + " positions");
+                                        std::to_string(c.position_limit()) + " positions");
     Matrix x(T, d);
     const float* positions = c.positions == Positions::Rotary ? nullptr : decoder ? w.decoder_positions : w.positions;
     blocks::embed(w.token_embedding, ids, c.embedding_scale, positions, first_position, x.data());
@@ -935,7 +935,7 @@ Generated generate(kernels::Context& ctx, const Model& model, const Matrix& enco
     };
     Generated g;
     SplitMix64 rng{sampling.seed};
-    for (int i = 0; i < max_new && static_cast<int>(prefix.size()) < model.config.max_positions; ++i) {
+    for (int i = 0; i < max_new && static_cast<int>(prefix.size()) < model.config.position_limit(); ++i) {
         g.logits.push_back(next_logits(prefix));
         const int next = pick_token(g.logits.back(), sampling, rng);
         prefix.push_back(next);

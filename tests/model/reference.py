@@ -267,12 +267,8 @@ def rope_inv_freq(cfg, rope, dim, seq_len):
         medium = (wavelen >= old / hi) & (wavelen <= old / lo)
         return torch.where(medium, smoothed, out), 1.0
     if kind == "yarn":
-        factor = sc["factor"]
-        if "original_max_position_embeddings" in sc:
-            original = sc["original_max_position_embeddings"]
-            factor = P / original
-        else:
-            original = P
+        factor = sc["factor"]  # as given (transformers 5; before, P / original replaced it)
+        original = sc.get("original_max_position_embeddings") or P
 
         def mscale(scale, m=1.0):
             return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0

@@ -405,12 +405,12 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
             if (edits.ablation == Ablation::Mean && !edits.knockout.empty())
                 throw ModelError("", "knockout_mode", "mean ablation needs the whole sequence: generation here runs on the KV cache");
             job->prompt = static_cast<int>(job->input.ids.size());
-            job->max_new = std::min(g.tokens, m.config().max_positions - job->prompt);
+            job->max_new = std::min(g.tokens, m.config().position_limit() - job->prompt);
             job->sampling = g.sampling;
             job->rng = SplitMix64{g.sampling.seed};
             hide();
             job->decoder = std::make_unique<Decoder>(m.model, Matrix{}, edits);
-            if (job->max_new <= 0) throw ModelError("", "generate", "the text already fills the model's " + std::to_string(m.config().max_positions) + " positions");
+            if (job->max_new <= 0) throw ModelError("", "generate", "the text already fills the model's " + std::to_string(m.config().position_limit()) + " positions");
             return;
         }
         if (!g.ids.empty()) {  // a generated sequence, shown up to the scrubber's step
@@ -454,7 +454,7 @@ void step_job(ModelJob& job, const LoadedModel& m) {
                                       : static_cast<int>(std::max_element(job.logits.begin(), job.logits.end()) - job.logits.begin());
         job.input.ids.push_back(next);
         const int generated = static_cast<int>(job.input.ids.size()) - (job.sampling ? job.prompt : 1);
-        if (next == c.eos_id || generated >= job.max_new || static_cast<int>(job.input.ids.size()) >= c.max_positions) {
+        if (next == c.eos_id || generated >= job.max_new || static_cast<int>(job.input.ids.size()) >= c.position_limit()) {
             job.decoder.reset();
             job.forward = std::make_unique<Forward>(m.model, job.input);
         } else {

@@ -19,6 +19,8 @@ void read_bert(const ConfigFields& f, ModelConfig& c) {
     c.layer_norm_eps = f.positive("layer_norm_eps", 1e-12f);
     c.pad_id = f.token("pad_token_id");
     c.tie_word_embeddings = f.boolean("tie_word_embeddings", true);
+    if (const std::string p = f.text("position_embedding_type", "absolute"); p != "absolute")
+        f.fail("position_embedding_type", "\"" + p + "\": attnviz's bert runs absolute positions only");
     c.norm = NormKind::LayerNorm, c.residual = Residual::PostNorm, c.positions = Positions::Learned;
 }
 

@@ -8,7 +8,8 @@
 //           (final_logit_softcapping); sliding and full layers alternating, sliding first
 //   gemma3  q_norm and k_norm over each head before the rotation (1 + w as well); a sliding
 //           layer in each group of sliding_window_pattern but the last (or layer_types); the
-//           sliding layers rotate with their own base, rope_local_base_freq, and no scaling
+//           sliding layers rotate with their own base, rope_local_base_freq, and no scaling (or
+//           as rope_parameters.sliding_attention says: transformers 5)
 //
 // [SECTION] What both share
 // [SECTION] gemma2
@@ -89,6 +90,11 @@ void read_gemma3(const ConfigFields& f, ModelConfig& c) {
     const int window = f.integer("sliding_window", 1, 4096);
     const int pattern = f.integer("sliding_window_pattern", 1, 6);
     read_windows(f, c, window, [&](int i) { return (i + 1) % pattern != 0; });
+    if (c.local_rope.dim > 0) {  // rope_parameters.sliding_attention (transformers 5)
+        if (f.has("rope_local_base_freq") && f.real("rope_local_base_freq") != c.local_rope.theta)
+            f.fail("rope_local_base_freq", "differs from rope_parameters.sliding_attention.rope_theta");
+        return;
+    }
     c.local_rope = Rope{};
     c.local_rope.dim = c.rope.dim;
     c.local_rope.theta = f.real("rope_local_base_freq", 10000.0);

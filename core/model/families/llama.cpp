@@ -15,55 +15,13 @@ namespace attn {
 
 // [SECTION] What the Llama-like families share ------------------------------------------------
 
-void read_rope(const ConfigFields& f, ModelConfig& c) {
-    Rope& r = c.rope;
-    const double partial = f.real("partial_rotary_factor", 1.0);
-    if (!(partial > 0 && partial <= 1)) f.fail("partial_rotary_factor", "expected a number in (0, 1]");
-    r.dim = static_cast<int>(c.d_head() * partial);
-    if (r.dim < 2 || r.dim % 2) f.fail("partial_rotary_factor", "gives " + std::to_string(r.dim) + " rotated dimensions: expected an even number ≥ 2");
-    r.theta = f.real("rope_theta", 10000.0);
-    if (!(r.theta > 1)) f.fail("rope_theta", "expected a number > 1");
-    r.max_positions = c.max_positions;
-    r.original_max_positions = f.integer("original_max_position_embeddings", 1, 0);  // phi3's, at the top
-    const std::optional<ConfigFields> s = f.object("rope_scaling");
-    if (!s) return;
-    const std::string type = s->text("rope_type", s->text("type", "default"));
-    const auto factor = [&](double minimum) {
-        const double x = s->real("factor");
-        if (!(x >= minimum)) s->fail("factor", "expected a number ≥ " + std::to_string(static_cast<int>(minimum)));
-        return x;
-    };
-    if (type == "default") {
-        r.type = Rope::Type::Default;
-    } else if (type == "linear" || type == "dynamic") {
-        r.type = type == "linear" ? Rope::Type::Linear : Rope::Type::Dynamic;
-        r.factor = factor(1);
-    } else if (type == "llama3") {
-        r.type = Rope::Type::Llama3;
-        r.factor = factor(1);
-        r.low_freq_factor = s->real("low_freq_factor");
-        r.high_freq_factor = s->real("high_freq_factor");
-        if (!(r.high_freq_factor > r.low_freq_factor && r.low_freq_factor > 0))
-            s->fail("high_freq_factor", "expected high_freq_factor > low_freq_factor > 0");
-        r.original_max_positions = s->integer("original_max_position_embeddings", 1);
-    } else if (type == "yarn") {
-        r.type = Rope::Type::Yarn;
-        r.factor = factor(1);
-        r.attention_factor = s->real("attention_factor", 0.0);
-        r.beta_fast = s->real("beta_fast", 32.0), r.beta_slow = s->real("beta_slow", 1.0);
-        r.mscale = s->real("mscale", 0.0), r.mscale_all_dim = s->real("mscale_all_dim", 0.0);
-        r.truncate = s->boolean("truncate", true);
-        r.original_max_positions = s->integer("original_max_position_embeddings", 1, 0);
-    } else if (type == "longrope") {
-        r.type = Rope::Type::LongRope;
-        r.short_factor = s->reals("short_factor", static_cast<std::size_t>(r.dim / 2));
-        r.long_factor = s->reals("long_factor", static_cast<std::size_t>(r.dim / 2));
-        r.factor = s->real("factor", 1.0);
-        r.attention_factor = s->real("attention_factor", 0.0);
-    } else {
-        s->fail(s->has("rope_type") ? "rope_type" : "type",
-                "\"" + type + "\" is not one of default, linear, dynamic, llama3, yarn, longrope");
-    }
+std::vector<std::string> read_layer_types(const ConfigFields& f, const ModelConfig& c) {
+    if (!f.has("layer_types")) return {};
+    std::vector<std::string> types = f.texts("layer_types", static_cast<std::size_t>(c.n_layers));
+    for (const std::string& t : types)
+        if (t != "sliding_attention" && t != "full_attention")
+            f.fail("layer_types", "\"" + t + "\" is not a layer type attnviz runs (full_attention, sliding_attention)");
+    return types;
 }
 
 void read_llama_like(const ConfigFields& f, ModelConfig& c) {
@@ -130,7 +88,7 @@ void read_llama(const ConfigFields& f, ModelConfig& c) {
     read_llama_like(f, c);
     c.qkv_bias = c.o_bias = f.boolean("attention_bias", false);
     c.mlp_bias = f.boolean("mlp_bias", false);
-    c.window.assign(static_cast<std::size_t>(c.n_layers), 0);
+    read_windows(f, c, 0, [](int) { return false; });  // no windows: a layer_types that slides is refused
 }
 
 // [SECTION] mistral -----------------------------------------------------------------------------

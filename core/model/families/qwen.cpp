@@ -19,7 +19,8 @@ namespace {
 // transformers' Qwen2Config: sliding_window is kept only with use_sliding_window; then the
 // layers i ≥ max_window_layers slide (or those layer_types names).
 void read_qwen_windows(const ConfigFields& f, ModelConfig& c) {
-    if (!f.boolean("use_sliding_window", false)) {
+    if (!f.boolean("use_sliding_window", false)) {  // then transformers drops the window: every
+        read_layer_types(f, c);                        // layer attends fully, whatever layer_types says
         c.window.assign(static_cast<std::size_t>(c.n_layers), 0);
         return;
     }
