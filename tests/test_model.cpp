@@ -9,6 +9,7 @@
 #include "model.hpp"
 #include "model_error.hpp"
 #include "oracle.hpp"
+#include "rope.hpp"
 #include "safetensors.hpp"
 #include "transformer.hpp"
 
@@ -1175,5 +1176,195 @@ TEST_CASE("model: the summary line names what a rotary family adds") {
     CHECK(gpt2.summary(8).starts_with("attnviz/tiny-gpt2 · 2 layers × 2 heads · "));  // as before: no RoPE, no KV heads
 #else
     FAIL("built without ATTN_MODEL_REFS");
+#endif
+}
+
+// [SECTION] transformers 5's config.json -------------------------------------------------------------
+
+namespace {
+
+std::string read_text(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A small llama's config.json with `extra` fields merged in (an object's members, JSON).
+std::string llama_config(const std::string& extra) {
+    return R"({"model_type":"llama","vocab_size":16,"hidden_size":16,"num_hidden_layers":2,"num_attention_heads":2,)"
+           R"("intermediate_size":8,"max_position_embeddings":64)" + (extra.empty() ? "" : "," + extra) + "}";
+}
+
+}  // namespace
+
+TEST_CASE("model: config.json as transformers 5.17 writes it, every fixture to the positions it means") {
+    // tests/data/transformers-5.17/: config.json exactly as transformers 5.17's save_pretrained
+    // wrote it for each family (../shared/fixtures/transformers-5.17/).
+    struct Case {
+        const char* file;
+        Rope::Type type;
+        double theta, factor;
+        int dim, original;
+        std::vector<int> window;
+        double local_theta;  // 0: no rotation of their own for the sliding layers
+    };
+    using T = Rope::Type;
+    const Case cases[] = {
+        {"llama-default", T::Default, 1e4, 1, 16, 0, {0, 0}, 0},
+        {"llama-dynamic", T::Dynamic, 1e4, 2, 16, 0, {0, 0}, 0},
+        {"llama-linear", T::Linear, 1e4, 4, 16, 0, {0, 0}, 0},
+        {"llama-theta5e5-llama3", T::Llama3, 5e5, 8, 16, 64, {0, 0}, 0},
+        {"llama-yarn", T::Yarn, 1e4, 4, 16, 32, {0, 0}, 0},
+        {"mistral", T::Default, 1e4, 1, 16, 0, {8, 8}, 0},
+        {"qwen2", T::Default, 1e6, 1, 16, 0, {0, 8}, 0},
+        {"qwen3", T::Default, 1e6, 1, 32, 0, {0, 0}, 0},  // head_dim 32
+        {"gemma2", T::Default, 1e4, 1, 16, 0, {7, 0}, 0},
+        {"gemma3_text", T::Linear, 1e6, 8, 16, 0, {6, 6}, 1e4},
+        {"phi3-longrope", T::LongRope, 1e4, 1, 12, 32, {0, 0}, 0},
+    };
+    const std::filesystem::path dir = std::filesystem::path(ATTN_TEST_DATA) / "transformers-5.17";
+    for (const Case& k : cases) {
+        const std::string file = k.file;
+        CAPTURE(file);
+        const ModelConfig c = read_config(read_text(dir / (std::string(k.file) + ".json")), k.file);
+        CHECK(family_of(c).model_type == c.model_type);
+        CHECK(c.rope.type == k.type);
+        CHECK(c.rope.theta == k.theta);
+        CHECK(c.rope.factor == k.factor);
+        CHECK(c.rope.dim == k.dim);
+        CHECK(c.rope.original_max_positions == k.original);
+        CHECK(c.window == k.window);
+        CHECK(c.local_rope.theta == (k.local_theta > 0 ? k.local_theta : 10000.0));
+        CHECK((c.local_rope.dim > 0) == (k.local_theta > 0));
+    }
+    // Every family, read from a file that names it, is that family (kFamilies is in the enum's order).
+    for (const std::string name : {"cohere2", "exaone4", "glm4", "gpt_oss", "granite", "olmo2", "qwen3_moe", "qwen3_next",
+                                   "seed_oss", "smollm3"}) {
+        CAPTURE(name);
+        const std::string text = read_text(dir / (name + ".json"));
+        const std::string e = error_of([&] { read_config(text, name); });
+        CHECK((e.find(": model_type: ") != std::string::npos || family_of(read_config(text, name)).model_type == name));
+    }
+}
+
+TEST_CASE("model: rope_parameters and the older rope_theta + rope_scaling read to the same rotation") {
+    const auto rope_of = [](const std::string& extra) { return read_config(llama_config(extra), "c.json").rope; };
+    const auto same = [](const Rope& a, const Rope& b) {
+        return a.type == b.type && a.dim == b.dim && a.theta == b.theta && a.factor == b.factor &&
+               a.low_freq_factor == b.low_freq_factor && a.high_freq_factor == b.high_freq_factor &&
+               a.beta_fast == b.beta_fast && a.beta_slow == b.beta_slow && a.attention_factor == b.attention_factor &&
+               a.truncate == b.truncate && a.original_max_positions == b.original_max_positions &&
+               a.short_factor == b.short_factor && a.long_factor == b.long_factor;
+    };
+    CHECK(same(rope_of(R"("rope_parameters":{"rope_type":"llama3","rope_theta":500000,"factor":8,"low_freq_factor":1,)"
+                       R"("high_freq_factor":4,"original_max_position_embeddings":16})"),
+               rope_of(R"("rope_theta":500000,"rope_scaling":{"rope_type":"llama3","factor":8,"low_freq_factor":1,)"
+                       R"("high_freq_factor":4,"original_max_position_embeddings":16})")));
+    CHECK(same(rope_of(R"("rope_parameters":{"rope_type":"yarn","rope_theta":150000,"factor":32,"beta_fast":16,"truncate":false,)"
+                       R"("original_max_position_embeddings":4096,"partial_rotary_factor":0.5})"),
+               rope_of(R"("rope_theta":150000,"partial_rotary_factor":0.5,"rope_scaling":{"type":"yarn","factor":32,"beta_fast":16,)"
+                       R"("truncate":false,"original_max_position_embeddings":4096})")));
+    CHECK(same(rope_of(R"("rope_parameters":{"rope_type":"default","rope_theta":1e6})"), rope_of(R"("rope_theta":1e6)")));
+    CHECK(rope_of("").theta == 10000.0);
+    CHECK(rope_of(R"("rope_parameters":{"rope_type":"default"},"rope_theta":1e6)").theta == 1e6);  // a field missing: at the top
+    CHECK(rope_of(R"("rope_parameters":{"rope_type":"yarn","factor":4})").factor == 4);  // yarn's factor as given
+
+    // The random checkpoints of make_models.py with their config.json rewritten in transformers 5's
+    // form run bit for bit as before.
+#ifdef ATTN_MODEL_REFS
+    const std::filesystem::path root = ATTN_MODEL_REFS;
+    for (const char* name : {"llama_l2_h4kv1_d24_f16_llama3_headdim", "llama_l2_h4kv2_d32_f32_yarn",
+                             "gemma3_l3_h2kv1_d32_bf16_local_rope", "phi3_l2_h4kv2_d32_f16_longrope_partial"}) {
+        CAPTURE(name);
+        const std::filesystem::path old_folder = root / name;
+        nlohmann::json j = nlohmann::json::parse(read_text(old_folder / "config.json"));
+        nlohmann::json params = j.contains("rope_scaling") && !j["rope_scaling"].is_null() ? j["rope_scaling"] : nlohmann::json::object();
+        params["rope_theta"] = j.value("rope_theta", 10000.0);
+        if (!params.contains("rope_type")) params["rope_type"] = params.value("type", "default");
+        params.erase("type");
+        if (j.contains("partial_rotary_factor")) params["partial_rotary_factor"] = j["partial_rotary_factor"];
+        if (j["model_type"] == "gemma3_text") {
+            params = {{"full_attention", params},
+                      {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", j["rope_local_base_freq"]}}}};
+            j.erase("rope_local_base_freq");
+        }
+        j.erase("rope_scaling"), j.erase("rope_theta"), j["rope_parameters"] = params;
+        const std::string new_text = j.dump();
+        const ModelFiles files = ModelFiles::from_folder(old_folder.string());
+        const ModelConfig old_config = read_config(files.need("config.json").text(), "old");
+        const ModelConfig new_config = read_config(new_text, "new");
+        const Model old_model = ModelLoader(old_config, files).take();
+        const Model new_model = ModelLoader(new_config, files).take();
+        const nlohmann::json e = nlohmann::json::parse(files.need("expected.json").text());
+        RunInput in;
+        in.ids = e.at("ids").get<std::vector<int>>();
+        kernels::Context ctx;
+        const RunResult a = forward(ctx, old_model, in), b = forward(ctx, new_model, in);
+        CHECK(a.logits == b.logits);
+        for (std::size_t l = 0; l < a.stacks[0].layers.size(); ++l)
+            for (std::size_t h = 0; h < a.stacks[0].layers[l].weights.size(); ++h)
+                CHECK(same_bits(a.stacks[0].layers[l].weights[h], b.stacks[0].layers[l].weights[h]));
+    }
+#else
+    FAIL("built without ATTN_MODEL_REFS");
+#endif
+}
+
+TEST_CASE("model: a config field that changes the math and is not read is refused by name, never ignored") {
+    const auto err = [](const std::string& extra) { return error_of([&] { read_config(llama_config(extra), "m/config.json"); }); };
+    CHECK(err(R"("rope_parameters":{"rope_type":"mrope","rope_theta":10000})") ==
+          "m/config.json: rope_parameters.rope_type: \"mrope\" is not one of default, linear, dynamic, llama3, yarn, longrope");
+    CHECK(err(R"("rope_scaling":{"type":"su","factor":2})") ==
+          "m/config.json: rope_scaling.type: \"su\" is not one of default, linear, dynamic, llama3, yarn, longrope");
+    CHECK(err(R"("rope_parameters":{"rope_type":"default","factor":2})") ==
+          "m/config.json: rope_parameters.factor: is not read by attnviz's \"default\" rotation (it would change the "
+          "positions): refused rather than ignored");
+    CHECK(err(R"("rope_parameters":{"rope_type":"linear","factor":2,"mrope_section":[2,2]})").starts_with(
+        "m/config.json: rope_parameters.mrope_section: is not read by attnviz's \"linear\" rotation"));
+    CHECK(err(R"("rope_parameters":{"rope_type":"linear"})") == "m/config.json: rope_parameters.factor: missing");
+    CHECK(err(R"("rope_parameters":{"rope_type":"llama3","factor":8,"low_freq_factor":1,"high_freq_factor":4})") ==
+          "m/config.json: rope_parameters.original_max_position_embeddings: missing");
+    CHECK(err(R"("rope_parameters":{"rope_type":"default"},"rope_scaling":{"rope_type":"linear","factor":2})") ==
+          "m/config.json: rope_scaling: given with rope_parameters: a config states its rotation one way");
+    CHECK(err(R"("rope_parameters":{"full_attention":{"rope_type":"default"},"linear_attention":{"rope_type":"default"}})") ==
+          "m/config.json: rope_parameters.linear_attention: is not a layer type attnviz runs (full_attention, sliding_attention)");
+    CHECK(err(R"("rope_parameters":{"sliding_attention":{"rope_type":"default"}})") ==
+          "m/config.json: rope_parameters.full_attention: missing");
+    CHECK(err(R"("rope_interleaved":true)") ==
+          "m/config.json: rope_interleaved: changes the attention, and attnviz's llama does not read it: refused rather "
+          "than ignored (the figure would be wrong)");
+    CHECK(err(R"("rope_local_base_freq":10000)").starts_with("m/config.json: rope_local_base_freq: changes the attention"));
+    CHECK(err(R"("no_rope_layers":[1,0])").starts_with("m/config.json: no_rope_layers: changes the attention"));
+    CHECK(err(R"("attention_chunk_size":8192)").starts_with("m/config.json: attention_chunk_size: changes the attention"));
+    CHECK(err(R"("layer_types":["full_attention","chunked_attention"])") ==
+          "m/config.json: layer_types: \"chunked_attention\" is not a layer type attnviz runs (full_attention, sliding_attention)");
+    CHECK(err(R"("layer_types":["sliding_attention","full_attention"])") ==
+          "m/config.json: sliding_window: missing, and layer 0 slides");
+    CHECK(err(R"("layer_types":["full_attention"])") == "m/config.json: layer_types: expected a list of 2 strings");
+    // harmless when null or false; read fields are fine
+    CHECK(err(R"("attention_chunk_size":null,"use_bidirectional_attention":false,"layer_types":["full_attention","full_attention"],"dtype":"bfloat16")") == "");
+    CHECK(error_of([] {
+              read_config(R"({"model_type":"bert","vocab_size":8,"hidden_size":8,"num_hidden_layers":1,"num_attention_heads":2,)"
+                          R"("position_embedding_type":"relative_key"})",
+                          "b/config.json");
+          }) == "b/config.json: position_embedding_type: \"relative_key\": attnviz's bert runs absolute positions only");
+}
+
+TEST_CASE("model: rotary models run past max_position_embeddings; learned positions are refused there") {
+    ModelConfig c = read_config(llama_config(R"("rope_parameters":{"rope_type":"dynamic","factor":2})"), "c.json");
+    CHECK(c.position_limit() > c.max_positions);
+    CHECK(!c.past_training(64));
+    CHECK(c.past_training(65));
+    // dynamic: θ unchanged within max_position_embeddings, raised past it as transformers computes it
+    CHECK(rope_frequencies(c.rope, 64).inv_freq == rope_frequencies(c.rope, 10).inv_freq);
+    const double L = 100, P = 64, dim = c.rope.dim;
+    const double base = 10000.0 * std::pow(2 * L / P - 1, dim / (dim - 2));
+    CHECK(rope_frequencies(c.rope, 100).inv_freq[1] == doctest::Approx(1 / std::pow(base, 2 / dim)).epsilon(1e-12));
+    const ModelConfig g = read_config(ck::gpt2_config({}), "gpt2/config.json");
+    CHECK(g.position_limit() == g.max_positions);
+    CHECK(!g.past_training(g.max_positions + 1));
+#ifdef ATTN_MODEL_REFS
+    const LoadedModel qwen3 = load_model(ModelFiles::from_folder((std::filesystem::path(ATTN_MODEL_REFS) / "qwen3_l2_h4kv2_d24_f32_qknorm").string()));
+    CHECK(qwen3.summary(64).find("trained on") == std::string::npos);
+    CHECK(qwen3.summary(65).ends_with(" · past the 64 positions it was trained on"));
 #endif
 }
