@@ -659,7 +659,7 @@ TEST_CASE("model: config.json fields, defaults and errors") {
           "gpt2/config.json: n_head: expected a positive integer that divides n_embd (768)");
     CHECK(err(R"({"model_type":"gpt2","vocab_size":10,"n_embd":768,"n_layer":2,"n_head":-12})") ==
           "gpt2/config.json: n_head: expected a positive integer that divides n_embd (768), got -12");
-    CHECK(err(R"({"model_type":"t5"})") == "gpt2/config.json: model_type: \"t5\" is not one of gpt2, bert, marian, llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3");
+    CHECK(err(R"({"model_type":"t5"})") == "gpt2/config.json: model_type: \"t5\" is not one of gpt2, bert, marian, llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3, smollm3, granite");
     CHECK(err(R"({"n_embd":4})") == "gpt2/config.json: model_type: missing");
     CHECK(err(R"({"model_type":"gpt2","vocab_size":10,"n_layer":2,"n_head":2})") == "gpt2/config.json: n_embd: missing");
     CHECK(err(R"({"model_type":"gpt2","vocab_size":"ten","n_embd":8,"n_layer":2,"n_head":2})") ==

@@ -175,8 +175,9 @@ void refuse_unread(const ConfigFields& f, const std::set<std::string>& read, con
     }
 }
 
-constexpr const FamilyDef* kFamilies[] = {&kGpt2Family,  &kBertFamily,   &kMarianFamily, &kLlamaFamily, &kMistralFamily,
-                                          &kQwen2Family, &kQwen3Family, &kGemma2Family, &kGemma3Family, &kPhi3Family};
+constexpr const FamilyDef* kFamilies[] = {&kGpt2Family,   &kBertFamily,   &kMarianFamily, &kLlamaFamily,
+                                          &kMistralFamily, &kQwen2Family, &kQwen3Family,  &kGemma2Family,
+                                          &kGemma3Family, &kPhi3Family,   &kSmolLM3Family, &kGraniteFamily};
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 // [SECTION] Reading config.json
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,8 +19,8 @@ namespace attn {
 // [SECTION] The architecture as data ---------------------------------------------------------
 
 // model_type "gpt2", "bert", "marian", "llama", "mistral", "qwen2", "qwen3", "gemma2",
-// "gemma3_text", "phi3" (families/*.cpp).
-enum class Family { Gpt2, Bert, Marian, Llama, Mistral, Qwen2, Qwen3, Gemma2, Gemma3, Phi3 };
+// "gemma3_text", "phi3", "smollm3", "granite" (families/*.cpp).
+enum class Family { Gpt2, Bert, Marian, Llama, Mistral, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3, Granite };
 // "gelu", "gelu_new" / "gelu_pytorch_tanh", "relu", "silu" / "swish"
 enum class Activation { GeluExact, GeluTanh, Relu, Silu };
 
@@ -82,7 +83,9 @@ struct ModelConfig {
     Residual residual = Residual::PreNorm;
     Positions positions = Positions::Learned;
     bool gated_mlp = false;            // down(act(gate(x)) · up(x)) instead of fc2(act(fc1(x)))
-    float embedding_scale = 1;         // marian scale_embedding, gemma: √d_model
+    float embedding_scale = 1;         // marian scale_embedding, gemma: √d_model, granite: embedding_multiplier
+    float residual_scale = 1;          // granite: x = x + residual_multiplier·f(norm(x))
+    float logit_scale = 1;             // granite: 1 / logits_scaling (the logits' factor)
     float query_scale = 0;             // scores' factor; 0: 1/√head_dim (gemma: query_pre_attn_scalar^−½)
     float attn_softcap = 0;            // gemma2: scores = cap·tanh(scores/cap) before the mask; 0: none
     float final_softcap = 0;           // gemma2: the same on the logits
@@ -90,6 +93,7 @@ struct ModelConfig {
     bool qk_norm = false;              // qwen3, gemma3: RMSNorm over each query and key head before RoPE
     Rope rope;                         // positions == Rotary: the full-attention layers'
     Rope local_rope;                   // gemma3: the sliding layers' (rope_local_base_freq, no scaling)
+    std::vector<std::uint8_t> no_rope; // per layer: 1 = no rotation there (smollm3's no_rope_layers 0)
     std::vector<int> window;           // per layer of the one stack: 0 = full attention, W = a query
                                        // sees itself and the W − 1 keys before it (sliding window)
 
@@ -101,6 +105,9 @@ struct ModelConfig {
     int position_limit() const { return positions == Positions::Rotary ? kMaxRotaryPositions : max_positions; }
     bool past_training(int T) const { return positions == Positions::Rotary && T > max_positions; }
     static constexpr int kMaxRotaryPositions = 1 << 24;
+    bool rotates(int layer) const {
+        return positions == Positions::Rotary && !(layer >= 0 && layer < static_cast<int>(no_rope.size()) && no_rope[layer]);
+    }
     int window_of(int layer) const { return layer >= 0 && layer < static_cast<int>(window.size()) ? window[layer] : 0; }
     bool encoder_only() const { return family == Family::Bert; }
     bool encoder_decoder() const { return family == Family::Marian; }

@@ -228,6 +228,8 @@ extern const FamilyDef kLlamaFamily, kMistralFamily;                     // llam
 extern const FamilyDef kQwen2Family, kQwen3Family;                       // qwen.cpp
 extern const FamilyDef kGemma2Family, kGemma3Family;                     // gemma.cpp
 extern const FamilyDef kPhi3Family;                                      // phi3.cpp
+extern const FamilyDef kSmolLM3Family;                                   // smollm3.cpp
+extern const FamilyDef kGraniteFamily;                                   // granite.cpp
 
 const FamilyDef* find_family(const std::string& model_type);  // nullptr: not supported
 const FamilyDef& family_of(const ModelConfig& c);
@@ -255,6 +257,9 @@ void read_windows(const ConfigFields& f, ModelConfig& c, int window, Sliding sli
         c.window[i] = slides ? window : 0;
     }
 }
+// transformers' Qwen2Config and those that copy it (smollm3): sliding_window is kept only with
+// use_sliding_window; then the layers i ≥ max_window_layers slide (or those layer_types names).
+void read_optional_windows(const ConfigFields& f, ModelConfig& c);
 // The rotation into c.rope (and c.local_rope for the sliding layers where the config gives them
 // their own), from either form of config.json (every type of rope.hpp):
 //   transformers 5   rope_parameters: {rope_type, rope_theta, partial_rotary_factor, the type's

@@ -68,6 +68,8 @@ std::string features(const ModelConfig& c) {
         s += c.rope.type == Rope::Type::LongRope ? std::string(" (longrope)") : std::string(buf);
     }
     if (c.rope.dim < c.d_head()) s += " on " + std::to_string(c.rope.dim) + " of " + std::to_string(c.d_head()) + " dims";
+    if (const int unrotated = static_cast<int>(std::count(c.no_rope.begin(), c.no_rope.end(), 1)); unrotated > 0)
+        s += " · no RoPE on " + std::to_string(unrotated) + " of " + std::to_string(c.n_layers) + " layers";
     int sliding = 0, window = 0;
     for (int w : c.window) sliding += w > 0, window = std::max(window, w);
     if (sliding > 0) {

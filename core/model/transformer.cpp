@@ -354,7 +354,7 @@ BlockSpec block_spec(const ModelConfig& c, const AttentionWeights& a, const Stac
     s.window = stack.cross ? 0 : c.window_of(layer);
     s.factor = c.query_scale > 0 ? c.query_scale : 1.0f / std::sqrt(static_cast<float>(s.d_head));
     s.softcap = c.attn_softcap;
-    if (c.positions == Positions::Rotary) s.rope = s.window > 0 && c.local_rope.dim > 0 ? &c.local_rope : &c.rope;
+    if (c.rotates(stack.cross ? -1 : layer)) s.rope = s.window > 0 && c.local_rope.dim > 0 ? &c.local_rope : &c.rope;
     s.q_norm = a.q_norm, s.k_norm = a.k_norm;
     s.eps = c.layer_norm_eps;
     return s;
@@ -497,13 +497,16 @@ Matrix norm(const ModelConfig& c, const Matrix& x, const Norm& n) {
 }
 
 // One sub-block f (the attention or the MLP) with its residual, as the family places the norms:
-//   pre-norm:  x = x + f(norm(x))
+//   pre-norm:  x = x + f(norm(x))       (granite: x + residual_multiplier·f(norm(x)))
 //   post-norm: x = norm(x + f(x))
 //   sandwich:  x = x + post(f(norm(x)))
 // f reads what it is given (the block's input, which the forward keeps).
 void residual(const ModelConfig& c, Matrix& x, const Norm& n, const Norm& post, const std::function<Matrix(const Matrix&)>& f) {
     switch (c.residual) {
-        case Residual::PreNorm: x += f(norm(c, x, n)); return;
+        case Residual::PreNorm:
+            if (c.residual_scale != 1) x += c.residual_scale * f(norm(c, x, n));
+            else x += f(norm(c, x, n));
+            return;
         case Residual::PostNorm: x += f(x), x = norm(c, x, n); return;
         case Residual::Sandwich: x += norm(c, f(norm(c, x, n)), post); return;
     }
@@ -534,12 +537,15 @@ Matrix feed_forward(kernels::Context& ctx, const ModelConfig& c, const LayerWeig
     return y;
 }
 
-// The LM head at one position: logits[V] = x·Eᵀ (+ final_logits_bias), soft-capped where the
+// The LM head at one position: logits[V] = x·Eᵀ (+ final_logits_bias), scaled (granite: divided
+// by logits_scaling), soft-capped where the
 // family caps them (gemma2: cap·tanh(logits/cap)).
 std::vector<float> logits_of(kernels::Context& ctx, const Model& m, const float* x) {
     const ModelConfig& c = m.config;
     std::vector<float> logits(c.vocab_size);
     blocks::linear(ctx, m.weights->lm_head, x, 1, c.d_model, logits.data(), c.vocab_size);
+    if (c.logit_scale != 1)
+        for (float& l : logits) l *= c.logit_scale;
     if (c.final_softcap > 0)
         for (float& l : logits) l = c.final_softcap * std::tanh(l / c.final_softcap);
     return logits;

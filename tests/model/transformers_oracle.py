@@ -75,10 +75,10 @@ CASES = [
         rope_parameters=dict(rope_type="longrope", rope_theta=10000.0, partial_rotary_factor=0.5,
                              original_max_position_embeddings=16,
                              short_factor=[1.0, 1.25, 1.5, 2.0], long_factor=[2.0, 3.0, 4.0, 6.0]))),
-    dict(case="smollm3-nope", pending="issue 46", type="smollm3", T=12, cfg=dict(
+    dict(case="smollm3-nope", type="smollm3", T=12, cfg=dict(
         num_hidden_layers=3, no_rope_layers=[1, 0, 1], rope_parameters=dict(rope_type="default", rope_theta=2000000.0))),
     dict(case="olmo2", pending="issue 46", type="olmo2", T=12, cfg=dict(rms_norm_eps=1e-5)),
-    dict(case="granite-multipliers", pending="issue 46", type="granite", T=12, cfg=dict(
+    dict(case="granite-multipliers", type="granite", T=12, cfg=dict(
         embedding_multiplier=12.0, attention_multiplier=0.05, residual_multiplier=0.3, logits_scaling=4.0)),
     dict(case="cohere2-parallel", pending="issue 46", type="cohere2", T=12, cfg=dict(
         num_hidden_layers=3, layer_types=["sliding_attention", "sliding_attention", "full_attention"],

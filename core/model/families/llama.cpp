@@ -24,6 +24,17 @@ std::vector<std::string> read_layer_types(const ConfigFields& f, const ModelConf
     return types;
 }
 
+void read_optional_windows(const ConfigFields& f, ModelConfig& c) {
+    if (!f.boolean("use_sliding_window", false)) {  // then transformers drops the window: every
+        read_layer_types(f, c);                        // layer attends fully, whatever layer_types says
+        c.window.assign(static_cast<std::size_t>(c.n_layers), 0);
+        return;
+    }
+    const int window = f.integer("sliding_window", 1, 0);
+    const int from = f.integer("max_window_layers", 0, 28);
+    read_windows(f, c, window, [&](int i) { return window > 0 && i >= from; });
+}
+
 void read_llama_like(const ConfigFields& f, ModelConfig& c) {
     c.vocab_size = f.integer("vocab_size", 1);
     c.d_model = f.integer("hidden_size", 1);

@@ -5,7 +5,6 @@
 //   qwen3  no biases (attention_bias); an RMSNorm over each query and key head (q_norm, k_norm)
 //          before the rotation; head_dim given explicitly (128, not hidden_size / heads)
 //
-// [SECTION] The sliding windows both share
 // [SECTION] qwen2
 // [SECTION] qwen3
 #include "family.hpp"
@@ -14,27 +13,12 @@ namespace attn {
 
 namespace {
 
-// [SECTION] The sliding windows both share -----------------------------------------------------
-
-// transformers' Qwen2Config: sliding_window is kept only with use_sliding_window; then the
-// layers i ≥ max_window_layers slide (or those layer_types names).
-void read_qwen_windows(const ConfigFields& f, ModelConfig& c) {
-    if (!f.boolean("use_sliding_window", false)) {  // then transformers drops the window: every
-        read_layer_types(f, c);                        // layer attends fully, whatever layer_types says
-        c.window.assign(static_cast<std::size_t>(c.n_layers), 0);
-        return;
-    }
-    const int window = f.integer("sliding_window", 1, 0);
-    const int from = f.integer("max_window_layers", 0, 28);
-    read_windows(f, c, window, [&](int i) { return window > 0 && i >= from; });
-}
-
 // [SECTION] qwen2 -------------------------------------------------------------------------------
 
 void read_qwen2(const ConfigFields& f, ModelConfig& c) {
     read_llama_like(f, c);
     c.qkv_bias = true;
-    read_qwen_windows(f, c);
+    read_optional_windows(f, c);
 }
 
 // [SECTION] qwen3 -------------------------------------------------------------------------------
@@ -43,7 +27,7 @@ void read_qwen3(const ConfigFields& f, ModelConfig& c) {
     read_llama_like(f, c);
     c.qkv_bias = c.o_bias = f.boolean("attention_bias", false);
     c.qk_norm = true;
-    read_qwen_windows(f, c);
+    read_optional_windows(f, c);
 }
 
 }  // namespace
