@@ -22,7 +22,7 @@ void layer_norm(const float* x, int T, int d, const float* g, const float* b, fl
         for (int i = 0; i < d; ++i) var += (xr[i] - mean) * (xr[i] - mean);
         var /= d;
         const double inv = 1.0 / std::sqrt(var + eps);
-        for (int i = 0; i < d; ++i) yr[i] = static_cast<float>((xr[i] - mean) * inv) * g[i] + b[i];
+        for (int i = 0; i < d; ++i) yr[i] = static_cast<float>((xr[i] - mean) * inv) * g[i] + (b ? b[i] : 0.0f);
     }
 }
 

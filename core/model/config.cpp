@@ -177,7 +177,9 @@ void refuse_unread(const ConfigFields& f, const std::set<std::string>& read, con
 
 constexpr const FamilyDef* kFamilies[] = {&kGpt2Family,   &kBertFamily,   &kMarianFamily, &kLlamaFamily,
                                           &kMistralFamily, &kQwen2Family, &kQwen3Family,  &kGemma2Family,
-                                          &kGemma3Family, &kPhi3Family,   &kSmolLM3Family, &kGraniteFamily};
+                                          &kGemma3Family, &kPhi3Family,   &kSmolLM3Family, &kGraniteFamily,
+                                          &kOlmo2Family,  &kExaone4Family, &kCohere2Family, &kGlm4Family,
+                                          &kSeedOssFamily};
 
 }  // namespace
 

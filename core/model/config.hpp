@@ -19,8 +19,12 @@ namespace attn {
 // [SECTION] The architecture as data ---------------------------------------------------------
 
 // model_type "gpt2", "bert", "marian", "llama", "mistral", "qwen2", "qwen3", "gemma2",
-// "gemma3_text", "phi3", "smollm3", "granite" (families/*.cpp).
-enum class Family { Gpt2, Bert, Marian, Llama, Mistral, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3, Granite };
+// "gemma3_text", "phi3", "smollm3", "granite", "olmo2", "exaone4", "cohere2", "glm4",
+// "seed_oss" (families/*.cpp).
+enum class Family {
+    Gpt2, Bert, Marian, Llama, Mistral, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3, Granite, Olmo2, Exaone4, Cohere2, Glm4,
+    SeedOss
+};
 // "gelu", "gelu_new" / "gelu_pytorch_tanh", "relu", "silu" / "swish"
 enum class Activation { GeluExact, GeluTanh, Relu, Silu };
 
@@ -31,7 +35,9 @@ enum class NormKind {
 enum class Residual {
     PostNorm,  // bert, marian:   x = norm(x + f(x))
     PreNorm,   // gpt2, llama:    x = x + f(norm(x))
-    Sandwich,  // gemma2, gemma3: x = x + post_norm(f(pre_norm(x)))
+    Sandwich,  // gemma2, gemma3, glm4: x = x + post_norm(f(pre_norm(x)))
+    PostOnly,  // olmo2, exaone4: x = x + post_norm(f(x))
+    Parallel,  // cohere2: x = x + attention(norm(x)) + mlp(norm(x)), one norm
 };
 enum class Positions { Learned, Sinusoidal, Rotary };
 
@@ -50,6 +56,7 @@ struct Rope {
     double attention_factor = 0;       // given (yarn, longrope), or 0: from the type's rule
     double mscale = 0, mscale_all_dim = 0;             // yarn
     bool truncate = true;              // yarn
+    bool interleaved = false;          // cohere2, glm4: the pairs (2i, 2i + 1) instead of (i, i + dim/2)
     int original_max_positions = 0;    // rope_scaling's / config's original_max_position_embeddings (0: none)
     int max_positions = 0;             // the config's max_position_embeddings
     std::vector<double> short_factor, long_factor;     // longrope, dim/2 each
@@ -91,6 +98,7 @@ struct ModelConfig {
     float final_softcap = 0;           // gemma2: the same on the logits
     bool qkv_bias = false, o_bias = false, mlp_bias = false;  // the Llama-like: which projections have a bias
     bool qk_norm = false;              // qwen3, gemma3: RMSNorm over each query and key head before RoPE
+    bool qk_norm_whole = false;        // olmo2: over the whole projection (n_heads·d_head) instead
     Rope rope;                         // positions == Rotary: the full-attention layers'
     Rope local_rope;                   // gemma3: the sliding layers' (rope_local_base_freq, no scaling)
     std::vector<std::uint8_t> no_rope; // per layer: 1 = no rotation there (smollm3's no_rope_layers 0)

@@ -230,6 +230,10 @@ extern const FamilyDef kGemma2Family, kGemma3Family;                     // gemm
 extern const FamilyDef kPhi3Family;                                      // phi3.cpp
 extern const FamilyDef kSmolLM3Family;                                   // smollm3.cpp
 extern const FamilyDef kGraniteFamily;                                   // granite.cpp
+extern const FamilyDef kOlmo2Family, kExaone4Family;                     // olmo2.cpp
+extern const FamilyDef kCohere2Family;                                   // cohere2.cpp
+extern const FamilyDef kGlm4Family;                                      // glm4.cpp
+extern const FamilyDef kSeedOssFamily;                                   // seed_oss.cpp
 
 const FamilyDef* find_family(const std::string& model_type);  // nullptr: not supported
 const FamilyDef& family_of(const ModelConfig& c);
@@ -237,9 +241,30 @@ const FamilyDef& family_of(const ModelConfig& c);
 // What the Llama-like families share (families/llama.cpp): RMSNorm, pre-norm, RoPE, GQA, a
 // gated MLP, tied or separate head. Each such family reads these fields, then its own.
 void read_llama_like(const ConfigFields& f, ModelConfig& c);
-// model.embed_tokens, layers.N.{input_layernorm, self_attn.{q,k,v,o}_proj (+ q_norm, k_norm),
-// post_attention_layernorm, mlp.{gate,up,down}_proj}, norm, lm_head; biases as c says.
-void plan_llama_like(const ModelConfig& c, Plan& p, ModelWeights& w);
+// llama's biases: attention_bias on q, k, v and o, mlp_bias on the MLP (both false by default).
+void read_llama_biases(const ConfigFields& f, ModelConfig& c);
+// The names of a Llama-like layer's tensors where families differ (nullptr: no such norm). The
+// norms go where c.residual reads them: pre_attention → norm_1, post_attention →
+// post_attention, pre_mlp → norm_2, post_mlp → post_ff.
+struct LlamaLayout {
+    const char* pre_attention = "input_layernorm";
+    const char* post_attention = nullptr;
+    const char* pre_mlp = "post_attention_layernorm";
+    const char* post_mlp = nullptr;
+    bool fused_qkv = false;      // phi3: self_attn.qkv_proj, q | k | v by rows
+    bool fused_gate_up = false;  // phi3, glm4: mlp.gate_up_proj, gate | up by rows
+    float norm_add = 0;          // gemma: 1 (its RMSNorm scales by 1 + w)
+};
+inline constexpr LlamaLayout kLlamaLayout{};
+// model.embed_tokens, layers.N.{the layout's norms, self_attn.{q,k,v,o}_proj (+ q_norm, k_norm:
+// over a head, or the whole projection with c.qk_norm_whole), mlp.{gate,up,down}_proj}, norm,
+// lm_head; biases as c says.
+void plan_llama_like(const ModelConfig& c, Plan& p, ModelWeights& w, const LlamaLayout& layout);
+// A family's plan: plan_llama_like with its layout (FamilyDef::plan).
+template <const LlamaLayout& L>
+void plan_layout(const ModelConfig& c, Plan& p, ModelWeights& w) {
+    plan_llama_like(c, p, w, L);
+}
 // The embedding and the LM head: tied (one table serves both) or lm_head.weight (unprefixed).
 void plan_embedding_and_head(const ModelConfig& c, Plan& p, ModelWeights& w, const std::string& embedding);
 // config.json's layer_types (a list of n_layers, each "full_attention" or "sliding_attention";

@@ -94,7 +94,7 @@ RopeFrequencies rope_frequencies(const Rope& r, int length) {
 RopeTable rope_table(const Rope& r, int first, int T, int length) {
     const RopeFrequencies f = rope_frequencies(r, length);
     RopeTable t;
-    t.dim = r.dim, t.first = first, t.T = T;
+    t.dim = r.dim, t.first = first, t.T = T, t.interleaved = r.interleaved;
     const int half = r.dim / 2;
     t.cos.resize(static_cast<std::size_t>(T) * half), t.sin.resize(static_cast<std::size_t>(T) * half);
     for (int p = 0; p < T; ++p)
@@ -112,9 +112,11 @@ void apply_rope(const RopeTable& table, float* x, int T, int ld, int heads, int 
         for (int h = 0; h < heads; ++h) {
             float* v = x + static_cast<std::ptrdiff_t>(t) * ld + static_cast<std::ptrdiff_t>(h) * d_head;
             for (int i = 0; i < half; ++i) {
-                const float c = table.cos_at(t, i), s = table.sin_at(t, i), a = v[i], b = v[i + half];
-                v[i] = a * c - b * s;
-                v[i + half] = b * c + a * s;
+                float& x0 = table.interleaved ? v[2 * i] : v[i];
+                float& x1 = table.interleaved ? v[2 * i + 1] : v[i + half];
+                const float c = table.cos_at(t, i), s = table.sin_at(t, i), a = x0, b = x1;
+                x0 = a * c - b * s;
+                x1 = b * c + a * s;
             }
         }
 }

@@ -15,6 +15,7 @@
 //   rotation    for a head x at position p, a = p·inv_freq[i] (in double):
 //               x′[i]         = x[i]·cos a − x[i + dim/2]·sin a
 //               x′[i + dim/2] = x[i + dim/2]·cos a + x[i]·sin a      (dimensions ≥ dim untouched)
+//               interleaved (cohere2, glm4): the pair (2i, 2i + 1) in place of (i, i + dim/2)
 #pragma once
 
 #include "config.hpp"
@@ -33,6 +34,7 @@ RopeFrequencies rope_frequencies(const Rope& r, int length);
 // cos and sin of positions [first, first + T): T × dim/2 each, times the attention factor.
 struct RopeTable {
     int dim = 0, first = 0, T = 0;
+    bool interleaved = false;  // the Rope's
     std::vector<float> cos, sin;
     float cos_at(int t, int i) const { return cos[static_cast<std::size_t>(t) * (dim / 2) + i]; }
     float sin_at(int t, int i) const { return sin[static_cast<std::size_t>(t) * (dim / 2) + i]; }

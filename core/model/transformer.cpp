@@ -340,7 +340,8 @@ struct BlockSpec {
     float factor = 0;          // the scores' scale
     float softcap = 0;         // > 0: scores = softcap·tanh(scores/softcap)
     const Rope* rope = nullptr;  // rotary positions, or none
-    Norm q_norm, k_norm;       // over each head, before the rotation (qk_norm)
+    Norm q_norm, k_norm;       // over each head (or the whole projection), before the rotation (qk_norm)
+    bool qk_norm_whole = false;
     float eps = 0;
     int group() const { return n_heads / n_kv_heads; }
 };
@@ -355,7 +356,7 @@ BlockSpec block_spec(const ModelConfig& c, const AttentionWeights& a, const Stac
     s.factor = c.query_scale > 0 ? c.query_scale : 1.0f / std::sqrt(static_cast<float>(s.d_head));
     s.softcap = c.attn_softcap;
     if (c.rotates(stack.cross ? -1 : layer)) s.rope = s.window > 0 && c.local_rope.dim > 0 ? &c.local_rope : &c.rope;
-    s.q_norm = a.q_norm, s.k_norm = a.k_norm;
+    s.q_norm = a.q_norm, s.k_norm = a.k_norm, s.qk_norm_whole = c.qk_norm_whole;
     s.eps = c.layer_norm_eps;
     return s;
 }
@@ -430,7 +431,8 @@ void position_heads(const BlockSpec& s, const Norm& norm, Matrix& X, int heads, 
                     std::vector<Matrix>* normed = nullptr, std::vector<Matrix>* unrotated = nullptr) {
     const int T = static_cast<int>(X.rows());
     if (norm.present()) {
-        blocks::rms_norm(X.data(), T * heads, s.d_head, s.d_head, norm.g, s.eps, X.data());
+        const int n = s.qk_norm_whole ? heads * s.d_head : s.d_head;  // a head, or the whole projection (olmo2)
+        blocks::rms_norm(X.data(), T * heads * s.d_head / n, n, n, norm.g, s.eps, X.data());
         if (normed) *normed = split_heads(X, heads, s.d_head);
     }
     if (s.rope) {
@@ -500,9 +502,18 @@ Matrix norm(const ModelConfig& c, const Matrix& x, const Norm& n) {
 //   pre-norm:  x = x + f(norm(x))       (granite: x + residual_multiplier·f(norm(x)))
 //   post-norm: x = norm(x + f(x))
 //   sandwich:  x = x + post(f(norm(x)))
+//   post only: x = x + post(f(x))
+//   parallel:  x = x + attention(norm(x)) + mlp(norm(x)): the attention's sub-block (n present)
+//              keeps norm(x) in `shared`, the MLP's (n absent) reads it
 // f reads what it is given (the block's input, which the forward keeps).
-void residual(const ModelConfig& c, Matrix& x, const Norm& n, const Norm& post, const std::function<Matrix(const Matrix&)>& f) {
+void residual(const ModelConfig& c, Matrix& x, const Norm& n, const Norm& post, const std::function<Matrix(const Matrix&)>& f,
+              Matrix& shared) {
     switch (c.residual) {
+        case Residual::PostOnly: x += norm(c, f(x), post); return;
+        case Residual::Parallel:
+            if (n.present()) shared = norm(c, x, n);
+            x += f(shared);
+            return;
         case Residual::PreNorm:
             if (c.residual_scale != 1) x += c.residual_scale * f(norm(c, x, n));
             else x += f(norm(c, x, n));
@@ -595,7 +606,8 @@ struct Forward::State {
     std::vector<StackShape> shapes;
     std::vector<Step> steps;
     std::size_t next = 0;
-    Matrix x;  // the residual stream of the stack being run, T×d
+    Matrix x;       // the residual stream of the stack being run, T×d
+    Matrix shared;  // parallel blocks (cohere2): the layer's norm(x), read by the attention and the MLP
 };
 
 Forward::Forward(const Model& model, RunInput input) : state_(std::make_unique<State>()) {
@@ -655,7 +667,7 @@ void Forward::step(kernels::Context& ctx) {
                 b.x = in;
                 const BlockEdits e = block_edits(s.input.edits, st.stack, st.layer, run.heads, static_cast<int>(in.rows()), st.stack == 0);
                 return attention_block(ctx, l.self, spec, b.x, b.x, e, b.weights, nullptr);
-            });
+            }, s.shared);
             return;
         }
         case StepKind::CrossAttention: {
@@ -668,11 +680,11 @@ void Forward::step(kernels::Context& ctx) {
                 b.x = in;
                 const BlockEdits e = block_edits(s.input.edits, 2, st.layer, run.heads, static_cast<int>(source.rows()), true);
                 return attention_block(ctx, l.cross, spec, b.x, source, e, b.weights, nullptr);
-            });
+            }, s.shared);
             return;
         }
         case StepKind::FeedForward:
-            residual(c, s.x, l.norm_2, l.post_ff, [&](const Matrix& in) { return feed_forward(ctx, c, l, in); });
+            residual(c, s.x, l.norm_2, l.post_ff, [&](const Matrix& in) { return feed_forward(ctx, c, l, in); }, s.shared);
             return;
         case StepKind::Head:
             // hidden = the final norm of x (where the family has one); logits at the last
@@ -878,21 +890,23 @@ std::vector<float> Decoder::feed(kernels::Context& ctx, int id) {
     const int self_stack = marian ? 1 : 0;  // the stacks as the forward numbers them: marian decoder self 1, cross 2
     const int heads = shapes[self_stack].heads;
     const int T_src = static_cast<int>(s.encoder_output.rows());
+    Matrix shared;  // parallel blocks: the layer's norm(x)
     for (std::size_t i = 0; i < layers.size(); ++i) {
         const LayerWeights& l = layers[i];
         const int layer = static_cast<int>(i);
         const BlockEdits self = block_edits(s.edits, self_stack, layer, heads, s.n + 1, !marian);
         const BlockSpec spec = block_spec(c, l.self, shapes[self_stack], layer);
         residual(c, x, l.norm_1, l.post_attention,
-                 [&](const Matrix& in) { return cached_self_attention(ctx, l.self, spec, in, self, s.rope_length, s.k[i], s.v[i]); });
+                 [&](const Matrix& in) { return cached_self_attention(ctx, l.self, spec, in, self, s.rope_length, s.k[i], s.v[i]); },
+                 shared);
         if (marian) {
             const BlockEdits cross = block_edits(s.edits, 2, layer, heads, T_src, true);
             const BlockSpec cross_spec = block_spec(c, l.cross, shapes[2], layer);
             residual(c, x, l.norm_3, {}, [&](const Matrix& in) {
                 return cached_cross_attention(ctx, l.cross, cross_spec, in, cross, s.cross_k[i], s.cross_v[i]);
-            });
+            }, shared);
         }
-        residual(c, x, l.norm_2, l.post_ff, [&](const Matrix& in) { return feed_forward(ctx, c, l, in); });
+        residual(c, x, l.norm_2, l.post_ff, [&](const Matrix& in) { return feed_forward(ctx, c, l, in); }, shared);
     }
     ++s.n;
     s.ids.push_back(id);

@@ -77,13 +77,13 @@ CASES = [
                              short_factor=[1.0, 1.25, 1.5, 2.0], long_factor=[2.0, 3.0, 4.0, 6.0]))),
     dict(case="smollm3-nope", type="smollm3", T=12, cfg=dict(
         num_hidden_layers=3, no_rope_layers=[1, 0, 1], rope_parameters=dict(rope_type="default", rope_theta=2000000.0))),
-    dict(case="olmo2", pending="issue 46", type="olmo2", T=12, cfg=dict(rms_norm_eps=1e-5)),
+    dict(case="olmo2", type="olmo2", T=12, cfg=dict(rms_norm_eps=1e-5)),
     dict(case="granite-multipliers", type="granite", T=12, cfg=dict(
         embedding_multiplier=12.0, attention_multiplier=0.05, residual_multiplier=0.3, logits_scaling=4.0)),
-    dict(case="cohere2-parallel", pending="issue 46", type="cohere2", T=12, cfg=dict(
+    dict(case="cohere2-parallel", type="cohere2", T=12, cfg=dict(
         num_hidden_layers=3, layer_types=["sliding_attention", "sliding_attention", "full_attention"],
         sliding_window=4, logit_scale=0.0625, layer_norm_eps=1e-5, tie_word_embeddings=True)),
-    dict(case="glm4-partial", pending="issue 46", type="glm4", T=12, cfg=dict(
+    dict(case="glm4-partial", type="glm4", T=12, cfg=dict(
         attention_bias=True, partial_rotary_factor=0.5,
         rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.5))),
     dict(case="qwen3_moe-top2", pending="issue 46", type="qwen3_moe", T=12, cfg=dict(
@@ -96,9 +96,9 @@ CASES = [
         sliding_window=4, attention_bias=True,
         rope_parameters=dict(rope_type="yarn", rope_theta=150000.0, factor=32.0, beta_fast=32.0, beta_slow=1.0,
                              original_max_position_embeddings=4096, truncate=False))),
-    dict(case="exaone4", pending="issue 46", type="exaone4", T=12, cfg=dict(
+    dict(case="exaone4", type="exaone4", T=12, cfg=dict(
         num_hidden_layers=4, sliding_window=4, sliding_window_pattern=4)),
-    dict(case="seed_oss", pending="issue 46", type="seed_oss", T=12, cfg=dict(attention_bias=True, attention_out_bias=False)),
+    dict(case="seed_oss", type="seed_oss", T=12, cfg=dict(attention_bias=True, attention_out_bias=False)),
 ]
 GENERATE = 6
 # Families attnviz does not run yet: their cases are listed, and their refusal is not a failure.

@@ -43,32 +43,8 @@ void read_gemma(const ConfigFields& f, ModelConfig& c) {
     c.qkv_bias = c.o_bias = f.boolean("attention_bias", false);
 }
 
-void plan_gemma(const ModelConfig& c, Plan& p, ModelWeights& w) {
-    const int d = c.d_model, hd = c.d_head(), q = c.n_heads * hd, kv = c.kv_heads() * hd;
-    const Bias bias = c.qkv_bias ? Bias::Required : Bias::None;
-    plan_embedding_and_head(c, p, w, "embed_tokens.weight");
-    for (int i = 0; i < c.n_layers; ++i) {
-        const std::string e = "layers." + std::to_string(i) + ".";
-        LayerWeights l;
-        l.norm_1 = p.rms_norm(e + "input_layernorm", d, 1);
-        l.self.q = p.linear(e + "self_attn.q_proj", d, q, bias);
-        l.self.k = p.linear(e + "self_attn.k_proj", d, kv, bias);
-        l.self.v = p.linear(e + "self_attn.v_proj", d, kv, bias);
-        l.self.o = p.linear(e + "self_attn.o_proj", q, d, bias);
-        if (c.qk_norm) {
-            l.self.q_norm = p.rms_norm(e + "self_attn.q_norm", hd, 1);
-            l.self.k_norm = p.rms_norm(e + "self_attn.k_norm", hd, 1);
-        }
-        l.post_attention = p.rms_norm(e + "post_attention_layernorm", d, 1);
-        l.norm_2 = p.rms_norm(e + "pre_feedforward_layernorm", d, 1);
-        l.gate = p.linear(e + "mlp.gate_proj", d, c.d_ff, Bias::None);
-        l.fc1 = p.linear(e + "mlp.up_proj", d, c.d_ff, Bias::None);
-        l.fc2 = p.linear(e + "mlp.down_proj", c.d_ff, d, Bias::None);
-        l.post_ff = p.rms_norm(e + "post_feedforward_layernorm", d, 1);
-        w.layers.push_back(l);
-    }
-    w.final_norm = p.rms_norm("norm", d, 1);
-}
+constexpr LlamaLayout kGemmaLayout{"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                                   "post_feedforward_layernorm", false, false, 1};
 
 // [SECTION] gemma2 ------------------------------------------------------------------------------
 
@@ -103,7 +79,7 @@ void read_gemma3(const ConfigFields& f, ModelConfig& c) {
 
 }  // namespace
 
-const FamilyDef kGemma2Family{"gemma2", Family::Gemma2, read_gemma2, plan_gemma, "model.", "embed_tokens.weight"};
-const FamilyDef kGemma3Family{"gemma3_text", Family::Gemma3, read_gemma3, plan_gemma, "model.", "embed_tokens.weight"};
+const FamilyDef kGemma2Family{"gemma2", Family::Gemma2, read_gemma2, plan_layout<kGemmaLayout>, "model.", "embed_tokens.weight"};
+const FamilyDef kGemma3Family{"gemma3_text", Family::Gemma3, read_gemma3, plan_layout<kGemmaLayout>, "model.", "embed_tokens.weight"};
 
 }  // namespace attn

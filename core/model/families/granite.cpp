@@ -12,8 +12,7 @@ namespace {
 
 void read_granite(const ConfigFields& f, ModelConfig& c) {
     read_llama_like(f, c);
-    c.qkv_bias = c.o_bias = f.boolean("attention_bias", false);
-    c.mlp_bias = f.boolean("mlp_bias", false);
+    read_llama_biases(f, c);
     c.embedding_scale = f.positive("embedding_multiplier", 1.0f);
     c.query_scale = f.positive("attention_multiplier", 1.0f);
     c.residual_scale = f.positive("residual_multiplier", 1.0f);
@@ -23,6 +22,6 @@ void read_granite(const ConfigFields& f, ModelConfig& c) {
 
 }  // namespace
 
-const FamilyDef kGraniteFamily{"granite", Family::Granite, read_granite, plan_llama_like, "model.", "embed_tokens.weight"};
+const FamilyDef kGraniteFamily{"granite", Family::Granite, read_granite, plan_layout<kLlamaLayout>, "model.", "embed_tokens.weight"};
 
 }  // namespace attn

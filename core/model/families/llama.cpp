@@ -35,6 +35,11 @@ void read_optional_windows(const ConfigFields& f, ModelConfig& c) {
     read_windows(f, c, window, [&](int i) { return window > 0 && i >= from; });
 }
 
+void read_llama_biases(const ConfigFields& f, ModelConfig& c) {
+    c.qkv_bias = c.o_bias = f.boolean("attention_bias", false);
+    c.mlp_bias = f.boolean("mlp_bias", false);
+}
+
 void read_llama_like(const ConfigFields& f, ModelConfig& c) {
     c.vocab_size = f.integer("vocab_size", 1);
     c.d_model = f.integer("hidden_size", 1);
@@ -65,30 +70,43 @@ void plan_embedding_and_head(const ModelConfig& c, Plan& p, ModelWeights& w, con
     w.lm_head = {c.tie_word_embeddings ? w.token_embedding : p.table("lm_head.weight", V, d, false), nullptr};
 }
 
-void plan_llama_like(const ModelConfig& c, Plan& p, ModelWeights& w) {
+void plan_llama_like(const ModelConfig& c, Plan& p, ModelWeights& w, const LlamaLayout& L) {
     const Bias qkv_bias = c.qkv_bias ? Bias::Required : Bias::None, o_bias = c.o_bias ? Bias::Required : Bias::None;
     const Bias mlp_bias = c.mlp_bias ? Bias::Required : Bias::None;
     const int d = c.d_model, hd = c.d_head(), q = c.n_heads * hd, kv = c.kv_heads() * hd;
+    const auto norm = [&](const char* name, const std::string& e) { return name ? p.rms_norm(e + name, d, L.norm_add) : Norm{}; };
     plan_embedding_and_head(c, p, w, "embed_tokens.weight");
     for (int i = 0; i < c.n_layers; ++i) {
         const std::string e = "layers." + std::to_string(i) + ".";
         LayerWeights l;
-        l.norm_1 = p.rms_norm(e + "input_layernorm", d);
-        l.self.q = p.linear(e + "self_attn.q_proj", d, q, qkv_bias);
-        l.self.k = p.linear(e + "self_attn.k_proj", d, kv, qkv_bias);
-        l.self.v = p.linear(e + "self_attn.v_proj", d, kv, qkv_bias);
+        l.norm_1 = norm(L.pre_attention, e);
+        if (L.fused_qkv) {
+            const std::vector<Linear> qkv = p.linear_parts(e + "self_attn.qkv_proj", d, {q, kv, kv}, qkv_bias);
+            l.self.q = qkv[0], l.self.k = qkv[1], l.self.v = qkv[2];
+        } else {
+            l.self.q = p.linear(e + "self_attn.q_proj", d, q, qkv_bias);
+            l.self.k = p.linear(e + "self_attn.k_proj", d, kv, qkv_bias);
+            l.self.v = p.linear(e + "self_attn.v_proj", d, kv, qkv_bias);
+        }
         l.self.o = p.linear(e + "self_attn.o_proj", q, d, o_bias);
         if (c.qk_norm) {
-            l.self.q_norm = p.rms_norm(e + "self_attn.q_norm", hd);
-            l.self.k_norm = p.rms_norm(e + "self_attn.k_norm", hd);
+            l.self.q_norm = p.rms_norm(e + "self_attn.q_norm", c.qk_norm_whole ? q : hd, L.norm_add);
+            l.self.k_norm = p.rms_norm(e + "self_attn.k_norm", c.qk_norm_whole ? kv : hd, L.norm_add);
         }
-        l.norm_2 = p.rms_norm(e + "post_attention_layernorm", d);
-        l.gate = p.linear(e + "mlp.gate_proj", d, c.d_ff, mlp_bias);
-        l.fc1 = p.linear(e + "mlp.up_proj", d, c.d_ff, mlp_bias);
+        l.post_attention = norm(L.post_attention, e);
+        l.norm_2 = norm(L.pre_mlp, e);
+        if (L.fused_gate_up) {
+            const std::vector<Linear> gate_up = p.linear_parts(e + "mlp.gate_up_proj", d, {c.d_ff, c.d_ff}, mlp_bias);
+            l.gate = gate_up[0], l.fc1 = gate_up[1];
+        } else {
+            l.gate = p.linear(e + "mlp.gate_proj", d, c.d_ff, mlp_bias);
+            l.fc1 = p.linear(e + "mlp.up_proj", d, c.d_ff, mlp_bias);
+        }
         l.fc2 = p.linear(e + "mlp.down_proj", c.d_ff, d, mlp_bias);
+        l.post_ff = norm(L.post_mlp, e);
         w.layers.push_back(l);
     }
-    w.final_norm = p.rms_norm("norm", d);
+    w.final_norm = p.rms_norm("norm", d, L.norm_add);
 }
 
 namespace {
@@ -97,8 +115,7 @@ namespace {
 
 void read_llama(const ConfigFields& f, ModelConfig& c) {
     read_llama_like(f, c);
-    c.qkv_bias = c.o_bias = f.boolean("attention_bias", false);
-    c.mlp_bias = f.boolean("mlp_bias", false);
+    read_llama_biases(f, c);
     read_windows(f, c, 0, [](int) { return false; });  // no windows: a layer_types that slides is refused
 }
 
@@ -112,7 +129,7 @@ void read_mistral(const ConfigFields& f, ModelConfig& c) {
 
 }  // namespace
 
-const FamilyDef kLlamaFamily{"llama", Family::Llama, read_llama, plan_llama_like, "model.", "embed_tokens.weight"};
-const FamilyDef kMistralFamily{"mistral", Family::Mistral, read_mistral, plan_llama_like, "model.", "embed_tokens.weight"};
+const FamilyDef kLlamaFamily{"llama", Family::Llama, read_llama, plan_layout<kLlamaLayout>, "model.", "embed_tokens.weight"};
+const FamilyDef kMistralFamily{"mistral", Family::Mistral, read_mistral, plan_layout<kLlamaLayout>, "model.", "embed_tokens.weight"};
 
 }  // namespace attn

@@ -32,7 +32,7 @@ void read_qwen3(const ConfigFields& f, ModelConfig& c) {
 
 }  // namespace
 
-const FamilyDef kQwen2Family{"qwen2", Family::Qwen2, read_qwen2, plan_llama_like, "model.", "embed_tokens.weight"};
-const FamilyDef kQwen3Family{"qwen3", Family::Qwen3, read_qwen3, plan_llama_like, "model.", "embed_tokens.weight"};
+const FamilyDef kQwen2Family{"qwen2", Family::Qwen2, read_qwen2, plan_layout<kLlamaLayout>, "model.", "embed_tokens.weight"};
+const FamilyDef kQwen3Family{"qwen3", Family::Qwen3, read_qwen3, plan_layout<kLlamaLayout>, "model.", "embed_tokens.weight"};
 
 }  // namespace attn

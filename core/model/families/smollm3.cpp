@@ -13,8 +13,7 @@ namespace {
 
 void read_smollm3(const ConfigFields& f, ModelConfig& c) {
     read_llama_like(f, c);
-    c.qkv_bias = c.o_bias = f.boolean("attention_bias", false);
-    c.mlp_bias = f.boolean("mlp_bias", false);
+    read_llama_biases(f, c);
     const int interval = f.integer("no_rope_layer_interval", 1, 4);
     c.no_rope.assign(static_cast<std::size_t>(c.n_layers), 0);
     if (f.has("no_rope_layers")) {
@@ -31,6 +30,6 @@ void read_smollm3(const ConfigFields& f, ModelConfig& c) {
 
 }  // namespace
 
-const FamilyDef kSmolLM3Family{"smollm3", Family::SmolLM3, read_smollm3, plan_llama_like, "model.", "embed_tokens.weight"};
+const FamilyDef kSmolLM3Family{"smollm3", Family::SmolLM3, read_smollm3, plan_layout<kLlamaLayout>, "model.", "embed_tokens.weight"};
 
 }  // namespace attn
