@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <limits>
 #include <vector>
 
 namespace attn::kernels {
@@ -218,6 +219,9 @@ struct HeadArgs {
     const RowSpan* spans = nullptr;         // T_q spans of `allowed`, or nullptr: computed
     float factor = 1.0f;                    // scaled = factor·scores
     float softcap = 0.0f;                   // > 0: scaled = softcap·tanh(factor·scores/softcap) (Gemma 2)
+    // gpt-oss: a logit of no key in every row's softmax, weights = e^{s−m} / (Σ e^{s−m} + e^{sink−m});
+    // the row's weights then sum to less than 1, the rest is the sink's. −inf: none.
+    float sink = -std::numeric_limits<float>::infinity();
     float* scores = nullptr;                // T_q×T_k Q·Kᵀ (every entry), or nullptr
     float* scaled = nullptr;                // T_q×T_k, masked -inf, or nullptr
     float* weights = nullptr;               // T_q×T_k, required

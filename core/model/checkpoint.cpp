@@ -123,6 +123,15 @@ std::vector<Linear> Plan::conv1d(const std::string& name, int in, int out, int p
     return l;
 }
 
+std::vector<Linear> Plan::bank(const std::string& name, int n, int in, int out) {
+    const std::size_t weight = packed_weight(name, {n, in, out});
+    const float* b = need(name + "_bias", {n, out});
+    std::vector<Linear> l;
+    for (int e = 0; e < n; ++e)
+        l.push_back(packed(weight, static_cast<std::ptrdiff_t>(e) * in * out, out, false, in, out, b + static_cast<std::ptrdiff_t>(e) * out));
+    return l;
+}
+
 // A required Linear weight, checked: its conversion's index (no F32 place: it is packed).
 std::size_t Plan::packed_weight(const std::string& name, std::vector<std::int64_t> shape, bool prefixed) {
     required(name, shape, prefixed, false);

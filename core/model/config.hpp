@@ -20,10 +20,10 @@ namespace attn {
 
 // model_type "gpt2", "bert", "marian", "llama", "mistral", "qwen2", "qwen3", "gemma2",
 // "gemma3_text", "phi3", "smollm3", "granite", "olmo2", "exaone4", "cohere2", "glm4",
-// "seed_oss" (families/*.cpp).
+// "seed_oss", "qwen3_moe", "gpt_oss" (families/*.cpp).
 enum class Family {
     Gpt2, Bert, Marian, Llama, Mistral, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3, Granite, Olmo2, Exaone4, Cohere2, Glm4,
-    SeedOss
+    SeedOss, Qwen3Moe, GptOss
 };
 // "gelu", "gelu_new" / "gelu_pytorch_tanh", "relu", "silu" / "swish"
 enum class Activation { GeluExact, GeluTanh, Relu, Silu };
@@ -64,6 +64,24 @@ struct Rope {
 // rope_scaling's type as config.json names it: "linear", …, "longrope"; "" for Default.
 const char* rope_type_name(Rope::Type type);
 
+// A mixture of experts in place of the MLP (qwen3_moe, gpt_oss): a router scores the experts
+// for each token, the top k run on it, and their outputs are summed, each times its weight.
+struct Experts {
+    enum class Router {
+        SoftmaxTopK,  // qwen3_moe: softmax over every expert, the k largest (renormalized to sum 1 with `normalize`)
+        TopKSoftmax,  // gpt_oss: the k largest logits (the router has a bias), softmax over those k
+    };
+    int n = 0;                  // num_local_experts (num_experts); 0: no experts
+    int top_k = 0;              // num_experts_per_tok
+    int d_ff = 0;               // each expert's hidden size (qwen3_moe: moe_intermediate_size)
+    Router router = Router::SoftmaxTopK;
+    bool normalize = false;     // qwen3_moe: norm_topk_prob
+    // gpt_oss: gate and up interleaved in one product with biases; out = (u + 1)·g·σ(1.702·g),
+    // g = min(gate, 7), u = clamp(up, −7, 7). Else down(act(gate(x))·up(x)), no biases.
+    bool clamped_swiglu = false;
+    std::vector<std::uint8_t> layers;  // per layer: 1 = experts, 0 = the dense MLP (qwen3_moe's mlp_only_layers)
+};
+
 // [SECTION] The configuration ----------------------------------------------------------------
 
 struct ModelConfig {
@@ -99,8 +117,11 @@ struct ModelConfig {
     bool qkv_bias = false, o_bias = false, mlp_bias = false;  // the Llama-like: which projections have a bias
     bool qk_norm = false;              // qwen3, gemma3: RMSNorm over each query and key head before RoPE
     bool qk_norm_whole = false;        // olmo2: over the whole projection (n_heads·d_head) instead
+    bool sinks = false;                // gpt_oss: a learned logit per head in every softmax row's
+                                       // denominator (self_attn.sinks): weight given to no token
     Rope rope;                         // positions == Rotary: the full-attention layers'
     Rope local_rope;                   // gemma3: the sliding layers' (rope_local_base_freq, no scaling)
+    Experts experts;                   // qwen3_moe, gpt_oss
     std::vector<std::uint8_t> no_rope; // per layer: 1 = no rotation there (smollm3's no_rope_layers 0)
     std::vector<int> window;           // per layer of the one stack: 0 = full attention, W = a query
                                        // sees itself and the W − 1 keys before it (sliding window)
@@ -113,6 +134,9 @@ struct ModelConfig {
     int position_limit() const { return positions == Positions::Rotary ? kMaxRotaryPositions : max_positions; }
     bool past_training(int T) const { return positions == Positions::Rotary && T > max_positions; }
     static constexpr int kMaxRotaryPositions = 1 << 24;
+    bool has_experts(int layer) const {
+        return layer >= 0 && layer < static_cast<int>(experts.layers.size()) && experts.layers[layer];
+    }
     bool rotates(int layer) const {
         return positions == Positions::Rotary && !(layer >= 0 && layer < static_cast<int>(no_rope.size()) && no_rope[layer]);
     }

@@ -74,17 +74,24 @@ struct Norm {  // LayerNorm: g and b; RMSNorm: g (b nullptr); absent: g nullptr
 struct AttentionWeights {
     Linear q, k, v, o;     // q: d_model -> n_heads·d_head; k, v: d_model -> n_kv_heads·d_head; o: back
     Norm q_norm, k_norm;   // qk_norm: RMSNorm over d_head, one g shared by every head
+    const float* sinks = nullptr;  // gpt_oss: n_heads logits, one in each of a head's softmax rows
 };
 
 // One layer. Pre-norm (gpt2, llama): norm_1 before the attention, norm_2 before the MLP.
 // Post-norm (bert, marian): norm_1 after the (self) attention, norm_2 after the feed-forward,
 // norm_3 after marian's cross attention. Sandwich (gemma): norm_1 and norm_2 before, and
 // post_attention and post_ff after the attention and the MLP.
+struct ExpertWeights {
+    Linear gate, up, down;  // d_model -> d_ff (gate, up) -> d_model; clamped_swiglu: gate is gate | up
+};                          // interleaved (d_model -> 2·d_ff, with its bias) and up is unused
+
 struct LayerWeights {
     Norm norm_1, norm_2, norm_3, post_attention, post_ff;
     AttentionWeights self, cross;
     Linear fc1, fc2;  // d_model -> d_ff -> d_model (gated: fc1 is "up", fc2 "down")
     Linear gate;      // gated MLPs: d_model -> d_ff
+    Linear router;    // experts: d_model -> n_experts (gpt_oss: with a bias)
+    std::vector<ExpertWeights> experts;  // in place of the MLP, where the layer has experts
 };
 
 struct ModelWeights {
@@ -194,6 +201,9 @@ public:
     // GPT-2's Conv1D: weight [in, out], bias [out]; `parts` Linears of out/parts columns each
     // (c_attn: Q | K | V side by side, each packed on its own).
     std::vector<Linear> conv1d(const std::string& name, int in, int out, int parts = 1);
+    // A bank of n linears in one tensor NAME [n, in, out] (x·W, as gpt_oss stores its experts),
+    // their biases in NAME_bias [n, out].
+    std::vector<Linear> bank(const std::string& name, int n, int in, int out);
 
     std::vector<Conversion> conversions;
     std::vector<Packing> packings;
@@ -225,7 +235,7 @@ struct FamilyDef {
 // One per file of core/model/families/.
 extern const FamilyDef kGpt2Family, kBertFamily, kMarianFamily;          // gpt2.cpp, bert.cpp, marian.cpp
 extern const FamilyDef kLlamaFamily, kMistralFamily;                     // llama.cpp
-extern const FamilyDef kQwen2Family, kQwen3Family;                       // qwen.cpp
+extern const FamilyDef kQwen2Family, kQwen3Family, kQwen3MoeFamily;      // qwen.cpp
 extern const FamilyDef kGemma2Family, kGemma3Family;                     // gemma.cpp
 extern const FamilyDef kPhi3Family;                                      // phi3.cpp
 extern const FamilyDef kSmolLM3Family;                                   // smollm3.cpp
@@ -234,6 +244,7 @@ extern const FamilyDef kOlmo2Family, kExaone4Family;                     // olmo
 extern const FamilyDef kCohere2Family;                                   // cohere2.cpp
 extern const FamilyDef kGlm4Family;                                      // glm4.cpp
 extern const FamilyDef kSeedOssFamily;                                   // seed_oss.cpp
+extern const FamilyDef kGptOssFamily;                                    // gpt_oss.cpp
 
 const FamilyDef* find_family(const std::string& model_type);  // nullptr: not supported
 const FamilyDef& family_of(const ModelConfig& c);
@@ -254,6 +265,10 @@ struct LlamaLayout {
     bool fused_qkv = false;      // phi3: self_attn.qkv_proj, q | k | v by rows
     bool fused_gate_up = false;  // phi3, glm4: mlp.gate_up_proj, gate | up by rows
     float norm_add = 0;          // gemma: 1 (its RMSNorm scales by 1 + w)
+    // Where a layer has experts (c.experts): qwen3_moe's mlp.gate (the router) and
+    // mlp.experts.E.{gate,up,down}_proj; gpt_oss's mlp.router (with a bias) and the banks
+    // mlp.experts.gate_up_proj, mlp.experts.down_proj (with _bias).
+    enum class ExpertNames { OneByOne, Banks } expert_names = ExpertNames::OneByOne;
 };
 inline constexpr LlamaLayout kLlamaLayout{};
 // model.embed_tokens, layers.N.{the layout's norms, self_attn.{q,k,v,o}_proj (+ q_norm, k_norm:

@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <numeric>
 #include <optional>
 
 namespace attn {
@@ -342,6 +343,7 @@ struct BlockSpec {
     const Rope* rope = nullptr;  // rotary positions, or none
     Norm q_norm, k_norm;       // over each head (or the whole projection), before the rotation (qk_norm)
     bool qk_norm_whole = false;
+    const float* sinks = nullptr;  // n_heads logits of no key (gpt_oss), or none
     float eps = 0;
     int group() const { return n_heads / n_kv_heads; }
 };
@@ -357,6 +359,7 @@ BlockSpec block_spec(const ModelConfig& c, const AttentionWeights& a, const Stac
     s.softcap = c.attn_softcap;
     if (c.rotates(stack.cross ? -1 : layer)) s.rope = s.window > 0 && c.local_rope.dim > 0 ? &c.local_rope : &c.rope;
     s.q_norm = a.q_norm, s.k_norm = a.k_norm, s.qk_norm_whole = c.qk_norm_whole;
+    s.sinks = a.sinks;
     s.eps = c.layer_norm_eps;
     return s;
 }
@@ -377,7 +380,8 @@ MaskMatrix block_mask(const BlockSpec& s, int T_q, int T_k, int offset, const st
 // query head h reads and writes columns h·d_head …, its K and V head g = h / group those of g.
 // `allowed`: block_mask's. Per head (kernels::attention_head, fused per block of rows):
 //   pass 1: S = Q_h·K_gᵀ (T_q×T_k; the masked part skipped unless traced)
-//   pass 2: weights = softmax(cap(S·factor)) per row (masked: 0; a row with no key: all 0)
+//   pass 2: weights = softmax(cap(S·factor)) per row (masked: 0; a row with no key: all 0; with
+//           sinks, each head's in the denominator)
 //   pass 3: concat_h = weights·V_g (T_q×d_head)
 void attend_heads(kernels::Context& ctx, const BlockSpec& s, const float* Q, int ld_q, const float* K, const float* V,
                   int ld_kv, int T_q, int T_k, const MaskMatrix& allowed, const HeadsOut& out) {
@@ -394,6 +398,7 @@ void attend_heads(kernels::Context& ctx, const BlockSpec& s, const float* Q, int
         args.spans = spans.data();
         args.factor = s.factor;
         args.softcap = s.softcap;
+        if (s.sinks) args.sink = s.sinks[h];
         args.weights = out.maps[h];
         args.output = out.concat + h * s.d_head;
         HeadTrace* ht = out.trace ? &out.trace->heads[h] : nullptr;
@@ -523,8 +528,72 @@ void residual(const ModelConfig& c, Matrix& x, const Norm& n, const Norm& post, 
     }
 }
 
-// x: T×d -> T×d: fc2(act(fc1(x))), or gated: down(act(gate(x)) ⊙ up(x)) (fc1 = up, fc2 = down)
-Matrix feed_forward(kernels::Context& ctx, const ModelConfig& c, const LayerWeights& l, const Matrix& x) {
+// A layer's experts in place of the MLP, x: T×d -> T×d (config.hpp's Experts).
+//   pass 1: the router's logits, T×n_experts; each token's top k and their weights (`routing`)
+//   pass 2: expert by expert, the tokens routed to it gathered, its MLP run on them, and each
+//           output row added to its token's, times the token's weight for it
+Matrix experts_forward(kernels::Context& ctx, const ModelConfig& c, const LayerWeights& l, const Matrix& x, Routing* routing) {
+    const Experts& ex = c.experts;
+    const int T = static_cast<int>(x.rows()), d = static_cast<int>(x.cols()), n = ex.n, k = ex.top_k, ff = ex.d_ff;
+    // pass 1
+    Matrix logits(T, n);
+    blocks::linear(ctx, l.router, x.data(), T, d, logits.data(), n);
+    Routing routed(static_cast<std::size_t>(T));
+    std::vector<int> order(static_cast<std::size_t>(n));
+    for (int t = 0; t < T; ++t) {
+        const float* z = logits.row(t).data();
+        std::iota(order.begin(), order.end(), 0);
+        std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                          [&](int a, int b) { return z[a] > z[b] || (z[a] == z[b] && a < b); });
+        // softmax over every expert (then the top k's share), or over the top k alone
+        const bool all = ex.router == Experts::Router::SoftmaxTopK;
+        const double top = z[order[0]];
+        double sum = 0, kept = 0;
+        for (int e = 0; e < (all ? n : k); ++e) sum += std::exp(static_cast<double>(z[all ? e : order[e]]) - top);
+        for (int j = 0; j < k; ++j) kept += std::exp(static_cast<double>(z[order[j]]) - top) / sum;
+        for (int j = 0; j < k; ++j) {
+            const double p = std::exp(static_cast<double>(z[order[j]]) - top) / sum;
+            routed[t].push_back({order[j], static_cast<float>(all && ex.normalize ? p / kept : p)});
+        }
+    }
+    // pass 2
+    Matrix y = Matrix::Zero(T, d);
+    for (int e = 0; e < n; ++e) {
+        std::vector<std::pair<int, float>> tokens;  // (token, weight)
+        for (int t = 0; t < T; ++t)
+            for (const Routed& r : routed[t])
+                if (r.expert == e) tokens.push_back({t, r.weight});
+        if (tokens.empty()) continue;
+        const int m = static_cast<int>(tokens.size());
+        const ExpertWeights& w = l.experts[static_cast<std::size_t>(e)];
+        Matrix xe(m, d), h(m, ff), ye(m, d);
+        for (int i = 0; i < m; ++i) xe.row(i) = x.row(tokens[i].first);
+        if (ex.clamped_swiglu) {
+            Matrix gu(m, 2 * ff);
+            blocks::linear(ctx, w.gate, xe.data(), m, d, gu.data(), 2 * ff);
+            for (int i = 0; i < m; ++i)
+                for (int j = 0; j < ff; ++j) {
+                    const float g = std::min(gu(i, 2 * j), 7.0f), u = std::clamp(gu(i, 2 * j + 1), -7.0f, 7.0f);
+                    h(i, j) = (u + 1.0f) * (g / (1.0f + std::exp(-1.702f * g)));
+                }
+        } else {
+            Matrix g(m, ff);
+            blocks::linear(ctx, w.gate, xe.data(), m, d, g.data(), ff);
+            blocks::linear(ctx, w.up, xe.data(), m, d, h.data(), ff);
+            blocks::activate(ctx.isa, c.activation, g.data(), static_cast<std::size_t>(m) * ff);
+            h.array() *= g.array();
+        }
+        blocks::linear(ctx, w.down, h.data(), m, ff, ye.data(), d);
+        for (int i = 0; i < m; ++i) y.row(tokens[i].first) += tokens[i].second * ye.row(i);
+    }
+    if (routing) *routing = std::move(routed);
+    return y;
+}
+
+// x: T×d -> T×d: fc2(act(fc1(x))), or gated: down(act(gate(x)) ⊙ up(x)) (fc1 = up, fc2 = down);
+// a layer with experts: experts_forward (its routing into `routing`, when given).
+Matrix feed_forward(kernels::Context& ctx, const ModelConfig& c, const LayerWeights& l, const Matrix& x, Routing* routing = nullptr) {
+    if (!l.experts.empty()) return experts_forward(ctx, c, l, x, routing);
     const int T = static_cast<int>(x.rows()), d = static_cast<int>(x.cols()), d_ff = l.fc1.out();
     Matrix h(T, d_ff), y(T, d);
     Matrix g(c.gated_mlp ? T : 0, d_ff);
@@ -623,6 +692,7 @@ Forward::Forward(const Model& model, RunInput input) : state_(std::make_unique<S
         r.layers.resize(shape.layers);
         s.out.stacks.push_back(std::move(r));
     }
+    if (c.experts.n > 0) s.out.experts.resize(static_cast<std::size_t>(c.n_layers));
     const bool marian = c.encoder_decoder();
     s.steps.push_back({StepKind::Embed, 0, 0});
     for (int i = 0; i < c.n_layers; ++i) {
@@ -684,8 +754,11 @@ void Forward::step(kernels::Context& ctx) {
             return;
         }
         case StepKind::FeedForward:
-            residual(c, s.x, l.norm_2, l.post_ff, [&](const Matrix& in) { return feed_forward(ctx, c, l, in); }, s.shared);
+        {
+            Routing* routing = st.stack == 0 && c.has_experts(st.layer) ? &s.out.experts[static_cast<std::size_t>(st.layer)] : nullptr;
+            residual(c, s.x, l.norm_2, l.post_ff, [&](const Matrix& in) { return feed_forward(ctx, c, l, in, routing); }, s.shared);
             return;
+        }
         case StepKind::Head:
             // hidden = the final norm of x (where the family has one); logits at the last
             // position (bert: none)

@@ -162,8 +162,18 @@ struct StackRun {
     std::vector<BlockRun> layers;
 };
 
+// One token's experts in a layer with experts (config.hpp's Experts): the k it was routed to,
+// heaviest first, with their weights (which sum to 1, or less where the router does not
+// renormalize: qwen3_moe without norm_topk_prob).
+struct Routed {
+    int expert = 0;
+    float weight = 0;
+};
+using Routing = std::vector<std::vector<Routed>>;  // [token][k]
+
 struct RunResult {
     std::vector<StackRun> stacks;  // gpt2, bert: one; marian: encoder, decoder, cross
+    std::vector<Routing> experts;  // mixtures of experts: per layer (empty for a dense layer); else empty
     Interventions edits;           // the input's, which block_trace applies again
     Matrix encoder_output;         // marian: T_src×d_model, the cross blocks' keys and values
     Matrix hidden;                 // T×d_model: the last layer's output (after ln_f for gpt2; the decoder's for marian)

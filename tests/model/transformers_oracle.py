@@ -86,12 +86,12 @@ CASES = [
     dict(case="glm4-partial", type="glm4", T=12, cfg=dict(
         attention_bias=True, partial_rotary_factor=0.5,
         rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.5))),
-    dict(case="qwen3_moe-top2", pending="issue 46", type="qwen3_moe", T=12, cfg=dict(
+    dict(case="qwen3_moe-top2", type="qwen3_moe", T=12, cfg=dict(
         num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, norm_topk_prob=False)),
-    dict(case="qwen3_moe-norm-sparse", pending="issue 46", type="qwen3_moe", T=12, cfg=dict(
+    dict(case="qwen3_moe-norm-sparse", type="qwen3_moe", T=12, cfg=dict(
         num_hidden_layers=3, num_experts=6, num_experts_per_tok=3, moe_intermediate_size=24, norm_topk_prob=True,
         decoder_sparse_step=2, mlp_only_layers=[2])),
-    dict(case="gpt_oss-sinks", pending="issue 46", type="gpt_oss", T=12, cfg=dict(
+    dict(case="gpt_oss-sinks", type="gpt_oss", T=12, cfg=dict(
         num_local_experts=4, num_experts_per_tok=2, layer_types=["sliding_attention", "full_attention"],
         sliding_window=4, attention_bias=True,
         rope_parameters=dict(rope_type="yarn", rope_theta=150000.0, factor=32.0, beta_fast=32.0, beta_slow=1.0,

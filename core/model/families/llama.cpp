@@ -70,6 +70,28 @@ void plan_embedding_and_head(const ModelConfig& c, Plan& p, ModelWeights& w, con
     w.lm_head = {c.tie_word_embeddings ? w.token_embedding : p.table("lm_head.weight", V, d, false), nullptr};
 }
 
+namespace {
+
+// A layer's experts (e: "layers.N."), named as the layout says.
+void plan_experts(const ModelConfig& c, Plan& p, const std::string& e, const LlamaLayout& L, LayerWeights& l) {
+    const int d = c.d_model, n = c.experts.n, ff = c.experts.d_ff;
+    if (L.expert_names == LlamaLayout::ExpertNames::Banks) {
+        l.router = p.linear(e + "mlp.router", d, n, Bias::Required);
+        const std::vector<Linear> gate_up = p.bank(e + "mlp.experts.gate_up_proj", n, d, 2 * ff);
+        const std::vector<Linear> down = p.bank(e + "mlp.experts.down_proj", n, ff, d);
+        for (int k = 0; k < n; ++k) l.experts.push_back({gate_up[k], {}, down[k]});
+        return;
+    }
+    l.router = p.linear(e + "mlp.gate", d, n, Bias::None);
+    for (int k = 0; k < n; ++k) {
+        const std::string x = e + "mlp.experts." + std::to_string(k) + ".";
+        l.experts.push_back({p.linear(x + "gate_proj", d, ff, Bias::None), p.linear(x + "up_proj", d, ff, Bias::None),
+                             p.linear(x + "down_proj", ff, d, Bias::None)});
+    }
+}
+
+}  // namespace
+
 void plan_llama_like(const ModelConfig& c, Plan& p, ModelWeights& w, const LlamaLayout& L) {
     const Bias qkv_bias = c.qkv_bias ? Bias::Required : Bias::None, o_bias = c.o_bias ? Bias::Required : Bias::None;
     const Bias mlp_bias = c.mlp_bias ? Bias::Required : Bias::None;
@@ -89,20 +111,23 @@ void plan_llama_like(const ModelConfig& c, Plan& p, ModelWeights& w, const Llama
             l.self.v = p.linear(e + "self_attn.v_proj", d, kv, qkv_bias);
         }
         l.self.o = p.linear(e + "self_attn.o_proj", q, d, o_bias);
+        if (c.sinks) l.self.sinks = p.need(e + "self_attn.sinks", {c.n_heads});
         if (c.qk_norm) {
             l.self.q_norm = p.rms_norm(e + "self_attn.q_norm", c.qk_norm_whole ? q : hd, L.norm_add);
             l.self.k_norm = p.rms_norm(e + "self_attn.k_norm", c.qk_norm_whole ? kv : hd, L.norm_add);
         }
         l.post_attention = norm(L.post_attention, e);
         l.norm_2 = norm(L.pre_mlp, e);
-        if (L.fused_gate_up) {
+        if (c.has_experts(i)) {
+            plan_experts(c, p, e, L, l);
+        } else if (L.fused_gate_up) {
             const std::vector<Linear> gate_up = p.linear_parts(e + "mlp.gate_up_proj", d, {c.d_ff, c.d_ff}, mlp_bias);
             l.gate = gate_up[0], l.fc1 = gate_up[1];
         } else {
             l.gate = p.linear(e + "mlp.gate_proj", d, c.d_ff, mlp_bias);
             l.fc1 = p.linear(e + "mlp.up_proj", d, c.d_ff, mlp_bias);
         }
-        l.fc2 = p.linear(e + "mlp.down_proj", c.d_ff, d, mlp_bias);
+        if (!c.has_experts(i)) l.fc2 = p.linear(e + "mlp.down_proj", c.d_ff, d, mlp_bias);
         l.post_ff = norm(L.post_mlp, e);
         w.layers.push_back(l);
     }
