@@ -302,6 +302,33 @@ nlohmann::json run_json(const LoadedModel& m, const RunInput& input, const RunRe
         }
         j[s.name] = std::move(layers);
     }
+    if (m.config().sinks) {  // gpt_oss: each row's weight on no token, 1 − Σ of the row, [layer][head][T]
+        nlohmann::json layers = nlohmann::json::array();
+        for (const BlockRun& b : run.stacks.front().layers) {
+            nlohmann::json heads = nlohmann::json::array();
+            for (const Matrix& w : b.weights) {
+                nlohmann::json rows = nlohmann::json::array();
+                for (Eigen::Index i = 0; i < w.rows(); ++i) rows.push_back(number(1.0f - w.row(i).sum()));
+                heads.push_back(std::move(rows));
+            }
+            layers.push_back(std::move(heads));
+        }
+        j["sinks"] = std::move(layers);
+    }
+    if (!run.experts.empty()) {  // mixtures of experts: [layer][token] → [[expert, weight], …]; a dense layer's: []
+        nlohmann::json layers = nlohmann::json::array();
+        for (const Routing& r : run.experts) {
+            nlohmann::json tokens = nlohmann::json::array();
+            for (std::size_t t = 0; t < input.ids.size(); ++t) {
+                nlohmann::json chosen = nlohmann::json::array();
+                if (t < r.size())
+                    for (const Routed& e : r[t]) chosen.push_back({e.expert, number(e.weight)});
+                tokens.push_back(std::move(chosen));
+            }
+            layers.push_back(std::move(tokens));
+        }
+        j["experts"] = std::move(layers);
+    }
     j["hidden"] = matrix_json(run.hidden);
     if (!run.logits.empty()) {
         nlohmann::json logits = nlohmann::json::array();

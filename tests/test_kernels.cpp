@@ -490,12 +490,16 @@ TEST_CASE("kernels: row spans of causal, padded and explicit masks") {
 
 TEST_CASE("kernels: one head, full trace and weights only, against the double oracle, every set") {
     oracle::Random rng(5);
+    constexpr float kNone = -INFINITY;
     struct Case {
         int T_q, T_k, d_k;
-        int mask;  // 0 none, 1 causal, 2 random explicit with fully masked rows
+        int mask;    // 0 none, 1 causal, 2 random explicit with fully masked rows
+        float sink;  // gpt-oss's logit of no key in every row, or kNone
     };
-    const Case cases[] = {{1, 1, 1, 0},   {7, 7, 3, 1},    {13, 29, 5, 2},  {64, 64, 64, 1},
-                          {33, 70, 17, 0}, {100, 100, 64, 1}, {45, 19, 8, 2}, {130, 130, 64, 2}};
+    const Case cases[] = {{1, 1, 1, 0, kNone},    {7, 7, 3, 1, kNone},      {13, 29, 5, 2, kNone},  {64, 64, 64, 1, kNone},
+                          {33, 70, 17, 0, kNone}, {100, 100, 64, 1, kNone}, {45, 19, 8, 2, kNone},  {130, 130, 64, 2, kNone},
+                          {1, 1, 1, 0, 0.5f},     {13, 29, 5, 2, 0.7f},     {64, 64, 64, 1, 6.0f},  {33, 70, 17, 0, -3.0f},
+                          {130, 130, 64, 2, 2.0f}, {9, 40, 16, 1, 40.0f}};
     for_each_isa([&](kernels::Context& ctx) {
         double worst_w = 0, worst_o = 0, worst_s = 0;
         int mismatched_weights_only = 0;
@@ -514,7 +518,7 @@ TEST_CASE("kernels: one head, full trace and weights only, against the double or
             std::vector<int> flagged;
             kernels::HeadArgs a;
             a.T_q = c.T_q, a.T_k = c.T_k, a.d_k = c.d_k, a.q = q.data(), a.k = k.data(), a.v = v.data();
-            a.allowed = allowed.data(), a.factor = factor;
+            a.allowed = allowed.data(), a.factor = factor, a.sink = c.sink;
             a.scores = scores.data(), a.scaled = scaled.data(), a.weights = w.data(), a.output = out.data();
             a.fully_masked = &flagged;
             kernels::attention_head(ctx, a);
@@ -543,7 +547,9 @@ TEST_CASE("kernels: one head, full trace and weights only, against the double or
                     CHECK(out.row(i).isZero());
                     continue;
                 }
-                double sum = 0;
+                // the sink: in the max and in the sum, a weight of its own (1 − the row's)
+                mx = std::max(mx, static_cast<double>(c.sink));
+                double sum = c.sink == kNone ? 0.0 : std::exp(c.sink - mx);
                 std::vector<double> e(c.T_k, 0.0);
                 for (int j = 0; j < c.T_k; ++j)
                     if (allowed(i, j)) sum += e[j] = std::exp(s[j] * factor - mx);

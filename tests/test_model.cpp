@@ -659,7 +659,10 @@ TEST_CASE("model: config.json fields, defaults and errors") {
           "gpt2/config.json: n_head: expected a positive integer that divides n_embd (768)");
     CHECK(err(R"({"model_type":"gpt2","vocab_size":10,"n_embd":768,"n_layer":2,"n_head":-12})") ==
           "gpt2/config.json: n_head: expected a positive integer that divides n_embd (768), got -12");
-    CHECK(err(R"({"model_type":"t5"})") == "gpt2/config.json: model_type: \"t5\" is not one of gpt2, bert, marian, llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3, smollm3, granite");
+    CHECK(err(R"({"model_type":"t5"})") == "gpt2/config.json: model_type: \"t5\" is not one of " + supported_model_types());
+    CHECK(supported_model_types() ==
+          "gpt2, bert, marian, llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3, smollm3, granite, olmo2, exaone4, "
+          "cohere2, glm4, seed_oss, qwen3_moe, gpt_oss");
     CHECK(err(R"({"n_embd":4})") == "gpt2/config.json: model_type: missing");
     CHECK(err(R"({"model_type":"gpt2","vocab_size":10,"n_layer":2,"n_head":2})") == "gpt2/config.json: n_embd: missing");
     CHECK(err(R"({"model_type":"gpt2","vocab_size":"ten","n_embd":8,"n_layer":2,"n_head":2})") ==
@@ -1236,14 +1239,38 @@ TEST_CASE("model: config.json as transformers 5.17 writes it, every fixture to t
         CHECK(c.local_rope.theta == (k.local_theta > 0 ? k.local_theta : 10000.0));
         CHECK((c.local_rope.dim > 0) == (k.local_theta > 0));
     }
-    // Every family, read from a file that names it, is that family (kFamilies is in the enum's order).
-    for (const std::string name : {"cohere2", "exaone4", "glm4", "gpt_oss", "granite", "olmo2", "qwen3_moe", "qwen3_next",
-                                   "seed_oss", "smollm3"}) {
+    // The families since: each file read as its own family (kFamilies is in the enum's order),
+    // with what it adds; qwen3_next (linear attention) is refused by its model_type.
+    const auto fixture = [&](const std::string& name) { return read_config(read_text(dir / (name + ".json")), name); };
+    for (const std::string name : {"cohere2", "exaone4", "glm4", "gpt_oss", "granite", "olmo2", "qwen3_moe", "seed_oss", "smollm3"}) {
         CAPTURE(name);
-        const std::string text = read_text(dir / (name + ".json"));
-        const std::string e = error_of([&] { read_config(text, name); });
-        CHECK((e.find(": model_type: ") != std::string::npos || family_of(read_config(text, name)).model_type == name));
+        const ModelConfig c = fixture(name);
+        CHECK(family_of(c).model_type == c.model_type);
+        CHECK(c.model_type == name);
     }
+    CHECK(error_of([&] { fixture("qwen3_next"); }).starts_with("qwen3_next: model_type: \"qwen3_next\" is not one of "));
+    const ModelConfig oss = fixture("gpt_oss");
+    CHECK(oss.sinks);
+    CHECK((oss.experts.n == 4 && oss.experts.top_k == 2 && oss.experts.d_ff == 96 && oss.experts.clamped_swiglu));
+    CHECK(oss.experts.router == Experts::Router::TopKSoftmax);
+    CHECK(oss.window == std::vector<int>{128, 0});
+    CHECK((oss.rope.type == T::Yarn && oss.rope.factor == 32 && !oss.rope.truncate && oss.rope.theta == 150000));
+    CHECK((oss.qkv_bias && oss.o_bias));
+    const ModelConfig moe = fixture("qwen3_moe");
+    CHECK((moe.experts.n == 4 && moe.experts.top_k == 2 && moe.experts.d_ff == 32 && !moe.experts.normalize));
+    CHECK(moe.experts.layers == std::vector<std::uint8_t>{1, 1});
+    CHECK(fixture("smollm3").no_rope == std::vector<std::uint8_t>{0, 0});  // no_rope_layers [1, 1]: both rotate
+    const ModelConfig cohere = fixture("cohere2");
+    CHECK((cohere.residual == Residual::Parallel && cohere.norm == NormKind::LayerNorm && cohere.rope.interleaved));
+    CHECK(cohere.logit_scale == 0.0625f);
+    CHECK(cohere.no_rope == std::vector<std::uint8_t>{0, 0});  // both layers slide, so both rotate
+    const ModelConfig glm = fixture("glm4");
+    CHECK((glm.rope.dim == 64 && glm.rope.interleaved && glm.qkv_bias && !glm.o_bias && glm.residual == Residual::Sandwich));
+    CHECK((fixture("olmo2").qk_norm_whole && fixture("olmo2").residual == Residual::PostOnly));
+    const ModelConfig exaone = fixture("exaone4");
+    CHECK(exaone.window == std::vector<int>{4096, 4096});
+    CHECK(fixture("seed_oss").o_bias == false);
+    CHECK(fixture("seed_oss").qkv_bias);
 }
 
 TEST_CASE("model: rope_parameters and the older rope_theta + rope_scaling read to the same rotation") {

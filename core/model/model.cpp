@@ -81,6 +81,12 @@ std::string features(const ModelConfig& c) {
         s += buf;
     }
     if (c.qk_norm) s += " · q/k norm";
+    if (c.sinks) s += " · sinks";
+    if (c.experts.n > 0) {
+        const int layers = static_cast<int>(std::count(c.experts.layers.begin(), c.experts.layers.end(), 1));
+        s += " · " + std::to_string(c.experts.n) + " experts, top " + std::to_string(c.experts.top_k);
+        if (layers < c.n_layers) s += " on " + std::to_string(layers) + " of " + std::to_string(c.n_layers) + " layers";
+    }
     if (c.attn_softcap > 0 || c.final_softcap > 0) {
         std::snprintf(buf, sizeof buf, " · soft caps %g / %g", c.attn_softcap, c.final_softcap);
         s += buf;

@@ -300,6 +300,95 @@ def write_tokenizer(folder, V):
                                  "vocab": {f"t{i}": i for i in range(V)}, "merges": []}}, f)
 
 
+def r_config(folder):
+    with open(os.path.join(folder, "config.json")) as f:
+        return json.load(f)
+
+
+def experts_difference(router_logits, routed, config):
+    """The largest difference between attnviz's [[expert, weight], …] per token of each layer
+    with experts and what transformers' router logits give (the same experts, or inf)."""
+    import numpy as np
+    k = config["num_experts_per_tok"]
+    if len(routed) != len(router_logits):
+        return float("inf")
+    worst = 0.0
+    for logits, layer in zip(router_logits, routed):
+        for z, got in zip(np.asarray(logits), layer):
+            top = np.argsort(-z, kind="stable")[:k]
+            if config["model_type"] == "gpt_oss":  # top k of the logits, softmax over them
+                w = np.exp(z[top] - z[top].max())
+                w /= w.sum()
+            else:  # softmax over all, the top k, renormalized with norm_topk_prob
+                p = np.exp(z - z.max())
+                p /= p.sum()
+                w = p[top] / (p[top].sum() if config.get("norm_topk_prob") else 1.0)
+            if [e for e, _ in got] != [int(e) for e in top]:
+                return float("inf")
+            worst = max(worst, float(np.max(np.abs(np.asarray([x for _, x in got]) - w))))
+    return worst
+
+
+def bad_inputs(binary, folder):
+    """Broken copies of the cases, each refused with exit 2 and one line naming the file and the
+    field or tensor. Returns the names of those that were not."""
+    import shutil
+    import tempfile
+    failed = []
+
+    def broken(case, edit_config=None, edit_tensors=None):
+        d = os.path.join(tempfile.mkdtemp(prefix="attnviz-bad-"), case)
+        shutil.copytree(os.path.join(folder, case), d)
+        if edit_config:
+            c = r_config(d)
+            edit_config(c)
+            with open(os.path.join(d, "config.json"), "w") as f:
+                json.dump(c, f)
+        if edit_tensors:  # {name: [dtype, shape, bytes]} edited, then laid out again
+            with open(os.path.join(d, "model.safetensors"), "rb") as f:
+                data = f.read()
+            n = struct.unpack("<Q", data[:8])[0]
+            header = json.loads(data[8:8 + n])
+            tensors = {k: [v["dtype"], v["shape"], data[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]]]
+                       for k, v in header.items() if k != "__metadata__"}
+            edit_tensors(tensors)
+            header, body = {}, b""
+            for k, (dtype, shape, blob) in tensors.items():
+                header[k] = {"dtype": dtype, "shape": shape, "data_offsets": [len(body), len(body) + len(blob)]}
+                body += blob
+            h = json.dumps(header).encode()
+            h += b" " * (-len(h) % 8)
+            with open(os.path.join(d, "model.safetensors"), "wb") as f:
+                f.write(struct.pack("<Q", len(h)) + h + body)
+        return d
+
+    def expect(label, d, text):
+        p = subprocess.run([binary, "run", d, "--ids", "1,5,7", "--json"], capture_output=True, text=True)
+        line = p.stderr.strip()
+        if p.returncode != 2 or "\n" in line or text not in line:
+            failed.append(label)
+            print(f"FAIL bad input {label}: exit {p.returncode}: {line[:200]}")
+
+    def sinks_short(tensors):  # 3 sinks for 4 heads
+        t = tensors["model.layers.0.self_attn.sinks"]
+        t[1], t[2] = [3], t[2][:12]
+
+    expect("sinks of the wrong length", broken("gpt_oss-sinks", edit_tensors=sinks_short),
+           "model.layers.0.self_attn.sinks: expected shape [4], got [3]")
+    expect("more experts than the router names", broken("qwen3_moe-top2", lambda c: c.update(num_local_experts=5)),
+           "model.layers.0.mlp.gate.weight: expected shape [5, 64], got [4, 64]")
+    expect("more experts per token than exist", broken("gpt_oss-sinks", lambda c: c.update(num_experts_per_tok=9)),
+           "config.json: num_experts_per_tok: expected at most num_local_experts (4), got 9")
+    expect("an unknown rope_type", broken("llama-default", lambda c: c["rope_parameters"].update(rope_type="ntk")),
+           "config.json: rope_parameters.rope_type: \"ntk\" is not one of default, linear, dynamic, llama3, yarn, longrope")
+    expect("a field the rope type does not read", broken("llama-linear", lambda c: c["rope_parameters"].update(beta_fast=4)),
+           "config.json: rope_parameters.beta_fast: is not read by attnviz's \"linear\" rotation")
+    expect("no_rope_layers where the family has none", broken("llama-default", lambda c: c.update(no_rope_layers=[1, 0])),
+           "config.json: no_rope_layers: changes the attention, and attnviz's llama does not read it")
+    print(f"bad inputs: {6 - len(failed)} of 6 refused in one line")
+    return failed
+
+
 def check(binary, folder):
     import numpy as np
     cases = json.load(open(os.path.join(folder, "cases.json")))
@@ -325,6 +414,18 @@ def check(binary, folder):
                 continue
             diffs[key] = float(np.max(np.abs(got - want))) / (float(np.max(np.abs(want))) if relative else 1.0)
         ok = diffs["attention"] <= 1e-4 and diffs["hidden"] <= 1e-3 and diffs["logits"] <= 1e-3
+        extra = ""
+        if "router_logits" in exp:  # the experts each token took, against the top k of transformers' router logits
+            routed = [layer for layer in out.get("experts", []) if layer and layer[0]]
+            worst = experts_difference(exp["router_logits"], routed, r_config(d))
+            extra += f"  experts {worst:.2g}"
+            ok = ok and worst <= 1e-4
+        if exp["model_type"] == "gpt_oss":  # the sinks' weights: 1 − Σ of each row of transformers' maps
+            want = 1 - np.asarray(exp["attention"]).sum(-1)
+            got = np.asarray(out.get("sinks", []), dtype=np.float64)
+            worst = float(np.max(np.abs(got - want))) if got.shape == want.shape else float("inf")
+            extra += f"  sinks {worst:.2g}"
+            ok = ok and worst <= 1e-4
         greedy = "near tie"
         if exp["generated_gap"] > 1e-3:
             g = subprocess.run([binary, "run", d, "--ids", ids, "--generate", str(len(exp["generated_ids"])), "--json"],
@@ -336,9 +437,10 @@ def check(binary, folder):
             greedy = "same" if got == want else f"differs: {got} vs {want}"
             ok = ok and got == want
         rows.append((name, f"attention {diffs['attention']:.2g}  hidden {diffs['hidden']:.2g}  "
-                           f"logits {diffs['logits']:.2g}  greedy {greedy}" + ("" if ok else "  FAIL")))
+                           f"logits {diffs['logits']:.2g}{extra}  greedy {greedy}" + ("" if ok else "  FAIL")))
         if not ok:
             failures.append(name)
+    failures += bad_inputs(binary, folder)
     width = max(len(r[0]) for r in rows)
     for name, text in rows:
         print(f"{name:<{width}}  {text}")
