@@ -769,3 +769,27 @@ TEST_CASE("merge_attention: rows are means of pieces, columns sums, rows still s
     CHECK_THROWS_AS(merge_attention(m, {{"a", 0, 5}}, words), std::invalid_argument);
     CHECK_THROWS_AS(merge_attention(m, words, {{"a", 0, 3}, {"b", 4, 2}}), std::invalid_argument);
 }
+
+TEST_CASE("learned sinks (gpt-oss): \"sinks\" [layer][head][query] and rows that sum to 1 less each") {
+    const std::string base = R"({"tokens":["a","b"],"attention":[[[[0.7,0],[0.2,0.3]]]],)";
+    const ImportedAttention a = read_import(base + R"("sinks":[[[0.3,0.5]]]})");
+    REQUIRE(a.stacks.size() == 1);
+    CHECK(a.stacks[0].sinks);
+    CHECK(a.stacks[0].map(0, 0)(1, 1) == doctest::Approx(0.3));
+    CHECK(!read_import(R"({"tokens":["a"],"attention":[[[[1]]]]})").stacks[0].sinks);
+    const auto where = [](const std::string& json) {
+        try {
+            read_import(json);
+        } catch (const SceneError& e) {
+            return std::string(e.what());  // "where: message"
+        }
+        return std::string();
+    };
+    // without its sinks, such a row is no softmax's; with the wrong sink, neither
+    CHECK(where(R"({"tokens":["a","b"],"attention":[[[[0.7,0],[0.2,0.3]]]]})").starts_with("attention[0][0][0]: "));
+    CHECK(where(base + R"("sinks":[[[0.3,0.1]]]})") ==
+          "attention[0][0][1]: expected a row that sums to 1 less its sink's 0.1, got a sum of 0.5");
+    CHECK(where(base + R"("sinks":[[[0.3]]]})") == "sinks[0][0]: expected 2 numbers");
+    CHECK(where(base + R"("sinks":[[[0.3,1.5]]]})") == "sinks[0][0][1]: expected a weight in [0, 1], got 1.5");
+    CHECK(where(base + R"("sinks":[]})") == "sinks[0][0][0]: missing (every row of \"attention\" needs its sink)");
+}

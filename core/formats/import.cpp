@@ -367,9 +367,28 @@ struct StackSpec {
     const char* key_role;
 };
 
+// The weight row r of head h of layer l gives to no token (gpt-oss's learned sinks: "sinks"
+// [layer][head][query], SPEC §5), checked as a weight; 0 without sinks.
+float sink_of(const Value* sinks, size_t l, size_t h, size_t r, size_t T_q) {
+    if (!sinks) return 0.0f;
+    const std::string field = at(at(at("sinks", l), h), r);
+    const Value* v = sinks;
+    for (size_t i : {l, h}) {
+        if (!v->is_array() || v->numeric || i >= v->size())
+            throw SceneError(field, "missing (every row of \"attention\" needs its sink)");
+        v = &(*v)[i];
+    }
+    if (!v->is_array() || !v->numeric || v->size() != T_q)
+        throw SceneError(at(at("sinks", l), h), "expected " + std::to_string(T_q) + " numbers");
+    const float x = v->numbers[r];
+    if (!(x >= 0 && x <= 1)) throw SceneError(field, "expected a weight in [0, 1], got " + shown_number(x));
+    return x;
+}
+
 // Reads [layer][head][query][key], or [layer][1][head][query][key] (Hugging Face's batch of
-// one), into stack. `budget` is what is left of kMaxImportValues across all stacks.
-void read_stack(const Value& j, const StackSpec& spec, AttentionStack& stack, long long& budget) {
+// one), into stack. `budget` is what is left of kMaxImportValues across all stacks. With
+// `sinks`, each row sums to 1 less its sink's weight.
+void read_stack(const Value& j, const StackSpec& spec, AttentionStack& stack, long long& budget, const Value* sinks = nullptr) {
     const std::string& field = spec.field;
     const size_t T_q = stack.queries.size(), T_k = stack.keys.size();
     if (!j.is_array() || j.empty()) expected(field, "a non-empty array of layers [layer][head][query][key]", j);
@@ -444,7 +463,7 @@ void read_stack(const Value& j, const StackSpec& spec, AttentionStack& stack, lo
                 const float* in = row.numeric ? row.numbers.data() : nullptr;
                 float* out = m.data() + r * T_k;
                 for (size_t c = 0; c < T_k; ++c) out[c] = in ? in[c] : static_cast<float>(row[c].number);
-                check_import_row(at(head_field, r), out, T_k);
+                check_import_row(at(head_field, r), out, T_k, sink_of(sinks, l, h, r, T_q));
             }
             stack.maps.push_back(std::move(m));
         }
@@ -458,7 +477,7 @@ constexpr const char* kBertVizFields[] = {"attention", "default_filter", "displa
                                           "include_layers", "include_heads", "total_heads", "layer", "heads"};
 // SPEC §3 fields.
 constexpr const char* kSpecFields[] = {"model", "tokens", "attention", "encoder_tokens", "decoder_tokens",
-                                       "encoder_attention", "decoder_attention", "cross_attention"};
+                                       "encoder_attention", "decoder_attention", "cross_attention", "sinks"};
 
 bool ends_with(const std::string& s, std::string_view suffix) {
     return s.size() >= suffix.size() && std::string_view(s).substr(s.size() - suffix.size()) == suffix;
@@ -520,7 +539,7 @@ ImportedAttention read_bertviz(const Value& root) {
 
 }  // namespace
 
-void check_import_row(const std::string& field, const float* row, size_t n) {
+void check_import_row(const std::string& field, const float* row, size_t n, float sink) {
     double sum = 0;
     for (size_t c = 0; c < n; ++c) {
         const float x = row[c];
@@ -528,9 +547,11 @@ void check_import_row(const std::string& field, const float* row, size_t n) {
             throw SceneError(at(field, c), "expected an attention weight in [0, 1], got " + shown_number(x));
         sum += x;
     }
-    if (std::fabs(sum - 1) > kTolerance && std::fabs(sum) > kTolerance)
-        throw SceneError(field, "expected a row that sums to 1 (softmax output; 0 if fully masked), got a sum of " +
-                                    shown_number(sum));
+    if (std::fabs(sum - (1 - sink)) > kTolerance && std::fabs(sum) > kTolerance)
+        throw SceneError(field, sink > 0 ? "expected a row that sums to 1 less its sink's " + shown_number(sink) + ", got a sum of " +
+                                               shown_number(sum)
+                                         : "expected a row that sums to 1 (softmax output; 0 if fully masked), got a sum of " +
+                                               shown_number(sum));
 }
 
 ImportedAttention read_import(std::string_view text) {
@@ -573,7 +594,9 @@ ImportedAttention read_import(std::string_view text) {
         if (!root.contains("tokens")) throw SceneError("tokens", "missing (\"attention\" needs the tokens it is over)");
         AttentionStack stack;
         stack.queries = stack.keys = read_tokens("tokens", root["tokens"]);
-        read_stack(root["attention"], {"attention", "attention", "token", "token"}, stack, budget);
+        const Value* sinks = root.contains("sinks") ? &root["sinks"] : nullptr;
+        read_stack(root["attention"], {"attention", "attention", "token", "token"}, stack, budget, sinks);
+        stack.sinks = sinks != nullptr;
         result.stacks.push_back(std::move(stack));
         return result;
     }

@@ -33,10 +33,15 @@ struct AttentionStack {
     std::vector<std::string> queries, keys; // T_q and T_k tokens
     int layers = 0, heads = 0;
     std::vector<Matrix> maps;               // layers·heads entries, index layer·heads + head
+    bool sinks = false;                     // gpt-oss's learned sinks: a row's weight on no token is
+                                            // 1 − its sum (the rows sum to less than 1)
 
     const Matrix& map(int layer, int head) const { return maps[static_cast<size_t>(layer * heads + head)]; }
     bool is_self() const { return name != "cross_attention"; }  // queries and keys are one sequence
 };
+
+// The key a map of learned sinks gets after its tokens, its column the rows' weight on no token.
+inline constexpr const char* kSinkKey = "(sink)";
 
 // Everything one import file holds. Decoder-only or encoder-only models give one stack
 // ("attention"); encoder-decoder models give encoder, decoder and cross stacks, in that order.
@@ -54,9 +59,10 @@ struct ImportedAttention {
 ImportedAttention read_import(std::string_view json_text);
 
 // The check read_import makes of every row, for readers of the same data in other encodings
-// (core/model/attention_file.hpp): each weight in [0, 1] and the row summing to 1, or to 0 when
-// fully masked, within 1e-2. Throws SceneError naming `field` (the row) or `field[c]`.
-void check_import_row(const std::string& field, const float* row, size_t n);
+// (core/model/attention_file.hpp): each weight in [0, 1] and the row summing to 1 (1 − sink with
+// a learned sink's weight), or to 0 when fully masked, within 1e-2. Throws SceneError naming
+// `field` (the row) or `field[c]`.
+void check_import_row(const std::string& field, const float* row, size_t n, float sink = 0);
 
 // What a JSON file holds: attention exported from a model (a top-level "attention",
 // "encoder_attention", "decoder_attention" or "cross_attention" key: SPEC.md §3 and BertViz) or

@@ -282,6 +282,7 @@ ImportedAttention run_attention(const LoadedModel& m, const RunInput& input, con
         stack.layers = static_cast<int>(s.layers.size());
         stack.heads = s.heads;
         for (const BlockRun& b : s.layers) stack.maps.insert(stack.maps.end(), b.weights.begin(), b.weights.end());
+        stack.sinks = m.config().sinks && !s.cross;
         out.stacks.push_back(std::move(stack));
     }
     return out;

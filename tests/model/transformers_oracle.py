@@ -406,6 +406,9 @@ def check(binary, folder):
                 failures.append(name)
             continue
         out = json.loads(p.stdout)
+        with open(os.path.join(d, "run.json"), "w") as f:  # the output opens as an import (sinks: rows sum to 1 − sink)
+            f.write(p.stdout)
+        imported = subprocess.run([binary, "import", os.path.join(d, "run.json")], capture_output=True, text=True)
         diffs = {}
         for key, relative in (("attention", False), ("hidden", True), ("logits", True)):
             got, want = np.asarray(out[key], dtype=np.float64), np.asarray(exp[key], dtype=np.float64)
@@ -414,7 +417,8 @@ def check(binary, folder):
                 continue
             diffs[key] = float(np.max(np.abs(got - want))) / (float(np.max(np.abs(want))) if relative else 1.0)
         ok = diffs["attention"] <= 1e-4 and diffs["hidden"] <= 1e-3 and diffs["logits"] <= 1e-3
-        extra = ""
+        extra = "" if imported.returncode == 0 else "  does not open as an import: " + imported.stderr.strip()[:100]
+        ok = ok and imported.returncode == 0
         if "router_logits" in exp:  # the experts each token took, against the top k of transformers' router logits
             routed = [layer for layer in out.get("experts", []) if layer and layer[0]]
             worst = experts_difference(exp["router_logits"], routed, r_config(d))

@@ -235,8 +235,12 @@ void show_import(AppState& st) {
     }
     auto shown = [&](Matrix m) { return im.merge_words ? merge_attention(m, query_words, key_words) : m; };
 
-    // A live model's one layer: its block's whole pipeline, recomputed (Steps shows it).
-    if (figure.live && im.show == ImportShow::Head && !im.merge_words) {
+    // Learned sinks (gpt-oss): each row's weight on no token, 1 − its sum, as a last key of its
+    // own ("(sink)"), where the maps are rows of weights (a head, or the heads' mean).
+    const bool sink_key = s.sinks && (im.show == ImportShow::Head || (im.show == ImportShow::Aggregate && im.reduce == HeadReduce::Mean));
+    // A live model's one layer: its block's whole pipeline, recomputed (Steps shows it). With
+    // sinks, the maps alone: the pipeline's views do not show the sink's term yet.
+    if (figure.live && im.show == ImportShow::Head && !im.merge_words && !sink_key) {
         show_maps(figure, live_layer_trace(figure, im.import_stack, im.import_layer, std::move(t.queries), std::move(t.keys)),
                   Detail::Scores | Detail::Projections | Detail::Input | Detail::Output);
         shown_changed(st);
@@ -255,6 +259,15 @@ void show_import(AppState& st) {
             break;
     }
 
+    if (sink_key) {
+        for (Matrix& m : maps) {
+            Matrix with(m.rows(), m.cols() + 1);
+            with.leftCols(m.cols()) = m;
+            for (Eigen::Index q = 0; q < m.rows(); ++q) with(q, m.cols()) = std::max(0.0f, 1.0f - m.row(q).sum());
+            m = std::move(with);
+        }
+        t.keys.push_back(kSinkKey);
+    }
     const bool causal = figure.causal[static_cast<size_t>(im.import_stack)];
     t.kind = !s.is_self() ? AttentionKind::Cross : causal ? AttentionKind::Masked : AttentionKind::Self;
     t.heads = static_cast<int>(maps.size());
@@ -277,7 +290,7 @@ void show_import(AppState& st) {
     }
     t.allowed = MaskMatrix::Ones(T_q, T_k);
     for (Eigen::Index q = 0; q < T_q && causal; ++q)
-        for (Eigen::Index k = 0; k < T_k; ++k)
+        for (Eigen::Index k = 0; k < T_k - (sink_key ? 1 : 0); ++k)  // the sink's key is every row's
             if (k > q || (t.window > 0 && k <= q - t.window)) t.allowed(q, k) = 0;
     for (Matrix& m : maps) {
         HeadTrace head;

@@ -273,6 +273,8 @@ constexpr Entry kTable[] = {
     {Str::HeadSinkBrief, "F", "首"},
     {Str::HeadDelimiterBrief, ",", "标"},
     {Str::HeadDuplicateBrief, "D", "重"},
+    {Str::HeadLearnedSink, "sink", "汇"},
+    {Str::HeadLearnedSinkBrief, "S", "汇"},
     {Str::HeadScoresTip,
      "on repeated random tokens: previous token %.2f · induction %.2f · first token %.2f · punctuation %.2f · duplicate token %.2f "
      "(a tag from 0.5; induction and duplicate 0.4, first token 0.3)",

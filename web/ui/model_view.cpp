@@ -194,6 +194,21 @@ std::vector<HeadTag> head_tags(const HeadScores& hs, Lang lang) {
     return tags;
 }
 
+// Learned sinks (gpt-oss): every head's mean weight on no token over its rows ("sink 0.42").
+std::vector<HeadTag> sink_tags(const AttentionStack& s, Lang lang) {
+    std::vector<HeadTag> tags(static_cast<size_t>(s.layers * s.heads));
+    for (int l = 0; l < s.layers; ++l)
+        for (int h = 0; h < s.heads; ++h) {
+            const Matrix& m = s.map(l, h);
+            const double mean = m.rows() ? 1.0 - static_cast<double>(m.sum()) / static_cast<double>(m.rows()) : 0.0;
+            char score[16];
+            std::snprintf(score, sizeof score, "%.2f", std::clamp(mean, 0.0, 1.0));
+            tags[static_cast<size_t>(l * s.heads + h)] = {std::string(tr(lang, Str::HeadLearnedSink)) + " " + score,
+                                                          std::string(tr(lang, Str::HeadLearnedSinkBrief)) + " " + (score + 1)};
+        }
+    return tags;
+}
+
 }  // namespace
 
 // [SECTION] Model view ---------------------------------------------------------------------------
@@ -232,6 +247,7 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     in.layers_on = im.layers_on, in.heads_on = im.heads_on;
     const HeadScores* head_scores = shown_head_scores(st);
     if (head_scores && head_scores->layers == L && head_scores->heads == H) in.tags = head_tags(*head_scores, st.lang);
+    else if (s.sinks) in.tags = sink_tags(s, st.lang);
     const bool live = st.figure.live != nullptr;
     if (live) {  // the experiment's knocked-out heads of this stack
         in.off.assign(static_cast<size_t>(L * H), false);
@@ -308,7 +324,7 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
                 const int g = hh / layout.group;
                 ImGui::TextDisabled(tr(st.lang, Str::KvGroupTip), g + 1, H / layout.group, g * layout.group + 1, (g + 1) * layout.group);
             }
-            if (!in.tags.empty())
+            if (!in.tags.empty() && head_scores)
                 ImGui::TextDisabled(tr(st.lang, Str::HeadScoresTip), head_scores->at(HeadKind::Prev, hl, hh),
                                     head_scores->at(HeadKind::Induction, hl, hh), head_scores->at(HeadKind::Sink, hl, hh),
                                     head_scores->at(HeadKind::Delimiter, hl, hh), head_scores->at(HeadKind::Duplicate, hl, hh));
