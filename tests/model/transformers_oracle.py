@@ -289,15 +289,13 @@ def write(records, out):
 # [SECTION] check: attnviz run against what transformers computed ------------------------------
 
 def write_tokenizer(folder, V):
-    """A tokenizer.json naming token i "t{i}" (the checkpoints are run on ids; attnviz names tokens)."""
+    """A tokenizer.json naming token i "t{i}" (the checks run ids; the app takes text: "t1 t23 t45")."""
     path = os.path.join(folder, "tokenizer.json")
     if not os.path.exists(path):
         with open(path, "w") as f:
-            json.dump({"version": "1.0", "added_tokens": [], "normalizer": None, "pre_tokenizer": None,
-                       "post_processor": None, "decoder": None,
-                       "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-                                 "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
-                                 "vocab": {f"t{i}": i for i in range(V)}, "merges": []}}, f)
+            json.dump({"version": "1.0", "added_tokens": [], "normalizer": None,
+                       "pre_tokenizer": {"type": "WhitespaceSplit"}, "post_processor": None, "decoder": None,
+                       "model": {"type": "WordLevel", "vocab": {f"t{i}": i for i in range(V)}, "unk_token": "t0"}}, f)
 
 
 def r_config(folder):

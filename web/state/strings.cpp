@@ -275,6 +275,9 @@ constexpr Entry kTable[] = {
     {Str::HeadDuplicateBrief, "D", "重"},
     {Str::HeadLearnedSink, "sink", "汇"},
     {Str::HeadLearnedSinkBrief, "S", "汇"},
+    {Str::ExpertsTitle, "experts: each token's first of %d (hover a cell: all, with their weights)",
+     "专家：每个 token 的第一位（共 %d 位；悬停看全部及权重）"},
+    {Str::ExpertWeight, "expert %d  %.2f", "专家 %d  %.2f"},
     {Str::HeadScoresTip,
      "on repeated random tokens: previous token %.2f · induction %.2f · first token %.2f · punctuation %.2f · duplicate token %.2f "
      "(a tag from 0.5; induction and duplicate 0.4, first token 0.3)",

@@ -9,6 +9,7 @@
 #include "model_view.hpp"
 #include "live_panel.hpp"
 
+#include "experts_layout.hpp"
 #include "model_layout.hpp"
 
 #include "panels.hpp"
@@ -211,6 +212,56 @@ std::vector<HeadTag> sink_tags(const AttentionStack& s, Lang lang) {
 
 }  // namespace
 
+// A live mixture of experts' routing under the grid (experts_layout.hpp): a row per layer with
+// experts, a cell per token in the colour of its first expert; the hover lists all of them.
+void draw_experts(AppState& st, ImDrawList* dl, const LiveRun& live, const AttentionStack& s, const ModelLayout& grid, float sc) {
+    const std::vector<Routing>& routing = live.result.experts;
+    const ExpertsLayout e = lay_out_experts(routing, grid.grid.x0 - grid.label_w, grid.grid.y0 + grid.content_h - grid.margin,
+                                            grid.label_w, grid.grid.w(), sc);
+    if (e.layers.empty()) return;
+    const Palette& pal = palette(st.theme);
+    const int k = static_cast<int>(routing[static_cast<std::size_t>(e.layers.front())].front().size());
+    char text[96];
+    std::snprintf(text, sizeof text, tr(st.lang, Str::ExpertsTitle), k);
+    dl->AddText(ImVec2(e.box.x0, e.title_y), ImGui::GetColorU32(ImGuiCol_TextDisabled), text);
+    for (int r = 0; r < static_cast<int>(e.layers.size()); ++r) {
+        const int l = e.layers[static_cast<std::size_t>(r)];
+        const Box first = e.cell(r, 0);
+        std::snprintf(text, sizeof text, tr(st.lang, Str::LayerN), l + 1);
+        const ImVec2 size = ImGui::CalcTextSize(text);
+        dl->AddText(ImVec2(first.x0 - size.x - 6.0f * sc, first.y0 + (e.cell_h - size.y) * 0.5f), ImGui::GetColorU32(ImGuiCol_Text), text);
+        const Routing& rows = routing[static_cast<std::size_t>(l)];
+        for (int t = 0; t < static_cast<int>(rows.size()); ++t) {
+            const Routed& top = rows[static_cast<std::size_t>(t)].front();
+            const Box b = e.cell(r, t);
+            ImVec4 c = head_color(st.theme, top.expert);
+            c.w = 0.25f + 0.75f * std::clamp(top.weight, 0.0f, 1.0f);
+            dl->AddRectFilled(ImVec2(b.x0, b.y0), ImVec2(b.x1 - 1.0f, b.y1), ImGui::ColorConvertFloat4ToU32(c));
+            if (e.numbers) {
+                std::snprintf(text, sizeof text, "%d", top.expert);
+                const ImVec2 n = ImGui::CalcTextSize(text);
+                dl->AddText(ImVec2(b.x0 + (b.w() - n.x) * 0.5f, b.y0 + (b.h() - n.y) * 0.5f), pal.text, text);
+            }
+        }
+    }
+    probe(st, "model.experts");
+    ImGui::SetCursorScreenPos(ImVec2(e.box.x0, e.box.y0));
+    ImGui::Dummy(ImVec2(e.box.w(), e.box.h() + 8.0f * sc));
+    if (!ImGui::IsWindowHovered()) return;
+    const auto [r, t] = e.hit(ImGui::GetIO().MousePos.x, ImGui::GetIO().MousePos.y);
+    if (r < 0) return;
+    const int l = e.layers[static_cast<std::size_t>(r)];
+    ImGui::BeginTooltip();
+    ImGui::Text(tr(st.lang, Str::LayerN), l + 1);
+    ImGui::SameLine();
+    ImGui::TextUnformatted(t < static_cast<int>(s.queries.size()) ? display_token(s.queries[static_cast<std::size_t>(t)]).c_str() : "");
+    for (const Routed& x : routing[static_cast<std::size_t>(l)][static_cast<std::size_t>(t)]) {
+        std::snprintf(text, sizeof text, tr(st.lang, Str::ExpertWeight), x.expert, static_cast<double>(x.weight));
+        ImGui::TextUnformatted(text);
+    }
+    ImGui::EndTooltip();
+}
+
 // [SECTION] Model view ---------------------------------------------------------------------------
 
 struct ModelView::Cache {
@@ -301,6 +352,7 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     }
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(ImVec2(layout.content_w, layout.content_h));
+    if (live && im.import_stack == 0) draw_experts(st, dl, *st.figure.live, s, layout, sc);
 
     if (at_thumb && st.view == View::Model) {
         const Box b = layout.thumb(hl, hh);  // the keyboard's thumbnail outlined
