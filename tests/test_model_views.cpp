@@ -18,6 +18,7 @@
 #include "live_scenes.hpp"
 #include "model_layout.hpp"
 #include "sink.hpp"
+#include "steps.hpp"
 #include "svg.hpp"
 
 #include <doctest/doctest.h>
@@ -586,3 +587,48 @@ TEST_CASE("a live model's run on its own thread shows the slices' figure, and th
     }
 }
 #endif
+
+TEST_CASE("learned sinks (gpt-oss): a (sink) key in the maps' views, the sink's term in the pipeline's") {
+#ifdef ATTN_MODEL_REFS
+    AppState st = app_showing(live_reference("gpt_oss_l2_h4kv2_d32_f32_sinks_experts", 7));
+    const AttentionStack& s = st.figure.stack(0);
+    REQUIRE(s.sinks);
+    // The maps' views: one more key, its column each row's weight on no token (1 − the row's sum).
+    st.view = View::Heatmap;
+    follow_sink_view(st);
+    const Trace& maps = st.figure.trace();
+    REQUIRE(maps.T_k() == 8);
+    CHECK(maps.keys.back() == kSinkKey);
+    const Matrix& w = maps.attention.heads[0].weights;
+    for (int q = 0; q < 7; ++q) {
+        CHECK(maps.allowed(q, 7) == 1);  // the sink is every row's, past the causal mask
+        CHECK(w(q, 7) == doctest::Approx(1.0f - s.map(0, 0).row(q).sum()).epsilon(1e-6));
+        CHECK(w.row(q).sum() == doctest::Approx(1.0f).epsilon(1e-5));
+    }
+    // The pipeline's views: the live block, its heads' sinks, the softmax with the sink's term.
+    st.view = View::Steps;
+    follow_sink_view(st);
+    const Trace& pipe = st.figure.trace();
+    REQUIRE(pipe.T_k() == 7);
+    REQUIRE(pipe.family.sinks.size() == 4);
+    const std::vector<Step> steps = pipeline_steps(pipe, 0, false);
+    const auto weights = std::find_if(steps.begin(), steps.end(), [](const Step& x) { return x.kind == StepKind::Weights; });
+    REQUIRE(weights != steps.end());
+    CHECK(weights->label == "softmax (+ sink)");
+    CHECK(weights->formula == "Σ = 1 − sink");
+    const HeadTrace& h = pipe.attention.heads[0];
+    const std::string text = explain_weight(h, pipe.allowed, 3, 1, 4, pipe.family.sinks[0]);
+    CHECK(text.find(" (sink)) = ") != std::string::npos);
+    CHECK(text.ends_with(format_number(h.weights(3, 1))));
+    // the sum the text divides by is the keys' and the sink's: e^s / that is the weight
+    double sum = std::exp(static_cast<double>(pipe.family.sinks[0]));
+    for (int j = 0; j <= 3; ++j) sum += std::exp(static_cast<double>(h.scaled(3, j)));
+    CHECK(std::exp(static_cast<double>(h.scaled(3, 1))) / sum == doctest::Approx(h.weights(3, 1)).epsilon(1e-5));
+    // The model grid tags each head with its mean sink weight.
+    st.view = View::Model;
+    follow_sink_view(st);
+    CHECK(st.figure.trace().keys.back() == kSinkKey);
+#else
+    FAIL("built without ATTN_MODEL_REFS");
+#endif
+}

@@ -118,6 +118,7 @@ Trace live_layer_trace(const Figure& figure, int stack, int layer, std::vector<s
     f.rope_inv_freq = std::move(block.rope_inv_freq);
     f.rope_angle = std::move(block.rope_angle), f.rope_cos = std::move(block.rope_cos), f.rope_sin = std::move(block.rope_sin);
     f.softcap = block.softcap;
+    f.sinks = std::move(block.sinks);
     const float query_scale = live.model->config().query_scale;
     if (query_scale > 0) f.query_pre_attn_scalar = 1.0f / (query_scale * query_scale);
     return t;

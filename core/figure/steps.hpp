@@ -166,7 +166,9 @@ inline std::vector<Step> pipeline_steps(const Trace& tr, int head, bool position
     bool any_masked = false;
     for (Eigen::Index i = 0; i < tr.allowed.size(); ++i) any_masked |= tr.allowed.data()[i] == 0;
     if (any_masked) add(StepKind::Masked, "+ M", "T_q", "T_k", "M = 0 / −∞", h.scaled);
-    add(StepKind::Weights, "softmax", "T_q", "T_k", "Σ = 1", h.weights, true);
+    // gpt-oss: the head's sink in the denominator; a row then sums to 1 less the sink's weight
+    if (!f.sinks.empty()) add(StepKind::Weights, "softmax (+ sink)", "T_q", "T_k", "Σ = 1 − sink", h.weights, true);
+    else add(StepKind::Weights, "softmax", "T_q", "T_k", "Σ = 1", h.weights, true);
     add(StepKind::Output, "· V", "T_q", "d_k", "weights·V", h.output);
     add(StepKind::Concat, "concat", "T_q", "d_model", tr.heads > 1 ? "[head₁ … head_h]" : "head₁", mh.concat);
     add(StepKind::Final, "· W_o", "T_q", "d_model", "concat·W_o + b_o", mh.output);
@@ -196,11 +198,13 @@ inline std::string explain_score(const HeadTrace& h, int q, int k, int max_terms
     return "q\xc2\xb7k = " + sum_of_products(h.q.row(q), h.k.row(k), max_terms) + " = " + format_number(h.scores(q, k));
 }
 
-// Weight (q, k): e^s / Σ e^s over the allowed keys of row q.
-inline std::string explain_weight(const HeadTrace& h, const MaskMatrix& allowed, int q, int k, int max_terms = 4) {
+// Weight (q, k): e^s / Σ e^s over the allowed keys of row q (and the head's sink, gpt-oss: a
+// logit of no key, its term last: "+ e^sink").
+inline std::string explain_weight(const HeadTrace& h, const MaskMatrix& allowed, int q, int k, int max_terms = 4,
+                                  float sink = -INFINITY) {
     if (!allowed(q, k)) return "e^(\xe2\x88\x92\xe2\x88\x9e) = 0";  // masked
     // Shifted by the row max as the kernel does; the ratio is the same and the numbers stay finite.
-    float row_max = -INFINITY;
+    float row_max = sink;
     for (Eigen::Index j = 0; j < h.scaled.cols(); ++j)
         if (allowed(q, j)) row_max = std::max(row_max, h.scaled(q, j));
     const bool shift = row_max > 20.0f;
@@ -220,6 +224,10 @@ inline std::string explain_weight(const HeadTrace& h, const MaskMatrix& allowed,
         }
     }
     if (kept > shown) terms += " + \xe2\x80\xa6";
+    if (sink > -INFINITY) {
+        sum += e(sink);
+        terms += " + e^" + format_number(sink - (shift ? row_max : 0.0f)) + " (sink)";
+    }
     return exp_name + " / \xce\xa3 " + exp_name + " = e^" + format_number(h.scaled(q, k) - (shift ? row_max : 0.0f)) + " / (" + terms +
            ") = " + format_number(static_cast<float>(e(h.scaled(q, k)))) + " / " + format_number(static_cast<float>(sum)) + " = " +
            format_number(h.weights(q, k));

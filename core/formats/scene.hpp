@@ -132,6 +132,7 @@ struct FamilyTrace {
     Matrix rope_angle, rope_cos, rope_sin;  // T_k×rope_dim/2
     float softcap = 0;
     float query_pre_attn_scalar = 0;
+    std::vector<float> sinks;           // gpt-oss: each head's learned sink logit, in every softmax row's denominator
 
     bool qk_norm() const { return !q_normed.empty(); }
     bool rotary() const { return rope_dim > 0 && !q_unrotated.empty(); }

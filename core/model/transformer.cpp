@@ -818,6 +818,7 @@ BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResul
     if (spec.window > 0) t.options.mask.allowed = block_mask(spec, static_cast<int>(x.rows()), static_cast<int>(x_kv.rows()), 0, {});
     t.d_head = spec.d_head, t.kv_heads = spec.n_kv_heads, t.group = spec.group();
     t.window = spec.window, t.softcap = spec.softcap;
+    if (spec.sinks) t.sinks.assign(spec.sinks, spec.sinks + spec.n_heads);
     if (spec.rope) {  // the rotation's angles, cos and sin of every position, as position_heads turns them
         const int T = static_cast<int>(x_kv.rows()), half = spec.rope->dim / 2;
         const RopeFrequencies f = rope_frequencies(*spec.rope, T);

@@ -226,6 +226,7 @@ struct BlockTrace {
     int d_head = 0, kv_heads = 0, group = 1;  // query heads per K/V head
     int window = 0;                           // > 0: the sliding window of this layer
     float softcap = 0;
+    std::vector<float> sinks;                 // gpt_oss: each head's sink logit (in every row's denominator)
     std::vector<Matrix> q_projected, k_projected, q_normed, k_normed;  // per head (k: per K/V head); qk_norm only
     RowVector q_norm_gain, k_norm_gain;       // qk_norm: the norms' g, d_head each (gemma's 1 + w folded in)
     float norm_eps = 0;

@@ -392,19 +392,36 @@ def llama_weights(case, cfg):
             linear(p + "self_attn.k_proj", d, KV * hd, "qkv" in bias)
             linear(p + "self_attn.v_proj", d, KV * hd, "qkv" in bias)
         linear(p + "self_attn.o_proj", H * hd, d, "o" in bias)
-        if t in ("qwen3", "gemma3_text"):
+        if t in ("qwen3", "gemma3_text", "qwen3_moe"):
             rms(p + "self_attn.q_norm", hd)
             rms(p + "self_attn.k_norm", hd)
+        if t == "gpt_oss":
+            w.normal(p + "self_attn.sinks", (H,), 1.0)
         rms(p + "post_attention_layernorm", d)
         if gemma:
             rms(p + "pre_feedforward_layernorm", d)
             rms(p + "post_feedforward_layernorm", d)
-        if t == "phi3":
+        E = cfg.get("num_local_experts", 0)
+        if t == "gpt_oss":  # the router with a bias, the experts as banks [E, in, out]
+            linear(p + "mlp.router", d, E, True)
+            w.normal(p + "mlp.experts.gate_up_proj", (E, d, 2 * d_ff), 1.2 / math.sqrt(d))
+            w.normal(p + "mlp.experts.gate_up_proj_bias", (E, 2 * d_ff), 0.1)
+            w.normal(p + "mlp.experts.down_proj", (E, d_ff, d), 1.2 / math.sqrt(d_ff))
+            w.normal(p + "mlp.experts.down_proj_bias", (E, d), 0.1)
+        elif reference.moe_layer(cfg, i):
+            ff = cfg["moe_intermediate_size"]
+            linear(p + "mlp.gate", d, E, False)
+            for e in range(E):
+                linear(p + f"mlp.experts.{e}.gate_proj", d, ff, False)
+                linear(p + f"mlp.experts.{e}.up_proj", d, ff, False)
+                linear(p + f"mlp.experts.{e}.down_proj", ff, d, False)
+        elif t == "phi3":
             linear(p + "mlp.gate_up_proj", d, 2 * d_ff, False)
+            linear(p + "mlp.down_proj", d_ff, d, False)
         else:
             linear(p + "mlp.gate_proj", d, d_ff, "mlp" in bias)
             linear(p + "mlp.up_proj", d, d_ff, "mlp" in bias)
-        linear(p + "mlp.down_proj", d_ff, d, "mlp" in bias)
+            linear(p + "mlp.down_proj", d_ff, d, "mlp" in bias)
     rms("norm", d)
     if case["prefix"] and not cfg["tie_word_embeddings"]:
         w.normal("lm_head.weight", (V, d), 0.5 / math.sqrt(d))
@@ -476,6 +493,15 @@ LLAMA_CASES = [
          extra={"query_pre_attn_scalar": 16, "sliding_window": 5, "sliding_window_pattern": 2,
                 "rope_local_base_freq": 100.0, "rope_scaling": {"rope_type": "linear", "factor": 2.0},
                 "final_logit_softcapping": None, "attn_logit_softcapping": None}),
+    dict(case="gpt_oss_l2_h4kv2_d32_f32_sinks_experts", type="gpt_oss", L=2, H=4, KV=2, d=32, head_dim=8, d_ff=24, P=64,
+         T=12, dtype="F32", prefix=True, tied=False, seed=52, bias=("qkv", "o"),
+         extra={"attention_bias": True, "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": 4,
+                "layer_types": ["sliding_attention", "full_attention"],
+                "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16, "truncate": False}}),
+    dict(case="qwen3_moe_l3_h4kv2_d24_bf16_experts", type="qwen3_moe", L=3, H=4, KV=2, d=24, head_dim=8, d_ff=40, P=64,
+         T=12, dtype="BF16", prefix=True, tied=True, seed=53,
+         extra={"num_local_experts": 5, "num_experts_per_tok": 2, "moe_intermediate_size": 16, "norm_topk_prob": True,
+                "decoder_sparse_step": 1, "mlp_only_layers": [1]}),
     dict(case="phi3_l2_h4kv2_d32_f16_longrope_partial", type="phi3", L=2, H=4, KV=2, d=32, d_ff=40, P=64, T=20,
          dtype="F16", prefix=True, tied=False, seed=51,
          extra={"partial_rotary_factor": 0.5, "original_max_position_embeddings": 16, "sliding_window": 8,

@@ -233,7 +233,45 @@ def marian_greedy(W, cfg, encoder_ids, max_new):
 # them (eval, eager attention); the family's differences are read from cfg here, independently
 # of the C++ runtime's ModelConfig.
 
-LLAMA_LIKE = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "phi3")
+LLAMA_LIKE = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "phi3", "qwen3_moe", "gpt_oss")
+
+
+def moe_layer(cfg, i):
+    """Whether layer i has experts: gpt_oss every layer; qwen3_moe the layers i with
+    (i + 1) % decoder_sparse_step == 0 that mlp_only_layers does not name."""
+    t = cfg["model_type"]
+    if t == "gpt_oss":
+        return True
+    return t == "qwen3_moe" and i not in cfg.get("mlp_only_layers", []) and (i + 1) % cfg.get("decoder_sparse_step", 1) == 0
+
+
+def experts_mlp(W, cfg, p, x, act):
+    """A mixture of experts on x [T, d] (as Qwen3MoeSparseMoeBlock and GptOssMLP compute it):
+    the router's top k per token, each expert's MLP on it times its weight, summed."""
+    t, k = cfg["model_type"], cfg["num_experts_per_tok"]
+    if t == "gpt_oss":
+        logits = x @ W[p + "mlp.router.weight"].T + W[p + "mlp.router.bias"]
+        top, idx = torch.topk(logits, k, dim=-1)
+        weights = torch.softmax(top, dim=-1)
+    else:
+        probs = torch.softmax(x @ W[p + "mlp.gate.weight"].T, dim=-1)
+        weights, idx = torch.topk(probs, k, dim=-1)
+        if cfg.get("norm_topk_prob"):
+            weights = weights / weights.sum(-1, keepdim=True)
+    out = torch.zeros_like(x)
+    for token in range(x.shape[0]):
+        for j in range(k):
+            e, xt = int(idx[token, j]), x[token]
+            if t == "gpt_oss":  # gate | up interleaved, clamped, (up + 1)·gate·σ(1.702·gate)
+                gu = xt @ W[p + "mlp.experts.gate_up_proj"][e] + W[p + "mlp.experts.gate_up_proj_bias"][e]
+                gate, up = gu[0::2].clamp(max=7.0), gu[1::2].clamp(-7.0, 7.0)
+                y = ((up + 1) * gate * torch.sigmoid(gate * 1.702)) @ W[p + "mlp.experts.down_proj"][e] \
+                    + W[p + "mlp.experts.down_proj_bias"][e]
+            else:
+                q = p + f"mlp.experts.{e}."
+                y = (act(xt @ W[q + "gate_proj.weight"].T) * (xt @ W[q + "up_proj.weight"].T)) @ W[q + "down_proj.weight"].T
+            out[token] += weights[token, j] * y
+    return out
 
 
 def rms_norm(x, w, eps, plus_one=False):  # LlamaRMSNorm; Gemma's scales by (1 + w)
@@ -369,7 +407,7 @@ def llama_like_forward(W, cfg, ids, edits=NONE):
         q = q.reshape(T, H, hd).transpose(0, 1)  # [H, T, hd]
         k = k.reshape(T, KV, hd).transpose(0, 1)
         v = v.reshape(T, KV, hd).transpose(0, 1)
-        if t in ("qwen3", "gemma3_text"):
+        if t in ("qwen3", "gemma3_text", "qwen3_moe"):
             q, k = norm(q, p + "self_attn.q_norm"), norm(k, p + "self_attn.k_norm")
         unrotated.append(q)
         rope = local_rope if t == "gemma3_text" and windows[i] else global_rope
@@ -385,7 +423,12 @@ def llama_like_forward(W, cfg, ids, edits=NONE):
             masked = masked | (kj <= qi - windows[i])
         for j in edits.hidden:
             masked[:, j] = True
-        probs = torch.softmax(scores.masked_fill(masked, float("-inf")), dim=-1)
+        scores = scores.masked_fill(masked, float("-inf"))
+        if p + "self_attn.sinks" in W:  # gpt_oss: a logit of no key in every row, its column dropped
+            sink = W[p + "self_attn.sinks"][:, None, None].expand(H, T, 1)
+            probs = torch.softmax(torch.cat([scores, sink], dim=-1), dim=-1)[..., :-1]
+        else:
+            probs = torch.softmax(scores, dim=-1)
         probs = probs.masked_fill(masked.all(-1)[None, :, None], 0.0)
         context = probs @ v  # [H, T, hd]
         for h in knocked(edits, 0, i):
@@ -396,11 +439,14 @@ def llama_like_forward(W, cfg, ids, edits=NONE):
         x = x + o
         maps.append(probs), qs.append(q), xs.append(a)
         m = norm(x, p + ("pre_feedforward_layernorm" if gemma else "post_attention_layernorm"))
-        if t == "phi3":
-            gate, up = lin(m, p + "mlp.gate_up_proj").chunk(2, dim=-1)
+        if moe_layer(cfg, i):
+            f = experts_mlp(W, cfg, p, m, act)
         else:
-            gate, up = lin(m, p + "mlp.gate_proj"), lin(m, p + "mlp.up_proj")
-        f = lin(act(gate) * up, p + "mlp.down_proj")
+            if t == "phi3":
+                gate, up = lin(m, p + "mlp.gate_up_proj").chunk(2, dim=-1)
+            else:
+                gate, up = lin(m, p + "mlp.gate_proj"), lin(m, p + "mlp.up_proj")
+            f = lin(act(gate) * up, p + "mlp.down_proj")
         if gemma:
             f = norm(f, p + "post_feedforward_layernorm")
         x = x + f

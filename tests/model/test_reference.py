@@ -263,16 +263,51 @@ def compare(label, expected, got):
     return worst
 
 
-def check_maps(label, expected, causal_stacks):
+def check_maps(label, expected, causal_stacks, sinks=False):
     for stack in ("attention", "encoder_attention", "decoder_attention", "cross_attention"):
         if stack not in expected:
             continue
         maps = torch.tensor(expected[stack], dtype=torch.float64)  # [L, H, T_q, T_k]
+        if sinks:  # learned sinks (gpt_oss) take the rest of each row: under 1, not 0
+            sums = maps.sum(-1)
+            check(f"{label}: {stack} rows sum to under 1 (the sinks take the rest)",
+                  bool(((sums < 1) & (sums > 0)).all()), f"sums {float(sums.min()):.2f} … {float(sums.max()):.2f}")
+            continue
         row_error = float((maps.sum(-1) - 1).abs().max())
         check(f"{label}: {stack} rows sum to 1", row_error < 1e-12, f"max |sum - 1| {row_error:.1e}")
         if stack in causal_stacks:
             above = float(maps.triu(diagonal=1).abs().max()) if maps.shape[-1] > 1 else 0.0
             check(f"{label}: {stack} is zero above the diagonal", above == 0.0, f"max {above:.1e}")
+
+
+def experts_dense(w, cfg, p, x, act):
+    """A mixture of experts a second way: every expert on every token, each token's output the
+    sum over experts of its weight there (0 for the experts it was not routed to), the top k by
+    sorting the router's scores."""
+    t, k, E = cfg["model_type"], cfg["num_experts_per_tok"], cfg["num_local_experts"]
+    logits = F.linear(x, w(p + ("mlp.router.weight" if t == "gpt_oss" else "mlp.gate.weight")),
+                      w(p + "mlp.router.bias") if t == "gpt_oss" else None)
+    order = torch.sort(logits, dim=-1, descending=True).indices[:, :k]
+    chosen = torch.zeros_like(logits, dtype=torch.bool).scatter(1, order, True)
+    if t == "gpt_oss":  # softmax over the chosen logits
+        weights = torch.where(chosen, torch.exp(logits - logits.max(-1, keepdim=True).values), torch.zeros_like(logits))
+        weights = weights / weights.sum(-1, keepdim=True)
+    else:  # softmax over all, the chosen kept (renormalized with norm_topk_prob)
+        weights = torch.where(chosen, torch.softmax(logits, -1), torch.zeros_like(logits))
+        if cfg.get("norm_topk_prob"):
+            weights = weights / weights.sum(-1, keepdim=True)
+    out = torch.zeros_like(x)
+    for e in range(E):
+        if t == "gpt_oss":
+            gu = x @ w(p + "mlp.experts.gate_up_proj")[e] + w(p + "mlp.experts.gate_up_proj_bias")[e]
+            gate, up = torch.clamp(gu[:, 0::2], max=7.0), torch.clamp(gu[:, 1::2], -7.0, 7.0)
+            y = (up + 1) * gate / (1 + torch.exp(-1.702 * gate)) @ w(p + "mlp.experts.down_proj")[e] \
+                + w(p + "mlp.experts.down_proj_bias")[e]
+        else:
+            q = p + f"mlp.experts.{e}."
+            y = F.linear(act(F.linear(x, w(q + "gate_proj.weight"))) * F.linear(x, w(q + "up_proj.weight")), w(q + "down_proj.weight"))
+        out = out + weights[:, e:e + 1] * y
+    return out
 
 
 def torch_llama_like(w, cfg, ids, interleaved=False):
@@ -333,19 +368,28 @@ def torch_llama_like(w, cfg, ids, interleaved=False):
             s_ = heads_q[h] @ heads_k[g].T * scale
             if cap:
                 s_ = cap * torch.tanh(s_ / cap)
-            m = torch.softmax(torch.where(allowed, s_, torch.tensor(float("-inf"), dtype=torch.float64)), -1)
+            if w.has(p + "self_attn.sinks"):  # e^(s−M) / (Σ e^(s−M) + e^(sink−M)), M over both
+                sink = w(p + "self_attn.sinks")[h]
+                M = torch.maximum(torch.where(allowed, s_, torch.tensor(float("-inf"), dtype=torch.float64)).max(-1).values, sink)
+                e = torch.where(allowed, torch.exp(s_ - M[:, None]), torch.zeros_like(s_))
+                m = e / (e.sum(-1, keepdim=True) + torch.exp(sink - M)[:, None])
+            else:
+                m = torch.softmax(torch.where(allowed, s_, torch.tensor(float("-inf"), dtype=torch.float64)), -1)
             layer_maps.append(m)
             context.append(m @ v[:, g * hd:(g + 1) * hd])
         o = lin(torch.cat(context, -1), p + "self_attn.o_proj")
         x = x + (norm(o, p + "post_attention_layernorm") if gemma else o)
         maps.append(torch.stack(layer_maps)), qs.append(torch.stack(heads_q)), xs.append(a)
         m_in = norm(x, p + ("pre_feedforward_layernorm" if gemma else "post_attention_layernorm"))
-        if t == "phi3":
-            gate, up = lin(m_in, p + "mlp.gate_up_proj").chunk(2, -1)
-        else:
-            gate, up = lin(m_in, p + "mlp.gate_proj"), lin(m_in, p + "mlp.up_proj")
         act = (lambda z: F.gelu(z, approximate="tanh")) if gemma else F.silu
-        f = lin(act(gate) * up, p + "mlp.down_proj")
+        if reference.moe_layer(cfg, i):
+            f = experts_dense(w, cfg, p, m_in, act)
+        else:
+            if t == "phi3":
+                gate, up = lin(m_in, p + "mlp.gate_up_proj").chunk(2, -1)
+            else:
+                gate, up = lin(m_in, p + "mlp.gate_proj"), lin(m_in, p + "mlp.up_proj")
+            f = lin(act(gate) * up, p + "mlp.down_proj")
         x = x + (norm(f, p + "post_feedforward_layernorm") if gemma else f)
     x = norm(x, "norm")
     tied = cfg.get("tie_word_embeddings", gemma)
@@ -404,7 +448,7 @@ def check_case(folder):
     wrong_diff = compare(label, expected, wrong)  # the comparison can fail: a wrong variant must disagree
     check(f"{label}: a wrong variant is caught", wrong_diff > 1e-6, f"max diff {wrong_diff:.1e}")
     causal = ("attention",) if family == "gpt2" or family in reference.LLAMA_LIKE else ("decoder_attention",)
-    check_maps(label, expected, causal)
+    check_maps(label, expected, causal, sinks=family == "gpt_oss")
 
     unused = [n for n in w.unused() if not any(s in n for s in ignorable)]
     check(f"{label}: every tensor is used or ignorable", not unused, ", ".join(unused[:4]))

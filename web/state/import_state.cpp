@@ -20,6 +20,9 @@
 namespace attn {
 namespace {
 
+// The views that read a head's pipeline (Q, K, V, the scores) rather than its map alone.
+bool sink_pipeline_view(View v) { return v == View::Steps || v == View::Qk || v == View::Explain; }
+
 std::vector<int> chosen(const std::vector<bool>& on) {
     std::vector<int> out;
     for (size_t i = 0; i < on.size(); ++i)
@@ -197,6 +200,13 @@ void import_failed(AppState& st, const std::string& name, const std::string& mes
     st.error = name + ": " + message;
 }
 
+void follow_sink_view(AppState& st) {
+    const ImportView& im = st.imported;
+    if (!st.figure.live || !st.figure.has(Detail::Layers) || im.import_stack >= st.figure.stack_count()) return;
+    if (!st.figure.stack(im.import_stack).sinks || im.show != ImportShow::Head || im.merge_words) return;
+    if (sink_pipeline_view(st.view) != im.sink_pipeline) show_import(st);
+}
+
 void advance_import_load(AppState& st) {
     auto& load = st.imported.load;
     if (!load || !load->parsing) return;
@@ -236,11 +246,14 @@ void show_import(AppState& st) {
     auto shown = [&](Matrix m) { return im.merge_words ? merge_attention(m, query_words, key_words) : m; };
 
     // Learned sinks (gpt-oss): each row's weight on no token, 1 − its sum, as a last key of its
-    // own ("(sink)"), where the maps are rows of weights (a head, or the heads' mean).
-    const bool sink_key = s.sinks && (im.show == ImportShow::Head || (im.show == ImportShow::Aggregate && im.reduce == HeadReduce::Mean));
-    // A live model's one layer: its block's whole pipeline, recomputed (Steps shows it). With
-    // sinks, the maps alone: the pipeline's views do not show the sink's term yet.
-    if (figure.live && im.show == ImportShow::Head && !im.merge_words && !sink_key) {
+    // own ("(sink)"), where the maps are rows of weights (a head, or the heads' mean); a live
+    // head in the pipeline's views shows the sink as a term of its softmax instead.
+    const bool pipeline = figure.live && im.show == ImportShow::Head && !im.merge_words;
+    im.sink_pipeline = s.sinks && pipeline && sink_pipeline_view(st.view);
+    const bool sink_key = s.sinks && !im.sink_pipeline &&
+                          (im.show == ImportShow::Head || (im.show == ImportShow::Aggregate && im.reduce == HeadReduce::Mean));
+    // A live model's one layer: its block's whole pipeline, recomputed (Steps shows it).
+    if (pipeline && !sink_key) {
         show_maps(figure, live_layer_trace(figure, im.import_stack, im.import_layer, std::move(t.queries), std::move(t.keys)),
                   Detail::Scores | Detail::Projections | Detail::Input | Detail::Output);
         shown_changed(st);

@@ -53,6 +53,9 @@ struct ImportView {
     HeadReduce reduce = HeadReduce::Mean;
     std::vector<bool> layers_on, heads_on;  // which layers / heads enter the aggregate
     bool merge_words = false;               // subword tokens merged into words
+    // A live model with learned sinks: its head shown through its pipeline (the Steps, Q–K and
+    // Explain views, the sink a term of the softmax) rather than as maps with a sink key.
+    bool sink_pipeline = false;
     std::optional<ImportLoad> load;
     RolloutCache rollout;
 };
@@ -75,6 +78,9 @@ bool open_file_path(AppState& st, const std::string& path);
 void import_progress(AppState& st, const std::string& name, long long done, long long total);
 void import_bytes(AppState& st, const std::string& name, std::string bytes);
 void import_failed(AppState& st, const std::string& name, const std::string& message);
+// Once a frame: a live model with learned sinks shows its head the way the current view reads
+// it (ImportView::sink_pipeline), shown again when the view changes sides.
+void follow_sink_view(AppState& st);
 // Once a frame, before the UI: parses a file whose bytes are all in.
 void advance_import_load(AppState& st);
 

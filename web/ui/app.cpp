@@ -86,6 +86,7 @@ void App::before_frame(float ui_scale) {
 void App::build_ui() {
     renderer.begin_frame();
     advance_import_load(state);  // a file whose bytes are all in is parsed here
+    follow_sink_view(state);
     if (!state.model.builtin_request.empty()) {  // browser: the page fetches a built-in model's files
         const BuiltinModel* m = find_builtin(state.model.builtin_request);
         std::string files;

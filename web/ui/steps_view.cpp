@@ -444,7 +444,7 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
                 if (f.grouped()) ImGui::TextDisabled("%s", kv_shared(st.lang, f, head).c_str());
                 break;
             case StepKind::Weights:
-                say(explain_weight(h, tr.allowed, hr, hc));
+                say(explain_weight(h, tr.allowed, hr, hc, 4, f.sinks.empty() ? -INFINITY : f.sinks[static_cast<std::size_t>(head)]));
                 ImGui::TextDisabled(attn::tr(st.lang, Str::TipEntropy), format_number(row_entropy(h.weights, hr)).c_str(),
                                     tr.keys.size(), format_number(std::log(static_cast<float>(tr.keys.size()))).c_str());
                 break;
