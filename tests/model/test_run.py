@@ -18,7 +18,6 @@ Prints the largest differences seen; exits 1 on any failure.
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -122,27 +121,8 @@ def copy_case(name):
     return dst
 
 
-def read_tensors(path):
-    """{name: [dtype, shape, bytes]} in file order (the metadata left out)."""
-    data = open(path, "rb").read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    body = data[8 + n:]
-    out = {}
-    for name, t in sorted(((k, v) for k, v in header.items() if k != "__metadata__"), key=lambda kv: kv[1]["data_offsets"][0]):
-        b, e = t["data_offsets"]
-        out[name] = [t["dtype"], t["shape"], body[b:e]]
-    return out
-
-
-def write_tensors(path, tensors):
-    header, body = {}, b""
-    for name, (dtype, shape, data) in tensors.items():
-        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(body), len(body) + len(data)]}
-        body += data
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    open(path, "wb").write(struct.pack("<Q", len(text)) + text + body)
+# read_tensors(path) -> {name: [dtype, shape, bytes]} in file order; write_tensors(path, that)
+from transformers_oracle import read_tensors, write_tensors  # noqa: E402  (tests/model/, beside this file)
 
 
 def bad(name, args, *must_contain):

@@ -139,31 +139,41 @@ def draw(name, shape, seed, model_type):
     return v.astype(np.float32)
 
 
-def tensors_of(path):
-    """[[name, dtype, shape], …] of a safetensors file, in its order."""
+def read_tensors(path):
+    """{name: [dtype, shape, bytes]} of a safetensors file, in its order (the metadata left out)."""
     with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
+        data = f.read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
     items = sorted(((k, v) for k, v in header.items() if k != "__metadata__"), key=lambda kv: kv[1]["data_offsets"][0])
-    return [[k, v["dtype"], v["shape"]] for k, v in items]
+    return {k: [v["dtype"], v["shape"], data[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]]] for k, v in items}
 
 
-def write_checkpoint(path, tensors, seed, model_type):
-    """model.safetensors of the drawn values (F32, as transformers saved them)."""
-    import numpy as np
+def write_tensors(path, tensors):
+    """A safetensors file of {name: [dtype, shape, bytes]}, in that order."""
     header, blobs, offset = {}, [], 0
-    for name, dtype, shape in tensors:
-        if dtype != "F32":
-            raise ValueError(f"{name}: {dtype}: the cases are F32")
-        data = draw(name, shape, seed, model_type).astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [offset, offset + len(data)]}
+    for name, (dtype, shape, data) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + len(data)]}
         blobs.append(data)
         offset += len(data)
     h = json.dumps(header, separators=(",", ":")).encode()
     h += b" " * (-len(h) % 8)
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
-    del np
+
+
+def tensors_of(path):
+    """[[name, dtype, shape], …] of a safetensors file, in its order."""
+    return [[k, dtype, shape] for k, (dtype, shape, _) in read_tensors(path).items()]
+
+
+def write_checkpoint(path, tensors, seed, model_type):
+    """model.safetensors of the drawn values (F32, as transformers saved them)."""
+    for name, dtype, _ in tensors:
+        if dtype != "F32":
+            raise ValueError(f"{name}: {dtype}: the cases are F32")
+    write_tensors(path, {name: ["F32", shape, draw(name, shape, seed, model_type).astype("<f4").tobytes()]
+                         for name, _, shape in tensors})
 
 
 def make(out):
@@ -343,21 +353,9 @@ def bad_inputs(binary, folder):
             with open(os.path.join(d, "config.json"), "w") as f:
                 json.dump(c, f)
         if edit_tensors:  # {name: [dtype, shape, bytes]} edited, then laid out again
-            with open(os.path.join(d, "model.safetensors"), "rb") as f:
-                data = f.read()
-            n = struct.unpack("<Q", data[:8])[0]
-            header = json.loads(data[8:8 + n])
-            tensors = {k: [v["dtype"], v["shape"], data[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]]]
-                       for k, v in header.items() if k != "__metadata__"}
+            tensors = read_tensors(os.path.join(d, "model.safetensors"))
             edit_tensors(tensors)
-            header, body = {}, b""
-            for k, (dtype, shape, blob) in tensors.items():
-                header[k] = {"dtype": dtype, "shape": shape, "data_offsets": [len(body), len(body) + len(blob)]}
-                body += blob
-            h = json.dumps(header).encode()
-            h += b" " * (-len(h) % 8)
-            with open(os.path.join(d, "model.safetensors"), "wb") as f:
-                f.write(struct.pack("<Q", len(h)) + h + body)
+            write_tensors(os.path.join(d, "model.safetensors"), tensors)
         return d
 
     def expect(label, d, text):
