@@ -132,6 +132,38 @@ std::vector<Linear> Plan::bank(const std::string& name, int n, int in, int out) 
     return l;
 }
 
+std::vector<Linear> Plan::mxfp4_bank(const std::string& name, int n, int in, int out) {
+    if (in % 32) throw ModelError(checkpoint_.file, full(name + "_blocks"), "MXFP4 needs the input size in whole groups of 32, got " + std::to_string(in));
+    const auto raw_tensor = [&](const std::string& tensor, const std::vector<std::int64_t>& shape) {
+        const std::string f = full(tensor);
+        const Checkpoint::Tensor* t = checkpoint_.find(f);
+        if (!t) throw ModelError(checkpoint_.file, f, "missing");
+        const std::string& file = checkpoint_.shards[t->shard].shown;
+        if (t->info->dtype != Dtype::U8) throw ModelError(file, f, std::string("dtype ") + dtype_name(t->info->dtype) + " is not U8 (MXFP4)");
+        if (t->info->shape != shape) throw ModelError(file, f, "expected shape " + shape_text(shape) + ", got " + shape_text(t->info->shape));
+        raw.emplace_back(new std::uint8_t[static_cast<std::size_t>(t->info->elements())]);
+        w_.file_bytes[Dtype::U8] += t->info->end - t->info->begin;
+        conversions.push_back({*t, nullptr, 0, raw.back().get()});
+        return conversions.size() - 1;
+    };
+    const std::size_t blocks = raw_tensor(name + "_blocks", {n, out, in / 32, 16});
+    const std::size_t scales = raw_tensor(name + "_scales", {n, out, in / 32});
+    const float* b = need(name + "_bias", {n, out});
+    w_.parameters += static_cast<std::int64_t>(n) * in * out;
+    w_.mxfp4 = true;
+    std::vector<Linear> l;
+    const kernels::Isa isa = kernels::best_isa();
+    for (int e = 0; e < n; ++e) {
+        const std::size_t size = kernels::packed_size(isa, in, out);
+        w_.storage16.emplace_back(new std::uint16_t[size]);
+        w_.bytes += size * sizeof(std::uint16_t);
+        mxfp4.push_back({blocks, scales, e, in, out, isa, w_.storage16.back().get()});
+        l.push_back({kernels::PackedB{isa, kernels::Precision::BF16, in, out, w_.storage16.back().get()},
+                     b + static_cast<std::ptrdiff_t>(e) * out});
+    }
+    return l;
+}
+
 // A required Linear weight, checked: its conversion's index (no F32 place: it is packed).
 std::size_t Plan::packed_weight(const std::string& name, std::vector<std::int64_t> shape, bool prefixed) {
     required(name, shape, prefixed, false);

@@ -161,6 +161,7 @@ constexpr const char* kMathFields[] = {
     "use_bidirectional_attention", "sliding_window_pattern", "attention_multiplier", "embedding_multiplier",
     "residual_multiplier", "logits_scaling", "logit_scale", "num_local_experts", "num_experts", "mrope_section",
     "use_parallel_residual", "parallel_attn", "qk_layernorm", "use_qk_norm", "clip_qkv", "alibi", "position_embedding_type",
+    "quantization_config",
 };
 
 void refuse_unread(const ConfigFields& f, const std::set<std::string>& read, const std::string& model_type) {

@@ -102,6 +102,7 @@ struct ModelWeights {
     std::vector<std::unique_ptr<std::uint16_t[]>> storage16;
     std::size_t bytes = 0;
     std::int64_t parameters = 0;
+    bool mxfp4 = false;  // some weights came as MXFP4 (their bytes are file_bytes' U8)
     std::map<Dtype, std::size_t> file_bytes;  // the checkpoint's bytes of the tensors read, by dtype
 
     // The token embedding as a d×V matrix, one column per token (kernels::column reads one),
@@ -152,6 +153,19 @@ struct Conversion {
     Checkpoint::Tensor tensor;
     float* out;
     float add = 0;           // added to every element (Gemma's RMSNorm scales by 1 + w)
+    std::uint8_t* raw = nullptr;  // a U8 tensor's bytes kept as they are (MXFP4 blocks and scales), not out
+};
+
+// An MXFP4 weight (gpt-oss's experts on the Hub), packed once the loader has read its blocks
+// and scales (ModelLoader::take): W [out, in] in groups of 32 along `in`, each group 16 bytes of
+// 4-bit E2M1 codes (low nibble first) and one E8M0 scale byte: w = fp4[code]·2^(scale − 127).
+// Dequantized exactly to BF16 (every such value is one) and packed as a BF16 weight is.
+struct Mxfp4Packing {
+    std::size_t blocks, scales;  // their conversions (raw bytes), [n, out, in/32, 16] and [n, out, in/32]
+    int index;                   // which of the n weights
+    int in, out;
+    kernels::Isa isa;
+    void* to;                    // kernels::packed_size(isa, in, out) 16-bit numbers
 };
 
 // A Linear's weight (or a table), packed once its tensor is read: W (in×out) from element
@@ -204,9 +218,14 @@ public:
     // A bank of n linears in one tensor NAME [n, in, out] (x·W, as gpt_oss stores its experts),
     // their biases in NAME_bias [n, out].
     std::vector<Linear> bank(const std::string& name, int n, int in, int out);
+    // The same bank in MXFP4, as the Hub's gpt-oss checkpoints hold it: NAME_blocks [n, out,
+    // in/32, 16] and NAME_scales [n, out, in/32] (U8), biases NAME_bias [n, out].
+    std::vector<Linear> mxfp4_bank(const std::string& name, int n, int in, int out);
 
     std::vector<Conversion> conversions;
     std::vector<Packing> packings;
+    std::vector<Mxfp4Packing> mxfp4;
+    std::vector<std::unique_ptr<std::uint8_t[]>> raw;  // the raw conversions' bytes, until packed
 
 private:
     std::size_t packed_weight(const std::string& name, std::vector<std::int64_t> shape, bool prefixed = true);

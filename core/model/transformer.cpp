@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <numeric>
 #include <optional>
@@ -35,6 +36,7 @@ std::size_t Model::weight_bytes() const { return weights ? weights->bytes : 0; }
 
 std::string Model::checkpoint_text() const {
     if (!weights || weights->file_bytes.empty()) return "";
+    const auto name = [&](Dtype d) { return d == Dtype::U8 && weights->mxfp4 ? "MXFP4" : dtype_name(d); };
     std::size_t total = 0;
     auto most = weights->file_bytes.begin();
     for (auto it = weights->file_bytes.begin(); it != weights->file_bytes.end(); ++it) {
@@ -45,7 +47,7 @@ std::string Model::checkpoint_text() const {
     if (total >= 1e9) std::snprintf(size, sizeof size, "%.2f GB", total / 1e9);
     else if (total >= 1e6) std::snprintf(size, sizeof size, "%.0f MB", total / 1e6);
     else std::snprintf(size, sizeof size, "%.0f kB", total / 1e3);
-    return std::string(dtype_name(most->first)) + " " + size;
+    return std::string(name(most->first)) + " " + size;
 }
 
 // Kept: per attention block its input (T_q×d) and n_heads maps (T_q×T_k). Working buffers at
@@ -98,7 +100,7 @@ std::vector<Read> plan_reads(const std::vector<Conversion>& conversions, const s
         const Conversion& c = conversions[ci];
         const TensorInfo& t = *c.tensor.info;
         const std::int64_t R = t.shape.empty() ? 1 : t.shape[0];
-        if (!c.out || R <= 0 || t.end == t.begin) continue;
+        if ((!c.out && !c.raw) || R <= 0 || t.end == t.begin) continue;
         const std::size_t row_bytes = (t.end - t.begin) / static_cast<std::size_t>(R);
         const auto rows = static_cast<std::int64_t>(std::max<std::size_t>(window / row_bytes, 1));
         for (std::int64_t r = 0; r < R; r += rows) {
@@ -132,10 +134,15 @@ std::vector<Read> plan_reads(const std::vector<Conversion>& conversions, const s
     return reads;
 }
 
-// Rows [lo, hi) of a tensor, given as `bytes`, into its F32 place (+ add: Gemma's 1 + w).
+// Rows [lo, hi) of a tensor, given as `bytes`, into its F32 place (+ add: Gemma's 1 + w), or
+// its raw bytes as they are.
 void convert_rows(const std::uint8_t* bytes, const Conversion& c, std::int64_t lo, std::int64_t hi) {
     const TensorInfo& t = *c.tensor.info;
     const std::int64_t R = t.shape.empty() ? 1 : t.shape[0], C = t.elements() / R;
+    if (c.raw) {
+        std::memcpy(c.raw + lo * C, bytes, static_cast<std::size_t>((hi - lo) * C));
+        return;
+    }
     TensorInfo part = t;
     part.shape = {hi - lo, C};
     part.begin = 0;
@@ -144,6 +151,32 @@ void convert_rows(const std::uint8_t* bytes, const Conversion& c, std::int64_t l
     convert_to_f32(bytes, part, out);
     if (c.add != 0)
         for (std::int64_t i = 0; i < (hi - lo) * C; ++i) out[i] += c.add;
+}
+
+// An MXFP4 weight from its raw blocks and scales (read whole), dequantized exactly to BF16 as
+// W [out, in] and packed as nn.Linear's weight is (Mxfp4Packing).
+void pack_mxfp4(const Mxfp4Packing& m, const std::vector<Conversion>& conversions) {
+    constexpr float kE2M1[16] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f, -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+    const int groups = m.in / 32;
+    const std::size_t n = static_cast<std::size_t>(m.out) * m.in;
+    const std::uint8_t* blocks = conversions[m.blocks].raw + static_cast<std::size_t>(m.index) * n / 2;
+    const std::uint8_t* scales = conversions[m.scales].raw + static_cast<std::size_t>(m.index) * m.out * groups;
+    std::vector<std::uint16_t> w(n);
+    for (int o = 0; o < m.out; ++o)
+        for (int g = 0; g < groups; ++g) {
+            const float scale = std::ldexp(1.0f, static_cast<int>(scales[static_cast<std::size_t>(o) * groups + g]) - 127);
+            const std::uint8_t* b = blocks + (static_cast<std::size_t>(o) * groups + g) * 16;
+            std::uint16_t* row = w.data() + static_cast<std::size_t>(o) * m.in + g * 32;
+            for (int i = 0; i < 16; ++i)
+                for (int half = 0; half < 2; ++half) {
+                    const float x = kE2M1[half ? b[i] >> 4 : b[i] & 0x0F] * scale;
+                    std::uint32_t bits;
+                    std::memcpy(&bits, &x, sizeof bits);
+                    row[2 * i + half] = static_cast<std::uint16_t>(bits >> 16);  // exact: E2M1 needs 2 bits of mantissa
+                }
+        }
+    kernels::pack_columns(m.isa, kernels::Precision::BF16, m.in, m.out, 0, m.out,
+                          reinterpret_cast<const std::uint8_t*>(w.data()), m.in, true, m.to);
 }
 
 // A read's columns of a packing, given as `bytes` (its weight's rows, or the whole Conv1D).
@@ -163,6 +196,8 @@ struct ModelLoader::State {
     std::shared_ptr<ModelWeights> weights;
     std::vector<Conversion> conversions;
     std::vector<Packing> packings;
+    std::vector<Mxfp4Packing> mxfp4;
+    std::vector<std::unique_ptr<std::uint8_t[]>> raw;
     std::vector<Read> reads;
     std::size_t window_bytes = kWindowBytes;
     std::size_t next = 0, bytes_total = 0, bytes_done = 0;  // next: the first read not done
@@ -179,6 +214,8 @@ struct ModelLoader::State {
         family.plan(config, p, *weights);
         conversions = std::move(p.conversions);
         packings = std::move(p.packings);
+        mxfp4 = std::move(p.mxfp4);
+        raw = std::move(p.raw);
         reads = plan_reads(conversions, packings, window_bytes);
         for (const Read& r : reads) bytes_total += r.end - r.begin;
     }
@@ -279,7 +316,10 @@ Model ModelLoader::take() {
                              "its bytes " + std::to_string(w->begin) + " … " + std::to_string(w->end) + " were not given");
         }
     }
-    return Model{state_->config, state_->weights};
+    State& s = *state_;
+    for (const Mxfp4Packing& m : s.mxfp4) pack_mxfp4(m, s.conversions);  // their blocks and scales are all in
+    s.mxfp4.clear(), s.raw.clear();
+    return Model{s.config, s.weights};
 }
 
 Model load_model_weights(ModelConfig config, std::shared_ptr<const FileBytes> safetensors, const std::string& file) {

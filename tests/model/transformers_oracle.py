@@ -99,8 +99,16 @@ CASES = [
     dict(case="exaone4", type="exaone4", T=12, cfg=dict(
         num_hidden_layers=4, sliding_window=4, sliding_window_pattern=4)),
     dict(case="seed_oss", type="seed_oss", T=12, cfg=dict(attention_bias=True, attention_out_bias=False)),
+    # gpt-oss with its experts in MXFP4, as the Hub's checkpoints hold them (quantized here by
+    # mxfp4_quantize; transformers loads them with Mxfp4Config(dequantize=True)). Last: the seeds
+    # of the cases before it stay.
+    dict(case="gpt_oss-mxfp4", type="gpt_oss", T=12, mxfp4=True, cfg=dict(
+        num_local_experts=4, num_experts_per_tok=2, layer_types=["sliding_attention", "full_attention"],
+        sliding_window=4, attention_bias=True)),
 ]
 GENERATE = 6
+MXFP4_CONFIG = {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                                                    "model.embed_tokens", "lm_head"]}
 # Families attnviz does not run yet: their cases are listed, and their refusal is not a failure.
 PENDING = {c["case"]: c["pending"] for c in CASES if "pending" in c}
 
@@ -162,6 +170,35 @@ def write_tensors(path, tensors):
         f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
+E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
+
+
+def mxfp4_quantize(tensors):
+    """gpt-oss's expert banks (F32 [n, in, out], named mlp.experts.{gate_up,down}_proj) in place as
+    MXFP4, laid out as the Hub's checkpoints and transformers' convert_moe_packed_tensors read
+    them: NAME_blocks [n, out, in/32, 16] (two E2M1 codes a byte, the low nibble first) and
+    NAME_scales [n, out, in/32] (E8M0: 2^(s − 127)), each group of 32 scaled so its largest
+    magnitude is at most 6, each value to the nearest code. Returns the dequantized banks
+    {name: [n, in, out] float32} (what MXFP4 holds)."""
+    import numpy as np
+    values = np.array(E2M1, dtype=np.float64)
+    dequantized = {}
+    for name in [k for k in tensors if k.endswith(("mlp.experts.gate_up_proj", "mlp.experts.down_proj"))]:
+        dtype, shape, data = tensors.pop(name)
+        n, d_in, d_out = shape
+        w = np.frombuffer(data, dtype="<f4").reshape(shape).astype(np.float64).transpose(0, 2, 1)  # [n, out, in]
+        groups = w.reshape(n, d_out, d_in // 32, 32)
+        amax = np.abs(groups).max(-1)
+        s = np.clip(np.ceil(np.log2(np.maximum(amax, 1e-30) / 6.0)), -127, 127)
+        scaled = groups / np.exp2(s)[..., None]
+        codes = np.abs(scaled[..., None] - values[:8]).argmin(-1) + 8 * (scaled < 0)  # sign bit: codes 8…15
+        blocks = (codes[..., 0::2] | (codes[..., 1::2] << 4)).astype(np.uint8)
+        tensors[name + "_blocks"] = ["U8", [n, d_out, d_in // 32, 16], blocks.tobytes()]
+        tensors[name + "_scales"] = ["U8", [n, d_out, d_in // 32], (s + 127).astype(np.uint8).tobytes()]
+        dequantized[name] = (values[codes] * np.exp2(s)[..., None]).reshape(n, d_out, d_in).transpose(0, 2, 1).astype(np.float32)
+    return dequantized
+
+
 def tensors_of(path):
     """[[name, dtype, shape], …] of a safetensors file, in its order."""
     return [[k, dtype, shape] for k, (dtype, shape, _) in read_tensors(path).items()]
@@ -176,7 +213,7 @@ def write_checkpoint(path, tensors, seed, model_type):
                          for name, _, shape in tensors})
 
 
-def make(out):
+def make(out, only=()):
     try:
         import torch
         import transformers
@@ -190,6 +227,8 @@ def make(out):
     made, failed = [], []
     for k, case in enumerate(CASES):
         name = case["case"]
+        if only and name not in only:
+            continue
         try:
             kwargs = dict(BASE)
             kwargs.update(case["cfg"])
@@ -202,9 +241,28 @@ def make(out):
             AutoModelForCausalLM.from_config(cfg).save_pretrained(folder)
             tensors = tensors_of(os.path.join(folder, "model.safetensors"))
             write_checkpoint(os.path.join(folder, "model.safetensors"), tensors, seed, case["type"])
-            model, info = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager", output_loading_info=True)
+            extra = {}
+            if case.get("mxfp4"):
+                quantized = read_tensors(os.path.join(folder, "model.safetensors"))
+                mxfp4_quantize(quantized)
+                write_tensors(os.path.join(folder, "model.safetensors"), quantized)
+                with open(os.path.join(folder, "config.json")) as f:
+                    c = json.load(f)
+                c["quantization_config"] = MXFP4_CONFIG
+                with open(os.path.join(folder, "config.json"), "w") as f:
+                    json.dump(c, f, indent=2)
+                from transformers import Mxfp4Config
+                extra["quantization_config"] = Mxfp4Config(dequantize=True)
+            model, info = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager", output_loading_info=True,
+                                                               **extra)
             if info.get("missing_keys") or info.get("unexpected_keys") or info.get("mismatched_keys"):
                 raise ValueError(f"loading back: {info}")
+            # transformers dequantizes MXFP4 to BF16, exactly (every E2M1·2^s is a BF16 number); in
+            # F32 the experts' activations are not rounded to BF16 either, as attnviz's are not
+            model = model.float()
+            dtypes = sorted({str(p.dtype) for p in model.parameters()})
+            if dtypes != ["torch.float32"]:
+                raise ValueError(f"loaded as {dtypes}, not float32")
             model.eval()
             g = torch.Generator().manual_seed(2000 + k)
             ids = [1] + [int(i) for i in torch.randint(3, cfg.vocab_size, (case["T"] - 1,), generator=g)]
@@ -247,7 +305,7 @@ def make(out):
             with open(os.path.join(folder, "config.json")) as f:
                 config = json.load(f)
             record = {"case": name, "model_type": case["type"], "seed": seed, "config": config, "tensors": tensors,
-                      "expected": rounded(expected)}
+                      "mxfp4": bool(case.get("mxfp4")), "expected": rounded(expected)}
             with open(os.path.join(out, name + ".json"), "w") as f:
                 json.dump(record, f, separators=(",", ":"))
                 f.write("\n")
@@ -292,6 +350,21 @@ def write(records, out):
         write_checkpoint(os.path.join(folder, "model.safetensors"), r["tensors"], r["seed"], r["model_type"])
         write_tokenizer(folder, r["config"]["vocab_size"])
         cases.append(r["case"])
+        if r.get("mxfp4"):  # the experts as MXFP4; beside it, its twin with them dequantized to F32
+            import shutil
+            twin = folder + "-dequantized"
+            shutil.copytree(folder, twin, dirs_exist_ok=True)
+            tensors = read_tensors(os.path.join(folder, "model.safetensors"))
+            for k, w in mxfp4_quantize(tensors).items():
+                twin_tensors = read_tensors(os.path.join(twin, "model.safetensors"))
+                twin_tensors[k] = ["F32", list(w.shape), w.astype("<f4").tobytes()]
+                write_tensors(os.path.join(twin, "model.safetensors"), twin_tensors)
+            write_tensors(os.path.join(folder, "model.safetensors"), tensors)
+            c = dict(r["config"])
+            c.pop("quantization_config", None)
+            with open(os.path.join(twin, "config.json"), "w") as f:
+                json.dump(c, f, indent=2)
+            cases.append(r["case"] + "-dequantized")
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
     return 0
@@ -381,14 +454,24 @@ def bad_inputs(binary, folder):
            "config.json: rope_parameters.beta_fast: is not read by attnviz's \"linear\" rotation")
     expect("no_rope_layers where the family has none", broken("llama-default", lambda c: c.update(no_rope_layers=[1, 0])),
            "config.json: no_rope_layers: changes the attention, and attnviz's llama does not read it")
-    print(f"bad inputs: {6 - len(failed)} of 6 refused in one line")
+    def blocks_short(tensors):  # MXFP4 blocks of 3 experts for 4
+        t = tensors["model.layers.0.mlp.experts.gate_up_proj_blocks"]
+        t[1], t[2] = [3] + t[1][1:], t[2][:len(t[2]) * 3 // 4]
+
+    expect("MXFP4 blocks of the wrong shape", broken("gpt_oss-mxfp4", edit_tensors=blocks_short),
+           "model.layers.0.mlp.experts.gate_up_proj_blocks: expected shape [4, 192, 2, 16], got [3, 192, 2, 16]")
+    expect("a quantization attnviz does not read", broken("gpt_oss-mxfp4", lambda c: c["quantization_config"].update(quant_method="gptq")),
+           "config.json: quantization_config.quant_method: \"gptq\": attnviz reads gpt-oss's MXFP4 experts, or unquantized weights")
+    expect("a quantization on a family without it", broken("llama-default", lambda c: c.update(quantization_config={"quant_method": "awq"})),
+           "config.json: quantization_config: changes the attention, and attnviz's llama does not read it")
+    print(f"bad inputs: {9 - len(failed)} of 9 refused in one line")
     return failed
 
 
 def check(binary, folder):
     import numpy as np
     cases = json.load(open(os.path.join(folder, "cases.json")))
-    rows, failures = [], []
+    rows, failures, outputs = [], [], {}
     for name in cases:
         d = os.path.join(folder, name)
         exp = json.load(open(os.path.join(d, "expected.json")))
@@ -402,6 +485,7 @@ def check(binary, folder):
                 failures.append(name)
             continue
         out = json.loads(p.stdout)
+        outputs[name] = out
         with open(os.path.join(d, "run.json"), "w") as f:  # the output opens as an import (sinks: rows sum to 1 − sink)
             f.write(p.stdout)
         imported = subprocess.run([binary, "import", os.path.join(d, "run.json")], capture_output=True, text=True)
@@ -440,6 +524,13 @@ def check(binary, folder):
                            f"logits {diffs['logits']:.2g}{extra}  greedy {greedy}" + ("" if ok else "  FAIL")))
         if not ok:
             failures.append(name)
+    for name in cases:  # MXFP4 experts run as their exact dequantization does, bit for bit
+        if name.endswith("-dequantized") and name in outputs and name[:-len("-dequantized")] in outputs:
+            q, t = outputs[name[:-len("-dequantized")]], outputs[name]
+            same = all(q[k] == t[k] for k in ("attention", "hidden", "logits", "sinks", "experts"))
+            rows.append((name[:-len("-dequantized")] + " = " + name, "bit for bit" if same else "differ  FAIL"))
+            if not same:
+                failures.append(name)
     failures += bad_inputs(binary, folder)
     width = max(len(r[0]) for r in rows)
     for name, text in rows:
@@ -451,8 +542,8 @@ def check(binary, folder):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "make":
-        sys.exit(make(sys.argv[2]))
+    if len(sys.argv) >= 3 and sys.argv[1] == "make":  # make OUT [CASE …]
+        sys.exit(make(sys.argv[2], sys.argv[3:]))
     if len(sys.argv) == 4 and sys.argv[1] == "write":
         sys.exit(write(sys.argv[2], sys.argv[3]))
     if len(sys.argv) == 4 and sys.argv[1] == "check":

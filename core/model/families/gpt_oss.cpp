@@ -8,7 +8,8 @@
 //             num_local_experts by their logits, weighted by a softmax over those; each expert's
 //             gate and up are interleaved in one bank (mlp.experts.gate_up_proj [n, d, 2·ff],
 //             with _bias) and its output is down((clamp(up, ±7) + 1)·g·σ(1.702·g)), g =
-//             min(gate, 7) (mlp.experts.down_proj [n, ff, d], with _bias)
+//             min(gate, 7) (mlp.experts.down_proj [n, ff, d], with _bias); the Hub's checkpoints
+//             hold both banks in MXFP4 (_blocks, _scales: quantization_config "mxfp4")
 #include "family.hpp"
 
 namespace attn {
@@ -30,6 +31,10 @@ void read_gpt_oss(const ConfigFields& f, ModelConfig& c) {
     ex.router = Experts::Router::TopKSoftmax;
     ex.clamped_swiglu = true;
     if (f.has("swiglu_limit") && f.real("swiglu_limit") != 7.0) f.fail("swiglu_limit", "attnviz runs gpt-oss's 7 only");
+    // The Hub's checkpoints: the experts in MXFP4 (read as such, checkpoint.cpp), the rest 16-bit.
+    if (const std::optional<ConfigFields> q = f.object("quantization_config"))
+        if (const std::string method = q->text("quant_method", ""); method != "mxfp4")
+            q->fail("quant_method", "\"" + method + "\": attnviz reads gpt-oss's MXFP4 experts, or unquantized weights");
     ex.layers.assign(static_cast<std::size_t>(c.n_layers), 1);
 }
 

@@ -77,8 +77,12 @@ void plan_experts(const ModelConfig& c, Plan& p, const std::string& e, const Lla
     const int d = c.d_model, n = c.experts.n, ff = c.experts.d_ff;
     if (L.expert_names == LlamaLayout::ExpertNames::Banks) {
         l.router = p.linear(e + "mlp.router", d, n, Bias::Required);
-        const std::vector<Linear> gate_up = p.bank(e + "mlp.experts.gate_up_proj", n, d, 2 * ff);
-        const std::vector<Linear> down = p.bank(e + "mlp.experts.down_proj", n, ff, d);
+        const bool mxfp4 = p.has(e + "mlp.experts.gate_up_proj_blocks");  // the Hub's gpt-oss
+        const auto bank = [&](const std::string& name, int in, int out) {
+            return mxfp4 ? p.mxfp4_bank(name, n, in, out) : p.bank(name, n, in, out);
+        };
+        const std::vector<Linear> gate_up = bank(e + "mlp.experts.gate_up_proj", d, 2 * ff);
+        const std::vector<Linear> down = bank(e + "mlp.experts.down_proj", ff, d);
         for (int k = 0; k < n; ++k) l.experts.push_back({gate_up[k], {}, down[k]});
         return;
     }
