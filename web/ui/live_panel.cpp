@@ -157,7 +157,10 @@ void draw_live_controls(ViewContext& ctx) {
     const LoadedModel& m = *ms.model;
     section(tr(st.lang, Str::SectionLive));
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("%s", m.summary().c_str());
+    // At the length of the text shown (past a rotary model's trained positions, it says so).
+    const LiveRun* live = st.figure.live.get();
+    const int T = live && live->model == ms.model ? static_cast<int>(live->input.ids.size()) : 0;
+    ImGui::TextWrapped("%s", (T > 0 ? m.summary(T) : m.summary()).c_str());
     ImGui::PopStyleColor();
     probe(st, "model.summary");
     if (!ms.hub.empty() && ms.hub_unstored == ms.hub) {  // the page's storage was full
@@ -191,7 +194,6 @@ void draw_live_controls(ViewContext& ctx) {
         }
     }
 
-    const LiveRun* live = st.figure.live.get();
     auto tokens_of = [&](int stack) {
         std::vector<std::string> out;
         if (live && stack < st.figure.stack_count())
