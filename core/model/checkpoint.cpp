@@ -7,6 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstring>
+
 namespace attn {
 
 // [SECTION] A checkpoint: one file or shards -------------------------------------------------
@@ -162,6 +165,31 @@ std::vector<Linear> Plan::mxfp4_bank(const std::string& name, int n, int in, int
                      b + static_cast<std::ptrdiff_t>(e) * out});
     }
     return l;
+}
+
+// Dequantized exactly to BF16 as W [out, in] and packed as nn.Linear's weight is.
+void pack_mxfp4(const Mxfp4Packing& m, const std::vector<Conversion>& conversions) {
+    constexpr float kE2M1[16] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f, -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+    const int groups = m.in / 32;
+    const std::size_t n = static_cast<std::size_t>(m.out) * m.in;
+    const std::uint8_t* blocks = conversions[m.blocks].raw + static_cast<std::size_t>(m.index) * n / 2;
+    const std::uint8_t* scales = conversions[m.scales].raw + static_cast<std::size_t>(m.index) * m.out * groups;
+    std::vector<std::uint16_t> w(n);
+    for (int o = 0; o < m.out; ++o)
+        for (int g = 0; g < groups; ++g) {
+            const float scale = std::ldexp(1.0f, static_cast<int>(scales[static_cast<std::size_t>(o) * groups + g]) - 127);
+            const std::uint8_t* b = blocks + (static_cast<std::size_t>(o) * groups + g) * 16;
+            std::uint16_t* row = w.data() + static_cast<std::size_t>(o) * m.in + g * 32;
+            for (int i = 0; i < 16; ++i)
+                for (int half = 0; half < 2; ++half) {
+                    const float x = kE2M1[half ? b[i] >> 4 : b[i] & 0x0F] * scale;
+                    std::uint32_t bits;
+                    std::memcpy(&bits, &x, sizeof bits);
+                    row[2 * i + half] = static_cast<std::uint16_t>(bits >> 16);  // exact: E2M1 needs 2 bits of mantissa
+                }
+        }
+    kernels::pack_columns(m.isa, kernels::Precision::BF16, m.in, m.out, 0, m.out,
+                          reinterpret_cast<const std::uint8_t*>(w.data()), m.in, true, m.to);
 }
 
 // A required Linear weight, checked: its conversion's index (no F32 place: it is packed).

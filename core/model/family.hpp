@@ -167,6 +167,8 @@ struct Mxfp4Packing {
     kernels::Isa isa;
     void* to;                    // kernels::packed_size(isa, in, out) 16-bit numbers
 };
+// Packs one, once its conversions' raw bytes (the whole blocks and scales) are read.
+void pack_mxfp4(const Mxfp4Packing& m, const std::vector<Conversion>& conversions);
 
 // A Linear's weight (or a table), packed once its tensor is read: W (in×out) from element
 // `offset` of the tensor, stored as [in, out] with row stride ld, or as [out, in] (transposed).
