@@ -96,7 +96,8 @@ std::string features(const ModelConfig& c) {
 
 }  // namespace
 
-std::string LoadedModel::summary(int T) const {
+std::string LoadedModel::summary(int text_tokens) const {
+    const int T = text_tokens > 0 ? text_tokens : 128;
     const ModelConfig& c = config();
     std::string s = name;
     s += " · ";
@@ -113,7 +114,7 @@ std::string LoadedModel::summary(int T) const {
     s += " · weights ";
     s += megabytes(static_cast<double>(model.weight_bytes())) + " · activations ";
     s += megabytes(static_cast<double>(model.activation_bytes(T))) + " at T = " + std::to_string(T);
-    if (c.past_training(T)) s += " · past the " + std::to_string(c.max_positions) + " positions it was trained on";
+    if (c.past_training(text_tokens)) s += " · past the " + std::to_string(c.max_positions) + " positions it was trained on";
     return s;
 }
 

@@ -34,8 +34,10 @@ struct LoadedModel {
 
     const ModelConfig& config() const { return model.config; }
     const Tokenizer& decoder_tokenizer() const { return target ? *target : tokenizer; }
-    // "gpt2 · 12 layers × 12 heads · 124 M parameters · weights 498 MB · activations 31 MB at T = 128"
-    std::string summary(int T = 128) const;
+    // "gpt2 · 12 layers × 12 heads · 124 M parameters · weights 498 MB · activations 31 MB at T = 128":
+    // the activations at T, the text's length (a rotary model past its trained positions says
+    // so), or at 128 when no text is given (T ≤ 0).
+    std::string summary(int T = 0) const;
 };
 
 // The tokenizer files of a model's folder, in SPEC.md §5's order of preference.

@@ -81,6 +81,11 @@ bool guarded(AppState& st, const std::string& name, F&& f) {
 
 // [SECTION] Opening a model ------------------------------------------------------------------
 
+int shown_tokens(const AppState& st) {
+    const LiveRun* live = st.figure.live.get();
+    return live && live->model == st.model.model ? static_cast<int>(live->input.ids.size()) : 0;
+}
+
 void set_model_threads(ModelSession& ms, int threads) {
     ms.threads = std::clamp(threads, 1, std::max(ms.most_threads, 1));
     if (ms.pool) ms.pool->set_threads(ms.threads);
@@ -642,7 +647,7 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
     j["loading"] = ms.loading ? json(ms.loading->progress()) : json(nullptr);
     j["windows"] = ms.windows;
     j["running"] = ms.job ? json(ms.job_progress) : json(nullptr);
-    if (ms.model) j.update({{"name", ms.model->name}, {"model_type", ms.model->config().model_type}, {"summary", ms.model->summary()}});
+    if (ms.model) j.update({{"name", ms.model->name}, {"model_type", ms.model->config().model_type}, {"summary", ms.model->summary(shown_tokens(st))}});
     j["builtin"] = ms.builtin;
     j["hub"] = ms.hub;
     j["hub_unstored"] = !ms.hub.empty() && ms.hub_unstored == ms.hub;

@@ -159,6 +159,10 @@ inline constexpr double kBrowserModelBytes = 3.5e9;
 // The threads runs use from the next job on (clamped to 1 … ms.most_threads).
 void set_model_threads(ModelSession& ms, int threads);
 
+// The length of the text the figure shows of the session's model (its last run), or 0: the
+// model's line states its activations, and a position past training, at it.
+int shown_tokens(const AppState& st);
+
 // Files by name: starts loading the weights (errors go to st.error; the figure stays).
 void open_model_files(AppState& st, ModelFiles files);
 // Desktop: a folder path, or a Hub id ORG/NAME[@REVISION] where no such folder is (then a

@@ -157,10 +157,8 @@ void draw_live_controls(ViewContext& ctx) {
     const LoadedModel& m = *ms.model;
     section(tr(st.lang, Str::SectionLive));
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    // At the length of the text shown (past a rotary model's trained positions, it says so).
     const LiveRun* live = st.figure.live.get();
-    const int T = live && live->model == ms.model ? static_cast<int>(live->input.ids.size()) : 0;
-    ImGui::TextWrapped("%s", (T > 0 ? m.summary(T) : m.summary()).c_str());
+    ImGui::TextWrapped("%s", m.summary(shown_tokens(st)).c_str());
     ImGui::PopStyleColor();
     probe(st, "model.summary");
     if (!ms.hub.empty() && ms.hub_unstored == ms.hub) {  // the page's storage was full
