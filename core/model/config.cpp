@@ -196,11 +196,6 @@ const FamilyDef& family_of(const ModelConfig& c) {
     return *kFamilies[static_cast<int>(c.family)];
 }
 
-const char* rope_type_name(Rope::Type type) {
-    constexpr const char* kNames[] = {"", "linear", "dynamic", "llama3", "yarn", "longrope"};
-    return kNames[static_cast<int>(type)];
-}
-
 std::string supported_model_types() {
     std::string s;
     for (const FamilyDef* f : kFamilies) (s += s.empty() ? "" : ", ") += f->model_type;

@@ -129,8 +129,8 @@ Rope read_one(const ConfigFields& top, const ConfigFields& s, const ModelConfig&
         case Rope::Type::LongRope:
             r.short_factor = s.reals("short_factor", static_cast<std::size_t>(r.dim / 2));
             r.long_factor = s.reals("long_factor", static_cast<std::size_t>(r.dim / 2));
-            for (const char* f : {"short_factor", "long_factor"})
-                for (double x : s.reals(f, static_cast<std::size_t>(r.dim / 2)))
+            for (const auto& [f, xs] : {std::pair{"short_factor", &r.short_factor}, std::pair{"long_factor", &r.long_factor}})
+                for (double x : *xs)
                     if (!(x > 0)) s.fail(f, "expected positive numbers");
             r.factor = factor(0, 1.0);
             r.attention_factor = s.real("attention_factor", 0.0);
@@ -143,6 +143,12 @@ Rope read_one(const ConfigFields& top, const ConfigFields& s, const ModelConfig&
 }  // namespace
 
 // [SECTION] read_rope ---------------------------------------------------------------------------------
+
+const char* rope_type_name(Rope::Type type) {  // the table's name, "" for the default
+    for (const RopeTypeDef& t : kRopeTypes)
+        if (t.type == type && type != Rope::Type::Default) return t.name;
+    return "";
+}
 
 void read_rope(const ConfigFields& f, ModelConfig& c, double theta) {
     static const nlohmann::json kNone = nlohmann::json::object();  // no scaling: the type "default"
