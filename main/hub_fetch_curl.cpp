@@ -287,8 +287,9 @@ hub::FileHead head_of(Fetch& f, const std::string& file) {
     if (a.code != CURLE_OK) throw ModelError(f.id.repo, file, "the Hub cannot be reached: " + a.error);
     if (a.status >= 400) throw_status(f.id, file, a, f.options.env);
     hub::FileHead h = hub::parse_head(a.headers);
-    if (h.etag.empty() || h.etag.find('/') != std::string::npos || h.etag.find("..") != std::string::npos)
-        throw ModelError(f.id.repo, file, "the Hub's answer has no usable ETag");
+    if (!h.refused_etag.empty())
+        throw ModelError(f.id.repo, file, "the Hub's ETag " + h.refused_etag + " is not one it sends (expected a quoted token of letters, digits, - and _)");
+    if (h.etag.empty()) throw ModelError(f.id.repo, file, "the Hub's answer has no ETag");
     return h;
 }
 

@@ -117,6 +117,13 @@ TEST_CASE("a HEAD's headers: X-Linked-* before ETag and Content-Length; the last
     CHECK(hub::parse_head("HTTP/1.1 401\r\nX-Error-Code: GatedRepo\r\n").error_code == "GatedRepo");
     CHECK_FALSE(hub::parse_head("Content-Length: 12x\n").size);
     CHECK(hub::normalized_etag(" W/\"x\" ") == "x");
+    // Only what the Hub sends: a quoted token. The rest is refused by name (fuzz_hub found `W/"": W/""`).
+    const hub::FileHead odd = hub::parse_head("HTTP/1.1 200 OK\r\nETag: W/\"\": W/\"\"\r\nContent-Length: 12\r\n");
+    CHECK(odd.etag.empty());
+    CHECK(odd.refused_etag == "W/\"\": W/\"\"");
+    for (const char* bad : {"abc", "\"\"", "\"a/b\"", "\"../x\"", "\"a.b\"", "\"a b\"", "W/abc"}) CHECK(hub::normalized_etag(bad).empty());
+    CHECK(hub::normalized_etag("\"" + std::string(128, 'f') + "\"").size() == 128);
+    CHECK(hub::normalized_etag("\"" + std::string(129, 'f') + "\"").empty());
 }
 
 TEST_CASE("which files: the config, the tokenizer files, the weights; shards from the index") {

@@ -227,12 +227,13 @@ Listing parse_listing(std::string_view json, const std::string& repo) {
 }
 
 std::string normalized_etag(std::string_view raw) {
-    std::string_view s = raw;
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    const std::string whole = trimmed(raw);
+    std::string_view s = whole;
     if (s.substr(0, 2) == "W/") s.remove_prefix(2);
-    std::string out = trimmed(s);
-    if (out.size() >= 2 && out.front() == '"' && out.back() == '"') out = out.substr(1, out.size() - 2);
-    return out;
+    if (s.size() < 3 || s.size() > 130 || s.front() != '"' || s.back() != '"') return "";
+    s = s.substr(1, s.size() - 2);
+    const bool token = std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; });
+    return token ? std::string(s) : "";
 }
 
 bool is_sha256(std::string_view etag) {
@@ -265,14 +266,16 @@ FileHead parse_head(std::string_view headers) {
         const std::string name = lower(trimmed(line.substr(0, colon)));
         const std::string value = trimmed(line.substr(colon + 1));
         if (name == "x-repo-commit") out.commit = value;
-        else if (name == "x-linked-etag") linked_etag = normalized_etag(value);
-        else if (name == "etag") etag = normalized_etag(value);
+        else if (name == "x-linked-etag") linked_etag = value;
+        else if (name == "etag") etag = value;
         else if (name == "x-linked-size") linked_size = size_of(value);
         else if (name == "content-length") length = size_of(value);
         else if (name == "location") out.location = value;
         else if (name == "x-error-code") out.error_code = value;
     }
-    out.etag = linked_etag.empty() ? etag : linked_etag;
+    const std::string& sent = linked_etag.empty() ? etag : linked_etag;
+    out.etag = normalized_etag(sent);
+    if (out.etag.empty()) out.refused_etag = sent;
     out.size = linked_size ? linked_size : length;
     return out;
 }

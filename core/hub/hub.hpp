@@ -96,7 +96,9 @@ Listing parse_listing(std::string_view json, const std::string& repo);
 // What a HEAD of a resolve URL tells (huggingface_hub's get_hf_file_metadata).
 struct FileHead {
     std::string commit;                  // X-Repo-Commit
-    std::string etag;                    // X-Linked-Etag, else ETag; quotes and "W/" removed
+    std::string etag;                    // X-Linked-Etag, else ETag; quotes and "W/" removed; "" when
+                                         //   refused (what a blob's file name can be: valid_etag)
+    std::string refused_etag;            // that header's value as sent, when refused
     std::optional<std::uint64_t> size;   // X-Linked-Size, else Content-Length
     std::string location;                // Location (a redirect's target), else ""
     std::string error_code;              // X-Error-Code ("GatedRepo", "RepoNotFound", …)
@@ -104,7 +106,10 @@ struct FileHead {
 // From an answer's header lines ("Name: value", any case, CRLF or LF). Repeated headers (an
 // answer after redirects): the last wins.
 FileHead parse_head(std::string_view headers);
-std::string normalized_etag(std::string_view raw);  // "W/\"abc\"" → "abc"
+// An etag as the Hub sends it: optionally W/, then a quoted token of 1 to 128 letters, digits, - and
+// _ (a git sha1, an LFS sha256, a xet hash): the token ("W/\"abc\"" → "abc"), or "" for anything else
+// (it names a file under blobs/: no quotes, colons, slashes or dots).
+std::string normalized_etag(std::string_view raw);
 bool is_sha256(std::string_view etag);              // 64 hex digits: an LFS file's sha256
 
 // [SECTION] Which files ----------------------------------------------------------------------

@@ -1,7 +1,8 @@
 // fuzz_hub.cpp: libFuzzer target for what the Hub answers and what a user types (hub.hpp). The
 // first byte picks the reader, the rest is its input:
 //   0: the repo listing      a ModelError naming the repo, or a 40-hex commit and its files
-//   1: a HEAD's headers      never throws; an etag without quotes; sha256 etags are 64 hex
+//   1: a HEAD's headers      never throws; an etag of letters, digits, - and _ only (a file name
+//                            under blobs/), or none and the refused value; sha256 etags are 64 hex
 //   2: a shards index        a ModelError, or sorted, distinct names inside the repo
 //   3: a Hub id              none, or one whose shown form reads back the same, and whose cache
 //                            folder is one path segment
@@ -9,6 +10,7 @@
 #include "hub.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -36,7 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
     case 1: {
         const FileHead h = parse_head(text);
-        require(h.etag.size() < 2 || h.etag.front() != '"' || h.etag.back() != '"');
+        require(std::all_of(h.etag.begin(), h.etag.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; }));
+        require(h.etag.size() <= 128 && (h.etag.empty() || h.refused_etag.empty()));
         if (is_sha256(h.etag)) require(h.etag.size() == 64);
         break;
     }

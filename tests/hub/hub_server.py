@@ -16,6 +16,7 @@ Faults, set by the tests on the Hub object (keyed by the blob's sha256):
   cuts[sha] = n      the next n transfers of the blob stop halfway (the connection closes)
   corrupt.add(sha)   the blob's bytes do not match its sha256 (one byte flipped)
   claimed[(repo, file)] = n   the headers give n as the file's size
+  etags[(repo, file)] = raw   the HEAD's ETag header is raw (a malformed one)
   slow = seconds     a pause after every 4 KB of a blob (transfers that overlap)
 Every request is logged: (port role, method, path, Range, Authorization).
 """
@@ -53,7 +54,7 @@ class Repo:
 class Hub:
     def __init__(self):
         self.repos = {}
-        self.cuts, self.corrupt, self.claimed, self.slow = {}, set(), {}, 0.0
+        self.cuts, self.corrupt, self.claimed, self.etags, self.slow = {}, set(), {}, {}, 0.0
         self.log = []
         self.lock = threading.Lock()
         self.blobs = {}  # sha256 → bytes
@@ -179,7 +180,8 @@ class Hub:
             return self.answer(h, 302, common + [
                 ("Location", f"{self.cdn}/blobs/{sha}?repo={urllib.parse.quote(repo.name, safe='')}"),
                 ("X-Linked-Etag", f'"{sha}"'), ("X-Linked-Size", str(size)), ("ETag", f'"{git_sha1(pointer)}"')], b"", body)
-        self.send_bytes(h, data, common + [("ETag", f'"{git_sha1(data)}"')], body, None)
+        etag = self.etags.get((repo.name, file), f'"{git_sha1(data)}"')
+        self.send_bytes(h, data, common + [("ETag", etag)], body, None)
 
     def serve_cdn(self, h, body):
         path = urllib.parse.urlsplit(h.path).path

@@ -99,6 +99,7 @@ hub.add("attnviz-test/gated", [case_files(GPT2)], gated_token="hf_right")
 hub.add("attnviz-test/no-weights", [{"config.json": case_files(GPT2)["config.json"], "pytorch_model.bin": b"\0" * 64}])
 hub.add("attnviz-test/too-big", [case_files(GPT2)])
 hub.add("attnviz-test/corrupt", [case_files(GPT2)])
+hub.add("attnviz-test/bad-etag", [case_files(GPT2)])
 hub.add("attnviz-test/cut", [case_files(GPT2)])
 hub.add("attnviz-test/stops", [case_files(GPT2_OLD)])
 hub.add("attnviz-test/two", [case_files(SHARDS, {"generation_config.json": b"{}"})])
@@ -255,6 +256,10 @@ bad("offline, not cached", run("attnviz-test/llama-shards", os.path.join(work, "
     "attnviz-test/llama-shards", "offline", os.path.join(work, "empty", "hub", "models--attnviz-test--llama-shards"))
 bad("the Hub down, not cached", run("attnviz-test/llama-shards", os.path.join(work, "empty"), HF_ENDPOINT="http://127.0.0.1:9"),
     "attnviz-test/llama-shards", "cannot be reached", "not in the cache")
+hub.etags[("attnviz-test/bad-etag", "config.json")] = 'W/"": W/""'  # what fuzz_hub found
+bad("a malformed ETag", run("attnviz-test/bad-etag", home), "attnviz-test/bad-etag", "config.json", 'ETag W/"": W/""', "not one it sends")
+check(not os.path.exists(os.path.join(home, "hub", "models--attnviz-test--bad-etag", "blobs")) or
+      not os.listdir(os.path.join(home, "hub", "models--attnviz-test--bad-etag", "blobs")), "a malformed ETag: no blob written")
 hub.claimed[("attnviz-test/too-big", "model.safetensors")] = 10 ** 15
 n = len(hub.log)
 bad("too big for memory", run("attnviz-test/too-big", home), "attnviz-test/too-big", "memory", "not downloaded")
