@@ -5,6 +5,7 @@
 #include "builtin.hpp"
 #include "hub_fetch.hpp"
 #include "model.hpp"
+#include "options.hpp"
 #include "text.hpp"
 
 #include <nlohmann/json.hpp>
@@ -106,10 +107,6 @@ int run_compute(const std::string& path, std::istream& in, std::ostream& out, st
 
 namespace {
 
-constexpr const char* kImportUsage =
-    "attnviz import: expected a file (or - for stdin): attnviz import FILE "
-    "[--layer L --head H --json [--stack NAME]]";
-
 // The shortest decimal that reads back as the same float (as scene files are written).
 nlohmann::json number(float v) {
     char buffer[32];
@@ -118,6 +115,17 @@ nlohmann::json number(float v) {
         if (std::strtof(buffer, nullptr) == v) break;
     }
     return nlohmann::json::parse(buffer);
+}
+
+// A matrix as rows of such numbers.
+nlohmann::json matrix_json(const Matrix& m) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (Eigen::Index i = 0; i < m.rows(); ++i) {
+        nlohmann::json row = nlohmann::json::array();
+        for (Eigen::Index j = 0; j < m.cols(); ++j) row.push_back(number(m(i, j)));
+        rows.push_back(std::move(row));
+    }
+    return rows;
 }
 
 // "1 head", "12 heads"; "1 query", "3 queries".
@@ -152,36 +160,26 @@ std::string summary(const std::string& shown, const ImportedAttention& a) {
 }  // namespace
 
 int run_import(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
-    std::string path, stack_name;
-    int layer = -1, head = -1;
-    bool json = false;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        const bool has_value = i + 1 < args.size();
-        if (a == "--json") {
-            json = true;
-        } else if ((a == "--layer" || a == "--head") && has_value) {
-            const std::string& v = args[++i];
-            char* end = nullptr;
-            const long n = std::strtol(v.c_str(), &end, 10);
-            if (v.empty() || *end != '\0' || n < 0 || n > 1000000) {
-                err << "attnviz import: " << a << " expects a number from 0, got \"" << v << "\"\n";
-                return kExitBadInput;
-            }
-            (a == "--layer" ? layer : head) = static_cast<int>(n);
-        } else if (a == "--stack" && has_value) {
-            stack_name = args[++i];
-        } else if (path.empty() && (a == "-" || a.rfind("--", 0) != 0)) {
-            path = a;
-        } else {
-            err << kImportUsage << "\n";
-            return kExitBadInput;
-        }
+    const CliCommand<ImportOptions>& command = import_command();
+    if (asks_for_help(args)) {
+        out << help_text(command);
+        return 0;
     }
-    if (path.empty() || json != (layer >= 0 && head >= 0) || (!json && (layer >= 0 || head >= 0 || !stack_name.empty()))) {
-        err << kImportUsage << "\n";
+    ImportOptions o;
+    std::vector<std::string> operands;
+    if (const std::string why = read_options(command, args, o, operands); !why.empty()) {
+        err << why << "\n";
         return kExitBadInput;
     }
+    if (operands.size() != 1 || o.json != (o.layer >= 0 && o.head >= 0) || (!o.json && (o.layer >= 0 || o.head >= 0 || !o.stack.empty()))) {
+        err << "attnviz import: expected a file (or - for stdin), and --json with --layer and --head or none of them: "
+            << usage_line(command) << "\n";
+        return kExitBadInput;
+    }
+    const std::string& path = operands.front();
+    const int layer = o.layer, head = o.head;
+    const std::string& stack_name = o.stack;
+    const bool json = o.json;
     const std::string shown = path == "-" ? "<stdin>" : path;
     ImportedAttention imported;
     std::string error;
@@ -214,15 +212,8 @@ int run_import(const std::vector<std::string>& args, std::istream& in, std::ostr
             << "\n";
         return kExitBadInput;
     }
-    const Matrix& m = stack->map(layer, head);
-    nlohmann::json weights = nlohmann::json::array();
-    for (Eigen::Index i = 0; i < m.rows(); ++i) {
-        nlohmann::json row = nlohmann::json::array();
-        for (Eigen::Index j = 0; j < m.cols(); ++j) row.push_back(number(m(i, j)));
-        weights.push_back(std::move(row));
-    }
-    const nlohmann::json j = {{"stack", stack->name}, {"layer", layer},          {"head", head},
-                              {"queries", stack->queries}, {"keys", stack->keys}, {"weights", std::move(weights)}};
+    const nlohmann::json j = {{"stack", stack->name},       {"layer", layer},          {"head", head},
+                              {"queries", stack->queries}, {"keys", stack->keys}, {"weights", matrix_json(stack->map(layer, head))}};
     out << j.dump() << "\n";
     return 0;
 }
@@ -230,12 +221,6 @@ int run_import(const std::vector<std::string>& args, std::istream& in, std::ostr
 // `attnviz run` (SPEC.md §5) ------------------------------------------------------------------
 
 namespace {
-
-constexpr const char* kRunUsage =
-    "attnviz run: expected a model (a folder, a built-in name: attnviz run --list, or a Hub id ORG/NAME[@REVISION]) and its input: "
-    "attnviz run MODEL --text \"…\" [--json] [--top N] | --source \"…\" [--text \"…\"] [--max-new N] | "
-    "--ids 1,2,3 [--source-ids 4,5]; experiments: [--knockout L:H,… [--knockout-mode zero|mean]] [--hide-token N,…] "
-    "[--generate N [--temperature T] [--top-k K] [--seed S]]; [--threads N] (default: every core)";
 
 // "464,3797,3332" → ids; false for anything else.
 bool parse_ids(const std::string& s, std::vector<int>& ids) {
@@ -251,24 +236,6 @@ bool parse_ids(const std::string& s, std::vector<int>& ids) {
         i = comma + 1;
     }
     return !ids.empty();
-}
-
-bool parse_count(const std::string& s, int lo, int hi, int& out) {
-    char* end = nullptr;
-    const long v = std::strtol(s.c_str(), &end, 10);
-    if (s.empty() || *end != '\0' || v < lo || v > hi) return false;
-    out = static_cast<int>(v);
-    return true;
-}
-
-nlohmann::json matrix_json(const Matrix& m) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (Eigen::Index i = 0; i < m.rows(); ++i) {
-        nlohmann::json row = nlohmann::json::array();
-        for (Eigen::Index j = 0; j < m.cols(); ++j) row.push_back(number(m(i, j)));
-        rows.push_back(std::move(row));
-    }
-    return rows;
 }
 
 nlohmann::json top_json(const std::vector<NextToken>& top) {
@@ -391,16 +358,6 @@ ModelFiles open_model(const std::string& model, const FetchOptions& options) {
 
 namespace {
 
-// "118 kB", "12.3 MB", "1.02 GB"
-std::string byte_size(std::uint64_t bytes) {
-    char s[32];
-    const double b = static_cast<double>(bytes);
-    if (b < 1e6) std::snprintf(s, sizeof s, "%.0f kB", b / 1e3);
-    else if (b < 1e9) std::snprintf(s, sizeof s, "%.1f MB", b / 1e6);
-    else std::snprintf(s, sizeof s, "%.2f GB", b / 1e9);
-    return s;
-}
-
 // The fetch's progress, one line on stderr rewritten in place, when stderr is a terminal.
 FetchOptions cli_fetch_options(const std::string& model, std::ostream& err, bool& progress_shown) {
     FetchOptions o;
@@ -412,7 +369,7 @@ FetchOptions cli_fetch_options(const std::string& model, std::ostream& err, bool
             last = percent;
             char line[240];  // "ORG/NAME: model.safetensors 12.3 MB of 269.1 MB · all 4 % of 272.0 MB"
             std::snprintf(line, sizeof line, "\r%s: %s %s of %s \xc2\xb7 all %d %% of %s\x1b[K", model.c_str(), p.file.c_str(),
-                          byte_size(p.file_done).c_str(), byte_size(p.file_size).c_str(), percent, byte_size(p.total).c_str());
+                          byte_size(static_cast<double>(p.file_done)).c_str(), byte_size(static_cast<double>(p.file_size)).c_str(), percent, byte_size(static_cast<double>(p.total)).c_str());
             err << line << std::flush;
             progress_shown = true;
             return true;
@@ -427,82 +384,32 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         for (const BuiltinModel& m : builtin_models()) out << m.name << "\t" << m.model_type << "\t" << m.about << "\n";
         const hub::Environment env = hub::environment();
         for (const hub::CachedModel& m : hub::cached_models(env))
-            out << m.id.shown() << "\t" << m.model_type << "\tfrom the Hub, in " << env.cache << " (" << byte_size(m.bytes) << ")\n";
+            out << m.id.shown() << "\t" << m.model_type << "\tfrom the Hub, in " << env.cache << " (" << byte_size(static_cast<double>(m.bytes)) << ")\n";
         return 0;
     }
-    std::string path;
-    std::optional<std::string> text, source, ids_arg, source_ids_arg, knockout, hide;
-    bool json = false, mean = false;
-    int top_n = 5, max_new = 32, new_tokens = 0, threads = kernels::Pool::hardware_threads();
-    Sampling sampling;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        const bool has_value = i + 1 < args.size();
-        if (a == "--json") {
-            json = true;
-        } else if (a == "--knockout" && has_value) {
-            knockout = args[++i];
-        } else if (a == "--hide-token" && has_value) {
-            hide = args[++i];
-        } else if (a == "--knockout-mode" && has_value) {
-            const std::string& v = args[++i];
-            if (v != "zero" && v != "mean") {
-                err << "attnviz run: --knockout-mode: expected zero or mean, got \"" << v << "\"\n";
-                return kExitBadInput;
-            }
-            mean = v == "mean";
-        } else if (a == "--temperature" && has_value) {
-            char* end = nullptr;
-            const std::string& v = args[++i];
-            sampling.temperature = std::strtof(v.c_str(), &end);
-            if (v.empty() || *end != '\0' || !(sampling.temperature >= 0 && sampling.temperature <= 100)) {
-                err << "attnviz run: --temperature: expected a number from 0 (greedy) to 100, got \"" << v << "\"\n";
-                return kExitBadInput;
-            }
-        } else if (a == "--seed" && has_value) {
-            char* end = nullptr;
-            const std::string& v = args[++i];
-            sampling.seed = std::strtoull(v.c_str(), &end, 10);
-            if (v.empty() || v[0] == '-' || *end != '\0') {
-                err << "attnviz run: --seed: expected a whole number from 0, got \"" << v << "\"\n";
-                return kExitBadInput;
-            }
-        } else if ((a == "--generate" || a == "--top-k") && has_value) {
-            if (!parse_count(args[++i], a == "--generate" ? 1 : 0, 100000, a == "--generate" ? new_tokens : sampling.top_k)) {
-                err << "attnviz run: " << a << ": expected a whole number from " << (a == "--generate" ? 1 : 0) << ", got \""
-                    << args[i] << "\"\n";
-                return kExitBadInput;
-            }
-        } else if (a == "--text" && has_value) {
-            text = args[++i];
-        } else if (a == "--source" && has_value) {
-            source = args[++i];
-        } else if (a == "--ids" && has_value) {
-            ids_arg = args[++i];
-        } else if (a == "--source-ids" && has_value) {
-            source_ids_arg = args[++i];
-        } else if (a == "--threads" && has_value) {
-            if (!parse_count(args[++i], 1, 1024, threads)) {
-                err << "attnviz run: --threads: expected a whole number from 1 to 1024, got \"" << args[i] << "\"\n";
-                return kExitBadInput;
-            }
-        } else if ((a == "--top" || a == "--max-new") && has_value) {
-            if (!parse_count(args[++i], a == "--top" ? 0 : 1, 100000, a == "--top" ? top_n : max_new)) {
-                err << "attnviz run: " << a << ": expected a whole number" << (a == "--top" ? " from 0" : " from 1")
-                    << ", got \"" << args[i] << "\"\n";
-                return kExitBadInput;
-            }
-        } else if (path.empty() && a.rfind("--", 0) != 0) {
-            path = a;
-        } else {
-            err << kRunUsage << "\n";
-            return kExitBadInput;
-        }
+    const CliCommand<ModelOptions>& command = run_command();
+    if (asks_for_help(args)) {
+        out << help_text(command);
+        return 0;
     }
-    if (path.empty() || (text && ids_arg) || (source && source_ids_arg)) {
-        err << kRunUsage << "\n";
+    ModelOptions o;
+    std::vector<std::string> operands;
+    if (const std::string why = read_options(command, args, o, operands); !why.empty()) {
+        err << why << "\n";
         return kExitBadInput;
     }
+    if (operands.size() != 1 || (o.text && o.ids) || (o.source && o.source_ids)) {
+        err << "attnviz run: expected a model (a folder, a built-in name: attnviz run --list, or a Hub id ORG/NAME[@REVISION]), "
+               "and --text or --ids, not both: "
+            << usage_line(command) << "\n";
+        return kExitBadInput;
+    }
+    const std::string& path = operands.front();
+    const std::optional<std::string>&text = o.text, &source = o.source, &ids_arg = o.ids, &source_ids_arg = o.source_ids;
+    const bool json = o.json;
+    const int top_n = o.top, max_new = o.max_new, new_tokens = o.generate.value_or(0);
+    const int threads = o.threads.value_or(kernels::Pool::hardware_threads());
+    const Sampling sampling{o.temperature.value_or(0.0f), o.top_k.value_or(0), o.seed.value_or(0)};
     for (auto [arg, name] : {std::pair{&text, "--text"}, std::pair{&source, "--source"}})
         if (*arg)
             if (std::optional<std::size_t> at = first_bad_utf8(**arg)) {
@@ -538,9 +445,9 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         }
         if (text) input.ids = encdec ? encode_target(m, *text) : encode_text(m, *text);
         else if (ids_arg) check_ids(m, input.ids, "--ids");
-        if (knockout) input.edits.knockout = parse_heads(m, *knockout, "--knockout");
-        if (hide) input.edits.hidden = parse_positions(*hide, "--hide-token");
-        input.edits.ablation = mean ? Ablation::Mean : Ablation::Zero;
+        if (o.knockout) input.edits.knockout = parse_heads(m, *o.knockout, "--knockout");
+        if (o.hidden) input.edits.hidden = *o.hidden;
+        input.edits.ablation = o.ablation.value_or(Ablation::Zero);
         check_interventions(m, input, "--hide-token");
         if (new_tokens > 0 && !m.config().decoder_only())
             throw ModelError(path, "--generate", m.config().model_type + (encdec ? " translates without --text; --max-new bounds it" : " does not generate text"));
@@ -599,14 +506,33 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
     return kExitBadInput;
 }
 
+namespace {
+
+// `attnviz --help`: every command.
+std::string all_help() {
+    return "attnviz: attention, computed and drawn. Without a command: the window (a scene, an import file, a model).\n\n" +
+           help_text(window_command()) + "\n" + help_text(compute_command()) + "\n" + help_text(import_command()) + "\n" +
+           help_text(run_command()) + "\n" + help_text(render_command());
+}
+
+}  // namespace
+
 int run_cli(int argc, char** argv) {
+    if (argc == 2 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h")) {
+        std::cout << all_help();
+        return 0;
+    }
     if (argc >= 2 && std::string_view(argv[1]) == "import")
         return run_import(std::vector<std::string>(argv + 2, argv + argc), std::cin, std::cout, std::cerr);
     if (argc >= 2 && std::string_view(argv[1]) == "run")
         return run_model(std::vector<std::string>(argv + 2, argv + argc), std::cout, std::cerr);
     if (argc < 2 || std::string_view(argv[1]) != "compute") return kNotACommand;
+    if (argc == 3 && (std::string_view(argv[2]) == "--help" || std::string_view(argv[2]) == "-h")) {
+        std::cout << help_text(compute_command());
+        return 0;
+    }
     if (argc != 3) {
-        std::cerr << "attnviz compute: expected one scene file (or - for stdin): attnviz compute SCENE.json\n";
+        std::cerr << "attnviz compute: expected one scene file (or - for stdin): " << usage_line(compute_command()) << "\n";
         return kExitBadInput;
     }
     return run_compute(argv[2], std::cin, std::cout, std::cerr);

@@ -6,10 +6,10 @@
 #include "cli.hpp"
 #include "hub.hpp"
 #include "import_state.hpp"
+#include "options.hpp"
 #include "render_command.hpp"
 #include "text.hpp"
 
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -58,45 +58,28 @@ std::optional<int> read_command_line(int argc, char** argv, Launch& launch) {
     }
 
     //   attnviz tiny-lm --text "…" --knockout 2:3,1:1 --knockout-mode mean --hide-token 3 --importance
-    //   attnviz tiny-lm --text "…" --generate 20 --temperature 0.8 --top-k 40 --seed 7
-    //   attnviz tiny-lm --text "…" --compare "…"   (the Compare view's second text)
-    //   attnviz tiny-lm --threads 2                  (the threads a run uses; default: every core)
-    const auto number = [](const char* text, double lo, double hi, double& out) {
-        char* end = nullptr;
-        out = std::strtod(text, &end);
-        return *text && *end == '\0' && out >= lo && out <= hi;
-    };
-    ModelExperiment& experiment = launch.experiment;
-    ModelGeneration& generation = launch.generation;
-    int model_options = 0;
-    for (int i = 2; i < argc; ++i, ++model_options) {
-        const std::string a = argv[i];
-        const bool value = i + 1 < argc;
-        double v = 0;
-        try {
-            if (a == "--threads" && value && number(argv[i + 1], 1, 1024, v) && v == std::floor(v))
-                launch.threads = static_cast<int>(v), ++i, --model_options;
-            else if (a == "--text" && value) launch.text = argv[++i];
-            else if (a == "--compare" && value) launch.compare = argv[++i];
-            else if (a == "--generate" && value && number(argv[i + 1], 1, 64, v) && v == std::floor(v))
-                generation.tokens = static_cast<int>(v), generation.requested = true, ++i;
-            else if (a == "--temperature" && value && number(argv[i + 1], 0, 100, v)) generation.sampling.temperature = static_cast<float>(v), ++i;
-            else if (a == "--top-k" && value && number(argv[i + 1], 0, 100000, v) && v == std::floor(v)) generation.sampling.top_k = static_cast<int>(v), ++i;
-            else if (a == "--seed" && value && number(argv[i + 1], 0, 2147483647.0, v) && v == std::floor(v))
-                generation.sampling.seed = static_cast<std::uint64_t>(v), ++i;
-            else if (a == "--knockout" && value && parse_head_items(argv[i + 1])) experiment.knockout = argv[++i];
-            else if (a == "--knockout-mode" && value && (std::strcmp(argv[i + 1], "zero") == 0 || std::strcmp(argv[i + 1], "mean") == 0))
-                experiment.ablation = std::strcmp(argv[++i], "mean") == 0 ? Ablation::Mean : Ablation::Zero;
-            else if (a == "--hide-token" && value) experiment.hidden = parse_positions(argv[++i], "--hide-token");
-            else if (a == "--importance") experiment.importance = true;
-            else throw ModelError("", a, "expected --text \"…\", --compare \"…\", --knockout L:H,…, --knockout-mode zero|mean, "
-                                          "--hide-token N,…, --importance, --generate 1…64, --temperature T, --top-k K, --seed S "
-                                          "or --threads 1…1024 after a model");
-        } catch (const ModelError& e) {
-            std::fprintf(stderr, "attnviz: %s\n", e.what());
-            return kExitBadInput;
-        }
+    //   attnviz tiny-lm --text "…" --generate 20 --temperature 0.8 --top-k 40 --seed 7 --threads 2
+    ModelOptions o;
+    std::vector<std::string> operands;
+    const std::vector<std::string> args(argv + 2, argv + argc);
+    if (const std::string why = read_options(window_command(), args, o, operands); !why.empty() || !operands.empty()) {
+        std::fprintf(stderr, "%s\n", why.empty() ? ("attnviz: " + operands.front() + ": one thing to open at a time; after it, the options of " +
+                                                    usage_line(window_command())).c_str()
+                                                  : why.c_str());
+        return kExitBadInput;
     }
+    launch.text = o.text;
+    launch.compare = o.compare;
+    if (o.knockout) launch.experiment.knockout = *o.knockout;
+    if (o.ablation) launch.experiment.ablation = *o.ablation;
+    if (o.hidden) launch.experiment.hidden = *o.hidden;
+    launch.experiment.importance = o.importance;
+    if (o.generate) launch.generation.tokens = *o.generate, launch.generation.requested = true;
+    if (o.temperature) launch.generation.sampling.temperature = *o.temperature;
+    if (o.top_k) launch.generation.sampling.top_k = *o.top_k;
+    if (o.seed) launch.generation.sampling.seed = *o.seed;
+    launch.threads = o.threads.value_or(0);
+    const int model_options = static_cast<int>(args.size()) - (o.threads ? 2 : 0);  // --threads alone asks for no run
     launch.model_options = model_options > 0;
     if (launch.model_options && !launch.live_scene && launch.builtin.empty() && launch.model_folder.empty()) {
         std::fprintf(stderr, "attnviz: --text and the experiment options need a model: attnviz tiny-lm --text \"…\" --knockout 2:3\n");

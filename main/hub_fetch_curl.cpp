@@ -14,6 +14,7 @@
 // [SECTION] One file
 // [SECTION] A snapshot
 #include "hub_fetch.hpp"
+#include "text.hpp"
 
 #include <curl/curl.h>
 #include <openssl/evp.h>
@@ -258,13 +259,6 @@ std::string sha256_of(const fs::path& path) {
     return hex;
 }
 
-std::string megabytes(std::uint64_t bytes) {
-    char s[32];
-    if (bytes >= (std::uint64_t{1} << 30)) std::snprintf(s, sizeof s, "%.1f GB", static_cast<double>(bytes) / 1e9);
-    else std::snprintf(s, sizeof s, "%.1f MB", static_cast<double>(bytes) / 1e6);
-    return s;
-}
-
 std::uint64_t machine_memory() {
     const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
     return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : UINT64_MAX;
@@ -319,8 +313,8 @@ void fetch_file(Fetch& f, const std::string& file, const hub::FileHead& head) {
             if (a.code == CURLE_OK && a.status != 416) break;
             if (attempt == 5) {
                 std::fflush(out.get());
-                throw ModelError(f.id.repo, file, "the transfer broke after " + megabytes(fs::file_size(part, ec)) + " of " +
-                                                     megabytes(size) + " (" + (a.code != CURLE_OK ? a.error : "HTTP " + std::to_string(a.status)) +
+                throw ModelError(f.id.repo, file, "the transfer broke after " + byte_size(static_cast<double>(fs::file_size(part, ec))) + " of " +
+                                                     byte_size(static_cast<double>(size)) + " (" + (a.code != CURLE_OK ? a.error : "HTTP " + std::to_string(a.status)) +
                                                      "); run again to resume it");
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(100 << attempt));
@@ -365,8 +359,8 @@ void fetch_files(Fetch& f, const std::vector<std::string>& files, const std::vec
         }
         const std::uint64_t memory = f.options.memory ? f.options.memory : machine_memory();
         if (weight_bytes > memory)
-            throw ModelError(f.id.repo, "", "its weights take " + megabytes(weight_bytes) + ", more than this machine's memory (" +
-                                                megabytes(memory) + "): not downloaded");
+            throw ModelError(f.id.repo, "", "its weights take " + byte_size(static_cast<double>(weight_bytes)) + ", more than this machine's memory (" +
+                                                byte_size(static_cast<double>(memory)) + "): not downloaded");
     }
     for (const auto& [file, head] : todo) fetch_file(f, file, head);
 }

@@ -6,6 +6,7 @@
 #include "export.hpp"
 #include "view.hpp"
 #include "import_state.hpp"
+#include "options.hpp"
 #include "platform.hpp"
 #include "png.hpp"
 #include "presets.hpp"
@@ -95,10 +96,7 @@ struct HeadlessGl {
 };
 
 int usage(const std::string& message) {
-    std::fprintf(stderr, "attnviz render: %s\n", message.c_str());
-    std::fprintf(stderr,
-                 "usage: attnviz render SCENE.json|MODEL.json|--preset NAME --view heatmap|lines|steps|model|explain|qk [--png OUT.png] "
-                 "[--svg OUT.svg] [--layout OUT.json] [--width W --height H] [--theme dark|light] [--scale S] [--lang en|zh]\n");
+    std::fprintf(stderr, "attnviz render: %s (attnviz render --help lists the options)\n", message.c_str());
     return kExitBadInput;
 }
 
@@ -114,58 +112,33 @@ bool write_text_file(const std::string& path, const std::string& text, std::stri
     return ok;
 }
 
-bool parse_int(const char* text, int lo, int hi, int& out) {
-    char* end = nullptr;
-    long v = std::strtol(text, &end, 10);
-    if (!end || *end || v < lo || v > hi) return false;
-    out = static_cast<int>(v);
-    return true;
-}
-
 }  // namespace
 
 int run_render(int argc, char** argv) {
-    std::string scene_path, view = "heatmap", png, svg, theme = "light", layout, lang = "en", preset;
-    int width = 1200, height = 800;
-    float scale = 1.0f;
-    for (int i = 2; i < argc; ++i) {
-        std::string arg = argv[i];
-        auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-        if (arg == "--view" || arg == "--png" || arg == "--svg" || arg == "--width" || arg == "--height" ||
-            arg == "--theme" || arg == "--scale" || arg == "--layout" || arg == "--lang" || arg == "--preset") {
-            const char* v = value();
-            if (!v) return usage(arg + ": expected a value");
-            if (arg == "--view") view = v;
-            if (arg == "--png") png = v;
-            if (arg == "--svg") svg = v;
-            if (arg == "--theme") theme = v;
-            if (arg == "--layout") layout = v;
-            if (arg == "--lang") lang = v;
-            if (arg == "--preset") preset = v;
-            if (arg == "--width" && !parse_int(v, 16, 8192, width)) return usage("--width: expected 16..8192");
-            if (arg == "--height" && !parse_int(v, 16, 8192, height)) return usage("--height: expected 16..8192");
-            if (arg == "--scale") {
-                scale = std::strtof(v, nullptr);
-                if (!(scale >= 0.5f && scale <= 4.0f)) return usage("--scale: expected 0.5..4");
-            }
-        } else if (scene_path.empty() && (arg == "-" || arg[0] != '-')) {
-            scene_path = arg;
-        } else {
-            return usage("unknown argument " + arg);
-        }
+    const std::vector<std::string> args(argv + 2, argv + argc);
+    if (asks_for_help(args)) {
+        std::fputs(help_text(render_command()).c_str(), stdout);
+        return 0;
     }
+    RenderOptions o;
+    std::vector<std::string> operands;
+    if (const std::string why = read_options(render_command(), args, o, operands); !why.empty()) {
+        std::fprintf(stderr, "%s\n", why.c_str());
+        return kExitBadInput;
+    }
+    if (operands.size() > 1) return usage("one scene file at a time, got " + operands[0] + " and " + operands[1]);
+    const std::string scene_path = operands.empty() ? "" : operands[0];
+    const std::string &view = o.view, &png = o.png, &svg = o.svg, &layout = o.layout, &preset = o.preset;
+    const int width = o.width, height = o.height;
+    const float scale = o.scale;
     if (scene_path.empty() == preset.empty()) return usage("expected a scene file (or - for stdin) or --preset NAME");
     if (png.empty() && svg.empty()) return usage("expected --png OUT.png or --svg OUT.svg (or both)");
-    if (view != "heatmap" && view != "lines" && view != "steps" && view != "model" && view != "explain" && view != "qk")
-        return usage("--view: expected heatmap, lines, steps, model, explain or qk");
     if (!svg.empty() && (view == "steps" || view == "model" || view == "explain"))
         return usage("--svg: lines, heatmap or qk only (the " + view + " view: --png)");
-    if (theme != "dark" && theme != "light") return usage("--theme: expected dark or light");
-    if (lang != "en" && lang != "zh") return usage("--lang: expected en or zh");
 
     AppState state;
-    state.theme = theme == "dark" ? Theme::Dark : Theme::Light;
-    state.lang = lang == "zh" ? Lang::Zh : Lang::En;
+    state.theme = o.theme == "dark" ? Theme::Dark : Theme::Light;
+    state.lang = o.lang == "zh" ? Lang::Zh : Lang::En;
     std::string error;
     // A built-in scene, a model's attention (SPEC.md §3) or a scene (§1).
     if (!preset.empty()) {

@@ -75,7 +75,11 @@ expect_import_error "$data/import_bad_syntax.json:3:1: malformed JSON: unexpecte
 expect_import_error "$data/import_bad_layout.json: (top level): expected \"tokens\" and \"attention\", or encoder_/decoder_/cross_attention (SPEC.md §3), or a BertViz export; got fields text, tokens, attn" "$data/import_bad_layout.json"
 expect_import_error "$data/missing.json: cannot open the file" "$data/missing.json"
 expect_import_error "$data/import_decoder.json: --layer: expected 0 to 1 (attention has 2 layers × 2 heads), got 2" "$data/import_decoder.json" --layer 2 --head 0 --json
-expect_import_error "attnviz import: expected a file (or - for stdin): attnviz import FILE [--layer L --head H --json [--stack NAME]]"
-expect_import_error "attnviz import: expected a file (or - for stdin): attnviz import FILE [--layer L --head H --json [--stack NAME]]" "$data/import_decoder.json" --layer 1
+expect_import_error "attnviz import: expected a file (or - for stdin), and --json with --layer and --head or none of them: attnviz import FILE|- [--json] [--layer L] [--head H] [--stack NAME]"
+expect_import_error "attnviz import: expected a file (or - for stdin), and --json with --layer and --head or none of them: attnviz import FILE|- [--json] [--layer L] [--head H] [--stack NAME]" "$data/import_decoder.json" --layer 1
+expect_import_error "attnviz import: --layer: expected a whole number from 0 to 1000000, got \"x\"" "$data/import_decoder.json" --layer x
+expect_import_error "attnviz import: unknown option --lyer (attnviz import --help lists them)" "$data/import_decoder.json" --lyer 1
+help=$("$bin" run --help); code=$?
+check "run --help lists every option, exit 0" test "$code" -eq 0 -a "${help#*--threads N}" != "$help"
 echo "cli: $passed passed, $failed failed"
 test "$failed" -eq 0

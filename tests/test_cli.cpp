@@ -1,10 +1,15 @@
 // `attnviz compute` in-process: the trace of SPEC.md §2 and one-line errors with exit 2.
 #include "cli.hpp"
+#include "docs_table.hpp"
+#include "options.hpp"
+#include "test_util.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <sstream>
+#include <vector>
 
 using namespace attn;
 
@@ -108,4 +113,111 @@ TEST_CASE("import: a one-paragraph summary, one map as JSON, one-line errors wit
     CHECK(import_stdin(file, {"-", "--json"}).code == 2);
     CHECK(import_stdin(file, {"-", "--layer", "x", "--head", "0", "--json"}).code == 2);
     CHECK(import_stdin(file, {}).code == 2);
+}
+
+// [SECTION] The commands' option rows (main/options.hpp): the parser, --help and DESKTOP.md
+
+namespace {
+
+template <class O>
+void check_rows(const CliCommand<O>& c) {
+    CAPTURE(c.name);
+    std::vector<std::string> names;
+    for (const CliOption<O>& o : c.options) {
+        CAPTURE(o.name);
+        const std::string name = o.name;
+        CHECK(name.rfind("--", 0) == 0);
+        CHECK(std::find(names.begin(), names.end(), name) == names.end());  // each once
+        names.push_back(name);
+        for (const char* cell : {o.help, o.default_value}) CHECK(std::string(cell).find_first_of("|\n") == std::string::npos);
+        CHECK(*o.help != '\0');
+        CHECK(test::contains(usage_line(c), name));
+        CHECK(test::contains(help_text(c), name));
+        CHECK(test::contains(options_markdown(c), "`" + name));
+        // A missing argument, or a value that no row takes, is one line naming the command and the option.
+        O options;
+        std::vector<std::string> operands;
+        if (o.argument) {
+            CHECK(read_options(c, {name}, options, operands) == std::string(c.name) + ": " + name + ": expected " + o.argument + " after it");
+        }
+    }
+    O options;
+    std::vector<std::string> operands;
+    CHECK(read_options(c, {"--nope"}, options, operands) == std::string(c.name) + ": unknown option --nope (" + c.name + " --help lists them)");
+}
+
+}  // namespace
+
+TEST_CASE("every command's options are rows: usage, --help and the parser from them") {
+    check_rows(compute_command());
+    check_rows(import_command());
+    check_rows(run_command());
+    check_rows(window_command());
+    check_rows(render_command());
+}
+
+TEST_CASE("the rows read what they say, and refuse the rest by name") {
+    ModelOptions m;
+    std::vector<std::string> operands;
+    REQUIRE(read_options(run_command(), {"tiny-lm", "--text", "a b", "--top", "3", "--knockout", "2:3,1:1", "--knockout-mode", "mean",
+                                         "--hide-token", "2,2,1", "--generate", "4", "--temperature", "0.5", "--top-k", "40", "--seed", "7",
+                                         "--threads", "2", "--json"},
+                         m, operands) == "");
+    CHECK(operands == std::vector<std::string>{"tiny-lm"});
+    CHECK(m.text == "a b");
+    CHECK(m.top == 3);
+    CHECK(m.knockout == "2:3,1:1");
+    CHECK(m.ablation == Ablation::Mean);
+    CHECK(m.hidden == std::vector<int>{1, 0});
+    CHECK(m.generate == 4);
+    CHECK(m.temperature == 0.5f);
+    CHECK(m.top_k == 40);
+    CHECK(m.seed == 7u);
+    CHECK(m.threads == 2);
+    CHECK(m.json);
+    const std::pair<std::vector<std::string>, std::string> bad[] = {
+        {{"--top", "x"}, "attnviz run: --top: expected a whole number from 0 to 100000, got \"x\""},
+        {{"--top", "-1"}, "attnviz run: --top: expected a whole number from 0 to 100000, got \"-1\""},
+        {{"--threads", "0"}, "attnviz run: --threads: expected a whole number from 1 to 1024, got \"0\""},
+        {{"--knockout-mode", "half"}, "attnviz run: --knockout-mode: expected zero or mean, got \"half\""},
+        {{"--temperature", "101"}, "attnviz run: --temperature: expected a number from 0 (greedy) to 100, got \"101\""},
+        {{"--hide-token", "0"}, "attnviz run: --hide-token: expected token positions counted from 1, separated by commas (3,5), got \"0\""},
+        {{"--knockout", "2-3"}, "attnviz run: --knockout: expected LAYER:HEAD counted from 1, comma-separated (2:3,1:1), or STACK:LAYER:HEAD, got \"2-3\""},
+    };
+    for (const auto& [args, message] : bad) {
+        ModelOptions o;
+        std::vector<std::string> rest;
+        CHECK(read_options(run_command(), args, o, rest) == message);
+    }
+    ModelOptions w;
+    CHECK(read_options(window_command(), {"--generate", "65"}, w, operands) ==
+          "attnviz: --generate: expected a whole number from 1 to 64, got \"65\"");
+    RenderOptions r;
+    operands.clear();
+    REQUIRE(read_options(render_command(), {"-", "--view", "qk", "--scale", "2", "--width", "640", "--theme", "dark"}, r, operands) == "");
+    CHECK(operands == std::vector<std::string>{"-"});
+    CHECK((r.view == "qk" && r.scale == 2.0f && r.width == 640 && r.height == 800 && r.theme == "dark" && r.lang == "en"));
+    CHECK(read_options(render_command(), {"--view", "pie"}, r, operands) ==
+          "attnviz render: --view: expected heatmap, lines, steps, model, explain or qk, got \"pie\"");
+    CHECK(read_options(render_command(), {"--scale", "5"}, r, operands) == "attnviz render: --scale: expected a number from 0.5 to 4, got \"5\"");
+}
+
+TEST_CASE("--help prints the rows; a bad option is one line") {
+    std::istringstream in;
+    std::ostringstream out, err;
+    CHECK(run_import({"--help"}, in, out, err) == 0);
+    CHECK(out.str() == help_text(import_command()));
+    std::ostringstream out2, err2;
+    CHECK(run_model({"--help"}, out2, err2) == 0);
+    CHECK(out2.str() == help_text(run_command()));
+    std::ostringstream out3, err3;
+    CHECK(run_model({"tiny-lm", "--top", "x"}, out3, err3) == kExitBadInput);
+    CHECK(err3.str() == "attnviz run: --top: expected a whole number from 0 to 100000, got \"x\"\n");
+}
+
+TEST_CASE("DESKTOP.md's option tables are the commands' rows") {
+    test::check_docs_table("DESKTOP.md", "cli-window", options_markdown(window_command()), "DESKTOP*");
+    test::check_docs_table("DESKTOP.md", "cli-import", options_markdown(import_command()), "DESKTOP*");
+    test::check_docs_table("DESKTOP.md", "cli-run", options_markdown(run_command()), "DESKTOP*");
+    test::check_docs_table("DESKTOP.md", "cli-render", options_markdown(render_command()), "DESKTOP*");
 }

@@ -5,6 +5,7 @@
 #include "import_state.hpp"
 #include "colormaps.hpp"
 #include "presets.hpp"
+#include "docs_table.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -586,45 +587,15 @@ TEST_CASE("set-view takes and get-state reports the parameters with a message ty
     CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, tiles, tile, qk, token, theme, size, lang, panels, compare, knockout, knockout_mode, hide, importance, generate, temperature, top_k, seed, step)");
 }
 
-namespace {
-
-// A page of docs/, whole (ATTN_TEST_DATA is tests/data).
-std::string docs_path(const char* page) { return std::string(ATTN_TEST_DATA) + "/../../docs/" + page; }
-
-std::string read_docs_page(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    REQUIRE_MESSAGE(in, "cannot open " << path);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-}  // namespace
-
 TEST_CASE("LINKS.md's parameter table is link_parameters_markdown()") {
-    const std::string path = docs_path("LINKS.md");
-    std::string page = read_docs_page(path);
-    const std::string begin = "<!-- link-parameters", end = "<!-- /link-parameters -->";
-    const size_t b = page.find(begin), e = page.find(end);
-    REQUIRE_MESSAGE(b != std::string::npos, "docs/LINKS.md has no " << begin << " marker");
-    REQUIRE(e != std::string::npos);
-    const size_t first = page.find("-->\n", b) + 4;
-    REQUIRE(first <= e);
-    const std::string table = "\n" + link_parameters_markdown() + "\n";  // blank lines: the comments are blocks of their own
     for (const LinkParam& p : link_parameters())
         for (const char* cell : {p.what, p.values, p.absent})
             CHECK(std::string(cell).find_first_of("|\n") == std::string::npos);  // one row, four cells
-    // ATTN_UPDATE_DOCS=1 build/attn_tests -tc="LINKS*" writes the table (native build).
-    if (const char* update = std::getenv("ATTN_UPDATE_DOCS"); update && std::string(update) == "1") {
-        page.replace(first, e - first, table);
-        std::ofstream(path, std::ios::binary) << page;
-        MESSAGE("wrote the parameter table to " << path);
-        return;
-    }
-    CHECK_MESSAGE(page.substr(first, e - first) == table,
-                  "docs/LINKS.md's link table is out of date: ATTN_UPDATE_DOCS=1 build/attn_tests -tc=\"LINKS*\" rewrites it");
+    test::check_docs_table("LINKS.md", "link-parameters", link_parameters_markdown(), "LINKS*");
 }
 
 TEST_CASE("EMBED.md's set-view message names the link parameters set-view takes") {
-    const std::string page = read_docs_page(docs_path("EMBED.md"));
+    const std::string page = test::read_docs_page(test::docs_path("EMBED.md"));
     const size_t set_view = page.find("| `{type: \"attnviz:set-view\"");
     REQUIRE_MESSAGE(set_view != std::string::npos, "docs/EMBED.md has no set-view row");
     const std::string row = page.substr(set_view, page.find('\n', set_view) - set_view);

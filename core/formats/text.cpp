@@ -1,4 +1,4 @@
-// text.cpp: the tokenizer, generated embeddings and sinusoidal positions (text.hpp).
+// text.cpp: the tokenizer, generated embeddings, sinusoidal positions and byte sizes (text.hpp).
 //
 // [SECTION] UTF-8 decoding
 // [SECTION] Character classes: range tables
@@ -46,6 +46,7 @@
 
 #include "text.hpp"
 
+#include <cstdio>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -560,6 +561,15 @@ Matrix sinusoidal_positions(int T, int d_model) {
         }
     }
     return pe;
+}
+
+std::string byte_size(double bytes) {
+    char s[32];
+    if (bytes < 1e3) std::snprintf(s, sizeof s, "%.0f B", bytes);
+    else if (bytes < 1e6) std::snprintf(s, sizeof s, "%.0f kB", bytes / 1e3);
+    else if (bytes < 1e9) std::snprintf(s, sizeof s, "%.1f MB", bytes / 1e6);
+    else std::snprintf(s, sizeof s, "%.1f GB", bytes / 1e9);
+    return s;
 }
 
 }  // namespace attn

@@ -1,4 +1,5 @@
-// text.hpp: UTF-8 decoding, tokens from text, and vectors for tokens that come without any.
+// text.hpp: UTF-8 decoding, tokens from text, vectors for tokens that come without any, and
+// byte sizes as people read them.
 #pragma once
 
 #include "attention.hpp"
@@ -25,6 +26,10 @@ void append_utf8(std::string& s, char32_t cp);
 // The offset of the first byte that is not well-formed UTF-8 (as decode_utf8 reads it), or
 // nullopt when the whole text is.
 std::optional<std::size_t> first_bad_utf8(std::string_view text);
+
+// A size in bytes as every message and panel writes it, in decimal units as the Hub and file
+// managers do: "512 B", "118 kB", "12.3 MB", "1.5 GB".
+std::string byte_size(double bytes);
 
 // Splits UTF-8 text into tokens as a reader of the seeds would:
 // - runs of Latin-script letters and digits (with their combining marks and inner

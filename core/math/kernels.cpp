@@ -127,6 +127,7 @@ struct Table {
     void (*matmul)(Context&, int, int, int, const float*, int, const float*, int, bool, const float*, float*, int);
     int nr;  // the products' panel width
     std::size_t (*packed_size)(int, int);
+    std::size_t (*scratch_floats)(int, int);
     int (*pack_step)(int);
     void (*pack_columns)(int, int, int, int, const std::uint8_t*, int, bool, float*);
     void (*pack_columns16)(int, int, int, int, const std::uint8_t*, int, bool, std::uint16_t*);
@@ -146,6 +147,7 @@ struct Table {
           ns::matmul,                                                                                         \
           ns::NR,                                                                                             \
           ns::packed_size,                                                                                    \
+          ns::scratch_floats,                                                                                 \
           ns::pack_step,                                                                                      \
           ns::pack_columns<float>,                                                                            \
           ns::pack_columns<std::uint16_t>,                                                                    \
@@ -282,6 +284,7 @@ void matmul(Context& ctx, int M, int N, int K, const float* A, int lda, const fl
 }
 
 std::size_t packed_size(Isa isa, int K, int N) { return table(isa).packed_size(K, N); }
+std::size_t scratch_floats(Isa isa, int T_k, int d_k) { return table(isa).scratch_floats(T_k, d_k); }
 
 PackedB pack(Isa isa, int K, int N, const float* B, int ldb, bool b_transposed, float* out) {
     pack_columns(isa, Precision::F32, K, N, 0, N, B, ldb, b_transposed, out);

@@ -140,6 +140,9 @@ struct PackedB {
     const void* data = nullptr;   // packed_size(isa, K, N) floats, or 16-bit numbers; the caller's
 };
 std::size_t packed_size(Isa isa, int K, int N);  // elements: K × N rounded up to NR columns
+// The most floats a Context of `isa` keeps in its scratch: products of any size, and heads of T_k
+// keys d_k wide (the blocks and panels of the kernels' own sizes).
+std::size_t scratch_floats(Isa isa, int T_k, int d_k);
 // Packs B (K×N, row stride ldb; or, when b_transposed, N×K given) into out.
 PackedB pack(Isa isa, int K, int N, const float* B, int ldb, bool b_transposed, float* out);
 // The same for a B of 16-bit numbers (BF16 or F16; std::invalid_argument for F32), as a

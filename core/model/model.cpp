@@ -1,5 +1,6 @@
 // model.cpp: see model.hpp.
 #include "model.hpp"
+#include "text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -15,13 +16,6 @@ namespace attn {
 // [SECTION] A loaded model -------------------------------------------------------------------
 
 namespace {
-
-std::string megabytes(double bytes) {
-    char s[32];
-    if (bytes < 1e6) std::snprintf(s, sizeof s, "%.0f kB", bytes / 1e3);
-    else std::snprintf(s, sizeof s, "%.0f MB", bytes / 1e6);
-    return s;
-}
 
 std::string millions(double n) {
     char s[32];
@@ -112,8 +106,8 @@ std::string LoadedModel::summary(int text_tokens) const {
     s += " · " + millions(static_cast<double>(model.parameters())) + " parameters";
     if (c.positions == Positions::Rotary) s += " · " + model.checkpoint_text();
     s += " · weights ";
-    s += megabytes(static_cast<double>(model.weight_bytes())) + " · activations ";
-    s += megabytes(static_cast<double>(model.activation_bytes(T))) + " at T = " + std::to_string(T);
+    s += byte_size(static_cast<double>(model.weight_bytes())) + " · activations ";
+    s += byte_size(static_cast<double>(model.activation_bytes(T))) + " at T = " + std::to_string(T);
     if (c.past_training(text_tokens)) s += " · past the " + std::to_string(c.max_positions) + " positions it was trained on";
     return s;
 }

@@ -15,6 +15,7 @@
 // [SECTION] Any block's whole pipeline, again
 // [SECTION] Generation with a KV cache
 #include "transformer.hpp"
+#include "text.hpp"
 
 #include "blocks.hpp"
 #include "family.hpp"
@@ -43,11 +44,7 @@ std::string Model::checkpoint_text() const {
         total += it->second;
         if (it->second > most->second) most = it;
     }
-    char size[32];
-    if (total >= 1e9) std::snprintf(size, sizeof size, "%.2f GB", total / 1e9);
-    else if (total >= 1e6) std::snprintf(size, sizeof size, "%.0f MB", total / 1e6);
-    else std::snprintf(size, sizeof size, "%.0f kB", total / 1e3);
-    return std::string(name(most->first)) + " " + size;
+    return std::string(name(most->first)) + " " + byte_size(static_cast<double>(total));
 }
 
 // Kept: per attention block its input (T_q×d) and n_heads maps (T_q×T_k). Working buffers at
@@ -71,7 +68,7 @@ std::size_t Model::activation_bytes(int T) const {
         floats += t * d;  // encoder output
     }
     floats += 2 * t * d + 4 * t * q + t * d_ff + t * d /* hidden */ + c.vocab_size;
-    floats += 24 * 8 * 256 + 2 * (t + 16) * (c.d_head() + 16);
+    floats += kernels::scratch_floats(kernels::best_isa(), T, c.d_head());
     return floats * sizeof(float);
 }
 

@@ -409,7 +409,6 @@ void Renderer::rasterize_lines(const LinesDraw& d, const float display[4], float
     glVertexAttribPointer(3, 1, GL_FLOAT, GL_FALSE, stride, reinterpret_cast<const void*>(base + offsetof(LineInstance, width)));
     glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, d.count);
     glBindVertexArray(0);
-    ++line_rasterizations_;
 }
 
 void Renderer::draw_lines(const LinesDraw& d, const ImDrawCmd* cmd) {

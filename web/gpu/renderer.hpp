@@ -82,7 +82,6 @@ public:
     // `version` names the content of `lines`: the same version means the same instances (the
     // lines view bumps it when it rebuilds them); 0 = unknown, rasterized every frame.
     void add_lines(ImDrawList* draw_list, const std::vector<LineInstance>& lines, std::uint64_t version);
-    int line_rasterizations() const { return line_rasterizations_; }  // since init (for tests)
     void upload_frame();  // after the UI is built, before ImGui_ImplOpenGL3_RenderDrawData
     // Mixes what this frame's callbacks will draw into `h` (with the draw lists' bytes, it tells
     // whether a frame would look like the last one: App::before_render).
@@ -104,7 +103,6 @@ private:
     std::uint64_t atlas_generation_ = 0;
     std::vector<LinesLayer> layers_;  // by the draw's index in the frame
     std::vector<std::uint64_t> uploaded_versions_;  // of the draws in lines_buffer_
-    int line_rasterizations_ = 0;
     void rasterize_lines(const LinesDraw& draw, const float display[4], float px);
     void free_layers();
     // A draw-list callback's user data: this renderer and the draw's tag. The n-th callback of

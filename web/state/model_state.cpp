@@ -1,5 +1,6 @@
 // model_state.cpp: see model_state.hpp.
 #include "model_state.hpp"
+#include "text.hpp"
 
 #include "app_state.hpp"
 #include "builtin.hpp"
@@ -57,12 +58,6 @@ struct ModelJob {
 };
 
 namespace {
-
-std::string gigabytes(double bytes) {
-    char s[32];
-    std::snprintf(s, sizeof s, "%.1f GB", bytes / 1e9);
-    return s;
-}
 
 template <class F>
 bool guarded(AppState& st, const std::string& name, F&& f) {
@@ -162,9 +157,9 @@ namespace {
 // Whether a model of these sizes fits in the page; if not, st.error says so.
 bool fits_in_page(AppState& st, const std::string& folder, double total_bytes, double weight_bytes, const char* after) {
     if (total_bytes + weight_bytes <= kBrowserModelBytes) return true;
-    st.error = folder + ": needs about " + gigabytes(total_bytes + weight_bytes) + " of memory (the weights " +
-               gigabytes(weight_bytes) + ", the other files " + gigabytes(total_bytes) + "); a browser page can give a model " +
-               gigabytes(kBrowserModelBytes) + after;
+    st.error = folder + ": needs about " + byte_size(static_cast<double>(total_bytes + weight_bytes)) + " of memory (the weights " +
+               byte_size(static_cast<double>(weight_bytes)) + ", the other files " + byte_size(static_cast<double>(total_bytes)) + "); a browser page can give a model " +
+               byte_size(static_cast<double>(kBrowserModelBytes)) + after;
     return false;
 }
 
@@ -223,7 +218,7 @@ std::uint8_t* model_file_buffer(AppState& st, const std::string& name, double si
 std::uint8_t* model_file_head(AppState& st, const std::string& name, double head_size, double file_size) {
     if (!st.model.reading || head_size > file_size) return nullptr;
     if (file_size > static_cast<double>(std::numeric_limits<std::size_t>::max())) {  // wasm32: offsets are 32-bit
-        st.error = st.model.reading->folder + "/" + name + ": " + gigabytes(file_size) + ": a file past 4 GB cannot be read in the page";
+        st.error = st.model.reading->folder + "/" + name + ": " + byte_size(static_cast<double>(file_size)) + ": a file past 4 GB cannot be read in the page";
         st.model.reading.reset();
         return nullptr;
     }

@@ -22,6 +22,7 @@
 // [SECTION] Progress and memory
 // [SECTION] Hover
 #include "view.hpp"
+#include "text.hpp"
 
 #include "colormaps.hpp"
 #include "display_map.hpp"
@@ -108,15 +109,6 @@ struct WidthCache {
     float size = 0.0f;
     LabelWidths widths;
 };
-
-std::string format_bytes(std::size_t n) {
-    char b[32];
-    const double x = static_cast<double>(n);
-    if (x >= 1e6) std::snprintf(b, sizeof b, x >= 1e7 ? "%.0f MB" : "%.1f MB", x / 1e6);
-    else if (x >= 1e3) std::snprintf(b, sizeof b, "%.0f KB", x / 1e3);
-    else std::snprintf(b, sizeof b, "%zu B", n);
-    return b;
-}
 
 // One cell of each head shown, recomputed in a long trace: cached while the mouse rests.
 struct CellTip {
@@ -317,8 +309,8 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         char head_text[48], line[160];
         if (cache.head >= 0 && cache.head < tr.heads) std::snprintf(head_text, sizeof head_text, attn::tr(st.lang, Str::HeadN), cache.head + 1);
         else std::snprintf(head_text, sizeof head_text, attn::tr(st.lang, Str::HeatMeanHeads), tr.heads);
-        std::snprintf(line, sizeof line, attn::tr(st.lang, Str::HeatMemory), T_q, T_k, head_text, format_bytes(display_bytes).c_str(),
-                      format_bytes(trace_mem).c_str());
+        std::snprintf(line, sizeof line, attn::tr(st.lang, Str::HeatMemory), T_q, T_k, head_text, byte_size(static_cast<double>(display_bytes)).c_str(),
+                      byte_size(static_cast<double>(trace_mem)).c_str());
         dl->AddText(small, ss, ImVec2(line_x, line_y), pal.text_muted, line, nullptr, std::max(std::min(max.x, layout.bar.x0) - 8.0f * s - line_x, 80.0f * s));  // wraps before the legend (a phone)
     }
     probe.level = level;

@@ -5,6 +5,7 @@
 // [SECTION] Experiments
 // [SECTION] Progress
 #include "live_panel.hpp"
+#include "text.hpp"
 
 #include "hub.hpp"
 #include "model_view.hpp"
@@ -27,12 +28,6 @@ void tooltip(const char* text) {
     ImGui::TextUnformatted(text);
     ImGui::PopTextWrapPos();
     ImGui::EndTooltip();
-}
-
-std::string megabytes(double bytes) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1048576.0);
-    return buf;
 }
 
 void draw_experiments(ViewContext& ctx);
@@ -108,7 +103,7 @@ void open_hub_control(ViewContext& ctx) {
         probe(st, ("hub.suggestion." + std::string(suggestion)).c_str());
         if (auto it = ms.hub_sizes.find(suggestion); it != ms.hub_sizes.end()) {
             ImGui::SameLine(size_x);
-            ImGui::TextDisabled("%s", it->second >= 0 ? megabytes(it->second).c_str() : "?");
+            ImGui::TextDisabled("%s", it->second >= 0 ? byte_size(it->second).c_str() : "?");
         }
     }
 
@@ -130,7 +125,7 @@ void open_hub_control(ViewContext& ctx) {
         if (ImGui::Selectable(label.c_str(), false, ImGuiSelectableFlags_DontClosePopups, ImVec2(size_at - ImGui::GetCursorPosX() - 8.0f * sc, 0.0f)))
             panels.hub_id = m.id;
         ImGui::SameLine(size_at);
-        ImGui::TextDisabled("%s", megabytes(m.bytes).c_str());
+        ImGui::TextDisabled("%s", byte_size(m.bytes).c_str());
         if (platform::kBrowser) {
             ImGui::SameLine();
             if (small_button(st, tr(st.lang, Str::HubRemove))) platform::remove_stored_hub(m.id.c_str(), m.commit.c_str());
@@ -459,15 +454,15 @@ void draw_live_progress(ViewContext& ctx) {
     if (ms.fetching) {  // desktop: a Hub id being fetched; the reader may stop it
         const ModelSession::Fetching& f = *ms.fetching;
         fraction = f.total > 0 ? static_cast<float>(f.done / f.total) : 0.0f;
-        std::snprintf(text, sizeof text, tr(st.lang, Str::LiveFetching), f.id.c_str(), f.file.c_str(), megabytes(f.file_done).c_str(),
-                      megabytes(f.file_size).c_str(), megabytes(f.done).c_str(), megabytes(f.total).c_str());
+        std::snprintf(text, sizeof text, tr(st.lang, Str::LiveFetching), f.id.c_str(), f.file.c_str(), byte_size(f.file_done).c_str(),
+                      byte_size(f.file_size).c_str(), byte_size(f.done).c_str(), byte_size(f.total).c_str());
         if (small_button(st, tr(st.lang, Str::CancelFetch))) st.model.fetching->cancel = true;
         probe(st, "model.cancel-fetch");
         ImGui::SameLine();
     } else if (ms.reading) {
         fraction = ms.reading->total > 0 ? static_cast<float>(static_cast<double>(ms.reading->done) / static_cast<double>(ms.reading->total)) : 0.0f;
         std::snprintf(text, sizeof text, tr(st.lang, Str::LiveReading), ms.reading->folder.c_str(),
-                      megabytes(static_cast<double>(ms.reading->done)).c_str(), megabytes(static_cast<double>(ms.reading->total)).c_str());
+                      byte_size(static_cast<double>(ms.reading->done)).c_str(), byte_size(static_cast<double>(ms.reading->total)).c_str());
     } else if (ms.loading) {
         fraction = ms.loading->progress();
         std::snprintf(text, sizeof text, tr(st.lang, Str::LiveLoading), ms.loading_name.c_str(), static_cast<int>(fraction * 100.0f));

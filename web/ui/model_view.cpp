@@ -7,6 +7,7 @@
 // [SECTION] Controls panel
 // [SECTION] Toolbar, progress and status
 #include "model_view.hpp"
+#include "text.hpp"
 #include "live_panel.hpp"
 
 #include "experts_layout.hpp"
@@ -160,13 +161,6 @@ bool toggle_numbers(AppState& st, const char* id, std::vector<bool>& on) {
     }
     ImGui::PopID();
     return changed;
-}
-
-std::string megabytes(long long bytes) {
-    char buf[32];
-    if (bytes < 1024 * 1024) std::snprintf(buf, sizeof buf, "%.0f kB", bytes / 1024.0);
-    else std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1048576.0);
-    return buf;
 }
 
 // The head scores of the stack the model view shows: a live model's (gpt2, bert), or nullptr.
@@ -606,11 +600,11 @@ void draw_import_progress(ViewContext& ctx) {
         std::snprintf(text, sizeof text, tr(st.lang, Str::Parsing), load->name.c_str());
     } else if (load->total > 0) {
         fraction = static_cast<float>(static_cast<double>(load->done) / static_cast<double>(load->total));
-        std::snprintf(text, sizeof text, tr(st.lang, Str::Reading), load->name.c_str(), megabytes(load->done).c_str(),
-                      megabytes(load->total).c_str());
+        std::snprintf(text, sizeof text, tr(st.lang, Str::Reading), load->name.c_str(), byte_size(static_cast<double>(load->done)).c_str(),
+                      byte_size(static_cast<double>(load->total)).c_str());
     } else {
         fraction = -1.0f * static_cast<float>(ImGui::GetTime());  // unknown size: ImGui's indeterminate bar
-        std::snprintf(text, sizeof text, tr(st.lang, Str::ReadingUnknown), load->name.c_str(), megabytes(load->done).c_str());
+        std::snprintf(text, sizeof text, tr(st.lang, Str::ReadingUnknown), load->name.c_str(), byte_size(static_cast<double>(load->done)).c_str());
     }
     ImGui::ProgressBar(fraction, ImVec2(-FLT_MIN, 0.0f), text);
     probe(st, "import.progress");
