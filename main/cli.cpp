@@ -250,7 +250,7 @@ nlohmann::json run_json(const LoadedModel& m, const RunInput& input, const RunRe
     nlohmann::json j;
     j["model"] = m.name;
     j["model_type"] = m.config().model_type;
-    const bool encdec = m.config().family == Family::Marian;
+    const bool encdec = m.config().encoder_decoder();
     if (encdec) {
         j["encoder_ids"] = input.source_ids;
         j["decoder_ids"] = input.ids;
@@ -433,7 +433,7 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         }
         if (progress_shown) err << "\n";
         const LoadedModel m = load_model(files, json);
-        const bool encdec = m.config().family == Family::Marian;
+        const bool encdec = m.config().encoder_decoder();
         if (encdec) {
             if (!source && !source_ids_arg) throw ModelError(path, "--source", "marian is an encoder-decoder model: give the source text (--source) or its ids (--source-ids)");
             if (source) input.source_ids = encode_text(m, *source);

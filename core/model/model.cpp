@@ -263,7 +263,7 @@ std::vector<std::string> tokens_of(const Tokenizer& t, const std::vector<int>& i
 }  // namespace
 
 ImportedAttention run_attention(const LoadedModel& m, const RunInput& input, const RunResult& run) {
-    const bool encdec = m.config().family == Family::Marian;
+    const bool encdec = m.config().encoder_decoder();
     const std::vector<std::string> source = tokens_of(m.tokenizer, encdec ? input.source_ids : input.ids);
     const std::vector<std::string> target = encdec ? tokens_of(m.decoder_tokenizer(), input.ids) : source;
     ImportedAttention out;
@@ -389,7 +389,7 @@ std::vector<int> parse_positions(std::string_view text, const std::string& field
 }
 
 void check_interventions(const LoadedModel& m, const RunInput& input, const std::string& field) {
-    const bool marian = m.config().family == Family::Marian;
+    const bool marian = m.config().encoder_decoder();
     const std::size_t n = marian ? input.source_ids.size() : input.ids.size();
     for (int j : input.edits.hidden)
         if (j < 0 || static_cast<std::size_t>(j) >= n)

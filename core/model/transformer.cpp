@@ -330,13 +330,13 @@ struct BlockEdits {
     Ablation ablation = Ablation::Zero;
 };
 
-// stack, layer: the block's; T_k: its keys; hides: whether `hidden` applies to its keys.
-BlockEdits block_edits(const Interventions& e, int stack, int layer, int heads, int T_k, bool hides) {
+// stack, layer: the block's; T_k: its keys (hidden ones only where hides_keys(stack)).
+BlockEdits block_edits(const Interventions& e, int stack, int layer, int heads, int T_k) {
     BlockEdits b;
     b.ablation = e.ablation;
     for (int h = 0; h < heads; ++h)
         if (e.knocked_out(stack, layer, h)) b.knocked.push_back(h);
-    if (hides && !e.hidden.empty()) {
+    if (hides_keys(stack) && !e.hidden.empty()) {
         b.keys.assign(static_cast<std::size_t>(T_k), 1);
         for (int j : e.hidden)
             if (j >= 0 && j < T_k) b.keys[static_cast<std::size_t>(j)] = 0;
@@ -673,7 +673,7 @@ namespace {
 enum class StepKind { Embed, SelfAttention, CrossAttention, FeedForward, Head };
 struct Step {
     StepKind kind;
-    int stack = 0;  // 0: the one stack, or marian's encoder; 1: marian's decoder
+    int stack = kFirstStack;  // or kDecoderStack (marian's decoder: its self and cross attention)
     int layer = 0;
 };
 
@@ -705,20 +705,20 @@ Forward::Forward(const Model& model, RunInput input) : state_(std::make_unique<S
     }
     if (c.experts.n > 0) s.out.experts.resize(static_cast<std::size_t>(c.n_layers));
     const bool marian = c.encoder_decoder();
-    s.steps.push_back({StepKind::Embed, 0, 0});
+    s.steps.push_back({StepKind::Embed, kFirstStack, 0});
     for (int i = 0; i < c.n_layers; ++i) {
-        s.steps.push_back({StepKind::SelfAttention, 0, i});
-        s.steps.push_back({StepKind::FeedForward, 0, i});
+        s.steps.push_back({StepKind::SelfAttention, kFirstStack, i});
+        s.steps.push_back({StepKind::FeedForward, kFirstStack, i});
     }
     if (marian) {
-        s.steps.push_back({StepKind::Embed, 1, 0});
+        s.steps.push_back({StepKind::Embed, kDecoderStack, 0});
         for (int i = 0; i < c.decoder_layers; ++i) {
-            s.steps.push_back({StepKind::SelfAttention, 1, i});
-            s.steps.push_back({StepKind::CrossAttention, 1, i});
-            s.steps.push_back({StepKind::FeedForward, 1, i});
+            s.steps.push_back({StepKind::SelfAttention, kDecoderStack, i});
+            s.steps.push_back({StepKind::CrossAttention, kDecoderStack, i});
+            s.steps.push_back({StepKind::FeedForward, kDecoderStack, i});
         }
     }
-    s.steps.push_back({StepKind::Head, marian ? 1 : 0, 0});
+    s.steps.push_back({StepKind::Head, marian ? kDecoderStack : kFirstStack, 0});
 }
 
 Forward::~Forward() = default;
@@ -732,41 +732,40 @@ void Forward::step(kernels::Context& ctx) {
     const ModelConfig& c = s.model.config;
     const ModelWeights& w = *s.model.weights;
     const bool marian = c.encoder_decoder();
-    const LayerWeights& l = st.stack == 0 ? w.layers[st.layer] : w.decoder_layers[st.layer];
+    const LayerWeights& l = st.stack == kFirstStack ? w.layers[st.layer] : w.decoder_layers[st.layer];
     switch (st.kind) {
         case StepKind::Embed:
-            if (st.stack == 1) s.out.encoder_output = std::move(s.x);  // marian: the encoder is done
-            s.x = embeddings(s.model, marian && st.stack == 0 ? s.input.source_ids : s.input.ids, st.stack == 1);
+            if (st.stack == kDecoderStack) s.out.encoder_output = std::move(s.x);  // marian: the encoder is done
+            s.x = embeddings(s.model, marian && st.stack == kFirstStack ? s.input.source_ids : s.input.ids, st.stack == kDecoderStack);
             return;
         case StepKind::SelfAttention: {
             // The block's input is what its Q projection reads (after the norm before it, if any).
-            // Hidden tokens: the keys of the one stack's and marian's encoder's self-attention.
             StackRun& run = s.out.stacks[st.stack];
             BlockRun& b = run.layers[st.layer];
             const BlockSpec spec = block_spec(c, l.self, s.shapes[st.stack], st.layer);
             residual(c, s.x, l.norm_1, l.post_attention, [&](const Matrix& in) {
                 b.x = in;
-                const BlockEdits e = block_edits(s.input.edits, st.stack, st.layer, run.heads, static_cast<int>(in.rows()), st.stack == 0);
+                const BlockEdits e = block_edits(s.input.edits, st.stack, st.layer, run.heads, static_cast<int>(in.rows()));
                 return attention_block(ctx, l.self, spec, b.x, b.x, e, b.weights, nullptr);
             }, s.shared);
             return;
         }
         case StepKind::CrossAttention: {
             // marian decoder: x = LN(x + attn(q from x, k and v from the encoder's output))
-            StackRun& run = s.out.stacks[2];
+            StackRun& run = s.out.stacks[kCrossStack];
             BlockRun& b = run.layers[st.layer];
             const Matrix& source = s.out.encoder_output;
-            const BlockSpec spec = block_spec(c, l.cross, s.shapes[2], st.layer);
+            const BlockSpec spec = block_spec(c, l.cross, s.shapes[kCrossStack], st.layer);
             residual(c, s.x, l.norm_3, {}, [&](const Matrix& in) {
                 b.x = in;
-                const BlockEdits e = block_edits(s.input.edits, 2, st.layer, run.heads, static_cast<int>(source.rows()), true);
+                const BlockEdits e = block_edits(s.input.edits, kCrossStack, st.layer, run.heads, static_cast<int>(source.rows()));
                 return attention_block(ctx, l.cross, spec, b.x, source, e, b.weights, nullptr);
             }, s.shared);
             return;
         }
         case StepKind::FeedForward:
         {
-            Routing* routing = st.stack == 0 && c.has_experts(st.layer) ? &s.out.experts[static_cast<std::size_t>(st.layer)] : nullptr;
+            Routing* routing = st.stack == kFirstStack && c.has_experts(st.layer) ? &s.out.experts[static_cast<std::size_t>(st.layer)] : nullptr;
             residual(c, s.x, l.norm_2, l.post_ff, [&](const Matrix& in) { return feed_forward(ctx, c, l, in, routing); }, s.shared);
             return;
         }
@@ -812,7 +811,7 @@ BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResul
         throw ModelError("", "block", "no stack " + std::to_string(stack) + " layer " + std::to_string(layer) + " in this run");
     const StackRun& s = run.stacks[stack];
     const ModelWeights& w = *model.weights;
-    const LayerWeights& l = stack == 0 ? w.layers[layer] : w.decoder_layers[layer];
+    const LayerWeights& l = stack == kFirstStack ? w.layers[layer] : w.decoder_layers[layer];
     const AttentionWeights& a = s.cross ? l.cross : l.self;
     const BlockSpec spec = block_spec(model.config, a, stack_shapes(model.config)[stack], layer);
     BlockTrace t;
@@ -824,7 +823,7 @@ BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResul
     t.options.mask.causal = s.causal;
     const Matrix& x = s.layers[layer].x;
     const Matrix& x_kv = s.cross ? run.encoder_output : x;
-    const BlockEdits e = block_edits(run.edits, stack, layer, s.heads, static_cast<int>(x_kv.rows()), stack == 0 || s.cross);
+    const BlockEdits e = block_edits(run.edits, stack, layer, s.heads, static_cast<int>(x_kv.rows()));
     t.options.mask.key_padding = e.keys;
     if (spec.window > 0) t.options.mask.allowed = block_mask(spec, static_cast<int>(x.rows()), static_cast<int>(x_kv.rows()), 0, {});
     t.d_head = spec.d_head, t.kv_heads = spec.n_kv_heads, t.group = spec.group();
@@ -972,20 +971,20 @@ std::vector<float> Decoder::feed(kernels::Context& ctx, int id) {
     }
     const std::vector<LayerWeights>& layers = marian ? w.decoder_layers : w.layers;
     const std::vector<StackShape> shapes = stack_shapes(c);
-    const int self_stack = marian ? 1 : 0;  // the stacks as the forward numbers them: marian decoder self 1, cross 2
+    const int self_stack = marian ? kDecoderStack : kFirstStack;
     const int heads = shapes[self_stack].heads;
     const int T_src = static_cast<int>(s.encoder_output.rows());
     Matrix shared;  // parallel blocks: the layer's norm(x)
     for (std::size_t i = 0; i < layers.size(); ++i) {
         const LayerWeights& l = layers[i];
         const int layer = static_cast<int>(i);
-        const BlockEdits self = block_edits(s.edits, self_stack, layer, heads, s.n + 1, !marian);
+        const BlockEdits self = block_edits(s.edits, self_stack, layer, heads, s.n + 1);
         const BlockSpec spec = block_spec(c, l.self, shapes[self_stack], layer);
         residual(c, x, l.norm_1, l.post_attention,
                  [&](const Matrix& in) { return cached_self_attention(ctx, l.self, spec, in, self, s.rope_length, s.k[i], s.v[i]); },
                  shared);
         if (marian) {
-            const BlockEdits cross = block_edits(s.edits, 2, layer, heads, T_src, true);
+            const BlockEdits cross = block_edits(s.edits, kCrossStack, layer, heads, T_src);
             const BlockSpec cross_spec = block_spec(c, l.cross, shapes[2], layer);
             residual(c, x, l.norm_3, {}, [&](const Matrix& in) {
                 return cached_cross_attention(ctx, l.cross, cross_spec, in, cross, s.cross_k[i], s.cross_v[i]);

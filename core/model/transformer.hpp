@@ -108,8 +108,14 @@ struct StackShape {
 };
 std::vector<StackShape> stack_shapes(const ModelConfig& config);
 
-// A head, counted from 0. stack: as in RunResult::stacks (gpt2, bert: 0; marian: 0 encoder
-// self, 1 decoder self, 2 cross).
+// The stacks of RunResult::stacks, by index: the one stack (gpt2, bert, the Llama-like) or
+// Marian's encoder self attention; Marian's decoder self attention; its cross attention.
+enum StackIndex : int { kFirstStack = 0, kDecoderStack = 1, kCrossStack = 2 };
+// Whether Interventions::hidden tokens are keys of that stack: every stack's but Marian's decoder
+// self attention (its keys are the target's tokens; the others' are the text's or the source's).
+constexpr bool hides_keys(int stack) { return stack != kDecoderStack; }
+
+// A head, counted from 0. stack: a StackIndex.
 struct HeadRef {
     int stack = 0, layer = 0, head = 0;
     friend bool operator==(const HeadRef&, const HeadRef&) = default;

@@ -536,7 +536,7 @@ constexpr LinkParam kParams[] = {
      },
      .format = [](const LinkState& l) { return l.model_source; },
      .from_app = [](LinkState& l, const AppState& st) {
-         if (st.model.active() && st.model.model->config().family == Family::Marian) l.model_source = st.model.source;
+         if (st.model.active() && st.model.model->config().encoder_decoder()) l.model_source = st.model.source;
      },
      .to_app = [](AppState& st, const LinkState& l) {
          if (l.model_source.empty() || st.model.source == l.model_source) return;

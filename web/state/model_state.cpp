@@ -379,7 +379,7 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
         Interventions& edits = job->input.edits;
         edits.knockout = parse_heads(m, ms.experiment.knockout, "knockout");
         edits.ablation = ms.experiment.ablation;
-        const bool marian = m.config().family == Family::Marian;
+        const bool marian = m.config().encoder_decoder();
         if (!marian) {
             job->input.ids = encode_text(m, ms.text);
         } else {

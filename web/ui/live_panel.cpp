@@ -215,7 +215,7 @@ void draw_live_controls(ViewContext& ctx) {
         ImGui::EndDisabled();
         probe(st, id);
     };
-    if (m.config().family == Family::Marian) {
+    if (m.config().encoder_decoder()) {
         text_box(Str::LiveSource, "model.source", &ms.source, true);
         hideable_chips(0);
         // What the decoder wrote, as text: its tokens after the start, without </s>.
