@@ -345,25 +345,6 @@ StepsItems flash_items(const FlashLayout& L, const FlashInput& in, const std::ve
         h.kind = Item::Hatch, h.role = ItemRole::NumberMasked, h.box = box;
         items.push_back(h);
     };
-    // A number in a cell: coloured, or "−∞" on the background.
-    auto number_cell = [&](Box cell, float v, float lo, float hi, float width, bool scientific) {
-        std::string str = format_number(v);
-        if (scientific) {
-            char e[32];
-            std::snprintf(e, sizeof e, "%.1e", static_cast<double>(v));
-            str = v == 0.0f ? "0" : e;
-        }
-        if (m.width(str, FontRole::Small) > width - 4.0f * s) str = format_number(v, 1);
-        const float w = m.width(str, FontRole::Small);
-        Color ink = pal.masked_text;
-        if (std::isfinite(v)) {
-            const auto rgb = colour(v, lo, hi);
-            items.push_back(rect_item(ItemRole::Other, cell, Color{rgb[0], rgb[1], rgb[2], 1.0f}));
-            ink = ink_on_color(rgb);
-        }
-        items.push_back(text_item(ItemRole::Number, (cell.x0 + cell.x1 - w) * 0.5f, cell.y0 + 3.0f * s, FontRole::Small, ink, str, w,
-                                  Item::Center));
-    };
     Color outline = pal.outline;
     outline.a = 235.0f / 255.0f;
 
@@ -495,14 +476,11 @@ StepsItems flash_items(const FlashLayout& L, const FlashInput& in, const std::ve
                 const Box cell{box.grid_x + k * L.cell_w, box.grid_y + r * L.cell_h, box.grid_x + (k + 1) * L.cell_w,
                                box.grid_y + (r + 1) * L.cell_h};
                 if (b.hatch_inf && b.masked.size() != 0 && b.masked(r, k)) {
-                    hatch(cell);
-                    const std::string str = format_number(b.values(r, k));
-                    const float w = m.width(str, FontRole::Small);
-                    items.push_back(text_item(ItemRole::NumberMasked, (cell.x0 + cell.x1 - w) * 0.5f, cell.y0 + 3.0f * s, FontRole::Small,
-                                              pal.masked_text, str, w, Item::Center));
+                    const float v = b.values(r, k);
+                    masked_cell_items(items, cell, &v, m, pal, s);
                     continue;
                 }
-                number_cell(cell, b.values(r, k), b.lo, b.hi, L.cell_w, b.scientific);
+                number_cell_items(items, cell, b.values(r, k), map, b.lo, b.hi, b.scientific, m, pal, s);
             }
         items.push_back(outline_item(ItemRole::Other, {box.grid_x, box.grid_y, box.grid_x + L.cell_w * box.cols, box.grid_y + L.cell_h * box.rows},
                                      pal.grid, 1.0f));

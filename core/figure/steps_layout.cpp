@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace attn {
 
@@ -106,6 +107,37 @@ std::vector<StepMark> steps_marks(const Trace& tr, StepKind k, int row, int col)
     return marks;
 }
 
+void number_cell_items(std::vector<Item>& items, Box cell, float v, const Colormap& map, float lo, float hi, bool scientific,
+                       const TextMeasure& m, const FigurePalette& pal, float s) {
+    std::string str = format_number(v);
+    if (scientific) {
+        char e[32];
+        std::snprintf(e, sizeof e, "%.1e", static_cast<double>(v));
+        str = v == 0.0f ? "0" : e;
+    }
+    if (m.width(str, FontRole::Small) > cell.w() - 4.0f * s) str = format_number(v, 1);
+    const float w = m.width(str, FontRole::Small);
+    Color ink = pal.masked_text;
+    if (std::isfinite(v)) {
+        const float span = hi - lo;
+        const auto rgb = colormap_sample(map, span > 0.0f ? std::clamp((v - lo) / span, 0.0f, 1.0f) : 0.5f);
+        items.push_back(rect_item(ItemRole::Other, cell, Color{rgb[0], rgb[1], rgb[2], 1.0f}));
+        ink = ink_on_color(rgb);
+    }
+    items.push_back(text_item(ItemRole::Number, (cell.x0 + cell.x1 - w) * 0.5f, cell.y0 + 3.0f * s, FontRole::Small, ink, str, w, Item::Center));
+}
+
+void masked_cell_items(std::vector<Item>& items, Box cell, const float* v, const TextMeasure& m, const FigurePalette& pal, float s) {
+    Item hatch;
+    hatch.kind = Item::Hatch, hatch.role = ItemRole::NumberMasked, hatch.box = cell;
+    items.push_back(hatch);
+    if (!v) return;
+    const std::string t = format_number(*v);
+    const float w = m.width(t, FontRole::Small);
+    items.push_back(text_item(ItemRole::NumberMasked, (cell.x0 + cell.x1 - w) * 0.5f, cell.y0 + 3.0f * s, FontRole::Small, pal.masked_text, t, w,
+                              Item::Center));
+}
+
 StepsItems steps_items(const StepsLayout& L, const StepsInput& in, const StepsLayout::Hit& hover, const TextMeasure& m) {
     StepsItems out;
     std::vector<Item>& items = out.items;
@@ -131,7 +163,6 @@ StepsItems steps_items(const StepsLayout& L, const StepsInput& in, const StepsLa
                                       FontRole::Body, pal.text_muted, "\xe2\x86\x92", m.width("\xe2\x86\x92", FontRole::Body)));
 
         const auto [lo, hi] = (*in.ranges)[i];
-        const float span = hi - lo;
         const bool masks = step.kind == StepKind::Masked || step.kind == StepKind::Weights;
         const auto& row_tokens = step_rows_are_keys(step.kind) ? tr.keys : tr.queries;
         for (int r = 0; r < b.rows; ++r)
@@ -151,24 +182,10 @@ StepsItems steps_items(const StepsLayout& L, const StepsInput& in, const StepsLa
                 const Box cell{b.grid_x + c * cell_w, b.grid_y + r * cell_h, b.grid_x + c * cell_w + cell_w, b.grid_y + r * cell_h + cell_h};
                 const float v = step.values(r, c);
                 if (masks && !tr.allowed(r, c)) {
-                    Item hatch;
-                    hatch.kind = Item::Hatch, hatch.role = ItemRole::NumberMasked, hatch.box = cell;
-                    items.push_back(hatch);
-                    if (step.kind == StepKind::Masked) {
-                        const std::string t = format_number(v);
-                        const float w = m.width(t, FontRole::Small);
-                        items.push_back(text_item(ItemRole::NumberMasked, (cell.x0 + cell.x1 - w) * 0.5f, cell.y0 + 3.0f * s,
-                                                  FontRole::Small, pal.masked_text, t, w, Item::Center));
-                    }
+                    masked_cell_items(items, cell, step.kind == StepKind::Masked ? &v : nullptr, m, pal, s);
                     continue;
                 }
-                const auto rgb = colormap_sample(map, span > 0.0f ? (v - lo) / span : 0.5f);
-                items.push_back(rect_item(ItemRole::Other, cell, Color{rgb[0], rgb[1], rgb[2], 1.0f}));
-                std::string t = format_number(v);
-                if (m.width(t, FontRole::Small) > cell_w - 4.0f * s) t = format_number(v, 1);
-                const float w = m.width(t, FontRole::Small);
-                items.push_back(text_item(ItemRole::Number, (cell.x0 + cell.x1 - w) * 0.5f, cell.y0 + 3.0f * s, FontRole::Small,
-                                          ink_on_color(rgb), t, w, Item::Center));
+                number_cell_items(items, cell, v, map, lo, hi, false, m, pal, s);
             }
         // Thin grid lines between cells.
         items.push_back(outline_item(ItemRole::Other, {b.grid_x, b.grid_y, b.grid_x + cell_w * b.cols, b.grid_y + cell_h * b.rows}, pal.grid, 1.0f));

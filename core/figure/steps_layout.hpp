@@ -131,6 +131,16 @@ struct StepsItems {
     std::vector<Item> items;
     std::vector<Box> clips;
 };
+// One number's cell of the Steps view and of its tiles: the cell coloured by `map` over [lo, hi] and
+// the number centred on it in ink that reads there, with one decimal when the usual form is
+// wider than the cell; a number that is not finite (−∞: a masked score) on the background.
+// `scientific`: %.1e (0 as "0"), for ℓ and such that span decades.
+struct Colormap;
+struct FigurePalette;
+void number_cell_items(std::vector<Item>& items, Box cell, float v, const Colormap& map, float lo, float hi, bool scientific,
+                       const TextMeasure& m, const FigurePalette& pal, float s);
+// A masked cell: hatched, with its number (a masked score's −∞) in the masked ink when `v` is given.
+void masked_cell_items(std::vector<Item>& items, Box cell, const float* v, const TextMeasure& m, const FigurePalette& pal, float s);
 StepsItems steps_items(const StepsLayout& layout, const StepsInput& input, const StepsLayout::Hit& hover,
                        const TextMeasure& measure);
 

@@ -2,6 +2,7 @@
 // second text (ModelSession::compare), side by side, and their difference on a diverging
 // colormap centred on 0 (core/figure/explain_layout.hpp lays the three out).
 #include "view.hpp"
+#include "controls.hpp"
 
 #include "explain_layout.hpp"
 #include "import_state.hpp"
@@ -77,6 +78,16 @@ void CompareView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         ImGui::SetTooltip("%s \xe2\x86\x92 %s  %+.3f", token_label(display_token(tokens.queries[static_cast<size_t>(hit.query)])),
                           token_label(display_token(tokens.keys[static_cast<size_t>(hit.key)])), static_cast<double>(m(hit.query, hit.key)));
     });
+}
+
+// [SECTION] Toolbar -----------------------------------------------------------------------------
+
+// The colours.
+void CompareView::toolbar(ViewContext& ctx) {
+    const float s = ctx.scale;
+    same_line_if_fits(110.0f * s);
+    ImGui::SetNextItemWidth(110.0f * s);
+    colormap_combo(ctx);
 }
 
 }  // namespace attn

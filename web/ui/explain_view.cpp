@@ -2,6 +2,7 @@
 // read three ways, side by side in one colour scale, with captions; the hover's tooltip gives
 // the three numbers of the cell under the mouse.
 #include "view.hpp"
+#include "controls.hpp"
 
 #include "panels.hpp"
 #include "explain_layout.hpp"
@@ -122,6 +123,20 @@ void draw_panels(ViewContext& ctx, ExplainInput& in, ImVec2 min, ImVec2 max, con
     hover(layout);
     if (st.touch) drag_scroll(ctx.panels.drag_scrolling, ctx.scale, true);
     ImGui::EndChild();
+}
+
+// [SECTION] Toolbar -----------------------------------------------------------------------------
+
+// A scene's head here (a layered figure's in the panel's choice of map), and the colours.
+void ExplainView::toolbar(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const float s = ctx.scale;
+    const Trace& tr = st.figure.trace();
+    const bool layers = st.figure.has(Detail::Layers);
+    if (!layers) head_buttons(st, tr.heads, "explain");
+    same_line_if_fits(110.0f * s);
+    ImGui::SetNextItemWidth(110.0f * s);
+    colormap_combo(ctx);
 }
 
 }  // namespace attn

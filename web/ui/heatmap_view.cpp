@@ -22,6 +22,7 @@
 // [SECTION] Progress and memory
 // [SECTION] Hover
 #include "view.hpp"
+#include "controls.hpp"
 #include "text.hpp"
 
 #include "colormaps.hpp"
@@ -190,7 +191,7 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         if (ImGui::IsItemActivated()) o.dragging = true;
         if (!ImGui::IsItemActive()) o.dragging = false;
         // A tap or click that did not pan pins the cell, or lets it go (its values stay shown).
-        if (ImGui::IsItemDeactivated() && io.MouseDragMaxDistanceSqr[0] < 36.0f * s * s) {
+        if (ImGui::IsItemDeactivated() && tap(s)) {
             const int q = layout.query_at(io.MousePos.y), k = layout.key_at(io.MousePos.x);
             const bool same = st.pinned_q == q && st.pinned_k == k;
             st.pinned_q = same ? -1 : q, st.pinned_k = same ? -1 : k;
@@ -372,6 +373,58 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
             else if (truth.kind == AttentionKind::Masked) ImGui::TextDisabled("%s", attn::tr(st.lang, Str::TipLaterKeys));
         }
         ImGui::EndTooltip();
+    }
+}
+
+// [SECTION] Toolbar -----------------------------------------------------------------------------
+
+// The head (or their mean), weights or scores, the colours, numbers, the log scale, the sink.
+void HeatmapView::toolbar(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const float s = ctx.scale;
+    const Trace& tr = st.figure.trace();
+    const bool layers = st.figure.has(Detail::Layers);
+    if (tr.heads > 1 || !layers) {  // an aggregate or rollout of a model's layers is one map
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(attn::tr(st.lang, Str::Head));
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(110.0f * s);
+        char current[32];
+        if (st.heatmap.head < 0) std::snprintf(current, sizeof current, "%s", attn::tr(st.lang, Str::Mean));
+        else std::snprintf(current, sizeof current, attn::tr(st.lang, Str::HeadOf), st.heatmap.head + 1, tr.heads);
+        if (ImGui::BeginCombo("##head", current)) {
+            if (tr.heads > 1 && ImGui::Selectable(attn::tr(st.lang, Str::Mean), st.heatmap.head < 0)) st.heatmap.head = -1;
+            for (int h = 0; h < tr.heads; ++h) {
+                char label[32];
+                std::snprintf(label, sizeof label, attn::tr(st.lang, Str::HeadOf), h + 1, tr.heads);
+                if (ImGui::Selectable(label, h == st.heatmap.head)) st.heatmap.head = h;
+            }
+            ImGui::EndCombo();
+        }
+        probe(st, "heatmap.head");
+        if (layers && st.imported.show == ImportShow::Head && st.heatmap.head >= 0) st.imported.import_head = st.heatmap.head;
+    }
+    if (st.figure.has(Detail::Scores)) {
+        same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::Show)).x + 160.0f * s);
+        ImGui::TextUnformatted(attn::tr(st.lang, Str::Show));
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(150.0f * s);
+        int values = static_cast<int>(st.heatmap.values);
+        const char* value_names[] = {attn::tr(st.lang, Str::ValuesWeights), attn::tr(st.lang, Str::ValuesScores)};
+        if (ImGui::Combo("##values", &values, value_names, 2)) st.heatmap.values = static_cast<HeatValues>(values);
+        probe(st, "values");
+    }
+    same_line_if_fits(110.0f * s);
+    ImGui::SetNextItemWidth(110.0f * s);
+    colormap_combo(ctx);
+    same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(attn::tr(st.lang, Str::Numbers)).x + 8.0f * s);
+    ImGui::Checkbox((std::string(attn::tr(st.lang, Str::Numbers)) + "###numbers").c_str(), &st.heatmap.show_numbers);
+    if (st.heatmap.values == HeatValues::Weights) {  // scores can be negative: linear only
+        same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(attn::tr(st.lang, Str::LogScale)).x + 8.0f * s);
+        ImGui::Checkbox((std::string(attn::tr(st.lang, Str::LogScale)) + "###log").c_str(), &st.heatmap.log_scale);
+        probe(st, "log");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", attn::tr(st.lang, Str::LogScaleTip));
+        sink_checkbox(ctx);
     }
 }
 

@@ -8,6 +8,7 @@
 // [SECTION] Cache
 // [SECTION] Draw
 #include "view.hpp"
+#include "controls.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -167,6 +168,73 @@ void LinesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         const Box& r = items.key_rects[static_cast<size_t>(k)];
         st.key_rects[k] = {r.x0, r.y0, r.w(), r.h()};
     }
+}
+
+// [SECTION] Toolbar -----------------------------------------------------------------------------
+
+// Heads (each in its colour, a click hides it), the threshold, top-k per query, the sink.
+void LinesView::toolbar(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const float s = ctx.scale;
+    const Trace& tr = st.figure.trace();
+    // Heads legend: the colour of each head, click to toggle.
+    for (int h = 0; h < tr.heads && h < static_cast<int>(st.lines.head_visible.size()); ++h) {
+        ImGui::PushID(h);
+        ImVec4 c = head_color(st.theme, h);
+        bool on = st.lines.head_visible[h];
+        ImGui::PushStyleColor(ImGuiCol_CheckMark, ImVec4(1, 1, 1, 1));
+        ImGui::PushStyleColor(ImGuiCol_FrameBg, on ? c : ImVec4(c.x, c.y, c.z, 0.25f));
+        ImGui::PushStyleColor(ImGuiCol_FrameBgHovered, ImVec4(c.x, c.y, c.z, 0.8f));
+        char label[24];
+        std::snprintf(label, sizeof label, attn::tr(st.lang, Str::HeadN), h + 1);
+        if (h > 0) same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(label).x + 8.0f * s);
+        if (ImGui::Checkbox(label, &on)) st.lines.head_visible[h] = on;
+        ImGui::PopStyleColor(3);
+        std::snprintf(label, sizeof label, "head.%d", h + 1);
+        probe(st, label);
+        ImGui::PopID();
+    }
+    same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::HideBelow)).x + 120.0f * s);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(attn::tr(st.lang, Str::HideBelow));
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(110.0f * s);
+    ImGui::SliderFloat("##threshold", &st.lines.threshold, 0.0f, 1.0f, "%.2f");
+    probe(st, "threshold");
+    same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::TopK)).x + 120.0f * s);
+    ImGui::TextUnformatted(attn::tr(st.lang, Str::TopK));
+    ImGui::SameLine();
+    // 0 = auto: every line up to kTopAllUpTo keys, kLinesAutoTopK per query past it.
+    char auto_k[48], auto_n[16], value[48];
+    std::snprintf(auto_n, sizeof auto_n, "%d", lines_auto_top_k(tr));
+    std::snprintf(auto_k, sizeof auto_k, attn::tr(st.lang, Str::TopKAuto),
+                  lines_auto_top_k(tr) >= tr.T_k() ? attn::tr(st.lang, Str::All) : auto_n);
+    const int k_max = lines_top_k_max(tr);
+    st.lines.top_k = std::clamp(st.lines.top_k, 0, k_max);
+    std::snprintf(value, sizeof value, "%d", st.lines.top_k);
+    const char* shown = st.lines.top_k == 0 ? auto_k : value;
+    // With few keys an integer slider's grab is wide (a step of the track each) and would
+    // cover its centred text: the value is written beside the grab instead, on the wider
+    // side, and the slider is wide enough for it there.
+    const float pad = ImGui::GetStyle().FramePadding.x, text_w = ImGui::CalcTextSize(auto_k).x;
+    const float steps = static_cast<float>(k_max + 1);
+    const float slider_w = std::max(110.0f * s, (text_w + 2.0f * pad + 4.0f) * steps / std::max(steps - 1.0f, 1.0f));
+    ImGui::SetNextItemWidth(std::min(slider_w, 260.0f * s));
+    ImGui::SliderInt("##topk", &st.lines.top_k, 0, k_max, "", ImGuiSliderFlags_AlwaysClamp);
+    {
+        const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+        // ImGui's grab (SliderBehaviorT): a track 2 px in from each side, a step of it wide.
+        const float track = b.x - a.x - 4.0f;
+        const float grab = std::max(track / steps, ImGui::GetStyle().GrabMinSize);
+        const float g0 = a.x + 2.0f + (track - grab) * static_cast<float>(st.lines.top_k) / static_cast<float>(std::max(k_max, 1));
+        const float left = g0 - a.x, right = b.x - (g0 + grab);
+        const float w = ImGui::CalcTextSize(shown).x;
+        const float x = right >= left ? g0 + grab + (right - w) * 0.5f : a.x + (left - w) * 0.5f;
+        ImGui::GetWindowDrawList()->AddText(ImVec2(std::max(x, a.x + 2.0f), (a.y + b.y - ImGui::GetFontSize()) * 0.5f),
+                                            ImGui::GetColorU32(ImGuiCol_Text), shown);
+    }
+    probe(st, "topk");
+    sink_checkbox(ctx);
 }
 
 }  // namespace attn

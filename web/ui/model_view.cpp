@@ -7,6 +7,7 @@
 // [SECTION] Controls panel
 // [SECTION] Toolbar, progress and status
 #include "model_view.hpp"
+#include "controls.hpp"
 #include "text.hpp"
 #include "live_panel.hpp"
 
@@ -570,7 +571,8 @@ void draw_import_controls(ViewContext& ctx) {
 
 // [SECTION] Toolbar, progress and status -----------------------------------------------------
 
-void draw_model_toolbar(ViewContext& ctx) {
+// The stack switch and the colours (View::toolbar).
+void ModelView::toolbar(ViewContext& ctx) {
     AppState& st = ctx.state;
     const float sc = ctx.scale;
     ImportView& im = st.imported;

@@ -25,8 +25,6 @@ struct OpenControl {
 void open_control(ViewContext& ctx, const OpenControl& control);
 // The "Open model attention…" control (an import file).
 void open_model_control(ViewContext& ctx);
-// Toolbar of the model view (stack switch, colormap).
-void draw_model_toolbar(ViewContext& ctx);
 // A progress bar while a file is read or parsed; nothing otherwise.
 void draw_import_progress(ViewContext& ctx);
 // What the figure shows, in words: "layer 2, head 3", "mean of 12 heads × 4 layers", ….

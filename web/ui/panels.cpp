@@ -7,6 +7,7 @@
 #include "panels.hpp"
 
 #include "colormaps.hpp"
+#include "controls.hpp"
 #include "link_panel.hpp"
 #include "live_panel.hpp"
 #include "display_menu.hpp"
@@ -39,98 +40,12 @@ void probe(AppState& st, const char* name) {
     st.probe[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
 }
 
-// How QKᵀ is scaled; recomputes the figure. Shared by the controls panel and the Steps view.
-bool scale_combo(AppState& st) {
-    const char* scale_names[] = {tr(st.lang, Str::ScaleInvSqrtDk), tr(st.lang, Str::ScaleNone), tr(st.lang, Str::ScaleTemperature)};
-    int scale_mode = static_cast<int>(st.scale_mode);
-    if (!ImGui::Combo("##scale", &scale_mode, scale_names, 3)) return false;
-    st.scale_mode = static_cast<ScaleMode>(scale_mode);
-    st.apply();
-    return true;
-}
-
-bool temperature_slider(AppState& st) {
-    if (!ImGui::SliderFloat("##temperature", &st.temperature, 0.05f, 20.0f, "%.2f", ImGuiSliderFlags_Logarithmic))
-        return false;
-    st.temperature = std::max(st.temperature, 0.01f);
-    st.apply();
-    return true;
-}
-
-// The shared colormap of the heatmap and the Steps view.
-void colormap_combo(ViewContext& ctx) {
-    AppState& st = ctx.state;
-    const float s = ctx.scale;
-    auto maps = colormaps();
-    if (ImGui::BeginCombo("##colormap", maps[st.heatmap.colormap].name.data())) {
-        for (int i = 0; i < static_cast<int>(maps.size()); ++i) {
-            ImGui::Image(ctx.renderer.lut_texture(i), ImVec2(48.0f * s, ImGui::GetFontSize()));
-            ImGui::SameLine();
-            if (ImGui::Selectable(maps[i].name.data(), i == st.heatmap.colormap)) st.heatmap.colormap = i;
-        }
-        ImGui::EndCombo();
-    }
-    probe(st, "colormap");
-}
-
 void section(const char* title) {
     ImGui::Spacing();
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::TextUnformatted(title);
     ImGui::PopStyleColor();
     ImGui::Separator();
-}
-
-// One button of segmented(): its value, its label (in the UI language) and its probe name.
-template <typename T>
-struct Segment {
-    T value;
-    Str label;
-    const char* probe;
-};
-
-// Continues a row of controls on this line when an item of width w still fits, else on the next.
-void same_line_if_fits(float w) {
-    const float x = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x + ImGui::GetStyle().ItemSpacing.x;
-    if (x + w <= ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
-}
-
-// A row of buttons where exactly one is on, total_w wide (0: the rest of the line). Buttons
-// too narrow for their words take their own widths and wrap instead. Returns true when the
-// choice changed.
-template <typename T>
-bool segmented(AppState& st, const char* id, T* value, const std::vector<Segment<T>>& options,
-               const char* probe_prefix, float total_w = 0.0f) {
-    bool changed = false;
-    ImGui::PushID(id);
-    total_w = std::min(total_w <= 0.0f ? ImGui::GetContentRegionAvail().x : total_w, ImGui::GetContentRegionAvail().x);
-    const ImGuiStyle& style = ImGui::GetStyle();
-    const float w = (total_w - style.ItemSpacing.x * static_cast<float>(options.size() - 1)) / static_cast<float>(options.size());
-    float widest = 0.0f;
-    for (const Segment<T>& o : options) widest = std::max(widest, ImGui::CalcTextSize(tr(st.lang, o.label)).x);
-    const bool wrap = w < widest + 2.0f * style.FramePadding.x;
-    int i = 0;
-    for (const Segment<T>& o : options) {
-        const T v = o.value;
-        const char* label = tr(st.lang, o.label);
-        ImGui::PushID(o.probe);
-        if (i++ > 0) {
-            if (wrap) same_line_if_fits(ImGui::CalcTextSize(label).x + 2.0f * style.FramePadding.x);
-            else ImGui::SameLine();
-        }
-        const bool on = *value == v;
-        if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
-        if (on) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, 1));
-        if (ImGui::Button(label, ImVec2(wrap ? 0.0f : w, 0)) && !on) {
-            *value = v;
-            changed = true;
-        }
-        if (on) ImGui::PopStyleColor(2);
-        probe(st, (std::string(probe_prefix) + "." + o.probe).c_str());
-        ImGui::PopID();
-    }
-    ImGui::PopID();
-    return changed;
 }
 
 // Tokens as small chips that wrap, so the user sees how the text was split.
@@ -478,79 +393,6 @@ void draw_controls(ViewContext& ctx) {
 
 // [SECTION] Figure window --------------------------------------------------------------------
 
-// "Head 1 2 3": st.steps.head's buttons (the Steps and Explain views), probed "<view>.head.N".
-void head_buttons(AppState& st, int heads, const char* view) {
-    ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted(attn::tr(st.lang, Str::Head));
-    for (int h = 0; h < heads; ++h) {
-        char label[48];
-        std::snprintf(label, sizeof label, "%d##%s_head", h + 1, view);
-        ImGui::SameLine();
-        const bool on = st.steps.head == h;
-        if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
-        if (ImGui::Button(label, ImVec2(ImGui::GetFrameHeight() * 1.2f, 0))) st.steps.head = h;
-        if (on) ImGui::PopStyleColor();
-        std::snprintf(label, sizeof label, "%s.head.%d", view, h + 1);
-        probe(st, label);
-    }
-}
-
-// The Steps view's tiles mode: on or off, B_r × B_c (or auto), and the step with ◀ ▶ (as Page
-// Up / Page Down). Probed "steps.tiles", "tiles.rows", "tiles.cols", "tiles.auto", "tiles.prev",
-// "tiles.next".
-void tiles_controls(AppState& st, const Trace& tr, float s) {
-    const char* label = attn::tr(st.lang, Str::Tiles);
-    same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(label).x + 8.0f * s);
-    ImGui::Checkbox(label, &st.steps.tiles);
-    if (ImGui::IsItemHovered()) {
-        ImGui::BeginTooltip();
-        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 24.0f);
-        ImGui::TextUnformatted(attn::tr(st.lang, Str::TilesTip));
-        ImGui::PopTextWrapPos();
-        ImGui::EndTooltip();
-    }
-    probe(st, "steps.tiles");
-    if (!st.steps.tiles) return;
-    const TileSize now = st.steps_tile();
-    auto size_input = [&](const char* name, const char* id, int value, int limit, int& out) {
-        same_line_if_fits(ImGui::CalcTextSize(name).x + 100.0f * s);
-        ImGui::AlignTextToFramePadding();
-        ImGui::TextUnformatted(name);
-        ImGui::SameLine();
-        ImGui::SetNextItemWidth(88.0f * s);
-        if (ImGui::InputInt(id, &value, 1, 8)) {
-            st.steps.tile = now;  // from auto: the sizes shown become the reader's
-            out = std::clamp(value, 1, std::max(limit, 1));
-            st.steps.tile_step = 0;
-        }
-        probe(st, id + 2);
-    };
-    size_input("B_r", "##tiles.rows", now.rows, tr.T_q(), st.steps.tile.rows);
-    size_input("B_c", "##tiles.cols", now.cols, tr.T_k(), st.steps.tile.cols);
-    const bool is_auto = st.steps.tile.rows <= 0;
-    same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::TilesAuto)).x + 16.0f * s);
-    if (is_auto) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
-    if (ImGui::Button(attn::tr(st.lang, Str::TilesAuto))) st.steps.tile = {0, 0}, st.steps.tile_step = 0;
-    if (is_auto) ImGui::PopStyleColor();
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", attn::tr(st.lang, Str::TilesAutoTip));
-    probe(st, "tiles.auto");
-    // The steps: each query tile's key tiles and its division by ℓ, then the check.
-    const int count = static_cast<int>(std::min<long>(flash_step_count(tr.T_q(), tr.T_k(), now), INT_MAX));
-    const int step = st.tiles_step();
-    const std::string of = printf_string(attn::tr(st.lang, Str::TilesStepOf), step + 1, count);
-    same_line_if_fits(2.0f * ImGui::GetFrameHeight() + ImGui::CalcTextSize(of.c_str()).x + 24.0f * s);
-    if (ImGui::ArrowButton("##tiles.prev", ImGuiDir_Left)) st.steps.tile_step = std::max(step - 1, 0);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", attn::tr(st.lang, Str::TilesPrev));
-    probe(st, "tiles.prev");
-    ImGui::SameLine();
-    ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted(of.c_str());
-    ImGui::SameLine();
-    if (ImGui::ArrowButton("##tiles.next", ImGuiDir_Right)) st.steps.tile_step = std::min(step + 1, count - 1);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", attn::tr(st.lang, Str::TilesNext));
-    probe(st, "tiles.next");
-}
-
 // The views a figure offers, in the toolbar's order.
 std::vector<Segment<View>> view_choices(const AppState& st) {
     if (st.figure.has(Detail::Layers))
@@ -559,180 +401,6 @@ std::vector<Segment<View>> view_choices(const AppState& st) {
                 {View::Explain, Str::ViewExplain, "explain"}, {View::Compare, Str::ViewCompare, "compare"}, {View::Qk, Str::ViewQk, "qk"}};
     return {{View::Lines, Str::ViewLines, "lines"}, {View::Heatmap, Str::ViewHeatmap, "heatmap"},
             {View::Steps, Str::ViewSteps, "steps"}, {View::Explain, Str::ViewExplain, "explain"}, {View::Qk, Str::ViewQk, "qk"}};
-}
-
-// The attention-sink option (AppState::sink_hidden), as the lines and the heatmap offer it: a
-// checkbox whose tooltip says what it does; disabled for a map not held whole (a long trace).
-void sink_checkbox(ViewContext& ctx) {
-    AppState& st = ctx.state;
-    const float s = ctx.scale;
-    const char* label = attn::tr(st.lang, Str::SinkOption);
-    same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(label).x + 8.0f * s);
-    const bool can = sink_hideable(st.figure.trace());
-    ImGui::BeginDisabled(!can);
-    ImGui::Checkbox((std::string(label) + "###sink").c_str(), &st.sink_hidden);
-    ImGui::EndDisabled();
-    probe(st, "sink");
-    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
-        ImGui::BeginTooltip();
-        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 24.0f);
-        ImGui::TextUnformatted(attn::tr(st.lang, Str::SinkOptionTip));
-        if (!can) ImGui::TextDisabled("%s", attn::tr(st.lang, Str::SinkOptionLong));
-        ImGui::PopTextWrapPos();
-        ImGui::EndTooltip();
-    }
-}
-
-// What the shown view offers (heads, threshold, colours…): on the toolbar's line, or in the
-// Options popup on a phone.
-void view_options(ViewContext& ctx) {
-    AppState& st = ctx.state;
-    const float s = ctx.scale;
-    const Trace& tr = st.figure.trace();
-    const bool layers = st.figure.has(Detail::Layers), rescalable = st.figure.has(Detail::Scene);
-    if (st.view == View::Model) {
-        draw_model_toolbar(ctx);
-    } else if (st.view == View::Lines) {
-        // Heads legend: the colour of each head, click to toggle.
-        for (int h = 0; h < tr.heads && h < static_cast<int>(st.lines.head_visible.size()); ++h) {
-            ImGui::PushID(h);
-            ImVec4 c = head_color(st.theme, h);
-            bool on = st.lines.head_visible[h];
-            ImGui::PushStyleColor(ImGuiCol_CheckMark, ImVec4(1, 1, 1, 1));
-            ImGui::PushStyleColor(ImGuiCol_FrameBg, on ? c : ImVec4(c.x, c.y, c.z, 0.25f));
-            ImGui::PushStyleColor(ImGuiCol_FrameBgHovered, ImVec4(c.x, c.y, c.z, 0.8f));
-            char label[24];
-            std::snprintf(label, sizeof label, attn::tr(st.lang, Str::HeadN), h + 1);
-            if (h > 0) same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(label).x + 8.0f * s);
-            if (ImGui::Checkbox(label, &on)) st.lines.head_visible[h] = on;
-            ImGui::PopStyleColor(3);
-            std::snprintf(label, sizeof label, "head.%d", h + 1);
-            probe(st, label);
-            ImGui::PopID();
-        }
-        same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::HideBelow)).x + 120.0f * s);
-        ImGui::AlignTextToFramePadding();
-        ImGui::TextUnformatted(attn::tr(st.lang, Str::HideBelow));
-        ImGui::SameLine();
-        ImGui::SetNextItemWidth(110.0f * s);
-        ImGui::SliderFloat("##threshold", &st.lines.threshold, 0.0f, 1.0f, "%.2f");
-        probe(st, "threshold");
-        same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::TopK)).x + 120.0f * s);
-        ImGui::TextUnformatted(attn::tr(st.lang, Str::TopK));
-        ImGui::SameLine();
-        // 0 = auto: every line up to kTopAllUpTo keys, kLinesAutoTopK per query past it.
-        char auto_k[48], auto_n[16], value[48];
-        std::snprintf(auto_n, sizeof auto_n, "%d", lines_auto_top_k(tr));
-        std::snprintf(auto_k, sizeof auto_k, attn::tr(st.lang, Str::TopKAuto),
-                      lines_auto_top_k(tr) >= tr.T_k() ? attn::tr(st.lang, Str::All) : auto_n);
-        const int k_max = lines_top_k_max(tr);
-        st.lines.top_k = std::clamp(st.lines.top_k, 0, k_max);
-        std::snprintf(value, sizeof value, "%d", st.lines.top_k);
-        const char* shown = st.lines.top_k == 0 ? auto_k : value;
-        // With few keys an integer slider's grab is wide (a step of the track each) and would
-        // cover its centred text: the value is written beside the grab instead, on the wider
-        // side, and the slider is wide enough for it there.
-        const float pad = ImGui::GetStyle().FramePadding.x, text_w = ImGui::CalcTextSize(auto_k).x;
-        const float steps = static_cast<float>(k_max + 1);
-        const float slider_w = std::max(110.0f * s, (text_w + 2.0f * pad + 4.0f) * steps / std::max(steps - 1.0f, 1.0f));
-        ImGui::SetNextItemWidth(std::min(slider_w, 260.0f * s));
-        ImGui::SliderInt("##topk", &st.lines.top_k, 0, k_max, "", ImGuiSliderFlags_AlwaysClamp);
-        {
-            const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-            // ImGui's grab (SliderBehaviorT): a track 2 px in from each side, a step of it wide.
-            const float track = b.x - a.x - 4.0f;
-            const float grab = std::max(track / steps, ImGui::GetStyle().GrabMinSize);
-            const float g0 = a.x + 2.0f + (track - grab) * static_cast<float>(st.lines.top_k) / static_cast<float>(std::max(k_max, 1));
-            const float left = g0 - a.x, right = b.x - (g0 + grab);
-            const float w = ImGui::CalcTextSize(shown).x;
-            const float x = right >= left ? g0 + grab + (right - w) * 0.5f : a.x + (left - w) * 0.5f;
-            ImGui::GetWindowDrawList()->AddText(ImVec2(std::max(x, a.x + 2.0f), (a.y + b.y - ImGui::GetFontSize()) * 0.5f),
-                                                ImGui::GetColorU32(ImGuiCol_Text), shown);
-        }
-        probe(st, "topk");
-        sink_checkbox(ctx);
-    } else if (st.view == View::Compare) {
-        same_line_if_fits(110.0f * s);
-        ImGui::SetNextItemWidth(110.0f * s);
-        colormap_combo(ctx);
-    } else if (st.view == View::Qk) {
-        // One head's plane (PCA or t-SNE), or every head's.
-        if (st.qk != QkProjection::Heads) head_buttons(st, tr.heads, "qk");
-        same_line_if_fits(240.0f * s);
-        segmented(st, "##qk", &st.qk,
-                  {{QkProjection::Pca, Str::QkPca, "pca"}, {QkProjection::Tsne, Str::QkTsne, "tsne"}, {QkProjection::Heads, Str::QkHeads, "heads"}},
-                  "qk", 240.0f * s);
-    } else if (st.view == View::Explain) {
-        // A scene's head here (a layered figure's in the panel's choice of map), and the colours.
-        if (!layers) head_buttons(st, tr.heads, "explain");
-        same_line_if_fits(110.0f * s);
-        ImGui::SetNextItemWidth(110.0f * s);
-        colormap_combo(ctx);
-    } else if (st.view == View::Steps) {
-        // One head's pipeline at a time; the scale shows seed 002's argument (rows saturate).
-        head_buttons(st, tr.heads, "steps");
-        if (st.figure.has(Detail::Projections)) tiles_controls(st, tr, s);
-        if (rescalable) {  // the scale is the scene's: a file's weights cannot be rescaled
-            same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::Scale)).x + 190.0f * s);
-            ImGui::TextUnformatted(attn::tr(st.lang, Str::Scale));
-            ImGui::SameLine();
-            ImGui::SetNextItemWidth(170.0f * s);
-            scale_combo(st);
-            probe(st, "steps.scale");
-        }
-        if (rescalable && st.scale_mode == ScaleMode::Temperature) {
-            same_line_if_fits(130.0f * s);
-            ImGui::SetNextItemWidth(120.0f * s);
-            temperature_slider(st);
-            probe(st, "steps.temperature");
-        }
-        same_line_if_fits(110.0f * s);
-        ImGui::SetNextItemWidth(110.0f * s);
-        colormap_combo(ctx);
-    } else {
-        if (tr.heads > 1 || !layers) {  // an aggregate or rollout of a model's layers is one map
-            ImGui::AlignTextToFramePadding();
-            ImGui::TextUnformatted(attn::tr(st.lang, Str::Head));
-            ImGui::SameLine();
-            ImGui::SetNextItemWidth(110.0f * s);
-            char current[32];
-            if (st.heatmap.head < 0) std::snprintf(current, sizeof current, "%s", attn::tr(st.lang, Str::Mean));
-            else std::snprintf(current, sizeof current, attn::tr(st.lang, Str::HeadOf), st.heatmap.head + 1, tr.heads);
-            if (ImGui::BeginCombo("##head", current)) {
-                if (tr.heads > 1 && ImGui::Selectable(attn::tr(st.lang, Str::Mean), st.heatmap.head < 0)) st.heatmap.head = -1;
-                for (int h = 0; h < tr.heads; ++h) {
-                    char label[32];
-                    std::snprintf(label, sizeof label, attn::tr(st.lang, Str::HeadOf), h + 1, tr.heads);
-                    if (ImGui::Selectable(label, h == st.heatmap.head)) st.heatmap.head = h;
-                }
-                ImGui::EndCombo();
-            }
-            probe(st, "heatmap.head");
-            if (layers && st.imported.show == ImportShow::Head && st.heatmap.head >= 0) st.imported.import_head = st.heatmap.head;
-        }
-        if (st.figure.has(Detail::Scores)) {
-            same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::Show)).x + 160.0f * s);
-            ImGui::TextUnformatted(attn::tr(st.lang, Str::Show));
-            ImGui::SameLine();
-            ImGui::SetNextItemWidth(150.0f * s);
-            int values = static_cast<int>(st.heatmap.values);
-            const char* value_names[] = {attn::tr(st.lang, Str::ValuesWeights), attn::tr(st.lang, Str::ValuesScores)};
-            if (ImGui::Combo("##values", &values, value_names, 2)) st.heatmap.values = static_cast<HeatValues>(values);
-            probe(st, "values");
-        }
-        same_line_if_fits(110.0f * s);
-        ImGui::SetNextItemWidth(110.0f * s);
-        colormap_combo(ctx);
-        same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(attn::tr(st.lang, Str::Numbers)).x + 8.0f * s);
-        ImGui::Checkbox((std::string(attn::tr(st.lang, Str::Numbers)) + "###numbers").c_str(), &st.heatmap.show_numbers);
-        if (st.heatmap.values == HeatValues::Weights) {  // scores can be negative: linear only
-            same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(attn::tr(st.lang, Str::LogScale)).x + 8.0f * s);
-            ImGui::Checkbox((std::string(attn::tr(st.lang, Str::LogScale)) + "###log").c_str(), &st.heatmap.log_scale);
-            probe(st, "log");
-            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", attn::tr(st.lang, Str::LogScaleTip));
-            sink_checkbox(ctx);
-        }
-    }
 }
 
 void draw_toolbar(ViewContext& ctx) {
@@ -746,7 +414,7 @@ void draw_toolbar(ViewContext& ctx) {
         ImGui::SameLine(0.0f, 20.0f * s);
         ImGui::Dummy(ImVec2(0, 0));  // so that same_line_if_fits measures from here
         ImGui::SameLine();
-        view_options(ctx);
+        ctx.views.toolbar(ctx, st.view);
     } else {
         // A phone: the drawer's button, the view as a menu, the view's options in a popup.
         if (ImGui::Button(attn::tr(st.lang, Str::Controls))) ctx.panels.drawer_open = ctx.panels.drawer_opened = true;
@@ -772,7 +440,7 @@ void draw_toolbar(ViewContext& ctx) {
         const ImGuiIO& io = ImGui::GetIO();
         ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(io.DisplaySize.x - 16.0f * s, io.DisplaySize.y * 0.8f));
         if (ImGui::BeginPopup("##view_options")) {
-            view_options(ctx);
+            ctx.views.toolbar(ctx, st.view);
             ImGui::EndPopup();
         }
     }

@@ -43,8 +43,6 @@ void draw_app(ViewContext& ctx, bool figure_only);
 // Helpers of the controls panel, shared with the import panel (web/ui/model_view.cpp).
 // A muted heading with a rule under it.
 void section(const char* title);
-// The colormap of the heatmap, the Steps view and the model view.
-void colormap_combo(ViewContext& ctx);
 // Tokens as small chips that wrap. With `hidden` (one flag per token), the chips are buttons:
 // a hidden one is drawn struck through; returns the chip clicked, or -1.
 int token_chips(Lang lang, const std::vector<std::string>& tokens, const Palette& pal, float s,

@@ -7,6 +7,7 @@
 // [SECTION] Words
 // [SECTION] Draw
 #include "view.hpp"
+#include "controls.hpp"
 
 #include "qk_layout.hpp"
 
@@ -145,6 +146,20 @@ void QkView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         }
         ImGui::EndTooltip();
     }
+}
+
+// [SECTION] Toolbar -----------------------------------------------------------------------------
+
+// One head's plane (PCA or t-SNE), or every head's.
+void QkView::toolbar(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const float s = ctx.scale;
+    const Trace& tr = st.figure.trace();
+    if (st.qk != QkProjection::Heads) head_buttons(st, tr.heads, "qk");
+    same_line_if_fits(240.0f * s);
+    segmented(st, "##qk", &st.qk,
+              {{QkProjection::Pca, Str::QkPca, "pca"}, {QkProjection::Tsne, Str::QkTsne, "tsne"}, {QkProjection::Heads, Str::QkHeads, "heads"}},
+              "qk", 240.0f * s);
 }
 
 }  // namespace attn

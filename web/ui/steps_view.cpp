@@ -12,6 +12,7 @@
 // [SECTION] Layout and hover
 // [SECTION] Tooltip
 #include "view.hpp"
+#include "controls.hpp"
 
 #include "induction.hpp"
 #include "model_state.hpp"
@@ -346,10 +347,8 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const ImGuiIO& io = ImGui::GetIO();
     if (ctx.interactive && ImGui::IsWindowHovered()) hover = layout.hit(io.MousePos.x, io.MousePos.y);
     // A click or tap that did not drag pins the number under it, or lets it go.
-    if (ctx.interactive && hover.step >= 0 && ImGui::IsMouseReleased(ImGuiMouseButton_Left) && io.MouseDragMaxDistanceSqr[0] < 36.0f * s * s) {
-        const std::array<int, 3> at{hover.step, hover.row, hover.col};
-        st.pinned_step = st.pinned_step == at ? std::array<int, 3>{-1, -1, -1} : at;
-    }
+    if (ctx.interactive && hover.step >= 0 && ImGui::IsMouseReleased(ImGuiMouseButton_Left) && tap(s))
+        pick_cell(st, {hover.step, hover.row, hover.col});
     // Else the keyboard's number (clamped to what is shown), else the pinned one: its tooltip
     // beside it, scrolled into view (access.hpp).
     AppState::KeyCursor& kc = st.cursor;
@@ -365,13 +364,7 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     if (at_cell) {
         const StepBlock& b = layout.blocks[static_cast<size_t>(hover.step)];
         hover.row = std::min(hover.row, b.rows - 1), hover.col = std::min(hover.col, b.cols - 1);
-        const float x0 = b.grid_x + hover.col * layout.cell_w, y0 = b.grid_y + hover.row * layout.cell_h;
-        const ImVec2 wmin = ImGui::GetWindowPos(), wsize = ImGui::GetWindowSize();
-        if (kc.on && (y0 < wmin.y || y0 + layout.cell_h > wmin.y + wsize.y))  // the keyboard's number scrolls into view
-            ImGui::SetScrollY(ImGui::GetScrollY() + (y0 - wmin.y) - wsize.y * 0.4f);
-        if (kc.on && (x0 < wmin.x || x0 + layout.cell_w > wmin.x + wsize.x))
-            ImGui::SetScrollX(ImGui::GetScrollX() + (x0 - wmin.x) - wsize.x * 0.4f);
-        ImGui::SetNextWindowPos(ImVec2(x0 + layout.cell_w + 8.0f * s, y0 + layout.cell_h + 4.0f * s));
+        show_cell(kc.on, b.grid_x + hover.col * layout.cell_w, b.grid_y + hover.row * layout.cell_h, layout.cell_w, layout.cell_h, s);
     }
     const int hs = hover.step, hr = hover.row, hc = hover.col;
     if (hs >= 0 && step_cols_are_keys(steps[static_cast<size_t>(hs)].kind)) cache_->why.row = hr;  // the words follow the row
@@ -460,6 +453,36 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     }
     if (st.touch) drag_scroll(ctx.panels.drag_scrolling, ctx.scale, true);
     ImGui::EndChild();
+}
+
+// [SECTION] Toolbar -----------------------------------------------------------------------------
+
+// One head's pipeline at a time, the tiles mode (TilesView::toolbar), the scale of QKᵀ (a scene's:
+// a file's weights cannot be rescaled; seed 002's argument: rows saturate), the colours.
+void StepsView::toolbar(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const float s = ctx.scale;
+    const Trace& tr = st.figure.trace();
+    const bool rescalable = st.figure.has(Detail::Scene);
+    head_buttons(st, tr.heads, "steps");
+    if (st.figure.has(Detail::Projections)) ctx.views.tiles.toolbar(ctx);
+    if (rescalable) {
+        same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::Scale)).x + 190.0f * s);
+        ImGui::TextUnformatted(attn::tr(st.lang, Str::Scale));
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(170.0f * s);
+        scale_combo(st);
+        probe(st, "steps.scale");
+    }
+    if (rescalable && st.scale_mode == ScaleMode::Temperature) {
+        same_line_if_fits(130.0f * s);
+        ImGui::SetNextItemWidth(120.0f * s);
+        temperature_slider(st);
+        probe(st, "steps.temperature");
+    }
+    same_line_if_fits(110.0f * s);
+    ImGui::SetNextItemWidth(110.0f * s);
+    colormap_combo(ctx);
 }
 
 }  // namespace attn

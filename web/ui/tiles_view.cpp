@@ -8,6 +8,7 @@
 // [SECTION] Words
 // [SECTION] Draw
 #include "view.hpp"
+#include "controls.hpp"
 
 #include "flash_layout.hpp"
 
@@ -176,10 +177,8 @@ void TilesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const ImGuiIO& io = ImGui::GetIO();
     FlashLayout::Hit hover;
     if (ctx.interactive && ImGui::IsWindowHovered()) hover = layout.hit(io.MousePos.x, io.MousePos.y, in);
-    if (ctx.interactive && hover.block >= 0 && ImGui::IsMouseReleased(ImGuiMouseButton_Left) && io.MouseDragMaxDistanceSqr[0] < 36.0f * s * s) {
-        const std::array<int, 3> at{hover.block, hover.row, hover.col};
-        st.pinned_step = st.pinned_step == at ? std::array<int, 3>{-1, -1, -1} : at;
-    }
+    if (ctx.interactive && hover.block >= 0 && ImGui::IsMouseReleased(ImGuiMouseButton_Left) && tap(s))
+        pick_cell(st, {hover.block, hover.row, hover.col});
     AppState::KeyCursor& kc = st.cursor;
     bool at_cell = false;
     if (ctx.interactive && hover.block == -1 && !blocks.empty()) {
@@ -198,11 +197,7 @@ void TilesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     }
     if (at_cell) {  // its tooltip beside it, scrolled into view
         const FlashBlockBox& b = layout.boxes[static_cast<size_t>(hover.block)];
-        const float x0 = b.grid_x + hover.col * layout.cell_w, y0 = b.grid_y + hover.row * layout.cell_h;
-        const ImVec2 wmin = ImGui::GetWindowPos(), wsize = ImGui::GetWindowSize();
-        if (kc.on && (y0 < wmin.y || y0 + layout.cell_h > wmin.y + wsize.y)) ImGui::SetScrollY(ImGui::GetScrollY() + (y0 - wmin.y) - wsize.y * 0.4f);
-        if (kc.on && (x0 < wmin.x || x0 + layout.cell_w > wmin.x + wsize.x)) ImGui::SetScrollX(ImGui::GetScrollX() + (x0 - wmin.x) - wsize.x * 0.4f);
-        ImGui::SetNextWindowPos(ImVec2(x0 + layout.cell_w + 8.0f * s, y0 + layout.cell_h + 4.0f * s));
+        show_cell(kc.on, b.grid_x + hover.col * layout.cell_w, b.grid_y + hover.row * layout.cell_h, layout.cell_w, layout.cell_h, s);
     }
 
     // The test hook: the map, the pseudocode and each block's grid.
@@ -241,6 +236,67 @@ void TilesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     }
     if (st.touch) drag_scroll(ctx.panels.drag_scrolling, ctx.scale, true);
     ImGui::EndChild();
+}
+
+// [SECTION] Toolbar -----------------------------------------------------------------------------
+
+// The Steps view's tiles mode: on or off, B_r × B_c (or auto), and the step with ◀ ▶ (as Page
+// Up / Page Down). Probed "steps.tiles", "tiles.rows", "tiles.cols", "tiles.auto", "tiles.prev",
+// "tiles.next".
+void TilesView::toolbar(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const float s = ctx.scale;
+    const Trace& tr = st.figure.trace();
+    const char* label = attn::tr(st.lang, Str::Tiles);
+    same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(label).x + 8.0f * s);
+    ImGui::Checkbox(label, &st.steps.tiles);
+    if (ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 24.0f);
+        ImGui::TextUnformatted(attn::tr(st.lang, Str::TilesTip));
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+    }
+    probe(st, "steps.tiles");
+    if (!st.steps.tiles) return;
+    const TileSize now = st.steps_tile();
+    auto size_input = [&](const char* name, const char* id, int value, int limit, int& out) {
+        same_line_if_fits(ImGui::CalcTextSize(name).x + 100.0f * s);
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(name);
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(88.0f * s);
+        if (ImGui::InputInt(id, &value, 1, 8)) {
+            st.steps.tile = now;  // from auto: the sizes shown become the reader's
+            out = std::clamp(value, 1, std::max(limit, 1));
+            st.steps.tile_step = 0;
+        }
+        probe(st, id + 2);
+    };
+    size_input("B_r", "##tiles.rows", now.rows, tr.T_q(), st.steps.tile.rows);
+    size_input("B_c", "##tiles.cols", now.cols, tr.T_k(), st.steps.tile.cols);
+    const bool is_auto = st.steps.tile.rows <= 0;
+    same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::TilesAuto)).x + 16.0f * s);
+    if (is_auto) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+    if (ImGui::Button(attn::tr(st.lang, Str::TilesAuto))) st.steps.tile = {0, 0}, st.steps.tile_step = 0;
+    if (is_auto) ImGui::PopStyleColor();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", attn::tr(st.lang, Str::TilesAutoTip));
+    probe(st, "tiles.auto");
+    // The steps: each query tile's key tiles and its division by ℓ, then the check.
+    const int count = static_cast<int>(std::min<long>(flash_step_count(tr.T_q(), tr.T_k(), now), INT_MAX));
+    const int step = st.tiles_step();
+    const std::string of = printf_string(attn::tr(st.lang, Str::TilesStepOf), step + 1, count);
+    same_line_if_fits(2.0f * ImGui::GetFrameHeight() + ImGui::CalcTextSize(of.c_str()).x + 24.0f * s);
+    if (ImGui::ArrowButton("##tiles.prev", ImGuiDir_Left)) st.steps.tile_step = std::max(step - 1, 0);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", attn::tr(st.lang, Str::TilesPrev));
+    probe(st, "tiles.prev");
+    ImGui::SameLine();
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(of.c_str());
+    ImGui::SameLine();
+    if (ImGui::ArrowButton("##tiles.next", ImGuiDir_Right)) st.steps.tile_step = std::min(step + 1, count - 1);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", attn::tr(st.lang, Str::TilesNext));
+    probe(st, "tiles.next");
 }
 
 }  // namespace attn

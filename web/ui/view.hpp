@@ -34,7 +34,8 @@ struct ViewContext {
 
 // [SECTION] Views
 // Each view draws the figure (AppState::figure) into the rectangle [min, max) of the current
-// window, and keeps what it computed for it between frames (top-k lists, display maps, the
+// window, and its options on the toolbar's line (or in the Options popup on a phone: toolbar),
+// and keeps what it computed for it between frames (top-k lists, display maps, the
 // Steps pipeline, the model view's atlas). The app owns one of each; the PNG export draws the
 // same objects off screen, so an export reuses the caches instead of starting its own.
 #define ATTN_VIEW_CLASS(Name)                                   \
@@ -45,6 +46,7 @@ struct ViewContext {
         Name(const Name&) = delete;                             \
         Name& operator=(const Name&) = delete;                  \
         void draw(ViewContext& ctx, ImVec2 min, ImVec2 max);    \
+        void toolbar(ViewContext& ctx);                         \
                                                                 \
     private:                                                    \
         struct Cache;                                           \
@@ -53,7 +55,8 @@ struct ViewContext {
 ATTN_VIEW_CLASS(HeatmapView);  // heatmap_view.cpp: queries × keys, zoomable
 ATTN_VIEW_CLASS(StepsView);    // steps_view.cpp: the pipeline (the weights alone when that is all the figure has)
 ATTN_VIEW_CLASS(QkView);       // qk_view.cpp: a head's queries and keys in one plane (or every head's)
-ATTN_VIEW_CLASS(TilesView);    // tiles_view.cpp: the Steps view's tiles mode (FlashAttention, a step at a time)
+ATTN_VIEW_CLASS(TilesView);    // tiles_view.cpp: the Steps view's tiles mode (FlashAttention, a step at a time); its
+                               // toolbar: the switch, the tiles' sizes and the step (inside the Steps view's)
 ATTN_VIEW_CLASS(ModelView);    // model_view.cpp: layers × heads thumbnails (figures with Detail::Layers)
 ATTN_VIEW_CLASS(ExplainView);  // explain_view.cpp: one head read three ways (explain_layout.hpp)
 ATTN_VIEW_CLASS(CompareView);  // compare_view.cpp: a live head on two texts and their difference
@@ -67,6 +70,7 @@ public:
     LinesView(const LinesView&) = delete;
     LinesView& operator=(const LinesView&) = delete;
     void draw(ViewContext& ctx, ImVec2 min, ImVec2 max);
+    void toolbar(ViewContext& ctx);
     // The top-k lists it holds for the figure of `st` (the SVG export reuses them), or nullptr.
     LinesWeights* weights_for(const AppState& st);
 
@@ -94,6 +98,16 @@ struct Views {
         else if (view == View::Qk) qk.draw(ctx, min, max);
         else if (ctx.state.steps.tiles && ctx.state.figure.has(Detail::Projections)) tiles.draw(ctx, min, max);
         else steps.draw(ctx, min, max);
+    }
+    // What the view offers (heads, threshold, colours…); the tiles mode's are in the Steps view's.
+    void toolbar(ViewContext& ctx, View view) {
+        if (view == View::Lines) lines.toolbar(ctx);
+        else if (view == View::Heatmap) heatmap.toolbar(ctx);
+        else if (view == View::Model) model.toolbar(ctx);
+        else if (view == View::Explain) explain.toolbar(ctx);
+        else if (view == View::Compare) compare.toolbar(ctx);
+        else if (view == View::Qk) qk.toolbar(ctx);
+        else steps.toolbar(ctx);
     }
 };
 
