@@ -34,7 +34,7 @@ enum class TokenizerKind { ByteLevelBpe, WordPiece, Unigram, Bpe };
 
 class Tokenizer {
 public:
-    struct Impl;  // one per kind (tokenizer_*.cpp)
+    struct Impl;  // the pipeline every reader assembles (tokenizer_impl.hpp)
     explicit Tokenizer(std::shared_ptr<const Impl> impl);
 
     TokenizerKind kind() const;

@@ -1,157 +1,170 @@
-// tokenizer_bpe.cpp: GPT-2's byte-level BPE (vocab.json + merges.txt, or tokenizer.json's "BPE"
-// model), as gpt-3-encoder and Hugging Face do it:
-//   1. pre-tokenize with GPT-2's pattern, matched by hand below:
-//        's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-//   2. each piece's UTF-8 bytes as GPT-2's byte alphabet (a printable character per byte)
-//   3. merge the adjacent pair of lowest rank in merges.txt, again and again
-//   4. each symbol's id in vocab.json
+// tokenizer_bpe.cpp: the BPE word model, for tokenizer.json's "BPE" and GPT-2's vocab.json +
+// merges.txt alike, as Hugging Face's tokenizers (models/bpe/model.rs, word.rs) and, for GPT-2's
+// files, gpt-3-encoder run it:
+//   1. the word's characters (with continuing_subword_prefix after the first and
+//      end_of_word_suffix on the last), each an id, else its bytes' <0xNN> tokens
+//      (byte_fallback), else the unknown token (runs fused with fuse_unk)
+//   2. the adjacent pair of lowest rank merged, leftmost first among equals, until none is left
+//      (word.rs's merge_all, with a priority queue)
+// GPT-2's files make the pipeline of byte-level BPE: GPT-2's split as gpt-3-encoder matches it,
+// each byte as its character of GPT-2's alphabet, this model, and the bytes back for labels.
+//
+// [SECTION] The model
+// [SECTION] tokenizer.json's "BPE"
+// [SECTION] GPT-2's vocab.json and merges.txt
 #include "tokenizer_impl.hpp"
-#include "unicode.hpp"
+#include "text.hpp"  // decode_utf8
 
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
-#include <array>
-#include <climits>
+#include <queue>
 
-namespace attn {
+namespace attn::tok {
 namespace {
 
-// GPT-2's bytes_to_unicode(): printable Latin-1 bytes stand for themselves, the others for
-// U+0100 onwards in byte order. As UTF-8 strings.
-std::array<std::string, 256> byte_symbols() {
-    std::array<std::string, 256> out;
-    int n = 0;
-    for (int b = 0; b < 256; ++b) {
-        const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
-        unicode::append_utf8(out[static_cast<size_t>(b)], static_cast<char32_t>(printable ? b : 256 + n++));
-    }
-    return out;
-}
+// [SECTION] The model --------------------------------------------------------------------------
 
-// [pass 1] The end of the pre-token that starts at i (GPT-2's alternatives, in their order).
-size_t pretoken_end(const std::u32string& s, size_t i) {
-    const size_t n = s.size();
-    auto letter = [&](size_t k) { return k < n && unicode::is_letter(s[k]); };
-    auto number = [&](size_t k) { return k < n && unicode::is_number(s[k]); };
-    auto space = [&](size_t k) { return k < n && unicode::is_js_space(s[k]); };
-    auto other = [&](size_t k) { return k < n && !space(k) && !letter(k) && !number(k); };
-    if (s[i] == '\'') {  // 's 't 're 've 'm 'll 'd
-        constexpr const char32_t* kSuffixes[] = {U"s", U"t", U"re", U"ve", U"m", U"ll", U"d"};
-        for (const char32_t* suffix : kSuffixes) {
-            const std::u32string_view x(suffix);
-            if (s.compare(i + 1, x.size(), x) == 0) return i + 1 + x.size();
-        }
-    }
-    const size_t after_space = s[i] == ' ' ? i + 1 : i;
-    for (auto cls : {+[](const std::u32string& t, size_t k) { return k < t.size() && unicode::is_letter(t[k]); },
-                     +[](const std::u32string& t, size_t k) { return k < t.size() && unicode::is_number(t[k]); }}) {
-        if (cls(s, after_space)) {
-            size_t j = after_space;
-            while (cls(s, j)) ++j;
-            return j;
-        }
-    }
-    if (other(after_space)) {
-        size_t j = after_space;
-        while (other(j)) ++j;
-        return j;
-    }
-    size_t j = i;  // \s+(?!\S), else \s+
-    while (space(j)) ++j;
-    if (j < n && j - i > 1) return j - 1;  // leave the last space to the next piece
-    return j;
-}
+struct BpeModel final : WordModel {
+    std::unordered_map<std::uint64_t, std::pair<int, int>> merges;  // (left id, right id) → (rank, merged id)
+    int unk = -1;
+    std::string prefix, suffix;
+    bool byte_fallback = false, fuse_unk = false, ignore_merges = false;
 
-struct Bpe final : Tokenizer::Impl {
-    std::array<std::string, 256> bytes = byte_symbols();
-    std::unordered_map<std::string, int> ranks;  // "left right" → its line order
+    using WordModel::WordModel;
+    static std::uint64_t pair_key(int a, int b) { return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b); }
 
-    using Impl::Impl;
-
-    // [pass 3] Symbols of one pre-token merged by rank.
-    void merge(std::vector<std::string>& symbols) const {
-        while (symbols.size() > 1) {
-            int best = INT_MAX;
-            size_t at = 0;
-            for (size_t k = 0; k + 1 < symbols.size(); ++k) {
-                auto it = ranks.find(symbols[k] + " " + symbols[k + 1]);
-                if (it != ranks.end() && it->second < best) best = it->second, at = k;
+    void encode(const std::string& word, std::vector<int>& out) const override {
+        if (ignore_merges)
+            if (const int id = find(word); id >= 0) return out.push_back(id);
+        std::vector<int> symbols;
+        std::string affixed;
+        int pending_unk = 0;  // characters in the unknown run not yet written
+        size_t pos = 0;
+        while (pos < word.size()) {  // [pass 1]
+            size_t end = pos;
+            decode_utf8(word, end);
+            std::string_view s(word.data() + pos, end - pos);  // with the prefix and suffix where they go
+            if ((pos > 0 && !prefix.empty()) || (end == word.size() && !suffix.empty()))
+                s = affixed.assign(pos > 0 ? prefix : "").append(s).append(end == word.size() ? suffix : "");
+            pos = end;
+            if (const int id = find(s); id >= 0) {
+                if (pending_unk) symbols.push_back(unk), pending_unk = 0;
+                symbols.push_back(id);
+                continue;
             }
-            if (best == INT_MAX) return;
-            const std::string left = symbols[at], right = symbols[at + 1];
-            std::vector<std::string> merged;
-            merged.reserve(symbols.size());
-            for (size_t k = 0; k < symbols.size(); ++k) {
-                if (k + 1 < symbols.size() && symbols[k] == left && symbols[k + 1] == right) {
-                    merged.push_back(left + right);
-                    ++k;
-                } else {
-                    merged.push_back(symbols[k]);
-                }
-            }
-            symbols = std::move(merged);
+            if (byte_fallback && byte_fallback_ids(*this, s, symbols)) continue;
+            if (unk < 0) continue;  // no unknown token: the character is dropped, as tokenizers does
+            if (pending_unk && !fuse_unk) symbols.push_back(unk);
+            pending_unk = 1;
         }
+        if (pending_unk) symbols.push_back(unk);
+        merge_all(symbols);  // [pass 2]
+        out.insert(out.end(), symbols.begin(), symbols.end());
     }
 
-    // The token's symbols back to bytes; the bytes read as UTF-8 (a bad byte as U+FFFD).
-    std::string text(int id) const override {
-        std::string raw;
-        for (char32_t c : unicode::decode(vocab.tokens[static_cast<size_t>(id)])) {
-            std::string symbol;
-            unicode::append_utf8(symbol, c);
-            const auto b = std::find(bytes.begin(), bytes.end(), symbol);
-            if (b != bytes.end()) raw += static_cast<char>(b - bytes.begin());
-            else raw += symbol;  // not from the byte alphabet (an added token): as it is
+    void merge_all(std::vector<int>& ids) const {
+        const size_t n = ids.size();
+        if (n < 2) return;
+        std::vector<int> prev(n), next(n);
+        std::vector<bool> gone(n, false);
+        for (size_t i = 0; i < n; ++i) prev[i] = static_cast<int>(i) - 1, next[i] = i + 1 < n ? static_cast<int>(i) + 1 : -1;
+        struct Candidate {
+            int rank, pos, merged;
+            bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+        };
+        std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> queue;
+        auto offer = [&](int pos) {
+            if (pos < 0 || next[static_cast<size_t>(pos)] < 0) return;
+            const auto it = merges.find(pair_key(ids[static_cast<size_t>(pos)], ids[static_cast<size_t>(next[static_cast<size_t>(pos)])]));
+            if (it != merges.end()) queue.push({it->second.first, pos, it->second.second});
+        };
+        for (size_t i = 0; i + 1 < n; ++i) offer(static_cast<int>(i));
+        while (!queue.empty()) {
+            const Candidate top = queue.top();
+            queue.pop();
+            const auto p = static_cast<size_t>(top.pos);
+            if (gone[p] || next[p] < 0) continue;
+            const auto r = static_cast<size_t>(next[p]);
+            const auto it = merges.find(pair_key(ids[p], ids[r]));
+            if (it == merges.end() || it->second.second != top.merged) continue;  // stale
+            ids[p] = top.merged;
+            gone[r] = true;
+            next[p] = next[r];
+            if (next[r] >= 0) prev[static_cast<size_t>(next[r])] = top.pos;
+            offer(prev[p]);
+            offer(top.pos);
         }
-        std::string out;
-        for (char32_t c : unicode::decode(raw)) unicode::append_utf8(out, c);
-        return out;
-    }
-
-    std::vector<int> encode(std::string_view text) const override {
-        const std::u32string s = unicode::decode(text);
-        std::vector<int> out;
-        std::vector<std::string> symbols;
-        for (size_t i = 0; i < s.size();) {
-            const size_t end = pretoken_end(s, i);
-            std::string utf8;
-            for (size_t k = i; k < end; ++k) unicode::append_utf8(utf8, s[k]);
-            symbols.clear();  // [pass 2] bytes as symbols
-            for (unsigned char b : utf8) symbols.push_back(bytes[b]);
-            merge(symbols);
-            for (const std::string& sym : symbols) out.push_back(vocab.find(sym, -1));  // checked at load: never -1
-            i = end;
-        }
-        return out;
+        size_t k = 0;
+        for (size_t i = 0; i < n; ++i)
+            if (!gone[i]) ids[k++] = ids[i];
+        ids.resize(k);
     }
 };
 
+// Unigram as models/unigram/model.rs: Viterbi over the pieces' scores (every vocabulary entry a
+// candidate); a character no piece starts with is the unknown piece, scored lowest − 10, and a
+// run of them one unknown (fused), then its bytes' <0xNN> tokens with byte_fallback.
+
 }  // namespace
 
-std::shared_ptr<const Tokenizer::Impl> make_bpe(Vocab vocab, const std::vector<BpeMerge>& merges, const std::string& vocab_file,
-                                                const std::string& merges_file) {
-    auto bpe = std::make_shared<Bpe>(TokenizerKind::ByteLevelBpe, std::move(vocab));
-    for (int b = 0; b < 256; ++b)
-        if (!bpe->vocab.ids.count(bpe->bytes[static_cast<size_t>(b)]))
-            throw ModelError(vocab_file, "", "lacks the token \"" + bpe->bytes[static_cast<size_t>(b)] + "\" of byte " +
-                                                 std::to_string(b) + " (a byte-level BPE needs all 256)");
-    for (size_t r = 0; r < merges.size(); ++r) {
-        const BpeMerge& m = merges[r];
-        if (!bpe->vocab.ids.count(m.left + m.right))
-            throw ModelError(merges_file, "line " + std::to_string(m.line),
-                             "\"" + m.left + " " + m.right + "\" makes \"" + m.left + m.right + "\", which " + vocab_file + " lacks");
-        bpe->ranks.emplace(m.left + " " + m.right, static_cast<int>(r));  // the first of a repeated merge ranks
+// [SECTION] tokenizer.json's "BPE" -------------------------------------------------------------
+
+std::unique_ptr<WordModel> read_bpe_model(const Field& f, Vocab& vocab) {
+    vocab = read_vocab_object(f.at("vocab").j, f.file, f.at("vocab").path);
+    if (!f.at("dropout").missing() && f.at("dropout").number() != 0) f.at("dropout").fail("BPE dropout is not supported (it is random)");
+    auto m = std::make_unique<BpeModel>(vocab);
+    m->unk = unk_token_id(f.at("unk_token"), vocab);
+    m->prefix = f.at("continuing_subword_prefix").str_or("");
+    m->suffix = f.at("end_of_word_suffix").str_or("");
+    m->byte_fallback = f.at("byte_fallback").flag(false);
+    m->fuse_unk = f.at("fuse_unk").flag(false);
+    m->ignore_merges = f.at("ignore_merges").flag(false);
+    const Field merges = f.at("merges");
+    const Json& list = merges.missing() ? Json::array() : merges.list();
+    m->merges.reserve(list.size());
+    std::string a, b;
+    for (size_t i = 0; i < list.size(); ++i) {
+        const Json& j = list[i];
+        auto e = [&] { return merges.at(i); };  // its path, for a message only: half a million merges
+        if (j.is_string()) {  // "a b"
+            const std::string& s = j.get_ref<const std::string&>();
+            const size_t space = s.find(' ');
+            if (space == std::string::npos) e().fail("expected two tokens separated by a space");
+            a.assign(s, 0, space), b.assign(s, space + 1);
+        } else if (j.is_array() && j.size() == 2 && j[0].is_string() && j[1].is_string()) {  // ["a", "b"]
+            a = j[0].get_ref<const std::string&>(), b = j[1].get_ref<const std::string&>();
+        } else {
+            e().fail("expected \"a b\" or [\"a\", \"b\"]");
+        }
+        const int ia = vocab.find(a, -1), ib = vocab.find(b, -1);
+        if (ia < 0 || ib < 0) e().fail("\"" + (ia < 0 ? a : b) + "\" is not in the vocabulary");
+        if (b.size() < m->prefix.size() || b.compare(0, m->prefix.size(), m->prefix) != 0)
+            if (!m->prefix.empty()) e().fail("\"" + b + "\" lacks continuing_subword_prefix");
+        a.append(b, m->prefix.size());  // the merged token
+        const int id = vocab.find(a, -1);
+        if (id < 0) e().fail("makes \"" + a + "\", which the vocabulary lacks");
+        m->merges[BpeModel::pair_key(ia, ib)] = {static_cast<int>(i), id};  // a repeated merge: the last one's rank
     }
-    return bpe;
+    return m;
 }
+
+}  // namespace attn::tok
+
+// [SECTION] GPT-2's vocab.json and merges.txt --------------------------------------------------
+
+namespace attn {
 
 Tokenizer read_bpe(std::string_view vocab_json, const std::string& vocab_file, std::string_view merges_txt,
                    const std::string& merges_file) {
+    using namespace tok;
     nlohmann::json j = nlohmann::json::parse(vocab_json, nullptr, false);
     if (j.is_discarded()) throw ModelError(vocab_file, "", "malformed JSON");
     Vocab vocab = read_vocab_object(j, vocab_file, "");
-    std::vector<BpeMerge> merges;
+    struct Merge {
+        std::string left, right;
+        int line = 0;
+    };
+    std::vector<Merge> merges;  // [pass 1] the lines
     int line_no = 0;
     for (size_t pos = 0; pos < merges_txt.size();) {
         size_t end = merges_txt.find('\n', pos);
@@ -166,7 +179,27 @@ Tokenizer read_bpe(std::string_view vocab_json, const std::string& vocab_file, s
             throw ModelError(merges_file, "line " + std::to_string(line_no), "expected two tokens separated by one space");
         merges.push_back({std::string(line.substr(0, space)), std::string(line.substr(space + 1)), line_no});
     }
-    return Tokenizer(make_bpe(std::move(vocab), merges, vocab_file, merges_file));
+    const std::array<char32_t, 256> bytes = byte_chars();  // [pass 2] the byte alphabet, all of it
+    for (int b = 0; b < 256; ++b) {
+        const std::string symbol = utf8(std::u32string(1, bytes[static_cast<size_t>(b)]));
+        if (!vocab.ids.count(symbol))
+            throw ModelError(vocab_file, "", "lacks the token \"" + symbol + "\" of byte " + std::to_string(b) + " (a byte-level BPE needs all 256)");
+    }
+    auto p = std::make_shared<Tokenizer::Impl>(TokenizerKind::ByteLevelBpe, std::move(vocab));
+    auto m = std::make_unique<BpeModel>(p->vocab);
+    for (size_t rank = 0; rank < merges.size(); ++rank) {  // [pass 3] the merges by their ids
+        const Merge& merge = merges[rank];
+        const int merged = m->find(merge.left + merge.right);
+        if (merged < 0)
+            throw ModelError(merges_file, "line " + std::to_string(merge.line), "\"" + merge.left + " " + merge.right + "\" makes \"" +
+                                                                                  merge.left + merge.right + "\", which " + vocab_file + " lacks");
+        const int a = m->find(merge.left), b = m->find(merge.right);  // a side the vocabulary lacks: never in a word
+        if (a >= 0 && b >= 0) m->merges.emplace(BpeModel::pair_key(a, b), std::pair(static_cast<int>(rank), merged));  // repeated: the first ranks
+    }
+    p->model = std::move(m);
+    p->pre_tokenizer = gpt2_split();
+    p->decoder = byte_level_decoder(true);
+    return Tokenizer(std::move(p));
 }
 
 }  // namespace attn

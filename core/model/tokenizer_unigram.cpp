@@ -1,128 +1,115 @@
-// tokenizer_unigram.cpp: SentencePiece's Unigram model (Marian's source.spm / target.spm, or
-// tokenizer.json's "Unigram"), as sentencepiece 0.1.9x encodes:
-//   1. normalize: the longest match in the precompiled charsmap (a Darts double-array trie of
-//      UTF-8 keys, nmt_nfkc's table) replaces each prefix of the text; white space runs become
-//      one space, leading and trailing ones go; a "▁" in front (add_dummy_prefix); spaces "▁"
-//   2. Viterbi: the segmentation into pieces whose scores sum highest; a character no piece
-//      starts with is the unknown piece (scored lowest − 10), and a run of them one unknown
-//   3. ids: the model's own, or with Marian's vocab.json the ids of the pieces there
-#include "tokenizer_impl.hpp"
+// tokenizer_unigram.cpp: the Unigram word model, for tokenizer.json's "Unigram" and SentencePiece
+// model files (Marian's source.spm / target.spm) alike, as tokenizers (models/unigram/model.rs)
+// and sentencepiece 0.1.9x encode:
+//   1. Viterbi: best[e], the segmentation of the word's first e bytes into pieces whose scores
+//      sum highest; a character no piece starts with is the unknown piece (scored lowest − 10)
+//   2. back from the end: the pieces, a run of unknown ones fused into one
+//   3. ids: a piece's own; an unknown run tokenizers looks up (it may spell a piece), else its
+//      bytes' <0xNN> tokens (byte_fallback), else the unknown id; sentencepiece: the unknown id
+// What differs between the two is read into the model: sentencepiece sums scores as float, lets
+// only normal and user-defined pieces match text (a user-defined piece scored by its length) and
+// gives Marian's vocab.json's ids with that file.
+//
+// [SECTION] The model
+// [SECTION] tokenizer.json's "Unigram"
+// [SECTION] SentencePiece model files
 #include "text.hpp"  // decode_utf8
+#include "tokenizer_impl.hpp"
 #include "unicode.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
-namespace attn {
+namespace attn::tok {
 namespace {
 
-constexpr const char* kSpace = "\xe2\x96\x81";  // ▁
-constexpr float kUnkPenalty = 10.0f;
+// [SECTION] The model --------------------------------------------------------------------------
 
-enum PieceType { kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6 };
-
-struct Unigram final : Tokenizer::Impl {
-    struct Piece {
-        int id;     // in `vocab` (the output ids)
-        float score;
-        bool unknown;
+struct UnigramModel final : WordModel {
+    struct Entry {
+        double score = 0;
+        int id = 0;            // the output id (in the pipeline's vocabulary)
+        bool unknown = false;  // the unknown piece itself: fused with unknown neighbours
     };
-    std::unordered_map<std::string, Piece> pieces;  // what the lattice may use
-    size_t longest_piece = 0;                        // bytes
-    int unk = 0;                                     // the unknown piece's id
-    float unk_score = 0;
-    Charsmap charsmap;
-    UnigramNormalizer normalizer;
+    // The pieces the lattice may use, by their index here: tokenizer.json's every vocabulary
+    // entry (`vocab` below `size`: own_pieces false), sentencepiece's in `own`.
+    bool own_pieces = false;
+    Vocab own;
+    std::vector<Entry> entries;
+    size_t longest = 0;  // bytes
+    int unk = -1;
+    double unk_score = 0;
+    bool byte_fallback = false;
+    bool float_sums = false;       // sentencepiece: scores summed as float
+    bool look_up_unknown = true;   // tokenizers: an unknown run that spells a piece is that piece
 
-    using Impl::Impl;
+    using WordModel::WordModel;
 
-    std::string normalize(std::string_view in) const {
-        const bool squeeze = normalizer.remove_extra_whitespaces;
-        auto prefix = [&](std::string_view s, std::string_view& out) -> size_t {
-            if (size_t n = charsmap.longest(s, out)) return n;
-            size_t pos = 0;
-            const char32_t c = decode_utf8(s, pos);
-            out = c == 0xFFFD && pos == 1 ? std::string_view("\xef\xbf\xbd") : s.substr(0, pos);  // a bad byte: U+FFFD
-            return pos;
-        };
-        std::string_view piece;
-        while (squeeze && !in.empty()) {  // leading white space
-            const size_t n = prefix(in, piece);
-            if (piece != " ") break;
-            in.remove_prefix(n);
-        }
-        std::string out;
-        if (in.empty()) return out;
-        bool prev_space = squeeze;
-        const std::string space = normalizer.escape_whitespaces ? kSpace : " ";
-        if (normalizer.add_dummy_prefix) out += space;
-        while (!in.empty()) {
-            const size_t n = prefix(in, piece);
-            while (prev_space && !piece.empty() && piece.front() == ' ') piece.remove_prefix(1);
-            if (!piece.empty()) {
-                for (char c : piece) {
-                    if (c == ' ') out += space;
-                    else out += c;
-                }
-                prev_space = piece.back() == ' ';
-            }
-            in.remove_prefix(n);
-            prev_space = prev_space && squeeze;
-        }
-        while (squeeze && out.size() >= space.size() && out.compare(out.size() - space.size(), space.size(), space) == 0)
-            out.resize(out.size() - space.size());
-        return out;
-    }
+    double add(double a, double b) const { return float_sums ? static_cast<double>(static_cast<float>(a + b)) : a + b; }
 
-    std::vector<int> encode(std::string_view text) const override {
-        const std::string s = normalize(text);
-        const size_t n = s.size();
-        // [step 2] best[e]: the best score of s[0, e) and the piece that ends it.
+    void encode(const std::string& word, std::vector<int>& out) const override {
+        const Vocab& pieces = own_pieces ? own : vocab;
+        const size_t n = word.size();
         struct Best {
-            float score = -std::numeric_limits<float>::infinity();
+            double score = 0;
             size_t begin = 0;
-            int id = -1;
+            int id = -1;  // −1: not reached
             bool unknown = false;
         };
-        std::vector<Best> best(n + 1);
-        best[0].score = 0;
+        std::vector<Best> best(n + 1);  // [pass 1]
+        best[0].id = 0;
         for (size_t begin = 0; begin < n;) {
-            size_t pos = begin;
-            decode_utf8(s, pos);
-            const size_t one_char = pos - begin;
+            size_t end = begin;
+            decode_utf8(word, end);
+            const size_t one_char = end - begin;
             bool single = false;
-            if (std::isfinite(best[begin].score)) {
-                for (size_t len = 1; len <= longest_piece && begin + len <= n; ++len) {
-                    auto it = pieces.find(s.substr(begin, len));
-                    if (it == pieces.end()) continue;
-                    const float score = best[begin].score + it->second.score;
-                    if (score > best[begin + len].score) best[begin + len] = {score, begin, it->second.id, false};
-                    single = single || len == one_char;
-                }
-                if (!single) {
-                    const float score = best[begin].score + unk_score;
-                    if (score > best[begin + one_char].score) best[begin + one_char] = {score, begin, unk, true};
-                }
+            for (size_t len = 1; len <= longest && begin + len <= n; ++len) {
+                const int k = pieces.find(std::string_view(word).substr(begin, len), -1);
+                if (k < 0 || static_cast<size_t>(k) >= entries.size()) continue;
+                const Entry& e = entries[static_cast<size_t>(k)];
+                const double score = add(best[begin].score, e.score);
+                Best& target = best[begin + len];
+                if (target.id < 0 || score > target.score) target = {score, begin, e.id, e.unknown};
+                single = single || len == one_char;
             }
-            begin += one_char;
+            if (!single) {
+                const double score = add(best[begin].score, unk_score);
+                Best& target = best[begin + one_char];
+                if (target.id < 0 || score > target.score) target = {score, begin, unk, true};
+            }
+            begin = end;
         }
-        std::vector<const Best*> path;
-        for (size_t end = n; end > 0; end = best[end].begin) path.push_back(&best[end]);
-        std::vector<int> out;
-        bool prev_unknown = false;
-        for (auto it = path.rbegin(); it != path.rend(); ++it) {
-            if ((*it)->unknown && prev_unknown) continue;  // a run of unknown characters: one unknown piece
-            out.push_back((*it)->id);
-            prev_unknown = (*it)->unknown;
+        struct Found {
+            size_t begin, end;
+            int id;
+            bool unknown;
+        };
+        std::vector<Found> found;  // [pass 2] last first
+        for (size_t end = n; end > 0;) {
+            const Best& b = best[end];
+            if (b.unknown && !found.empty() && found.back().unknown) found.back().begin = b.begin;  // fused
+            else found.push_back({b.begin, end, b.id, b.unknown});
+            end = b.begin;
         }
-        return out;
+        for (size_t i = found.size(); i-- > 0;) {  // [pass 3]
+            const Found& f = found[i];
+            if (!f.unknown || !look_up_unknown) {
+                out.push_back(f.unknown ? unk : f.id);
+                continue;
+            }
+            const std::string s = word.substr(f.begin, f.end - f.begin);
+            const int id = find(s);
+            if (id >= 0) out.push_back(id);
+            else if (!(byte_fallback && byte_fallback_ids(*this, s, out))) out.push_back(unk);
+        }
     }
 };
 
-// [protobuf] A reader of the wire format, enough for ModelProto.
+// A reader of protobuf's wire format, enough for ModelProto.
 class Proto {
 public:
     Proto(std::string_view bytes, const std::string& file, std::string where) : in_(bytes), file_(file), where_(std::move(where)) {}
@@ -180,46 +167,59 @@ private:
 
 }  // namespace
 
-std::shared_ptr<const Tokenizer::Impl> make_unigram(std::vector<UnigramPiece> pieces, UnigramNormalizer normalizer,
-                                                    std::optional<Vocab> vocab, const std::string& file) {
-    Vocab own;
-    for (const UnigramPiece& p : pieces) own.add(p.piece);
-    const bool mapped = vocab.has_value();
-    auto u = std::make_shared<Unigram>(TokenizerKind::Unigram, mapped ? std::move(*vocab) : std::move(own));
-    int spm_unk = -1;
-    float min_score = std::numeric_limits<float>::infinity(), max_score = -std::numeric_limits<float>::infinity();
-    for (size_t i = 0; i < pieces.size(); ++i) {
-        const UnigramPiece& p = pieces[i];
-        if (p.type < kNormal || p.type > kByte) throw ModelError(file, "pieces[" + std::to_string(i) + "].type", "unknown piece type " + std::to_string(p.type));
-        if (!std::isfinite(p.score)) throw ModelError(file, "pieces[" + std::to_string(i) + "].score", "not a finite number");
-        if (p.type == kUnknown && spm_unk < 0) spm_unk = static_cast<int>(i);
-        if (p.type == kNormal) min_score = std::min(min_score, p.score), max_score = std::max(max_score, p.score);
+// [SECTION] tokenizer.json's "Unigram" ---------------------------------------------------------
+
+std::unique_ptr<WordModel> read_unigram_model(const Field& f, Vocab& vocab) {
+    const Field v = f.at("vocab");
+    if (v.list().empty()) v.fail("expected a list of [piece, score]");
+    double min_score = std::numeric_limits<double>::infinity();
+    vocab = Vocab();
+    std::vector<double> scores;
+    for (size_t i = 0; i < v.j.size(); ++i) {
+        const Field e = v.at(i);
+        if (!e.j.is_array() || e.j.size() != 2 || !e.j[0].is_string() || !e.j[1].is_number()) e.fail("expected [piece, score]");
+        const double score = e.j[1].get<double>();
+        if (!std::isfinite(score)) e.fail("not a finite score");
+        vocab.add(e.j[0].get<std::string>());
+        scores.push_back(score);
+        min_score = std::min(min_score, score);
     }
-    if (spm_unk < 0) throw ModelError(file, "pieces", "no piece is the unknown piece");
-    if (!std::isfinite(min_score)) min_score = max_score = 0;
-    const int vocab_unk = mapped ? u->vocab.find("<unk>", -1) : spm_unk;
-    if (vocab_unk < 0) throw ModelError(file, "", "the vocabulary has no \"<unk>\"");
-    u->unk = vocab_unk;
-    u->unk_score = min_score - kUnkPenalty;
-    for (size_t i = 0; i < pieces.size(); ++i) {
-        const UnigramPiece& p = pieces[i];
-        if (p.type != kNormal && p.type != kUserDefined) continue;  // control, unknown, unused and byte pieces never match text
-        if (p.piece.empty()) continue;
-        // sentencepiece's bonus for a user-defined piece: its length in characters × the best score − 0.1
-        const float score = p.type == kUserDefined ? static_cast<float>(unicode::decode(p.piece).size()) * max_score - 0.1f : p.score;
-        const int id = mapped ? u->vocab.find(p.piece, vocab_unk) : static_cast<int>(i);
-        u->pieces.emplace(p.piece, Unigram::Piece{id, score, false});
-        u->longest_piece = std::max(u->longest_piece, p.piece.size());
+    auto m = std::make_unique<UnigramModel>(vocab);
+    // a duplicate piece: the vocabulary finds its last id, as token_to_ids in tokenizers
+    const Field unk = f.at("unk_id");
+    if (!unk.missing()) {
+        const long long id = unk.integer();
+        if (id < 0 || id >= static_cast<long long>(vocab.tokens.size())) unk.fail("expected the id of a piece");
+        m->unk = static_cast<int>(id);
+    } else {
+        unk.fail("a Unigram model without unk_id is not supported");
     }
-    u->charsmap = Charsmap(normalizer.charsmap, file);
-    u->normalizer = std::move(normalizer);
-    return u;
+    m->unk_score = min_score - 10.0;
+    m->byte_fallback = f.at("byte_fallback").flag(false);
+    for (size_t i = 0; i < scores.size(); ++i) {
+        m->entries.push_back({scores[i], static_cast<int>(i), static_cast<int>(i) == m->unk});
+        m->longest = std::max(m->longest, vocab.tokens[i].size());
+    }
+    return m;
 }
+
+}  // namespace attn::tok
+
+// [SECTION] SentencePiece model files ----------------------------------------------------------
+
+namespace attn {
 
 Tokenizer read_sentencepiece(std::string_view model_proto, const std::string& file, std::string_view vocab_json,
                              const std::string& vocab_file) {
-    std::vector<UnigramPiece> pieces;
-    UnigramNormalizer normalizer;
+    using namespace tok;
+    struct SpmPiece {
+        std::string piece;
+        float score = 0;
+        int type = 1;  // SentencePiece's: 1 normal, 2 unknown, 3 control, 4 user defined, 5 unused, 6 byte
+    };
+    enum PieceType { kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6 };
+    std::vector<SpmPiece> pieces;  // [pass 1] the model file
+    SentencePieceNormalization normalizer;
     int model_type = 1;  // TrainerSpec's default: UNIGRAM
     Proto top(model_proto, file, "");
     while (!top.done()) {
@@ -231,7 +231,7 @@ Tokenizer read_sentencepiece(std::string_view model_proto, const std::string& fi
         const std::string_view body = top.bytes();
         if (field == 1) {  // SentencePiece { piece = 1; score = 2; type = 3 }
             Proto p(body, file, "pieces[" + std::to_string(pieces.size()) + "]");
-            UnigramPiece piece;
+            SpmPiece piece;
             while (!p.done()) {
                 const auto [f, w] = p.key();
                 if (f == 1 && w == 2) piece.piece = std::string(p.bytes());
@@ -269,8 +269,50 @@ Tokenizer read_sentencepiece(std::string_view model_proto, const std::string& fi
         if (j.is_discarded()) throw ModelError(vocab_file, "", "malformed JSON");
         vocab = read_vocab_object(j, vocab_file, "");
     }
+    // [pass 2] the pieces: the lattice's, their scores, the unknown piece (messages name Marian's
+    // vocab.json when it gives the ids)
     const std::string& named = vocab ? vocab_file : file;
-    return Tokenizer(make_unigram(std::move(pieces), std::move(normalizer), std::move(vocab), named));
+    const bool mapped = vocab.has_value();
+    if (!mapped) {
+        vocab = Vocab();
+        for (const SpmPiece& p : pieces) vocab->add(p.piece);
+    }
+    auto p = std::make_shared<Tokenizer::Impl>(TokenizerKind::Unigram, std::move(*vocab));
+    auto m = std::make_unique<UnigramModel>(p->vocab);
+    int spm_unk = -1;
+    float min_score = std::numeric_limits<float>::infinity(), max_score = -std::numeric_limits<float>::infinity();
+    for (size_t i = 0; i < pieces.size(); ++i) {
+        const SpmPiece& piece = pieces[i];
+        if (piece.type < kNormal || piece.type > kByte)
+            throw ModelError(named, "pieces[" + std::to_string(i) + "].type", "unknown piece type " + std::to_string(piece.type));
+        if (!std::isfinite(piece.score)) throw ModelError(named, "pieces[" + std::to_string(i) + "].score", "not a finite number");
+        if (piece.type == kUnknown && spm_unk < 0) spm_unk = static_cast<int>(i);
+        if (piece.type == kNormal) min_score = std::min(min_score, piece.score), max_score = std::max(max_score, piece.score);
+    }
+    if (spm_unk < 0) throw ModelError(named, "pieces", "no piece is the unknown piece");
+    if (!std::isfinite(min_score)) min_score = max_score = 0;
+    m->unk = mapped ? p->vocab.find("<unk>", -1) : spm_unk;
+    if (m->unk < 0) throw ModelError(named, "", "the vocabulary has no \"<unk>\"");
+    m->unk_score = min_score - 10.0f;
+    m->float_sums = true;
+    m->look_up_unknown = false;
+    m->own_pieces = true;
+    for (size_t i = 0; i < pieces.size(); ++i) {
+        const SpmPiece& piece = pieces[i];
+        if (piece.type != kNormal && piece.type != kUserDefined) continue;  // control, unknown, unused and byte pieces never match text
+        if (piece.piece.empty() || m->own.ids.count(piece.piece)) continue;  // a repeated piece: the first
+        // sentencepiece's bonus for a user-defined piece: its length in characters × the best score − 0.1
+        const float score = piece.type == kUserDefined ? static_cast<float>(unicode::decode(piece.piece).size()) * max_score - 0.1f : piece.score;
+        const int id = mapped ? p->vocab.find(piece.piece, m->unk) : static_cast<int>(i);
+        m->own.ids.emplace(piece.piece, static_cast<int>(m->own.tokens.size()));
+        m->own.tokens.push_back(piece.piece);
+        m->entries.push_back({score, id, false});
+        m->longest = std::max(m->longest, piece.piece.size());
+    }
+    p->byte_normalizer = sentencepiece_normalizer(normalizer, named);
+    p->model = std::move(m);
+    p->decoder = metaspace_decoder(U'\u2581');
+    return Tokenizer(std::move(p));
 }
 
 }  // namespace attn

@@ -1,113 +1,86 @@
-// tokenizer_wordpiece.cpp: BERT's tokenizer (vocab.txt, or tokenizer.json's "WordPiece"), as
-// Hugging Face's BertTokenizer does it:
-//   1. clean-up: U+0000, U+FFFD and control characters dropped, white space made a space
-//   2. a space around every CJK character (tokenize_chinese_chars)
-//   3. split on white space; each word lower-cased (str.lower()) and its accents stripped (NFD,
-//      nonspacing marks dropped) as the options say; then split around every punctuation mark
-//   4. WordPiece: the longest vocabulary entry from the start, then "##" + the longest from
-//      there, …; a word with a part that matches nothing, or longer than max_chars_per_word
-//      characters, is the unknown token
+// tokenizer_wordpiece.cpp: the WordPiece word model, for tokenizer.json's "WordPiece" and BERT's
+// vocab.txt alike, as tokenizers (models/wordpiece/mod.rs) and BertTokenizer run it:
+//   1. a word longer than max_input_chars_per_word characters is the unknown token
+//   2. the longest vocabulary entry from the start, then the continuing prefix ("##") + the
+//      longest from there, …; a word with a part that matches nothing is the unknown token
+// BERT's vocab.txt makes its pipeline with BertTokenizer's basic tokenizer (Python's rules:
+// tokenizer_normalizers.cpp, tokenizer_pre_tokenizers.cpp) and this model.
+//
+// [SECTION] The model
+// [SECTION] tokenizer.json's "WordPiece"
+// [SECTION] BERT's vocab.txt
 #include "tokenizer_impl.hpp"
-#include "unicode.hpp"
 
 #include <nlohmann/json.hpp>
 
-namespace attn {
+#include <algorithm>
+
+namespace attn::tok {
 namespace {
 
-struct WordPiece final : Tokenizer::Impl {
-    WordPieceOptions options;
+// [SECTION] The model --------------------------------------------------------------------------
+
+struct WordPieceModel final : WordModel {
     int unk = -1;
+    std::string prefix = "##";
+    size_t max_chars = 100;
 
-    WordPiece(Vocab v, WordPieceOptions o) : Impl(TokenizerKind::WordPiece, std::move(v)), options(std::move(o)) {}
+    using WordModel::WordModel;
 
-    // [steps 1–3] The words and punctuation marks of `text`, as code points.
-    std::vector<std::u32string> basic_tokens(std::string_view text) const {
-        std::u32string cleaned;
-        for (char32_t c : unicode::decode(text)) {
-            if (c == 0 || c == 0xFFFD || unicode::is_bert_control(c)) continue;
-            const bool cjk = options.chinese_chars && unicode::is_cjk(c);
-            if (cjk) cleaned += ' ';
-            cleaned += unicode::is_bert_whitespace(c) ? char32_t(' ') : c;
-            if (cjk) cleaned += ' ';
-        }
-        std::vector<std::u32string> out;
-        auto split_words = [&](const std::u32string& word) {  // step 3: case, accents, punctuation
-            std::string folded;
-            for (char32_t c : word) {
-                if (options.lower_case) unicode::append_lower(folded, c);
-                else unicode::append_utf8(folded, c);
-            }
-            std::u32string chars = unicode::decode(folded);
-            if (options.strip_accents) {
-                std::string nfd;
-                for (char32_t c : chars) unicode::append_nfd(nfd, c);
-                chars.clear();
-                for (char32_t c : unicode::decode(nfd))
-                    if (!unicode::is_nonspacing_mark(c)) chars += c;
-            }
-            std::u32string run;
-            for (char32_t c : chars) {
-                if (!unicode::is_bert_punctuation(c)) {
-                    run += c;
-                    continue;
-                }
-                if (!run.empty()) out.push_back(std::move(run)), run.clear();
-                out.push_back(std::u32string(1, c));
-            }
-            if (!run.empty()) out.push_back(std::move(run));
-        };
-        std::u32string word;
-        for (char32_t c : cleaned) {
-            if (c == ' ' || c == 0x2028 || c == 0x2029) {  // str.split(): what white space the clean-up left
-                if (!word.empty()) split_words(word), word.clear();
-            } else {
-                word += c;
-            }
-        }
-        if (!word.empty()) split_words(word);
-        return out;
-    }
+    // `word` is UTF-8 as the pipeline writes it: a character starts at every byte that does not
+    // continue one (10xxxxxx).
+    static bool starts_char(char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }
 
-    std::vector<int> encode(std::string_view text) const override {
-        std::vector<int> out;
-        for (const std::u32string& word : basic_tokens(text)) {
-            if (static_cast<int>(word.size()) > options.max_chars_per_word) {
-                out.push_back(unk);
-                continue;
+    void encode(const std::string& word, std::vector<int>& out) const override {
+        const size_t chars = static_cast<size_t>(std::count_if(word.begin(), word.end(), starts_char));
+        if (chars > max_chars) return out.push_back(unk);  // [pass 1]
+        const size_t first = out.size();
+        std::string piece;
+        for (size_t start = 0; start < word.size();) {  // [pass 2]
+            int found = -1;
+            size_t end = word.size();
+            for (; end > start; --end) {
+                if (end < word.size() && !starts_char(word[end])) continue;
+                const std::string_view part = std::string_view(word).substr(start, end - start);
+                found = start == 0 ? find(part) : find(piece.assign(prefix).append(part));
+                if (found >= 0) break;
             }
-            // [step 4] longest match first, from each end of the last piece
-            std::vector<int> pieces;
-            bool bad = false;
-            for (size_t start = 0; start < word.size() && !bad;) {
-                int found = -1;
-                size_t end = word.size();
-                for (; end > start; --end) {
-                    std::string piece = start > 0 ? "##" : "";
-                    for (size_t k = start; k < end; ++k) unicode::append_utf8(piece, word[k]);
-                    if ((found = vocab.find(piece, -1)) >= 0) break;
-                }
-                if (found < 0) bad = true;
-                else pieces.push_back(found), start = end;
+            if (found < 0) {
+                out.resize(first);
+                return out.push_back(unk);
             }
-            if (bad) out.push_back(unk);
-            else out.insert(out.end(), pieces.begin(), pieces.end());
+            out.push_back(found);
+            start = end;
         }
-        return out;
     }
 };
 
 }  // namespace
 
-std::shared_ptr<const Tokenizer::Impl> make_wordpiece(Vocab vocab, const WordPieceOptions& options, const std::string& file) {
-    auto wp = std::make_shared<WordPiece>(std::move(vocab), options);
-    wp->unk = wp->vocab.find(options.unk, -1);
-    if (wp->unk < 0) throw ModelError(file, "", "has no unknown token \"" + options.unk + "\"");
-    if (options.max_chars_per_word < 1) throw ModelError(file, "max_input_chars_per_word", "expected a positive number");
-    return wp;
+// [SECTION] tokenizer.json's "WordPiece" -------------------------------------------------------
+
+std::unique_ptr<WordModel> read_wordpiece_model(const Field& f, Vocab& vocab) {
+    const Field unk_token = f.at("unk_token");
+    vocab = read_vocab_object(f.at("vocab").j, f.file, f.at("vocab").path);
+    auto m = std::make_unique<WordPieceModel>(vocab);
+    m->unk = unk_token_id(unk_token.missing() ? Field{Json("[UNK]"), unk_token.path, f.file} : unk_token, vocab);
+    m->prefix = f.at("continuing_subword_prefix").str_or("##");
+    const Field max = f.at("max_input_chars_per_word");
+    if (!max.missing()) {
+        if (max.integer() < 1) max.fail("expected a positive number");
+        m->max_chars = static_cast<size_t>(max.integer());
+    }
+    return m;
 }
 
+}  // namespace attn::tok
+
+// [SECTION] BERT's vocab.txt -------------------------------------------------------------------
+
+namespace attn {
+
 Tokenizer read_wordpiece(std::string_view vocab_txt, const std::string& file, const WordPieceOptions& options) {
+    using namespace tok;
     Vocab vocab;
     for (size_t pos = 0; pos < vocab_txt.size();) {  // one token a line, as Python's readlines()
         size_t end = vocab_txt.find('\n', pos);
@@ -116,7 +89,17 @@ Tokenizer read_wordpiece(std::string_view vocab_txt, const std::string& file, co
         pos = end + 1;
     }
     if (vocab.tokens.empty()) throw ModelError(file, "", "holds no token");
-    return Tokenizer(make_wordpiece(std::move(vocab), options, file));
+    auto p = std::make_shared<Tokenizer::Impl>(TokenizerKind::WordPiece, std::move(vocab));
+    auto m = std::make_unique<WordPieceModel>(p->vocab);
+    m->unk = m->find(options.unk);
+    if (m->unk < 0) throw ModelError(file, "", "has no unknown token \"" + options.unk + "\"");
+    if (options.max_chars_per_word < 1) throw ModelError(file, "max_input_chars_per_word", "expected a positive number");
+    m->max_chars = static_cast<size_t>(options.max_chars_per_word);
+    p->normalizer = bert_clean_up(options.chinese_chars);
+    p->pre_tokenizer = bert_words(options.lower_case, options.strip_accents);
+    p->model = std::move(m);
+    p->decoder = wordpiece_decoder("##");
+    return Tokenizer(std::move(p));
 }
 
 }  // namespace attn
