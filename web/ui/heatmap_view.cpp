@@ -118,6 +118,153 @@ struct CellTip {
     std::vector<CellValues> heads;
 };
 
+// The wheel, a trackpad's or a touch pinch, a drag and a double click move the view of
+// the map (HeatmapOptions' zoom and view); a tap pins a cell. Whether the pointer is on the grid.
+bool zoom_and_pan(ViewContext& ctx, HeatmapLayout& layout) {
+    AppState& st = ctx.state;
+    HeatmapOptions& o = st.heatmap;
+    const float s = ctx.scale;
+    const ImGuiIO& io = ImGui::GetIO();
+    const ImVec2 g0(layout.grid.x0, layout.grid.y0);
+    const float grid_w = layout.grid.w(), grid_h = layout.grid.h(), cell0 = layout.cell0, max_zoom = layout.max_zoom;
+    bool grid_hovered = false;
+    const platform::ZoomGesture gesture = platform::take_zoom(io.MouseWheel);
+    // An invisible button over the box: drags pan the map instead of reaching the window.
+    const ImVec2 cursor = ImGui::GetCursorScreenPos();
+    ImGui::SetCursorScreenPos(g0);
+    ImGui::InvisibleButton("##heatmap_grid", ImVec2(std::max(grid_w, 1.0f), std::max(grid_h, 1.0f)));
+    grid_hovered = ImGui::IsItemHovered();
+    if (ImGui::IsItemActivated()) o.dragging = true;
+    if (!ImGui::IsItemActive()) o.dragging = false;
+    // A tap or click that did not pan pins the cell, or lets it go (its values stay shown).
+    if (ImGui::IsItemDeactivated() && tap(s)) {
+        const int q = layout.query_at(io.MousePos.y), k = layout.key_at(io.MousePos.x);
+        const bool same = st.pinned_q == q && st.pinned_k == k;
+        st.pinned_q = same ? -1 : q, st.pinned_k = same ? -1 : k;
+    }
+    ImGui::SetCursorScreenPos(cursor);
+    // The one zoom of the wheel, a trackpad pinch and a touch pinch: about the cell under
+    // (ax, ay), which stays there. Two fingers first carry the map along with their centre.
+    auto zoom_about = [&](float ax, float ay, float log) {
+        const float cell = cell0 * o.zoom;
+        const float mx = o.view_x + (ax - g0.x) / cell, my = o.view_y + (ay - g0.y) / cell;
+        o.zoom = std::clamp(o.zoom * std::exp(log), 1.0f, max_zoom);
+        const float c2 = cell0 * o.zoom;
+        o.view_x = mx - (ax - g0.x) / c2, o.view_y = my - (ay - g0.y) / c2;
+    };
+    if (gesture.anchored) {
+        o.view_x -= gesture.pan_x / (cell0 * o.zoom), o.view_y -= gesture.pan_y / (cell0 * o.zoom);
+        if (gesture.log != 0.0f) zoom_about(gesture.x, gesture.y, gesture.log);
+    } else if (grid_hovered && gesture.log != 0.0f) {
+        zoom_about(io.MousePos.x, io.MousePos.y, gesture.log);
+    }
+    if (o.dragging && (io.MouseDelta.x != 0.0f || io.MouseDelta.y != 0.0f)) {
+        const float cell = cell0 * o.zoom;
+        o.view_x -= io.MouseDelta.x / cell, o.view_y -= io.MouseDelta.y / cell;
+    }
+    if (grid_hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) o.zoom = 1.0f, o.view_x = o.view_y = 0.0f;
+    layout.set_view(o.zoom, o.view_x, o.view_y);
+    o.zoom = layout.zoom, o.view_x = layout.view_x, o.view_y = layout.view_y;
+    if (o.dragging) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeAll);
+    return grid_hovered;
+}
+
+// Under the map, a muted line: progress while the map fills in (a bar and the
+// percentage), and the memory a big map takes. Returns the progress (1: done).
+double progress_and_memory(ViewContext& ctx, const Trace& tr, const Trace& truth, const MapCache& cache, const HeatmapLayout& layout,
+                           float right) {
+    AppState& st = ctx.state;
+    const float s = ctx.scale;
+    const Palette& pal = palette(st.theme);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImFont* small = ctx.fonts.small;
+    const float ss = small->FontSize;
+    const DisplayMap& map = cache.builder.map();
+    HeatmapProbe& probe = st.heatmap_probe;
+    const float grid_w = layout.grid.w();
+    const ImVec2 g0(layout.grid.x0, layout.grid.y0);
+    char buffer[64];
+    const double progress = cache.builder.progress();
+    const std::size_t display_bytes = map.bytes() + cache.builder.scratch_bytes(), trace_mem = trace_bytes(truth);
+    const float line_y = layout.footer_y;
+    float line_x = g0.x;
+    if (progress < 1.0) {  // a bar and the percentage, then the memory on the same line
+        std::snprintf(buffer, sizeof buffer, attn::tr(st.lang, Str::HeatComputing), static_cast<int>(progress * 100.0));
+        const float w = std::min(grid_w, 120.0f * s), y = line_y + ss * 0.5f - 1.5f * s;
+        dl->AddRectFilled(ImVec2(line_x, y), ImVec2(line_x + w, y + 3.0f * s), pal.token_fill);
+        dl->AddRectFilled(ImVec2(line_x, y), ImVec2(line_x + w * static_cast<float>(progress), y + 3.0f * s), pal.text_muted);
+        line_x += w + 8.0f * s;
+        dl->AddText(small, ss, ImVec2(line_x, line_y), pal.text_muted, buffer);
+        line_x += small->CalcTextSizeA(ss, FLT_MAX, 0.0f, buffer).x + 14.0f * s;
+    }
+    if (layout.big) {
+        char head_text[48], line[160];
+        if (cache.head >= 0 && cache.head < tr.heads) std::snprintf(head_text, sizeof head_text, attn::tr(st.lang, Str::HeadN), cache.head + 1);
+        else std::snprintf(head_text, sizeof head_text, attn::tr(st.lang, Str::HeatMeanHeads), tr.heads);
+        std::snprintf(line, sizeof line, attn::tr(st.lang, Str::HeatMemory), tr.T_q(), tr.T_k(), head_text, byte_size(static_cast<double>(display_bytes)).c_str(),
+                      byte_size(static_cast<double>(trace_mem)).c_str());
+        dl->AddText(small, ss, ImVec2(line_x, line_y), pal.text_muted, line, nullptr, std::max(std::min(right, layout.bar.x0) - 8.0f * s - line_x, 80.0f * s));  // wraps before the legend (a phone)
+    }
+    probe.display_bytes = display_bytes, probe.trace_bytes = trace_mem;
+    return progress;
+}
+
+// The cell's tooltip: its tokens, the weight (each head's, or the mean), the score and
+// the scaled score, what a hidden sink leaves there, why a masked cell is masked. From the true
+// weights (the figure's, `truth`), whatever the map shows; beside the cell when it is the
+// keyboard's or the pinned one (`at_cell`).
+void cell_tooltip(ViewContext& ctx, CellTip& tip, const Trace& tr, const Trace& truth, const HeatmapLayout& layout, int hq, int hk,
+                  bool at_cell) {
+    AppState& st = ctx.state;
+    const HeatmapOptions& o = st.heatmap;
+    const float s = ctx.scale;
+    const bool sink_hidden = &tr != &truth;
+    if (tip.trace != &truth || tip.revision != st.revision || tip.q != hq || tip.k != hk) {
+        tip.trace = &truth, tip.revision = st.revision, tip.q = hq, tip.k = hk;
+        tip.heads.clear();
+        for (int h = 0; h < truth.heads; ++h) tip.heads.push_back(cell_values(truth, h, hq, hk));
+    }
+    const bool allowed = truth.allowed(hq, hk) != 0;
+    const bool has_scores = st.figure.has(Detail::Scores);
+    if (at_cell) ImGui::SetNextWindowPos(ImVec2(layout.cell_x(hk + 1.0f) + 8.0f * s, layout.cell_y(hq + 1.0f) + 4.0f * s));
+    ImGui::BeginTooltip();
+    ImGui::Text("%s \xe2\x86\x92 %s", token_label(tr.queries[hq]), token_label(tr.keys[hk]));
+    if (o.head >= 0 && o.head < tr.heads) ImGui::TextDisabled(attn::tr(st.lang, Str::TipCell), hq + 1, hk + 1, o.head + 1);
+    else ImGui::TextDisabled(attn::tr(st.lang, Str::TipCellMean), hq + 1, hk + 1);
+    ImGui::Separator();
+    if (o.head < 0 || o.head >= tr.heads) {
+        float sum = 0.0f;
+        for (const CellValues& c : tip.heads) sum += c.weight;
+        ImGui::Text(attn::tr(st.lang, Str::MeanWeight), allowed ? sum / static_cast<float>(tr.heads) : 0.0f);
+        for (int h = 0; h < tr.heads && h < 8; ++h)
+            ImGui::TextColored(head_color(st.theme, h), attn::tr(st.lang, Str::TipHeadWeight), h + 1, tip.heads[h].weight);
+    } else {
+        const CellValues& c = tip.heads[static_cast<size_t>(o.head)];
+        ImGui::Text(attn::tr(st.lang, Str::Weight), c.weight);
+        if (has_scores) {
+            ImGui::Text(attn::tr(st.lang, Str::Score), c.score);
+            if (allowed) ImGui::Text(attn::tr(st.lang, Str::ScaledScore), c.scaled);
+        }
+    }
+    if (sink_hidden && allowed) {  // what the map shows there instead
+        if (hk == 0) {
+            ImGui::TextDisabled("%s", attn::tr(st.lang, Str::TipSinkHidden));
+        } else {
+            const bool mean = o.head < 0 || o.head >= tr.heads;
+            float shown = 0.0f;
+            for (int h = mean ? 0 : o.head; h < (mean ? tr.heads : o.head + 1); ++h)
+                shown += tr.attention.heads[static_cast<size_t>(h)].weights(hq, hk);
+            ImGui::TextDisabled(attn::tr(st.lang, Str::TipSinkShown), mean ? shown / static_cast<float>(tr.heads) : shown);
+        }
+    }
+    if (!allowed) {
+        ImGui::TextColored(ImVec4(1.0f, 0.55f, 0.4f, 1.0f), "%s", attn::tr(st.lang, Str::TipMaskedScore));
+        if (outside_window(truth, hq, hk)) ImGui::TextDisabled(attn::tr(st.lang, Str::TipOutsideWindow), truth.window, truth.window - 1);
+        else if (truth.kind == AttentionKind::Masked) ImGui::TextDisabled("%s", attn::tr(st.lang, Str::TipLaterKeys));
+    }
+    ImGui::EndTooltip();
+}
+
 }  // namespace
 
 struct HeatmapView::Cache {
@@ -181,46 +328,7 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     // [SECTION] Zoom and pan -----------------------------------------------------------------
     const ImGuiIO& io = ImGui::GetIO();
     bool grid_hovered = false;
-    if (ctx.interactive) {
-        const platform::ZoomGesture gesture = platform::take_zoom(io.MouseWheel);
-        // An invisible button over the box: drags pan the map instead of reaching the window.
-        const ImVec2 cursor = ImGui::GetCursorScreenPos();
-        ImGui::SetCursorScreenPos(g0);
-        ImGui::InvisibleButton("##heatmap_grid", ImVec2(std::max(grid_w, 1.0f), std::max(grid_h, 1.0f)));
-        grid_hovered = ImGui::IsItemHovered();
-        if (ImGui::IsItemActivated()) o.dragging = true;
-        if (!ImGui::IsItemActive()) o.dragging = false;
-        // A tap or click that did not pan pins the cell, or lets it go (its values stay shown).
-        if (ImGui::IsItemDeactivated() && tap(s)) {
-            const int q = layout.query_at(io.MousePos.y), k = layout.key_at(io.MousePos.x);
-            const bool same = st.pinned_q == q && st.pinned_k == k;
-            st.pinned_q = same ? -1 : q, st.pinned_k = same ? -1 : k;
-        }
-        ImGui::SetCursorScreenPos(cursor);
-        // The one zoom of the wheel, a trackpad pinch and a touch pinch: about the cell under
-        // (ax, ay), which stays there. Two fingers first carry the map along with their centre.
-        auto zoom_about = [&](float ax, float ay, float log) {
-            const float cell = cell0 * o.zoom;
-            const float mx = o.view_x + (ax - g0.x) / cell, my = o.view_y + (ay - g0.y) / cell;
-            o.zoom = std::clamp(o.zoom * std::exp(log), 1.0f, max_zoom);
-            const float c2 = cell0 * o.zoom;
-            o.view_x = mx - (ax - g0.x) / c2, o.view_y = my - (ay - g0.y) / c2;
-        };
-        if (gesture.anchored) {
-            o.view_x -= gesture.pan_x / (cell0 * o.zoom), o.view_y -= gesture.pan_y / (cell0 * o.zoom);
-            if (gesture.log != 0.0f) zoom_about(gesture.x, gesture.y, gesture.log);
-        } else if (grid_hovered && gesture.log != 0.0f) {
-            zoom_about(io.MousePos.x, io.MousePos.y, gesture.log);
-        }
-        if (o.dragging && (io.MouseDelta.x != 0.0f || io.MouseDelta.y != 0.0f)) {
-            const float cell = cell0 * o.zoom;
-            o.view_x -= io.MouseDelta.x / cell, o.view_y -= io.MouseDelta.y / cell;
-        }
-        if (grid_hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) o.zoom = 1.0f, o.view_x = o.view_y = 0.0f;
-        layout.set_view(o.zoom, o.view_x, o.view_y);
-        o.zoom = layout.zoom, o.view_x = layout.view_x, o.view_y = layout.view_y;
-        if (o.dragging) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeAll);
-    }
+    if (ctx.interactive) grid_hovered = zoom_and_pan(ctx, layout);
     const float cell = layout.cell;
     // The pyramid level whose texels are at least a framebuffer pixel: every texel (the max of
     // the cells below it) shows, so a single strong weight is never skipped when zoomed out.
@@ -291,29 +399,7 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     }
 
     // [SECTION] Progress and memory ------------------------------------------------------------
-    // Progress while the map fills in, and the memory a big map takes: a muted line below it.
-    char buffer[64];
-    const double progress = cache.builder.progress();
-    const std::size_t display_bytes = map.bytes() + cache.builder.scratch_bytes(), trace_mem = trace_bytes(truth);
-    const float line_y = layout.footer_y;
-    float line_x = g0.x;
-    if (progress < 1.0) {  // a bar and the percentage, then the memory on the same line
-        std::snprintf(buffer, sizeof buffer, attn::tr(st.lang, Str::HeatComputing), static_cast<int>(progress * 100.0));
-        const float w = std::min(grid_w, 120.0f * s), y = line_y + ss * 0.5f - 1.5f * s;
-        dl->AddRectFilled(ImVec2(line_x, y), ImVec2(line_x + w, y + 3.0f * s), pal.token_fill);
-        dl->AddRectFilled(ImVec2(line_x, y), ImVec2(line_x + w * static_cast<float>(progress), y + 3.0f * s), pal.text_muted);
-        line_x += w + 8.0f * s;
-        dl->AddText(small, ss, ImVec2(line_x, line_y), pal.text_muted, buffer);
-        line_x += small->CalcTextSizeA(ss, FLT_MAX, 0.0f, buffer).x + 14.0f * s;
-    }
-    if (layout.big) {
-        char head_text[48], line[160];
-        if (cache.head >= 0 && cache.head < tr.heads) std::snprintf(head_text, sizeof head_text, attn::tr(st.lang, Str::HeadN), cache.head + 1);
-        else std::snprintf(head_text, sizeof head_text, attn::tr(st.lang, Str::HeatMeanHeads), tr.heads);
-        std::snprintf(line, sizeof line, attn::tr(st.lang, Str::HeatMemory), T_q, T_k, head_text, byte_size(static_cast<double>(display_bytes)).c_str(),
-                      byte_size(static_cast<double>(trace_mem)).c_str());
-        dl->AddText(small, ss, ImVec2(line_x, line_y), pal.text_muted, line, nullptr, std::max(std::min(max.x, layout.bar.x0) - 8.0f * s - line_x, 80.0f * s));  // wraps before the legend (a phone)
-    }
+    const double progress = progress_and_memory(ctx, tr, truth, cache, layout, max.x);
     probe.level = level;
     probe.window_legend = layout.window_legend, probe.sink_legend = layout.sink_hidden;
     if (layout.window_legend) st.probe["heatmap.window_swatch"] = {layout.window_swatch.x0, layout.window_swatch.y0,
@@ -321,59 +407,11 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     probe.row0 = layout.row0, probe.row1 = layout.row1, probe.col0 = layout.col0, probe.col1 = layout.col1;
     probe.cell = cell, probe.max_zoom = max_zoom;
     probe.progress = progress;
-    probe.display_bytes = display_bytes, probe.trace_bytes = trace_mem;
     probe.gpu_bytes = ctx.renderer.tile_bytes(), probe.tiles = ctx.renderer.tiles_resident();
 
     // [SECTION] Hover ----------------------------------------------------------------------
     const int hq = sel.hover_q, hk = sel.hover_k;
-    if (hq >= 0 && hk >= 0) {
-        // The true weights (the figure's), whatever the map shows.
-        CellTip& tip = cache_->tip;
-        if (tip.trace != &truth || tip.revision != st.revision || tip.q != hq || tip.k != hk) {
-            tip.trace = &truth, tip.revision = st.revision, tip.q = hq, tip.k = hk;
-            tip.heads.clear();
-            for (int h = 0; h < truth.heads; ++h) tip.heads.push_back(cell_values(truth, h, hq, hk));
-        }
-        const bool allowed = truth.allowed(hq, hk) != 0;
-        const bool has_scores = st.figure.has(Detail::Scores);
-        if (at_cell) ImGui::SetNextWindowPos(ImVec2(layout.cell_x(hk + 1.0f) + 8.0f * s, layout.cell_y(hq + 1.0f) + 4.0f * s));
-        ImGui::BeginTooltip();
-        ImGui::Text("%s \xe2\x86\x92 %s", token_label(tr.queries[hq]), token_label(tr.keys[hk]));
-        if (o.head >= 0 && o.head < tr.heads) ImGui::TextDisabled(attn::tr(st.lang, Str::TipCell), hq + 1, hk + 1, o.head + 1);
-        else ImGui::TextDisabled(attn::tr(st.lang, Str::TipCellMean), hq + 1, hk + 1);
-        ImGui::Separator();
-        if (o.head < 0 || o.head >= tr.heads) {
-            float sum = 0.0f;
-            for (const CellValues& c : tip.heads) sum += c.weight;
-            ImGui::Text(attn::tr(st.lang, Str::MeanWeight), allowed ? sum / static_cast<float>(tr.heads) : 0.0f);
-            for (int h = 0; h < tr.heads && h < 8; ++h)
-                ImGui::TextColored(head_color(st.theme, h), attn::tr(st.lang, Str::TipHeadWeight), h + 1, tip.heads[h].weight);
-        } else {
-            const CellValues& c = tip.heads[static_cast<size_t>(o.head)];
-            ImGui::Text(attn::tr(st.lang, Str::Weight), c.weight);
-            if (has_scores) {
-                ImGui::Text(attn::tr(st.lang, Str::Score), c.score);
-                if (allowed) ImGui::Text(attn::tr(st.lang, Str::ScaledScore), c.scaled);
-            }
-        }
-        if (sink_hidden && allowed) {  // what the map shows there instead
-            if (hk == 0) {
-                ImGui::TextDisabled("%s", attn::tr(st.lang, Str::TipSinkHidden));
-            } else {
-                const bool mean = o.head < 0 || o.head >= tr.heads;
-                float shown = 0.0f;
-                for (int h = mean ? 0 : o.head; h < (mean ? tr.heads : o.head + 1); ++h)
-                    shown += tr.attention.heads[static_cast<size_t>(h)].weights(hq, hk);
-                ImGui::TextDisabled(attn::tr(st.lang, Str::TipSinkShown), mean ? shown / static_cast<float>(tr.heads) : shown);
-            }
-        }
-        if (!allowed) {
-            ImGui::TextColored(ImVec4(1.0f, 0.55f, 0.4f, 1.0f), "%s", attn::tr(st.lang, Str::TipMaskedScore));
-            if (outside_window(truth, hq, hk)) ImGui::TextDisabled(attn::tr(st.lang, Str::TipOutsideWindow), truth.window, truth.window - 1);
-            else if (truth.kind == AttentionKind::Masked) ImGui::TextDisabled("%s", attn::tr(st.lang, Str::TipLaterKeys));
-        }
-        ImGui::EndTooltip();
-    }
+    if (hq >= 0 && hk >= 0) cell_tooltip(ctx, cache_->tip, tr, truth, layout, hq, hk, at_cell);
 }
 
 // [SECTION] Toolbar -----------------------------------------------------------------------------

@@ -197,49 +197,41 @@ void scene_json_popup(ViewContext& ctx) {
     ImGui::EndPopup();
 }
 
-void draw_controls(ViewContext& ctx) {
+// The title line: attnviz, the tagline when it fits, and at the right the language switch (it
+// names the other language), the theme button and the display menu (display_menu.cpp).
+void title_line(ViewContext& ctx) {
     AppState& st = ctx.state;
-    const float s = ctx.scale;
-    const Palette& pal = palette(st.theme);
-
     ImGui::PushFont(ctx.fonts.title);
     ImGui::TextUnformatted("attnviz");
     ImGui::PopFont();
     ImGui::SameLine();
-    {
-        // Top right: the language switch (names the other language), the theme button and the
-        // display menu (display_menu.cpp). The tagline between them only when it fits.
-        const char* lang = tr(st.lang, Str::LanguageSwitch);
-        const char* theme = tr(st.lang, st.theme == Theme::Dark ? Str::ThemeLight : Str::ThemeDark);
-        const float pad = ImGui::GetStyle().FramePadding.x * 2, gap = ImGui::GetStyle().ItemSpacing.x;
-        const float w = ImGui::CalcTextSize(lang).x + pad + gap + ImGui::CalcTextSize(theme).x + pad + gap +
-                        ImGui::CalcTextSize(tr(st.lang, Str::Display)).x + pad;
-        const float right = ImGui::GetWindowContentRegionMax().x - w;
-        if (ImGui::GetCursorPosX() + ImGui::CalcTextSize(tr(st.lang, Str::Tagline)).x + gap <= right) {
-            ImGui::TextDisabled("%s", tr(st.lang, Str::Tagline));
-            ImGui::SameLine();
-        }
-        ImGui::SameLine(std::max(right, ImGui::GetCursorPosX()));
-        if (small_button(st, lang)) st.lang = st.lang == Lang::En ? Lang::Zh : Lang::En;
-        probe(st, "lang");
+    const char* lang = tr(st.lang, Str::LanguageSwitch);
+    const char* theme = tr(st.lang, st.theme == Theme::Dark ? Str::ThemeLight : Str::ThemeDark);
+    const float pad = ImGui::GetStyle().FramePadding.x * 2, gap = ImGui::GetStyle().ItemSpacing.x;
+    const float w = ImGui::CalcTextSize(lang).x + pad + gap + ImGui::CalcTextSize(theme).x + pad + gap +
+                    ImGui::CalcTextSize(tr(st.lang, Str::Display)).x + pad;
+    const float right = ImGui::GetWindowContentRegionMax().x - w;
+    if (ImGui::GetCursorPosX() + ImGui::CalcTextSize(tr(st.lang, Str::Tagline)).x + gap <= right) {
+        ImGui::TextDisabled("%s", tr(st.lang, Str::Tagline));
         ImGui::SameLine();
-        if (small_button(st, theme)) {
-            st.theme = st.theme == Theme::Dark ? Theme::Light : Theme::Dark;
-            st.theme_auto = false;
-        }
-        probe(st, "theme");
-        ImGui::SameLine();
-        display_menu(st, s);
     }
-    draw_share_buttons(ctx, ctx.panels.share);
-    if (st.model.active()) draw_live_controls(ctx);  // a model run live: its text and next tokens
-    if (st.figure.has(Detail::Layers)) {  // a model's layers × heads: choose what the views show
-        draw_import_controls(ctx);
-        scene_json_popup(ctx);
-        return;
+    ImGui::SameLine(std::max(right, ImGui::GetCursorPosX()));
+    if (small_button(st, lang)) st.lang = st.lang == Lang::En ? Lang::Zh : Lang::En;
+    probe(st, "lang");
+    ImGui::SameLine();
+    if (small_button(st, theme)) {
+        st.theme = st.theme == Theme::Dark ? Theme::Light : Theme::Dark;
+        st.theme_auto = false;
     }
-    if (st.model.active()) return;  // its first run is on its way
+    probe(st, "theme");
+    ImGui::SameLine();
+    display_menu(st, ctx.scale);
+}
 
+// SCENE: the presets and the live scenes, the scene's description, the JSON dialog's button, the
+// model files' controls.
+void scene_section(ViewContext& ctx) {
+    AppState& st = ctx.state;
     section(tr(st.lang, Str::SectionScene));
     ImGui::SetNextItemWidth(-FLT_MIN);
     const bool showing_preset = st.showing_preset();
@@ -278,6 +270,13 @@ void draw_controls(ViewContext& ctx) {
     open_model_control(ctx);
     open_live_model_control(ctx);
 
+}
+
+// The kind of attention and the sentences (a cross scene's two), each with its tokens.
+void text_section(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const float s = ctx.scale;
+    const Palette& pal = palette(st.theme);
     ImGui::Spacing();
     AttentionKind kind = st.draft.kind;
     if (segmented<AttentionKind>(st, "kind", &kind,
@@ -305,6 +304,12 @@ void draw_controls(ViewContext& ctx) {
         token_chips(st.lang, st.draft.source_tokens, pal, s);
     }
 
+}
+
+// MODEL: d_model, heads, the scale of QKᵀ, the weights (and their seed), positions.
+void model_section(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const float s = ctx.scale;
     section(tr(st.lang, Str::SectionModel));
     const float label_x = 92.0f * s;
     auto row = [&](const char* label) {
@@ -370,11 +375,12 @@ void draw_controls(ViewContext& ctx) {
         st.apply();
     }
 
-    ImGui::Spacing();
-    if (!ImGui::CollapsingHeader((std::string(tr(st.lang, Str::Embeddings)) + "###embeddings").c_str(), ImGuiTreeNodeFlags_DefaultOpen)) {
-        scene_json_popup(ctx);
-        return;
-    }
+}
+
+// EMBEDDINGS (collapsible): each token's vector, given or generated from the tokens.
+void embeddings_section(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const bool cross = st.draft.kind == AttentionKind::Cross;
     ImGui::TextDisabled("%s", tr(st.lang, st.draft.embeddings ? Str::EmbeddingsGiven : Str::EmbeddingsGenerated));
     if (cross) ImGui::TextUnformatted(tr(st.lang, Str::Target));
     embeddings_editor(ctx, false);
@@ -388,6 +394,24 @@ void draw_controls(ViewContext& ctx) {
         st.apply();
     }
 
+}
+
+// The controls panel: the title line, sharing, then a live model's, an import's or a scene's own.
+void draw_controls(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    title_line(ctx);
+    draw_share_buttons(ctx, ctx.panels.share);
+    if (st.model.active()) draw_live_controls(ctx);  // a model run live: its text and next tokens
+    if (st.figure.has(Detail::Layers)) {  // a model's layers × heads: choose what the views show
+        draw_import_controls(ctx);
+    } else if (!st.model.active()) {  // else its first run is on its way
+        scene_section(ctx);
+        text_section(ctx);
+        model_section(ctx);
+        ImGui::Spacing();
+        if (ImGui::CollapsingHeader((std::string(tr(st.lang, Str::Embeddings)) + "###embeddings").c_str(), ImGuiTreeNodeFlags_DefaultOpen))
+            embeddings_section(ctx);
+    }
     scene_json_popup(ctx);
 }
 
