@@ -19,11 +19,14 @@ build, sources = pathlib.Path(sys.argv[1]), [pathlib.Path(p) for p in sys.argv[2
 # programs (tests/, bench/: not under the rule); the app's and the hub's included.
 def rule_applies(target):
     return target != "imgui" and not target.startswith(("attn_test", "attn_bench", "fuzz_"))
-targets = sorted(d.name.removesuffix(".dir") for d in build.glob("CMakeFiles/*.dir") if rule_applies(d.name.removesuffix(".dir")))
-objects = [o for o in build.glob("CMakeFiles/*/**/*.o") if o.parts[o.parts.index("CMakeFiles") + 1].removesuffix(".dir") in targets]
+# Each folder's targets are under its own CMakeFiles/ (build/core/CMakeFiles/attn_model.dir/…).
+def target_of(path):
+    return path.parts[len(path.parts) - 1 - path.parts[::-1].index("CMakeFiles") + 1].removesuffix(".dir")
+targets = sorted({target_of(d) for d in build.glob("**/CMakeFiles/*.dir") if rule_applies(target_of(d))})
+objects = [o for o in build.glob("**/CMakeFiles/*.dir/**/*.o") if target_of(o) in targets]
 if not objects:
     sys.exit(f"mutable_statics: no object files of ours under {build}")
-scanned = sorted({o.parts[o.parts.index("CMakeFiles") + 1].removesuffix(".dir") for o in objects})
+scanned = sorted({target_of(o) for o in objects})
 
 text = "\n".join(p.read_text(errors="replace") for d in sources for p in d.rglob("*")
                  if p.suffix in (".cpp", ".hpp", ".inc"))
