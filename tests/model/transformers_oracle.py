@@ -416,9 +416,10 @@ def bad_inputs(binary, folder):
     import shutil
     import tempfile
     failed = []
+    work = tempfile.mkdtemp(prefix="attnviz-bad-")  # every broken copy, removed at the end
 
     def broken(case, edit_config=None, edit_tensors=None):
-        d = os.path.join(tempfile.mkdtemp(prefix="attnviz-bad-"), case)
+        d = os.path.join(work, f"{len(os.listdir(work))}-{case}")
         shutil.copytree(os.path.join(folder, case), d)
         if edit_config:
             c = r_config(d)
@@ -465,6 +466,7 @@ def bad_inputs(binary, folder):
     expect("a quantization on a family without it", broken("llama-default", lambda c: c.update(quantization_config={"quant_method": "awq"})),
            "config.json: quantization_config: changes the attention, and attnviz's llama does not read it")
     print(f"bad inputs: {9 - len(failed)} of 9 refused in one line")
+    shutil.rmtree(work)
     return failed
 
 
