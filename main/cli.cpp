@@ -161,16 +161,9 @@ std::string summary(const std::string& shown, const ImportedAttention& a) {
 
 int run_import(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
     const CliCommand<ImportOptions>& command = import_command();
-    if (asks_for_help(args)) {
-        out << help_text(command);
-        return 0;
-    }
     ImportOptions o;
     std::vector<std::string> operands;
-    if (const std::string why = read_options(command, args, o, operands); !why.empty()) {
-        err << why << "\n";
-        return kExitBadInput;
-    }
+    if (const std::optional<int> code = start_command(command, args, o, operands, out, err)) return *code;
     if (operands.size() != 1 || o.json != (o.layer >= 0 && o.head >= 0) || (!o.json && (o.layer >= 0 || o.head >= 0 || !o.stack.empty()))) {
         err << "attnviz import: expected a file (or - for stdin), and --json with --layer and --head or none of them: "
             << usage_line(command) << "\n";
@@ -388,16 +381,9 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         return 0;
     }
     const CliCommand<ModelOptions>& command = run_command();
-    if (asks_for_help(args)) {
-        out << help_text(command);
-        return 0;
-    }
     ModelOptions o;
     std::vector<std::string> operands;
-    if (const std::string why = read_options(command, args, o, operands); !why.empty()) {
-        err << why << "\n";
-        return kExitBadInput;
-    }
+    if (const std::optional<int> code = start_command(command, args, o, operands, out, err)) return *code;
     if (operands.size() != 1 || (o.text && o.ids) || (o.source && o.source_ids)) {
         err << "attnviz run: expected a model (a folder, a built-in name: attnviz run --list, or a Hub id ORG/NAME[@REVISION]), "
                "and --text or --ids, not both: "

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace attn {
@@ -29,6 +30,21 @@ std::string whole(std::string_view v, long long lo, long long hi, T& out) {
         return "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
                ", got " + quoted(v);
     out = static_cast<T>(n);
+    return "";
+}
+
+// A number in [lo, hi] into `out`.
+template <class T>
+std::string decimal(std::string_view v, float lo, float hi, T& out) {
+    const std::string s(v);
+    char* end = nullptr;
+    const float x = std::strtof(s.c_str(), &end);
+    if (s.empty() || *end != '\0' || !(x >= lo && x <= hi)) {
+        char range[64];
+        std::snprintf(range, sizeof range, "from %g to %g", static_cast<double>(lo), static_cast<double>(hi));
+        return "expected a number " + std::string(range) + ", got " + quoted(v);
+    }
+    out = x;
     return "";
 }
 
@@ -101,15 +117,7 @@ constexpr Row kHideToken{"--hide-token", "N,…", "no query attends to those tok
                              return "";
                          }};
 constexpr Row kTemperature{"--temperature", "T", "sampling temperature, 0 (greedy) to 100", "`0`",
-                           [](ModelOptions& o, std::string_view v) -> std::string {
-                               const std::string s(v);
-                               char* end = nullptr;
-                               const float t = std::strtof(s.c_str(), &end);
-                               if (s.empty() || *end != '\0' || !(t >= 0 && t <= 100))
-                                   return "expected a number from 0 (greedy) to 100, got " + quoted(v);
-                               o.temperature = t;
-                               return "";
-                           }};
+                           [](ModelOptions& o, std::string_view v) { return decimal(v, 0.0f, 100.0f, o.temperature.emplace()); }};
 constexpr Row kTopK{"--top-k", "K", "sample from the K likeliest tokens only (0: all)", "`0`",
                     [](ModelOptions& o, std::string_view v) { return whole(v, 0, 100000, o.top_k.emplace()); }};
 constexpr Row kSeed{"--seed", "S", "the sampling's seed: the same seed gives the same tokens natively, in the page and in Python", "`0`",
@@ -185,14 +193,7 @@ constexpr RenderRow kRenderOptions[] = {
     {"--width", "W", "picture width, 16 … 8192", "`1200`", [](RenderOptions& o, std::string_view v) { return whole(v, 16, 8192, o.width); }},
     {"--height", "H", "picture height, 16 … 8192", "`800`", [](RenderOptions& o, std::string_view v) { return whole(v, 16, 8192, o.height); }},
     {"--scale", "S", "UI scale, 0.5 … 4", "`1`",
-     [](RenderOptions& o, std::string_view v) -> std::string {
-         const std::string s(v);
-         char* end = nullptr;
-         const float x = std::strtof(s.c_str(), &end);
-         if (s.empty() || *end != '\0' || !(x >= 0.5f && x <= 4.0f)) return "expected a number from 0.5 to 4, got " + quoted(v);
-         o.scale = x;
-         return "";
-     }},
+     [](RenderOptions& o, std::string_view v) { return decimal(v, 0.5f, 4.0f, o.scale); }},
     {"--theme", "dark|light", "colours", "`light`", [](RenderOptions& o, std::string_view v) { return one_of(v, "dark|light", o.theme); }},
     {"--lang", "en|zh", "the figure's words (axis captions, legend, title)", "`en`",
      [](RenderOptions& o, std::string_view v) { return one_of(v, "en|zh", o.lang); }},

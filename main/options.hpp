@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <ostream>
 #include <span>
 #include <string>
 #include <string_view>
@@ -146,5 +147,22 @@ std::string read_options(const CliCommand<O>& c, const std::vector<std::string>&
 
 // Whether args (after the command) are `--help` or `-h` alone.
 bool asks_for_help(const std::vector<std::string>& args);
+
+// How every command starts: `--help` (or -h) alone prints help_text on `out` and stops with exit
+// 0; else the options are read, and a bad one is its one line on `err`, exit 2. Returns the code
+// to stop with, or nothing: go on with `options` and `operands`.
+template <class O>
+std::optional<int> start_command(const CliCommand<O>& c, const std::vector<std::string>& args, O& options,
+                                 std::vector<std::string>& operands, std::ostream& out, std::ostream& err) {
+    if (asks_for_help(args)) {
+        out << help_text(c);
+        return 0;
+    }
+    if (const std::string why = read_options(c, args, options, operands); !why.empty()) {
+        err << why << "\n";
+        return 2;  // kExitBadInput (cli.hpp)
+    }
+    return std::nullopt;
+}
 
 }  // namespace attn

@@ -115,17 +115,11 @@ bool write_text_file(const std::string& path, const std::string& text, std::stri
 }  // namespace
 
 int run_render(int argc, char** argv) {
-    const std::vector<std::string> args(argv + 2, argv + argc);
-    if (asks_for_help(args)) {
-        std::fputs(help_text(render_command()).c_str(), stdout);
-        return 0;
-    }
     RenderOptions o;
     std::vector<std::string> operands;
-    if (const std::string why = read_options(render_command(), args, o, operands); !why.empty()) {
-        std::fprintf(stderr, "%s\n", why.c_str());
-        return kExitBadInput;
-    }
+    if (const std::optional<int> code =
+            start_command(render_command(), std::vector<std::string>(argv + 2, argv + argc), o, operands, std::cout, std::cerr))
+        return *code;
     if (operands.size() > 1) return usage("one scene file at a time, got " + operands[0] + " and " + operands[1]);
     const std::string scene_path = operands.empty() ? "" : operands[0];
     const std::string &view = o.view, &png = o.png, &svg = o.svg, &layout = o.layout, &preset = o.preset;

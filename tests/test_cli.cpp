@@ -180,7 +180,7 @@ TEST_CASE("the rows read what they say, and refuse the rest by name") {
         {{"--top", "-1"}, "attnviz run: --top: expected a whole number from 0 to 100000, got \"-1\""},
         {{"--threads", "0"}, "attnviz run: --threads: expected a whole number from 1 to 1024, got \"0\""},
         {{"--knockout-mode", "half"}, "attnviz run: --knockout-mode: expected zero or mean, got \"half\""},
-        {{"--temperature", "101"}, "attnviz run: --temperature: expected a number from 0 (greedy) to 100, got \"101\""},
+        {{"--temperature", "101"}, "attnviz run: --temperature: expected a number from 0 to 100, got \"101\""},
         {{"--hide-token", "0"}, "attnviz run: --hide-token: expected token positions counted from 1, separated by commas (3,5), got \"0\""},
         {{"--knockout", "2-3"}, "attnviz run: --knockout: expected LAYER:HEAD counted from 1, comma-separated (2:3,1:1), or STACK:LAYER:HEAD, got \"2-3\""},
     };

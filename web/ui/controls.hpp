@@ -26,11 +26,11 @@ struct Segment {
 };
 
 // A row of buttons where exactly one is on, total_w wide (0: the rest of the line). Buttons
-// too narrow for their words take their own widths and wrap instead. Returns true when the
-// choice changed.
+// too narrow for their words take their own widths and wrap instead; those from `enabled` on are
+// drawn disabled. Returns true when the choice changed.
 template <typename T>
 bool segmented(AppState& st, const char* id, T* value, const std::vector<Segment<T>>& options,
-               const char* probe_prefix, float total_w = 0.0f) {
+               const char* probe_prefix, float total_w = 0.0f, int enabled = 1 << 30) {
     bool changed = false;
     ImGui::PushID(id);
     total_w = std::min(total_w <= 0.0f ? ImGui::GetContentRegionAvail().x : total_w, ImGui::GetContentRegionAvail().x);
@@ -49,6 +49,7 @@ bool segmented(AppState& st, const char* id, T* value, const std::vector<Segment
             else ImGui::SameLine();
         }
         const bool on = *value == v;
+        ImGui::BeginDisabled(i > enabled);
         if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
         if (on) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, 1));
         if (ImGui::Button(label, ImVec2(wrap ? 0.0f : w, 0)) && !on) {
@@ -56,13 +57,13 @@ bool segmented(AppState& st, const char* id, T* value, const std::vector<Segment
             changed = true;
         }
         if (on) ImGui::PopStyleColor(2);
+        ImGui::EndDisabled();
         probe(st, (std::string(probe_prefix) + "." + o.probe).c_str());
         ImGui::PopID();
     }
     ImGui::PopID();
     return changed;
 }
-
 
 // "Head 1 2 3": st.steps.head's buttons (the Steps, Q–K and Explain views), probed "<view>.head.N".
 void head_buttons(AppState& st, int heads, const char* view);

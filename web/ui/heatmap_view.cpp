@@ -291,8 +291,6 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const FontsMeasure measure(ctx.fonts);
     ImFont* font = ctx.fonts.body;
-    ImFont* small = ctx.fonts.small;
-    const float ss = small->FontSize;
     const int T_q = tr.T_q(), T_k = tr.T_k();
     if (T_q == 0 || T_k == 0) return;
     const MapCache& cache = current_map(ctx, tr, cache_->map, cache_->last_map_id);
@@ -322,7 +320,7 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     HeatmapLayout layout = lay_out_heatmap(in, measure, widths.widths);
     o.zoom = layout.zoom, o.view_x = layout.view_x, o.view_y = layout.view_y;  // clamped to the map
     const ImVec2 g0(layout.grid.x0, layout.grid.y0), g1(layout.grid.x1, layout.grid.y1);
-    const float grid_w = layout.grid.w(), grid_h = layout.grid.h(), cell0 = layout.cell0, max_zoom = layout.max_zoom;
+    const float grid_w = layout.grid.w(), grid_h = layout.grid.h(), max_zoom = layout.max_zoom;
     st.grid_rect = {g0.x, g0.y, grid_w, grid_h};
 
     // [SECTION] Zoom and pan -----------------------------------------------------------------

@@ -104,36 +104,6 @@ const char* stack_label(Lang lang, const AttentionStack& s) {
     return tr(lang, Str::StackAttention);
 }
 
-// A row of buttons where exactly one is on, like the panel's segmented control, for int
-// choices; options past `enabled` are drawn disabled. True when the choice changed.
-bool choice_row(AppState& st, const char* id, int* value, std::initializer_list<std::pair<const char*, const char*>> options,
-                int enabled = 1 << 30) {
-    bool changed = false;
-    ImGui::PushID(id);
-    const float total_w = ImGui::GetContentRegionAvail().x;
-    const float w = (total_w - ImGui::GetStyle().ItemSpacing.x * (options.size() - 1)) / static_cast<float>(options.size());
-    int i = 0;
-    for (const auto& [label, name] : options) {
-        if (i > 0) ImGui::SameLine();
-        const bool on = *value == i;
-        ImGui::BeginDisabled(i >= enabled);
-        if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
-        if (on) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, 1));
-        ImGui::PushID(i);
-        if (ImGui::Button(label, ImVec2(w, 0)) && !on) {
-            *value = i;
-            changed = true;
-        }
-        ImGui::PopID();
-        if (on) ImGui::PopStyleColor(2);
-        ImGui::EndDisabled();
-        probe(st, (std::string(id) + "." + name).c_str());
-        ++i;
-    }
-    ImGui::PopID();
-    return changed;
-}
-
 // Numbered toggles (1..n) that wrap; at least one stays on. True when one changed.
 bool toggle_numbers(AppState& st, const char* id, std::vector<bool>& on) {
     bool changed = false;
@@ -477,13 +447,11 @@ void draw_import_controls(ViewContext& ctx) {
     }
 
     ImGui::Spacing();
-    int show = static_cast<int>(im.show);
-    if (choice_row(st, "import.show", &show,
-                   {{tr(st.lang, Str::ShowHead), "head"}, {tr(st.lang, Str::ShowAggregate), "aggregate"}, {tr(st.lang, Str::ShowRollout), "rollout"}},
-                   rollout_allowed(st) ? 3 : 2)) {
-        im.show = static_cast<ImportShow>(show);
+    if (segmented<ImportShow>(st, "import.show", &im.show,
+                              {{ImportShow::Head, Str::ShowHead, "head"}, {ImportShow::Aggregate, Str::ShowAggregate, "aggregate"},
+                               {ImportShow::Rollout, Str::ShowRollout, "rollout"}},
+                              "import.show", 0.0f, rollout_allowed(st) ? 3 : 2))
         show_import(st);
-    }
     const float label_x = 92.0f * sc;
     auto row = [&](const char* label) {
         ImGui::AlignTextToFramePadding();
@@ -510,11 +478,9 @@ void draw_import_controls(ViewContext& ctx) {
     };
     auto reduce_row = [&]() {
         row(tr(st.lang, Str::Reduce));
-        int reduce = static_cast<int>(im.reduce);
-        if (choice_row(st, "import.reduce", &reduce, {{tr(st.lang, Str::ReduceMean), "mean"}, {tr(st.lang, Str::ReduceMax), "max"}})) {
-            im.reduce = static_cast<HeadReduce>(reduce);
+        if (segmented<HeadReduce>(st, "import.reduce", &im.reduce, {{HeadReduce::Mean, Str::ReduceMean, "mean"}, {HeadReduce::Max, Str::ReduceMax, "max"}},
+                                  "import.reduce"))
             show_import(st);
-        }
     };
     ImGui::Spacing();
     if (im.show == ImportShow::Head) {
