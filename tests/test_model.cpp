@@ -3,6 +3,7 @@
 // as its one-line error, the steps, block_trace and the KV-cache decoder against the forward,
 // and every case of tests/model/make_models.py (PyTorch, float64) when the build made them.
 // Each check prints the largest difference it saw.
+#include "test_util.hpp"
 #include "blocks.hpp"
 #include "family.hpp"
 #include "model_checkpoint.hpp"
@@ -26,6 +27,8 @@
 #include <tuple>
 
 using namespace attn;
+using attn::test::matrix_of;
+using attn::test::same_bits;
 using attn::testing::error_of;
 namespace ck = attn::checkpoint;
 
@@ -148,11 +151,6 @@ double max_abs_diff(const Matrix& m, const Grid& g) {
     for (int i = 0; i < m.rows(); ++i)
         for (int j = 0; j < m.cols(); ++j) worst = std::max(worst, std::fabs(m(i, j) - g[i][j]));
     return worst;
-}
-
-bool same_bits(const Matrix& a, const Matrix& b) {
-    return a.rows() == b.rows() && a.cols() == b.cols() &&
-           (a.size() == 0 || std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<std::size_t>(a.size())) == 0);
 }
 
 }  // namespace
@@ -682,13 +680,6 @@ TEST_CASE("model: config.json fields, defaults and errors") {
 // [SECTION] PyTorch's references (tests/model/make_models.py, float64) -------------------------
 
 namespace {
-
-Matrix matrix_of(const nlohmann::json& rows) {
-    Matrix m(static_cast<Eigen::Index>(rows.size()), rows.empty() ? 0 : static_cast<Eigen::Index>(rows[0].size()));
-    for (std::size_t i = 0; i < rows.size(); ++i)
-        for (std::size_t j = 0; j < rows[i].size(); ++j) m(i, j) = rows[i][j].get<float>();
-    return m;
-}
 
 // Largest |got − want| (nan when the shapes differ).
 double diff(const Matrix& got, const Matrix& want) {

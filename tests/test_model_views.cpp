@@ -11,6 +11,7 @@
 // [SECTION] Shared K/V heads
 // [SECTION] A live model's link
 // [SECTION] K-composition
+#include "test_util.hpp"
 #include "app_state.hpp"
 #include "heatmap_layout.hpp"
 #include "induction.hpp"
@@ -86,11 +87,6 @@ HeatmapItems heatmap_of(const Trace& tr, bool sink_hidden, const TextMeasure& m,
     return heatmap_items(L, {}, {}, m);
 }
 
-size_t count(const std::string& text, const std::string& what) {
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-}
 
 }  // namespace
 
@@ -191,8 +187,8 @@ TEST_CASE("heatmap: the window's legend entry only where the window masks a cell
     // The SVG: a cell per visible cell, those outside the window with the window's pattern.
     SvgOptions o;
     const std::string svg = write_svg(tr, o);
-    CHECK(count(svg, "class=\"cell masked window\"") == 55);
-    CHECK(count(svg, "class=\"cell masked\"") == 14 * 13 / 2);
+    CHECK(test::occurrences(svg, "class=\"cell masked window\"") == 55);
+    CHECK(test::occurrences(svg, "class=\"cell masked\"") == 14 * 13 / 2);
     CHECK(svg.find("<pattern id=\"window-hatch\"") != std::string::npos);
     CHECK(svg.find(">outside the window</text>") != std::string::npos);
     CHECK(svg.find(">W = 4</text>") != std::string::npos);
@@ -280,7 +276,7 @@ TEST_CASE("sink hidden: the heatmap's legend says so, the column is not counted 
     SvgOptions o;
     o.sink_hidden = true;
     const std::string svg = write_svg(t, o);
-    CHECK(count(svg, "class=\"cell sink\"") == static_cast<size_t>(t.T_q()));
+    CHECK(test::occurrences(svg, "class=\"cell sink\"") == t.T_q());
     CHECK(svg.find("class=\"cell masked") == std::string::npos);
     // The option applies to the weights of the lines and the heatmap, not to scores or Steps.
     st.sink_hidden = true;

@@ -18,7 +18,7 @@ using attn::test::contains;
 namespace {
 
 // The SceneError message for text, or "" when it reads fine.
-std::string error_of(const std::string& text) {
+std::string scene_error(const std::string& text) {
     try {
         read_scene(text);
     } catch (const SceneError& e) {
@@ -67,7 +67,7 @@ TEST_CASE("writing then reading gives the same scene") {
     int n = 0;
     for (const char* text : scenes) {
         CAPTURE(text);
-        std::string error = error_of(text);
+        std::string error = scene_error(text);
         if (n == 2) {  // null is not a matrix
             CHECK(contains(error, "source_embeddings"));
             break;
@@ -136,7 +136,7 @@ TEST_CASE("bad input names the line:column or the field and what was expected") 
     };
     for (const Case& c : cases) {
         CAPTURE(c.text);
-        const std::string error = error_of(c.text);
+        const std::string error = scene_error(c.text);
         CAPTURE(error);
         for (const char* want : c.wants)
             if (want) CHECK(contains(error, want));

@@ -22,6 +22,8 @@
 #include <filesystem>
 
 using namespace attn;
+using attn::test::matrix_of;
+using attn::test::same_bits;
 using attn::test::preset_trace;
 
 namespace {
@@ -145,18 +147,6 @@ std::vector<StepKind> kinds_of(const std::vector<Step>& steps) {
     std::vector<StepKind> kinds;
     for (const Step& s : steps) kinds.push_back(s.kind);
     return kinds;
-}
-
-Matrix matrix_of(const nlohmann::json& rows) {
-    Matrix m(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(rows.at(0).size()));
-    for (size_t i = 0; i < rows.size(); ++i)
-        for (size_t j = 0; j < rows[i].size(); ++j) m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = rows[i][j].get<float>();
-    return m;
-}
-
-bool same_bits(const Matrix& a, const Matrix& b) {
-    return a.rows() == b.rows() && a.cols() == b.cols() &&
-           (a.size() == 0 || std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<size_t>(a.size())) == 0);
 }
 
 double max_diff(const Matrix& a, const Matrix& b) {

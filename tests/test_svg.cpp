@@ -1,5 +1,6 @@
 // The SVG export (core/svg/svg.cpp): well-formed XML, one element per line / cell / label as the
 // figure has them, the colormap's colours, the hatch on masked cells, escaped token text.
+#include "test_util.hpp"
 #include "colormaps.hpp"
 #include "presets.hpp"
 #include "scene.hpp"
@@ -59,12 +60,6 @@ std::string xml_problem(const std::string& x) {
     return root_seen ? "" : "no root element";
 }
 
-int count(const std::string& s, const std::string& part) {
-    int n = 0;
-    for (size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + part.size())) ++n;
-    return n;
-}
-
 Trace preset_trace(const char* name) {
     const Scene* scene = find_preset(name);
     REQUIRE(scene != nullptr);
@@ -96,13 +91,13 @@ TEST_CASE("heatmap SVG: one rect per cell with the colormap's colour, labels, nu
     o.view = SvgView::Heatmap;
     const std::string svg = write_svg(tr, o);
     CHECK(xml_problem(svg) == "");
-    CHECK(count(svg, "class=\"cell\"") == 9);
-    CHECK(count(svg, "class=\"cell masked\"") == 0);
-    CHECK(count(svg, "class=\"row-label\"") == 3);
-    CHECK(count(svg, "class=\"col-label\"") == 3);
-    CHECK(count(svg, "class=\"number\"") == 9);
-    CHECK(count(svg, "class=\"tick\"") == 5);
-    CHECK(count(svg, "<stop ") == 9);  // viridis' nine key colours
+    CHECK(test::occurrences(svg, "class=\"cell\"") == 9);
+    CHECK(test::occurrences(svg, "class=\"cell masked\"") == 0);
+    CHECK(test::occurrences(svg, "class=\"row-label\"") == 3);
+    CHECK(test::occurrences(svg, "class=\"col-label\"") == 3);
+    CHECK(test::occurrences(svg, "class=\"number\"") == 9);
+    CHECK(test::occurrences(svg, "class=\"tick\"") == 5);
+    CHECK(test::occurrences(svg, "<stop ") == 9);  // viridis' nine key colours
     CHECK(svg.find("masked-swatch") == std::string::npos);
     // Every cell's fill is the colormap at its weight (weights on the fixed 0..1 scale).
     const Colormap& viridis = colormaps()[0];
@@ -127,9 +122,9 @@ TEST_CASE("heatmap SVG of the masked preset: the causal triangle is hatched, and
     o.view = SvgView::Heatmap;
     const std::string svg = write_svg(tr, o);
     CHECK(xml_problem(svg) == "");
-    CHECK(count(svg, "class=\"cell masked\"") == T * (T - 1) / 2);
-    CHECK(count(svg, "class=\"cell\"") == T * (T + 1) / 2);
-    CHECK(count(svg, "fill=\"url(#hatch)\"") == T * (T - 1) / 2 + 1);  // + the legend's swatch
+    CHECK(test::occurrences(svg, "class=\"cell masked\"") == T * (T - 1) / 2);
+    CHECK(test::occurrences(svg, "class=\"cell\"") == T * (T + 1) / 2);
+    CHECK(test::occurrences(svg, "fill=\"url(#hatch)\"") == T * (T - 1) / 2 + 1);  // + the legend's swatch
     CHECK(svg.find("<pattern id=\"hatch\"") != std::string::npos);
     CHECK(svg.find("class=\"masked-swatch\"") != std::string::npos);
     // Cell (0, 1) lies above the diagonal: masked.
@@ -140,7 +135,7 @@ TEST_CASE("heatmap SVG of the masked preset: the causal triangle is hatched, and
     o.scores = true;
     const std::string scores = write_svg(tr, o);
     CHECK(xml_problem(scores) == "");
-    CHECK(count(scores, "\xe2\x88\x92\xe2\x88\x9e") == T * (T - 1) / 2);
+    CHECK(test::occurrences(scores, "\xe2\x88\x92\xe2\x88\x9e") == T * (T - 1) / 2);
     CHECK(scores.find(">score<") != std::string::npos);
 }
 
@@ -156,17 +151,17 @@ TEST_CASE("lines SVG: one line per head, query and key with a weight; top-k, thr
     o.view = SvgView::Lines;
     std::string svg = write_svg(tr, o);
     CHECK(xml_problem(svg) == "");
-    CHECK(count(svg, "class=\"line\"") == positive);
-    CHECK(count(svg, "class=\"token query\"") == T_q);
-    CHECK(count(svg, "class=\"token key\"") == T_k);
-    CHECK(count(svg, "class=\"token-label\"") == T_q + T_k);
-    CHECK(count(svg, "class=\"head-label\"") == H);
+    CHECK(test::occurrences(svg, "class=\"line\"") == positive);
+    CHECK(test::occurrences(svg, "class=\"token query\"") == T_q);
+    CHECK(test::occurrences(svg, "class=\"token key\"") == T_k);
+    CHECK(test::occurrences(svg, "class=\"token-label\"") == T_q + T_k);
+    CHECK(test::occurrences(svg, "class=\"head-label\"") == H);
     CHECK(svg.find(">head 2<") != std::string::npos);
     CHECK(svg.find("stroke=\"#1f77b4\"") != std::string::npos);  // head 1, light theme
     CHECK(svg.find("stroke=\"#e8590c\"") != std::string::npos);  // head 2
 
     o.top_k = 1;
-    CHECK(count(write_svg(tr, o), "class=\"line\"") == H * T_q);
+    CHECK(test::occurrences(write_svg(tr, o), "class=\"line\"") == H * T_q);
     o.top_k = 0;
     o.head_visible.assign(H, false);
     o.head_visible[1] = true;
@@ -174,18 +169,18 @@ TEST_CASE("lines SVG: one line per head, query and key with a weight; top-k, thr
     int positive_head_2 = 0;
     for (int q = 0; q < T_q; ++q)
         for (int k = 0; k < T_k; ++k) positive_head_2 += tr.attention.heads[1].weights(q, k) > 0.0f;
-    CHECK(count(svg, "class=\"line\"") == positive_head_2);
-    CHECK(count(svg, "data-head=\"0\"") == 0);
-    CHECK(count(svg, "class=\"head-label\"") == 1);
+    CHECK(test::occurrences(svg, "class=\"line\"") == positive_head_2);
+    CHECK(test::occurrences(svg, "data-head=\"0\"") == 0);
+    CHECK(test::occurrences(svg, "class=\"head-label\"") == 1);
     o.head_visible.clear();
     o.threshold = 2.0f;  // above every weight
-    CHECK(count(write_svg(tr, o), "class=\"line\"") == 0);
+    CHECK(test::occurrences(write_svg(tr, o), "class=\"line\"") == 0);
     o.threshold = 0.0f;
     o.selected_query = 1;  // its lines only, with its weights beside the keys
     svg = write_svg(tr, o);
-    CHECK(count(svg, "class=\"line\"") == H * T_k);
-    CHECK(count(svg, "class=\"number\"") == H * T_k);
-    CHECK(count(svg, "data-q=\"0\"") == 0);
+    CHECK(test::occurrences(svg, "class=\"line\"") == H * T_k);
+    CHECK(test::occurrences(svg, "class=\"number\"") == H * T_k);
+    CHECK(test::occurrences(svg, "data-q=\"0\"") == 0);
 }
 
 TEST_CASE("lines SVG of the masked preset: no line to a later token") {
@@ -195,14 +190,14 @@ TEST_CASE("lines SVG of the masked preset: no line to a later token") {
     o.view = SvgView::Lines;
     const std::string svg = write_svg(tr, o);
     CHECK(xml_problem(svg) == "");
-    CHECK(count(svg, "class=\"line\"") == T * (T + 1) / 2);
+    CHECK(test::occurrences(svg, "class=\"line\"") == T * (T + 1) / 2);
     for (int q = 0; q < T; ++q)
         for (int k = q + 1; k < T; ++k)
             CHECK(svg.find("data-q=\"" + std::to_string(q) + "\" data-k=\"" + std::to_string(k) + "\"") == std::string::npos);
     // A selected key shows "masked" beside the queries that may not see it.
     SvgOptions sel = o;
     sel.selected_key = T - 1;
-    CHECK(count(write_svg(tr, sel), "class=\"number masked\"") == T - 1);
+    CHECK(test::occurrences(write_svg(tr, sel), "class=\"number masked\"") == T - 1);
 }
 
 TEST_CASE("Q–K space SVG: a mark per query and key, the statements, a selected query's lines; every head's panels") {
@@ -213,21 +208,21 @@ TEST_CASE("Q–K space SVG: a mark per query and key, the statements, a selected
     std::string svg = write_svg(tr, o);
     CHECK(xml_problem(svg) == "");
     CHECK(svg.find("data-view=\"qk\"") != std::string::npos);
-    CHECK(count(svg, "class=\"token query\"") == tr.T_q() + 1);  // and the legend's
-    CHECK(count(svg, "class=\"token key\"") == tr.T_k() + 1);
+    CHECK(test::occurrences(svg, "class=\"token query\"") == tr.T_q() + 1);  // and the legend's
+    CHECK(test::occurrences(svg, "class=\"token key\"") == tr.T_k() + 1);
     CHECK(svg.find("Head 2: its 27 queries and 27 keys as the scores read them, by PCA.") != std::string::npos);
     CHECK(svg.find("r = ") != std::string::npos);
-    CHECK(count(svg, "<line") == 0);
+    CHECK(test::occurrences(svg, "<line") == 0);
     o.selected_query = 4;
     svg = write_svg(tr, o);
     int lines = 0;
     for (Eigen::Index k = 0; k < tr.attention.heads[1].weights.cols(); ++k) lines += tr.attention.heads[1].weights(4, k) >= 0.005f;
-    CHECK(count(svg, "<line") == lines);
+    CHECK(test::occurrences(svg, "<line") == lines);
     o.qk = QkProjection::Heads;
     svg = write_svg(tr, o);
     CHECK(xml_problem(svg) == "");
-    CHECK(count(svg, "class=\"head-label\"") == tr.heads);
-    CHECK(count(svg, "class=\"token query\"") == tr.heads * tr.T_q());
+    CHECK(test::occurrences(svg, "class=\"head-label\"") == tr.heads);
+    CHECK(test::occurrences(svg, "class=\"token query\"") == tr.heads * tr.T_q());
     CHECK(svg_size_problem(tr, o) == "");
 }
 
@@ -260,10 +255,10 @@ TEST_CASE("long sequences: labels thin out, the document stays well formed; an e
     SvgOptions o;
     const std::string svg = write_svg(tr, o);
     CHECK(xml_problem(svg) == "");
-    CHECK(count(svg, "class=\"cell\"") + count(svg, "class=\"cell masked\"") == 120 * 120);
-    CHECK(count(svg, "class=\"row-label\"") < 120);
-    CHECK(count(svg, "class=\"row-label\"") >= 120 / 4);
-    CHECK(count(svg, "class=\"number\"") == 0);  // cells too small for numbers
+    CHECK(test::occurrences(svg, "class=\"cell\"") + test::occurrences(svg, "class=\"cell masked\"") == 120 * 120);
+    CHECK(test::occurrences(svg, "class=\"row-label\"") < 120);
+    CHECK(test::occurrences(svg, "class=\"row-label\"") >= 120 / 4);
+    CHECK(test::occurrences(svg, "class=\"number\"") == 0);  // cells too small for numbers
     MESSAGE("120×120 heatmap: " << svg.size() << " bytes");
 
     CHECK(svg_size_problem(tr, o) == "");
@@ -280,7 +275,7 @@ TEST_CASE("long sequences: labels thin out, the document stays well formed; an e
     SvgOptions lines;
     lines.view = SvgView::Lines;
     CHECK(svg_size_problem(big, lines) == "");
-    CHECK(count(write_svg(big, lines), "class=\"line\"") <= 600 * kLinesAutoTopK);
+    CHECK(test::occurrences(write_svg(big, lines), "class=\"line\"") <= 600 * kLinesAutoTopK);
     lines.top_k = 1;
     CHECK(svg_size_problem(big, lines) == "");
     lines.top_k = 0;

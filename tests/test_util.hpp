@@ -5,6 +5,9 @@
 #include "presets.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstring>
 
 #include <string>
 
@@ -26,6 +29,27 @@
 namespace attn::test {
 
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// How many times `part` occurs in `text`, one after another (an SVG's elements of a class).
+inline int occurrences(const std::string& text, const std::string& part) {
+    int n = 0;
+    for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++n;
+    return n;
+}
+
+// The same shape and the same bits (a result whatever the threads or the path that made it).
+inline bool same_bits(const Matrix& a, const Matrix& b) {
+    return a.rows() == b.rows() && a.cols() == b.cols() &&
+           (a.size() == 0 || std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<size_t>(a.size())) == 0);
+}
+
+// A JSON array of rows (a reference's) as a matrix.
+inline Matrix matrix_of(const nlohmann::json& rows) {
+    Matrix m(static_cast<Eigen::Index>(rows.size()), rows.empty() ? 0 : static_cast<Eigen::Index>(rows[0].size()));
+    for (size_t i = 0; i < rows.size(); ++i)
+        for (size_t j = 0; j < rows[i].size(); ++j) m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = rows[i][j].get<float>();
+    return m;
+}
 
 // Widths from the bytes, a deterministic fake of the UI's fonts at their sizes.
 struct ByteMeasure final : TextMeasure {
