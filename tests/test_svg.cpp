@@ -299,7 +299,7 @@ TEST_CASE("long sequences: labels thin out, the document stays well formed; an e
 
     const std::string empty = write_svg(Trace{}, o);
     CHECK(xml_problem(empty) == "");
-    CHECK(count(empty, "class=\"cell") == 0);
+    CHECK(test::occurrences(empty, "class=\"cell") == 0);
 }
 
 TEST_CASE("heatmap SVG on the log scale: cell colours from log10 of the weight, decade ticks") {
