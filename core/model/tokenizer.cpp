@@ -134,6 +134,7 @@ const nlohmann::json& Field::list() const {
     if (!j.is_array()) fail("expected a list");
     return j;
 }
+size_t Field::length() const { return list().size(); }
 
 // [SECTION] Word models ----------------------------------------------------------------------
 

@@ -12,14 +12,7 @@
 namespace attn::tok {
 namespace {
 
-Decoder decoder_sequence(const Field& f) {
-    std::vector<Decoder> parts;
-    const Field list = f.at("decoders");
-    for (size_t i = 0; i < list.list().size(); ++i) parts.push_back(read_decoder(list.at(i)));
-    return [parts](std::string& t) {
-        for (const Decoder& d : parts) d(t);
-    };
-}
+Decoder decoder_sequence(const Field& f) { return sequence_of<Decoder>(f, "decoders", read_decoder); }
 
 Decoder decoder_byte_level(const Field&) { return byte_level_decoder(false); }
 
@@ -58,12 +51,7 @@ Decoder decoder_none(const Field&) {  // Fuse, Strip: whole texts only
     return [](std::string&) {};
 }
 
-struct DecoderType {
-    const char* type;
-    Decoder (*read)(const Field&);
-};
-
-const DecoderType kDecoders[] = {
+const TypeRow<Decoder (*)(const Field&)> kDecoders[] = {
     {"Sequence", decoder_sequence},
     {"ByteLevel", decoder_byte_level},
     {"ByteFallback", decoder_byte_fallback},

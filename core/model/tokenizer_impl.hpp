@@ -93,9 +93,17 @@ struct Field {
     long long integer() const;
     double number() const;
     const nlohmann::json& list() const;
+    size_t length() const;  // a list's (else refused as list() refuses it)
     bool is_object() const;
     std::string type() const { return at("type").str(); }
     [[noreturn]] void unsupported() const { at("type").fail("\"" + type() + "\" is not supported"); }
+};
+
+// One row of a component's table: its "type" in tokenizer.json and the function that reads it.
+template <class Read>
+struct TypeRow {
+    const char* type;
+    Read read;
 };
 
 // The row of `table` ({"TypeName", reader} rows) for the "type" of `f`, an object; another type
@@ -159,6 +167,18 @@ using Normalizer = std::function<void(Piece&)>;
 using PreTokenizer = std::function<void(Pieces&)>;
 using PostProcessor = std::function<void(std::vector<int>&)>;
 using Decoder = std::function<void(std::string&)>;  // one token's label
+
+// A "Sequence" of parts: those listed under `key`, each read by `read` (given `more` too: the
+// vocabulary), run in order on the same value.
+template <class Part, class Read, class... More>
+Part sequence_of(const Field& f, const char* key, Read read, const More&... more) {
+    std::vector<Part> parts;
+    const Field list = f.at(key);
+    for (size_t i = 0; i < list.length(); ++i) parts.push_back(read(list.at(i), more...));
+    return [parts](auto& value) {
+        for (const Part& part : parts) part(value);
+    };
+}
 // A normalizer of the text's bytes, before they are read as characters: SentencePiece's.
 using ByteNormalizer = std::function<std::string(std::string_view)>;
 

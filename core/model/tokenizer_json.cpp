@@ -24,12 +24,7 @@
 namespace attn::tok {
 namespace {
 
-struct ModelType {
-    const char* type;
-    std::unique_ptr<WordModel> (*read)(const Field&, Vocab&);
-};
-
-const ModelType kModels[] = {
+const TypeRow<std::unique_ptr<WordModel> (*)(const Field&, Vocab&)> kModels[] = {
     {"BPE", read_bpe_model},
     {"Unigram", read_unigram_model},
     {"WordPiece", read_wordpiece_model},
@@ -38,7 +33,7 @@ const ModelType kModels[] = {
 
 std::unique_ptr<WordModel> read_model(const Field& f, Vocab& vocab) {
     const std::string type = f.type();
-    for (const ModelType& row : kModels)
+    for (const auto& row : kModels)
         if (type == row.type) return row.read(f, vocab);
     f.at("type").fail("\"" + type + "\" is not BPE, Unigram, WordPiece or WordLevel");
 }

@@ -79,14 +79,7 @@ Normalizer bert_normalizer(const Field& f) {  // tokenizers' (Rust)
 
 // [SECTION] tokenizer.json's normalizers -------------------------------------------------------
 
-Normalizer normalizer_sequence(const Field& f) {
-    std::vector<Normalizer> parts;
-    const Field list = f.at("normalizers");
-    for (size_t i = 0; i < list.list().size(); ++i) parts.push_back(read_normalizer(list.at(i)));
-    return [parts](Piece& p) {
-        for (const Normalizer& n : parts) n(p);
-    };
-}
+Normalizer normalizer_sequence(const Field& f) { return sequence_of<Normalizer>(f, "normalizers", read_normalizer); }
 
 template <unicode::Form kForm>
 Normalizer unicode_form(const Field&) {  // NFD, NFKD, NFC, NFKC
@@ -144,12 +137,7 @@ Normalizer nmt(const Field&) {  // normalizers/unicode.rs do_nmt: controls dropp
     };
 }
 
-struct NormalizerType {
-    const char* type;
-    Normalizer (*read)(const Field&);
-};
-
-const NormalizerType kNormalizers[] = {
+const TypeRow<Normalizer (*)(const Field&)> kNormalizers[] = {
     {"Sequence", normalizer_sequence},
     {"NFD", unicode_form<unicode::Form::NFD>},
     {"NFKD", unicode_form<unicode::Form::NFKD>},

@@ -16,12 +16,7 @@ int token_id(const Field& f, const Vocab& vocab) {  // ["[CLS]", 101] (BertProce
 }
 
 PostProcessor post_processor_sequence(const Field& f, const Vocab& vocab) {
-    std::vector<PostProcessor> parts;
-    const Field list = f.at("processors");
-    for (size_t i = 0; i < list.list().size(); ++i) parts.push_back(read_post_processor(list.at(i), vocab));
-    return [parts](std::vector<int>& ids) {
-        for (const PostProcessor& p : parts) p(ids);
-    };
+    return sequence_of<PostProcessor>(f, "processors", read_post_processor, vocab);
 }
 
 PostProcessor byte_level_offsets(const Field&, const Vocab&) { return [](std::vector<int>&) {}; }  // offsets only
@@ -66,12 +61,7 @@ PostProcessor template_processing(const Field& f, const Vocab& vocab) {
     };
 }
 
-struct PostProcessorType {
-    const char* type;
-    PostProcessor (*read)(const Field&, const Vocab&);
-};
-
-const PostProcessorType kPostProcessors[] = {
+const TypeRow<PostProcessor (*)(const Field&, const Vocab&)> kPostProcessors[] = {
     {"Sequence", post_processor_sequence},
     {"ByteLevel", byte_level_offsets},
     {"BertProcessing", bert_processing},

@@ -36,14 +36,7 @@ PreTokenizer split_by(std::function<bool(char32_t)> is, Behavior behavior) {
     };
 }
 
-PreTokenizer pre_tokenizer_sequence(const Field& f) {
-    std::vector<PreTokenizer> parts;
-    const Field list = f.at("pretokenizers");
-    for (size_t i = 0; i < list.list().size(); ++i) parts.push_back(read_pre_tokenizer(list.at(i)));
-    return [parts](Pieces& p) {
-        for (const PreTokenizer& t : parts) t(p);
-    };
-}
+PreTokenizer pre_tokenizer_sequence(const Field& f) { return sequence_of<PreTokenizer>(f, "pretokenizers", read_pre_tokenizer); }
 
 PreTokenizer split(const Field& f) {
     const Pattern pattern = read_pattern(f.at("pattern"));
@@ -152,12 +145,7 @@ PreTokenizer char_delimiter_split(const Field& f) {
     return split_by([=](char32_t c) { return c == delimiter; }, Behavior::Removed);
 }
 
-struct PreTokenizerType {
-    const char* type;
-    PreTokenizer (*read)(const Field&);
-};
-
-const PreTokenizerType kPreTokenizers[] = {
+const TypeRow<PreTokenizer (*)(const Field&)> kPreTokenizers[] = {
     {"Sequence", pre_tokenizer_sequence},
     {"Split", split},
     {"ByteLevel", byte_level},
