@@ -51,7 +51,7 @@ Decoder decoder_none(const Field&) {  // Fuse, Strip: whole texts only
     return [](std::string&) {};
 }
 
-const TypeRow<Decoder (*)(const Field&)> kDecoders[] = {
+const TypeRow<Reader<Decoder>> kDecoders[] = {
     {"Sequence", decoder_sequence},
     {"ByteLevel", decoder_byte_level},
     {"ByteFallback", decoder_byte_fallback},

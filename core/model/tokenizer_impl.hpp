@@ -99,12 +99,15 @@ struct Field {
     [[noreturn]] void unsupported() const { at("type").fail("\"" + type() + "\" is not supported"); }
 };
 
-// One row of a component's table: its "type" in tokenizer.json and the function that reads it.
+// One row of a component's table: its "type" in tokenizer.json and the function that reads it
+// (Read: a Reader<Part>, or one that takes the vocabulary too).
 template <class Read>
 struct TypeRow {
     const char* type;
     Read read;
 };
+template <class Part>
+using Reader = Part (*)(const Field&);
 
 // The row of `table` ({"TypeName", reader} rows) for the "type" of `f`, an object; another type
 // is refused naming the field: "tokenizer.json: normalizer.type: \"X\" is not supported".

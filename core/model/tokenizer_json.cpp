@@ -24,7 +24,8 @@
 namespace attn::tok {
 namespace {
 
-const TypeRow<std::unique_ptr<WordModel> (*)(const Field&, Vocab&)> kModels[] = {
+using ModelRead = std::unique_ptr<WordModel> (*)(const Field&, Vocab&);
+const TypeRow<ModelRead> kModels[] = {
     {"BPE", read_bpe_model},
     {"Unigram", read_unigram_model},
     {"WordPiece", read_wordpiece_model},

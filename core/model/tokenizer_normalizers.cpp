@@ -137,7 +137,7 @@ Normalizer nmt(const Field&) {  // normalizers/unicode.rs do_nmt: controls dropp
     };
 }
 
-const TypeRow<Normalizer (*)(const Field&)> kNormalizers[] = {
+const TypeRow<Reader<Normalizer>> kNormalizers[] = {
     {"Sequence", normalizer_sequence},
     {"NFD", unicode_form<unicode::Form::NFD>},
     {"NFKD", unicode_form<unicode::Form::NFKD>},

@@ -61,7 +61,8 @@ PostProcessor template_processing(const Field& f, const Vocab& vocab) {
     };
 }
 
-const TypeRow<PostProcessor (*)(const Field&, const Vocab&)> kPostProcessors[] = {
+using PostProcessorRead = PostProcessor (*)(const Field&, const Vocab&);
+const TypeRow<PostProcessorRead> kPostProcessors[] = {
     {"Sequence", post_processor_sequence},
     {"ByteLevel", byte_level_offsets},
     {"BertProcessing", bert_processing},

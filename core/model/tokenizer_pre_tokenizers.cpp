@@ -145,7 +145,7 @@ PreTokenizer char_delimiter_split(const Field& f) {
     return split_by([=](char32_t c) { return c == delimiter; }, Behavior::Removed);
 }
 
-const TypeRow<PreTokenizer (*)(const Field&)> kPreTokenizers[] = {
+const TypeRow<Reader<PreTokenizer>> kPreTokenizers[] = {
     {"Sequence", pre_tokenizer_sequence},
     {"Split", split},
     {"ByteLevel", byte_level},
