@@ -56,7 +56,7 @@ namespace {
 StackRun stack_of(std::vector<Matrix> maps) {
     StackRun s;
     s.name = "attention", s.causal = true, s.heads = static_cast<int>(maps.size());
-    s.layers.push_back(BlockRun{Matrix(), std::move(maps)});
+    s.layers.push_back(BlockRun{Matrix(), std::move(maps), {}});
     return s;
 }
 

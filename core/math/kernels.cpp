@@ -4,6 +4,7 @@
 // [SECTION] One body per instruction set
 // [SECTION] Dispatch
 // [SECTION] Products' parts
+// [SECTION] Heads' parts
 // [SECTION] Row spans
 // [SECTION] Entry points
 #include "kernels.hpp"
@@ -140,6 +141,8 @@ struct Table {
     void (*exp_nonpositive)(const float*, float*, int);
     void (*exp2_nonpositive)(const float*, float*, int);
     void (*attention_head)(Context&, const HeadArgs&, const RowSpan*);
+    void (*head_region)(Context&, const RegionArgs&);
+    int mr;  // the register tiles' rows
 };
 
 #define ATTN_TABLE(ns, isa)                                                                                  \
@@ -157,7 +160,9 @@ struct Table {
           ns::softmax_rows,                                                                                   \
           ns::exp_nonpositive,                                                                                \
           ns::exp2_nonpositive,                                                                               \
-          ns::attention_head}
+          ns::attention_head,                                                                                 \
+          ns::head_region,                                                                                    \
+          ns::MR}
 
 #ifdef ATTN_HAVE_X86
 bool cpu_has(Isa isa) {
@@ -230,17 +235,67 @@ void Context::make_workers() {
 
 // [SECTION] Products' parts -------------------------------------------------------------------
 
-namespace {
-
-// How many parts a product's columns split into (each a run of whole panels of nr columns:
-// part_range): one per thread, at most one per panel; one when the product is too small to split
-// (split_work) or has nothing to read (K = 0: C is the bias, and B may be no array at all).
-int column_parts(const Context& ctx, int M, int N, int K, int nr) {
-    if (K <= 0 || static_cast<double>(M) * N * K < ctx.split_work) return 1;
-    return std::max(1, std::min(ctx.threads(), (N + nr - 1) / nr));
+ProductSplit::Box ProductSplit::part(int p, int M, int N) const {
+    const auto [i0, i1] = part_range(p / cols, rows, M, row_step);
+    const auto [j0, j1] = part_range(p % cols, cols, N, col_step);
+    return {i0, i1, j0, j1};
 }
 
-}  // namespace
+ProductSplit product_split(Isa isa, int threads, int M, int N, int K, double split_work) {
+    const Table& t = table(isa);
+    if (threads <= 1 || M <= 0 || N <= 0 || K <= 0 || static_cast<double>(M) * N * K < split_work) return {1, 1, t.mr, t.nr};
+    const int panels = (N + t.nr - 1) / t.nr, tiles = (M + t.mr - 1) / t.mr, goal = 4 * threads;
+    // the largest part (whole panels and tiles, the last ones short) over the mean
+    const auto imbalance = [&](int rows, int cols) {
+        const double r = std::min<double>(M, static_cast<double>((tiles + rows - 1) / rows) * t.mr);
+        const double c = std::min<double>(N, static_cast<double>((panels + cols - 1) / cols) * t.nr);
+        return r * c / (static_cast<double>(M) * N / (static_cast<double>(rows) * cols));
+    };
+    ProductSplit best{1, 1, t.mr, t.nr};
+    double best_score = 1e300;
+    for (int cols = 1; cols <= std::min(panels, goal); ++cols) {
+        const int rows = std::min(tiles, (goal + cols - 1) / cols);
+        // short of the goal costs most; then the imbalance; then row parts (each reads its
+        // columns of B again)
+        const double score = (rows * cols < goal ? 1e6 * (goal - rows * cols) : 0) + imbalance(rows, cols) + 1e-3 * rows;
+        if (score < best_score) best_score = score, best.rows = rows, best.cols = cols;
+    }
+    return best;
+}
+
+// [SECTION] Heads' parts ----------------------------------------------------------------------
+
+std::vector<HeadPart> head_parts(Isa isa, int threads, int heads, const std::vector<RowSpan>& spans, double work,
+                                 double split_work) {
+    const int T = static_cast<int>(spans.size());
+    std::vector<HeadPart> parts;
+    if (T == 0 || heads <= 0) return parts;
+    const int per_head = threads <= 1 || work < split_work ? 1 : std::min(T, (4 * threads + heads - 1) / heads);
+    // cost[i]: rows [0, i)'s keys; a cut k of n at the first row where the cost reaches k/n of it
+    std::vector<double> cost(static_cast<std::size_t>(T) + 1, 0.0);
+    for (int i = 0; i < T; ++i) cost[i + 1] = cost[i] + std::max(1, spans[i].hi - spans[i].lo);
+    const auto cuts = [&](int round) {
+        std::vector<int> at{0};
+        for (int k = 1; k < per_head; ++k) {
+            const double goal = cost[T] * k / per_head;
+            int i = static_cast<int>(std::lower_bound(cost.begin(), cost.end(), goal) - cost.begin());
+            i = std::clamp((i + round / 2) / round * round, at.back(), T);
+            if (i > at.back()) at.push_back(i);
+        }
+        if (T > at.back()) at.push_back(T);
+        return at;
+    };
+    const auto worst = [&](const std::vector<int>& at) {
+        double most = 0;
+        for (std::size_t k = 1; k < at.size(); ++k) most = std::max(most, cost[at[k]] - cost[at[k - 1]]);
+        return most / (cost[T] / static_cast<double>(at.size() - 1));
+    };
+    std::vector<int> at = cuts(table(isa).mr);
+    if (per_head > 1 && worst(at) > 1.2) at = cuts(1);
+    for (int h = 0; h < heads; ++h)
+        for (std::size_t k = 1; k < at.size(); ++k) parts.push_back({h, at[k - 1], at[k]});
+    return parts;
+}
 
 // [SECTION] Row spans -------------------------------------------------------------------------
 
@@ -273,7 +328,8 @@ std::vector<RowSpan> row_spans(const std::uint8_t* allowed, int T_q, int T_k) {
 void matmul(Context& ctx, int M, int N, int K, const float* A, int lda, const float* B, int ldb, bool b_transposed,
             const float* bias, float* C, int ldc) {
     const Table& t = table(ctx.isa);
-    const int parts = column_parts(ctx, M, N, K, t.nr);
+    // Columns only: a part of one row would take matvec's path, whose sums run in another order.
+    const int parts = std::min(product_split(ctx.isa, ctx.threads(), M, N, K, ctx.split_work).parts(), (N + t.nr - 1) / t.nr);
     if (parts <= 1) return t.matmul(ctx, M, N, K, A, lda, B, ldb, b_transposed, bias, C, ldc);
     // Each part is the product with B's columns j0 … j1 − 1 (rows, transposed): a B of its own.
     for_parts(ctx, parts, ctx.split_work, [&](int part, Context& w) {  // parts > 1: big enough
@@ -325,10 +381,11 @@ void matmul(Context& ctx, int M, const float* A, int lda, const PackedB& B, cons
     if (t.nr == table(B.isa).nr) {
         // Each part is the packed panels [j0, j1) / nr, read where they are.
         const auto product = t.matmul_packed[static_cast<int>(B.precision)];
-        const int parts = column_parts(ctx, M, B.N, B.K, t.nr);
-        return for_parts(ctx, parts, ctx.split_work, [&](int part, Context& w) {  // one part: on ctx
-            const auto [j0, j1] = part_range(part, parts, B.N, t.nr);
-            product(w, M, B.N, B.K, A, lda, B.data, bias, C, ldc, j0 / t.nr, (j1 + t.nr - 1) / t.nr);
+        const ProductSplit split = product_split(ctx.isa, ctx.threads(), M, B.N, B.K, ctx.split_work);
+        return for_parts(ctx, split.parts(), ctx.split_work, [&](int part, Context& w) {  // one part: on ctx
+            const auto [i0, i1, j0, j1] = split.part(part, M, B.N);
+            product(w, i1 - i0, B.N, B.K, A + static_cast<std::ptrdiff_t>(i0) * lda, lda, B.data, bias,
+                    C + static_cast<std::ptrdiff_t>(i0) * ldc, ldc, j0 / t.nr, (j1 + t.nr - 1) / t.nr);
         });
     }
     std::vector<float> dense(static_cast<std::size_t>(B.K) * B.N);
@@ -346,6 +403,8 @@ void softmax_rows(Isa isa, const float* s, float factor, const std::uint8_t* all
 void exp_nonpositive(Isa isa, const float* x, float* y, int n) { table(isa).exp_nonpositive(x, y, n); }
 
 void exp2_nonpositive(Isa isa, const float* t, float* y, int n) { table(isa).exp2_nonpositive(t, y, n); }
+
+void head_region(Context& ctx, const RegionArgs& args) { table(ctx.isa).head_region(ctx, args); }
 
 void attention_head(Context& ctx, const HeadArgs& args) {
     std::vector<RowSpan> own;

@@ -79,6 +79,7 @@ struct Context {
     double split_work = kSplitWork;  // a job of fewer multiply-adds stays on this thread (the tests: 0)
     Scratch packed_k, packed_v;  // attention_head: Kᵀ as ⌈T_k/NR⌉ d_k×NR panels, V as ⌈d_k/NR⌉ T_k×NR
     Scratch packed_b, packed_a;  // matmul: B's KC×N block as KC×NR panels, A's MC×KC as KC×MR ones
+    Scratch weights;             // a part of a head's rows' weights, where the caller keeps no map
 
     int threads() const { return pool ? pool->threads() : 1; }
     // The Context of the pool's thread `worker` (0: this one): the same instruction set, its own
@@ -122,6 +123,23 @@ void for_parts(Context& ctx, int parts, double work, F&& f) {
 // columns; the blocking (KC deep, MC rows) is explained at matmul in kernels_body.inc.
 void matmul(Context& ctx, int M, int N, int K, const float* A, int lda, const float* B, int ldb,
             bool b_transposed, const float* bias, float* C, int ldc);
+
+// How a product C = A·B (M×N, K deep) splits among `threads` threads: rows × cols parts, C's
+// rows in runs of whole register tiles (MR rows) and its columns in whole panels (NR columns),
+// at least 4 parts per thread where the product has the tiles and panels for them, the largest
+// part as near the mean as can be. One part when the product is below split_work multiply-adds
+// or one thread runs it. A part's numbers are the whole product's, bit for bit.
+struct ProductSplit {
+    int rows = 1, cols = 1;
+    int row_step = 1, col_step = 1;  // MR and NR
+    int parts() const { return rows * cols; }
+    // Part p's rows [i0, i1) and columns [j0, j1) of an M×N product.
+    struct Box {
+        int i0, i1, j0, j1;
+    };
+    Box part(int p, int M, int N) const;
+};
+ProductSplit product_split(Isa isa, int threads, int M, int N, int K, double split_work = kSplitWork);
 
 // How a packed B holds its numbers: as floats, or as the 16 bits a checkpoint stores them in
 // (bfloat16, IEEE half), widened to floats in the registers as a product reads them. Widening
@@ -214,6 +232,16 @@ void exp2_nonpositive(Isa isa, const float* t, float* y, int n);
 //           and only up to the block's last allowed key: the masked half is never computed)
 //   pass 2: softmax of the block's rows (softmax_rows' three passes), masked half skipped
 //   pass 3: O = weights·V for the block over the keys its rows may attend to
+// A row's softmax as attention_head computed it: each allowed entry's weight is e·inv, e the exp
+// of the row's path of x − max (x the scaled, capped score): dense rows 2^((x − max)·log2 e)
+// (exp2_nonpositive), the others e^(min(x, float max) − max) (exp_nonpositive). A row with no
+// key: inv 0 (all weights 0). head_region recomputes any entry from it, bit for bit.
+struct RowStat {
+    float max = -std::numeric_limits<float>::infinity();
+    float inv = 0.0f;  // 1 / (Σ e + the sink's share)
+    bool exp2 = false;
+};
+
 struct HeadArgs {
     int T_q = 0, T_k = 0, d_k = 0;
     int ld_q = 0, ld_kv = 0, ld_out = 0;    // row strides, 0: d_k
@@ -230,7 +258,37 @@ struct HeadArgs {
     float* weights = nullptr;               // T_q×T_k, required
     float* output = nullptr;                // T_q×d_k (stride ld_out), or nullptr
     std::vector<int>* fully_masked = nullptr;
+    RowStat* stats = nullptr;               // T_q, or nullptr: each row's softmax (head_region)
 };
 void attention_head(Context& ctx, const HeadArgs& args);
+
+// A region of a head's map, recomputed: rows × cols weights of queries q (rows, stride ld_q)
+// against keys k (cols, stride ld_kv) with the rows' RowStat from attention_head: bit for bit
+// the weights attention_head wrote there. allowed: rows×cols of 0/1 (row stride ld_allowed),
+// or nullptr; factor and softcap as the head's. A region costs rows·cols·d_k multiply-adds,
+// whatever the row's length: a zoom into a long text's map never recomputes whole rows.
+struct RegionArgs {
+    int rows = 0, cols = 0, d_k = 0;
+    int ld_q = 0, ld_kv = 0, ld_out = 0;    // 0: d_k, d_k, cols
+    const float *q = nullptr, *k = nullptr;  // the region's first query row and first key
+    const RowStat* stats = nullptr;          // rows
+    const std::uint8_t* allowed = nullptr;
+    int ld_allowed = 0;
+    float factor = 1.0f, softcap = 0.0f;
+    float* out = nullptr;                    // rows×cols (stride ld_out)
+};
+void head_region(Context& ctx, const RegionArgs& args);
+
+// The parts one attention block's heads split into (attend_heads): (head, rows [r0, r1)), so
+// that `threads` threads each get at least 4 (when the work is big enough to split at all:
+// `work` ≥ split_work) and no part costs more than 1.25 × the mean. A row's cost is its keys
+// (its span's length, at least 1); rows are cut in whole MR tiles where that keeps the balance.
+// One thread: a part per head. Any split gives the same numbers (attention_head's rows are
+// independent of the rows beside them).
+struct HeadPart {
+    int head, r0, r1;
+};
+std::vector<HeadPart> head_parts(Isa isa, int threads, int heads, const std::vector<RowSpan>& spans, double work,
+                                 double split_work = kSplitWork);
 
 }  // namespace attn::kernels

@@ -32,6 +32,10 @@
 
 namespace attn {
 
+// With no map kept, a part of a head's rows runs a band of rows at a time, its weights in the
+// thread's scratch: about this many floats (1 MB), at least one register tile of rows.
+constexpr std::size_t kBandFloats = 1u << 18;
+
 std::int64_t Model::parameters() const { return weights ? weights->parameters : 0; }
 std::size_t Model::weight_bytes() const { return weights ? weights->bytes : 0; }
 
@@ -47,28 +51,37 @@ std::string Model::checkpoint_text() const {
     return std::string(name(most->first)) + " " + byte_size(static_cast<double>(total));
 }
 
-// Kept: per attention block its input (T_q×d) and n_heads maps (T_q×T_k). Working buffers at
-// their largest: the residual stream and the sub-block's output (2·T·d), Q, K, V and the
-// concatenated heads (4·T·q, q = max(d, heads·d_head)), the feed-forward's hidden layers
-// (2·T·d_ff for a gated MLP), marian's encoder output (T·d); the logits (V); the kernels'
-// packed panels (A's MC×KC block; K and V of one head: 2·T·d_k, rounded up to 16 columns; the
-// weights' were packed at load).
-std::size_t Model::activation_bytes(int T) const {
+// Kept per attention block (T_q queries, T_k keys, h heads, g K/V heads of d_k): its Q and K
+// ((T_q·h + T_k·g)·d_k floats) and each row's softmax (T_q·h RowStats); with the maps also its
+// input (T_q×d) and the h maps (T_q×T_k each). Working buffers at their largest: the residual
+// stream and the sub-block's output (2·T·d), Q, K, V and the concatenated heads (4·T·q,
+// q = max(d, h·d_k)), the feed-forward's hidden layers (2·T·d_ff for a gated MLP), marian's
+// encoder output (T·d); the logits (V); per thread, the kernels' packed panels (A's MC×KC
+// block; K and V of one head: 2·T·d_k, rounded up to 16 columns; the weights' were packed at
+// load) and, with no map kept, a band of a head's rows of weights (kBandFloats).
+std::size_t Model::activation_bytes(int T, bool maps) const {
     const ModelConfig& c = config;
     const std::size_t t = static_cast<std::size_t>(std::max(T, 0)), d = c.d_model;
     const std::size_t q = std::max<std::size_t>(d, static_cast<std::size_t>(c.n_heads) * c.d_head());
     std::size_t floats = 0;
-    auto stack = [&](int layers, int heads) { floats += static_cast<std::size_t>(layers) * (heads * t * t + t * d); };
-    stack(c.n_layers, c.n_heads);
+    auto stack = [&](int layers, int heads, int kv_heads, int d_k) {
+        const std::size_t h = static_cast<std::size_t>(heads), per_row = sizeof(kernels::RowStat) / sizeof(float);
+        floats += static_cast<std::size_t>(layers) * ((t * h + t * static_cast<std::size_t>(kv_heads)) * d_k + t * h * per_row);
+        if (maps) floats += static_cast<std::size_t>(layers) * (h * t * t + t * d);
+    };
+    const int d_k = c.decoder_only() ? c.d_head() : c.d_model / std::max(c.n_heads, 1);
+    stack(c.n_layers, c.n_heads, c.encoder_decoder() ? c.n_heads : c.kv_heads(), d_k);
     std::size_t d_ff = c.d_ff * (c.gated_mlp ? 2 : 1);
     if (c.encoder_decoder()) {
-        stack(c.decoder_layers, c.decoder_heads);  // decoder self
-        stack(c.decoder_layers, c.decoder_heads);  // cross
+        const int dd = c.d_model / std::max(c.decoder_heads, 1);
+        stack(c.decoder_layers, c.decoder_heads, c.decoder_heads, dd);  // decoder self
+        stack(c.decoder_layers, c.decoder_heads, c.decoder_heads, dd);  // cross
         d_ff = std::max<std::size_t>(d_ff, c.decoder_ff);
         floats += t * d;  // encoder output
     }
     floats += 2 * t * d + 4 * t * q + t * d_ff + t * d /* hidden */ + c.vocab_size;
     floats += kernels::scratch_floats(kernels::best_isa(), T, c.d_head());
+    if (!maps) floats += kBandFloats;
     return floats * sizeof(float);
 }
 
@@ -318,9 +331,10 @@ namespace {
 // Where the heads write: per head a T_q×T_k weights buffer, the concatenated outputs
 // T_q×(n_heads·d_head), and, for block_trace, every intermediate.
 struct HeadsOut {
-    float* const* maps;       // n_heads pointers to T_q×T_k
+    float* const* maps;       // n_heads pointers to T_q×T_k, or nullptr: no map kept
     float* concat;            // T_q×(n_heads·d_head)
     MultiHeadTrace* trace;    // or nullptr
+    kernels::RowStat* stats;  // n_heads × T_q (head-major), or nullptr
 };
 
 // What an attention block of one layer does differently in an experiment (Interventions).
@@ -377,7 +391,7 @@ BlockSpec block_spec(const ModelConfig& c, const AttentionWeights& a, const Stac
 
 // Which keys each query may attend: T_q×T_k of 0/1, or empty when every one. Query i sits at
 // key position i + offset (a decoder's new row: offset = the keys before it).
-MaskMatrix block_mask(const BlockSpec& s, int T_q, int T_k, int offset, const std::vector<std::uint8_t>& keys) {
+MaskMatrix block_allowed(const BlockSpec& s, int T_q, int T_k, int offset, const std::vector<std::uint8_t>& keys) {
     if (!s.causal && s.window <= 0 && keys.empty()) return {};
     MaskMatrix m(T_q, T_k);
     for (int i = 0; i < T_q; ++i)
@@ -387,38 +401,85 @@ MaskMatrix block_mask(const BlockSpec& s, int T_q, int T_k, int offset, const st
     return m;
 }
 
+// The same as the kernels read it: each row's span of keys, and the matrix only where a span has
+// holes (hidden keys). A causal or sliding mask alone is spans: no T_q×T_k bytes for a long text.
+struct BlockMask {
+    MaskMatrix allowed;                   // T_q×T_k, or empty: every key of a row's span allowed
+    std::vector<kernels::RowSpan> spans;  // T_q
+};
+BlockMask block_mask(const BlockSpec& s, int T_q, int T_k, int offset, const std::vector<std::uint8_t>& keys) {
+    BlockMask m;
+    if (!keys.empty()) {
+        m.allowed = block_allowed(s, T_q, T_k, offset, keys);
+        m.spans = kernels::row_spans(m.allowed.data(), T_q, T_k);
+        return m;
+    }
+    m.spans.resize(static_cast<std::size_t>(std::max(T_q, 0)));
+    for (int i = 0; i < T_q; ++i) {
+        const int hi = s.causal ? std::clamp(i + offset + 1, 0, T_k) : T_k;
+        const int lo = s.window > 0 ? std::clamp(i + offset - s.window + 1, 0, T_k) : 0;
+        m.spans[static_cast<std::size_t>(i)] = {lo, std::max(lo, hi), true};
+    }
+    return m;
+}
+
 // Q: T_q×(n_heads·d_head) (row stride ld_q), K, V: T_k×(n_kv_heads·d_head) (row stride ld_kv);
 // query head h reads and writes columns h·d_head …, its K and V head g = h / group those of g.
-// `allowed`: block_mask's. Per head (kernels::attention_head, fused per block of rows):
-//   pass 1: S = Q_h·K_gᵀ (T_q×T_k; the masked part skipped unless traced)
+// `mask`: block_mask's. The heads' rows split into parts for the threads (kernels::head_parts:
+// (head, rows r0 … r1 − 1), whatever the split the same numbers; a trace: one part per head).
+// Per part (kernels::attention_head, fused per block of rows):
+//   pass 1: S = Q_h·K_gᵀ (rows×T_k; the masked part skipped unless traced)
 //   pass 2: weights = softmax(cap(S·factor)) per row (masked: 0; a row with no key: all 0; with
-//           sinks, each head's in the denominator)
-//   pass 3: concat_h = weights·V_g (T_q×d_head)
+//           sinks, each head's in the denominator), into the head's map or, none kept, the
+//           thread's scratch; each row's RowStat into out.stats
+//   pass 3: concat_h = weights·V_g (rows×d_head)
 void attend_heads(kernels::Context& ctx, const BlockSpec& s, const float* Q, int ld_q, const float* K, const float* V,
-                  int ld_kv, int T_q, int T_k, const MaskMatrix& allowed, const HeadsOut& out) {
+                  int ld_kv, int T_q, int T_k, const BlockMask& mask, const HeadsOut& out) {
+    const MaskMatrix& allowed = mask.allowed;
     const bool masked = allowed.size() > 0;
-    const std::vector<kernels::RowSpan> spans = kernels::row_spans(masked ? allowed.data() : nullptr, T_q, T_k);
+    const std::vector<kernels::RowSpan>& spans = mask.spans;
     const double work = 2.0 * s.n_heads * T_q * T_k * s.d_head;  // S and O, every entry (masked included)
-    kernels::for_parts(ctx, s.n_heads, work, [&](int h, kernels::Context& head_ctx) {  // a head per part
-        const int g = h / s.group();
+    const std::vector<kernels::HeadPart> parts =
+        kernels::head_parts(ctx.isa, out.trace ? 1 : ctx.threads(), s.n_heads, spans, work, ctx.split_work);
+    kernels::for_parts(ctx, static_cast<int>(parts.size()), work, [&](int p, kernels::Context& part_ctx) {
+        const auto [h, r0, r1] = parts[static_cast<std::size_t>(p)];
+        const int g = h / s.group(), rows = r1 - r0;
+        const std::ptrdiff_t first = static_cast<std::ptrdiff_t>(r0) * T_k;  // the part's first entry of a map
         kernels::HeadArgs args;
-        args.T_q = T_q, args.T_k = T_k, args.d_k = s.d_head;
+        args.T_q = rows, args.T_k = T_k, args.d_k = s.d_head;
         args.ld_q = ld_q, args.ld_kv = ld_kv, args.ld_out = s.n_heads * s.d_head;
-        args.q = Q + h * s.d_head, args.k = K + g * s.d_head, args.v = V + g * s.d_head;
-        args.allowed = masked ? allowed.data() : nullptr;
-        args.spans = spans.data();
+        args.q = Q + static_cast<std::ptrdiff_t>(r0) * ld_q + h * s.d_head, args.k = K + g * s.d_head, args.v = V + g * s.d_head;
+        args.allowed = masked ? allowed.data() + first : nullptr;
+        args.spans = spans.data() + r0;
         args.factor = s.factor;
         args.softcap = s.softcap;
         if (s.sinks) args.sink = s.sinks[h];
-        args.weights = out.maps[h];
-        args.output = out.concat + h * s.d_head;
+        args.output = out.concat + static_cast<std::ptrdiff_t>(r0) * args.ld_out + h * s.d_head;
+        if (out.stats) args.stats = out.stats + static_cast<std::ptrdiff_t>(h) * T_q + r0;
         HeadTrace* ht = out.trace ? &out.trace->heads[h] : nullptr;
-        if (ht) {
+        if (ht) {  // one part per head
             ht->scores.resize(T_q, T_k), ht->scaled.resize(T_q, T_k);
             args.scores = ht->scores.data(), args.scaled = ht->scaled.data();
             args.fully_masked = &ht->fully_masked_rows;
         }
-        kernels::attention_head(head_ctx, args);
+        if (out.maps) {
+            args.weights = out.maps[h] + first;
+            return kernels::attention_head(part_ctx, args);
+        }
+        // no map: a band of rows at a time through the scratch
+        const int band = std::max(8, static_cast<int>(kBandFloats / static_cast<std::size_t>(std::max(T_k, 1))) / 8 * 8);
+        float* weights = part_ctx.weights.get(static_cast<std::size_t>(std::min(band, rows)) * std::max(T_k, 1));
+        for (int b0 = 0; b0 < rows; b0 += band) {
+            kernels::HeadArgs b = args;
+            b.T_q = std::min(band, rows - b0);
+            b.q += static_cast<std::ptrdiff_t>(b0) * ld_q;
+            if (b.allowed) b.allowed += static_cast<std::ptrdiff_t>(b0) * T_k;
+            b.spans += b0;
+            b.weights = weights;
+            b.output += static_cast<std::ptrdiff_t>(b0) * args.ld_out;
+            if (b.stats) b.stats += b0;
+            kernels::attention_head(part_ctx, b);
+        }
     });
 }
 
@@ -461,14 +522,15 @@ void position_heads(const BlockSpec& s, const Norm& norm, Matrix& X, int heads, 
 //   pass 1: Q = x_q·W_q + b_q (T_q×n_heads·d_head), K = x_kv·W_k + b_k, V = x_kv·W_v + b_v
 //           (T_k×n_kv_heads·d_head)
 //   pass 2: q/k norm and the rotation of Q and K (rotary families; positions from 0)
-//   pass 3: the heads (attend_heads), weights into `maps` (resized to n_heads T_q×T_k)
+//   pass 3: the heads (attend_heads), weights into `maps` (resized to n_heads T_q×T_k) when
+//           given; into `kept`, when given, Q, K and each row's softmax (attention_maps.hpp)
 //   pass 4: the knocked-out heads' outputs ablated (ablate)
 //   pass 5: out = concat·W_o + b_o
-// With `trace`, every intermediate is kept too: the same products, the same heads (q and k as
-// the scores read them: normed and rotated).
+// With `trace` (and maps), every intermediate is kept too: the same products, the same heads (q
+// and k as the scores read them: normed and rotated).
 Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const BlockSpec& s, const Matrix& x_q,
-                       const Matrix& x_kv, const BlockEdits& edits, std::vector<Matrix>& maps, MultiHeadTrace* trace,
-                       BlockTrace* extras = nullptr) {
+                       const Matrix& x_kv, const BlockEdits& edits, std::vector<Matrix>* maps, KeptHeads* kept,
+                       MultiHeadTrace* trace = nullptr, BlockTrace* extras = nullptr) {
     const int T_q = static_cast<int>(x_q.rows()), T_k = static_cast<int>(x_kv.rows()), d = static_cast<int>(x_q.cols());
     const int dq = s.n_heads * s.d_head, dkv = s.n_kv_heads * s.d_head;
     Matrix Q(T_q, dq), K(T_k, dkv), V(T_k, dkv), concat(T_q, dq), out(T_q, d);
@@ -479,12 +541,22 @@ Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const B
         extras->q_projected = split_heads(Q, s.n_heads, s.d_head), extras->k_projected = split_heads(K, s.n_kv_heads, s.d_head);
     position_heads(s, s.q_norm, Q, s.n_heads, 0, T_k, extras ? &extras->q_normed : nullptr, extras ? &extras->q_unrotated : nullptr);
     position_heads(s, s.k_norm, K, s.n_kv_heads, 0, T_k, extras ? &extras->k_normed : nullptr, extras ? &extras->k_unrotated : nullptr);
-    maps.resize(s.n_heads);
-    std::vector<float*> map_ptrs(s.n_heads);
-    for (int h = 0; h < s.n_heads; ++h) maps[h].resize(T_q, T_k), map_ptrs[h] = maps[h].data();
+    std::vector<float*> map_ptrs;
+    if (maps) {
+        maps->resize(s.n_heads);
+        for (Matrix& m : *maps) m.resize(T_q, T_k), map_ptrs.push_back(m.data());
+    }
     if (trace) trace->heads.assign(s.n_heads, HeadTrace{});
+    if (kept) kept->stats.assign(static_cast<std::size_t>(s.n_heads) * T_q, kernels::RowStat{});
     attend_heads(ctx, s, Q.data(), dq, K.data(), V.data(), dkv, T_q, T_k, block_mask(s, T_q, T_k, 0, edits.keys),
-                 {map_ptrs.data(), concat.data(), trace});
+                 {maps ? map_ptrs.data() : nullptr, concat.data(), trace, kept ? kept->stats.data() : nullptr});
+    if (kept) {
+        kept->heads = s.n_heads, kept->kv_heads = s.n_kv_heads, kept->d_head = s.d_head;
+        kept->T_q = T_q, kept->T_k = T_k;
+        kept->factor = s.factor, kept->softcap = s.softcap;
+        kept->causal = s.causal, kept->window = s.window, kept->keys = edits.keys;
+        kept->q = trace ? Q : std::move(Q), kept->k = trace ? K : std::move(K);
+    }
     ablate(concat, edits, s.n_heads);
     blocks::linear(ctx, w.o, concat.data(), T_q, dq, out.data(), d);
     if (trace) {
@@ -494,7 +566,7 @@ Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const B
             HeadTrace& ht = trace->heads[h];
             const int g = h / s.group();
             ht.q = Q.middleCols(h * d_k, d_k), ht.k = K.middleCols(g * d_k, d_k), ht.v = V.middleCols(g * d_k, d_k);
-            ht.weights = maps[h];
+            ht.weights = (*maps)[h];
             ht.output = concat.middleCols(h * d_k, d_k);
         }
         trace->concat = concat;
@@ -744,9 +816,10 @@ void Forward::step(kernels::Context& ctx) {
             BlockRun& b = run.layers[st.layer];
             const BlockSpec spec = block_spec(c, l.self, s.shapes[st.stack], st.layer);
             residual(c, s.x, l.norm_1, l.post_attention, [&](const Matrix& in) {
-                b.x = in;
                 const BlockEdits e = block_edits(s.input.edits, st.stack, st.layer, run.heads, static_cast<int>(in.rows()));
-                return attention_block(ctx, l.self, spec, b.x, b.x, e, b.weights, nullptr);
+                if (!s.input.keep_maps) return attention_block(ctx, l.self, spec, in, in, e, nullptr, &b.kept);
+                b.x = in;
+                return attention_block(ctx, l.self, spec, b.x, b.x, e, &b.weights, &b.kept);
             }, s.shared);
             return;
         }
@@ -757,9 +830,10 @@ void Forward::step(kernels::Context& ctx) {
             const Matrix& source = s.out.encoder_output;
             const BlockSpec spec = block_spec(c, l.cross, s.shapes[kCrossStack], st.layer);
             residual(c, s.x, l.norm_3, {}, [&](const Matrix& in) {
-                b.x = in;
                 const BlockEdits e = block_edits(s.input.edits, kCrossStack, st.layer, run.heads, static_cast<int>(source.rows()));
-                return attention_block(ctx, l.cross, spec, b.x, source, e, b.weights, nullptr);
+                if (!s.input.keep_maps) return attention_block(ctx, l.cross, spec, in, source, e, nullptr, &b.kept);
+                b.x = in;
+                return attention_block(ctx, l.cross, spec, b.x, source, e, &b.weights, &b.kept);
             }, s.shared);
             return;
         }
@@ -810,6 +884,9 @@ BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResul
         layer >= static_cast<int>(run.stacks[stack].layers.size()))
         throw ModelError("", "block", "no stack " + std::to_string(stack) + " layer " + std::to_string(layer) + " in this run");
     const StackRun& s = run.stacks[stack];
+    if (s.layers[layer].x.rows() == 0)
+        throw ModelError("", "block", "this run kept no block's input (its maps are on demand: a text past " +
+                                          std::to_string(kMapsKeptUpTo) + " tokens)");
     const ModelWeights& w = *model.weights;
     const LayerWeights& l = stack == kFirstStack ? w.layers[layer] : w.decoder_layers[layer];
     const AttentionWeights& a = s.cross ? l.cross : l.self;
@@ -825,7 +902,7 @@ BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResul
     const Matrix& x_kv = s.cross ? run.encoder_output : x;
     const BlockEdits e = block_edits(run.edits, stack, layer, s.heads, static_cast<int>(x_kv.rows()));
     t.options.mask.key_padding = e.keys;
-    if (spec.window > 0) t.options.mask.allowed = block_mask(spec, static_cast<int>(x.rows()), static_cast<int>(x_kv.rows()), 0, {});
+    if (spec.window > 0) t.options.mask.allowed = block_allowed(spec, static_cast<int>(x.rows()), static_cast<int>(x_kv.rows()), 0, {});
     t.d_head = spec.d_head, t.kv_heads = spec.n_kv_heads, t.group = spec.group();
     t.window = spec.window, t.softcap = spec.softcap;
     if (spec.sinks) t.sinks.assign(spec.sinks, spec.sinks + spec.n_heads);
@@ -847,7 +924,7 @@ BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResul
         t.q_norm_gain = gain(spec.q_norm), t.k_norm_gain = gain(spec.k_norm), t.norm_eps = spec.eps;
     }
     std::vector<Matrix> maps;
-    attention_block(ctx, a, spec, x, x_kv, e, maps, &t.trace, &t);
+    attention_block(ctx, a, spec, x, x_kv, e, &maps, nullptr, &t.trace, &t);
     return t;
 }
 
@@ -902,11 +979,8 @@ Matrix cached_self_attention(kernels::Context& ctx, const AttentionWeights& a, c
     V.resize(V.size() + dkv);
     blocks::linear(ctx, a.v, x.data(), 1, d, V.data() + static_cast<std::size_t>(n) * dkv, dkv);
     const int T_k = n + 1;
-    std::vector<Matrix> maps(s.n_heads, Matrix(1, T_k));
-    std::vector<float*> ptrs(s.n_heads);
-    for (int h = 0; h < s.n_heads; ++h) ptrs[h] = maps[h].data();
     attend_heads(ctx, s, q.data(), dq, K.data(), V.data(), dkv, 1, T_k, block_mask(s, 1, T_k, n, edits.keys),
-                 {ptrs.data(), concat.data(), nullptr});
+                 {nullptr, concat.data(), nullptr, nullptr});
     ablate(concat, edits, s.n_heads);
     blocks::linear(ctx, a.o, concat.data(), 1, dq, out.data(), d);
     return out;
@@ -917,11 +991,8 @@ Matrix cached_cross_attention(kernels::Context& ctx, const AttentionWeights& a, 
     const int d = static_cast<int>(x.cols()), T_k = static_cast<int>(K.rows());
     Matrix q(1, d), concat(1, d), out(1, d);
     blocks::linear(ctx, a.q, x.data(), 1, d, q.data(), d);
-    std::vector<Matrix> maps(s.n_heads, Matrix(1, T_k));
-    std::vector<float*> ptrs(s.n_heads);
-    for (int h = 0; h < s.n_heads; ++h) ptrs[h] = maps[h].data();
     attend_heads(ctx, s, q.data(), d, K.data(), V.data(), d, 1, T_k, block_mask(s, 1, T_k, 0, edits.keys),
-                 {ptrs.data(), concat.data(), nullptr});
+                 {nullptr, concat.data(), nullptr, nullptr});
     ablate(concat, edits, s.n_heads);
     blocks::linear(ctx, a.o, concat.data(), 1, d, out.data(), d);
     return out;

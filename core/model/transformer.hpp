@@ -18,6 +18,7 @@
 #pragma once
 
 #include "attention.hpp"
+#include "attention_maps.hpp"
 #include "config.hpp"
 #include "files.hpp"
 
@@ -43,9 +44,10 @@ struct Model {
     std::size_t weight_bytes() const;    // the F32 weights as held in memory
     // The checkpoint's tensors as stored: "BF16 1.19 GB" (the dtype of most of their bytes).
     std::string checkpoint_text() const;
-    // Memory a run over T tokens needs (T source and T target tokens for marian): the kept
-    // maps and block inputs plus the working buffers.
-    std::size_t activation_bytes(int T) const;
+    // Memory a run over T tokens needs (T source and T target tokens for marian): what it keeps
+    // (the maps and block inputs when `maps`, and always every block's Q, K and row statistics)
+    // plus the working buffers. MODELS.md states the formula.
+    std::size_t activation_bytes(int T, bool maps = true) const;
 };
 
 // Bytes [begin, end) of one of a checkpoint's files.
@@ -147,18 +149,26 @@ struct Interventions {
 // source_ids: marian only, the encoder's tokens. Ids are checked against the vocabulary and the
 // length against max_positions by the caller (model.hpp), as are empty inputs and the
 // interventions (check_interventions).
+// keep_maps: every map and every block's input kept (the views' import, block_trace), as up to
+// kMapsKeptUpTo tokens; false: neither, only what the maps are recomputed from (a long text:
+// memory grows as T, not T²; BlockRun::kept answers).
 struct RunInput {
     std::vector<int> ids;
     std::vector<int> source_ids;
     Interventions edits = {};
+    bool keep_maps = true;
 };
+// The texts whose maps are all kept by default (SPEC.md §5: `attnviz run` prints them all).
+constexpr int kMapsKeptUpTo = 512;
 
 // One attention block of one layer.
 struct BlockRun {
     Matrix x;                     // T_q×d_model: what the block's Q projection reads (after the
                                   // layer norm before it, in pre-LN models); its K and V read
-                                  // the same x (self) or the encoder's output (cross)
-    std::vector<Matrix> weights;  // n_heads maps T_q×T_k (softmax rows; a causal map is 0 above the diagonal)
+                                  // the same x (self) or the encoder's output (cross). keep_maps only
+    std::vector<Matrix> weights;  // n_heads maps T_q×T_k (softmax rows; a causal map is 0 above the
+                                  // diagonal). keep_maps only
+    KeptHeads kept;               // what every map is recomputed from, bit for bit (attention_maps.hpp)
 };
 
 struct StackRun {
