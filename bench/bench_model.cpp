@@ -9,9 +9,15 @@
 //   2. loads it (FileBytes::map + ModelLoader, its pages given back as they are converted)
 //   3. times forward() at T (default 128), min and median of --reps runs, and the time per kind
 //      of step (embeddings, attention blocks, MLP blocks, the LM head) in the fastest run
-//   4. peak RSS (getrusage ru_maxrss) against the F32 weights' bytes
+//   4. peak RSS (getrusage ru_maxrss) against the F32 weights' bytes, and the memory
+//      Model::activation_bytes says the run needs
+//   5. with the maps on demand (--maps demand, the default past 512 tokens: RunInput::keep_maps
+//      false), a head's whole map pooled to at most 1024 × 1024 blocks (map_pooled) and an exact
+//      64 × 64 zoom in the middle of it (map_region), min of --reps
 // Output: "RESULT key=value …" lines. bench/bench_model_torch.py is PyTorch's peer.
-//   attn_bench_model [--arch gpt2|smollm2] [--dtype f32|bf16] [--T 128] [--reps 5] [--threads 1] [--dir /tmp/attn_bench_ARCH] [--keep]
+//   attn_bench_model [--arch gpt2|smollm2] [--dtype f32|bf16] [--T 128] [--reps 5] [--threads 1] [--maps kept|demand]
+//                    [--dir /tmp/attn_bench_ARCH] [--keep]
+#include "model.hpp"  // kept_bytes
 #include "transformer.hpp"
 
 #if defined(__EMSCRIPTEN__)
@@ -173,6 +179,7 @@ int main(int argc, char** argv) {
     int T = 128, reps = 5, threads = 1;
     std::string dir, arch_name = "gpt2", dtype;
     bool keep = false;
+    std::string maps;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--arch" && i + 1 < argc) arch_name = argv[++i];
@@ -182,8 +189,11 @@ int main(int argc, char** argv) {
         else if (a == "--threads" && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
         else if (a == "--dir" && i + 1 < argc) dir = argv[++i];
         else if (a == "--keep") keep = true;
-        else return std::fprintf(stderr, "usage: attn_bench_model [--arch gpt2|smollm2] [--dtype f32|bf16] [--T 128] [--reps 5] [--threads 1] [--dir DIR] [--keep]\n"), 2;
+        else if (a == "--maps" && i + 1 < argc) maps = argv[++i];
+        else return std::fprintf(stderr, "usage: attn_bench_model [--arch gpt2|smollm2] [--dtype f32|bf16] [--T 128] [--reps 5] [--threads 1] [--maps kept|demand] [--dir DIR] [--keep]\n"), 2;
     }
+    const bool keep_maps = maps.empty() ? T <= kMapsKeptUpTo : maps == "kept";
+    if (!getenv("ATTN_BENCH_GLIBC_DEFAULTS")) kernels::keep_freed_memory();  // as attnviz's main does
     Arch arch = arch_named(arch_name);
     if (!dtype.empty()) arch.bf16 = dtype == "bf16";
     if (dir.empty()) dir = std::string(arch.name == "smollm2" ? "/tmp/attn_bench_smollm2" : "/tmp/attn_bench_gpt2") + (arch.bf16 ? "_bf16" : "");
@@ -212,8 +222,9 @@ int main(int argc, char** argv) {
     kernels::Context ctx(kernels::best_isa(), &pool);
     std::vector<double> times;
     double best = 1e30, embed = 0, attention = 0, mlp = 0, head = 0;
+    RunResult last;
     for (int r = 0; r < reps; ++r) {
-        Forward f(model, {ids, {}});
+        Forward f(model, {ids, {}, {}, keep_maps});
         double e = 0, a = 0, m = 0, h = 0;
         const double start = now_s();
         for (int step = 0; !f.done(); ++step) {
@@ -231,6 +242,7 @@ int main(int argc, char** argv) {
             return std::fprintf(stderr, "bad logits\n"), 1;
         times.push_back(total);
         if (total < best) best = total, embed = e, attention = a, mlp = m, head = h;
+        if (r + 1 == reps) last = std::move(res);
     }
     std::sort(times.begin(), times.end());
     const double weights_mb = model.weight_bytes() / 1048576.0, rss = peak_rss_mb();
@@ -241,9 +253,26 @@ int main(int argc, char** argv) {
                 mlp * 1e3, head * 1e3);
     std::printf("RESULT read_s=%.3f convert_s=%.3f\n", read_s, load_s - read_s);
     std::printf("RESULT load_s=%.3f write_s=%.2f parameters=%lld weights_mb=%.1f activation_mb_estimate=%.1f\n", load_s,
-                write_s, static_cast<long long>(model.parameters()), weights_mb, model.activation_bytes(T) / 1048576.0);
+                write_s, static_cast<long long>(model.parameters()), weights_mb, model.activation_bytes(T, keep_maps) / 1048576.0);
     std::printf("RESULT peak_rss_mb=%.1f (before load %.1f, after load %.1f) peak_rss_over_weights=%.3f\n", rss,
                 rss_before_load, rss_after_load, rss / weights_mb);
+    std::printf("RESULT maps=%s peak_over_weights_mb=%.1f formula_mb=%.1f kept_mb=%.1f\n", keep_maps ? "kept" : "demand",
+                rss - weights_mb, model.activation_bytes(T, keep_maps) / 1048576.0, kept_bytes(last) / 1048576.0);
+    if (!keep_maps) {  // a head in the middle of the model: its whole map pooled, and an exact zoom
+        const KeptHeads& k = last.stacks.front().layers[last.stacks.front().layers.size() / 2].kept;
+        double pooled = 1e30, zoom = 0.0;
+        for (int r = 0; r < reps; ++r) {
+            double s0 = now_s();
+            const PooledMap p = map_pooled(ctx, k, k.heads / 2, whole_map(k), 1024, 1024);
+            pooled = std::min(pooled, now_s() - s0);
+            s0 = now_s();
+            const Matrix z = map_region(ctx, k, k.heads / 2, {T / 2, T / 2 + std::min(64, T / 2), T / 4, T / 4 + std::min(64, T / 4)});
+            const double dt = now_s() - s0;
+            zoom = r == 0 ? dt : std::min(zoom, dt);
+            if (!std::isfinite(p.values.sum() + z.sum())) return std::fprintf(stderr, "bad map\n"), 1;
+        }
+        std::printf("RESULT map_pooled_1024_ms=%.1f zoom_64_ms=%.3f\n", pooled * 1e3, zoom * 1e3);
+    }
     if (!keep) std::filesystem::remove(path);
     return 0;
 }

@@ -6,8 +6,12 @@ one forward at T tokens on one thread, or --threads N (no transformers package h
 with torch.nn.functional as the models compute it, attention weights kept per head as the
 runtime keeps them; logits at the last position).
 
-    /usr/bin/python3 bench/bench_model_torch.py [--arch gpt2|smollm2] [--T 128] [--reps 5] [--threads 1]
-Prints "RESULT peer=torch …" with the min and median of reps forwards.
+    /usr/bin/python3 bench/bench_model_torch.py [--arch gpt2|smollm2] [--T 128] [--reps 5] [--threads 1] [--maps kept|none]
+Prints "RESULT peer=torch …" with the min and median of reps forwards, and the peak RSS.
+
+--maps none (long texts, attnviz's maps on demand): attention keeps no map, as transformers runs
+without output_attentions: torch.nn.functional.scaled_dot_product_attention where this torch has
+it (2.0 and later), else the same softmax a band of 256 query rows at a time (Debian's 1.13).
 
 Threads: --threads N is PyTorch's own (torch.set_num_threads) and OpenBLAS's
 (OPENBLAS_NUM_THREADS, which must be set before OpenBLAS loads: without it OpenBLAS takes every
@@ -17,6 +21,7 @@ elementwise ops while OpenBLAS's threads want the same cores (GPT-2 small at T =
 440 ms spinning, 175 ms passive, 296 ms with OpenBLAS on one thread)."""
 import argparse
 import math
+import resource
 import os
 import sys
 import time
@@ -44,6 +49,7 @@ def main():
     ap.add_argument("--T", type=int, default=128)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--maps", default="kept", choices=("kept", "none"))
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     g = torch.Generator().manual_seed(0)
@@ -52,7 +58,7 @@ def main():
         return (torch.rand(*shape, generator=g) * 2 - 1) * scale + offset
 
     if a.arch == "smollm2":
-        return time_forward(a, smollm2(a.T, r))
+        return time_forward(a, smollm2(a.T, r, a.maps == "kept"))
 
     wte, wpe = r(V, D), r(P, D, scale=0.01)
     layers = [dict(ln1=(r(D, scale=0.1, offset=1), r(D)), attn=(r(D, 3 * D), r(3 * D)), proj=(r(D, D), r(D)),
@@ -84,9 +90,22 @@ def main():
     return time_forward(a, forward)
 
 
-def smollm2(T, r):
+def causal_attention(q, k, v, scale):
+    """softmax(q·kᵀ·scale, causal)·v for [heads, T, d] without the T × T maps."""
+    if hasattr(F, "scaled_dot_product_attention"):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale)
+    T, out = q.shape[1], torch.empty_like(q)
+    for r0 in range(0, T, 256):
+        r1 = min(T, r0 + 256)
+        s = (q[:, r0:r1] @ k[:, :r1].transpose(1, 2)) * scale
+        s = s.masked_fill(torch.ones(r1 - r0, r1, dtype=torch.bool).tril(r0).logical_not(), float("-inf"))
+        out[:, r0:r1] = s.softmax(-1) @ v[:, :r1]
+    return out
+
+
+def smollm2(T, r, keep_maps=True):
     """LlamaForCausalLM's forward for SmolLM2-135M's shape: RMSNorm, RoPE (rotate-half), GQA
-    (repeat_kv), SwiGLU, tied head."""
+    (repeat_kv), SwiGLU, tied head. keep_maps False: causal_attention."""
     V, D, L, H, KV, FF, theta = 49152, 576, 30, 9, 3, 1536, 100000.0
     hd = D // H
     emb = r(V, D)
@@ -98,7 +117,7 @@ def smollm2(T, r):
     inv = 1.0 / theta ** (torch.arange(0, hd, 2).float() / hd)
     freqs = torch.arange(T).float()[:, None] * inv[None, :]
     cos, sin = torch.cat([freqs, freqs], -1).cos(), torch.cat([freqs, freqs], -1).sin()
-    mask = torch.ones(T, T, dtype=torch.bool).tril()
+    mask = torch.ones(T, T, dtype=torch.bool).tril() if keep_maps else None
 
     def rms(x, w):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * w
@@ -114,9 +133,13 @@ def smollm2(T, r):
             q = rope(F.linear(h, l["q"]).view(T, H, hd).transpose(0, 1))
             k = rope(F.linear(h, l["k"]).view(T, KV, hd).transpose(0, 1)).repeat_interleave(H // KV, 0)
             v = F.linear(h, l["v"]).view(T, KV, hd).transpose(0, 1).repeat_interleave(H // KV, 0)
-            w = ((q @ k.transpose(1, 2)) / math.sqrt(hd)).masked_fill(~mask, float("-inf")).softmax(-1)
-            maps.append(w)
-            x = x + F.linear((w @ v).transpose(0, 1).reshape(T, H * hd), l["o"])
+            if keep_maps:
+                w = ((q @ k.transpose(1, 2)) / math.sqrt(hd)).masked_fill(~mask, float("-inf")).softmax(-1)
+                maps.append(w)
+                o = w @ v
+            else:
+                o = causal_attention(q, k, v, 1 / math.sqrt(hd))
+            x = x + F.linear(o.transpose(0, 1).reshape(T, H * hd), l["o"])
             m = rms(x, l["n2"])
             x = x + F.linear(F.silu(F.linear(m, l["gate"])) * F.linear(m, l["up"]), l["down"])
         x = rms(x, norm_w)
@@ -133,8 +156,9 @@ def time_forward(a, forward):
             logits, _ = forward()
             times.append(time.perf_counter() - t0)
     times.sort()
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"RESULT peer=torch-{torch.__version__} arch={a.arch} threads={torch.get_num_threads()} T={a.T} reps={a.reps} "
-          f"forward_min_ms={times[0] * 1e3:.1f} forward_median_ms={times[len(times) // 2] * 1e3:.1f}")
+          f"maps={a.maps} forward_min_ms={times[0] * 1e3:.1f} forward_median_ms={times[len(times) // 2] * 1e3:.1f} peak_rss_mb={peak_mb:.0f}")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@
 #include <sstream>
 #include <string_view>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace attn {
@@ -237,9 +238,55 @@ nlohmann::json top_json(const std::vector<NextToken>& top) {
     return next;
 }
 
+// The maps --json prints (SPEC.md §5 --maps, --pool): every map of every stack, or the heads
+// named; each exact, or pooled to at most pool × pool blocks (each the maximum of the exact
+// weights it covers). From the run's kept maps where it kept them and they are printed exact,
+// else recomputed from what it kept (attention_maps.hpp: the same numbers).
+struct PrintedMaps {
+    bool all = true;
+    std::vector<HeadRef> heads;  // !all: these
+    int pool = 0;                // 0: exact
+};
+
+nlohmann::json map_json(kernels::Context& ctx, const RunResult& run, const HeadRef& h, int pool) {
+    const BlockRun& b = run.stacks[static_cast<std::size_t>(h.stack)].layers[static_cast<std::size_t>(h.layer)];
+    if (!b.weights.empty()) {
+        const Matrix& map = b.weights[static_cast<std::size_t>(h.head)];
+        if (pool <= 0) return matrix_json(map);
+        return matrix_json(pooled(map, {0, static_cast<int>(map.rows()), 0, static_cast<int>(map.cols())}, pool, pool).values);
+    }
+    if (pool > 0) return matrix_json(map_pooled(ctx, b.kept, h.head, whole_map(b.kept), pool, pool).values);
+    return matrix_json(map_region(ctx, b.kept, h.head, whole_map(b.kept)));
+}
+
+void put_maps(nlohmann::json& j, kernels::Context& ctx, const RunResult& run, const ImportedAttention& a, const PrintedMaps& printed) {
+    if (printed.pool > 0) {  // the first stack's blocks (any other's: its own tokens, the same rule)
+        const auto queries = static_cast<int>(a.stacks.front().queries.size()), keys = static_cast<int>(a.stacks.front().keys.size());
+        j["pool"] = {{"rows", std::min(printed.pool, queries)}, {"cols", std::min(printed.pool, keys)}, {"reduce", pool_reduce_name(PoolReduce::Max)}};
+    }
+    if (!printed.all) {
+        nlohmann::json maps = nlohmann::json::array();
+        for (const HeadRef& h : printed.heads)
+            maps.push_back({{"stack", a.stacks[static_cast<std::size_t>(h.stack)].name}, {"layer", h.layer + 1}, {"head", h.head + 1},
+                            {"weights", map_json(ctx, run, h, printed.pool)}});
+        j["maps"] = std::move(maps);
+        return;
+    }
+    for (std::size_t k = 0; k < run.stacks.size(); ++k) {
+        const StackRun& s = run.stacks[k];
+        nlohmann::json layers = nlohmann::json::array();
+        for (int l = 0; l < static_cast<int>(s.layers.size()); ++l) {
+            nlohmann::json heads = nlohmann::json::array();
+            for (int h = 0; h < s.heads; ++h) heads.push_back(map_json(ctx, run, {static_cast<int>(k), l, h}, printed.pool));
+            layers.push_back(std::move(heads));
+        }
+        j[s.name] = std::move(layers);
+    }
+}
+
 // The import format of SPEC.md §3 plus ids, hidden states, logits and the likeliest next tokens.
-nlohmann::json run_json(const LoadedModel& m, const RunInput& input, const RunResult& run, const ImportedAttention& a,
-                        const std::vector<NextToken>& top) {
+nlohmann::json run_json(kernels::Context& ctx, const LoadedModel& m, const RunInput& input, const RunResult& run,
+                        const ImportedAttention& a, const std::vector<NextToken>& top, const PrintedMaps& printed) {
     nlohmann::json j;
     j["model"] = m.name;
     j["model_type"] = m.config().model_type;
@@ -253,16 +300,8 @@ nlohmann::json run_json(const LoadedModel& m, const RunInput& input, const RunRe
         j["ids"] = input.ids;
         j["tokens"] = a.stacks.front().queries;
     }
-    for (const AttentionStack& s : a.stacks) {
-        nlohmann::json layers = nlohmann::json::array();
-        for (int l = 0; l < s.layers; ++l) {
-            nlohmann::json heads = nlohmann::json::array();
-            for (int h = 0; h < s.heads; ++h) heads.push_back(matrix_json(s.map(l, h)));
-            layers.push_back(std::move(heads));
-        }
-        j[s.name] = std::move(layers);
-    }
-    if (m.config().sinks) {  // gpt_oss: each row's weight on no token, 1 − Σ of the row, [layer][head][T]
+    put_maps(j, ctx, run, a, printed);
+    if (m.config().sinks && input.keep_maps) {  // gpt_oss: each row's weight on no token, 1 − Σ of the row, [layer][head][T]
         nlohmann::json layers = nlohmann::json::array();
         for (const BlockRun& b : run.stacks.front().layers) {
             nlohmann::json heads = nlohmann::json::array();
@@ -327,6 +366,17 @@ std::string joined_text(const std::vector<std::string>& tokens) {
     for (const std::string& t : tokens) s += display_token(t);
     const size_t first = s.find_first_not_of(' ');
     return first == std::string::npos ? "" : s.substr(first);
+}
+
+// This machine's memory, and this process's peak resident memory so far, in bytes.
+std::size_t physical_memory() {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), size = ::sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && size > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(size) : std::numeric_limits<std::size_t>::max();
+}
+std::size_t peak_memory() {
+    struct rusage u {};
+    ::getrusage(RUSAGE_SELF, &u);
+    return static_cast<std::size_t>(u.ru_maxrss) * 1024;  // Linux: kilobytes
 }
 
 }  // namespace
@@ -439,6 +489,14 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
             throw ModelError(path, "--generate", m.config().model_type + (encdec ? " translates without --text; --max-new bounds it" : " does not generate text"));
         kernels::Pool pool(threads);  // the numbers are the same for any count (kernels::Pool)
         kernels::Context ctx(kernels::best_isa(), &pool);
+        // Past kMapsKeptUpTo tokens the maps are on demand: only those named are printed.
+        const int T = static_cast<int>(std::max(input.ids.size(), input.source_ids.size())) + new_tokens;
+        input.keep_maps = T <= kMapsKeptUpTo;
+        PrintedMaps printed;
+        printed.pool = o.pool;
+        printed.all = o.maps ? *o.maps == "all" : input.keep_maps;
+        if (o.maps && !printed.all) printed.heads = parse_heads(m, *o.maps, "--maps");
+        check_run_memory(m, input, physical_memory(), text ? "--text" : "--ids");
         Generated generated;
         const std::size_t prompt = input.ids.size();
         if (encdec && input.ids.empty()) {  // translate: decoding, then every step's maps at once
@@ -455,7 +513,8 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         const ImportedAttention a = run_attention(m, input, run);
         const std::vector<NextToken> top = top_tokens(m, run.logits, top_n);
         if (json) {
-            nlohmann::json j = run_json(m, input, run, a, top);
+            nlohmann::json j = run_json(ctx, m, input, run, a, top, printed);
+            if (o.maps || !input.keep_maps) j["memory"] = {{"kept_bytes", kept_bytes(run)}, {"peak_bytes", peak_memory()}};
             if (new_tokens > 0) {
                 const std::vector<int> ids(input.ids.begin() + static_cast<std::ptrdiff_t>(prompt), input.ids.end());
                 j["generated_ids"] = ids;
@@ -473,6 +532,9 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
                 out << s.name << ": " << count(s.queries.size(), "token") << ": " << token_list(s.queries) << "\n";
         if (new_tokens > 0)
             out << "generated: " << joined_text(std::vector<std::string>(a.stacks.front().queries.begin() + static_cast<std::ptrdiff_t>(prompt), a.stacks.front().queries.end())) << "\n";
+        if (!input.keep_maps)
+            out << "maps: on demand past " << kMapsKeptUpTo << " tokens (kept " << byte_size(static_cast<double>(kept_bytes(run)))
+                << "): --json --maps L:H,… prints those\n";
         if (encdec) out << "translation: " << joined_text(std::vector<std::string>(a.stacks.back().queries.begin() + 1, a.stacks.back().queries.end())) << "\n";
         if (!top.empty()) {
             out << "next:";

@@ -7,6 +7,7 @@
 #include "command_line.hpp"
 #include "live_scenes.hpp"
 #include "model_state.hpp"
+#include "pool.hpp"
 #include "platform.hpp"
 
 #include <GLFW/glfw3.h>
@@ -111,6 +112,7 @@ void frame(void* arg) {
 int main(int argc, char** argv) {
     attn::Launch launch;  // the browser has no command line: its link says what to open
 #ifndef __EMSCRIPTEN__
+    attn::kernels::keep_freed_memory();  // a model's run allocates block by block (pool.hpp)
     if (const std::optional<int> exit_code = attn::read_command_line(argc, argv, launch)) return *exit_code;
 #else
     (void)argc, (void)argv;

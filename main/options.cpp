@@ -147,6 +147,16 @@ constexpr Row kRunOptions[] = {
     kTopK,
     kSeed,
     kThreads,
+    {"--maps", "L:H,…|all",
+     "the maps --json prints (from 1; `STACK:L:H` for Marian's): up to 512 tokens every map by default, past 512 only those named", "",
+     [](ModelOptions& o, std::string_view v) -> std::string {
+         if (v != "all" && !parse_head_items(v))
+             return "expected all, or LAYER:HEAD counted from 1, comma-separated (3:2,12:5), got " + quoted(v);
+         o.maps = std::string(v);
+         return "";
+     }},
+    {"--pool", "N", "each printed map pooled to at most N × N blocks, each the maximum of the exact weights it covers (1 to 65536)",
+     "exact", [](ModelOptions& o, std::string_view v) { return whole(v, 1, 65536, o.pool); }},
 };
 constexpr CliCommand<ModelOptions> kRun{
     "attnviz run", "MODEL",

@@ -57,6 +57,8 @@ struct ModelOptions {
     std::optional<int> top_k;
     std::optional<std::uint64_t> seed;
     std::optional<int> threads;
+    std::optional<std::string> maps;  // --maps: "all", or heads as --knockout writes them
+    int pool = 0;                     // --pool: at most N × N blocks per printed map (0: exact)
     bool json = false, importance = false;
     int top = 5, max_new = 32;
 };

@@ -244,7 +244,7 @@ ProductSplit::Box ProductSplit::part(int p, int M, int N) const {
 ProductSplit product_split(Isa isa, int threads, int M, int N, int K, double split_work) {
     const Table& t = table(isa);
     if (threads <= 1 || M <= 0 || N <= 0 || K <= 0 || static_cast<double>(M) * N * K < split_work) return {1, 1, t.mr, t.nr};
-    const int panels = (N + t.nr - 1) / t.nr, tiles = (M + t.mr - 1) / t.mr, goal = 4 * threads;
+    const int panels = (N + t.nr - 1) / t.nr, tiles = (M + t.mr - 1) / t.mr, goal = threads;
     // the largest part (whole panels and tiles, the last ones short) over the mean
     const auto imbalance = [&](int rows, int cols) {
         const double r = std::min<double>(M, static_cast<double>((tiles + rows - 1) / rows) * t.mr);
@@ -255,8 +255,8 @@ ProductSplit product_split(Isa isa, int threads, int M, int N, int K, double spl
     double best_score = 1e300;
     for (int cols = 1; cols <= std::min(panels, goal); ++cols) {
         const int rows = std::min(tiles, (goal + cols - 1) / cols);
-        // short of the goal costs most; then the imbalance; then row parts (each reads its
-        // columns of B again)
+        // short of a part per thread costs most; then the imbalance; then row parts (each reads
+        // its columns of B again)
         const double score = (rows * cols < goal ? 1e6 * (goal - rows * cols) : 0) + imbalance(rows, cols) + 1e-3 * rows;
         if (score < best_score) best_score = score, best.rows = rows, best.cols = cols;
     }

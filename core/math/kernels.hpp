@@ -126,9 +126,12 @@ void matmul(Context& ctx, int M, int N, int K, const float* A, int lda, const fl
 
 // How a product C = A·B (M×N, K deep) splits among `threads` threads: rows × cols parts, C's
 // rows in runs of whole register tiles (MR rows) and its columns in whole panels (NR columns),
-// at least 4 parts per thread where the product has the tiles and panels for them, the largest
-// part as near the mean as can be. One part when the product is below split_work multiply-adds
-// or one thread runs it. A part's numbers are the whole product's, bit for bit.
+// a part per thread where the product has the tiles and panels for them (columns first: a row
+// part reads its columns of B again), the largest part as near the mean as can be. Not more:
+// each column part packs A's rows again, one scalar copy per element, which at T = 128 costs
+// what a part's products gain (4 parts per thread: 10 % slower on 2 threads, BENCHMARKS.md).
+// One part when the product is below split_work multiply-adds or one thread runs it. A part's
+// numbers are the whole product's, bit for bit.
 struct ProductSplit {
     int rows = 1, cols = 1;
     int row_step = 1, col_step = 1;  // MR and NR

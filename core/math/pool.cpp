@@ -18,6 +18,9 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -105,6 +108,13 @@ bool spin(Done done) {
 }
 
 }  // namespace
+
+void keep_freed_memory() {
+#if defined(__GLIBC__)
+    ::mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's most (DEFAULT_MMAP_THRESHOLD_MAX on 64-bit)
+    ::mallopt(M_TRIM_THRESHOLD, 256 << 20);  // what may stay free at the heap's top
+#endif
+}
 
 int Pool::threads_for(int asked) { return ATTN_POOL_THREADS ? std::max(asked, 1) : 1; }
 

@@ -19,6 +19,14 @@
 
 namespace attn::kernels {
 
+// Natively with glibc: big blocks freed stay in the process for the next (malloc's mmap
+// threshold and trim threshold raised), where glibc would give each back to the system and
+// fault its pages in again at the next block's allocation: the forward pass allocates its
+// buffers block by block (SmolLM2-135M's shape at T = 128: 8 % of a forward in page faults, and
+// the faults of two threads take turns on the process's memory lock; BENCHMARKS.md). A
+// program's main calls it once, before any thread starts; elsewhere it does nothing.
+void keep_freed_memory();
+
 class Pool {
 public:
     // `threads` in all, the caller's included (at least 1; a build without threads has 1): starts

@@ -75,17 +75,47 @@ Matrix map_region(kernels::Context& ctx, const KeptHeads& k, int head, const Map
 
 const char* pool_reduce_name(PoolReduce r) { return r == PoolReduce::Max ? "max" : "mean"; }
 
-// Per band of blocks' rows (a part for the threads): the band's exact rows, a slab of at most
-// kSlab rows at a time, folded into its blocks; a mean divides by the entries a block covers.
-PooledMap map_pooled(kernels::Context& ctx, const KeptHeads& k, int head, const MapRegion& region, int rows, int cols,
-                     PoolReduce reduce) {
-    check(k, head, region);
-    constexpr int kSlab = 64;
+namespace {
+
+// The blocks of `region` as rows × cols (clamped to the region), their edges, zeros.
+PooledMap blocks_of(const MapRegion& region, int rows, int cols, PoolReduce reduce) {
     PooledMap p;
     p.region = region, p.reduce = reduce;
     const int R = std::clamp(rows, 1, region.rows()), C = std::clamp(cols, 1, region.cols());
     p.row_edges = edges(region.r0, region.rows(), R), p.col_edges = edges(region.c0, region.cols(), C);
     p.values = Matrix::Zero(R, C);
+    return p;
+}
+
+// Rows of the region's keys (n rows, row stride ld) folded into block row a; `last`: the block
+// row's last rows, so a mean divides by the entries its blocks cover.
+void fold(PooledMap& p, int a, const float* rows, int n, std::ptrdiff_t ld, bool last) {
+    float* out = p.values.row(a).data();
+    const int C = static_cast<int>(p.values.cols()), c0 = p.region.c0;
+    for (int i = 0; i < n; ++i) {
+        const float* row = rows + i * ld;
+        for (int b = 0; b < C; ++b)
+            for (int j = p.col_edges[static_cast<std::size_t>(b)] - c0; j < p.col_edges[static_cast<std::size_t>(b) + 1] - c0; ++j)
+                out[b] = p.reduce == PoolReduce::Max ? std::max(out[b], row[j]) : out[b] + row[j];
+    }
+    if (last && p.reduce == PoolReduce::Mean) {
+        const int height = p.row_edges[static_cast<std::size_t>(a) + 1] - p.row_edges[static_cast<std::size_t>(a)];
+        for (int b = 0; b < C; ++b)
+            out[b] /= static_cast<float>(height) *
+                      static_cast<float>(p.col_edges[static_cast<std::size_t>(b) + 1] - p.col_edges[static_cast<std::size_t>(b)]);
+    }
+}
+
+}  // namespace
+
+// Per band of blocks' rows (a part for the threads): the band's exact rows, a slab of at most
+// kSlab rows at a time (memory: a slab's), folded into its blocks.
+PooledMap map_pooled(kernels::Context& ctx, const KeptHeads& k, int head, const MapRegion& region, int rows, int cols,
+                     PoolReduce reduce) {
+    check(k, head, region);
+    constexpr int kSlab = 64;
+    PooledMap p = blocks_of(region, rows, cols, reduce);
+    const int R = static_cast<int>(p.values.rows());
     const double work = static_cast<double>(region.rows()) * region.cols() * k.d_head;
     const int parts = std::min(R, std::max(1, 4 * ctx.threads()));
     kernels::for_parts(ctx, parts, work, [&](int part, kernels::Context& w) {
@@ -93,26 +123,27 @@ PooledMap map_pooled(kernels::Context& ctx, const KeptHeads& k, int head, const 
         std::vector<float> slab;
         std::vector<std::uint8_t> mask;
         for (int a = a0; a < a1; ++a) {
-            float* out = p.values.row(a).data();
-            for (int i0 = p.row_edges[static_cast<std::size_t>(a)]; i0 < p.row_edges[static_cast<std::size_t>(a) + 1]; i0 += kSlab) {
-                const int i1 = std::min(i0 + kSlab, p.row_edges[static_cast<std::size_t>(a) + 1]);
-                const MapRegion band{i0, i1, region.c0, region.c1};
+            const int end = p.row_edges[static_cast<std::size_t>(a) + 1];
+            for (int i0 = p.row_edges[static_cast<std::size_t>(a)]; i0 < end; i0 += kSlab) {
+                const MapRegion band{i0, std::min(i0 + kSlab, end), region.c0, region.c1};
                 slab.resize(static_cast<std::size_t>(band.rows()) * band.cols());
                 region_into(w, k, head, band, slab.data(), band.cols(), mask);
-                for (int i = 0; i < band.rows(); ++i) {
-                    const float* row = slab.data() + static_cast<std::ptrdiff_t>(i) * band.cols();
-                    for (int b = 0; b < C; ++b)
-                        for (int j = p.col_edges[static_cast<std::size_t>(b)] - region.c0; j < p.col_edges[static_cast<std::size_t>(b) + 1] - region.c0; ++j)
-                            out[b] = reduce == PoolReduce::Max ? std::max(out[b], row[j]) : out[b] + row[j];
-                }
-            }
-            if (reduce == PoolReduce::Mean) {
-                const int n = p.row_edges[static_cast<std::size_t>(a) + 1] - p.row_edges[static_cast<std::size_t>(a)];
-                for (int b = 0; b < C; ++b)
-                    out[b] /= static_cast<float>(n) * static_cast<float>(p.col_edges[static_cast<std::size_t>(b) + 1] - p.col_edges[static_cast<std::size_t>(b)]);
+                fold(p, a, slab.data(), band.rows(), band.cols(), band.r1 == end);
             }
         }
     });
+    return p;
+}
+
+PooledMap pooled(const Matrix& map, const MapRegion& region, int rows, int cols, PoolReduce reduce) {
+    if (!(region.r0 >= 0 && region.r0 < region.r1 && region.r1 <= map.rows() && region.c0 >= 0 && region.c0 < region.c1 &&
+          region.c1 <= map.cols()))
+        throw std::out_of_range("the region is not within the map");
+    PooledMap p = blocks_of(region, rows, cols, reduce);
+    for (int a = 0; a < static_cast<int>(p.values.rows()); ++a) {
+        const int r0 = p.row_edges[static_cast<std::size_t>(a)], r1 = p.row_edges[static_cast<std::size_t>(a) + 1];
+        fold(p, a, map.row(r0).data() + region.c0, r1 - r0, map.cols(), true);
+    }
     return p;
 }
 

@@ -74,5 +74,7 @@ struct PooledMap {
 };
 PooledMap map_pooled(kernels::Context& ctx, const KeptHeads& k, int head, const MapRegion& region, int rows, int cols,
                      PoolReduce reduce = PoolReduce::Max);
+// The same blocks of a map at hand (a run that kept its maps): the same numbers.
+PooledMap pooled(const Matrix& map, const MapRegion& region, int rows, int cols, PoolReduce reduce = PoolReduce::Max);
 
 }  // namespace attn

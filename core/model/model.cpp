@@ -107,7 +107,8 @@ std::string LoadedModel::summary(int text_tokens) const {
     if (c.positions == Positions::Rotary) s += " · " + model.checkpoint_text();
     s += " · weights ";
     s += byte_size(static_cast<double>(model.weight_bytes())) + " · activations ";
-    s += byte_size(static_cast<double>(model.activation_bytes(T))) + " at T = " + std::to_string(T);
+    s += byte_size(static_cast<double>(model.activation_bytes(T, T <= kMapsKeptUpTo))) + " at T = " + std::to_string(T);
+    if (T > kMapsKeptUpTo) s += " (maps on demand)";
     if (c.past_training(text_tokens)) s += " · past the " + std::to_string(c.max_positions) + " positions it was trained on";
     return s;
 }
@@ -386,6 +387,27 @@ std::vector<int> parse_positions(std::string_view text, const std::string& field
         if (std::find(out.begin(), out.end(), *v - 1) == out.end()) out.push_back(*v - 1);
     }
     return out;
+}
+
+std::size_t kept_bytes(const RunResult& run) {
+    std::size_t n = 0;
+    for (const StackRun& s : run.stacks)
+        for (const BlockRun& b : s.layers) {
+            n += b.kept.bytes() + static_cast<std::size_t>(b.x.size()) * sizeof(float);
+            for (const Matrix& w : b.weights) n += static_cast<std::size_t>(w.size()) * sizeof(float);
+        }
+    return n;
+}
+
+void check_run_memory(const LoadedModel& m, const RunInput& input, std::size_t available, const std::string& field) {
+    const int T = static_cast<int>(std::max(input.ids.size(), input.source_ids.size()));
+    const std::size_t need = m.model.activation_bytes(T, input.keep_maps);
+    if (available >= m.model.weight_bytes() && need <= available - m.model.weight_bytes()) return;
+    throw ModelError(m.folder, field,
+                     std::to_string(T) + " tokens need " + byte_size(static_cast<double>(need)) + " beside the weights (" +
+                         byte_size(static_cast<double>(m.model.weight_bytes())) + ")" +
+                         (input.keep_maps ? " with every map kept" : " with the maps on demand") + ", more than the " +
+                         byte_size(static_cast<double>(available)) + " there are: a shorter text fits");
 }
 
 void check_interventions(const LoadedModel& m, const RunInput& input, const std::string& field) {

@@ -88,6 +88,14 @@ void check_ids(const LoadedModel& m, const std::vector<int>& ids, const std::str
 // A run's maps as an import (SPEC.md §3): stacks named as there, tokens from the vocabulary.
 ImportedAttention run_attention(const LoadedModel& m, const RunInput& input, const RunResult& run);
 
+// What a run keeps (attention_maps.hpp's Q, K and rows' softmax; the maps and block inputs
+// where it kept them), in bytes.
+std::size_t kept_bytes(const RunResult& run);
+// Before a run: the memory activation_bytes says it needs (every map kept, or on demand, as
+// input.keep_maps) fits in `available` bytes beside the weights; else throws ModelError naming
+// `field` with the tokens, the bytes needed and those there are.
+void check_run_memory(const LoadedModel& m, const RunInput& input, std::size_t available, const std::string& field);
+
 struct NextToken {
     int id = 0;
     std::string token;

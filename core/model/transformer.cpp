@@ -32,6 +32,9 @@
 
 namespace attn {
 
+// The feed-forward's rows at a time (its hidden layers: 2·kFeedForwardRows·d_ff floats at most).
+static constexpr int kFeedForwardRows = 512;
+
 // With no map kept, a part of a head's rows runs a band of rows at a time, its weights in the
 // thread's scratch: about this many floats (1 MB), at least one register tile of rows.
 constexpr std::size_t kBandFloats = 1u << 18;
@@ -55,7 +58,7 @@ std::string Model::checkpoint_text() const {
 // ((T_q·h + T_k·g)·d_k floats) and each row's softmax (T_q·h RowStats); with the maps also its
 // input (T_q×d) and the h maps (T_q×T_k each). Working buffers at their largest: the residual
 // stream and the sub-block's output (2·T·d), Q, K, V and the concatenated heads (4·T·q,
-// q = max(d, h·d_k)), the feed-forward's hidden layers (2·T·d_ff for a gated MLP), marian's
+// q = max(d, h·d_k)), the feed-forward's hidden layers (2·min(T, 512)·d_ff for a gated MLP), marian's
 // encoder output (T·d); the logits (V); per thread, the kernels' packed panels (A's MC×KC
 // block; K and V of one head: 2·T·d_k, rounded up to 16 columns; the weights' were packed at
 // load) and, with no map kept, a band of a head's rows of weights (kBandFloats).
@@ -79,7 +82,7 @@ std::size_t Model::activation_bytes(int T, bool maps) const {
         d_ff = std::max<std::size_t>(d_ff, c.decoder_ff);
         floats += t * d;  // encoder output
     }
-    floats += 2 * t * d + 4 * t * q + t * d_ff + t * d /* hidden */ + c.vocab_size;
+    floats += 2 * t * d + 4 * t * q + std::min<std::size_t>(t, kFeedForwardRows) * d_ff + t * d /* hidden */ + c.vocab_size;
     floats += kernels::scratch_floats(kernels::best_isa(), T, c.d_head());
     if (!maps) floats += kBandFloats;
     return floats * sizeof(float);
@@ -678,25 +681,31 @@ Matrix experts_forward(kernels::Context& ctx, const ModelConfig& c, const LayerW
 Matrix feed_forward(kernels::Context& ctx, const ModelConfig& c, const LayerWeights& l, const Matrix& x, Routing* routing = nullptr) {
     if (!l.experts.empty()) return experts_forward(ctx, c, l, x, routing);
     const int T = static_cast<int>(x.rows()), d = static_cast<int>(x.cols()), d_ff = l.fc1.out();
-    Matrix h(T, d_ff), y(T, d);
-    Matrix g(c.gated_mlp ? T : 0, d_ff);
-    blocks::linear(ctx, l.fc1, x.data(), T, d, h.data(), d_ff);
-    if (c.gated_mlp) blocks::linear(ctx, l.gate, x.data(), T, d, g.data(), d_ff);
-    // h = act(h), or act(g) ⊙ h: elementwise, so the rows split among the threads as they come
-    // (a tanh or σ costs about 16 multiply-adds)
-    const int parts = ctx.threads();
-    kernels::for_parts(ctx, parts, 16.0 * T * d_ff, [&](int part, kernels::Context& w) {
-        const auto [r0, r1] = kernels::part_range(part, parts, T);
-        const int rows = r1 - r0;
-        const std::size_t n = static_cast<std::size_t>(rows) * d_ff;
-        if (c.gated_mlp) {
-            blocks::activate(w.isa, c.activation, g.row(r0).data(), n);
-            h.middleRows(r0, rows).array() *= g.middleRows(r0, rows).array();
-        } else {
-            blocks::activate(w.isa, c.activation, h.row(r0).data(), n);
-        }
-    });
-    blocks::linear(ctx, l.fc2, h.data(), T, d_ff, y.data(), d);
+    Matrix y(T, d);
+    // kFeedForwardRows rows at a time: the hidden layers of a long text are a band's, not T×d_ff
+    // (each row's numbers are the same in any band: the products' rows are independent)
+    const int band = std::min(T, kFeedForwardRows);
+    Matrix h(band, d_ff), g(c.gated_mlp ? band : 0, d_ff);
+    for (int b0 = 0; b0 < T; b0 += band) {
+        const int n = std::min(band, T - b0);
+        blocks::linear(ctx, l.fc1, x.row(b0).data(), n, d, h.data(), d_ff);
+        if (c.gated_mlp) blocks::linear(ctx, l.gate, x.row(b0).data(), n, d, g.data(), d_ff);
+        // h = act(h), or act(g) ⊙ h: elementwise, so the rows split among the threads as they come
+        // (a tanh or σ costs about 16 multiply-adds)
+        const int parts = ctx.threads();
+        kernels::for_parts(ctx, parts, 16.0 * n * d_ff, [&](int part, kernels::Context& w) {
+            const auto [r0, r1] = kernels::part_range(part, parts, n);
+            const int rows = r1 - r0;
+            const std::size_t count = static_cast<std::size_t>(rows) * d_ff;
+            if (c.gated_mlp) {
+                blocks::activate(w.isa, c.activation, g.row(r0).data(), count);
+                h.middleRows(r0, rows).array() *= g.middleRows(r0, rows).array();
+            } else {
+                blocks::activate(w.isa, c.activation, h.row(r0).data(), count);
+            }
+        });
+        blocks::linear(ctx, l.fc2, h.data(), n, d_ff, y.row(b0).data(), d);
+    }
     return y;
 }
 
@@ -819,7 +828,7 @@ void Forward::step(kernels::Context& ctx) {
                 const BlockEdits e = block_edits(s.input.edits, st.stack, st.layer, run.heads, static_cast<int>(in.rows()));
                 if (!s.input.keep_maps) return attention_block(ctx, l.self, spec, in, in, e, nullptr, &b.kept);
                 b.x = in;
-                return attention_block(ctx, l.self, spec, b.x, b.x, e, &b.weights, &b.kept);
+                return attention_block(ctx, l.self, spec, b.x, b.x, e, &b.weights, nullptr);
             }, s.shared);
             return;
         }
@@ -833,7 +842,7 @@ void Forward::step(kernels::Context& ctx) {
                 const BlockEdits e = block_edits(s.input.edits, kCrossStack, st.layer, run.heads, static_cast<int>(source.rows()));
                 if (!s.input.keep_maps) return attention_block(ctx, l.cross, spec, in, source, e, nullptr, &b.kept);
                 b.x = in;
-                return attention_block(ctx, l.cross, spec, b.x, source, e, &b.weights, &b.kept);
+                return attention_block(ctx, l.cross, spec, b.x, source, e, &b.weights, nullptr);
             }, s.shared);
             return;
         }

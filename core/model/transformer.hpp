@@ -151,7 +151,8 @@ struct Interventions {
 // interventions (check_interventions).
 // keep_maps: every map and every block's input kept (the views' import, block_trace), as up to
 // kMapsKeptUpTo tokens; false: neither, only what the maps are recomputed from (a long text:
-// memory grows as T, not T²; BlockRun::kept answers).
+// memory grows as T, not T²; BlockRun::kept answers). Either, never both: the copies of Q and K
+// beside the maps cost a short text's run 7 % in page faults (BENCHMARKS.md).
 struct RunInput {
     std::vector<int> ids;
     std::vector<int> source_ids;
@@ -168,7 +169,8 @@ struct BlockRun {
                                   // the same x (self) or the encoder's output (cross). keep_maps only
     std::vector<Matrix> weights;  // n_heads maps T_q×T_k (softmax rows; a causal map is 0 above the
                                   // diagonal). keep_maps only
-    KeptHeads kept;               // what every map is recomputed from, bit for bit (attention_maps.hpp)
+    KeptHeads kept;               // what every map is recomputed from, bit for bit (attention_maps.hpp);
+                                  // !keep_maps only
 };
 
 struct StackRun {

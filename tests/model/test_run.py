@@ -223,6 +223,66 @@ for case in cases:
         fail(f"{case}: --json heads: {heads[:2]}")
 print(f"ok    --json heads: scores and tags on every non-marian case")
 
+# --maps and --pool (SPEC §5, issue 47): every printed map, exact or pooled, is the reference's
+# map or the maximum of the blocks it covers (block a: rows ⌊a·n/R⌋ … ⌊(a+1)·n/R⌋ − 1); named maps
+# come as "maps"; past 512 tokens only those, from a run that kept no map, with the memory it kept.
+def pooled(m, size):
+    m = np.asarray(m, dtype=np.float64)
+    R, C = min(size, m.shape[0]), min(size, m.shape[1])
+    re = [m.shape[0] * a // R for a in range(R + 1)]
+    ce = [m.shape[1] * b // C for b in range(C + 1)]
+    return [[m[re[a]:re[a + 1], ce[b]:ce[b + 1]].max() for b in range(C)] for a in range(R)]
+
+
+for case in cases:
+    folder = os.path.join(refs, case)
+    exp = json.load(open(os.path.join(folder, "expected.json")))
+    encdec = "encoder_ids" in exp
+    args = [folder, "--json"] + (["--source-ids", ids_arg(exp["encoder_ids"]), "--ids", ids_arg(exp["decoder_ids"])]
+                                 if encdec else ["--ids", ids_arg(exp["ids"])])
+    stacks = ["encoder_attention", "decoder_attention", "cross_attention"] if encdec else ["attention"]
+    out = json.loads(run(args + ["--maps", "all", "--pool", "3"]).stdout or "{}")
+    for s in stacks:
+        compare(case, f"{s} --pool 3", out.get(s), [[pooled(m, 3) for m in layer] for layer in exp[s]], 1e-4, False)
+    if out.get("pool", {}).get("reduce") != "max" or "memory" not in out:
+        fail(f"{case}: --pool 3: pool {out.get('pool')}, memory {out.get('memory')}")
+    L, H = len(exp[stacks[-1]]), len(exp[stacks[-1]][0])
+    named = f"{stacks[-1]}:{L}:{H}" if encdec else f"{L}:{H},1:1"
+    out = json.loads(run(args + ["--maps", named]).stdout or "{}")
+    maps = out.get("maps", [])
+    if any(s in out for s in stacks) or len(maps) != (1 if encdec or (L, H) == (1, 1) else 2):  # a head named twice: once
+        fail(f"{case}: --maps {named}: keys {sorted(out)}, {len(maps)} maps")
+    else:
+        compare(case, f"--maps {named}", maps[0]["weights"], exp[stacks[-1]][L - 1][H - 1], 1e-4, False)
+        if (maps[0]["stack"], maps[0]["layer"], maps[0]["head"]) != (stacks[-1], L, H):
+            fail(f"{case}: --maps {named}: the first map is {maps[0]['stack']} {maps[0]['layer']}:{maps[0]['head']}")
+print("ok    --maps all --pool 3 and named maps on every case")
+llama = next((c for c in cases if json.load(open(os.path.join(refs, c, "config.json")))["model_type"] in ("llama", "qwen2", "mistral")), None)
+if llama is None:
+    fail("no Llama-like case for a long text")
+else:
+    folder = os.path.join(refs, llama)
+    exp = json.load(open(os.path.join(folder, "expected.json")))
+    long_ids = (exp["ids"] * (700 // len(exp["ids"]) + 1))[:700]
+    p = run([folder, "--ids", ids_arg(long_ids), "--json", "--maps", "1:1", "--pool", "64"])
+    out = json.loads(p.stdout or "{}")
+    cfg = json.load(open(os.path.join(folder, "config.json")))
+    every_map = cfg["num_hidden_layers"] * cfg["num_attention_heads"] * 700 * 700 * 4
+    w = np.asarray(out.get("maps", [{}])[0].get("weights", []))
+    if "attention" in out or w.shape != (64, 64) or not out.get("memory", {}).get("kept_bytes", every_map) < every_map / 20:
+        fail(f"{llama}: 700 tokens: keys {sorted(out)}, map {w.shape}, memory {out.get('memory')} (every map: {every_map})")
+    elif w[0, 63] != 0:
+        fail(f"{llama}: 700 tokens: the causal map pooled has weight above the diagonal's blocks")
+    else:
+        print(f"ok    700 tokens, maps on demand: kept {out['memory']['kept_bytes']} bytes (every map: {every_map})")
+    p = run([folder, "--ids", ids_arg(long_ids)])
+    if "maps: on demand" not in p.stdout:
+        fail(f"{llama}: 700 tokens: the summary does not say the maps are on demand: {p.stdout[:300]!r}")
+    if gpt2 is not None:
+        bad("--maps past the layers", [os.path.join(refs, gpt2), "--ids", "1,2", "--json", "--maps", "99:1"], "--maps", "99")
+    bad("--maps malformed", [folder, "--ids", "1,2", "--maps", "x"], "--maps", "LAYER:HEAD")
+    bad("--pool 0", [folder, "--ids", "1,2", "--pool", "0"], "--pool", "1 to 65536")
+
 # The Llama-like families' own bad input: shards, rope_scaling, windows.
 shards = next((c for c in cases if os.path.exists(os.path.join(refs, c, "model.safetensors.index.json"))), None)
 if shards is None:
