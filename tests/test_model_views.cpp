@@ -13,6 +13,7 @@
 // [SECTION] K-composition
 #include "test_util.hpp"
 #include "app_state.hpp"
+#include "explain_layout.hpp"
 #include "heatmap_layout.hpp"
 #include "induction.hpp"
 #include "link_state.hpp"
@@ -27,6 +28,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -627,4 +629,73 @@ TEST_CASE("learned sinks (gpt-oss): a (sink) key in the maps' views, the sink's 
 #else
     FAIL("built without ATTN_MODEL_REFS");
 #endif
+}
+
+// A text past kMapsKeptUpTo tokens in the app (issue 47): the run keeps no map; the model view's
+// thumbnails are the maps pooled to at most kThumbnailBlocks² blocks; the layer shown is a long
+// trace whose every row, recomputed from the Q and K the run kept, is the map's row bit for bit;
+// views that need every map say so instead (Explain: "long"; one head at a time).
+TEST_CASE("a live model's long text: maps on demand, each one the forward's, thumbnails its pooled blocks") {
+    AppState st;
+    st.load_preset("i-am-good");
+    open_builtin_model(st, "tiny-circuits");
+    for (int i = 0; i < 10000 && (st.model.loading || !st.model.model); ++i) advance_model(st, 1.0);
+    REQUIRE(st.model.model);
+    std::string text;
+    for (int i = 0; i < 80; ++i) text += "the cat sat on the mat. ";
+    st.model.text = text;
+    model_input_changed(st);
+    advance_model(st, 1.0);
+    for (int i = 0; i < 100000 && st.model.busy(); ++i) advance_model(st, 1.0);
+    CAPTURE(st.error);
+    REQUIRE(st.figure.live);
+    const LiveRun& live = *st.figure.live;
+    const int T = static_cast<int>(live.input.ids.size());
+    CAPTURE(T);
+    REQUIRE(T > kMapsKeptUpTo);
+    CHECK(st.figure.maps_on_demand());
+    CHECK(st.figure.layers->stacks[0].maps.empty());
+    // the same run with every map, for the numbers
+    RunInput dense_input = live.input;
+    dense_input.keep_maps = true;
+    kernels::Context ctx;
+    const RunResult dense = forward(ctx, live.model->model, dense_input);
+    CHECK(dense.logits == live.result.logits);
+    const StackRun& s = dense.stacks[0];
+    REQUIRE(live.thumbnails.size() == 1);
+    REQUIRE(live.thumbnails[0].size() == s.layers.size() * static_cast<std::size_t>(s.heads));
+    int differ = 0;
+    for (std::size_t l = 0; l < s.layers.size(); ++l)
+        for (int h = 0; h < s.heads; ++h) {
+            const Matrix& map = s.layers[l].weights[static_cast<std::size_t>(h)];
+            const Matrix& thumb = live.thumbnails[0][l * static_cast<std::size_t>(s.heads) + static_cast<std::size_t>(h)];
+            CHECK(thumb.rows() == kThumbnailBlocks);
+            differ += !test::same_bits(thumb, pooled(map, {0, T, 0, T}, kThumbnailBlocks, kThumbnailBlocks).values);
+        }
+    // every layer and head shown: its rows (the trace's first ones, and recomputed ones) are the map's
+    for (int layer = 0; layer < static_cast<int>(s.layers.size()); ++layer) {
+        select_import_map(st, layer, 1);
+        const Trace& tr = st.figure.trace();
+        REQUIRE(tr.is_long());
+        CHECK(st.imported.show == ImportShow::Head);
+        CHECK(!st.figure.has(Detail::Projections));
+        REQUIRE(tr.heads == s.heads);
+        std::vector<float> rows(static_cast<std::size_t>(8) * T);
+        for (int h = 0; h < tr.heads; ++h)
+            for (int r0 : {0, 12, T / 2, T - 8}) {
+                attention_rows(tr, h, r0, r0 + 8, rows.data());
+                const Matrix& map = s.layers[static_cast<std::size_t>(layer)].weights[static_cast<std::size_t>(h)];
+                differ += std::memcmp(rows.data(), map.row(r0).data(), rows.size() * sizeof(float)) != 0;
+            }
+    }
+    CHECK(differ == 0);
+    CHECK(explain(st.figure, 0, 0, 0).why[0] == "long");
+    CHECK(!induction_why(st.figure.layers->stacks[0], live.input.ids, 1, 0, T - 1));
+    // 512 tokens or fewer: every map kept, as before
+    st.model.text = "the cat sat on the mat. the cat sat on the mat.";
+    model_input_changed(st);
+    advance_model(st, 1.0);
+    for (int i = 0; i < 100000 && st.model.busy(); ++i) advance_model(st, 1.0);
+    CHECK(!st.figure.maps_on_demand());
+    CHECK(!st.figure.layers->stacks[0].maps.empty());
 }

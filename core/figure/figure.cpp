@@ -88,9 +88,63 @@ void show_maps(Figure& figure, Trace shown, unsigned shown_details) {
     figure.details = static_cast<unsigned>(Detail::Layers) | shown_details;
 }
 
+namespace {
+
+// A run that kept no block input (maps on demand: a long text): the layer as a long trace
+// (scene.hpp) from the Q and K it kept: each head's queries and keys, the first
+// kLongTraceRows rows' scores and weights; attention_rows computes any other row again with the
+// forward's kernel, mask, scale, cap and sink, so every weight is the forward's, bit for bit.
+Trace kept_layer_trace(const LiveRun& live, int stack, int layer, std::vector<std::string> queries, std::vector<std::string> keys) {
+    const StackRun& s = live.result.stacks[static_cast<size_t>(stack)];
+    const KeptHeads& k = s.layers[static_cast<size_t>(layer)].kept;
+    const ModelConfig& c = live.model->config();
+    Trace t;
+    t.kind = s.cross ? AttentionKind::Cross : s.causal ? AttentionKind::Masked : AttentionKind::Self;
+    t.queries = std::move(queries);
+    t.keys = std::move(keys);
+    t.heads = k.heads;
+    t.d_model = c.d_model;
+    t.d_k = k.d_head;
+    t.scale = c.query_scale > 0 ? Scale{ScaleKind::Divisor, 1.0f / c.query_scale} : Scale{ScaleKind::InvSqrtDk};
+    t.allowed = MaskMatrix(k.T_q, k.T_k);
+    for (int i = 0; i < k.T_q; ++i)
+        for (int j = 0; j < k.T_k; ++j) t.allowed(i, j) = k.allowed(i, j);
+    t.window = k.window;
+    FamilyTrace& f = t.family;
+    f.kv_heads = k.kv_heads, f.group = k.heads / std::max(k.kv_heads, 1);
+    f.softcap = k.softcap, f.sinks = k.sinks, f.factor = k.factor;
+    if (c.query_scale > 0) f.query_pre_attn_scalar = 1.0f / (c.query_scale * c.query_scale);
+    const int rows = std::min(kLongTraceRows, k.T_q);
+    const auto spans = kernels::row_spans(t.allowed.data(), rows, k.T_k);
+    kernels::Context ctx;  // attention_rows' instruction set
+    t.attention.heads.resize(static_cast<size_t>(k.heads));
+    for (int h = 0; h < k.heads; ++h) {
+        HeadTrace& ht = t.attention.heads[static_cast<size_t>(h)];
+        t.long_q.push_back(k.q.middleCols(h * k.d_head, k.d_head));
+        ht.k = k.k.middleCols(f.kv_head_of(h) * k.d_head, k.d_head);
+        ht.q = t.long_q.back().topRows(rows);
+        ht.scores.resize(rows, k.T_k), ht.scaled.resize(rows, k.T_k), ht.weights.resize(rows, k.T_k);
+        kernels::HeadArgs a;
+        a.T_q = rows, a.T_k = k.T_k, a.d_k = k.d_head;
+        a.q = t.long_q.back().data(), a.k = ht.k.data();
+        a.allowed = t.allowed.data(), a.spans = spans.data();
+        a.factor = k.factor, a.softcap = k.softcap;
+        if (!k.sinks.empty()) a.sink = k.sinks[static_cast<size_t>(h)];
+        a.scores = ht.scores.data(), a.scaled = ht.scaled.data(), a.weights = ht.weights.data();
+        a.fully_masked = &ht.fully_masked_rows;
+        kernels::attention_head(ctx, a);
+    }
+    return t;
+}
+
+}  // namespace
+
+bool Figure::maps_on_demand() const { return live && !live->input.keep_maps; }
+
 Trace live_layer_trace(const Figure& figure, int stack, int layer, std::vector<std::string> queries,
                        std::vector<std::string> keys) {
     const LiveRun& live = *figure.live;
+    if (figure.maps_on_demand()) return kept_layer_trace(live, stack, layer, std::move(queries), std::move(keys));
     kernels::Context ctx;
     BlockTrace block = block_trace(ctx, live.model->model, live.result, stack, layer);
     const StackRun& s = live.result.stacks[static_cast<size_t>(stack)];

@@ -41,7 +41,12 @@ struct LiveRun {
     RunInput input;
     RunResult result;
     std::vector<NextToken> top;  // the likeliest next tokens (models with an LM head)
+    // Maps on demand (!input.keep_maps): per stack, every map pooled to at most
+    // kThumbnailBlocks² blocks, each the maximum of the weights it covers (map_pooled), index
+    // layer·heads + head: the model view's thumbnails.
+    std::vector<std::vector<Matrix>> thumbnails;
 };
+inline constexpr int kThumbnailBlocks = 64;
 
 // What a live model's config says of one stack, which its maps alone cannot tell: a map's zeros
 // do not say whether a key was masked or merely unattended.
@@ -78,6 +83,9 @@ struct Figure {
 
     bool empty() const { return shown == nullptr; }
     bool has(Detail d) const { return (details & static_cast<unsigned>(d)) != 0; }
+    // A live run past kMapsKeptUpTo tokens: `layers` has the stacks' tokens but no map; a layer's
+    // maps come from live_layer_trace (a long trace), the model view's from live->thumbnails.
+    bool maps_on_demand() const;
     const Trace& trace() const;  // an empty trace when empty()
 
     int stack_count() const { return layers ? static_cast<int>(layers->stacks.size()) : 0; }

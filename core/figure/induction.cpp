@@ -7,8 +7,8 @@ std::optional<InductionWhy> induction_why(const AttentionStack& stack, const std
                                           int query) {
     const int T = static_cast<int>(ids.size());
     if (!stack.is_self() || T != static_cast<int>(stack.queries.size()) || T != static_cast<int>(stack.keys.size()) || query < 0 ||
-        query >= T || layer < 0 || layer >= stack.layers || head < 0 || head >= stack.heads)
-        return std::nullopt;
+        query >= T || layer < 0 || layer >= stack.layers || head < 0 || head >= stack.heads || stack.maps.empty())
+        return std::nullopt;  // (no maps: a long text's are on demand, one layer at a time)
     const Matrix& A = stack.map(layer, head);
     InductionWhy why;
     why.query = query;

@@ -560,7 +560,9 @@ void attention_rows(const Trace& t, int head, int r0, int r1, float* weights, fl
     args.q = t.long_q[static_cast<size_t>(head)].data() + static_cast<std::ptrdiff_t>(r0) * t.d_k;
     args.k = h.k.data();
     args.allowed = t.allowed.data() + static_cast<std::ptrdiff_t>(r0) * T_k;
-    args.factor = t.scale.factor(t.d_k);
+    args.factor = t.family.factor > 0 ? t.family.factor : t.scale.factor(t.d_k);
+    args.softcap = t.family.softcap;
+    if (!t.family.sinks.empty()) args.sink = t.family.sinks[static_cast<size_t>(head)];
     args.scaled = scaled;
     args.weights = weights;
     kernels::Context ctx;  // the best instruction set, as compute's: the rows the trace would hold

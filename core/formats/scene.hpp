@@ -132,6 +132,7 @@ struct FamilyTrace {
     Matrix rope_angle, rope_cos, rope_sin;  // T_k×rope_dim/2
     float softcap = 0;
     float query_pre_attn_scalar = 0;
+    float factor = 0;                   // > 0: the scores' factor as the forward applied it (scale.factor's, to the bit)
     std::vector<float> sinks;           // gpt-oss: each head's learned sink logit, in every softmax row's denominator
 
     bool qk_norm() const { return !q_normed.empty(); }
@@ -171,7 +172,8 @@ Trace compute(const Scene& scene, std::int64_t max_cells = kFullTraceCells);
 
 // Rows [r0, r1) of one head, row-major with stride T_k: the weights and, when `scaled` is not
 // null, the scaled scores (masked −inf). Copied from the trace's matrices, or for a long trace
-// computed again from its queries and keys (the same kernel, the same numbers).
+// computed again from its queries and keys (the same kernel, the same numbers: a live model's
+// soft cap and sinks too).
 void attention_rows(const Trace& trace, int head, int r0, int r1, float* weights, float* scaled = nullptr);
 
 // Reads one head row by row, for code that walks a map once: a row of the trace's matrices, or

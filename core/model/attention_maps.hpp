@@ -30,6 +30,7 @@ struct KeptHeads {
     Matrix k;                                 // T_k×(kv_heads·d_head)
     std::vector<kernels::RowStat> stats;      // heads × T_q, head-major
     float factor = 1.0f, softcap = 0.0f;      // the scores' scale and cap (kernels::HeadArgs)
+    std::vector<float> sinks;                 // gpt_oss: each head's sink logit (kernels::HeadArgs::sink), or empty
     bool causal = false;
     int window = 0;                           // > 0: a query sees itself and the window − 1 keys before it
     std::vector<std::uint8_t> keys;           // T_k of 0/1 (0: hidden), or empty: every key

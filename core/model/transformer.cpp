@@ -558,6 +558,7 @@ Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const B
         kept->T_q = T_q, kept->T_k = T_k;
         kept->factor = s.factor, kept->softcap = s.softcap;
         kept->causal = s.causal, kept->window = s.window, kept->keys = edits.keys;
+        if (s.sinks) kept->sinks.assign(s.sinks, s.sinks + s.n_heads);
         kept->q = trace ? Q : std::move(Q), kept->k = trace ? K : std::move(K);
     }
     ablate(concat, edits, s.n_heads);

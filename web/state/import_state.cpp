@@ -230,6 +230,8 @@ void show_import(AppState& st) {
     if (im.layers_on.size() != static_cast<size_t>(s.layers)) im.layers_on.assign(static_cast<size_t>(s.layers), true);
     if (im.heads_on.size() != static_cast<size_t>(s.heads)) im.heads_on.assign(static_cast<size_t>(s.heads), true);
     if (im.show == ImportShow::Rollout && !s.is_self()) im.show = ImportShow::Aggregate;
+    // A long text's maps are on demand: one head's layer at a time, over its tokens.
+    if (figure.maps_on_demand()) im.show = ImportShow::Head, im.merge_words = false;
 
     // Tokens: cleaned, or merged into words (rows: mean of the pieces, columns: their sum).
     std::vector<Word> query_words, key_words;
@@ -252,10 +254,12 @@ void show_import(AppState& st) {
     im.sink_pipeline = s.sinks && pipeline && sink_pipeline_view(st.view);
     const bool sink_key = s.sinks && !im.sink_pipeline &&
                           (im.show == ImportShow::Head || (im.show == ImportShow::Aggregate && im.reduce == HeadReduce::Mean));
-    // A live model's one layer: its block's whole pipeline, recomputed (Steps shows it).
-    if (pipeline && !sink_key) {
+    // A live model's one layer: its block's whole pipeline, recomputed (Steps shows it); maps on
+    // demand: its scores and weights, from the Q and K the run kept.
+    if (pipeline && (!sink_key || figure.maps_on_demand())) {
         show_maps(figure, live_layer_trace(figure, im.import_stack, im.import_layer, std::move(t.queries), std::move(t.keys)),
-                  Detail::Scores | Detail::Projections | Detail::Input | Detail::Output);
+                  figure.maps_on_demand() ? static_cast<unsigned>(Detail::Scores)
+                                          : Detail::Scores | Detail::Projections | Detail::Input | Detail::Output);
         shown_changed(st);
         return;
     }
@@ -371,7 +375,8 @@ void add_import_json(const AppState& st, nlohmann::json& out) {
         const char* show = im.show == ImportShow::Head ? "head" : im.show == ImportShow::Aggregate ? "aggregate" : "rollout";
         j.update({{"model", figure.layers->model}, {"stacks", stacks}, {"stack", im.import_stack}, {"layer", im.import_layer},
                   {"head", im.import_head}, {"show", show}, {"reduce", im.reduce == HeadReduce::Mean ? "mean" : "max"},
-                  {"layers_on", im.layers_on}, {"heads_on", im.heads_on}, {"merge_words", im.merge_words}});
+                  {"layers_on", im.layers_on}, {"heads_on", im.heads_on}, {"merge_words", im.merge_words},
+                  {"maps_on_demand", figure.maps_on_demand()}});
         // The map the heatmap shows (one head or the mean), small figures only.
         const Trace& tr = st.figure.trace();
         const auto T_q = static_cast<Eigen::Index>(tr.queries.size()), T_k = static_cast<Eigen::Index>(tr.keys.size());

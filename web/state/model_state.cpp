@@ -17,6 +17,9 @@
 #include <filesystem>
 #include <limits>
 #include <thread>
+#if !defined(__EMSCRIPTEN__)
+#include <unistd.h>
+#endif
 
 namespace attn {
 
@@ -42,6 +45,11 @@ struct ModelJob {
     std::optional<RunInput> partial_input;  // a preview's input, once it is done
     std::optional<RunResult> partial;       // and its run: shown, then generation goes on
     std::unique_ptr<Forward> forward;  // the run whose maps the figure shows
+    // Maps on demand (a text past kMapsKeptUpTo tokens): the forward's run, then its thumbnails
+    // (LiveRun::thumbnails), a layer's heads a slice.
+    std::optional<RunResult> result;
+    std::vector<std::vector<Matrix>> thumbnails;
+    int thumbnail_layers = 0;  // layers done, every stack's in order
     std::unique_ptr<Forward> compare;  // the same model on the session's second text (Compare), after `forward`
     RunInput compare_input;
     std::shared_ptr<kernels::Pool> pool;  // the session's when the job started
@@ -367,6 +375,48 @@ std::shared_ptr<kernels::Pool> session_pool(ModelSession& ms) {
     return ms.pool;
 }
 
+// The memory a run may use: this machine's (natively), the page's (wasm32).
+std::size_t run_memory() {
+#if defined(__EMSCRIPTEN__)
+    return static_cast<std::size_t>(kBrowserModelBytes);
+#else
+    const long pages = ::sysconf(_SC_PHYS_PAGES), size = ::sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && size > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(size) : std::numeric_limits<std::size_t>::max();
+#endif
+}
+
+int thumbnail_layers_total(const RunResult& r) {
+    int n = 0;
+    for (const StackRun& s : r.stacks) n += static_cast<int>(s.layers.size());
+    return n;
+}
+bool thumbnails_done(const ModelJob& job) { return job.result && job.thumbnail_layers == thumbnail_layers_total(*job.result); }
+
+// The next layer's thumbnails: each head's map pooled to at most kThumbnailBlocks² blocks (max).
+void thumbnail_step(ModelJob& job) {
+    if (!job.result) job.result = job.forward->take(), job.thumbnails.resize(job.result->stacks.size());
+    int layer = job.thumbnail_layers;
+    for (std::size_t k = 0; k < job.result->stacks.size(); ++k) {
+        const StackRun& s = job.result->stacks[k];
+        if (layer >= static_cast<int>(s.layers.size())) {
+            layer -= static_cast<int>(s.layers.size());
+            continue;
+        }
+        const KeptHeads& kept = s.layers[static_cast<std::size_t>(layer)].kept;
+        for (int h = 0; h < kept.heads; ++h)
+            job.thumbnails[k].push_back(map_pooled(job.ctx, kept, h, whole_map(kept), kThumbnailBlocks, kThumbnailBlocks).values);
+        break;
+    }
+    ++job.thumbnail_layers;
+}
+
+// A run's input keeps every map up to kMapsKeptUpTo tokens, past that what they are computed
+// from (maps on demand); refused when the run needs more memory than there is.
+void set_maps_kept(RunInput& input, const LoadedModel& m) {
+    input.keep_maps = std::max(input.ids.size(), input.source_ids.size()) <= static_cast<std::size_t>(kMapsKeptUpTo);
+    check_run_memory(m, input, run_memory(), "text");
+}
+
 // The job for the session's input, or nullptr with st.error set (text too long, …).
 std::shared_ptr<ModelJob> start_job(AppState& st) {
     ModelSession& ms = st.model;
@@ -418,11 +468,13 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
             job->input.ids.assign(g.ids.begin(), g.ids.begin() + g.prompt + g.step);
         }
         hide();
+        set_maps_kept(job->input, m);
         job->forward = std::make_unique<Forward>(m.model, job->input);
         if (!marian && !ms.compare.empty()) {  // the second text, with the same experiment
             job->compare_input.ids = encode_text(m, ms.compare);
             job->compare_input.edits = edits;
             std::erase_if(job->compare_input.edits.hidden, [&](int j) { return j >= static_cast<int>(job->compare_input.ids.size()); });
+            set_maps_kept(job->compare_input, m);
             job->compare = std::make_unique<Forward>(m.model, job->compare_input);
         }
     });
@@ -456,6 +508,7 @@ void step_job(ModelJob& job, const LoadedModel& m) {
         const int generated = static_cast<int>(job.input.ids.size()) - (job.sampling ? job.prompt : 1);
         if (next == c.eos_id || generated >= job.max_new || static_cast<int>(job.input.ids.size()) >= c.position_limit()) {
             job.decoder.reset();
+            set_maps_kept(job.input, m);
             job.forward = std::make_unique<Forward>(m.model, job.input);
         } else {
             job.logits = job.decoder->step(job.ctx, next);
@@ -463,30 +516,37 @@ void step_job(ModelJob& job, const LoadedModel& m) {
         }
     } else if (job.forward && !job.forward->done()) {
         job.forward->step(job.ctx);
+    } else if (job.forward && !job.input.keep_maps && !thumbnails_done(job)) {
+        thumbnail_step(job);
     } else if (job.compare) {
         job.compare->step(job.ctx);
     }
 }
 
-// Every forward of the job is done: the figure can be shown.
-bool finished(const ModelJob& job) { return job.forward && job.forward->done() && (!job.compare || job.compare->done()); }
+// Every forward of the job is done (and a long text's thumbnails): the figure can be shown.
+bool finished(const ModelJob& job) {
+    return job.forward && job.forward->done() && (job.input.keep_maps || thumbnails_done(job)) && (!job.compare || job.compare->done());
+}
 
-std::shared_ptr<const LiveRun> live_run(const ModelSession& ms, RunInput input, RunResult result) {
+std::shared_ptr<const LiveRun> live_run(const ModelSession& ms, RunInput input, RunResult result,
+                                        std::vector<std::vector<Matrix>> thumbnails = {}) {
     auto live = std::make_shared<LiveRun>();
     live->model = ms.model;
     live->input = std::move(input);
     live->result = std::move(result);
+    live->thumbnails = std::move(thumbnails);
     live->top = top_tokens(*ms.model, live->result.logits, ms.top_n);
     return live;
 }
 
 // A run becomes the figure (a run of the model already shown keeps the choice of map), with
 // the second text's run when there is one.
-void show_run(AppState& st, RunInput input, RunResult result, std::shared_ptr<const LiveRun> compare = nullptr) {
+void show_run(AppState& st, RunInput input, RunResult result, std::shared_ptr<const LiveRun> compare = nullptr,
+              std::vector<std::vector<Matrix>> thumbnails = {}) {
     ModelSession& ms = st.model;
     const bool same_model = st.figure.live && st.figure.live->model == ms.model;
     guarded(st, ms.model->name, [&] {
-        show_layered_figure(st, live_figure(live_run(ms, std::move(input), std::move(result))), same_model);
+        show_layered_figure(st, live_figure(live_run(ms, std::move(input), std::move(result), std::move(thumbnails))), same_model);
         st.figure.compare = std::move(compare);
     });
 }
@@ -509,7 +569,11 @@ float job_progress(const ModelJob& job) {
     if (job.encoder) return 0.1f * job.encoder->progress();
     if (job.decoder)
         return 0.1f + 0.6f * static_cast<float>(job.input.ids.size() - static_cast<std::size_t>(job.prompt)) / static_cast<float>(job.max_new + 1);
-    return job.forward ? job.forward->progress() : 0.0f;
+    if (!job.forward) return 0.0f;
+    if (job.input.keep_maps) return job.forward->progress();
+    // a long text: the forward, then its thumbnails
+    const float thumbs = job.result ? static_cast<float>(job.thumbnail_layers) / static_cast<float>(std::max(thumbnail_layers_total(*job.result), 1)) : 0.0f;
+    return 0.8f * job.forward->progress() + 0.2f * thumbs;
 }
 
 // Background: a thread steps the job to its next stop (the frame loop shows what it stopped for,
@@ -616,7 +680,8 @@ void advance_model(AppState& st, double budget_seconds) {
         }
         const bool generation_step = !ms.generation.ids.empty();
         std::shared_ptr<const LiveRun> compare = job.compare ? live_run(ms, std::move(job.compare_input), job.compare->take()) : nullptr;
-        show_run(st, std::move(job.input), job.forward->take(), std::move(compare));
+        RunResult result = job.result ? std::move(*job.result) : job.forward->take();
+        show_run(st, std::move(job.input), std::move(result), std::move(compare), std::move(job.thumbnails));
         if (generation_step && st.figure.live)  // the newest token's row: the query this step computed
             st.pinned = {TokenRef::Query, static_cast<int>(st.figure.live->input.ids.size()) - 1};
         ms.last_run_frames = job.frames;

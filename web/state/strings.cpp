@@ -199,6 +199,8 @@ constexpr Entry kTable[] = {
     {Str::AggAll, "all", "全选"},
     {Str::RolloutNote, "Attention rollout (Abnar & Zuidema): each layer's heads reduced, the residual added (½A + ½I), layers multiplied up to the chosen one.", "注意力展开（Abnar 与 Zuidema）：每层先合并各头，加上残差（½A + ½I），再从第一层乘到所选的层。"},
     {Str::RolloutSelfOnly, "Rollout needs a self-attention stack.", "展开只适用于自注意力。"},
+    {Str::MapsOnDemand, "Past 512 tokens each map is computed when shown, from the Q and K the run kept: one head at a time, the same numbers.",
+     "超过 512 个词元时，每张注意力图在显示时才由运行保存的 Q 和 K 算出：一次一个头，数值相同。"},
     {Str::MergeWords, "Merge subwords into words", "把子词合并成词"},
     {Str::MergeWordsTip, "Rows: mean of a word's pieces; columns: their sum, so rows still sum to 1.", "行取一个词各子词的平均，列取它们的和，所以每行之和仍为 1。"},
     {Str::CloseImport, "Back to the scene", "返回场景"},

@@ -41,7 +41,7 @@ enum class Str {
     OpenModel, OpenModelTip, FilePath, OpenFile, SectionImport, ImportFile, ImportModel,
     ImportShape, StackAttention, StackEncoder, StackDecoder, StackCross, ShowHead, ShowAggregate,
     ShowRollout, Layer, LayerN, Reduce, ReduceMean, ReduceMax, AggLayers, AggHeads, AggAll,
-    RolloutNote, RolloutSelfOnly, MergeWords, MergeWordsTip, CloseImport, ViewModel, Reading,
+    RolloutNote, RolloutSelfOnly, MapsOnDemand, MergeWords, MergeWordsTip, CloseImport, ViewModel, Reading,
     ReadingUnknown, Parsing, StepsNoQkv, ThumbTip, ThumbClick, CaptionHeads, CaptionLayers,
     ImportStatus, DescHead, DescAggregate, DescRollout, HintModel, HintSum, SumOfQueries,
     // heatmap at scale (web/ui/heatmap_view.cpp)

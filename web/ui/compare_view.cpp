@@ -40,6 +40,8 @@ void CompareView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const bool one_head = im.show == ImportShow::Head;
     if (!a || !b || !one_head)
         return draw_panels_note(ctx, !a ? Str::CompareLiveOnly : !b ? Str::CompareNoText : Str::ExplainOneHead, min, max, "compare");
+    if (!a->input.keep_maps || !b->input.keep_maps)  // a long text's maps are on demand: past this view's cells anyway
+        return draw_panels_note(ctx, Str::ExplainTooLong, min, max, "compare");
     const int stack = im.import_stack, layer = im.import_layer, head = im.import_head;
     const Matrix& ma = a->result.stacks[static_cast<size_t>(stack)].layers[static_cast<size_t>(layer)].weights[static_cast<size_t>(head)];
     const Matrix& mb = b->result.stacks[static_cast<size_t>(stack)].layers[static_cast<size_t>(layer)].weights[static_cast<size_t>(head)];

@@ -30,10 +30,8 @@ namespace {
 
 // [SECTION] Thumbnails (one atlas texture per import and stack) --------------------------------
 
-// Texels per thumbnail side at most: a 12×12 model of 1024 tokens is a 768×768 atlas, not
-// 150 M floats; a map with fewer tokens keeps one texel per cell.
-constexpr int kThumbTexels = 64;
-
+// Texels per thumbnail side at most (kThumbnailBlocks, figure.hpp): a 12×12 model of 1024
+// tokens is a 768×768 atlas, not 150 M floats; a map with fewer tokens keeps one texel per cell.
 struct Atlas {
     const Renderer* renderer = nullptr;
     const ImportedAttention* data = nullptr;
@@ -54,14 +52,17 @@ const Atlas& atlas_for(ViewContext& ctx, Atlas& atlas) {
     const AttentionStack& s = figure.stack(im.import_stack);
     const int T_q = static_cast<int>(s.queries.size()), T_k = static_cast<int>(s.keys.size());
     const int max_texture = ctx.renderer.max_texture_size();
-    atlas.tile_w = std::max(1, std::min({T_k, kThumbTexels, max_texture / std::max(s.heads, 1)}));
-    atlas.tile_h = std::max(1, std::min({T_q, kThumbTexels, max_texture / std::max(s.layers, 1)}));
+    atlas.tile_w = std::max(1, std::min({T_k, kThumbnailBlocks, max_texture / std::max(s.heads, 1)}));
+    atlas.tile_h = std::max(1, std::min({T_q, kThumbnailBlocks, max_texture / std::max(s.layers, 1)}));
+    if (figure.maps_on_demand()) atlas.tile_w = std::min(T_k, kThumbnailBlocks), atlas.tile_h = std::min(T_q, kThumbnailBlocks);
     const int W = atlas.tile_w * s.heads, H = atlas.tile_h * s.layers;
     std::vector<float> texels(static_cast<size_t>(W) * H * 2, 0.0f);
     const bool causal = figure.causal[static_cast<size_t>(im.import_stack)];
+    // Maps on demand (a long text): the run's thumbnails, pooled the same way when it ran.
+    const std::vector<Matrix>* pooled = figure.maps_on_demand() ? &figure.live->thumbnails[static_cast<size_t>(im.import_stack)] : nullptr;
     for (int l = 0; l < s.layers; ++l)
         for (int h = 0; h < s.heads; ++h) {
-            const Matrix& m = s.map(l, h);
+            const Matrix& m = pooled ? (*pooled)[static_cast<size_t>(l * s.heads + h)] : s.map(l, h);
             const int window = figure.window_of(im.import_stack, l);
             for (int ty = 0; ty < atlas.tile_h; ++ty) {
                 const int q0 = ty * T_q / atlas.tile_h, q1 = std::max((ty + 1) * T_q / atlas.tile_h, q0 + 1);
@@ -69,7 +70,7 @@ const Atlas& atlas_for(ViewContext& ctx, Atlas& atlas) {
                     const int k0 = tx * T_k / atlas.tile_w, k1 = std::max((tx + 1) * T_k / atlas.tile_w, k0 + 1);
                     const bool masked = causal && (k0 > q1 - 1 || (window > 0 && k1 - 1 <= q0 - window));
                     float v = 0.0f;
-                    if (!masked) v = m.block(q0, k0, q1 - q0, k1 - k0).maxCoeff();
+                    if (!masked) v = pooled ? m(ty, tx) : m.block(q0, k0, q1 - q0, k1 - k0).maxCoeff();
                     const size_t i = (static_cast<size_t>(l * atlas.tile_h + ty) * W + h * atlas.tile_w + tx) * 2;
                     texels[i] = std::isfinite(v) ? v : 0.0f;
                     texels[i + 1] = masked ? 0.0f : 1.0f;
@@ -263,7 +264,7 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     in.layers_on = im.layers_on, in.heads_on = im.heads_on;
     const HeadScores* head_scores = shown_head_scores(st);
     if (head_scores && head_scores->layers == L && head_scores->heads == H) in.tags = head_tags(*head_scores, st.lang);
-    else if (s.sinks) in.tags = sink_tags(s, st.lang);
+    else if (s.sinks && !st.figure.maps_on_demand()) in.tags = sink_tags(s, st.lang);  // (a long text's: not kept)
     const bool live = st.figure.live != nullptr;
     if (live) {  // the experiment's knocked-out heads of this stack
         in.off.assign(static_cast<size_t>(L * H), false);
@@ -450,8 +451,13 @@ void draw_import_controls(ViewContext& ctx) {
     if (segmented<ImportShow>(st, "import.show", &im.show,
                               {{ImportShow::Head, Str::ShowHead, "head"}, {ImportShow::Aggregate, Str::ShowAggregate, "aggregate"},
                                {ImportShow::Rollout, Str::ShowRollout, "rollout"}},
-                              "import.show", 0.0f, rollout_allowed(st) ? 3 : 2))
+                              "import.show", 0.0f, figure.maps_on_demand() ? 1 : rollout_allowed(st) ? 3 : 2))
         show_import(st);
+    if (figure.maps_on_demand()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("%s", tr(st.lang, Str::MapsOnDemand));
+        ImGui::PopStyleColor();
+    }
     const float label_x = 92.0f * sc;
     auto row = [&](const char* label) {
         ImGui::AlignTextToFramePadding();
@@ -511,7 +517,9 @@ void draw_import_controls(ViewContext& ctx) {
     if (!rollout_allowed(st)) ImGui::TextDisabled("%s", tr(st.lang, Str::RolloutSelfOnly));
 
     ImGui::Spacing();
+    ImGui::BeginDisabled(figure.maps_on_demand());
     if (ImGui::Checkbox(tr(st.lang, Str::MergeWords), &im.merge_words)) show_import(st);
+    ImGui::EndDisabled();
     probe(st, "import.merge");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(st.lang, Str::MergeWordsTip));
     if (!st.figure.live) {  // a live model's tokens are under its text boxes
