@@ -1,6 +1,7 @@
 // bench_model.cpp: GPT-2 small (12 layers, d_model 768, 12 heads, vocab 50257, 1024 positions),
 // or with --arch smollm2 SmolLM2-135M's shape (llama: 30 layers, d_model 576, 9 heads / 3 KV,
-// d_ff 1536, vocab 49152, tied, BF16), with random weights, through the real loader and the real
+// d_ff 1536, vocab 49152, tied, BF16), or --arch llama1b Llama-3.2-1B's (16 layers, d_model 2048,
+// 32 heads / 8 KV, d_ff 8192, vocab 128256, tied, BF16 2.47 GB), with random weights, through the real loader and the real
 // forward pass, on one core or, with --threads N, a pool of N threads (kernels::Pool). --dtype f32 or bf16 writes the weights in that dtype instead (BF16
 // weights stay 16-bit in memory: the same random numbers, the products widen them in registers).
 //
@@ -15,7 +16,7 @@
 //      false), a head's whole map pooled to at most 1024 × 1024 blocks (map_pooled) and an exact
 //      64 × 64 zoom in the middle of it (map_region), min of --reps
 // Output: "RESULT key=value …" lines. bench/bench_model_torch.py is PyTorch's peer.
-//   attn_bench_model [--arch gpt2|smollm2] [--dtype f32|bf16] [--T 128] [--reps 5] [--threads 1] [--maps kept|demand]
+//   attn_bench_model [--arch gpt2|smollm2|llama1b] [--dtype f32|bf16] [--T 128] [--reps 5] [--threads 1] [--maps kept|demand]
 //                    [--dir /tmp/attn_bench_ARCH] [--keep]
 #include "model.hpp"  // kept_bytes
 #include "transformer.hpp"
@@ -108,7 +109,37 @@ std::vector<Entry> smollm2() {
     return e;
 }
 
+// Llama-3.2-1B (meta-llama/Llama-3.2-1B's config.json): 16 layers, d_model 2048, 32 heads / 8 KV
+// of 64, d_ff 8192, vocab 128256, tied, RoPE θ 5e5 with llama3 scaling; BF16 2.47 GB.
+constexpr int kL1Vocab = 128256, kL1D = 2048, kL1Layers = 16, kL1Heads = 32, kL1Kv = 8, kL1Ff = 8192;
+std::vector<Entry> llama1b() {
+    const int hd = kL1D / kL1Heads;
+    std::vector<Entry> e = {{"model.embed_tokens.weight", {kL1Vocab, kL1D}, 0.02f, 0}};
+    for (int i = 0; i < kL1Layers; ++i) {
+        const std::string l = "model.layers." + std::to_string(i) + ".";
+        e.push_back({l + "input_layernorm.weight", {kL1D}, 0.1f, 1});
+        e.push_back({l + "self_attn.q_proj.weight", {kL1Heads * hd, kL1D}, 0.02f, 0});
+        e.push_back({l + "self_attn.k_proj.weight", {kL1Kv * hd, kL1D}, 0.02f, 0});
+        e.push_back({l + "self_attn.v_proj.weight", {kL1Kv * hd, kL1D}, 0.02f, 0});
+        e.push_back({l + "self_attn.o_proj.weight", {kL1D, kL1Heads * hd}, 0.02f, 0});
+        e.push_back({l + "post_attention_layernorm.weight", {kL1D}, 0.1f, 1});
+        e.push_back({l + "mlp.gate_proj.weight", {kL1Ff, kL1D}, 0.02f, 0});
+        e.push_back({l + "mlp.up_proj.weight", {kL1Ff, kL1D}, 0.02f, 0});
+        e.push_back({l + "mlp.down_proj.weight", {kL1D, kL1Ff}, 0.015f, 0});
+    }
+    e.push_back({"model.norm.weight", {kL1D}, 0.1f, 1});
+    return e;
+}
+
 Arch arch_named(const std::string& name) {
+    if (name == "llama1b")
+        return {"llama1b",
+                "{\"model_type\":\"llama\",\"vocab_size\":128256,\"hidden_size\":2048,\"num_hidden_layers\":16,"
+                "\"num_attention_heads\":32,\"num_key_value_heads\":8,\"head_dim\":64,\"intermediate_size\":8192,"
+                "\"max_position_embeddings\":131072,\"rms_norm_eps\":1e-5,\"rope_theta\":500000,\"tie_word_embeddings\":true,"
+                "\"rope_scaling\":{\"factor\":32.0,\"high_freq_factor\":4.0,\"low_freq_factor\":1.0,"
+                "\"original_max_position_embeddings\":8192,\"rope_type\":\"llama3\"},\"hidden_act\":\"silu\"}",
+                llama1b(), true, kL1Vocab};
     if (name == "smollm2")
         return {"smollm2",
                 "{\"model_type\":\"llama\",\"vocab_size\":49152,\"hidden_size\":576,\"num_hidden_layers\":30,"
@@ -190,13 +221,13 @@ int main(int argc, char** argv) {
         else if (a == "--dir" && i + 1 < argc) dir = argv[++i];
         else if (a == "--keep") keep = true;
         else if (a == "--maps" && i + 1 < argc) maps = argv[++i];
-        else return std::fprintf(stderr, "usage: attn_bench_model [--arch gpt2|smollm2] [--dtype f32|bf16] [--T 128] [--reps 5] [--threads 1] [--maps kept|demand] [--dir DIR] [--keep]\n"), 2;
+        else return std::fprintf(stderr, "usage: attn_bench_model [--arch gpt2|smollm2|llama1b] [--dtype f32|bf16] [--T 128] [--reps 5] [--threads 1] [--maps kept|demand] [--dir DIR] [--keep]\n"), 2;
     }
     const bool keep_maps = maps.empty() ? T <= kMapsKeptUpTo : maps == "kept";
     if (!getenv("ATTN_BENCH_GLIBC_DEFAULTS")) kernels::keep_freed_memory();  // as attnviz's main does
     Arch arch = arch_named(arch_name);
     if (!dtype.empty()) arch.bf16 = dtype == "bf16";
-    if (dir.empty()) dir = std::string(arch.name == "smollm2" ? "/tmp/attn_bench_smollm2" : "/tmp/attn_bench_gpt2") + (arch.bf16 ? "_bf16" : "");
+    if (dir.empty()) dir = "/tmp/attn_bench_" + (arch.name == "gpt2_small" ? std::string("gpt2") : arch.name) + (arch.bf16 ? "_bf16" : "");
     std::filesystem::create_directories(dir);
     const std::string path = dir + "/model.safetensors";
     double t0 = now_s();

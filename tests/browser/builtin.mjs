@@ -223,4 +223,25 @@ await check('a live model in the Q–K space: a head\'s rotated queries and keys
   return `layer 2 head 1: r = ${r}`;
 });
 
+await check('a text past 512 tokens: its maps on demand in the heatmap, the model grid and Steps', async () => {
+  const text = 'The cat sat on the mat and the dog ran to the park. '.repeat(40);
+  const page = await openPage(browser, `${url}#v=1&model=tiny-circuits&view=model&map=attention:2:1&text=${encodeURIComponent(text)}`);
+  let s = await until(page, settled, 'the long text run', 120000);
+  const T = s.queries.length;
+  expect(T > 512 && s.import.maps_on_demand && /maps on demand/.test(s.model.summary), `T ${T}, ${s.model.summary}`);
+  expect(s.import.show === 'head' && !s.import.merge_words, `show ${s.import.show}`);
+  await moveAway(page);
+  await shot(page, 'builtin-14-long-grid.png');
+  await clickWidget(page, 'view.heatmap');
+  s = await until(page, (x) => x.view === 'heatmap' && x.queries.length === T, 'the heatmap of the long text');
+  await moveAway(page);
+  await shot(page, 'builtin-15-long-heatmap.png');
+  await clickWidget(page, 'view.steps');
+  s = await until(page, (x) => x.view === 'steps' && x.widgets['steps.note'], 'Steps on the long text');
+  await moveAway(page);
+  await shot(page, 'builtin-16-long-steps.png');
+  await page.context().close();
+  return `${T} tokens, layer 2 head 1 on demand`;
+});
+
 await finishSuite('browser-builtin');

@@ -209,6 +209,8 @@ constexpr Entry kTable[] = {
     {Str::ReadingUnknown, "reading %s  %s", "正在读取 %s  %s"},
     {Str::Parsing, "parsing %s…", "正在解析 %s…"},
     {Str::StepsNoQkv, "This file holds attention weights only: it has no Q, K, V or scores, so the pipeline cannot be shown. These are the weights the model computed.", "该文件只含注意力权重，没有 Q、K、V 和分数，因此无法展示计算步骤。下面是模型算出的权重。"},
+    {Str::StepsOnDemand, "Past 512 tokens a run keeps each layer's Q and K, not the input of its blocks: these are the weights of this head, computed again from them (the forward's numbers). The whole pipeline is shown for texts up to 512 tokens.",
+     "超过 512 个词元时，运行只保存每层的 Q 和 K，不保存各模块的输入：下面是由它们重新算出的这个头的权重（与前向计算完全相同）。512 个词元以内可以查看完整的计算步骤。"},
     {Str::ThumbTip, "layer %d, head %d", "第 %d 层，第 %d 个头"},
     {Str::ThumbClick, "click to open it in the lines and heatmap views", "点击后在连线图和热力图中打开"},
     {Str::CaptionHeads, "heads →", "头 →"},

@@ -42,7 +42,7 @@ enum class Str {
     ImportShape, StackAttention, StackEncoder, StackDecoder, StackCross, ShowHead, ShowAggregate,
     ShowRollout, Layer, LayerN, Reduce, ReduceMean, ReduceMax, AggLayers, AggHeads, AggAll,
     RolloutNote, RolloutSelfOnly, MapsOnDemand, MergeWords, MergeWordsTip, CloseImport, ViewModel, Reading,
-    ReadingUnknown, Parsing, StepsNoQkv, ThumbTip, ThumbClick, CaptionHeads, CaptionLayers,
+    ReadingUnknown, Parsing, StepsNoQkv, StepsOnDemand, ThumbTip, ThumbClick, CaptionHeads, CaptionLayers,
     ImportStatus, DescHead, DescAggregate, DescRollout, HintModel, HintSum, SumOfQueries,
     // heatmap at scale (web/ui/heatmap_view.cpp)
     HeatMemory, HeatMeanHeads, HeatComputing, HeatFit,

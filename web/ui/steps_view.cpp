@@ -146,15 +146,16 @@ struct StepsCache {
     }
 };
 
-// A figure with only the weights (a model's file has no Q, K or V): a note that says so above
-// the weights of the Steps view's head, drawn by the heatmap view.
+// A figure with only the weights (a model's file has no Q, K or V; a long text's live run kept
+// no block input): a note that says so above the weights of the Steps view's head, drawn by the
+// heatmap view.
 void draw_weights_only(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     AppState& st = ctx.state;
     const float sc = ctx.scale;
     const Palette& pal = palette(st.theme);
     ImFont* font = ctx.fonts.body;
     const float wrap = std::min(max.x - min.x - 40.0f * sc, 720.0f * sc);
-    const char* note = attn::tr(st.lang, Str::StepsNoQkv);
+    const char* note = attn::tr(st.lang, st.figure.maps_on_demand() ? Str::StepsOnDemand : Str::StepsNoQkv);
     const ImVec2 size = font->CalcTextSizeA(font->FontSize, FLT_MAX, wrap, note);
     const ImVec2 p((min.x + max.x - size.x) * 0.5f, min.y + 16.0f * sc);
     ImDrawList* dl = ImGui::GetWindowDrawList();
