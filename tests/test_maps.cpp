@@ -3,9 +3,11 @@
 // instruction set and every reference model; pooled maps are the blocks' max or mean of it; the
 // heads and products split into enough balanced parts for 16 threads.
 #include "attention_maps.hpp"
+#include "builtin.hpp"
 #include "config.hpp"
 #include "files.hpp"
 #include "kernels.hpp"
+#include "model.hpp"
 #include "oracle.hpp"
 #include "test_util.hpp"
 #include "transformer.hpp"
@@ -263,4 +265,26 @@ TEST_CASE("maps on demand: a long text keeps memory linear in T, as activation_b
     const double lean = static_cast<double>(m.activation_bytes(8192, false)) / m.activation_bytes(4096, false);
     CHECK(lean > 1.8);
     CHECK(lean < 2.1);
+}
+
+TEST_CASE("maps on demand: a run that needs more memory than there is is refused before it starts, with its tokens") {
+    const LoadedModel m = load_model(folder_or_builtin("tiny-circuits"));
+    RunInput in;
+    in.ids.assign(3000, 5);
+    const std::size_t weights = m.model.weight_bytes(), kept = m.model.activation_bytes(3000, true),
+                      lean = m.model.activation_bytes(3000, false);
+    CHECK(lean * 20 < kept);
+    CHECK_NOTHROW(check_run_memory(m, in, weights + kept, "text"));
+    try {
+        check_run_memory(m, in, weights + kept - 1, "text");
+        FAIL("a run past the memory there is was not refused");
+    } catch (const ModelError& e) {
+        const std::string what = e.what();
+        CHECK(attn::test::contains(what, "text: 3000 tokens need "));
+        CHECK(attn::test::contains(what, "with every map kept"));
+    }
+    in.keep_maps = false;  // on demand: the same text fits in its 1/20
+    CHECK_NOTHROW(check_run_memory(m, in, weights + lean, "text"));
+    CHECK_THROWS_AS(check_run_memory(m, in, weights + lean - 1, "text"), ModelError);
+    CHECK_THROWS_AS(check_run_memory(m, in, weights / 2, "text"), ModelError);  // less than the weights themselves
 }
