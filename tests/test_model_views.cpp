@@ -698,4 +698,14 @@ TEST_CASE("a live model's long text: maps on demand, each one the forward's, thu
     for (int i = 0; i < 100000 && st.model.busy(); ++i) advance_model(st, 1.0);
     CHECK(!st.figure.maps_on_demand());
     CHECK(!st.figure.layers->stacks[0].maps.empty());
+    // Cancel: the long text's run stops, the last figure stays, nothing runs again until an edit
+    const std::shared_ptr<const LiveRun> before = st.figure.live;
+    st.model.text = text;
+    model_input_changed(st);
+    advance_model(st, 0.0);  // one slice
+    REQUIRE(st.model.job);
+    cancel_model_run(st);
+    for (int i = 0; i < 10; ++i) advance_model(st, 1.0);
+    CHECK(!st.model.busy());
+    CHECK(st.figure.live == before);
 }

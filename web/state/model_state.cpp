@@ -310,6 +310,14 @@ void apply_pick_head(AppState& st) {
 
 void model_input_changed(AppState& st) { ++st.model.input_revision; }
 
+void cancel_model_run(AppState& st) {
+    ModelSession& ms = st.model;
+    if (!ms.job) return;
+    ms.job->cancel.store(true);
+    ms.job.reset();
+    ms.run_revision = ms.input_revision;
+}
+
 void request_generation(AppState& st) {
     st.model.generation.requested = true;
     model_input_changed(st);

@@ -214,6 +214,9 @@ void apply_pick_head(AppState& st);
 
 // After editing text / source / translate / experiment.
 void model_input_changed(AppState& st);
+// The run in progress stops (its thread after its slice); the figure of the last run stays, and
+// the text is not run again until it is edited.
+void cancel_model_run(AppState& st);
 // Generation: Generate (the next run continues the text: ModelGeneration), the scrubber's step,
 // and forgetting the generated tokens (an edited text does).
 void request_generation(AppState& st);

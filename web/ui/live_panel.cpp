@@ -466,9 +466,12 @@ void draw_live_progress(ViewContext& ctx) {
     } else if (ms.loading) {
         fraction = ms.loading->progress();
         std::snprintf(text, sizeof text, tr(st.lang, Str::LiveLoading), ms.loading_name.c_str(), static_cast<int>(fraction * 100.0f));
-    } else if (ms.job) {
+    } else if (ms.job) {  // the reader may stop it: the last figure stays
         fraction = ms.job_progress;
         std::snprintf(text, sizeof text, tr(st.lang, Str::LiveRunning), ms.model->name.c_str(), static_cast<int>(fraction * 100.0f));
+        if (small_button(st, tr(st.lang, Str::CancelFetch))) cancel_model_run(st);
+        probe(st, "model.cancel-run");
+        ImGui::SameLine();
     } else if (ms.importance) {
         fraction = ms.importance->progress();
         std::snprintf(text, sizeof text, tr(st.lang, Str::ImportanceRunning), static_cast<int>(fraction * 100.0f));
