@@ -88,48 +88,34 @@ std::vector<Entry> gpt2_small() {
     return e;
 }
 
-// SmolLM2-135M (HuggingFaceTB/SmolLM2-135M's config.json): llama, tied, rope_theta 1e5.
-constexpr int kSmolVocab = 49152, kSmolD = 576, kSmolLayers = 30, kSmolHeads = 9, kSmolKv = 3, kSmolFf = 1536;
-std::vector<Entry> smollm2() {
-    const int hd = kSmolD / kSmolHeads;
-    std::vector<Entry> e = {{"model.embed_tokens.weight", {kSmolVocab, kSmolD}, 0.02f, 0}};
-    for (int i = 0; i < kSmolLayers; ++i) {
+// A Llama's tensors (tied: no lm_head), random with `scale` (the down projection's ¾ of it).
+struct LlamaShape {
+    int vocab, d, layers, heads, kv, ff;
+    float scale;
+};
+std::vector<Entry> llama(const LlamaShape& s) {
+    const std::int64_t hd = s.d / s.heads, d = s.d, ff = s.ff;
+    std::vector<Entry> e = {{"model.embed_tokens.weight", {s.vocab, d}, 0.02f, 0}};
+    for (int i = 0; i < s.layers; ++i) {
         const std::string l = "model.layers." + std::to_string(i) + ".";
-        e.push_back({l + "input_layernorm.weight", {kSmolD}, 0.1f, 1});
-        e.push_back({l + "self_attn.q_proj.weight", {kSmolHeads * hd, kSmolD}, 0.04f, 0});
-        e.push_back({l + "self_attn.k_proj.weight", {kSmolKv * hd, kSmolD}, 0.04f, 0});
-        e.push_back({l + "self_attn.v_proj.weight", {kSmolKv * hd, kSmolD}, 0.04f, 0});
-        e.push_back({l + "self_attn.o_proj.weight", {kSmolD, kSmolHeads * hd}, 0.04f, 0});
-        e.push_back({l + "post_attention_layernorm.weight", {kSmolD}, 0.1f, 1});
-        e.push_back({l + "mlp.gate_proj.weight", {kSmolFf, kSmolD}, 0.04f, 0});
-        e.push_back({l + "mlp.up_proj.weight", {kSmolFf, kSmolD}, 0.04f, 0});
-        e.push_back({l + "mlp.down_proj.weight", {kSmolD, kSmolFf}, 0.03f, 0});
+        e.push_back({l + "input_layernorm.weight", {d}, 0.1f, 1});
+        e.push_back({l + "self_attn.q_proj.weight", {s.heads * hd, d}, s.scale, 0});
+        e.push_back({l + "self_attn.k_proj.weight", {s.kv * hd, d}, s.scale, 0});
+        e.push_back({l + "self_attn.v_proj.weight", {s.kv * hd, d}, s.scale, 0});
+        e.push_back({l + "self_attn.o_proj.weight", {d, s.heads * hd}, s.scale, 0});
+        e.push_back({l + "post_attention_layernorm.weight", {d}, 0.1f, 1});
+        e.push_back({l + "mlp.gate_proj.weight", {ff, d}, s.scale, 0});
+        e.push_back({l + "mlp.up_proj.weight", {ff, d}, s.scale, 0});
+        e.push_back({l + "mlp.down_proj.weight", {d, ff}, 0.75f * s.scale, 0});
     }
-    e.push_back({"model.norm.weight", {kSmolD}, 0.1f, 1});
+    e.push_back({"model.norm.weight", {d}, 0.1f, 1});
     return e;
 }
-
+// SmolLM2-135M (HuggingFaceTB/SmolLM2-135M's config.json): tied, rope_theta 1e5.
+constexpr LlamaShape kSmolLM2{49152, 576, 30, 9, 3, 1536, 0.04f};
 // Llama-3.2-1B (meta-llama/Llama-3.2-1B's config.json): 16 layers, d_model 2048, 32 heads / 8 KV
 // of 64, d_ff 8192, vocab 128256, tied, RoPE θ 5e5 with llama3 scaling; BF16 2.47 GB.
-constexpr int kL1Vocab = 128256, kL1D = 2048, kL1Layers = 16, kL1Heads = 32, kL1Kv = 8, kL1Ff = 8192;
-std::vector<Entry> llama1b() {
-    const int hd = kL1D / kL1Heads;
-    std::vector<Entry> e = {{"model.embed_tokens.weight", {kL1Vocab, kL1D}, 0.02f, 0}};
-    for (int i = 0; i < kL1Layers; ++i) {
-        const std::string l = "model.layers." + std::to_string(i) + ".";
-        e.push_back({l + "input_layernorm.weight", {kL1D}, 0.1f, 1});
-        e.push_back({l + "self_attn.q_proj.weight", {kL1Heads * hd, kL1D}, 0.02f, 0});
-        e.push_back({l + "self_attn.k_proj.weight", {kL1Kv * hd, kL1D}, 0.02f, 0});
-        e.push_back({l + "self_attn.v_proj.weight", {kL1Kv * hd, kL1D}, 0.02f, 0});
-        e.push_back({l + "self_attn.o_proj.weight", {kL1D, kL1Heads * hd}, 0.02f, 0});
-        e.push_back({l + "post_attention_layernorm.weight", {kL1D}, 0.1f, 1});
-        e.push_back({l + "mlp.gate_proj.weight", {kL1Ff, kL1D}, 0.02f, 0});
-        e.push_back({l + "mlp.up_proj.weight", {kL1Ff, kL1D}, 0.02f, 0});
-        e.push_back({l + "mlp.down_proj.weight", {kL1D, kL1Ff}, 0.015f, 0});
-    }
-    e.push_back({"model.norm.weight", {kL1D}, 0.1f, 1});
-    return e;
-}
+constexpr LlamaShape kLlama1B{128256, 2048, 16, 32, 8, 8192, 0.02f};
 
 Arch arch_named(const std::string& name) {
     if (name == "llama1b")
@@ -139,14 +125,14 @@ Arch arch_named(const std::string& name) {
                 "\"max_position_embeddings\":131072,\"rms_norm_eps\":1e-5,\"rope_theta\":500000,\"tie_word_embeddings\":true,"
                 "\"rope_scaling\":{\"factor\":32.0,\"high_freq_factor\":4.0,\"low_freq_factor\":1.0,"
                 "\"original_max_position_embeddings\":8192,\"rope_type\":\"llama3\"},\"hidden_act\":\"silu\"}",
-                llama1b(), true, kL1Vocab};
+                llama(kLlama1B), true, kLlama1B.vocab};
     if (name == "smollm2")
         return {"smollm2",
                 "{\"model_type\":\"llama\",\"vocab_size\":49152,\"hidden_size\":576,\"num_hidden_layers\":30,"
                 "\"num_attention_heads\":9,\"num_key_value_heads\":3,\"intermediate_size\":1536,"
                 "\"max_position_embeddings\":8192,\"rms_norm_eps\":1e-5,\"rope_theta\":100000,\"tie_word_embeddings\":true,"
                 "\"hidden_act\":\"silu\"}",
-                smollm2(), true, kSmolVocab};
+                llama(kSmolLM2), true, kSmolLM2.vocab};
     return {"gpt2_small",
             "{\"model_type\":\"gpt2\",\"vocab_size\":50257,\"n_embd\":768,\"n_layer\":12,\"n_head\":12,"
             "\"n_positions\":1024,\"n_inner\":null,\"activation_function\":\"gelu_new\"}",

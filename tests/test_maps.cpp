@@ -9,6 +9,7 @@
 #include "kernels.hpp"
 #include "model.hpp"
 #include "oracle.hpp"
+#include "reference_cases.hpp"
 #include "test_util.hpp"
 #include "transformer.hpp"
 
@@ -184,23 +185,14 @@ TEST_CASE("threads: the plan splits every job of SmolLM2-135M's shape among 16 t
 TEST_CASE("maps on demand: every reference case's maps, regions and pooled blocks are the forward's, bit for bit") {
 #ifdef ATTN_MODEL_REFS
     const std::filesystem::path root = ATTN_MODEL_REFS;
-    std::ifstream f(root / "cases.json");
-    REQUIRE(f);
-    const nlohmann::json cases_json = nlohmann::json::parse(f);
-    const nlohmann::json& list = cases_json.is_object() ? cases_json.at("cases") : cases_json;
     kernels::Pool pool(3);
     int cases = 0, maps = 0, differ = 0;
-    for (const nlohmann::json& c : list) {
-        const std::string name = c.is_string() ? c.get<std::string>() : c.at("case").get<std::string>();
+    for (const std::string& name : test::reference_case_names(root)) {
         CAPTURE(name);
-        const ModelFiles files = ModelFiles::from_folder((root / name).string());
-        const ModelConfig config = read_config(files.need("config.json").text(), files.shown("config.json"));
-        const Model model = ModelLoader(config, files).take();
-        const nlohmann::json e = nlohmann::json::parse(files.need("expected.json").text());
+        const test::ReferenceCase rc = test::load_reference_case(root, name);
+        const Model& model = rc.model;
         for (bool hide : {false, true}) {
-            RunInput in;
-            if (config.encoder_decoder()) in.ids = e.at("decoder_ids").get<std::vector<int>>(), in.source_ids = e.at("encoder_ids").get<std::vector<int>>();
-            else in.ids = e.at("ids").get<std::vector<int>>();
+            RunInput in = rc.input;
             if (hide) in.edits.hidden = {1};
             kernels::Context one;
             const RunResult kept = forward(one, model, in);

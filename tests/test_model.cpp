@@ -7,6 +7,7 @@
 #include "blocks.hpp"
 #include "family.hpp"
 #include "model_checkpoint.hpp"
+#include "reference_cases.hpp"
 #include "model.hpp"
 #include "model_error.hpp"
 #include "oracle.hpp"
@@ -808,23 +809,15 @@ TEST_CASE("model: every case of make_models.py against PyTorch in float64") {
 TEST_CASE("threads: every reference case's forward, block traces and generation are one thread's, bit for bit") {
 #ifdef ATTN_MODEL_REFS
     const std::filesystem::path root = ATTN_MODEL_REFS;
-    std::ifstream f(root / "cases.json");
-    REQUIRE(f);
-    const nlohmann::json cases_json = nlohmann::json::parse(f);
-    const nlohmann::json& list = cases_json.is_object() ? cases_json.at("cases") : cases_json;
     std::vector<std::unique_ptr<kernels::Pool>> pools;
     for (int threads : {2, 3, 8}) pools.push_back(std::make_unique<kernels::Pool>(threads));
     int cases = 0, differ = 0;
-    for (const nlohmann::json& c : list) {
-        const std::string name = c.is_string() ? c.get<std::string>() : c.at("case").get<std::string>();
+    for (const std::string& name : test::reference_case_names(root)) {
         CAPTURE(name);
-        const ModelFiles files = ModelFiles::from_folder((root / name).string());
-        const ModelConfig config = read_config(files.need("config.json").text(), files.shown("config.json"));
-        const Model model = ModelLoader(config, files).take();
-        const nlohmann::json e = nlohmann::json::parse(files.need("expected.json").text());
-        RunInput in;
-        if (config.encoder_decoder()) in.ids = e.at("decoder_ids").get<std::vector<int>>(), in.source_ids = e.at("encoder_ids").get<std::vector<int>>();
-        else in.ids = e.at("ids").get<std::vector<int>>();
+        const test::ReferenceCase rc = test::load_reference_case(root, name);
+        const Model& model = rc.model;
+        const ModelConfig& config = rc.config;
+        const RunInput& in = rc.input;
         const auto outcome = [&](kernels::Context& ctx) {
             RunResult run = forward(ctx, model, in);
             std::vector<Matrix> traced;
