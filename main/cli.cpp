@@ -369,9 +369,9 @@ std::string joined_text(const std::vector<std::string>& tokens) {
 }
 
 // This machine's memory, and this process's peak resident memory so far, in bytes.
-std::size_t physical_memory() {
+std::uint64_t physical_memory() {
     const long pages = ::sysconf(_SC_PHYS_PAGES), size = ::sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && size > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(size) : std::numeric_limits<std::size_t>::max();
+    return pages > 0 && size > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(size) : std::numeric_limits<std::uint64_t>::max();
 }
 std::size_t peak_memory() {
     struct rusage u {};

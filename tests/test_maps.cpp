@@ -251,10 +251,10 @@ TEST_CASE("maps on demand: a long text keeps memory linear in T, as activation_b
     const double gb = 1e9;
     MESSAGE("SmolLM2-135M's shape at T = 8192: ", m.activation_bytes(8192, false) / gb, " GB on demand, ",
             m.activation_bytes(8192, true) / gb, " GB with every map");
-    CHECK(m.activation_bytes(8192, false) < static_cast<std::size_t>(1.2 * gb));
-    CHECK(m.activation_bytes(8192, true) > static_cast<std::size_t>(70 * gb));
+    CHECK(m.activation_bytes(8192, false) < static_cast<std::uint64_t>(1.2 * gb));
+    CHECK(m.activation_bytes(8192, true) > static_cast<std::uint64_t>(70 * gb));
     // twice the tokens: about twice the memory on demand, four times with the maps
-    const double lean = static_cast<double>(m.activation_bytes(8192, false)) / m.activation_bytes(4096, false);
+    const double lean = static_cast<double>(m.activation_bytes(8192, false)) / static_cast<double>(m.activation_bytes(4096, false));
     CHECK(lean > 1.8);
     CHECK(lean < 2.1);
 }
@@ -263,8 +263,8 @@ TEST_CASE("maps on demand: a run that needs more memory than there is is refused
     const LoadedModel m = load_model(folder_or_builtin("tiny-circuits"));
     RunInput in;
     in.ids.assign(3000, 5);
-    const std::size_t weights = m.model.weight_bytes(), kept = m.model.activation_bytes(3000, true),
-                      lean = m.model.activation_bytes(3000, false);
+    const std::uint64_t weights = m.model.weight_bytes(), kept = m.model.activation_bytes(3000, true),
+                        lean = m.model.activation_bytes(3000, false);
     CHECK(lean * 20 < kept);
     CHECK_NOTHROW(check_run_memory(m, in, weights + kept, "text"));
     try {

@@ -399,9 +399,9 @@ std::size_t kept_bytes(const RunResult& run) {
     return n;
 }
 
-void check_run_memory(const LoadedModel& m, const RunInput& input, std::size_t available, const std::string& field) {
+void check_run_memory(const LoadedModel& m, const RunInput& input, std::uint64_t available, const std::string& field) {
     const int T = static_cast<int>(std::max(input.ids.size(), input.source_ids.size()));
-    const std::size_t need = m.model.activation_bytes(T, input.keep_maps);
+    const std::uint64_t need = m.model.activation_bytes(T, input.keep_maps);
     if (available >= m.model.weight_bytes() && need <= available - m.model.weight_bytes()) return;
     throw ModelError(m.folder, field,
                      std::to_string(T) + " tokens need " + byte_size(static_cast<double>(need)) + " beside the weights (" +

@@ -94,7 +94,7 @@ std::size_t kept_bytes(const RunResult& run);
 // Before a run: the memory activation_bytes says it needs (every map kept, or on demand, as
 // input.keep_maps) fits in `available` bytes beside the weights; else throws ModelError naming
 // `field` with the tokens, the bytes needed and those there are.
-void check_run_memory(const LoadedModel& m, const RunInput& input, std::size_t available, const std::string& field);
+void check_run_memory(const LoadedModel& m, const RunInput& input, std::uint64_t available, const std::string& field);
 
 struct NextToken {
     int id = 0;

@@ -54,36 +54,36 @@ std::string Model::checkpoint_text() const {
     return std::string(name(most->first)) + " " + byte_size(static_cast<double>(total));
 }
 
-// Kept per attention block (T_q queries, T_k keys, h heads, g K/V heads of d_k): its Q and K
-// ((T_q·h + T_k·g)·d_k floats) and each row's softmax (T_q·h RowStats); with the maps also its
-// input (T_q×d) and the h maps (T_q×T_k each). Working buffers at their largest: the residual
+// Kept per attention block (T_q queries, T_k keys, h heads, g K/V heads of d_k): with the maps,
+// its input (T_q×d) and the h maps (T_q×T_k each); else its Q and K ((T_q·h + T_k·g)·d_k floats)
+// and each row's softmax (T_q·h RowStats). Working buffers at their largest: the residual
 // stream and the sub-block's output (2·T·d), Q, K, V and the concatenated heads (4·T·q,
 // q = max(d, h·d_k)), the feed-forward's hidden layers (2·min(T, 512)·d_ff for a gated MLP), marian's
 // encoder output (T·d); the logits (V); per thread, the kernels' packed panels (A's MC×KC
 // block; K and V of one head: 2·T·d_k, rounded up to 16 columns; the weights' were packed at
 // load) and, with no map kept, a band of a head's rows of weights (kBandFloats).
-std::size_t Model::activation_bytes(int T, bool maps) const {
+std::uint64_t Model::activation_bytes(int T, bool maps) const {
     const ModelConfig& c = config;
-    const std::size_t t = static_cast<std::size_t>(std::max(T, 0)), d = c.d_model;
-    const std::size_t q = std::max<std::size_t>(d, static_cast<std::size_t>(c.n_heads) * c.d_head());
-    std::size_t floats = 0;
+    const std::uint64_t t = static_cast<std::uint64_t>(std::max(T, 0)), d = c.d_model;
+    const std::uint64_t q = std::max<std::uint64_t>(d, static_cast<std::uint64_t>(c.n_heads) * c.d_head());
+    std::uint64_t floats = 0;
     auto stack = [&](int layers, int heads, int kv_heads, int d_k) {
-        const std::size_t h = static_cast<std::size_t>(heads), per_row = sizeof(kernels::RowStat) / sizeof(float);
-        floats += static_cast<std::size_t>(layers) * ((t * h + t * static_cast<std::size_t>(kv_heads)) * d_k + t * h * per_row);
-        if (maps) floats += static_cast<std::size_t>(layers) * (h * t * t + t * d);
+        const std::uint64_t h = static_cast<std::uint64_t>(heads), per_row = sizeof(kernels::RowStat) / sizeof(float);
+        if (maps) floats += static_cast<std::uint64_t>(layers) * (h * t * t + t * d);
+        else floats += static_cast<std::uint64_t>(layers) * ((t * h + t * static_cast<std::uint64_t>(kv_heads)) * d_k + t * h * per_row);
     };
     const int d_k = c.decoder_only() ? c.d_head() : c.d_model / std::max(c.n_heads, 1);
     stack(c.n_layers, c.n_heads, c.encoder_decoder() ? c.n_heads : c.kv_heads(), d_k);
-    std::size_t d_ff = c.d_ff * (c.gated_mlp ? 2 : 1);
+    std::uint64_t d_ff = c.d_ff * (c.gated_mlp ? 2 : 1);
     if (c.encoder_decoder()) {
         const int dd = c.d_model / std::max(c.decoder_heads, 1);
         stack(c.decoder_layers, c.decoder_heads, c.decoder_heads, dd);  // decoder self
         stack(c.decoder_layers, c.decoder_heads, c.decoder_heads, dd);  // cross
-        d_ff = std::max<std::size_t>(d_ff, c.decoder_ff);
+        d_ff = std::max<std::uint64_t>(d_ff, c.decoder_ff);
         floats += t * d;  // encoder output
     }
-    floats += 2 * t * d + 4 * t * q + std::min<std::size_t>(t, kFeedForwardRows) * d_ff + t * d /* hidden */ + c.vocab_size;
-    floats += kernels::scratch_floats(kernels::best_isa(), T, c.d_head());
+    floats += 2 * t * d + 4 * t * q + std::min<std::uint64_t>(t, static_cast<std::uint64_t>(kFeedForwardRows)) * d_ff + t * d /* hidden */ + c.vocab_size;
+    floats += static_cast<std::uint64_t>(kernels::scratch_floats(kernels::best_isa(), T, c.d_head()));
     if (!maps) floats += kBandFloats;
     return floats * sizeof(float);
 }

@@ -47,7 +47,7 @@ struct Model {
     // Memory a run over T tokens needs (T source and T target tokens for marian): what it keeps
     // (the maps and block inputs when `maps`, and always every block's Q, K and row statistics)
     // plus the working buffers. MODELS.md states the formula.
-    std::size_t activation_bytes(int T, bool maps = true) const;
+    std::uint64_t activation_bytes(int T, bool maps = true) const;  // 64-bit: wasm32's size_t cannot hold every map's
 };
 
 // Bytes [begin, end) of one of a checkpoint's files.

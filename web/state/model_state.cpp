@@ -384,12 +384,12 @@ std::shared_ptr<kernels::Pool> session_pool(ModelSession& ms) {
 }
 
 // The memory a run may use: this machine's (natively), the page's (wasm32).
-std::size_t run_memory() {
+std::uint64_t run_memory() {
 #if defined(__EMSCRIPTEN__)
-    return static_cast<std::size_t>(kBrowserModelBytes);
+    return static_cast<std::uint64_t>(kBrowserModelBytes);
 #else
     const long pages = ::sysconf(_SC_PHYS_PAGES), size = ::sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && size > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(size) : std::numeric_limits<std::size_t>::max();
+    return pages > 0 && size > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(size) : std::numeric_limits<std::uint64_t>::max();
 #endif
 }
 
