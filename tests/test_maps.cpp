@@ -259,6 +259,7 @@ TEST_CASE("maps on demand: a long text keeps memory linear in T, as activation_b
     CHECK(lean < 2.1);
 }
 
+#ifndef __EMSCRIPTEN__  // (tiny-circuits is compiled in natively; the page fetches it)
 TEST_CASE("maps on demand: a run that needs more memory than there is is refused before it starts, with its tokens") {
     const LoadedModel m = load_model(folder_or_builtin("tiny-circuits"));
     RunInput in;
@@ -280,3 +281,4 @@ TEST_CASE("maps on demand: a run that needs more memory than there is is refused
     CHECK_THROWS_AS(check_run_memory(m, in, weights + lean - 1, "text"), ModelError);
     CHECK_THROWS_AS(check_run_memory(m, in, weights / 2, "text"), ModelError);  // less than the weights themselves
 }
+#endif

@@ -631,6 +631,7 @@ TEST_CASE("learned sinks (gpt-oss): a (sink) key in the maps' views, the sink's 
 #endif
 }
 
+#ifndef __EMSCRIPTEN__  // (tiny-circuits is compiled in natively; the page fetches it)
 // A text past kMapsKeptUpTo tokens in the app (issue 47): the run keeps no map; the model view's
 // thumbnails are the maps pooled to at most kThumbnailBlocks² blocks; the layer shown is a long
 // trace whose every row, recomputed from the Q and K the run kept, is the map's row bit for bit;
@@ -709,3 +710,4 @@ TEST_CASE("a live model's long text: maps on demand, each one the forward's, thu
     CHECK(!st.model.busy());
     CHECK(st.figure.live == before);
 }
+#endif

@@ -36,7 +36,7 @@ namespace attn {
 static constexpr int kFeedForwardRows = 512;
 
 // With no map kept, a part of a head's rows runs a band of rows at a time, its weights in the
-// thread's scratch: about this many floats (1 MB), at least one register tile of rows.
+// thread's scratch: about this many floats (1 MB), at least 8 rows.
 constexpr std::size_t kBandFloats = 1u << 18;
 
 std::int64_t Model::parameters() const { return weights ? weights->parameters : 0; }
