@@ -368,11 +368,7 @@ std::string joined_text(const std::vector<std::string>& tokens) {
     return first == std::string::npos ? "" : s.substr(first);
 }
 
-// This machine's memory, and this process's peak resident memory so far, in bytes.
-std::uint64_t physical_memory() {
-    const long pages = ::sysconf(_SC_PHYS_PAGES), size = ::sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && size > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(size) : std::numeric_limits<std::uint64_t>::max();
-}
+// This process's peak resident memory so far, in bytes.
 std::size_t peak_memory() {
     struct rusage u {};
     ::getrusage(RUSAGE_SELF, &u);
@@ -496,7 +492,7 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         printed.pool = o.pool;
         printed.all = o.maps ? *o.maps == "all" : input.keep_maps;
         if (o.maps && !printed.all) printed.heads = parse_heads(m, *o.maps, "--maps");
-        check_run_memory(m, input, physical_memory(), text ? "--text" : "--ids");
+        check_run_memory(m, input, kernels::machine_memory(), text ? "--text" : "--ids");
         Generated generated;
         const std::size_t prompt = input.ids.size();
         if (encdec && input.ids.empty()) {  // translate: decoding, then every step's maps at once

@@ -14,6 +14,7 @@
 // [SECTION] One file
 // [SECTION] A snapshot
 #include "hub_fetch.hpp"
+#include "pool.hpp"  // kernels::machine_memory
 #include "text.hpp"
 
 #include <curl/curl.h>
@@ -259,11 +260,6 @@ std::string sha256_of(const fs::path& path) {
     return hex;
 }
 
-std::uint64_t machine_memory() {
-    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : UINT64_MAX;
-}
-
 // [SECTION] One file -------------------------------------------------------------------------
 
 struct Fetch {
@@ -357,7 +353,7 @@ void fetch_files(Fetch& f, const std::vector<std::string>& files, const std::vec
             const auto it = std::find_if(todo.begin(), todo.end(), [&](const auto& t) { return t.first == file; });
             weight_bytes += it != todo.end() ? it->second.size.value_or(0) : fs::file_size(f.snapshot / file, ec);
         }
-        const std::uint64_t memory = f.options.memory ? f.options.memory : machine_memory();
+        const std::uint64_t memory = f.options.memory ? f.options.memory : kernels::machine_memory();
         if (weight_bytes > memory)
             throw ModelError(f.id.repo, "", "its weights take " + byte_size(static_cast<double>(weight_bytes)) + ", more than this machine's memory (" +
                                                 byte_size(static_cast<double>(memory)) + "): not downloaded");

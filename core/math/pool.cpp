@@ -21,6 +21,9 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#if !defined(__EMSCRIPTEN__)
+#include <unistd.h>
+#endif
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -113,6 +116,15 @@ void keep_freed_memory() {
 #if defined(__GLIBC__)
     ::mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's most (DEFAULT_MMAP_THRESHOLD_MAX on 64-bit)
     ::mallopt(M_TRIM_THRESHOLD, 256 << 20);  // what may stay free at the heap's top
+#endif
+}
+
+std::uint64_t machine_memory() {
+#if defined(__EMSCRIPTEN__)
+    return UINT64_MAX;
+#else
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : UINT64_MAX;
 #endif
 }
 

@@ -12,6 +12,7 @@
 // the caller, whatever was asked.
 #pragma once
 
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <thread>
@@ -26,6 +27,9 @@ namespace attn::kernels {
 // the faults of two threads take turns on the process's memory lock; BENCHMARKS.md). A
 // program's main calls it once, before any thread starts; elsewhere it does nothing.
 void keep_freed_memory();
+// This machine's physical memory in bytes (sysconf); the most a uint64 holds where it cannot
+// be told (a page: its own limit is the caller's to apply).
+std::uint64_t machine_memory();
 
 class Pool {
 public:

@@ -17,9 +17,6 @@
 #include <filesystem>
 #include <limits>
 #include <thread>
-#if !defined(__EMSCRIPTEN__)
-#include <unistd.h>
-#endif
 
 namespace attn {
 
@@ -388,8 +385,7 @@ std::uint64_t run_memory() {
 #if defined(__EMSCRIPTEN__)
     return static_cast<std::uint64_t>(kBrowserModelBytes);
 #else
-    const long pages = ::sysconf(_SC_PHYS_PAGES), size = ::sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && size > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(size) : std::numeric_limits<std::uint64_t>::max();
+    return kernels::machine_memory();
 #endif
 }
 
