@@ -160,6 +160,41 @@ TEST_CASE("kernels: softmax rows with NaN, +inf and -inf scores, both paths, aga
     });
 }
 
+TEST_CASE("kernels: softmax rows of huge finite scores are finite and sum to 1, every set, every length") {
+    // Scores near 1e20 … 3e38 (a fuzzed checkpoint's): factor·s rounds, the max is one of those
+    // rounded products, and x − max must be exactly 0 on the max's own lane. Fused into one
+    // multiply-add, it was the product's rounding error (±1e13 at 1e20): rows of NaN.
+    const float big = std::numeric_limits<float>::max();
+    std::uint32_t seed = 12345;
+    auto next = [&] { return seed = seed * 1664525u + 1013904223u; };
+    for_each_isa([&](const kernels::Context& ctx) {
+        int bad = 0;
+        for (int T = 1; T <= 40; ++T)
+            for (const float factor : {1.0f, 0.70710677f, 0.125f, 0.0883883f}) {
+                std::vector<float> s(T), w(T);
+                for (int rep = 0; rep < 8; ++rep) {
+                    for (float& x : s) {
+                        const float mag = std::ldexp(1.0f, 60 + static_cast<int>(next() % 67));  // 2^60 … 2^126
+                        x = (next() & 1 ? -1.0f : 1.0f) * mag * (1.0f + (next() % 1000) / 1000.0f);
+                        x = std::min(x, big);
+                    }
+                    kernels::softmax_rows(ctx.isa, s.data(), factor, nullptr, nullptr, 1, T, nullptr, w.data(), nullptr);
+                    float mx = -INFINITY;
+                    for (const float x : s) mx = std::max(mx, x * factor);
+                    double sum = 0;
+                    for (int j = 0; j < T; ++j) {
+                        sum += w[j];
+                        // e^(x − max) is 1 at the max and 0 wherever x − max < −104 (all but ties here)
+                        const float want = s[j] * factor == mx ? 1.0f : 0.0f;
+                        bad += !(w[j] >= 0.0f) || (want == 0.0f && w[j] != 0.0f);
+                    }
+                    bad += !(std::fabs(sum - 1.0) < 1e-6);
+                }
+            }
+        CHECK(bad == 0);
+    });
+}
+
 TEST_CASE("kernels: one row (the LM head, a step of generation) matches plain loops, strided B, every tail") {
     oracle::Random rng(12);
     const int sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 33, 130};

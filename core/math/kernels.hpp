@@ -211,8 +211,8 @@ std::vector<RowSpan> row_spans(const std::uint8_t* allowed, int T_q, int T_k);
 // nullptr; when given it receives factor·s with masked entries -inf.
 // Per row: pass 1 max (and the scaled row), pass 2 exp, store and sum, pass 3 scale by 1/sum.
 // Rows whose span is dense and that hold no +inf (nearly all) take a leaner path:
-// e^(x − max) as 2^((x − max)·log2 e) with exp2_nonpositive's polynomial, no per-lane mask,
-// clamp or NaN test (2^NaN is 0); the others use exp_nonpositive with masks. Masked entries and NaN scores get weight 0, +inf counts as the float max; a row without an
+// e^(x − max) as 2^((x − max)·log2 e) with exp2_nonpositive's polynomial, no per-lane mask
+// or NaN test (2^NaN is 0); the others use exp_nonpositive with masks. Masked entries and NaN scores get weight 0, +inf counts as the float max; a row without an
 // allowed finite-or-+inf score is all zeros and its index is appended to fully_masked.
 void softmax_rows(Isa isa, const float* s, float factor, const std::uint8_t* allowed, const RowSpan* spans,
                   int T_q, int T_k, float* scaled, float* weights, std::vector<int>* fully_masked);
