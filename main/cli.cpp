@@ -3,6 +3,7 @@
 #include "cli.hpp"
 #include "attention_file.hpp"
 #include "builtin.hpp"
+#include "gguf.hpp"
 #include "hub_fetch.hpp"
 #include "model.hpp"
 #include "options.hpp"
@@ -510,6 +511,11 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         const std::vector<NextToken> top = top_tokens(m, run.logits, top_n);
         if (json) {
             nlohmann::json j = run_json(ctx, m, input, run, a, top, printed);
+            if (const std::string g = files.gguf(); !g.empty()) {  // SPEC.md §5: what the file held
+                const FileBytes& f = files.need(g);
+                const GgufModel held = gguf_model(read_gguf(f, files.shown(g)), f);
+                j["gguf"] = {{"architecture", held.architecture}, {"types", held.types}};
+            }
             if (o.maps || !input.keep_maps) j["memory"] = {{"kept_bytes", kept_bytes(run)}, {"peak_bytes", peak_memory()}};
             if (new_tokens > 0) {
                 const std::vector<int> ids(input.ids.begin() + static_cast<std::ptrdiff_t>(prompt), input.ids.end());

@@ -59,4 +59,10 @@ for m in "${node_modules[@]}"; do
     break
   fi
 done
+# llama.cpp itself, the GGUF tests' oracle (tests/model/test_gguf.py): node-llama-cpp with its
+# prebuilt CPU binary for linux-x64, nothing compiled or downloaded (../shared/TOOLCHAIN.md); the
+# optional CUDA and Vulkan builds are left out.
+if [ ! -d "$here/tests/model/llama_cpp/node_modules/@node-llama-cpp/linux-x64" ]; then
+  (cd "$here/tests/model/llama_cpp" && NODE_LLAMA_CPP_SKIP_DOWNLOAD=true npm ci --omit=optional --no-audit --no-fund --silent)
+fi
 echo "setup: ok"

@@ -109,6 +109,9 @@ chain_native() {
     step model-reference /usr/bin/python3 tests/model/test_reference.py
     # attnviz run (SPEC.md §5) on the random-weight checkpoints against their PyTorch references.
     step model-run /usr/bin/python3 tests/model/test_run.py build/attnviz build/model-refs
+    # GGUF files (attnviz run FILE.gguf): the reference forward on the dequantized weights, and
+    # llama.cpp itself (node-llama-cpp) on the same files: logits and token ids.
+    step gguf /usr/bin/python3 tests/model/test_gguf.py build/attnviz tests/model/llama_cpp/node_modules
     # transformers 5.17's own forward on checkpoints it wrote (tests/model/transformers5/: made on the H200 host)
     step transformers5 bash -c "/usr/bin/python3 tests/model/transformers_oracle.py write tests/model/transformers5 build/transformers5 && /usr/bin/python3 tests/model/transformers_oracle.py check build/attnviz build/transformers5"
     # Its experiments (--knockout, --hide-token, --generate) against the same references, there and

@@ -50,6 +50,7 @@ std::optional<ModelFiles> builtin_files(std::string_view name) {
 
 ModelFiles folder_or_builtin(const std::string& model) {
     std::error_code ec;
+    if (std::filesystem::is_regular_file(model, ec)) return ModelFiles::from_gguf(model);  // a .gguf, or said not to be
     if (std::filesystem::exists(model, ec)) return ModelFiles::from_folder(model);
     if (std::optional<ModelFiles> files = builtin_files(model)) return std::move(*files);
     throw ModelError(model, "", "no such folder, nor a built-in model (attnviz run --list names them), nor a Hub id (ORG/NAME[@REVISION])");

@@ -4,6 +4,7 @@
 // [SECTION] A checkpoint: one file or shards
 // [SECTION] The plan
 #include "family.hpp"
+#include "gguf.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -31,8 +32,23 @@ Checkpoint Checkpoint::one_file(std::shared_ptr<const FileBytes> bytes, std::str
 
 // model.safetensors.index.json: {"metadata": {…}, "weight_map": {"TENSOR": "SHARD FILE", …}}.
 // Every shard it names must be among the files, and hold the tensors it is named for.
+std::string Checkpoint::named(const std::string& name) const {
+    auto it = file_names.find(name);
+    return it == file_names.end() ? name : it->second;
+}
+
 Checkpoint Checkpoint::from_files(const ModelFiles& files) {
     constexpr const char* kIndex = "model.safetensors.index.json";
+    if (const std::string g = files.gguf(); !g.empty()) {
+        Checkpoint c;
+        c.file = files.shown(g);
+        std::shared_ptr<const FileBytes> bytes = files.share(g);
+        GgufModel m = gguf_model(read_gguf(*bytes, c.file), *bytes);
+        c.file_names = std::move(m.file_names);
+        c.shards.push_back({std::move(bytes), g, c.file, std::move(m.tensors)});
+        for (const auto& [name, info] : c.shards[0].header.tensors) c.tensors.emplace(name, Tensor{&info, 0});
+        return c;
+    }
     if (!files.find(kIndex)) return one_file(files.share("model.safetensors"), files.shown("model.safetensors"));
     Checkpoint c;
     c.file = files.shown(kIndex);
@@ -95,7 +111,7 @@ Norm Plan::layer_norm(const std::string& name, int d) { return {need(name + ".we
 
 Norm Plan::rms_norm(const std::string& name, int d, float add) {
     Norm n{need(name + ".weight", {d}), nullptr};
-    conversions.back().add = add;
+    conversions.back().add = add - conversions.back().tensor.info->stored_add;  // a GGUF's Gemma norms hold 1 + w
     return n;
 }
 
@@ -223,16 +239,16 @@ Linear Plan::packed(std::size_t weight, std::ptrdiff_t offset, int ld, bool tran
 float* Plan::required(const std::string& name, const std::vector<std::int64_t>& shape, bool prefixed, bool kept) {
     const std::string full = this->full(name, prefixed);
     const Checkpoint::Tensor* t = checkpoint_.find(full);
-    if (!t) throw ModelError(checkpoint_.file, full, "missing");
+    if (!t) throw ModelError(checkpoint_.file, checkpoint_.named(full), "missing");
     return place(full, *t, shape, kept);
 }
 
 float* Plan::place(const std::string& full, const Checkpoint::Tensor& t, const std::vector<std::int64_t>& shape, bool kept) {
     const std::string& file = checkpoint_.shards[t.shard].shown;
-    if (!is_float_weight(t.info->dtype))
-        throw ModelError(file, full, std::string("dtype ") + dtype_name(t.info->dtype) + " is not F32, F16 or BF16");
+    if (!is_float_weight(t.info->dtype) && !is_block_format(t.info->dtype))
+        throw ModelError(file, checkpoint_.named(full), std::string("dtype ") + dtype_name(t.info->dtype) + " is not F32, F16 or BF16");
     if (t.info->shape != shape)
-        throw ModelError(file, full, "expected shape " + shape_text(shape) + ", got " + shape_text(t.info->shape));
+        throw ModelError(file, checkpoint_.named(full), "expected shape " + shape_text(shape) + ", got " + shape_text(t.info->shape));
     float* out = kept ? computed(static_cast<std::size_t>(t.info->elements())) : nullptr;
     w_.parameters += t.info->elements();
     w_.file_bytes[t.info->dtype] += t.info->end - t.info->begin;

@@ -60,6 +60,8 @@ struct Rope {
     int original_max_positions = 0;    // rope_scaling's / config's original_max_position_embeddings (0: none)
     int max_positions = 0;             // the config's max_position_embeddings
     std::vector<double> short_factor, long_factor;     // longrope, dim/2 each
+    std::vector<double> freq_factors;  // a GGUF's rope_freqs (llama 3's scaling as llama.cpp stores
+                                       // it): dim/2 divisors of the type's inv_freq, or empty
 };
 // rope_scaling's type as config.json names it: "linear", …, "longrope"; "" for Default.
 const char* rope_type_name(Rope::Type type);

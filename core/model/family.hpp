@@ -137,11 +137,14 @@ struct Checkpoint {
     std::string file;  // how messages name the checkpoint: the one file, or the index
     std::vector<Shard> shards;
     std::map<std::string, Tensor> tensors;  // every tensor of every shard (an index's: those it names)
+    std::map<std::string, std::string> file_names;  // a GGUF's: transformers' name -> the file's
+    std::string named(const std::string& name) const;  // for messages: "blk.0.attn_q.weight" for a GGUF's
 
     const Tensor* find(const std::string& name) const;
     bool has(const std::string& name) const { return find(name) != nullptr; }
     static Checkpoint one_file(std::shared_ptr<const FileBytes> bytes, std::string shown);
-    // model.safetensors.index.json and its shards from `files`; or model.safetensors.
+    // model.safetensors.index.json and its shards from `files`; or model.safetensors; or the
+    // one GGUF file (files.gguf()), its tensors under transformers' names (gguf.hpp).
     static Checkpoint from_files(const ModelFiles& files);
 };
 

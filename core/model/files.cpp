@@ -144,4 +144,21 @@ std::shared_ptr<const FileBytes> ModelFiles::share(const std::string& name) cons
 
 std::string ModelFiles::shown(const std::string& name) const { return folder.empty() ? name : folder + "/" + name; }
 
+std::string ModelFiles::gguf() const {
+    if (find("config.json")) return "";
+    for (const auto& [name, bytes] : files)
+        if (name.size() > 5 && name.compare(name.size() - 5, 5, ".gguf") == 0) return name;
+    return "";
+}
+
+ModelFiles ModelFiles::from_gguf(const std::string& path) {
+    const auto slash = path.find_last_of('/');
+    ModelFiles out;
+    out.folder = slash == std::string::npos ? "" : path.substr(0, slash);
+    const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+    out.files[name] = FileBytes::map(path, path);
+    if (out.gguf().empty()) throw ModelError(path, "", "a file that is not a .gguf: give a model's folder, a .gguf file, a built-in model or a Hub id");
+    return out;
+}
+
 }  // namespace attn

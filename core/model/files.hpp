@@ -103,6 +103,11 @@ struct ModelFiles {
     const FileBytes& need(const std::string& name) const;
     std::shared_ptr<const FileBytes> share(const std::string& name) const;  // need(), shared
     std::string shown(const std::string& name) const;  // "folder/name" (or "name" without a folder)
+    // A GGUF model: the name of its one *.gguf file when there is no config.json, else "".
+    std::string gguf() const;
+    // The files of one GGUF file (`path`; throws ModelError when it cannot be mapped or its name
+    // does not end in .gguf): the folder is the file's, so messages name the file by its path.
+    static ModelFiles from_gguf(const std::string& path);
 };
 
 }  // namespace attn

@@ -1,6 +1,7 @@
 // model.cpp: see model.hpp.
 #include "model.hpp"
 #include "text.hpp"
+#include "gguf.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -115,6 +116,8 @@ std::string LoadedModel::summary(int text_tokens) const {
 
 Tokenizer load_tokenizer(const ModelFiles& files, const ModelConfig& config, bool target) {
     if (const FileBytes* f = files.find("tokenizer.json")) return read_tokenizer_json(f->text(), files.shown("tokenizer.json"));
+    if (const std::string g = files.gguf(); !g.empty())
+        return read_tokenizer_json(gguf_tokenizer_json(read_gguf(files.need(g), files.shown(g))), files.shown(g) + " (its tokenizer)");
     switch (config.family) {
     case Family::Gpt2:
         return read_bpe(files.need("vocab.json").text(), files.shown("vocab.json"), files.need("merges.txt").text(),
@@ -134,6 +137,10 @@ Tokenizer load_tokenizer(const ModelFiles& files, const ModelConfig& config, boo
 
 namespace {
 ModelConfig config_of(const ModelFiles& files) {
+    if (const std::string g = files.gguf(); !g.empty()) {
+        const FileBytes& f = files.need(g);
+        return gguf_model(read_gguf(f, files.shown(g)), f).config;
+    }
     return read_config(files.need("config.json").text(), files.shown("config.json"));
 }
 }  // namespace

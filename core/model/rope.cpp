@@ -88,6 +88,7 @@ RopeFrequencies rope_frequencies(const Rope& r, int length) {
             break;
         }
     }
+    for (std::size_t i = 0; i < r.freq_factors.size() && i < out.inv_freq.size(); ++i) out.inv_freq[i] /= r.freq_factors[i];
     return out;
 }
 

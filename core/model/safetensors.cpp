@@ -5,6 +5,8 @@
 // [SECTION] Conversion to F32
 #include "safetensors.hpp"
 
+#include "quants.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -27,6 +29,10 @@ constexpr DtypeRow kDtypes[] = {
     {Dtype::I64, "I64", 8},  {Dtype::I32, "I32", 4},   {Dtype::I16, "I16", 2},       {Dtype::I8, "I8", 1},
     {Dtype::U64, "U64", 8},  {Dtype::U32, "U32", 4},   {Dtype::U16, "U16", 2},       {Dtype::U8, "U8", 1},
     {Dtype::BOOL, "BOOL", 1}, {Dtype::F8_E4M3, "F8_E4M3", 1}, {Dtype::F8_E5M2, "F8_E5M2", 1},
+    // GGUF's block formats: no size per number, and not a safetensors dtype
+    {Dtype::Q4_0, "Q4_0", 0}, {Dtype::Q4_1, "Q4_1", 0}, {Dtype::Q5_0, "Q5_0", 0}, {Dtype::Q5_1, "Q5_1", 0},
+    {Dtype::Q8_0, "Q8_0", 0}, {Dtype::Q2_K, "Q2_K", 0}, {Dtype::Q3_K, "Q3_K", 0}, {Dtype::Q4_K, "Q4_K", 0},
+    {Dtype::Q5_K, "Q5_K", 0}, {Dtype::Q6_K, "Q6_K", 0}, {Dtype::IQ4_NL, "IQ4_NL", 0}, {Dtype::MXFP4, "MXFP4", 0},
 };
 
 const DtypeRow& row_of(Dtype d) {
@@ -40,6 +46,7 @@ const DtypeRow& row_of(Dtype d) {
 const char* dtype_name(Dtype d) { return row_of(d).name; }
 std::size_t dtype_bytes(Dtype d) { return row_of(d).bytes; }
 bool is_float_weight(Dtype d) { return d == Dtype::F32 || d == Dtype::F16 || d == Dtype::BF16; }
+bool is_block_format(Dtype d) { return d >= Dtype::Q4_0; }
 
 // [SECTION] The header -----------------------------------------------------------------------
 
@@ -110,7 +117,7 @@ SafetensorsHeader read_safetensors_header(const FileBytes& f, const std::string&
         const std::string dname = d->get<std::string>();
         const DtypeRow* row = nullptr;
         for (const DtypeRow& r : kDtypes)
-            if (dname == r.name) row = &r;
+            if (dname == r.name && r.bytes) row = &r;
         if (!row) throw ModelError(file, name, "dtype: \"" + dname + "\" is not a safetensors dtype");
         t.dtype = row->dtype;
         auto s = e.find("shape");
@@ -205,7 +212,9 @@ void convert_to_f32(const std::uint8_t* data, const TensorInfo& t, float* out) {
         case Dtype::BF16:
             for (std::size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(static_cast<std::uint16_t>(p[2 * i] | (p[2 * i + 1] << 8)));
             return;
-        default: return;
+        default:
+            if (is_block_format(t.dtype)) dequantize(t.dtype, p, t.elements(), out);
+            return;
     }
 }
 

@@ -24,11 +24,16 @@ namespace attn {
 // [SECTION] Dtypes ---------------------------------------------------------------------------
 
 // Every dtype of the format; the runtime converts F32, F16 and BF16 (the others are buffers it
-// ignores, such as GPT-2's attn.bias or BERT's position_ids).
-enum class Dtype { F64, F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL, F8_E4M3, F8_E5M2 };
+// ignores, such as GPT-2's attn.bias or BERT's position_ids). Then ggml's block formats, which
+// only GGUF files hold (quants.hpp): their numbers come in blocks, dtype_bytes is 0.
+enum class Dtype {
+    F64, F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL, F8_E4M3, F8_E5M2,
+    Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, MXFP4
+};
 const char* dtype_name(Dtype d);
 std::size_t dtype_bytes(Dtype d);
 bool is_float_weight(Dtype d);  // F32, F16 or BF16
+bool is_block_format(Dtype d);  // Q4_0 … MXFP4 (GGUF's)
 
 // [SECTION] The header -----------------------------------------------------------------------
 
@@ -36,6 +41,10 @@ struct TensorInfo {
     Dtype dtype = Dtype::F32;
     std::vector<std::int64_t> shape;
     std::size_t begin = 0, end = 0;  // absolute byte offsets in the file
+    // How a GGUF file changed the tensor from the checkpoint's (gguf.hpp), undone when read:
+    int pair_rows = 0;      // > 0: llama.cpp's converter reordered each run of that many rows (a
+                            // head of Q or K) from rotate-half's (i, i + n/2) to adjacent pairs
+    float stored_add = 0;   // the file holds w + stored_add (Gemma's norms: 1 + w)
     std::int64_t elements() const;
 };
 
@@ -55,8 +64,8 @@ std::string shape_text(const std::vector<std::int64_t>& shape);
 
 // [SECTION] Conversion to F32 ----------------------------------------------------------------
 
-// out[i] = the i-th element of the tensor as float (F32, F16, BF16 only; `t` from the header,
-// so its bytes are inside the file).
+// out[i] = the i-th element of the tensor as float (F32, F16, BF16 and the block formats of
+// quants.hpp; `t` from the header, so its bytes are inside the file).
 void convert_to_f32(const std::uint8_t* data, const TensorInfo& t, float* out);
 float f16_to_f32(std::uint16_t h);
 float bf16_to_f32(std::uint16_t h);

@@ -20,6 +20,7 @@
 #include "blocks.hpp"
 #include "family.hpp"
 #include "rope.hpp"
+#include "quants.hpp"
 #include "safetensors.hpp"
 
 #include <algorithm>
@@ -115,7 +116,7 @@ std::vector<Read> plan_reads(const std::vector<Conversion>& conversions, const s
         const std::int64_t R = t.shape.empty() ? 1 : t.shape[0];
         if ((!c.out && !c.raw) || R <= 0 || t.end == t.begin) continue;
         const std::size_t row_bytes = (t.end - t.begin) / static_cast<std::size_t>(R);
-        const auto rows = static_cast<std::int64_t>(std::max<std::size_t>(window / row_bytes, 1));
+        const auto rows = t.pair_rows ? R : static_cast<std::int64_t>(std::max<std::size_t>(window / row_bytes, 1));
         for (std::int64_t r = 0; r < R; r += rows) {
             const std::int64_t r1 = std::min(R, r + rows);
             reads.push_back({c.tensor.shard, t.begin + static_cast<std::size_t>(r) * row_bytes,
@@ -132,9 +133,10 @@ std::vector<Read> plan_reads(const std::vector<Conversion>& conversions, const s
             continue;
         }
         // B's column j is the weight's row `first + j` (linear_parts: the part's first row)
-        const std::size_t row_bytes = static_cast<std::size_t>(p.ld) * dtype_bytes(t.dtype);
+        const std::size_t row_bytes = tensor_bytes(t.dtype, p.ld);
         const std::int64_t first = p.offset / p.ld, step = kernels::pack_step(p.isa, p.out);
-        const std::int64_t columns = step * std::max<std::int64_t>(static_cast<std::int64_t>(window / (row_bytes * step)), 1);
+        // rows whose order a GGUF changed (TensorInfo::pair_rows) are read whole, and put back
+        const std::int64_t columns = t.pair_rows ? p.out : step * std::max<std::int64_t>(static_cast<std::int64_t>(window / (row_bytes * step)), 1);
         for (std::int64_t j = 0; j < p.out; j += columns) {
             const std::int64_t j1 = std::min<std::int64_t>(p.out, j + columns);
             reads.push_back({shard, t.begin + static_cast<std::size_t>(first + j) * row_bytes,
@@ -147,6 +149,20 @@ std::vector<Read> plan_reads(const std::vector<Conversion>& conversions, const s
     return reads;
 }
 
+// A GGUF's Q or K weight (every row, `bytes`) with its rows as the checkpoint had them: in each
+// head of n rows, llama.cpp's converter put rotate-half's rows i and i + n/2 side by side (rows
+// 2i and 2i + 1, LlamaModel.permute); row r of a head comes back from row 2·(r mod n/2) + r div n/2.
+ByteBuffer rows_unpaired(const std::uint8_t* bytes, const TensorInfo& t) {
+    const std::int64_t R = t.shape[0], n = t.pair_rows;
+    const std::size_t row = (t.end - t.begin) / static_cast<std::size_t>(R);
+    ByteBuffer out(t.end - t.begin);
+    for (std::int64_t h = 0; h < R; h += n)
+        for (std::int64_t r = 0; r < n; ++r)
+            std::memcpy(out.data() + static_cast<std::size_t>(h + r) * row,
+                        bytes + static_cast<std::size_t>(h + 2 * (r % (n / 2)) + r / (n / 2)) * row, row);
+    return out;
+}
+
 // Rows [lo, hi) of a tensor, given as `bytes`, into its F32 place (+ add: Gemma's 1 + w), or
 // its raw bytes as they are.
 void convert_rows(const std::uint8_t* bytes, const Conversion& c, std::int64_t lo, std::int64_t hi) {
@@ -156,18 +172,32 @@ void convert_rows(const std::uint8_t* bytes, const Conversion& c, std::int64_t l
         std::memcpy(c.raw + lo * C, bytes, static_cast<std::size_t>((hi - lo) * C));
         return;
     }
+    const ByteBuffer unpaired = t.pair_rows ? rows_unpaired(bytes, t) : ByteBuffer();  // read whole (plan_reads)
+    if (t.pair_rows) bytes = unpaired.data();
     TensorInfo part = t;
     part.shape = {hi - lo, C};
     part.begin = 0;
-    part.end = static_cast<std::size_t>((hi - lo) * C) * dtype_bytes(t.dtype);
+    part.end = tensor_bytes(t.dtype, (hi - lo) * C);
     float* out = c.out + lo * C;
     convert_to_f32(bytes, part, out);
     if (c.add != 0)
         for (std::int64_t i = 0; i < (hi - lo) * C; ++i) out[i] += c.add;
 }
 
-// A read's columns of a packing, given as `bytes` (its weight's rows, or the whole Conv1D).
-void pack_read(const std::uint8_t* bytes, const Packing& p, Dtype dtype, std::int64_t lo, std::int64_t hi) {
+// A read's columns of a packing, given as `bytes` (its weight's rows, or the whole Conv1D). A
+// GGUF's block formats are dequantized first, and packed as F32 (Plan::packed).
+void pack_read(const std::uint8_t* bytes, const Packing& p, const TensorInfo& t, std::int64_t lo, std::int64_t hi) {
+    Dtype dtype = t.dtype;
+    const ByteBuffer unpaired = t.pair_rows ? rows_unpaired(bytes, t) : ByteBuffer();  // read whole (plan_reads)
+    if (t.pair_rows) bytes = unpaired.data();
+    std::vector<float> floats;
+    if (is_block_format(dtype)) {
+        const std::int64_t n = p.transposed ? (hi - lo) * p.ld : t.elements();
+        floats.resize(static_cast<std::size_t>(n));
+        dequantize(dtype, bytes, n, floats.data());
+        bytes = reinterpret_cast<const std::uint8_t*>(floats.data());
+        dtype = Dtype::F32;
+    }
     if (p.transposed)
         kernels::pack_columns(p.isa, p.precision, p.in, p.out, static_cast<int>(lo), static_cast<int>(hi), bytes, p.ld, true, p.to);
     else
@@ -265,7 +295,7 @@ void ModelLoader::step() {
             const Conversion& c = s.conversions[r.conversion];
             const std::uint8_t* at = bytes + (r.begin - range.begin);
             if (r.packing < 0) convert_rows(at, c, r.lo, r.hi);
-            else pack_read(at, s.packings[static_cast<std::size_t>(r.packing)], c.tensor.info->dtype, r.lo, r.hi);
+            else pack_read(at, s.packings[static_cast<std::size_t>(r.packing)], *c.tensor.info, r.lo, r.hi);
             s.bytes_done += r.end - r.begin;
         }
         s.checkpoint.shards[shard].bytes->done_with(range.begin, range.size());
