@@ -378,8 +378,14 @@ std::size_t peak_memory() {
 
 }  // namespace
 
-ModelFiles open_model(const std::string& model, const FetchOptions& options) {
+namespace {
+ModelFiles model_files_of(const std::string& model, const FetchOptions& options) {
     std::error_code ec;
+    if (model.rfind("ollama:", 0) == 0) {
+        ModelFiles files = ModelFiles::from_gguf(hub::ollama_blob(options.env, model.substr(7)));
+        files.label = model.find(':', 7) == std::string::npos ? model + ":latest" : model;
+        return files;
+    }
     const std::optional<hub::RepoId> id = hub::parse_repo_id(model);
     if (!id || std::filesystem::exists(model, ec) || find_builtin(model)) return folder_or_builtin(model);
     std::string snapshot;
@@ -393,6 +399,13 @@ ModelFiles open_model(const std::string& model, const FetchOptions& options) {
     }
     ModelFiles files = ModelFiles::from_folder(snapshot);
     files.folder = id->shown();  // messages name the repo: "ORG/NAME/model.safetensors: …"
+    return files;
+}
+}  // namespace
+
+ModelFiles open_model(const std::string& model, const FetchOptions& options) {
+    ModelFiles files = model_files_of(model, options);
+    files.keep_gguf(options.quant);
     return files;
 }
 
@@ -425,6 +438,15 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         const hub::Environment env = hub::environment();
         for (const hub::CachedModel& m : hub::cached_models(env))
             out << m.id.shown() << "\t" << m.model_type << "\tfrom the Hub, in " << env.cache << " (" << byte_size(static_cast<double>(m.bytes)) << ")\n";
+        for (const hub::LocalModel& m : hub::local_models(env)) {  // the architecture its file names
+            std::string arch = "?";
+            try {
+                const GgufFile g = read_gguf(*FileBytes::map(m.path, m.path), m.path);
+                if (const GgufValue* a = g.find("general.architecture"); a && a->type == GgufValue::Type::String) arch = a->text;
+            } catch (const ModelError&) {
+            }
+            out << m.name << "\t" << arch << "\tGGUF, " << m.runtime << "'s (" << byte_size(static_cast<double>(m.bytes)) << ")\n";
+        }
         return 0;
     }
     const CliCommand<ModelOptions>& command = run_command();
@@ -459,7 +481,9 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         bool progress_shown = false;
         ModelFiles files;
         try {
-            files = open_model(path, cli_fetch_options(path, err, progress_shown));
+            FetchOptions fetch = cli_fetch_options(path, err, progress_shown);
+            fetch.quant = o.quant;
+            files = open_model(path, fetch);
         } catch (const ModelError&) {
             if (progress_shown) err << "\n";  // the error starts a line of its own
             throw;

@@ -27,6 +27,7 @@ struct FetchOptions {
     std::function<bool(const FetchProgress&)> progress;
     std::ostream* note = nullptr;  // one-line notes (the cache serves: the Hub cannot be reached)
     std::uint64_t memory = 0;      // the bytes a model's weights may take; 0: this machine's memory
+    std::string quant;             // a GGUF repo's or folder's file: --quant (files.hpp's gguf_file_for)
 };
 
 // The snapshot folder of `id` in the cache, its files fetched first unless HF_HUB_OFFLINE is set
@@ -35,8 +36,9 @@ struct FetchOptions {
 // weights, a checksum mismatch, offline and not cached, too big for memory, a broken transfer.
 std::string hub_snapshot(const hub::RepoId& id, const FetchOptions& options);
 
-// `attnviz run MODEL` (SPEC.md §6, in this order): an existing folder, a built-in model's name, or
-// a Hub id ORG/NAME[@REVISION] (hub_snapshot). Throws ModelError when it is none of them.
+// `attnviz run MODEL` (SPEC.md §6, in this order): ollama:NAME[:TAG], an existing folder or .gguf
+// file, a built-in model's name, or a Hub id ORG/NAME[@REVISION] (hub_snapshot); of a folder that
+// holds several .gguf files, the one options.quant names. Throws ModelError when it is none of them.
 ModelFiles open_model(const std::string& model, const FetchOptions& options);
 
 }  // namespace attn

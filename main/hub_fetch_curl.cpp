@@ -382,9 +382,9 @@ std::string hub_snapshot(const hub::RepoId& id, const FetchOptions& options) {
     }
     if (a.status >= 400) throw_status(id, "", a, env);
     const hub::Listing listing = hub::parse_listing(a.body, id.repo);
-    const std::vector<std::string> files = hub::model_files(listing.files);
+    const std::vector<std::string> files = hub::model_files(listing.files, options.quant, id.shown());
     if (!hub::has_weights(files))
-        throw ModelError(id.repo, "", "the repo has no safetensors weights (model.safetensors or model.safetensors.index.json); attnviz does not read " +
+        throw ModelError(id.repo, "", "the repo has no safetensors weights (model.safetensors or model.safetensors.index.json) nor a .gguf; attnviz does not read " +
                                           std::string(std::find(listing.files.begin(), listing.files.end(), "pytorch_model.bin") != listing.files.end() ? "pytorch_model.bin" : "other formats"));
     Fetch f{id, options, http, hub::repo_folder(env, id), {}, listing.commit};
     f.snapshot = f.repo / "snapshots" / f.commit;

@@ -157,11 +157,17 @@ constexpr Row kRunOptions[] = {
      }},
     {"--pool", "N", "each printed map pooled to at most N × N blocks, each the maximum of the exact weights it covers (1 to 65536)",
      "exact", [](ModelOptions& o, std::string_view v) { return whole(v, 1, 65536, o.pool); }},
+    {"--quant", "NAME", "which .gguf file of a Hub repo or a folder that holds several (Q4_K_M, Q8_0, …: part of the file's name)",
+     "the only one", [](ModelOptions& o, std::string_view v) -> std::string {
+         if (v.empty() || v.find_first_of("/\\") != std::string_view::npos) return "expected a quantization's name (Q4_K_M), got " + quoted(v);
+         o.quant = std::string(v);
+         return "";
+     }},
 };
 constexpr CliCommand<ModelOptions> kRun{
     "attnviz run", "MODEL",
-    "Runs a model (a folder, a built-in model: attnviz run --list, or a Hub id ORG/NAME[@REVISION]) on a text and prints what it "
-    "holds, the tokens and the likeliest next tokens (SPEC.md §5).",
+    "Runs a model (a folder, a .gguf file, ollama:NAME[:TAG], a built-in model: attnviz run --list, or a Hub id ORG/NAME[@REVISION]) "
+    "on a text and prints what it holds, the tokens and the likeliest next tokens (SPEC.md §5).",
     kRunOptions};
 
 constexpr Row kWindowOptions[] = {

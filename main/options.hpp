@@ -59,6 +59,7 @@ struct ModelOptions {
     std::optional<int> threads;
     std::optional<std::string> maps;  // --maps: "all", or heads as --knockout writes them
     int pool = 0;                     // --pool: at most N × N blocks per printed map (0: exact)
+    std::string quant;                // --quant: which .gguf of a Hub repo or folder ("Q4_K_M"; "": the only one)
     bool json = false, importance = false;
     int top = 5, max_new = 32;
 };

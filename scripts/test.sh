@@ -156,6 +156,8 @@ chain_fuzz() {
     step fuzz-tokenizer-json fuzz fuzz_tokenizer_json tokenizer_json
     # Models by name: the Hub's listing and headers, a shards index, a typed Hub id.
     step fuzz-hub fuzz fuzz_hub hub
+    # GGUF files: the container, the model it names, its tokenizer, the loader and a forward.
+    step fuzz-gguf fuzz fuzz_gguf gguf
 }
 
 rm -f "$artifacts"/*.status "$artifacts"/chain-*.steps

@@ -124,6 +124,8 @@ Environment environment(const std::function<std::optional<std::string>(const cha
     }
     const std::string offline = lower(trimmed(set("HF_HUB_OFFLINE").value_or("")));
     env.offline = offline == "1" || offline == "on" || offline == "yes" || offline == "true";
+    env.ollama = set("OLLAMA_MODELS").value_or(home + "/.ollama/models");
+    env.lmstudio = home + "/.lmstudio/models";
     return env;
 }
 
@@ -152,8 +154,77 @@ std::optional<std::string> cached_snapshot(const Environment& env, const RepoId&
     if (!commit) return std::nullopt;
     const fs::path snapshot = fs::path(repo_folder(env, id)) / "snapshots" / *commit;
     std::error_code ec;
-    if (!fs::is_regular_file(snapshot / "config.json", ec)) return std::nullopt;  // follows the link
-    return snapshot.string();
+    if (fs::is_regular_file(snapshot / "config.json", ec)) return snapshot.string();  // follows the link
+    for (const fs::directory_entry& f : fs::directory_iterator(snapshot, ec))
+        if (f.path().extension() == ".gguf" && f.is_regular_file(ec)) return snapshot.string();
+    return std::nullopt;
+}
+
+// [SECTION] Models of local runtimes ----------------------------------------------------------
+
+std::string ollama_blob(const Environment& env, std::string_view spec) {
+    const std::string shown = "ollama:" + std::string(spec);
+    std::string name(spec), tag = "latest";
+    if (const auto colon = name.rfind(':'); colon != std::string::npos) tag = name.substr(colon + 1), name.resize(colon);
+    const auto bad = [](const std::string& part) {
+        return part.empty() || part == "." || part == ".." || part.find_first_of("\\:") != std::string::npos || part.find("..") != std::string::npos;
+    };
+    std::vector<std::string> parts;
+    for (std::size_t at = 0;;) {
+        const auto slash = name.find('/', at);
+        parts.push_back(name.substr(at, slash == std::string::npos ? std::string::npos : slash - at));
+        if (slash == std::string::npos) break;
+        at = slash + 1;
+    }
+    if (parts.size() > 3 || bad(tag) || std::any_of(parts.begin(), parts.end(), bad))
+        throw ModelError(shown, "", "expected ollama:NAME[:TAG] (NAME as ollama names it: llama3.2, NAMESPACE/NAME or HOST/NAMESPACE/NAME)");
+    if (parts.size() == 1) parts.insert(parts.begin(), "library");
+    if (parts.size() == 2) parts.insert(parts.begin(), "registry.ollama.ai");
+    const fs::path manifest = fs::path(env.ollama) / "manifests" / parts[0] / parts[1] / parts[2] / tag;
+    const std::optional<std::string> text = read_small_file(manifest);
+    if (!text) throw ModelError(shown, "", "no such model in " + env.ollama + " (" + manifest.string() + "; ollama pull fetches it, $OLLAMA_MODELS moves the folder)");
+    const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+    if (!j.is_object() || !j.contains("layers") || !j["layers"].is_array()) throw ModelError(manifest.string(), "layers", "expected ollama's manifest (a JSON object with layers)");
+    for (const nlohmann::json& layer : j["layers"]) {
+        if (!layer.is_object() || layer.value("mediaType", "") != "application/vnd.ollama.image.model") continue;
+        const std::string digest = layer.value("digest", "");
+        if (digest.size() != 71 || digest.rfind("sha256:", 0) != 0 || !std::all_of(digest.begin() + 7, digest.end(), ::isxdigit))
+            throw ModelError(manifest.string(), "layers", "the model's digest " + digest + " is not sha256:HEX");
+        const fs::path blob = fs::path(env.ollama) / "blobs" / ("sha256-" + digest.substr(7));
+        std::error_code ec;
+        if (!fs::is_regular_file(blob, ec)) throw ModelError(shown, "", "its blob " + blob.string() + " is missing");
+        return blob.string();
+    }
+    throw ModelError(manifest.string(), "layers", "no layer of mediaType application/vnd.ollama.image.model");
+}
+
+std::vector<LocalModel> local_models(const Environment& env) {
+    std::vector<LocalModel> out;
+    std::error_code ec;
+    for (const fs::directory_entry& org : fs::directory_iterator(env.lmstudio, ec))
+        for (const fs::directory_entry& repo : fs::directory_iterator(org.path(), ec))
+            for (const fs::directory_entry& f : fs::directory_iterator(repo.path(), ec))
+                if (f.path().extension() == ".gguf" && f.is_regular_file(ec))
+                    out.push_back({f.path().string(), f.path().string(), "LM Studio", f.file_size(ec)});
+    const fs::path manifests = fs::path(env.ollama) / "manifests";
+    for (const fs::directory_entry& m : fs::recursive_directory_iterator(manifests, ec)) {
+        if (!m.is_regular_file(ec)) continue;
+        const std::vector<std::string> parts = [&] {
+            std::vector<std::string> p;
+            for (const fs::path& x : m.path().lexically_relative(manifests)) p.push_back(x.string());
+            return p;
+        }();
+        if (parts.size() != 4) continue;  // HOST/NAMESPACE/NAME/TAG
+        const std::string name = (parts[0] == "registry.ollama.ai" ? (parts[1] == "library" ? "" : parts[1] + "/") : parts[0] + "/" + parts[1] + "/") +
+                                 parts[2] + ":" + parts[3];
+        try {
+            const std::string blob = ollama_blob(env, name);
+            out.push_back({"ollama:" + name, blob, "ollama", fs::file_size(blob, ec)});
+        } catch (const ModelError&) {  // not a model (a manifest of something else, or its blob gone)
+        }
+    }
+    std::sort(out.begin(), out.end(), [](const LocalModel& a, const LocalModel& b) { return a.name < b.name; });
+    return out;
 }
 
 std::vector<CachedModel> cached_models(const Environment& env) {
@@ -282,7 +353,11 @@ FileHead parse_head(std::string_view headers) {
 
 // [SECTION] Which files ----------------------------------------------------------------------
 
-std::vector<std::string> model_files(const std::vector<std::string>& listed) {
+std::vector<std::string> model_files(const std::vector<std::string>& listed, const std::string& quant, const std::string& repo) {
+    const bool safetensors = std::find(listed.begin(), listed.end(), "model.safetensors") != listed.end() ||
+                             std::find(listed.begin(), listed.end(), "model.safetensors.index.json") != listed.end();
+    if (!quant.empty() || !safetensors)
+        if (const std::string gguf = gguf_file_for(listed, quant, repo); !gguf.empty()) return {gguf};
     static constexpr const char* kWanted[] = {
         "config.json",      "generation_config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
         "vocab.json",       "merges.txt",             "vocab.txt",      "source.spm",            "target.spm",
@@ -297,8 +372,9 @@ std::vector<std::string> model_files(const std::vector<std::string>& listed) {
 }
 
 bool has_weights(const std::vector<std::string>& files) {
-    return std::find(files.begin(), files.end(), "model.safetensors") != files.end() ||
-           std::find(files.begin(), files.end(), "model.safetensors.index.json") != files.end();
+    return std::any_of(files.begin(), files.end(), [](const std::string& f) {
+        return f == "model.safetensors" || f == "model.safetensors.index.json" || (f.size() > 5 && f.compare(f.size() - 5, 5, ".gguf") == 0);
+    });
 }
 
 std::vector<std::string> shard_files(std::string_view index_json, const std::string& shown) {

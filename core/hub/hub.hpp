@@ -51,6 +51,8 @@ struct Environment {
     std::string endpoint = "https://huggingface.co";  // no trailing "/"
     std::string token;                               // "" when there is none
     bool offline = false;                            // HF_HUB_OFFLINE: never connect
+    std::string ollama;    // ollama's models: $OLLAMA_MODELS, else ~/.ollama/models
+    std::string lmstudio;  // LM Studio's: ~/.lmstudio/models (ORG/REPO/*.gguf)
 };
 
 // cache: $HF_HUB_CACHE, else $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else
@@ -60,13 +62,30 @@ struct Environment {
 Environment environment(const std::function<std::optional<std::string>(const char*)>& get);
 Environment environment();  // from this process's variables
 
+// [SECTION] Models of local runtimes: ollama, LM Studio -------------------------------------
+
+// ollama:NAME[:TAG] (`spec`: NAME[:TAG]) -> the model's GGUF file as ollama keeps it: the manifest
+// OLLAMA/manifests/registry.ollama.ai/library/NAME/TAG (TAG "latest" when not given; NAME
+// "NS/NAME": that namespace; "HOST/NS/NAME": that registry), its layer of mediaType
+// application/vnd.ollama.image.model, the blob OLLAMA/blobs/sha256-HEX. Throws
+// ModelError("ollama:SPEC", "", …) naming what is missing.
+std::string ollama_blob(const Environment& env, std::string_view spec);
+
+// A GGUF model of a local runtime, for `attnviz run --list`: LM Studio's LMSTUDIO/ORG/REPO/*.gguf
+// (name: the file's path) and ollama's manifests (name: ollama:NAME:TAG).
+struct LocalModel {
+    std::string name, path, runtime;  // runtime: "LM Studio" or "ollama"
+    std::uint64_t bytes = 0;
+};
+std::vector<LocalModel> local_models(const Environment& env);
+
 // [SECTION] The cache ------------------------------------------------------------------------
 
 std::string repo_folder(const Environment& env, const RepoId& id);  // CACHE/models--ORG--NAME
 // The commit `id`'s revision points to in the cache: the revision itself when pinned, else
 // refs/REVISION's content; nullopt when there is no such ref.
 std::optional<std::string> cached_commit(const Environment& env, const RepoId& id);
-// CACHE/models--ORG--NAME/snapshots/COMMIT when it holds config.json; else nullopt.
+// CACHE/models--ORG--NAME/snapshots/COMMIT when it holds config.json or a .gguf; else nullopt.
 std::optional<std::string> cached_snapshot(const Environment& env, const RepoId& id);
 
 // A model in the cache the runtime can open (config.json names a family it runs, and there are
@@ -116,9 +135,11 @@ bool is_sha256(std::string_view etag);              // 64 hex digits: an LFS fil
 
 // Of the files a repo lists, those a model needs (SPEC.md §6): config.json, the tokenizer files
 // it has, generation_config.json, and model.safetensors or model.safetensors.index.json. Shards
-// come from the index (shard_files). Nothing else.
-std::vector<std::string> model_files(const std::vector<std::string>& listed);
-bool has_weights(const std::vector<std::string>& files);  // model.safetensors or the index
+// come from the index (shard_files). Nothing else. A GGUF repo (no safetensors weights, or
+// `quant` given): the one .gguf file gguf_file_for picks (files.hpp; it throws naming them).
+std::vector<std::string> model_files(const std::vector<std::string>& listed, const std::string& quant = "",
+                                     const std::string& repo = "");
+bool has_weights(const std::vector<std::string>& files);  // model.safetensors, the index, or a .gguf
 // The shards an index's weight_map names, each once, sorted. Throws ModelError(shown, "weight_map", …).
 std::vector<std::string> shard_files(std::string_view index_json, const std::string& shown);
 

@@ -2,6 +2,7 @@
 #include "files.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -147,8 +148,51 @@ std::string ModelFiles::shown(const std::string& name) const { return folder.emp
 std::string ModelFiles::gguf() const {
     if (find("config.json")) return "";
     for (const auto& [name, bytes] : files)
-        if (name.size() > 5 && name.compare(name.size() - 5, 5, ".gguf") == 0) return name;
+        if (const std::uint8_t* magic = bytes->range(0, 4); magic && std::memcmp(magic, "GGUF", 4) == 0) return name;
     return "";
+}
+
+std::string gguf_file_for(const std::vector<std::string>& names, const std::string& quant, const std::string& shown) {
+    const auto upper = [](std::string s) {
+        for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        return s;
+    };
+    const std::string q = upper(quant);
+    std::vector<std::string> ggufs, picked;
+    for (const std::string& name : names) {
+        if (name.size() <= 5 || upper(name.substr(name.size() - 5)) != ".GGUF" || name.find('/') != std::string::npos) continue;
+        ggufs.push_back(name);
+        // quant as a whole part of the name: "Q4_K" is not "Q4_K_M"'s
+        const std::string base = upper(name);
+        for (std::size_t at = base.find(q); !q.empty() && at != std::string::npos; at = base.find(q, at + 1)) {
+            const char before = at ? base[at - 1] : '-', after = base[at + q.size()];
+            if (!std::isalnum(static_cast<unsigned char>(before)) && before != '_' && (after == '.' || after == '-')) {
+                picked.push_back(name);
+                break;
+            }
+        }
+    }
+    if (q.empty()) picked = ggufs;
+    if (picked.size() == 1) return picked[0];
+    if (ggufs.empty() && q.empty()) return "";
+    const auto listed = [](const std::vector<std::string>& v) {
+        std::string s;
+        for (const std::string& x : v) (s += s.empty() ? "" : ", ") += x;
+        return s;
+    };
+    if (ggufs.empty()) throw ModelError(shown, "--quant", "no .gguf file here to pick " + quant + " from");
+    if (q.empty()) throw ModelError(shown, "--quant", std::to_string(ggufs.size()) + " .gguf files here: name one (" + listed(ggufs) + ")");
+    if (picked.empty()) throw ModelError(shown, "--quant", "no .gguf file is " + quant + "; there are " + listed(ggufs));
+    throw ModelError(shown, "--quant", std::to_string(picked.size()) + " .gguf files are " + quant + ": " + listed(picked));
+}
+
+void ModelFiles::keep_gguf(const std::string& quant) {
+    std::vector<std::string> names;
+    for (const auto& [name, bytes] : files) names.push_back(name);
+    const std::string keep = gguf_file_for(names, quant, folder);
+    if (keep.empty()) return;
+    for (auto it = files.begin(); it != files.end();)
+        it = it->first != keep && it->first.size() > 5 && it->first.compare(it->first.size() - 5, 5, ".gguf") == 0 ? files.erase(it) : std::next(it);
 }
 
 ModelFiles ModelFiles::from_gguf(const std::string& path) {
@@ -157,7 +201,8 @@ ModelFiles ModelFiles::from_gguf(const std::string& path) {
     out.folder = slash == std::string::npos ? "" : path.substr(0, slash);
     const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
     out.files[name] = FileBytes::map(path, path);
-    if (out.gguf().empty()) throw ModelError(path, "", "a file that is not a .gguf: give a model's folder, a .gguf file, a built-in model or a Hub id");
+    out.label = name.size() > 5 && name.compare(name.size() - 5, 5, ".gguf") == 0 ? name.substr(0, name.size() - 5) : name;
+    if (out.gguf().empty()) throw ModelError(path, "", "not a GGUF file: give a model's folder, a .gguf file, a built-in model or a Hub id");
     return out;
 }
 

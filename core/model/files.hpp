@@ -93,6 +93,8 @@ private:
 // The files of one model by name ("config.json", "model.safetensors", "vocab.json", …).
 struct ModelFiles {
     std::string folder;  // as the user named it; messages say folder/name
+    std::string label;   // the model's name when its config gives none, if not the folder's: a
+                         // GGUF file's stem, ollama:NAME:TAG
     std::map<std::string, std::shared_ptr<const FileBytes>> files;
 
     // Maps every regular file of `path` (not recursive). Throws ModelError when `path` is not a
@@ -103,11 +105,20 @@ struct ModelFiles {
     const FileBytes& need(const std::string& name) const;
     std::shared_ptr<const FileBytes> share(const std::string& name) const;  // need(), shared
     std::string shown(const std::string& name) const;  // "folder/name" (or "name" without a folder)
-    // A GGUF model: the name of its one *.gguf file when there is no config.json, else "".
+    // A GGUF model: the name of its file that starts with GGUF's magic when there is no
+    // config.json (ollama's blobs have no .gguf in their names), else "".
     std::string gguf() const;
-    // The files of one GGUF file (`path`; throws ModelError when it cannot be mapped or its name
-    // does not end in .gguf): the folder is the file's, so messages name the file by its path.
+    // A folder of several .gguf files (a Hub repo's quantizations, LM Studio's ORG/REPO): keeps
+    // the one gguf_file_for picks, drops the others. Throws ModelError(folder, "--quant", …).
+    void keep_gguf(const std::string& quant);
+    // The files of one GGUF file (`path`; throws ModelError when it cannot be mapped or is not a
+    // GGUF file): the folder is the file's, so messages name the file by its path.
     static ModelFiles from_gguf(const std::string& path);
 };
+
+// Of a repo's or folder's file names, the .gguf file at its top for `quant` (a part of its name,
+// "Q4_K_M", matched whole and in any case), or the only .gguf when quant is ""; "" when there is none.
+// Throws ModelError(shown, "--quant", …) naming the files there are when none or several match.
+std::string gguf_file_for(const std::vector<std::string>& names, const std::string& quant, const std::string& shown);
 
 }  // namespace attn

@@ -419,7 +419,7 @@ constexpr PreTokenizer kPreTokenizers[] = {
 };
 
 // Token types (tokenizer.ggml.token_type): llama.cpp's LLAMA_TOKEN_TYPE_*.
-enum TokenType { kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6 };
+constexpr std::int64_t kNormal = 1, kControl = 3, kUserDefined = 4;  // also: 2 unknown, 5 unused, 6 byte
 
 nlohmann::json added_token(int id, const std::string& content, bool special) {
     return {{"id", id}, {"content", content}, {"single_word", false}, {"lstrip", false}, {"rstrip", false}, {"normalized", false},
@@ -437,12 +437,12 @@ std::string tokenizer_json_of(const Meta& m) {
     const auto n = static_cast<std::int64_t>(tokens.size());
     const GgufValue* types_v = m.find("tokenizer.ggml.token_type");
     const std::vector<GgufValue>* types = types_v ? &m.array("tokenizer.ggml.token_type", Type::I32, n) : nullptr;
+    const auto type_of = [&](std::int64_t i) { return types ? (*types)[static_cast<std::size_t>(i)].integer : kNormal; };
     nlohmann::json vocab = nlohmann::json::object(), added = nlohmann::json::array(), merges = nlohmann::json::array();
     for (std::int64_t i = 0; i < n; ++i) {
         const std::string& t = tokens[static_cast<std::size_t>(i)].text;
         if (!vocab.contains(t)) vocab[t] = i;
-        const std::int64_t type = types ? (*types)[static_cast<std::size_t>(i)].integer : kNormal;
-        if (type == kControl || type == kUserDefined) added.push_back(added_token(static_cast<int>(i), t, type == kControl));
+        if (type_of(i) == kControl || type_of(i) == kUserDefined) added.push_back(added_token(static_cast<int>(i), t, type_of(i) == kControl));
     }
     const auto id = [&](const char* key) { return m.find(key) ? m.integer(key, 0) : -1; };
     const bool add_bos = m.boolean("tokenizer.ggml.add_bos_token", kind == "llama");
@@ -486,8 +486,7 @@ std::string tokenizer_json_of(const Meta& m) {
     std::vector<Merge> all;
     for (std::int64_t i = 0; i < n; ++i) {
         const std::string& t = tokens[static_cast<std::size_t>(i)].text;
-        const std::int64_t type = types ? (*types)[static_cast<std::size_t>(i)].integer : kNormal;
-        if (type != kNormal && type != kUserDefined) continue;
+        if (type_of(i) != kNormal && type_of(i) != kUserDefined) continue;
         std::vector<Merge> local;
         for (std::size_t cut = 1; cut < t.size(); ++cut) {
             if ((static_cast<unsigned char>(t[cut]) & 0xC0) == 0x80) continue;  // inside a character

@@ -147,6 +147,7 @@ ModelConfig config_of(const ModelFiles& files) {
 
 ModelLoad::ModelLoad(const ModelFiles& files, bool measure_heads)
     : folder_(files.folder),
+      label_(files.label),
       config_(config_of(files)),
       tokenizer_(load_tokenizer(files, config_, false)),
       target_(config_.family == Family::Marian && files.find("target.spm") && !files.find("tokenizer.json")
@@ -178,7 +179,7 @@ void ModelLoad::step() {
 }
 
 LoadedModel ModelLoad::take() {
-    std::string name = config_.name;
+    std::string name = config_.name.empty() ? label_ : config_.name;
     if (name.empty()) {
         name = folder_.substr(folder_.find_last_of('/') == std::string::npos ? 0 : folder_.find_last_of('/') + 1);
         if (name.empty()) name = config_.model_type;

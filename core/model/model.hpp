@@ -59,7 +59,7 @@ public:
     void filled() { weights_.filled(); }
 
 private:
-    std::string folder_;
+    std::string folder_, label_;
     ModelConfig config_;
     Tokenizer tokenizer_;
     std::optional<Tokenizer> target_;

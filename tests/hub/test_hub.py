@@ -105,6 +105,10 @@ hub.add("attnviz-test/stops", [case_files(GPT2_OLD)])
 hub.add("attnviz-test/two", [case_files(SHARDS, {"generation_config.json": b"{}"})])
 hub.add("old-name/gpt2-tiny", [{"x": b""}], renamed_to="attnviz-test/gpt2-tiny")
 hub.add("tinygpt", [case_files(GPT2)])
+GGUF_SEEDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "corpus", "gguf")
+gguf_files = {"tiny-Q8_0.gguf": open(os.path.join(GGUF_SEEDS, "llama_tiny.gguf"), "rb").read(),
+              "tiny-IQ4_NL.gguf": open(os.path.join(GGUF_SEEDS, "gemma2_tiny.gguf"), "rb").read(), "README.md": b"# GGUF\n"}
+hub.add("attnviz-test/tiny-GGUF", [gguf_files])
 hub.start()
 sha = lambda data: hashlib.sha256(data).hexdigest()  # noqa: E731
 gpt2_weights = sha(case_files(GPT2)["model.safetensors"])
@@ -264,6 +268,20 @@ hub.claimed[("attnviz-test/too-big", "model.safetensors")] = 10 ** 15
 n = len(hub.log)
 bad("too big for memory", run("attnviz-test/too-big", home), "attnviz-test/too-big", "memory", "not downloaded")
 check(not requests_since(n, "cdn"), "too big: refused before the download")
+
+# 9. A GGUF repo (bartowski's kind): --quant picks one file, and only it is fetched.
+bad("a GGUF repo without --quant", run("attnviz-test/tiny-GGUF", home), "attnviz-test/tiny-GGUF", "--quant",
+    "tiny-IQ4_NL.gguf", "tiny-Q8_0.gguf")
+p = run("attnviz-test/tiny-GGUF", home, args=("--quant", "q8_0", "--ids", "1,2,3", "--json"))
+snap = os.path.join(home, "hub", "models--attnviz-test--tiny-GGUF", "snapshots", hub.repos["attnviz-test/tiny-GGUF"].branches["main"])
+check(p.returncode == 0 and json.loads(p.stdout)["gguf"]["architecture"] == "llama" and sorted(os.listdir(snap)) == ["tiny-Q8_0.gguf"],
+      f"--quant q8_0: that file alone, fetched and run ({p.stderr.strip()!r})")
+p = run("attnviz-test/tiny-GGUF", home, args=("--quant", "IQ4_NL", "--ids", "1,2,3", "--json"), HF_HUB_OFFLINE="1")
+bad("offline, the other quantization not cached", p, "attnviz-test/tiny-GGUF", "--quant", "IQ4_NL")
+p = run("attnviz-test/tiny-GGUF", home, args=("--quant", "IQ4_NL", "--ids", "1,2,3", "--json"))
+check(p.returncode == 0 and json.loads(p.stdout)["gguf"]["architecture"] == "gemma2", "--quant IQ4_NL: the other file")
+bad("a quantization the repo lacks", run("attnviz-test/tiny-GGUF", home, args=("--quant", "Q4_K_M", "--ids", "1")),
+    "attnviz-test/tiny-GGUF", "--quant", "no .gguf file is Q4_K_M", "tiny-Q8_0.gguf")
 
 hub.stop()
 shutil.rmtree(work)

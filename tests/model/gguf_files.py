@@ -348,3 +348,42 @@ def pair_rows(w, heads):
     """LlamaModel.permute (convert_hf_to_gguf.py): each head's rows i and i + n/2 made adjacent."""
     w = np.asarray(w)
     return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+# [SECTION] The fuzzer's seeds ----------------------------------------------------------------------
+
+
+def write_seeds(folder):
+    """tests/fuzz/corpus/gguf: two tiny models (d 32, one layer), llama in Q8_0 and Q4_0 with a
+    byte-level BPE, gemma2 in Q4_K's cousins' 32-blocks (IQ4_NL, Q5_1) with a SentencePiece one."""
+    import os
+    rng = np.random.default_rng(7)
+    d, heads, kv, hd, ff, vocab = 32, 2, 1, 16, 64, 12
+    tokens = [chr(ord("a") + i) for i in range(vocab - 2)] + ["ab", "<s>"]
+    for arch, kinds, model in (("llama", ("Q8_0", "Q4_0"), "gpt2"), ("gemma2", ("IQ4_NL", "Q5_1"), "llama")):
+        meta = [("general.architecture", STRING, arch), (f"{arch}.context_length", U32, 16), (f"{arch}.embedding_length", U32, d),
+                (f"{arch}.block_count", U32, 1), (f"{arch}.feed_forward_length", U32, ff), (f"{arch}.attention.head_count", U32, heads),
+                (f"{arch}.attention.head_count_kv", U32, kv), (f"{arch}.attention.key_length", U32, hd),
+                (f"{arch}.attention.layer_norm_rms_epsilon", F32, 1e-6), (f"{arch}.attention.sliding_window", U32, 4),
+                ("tokenizer.ggml.model", STRING, model), ("tokenizer.ggml.tokens", ARRAY, (STRING, tokens)),
+                ("tokenizer.ggml.scores", ARRAY, (F32, [-float(i) for i in range(vocab)])),
+                ("tokenizer.ggml.token_type", ARRAY, (I32, [1] * (vocab - 1) + [3])),
+                ("tokenizer.ggml.merges", ARRAY, (STRING, ["a b"])), ("tokenizer.ggml.bos_token_id", U32, vocab - 1)]
+        shapes = {"token_embd.weight": (vocab, d), "output_norm.weight": (d,), "blk.0.attn_norm.weight": (d,),
+                  "blk.0.attn_q.weight": (heads * hd, d), "blk.0.attn_k.weight": (kv * hd, d), "blk.0.attn_v.weight": (kv * hd, d),
+                  "blk.0.attn_output.weight": (d, heads * hd), "blk.0.ffn_norm.weight": (d,), "blk.0.ffn_gate.weight": (ff, d),
+                  "blk.0.ffn_up.weight": (ff, d), "blk.0.ffn_down.weight": (d, ff)}
+        if arch == "gemma2":
+            shapes.update({"blk.0.post_attention_norm.weight": (d,), "blk.0.post_ffw_norm.weight": (d,)})
+        tensors = []
+        for i, (name, shape) in enumerate(shapes.items()):
+            x = rng.standard_normal(shape).astype(f32) * 0.3 + (1.0 if len(shape) == 1 else 0.0)
+            kind = "F32" if len(shape) == 1 else kinds[i % 2]
+            tensors.append((name, kind, shape, quantize(x.reshape(shape[0], -1) if len(shape) == 2 else x[None, :], kind)))
+        write_gguf(os.path.join(folder, f"{arch}_tiny.gguf"), meta, tensors)
+
+
+if __name__ == "__main__":
+    import sys
+    if len(sys.argv) != 2:
+        sys.exit("usage: /usr/bin/python3 tests/model/gguf_files.py FOLDER   (writes the fuzzer's seeds)")
+    write_seeds(sys.argv[1])
