@@ -411,6 +411,63 @@ TEST_CASE("kernels: B packed as 16-bit numbers gives its F32 copy's products bit
             CHECK(worst_across < 2e-5);
         });
 }
+// Q8 (the block formats of GGUF files): B as 8-bit q with a scale s and an offset o per column
+// and 16 rows, packed in parts of columns, unpacks to s·q + o as the kernels form it (one
+// multiply-add: within 1 ulp of the float s·q + o), and gives the products of that F32 copy bit
+// for bit: every set, many shapes (several column blocks, K past KC, one row), with a bias or not.
+TEST_CASE("kernels: B packed as 8-bit numbers with group scales gives its F32 copy's products bit for bit") {
+    oracle::Random rng(53);
+    const std::vector<std::array<int, 3>> shapes = {{1, 37, 304}, {2, 2311, 32}, {7, 1031, 272}, {33, 64, 64},
+                                                    {150, 100, 512}, {1, 3072, 64}, {5, 10, 16}, {9, 300, 0}};
+    for_each_isa([&](kernels::Context& ctx) {
+        int not_bitwise = 0, unpacked_wrong = 0, column_wrong = 0;
+        double worst = 0;
+        for (const auto [M, N, K] : shapes)
+            for (int with_bias = 0; with_bias < 2; ++with_bias) {
+                const int groups = K / 16, ldq = K + 5, ldg = groups + 2;
+                std::vector<std::int8_t> q(static_cast<std::size_t>(N) * ldq);
+                std::vector<float> s(static_cast<std::size_t>(N) * ldg), o(s.size());
+                for (auto& x : q) x = static_cast<std::int8_t>(rng.below(256) - 128);
+                for (std::size_t i = 0; i < s.size(); ++i) s[i] = 0.02f * rng.uniform(), o[i] = i % 3 ? 0.1f * rng.uniform() : 0.0f;
+                const Matrix A = rng.matrix(M, K), bias = rng.matrix(1, N);
+                std::vector<std::int8_t> packed(kernels::packed_size(ctx.isa, K, N));
+                std::vector<float> scales(packed.size() / 8 + 1);
+                const int step = kernels::pack_step(ctx.isa, N);
+                for (int j0 = 0; j0 < N; j0 += step) {  // in parts, as the loader packs a weight
+                    const int j1 = std::min(N, j0 + step);
+                    kernels::pack_columns_q8(ctx.isa, K, N, j0, j1, q.data() + static_cast<std::size_t>(j0) * ldq, ldq,
+                                             s.data() + static_cast<std::size_t>(j0) * ldg, o.data() + static_cast<std::size_t>(j0) * ldg, ldg,
+                                             packed.data(), scales.data());
+                }
+                const kernels::PackedB B{ctx.isa, kernels::Precision::Q8, K, N, packed.data(), scales.data()};
+                Matrix U(K, N);  // B as floats: s·q + o, within an ulp of the float expression
+                kernels::unpack(B, U.data(), N);
+                std::vector<float> col(static_cast<std::size_t>(K));
+                for (int j = 0; j < N; ++j) {
+                    kernels::column(B, j, col.data());
+                    for (int p = 0; p < K; ++p) {
+                        const float sg = s[static_cast<std::size_t>(j) * ldg + p / 16], og = o[static_cast<std::size_t>(j) * ldg + p / 16];
+                        const double want = double(q[static_cast<std::size_t>(j) * ldq + p]) * sg + og;
+                        unpacked_wrong += std::fabs(U(p, j) - want) > 1.2e-7 * (std::fabs(want) + std::fabs(og) + 1e-30);
+                        column_wrong += col[p] != U(p, j);
+                    }
+                }
+                std::vector<float> f32(kernels::packed_size(ctx.isa, K, N));
+                const kernels::PackedB copy = kernels::pack(ctx.isa, K, N, U.data(), N, false, f32.data());
+                Matrix C(M, N), C8(M, N);
+                const float* b = with_bias ? bias.data() : nullptr;
+                kernels::matmul(ctx, M, A.data(), K, copy, b, C.data(), N);
+                kernels::matmul(ctx, M, A.data(), K, B, b, C8.data(), N);
+                not_bitwise += (C.array() != C8.array()).count();
+                worst = std::max(worst, product_vs_loops(C8, A, U, false, with_bias ? &bias : nullptr));
+            }
+        std::printf("matmul, 8-bit B   %-10s: %zu shapes, max rel. diff %.2e\n", kernels::isa_name(ctx.isa), shapes.size() * 2, worst);
+        CHECK(unpacked_wrong == 0);
+        CHECK(column_wrong == 0);
+        CHECK(not_bitwise == 0);
+        CHECK(worst < 2e-5);
+    });
+}
 // Packing in parts (a checkpoint's tensor read a window of rows at a time): the columns of B cut
 // into parts of whole pack_steps, each part given alone and packed into its place, make the
 // whole packing byte for byte, and unpack to B (plain loops); for every precision, transposed or

@@ -132,10 +132,13 @@ struct Table {
     int (*pack_step)(int);
     void (*pack_columns)(int, int, int, int, const std::uint8_t*, int, bool, float*);
     void (*pack_columns16)(int, int, int, int, const std::uint8_t*, int, bool, std::uint16_t*);
-    // per Precision (F32, BF16, F16)
-    void (*unpack[3])(int, int, const void*, float*, int);
-    void (*column[3])(int, int, const void*, int, float*);
-    void (*matmul_packed[3])(Context&, int, int, int, const float*, int, const void*, const float*, float*, int, int, int);
+    void (*pack_columns8)(int, int, int, int, const std::uint8_t*, int, bool, std::int8_t*);
+    void (*pack_scales)(int, int, int, int, const float*, const float*, int, float*);
+    // per Precision (F32, BF16, F16, Q8)
+    void (*unpack[4])(int, int, const void*, const float*, float*, int);
+    void (*column[4])(int, int, const void*, const float*, int, float*);
+    void (*matmul_packed[4])(Context&, int, int, int, const float*, int, const void*, const float*, const float*, float*, int, int,
+                             int);
     void (*softmax_rows)(const float*, float, const std::uint8_t*, const RowSpan*, int, int, float*, float*,
                          std::vector<int>*);
     void (*exp_nonpositive)(const float*, float*, int);
@@ -154,9 +157,11 @@ struct Table {
           ns::pack_step,                                                                                      \
           ns::pack_columns<float>,                                                                            \
           ns::pack_columns<std::uint16_t>,                                                                    \
-          {ns::unpack_whole<ns::F32>, ns::unpack_whole<ns::Bf16>, ns::unpack_whole<ns::F16>},                 \
-          {ns::packed_column<ns::F32>, ns::packed_column<ns::Bf16>, ns::packed_column<ns::F16>},              \
-          {ns::matmul_packed<ns::F32>, ns::matmul_packed<ns::Bf16>, ns::matmul_packed<ns::F16>},              \
+          ns::pack_columns<std::int8_t>,                                                                      \
+          ns::pack_scales,                                                                                    \
+          {ns::unpack_whole<ns::F32>, ns::unpack_whole<ns::Bf16>, ns::unpack_whole<ns::F16>, ns::unpack_whole<ns::Q8>},                 \
+          {ns::packed_column<ns::F32>, ns::packed_column<ns::Bf16>, ns::packed_column<ns::F16>, ns::packed_column<ns::Q8>},              \
+          {ns::matmul_packed<ns::F32>, ns::matmul_packed<ns::Bf16>, ns::matmul_packed<ns::F16>, ns::matmul_packed<ns::Q8>},              \
           ns::softmax_rows,                                                                                   \
           ns::exp_nonpositive,                                                                                \
           ns::exp2_nonpositive,                                                                               \
@@ -364,16 +369,28 @@ void pack_columns(Isa isa, Precision precision, int K, int N, int j0, int j1, co
         throw std::invalid_argument("pack_columns: columns [" + std::to_string(j0) + ", " + std::to_string(j1) + ") of " +
                                     std::to_string(N) + " are not whole parts of " + std::to_string(step));
     const auto* bytes = static_cast<const std::uint8_t*>(B);
+    if (precision == Precision::Q8) throw std::invalid_argument("pack_columns: Q8 numbers come with their scales (pack_columns_q8)");
     if (precision == Precision::F32) t.pack_columns(K, N, j0, j1, bytes, ldb, b_transposed, static_cast<float*>(out));
     else t.pack_columns16(K, N, j0, j1, bytes, ldb, b_transposed, static_cast<std::uint16_t*>(out));
 }
 
+void pack_columns_q8(Isa isa, int K, int N, int j0, int j1, const std::int8_t* q, int ldq, const float* s, const float* o,
+                     int ldg, std::int8_t* out, float* out_scales) {
+    const Table& t = table(isa);
+    const int step = t.pack_step(std::max(N, 1));
+    if (K < 0 || K % 16 != 0 || j0 < 0 || j0 > j1 || j1 > N || j0 % step != 0 || (j1 != N && j1 % step != 0))
+        throw std::invalid_argument("pack_columns_q8: K = " + std::to_string(K) + " (a multiple of 16), columns [" + std::to_string(j0) +
+                                    ", " + std::to_string(j1) + ") of " + std::to_string(N) + " (whole parts of " + std::to_string(step) + ")");
+    t.pack_columns8(K, N, j0, j1, reinterpret_cast<const std::uint8_t*>(q), ldq, true, out);
+    t.pack_scales(K, N, j0, j1, s, o, ldg, out_scales);
+}
+
 void unpack(const PackedB& B, float* out, int ldo) {
-    table(B.isa).unpack[static_cast<int>(B.precision)](B.K, B.N, B.data, out, ldo);
+    table(B.isa).unpack[static_cast<int>(B.precision)](B.K, B.N, B.data, B.scales, out, ldo);
 }
 
 void column(const PackedB& B, int j, float* out) {
-    table(B.isa).column[static_cast<int>(B.precision)](B.K, B.N, B.data, j, out);
+    table(B.isa).column[static_cast<int>(B.precision)](B.K, B.N, B.data, B.scales, j, out);
 }
 
 void matmul(Context& ctx, int M, const float* A, int lda, const PackedB& B, const float* bias, float* C, int ldc) {
@@ -384,7 +401,7 @@ void matmul(Context& ctx, int M, const float* A, int lda, const PackedB& B, cons
         const ProductSplit split = product_split(ctx.isa, ctx.threads(), M, B.N, B.K, ctx.split_work);
         return for_parts(ctx, split.parts(), ctx.split_work, [&](int part, Context& w) {  // one part: on ctx
             const auto [i0, i1, j0, j1] = split.part(part, M, B.N);
-            product(w, i1 - i0, B.N, B.K, A + static_cast<std::ptrdiff_t>(i0) * lda, lda, B.data, bias,
+            product(w, i1 - i0, B.N, B.K, A + static_cast<std::ptrdiff_t>(i0) * lda, lda, B.data, B.scales, bias,
                     C + static_cast<std::ptrdiff_t>(i0) * ldc, ldc, j0 / t.nr, (j1 + t.nr - 1) / t.nr);
         });
     }

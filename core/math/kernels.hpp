@@ -147,8 +147,11 @@ ProductSplit product_split(Isa isa, int threads, int M, int N, int K, double spl
 // How a packed B holds its numbers: as floats, or as the 16 bits a checkpoint stores them in
 // (bfloat16, IEEE half), widened to floats in the registers as a product reads them. Widening
 // is exact (every 16-bit number is a float), so a 16-bit B gives the numbers of its F32 copy
-// with half the memory.
-enum class Precision { F32, BF16, F16 };
+// with half the memory. Q8: 8-bit integers q and, per column and 16 rows of K, a scale s and
+// an offset o; the number is s·q + o, one multiply-add in the registers (the block formats of
+// a GGUF file: each of its blocks is such groups, quants.hpp), 1.5 bytes a number; K a multiple of 16.
+enum class Precision { F32, BF16, F16, Q8 };
+constexpr int kQ8Group = 16;  // Q8's rows of K per scale and offset
 
 // B packed once for the products that read it many times (a model's weights): the panels
 // matmul packs into the Context on every call, all of them, in the order it reads them. The
@@ -158,7 +161,8 @@ struct PackedB {
     Isa isa = Isa::Scalar;  // whose layout
     Precision precision = Precision::F32;
     int K = 0, N = 0;             // B is K×N
-    const void* data = nullptr;   // packed_size(isa, K, N) floats, or 16-bit numbers; the caller's
+    const void* data = nullptr;   // packed_size(isa, K, N) floats, 16-bit or 8-bit numbers; the caller's
+    const float* scales = nullptr;  // Q8: packed_size(isa, K, N) / 8 floats (pack_columns_q8); the caller's
 };
 std::size_t packed_size(Isa isa, int K, int N);  // elements: K × N rounded up to NR columns
 // The most floats a Context of `isa` keeps in its scratch: products of any size, and heads of T_k
@@ -182,6 +186,12 @@ PackedB pack16(Isa isa, Precision precision, int K, int N, const void* B, int ld
 int pack_step(Isa isa, int N);
 void pack_columns(Isa isa, Precision precision, int K, int N, int j0, int j1, const void* B, int ldb, bool b_transposed,
                   void* out);
+// Q8's columns [j0, j1) of B (as pack_columns), given transposed: column j0 + c's K numbers
+// q[c·ldq + p] (s·q + o their values) and the scale and offset of each group of 16,
+// s[c·ldg + g], o[c·ldg + g]. out: packed_size(isa, K, N) 8-bit numbers; out_scales:
+// packed_size(isa, K, N) / 8 floats. K a multiple of 16 (else std::invalid_argument).
+void pack_columns_q8(Isa isa, int K, int N, int j0, int j1, const std::int8_t* q, int ldq, const float* s, const float* o,
+                     int ldg, std::int8_t* out, float* out_scales);
 // out: K×N (row stride ldo) = the B that was packed, exactly (widened to floats).
 void unpack(const PackedB& B, float* out, int ldo);
 // out: column j of B, K floats (a token's embedding, when B is the d×V table of a tied LM head).

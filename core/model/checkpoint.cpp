@@ -5,6 +5,7 @@
 // [SECTION] The plan
 #include "family.hpp"
 #include "gguf.hpp"
+#include "quants.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -220,19 +221,28 @@ Linear Plan::packed(std::size_t weight, std::ptrdiff_t offset, int ld, bool tran
     const kernels::Isa isa = kernels::best_isa();
     const std::size_t n = kernels::packed_size(isa, in, out);
     const Dtype dtype = conversions[weight].tensor.info->dtype;
+    // A GGUF's block formats stay quantized (an nn.Linear's [out, in] rows: whole groups of 16)
+    const bool q8 = is_block_format(dtype) && transposed && in % kGroup == 0;
     const kernels::Precision precision = dtype == Dtype::BF16 ? kernels::Precision::BF16
                                          : dtype == Dtype::F16 ? kernels::Precision::F16
+                                         : q8                  ? kernels::Precision::Q8
                                                                : kernels::Precision::F32;
     void* to = nullptr;
+    float* scales = nullptr;
     if (precision == kernels::Precision::F32) {
         to = computed(n);
+    } else if (precision == kernels::Precision::Q8) {
+        w_.storage8.emplace_back(new std::int8_t[n]);
+        w_.bytes += n;
+        to = w_.storage8.back().get();
+        scales = computed(n / 8);
     } else {
         w_.storage16.emplace_back(new std::uint16_t[n]);
         w_.bytes += n * sizeof(std::uint16_t);
         to = w_.storage16.back().get();
     }
-    packings.push_back({weight, offset, ld, transposed, isa, precision, in, out, to});
-    return {kernels::PackedB{isa, precision, in, out, to}, b};
+    packings.push_back({weight, offset, ld, transposed, isa, precision, in, out, to, scales});
+    return {kernels::PackedB{isa, precision, in, out, to, scales}, b};
 }
 
 // A required tensor, placed (kept: given its F32 place; else converted into a passing copy).

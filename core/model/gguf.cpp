@@ -8,6 +8,7 @@
 // [SECTION] The tokenizer
 // [SECTION] The model
 #include "gguf.hpp"
+#include "text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -52,6 +53,7 @@ namespace {
 class Cursor {
 public:
     Cursor(const FileBytes& f, const std::string& file) : f_(f), file_(file) {}
+    const std::string& file() const { return file_; }
     std::size_t at() const { return at_; }
     std::size_t left() const { return f_.file_size() - at_; }
     const std::uint8_t* take(std::uint64_t n, const std::string& where) {
@@ -69,10 +71,13 @@ public:
         std::memcpy(&v, take(sizeof v, where), sizeof v);  // little-endian hosts only (x86-64, wasm)
         return v;
     }
-    std::string text(const std::string& where) {
+    std::string text(const std::string& where) {  // GGUF's strings are UTF-8
         const auto n = number<std::uint64_t>(where);
         const std::uint8_t* p = take(n, where + " (a string of " + std::to_string(n) + " bytes)");
-        return {reinterpret_cast<const char*>(p), static_cast<std::size_t>(n)};
+        std::string s(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
+        if (const std::optional<std::size_t> bad = first_bad_utf8(s))
+            throw ModelError(file_, where, "a string that is not UTF-8 (byte " + std::to_string(*bad) + ")");
+        return s;
     }
 
 private:
@@ -111,7 +116,7 @@ GgufValue read_value(Cursor& c, Type type, const std::string& key, int depth) {
         }
         case Type::Bool: {
             const auto b = c.number<std::uint8_t>(key);
-            if (b > 1) throw ModelError("", key, "a bool of value " + std::to_string(b));
+            if (b > 1) throw ModelError(c.file(), key, "a bool of value " + std::to_string(b));
             integer(b);
             break;
         }
@@ -119,19 +124,19 @@ GgufValue read_value(Cursor& c, Type type, const std::string& key, int depth) {
         case Type::F64: v.real = c.number<double>(key); break;
         case Type::String: v.text = c.text(key); break;
         case Type::Array: {
-            if (depth >= 2) throw ModelError("", key, "arrays nested deeper than two");
+            if (depth >= 2) throw ModelError(c.file(), key, "arrays nested deeper than two");
             const auto element = c.number<std::uint32_t>(key);
-            if (element > static_cast<std::uint32_t>(Type::F64)) throw ModelError("", key, "array of unknown type " + std::to_string(element));
+            if (element > static_cast<std::uint32_t>(Type::F64)) throw ModelError(c.file(), key, "array of unknown type " + std::to_string(element));
             v.element = static_cast<Type>(element);
             const auto n = c.number<std::uint64_t>(key);
             if (n > c.left() / smallest_bytes(v.element))
-                throw ModelError("", key, "an array of " + std::to_string(n) + " values, more than the file's " + std::to_string(c.left()) +
+                throw ModelError(c.file(), key, "an array of " + std::to_string(n) + " values, more than the file's " + std::to_string(c.left()) +
                                               " bytes left can hold");
             v.items.reserve(static_cast<std::size_t>(n));
             for (std::uint64_t i = 0; i < n; ++i) v.items.push_back(read_value(c, v.element, key, depth + 1));
             break;
         }
-        default: throw ModelError("", key, "unknown value type " + std::to_string(static_cast<std::uint32_t>(type)));
+        default: throw ModelError(c.file(), key, "unknown value type " + std::to_string(static_cast<std::uint32_t>(type)));
     }
     return v;
 }
@@ -158,13 +163,8 @@ GgufFile read_gguf(const FileBytes& f, const std::string& file) {
         std::string key = c.text(where);
         const auto type = c.number<std::uint32_t>(key);
         if (type > static_cast<std::uint32_t>(Type::F64)) throw ModelError(file, key, "unknown value type " + std::to_string(type));
-        try {
-            GgufValue v = read_value(c, static_cast<Type>(type), key, 0);
-            if (!g.metadata.emplace(key, std::move(v)).second) throw ModelError(file, key, "given twice");
-        } catch (const ModelError& e) {
-            if (!e.file().empty()) throw;
-            throw ModelError(file, e.where(), std::string(e.what()).substr(e.where().size() + 2));
-        }
+        GgufValue v = read_value(c, static_cast<Type>(type), key, 0);
+        if (!g.metadata.emplace(key, std::move(v)).second) throw ModelError(file, key, "given twice");
     }
     if (const GgufValue* a = g.find("general.alignment")) {
         if (!a->is_integer() || a->integer <= 0 || a->integer > (1 << 20) || (a->integer & (a->integer - 1)))
@@ -232,15 +232,16 @@ struct Meta {
     [[noreturn]] void fail(const std::string& key, const std::string& message) const { throw ModelError(g.file, key, message); }
     const GgufValue* find(const std::string& key) const { return g.find(key); }
     std::string key(const std::string& name) const { return arch + "." + name; }  // "llama.block_count"
-    std::int64_t integer(const std::string& k, std::int64_t minimum, std::optional<std::int64_t> fallback = std::nullopt) const {
+    std::int64_t integer(const std::string& k, std::int64_t minimum, std::optional<std::int64_t> fallback = std::nullopt,
+                         std::int64_t maximum = (std::int64_t{1} << 31) - 1) const {
         const GgufValue* v = find(k);
         if (!v) {
             if (fallback) return *fallback;
             fail(k, "missing");
         }
         if (!v->is_integer()) fail(k, std::string("expected an integer, got a ") + gguf_type_name(v->type));
-        if (v->integer < minimum || v->integer > (std::int64_t{1} << 31) - 1)
-            fail(k, "expected an integer from " + std::to_string(minimum) + " to 2^31 − 1, got " + std::to_string(v->integer));
+        if (v->integer < minimum || v->integer > maximum)
+            fail(k, "expected an integer from " + std::to_string(minimum) + " to " + std::to_string(maximum) + ", got " + std::to_string(v->integer));
         return v->integer;
     }
     double real(const std::string& k, double fallback) const {
@@ -347,15 +348,17 @@ nlohmann::json config_json(const Meta& m, const Arch& a, const GgufFile& g) {
     const std::int64_t vocab = m.integer(m.key("vocab_size"), 1, tokens && tokens->type == Type::Array
                                                                     ? std::optional<std::int64_t>(tokens->items.size())
                                                                     : std::nullopt);
-    const std::int64_t d = m.integer(m.key("embedding_length"), 1), layers = m.integer(m.key("block_count"), 1);
-    const std::int64_t heads = m.integer(m.key("attention.head_count"), 1);
-    const std::int64_t head_dim = m.integer(m.key("attention.key_length"), 1, d / heads);
+    // bounds far above any model's, below what would exhaust memory before a tensor is read
+    const std::int64_t d = m.integer(m.key("embedding_length"), 1, std::nullopt, 1 << 18);
+    const std::int64_t layers = m.integer(m.key("block_count"), 1, std::nullopt, 4096);
+    const std::int64_t heads = m.integer(m.key("attention.head_count"), 1, std::nullopt, 4096);
+    const std::int64_t head_dim = m.integer(m.key("attention.key_length"), 1, d / heads, 1 << 16);
     j["vocab_size"] = vocab;
     j["hidden_size"] = d;
     j["num_hidden_layers"] = layers;
-    j["intermediate_size"] = m.integer(m.key("feed_forward_length"), 1);
+    j["intermediate_size"] = m.integer(m.key("feed_forward_length"), 1, std::nullopt, 1 << 22);
     j["num_attention_heads"] = heads;
-    j["num_key_value_heads"] = m.integer(m.key("attention.head_count_kv"), 1, heads);
+    j["num_key_value_heads"] = m.integer(m.key("attention.head_count_kv"), 1, heads, 4096);
     j["head_dim"] = head_dim;
     j["max_position_embeddings"] = m.integer(m.key("context_length"), 1, 4096);
     j["rms_norm_eps"] = m.real(m.key("attention.layer_norm_rms_epsilon"), 1e-6);

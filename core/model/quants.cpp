@@ -76,154 +76,146 @@ void scale_min_k4(int j, const std::uint8_t* q, int& scale, int& min) {
 constexpr std::int8_t kIq4nlLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 constexpr std::int8_t kMxfp4Levels[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};  // 2·E2M1
 
-// One block of each format: 32 or 256 numbers from `b` to `y`.
-void q4_0(const std::uint8_t* b, float* y) {
-    const float d = half(b);
-    for (int j = 0; j < 16; ++j) y[j] = ((b[2 + j] & 0x0F) - 8) * d, y[j + 16] = ((b[2 + j] >> 4) - 8) * d;
+// One block of each format as groups of 16 numbers: q[i] (exact in 8 bits) and, per group g,
+// s[g] and o[g], the number being s·q + o; s and o are ggml's d·scale and −dmin·min, formed as
+// ggml forms them (so that s·q + o, rounded twice, is ggml's dequantized number).
+struct Groups {
+    std::int8_t* q;
+    float *s, *o;
+    void set(int g, float scale, float offset) { s[g] = scale, o[g] = offset; }
+};
+void q4_0(const std::uint8_t* b, Groups y) {
+    for (int j = 0; j < 16; ++j) y.q[j] = static_cast<std::int8_t>((b[2 + j] & 0x0F) - 8), y.q[j + 16] = static_cast<std::int8_t>((b[2 + j] >> 4) - 8);
+    y.set(0, half(b), 0.0f), y.set(1, half(b), 0.0f);
 }
-void q4_1(const std::uint8_t* b, float* y) {
-    const float d = half(b), m = half(b + 2);
-    for (int j = 0; j < 16; ++j) y[j] = (b[4 + j] & 0x0F) * d + m, y[j + 16] = (b[4 + j] >> 4) * d + m;
+void q4_1(const std::uint8_t* b, Groups y) {
+    for (int j = 0; j < 16; ++j) y.q[j] = static_cast<std::int8_t>(b[4 + j] & 0x0F), y.q[j + 16] = static_cast<std::int8_t>(b[4 + j] >> 4);
+    y.set(0, half(b), half(b + 2)), y.set(1, half(b), half(b + 2));
 }
-void q5_0(const std::uint8_t* b, float* y) {
-    const float d = half(b);
+void q5(const std::uint8_t* b, Groups y, bool with_min) {  // Q5_0: d, qh, qs; Q5_1: d, m, qh, qs
     std::uint32_t qh;
-    std::memcpy(&qh, b + 2, 4);
-    const std::uint8_t* qs = b + 6;
+    std::memcpy(&qh, b + (with_min ? 4 : 2), 4);
+    const std::uint8_t* qs = b + (with_min ? 8 : 6);
+    const int shift = with_min ? 0 : 16;
     for (int j = 0; j < 16; ++j) {
-        const int high0 = ((qh >> j) << 4) & 0x10, high1 = (qh >> (j + 12)) & 0x10;
-        y[j] = (((qs[j] & 0x0F) | high0) - 16) * d;
-        y[j + 16] = (((qs[j] >> 4) | high1) - 16) * d;
+        y.q[j] = static_cast<std::int8_t>((((qs[j] & 0x0F) | (((qh >> j) << 4) & 0x10))) - shift);
+        y.q[j + 16] = static_cast<std::int8_t>((((qs[j] >> 4) | ((qh >> (j + 12)) & 0x10))) - shift);
     }
+    const float m = with_min ? half(b + 2) : 0.0f;
+    y.set(0, half(b), m), y.set(1, half(b), m);
 }
-void q5_1(const std::uint8_t* b, float* y) {
-    const float d = half(b), m = half(b + 2);
-    std::uint32_t qh;
-    std::memcpy(&qh, b + 4, 4);
-    const std::uint8_t* qs = b + 8;
-    for (int j = 0; j < 16; ++j) {
-        const int high0 = ((qh >> j) << 4) & 0x10, high1 = (qh >> (j + 12)) & 0x10;
-        y[j] = ((qs[j] & 0x0F) | high0) * d + m;
-        y[j + 16] = ((qs[j] >> 4) | high1) * d + m;
-    }
+void q8_0(const std::uint8_t* b, Groups y) {
+    std::memcpy(y.q, b + 2, 32);
+    y.set(0, half(b), 0.0f), y.set(1, half(b), 0.0f);
 }
-void q8_0(const std::uint8_t* b, float* y) {
-    const float d = half(b);
-    for (int j = 0; j < 32; ++j) y[j] = static_cast<std::int8_t>(b[2 + j]) * d;
-}
-void q2_k(const std::uint8_t* b, float* y) {
+void q2_k(const std::uint8_t* b, Groups y) {
     const std::uint8_t *scales = b, *q = b + 16;
     const float d = half(b + 80), dmin = half(b + 82);
-    int is = 0;
+    int g = 0;
     for (int n = 0; n < 256; n += 128, q += 32)
         for (int shift = 0; shift < 8; shift += 2)
-            for (int part = 0; part < 2; ++part) {
-                const std::uint8_t sc = scales[is++];
-                const float dl = d * (sc & 0x0F), ml = dmin * (sc >> 4);
-                for (int l = 0; l < 16; ++l) *y++ = dl * ((q[l + 16 * part] >> shift) & 3) - ml;
+            for (int part = 0; part < 2; ++part, ++g) {
+                const std::uint8_t sc = scales[g];
+                y.set(g, d * (sc & 0x0F), -(dmin * (sc >> 4)));
+                for (int l = 0; l < 16; ++l) y.q[16 * g + l] = static_cast<std::int8_t>((q[l + 16 * part] >> shift) & 3);
             }
 }
-void q3_k(const std::uint8_t* b, float* y) {
+void q3_k(const std::uint8_t* b, Groups y) {
     const std::uint8_t *hm = b, *q = b + 32, *packed = b + 96;
     const float d_all = half(b + 108);
-    // 16 6-bit scales: low 4 bits in bytes 0–7 (two per byte), high 2 bits in bytes 8–11
-    std::int8_t scales[16];
-    for (int j = 0; j < 16; ++j) {
-        const int low = j < 8 ? packed[j] & 0x0F : packed[j - 8] >> 4;
-        const int high = (packed[8 + j % 4] >> (2 * (j / 4))) & 3;
-        scales[j] = static_cast<std::int8_t>(low | (high << 4));
-    }
-    int is = 0;
+    int g = 0;
     std::uint8_t m = 1;
     for (int n = 0; n < 256; n += 128, q += 32)
         for (int shift = 0; shift < 8; shift += 2, m = static_cast<std::uint8_t>(m << 1))
-            for (int part = 0; part < 2; ++part) {
-                const float dl = d_all * (scales[is++] - 32);
+            for (int part = 0; part < 2; ++part, ++g) {
+                // 16 6-bit scales: low 4 bits in bytes 0–7 (two per byte), high 2 bits in bytes 8–11
+                const int low = g < 8 ? packed[g] & 0x0F : packed[g - 8] >> 4;
+                const int high = (packed[8 + g % 4] >> (2 * (g / 4))) & 3;
+                y.set(g, d_all * ((low | (high << 4)) - 32), 0.0f);
                 for (int l = 0; l < 16; ++l) {
                     const int k = l + 16 * part;
-                    *y++ = dl * (((q[k] >> shift) & 3) - ((hm[k] & m) ? 0 : 4));
+                    y.q[16 * g + l] = static_cast<std::int8_t>(((q[k] >> shift) & 3) - ((hm[k] & m) ? 0 : 4));
                 }
             }
 }
-void q4_k(const std::uint8_t* b, float* y) {
+void q45_k(const std::uint8_t* b, Groups y, bool fifth) {  // Q4_K; Q5_K with its fifth bits
     const float d = half(b), dmin = half(b + 2);
-    const std::uint8_t *packed = b + 4, *q = b + 16;
-    for (int j = 0; j < 8; j += 2, q += 32) {
+    const std::uint8_t *packed = b + 4, *qh = b + 16, *ql = b + (fifth ? 48 : 16);
+    for (int j = 0; j < 8; ++j) {  // sub-block j: 32 numbers, the low nibbles of ql[32·(j/2) …] or the high
         int sc, mn;
         scale_min_k4(j, packed, sc, mn);
-        const float d1 = d * sc, m1 = dmin * mn;
-        scale_min_k4(j + 1, packed, sc, mn);
-        const float d2 = d * sc, m2 = dmin * mn;
-        for (int l = 0; l < 32; ++l) *y++ = d1 * (q[l] & 0x0F) - m1;
-        for (int l = 0; l < 32; ++l) *y++ = d2 * (q[l] >> 4) - m2;
+        const float s = d * sc, o = -(dmin * mn);
+        y.set(2 * j, s, o), y.set(2 * j + 1, s, o);
+        const std::uint8_t* bytes = ql + 32 * (j / 2);
+        for (int l = 0; l < 32; ++l) {
+            const int low = j % 2 ? bytes[l] >> 4 : bytes[l] & 0x0F;
+            y.q[32 * j + l] = static_cast<std::int8_t>(low + (fifth && (qh[l] & (1 << j)) ? 16 : 0));
+        }
     }
 }
-void q5_k(const std::uint8_t* b, float* y) {
-    const float d = half(b), dmin = half(b + 2);
-    const std::uint8_t *packed = b + 4, *qh = b + 16, *ql = b + 48;
-    std::uint8_t u1 = 1, u2 = 2;
-    for (int j = 0; j < 8; j += 2, ql += 32, u1 = static_cast<std::uint8_t>(u1 << 2), u2 = static_cast<std::uint8_t>(u2 << 2)) {
-        int sc, mn;
-        scale_min_k4(j, packed, sc, mn);
-        const float d1 = d * sc, m1 = dmin * mn;
-        scale_min_k4(j + 1, packed, sc, mn);
-        const float d2 = d * sc, m2 = dmin * mn;
-        for (int l = 0; l < 32; ++l) *y++ = d1 * ((ql[l] & 0x0F) + (qh[l] & u1 ? 16 : 0)) - m1;
-        for (int l = 0; l < 32; ++l) *y++ = d2 * ((ql[l] >> 4) + (qh[l] & u2 ? 16 : 0)) - m2;
-    }
-}
-void q6_k(const std::uint8_t* b, float* y) {
+void q6_k(const std::uint8_t* b, Groups y) {
     const std::uint8_t *ql = b, *qh = b + 128;
     const std::int8_t* sc = reinterpret_cast<const std::int8_t*>(b + 192);
     const float d = half(b + 208);
-    for (int n = 0; n < 256; n += 128, y += 128, ql += 64, qh += 32, sc += 8)
+    for (int g = 0; g < 16; ++g) y.set(g, d * sc[g], 0.0f);
+    for (int n = 0; n < 2; ++n, ql += 64, qh += 32)
         for (int l = 0; l < 32; ++l) {
-            const int is = l / 16;
-            const int q1 = ((ql[l] & 0x0F) | (((qh[l] >> 0) & 3) << 4)) - 32;
-            const int q2 = ((ql[l + 32] & 0x0F) | (((qh[l] >> 2) & 3) << 4)) - 32;
-            const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
-            const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
-            y[l] = d * sc[is] * q1;
-            y[l + 32] = d * sc[is + 2] * q2;
-            y[l + 64] = d * sc[is + 4] * q3;
-            y[l + 96] = d * sc[is + 6] * q4;
+            std::int8_t* q = y.q + 128 * n + l;
+            q[0] = static_cast<std::int8_t>(((ql[l] & 0x0F) | (((qh[l] >> 0) & 3) << 4)) - 32);
+            q[32] = static_cast<std::int8_t>(((ql[l + 32] & 0x0F) | (((qh[l] >> 2) & 3) << 4)) - 32);
+            q[64] = static_cast<std::int8_t>(((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32);
+            q[96] = static_cast<std::int8_t>(((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
         }
 }
-void iq4_nl(const std::uint8_t* b, float* y) {
-    const float d = half(b);
-    for (int j = 0; j < 16; ++j) y[j] = d * kIq4nlLevels[b[2 + j] & 0x0F], y[j + 16] = d * kIq4nlLevels[b[2 + j] >> 4];
+void levels(const std::uint8_t* qs, const std::int8_t* table, float d, Groups y) {  // IQ4_NL, MXFP4
+    for (int j = 0; j < 16; ++j) y.q[j] = table[qs[j] & 0x0F], y.q[j + 16] = table[qs[j] >> 4];
+    y.set(0, d, 0.0f), y.set(1, d, 0.0f);
 }
-void mxfp4(const std::uint8_t* b, float* y) {
-    const float d = std::ldexp(1.0f, static_cast<int>(b[0]) - 128);  // ggml's E8M0 "half": 2^(e − 127) / 2
-    for (int j = 0; j < 16; ++j) y[j] = kMxfp4Levels[b[1 + j] & 0x0F] * d, y[j + 16] = kMxfp4Levels[b[1 + j] >> 4] * d;
+
+void decode_block(Dtype dtype, const std::uint8_t* b, Groups y) {
+    switch (dtype) {
+        case Dtype::Q4_0: return q4_0(b, y);
+        case Dtype::Q4_1: return q4_1(b, y);
+        case Dtype::Q5_0: return q5(b, y, false);
+        case Dtype::Q5_1: return q5(b, y, true);
+        case Dtype::Q8_0: return q8_0(b, y);
+        case Dtype::Q2_K: return q2_k(b, y);
+        case Dtype::Q3_K: return q3_k(b, y);
+        case Dtype::Q4_K: return q45_k(b, y, false);
+        case Dtype::Q5_K: return q45_k(b, y, true);
+        case Dtype::Q6_K: return q6_k(b, y);
+        case Dtype::IQ4_NL: return levels(b + 2, kIq4nlLevels, half(b), y);
+        case Dtype::MXFP4: return levels(b + 1, kMxfp4Levels, std::ldexp(1.0f, static_cast<int>(b[0]) - 128), y);  // ggml's E8M0 "half"
+        default: return;
+    }
 }
 
 }  // namespace
 
-void dequantize(Dtype dtype, const std::uint8_t* in, std::int64_t n, float* out) {
+void decode_groups(Dtype dtype, const std::uint8_t* in, std::int64_t n, std::int8_t* q, float* s, float* o) {
     const QuantFormat* f = quant_format_of(dtype);
-    void (*block)(const std::uint8_t*, float*) = nullptr;
-    switch (dtype) {
-        case Dtype::Q4_0: block = q4_0; break;
-        case Dtype::Q4_1: block = q4_1; break;
-        case Dtype::Q5_0: block = q5_0; break;
-        case Dtype::Q5_1: block = q5_1; break;
-        case Dtype::Q8_0: block = q8_0; break;
-        case Dtype::Q2_K: block = q2_k; break;
-        case Dtype::Q3_K: block = q3_k; break;
-        case Dtype::Q4_K: block = q4_k; break;
-        case Dtype::Q5_K: block = q5_k; break;
-        case Dtype::Q6_K: block = q6_k; break;
-        case Dtype::IQ4_NL: block = iq4_nl; break;
-        case Dtype::MXFP4: block = mxfp4; break;
-        default: {  // F32, F16, BF16: convert_to_f32's
-            TensorInfo t;
-            t.dtype = dtype, t.shape = {n}, t.end = static_cast<std::size_t>(n) * dtype_bytes(dtype);
-            convert_to_f32(in, t, out);
-            return;
+    const int groups = f->block / kGroup;
+    for (std::int64_t i = 0; i < n / f->block; ++i)
+        decode_block(dtype, in + i * f->block_bytes, {q + i * f->block, s + i * groups, o + i * groups});
+}
+
+void dequantize(Dtype dtype, const std::uint8_t* in, std::int64_t n, float* out) {
+    if (!is_block_format(dtype)) {  // F32, F16, BF16: convert_to_f32's
+        TensorInfo t;
+        t.dtype = dtype, t.shape = {n}, t.end = static_cast<std::size_t>(n) * dtype_bytes(dtype);
+        convert_to_f32(in, t, out);
+        return;
+    }
+    const QuantFormat* f = quant_format_of(dtype);
+    std::int8_t q[256];
+    float s[16], o[16];
+    for (std::int64_t i = 0; i < n / f->block; ++i) {
+        decode_block(dtype, in + i * f->block_bytes, {q, s, o});
+        for (int k = 0; k < f->block; ++k) {
+            const float scaled = s[k / kGroup] * q[k];  // ggml's d·q, then + m or − dmin·min
+            out[i * f->block + k] = scaled + o[k / kGroup];
         }
     }
-    for (std::int64_t i = 0; i < n / f->block; ++i) block(in + i * f->block_bytes, out + i * f->block);
 }
 
 }  // namespace attn

@@ -26,6 +26,7 @@
 // [SECTION] Dequantization
 #pragma once
 
+#include "kernels.hpp"
 #include "safetensors.hpp"
 
 #include <cstddef>
@@ -53,7 +54,14 @@ std::string ggml_type_name(std::uint32_t ggml_type);
 
 // [SECTION] Dequantization -------------------------------------------------------------------
 
-// out[0 … n) = the numbers of n / block blocks at `in` (n a multiple of the block).
+// Every block is groups of 16 numbers, each s·q + o with q an 8-bit integer and the group's
+// scale s and offset o (ggml's d·scale and −dmin·min, or d and m, or d and 0): what a product
+// reads them as, kept quantized (kernels.hpp's Precision::Q8).
+constexpr int kGroup = kernels::kQ8Group;
+// q[0 … n), s[0 … n/16), o[0 … n/16) of n / block blocks at `in` (a block format; n a multiple of its block).
+void decode_groups(Dtype dtype, const std::uint8_t* in, std::int64_t n, std::int8_t* q, float* s, float* o);
+// out[0 … n) = the numbers of n / block blocks at `in` (n a multiple of the block): s·q + o
+// rounded twice, as ggml's dequantize_row_* forms them. F32, F16 and BF16 as convert_to_f32.
 void dequantize(Dtype dtype, const std::uint8_t* in, std::int64_t n, float* out);
 
 }  // namespace attn

@@ -190,6 +190,15 @@ void pack_read(const std::uint8_t* bytes, const Packing& p, const TensorInfo& t,
     Dtype dtype = t.dtype;
     const ByteBuffer unpaired = t.pair_rows ? rows_unpaired(bytes, t) : ByteBuffer();  // read whole (plan_reads)
     if (t.pair_rows) bytes = unpaired.data();
+    if (p.precision == kernels::Precision::Q8) {  // rows [lo, hi) of an [out, in] weight, kept quantized
+        const std::int64_t n = (hi - lo) * p.ld;
+        std::vector<std::int8_t> q(static_cast<std::size_t>(n));
+        std::vector<float> s(static_cast<std::size_t>(n / kGroup)), o(s.size());
+        decode_groups(dtype, bytes, n, q.data(), s.data(), o.data());
+        kernels::pack_columns_q8(p.isa, p.in, p.out, static_cast<int>(lo), static_cast<int>(hi), q.data(), p.ld, s.data(), o.data(),
+                                 p.ld / kGroup, static_cast<std::int8_t*>(p.to), p.scales);
+        return;
+    }
     std::vector<float> floats;
     if (is_block_format(dtype)) {
         const std::int64_t n = p.transposed ? (hi - lo) * p.ld : t.elements();

@@ -12,7 +12,8 @@ level BPE with a named pre-tokenizer). Then:
   2. llama.cpp itself (npm node-llama-cpp's prebuilt binary, tests/model/llama_cpp_oracle.mjs)
      on the same file: the same logits (F32 weights: to 1e-5; block formats: within what its
      rounding of the activations to 8 bits before each product explains, printed per case) and
-     the same token ids for the tokenizer test's texts, Chinese and code;
+     the same token ids for the tokenizer test's texts, Chinese and code; and npm's
+     @huggingface/gguf reads the same architecture and tensor types as attnviz;
   3. bad files exit 2 with one line naming the file and the key or tensor.
 Step 2 needs NODE_MODULES (tests/model/llama_cpp/node_modules: scripts/setup.sh installs it);
 without the argument it is skipped, and says so.
@@ -261,6 +262,10 @@ def check_llama_cpp(attnviz, modules, path, ids, V, got, case, texts):
     except Exception as e:  # noqa: BLE001
         fail(f"{case}: llama.cpp did not run: {e}")
         return
+    names = {v: k for k, v in G.GGML_TYPES.items()}
+    hf = {names[int(t)]: n for t, n in o["hf_gguf"]["types"].items()}
+    if o["hf_gguf"]["architecture"] != got["gguf"]["architecture"] or hf != got["gguf"]["types"]:
+        fail(f"{case}: @huggingface/gguf reads {o['hf_gguf']}, attnviz {got['gguf']}")
     last = np.array(o["logits"][-1], np.float64)
     d = max_diff(got["logits"], last, True)
     f32 = all(k in ("F32",) for k in got["gguf"]["types"])
