@@ -154,6 +154,20 @@ def affine(x, groups, nmax, scale_max):
     return d, dmin, sc, mn, q
 
 
+def symmetric(x, nmax, scale_max):
+    """Q3_K, Q6_K: per group of 16, a signed scale code (d·code ≈ the group's largest number /
+    −nmax) and codes L in [0, 2·nmax) for q = L − nmax, as (d, scale codes, L)."""
+    g = x.reshape(16, 16)
+    scales = g[np.arange(16), np.argmax(np.abs(g), 1)] / -nmax
+    d = half(np.abs(scales).max() / scale_max if np.abs(scales).max() > 0 else 0)
+    sc = [max(-scale_max - 1, min(scale_max, nearest(s / f32(d)))) if d else 0 for s in scales]
+    L = []
+    for j in range(16):
+        dl = f32(d) * f32(sc[j])
+        L += [max(-nmax, min(nmax - 1, nearest(v / dl))) + nmax if dl else nmax for v in g[j]]
+    return d, sc, L
+
+
 def q_k(x, kind):
     """One block of 256: Q2_K … Q6_K in ggml's layouts (scales chosen plainly)."""
     x = np.asarray(x, f32)
@@ -179,15 +193,7 @@ def q_k(x, kind):
                     qs[32 * n + l] |= q[128 * n + 32 * j + l] << (2 * j)
         return scales + bytes(qs) + half(d).tobytes() + half(dmin).tobytes()
     if kind == "Q6_K":
-        g = x.reshape(16, 16)
-        amax = g[np.arange(16), np.argmax(np.abs(g), 1)]
-        scales = amax / -32
-        d = half(np.abs(scales).max() / 127 if np.abs(scales).max() > 0 else 0)
-        sc = [max(-128, min(127, nearest(s / f32(d)))) if d else 0 for s in scales]
-        L = []
-        for j in range(16):
-            dl = f32(d) * f32(sc[j])
-            L += [max(-32, min(31, nearest(v / dl))) + 32 if dl else 32 for v in g[j]]
+        d, sc, L = symmetric(x, 32, 127)
         ql, qh = bytearray(128), bytearray(64)
         for n in range(2):
             for l in range(32):
@@ -197,15 +203,7 @@ def q_k(x, kind):
                 qh[32 * n + l] = (q1 >> 4) | ((q2 >> 4) << 2) | ((q3 >> 4) << 4) | ((q4 >> 4) << 6)
         return bytes(ql) + bytes(qh) + np.int8(sc).tobytes() + half(d).tobytes()
     if kind == "Q3_K":
-        g = x.reshape(16, 16)
-        amax = g[np.arange(16), np.argmax(np.abs(g), 1)]
-        scales = amax / -4
-        d = half(np.abs(scales).max() / 31 if np.abs(scales).max() > 0 else 0)
-        sc = [max(-32, min(31, nearest(s / f32(d)))) if d else 0 for s in scales]
-        L = []
-        for j in range(16):
-            dl = f32(d) * f32(sc[j])
-            L += [max(-4, min(3, nearest(v / dl))) + 4 if dl else 4 for v in g[j]]
+        d, sc, L = symmetric(x, 4, 31)
         hmask, qs = bytearray(32), bytearray(64)
         for j in range(256):  # the high bit of number j: hmask[j % 32], bit j // 32
             if L[j] > 3:
