@@ -17,7 +17,9 @@
 //      64 × 64 zoom in the middle of it (map_region), min of --reps
 // Output: "RESULT key=value …" lines. bench/bench_model_torch.py is PyTorch's peer.
 //   attn_bench_model [--arch gpt2|smollm2|llama1b] [--dtype f32|bf16] [--T 128] [--reps 5] [--threads 1] [--maps kept|demand]
-//                    [--dir /tmp/attn_bench_ARCH] [--keep]
+//                    [--dir /tmp/attn_bench_ARCH] [--keep] [--gguf FILE]
+// --gguf FILE: that model instead (its weights as the file holds them: a block format's kept
+// quantized), not written here; bench/gguf_llama_cpp.py writes them and times llama.cpp beside.
 #include "model.hpp"  // kept_bytes
 #include "transformer.hpp"
 
@@ -194,7 +196,7 @@ void write_checkpoint(const std::string& path, const Arch& arch) {
 
 int main(int argc, char** argv) {
     int T = 128, reps = 5, threads = 1;
-    std::string dir, arch_name = "gpt2", dtype;
+    std::string dir, arch_name = "gpt2", dtype, gguf;
     bool keep = false;
     std::string maps;
     for (int i = 1; i < argc; ++i) {
@@ -207,7 +209,8 @@ int main(int argc, char** argv) {
         else if (a == "--dir" && i + 1 < argc) dir = argv[++i];
         else if (a == "--keep") keep = true;
         else if (a == "--maps" && i + 1 < argc) maps = argv[++i];
-        else return std::fprintf(stderr, "usage: attn_bench_model [--arch gpt2|smollm2|llama1b] [--dtype f32|bf16] [--T 128] [--reps 5] [--threads 1] [--maps kept|demand] [--dir DIR] [--keep]\n"), 2;
+        else if (a == "--gguf" && i + 1 < argc) gguf = argv[++i];
+        else return std::fprintf(stderr, "usage: attn_bench_model [--arch gpt2|smollm2|llama1b] [--dtype f32|bf16] [--T 128] [--reps 5] [--threads 1] [--maps kept|demand] [--dir DIR] [--keep] [--gguf FILE]\n"), 2;
     }
     const bool keep_maps = maps.empty() ? T <= kMapsKeptUpTo : maps == "kept";
     if (!getenv("ATTN_BENCH_GLIBC_DEFAULTS")) kernels::keep_freed_memory();  // as attnviz's main does
@@ -215,17 +218,20 @@ int main(int argc, char** argv) {
     if (!dtype.empty()) arch.bf16 = dtype == "bf16";
     if (dir.empty()) dir = "/tmp/attn_bench_" + (arch.name == "gpt2_small" ? std::string("gpt2") : arch.name) + (arch.bf16 ? "_bf16" : "");
     std::filesystem::create_directories(dir);
-    const std::string path = dir + "/model.safetensors";
+    const std::string path = gguf.empty() ? dir + "/model.safetensors" : gguf;
     double t0 = now_s();
-    if (!keep || !std::filesystem::exists(path)) write_checkpoint(path, arch);
+    if (gguf.empty() && (!keep || !std::filesystem::exists(path))) write_checkpoint(path, arch);
     const double write_s = now_s() - t0;
-    std::ofstream(dir + "/config.json") << arch.config;  // a model folder: bench/ort/export_model.py, bench/ort_web.mjs
+    if (gguf.empty()) std::ofstream(dir + "/config.json") << arch.config;  // a model folder: bench/ort/export_model.py, bench/ort_web.mjs
     const double rss_before_load = peak_rss_mb();
 
     t0 = now_s();
     Model model;
     double read_s = 0;  // wasm reads the file whole (as the page hands it over); natively a map
-    {
+    if (!gguf.empty()) {  // a GGUF file (bench/gguf_llama_cpp.py writes them): its weights kept quantized
+        model = load_model(ModelFiles::from_gguf(gguf)).model;
+        arch.name = "gguf", arch.vocab = model.config.vocab_size, keep = true;
+    } else {
         auto bytes = FileBytes::map(path, arch.name + "/model.safetensors");
         read_s = now_s() - t0;
         model = load_model_weights(read_config(arch.config, arch.name + "/config.json"), bytes, arch.name + "/model.safetensors");

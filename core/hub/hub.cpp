@@ -373,7 +373,7 @@ std::vector<std::string> model_files(const std::vector<std::string>& listed, con
 
 bool has_weights(const std::vector<std::string>& files) {
     return std::any_of(files.begin(), files.end(), [](const std::string& f) {
-        return f == "model.safetensors" || f == "model.safetensors.index.json" || (f.size() > 5 && f.compare(f.size() - 5, 5, ".gguf") == 0);
+        return f == "model.safetensors" || f == "model.safetensors.index.json" || f.ends_with(".gguf");
     });
 }
 

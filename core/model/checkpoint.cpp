@@ -31,13 +31,14 @@ Checkpoint Checkpoint::one_file(std::shared_ptr<const FileBytes> bytes, std::str
     return c;
 }
 
-// model.safetensors.index.json: {"metadata": {…}, "weight_map": {"TENSOR": "SHARD FILE", …}}.
-// Every shard it names must be among the files, and hold the tensors it is named for.
 std::string Checkpoint::named(const std::string& name) const {
     auto it = file_names.find(name);
     return it == file_names.end() ? name : it->second;
 }
 
+// model.safetensors.index.json: {"metadata": {…}, "weight_map": {"TENSOR": "SHARD FILE", …}}.
+// Every shard it names must be among the files, and hold the tensors it is named for. A GGUF
+// file: its tensors under transformers' names (gguf_model).
 Checkpoint Checkpoint::from_files(const ModelFiles& files) {
     constexpr const char* kIndex = "model.safetensors.index.json";
     if (const std::string g = files.gguf(); !g.empty()) {

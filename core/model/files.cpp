@@ -192,7 +192,7 @@ void ModelFiles::keep_gguf(const std::string& quant) {
     const std::string keep = gguf_file_for(names, quant, folder);
     if (keep.empty()) return;
     for (auto it = files.begin(); it != files.end();)
-        it = it->first != keep && it->first.size() > 5 && it->first.compare(it->first.size() - 5, 5, ".gguf") == 0 ? files.erase(it) : std::next(it);
+        it = it->first != keep && it->first.ends_with(".gguf") ? files.erase(it) : std::next(it);
 }
 
 ModelFiles ModelFiles::from_gguf(const std::string& path) {
@@ -201,7 +201,7 @@ ModelFiles ModelFiles::from_gguf(const std::string& path) {
     out.folder = slash == std::string::npos ? "" : path.substr(0, slash);
     const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
     out.files[name] = FileBytes::map(path, path);
-    out.label = name.size() > 5 && name.compare(name.size() - 5, 5, ".gguf") == 0 ? name.substr(0, name.size() - 5) : name;
+    out.label = name.ends_with(".gguf") ? name.substr(0, name.size() - 5) : name;
     if (out.gguf().empty()) throw ModelError(path, "", "not a GGUF file: give a model's folder, a .gguf file, a built-in model or a Hub id");
     return out;
 }
