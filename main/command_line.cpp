@@ -34,7 +34,7 @@ std::optional<int> read_command_line(int argc, char** argv, Launch& launch) {
     const std::string_view arg = argv[1];
     const bool hub_id = !named && arg.find('/') != std::string_view::npos && !arg.ends_with(".json") &&
                         !std::filesystem::exists(argv[1], not_a_folder) && hub::parse_repo_id(arg);
-    if (!named && (hub_id || std::filesystem::is_directory(argv[1], not_a_folder))) {
+    if (!named && (hub_id || std::filesystem::is_directory(argv[1], not_a_folder) || arg.ends_with(".gguf"))) {
         launch.model_folder = argv[1];
     } else if (!named && std::strcmp(argv[1], "-") != 0) {
         std::string text;

@@ -17,7 +17,7 @@ namespace attn {
 struct Launch {
     std::optional<Scene> scene;        // `attnviz SCENE.json`
     Figure imported;                   // `attnviz MODEL.json`: attention exported from a model
-    std::string model_folder;          // `attnviz FOLDER` or `attnviz ORG/NAME`: a model to run live (model_state.hpp)
+    std::string model_folder;          // `attnviz FOLDER`, `attnviz FILE.gguf` or `attnviz ORG/NAME`: a model to run live (model_state.hpp)
     const LiveScene* live_scene = nullptr;  // `attnviz induction`, when no file has that name
     std::string builtin;               // `attnviz tiny-lm`
     // A live model's options, as `attnviz run` takes them (only when given: a link's stay).

@@ -164,7 +164,7 @@ bool open_file_text(AppState& st, std::string_view text, const std::string& name
 
 bool open_file_path(AppState& st, const std::string& path) {
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) return open_model_folder(st, path);  // a model's folder
+    if (std::filesystem::is_directory(path, ec) || path.ends_with(".gguf")) return open_model_folder(st, path);  // a model's folder or GGUF file
     std::string text;
     if (!read_file(path, text)) {
         st.error = path + ": cannot open the file";

@@ -110,7 +110,12 @@ bool open_model_folder(AppState& st, const std::string& path) {
     }
     st.model.builtin.clear();
     st.model.hub.clear();
-    return guarded(st, path, [&] { open_model_files(st, ModelFiles::from_folder(path)); }) && st.model.loading;
+    return guarded(st, path, [&] {
+        // a folder, or a .gguf file (natively; the page's build refuses GGUF: gguf_page.cpp)
+        ModelFiles files = std::filesystem::is_regular_file(path, ec) ? ModelFiles::from_gguf(path) : ModelFiles::from_folder(path);
+        files.keep_gguf("");  // a folder of several quantizations: the error names them
+        open_model_files(st, std::move(files));
+    }) && st.model.loading;
 }
 
 void open_hub_model(AppState& st, const std::string& id) {
