@@ -72,6 +72,7 @@ namespace attn::kernels {
 #define ATTN_NV 2
 #define ATTN_TARGET __attribute__((target("avx2,fma")))
 #define ATTN_FMA(a, b, c) ((vf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#define ATTN_I8(p) ((vf)_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)))))
 #include "kernels_body.inc"
 
 // AVX-512 (F), used when the CPU has it: 6×32 tiles (12 of the 32 zmm registers accumulate),
@@ -82,6 +83,7 @@ namespace attn::kernels {
 #define ATTN_NV 2
 #define ATTN_TARGET __attribute__((target("avx512f")))
 #define ATTN_FMA(a, b, c) ((vf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+#define ATTN_I8(p) ((vf)_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)))))
 #include "kernels_body.inc"
 #endif
 
