@@ -30,22 +30,6 @@ const char* gguf_type_name(GgufValue::Type t) {
     return i < std::size(kNames) ? kNames[i] : "?";
 }
 
-const GgufValue* GgufFile::find(const std::string& key) const {
-    auto it = metadata.find(key);
-    return it == metadata.end() ? nullptr : &it->second;
-}
-
-const GgufTensor* GgufFile::tensor(const std::string& name) const {
-    for (const GgufTensor& t : tensors)
-        if (t.name == name) return &t;
-    return nullptr;
-}
-
-bool is_gguf(const FileBytes& f) {
-    const std::uint8_t* p = f.range(0, 4);
-    return p && std::memcmp(p, "GGUF", 4) == 0;
-}
-
 namespace {
 
 // The header's bytes in order, each read checked against the file's size (and against the bytes
@@ -302,6 +286,12 @@ const Arch* find_arch(const std::string& name) {
     return nullptr;
 }
 
+std::string architectures() {  // "llama, mistral, qwen2, …", for messages
+    std::string s;
+    for (const Arch& a : kArchs) (s += s.empty() ? "" : ", ") += a.name;
+    return s;
+}
+
 // [SECTION] Tensors under transformers' names ------------------------------------------------------
 
 // A layer's tensor: GGUF's blk.N.NAME and transformers' model.layers.N.NAME.
@@ -527,19 +517,13 @@ std::string tokenizer_json_of(const Meta& m) {
 
 // [SECTION] The model ----------------------------------------------------------------------------
 
-std::string gguf_architectures() {
-    std::string s;
-    for (const Arch& a : kArchs) (s += s.empty() ? "" : ", ") += a.name;
-    return s;
-}
-
 GgufModel gguf_model(const GgufFile& g, const FileBytes& f) {
     GgufModel out;
     Meta m{g, ""};
     out.architecture = m.text("general.architecture", "");
     if (out.architecture.empty()) m.fail("general.architecture", "missing");
     const Arch* a = find_arch(out.architecture);
-    if (!a) m.fail("general.architecture", "\"" + out.architecture + "\" is not one attnviz runs (" + gguf_architectures() + ")");
+    if (!a) m.fail("general.architecture", "\"" + out.architecture + "\" is not one attnviz runs (" + architectures() + ")");
     m.arch = out.architecture;
     out.config = read_config(config_json(m, *a, g).dump(), g.file + " (its metadata as config.json)");
     const int heads = out.config.n_heads, kv_heads = out.config.kv_heads(), d_head = out.config.d_head();

@@ -54,8 +54,15 @@ struct GgufFile {
     std::size_t alignment = 32, data_begin = 0;
     std::map<std::string, GgufValue> metadata;
     std::vector<GgufTensor> tensors;  // in the file's order
-    const GgufValue* find(const std::string& key) const;
-    const GgufTensor* tensor(const std::string& name) const;
+    const GgufValue* find(const std::string& key) const {
+        auto it = metadata.find(key);
+        return it == metadata.end() ? nullptr : &it->second;
+    }
+    const GgufTensor* tensor(const std::string& name) const {
+        for (const GgufTensor& t : tensors)
+            if (t.name == name) return &t;
+        return nullptr;
+    }
 };
 
 // Reads and checks the header, the key/values and the tensor infos: every length and count
@@ -63,8 +70,6 @@ struct GgufFile {
 // ModelError(file, KEY or TENSOR, …). Reads only the bytes it needs, so a sliced file whose
 // head holds the header will do.
 GgufFile read_gguf(const FileBytes& f, const std::string& file);
-// Whether the bytes start with GGUF's magic.
-bool is_gguf(const FileBytes& f);
 
 // [SECTION] The model it holds -------------------------------------------------------------------
 
@@ -77,8 +82,6 @@ struct GgufModel {
     std::map<std::string, int> types;    // the file's tensors by type name ("Q4_K": 98, "F32": 33)
 };
 
-// The architectures attnviz runs, "llama, mistral, qwen2, …", for messages.
-std::string gguf_architectures();
 // The model of a read file. `f`: its bytes (rope_freqs, a tensor, is read here). Throws
 // ModelError(file, KEY, …) for an architecture attnviz does not run, a missing or bad key.
 GgufModel gguf_model(const GgufFile& g, const FileBytes& f);
