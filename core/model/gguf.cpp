@@ -558,7 +558,7 @@ GgufModel gguf_model(const GgufFile& g, const FileBytes& f) {
                 throw ModelError(g.file, t.name, "expected " + std::to_string((q ? heads : kv_heads) * d_head) + " rows of whole heads");
             info.pair_rows = d_head;
         }
-        if (a->norms_plus_one && name.size() > 11 && name.compare(name.size() - 11, 11, "norm.weight") == 0) info.stored_add = 1;
+        if (a->norms_plus_one && name.ends_with("norm.weight")) info.stored_add = 1;
         out.file_names[name] = t.name;
         out.tensors.tensors.emplace(name, std::move(info));
     }

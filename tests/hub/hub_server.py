@@ -3,7 +3,7 @@
 It answers as the Hub does (huggingface_hub's file_download.py and the Hub's own answers):
   GET  /api/models/REPO/revision/REV   {"id", "sha": COMMIT, "siblings": [{"rfilename"}]}
   HEAD /REPO/resolve/REV/FILE          X-Repo-Commit, ETag (a git blob's sha1), Content-Length;
-                                       an LFS file (*.safetensors): 302 to the CDN with
+                                       an LFS file (*.safetensors, *.gguf): 302 to the CDN with
                                        X-Linked-Etag (its sha256) and X-Linked-Size
   GET  /REPO/resolve/REV/FILE          the bytes (Range), or the same 302
   GET  CDN/blobs/SHA256                the bytes on a second port (Range, CORS), as the Hub's
@@ -151,7 +151,7 @@ class Hub:
                 if "blobs=true" in h.path:  # huggingface_hub's files_metadata: sizes, and LFS's sha256
                     size = self.claimed.get((repo.name, f), len(data))
                     s.update(size=size, blobId=git_sha1(data))
-                    if f.endswith(".safetensors"):
+                    if f.endswith((".safetensors", ".gguf")):
                         s["lfs"] = {"sha256": hashlib.sha256(data).hexdigest(), "size": size, "pointerSize": 134}
                 siblings.append(s)
             listing = {"id": name, "modelId": name, "sha": commit, "private": False,
@@ -174,7 +174,7 @@ class Hub:
             return self.error(h, 404, "EntryNotFound", body)
         size = self.claimed.get((repo.name, file), len(data))
         common = [("X-Repo-Commit", commit)]
-        if file.endswith(".safetensors"):  # LFS: the bytes are on the CDN
+        if file.endswith((".safetensors", ".gguf")):  # LFS: the bytes are on the CDN
             sha = hashlib.sha256(data).hexdigest()
             pointer = f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha}\nsize {len(data)}\n".encode()
             return self.answer(h, 302, common + [

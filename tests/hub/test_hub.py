@@ -280,6 +280,20 @@ p = run("attnviz-test/tiny-GGUF", home, args=("--quant", "IQ4_NL", "--ids", "1,2
 bad("offline, the other quantization not cached", p, "attnviz-test/tiny-GGUF", "--quant", "IQ4_NL")
 p = run("attnviz-test/tiny-GGUF", home, args=("--quant", "IQ4_NL", "--ids", "1,2,3", "--json"))
 check(p.returncode == 0 and json.loads(p.stdout)["gguf"]["architecture"] == "gemma2", "--quant IQ4_NL: the other file")
+# its faults: the GGUF's transfer cut halfway (resumed with Range), and a checksum mismatch
+gguf_home = os.path.join(work, "gguf-home")
+q8_sha = sha(gguf_files["tiny-Q8_0.gguf"])
+hub.cuts[q8_sha] = 1
+n = len(hub.log)
+p = run("attnviz-test/tiny-GGUF", gguf_home, args=("--quant", "Q8_0", "--ids", "1,2,3", "--json"))
+ranges = [r[3] for r in requests_since(n, "cdn") if r[3]]
+check(p.returncode == 0 and json.loads(p.stdout)["gguf"]["architecture"] == "llama" and ranges and ranges[0].startswith("bytes="),
+      f"a GGUF's cut transfer resumed with Range ({ranges})")
+hub.cuts[q8_sha] = 0
+hub.corrupt.add(sha(gguf_files["tiny-IQ4_NL.gguf"]))
+bad("a GGUF's checksum mismatch", run("attnviz-test/tiny-GGUF", gguf_home, args=("--quant", "IQ4_NL", "--ids", "1")),
+    "attnviz-test/tiny-GGUF", "checksum mismatch")
+hub.corrupt.clear()
 bad("a quantization the repo lacks", run("attnviz-test/tiny-GGUF", home, args=("--quant", "Q4_K_M", "--ids", "1")),
     "attnviz-test/tiny-GGUF", "--quant", "no .gguf file is Q4_K_M", "tiny-Q8_0.gguf")
 
