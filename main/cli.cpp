@@ -8,9 +8,11 @@
 #include "model.hpp"
 #include "options.hpp"
 #include "text.hpp"
+#include "why.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +21,7 @@
 #include <iostream>
 #include <iterator>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <tuple>
 #include <sstream>
@@ -361,6 +364,104 @@ nlohmann::json run_json(kernels::Context& ctx, const LoadedModel& m, const RunIn
     return j;
 }
 
+// The why views (SPEC.md §5 --lens, --attribute, --corrupted), each when asked for.
+struct Why {
+    int target = -1, contrast = -1;
+    std::optional<Lens> lens;
+    std::optional<Attribution> attribution;
+    std::optional<Patching> patching;
+};
+
+// [layer][head] of a layers×heads array of doubles.
+nlohmann::json grid_json(const std::vector<double>& v, int rows, int cols) {
+    nlohmann::json out = nlohmann::json::array();
+    for (int r = 0; r < rows; ++r)
+        out.push_back(std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(r) * cols, v.begin() + static_cast<std::ptrdiff_t>(r + 1) * cols));
+    return out;
+}
+
+void put_why(nlohmann::json& j, const LoadedModel& m, const Why& why) {
+    const Tokenizer& t = m.decoder_tokenizer();
+    if (why.lens) {
+        const Lens& lens = *why.lens;
+        nlohmann::json layers = nlohmann::json::array();
+        for (int l = 0; l < lens.layers; ++l) {
+            nlohmann::json row = nlohmann::json::array();
+            for (int p = 0; p < lens.positions; ++p) {
+                const LensCell& c = lens.at(l, p);
+                nlohmann::json top = nlohmann::json::array();
+                for (const TokenP& k : c.top) top.push_back({k.id, number(k.p)});
+                row.push_back({{"top", std::move(top)}, {"target", c.target}, {"target_rank", c.target_rank}, {"target_p", number(c.target_p)}});
+            }
+            layers.push_back(std::move(row));
+        }
+        j["lens"] = std::move(layers);
+    }
+    if (why.attribution) {
+        const Attribution& a = *why.attribution;
+        nlohmann::json sources = nlohmann::json::array();
+        for (int l = 0; l < a.layers; ++l)
+            sources.push_back(grid_json(std::vector<double>(a.sources.begin() + static_cast<std::ptrdiff_t>(l) * a.heads * a.positions,
+                                                            a.sources.begin() + static_cast<std::ptrdiff_t>(l + 1) * a.heads * a.positions),
+                                        a.heads, a.positions));
+        j["attribution"] = {{"target", a.target}, {"target_token", t.token(a.target)},
+                            {"contrast", a.contrast >= 0 ? nlohmann::json(a.contrast) : nlohmann::json()},
+                            {"total", a.total}, {"embed", a.embed}, {"heads", grid_json(a.head, a.layers, a.heads)}, {"mlps", a.mlp},
+                            {"bias", a.bias}, {"sources", std::move(sources)}};
+        if (a.contrast >= 0) j["attribution"]["contrast_token"] = t.token(a.contrast);
+    }
+    if (why.patching) {
+        const Patching& p = *why.patching;
+        j["patching"] = {{"heads", grid_json(p.head, p.layers, p.heads)}, {"resid", grid_json(p.resid, p.layers + 1, p.positions)},
+                         {"clean", p.clean}, {"corrupted", p.corrupted}};
+    }
+}
+
+// The heads of a layers×heads array with the largest |value|, at most n: "2:1 +3.10, 1:3 −0.80".
+std::string largest_heads(const std::vector<double>& v, int heads, int n) {
+    std::vector<int> order(v.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return std::abs(v[static_cast<std::size_t>(a)]) > std::abs(v[static_cast<std::size_t>(b)]); });
+    std::string s;
+    for (int i = 0; i < std::min<int>(n, static_cast<int>(order.size())); ++i) {
+        char item[48];
+        std::snprintf(item, sizeof item, "%s%d:%d %+.2f", i ? ", " : "", order[static_cast<std::size_t>(i)] / heads + 1,
+                      order[static_cast<std::size_t>(i)] % heads + 1, v[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])]);
+        s += item;
+    }
+    return s;
+}
+
+void print_why(std::ostream& out, const LoadedModel& m, const Why& why) {
+    const Tokenizer& t = m.decoder_tokenizer();
+    const auto shown = [&](int id) { return "\"" + display_token(t.token(id)) + "\""; };
+    char line[160];
+    if (why.lens) {  // the last position, layer by layer
+        const Lens& lens = *why.lens;
+        out << "lens (last token, layer by layer):";
+        for (int l = 0; l < lens.layers; ++l) {
+            const TokenP& top = lens.at(l, lens.positions - 1).top.front();
+            std::snprintf(line, sizeof line, " %s%d %s %.2f", l ? "· " : "", l, shown(top.id).c_str(), static_cast<double>(top.p));
+            out << line;
+        }
+        out << "\n";
+    }
+    if (why.attribution) {
+        const Attribution& a = *why.attribution;
+        double heads = 0, mlps = 0;
+        for (double v : a.head) heads += v;
+        for (double v : a.mlp) mlps += v;
+        out << "attribution: " << shown(a.target) << (a.contrast >= 0 ? " − " + shown(a.contrast) : "");
+        std::snprintf(line, sizeof line, " %.3f = embeddings %.3f + heads %.3f + MLPs %.3f + biases %.3f\n", a.total, a.embed, heads, mlps, a.bias);
+        out << line << "  heads: " << largest_heads(a.head, a.heads, 5) << "\n";
+    }
+    if (why.patching) {
+        const Patching& p = *why.patching;
+        std::snprintf(line, sizeof line, "patching: logit difference clean %.3f, corrupted %.3f; share restored by heads: ", p.clean, p.corrupted);
+        out << line << largest_heads(p.head, p.heads, 5) << "\n";
+    }
+}
+
 // The decoder's tokens as text: SentencePiece's "▁" and byte-level BPE's "Ġ" become spaces.
 std::string joined_text(const std::vector<std::string>& tokens) {
     std::string s;
@@ -506,6 +607,29 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         if (o.hidden) input.edits.hidden = *o.hidden;
         input.edits.ablation = o.ablation.value_or(Ablation::Zero);
         check_interventions(m, input, "--hide-token");
+        Why why;
+        std::optional<RunInput> corrupted;
+        if (o.lens || o.attribute || o.contrast || o.corrupted || o.corrupted_ids) {
+            check_why(m, o.lens ? "--lens" : o.attribute ? "--attribute" : o.contrast ? "--contrast" : "--corrupted");
+            if (o.contrast && !o.attribute) throw ModelError(path, "--contrast", "needs --attribute: the token it is compared with");
+            if (o.corrupted && o.corrupted_ids) throw ModelError(path, "--corrupted", "give the corrupted text or its ids (--corrupted-ids), not both");
+            const char* patch_field = o.corrupted ? "--corrupted" : "--corrupted-ids";
+            if ((o.corrupted || o.corrupted_ids) && !o.contrast)
+                throw ModelError(path, patch_field, "needs --attribute and --contrast: patching measures how much of their logit difference comes back");
+            if (o.attribute) why.target = one_token(m, *o.attribute, "--attribute");
+            if (o.contrast) why.contrast = one_token(m, *o.contrast, "--contrast");
+            if (o.corrupted || o.corrupted_ids) {
+                corrupted = input;
+                if (o.corrupted) corrupted->ids = encode_text(m, *o.corrupted);
+                else if (!parse_ids(*o.corrupted_ids, corrupted->ids))
+                    throw ModelError(path, "--corrupted-ids", "expected ids separated by commas (464,3797,3332), got \"" + *o.corrupted_ids + "\"");
+                else check_ids(m, corrupted->ids, "--corrupted-ids");
+                if (corrupted->ids.size() != input.ids.size())
+                    throw ModelError(path, patch_field, "the corrupted text is " + count(corrupted->ids.size(), "token") + ", the text " +
+                                                            count(input.ids.size(), "token") + ": patching needs as many");
+            }
+            input.record = true;
+        }
         if (new_tokens > 0 && !m.config().decoder_only())
             throw ModelError(path, "--generate", m.config().model_type + (encdec ? " translates without --text; --max-new bounds it" : " does not generate text"));
         kernels::Pool pool(threads);  // the numbers are the same for any count (kernels::Pool)
@@ -531,6 +655,9 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
             input.ids = generated.ids;
         }
         const RunResult run = forward(ctx, m.model, input);
+        if (o.lens) why.lens = logit_lens(ctx, m.model, run);
+        if (why.target >= 0) why.attribution = attribute(ctx, m.model, run, why.target, why.contrast);
+        if (corrupted) why.patching = patching(ctx, m.model, input, *corrupted, why.target, why.contrast, o.corrupted ? "--corrupted" : "--corrupted-ids");
         const ImportedAttention a = run_attention(m, input, run);
         const std::vector<NextToken> top = top_tokens(m, run.logits, top_n);
         if (json) {
@@ -541,6 +668,7 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
                 j["gguf"] = {{"architecture", held.architecture}, {"types", held.types}};
             }
             if (o.maps || !input.keep_maps) j["memory"] = {{"kept_bytes", kept_bytes(run)}, {"peak_bytes", peak_memory()}};
+            put_why(j, m, why);
             if (new_tokens > 0) {
                 const std::vector<int> ids(input.ids.begin() + static_cast<std::ptrdiff_t>(prompt), input.ids.end());
                 j["generated_ids"] = ids;
@@ -571,6 +699,7 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
             }
             out << "\n";
         }
+        print_why(out, m, why);
         return 0;
     } catch (const ModelError& e) {
         err << (e.file().empty() ? "attnviz run: " : "") << e.what() << "\n";

@@ -163,6 +163,16 @@ constexpr Row kRunOptions[] = {
          o.quant = std::string(v);
          return "";
      }},
+    {"--lens", nullptr, "the logit lens: each layer's stream at each position through the final norm and the LM head, its top 5 tokens", "",
+     [](ModelOptions& o, std::string_view) -> std::string { o.lens = true; return ""; }},
+    {"--attribute", "TOKEN", "each head's and MLP's direct contribution to that token's logit at the last position (one token: \" cat\", or #ID)", "",
+     [](ModelOptions& o, std::string_view v) { return any_text(v, o.attribute); }},
+    {"--contrast", "TOKEN", "--attribute's contributions to the logit difference with this token", "",
+     [](ModelOptions& o, std::string_view v) { return any_text(v, o.contrast); }},
+    {"--corrupted", "\"…\"", "activation patching: a text of as many tokens, each head's output and each stream row patched from --text into it", "",
+     [](ModelOptions& o, std::string_view v) { return any_text(v, o.corrupted); }},
+    {"--corrupted-ids", "1,2,3", "the corrupted text's ids instead of its text", "",
+     [](ModelOptions& o, std::string_view v) { return any_text(v, o.corrupted_ids); }},
 };
 constexpr CliCommand<ModelOptions> kRun{
     "attnviz run", "MODEL",

@@ -384,6 +384,8 @@ struct BlockEdits {
     std::vector<std::uint8_t> keys;  // empty, or T_k entries: 1 = may be attended, 0 = hidden
     std::vector<int> knocked;        // the heads whose output is ablated
     Ablation ablation = Ablation::Zero;
+    int patched = -1;                // a head whose output is replaced by `patch` (T_q×d_head), or -1
+    const Matrix* patch = nullptr;
 };
 
 // stack, layer: the block's; T_k: its keys (hidden ones only where hides_keys(stack)).
@@ -526,7 +528,7 @@ void attend_heads(kernels::Context& ctx, const BlockSpec& s, const float* Q, int
 }
 
 // The knocked-out heads' columns of concat (T_q×(n_heads·d_head)): zeros, or each column's mean
-// over the rows.
+// over the rows; then the patched head's columns, the patch's.
 void ablate(Matrix& concat, const BlockEdits& e, int n_heads) {
     const int d_k = static_cast<int>(concat.cols()) / n_heads;
     for (int h : e.knocked) {
@@ -534,6 +536,7 @@ void ablate(Matrix& concat, const BlockEdits& e, int n_heads) {
         if (e.ablation == Ablation::Zero || cols.rows() == 0) cols.setZero();
         else cols.rowwise() = RowVector(cols.colwise().mean());
     }
+    if (e.patch) concat.middleCols(e.patched * d_k, d_k) = *e.patch;
 }
 
 // The heads of X (T rows of `heads` heads of d_head columns) as one matrix each.
@@ -569,10 +572,14 @@ void position_heads(const BlockSpec& s, const Norm& norm, Matrix& X, int heads, 
 //   pass 4: the knocked-out heads' outputs ablated (ablate)
 //   pass 5: out = concat·W_o + b_o
 // With `trace` (and maps), every intermediate is kept too: the same products, the same heads (q
-// and k as the scores read them: normed and rotated).
+// and k as the scores read them: normed and rotated). With `seen` (RunInput::record), concat
+// (after pass 4) and V.
+struct BlockSeen {
+    Matrix *concat, *values;
+};
 Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const BlockSpec& s, const Matrix& x_q,
                        const Matrix& x_kv, const BlockEdits& edits, std::vector<Matrix>* maps, KeptHeads* kept,
-                       MultiHeadTrace* trace = nullptr, BlockTrace* extras = nullptr) {
+                       MultiHeadTrace* trace = nullptr, BlockTrace* extras = nullptr, const BlockSeen* seen = nullptr) {
     const int T_q = static_cast<int>(x_q.rows()), T_k = static_cast<int>(x_kv.rows()), d = static_cast<int>(x_q.cols());
     const int dq = s.n_heads * s.d_head, dkv = s.n_kv_heads * s.d_head;
     Matrix Q(T_q, dq), K(T_k, dkv), V(T_k, dkv), concat(T_q, dq), out(T_q, d);
@@ -602,6 +609,7 @@ Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const B
     }
     ablate(concat, edits, s.n_heads);
     blocks::linear(ctx, w.o, concat.data(), T_q, dq, out.data(), d);
+    if (seen) *seen->concat = concat, *seen->values = V;
     if (trace) {
         const int d_k = s.d_head;
         trace->x_q = x_q, trace->x_kv = x_kv;
@@ -752,14 +760,19 @@ Matrix feed_forward(kernels::Context& ctx, const ModelConfig& c, const LayerWeig
 // The LM head at one position: logits[V] = x·Eᵀ (+ final_logits_bias), scaled (granite: divided
 // by logits_scaling), soft-capped where the
 // family caps them (gemma2: cap·tanh(logits/cap)).
-std::vector<float> logits_of(kernels::Context& ctx, const Model& m, const float* x) {
+// x: rows×d -> out: rows×V.
+void head_logits(kernels::Context& ctx, const Model& m, const float* x, int rows, float* out) {
     const ModelConfig& c = m.config;
-    std::vector<float> logits(c.vocab_size);
-    blocks::linear(ctx, m.weights->lm_head, x, 1, c.d_model, logits.data(), c.vocab_size);
+    blocks::linear(ctx, m.weights->lm_head, x, rows, c.d_model, out, c.vocab_size);
+    const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(c.vocab_size);
     if (c.logit_scale != 1)
-        for (float& l : logits) l *= c.logit_scale;
+        for (std::size_t i = 0; i < n; ++i) out[i] *= c.logit_scale;
     if (c.final_softcap > 0)
-        for (float& l : logits) l = c.final_softcap * std::tanh(l / c.final_softcap);
+        for (std::size_t i = 0; i < n; ++i) out[i] = c.final_softcap * std::tanh(out[i] / c.final_softcap);
+}
+std::vector<float> logits_of(kernels::Context& ctx, const Model& m, const float* x) {
+    std::vector<float> logits(m.config.vocab_size);
+    head_logits(ctx, m, x, 1, logits.data());
     return logits;
 }
 
@@ -786,6 +799,14 @@ Matrix embeddings(const Model& m, const std::vector<int>& ids, bool decoder, int
 }
 
 }  // namespace
+
+Matrix stream_logits(kernels::Context& ctx, const Model& model, const Matrix& rows) {
+    const Norm& n = model.weights->final_norm;
+    const Matrix normed = n.present() ? norm(model.config, rows, n) : Matrix();
+    Matrix out(rows.rows(), model.config.vocab_size);
+    head_logits(ctx, model, n.present() ? normed.data() : rows.data(), static_cast<int>(rows.rows()), out.data());
+    return out;
+}
 
 // [SECTION] A forward pass in steps ----------------------------------------------------------
 
@@ -826,8 +847,14 @@ Forward::Forward(const Model& model, RunInput input) : state_(std::make_unique<S
     }
     if (c.experts.n > 0) s.out.experts.resize(static_cast<std::size_t>(c.n_layers));
     const bool marian = c.encoder_decoder();
-    s.steps.push_back({StepKind::Embed, kFirstStack, 0});
-    for (int i = 0; i < c.n_layers; ++i) {
+    const bool resumed = s.input.from > 0 || s.input.stream.size() > 0;  // decoder-only models (RunInput)
+    if (resumed) s.x = s.input.stream;
+    else s.steps.push_back({StepKind::Embed, kFirstStack, 0});
+    if (s.input.record) {
+        Inside& in = s.out.inside;
+        for (auto* v : {&in.concat, &in.attention, &in.mlp, &in.values}) v->resize(static_cast<std::size_t>(c.n_layers));
+    }
+    for (int i = resumed ? s.input.from : 0; i < c.n_layers; ++i) {
         s.steps.push_back({StepKind::SelfAttention, kFirstStack, i});
         s.steps.push_back({StepKind::FeedForward, kFirstStack, i});
     }
@@ -858,6 +885,7 @@ void Forward::step(kernels::Context& ctx) {
         case StepKind::Embed:
             if (st.stack == kDecoderStack) s.out.encoder_output = std::move(s.x);  // marian: the encoder is done
             s.x = embeddings(s.model, marian && st.stack == kFirstStack ? s.input.source_ids : s.input.ids, st.stack == kDecoderStack);
+            if (s.input.record) s.out.inside.streams.push_back(s.x);
             return;
         case StepKind::SelfAttention: {
             // The block's input is what its Q projection reads (after the norm before it, if any).
@@ -865,10 +893,18 @@ void Forward::step(kernels::Context& ctx) {
             BlockRun& b = run.layers[st.layer];
             const BlockSpec spec = block_spec(c, l.self, s.shapes[st.stack], st.layer);
             residual(c, s.x, l.norm_1, l.post_attention, [&](const Matrix& in) {
-                const BlockEdits e = block_edits(s.input.edits, st.stack, st.layer, run.heads, static_cast<int>(in.rows()));
-                if (!s.input.keep_maps) return attention_block(ctx, l.self, spec, in, in, e, nullptr, &b.kept);
-                b.x = in;
-                return attention_block(ctx, l.self, spec, b.x, b.x, e, &b.weights, nullptr);
+                BlockEdits e = block_edits(s.input.edits, st.stack, st.layer, run.heads, static_cast<int>(in.rows()));
+                if (s.input.patch.size() > 0 && s.input.patched == HeadRef{st.stack, st.layer, s.input.patched.head})
+                    e.patched = s.input.patched.head, e.patch = &s.input.patch;
+                Inside& inside = s.out.inside;
+                const auto li = static_cast<std::size_t>(st.layer);
+                const BlockSeen seen{s.input.record ? &inside.concat[li] : nullptr, s.input.record ? &inside.values[li] : nullptr};
+                const BlockSeen* seeing = s.input.record ? &seen : nullptr;
+                if (s.input.keep_maps) b.x = in;
+                Matrix out = s.input.keep_maps ? attention_block(ctx, l.self, spec, b.x, b.x, e, &b.weights, nullptr, nullptr, nullptr, seeing)
+                                               : attention_block(ctx, l.self, spec, in, in, e, nullptr, &b.kept, nullptr, nullptr, seeing);
+                if (s.input.record) inside.attention[li] = out;
+                return out;
             }, s.shared);
             return;
         }
@@ -889,7 +925,12 @@ void Forward::step(kernels::Context& ctx) {
         case StepKind::FeedForward:
         {
             Routing* routing = st.stack == kFirstStack && c.has_experts(st.layer) ? &s.out.experts[static_cast<std::size_t>(st.layer)] : nullptr;
-            residual(c, s.x, l.norm_2, l.post_ff, [&](const Matrix& in) { return feed_forward(ctx, c, l, in, routing); }, s.shared);
+            residual(c, s.x, l.norm_2, l.post_ff, [&](const Matrix& in) {
+                Matrix out = feed_forward(ctx, c, l, in, routing);
+                if (s.input.record) s.out.inside.mlp[static_cast<std::size_t>(st.layer)] = out;
+                return out;
+            }, s.shared);
+            if (s.input.record) s.out.inside.streams.push_back(s.x);
             return;
         }
         case StepKind::Head:

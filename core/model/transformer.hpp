@@ -153,11 +153,23 @@ struct Interventions {
 // kMapsKeptUpTo tokens; false: neither, only what the maps are recomputed from (a long text:
 // memory grows as T, not T²; BlockRun::kept answers). Either, never both: the copies of Q and K
 // beside the maps cost a short text's run 7 % in page faults (BENCHMARKS.md).
+//
+// Looking inside and activation patching (why.hpp; the first stack of a decoder-only model):
+//   record   RunResult::inside: the residual stream after every layer and what each layer wrote
+//   from     the run starts at layer `from` with `stream` (T×d) entering it (from = n_layers: the
+//            final norm's input); the layers before it are skipped (their maps left empty)
+//   patched  with `patch` (T×d_head): that head's output (weights·V_h, before W_o, after any
+//            knockout) is replaced by it at every position
 struct RunInput {
     std::vector<int> ids;
     std::vector<int> source_ids;
     Interventions edits = {};
     bool keep_maps = true;
+    bool record = false;
+    int from = 0;
+    Matrix stream = {};
+    HeadRef patched = {};
+    Matrix patch = {};
 };
 // The texts whose maps are all kept by default (SPEC.md §5: `attnviz run` prints them all).
 constexpr int kMapsKeptUpTo = 512;
@@ -189,6 +201,16 @@ struct Routed {
 };
 using Routing = std::vector<std::vector<Routed>>;  // [token][k]
 
+// What a run with RunInput::record saw: the residual stream and each layer's writes to it, at
+// every position (n_layers + 1 streams; the rest per layer).
+struct Inside {
+    std::vector<Matrix> streams;    // T×d: [0] the embeddings, [l + 1] after layer l (the final norm's input last)
+    std::vector<Matrix> concat;     // T×(n_heads·d_head): the heads' outputs before W_o (after any knockout or patch)
+    std::vector<Matrix> attention;  // T×d: the attention block's output (concat·W_o + b_o), before any post-attention norm
+    std::vector<Matrix> mlp;        // T×d: the MLP's (or the experts') output, before any post-feedforward norm
+    std::vector<Matrix> values;     // T×(kv_heads·d_head): V, as the heads read it
+};
+
 struct RunResult {
     std::vector<StackRun> stacks;  // gpt2, bert: one; marian: encoder, decoder, cross
     std::vector<Routing> experts;  // mixtures of experts: per layer (empty for a dense layer); else empty
@@ -196,7 +218,13 @@ struct RunResult {
     Matrix encoder_output;         // marian: T_src×d_model, the cross blocks' keys and values
     Matrix hidden;                 // T×d_model: the last layer's output (after ln_f for gpt2; the decoder's for marian)
     std::vector<float> logits;     // the LM head at the last position (gpt2, marian), [vocab_size]; bert: empty
+    Inside inside;                 // RunInput::record only
 };
+
+// The LM head read on rows of a residual stream (Inside::streams), rows×d -> rows×V: through the
+// final norm (where the family has one), scaled and soft-capped as the forward's logits (the
+// logit lens; on the last stream's last row, RunResult::logits' numbers).
+Matrix stream_logits(kernels::Context& ctx, const Model& model, const Matrix& rows);
 
 // A forward pass in steps (one attention or feed-forward sub-block each), so a page stays
 // responsive: while (!f.done()) f.step(ctx); then take().

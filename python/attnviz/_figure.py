@@ -36,8 +36,8 @@ def _app_file(name):
 
 
 def _packed(data):
-    """base64 of gzip, the same bytes every time (no time stamp)."""
-    return base64.b64encode(gzip.compress(data, compresslevel=6, mtime=0)).decode("ascii")
+    """base64 of gzip at its best compression (each output carries it), the same bytes every time (no time stamp)."""
+    return base64.b64encode(gzip.compress(data, compresslevel=9, mtime=0)).decode("ascii")
 
 
 @functools.lru_cache(maxsize=1)

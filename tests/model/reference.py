@@ -16,11 +16,18 @@ and hidden tokens (keys no query attends to, in gpt2's and bert's self-attention
 encoder self and cross attention; a query left without keys gets a row of zeros). Generation:
 gpt2_generate, with sample() picking each token as transformer.hpp's pick_token writes it.
 
+The "why" views (SPEC.md §5 --lens, --attribute, --corrupted; gpt2 and the Llama-like): with
+`hooks=Hooks(...)` gpt2_forward and llama_like_forward record the residual stream, each head's
+context, v and each block's attention and MLP output, and patch heads' contexts and rows of the
+stream; lens(), attribution() and patching() compute the three views from them, each asserting
+its own invariants (the parts sum to the logit, a patched final row restores the clean run).
+
 Imported by tests/model/make_models.py and tests/model/test_reference.py; no command line.
 """
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
 
@@ -32,6 +39,63 @@ class Edits:
 
 
 NONE = Edits()
+
+
+@dataclass
+class Hooks:
+    """What a decoder forward (gpt2_forward, llama_like_forward) records and patches when given one.
+    Patches, set by the caller (tensors in float64):
+      patch_context {(layer, head): [T, hd]}  that head's context (probs·V before the output
+                    projection, after any knockout) replaced at every position
+      patch_resid   {(r, position): [d]}      a row of the residual stream replaced: r = 0 the
+                    embeddings (gemma's scaled), r = l + 1 the stream after layer l (r = L: the
+                    stream before the final norm)
+    Records, filled by the forward (fresh lists each run):
+      resid     L + 1 × [T, d]       the stream: [0] the embeddings, [l + 1] after layer l (after
+                                     both residual adds), as patched
+      context   L × [H, T, hd]       each head's context as the output projection reads it
+      v         L × [H, T, hd]       the values each head mixes (after repeat_kv)
+      attn_out  L × [T, d]           context·W_Oᵀ + b_O, before any post-attention norm
+      mlp_out   L × [T, d]           the MLP's output with its biases, before any post-feedforward norm"""
+    patch_context: dict = field(default_factory=dict)
+    patch_resid: dict = field(default_factory=dict)
+    resid: list = field(default_factory=list)
+    context: list = field(default_factory=list)
+    v: list = field(default_factory=list)
+    attn_out: list = field(default_factory=list)
+    mlp_out: list = field(default_factory=list)
+
+    def start(self):
+        self.resid, self.context, self.v, self.attn_out, self.mlp_out = [], [], [], [], []
+
+
+def hook_stream(hooks, r, x):  # x [T, d]: the stream at r, its patched rows replaced; recorded
+    if hooks is None:
+        return x
+    rows = [(t, row) for (s, t), row in hooks.patch_resid.items() if s == r]
+    if rows:
+        x = x.clone()
+        for t, row in rows:
+            x[t] = row
+    hooks.resid.append(x)
+    return x
+
+
+def hook_context(hooks, layer, context, v):  # context, v [H, T, hd] -> the context as patched; recorded
+    if hooks is None:
+        return context
+    patches = [(h, c) for (l, h), c in hooks.patch_context.items() if l == layer]
+    if patches:
+        context = context.clone()
+        for h, c in patches:
+            context[h] = c
+    hooks.context.append(context), hooks.v.append(v)
+    return context
+
+
+def hook_outputs(hooks, attn_out, mlp_out):
+    if hooks is not None:
+        hooks.attn_out.append(attn_out), hooks.mlp_out.append(mlp_out)
 
 # [SECTION] The shared pieces ------------------------------------------------------------------
 
@@ -108,19 +172,28 @@ def sinusoidal_positions(n_positions, d):
 # [SECTION] GPT-2: pre-LN decoder, causal self-attention, tied LM head -------------------------
 
 
-def gpt2_forward(W, cfg, ids, edits=NONE):
+def gpt2_forward(W, cfg, ids, edits=NONE, hooks=None):
     T, eps = len(ids), cfg["layer_norm_epsilon"]
     act = ACTIVATIONS[cfg["activation_function"]]
-    x = W["wte.weight"][ids] + W["wpe.weight"][:T]  # [T, d]
+    if hooks is not None:
+        hooks.start()
+    x = hook_stream(hooks, 0, W["wte.weight"][ids] + W["wpe.weight"][:T])  # [T, d]
     maps, qs, xs = [], [], []
     for i in range(cfg["n_layer"]):
         p = f"h.{i}."
         a = layer_norm(x, W[p + "ln_1.weight"], W[p + "ln_1.bias"], eps)  # [T, d]
         q, k, v = conv1d(a, W, p + "attn.c_attn").chunk(3, dim=-1)  # [T, 3d] -> 3 × [T, d]
         context, probs, q_heads = attend(q, k, v, cfg["n_head"], True, edits.hidden, knocked(edits, 0, i), edits.mean)
-        x = x + conv1d(context, W, p + "attn.c_proj")
+        if hooks is not None:  # [T, H·hd] <-> [H, T, hd]
+            H, d = cfg["n_head"], context.shape[1]
+            split = lambda y: y.reshape(T, H, d // H).transpose(0, 1)  # noqa: E731
+            context = hook_context(hooks, i, split(context), split(v)).transpose(0, 1).reshape(T, d)
+        o = conv1d(context, W, p + "attn.c_proj")
+        x = x + o
         m = layer_norm(x, W[p + "ln_2.weight"], W[p + "ln_2.bias"], eps)
-        x = x + conv1d(act(conv1d(m, W, p + "mlp.c_fc")), W, p + "mlp.c_proj")  # [T, d_ff] -> [T, d]
+        f = conv1d(act(conv1d(m, W, p + "mlp.c_fc")), W, p + "mlp.c_proj")  # [T, d_ff] -> [T, d]
+        x = hook_stream(hooks, i + 1, x + f)
+        hook_outputs(hooks, o, f)
         maps.append(probs), qs.append(q_heads), xs.append(a)
     x = layer_norm(x, W["ln_f.weight"], W["ln_f.bias"], eps)
     logits = x[-1] @ W["wte.weight"].T  # [V]
@@ -374,7 +447,18 @@ def layer_kinds(cfg):
     return [0] * L
 
 
-def llama_like_forward(W, cfg, ids, edits=NONE):
+def llama_like_head(W, cfg):  # the unembedding [V, d]: lm_head, or the tied embed_tokens
+    gemma = cfg["model_type"] in ("gemma2", "gemma3_text")
+    return W["lm_head.weight"] if "lm_head.weight" in W and not cfg.get("tie_word_embeddings", gemma) \
+        else W["embed_tokens.weight"]
+
+
+def final_softcap(cfg):  # gemma2's tanh(z / cap)·cap on the logits; None elsewhere
+    t = cfg["model_type"]
+    return cfg.get("final_logit_softcapping", 30.0 if t == "gemma2" else None) if t in ("gemma2", "gemma3_text") else None
+
+
+def llama_like_forward(W, cfg, ids, edits=NONE, hooks=None):
     t = cfg["model_type"]
     gemma, T = t in ("gemma2", "gemma3_text"), len(ids)
     d, H = cfg["hidden_size"], cfg["num_attention_heads"]
@@ -393,9 +477,12 @@ def llama_like_forward(W, cfg, ids, edits=NONE):
     softcap = cfg.get("attn_logit_softcapping", 50.0 if t == "gemma2" else None) if gemma else None
     windows = layer_kinds(cfg)
 
+    if hooks is not None:
+        hooks.start()
     x = W["embed_tokens.weight"][ids]  # [T, d]
     if gemma:
         x = x * torch.tensor(d ** 0.5, dtype=torch.float32).to(torch.float64)
+    x = hook_stream(hooks, 0, x)
     maps, qs, xs, unrotated = [], [], [], []
     for i in range(cfg["num_hidden_layers"]):
         p = f"layers.{i}."
@@ -433,7 +520,9 @@ def llama_like_forward(W, cfg, ids, edits=NONE):
         context = probs @ v  # [H, T, hd]
         for h in knocked(edits, 0, i):
             context[h] = context[h].mean(0, keepdim=True).expand(T, hd) if edits.mean else 0.0
+        context = hook_context(hooks, i, context, v)
         o = lin(context.transpose(0, 1).reshape(T, H * hd), p + "self_attn.o_proj")
+        attn_out = o
         if gemma:
             o = norm(o, p + "post_attention_layernorm")
         x = x + o
@@ -447,19 +536,183 @@ def llama_like_forward(W, cfg, ids, edits=NONE):
             else:
                 gate, up = lin(m, p + "mlp.gate_proj"), lin(m, p + "mlp.up_proj")
             f = lin(act(gate) * up, p + "mlp.down_proj")
+        hook_outputs(hooks, attn_out, f)
         if gemma:
             f = norm(f, p + "post_feedforward_layernorm")
-        x = x + f
+        x = hook_stream(hooks, i + 1, x + f)
     x = norm(x, "norm")
-    head = W["lm_head.weight"] if "lm_head.weight" in W and not cfg.get("tie_word_embeddings", gemma) \
-        else W["embed_tokens.weight"]
+    head = llama_like_head(W, cfg)
     logits = x[-1] @ head.T
-    final_cap = cfg.get("final_logit_softcapping", 30.0 if t == "gemma2" else None) if gemma else None
+    final_cap = final_softcap(cfg)
     if final_cap:
         logits = torch.tanh(logits / final_cap) * final_cap
     return {"attention": torch.stack(maps), "hidden": x, "logits": logits,
             "q": {"attention": torch.stack(qs)}, "x": {"attention": torch.stack(xs)},
             "q_unrotated": {"attention": torch.stack(unrotated)}}
+
+# [SECTION] The why views: the logit lens, direct logit attribution, activation patching --------
+# SPEC.md §5 (--lens, --attribute, --contrast, --corrupted); the decoder-only families only
+# (gpt2 and LLAMA_LIKE). The definitions these follow are the contract attnviz implements:
+#   z(x)         the LM head on final_norm(x) for one row x of the stream, as the forward's logits
+#                (gemma: (1 + w) norms; gemma2: the final soft-cap)
+#   lens         [L + 1][T]: row l from resid[l]; top 5 of softmax(z) (ties: the smaller id), the
+#                target = argmax z at row L (the model's prediction there), its rank and p per row
+#   attribution  at T - 1, u = W_U[a] - W_U[b]: each part through the final norm with its scale
+#                frozen on the whole stream (and gemma's sandwich norms frozen on their whole
+#                input), so the parts sum to z_a - z_b before any soft-cap
+#   patching     (LD(corrupted run patched with the clean run's head context or stream row)
+#                - LD_corrupted) / (LD_clean - LD_corrupted), LD = z_a - z_b at T - 1 (capped)
+
+
+def decoder_forward(cfg):
+    t = cfg["model_type"]
+    if t == "gpt2":
+        return gpt2_forward
+    if t in LLAMA_LIKE:
+        return llama_like_forward
+    raise ValueError(f"{t}: not a decoder-only model with an LM head")
+
+
+def unembedding(W, cfg):
+    """The final norm and the LM head as the forward applies them: a dict with kind ("layer" |
+    "rms"), scale (γ, or RMSNorm's w or gemma's 1 + w), shift (β or None), eps, head [V, d], cap."""
+    t = cfg["model_type"]
+    if t == "gpt2":
+        return {"kind": "layer", "scale": W["ln_f.weight"], "shift": W["ln_f.bias"], "eps": cfg["layer_norm_epsilon"],
+                "head": W["wte.weight"], "cap": None}
+    gemma = t in ("gemma2", "gemma3_text")
+    return {"kind": "rms", "scale": 1.0 + W["norm.weight"] if gemma else W["norm.weight"], "shift": None,
+            "eps": cfg.get("rms_norm_eps", 1e-6), "head": llama_like_head(W, cfg), "cap": final_softcap(cfg)}
+
+
+def lens_logits(W, cfg, x, capped=True):
+    """x [..., d] rows of the stream -> z [..., V]: the final norm (per row, as the forward) and
+    the LM head; gemma2's soft-cap unless capped=False."""
+    t = cfg["model_type"]
+    if t == "gpt2":
+        y = layer_norm(x, W["ln_f.weight"], W["ln_f.bias"], cfg["layer_norm_epsilon"])
+    else:
+        y = rms_norm(x, W["norm.weight"], cfg.get("rms_norm_eps", 1e-6), t in ("gemma2", "gemma3_text"))
+    z = y @ unembedding(W, cfg)["head"].T
+    cap = final_softcap(cfg)
+    return torch.tanh(z / cap) * cap if cap and capped else z
+
+
+def ranked(z):  # z [V] -> ids by z descending, the smaller id first on ties
+    return np.lexsort((np.arange(len(z)), -z.numpy()))
+
+
+def lens(W, cfg, ids, edits=NONE, k=5):
+    """-> [L + 1][T] of {"top": [[id, p] × k], "target", "target_rank", "target_p"} (the JSON's
+    "lens"), and the float64 p [L + 1, T, V] it was read from."""
+    hooks = Hooks()
+    out = decoder_forward(cfg)(W, cfg, ids, edits, hooks=hooks)
+    z = lens_logits(W, cfg, torch.stack(hooks.resid))  # [L + 1, T, V]
+    assert float((z[-1, -1] - out["logits"]).abs().max()) <= 1e-9 * (1 + float(out["logits"].abs().max())), \
+        "the lens' last row is not the forward's logits"
+    p = torch.softmax(z, dim=-1)
+    rows = []
+    for l in range(z.shape[0]):
+        row = []
+        for t in range(z.shape[1]):
+            target = int(ranked(z[-1, t])[0])
+            zt = z[l, t]
+            rank = 1 + int((zt > zt[target]).sum()) + int((zt[:target] == zt[target]).sum())
+            row.append({"top": [[int(j), float(p[l, t, j])] for j in ranked(zt)[:k]], "target": target,
+                        "target_rank": rank, "target_p": float(p[l, t, target])})
+        rows.append(row)
+    assert all(r["target_rank"] == 1 for r in rows[-1])
+    return rows, p
+
+
+def out_projection(W, cfg, layer):
+    """-> (W_O [H·hd, d] with head h's rows h·hd:(h+1)·hd, b_O [d] or None, the post-attention
+    norm's scale g and the post-feedforward norm's (gemma's sandwich; None elsewhere))."""
+    t = cfg["model_type"]
+    if t == "gpt2":
+        p = f"h.{layer}.attn.c_proj."
+        return W[p + "weight"], W[p + "bias"], None, None  # Conv1D: [H·hd, d] already
+    p = f"layers.{layer}."
+    post = (1.0 + W[p + "post_attention_layernorm.weight"], 1.0 + W[p + "post_feedforward_layernorm.weight"]) \
+        if t in ("gemma2", "gemma3_text") else (None, None)
+    return (W[p + "self_attn.o_proj.weight"].T, W.get(p + "self_attn.o_proj.bias"), *post)
+
+
+def attribution(W, cfg, ids, target, contrast=None):
+    """Direct logit attribution at the last position (the JSON's "attribution"): {"target",
+    "contrast", "total", "embed", "heads" [L][H], "mlps" [L], "bias", "sources" [L][H][T]}.
+    Asserts that embed + Σ heads + Σ mlps + bias is the (pre-cap) logit difference to 1e-9
+    relative and that each head's sources sum to it."""
+    hooks = Hooks()
+    probs = decoder_forward(cfg)(W, cfg, ids, hooks=hooks)["attention"]  # [L, H, T, T]
+    U = unembedding(W, cfg)
+    u = U["head"][target] - (U["head"][contrast] if contrast is not None else 0.0)
+    x = hooks.resid[-1][-1]  # the whole stream at T - 1, the final norm's input
+    if U["kind"] == "layer":  # F(c) = γ ⊙ (c - mean c) / sqrt(var x + eps)
+        inv = 1.0 / torch.sqrt(((x - x.mean()) ** 2).mean() + U["eps"])
+        D = lambda c: ((c - c.mean(-1, keepdim=True)) * inv * U["scale"]) @ u  # noqa: E731
+    else:  # F(c) = g ⊙ c / sqrt(mean x² + eps)
+        inv = torch.rsqrt((x * x).mean() + U["eps"])
+        D = lambda c: (c * inv * U["scale"]) @ u  # noqa: E731
+    eps = cfg.get("rms_norm_eps", 1e-6)
+    L, (H, T, hd) = len(hooks.context), hooks.context[0].shape
+    embed = float(D(hooks.resid[0][-1]))
+    heads, mlps, sources, bias = [], [], [], 0.0
+    for l in range(L):
+        W_O, b_O, g_attn, g_ff = out_projection(W, cfg, l)
+        o, m = hooks.attn_out[l][-1], hooks.mlp_out[l][-1]
+        P_attn = (lambda c: c) if g_attn is None else \
+            (lambda c, s=torch.rsqrt((o * o).mean() + eps), g=g_attn: c * s * g)
+        P_ff = (lambda c: c) if g_ff is None else (lambda c, s=torch.rsqrt((m * m).mean() + eps), g=g_ff: c * s * g)
+        row, src = [], []
+        for h in range(H):
+            W_h = W_O[h * hd:(h + 1) * hd]  # [hd, d]
+            row.append(float(D(P_attn(hooks.context[l][h][-1] @ W_h))))
+            per = probs[l, h, -1][:, None] * hooks.v[l][h]  # [T, hd]: each source's share of the context
+            src.append([float(s) for s in D(P_attn(per @ W_h))])
+            assert abs(sum(src[-1]) - row[-1]) <= 1e-9 * (1 + abs(row[-1])), f"layer {l} head {h}: the sources do not sum to the head"
+        heads.append(row), sources.append(src)
+        mlps.append(float(D(P_ff(m))))
+        if b_O is not None:
+            bias += float(D(P_attn(b_O)))
+    if U["shift"] is not None:
+        bias += float(U["shift"] @ u)
+    z = lens_logits(W, cfg, x, capped=False)
+    total = float(z[target] - (z[contrast] if contrast is not None else 0.0))
+    parts = embed + sum(map(sum, heads)) + sum(mlps) + bias
+    assert abs(parts - total) <= 1e-9 * max(1.0, abs(total)), f"the parts sum to {parts!r}, the logit is {total!r}"
+    return {"target": int(target), "contrast": None if contrast is None else int(contrast), "total": total,
+            "embed": embed, "heads": heads, "mlps": mlps, "bias": bias, "sources": sources}
+
+
+def patching(W, cfg, clean, corrupted, target, contrast):
+    """Activation patching (the JSON's "patching"): {"heads" [L][H], "resid" [L + 1][T], "clean",
+    "corrupted"}, each (LD(corrupted run, one head's context or one stream row from the clean
+    run) - LD_corrupted) / (LD_clean - LD_corrupted), LD = z_target - z_contrast at T - 1 as the
+    model outputs them. Asserts the properties any implementation must have (see below)."""
+    assert len(clean) == len(corrupted), "clean and corrupted ids of different lengths"
+    forward = decoder_forward(cfg)
+    recorded = Hooks()
+    ld = lambda out: float(out["logits"][target] - out["logits"][contrast])  # noqa: E731
+    ld_clean = ld(forward(W, cfg, clean, hooks=recorded))
+    ld_corrupted = ld(forward(W, cfg, corrupted))
+    if ld_clean == ld_corrupted:
+        raise ValueError("the clean and the corrupted runs have the same logit difference")
+    ratio = lambda hooks: (ld(forward(W, cfg, corrupted, hooks=hooks)) - ld_corrupted) / (ld_clean - ld_corrupted)  # noqa: E731
+    L, (H, T, _) = len(recorded.context), recorded.context[0].shape
+    heads = [[ratio(Hooks(patch_context={(l, h): recorded.context[l][h]})) for h in range(H)] for l in range(L)]
+    resid = [[ratio(Hooks(patch_resid={(r, t): recorded.resid[r][t]})) for t in range(T)] for r in range(L + 1)]
+    # the final stream at T - 1 is the clean logits; earlier rows of it reach no later position
+    assert abs(resid[L][T - 1] - 1) <= 1e-9, resid[L][T - 1]
+    assert all(abs(resid[L][t]) <= 1e-12 for t in range(T - 1)), resid[L]
+    # before the first position where the ids differ, both runs' streams are the same
+    first = next((t for t in range(T) if clean[t] != corrupted[t]), T)
+    assert all(abs(resid[r][t]) <= 1e-12 for r in range(L + 1) for t in range(first)), "a patch of equal rows moved"
+    assert all(abs(resid[0][t]) <= 1e-12 for t in range(T) if clean[t] == corrupted[t]), "an equal embedding moved"
+    changed = [t for t in range(T) if clean[t] != corrupted[t]]
+    if len(changed) == 1:  # the one different embedding patched back is the clean run
+        assert abs(resid[0][changed[0]] - 1) <= 1e-9, resid[0]
+    return {"heads": heads, "resid": resid, "clean": ld_clean, "corrupted": ld_corrupted}
 
 # [SECTION] Generation: sampling as transformer.hpp's pick_token --------------------------------
 

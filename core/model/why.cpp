@@ -1,0 +1,315 @@
+// why.cpp: the logit lens, direct logit attribution and activation patching (why.hpp), on the
+// residual stream a recorded run keeps (transformer.hpp's Inside).
+//
+// [SECTION] Which models, which tokens
+// [SECTION] The logit lens
+// [SECTION] Direct logit attribution
+// [SECTION] Activation patching
+#include "why.hpp"
+
+#include "family.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <numeric>
+#include <optional>
+
+namespace attn {
+
+// [SECTION] Which models, which tokens -------------------------------------------------------
+
+void check_why(const LoadedModel& m, const std::string& field) {
+    const ModelConfig& c = m.config();
+    if (c.encoder_only())
+        throw ModelError(m.folder, field, c.model_type + " has no LM head: it predicts no token (its attention and head tags are what it shows)");
+    if (c.encoder_decoder() || c.residual == Residual::PostNorm)
+        throw ModelError(m.folder, field, c.model_type + " renormalizes its stream after every sub-block (post-norm): no part's write to it is its own; "
+                                          "the lens, attribution and patching read decoder-only models (gpt2, the Llama-like)");
+}
+
+int one_token(const LoadedModel& m, std::string_view text, const std::string& field) {
+    const int vocab = m.config().vocab_size;
+    if (text.size() > 1 && text[0] == '#') {  // an id
+        int id = -1;
+        const auto [end, ec] = std::from_chars(text.data() + 1, text.data() + text.size(), id);
+        if (ec != std::errc() || end != text.data() + text.size() || id < 0 || id >= vocab)
+            throw ModelError(m.folder, field, "\"" + std::string(text) + "\": expected #ID with an id from 0 to " + std::to_string(vocab - 1));
+        return id;
+    }
+    const Tokenizer& t = m.decoder_tokenizer();
+    const std::vector<int> ids = t.encode(text);
+    if (ids.size() == 1 && ids[0] < vocab) return ids[0];
+    if (ids.empty()) throw ModelError(m.folder, field, "\"" + std::string(text) + "\" is no token");
+    std::string names;
+    for (int id : ids) names += (names.empty() ? "" : " ") + std::string("\"") + t.token(id) + "\"";
+    throw ModelError(m.folder, field, "\"" + std::string(text) + "\" is " + std::to_string(ids.size()) + " tokens (" + names +
+                                          "): give one token, or #ID");
+}
+
+// [SECTION] The logit lens ------------------------------------------------------------------
+
+namespace {
+
+// One row of logits (V): its softmax's top n and the target's rank and probability.
+LensCell lens_cell(const float* z, int V, int n, int target, std::vector<int>& order) {
+    const float max = *std::max_element(z, z + V);
+    double sum = 0;
+    for (int i = 0; i < V; ++i) sum += std::exp(static_cast<double>(z[i]) - max);
+    const auto p = [&](int id) { return static_cast<float>(std::exp(static_cast<double>(z[id]) - max) / sum); };
+    const auto before = [&](int a, int b) { return z[a] > z[b] || (z[a] == z[b] && a < b); };
+    LensCell cell;
+    order.resize(static_cast<std::size_t>(V));
+    std::iota(order.begin(), order.end(), 0);
+    const int k = std::min(n, V);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+    for (int i = 0; i < k; ++i) cell.top.push_back({order[static_cast<std::size_t>(i)], p(order[static_cast<std::size_t>(i)])});
+    if (target < 0) target = order[0];  // the last layer's: its own top token
+    cell.target = target;
+    cell.target_rank = 1 + static_cast<int>(std::count_if(order.begin(), order.end(), [&](int j) { return before(j, target); }));
+    cell.target_p = p(target);
+    return cell;
+}
+
+}  // namespace
+
+Lens logit_lens(kernels::Context& ctx, const Model& model, const RunResult& run, int top) {
+    const std::vector<Matrix>& streams = run.inside.streams;
+    Lens lens;
+    lens.layers = static_cast<int>(streams.size());
+    lens.positions = streams.empty() ? 0 : static_cast<int>(streams.front().rows());
+    lens.cells.resize(static_cast<std::size_t>(lens.layers) * static_cast<std::size_t>(lens.positions));
+    const int V = model.config.vocab_size, T = lens.positions;
+    const int band = std::max(1, (1 << 22) / std::max(V, 1));  // rows of logits at a time: 16 MB
+    std::vector<int> order;
+    for (int l = lens.layers - 1; l >= 0; --l)  // the last layer first: its top tokens are the targets
+        for (int r0 = 0; r0 < T; r0 += band) {
+            const int n = std::min(band, T - r0);
+            const Matrix z = stream_logits(ctx, model, streams[static_cast<std::size_t>(l)].middleRows(r0, n));
+            for (int i = 0; i < n; ++i) {
+                const int target = l == lens.layers - 1 ? -1 : lens.at(lens.layers - 1, r0 + i).target;
+                lens.cells[static_cast<std::size_t>(l * T + r0 + i)] = lens_cell(z.row(i).data(), V, top, target, order);
+            }
+        }
+    return lens;
+}
+
+// [SECTION] Direct logit attribution -------------------------------------------------------------
+
+namespace {
+
+// A norm with its scale frozen at its value on x, as a linear map on a part c of x:
+// (c − mean(c), where it centres: LayerNorm)·g / σ(x); its shift β is added once (the bias).
+struct Frozen {
+    Eigen::RowVectorXd scale;
+    bool centre = false;
+};
+Frozen frozen(const ModelConfig& c, const Norm& n, const RowVector& x) {
+    const int d = static_cast<int>(x.size());
+    Frozen f;
+    f.centre = c.norm != NormKind::RmsNorm;
+    double mean = 0, squares = 0;
+    if (f.centre) mean = x.cast<double>().sum() / d;
+    for (int i = 0; i < d; ++i) squares += (static_cast<double>(x[i]) - mean) * (static_cast<double>(x[i]) - mean);
+    const double inv = 1.0 / std::sqrt(squares / d + c.layer_norm_eps);
+    f.scale = Eigen::Map<const RowVector>(n.g, d).cast<double>() * inv;
+    return f;
+}
+
+// The reading r of a part c before a frozen norm, given the reading `after` of its output:
+// after·F(c) = c·r, with r = q − mean(q) (centred) where q = after ⊙ scale.
+Eigen::RowVectorXd pull(const Frozen& f, const Eigen::RowVectorXd& after) {
+    Eigen::RowVectorXd q = after.cwiseProduct(f.scale);
+    if (f.centre) q.array() -= q.mean();
+    return q;
+}
+
+double dot(const RowVector& x, const Eigen::RowVectorXd& r) { return x.cast<double>().dot(r); }
+
+// What the residual() of one sub-block does to its output f before adding it (transformer.cpp):
+// a frozen post-norm (sandwich, post only), granite's factor, or nothing. Returns the reading
+// of f; the post-norm's shift, read by `after`, goes to `bias`.
+Eigen::RowVectorXd through_post(const ModelConfig& c, const Norm& post, const RowVector& f, const Eigen::RowVectorXd& after,
+                                double& bias) {
+    if (c.residual == Residual::Sandwich || c.residual == Residual::PostOnly) {
+        if (post.b) bias += Eigen::Map<const RowVector>(post.b, f.size()).cast<double>().dot(after);
+        return pull(frozen(c, post, f), after);
+    }
+    if (c.residual == Residual::PreNorm) return after * static_cast<double>(c.residual_scale);
+    return after;
+}
+
+}  // namespace
+
+Attribution attribute(kernels::Context& ctx, const Model& model, const RunResult& run, int target, int contrast) {
+    const ModelConfig& c = model.config;
+    const ModelWeights& w = *model.weights;
+    const Inside& in = run.inside;
+    const int L = c.n_layers, T = static_cast<int>(run.hidden.rows()), d = c.d_model;
+    const int H = c.n_heads, hd = c.d_head(), group = H / c.kv_heads(), last = T - 1;
+    Attribution a;
+    a.target = target, a.contrast = contrast;
+    a.layers = L, a.heads = H, a.positions = T;
+    a.head.assign(static_cast<std::size_t>(L * H), 0.0);
+    a.mlp.assign(static_cast<std::size_t>(L), 0.0);
+    a.sources.assign(static_cast<std::size_t>(L * H * T), 0.0);
+    // u: the LM head's column of the target (less the contrast's), times granite's factor
+    RowVector column(d), other(d);
+    kernels::column(w.lm_head.w, target, column.data());
+    if (contrast >= 0) kernels::column(w.lm_head.w, contrast, other.data()), column -= other;
+    const Eigen::RowVectorXd u = column.cast<double>() * static_cast<double>(c.logit_scale);
+    a.total = run.hidden.row(last).cast<double>().dot(u);
+    if (w.lm_head.b) {
+        const double b = static_cast<double>(w.lm_head.b[target]) - (contrast >= 0 ? static_cast<double>(w.lm_head.b[contrast]) : 0.0);
+        a.total += b * c.logit_scale, a.bias += b * c.logit_scale;
+    }
+    // the final norm, frozen on the whole stream
+    Eigen::RowVectorXd r = u;
+    if (w.final_norm.present()) {
+        if (w.final_norm.b) a.bias += Eigen::Map<const RowVector>(w.final_norm.b, d).cast<double>().dot(u);
+        r = pull(frozen(c, w.final_norm, in.streams.back().row(last)), u);
+    }
+    a.embed = dot(in.streams.front().row(last), r);
+    RowVector col(H * hd);
+    for (int l = 0; l < L; ++l) {
+        const LayerWeights& lw = w.layers[static_cast<std::size_t>(l)];
+        const auto li = static_cast<std::size_t>(l);
+        // the heads: the reading of concat is W_o·r_attention (W_o: (H·hd)×d, column n read whole)
+        const Eigen::RowVectorXd ra = through_post(c, lw.post_attention, in.attention[li].row(last), r, a.bias);
+        Eigen::RowVectorXd f = Eigen::RowVectorXd::Zero(H * hd);
+        for (int n = 0; n < d; ++n) {
+            kernels::column(lw.self.o.w, n, col.data());
+            f += col.cast<double>() * ra[n];
+        }
+        if (lw.self.o.b) a.bias += Eigen::Map<const RowVector>(lw.self.o.b, d).cast<double>().dot(ra);
+        const BlockRun& block = run.stacks[kFirstStack].layers[li];
+        for (int h = 0; h < H; ++h) {
+            const Eigen::RowVectorXd fh = f.segment(h * hd, hd);
+            a.head[static_cast<std::size_t>(l * H + h)] = in.concat[li].row(last).segment(h * hd, hd).cast<double>().dot(fh);
+            if (run.edits.knocked_out(kFirstStack, l, h)) continue;  // its output is not its weights·V: no split
+            const RowVector weights = block.weights.empty() ? RowVector(map_region(ctx, block.kept, h, {last, T, 0, T}).row(0))
+                                                            : RowVector(block.weights[static_cast<std::size_t>(h)].row(last));
+            const int g = h / group;
+            for (int j = 0; j < T; ++j)
+                a.sources[static_cast<std::size_t>((l * H + h) * T + j)] =
+                    static_cast<double>(weights[j]) * in.values[li].row(j).segment(g * hd, hd).cast<double>().dot(fh);
+        }
+        const Eigen::RowVectorXd rm = through_post(c, lw.post_ff, in.mlp[li].row(last), r, a.bias);
+        a.mlp[li] = dot(in.mlp[li].row(last), rm);
+    }
+    return a;
+}
+
+// [SECTION] Activation patching --------------------------------------------------------------
+
+struct PatchingRun::State {
+    Model model;
+    RunInput clean, corrupted;
+    int target = 0, contrast = 0;
+    std::string field;
+    Patching out;
+    RunResult clean_run, corrupted_run;
+    int job = 0;  // 0: the clean run, 1: the corrupted, then the heads (layer·heads + head), then the stream's rows
+    std::unique_ptr<Forward> run;
+    double done = 0, total = 0;  // sub-blocks
+
+    int jobs() const { return 2 + out.layers * out.heads + (out.layers + 1) * out.positions; }
+    double ld(const std::vector<float>& logits) const {
+        return static_cast<double>(logits[static_cast<std::size_t>(target)]) - static_cast<double>(logits[static_cast<std::size_t>(contrast)]);
+    }
+    // The input of job k ≥ 2, or nothing when the patch changes nothing (its share is 0).
+    std::optional<RunInput> patched(int k) const;
+    double& share(int k) {
+        const int heads = out.layers * out.heads;
+        return k - 2 < heads ? out.head[static_cast<std::size_t>(k - 2)] : out.resid[static_cast<std::size_t>(k - 2 - heads)];
+    }
+};
+
+std::optional<RunInput> PatchingRun::State::patched(int k) const {
+    RunInput in = corrupted;
+    in.keep_maps = false, in.record = false;
+    const Inside &from = clean_run.inside, &into = corrupted_run.inside;
+    const int heads = out.layers * out.heads;
+    if (k - 2 < heads) {
+        const int l = (k - 2) / out.heads, h = (k - 2) % out.heads, hd = model.config.d_head();
+        in.patch = from.concat[static_cast<std::size_t>(l)].middleCols(h * hd, hd);
+        if (in.patch == into.concat[static_cast<std::size_t>(l)].middleCols(h * hd, hd)) return std::nullopt;
+        in.from = l, in.stream = into.streams[static_cast<std::size_t>(l)], in.patched = {kFirstStack, l, h};
+        return in;
+    }
+    const int layer = (k - 2 - heads) / out.positions, t = (k - 2 - heads) % out.positions;
+    const auto li = static_cast<std::size_t>(layer);
+    if (from.streams[li].row(t) == into.streams[li].row(t)) return std::nullopt;  // a causal model's rows before the texts differ
+    in.from = layer, in.stream = into.streams[li];
+    in.stream.row(t) = from.streams[li].row(t);
+    return in;
+}
+
+PatchingRun::PatchingRun(const Model& model, RunInput clean, RunInput corrupted, int target, int contrast, const std::string& field)
+    : state_(std::make_unique<State>()) {
+    State& s = *state_;
+    if (clean.ids.size() != corrupted.ids.size())
+        throw ModelError("", field, "the corrupted text is " + std::to_string(corrupted.ids.size()) + " tokens and the clean " +
+                                        std::to_string(clean.ids.size()) + ": patching needs the same length");
+    s.model = model, s.target = target, s.contrast = contrast, s.field = field;
+    for (RunInput* in : {&clean, &corrupted}) in->keep_maps = false, in->record = true;
+    s.clean = std::move(clean), s.corrupted = std::move(corrupted);
+    Patching& p = s.out;
+    p.layers = model.config.n_layers, p.heads = model.config.n_heads, p.positions = static_cast<int>(s.clean.ids.size());
+    p.head.assign(static_cast<std::size_t>(p.layers * p.heads), 0.0);
+    p.resid.assign(static_cast<std::size_t>((p.layers + 1) * p.positions), 0.0);
+    // sub-blocks: a whole run 2L + 2 (the embeddings, the layers, the head); one from layer l 2(L − l) + 1
+    const double whole = 2.0 * p.layers + 2;
+    s.total = 2 * whole + static_cast<double>(p.heads) * p.layers * (p.layers + 2) + static_cast<double>(p.positions) * (p.layers + 1) * (p.layers + 1);
+}
+
+PatchingRun::~PatchingRun() = default;
+bool PatchingRun::done() const { return state_->job == state_->jobs(); }
+float PatchingRun::progress() const { return state_->total > 0 ? static_cast<float>(std::min(1.0, state_->done / state_->total)) : 1.0f; }
+
+void PatchingRun::step(kernels::Context& ctx) {
+    State& s = *state_;
+    while (!done() && !s.run) {  // the next job that runs
+        if (s.job < 2) {
+            s.run = std::make_unique<Forward>(s.model, s.job == 0 ? s.clean : s.corrupted);
+            break;
+        }
+        const int layers = s.out.layers, heads = layers * s.out.heads;
+        const int from = s.job - 2 < heads ? (s.job - 2) / s.out.heads : (s.job - 2 - heads) / s.out.positions;
+        if (std::optional<RunInput> in = s.patched(s.job)) {
+            s.run = std::make_unique<Forward>(s.model, std::move(*in));
+            break;
+        }
+        s.share(s.job++) = 0;
+        s.done += 2.0 * (layers - from) + 1;
+    }
+    if (!s.run) return;
+    s.run->step(ctx);
+    s.done += 1;
+    if (!s.run->done()) return;
+    RunResult r = s.run->take();
+    s.run.reset();
+    if (s.job == 0) s.clean_run = std::move(r), s.out.clean = s.ld(s.clean_run.logits);
+    else if (s.job == 1) {
+        s.corrupted_run = std::move(r), s.out.corrupted = s.ld(s.corrupted_run.logits);
+        if (s.out.clean == s.out.corrupted)
+            throw ModelError("", s.field, "the clean and the corrupted text give the same logit difference (" + std::to_string(s.out.clean) +
+                                              "): there is nothing for a patch to restore");
+    } else {
+        s.share(s.job) = (s.ld(r.logits) - s.out.corrupted) / (s.out.clean - s.out.corrupted);
+    }
+    ++s.job;
+}
+
+Patching PatchingRun::take() {
+    return std::move(state_->out);
+}
+
+Patching patching(kernels::Context& ctx, const Model& model, const RunInput& clean, const RunInput& corrupted, int target,
+                  int contrast, const std::string& field) {
+    PatchingRun run(model, clean, corrupted, target, contrast, field);
+    while (!run.done()) run.step(ctx);
+    return run.take();
+}
+
+}  // namespace attn
