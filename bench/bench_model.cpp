@@ -18,10 +18,14 @@
 // Output: "RESULT key=value …" lines. bench/bench_model_torch.py is PyTorch's peer.
 //   attn_bench_model [--arch gpt2|smollm2|llama1b] [--dtype f32|bf16] [--T 128] [--reps 5] [--threads 1] [--maps kept|demand]
 //                    [--dir /tmp/attn_bench_ARCH] [--keep] [--gguf FILE]
+// --why: then the why views (why.hpp) at T: the logit lens over every layer and position,
+// attribution to one token, and activation patching of every head and every stream row (the
+// corrupted ids: the clean ones with every other id changed), min of --reps (patching: once).
 // --gguf FILE: that model instead (its weights as the file holds them: a block format's kept
 // quantized), not written here; bench/gguf_llama_cpp.py writes them and times llama.cpp beside.
 #include "model.hpp"  // kept_bytes
 #include "transformer.hpp"
+#include "why.hpp"
 
 #if defined(__EMSCRIPTEN__)
 #include <emscripten/heap.h>
@@ -197,7 +201,7 @@ void write_checkpoint(const std::string& path, const Arch& arch) {
 int main(int argc, char** argv) {
     int T = 128, reps = 5, threads = 1;
     std::string dir, arch_name = "gpt2", dtype, gguf;
-    bool keep = false;
+    bool keep = false, why = false;
     std::string maps;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -210,7 +214,8 @@ int main(int argc, char** argv) {
         else if (a == "--keep") keep = true;
         else if (a == "--maps" && i + 1 < argc) maps = argv[++i];
         else if (a == "--gguf" && i + 1 < argc) gguf = argv[++i];
-        else return std::fprintf(stderr, "usage: attn_bench_model [--arch gpt2|smollm2|llama1b] [--dtype f32|bf16] [--T 128] [--reps 5] [--threads 1] [--maps kept|demand] [--dir DIR] [--keep] [--gguf FILE]\n"), 2;
+        else if (a == "--why") why = true;
+        else return std::fprintf(stderr, "usage: attn_bench_model [--arch gpt2|smollm2|llama1b] [--dtype f32|bf16] [--T 128] [--reps 5] [--threads 1] [--maps kept|demand] [--dir DIR] [--keep] [--gguf FILE] [--why]\n"), 2;
     }
     const bool keep_maps = maps.empty() ? T <= kMapsKeptUpTo : maps == "kept";
     if (!getenv("ATTN_BENCH_GLIBC_DEFAULTS")) kernels::keep_freed_memory();  // as attnviz's main does
@@ -295,6 +300,42 @@ int main(int argc, char** argv) {
             if (!std::isfinite(p.values.sum() + z.sum())) return std::fprintf(stderr, "bad map\n"), 1;
         }
         std::printf("RESULT map_pooled_1024_ms=%.1f zoom_64_ms=%.3f\n", pooled * 1e3, zoom * 1e3);
+    }
+    if (why) {
+        RunInput clean{ids, {}};
+        clean.record = true;
+        double lens_ms = 1e30, attribution_ms = 1e30, record_ms = 1e30;
+        for (int r = 0; r < reps; ++r) {
+            double s0 = now_s();
+            const RunResult run = forward(ctx, model, clean);
+            record_ms = std::min(record_ms, (now_s() - s0) * 1e3);
+            s0 = now_s();
+            const Lens lens = logit_lens(ctx, model, run);
+            lens_ms = std::min(lens_ms, (now_s() - s0) * 1e3);
+            s0 = now_s();
+            const Attribution a = attribute(ctx, model, run, lens.at(lens.layers - 1, T - 1).target);
+            attribution_ms = std::min(attribution_ms, (now_s() - s0) * 1e3);
+            if (!std::isfinite(a.total)) return std::fprintf(stderr, "bad attribution\n"), 1;
+        }
+        std::vector<int> other = ids;
+        for (int t = 1; t < T; t += 2) other[t] = (other[t] + 1) % arch.vocab;
+        const double s0 = now_s();
+        PatchingRun patch(model, {ids, {}}, {other, {}}, 1, 2, "bench");
+        int steps = 0;
+        double heads_s = 0;  // when the first stream row's job starts: the heads are done
+        const int L = model.config.n_layers, H = model.config.n_heads;
+        const double heads_part = (2.0 * (2 * L + 2) + static_cast<double>(H) * L * (L + 2)) /
+                                  (2.0 * (2 * L + 2) + static_cast<double>(H) * L * (L + 2) + static_cast<double>(T) * (L + 1) * (L + 1));
+        while (!patch.done()) {
+            patch.step(ctx), ++steps;
+            if (heads_s == 0 && patch.progress() >= heads_part - 1e-9) heads_s = now_s() - s0;
+        }
+        const double patch_s = now_s() - s0;
+        const Patching p = patch.take();
+        if (p.resid_at(L, T - 1) != 1.0) return std::fprintf(stderr, "bad patching\n"), 1;
+        std::printf("RESULT why T=%d recorded_forward_ms=%.1f lens_ms=%.1f attribution_ms=%.2f patching_s=%.2f patching_heads_s=%.2f "
+                    "(%d x %d heads, %d x %d stream rows, %d sub-blocks)\n",
+                    T, record_ms, lens_ms, attribution_ms, patch_s, heads_s, L, H, L + 1, T, steps);
     }
     if (!keep) std::filesystem::remove(path);
     return 0;

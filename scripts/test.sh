@@ -117,6 +117,9 @@ chain_native() {
     # Its experiments (--knockout, --hide-token, --generate) against the same references, there and
     # on the shipped models.
     step model-experiments /usr/bin/python3 tests/model/test_experiments.py build/attnviz build/model-refs models
+    # The why views (--lens, --attribute, --contrast, --corrupted) against the same references'
+    # hooks, there and on tiny-circuits and tiny-lm.
+    step model-why /usr/bin/python3 tests/model/test_why.py build/attnviz build/model-refs models
     # The models that ship (models/, docs/MODELS.md): held-out loss, head scores, the translator's
     # accuracy and alignment, and attnviz run against the PyTorch code that trained them.
     step shipped-models /usr/bin/python3 tests/model/test_models.py build/attnviz

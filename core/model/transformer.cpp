@@ -776,6 +776,22 @@ std::vector<float> logits_of(kernels::Context& ctx, const Model& m, const float*
     return logits;
 }
 
+// The logits of some ids at one position (x: d), each its column's dot product (in double).
+std::vector<float> logits_of(const Model& m, const float* x, const std::vector<int>& ids) {
+    const ModelConfig& c = m.config;
+    const Linear& head = m.weights->lm_head;
+    std::vector<float> logits, column(static_cast<std::size_t>(c.d_model));
+    for (int id : ids) {
+        kernels::column(head.w, id, column.data());
+        double z = head.b ? head.b[id] : 0.0;
+        for (int i = 0; i < c.d_model; ++i) z += static_cast<double>(x[i]) * column[static_cast<std::size_t>(i)];
+        float l = static_cast<float>(z) * c.logit_scale;
+        if (c.final_softcap > 0) l = c.final_softcap * std::tanh(l / c.final_softcap);
+        logits.push_back(l);
+    }
+    return logits;
+}
+
 // Embeddings of a stack: T×d, rows at positions first_position ….
 //   gpt2:    wte[ids] + wpe[positions]
 //   bert:    LN(word[ids] + position[positions] + token_type[0])
@@ -937,8 +953,10 @@ void Forward::step(kernels::Context& ctx) {
             // hidden = the final norm of x (where the family has one); logits at the last
             // position (bert: none)
             s.out.hidden = w.final_norm.present() ? norm(c, s.x, w.final_norm) : std::move(s.x);
-            if (!c.encoder_only() && s.out.hidden.rows() > 0)
-                s.out.logits = logits_of(ctx, s.model, s.out.hidden.row(s.out.hidden.rows() - 1).data());
+            if (!c.encoder_only() && s.out.hidden.rows() > 0) {
+                const float* last = s.out.hidden.row(s.out.hidden.rows() - 1).data();
+                s.out.logits = s.input.logit_ids.empty() ? logits_of(ctx, s.model, last) : logits_of(s.model, last, s.input.logit_ids);
+            }
             return;
     }
 }

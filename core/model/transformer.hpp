@@ -160,6 +160,8 @@ struct Interventions {
 //            final norm's input); the layers before it are skipped (their maps left empty)
 //   patched  with `patch` (T×d_head): that head's output (weights·V_h, before W_o, after any
 //            knockout) is replaced by it at every position
+//   logit_ids  when given, RunResult::logits holds only these ids' logits, in this order: each
+//            the LM head's column read on its own (patching reads two of 50 257)
 struct RunInput {
     std::vector<int> ids;
     std::vector<int> source_ids;
@@ -170,6 +172,7 @@ struct RunInput {
     Matrix stream = {};
     HeadRef patched = {};
     Matrix patch = {};
+    std::vector<int> logit_ids = {};
 };
 // The texts whose maps are all kept by default (SPEC.md §5: `attnviz run` prints them all).
 constexpr int kMapsKeptUpTo = 512;

@@ -214,9 +214,8 @@ struct PatchingRun::State {
     double done = 0, total = 0;  // sub-blocks
 
     int jobs() const { return 2 + out.layers * out.heads + (out.layers + 1) * out.positions; }
-    double ld(const std::vector<float>& logits) const {
-        return static_cast<double>(logits[static_cast<std::size_t>(target)]) - static_cast<double>(logits[static_cast<std::size_t>(contrast)]);
-    }
+    // Every run computes the two logits alone (RunInput::logit_ids): [target, contrast].
+    static double ld(const std::vector<float>& logits) { return static_cast<double>(logits[0]) - static_cast<double>(logits[1]); }
     // The input of job k ≥ 2, or nothing when the patch changes nothing (its share is 0).
     std::optional<RunInput> patched(int k) const;
     double& share(int k) {
@@ -227,7 +226,7 @@ struct PatchingRun::State {
 
 std::optional<RunInput> PatchingRun::State::patched(int k) const {
     RunInput in = corrupted;
-    in.keep_maps = false, in.record = false;
+    in.record = false;
     const Inside &from = clean_run.inside, &into = corrupted_run.inside;
     const int heads = out.layers * out.heads;
     if (k - 2 < heads) {
@@ -252,7 +251,7 @@ PatchingRun::PatchingRun(const Model& model, RunInput clean, RunInput corrupted,
         throw ModelError("", field, "the corrupted text is " + std::to_string(corrupted.ids.size()) + " tokens and the clean " +
                                         std::to_string(clean.ids.size()) + ": patching needs the same length");
     s.model = model, s.target = target, s.contrast = contrast, s.field = field;
-    for (RunInput* in : {&clean, &corrupted}) in->keep_maps = false, in->record = true;
+    for (RunInput* in : {&clean, &corrupted}) in->keep_maps = false, in->record = true, in->logit_ids = {target, contrast};
     s.clean = std::move(clean), s.corrupted = std::move(corrupted);
     Patching& p = s.out;
     p.layers = model.config.n_layers, p.heads = model.config.n_heads, p.positions = static_cast<int>(s.clean.ids.size());
