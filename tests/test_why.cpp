@@ -54,7 +54,7 @@ TEST_CASE("why: recording, resuming and patching a run change none of its number
 #ifdef ATTN_MODEL_REFS
     const std::filesystem::path root = ATTN_MODEL_REFS;
     int cases = 0;
-    double lens_worst = 0, sum_worst = 0, total_worst = 0;
+    double lens_worst = 0, sum_worst = 0, total_worst = 0, rows_worst = 0;
     for (const std::string& name : test::reference_case_names(root)) {
         const test::ReferenceCase rc = test::load_reference_case(root, name);
         if (!reads_stream(rc.config)) continue;
@@ -79,6 +79,19 @@ TEST_CASE("why: recording, resuming and patching a run change none of its number
             from.from = l, from.stream = in.streams[static_cast<std::size_t>(l)];
             CHECK_MESSAGE(forward(ctx, model, from).logits == run.logits, "from layer ", l);
         }
+        // and from a row on, over the run's own keys and values before it (the KV cache's way): its logits
+        for (int l = 0; l <= L; ++l)
+            for (int first : {1, T / 2, T - 1}) {
+                if (first <= 0 || first >= T) continue;
+                RunInput rows = rc.input;
+                rows.from = l, rows.first_row = first, rows.prefix = &in;
+                rows.stream = in.streams[static_cast<std::size_t>(l)].bottomRows(T - first);
+                const std::vector<float> got = forward(ctx, model, rows).logits;
+                float worst = 0, scale = 1;
+                for (std::size_t i = 0; i < got.size(); ++i)
+                    worst = std::max(worst, std::abs(got[i] - run.logits[i])), scale = std::max(scale, std::abs(run.logits[i]));
+                rows_worst = std::max(rows_worst, static_cast<double>(worst / scale));
+            }
         for (int l = 0; l < L; ++l) {
             RunInput patched = rc.input;
             patched.patched = {kFirstStack, l, c.n_heads - 1};
@@ -136,9 +149,10 @@ TEST_CASE("why: recording, resuming and patching a run change none of its number
         CHECK(p.clean == doctest::Approx(static_cast<double>(run.logits[static_cast<std::size_t>(target)]) - run.logits[static_cast<std::size_t>(contrast)]));
         ++cases;
     }
-    MESSAGE(cases, " cases; lens against the naive head ", lens_worst, "; attribution's parts against its total ", sum_worst,
+    MESSAGE(cases, " cases; runs from a row on against whole runs ", rows_worst, "; lens against the naive head ", lens_worst, "; attribution's parts against its total ", sum_worst,
             ", its total against the logits ", total_worst, " (relative)");
     CHECK(cases >= 10);
+    CHECK(rows_worst < 1e-5);
     CHECK(lens_worst < 1e-5);
     CHECK(sum_worst < 1e-4);
     CHECK(total_worst < 1e-4);
@@ -176,6 +190,12 @@ TEST_CASE("why: a knocked-out head attributes nothing; patching steps report pro
     const Patching p = steps.take();
     // every row differs from the first token on: nothing was skipped, and the first row restores something
     CHECK(p.resid_at(0, 0) != 0.0);
+    // under mean ablation (a mean over every row) patched runs run every row: the same shares
+    RunInput mean_clean = rc.input, mean_other = other;
+    for (RunInput* r : {&mean_clean, &mean_other}) r->edits.knockout = {{kFirstStack, 0, 1}}, r->edits.ablation = Ablation::Mean;
+    const Patching m = patching(ctx, rc.model, mean_clean, mean_other, 1, 2, "test");
+    CHECK(m.resid_at(rc.config.n_layers, static_cast<int>(other.ids.size()) - 1) == 1.0);
+    CHECK(m.clean != p.clean);
 #else
     FAIL("built without ATTN_MODEL_REFS");
 #endif

@@ -575,7 +575,7 @@ void position_heads(const BlockSpec& s, const Norm& norm, Matrix& X, int heads, 
 // and k as the scores read them: normed and rotated). With `seen` (RunInput::record), concat
 // (after pass 4) and V.
 struct BlockSeen {
-    Matrix *concat, *values;
+    Matrix *concat, *keys, *values;
 };
 Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const BlockSpec& s, const Matrix& x_q,
                        const Matrix& x_kv, const BlockEdits& edits, std::vector<Matrix>* maps, KeptHeads* kept,
@@ -599,6 +599,7 @@ Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const B
     if (kept) kept->stats.assign(static_cast<std::size_t>(s.n_heads) * T_q, kernels::RowStat{});
     attend_heads(ctx, s, Q.data(), dq, K.data(), V.data(), dkv, T_q, T_k, block_mask(s, T_q, T_k, 0, edits.keys),
                  {maps ? map_ptrs.data() : nullptr, concat.data(), trace, kept ? kept->stats.data() : nullptr});
+    if (seen) *seen->keys = K;
     if (kept) {
         kept->heads = s.n_heads, kept->kv_heads = s.n_kv_heads, kept->d_head = s.d_head;
         kept->T_q = T_q, kept->T_k = T_k;
@@ -623,6 +624,31 @@ Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const B
         trace->concat = concat;
         trace->output = out;
     }
+    return out;
+}
+
+// m new rows (at positions n … n + m − 1, n = the cached rows) of self-attention over the cache:
+// q, k, v projected for x (m×d), q and k normed and rotated there; k and v appended; each row
+// attends to the cached keys its mask allows (causal, the window's) that `edits` does not hide,
+// and its knocked-out (or patched: edits.patch's m rows) heads' outputs are replaced. Returns the
+// block's output, m×d. The decoder feeds one row; a patched run the rows after the patch's first.
+Matrix cached_self_attention(kernels::Context& ctx, const AttentionWeights& a, const BlockSpec& s, const Matrix& x,
+                             const BlockEdits& edits, int rope_length, std::vector<float>& K, std::vector<float>& V) {
+    const int d = static_cast<int>(x.cols()), dq = s.n_heads * s.d_head, dkv = s.n_kv_heads * s.d_head;
+    const int n = static_cast<int>(K.size() / dkv), m = static_cast<int>(x.rows());
+    Matrix q(m, dq), k(m, dkv), concat(m, dq), out(m, d);
+    blocks::linear(ctx, a.q, x.data(), m, d, q.data(), dq);
+    blocks::linear(ctx, a.k, x.data(), m, d, k.data(), dkv);
+    position_heads(s, s.q_norm, q, s.n_heads, n, rope_length);
+    position_heads(s, s.k_norm, k, s.n_kv_heads, n, rope_length);
+    K.insert(K.end(), k.data(), k.data() + static_cast<std::size_t>(m) * dkv);
+    V.resize(V.size() + static_cast<std::size_t>(m) * dkv);
+    blocks::linear(ctx, a.v, x.data(), m, d, V.data() + static_cast<std::size_t>(n) * dkv, dkv);
+    const int T_k = n + m;
+    attend_heads(ctx, s, q.data(), dq, K.data(), V.data(), dkv, m, T_k, block_mask(s, m, T_k, n, edits.keys),
+                 {nullptr, concat.data(), nullptr, nullptr});
+    ablate(concat, edits, s.n_heads);
+    blocks::linear(ctx, a.o, concat.data(), m, dq, out.data(), d);
     return out;
 }
 
@@ -868,7 +894,7 @@ Forward::Forward(const Model& model, RunInput input) : state_(std::make_unique<S
     else s.steps.push_back({StepKind::Embed, kFirstStack, 0});
     if (s.input.record) {
         Inside& in = s.out.inside;
-        for (auto* v : {&in.concat, &in.attention, &in.mlp, &in.values}) v->resize(static_cast<std::size_t>(c.n_layers));
+        for (auto* v : {&in.concat, &in.attention, &in.mlp, &in.keys, &in.values}) v->resize(static_cast<std::size_t>(c.n_layers));
     }
     for (int i = resumed ? s.input.from : 0; i < c.n_layers; ++i) {
         s.steps.push_back({StepKind::SelfAttention, kFirstStack, i});
@@ -909,12 +935,21 @@ void Forward::step(kernels::Context& ctx) {
             BlockRun& b = run.layers[st.layer];
             const BlockSpec spec = block_spec(c, l.self, s.shapes[st.stack], st.layer);
             residual(c, s.x, l.norm_1, l.post_attention, [&](const Matrix& in) {
-                BlockEdits e = block_edits(s.input.edits, st.stack, st.layer, run.heads, static_cast<int>(in.rows()));
+                BlockEdits e = block_edits(s.input.edits, st.stack, st.layer, run.heads, s.input.first_row + static_cast<int>(in.rows()));
                 if (s.input.patch.size() > 0 && s.input.patched == HeadRef{st.stack, st.layer, s.input.patched.head})
                     e.patched = s.input.patched.head, e.patch = &s.input.patch;
                 Inside& inside = s.out.inside;
                 const auto li = static_cast<std::size_t>(st.layer);
-                const BlockSeen seen{s.input.record ? &inside.concat[li] : nullptr, s.input.record ? &inside.values[li] : nullptr};
+                if (s.input.first_row > 0) {  // the rows after the prefix's, over its keys and values
+                    const Inside& p = *s.input.prefix;
+                    const auto take = [&](const Matrix& m) {
+                        return std::vector<float>(m.data(), m.data() + static_cast<std::ptrdiff_t>(s.input.first_row) * m.cols());
+                    };
+                    std::vector<float> K = take(p.keys[li]), V = take(p.values[li]);
+                    return cached_self_attention(ctx, l.self, spec, in, e, static_cast<int>(p.keys[li].rows()), K, V);
+                }
+                const BlockSeen seen{s.input.record ? &inside.concat[li] : nullptr, s.input.record ? &inside.keys[li] : nullptr,
+                                     s.input.record ? &inside.values[li] : nullptr};
                 const BlockSeen* seeing = s.input.record ? &seen : nullptr;
                 if (s.input.keep_maps) b.x = in;
                 Matrix out = s.input.keep_maps ? attention_block(ctx, l.self, spec, b.x, b.x, e, &b.weights, nullptr, nullptr, nullptr, seeing)
@@ -1070,29 +1105,6 @@ int Decoder::length() const { return state_->n; }
 
 namespace {
 
-// One new row (at position n = the cached rows) of self-attention over the cache: q, k, v
-// projected for x (1×d), q and k normed and rotated at n; k and v appended; the row attends to
-// the cached keys its mask allows (every one, or the window's) that `edits` does not hide, and
-// its knocked-out heads are zeroed. Returns the block's output, 1×d.
-Matrix cached_self_attention(kernels::Context& ctx, const AttentionWeights& a, const BlockSpec& s, const Matrix& x,
-                             const BlockEdits& edits, int rope_length, std::vector<float>& K, std::vector<float>& V) {
-    const int d = static_cast<int>(x.cols()), dq = s.n_heads * s.d_head, dkv = s.n_kv_heads * s.d_head;
-    const int n = static_cast<int>(K.size() / dkv);
-    Matrix q(1, dq), k(1, dkv), concat(1, dq), out(1, d);
-    blocks::linear(ctx, a.q, x.data(), 1, d, q.data(), dq);
-    blocks::linear(ctx, a.k, x.data(), 1, d, k.data(), dkv);
-    position_heads(s, s.q_norm, q, s.n_heads, n, rope_length);
-    position_heads(s, s.k_norm, k, s.n_kv_heads, n, rope_length);
-    K.insert(K.end(), k.data(), k.data() + dkv);
-    V.resize(V.size() + dkv);
-    blocks::linear(ctx, a.v, x.data(), 1, d, V.data() + static_cast<std::size_t>(n) * dkv, dkv);
-    const int T_k = n + 1;
-    attend_heads(ctx, s, q.data(), dq, K.data(), V.data(), dkv, 1, T_k, block_mask(s, 1, T_k, n, edits.keys),
-                 {nullptr, concat.data(), nullptr, nullptr});
-    ablate(concat, edits, s.n_heads);
-    blocks::linear(ctx, a.o, concat.data(), 1, dq, out.data(), d);
-    return out;
-}
 
 Matrix cached_cross_attention(kernels::Context& ctx, const AttentionWeights& a, const BlockSpec& s, const Matrix& x,
                               const BlockEdits& edits, const Matrix& K, const Matrix& V) {

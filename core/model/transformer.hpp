@@ -145,6 +145,17 @@ struct Interventions {
 
 // [SECTION] A forward pass -------------------------------------------------------------------
 
+// What a run with RunInput::record saw: the residual stream and each layer's writes to it, at
+// every position (n_layers + 1 streams; the rest per layer).
+struct Inside {
+    std::vector<Matrix> streams;    // T×d: [0] the embeddings, [l + 1] after layer l (the final norm's input last)
+    std::vector<Matrix> concat;     // T×(n_heads·d_head): the heads' outputs before W_o (after any knockout or patch)
+    std::vector<Matrix> attention;  // T×d: the attention block's output (concat·W_o + b_o), before any post-attention norm
+    std::vector<Matrix> mlp;        // T×d: the MLP's (or the experts') output, before any post-feedforward norm
+    std::vector<Matrix> keys;       // T×(kv_heads·d_head): K, as the scores read it (normed, rotated)
+    std::vector<Matrix> values;     // T×(kv_heads·d_head): V, as the heads read it
+};
+
 // ids: gpt2/bert: the tokens; marian: the decoder's tokens (starting with decoder_start_id).
 // source_ids: marian only, the encoder's tokens. Ids are checked against the vocabulary and the
 // length against max_positions by the caller (model.hpp), as are empty inputs and the
@@ -158,8 +169,12 @@ struct Interventions {
 //   record   RunResult::inside: the residual stream after every layer and what each layer wrote
 //   from     the run starts at layer `from` with `stream` (T×d) entering it (from = n_layers: the
 //            final norm's input); the layers before it are skipped (their maps left empty)
-//   patched  with `patch` (T×d_head): that head's output (weights·V_h, before W_o, after any
-//            knockout) is replaced by it at every position
+//   first_row  with `from` and `prefix` (a recorded run whose rows before it are this run's):
+//            only rows first_row … T − 1 are run (`stream` holds them, (T − first_row)×d), every
+//            layer's keys and values of the rows before from `prefix`, as the KV cache's; the
+//            logits are the last row's, as a whole run's (a causal model's rows before are the prefix's)
+//   patched  with `patch` (the rows run × d_head): that head's output (weights·V_h, before W_o,
+//            after any knockout) is replaced by it at every position
 //   logit_ids  when given, RunResult::logits holds only these ids' logits, in this order: each
 //            the LM head's column read on its own (patching reads two of 50 257)
 struct RunInput {
@@ -170,6 +185,8 @@ struct RunInput {
     bool record = false;
     int from = 0;
     Matrix stream = {};
+    int first_row = 0;
+    const Inside* prefix = nullptr;
     HeadRef patched = {};
     Matrix patch = {};
     std::vector<int> logit_ids = {};
@@ -204,15 +221,6 @@ struct Routed {
 };
 using Routing = std::vector<std::vector<Routed>>;  // [token][k]
 
-// What a run with RunInput::record saw: the residual stream and each layer's writes to it, at
-// every position (n_layers + 1 streams; the rest per layer).
-struct Inside {
-    std::vector<Matrix> streams;    // T×d: [0] the embeddings, [l + 1] after layer l (the final norm's input last)
-    std::vector<Matrix> concat;     // T×(n_heads·d_head): the heads' outputs before W_o (after any knockout or patch)
-    std::vector<Matrix> attention;  // T×d: the attention block's output (concat·W_o + b_o), before any post-attention norm
-    std::vector<Matrix> mlp;        // T×d: the MLP's (or the experts') output, before any post-feedforward norm
-    std::vector<Matrix> values;     // T×(kv_heads·d_head): V, as the heads read it
-};
 
 struct RunResult {
     std::vector<StackRun> stacks;  // gpt2, bert: one; marian: encoder, decoder, cross

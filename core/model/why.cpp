@@ -224,23 +224,36 @@ struct PatchingRun::State {
     }
 };
 
+// A patched run starts at the patched layer, and at the first row the patch changes: the rows
+// before it are the corrupted run's at every later layer (the models are causal), their keys and
+// values its (RunInput::first_row), but under mean ablation (a mean over every row).
 std::optional<RunInput> PatchingRun::State::patched(int k) const {
     RunInput in = corrupted;
     in.record = false;
     const Inside &from = clean_run.inside, &into = corrupted_run.inside;
-    const int heads = out.layers * out.heads;
+    const int heads = out.layers * out.heads, T = out.positions;
+    const bool rows = in.edits.knockout.empty() || in.edits.ablation != Ablation::Mean;
+    const auto start = [&](int layer, int first, const Matrix& stream) {
+        in.from = layer, in.first_row = rows ? first : 0, in.prefix = &into;
+        in.stream = stream.bottomRows(T - in.first_row);
+    };
     if (k - 2 < heads) {
         const int l = (k - 2) / out.heads, h = (k - 2) % out.heads, hd = model.config.d_head();
-        in.patch = from.concat[static_cast<std::size_t>(l)].middleCols(h * hd, hd);
-        if (in.patch == into.concat[static_cast<std::size_t>(l)].middleCols(h * hd, hd)) return std::nullopt;
-        in.from = l, in.stream = into.streams[static_cast<std::size_t>(l)], in.patched = {kFirstStack, l, h};
+        const auto li = static_cast<std::size_t>(l);
+        const auto clean_head = from.concat[li].middleCols(h * hd, hd), corrupted_head = into.concat[li].middleCols(h * hd, hd);
+        int first = 0;
+        while (first < T && clean_head.row(first) == corrupted_head.row(first)) ++first;
+        if (first == T) return std::nullopt;
+        start(l, first, into.streams[li]);
+        in.patched = {kFirstStack, l, h}, in.patch = clean_head.bottomRows(T - in.first_row);
         return in;
     }
-    const int layer = (k - 2 - heads) / out.positions, t = (k - 2 - heads) % out.positions;
+    const int layer = (k - 2 - heads) / T, t = (k - 2 - heads) % T;
     const auto li = static_cast<std::size_t>(layer);
     if (from.streams[li].row(t) == into.streams[li].row(t)) return std::nullopt;  // a causal model's rows before the texts differ
-    in.from = layer, in.stream = into.streams[li];
-    in.stream.row(t) = from.streams[li].row(t);
+    Matrix stream = into.streams[li];
+    stream.row(t) = from.streams[li].row(t);
+    start(layer, t, stream);
     return in;
 }
 
