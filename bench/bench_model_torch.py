@@ -13,6 +13,13 @@ Prints "RESULT peer=torch …" with the min and median of reps forwards, and the
 without output_attentions: torch.nn.functional.scaled_dot_product_attention where this torch has
 it (2.0 and later), else the same softmax a band of 256 query rows at a time (Debian's 1.13).
 
+--why (gpt2): then the why views as TransformerLens computes them, on the same weights: the logit
+lens (every layer's stream through ln_f and the unembedding, one product) and activation patching
+the way its patching utilities run it (one whole forward of the corrupted ids per patch, the
+clean activation put in by a hook: every head's output at every position, 144 runs, then the
+stream entering each layer and after the last at each position, 13·T runs); the logits at the
+last position only, as attnviz's. The corrupted ids are bench_model.cpp's (every other id + 1).
+
 Threads: --threads N is PyTorch's own (torch.set_num_threads) and OpenBLAS's
 (OPENBLAS_NUM_THREADS, which must be set before OpenBLAS loads: without it OpenBLAS takes every
 core, whatever torch.set_num_threads says; the runs before 2026-11-28 measured that). With N > 1,
@@ -50,6 +57,7 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--maps", default="kept", choices=("kept", "none"))
+    ap.add_argument("--why", action="store_true")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     g = torch.Generator().manual_seed(0)
@@ -69,25 +77,72 @@ def main():
     ids = torch.tensor([(t * 7919 + 13) % V for t in range(T)])
     mask = torch.ones(T, T, dtype=torch.bool).tril()
 
-    def forward():
-        x = wte[ids] + wpe[:T]
+    def forward(tokens=ids, head=None, resid=None, record=None):
+        """head: (layer, h, [T, dk]) put in place of that head's output; resid: (r, t, [D]) in place
+        of the stream's row t entering layer r (r = L: the final norm's input); record: a dict
+        that gets every head's output and every stream."""
+        x = wte[tokens] + wpe[:T]
         maps = []
-        for l in layers:
+        for i, l in enumerate(layers):
+            if resid is not None and resid[0] == i:
+                x = x.clone()
+                x[resid[1]] = resid[2]
+            if record is not None:
+                record.setdefault("resid", []).append(x)
             h = F.layer_norm(x, (D,), *l["ln1"], 1e-5)
             q, k, v = (torch.addmm(l["attn"][1], h, l["attn"][0])).split(D, dim=1)
             q, k, v = (t.view(T, H, dk).transpose(0, 1) for t in (q, k, v))
             s = (q @ k.transpose(1, 2)) / math.sqrt(dk)
             w = s.masked_fill(~mask, float("-inf")).softmax(-1)
             maps.append(w)
-            o = (w @ v).transpose(0, 1).reshape(T, D)
+            z = w @ v  # [H, T, dk]
+            if head is not None and head[0] == i:
+                z = z.clone()
+                z[head[1]] = head[2]
+            if record is not None:
+                record.setdefault("z", []).append(z)
+            o = z.transpose(0, 1).reshape(T, D)
             x = x + torch.addmm(l["proj"][1], o, l["proj"][0])
             m = F.layer_norm(x, (D,), *l["ln2"], 1e-5)
             x = x + torch.addmm(l["fc_proj"][1], F.gelu(torch.addmm(l["fc"][1], m, l["fc"][0]), approximate="tanh"),
                                 l["fc_proj"][0])
+        if resid is not None and resid[0] == L:
+            x = x.clone()
+            x[resid[1]] = resid[2]
+        if record is not None:
+            record.setdefault("resid", []).append(x)
         x = F.layer_norm(x, (D,), *lnf, 1e-5)
         return x[-1] @ wte.t(), maps
 
-    return time_forward(a, forward)
+    time_forward(a, forward)
+    if a.why:
+        why(a, forward, ids, lambda rows: F.layer_norm(rows, (D,), *lnf, 1e-5) @ wte.t())
+
+
+def why(a, forward, ids, unembed):
+    corrupted = ids.clone()
+    corrupted[1::2] = (corrupted[1::2] + 1) % V
+    with torch.no_grad():
+        clean, bad = {}, {}
+        forward(ids, record=clean)
+        forward(corrupted, record=bad)
+        lens = []
+        for _ in range(a.reps):
+            t0 = time.perf_counter()
+            p = unembed(torch.stack(clean["resid"]).reshape(-1, D)).softmax(-1)
+            p.topk(5, dim=-1)
+            lens.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        for i in range(L):
+            for h in range(H):
+                forward(corrupted, head=(i, h, clean["z"][i][h]))
+        heads_s = time.perf_counter() - t0
+        for r in range(L + 1):
+            for t in range(a.T):
+                forward(corrupted, resid=(r, t, clean["resid"][r][t]))
+        patching_s = time.perf_counter() - t0
+    print(f"RESULT peer=torch-{torch.__version__} why T={a.T} threads={torch.get_num_threads()} lens_ms={min(lens) * 1e3:.1f} "
+          f"patching_s={patching_s:.2f} patching_heads_s={heads_s:.2f} ({L} x {H} heads, {L + 1} x {a.T} stream rows)")
 
 
 def causal_attention(q, k, v, scale):
