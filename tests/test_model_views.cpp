@@ -22,6 +22,7 @@
 #include "sink.hpp"
 #include "steps.hpp"
 #include "svg.hpp"
+#include "why.hpp"
 
 #include <doctest/doctest.h>
 
@@ -432,6 +433,42 @@ TEST_CASE("a live model's link opens the view it names, on layer 1, head 1, and 
 }
 
 // [SECTION] K-composition ----------------------------------------------------------------------
+
+TEST_CASE("attribution=1: a live run records its stream and the panel's grid is attribute()'s for the prediction") {
+#ifdef ATTN_MODEL_REFS
+    const std::string gemma = std::string(ATTN_MODEL_REFS) + "/gemma2_l3_h4kv2_d32_f32_softcap";
+    AppState st;
+    REQUIRE(open_link(st, "#v=1&text=the%20cat%20sat%20on%20the%20mat&attribution=1"));
+    REQUIRE(open_model_folder(st, gemma));
+    until_live(st);
+    for (int i = 0; i < 100 && st.model.busy(); ++i) advance_model(st, 1.0);
+    REQUIRE(st.figure.attribution);
+    const LiveRun& live = *st.figure.live;
+    CHECK(live.input.record);
+    kernels::Context ctx;
+    const Attribution want = attribute(ctx, live.model->model, forward(ctx, live.model->model, live.input), live.top.front().id);
+    const Attribution& got = *st.figure.attribution;
+    CHECK(got.target == live.top.front().id);
+    CHECK(got.head == want.head);
+    CHECK(got.total == want.total);
+    CHECK(encode_link(link_from_app(st)).find("attribution=1") != std::string::npos);
+    // turned off: the next run records nothing and shows no grid
+    st.model.experiment.attribution = false;
+    model_input_changed(st);
+    for (int i = 0; i < 100 && (st.model.busy() || st.model.run_revision != st.model.input_revision); ++i) advance_model(st, 1.0);
+    CHECK_FALSE(st.figure.live->input.record);
+    CHECK_FALSE(st.figure.attribution);
+    // an encoder has no stream to read: asked for, nothing is recorded
+    AppState b;
+    REQUIRE(open_link(b, "#v=1&text=the%20cat&attribution=1"));
+    REQUIRE(open_model_folder(b, std::string(ATTN_MODEL_REFS) + "/bert_l2_h2_d16_f32"));
+    until_live(b);
+    CHECK_FALSE(b.figure.live->input.record);
+    CHECK_FALSE(b.figure.attribution);
+#else
+    FAIL("built without ATTN_MODEL_REFS");
+#endif
+}
 
 TEST_CASE("induction_why: the key after the earlier copy, and the earlier layer's head that wrote the token there") {
     // ids: 7 3 5 9 | 3 5 9 (a text said twice after a first token); layer 0: head 0 looks at

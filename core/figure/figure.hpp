@@ -19,6 +19,8 @@
 
 namespace attn {
 
+struct Attribution;  // why.hpp
+
 // [SECTION] What a source can give -----------------------------------------------------------
 // Every figure has the weights of its shown maps; these are what some sources add.
 enum class Detail : unsigned {
@@ -79,6 +81,7 @@ struct Figure {
     // A live model's run (with Detail::Layers), or nullptr.
     std::shared_ptr<const LiveRun> live;
     std::shared_ptr<const HeadImportance> importance;  // the live run's heads, once measured (model.hpp)
+    std::shared_ptr<const Attribution> attribution;    // the live run's heads' direct logit attribution (why.hpp)
     std::shared_ptr<const LiveRun> compare;            // the same model on a second text (the Compare view)
 
     bool empty() const { return shown == nullptr; }

@@ -19,6 +19,8 @@ namespace attn {
 
 // [SECTION] Which models, which tokens -------------------------------------------------------
 
+bool has_stream(const ModelConfig& c) { return c.decoder_only() && c.residual != Residual::PostNorm; }
+
 void check_why(const LoadedModel& m, const std::string& field) {
     const ModelConfig& c = m.config();
     if (c.encoder_only())

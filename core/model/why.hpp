@@ -24,6 +24,7 @@ namespace attn {
 // decoder renormalizes its stream after every sub-block (post-norm), so no part's write is
 // its own.
 void check_why(const LoadedModel& m, const std::string& field);
+bool has_stream(const ModelConfig& c);  // check_why passes
 
 // The one token `text` is (the tokenizer's ids without special tokens: " cat"), or "#ID", an id
 // of the vocabulary. Throws ModelError naming `field`: text that is no token, or several (it

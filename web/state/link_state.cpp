@@ -659,6 +659,20 @@ constexpr LinkParam kParams[] = {
          model_input_changed(st);
      }},
 
+    {.name = "attribution",
+     .what = "a live decoder-only model: each head's direct logit attribution to the next token (a layers × heads map in the panel)",
+     .values = "`1`, `0`",
+     .default_value = "0",
+     .message = LinkMessage::Boolean,
+     .parse = [](LinkState& l, std::string_view v) { return parse_flag(l.attribution, v, "1 (attribute) or 0"); },
+     .format = [](const LinkState& l) { return flag_text(l.attribution); },
+     .from_app = [](LinkState& l, const AppState& st) { l.attribution = st.model.experiment.attribution; },
+     .to_app = [](AppState& st, const LinkState& l) {
+         if (st.model.experiment.attribution == l.attribution) return;
+         st.model.experiment.attribution = l.attribution;
+         model_input_changed(st);
+     }},
+
     {.name = "generate",
      .what = "a live GPT-2 model continues `text` by this many tokens (`temperature`, `top_k`, `seed`), on load",
      .values = "1 … 64, or `0`",

@@ -64,11 +64,12 @@ struct LinkState {
     std::string model;             // a built-in model (builtin.hpp) run live; "" = none or the page's ?model=
     std::string hub;               // or a model on the Hub by its id (hf=ORG/NAME[@REVISION])
     // Its experiment (model_state.hpp ModelExperiment): heads knocked out as links write them
-    // ("2:3,cross_attention:1:2"), the ablation, hidden tokens (from 0), head importance.
+    // ("2:3,cross_attention:1:2"), the ablation, hidden tokens (from 0), head importance, the
+    // heads' direct logit attribution.
     std::string knockout;
     bool mean_ablation = false;
     std::vector<int> hidden;
-    bool importance = false;
+    bool importance = false, attribution = false;
     // Its generation (gpt2, model_state.hpp ModelGeneration): tokens generated (0: none), the
     // sampling, and the scrubber's step (-1: the last).
     int generate = 0;

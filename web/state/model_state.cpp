@@ -5,6 +5,7 @@
 #include "app_state.hpp"
 #include "builtin.hpp"
 #include "hub.hpp"
+#include "why.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -478,6 +479,7 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
         }
         hide();
         set_maps_kept(job->input, m);
+        job->input.record = ms.experiment.attribution && job->input.keep_maps && has_stream(m.config());
         job->forward = std::make_unique<Forward>(m.model, job->input);
         if (!marian && !ms.compare.empty()) {  // the second text, with the same experiment
             job->compare_input.ids = encode_text(m, ms.compare);
@@ -697,6 +699,10 @@ void advance_model(AppState& st, double budget_seconds) {
         ms.last_run_ms = std::chrono::duration<double, std::milli>(Clock::now() - job.started).count();
         ms.job.reset();
         const LiveRun* live = st.figure.live.get();
+        if (live && live->input.record && !live->top.empty()) {  // a few products of d: within the frame
+            kernels::Context one;
+            st.figure.attribution = std::make_shared<const Attribution>(attribute(one, ms.model->model, live->result, live->top.front().id));
+        }
         if (ms.experiment.importance && live && !live->result.logits.empty()) {
             ms.importance = std::make_shared<HeadImportanceRun>(ms.model->model, live->input, live->result.logits);
             ms.importance_of = st.figure.live;
@@ -727,7 +733,7 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
                                 : json(nullptr);
     const ModelExperiment& ex = ms.experiment;
     j["experiment"] = {{"knockout", ex.knockout}, {"knockout_mode", ex.ablation == Ablation::Mean ? "mean" : "zero"},
-                       {"hidden", ex.hidden}, {"importance", ex.importance}};
+                       {"hidden", ex.hidden}, {"importance", ex.importance}, {"attribution", ex.attribution}};
     const ModelGeneration& g = ms.generation;
     j["generation"] = {{"ids", g.ids}, {"prompt", g.prompt}, {"step", g.step}, {"tokens", g.tokens}, {"requested", g.requested},
                        {"temperature", g.sampling.temperature}, {"top_k", g.sampling.top_k}, {"seed", g.sampling.seed}};
@@ -736,6 +742,8 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
         for (float v : hi->delta) delta.push_back(std::isfinite(v) ? json(v) : json(nullptr));
         j["importance"] = {{"token", hi->token}, {"layers", hi->layers}, {"heads", hi->heads}, {"delta", delta}};
     }
+    if (const Attribution* a = st.figure.attribution.get())
+        j["attribution"] = {{"target", a->target}, {"total", a->total}, {"embed", a->embed}, {"bias", a->bias}, {"heads", a->head}, {"mlps", a->mlp}};
     if (ms.model && ms.model->heads) {  // the head scores, [kind][layer][head]
         const HeadScores& hs = *ms.model->heads;
         for (int k = 0; k < kHeadKinds; ++k) {

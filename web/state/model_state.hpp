@@ -49,6 +49,7 @@ struct ModelExperiment {
     Ablation ablation = Ablation::Zero;
     std::vector<int> hidden;  // token positions from 0 (marian: the source's); those past the text are ignored
     bool importance = false;  // measure every head's importance after each run (HeadImportanceRun)
+    bool attribution = false; // each head's direct logit attribution to the prediction, after each run (why.hpp)
 };
 
 // Generation (gpt2): the text continued token by token from the KV cache, greedily or sampled

@@ -57,6 +57,7 @@ enum class Str {
     SectionExperiments, ThumbKnockRight, ThumbRestoreRight, ThumbKnockClick, ThumbRestoreClick, KnockedOut, KnockedNone,
     ClickKnocks, AblationLabel, AblationZero, AblationMean, AblationTip, RestoreAll, HideTokensHint, HiddenTokens,
     HeadImportanceToggle, HeadImportanceTip, ImportanceCaption, ImportanceRunning, ImportanceCell, ImportanceNoHead,
+    AttributionToggle, AttributionTip, AttributionNoStream, AttributionCaption, AttributionCell,
     // generation (web/ui/live_panel.cpp)
     SectionGenerate, GenTokens, GenTemperature, GenTemperatureTip, GenTopK, GenTopKTip, GenSeed, GenButton, GenClear,
     GenStep, GenStepCaption, GenPicked, GenMeanRefused,

@@ -11,12 +11,15 @@
 #include "model_view.hpp"
 #include "panels.hpp"
 #include "platform.hpp"
+#include "why.hpp"
 
 #include <imgui.h>
 #include <misc/cpp/imgui_stdlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <functional>
 
 namespace attn {
 namespace {
@@ -275,32 +278,31 @@ void draw_live_controls(ViewContext& ctx) {
 
 namespace {
 
-// Δ log p of every head as a layers × heads grid of cells on a diverging scale centred on 0
-// (red: knocking the head out lowers the prediction's probability: it helped), with the value
-// in cells wide enough and on hover.
-void importance_grid(AppState& st, const HeadImportance& hi, const LoadedModel& m, float sc) {
-    char caption[160];
-    std::snprintf(caption, sizeof caption, tr(st.lang, Str::ImportanceCaption), display_token(m.decoder_tokenizer().token(hi.token)).c_str());
+// A number per head as a layers × heads grid of cells on a diverging scale centred on 0 (red
+// below, blue above), with the value in cells wide enough; a NaN cell is crossed out (a head the
+// experiment knocked out). Hovering a cell calls `hover` (its tooltip). Probes: PREFIX.L.H.
+void head_grid(AppState& st, const std::vector<float>& values, int layers, int heads, const char* caption, const char* prefix,
+               const std::function<void(int, int)>& hover, float sc) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::TextWrapped("%s", caption);
     ImGui::PopStyleColor();
     float extent = 1e-6f;
-    for (float v : hi.delta)
+    for (float v : values)
         if (std::isfinite(v)) extent = std::max(extent, std::fabs(v));
     const float label_w = ImGui::CalcTextSize("L00").x + 6.0f * sc;
-    const float cell = std::clamp((ImGui::GetContentRegionAvail().x - label_w) / static_cast<float>(hi.heads), 10.0f * sc, 44.0f * sc);
+    const float cell = std::clamp((ImGui::GetContentRegionAvail().x - label_w) / static_cast<float>(heads), 10.0f * sc, 44.0f * sc);
     const ImVec2 p = ImGui::GetCursorScreenPos();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const Palette& pal = palette(st.theme);
     const ImVec4 bg = ImGui::ColorConvertU32ToFloat4(pal.background);
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     const float fs = ImGui::GetFontSize();
-    for (int l = 0; l < hi.layers; ++l) {
+    for (int l = 0; l < layers; ++l) {
         char row[16];
         std::snprintf(row, sizeof row, "L%d", l + 1);
         dl->AddText(ImVec2(p.x, p.y + l * cell + (cell - fs) * 0.5f), pal.text_muted, row);
-        for (int h = 0; h < hi.heads; ++h) {
-            const float v = hi.at(l, h);
+        for (int h = 0; h < heads; ++h) {
+            const float v = values[static_cast<std::size_t>(l * heads + h)];
             const ImVec2 a(p.x + label_w + h * cell, p.y + l * cell), b(a.x + cell - 2.0f * sc, a.y + cell - 2.0f * sc);
             const float t = std::isfinite(v) ? std::clamp(v / extent, -1.0f, 1.0f) : 0.0f;
             const ImVec4 end = t < 0 ? ImVec4(0.84f, 0.19f, 0.15f, 1) : ImVec4(0.13f, 0.40f, 0.67f, 1);
@@ -317,14 +319,42 @@ void importance_grid(AppState& st, const HeadImportance& hi, const LoadedModel& 
                 const float w = ImGui::CalcTextSize(value).x;
                 dl->AddText(ImVec2(a.x + (b.x - a.x - w) * 0.5f, a.y + (b.y - a.y - fs) * 0.5f), k > 0.55f ? IM_COL32_WHITE : pal.text, value);
             }
-            char name[48];
-            std::snprintf(name, sizeof name, "model.importance.%d.%d", l + 1, h + 1);
+            char name[64];
+            std::snprintf(name, sizeof name, "%s.%d.%d", prefix, l + 1, h + 1);
             st.probe[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
-            if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y && std::isfinite(v))
-                ImGui::SetTooltip(tr(st.lang, Str::ImportanceCell), l + 1, h + 1, static_cast<double>(v));
+            if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y && std::isfinite(v)) hover(l, h);
         }
     }
-    ImGui::Dummy(ImVec2(label_w + hi.heads * cell, hi.layers * cell));
+    ImGui::Dummy(ImVec2(label_w + heads * cell, layers * cell));
+}
+
+// Δ log p of every head (red: knocking the head out lowers the prediction's probability: it helped).
+void importance_grid(AppState& st, const HeadImportance& hi, const LoadedModel& m, float sc) {
+    char caption[160];
+    std::snprintf(caption, sizeof caption, tr(st.lang, Str::ImportanceCaption), display_token(m.decoder_tokenizer().token(hi.token)).c_str());
+    head_grid(st, hi.delta, hi.layers, hi.heads, caption, "model.importance", [&](int l, int h) {
+        ImGui::SetTooltip(tr(st.lang, Str::ImportanceCell), l + 1, h + 1, static_cast<double>(hi.at(l, h)));
+    }, sc);
+}
+
+// Each head's direct logit attribution to the prediction (blue: it raised the logit), and on
+// hover the source position it wrote most from.
+void attribution_grid(AppState& st, const Attribution& a, const LiveRun& live, float sc) {
+    const Tokenizer& t = live.model->decoder_tokenizer();
+    char caption[320];
+    double heads = 0, mlps = 0;
+    for (double v : a.head) heads += v;
+    for (double v : a.mlp) mlps += v;
+    std::snprintf(caption, sizeof caption, tr(st.lang, Str::AttributionCaption), display_token(t.token(a.target)).c_str(), a.total, heads, mlps,
+                  a.embed + a.bias);
+    const std::vector<float> values(a.head.begin(), a.head.end());
+    head_grid(st, values, a.layers, a.heads, caption, "model.attribution", [&](int l, int h) {
+        int most = 0;
+        for (int j = 1; j < a.positions; ++j)
+            if (std::fabs(a.source(l, h, j)) > std::fabs(a.source(l, h, most))) most = j;
+        ImGui::SetTooltip(tr(st.lang, Str::AttributionCell), l + 1, h + 1, a.at(l, h), display_token(t.token(a.target)).c_str(),
+                          a.source(l, h, most), most + 1, display_token(t.token(live.input.ids[static_cast<std::size_t>(most)])).c_str());
+    }, sc);
 }
 
 void draw_generation(ViewContext& ctx) {
@@ -431,6 +461,13 @@ void draw_experiments(ViewContext& ctx) {
     probe(st, "model.importance");
     tooltip(tr(st.lang, has_head ? Str::HeadImportanceTip : Str::ImportanceNoHead));
     if (ex.importance && st.figure.importance) importance_grid(st, *st.figure.importance, m, ctx.scale);
+    const bool stream = has_stream(m.config());
+    ImGui::BeginDisabled(!stream);
+    if (ImGui::Checkbox(tr(st.lang, Str::AttributionToggle), &ex.attribution)) model_input_changed(st);
+    ImGui::EndDisabled();
+    probe(st, "model.attribution");
+    tooltip(tr(st.lang, stream ? Str::AttributionTip : Str::AttributionNoStream));
+    if (ex.attribution && st.figure.attribution && st.figure.live) attribution_grid(st, *st.figure.attribution, *st.figure.live, ctx.scale);
 }
 
 }  // namespace
