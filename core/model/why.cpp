@@ -100,45 +100,48 @@ Lens logit_lens(kernels::Context& ctx, const Model& model, const RunResult& run,
 
 namespace {
 
-// A norm with its scale frozen at its value on x, as a linear map on a part c of x:
-// (c − mean(c), where it centres: LayerNorm)·g / σ(x); its shift β is added once (the bias).
-struct Frozen {
-    Eigen::RowVectorXd scale;
-    bool centre = false;
-};
-Frozen frozen(const ModelConfig& c, const Norm& n, const RowVector& x) {
-    const int d = static_cast<int>(x.size());
-    Frozen f;
-    f.centre = c.norm != NormKind::RmsNorm;
-    double mean = 0, squares = 0;
-    if (f.centre) mean = x.cast<double>().sum() / d;
-    for (int i = 0; i < d; ++i) squares += (static_cast<double>(x[i]) - mean) * (static_cast<double>(x[i]) - mean);
-    const double inv = 1.0 / std::sqrt(squares / d + c.layer_norm_eps);
-    f.scale = Eigen::Map<const RowVector>(n.g, d).cast<double>() * inv;
-    return f;
+// A reading: a linear functional on a d-vector (c ↦ Σ r_i·c_i), in double.
+using Reading = std::vector<double>;
+
+// Σ x_i·r_{first + i} over n numbers (every one of r's when n = 0).
+double dot(const float* x, const Reading& r, std::size_t first = 0, std::size_t n = 0) {
+    double s = 0;
+    for (std::size_t i = 0; i < (n ? n : r.size()); ++i) s += static_cast<double>(x[i]) * r[first + i];
+    return s;
 }
 
-// The reading r of a part c before a frozen norm, given the reading `after` of its output:
-// after·F(c) = c·r, with r = q − mean(q) (centred) where q = after ⊙ scale.
-Eigen::RowVectorXd pull(const Frozen& f, const Eigen::RowVectorXd& after) {
-    Eigen::RowVectorXd q = after.cwiseProduct(f.scale);
-    if (f.centre) q.array() -= q.mean();
+// A norm n with its scale frozen at its value on x (d numbers), as a linear map on a part c of
+// x: (c − mean(c), where it centres: LayerNorm)·g / σ(x); its shift β is added once (the bias).
+// Given the reading `after` of its output, the reading of c: q − mean(q) (centred), where
+// q = after ⊙ g / σ(x).
+Reading pull(const ModelConfig& c, const Norm& n, const float* x, const Reading& after) {
+    const std::size_t d = after.size();
+    const bool centre = c.norm != NormKind::RmsNorm;
+    double mean = 0, squares = 0;
+    if (centre)
+        for (std::size_t i = 0; i < d; ++i) mean += x[i] / static_cast<double>(d);
+    for (std::size_t i = 0; i < d; ++i) squares += (x[i] - mean) * (x[i] - mean);
+    const double inv = 1.0 / std::sqrt(squares / static_cast<double>(d) + c.layer_norm_eps);
+    Reading q(d);
+    double q_mean = 0;
+    for (std::size_t i = 0; i < d; ++i) q[i] = after[i] * n.g[i] * inv, q_mean += q[i] / static_cast<double>(d);
+    if (centre)
+        for (double& v : q) v -= q_mean;
     return q;
 }
 
-double dot(const RowVector& x, const Eigen::RowVectorXd& r) { return x.cast<double>().dot(r); }
-
-// What the residual() of one sub-block does to its output f before adding it (transformer.cpp):
-// a frozen post-norm (sandwich, post only), granite's factor, or nothing. Returns the reading
-// of f; the post-norm's shift, read by `after`, goes to `bias`.
-Eigen::RowVectorXd through_post(const ModelConfig& c, const Norm& post, const RowVector& f, const Eigen::RowVectorXd& after,
-                                double& bias) {
+// What the residual() of one sub-block does to its output f (d numbers) before adding it
+// (transformer.cpp): a frozen post-norm (sandwich, post only), granite's factor, or nothing.
+// Returns the reading of f; the post-norm's shift, read by `after`, goes to `bias`.
+Reading through_post(const ModelConfig& c, const Norm& post, const float* f, const Reading& after, double& bias) {
     if (c.residual == Residual::Sandwich || c.residual == Residual::PostOnly) {
-        if (post.b) bias += Eigen::Map<const RowVector>(post.b, f.size()).cast<double>().dot(after);
-        return pull(frozen(c, post, f), after);
+        if (post.b) bias += dot(post.b, after);
+        return pull(c, post, f, after);
     }
-    if (c.residual == Residual::PreNorm) return after * static_cast<double>(c.residual_scale);
-    return after;
+    Reading r = after;
+    if (c.residual == Residual::PreNorm)
+        for (double& v : r) v *= c.residual_scale;
+    return r;
 }
 
 }  // namespace
@@ -149,6 +152,7 @@ Attribution attribute(kernels::Context& ctx, const Model& model, const RunResult
     const Inside& in = run.inside;
     const int L = c.n_layers, T = static_cast<int>(run.hidden.rows()), d = c.d_model;
     const int H = c.n_heads, hd = c.d_head(), group = H / c.kv_heads(), last = T - 1;
+    const auto row = [&](const Matrix& m, int i) { return m.data() + static_cast<std::ptrdiff_t>(i) * m.cols(); };
     Attribution a;
     a.target = target, a.contrast = contrast;
     a.layers = L, a.heads = H, a.positions = T;
@@ -156,48 +160,46 @@ Attribution attribute(kernels::Context& ctx, const Model& model, const RunResult
     a.mlp.assign(static_cast<std::size_t>(L), 0.0);
     a.sources.assign(static_cast<std::size_t>(L * H * T), 0.0);
     // u: the LM head's column of the target (less the contrast's), times granite's factor
-    RowVector column(d), other(d);
+    std::vector<float> column(static_cast<std::size_t>(std::max(d, H * hd))), other(column.size());
     kernels::column(w.lm_head.w, target, column.data());
-    if (contrast >= 0) kernels::column(w.lm_head.w, contrast, other.data()), column -= other;
-    const Eigen::RowVectorXd u = column.cast<double>() * static_cast<double>(c.logit_scale);
-    a.total = run.hidden.row(last).cast<double>().dot(u);
+    if (contrast >= 0) kernels::column(w.lm_head.w, contrast, other.data());
+    Reading u(static_cast<std::size_t>(d));
+    for (std::size_t i = 0; i < u.size(); ++i) u[i] = (static_cast<double>(column[i]) - (contrast >= 0 ? other[i] : 0.0f)) * c.logit_scale;
+    a.total = dot(row(run.hidden, last), u);
     if (w.lm_head.b) {
         const double b = static_cast<double>(w.lm_head.b[target]) - (contrast >= 0 ? static_cast<double>(w.lm_head.b[contrast]) : 0.0);
         a.total += b * c.logit_scale, a.bias += b * c.logit_scale;
     }
     // the final norm, frozen on the whole stream
-    Eigen::RowVectorXd r = u;
+    Reading r = u;
     if (w.final_norm.present()) {
-        if (w.final_norm.b) a.bias += Eigen::Map<const RowVector>(w.final_norm.b, d).cast<double>().dot(u);
-        r = pull(frozen(c, w.final_norm, in.streams.back().row(last)), u);
+        if (w.final_norm.b) a.bias += dot(w.final_norm.b, u);
+        r = pull(c, w.final_norm, row(in.streams.back(), last), u);
     }
-    a.embed = dot(in.streams.front().row(last), r);
-    RowVector col(H * hd);
+    a.embed = dot(row(in.streams.front(), last), r);
     for (int l = 0; l < L; ++l) {
         const LayerWeights& lw = w.layers[static_cast<std::size_t>(l)];
         const auto li = static_cast<std::size_t>(l);
-        // the heads: the reading of concat is W_o·r_attention (W_o: (H·hd)×d, column n read whole)
-        const Eigen::RowVectorXd ra = through_post(c, lw.post_attention, in.attention[li].row(last), r, a.bias);
-        Eigen::RowVectorXd f = Eigen::RowVectorXd::Zero(H * hd);
+        // the heads: the reading of concat is W_o·r_attention (W_o: (H·hd)×d, its column n read whole)
+        const Reading ra = through_post(c, lw.post_attention, row(in.attention[li], last), r, a.bias);
+        Reading f(static_cast<std::size_t>(H * hd), 0.0);
         for (int n = 0; n < d; ++n) {
-            kernels::column(lw.self.o.w, n, col.data());
-            f += col.cast<double>() * ra[n];
+            kernels::column(lw.self.o.w, n, column.data());
+            for (std::size_t i = 0; i < f.size(); ++i) f[i] += column[i] * ra[static_cast<std::size_t>(n)];
         }
-        if (lw.self.o.b) a.bias += Eigen::Map<const RowVector>(lw.self.o.b, d).cast<double>().dot(ra);
+        if (lw.self.o.b) a.bias += dot(lw.self.o.b, ra);
         const BlockRun& block = run.stacks[kFirstStack].layers[li];
         for (int h = 0; h < H; ++h) {
-            const Eigen::RowVectorXd fh = f.segment(h * hd, hd);
-            a.head[static_cast<std::size_t>(l * H + h)] = in.concat[li].row(last).segment(h * hd, hd).cast<double>().dot(fh);
+            const auto first = static_cast<std::size_t>(h * hd), n = static_cast<std::size_t>(hd);
+            a.head[static_cast<std::size_t>(l * H + h)] = dot(row(in.concat[li], last) + first, f, first, n);
             if (run.edits.knocked_out(kFirstStack, l, h)) continue;  // its output is not its weights·V: no split
             const RowVector weights = block.weights.empty() ? RowVector(map_region(ctx, block.kept, h, {last, T, 0, T}).row(0))
                                                             : RowVector(block.weights[static_cast<std::size_t>(h)].row(last));
-            const int g = h / group;
+            const std::size_t g = static_cast<std::size_t>(h / group * hd);
             for (int j = 0; j < T; ++j)
-                a.sources[static_cast<std::size_t>((l * H + h) * T + j)] =
-                    static_cast<double>(weights[j]) * in.values[li].row(j).segment(g * hd, hd).cast<double>().dot(fh);
+                a.sources[static_cast<std::size_t>((l * H + h) * T + j)] = static_cast<double>(weights[j]) * dot(row(in.values[li], j) + g, f, first, n);
         }
-        const Eigen::RowVectorXd rm = through_post(c, lw.post_ff, in.mlp[li].row(last), r, a.bias);
-        a.mlp[li] = dot(in.mlp[li].row(last), rm);
+        a.mlp[li] = dot(row(in.mlp[li], last), through_post(c, lw.post_ff, row(in.mlp[li], last), r, a.bias));
     }
     return a;
 }

@@ -2,7 +2,8 @@
 // experiments.mjs: experiments on a live model in the page (issue "Experiments in the page"):
 // a head knocked out from the model view changes the next-token list, to the numbers the native
 // `attnviz run --knockout` gives; mean ablation; a token hidden by a click on its chip; head
-// importance measured live and equal to two native runs' log-probabilities; a link with the
+// importance measured live and equal to two native runs' log-probabilities; each head's direct
+// logit attribution, equal to `attnviz run --attribute`'s; a link with the
 // experiment reproduces the figure; set-view takes the experiment; generation, the Explain and
 // Compare views; the controls panel under the mouse wheel.
 //   node tests/browser/experiments.mjs SITE_DIR ARTIFACT_DIR ATTNVIZ_BINARY
@@ -120,6 +121,24 @@ await check('head importance: every head measured, equal to two native runs', as
   await shot(page, 'experiments-03-importance.png');
   const strongest = delta.reduce((b, v, i) => (Math.abs(v) > Math.abs(delta[b]) ? i : b), 0);
   return `strongest head ${Math.floor(strongest / heads) + 1}:${strongest % heads + 1} (${delta[strongest].toFixed(3)}); max difference ${worst.toExponential(1)}`;
+});
+
+await check('direct logit attribution: the heads\' grid, equal to attnviz run --attribute', async () => {
+  await clickWidget(page, 'model.attribution');
+  const s = await until(page, (x) => settled(x) && x.model.attribution, 'the attribution grid', 60000);
+  const a = s.model.attribution;
+  const want = native('--attribute', `#${a.target}`).attribution;
+  expect(a.target === s.model.figure.top[0].id, `target ${a.target}, the page's top ${s.model.figure.top[0].id}`);
+  const flat = want.heads.flat();
+  expect(a.heads.length === flat.length && s.widgets['model.attribution.4.4'], `grid of ${a.heads.length}, probes ${Object.keys(s.widgets).filter((w) => w.startsWith('model.attribution')).length}`);
+  const worst = Math.max(Math.abs(a.total - want.total), ...a.heads.map((v, i) => Math.abs(v - flat[i])));
+  expect(worst < 1e-4 * (1 + Math.abs(want.total)), `attribution differs from attnviz run by ${worst}`);
+  await moveAway(page);
+  await shot(page, 'experiments-04-attribution.png');
+  await clickWidget(page, 'model.attribution');  // off again
+  await until(page, (x) => settled(x) && !x.model.attribution, 'no grid', 30000);
+  const strongest = a.heads.reduce((b, v, i) => (Math.abs(v) > Math.abs(a.heads[b]) ? i : b), 0);
+  return `logit ${a.total.toFixed(3)}; strongest head ${Math.floor(strongest / 4) + 1}:${strongest % 4 + 1} (${a.heads[strongest].toFixed(3)}); max difference ${worst.toExponential(1)}`;
 });
 
 await check('set-view takes the experiment in an embed, and a bad value is named', async () => {
