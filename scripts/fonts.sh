@@ -7,7 +7,8 @@
 #   cjk-seeds.ttf   Droid Sans Fallback: every non-ASCII character of TEXT_SOURCE files (the
 #                   presets) plus CJK punctuation and full-width forms
 # LAZY_DIR (fetched by the page only when a character is missing):
-#   cjk-common.ttf  GB2312's 6763 hanzi, kana, CJK punctuation
+#   cjk-common.ttf  GB2312's 6763 hanzi, kana, CJK punctuation, but those cjk-seeds.ttf has (it
+#                   is merged first: a glyph comes from the first font that has it, fonts.cpp)
 #   cjk-full.ttf    the whole Droid Sans Fallback
 set -euo pipefail
 preload=$1; lazy=$2; shift 2
@@ -39,8 +40,9 @@ open(out, "w", encoding="utf-8").write("".join(sorted(chars)))
 PY
 subset "$droid" --output-file="$preload/cjk-seeds.ttf" --text-file="$tmp/seeds.txt"
 
-"$python" - "$tmp/common.txt" <<'PY'
+"$python" - "$tmp/common.txt" "$tmp/seeds.txt" <<'PY'
 import sys
+seeds = set(open(sys.argv[2], encoding="utf-8").read())
 chars = []
 for b1 in range(0xB0, 0xF8):
     for b2 in range(0xA1, 0xFF):
@@ -49,7 +51,7 @@ for b1 in range(0xB0, 0xF8):
         except UnicodeDecodeError:
             pass
 chars += [chr(c) for c in range(0x3000, 0x3100)] + [chr(c) for c in range(0xff00, 0xffef)]
-open(sys.argv[1], "w", encoding="utf-8").write("".join(chars))
+open(sys.argv[1], "w", encoding="utf-8").write("".join(c for c in chars if c not in seeds))
 PY
 subset "$droid" --output-file="$lazy/cjk-common.ttf" --text-file="$tmp/common.txt"
 cp "$droid" "$lazy/cjk-full.ttf"

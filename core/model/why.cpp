@@ -75,25 +75,37 @@ LensCell lens_cell(const float* z, int V, int n, int target, std::vector<int>& o
 
 }  // namespace
 
+LensRun::LensRun(const Model& model, const RunResult& run, int top, int band_logits)
+    : model_(model), streams_(&run.inside.streams), top_(top),
+      band_(std::max(1, band_logits / std::max(model.config.vocab_size, 1))), layer_(static_cast<int>(run.inside.streams.size()) - 1) {
+    lens_.layers = static_cast<int>(streams_->size());
+    lens_.positions = streams_->empty() ? 0 : static_cast<int>(streams_->front().rows());
+    lens_.cells.resize(static_cast<std::size_t>(lens_.layers) * static_cast<std::size_t>(lens_.positions));
+    if (lens_.positions == 0) layer_ = -1;
+}
+
+float LensRun::progress() const {
+    const int rows = lens_.layers * lens_.positions;
+    return done() || rows == 0 ? 1.0f : static_cast<float>((lens_.layers - 1 - layer_) * lens_.positions + row_) / static_cast<float>(rows);
+}
+
+void LensRun::step(kernels::Context& ctx) {
+    if (done()) return;
+    const int V = model_.config.vocab_size, T = lens_.positions, last = lens_.layers - 1;
+    const int n = std::min(band_, T - row_);
+    const Matrix z = stream_logits(ctx, model_, (*streams_)[static_cast<std::size_t>(layer_)].middleRows(row_, n));
+    for (int i = 0; i < n; ++i) {
+        const int target = layer_ == last ? -1 : lens_.at(last, row_ + i).target;
+        lens_.cells[static_cast<std::size_t>(layer_ * T + row_ + i)] = lens_cell(z.row(i).data(), V, top_, target, order_);
+    }
+    row_ += n;
+    if (row_ == T) row_ = 0, --layer_;
+}
+
 Lens logit_lens(kernels::Context& ctx, const Model& model, const RunResult& run, int top) {
-    const std::vector<Matrix>& streams = run.inside.streams;
-    Lens lens;
-    lens.layers = static_cast<int>(streams.size());
-    lens.positions = streams.empty() ? 0 : static_cast<int>(streams.front().rows());
-    lens.cells.resize(static_cast<std::size_t>(lens.layers) * static_cast<std::size_t>(lens.positions));
-    const int V = model.config.vocab_size, T = lens.positions;
-    const int band = std::max(1, (1 << 22) / std::max(V, 1));  // rows of logits at a time: 16 MB
-    std::vector<int> order;
-    for (int l = lens.layers - 1; l >= 0; --l)  // the last layer first: its top tokens are the targets
-        for (int r0 = 0; r0 < T; r0 += band) {
-            const int n = std::min(band, T - r0);
-            const Matrix z = stream_logits(ctx, model, streams[static_cast<std::size_t>(l)].middleRows(r0, n));
-            for (int i = 0; i < n; ++i) {
-                const int target = l == lens.layers - 1 ? -1 : lens.at(lens.layers - 1, r0 + i).target;
-                lens.cells[static_cast<std::size_t>(l * T + r0 + i)] = lens_cell(z.row(i).data(), V, top, target, order);
-            }
-        }
-    return lens;
+    LensRun lens(model, run, top);
+    while (!lens.done()) lens.step(ctx);
+    return lens.take();
 }
 
 // [SECTION] Direct logit attribution -------------------------------------------------------------

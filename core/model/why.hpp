@@ -55,7 +55,25 @@ struct Lens {
     const LensCell& at(int layer, int position) const { return cells[static_cast<std::size_t>(layer * positions + position)]; }
 };
 
-// run: recorded (RunInput::record). The LM head reads `band` rows at a time (rows×V floats).
+// In steps, so a page stays responsive: each step reads the LM head on a band of one layer's
+// rows, at most `band_logits` logits (rows × V; at least one row), the last layer first (its
+// top tokens are the targets). `run`: recorded (RunInput::record); it must outlive this.
+class LensRun {
+public:
+    LensRun(const Model& model, const RunResult& run, int top = 5, int band_logits = 1 << 22);
+    bool done() const { return layer_ < 0; }
+    float progress() const;  // 0 … 1, by rows read
+    void step(kernels::Context& ctx);
+    Lens take() { return std::move(lens_); }  // once done()
+
+private:
+    Model model_;  // a copy shares the weights
+    const std::vector<Matrix>* streams_;
+    int top_, band_;
+    int layer_, row_ = 0;  // the next band's first row, of layer_ (−1: done)
+    Lens lens_;
+    std::vector<int> order_;
+};
 Lens logit_lens(kernels::Context& ctx, const Model& model, const RunResult& run, int top = 5);
 
 // [SECTION] Direct logit attribution -------------------------------------------------------------

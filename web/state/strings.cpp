@@ -319,11 +319,10 @@ constexpr Entry kTable[] = {
     {Str::ImportanceNoHead, "This model has no next token to measure heads by.", "这个模型没有下一个词元的预测，无法测量头的重要性。"},
     {Str::AttributionToggle, "Direct logit attribution", "直接对数几率归因"},
     {Str::AttributionTip,
-     "For the text as it is: what each head wrote into the last position, read directly by the logit of the likeliest next "
-     "token, through the final norm with its scale frozen (as TransformerLens's apply_ln). Blue: it raised that logit; red: it "
-     "lowered it. Heads, MLPs, embeddings and biases sum to the logit.",
-     "对当前文本：每个头写入最后一个位置的内容，直接由最可能的下一个词元的对数几率读取，经过缩放固定的最终归一化（同 TransformerLens "
-     "的 apply_ln）。蓝色：它提高了这个对数几率；红色：它降低了。各头、MLP、嵌入和偏置之和就是这个对数几率。"},
+     "What each head wrote at the last position, read by the likeliest next token's logit through the final norm, its scale "
+     "frozen (TransformerLens's apply_ln). Blue raised the logit, red lowered it.",
+     "每个头在最后一个位置写入的内容，由最可能的下一个词元的对数几率经最终归一化（缩放固定，同 TransformerLens 的 apply_ln）读取。"
+     "蓝色提高了它，红色降低了它。"},
     {Str::AttributionNoStream, "Only a decoder-only model's stream is a sum of what each head writes.",
      "只有纯解码器模型的残差流是各个头所写内容之和。"},
     {Str::AttributionCaption, "logit of \"%s\" %.2f = heads %.2f + MLPs %.2f + embeddings and biases %.2f",

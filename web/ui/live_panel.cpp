@@ -19,7 +19,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 
 namespace attn {
 namespace {
@@ -280,9 +279,10 @@ namespace {
 
 // A number per head as a layers × heads grid of cells on a diverging scale centred on 0 (red
 // below, blue above), with the value in cells wide enough; a NaN cell is crossed out (a head the
-// experiment knocked out). Hovering a cell calls `hover` (its tooltip). Probes: PREFIX.L.H.
-void head_grid(AppState& st, const std::vector<float>& values, int layers, int heads, const char* caption, const char* prefix,
-               const std::function<void(int, int)>& hover, float sc) {
+// experiment knocked out). Returns the cell under the mouse, layer·heads + head (its tooltip
+// the caller's), or −1. Probes: PREFIX.L.H.
+int head_grid(AppState& st, const std::vector<float>& values, int layers, int heads, const char* caption, const char* prefix, float sc) {
+    int hovered = -1;
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::TextWrapped("%s", caption);
     ImGui::PopStyleColor();
@@ -322,19 +322,20 @@ void head_grid(AppState& st, const std::vector<float>& values, int layers, int h
             char name[64];
             std::snprintf(name, sizeof name, "%s.%d.%d", prefix, l + 1, h + 1);
             st.probe[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
-            if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y && std::isfinite(v)) hover(l, h);
+            if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y && std::isfinite(v))
+                hovered = l * heads + h;
         }
     }
     ImGui::Dummy(ImVec2(label_w + heads * cell, layers * cell));
+    return hovered;
 }
 
 // Δ log p of every head (red: knocking the head out lowers the prediction's probability: it helped).
 void importance_grid(AppState& st, const HeadImportance& hi, const LoadedModel& m, float sc) {
     char caption[160];
     std::snprintf(caption, sizeof caption, tr(st.lang, Str::ImportanceCaption), display_token(m.decoder_tokenizer().token(hi.token)).c_str());
-    head_grid(st, hi.delta, hi.layers, hi.heads, caption, "model.importance", [&](int l, int h) {
-        ImGui::SetTooltip(tr(st.lang, Str::ImportanceCell), l + 1, h + 1, static_cast<double>(hi.at(l, h)));
-    }, sc);
+    if (const int c = head_grid(st, hi.delta, hi.layers, hi.heads, caption, "model.importance", sc); c >= 0)
+        ImGui::SetTooltip(tr(st.lang, Str::ImportanceCell), c / hi.heads + 1, c % hi.heads + 1, static_cast<double>(hi.delta[static_cast<std::size_t>(c)]));
 }
 
 // Each head's direct logit attribution to the prediction (blue: it raised the logit), and on
@@ -348,13 +349,14 @@ void attribution_grid(AppState& st, const Attribution& a, const LiveRun& live, f
     std::snprintf(caption, sizeof caption, tr(st.lang, Str::AttributionCaption), display_token(t.token(a.target)).c_str(), a.total, heads, mlps,
                   a.embed + a.bias);
     const std::vector<float> values(a.head.begin(), a.head.end());
-    head_grid(st, values, a.layers, a.heads, caption, "model.attribution", [&](int l, int h) {
-        int most = 0;
-        for (int j = 1; j < a.positions; ++j)
-            if (std::fabs(a.source(l, h, j)) > std::fabs(a.source(l, h, most))) most = j;
-        ImGui::SetTooltip(tr(st.lang, Str::AttributionCell), l + 1, h + 1, a.at(l, h), display_token(t.token(a.target)).c_str(),
-                          a.source(l, h, most), most + 1, display_token(t.token(live.input.ids[static_cast<std::size_t>(most)])).c_str());
-    }, sc);
+    const int c = head_grid(st, values, a.layers, a.heads, caption, "model.attribution", sc);
+    if (c < 0) return;
+    const int l = c / a.heads, h = c % a.heads;
+    int most = 0;
+    for (int j = 1; j < a.positions; ++j)
+        if (std::fabs(a.source(l, h, j)) > std::fabs(a.source(l, h, most))) most = j;
+    ImGui::SetTooltip(tr(st.lang, Str::AttributionCell), l + 1, h + 1, a.at(l, h), display_token(t.token(a.target)).c_str(),
+                      a.source(l, h, most), most + 1, display_token(t.token(live.input.ids[static_cast<std::size_t>(most)])).c_str());
 }
 
 void draw_generation(ViewContext& ctx) {
