@@ -434,11 +434,11 @@ TEST_CASE("a live model's link opens the view it names, on layer 1, head 1, and 
 
 // [SECTION] K-composition ----------------------------------------------------------------------
 
-TEST_CASE("attribution=1: a live run records its stream and the panel's grid is attribute()'s for the prediction") {
+TEST_CASE("attribution=1, lens=1: a live run records its stream; the panel's grids are attribute()'s and logit_lens()'") {
 #ifdef ATTN_MODEL_REFS
     const std::string gemma = std::string(ATTN_MODEL_REFS) + "/gemma2_l3_h4kv2_d32_f32_softcap";
     AppState st;
-    REQUIRE(open_link(st, "#v=1&text=the%20cat%20sat%20on%20the%20mat&attribution=1"));
+    REQUIRE(open_link(st, "#v=1&text=the%20cat%20sat%20on%20the%20mat&attribution=1&lens=1"));
     REQUIRE(open_model_folder(st, gemma));
     until_live(st);
     for (int i = 0; i < 100 && st.model.busy(); ++i) advance_model(st, 1.0);
@@ -451,13 +451,23 @@ TEST_CASE("attribution=1: a live run records its stream and the panel's grid is 
     CHECK(got.target == live.top.front().id);
     CHECK(got.head == want.head);
     CHECK(got.total == want.total);
-    CHECK(encode_link(link_from_app(st)).find("attribution=1") != std::string::npos);
+    // the lens, read in slices after the run: logit_lens()' cells
+    REQUIRE(st.figure.lens);
+    const Lens lens = logit_lens(ctx, live.model->model, forward(ctx, live.model->model, live.input));
+    REQUIRE(st.figure.lens->cells.size() == lens.cells.size());
+    for (std::size_t i = 0; i < lens.cells.size(); ++i) {
+        CHECK(st.figure.lens->cells[i].top.front().id == lens.cells[i].top.front().id);
+        CHECK(st.figure.lens->cells[i].target_rank == lens.cells[i].target_rank);
+    }
+    CHECK(st.figure.lens->at(lens.layers - 1, lens.positions - 1).target == live.top.front().id);
+    CHECK(encode_link(link_from_app(st)).find("attribution=1&lens=1") != std::string::npos);
     // turned off: the next run records nothing and shows no grid
-    st.model.experiment.attribution = false;
+    st.model.experiment.attribution = st.model.experiment.lens = false;
     model_input_changed(st);
     for (int i = 0; i < 100 && (st.model.busy() || st.model.run_revision != st.model.input_revision); ++i) advance_model(st, 1.0);
     CHECK_FALSE(st.figure.live->input.record);
     CHECK_FALSE(st.figure.attribution);
+    CHECK_FALSE(st.figure.lens);
     // an encoder has no stream to read: asked for, nothing is recorded
     AppState b;
     REQUIRE(open_link(b, "#v=1&text=the%20cat&attribution=1"));

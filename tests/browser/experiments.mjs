@@ -141,6 +141,28 @@ await check('direct logit attribution: the heads\' grid, equal to attnviz run --
   return `logit ${a.total.toFixed(3)}; strongest head ${Math.floor(strongest / 4) + 1}:${strongest % 4 + 1} (${a.heads[strongest].toFixed(3)}); max difference ${worst.toExponential(1)}`;
 });
 
+await check('the logit lens: every layer\'s top token at every position, as attnviz run --lens', async () => {
+  await clickWidget(page, 'model.lens');
+  const s = await until(page, (x) => settled(x) && x.model.lens, 'the logit lens', 60000);
+  const want = native('--lens').lens;
+  const got = s.model.lens;
+  expect(got.length === want.length && got[0].length === want[0].length, `lens ${got.length}×${got[0].length}, native ${want.length}×${want[0].length}`);
+  let worst = 0;
+  got.forEach((row, l) => row.forEach(([id, p, target, rank], t) => {
+    const w = want[l][t];
+    expect(id === w.top[0][0] && target === w.target && rank === w.target_rank, `lens[${l}][${t}] ${id}/${target}/${rank}, native ${w.top[0][0]}/${w.target}/${w.target_rank}`);
+    worst = Math.max(worst, Math.abs(p - w.top[0][1]));
+  }));
+  expect(worst < 1e-4, `lens probabilities differ by ${worst}`);
+  expect(s.widgets['model.lens.0.1'], 'no lens cell on screen');
+  await moveAway(page);
+  await shot(page, 'experiments-05-lens.png');
+  await clickWidget(page, 'model.lens');  // off again
+  await until(page, (x) => settled(x) && !x.model.lens, 'no lens', 30000);
+  const last = got[got.length - 1];
+  return `${got.length} layers × ${last.length} positions; the prediction "${native().top[0].token}" first at layer ${got.findIndex((row) => row[row.length - 1][0] === last[last.length - 1][0])}; max difference ${worst.toExponential(1)}`;
+});
+
 await check('set-view takes the experiment in an embed, and a bad value is named', async () => {
   const host = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
   await host.setContent(`<iframe id="f" width="1200" height="760" src="${url}#v=1&model=tiny-lm&panels=0&text=${encodeURIComponent(TEXT)}"></iframe>`);

@@ -673,6 +673,20 @@ constexpr LinkParam kParams[] = {
          model_input_changed(st);
      }},
 
+    {.name = "lens",
+     .what = "a live decoder-only model: the logit lens, each layer's top token at each position (a layers × tokens grid in the panel)",
+     .values = "`1`, `0`",
+     .default_value = "0",
+     .message = LinkMessage::Boolean,
+     .parse = [](LinkState& l, std::string_view v) { return parse_flag(l.lens, v, "1 (read the lens) or 0"); },
+     .format = [](const LinkState& l) { return flag_text(l.lens); },
+     .from_app = [](LinkState& l, const AppState& st) { l.lens = st.model.experiment.lens; },
+     .to_app = [](AppState& st, const LinkState& l) {
+         if (st.model.experiment.lens == l.lens) return;
+         st.model.experiment.lens = l.lens;
+         model_input_changed(st);
+     }},
+
     {.name = "generate",
      .what = "a live GPT-2 model continues `text` by this many tokens (`temperature`, `top_k`, `seed`), on load",
      .values = "1 … 64, or `0`",

@@ -479,7 +479,7 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
         }
         hide();
         set_maps_kept(job->input, m);
-        job->input.record = ms.experiment.attribution && job->input.keep_maps && has_stream(m.config());
+        job->input.record = (ms.experiment.attribution || ms.experiment.lens) && job->input.keep_maps && has_stream(m.config());
         job->forward = std::make_unique<Forward>(m.model, job->input);
         if (!marian && !ms.compare.empty()) {  // the second text, with the same experiment
             job->compare_input.ids = encode_text(m, ms.compare);
@@ -566,8 +566,16 @@ void show_run(AppState& st, RunInput input, RunResult result, std::shared_ptr<co
 // figure's (when it still shows that run).
 void measure_importance(AppState& st, Clock::time_point start, double budget_seconds) {
     ModelSession& ms = st.model;
-    if (!ms.importance) return;
     kernels::Context ctx(kernels::best_isa(), session_pool(ms).get());
+    if (ms.lens) {  // the lens first: a band of one layer's rows a slice
+        do ms.lens->step(ctx);
+        while (!ms.lens->done() && std::chrono::duration<double>(Clock::now() - start).count() < budget_seconds);
+        if (!ms.lens->done()) return;
+        if (st.figure.live == ms.lens_of) st.figure.lens = std::make_shared<const Lens>(ms.lens->take());
+        ms.lens.reset();
+        ms.lens_of.reset();
+    }
+    if (!ms.importance) return;
     do ms.importance->step(ctx);
     while (!ms.importance->done() && std::chrono::duration<double>(Clock::now() - start).count() < budget_seconds);
     if (!ms.importance->done()) return;
@@ -638,6 +646,7 @@ void advance_model(AppState& st, double budget_seconds) {
     if (!ms.job && ms.run_revision != ms.input_revision) {
         ms.run_revision = ms.input_revision;
         ms.importance.reset();
+        ms.lens.reset(), ms.lens_of.reset();
         ms.job = start_job(st);
     }
     if (!ms.job) {
@@ -699,9 +708,13 @@ void advance_model(AppState& st, double budget_seconds) {
         ms.last_run_ms = std::chrono::duration<double, std::milli>(Clock::now() - job.started).count();
         ms.job.reset();
         const LiveRun* live = st.figure.live.get();
-        if (live && live->input.record && !live->top.empty()) {  // a few products of d: within the frame
+        if (live && live->input.record && !live->top.empty() && ms.experiment.attribution) {  // a few products of d: within the frame
             kernels::Context one;
             st.figure.attribution = std::make_shared<const Attribution>(attribute(one, ms.model->model, live->result, live->top.front().id));
+        }
+        if (live && live->input.record && ms.experiment.lens) {  // the LM head over every layer's rows: in slices
+            ms.lens = std::make_shared<LensRun>(ms.model->model, live->result, 5, 1 << 18);
+            ms.lens_of = st.figure.live;
         }
         if (ms.experiment.importance && live && !live->result.logits.empty()) {
             ms.importance = std::make_shared<HeadImportanceRun>(ms.model->model, live->input, live->result.logits);
@@ -733,7 +746,7 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
                                 : json(nullptr);
     const ModelExperiment& ex = ms.experiment;
     j["experiment"] = {{"knockout", ex.knockout}, {"knockout_mode", ex.ablation == Ablation::Mean ? "mean" : "zero"},
-                       {"hidden", ex.hidden}, {"importance", ex.importance}, {"attribution", ex.attribution}};
+                       {"hidden", ex.hidden}, {"importance", ex.importance}, {"attribution", ex.attribution}, {"lens", ex.lens}};
     const ModelGeneration& g = ms.generation;
     j["generation"] = {{"ids", g.ids}, {"prompt", g.prompt}, {"step", g.step}, {"tokens", g.tokens}, {"requested", g.requested},
                        {"temperature", g.sampling.temperature}, {"top_k", g.sampling.top_k}, {"seed", g.sampling.seed}};
@@ -741,6 +754,18 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
         json delta = json::array();
         for (float v : hi->delta) delta.push_back(std::isfinite(v) ? json(v) : json(nullptr));
         j["importance"] = {{"token", hi->token}, {"layers", hi->layers}, {"heads", hi->heads}, {"delta", delta}};
+    }
+    if (const Lens* lens = st.figure.lens.get()) {  // [layer][position]: the top token, its p, the target's rank
+        json rows = json::array();
+        for (int l = 0; l < lens->layers; ++l) {
+            json row = json::array();
+            for (int t = 0; t < lens->positions; ++t) {
+                const LensCell& c = lens->at(l, t);
+                row.push_back({c.top.front().id, c.top.front().p, c.target, c.target_rank});
+            }
+            rows.push_back(row);
+        }
+        j["lens"] = rows;
     }
     if (const Attribution* a = st.figure.attribution.get())
         j["attribution"] = {{"target", a->target}, {"total", a->total}, {"embed", a->embed}, {"bias", a->bias}, {"heads", a->head}, {"mlps", a->mlp}};

@@ -41,6 +41,7 @@ struct ModelFilesLoad {
 };
 
 struct ModelJob;  // a run in progress (model_state.cpp)
+class LensRun;    // why.hpp
 
 // The experiments every run of the session makes (transformer.hpp Interventions), as a reader
 // sets them in the panel, the model view or a link.
@@ -50,6 +51,7 @@ struct ModelExperiment {
     std::vector<int> hidden;  // token positions from 0 (marian: the source's); those past the text are ignored
     bool importance = false;  // measure every head's importance after each run (HeadImportanceRun)
     bool attribution = false; // each head's direct logit attribution to the prediction, after each run (why.hpp)
+    bool lens = false;        // the logit lens of every layer and position, after each run (why.hpp)
 };
 
 // Generation (gpt2): the text continued token by token from the KV cache, greedily or sampled
@@ -126,6 +128,10 @@ struct ModelSession {
     // (the figure's run, whose maps stay shown), then the figure's `importance`.
     std::shared_ptr<HeadImportanceRun> importance;
     std::shared_ptr<const LiveRun> importance_of;
+    // After a run, while experiment.lens: its logit lens, read in slices (LensRun reads the run,
+    // which lens_of holds), then the figure's `lens`.
+    std::shared_ptr<LensRun> lens;
+    std::shared_ptr<const LiveRun> lens_of;
     int last_run_frames = 0;                   // frames the last finished run took (1: it fit the frame that started it)
     double last_run_ms = 0;                    // and its time, from the edit to the figure
     int top_n = 10;                            // next tokens shown
@@ -142,7 +148,7 @@ struct ModelSession {
 
     bool active() const { return model != nullptr; }
     int threads_used() const { return kernels::Pool::threads_for(threads); }  // 1 in a module without threads
-    bool busy() const { return reading || fetching || loading || job || importance; }
+    bool busy() const { return reading || fetching || loading || job || importance || lens; }
 };
 
 // [SECTION] Opening a model ------------------------------------------------------------------

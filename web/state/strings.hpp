@@ -58,6 +58,7 @@ enum class Str {
     ClickKnocks, AblationLabel, AblationZero, AblationMean, AblationTip, RestoreAll, HideTokensHint, HiddenTokens,
     HeadImportanceToggle, HeadImportanceTip, ImportanceCaption, ImportanceRunning, ImportanceCell, ImportanceNoHead,
     AttributionToggle, AttributionTip, AttributionNoStream, AttributionCaption, AttributionCell,
+    LensToggle, LensTip, LensCaption, LensCell, LensRunning,
     // generation (web/ui/live_panel.cpp)
     SectionGenerate, GenTokens, GenTemperature, GenTemperatureTip, GenTopK, GenTopKTip, GenSeed, GenButton, GenClear,
     GenStep, GenStepCaption, GenPicked, GenMeanRefused,

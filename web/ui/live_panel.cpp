@@ -11,6 +11,8 @@
 #include "model_view.hpp"
 #include "panels.hpp"
 #include "platform.hpp"
+#include "colormaps.hpp"
+#include "import_state.hpp"
 #include "why.hpp"
 
 #include <imgui.h>
@@ -359,6 +361,76 @@ void attribution_grid(AppState& st, const Attribution& a, const LiveRun& live, f
                       a.source(l, h, most), most + 1, display_token(t.token(live.input.ids[static_cast<std::size_t>(most)])).c_str());
 }
 
+// `text` cut (at a character) to fit `width`, with "…" where it was cut.
+std::string fitted(std::string text, float width) {
+    if (ImGui::CalcTextSize(text.c_str()).x <= width) return text;
+    while (!text.empty() && ImGui::CalcTextSize((text + "\xe2\x80\xa6").c_str()).x > width) {
+        text.pop_back();
+        while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();  // a whole character
+    }
+    return text + "\xe2\x80\xa6";
+}
+
+// The logit lens: a row per layer (the embeddings first), a column per token; each cell the top
+// token of that layer's stream at that position, shaded by its probability (the figure's
+// colormap); hovered, its top 5 and the final prediction's rank there; clicked, that layer's map
+// with the position's query pinned. Wider than the panel: it scrolls sideways.
+void lens_grid(AppState& st, const Lens& lens, const LiveRun& live, float sc) {
+    const Tokenizer& t = live.model->decoder_tokenizer();
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("%s", tr(st.lang, Str::LensCaption));
+    ImGui::PopStyleColor();
+    const float fs = ImGui::GetFontSize(), cell_w = 46.0f * sc, cell_h = fs + 8.0f * sc;
+    const float label_w = ImGui::CalcTextSize("L00").x + 6.0f * sc;
+    const float width = label_w + lens.positions * cell_w, height = (lens.layers + 1) * cell_h;
+    ImGui::BeginChild("##lens", ImVec2(-FLT_MIN, height + ImGui::GetStyle().ScrollbarSize + 4.0f * sc), false,
+                      ImGuiWindowFlags_HorizontalScrollbar);
+    const ImVec2 p = ImGui::GetCursorScreenPos(), mouse = ImGui::GetIO().MousePos;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const Palette& pal = palette(st.theme);
+    const Colormap& cmap = colormaps()[static_cast<std::size_t>(st.heatmap.colormap)];
+    const auto text_in = [&](ImVec2 a, float w, const std::string& s, ImU32 colour) {
+        const std::string f = fitted(s, w - 4.0f * sc);
+        dl->AddText(ImVec2(a.x + (w - ImGui::CalcTextSize(f.c_str()).x) * 0.5f, a.y + (cell_h - fs) * 0.5f), colour, f.c_str());
+    };
+    for (int c = 0; c < lens.positions; ++c)  // the tokens
+        text_in(ImVec2(p.x + label_w + c * cell_w, p.y), cell_w, display_token(t.token(live.input.ids[static_cast<std::size_t>(c)])), pal.text_muted);
+    for (int l = 0; l < lens.layers; ++l) {
+        char row[16];
+        std::snprintf(row, sizeof row, l == 0 ? "emb" : "L%d", l);
+        const float y = p.y + (l + 1) * cell_h;
+        dl->AddText(ImVec2(p.x, y + (cell_h - fs) * 0.5f), pal.text_muted, row);
+        for (int c = 0; c < lens.positions; ++c) {
+            const LensCell& cell = lens.at(l, c);
+            const ImVec2 a(p.x + label_w + c * cell_w, y), b(a.x + cell_w - 2.0f * sc, y + cell_h - 2.0f * sc);
+            const std::array<float, 3> rgb = colormap_sample(cmap, cell.top.front().p);
+            dl->AddRectFilled(a, b, ImGui::ColorConvertFloat4ToU32(ImVec4(rgb[0], rgb[1], rgb[2], 1.0f)));
+            const bool light = 0.299f * rgb[0] + 0.587f * rgb[1] + 0.114f * rgb[2] > 0.55f;
+            text_in(a, b.x - a.x, display_token(t.token(cell.top.front().id)), light ? IM_COL32(0, 0, 0, 255) : IM_COL32_WHITE);
+            char name[48];
+            std::snprintf(name, sizeof name, "model.lens.%d.%d", l, c + 1);
+            st.probe[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
+            if (!ImGui::IsWindowHovered() || mouse.x < a.x || mouse.x >= b.x || mouse.y < a.y || mouse.y >= b.y) continue;
+            std::string tip;
+            char line[200];
+            for (const TokenP& k : cell.top) {
+                std::snprintf(line, sizeof line, "%5.1f%%  \"%s\"\n", 100.0 * k.p, display_token(t.token(k.id)).c_str());
+                tip += line;
+            }
+            std::snprintf(line, sizeof line, tr(st.lang, Str::LensCell), display_token(t.token(cell.target)).c_str(), cell.target_rank,
+                          100.0 * cell.target_p);
+            ImGui::SetTooltip("%s%s", tip.c_str(), line);
+            if (l > 0 && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {  // that layer's map, the position's row
+                select_import_map(st, l - 1, st.imported.import_head);
+                st.view = View::Lines;
+                st.pinned = {TokenRef::Query, c};
+            }
+        }
+    }
+    ImGui::Dummy(ImVec2(width, height));
+    ImGui::EndChild();
+}
+
 void draw_generation(ViewContext& ctx) {
     AppState& st = ctx.state;
     ModelSession& ms = st.model;
@@ -470,6 +542,12 @@ void draw_experiments(ViewContext& ctx) {
     probe(st, "model.attribution");
     tooltip(tr(st.lang, stream ? Str::AttributionTip : Str::AttributionNoStream));
     if (ex.attribution && st.figure.attribution && st.figure.live) attribution_grid(st, *st.figure.attribution, *st.figure.live, ctx.scale);
+    ImGui::BeginDisabled(!stream);
+    if (ImGui::Checkbox(tr(st.lang, Str::LensToggle), &ex.lens)) model_input_changed(st);
+    ImGui::EndDisabled();
+    probe(st, "model.lens");
+    tooltip(tr(st.lang, stream ? Str::LensTip : Str::AttributionNoStream));
+    if (ex.lens && st.figure.lens && st.figure.live) lens_grid(st, *st.figure.lens, *st.figure.live, ctx.scale);
 }
 
 }  // namespace
@@ -511,6 +589,9 @@ void draw_live_progress(ViewContext& ctx) {
         if (small_button(st, tr(st.lang, Str::CancelFetch))) cancel_model_run(st);
         probe(st, "model.cancel-run");
         ImGui::SameLine();
+    } else if (ms.lens) {
+        fraction = ms.lens->progress();
+        std::snprintf(text, sizeof text, tr(st.lang, Str::LensRunning), static_cast<int>(fraction * 100.0f));
     } else if (ms.importance) {
         fraction = ms.importance->progress();
         std::snprintf(text, sizeof text, tr(st.lang, Str::ImportanceRunning), static_cast<int>(fraction * 100.0f));
