@@ -448,6 +448,7 @@ std::map<std::string, ParamSamples> param_samples() {
         {"importance", {{"1", "0"}, "yes"}},
         {"attribution", {{"1", "0"}, "yes"}},
         {"lens", {{"1", "0"}, "yes"}},
+        {"patching", {{"1", "0"}, "yes"}},
         {"generate", {{"0", "5", "64"}, "65"}},
         {"temperature", {{"0", "0.5", "1.25"}, "-1"}},
         {"top_k", {{"0", "40"}, "-3"}},
@@ -583,10 +584,10 @@ TEST_CASE("set-view takes and get-state reports the parameters with a message ty
         json reply = json::parse(handle_message(st, json{{"type", "attnviz:set-view"}, {name, samples.at(name).bad}}.dump()));
         CHECK(reply["field"] == name);
     }
-    CHECK(fields == 22);
+    CHECK(fields == 23);
     AppState st = app_with("multi-head-rain");
     json reply = json::parse(handle_message(st, R"({"type":"attnviz:set-view","lineheads":"1"})"));
-    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, tiles, tile, qk, token, theme, size, lang, panels, compare, knockout, knockout_mode, hide, importance, attribution, lens, generate, temperature, top_k, seed, step)");
+    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, tiles, tile, qk, token, theme, size, lang, panels, compare, knockout, knockout_mode, hide, importance, attribution, lens, patching, generate, temperature, top_k, seed, step)");
 }
 
 TEST_CASE("LINKS.md's parameter table is link_parameters_markdown()") {

@@ -468,6 +468,26 @@ TEST_CASE("attribution=1, lens=1: a live run records its stream; the panel's gri
     CHECK_FALSE(st.figure.live->input.record);
     CHECK_FALSE(st.figure.attribution);
     CHECK_FALSE(st.figure.lens);
+    // patching=1 with a Compare text of as many tokens: patching()'s, the Compare text's prediction the contrast
+    AppState pt;
+    REQUIRE(open_link(pt, "#v=1&text=the%20cat%20sat%20on%20the%20mat&compare=the%20dog%20sat%20on%20the%20mat&patching=1"));
+    REQUIRE(open_model_folder(pt, gemma));
+    until_live(pt);
+    for (int i = 0; i < 1000 && pt.model.busy(); ++i) advance_model(pt, 1.0);
+    REQUIRE(pt.figure.compare);
+    REQUIRE(pt.figure.compare->input.ids.size() == pt.figure.live->input.ids.size());
+    REQUIRE(pt.figure.patching);
+    const LiveRun &clean = *pt.figure.live, &corrupt = *pt.figure.compare;
+    const int contrast = corrupt.top[0].id != clean.top[0].id ? corrupt.top[0].id : clean.top[1].id;
+    const Patching direct = patching(ctx, clean.model->model, clean.input, corrupt.input, clean.top[0].id, contrast, "test");
+    CHECK(pt.figure.patching->head == direct.head);
+    CHECK(pt.figure.patching->resid == direct.resid);
+    CHECK(pt.figure.patching->resid_at(direct.layers, direct.positions - 1) == 1.0);
+    // a Compare text of another length: no patching
+    pt.model.compare = "the dog";
+    model_input_changed(pt);
+    for (int i = 0; i < 1000 && (pt.model.busy() || pt.model.run_revision != pt.model.input_revision); ++i) advance_model(pt, 1.0);
+    CHECK_FALSE(pt.figure.patching);
     // an encoder has no stream to read: asked for, nothing is recorded
     AppState b;
     REQUIRE(open_link(b, "#v=1&text=the%20cat&attribution=1"));

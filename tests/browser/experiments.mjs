@@ -163,6 +163,26 @@ await check('the logit lens: every layer\'s top token at every position, as attn
   return `${got.length} layers × ${last.length} positions; the prediction "${native().top[0].token}" first at layer ${got.findIndex((row) => row[row.length - 1][0] === last[last.length - 1][0])}; max difference ${worst.toExponential(1)}`;
 });
 
+await check('activation patching into the Compare text: both grids, as attnviz run --corrupted', async () => {
+  const other = 'The dog sat on the mat. The dog sat on the';
+  const p = await openPage(browser, `${url}#v=1&model=tiny-lm&view=model&patching=1&text=${encodeURIComponent(TEXT)}` +
+                                    `&compare=${encodeURIComponent(other)}`, { viewport: { width: 1280, height: 1300 } });
+  const s = await until(p, (x) => settled(x) && x.model.patching, 'the patching grids', 90000);
+  const top = native().top, theirs = JSON.parse(execFileSync(binary, ['run', 'tiny-lm', '--text', other, '--json']).toString()).top;
+  const contrast = theirs[0].id !== top[0].id ? theirs[0].id : top[1].id;
+  const want = native('--attribute', `#${top[0].id}`, '--contrast', `#${contrast}`, '--corrupted', other).patching;
+  const got = s.model.patching;
+  const worst = Math.max(...got.heads.map((v, i) => Math.abs(v - want.heads.flat()[i])), ...got.resid.map((v, i) => Math.abs(v - want.resid.flat()[i])));
+  expect(got.heads.length === want.heads.flat().length && got.resid.length === want.resid.flat().length, 'the grids\' shapes differ');
+  expect(worst < 1e-4, `patching differs from attnviz run by ${worst}`);
+  expect(s.widgets['model.patching.head.1.1'] && s.widgets['model.patching.resid.0.1'], 'no patching cell on screen');
+  await moveAway(p);
+  await shot(p, 'experiments-05b-patching.png');
+  await p.context().close();
+  const best = got.heads.reduce((b, v, i) => (v > got.heads[b] ? i : b), 0);
+  return `LD ${got.clean.toFixed(2)} → ${got.corrupted.toFixed(2)}; head ${Math.floor(best / 4) + 1}:${best % 4 + 1} restores ${(100 * got.heads[best]).toFixed(0)} %; max difference ${worst.toExponential(1)}`;
+});
+
 await check('set-view takes the experiment in an embed, and a bad value is named', async () => {
   const host = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
   await host.setContent(`<iframe id="f" width="1200" height="760" src="${url}#v=1&model=tiny-lm&panels=0&text=${encodeURIComponent(TEXT)}"></iframe>`);

@@ -687,6 +687,20 @@ constexpr LinkParam kParams[] = {
          model_input_changed(st);
      }},
 
+    {.name = "patching",
+     .what = "a live decoder-only model with a `compare` text of as many tokens: activation patching from `text` into it (grids in the panel)",
+     .values = "`1`, `0`",
+     .default_value = "0",
+     .message = LinkMessage::Boolean,
+     .parse = [](LinkState& l, std::string_view v) { return parse_flag(l.patching, v, "1 (patch) or 0"); },
+     .format = [](const LinkState& l) { return flag_text(l.patching); },
+     .from_app = [](LinkState& l, const AppState& st) { l.patching = st.model.experiment.patching; },
+     .to_app = [](AppState& st, const LinkState& l) {
+         if (st.model.experiment.patching == l.patching) return;
+         st.model.experiment.patching = l.patching;
+         model_input_changed(st);
+     }},
+
     {.name = "generate",
      .what = "a live GPT-2 model continues `text` by this many tokens (`temperature`, `top_k`, `seed`), on load",
      .values = "1 … 64, or `0`",

@@ -69,7 +69,7 @@ struct LinkState {
     std::string knockout;
     bool mean_ablation = false;
     std::vector<int> hidden;
-    bool importance = false, attribution = false, lens = false;
+    bool importance = false, attribution = false, lens = false, patching = false;
     // Its generation (gpt2, model_state.hpp ModelGeneration): tokens generated (0: none), the
     // sampling, and the scrubber's step (-1: the last).
     int generate = 0;

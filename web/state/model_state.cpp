@@ -575,6 +575,16 @@ void measure_importance(AppState& st, Clock::time_point start, double budget_sec
         ms.lens.reset();
         ms.lens_of.reset();
     }
+    if (ms.patching) {  // then patching: a sub-block of one of its runs a slice
+        const bool ok = guarded(st, ms.model->name, [&] {
+            do ms.patching->step(ctx);
+            while (!ms.patching->done() && std::chrono::duration<double>(Clock::now() - start).count() < budget_seconds);
+        });
+        if (ok && !ms.patching->done()) return;
+        if (ok && st.figure.live == ms.patching_of) st.figure.patching = std::make_shared<const Patching>(ms.patching->take());
+        ms.patching.reset();
+        ms.patching_of.reset();
+    }
     if (!ms.importance) return;
     do ms.importance->step(ctx);
     while (!ms.importance->done() && std::chrono::duration<double>(Clock::now() - start).count() < budget_seconds);
@@ -647,6 +657,7 @@ void advance_model(AppState& st, double budget_seconds) {
         ms.run_revision = ms.input_revision;
         ms.importance.reset();
         ms.lens.reset(), ms.lens_of.reset();
+        ms.patching.reset(), ms.patching_of.reset();
         ms.job = start_job(st);
     }
     if (!ms.job) {
@@ -716,6 +727,14 @@ void advance_model(AppState& st, double budget_seconds) {
             ms.lens = std::make_shared<LensRun>(ms.model->model, live->result, 5, 1 << 18);
             ms.lens_of = st.figure.live;
         }
+        const LiveRun* other = st.figure.compare.get();
+        if (ms.experiment.patching && live && other && has_stream(ms.model->config()) && live->top.size() > 1 && !other->top.empty() &&
+            other->input.ids.size() == live->input.ids.size()) {
+            // the target: the text's prediction; the contrast: the Compare text's (else the text's second)
+            const int target = live->top[0].id, contrast = other->top[0].id != target ? other->top[0].id : live->top[1].id;
+            ms.patching = std::make_shared<PatchingRun>(ms.model->model, live->input, other->input, target, contrast, "patching");
+            ms.patching_of = st.figure.live;
+        }
         if (ms.experiment.importance && live && !live->result.logits.empty()) {
             ms.importance = std::make_shared<HeadImportanceRun>(ms.model->model, live->input, live->result.logits);
             ms.importance_of = st.figure.live;
@@ -746,7 +765,7 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
                                 : json(nullptr);
     const ModelExperiment& ex = ms.experiment;
     j["experiment"] = {{"knockout", ex.knockout}, {"knockout_mode", ex.ablation == Ablation::Mean ? "mean" : "zero"},
-                       {"hidden", ex.hidden}, {"importance", ex.importance}, {"attribution", ex.attribution}, {"lens", ex.lens}};
+                       {"hidden", ex.hidden}, {"importance", ex.importance}, {"attribution", ex.attribution}, {"lens", ex.lens}, {"patching", ex.patching}};
     const ModelGeneration& g = ms.generation;
     j["generation"] = {{"ids", g.ids}, {"prompt", g.prompt}, {"step", g.step}, {"tokens", g.tokens}, {"requested", g.requested},
                        {"temperature", g.sampling.temperature}, {"top_k", g.sampling.top_k}, {"seed", g.sampling.seed}};
@@ -767,6 +786,9 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
         }
         j["lens"] = rows;
     }
+    if (const Patching* p = st.figure.patching.get())
+        j["patching"] = {{"heads", p->head}, {"resid", p->resid}, {"clean", p->clean}, {"corrupted", p->corrupted},
+                         {"layers", p->layers}, {"positions", p->positions}};
     if (const Attribution* a = st.figure.attribution.get())
         j["attribution"] = {{"target", a->target}, {"total", a->total}, {"embed", a->embed}, {"bias", a->bias}, {"heads", a->head}, {"mlps", a->mlp}};
     if (ms.model && ms.model->heads) {  // the head scores, [kind][layer][head]

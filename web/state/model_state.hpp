@@ -42,6 +42,7 @@ struct ModelFilesLoad {
 
 struct ModelJob;  // a run in progress (model_state.cpp)
 class LensRun;    // why.hpp
+class PatchingRun;
 
 // The experiments every run of the session makes (transformer.hpp Interventions), as a reader
 // sets them in the panel, the model view or a link.
@@ -52,6 +53,7 @@ struct ModelExperiment {
     bool importance = false;  // measure every head's importance after each run (HeadImportanceRun)
     bool attribution = false; // each head's direct logit attribution to the prediction, after each run (why.hpp)
     bool lens = false;        // the logit lens of every layer and position, after each run (why.hpp)
+    bool patching = false;    // activation patching from the text into the Compare text, after each run (why.hpp)
 };
 
 // Generation (gpt2): the text continued token by token from the KV cache, greedily or sampled
@@ -132,6 +134,10 @@ struct ModelSession {
     // which lens_of holds), then the figure's `lens`.
     std::shared_ptr<LensRun> lens;
     std::shared_ptr<const LiveRun> lens_of;
+    // And while experiment.patching, with a Compare text of as many tokens: the text's run patched
+    // into the Compare text's, in slices (its own runs), then the figure's `patching`.
+    std::shared_ptr<PatchingRun> patching;
+    std::shared_ptr<const LiveRun> patching_of;
     int last_run_frames = 0;                   // frames the last finished run took (1: it fit the frame that started it)
     double last_run_ms = 0;                    // and its time, from the edit to the figure
     int top_n = 10;                            // next tokens shown
@@ -148,7 +154,7 @@ struct ModelSession {
 
     bool active() const { return model != nullptr; }
     int threads_used() const { return kernels::Pool::threads_for(threads); }  // 1 in a module without threads
-    bool busy() const { return reading || fetching || loading || job || importance || lens; }
+    bool busy() const { return reading || fetching || loading || job || importance || lens || patching; }
 };
 
 // [SECTION] Opening a model ------------------------------------------------------------------

@@ -59,6 +59,8 @@ enum class Str {
     HeadImportanceToggle, HeadImportanceTip, ImportanceCaption, ImportanceRunning, ImportanceCell, ImportanceNoHead,
     AttributionToggle, AttributionTip, AttributionNoStream, AttributionCaption, AttributionCell,
     LensToggle, LensTip, LensCaption, LensCell, LensRunning,
+    PatchingToggle, PatchingTip, PatchingLengths, PatchingCaption, PatchingHeadCell, PatchingStreamCaption, PatchingStreamCell,
+    PatchingRunning,
     // generation (web/ui/live_panel.cpp)
     SectionGenerate, GenTokens, GenTemperature, GenTemperatureTip, GenTopK, GenTopKTip, GenSeed, GenButton, GenClear,
     GenStep, GenStepCaption, GenPicked, GenMeanRefused,

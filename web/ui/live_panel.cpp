@@ -281,9 +281,11 @@ namespace {
 
 // A number per head as a layers × heads grid of cells on a diverging scale centred on 0 (red
 // below, blue above), with the value in cells wide enough; a NaN cell is crossed out (a head the
-// experiment knocked out). Returns the cell under the mouse, layer·heads + head (its tooltip
-// the caller's), or −1. Probes: PREFIX.L.H.
-int head_grid(AppState& st, const std::vector<float>& values, int layers, int heads, const char* caption, const char* prefix, float sc) {
+// experiment knocked out). Rows are labelled from `first` (L1 …; the stream's rows: L0 …).
+// Returns the cell under the mouse, row·columns + column (its tooltip the caller's), or −1.
+// Probes: PREFIX.ROW.COLUMN, as labelled, columns from 1.
+int head_grid(AppState& st, const std::vector<float>& values, int layers, int heads, const char* caption, const char* prefix, float sc,
+              int first = 1) {
     int hovered = -1;
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::TextWrapped("%s", caption);
@@ -301,7 +303,7 @@ int head_grid(AppState& st, const std::vector<float>& values, int layers, int he
     const float fs = ImGui::GetFontSize();
     for (int l = 0; l < layers; ++l) {
         char row[16];
-        std::snprintf(row, sizeof row, "L%d", l + 1);
+        std::snprintf(row, sizeof row, "L%d", l + first);
         dl->AddText(ImVec2(p.x, p.y + l * cell + (cell - fs) * 0.5f), pal.text_muted, row);
         for (int h = 0; h < heads; ++h) {
             const float v = values[static_cast<std::size_t>(l * heads + h)];
@@ -322,7 +324,7 @@ int head_grid(AppState& st, const std::vector<float>& values, int layers, int he
                 dl->AddText(ImVec2(a.x + (b.x - a.x - w) * 0.5f, a.y + (b.y - a.y - fs) * 0.5f), k > 0.55f ? IM_COL32_WHITE : pal.text, value);
             }
             char name[64];
-            std::snprintf(name, sizeof name, "%s.%d.%d", prefix, l + 1, h + 1);
+            std::snprintf(name, sizeof name, "%s.%d.%d", prefix, l + first, h + 1);
             st.probe[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
             if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y && std::isfinite(v))
                 hovered = l * heads + h;
@@ -359,6 +361,23 @@ void attribution_grid(AppState& st, const Attribution& a, const LiveRun& live, f
         if (std::fabs(a.source(l, h, j)) > std::fabs(a.source(l, h, most))) most = j;
     ImGui::SetTooltip(tr(st.lang, Str::AttributionCell), l + 1, h + 1, a.at(l, h), display_token(t.token(a.target)).c_str(),
                       a.source(l, h, most), most + 1, display_token(t.token(live.input.ids[static_cast<std::size_t>(most)])).c_str());
+}
+
+// Activation patching from the text into the Compare text: the share of the logit difference each
+// head's output, then each stream row (after each layer, row 0 the embeddings, at each position),
+// brings back.
+void patching_grids(AppState& st, const Patching& p, const LiveRun& live, float sc) {
+    const Tokenizer& t = live.model->decoder_tokenizer();
+    const std::vector<float> heads(p.head.begin(), p.head.end()), rows(p.resid.begin(), p.resid.end());
+    char caption[320];
+    std::snprintf(caption, sizeof caption, tr(st.lang, Str::PatchingCaption), p.clean, p.corrupted);
+    if (const int c = head_grid(st, heads, p.layers, p.heads, caption, "model.patching.head", sc); c >= 0)
+        ImGui::SetTooltip(tr(st.lang, Str::PatchingHeadCell), c / p.heads + 1, c % p.heads + 1, 100.0 * p.head[static_cast<std::size_t>(c)]);
+    const int c = head_grid(st, rows, p.layers + 1, p.positions, tr(st.lang, Str::PatchingStreamCaption), "model.patching.resid", sc, 0);
+    if (c >= 0)
+        ImGui::SetTooltip(tr(st.lang, Str::PatchingStreamCell), c / p.positions, c % p.positions + 1,
+                          display_token(t.token(live.input.ids[static_cast<std::size_t>(c % p.positions)])).c_str(),
+                          100.0 * p.resid[static_cast<std::size_t>(c)]);
 }
 
 // `text` cut (at a character) to fit `width`, with "…" where it was cut.
@@ -548,6 +567,18 @@ void draw_experiments(ViewContext& ctx) {
     probe(st, "model.lens");
     tooltip(tr(st.lang, stream ? Str::LensTip : Str::AttributionNoStream));
     if (ex.lens && st.figure.lens && st.figure.live) lens_grid(st, *st.figure.lens, *st.figure.live, ctx.scale);
+    ImGui::BeginDisabled(!stream || st.model.compare.empty());
+    if (ImGui::Checkbox(tr(st.lang, Str::PatchingToggle), &ex.patching)) model_input_changed(st);
+    ImGui::EndDisabled();
+    probe(st, "model.patching");
+    tooltip(tr(st.lang, stream ? Str::PatchingTip : Str::AttributionNoStream));
+    const LiveRun *live = st.figure.live.get(), *other = st.figure.compare.get();
+    if (ex.patching && live && other && other->input.ids.size() != live->input.ids.size()) {
+        char line[200];
+        std::snprintf(line, sizeof line, tr(st.lang, Str::PatchingLengths), static_cast<int>(live->input.ids.size()), static_cast<int>(other->input.ids.size()));
+        ImGui::TextWrapped("%s", line);
+    }
+    if (ex.patching && st.figure.patching && live) patching_grids(st, *st.figure.patching, *live, ctx.scale);
 }
 
 }  // namespace
@@ -589,6 +620,9 @@ void draw_live_progress(ViewContext& ctx) {
         if (small_button(st, tr(st.lang, Str::CancelFetch))) cancel_model_run(st);
         probe(st, "model.cancel-run");
         ImGui::SameLine();
+    } else if (ms.patching) {
+        fraction = ms.patching->progress();
+        std::snprintf(text, sizeof text, tr(st.lang, Str::PatchingRunning), static_cast<int>(fraction * 100.0f));
     } else if (ms.lens) {
         fraction = ms.lens->progress();
         std::snprintf(text, sizeof text, tr(st.lang, Str::LensRunning), static_cast<int>(fraction * 100.0f));
