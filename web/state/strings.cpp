@@ -352,6 +352,8 @@ constexpr Entry kTable[] = {
      "各层之后（L0：嵌入）在每个位置的残差流所恢复的比例"},
     {Str::PatchingStreamCell, "after layer %d, position %d \"%s\": %.0f%% restored", "第 %d 层之后，位置 %d“%s”：恢复 %.0f%%"},
     {Str::PatchingRunning, "patching  %d%%", "正在修补  %d%%"},
+    {Str::PatchingSameTop, "Both texts' likeliest next token is \"%s\": the difference is measured against this text's second, \"%s\".",
+     "两个文本最可能的下一个词元都是“%s”：对数几率差改以本文本的第二名“%s”来衡量。"},
     {Str::SectionGenerate, "GENERATE", "生成"},
     {Str::GenTokens, "tokens", "词元数"},
     {Str::GenTemperature, "temperature", "温度"},

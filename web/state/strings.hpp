@@ -60,7 +60,7 @@ enum class Str {
     AttributionToggle, AttributionTip, AttributionNoStream, AttributionCaption, AttributionCell,
     LensToggle, LensTip, LensCaption, LensCell, LensRunning,
     PatchingToggle, PatchingTip, PatchingLengths, PatchingCaption, PatchingHeadCell, PatchingStreamCaption, PatchingStreamCell,
-    PatchingRunning,
+    PatchingRunning, PatchingSameTop,
     // generation (web/ui/live_panel.cpp)
     SectionGenerate, GenTokens, GenTemperature, GenTemperatureTip, GenTopK, GenTopKTip, GenSeed, GenButton, GenClear,
     GenStep, GenStepCaption, GenPicked, GenMeanRefused,

@@ -578,7 +578,16 @@ void draw_experiments(ViewContext& ctx) {
         std::snprintf(line, sizeof line, tr(st.lang, Str::PatchingLengths), static_cast<int>(live->input.ids.size()), static_cast<int>(other->input.ids.size()));
         ImGui::TextWrapped("%s", line);
     }
-    if (ex.patching && st.figure.patching && live) patching_grids(st, *st.figure.patching, *live, ctx.scale);
+    if (ex.patching && st.figure.patching && live && other) {
+        if (other->top.front().id == live->top.front().id && live->top.size() > 1) {  // the contrast is this text's second
+            const Tokenizer& t = live->model->decoder_tokenizer();
+            char line[240];
+            std::snprintf(line, sizeof line, tr(st.lang, Str::PatchingSameTop), display_token(t.token(live->top[0].id)).c_str(),
+                          display_token(t.token(live->top[1].id)).c_str());
+            ImGui::TextWrapped("%s", line);
+        }
+        patching_grids(st, *st.figure.patching, *live, ctx.scale);
+    }
 }
 
 }  // namespace
