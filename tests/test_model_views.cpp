@@ -560,6 +560,39 @@ TEST_CASE("induction_why: the key after the earlier copy, and the earlier layer'
 }
 
 #ifndef __EMSCRIPTEN__
+TEST_CASE("the why-induction scene: the numbers its caption states are its run's") {
+    AppState st;
+    st.load_preset("i-am-good");
+    const LiveScene* scene = find_live_scene("why-induction");
+    REQUIRE(scene);
+    open_live_scene(st, *scene);
+    until_live(st);
+    for (int i = 0; i < 1000 && st.model.busy(); ++i) advance_model(st, 1.0);
+    REQUIRE(st.figure.attribution);
+    REQUIRE(st.figure.lens);
+    REQUIRE(st.figure.patching);
+    const Tokenizer& t = st.figure.live->model->tokenizer;
+    const Attribution& a = *st.figure.attribution;
+    CHECK(t.token(a.target) == "J");
+    CHECK(a.total == doctest::Approx(10.4).epsilon(0.005));
+    CHECK(a.at(1, 2) == doctest::Approx(2.47).epsilon(0.005));
+    CHECK(a.at(1, 1) == doctest::Approx(1.26).epsilon(0.005));
+    CHECK(a.at(1, 0) == doctest::Approx(1.17).epsilon(0.005));
+    CHECK(a.at(1, 3) == doctest::Approx(1.07).epsilon(0.005));
+    CHECK(a.mlp[1] == doctest::Approx(4.52).epsilon(0.005));
+    const Lens& lens = *st.figure.lens;
+    const int last = lens.positions - 1;
+    CHECK(lens.at(0, last).target_rank == 206);
+    CHECK(lens.at(1, last).target_rank == 268);
+    CHECK(lens.at(2, last).target_rank == 1);
+    CHECK(lens.at(2, last).target_p == doctest::Approx(0.92).epsilon(0.01));
+    const Patching& p = *st.figure.patching;
+    CHECK(t.token(st.figure.live->input.ids[6]) == "w");  // position 7, counted from 1
+    CHECK(p.resid_at(0, 6) == doctest::Approx(1.0).epsilon(0.01));
+    CHECK(p.resid_at(1, 7) == doctest::Approx(1.0).epsilon(0.02));
+    CHECK(p.resid_at(2, last) == 1.0);
+}
+
 TEST_CASE("the induction-circuit scene: tiny-circuits' layer-2 induction head, whose query's key was written by a layer-1 head") {
     AppState st;
     st.load_preset("i-am-good");

@@ -151,6 +151,23 @@ await check('the translate-numbers scene translates with tiny-translator and sho
   return `${s.model.figure.ids.length} target tokens, shown at ${[...lengths].sort((a, b) => a - b).join(', ')}`;
 });
 
+await check('the why-induction scene: the lens, attribution and patching grids of tiny-circuits, as its caption says', async () => {
+  const tall = await openPage(browser, `${url}#v=1&preset=i-am-good`, { viewport: { width: 1280, height: 1900 } });
+  await pickPreset(tall, 'live.why-induction');
+  const s = await until(tall, (x) => settled(x) && x.model.patching && x.model.lens && x.model.attribution, 'the why scene\'s grids', 90000);
+  const a = s.model.attribution, lens = s.model.lens, p = s.model.patching;
+  const last = lens[lens.length - 1].length - 1;
+  expect(lens.map((row) => row[last][3]).join(',') === '206,268,1', `the prediction's rank by layer ${lens.map((row) => row[last][3])}`);
+  expect(Math.abs(a.total - 10.45) < 0.05 && Math.abs(a.heads[6] - 2.47) < 0.02, `logit ${a.total}, head 2:3 ${a.heads[6]}`);
+  const T = p.positions;
+  expect(Math.abs(p.resid[6] - 1) < 0.02 && Math.abs(p.resid[T + 7] - 1) < 0.03 && p.resid[2 * T + T - 1] === 1, `stream ${p.resid[6]}, ${p.resid[T + 7]}`);
+  expect(s.view === 'heatmap' && s.widgets['model.lens.2.15'] && s.widgets['model.patching.resid.2.15'], 'the grids are not all on screen');
+  await moveAway(tall);
+  await shot(tall, 'builtin-08-why-induction.png');
+  await tall.context().close();
+  return `ranks 206, 268, 1; logit ${a.total.toFixed(2)}; stream 1.00 at w (7), J (8), the last token`;
+});
+
 await check('the single-file build runs tiny-circuits from file:// without a request, with either build', async () => {
   const single = pathToFileURL(path.resolve(siteDir, 'attnviz-single.html')).href;
   const before = requests.length;

@@ -22,6 +22,15 @@ std::span<const LiveScene> live_scenes() {
          "query finds the token after its earlier copy. Type your own repeated sentence; the words under the figure say "
          "why each row looks where it does. 归纳电路逐步展示：第 1 层的前一词元头（1:1，得分 0.71）把前一个词写进每个位置，第 2 层的归纳头用 "
          "W_K 读取它（K-组合），于是查询找到它上一次出现之后的词元。"},
+        {"why-induction", "tiny-circuits", "Zq%k8wJ Zq%k8w", "", View::Heatmap, std::nullopt, "attention:2:3",
+         "Why tiny-circuits says \"J\" after a random string said again: the logit lens has J only after layer 2 (rank 206 after "
+         "the embeddings, 268 after layer 1, then first at p = 0.92); its logit, 10.4, is layer 2's heads (2:3 +2.47, 2:2 +1.26, "
+         "2:1 +1.17, 2:4 +1.07) and MLP (+4.52); patched into the Compare text (w changed to v before J), the stream carries the "
+         "answer at w (position 7) in the embeddings, at J (8) after layer 1, where the previous-token heads wrote w, and at the "
+         "last token after layer 2: each 100 %. 为什么 tiny-circuits 在重复的随机串后说“J”：对数几率透镜里 J 在第 2 层之后才出现"
+         "（p = 0.92）；它的对数几率 10.4 来自第 2 层的头和 MLP；修补显示答案先在位置 7 的 w，第 1 层之后到 J（前一词元头把 w "
+         "写到那里），第 2 层之后到最后一个词元。",
+         "Zq%k8vJ Zq%k8w", true},
         {"trained-heads", "tiny-lm", "To be, or not to be, that is the question. 床前明月光，疑是地上霜。", "", View::Model,
          HeadKind::Prev, "",
          "Every head of tiny-lm, tagged with what it does where its score clears the threshold (previous token, "
@@ -44,6 +53,8 @@ void open_live_scene(AppState& st, const LiveScene& scene) {
     ms.text = scene.text;
     ms.source = scene.source;
     ms.translate = *scene.source != '\0';
+    ms.compare = scene.compare;
+    ms.experiment.attribution = ms.experiment.lens = ms.experiment.patching = scene.why;
     model_input_changed(st);
     st.link_map = scene.map;
     st.link_map_view = scene.view;

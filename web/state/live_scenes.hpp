@@ -21,6 +21,8 @@ struct LiveScene {
     std::optional<HeadKind> pick;  // select the head whose score of this kind is highest
     const char* map;     // or this map ("cross_attention:2:1"), or ""
     const char* about;   // what it shows (data, as the seeds' scene descriptions are)
+    const char* compare = "";  // the Compare text ("" none): with `why`, the corrupted text patched into
+    bool why = false;          // the why views on: attribution, the logit lens, patching (why.hpp)
 };
 std::span<const LiveScene> live_scenes();
 const LiveScene* find_live_scene(std::string_view name);
