@@ -161,9 +161,20 @@ await check('the why-induction scene: the lens, attribution and patching grids o
   expect(Math.abs(a.total - 10.45) < 0.05 && Math.abs(a.heads[6] - 2.47) < 0.02, `logit ${a.total}, head 2:3 ${a.heads[6]}`);
   const T = p.positions;
   expect(Math.abs(p.resid[6] - 1) < 0.02 && Math.abs(p.resid[T + 7] - 1) < 0.03 && p.resid[2 * T + T - 1] === 1, `stream ${p.resid[6]}, ${p.resid[T + 7]}`);
-  expect(s.view === 'heatmap' && s.widgets['model.lens.2.15'] && s.widgets['model.patching.resid.2.15'], 'the grids are not all on screen');
+  expect(s.view === 'heatmap' && s.widgets['model.lens.2.15'], `the lens is not on screen: view ${s.view}`);
   await moveAway(tall);
   await shot(tall, 'builtin-08-why-induction.png');
+  // The panel scrolled down to the patching grids (the stream's, a row per layer and a column per token).
+  await tall.mouse.move(150, 900);
+  let below = s;
+  for (let notch = 0; notch < 40 && !below.widgets['model.patching.resid.2.15']; ++notch) {
+    await tall.mouse.wheel(0, 100);
+    await waitFrames(tall, 2);
+    below = await state(tall);
+  }
+  expect(below.widgets['model.patching.resid.2.15'], 'the patching grids are not on screen');
+  await moveAway(tall);
+  await shot(tall, 'builtin-09-why-induction-patching.png');
   await tall.context().close();
   return `ranks 206, 268, 1; logit ${a.total.toFixed(2)}; stream 1.00 at w (7), J (8), the last token`;
 });
