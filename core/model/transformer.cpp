@@ -783,10 +783,9 @@ Matrix feed_forward(kernels::Context& ctx, const ModelConfig& c, const LayerWeig
     return y;
 }
 
-// The LM head at one position: logits[V] = x·Eᵀ (+ final_logits_bias), scaled (granite: divided
-// by logits_scaling), soft-capped where the
-// family caps them (gemma2: cap·tanh(logits/cap)).
-// x: rows×d -> out: rows×V.
+// The LM head on rows x (rows×d) -> out (rows×V): logits = x·Eᵀ (+ final_logits_bias), scaled
+// (granite: divided by logits_scaling), soft-capped where the family caps them (gemma2:
+// cap·tanh(logits/cap)). logits_of: at one position.
 void head_logits(kernels::Context& ctx, const Model& m, const float* x, int rows, float* out) {
     const ModelConfig& c = m.config;
     blocks::linear(ctx, m.weights->lm_head, x, rows, c.d_model, out, c.vocab_size);
