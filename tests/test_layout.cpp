@@ -492,6 +492,114 @@ TEST_CASE("steps layout: blocks in reading order without overlap, hit test, what
     }
 }
 
+// Whitespace is drawn visibly wherever a token is: a space token is ·, a newline ↵, a tab ⇥; no
+// label of the heatmap, the lines or the Steps view is blank for a token that is not.
+TEST_CASE("token labels show whitespace: no blank label for a space, newline or tab token") {
+    CHECK(token_text("") == "\u2205");
+    CHECK(token_text(" ") == "\u00b7");
+    CHECK(token_text("   ") == "\u00b7\u00b7\u00b7");
+    CHECK(token_text("\n") == "\u21b5");
+    CHECK(token_text("\r\n") == "\u21b5");
+    CHECK(token_text("\t") == "\u21e5");
+    CHECK(token_text(" cat") == " cat");
+    CHECK(token_text("a\nb") == "a\u21b5b");
+    CHECK(token_text("\u21b5") == "\u21b5");  // display_token's newline mark stays one
+    AppState st;
+    st.load_scene(read_scene(R"({"kind":"masked","tokens":["The"," ","\n","\t"," cat","  ","\r\n"],"d_model":4,"heads":1})"));
+    REQUIRE(st.error.empty());
+    const Trace& tr = st.figure.trace();
+    const FakeMeasure m(1.0f);
+    const auto visible = [](const std::string& t) { return t.find_first_not_of(" \t\r\n") != std::string::npos; };
+    int labels = 0;
+    const auto check_items = [&](const std::vector<Item>& items, std::initializer_list<ItemRole> roles) {
+        for (const Item& it : items)
+            if (std::find(roles.begin(), roles.end(), it.role) != roles.end() && it.kind == Item::Text) {
+                CAPTURE(it.text);
+                CHECK(visible(it.text));
+                ++labels;
+            }
+    };
+    HeatmapInput hin;
+    hin.trace = &tr;
+    hin.box = {0.0f, 0.0f, 900.0f, 700.0f};
+    check_items(heatmap_items(lay_out_heatmap(hin, m, label_widths(tr, FontRole::Body, m)), {}, {}, m).items,
+                {ItemRole::RowLabel, ItemRole::ColLabel});
+    const std::vector<Step> steps = pipeline_steps(tr, 0, false);
+    std::vector<std::pair<float, float>> ranges(steps.size(), {0.0f, 1.0f});
+    StepsInput sin;
+    sin.trace = &tr, sin.steps = &steps, sin.ranges = &ranges, sin.avail_w = 1100.0f;
+    check_items(steps_items(lay_out_steps(sin, m), sin, {}, m).items, {ItemRole::RowLabel, ItemRole::ColLabel});
+    CHECK(labels >= 4 * 7);
+}
+
+// Past 16 tokens the matrices show a window of 16 queries and 16 keys (StepsInput::first_query,
+// first_key): every row label, key header, number and hit is the matrix's own at the window's
+// place, the window is clamped to be full, and the note says which rows it shows.
+TEST_CASE("steps layout: past 16 tokens, the window shows the rows and keys asked for") {
+    const FakeMeasure m(1.0f);
+    AppState st;
+    st.load_preset("masked-apple");
+    std::string text;
+    for (int i = 0; i < 40; ++i) text += (i ? " w" : "w") + std::to_string(i);
+    st.target_text = text;
+    st.apply();
+    const Trace& tr = st.figure.trace();
+    REQUIRE(tr.T_q() == 40);
+    const std::vector<Step> steps = pipeline_steps(tr, 0, false);
+    std::vector<std::pair<float, float>> ranges(steps.size(), {0.0f, 1.0f});
+    for (const auto& [first_query, first_key, row0, key0] : {std::array<int, 4>{20, 30, 20, 24}, {0, 0, 0, 0}, {-3, 99, 0, 24}}) {
+        CAPTURE(first_query);
+        CAPTURE(first_key);
+        StepsInput in;
+        in.trace = &tr, in.steps = &steps, in.ranges = &ranges;
+        in.avail_w = 1100.0f;
+        in.first_query = first_query, in.first_key = first_key;
+        const StepsLayout L = lay_out_steps(in, m);
+        const StepsItems items = steps_items(L, in, {}, m);
+        for (size_t i = 0; i < steps.size(); ++i) {
+            const Step& step = steps[i];
+            const StepBlock& b = L.blocks[i];
+            CAPTURE(step.label);
+            CHECK(b.rows == kStepsMaxShown);
+            CHECK(b.row0 == (step_rows_are_keys(step.kind) ? key0 : row0));
+            CHECK(b.col0 == (step_cols_are_keys(step.kind) ? key0 : 0));
+            const std::vector<std::string>& tokens = step_rows_are_keys(step.kind) ? tr.keys : tr.queries;
+            for (int r = 0; r < b.rows; ++r)
+                for (int c = 0; c < b.cols; ++c) {
+                    const StepsLayout::Hit h = L.hit(b.grid_x + (c + 0.5f) * L.cell_w, b.grid_y + (r + 0.5f) * L.cell_h);
+                    CHECK((h.step == static_cast<int>(i) && h.row == b.row0 + r && h.col == b.col0 + c));
+                }
+            const auto inside = [&](const Item& it) {
+                const float x = it.kind == Item::Hatch ? it.box.x0 : it.x, y = it.kind == Item::Hatch ? it.box.y0 : it.y;
+                return y >= b.y - 0.01f && y <= b.y + b.h && x >= b.x - 0.01f && x <= b.x + b.w;
+            };
+            int labels = 0, notes = 0;
+            for (const Item& it : items.items) {
+                if (!inside(it)) continue;
+                if (it.role == ItemRole::RowLabel) {
+                    CHECK(it.text == token_text(tokens[static_cast<size_t>(it.index)]));
+                    CHECK((it.index >= b.row0 && it.index < b.row0 + b.rows));
+                    ++labels;
+                }
+                if (it.role == ItemRole::ColLabel && b.key_header) CHECK(it.text == token_text(tr.keys[static_cast<size_t>(it.index)]));
+                if (it.role == ItemRole::Note) {
+                    CHECK(it.text.rfind("rows " + std::to_string(b.row0 + 1) + "\u2013" + std::to_string(b.row0 + 16) + " of 40", 0) == 0);
+                    ++notes;
+                }
+            }
+            CHECK(labels == b.rows);
+            CHECK(notes == 1);
+            if (step.kind == StepKind::Masked) {  // hatched exactly where the window's cells are masked
+                long masked = 0;
+                for (int r = 0; r < b.rows; ++r)
+                    for (int c = 0; c < b.cols; ++c) masked += tr.allowed(b.row0 + r, b.col0 + c) == 0;
+                CHECK(std::count_if(items.items.begin(), items.items.end(), [&](const Item& it) { return it.kind == Item::Hatch && inside(it); }) ==
+                      masked);
+            }
+        }
+    }
+}
+
 }  // namespace
 
 TEST_CASE("model layout: the legend's masked label fits the content, on a phone's width too") {

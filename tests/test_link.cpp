@@ -231,7 +231,11 @@ TEST_CASE("every bad link names its parameter, and the figure stays") {
         CHECK(st.error.rfind("link: ", 0) == 0);
         CHECK(write_scene(st.scene, false) == before);
         CHECK(st.view == View::Heatmap);
+        CHECK(st.showing_preset());  // the scene box names the scene still shown, not "(custom scene)"
     }
+    // An unknown name is answered with the names there are, the live scenes' among them.
+    CHECK(decode_link("v=1&preset=nope").error.find("i-am-good, ") != std::string::npos);
+    CHECK(decode_link("v=1&preset=nope").error.find(", induction-circuit, ") != std::string::npos);
 }
 
 TEST_CASE("random bytes never throw past decode_link") {

@@ -593,6 +593,51 @@ TEST_CASE("the why-induction scene: the numbers its caption states are its run's
     CHECK(p.resid_at(2, last) == 1.0);
 }
 
+// A link names any built-in scene: preset=induction-circuit opens it as the scene list does (its
+// model, text, view and head), the scene box names it, later rows of the link still apply, and the
+// link the app writes back opens the same figure.
+TEST_CASE("a link opens a live scene by its name, as the list does") {
+    AppState listed;
+    listed.load_preset("i-am-good");
+    open_live_scene(listed, *find_live_scene("induction-circuit"));
+    until_live(listed);
+    for (int i = 0; i < 100 && listed.model.busy(); ++i) advance_model(listed, 1.0);
+    for (const char* hash : {"v=1&preset=induction-circuit", "v=1&preset=induction-circuit&view=heatmap"}) {
+        CAPTURE(hash);
+        AppState st;
+        st.load_preset("i-am-good");
+        REQUIRE(open_link(st, hash));
+        until_live(st);
+        for (int i = 0; i < 100 && st.model.busy(); ++i) advance_model(st, 1.0);
+        CHECK(st.error.empty());
+        CHECK(st.view == (std::string(hash).ends_with("heatmap") ? View::Heatmap : View::Steps));
+        CHECK(st.imported.import_layer == listed.imported.import_layer);
+        CHECK(st.imported.import_head == listed.imported.import_head);
+        REQUIRE(shown_live_scene(st));
+        CHECK(std::string(shown_live_scene(st)->name) == "induction-circuit");
+        CHECK(st.model.text == listed.model.text);
+    }
+    // trained-heads picks its head by score once the model is in.
+    AppState st;
+    REQUIRE(open_link(st, "v=1&preset=trained-heads"));
+    until_live(st);
+    for (int i = 0; i < 100 && st.model.busy(); ++i) advance_model(st, 1.0);
+    const HeadScores& hs = *st.figure.live->model->heads;
+    float best = 0.0f;
+    for (int l = 0; l < hs.layers; ++l)
+        for (int h = 0; h < hs.heads; ++h) best = std::max(best, hs.at(HeadKind::Prev, l, h));
+    CHECK(hs.at(HeadKind::Prev, st.imported.import_layer, st.imported.import_head) == best);
+    CHECK(st.view == View::Model);
+    // Written back, the link is the model's and opens the same figure.
+    AppState again;
+    REQUIRE(open_link(again, encode_link(link_from_app(listed))));
+    until_live(again);
+    for (int i = 0; i < 100 && again.model.busy(); ++i) advance_model(again, 1.0);
+    CHECK(again.view == View::Steps);
+    CHECK(again.imported.import_head == listed.imported.import_head);
+    CHECK(std::string(shown_live_scene(again)->name) == "induction-circuit");
+}
+
 TEST_CASE("the induction-circuit scene: tiny-circuits' layer-2 induction head, whose query's key was written by a layer-1 head") {
     AppState st;
     st.load_preset("i-am-good");

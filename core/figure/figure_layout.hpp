@@ -63,9 +63,22 @@ std::string printf_string(const std::string& format, Values... values) {
     return out;
 }
 
-// The label of a token as the figures show it: ∅ for an empty one.
-inline std::string_view token_text(const std::string& token) {
-    return token.empty() ? std::string_view("\xe2\x88\x85") : std::string_view(token);
+// The label of a token as the figures show it, wherever a token is drawn or named: ∅ for an
+// empty one, whitespace made visible (a newline as ↵, as display_token writes it; a tab as ⇥; a
+// carriage return left out), and a token of spaces only as as many ·. Spaces beside other
+// characters stay (" cat": a word's leading space).
+inline std::string token_text(const std::string& token) {
+    if (token.empty()) return "\xe2\x88\x85";
+    const bool spaces = token.find_first_not_of(' ') == std::string::npos;
+    std::string out;
+    for (char c : token) {
+        if (c == '\n') out += "\xe2\x86\xb5";
+        else if (c == '\t') out += "\xe2\x87\xa5";
+        else if (c == '\r') continue;  // "\r\n" reads as one newline
+        else if (c == ' ' && spaces) out += "\xc2\xb7";
+        else out += c;
+    }
+    return out.empty() ? "\xe2\x86\xb5" : out;  // a lone "\r"
 }
 
 // [SECTION] Boxes and items ------------------------------------------------------------------

@@ -556,7 +556,7 @@ LinesItems lines_items(const LinesLayout& L, const LinesSelection& selection, Li
         for (int q = 0; q < T_q; q += stride_q) {
             items.push_back(segment_item(ItemRole::Tick, xq0 - 3.0f * s, L.yq(q), xq0, L.yq(q), pal.text_muted, 1.0f * s, q));
             if (near_emph(emph_q, L.yq(q), yq)) continue;
-            const std::string_view t = token_text(tr.queries[q]);
+            const std::string t = token_text(tr.queries[q]);
             const float w = m.width(t, L.font);
             const Box r = L.query_box(q, w);
             items.push_back(text_item(ItemRole::RailLabel, r.x0 + pad, L.yq(q) - fs * 0.5f, L.font, pal.text_muted, std::string(t), w,
@@ -565,7 +565,7 @@ LinesItems lines_items(const LinesLayout& L, const LinesSelection& selection, Li
         for (int k = 0; k < T_k; k += stride_k) {
             items.push_back(segment_item(ItemRole::Tick, xk1, L.yk(k), xk1 + 3.0f * s, L.yk(k), pal.text_muted, 1.0f * s, k));
             if (near_emph(emph_k, L.yk(k), yk)) continue;
-            const std::string_view t = token_text(tr.keys[k]);
+            const std::string t = token_text(tr.keys[k]);
             const float w = m.width(t, L.font);
             const Box r = L.key_box(k, w);
             items.push_back(text_item(ItemRole::RailLabel, r.x0 + pad, L.yk(k) - fs * 0.5f, L.font, pal.text_muted, std::string(t), w,

@@ -37,6 +37,9 @@ StepsLayout lay_out_steps(const StepsInput& in, const TextMeasure& m) {
         b.rows = static_cast<int>(std::min<Eigen::Index>(step.values.rows(), kStepsMaxShown));
         b.cols = static_cast<int>(std::min<Eigen::Index>(step.values.cols(), kStepsMaxShown));
         b.key_header = step_cols_are_keys(step.kind);
+        const auto window = [](int first, Eigen::Index size) { return std::clamp(first, 0, std::max(0, static_cast<int>(size) - kStepsMaxShown)); };
+        b.row0 = window(step_rows_are_keys(step.kind) ? in.first_key : in.first_query, step.values.rows());
+        b.col0 = b.key_header ? window(in.first_key, step.values.cols()) : 0;
         b.entropy = step.kind == StepKind::Weights;
         b.pair_header = step.kind == StepKind::Angles;
         const int rope_dim = in.trace->family.rope_dim;
@@ -45,7 +48,7 @@ StepsLayout lay_out_steps(const StepsInput& in, const TextMeasure& m) {
         const float grid_w = L.label_w + L.cell_w * (b.cols + (b.entropy ? 1 : 0));
         b.w = std::max({grid_w, m.width(step.label, FontRole::Body), m.width(step.shape, FontRole::Small),
                         m.width(step.formula, FontRole::Small), kCaptionMinW * s});
-        const bool cut = b.rows < step.rows || b.cols < step.values.cols();  // "(first 16 shown)" under the grid
+        const bool cut = b.rows < step.rows || b.cols < step.values.cols();  // the rows shown, said under the grid
         b.caption_y = L.title_h + header + L.cell_h * b.rows + (cut ? ss : 0.0f) + 4.0f * s;
         const std::string& caption = i < in.captions.size() ? in.captions[i] : std::string();
         // A block wider than the view (a phone's) wraps its caption where the view ends.
@@ -65,8 +68,8 @@ StepsLayout::Hit StepsLayout::hit(float x, float y) const {
         const StepBlock& b = blocks[i];
         if (x >= b.grid_x && x < b.grid_x + cell_w * b.cols && y >= b.grid_y && y < b.grid_y + cell_h * b.rows) {
             found.step = static_cast<int>(i);
-            found.row = std::min(static_cast<int>((y - b.grid_y) / cell_h), b.rows - 1);
-            found.col = std::min(static_cast<int>((x - b.grid_x) / cell_w), b.cols - 1);
+            found.row = b.row0 + std::min(static_cast<int>((y - b.grid_y) / cell_h), b.rows - 1);
+            found.col = b.col0 + std::min(static_cast<int>((x - b.grid_x) / cell_w), b.cols - 1);
         }
     }
     return found;
@@ -166,22 +169,22 @@ StepsItems steps_items(const StepsLayout& L, const StepsInput& in, const StepsLa
         const bool masks = step.kind == StepKind::Masked || step.kind == StepKind::Weights;
         const auto& row_tokens = step_rows_are_keys(step.kind) ? tr.keys : tr.queries;
         for (int r = 0; r < b.rows; ++r)
-            small_text(ItemRole::RowLabel, b.x, b.grid_y + r * cell_h + 3.0f * s, pal.text, std::string(token_text(row_tokens[r])), r);
+            small_text(ItemRole::RowLabel, b.x, b.grid_y + r * cell_h + 3.0f * s, pal.text, std::string(token_text(row_tokens[b.row0 + r])), b.row0 + r);
         if (b.key_header || b.pair_header)  // the keys' tokens, or the pair of dimensions an angle turns
             for (int c = 0; c < b.cols; ++c) {
                 const int half = tr.family.rope_dim / 2;
-                const std::string t = b.key_header ? std::string(token_text(tr.keys[c]))
+                const std::string t = b.key_header ? std::string(token_text(tr.keys[b.col0 + c]))
                                                    : "(" + std::to_string(c + 1) + ", " + std::to_string(c + 1 + half) + ")";
                 const float w = std::min(m.width(t, FontRole::Small), cell_w - 2.0f * s);
                 out.clips.push_back({b.grid_x + c * cell_w, b.grid_y - ss - 4.0f * s, b.grid_x + (c + 1) * cell_w, b.grid_y});
-                small_text(ItemRole::ColLabel, b.grid_x + (c + 0.5f) * cell_w - w * 0.5f, b.grid_y - ss - 3.0f * s, pal.text, t, c);
+                small_text(ItemRole::ColLabel, b.grid_x + (c + 0.5f) * cell_w - w * 0.5f, b.grid_y - ss - 3.0f * s, pal.text, t, b.col0 + c);
                 items.back().clip = static_cast<int>(out.clips.size()) - 1;
             }
         for (int r = 0; r < b.rows; ++r)
             for (int c = 0; c < b.cols; ++c) {
                 const Box cell{b.grid_x + c * cell_w, b.grid_y + r * cell_h, b.grid_x + c * cell_w + cell_w, b.grid_y + r * cell_h + cell_h};
-                const float v = step.values(r, c);
-                if (masks && !tr.allowed(r, c)) {
+                const float v = step.values(b.row0 + r, b.col0 + c);
+                if (masks && !tr.allowed(b.row0 + r, b.col0 + c)) {
                     masked_cell_items(items, cell, step.kind == StepKind::Masked ? &v : nullptr, m, pal, s);
                     continue;
                 }
@@ -199,8 +202,12 @@ StepsItems steps_items(const StepsLayout& L, const StepsInput& in, const StepsLa
             heading(in.unchanged, x_split, b.grid_x + cell_w * b.cols);
             items.push_back(segment_item(ItemRole::Other, x_split, y_head, x_split, b.grid_y + cell_h * b.rows, pal.text, 2.0f * s));
         }
-        if (b.rows < step.rows || b.cols < step.values.cols())
-            small_text(ItemRole::Note, b.grid_x, b.grid_y + cell_h * b.rows + 1.0f * s, pal.text_muted, in.first_shown);
+        if (b.rows < step.rows || b.cols < step.values.cols()) {
+            char note[160];
+            std::snprintf(note, sizeof note, in.shown.c_str(), b.row0 + 1, b.row0 + b.rows, static_cast<int>(step.rows), b.col0 + 1,
+                          b.col0 + b.cols, static_cast<int>(step.values.cols()));
+            small_text(ItemRole::Note, b.grid_x, b.grid_y + cell_h * b.rows + 1.0f * s, pal.text_muted, note);
+        }
         if (i < in.captions.size()) {
             small_text(ItemRole::Caption, b.x, b.y + b.caption_y, pal.text_muted, in.captions[i]);
             items.back().wrap = b.caption_w;
@@ -210,11 +217,11 @@ StepsItems steps_items(const StepsLayout& L, const StepsInput& in, const StepsLa
             const float h_max = std::log(static_cast<float>(tr.keys.size()));
             small_text(ItemRole::Heading, ex, b.grid_y - ss - 3.0f * s, pal.text_muted, in.entropy);
             for (int r = 0; r < b.rows; ++r) {
-                const float H = row_entropy(step.values, r);
+                const float H = row_entropy(step.values, b.row0 + r);
                 const float yy = b.grid_y + r * cell_h;
                 const float frac = h_max > 0.0f ? std::clamp(H / h_max, 0.0f, 1.0f) : 0.0f;
                 items.push_back(rect_item(ItemRole::Strip, {ex, yy + 2.0f * s, ex + (cell_w - 6.0f * s) * frac, yy + cell_h - 2.0f * s}, pal.token_hover));
-                small_text(ItemRole::Number, ex + 2.0f * s, yy + 3.0f * s, pal.text, format_number(H), r);
+                small_text(ItemRole::Number, ex + 2.0f * s, yy + 3.0f * s, pal.text, format_number(H), b.row0 + r);
             }
         }
     }
@@ -231,24 +238,27 @@ StepsItems steps_items(const StepsLayout& L, const StepsInput& in, const StepsLa
             const int i = block_of(mark.kind);
             if (i < 0) continue;
             const StepBlock& b = L.blocks[static_cast<size_t>(i)];
+            const int r = mark.row - b.row0, c = mark.col - b.col0;  // in the window
             if (mark.row >= 0 && mark.col >= 0) {  // one cell
-                if (mark.row < b.rows && mark.col < b.cols)
-                    items.push_back(outline_item(ItemRole::Selection, {b.grid_x + mark.col * cell_w, b.grid_y + mark.row * cell_h,
-                                                                       b.grid_x + (mark.col + 1) * cell_w, b.grid_y + (mark.row + 1) * cell_h},
+                if (b.shows(mark.row, mark.col))
+                    items.push_back(outline_item(ItemRole::Selection, {b.grid_x + c * cell_w, b.grid_y + r * cell_h,
+                                                                       b.grid_x + (c + 1) * cell_w, b.grid_y + (r + 1) * cell_h},
                                                  outline, 2.0f * s));
                 continue;
             }
-            if (mark.row >= 0 && mark.row < b.rows)
-                items.push_back(outline_item(ItemRole::Selection, {b.grid_x, b.grid_y + mark.row * cell_h, b.grid_x + b.cols * cell_w,
-                                                                   b.grid_y + (mark.row + 1) * cell_h}, outline, 2.0f * s));
-            if (mark.col >= 0 && mark.col < b.cols)
-                items.push_back(outline_item(ItemRole::Selection, {b.grid_x + mark.col * cell_w, b.grid_y, b.grid_x + (mark.col + 1) * cell_w,
+            if (mark.row >= 0 && r >= 0 && r < b.rows)
+                items.push_back(outline_item(ItemRole::Selection, {b.grid_x, b.grid_y + r * cell_h, b.grid_x + b.cols * cell_w,
+                                                                   b.grid_y + (r + 1) * cell_h}, outline, 2.0f * s));
+            if (mark.col >= 0 && c >= 0 && c < b.cols)
+                items.push_back(outline_item(ItemRole::Selection, {b.grid_x + c * cell_w, b.grid_y, b.grid_x + (c + 1) * cell_w,
                                                                    b.grid_y + b.rows * cell_h}, outline, 2.0f * s));
         }
         const StepBlock& b = L.blocks[static_cast<size_t>(hover.step)];
-        items.push_back(outline_item(ItemRole::Hover, {b.grid_x + hover.col * cell_w, b.grid_y + hover.row * cell_h,
-                                                       b.grid_x + (hover.col + 1) * cell_w, b.grid_y + (hover.row + 1) * cell_h},
-                                     outline, 2.5f * s));
+        if (b.shows(hover.row, hover.col)) {
+            const int r = hover.row - b.row0, c = hover.col - b.col0;
+            items.push_back(outline_item(ItemRole::Hover, {b.grid_x + c * cell_w, b.grid_y + r * cell_h, b.grid_x + (c + 1) * cell_w,
+                                                           b.grid_y + (r + 1) * cell_h}, outline, 2.5f * s));
+        }
     }
     return out;
 }

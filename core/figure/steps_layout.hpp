@@ -52,7 +52,13 @@ struct StepsInput {
     // Words in the UI's language: a caption per step, the note under a cut matrix, the entropy
     // heading, and over a partial rotation's columns what is turned and what passes through.
     std::vector<std::string> captions;
-    std::string first_shown = "first 16 shown", entropy = "H (nats)";
+    std::string entropy = "H (nats)";
+    // Where a matrix has more than kStepsMaxShown rows or key columns, the window shown: the
+    // first query row and the first key (0-based; rows of K and V are keys), each clamped so that
+    // the window is full; the note under such a grid says which it shows (printf: first row, last
+    // row, of rows, first column, last column, of columns, from 1).
+    int first_query = 0, first_key = 0;
+    std::string shown = "rows %1$d\u2013%2$d of %3$d, columns %4$d\u2013%5$d of %6$d";
     std::string turned = "turned", unchanged = "unchanged";
 };
 
@@ -63,8 +69,10 @@ struct StepBlock {
     float x = 0.0f, y = 0.0f;            // top-left of the block (its title)
     float grid_x = 0.0f, grid_y = 0.0f;  // top-left of the first cell
     int rows = 0, cols = 0;              // shown
+    int row0 = 0, col0 = 0;              // the matrix's first row and column shown (the window: StepsInput)
+    bool shows(int row, int col) const { return row >= row0 && row < row0 + rows && col >= col0 && col < col0 + cols; }
     float w = 0.0f, h = 0.0f;
-    float caption_y = 0.0f;              // top of the caption below the grid (and its "first 16" note)
+    float caption_y = 0.0f;              // top of the caption below the grid (and its note of the rows shown)
     float caption_w = 0.0f;              // the caption's wrap width: the block's, or the view's when narrower
     bool key_header = false;             // columns are keys: their tokens above the grid
     bool pair_header = false;            // columns are RoPE's pairs (the angles): "(3, 11)" above each
@@ -103,7 +111,7 @@ struct StepsLayout {
     float content_w = 0.0f, content_h = 0.0f;  // the scrolled extent from (x0, y0)
     std::vector<StepBlock> blocks;       // one per step
 
-    // The cell under (x, y): step, row, column; step −1 when none.
+    // The cell under (x, y): step, row, column of the step's matrix; step −1 when none.
     struct Hit {
         int step = -1, row = -1, col = -1;
     };
@@ -124,7 +132,7 @@ std::vector<StepMark> steps_marks(const Trace& trace, StepKind hovered, int row,
 
 // Everything drawn, in order: per block its title, shape, formula, the arrow from the block
 // before it on the same line, row labels, key headers (each clipped to its column), cells with
-// their numbers (masked ones hatched), the grid's outline, the "first 16" note, the caption and
+// their numbers (masked ones hatched), the grid's outline, the note of the rows shown, the caption and
 // the entropy column; then the outlines of what the hovered number (`hover`) is made of, and
 // the hovered cell. `clips`: the key headers' columns.
 struct StepsItems {

@@ -106,6 +106,9 @@ await check('the induction-circuit scene: Steps of the induction head, and the w
   expect(/K-composition/.test(s.steps_why) && /previous-token head/.test(s.steps_why), `words: ${s.steps_why}`);
   const writer = s.steps_why.match(/Layer 1 head (\d)/);
   expect(writer && s.widgets['steps.why'] && s.widgets['steps.why.button'], `writer ${writer}, widgets ${Object.keys(s.widgets)}`);
+  // One story: where another layer-1 head wrote this key, the words also name the head the model grid tags (1:1).
+  expect(writer[1] === '1' ? !/tags layer/.test(s.steps_why) : /The model grid tags layer 1 head 1 as the previous-token head/.test(s.steps_why),
+         `writer 1:${writer[1]}, words: ${s.steps_why}`);
   await moveAway(page);
   await shot(page, 'builtin-05-circuit.png');
   const said = s.steps_why;

@@ -123,7 +123,7 @@ void AppState::apply_scene_json() {
 bool AppState::showing_preset() const {
     if (preset_name.empty()) return false;
     const Scene* preset = find_preset(preset_name);
-    return preset && figure.has(Detail::Scene) && error.empty() && *figure.scene == *preset;
+    return preset && figure.has(Detail::Scene) && *figure.scene == *preset;  // an error (a draft's, a link's) leaves it shown
 }
 
 void AppState::apply() {

@@ -95,6 +95,10 @@ struct StepsOptions {
     bool tiles = false;
     TileSize tile{0, 0};
     int tile_step = 0;               // into flash_steps; the view clamps it
+    // Past kStepsMaxShown tokens, the window of 16 the matrices show: the first query row and the
+    // first key (0-based; the layout clamps them). The words under an induction head move it to
+    // the query they speak of; the toolbar's Queries and Keys, and the arrow keys, move it too.
+    int first_query = 0, first_key = 0;
 };
 
 // Screen rectangles (x, y, w, h in ImGui display units) that the JS test hook reports so

@@ -10,6 +10,7 @@
 #include "builtin.hpp"
 #include "hub.hpp"
 #include "colormaps.hpp"
+#include "live_scenes.hpp"
 #include "presets.hpp"
 
 #include <nlohmann/json.hpp>
@@ -115,6 +116,14 @@ std::string shown_value(std::string_view v) {
     return out + "\"";
 }
 
+// "i-am-good, masked-apple, …, induction, …": every name preset= takes.
+std::string scene_names() {
+    std::string names;
+    for (const Scene& p : presets()) names += (names.empty() ? "" : ", ") + p.name;
+    for (const LiveScene& s : live_scenes()) names += std::string(", ") + s.name;
+    return names;
+}
+
 // "scene.heads" for a field of the scene; "scene" for JSON that does not parse (where = line:column).
 std::string scene_param(const SceneError& e) {
     const std::string& w = e.where();
@@ -173,7 +182,20 @@ constexpr LinkParam kParams[] = {
      .default_value = kDefaultPreset,
      .always_written = true,  // unless a scene is written instead
      .parse = [](LinkState& l, std::string_view v) -> std::string {
-         if (!find_preset(v)) return "no preset named " + shown_value(v);
+         if (const LiveScene* live = find_live_scene(v)) {
+             // A live scene is a model's link written out: the rows after it may change any of it.
+             l.live = live->name;
+             l.model = live->model;
+             l.model_text = live->text;
+             l.model_source = live->source;
+             l.model_translate = *live->source != '\0';
+             l.compare = live->compare;
+             l.attribution = l.lens = l.patching = live->why;
+             l.view = live->view;
+             l.import_map = live->map;
+             return "";
+         }
+         if (!find_preset(v)) return "no preset named " + shown_value(v) + " (the scene list's names: " + scene_names() + ")";
          l.preset = v;
          return "";
      },
@@ -478,7 +500,11 @@ constexpr LinkParam kParams[] = {
      .values = "`tiny-lm`, `tiny-circuits`, `tiny-translator`",
      .default_value = "",
      .parse = [](LinkState& l, std::string_view v) -> std::string {
-         if (!find_builtin(v)) return "expected a built-in model (tiny-lm, tiny-translator), got " + shown_value(v);
+         if (!find_builtin(v)) {
+             std::string names;
+             for (const BuiltinModel& m : builtin_models()) names += (names.empty() ? "" : ", ") + std::string(m.name);
+             return "expected a built-in model (" + names + "), got " + shown_value(v);
+         }
          l.model = v;
          return "";
      },
@@ -1081,6 +1107,10 @@ void apply_link(AppState& st, const LinkState& l) {
     }
     st.scene_json.clear();
     apply_view(st, l);
+    if (const LiveScene* live = find_live_scene(l.live); live && live->pick) {
+        st.model.pick_head = live->pick;
+        if (st.model.model && !st.model.loading) apply_pick_head(st);
+    }
 }
 
 bool open_link(AppState& st, std::string_view hash) {

@@ -31,6 +31,8 @@ inline constexpr size_t kMaxLinkChars = 4u << 20;  // a scene of 4 MB is far pas
 
 struct LinkState {
     std::string preset;            // a preset shown unchanged; "" when `scene` holds the scene
+    std::string live;              // preset= naming a live scene (live_scenes.hpp): it sets the model's rows
+                                   // (model, text, view, map, …) and, once the model is in, picks its head
     std::optional<Scene> scene;    // any other scene; neither: the default preset
     View view = View::Lines;
     int head = 0;                  // 0-based, of the heatmap and the Steps view; -1 = mean (heatmap)

@@ -18,9 +18,11 @@ std::span<const LiveScene> live_scenes() {
          "Mira planted seven blue tulips near the old mill. Mira planted seven blue tulips near the old mill.", "",
          View::Steps, std::nullopt, "attention:2:1",
          "The induction circuit of tiny-circuits, step by step: a previous-token head in layer 1 (head 1:1, "
-         "previous-token score 0.71) writes each token's predecessor into its place, and the induction head in layer 2 reads it with W_K (K-composition), so the "
+         "previous-token score 0.71; layer 1's other heads share the work, and at some keys one of them looks back harder: the "
+         "words under the figure name the head that wrote that key) writes each token's predecessor into its place, and the induction head in layer 2 reads it with W_K (K-composition), so the "
          "query finds the token after its earlier copy. Type your own repeated sentence; the words under the figure say "
-         "why each row looks where it does. 归纳电路逐步展示：第 1 层的前一词元头（1:1，得分 0.71）把前一个词写进每个位置，第 2 层的归纳头用 "
+         "why each row looks where it does. 归纳电路逐步展示：第 1 层的前一词元头（1:1，得分 0.71；第 1 层的其他头分担这项工作，"
+         "图下的文字指出在那个键上做得最多的头）把前一个词写进每个位置，第 2 层的归纳头用 "
          "W_K 读取它（K-组合），于是查询找到它上一次出现之后的词元。"},
         {"why-induction", "tiny-circuits", "Zq%k8wJ Zq%k8w", "", View::Heatmap, std::nullopt, "attention:2:3",
          "Why tiny-circuits says \"J\" after a random string said again: the logit lens has J only after layer 2 (rank 206 after "
@@ -45,6 +47,14 @@ std::span<const LiveScene> live_scenes() {
 const LiveScene* find_live_scene(std::string_view name) {
     for (const LiveScene& s : live_scenes())
         if (name == s.name) return &s;
+    return nullptr;
+}
+
+const LiveScene* shown_live_scene(const AppState& st) {
+    const ModelSession& ms = st.model;
+    for (const LiveScene& s : live_scenes())
+        if (ms.builtin == s.model && ms.compare == s.compare && (!*s.text || ms.text == s.text) && (!*s.source || ms.source == s.source))
+            return &s;  // "" = the scene does not set it (gpt2 reads no source; marian writes its text)
     return nullptr;
 }
 

@@ -27,6 +27,9 @@ struct LiveScene {
 std::span<const LiveScene> live_scenes();
 const LiveScene* find_live_scene(std::string_view name);
 
+// The live scene on screen: its model in use on its texts (nullptr: none).
+const LiveScene* shown_live_scene(const AppState& st);
+
 // Opens the scene's model (if another is in use) and shows the scene's text, view and head.
 void open_live_scene(AppState& st, const LiveScene& scene);
 

@@ -116,6 +116,8 @@ constexpr Entry kTable[] = {
     {Str::LinesBuilding, "finding each query's strongest keys… %d%%", "正在找出每个查询最强的键… %d%%"},
     {Str::TopKAuto, "auto (%s)", "自动（%s）"},
     {Str::FirstShown, "… (first 16 shown)", "…（只显示前 16 个）"},
+    {Str::StepsShown, "rows %1$d\u2013%2$d of %3$d, columns %4$d\u2013%5$d of %6$d (Queries and Keys above move them)",
+     "第 %1$d\u2013%2$d 行（共 %3$d 行），第 %4$d\u2013%5$d 列（共 %6$d 列）（上方的“查询”“键”可移动）"},
     {Str::Entropy, "H (nats)", "熵 H"},
     {Str::TipTokens, "query \"%s\", key \"%s\", head %d", "查询“%s”，键“%s”，头 %d"},
     {Str::TipMasked, "masked: + (−∞)", "已掩码：+ (−∞)"},
@@ -487,6 +489,13 @@ constexpr Entry kTable[] = {
      "查询词元的前一次出现（第 %9$d 个）。第 %6$d 层第 %7$d 个头是“前一词元”头：它从 %3$s 回看 %1$s（权重 %8$s），"
      "于是把 %1$s 写进了第 %4$d 个位置的残差流。本头的 W_K 读到它写下的内容，所以第 %4$d 个位置的 K 说“我前面是 %1$s”，"
      "这正是 %1$s 的 Q 要找的。K 由更早一个头的输出组成，这就是 K-组合（Olsson 等，2022）。"},
+    // 1 the tagged head's layer, 2 its head, 3 its score, 4 this key's writer's head, 5 its weight, 6 the tagged head's weight
+    {Str::WhyShared,
+     "The model grid tags layer %1$d head %2$d as the previous-token head (its score over the whole text, %3$s); at this "
+     "key head %4$d looks back harder (%5$s against %6$s): layer %1$d's heads share the work, and the one named here is "
+     "the one that does most of it at this key.",
+     "模型网格把第 %1$d 层第 %2$d 个头标为前一词元头（全文得分 %3$s）；在这个键上第 %4$d 个头回看得更强（%5$s 对 %6$s）："
+     "第 %1$d 层的几个头分担这项工作，这里说的是在这个键上做得最多的那个。"},
     // 1 query token, 2 its position, 3 the earlier copy's position, 4 the token after it, 5 its
     // position, 6 its weight, 7 the strongest key, 8 its position, 9 its weight
     {Str::WhyNoMatch,

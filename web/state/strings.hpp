@@ -28,7 +28,7 @@ enum class Str {
     CaptionTargetQueries, Masked, LegendWeight, LegendScore, MeanWeight, Weight, Score, ScaledScore,
     TipCell, TipCellMean, TipHeadWeight, TipMaskedScore, TipLaterKeys, LinesTopK, LinesStrongest, LinesBuilding, TopKAuto,
     // Steps view: tooltip words and captions
-    FirstShown, Entropy, TipTokens, TipMasked, TipEntropy, TipConcat, TipFinal,
+    FirstShown, StepsShown, Entropy, TipTokens, TipMasked, TipEntropy, TipConcat, TipFinal,
     CapX, CapXCross, CapXKv, CapQ, CapQCross, CapK, CapKCross, CapV, CapVCross, CapScores, CapScaled, CapUnscaled,
     CapTemperature, CapMask, CapMaskGiven, CapSoftmax, CapOutput, CapConcat, CapFinal,
     // link and embed (link_panel.cpp)
@@ -80,7 +80,7 @@ enum class Str {
     CapQNorm, CapKNorm, CapAngles, CapQRotated, CapKRotated, CapRotatedPartial, CapScaledQueryScalar, CapSoftcap,
     CapMaskWindow, CapKvShared, TipPassThrough, StepsTurned, StepsUnchanged,
     // the Steps view of an induction head: why its query looks where it does (core/figure/induction.hpp)
-    WhyTitle, WhyMatched, WhyNoMatch, WhyNew, WhyKnocked, WhyKnock, WhyRestore, WhyHover,
+    WhyTitle, WhyMatched, WhyShared, WhyNoMatch, WhyNew, WhyKnocked, WhyKnock, WhyRestore, WhyHover,
     // the Steps view's tiles mode: FlashAttention's tiles and the online softmax (core/figure/flash_layout.hpp)
     Tiles, TilesTip, TilesAuto, TilesAutoTip, TilesPrev, TilesNext, TilesStepOf, TilesTooMany,
     TilesHeadTile, TilesHeadSkip, TilesHeadNormalize, TilesHeadCheck, TilesAutoSize, TilesOverview, TilesCode,

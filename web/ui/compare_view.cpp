@@ -25,7 +25,7 @@ namespace {
 
 std::vector<std::string> shown_tokens(const std::vector<std::string>& tokens) {
     std::vector<std::string> out;
-    for (const std::string& t : tokens) out.push_back(token_label(display_token(t)));
+    for (const std::string& t : tokens) out.push_back(token_text(display_token(t)));
     return out;
 }
 
@@ -77,8 +77,8 @@ void CompareView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         const Matrix& m = hit.map == 0 ? ma : hit.map == 1 ? mb : diff;
         const AttentionStack& tokens = hit.map == 1 ? sb : sa;
         if (hit.query >= m.rows() || hit.key >= m.cols()) return;
-        ImGui::SetTooltip("%s \xe2\x86\x92 %s  %+.3f", token_label(display_token(tokens.queries[static_cast<size_t>(hit.query)])),
-                          token_label(display_token(tokens.keys[static_cast<size_t>(hit.key)])), static_cast<double>(m(hit.query, hit.key)));
+        ImGui::SetTooltip("%s \xe2\x86\x92 %s  %+.3f", token_text(display_token(tokens.queries[static_cast<size_t>(hit.query)])).c_str(),
+                          token_text(display_token(tokens.keys[static_cast<size_t>(hit.key)])).c_str(), static_cast<double>(m(hit.query, hit.key)));
     });
 }
 

@@ -61,8 +61,8 @@ void ExplainView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     in.dark = st.theme == Theme::Dark;
     in.colormap = st.heatmap.colormap;
     std::vector<std::string> queries, keys;
-    for (const std::string& q : t.queries) queries.push_back(token_label(q));
-    for (const std::string& k : t.keys) keys.push_back(token_label(k));
+    for (const std::string& q : t.queries) queries.push_back(token_text(q));
+    for (const std::string& k : t.keys) keys.push_back(token_text(k));
     constexpr Str kTitles[kExplainKinds] = {Str::ExplainWeights, Str::ExplainValueWeighted, Str::ExplainRollout};
     constexpr Str kCaptions[kExplainKinds] = {Str::ExplainWeightsCap, Str::ExplainValueWeightedCap, Str::ExplainRolloutCap};
     for (int k = 0; k < kExplainKinds; ++k) {
@@ -81,7 +81,7 @@ void ExplainView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         const ExplainLayout::Hit hit = layout.hit(ImGui::GetIO().MousePos.x, ImGui::GetIO().MousePos.y);
         if (hit.map < 0 || hit.query >= t.T_q() || hit.key >= t.T_k()) return;
         ImGui::BeginTooltip();
-        ImGui::Text("%s \xe2\x86\x92 %s", token_label(t.queries[static_cast<size_t>(hit.query)]), token_label(t.keys[static_cast<size_t>(hit.key)]));
+        ImGui::Text("%s \xe2\x86\x92 %s", token_text(t.queries[static_cast<size_t>(hit.query)]).c_str(), token_text(t.keys[static_cast<size_t>(hit.key)]).c_str());
         for (int k = 0; k < kExplainKinds; ++k)
             if (e.maps[static_cast<size_t>(k)])
                 ImGui::Text("%-16s %.3f", tr(st.lang, kTitles[k]), static_cast<double>((*e.maps[static_cast<size_t>(k)])(hit.query, hit.key)));

@@ -7,12 +7,11 @@
 
 namespace attn {
 
-const char* token_label(const std::string& token) { return token_text(token).data(); }
 
 float LabelWidth::of(ImFont* small, const Trace& trace, bool keys) {
     if (font == small && size == small->FontSize) return width;
     font = small, size = small->FontSize, width = 0.0f;
-    auto w = [&](const std::string& t) { return small->CalcTextSizeA(size, FLT_MAX, 0.0f, token_label(t)).x; };
+    auto w = [&](const std::string& t) { return small->CalcTextSizeA(size, FLT_MAX, 0.0f, token_text(t).c_str()).x; };
     for (const std::string& t : trace.queries) width = std::max(width, w(t));
     if (keys)
         for (const std::string& t : trace.keys) width = std::max(width, w(t));
@@ -20,7 +19,7 @@ float LabelWidth::of(ImFont* small, const Trace& trace, bool keys) {
 }
 
 std::string quoted_token(const std::string& token) {
-    const std::string t(token_label(token));
+    const std::string t = token_text(token);
     const size_t a = t.find_first_not_of(' '), b = t.find_last_not_of(' ');
     return "\u201c" + (a == std::string::npos ? t : t.substr(a, b - a + 1)) + "\u201d";
 }

@@ -228,7 +228,7 @@ void cell_tooltip(ViewContext& ctx, CellTip& tip, const Trace& tr, const Trace& 
     const bool has_scores = st.figure.has(Detail::Scores);
     if (at_cell) ImGui::SetNextWindowPos(ImVec2(layout.cell_x(hk + 1.0f) + 8.0f * s, layout.cell_y(hq + 1.0f) + 4.0f * s));
     ImGui::BeginTooltip();
-    ImGui::Text("%s \xe2\x86\x92 %s", token_label(tr.queries[hq]), token_label(tr.keys[hk]));
+    ImGui::Text("%s \xe2\x86\x92 %s", token_text(tr.queries[hq]).c_str(), token_text(tr.keys[hk]).c_str());
     if (o.head >= 0 && o.head < tr.heads) ImGui::TextDisabled(attn::tr(st.lang, Str::TipCell), hq + 1, hk + 1, o.head + 1);
     else ImGui::TextDisabled(attn::tr(st.lang, Str::TipCellMean), hq + 1, hk + 1);
     ImGui::Separator();

@@ -263,7 +263,7 @@ void draw_live_controls(ViewContext& ctx) {
             char pct[16];
             std::snprintf(pct, sizeof pct, "%.1f%%", static_cast<double>(t.p) * 100.0);
             ImGui::SetCursorScreenPos(ImVec2(p.x + bar_w + 6.0f * sc, p.y));
-            ImGui::Text("%-7s \"%s\"", pct, display_token(t.token).c_str());
+            ImGui::Text("%-7s \"%s\"", pct, token_text(display_token(t.token)).c_str());
             probe(st, ("model.top." + std::to_string(i)).c_str());
             if (t.id == picked) {
                 ImGui::SameLine();
@@ -337,7 +337,7 @@ int head_grid(AppState& st, const std::vector<float>& values, int layers, int he
 // Δ log p of every head (red: knocking the head out lowers the prediction's probability: it helped).
 void importance_grid(AppState& st, const HeadImportance& hi, const LoadedModel& m, float sc) {
     char caption[160];
-    std::snprintf(caption, sizeof caption, tr(st.lang, Str::ImportanceCaption), display_token(m.decoder_tokenizer().token(hi.token)).c_str());
+    std::snprintf(caption, sizeof caption, tr(st.lang, Str::ImportanceCaption), token_text(display_token(m.decoder_tokenizer().token(hi.token))).c_str());
     if (const int c = head_grid(st, hi.delta, hi.layers, hi.heads, caption, "model.importance", sc); c >= 0)
         ImGui::SetTooltip(tr(st.lang, Str::ImportanceCell), c / hi.heads + 1, c % hi.heads + 1, static_cast<double>(hi.delta[static_cast<std::size_t>(c)]));
 }
@@ -350,7 +350,7 @@ void attribution_grid(AppState& st, const Attribution& a, const LiveRun& live, f
     double heads = 0, mlps = 0;
     for (double v : a.head) heads += v;
     for (double v : a.mlp) mlps += v;
-    std::snprintf(caption, sizeof caption, tr(st.lang, Str::AttributionCaption), display_token(t.token(a.target)).c_str(), a.total, heads, mlps,
+    std::snprintf(caption, sizeof caption, tr(st.lang, Str::AttributionCaption), token_text(display_token(t.token(a.target))).c_str(), a.total, heads, mlps,
                   a.embed + a.bias);
     const std::vector<float> values(a.head.begin(), a.head.end());
     const int c = head_grid(st, values, a.layers, a.heads, caption, "model.attribution", sc);
@@ -359,8 +359,8 @@ void attribution_grid(AppState& st, const Attribution& a, const LiveRun& live, f
     int most = 0;
     for (int j = 1; j < a.positions; ++j)
         if (std::fabs(a.source(l, h, j)) > std::fabs(a.source(l, h, most))) most = j;
-    ImGui::SetTooltip(tr(st.lang, Str::AttributionCell), l + 1, h + 1, a.at(l, h), display_token(t.token(a.target)).c_str(),
-                      a.source(l, h, most), most + 1, display_token(t.token(live.input.ids[static_cast<std::size_t>(most)])).c_str());
+    ImGui::SetTooltip(tr(st.lang, Str::AttributionCell), l + 1, h + 1, a.at(l, h), token_text(display_token(t.token(a.target))).c_str(),
+                      a.source(l, h, most), most + 1, token_text(display_token(t.token(live.input.ids[static_cast<std::size_t>(most)]))).c_str());
 }
 
 // Activation patching from the text into the Compare text: the share of the logit difference each
@@ -376,7 +376,7 @@ void patching_grids(AppState& st, const Patching& p, const LiveRun& live, float 
     const int c = head_grid(st, rows, p.layers + 1, p.positions, tr(st.lang, Str::PatchingStreamCaption), "model.patching.resid", sc, 0);
     if (c >= 0)
         ImGui::SetTooltip(tr(st.lang, Str::PatchingStreamCell), c / p.positions, c % p.positions + 1,
-                          display_token(t.token(live.input.ids[static_cast<std::size_t>(c % p.positions)])).c_str(),
+                          token_text(display_token(t.token(live.input.ids[static_cast<std::size_t>(c % p.positions)]))).c_str(),
                           100.0 * p.resid[static_cast<std::size_t>(c)]);
 }
 
@@ -413,7 +413,7 @@ void lens_grid(AppState& st, const Lens& lens, const LiveRun& live, float sc) {
         dl->AddText(ImVec2(a.x + (w - ImGui::CalcTextSize(f.c_str()).x) * 0.5f, a.y + (cell_h - fs) * 0.5f), colour, f.c_str());
     };
     for (int c = 0; c < lens.positions; ++c)  // the tokens
-        text_in(ImVec2(p.x + label_w + c * cell_w, p.y), cell_w, display_token(t.token(live.input.ids[static_cast<std::size_t>(c)])), pal.text_muted);
+        text_in(ImVec2(p.x + label_w + c * cell_w, p.y), cell_w, token_text(display_token(t.token(live.input.ids[static_cast<std::size_t>(c)]))), pal.text_muted);
     for (int l = 0; l < lens.layers; ++l) {
         char row[16];
         std::snprintf(row, sizeof row, l == 0 ? "emb" : "L%d", l);
@@ -425,7 +425,7 @@ void lens_grid(AppState& st, const Lens& lens, const LiveRun& live, float sc) {
             const std::array<float, 3> rgb = colormap_sample(cmap, cell.top.front().p);
             dl->AddRectFilled(a, b, ImGui::ColorConvertFloat4ToU32(ImVec4(rgb[0], rgb[1], rgb[2], 1.0f)));
             const bool light = 0.299f * rgb[0] + 0.587f * rgb[1] + 0.114f * rgb[2] > 0.55f;
-            text_in(a, b.x - a.x, display_token(t.token(cell.top.front().id)), light ? IM_COL32(0, 0, 0, 255) : IM_COL32_WHITE);
+            text_in(a, b.x - a.x, token_text(display_token(t.token(cell.top.front().id))), light ? IM_COL32(0, 0, 0, 255) : IM_COL32_WHITE);
             char name[48];
             std::snprintf(name, sizeof name, "model.lens.%d.%d", l, c + 1);
             st.probe[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
@@ -433,10 +433,10 @@ void lens_grid(AppState& st, const Lens& lens, const LiveRun& live, float sc) {
             std::string tip;
             char line[200];
             for (const TokenP& k : cell.top) {
-                std::snprintf(line, sizeof line, "%5.1f%%  \"%s\"\n", 100.0 * k.p, display_token(t.token(k.id)).c_str());
+                std::snprintf(line, sizeof line, "%5.1f%%  \"%s\"\n", 100.0 * k.p, token_text(display_token(t.token(k.id))).c_str());
                 tip += line;
             }
-            std::snprintf(line, sizeof line, tr(st.lang, Str::LensCell), display_token(t.token(cell.target)).c_str(), cell.target_rank,
+            std::snprintf(line, sizeof line, tr(st.lang, Str::LensCell), token_text(display_token(t.token(cell.target))).c_str(), cell.target_rank,
                           100.0 * cell.target_p);
             ImGui::SetTooltip("%s%s", tip.c_str(), line);
             if (l > 0 && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {  // that layer's map, the position's row
@@ -499,7 +499,7 @@ void draw_generation(ViewContext& ctx) {
         const int n = g.prompt + g.step;  // tokens shown; the newest is the query this step computed
         char caption[256];
         std::snprintf(caption, sizeof caption, tr(st.lang, Str::GenStepCaption),
-                      display_token(ms.model->tokenizer.token(g.ids[static_cast<size_t>(n - 1)])).c_str(), n - 1);
+                      token_text(display_token(ms.model->tokenizer.token(g.ids[static_cast<size_t>(n - 1)]))).c_str(), n - 1);
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         ImGui::TextWrapped("%s", caption);
         ImGui::PopStyleColor();
@@ -582,8 +582,8 @@ void draw_experiments(ViewContext& ctx) {
         if (other->top.front().id == live->top.front().id && live->top.size() > 1) {  // the contrast is this text's second
             const Tokenizer& t = live->model->decoder_tokenizer();
             char line[240];
-            std::snprintf(line, sizeof line, tr(st.lang, Str::PatchingSameTop), display_token(t.token(live->top[0].id)).c_str(),
-                          display_token(t.token(live->top[1].id)).c_str());
+            std::snprintf(line, sizeof line, tr(st.lang, Str::PatchingSameTop), token_text(display_token(t.token(live->top[0].id))).c_str(),
+                          token_text(display_token(t.token(live->top[1].id))).c_str());
             ImGui::TextWrapped("%s", line);
         }
         patching_grids(st, *st.figure.patching, *live, ctx.scale);

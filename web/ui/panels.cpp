@@ -61,7 +61,8 @@ int token_chips(Lang lang, const std::vector<std::string>& tokens, const Palette
     int clicked = -1;
     const size_t shown = std::min<size_t>(tokens.size(), 64);
     for (size_t i = 0; i < shown; ++i) {
-        const char* t = token_label(tokens[i]);
+        const std::string label = token_text(tokens[i]);
+        const char* t = label.c_str();
         float w = font->CalcTextSizeA(fs, FLT_MAX, 0.0f, t).x + 2.0f * pad;
         if (x + w > right && x > x0) x = x0, y += h + gap;
         const bool off = hidden && i < hidden->size() && (*hidden)[i];
@@ -139,7 +140,7 @@ void embeddings_editor(ViewContext& ctx, bool source) {
         ImGui::TableNextRow();
         ImGui::TableSetColumnIndex(0);
         ImGui::AlignTextToFramePadding();
-        ImGui::TextUnformatted(token_label(tokens[i]));
+        ImGui::TextUnformatted(token_text(tokens[i]).c_str());
         for (int j = 0; j < d; ++j) {
             ImGui::TableSetColumnIndex(j + 1);
             ImGui::PushID(i * 1024 + j + (source ? 1 << 20 : 0));
@@ -235,7 +236,8 @@ void scene_section(ViewContext& ctx) {
     section(tr(st.lang, Str::SectionScene));
     ImGui::SetNextItemWidth(-FLT_MIN);
     const bool showing_preset = st.showing_preset();
-    if (ImGui::BeginCombo("##preset", showing_preset ? st.preset_name.c_str() : tr(st.lang, Str::CustomScene),
+    const LiveScene* live = st.model.active() ? shown_live_scene(st) : nullptr;
+    if (ImGui::BeginCombo("##preset", live ? live->name : showing_preset ? st.preset_name.c_str() : tr(st.lang, Str::CustomScene),
                           ImGuiComboFlags_HeightLargest)) {  // every scene in sight, the live ones too
         for (const Scene& p : presets()) {
             if (ImGui::Selectable(p.name.c_str(), p.name == st.preset_name)) st.load_preset(p.name);
@@ -245,7 +247,7 @@ void scene_section(ViewContext& ctx) {
         ImGui::Separator();
         ImGui::TextDisabled("%s", tr(st.lang, Str::TrainedModels));
         for (const LiveScene& s : live_scenes()) {  // a built-in model on a chosen text
-            if (ImGui::Selectable(s.name, false)) open_live_scene(st, s);
+            if (ImGui::Selectable(s.name, &s == live)) open_live_scene(st, s);
             probe(st, (std::string("preset.live.") + s.name).c_str());  // apart from the seeds' scenes
             if (ImGui::IsItemHovered()) wrapped_tooltip(s.about);
         }

@@ -178,6 +178,8 @@ struct InductionHead {
     const AttentionStack* stack = nullptr;
     const std::vector<int>* ids = nullptr;
     int layer = 0;
+    HeadRef tagged{0, -1, -1};  // the earlier layers' head the model grid tags previous-token (highest score; −1: none)
+    float tagged_score = 0.0f;
 };
 InductionHead induction_head(const AppState& st, int head) {
     const LiveRun* live = st.figure.live.get();
@@ -189,11 +191,18 @@ InductionHead induction_head(const AppState& st, int head) {
     if (hs.at(HeadKind::Induction, layer, head) < kHeadThresholds[kind]) return {};
     const AttentionStack& s = st.figure.layers->stacks[0];
     if (s.queries.size() != live->input.ids.size() || s.queries.size() > 1024) return {};
-    return {&s, &live->input.ids, layer};
+    InductionHead ih{&s, &live->input.ids, layer};
+    for (int l = 0; l < layer; ++l)
+        for (int h = 0; h < hs.heads; ++h)
+            if (const float v = hs.at(HeadKind::Prev, l, h); v >= kHeadThresholds[static_cast<size_t>(HeadKind::Prev)] && v > ih.tagged_score)
+                ih.tagged = {0, l, h}, ih.tagged_score = v;
+    return ih;
 }
 
 // The words for `why` (the shown head's tokens as the figure labels them), in the UI's language.
-std::string why_words(const AppState& st, const Trace& trace, const InductionWhy& why, bool writer_knocked) {
+// `ih` names the head the model grid tags previous-token: when another head wrote this key, the
+// words say both (layer 1's heads share that work in tiny-circuits).
+std::string why_words(const AppState& st, const Trace& trace, const InductionWhy& why, const InductionHead& ih, bool writer_knocked) {
     const Lang lang = st.lang;
     auto tok = [&](int i) { return quoted_token(trace.keys[static_cast<size_t>(i)]); };
     auto num = [](float v) { return printf_string("%.2f", v); };  // prose: two decimals (the tooltips keep four)
@@ -205,6 +214,11 @@ std::string why_words(const AppState& st, const Trace& trace, const InductionWhy
         out = printf_string(tr(lang, Str::WhyMatched), q.c_str(), why.query + 1, tok(why.top).c_str(), why.top + 1,
                             num(why.top_weight).c_str(), why.writer_layer + 1, why.writer_head + 1, num(why.writer_weight).c_str(),
                             why.earlier + 1);
+        if (ih.tagged.layer == why.writer_layer && ih.tagged.head != why.writer_head)
+            out += (lang == Lang::Zh ? "" : " ") +
+                   printf_string(tr(lang, Str::WhyShared), ih.tagged.layer + 1, ih.tagged.head + 1, num(ih.tagged_score).c_str(),
+                                 why.writer_head + 1, num(why.writer_weight).c_str(),
+                                 num(ih.stack->map(ih.tagged.layer, ih.tagged.head)(why.earlier + 1, why.earlier)).c_str());
     } else {
         out = printf_string(tr(lang, Str::WhyNoMatch), q.c_str(), why.query + 1, why.earlier + 1, tok(why.earlier + 1).c_str(),
                             why.earlier + 2, num(why.after_weight).c_str(), tok(why.top).c_str(), why.top + 1, num(why.top_weight).c_str());
@@ -232,6 +246,12 @@ float draw_why(ViewContext& ctx, WhyCache& c, int head, ImVec2 min, ImVec2 max) 
     if (c.ids != *ih.ids || c.layer != ih.layer || c.head != head) {
         c.ids = *ih.ids, c.layer = ih.layer, c.head = head, c.row = -1;
         c.example = induction_example_query(*ih.stack, *ih.ids, ih.layer, head);
+        // The rows the words speak of in sight: the example query and the key it looks at.
+        if (const auto why = induction_why(*ih.stack, *ih.ids, ih.layer, head, c.example)) {
+            const int last = std::max(0, static_cast<int>(ih.ids->size()) - kStepsMaxShown), half = kStepsMaxShown / 2;
+            st.steps.first_query = std::clamp(why->query - half, 0, last);
+            st.steps.first_key = std::clamp(why->top - half, 0, last);
+        }
     }
     const std::optional<InductionWhy> why = induction_why(*ih.stack, *ih.ids, ih.layer, head, c.row >= 0 ? c.row : c.example);
     if (!why) return 0.0f;
@@ -239,7 +259,7 @@ float draw_why(ViewContext& ctx, WhyCache& c, int head, ImVec2 min, ImVec2 max) 
     const HeadRef writer{0, why->writer_layer, why->writer_head};
     const bool has_writer = why->writer_layer >= 0;
     const bool writer_knocked = has_writer && std::find(knocked.begin(), knocked.end(), writer) != knocked.end();
-    st.steps_why = why_words(st, st.figure.trace(), *why, writer_knocked);
+    st.steps_why = why_words(st, st.figure.trace(), *why, ih, writer_knocked);
 
     const float sc = ctx.scale, pad = 10.0f * sc, w = max.x - min.x;
     ImFont* body = ctx.fonts.body;
@@ -339,7 +359,8 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     in.colormap = st.heatmap.colormap;
     in.label_w = cache.labels.of(small, tr, true);
     for (const Step& step : steps) in.captions.push_back(caption(step.kind, tr, head, st.figure.live != nullptr, st.lang));
-    in.first_shown = attn::tr(st.lang, Str::FirstShown);
+    in.first_query = st.steps.first_query, in.first_key = st.steps.first_key;
+    in.shown = attn::tr(st.lang, Str::StepsShown);
     in.entropy = attn::tr(st.lang, Str::Entropy);
     in.turned = attn::tr(st.lang, Str::StepsTurned), in.unchanged = attn::tr(st.lang, Str::StepsUnchanged);
     const StepsLayout layout = lay_out_steps(in, measure);
@@ -355,8 +376,15 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     AppState::KeyCursor& kc = st.cursor;
     if (!layout.blocks.empty()) {
         kc.step = std::min(kc.step, static_cast<int>(layout.blocks.size()) - 1);
+        const Step& step = steps[static_cast<size_t>(kc.step)];
         const StepBlock& b = layout.blocks[static_cast<size_t>(kc.step)];
-        kc.q = std::min(kc.q, b.rows - 1), kc.k = std::min(kc.k, b.cols - 1);
+        kc.q = std::clamp(kc.q, 0, static_cast<int>(step.values.rows()) - 1);
+        kc.k = std::clamp(kc.k, 0, b.key_header ? static_cast<int>(step.values.cols()) - 1 : b.cols - 1);
+        if (kc.on) {  // the window follows the keyboard's number (in sight from the next frame)
+            const auto follow = [](int& first, int i) { first = i < first ? i : i >= first + kStepsMaxShown ? i - kStepsMaxShown + 1 : first; };
+            follow(step_rows_are_keys(step.kind) ? st.steps.first_key : st.steps.first_query, kc.q);
+            if (b.key_header) follow(st.steps.first_key, kc.k);
+        }
     }
     bool at_cell = false;
     if (ctx.interactive && hover.step < 0 && kc.on && !layout.blocks.empty()) hover = {kc.step, kc.q, kc.k}, at_cell = true;
@@ -364,8 +392,11 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         hover = {st.pinned_step[0], st.pinned_step[1], st.pinned_step[2]}, at_cell = true;
     if (at_cell) {
         const StepBlock& b = layout.blocks[static_cast<size_t>(hover.step)];
-        hover.row = std::min(hover.row, b.rows - 1), hover.col = std::min(hover.col, b.cols - 1);
-        show_cell(kc.on, b.grid_x + hover.col * layout.cell_w, b.grid_y + hover.row * layout.cell_h, layout.cell_w, layout.cell_h, s);
+        if (b.shows(hover.row, hover.col))
+            show_cell(kc.on, b.grid_x + (hover.col - b.col0) * layout.cell_w, b.grid_y + (hover.row - b.row0) * layout.cell_h,
+                      layout.cell_w, layout.cell_h, s);
+        else if (!kc.on)
+            hover = {};  // a pin out of the window shows when the window comes back to it
     }
     const int hs = hover.step, hr = hover.row, hc = hover.col;
     if (hs >= 0 && step_cols_are_keys(steps[static_cast<size_t>(hs)].kind)) cache_->why.row = hr;  // the words follow the row
@@ -376,7 +407,7 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         std::snprintf(said, sizeof said, "%s [%d, %d] = %s.", step.label.c_str(), hr + 1, hc + 1, format_number(step.values(hr, hc)).c_str());
         st.steps_said = said;
         if (step_cols_are_keys(step.kind)) {
-            std::snprintf(said, sizeof said, attn::tr(st.lang, Str::TipTokens), token_label(tr.queries[hr]), token_label(tr.keys[hc]), head + 1);
+            std::snprintf(said, sizeof said, attn::tr(st.lang, Str::TipTokens), token_text(tr.queries[hr]).c_str(), token_text(tr.keys[hc]).c_str(), head + 1);
             st.steps_said += std::string(" ") + said;
         }
     }
@@ -399,7 +430,7 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         auto say = [&](const std::string& arithmetic) { arithmetic_text(arithmetic, wrap - ImGui::GetStyle().WindowPadding.x); };
         ImGui::Text("%s  [%d, %d] = %s", step.label.c_str(), hr + 1, hc + 1, format_number(step.values(hr, hc)).c_str());
         if (step_cols_are_keys(hk))
-            ImGui::TextDisabled(attn::tr(st.lang, Str::TipTokens), token_label(tr.queries[hr]), token_label(tr.keys[hc]), head + 1);
+            ImGui::TextDisabled(attn::tr(st.lang, Str::TipTokens), token_text(tr.queries[hr]).c_str(), token_text(tr.keys[hc]).c_str(), head + 1);
         ImGui::Separator();
         const FamilyTrace& f = tr.family;
         auto step_of = [&](StepKind k) -> const Step& {
@@ -458,6 +489,29 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
 
 // [SECTION] Toolbar -----------------------------------------------------------------------------
 
+namespace {
+
+// Past kStepsMaxShown tokens: which 16 queries and which 16 keys the matrices show ("49–64 / 64").
+void window_sliders(AppState& st, const Trace& tr, float s) {
+    const auto slider = [&](Str name, const char* id, int& first, int tokens) {
+        if (tokens <= kStepsMaxShown) return;
+        const int last = tokens - kStepsMaxShown;
+        first = std::clamp(first, 0, last);
+        same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, name)).x + 130.0f * s);
+        ImGui::TextUnformatted(attn::tr(st.lang, name));
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(120.0f * s);
+        const std::string shown = "%d\u2013" + std::to_string(first + kStepsMaxShown) + " / " + std::to_string(tokens);
+        int from = first + 1;
+        if (ImGui::SliderInt(id, &from, 1, last + 1, shown.c_str(), ImGuiSliderFlags_AlwaysClamp)) first = from - 1;
+        probe(st, id + 2);
+    };
+    slider(Str::AxisQueries, "##steps.queries", st.steps.first_query, tr.T_q());
+    slider(Str::AxisKeys, "##steps.keys", st.steps.first_key, tr.T_k());
+}
+
+}  // namespace
+
 // One head's pipeline at a time, the tiles mode (TilesView::toolbar), the scale of QKᵀ (a scene's:
 // a file's weights cannot be rescaled; seed 002's argument: rows saturate), the colours.
 void StepsView::toolbar(ViewContext& ctx) {
@@ -466,6 +520,7 @@ void StepsView::toolbar(ViewContext& ctx) {
     const Trace& tr = st.figure.trace();
     const bool rescalable = st.figure.has(Detail::Scene);
     head_buttons(st, tr.heads, "steps");
+    if (!st.steps.tiles) window_sliders(st, tr, s);
     if (st.figure.has(Detail::Projections)) ctx.views.tiles.toolbar(ctx);
     if (rescalable) {
         same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::Scale)).x + 190.0f * s);

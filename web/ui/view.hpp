@@ -188,8 +188,6 @@ void draw_panels_note(ViewContext& ctx, Str note, ImVec2 min, ImVec2 max, const 
 // Draws text rotated by -90° (reading upwards) with its start at `bottom_left`.
 void add_text_upwards(ImDrawList* draw_list, ImFont* font, float size, ImVec2 bottom_left, ImU32 color,
                       const char* text);
-// A short label for a token: the text, or "␣"-style names for blank ones.
-const char* token_label(const std::string& token);
 // The widest label of a trace's tokens (its queries, and its keys when asked) in a font at its
 // size, measured again only when the font or its size changes; clear() for a new trace.
 struct LabelWidth {
