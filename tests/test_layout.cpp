@@ -602,6 +602,51 @@ TEST_CASE("steps layout: past 16 tokens, the window shows the rows and keys aske
 
 }  // namespace
 
+// Tags are lines under their thumbnail (never over its cells), the brief form where the full one
+// is too wide; on a phone the legend goes under the grid so the thumbnails are larger; a sliding
+// window has its legend entry, and the row-scaled contrast says so on the scale.
+TEST_CASE("model layout: tags under the thumbnails, a phone's legend under the grid, the window's swatch") {
+    const FakeMeasure m(1.0f);
+    for (float width : {390.0f, 1280.0f})
+        for (bool window : {false, true}) {
+            CAPTURE(width);
+            CAPTURE(window);
+            ModelInput in;
+            in.layers = 2, in.heads = 4, in.causal = true, in.window = window, in.rows_scaled = window;
+            in.view = {0.0f, 0.0f, width, width < 500.0f ? 720.0f : 700.0f};
+            in.tags.assign(8, {});
+            in.tags[4] = {{"induction 0.88", "ind .88"}, {"first 0.52", "1st .52"}};
+            in.tags[0] = {{"prev 0.75", "prev .75"}};
+            const ModelLayout L = lay_out_model(in, m);
+            CHECK(L.legend_below == (width < 500.0f));
+            CHECK(L.cell >= (width < 500.0f ? 60.0f : 100.0f));
+            if (L.legend_below) CHECK(L.bar.y0 > L.grid.y1);
+            else CHECK(L.bar.x0 > L.grid.x1);
+            const std::vector<Item> items = model_items(L, in, {}, m);
+            int tags = 0;
+            for (const Item& it : items) {
+                if (it.role != ItemRole::HeadTag) continue;
+                ++tags;
+                const Box own = L.thumb(it.index / 4, it.index % 4);
+                CHECK(it.y >= own.y1);                                   // under its thumbnail
+                CHECK(it.y + m.size(FontRole::Small) <= own.y1 + L.tag_h + 0.01f);
+                CHECK(it.x + it.text_w <= own.x1 + 0.01f);               // as wide as it at most
+                if (it.index / 4 + 1 < 2) CHECK(it.y + m.size(FontRole::Small) <= L.thumb(it.index / 4 + 1, 0).y0);
+                CHECK(L.hit(it.x + 1.0f, it.y + 1.0f).layer == -1);      // a tag is no thumbnail
+            }
+            CHECK(tags == 3);
+            CHECK(std::count_if(items.begin(), items.end(), [](const Item& it) {
+                      return it.role == ItemRole::WindowLabel && it.text == "outside the window";
+                  }) == (window ? 1 : 0));
+            CHECK(std::count_if(items.begin(), items.end(), [](const Item& it) {
+                      return it.role == ItemRole::LegendLabel && it.text == "row's max";
+                  }) == (window ? 1 : 0));
+            for (const Item& it : items)  // the legend inside the view
+                if (it.role == ItemRole::LegendLabel || it.role == ItemRole::MaskedLabel || it.role == ItemRole::WindowLabel)
+                    CHECK(it.x + it.text_w <= in.view.x1);
+        }
+}
+
 TEST_CASE("model layout: the legend's masked label fits the content, on a phone's width too") {
     for (float scale : {1.0f, 2.0f})
         for (float width : {360.0f, 390.0f, 1280.0f}) {

@@ -470,6 +470,7 @@ std::map<std::string, ParamSamples> param_samples() {
         {"numbers", {{"1", "0"}, "2"}},
         {"log", {{"1", "0"}, "yes"}},
         {"sink", {{"hidden", "shown"}, "gone"}},
+        {"rows", {{"weight", "max"}, "row"}},
         {"tiles", {{"off", "auto", "2x2", "4x8"}, "2by2"}},
         {"tile", {{"1", "5"}, "0"}},
         {"qk", {{"pca", "tsne", "heads"}, "umap"}},

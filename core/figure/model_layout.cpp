@@ -32,39 +32,61 @@ ModelLayout lay_out_model(const ModelInput& in, const TextMeasure& m) {
     L.label_w += 12.0f * sc;
     L.margin = 16.0f * sc;
     L.header_h = 2.0f * ss + 14.0f * sc;  // caption, then head numbers
-    // The colour scale right of the grid: bar and swatch 22 px off the grid, 12 wide, then their
-    // labels ("masked" the widest, beside the swatch; the scale's 0 … 1 fit in 72 px).
+    size_t tag_lines = 0;
+    for (const std::vector<HeadTag>& t : in.tags) tag_lines = std::max(tag_lines, t.size());
+    L.tag_h = tag_lines ? static_cast<float>(tag_lines) * (ss + 2.0f * sc) + 3.0f * sc : 0.0f;
+    // The colour scale: bar and swatches 12 wide, then their labels (the widest of "masked", the
+    // window's, the groups'; the scale's 0 … 1 fit in 72 px); beside the grid 22 px off it.
     // Grouped-query attention: query heads per K/V head, when the K/V heads divide the heads.
     const bool grouped = in.kv_heads > 0 && in.kv_heads < H && H % in.kv_heads == 0;
     L.group = grouped ? H / in.kv_heads : 1;
     const int groups = H / L.group;
-    L.legend_w = std::max(72.0f * sc, (22.0f + 12.0f + 7.0f + 8.0f) * sc + m.width(in.words.masked, FontRole::Small));
-    if (grouped) L.legend_w = std::max(L.legend_w, (22.0f + 12.0f + 7.0f + 8.0f) * sc + m.width(in.words.kv_shared, FontRole::Small));
-    const float avail_w = std::max(in.view.w() - 2.0f * L.margin - L.label_w - L.legend_w, 10.0f);
-    const float avail_h = std::max(in.view.h() - 2.0f * L.margin - L.header_h, 10.0f);
-    L.gap = std::clamp(std::min(avail_w / H, avail_h / Ly) * 0.08f, 2.0f * sc, 8.0f * sc);
+    float words_w = m.width(in.words.masked, FontRole::Small);
+    if (in.window) words_w = std::max(words_w, m.width(in.words.outside_window, FontRole::Small));
+    if (grouped) words_w = std::max(words_w, m.width(in.words.kv_shared, FontRole::Small));
+    if (in.rows_scaled) words_w = std::max(words_w, m.width(in.words.rows_scaled, FontRole::Small) - 7.0f * sc);
+    L.legend_w = std::max(72.0f * sc, (22.0f + 12.0f + 7.0f + 8.0f) * sc + words_w);
     // A frame 5.5 px out from its thumbnails, clear of the accent around the shown map (3 px
     // out, 2.5 wide); two frames 4 px apart at least.
     L.frame_pad = grouped ? 5.5f * sc : 0.0f;
-    L.group_gap = L.row_gap = grouped ? std::max(L.gap, 2.0f * L.frame_pad + 4.0f * sc) : L.gap;
     const float kMinCell = 30.0f * sc, kMaxCell = 150.0f * sc;
-    const float gaps_w = L.gap * (H - groups) + L.group_gap * (groups - 1), gaps_h = L.row_gap * (Ly - 1);
-    L.cell = std::clamp(std::min((avail_w - gaps_w) / H, (avail_h - gaps_h) / Ly), kMinCell, kMaxCell);
+    const float legend_h = ss + 8.0f * sc + 60.0f * sc + 14.0f * sc + 3.0f * (12.0f + 12.0f) * sc;  // under the grid: a short bar, the swatches
+    // The thumbnail's side for a grid in avail_w × avail_h (the gaps follow the side's room).
+    const auto side = [&](float avail_w, float avail_h) {
+        L.gap = std::clamp(std::min(avail_w / H, avail_h / Ly) * 0.08f, 2.0f * sc, 8.0f * sc);
+        L.group_gap = L.row_gap = grouped ? std::max(L.gap, 2.0f * L.frame_pad + 4.0f * sc) : L.gap;
+        const float gaps_w = L.gap * (H - groups) + L.group_gap * (groups - 1), gaps_h = (L.row_gap + L.tag_h) * (Ly - 1) + L.tag_h;
+        return std::clamp(std::min((avail_w - gaps_w) / H, (avail_h - gaps_h) / Ly), kMinCell, kMaxCell);
+    };
+    const float beside_w = std::max(in.view.w() - 2.0f * L.margin - L.label_w - L.legend_w, 10.0f);
+    const float beside_h = std::max(in.view.h() - 2.0f * L.margin - L.header_h, 10.0f);
+    const float below_w = std::max(in.view.w() - 2.0f * L.margin - L.label_w, 10.0f), below_h = std::max(beside_h - legend_h, 10.0f);
+    // Under the grid when the view is narrow and that makes the thumbnails a quarter bigger.
+    L.legend_below = in.view.w() < 600.0f * sc && side(below_w, below_h) > 1.25f * side(beside_w, beside_h);
+    const float avail_w = L.legend_below ? below_w : beside_w, avail_h = L.legend_below ? below_h : beside_h;
+    L.cell = side(avail_w, avail_h);
+    const float gaps_w = L.gap * (H - groups) + L.group_gap * (groups - 1), gaps_h = (L.row_gap + L.tag_h) * (Ly - 1) + L.tag_h;
     const float grid_w = H * L.cell + gaps_w, grid_h = Ly * L.cell + gaps_h;
     const float spare_w = std::max(avail_w - grid_w, 0.0f), spare_h = std::max(avail_h - grid_h, 0.0f);
     const float gx0 = in.x0 + L.margin + L.label_w + spare_w * 0.5f;
     const float gy0 = in.y0 + L.margin + L.header_h + spare_h * 0.3f;
     L.grid = {gx0, gy0, gx0 + grid_w, gy0 + grid_h};
-    L.content_w = L.margin * 2.0f + L.label_w + grid_w + L.legend_w;
-    L.content_h = L.margin * 2.0f + L.header_h + grid_h;
-    // Legend: the weight scale (fixed 0..1, as in the heatmap) and the masked hatch below it.
-    const float bar_x = gx0 + grid_w + 22.0f * sc, bar_w = 12.0f * sc;
-    const float bar_y = gy0 + ss + 8.0f * sc, bar_h = std::clamp(grid_h - ss - 8.0f * sc, 60.0f * sc, 220.0f * sc);
+    L.content_w = L.margin * 2.0f + L.label_w + grid_w + (L.legend_below ? 0.0f : L.legend_w);
+    L.content_h = L.margin * 2.0f + L.header_h + grid_h + (L.legend_below ? legend_h : 0.0f);
+    // Legend: the weight scale (fixed 0..1, as in the heatmap) and the swatches below it.
+    const float bar_x = L.legend_below ? gx0 : gx0 + grid_w + 22.0f * sc, bar_w = 12.0f * sc;
+    const float top = L.legend_below ? gy0 + grid_h + 18.0f * sc : gy0;
+    const float bar_y = top + ss + 8.0f * sc;
+    const float bar_h = L.legend_below ? 60.0f * sc : std::clamp(grid_h - ss - 8.0f * sc, 60.0f * sc, 220.0f * sc);
     L.bar = {bar_x, bar_y, bar_x + bar_w, bar_y + bar_h};
-    float y = bar_y + bar_h + 14.0f * sc;
-    L.swatch = {bar_x, y, bar_x + bar_w, y + bar_w};
+    // The swatches: under the bar, or beside it (right of its labels) when the legend is under the grid.
+    const float sx = L.legend_below ? bar_x + 72.0f * sc : bar_x;
+    float y = L.legend_below ? bar_y : bar_y + bar_h + 14.0f * sc;
+    L.swatch = {sx, y, sx + bar_w, y + bar_w};
     if (in.causal) y += bar_w + 12.0f * sc;
-    L.group_swatch = {bar_x, y, bar_x + bar_w, y + bar_w};
+    L.window_swatch = {sx, y, sx + bar_w, y + bar_w};
+    if (in.window) y += bar_w + 12.0f * sc;
+    L.group_swatch = {sx, y, sx + bar_w, y + bar_w};
     return L;
 }
 
@@ -74,7 +96,7 @@ ModelLayout::Hit ModelLayout::hit(float x, float y) const {
     const int g = static_cast<int>(std::floor((x - grid.x0) / group_pitch));
     const int i = static_cast<int>(std::floor((x - grid.x0 - g * group_pitch) / (cell + gap)));
     const int h = g * group + i;
-    const int l = static_cast<int>(std::floor((y - grid.y0) / (cell + row_gap)));
+    const int l = static_cast<int>(std::floor((y - grid.y0) / (cell + tag_h + row_gap)));
     if (g < 0 || i < 0 || i >= group || h >= heads || l < 0 || l >= layers) return {};
     const Box b = thumb(l, h);
     return x >= b.x0 && x < b.x1 && y < b.y1 ? Hit{l, h} : Hit{};
@@ -90,17 +112,15 @@ std::vector<Item> model_items(const ModelLayout& L, const ModelInput& in, const 
     auto small_text = [&](ItemRole role, float x, float y, Color c, const std::string& t, int index = -1) {
         items.push_back(text_item(role, x, y, FontRole::Small, c, t, m.width(t, FontRole::Small), Item::Left, index));
     };
-    // A head's tag: its text on a chip of the background colour, inside the thumbnail's bottom left.
-    auto add_tag = [&](const Box& b, const HeadTag& tag, int index) {
-        const float pad = 3.0f * sc, room = L.cell - 4.0f * pad;
-        const std::string& t = m.width(tag.text, FontRole::Small) <= room ? tag.text : tag.brief;
-        const float w = m.width(t, FontRole::Small);
-        if (t.empty() || w > room) return;
-        Color chip = pal.background;
-        chip.a = 0.82f;
-        const Box c{b.x0 + pad, b.y1 - pad - ss - 2.0f * pad, b.x0 + 3.0f * pad + w, b.y1 - pad};
-        items.push_back(rect_item(ItemRole::HeadTag, c, chip, 2.0f * sc, index));
-        items.push_back(text_item(ItemRole::HeadTag, c.x0 + pad, c.y0 + pad, FontRole::Small, pal.text, t, w, Item::Left, index));
+    // A head's tags: a line each under its thumbnail, the brief form where the full one is too wide.
+    auto add_tags = [&](const Box& b, const std::vector<HeadTag>& tags, int index) {
+        float y = b.y1 + 2.0f * sc;
+        for (const HeadTag& tag : tags) {
+            const std::string& t = m.width(tag.text, FontRole::Small) <= L.cell ? tag.text : tag.brief;
+            if (const float w = m.width(t, FontRole::Small); !t.empty() && w <= L.cell)
+                items.push_back(text_item(ItemRole::HeadTag, b.x0, y, FontRole::Small, pal.text, t, w, Item::Left, index));
+            y += ss + 2.0f * sc;
+        }
     };
     // Captions and labels.
     small_text(ItemRole::Caption, g.x0, g.y0 - L.header_h + 2.0f * sc, pal.text_muted, in.words.heads);
@@ -143,7 +163,7 @@ std::vector<Item> model_items(const ModelLayout& L, const ModelInput& in, const 
                 items.push_back(segment_item(ItemRole::Knockout, b.x1 - inset, b.y0 + inset, b.x0 + inset, b.y1 - inset, pal.text, 2.0f * sc, thumb.index));
             }
             items.push_back(outline_item(ItemRole::Other, b, border, 1.0f));
-            if (t < in.tags.size()) add_tag(b, in.tags[t], thumb.index);
+            if (t < in.tags.size()) add_tags(b, in.tags[t], thumb.index);
         }
     }
     if (L.group > 1) {  // the query heads of each K/V head, framed in every row
@@ -169,7 +189,7 @@ std::vector<Item> model_items(const ModelLayout& L, const ModelInput& in, const 
     }
     // Legend.
     const Box& bar = L.bar;
-    small_text(ItemRole::LegendTitle, bar.x0, g.y0, pal.text_muted, in.words.weight);
+    small_text(ItemRole::LegendTitle, bar.x0, bar.y0 - ss - 8.0f * sc, pal.text_muted, in.words.weight);
     Item scale;
     scale.kind = Item::Colormap, scale.role = ItemRole::LegendBar, scale.box = bar;
     items.push_back(scale);
@@ -177,7 +197,8 @@ std::vector<Item> model_items(const ModelLayout& L, const ModelInput& in, const 
     for (int i = 0; i <= 2; ++i) {
         const float y = bar.y0 + bar.h() * (1.0f - i * 0.5f);
         items.push_back(segment_item(ItemRole::LegendTick, bar.x1, y, bar.x1 + 4.0f * sc, y, pal.text_muted, 1.0f, i));
-        small_text(ItemRole::LegendLabel, bar.x1 + 7.0f * sc, y - ss * 0.5f, pal.text, i == 0 ? "0" : i == 1 ? "0.5" : "1", i);
+        small_text(ItemRole::LegendLabel, bar.x1 + 7.0f * sc, y - ss * 0.5f, pal.text,
+                   i == 0 ? "0" : i == 1 ? (in.rows_scaled ? "" : "0.5") : in.rows_scaled ? in.words.rows_scaled : "1", i);
     }
     if (in.causal) {
         Item hatch;
@@ -185,6 +206,14 @@ std::vector<Item> model_items(const ModelLayout& L, const ModelInput& in, const 
         items.push_back(hatch);
         items.push_back(outline_item(ItemRole::MaskedSwatch, L.swatch, pal.text_muted, 1.0f));
         small_text(ItemRole::MaskedLabel, L.swatch.x1 + 7.0f * sc, L.swatch.y0 + (L.swatch.w() - ss) * 0.5f, pal.text, in.words.masked);
+    }
+    if (in.window) {  // the heatmap's warm stripes, the other way
+        Item stripes;
+        stripes.kind = Item::WindowHatch, stripes.role = ItemRole::WindowSwatch, stripes.box = L.window_swatch;
+        items.push_back(stripes);
+        items.push_back(outline_item(ItemRole::WindowSwatch, L.window_swatch, pal.text_muted, 1.0f));
+        small_text(ItemRole::WindowLabel, L.window_swatch.x1 + 7.0f * sc, L.window_swatch.y0 + (L.window_swatch.w() - ss) * 0.5f, pal.text,
+                   in.words.outside_window);
     }
     if (L.group > 1) {
         const Box& b = L.group_swatch;

@@ -1,6 +1,7 @@
 // model_layout.hpp: the model view (an imported model's layers × heads of small heatmaps, like
 // BertViz's model view) laid out without GL or ImGui: row labels on the left, head numbers on
-// top, square thumbnails with gaps, the weight scale on the right. When thumbnails would be
+// top, square thumbnails with gaps and each head's tags under its thumbnail, the weight scale on
+// the right (under the grid where the view is too narrow for both). When thumbnails would be
 // smaller than 30 px (at scale 1) the grid scrolls instead of shrinking further. Query heads
 // that share their keys and values (grouped-query attention: heads h with the same
 // h / (heads / kv_heads)) are framed together in every layer's row, a wider gap between groups.
@@ -26,14 +27,16 @@ struct ModelWords {
     std::string layer = "layer %d";                                             // row labels (one %d)
     std::string weight = "weight", masked = "masked";                           // legend
     std::string kv_shared = "K, V shared";                                      // legend: a group's frame
+    std::string outside_window = "outside the window";                          // legend: a sliding window's cells
+    std::string rows_scaled = "row's max";                                  // legend: the bar's top with rows_scaled
 };
 
 // Which maps the other views show: one head, an aggregate of the chosen layers × heads, or the
 // rollout up to a layer (web/state/import_state.hpp ImportShow).
 enum class ModelShow { Head, Aggregate, Rollout };
 
-// What a head does, written on its thumbnail: "prev 0.93", or `brief` ("P .93") where the
-// thumbnail is too narrow for `text`; neither fits: no tag.
+// What a head does, written under its thumbnail: "prev 0.93", or `brief` ("prev .93") where the
+// thumbnail is too narrow for `text`; neither fits: not written (the tooltip has every score).
 struct HeadTag {
     std::string text, brief;
 };
@@ -45,10 +48,12 @@ struct ModelInput {
     float scale = 1.0f;
     bool dark = true;
     bool causal = false;           // the stack is a decoder's: the legend shows the hatch
+    bool window = false;           // some layer's sliding window masks cells: the legend shows its stripes
+    bool rows_scaled = false;      // each thumbnail row scaled to its largest weight: the legend says so
     ModelShow show = ModelShow::Head;
     int layer = 0, head = 0;       // the map shown (Head), the layer rolled out to (Rollout)
     std::vector<bool> layers_on, heads_on;  // the aggregate's choice (Aggregate)
-    std::vector<HeadTag> tags;     // per thumbnail (layer · heads + head), or empty: none
+    std::vector<std::vector<HeadTag>> tags;  // per thumbnail (layer · heads + head), one line each, or empty: none
     std::vector<bool> off;         // per thumbnail, or empty: knocked out (a live model's experiment)
     int kv_heads = 0;              // the stack's K/V heads; 0, or heads: none shared (no frames)
     ModelWords words;
@@ -69,17 +74,20 @@ struct ModelLayout {
     Box grid;                          // all thumbnails
     Box view;
     float content_w = 0.0f, content_h = 0.0f;  // the scrolled extent
-    Box bar, swatch, group_swatch;     // legend: the weight scale, the masked swatch, a group's frame
+    float tag_h = 0.0f;                // the tags' lines under each thumbnail (0: no tags)
+    bool legend_below = false;         // a narrow view (a phone's): the legend under the grid, not beside it
+    Box bar, swatch, window_swatch, group_swatch;  // legend: the weight scale, the masked and window swatches, a group's frame
 
     Box thumb(int layer, int head) const {
         const float x = grid.x0 + head * (cell + gap) + static_cast<float>(head / group) * (group_gap - gap);
-        const float y = grid.y0 + layer * (cell + row_gap);
+        const float y = grid.y0 + layer * (cell + tag_h + row_gap);
         return {x, y, x + cell, y + cell};
     }
-    // The frame around the K/V group `g` (heads g·group … g·group + group − 1) in a layer's row.
+    // The frame around the K/V group `g` (heads g·group … g·group + group − 1) in a layer's row,
+    // its tags included.
     Box group_frame(int layer, int g) const {
         const Box a = thumb(layer, g * group), b = thumb(layer, g * group + group - 1);
-        return {a.x0 - frame_pad, a.y0 - frame_pad, b.x1 + frame_pad, b.y1 + frame_pad};
+        return {a.x0 - frame_pad, a.y0 - frame_pad, b.x1 + frame_pad, b.y1 + tag_h + frame_pad};
     }
     // Whether a thumbnail is near enough the visible box to be drawn.
     bool near_view(int layer) const {

@@ -53,6 +53,7 @@ struct ImportView {
     HeadReduce reduce = HeadReduce::Mean;
     std::vector<bool> layers_on, heads_on;  // which layers / heads enter the aggregate
     bool merge_words = false;               // subword tokens merged into words
+    bool rows_scaled = false;               // the model grid: each thumbnail row scaled to its largest weight (a thin stripe shows)
     // A live model with learned sinks: its head shown through its pipeline (the Steps, Q–K and
     // Explain views, the sink a term of the softmax) rather than as maps with a sink key.
     bool sink_pipeline = false;

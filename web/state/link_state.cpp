@@ -177,8 +177,9 @@ constexpr LinkParam kParams[] = {
      .format = [](const LinkState&) -> std::string { return std::to_string(kLinkVersion); }},
 
     {.name = "preset",
-     .what = "a built-in scene shown unchanged",
-     .values = "its name (`multi-head-rain`)",
+     .what = "a built-in scene shown unchanged, or a live one (its model run on its text, view and head; the rows after it may "
+             "change them)",
+     .values = "its name in the scene list (`multi-head-rain`, `induction-circuit`)",
      .default_value = kDefaultPreset,
      .always_written = true,  // unless a scene is written instead
      .parse = [](LinkState& l, std::string_view v) -> std::string {
@@ -901,6 +902,20 @@ constexpr LinkParam kParams[] = {
      .format = [](const LinkState& l) -> std::string { return l.sink_hidden ? "hidden" : "shown"; },
      .from_app = [](LinkState& l, const AppState& st) { l.sink_hidden = st.sink_hidden; },
      .to_app = [](AppState& st, const LinkState& l) { st.sink_hidden = l.sink_hidden; }},
+
+    {.name = "rows",
+     .what = "the model grid's thumbnails: the weights, or each row scaled to its largest weight (a thin stripe shows)",
+     .values = "`weight`, `max`",
+     .default_value = "weight",
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         if (v == "max") l.rows_scaled = true;
+         else if (v == "weight") l.rows_scaled = false;
+         else return "expected weight or max, got " + shown_value(v);
+         return "";
+     },
+     .format = [](const LinkState& l) -> std::string { return l.rows_scaled ? "max" : "weight"; },
+     .from_app = [](LinkState& l, const AppState& st) { l.rows_scaled = st.imported.rows_scaled; },
+     .to_app = [](AppState& st, const LinkState& l) { st.imported.rows_scaled = l.rows_scaled; }},
 };
 
 constexpr const LinkParam& kVersionParam = kParams[0];

@@ -55,6 +55,7 @@ struct LinkState {
     bool numbers = true;
     bool log = false;              // heatmap weights on the log scale
     bool sink_hidden = false;      // heatmap and lines: the first key left out, rows renormalized (sink.hpp)
+    bool rows_scaled = false;      // model grid: each thumbnail row scaled to its largest weight
     // An imported file's map, "STACK:LAYER:HEAD" with 1-based numbers ("decoder_attention:2:5").
     // The file itself comes from the page's ?import= (docs/LINKS.md); the map is chosen once it is in.
     std::string import_map;

@@ -74,7 +74,7 @@ enum class Str {
     Controls, CloseControls, ViewOptions, ViewIs, TwinLabel, TwinHeadOf, TwinMeanOf, TwinAttends, TwinThen,
     TwinAttended, TwinStrongest, TwinCell, TwinCellMasked, TwinCaption, TwinTruncated, TwinCorner, TwinNothing, TwinHead, TwinMean,
     // sliding windows and attention sinks (heatmap, lines), shared K/V heads (the model view)
-    OutsideWindow, WindowSize, TipOutsideWindow, SinkHiddenLegend, SinkRenormalized, SinkOption, SinkOptionTip, SinkOptionLong,
+    OutsideWindow, RowsScaled, RowsScaledTip, RowsScaledLegend, WindowSize, TipOutsideWindow, SinkHiddenLegend, SinkRenormalized, SinkOption, SinkOptionTip, SinkOptionLong,
     TipSinkShown, TipSinkHidden, KvShared, KvGroupTip,
     // the Steps view of today's families (rotary positions, q/k norm, soft caps, shared K/V heads)
     CapQNorm, CapKNorm, CapAngles, CapQRotated, CapKRotated, CapRotatedPartial, CapScaledQueryScalar, CapSoftcap,

@@ -30,6 +30,36 @@ void head_buttons(AppState& st, int heads, const char* view) {
     }
 }
 
+bool layer_combo(AppState& st, float s, const char* view, int head) {
+    if (!st.figure.has(Detail::Layers) || st.imported.show != ImportShow::Head) return false;
+    const AttentionStack& stack = st.figure.stack(st.imported.import_stack);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(attn::tr(st.lang, Str::Layer));
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(110.0f * s);
+    char current[32];
+    std::snprintf(current, sizeof current, attn::tr(st.lang, Str::HeadOf), st.imported.import_layer + 1, stack.layers);
+    const std::string id = std::string("##") + view + ".layer";
+    if (ImGui::BeginCombo(id.c_str(), current)) {
+        for (int l = 0; l < stack.layers; ++l) {
+            char label[32];
+            std::snprintf(label, sizeof label, attn::tr(st.lang, Str::HeadOf), l + 1, stack.layers);
+            if (ImGui::Selectable(label, l == st.imported.import_layer)) select_import_map(st, l, head);
+        }
+        ImGui::EndCombo();
+    }
+    probe(st, id.c_str() + 2);
+    return true;
+}
+
+void wrapped_tooltip(const char* text) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+}
+
 // The shared colormap of the heatmap and the Steps view.
 void colormap_combo(ViewContext& ctx) {
     AppState& st = ctx.state;

@@ -66,7 +66,12 @@ bool segmented(AppState& st, const char* id, T* value, const std::vector<Segment
 }
 
 // "Head 1 2 3": st.steps.head's buttons (the Steps, Q–K and Explain views), probed "<view>.head.N".
+// A tooltip of `text` wrapped at 28 ems.
+void wrapped_tooltip(const char* text);
 void head_buttons(AppState& st, int heads, const char* view);
+// A model's figure showing one layer's heads: which layer ("Layer 2 of 4"), probed as VIEW.layer;
+// choosing one shows that layer with `head` selected. False (nothing drawn) for other figures.
+bool layer_combo(AppState& st, float s, const char* view, int head);
 // The colormap of the heatmap, the Steps view and the model view.
 void colormap_combo(ViewContext& ctx);
 // How QKᵀ is scaled, and the temperature when it is one; each recomputes the figure.

@@ -420,25 +420,8 @@ void HeatmapView::toolbar(ViewContext& ctx) {
     const float s = ctx.scale;
     const Trace& tr = st.figure.trace();
     const bool layers = st.figure.has(Detail::Layers);
-    if (layers && st.imported.show == ImportShow::Head) {  // a model's layer, its heads: which layer
-        const AttentionStack& stack = st.figure.stack(st.imported.import_stack);
-        ImGui::AlignTextToFramePadding();
-        ImGui::TextUnformatted(attn::tr(st.lang, Str::Layer));
-        ImGui::SameLine();
-        ImGui::SetNextItemWidth(110.0f * s);
-        char current[32];
-        std::snprintf(current, sizeof current, attn::tr(st.lang, Str::HeadOf), st.imported.import_layer + 1, stack.layers);
-        if (ImGui::BeginCombo("##layer", current)) {
-            for (int l = 0; l < stack.layers; ++l) {
-                char label[32];
-                std::snprintf(label, sizeof label, attn::tr(st.lang, Str::HeadOf), l + 1, stack.layers);
-                if (ImGui::Selectable(label, l == st.imported.import_layer)) select_import_map(st, l, std::max(st.heatmap.head, 0));
-            }
-            ImGui::EndCombo();
-        }
-        probe(st, "heatmap.layer");
+    if (layer_combo(st, s, "heatmap", std::max(st.heatmap.head, 0)))  // a model's layer, its heads: which layer
         same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::Head)).x + 120.0f * s);
-    }
     if (tr.heads > 1 || !layers) {  // an aggregate or rollout of a model's layers is one map
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted(attn::tr(st.lang, Str::Head));

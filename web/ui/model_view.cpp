@@ -36,18 +36,21 @@ struct Atlas {
     const Renderer* renderer = nullptr;
     const ImportedAttention* data = nullptr;
     int revision = -1, stack = -1;
+    bool rows_scaled = false;
     int tile_w = 1, tile_h = 1;  // texels of one thumbnail: keys across, queries down
 };
 
 // Every map of the stack, tile (layer, head) at texel (head·tile_w, layer·tile_h). A tile
 // smaller than its map keeps each block's largest weight (max pooling), so a sharp diagonal
 // or a column on the first token stays visible however long the sequence; blocks wholly above
-// a causal diagonal stay masked, and so do those wholly outside a layer's sliding window.
+// a causal diagonal stay masked (g = 0), those wholly outside a layer's sliding window too, as
+// such (g = 0.25: the shader's window stripes). With rows_scaled each texel row is divided by
+// its largest value, so a thin stripe of weights under 1 is as bright as a full one.
 const Atlas& atlas_for(ViewContext& ctx, Atlas& atlas) {
     const ImportView& im = ctx.state.imported;
     const Figure& figure = ctx.state.figure;
     if (atlas.renderer == &ctx.renderer && atlas.data == figure.layers.get() && atlas.revision == im.revision &&
-        atlas.stack == im.import_stack)
+        atlas.stack == im.import_stack && atlas.rows_scaled == im.rows_scaled)
         return atlas;
     const AttentionStack& s = figure.stack(im.import_stack);
     const int T_q = static_cast<int>(s.queries.size()), T_k = static_cast<int>(s.keys.size());
@@ -66,15 +69,20 @@ const Atlas& atlas_for(ViewContext& ctx, Atlas& atlas) {
             const int window = figure.window_of(im.import_stack, l);
             for (int ty = 0; ty < atlas.tile_h; ++ty) {
                 const int q0 = ty * T_q / atlas.tile_h, q1 = std::max((ty + 1) * T_q / atlas.tile_h, q0 + 1);
+                const size_t row = static_cast<size_t>(l * atlas.tile_h + ty) * W + h * atlas.tile_w;
+                float row_max = 0.0f;
                 for (int tx = 0; tx < atlas.tile_w; ++tx) {
                     const int k0 = tx * T_k / atlas.tile_w, k1 = std::max((tx + 1) * T_k / atlas.tile_w, k0 + 1);
-                    const bool masked = causal && (k0 > q1 - 1 || (window > 0 && k1 - 1 <= q0 - window));
+                    const bool later = causal && k0 > q1 - 1, outside = causal && window > 0 && k1 - 1 <= q0 - window;
                     float v = 0.0f;
-                    if (!masked) v = pooled ? m(ty, tx) : m.block(q0, k0, q1 - q0, k1 - k0).maxCoeff();
-                    const size_t i = (static_cast<size_t>(l * atlas.tile_h + ty) * W + h * atlas.tile_w + tx) * 2;
+                    if (!later && !outside) v = pooled ? m(ty, tx) : m.block(q0, k0, q1 - q0, k1 - k0).maxCoeff();
+                    const size_t i = (row + tx) * 2;
                     texels[i] = std::isfinite(v) ? v : 0.0f;
-                    texels[i + 1] = masked ? 0.0f : 1.0f;
+                    texels[i + 1] = later ? 0.0f : outside ? 0.25f : 1.0f;
+                    row_max = std::max(row_max, texels[i]);
                 }
+                if (im.rows_scaled && row_max > 0.0f)
+                    for (int tx = 0; tx < atlas.tile_w; ++tx) texels[(row + tx) * 2] /= row_max;
             }
         }
     ctx.renderer.set_atlas_values(texels, W, H);
@@ -82,6 +90,7 @@ const Atlas& atlas_for(ViewContext& ctx, Atlas& atlas) {
     atlas.data = figure.layers.get();
     atlas.revision = im.revision;
     atlas.stack = im.import_stack;
+    atlas.rows_scaled = im.rows_scaled;
     return atlas;
 }
 
@@ -142,36 +151,39 @@ const HeadScores* shown_head_scores(const AppState& st) {
     return &*live->model->heads;
 }
 
-// Every head's tag: the kind its scores clear the threshold for, with the score ("prev 0.93").
-std::vector<HeadTag> head_tags(const HeadScores& hs, Lang lang) {
+// Every head's tags: each kind its scores clear the threshold for, the highest first, with the
+// score ("induction 0.88", "first 0.52").
+std::vector<std::vector<HeadTag>> head_tags(const HeadScores& hs, Lang lang) {
     constexpr Str kFull[kHeadKinds] = {Str::HeadPrev, Str::HeadInduction, Str::HeadSink, Str::HeadDelimiter, Str::HeadDuplicate};
     constexpr Str kBrief[kHeadKinds] = {Str::HeadPrevBrief, Str::HeadInductionBrief, Str::HeadSinkBrief, Str::HeadDelimiterBrief,
                                         Str::HeadDuplicateBrief};
-    std::vector<HeadTag> tags(static_cast<size_t>(hs.layers * hs.heads));
+    std::vector<std::vector<HeadTag>> tags(static_cast<size_t>(hs.layers * hs.heads));
     for (int l = 0; l < hs.layers; ++l)
         for (int h = 0; h < hs.heads; ++h) {
-            const std::optional<HeadLabel> label = head_label(hs, l, h);
-            if (!label) continue;
-            char score[16];
-            std::snprintf(score, sizeof score, "%.2f", static_cast<double>(label->score));
-            const size_t k = static_cast<size_t>(label->kind);
-            tags[static_cast<size_t>(l * hs.heads + h)] = {std::string(tr(lang, kFull[k])) + " " + score,
-                                                           std::string(tr(lang, kBrief[k])) + " " + (score + 1)};
+            std::vector<HeadKind> kinds = head_tags(hs, l, h);
+            std::stable_sort(kinds.begin(), kinds.end(), [&](HeadKind a, HeadKind b) { return hs.at(a, l, h) > hs.at(b, l, h); });
+            for (HeadKind kind : kinds) {
+                char score[16];
+                std::snprintf(score, sizeof score, "%.2f", static_cast<double>(hs.at(kind, l, h)));
+                const size_t k = static_cast<size_t>(kind);
+                tags[static_cast<size_t>(l * hs.heads + h)].push_back(
+                    {std::string(tr(lang, kFull[k])) + " " + score, std::string(tr(lang, kBrief[k])) + " " + (score + 1)});
+            }
         }
     return tags;
 }
 
 // Learned sinks (gpt-oss): every head's mean weight on no token over its rows ("sink 0.42").
-std::vector<HeadTag> sink_tags(const AttentionStack& s, Lang lang) {
-    std::vector<HeadTag> tags(static_cast<size_t>(s.layers * s.heads));
+std::vector<std::vector<HeadTag>> sink_tags(const AttentionStack& s, Lang lang) {
+    std::vector<std::vector<HeadTag>> tags(static_cast<size_t>(s.layers * s.heads));
     for (int l = 0; l < s.layers; ++l)
         for (int h = 0; h < s.heads; ++h) {
             const Matrix& m = s.map(l, h);
             const double mean = m.rows() ? 1.0 - static_cast<double>(m.sum()) / static_cast<double>(m.rows()) : 0.0;
             char score[16];
             std::snprintf(score, sizeof score, "%.2f", std::clamp(mean, 0.0, 1.0));
-            tags[static_cast<size_t>(l * s.heads + h)] = {std::string(tr(lang, Str::HeadLearnedSink)) + " " + score,
-                                                          std::string(tr(lang, Str::HeadLearnedSinkBrief)) + " " + (score + 1)};
+            tags[static_cast<size_t>(l * s.heads + h)] = {{std::string(tr(lang, Str::HeadLearnedSink)) + " " + score,
+                                                           std::string(tr(lang, Str::HeadLearnedSinkBrief)) + " " + (score + 1)}};
         }
     return tags;
 }
@@ -259,6 +271,9 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     in.scale = sc;
     in.dark = st.theme == Theme::Dark;
     in.causal = st.figure.causal[static_cast<size_t>(im.import_stack)];
+    for (int l = 0; l < L && in.causal; ++l)
+        if (const int w = st.figure.window_of(im.import_stack, l); w > 0 && static_cast<int>(s.queries.size()) > w) in.window = true;
+    in.rows_scaled = im.rows_scaled;
     in.show = im.show == ImportShow::Head ? ModelShow::Head : im.show == ImportShow::Aggregate ? ModelShow::Aggregate : ModelShow::Rollout;
     in.layer = im.import_layer, in.head = im.import_head;
     in.layers_on = im.layers_on, in.heads_on = im.heads_on;
@@ -274,6 +289,7 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     in.words.heads = tr(st.lang, Str::CaptionHeads), in.words.layers = tr(st.lang, Str::CaptionLayers), in.words.layer = tr(st.lang, Str::LayerN);
     in.words.weight = tr(st.lang, Str::LegendWeight), in.words.masked = tr(st.lang, Str::Masked);
     in.words.kv_shared = tr(st.lang, Str::KvShared);
+    in.words.outside_window = tr(st.lang, Str::OutsideWindow), in.words.rows_scaled = tr(st.lang, Str::RowsScaledLegend);
     in.kv_heads = st.figure.kv_heads_of(im.import_stack);
     const ModelLayout layout = lay_out_model(in, measure);
     const float cell = layout.cell;
@@ -564,6 +580,12 @@ void ModelView::toolbar(ViewContext& ctx) {
     }
     ImGui::SetNextItemWidth(110.0f * sc);
     colormap_combo(ctx);
+    // Contrast: each thumbnail row scaled to its largest weight (the legend says so).
+    const char* label = tr(st.lang, Str::RowsScaled);
+    same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(label).x + 8.0f * sc);
+    ImGui::Checkbox((std::string(label) + "###model.rows").c_str(), &im.rows_scaled);
+    probe(st, "model.rows");
+    if (ImGui::IsItemHovered()) wrapped_tooltip(tr(st.lang, Str::RowsScaledTip));
 }
 
 void draw_import_progress(ViewContext& ctx) {

@@ -88,14 +88,6 @@ int token_chips(Lang lang, const std::vector<std::string>& tokens, const Palette
 
 namespace {
 
-void wrapped_tooltip(const char* text) {
-    ImGui::BeginTooltip();
-    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
-    ImGui::TextUnformatted(text);
-    ImGui::PopTextWrapPos();
-    ImGui::EndTooltip();
-}
-
 const char* scale_label(Lang lang, const Trace& tr, char* buf, size_t n) {
     switch (tr.scale.kind) {
         case ScaleKind::InvSqrtDk: std::snprintf(buf, n, attn::tr(lang, Str::ScoresOverSqrt), tr.d_k); break;

@@ -155,6 +155,7 @@ void QkView::toolbar(ViewContext& ctx) {
     AppState& st = ctx.state;
     const float s = ctx.scale;
     const Trace& tr = st.figure.trace();
+    if (layer_combo(st, s, "qk", st.steps.head) && st.qk != QkProjection::Heads) ImGui::SameLine();
     if (st.qk != QkProjection::Heads) head_buttons(st, tr.heads, "qk");
     same_line_if_fits(240.0f * s);
     segmented(st, "##qk", &st.qk,

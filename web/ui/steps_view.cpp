@@ -506,7 +506,7 @@ void window_sliders(AppState& st, const Trace& tr, float s) {
         if (ImGui::SliderInt(id, &from, 1, last + 1, shown.c_str(), ImGuiSliderFlags_AlwaysClamp)) first = from - 1;
         probe(st, id + 2);
     };
-    slider(Str::AxisQueries, "##steps.queries", st.steps.first_query, tr.T_q());
+    slider(Str::AxisQueries, "##steps.queries", st.steps.first_query, static_cast<int>(tr.attention.x_q.rows()));  // a long trace's first 16
     slider(Str::AxisKeys, "##steps.keys", st.steps.first_key, tr.T_k());
 }
 
@@ -519,6 +519,7 @@ void StepsView::toolbar(ViewContext& ctx) {
     const float s = ctx.scale;
     const Trace& tr = st.figure.trace();
     const bool rescalable = st.figure.has(Detail::Scene);
+    if (layer_combo(st, s, "steps", st.steps.head)) ImGui::SameLine();
     head_buttons(st, tr.heads, "steps");
     if (!st.steps.tiles) window_sliders(st, tr, s);
     if (st.figure.has(Detail::Projections)) ctx.views.tiles.toolbar(ctx);

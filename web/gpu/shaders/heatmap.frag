@@ -3,7 +3,8 @@
 //   0..254 is the position in the colormap range, 255 a masked cell; texel rows from u_done on
 //   are not computed yet (drawn flat, so the map visibly fills in).
 // u_tiles = 0: the model view's thumbnails, RG32F: r = the value, g = 1 where the query may
-//   attend to the key, 0 where the mask forbids it; u_range maps r to the LUT.
+//   attend to the key, 0 where the mask forbids it, 0.25 outside a sliding window; u_range maps
+//   r to the LUT.
 // Masked cells are hatched in two neutral tones so they never read as a weight of 0; those
 // outside a sliding window (u_window > 0: keys k <= q - u_window) in two warm tones striped the
 // other way; the first key's column left out of the map (u_sink_hidden) is one flat tone.
@@ -32,6 +33,7 @@ void main() {
     vec2 cell_f = v_uv * vec2(u_cells);
     ivec2 cell = clamp(ivec2(floor(cell_f)), ivec2(0), u_cells - 1);
     bool masked;
+    bool window_texel = false;  // thumbnails: g = 0.25, outside the layer's sliding window
     float t;
     if (u_tiles == 1) {
         if (cell.y >= u_done) {  // not computed yet
@@ -44,6 +46,7 @@ void main() {
     } else {
         vec2 rg = texelFetch(u_values, u_origin + cell, 0).rg;
         masked = rg.g < 0.5;
+        window_texel = rg.g > 0.125 && rg.g < 0.5;
         float span = u_range.y - u_range.x;
         t = span > 0.0 ? clamp((rg.r - u_range.x) / span, 0.0, 1.0) : 0.5;
     }
@@ -54,7 +57,7 @@ void main() {
     float k_mid = float(c0.x) + 0.5 * float(n - 1), q_mid = float(c0.y) + 0.5 * float(n - 1);
     if (masked && u_tiles == 1 && u_sink_hidden == 1 && c0.x == 0 && n == 1) {
         color = vec4(mix(u_hatch_b.rgb, u_hatch_a.rgb, 0.5), 1.0);
-    } else if (masked && u_tiles == 1 && u_window > 0 && k_mid <= q_mid - float(u_window)) {
+    } else if (masked && (u_tiles == 1 ? u_window > 0 && k_mid <= q_mid - float(u_window) : window_texel)) {
         float stripe = fract((gl_FragCoord.x - gl_FragCoord.y) / (7.0 * u_px));
         color = stripe < 0.5 ? u_window_a : u_window_b;
     } else if (masked) {
