@@ -227,6 +227,10 @@ TEST_CASE("why: bad input is one line naming the option") {
     CHECK(message([&] { one_token(gpt2, "#99999", "--contrast"); }).find("--contrast: \"#99999\": expected #ID with an id from 0 to") != std::string::npos);
     CHECK(one_token(gpt2, "#3", "--contrast") == 3);
     CHECK(one_token(gpt2, gpt2.tokenizer.text(two[0]), "--attribute") == two[0]);
+    // A text the tokenizer turns into nothing is the tokenizer's doing, said so (not config.json's).
+    const std::string empty = message([&] { encode_text(gpt2, ""); });
+    CHECK_MESSAGE((empty.find("tokenizer") != std::string::npos && empty.find("the text is empty") != std::string::npos &&
+                   empty.find("config.json") == std::string::npos), empty);
     kernels::Context ctx;
     const std::vector<int> ids = encode_text(gpt2, " the cat sat");
     std::vector<int> shorter(ids.begin(), ids.end() - 1);

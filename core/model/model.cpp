@@ -228,6 +228,11 @@ std::vector<int> encode_text(const LoadedModel& m, const std::string& text) {
     case Family::Marian: ids.push_back(m.config().eos_id); break;
     default: break;  // the Llama-like: what tokenizer.json's post-processor adds (Llama's, Gemma's BOS; Qwen's nothing)
     }
+    if (ids.empty())  // the tokenizer's doing, not config.json's
+        throw ModelError(m.folder.empty() ? "the tokenizer" : m.folder + " (its tokenizer)", "",
+                         text.empty() ? "the text is empty: type at least one token"
+                                      : "the text \"" + text.substr(0, 40) + (text.size() > 40 ? "…" : "") +
+                                            "\" produced no tokens (the tokenizer keeps none of its characters)");
     check_length(m, ids.size(), m.config().encoder_decoder() ? "the source text" : "the text");
     check_ids(m, ids, "the tokenizer's ids");
     return ids;

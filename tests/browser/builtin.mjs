@@ -97,6 +97,25 @@ await check('a model= link without map= opens the view it names on layer 1, head
   return link;
 });
 
+await check('a link names a live scene (preset=induction-circuit): its Steps open on the rows its words are about, on a phone too', async () => {
+  const shots = [];
+  for (const [w, h, name] of [[1280, 800, 'builtin-04b-linked-circuit.png'], [390, 844, 'builtin-04c-linked-circuit-phone.png']]) {
+    const other = await openPage(browser, `${url}#v=1&preset=induction-circuit`, { viewport: { width: w, height: h } });
+    const s = await until(other, (x) => settled(x) && x.view === 'steps' && x.steps_why !== '', 'the linked live scene', 60000);
+    expect(s.error === '' && s.import.layer === 1 && s.model.text.startsWith('Mira planted'), `error ${s.error}, layer ${s.import.layer + 1}`);
+    // The words' query is in the window the matrices show (its row among the 16 from Queries' first).
+    const q = Number((s.steps_why.match(/token (\d+)\)/) || [])[1]);
+    const [first] = s.steps_window;
+    expect(q >= first + 1 && q <= first + 16, `query ${q}, window from ${first + 1}`);
+    expect(w < 500 || s.widgets['steps.queries'], 'Queries in the toolbar');  // a phone's are under Options
+    await moveAway(other);
+    await shot(other, name);
+    shots.push(q);
+    await other.context().close();
+  }
+  return `query ${shots.join(', ')} in sight`;
+});
+
 await check('the induction-circuit scene: Steps of the induction head, and the words under it say why (K-composition)', async () => {
   await clickWidget(page, 'model.close');  // the scene list shows with no model open
   await until(page, (x) => !x.model.active, 'the model closed');

@@ -43,7 +43,7 @@ enum class Str {
     ShowRollout, Layer, LayerN, Reduce, ReduceMean, ReduceMax, AggLayers, AggHeads, AggAll,
     RolloutNote, RolloutSelfOnly, MapsOnDemand, MergeWords, MergeWordsTip, CloseImport, ViewModel, Reading,
     ReadingUnknown, Parsing, StepsNoQkv, StepsOnDemand, ThumbTip, ThumbClick, CaptionHeads, CaptionLayers,
-    ImportStatus, DescHead, DescAggregate, DescRollout, HintModel, HintSum, SumOfQueries,
+    ImportStatus, DescHead, DescAggregate, DescRollout, HintModel, HintExplain, HintCompare, HintHeatmapWeight, HintSum, SumOfQueries,
     // heatmap at scale (web/ui/heatmap_view.cpp)
     HeatMemory, HeatMeanHeads, HeatComputing, HeatFit,
     // a model run live (web/ui/live_panel.cpp)

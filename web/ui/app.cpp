@@ -243,6 +243,7 @@ nlohmann::json figure_state_json(const AppState& st) {
         {"window", trace.window},
         {"sink_hidden", st.sink_hidden},
         {"steps_head", st.steps.head},
+        {"steps_window", {st.steps.first_query, st.steps.first_key}},  // the 16 queries and keys shown past 16 tokens (0-based)
         {"steps_why", st.steps_why},
         {"steps_said", st.steps_said},
         {"tiles", {{"on", st.steps.tiles}, {"step", st.steps.tile_step}, {"rows", st.steps_tile().rows}, {"cols", st.steps_tile().cols}}},

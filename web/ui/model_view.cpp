@@ -646,7 +646,7 @@ void draw_import_status(ViewContext& ctx) {
         ImGui::SameLine();
         ImGui::TextDisabled("%s", attn::tr(st.lang, Str::LoadingGlyphs));
     }
-    const char* hint = attn::tr(st.lang, st.view == View::Model ? Str::HintModel : st.view == View::Lines ? Str::HintSum : Str::HintHeatmap);
+    const char* hint = view_hint(st);
     const float w = ImGui::CalcTextSize(hint).x;
     const float used = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x;
     if (used + 24.0f * ctx.scale + w <= ImGui::GetWindowContentRegionMax().x) {

@@ -485,6 +485,8 @@ float status_height(const AppState& st, float s) {
     return h + ImGui::GetStyle().ItemSpacing.y + 4.0f * s;
 }
 
+
+
 void draw_status(ViewContext& ctx) {
     AppState& st = ctx.state;
     const std::string status = status_text(st);
@@ -500,8 +502,7 @@ void draw_status(ViewContext& ctx) {
         ImGui::TextDisabled("%s", attn::tr(st.lang, Str::LoadingGlyphs));
     }
     const std::string note = export_note(st.lang, ctx.panels.exports);  // where the last export went, for a few seconds
-    const char* hint = !note.empty() ? note.c_str()
-                                     : attn::tr(st.lang, st.view == View::Lines ? Str::HintLines : st.view == View::Heatmap ? Str::HintHeatmap : Str::HintSteps);
+    const char* hint = !note.empty() ? note.c_str() : view_hint(st);
     const float w = ImGui::CalcTextSize(hint).x;
     const float used = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x;
     if (used + 24.0f * ctx.scale + w <= ImGui::GetWindowContentRegionMax().x) {
@@ -668,6 +669,20 @@ void draw_app(ViewContext& ctx, bool figure_only) {
         drag_scroll(ctx.panels.drag_scrolling, s, false);
         ImGui::End();
     }
+}
+
+const char* view_hint(const AppState& st) {
+    const Lang lang = st.lang;
+    switch (st.view) {
+        case View::Lines: return tr(lang, st.figure.has(Detail::Layers) ? Str::HintSum : Str::HintLines);
+        case View::Heatmap: return tr(lang, st.figure.has(Detail::Scores) ? Str::HintHeatmap : Str::HintHeatmapWeight);
+        case View::Steps: return tr(lang, Str::HintSteps);
+        case View::Model: return tr(lang, Str::HintModel);
+        case View::Explain: return tr(lang, Str::HintExplain);
+        case View::Compare: return tr(lang, Str::HintCompare);
+        case View::Qk: return tr(lang, Str::QkHint);
+    }
+    return "";
 }
 
 }  // namespace attn

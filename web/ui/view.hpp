@@ -183,6 +183,8 @@ void draw_panels(ViewContext& ctx, ExplainInput& in, ImVec2 min, ImVec2 max, con
                  const std::function<void(const ExplainLayout&)>& hover);
 // Their words when there is nothing to draw: centred near the top, probed as "<probe>.note".
 void draw_panels_note(ViewContext& ctx, Str note, ImVec2 min, ImVec2 max, const char* probe);
+// The status bar's hint: what the pointer does in the view shown (its cells, numbers, points).
+const char* view_hint(const AppState& st);
 
 // Text helpers shared by the views.
 // Draws text rotated by -90° (reading upwards) with its start at `bottom_left`.
