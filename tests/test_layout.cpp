@@ -547,7 +547,8 @@ TEST_CASE("steps layout: past 16 tokens, the window shows the rows and keys aske
     REQUIRE(tr.T_q() == 40);
     const std::vector<Step> steps = pipeline_steps(tr, 0, false);
     std::vector<std::pair<float, float>> ranges(steps.size(), {0.0f, 1.0f});
-    for (const auto& [first_query, first_key, row0, key0] : {std::array<int, 4>{20, 30, 20, 24}, {0, 0, 0, 0}, {-3, 99, 0, 24}}) {
+    for (const std::array<int, 4>& window : {std::array<int, 4>{20, 30, 20, 24}, {0, 0, 0, 0}, {-3, 99, 0, 24}}) {
+        const int first_query = window[0], first_key = window[1], row0 = window[2], key0 = window[3];  // asked; shown (clamped)
         CAPTURE(first_query);
         CAPTURE(first_key);
         StepsInput in;

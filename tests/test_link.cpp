@@ -233,6 +233,12 @@ TEST_CASE("every bad link names its parameter, and the figure stays") {
         CHECK(st.view == View::Heatmap);
         CHECK(st.showing_preset());  // the scene box names the scene still shown, not "(custom scene)"
     }
+    // An old link's tile= (it counted steps) opens the same step, written back as tile_step=; not both.
+    const LinkResult old = decode_link("v=1&preset=masked-apple&view=steps&tiles=2x2&tile=6");
+    REQUIRE(old.ok());
+    CHECK(old.link.tile_step == 5);
+    CHECK(encode_link(old.link).find("tile_step=6") != std::string::npos);
+    CHECK(decode_link("v=1&tile=6&tile_step=6").param == "tile_step");
     // An unknown name is answered with the names there are, the live scenes' among them.
     CHECK(decode_link("v=1&preset=nope").error.find("i-am-good, ") != std::string::npos);
     CHECK(decode_link("v=1&preset=nope").error.find(", induction-circuit, ") != std::string::npos);
@@ -472,7 +478,7 @@ std::map<std::string, ParamSamples> param_samples() {
         {"sink", {{"hidden", "shown"}, "gone"}},
         {"rows", {{"weight", "max"}, "row"}},
         {"tiles", {{"off", "auto", "2x2", "4x8"}, "2by2"}},
-        {"tile", {{"1", "5"}, "0"}},
+        {"tile_step", {{"1", "5"}, "0"}},
         {"qk", {{"pca", "tsne", "heads"}, "umap"}},
     };
 }
@@ -592,7 +598,7 @@ TEST_CASE("set-view takes and get-state reports the parameters with a message ty
     CHECK(fields == 23);
     AppState st = app_with("multi-head-rain");
     json reply = json::parse(handle_message(st, R"({"type":"attnviz:set-view","lineheads":"1"})"));
-    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, tiles, tile, qk, token, theme, size, lang, panels, compare, knockout, knockout_mode, hide, importance, attribution, lens, patching, generate, temperature, top_k, seed, step)");
+    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, tiles, tile_step, qk, token, theme, size, lang, panels, compare, knockout, knockout_mode, hide, importance, attribution, lens, patching, generate, temperature, top_k, seed, step)");
 }
 
 TEST_CASE("LINKS.md's parameter table is link_parameters_markdown()") {

@@ -223,14 +223,14 @@ TEST_CASE("steps: qwen3 (q/k norm, RoPE, GQA): Q as projected, normed, the angle
         const float x = q_normed.values(p, c), x_pair = q_normed.values(p, pair);
         CHECK(q_rotated.values(p, c) == (c < 8 ? x * cos - x_pair * sin : x * cos + x_pair * sin));
         const std::string said = explain_rotation(f, q_normed.values, q_rotated.values, p, c, "q");
-        const std::string want = "pair (3, 11), p = 3\np·θ_i = 3 × 0.0316228 = 0.0948683\ncos = " + format_number(cos) +
+        const std::string want = "pair (3, 11), p = 3 (token 4)\np·θ_i = 3 × 0.0316228 = 0.0948683\ncos = " + format_number(cos) +
                                  ", sin = " + format_number(sin) + "\nq′ = q·cos " + (c < 8 ? "−" : "+") +
                                  " q_pair·sin\n   = " + factor_text(x) + "×" + factor_text(cos) + (c < 8 ? " − " : " + ") +
                                  factor_text(x_pair) + "×" + factor_text(sin) + "\n   = " + format_number(q_rotated.values(p, c));
         CHECK(said == want);
     }
     CHECK(std::abs(f.rope_angle(p, 2) - 3.0 * std::pow(1e6, -4.0 / 16.0)) < 1e-6);
-    CHECK(explain_angle(f, p, 2).starts_with("θ_i = 1e+06^(−2·2/16) = 0.0316228\npair (3, 11), p = 3\np·θ_i = 3 × 0.0316228 = 0.0948683\n"));
+    CHECK(explain_angle(f, p, 2).starts_with("θ_i = 1e+06^(−2·2/16) = 0.0316228\npair (3, 11), p = 3 (token 4)\np·θ_i = 3 × 0.0316228 = 0.0948683\n"));
 
     // RMSNorm(Q): the row's root mean square and the gain, ending in the number shown.
     const std::string norm = explain_norm(q.values, q_normed.values, f.q_norm_gain, f.norm_eps, p, 5, "q");

@@ -222,7 +222,8 @@ TEST_CASE("Q–K space SVG: a mark per query and key, the statements, a selected
     svg = write_svg(tr, o);
     CHECK(xml_problem(svg) == "");
     CHECK(test::occurrences(svg, "class=\"head-label\"") == tr.heads);
-    CHECK(test::occurrences(svg, "class=\"token query\"") == tr.heads * tr.T_q());
+    CHECK(test::occurrences(svg, "class=\"token query\"") == tr.heads * tr.T_q() + 1);  // and the legend's
+    CHECK(test::occurrences(svg, "class=\"token key\"") == tr.heads * tr.T_k() + 1);
     CHECK(svg_size_problem(tr, o) == "");
 }
 

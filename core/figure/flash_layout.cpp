@@ -156,16 +156,16 @@ std::vector<FlashBlock> flash_blocks(const FlashInput& in) {
         if (f.skipped) {
             FlashBlock& b = add(FlashPart::S, FlashLine::Skip, "M_ij = \xe2\x88\x92\xe2\x88\x9e", shape_text("B_r", "B_c", n, w),
                                 Matrix::Constant(n, w, -INFINITY), f.r0);
-            b.col_heads = keys(f.c0, f.c1), b.hatch_inf = true, b.masked = masked;
+            b.col_heads = keys(f.c0, f.c1), b.col0 = f.c0, b.hatch_inf = true, b.masked = masked;
             return blocks;
         }
         FlashBlock& s = add(FlashPart::S, FlashLine::S, "S = " + capped, shape_text("B_r", "B_c", n, w), f.s, f.r0);
-        s.col_heads = keys(f.c0, f.c1), s.hatch_inf = true, s.masked = masked, s.lo = in.s_lo, s.hi = in.s_hi;
+        s.col_heads = keys(f.c0, f.c1), s.col0 = f.c0, s.hatch_inf = true, s.masked = masked, s.lo = in.s_lo, s.hi = in.s_hi;
         FlashBlock& m = add(FlashPart::M, FlashLine::M, "m \xe2\x86\x92 m\xe2\x80\xb2", shape_text("B_r", "2", n, 2),
                             side_by_side(f.m_old, f.m_new), f.r0);
         m.col_heads = {"m", "m\xe2\x80\xb2"}, m.lo = in.s_lo, m.hi = in.s_hi;
         FlashBlock& p = add(FlashPart::P, FlashLine::P, "P = e^(S \xe2\x88\x92 m\xe2\x80\xb2)", shape_text("B_r", "B_c", n, w), f.p, f.r0);
-        p.col_heads = keys(f.c0, f.c1), p.hatch_inf = true, p.masked = masked, p.lo = 0.0f, p.hi = 1.0f;
+        p.col_heads = keys(f.c0, f.c1), p.col0 = f.c0, p.hatch_inf = true, p.masked = masked, p.lo = 0.0f, p.hi = 1.0f;
         FlashBlock& a = add(FlashPart::Alpha, FlashLine::Alpha, "\xce\xb1 = e^(m \xe2\x88\x92 m\xe2\x80\xb2)", shape_text("B_r", "1", n, 1),
                             Matrix(f.alpha.transpose()), f.r0);
         a.col_heads = {"\xce\xb1"}, a.lo = 0.0f, a.hi = 1.0f;

@@ -118,6 +118,7 @@ struct FlashBlock {
     std::string label, shape;       // "S = Q_i K_jᵀ·scale", "B_r×B_c = 2×2"
     Matrix values;                  // masked scores −∞
     int row0 = 0;                   // the query of its first row
+    int col0 = 0;                   // the key of its first column (S, P: the tile's first key; else 0)
     int rows = 0;                   // of the whole matrix (the grid shows at most kStepsMaxShown)
     std::vector<std::string> col_heads;  // over the columns: key tokens, "m" "m′", "ℓ" "ℓ′"; empty: none
     bool hatch_inf = false;         // −∞ and the 0 it gives hatched (S and P of a partly masked tile)

@@ -227,9 +227,14 @@ QkGridLayout lay_out_qk_grid(const QkGridInput& in, const TextMeasure& m) {
     QkGridLayout L;
     const int n = static_cast<int>(in.planes->size());
     if (n == 0) return L;
-    const float s = in.scale, gap = 10.0f * s, margin = 12.0f * s;
-    L.title_h = m.size(FontRole::Small) + 4.0f * s;
-    const float w = std::max(in.box.w() - 2.0f * margin, 40.0f * s), h = std::max(in.box.h() - 2.0f * margin, 40.0f * s);
+    const float s = in.scale, gap = 10.0f * s, margin = 12.0f * s, ss = m.size(FontRole::Small);
+    L.title_h = ss + 4.0f * s;
+    const float heading_h = in.heading.empty() ? 0.0f : m.wrapped_height(in.heading, FontRole::Small, in.box.w() - 2.0f * margin) + 6.0f * s;
+    const float legend_h = ss + 10.0f * s;
+    L.heading_y = in.box.y0 + margin;
+    const float top = L.heading_y + heading_h;
+    const float w = std::max(in.box.w() - 2.0f * margin, 40.0f * s), h = std::max(in.box.y1 - margin - legend_h - top, 40.0f * s);
+    L.legend_y = top + h + 6.0f * s;
     // Columns that give the squarest panels.
     int best_cols = 1;
     float best = 0.0f;
@@ -242,7 +247,7 @@ QkGridLayout lay_out_qk_grid(const QkGridInput& in, const TextMeasure& m) {
     const int rows = (n + best_cols - 1) / best_cols;
     const float pw = (w - gap * (best_cols - 1)) / best_cols, ph = (h - gap * (rows - 1)) / rows;
     for (int i = 0; i < n; ++i) {
-        const float x = in.box.x0 + margin + (i % best_cols) * (pw + gap), y = in.box.y0 + margin + (i / best_cols) * (ph + gap);
+        const float x = in.box.x0 + margin + (i % best_cols) * (pw + gap), y = top + (i / best_cols) * (ph + gap);
         L.panels.push_back({x, y, x + pw, y + ph});
     }
     return L;
@@ -274,6 +279,22 @@ std::vector<Item> qk_grid_items(const QkGridLayout& L, const QkGridInput& in, co
         for (int j = 0; j < p.T_k; ++j) items.push_back(qk_mark(false, at[static_cast<size_t>(p.T_q + j)], r, kc, j));
         for (int i = 0; i < p.T_q; ++i) items.push_back(qk_mark(true, at[static_cast<size_t>(i)], r, qc, i));
     }
+    const float margin = 12.0f * s, ss = m.size(FontRole::Small);
+    if (!in.heading.empty()) {
+        items.push_back(text_item(ItemRole::Heading, in.box.x0 + margin, L.heading_y, FontRole::Small, pal.text_muted, in.heading,
+                                  m.width(in.heading, FontRole::Small)));
+        items.back().wrap = in.box.w() - 2.0f * margin;
+    }
+    // The legend under the panels, as the single plane's: ● queries  ■ keys.
+    const float lr = 5.0f * s;
+    float x = in.box.x0 + margin;
+    items.push_back(qk_mark(true, {x + lr, L.legend_y + ss * 0.5f}, lr, qc, -1));
+    x += 2.0f * lr + 5.0f * s;
+    items.push_back(text_item(ItemRole::LegendLabel, x, L.legend_y, FontRole::Small, pal.text, in.queries, m.width(in.queries, FontRole::Small)));
+    x += m.width(in.queries, FontRole::Small) + 16.0f * s;
+    items.push_back(qk_mark(false, {x + lr, L.legend_y + ss * 0.5f}, lr, kc, -1));
+    x += 2.0f * lr + 5.0f * s;
+    items.push_back(text_item(ItemRole::LegendLabel, x, L.legend_y, FontRole::Small, pal.text, in.keys, m.width(in.keys, FontRole::Small)));
     return items;
 }
 

@@ -110,12 +110,15 @@ struct QkGridInput {
     int current = 0;                    // the head the single view shows: outlined
     int hover = -1;
     std::vector<std::string> titles;    // per head: "head 2 · r = −0.61" (qk_grid_titles)
+    std::string heading;                // above the panels: "layer 2 · every head, by PCA …" ("": none)
+    std::string queries = "queries", keys = "keys";  // the legend under them
 };
 std::vector<std::string> qk_grid_titles(const std::vector<QkPlane>& planes, const QkWords& words);
 
 struct QkGridLayout {
     std::vector<Box> panels;            // per head
     float title_h = 0.0f;
+    float heading_y = 0.0f, legend_y = 0.0f;  // the heading's and the legend's lines
     int hit(float x, float y) const;    // the head under (x, y), −1 none
 };
 

@@ -245,18 +245,19 @@ inline std::string factor_text(float x) {
     return s[0] == '-' ? "(" + s + ")" : s;
 }
 
-// The angle of pair i (its dimensions counted from 1, as the columns) at position p (from 0),
+// The angle of pair i (its dimensions counted from 1, as the columns) at position p (from 0, as
+// RoPE's formula counts; the token's number from 1, as every row and tooltip counts, beside it),
 // and its cos and sin as the rotation uses them (times the attention factor a of yarn and
 // longrope). Lines short enough for a phone's tooltip:
-//   pair (3, 11), p = 3
+//   pair (3, 11), p = 3 (token 4)
 //   p·θ_i = 3 × 0.0316228 = 0.0948683
 //   cos = 0.9955, sin = 0.0948        or   cos = a·cos(p·θ_i) = …
 //                                          sin = a·sin(p·θ_i) = …, a = 1.19
 inline std::string angle_lines(const FamilyTrace& f, int p, int i) {
     const int half = f.rope_dim / 2;
     const double theta_i = f.rope_inv_freq.at(static_cast<size_t>(i));
-    std::string s = "pair (" + std::to_string(i + 1) + ", " + std::to_string(i + half + 1) + "), p = " + std::to_string(p) +
-                    "\np·θ_i = " + std::to_string(p) + " × " + format_general(theta_i) + " = " + format_general(p * theta_i) + "\n";
+    std::string s = "pair (" + std::to_string(i + 1) + ", " + std::to_string(i + half + 1) + "), p = " + std::to_string(p) + " (token " +
+                    std::to_string(p + 1) + ")\np·θ_i = " + std::to_string(p) + " × " + format_general(theta_i) + " = " + format_general(p * theta_i) + "\n";
     const std::string cos = format_number(f.rope_cos(p, i)), sin = format_number(f.rope_sin(p, i));
     const double a = f.rope_attention_factor;
     if (std::fabs(a - 1.0) > 1e-9)
@@ -266,7 +267,7 @@ inline std::string angle_lines(const FamilyTrace& f, int p, int i) {
 
 // Angle (p, i) of the table p·θ_i: θ_i from the base (without rope scaling), then angle_lines:
 //   θ_i = 1e+06^(−2·2/16) = 0.0316228
-//   pair (3, 11), p = 3
+//   pair (3, 11), p = 3 (token 4)
 //   p·θ_i = 3 × 0.0316228 = 0.0948683
 //   cos = 0.9955, sin = 0.0948
 inline std::string explain_angle(const FamilyTrace& f, int p, int i) {
@@ -279,7 +280,7 @@ inline std::string explain_angle(const FamilyTrace& f, int p, int i) {
 
 // A rotated number (p, c) of Q′ or K′ (`name`: "q" or "k"; `before`, `after`: the head before
 // and after the rotation): its pair's angle, cos and sin, and the turn written out:
-//   pair (3, 11), p = 2
+//   pair (3, 11), p = 2 (token 3)
 //   p·θ_i = 2 × 0.1 = 0.2
 //   cos = 0.9801, sin = 0.1987
 //   q′ = q·cos − q_pair·sin

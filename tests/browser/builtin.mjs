@@ -235,7 +235,7 @@ await check('a live model in the tiles mode: tile sizes from the on-chip memory,
   await moveAway(page);
   await shot(page, 'builtin-07-tiles-auto.png');
   await page.context().close();
-  const small = await openPage(browser, `${url}#v=1&model=tiny-lm&view=steps&tiles=2x4&tile=1000&text=${encodeURIComponent(text)}`);
+  const small = await openPage(browser, `${url}#v=1&model=tiny-lm&view=steps&tiles=2x4&tile_step=1000&text=${encodeURIComponent(text)}`);
   s = await until(small, (x) => settled(x) && x.steps['tile.diff'], 'the last step of 2×4 tiles', 60000);
   const diff = Number(s.steps_said.match(/Largest difference: ([^,]+),/)[1]);
   expect(/float rounding only/.test(s.steps_said), `said: ${s.steps_said}`);

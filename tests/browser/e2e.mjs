@@ -357,7 +357,7 @@ try {
     expect(diff <= 1e-6 && /float rounding only/.test(s.steps_said), `said: ${s.steps_said}`);
     await moveAway(p);
     await shot(p, 'tiles-04-check.png');
-    const link = await until(p, (x) => /tiles=2x2/.test(x.link) && /tile=7/.test(x.link), 'the link');
+    const link = await until(p, (x) => /tiles=2x2/.test(x.link) && /tile_step=7/.test(x.link), 'the link');
     // The same step from its link, in Chinese.
     const zh = await openPage(browser, `${url}#${link.link.replace(/^#/, '')}&lang=zh`.replace('&lang=en', ''));
     s = await until(zh, (x) => x.lang === 'zh' && x.steps['tile.diff'], 'the check, 中文');
@@ -381,7 +381,7 @@ try {
     await pointAt(p, q);
     s = await until(p, (x) => x.hover && x.hover.side === 'query' && x.hover.index === 4, 'the hovered query');
     const word = s.queries[4].trim();
-    s = await until(p, (x) => x.steps_said.includes(`Query “${word}” lies nearest`), 'the nearest keys of query 5');
+    s = await until(p, (x) => x.steps_said.includes(`query “${word}” lies nearest`), 'the nearest keys of query 5');
     const hover = await shot(p, 'qk-02-hover-query.png');
     expect(differing(pca, hover, s.figure) > 200, 'hovering a query drew no lines');
     await moveAway(p);

@@ -185,7 +185,7 @@ await check('390×844: a tap on a text box focuses the text field inside the tap
 });
 
 await check('390×844: the tiles mode lays the map, the pseudocode and the tile\'s matrices out down the page, no caption over another', async () => {
-  const page = await open('v=1&preset=masked-apple&view=steps&tiles=2x2&tile=4', [390, 844]);
+  const page = await open('v=1&preset=masked-apple&view=steps&tiles=2x2&tile_step=4', [390, 844]);
   const s = await until(page, (x) => x.steps['tiles.map'] && x.steps['tile.o'], 'the tiles on a phone');
   const map = s.steps['tiles.map'], code = s.steps['tiles.code'];
   expect(code[1] >= map[1] + map[3], `the pseudocode ${code} is not under the map ${map}`);

@@ -289,8 +289,9 @@ constexpr LinkParam kParams[] = {
      .from_app = [](LinkState& l, const AppState& st) { l.tiles = st.steps.tiles, l.tile = st.steps.tile; },
      .to_app = [](AppState& st, const LinkState& l) { st.steps.tiles = l.tiles, st.steps.tile = l.tile; }},
 
-    {.name = "tile",
-     .what = "Steps view, tiles: the step shown (a tile, a query tile's division by ℓ, the final check)",
+    {.name = "tile_step",
+     .what = "Steps view, tiles: the step shown (a tile, a query tile's division by ℓ, the final check); links "
+             "before 2026-11-29 named it `tile`, still read",
      .values = "its number from 1",
      .default_value = "1",
      .message = LinkMessage::Integer,
@@ -1027,6 +1028,13 @@ std::string encode_link(const LinkState& l, LinkSceneCache* cache) {
     return out;
 }
 
+namespace {
+
+// A parameter's new name for the name older links wrote ("" for none): tile counted steps.
+std::string_view renamed(std::string_view old) { return old == "tile" ? "tile_step" : ""; }
+
+}  // namespace
+
 LinkResult decode_link(std::string_view hash) {
     LinkResult r;
     auto fail = [&](std::string param, const std::string& problem) {
@@ -1054,7 +1062,7 @@ LinkResult decode_link(std::string_view hash) {
         auto value = percent_decode(pair.substr(eq + 1));
         if (key->empty()) return fail("link", "a parameter without a name: " + shown_value(pair));
         if (!value) return fail(*key, "bad %-escape in " + shown_value(pair.substr(eq + 1)));
-        if (!seen.insert(*key).second) return fail(*key, "given twice");
+        if (!seen.insert(renamed(*key).empty() ? *key : std::string(renamed(*key))).second) return fail(*key, "given twice");
         if (*key == kVersionParam.name) {
             if (std::string problem = kVersionParam.parse(r.link, *value); !problem.empty()) return fail(*key, problem);
             versioned = true;
@@ -1063,6 +1071,7 @@ LinkResult decode_link(std::string_view hash) {
         if (!versioned) return fail(kVersionParam.name, missing_version);
         if (value->empty()) return fail(*key, "empty value");
         const LinkParam* p = find_link_parameter(*key);
+        if (!p) p = find_link_parameter(renamed(*key));  // an old link's name
         if (!p) return fail(*key, "unknown parameter");
         try {
             std::string problem = p->parse(r.link, *value);
@@ -1286,6 +1295,7 @@ std::string handle_message(AppState& st, std::string_view message_json) {
     for (const auto& [key, value] : msg.items()) {
         if (key == "type" || key == "id") continue;
         const LinkParam* p = find_link_parameter(key);
+        if (!p) p = find_link_parameter(renamed(key));  // an older embedder's name
         if (!p || p->message == LinkMessage::None) {
             std::string fields;
             for (const LinkParam& f : kParams)

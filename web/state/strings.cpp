@@ -593,13 +593,19 @@ constexpr Entry kTable[] = {
      "q·k 与平面上距离的相关系数：r = %s（为负：键越近，注意力越多）。"},
     {Str::QkQueries, "queries", "查询"},
     {Str::QkKeys, "keys", "键"},
-    {Str::QkNearest, "Query %s lies nearest to keys %s and %s.", "查询 %s 离键 %s 和 %s 最近。"},
-    {Str::QkNearestOne, "Query %s lies nearest to key %s.", "查询 %s 离键 %s 最近。"},
+    {Str::QkNearest, "In this plane, query %s lies nearest to keys %s and %s.", "在这个平面上，查询 %s 离键 %s 和 %s 最近。"},
+    {Str::QkNearestOne, "In this plane, query %s lies nearest to key %s.", "在这个平面上，查询 %s 离键 %s 最近。"},
+    {Str::QkStrongest,
+     "Its largest weight is on %s (%.2f): the weight reads q\u00b7k over all %d dimensions (with the scale and the mask), "
+     "the plane only two directions of them.",
+     "它的最大权重在 %s 上（%.2f）：权重读的是全部 %d 维上的 q\u00b7k（连同缩放和掩码），平面只取其中两个方向。"},
     {Str::QkHeadTitle, "head %d · r = %s", "头 %d · r = %s"},
     {Str::QkNoQk, "The Q–K space needs queries and keys: a scene, or a live model's head. This map has only its weights.",
      "Q–K 空间需要查询和键：场景，或实时模型的某个头。这张图只有权重。"},
     {Str::QkHint, "hover a query for its lines to the keys; click to pin it", "悬停在查询上查看它连向各键的线；点击固定"},
     {Str::QkHeadsHint, "click a head to see its plane", "点击一个头查看它的平面"},
+    {Str::QkHeadsHeading, "every head's queries and keys, by PCA (r: q\u00b7k against the distance); click a head for its plane",
+     "每个头的查询和键，PCA 投影（r：q\u00b7k 与距离的相关）；点击一个头查看它的平面"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 

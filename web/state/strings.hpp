@@ -89,7 +89,7 @@ enum class Str {
     CapTileTiles, CapTileDirect, CapTileDiff,
     // the Q–K space view (core/figure/qk_layout.hpp)
     ViewQk, QkPca, QkTsne, QkHeads, QkWhatPca, QkWhatTsne, QkTsneTooMany, QkNormalized, QkCorrelation, QkQueries, QkKeys,
-    QkNearest, QkNearestOne, QkHeadTitle, QkNoQk, QkHint, QkHeadsHint,
+    QkNearest, QkNearestOne, QkStrongest, QkHeadTitle, QkNoQk, QkHint, QkHeadsHint, QkHeadsHeading,
     Count
 };
 

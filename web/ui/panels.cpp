@@ -680,7 +680,7 @@ const char* view_hint(const AppState& st) {
         case View::Model: return tr(lang, Str::HintModel);
         case View::Explain: return tr(lang, Str::HintExplain);
         case View::Compare: return tr(lang, Str::HintCompare);
-        case View::Qk: return tr(lang, Str::QkHint);
+        case View::Qk: return tr(lang, st.qk == QkProjection::Heads ? Str::QkHeadsHint : Str::QkHint);
     }
     return "";
 }

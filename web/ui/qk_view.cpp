@@ -45,14 +45,25 @@ namespace {
 
 // [SECTION] Words ------------------------------------------------------------------------------
 
-// "Query “sat” lies nearest to keys “cat” and “The”.": the plane's two nearest keys it may attend to.
-std::string nearest_words(const AppState& st, const Trace& trace, const QkPlane& p, int query) {
+// "In this plane, query “sat” lies nearest to keys “cat” and “The”. Its largest weight is on
+// “<|endoftext|>” (0.57): …": the plane's two nearest keys it may attend to, and where its weight
+// goes (nearness in two directions is not the weight, which reads all of d_k).
+std::string nearest_words(const AppState& st, const Trace& trace, const QkPlane& p, int head, int query) {
     const std::vector<int> near = nearest_keys(p.points, p.T_q, query, 2, trace.allowed);
     if (near.empty()) return "";
     const std::string q = quoted_token(trace.queries[static_cast<size_t>(query)]);
     const std::string k0 = quoted_token(trace.keys[static_cast<size_t>(near[0])]);
-    if (near.size() == 1) return printf_string(attn::tr(st.lang, Str::QkNearestOne), q.c_str(), k0.c_str());
-    return printf_string(attn::tr(st.lang, Str::QkNearest), q.c_str(), k0.c_str(), quoted_token(trace.keys[static_cast<size_t>(near[1])]).c_str());
+    std::string out = near.size() == 1 ? printf_string(attn::tr(st.lang, Str::QkNearestOne), q.c_str(), k0.c_str())
+                                       : printf_string(attn::tr(st.lang, Str::QkNearest), q.c_str(), k0.c_str(),
+                                                       quoted_token(trace.keys[static_cast<size_t>(near[1])]).c_str());
+    std::vector<float> weights(static_cast<size_t>(trace.T_k()));
+    attention_rows(trace, head, query, query + 1, weights.data());
+    const int top = static_cast<int>(std::max_element(weights.begin(), weights.end()) - weights.begin());
+    if (std::find(near.begin(), near.end(), top) == near.end())
+        out += (st.lang == Lang::Zh ? "" : " ") + printf_string(attn::tr(st.lang, Str::QkStrongest),
+                                                                quoted_token(trace.keys[static_cast<size_t>(top)]).c_str(),
+                                                                static_cast<double>(weights[static_cast<size_t>(top)]), trace.d_k);
+    return out;
 }
 
 }  // namespace
@@ -79,7 +90,11 @@ void QkView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     if (st.qk == QkProjection::Heads) {  // every head of the layer: a click opens its plane
         QkGridInput in;
         in.planes = &c.heads, in.box = box, in.scale = s, in.dark = st.theme == Theme::Dark, in.current = head;
-        in.titles = qk_grid_titles(c.heads, qk_words(st.lang));
+        const QkWords words = qk_words(st.lang);
+        in.titles = qk_grid_titles(c.heads, words);
+        in.queries = words.queries, in.keys = words.keys;
+        in.heading = (st.figure.has(Detail::Layers) ? printf_string(attn::tr(st.lang, Str::LayerN), st.imported.import_layer + 1) + " \xc2\xb7 " : "") +
+                     attn::tr(st.lang, Str::QkHeadsHeading);
         QkGridLayout layout = lay_out_qk_grid(in, measure);
         in.hover = pointer ? layout.hit(io.MousePos.x, io.MousePos.y) : -1;
         if (in.hover >= 0) ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
@@ -131,16 +146,14 @@ void QkView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
 
     // The words for the twin and the tooltip: the selected query's nearest keys, else the last query's.
     const int about = in.query >= 0 ? in.query : plane.T_q - 1;
-    const std::string nearest = nearest_words(st, trace, plane, about);
+    const std::string nearest = nearest_words(st, trace, plane, head, about);
     st.steps_said = in.what + " " + in.correlation + (nearest.empty() ? "" : " " + nearest);
     if (in.query >= 0 || in.key >= 0) {
         ImGui::BeginTooltip();
         if (in.query >= 0) {
+            ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
             ImGui::TextUnformatted(nearest.c_str());
-            const auto top = std::max_element(in.weights.begin(), in.weights.end());
-            const int k = static_cast<int>(top - in.weights.begin());
-            ImGui::TextDisabled("%s \xe2\x86\x92 %s  %.2f", quoted_token(trace.queries[static_cast<size_t>(in.query)]).c_str(),
-                                quoted_token(trace.keys[static_cast<size_t>(k)]).c_str(), static_cast<double>(*top));  // its strongest key
+            ImGui::PopTextWrapPos();
         } else {
             ImGui::Text("%s %s", attn::tr(st.lang, Str::QkKeys), quoted_token(trace.keys[static_cast<size_t>(in.key)]).c_str());
         }

@@ -222,7 +222,7 @@ void TilesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         ImGui::PushTextWrapPos(wrap);
         if (hover.block >= 0) {
             const FlashBlock& b = blocks[static_cast<size_t>(hover.block)];
-            ImGui::Text("%s  [%d, %d] = %s", b.label.c_str(), b.row0 + hover.row + 1, hover.col + 1,
+            ImGui::Text("%s  [%d, %d] = %s", b.label.c_str(), b.row0 + hover.row + 1, b.col0 + hover.col + 1,  // the map's row and column, from 1
                         format_number(b.values(hover.row, hover.col)).c_str());
             ImGui::TextDisabled("%s", pseudocode_line(b.line).text);
             ImGui::Separator();
