@@ -225,7 +225,7 @@ void check_lines(const Trace& tr, const SvgOptions& o, const FakeMeasure& m, con
         deviation.near(e->num("x"), query ? left + w : left, "label x");
         deviation.near(e->num("y"), std::floor((b.y0 + b.y1) * 0.5f - L.fs * 0.5f) + m.ascent(L.font), "label baseline");
         deviation.near(e->num("font-size"), m.em(L.font), "label font-size");
-        CHECK(e->text == xml_escape(std::string(token_text(t))));
+        CHECK(e->text == xml_escape(token_text(t)));
         // A CJK run is a <tspan> in the fallback font's size: one per run of such characters.
         const bool cjk = std::any_of(t.begin(), t.end(), [](char c) { return static_cast<unsigned char>(c) >= 0xe3; });
         CHECK((e->tspans > 0) == cjk);

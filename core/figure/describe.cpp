@@ -38,7 +38,7 @@ private:
     std::vector<HeadRows> heads_;
 };
 
-std::string label(const std::string& token) { return std::string(token_text(token)); }
+std::string label(const std::string& token) { return token_text(token); }
 
 // "“a” attends most to “b” (0.91), then “c” (0.05), then “d” (0.02)": the three strongest
 // weights of a row or column (none below 0.005), or "" when all are masked.

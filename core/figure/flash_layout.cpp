@@ -223,6 +223,8 @@ FlashLayout lay_out_flash(const FlashInput& in, const std::vector<FlashBlock>& b
     float y = margin;
     L.heading_y = in.y0 + y;
     y += m.wrapped_height(in.heading, FontRole::Body, inner_w) + 10.0f * s;
+    L.verdict_y = in.y0 + y;  // the check's verdict (the largest difference), above the map that may pass the fold
+    if (!in.verdict.empty()) y += m.wrapped_height(in.verdict, FontRole::Body, inner_w) + 10.0f * s;
 
     // The map of tiles under its title: cells a little taller than a number's row while they
     // fit, smaller past that (no labels nor running state once a row is shorter than the text).
@@ -286,8 +288,6 @@ FlashLayout lay_out_flash(const FlashInput& in, const std::vector<FlashBlock>& b
     }
     y = flow.bottom();
     content_w = std::max(content_w, flow.content_w);
-    // The check's verdict under its blocks.
-    if (!in.verdict.empty()) y += 10.0f * s + m.wrapped_height(in.verdict, FontRole::Body, inner_w);
     L.content_w = content_w, L.content_h = y + margin;
     return L;
 }
@@ -359,7 +359,7 @@ StepsItems flash_items(const FlashLayout& L, const FlashInput& in, const std::ve
     if (L.map_labels)
         for (int q = 0; q < t.T_q; ++q)
             text(ItemRole::RowLabel, in.x0 + margin, L.map_y + q * c + (c - ss) * 0.5f, FontRole::Small, pal.text,
-                 std::string(token_text(tr.queries[static_cast<size_t>(q)])), q);
+                 token_text(tr.queries[static_cast<size_t>(q)]), q);
     for (const FlashTile& f : t.tiles) {
         const Box box{L.map_x + f.c0 * c, L.map_y + f.r0 * c, L.map_x + f.c1 * c, L.map_y + f.r1 * c};
         const int state = tile_state(in, f.i, f.j);
@@ -451,11 +451,9 @@ StepsItems flash_items(const FlashLayout& L, const FlashInput& in, const std::ve
     }
 
     // The current step's matrices.
-    float bottom = 0.0f;
     for (size_t i = 0; i < blocks.size(); ++i) {
         const FlashBlock& b = blocks[i];
         const FlashBlockBox& box = L.boxes[i];
-        bottom = std::max(bottom, box.y + box.h);
         items.push_back(text_item(ItemRole::Heading, box.x, box.y, FontRole::Body, pal.text, b.label, m.width(b.label, FontRole::Body)));
         text(ItemRole::Caption, box.x, box.y + fs + 2.0f * s, FontRole::Small, pal.text_muted, b.shape);
         if (i > 0 && std::fabs(L.boxes[i - 1].y - box.y) < 1.0f)
@@ -492,7 +490,7 @@ StepsItems flash_items(const FlashLayout& L, const FlashInput& in, const std::ve
         }
     }
     if (!in.verdict.empty()) {
-        items.push_back(text_item(ItemRole::Note, in.x0 + margin, bottom + 10.0f * s, FontRole::Body, pal.text, in.verdict,
+        items.push_back(text_item(ItemRole::Note, in.x0 + margin, L.verdict_y, FontRole::Body, pal.text, in.verdict,
                                   m.width(in.verdict, FontRole::Body)));
         items.back().wrap = inner_w;
     }

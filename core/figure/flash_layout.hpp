@@ -142,6 +142,7 @@ struct FlashLayout {
     float cell_w = 0.0f, cell_h = 0.0f;  // a number's cell
     float label_w = 0.0f, gap = 0.0f, title_h = 0.0f;
     float heading_y = 0.0f;
+    float verdict_y = 0.0f;              // the check's verdict: under the heading, in sight without scrolling
     // The map of tiles: cells of `cell` × `cell` from (map_x, map_y); the running m and ℓ in two
     // columns from state_x (only when a row is tall enough for a number: has_state).
     float map_x = 0.0f, map_y = 0.0f, cell = 0.0f, overview_y = 0.0f, overview_w = 0.0f;  // overview_w: its title's wrap

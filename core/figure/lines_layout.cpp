@@ -429,7 +429,7 @@ LinesItems lines_items(const LinesLayout& L, const LinesSelection& selection, Li
         const Color ink = tint_t > 0.55f && !L.dark ? pal.on_tint : pal.text;
         const std::string& t = query ? tr.queries[i] : tr.keys[i];
         items.push_back(text_item(ItemRole::TokenLabel, r.x0 + pad, (r.y0 + r.y1) * 0.5f - fs * 0.5f, L.font, ink,
-                                  std::string(token_text(t)), label_w, query ? Item::Right : Item::Left, i));
+                                  token_text(t), label_w, query ? Item::Right : Item::Left, i));
     };
     // Summed attention of the set, per visible head: Σ over the set's rows (1×T_k each).
     std::vector<RowVector> sums;

@@ -169,12 +169,12 @@ StepsItems steps_items(const StepsLayout& L, const StepsInput& in, const StepsLa
         const bool masks = step.kind == StepKind::Masked || step.kind == StepKind::Weights;
         const auto& row_tokens = step_rows_are_keys(step.kind) ? tr.keys : tr.queries;
         for (int r = 0; r < b.rows; ++r)
-            small_text(ItemRole::RowLabel, b.x, b.grid_y + r * cell_h + 3.0f * s, pal.text, std::string(token_text(row_tokens[b.row0 + r])), b.row0 + r);
+            small_text(ItemRole::RowLabel, b.x, b.grid_y + r * cell_h + 3.0f * s, pal.text, token_text(row_tokens[b.row0 + r]), b.row0 + r);
         if (b.key_header || b.pair_header)  // the keys' tokens, or the pair of dimensions an angle turns
             for (int c = 0; c < b.cols; ++c) {
                 const int half = tr.family.rope_dim / 2;
-                const std::string t = b.key_header ? std::string(token_text(tr.keys[b.col0 + c]))
-                                                   : "(" + std::to_string(c + 1) + ", " + std::to_string(c + 1 + half) + ")";
+                const std::string t = b.key_header ? token_text(tr.keys[b.col0 + c])
+                                                   : printf_string("(%d, %d)", c + 1, c + 1 + half);
                 const float w = std::min(m.width(t, FontRole::Small), cell_w - 2.0f * s);
                 out.clips.push_back({b.grid_x + c * cell_w, b.grid_y - ss - 4.0f * s, b.grid_x + (c + 1) * cell_w, b.grid_y});
                 small_text(ItemRole::ColLabel, b.grid_x + (c + 0.5f) * cell_w - w * 0.5f, b.grid_y - ss - 3.0f * s, pal.text, t, b.col0 + c);

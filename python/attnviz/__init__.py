@@ -16,7 +16,7 @@ plus width and height (pixels, or a CSS length such as "100%").
 """
 import os
 
-from ._figure import CJK, LINK_PARAMETERS, Figure, builtin_models, link_hash, safetensors_bytes
+from ._figure import CJK, LINK_PARAMETERS, Figure, builtin_models, fit_panels, link_hash, safetensors_bytes
 from ._inputs import normalize
 
 __all__ = ["show", "show_model", "save_html", "builtin_models", "Figure", "LINK_PARAMETERS"]
@@ -41,7 +41,7 @@ def show(attention=None, tokens=None, *, target_tokens=None, encoder_attentions=
     if "view" not in link and "map" not in link and all(s.maps.shape[:2] == (1, 1) for s in stacks):
         link["view"] = "heatmap"  # one map: no layers × heads grid to choose from
     cjk = any(CJK.search(t) for s in stacks for t in s.queries + s.keys)
-    return Figure(link_hash(link), attention=safetensors_bytes(stacks, name), name=name, cjk=cjk, width=width, height=height)
+    return Figure(link_hash(fit_panels(link, height)), attention=safetensors_bytes(stacks, name), name=name, cjk=cjk, width=width, height=height)
 
 
 def show_model(model, text, *, source=None, width=None, height=None, **link):
@@ -62,7 +62,7 @@ def show_model(model, text, *, source=None, width=None, height=None, **link):
     data = {"model": model} if builtin else {"hf": model}
     data.update(text=text, source=source)
     link.setdefault("view", "heatmap")
-    return Figure(link_hash(link, **data), name=model.replace("/", "-"), models=[model] if builtin else [],
+    return Figure(link_hash(fit_panels(link, height), **data), name=model.replace("/", "-"), models=[model] if builtin else [],
                   hub=None if builtin else os.environ.get("HF_ENDPOINT"), cjk=bool(CJK.search(text + (source or ""))),
                   width=width, height=height)
 

@@ -76,6 +76,21 @@ LINK_PARAMETERS = ("view", "head", "tiles", "tile_step", "qk", "token", "theme",
 DATA_PARAMETERS = ("preset", "scene", "model", "hf", "text", "source")
 
 
+# The height the full app (panels=1) needs in an output: below it the panel beside the figure is
+# cut short (a live model's next tokens), so a shorter output is figure-only whatever panels= says.
+PANELS_HEIGHT = 640
+
+
+def fit_panels(link, height):
+    """link with panels off when `height` (pixels, or a CSS length in px) is below PANELS_HEIGHT."""
+    pixels = height if isinstance(height, (int, float)) and not isinstance(height, bool) else None
+    if isinstance(height, str) and height.endswith("px") and re.fullmatch(r"\d+(\.\d+)?px", height):
+        pixels = float(height[:-2])
+    if link.get("panels") in (True, 1, "1") and pixels is not None and pixels < PANELS_HEIGHT:
+        link = dict(link, panels=False)
+    return link
+
+
 def link_hash(parameters, **data):
     """The link's hash (SPEC.md §4) from keyword arguments: True/False as 1/0, lists comma-joined."""
     for key in parameters:

@@ -139,6 +139,15 @@ def test_show_model(app, monkeypatch):
         attnviz.show_model("tiny-lm", 3)
 
 
+def test_a_short_output_is_figure_only(app):
+    # The full app needs PANELS_HEIGHT: below it the panel beside the figure is cut short.
+    assert "panels=0" in attnviz.show_model("tiny-circuits", "The cat sat", height=560, panels=True).hash
+    assert "panels=0" in attnviz.show_model("tiny-circuits", "The cat sat", height="600px", panels=True).hash
+    assert "panels=1" in attnviz.show_model("tiny-circuits", "The cat sat", height=720, panels=True).hash
+    assert "panels=1" in attnviz.show_model("tiny-circuits", "The cat sat", height="80vh", panels=True).hash
+    assert "panels=0" in attnviz.show(softmax(np.zeros((1, 2, 2, 2))), list("ab"), height=500, panels=1).hash
+
+
 def test_bad_sizes_and_keywords():
     a = softmax(np.zeros((1, 1, 2, 2)))
     with pytest.raises(ValueError, match="^width/height"):

@@ -48,7 +48,7 @@ await check('the panel\'s Threads setting moves a page asked for 1 thread to 2, 
   const page = await openPage(browser, `${url}?threads=1${hash}`);
   let s = await until(page, settled, 'tiny-lm loaded and run', 90000);
   expect(s.threads === 1 && s.most_threads === 2, `${s.threads} threads, at most ${s.most_threads} (this machine: 2 cores)`);
-  // A press at the slider's right end sets its largest value (ImGui's sliders jump to the press).
+  // The + at the setting's right end: 2 threads, and the model runs again on them.
   s = await state(page);
   const [x, y, w, h] = s.widgets['model.threads'];
   const k = await cssScale(page);
@@ -56,7 +56,8 @@ await check('the panel\'s Threads setting moves a page asked for 1 thread to 2, 
   await page.mouse.down();
   await waitFrames(page, 3);
   await page.mouse.up();
-  s = await until(page, (x) => x.threads === 2, 'the setting at 2 threads', 10000);
+  const revision = s.model.input_revision;
+  s = await until(page, (x) => x.threads === 2 && settled(x) && x.model.run_revision > revision, 'the setting at 2 threads, run again', 30000);
   await shot(page, 'threads-02-setting.png');
   // The next run (a space typed and taken back: the same text) uses 2 threads: the same numbers.
   const before = s.model.input_revision;

@@ -303,23 +303,38 @@
     } catch (e) { /* no storage: nothing stored */ }
     Module.ccall('attnviz_hub_stored', null, ['string'], [JSON.stringify(list)]);
   }
+  // A size: bytes, -1 not known (the Hub answered no: no such repo), -2 the Hub not reached
+  // (offline). The first listing is asked alone: when the Hub cannot be reached, every size is -2
+  // without the other requests (each would fail, and log, the same way).
   function hubDialog(ids) {
     hubStoredList();
     const endpoint = hubEndpoint();
-    ids.forEach(async function (id) {
+    const report = function (id, bytes) { Module.ccall('attnviz_hub_size', null, ['string', 'number'], [id, bytes]); };
+    async function size(id) {
+      let r;
       try {
-        const r = await fetch(endpoint + '/api/models/' + id + '/revision/main?blobs=true');
-        if (!r.ok) throw new Error('HTTP ' + r.status);
+        r = await fetch(endpoint + '/api/models/' + id + '/revision/main?blobs=true');
+      } catch (e) {
+        return -2;  // a network error: no answer at all
+      }
+      try {
+        if (!r.ok) return -1;
         const sizes = {};
         for (const s of (await r.json()).siblings || []) sizes[s.rfilename] = s.size !== undefined ? s.size : (s.lfs && s.lfs.size) || 0;
         const weights = 'model.safetensors' in sizes ? sizes['model.safetensors']
           : Object.keys(sizes).filter(isShard).reduce(function (a, n) { return a + sizes[n]; }, 0);
-        const bytes = kHubFiles.reduce(function (a, n) { return a + (sizes[n] || 0); }, weights);
-        Module.ccall('attnviz_hub_size', null, ['string', 'number'], [id, bytes]);
+        return kHubFiles.reduce(function (a, n) { return a + (sizes[n] || 0); }, weights);
       } catch (e) {
-        Module.ccall('attnviz_hub_size', null, ['string', 'number'], [id, -1]);  // not known: offline, or no such repo
+        return -1;
       }
-    });
+    }
+    (async function () {
+      if (!ids.length) return;
+      const first = await size(ids[0]);
+      report(ids[0], first);
+      if (first === -2) { ids.slice(1).forEach(function (id) { report(id, -2); }); return; }
+      ids.slice(1).forEach(async function (id) { report(id, await size(id)); });
+    })();
   }
   async function hubRemove(repo, commit) {
     try {

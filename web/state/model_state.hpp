@@ -105,7 +105,7 @@ struct ModelSession {
     // The Hub dialog (web/ui/live_panel.cpp): the suggested models' sizes as their repos' listings
     // give them (bytes, by id; the page looks them up when the dialog opens), and the models
     // stored (the page: in the browser's storage; desktop: in huggingface_hub's cache).
-    std::map<std::string, double> hub_sizes;
+    std::map<std::string, double> hub_sizes;  // bytes; −1 not listed by the Hub, −2 the Hub not reached
     struct StoredHubModel {
         std::string id, commit;
         double bytes = 0;

@@ -47,7 +47,7 @@ enum class Str {
     // heatmap at scale (web/ui/heatmap_view.cpp)
     HeatMemory, HeatMeanHeads, HeatComputing, HeatFit,
     // a model run live (web/ui/live_panel.cpp)
-    OpenLiveModel, OpenLiveModelTip, OpenHub, HubIntroPage, HubIntroDesktop, HubId, HubBadId, HubSuggested, HubAddress, HubStored,
+    OpenLiveModel, OpenLiveModelTip, OpenHub, HubIntroPage, HubIntroDesktop, HubId, HubBadId, HubSuggested, HubOffline, HubNoSize, HubAddress, HubStored,
     HubNoneStored, HubRemove, HubStorageFull, FolderPath, SectionLive, LiveText, LiveSource, LiveTarget, LiveTranslate,
     LiveTranslateTip, NextTokens, LiveReading, LiveFetching, CancelFetch, LiveLoading, LiveRunning, CloseModel, LiveThreads, LiveThreadsTip, LiveLastRun, LiveStatus, CapXModel, SectionMaps,
     // what a head does (core/model/heads.hpp), on the model view's thumbnails: full and brief

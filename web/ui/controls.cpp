@@ -13,8 +13,17 @@ void same_line_if_fits(float w) {
     if (x + w <= ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
 }
 
+// A group of width w that starts where the cursor stands (after a SameLine): on the next line
+// when it would pass the right edge.
+void wrap_unless_fits(float w) {
+    const float x = ImGui::GetCursorPosX();
+    if (x > ImGui::GetCursorStartPos().x + 1.0f && x + w > ImGui::GetWindowContentRegionMax().x) ImGui::NewLine();
+}
+
 // "Head 1 2 3": st.steps.head's buttons (the Steps and Explain views), probed "<view>.head.N".
 void head_buttons(AppState& st, int heads, const char* view) {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    wrap_unless_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::Head)).x + heads * (ImGui::GetFrameHeight() * 1.2f + style.ItemSpacing.x));
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(attn::tr(st.lang, Str::Head));
     for (int h = 0; h < heads; ++h) {
@@ -33,6 +42,7 @@ void head_buttons(AppState& st, int heads, const char* view) {
 bool layer_combo(AppState& st, float s, const char* view, int head) {
     if (!st.figure.has(Detail::Layers) || st.imported.show != ImportShow::Head) return false;
     const AttentionStack& stack = st.figure.stack(st.imported.import_stack);
+    wrap_unless_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::Layer)).x + ImGui::GetStyle().ItemSpacing.x + 110.0f * s);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(attn::tr(st.lang, Str::Layer));
     ImGui::SameLine();

@@ -5,6 +5,8 @@
 // [SECTION] Figure only
 #include "link_panel.hpp"
 
+#include "controls.hpp"
+
 #include "link_state.hpp"
 #include "platform.hpp"
 
@@ -136,6 +138,10 @@ void draw_figure_only(ViewContext& ctx) {
         if (v.view != View::Lines) ImGui::SameLine();
         if (toggle_button(tr(st.lang, v.label), st.view == v.view)) st.view = v.view;
         probe(st, v.probe);
+    }
+    if (st.figure.has(Detail::Layers) && st.imported.show == ImportShow::Head) {  // a model's map: which layer, then which head
+        ImGui::SameLine(0.0f, 12.0f * s);
+        layer_combo(st, s, "strip", st.imported.import_head);
     }
     const int heads = st.figure.trace().heads;
     if (!st.figure.empty() && heads > 1) {

@@ -63,6 +63,7 @@ void open_hub_control(ViewContext& ctx) {
     if (small_button(st, tr(st.lang, Str::OpenHub))) {
         std::string ids;
         for (const char* id : kHubSuggestions) ids += std::string(ids.empty() ? "" : "\n") + id;
+        ms.hub_sizes.clear();  // asked again: a size from before (online then) is not this answer
         platform::hub_dialog_opened(ids.c_str());
         if (!platform::kBrowser) {  // desktop: what the cache holds (huggingface_hub's, shared with transformers)
             ms.hub_stored.clear();
@@ -98,6 +99,11 @@ void open_hub_control(ViewContext& ctx) {
     }
 
     section(tr(st.lang, Str::HubSuggested));
+    const bool offline = std::any_of(ms.hub_sizes.begin(), ms.hub_sizes.end(), [](const auto& s) { return s.second == -2.0; });
+    if (offline) {  // once, rather than a "?" on every line
+        ImGui::TextDisabled("%s", tr(st.lang, Str::HubOffline));
+        probe(st, "hub.offline");
+    }
     const float size_x = ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("0000.0 MB").x;
     for (const char* suggestion : kHubSuggestions) {
         if (ImGui::Selectable(suggestion, panels.hub_id == suggestion, ImGuiSelectableFlags_AllowDoubleClick | ImGuiSelectableFlags_DontClosePopups)) {
@@ -105,9 +111,9 @@ void open_hub_control(ViewContext& ctx) {
             open |= ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left);
         }
         probe(st, ("hub.suggestion." + std::string(suggestion)).c_str());
-        if (auto it = ms.hub_sizes.find(suggestion); it != ms.hub_sizes.end()) {
+        if (auto it = ms.hub_sizes.find(suggestion); it != ms.hub_sizes.end() && it->second != -2.0) {
             ImGui::SameLine(size_x);
-            ImGui::TextDisabled("%s", it->second >= 0 ? byte_size(it->second).c_str() : "?");
+            ImGui::TextDisabled("%s", it->second >= 0 ? byte_size(it->second).c_str() : tr(st.lang, Str::HubNoSize));
         }
     }
 
@@ -178,8 +184,14 @@ void draw_live_controls(ViewContext& ctx) {
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted(tr(st.lang, Str::LiveThreads));
         ImGui::SameLine();
-        ImGui::SetNextItemWidth(6.0f * ImGui::GetFontSize());
-        if (ImGui::SliderInt("##model.threads", &threads, 1, ms.most_threads)) set_model_threads(ms, threads);
+        // The count written plainly, − and + beside it (a slider's handle sat over its value); a new
+        // count runs the model again, so "last run" is that count's time.
+        ImGui::SetNextItemWidth(7.0f * ImGui::GetFontSize());
+        if (ImGui::InputInt("##model.threads", &threads, 1, 1, ImGuiInputTextFlags_EnterReturnsTrue) &&
+            std::clamp(threads, 1, ms.most_threads) != ms.threads_used()) {
+            set_model_threads(ms, threads);
+            model_input_changed(st);
+        }
         probe(st, "model.threads");
         char tip[320];
         std::snprintf(tip, sizeof tip, tr(st.lang, Str::LiveThreadsTip), ms.most_threads);
