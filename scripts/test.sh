@@ -95,6 +95,8 @@ chain_wasm() {
     step browser-notebook node tests/browser/notebook.mjs "$artifacts/notebook" "$artifacts/browser-notebook" build-web/model-refs
     step browser-phone node tests/browser/phone.mjs build-web/site "$artifacts/browser-phone"
     step browser-a11y node tests/browser/a11y.mjs build-web/site "$artifacts/browser-a11y"
+    # A newcomer's path: every built-in scene by link, every view, desktop, phone and 中文; the docs' links.
+    step browser-newcomer node tests/browser/newcomer.mjs build-web/site "$artifacts/browser-newcomer"
     after native-build  # the experiments compare the page with the native command line
     step browser-experiments node tests/browser/experiments.mjs build-web/site "$artifacts/browser-experiments" build/attnviz
 }

@@ -617,6 +617,31 @@ TEST_CASE("a link opens a live scene by its name, as the list does") {
         CHECK(std::string(shown_live_scene(st)->name) == "induction-circuit");
         CHECK(st.model.text == listed.model.text);
     }
+    {  // The same live link again with another view (a reader's address bar): the model's figure stays.
+        AppState st;
+        REQUIRE(open_link(st, "v=1&preset=induction-circuit"));
+        until_live(st);
+        for (int i = 0; i < 100 && st.model.busy(); ++i) advance_model(st, 1.0);
+        REQUIRE(open_link(st, "v=1&preset=induction-circuit&view=heatmap"));
+        for (int i = 0; i < 100 && st.model.busy(); ++i) advance_model(st, 1.0);
+        CHECK(st.figure.has(Detail::Layers));
+        CHECK(st.figure.live != nullptr);
+        CHECK(st.view == View::Heatmap);
+        CHECK(st.imported.import_layer == listed.imported.import_layer);
+    }
+    {  // From one live scene to another of another model, by link: the new model runs on its text.
+        AppState st;
+        REQUIRE(open_link(st, "v=1&preset=trained-heads"));
+        until_live(st);
+        for (int i = 0; i < 100 && st.model.busy(); ++i) advance_model(st, 1.0);
+        REQUIRE(open_link(st, "v=1&preset=translate-numbers"));
+        for (int i = 0; i < 200 && (st.model.loading || st.model.busy() || st.model.run_revision != st.model.input_revision); ++i)
+            advance_model(st, 1.0);
+        CHECK(st.model.run_revision == st.model.input_revision);
+        REQUIRE(st.figure.live);
+        CHECK(st.figure.live->model->name == "tiny-translator");
+        CHECK(std::string(shown_live_scene(st)->name) == "translate-numbers");
+    }
     // trained-heads picks its head by score once the model is in.
     AppState st;
     REQUIRE(open_link(st, "v=1&preset=trained-heads"));

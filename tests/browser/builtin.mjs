@@ -176,7 +176,9 @@ await check('the translate-numbers scene translates with tiny-translator and sho
 await check('the why-induction scene: the lens, attribution and patching grids of tiny-circuits, as its caption says', async () => {
   const tall = await openPage(browser, `${url}#v=1&preset=i-am-good`, { viewport: { width: 1280, height: 1900 } });
   await pickPreset(tall, 'live.why-induction');
-  const s = await until(tall, (x) => settled(x) && x.model.patching && x.model.lens && x.model.attribution, 'the why scene\'s grids', 90000);
+  // (the grids are drawn the frame after the run's numbers are in: wait for the lens's last cell)
+  const s = await until(tall, (x) => settled(x) && x.model.patching && x.model.lens && x.model.attribution && x.widgets['model.lens.2.15'],
+                        'the why scene\'s grids', 90000);
   const a = s.model.attribution, lens = s.model.lens, p = s.model.patching;
   const last = lens[lens.length - 1].length - 1;
   expect(lens.map((row) => row[last][3]).join(',') === '206,268,1', `the prediction's rank by layer ${lens.map((row) => row[last][3])}`);

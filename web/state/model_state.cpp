@@ -636,6 +636,10 @@ void advance_model(AppState& st, double budget_seconds) {
             if (!ms.loading->done()) return;
             ms.model = std::make_shared<const LoadedModel>(ms.loading->take());
             ms.loading.reset();
+            if (ms.job) {  // a run the model before this one started while this one loaded: not this model's
+                ms.job->cancel.store(true);
+                ms.job.reset();
+            }
             ms.run_revision = -1;
             // A first model reads the sentence the scene had (unless a link gave its text).
             if (ms.text.empty()) ms.text = st.target_text;
@@ -646,9 +650,12 @@ void advance_model(AppState& st, double budget_seconds) {
             ms.loading.reset();
             ms.slice.reset(), ms.slice_request.reset();
         }
-        return;
+        // Loaded: its first run starts in this frame. (The page draws frames while the session
+        // is busy; with the load done and no run started, none would come to start it.)
+        if (ms.loading || !ok) return;
     }
     if (!ms.model) return;
+    if (!ms.builtin.empty() && ms.model->name != ms.builtin) return;  // another built-in model on its way (the page fetches it)
     if (ms.job && ms.job->revision != ms.input_revision) {  // typed on: the newest text wins
         ms.job->cancel.store(true);  // a thread running it stops after its slice
         ms.job.reset();

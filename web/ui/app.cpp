@@ -4,6 +4,7 @@
 #include "builtin.hpp"
 #include "link_panel.hpp"
 #include "link_state.hpp"
+#include "live_scenes.hpp"
 #include "export.hpp"
 #include "kernels.hpp"
 #include "panels.hpp"
@@ -219,6 +220,9 @@ nlohmann::json figure_state_json(const AppState& st) {
     for (const auto& r : st.key_rects) keys.push_back(rect(r));
     json steps = json::object();
     for (const auto& [name, r] : st.step_rects) steps[name] = rect(r);
+    json scene_list = json::array();
+    for (const Scene& p : presets()) scene_list.push_back(p.name);
+    for (const LiveScene& l : live_scenes()) scene_list.push_back(l.name);
     // The mask cell by cell for small figures only: at thousands of tokens it would be megabytes a call.
     json allowed = json::array();
     const bool small_mask = trace.allowed.size() <= 65536;
@@ -251,6 +255,7 @@ nlohmann::json figure_state_json(const AppState& st) {
         {"text_scale", st.text_scale},
         {"lang", st.lang == Lang::Zh ? "zh" : "en"},
         {"showing_preset", st.showing_preset()},
+        {"scenes", scene_list},  // every built-in scene's name, the live ones after the presets
         {"preset", st.preset_name},
         {"figure_name", st.figure.name},
         {"kind", kind_name(trace.kind)},
@@ -259,6 +264,7 @@ nlohmann::json figure_state_json(const AppState& st) {
         {"heads", trace.heads},
         {"allowed", allowed},
         {"error", st.error},
+        {"hint", view_hint(st)},  // the status bar's
         {"hover", ref(st.hover)},
         {"pinned", ref(st.pinned)},
         {"lines_drawn", st.lines_drawn},
