@@ -26,8 +26,9 @@ const { browser, url } = await startSuiteOrEnd('browser-newcomer', siteDir, arti
 
 // [what a view may say] ------------------------------------------------------------------------
 
-// The views a figure has: a model's (live) add the model grid; Compare needs a second text.
-const viewsOf = (s) => ['lines', 'heatmap', 'steps', 'explain', 'qk', ...(s.model.active ? ['model'] : [])];
+// The views a figure has (Steps twice: its matrices, then FlashAttention's tiles): a model's (live)
+// add the model grid; Compare needs a second text.
+const viewsOf = (s) => ['lines', 'heatmap', 'steps', 'steps&tiles=auto', 'explain', 'qk', ...(s.model.active ? ['model'] : [])];
 // What a view's hint may not name: cells where there are none.
 const wrongHint = { lines: /cell|格子/, qk: /cell|格子/, model: /cell|格子/, steps: /cell|格子/ };
 const settled = (s) => !s.model.active || (!s.model.busy && s.model.run_revision === s.model.input_revision && s.model.figure &&
@@ -77,12 +78,13 @@ for (const size of sizes) {
     for (const name of names.filter((n) => size.scenes(n, live.has(n)))) {
       let s = await go(page, `v=1&preset=${name}&lang=${size.lang}`);
       if (s.error) { found.push(`${name}: ${s.error}`); continue; }
-      for (const view of viewsOf(s)) {
-        s = await go(page, `v=1&preset=${name}&lang=${size.lang}&view=${view}`);
+      for (const views of viewsOf(s)) {
+        const view = views.split('&')[0];
+        s = await go(page, `v=1&preset=${name}&lang=${size.lang}&view=${views}`);
         await moveAway(page);
         s = await state(page);
-        for (const p of problems(s, view)) found.push(`${name} ${view}: ${p}`);
-        await shot(page, path.join(size.name, `${name}-${view}.png`));
+        for (const p of problems(s, view)) found.push(`${name} ${views}: ${p}`);
+        await shot(page, path.join(size.name, `${name}-${views.replace(/[&=]/g, '-')}.png`));
         ++shown;
       }
     }
