@@ -13,7 +13,11 @@
 namespace attn::test {
 
 // A page of docs/, whole (ATTN_TEST_DATA is tests/data).
-inline std::string docs_path(const char* page) { return std::string(ATTN_TEST_DATA) + "/../../docs/" + page; }
+inline std::string docs_path(const char* page) {
+    std::string path = ATTN_TEST_DATA;  // appended, not operator+: GCC 12 warns of a false overflow there
+    path.append("/../../docs/").append(page);
+    return path;
+}
 
 inline std::string read_docs_page(const std::string& path) {
     std::ifstream in(path, std::ios::binary);

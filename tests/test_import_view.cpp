@@ -15,8 +15,9 @@ std::string model_json(bool causal) {
     const char* full = "[[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.1, 0.2, 0.7]]";
     const char* other = causal ? "[[1, 0, 0], [0.5, 0.5, 0], [0.6, 0.2, 0.2]]" : "[[0.2, 0.2, 0.6], [0.3, 0.3, 0.4], [0.1, 0.8, 0.1]]";
     const std::string a = causal ? lower : full;
-    return std::string(R"({"model": "tiny", "tokens": ["The", "\u0120cat", "\u0120sat"], "attention": [)") + "[" + a + ", " +
-           other + "], [" + other + ", " + a + "]]}";
+    std::string json = R"({"model": "tiny", "tokens": ["The", "\u0120cat", "\u0120sat"], "attention": [)";
+    json.append("[").append(a).append(", ").append(other).append("], [").append(other).append(", ").append(a).append("]]}");
+    return json;
 }
 
 attn::AppState with_preset() {

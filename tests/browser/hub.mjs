@@ -174,5 +174,24 @@ await check('with the Hub stopped, a reload opens the model from the browser\'s 
   return s.model.summary;
 });
 
+await check('offline (the Hub stopped): the dialog says so once, asks one listing and not the other ten', async () => {
+  await until(page, settled, 'the stored model run', 60000);  // (the panel stops moving)
+  await clickWidget(page, 'model.close');  // the Hub button is the scene section's, shown without a model
+  await until(page, (st) => st.widgets['hub.open'], 'the Hub button');
+  const before = requests.length;
+  await clickWidget(page, 'hub.open');
+  const s = await until(page, (st) => Object.keys(st.model.hub_sizes || {}).length === 11 && st.widgets['hub.offline'],
+                        'every size unknown, said once', 30000).catch(async (e) => {
+    const st = await state(page);
+    throw new Error(`${e.message.slice(0, 60)}; sizes ${JSON.stringify(st.model.hub_sizes)}; hub widgets ${Object.keys(st.widgets).filter((k) => k.startsWith('hub'))}`);
+  });
+  expect(Object.values(s.model.hub_sizes).every((v) => v === -2), `sizes ${JSON.stringify(s.model.hub_sizes)}`);
+  const asked = requests.slice(before).filter(([, u]) => u.includes('/api/models/'));
+  expect(asked.length === 1, `listings asked: ${asked.map(([, u]) => u).join(', ')}`);
+  await shot(page, 'hub-07-offline.png');
+  await clickWidget(page, 'hub.close');
+  return `${asked.length} listing asked`;
+});
+
 slow.proc.kill();
 await finishSuite('browser-hub');

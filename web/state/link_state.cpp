@@ -663,7 +663,7 @@ constexpr LinkParam kParams[] = {
      },
      .format = [](const LinkState& l) {
          std::string s;
-         for (int j : l.hidden) s += (s.empty() ? "" : ",") + std::to_string(j + 1);
+         for (int j : l.hidden) s.append(s.empty() ? "" : ",").append(std::to_string(j + 1));
          return s;
      },
      .from_app = [](LinkState& l, const AppState& st) { l.hidden = st.model.experiment.hidden; },

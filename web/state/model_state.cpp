@@ -624,36 +624,39 @@ void run_in_background(const std::shared_ptr<ModelJob>& job, const std::shared_p
 
 }  // namespace
 
+bool advance_loading(AppState& st, double budget_seconds) {
+    ModelSession& ms = st.model;
+    if (!ms.loading) return true;
+    const Clock::time_point start = Clock::now();
+    auto time_left = [&] { return std::chrono::duration<double>(Clock::now() - start).count() < budget_seconds; };
+    const bool ok = guarded(st, ms.loading_name, [&] {
+        do ms.loading->step();  // the loader's steps are about 16 MB each: a few ms
+        while (!ms.loading->done() && !ms.loading->wanted() && time_left());
+        if (const std::optional<FileRange>& w = ms.loading->wanted(); w && !ms.slice) ms.slice = ms.slice_request = *w;
+        if (!ms.loading->done()) return;
+        ms.model = std::make_shared<const LoadedModel>(ms.loading->take());
+        ms.loading.reset();
+        if (ms.job) {  // a run the model before this one started while this one loaded: not this model's
+            ms.job->cancel.store(true);
+            ms.job.reset();
+        }
+        ms.run_revision = -1;
+        // A first model reads the sentence the scene had (unless a link gave its text).
+        if (ms.text.empty()) ms.text = st.target_text;
+        if (ms.source.empty()) ms.source = st.source_text.empty() ? st.target_text : st.source_text;
+        apply_pick_head(st);
+    });
+    if (!ok) {
+        ms.loading.reset();
+        ms.slice.reset(), ms.slice_request.reset();
+    }
+    return !ms.loading && ok;
+}
+
 void advance_model(AppState& st, double budget_seconds) {
     ModelSession& ms = st.model;
     const Clock::time_point start = Clock::now();
-    auto time_left = [&] { return std::chrono::duration<double>(Clock::now() - start).count() < budget_seconds; };
-    if (ms.loading) {  // the loader's steps are about 16 MB each: a few ms
-        const bool ok = guarded(st, ms.loading_name, [&] {
-            do ms.loading->step();
-            while (!ms.loading->done() && !ms.loading->wanted() && time_left());
-            if (const std::optional<FileRange>& w = ms.loading->wanted(); w && !ms.slice) ms.slice = ms.slice_request = *w;
-            if (!ms.loading->done()) return;
-            ms.model = std::make_shared<const LoadedModel>(ms.loading->take());
-            ms.loading.reset();
-            if (ms.job) {  // a run the model before this one started while this one loaded: not this model's
-                ms.job->cancel.store(true);
-                ms.job.reset();
-            }
-            ms.run_revision = -1;
-            // A first model reads the sentence the scene had (unless a link gave its text).
-            if (ms.text.empty()) ms.text = st.target_text;
-            if (ms.source.empty()) ms.source = st.source_text.empty() ? st.target_text : st.source_text;
-            apply_pick_head(st);
-        });
-        if (!ok) {
-            ms.loading.reset();
-            ms.slice.reset(), ms.slice_request.reset();
-        }
-        // Loaded: its first run starts in this frame. (The page draws frames while the session
-        // is busy; with the load done and no run started, none would come to start it.)
-        if (ms.loading || !ok) return;
-    }
+    if (!advance_loading(st, budget_seconds)) return;  // loaded in this frame: its first run starts in it too
     if (!ms.model) return;
     if (!ms.builtin.empty() && ms.model->name != ms.builtin) return;  // another built-in model on its way (the page fetches it)
     if (ms.job && ms.job->revision != ms.input_revision) {  // typed on: the newest text wins

@@ -249,6 +249,10 @@ std::vector<HeadRef> knocked_heads(const AppState& st);
 // shows the run in the same frame (web/ui/panels.cpp draw_app; the figure-only embed calls it
 // before its figure, link_panel.cpp).
 void advance_model(AppState& st, double budget_seconds);
+// Its first part: the loader's steps (false while it loads, or when the load failed). A window
+// filled between frames (App::model_window_filled) takes only this part: a run, and the figure it
+// changes, belong to a frame, which then draws what it shows.
+bool advance_loading(AppState& st, double budget_seconds);
 // The app's budget: slices that fit in 25 ms, at least one (GPT-2 small's longest, a feed-forward
 // block, was 75 ms in wasm; with its weights packed at load the page's worst frame while it runs
 // is 34–42 ms, docs/BENCHMARKS.md), so frames stay under 100 ms.

@@ -155,7 +155,7 @@ void App::ask_for_model_window() {
 
 void App::model_window_filled() {
     if (!attn::model_window_filled(state)) return;
-    advance_model(state, kModelFrameSeconds);
+    advance_loading(state, kModelFrameSeconds);
     ask_for_model_window();
 }
 
