@@ -28,7 +28,11 @@ std::string file_text(const std::string& path) {
     return text;
 }
 
-nlohmann::json refs(const std::string& name) { return nlohmann::json::parse(file_text(std::string(ATTN_TOKENIZER_REFS) + "/" + name)); }
+nlohmann::json refs(const std::string& name) {
+    std::string path = ATTN_TOKENIZER_REFS;  // appended, not operator+: GCC 12 warns of a false overflow there
+    path.append("/").append(name);
+    return nlohmann::json::parse(file_text(path));
+}
 
 // Every text's ids against the reference's; prints how many matched.
 void compare(const Tokenizer& t, const nlohmann::json& texts, const nlohmann::json& ids, const char* what) {

@@ -161,6 +161,69 @@ TEST_CASE("why: recording, resuming and patching a run change none of its number
 #endif
 }
 
+TEST_CASE("why: token probabilities are the naive softmax of the row before, read at the token that came; in bands or whole the same") {
+#ifdef ATTN_MODEL_REFS
+    const std::filesystem::path root = ATTN_MODEL_REFS;
+    int cases = 0;
+    double worst = 0;
+    for (const std::string& name : test::reference_case_names(root)) {
+        const test::ReferenceCase rc = test::load_reference_case(root, name);
+        if (!reads_stream(rc.config)) continue;
+        CAPTURE(name);
+        kernels::Context ctx;
+        RunInput recorded = rc.input;
+        recorded.record = true;
+        const RunResult run = forward(ctx, rc.model, recorded);
+        const std::vector<int>& ids = rc.input.ids;
+        const int T = static_cast<int>(ids.size()), L = rc.config.n_layers;
+        const TokenProbs probs = token_probs(ctx, rc.model, run, ids, 4);
+        REQUIRE(probs.positions() == T);
+        CHECK(probs.at[0].target == -1);  // the first token: no prediction
+        CHECK(probs.at[0].top.empty());
+        // a row a band: the same numbers, bit for bit
+        TokenProbsRun banded(rc.model, run, ids, 4, 1);
+        float last = banded.progress();
+        for (int steps = 0; !banded.done(); ++steps) {
+            banded.step(ctx);
+            CHECK(banded.progress() >= last);
+            last = banded.progress();
+            REQUIRE(steps < T);
+        }
+        CHECK(last == 1.0f);
+        const TokenProbs rows = banded.take();
+        for (int t = 1; t < T; ++t) {
+            CAPTURE(t);
+            const LensCell& cell = probs.at[static_cast<std::size_t>(t)];
+            CHECK(rows.at[static_cast<std::size_t>(t)].target_p == cell.target_p);
+            CHECK(rows.at[static_cast<std::size_t>(t)].target_rank == cell.target_rank);
+            const std::vector<double> z = naive_logits(rc.model, run.inside.streams[static_cast<std::size_t>(L)].row(t - 1));
+            const double max = *std::max_element(z.begin(), z.end());
+            double sum = 0;
+            for (double v : z) sum += std::exp(v - max);
+            const auto p = [&](int id) { return std::exp(z[static_cast<std::size_t>(id)] - max) / sum; };
+            const int id = ids[static_cast<std::size_t>(t)];
+            CHECK(cell.target == id);
+            worst = std::max(worst, std::abs(cell.target_p - p(id)));
+            REQUIRE(cell.top.size() == 4);
+            for (const TokenP& k : cell.top) worst = std::max(worst, std::abs(k.p - p(k.id)));
+            // the rank: 1 + the tokens likelier (within float's reach of a tie, either way)
+            const double zt = z[static_cast<std::size_t>(id)];
+            const int above = static_cast<int>(std::count_if(z.begin(), z.end(), [&](double v) { return v > zt + 1e-4; }));
+            const int level = static_cast<int>(std::count_if(z.begin(), z.end(), [&](double v) { return v > zt - 1e-4; }));
+            CHECK(cell.target_rank >= 1 + above);
+            CHECK(cell.target_rank <= level);
+            CHECK((cell.target_rank == 1) == (cell.top[0].id == id));
+        }
+        ++cases;
+    }
+    MESSAGE(cases, " cases; token probabilities against the naive head ", worst);
+    CHECK(cases >= 10);
+    CHECK(worst < 1e-5);
+#else
+    FAIL("built without ATTN_MODEL_REFS: the PyTorch references (tests/model/make_models.py) were not made");
+#endif
+}
+
 TEST_CASE("why: a knocked-out head attributes nothing; patching steps report progress to 1") {
 #ifdef ATTN_MODEL_REFS
     const std::filesystem::path root = ATTN_MODEL_REFS;
@@ -234,9 +297,11 @@ TEST_CASE("why: bad input is one line naming the option") {
     kernels::Context ctx;
     const std::vector<int> ids = encode_text(gpt2, " the cat sat");
     std::vector<int> shorter(ids.begin(), ids.end() - 1);
-    CHECK(message([&] { PatchingRun(gpt2.model, {ids}, {shorter}, 1, 2, "--corrupted"); }).find("--corrupted: the corrupted text is") !=
+    RunInput clean, corrupted;
+    clean.ids = ids, corrupted.ids = shorter;
+    CHECK(message([&] { PatchingRun(gpt2.model, clean, corrupted, 1, 2, "--corrupted"); }).find("--corrupted: the corrupted text is") !=
           std::string::npos);
-    CHECK(message([&] { patching(ctx, gpt2.model, {ids}, {ids}, 1, 2, "--corrupted"); })
+    CHECK(message([&] { patching(ctx, gpt2.model, clean, clean, 1, 2, "--corrupted"); })
               .find("--corrupted: the clean and the corrupted text give the same logit difference") != std::string::npos);
 #else
     FAIL("built without ATTN_MODEL_REFS");

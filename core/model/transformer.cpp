@@ -841,12 +841,15 @@ Matrix embeddings(const Model& m, const std::vector<int>& ids, bool decoder, int
 
 }  // namespace
 
+Matrix hidden_logits(kernels::Context& ctx, const Model& model, const Matrix& rows) {
+    Matrix out(rows.rows(), model.config.vocab_size);
+    head_logits(ctx, model, rows.data(), static_cast<int>(rows.rows()), out.data());
+    return out;
+}
+
 Matrix stream_logits(kernels::Context& ctx, const Model& model, const Matrix& rows) {
     const Norm& n = model.weights->final_norm;
-    const Matrix normed = n.present() ? norm(model.config, rows, n) : Matrix();
-    Matrix out(rows.rows(), model.config.vocab_size);
-    head_logits(ctx, model, n.present() ? normed.data() : rows.data(), static_cast<int>(rows.rows()), out.data());
-    return out;
+    return hidden_logits(ctx, model, n.present() ? norm(model.config, rows, n) : rows);
 }
 
 // [SECTION] A forward pass in steps ----------------------------------------------------------

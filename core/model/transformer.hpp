@@ -236,6 +236,8 @@ struct RunResult {
 // final norm (where the family has one), scaled and soft-capped as the forward's logits (the
 // logit lens; on the last stream's last row, RunResult::logits' numbers).
 Matrix stream_logits(kernels::Context& ctx, const Model& model, const Matrix& rows);
+// The same on rows already through the final norm (RunResult::hidden's): rows×d -> rows×V.
+Matrix hidden_logits(kernels::Context& ctx, const Model& model, const Matrix& rows);
 
 // A forward pass in steps (one attention or feed-forward sub-block each), so a page stays
 // responsive: while (!f.done()) f.step(ctx); then take().

@@ -3,6 +3,7 @@
 //
 // [SECTION] Which models, which tokens
 // [SECTION] The logit lens
+// [SECTION] Token probabilities
 // [SECTION] Direct logit attribution
 // [SECTION] Activation patching
 #include "why.hpp"
@@ -44,7 +45,7 @@ int one_token(const LoadedModel& m, std::string_view text, const std::string& fi
     if (ids.size() == 1 && ids[0] < vocab) return ids[0];
     if (ids.empty()) throw ModelError(m.folder, field, "\"" + std::string(text) + "\" is no token");
     std::string names;
-    for (int id : ids) names += (names.empty() ? "" : " ") + std::string("\"") + t.token(id) + "\"";
+    for (int id : ids) names.append(names.empty() ? "\"" : " \"").append(t.token(id)).append("\"");
     throw ModelError(m.folder, field, "\"" + std::string(text) + "\" is " + std::to_string(ids.size()) + " tokens (" + names +
                                           "): give one token, or #ID");
 }
@@ -106,6 +107,38 @@ Lens logit_lens(kernels::Context& ctx, const Model& model, const RunResult& run,
     LensRun lens(model, run, top);
     while (!lens.done()) lens.step(ctx);
     return lens.take();
+}
+
+// [SECTION] Token probabilities -------------------------------------------------------------
+
+TokenProbsRun::TokenProbsRun(const Model& model, const RunResult& run, std::vector<int> ids, int top, int band_logits)
+    : model_(model), hidden_(&run.hidden), ids_(std::move(ids)), top_(top),
+      band_(std::max(1, band_logits / std::max(model.config.vocab_size, 1))) {
+    // (a run of these ids: one hidden row each)
+    probs_.at.resize(std::min(ids_.size(), static_cast<std::size_t>(run.hidden.rows())));
+    if (!probs_.at.empty()) probs_.at[0].target = -1;
+}
+
+float TokenProbsRun::progress() const {
+    const int T = probs_.positions();
+    return T <= 1 ? 1.0f : static_cast<float>(std::min(row_, T) - 1) / static_cast<float>(T - 1);
+}
+
+void TokenProbsRun::step(kernels::Context& ctx) {
+    if (done()) return;
+    const int V = model_.config.vocab_size, n = std::min(band_, probs_.positions() - row_);
+    // 1. logits at rows row_ − 1 … row_ + n − 2: the predictions of positions row_ … row_ + n − 1
+    const Matrix z = hidden_logits(ctx, model_, hidden_->middleRows(row_ - 1, n));
+    // 2. each read at the token that came
+    for (int i = 0; i < n; ++i)
+        probs_.at[static_cast<std::size_t>(row_ + i)] = lens_cell(z.row(i).data(), V, top_, ids_[static_cast<std::size_t>(row_ + i)], order_);
+    row_ += n;
+}
+
+TokenProbs token_probs(kernels::Context& ctx, const Model& model, const RunResult& run, const std::vector<int>& ids, int top) {
+    TokenProbsRun probs(model, run, ids, top);
+    while (!probs.done()) probs.step(ctx);
+    return probs.take();
 }
 
 // [SECTION] Direct logit attribution -------------------------------------------------------------

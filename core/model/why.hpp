@@ -5,6 +5,7 @@
 //
 // [SECTION] Which models, which tokens
 // [SECTION] The logit lens
+// [SECTION] Token probabilities
 // [SECTION] Direct logit attribution
 // [SECTION] Activation patching
 #pragma once
@@ -75,6 +76,39 @@ private:
     std::vector<int> order_;
 };
 Lens logit_lens(kernels::Context& ctx, const Model& model, const RunResult& run, int top = 5);
+
+// [SECTION] Token probabilities -------------------------------------------------------------
+
+// How likely the model found each token of its text (CircuitsVis' coloured tokens): at position
+// t ≥ 1, softmax (in double) of the logits the run read at t − 1 (the LM head on the final
+// hidden row, as the forward's logits), as a LensCell whose target is the text's token ids[t]:
+// its p and rank, and the likeliest `top` there. Position 0 has no prediction (an empty cell:
+// top empty, target −1). Surprisal, where shown, is −log₂ p in bits.
+struct TokenProbs {
+    std::vector<LensCell> at;  // [T]
+    int positions() const { return static_cast<int>(at.size()); }
+};
+
+// In steps like the lens: each reads the LM head on a band of rows, at most `band_logits`
+// logits. `run` (its hidden rows: any decoder-only run with an LM head) must outlive this.
+class TokenProbsRun {
+public:
+    TokenProbsRun(const Model& model, const RunResult& run, std::vector<int> ids, int top = 10, int band_logits = 1 << 22);
+    bool done() const { return row_ >= probs_.positions(); }
+    float progress() const;  // 0 … 1, by rows read
+    void step(kernels::Context& ctx);
+    TokenProbs take() { return std::move(probs_); }  // once done()
+
+private:
+    Model model_;
+    const Matrix* hidden_;
+    std::vector<int> ids_;
+    int top_, band_;
+    int row_ = 1;  // the next position whose prediction is read (from the row before it)
+    TokenProbs probs_;
+    std::vector<int> order_;
+};
+TokenProbs token_probs(kernels::Context& ctx, const Model& model, const RunResult& run, const std::vector<int>& ids, int top = 10);
 
 // [SECTION] Direct logit attribution -------------------------------------------------------------
 
