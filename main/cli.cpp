@@ -364,9 +364,10 @@ nlohmann::json run_json(kernels::Context& ctx, const LoadedModel& m, const RunIn
     return j;
 }
 
-// The why views (SPEC.md §5 --lens, --attribute, --corrupted), each when asked for.
+// The why views (SPEC.md §5 --lens, --attribute, --corrupted) and --probs, each when asked for.
 struct Why {
     int target = -1, contrast = -1;
+    std::optional<TokenProbs> probs;
     std::optional<Lens> lens;
     std::optional<Attribution> attribution;
     std::optional<Patching> patching;
@@ -382,6 +383,16 @@ nlohmann::json grid_json(const std::vector<double>& v, int rows, int cols) {
 
 void put_why(nlohmann::json& j, const LoadedModel& m, const Why& why) {
     const Tokenizer& t = m.decoder_tokenizer();
+    if (why.probs) {  // [T]: null, then each token's {p, rank, top}
+        nlohmann::json at = nlohmann::json::array({nullptr});
+        for (int p = 1; p < why.probs->positions(); ++p) {
+            const LensCell& c = why.probs->at[static_cast<std::size_t>(p)];
+            nlohmann::json top = nlohmann::json::array();
+            for (const TokenP& k : c.top) top.push_back({k.id, number(k.p)});
+            at.push_back({{"id", c.target}, {"p", number(c.target_p)}, {"rank", c.target_rank}, {"top", std::move(top)}});
+        }
+        j["probs"] = std::move(at);
+    }
     if (why.lens) {
         const Lens& lens = *why.lens;
         nlohmann::json layers = nlohmann::json::array();
@@ -436,6 +447,15 @@ void print_why(std::ostream& out, const LoadedModel& m, const Why& why) {
     const Tokenizer& t = m.decoder_tokenizer();
     const auto shown = [&](int id) { return "\"" + display_token(t.token(id)) + "\""; };
     char line[160];
+    if (why.probs) {  // each token after the first: its probability
+        out << "probabilities:";
+        for (int p = 1; p < why.probs->positions(); ++p) {
+            const LensCell& c = why.probs->at[static_cast<std::size_t>(p)];
+            std::snprintf(line, sizeof line, " %s%s %.1f%%", p > 1 ? "· " : "", shown(c.target).c_str(), 100.0 * static_cast<double>(c.target_p));
+            out << line;
+        }
+        out << "\n";
+    }
     if (why.lens) {  // the last position, layer by layer
         const Lens& lens = *why.lens;
         out << "lens (last token, layer by layer):";
@@ -630,6 +650,9 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
             }
             input.record = true;
         }
+        if (o.probs && !m.config().decoder_only())
+            throw ModelError(path, "--probs", m.config().model_type + (m.config().encoder_only() ? " has no LM head: it predicts no token"
+                                                                                               : " is an encoder-decoder: --probs reads decoder-only models"));
         if (new_tokens > 0 && !m.config().decoder_only())
             throw ModelError(path, "--generate", m.config().model_type + (encdec ? " translates without --text; --max-new bounds it" : " does not generate text"));
         kernels::Pool pool(threads);  // the numbers are the same for any count (kernels::Pool)
@@ -655,6 +678,7 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
             input.ids = generated.ids;
         }
         const RunResult run = forward(ctx, m.model, input);
+        if (o.probs) why.probs = token_probs(ctx, m.model, run, input.ids);
         if (o.lens) why.lens = logit_lens(ctx, m.model, run);
         if (why.target >= 0) why.attribution = attribute(ctx, m.model, run, why.target, why.contrast);
         if (corrupted) why.patching = patching(ctx, m.model, input, *corrupted, why.target, why.contrast, o.corrupted ? "--corrupted" : "--corrupted-ids");

@@ -165,6 +165,8 @@ constexpr Row kRunOptions[] = {
      }},
     {"--lens", nullptr, "the logit lens: each layer's stream at each position through the final norm and the LM head, its top 5 tokens", "",
      [](ModelOptions& o, std::string_view) -> std::string { o.lens = true; return ""; }},
+    {"--probs", nullptr, "each token's probability under the model (from the position before it), its rank and the 10 likeliest there", "",
+     [](ModelOptions& o, std::string_view) -> std::string { o.probs = true; return ""; }},
     {"--attribute", "TOKEN", "each head's and MLP's direct contribution to that token's logit at the last position (one token: \" cat\", or #ID)", "",
      [](ModelOptions& o, std::string_view v) { return any_text(v, o.attribute); }},
     {"--contrast", "TOKEN", "--attribute's contributions to the logit difference with this token", "",

@@ -62,6 +62,7 @@ struct ModelOptions {
     std::string quant;                // --quant: which .gguf of a Hub repo or folder ("Q4_K_M"; "": the only one)
     std::optional<std::string> attribute, contrast, corrupted, corrupted_ids;  // the why views (why.hpp): tokens as text or #ID
     bool lens = false;
+    bool probs = false;
     bool json = false, importance = false;
     int top = 5, max_new = 32;
 };

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""`attnviz run`'s "why" views (SPEC.md §5: --lens, --attribute, --contrast, --corrupted) against
-tests/model/reference.py's lens(), attribution() and patching().
+"""`attnviz run`'s "why" views (SPEC.md §5: --lens, --attribute, --contrast, --corrupted) and its
+token probabilities (--probs) against tests/model/reference.py's lens(), attribution() and patching().
 
     /usr/bin/python3 tests/model/test_why.py build/attnviz build/model-refs [models]
     /usr/bin/python3 tests/model/test_why.py --self-check build/model-refs [models]
@@ -8,13 +8,15 @@ tests/model/reference.py's lens(), attribution() and patching().
 For every decoder-only case folder of tests/model/make_models.py (gpt2 and the Llama-like; bert
 and marian only for the errors), and the shipped tiny-circuits (an induction prompt) and tiny-lm
 when `models` is given, on T ≈ 10 tokens (phi3: 18, past its original 16 positions):
-  1. `run FOLDER --ids IDS --lens --attribute '#A' --contrast '#B' --corrupted-ids IDS2 --json`
+  1. `run FOLDER --ids IDS --lens --attribute '#A' --contrast '#B' --corrupted-ids IDS2 --probs --json`
      (the shipped models: --text, token texts and --corrupted TEXT; their ids, target and contrast
      are read back from the output), A and B the ids whose logit moves most up and down between
      the two runs, and `--attribute '#TARGET'` alone (no contrast, the model's own prediction):
      - the JSON's shapes: lens [L+1][T] of {top [[id, p] × 5], target, target_rank, target_p};
        attribution {target, contrast, total, embed, heads [L][H], mlps [L], bias, sources
        [L][H][T]}; patching {heads [L][H], resid [L+1][T], clean, corrupted};
+     - probs [T]: null, then {id, p, rank, top [[id, p] × 10]}, row t the reference lens' last
+       layer at t − 1 read at ids[t], p within 1e-4, near-ties as the lens';
      - lens p within 1e-4; top ids, target and target_rank the reference's except among ids whose
        reference p are within 1e-5 of each other (near-ties; for the rank: within 1e-5 of its p, relative);
      - attribution parts within 1e-4·(1 + |total|) of the reference's; attnviz's own parts sum to
@@ -24,7 +26,8 @@ when `models` is given, on T ≈ 10 tokens (phi3: 18, past its original 16 posit
        patching resid[L][T - 1] is 1 within 1e-5;
   2. bad input exits 2 with one line on stderr naming the option: a target text of two tokens
      (naming them), --corrupted-ids of another length, --corrupted without --contrast, an
-     --attribute id outside the vocabulary, --lens on bert (no LM head) and on marian.
+     --attribute id outside the vocabulary, --lens on bert (no LM head) and on marian, --probs on
+     bert and on marian.
 --self-check runs the reference alone on the same cases (no binary): its own assertions (parts sum
 to the logit to 1e-9, sources to heads, patched final row = 1, equal rows patch to 0, one changed
 embedding patched back = 1) and that the hooks record and patch without changing the run.
@@ -53,7 +56,7 @@ if self_check:
 else:
     binary, refs, shipped = args[0], args[1], (args[2] if len(args) > 2 else None)
 failures = []
-worst = {"lens p": 0.0, "attribution": 0.0, "own sum": 0.0, "patching": 0.0}
+worst = {"probs p": 0.0, "lens p": 0.0, "attribution": 0.0, "own sum": 0.0, "patching": 0.0}
 
 # The shipped models' prompts: (text, target token, contrast token, corrupted text) and, for
 # --self-check (no binary to tokenize), the ids attnviz gives them (BOS first in tiny-circuits).
@@ -171,6 +174,36 @@ def compare_lens(label, got, want, p, L, T):
                     break
 
 
+def compare_probs(label, got, ids, p, L):
+    """--probs: [T] of null, then {id, p, rank, top [[id, p] × 10]}: row t read at t − 1 of the
+    last layer's lens p (the model's own prediction there)."""
+    T = len(ids)
+    if not isinstance(got, list) or len(got) != T or got[0] is not None \
+            or any(not isinstance(r, dict) or len(r.get("top", [])) != min(10, p.shape[-1]) for r in got[1:]):
+        fail(f"{label}: probs is not [{T}] of null, then {{id, p, rank, top [[id, p] × 10]}}")
+        return
+    P = p.numpy()
+    for t in range(1, T):
+        g, q = got[t], P[L, t - 1]
+        if g["id"] != ids[t]:
+            fail(f"{label}: probs[{t}] id {g['id']}, the text's {ids[t]}")
+            continue
+        pt = q[ids[t]]
+        note("probs p", abs(g["p"] - pt))
+        if abs(g["p"] - pt) > 1e-4:
+            fail(f"{label}: probs[{t}] p {g['p']:.6g}, reference {pt:.6g}")
+        tie = 1e-5 * pt
+        lo, hi = 1 + int((q > pt + tie).sum()), int((q >= pt - tie).sum())
+        if not lo <= g["rank"] <= hi:
+            fail(f"{label}: probs[{t}] rank {g['rank']}, reference {lo}…{hi}")
+        want = reference.ranked(torch.from_numpy(q))[:len(g["top"])]
+        for (gid, gp), wid in zip(g["top"], want):
+            note("probs p", abs(gp - q[gid]))
+            if abs(gp - q[gid]) > 1e-4 or (gid != wid and abs(q[gid] - q[wid]) > 1e-5):
+                fail(f"{label}: probs[{t}] top {[e[0] for e in g['top']]}, reference {list(want)}")
+                break
+
+
 def compare_attribution(label, got, want, L, H, T):
     shapes = {"total": [], "embed": [], "bias": [], "heads": [L, H], "mlps": [L], "sources": [L, H, T]}
     if not isinstance(got, dict) or any(not dims(got.get(k), s) for k, s in shapes.items()) \
@@ -217,8 +250,8 @@ def check_case(label, folder, cfg, W, ids, corrupted, a, b, plain_args=None, why
     arguments when given as text (the shipped models), else the '#ID' forms."""
     started = time.time()
     if not self_check:
-        why_args = why_args or ["--ids", csv(ids), "--lens", "--attribute", f"#{a}", "--contrast", f"#{b}",
-                                "--corrupted-ids", csv(corrupted)]
+        why_args = (why_args or ["--ids", csv(ids), "--lens", "--attribute", f"#{a}", "--contrast", f"#{b}",
+                                 "--corrupted-ids", csv(corrupted)]) + ["--probs"]
         p = run([folder] + why_args + ["--json"])
         if p is None:
             return
@@ -245,6 +278,7 @@ def check_case(label, folder, cfg, W, ids, corrupted, a, b, plain_args=None, why
         return
     L, H, T = len(want["attribution"]["heads"]), len(want["attribution"]["heads"][0]), len(ids)
     compare_lens(label, out.get("lens"), want["lens"], want["p"], L, T)
+    compare_probs(label, out.get("probs"), ids, want["p"], L)
     compare_attribution(label, out.get("attribution"), want["attribution"], L, H, T)
     compare_patching(label, out.get("patching"), want["patching"], L, H, T)
     if isinstance(out.get("lens"), list) and len(out["lens"]) == L + 1 and len(out["lens"][L]) == T \
@@ -317,9 +351,11 @@ if not self_check:
     bad(gpt2, ["--text", "Zq Zq", "--attribute", "Z", "--corrupted", "Zq Zq"], ["--contrast", "--corrupted"])
     bad(llama, ["--ids", "1,2,3", "--attribute", "#99999"], ["--attribute"])
     bad(os.path.join(refs, first["bert"]), ["--ids", "2,127,3", "--lens"], ["--lens"], ["LM head"])
+    bad(os.path.join(refs, first["bert"]), ["--ids", "2,127,3", "--probs"], ["--probs"], ["LM head"])
     marian = os.path.join(refs, first["marian"])
     exp = json.load(open(os.path.join(marian, "expected.json")))
     bad(marian, ["--source-ids", csv(exp["encoder_ids"]), "--ids", csv(exp["decoder_ids"]), "--lens"], ["--lens"])
+    bad(marian, ["--source-ids", csv(exp["encoder_ids"]), "--ids", csv(exp["decoder_ids"]), "--probs"], ["--probs"], ["decoder-only"])
     if shipped:  # a text of two tokens in a trained vocabulary: " the cat" is "Ġthe" "Ġcat"
         bad(os.path.join(shipped, "tiny-lm"), ["--text", "The cat sat", "--attribute", " the cat"], ["--attribute"], ["the", "cat"])
 
