@@ -434,6 +434,66 @@ TEST_CASE("a live model's link opens the view it names, on layer 1, head 1, and 
 
 // [SECTION] K-composition ----------------------------------------------------------------------
 
+TEST_CASE("probs=p|surprisal: each run's tokens' probabilities are token_probs()'; generation's steps have theirs; patching can be stopped") {
+#ifdef ATTN_MODEL_REFS
+    const std::string gpt2 = std::string(ATTN_MODEL_REFS) + "/gpt2_l3_h4_d32_f16";
+    AppState st;
+    REQUIRE(open_link(st, "#v=1&text=the%20cat%20sat%20on%20the%20mat&probs=surprisal"));
+    CHECK(st.model.experiment.probs == TokenShade::Surprisal);
+    REQUIRE(open_model_folder(st, gpt2));
+    until_live(st);
+    for (int i = 0; i < 100 && st.model.busy(); ++i) advance_model(st, 1.0);
+    REQUIRE(st.figure.probs);
+    const LiveRun& live = *st.figure.live;
+    CHECK_FALSE(live.input.record);  // the hidden rows are enough: no stream recorded
+    kernels::Context ctx;
+    const TokenProbs want = token_probs(ctx, live.model->model, live.result, live.input.ids);
+    REQUIRE(st.figure.probs->positions() == want.positions());
+    CHECK(want.positions() == static_cast<int>(live.input.ids.size()));
+    for (int t = 1; t < want.positions(); ++t) {
+        CHECK(st.figure.probs->at[static_cast<std::size_t>(t)].target_p == want.at[static_cast<std::size_t>(t)].target_p);
+        CHECK(st.figure.probs->at[static_cast<std::size_t>(t)].top.size() == 10);
+    }
+    CHECK(encode_link(link_from_app(st)).find("probs=surprisal") != std::string::npos);
+    // generated: each step's run has the probabilities of its tokens, the newest the picked one's
+    st.model.generation.tokens = 3;
+    request_generation(st);
+    for (int i = 0; i < 1000 && (st.model.busy() || st.model.run_revision != st.model.input_revision); ++i) advance_model(st, 1.0);
+    REQUIRE(st.model.generation.generated() == 3);
+    show_generation_step(st, 1);
+    for (int i = 0; i < 1000 && (st.model.busy() || st.model.run_revision != st.model.input_revision); ++i) advance_model(st, 1.0);
+    REQUIRE(st.figure.probs);
+    const int n = st.model.generation.prompt + 1;
+    REQUIRE(st.figure.probs->positions() == n);
+    CHECK(st.figure.probs->at[static_cast<std::size_t>(n - 1)].target == st.model.generation.ids[static_cast<std::size_t>(n - 1)]);
+    // off: no probabilities after the next run
+    st.model.experiment.probs = TokenShade::Off;
+    model_input_changed(st);
+    for (int i = 0; i < 100 && (st.model.busy() || st.model.run_revision != st.model.input_revision); ++i) advance_model(st, 1.0);
+    CHECK_FALSE(st.figure.probs);
+    // patching stopped: its grids stay empty, and say so, until the next run
+    AppState pt;
+    REQUIRE(open_link(pt, "#v=1&text=the%20cat%20sat&compare=the%20dog%20sat&patching=1"));
+    REQUIRE(open_model_folder(pt, gpt2));
+    until_live(pt);
+    REQUIRE(pt.model.patching);
+    cancel_patching(pt);
+    CHECK(pt.model.patching_stopped);
+    for (int i = 0; i < 100 && pt.model.busy(); ++i) advance_model(pt, 1.0);
+    CHECK_FALSE(pt.figure.patching);
+    model_input_changed(pt);
+    for (int i = 0; i < 1000 && (pt.model.busy() || pt.model.run_revision != pt.model.input_revision); ++i) advance_model(pt, 1.0);
+    CHECK_FALSE(pt.model.patching_stopped);
+    CHECK(pt.figure.patching);
+    // bad input: the link names the values
+    AppState bad;
+    CHECK_FALSE(open_link(bad, "#v=1&probs=yes"));
+    CHECK(bad.error.find("probs") != std::string::npos);
+#else
+    FAIL("built without ATTN_MODEL_REFS");
+#endif
+}
+
 TEST_CASE("attribution=1, lens=1: a live run records its stream; the panel's grids are attribute()'s and logit_lens()'") {
 #ifdef ATTN_MODEL_REFS
     const std::string gemma = std::string(ATTN_MODEL_REFS) + "/gemma2_l3_h4kv2_d32_f32_softcap";

@@ -22,6 +22,7 @@ namespace attn {
 struct Attribution;  // why.hpp
 struct Lens;
 struct Patching;
+struct TokenProbs;
 
 // [SECTION] What a source can give -----------------------------------------------------------
 // Every figure has the weights of its shown maps; these are what some sources add.
@@ -85,6 +86,7 @@ struct Figure {
     std::shared_ptr<const HeadImportance> importance;  // the live run's heads, once measured (model.hpp)
     std::shared_ptr<const Attribution> attribution;    // the live run's heads' direct logit attribution (why.hpp)
     std::shared_ptr<const Lens> lens;                  // the live run's logit lens, once read (why.hpp)
+    std::shared_ptr<const TokenProbs> probs;           // the live run's tokens' probabilities, once read (why.hpp)
     std::shared_ptr<const Patching> patching;          // the live run patched into `compare`'s, once run (why.hpp)
     std::shared_ptr<const LiveRun> compare;            // the same model on a second text (the Compare view)
 

@@ -715,6 +715,26 @@ constexpr LinkParam kParams[] = {
          model_input_changed(st);
      }},
 
+    {.name = "probs",
+     .what = "a live decoder-only model: its text's tokens coloured by the probability it gave each (or its surprisal), the top 10 on hover",
+     .values = "`p`, `surprisal`, `0`",
+     .default_value = "0",
+     .message = LinkMessage::Text,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         if (v != "p" && v != "surprisal" && v != "0") return "expected p, surprisal or 0, got " + shown_value(v);
+         l.probs = v == "p" ? TokenShade::Probability : v == "surprisal" ? TokenShade::Surprisal : TokenShade::Off;
+         return "";
+     },
+     .format = [](const LinkState& l) {
+         return std::string(l.probs == TokenShade::Probability ? "p" : l.probs == TokenShade::Surprisal ? "surprisal" : "0");
+     },
+     .from_app = [](LinkState& l, const AppState& st) { l.probs = st.model.experiment.probs; },
+     .to_app = [](AppState& st, const LinkState& l) {
+         if (st.model.experiment.probs == l.probs) return;
+         st.model.experiment.probs = l.probs;
+         model_input_changed(st);
+     }},
+
     {.name = "patching",
      .what = "a live decoder-only model with a `compare` text of as many tokens: activation patching from `text` into it (grids in the panel)",
      .values = "`1`, `0`",

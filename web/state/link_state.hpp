@@ -73,6 +73,7 @@ struct LinkState {
     bool mean_ablation = false;
     std::vector<int> hidden;
     bool importance = false, attribution = false, lens = false, patching = false;
+    TokenShade probs = TokenShade::Off;  // its tokens coloured by probability or surprisal
     // Its generation (gpt2, model_state.hpp ModelGeneration): tokens generated (0: none), the
     // sampling, and the scrubber's step (-1: the last).
     int generate = 0;

@@ -321,6 +321,13 @@ void cancel_model_run(AppState& st) {
     ms.run_revision = ms.input_revision;
 }
 
+void cancel_patching(AppState& st) {
+    ModelSession& ms = st.model;
+    if (!ms.patching) return;
+    ms.patching.reset(), ms.patching_of.reset();
+    ms.patching_stopped = true;
+}
+
 void request_generation(AppState& st) {
     st.model.generation.requested = true;
     model_input_changed(st);
@@ -567,7 +574,15 @@ void show_run(AppState& st, RunInput input, RunResult result, std::shared_ptr<co
 void measure_importance(AppState& st, Clock::time_point start, double budget_seconds) {
     ModelSession& ms = st.model;
     kernels::Context ctx(kernels::best_isa(), session_pool(ms).get());
-    if (ms.lens) {  // the lens first: a band of one layer's rows a slice
+    if (ms.probs) {  // the tokens' probabilities first (beside the text): a band of rows a slice
+        do ms.probs->step(ctx);
+        while (!ms.probs->done() && std::chrono::duration<double>(Clock::now() - start).count() < budget_seconds);
+        if (!ms.probs->done()) return;
+        if (st.figure.live == ms.probs_of) st.figure.probs = std::make_shared<const TokenProbs>(ms.probs->take());
+        ms.probs.reset();
+        ms.probs_of.reset();
+    }
+    if (ms.lens) {  // then the lens: a band of one layer's rows a slice
         do ms.lens->step(ctx);
         while (!ms.lens->done() && std::chrono::duration<double>(Clock::now() - start).count() < budget_seconds);
         if (!ms.lens->done()) return;
@@ -667,7 +682,9 @@ void advance_model(AppState& st, double budget_seconds) {
         ms.run_revision = ms.input_revision;
         ms.importance.reset();
         ms.lens.reset(), ms.lens_of.reset();
+        ms.probs.reset(), ms.probs_of.reset();
         ms.patching.reset(), ms.patching_of.reset();
+        ms.patching_stopped = false;
         ms.job = start_job(st);
     }
     if (!ms.job) {
@@ -733,6 +750,11 @@ void advance_model(AppState& st, double budget_seconds) {
             kernels::Context one;
             st.figure.attribution = std::make_shared<const Attribution>(attribute(one, ms.model->model, live->result, live->top.front().id));
         }
+        if (live && ms.experiment.probs != TokenShade::Off && ms.model->config().decoder_only() &&
+            live->result.hidden.rows() == static_cast<Eigen::Index>(live->input.ids.size())) {  // the LM head over the text's rows: in slices
+            ms.probs = std::make_shared<TokenProbsRun>(ms.model->model, live->result, live->input.ids, 10, 1 << 18);
+            ms.probs_of = st.figure.live;
+        }
         if (live && live->input.record && ms.experiment.lens) {  // the LM head over every layer's rows: in slices
             ms.lens = std::make_shared<LensRun>(ms.model->model, live->result, 5, 1 << 18);
             ms.lens_of = st.figure.live;
@@ -775,7 +797,8 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
                                 : json(nullptr);
     const ModelExperiment& ex = ms.experiment;
     j["experiment"] = {{"knockout", ex.knockout}, {"knockout_mode", ex.ablation == Ablation::Mean ? "mean" : "zero"},
-                       {"hidden", ex.hidden}, {"importance", ex.importance}, {"attribution", ex.attribution}, {"lens", ex.lens}, {"patching", ex.patching}};
+                       {"hidden", ex.hidden}, {"importance", ex.importance}, {"attribution", ex.attribution}, {"lens", ex.lens}, {"patching", ex.patching},
+                       {"probs", ex.probs == TokenShade::Off ? "0" : ex.probs == TokenShade::Probability ? "p" : "surprisal"}};
     const ModelGeneration& g = ms.generation;
     j["generation"] = {{"ids", g.ids}, {"prompt", g.prompt}, {"step", g.step}, {"tokens", g.tokens}, {"requested", g.requested},
                        {"temperature", g.sampling.temperature}, {"top_k", g.sampling.top_k}, {"seed", g.sampling.seed}};
@@ -795,6 +818,16 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
             rows.push_back(row);
         }
         j["lens"] = rows;
+    }
+    if (const TokenProbs* probs = st.figure.probs.get()) {  // [T]: null, then [id, p, rank, [[id, p] × 10]]
+        json at = json::array({nullptr});
+        for (int t = 1; t < probs->positions(); ++t) {
+            const LensCell& c = probs->at[static_cast<std::size_t>(t)];
+            json top = json::array();
+            for (const TokenP& k : c.top) top.push_back({k.id, k.p});
+            at.push_back({c.target, c.target_p, c.target_rank, top});
+        }
+        j["probs"] = at;
     }
     if (const Patching* p = st.figure.patching.get())
         j["patching"] = {{"heads", p->head}, {"resid", p->resid}, {"clean", p->clean}, {"corrupted", p->corrupted},

@@ -43,6 +43,11 @@ struct ModelFilesLoad {
 struct ModelJob;  // a run in progress (model_state.cpp)
 class LensRun;    // why.hpp
 class PatchingRun;
+class TokenProbsRun;
+
+// The text's tokens coloured by how likely the model found each (why.hpp TokenProbs): by its
+// probability, or by its surprisal −log₂ p.
+enum class TokenShade { Off, Probability, Surprisal };
 
 // The experiments every run of the session makes (transformer.hpp Interventions), as a reader
 // sets them in the panel, the model view or a link.
@@ -54,6 +59,7 @@ struct ModelExperiment {
     bool attribution = false; // each head's direct logit attribution to the prediction, after each run (why.hpp)
     bool lens = false;        // the logit lens of every layer and position, after each run (why.hpp)
     bool patching = false;    // activation patching from the text into the Compare text, after each run (why.hpp)
+    TokenShade probs = TokenShade::Off;  // each token's probability, after each run (decoder-only models)
 };
 
 // Generation (gpt2): the text continued token by token from the KV cache, greedily or sampled
@@ -134,10 +140,14 @@ struct ModelSession {
     // which lens_of holds), then the figure's `lens`.
     std::shared_ptr<LensRun> lens;
     std::shared_ptr<const LiveRun> lens_of;
+    // And while experiment.probs: its tokens' probabilities, read the same way, then the figure's `probs`.
+    std::shared_ptr<TokenProbsRun> probs;
+    std::shared_ptr<const LiveRun> probs_of;
     // And while experiment.patching, with a Compare text of as many tokens: the text's run patched
     // into the Compare text's, in slices (its own runs), then the figure's `patching`.
     std::shared_ptr<PatchingRun> patching;
     std::shared_ptr<const LiveRun> patching_of;
+    bool patching_stopped = false;  // the reader stopped it (cancel_patching): until the next run
     int last_run_frames = 0;                   // frames the last finished run took (1: it fit the frame that started it)
     double last_run_ms = 0;                    // and its time, from the edit to the figure
     int top_n = 10;                            // next tokens shown
@@ -154,7 +164,7 @@ struct ModelSession {
 
     bool active() const { return model != nullptr; }
     int threads_used() const { return kernels::Pool::threads_for(threads); }  // 1 in a module without threads
-    bool busy() const { return reading || fetching || loading || job || importance || lens || patching; }
+    bool busy() const { return reading || fetching || loading || job || importance || lens || probs || patching; }
 };
 
 // [SECTION] Opening a model ------------------------------------------------------------------
@@ -230,6 +240,8 @@ void model_input_changed(AppState& st);
 // The run in progress stops (its thread after its slice); the figure of the last run stays, and
 // the text is not run again until it is edited.
 void cancel_model_run(AppState& st);
+// Patching stops (its runs are dropped): its grids stay empty until the next run.
+void cancel_patching(AppState& st);
 // Generation: Generate (the next run continues the text: ModelGeneration), the scrubber's step,
 // and forgetting the generated tokens (an edited text does).
 void request_generation(AppState& st);

@@ -346,6 +346,25 @@ constexpr Entry kTable[] = {
      "每层（行）在每个位置（列）的最可能词元，颜色表示其概率；点击单元格查看该层的注意力图"},
     {Str::LensCell, "final prediction \"%s\": rank %d, %.1f%%", "最终预测“%s”：第 %d 名，%.1f%%"},
     {Str::LensRunning, "reading the logit lens  %d%%", "正在读取对数几率透镜  %d%%"},
+    {Str::ProbsLabel, "Colour tokens by", "词元颜色"},
+    {Str::ProbsOff, "nothing", "无"},
+    {Str::ProbsP, "probability", "概率"},
+    {Str::ProbsSurprisal, "surprisal", "意外度"},
+    {Str::ProbsTip,
+     "How likely the model found each token of the text, from the tokens before it: the softmax of the logits at the position "
+     "before, read at the token that came (the first token has no prediction). Surprisal is −log₂ p, in bits. Hover a token for "
+     "the 10 likeliest there.",
+     "模型根据前面的词元，认为文本中每个词元有多大可能：前一位置的对数几率经 softmax，读取实际出现的词元（第一个词元没有预测）。"
+     "意外度是 −log₂ p，单位为比特。鼠标悬停在词元上可看到该处最可能的 10 个词元。"},
+    {Str::ProbsLegendP, "probability 0 → 100 %", "概率 0 → 100 %"},
+    {Str::ProbsLegendSurprisal, "surprisal 0 → 16+ bits", "意外度 0 → 16+ 比特"},
+    {Str::ProbsToken, "\"%s\" at position %d: p %.2f%%, %.2f bits, rank %d", "“%s”（位置 %d）：p %.2f%%，%.2f 比特，第 %d 名"},
+    {Str::ProbsFirst, "The first token: nothing before it to predict it from.", "第一个词元：前面没有可用来预测它的词元。"},
+    {Str::ProbsLikeliest, "the likeliest there:", "该处最可能的词元："},
+    {Str::ProbsRunning, "reading the tokens' probabilities  %d%%", "正在读取词元的概率  %d%%"},
+    {Str::GenStepProb, "The model gave \"%s\" p %.2f%% (rank %d) when it was picked.", "选出“%s”时，模型给它的概率为 %.2f%%（第 %d 名）。"},
+    {Str::CancelPatching, "Stop patching", "停止修补"},
+    {Str::PatchingStopped, "Patching stopped: an edit runs it again.", "修补已停止：编辑文本会重新运行。"},
     {Str::PatchingToggle, "Activation patching into the Compare text", "激活修补（修补进对比文本）"},
     {Str::PatchingTip,
      "The Compare text is run again with one piece of this text's run put in: a head's output, or the stream at one layer and "

@@ -59,6 +59,8 @@ enum class Str {
     HeadImportanceToggle, HeadImportanceTip, ImportanceCaption, ImportanceRunning, ImportanceCell, ImportanceNoHead,
     AttributionToggle, AttributionTip, AttributionNoStream, AttributionCaption, AttributionCell,
     LensToggle, LensTip, LensCaption, LensCell, LensRunning,
+    ProbsLabel, ProbsOff, ProbsP, ProbsSurprisal, ProbsTip, ProbsLegendP, ProbsLegendSurprisal, ProbsToken, ProbsFirst,
+    ProbsLikeliest, ProbsRunning, GenStepProb, CancelPatching, PatchingStopped,
     PatchingToggle, PatchingTip, PatchingLengths, PatchingCaption, PatchingHeadCell, PatchingStreamCaption, PatchingStreamCell,
     PatchingRunning, PatchingSameTop,
     // generation (web/ui/live_panel.cpp)

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace attn {
 namespace {
@@ -154,6 +155,83 @@ void open_hub_control(ViewContext& ctx) {
 
 // [SECTION] The model's section --------------------------------------------------------------
 
+namespace {
+
+// Bits of surprisal of a probability (a p below float's least counts as that).
+double surprisal_bits(float p) { return -std::log2(static_cast<double>(std::max(p, std::numeric_limits<float>::denorm_min()))); }
+constexpr double kSurprisalScale = 16.0;  // bits at which the shading is full
+
+// Each token's shade, 0 … 1: its probability, or its surprisal over kSurprisalScale; NaN for the
+// first token (no prediction).
+std::vector<float> token_shades(const TokenProbs& probs, TokenShade how) {
+    std::vector<float> shade(static_cast<std::size_t>(probs.positions()), std::numeric_limits<float>::quiet_NaN());
+    for (int t = 1; t < probs.positions(); ++t) {
+        const float p = probs.at[static_cast<std::size_t>(t)].target_p;
+        shade[static_cast<std::size_t>(t)] =
+            how == TokenShade::Probability ? p : static_cast<float>(std::min(surprisal_bits(p) / kSurprisalScale, 1.0));
+    }
+    return shade;
+}
+
+// Colour tokens by: nothing, probability, surprisal (a rerun computes them).
+void probs_choice(AppState& st) {
+    ImGui::TextUnformatted(tr(st.lang, Str::ProbsLabel));
+    tooltip(tr(st.lang, Str::ProbsTip));
+    int choice = static_cast<int>(st.model.experiment.probs);
+    const Str names[] = {Str::ProbsOff, Str::ProbsP, Str::ProbsSurprisal};
+    const char* probes[] = {"model.probs.off", "model.probs.p", "model.probs.surprisal"};
+    for (int i = 0; i < 3; ++i) {
+        ImGui::SameLine();
+        if (ImGui::RadioButton(tr(st.lang, names[i]), &choice, i)) {
+            st.model.experiment.probs = static_cast<TokenShade>(choice);
+            model_input_changed(st);
+        }
+        probe(st, probes[i]);
+        tooltip(tr(st.lang, Str::ProbsTip));
+    }
+}
+
+// Under the chips: the shading's scale, from the token colour to the full one.
+void probs_legend(AppState& st, TokenShade how, ImU32 full, float sc) {
+    const Palette& pal = palette(st.theme);
+    const float h = ImGui::GetTextLineHeight(), w = 72.0f * sc;
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->AddRectFilledMultiColor(ImVec2(p.x, p.y + h * 0.25f), ImVec2(p.x + w, p.y + h * 0.75f), pal.token_fill, full, full, pal.token_fill);
+    dl->AddRect(ImVec2(p.x, p.y + h * 0.25f), ImVec2(p.x + w, p.y + h * 0.75f), pal.token_outline);
+    ImGui::Dummy(ImVec2(w, h));
+    probe(st, "model.probs.legend");
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", tr(st.lang, how == TokenShade::Probability ? Str::ProbsLegendP : Str::ProbsLegendSurprisal));
+}
+
+// A token's probability, surprisal and rank, and the likeliest tokens there (bars).
+void probs_tooltip(const AppState& st, const TokenProbs& probs, int t, const std::vector<std::string>& tokens, const Tokenizer& tok) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26.0f);
+    if (t == 0) {
+        ImGui::TextUnformatted(tr(st.lang, Str::ProbsFirst));
+    } else {
+        const LensCell& c = probs.at[static_cast<std::size_t>(t)];
+        ImGui::Text(tr(st.lang, Str::ProbsToken), token_text(tokens[static_cast<std::size_t>(t)]).c_str(), t + 1,
+                    100.0 * static_cast<double>(c.target_p), surprisal_bits(c.target_p), c.target_rank);
+        ImGui::TextDisabled("%s", tr(st.lang, Str::ProbsLikeliest));
+        const float bar_w = ImGui::GetFontSize() * 6.0f, h = ImGui::GetTextLineHeight();
+        for (const TokenP& k : c.top) {
+            const ImVec2 p = ImGui::GetCursorScreenPos();
+            ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + 2.0f), ImVec2(p.x + bar_w * std::clamp(k.p, 0.0f, 1.0f), p.y + h - 2.0f),
+                                                      ImGui::GetColorU32(ImGuiCol_PlotHistogram));
+            ImGui::SetCursorScreenPos(ImVec2(p.x + bar_w + 6.0f, p.y));
+            ImGui::Text("%6.2f%%  \"%s\"%s", 100.0 * static_cast<double>(k.p), token_text(display_token(tok.token(k.id))).c_str(),
+                        k.id == c.target ? "  \xe2\x97\x80" : "");
+        }
+    }
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+}
+
+}  // namespace
+
 void draw_live_controls(ViewContext& ctx) {
     AppState& st = ctx.state;
     ModelSession& ms = st.model;
@@ -209,15 +287,31 @@ void draw_live_controls(ViewContext& ctx) {
             for (const std::string& t : st.figure.stack(stack).queries) out.push_back(display_token(t));
         return out;
     };
-    // The tokens hidden by the experiment can be: chips that hide and show them on a click.
+    // The tokens hidden by the experiment can be: chips that hide and show them on a click. The
+    // first stack's are shaded by their probabilities, once read (a decoder-only model).
     auto hideable_chips = [&](int stack) {
         const std::vector<std::string> tokens = tokens_of(stack);
         std::vector<bool> hidden(tokens.size(), false);
         for (int j : ms.experiment.hidden)
             if (j >= 0 && static_cast<size_t>(j) < hidden.size()) hidden[static_cast<size_t>(j)] = true;
-        const int clicked = token_chips(st.lang, tokens, pal, sc, &hidden);
+        TokenChips chips{.hidden = &hidden};
+        const TokenProbs* probs = stack == 0 && ms.experiment.probs != TokenShade::Off ? st.figure.probs.get() : nullptr;
+        std::vector<float> shade;
+        std::vector<ProbeRect> rects;
+        if (probs && probs->positions() == static_cast<int>(tokens.size())) {
+            shade = token_shades(*probs, ms.experiment.probs);
+            chips.shade = &shade, chips.rects = &rects;
+            chips.shade_colour = ms.experiment.probs == TokenShade::Probability ? kPositiveColor : kNegativeColor;
+        } else {
+            probs = nullptr;
+        }
+        const ChipHit hit = token_chips(st.lang, tokens, pal, sc, chips);
         probe(st, "model.tokens");
-        if (clicked >= 0) toggle_hidden(st, clicked);
+        if (hit.clicked >= 0) toggle_hidden(st, hit.clicked);
+        if (!probs) return;
+        for (std::size_t i = 0; i < rects.size(); ++i) st.probe["model.token." + std::to_string(i)] = rects[i];
+        probs_legend(st, ms.experiment.probs, chips.shade_colour, sc);
+        if (hit.hovered >= 0) probs_tooltip(st, *probs, hit.hovered, tokens, m.decoder_tokenizer());
     };
     auto text_box = [&](Str label, const char* id, std::string* text, bool enabled) {
         ImGui::TextUnformatted(tr(st.lang, label));
@@ -250,6 +344,7 @@ void draw_live_controls(ViewContext& ctx) {
         token_chips(st.lang, tokens_of(1), pal, sc);
     } else {
         text_box(Str::LiveText, "model.text", &ms.text, true);
+        if (m.config().decoder_only()) probs_choice(st);
         hideable_chips(0);
         ImGui::TextUnformatted(tr(st.lang, Str::CompareWith));
         tooltip(tr(st.lang, Str::CompareWithTip));
@@ -310,7 +405,6 @@ int head_grid(AppState& st, const std::vector<float>& values, int layers, int he
     const ImVec2 p = ImGui::GetCursorScreenPos();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const Palette& pal = palette(st.theme);
-    const ImVec4 bg = ImGui::ColorConvertU32ToFloat4(pal.background);
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     const float fs = ImGui::GetFontSize();
     for (int l = 0; l < layers; ++l) {
@@ -321,10 +415,8 @@ int head_grid(AppState& st, const std::vector<float>& values, int layers, int he
             const float v = values[static_cast<std::size_t>(l * heads + h)];
             const ImVec2 a(p.x + label_w + h * cell, p.y + l * cell), b(a.x + cell - 2.0f * sc, a.y + cell - 2.0f * sc);
             const float t = std::isfinite(v) ? std::clamp(v / extent, -1.0f, 1.0f) : 0.0f;
-            const ImVec4 end = t < 0 ? ImVec4(0.84f, 0.19f, 0.15f, 1) : ImVec4(0.13f, 0.40f, 0.67f, 1);
             const float k = std::fabs(t);
-            const ImVec4 c(bg.x + (end.x - bg.x) * k, bg.y + (end.y - bg.y) * k, bg.z + (end.z - bg.z) * k, 1.0f);
-            dl->AddRectFilled(a, b, ImGui::ColorConvertFloat4ToU32(c));
+            dl->AddRectFilled(a, b, mix_color(pal.background, t < 0 ? kNegativeColor : kPositiveColor, k));
             dl->AddRect(a, b, pal.token_outline);
             if (!std::isfinite(v)) {  // knocked out by the experiment itself
                 dl->AddLine(a, b, pal.text_muted, 1.5f * sc);
@@ -514,6 +606,14 @@ void draw_generation(ViewContext& ctx) {
                       token_text(display_token(ms.model->tokenizer.token(g.ids[static_cast<size_t>(n - 1)]))).c_str(), n - 1);
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         ImGui::TextWrapped("%s", caption);
+        // its probability, where the tokens are coloured by theirs (the run's: temperature 1)
+        if (const TokenProbs* probs = st.figure.probs.get(); probs && g.step > 0 && probs->positions() == n) {
+            const LensCell& c = probs->at[static_cast<std::size_t>(n - 1)];
+            std::snprintf(caption, sizeof caption, tr(st.lang, Str::GenStepProb),
+                          token_text(display_token(ms.model->tokenizer.token(c.target))).c_str(), 100.0 * static_cast<double>(c.target_p), c.target_rank);
+            ImGui::TextWrapped("%s", caption);
+            probe(st, "model.gen.prob");
+        }
         ImGui::PopStyleColor();
     }
 }
@@ -590,6 +690,7 @@ void draw_experiments(ViewContext& ctx) {
         std::snprintf(line, sizeof line, tr(st.lang, Str::PatchingLengths), static_cast<int>(live->input.ids.size()), static_cast<int>(other->input.ids.size()));
         ImGui::TextWrapped("%s", line);
     }
+    if (ex.patching && st.model.patching_stopped) ImGui::TextDisabled("%s", tr(st.lang, Str::PatchingStopped));
     if (ex.patching && st.figure.patching && live && other) {
         if (other->top.front().id == live->top.front().id && live->top.size() > 1) {  // the contrast is this text's second
             const Tokenizer& t = live->model->decoder_tokenizer();
@@ -641,12 +742,18 @@ void draw_live_progress(ViewContext& ctx) {
         if (small_button(st, tr(st.lang, Str::CancelFetch))) cancel_model_run(st);
         probe(st, "model.cancel-run");
         ImGui::SameLine();
-    } else if (ms.patching) {
-        fraction = ms.patching->progress();
-        std::snprintf(text, sizeof text, tr(st.lang, Str::PatchingRunning), static_cast<int>(fraction * 100.0f));
+    } else if (ms.probs) {
+        fraction = ms.probs->progress();
+        std::snprintf(text, sizeof text, tr(st.lang, Str::ProbsRunning), static_cast<int>(fraction * 100.0f));
     } else if (ms.lens) {
         fraction = ms.lens->progress();
         std::snprintf(text, sizeof text, tr(st.lang, Str::LensRunning), static_cast<int>(fraction * 100.0f));
+    } else if (ms.patching) {  // the reader may stop it: the grids stay empty until the next edit
+        fraction = ms.patching->progress();
+        std::snprintf(text, sizeof text, tr(st.lang, Str::PatchingRunning), static_cast<int>(fraction * 100.0f));
+        if (small_button(st, tr(st.lang, Str::CancelPatching))) cancel_patching(st);
+        probe(st, "model.cancel-patching");
+        ImGui::SameLine();
     } else if (ms.importance) {
         fraction = ms.importance->progress();
         std::snprintf(text, sizeof text, tr(st.lang, Str::ImportanceRunning), static_cast<int>(fraction * 100.0f));

@@ -5,6 +5,7 @@
 // [SECTION] Figure window
 // [SECTION] Layout
 #include "panels.hpp"
+#include "why.hpp"
 
 #include "colormaps.hpp"
 #include "controls.hpp"
@@ -49,31 +50,36 @@ void section(const char* title) {
 }
 
 // Tokens as small chips that wrap, so the user sees how the text was split.
-int token_chips(Lang lang, const std::vector<std::string>& tokens, const Palette& pal, float s, const std::vector<bool>* hidden) {
+ChipHit token_chips(Lang lang, const std::vector<std::string>& tokens, const Palette& pal, float s, const TokenChips& chips) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* font = ImGui::GetFont();
     const float fs = ImGui::GetFontSize();
     const float pad = 5.0f * s, gap = 4.0f * s, h = fs + 4.0f * s;
     const float x0 = ImGui::GetCursorScreenPos().x, right = x0 + ImGui::GetContentRegionAvail().x;
     const ImVec2 mouse = ImGui::GetIO().MousePos;
-    const bool hovered_window = hidden && ImGui::IsWindowHovered();
+    const bool hovered_window = (chips.hidden || chips.shade) && ImGui::IsWindowHovered();
     float x = x0, y = ImGui::GetCursorScreenPos().y;
-    int clicked = -1;
+    ChipHit hit;
     const size_t shown = std::min<size_t>(tokens.size(), 64);
+    if (chips.rects) chips.rects->clear();
     for (size_t i = 0; i < shown; ++i) {
         const std::string label = token_text(tokens[i]);
         const char* t = label.c_str();
         float w = font->CalcTextSizeA(fs, FLT_MAX, 0.0f, t).x + 2.0f * pad;
         if (x + w > right && x > x0) x = x0, y += h + gap;
-        const bool off = hidden && i < hidden->size() && (*hidden)[i];
+        const bool off = chips.hidden && i < chips.hidden->size() && (*chips.hidden)[i];
         const bool over = hovered_window && mouse.x >= x && mouse.x < x + w && mouse.y >= y && mouse.y < y + h;
-        dl->AddRectFilled(ImVec2(x, y), ImVec2(x + w, y + h), off ? pal.background : over ? pal.token_hover : pal.token_fill, 3.0f * s);
+        const float k = chips.shade && i < chips.shade->size() && std::isfinite((*chips.shade)[i]) ? std::clamp((*chips.shade)[i], 0.0f, 1.0f) : -1.0f;
+        const ImU32 fill = off ? pal.background : k >= 0.0f ? mix_color(pal.token_fill, chips.shade_colour, k) : over ? pal.token_hover : pal.token_fill;
+        dl->AddRectFilled(ImVec2(x, y), ImVec2(x + w, y + h), fill, 3.0f * s);
         dl->AddRect(ImVec2(x, y), ImVec2(x + w, y + h), over ? pal.token_pinned : pal.token_outline, 3.0f * s, 0, over ? 2.0f * s : 1.0f);
-        dl->AddText(font, fs, ImVec2(x + pad, y + 2.0f * s), off ? pal.text_muted : pal.text, t);
+        dl->AddText(font, fs, ImVec2(x + pad, y + 2.0f * s), off ? pal.text_muted : k > 0.55f ? IM_COL32_WHITE : pal.text, t);
         if (off) dl->AddLine(ImVec2(x + pad * 0.5f, y + h * 0.5f), ImVec2(x + w - pad * 0.5f, y + h * 0.5f), pal.text, 1.5f * s);
+        if (chips.rects) chips.rects->push_back({x, y, w, h});
         if (over) {
-            ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
-            if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) clicked = static_cast<int>(i);
+            hit.hovered = static_cast<int>(i);
+            if (chips.hidden) ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
+            if (chips.hidden && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) hit.clicked = static_cast<int>(i);
         }
         x += w + gap;
     }
@@ -83,7 +89,7 @@ int token_chips(Lang lang, const std::vector<std::string>& tokens, const Palette
         dl->AddText(font, fs, ImVec2(x, y + 2.0f * s), pal.text_muted, more);
     }
     ImGui::Dummy(ImVec2(right - x0, y + h - ImGui::GetCursorScreenPos().y));
-    return clicked;
+    return hit;
 }
 
 namespace {
@@ -564,6 +570,10 @@ void collect_text(const AppState& st, PanelState& panels, Fonts& fonts) {
         for (const NextToken& t : st.figure.live->top) fonts.need(display_token(t.token));
         for (int i = 0; i < st.figure.stack_count(); ++i)
             for (const std::string& t : st.figure.stack(i).queries) fonts.need(display_token(t));
+        if (const TokenProbs* probs = st.figure.probs.get())  // the chips' tooltips (64 chips at most): the likeliest tokens there
+            for (int t = 0; t < std::min(probs->positions(), 64); ++t)
+                for (const TokenP& k : probs->at[static_cast<std::size_t>(t)].top)
+                    fonts.need(display_token(st.figure.live->model->decoder_tokenizer().token(k.id)));
     }
     fonts.need(st.error);
     fonts.need(st.scene.name);

@@ -43,10 +43,21 @@ void draw_app(ViewContext& ctx, bool figure_only);
 // Helpers of the controls panel, shared with the import panel (web/ui/model_view.cpp).
 // A muted heading with a rule under it.
 void section(const char* title);
-// Tokens as small chips that wrap. With `hidden` (one flag per token), the chips are buttons:
-// a hidden one is drawn struck through; returns the chip clicked, or -1.
-int token_chips(Lang lang, const std::vector<std::string>& tokens, const Palette& pal, float s,
-                const std::vector<bool>* hidden = nullptr);
+// Tokens as small chips that wrap (at most 64, then "+ N more").
+//   hidden  one flag per token: the chips are buttons, a hidden one struck through
+//   shade   one value per token, 0 … 1 (NaN: none): the chip filled from the token colour
+//           toward `shade_colour` by it; the chips report the one under the pointer
+//   rects   where the chips are drawn, one per chip shown (for the tests' probes)
+struct TokenChips {
+    const std::vector<bool>* hidden = nullptr;
+    const std::vector<float>* shade = nullptr;
+    ImU32 shade_colour = 0;
+    std::vector<ProbeRect>* rects = nullptr;
+};
+struct ChipHit {
+    int clicked = -1, hovered = -1;
+};
+ChipHit token_chips(Lang lang, const std::vector<std::string>& tokens, const Palette& pal, float s, const TokenChips& chips = {});
 
 // Every string the UI may show this frame, for the font atlas (fonts.hpp).
 void collect_text(const AppState& state, PanelState& panels, Fonts& fonts);

@@ -20,6 +20,11 @@ ImU32 im_color(const Color& c) {
     return IM_COL32(channel_byte(c.r), channel_byte(c.g), channel_byte(c.b), channel_byte(c.a));
 }
 
+ImU32 mix_color(ImU32 a, ImU32 b, float t) {
+    const ImVec4 x = ImGui::ColorConvertU32ToFloat4(a), y = ImGui::ColorConvertU32ToFloat4(b);
+    return ImGui::ColorConvertFloat4ToU32(ImVec4(x.x + (y.x - x.x) * t, x.y + (y.y - x.y) * t, x.z + (y.z - x.z) * t, 1.0f));
+}
+
 ImVec4 head_color(Theme theme, int head) {
     const Color c = head_color(theme == Theme::Dark, head);  // core/figure/palette.hpp: shared with the SVG
     return ImVec4(c.r, c.g, c.b, c.a);

@@ -30,5 +30,9 @@ const Palette& palette(Theme theme);
 ImVec4 head_color(Theme theme, int head);
 // A core colour as ImGui's packed colour (each channel rounded to a byte, as ImGui rounds).
 ImU32 im_color(const Color& c);
+// From a (t = 0) to b (t = 1), channel by channel, opaque.
+ImU32 mix_color(ImU32 a, ImU32 b, float t);
+// The colours of signed cells (the why grids) and of token shading: blue up, red down.
+inline constexpr ImU32 kPositiveColor = IM_COL32(33, 102, 171, 255), kNegativeColor = IM_COL32(214, 48, 38, 255);
 
 }  // namespace attn
