@@ -11,6 +11,7 @@ import { execFileSync } from 'node:child_process';
 import {
   check, clickWidget, expect, finishSuite, moveAway, openPage, startSuiteOrEnd, state, until, waitFrames, cssScale, shot,
 } from './harness.mjs';
+import { patch } from './png.mjs';
 
 const [siteDir, artifacts, binary] = process.argv.slice(2);
 if (!siteDir || !artifacts || !binary) {
@@ -161,6 +162,44 @@ await check('the logit lens: every layer\'s top token at every position, as attn
   await until(page, (x) => settled(x) && !x.model.lens, 'no lens', 30000);
   const last = got[got.length - 1];
   return `${got.length} layers × ${last.length} positions; the prediction "${native().top[0].token}" first at layer ${got.findIndex((row) => row[row.length - 1][0] === last[last.length - 1][0])}; max difference ${worst.toExponential(1)}`;
+});
+
+await check('the tokens coloured by their probability (and surprisal), as attnviz run --probs; a token\'s tooltip', async () => {
+  await clickWidget(page, 'model.probs.p');
+  let s = await until(page, (x) => settled(x) && x.model.probs && x.widgets['model.token.1'], 'the tokens\' probabilities', 60000);
+  const want = native('--probs').probs, got = s.model.probs;
+  expect(got.length === want.length && got[0] === null && want[0] === null, `probs of ${got.length}, native ${want.length}`);
+  let worst = 0;
+  for (let t = 1; t < got.length; ++t) {
+    const [id, p, rank, top] = got[t], w = want[t];
+    expect(id === w.id && rank === w.rank && top.length === 10 && top.every(([k], i) => k === w.top[i][0]),
+           `probs[${t}] ${id}/${rank}/${top.map(([k]) => k)}, native ${w.id}/${w.rank}/${w.top.map(([k]) => k)}`);
+    worst = Math.max(worst, Math.abs(p - w.p), ...top.map(([, q], i) => Math.abs(q - w.top[i][1])));
+  }
+  expect(worst < 1e-4, `probabilities differ by ${worst}`);
+  // the likeliest token's chip is bluer than the least likely one's
+  await moveAway(page);
+  let img = await shot(page, 'experiments-05c-probs.png');
+  const order = got.map((r, t) => [t, r ? r[1] : NaN]).filter(([, p]) => p === p).sort((a, b) => b[1] - a[1]);
+  const [likely, unlikely] = [order[0][0], order[order.length - 1][0]];
+  const blue = (t) => { const px = patch(img, s.widgets[`model.token.${t}`]); return px.reduce((a, c) => a + c[2] - c[0], 0) / px.length; };
+  expect(blue(likely) > blue(unlikely) + 20, `chip ${likely} (p ${order[0][1]}) not bluer than chip ${unlikely}: ${blue(likely)} vs ${blue(unlikely)}`);
+  expect(s.widgets['model.probs.legend'], 'no legend');
+  // the tooltip of the least likely token, and the surprisal's shading (red where surprising)
+  const r = s.widgets[`model.token.${unlikely}`], k = await cssScale(page);
+  await page.mouse.move((r[0] + r[2] / 2) / k, (r[1] + r[3] / 2) / k);
+  await waitFrames(page, 3);
+  await shot(page, 'experiments-05d-probs-tooltip.png');
+  await clickWidget(page, 'model.probs.surprisal');
+  s = await until(page, (x) => settled(x) && x.model.probs && x.model.experiment.probs === 'surprisal', 'the surprisal', 60000);
+  await until(page, (x) => decodeURIComponent(x.link).includes('probs=surprisal'), 'the address bar to say probs=surprisal');
+  await moveAway(page);
+  img = await shot(page, 'experiments-05e-surprisal.png');
+  const red = (t) => { const px = patch(img, s.widgets[`model.token.${t}`]); return px.reduce((a, c) => a + c[0] - c[2], 0) / px.length; };
+  expect(red(unlikely) > red(likely) + 20, `chip ${unlikely} not redder than chip ${likely}: ${red(unlikely)} vs ${red(likely)}`);
+  await clickWidget(page, 'model.probs.off');
+  await until(page, (x) => settled(x) && !x.model.probs, 'no probabilities', 30000);
+  return `${got.length} tokens; likeliest at ${likely}, p ${order[0][1].toFixed(3)}, least ${unlikely} p ${order[order.length - 1][1].toExponential(1)}; max difference ${worst.toExponential(1)}`;
 });
 
 await check('activation patching into the Compare text: both grids, as attnviz run --corrupted', async () => {

@@ -12,6 +12,7 @@
 #include "panels.hpp"
 #include "platform.hpp"
 #include "colormaps.hpp"
+#include "controls.hpp"
 #include "import_state.hpp"
 #include "why.hpp"
 
@@ -180,8 +181,9 @@ void probs_choice(AppState& st) {
     int choice = static_cast<int>(st.model.experiment.probs);
     const Str names[] = {Str::ProbsOff, Str::ProbsP, Str::ProbsSurprisal};
     const char* probes[] = {"model.probs.off", "model.probs.p", "model.probs.surprisal"};
+    const ImGuiStyle& style = ImGui::GetStyle();
     for (int i = 0; i < 3; ++i) {
-        ImGui::SameLine();
+        same_line_if_fits(ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(tr(st.lang, names[i])).x);
         if (ImGui::RadioButton(tr(st.lang, names[i]), &choice, i)) {
             st.model.experiment.probs = static_cast<TokenShade>(choice);
             model_input_changed(st);
@@ -301,7 +303,9 @@ void draw_live_controls(ViewContext& ctx) {
         if (probs && probs->positions() == static_cast<int>(tokens.size())) {
             shade = token_shades(*probs, ms.experiment.probs);
             chips.shade = &shade, chips.rects = &rects;
-            chips.shade_colour = ms.experiment.probs == TokenShade::Probability ? kPositiveColor : kNegativeColor;
+            // the grids' colours, lighter on the dark theme (its chips are dark)
+            chips.shade_colour = mix_color(ms.experiment.probs == TokenShade::Probability ? kPositiveColor : kNegativeColor, IM_COL32_WHITE,
+                                           st.theme == Theme::Dark ? 0.2f : 0.0f);
         } else {
             probs = nullptr;
         }
