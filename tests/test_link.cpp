@@ -458,6 +458,9 @@ std::map<std::string, ParamSamples> param_samples() {
         {"importance", {{"1", "0"}, "yes"}},
         {"attribution", {{"1", "0"}, "yes"}},
         {"lens", {{"1", "0"}, "yes"}},
+        {"probs", {{"p", "surprisal", "0"}, "yes"}},
+        {"target", {{" cat", "#42"}, std::string(300, 'a')}},
+        {"contrast", {{" dog", "#7"}, std::string(300, 'a')}},
         {"patching", {{"1", "0"}, "yes"}},
         {"generate", {{"0", "5", "64"}, "65"}},
         {"temperature", {{"0", "0.5", "1.25"}, "-1"}},
@@ -490,10 +493,12 @@ std::string hash_with(const std::string& name, const std::string& value) {
     return "v=1&preset=multi-head-rain&" + name + "=" + value;
 }
 
-// The value as a hash writes it ("attention:2:1" -> "attention%3A2%3A1").
+// The value as a hash writes it ("attention:2:1" -> "attention%3A2%3A1", " cat" -> "%20cat").
 std::string escaped(const std::string& value) {
     std::string out;
-    for (char c : value) out += c == ':' ? std::string("%3A") : c == '/' ? std::string("%2F") : c == '@' ? std::string("%40") : std::string(1, c);
+    for (char c : value)
+        out += c == ':' ? std::string("%3A") : c == '/' ? std::string("%2F") : c == '@' ? std::string("%40") : c == ' ' ? std::string("%20")
+             : c == '#' ? std::string("%23") : std::string(1, c);
     return out;
 }
 
@@ -595,10 +600,10 @@ TEST_CASE("set-view takes and get-state reports the parameters with a message ty
         json reply = json::parse(handle_message(st, json{{"type", "attnviz:set-view"}, {name, samples.at(name).bad}}.dump()));
         CHECK(reply["field"] == name);
     }
-    CHECK(fields == 23);
+    CHECK(fields == 26);
     AppState st = app_with("multi-head-rain");
     json reply = json::parse(handle_message(st, R"({"type":"attnviz:set-view","lineheads":"1"})"));
-    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, tiles, tile_step, qk, token, theme, size, lang, panels, compare, knockout, knockout_mode, hide, importance, attribution, lens, patching, generate, temperature, top_k, seed, step)");
+    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, tiles, tile_step, qk, token, theme, size, lang, panels, compare, knockout, knockout_mode, hide, importance, attribution, lens, probs, target, contrast, patching, generate, temperature, top_k, seed, step)");
 }
 
 TEST_CASE("LINKS.md's parameter table is link_parameters_markdown()") {

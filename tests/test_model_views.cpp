@@ -485,6 +485,31 @@ TEST_CASE("probs=p|surprisal: each run's tokens' probabilities are token_probs()
     for (int i = 0; i < 1000 && (pt.model.busy() || pt.model.run_revision != pt.model.input_revision); ++i) advance_model(pt, 1.0);
     CHECK_FALSE(pt.model.patching_stopped);
     CHECK(pt.figure.patching);
+    // attribution and patching of a chosen target against a chosen contrast: attribute()'s and patching()'s
+    AppState tc;
+    REQUIRE(open_link(tc, "#v=1&text=the%20cat%20sat&compare=the%20dog%20sat&attribution=1&patching=1&target=%235&contrast=%237"));
+    REQUIRE(open_model_folder(tc, gpt2));
+    until_live(tc);
+    for (int i = 0; i < 1000 && tc.model.busy(); ++i) advance_model(tc, 1.0);
+    REQUIRE(tc.figure.attribution);
+    REQUIRE(tc.figure.patching);
+    CHECK(tc.figure.attribution->target == 5);
+    CHECK(tc.figure.attribution->contrast == 7);
+    const LiveRun& clean = *tc.figure.live;
+    CHECK(tc.figure.attribution->head == attribute(ctx, clean.model->model, forward(ctx, clean.model->model, clean.input), 5, 7).head);
+    CHECK(tc.figure.patching->head == patching(ctx, clean.model->model, clean.input, tc.figure.compare->input, 5, 7, "test").head);
+    CHECK(encode_link(link_from_app(tc)).find("target=%235&contrast=%237") != std::string::npos);
+    // a target of several tokens, a contrast that is the target: the error names the field, the figure stays
+    tc.model.experiment.target = "the cat sat";
+    model_input_changed(tc);
+    for (int i = 0; i < 1000 && (tc.model.busy() || tc.model.run_revision != tc.model.input_revision); ++i) advance_model(tc, 1.0);
+    CHECK(tc.error.find("target: \"the cat sat\" is ") != std::string::npos);
+    CHECK(tc.figure.live);
+    CHECK_FALSE(tc.figure.attribution);
+    tc.model.experiment.target = "#7";
+    model_input_changed(tc);
+    for (int i = 0; i < 1000 && (tc.model.busy() || tc.model.run_revision != tc.model.input_revision); ++i) advance_model(tc, 1.0);
+    CHECK(tc.error.find("contrast: \"#7\" is the target's token") != std::string::npos);
     // bad input: the link names the values
     AppState bad;
     CHECK_FALSE(open_link(bad, "#v=1&probs=yes"));

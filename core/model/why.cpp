@@ -316,6 +316,7 @@ PatchingRun::PatchingRun(const Model& model, RunInput clean, RunInput corrupted,
     for (RunInput* in : {&clean, &corrupted}) in->keep_maps = false, in->record = true, in->logit_ids = {target, contrast};
     s.clean = std::move(clean), s.corrupted = std::move(corrupted);
     Patching& p = s.out;
+    p.target = target, p.contrast = contrast;
     p.layers = model.config.n_layers, p.heads = model.config.n_heads, p.positions = static_cast<int>(s.clean.ids.size());
     p.head.assign(static_cast<std::size_t>(p.layers * p.heads), 0.0);
     p.resid.assign(static_cast<std::size_t>((p.layers + 1) * p.positions), 0.0);

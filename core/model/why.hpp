@@ -148,6 +148,7 @@ Attribution attribute(kernels::Context& ctx, const Model& model, const RunResult
 //          clean run
 // A patched run starts at the patched layer from the corrupted run's stream (RunInput::from).
 struct Patching {
+    int target = 0, contrast = 0;     // the LD's tokens
     int layers = 0, heads = 0, positions = 0;
     double clean = 0, corrupted = 0;  // LD of each run
     std::vector<double> head;         // [layer·heads + head]

@@ -149,6 +149,19 @@ std::string scene_text(const Scene& scene) {
     return base64url_encode(write_scene(s, false));
 }
 
+// A token as text (" cat") or #ID: which token it is, the model says when it runs (one_token).
+std::string parse_token_text(std::string& out, std::string_view v) {
+    if (v.size() > 256) return "expected one token (at most 256 bytes), got " + std::to_string(v.size()) + " bytes";
+    out = v;
+    return "";
+}
+
+void set_why_token(AppState& st, std::string& token, const std::string& value) {
+    if (token == value) return;
+    token = value;
+    model_input_changed(st);
+}
+
 // A 1 / 0 switch; `expected` says what each means.
 std::string parse_flag(bool& flag, std::string_view v, const char* expected) {
     if (v == "1") flag = true;
@@ -734,6 +747,28 @@ constexpr LinkParam kParams[] = {
          st.model.experiment.probs = l.probs;
          model_input_changed(st);
      }},
+
+    {.name = "target",
+     .what = "the token `attribution` and `patching` explain: one token as the text writes it, or #ID",
+     .values = "a token, percent-encoded (`%20cat`), or `%23ID`",
+     .default_value = "",
+     .absent = "the model's prediction",
+     .message = LinkMessage::Text,
+     .parse = [](LinkState& l, std::string_view v) { return parse_token_text(l.target, v); },
+     .format = [](const LinkState& l) { return l.target; },
+     .from_app = [](LinkState& l, const AppState& st) { l.target = st.model.experiment.target; },
+     .to_app = [](AppState& st, const LinkState& l) { set_why_token(st, st.model.experiment.target, l.target); }},
+
+    {.name = "contrast",
+     .what = "a second token: `attribution` and `patching` explain the logit difference target − contrast",
+     .values = "a token, percent-encoded, or `%23ID`",
+     .default_value = "",
+     .absent = "none (attribution); the `compare` text's prediction (patching)",
+     .message = LinkMessage::Text,
+     .parse = [](LinkState& l, std::string_view v) { return parse_token_text(l.contrast, v); },
+     .format = [](const LinkState& l) { return l.contrast; },
+     .from_app = [](LinkState& l, const AppState& st) { l.contrast = st.model.experiment.contrast; },
+     .to_app = [](AppState& st, const LinkState& l) { set_why_token(st, st.model.experiment.contrast, l.contrast); }},
 
     {.name = "patching",
      .what = "a live decoder-only model with a `compare` text of as many tokens: activation patching from `text` into it (grids in the panel)",

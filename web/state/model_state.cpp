@@ -609,6 +609,19 @@ void measure_importance(AppState& st, Clock::time_point start, double budget_sec
     ms.importance_of.reset();
 }
 
+// The reader's target and contrast as ids (−1 where not given); false, with st.error naming the
+// field, for text that is no single token or a contrast that is the target.
+bool why_tokens(AppState& st, int& target, int& contrast) {
+    const ModelExperiment& ex = st.model.experiment;
+    const LoadedModel& m = *st.model.model;
+    target = contrast = -1;
+    return guarded(st, m.name, [&] {
+        if (!ex.target.empty()) target = one_token(m, ex.target, "target");
+        if (!ex.contrast.empty()) contrast = one_token(m, ex.contrast, "contrast");
+        if (target >= 0 && contrast == target) throw ModelError(m.folder, "contrast", "\"" + ex.contrast + "\" is the target's token: give another");
+    });
+}
+
 float job_progress(const ModelJob& job) {
     if (job.encoder) return 0.1f * job.encoder->progress();
     if (job.decoder)
@@ -746,9 +759,14 @@ void advance_model(AppState& st, double budget_seconds) {
         ms.last_run_ms = std::chrono::duration<double, std::milli>(Clock::now() - job.started).count();
         ms.job.reset();
         const LiveRun* live = st.figure.live.get();
-        if (live && live->input.record && !live->top.empty() && ms.experiment.attribution) {  // a few products of d: within the frame
+        const LiveRun* other = st.figure.compare.get();
+        int target = -1, contrast = -1;
+        const bool tokens = !(live && (ms.experiment.attribution || ms.experiment.patching) && has_stream(ms.model->config())) ||
+                            why_tokens(st, target, contrast);
+        if (tokens && live && !live->top.empty() && target < 0) target = live->top.front().id;  // the prediction
+        if (tokens && live && live->input.record && !live->top.empty() && ms.experiment.attribution) {  // a few products of d: within the frame
             kernels::Context one;
-            st.figure.attribution = std::make_shared<const Attribution>(attribute(one, ms.model->model, live->result, live->top.front().id));
+            st.figure.attribution = std::make_shared<const Attribution>(attribute(one, ms.model->model, live->result, target, contrast));
         }
         if (live && ms.experiment.probs != TokenShade::Off && ms.model->config().decoder_only() &&
             live->result.hidden.rows() == static_cast<Eigen::Index>(live->input.ids.size())) {  // the LM head over the text's rows: in slices
@@ -759,11 +777,11 @@ void advance_model(AppState& st, double budget_seconds) {
             ms.lens = std::make_shared<LensRun>(ms.model->model, live->result, 5, 1 << 18);
             ms.lens_of = st.figure.live;
         }
-        const LiveRun* other = st.figure.compare.get();
-        if (ms.experiment.patching && live && other && has_stream(ms.model->config()) && live->top.size() > 1 && !other->top.empty() &&
+        if (tokens && ms.experiment.patching && live && other && has_stream(ms.model->config()) && live->top.size() > 1 && !other->top.empty() &&
             other->input.ids.size() == live->input.ids.size()) {
-            // the target: the text's prediction; the contrast: the Compare text's (else the text's second)
-            const int target = live->top[0].id, contrast = other->top[0].id != target ? other->top[0].id : live->top[1].id;
+            // the contrast, unless given: the Compare text's prediction (else the text's, else its second)
+            if (contrast < 0)
+                contrast = other->top[0].id != target ? other->top[0].id : live->top[0].id != target ? live->top[0].id : live->top[1].id;
             ms.patching = std::make_shared<PatchingRun>(ms.model->model, live->input, other->input, target, contrast, "patching");
             ms.patching_of = st.figure.live;
         }
@@ -798,6 +816,7 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
     const ModelExperiment& ex = ms.experiment;
     j["experiment"] = {{"knockout", ex.knockout}, {"knockout_mode", ex.ablation == Ablation::Mean ? "mean" : "zero"},
                        {"hidden", ex.hidden}, {"importance", ex.importance}, {"attribution", ex.attribution}, {"lens", ex.lens}, {"patching", ex.patching},
+                       {"target", ex.target}, {"contrast", ex.contrast},
                        {"probs", ex.probs == TokenShade::Off ? "0" : ex.probs == TokenShade::Probability ? "p" : "surprisal"}};
     const ModelGeneration& g = ms.generation;
     j["generation"] = {{"ids", g.ids}, {"prompt", g.prompt}, {"step", g.step}, {"tokens", g.tokens}, {"requested", g.requested},
@@ -833,7 +852,7 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
         j["patching"] = {{"heads", p->head}, {"resid", p->resid}, {"clean", p->clean}, {"corrupted", p->corrupted},
                          {"layers", p->layers}, {"positions", p->positions}};
     if (const Attribution* a = st.figure.attribution.get())
-        j["attribution"] = {{"target", a->target}, {"total", a->total}, {"embed", a->embed}, {"bias", a->bias}, {"heads", a->head}, {"mlps", a->mlp}};
+        j["attribution"] = {{"target", a->target}, {"contrast", a->contrast}, {"total", a->total}, {"embed", a->embed}, {"bias", a->bias}, {"heads", a->head}, {"mlps", a->mlp}};
     if (ms.model && ms.model->heads) {  // the head scores, [kind][layer][head]
         const HeadScores& hs = *ms.model->heads;
         for (int k = 0; k < kHeadKinds; ++k) {

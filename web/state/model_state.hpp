@@ -60,6 +60,9 @@ struct ModelExperiment {
     bool lens = false;        // the logit lens of every layer and position, after each run (why.hpp)
     bool patching = false;    // activation patching from the text into the Compare text, after each run (why.hpp)
     TokenShade probs = TokenShade::Off;  // each token's probability, after each run (decoder-only models)
+    // Attribution's and patching's tokens (one token as text, or #ID, as --attribute takes it):
+    // "" = the prediction; the contrast "" = none (attribution), the Compare text's prediction (patching)
+    std::string target, contrast;
 };
 
 // Generation (gpt2): the text continued token by token from the KV cache, greedily or sampled

@@ -364,6 +364,20 @@ constexpr Entry kTable[] = {
     {Str::ProbsRunning, "reading the tokens' probabilities  %d%%", "正在读取词元的概率  %d%%"},
     {Str::GenStepProb, "The model gave \"%s\" p %.2f%% (rank %d) when it was picked.", "选出“%s”时，模型给它的概率为 %.2f%%（第 %d 名）。"},
     {Str::CancelPatching, "Stop patching", "停止修补"},
+    {Str::WhyTarget, "Target", "目标"},
+    {Str::WhyContrast, "against", "对比"},
+    {Str::WhyPrediction, "the prediction", "模型的预测"},
+    {Str::WhyNone, "none", "无"},
+    {Str::WhyComparePrediction, "Compare's prediction", "对比文本的预测"},
+    {Str::WhyTokensTip,
+     "The token whose logit attribution and patching explain: one token as the text writes it (\" cat\", with its space), or #ID. "
+     "Empty: the model's prediction. Against: a second token, so the views explain the logit difference; empty, attribution "
+     "explains the logit alone and patching contrasts with the Compare text's prediction.",
+     "归因与修补所解释的词元：按文本中的写法给出一个词元（\" cat\"，带空格），或 #ID。留空：模型的预测。对比：第二个词元，"
+     "两种视图便解释两者的对数几率差；留空时，归因只解释该词元的对数几率，修补则以对比文本的预测作对比。"},
+    {Str::AttributionCaptionContrast, "logit of \"%s\" − \"%s\" %.2f = heads %.2f + MLPs %.2f + embeddings and biases %.2f",
+     "“%s”−“%s”的对数几率差 %.2f = 各头 %.2f + MLP %.2f + 嵌入与偏置 %.2f"},
+    {Str::PatchingTokens, "logit difference: \"%s\" − \"%s\"", "对数几率差：“%s”−“%s”"},
     {Str::PatchingStopped, "Patching stopped: an edit runs it again.", "修补已停止：编辑文本会重新运行。"},
     {Str::PatchingToggle, "Activation patching into the Compare text", "激活修补（修补进对比文本）"},
     {Str::PatchingTip,

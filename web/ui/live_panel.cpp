@@ -458,8 +458,12 @@ void attribution_grid(AppState& st, const Attribution& a, const LiveRun& live, f
     double heads = 0, mlps = 0;
     for (double v : a.head) heads += v;
     for (double v : a.mlp) mlps += v;
-    std::snprintf(caption, sizeof caption, tr(st.lang, Str::AttributionCaption), token_text(display_token(t.token(a.target))).c_str(), a.total, heads, mlps,
-                  a.embed + a.bias);
+    if (a.contrast >= 0)
+        std::snprintf(caption, sizeof caption, tr(st.lang, Str::AttributionCaptionContrast), token_text(display_token(t.token(a.target))).c_str(),
+                      token_text(display_token(t.token(a.contrast))).c_str(), a.total, heads, mlps, a.embed + a.bias);
+    else
+        std::snprintf(caption, sizeof caption, tr(st.lang, Str::AttributionCaption), token_text(display_token(t.token(a.target))).c_str(), a.total,
+                      heads, mlps, a.embed + a.bias);
     const std::vector<float> values(a.head.begin(), a.head.end());
     const int c = head_grid(st, values, a.layers, a.heads, caption, "model.attribution", sc);
     if (c < 0) return;
@@ -471,6 +475,29 @@ void attribution_grid(AppState& st, const Attribution& a, const LiveRun& live, f
                       a.source(l, h, most), most + 1, token_text(display_token(t.token(live.input.ids[static_cast<std::size_t>(most)]))).c_str());
 }
 
+// Target [the prediction] against [none]: attribution's and patching's tokens (one token, or
+// #ID), under the first of the two shown; an edit reruns the model.
+void why_token_inputs(AppState& st, bool patching_only) {
+    ModelExperiment& ex = st.model.experiment;
+    const float w = (ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(tr(st.lang, Str::WhyTarget)).x -
+                     ImGui::CalcTextSize(tr(st.lang, Str::WhyContrast)).x - 4.0f * ImGui::GetStyle().ItemSpacing.x) * 0.5f;
+    auto field = [&](const char* id, Str hint, std::string* text) {
+        ImGui::SetNextItemWidth(std::max(w, 4.0f * ImGui::GetFontSize()));
+        if (ImGui::InputTextWithHint(id, tr(st.lang, hint), text)) model_input_changed(st);
+        mark_text_box(st);
+        probe(st, id + 2);
+        tooltip(tr(st.lang, Str::WhyTokensTip));
+    };
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(tr(st.lang, Str::WhyTarget));
+    ImGui::SameLine();
+    field("##model.target", Str::WhyPrediction, &ex.target);
+    ImGui::SameLine();
+    ImGui::TextUnformatted(tr(st.lang, Str::WhyContrast));
+    ImGui::SameLine();
+    field("##model.contrast", patching_only ? Str::WhyComparePrediction : Str::WhyNone, &ex.contrast);
+}
+
 // Activation patching from the text into the Compare text: the share of the logit difference each
 // head's output, then each stream row (after each layer, row 0 the embeddings, at each position),
 // brings back.
@@ -478,6 +505,9 @@ void patching_grids(AppState& st, const Patching& p, const LiveRun& live, float 
     const Tokenizer& t = live.model->decoder_tokenizer();
     const std::vector<float> heads(p.head.begin(), p.head.end()), rows(p.resid.begin(), p.resid.end());
     char caption[320];
+    std::snprintf(caption, sizeof caption, tr(st.lang, Str::PatchingTokens), token_text(display_token(t.token(p.target))).c_str(),
+                  token_text(display_token(t.token(p.contrast))).c_str());
+    ImGui::TextDisabled("%s", caption);
     std::snprintf(caption, sizeof caption, tr(st.lang, Str::PatchingCaption), p.clean, p.corrupted);
     if (const int c = head_grid(st, heads, p.layers, p.heads, caption, "model.patching.head", sc); c >= 0)
         ImGui::SetTooltip(tr(st.lang, Str::PatchingHeadCell), c / p.heads + 1, c % p.heads + 1, 100.0 * p.head[static_cast<std::size_t>(c)]);
@@ -676,6 +706,7 @@ void draw_experiments(ViewContext& ctx) {
     ImGui::EndDisabled();
     probe(st, "model.attribution");
     tooltip(tr(st.lang, stream ? Str::AttributionTip : Str::AttributionNoStream));
+    if (stream && ex.attribution) why_token_inputs(st, false);
     if (ex.attribution && st.figure.attribution && st.figure.live) attribution_grid(st, *st.figure.attribution, *st.figure.live, ctx.scale);
     ImGui::BeginDisabled(!stream);
     if (ImGui::Checkbox(tr(st.lang, Str::LensToggle), &ex.lens)) model_input_changed(st);
@@ -688,6 +719,7 @@ void draw_experiments(ViewContext& ctx) {
     ImGui::EndDisabled();
     probe(st, "model.patching");
     tooltip(tr(st.lang, stream ? Str::PatchingTip : Str::AttributionNoStream));
+    if (stream && ex.patching && !ex.attribution) why_token_inputs(st, true);
     const LiveRun *live = st.figure.live.get(), *other = st.figure.compare.get();
     if (ex.patching && live && other && other->input.ids.size() != live->input.ids.size()) {
         char line[200];
@@ -696,7 +728,7 @@ void draw_experiments(ViewContext& ctx) {
     }
     if (ex.patching && st.model.patching_stopped) ImGui::TextDisabled("%s", tr(st.lang, Str::PatchingStopped));
     if (ex.patching && st.figure.patching && live && other) {
-        if (other->top.front().id == live->top.front().id && live->top.size() > 1) {  // the contrast is this text's second
+        if (ex.target.empty() && ex.contrast.empty() && other->top.front().id == live->top.front().id && live->top.size() > 1) {  // the contrast is this text's second
             const Tokenizer& t = live->model->decoder_tokenizer();
             char line[240];
             std::snprintf(line, sizeof line, tr(st.lang, Str::PatchingSameTop), token_text(display_token(t.token(live->top[0].id))).c_str(),
