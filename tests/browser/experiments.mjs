@@ -142,6 +142,43 @@ await check('direct logit attribution: the heads\' grid, equal to attnviz run --
   return `logit ${a.total.toFixed(3)}; strongest head ${Math.floor(strongest / 4) + 1}:${strongest % 4 + 1} (${a.heads[strongest].toFixed(3)}); max difference ${worst.toExponential(1)}`;
 });
 
+await check('a chosen target against a chosen contrast: attribution of their logit difference, as attnviz run --attribute --contrast', async () => {
+  await clickWidget(page, 'model.attribution');
+  await until(page, (x) => settled(x) && x.model.attribution && x.widgets['model.target'], 'the attribution grid', 60000);
+  const [, a, b] = native().top;  // the second and third likeliest
+  const typeInto = async (widget, text) => {
+    await clickWidget(page, widget);
+    await waitFrames(page, 3);
+    await page.keyboard.press('Control+A');
+    if (text) await page.keyboard.insertText(text);
+    else await page.keyboard.press('Backspace');
+  };
+  await typeInto('model.target', `#${a.id}`);
+  // (the next click once the run is in: a click within one long frame of the busy page is lost, ImGui 1.86 has no input queue)
+  await until(page, (x) => settled(x) && x.model.attribution && x.model.attribution.target === a.id, 'the attribution of the target', 60000);
+  await typeInto('model.contrast', `#${b.id}`);
+  const s = await until(page, (x) => settled(x) && x.model.attribution && x.model.attribution.target === a.id && x.model.attribution.contrast === b.id,
+                        'the attribution of the chosen tokens', 60000);
+  const want = native('--attribute', `#${a.id}`, '--contrast', `#${b.id}`).attribution;
+  const flat = want.heads.flat();
+  const worst = Math.max(Math.abs(s.model.attribution.total - want.total), ...s.model.attribution.heads.map((v, i) => Math.abs(v - flat[i])));
+  expect(worst < 1e-4 * (1 + Math.abs(want.total)), `attribution differs from attnviz run by ${worst}`);
+  await until(page, (x) => decodeURIComponent(x.link).includes(`target=#${a.id}&contrast=#${b.id}`), 'the address bar to name the tokens');
+  await moveAway(page);
+  await shot(page, 'experiments-04b-target-contrast.png');
+  // a target of two tokens: the error names the field, the grid of the last good run stays off
+  await typeInto('model.target', 'cat sat');
+  const e = await until(page, (x) => settled(x) && /target: "cat sat" is \d+ tokens/.test(x.error), 'the error naming target', 30000);
+  for (const w of ['model.target', 'model.contrast']) {
+    await typeInto(w, '');
+    await until(page, (x) => settled(x) && x.model.experiment[w.slice(6)] === '', `${w} empty`, 30000);
+  }
+  await until(page, (x) => settled(x) && !x.error && x.model.attribution && x.model.attribution.contrast === -1, 'the prediction again', 30000);
+  await clickWidget(page, 'model.attribution');  // off again
+  await until(page, (x) => settled(x) && !x.model.attribution, 'no grid', 30000);
+  return `"${a.token}" − "${b.token}" ${want.total.toFixed(3)}; max difference ${worst.toExponential(1)}; ${e.error}`;
+});
+
 await check('the logit lens: every layer\'s top token at every position, as attnviz run --lens', async () => {
   await clickWidget(page, 'model.lens');
   const s = await until(page, (x) => settled(x) && x.model.lens, 'the logit lens', 60000);
@@ -204,9 +241,11 @@ await check('the tokens coloured by their probability (and surprisal), as attnvi
 
 await check('activation patching into the Compare text: both grids, as attnviz run --corrupted', async () => {
   const other = 'The dog sat on the mat. The dog sat on the';
+  // (taller: the stream grid under the heads grid, in view)
   const p = await openPage(browser, `${url}#v=1&model=tiny-lm&view=model&patching=1&text=${encodeURIComponent(TEXT)}` +
-                                    `&compare=${encodeURIComponent(other)}`, { viewport: { width: 1280, height: 1300 } });
-  const s = await until(p, (x) => settled(x) && x.model.patching, 'the patching grids', 90000);
+                                    `&compare=${encodeURIComponent(other)}`, { viewport: { width: 1280, height: 1500 } });
+  // (the grids are drawn in the panel, before the frame's model work: a frame after the state has them)
+  const s = await until(p, (x) => settled(x) && x.model.patching && x.widgets['model.patching.resid.0.1'], 'the patching grids', 90000);
   const top = native().top, theirs = JSON.parse(execFileSync(binary, ['run', 'tiny-lm', '--text', other, '--json']).toString()).top;
   const contrast = theirs[0].id !== top[0].id ? theirs[0].id : top[1].id;
   const want = native('--attribute', `#${top[0].id}`, '--contrast', `#${contrast}`, '--corrupted', other).patching;

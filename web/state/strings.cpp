@@ -347,8 +347,8 @@ constexpr Entry kTable[] = {
     {Str::LensCell, "final prediction \"%s\": rank %d, %.1f%%", "最终预测“%s”：第 %d 名，%.1f%%"},
     {Str::LensRunning, "reading the logit lens  %d%%", "正在读取对数几率透镜  %d%%"},
     {Str::ProbsLabel, "Colour tokens by", "词元颜色"},
-    {Str::ProbsOff, "nothing", "无"},
-    {Str::ProbsP, "probability", "概率"},
+    {Str::ProbsOff, "off", "无"},
+    {Str::ProbsP, "p", "概率"},
     {Str::ProbsSurprisal, "surprisal", "意外度"},
     {Str::ProbsTip,
      "How likely the model found each token of the text, from the tokens before it: the softmax of the logits at the position "

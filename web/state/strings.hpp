@@ -60,8 +60,8 @@ enum class Str {
     AttributionToggle, AttributionTip, AttributionNoStream, AttributionCaption, AttributionCell,
     LensToggle, LensTip, LensCaption, LensCell, LensRunning,
     ProbsLabel, ProbsOff, ProbsP, ProbsSurprisal, ProbsTip, ProbsLegendP, ProbsLegendSurprisal, ProbsToken, ProbsFirst,
-    ProbsLikeliest, ProbsRunning, GenStepProb, CancelPatching, PatchingStopped, WhyTarget, WhyContrast, WhyPrediction, WhyNone, WhyComparePrediction, WhyTokensTip,
-    AttributionCaptionContrast, PatchingTokens,
+    ProbsLikeliest, ProbsRunning, GenStepProb, CancelPatching, WhyTarget, WhyContrast, WhyPrediction, WhyNone, WhyComparePrediction, WhyTokensTip,
+    AttributionCaptionContrast, PatchingTokens, PatchingStopped,
     PatchingToggle, PatchingTip, PatchingLengths, PatchingCaption, PatchingHeadCell, PatchingStreamCaption, PatchingStreamCell,
     PatchingRunning, PatchingSameTop,
     // generation (web/ui/live_panel.cpp)

@@ -479,23 +479,21 @@ void attribution_grid(AppState& st, const Attribution& a, const LiveRun& live, f
 // #ID), under the first of the two shown; an edit reruns the model.
 void why_token_inputs(AppState& st, bool patching_only) {
     ModelExperiment& ex = st.model.experiment;
-    const float w = (ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(tr(st.lang, Str::WhyTarget)).x -
-                     ImGui::CalcTextSize(tr(st.lang, Str::WhyContrast)).x - 4.0f * ImGui::GetStyle().ItemSpacing.x) * 0.5f;
-    auto field = [&](const char* id, Str hint, std::string* text) {
-        ImGui::SetNextItemWidth(std::max(w, 4.0f * ImGui::GetFontSize()));
+    const float label_w = std::max(ImGui::CalcTextSize(tr(st.lang, Str::WhyTarget)).x, ImGui::CalcTextSize(tr(st.lang, Str::WhyContrast)).x) +
+                          ImGui::GetStyle().ItemSpacing.x;
+    auto field = [&](Str label, const char* id, Str hint, std::string* text) {  // a row each: the hints whole
+        const float x0 = ImGui::GetCursorPosX();
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(tr(st.lang, label));
+        ImGui::SameLine(x0 + label_w);
+        ImGui::SetNextItemWidth(-FLT_MIN);
         if (ImGui::InputTextWithHint(id, tr(st.lang, hint), text)) model_input_changed(st);
         mark_text_box(st);
         probe(st, id + 2);
         tooltip(tr(st.lang, Str::WhyTokensTip));
     };
-    ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted(tr(st.lang, Str::WhyTarget));
-    ImGui::SameLine();
-    field("##model.target", Str::WhyPrediction, &ex.target);
-    ImGui::SameLine();
-    ImGui::TextUnformatted(tr(st.lang, Str::WhyContrast));
-    ImGui::SameLine();
-    field("##model.contrast", patching_only ? Str::WhyComparePrediction : Str::WhyNone, &ex.contrast);
+    field(Str::WhyTarget, "##model.target", Str::WhyPrediction, &ex.target);
+    field(Str::WhyContrast, "##model.contrast", patching_only ? Str::WhyComparePrediction : Str::WhyNone, &ex.contrast);
 }
 
 // Activation patching from the text into the Compare text: the share of the logit difference each
@@ -505,9 +503,6 @@ void patching_grids(AppState& st, const Patching& p, const LiveRun& live, float 
     const Tokenizer& t = live.model->decoder_tokenizer();
     const std::vector<float> heads(p.head.begin(), p.head.end()), rows(p.resid.begin(), p.resid.end());
     char caption[320];
-    std::snprintf(caption, sizeof caption, tr(st.lang, Str::PatchingTokens), token_text(display_token(t.token(p.target))).c_str(),
-                  token_text(display_token(t.token(p.contrast))).c_str());
-    ImGui::TextDisabled("%s", caption);
     std::snprintf(caption, sizeof caption, tr(st.lang, Str::PatchingCaption), p.clean, p.corrupted);
     if (const int c = head_grid(st, heads, p.layers, p.heads, caption, "model.patching.head", sc); c >= 0)
         ImGui::SetTooltip(tr(st.lang, Str::PatchingHeadCell), c / p.heads + 1, c % p.heads + 1, 100.0 * p.head[static_cast<std::size_t>(c)]);
@@ -734,6 +729,12 @@ void draw_experiments(ViewContext& ctx) {
             std::snprintf(line, sizeof line, tr(st.lang, Str::PatchingSameTop), token_text(display_token(t.token(live->top[0].id))).c_str(),
                           token_text(display_token(t.token(live->top[1].id))).c_str());
             ImGui::TextWrapped("%s", line);
+        } else {  // the tokens whose logit difference it is
+            const Tokenizer& t = live->model->decoder_tokenizer();
+            char line[240];
+            std::snprintf(line, sizeof line, tr(st.lang, Str::PatchingTokens), token_text(display_token(t.token(st.figure.patching->target))).c_str(),
+                          token_text(display_token(t.token(st.figure.patching->contrast))).c_str());
+            ImGui::TextDisabled("%s", line);
         }
         patching_grids(st, *st.figure.patching, *live, ctx.scale);
     }
