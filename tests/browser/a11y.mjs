@@ -216,6 +216,34 @@ await check('in Chinese the twin speaks Chinese', async () => {
   return t.summary;
 });
 
+await check('a live model\'s panel results are tables in the twin: the tokens\' probabilities, attribution, the lens', async () => {
+  const text = 'The cat sat on the mat. The cat sat on the';
+  const page = await openPage(browser, `${url}#v=1&model=tiny-lm&text=${encodeURIComponent(text)}&probs=p&attribution=1&lens=1`);
+  const s = await until(page, (x) => x.model.probs && x.model.attribution && x.model.lens && !x.model.busy, 'the three results', 90000);
+  const extra = () => page.evaluate(() => [...document.querySelectorAll('.attnviz-twin > div table')].map((table) => ({
+    caption: table.caption.textContent,
+    cols: [...table.querySelectorAll('thead th')].slice(1).map((th) => th.textContent),
+    rows: [...table.querySelectorAll('tbody tr')].map((tr) => [tr.querySelector('th').textContent, ...[...tr.querySelectorAll('td')].map((td) => td.textContent)]),
+  })));
+  let tables = [];
+  for (let i = 0; i < 100 && tables.length < 3; ++i) tables = await extra(), await page.waitForTimeout(80);
+  expect(tables.length === 3, `${tables.length} tables: ${tables.map((t) => t.caption)}`);
+  const [probs, attribution, lens] = tables;
+  const T = s.model.probs.length;
+  expect(/^token probabilities/.test(probs.caption) && probs.rows.length === T && probs.cols.join('|') === 'p|surprisal (bits)|rank|likeliest there',
+         `probabilities table: ${probs.caption}, ${probs.rows.length} rows, ${probs.cols}`);
+  for (let t = 1; t < T; ++t) {
+    const [, p, rank] = s.model.probs[t];
+    expect(probs.rows[t][1] === `${(100 * p).toFixed(2)}%` && probs.rows[t][3] === String(rank), `row ${t}: ${probs.rows[t]}, state p ${p} rank ${rank}`);
+  }
+  expect(attribution.rows.length === 4 && attribution.cols.length === 4 &&
+         attribution.rows.every((r, l) => r.slice(1).every((v, h) => Math.abs(Number(v) - s.model.attribution.heads[l * 4 + h]) < 6e-4)),
+         `attribution table ${JSON.stringify(attribution.rows)}`);
+  expect(lens.rows.length === 5 && lens.cols.length === T, `lens table ${lens.rows.length} × ${lens.cols.length}`);
+  await page.context().close();
+  return `${probs.rows[2].join(' ')}; ${attribution.caption}`;
+});
+
 // axe-core's rules (WCAG 2.x A and AA and its best practices) on a page once its figures are up.
 async function axe(pageUrl, ready) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });

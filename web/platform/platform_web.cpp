@@ -248,7 +248,8 @@ EM_JS(int, attnviz_figure_focus, (), {
 });
 
 // The twin: a <div class="attnviz-twin"> after the canvas, clipped to nothing (read by screen
-// readers, not seen): a <p aria-live="polite"> summary and a <table>. The canvas is its
+// readers, not seen): a <p aria-live="polite"> summary, a <table> (the shown map) and a <div> of
+// the live panel's tables (its experiments' results: "extra", cells as text). The canvas is its
 // "application" (it takes the arrow keys), labelled, and described by the summary.
 EM_JS(void, attnviz_show_twin, (const char* json_utf8), {
     var canvas = Module['canvas'];
@@ -267,6 +268,7 @@ EM_JS(void, attnviz_show_twin, (const char* json_utf8), {
         summary.setAttribute('aria-live', 'polite');
         twin.appendChild(summary);
         twin.appendChild(document.createElement('table'));
+        twin.appendChild(document.createElement('div'));
         canvas.parentNode.insertBefore(twin, canvas.nextSibling);
         canvas.setAttribute('role', 'application');
         canvas.setAttribute('aria-describedby', id);
@@ -275,28 +277,35 @@ EM_JS(void, attnviz_show_twin, (const char* json_utf8), {
     canvas.setAttribute('aria-label', d.label);
     var summary = twin.firstChild;
     if (summary.textContent !== d.summary) summary.textContent = d.summary;
-    if (!d.table) return;
-    var t = d.table, table = document.createElement('table');
-    var caption = table.createCaption();
-    caption.textContent = t.caption;
-    var head = table.createTHead().insertRow();
-    var corner = document.createElement('th');
-    corner.textContent = t.corner;
-    corner.scope = 'col';
-    head.appendChild(corner);
-    t.cols.forEach(function(c) { var th = document.createElement('th'); th.scope = 'col'; th.textContent = c; head.appendChild(th); });
-    var body = table.createTBody();
-    t.rows.forEach(function(r, i) {
-        var tr = body.insertRow(), th = document.createElement('th');
-        th.scope = 'row';
-        th.textContent = r;
-        tr.appendChild(th);
-        for (var j = 0; j < t.cols.length; ++j) {
-            var v = t.cells[i * t.cols.length + j];
-            tr.insertCell().textContent = v === null ? t.masked : v.toFixed(2);
-        }
-    });
-    twin.replaceChild(table, twin.lastChild);
+    // A table: caption, corner, column and row headers, cells row by row (a number: 2 decimals).
+    function build(t) {
+        var table = document.createElement('table');
+        table.createCaption().textContent = t.caption;
+        var head = table.createTHead().insertRow();
+        var corner = document.createElement('th');
+        corner.textContent = t.corner;
+        corner.scope = 'col';
+        head.appendChild(corner);
+        t.cols.forEach(function(c) { var th = document.createElement('th'); th.scope = 'col'; th.textContent = c; head.appendChild(th); });
+        var body = table.createTBody();
+        t.rows.forEach(function(r, i) {
+            var tr = body.insertRow(), th = document.createElement('th');
+            th.scope = 'row';
+            th.textContent = r;
+            tr.appendChild(th);
+            for (var j = 0; j < t.cols.length; ++j) {
+                var v = t.cells[i * t.cols.length + j];
+                tr.insertCell().textContent = v === null ? t.masked : typeof v === 'number' ? v.toFixed(2) : v;
+            }
+        });
+        return table;
+    }
+    if (d.table) twin.replaceChild(build(d.table), twin.children[1]);
+    if (d.extra) {
+        var extra = document.createElement('div');
+        d.extra.forEach(function(t) { extra.appendChild(build(t)); });
+        twin.replaceChild(extra, twin.children[2]);
+    }
 });
 
 // One finger (platform.hpp, take_touch). Its listeners capture on the canvas's parent, so GLFW

@@ -62,6 +62,7 @@ enum class Str {
     ProbsLabel, ProbsOff, ProbsP, ProbsSurprisal, ProbsTip, ProbsLegendP, ProbsLegendSurprisal, ProbsToken, ProbsFirst,
     ProbsLikeliest, ProbsRunning, GenStepProb, CancelPatching, WhyTarget, WhyContrast, WhyPrediction, WhyNone, WhyComparePrediction, WhyTokensTip,
     AttributionCaptionContrast, PatchingTokens, PatchingStopped,
+    TwinProbs, TwinProbsCols, TwinAttribution, TwinLens, TwinPatchingHeads, TwinPatchingStream, TwinLayerHead,
     PatchingToggle, PatchingTip, PatchingLengths, PatchingCaption, PatchingHeadCell, PatchingStreamCaption, PatchingStreamCell,
     PatchingRunning, PatchingSameTop,
     // generation (web/ui/live_panel.cpp)

@@ -2,6 +2,7 @@
 #include "access.hpp"
 
 #include "describe.hpp"
+#include "why.hpp"
 #include "platform.hpp"
 #include "theme.hpp"
 #include "view.hpp"
@@ -115,14 +116,95 @@ void draw_focus(const AppState& st, int focus, float s) {
 
 // [SECTION] Twin -------------------------------------------------------------------------------
 
+namespace {
+
+// The live panel's results as tables (what the canvas draws there, for a screen reader): the
+// tokens' probabilities, attribution, the lens, patching's two grids; cells as text.
+nlohmann::json why_tables(const AppState& st) {
+    using nlohmann::json;
+    json tables = json::array();
+    const LiveRun* live = st.figure.live.get();
+    if (!live || !live->model->config().decoder_only()) return tables;
+    const Lang lang = st.lang;
+    const Tokenizer& tok = live->model->decoder_tokenizer();
+    const auto word = [&](int id) { return token_text(display_token(tok.token(id))); };
+    std::vector<std::string> tokens;
+    for (int id : live->input.ids) tokens.push_back(word(id));
+    const auto number = [](double v, const char* format) {
+        char s[32];
+        std::snprintf(s, sizeof s, format, v);
+        return std::string(s);
+    };
+    const auto numbered = [](const char* prefix, int n, int first) {
+        std::vector<std::string> out;
+        for (int i = 0; i < n; ++i) out.push_back(prefix + std::to_string(i + first));
+        return out;
+    };
+    const auto grid = [&](std::string caption, const char* corner, std::vector<std::string> rows, std::vector<std::string> cols, json cells) {
+        tables.push_back({{"caption", std::move(caption)}, {"corner", corner}, {"masked", ""}, {"rows", std::move(rows)}, {"cols", std::move(cols)},
+                          {"cells", std::move(cells)}});
+    };
+    const auto signed_cells = [&](const std::vector<double>& v) {
+        json cells = json::array();
+        for (double x : v) cells.push_back(number(x, "%+.3f"));
+        return cells;
+    };
+    if (const TokenProbs* probs = st.figure.probs.get(); probs && probs->positions() == static_cast<int>(tokens.size())) {
+        json cells = json::array();
+        for (int t = 0; t < probs->positions(); ++t) {
+            const LensCell& c = probs->at[static_cast<std::size_t>(t)];
+            if (t == 0) {
+                cells.insert(cells.end(), {"", "", "", ""});
+                continue;
+            }
+            std::string likeliest;
+            for (std::size_t i = 0; i < std::min<std::size_t>(c.top.size(), 3); ++i)
+                likeliest += (i ? ", " : "") + word(c.top[i].id) + " " + number(100.0 * static_cast<double>(c.top[i].p), "%.1f%%");
+            const double bits = -std::log2(std::max(static_cast<double>(c.target_p), 1e-45));
+            cells.insert(cells.end(), {number(100.0 * static_cast<double>(c.target_p), "%.2f%%"), number(bits, "%.2f"), std::to_string(c.target_rank), likeliest});
+        }
+        std::vector<std::string> cols;
+        for (std::string_view rest = tr(lang, Str::TwinProbsCols); !rest.empty();) {
+            const std::size_t bar = rest.find('|');
+            cols.emplace_back(rest.substr(0, bar));
+            rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
+        }
+        grid(tr(lang, Str::TwinProbs), tr(lang, Str::TwinCorner), tokens, cols, std::move(cells));
+    }
+    if (const Attribution* a = st.figure.attribution.get()) {
+        char caption[256];
+        std::snprintf(caption, sizeof caption, tr(lang, Str::TwinAttribution),
+                      (a->contrast >= 0 ? word(a->target) + " − " + word(a->contrast) : word(a->target)).c_str());
+        grid(caption, tr(lang, Str::TwinLayerHead), numbered("L", a->layers, 1), numbered("H", a->heads, 1), signed_cells(a->head));
+    }
+    if (const Lens* lens = st.figure.lens.get(); lens && lens->positions == static_cast<int>(tokens.size())) {
+        json cells = json::array();
+        for (const LensCell& c : lens->cells) cells.push_back(word(c.top.front().id) + " " + number(100.0 * static_cast<double>(c.top.front().p), "%.1f%%"));
+        grid(tr(lang, Str::TwinLens), tr(lang, Str::TwinCorner), numbered("L", lens->layers, 0), tokens, std::move(cells));
+    }
+    if (const Patching* p = st.figure.patching.get(); p && p->positions == static_cast<int>(tokens.size())) {
+        grid(tr(lang, Str::TwinPatchingHeads), tr(lang, Str::TwinLayerHead), numbered("L", p->layers, 1), numbered("H", p->heads, 1), signed_cells(p->head));
+        grid(tr(lang, Str::TwinPatchingStream), tr(lang, Str::TwinCorner), numbered("L", p->layers + 1, 0), tokens, signed_cells(p->resid));
+    }
+    return tables;
+}
+
+}  // namespace
+
 void update_twin(const AppState& st, TwinState& twin) {
     const Lang lang = st.lang;
+    // The live panel's tables, when what they show changed.
+    char extra_key[160];
+    std::snprintf(extra_key, sizeof extra_key, "%p %p %p %p %d", static_cast<const void*>(st.figure.probs.get()),
+                  static_cast<const void*>(st.figure.attribution.get()), static_cast<const void*>(st.figure.lens.get()),
+                  static_cast<const void*>(st.figure.patching.get()), static_cast<int>(lang));
+    const bool new_extra = twin.extra_key != extra_key;
     if (st.figure.empty()) {
         if (twin.key == "empty") return;
-        twin.key = "empty", twin.table_key.clear();
+        twin.key = "empty", twin.table_key.clear(), twin.extra_key.clear();
         twin.summary = tr(lang, Str::TwinNothing);
         platform::show_twin(nlohmann::json{{"lang", lang == Lang::Zh ? "zh" : "en"}, {"label", tr(lang, Str::TwinLabel)},
-                                           {"summary", twin.summary}, {"table", nullptr}}.dump());
+                                           {"summary", twin.summary}, {"table", nullptr}, {"extra", nlohmann::json::array()}}.dump());
         return;
     }
     const Trace& t = st.figure.trace();
@@ -138,7 +220,7 @@ void update_twin(const AppState& st, TwinState& twin) {
     char key[160];
     std::snprintf(key, sizeof key, "%d %p %d %d %d %d %d %d %d %zu", st.revision, static_cast<const void*>(&t), in.head, in.query, in.key,
                   static_cast<int>(lang), t.T_q(), t.T_k(), t.heads, std::hash<std::string>{}(step));
-    if (twin.key == key) return;
+    if (twin.key == key && !new_extra) return;
     twin.key = key;
     DescribeWords& w = in.words;
     w.head_of = tr(lang, Str::TwinHeadOf), w.mean_of = tr(lang, Str::TwinMeanOf), w.attends = tr(lang, Str::TwinAttends);
@@ -159,6 +241,10 @@ void update_twin(const AppState& st, TwinState& twin) {
     const std::string& said = in.query < 0 && in.key < 0 ? twin.unselected : d.summary;
     twin.summary = said + (step.empty() ? "" : w.sep + step);  // Steps: the number shown
     nlohmann::json j = {{"lang", lang == Lang::Zh ? "zh" : "en"}, {"label", tr(lang, Str::TwinLabel)}, {"summary", twin.summary}, {"table", nullptr}};
+    if (new_extra) {
+        twin.extra_key = extra_key;
+        j["extra"] = why_tables(st);
+    }
     if (new_table) {
         twin.table_key = key;
         nlohmann::json cells = nlohmann::json::array();

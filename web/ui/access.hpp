@@ -5,7 +5,8 @@
 //   cursor over the tokens (Lines: up and down a column, left and right between the columns) or
 //   the cells (Heatmap); Enter pins what it is on, and a pin follows the cursor; Escape lets go.
 // [SECTION] Twin: the figure's description (core/figure/describe.hpp) handed to the page
-//   (platform::show_twin) whenever it changes: a live summary and the shown map as a table.
+//   (platform::show_twin) whenever it changes: a live summary and the shown map as a table, and
+//   the live panel's results (token probabilities, attribution, lens, patching) as tables.
 #pragma once
 
 #include "app_state.hpp"
@@ -23,6 +24,7 @@ void draw_focus(const AppState& st, int focus, float scale);
 struct TwinState {
     std::string key;          // the description's inputs
     std::string table_key;    // the table's
+    std::string extra_key;    // the live panel's tables' (why_tables)
     std::string unselected;   // the summary without a selection (the table's strongest weight)
     std::string summary;      // for the tests' state
 };
