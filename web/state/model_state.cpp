@@ -569,44 +569,34 @@ void show_run(AppState& st, RunInput input, RunResult result, std::shared_ptr<co
     });
 }
 
-// The importance of the shown run's heads, in slices of the budget left; once measured, the
-// figure's (when it still shows that run).
-void measure_importance(AppState& st, Clock::time_point start, double budget_seconds) {
+// One of the works after a run (`run`: steps, done(), take()), in slices of the budget left; once
+// done, its result is the figure's (`out`, when the figure still shows the run it read: `of`) and
+// it is dropped. True when done (or it failed: st.error says why).
+template <class Run, class Result>
+bool finish_in_slices(AppState& st, kernels::Context& ctx, std::shared_ptr<Run>& run, std::shared_ptr<const LiveRun>& of,
+                      std::shared_ptr<const Result>& out, Clock::time_point start, double budget_seconds) {
+    if (!run) return true;
+    const bool ok = guarded(st, st.model.model->name, [&] {
+        do run->step(ctx);
+        while (!run->done() && std::chrono::duration<double>(Clock::now() - start).count() < budget_seconds);
+    });
+    if (ok && !run->done()) return false;
+    if (ok && st.figure.live == of) out = std::make_shared<const Result>(run->take());
+    run.reset();
+    of.reset();
+    return true;
+}
+
+// The works after a run, one after another in slices of each frame's budget left: the tokens'
+// probabilities (beside the text: a band of rows a slice), the lens (a band of one layer's rows),
+// patching (a sub-block of one of its runs), the heads' importance.
+void after_run_work(AppState& st, Clock::time_point start, double budget_seconds) {
     ModelSession& ms = st.model;
     kernels::Context ctx(kernels::best_isa(), session_pool(ms).get());
-    if (ms.probs) {  // the tokens' probabilities first (beside the text): a band of rows a slice
-        do ms.probs->step(ctx);
-        while (!ms.probs->done() && std::chrono::duration<double>(Clock::now() - start).count() < budget_seconds);
-        if (!ms.probs->done()) return;
-        if (st.figure.live == ms.probs_of) st.figure.probs = std::make_shared<const TokenProbs>(ms.probs->take());
-        ms.probs.reset();
-        ms.probs_of.reset();
-    }
-    if (ms.lens) {  // then the lens: a band of one layer's rows a slice
-        do ms.lens->step(ctx);
-        while (!ms.lens->done() && std::chrono::duration<double>(Clock::now() - start).count() < budget_seconds);
-        if (!ms.lens->done()) return;
-        if (st.figure.live == ms.lens_of) st.figure.lens = std::make_shared<const Lens>(ms.lens->take());
-        ms.lens.reset();
-        ms.lens_of.reset();
-    }
-    if (ms.patching) {  // then patching: a sub-block of one of its runs a slice
-        const bool ok = guarded(st, ms.model->name, [&] {
-            do ms.patching->step(ctx);
-            while (!ms.patching->done() && std::chrono::duration<double>(Clock::now() - start).count() < budget_seconds);
-        });
-        if (ok && !ms.patching->done()) return;
-        if (ok && st.figure.live == ms.patching_of) st.figure.patching = std::make_shared<const Patching>(ms.patching->take());
-        ms.patching.reset();
-        ms.patching_of.reset();
-    }
-    if (!ms.importance) return;
-    do ms.importance->step(ctx);
-    while (!ms.importance->done() && std::chrono::duration<double>(Clock::now() - start).count() < budget_seconds);
-    if (!ms.importance->done()) return;
-    if (st.figure.live == ms.importance_of) st.figure.importance = std::make_shared<const HeadImportance>(ms.importance->take());
-    ms.importance.reset();
-    ms.importance_of.reset();
+    if (finish_in_slices(st, ctx, ms.probs, ms.probs_of, st.figure.probs, start, budget_seconds) &&
+        finish_in_slices(st, ctx, ms.lens, ms.lens_of, st.figure.lens, start, budget_seconds) &&
+        finish_in_slices(st, ctx, ms.patching, ms.patching_of, st.figure.patching, start, budget_seconds))
+        finish_in_slices(st, ctx, ms.importance, ms.importance_of, st.figure.importance, start, budget_seconds);
 }
 
 // The reader's target and contrast as ids (−1 where not given); false, with st.error naming the
@@ -701,7 +691,7 @@ void advance_model(AppState& st, double budget_seconds) {
         ms.job = start_job(st);
     }
     if (!ms.job) {
-        measure_importance(st, start, budget_seconds);
+        after_run_work(st, start, budget_seconds);
         return;
     }
     ModelJob& job = *ms.job;
