@@ -71,8 +71,9 @@ def _model_files(name):
 # docs/LINKS.md's table of link parameters (web/state/link_state.cpp); tests/test_figure.py checks
 # this list against it. `v` is written here; the data's own are set by show() and show_model().
 LINK_PARAMETERS = ("view", "head", "tiles", "tile_step", "qk", "token", "theme", "size", "lang", "panels", "fps", "lineheads", "threshold",
-                   "map", "compare", "translate", "knockout", "knockout_mode", "hide", "importance", "attribution", "lens", "patching", "generate",
-                   "temperature", "top_k", "seed", "step", "topk", "cmap", "values", "numbers", "log", "sink", "rows")
+                   "map", "compare", "translate", "knockout", "knockout_mode", "hide", "importance", "attribution", "lens", "probs",
+                   "target", "contrast", "patching", "generate", "temperature", "top_k", "seed", "step", "topk", "cmap", "values", "numbers",
+                   "log", "sink", "rows")
 DATA_PARAMETERS = ("preset", "scene", "model", "hf", "text", "source")
 
 
