@@ -83,7 +83,9 @@ namespace attn::kernels {
 #define ATTN_NV 2
 #define ATTN_TARGET __attribute__((target("avx512f")))
 #define ATTN_FMA(a, b, c) ((vf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
-#define ATTN_I8(p) ((vf)_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)))))
+// (the maskz forms, all lanes: GCC 12 warns that the plain ones' _mm512_undefined source "may be used uninitialized")
+#define ATTN_I8(p) \
+    ((vf)_mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)))))
 #include "kernels_body.inc"
 #endif
 

@@ -84,7 +84,7 @@ private:
     FileBytes() = default;
     const std::uint8_t* data_ = nullptr;
     std::size_t size_ = 0, file_size_ = 0;
-    bool mapped_ = false;
+    [[maybe_unused]] bool mapped_ = false;  // (the page maps nothing)
     ByteBuffer owned_;
 };
 

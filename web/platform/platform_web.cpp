@@ -492,7 +492,7 @@ EM_JS(void, attnviz_fetch_builtin, (const char* name_ptr, const char* files_ptr)
             return Promise.resolve(bytes);
         }
         var path = 'models/' + name + '/' + file;
-        var url = Module['locateFile'] ? Module['locateFile'](path, '') : path;
+        var url = Module['locateFile'] ? Module['locateFile'](path, "") : path;
         return fetch(url).then(function (r) {
             if (!r.ok) throw new Error('HTTP ' + r.status);
             return r.arrayBuffer();
