@@ -12,6 +12,9 @@
 
 #include "model.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -109,6 +112,8 @@ private:
     std::vector<int> order_;
 };
 TokenProbs token_probs(kernels::Context& ctx, const Model& model, const RunResult& run, const std::vector<int>& ids, int top = 10);
+// Surprisal in bits, −log₂ p (a p below float's least counts as that).
+inline double surprisal_bits(float p) { return -std::log2(static_cast<double>(std::max(p, std::numeric_limits<float>::denorm_min()))); }
 
 // [SECTION] Direct logit attribution -------------------------------------------------------------
 

@@ -160,8 +160,7 @@ nlohmann::json why_tables(const AppState& st) {
             std::string likeliest;
             for (std::size_t i = 0; i < std::min<std::size_t>(c.top.size(), 3); ++i)
                 likeliest += (i ? ", " : "") + word(c.top[i].id) + " " + number(100.0 * static_cast<double>(c.top[i].p), "%.1f%%");
-            const double bits = -std::log2(std::max(static_cast<double>(c.target_p), 1e-45));
-            cells.insert(cells.end(), {number(100.0 * static_cast<double>(c.target_p), "%.2f%%"), number(bits, "%.2f"), std::to_string(c.target_rank), likeliest});
+            cells.insert(cells.end(), {number(100.0 * static_cast<double>(c.target_p), "%.2f%%"), number(surprisal_bits(c.target_p), "%.2f"), std::to_string(c.target_rank), likeliest});
         }
         std::vector<std::string> cols;
         for (std::string_view rest = tr(lang, Str::TwinProbsCols); !rest.empty();) {

@@ -158,8 +158,6 @@ void open_hub_control(ViewContext& ctx) {
 
 namespace {
 
-// Bits of surprisal of a probability (a p below float's least counts as that).
-double surprisal_bits(float p) { return -std::log2(static_cast<double>(std::max(p, std::numeric_limits<float>::denorm_min()))); }
 constexpr double kSurprisalScale = 16.0;  // bits at which the shading is full
 
 // Each token's shade, 0 … 1: its probability, or its surprisal over kSurprisalScale; NaN for the
