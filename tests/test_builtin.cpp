@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -108,6 +109,36 @@ TEST_CASE("head scores: maps built to do one thing score as heads.hpp defines, a
     CHECK(s.at(HeadKind::Sink, 0, 0) == doctest::Approx(1.0 / (T - 1)));
 }
 
+TEST_CASE("head scores on a probe with special tokens around it: rows are the drawn tokens, position 0 the BOS") {
+    // [BOS] r r [EOS]: n = 4, the drawn tokens at 1 … 8.
+    HeadProbe p;
+    p.n = 4;
+    p.first = 1;
+    const int T = 10, n = 4, first = 1, end = 9;
+    p.ids = {1, 10, 11, 12, 13, 10, 11, 12, 13, 2};
+    p.delimiter = {false, false, false, false, true, false, false, false, true, false};
+    Matrix sink = Matrix::Zero(T, T), induction = Matrix::Zero(T, T), uniform = Matrix::Zero(T, T);
+    for (int i = 0; i < T; ++i) {
+        sink(i, 0) = 1;
+        induction(i, i >= first + n ? i - n + 1 : 0) = 1;
+        for (int j = 0; j <= i; ++j) uniform(i, j) = 1.0f / static_cast<float>(i + 1);
+    }
+    const HeadScores s = head_scores(p, stack_of({sink, induction, uniform}));
+    CHECK(s.at(HeadKind::Sink, 0, 0) == doctest::Approx(1.0));
+    CHECK(s.at(HeadKind::Induction, 0, 1) == doctest::Approx(1.0));
+    CHECK(s.at(HeadKind::Duplicate, 0, 1) == doctest::Approx(0.0));
+    double prev_u = 0, sink_u = 0, delim_u = 0, ind_u = 0;  // rows 1 … 8; the [EOS] row is not one
+    for (int i = first; i < end; ++i) {
+        prev_u += 1.0 / (i + 1), sink_u += 1.0 / (i + 1);
+        delim_u += (i >= 4) * 1.0 / (i + 1) + (i >= 8) * 1.0 / (i + 1);
+    }
+    for (int i = first + n; i < end; ++i) ind_u += 1.0 / (i + 1);
+    CHECK(s.at(HeadKind::Prev, 0, 2) == doctest::Approx(prev_u / 8));
+    CHECK(s.at(HeadKind::Sink, 0, 2) == doctest::Approx(sink_u / 8));
+    CHECK(s.at(HeadKind::Delimiter, 0, 2) == doctest::Approx(delim_u / 8));
+    CHECK(s.at(HeadKind::Induction, 0, 2) == doctest::Approx(ind_u / n));
+}
+
 #ifndef __EMSCRIPTEN__
 TEST_CASE("the built-in tiny-lm's probe and head scores are training/heads.py's, recorded in its training.json") {
     std::ifstream in(std::string(ATTN_TEST_DATA) + "/../../models/tiny-lm/training.json");
@@ -116,8 +147,9 @@ TEST_CASE("the built-in tiny-lm's probe and head scores are training/heads.py's,
     ModelLoad load(*builtin_files("tiny-lm"), /*measure_heads=*/true);
     while (!load.done()) load.step();
     const LoadedModel m = load.take();
-    const std::optional<HeadProbe> probe = head_probe(m.tokenizer, m.config());
+    const std::optional<HeadProbe> probe = model_head_probe(m.config(), m.tokenizer, m.folder);
     REQUIRE(probe);
+    CHECK(probe->first == 0);  // GPT-2's texts get no special token
     CHECK(probe->ids == want["probe_ids"].get<std::vector<int>>());
     REQUIRE(m.heads);
     const HeadScores& s = *m.heads;
@@ -130,5 +162,30 @@ TEST_CASE("the built-in tiny-lm's probe and head scores are training/heads.py's,
                 CHECK(d < 1e-3);  // F32 here, float32 PyTorch there
             }
     MESSAGE("tiny-lm's head scores against training/heads.py: largest difference " << worst);
+}
+
+TEST_CASE("tiny-circuits' probe starts with its BOS, as its texts do, and its BOS-sinking heads are tagged") {
+    ModelLoad load(*builtin_files("tiny-circuits"), /*measure_heads=*/true);
+    while (!load.done()) load.step();
+    const LoadedModel m = load.take();
+    const std::optional<HeadProbe> probe = model_head_probe(m.config(), m.tokenizer, m.folder);
+    REQUIRE(probe);
+    CHECK(probe->first == 1);
+    CHECK(m.tokenizer.token(probe->ids.front()) == "<|endoftext|>");
+    CHECK(probe->ids.size() == static_cast<size_t>(1 + 2 * probe->n));
+    REQUIRE(m.heads);
+    const HeadScores& s = *m.heads;
+    std::string tagged;
+    for (int l = 0; l < s.layers; ++l)
+        for (int h = 0; h < s.heads; ++h) {
+            const std::vector<HeadKind> tags = head_tags(s, l, h);
+            if (std::find(tags.begin(), tags.end(), HeadKind::Sink) != tags.end())
+                tagged += std::to_string(l + 1) + ":" + std::to_string(h + 1) + " ";
+        }
+    MESSAGE("tiny-circuits' first-token heads: " << tagged);
+    CHECK(!tagged.empty());
+    // The textbook heads keep their tags: 1:1 the previous token, 2:1 induction (MODELS.md).
+    CHECK(s.at(HeadKind::Prev, 0, 0) >= kHeadThresholds[static_cast<size_t>(HeadKind::Prev)]);
+    CHECK(s.at(HeadKind::Induction, 1, 0) >= kHeadThresholds[static_cast<size_t>(HeadKind::Induction)]);
 }
 #endif

@@ -2,12 +2,15 @@
 definitions as core/model/heads.hpp (docs/MODELS.md "Head scores"); test_builtin.cpp holds the
 two together on the shipped model.
 
-  prev       mean over i >= 1 of A[i][i-1]: the previous-token head
-  induction  over the probe's second half, mean of A[i][i-n+1] (Olsson et al. 2022)
-  sink       mean over i >= 1 of A[i][0]: the first-token ("sink") head
-  delimiter  mean over i >= 1 of the weight on delimiter tokens
-The probe: n = min(32, positions / 2) tokens drawn with splitmix64 from seed 2022 (every fourth
-a delimiter, the others ordinary tokens), then the same n again.
+Rows i are the drawn tokens past position 0 (not the special tokens the model puts around them):
+  prev       mean of A[i][i-1]: the previous-token head
+  induction  over the second copy, mean of A[i][i-n+1] (Olsson et al. 2022)
+  sink       mean of A[i][0]: the first-token ("sink") head (position 0: the model's BOS if any)
+  delimiter  mean of the weight on delimiter tokens
+  duplicate  over the second copy, mean of A[i][i-n]
+The probe: n = min(32, (positions - specials) / 2) tokens drawn with splitmix64 from seed 2022
+(every fourth a delimiter, the others ordinary tokens), then the same n again; the model adds
+its special tokens around them (GPT-2: none, so probe() gives the whole probe).
 """
 KINDS = ("prev", "induction", "sink", "delimiter", "duplicate")
 THRESHOLDS = {"prev": 0.5, "induction": 0.4, "sink": 0.3, "delimiter": 0.5, "duplicate": 0.4}
@@ -50,19 +53,22 @@ def probe(token_bytes, n_positions):
     return ids + ids, flags + flags
 
 
-def scores(attention, flags):
-    """attention [L][H][T][T] (nested lists or arrays) on the probe -> {kind: [L][H]}."""
-    T = len(flags)
-    n = T // 2
+def scores(attention, flags, first=0, n=None):
+    """attention [L][H][T][T] (nested lists or arrays) on the probe -> {kind: [L][H]}. The drawn
+    tokens are positions first ... first + 2n - 1 (n: len(flags) // 2 by default); the special
+    tokens around them (a BOS at 0) are not rows of the scores."""
+    n = len(flags) // 2 if n is None else n
+    end = first + 2 * n
+    rows = range(max(first, 1), end)
     out = {k: [] for k in KINDS}
     for layer in attention:
         row = {k: [] for k in KINDS}
         for A in layer:
-            row["prev"].append(sum(float(A[i][i - 1]) for i in range(1, T)) / (T - 1))
-            row["induction"].append(sum(float(A[i][i - n + 1]) for i in range(n, T)) / n)
-            row["sink"].append(sum(float(A[i][0]) for i in range(1, T)) / (T - 1))
-            row["delimiter"].append(sum(float(A[i][j]) for i in range(1, T) for j in range(T) if flags[j]) / (T - 1))
-            row["duplicate"].append(sum(float(A[i][i - n]) for i in range(n, T)) / n)
+            row["prev"].append(sum(float(A[i][i - 1]) for i in rows) / len(rows))
+            row["induction"].append(sum(float(A[i][i - n + 1]) for i in range(first + n, end)) / n)
+            row["sink"].append(sum(float(A[i][0]) for i in rows) / len(rows))
+            row["delimiter"].append(sum(float(A[i][j]) for i in rows for j in range(len(flags)) if flags[j]) / len(rows))
+            row["duplicate"].append(sum(float(A[i][i - n]) for i in range(first + n, end)) / n)
         for k in KINDS:
             out[k].append(row[k])
     return out

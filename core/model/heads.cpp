@@ -31,28 +31,38 @@ bool is_delimiter_text(const std::string& t) {
 
 }  // namespace
 
-std::optional<HeadProbe> head_probe(const Tokenizer& tok, const ModelConfig& config) {
+std::optional<HeadProbe> head_probe(const Tokenizer& tok, const ModelConfig& config,
+                                    const std::function<std::vector<int>(std::vector<int>)>& specials) {
     std::vector<int> ordinary, delimiters;
     for (int id = 0; id < std::min(tok.size(), config.vocab_size); ++id) {
         const std::string text = tok.text(id);
         if (is_special_text(text)) continue;
         (is_delimiter_text(text) ? delimiters : ordinary).push_back(id);
     }
-    const int n = std::min(32, config.max_positions / 2);
+    const int around = static_cast<int>(specials({}).size());
+    const int n = std::min(32, (config.max_positions - around) / 2);
     if (ordinary.empty() || n < 2) return std::nullopt;
-    HeadProbe p;
-    p.n = n;
+    std::vector<int> drawn;
+    std::vector<bool> delimiter;
     SplitMix64 rng{2022};
     for (int j = 0; j < n; ++j) {
-        const bool delimiter = j % 4 == 3 && !delimiters.empty();
-        const std::vector<int>& from = delimiter ? delimiters : ordinary;
-        p.ids.push_back(from[rng.next() % from.size()]);
-        p.delimiter.push_back(delimiter);
+        const bool d = j % 4 == 3 && !delimiters.empty();
+        const std::vector<int>& from = d ? delimiters : ordinary;
+        drawn.push_back(from[rng.next() % from.size()]);
+        delimiter.push_back(d);
     }
     for (int j = 0; j < n; ++j) {  // the same again
-        p.ids.push_back(p.ids[static_cast<size_t>(j)]);
-        p.delimiter.push_back(p.delimiter[static_cast<size_t>(j)]);
+        drawn.push_back(drawn[static_cast<size_t>(j)]);
+        delimiter.push_back(delimiter[static_cast<size_t>(j)]);
     }
+    HeadProbe p;
+    p.n = n;
+    p.ids = specials(drawn);
+    const auto at = std::search(p.ids.begin(), p.ids.end(), drawn.begin(), drawn.end());
+    if (at == p.ids.end()) return std::nullopt;  // a post-processor that rewrites the ids
+    p.first = static_cast<int>(at - p.ids.begin());
+    p.delimiter.assign(p.ids.size(), false);
+    std::copy(delimiter.begin(), delimiter.end(), p.delimiter.begin() + p.first);
     return p;
 }
 
@@ -63,21 +73,22 @@ HeadScores head_scores(const HeadProbe& probe, const StackRun& run) {
     s.layers = static_cast<int>(run.layers.size());
     s.heads = run.heads;
     for (auto& v : s.score) v.reserve(static_cast<size_t>(s.layers * s.heads));
-    const int T = 2 * probe.n, n = probe.n;
+    const int T = static_cast<int>(probe.ids.size()), n = probe.n, first = probe.first, end = first + 2 * n;
+    const int rows = end - std::max(first, 1);  // the drawn tokens past position 0
     for (const BlockRun& block : run.layers)
         for (const Matrix& A : block.weights) {  // T×T
             double prev = 0, induction = 0, sink = 0, delimiter = 0, duplicate = 0;
-            for (int i = 1; i < T; ++i) {
+            for (int i = std::max(first, 1); i < end; ++i) {
                 prev += A(i, i - 1);
                 sink += A(i, 0);
                 for (int j = 0; j < T; ++j)
                     if (probe.delimiter[static_cast<size_t>(j)]) delimiter += A(i, j);
             }
-            for (int i = n; i < T; ++i) induction += A(i, i - n + 1), duplicate += A(i, i - n);
-            s.score[0].push_back(static_cast<float>(prev / (T - 1)));
+            for (int i = first + n; i < end; ++i) induction += A(i, i - n + 1), duplicate += A(i, i - n);
+            s.score[0].push_back(static_cast<float>(prev / rows));
             s.score[1].push_back(static_cast<float>(induction / n));
-            s.score[2].push_back(static_cast<float>(sink / (T - 1)));
-            s.score[3].push_back(static_cast<float>(delimiter / (T - 1)));
+            s.score[2].push_back(static_cast<float>(sink / rows));
+            s.score[3].push_back(static_cast<float>(delimiter / rows));
             s.score[4].push_back(static_cast<float>(duplicate / n));
         }
     return s;

@@ -1,16 +1,19 @@
 // heads.hpp: what a self-attention head does, measured with the standard scores on one probe
 // (docs/MODELS.md "Head scores"; training/heads.py is the same in Python, and the tests hold
 // the two together):
-//   prev       mean over i ≥ 1 of A[i][i−1]: the previous-token head
-//   induction  over the probe's second half, mean of A[i][i−n+1]: the token after the previous
+// Rows i are the probe's drawn tokens past position 0 (not the special tokens around them):
+//   prev       mean of A[i][i−1]: the previous-token head
+//   induction  over the second copy, mean of A[i][i−n+1]: the token after the previous
 //              occurrence of the current one (Olsson et al. 2022)
-//   sink       mean over i ≥ 1 of A[i][0]: the first-token ("sink") head (tagged from 0.3, Gu et
-//              al. 2024's α)
-//   delimiter  mean over i ≥ 1 of the weight on delimiter tokens (. , ; : ! ? newline 。，；：！？、)
-//   duplicate  over the probe's second half, mean of A[i][i−n]: the previous occurrence of the
+//   sink       mean of A[i][0]: the first-token ("sink") head; position 0 is the model's BOS
+//              where its texts start with one (tagged from 0.3, Gu et al. 2024's α)
+//   delimiter  mean of the weight on delimiter tokens (. , ; : ! ? newline 。，；：！？、)
+//   duplicate  over the second copy, mean of A[i][i−n]: the previous occurrence of the
 //              current token itself (TransformerLens's duplicate-token head)
-// The probe: n = min(32, positions / 2) tokens drawn with splitmix64 from seed 2022 (every
-// fourth a delimiter, the others ordinary tokens), then the same n again; no special tokens.
+// The probe: n = min(32, (positions − specials) / 2) tokens drawn with splitmix64 from seed 2022
+// (every fourth a delimiter, the others ordinary tokens), then the same n again, with the
+// special tokens the model's texts get around them (encode_text's: Llama's BOS, BERT's [CLS] …
+// [SEP], none for GPT-2), so a head that sinks on BOS in every text does here too.
 //
 // [SECTION] The probe
 // [SECTION] Scores and labels
@@ -20,6 +23,7 @@
 #include "transformer.hpp"
 
 #include <array>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -28,12 +32,15 @@ namespace attn {
 // [SECTION] The probe ------------------------------------------------------------------------
 
 struct HeadProbe {
-    int n = 0;                    // the repeated half's length; ids.size() == 2n
-    std::vector<int> ids;
-    std::vector<bool> delimiter;  // per position: the token is a delimiter
+    int n = 0;                    // the repeated half's length
+    int first = 0;                // the drawn tokens are ids[first … first + 2n)
+    std::vector<int> ids;         // with the special tokens around them
+    std::vector<bool> delimiter;  // per position: the token is a drawn delimiter
 };
-// nullopt when the vocabulary has no ordinary token, or the model fewer than 4 positions.
-std::optional<HeadProbe> head_probe(const Tokenizer& tokenizer, const ModelConfig& config);
+// `specials` puts the model's special tokens around drawn ids (with_model_specials). nullopt
+// when the vocabulary has no ordinary token, or the model fewer than 4 positions beside them.
+std::optional<HeadProbe> head_probe(const Tokenizer& tokenizer, const ModelConfig& config,
+                                    const std::function<std::vector<int>(std::vector<int>)>& specials);
 
 // [SECTION] Scores and labels ----------------------------------------------------------------
 

@@ -154,7 +154,7 @@ ModelLoad::ModelLoad(const ModelFiles& files, bool measure_heads)
                   ? std::optional<Tokenizer>(load_tokenizer(files, config_, true))
                   : std::nullopt),
       weights_(config_, files) {
-    if (measure_heads && !config_.encoder_decoder()) probe_ = head_probe(tokenizer_, config_);
+    if (measure_heads && !config_.encoder_decoder()) probe_ = model_head_probe(config_, tokenizer_, folder_);
 }
 
 bool ModelLoad::done() const { return weights_.done() && (!probe_ || heads_); }
@@ -200,10 +200,6 @@ namespace {
 
 std::string config_file(const LoadedModel& m) { return m.folder.empty() ? "config.json" : m.folder + "/config.json"; }
 
-int special(const LoadedModel& m, const Tokenizer& t, const char* token) {
-    if (std::optional<int> id = t.id(token)) return *id;
-    throw ModelError(m.folder, "tokenizer", std::string("has no ") + token + " token");
-}
 
 void check_length(const LoadedModel& m, size_t n, const std::string& what) {
     const ModelConfig& c = m.config();
@@ -216,18 +212,31 @@ void check_length(const LoadedModel& m, size_t n, const std::string& what) {
 
 }  // namespace
 
-std::vector<int> encode_text(const LoadedModel& m, const std::string& text) {
-    std::vector<int> ids = m.config().decoder_only() && m.config().family != Family::Gpt2 ? m.tokenizer.encode_with_specials(text)
-                                                                                       : m.tokenizer.encode(text);
-    switch (m.config().family) {
+std::vector<int> with_model_specials(const ModelConfig& c, const Tokenizer& t, std::vector<int> ids, const std::string& folder) {
+    auto special = [&](const char* token) {
+        if (std::optional<int> id = t.id(token)) return *id;
+        throw ModelError(folder, "tokenizer", std::string("has no ") + token + " token");
+    };
+    switch (c.family) {
     case Family::Gpt2: break;
     case Family::Bert:
-        ids.insert(ids.begin(), special(m, m.tokenizer, "[CLS]"));
-        ids.push_back(special(m, m.tokenizer, "[SEP]"));
+        ids.insert(ids.begin(), special("[CLS]"));
+        ids.push_back(special("[SEP]"));
         break;
-    case Family::Marian: ids.push_back(m.config().eos_id); break;
-    default: break;  // the Llama-like: what tokenizer.json's post-processor adds (Llama's, Gemma's BOS; Qwen's nothing)
+    case Family::Marian: ids.push_back(c.eos_id); break;
+    default:  // the Llama-like: what tokenizer.json's post-processor adds (Llama's, Gemma's BOS; Qwen's nothing)
+        if (c.decoder_only()) ids = t.with_specials(std::move(ids));
+        break;
     }
+    return ids;
+}
+
+std::optional<HeadProbe> model_head_probe(const ModelConfig& c, const Tokenizer& t, const std::string& folder) {
+    return head_probe(t, c, [&](std::vector<int> ids) { return with_model_specials(c, t, std::move(ids), folder); });
+}
+
+std::vector<int> encode_text(const LoadedModel& m, const std::string& text) {
+    const std::vector<int> ids = with_model_specials(m.config(), m.tokenizer, m.tokenizer.encode(text), m.folder);
     if (ids.empty())  // the tokenizer's doing, not config.json's
         throw ModelError(m.folder.empty() ? "the tokenizer" : m.folder + " (its tokenizer)", "",
                          text.empty() ? "the text is empty: type at least one token"

@@ -77,6 +77,11 @@ LoadedModel load_model(const ModelFiles& files, bool measure_heads = false);
 // As Hugging Face tokenizes with its defaults: gpt2 the text's ids; bert [CLS] … [SEP];
 // marian's source … </s>; the Llama-like as their tokenizer.json's post-processor says. Throws ModelError when the ids exceed the model's positions.
 std::vector<int> encode_text(const LoadedModel& m, const std::string& text);
+// The special tokens encode_text puts around a text's `ids` (no checks of length); throws
+// ModelError naming `folder` when bert's tokenizer lacks [CLS] or [SEP].
+std::vector<int> with_model_specials(const ModelConfig& c, const Tokenizer& t, std::vector<int> ids, const std::string& folder);
+// heads.hpp's probe with those special tokens around it (what ModelLoad runs with measure_heads).
+std::optional<HeadProbe> model_head_probe(const ModelConfig& c, const Tokenizer& t, const std::string& folder);
 // marian's decoder input: decoder_start_id, then the target text's ids (no </s>).
 std::vector<int> encode_target(const LoadedModel& m, const std::string& text);
 // Checks ids given as they are (--ids): in the vocabulary, within the positions, not empty.

@@ -19,7 +19,11 @@ namespace attn {
 Tokenizer::Tokenizer(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 TokenizerKind Tokenizer::kind() const { return impl_->kind; }
 std::vector<int> Tokenizer::encode(std::string_view text) const { return impl_->encode(text); }
-std::vector<int> Tokenizer::encode_with_specials(std::string_view text) const { return impl_->encode_with_specials(text); }
+std::vector<int> Tokenizer::encode_with_specials(std::string_view text) const { return with_specials(impl_->encode(text)); }
+std::vector<int> Tokenizer::with_specials(std::vector<int> ids) const {
+    if (impl_->post_processor) impl_->post_processor(ids);  // [pass 5]
+    return ids;
+}
 bool Tokenizer::adds_specials() const { return impl_->post_adds; }
 const std::string& Tokenizer::token(int id) const { return impl_->vocab.tokens[static_cast<size_t>(id)]; }
 std::string Tokenizer::text(int id) const { return impl_->text(id); }
@@ -59,12 +63,6 @@ std::vector<int> Tokenizer::Impl::encode(std::string_view text) const {
     };
     raw_added.split(whole, normalize, added_id);  // [pass 2]
     return out;
-}
-
-std::vector<int> Tokenizer::Impl::encode_with_specials(std::string_view text) const {
-    std::vector<int> ids = encode(text);
-    if (post_processor) post_processor(ids);  // [pass 5]
-    return ids;
 }
 
 // A label is one token as it reads in the middle of a text: an added token as it is, another

@@ -45,6 +45,8 @@ public:
     // What tokenizers' encode(text) gives with add_special_tokens: encode's ids with the
     // post-processor's around them (Llama 3's <|begin_of_text|> first). Other files: encode's.
     std::vector<int> encode_with_specials(std::string_view text) const;
+    // `ids` with the post-processor's around them, as encode_with_specials puts them.
+    std::vector<int> with_specials(std::vector<int> ids) const;
     bool adds_specials() const;  // encode_with_specials adds ids
     // The vocabulary's string for an id ("Ġcat", "##s", "▁rain", "[CLS]"); id in [0, size()).
     const std::string& token(int id) const;

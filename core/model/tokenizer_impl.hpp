@@ -288,7 +288,6 @@ struct Tokenizer::Impl {
 
     Impl(TokenizerKind k, tok::Vocab v) : kind(k), vocab(std::move(v)) {}
     std::vector<int> encode(std::string_view text) const;  // never throws
-    std::vector<int> encode_with_specials(std::string_view text) const;
     std::string text(int id) const;
 };
 

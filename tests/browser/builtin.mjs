@@ -21,7 +21,7 @@ if (!siteDir || !artifacts) {
 }
 const settled = (s) => s.model.active && !s.model.busy && s.model.run_revision === s.model.input_revision && s.model.figure;
 const kinds = ['prev', 'induction', 'sink', 'delimiter'];
-const thresholds = { prev: 0.5, induction: 0.4, sink: 0.5, delimiter: 0.5 };
+const thresholds = { prev: 0.5, induction: 0.4, sink: 0.3, delimiter: 0.5 };  // kHeadThresholds
 
 const { browser, url } = await startSuiteOrEnd('browser-builtin', siteDir, artifacts);
 const page = await openPage(browser, url);

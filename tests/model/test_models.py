@@ -18,7 +18,8 @@ tiny-circuits (the issue-30 thresholds, docs/MODELS.md):
      reference's TransformerLens scores: a layer-1 previous-token head >= 0.7 and a layer-2
      induction head >= 0.6 at both lengths, as training.json recorded them;
   6. `attnviz run tiny-circuits` gives the reference's attention on the probes (so the runtime's
-     scores are the training code's), and --text tokenizer.json's ids.
+     scores are the training code's), its --json head scores are training/heads.py's on
+     [BOS] + heads.hpp's probe, and --text gives tokenizer.json's ids.
 tiny-translator, on its 500 held-out cases (heldout.json: inputs training never saw):
   7. greedy translations exact in >= 99 %; the guided head's strongest source token is one the
      reference alignment names for >= 90 % of aligned output tokens;
@@ -181,6 +182,22 @@ for n in tiny_circuits.PROBE_LENGTHS:
     if out:
         check(close(out["attention"], ref, 1e-4) < 1e-4, f"tiny-circuits: n = {n}: attnviz run's attention within "
               f"{close(out['attention'], ref, 1e-4):.1e} of the reference's (1e-4), so its scores are the same")
+# the model grid's scores (core/model/heads.hpp's probe: [BOS] + the drawn tokens, as its texts
+# start) are training/heads.py's on the reference's attention
+ids, flags = heads.probe(tok.token_bytes, cfg["max_position_embeddings"] - 1)
+ids, flags = [tok.vocab[tiny_circuits.BOS]] + ids, [False] + flags
+with torch.no_grad():
+    ref = reference.llama_like_forward(W, cfg, ids)["attention"].numpy()
+want = heads.scores(ref, flags, first=1)
+out = run(["tiny-circuits", "--text", "x"])
+if out:
+    names = {"prev": "previous_token", "induction": "induction", "sink": "sink", "delimiter": "delimiter", "duplicate": "duplicate_token"}
+    got = {k: [[h["scores"][names[k]] for h in out["heads"] if h["layer"] == layer + 1] for layer in range(len(ref))] for k in heads.KINDS}
+    worst = max(close(got[k], want[k], 1e-4) for k in heads.KINDS)
+    sinks = [f"{h['layer']}:{h['head']}" for h in out["heads"] if "sink" in h["tags"]]
+    check(worst < 1e-4 and sinks == [f"{i + 1}:{j + 1}" for i, row in enumerate(want["sink"]) for j, v in enumerate(row) if v >= heads.THRESHOLDS["sink"]],
+          f"tiny-circuits: attnviz run's head scores on [BOS] + probe within {worst:.1e} of training/heads.py's on the reference; "
+          f"first-token heads {' '.join(sinks)}")
 for text in (held["fortunes"][0][:300], held["fortunes-zh"][0][:120], "Mira planted seven blue tulips. Mira planted seven blue tulips."):
     out = run(["tiny-circuits", "--text", text])
     want = tiny_circuits.encode(tok, text)
