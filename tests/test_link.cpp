@@ -461,6 +461,7 @@ std::map<std::string, ParamSamples> param_samples() {
         {"probs", {{"p", "surprisal", "0"}, "yes"}},
         {"target", {{" cat", "#42"}, std::string(300, 'a')}},
         {"contrast", {{" dog", "#7"}, std::string(300, 'a')}},
+        {"corrupted", {{"the dog sat", "John gave Mary"}, std::string(5000, 'a')}},
         {"patching", {{"1", "0"}, "yes"}},
         {"generate", {{"0", "5", "64"}, "65"}},
         {"temperature", {{"0", "0.5", "1.25"}, "-1"}},
@@ -600,10 +601,10 @@ TEST_CASE("set-view takes and get-state reports the parameters with a message ty
         json reply = json::parse(handle_message(st, json{{"type", "attnviz:set-view"}, {name, samples.at(name).bad}}.dump()));
         CHECK(reply["field"] == name);
     }
-    CHECK(fields == 26);
+    CHECK(fields == 27);
     AppState st = app_with("multi-head-rain");
     json reply = json::parse(handle_message(st, R"({"type":"attnviz:set-view","lineheads":"1"})"));
-    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, tiles, tile_step, qk, token, theme, size, lang, panels, compare, knockout, knockout_mode, hide, importance, attribution, lens, probs, target, contrast, patching, generate, temperature, top_k, seed, step)");
+    CHECK(reply["message"] == "lineheads: unknown field (set-view takes view, head, tiles, tile_step, qk, token, theme, size, lang, panels, compare, knockout, knockout_mode, hide, importance, attribution, lens, probs, target, contrast, corrupted, patching, generate, temperature, top_k, seed, step)");
 }
 
 TEST_CASE("LINKS.md's parameter table is link_parameters_markdown()") {

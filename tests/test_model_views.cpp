@@ -568,11 +568,35 @@ TEST_CASE("attribution=1, lens=1: a live run records its stream; the panel's gri
     CHECK(pt.figure.patching->head == direct.head);
     CHECK(pt.figure.patching->resid == direct.resid);
     CHECK(pt.figure.patching->resid_at(direct.layers, direct.positions - 1) == 1.0);
+    const std::vector<int> corrupt_ids = corrupt.input.ids;
     // a Compare text of another length: no patching
     pt.model.compare = "the dog";
     model_input_changed(pt);
     for (int i = 0; i < 1000 && (pt.model.busy() || pt.model.run_revision != pt.model.input_revision); ++i) advance_model(pt, 1.0);
     CHECK_FALSE(pt.figure.patching);
+    // a corrupted text of its own (corrupted=): patched into it, the Compare text aside; the contrast its prediction
+    AppState own;
+    REQUIRE(open_link(own, "#v=1&text=the%20cat%20sat%20on%20the%20mat&compare=the%20dog&patching=1&corrupted=the%20dog%20sat%20on%20the%20mat"));
+    REQUIRE(open_model_folder(own, gemma));
+    until_live(own);
+    for (int i = 0; i < 1000 && own.model.busy(); ++i) advance_model(own, 1.0);
+    REQUIRE(own.figure.patching);
+    const LiveRun& own_clean = *own.figure.live;
+    RunInput own_corrupt = own_clean.input;
+    own_corrupt.ids = corrupt_ids;  // the same words as the Compare text above
+    const Patching own_direct = patching(ctx, own_clean.model->model, own_clean.input, own_corrupt, own_clean.top[0].id, -1, "test");
+    CHECK(own.figure.patching->contrast == own_direct.contrast);
+    CHECK(own.figure.patching->head == own_direct.head);
+    CHECK(own.figure.patching->resid == own_direct.resid);
+    CHECK(own.figure.patching->head == direct.head);  // the contrast chosen as the page chose it from the Compare run
+    CHECK(encode_link(link_from_app(own)).find("corrupted=the%20dog%20sat%20on%20the%20mat") != std::string::npos);
+    // of another length: the error names the field, the figure stays
+    own.model.experiment.corrupted = "the dog";
+    model_input_changed(own);
+    for (int i = 0; i < 1000 && (own.model.busy() || own.model.run_revision != own.model.input_revision); ++i) advance_model(own, 1.0);
+    CHECK(own.error.find("corrupted: the corrupted text is ") != std::string::npos);
+    CHECK(own.figure.live);
+    CHECK_FALSE(own.figure.patching);
     // an encoder has no stream to read: asked for, nothing is recorded
     AppState b;
     REQUIRE(open_link(b, "#v=1&text=the%20cat&attribution=1"));

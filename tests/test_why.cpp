@@ -147,6 +147,24 @@ TEST_CASE("why: recording, resuming and patching a run change none of its number
         for (int t = 0; t + 1 < T; ++t) CHECK(p.resid_at(L, t) == 0.0);
         if (T > 1) CHECK(p.resid_at(0, 0) == 0.0);  // the first token is the same in both
         CHECK(p.clean == doctest::Approx(static_cast<double>(run.logits[static_cast<std::size_t>(target)]) - run.logits[static_cast<std::size_t>(contrast)]));
+        // and with no contrast given: the corrupted run's prediction (else the clean run's likeliest
+        // other than the target), the same numbers as when that contrast is given
+        const std::vector<float> other_logits = forward(ctx, model, other).logits;
+        const Patching q = patching(ctx, model, rc.input, other, target, -1, "test");
+        const auto other_top = static_cast<int>(std::max_element(other_logits.begin(), other_logits.end()) - other_logits.begin());
+        int clean_other = target == 0 ? 1 : 0;
+        for (int i = 0; i < c.vocab_size; ++i)
+            if (i != target && run.logits[static_cast<std::size_t>(i)] > run.logits[static_cast<std::size_t>(clean_other)]) clean_other = i;
+        CHECK(q.contrast_chosen);
+        CHECK(q.same_prediction == (other_top == target));
+        CHECK(q.contrast == (other_top == target ? clean_other : other_top));
+        if (q.contrast != target && q.clean != q.corrupted) {
+            const Patching given = patching(ctx, model, rc.input, other, target, q.contrast, "test");
+            CHECK(q.clean == given.clean);
+            CHECK(q.corrupted == given.corrupted);
+            CHECK(q.head == given.head);
+            CHECK(q.resid == given.resid);
+        }
         ++cases;
     }
     MESSAGE(cases, " cases; runs from a row on against whole runs ", rows_worst, "; lens against the naive head ", lens_worst, "; attribution's parts against its total ", sum_worst,

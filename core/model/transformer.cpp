@@ -801,8 +801,9 @@ std::vector<float> logits_of(kernels::Context& ctx, const Model& m, const float*
     return logits;
 }
 
-// The logits of some ids at one position (x: d), each its column's dot product (in double).
-std::vector<float> logits_of(const Model& m, const float* x, const std::vector<int>& ids) {
+}  // namespace
+
+std::vector<float> id_logits(const Model& m, const float* x, const std::vector<int>& ids) {
     const ModelConfig& c = m.config;
     const Linear& head = m.weights->lm_head;
     std::vector<float> logits, column(static_cast<std::size_t>(c.d_model));
@@ -816,6 +817,8 @@ std::vector<float> logits_of(const Model& m, const float* x, const std::vector<i
     }
     return logits;
 }
+
+namespace {
 
 // Embeddings of a stack: T×d, rows at positions first_position ….
 //   gpt2:    wte[ids] + wpe[positions]
@@ -992,7 +995,7 @@ void Forward::step(kernels::Context& ctx) {
             s.out.hidden = w.final_norm.present() ? norm(c, s.x, w.final_norm) : std::move(s.x);
             if (!c.encoder_only() && s.out.hidden.rows() > 0) {
                 const float* last = s.out.hidden.row(s.out.hidden.rows() - 1).data();
-                s.out.logits = s.input.logit_ids.empty() ? logits_of(ctx, s.model, last) : logits_of(s.model, last, s.input.logit_ids);
+                s.out.logits = s.input.logit_ids.empty() ? logits_of(ctx, s.model, last) : id_logits(s.model, last, s.input.logit_ids);
             }
             return;
     }

@@ -238,6 +238,9 @@ struct RunResult {
 Matrix stream_logits(kernels::Context& ctx, const Model& model, const Matrix& rows);
 // The same on rows already through the final norm (RunResult::hidden's): rows×d -> rows×V.
 Matrix hidden_logits(kernels::Context& ctx, const Model& model, const Matrix& rows);
+// The logits of some ids at one position (x: d, after the final norm), each its LM head column's
+// dot product in double (RunInput::logit_ids reads them so).
+std::vector<float> id_logits(const Model& m, const float* x, const std::vector<int>& ids);
 
 // A forward pass in steps (one attention or feed-forward sub-block each), so a page stays
 // responsive: while (!f.done()) f.step(ctx); then take().

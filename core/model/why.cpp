@@ -263,8 +263,27 @@ struct PatchingRun::State {
     double done = 0, total = 0;  // sub-blocks
 
     int jobs() const { return 2 + out.layers * out.heads + (out.layers + 1) * out.positions; }
-    // Every run computes the two logits alone (RunInput::logit_ids): [target, contrast].
+    // Every run computes the two logits alone (RunInput::logit_ids): [target, contrast]; with the
+    // contrast still to choose, the clean and corrupted runs compute them all.
     static double ld(const std::vector<float>& logits) { return static_cast<double>(logits[0]) - static_cast<double>(logits[1]); }
+    // A run that computed every logit: its LD read as the patched runs read theirs.
+    double ld_of(const RunResult& r) const { return ld(id_logits(model, r.hidden.row(r.hidden.rows() - 1).data(), {target, contrast})); }
+    // The corrupted run's prediction, unless it is the target: then the clean run's likeliest other
+    // token (the two runs' whole logits).
+    void choose_contrast() {
+        const auto argmax = [&](const std::vector<float>& l) {
+            int best = target == 0 ? 1 : 0;
+            for (int i = 0; i < static_cast<int>(l.size()); ++i)
+                if (i != target && l[static_cast<std::size_t>(i)] > l[static_cast<std::size_t>(best)]) best = i;
+            return best;
+        };
+        const std::vector<float>& c = corrupted_run.logits;
+        const int top = static_cast<int>(std::max_element(c.begin(), c.end()) - c.begin());
+        out.same_prediction = top == target;
+        contrast = out.same_prediction ? argmax(clean_run.logits) : top;
+        out.contrast = contrast;
+        corrupted.logit_ids = {target, contrast};  // the patched runs' (State::patched copies it)
+    }
     // The input of job k ≥ 2, or nothing when the patch changes nothing (its share is 0).
     std::optional<RunInput> patched(int k) const;
     double& share(int k) {
@@ -313,7 +332,11 @@ PatchingRun::PatchingRun(const Model& model, RunInput clean, RunInput corrupted,
         throw ModelError("", field, "the corrupted text is " + std::to_string(corrupted.ids.size()) + " tokens and the clean " +
                                         std::to_string(clean.ids.size()) + ": patching needs the same length");
     s.model = model, s.target = target, s.contrast = contrast, s.field = field;
-    for (RunInput* in : {&clean, &corrupted}) in->keep_maps = false, in->record = true, in->logit_ids = {target, contrast};
+    s.out.contrast_chosen = contrast < 0;
+    for (RunInput* in : {&clean, &corrupted}) {
+        in->keep_maps = false, in->record = true;
+        in->logit_ids = contrast < 0 ? std::vector<int>{} : std::vector<int>{target, contrast};
+    }
     s.clean = std::move(clean), s.corrupted = std::move(corrupted);
     Patching& p = s.out;
     p.target = target, p.contrast = contrast;
@@ -351,9 +374,15 @@ void PatchingRun::step(kernels::Context& ctx) {
     if (!s.run->done()) return;
     RunResult r = s.run->take();
     s.run.reset();
-    if (s.job == 0) s.clean_run = std::move(r), s.out.clean = s.ld(s.clean_run.logits);
+    if (s.job == 0) s.clean_run = std::move(r);
     else if (s.job == 1) {
-        s.corrupted_run = std::move(r), s.out.corrupted = s.ld(s.corrupted_run.logits);
+        s.corrupted_run = std::move(r);
+        if (s.out.contrast_chosen) {
+            s.choose_contrast();
+            s.out.clean = s.ld_of(s.clean_run), s.out.corrupted = s.ld_of(s.corrupted_run);
+        } else {
+            s.out.clean = s.ld(s.clean_run.logits), s.out.corrupted = s.ld(s.corrupted_run.logits);
+        }
         if (s.out.clean == s.out.corrupted)
             throw ModelError("", s.field, "the clean and the corrupted text give the same logit difference (" + std::to_string(s.out.clean) +
                                               "): there is nothing for a patch to restore");

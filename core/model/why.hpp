@@ -154,6 +154,9 @@ Attribution attribute(kernels::Context& ctx, const Model& model, const RunResult
 // A patched run starts at the patched layer from the corrupted run's stream (RunInput::from).
 struct Patching {
     int target = 0, contrast = 0;     // the LD's tokens
+    // The contrast was not given: the corrupted run's prediction, or (same_prediction: that is
+    // the target) the clean run's likeliest token other than the target.
+    bool contrast_chosen = false, same_prediction = false;
     int layers = 0, heads = 0, positions = 0;
     double clean = 0, corrupted = 0;  // LD of each run
     std::vector<double> head;         // [layer·heads + head]
@@ -167,6 +170,7 @@ struct Patching {
 class PatchingRun {
 public:
     // clean, corrupted: the same length, the same interventions (a decoder-only model).
+    // contrast −1: chosen after the two runs (Patching::contrast_chosen).
     // Throws ModelError naming `field` when they differ in length.
     PatchingRun(const Model& model, RunInput clean, RunInput corrupted, int target, int contrast, const std::string& field);
     ~PatchingRun();

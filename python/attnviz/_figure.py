@@ -72,7 +72,7 @@ def _model_files(name):
 # this list against it. `v` is written here; the data's own are set by show() and show_model().
 LINK_PARAMETERS = ("view", "head", "tiles", "tile_step", "qk", "token", "theme", "size", "lang", "panels", "fps", "lineheads", "threshold",
                    "map", "compare", "translate", "knockout", "knockout_mode", "hide", "importance", "attribution", "lens", "probs",
-                   "target", "contrast", "patching", "generate", "temperature", "top_k", "seed", "step", "topk", "cmap", "values", "numbers",
+                   "target", "contrast", "corrupted", "patching", "generate", "temperature", "top_k", "seed", "step", "topk", "cmap", "values", "numbers",
                    "log", "sink", "rows")
 DATA_PARAMETERS = ("preset", "scene", "model", "hf", "text", "source")
 

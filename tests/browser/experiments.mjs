@@ -239,11 +239,11 @@ await check('the tokens coloured by their probability (and surprisal), as attnvi
   return `${got.length} tokens; likeliest at ${likely}, p ${order[0][1].toFixed(3)}, least ${unlikely} p ${order[order.length - 1][1].toExponential(1)}; max difference ${worst.toExponential(1)}`;
 });
 
-await check('activation patching into the Compare text: both grids, as attnviz run --corrupted', async () => {
+await check('activation patching into a corrupted text: both grids, as attnviz run --corrupted; one of another length is named', async () => {
   const other = 'The dog sat on the mat. The dog sat on the';
   // (taller: the stream grid under the heads grid, in view)
   const p = await openPage(browser, `${url}#v=1&model=tiny-lm&view=model&patching=1&text=${encodeURIComponent(TEXT)}` +
-                                    `&compare=${encodeURIComponent(other)}`, { viewport: { width: 1280, height: 1500 } });
+                                    `&corrupted=${encodeURIComponent(other)}`, { viewport: { width: 1280, height: 1500 } });
   // (the grids are drawn in the panel, before the frame's model work: a frame after the state has them)
   const s = await until(p, (x) => settled(x) && x.model.patching && x.widgets['model.patching.resid.0.1'], 'the patching grids', 90000);
   const top = native().top, theirs = JSON.parse(execFileSync(binary, ['run', 'tiny-lm', '--text', other, '--json']).toString()).top;
@@ -253,12 +253,19 @@ await check('activation patching into the Compare text: both grids, as attnviz r
   const worst = Math.max(...got.heads.map((v, i) => Math.abs(v - want.heads.flat()[i])), ...got.resid.map((v, i) => Math.abs(v - want.resid.flat()[i])));
   expect(got.heads.length === want.heads.flat().length && got.resid.length === want.resid.flat().length, 'the grids\' shapes differ');
   expect(worst < 1e-4, `patching differs from attnviz run by ${worst}`);
-  expect(s.widgets['model.patching.head.1.1'] && s.widgets['model.patching.resid.0.1'], 'no patching cell on screen');
+  expect(s.widgets['model.patching.head.1.1'] && s.widgets['model.patching.resid.0.1'] && s.widgets['model.corrupted'], 'no patching cell or corrupted field on screen');
   await moveAway(p);
   await shot(p, 'experiments-05b-patching.png');
+  // typed: a corrupted text of another length is an error naming the field; the figure stays
+  await clickWidget(p, 'model.corrupted');
+  await waitFrames(p, 3);
+  await p.keyboard.press('Control+A');
+  await p.keyboard.insertText('The dog');
+  const e = await until(p, (x) => settled(x) && /corrupted: the corrupted text is \d+ tokens/.test(x.error), 'the error naming corrupted', 30000);
+  expect(e.model.figure && !e.model.patching && e.model.experiment.corrupted === 'The dog', `figure ${!!e.model.figure}, patching ${!!e.model.patching}`);
   await p.context().close();
   const best = got.heads.reduce((b, v, i) => (v > got.heads[b] ? i : b), 0);
-  return `LD ${got.clean.toFixed(2)} → ${got.corrupted.toFixed(2)}; head ${Math.floor(best / 4) + 1}:${best % 4 + 1} restores ${(100 * got.heads[best]).toFixed(0)} %; max difference ${worst.toExponential(1)}`;
+  return `LD ${got.clean.toFixed(2)} → ${got.corrupted.toFixed(2)}; head ${Math.floor(best / 4) + 1}:${best % 4 + 1} restores ${(100 * got.heads[best]).toFixed(0)} %; max difference ${worst.toExponential(1)}; ${e.error}`;
 });
 
 await check('set-view takes the experiment in an embed, and a bad value is named', async () => {

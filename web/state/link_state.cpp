@@ -763,15 +763,30 @@ constexpr LinkParam kParams[] = {
      .what = "a second token: `attribution` and `patching` explain the logit difference target − contrast",
      .values = "a token, percent-encoded, or `%23ID`",
      .default_value = "",
-     .absent = "none (attribution); the `compare` text's prediction (patching)",
+     .absent = "none (attribution); the corrupted text's prediction (patching)",
      .message = LinkMessage::Text,
      .parse = [](LinkState& l, std::string_view v) { return parse_token_text(l.contrast, v); },
      .format = [](const LinkState& l) { return l.contrast; },
      .from_app = [](LinkState& l, const AppState& st) { l.contrast = st.model.experiment.contrast; },
      .to_app = [](AppState& st, const LinkState& l) { set_why_token(st, st.model.experiment.contrast, l.contrast); }},
 
+    {.name = "corrupted",
+     .what = "patching's corrupted text (as many tokens as `text`), run with each piece of `text`'s run put in",
+     .values = "the text, percent-encoded",
+     .default_value = "",
+     .absent = "the `compare` text",
+     .message = LinkMessage::Text,
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         if (v.size() > kMaxLinkText) return "expected at most " + std::to_string(kMaxLinkText) + " bytes of text, got " + std::to_string(v.size());
+         l.corrupted = v;
+         return "";
+     },
+     .format = [](const LinkState& l) { return l.corrupted; },
+     .from_app = [](LinkState& l, const AppState& st) { l.corrupted = st.model.experiment.corrupted; },
+     .to_app = [](AppState& st, const LinkState& l) { set_why_token(st, st.model.experiment.corrupted, l.corrupted); }},
+
     {.name = "patching",
-     .what = "a live decoder-only model with a `compare` text of as many tokens: activation patching from `text` into it (grids in the panel)",
+     .what = "a live decoder-only model: activation patching from `text` into the `corrupted` text (else the `compare` text), grids in the panel",
      .values = "`1`, `0`",
      .default_value = "0",
      .message = LinkMessage::Boolean,

@@ -75,6 +75,7 @@ struct LinkState {
     bool importance = false, attribution = false, lens = false, patching = false;
     TokenShade probs = TokenShade::Off;  // its tokens coloured by probability or surprisal
     std::string target, contrast;        // attribution's and patching's tokens ("": the prediction; none)
+    std::string corrupted;               // patching's corrupted text ("": the compare text)
     // Its generation (gpt2, model_state.hpp ModelGeneration): tokens generated (0: none), the
     // sampling, and the scrubber's step (-1: the last).
     int generate = 0;

@@ -612,6 +612,28 @@ bool why_tokens(AppState& st, int& target, int& contrast) {
     });
 }
 
+// Patching's corrupted run: the corrupted text's ids with the text's interventions, else the
+// Compare text's run; nothing when there is neither, or the Compare text's length differs (the
+// panel says so). A corrupted text of another length is an error naming the field.
+std::optional<RunInput> corrupted_input(AppState& st, const LiveRun& live, const LiveRun* compare) {
+    const ModelExperiment& ex = st.model.experiment;
+    const LoadedModel& m = *st.model.model;
+    if (ex.corrupted.empty()) {
+        if (!compare || compare->input.ids.size() != live.input.ids.size()) return std::nullopt;
+        return compare->input;
+    }
+    RunInput in = live.input;
+    const bool ok = guarded(st, m.name, [&] {
+        in.ids = encode_text(m, ex.corrupted);
+        if (in.ids.size() != live.input.ids.size())
+            throw ModelError(m.folder, "corrupted", "the corrupted text is " + std::to_string(in.ids.size()) + " tokens and the text " +
+                                                        std::to_string(live.input.ids.size()) + ": patching needs as many");
+    });
+    if (!ok) return std::nullopt;
+    std::erase_if(in.edits.hidden, [&](int j) { return j >= static_cast<int>(in.ids.size()); });
+    return in;
+}
+
 float job_progress(const ModelJob& job) {
     if (job.encoder) return 0.1f * job.encoder->progress();
     if (job.decoder)
@@ -767,14 +789,11 @@ void advance_model(AppState& st, double budget_seconds) {
             ms.lens = std::make_shared<LensRun>(ms.model->model, live->result, 5, 1 << 18);
             ms.lens_of = st.figure.live;
         }
-        if (tokens && ms.experiment.patching && live && other && has_stream(ms.model->config()) && live->top.size() > 1 && !other->top.empty() &&
-            other->input.ids.size() == live->input.ids.size()) {
-            // the contrast, unless given: the Compare text's prediction (else the text's, else its second)
-            if (contrast < 0)
-                contrast = other->top[0].id != target ? other->top[0].id : live->top[0].id != target ? live->top[0].id : live->top[1].id;
-            ms.patching = std::make_shared<PatchingRun>(ms.model->model, live->input, other->input, target, contrast, "patching");
-            ms.patching_of = st.figure.live;
-        }
+        if (tokens && ms.experiment.patching && live && has_stream(ms.model->config()) && live->top.size() > 1)
+            if (std::optional<RunInput> corrupted = corrupted_input(st, *live, other)) {  // the contrast, unless given: PatchingRun's choice
+                ms.patching = std::make_shared<PatchingRun>(ms.model->model, live->input, std::move(*corrupted), target, contrast, "patching");
+                ms.patching_of = st.figure.live;
+            }
         if (ms.experiment.importance && live && !live->result.logits.empty()) {
             ms.importance = std::make_shared<HeadImportanceRun>(ms.model->model, live->input, live->result.logits);
             ms.importance_of = st.figure.live;
@@ -806,7 +825,7 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
     const ModelExperiment& ex = ms.experiment;
     j["experiment"] = {{"knockout", ex.knockout}, {"knockout_mode", ex.ablation == Ablation::Mean ? "mean" : "zero"},
                        {"hidden", ex.hidden}, {"importance", ex.importance}, {"attribution", ex.attribution}, {"lens", ex.lens}, {"patching", ex.patching},
-                       {"target", ex.target}, {"contrast", ex.contrast},
+                       {"target", ex.target}, {"contrast", ex.contrast}, {"corrupted", ex.corrupted},
                        {"probs", ex.probs == TokenShade::Off ? "0" : ex.probs == TokenShade::Probability ? "p" : "surprisal"}};
     const ModelGeneration& g = ms.generation;
     j["generation"] = {{"ids", g.ids}, {"prompt", g.prompt}, {"step", g.step}, {"tokens", g.tokens}, {"requested", g.requested},

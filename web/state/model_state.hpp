@@ -58,11 +58,12 @@ struct ModelExperiment {
     bool importance = false;  // measure every head's importance after each run (HeadImportanceRun)
     bool attribution = false; // each head's direct logit attribution to the prediction, after each run (why.hpp)
     bool lens = false;        // the logit lens of every layer and position, after each run (why.hpp)
-    bool patching = false;    // activation patching from the text into the Compare text, after each run (why.hpp)
+    bool patching = false;    // activation patching from the text into the corrupted text, after each run (why.hpp)
     TokenShade probs = TokenShade::Off;  // each token's probability, after each run (decoder-only models)
     // Attribution's and patching's tokens (one token as text, or #ID, as --attribute takes it):
-    // "" = the prediction; the contrast "" = none (attribution), the Compare text's prediction (patching)
+    // "" = the prediction; the contrast "" = none (attribution), the corrupted text's prediction (patching)
     std::string target, contrast;
+    std::string corrupted;    // patching's corrupted text, as many tokens as the text; "" = the Compare text
 };
 
 // Generation (gpt2): the text continued token by token from the KV cache, greedily or sampled
@@ -146,8 +147,9 @@ struct ModelSession {
     // And while experiment.probs: its tokens' probabilities, read the same way, then the figure's `probs`.
     std::shared_ptr<TokenProbsRun> probs;
     std::shared_ptr<const LiveRun> probs_of;
-    // And while experiment.patching, with a Compare text of as many tokens: the text's run patched
-    // into the Compare text's, in slices (its own runs), then the figure's `patching`.
+    // And while experiment.patching, with a corrupted text (or a Compare text) of as many tokens:
+    // the text's run patched into the corrupted text's, in slices (its own runs), then the
+    // figure's `patching`.
     std::shared_ptr<PatchingRun> patching;
     std::shared_ptr<const LiveRun> patching_of;
     bool patching_stopped = false;  // the reader stopped it (cancel_patching): until the next run

@@ -368,13 +368,13 @@ constexpr Entry kTable[] = {
     {Str::WhyContrast, "against", "对比"},
     {Str::WhyPrediction, "the prediction", "模型的预测"},
     {Str::WhyNone, "none", "无"},
-    {Str::WhyComparePrediction, "Compare's prediction", "对比文本的预测"},
+    {Str::WhyComparePrediction, "the corrupted text's prediction", "损坏文本的预测"},
     {Str::WhyTokensTip,
      "The token whose logit attribution and patching explain: one token as the text writes it (\" cat\", with its space), or #ID. "
      "Empty: the model's prediction. Against: a second token, so the views explain the logit difference; empty, attribution "
-     "explains the logit alone and patching contrasts with the Compare text's prediction.",
+     "explains the logit alone and patching contrasts with the corrupted text's prediction.",
      "归因与修补所解释的词元：按文本中的写法给出一个词元（\" cat\"，带空格），或 #ID。留空：模型的预测。对比：第二个词元，"
-     "两种视图便解释两者的对数几率差；留空时，归因只解释该词元的对数几率，修补则以对比文本的预测作对比。"},
+     "两种视图便解释两者的对数几率差；留空时，归因只解释该词元的对数几率，修补则以损坏文本的预测作对比。"},
     {Str::AttributionCaptionContrast, "logit of \"%s\" − \"%s\" %.2f = heads %.2f + MLPs %.2f + embeddings and biases %.2f",
      "“%s”−“%s”的对数几率差 %.2f = 各头 %.2f + MLP %.2f + 嵌入与偏置 %.2f"},
     {Str::PatchingTokens, "logit difference: \"%s\" − \"%s\"", "对数几率差：“%s”−“%s”"},
@@ -389,22 +389,31 @@ constexpr Entry kTable[] = {
     {Str::TwinPatchingStream, "activation patching: the share the stream after each layer restores at each position",
      "激活修补：各层之后每个位置的残差流所恢复的比例"},
     {Str::TwinLayerHead, "layer \\ head", "层 \\ 头"},
-    {Str::PatchingToggle, "Activation patching into the Compare text", "激活修补（修补进对比文本）"},
+    {Str::PatchingToggle, "Activation patching", "激活修补"},
     {Str::PatchingTip,
-     "The Compare text is run again with one piece of this text's run put in: a head's output, or the stream at one layer and "
-     "position. Each cell: the share of the logit difference (this text's prediction less the Compare text's) it brings back.",
-     "重新运行对比文本，并放入本文本运行中的一部分：某个头的输出，或某层某位置的残差流。每个单元格：它恢复的对数几率差"
-     "（本文本的预测减去对比文本的预测）所占的比例。"},
+     "A corrupted text (as many tokens; empty: the Compare text) is run again with one piece of this text's run put in: a head's "
+     "output, or the stream at one layer and position. Each cell: the share of the logit difference (this text's prediction "
+     "less the corrupted text's) it brings back.",
+     "损坏文本（词元数相同；留空则用对比文本）重新运行，并放入本文本运行中的一部分：某个头的输出，或某层某位置的残差流。"
+     "每个单元格：它恢复的对数几率差（本文本的预测减去损坏文本的预测）所占的比例。"},
     {Str::PatchingLengths, "Patching needs the Compare text to have as many tokens: %d and %d.", "激活修补需要对比文本的词元数相同：%d 与 %d。"},
-    {Str::PatchingCaption, "share of the logit difference restored, by each head's output (logit difference: this text %.2f, the Compare text %.2f)",
-     "每个头的输出恢复的对数几率差比例（对数几率差：本文本 %.2f，对比文本 %.2f）"},
+    {Str::PatchingCorrupted, "Corrupted", "损坏文本"},
+    {Str::PatchingCorruptedHint, "the Compare text", "对比文本"},
+    {Str::PatchingCorruptedTip,
+     "The text the run is patched into: as many tokens as this text, one part changed (\"John gave a drink to\" with the names "
+     "swapped). Empty: the Compare text.",
+     "被修补的文本：词元数与本文本相同，只改一处（如把名字对调）。留空：使用对比文本。"},
+    {Str::PatchingNeedsText, "Type a corrupted text of as many tokens (or a Compare text) to patch into.",
+     "请输入词元数相同的损坏文本（或对比文本）以进行修补。"},
+    {Str::PatchingCaption, "share of the logit difference restored, by each head's output (logit difference: this text %.2f, the corrupted %.2f)",
+     "每个头的输出恢复的对数几率差比例（对数几率差：本文本 %.2f，损坏文本 %.2f）"},
     {Str::PatchingHeadCell, "layer %d, head %d: %.0f%% restored", "第 %d 层，第 %d 个头：恢复 %.0f%%"},
     {Str::PatchingStreamCaption, "by the stream after each layer (L0: the embeddings) at each position",
      "各层之后（L0：嵌入）在每个位置的残差流所恢复的比例"},
     {Str::PatchingStreamCell, "after layer %d, position %d \"%s\": %.0f%% restored", "第 %d 层之后，位置 %d“%s”：恢复 %.0f%%"},
     {Str::PatchingRunning, "patching  %d%%", "正在修补  %d%%"},
-    {Str::PatchingSameTop, "Both texts' likeliest next token is \"%s\": the difference is measured against this text's second, \"%s\".",
-     "两个文本最可能的下一个词元都是“%s”：对数几率差改以本文本的第二名“%s”来衡量。"},
+    {Str::PatchingSameTop, "The corrupted text's likeliest next token is \"%s\" too: the difference is measured against this text's next, \"%s\".",
+     "损坏文本最可能的下一个词元也是“%s”：对数几率差改以本文本的下一名“%s”来衡量。"},
     {Str::SectionGenerate, "GENERATE", "生成"},
     {Str::GenTokens, "tokens", "词元数"},
     {Str::GenTemperature, "temperature", "温度"},

@@ -63,7 +63,7 @@ enum class Str {
     ProbsLikeliest, ProbsRunning, GenStepProb, CancelPatching, WhyTarget, WhyContrast, WhyPrediction, WhyNone, WhyComparePrediction, WhyTokensTip,
     AttributionCaptionContrast, PatchingTokens, PatchingStopped,
     TwinProbs, TwinProbsCols, TwinAttribution, TwinLens, TwinPatchingHeads, TwinPatchingStream, TwinLayerHead,
-    PatchingToggle, PatchingTip, PatchingLengths, PatchingCaption, PatchingHeadCell, PatchingStreamCaption, PatchingStreamCell,
+    PatchingToggle, PatchingTip, PatchingLengths, PatchingCorrupted, PatchingCorruptedHint, PatchingCorruptedTip, PatchingNeedsText, PatchingCaption, PatchingHeadCell, PatchingStreamCaption, PatchingStreamCell,
     PatchingRunning, PatchingSameTop,
     // generation (web/ui/live_panel.cpp)
     SectionGenerate, GenTokens, GenTemperature, GenTemperatureTip, GenTopK, GenTopKTip, GenSeed, GenButton, GenClear,

@@ -707,31 +707,43 @@ void draw_experiments(ViewContext& ctx) {
     probe(st, "model.lens");
     tooltip(tr(st.lang, stream ? Str::LensTip : Str::AttributionNoStream));
     if (ex.lens && st.figure.lens && st.figure.live) lens_grid(st, *st.figure.lens, *st.figure.live, ctx.scale);
-    ImGui::BeginDisabled(!stream || st.model.compare.empty());
+    ImGui::BeginDisabled(!stream);
     if (ImGui::Checkbox(tr(st.lang, Str::PatchingToggle), &ex.patching)) model_input_changed(st);
     ImGui::EndDisabled();
     probe(st, "model.patching");
     tooltip(tr(st.lang, stream ? Str::PatchingTip : Str::AttributionNoStream));
-    if (stream && ex.patching && !ex.attribution) why_token_inputs(st, true);
+    if (stream && ex.patching) {
+        if (!ex.attribution) why_token_inputs(st, true);
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(tr(st.lang, Str::PatchingCorrupted));
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(-FLT_MIN);
+        if (ImGui::InputTextWithHint("##model.corrupted", tr(st.lang, Str::PatchingCorruptedHint), &ex.corrupted)) model_input_changed(st);
+        mark_text_box(st);
+        probe(st, "model.corrupted");
+        tooltip(tr(st.lang, Str::PatchingCorruptedTip));
+    }
     const LiveRun *live = st.figure.live.get(), *other = st.figure.compare.get();
-    if (ex.patching && live && other && other->input.ids.size() != live->input.ids.size()) {
+    if (stream && ex.patching && ex.corrupted.empty() && live && (!other || other->input.ids.size() != live->input.ids.size())) {
         char line[200];
-        std::snprintf(line, sizeof line, tr(st.lang, Str::PatchingLengths), static_cast<int>(live->input.ids.size()), static_cast<int>(other->input.ids.size()));
+        if (other)
+            std::snprintf(line, sizeof line, tr(st.lang, Str::PatchingLengths), static_cast<int>(live->input.ids.size()), static_cast<int>(other->input.ids.size()));
+        else
+            std::snprintf(line, sizeof line, "%s", tr(st.lang, Str::PatchingNeedsText));
         ImGui::TextWrapped("%s", line);
     }
     if (ex.patching && st.model.patching_stopped) ImGui::TextDisabled("%s", tr(st.lang, Str::PatchingStopped));
-    if (ex.patching && st.figure.patching && live && other) {
-        if (ex.target.empty() && ex.contrast.empty() && other->top.front().id == live->top.front().id && live->top.size() > 1) {  // the contrast is this text's second
-            const Tokenizer& t = live->model->decoder_tokenizer();
-            char line[240];
-            std::snprintf(line, sizeof line, tr(st.lang, Str::PatchingSameTop), token_text(display_token(t.token(live->top[0].id))).c_str(),
-                          token_text(display_token(t.token(live->top[1].id))).c_str());
+    if (ex.patching && st.figure.patching && live) {
+        const Patching& p = *st.figure.patching;
+        const Tokenizer& t = live->model->decoder_tokenizer();
+        char line[240];
+        if (p.same_prediction) {  // the contrast is this text's next likeliest
+            std::snprintf(line, sizeof line, tr(st.lang, Str::PatchingSameTop), token_text(display_token(t.token(p.target))).c_str(),
+                          token_text(display_token(t.token(p.contrast))).c_str());
             ImGui::TextWrapped("%s", line);
         } else {  // the tokens whose logit difference it is
-            const Tokenizer& t = live->model->decoder_tokenizer();
-            char line[240];
-            std::snprintf(line, sizeof line, tr(st.lang, Str::PatchingTokens), token_text(display_token(t.token(st.figure.patching->target))).c_str(),
-                          token_text(display_token(t.token(st.figure.patching->contrast))).c_str());
+            std::snprintf(line, sizeof line, tr(st.lang, Str::PatchingTokens), token_text(display_token(t.token(p.target))).c_str(),
+                          token_text(display_token(t.token(p.contrast))).c_str());
             ImGui::TextDisabled("%s", line);
         }
         patching_grids(st, *st.figure.patching, *live, ctx.scale);
