@@ -20,6 +20,7 @@
 #include "palette.hpp"
 #include "steps_layout.hpp"
 #include "svg.hpp"
+#include "why_layout.hpp"
 
 #include <doctest/doctest.h>
 
@@ -661,5 +662,85 @@ TEST_CASE("model layout: the legend's masked label fits the content, on a phone'
             const float label_end = L.swatch.x1 + 7.0f * scale + m.width(in.words.masked, FontRole::Small);
             CHECK(label_end <= L.grid.x1 + L.legend_w);  // inside the legend's room (72 px was too little)
             CHECK(label_end <= in.view.x1);              // and inside the view
+        }
+}
+
+TEST_CASE("why layout: every cell once, inside the grid's box, found by hit(); numbers where they fit; the lens' tokens fitted; its SVG") {
+    for (float scale : {1.0f, 2.0f})
+        for (float width : {220.0f, 900.0f}) {
+            CAPTURE(scale);
+            CAPTURE(width);
+            const FakeMeasure m(scale);
+            WhyInput in;
+            in.box = {10.0f, 20.0f, 10.0f + width * scale, 20.0f};
+            in.scale = scale;
+            WhyGrid heads;  // 3 layers × 4 heads, one knocked out, one negative, one the largest
+            heads.caption = "share of the logit difference restored, by each head's output";
+            heads.rows = 3, heads.cols = 4;
+            heads.row_labels = {"L1", "L2", "L3"};
+            heads.col_labels = {"H1", "H2", "H3", "H4"};
+            heads.values = {0.1f, -0.5f, 0.0f, 0.2f, std::nanf(""), 0.3f, 1.0f, 0.0f, 0.05f, 0.0f, 0.0f, -1.0f};
+            WhyGrid lens;  // 2 layers × 3 positions of tokens
+            lens.rows = 2, lens.cols = 3;
+            lens.row_labels = {"emb", "L1"};
+            lens.col_labels = {"The", " cat", " sat on a very long token"};
+            lens.values = {0.1f, 0.5f, 1.0f, 0.0f, 0.25f, 0.75f};
+            lens.texts = {" the", " dog", " a very long token indeed", "\xe2\x86\xb5", " mat", " sat"};
+            in.grids = {heads, lens};
+            const WhyLayout L = lay_out_why(in, m);
+            REQUIRE(L.cells.size() == 12 + 6);
+            REQUIRE(L.grids.size() == 2);
+            CHECK(L.grids[0].y1 < L.grids[1].y0);  // one under the other
+            for (const WhyLayout::Cell& c : L.cells) {
+                const Box& g = L.grids[static_cast<std::size_t>(c.grid)];
+                CHECK(c.box.x0 >= g.x0);
+                CHECK(c.box.x1 <= g.x1);
+                CHECK(c.box.y0 >= g.y0);
+                CHECK(c.box.y1 <= g.y1);
+                const WhyLayout::Cell h = L.hit((c.box.x0 + c.box.x1) * 0.5f, (c.box.y0 + c.box.y1) * 0.5f);
+                CHECK(h.grid == c.grid);
+                CHECK(h.row == c.row);
+                CHECK(h.col == c.col);
+            }
+            CHECK(L.hit(in.box.x0 - 5.0f, in.box.y0 - 5.0f).grid == -1);
+            // numbers: in every finite cell when the cells are wide enough, none otherwise; the NaN crossed out
+            const float cell = L.cells.front().box.w() + 2.0f * scale;
+            int numbers = 0, crosses = 0, tokens = 0;
+            for (const Item& it : L.items) {
+                if (it.kind == Item::Segment) ++crosses;
+                if (it.kind != Item::Text || it.role != ItemRole::Number) continue;
+                if (it.index >= 0 && it.text.find_first_of("+-") == 0) ++numbers;
+                else ++tokens;
+            }
+            CHECK(numbers == (cell >= m.size(FontRole::Body) * 2.2f ? 11 : 0));
+            CHECK(crosses == 2);
+            CHECK(tokens == 6);
+            for (const Item& it : L.items)  // a token's text inside its cell
+                if (it.kind == Item::Text && it.role == ItemRole::Number && it.index >= 0 && it.text.find_first_of("+-") != 0) {
+                    const Box& b = L.cells[static_cast<std::size_t>(12 + it.index)].box;
+                    CHECK(it.x >= b.x0);
+                    CHECK(it.x + it.text_w <= b.x1);
+                }
+            // the largest |value| takes the full colour of its sign; 0 the background
+            const FigurePalette& pal = figure_palette(in.dark);
+            auto fill_of = [&](int index) {
+                for (const Item& it : L.items)
+                    if (it.kind == Item::Rect && it.index == index && it.fill.a > 0) return it.fill;
+                return Color{};
+            };
+            CHECK(fill_of(6) == mix(pal.background, kSignedPositive, 1.0f));
+            CHECK(fill_of(11) == mix(pal.background, kSignedNegative, 1.0f));
+            CHECK(fill_of(2) == mix(pal.background, kSignedPositive, 0.0f));
+            // the SVG: every item, in a document that says it is the Why view
+            SvgOptions o;
+            o.width = width * scale + 40.0f, o.height = 600.0f * scale, o.scale = scale, o.measure = &m;
+            o.labels.title = "tiny-lm · why";
+            const std::string svg = write_items_svg(L.items, o, "why");
+            CHECK(svg.find("data-view=\"why\"") != std::string::npos);
+            std::size_t rects = 0;
+            for (std::size_t at = svg.find("<rect"); at != std::string::npos; at = svg.find("<rect", at + 1)) ++rects;
+            CHECK(rects == 1 + 12 * 2 + 6);  // the background; each number cell filled and outlined; each token cell
+            const bool newline_shown = svg.find("\xe2\x86\xb5") != std::string::npos || svg.find("&#8629;") != std::string::npos;
+            CHECK(newline_shown);
         }
 }

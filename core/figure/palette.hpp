@@ -48,6 +48,10 @@ inline Color sink_fill(const FigurePalette& p) {
     return {(p.hatch_a.r + p.hatch_b.r) * 0.5f, (p.hatch_a.g + p.hatch_b.g) * 0.5f, (p.hatch_a.b + p.hatch_b.b) * 0.5f, 1.0f};
 }
 
+// Signed numbers (the why grids) and token shading: blue up, red down.
+inline constexpr std::uint32_t kSignedPositiveRgb = 0x2166AB, kSignedNegativeRgb = 0xD63026;
+inline constexpr Color kSignedPositive = rgb8(kSignedPositiveRgb), kSignedNegative = rgb8(kSignedNegativeRgb);
+
 // One colour per head (Tableau 10, a brighter variant on the dark background; colormaps.hpp).
 Color head_color(bool dark, int head);
 

@@ -534,7 +534,12 @@ std::string svg_size_problem(const Trace& trace, const SvgOptions& o) {
            " (use PNG, or top-k / fewer heads for lines)";
 }
 
-std::string write_svg(const Trace& trace, const SvgOptions& options) {
+namespace {
+
+// The document around what `fill` writes into the frame's box: the title line, then the root
+// element with the view's name, the background and the body.
+template <class Fill>
+std::string framed_svg(const SvgOptions& options, const std::string& view, const std::string& kind, Fill fill) {
     const EstimateMeasure estimate(options.scale);
     const TextMeasure& measure = options.measure ? *options.measure : estimate;
     const FigurePalette& pal = figure_palette(options.dark);
@@ -545,22 +550,14 @@ std::string write_svg(const Trace& trace, const SvgOptions& options) {
         write_text(doc, text_item(ItemRole::Title, frame.title_x, frame.title_y, FontRole::Title, pal.text, options.labels.title,
                                   measure.width(options.labels.title, FontRole::Title)));
     }
-    const bool shapes_ok = trace.heads >= 1 && static_cast<int>(trace.attention.heads.size()) >= trace.heads &&
-                           trace.allowed.rows() == static_cast<Eigen::Index>(trace.queries.size()) &&
-                           trace.allowed.cols() == static_cast<Eigen::Index>(trace.keys.size());
-    if (shapes_ok && !trace.queries.empty() && !trace.keys.empty()) {
-        if (options.view == SvgView::Lines) lines_figure(doc, trace, options, frame.box);
-        else if (options.view == SvgView::Qk) qk_figure(doc, trace, options, frame.box);
-        else heatmap_figure(doc, trace, options, frame.box);
-    }
+    fill(doc, frame.box);
     const std::string w = num(std::round(options.width)), h = num(std::round(options.height));
     std::string out;
     out.reserve(doc.body.size() + doc.defs.size() + 1024);
     out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     out += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + w + "\" height=\"" + h + "\" viewBox=\"0 0 " + w +
-           " " + h + "\" data-view=\"" + (options.view == SvgView::Lines ? "lines" : options.view == SvgView::Qk ? "qk" : "heatmap") + "\" data-kind=\"" +
-           kind_name(trace.kind) + "\" data-scale=\"" + num(options.scale) + "\" data-box=\"" + num(frame.box.x0) + " " +
-           num(frame.box.y0) + " " + num(frame.box.w()) + " " + num(frame.box.h()) +
+           " " + h + "\" data-view=\"" + view + "\" data-kind=\"" + kind + "\" data-scale=\"" + num(options.scale) + "\" data-box=\"" +
+           num(frame.box.x0) + " " + num(frame.box.y0) + " " + num(frame.box.w()) + " " + num(frame.box.h()) +
            "\" font-family=\"'DejaVu Sans', 'Droid Sans Fallback', 'Noto Sans CJK SC', 'Microsoft YaHei', sans-serif\""
            " style=\"font-kerning: none\">\n";
     out += "<title>" + xml_escape(options.labels.title.empty() ? std::string("attnviz figure") : options.labels.title) + "</title>\n";
@@ -569,6 +566,25 @@ std::string write_svg(const Trace& trace, const SvgOptions& options) {
     out += doc.body;
     out += "</svg>\n";
     return out;
+}
+
+}  // namespace
+
+std::string write_svg(const Trace& trace, const SvgOptions& options) {
+    const char* view = options.view == SvgView::Lines ? "lines" : options.view == SvgView::Qk ? "qk" : "heatmap";
+    return framed_svg(options, view, kind_name(trace.kind), [&](Doc& doc, const Box& box) {
+        const bool shapes_ok = trace.heads >= 1 && static_cast<int>(trace.attention.heads.size()) >= trace.heads &&
+                               trace.allowed.rows() == static_cast<Eigen::Index>(trace.queries.size()) &&
+                               trace.allowed.cols() == static_cast<Eigen::Index>(trace.keys.size());
+        if (!shapes_ok || trace.queries.empty() || trace.keys.empty()) return;
+        if (options.view == SvgView::Lines) lines_figure(doc, trace, options, box);
+        else if (options.view == SvgView::Qk) qk_figure(doc, trace, options, box);
+        else heatmap_figure(doc, trace, options, box);
+    });
+}
+
+std::string write_items_svg(const std::vector<Item>& items, const SvgOptions& options, const std::string& view) {
+    return framed_svg(options, view, "", [&](Doc& doc, const Box&) { write_items(doc, items, [](const Item&) {}); });
 }
 
 }  // namespace attn

@@ -20,6 +20,8 @@
 //   qk:      rect.token.query|key (data-index; a query's rect is round), text.token-label,
 //            line.item (the selected query's lines, data-index the key), text.caption (what the
 //            plane is, the normalization, r), rect.item (every head's panel), text.head-label
+//   why:     text.caption (each grid's), text.row-label, text.col-label, text.number (a cell's
+//            value or the lens' token), rect.item (a cell; a number's cell outlined: rect.item-outline)
 //   both:    text.title, text.heading / text.caption; an outline-only rect's class ends in -outline.
 #pragma once
 
@@ -82,6 +84,9 @@ std::string svg_size_problem(const Trace& trace, const SvgOptions& options);
 // The whole SVG document (UTF-8). Expects a trace from compute() (or any trace whose matrices
 // match its token lists); an empty trace gives an empty figure of the same size.
 std::string write_svg(const Trace& trace, const SvgOptions& options);
+// The same document around items a view laid out in the frame's box itself (the Why view's grids,
+// why_layout.hpp): options' size, scale, measure, theme and title; data-view="`view`".
+std::string write_items_svg(const std::vector<Item>& items, const SvgOptions& options, const std::string& view);
 
 // Text made safe for XML character data and attribute values: & < > " ' escaped, characters
 // XML 1.0 forbids (controls other than tab / newline / CR, U+FFFE/F) and invalid UTF-8 → U+FFFD.

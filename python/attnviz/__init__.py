@@ -44,6 +44,9 @@ def show(attention=None, tokens=None, *, target_tokens=None, encoder_attentions=
     return Figure(link_hash(fit_panels(link, height)), attention=safetensors_bytes(stacks, name), name=name, cjk=cjk, width=width, height=height)
 
 
+WHY_GRIDS = ("lens", "attribution", "patching", "importance")
+
+
 def show_model(model, text, *, source=None, width=None, height=None, **link):
     """A model run live inside the output by attnviz's runtime, on `text` (a Marian model: `source`
     is translated, `text` read as the target when translate=0). The text box edits it there.
@@ -51,6 +54,9 @@ def show_model(model, text, *, source=None, width=None, height=None, **link):
     model: a built-in model (attnviz.builtin_models(): its files go inside the output) or a Hub
       id ORG/NAME[@REVISION], fetched by the output from the Hub ($HF_ENDPOINT, as huggingface_hub
       reads it, else huggingface.co) and kept in the browser.
+    view: any view a link names, or one of the why grids, drawn large in the Why view and
+      computed after each run: "lens", "attribution", "patching" (with corrupted= or compare=, a
+      text of as many tokens) or "importance" (view=why with that experiment on).
     """
     if not isinstance(model, str) or not model:
         raise ValueError(f"model: expected a built-in model's name or a Hub id ORG/NAME, got {model!r}")
@@ -62,6 +68,9 @@ def show_model(model, text, *, source=None, width=None, height=None, **link):
     data = {"model": model} if builtin else {"hf": model}
     data.update(text=text, source=source)
     link.setdefault("view", "heatmap")
+    if link["view"] in WHY_GRIDS:  # the Why view, that grid's experiment on
+        link[link["view"]] = True
+        link["view"] = "why"
     return Figure(link_hash(fit_panels(link, height), **data), name=model.replace("/", "-"), models=[model] if builtin else [],
                   hub=None if builtin else os.environ.get("HF_ENDPOINT"), cjk=bool(CJK.search(text + (source or ""))),
                   width=width, height=height)

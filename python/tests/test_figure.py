@@ -133,6 +133,10 @@ def test_show_model(app, monkeypatch):
     assert "hf=HuggingFaceTB/SmolLM2-135M" in hub.hash
     payload = payload_of(hub.html())
     assert payload["models"] == {} and payload["hub"] == "https://hf-mirror.com"
+    lens = attnviz.show_model("tiny-circuits", "Zq%k8wJ Zq%k8w", view="lens")
+    assert "view=why" in lens.hash and "lens=1" in lens.hash
+    patching = attnviz.show_model("tiny-lm", "the cat sat", view="patching", corrupted="the dog sat")
+    assert "view=why" in patching.hash and "patching=1" in patching.hash and "corrupted=the%20dog%20sat" in patching.hash
     with pytest.raises(ValueError, match="^model: 'gpt7' is neither a built-in model"):
         attnviz.show_model("gpt7", "x")
     with pytest.raises(ValueError, match="^text: expected a string"):

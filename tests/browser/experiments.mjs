@@ -8,6 +8,7 @@
 // Compare views; the controls panel under the mouse wheel.
 //   node tests/browser/experiments.mjs SITE_DIR ARTIFACT_DIR ATTNVIZ_BINARY
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import {
   check, clickWidget, expect, finishSuite, moveAway, openPage, startSuiteOrEnd, state, until, waitFrames, cssScale, shot,
 } from './harness.mjs';
@@ -266,6 +267,50 @@ await check('activation patching into a corrupted text: both grids, as attnviz r
   await p.context().close();
   const best = got.heads.reduce((b, v, i) => (v > got.heads[b] ? i : b), 0);
   return `LD ${got.clean.toFixed(2)} → ${got.corrupted.toFixed(2)}; head ${Math.floor(best / 4) + 1}:${best % 4 + 1} restores ${(100 * got.heads[best]).toFixed(0)} %; max difference ${worst.toExponential(1)}; ${e.error}`;
+});
+
+await check('the Why view: the lens, attribution and patching grids at the figure\'s size, as the panel\'s; its SVG and PNG', async () => {
+  const other = 'The dog sat on the mat. The dog sat on the';
+  const p = await openPage(browser, `${url}#v=1&model=tiny-lm&view=why&lens=1&attribution=1&patching=1&text=${encodeURIComponent(TEXT)}` +
+                                    `&corrupted=${encodeURIComponent(other)}`, { viewport: { width: 1280, height: 1100 } });
+  const s = await until(p, (x) => settled(x) && x.model.patching && x.model.lens && x.widgets['why.patching.resid.0.1'] && x.widgets['why.lens.0.1'],
+                        'the Why view\'s grids', 90000);
+  const L = s.model.lens.length, T = s.model.figure.ids.length;
+  for (const w of ['why.attribution.1.1', `why.attribution.4.4`, `why.lens.${L - 1}.${T}`, 'why.patching.head.4.4', `why.patching.resid.4.${T}`])
+    expect(s.widgets[w], `no cell ${w}`);
+  const cell = s.widgets['why.attribution.1.1'], panelCell = s.widgets['model.attribution.1.1'];
+  expect(cell[2] > panelCell[2], `the view's cells (${cell[2]} px) no larger than the panel's (${panelCell[2]} px)`);
+  await moveAway(p);
+  await shot(p, 'experiments-05c-why.png');
+  // the SVG: every grid's cells and captions, as drawn
+  await clickWidget(p, 'export');
+  await until(p, (x) => x.widgets['export.svg'], 'the Export menu', 10000);
+  const before = (await state(p)).export.count;
+  const [download] = await Promise.all([p.waitForEvent('download', { timeout: 60000 }), clickWidget(p, 'export.svg')]);
+  const file = `${artifacts}/${download.suggestedFilename()}`;
+  await download.saveAs(file);
+  const after = await until(p, (x) => x.export.count > before, 'the export record');
+  expect(after.export.error === '' && /-why\.svg$/.test(file), `export ${after.export.error}, ${file}`);
+  const svg = await p.evaluate((text) => {
+    const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+    if (doc.querySelector('parsererror')) return { error: doc.querySelector('parsererror').textContent.slice(0, 200) };
+    return { view: doc.documentElement.getAttribute('data-view'), rects: doc.querySelectorAll('rect').length,
+             captions: doc.querySelectorAll('text.caption').length, rows: doc.querySelectorAll('text.row-label').length };
+  }, fs.readFileSync(file, 'utf8'));
+  const heads = 4 * 4;
+  const want = 1 + 2 * heads + L * T + 2 * heads + 2 * (L * T);  // background; attribution; lens; patching's heads and stream
+  expect(!svg.error && svg.view === 'why', `svg ${JSON.stringify(svg)}`);
+  expect(svg.rects === want && svg.captions === 4 && svg.rows === 4 + L + 4 + L, `svg ${JSON.stringify(svg)}, want ${want} rects`);
+  // and a PNG of it
+  await moveAway(p);
+  await clickWidget(p, 'export');
+  await until(p, (x) => x.widgets['export.png1'], 'the Export menu', 10000);
+  const [png] = await Promise.all([p.waitForEvent('download', { timeout: 60000 }), clickWidget(p, 'export.png1')]);
+  await png.saveAs(`${artifacts}/${png.suggestedFilename()}`);
+  const done = await until(p, (x) => x.export.count > after.export.count, 'the PNG export');
+  expect(done.export.error === '' && done.export.width > 600, `png ${JSON.stringify(done.export)}`);
+  await p.context().close();
+  return `${L} × ${T} lens, 4 × 4 heads; SVG ${svg.rects} rects; PNG ${done.export.width} × ${done.export.height}`;
 });
 
 await check('set-view takes the experiment in an embed, and a bad value is named', async () => {

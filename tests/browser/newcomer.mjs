@@ -27,15 +27,15 @@ const { browser, url } = await startSuiteOrEnd('browser-newcomer', siteDir, arti
 // [what a view may say] ------------------------------------------------------------------------
 
 // The views a figure has (Steps twice: its matrices, then FlashAttention's tiles): a model's (live)
-// add the model grid; Compare needs a second text.
-const viewsOf = (s) => ['lines', 'heatmap', 'steps', 'steps&tiles=auto', 'explain', 'qk', ...(s.model.active ? ['model'] : [])];
+// add the model grid and the Why view; Compare needs a second text.
+const viewsOf = (s) => ['lines', 'heatmap', 'steps', 'steps&tiles=auto', 'explain', 'qk', ...(s.model.active ? ['model', 'why'] : [])];
 // What a view's hint may not name: cells where there are none.
 const wrongHint = { lines: /cell|格子/, qk: /cell|格子/, model: /cell|格子/, steps: /cell|格子/ };
 const settled = (s) => !s.model.active || (!s.model.busy && s.model.run_revision === s.model.input_revision && s.model.figure &&
                                            (!s.model.builtin || s.model.name === s.model.builtin));  // the model asked for, not the one before it
 const inside = (r, box) => r[0] >= box[0] - 1 && r[0] + r[2] <= box[0] + box[2] + 1;
 const below = (r, box) => r[1] + r[3] > box[1] + box[3] + 1;
-const scrolls = new Set(['steps', 'explain', 'model']);  // the views whose content scrolls
+const scrolls = new Set(['steps', 'explain', 'model', 'why']);  // the views whose content scrolls
 
 function problems(s, view) {
   const found = [];

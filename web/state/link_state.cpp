@@ -237,7 +237,7 @@ constexpr LinkParam kParams[] = {
 
     {.name = "view",
      .what = "the view",
-     .values = "`lines`, `heatmap`, `steps`, `model` (an import or a live model), `explain`, `compare` (a live model), `qk` (queries and keys in one plane)",
+     .values = "`lines`, `heatmap`, `steps`, `model` (an import or a live model), `explain`, `compare` (a live model), `qk` (queries and keys in one plane), `why` (a live model's why grids, large)",
      .default_value = "lines",
      .always_written = true,
      .message = LinkMessage::Text,
@@ -249,7 +249,8 @@ constexpr LinkParam kParams[] = {
          else if (v == "explain") l.view = View::Explain;
          else if (v == "compare") l.view = View::Compare;
          else if (v == "qk") l.view = View::Qk;
-         else return "expected lines, heatmap, steps, model, explain, compare or qk, got " + shown_value(v);
+         else if (v == "why") l.view = View::Why;
+         else return "expected lines, heatmap, steps, model, explain, compare, qk or why, got " + shown_value(v);
          return "";
      },
      .format = [](const LinkState& l) -> std::string { return view_name(l.view); },

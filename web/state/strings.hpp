@@ -74,6 +74,8 @@ enum class Str {
     // the Compare view (web/ui/compare_view.cpp) and its text box
     ViewCompare, CompareA, CompareB, CompareDiff, CompareDiffCap, CompareLengths, CompareLiveOnly, CompareNoText, CompareWith,
     CompareWithTip,
+    // the Why view (web/ui/why_view.cpp)
+    ViewWhy, HintWhy, WhyViewNone, WhyLiveOnly,
     // phones (web/ui/panels.cpp) and the figure's accessible twin (web/ui/twin.cpp)
     Controls, CloseControls, ViewOptions, ViewIs, TwinLabel, TwinHeadOf, TwinMeanOf, TwinAttends, TwinThen,
     TwinAttended, TwinStrongest, TwinCell, TwinCellMasked, TwinCaption, TwinTruncated, TwinCorner, TwinNothing, TwinHead, TwinMean,

@@ -124,7 +124,8 @@ std::string figure_title(const AppState& st) {
     const std::string& name = st.figure.name;
     std::string title = name.empty() ? std::string(kind) : name + " \xc2\xb7 " + kind;
     // A model's layers: the title names the layer and head, or the aggregate (web/ui/model_view.cpp).
-    if (st.figure.has(Detail::Layers)) return st.view == View::Model ? title : title + " \xc2\xb7 " + import_description(st);
+    if (st.figure.has(Detail::Layers))
+        return st.view == View::Model ? title : title + " \xc2\xb7 " + (st.view == View::Why ? tr(st.lang, Str::ViewWhy) : import_description(st));
     // Which head, when the view shows one of several (the toolbar says so on screen).
     const int head = st.view == View::Heatmap ? st.heatmap.head : st.view == View::Steps || st.view == View::Qk ? st.steps.head : 0;
     if (st.figure.trace().heads > 1 && st.view != View::Lines) {
@@ -198,7 +199,17 @@ std::string figure_svg(const AppState& source, SvgPicture picture, std::string& 
         o.sink_hidden = st.view == View::Heatmap;
     }
     std::string svg;
-    if (st.view != View::Lines && st.view != View::Heatmap && st.view != View::Qk) error = "SVG: lines, heatmap and Q–K space views only";
+    if (st.view == View::Why) {
+        const std::vector<WhyShown> grids = why_grids(st, true);
+        if (grids.empty()) {
+            error = "SVG: the Why view shows no grid (turn on an experiment)";
+        } else {
+            WhyInput in = why_view_input(figure_frame(o.width, o.height, o.scale, measure).box, ui_scale);
+            in.dark = o.dark, in.colormap = st.heatmap.colormap;
+            for (const WhyShown& g : grids) in.grids.push_back(g.grid);
+            svg = write_items_svg(lay_out_why(in, measure).items, o, "why");
+        }
+    } else if (st.view != View::Lines && st.view != View::Heatmap && st.view != View::Qk) error = "SVG: lines, heatmap, Q–K space and Why views only";
     else if (st.view == View::Qk && !st.figure.has(Detail::Projections)) error = "SVG: this map has no queries and keys";
     else if (error = svg_size_problem(*drawn, o); error.empty()) svg = write_svg(*drawn, o);
     ImGui::DestroyContext(context);
@@ -230,7 +241,9 @@ std::pair<float, float> png_css_size(const App& app) {
     const AppState& st = app.state;
     const float text = st.text_scale;
     const float dpr = std::max(app.ui_scale() / std::max(text, 0.01f), 0.5f);
-    return {st.figure_rect[2] / dpr + 24.0f * text, st.figure_rect[3] / dpr + 49.0f * text};
+    // The Why view's grids may be taller than the figure (it scrolls there): the picture holds them all.
+    const float h = st.view == View::Why ? std::max(st.figure_rect[3], app.views.why.content_height()) : st.figure_rect[3];
+    return {st.figure_rect[2] / dpr + 24.0f * text, h / dpr + 49.0f * text};
 }
 
 }  // namespace
@@ -313,7 +326,8 @@ void export_menu(AppState& st, ExportQueue& exports, float s) {
                           {Str::ExportJson, ExportKind::SceneJson, "export.json"}};
     ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(8.0f * s, 6.0f * s));
     for (const Item& item : items) {
-        const bool disabled = (item.kind == ExportKind::Svg && st.view != View::Lines && st.view != View::Heatmap && st.view != View::Qk) ||
+        const bool disabled = (item.kind == ExportKind::Svg && st.view != View::Lines && st.view != View::Heatmap && st.view != View::Qk &&
+                               st.view != View::Why) ||
                               (item.kind == ExportKind::SceneJson && !st.figure.has(Detail::Scene));
         if (disabled) ImGui::BeginDisabled();
         if (ImGui::Selectable(tr(st.lang, item.label), false, 0, ImVec2(190.0f * s, 0))) exports.pending = item.kind;

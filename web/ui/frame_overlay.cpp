@@ -32,6 +32,7 @@ const char* view_label(Lang lang, View v) {
                     : v == View::Model   ? Str::ViewModel
                     : v == View::Explain ? Str::ViewExplain
                     : v == View::Compare ? Str::ViewCompare
+                    : v == View::Why     ? Str::ViewWhy
                     : v == View::Qk      ? Str::ViewQk
                                          : Str::ViewSteps);
 }

@@ -388,91 +388,6 @@ void draw_live_controls(ViewContext& ctx) {
 
 namespace {
 
-// A number per head as a layers × heads grid of cells on a diverging scale centred on 0 (red
-// below, blue above), with the value in cells wide enough; a NaN cell is crossed out (a head the
-// experiment knocked out). Rows are labelled from `first` (L1 …; the stream's rows: L0 …).
-// Returns the cell under the mouse, row·columns + column (its tooltip the caller's), or −1.
-// Probes: PREFIX.ROW.COLUMN, as labelled, columns from 1.
-int head_grid(AppState& st, const std::vector<float>& values, int layers, int heads, const char* caption, const char* prefix, float sc,
-              int first = 1) {
-    int hovered = -1;
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("%s", caption);
-    ImGui::PopStyleColor();
-    float extent = 1e-6f;
-    for (float v : values)
-        if (std::isfinite(v)) extent = std::max(extent, std::fabs(v));
-    const float label_w = ImGui::CalcTextSize("L00").x + 6.0f * sc;
-    const float cell = std::clamp((ImGui::GetContentRegionAvail().x - label_w) / static_cast<float>(heads), 10.0f * sc, 44.0f * sc);
-    const ImVec2 p = ImGui::GetCursorScreenPos();
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const Palette& pal = palette(st.theme);
-    const ImVec2 mouse = ImGui::GetIO().MousePos;
-    const float fs = ImGui::GetFontSize();
-    for (int l = 0; l < layers; ++l) {
-        char row[16];
-        std::snprintf(row, sizeof row, "L%d", l + first);
-        dl->AddText(ImVec2(p.x, p.y + l * cell + (cell - fs) * 0.5f), pal.text_muted, row);
-        for (int h = 0; h < heads; ++h) {
-            const float v = values[static_cast<std::size_t>(l * heads + h)];
-            const ImVec2 a(p.x + label_w + h * cell, p.y + l * cell), b(a.x + cell - 2.0f * sc, a.y + cell - 2.0f * sc);
-            const float t = std::isfinite(v) ? std::clamp(v / extent, -1.0f, 1.0f) : 0.0f;
-            const float k = std::fabs(t);
-            dl->AddRectFilled(a, b, mix_color(pal.background, t < 0 ? kNegativeColor : kPositiveColor, k));
-            dl->AddRect(a, b, pal.token_outline);
-            if (!std::isfinite(v)) {  // knocked out by the experiment itself
-                dl->AddLine(a, b, pal.text_muted, 1.5f * sc);
-                dl->AddLine(ImVec2(b.x, a.y), ImVec2(a.x, b.y), pal.text_muted, 1.5f * sc);
-            } else if (cell >= fs * 2.2f) {
-                char value[16];
-                std::snprintf(value, sizeof value, "%+.2f", static_cast<double>(v));
-                const float w = ImGui::CalcTextSize(value).x;
-                dl->AddText(ImVec2(a.x + (b.x - a.x - w) * 0.5f, a.y + (b.y - a.y - fs) * 0.5f), k > 0.55f ? IM_COL32_WHITE : pal.text, value);
-            }
-            char name[64];
-            std::snprintf(name, sizeof name, "%s.%d.%d", prefix, l + first, h + 1);
-            st.probe[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
-            if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y && std::isfinite(v))
-                hovered = l * heads + h;
-        }
-    }
-    ImGui::Dummy(ImVec2(label_w + heads * cell, layers * cell));
-    return hovered;
-}
-
-// Δ log p of every head (red: knocking the head out lowers the prediction's probability: it helped).
-void importance_grid(AppState& st, const HeadImportance& hi, const LoadedModel& m, float sc) {
-    char caption[160];
-    std::snprintf(caption, sizeof caption, tr(st.lang, Str::ImportanceCaption), token_text(display_token(m.decoder_tokenizer().token(hi.token))).c_str());
-    if (const int c = head_grid(st, hi.delta, hi.layers, hi.heads, caption, "model.importance", sc); c >= 0)
-        ImGui::SetTooltip(tr(st.lang, Str::ImportanceCell), c / hi.heads + 1, c % hi.heads + 1, static_cast<double>(hi.delta[static_cast<std::size_t>(c)]));
-}
-
-// Each head's direct logit attribution to the prediction (blue: it raised the logit), and on
-// hover the source position it wrote most from.
-void attribution_grid(AppState& st, const Attribution& a, const LiveRun& live, float sc) {
-    const Tokenizer& t = live.model->decoder_tokenizer();
-    char caption[320];
-    double heads = 0, mlps = 0;
-    for (double v : a.head) heads += v;
-    for (double v : a.mlp) mlps += v;
-    if (a.contrast >= 0)
-        std::snprintf(caption, sizeof caption, tr(st.lang, Str::AttributionCaptionContrast), token_text(display_token(t.token(a.target))).c_str(),
-                      token_text(display_token(t.token(a.contrast))).c_str(), a.total, heads, mlps, a.embed + a.bias);
-    else
-        std::snprintf(caption, sizeof caption, tr(st.lang, Str::AttributionCaption), token_text(display_token(t.token(a.target))).c_str(), a.total,
-                      heads, mlps, a.embed + a.bias);
-    const std::vector<float> values(a.head.begin(), a.head.end());
-    const int c = head_grid(st, values, a.layers, a.heads, caption, "model.attribution", sc);
-    if (c < 0) return;
-    const int l = c / a.heads, h = c % a.heads;
-    int most = 0;
-    for (int j = 1; j < a.positions; ++j)
-        if (std::fabs(a.source(l, h, j)) > std::fabs(a.source(l, h, most))) most = j;
-    ImGui::SetTooltip(tr(st.lang, Str::AttributionCell), l + 1, h + 1, a.at(l, h), token_text(display_token(t.token(a.target))).c_str(),
-                      a.source(l, h, most), most + 1, token_text(display_token(t.token(live.input.ids[static_cast<std::size_t>(most)]))).c_str());
-}
-
 // Target [the prediction] against [none]: attribution's and patching's tokens (one token, or
 // #ID), under the first of the two shown; an edit reruns the model.
 void why_token_inputs(AppState& st, bool patching_only) {
@@ -492,93 +407,6 @@ void why_token_inputs(AppState& st, bool patching_only) {
     };
     field(Str::WhyTarget, "##model.target", Str::WhyPrediction, &ex.target);
     field(Str::WhyContrast, "##model.contrast", patching_only ? Str::WhyComparePrediction : Str::WhyNone, &ex.contrast);
-}
-
-// Activation patching from the text into the Compare text: the share of the logit difference each
-// head's output, then each stream row (after each layer, row 0 the embeddings, at each position),
-// brings back.
-void patching_grids(AppState& st, const Patching& p, const LiveRun& live, float sc) {
-    const Tokenizer& t = live.model->decoder_tokenizer();
-    const std::vector<float> heads(p.head.begin(), p.head.end()), rows(p.resid.begin(), p.resid.end());
-    char caption[320];
-    std::snprintf(caption, sizeof caption, tr(st.lang, Str::PatchingCaption), p.clean, p.corrupted);
-    if (const int c = head_grid(st, heads, p.layers, p.heads, caption, "model.patching.head", sc); c >= 0)
-        ImGui::SetTooltip(tr(st.lang, Str::PatchingHeadCell), c / p.heads + 1, c % p.heads + 1, 100.0 * p.head[static_cast<std::size_t>(c)]);
-    const int c = head_grid(st, rows, p.layers + 1, p.positions, tr(st.lang, Str::PatchingStreamCaption), "model.patching.resid", sc, 0);
-    if (c >= 0)
-        ImGui::SetTooltip(tr(st.lang, Str::PatchingStreamCell), c / p.positions, c % p.positions + 1,
-                          token_text(display_token(t.token(live.input.ids[static_cast<std::size_t>(c % p.positions)]))).c_str(),
-                          100.0 * p.resid[static_cast<std::size_t>(c)]);
-}
-
-// `text` cut (at a character) to fit `width`, with "…" where it was cut.
-std::string fitted(std::string text, float width) {
-    if (ImGui::CalcTextSize(text.c_str()).x <= width) return text;
-    while (!text.empty() && ImGui::CalcTextSize((text + "\xe2\x80\xa6").c_str()).x > width) {
-        text.pop_back();
-        while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();  // a whole character
-    }
-    return text + "\xe2\x80\xa6";
-}
-
-// The logit lens: a row per layer (the embeddings first), a column per token; each cell the top
-// token of that layer's stream at that position, shaded by its probability (the figure's
-// colormap); hovered, its top 5 and the final prediction's rank there; clicked, that layer's map
-// with the position's query pinned. Wider than the panel: it scrolls sideways.
-void lens_grid(AppState& st, const Lens& lens, const LiveRun& live, float sc) {
-    const Tokenizer& t = live.model->decoder_tokenizer();
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("%s", tr(st.lang, Str::LensCaption));
-    ImGui::PopStyleColor();
-    const float fs = ImGui::GetFontSize(), cell_w = 46.0f * sc, cell_h = fs + 8.0f * sc;
-    const float label_w = ImGui::CalcTextSize("L00").x + 6.0f * sc;
-    const float width = label_w + lens.positions * cell_w, height = (lens.layers + 1) * cell_h;
-    ImGui::BeginChild("##lens", ImVec2(-FLT_MIN, height + ImGui::GetStyle().ScrollbarSize + 4.0f * sc), false,
-                      ImGuiWindowFlags_HorizontalScrollbar);
-    const ImVec2 p = ImGui::GetCursorScreenPos(), mouse = ImGui::GetIO().MousePos;
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const Palette& pal = palette(st.theme);
-    const Colormap& cmap = colormaps()[static_cast<std::size_t>(st.heatmap.colormap)];
-    const auto text_in = [&](ImVec2 a, float w, const std::string& s, ImU32 colour) {
-        const std::string f = fitted(s, w - 4.0f * sc);
-        dl->AddText(ImVec2(a.x + (w - ImGui::CalcTextSize(f.c_str()).x) * 0.5f, a.y + (cell_h - fs) * 0.5f), colour, f.c_str());
-    };
-    for (int c = 0; c < lens.positions; ++c)  // the tokens
-        text_in(ImVec2(p.x + label_w + c * cell_w, p.y), cell_w, token_text(display_token(t.token(live.input.ids[static_cast<std::size_t>(c)]))), pal.text_muted);
-    for (int l = 0; l < lens.layers; ++l) {
-        char row[16];
-        std::snprintf(row, sizeof row, l == 0 ? "emb" : "L%d", l);
-        const float y = p.y + (l + 1) * cell_h;
-        dl->AddText(ImVec2(p.x, y + (cell_h - fs) * 0.5f), pal.text_muted, row);
-        for (int c = 0; c < lens.positions; ++c) {
-            const LensCell& cell = lens.at(l, c);
-            const ImVec2 a(p.x + label_w + c * cell_w, y), b(a.x + cell_w - 2.0f * sc, y + cell_h - 2.0f * sc);
-            const std::array<float, 3> rgb = colormap_sample(cmap, cell.top.front().p);
-            dl->AddRectFilled(a, b, ImGui::ColorConvertFloat4ToU32(ImVec4(rgb[0], rgb[1], rgb[2], 1.0f)));
-            const bool light = 0.299f * rgb[0] + 0.587f * rgb[1] + 0.114f * rgb[2] > 0.55f;
-            text_in(a, b.x - a.x, token_text(display_token(t.token(cell.top.front().id))), light ? IM_COL32(0, 0, 0, 255) : IM_COL32_WHITE);
-            char name[48];
-            std::snprintf(name, sizeof name, "model.lens.%d.%d", l, c + 1);
-            st.probe[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
-            if (!ImGui::IsWindowHovered() || mouse.x < a.x || mouse.x >= b.x || mouse.y < a.y || mouse.y >= b.y) continue;
-            std::string tip;
-            char line[200];
-            for (const TokenP& k : cell.top) {
-                std::snprintf(line, sizeof line, "%5.1f%%  \"%s\"\n", 100.0 * k.p, token_text(display_token(t.token(k.id))).c_str());
-                tip += line;
-            }
-            std::snprintf(line, sizeof line, tr(st.lang, Str::LensCell), token_text(display_token(t.token(cell.target))).c_str(), cell.target_rank,
-                          100.0 * cell.target_p);
-            ImGui::SetTooltip("%s%s", tip.c_str(), line);
-            if (l > 0 && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {  // that layer's map, the position's row
-                select_import_map(st, l - 1, st.imported.import_head);
-                st.view = View::Lines;
-                st.pinned = {TokenRef::Query, c};
-            }
-        }
-    }
-    ImGui::Dummy(ImVec2(width, height));
-    ImGui::EndChild();
 }
 
 void draw_generation(ViewContext& ctx) {
@@ -692,7 +520,7 @@ void draw_experiments(ViewContext& ctx) {
     ImGui::EndDisabled();
     probe(st, "model.importance");
     tooltip(tr(st.lang, has_head ? Str::HeadImportanceTip : Str::ImportanceNoHead));
-    if (ex.importance && st.figure.importance) importance_grid(st, *st.figure.importance, m, ctx.scale);
+    panel_why_grid(ctx, WhyKind::Importance);
     const bool stream = has_stream(m.config());
     ImGui::BeginDisabled(!stream);
     if (ImGui::Checkbox(tr(st.lang, Str::AttributionToggle), &ex.attribution)) model_input_changed(st);
@@ -700,13 +528,13 @@ void draw_experiments(ViewContext& ctx) {
     probe(st, "model.attribution");
     tooltip(tr(st.lang, stream ? Str::AttributionTip : Str::AttributionNoStream));
     if (stream && ex.attribution) why_token_inputs(st, false);
-    if (ex.attribution && st.figure.attribution && st.figure.live) attribution_grid(st, *st.figure.attribution, *st.figure.live, ctx.scale);
+    panel_why_grid(ctx, WhyKind::Attribution);
     ImGui::BeginDisabled(!stream);
     if (ImGui::Checkbox(tr(st.lang, Str::LensToggle), &ex.lens)) model_input_changed(st);
     ImGui::EndDisabled();
     probe(st, "model.lens");
     tooltip(tr(st.lang, stream ? Str::LensTip : Str::AttributionNoStream));
-    if (ex.lens && st.figure.lens && st.figure.live) lens_grid(st, *st.figure.lens, *st.figure.live, ctx.scale);
+    panel_why_grid(ctx, WhyKind::Lens);
     ImGui::BeginDisabled(!stream);
     if (ImGui::Checkbox(tr(st.lang, Str::PatchingToggle), &ex.patching)) model_input_changed(st);
     ImGui::EndDisabled();
@@ -746,7 +574,8 @@ void draw_experiments(ViewContext& ctx) {
                           token_text(display_token(t.token(p.contrast))).c_str());
             ImGui::TextDisabled("%s", line);
         }
-        patching_grids(st, *st.figure.patching, *live, ctx.scale);
+        panel_why_grid(ctx, WhyKind::PatchingHeads);
+        panel_why_grid(ctx, WhyKind::PatchingStream);
     }
 }
 

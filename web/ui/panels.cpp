@@ -422,7 +422,8 @@ std::vector<Segment<View>> view_choices(const AppState& st) {
     if (st.figure.has(Detail::Layers))
         return {{View::Model, Str::ViewModel, "model"}, {View::Lines, Str::ViewLines, "lines"},
                 {View::Heatmap, Str::ViewHeatmap, "heatmap"}, {View::Steps, Str::ViewSteps, "steps"},
-                {View::Explain, Str::ViewExplain, "explain"}, {View::Compare, Str::ViewCompare, "compare"}, {View::Qk, Str::ViewQk, "qk"}};
+                {View::Explain, Str::ViewExplain, "explain"}, {View::Compare, Str::ViewCompare, "compare"}, {View::Qk, Str::ViewQk, "qk"},
+                {View::Why, Str::ViewWhy, "why"}};
     return {{View::Lines, Str::ViewLines, "lines"}, {View::Heatmap, Str::ViewHeatmap, "heatmap"},
             {View::Steps, Str::ViewSteps, "steps"}, {View::Explain, Str::ViewExplain, "explain"}, {View::Qk, Str::ViewQk, "qk"}};
 }
@@ -690,6 +691,7 @@ const char* view_hint(const AppState& st) {
         case View::Model: return tr(lang, Str::HintModel);
         case View::Explain: return tr(lang, Str::HintExplain);
         case View::Compare: return tr(lang, Str::HintCompare);
+        case View::Why: return tr(lang, Str::HintWhy);
         case View::Qk: return tr(lang, st.qk == QkProjection::Heads ? Str::QkHeadsHint : Str::QkHint);
     }
     return "";

@@ -33,6 +33,7 @@ ImU32 im_color(const Color& c);
 // From a (t = 0) to b (t = 1), channel by channel, opaque.
 ImU32 mix_color(ImU32 a, ImU32 b, float t);
 // The colours of signed cells (the why grids) and of token shading: blue up, red down.
-inline constexpr ImU32 kPositiveColor = IM_COL32(33, 102, 171, 255), kNegativeColor = IM_COL32(214, 48, 38, 255);
+inline constexpr ImU32 kPositiveColor = IM_COL32((kSignedPositiveRgb >> 16) & 0xff, (kSignedPositiveRgb >> 8) & 0xff, kSignedPositiveRgb & 0xff, 255);
+inline constexpr ImU32 kNegativeColor = IM_COL32((kSignedNegativeRgb >> 16) & 0xff, (kSignedNegativeRgb >> 8) & 0xff, kSignedNegativeRgb & 0xff, 255);
 
 }  // namespace attn

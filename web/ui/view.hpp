@@ -5,6 +5,7 @@
 #include "fonts.hpp"
 #include "heatmap_layout.hpp"
 #include "lines_layout.hpp"
+#include "why_layout.hpp"
 #include "renderer.hpp"
 #include "theme.hpp"
 
@@ -79,6 +80,24 @@ private:
     std::unique_ptr<Cache> cache_;
 };
 
+// why_view.cpp: the why grids of a live run (lens, attribution, patching, importance), large.
+class WhyView {
+public:
+    WhyView();
+    ~WhyView();
+    WhyView(const WhyView&) = delete;
+    WhyView& operator=(const WhyView&) = delete;
+    void draw(ViewContext& ctx, ImVec2 min, ImVec2 max);
+    void toolbar(ViewContext& ctx);
+    // The height its grids took when last drawn on screen (UI px, padding included; 0 before):
+    // the exports grow to it, so they hold every grid.
+    float content_height() const;
+
+private:
+    struct Cache;
+    std::unique_ptr<Cache> cache_;
+};
+
 struct Views {
     LinesView lines;
     HeatmapView heatmap;
@@ -88,6 +107,7 @@ struct Views {
     ModelView model;
     ExplainView explain;
     CompareView compare;
+    WhyView why;
 
     void draw(ViewContext& ctx, View view, ImVec2 min, ImVec2 max) {
         if (view == View::Lines) lines.draw(ctx, min, max);
@@ -95,6 +115,7 @@ struct Views {
         else if (view == View::Model) model.draw(ctx, min, max);
         else if (view == View::Explain) explain.draw(ctx, min, max);
         else if (view == View::Compare) compare.draw(ctx, min, max);
+        else if (view == View::Why) why.draw(ctx, min, max);
         else if (view == View::Qk) qk.draw(ctx, min, max);
         else if (ctx.state.steps.tiles && ctx.state.figure.has(Detail::Projections)) tiles.draw(ctx, min, max);
         else steps.draw(ctx, min, max);
@@ -106,6 +127,7 @@ struct Views {
         else if (view == View::Model) model.toolbar(ctx);
         else if (view == View::Explain) explain.toolbar(ctx);
         else if (view == View::Compare) compare.toolbar(ctx);
+        else if (view == View::Why) why.toolbar(ctx);
         else if (view == View::Qk) qk.toolbar(ctx);
         else steps.toolbar(ctx);
     }
@@ -181,6 +203,27 @@ struct ExplainInput;
 struct ExplainLayout;
 void draw_panels(ViewContext& ctx, ExplainInput& in, ImVec2 min, ImVec2 max, const char* probe,
                  const std::function<void(const ExplainLayout&)>& hover);
+// The why grids (why_view.cpp, core/figure/why_layout.hpp) of the experiments that are on and
+// in: `labels` adds the heads' and positions' column labels (the Why view's). Each is probed as
+// PREFIX.<probe>.ROW.COLUMN (rows as labelled, from first_row; columns from 1).
+enum class WhyKind { Importance, Attribution, Lens, PatchingHeads, PatchingStream };
+struct WhyShown {
+    WhyKind kind;
+    WhyGrid grid;
+    const char* probe;  // "lens", "patching.head", …
+    int first_row = 1;
+};
+std::vector<WhyShown> why_grids(const AppState& st, bool labels);
+// A hovered cell's tooltip; a lens cell clicked opens that layer's map with the position pinned.
+void why_cell_hovered(AppState& st, WhyKind kind, int row, int col, bool clicked);
+// Lays out `grids` in `in.box` (its top; the scale, theme and colormap are the app's), draws
+// them in the current window, probes their cells under `prefix` and answers a hovered cell.
+WhyLayout draw_why(ViewContext& ctx, WhyInput& in, const std::vector<WhyShown>& grids, const std::string& prefix);
+// The Why view's grids in `box` (a figure's; its top and width; scale: the UI's): padded,
+// at most 900 px wide, larger cells than the panel's. Its PNG and SVG lay out the same.
+WhyInput why_view_input(Box box, float scale);
+// The panel's grid of one kind, at the cursor and the panel's width (the lens scrolls sideways).
+void panel_why_grid(ViewContext& ctx, WhyKind kind);
 // Their words when there is nothing to draw: centred near the top, probed as "<probe>.note".
 void draw_panels_note(ViewContext& ctx, Str note, ImVec2 min, ImVec2 max, const char* probe);
 // The status bar's hint: what the pointer does in the view shown (its cells, numbers, points).
