@@ -4,10 +4,11 @@
 // (the frame-time overlay's number: the model's run and the UI's drawing, without the GL calls
 // and SwiftShader's rasterization, which a GPU does in a few ms) and, from a Chrome trace, its
 // wall time and its main thread's CPU time. Numbers only, not a test.
-//   node bench/tiny_lm_web.mjs build-web/site [T] [KEYS] [sync] [pace=MS] [model=NAME] [threads=N]
+//   node bench/tiny_lm_web.mjs build-web/site [T] [KEYS] [sync] [pace=MS] [model=NAME] [threads=N] [link=PARAMS]
 // sync: the app waits for the GPU after each frame (attnviz_gpu_sync), so SwiftShader's
 // rasterization of one frame no longer runs beside the next frame's work.
 // pace: milliseconds between keys (150: a person typing about 7 characters a second).
+// link: more of the link's parameters, as `lens=1&attribution=1` (the why views after each run).
 import { isolation, openPage, startSuite, state, stopSuite, waitFrames } from '../tests/browser/harness.mjs';
 import path from 'node:path';
 
@@ -16,6 +17,7 @@ const targetT = +(process.argv[3] || 128), keys = +(process.argv[4] || 24), opti
 const sync = options.includes('sync');
 const pace = +(options.find((o) => o.startsWith('pace='))?.slice(5) ?? 150);
 const model = options.find((o) => o.startsWith('model='))?.slice(6) ?? 'tiny-lm';
+const extra = options.find((o) => o.startsWith('link='))?.slice(5) ?? '';
 const settled = (s) => s.model.active && !s.model.busy && s.model.run_revision === s.model.input_revision && s.model.figure;
 
 // threads=N: the page served cross-origin isolated, so it loads the threaded module (?threads=N),
@@ -27,7 +29,7 @@ const sentence = 'The rain fell on the quiet town, and the children watched it f
 // Whole sentences until the text reaches T, then cut to the share of characters that gives about
 // T − 12 tokens, so that the text stays within T while the keys are typed.
 const open = async (words) => {
-  const p = await openPage(browser, `${url}${threads ? `?threads=${threads}` : ''}#v=1&model=${model}&view=lines&text=${encodeURIComponent(words)}`);
+  const p = await openPage(browser, `${url}${threads ? `?threads=${threads}` : ''}#v=1&model=${model}&view=lines${extra ? `&${extra}` : ''}&text=${encodeURIComponent(words)}`);
   let st;
   for (st = await state(p); !settled(st); st = await state(p)) await p.waitForTimeout(50);
   return [p, st];
