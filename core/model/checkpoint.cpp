@@ -136,6 +136,8 @@ std::vector<Linear> Plan::linear_parts(const std::string& name, int in, const st
 }
 
 std::vector<Linear> Plan::conv1d(const std::string& name, int in, int out, int parts) {
+    if (const Checkpoint::Tensor* t = checkpoint_.find(full(name + ".weight")); t && t->info->linear_layout)  // a GGUF's GPT-2
+        return linear_parts(name, in, std::vector<int>(static_cast<std::size_t>(parts), out / parts), Bias::Required);
     const std::size_t weight = packed_weight(name + ".weight", {in, out});
     const float* b = need(name + ".bias", {out});
     const int n = out / parts;

@@ -269,6 +269,7 @@ struct Arch {
     bool norms_plus_one = false;  // every *norm.weight stored as 1 + w (Gemma's RMSNorm)
     bool sandwich = false;   // four norms a layer (Gemma)
     bool fused = false;      // phi3: attn_qkv, and ffn_up holding gate | up
+    bool gpt2 = false;       // GPT-2's own names and config (GPT2Model): Conv1D weights transposed to [out, in]
 };
 constexpr Arch kArchs[] = {
     {"llama", "llama", true},
@@ -278,6 +279,7 @@ constexpr Arch kArchs[] = {
     {"gemma2", "gemma2", false, true, true},
     {"gemma3", "gemma3_text", false, true, true},
     {"phi3", "phi3", false, false, false, true},
+    {"gpt2", "gpt2", false, false, false, false, true},
 };
 
 const Arch* find_arch(const std::string& name) {
@@ -305,10 +307,29 @@ constexpr LayerName kLayerNames[] = {
     {"attn_k_norm", "self_attn.k_norm"},     {"ffn_gate", "mlp.gate_proj"},         {"ffn_down", "mlp.down_proj"},
 };
 
+// GPT-2's: GGUF's blk.N.NAME and transformers' h.N.NAME.
+constexpr LayerName kGpt2LayerNames[] = {
+    {"attn_norm", "ln_1"}, {"attn_qkv", "attn.c_attn"}, {"attn_output", "attn.c_proj"},
+    {"ffn_norm", "ln_2"},  {"ffn_up", "mlp.c_fc"},      {"ffn_down", "mlp.c_proj"},
+};
+
+std::string gpt2_name(const std::string& base, const std::string& suffix) {
+    if (base == "token_embd") return "wte" + suffix;
+    if (base == "position_embd") return "wpe" + suffix;
+    if (base == "output_norm") return "ln_f" + suffix;
+    if (base == "output") return "lm_head" + suffix;
+    const auto second = base.find('.', 4);
+    if (base.rfind("blk.", 0) != 0 || second == std::string::npos) return "";
+    for (const LayerName& n : kGpt2LayerNames)
+        if (base.substr(second + 1) == n.gguf) return "h." + base.substr(4, second - 4) + "." + n.hf + suffix;
+    return "";
+}
+
 // transformers' name of a GGUF tensor, or "" for one no family reads (rope_freqs: the config's).
 std::string hf_name(const Arch& a, const std::string& name) {
     const auto dot = name.rfind('.');
     const std::string base = name.substr(0, dot), suffix = dot == std::string::npos ? "" : name.substr(dot);
+    if (a.gpt2) return gpt2_name(base, suffix);
     if (base == "token_embd") return "model.embed_tokens" + suffix;
     if (base == "output_norm") return "model.norm" + suffix;
     if (base == "output") return "lm_head" + suffix;
@@ -338,6 +359,23 @@ nlohmann::json config_json(const Meta& m, const Arch& a, const GgufFile& g) {
     const std::int64_t vocab = m.integer(m.key("vocab_size"), 1, tokens && tokens->type == Type::Array
                                                                     ? std::optional<std::int64_t>(tokens->items.size())
                                                                     : std::nullopt);
+    for (const char* k : {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id", "tokenizer.ggml.padding_token_id"}) {
+        const std::string field = std::string(k).substr(15);  // "bos_token_id", …
+        if (m.find(k)) j[field == "padding_token_id" ? "pad_token_id" : field] = m.integer(k, 0);
+    }
+    j["_name_or_path"] = m.text("general.name", "");
+    if (a.gpt2) {  // GPT2Model.set_gguf_parameters: GPT-2's own config.json fields
+        j["vocab_size"] = vocab;
+        j["n_embd"] = m.integer(m.key("embedding_length"), 1, std::nullopt, 1 << 18);
+        j["n_layer"] = m.integer(m.key("block_count"), 1, std::nullopt, 4096);
+        j["n_head"] = m.integer(m.key("attention.head_count"), 1, std::nullopt, 4096);
+        j["n_positions"] = m.integer(m.key("context_length"), 1, std::nullopt, 1 << 22);
+        j["n_inner"] = m.integer(m.key("feed_forward_length"), 1, std::nullopt, 1 << 22);
+        j["layer_norm_epsilon"] = m.real(m.key("attention.layer_norm_epsilon"), 1e-5);
+        j["activation_function"] = "gelu_new";  // llama.cpp's ggml_gelu: the tanh approximation
+        j["tie_word_embeddings"] = g.tensor("output.weight") == nullptr;
+        return j;
+    }
     // bounds far above any model's, below what would exhaust memory before a tensor is read
     const std::int64_t d = m.integer(m.key("embedding_length"), 1, std::nullopt, 1 << 18);
     const std::int64_t layers = m.integer(m.key("block_count"), 1, std::nullopt, 4096);
@@ -386,11 +424,6 @@ nlohmann::json config_json(const Meta& m, const Arch& a, const GgufFile& g) {
         j["sliding_window"] = m.find(m.key("attention.sliding_window")) ? nlohmann::json(m.integer(m.key("attention.sliding_window"), 1))
                                                                         : nlohmann::json(nullptr);
     }
-    for (const char* k : {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id", "tokenizer.ggml.padding_token_id"}) {
-        const std::string field = std::string(k).substr(15);  // "bos_token_id", …
-        if (m.find(k)) j[field == "padding_token_id" ? "pad_token_id" : field] = m.integer(k, 0);
-    }
-    j["_name_or_path"] = m.text("general.name", "");
     return j;
 }
 
@@ -559,6 +592,7 @@ GgufModel gguf_model(const GgufFile& g, const FileBytes& f) {
             info.pair_rows = d_head;
         }
         if (a->norms_plus_one && name.ends_with("norm.weight")) info.stored_add = 1;
+        if (a->gpt2 && info.shape.size() == 2 && name.starts_with("h.") && name.ends_with(".weight")) info.linear_layout = true;
         out.file_names[name] = t.name;
         out.tensors.tensors.emplace(name, std::move(info));
     }

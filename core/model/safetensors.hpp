@@ -45,6 +45,7 @@ struct TensorInfo {
     int pair_rows = 0;      // > 0: llama.cpp's converter reordered each run of that many rows (a
                             // head of Q or K) from rotate-half's (i, i + n/2) to adjacent pairs
     float stored_add = 0;   // the file holds w + stored_add (Gemma's norms: 1 + w)
+    bool linear_layout = false;  // a Conv1D weight stored [out, in] as a Linear's (GPT-2's, by the converter)
     std::int64_t elements() const;
 };
 

@@ -1,6 +1,7 @@
 // gpt2.cpp: GPT-2 (model_type "gpt2"). Decoder-only: causal self-attention, pre-LN (LayerNorm
-// before each sub-block), learned positions, a final ln_f, the LM head tied to the embedding;
-// Conv1D weights stored [in, out], Q | K | V fused in c_attn.
+// before each sub-block), learned positions, a final ln_f, the LM head tied to the embedding
+// (unless tie_word_embeddings is false: a GGUF's own output.weight); Conv1D weights stored
+// [in, out] (a GGUF's [out, in]: TensorInfo::linear_layout), Q | K | V fused in c_attn.
 #include "family.hpp"
 
 namespace attn {
@@ -40,7 +41,7 @@ void plan_gpt2(const ModelConfig& c, Plan& p, ModelWeights& w) {
         w.layers.push_back(l);
     }
     w.final_norm = p.layer_norm("ln_f", d);
-    w.lm_head = {w.token_embedding, nullptr};  // tied
+    w.lm_head = {c.tie_word_embeddings ? w.token_embedding : p.table("lm_head.weight", V, d, false), nullptr};
 }
 
 }  // namespace
