@@ -571,14 +571,19 @@ void show_run(AppState& st, RunInput input, RunResult result, std::shared_ptr<co
 
 // One of the works after a run (`run`: steps, done(), take()), in slices of the budget left; once
 // done, its result is the figure's (`out`, when the figure still shows the run it read: `of`) and
-// it is dropped. True when done (or it failed: st.error says why).
+// it is dropped. A slice starts only when one as long as the longest so far still fits. True
+// when done (or it failed: st.error says why).
 template <class Run, class Result>
 bool finish_in_slices(AppState& st, kernels::Context& ctx, std::shared_ptr<Run>& run, std::shared_ptr<const LiveRun>& of,
                       std::shared_ptr<const Result>& out, Clock::time_point start, double budget_seconds) {
     if (!run) return true;
     const bool ok = guarded(st, st.model.model->name, [&] {
-        do run->step(ctx);
-        while (!run->done() && std::chrono::duration<double>(Clock::now() - start).count() < budget_seconds);
+        double longest = 0;
+        do {
+            const Clock::time_point slice = Clock::now();
+            run->step(ctx);
+            longest = std::max(longest, std::chrono::duration<double>(Clock::now() - slice).count());
+        } while (!run->done() && std::chrono::duration<double>(Clock::now() - start).count() + longest <= budget_seconds);
     });
     if (ok && !run->done()) return false;
     if (ok && st.figure.live == of) out = std::make_shared<const Result>(run->take());
@@ -593,8 +598,9 @@ bool finish_in_slices(AppState& st, kernels::Context& ctx, std::shared_ptr<Run>&
 void after_run_work(AppState& st, Clock::time_point start, double budget_seconds) {
     ModelSession& ms = st.model;
     kernels::Context ctx(kernels::best_isa(), session_pool(ms).get());
-    if (finish_in_slices(st, ctx, ms.probs, ms.probs_of, st.figure.probs, start, budget_seconds) &&
-        finish_in_slices(st, ctx, ms.lens, ms.lens_of, st.figure.lens, start, budget_seconds) &&
+    const double live = std::min(budget_seconds, kLiveWorkSeconds);
+    if (finish_in_slices(st, ctx, ms.probs, ms.probs_of, st.figure.probs, start, live) &&
+        finish_in_slices(st, ctx, ms.lens, ms.lens_of, st.figure.lens, start, live) &&
         finish_in_slices(st, ctx, ms.patching, ms.patching_of, st.figure.patching, start, budget_seconds))
         finish_in_slices(st, ctx, ms.importance, ms.importance_of, st.figure.importance, start, budget_seconds);
 }
@@ -782,11 +788,11 @@ void advance_model(AppState& st, double budget_seconds) {
         }
         if (live && ms.experiment.probs != TokenShade::Off && ms.model->config().decoder_only() &&
             live->result.hidden.rows() == static_cast<Eigen::Index>(live->input.ids.size())) {  // the LM head over the text's rows: in slices
-            ms.probs = std::make_shared<TokenProbsRun>(ms.model->model, live->result, live->input.ids, 10, 1 << 18);
+            ms.probs = std::make_shared<TokenProbsRun>(ms.model->model, live->result, live->input.ids, 10, 1 << 16);
             ms.probs_of = st.figure.live;
         }
         if (live && live->input.record && ms.experiment.lens) {  // the LM head over every layer's rows: in slices
-            ms.lens = std::make_shared<LensRun>(ms.model->model, live->result, 5, 1 << 18);
+            ms.lens = std::make_shared<LensRun>(ms.model->model, live->result, 5, 1 << 16);
             ms.lens_of = st.figure.live;
         }
         if (tokens && ms.experiment.patching && live && has_stream(ms.model->config()) && live->top.size() > 1)

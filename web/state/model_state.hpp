@@ -274,6 +274,11 @@ bool advance_loading(AppState& st, double budget_seconds);
 // block, was 75 ms in wasm; with its weights packed at load the page's worst frame while it runs
 // is 34–42 ms, docs/BENCHMARKS.md), so frames stay under 100 ms.
 constexpr double kModelFrameSeconds = 0.025;
+// The works shown as the reader types (the tokens' probabilities, the logit lens) take at most
+// this much of a frame, so that a keystroke's frames stay within 16 ms (docs/BENCHMARKS.md, "a
+// live model on every keystroke"); patching and the heads' importance, with their progress, the
+// whole budget.
+constexpr double kLiveWorkSeconds = 0.010;
 
 // [SECTION] State for the tests --------------------------------------------------------------
 
