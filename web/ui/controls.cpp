@@ -71,6 +71,12 @@ void wrapped_tooltip(const char* text) {
 }
 
 // The shared colormap of the heatmap and the Steps view.
+void toolbar_colormap(ViewContext& ctx) {
+    same_line_if_fits(110.0f * ctx.scale);
+    ImGui::SetNextItemWidth(110.0f * ctx.scale);
+    colormap_combo(ctx);
+}
+
 void colormap_combo(ViewContext& ctx) {
     AppState& st = ctx.state;
     const float s = ctx.scale;

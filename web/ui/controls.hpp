@@ -74,6 +74,8 @@ void head_buttons(AppState& st, int heads, const char* view);
 bool layer_combo(AppState& st, float s, const char* view, int head);
 // The colormap of the heatmap, the Steps view and the model view.
 void colormap_combo(ViewContext& ctx);
+// The same, 110 px wide, on the toolbar's line when it fits there (the views' toolbars).
+void toolbar_colormap(ViewContext& ctx);
 // How QKᵀ is scaled, and the temperature when it is one; each recomputes the figure.
 bool scale_combo(AppState& st);
 bool temperature_slider(AppState& st);

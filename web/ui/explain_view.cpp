@@ -130,13 +130,10 @@ void draw_panels(ViewContext& ctx, ExplainInput& in, ImVec2 min, ImVec2 max, con
 // A scene's head here (a layered figure's in the panel's choice of map), and the colours.
 void ExplainView::toolbar(ViewContext& ctx) {
     AppState& st = ctx.state;
-    const float s = ctx.scale;
     const Trace& tr = st.figure.trace();
     const bool layers = st.figure.has(Detail::Layers);
     if (!layers) head_buttons(st, tr.heads, "explain");
-    same_line_if_fits(110.0f * s);
-    ImGui::SetNextItemWidth(110.0f * s);
-    colormap_combo(ctx);
+    toolbar_colormap(ctx);
 }
 
 }  // namespace attn

@@ -452,9 +452,7 @@ void HeatmapView::toolbar(ViewContext& ctx) {
         if (ImGui::Combo("##values", &values, value_names, 2)) st.heatmap.values = static_cast<HeatValues>(values);
         probe(st, "values");
     }
-    same_line_if_fits(110.0f * s);
-    ImGui::SetNextItemWidth(110.0f * s);
-    colormap_combo(ctx);
+    toolbar_colormap(ctx);
     same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(attn::tr(st.lang, Str::Numbers)).x + 8.0f * s);
     ImGui::Checkbox((std::string(attn::tr(st.lang, Str::Numbers)) + "###numbers").c_str(), &st.heatmap.show_numbers);
     if (st.heatmap.values == HeatValues::Weights) {  // scores can be negative: linear only

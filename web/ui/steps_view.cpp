@@ -537,9 +537,7 @@ void StepsView::toolbar(ViewContext& ctx) {
         temperature_slider(st);
         probe(st, "steps.temperature");
     }
-    same_line_if_fits(110.0f * s);
-    ImGui::SetNextItemWidth(110.0f * s);
-    colormap_combo(ctx);
+    toolbar_colormap(ctx);
 }
 
 }  // namespace attn

@@ -225,10 +225,7 @@ void WhyView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
 
 // The colours (the lens' cells).
 void WhyView::toolbar(ViewContext& ctx) {
-    const float s = ctx.scale;
-    same_line_if_fits(110.0f * s);
-    ImGui::SetNextItemWidth(110.0f * s);
-    colormap_combo(ctx);
+    toolbar_colormap(ctx);
 }
 
 }  // namespace attn
