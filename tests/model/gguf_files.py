@@ -351,8 +351,9 @@ def pair_rows(w, heads):
 
 
 def write_seeds(folder):
-    """tests/fuzz/corpus/gguf: two tiny models (d 32, one layer), llama in Q8_0 and Q4_0 with a
-    byte-level BPE, gemma2 in Q4_K's cousins' 32-blocks (IQ4_NL, Q5_1) with a SentencePiece one."""
+    """tests/fuzz/corpus/gguf: three tiny models (d 32, one layer), llama in Q8_0 and Q4_0 with a
+    byte-level BPE, gemma2 in Q4_K's cousins' 32-blocks (IQ4_NL, Q5_1) with a SentencePiece one,
+    gpt2 in Q8_0 and F16 with GPT-2's pre-tokenizer."""
     import os
     rng = np.random.default_rng(7)
     d, heads, kv, hd, ff, vocab = 32, 2, 1, 16, 64, 12
@@ -378,6 +379,24 @@ def write_seeds(folder):
             kind = "F32" if len(shape) == 1 else kinds[i % 2]
             tensors.append((name, kind, shape, quantize(x.reshape(shape[0], -1) if len(shape) == 2 else x[None, :], kind)))
         write_gguf(os.path.join(folder, f"{arch}_tiny.gguf"), meta, tensors)
+    # gpt2 as GPT2Model writes it: its own keys and tensors, the Conv1D weights [out, in], biases,
+    # learned positions (a generator of its own: the seeds above stay as they were)
+    rng = np.random.default_rng(8)
+    meta = [("general.architecture", STRING, "gpt2"), ("gpt2.context_length", U32, 16), ("gpt2.embedding_length", U32, d),
+            ("gpt2.block_count", U32, 1), ("gpt2.feed_forward_length", U32, ff), ("gpt2.attention.head_count", U32, heads),
+            ("gpt2.attention.layer_norm_epsilon", F32, 1e-5), ("tokenizer.ggml.model", STRING, "gpt2"),
+            ("tokenizer.ggml.pre", STRING, "gpt-2"), ("tokenizer.ggml.tokens", ARRAY, (STRING, tokens)),
+            ("tokenizer.ggml.token_type", ARRAY, (I32, [1] * (vocab - 1) + [3])), ("tokenizer.ggml.merges", ARRAY, (STRING, ["a b"]))]
+    shapes = {"token_embd.weight": (vocab, d), "position_embd.weight": (16, d), "output_norm.weight": (d,), "output_norm.bias": (d,),
+              "blk.0.attn_norm.weight": (d,), "blk.0.attn_norm.bias": (d,), "blk.0.attn_qkv.weight": (3 * d, d), "blk.0.attn_qkv.bias": (3 * d,),
+              "blk.0.attn_output.weight": (d, d), "blk.0.attn_output.bias": (d,), "blk.0.ffn_norm.weight": (d,), "blk.0.ffn_norm.bias": (d,),
+              "blk.0.ffn_up.weight": (ff, d), "blk.0.ffn_up.bias": (ff,), "blk.0.ffn_down.weight": (d, ff), "blk.0.ffn_down.bias": (d,)}
+    tensors = []
+    for i, (name, shape) in enumerate(shapes.items()):
+        x = rng.standard_normal(shape).astype(f32) * 0.3
+        kind = "F32" if len(shape) == 1 or name.startswith("position") else ("Q8_0", "F16")[i % 2]
+        tensors.append((name, kind, shape, quantize(x.reshape(shape[0], -1) if len(shape) == 2 else x[None, :], kind)))
+    write_gguf(os.path.join(folder, "gpt2_tiny.gguf"), meta, tensors)
 
 
 if __name__ == "__main__":
