@@ -22,8 +22,10 @@ done
 mkdir -p "$preload" "$lazy"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
+# Vertical metrics (vhea, vmtx) go too: ImGui lays text out horizontally (12 KB of a notebook
+# output's base64 for cjk-common.ttf).
 subset() { "$python" -m fontTools.subset "$@" --no-hinting --desubroutinize --layout-features='' \
-             --drop-tables+=FFTM 2>/dev/null; }
+             --drop-tables+=FFTM,vhea,vmtx 2>/dev/null; }
 
 subset "$dejavu" --output-file="$preload/ui.ttf" \
   --unicodes="U+0020-024F,U+0370-03FF,U+0400-045F,U+1D00-1DBF,U+2000-206F,U+2070-209F,U+20AC,U+2100-214F,U+2190-21FF,U+2200-22FF,U+2300-23FF,U+2500-257F,U+25A0-25FF,U+2600-26FF,U+2700-27BF,U+FFFD"

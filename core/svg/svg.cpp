@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <optional>
 
@@ -538,8 +539,8 @@ namespace {
 
 // The document around what `fill` writes into the frame's box: the title line, then the root
 // element with the view's name, the background and the body.
-template <class Fill>
-std::string framed_svg(const SvgOptions& options, const std::string& view, const std::string& kind, Fill fill) {
+std::string framed_svg(const SvgOptions& options, const std::string& view, const std::string& kind,
+                       const std::function<void(Doc&, const Box&)>& fill) {
     const EstimateMeasure estimate(options.scale);
     const TextMeasure& measure = options.measure ? *options.measure : estimate;
     const FigurePalette& pal = figure_palette(options.dark);

@@ -5,15 +5,16 @@
 #include "fonts.hpp"
 #include "heatmap_layout.hpp"
 #include "lines_layout.hpp"
-#include "why_layout.hpp"
 #include "renderer.hpp"
 #include "theme.hpp"
+#include "why_layout.hpp"
 
 #include <imgui.h>
 
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace attn {
@@ -204,8 +205,9 @@ struct ExplainLayout;
 void draw_panels(ViewContext& ctx, ExplainInput& in, ImVec2 min, ImVec2 max, const char* probe,
                  const std::function<void(const ExplainLayout&)>& hover);
 // The why grids (why_view.cpp, core/figure/why_layout.hpp) of the experiments that are on and
-// in: `labels` adds the heads' and positions' column labels (the Why view's). Each is probed as
-// PREFIX.<probe>.ROW.COLUMN (rows as labelled, from first_row; columns from 1).
+// in (`only`: that one alone): `labels` adds the heads' and positions' column labels (the Why
+// view's). Each is probed as PREFIX.<probe>.ROW.COLUMN (rows as labelled, from first_row; columns
+// from 1).
 enum class WhyKind { Importance, Attribution, Lens, PatchingHeads, PatchingStream };
 struct WhyShown {
     WhyKind kind;
@@ -213,7 +215,7 @@ struct WhyShown {
     const char* probe;  // "lens", "patching.head", …
     int first_row = 1;
 };
-std::vector<WhyShown> why_grids(const AppState& st, bool labels);
+std::vector<WhyShown> why_grids(const AppState& st, bool labels, std::optional<WhyKind> only = std::nullopt);
 // A hovered cell's tooltip; a lens cell clicked opens that layer's map with the position pinned.
 void why_cell_hovered(AppState& st, WhyKind kind, int row, int col, bool clicked);
 // Lays out `grids` in `in.box` (its top; the scale, theme and colormap are the app's), draws

@@ -44,19 +44,20 @@ WhyGrid head_numbers(std::string caption, const std::vector<float>& values, int 
 
 }  // namespace
 
-std::vector<WhyShown> why_grids(const AppState& st, bool labels) {
+std::vector<WhyShown> why_grids(const AppState& st, bool labels, std::optional<WhyKind> only) {
     std::vector<WhyShown> out;
     const LiveRun* live = st.figure.live.get();
     if (!live) return out;
+    const auto wanted = [&](WhyKind k) { return !only || *only == k; };
     const ModelExperiment& ex = st.model.experiment;
     const Tokenizer& t = live->model->decoder_tokenizer();
     const Lang lang = st.lang;
     char caption[400];
-    if (const HeadImportance* hi = st.figure.importance.get(); ex.importance && hi) {
+    if (const HeadImportance* hi = st.figure.importance.get(); ex.importance && hi && wanted(WhyKind::Importance)) {
         std::snprintf(caption, sizeof caption, tr(lang, Str::ImportanceCaption), shown(t, hi->token).c_str());
         out.push_back({WhyKind::Importance, head_numbers(caption, hi->delta, hi->layers, hi->heads, labels), "importance", 1});
     }
-    if (const Attribution* a = st.figure.attribution.get(); ex.attribution && a) {
+    if (const Attribution* a = st.figure.attribution.get(); ex.attribution && a && wanted(WhyKind::Attribution)) {
         double heads = 0, mlps = 0;
         for (double v : a->head) heads += v;
         for (double v : a->mlp) mlps += v;
@@ -69,7 +70,8 @@ std::vector<WhyShown> why_grids(const AppState& st, bool labels) {
         out.push_back({WhyKind::Attribution, head_numbers(caption, std::vector<float>(a->head.begin(), a->head.end()), a->layers, a->heads, labels),
                        "attribution", 1});
     }
-    if (const Lens* lens = st.figure.lens.get(); ex.lens && lens && lens->positions == static_cast<int>(live->input.ids.size())) {
+    if (const Lens* lens = st.figure.lens.get();
+        ex.lens && lens && lens->positions == static_cast<int>(live->input.ids.size()) && wanted(WhyKind::Lens)) {
         WhyGrid g;
         g.caption = tr(lang, Str::LensCaption);
         g.rows = lens->layers, g.cols = lens->positions;
@@ -82,10 +84,14 @@ std::vector<WhyShown> why_grids(const AppState& st, bool labels) {
         }
         out.push_back({WhyKind::Lens, std::move(g), "lens", 0});
     }
-    if (const Patching* p = st.figure.patching.get(); ex.patching && p && p->positions == static_cast<int>(live->input.ids.size())) {
+    const Patching* p = st.figure.patching.get();
+    if (!ex.patching || !p || p->positions != static_cast<int>(live->input.ids.size())) return out;
+    if (wanted(WhyKind::PatchingHeads)) {
         std::snprintf(caption, sizeof caption, tr(lang, Str::PatchingCaption), p->clean, p->corrupted);
         out.push_back({WhyKind::PatchingHeads, head_numbers(caption, std::vector<float>(p->head.begin(), p->head.end()), p->layers, p->heads, labels),
                        "patching.head", 1});
+    }
+    if (wanted(WhyKind::PatchingStream)) {
         WhyGrid g;
         g.caption = tr(lang, Str::PatchingStreamCaption);
         g.rows = p->layers + 1, g.cols = p->positions;
@@ -169,8 +175,7 @@ WhyLayout draw_why(ViewContext& ctx, WhyInput& in, const std::vector<WhyShown>& 
 }
 
 void panel_why_grid(ViewContext& ctx, WhyKind kind) {
-    std::vector<WhyShown> grids = why_grids(ctx.state, false);
-    std::erase_if(grids, [&](const WhyShown& g) { return g.kind != kind; });
+    const std::vector<WhyShown> grids = why_grids(ctx.state, false, kind);
     if (grids.empty()) return;
     const ImVec2 at = ImGui::GetCursorScreenPos();
     WhyInput in;
