@@ -30,7 +30,7 @@ namespace {
 // [SECTION] Names and numbers ----------------------------------------------------------------
 
 constexpr const char* kDefaultPreset = "i-am-good";
-constexpr size_t kMaxLinkText = 4096;  // text= and source=: a live model's input
+constexpr size_t kMaxLinkText = 4096;  // text=, source=, compare=, corrupted=: a live model's input
 
 const char* theme_name(Theme t) { return t == Theme::Light ? "light" : "dark"; }
 const char* lang_name(Lang l) { return l == Lang::Zh ? "zh" : "en"; }
@@ -149,6 +149,13 @@ std::string scene_text(const Scene& scene) {
     return base64url_encode(write_scene(s, false));
 }
 
+// A live model's text (text=, source=, compare=, corrupted=).
+std::string parse_model_text(std::string& out, std::string_view v) {
+    if (v.size() > kMaxLinkText) return "expected at most " + std::to_string(kMaxLinkText) + " bytes of text, got " + std::to_string(v.size());
+    out = v;
+    return "";
+}
+
 // A token as text (" cat") or #ID: which token it is, the model says when it runs (one_token).
 std::string parse_token_text(std::string& out, std::string_view v) {
     if (v.size() > 256) return "expected one token (at most 256 bytes), got " + std::to_string(v.size()) + " bytes";
@@ -156,9 +163,11 @@ std::string parse_token_text(std::string& out, std::string_view v) {
     return "";
 }
 
-void set_why_token(AppState& st, std::string& token, const std::string& value) {
-    if (token == value) return;
-    token = value;
+// One of a live model's inputs (its second text, the why views' tokens and corrupted text):
+// changed, the model runs again.
+void set_model_input(AppState& st, std::string& input, const std::string& value) {
+    if (input == value) return;
+    input = value;
     model_input_changed(st);
 }
 
@@ -551,11 +560,7 @@ constexpr LinkParam kParams[] = {
              "(above) or the page's `?model=` (below), and it runs on this text once it has loaded",
      .values = "the text, percent-encoded",
      .default_value = "",
-     .parse = [](LinkState& l, std::string_view v) -> std::string {
-         if (v.size() > kMaxLinkText) return "expected at most " + std::to_string(kMaxLinkText) + " bytes of text, got " + std::to_string(v.size());
-         l.model_text = v;
-         return "";
-     },
+     .parse = [](LinkState& l, std::string_view v) { return parse_model_text(l.model_text, v); },
      .format = [](const LinkState& l) { return l.model_text; },
      .from_app = [](LinkState& l, const AppState& st) {
          if (st.model.active()) l.model_text = st.model.text;
@@ -571,11 +576,7 @@ constexpr LinkParam kParams[] = {
      .what = "a live encoder-decoder model's source text (marian)",
      .values = "the text, percent-encoded",
      .default_value = "",
-     .parse = [](LinkState& l, std::string_view v) -> std::string {
-         if (v.size() > kMaxLinkText) return "expected at most " + std::to_string(kMaxLinkText) + " bytes of text, got " + std::to_string(v.size());
-         l.model_source = v;
-         return "";
-     },
+     .parse = [](LinkState& l, std::string_view v) { return parse_model_text(l.model_source, v); },
      .format = [](const LinkState& l) { return l.model_source; },
      .from_app = [](LinkState& l, const AppState& st) {
          if (st.model.active() && st.model.model->config().encoder_decoder()) l.model_source = st.model.source;
@@ -592,18 +593,10 @@ constexpr LinkParam kParams[] = {
      .default_value = "",
      .absent = "none",
      .message = LinkMessage::Text,
-     .parse = [](LinkState& l, std::string_view v) -> std::string {
-         if (v.size() > kMaxLinkText) return "expected at most " + std::to_string(kMaxLinkText) + " bytes of text, got " + std::to_string(v.size());
-         l.compare = v;
-         return "";
-     },
+     .parse = [](LinkState& l, std::string_view v) { return parse_model_text(l.compare, v); },
      .format = [](const LinkState& l) { return l.compare; },
      .from_app = [](LinkState& l, const AppState& st) { l.compare = st.model.compare; },
-     .to_app = [](AppState& st, const LinkState& l) {
-         if (st.model.compare == l.compare) return;
-         st.model.compare = l.compare;
-         model_input_changed(st);
-     }},
+     .to_app = [](AppState& st, const LinkState& l) { set_model_input(st, st.model.compare, l.compare); }},
 
     {.name = "translate",
      .what = "a live encoder-decoder model writes its target (1) or reads `text` (0)",
@@ -758,7 +751,7 @@ constexpr LinkParam kParams[] = {
      .parse = [](LinkState& l, std::string_view v) { return parse_token_text(l.target, v); },
      .format = [](const LinkState& l) { return l.target; },
      .from_app = [](LinkState& l, const AppState& st) { l.target = st.model.experiment.target; },
-     .to_app = [](AppState& st, const LinkState& l) { set_why_token(st, st.model.experiment.target, l.target); }},
+     .to_app = [](AppState& st, const LinkState& l) { set_model_input(st, st.model.experiment.target, l.target); }},
 
     {.name = "contrast",
      .what = "a second token: `attribution` and `patching` explain the logit difference target − contrast",
@@ -769,7 +762,7 @@ constexpr LinkParam kParams[] = {
      .parse = [](LinkState& l, std::string_view v) { return parse_token_text(l.contrast, v); },
      .format = [](const LinkState& l) { return l.contrast; },
      .from_app = [](LinkState& l, const AppState& st) { l.contrast = st.model.experiment.contrast; },
-     .to_app = [](AppState& st, const LinkState& l) { set_why_token(st, st.model.experiment.contrast, l.contrast); }},
+     .to_app = [](AppState& st, const LinkState& l) { set_model_input(st, st.model.experiment.contrast, l.contrast); }},
 
     {.name = "corrupted",
      .what = "patching's corrupted text (as many tokens as `text`), run with each piece of `text`'s run put in",
@@ -777,14 +770,10 @@ constexpr LinkParam kParams[] = {
      .default_value = "",
      .absent = "the `compare` text",
      .message = LinkMessage::Text,
-     .parse = [](LinkState& l, std::string_view v) -> std::string {
-         if (v.size() > kMaxLinkText) return "expected at most " + std::to_string(kMaxLinkText) + " bytes of text, got " + std::to_string(v.size());
-         l.corrupted = v;
-         return "";
-     },
+     .parse = [](LinkState& l, std::string_view v) { return parse_model_text(l.corrupted, v); },
      .format = [](const LinkState& l) { return l.corrupted; },
      .from_app = [](LinkState& l, const AppState& st) { l.corrupted = st.model.experiment.corrupted; },
-     .to_app = [](AppState& st, const LinkState& l) { set_why_token(st, st.model.experiment.corrupted, l.corrupted); }},
+     .to_app = [](AppState& st, const LinkState& l) { set_model_input(st, st.model.experiment.corrupted, l.corrupted); }},
 
     {.name = "patching",
      .what = "a live decoder-only model: activation patching from `text` into the `corrupted` text (else the `compare` text), grids in the panel",
