@@ -3,6 +3,7 @@
 #include "cli.hpp"
 #include "attention_file.hpp"
 #include "builtin.hpp"
+#include "chat.hpp"
 #include "gguf.hpp"
 #include "hub_fetch.hpp"
 #include "model.hpp"
@@ -574,9 +575,9 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
     ModelOptions o;
     std::vector<std::string> operands;
     if (const std::optional<int> code = start_command(command, args, o, operands, out, err)) return *code;
-    if (operands.size() != 1 || (o.text && o.ids) || (o.source && o.source_ids)) {
+    if (operands.size() != 1 || (o.text && o.ids) || (o.source && o.source_ids) || (o.chat && (o.text || o.ids))) {
         err << "attnviz run: expected a model (a folder, a built-in name: attnviz run --list, or a Hub id ORG/NAME[@REVISION]), "
-               "and --text or --ids, not both: "
+               "and --text, --ids or --chat, one of them: "
             << usage_line(command) << "\n";
         return kExitBadInput;
     }
@@ -592,6 +593,20 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
                 err << "attnviz run: " << name << ": byte " << *at + 1 << " is not UTF-8 (the text must be UTF-8)\n";
                 return kExitBadInput;
             }
+    nlohmann::ordered_json chat;  // --chat's conversation
+    if (o.chat) {
+        std::string chat_text;
+        if (!read_file(*o.chat, chat_text)) {
+            err << "attnviz run: --chat: " << *o.chat << ": cannot open the file\n";
+            return kExitBadInput;
+        }
+        try {
+            chat = nlohmann::ordered_json::parse(chat_text);
+        } catch (const nlohmann::json::parse_error& e) {
+            err << "attnviz run: " << *o.chat << ":" << line_column(chat_text, e.byte > 0 ? e.byte - 1 : 0) << ": malformed JSON\n";
+            return kExitBadInput;
+        }
+    }
     RunInput input;
     for (auto [arg, name, dest] : {std::tuple{&ids_arg, "--ids", &input.ids}, std::tuple{&source_ids_arg, "--source-ids", &input.source_ids}})
         if (*arg && !parse_ids(**arg, *dest)) {
@@ -619,7 +634,17 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         } else {
             if (source || source_ids_arg)
                 throw ModelError(path, source ? "--source" : "--source-ids", m.config().model_type + " has no encoder-decoder: give --text or --ids");
-            if (!text && !ids_arg) throw ModelError(path, "--text", "give the text (--text) or its ids (--ids)");
+            if (!text && !ids_arg && !o.chat) throw ModelError(path, "--text", "give the text (--text), its ids (--ids) or a conversation (--chat)");
+        }
+        std::string chat_prompt;  // --chat's text, as the model's template wrote it
+        if (o.chat) {
+            if (encdec) throw ModelError(path, "--chat", "marian translates: give --source");
+            const std::optional<ChatFormat> format = chat_format(files);
+            if (!format) throw ModelError(path, "--chat", "the model has no chat template (a base model: give --text)");
+            TemplateOptions when;
+            when.now = chat_template_now();
+            chat_prompt = render_chat(*format, chat, *o.chat, when);
+            input.ids = encode_prompt(m, chat_prompt);
         }
         if (text) input.ids = encdec ? encode_target(m, *text) : encode_text(m, *text);
         else if (ids_arg) check_ids(m, input.ids, "--ids");
@@ -664,7 +689,7 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         printed.pool = o.pool;
         printed.all = o.maps ? *o.maps == "all" : input.keep_maps;
         if (o.maps && !printed.all) printed.heads = parse_heads(m, *o.maps, "--maps");
-        check_run_memory(m, input, kernels::machine_memory(), text ? "--text" : "--ids");
+        check_run_memory(m, input, kernels::machine_memory(), text ? "--text" : o.chat ? "--chat" : "--ids");
         Generated generated;
         const std::size_t prompt = input.ids.size();
         if (encdec && input.ids.empty()) {  // translate: decoding, then every step's maps at once
@@ -692,6 +717,7 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
                 j["gguf"] = {{"architecture", held.architecture}, {"types", held.types}};
             }
             if (o.maps || !input.keep_maps) j["memory"] = {{"kept_bytes", kept_bytes(run)}, {"peak_bytes", peak_memory()}};
+            if (o.chat) j["prompt"] = chat_prompt;
             put_why(j, m, why);
             if (new_tokens > 0) {
                 const std::vector<int> ids(input.ids.begin() + static_cast<std::ptrdiff_t>(prompt), input.ids.end());

@@ -163,6 +163,8 @@ constexpr Row kRunOptions[] = {
          o.quant = std::string(v);
          return "";
      }},
+    {"--chat", "FILE", "a conversation (a JSON file: a list of {\"role\", \"content\"} turns) as the model's chat template writes it", "",
+     [](ModelOptions& o, std::string_view v) { return any_text(v, o.chat); }},
     {"--lens", nullptr, "the logit lens: each layer's stream at each position through the final norm and the LM head, its top 5 tokens", "",
      [](ModelOptions& o, std::string_view) -> std::string { o.lens = true; return ""; }},
     {"--probs", nullptr, "each token's probability under the model (from the position before it), its rank and the 10 likeliest there", "",

@@ -165,6 +165,8 @@ chain_fuzz() {
     step fuzz-hub fuzz fuzz_hub hub
     # GGUF files: the container, the model it names, its tokenizer, the loader and a forward.
     step fuzz-gguf fuzz fuzz_gguf gguf
+    # Chat templates: the Jinja engine, from the real templates.
+    step fuzz-jinja fuzz fuzz_jinja jinja
 }
 
 rm -f "$artifacts"/*.status "$artifacts"/chain-*.steps

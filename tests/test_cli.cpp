@@ -1,5 +1,7 @@
 // `attnviz compute` in-process: the trace of SPEC.md §2 and one-line errors with exit 2.
 #include "cli.hpp"
+#include "builtin.hpp"
+#include "model.hpp"
 #include "docs_table.hpp"
 #include "options.hpp"
 #include "test_util.hpp"
@@ -8,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <vector>
 
@@ -221,3 +225,62 @@ TEST_CASE("DESKTOP.md's option tables are the commands' rows") {
     test::check_docs_table("DESKTOP.md", "cli-run", options_markdown(run_command()), "DESKTOP*");
     test::check_docs_table("DESKTOP.md", "cli-render", options_markdown(render_command()), "DESKTOP*");
 }
+
+#ifndef __EMSCRIPTEN__  // the built-in models' files are compiled in natively only
+TEST_CASE("run --chat: the model's chat template writes the text, its ids carry no second BOS; bad input names the file and turn") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / "attn-chat-test";
+    fs::remove_all(dir);
+    fs::create_directories(dir / "model");
+    const auto write = [](const fs::path& p, std::string_view text) { std::ofstream(p, std::ios::binary) << text; };
+    // tiny-circuits with a chat template (its own files have none: a base model)
+    const std::optional<ModelFiles> files = builtin_files("tiny-circuits");
+    REQUIRE(files);
+    for (const auto& [name, bytes] : files->files)
+        if (name != "tokenizer_config.json") write(dir / "model" / name, bytes->text());
+    nlohmann::ordered_json config = nlohmann::ordered_json::parse(files->need("tokenizer_config.json").text());
+    config["chat_template"] =
+        "{{ bos_token }}{% for m in messages %}{% if m.role == 'system' %}{{ raise_exception('no system turns') }}{% endif %}"
+        "[{{ m.role }}] {{ m.content | trim }}\n{% endfor %}{% if add_generation_prompt %}[assistant]{% endif %}";
+    write(dir / "model" / "tokenizer_config.json", config.dump());
+    write(dir / "chat.json", R"([{"role": "user", "content": " The old man saw "}, {"role": "assistant", "content": "a boat"}, {"role": "user", "content": "where?"}])");
+    const std::string model = (dir / "model").string(), chat = (dir / "chat.json").string();
+
+    std::ostringstream out, err;
+    REQUIRE(run_model({model, "--chat", chat, "--json"}, out, err) == 0);
+    const nlohmann::json j = nlohmann::json::parse(out.str());
+    CHECK(j["prompt"] == "<|endoftext|>[user] The old man saw\n[assistant] a boat\n[user] where?\n[assistant]");
+    // The template wrote the BOS: the ids are the tokenizer's alone, one <|endoftext|> first.
+    const LoadedModel m = load_model(folder_or_builtin(model));
+    CHECK(j["ids"].get<std::vector<int>>() == m.tokenizer.encode(j["prompt"].get<std::string>()));
+    CHECK(std::count(j["ids"].begin(), j["ids"].end(), j["ids"][0]) == 1);
+    CHECK(j["ids"][0] == m.tokenizer.encode("<|endoftext|>").at(0));
+
+    // The last turn the assistant's: no generation prompt, the conversation as it stands.
+    write(dir / "done.json", R"({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]})");
+    std::ostringstream out2, err2;
+    REQUIRE(run_model({model, "--chat", (dir / "done.json").string(), "--json"}, out2, err2) == 0);
+    CHECK(nlohmann::json::parse(out2.str())["prompt"] == "<|endoftext|>[user] hi\n[assistant] hello\n");
+
+    const auto error = [&](std::vector<std::string> args) {
+        std::ostringstream o, e;
+        CHECK(run_model(args, o, e) == kExitBadInput);
+        CHECK(o.str().empty());
+        return e.str();
+    };
+    write(dir / "system.json", R"([{"role": "system", "content": "be brief"}])");
+    CHECK(error({model, "--chat", (dir / "system.json").string()}) ==
+          model + "/tokenizer_config.json: chat_template: the template refused the conversation: no system turns\n");
+    write(dir / "bad.json", "[{\"role\": \"user\",\n \"content\": }]");
+    CHECK(error({model, "--chat", (dir / "bad.json").string()}) == "attnviz run: " + (dir / "bad.json").string() + ":2:13: malformed JSON\n");
+    write(dir / "norole.json", R"([{"role": "user", "content": "a"}, {"content": "b"}])");
+    CHECK(error({model, "--chat", (dir / "norole.json").string()}) ==
+          (dir / "norole.json").string() + ": [1].role: expected a string (system, user, assistant, tool)\n");
+    CHECK(error({"tiny-circuits", "--chat", chat}) == "tiny-circuits: --chat: the model has no chat template (a base model: give --text)\n");
+    CHECK(attn::test::contains(error({model, "--chat", chat, "--text", "x"}), "--text, --ids or --chat, one of them"));
+    config["chat_template"] = "{% for m in messages %}{{ m.role | nosuch }}{% endfor %}";
+    write(dir / "model" / "tokenizer_config.json", config.dump());
+    CHECK(error({model, "--chat", chat}) == model + "/tokenizer_config.json: chat_template: line 1: unknown filter 'nosuch'\n");
+    fs::remove_all(dir);
+}
+#endif

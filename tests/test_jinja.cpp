@@ -24,7 +24,7 @@ std::tm fixed_now() {  // the reference's instant: 2026-11-28 09:05:07, a Saturd
 }
 
 std::string render(const std::string& source, const Json& vars = Json::object()) {
-    RenderOptions o;
+    TemplateOptions o;
     o.now = fixed_now();
     return ChatTemplate(source).render(vars, o);
 }
@@ -226,7 +226,7 @@ TEST_CASE("jinja: a bad template names its line; a hostile one ends in an error"
     CHECK(error_of("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}").find("calls nested more than 100 deep") != std::string::npos);
     CHECK(error_of("{% for i in range(100000000) %}{% endfor %}").find("range: more than") != std::string::npos);
     CHECK(error_of("{{ 'x' * 10000000 }}").find("a repeat of more than") != std::string::npos);
-    RenderOptions small;
+    TemplateOptions small;
     small.max_output = 100;
     CHECK_THROWS_WITH_AS(ChatTemplate("{% for i in range(1000) %}xx{% endfor %}").render(Json::object(), small),
                          "line 1: the output passed 100 B", TemplateError);

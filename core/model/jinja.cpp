@@ -914,8 +914,11 @@ std::string float_text(double v) {
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
     char buf[64];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-    std::string sci(buf, end);                  // "-1.2345e+02"
+    for (int digits = 1; digits <= 17; ++digits) {  // the fewest that read back (to_chars' float form is not in every libc++)
+        std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+        if (std::strtod(buf, nullptr) == v) break;
+    }
+    std::string sci(buf);                       // "-1.2345e+02"
     const size_t e = sci.find('e');
     const int exp = std::atoi(sci.c_str() + e + 1);
     std::string digits;
@@ -1090,7 +1093,7 @@ constexpr int kMaxCallDepth = 100;     // macros calling macros
 constexpr long long kMaxItems = 1'000'000;  // range(), a string or list repeated
 
 struct Renderer {
-    const RenderOptions& options;
+    const TemplateOptions& options;
     long steps = 0;
     int call_depth = 0;
     Scope* root = nullptr;
@@ -1855,7 +1858,7 @@ std::string strftime_text(const std::string& format, const std::tm& when, int li
     return std::string(buf, n);
 }
 
-void add_globals(Scope& scope, const RenderOptions& options) {
+void add_globals(Scope& scope, const TemplateOptions& options) {
     scope.vars["range"] = Value::function([](Renderer&, Args& a) {
         long long start = 0, stop = 0, step = 1;
         if (a.pos.empty() || a.pos.size() > 3) fail(a.line, "range: takes 1 to 3 integers");
@@ -2046,7 +2049,7 @@ ChatTemplate::~ChatTemplate() = default;
 ChatTemplate::ChatTemplate(ChatTemplate&&) noexcept = default;
 ChatTemplate& ChatTemplate::operator=(ChatTemplate&&) noexcept = default;
 
-std::string ChatTemplate::render(const nlohmann::ordered_json& variables, const RenderOptions& options) const {
+std::string ChatTemplate::render(const nlohmann::ordered_json& variables, const TemplateOptions& options) const {
     Scope globals;
     add_globals(globals, options);
     Scope top{{}, &globals};

@@ -51,7 +51,7 @@ struct TemplateError : std::runtime_error {
     bool raised;
 };
 
-struct RenderOptions {
+struct TemplateOptions {
     std::tm now{};                       // what strftime_now formats (chat_template_now(): the local time)
     std::size_t max_output = 16u << 20;  // bytes
     long max_steps = 10'000'000;         // statements and loop iterations together
@@ -67,7 +67,7 @@ public:
     ChatTemplate& operator=(ChatTemplate&&) noexcept;
 
     // The text for `variables` (an object: messages, add_generation_prompt, bos_token, tools, …).
-    std::string render(const nlohmann::ordered_json& variables, const RenderOptions& options = {}) const;
+    std::string render(const nlohmann::ordered_json& variables, const TemplateOptions& options = {}) const;
 
 private:
     std::unique_ptr<Node> root_;

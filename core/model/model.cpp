@@ -235,8 +235,8 @@ std::optional<HeadProbe> model_head_probe(const ModelConfig& c, const Tokenizer&
     return head_probe(t, c, [&](std::vector<int> ids) { return with_model_specials(c, t, std::move(ids), folder); });
 }
 
-std::vector<int> encode_text(const LoadedModel& m, const std::string& text) {
-    const std::vector<int> ids = with_model_specials(m.config(), m.tokenizer, m.tokenizer.encode(text), m.folder);
+namespace {
+std::vector<int> checked_text_ids(const LoadedModel& m, const std::string& text, const std::vector<int>& ids) {
     if (ids.empty())  // the tokenizer's doing, not config.json's
         throw ModelError(m.folder.empty() ? "the tokenizer" : m.folder + " (its tokenizer)", "",
                          text.empty() ? "the text is empty: type at least one token"
@@ -245,6 +245,15 @@ std::vector<int> encode_text(const LoadedModel& m, const std::string& text) {
     check_length(m, ids.size(), m.config().encoder_decoder() ? "the source text" : "the text");
     check_ids(m, ids, "the tokenizer's ids");
     return ids;
+}
+}  // namespace
+
+std::vector<int> encode_text(const LoadedModel& m, const std::string& text) {
+    return checked_text_ids(m, text, with_model_specials(m.config(), m.tokenizer, m.tokenizer.encode(text), m.folder));
+}
+
+std::vector<int> encode_prompt(const LoadedModel& m, const std::string& text) {
+    return checked_text_ids(m, text, m.tokenizer.encode(text));
 }
 
 std::vector<int> encode_target(const LoadedModel& m, const std::string& text) {

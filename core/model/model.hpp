@@ -77,6 +77,9 @@ LoadedModel load_model(const ModelFiles& files, bool measure_heads = false);
 // As Hugging Face tokenizes with its defaults: gpt2 the text's ids; bert [CLS] … [SEP];
 // marian's source … </s>; the Llama-like as their tokenizer.json's post-processor says. Throws ModelError when the ids exceed the model's positions.
 std::vector<int> encode_text(const LoadedModel& m, const std::string& text);
+// A text that writes its own special tokens (a chat template's, chat.hpp): the tokenizer's ids
+// alone, as apply_chat_template tokenizes (add_special_tokens off); checked as encode_text's.
+std::vector<int> encode_prompt(const LoadedModel& m, const std::string& text);
 // The special tokens encode_text puts around a text's `ids` (no checks of length); throws
 // ModelError naming `folder` when bert's tokenizer lacks [CLS] or [SEP].
 std::vector<int> with_model_specials(const ModelConfig& c, const Tokenizer& t, std::vector<int> ids, const std::string& folder);

@@ -31,8 +31,10 @@ const { browser, url } = await startSuiteOrEnd('browser-newcomer', siteDir, arti
 const viewsOf = (s) => ['lines', 'heatmap', 'steps', 'steps&tiles=auto', 'explain', 'qk', ...(s.model.active ? ['model', 'why'] : [])];
 // What a view's hint may not name: cells where there are none.
 const wrongHint = { lines: /cell|格子/, qk: /cell|格子/, model: /cell|格子/, steps: /cell|格子/ };
-const settled = (s) => !s.model.active || (!s.model.busy && s.model.run_revision === s.model.input_revision && s.model.figure &&
-                                           (!s.model.builtin || s.model.name === s.model.builtin));  // the model asked for, not the one before it
+// Nothing on its way (a built-in model's files are fetched before it is active), and a live model's
+// figure of the text asked for, of the model asked for (not the one before it).
+const settled = (s) => !s.model.busy && (!s.model.active || (s.model.run_revision === s.model.input_revision && s.model.figure &&
+                                                             (!s.model.builtin || s.model.name === s.model.builtin)));
 const inside = (r, box) => r[0] >= box[0] - 1 && r[0] + r[2] <= box[0] + box[2] + 1;
 const below = (r, box) => r[1] + r[3] > box[1] + box[3] + 1;
 const scrolls = new Set(['steps', 'explain', 'model', 'why']);  // the views whose content scrolls
