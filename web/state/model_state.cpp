@@ -152,7 +152,7 @@ void hub_fetch_failed(AppState& st, const std::string& message) {
 
 void open_builtin_model(AppState& st, const std::string& name) {
     ModelSession& ms = st.model;
-    if (ms.builtin == name && (ms.model || ms.loading || ms.reading || !ms.builtin_request.empty())) return;
+    if (ms.builtin == name && (ms.model || ms.loading || ms.reading || !ms.builtin_request.empty() || ms.builtin_fetching == name)) return;
     ms.hub.clear();
     if (!find_builtin(name)) {
         st.error = name + ": no such built-in model";
@@ -201,6 +201,7 @@ void hub_stored_models(AppState& st, std::string_view text) {
 bool model_files_begin(AppState& st, const std::string& folder, double total_bytes, double weight_bytes) {
     ModelSession& ms = st.model;
     ms.reading.reset();
+    ms.builtin_fetching.clear();
     if (folder != ms.builtin) ms.builtin.clear();  // a reader's own model
     if (ms.fetching && folder == ms.fetching->id) {  // the page fetched it: its files come in
         ms.hub = folder;
@@ -259,6 +260,7 @@ void model_files_failed(AppState& st, const std::string& message) {
     ModelSession& ms = st.model;
     const std::string folder = ms.reading ? ms.reading->folder : ms.loading ? ms.loading_name : "model";
     ms.reading.reset();
+    ms.builtin_fetching.clear();
     if (ms.slice) ms.loading.reset();  // a window could not be read: the weights stop there
     ms.slice.reset(), ms.slice_request.reset();
     st.error = folder + ": " + message;
@@ -291,6 +293,7 @@ void close_model(AppState& st) {
     ms.job.reset();
     ms.model.reset();
     ms.builtin.clear();
+    ms.builtin_fetching.clear();
     ms.hub.clear();
     ms.pick_head.reset();
     ms.run_revision = -1;

@@ -93,8 +93,10 @@ struct ModelSession {
     std::shared_ptr<const LoadedModel> model;  // the model in use, or nullptr
     // The built-in model (builtin.hpp) loading or in use, "" for a reader's own. The browser
     // build has no files compiled in: `builtin_request` asks the page for them (web/ui/app.cpp
-    // passes it to platform::fetch_builtin_model), and they arrive as a reader's files do.
-    std::string builtin, builtin_request;
+    // passes it to platform::fetch_builtin_model), `builtin_fetching` names it while the page
+    // fetches them (a second link to it then asks for nothing), and they arrive as a reader's
+    // files do.
+    std::string builtin, builtin_request, builtin_fetching;
     // A model by its Hub id (SPEC.md §6): `hub` names it once its files are in, while it loads and
     // is in use ("" for any other model). Asked for by a link (hf=), the page's ?hf=, the Hub dialog or
     // a Hub id typed where a folder's path goes (desktop): `hub_request` until web/ui/app.cpp
@@ -169,7 +171,9 @@ struct ModelSession {
 
     bool active() const { return model != nullptr; }
     int threads_used() const { return kernels::Pool::threads_for(threads); }  // 1 in a module without threads
-    bool busy() const { return reading || fetching || loading || job || importance || lens || probs || patching; }
+    bool busy() const {
+        return !builtin_request.empty() || !builtin_fetching.empty() || reading || fetching || loading || job || importance || lens || probs || patching;
+    }
 };
 
 // [SECTION] Opening a model ------------------------------------------------------------------

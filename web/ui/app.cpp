@@ -93,6 +93,7 @@ void App::build_ui() {
         std::string files;
         for (const char* f : m->files) files += std::string(files.empty() ? "" : "\n") + f;
         platform::fetch_builtin_model(m->name, files.c_str());
+        state.model.builtin_fetching = std::move(state.model.builtin_request);
         state.model.builtin_request.clear();
     }
     follow_hub_fetch();
