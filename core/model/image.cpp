@@ -1,0 +1,290 @@
+// image.cpp: image.hpp's resampling (PIL's Resample.c, 8 bits a channel), crop and processor.
+#include "image.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attn {
+
+// [SECTION] Resampling as PIL does ---------------------------------------------------------------
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+double box_filter(double x) { return x > -0.5 && x <= 0.5 ? 1.0 : 0.0; }
+double bilinear_filter(double x) {
+    x = std::fabs(x);
+    return x < 1.0 ? 1.0 - x : 0.0;
+}
+double hamming_filter(double x) {
+    x = std::fabs(x);
+    if (x == 0.0) return 1.0;
+    if (x >= 1.0) return 0.0;
+    x *= kPi;
+    return std::sin(x) / x * (0.54 + 0.46 * std::cos(x));
+}
+double bicubic_filter(double x) {  // a = −0.5
+    constexpr double a = -0.5;
+    x = std::fabs(x);
+    if (x < 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1;
+    if (x < 2.0) return (((x - 5) * x + 8) * x - 4) * a;
+    return 0.0;
+}
+double sinc(double x) {
+    if (x == 0.0) return 1.0;
+    x *= kPi;
+    return std::sin(x) / x;
+}
+double lanczos_filter(double x) { return -3.0 <= x && x < 3.0 ? sinc(x) * sinc(x / 3) : 0.0; }
+
+struct Filter {
+    double (*f)(double);
+    double support;
+};
+
+Filter filter_of(Resample r) {
+    switch (r) {
+    case Resample::Box: return {box_filter, 0.5};
+    case Resample::Bilinear: return {bilinear_filter, 1.0};
+    case Resample::Hamming: return {hamming_filter, 1.0};
+    case Resample::Bicubic: return {bicubic_filter, 2.0};
+    case Resample::Lanczos: return {lanczos_filter, 3.0};
+    case Resample::Nearest: break;
+    }
+    return {bilinear_filter, 1.0};  // Nearest is refused where it is read (read_image_processor)
+}
+
+constexpr int kPrecisionBits = 32 - 8 - 2;
+
+// One output pixel's inputs: the first, their count, and their 22-bit fixed-point weights.
+struct Taps {
+    int first = 0, count = 0;
+    std::vector<std::int32_t> k;
+};
+
+// precompute_coeffs and normalize_coeffs_8bpc: the weights of each output pixel along one axis.
+std::vector<Taps> coefficients(int in_size, int out_size, Filter filter) {
+    const double scale = static_cast<double>(in_size) / out_size;
+    const double filterscale = std::max(scale, 1.0);
+    const double support = filter.support * filterscale;
+    std::vector<Taps> out(static_cast<std::size_t>(out_size));
+    for (int xx = 0; xx < out_size; ++xx) {
+        const double center = (xx + 0.5) * scale;
+        const double ss = 1.0 / filterscale;
+        int xmin = static_cast<int>(center - support + 0.5);
+        if (xmin < 0) xmin = 0;
+        int xmax = static_cast<int>(center + support + 0.5);
+        if (xmax > in_size) xmax = in_size;
+        xmax -= xmin;
+        std::vector<double> w(static_cast<std::size_t>(std::max(xmax, 0)));
+        double ww = 0.0;
+        for (int x = 0; x < xmax; ++x) {
+            w[static_cast<std::size_t>(x)] = filter.f((x + xmin - center + 0.5) * ss);
+            ww += w[static_cast<std::size_t>(x)];
+        }
+        Taps& t = out[static_cast<std::size_t>(xx)];
+        t.first = xmin, t.count = std::max(xmax, 0);
+        for (double v : w) {
+            if (ww != 0.0) v /= ww;
+            const double fixed = v * (1 << kPrecisionBits);
+            t.k.push_back(static_cast<std::int32_t>(v < 0 ? -0.5 + fixed : 0.5 + fixed));
+        }
+    }
+    return out;
+}
+
+std::uint8_t clip8(std::int64_t v) {
+    if (v >= (std::int64_t{1} << kPrecisionBits << 8)) return 255;
+    if (v <= 0) return 0;
+    return static_cast<std::uint8_t>(v >> kPrecisionBits);
+}
+
+}  // namespace
+
+Image resize_image(const Image& in, int width, int height, Resample r) {
+    const Filter f = filter_of(r);
+    Image cur = in;
+    if (width != cur.width) {  // the horizontal pass first, each pixel rounded to 8 bits
+        const std::vector<Taps> taps = coefficients(cur.width, width, f);
+        Image out{width, cur.height, std::vector<std::uint8_t>(static_cast<std::size_t>(width) * cur.height * 3)};
+        for (int y = 0; y < cur.height; ++y)
+            for (int x = 0; x < width; ++x) {
+                const Taps& t = taps[static_cast<std::size_t>(x)];
+                for (int c = 0; c < 3; ++c) {
+                    std::int64_t s = std::int64_t{1} << (kPrecisionBits - 1);
+                    for (int k = 0; k < t.count; ++k) s += std::int64_t{cur.at(t.first + k, y, c)} * t.k[static_cast<std::size_t>(k)];
+                    out.rgb[(static_cast<std::size_t>(y) * width + x) * 3 + c] = clip8(s);
+                }
+            }
+        cur = std::move(out);
+    }
+    if (height != cur.height) {  // then the vertical pass
+        const std::vector<Taps> taps = coefficients(cur.height, height, f);
+        Image out{cur.width, height, std::vector<std::uint8_t>(static_cast<std::size_t>(cur.width) * height * 3)};
+        for (int y = 0; y < height; ++y) {
+            const Taps& t = taps[static_cast<std::size_t>(y)];
+            for (int x = 0; x < cur.width; ++x)
+                for (int c = 0; c < 3; ++c) {
+                    std::int64_t s = std::int64_t{1} << (kPrecisionBits - 1);
+                    for (int k = 0; k < t.count; ++k) s += std::int64_t{cur.at(x, t.first + k, c)} * t.k[static_cast<std::size_t>(k)];
+                    out.rgb[(static_cast<std::size_t>(y) * cur.width + x) * 3 + c] = clip8(s);
+                }
+        }
+        cur = std::move(out);
+    }
+    return cur;
+}
+
+Image center_crop(const Image& in, int width, int height) {
+    const int top = (in.height - height) / 2 - ((in.height - height) % 2 != 0 && in.height < height);  // Python's //
+    const int left = (in.width - width) / 2 - ((in.width - width) % 2 != 0 && in.width < width);
+    Image out{width, height, std::vector<std::uint8_t>(static_cast<std::size_t>(width) * height * 3, 0)};
+    for (int y = 0; y < height; ++y)
+        for (int x = 0; x < width; ++x) {
+            const int sy = y + top, sx = x + left;
+            if (sy < 0 || sy >= in.height || sx < 0 || sx >= in.width) continue;
+            for (int c = 0; c < 3; ++c) out.rgb[(static_cast<std::size_t>(y) * width + x) * 3 + c] = in.at(sx, sy, c);
+        }
+    return out;
+}
+
+// [SECTION] A processor: preprocessor_config.json ------------------------------------------------
+
+std::pair<int, int> ImageProcessor::resized_size(int w, int h) const {
+    if (!resize) return {w, h};
+    if (shortest_edge == 0) return {width, height};
+    // get_resize_output_image_size(default_to_square=False): the long side in proportion, truncated
+    const int shorter = std::min(w, h), longer = std::max(w, h);
+    const int new_long = static_cast<int>(static_cast<double>(shortest_edge) * longer / shorter);
+    return w <= h ? std::pair{shortest_edge, new_long} : std::pair{new_long, shortest_edge};
+}
+
+std::pair<int, int> ImageProcessor::output_size(int w, int h) const {
+    return crop ? std::pair{crop_width, crop_height} : resized_size(w, h);
+}
+
+namespace {
+
+using Json = nlohmann::json;
+
+struct ProcessorFields {
+    const Json& j;
+    const std::string& file;
+    [[noreturn]] void fail(const std::string& field, const std::string& message) const { throw ModelError(file, field, message); }
+    const Json* find(const char* field) const {
+        auto it = j.find(field);
+        return it == j.end() || it->is_null() ? nullptr : &*it;
+    }
+    bool boolean(const char* field, bool fallback) const {
+        const Json* v = find(field);
+        if (!v) return fallback;
+        if (!v->is_boolean()) fail(field, "expected true or false");
+        return v->get<bool>();
+    }
+    int size(const Json& v, const std::string& field) const {
+        if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 8192) fail(field, "expected a size from 1 to 8192 pixels");
+        return v.get<int>();
+    }
+    // {"height", "width"}, {"shortest_edge"} or one number (square, or the shortest edge where
+    // the processor does not default to a square).
+    void sizes(const char* field, int& w, int& h, int* shortest, bool square_number) const {
+        const Json* v = find(field);
+        if (!v) return;
+        const std::string f = field;
+        if (v->is_number()) {
+            if (shortest && !square_number) *shortest = size(*v, f);
+            else w = h = size(*v, f);
+        } else if (v->is_object() && v->contains("height") && v->contains("width")) {
+            h = size((*v)["height"], f + ".height"), w = size((*v)["width"], f + ".width");
+        } else if (shortest && v->is_object() && v->contains("shortest_edge")) {
+            if (v->contains("longest_edge")) fail(f + ".longest_edge", "a longest edge is not read yet");
+            *shortest = size((*v)["shortest_edge"], f + ".shortest_edge");
+        } else {
+            fail(f, shortest ? "expected {\"height\", \"width\"} or {\"shortest_edge\"}" : "expected {\"height\", \"width\"}");
+        }
+    }
+    void triple(const char* field, float out[3]) const {
+        const Json* v = find(field);
+        if (!v) return;
+        if (!v->is_array() || v->size() != 3) fail(field, "expected 3 numbers, one a channel");
+        for (int c = 0; c < 3; ++c) {
+            if (!(*v)[c].is_number()) fail(std::string(field) + "[" + std::to_string(c) + "]", "expected a number");
+            out[c] = static_cast<float>((*v)[c].get<double>());
+        }
+        if (std::string(field) == "image_std")
+            for (int c = 0; c < 3; ++c)
+                if (!(out[c] > 0)) fail(std::string(field) + "[" + std::to_string(c) + "]", "expected a number above 0");
+    }
+};
+
+}  // namespace
+
+ImageProcessor read_image_processor(std::string_view json, const std::string& file) {
+    const Json parsed = Json::parse(json, nullptr, false);
+    if (!parsed.is_object()) throw ModelError(file, "", "not a JSON object");
+    const Json& j = parsed.contains("image_processor") && parsed["image_processor"].is_object() ? parsed["image_processor"] : parsed;
+    const ProcessorFields f{j, file};
+    ImageProcessor p;
+    const char* type_field = f.find("image_processor_type") ? "image_processor_type" : "feature_extractor_type";
+    const Json* type = f.find(type_field);
+    if (!type || !type->is_string()) f.fail("image_processor_type", "missing: which processor (ViTImageProcessor, CLIPImageProcessor, …)");
+    p.type = type->get<std::string>();
+    std::string base = p.type;
+    for (const char* suffix : {"ImageProcessorFast", "ImageProcessor", "FeatureExtractor"})
+        if (base.size() > std::string_view(suffix).size() && base.ends_with(suffix)) {
+            base.resize(base.size() - std::string_view(suffix).size());
+            break;
+        }
+    // ViT and SigLIP resize to a square; CLIP and Bit (DINOv2's) the shortest edge, then crop.
+    const bool square = base == "ViT" || base == "Siglip" || base == "DeiT";
+    if (!square && base != "CLIP" && base != "Bit")
+        f.fail(type_field, "\"" + p.type + "\": attnviz reads ViT's, DeiT's, CLIP's, SigLIP's and Bit's (DINOv2's) image processors");
+    if (!square) p.shortest_edge = 224, p.crop = true, p.resample = Resample::Bicubic;
+    if (base == "CLIP" || base == "Bit") {
+        const float m[3] = {0.48145466f, 0.4578275f, 0.40821073f}, s[3] = {0.26862954f, 0.26130258f, 0.27577711f};
+        std::copy(m, m + 3, p.mean), std::copy(s, s + 3, p.std);
+    }
+    if (base == "Siglip") p.resample = Resample::Bicubic;
+    p.resize = f.boolean("do_resize", true);
+    f.sizes("size", p.width, p.height, &p.shortest_edge, square);
+    if (square) p.shortest_edge = 0;
+    if (const Json* r = f.find("resample")) {
+        if (!r->is_number_integer() || r->get<int>() < 0 || r->get<int>() > 5) f.fail("resample", "expected PIL's resampling filter, 0 to 5");
+        p.resample = static_cast<Resample>(r->get<int>());
+        if (p.resample == Resample::Nearest) f.fail("resample", "0 (nearest) is not read yet: bilinear (2), bicubic (3), lanczos (1), box (4), hamming (5)");
+    }
+    p.crop = f.boolean("do_center_crop", p.crop);
+    f.sizes("crop_size", p.crop_width, p.crop_height, nullptr, true);
+    p.rescale = f.boolean("do_rescale", true);
+    if (const Json* r = f.find("rescale_factor")) {
+        if (!r->is_number() || !(r->get<double>() > 0)) f.fail("rescale_factor", "expected a number above 0");
+        p.rescale_factor = r->get<double>();
+    }
+    p.normalize = f.boolean("do_normalize", true);
+    f.triple("image_mean", p.mean);
+    f.triple("image_std", p.std);
+    return p;
+}
+
+PixelValues process_image(const ImageProcessor& p, const Image& image) {
+    Image im = image;
+    if (const auto [w, h] = p.resized_size(im.width, im.height); w != im.width || h != im.height) im = resize_image(im, w, h, p.resample);
+    if (p.crop) im = center_crop(im, p.crop_width, p.crop_height);
+    PixelValues out;
+    out.width = im.width, out.height = im.height;
+    out.values.resize(static_cast<std::size_t>(3) * im.width * im.height);
+    for (int c = 0; c < 3; ++c)
+        for (int y = 0; y < im.height; ++y)
+            for (int x = 0; x < im.width; ++x) {
+                // As NumPy: float32(float64(u8) · factor), then (v − mean) / std in float32.
+                float v = p.rescale ? static_cast<float>(static_cast<double>(im.at(x, y, c)) * p.rescale_factor) : static_cast<float>(im.at(x, y, c));
+                if (p.normalize) v = (v - p.mean[c]) / p.std[c];
+                out.values[(static_cast<std::size_t>(c) * im.height + y) * im.width + x] = v;
+            }
+    return out;
+}
+
+}  // namespace attn

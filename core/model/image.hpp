@@ -1,0 +1,77 @@
+// image.hpp: a picture as a vision model's processor hands it over (preprocessor_config.json),
+// the same numbers transformers' image processors compute: PIL's resampling of 8-bit pixels
+// (Resample.c: the filters' coefficients, 22-bit fixed point, the horizontal pass before the
+// vertical, each rounded to 8 bits), the crop, then rescale and normalize in float32 as NumPy.
+//
+// [SECTION] Pixels
+// [SECTION] Resampling as PIL does
+// [SECTION] A processor: preprocessor_config.json
+#pragma once
+
+#include "files.hpp"
+
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// [SECTION] Pixels -------------------------------------------------------------------------------
+
+struct Image {
+    int width = 0, height = 0;
+    std::vector<std::uint8_t> rgb;  // height × width × 3, rows top first
+    std::uint8_t at(int x, int y, int c) const { return rgb[(static_cast<std::size_t>(y) * width + x) * 3 + c]; }
+};
+
+// PNG, JPEG, BMP or GIF (its first frame) as RGB, as PIL's convert("RGB") gives it (gray
+// repeated, alpha dropped). Natively only (stb_image); the page decodes with the browser.
+// Throws ModelError(file, "", …).
+Image decode_image(const std::uint8_t* bytes, std::size_t size, const std::string& file);
+
+// [SECTION] Resampling as PIL does ---------------------------------------------------------------
+
+// PIL's Image.Resampling values, as preprocessor_config.json's "resample" gives them.
+enum class Resample { Nearest = 0, Lanczos = 1, Bilinear = 2, Bicubic = 3, Box = 4, Hamming = 5 };
+
+// Image.resize((width, height), resample) of an RGB image.
+Image resize_image(const Image& in, int width, int height, Resample filter);
+// transformers' center_crop: the middle height × width ((size − crop) // 2 from the top and the
+// left), padded with zeros where the picture is smaller.
+Image center_crop(const Image& in, int width, int height);
+
+// [SECTION] A processor: preprocessor_config.json ------------------------------------------------
+
+struct ImageProcessor {
+    std::string type;             // image_processor_type: "ViTImageProcessor", "CLIPImageProcessor", …
+    bool resize = true;           // do_resize
+    int width = 224, height = 224;  // size {"height", "width"}
+    int shortest_edge = 0;        // or size {"shortest_edge"}: the short side to this, the long one in proportion
+    Resample resample = Resample::Bilinear;
+    bool crop = false;            // do_center_crop, to crop_width × crop_height
+    int crop_width = 224, crop_height = 224;
+    bool rescale = true;          // do_rescale, by rescale_factor (1/255)
+    double rescale_factor = 1.0 / 255.0;
+    bool normalize = true;        // do_normalize with image_mean, image_std (per channel)
+    float mean[3] = {0.5f, 0.5f, 0.5f}, std[3] = {0.5f, 0.5f, 0.5f};
+
+    // The size after the resize, and after the crop too, of an image of this size.
+    std::pair<int, int> resized_size(int width, int height) const;
+    std::pair<int, int> output_size(int width, int height) const;
+};
+
+// preprocessor_config.json (or processor_config.json's "image_processor"); every error names the
+// file and the field. Throws ModelError.
+ImageProcessor read_image_processor(std::string_view json, const std::string& file);
+
+// What the processor hands the model: pixel_values[c][y][x], channels first (3 × H × W, row-major).
+struct PixelValues {
+    int width = 0, height = 0;
+    std::vector<float> values;
+    float at(int c, int y, int x) const { return values[(static_cast<std::size_t>(c) * height + y) * width + x]; }
+};
+PixelValues process_image(const ImageProcessor& p, const Image& image);
+
+}  // namespace attn

@@ -1,0 +1,33 @@
+// image_decode.cpp: image.hpp's decode_image with stb_image, natively (the page's pictures are
+// decoded by the browser). Its functions are static here: the app's PNG code has its own.
+#include "image.hpp"
+
+#define STB_IMAGE_STATIC
+#define STB_IMAGE_IMPLEMENTATION
+#define STBI_ONLY_PNG
+#define STBI_ONLY_JPEG
+#define STBI_ONLY_BMP
+#define STBI_ONLY_GIF
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"  // static: the functions this file does not call
+#include <stb/stb_image.h>
+#pragma GCC diagnostic pop
+
+#include <limits>
+#include <memory>
+
+namespace attn {
+
+Image decode_image(const std::uint8_t* bytes, std::size_t size, const std::string& file) {
+    if (size > static_cast<std::size_t>(std::numeric_limits<int>::max())) throw ModelError(file, "", "an image past 2 GB");
+    int w = 0, h = 0, channels = 0;
+    std::unique_ptr<stbi_uc, void (*)(void*)> px(stbi_load_from_memory(bytes, static_cast<int>(size), &w, &h, &channels, 3), stbi_image_free);
+    if (!px) throw ModelError(file, "", std::string("not an image attnviz reads (PNG, JPEG, BMP, GIF): ") + stbi_failure_reason());
+    if (static_cast<long long>(w) * h > 100'000'000LL) throw ModelError(file, "", std::to_string(w) + " × " + std::to_string(h) + " pixels: more than 100 million");
+    Image im;
+    im.width = w, im.height = h;
+    im.rgb.assign(px.get(), px.get() + static_cast<std::size_t>(w) * h * 3);
+    return im;
+}
+
+}  // namespace attn

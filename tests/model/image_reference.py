@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""The image processors' reference for tests/test_image.cpp, from Debian's python3-pil and NumPy:
+
+    /usr/bin/python3 tests/model/image_reference.py OUTDIR
+
+What transformers' (slow, PIL-based) image processors hand a vision model, written from their
+sources (image_processing_vit.py, image_processing_clip.py, image_processing_siglip.py,
+image_processing_bit.py, image_transforms.py): the picture converted to RGB, resized with PIL's
+Image.resize and the processor's resampling filter (to {height, width}, or its shortest edge to a
+size and the long one in proportion, truncated), center-cropped ((size - crop) // 2 from the top
+and the left), then float32(float64(pixel) * rescale_factor) and (x - mean) / std in float32,
+channels first.
+
+Pictures: real photographs and drawings from Debian's emscripten package (its tests/), and
+pictures written here at odd sizes and in every PNG mode (RGB, RGBA, gray, gray with alpha, a
+palette). Processors: real preprocessor_config.json texts of ViT, CLIP, SigLIP and DINOv2
+(google/vit-base-patch16-224, openai/clip-vit-base-patch32, google/siglip-base-patch16-224,
+facebook/dinov2-small), and ViT's with every other filter PIL has (lanczos, box, hamming).
+
+Writes to OUTDIR: each picture (NAME.png written here, or the photograph's path), NAME.rgb (PIL's
+decoded RGB bytes, height x width x 3), PROCESSOR.json (the config), NAME.PROCESSOR.f32 (the pixel
+values, 3 x H x W float32, little-endian) and index.json:
+  {"images": [{"name", "path", "width", "height"}], "processors": [{"name", "file"}],
+   "cases": [{"image", "processor", "width", "height", "file"}]}
+"""
+import json
+import os
+import sys
+
+import numpy as np
+from PIL import Image
+
+PHOTOS = "/usr/share/emscripten/tests"  # Debian's emscripten: real pictures (JPEG and PNG)
+
+PROCESSORS = {
+    # google/vit-base-patch16-224: an old feature extractor's config, one number for the size
+    "vit": {"do_normalize": True, "do_resize": True, "feature_extractor_type": "ViTFeatureExtractor",
+            "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "resample": 2, "size": 224},
+    # openai/clip-vit-base-patch32
+    "clip": {"crop_size": 224, "do_center_crop": True, "do_normalize": True, "do_resize": True,
+             "feature_extractor_type": "CLIPFeatureExtractor",
+             "image_mean": [0.48145466, 0.4578275, 0.40821073], "image_std": [0.26862954, 0.26130258, 0.27577711],
+             "resample": 3, "size": 224},
+    # google/siglip-base-patch16-224
+    "siglip": {"do_normalize": True, "do_rescale": True, "do_resize": True, "image_mean": [0.5, 0.5, 0.5],
+               "image_processor_type": "SiglipImageProcessor", "image_std": [0.5, 0.5, 0.5],
+               "processor_class": "SiglipProcessor", "resample": 3, "rescale_factor": 0.00392156862745098,
+               "size": {"height": 224, "width": 224}},
+    # facebook/dinov2-small
+    "dinov2": {"crop_size": {"height": 224, "width": 224}, "do_center_crop": True, "do_convert_rgb": True,
+               "do_normalize": True, "do_rescale": True, "do_resize": True, "image_mean": [0.485, 0.456, 0.406],
+               "image_processor_type": "BitImageProcessor", "image_std": [0.229, 0.224, 0.225], "resample": 3,
+               "rescale_factor": 0.00392156862745098, "size": {"shortest_edge": 256}},
+}
+for name, resample in (("lanczos", 1), ("box", 4), ("hamming", 5)):
+    PROCESSORS["vit-" + name] = dict(PROCESSORS["vit"], resample=resample)
+PROCESSORS["vit-small"] = dict(PROCESSORS["vit"], size={"height": 30, "width": 17})  # not square: the axes apart
+
+
+def size_field(value, square):
+    """-> (height, width) or ("shortest", n), as the processors read `size` and `crop_size`."""
+    if isinstance(value, int):
+        return (value, value) if square else ("shortest", value)
+    if "shortest_edge" in value:
+        return ("shortest", value["shortest_edge"])
+    return (value["height"], value["width"])
+
+
+def process(picture, config):
+    kind = config.get("image_processor_type") or config["feature_extractor_type"]
+    square = kind.startswith("ViT") or kind.startswith("Siglip")
+    image = np.array(picture.convert("RGB"))  # H x W x 3, uint8
+    if config.get("do_resize", True):
+        h, w = image.shape[:2]
+        size = size_field(config["size"], square)
+        if size[0] == "shortest":  # get_resize_output_image_size(default_to_square=False)
+            short, long = (w, h) if w <= h else (h, w)
+            new_short, new_long = size[1], int(size[1] * long / short)
+            size = (new_long, new_short) if w <= h else (new_short, new_long)
+        image = np.array(Image.fromarray(image).resize((size[1], size[0]), resample=config.get("resample", 2)))
+    if config.get("do_center_crop", False):  # image_transforms.center_crop, with its zero padding
+        ch, cw = size_field(config["crop_size"], True)
+        h, w = image.shape[:2]
+        top, left = (h - ch) // 2, (w - cw) // 2
+        nh, nw = max(ch, h), max(cw, w)
+        padded = np.zeros((nh, nw, 3), dtype=image.dtype)
+        tp, lp = -(-(nh - h) // 2), -(-(nw - w) // 2)
+        padded[tp:tp + h, lp:lp + w] = image
+        top, left = top + tp, left + lp
+        image = padded[max(0, top):min(nh, top + ch), max(0, left):min(nw, left + cw)]
+    x = image
+    if config.get("do_rescale", True):
+        x = (x.astype(np.float64) * config.get("rescale_factor", 1 / 255)).astype(np.float32)
+    if config.get("do_normalize", True):
+        x = x.astype(np.float32)
+        mean = np.array(config["image_mean"], dtype=np.float32)
+        std = np.array(config["image_std"], dtype=np.float32)
+        x = (x - mean) / std
+    return np.ascontiguousarray(x.astype(np.float32).transpose(2, 0, 1))
+
+
+def pictures(out):
+    """-> [(name, path, PIL image)]: the photographs, then the pictures written here."""
+    found = []
+    for f in ("screenshot.jpg", "screenshot.png", "gears.png", "cube_explosion.png"):
+        path = os.path.join(PHOTOS, f)
+        if os.path.exists(path):
+            found.append((f.replace(".", "-"), path, Image.open(path)))
+    rng = np.random.default_rng(7)
+    made = {
+        "noise-45x37": Image.fromarray(rng.integers(0, 256, (37, 45, 3), dtype=np.uint8), "RGB"),
+        "gradient-300x17": Image.fromarray(np.stack([np.tile(np.arange(300, dtype=np.uint16) * 255 // 299, (17, 1))] * 3, -1).astype(np.uint8), "RGB"),
+        "tall-9x250": Image.fromarray(rng.integers(0, 256, (250, 9, 3), dtype=np.uint8), "RGB"),
+        "gray-64x48": Image.fromarray(rng.integers(0, 256, (48, 64), dtype=np.uint8), "L"),
+        "gray-alpha-33x33": Image.fromarray(rng.integers(0, 256, (33, 33, 2), dtype=np.uint8), "LA"),
+        "rgba-50x70": Image.fromarray(rng.integers(0, 256, (70, 50, 4), dtype=np.uint8), "RGBA"),
+        "palette-40x30": Image.fromarray(rng.integers(0, 256, (30, 40, 3), dtype=np.uint8), "RGB").convert("P", palette=Image.ADAPTIVE, colors=16),
+        "exact-224": Image.fromarray(rng.integers(0, 256, (224, 224, 3), dtype=np.uint8), "RGB"),
+    }
+    for name, im in made.items():
+        path = os.path.join(out, name + ".png")
+        im.save(path)
+        found.append((name, path, Image.open(path)))
+    return found
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    index = {"images": [], "processors": [], "cases": []}
+    for name, config in PROCESSORS.items():
+        file = name + ".json"
+        with open(os.path.join(out, file), "w") as f:
+            json.dump(config, f, indent=2)
+        index["processors"].append({"name": name, "file": file})
+    for name, path, picture in pictures(out):
+        rgb = np.array(picture.convert("RGB"))
+        rgb.tofile(os.path.join(out, name + ".rgb"))
+        index["images"].append({"name": name, "path": path, "width": picture.width, "height": picture.height})
+        for p, config in PROCESSORS.items():
+            values = process(picture, config)
+            file = f"{name}.{p}.f32"
+            values.astype("<f4").tofile(os.path.join(out, file))
+            index["cases"].append({"image": name, "processor": p, "height": values.shape[1], "width": values.shape[2], "file": file})
+    with open(os.path.join(out, "index.json"), "w") as f:
+        json.dump(index, f, indent=1)
+    print(f"image reference: {len(index['images'])} pictures x {len(PROCESSORS)} processors -> {out}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: image_reference.py OUTDIR")
+    main(sys.argv[1])

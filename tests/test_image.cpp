@@ -1,0 +1,163 @@
+// Pictures as vision models' processors hand them over (image.hpp), against what python3-pil and
+// NumPy give doing what transformers' image processors do (tests/model/image_reference.py, written
+// by the build): every picture (real photographs and drawings from Debian's emscripten package,
+// pictures written at odd sizes in every PNG mode) through every processor (ViT, CLIP, SigLIP,
+// DINOv2's, and ViT's with every PIL filter), bit for bit; PNG decoding byte for byte, JPEG
+// decoding within what two decoders' IDCTs differ by; then the errors.
+#include "image.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+using namespace attn;
+
+namespace {
+
+std::string file_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    REQUIRE_MESSAGE(in, "missing " << path << " (the build writes it: python3-pil, scripts/setup.sh)");
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+const std::string kRefs = ATTN_IMAGE_REFS;
+
+Image reference_rgb(const nlohmann::json& entry) {
+    Image im;
+    im.width = entry["width"], im.height = entry["height"];
+    const std::string raw = file_bytes(kRefs + "/" + entry["name"].get<std::string>() + ".rgb");
+    REQUIRE(raw.size() == static_cast<std::size_t>(im.width) * im.height * 3);
+    im.rgb.assign(raw.begin(), raw.end());
+    return im;
+}
+
+std::string error_of(const std::string& json) {
+    try {
+        read_image_processor(json, "m/preprocessor_config.json");
+    } catch (const ModelError& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("image: every picture through every processor equals PIL and NumPy's pixel values, bit for bit") {
+    const nlohmann::json index = nlohmann::json::parse(file_bytes(kRefs + "/index.json"));
+    REQUIRE(index["images"].size() >= 8);
+    std::map<std::string, ImageProcessor> processors;
+    for (const auto& p : index["processors"]) {
+        const std::string file = p["file"];
+        processors[p["name"]] = read_image_processor(file_bytes(kRefs + "/" + file), file);
+    }
+    std::map<std::string, Image> images;
+    for (const auto& i : index["images"]) images[i["name"]] = reference_rgb(i);
+    int cases = 0;
+    for (const auto& c : index["cases"]) {
+        const std::string name = c["image"], processor = c["processor"];
+        CAPTURE(name);
+        CAPTURE(processor);
+        const PixelValues got = process_image(processors.at(processor), images.at(name));
+        REQUIRE(got.width == c["width"].get<int>());
+        REQUIRE(got.height == c["height"].get<int>());
+        CHECK(processors.at(processor).output_size(images.at(name).width, images.at(name).height) == std::pair{got.width, got.height});
+        const std::string want = file_bytes(kRefs + "/" + c["file"].get<std::string>());
+        REQUIRE(want.size() == got.values.size() * sizeof(float));
+        std::size_t differ = 0;
+        float worst = 0;
+        for (std::size_t k = 0; k < got.values.size(); ++k) {
+            float w;
+            std::memcpy(&w, want.data() + k * sizeof(float), sizeof(float));
+            if (std::memcmp(&w, &got.values[k], sizeof(float)) != 0) ++differ, worst = std::max(worst, std::fabs(w - got.values[k]));
+        }
+        CHECK_MESSAGE(differ == 0, differ << " values differ, the largest by " << worst);
+        ++cases;
+    }
+    MESSAGE(cases << " pictures × processors, every pixel value PIL's and NumPy's bit for bit");
+    CHECK(cases >= 80);
+}
+
+#ifndef __EMSCRIPTEN__  // the page's pictures are decoded by the browser
+TEST_CASE("image: PNG decodes as PIL's convert(\"RGB\") byte for byte (every mode); a JPEG within the decoders' IDCTs") {
+    const nlohmann::json index = nlohmann::json::parse(file_bytes(kRefs + "/index.json"));
+    int png = 0, jpeg = 0;
+    for (const auto& i : index["images"]) {
+        const std::string path = i["path"], name = i["name"];
+        CAPTURE(name);
+        const std::string bytes = file_bytes(path);
+        const Image got = decode_image(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), path);
+        const Image want = reference_rgb(i);
+        REQUIRE(got.width == want.width);
+        REQUIRE(got.height == want.height);
+        if (path.ends_with(".png")) {
+            CHECK(got.rgb == want.rgb);
+            ++png;
+            continue;
+        }
+        // libjpeg (PIL) and stb_image compute the IDCT and the chroma upsampling differently: on
+        // emscripten's photograph 3 levels apart at most, 0.03 on average.
+        int worst = 0;
+        double sum = 0;
+        for (std::size_t k = 0; k < got.rgb.size(); ++k) {
+            const int d = std::abs(int{got.rgb[k]} - int{want.rgb[k]});
+            worst = std::max(worst, d), sum += d;
+        }
+        const double mean = sum / static_cast<double>(got.rgb.size());
+        MESSAGE(name << ": stb_image against libjpeg: largest difference " << worst << " levels, mean " << mean);
+        CHECK(worst <= 8);
+        CHECK(mean <= 0.25);
+        ++jpeg;
+    }
+    CHECK(png >= 10);
+    CHECK(jpeg >= 1);
+    const std::string junk = "not a picture";
+    CHECK_THROWS_WITH_AS(decode_image(reinterpret_cast<const std::uint8_t*>(junk.data()), junk.size(), "cat.png"),
+                         doctest::Contains("cat.png: not an image attnviz reads (PNG, JPEG, BMP, GIF)"), ModelError);
+}
+#endif
+
+TEST_CASE("image: a processor's config read as transformers reads it; the rest refused by name") {
+    const ImageProcessor vit = read_image_processor(R"({"feature_extractor_type": "ViTFeatureExtractor", "size": 384, "resample": 2})", "f");
+    CHECK(vit.width == 384);
+    CHECK(vit.height == 384);
+    CHECK(vit.shortest_edge == 0);
+    CHECK_FALSE(vit.crop);
+    const ImageProcessor clip = read_image_processor(R"({"image_processor_type": "CLIPImageProcessor", "size": 224, "crop_size": 224})", "f");
+    CHECK(clip.shortest_edge == 224);
+    CHECK(clip.crop);
+    CHECK(clip.resample == Resample::Bicubic);
+    CHECK(clip.output_size(640, 480) == std::pair{224, 224});
+    CHECK(clip.resized_size(640, 480) == std::pair{298, 224});  // int(224 · 640 / 480) = 298
+    CHECK(clip.resized_size(480, 641) == std::pair{224, 299});
+    const ImageProcessor nested = read_image_processor(R"({"image_processor": {"image_processor_type": "SiglipImageProcessor", "size": {"height": 384, "width": 384}}})", "f");
+    CHECK(nested.width == 384);
+    CHECK(nested.resample == Resample::Bicubic);
+    CHECK(error_of(R"({"image_processor_type": "Idefics3ImageProcessor"})") ==
+          "m/preprocessor_config.json: image_processor_type: \"Idefics3ImageProcessor\": attnviz reads ViT's, DeiT's, CLIP's, SigLIP's and Bit's (DINOv2's) image processors");
+    CHECK(error_of(R"({"image_processor_type": "ViTImageProcessor", "resample": 0})") ==
+          "m/preprocessor_config.json: resample: 0 (nearest) is not read yet: bilinear (2), bicubic (3), lanczos (1), box (4), hamming (5)");
+    CHECK(error_of(R"({"image_processor_type": "ViTImageProcessor", "size": {"height": 0, "width": 3}})") ==
+          "m/preprocessor_config.json: size.height: expected a size from 1 to 8192 pixels");
+    CHECK(error_of(R"({"image_processor_type": "ViTImageProcessor", "image_std": [0.5, 0, 0.5]})") ==
+          "m/preprocessor_config.json: image_std[1]: expected a number above 0");
+    CHECK(error_of(R"({"size": 224})") == "m/preprocessor_config.json: image_processor_type: missing: which processor (ViTImageProcessor, CLIPImageProcessor, …)");
+    CHECK(error_of("[1]") == "m/preprocessor_config.json: not a JSON object");
+}
+
+TEST_CASE("image: a crop larger than the picture pads with zeros, centred as transformers centres it") {
+    Image im{3, 2, {1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6}};
+    const Image c = center_crop(im, 6, 5);  // left (3 − 6) // 2 = −2, top (2 − 5) // 2 = −2
+    CHECK(c.at(0, 0, 0) == 0);
+    CHECK(c.at(2, 2, 0) == 1);
+    CHECK(c.at(4, 3, 0) == 6);
+    CHECK(c.at(5, 4, 0) == 0);
+    const Image same = resize_image(im, 3, 2, Resample::Bicubic);
+    CHECK(same.rgb == im.rgb);
+}
