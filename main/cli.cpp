@@ -575,9 +575,10 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
     ModelOptions o;
     std::vector<std::string> operands;
     if (const std::optional<int> code = start_command(command, args, o, operands, out, err)) return *code;
-    if (operands.size() != 1 || (o.text && o.ids) || (o.source && o.source_ids) || (o.chat && (o.text || o.ids))) {
+    if (operands.size() != 1 || (o.text && o.ids) || (o.source && o.source_ids) || (o.chat && (o.text || o.ids)) ||
+        (o.image && (o.text || o.ids || o.chat))) {
         err << "attnviz run: expected a model (a folder, a built-in name: attnviz run --list, or a Hub id ORG/NAME[@REVISION]), "
-               "and --text, --ids or --chat, one of them: "
+               "and --text, --ids, --chat or --image, one of them: "
             << usage_line(command) << "\n";
         return kExitBadInput;
     }
@@ -631,10 +632,20 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
             if (!source && !source_ids_arg) throw ModelError(path, "--source", "marian is an encoder-decoder model: give the source text (--source) or its ids (--source-ids)");
             if (source) input.source_ids = encode_text(m, *source);
             else check_ids(m, input.source_ids, "--source-ids");
+        } else if (m.config().vision()) {
+            if (!o.image) throw ModelError(path, text ? "--text" : o.chat ? "--chat" : "--ids", m.config().model_type + " is a vision model: give a picture (--image)");
         } else {
             if (source || source_ids_arg)
                 throw ModelError(path, source ? "--source" : "--source-ids", m.config().model_type + " has no encoder-decoder: give --text or --ids");
+            if (o.image) throw ModelError(path, "--image", m.config().model_type + " reads text, not pictures: give --text");
             if (!text && !ids_arg && !o.chat) throw ModelError(path, "--text", "give the text (--text), its ids (--ids) or a conversation (--chat)");
+        }
+        if (o.image) {  // a picture: decoded, processed as the model's processor says, cut into patches
+            if (!m.processor) throw ModelError(files.shown("preprocessor_config.json"), "", "missing: how the picture is resized and normalized");
+            std::string bytes;
+            if (!read_file(*o.image, bytes)) throw ModelError(*o.image, "", "cannot open the file");
+            const Image picture = decode_image(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), *o.image);
+            input = image_input(m, process_image(*m.processor, picture));
         }
         std::string chat_prompt;  // --chat's text, as the model's template wrote it
         if (o.chat) {
@@ -689,7 +700,7 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         printed.pool = o.pool;
         printed.all = o.maps ? *o.maps == "all" : input.keep_maps;
         if (o.maps && !printed.all) printed.heads = parse_heads(m, *o.maps, "--maps");
-        check_run_memory(m, input, kernels::machine_memory(), text ? "--text" : o.chat ? "--chat" : "--ids");
+        check_run_memory(m, input, kernels::machine_memory(), text ? "--text" : o.chat ? "--chat" : o.image ? "--image" : "--ids");
         Generated generated;
         const std::size_t prompt = input.ids.size();
         if (encdec && input.ids.empty()) {  // translate: decoding, then every step's maps at once
@@ -718,6 +729,8 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
             }
             if (o.maps || !input.keep_maps) j["memory"] = {{"kept_bytes", kept_bytes(run)}, {"peak_bytes", peak_memory()}};
             if (o.chat) j["prompt"] = chat_prompt;
+            if (m.config().vision())
+                j["patches"] = {{"rows", m.config().patch_grid()}, {"cols", m.config().patch_grid()}, {"size", m.config().patch_size}, {"first", 1}};
             put_why(j, m, why);
             if (new_tokens > 0) {
                 const std::vector<int> ids(input.ids.begin() + static_cast<std::ptrdiff_t>(prompt), input.ids.end());

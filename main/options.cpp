@@ -165,6 +165,8 @@ constexpr Row kRunOptions[] = {
      }},
     {"--chat", "FILE", "a conversation (a JSON file: a list of {\"role\", \"content\"} turns) as the model's chat template writes it", "",
      [](ModelOptions& o, std::string_view v) { return any_text(v, o.chat); }},
+    {"--image", "FILE", "a picture for a vision model (PNG, JPEG, BMP, GIF), processed as its preprocessor_config.json says", "",
+     [](ModelOptions& o, std::string_view v) { return any_text(v, o.image); }},
     {"--lens", nullptr, "the logit lens: each layer's stream at each position through the final norm and the LM head, its top 5 tokens", "",
      [](ModelOptions& o, std::string_view) -> std::string { o.lens = true; return ""; }},
     {"--probs", nullptr, "each token's probability under the model (from the position before it), its rank and the 10 likeliest there", "",

@@ -60,7 +60,8 @@ struct ModelOptions {
     std::optional<std::string> maps;  // --maps: "all", or heads as --knockout writes them
     int pool = 0;                     // --pool: at most N × N blocks per printed map (0: exact)
     std::string quant;                // --quant: which .gguf of a Hub repo or folder ("Q4_K_M"; "": the only one)
-    std::optional<std::string> chat;  // --chat: a conversation's JSON file ("-": stdin), rendered by the model's template
+    std::optional<std::string> chat;  // --chat: a conversation's JSON file, rendered by the model's template
+    std::optional<std::string> image; // --image: a picture for a vision model (PNG, JPEG)
     std::optional<std::string> attribute, contrast, corrupted, corrupted_ids;  // the why views (why.hpp): tokens as text or #ID
     bool lens = false;
     bool probs = false;

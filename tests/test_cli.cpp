@@ -277,7 +277,7 @@ TEST_CASE("run --chat: the model's chat template writes the text, its ids carry 
     CHECK(error({model, "--chat", (dir / "norole.json").string()}) ==
           (dir / "norole.json").string() + ": [1].role: expected a string (system, user, assistant, tool)\n");
     CHECK(error({"tiny-circuits", "--chat", chat}) == "tiny-circuits: --chat: the model has no chat template (a base model: give --text)\n");
-    CHECK(attn::test::contains(error({model, "--chat", chat, "--text", "x"}), "--text, --ids or --chat, one of them"));
+    CHECK(attn::test::contains(error({model, "--chat", chat, "--text", "x"}), "--text, --ids, --chat or --image, one of them"));
     config["chat_template"] = "{% for m in messages %}{{ m.role | nosuch }}{% endfor %}";
     write(dir / "model" / "tokenizer_config.json", config.dump());
     CHECK(error({model, "--chat", chat}) == model + "/tokenizer_config.json: chat_template: line 1: unknown filter 'nosuch'\n");

@@ -38,7 +38,7 @@ Image reference_rgb(const nlohmann::json& entry) {
     return im;
 }
 
-std::string error_of(const std::string& json) {
+std::string processor_error(const std::string& json) {
     try {
         read_image_processor(json, "m/preprocessor_config.json");
     } catch (const ModelError& e) {
@@ -139,16 +139,16 @@ TEST_CASE("image: a processor's config read as transformers reads it; the rest r
     const ImageProcessor nested = read_image_processor(R"({"image_processor": {"image_processor_type": "SiglipImageProcessor", "size": {"height": 384, "width": 384}}})", "f");
     CHECK(nested.width == 384);
     CHECK(nested.resample == Resample::Bicubic);
-    CHECK(error_of(R"({"image_processor_type": "Idefics3ImageProcessor"})") ==
+    CHECK(processor_error(R"({"image_processor_type": "Idefics3ImageProcessor"})") ==
           "m/preprocessor_config.json: image_processor_type: \"Idefics3ImageProcessor\": attnviz reads ViT's, DeiT's, CLIP's, SigLIP's and Bit's (DINOv2's) image processors");
-    CHECK(error_of(R"({"image_processor_type": "ViTImageProcessor", "resample": 0})") ==
+    CHECK(processor_error(R"({"image_processor_type": "ViTImageProcessor", "resample": 0})") ==
           "m/preprocessor_config.json: resample: 0 (nearest) is not read yet: bilinear (2), bicubic (3), lanczos (1), box (4), hamming (5)");
-    CHECK(error_of(R"({"image_processor_type": "ViTImageProcessor", "size": {"height": 0, "width": 3}})") ==
+    CHECK(processor_error(R"({"image_processor_type": "ViTImageProcessor", "size": {"height": 0, "width": 3}})") ==
           "m/preprocessor_config.json: size.height: expected a size from 1 to 8192 pixels");
-    CHECK(error_of(R"({"image_processor_type": "ViTImageProcessor", "image_std": [0.5, 0, 0.5]})") ==
+    CHECK(processor_error(R"({"image_processor_type": "ViTImageProcessor", "image_std": [0.5, 0, 0.5]})") ==
           "m/preprocessor_config.json: image_std[1]: expected a number above 0");
-    CHECK(error_of(R"({"size": 224})") == "m/preprocessor_config.json: image_processor_type: missing: which processor (ViTImageProcessor, CLIPImageProcessor, …)");
-    CHECK(error_of("[1]") == "m/preprocessor_config.json: not a JSON object");
+    CHECK(processor_error(R"({"size": 224})") == "m/preprocessor_config.json: image_processor_type: missing: which processor (ViTImageProcessor, CLIPImageProcessor, …)");
+    CHECK(processor_error("[1]") == "m/preprocessor_config.json: not a JSON object");
 }
 
 TEST_CASE("image: a crop larger than the picture pads with zeros, centred as transformers centres it") {

@@ -29,7 +29,7 @@ std::string render(const std::string& source, const Json& vars = Json::object())
     return ChatTemplate(source).render(vars, o);
 }
 
-std::string error_of(const std::string& source, const Json& vars = Json::object()) {
+std::string render_error(const std::string& source, const Json& vars = Json::object()) {
     try {
         render(source, vars);
     } catch (const TemplateError& e) {
@@ -38,7 +38,7 @@ std::string error_of(const std::string& source, const Json& vars = Json::object(
     return "(no error)";
 }
 
-std::string file_text(const std::string& path) {
+std::string read_text_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     REQUIRE_MESSAGE(in, "missing " << path << " (the build writes it; npm packages: scripts/setup.sh)");
     std::ostringstream text;
@@ -165,9 +165,9 @@ TEST_CASE("jinja: statements: if, for and loop, set and namespace, macros, call,
 
 TEST_CASE("jinja: every real template, every conversation, as @huggingface/jinja renders it") {
     const std::string dir = ATTN_CHAT_TEMPLATES;
-    const Json cases = Json::parse(file_text(dir + "/conversations.json"));
-    const Json specials = Json::parse(file_text(dir + "/specials.json"));
-    const Json renders = Json::parse(file_text(std::string(ATTN_CHAT_TEMPLATE_REFS) + "/renders.json"));
+    const Json cases = Json::parse(read_text_file(dir + "/conversations.json"));
+    const Json specials = Json::parse(read_text_file(dir + "/specials.json"));
+    const Json renders = Json::parse(read_text_file(std::string(ATTN_CHAT_TEMPLATE_REFS) + "/renders.json"));
     REQUIRE(renders.size() >= 100);
     int rendered = 0, raised = 0;
     for (const Json& r : renders) {
@@ -186,7 +186,7 @@ TEST_CASE("jinja: every real template, every conversation, as @huggingface/jinja
             if (!v.is_null()) vars[k] = v;
         if (c->contains("extra"))
             for (const auto& [k, v] : (*c)["extra"].items()) vars[k] = v;
-        const std::string source = file_text(dir + "/" + file);
+        const std::string source = read_text_file(dir + "/" + file);
         if (r.contains("output")) {
             CHECK(render(source, vars) == r["output"].get<std::string>());
             ++rendered;
@@ -198,7 +198,7 @@ TEST_CASE("jinja: every real template, every conversation, as @huggingface/jinja
         } else {
             // An error there is an error here (raise_exception's own message, word for word).
             const std::string want = r["error"];
-            const std::string got = error_of(source, vars);
+            const std::string got = render_error(source, vars);
             CHECK(got != "(no error)");
             if (want.find("Conversation roles") != std::string::npos || want.find("not supported") != std::string::npos)
                 CHECK(got == want);
@@ -210,22 +210,22 @@ TEST_CASE("jinja: every real template, every conversation, as @huggingface/jinja
 }
 
 TEST_CASE("jinja: a bad template names its line; a hostile one ends in an error") {
-    CHECK(error_of("a\n{% if x %}") == "line 2: no {% endif %} for this if");
-    CHECK(error_of("{% endfor %}") == "line 1: {% endfor %} with nothing open");
-    CHECK(error_of("{{ x | nosuch }}") == "line 1: unknown filter 'nosuch'");
-    CHECK(error_of("{{ x is nosuch }}") == "line 1: unknown test 'nosuch'");
-    CHECK(error_of("\n\n{% frobnicate %}") == "line 3: unknown statement {% frobnicate %}");
-    CHECK(error_of("{{ 'abc }}") == "line 1: a string with no closing quote");
-    CHECK(error_of("{{ 1 +") == "line 1: a tag {{ with no }}");
-    CHECK(error_of("{{ raise_exception('Only user and assistant roles') }}") == "Only user and assistant roles");
-    CHECK(error_of("{{ x.y }}") == "line 1: 'x' is undefined (reading .y)");
-    CHECK(error_of("{{ 1 / 0 }}") == "line 1: division by zero");
-    CHECK(error_of("{{ 'a' + 1 }}") == "line 1: cannot add string + int");
-    CHECK(error_of("{% set x.y = 1 %}", {{"x", {{"y", 0}}}}) == "line 1: 'x' is not a namespace: cannot set .y");
-    CHECK(error_of("{{ " + std::string(300, '(') + "1" + std::string(300, ')') + " }}").find("nested more than") != std::string::npos);
-    CHECK(error_of("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}").find("calls nested more than 100 deep") != std::string::npos);
-    CHECK(error_of("{% for i in range(100000000) %}{% endfor %}").find("range: more than") != std::string::npos);
-    CHECK(error_of("{{ 'x' * 10000000 }}").find("a repeat of more than") != std::string::npos);
+    CHECK(render_error("a\n{% if x %}") == "line 2: no {% endif %} for this if");
+    CHECK(render_error("{% endfor %}") == "line 1: {% endfor %} with nothing open");
+    CHECK(render_error("{{ x | nosuch }}") == "line 1: unknown filter 'nosuch'");
+    CHECK(render_error("{{ x is nosuch }}") == "line 1: unknown test 'nosuch'");
+    CHECK(render_error("\n\n{% frobnicate %}") == "line 3: unknown statement {% frobnicate %}");
+    CHECK(render_error("{{ 'abc }}") == "line 1: a string with no closing quote");
+    CHECK(render_error("{{ 1 +") == "line 1: a tag {{ with no }}");
+    CHECK(render_error("{{ raise_exception('Only user and assistant roles') }}") == "Only user and assistant roles");
+    CHECK(render_error("{{ x.y }}") == "line 1: 'x' is undefined (reading .y)");
+    CHECK(render_error("{{ 1 / 0 }}") == "line 1: division by zero");
+    CHECK(render_error("{{ 'a' + 1 }}") == "line 1: cannot add string + int");
+    CHECK(render_error("{% set x.y = 1 %}", {{"x", {{"y", 0}}}}) == "line 1: 'x' is not a namespace: cannot set .y");
+    CHECK(render_error("{{ " + std::string(300, '(') + "1" + std::string(300, ')') + " }}").find("nested more than") != std::string::npos);
+    CHECK(render_error("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}").find("calls nested more than 100 deep") != std::string::npos);
+    CHECK(render_error("{% for i in range(100000000) %}{% endfor %}").find("range: more than") != std::string::npos);
+    CHECK(render_error("{{ 'x' * 10000000 }}").find("a repeat of more than") != std::string::npos);
     TemplateOptions small;
     small.max_output = 100;
     CHECK_THROWS_WITH_AS(ChatTemplate("{% for i in range(1000) %}xx{% endfor %}").render(Json::object(), small),

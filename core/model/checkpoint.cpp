@@ -135,6 +135,12 @@ std::vector<Linear> Plan::linear_parts(const std::string& name, int in, const st
     return l;
 }
 
+Linear Plan::patch_embedding(const std::string& name, int channels, int size, int out) {
+    const int in = channels * size * size;
+    const std::size_t weight = packed_weight(name + ".weight", {out, channels, size, size});
+    return packed(weight, 0, in, true, in, out, need(name + ".bias", {out}));
+}
+
 std::vector<Linear> Plan::conv1d(const std::string& name, int in, int out, int parts) {
     if (const Checkpoint::Tensor* t = checkpoint_.find(full(name + ".weight")); t && t->info->linear_layout)  // a GGUF's GPT-2
         return linear_parts(name, in, std::vector<int>(static_cast<std::size_t>(parts), out / parts), Bias::Required);

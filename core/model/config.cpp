@@ -180,7 +180,7 @@ constexpr const FamilyDef* kFamilies[] = {&kGpt2Family,   &kBertFamily,   &kMari
                                           &kMistralFamily, &kQwen2Family, &kQwen3Family,  &kGemma2Family,
                                           &kGemma3Family, &kPhi3Family,   &kSmolLM3Family, &kGraniteFamily,
                                           &kOlmo2Family,  &kExaone4Family, &kCohere2Family, &kGlm4Family,
-                                          &kSeedOssFamily, &kQwen3MoeFamily, &kGptOssFamily};
+                                          &kSeedOssFamily, &kQwen3MoeFamily, &kGptOssFamily, &kVitFamily};
 
 }  // namespace
 

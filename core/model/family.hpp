@@ -114,6 +114,8 @@ struct ModelWeights {
     const float* decoder_positions = nullptr;   // marian: P×d
     const float* token_types = nullptr;         // bert: type_vocab×d (row 0 is used)
     Norm embedding_norm;                        // bert
+    const float* cls_token = nullptr;           // vit: d
+    Linear patch_embedding;                     // vit: a patch's channels·p·p pixels -> d
     Norm final_norm;                            // gpt2 ln_f, llama norm
     std::vector<LayerWeights> layers;           // gpt2, bert, llama; marian's encoder
     std::vector<LayerWeights> decoder_layers;   // marian
@@ -220,6 +222,9 @@ public:
     // nn.Linear fused along its outputs (phi3's qkv_proj, gate_up_proj): one Linear per part,
     // parts[k] rows of the weight each, in order.
     std::vector<Linear> linear_parts(const std::string& name, int in, const std::vector<int>& parts, Bias bias);
+    // A vision model's patch embedding, nn.Conv2d(channels, out, kernel = stride = size): weight
+    // [out, channels, size, size], bias [out], as the Linear of a patch's pixels (channel, row, column).
+    Linear patch_embedding(const std::string& name, int channels, int size, int out);
     // GPT-2's Conv1D: weight [in, out], bias [out]; `parts` Linears of out/parts columns each
     // (c_attn: Q | K | V side by side, each packed on its own).
     std::vector<Linear> conv1d(const std::string& name, int in, int out, int parts = 1);
@@ -269,6 +274,7 @@ extern const FamilyDef kSmolLM3Family;                                   // smol
 extern const FamilyDef kGraniteFamily;                                   // granite.cpp
 extern const FamilyDef kOlmo2Family, kExaone4Family;                     // olmo2.cpp
 extern const FamilyDef kCohere2Family;                                   // cohere2.cpp
+extern const FamilyDef kVitFamily;                                       // vit.cpp
 extern const FamilyDef kGlm4Family;                                      // glm4.cpp
 extern const FamilyDef kSeedOssFamily;                                   // seed_oss.cpp
 extern const FamilyDef kGptOssFamily;                                    // gpt_oss.cpp

@@ -21,8 +21,6 @@ namespace attn {
 
 // [SECTION] The container ----------------------------------------------------------------------
 
-bool GgufValue::is_integer() const { return type != Type::F32 && type != Type::F64 && type != Type::String && type != Type::Array; }
-bool GgufValue::is_number() const { return type != Type::String && type != Type::Array; }
 
 const char* gguf_type_name(GgufValue::Type t) {
     constexpr const char* kNames[] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "string", "array", "u64", "i64", "f64"};

@@ -35,8 +35,8 @@ struct GgufValue {
     double real = 0;             // every number (integers too)
     std::string text;            // strings
     std::vector<GgufValue> items;  // arrays
-    bool is_integer() const;     // an integer type or bool
-    bool is_number() const;      // an integer, float or bool
+    bool is_integer() const { return is_number() && type != Type::F32 && type != Type::F64; }  // an integer type or bool
+    bool is_number() const { return type != Type::String && type != Type::Array; }             // an integer, float or bool
 };
 const char* gguf_type_name(GgufValue::Type t);
 

@@ -168,30 +168,28 @@ std::pair<int, int> ImageProcessor::output_size(int w, int h) const {
 
 namespace {
 
-using Json = nlohmann::json;
-
 struct ProcessorFields {
-    const Json& j;
+    const nlohmann::json& j;
     const std::string& file;
     [[noreturn]] void fail(const std::string& field, const std::string& message) const { throw ModelError(file, field, message); }
-    const Json* find(const char* field) const {
+    const nlohmann::json* find(const char* field) const {
         auto it = j.find(field);
         return it == j.end() || it->is_null() ? nullptr : &*it;
     }
     bool boolean(const char* field, bool fallback) const {
-        const Json* v = find(field);
+        const nlohmann::json* v = find(field);
         if (!v) return fallback;
         if (!v->is_boolean()) fail(field, "expected true or false");
         return v->get<bool>();
     }
-    int size(const Json& v, const std::string& field) const {
+    int size(const nlohmann::json& v, const std::string& field) const {
         if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 8192) fail(field, "expected a size from 1 to 8192 pixels");
         return v.get<int>();
     }
     // {"height", "width"}, {"shortest_edge"} or one number (square, or the shortest edge where
     // the processor does not default to a square).
     void sizes(const char* field, int& w, int& h, int* shortest, bool square_number) const {
-        const Json* v = find(field);
+        const nlohmann::json* v = find(field);
         if (!v) return;
         const std::string f = field;
         if (v->is_number()) {
@@ -207,7 +205,7 @@ struct ProcessorFields {
         }
     }
     void triple(const char* field, float out[3]) const {
-        const Json* v = find(field);
+        const nlohmann::json* v = find(field);
         if (!v) return;
         if (!v->is_array() || v->size() != 3) fail(field, "expected 3 numbers, one a channel");
         for (int c = 0; c < 3; ++c) {
@@ -223,13 +221,13 @@ struct ProcessorFields {
 }  // namespace
 
 ImageProcessor read_image_processor(std::string_view json, const std::string& file) {
-    const Json parsed = Json::parse(json, nullptr, false);
+    const nlohmann::json parsed = nlohmann::json::parse(json, nullptr, false);
     if (!parsed.is_object()) throw ModelError(file, "", "not a JSON object");
-    const Json& j = parsed.contains("image_processor") && parsed["image_processor"].is_object() ? parsed["image_processor"] : parsed;
+    const nlohmann::json& j = parsed.contains("image_processor") && parsed["image_processor"].is_object() ? parsed["image_processor"] : parsed;
     const ProcessorFields f{j, file};
     ImageProcessor p;
     const char* type_field = f.find("image_processor_type") ? "image_processor_type" : "feature_extractor_type";
-    const Json* type = f.find(type_field);
+    const nlohmann::json* type = f.find(type_field);
     if (!type || !type->is_string()) f.fail("image_processor_type", "missing: which processor (ViTImageProcessor, CLIPImageProcessor, …)");
     p.type = type->get<std::string>();
     std::string base = p.type;
@@ -251,7 +249,7 @@ ImageProcessor read_image_processor(std::string_view json, const std::string& fi
     p.resize = f.boolean("do_resize", true);
     f.sizes("size", p.width, p.height, &p.shortest_edge, square);
     if (square) p.shortest_edge = 0;
-    if (const Json* r = f.find("resample")) {
+    if (const nlohmann::json* r = f.find("resample")) {
         if (!r->is_number_integer() || r->get<int>() < 0 || r->get<int>() > 5) f.fail("resample", "expected PIL's resampling filter, 0 to 5");
         p.resample = static_cast<Resample>(r->get<int>());
         if (p.resample == Resample::Nearest) f.fail("resample", "0 (nearest) is not read yet: bilinear (2), bicubic (3), lanczos (1), box (4), hamming (5)");
@@ -259,7 +257,7 @@ ImageProcessor read_image_processor(std::string_view json, const std::string& fi
     p.crop = f.boolean("do_center_crop", p.crop);
     f.sizes("crop_size", p.crop_width, p.crop_height, nullptr, true);
     p.rescale = f.boolean("do_rescale", true);
-    if (const Json* r = f.find("rescale_factor")) {
+    if (const nlohmann::json* r = f.find("rescale_factor")) {
         if (!r->is_number() || !(r->get<double>() > 0)) f.fail("rescale_factor", "expected a number above 0");
         p.rescale_factor = r->get<double>();
     }

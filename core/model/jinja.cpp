@@ -618,10 +618,8 @@ private:
     ExprPtr parse_or() {
         ExprPtr e = parse_and();
         while (at_name("or")) {
-            auto o = make(Expr::Kind::Or, next().line);
-            o->args.push_back(std::move(e));
-            o->args.push_back(parse_and());
-            e = std::move(o);
+            const int line = next().line;
+            e = pair(Expr::Kind::Or, "", std::move(e), parse_and(), line);
         }
         return e;
     }
@@ -629,10 +627,8 @@ private:
     ExprPtr parse_and() {
         ExprPtr e = parse_not();
         while (at_name("and")) {
-            auto a = make(Expr::Kind::And, next().line);
-            a->args.push_back(std::move(e));
-            a->args.push_back(parse_not());
-            e = std::move(a);
+            const int line = next().line;
+            e = pair(Expr::Kind::And, "", std::move(e), parse_not(), line);
         }
         return e;
     }
@@ -662,20 +658,20 @@ private:
             } else {
                 return e;
             }
-            auto c = make(Expr::Kind::Compare, line);
-            c->name = op;
-            c->args.push_back(std::move(e));
-            c->args.push_back(parse_math1());
-            e = std::move(c);
+            e = pair(Expr::Kind::Compare, op, std::move(e), parse_math1(), line);
         }
     }
 
-    ExprPtr binary(ExprPtr left, std::string op, ExprPtr right, int line) {
-        auto b = make(Expr::Kind::Binary, line);
+    // An operator's node over two operands (`op` names a Binary's or Compare's operator).
+    ExprPtr pair(Expr::Kind kind, std::string op, ExprPtr left, ExprPtr right, int line) {
+        auto b = make(kind, line);
         b->name = std::move(op);
         b->args.push_back(std::move(left));
         b->args.push_back(std::move(right));
         return b;
+    }
+    ExprPtr binary(ExprPtr left, std::string op, ExprPtr right, int line) {
+        return pair(Expr::Kind::Binary, std::move(op), std::move(left), std::move(right), line);
     }
 
     ExprPtr parse_math1() {

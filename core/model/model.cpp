@@ -114,7 +114,21 @@ std::string LoadedModel::summary(int text_tokens) const {
     return s;
 }
 
+std::vector<std::string> vision_tokens(const ModelConfig& c) {
+    std::vector<std::string> names{"[CLS]"};
+    for (int r = 0; r < c.patch_grid(); ++r)
+        for (int col = 0; col < c.patch_grid(); ++col) names.push_back("p" + std::to_string(r) + "," + std::to_string(col));
+    return names;
+}
+
 Tokenizer load_tokenizer(const ModelFiles& files, const ModelConfig& config, bool target) {
+    if (config.vision()) {  // no text: a token is a position ([CLS], then the patches), named as vision_tokens
+        nlohmann::json vocab = nlohmann::json::object();
+        const std::vector<std::string> names = vision_tokens(config);
+        for (std::size_t i = 0; i < names.size(); ++i) vocab[names[i]] = i;
+        const nlohmann::json j = {{"model", {{"type", "WordLevel"}, {"vocab", vocab}, {"unk_token", "[CLS]"}}}};
+        return read_tokenizer_json(j.dump(), files.shown("config.json") + " (its patches)");
+    }
     if (const FileBytes* f = files.find("tokenizer.json")) return read_tokenizer_json(f->text(), files.shown("tokenizer.json"));
     if (const std::string g = files.gguf(); !g.empty())
         return read_tokenizer_json(gguf_tokenizer_json(read_gguf(files.need(g), files.shown(g))), files.shown(g) + " (its tokenizer)");
@@ -154,7 +168,9 @@ ModelLoad::ModelLoad(const ModelFiles& files, bool measure_heads)
                   ? std::optional<Tokenizer>(load_tokenizer(files, config_, true))
                   : std::nullopt),
       weights_(config_, files) {
-    if (measure_heads && !config_.encoder_decoder()) probe_ = model_head_probe(config_, tokenizer_, folder_);
+    if (measure_heads && !config_.encoder_decoder() && !config_.vision()) probe_ = model_head_probe(config_, tokenizer_, folder_);
+    if (const FileBytes* f = config_.vision() ? files.find("preprocessor_config.json") : nullptr)
+        processor_ = read_image_processor(f->text(), files.shown("preprocessor_config.json"));
 }
 
 bool ModelLoad::done() const { return weights_.done() && (!probe_ || heads_); }
@@ -185,7 +201,7 @@ LoadedModel ModelLoad::take() {
         if (name.empty()) name = config_.model_type;
     }
     return LoadedModel{name, folder_, model_ ? std::move(*model_) : weights_.take(), std::move(tokenizer_), std::move(target_),
-                       std::move(heads_)};
+                       std::move(heads_), std::move(processor_)};
 }
 
 LoadedModel load_model(const ModelFiles& files, bool measure_heads) {
@@ -254,6 +270,28 @@ std::vector<int> encode_text(const LoadedModel& m, const std::string& text) {
 
 std::vector<int> encode_prompt(const LoadedModel& m, const std::string& text) {
     return checked_text_ids(m, text, m.tokenizer.encode(text));
+}
+
+RunInput image_input(const LoadedModel& m, const PixelValues& px) {
+    const ModelConfig& c = m.config();
+    if (!c.vision()) throw ModelError(config_file(m), "model_type", c.model_type + " reads text, not pictures: give --text");
+    if (px.width != c.image_size || px.height != c.image_size)
+        throw ModelError(m.folder.empty() ? "preprocessor_config.json" : m.folder + "/preprocessor_config.json", "size",
+                         "gives " + std::to_string(px.width) + " × " + std::to_string(px.height) + " pixels; the model reads " +
+                             std::to_string(c.image_size) + " × " + std::to_string(c.image_size) + " (config.json's image_size)");
+    const int p = c.patch_size, g = c.patch_grid(), ch = c.channels;
+    if (ch != 3) throw ModelError(config_file(m), "num_channels", std::to_string(ch) + ": pictures have 3 (RGB)");
+    RunInput in;
+    in.patches.resize(g * g, ch * p * p);
+    for (int r = 0; r < g; ++r)
+        for (int col = 0; col < g; ++col)
+            for (int k = 0; k < ch; ++k)
+                for (int y = 0; y < p; ++y)
+                    for (int x = 0; x < p; ++x)
+                        in.patches(r * g + col, (k * p + y) * p + x) = px.at(k, r * p + y, col * p + x);
+    in.ids.resize(static_cast<std::size_t>(g * g + 1));
+    std::iota(in.ids.begin(), in.ids.end(), 0);
+    return in;
 }
 
 std::vector<int> encode_target(const LoadedModel& m, const std::string& text) {
@@ -326,10 +364,11 @@ std::vector<NextToken> top_tokens(const LoadedModel& m, const std::vector<float>
     std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
                       [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
     const Tokenizer& t = m.decoder_tokenizer();
+    const std::vector<std::string>& labels = m.config().labels;  // a vision model's classes
     std::vector<NextToken> out;
     for (size_t i = 0; i < k; ++i) {
         const int id = order[i];
-        out.push_back({id, token_or_id(t, id),
+        out.push_back({id, m.config().vision() ? labels[static_cast<std::size_t>(id)] : token_or_id(t, id),
                        static_cast<float>(std::exp(static_cast<double>(logits[id]) - max) / sum)});
     }
     return out;

@@ -11,6 +11,7 @@
 
 #include "files.hpp"
 #include "heads.hpp"
+#include "image.hpp"
 #include "import.hpp"
 #include "tokenizer.hpp"
 #include "transformer.hpp"
@@ -31,6 +32,7 @@ struct LoadedModel {
     Tokenizer tokenizer;                // gpt2, bert: the tokenizer; marian: the source's
     std::optional<Tokenizer> target;    // marian: the target's (target.spm), when separate
     std::optional<HeadScores> heads;    // gpt2, bert: measured on the probe (heads.hpp) when loaded so
+    std::optional<ImageProcessor> processor;  // vision models: preprocessor_config.json, when the folder has it
 
     const ModelConfig& config() const { return model.config; }
     const Tokenizer& decoder_tokenizer() const { return target ? *target : tokenizer; }
@@ -49,6 +51,7 @@ Tokenizer load_tokenizer(const ModelFiles& files, const ModelConfig& config, boo
 class ModelLoad {
 public:
     explicit ModelLoad(const ModelFiles& files, bool measure_heads = false);  // reads config.json and the tokenizers
+    const ModelConfig& config() const { return config_; }
     bool done() const;
     float progress() const;  // 0 … 1: the weights, then the probe
     void step();             // nothing while wanted()
@@ -69,6 +72,7 @@ private:
     std::unique_ptr<Forward> probe_run_;
     kernels::Context ctx_;
     std::optional<HeadScores> heads_;
+    std::optional<ImageProcessor> processor_;
 };
 LoadedModel load_model(const ModelFiles& files, bool measure_heads = false);
 
@@ -90,6 +94,13 @@ std::vector<int> encode_target(const LoadedModel& m, const std::string& text);
 // Checks ids given as they are (--ids): in the vocabulary, within the positions, not empty.
 // `field` names them in messages ("--ids").
 void check_ids(const LoadedModel& m, const std::vector<int>& ids, const std::string& field);
+
+// A picture's run of a vision model (transformer.hpp's RunInput for vision models): its pixel
+// values (process_image's, at the model's image_size) cut into patches. Throws ModelError when
+// the model reads no pictures or the size is not its own.
+RunInput image_input(const LoadedModel& m, const PixelValues& pixels);
+// A vision model's token names: "[CLS]", then "p0,0", "p0,1", … (row, column) in row order.
+std::vector<std::string> vision_tokens(const ModelConfig& c);
 
 // [SECTION] Running it -----------------------------------------------------------------------
 

@@ -825,7 +825,8 @@ namespace {
 //   bert:    LN(word[ids] + position[positions] + token_type[0])
 //   marian:  shared[ids]·√d (scale_embedding) + sinusoid[positions]
 //   rotary:  embed_tokens[ids] (gemma: ·√d); positions enter in the attention
-Matrix embeddings(const Model& m, const std::vector<int>& ids, bool decoder, int first_position = 0) {
+Matrix embeddings(kernels::Context& ctx, const Model& m, const std::vector<int>& ids, bool decoder, int first_position = 0,
+                  const Matrix& patches = {}) {
     const ModelConfig& c = m.config;
     const ModelWeights& w = *m.weights;
     const int T = static_cast<int>(ids.size()), d = c.d_model;
@@ -833,6 +834,15 @@ Matrix embeddings(const Model& m, const std::vector<int>& ids, bool decoder, int
         throw ModelError("", "ids", "position " + std::to_string(first_position + T - 1) + " is past the model's " +
                                         std::to_string(c.position_limit()) + " positions");
     Matrix x(T, d);
+    if (c.vision()) {  // the [CLS], then each patch through the patch embedding; positions added
+        if (patches.rows() != T - 1 || patches.cols() != w.patch_embedding.in())
+            throw ModelError("", "patches", "expected " + std::to_string(T - 1) + " patches of " + std::to_string(w.patch_embedding.in()) +
+                                                " pixels, got " + std::to_string(patches.rows()) + " of " + std::to_string(patches.cols()));
+        x.row(0) = Eigen::Map<const RowVector>(w.cls_token, d);
+        if (T > 1) blocks::linear(ctx, w.patch_embedding, patches.data(), T - 1, static_cast<int>(patches.cols()), x.row(1).data(), d);
+        x += Eigen::Map<const Matrix>(w.positions, T, d);
+        return x;
+    }
     const float* positions = c.positions == Positions::Rotary ? nullptr : decoder ? w.decoder_positions : w.positions;
     blocks::embed(w.token_embedding, ids, c.embedding_scale, positions, first_position, x.data());
     if (w.token_types) {
@@ -931,7 +941,8 @@ void Forward::step(kernels::Context& ctx) {
     switch (st.kind) {
         case StepKind::Embed:
             if (st.stack == kDecoderStack) s.out.encoder_output = std::move(s.x);  // marian: the encoder is done
-            s.x = embeddings(s.model, marian && st.stack == kFirstStack ? s.input.source_ids : s.input.ids, st.stack == kDecoderStack);
+            s.x = embeddings(ctx, s.model, marian && st.stack == kFirstStack ? s.input.source_ids : s.input.ids, st.stack == kDecoderStack, 0,
+                             s.input.patches);
             if (s.input.record) s.out.inside.streams.push_back(s.x);
             return;
         case StepKind::SelfAttention: {
@@ -991,10 +1002,10 @@ void Forward::step(kernels::Context& ctx) {
         }
         case StepKind::Head:
             // hidden = the final norm of x (where the family has one); logits at the last
-            // position (bert: none)
+            // position (bert: none; a vision model's classifier: its labels' at the [CLS])
             s.out.hidden = w.final_norm.present() ? norm(c, s.x, w.final_norm) : std::move(s.x);
-            if (!c.encoder_only() && s.out.hidden.rows() > 0) {
-                const float* last = s.out.hidden.row(s.out.hidden.rows() - 1).data();
+            if ((!c.encoder_only() || (c.vision() && w.lm_head.w.data)) && s.out.hidden.rows() > 0) {
+                const float* last = s.out.hidden.row(c.vision() ? 0 : s.out.hidden.rows() - 1).data();
                 s.out.logits = s.input.logit_ids.empty() ? logits_of(ctx, s.model, last) : id_logits(s.model, last, s.input.logit_ids);
             }
             return;
@@ -1155,7 +1166,7 @@ std::vector<float> Decoder::feed(kernels::Context& ctx, int id) {
     const ModelConfig& c = s.model.config;
     const ModelWeights& w = *s.model.weights;
     const bool marian = c.encoder_decoder();
-    Matrix x = embeddings(s.model, {id}, marian, s.n);
+    Matrix x = embeddings(ctx, s.model, {id}, marian, s.n);
     if (marian && s.cross_k.empty()) {  // the cross keys and values, once
         const int T_src = static_cast<int>(s.encoder_output.rows()), d = c.d_model;
         if (T_src == 0 || s.encoder_output.cols() != d) throw ModelError("", "encoder_output", "expected T_src×d_model");

@@ -156,7 +156,10 @@ struct Inside {
     std::vector<Matrix> values;     // T×(kv_heads·d_head): V, as the heads read it
 };
 
-// ids: gpt2/bert: the tokens; marian: the decoder's tokens (starting with decoder_start_id).
+// ids: gpt2/bert: the tokens; marian: the decoder's tokens (starting with decoder_start_id);
+// vision models (vit): 0, 1, …, T − 1, the [CLS] and each patch (their names are the tokenizer's,
+// model.hpp's image_input), the pictures in `patches`: one row per patch, in row order, its
+// channels·p·p pixels (channel, row, column) as the patch embedding reads them.
 // source_ids: marian only, the encoder's tokens. Ids are checked against the vocabulary and the
 // length against max_positions by the caller (model.hpp), as are empty inputs and the
 // interventions (check_interventions).
@@ -190,6 +193,7 @@ struct RunInput {
     HeadRef patched = {};
     Matrix patch = {};
     std::vector<int> logit_ids = {};
+    Matrix patches = {};
 };
 // The texts whose maps are all kept by default (SPEC.md §5: `attnviz run` prints them all).
 constexpr int kMapsKeptUpTo = 512;

@@ -1,12 +1,15 @@
-"""Reference forward passes of GPT-2, BERT and Marian in float64 PyTorch, written from the
-architectures' definitions (Hugging Face semantics), for checking attnviz's C++ model runtime.
+"""Reference forward passes of GPT-2, BERT, Marian, the Llama-like and ViT in float64 PyTorch,
+written from the architectures' definitions (Hugging Face semantics), for checking attnviz's C++
+model runtime. (ViT: vit_forward takes the processor's pixel values [C, H, W] instead of ids;
+its checkpoints come from tests/model/make_vision_models.py.)
 
 Each forward takes `W`, a dict of float64 tensors named as in a Hugging Face checkpoint without
 its head prefix (gpt2 "h.0.attn.c_attn.weight", bert "encoder.layer.0...", marian
 "encoder.layers.0..."), the config.json dict and the token ids, and returns a dict:
   attention / encoder_attention, decoder_attention, cross_attention: [L, H, T_q, T_k]
   hidden: [T, d]   the last layer's output (gpt2 after ln_f; marian the decoder's)
-  logits: [V]      the LM head at the last position (gpt2, marian)
+  logits: [V]      the LM head at the last position (gpt2, marian); vit: [num_labels], the
+                   classifier on the [CLS] row (ViTForImageClassification only)
   q: {stack: [L, H, T_q, d_head]}  each head's queries before the 1/sqrt(d_head) scaling
   x: {stack: [L, T_q, d]}          the input of each attention block as its Q projection reads it
 
@@ -225,6 +228,55 @@ def bert_forward(W, cfg, ids, edits=NONE):
                        W[p + "output.LayerNorm.weight"], W[p + "output.LayerNorm.bias"], eps)
     return {"attention": torch.stack(maps), "hidden": x,
             "q": {"attention": torch.stack(qs)}, "x": {"attention": torch.stack(xs)}}
+
+# [SECTION] ViT: pre-LN encoder over patches, a [CLS] row, a classifier on it --------------------
+
+
+def vit_patches(W, cfg, pixel_values):
+    """pixel_values [C, H, W] -> [N, d]: the patch projection (a Conv2d, kernel = stride = p) as a
+    product, each patch's pixels in the kernel's order (channel, row, column); patches in row order
+    (flatten(2).transpose(1, 2) of the conv's [d, H/p, W/p])."""
+    weight = W["embeddings.patch_embeddings.projection.weight"]  # [d, C, p, p]
+    d, C, p, _ = weight.shape
+    x = torch.as_tensor(pixel_values, dtype=torch.float64)
+    R, K = x.shape[1] // p, x.shape[2] // p
+    cells = x.reshape(C, R, p, K, p).permute(1, 3, 0, 2, 4).reshape(R * K, C * p * p)  # [N, C·p·p]
+    return cells @ weight.reshape(d, C * p * p).T + W["embeddings.patch_embeddings.projection.bias"]
+
+
+def vit_forward(W, cfg, pixel_values, edits=NONE):
+    """ViTModel / ViTForImageClassification at the trained size (no position interpolation):
+    pixel_values [C, H, W] as the image processor hands them (float32 values, any array) ->
+    attention [L, H, T, T] (T = 1 + (H/p)·(W/p), [CLS] first), hidden [T, d] after the final
+    `layernorm`, logits [num_labels] (the classifier on the [CLS] row; only when W has it),
+    q, x: the queries before scaling and the layernorm_before output the Q projection reads."""
+    eps = cfg["layer_norm_eps"]
+    act = ACTIVATIONS[cfg["hidden_act"]]
+    e = "embeddings."
+    size, p = cfg["image_size"], cfg["patch_size"]
+    values = torch.as_tensor(pixel_values, dtype=torch.float64)
+    assert tuple(values.shape) == (cfg.get("num_channels", 3), size, size), f"pixel_values {tuple(values.shape)}"
+    x = torch.cat([W[e + "cls_token"].reshape(1, -1), vit_patches(W, cfg, values)])  # [T, d]
+    assert x.shape[0] == 1 + (size // p) ** 2
+    x = x + W[e + "position_embeddings"][0]
+    maps, qs, xs = [], [], []
+    for i in range(cfg["num_hidden_layers"]):
+        lp = f"encoder.layer.{i}."
+        a = layer_norm(x, W[lp + "layernorm_before.weight"], W[lp + "layernorm_before.bias"], eps)
+        s = lp + "attention.attention."
+        q, k, v = (a @ W[s + n + ".weight"].T + W.get(s + n + ".bias", 0.0) for n in ("query", "key", "value"))
+        context, probs, q_heads = attend(q, k, v, cfg["num_attention_heads"], False, edits.hidden,
+                                         knocked(edits, 0, i), edits.mean)
+        maps.append(probs), qs.append(q_heads), xs.append(a)
+        x = x + linear(context, W, lp + "attention.output.dense")
+        m = layer_norm(x, W[lp + "layernorm_after.weight"], W[lp + "layernorm_after.bias"], eps)
+        x = x + linear(act(linear(m, W, lp + "intermediate.dense")), W, lp + "output.dense")
+    x = layer_norm(x, W["layernorm.weight"], W["layernorm.bias"], eps)
+    out = {"attention": torch.stack(maps), "hidden": x, "q": {"attention": torch.stack(qs)},
+           "x": {"attention": torch.stack(xs)}}
+    if "classifier.weight" in W:
+        out["logits"] = linear(x[0], W, "classifier")  # [num_labels]
+    return out
 
 # [SECTION] Marian: post-LN encoder-decoder, scaled embeddings + sinusoids, SiLU ------------------
 

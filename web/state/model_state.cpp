@@ -98,7 +98,11 @@ void open_model_files(AppState& st, ModelFiles files) {
     ms.slice.reset(), ms.slice_request.reset();
     ms.windows = 0;
     guarded(st, name, [&] {
-        ms.loading = std::make_shared<ModelLoad>(files, /*measure_heads=*/true);
+        auto load = std::make_shared<ModelLoad>(files, /*measure_heads=*/true);
+        if (load->config().vision())  // the app's views are a text's (docs/MODELS.md, "Pictures")
+            throw ModelError(files.shown("config.json"), "model_type", load->config().model_type +
+                             " is a vision model: the app does not show pictures yet; `attnviz run MODEL --image photo.png` runs it");
+        ms.loading = std::move(load);
         ms.loading_name = name;
     });
 }
