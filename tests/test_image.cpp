@@ -84,7 +84,6 @@ TEST_CASE("image: every picture through every processor equals PIL and NumPy's p
     CHECK(cases >= 80);
 }
 
-#ifndef __EMSCRIPTEN__  // the page's pictures are decoded by the browser
 TEST_CASE("image: PNG decodes as PIL's convert(\"RGB\") byte for byte (every mode); a JPEG within the decoders' IDCTs") {
     const nlohmann::json index = nlohmann::json::parse(file_bytes(kRefs + "/index.json"));
     int png = 0, jpeg = 0;
@@ -121,7 +120,6 @@ TEST_CASE("image: PNG decodes as PIL's convert(\"RGB\") byte for byte (every mod
     CHECK_THROWS_WITH_AS(decode_image(reinterpret_cast<const std::uint8_t*>(junk.data()), junk.size(), "cat.png"),
                          doctest::Contains("cat.png: not an image attnviz reads (PNG, JPEG, BMP, GIF)"), ModelError);
 }
-#endif
 
 TEST_CASE("image: a processor's config read as transformers reads it; the rest refused by name") {
     const ImageProcessor vit = read_image_processor(R"({"feature_extractor_type": "ViTFeatureExtractor", "size": 384, "resample": 2})", "f");

@@ -27,8 +27,7 @@ struct Image {
 };
 
 // PNG, JPEG, BMP or GIF (its first frame) as RGB, as PIL's convert("RGB") gives it (gray
-// repeated, alpha dropped). Natively only (stb_image); the page decodes with the browser.
-// Throws ModelError(file, "", …).
+// repeated, alpha dropped), with stb_image. Throws ModelError(file, "", …).
 Image decode_image(const std::uint8_t* bytes, std::size_t size, const std::string& file);
 
 // [SECTION] Resampling as PIL does ---------------------------------------------------------------

@@ -1,5 +1,5 @@
-// image_decode.cpp: image.hpp's decode_image with stb_image, natively (the page's pictures are
-// decoded by the browser). Its functions are static here: the app's PNG code has its own.
+// image_decode.cpp: image.hpp's decode_image with stb_image (a file of its own: its functions are
+// static here, and the app's PNG code has its own).
 #include "image.hpp"
 
 #define STB_IMAGE_STATIC

@@ -1846,12 +1846,26 @@ bool Renderer::test(const std::string& name, const Value& v, Args& a) {
     fail(line, "unknown test '" + name + "'");
 }
 
+// C's strftime, directive by directive, with glibc's "%-d" (no leading zero), which Python's
+// strftime on Linux has and musl's (the page's) has not.
 std::string strftime_text(const std::string& format, const std::tm& when, int line) {
     if (format.size() > 256) fail(line, "strftime_now: a format longer than 256 bytes");
-    char buf[1024];
-    const size_t n = std::strftime(buf, sizeof buf, format.c_str(), &when);
-    if (n == 0 && !format.empty()) fail(line, "strftime_now: the format " + python_quoted(format) + " gives nothing");
-    return std::string(buf, n);
+    std::string out;
+    for (std::size_t k = 0; k < format.size(); ++k) {
+        if (format[k] != '%' || k + 1 == format.size()) {
+            out += format[k];
+            continue;
+        }
+        const bool unpadded = format[k + 1] == '-' && k + 2 < format.size();
+        const char directive[3] = {'%', format[k + (unpadded ? 2 : 1)], '\0'};
+        k += unpadded ? 2 : 1;
+        char buf[128];
+        std::string piece(buf, std::strftime(buf, sizeof buf, directive, &when));
+        if (unpadded)
+            while (piece.size() > 1 && piece[0] == '0') piece.erase(0, 1);
+        out += piece;
+    }
+    return out;
 }
 
 void add_globals(Scope& scope, const TemplateOptions& options) {
