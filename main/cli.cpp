@@ -730,7 +730,8 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
             if (o.maps || !input.keep_maps) j["memory"] = {{"kept_bytes", kept_bytes(run)}, {"peak_bytes", peak_memory()}};
             if (o.chat) j["prompt"] = chat_prompt;
             if (m.config().vision())
-                j["patches"] = {{"rows", m.config().patch_grid()}, {"cols", m.config().patch_grid()}, {"size", m.config().patch_size}, {"first", 1}};
+                j["patches"] = {{"rows", m.config().patch_grid()}, {"cols", m.config().patch_grid()}, {"size", m.config().patch_size},
+                                {"first", m.config().class_token ? 1 : 0}};
             put_why(j, m, why);
             if (new_tokens > 0) {
                 const std::vector<int> ids(input.ids.begin() + static_cast<std::ptrdiff_t>(prompt), input.ids.end());

@@ -74,6 +74,12 @@ void silu(kernels::Isa isa, float* x, std::size_t n) {
              [](float v, float e) { return (v >= 0.0f ? v : v * e) / (1.0f + e); });
 }
 
+void quick_gelu(kernels::Isa isa, float* x, std::size_t n) {
+    // x·σ(1.702·x), σ as silu's: e = e^(−1.702·|x|)
+    with_exp(isa, x, n, [](float v) { return -1.702f * std::fabs(v); },
+             [](float v, float e) { return (v >= 0.0f ? v : v * e) / (1.0f + e); });
+}
+
 void relu(float* x, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) x[i] = x[i] > 0 ? x[i] : 0.0f;
 }
@@ -84,6 +90,7 @@ void activate(kernels::Isa isa, Activation a, float* x, std::size_t n) {
         case Activation::GeluExact: return gelu_exact(x, n);
         case Activation::Silu: return silu(isa, x, n);
         case Activation::Relu: return relu(x, n);
+        case Activation::QuickGelu: return quick_gelu(isa, x, n);
     }
 }
 

@@ -135,10 +135,10 @@ std::vector<Linear> Plan::linear_parts(const std::string& name, int in, const st
     return l;
 }
 
-Linear Plan::patch_embedding(const std::string& name, int channels, int size, int out) {
+Linear Plan::patch_embedding(const std::string& name, int channels, int size, int out, Bias bias) {
     const int in = channels * size * size;
     const std::size_t weight = packed_weight(name + ".weight", {out, channels, size, size});
-    return packed(weight, 0, in, true, in, out, need(name + ".bias", {out}));
+    return packed(weight, 0, in, true, in, out, bias == Bias::Required ? need(name + ".bias", {out}) : nullptr);
 }
 
 std::vector<Linear> Plan::conv1d(const std::string& name, int in, int out, int parts) {

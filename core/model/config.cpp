@@ -126,7 +126,8 @@ Activation ConfigFields::activation(const std::string& field, const std::string&
     if (a == "gelu_new" || a == "gelu_pytorch_tanh") return Activation::GeluTanh;
     if (a == "relu") return Activation::Relu;
     if (a == "silu" || a == "swish") return Activation::Silu;
-    fail(field, "\"" + a + "\" is not one of gelu, gelu_new, gelu_pytorch_tanh, relu, silu, swish");
+    if (a == "quick_gelu") return Activation::QuickGelu;
+    fail(field, "\"" + a + "\" is not one of gelu, gelu_new, gelu_pytorch_tanh, relu, silu, swish, quick_gelu");
 }
 
 int ConfigFields::heads(const std::string& field, int d, const std::string& d_field) const {
@@ -180,7 +181,8 @@ constexpr const FamilyDef* kFamilies[] = {&kGpt2Family,   &kBertFamily,   &kMari
                                           &kMistralFamily, &kQwen2Family, &kQwen3Family,  &kGemma2Family,
                                           &kGemma3Family, &kPhi3Family,   &kSmolLM3Family, &kGraniteFamily,
                                           &kOlmo2Family,  &kExaone4Family, &kCohere2Family, &kGlm4Family,
-                                          &kSeedOssFamily, &kQwen3MoeFamily, &kGptOssFamily, &kVitFamily};
+                                          &kSeedOssFamily, &kQwen3MoeFamily, &kGptOssFamily, &kVitFamily,
+                                          &kClipFamily, &kClipVisionFamily, &kSiglipFamily, &kSiglipVisionFamily};
 
 }  // namespace
 

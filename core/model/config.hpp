@@ -20,13 +20,14 @@ namespace attn {
 
 // model_type "gpt2", "bert", "marian", "llama", "mistral", "qwen2", "qwen3", "gemma2",
 // "gemma3_text", "phi3", "smollm3", "granite", "olmo2", "exaone4", "cohere2", "glm4",
-// "seed_oss", "qwen3_moe", "gpt_oss", "vit" (families/*.cpp).
+// "seed_oss", "qwen3_moe", "gpt_oss"; the vision encoders "vit", "clip", "clip_vision_model",
+// "siglip", "siglip_vision_model" (families/*.cpp).
 enum class Family {
     Gpt2, Bert, Marian, Llama, Mistral, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3, Granite, Olmo2, Exaone4, Cohere2, Glm4,
-    SeedOss, Qwen3Moe, GptOss, Vit
+    SeedOss, Qwen3Moe, GptOss, Vit, Clip, ClipVision, Siglip, SiglipVision
 };
-// "gelu", "gelu_new" / "gelu_pytorch_tanh", "relu", "silu" / "swish"
-enum class Activation { GeluExact, GeluTanh, Relu, Silu };
+// "gelu", "gelu_new" / "gelu_pytorch_tanh", "relu", "silu" / "swish", "quick_gelu" (CLIP: x·σ(1.702x))
+enum class Activation { GeluExact, GeluTanh, Relu, Silu, QuickGelu };
 
 enum class NormKind {
     LayerNorm,  // (x − mean) / √(var + eps) · g + b
@@ -104,9 +105,11 @@ struct ModelConfig {
     int type_vocab_size = 0;           // bert
     bool tie_word_embeddings = true;
     int pad_id = -1, bos_id = -1, eos_id = -1, decoder_start_id = -1;  // -1: not given
-    // Vision encoders (vit): the picture's side in pixels, a patch's, the channels; a token is the
-    // [CLS] or a patch (no vocabulary); vocab_size counts the classifier's labels (0: none).
+    // Vision encoders (vit, clip, siglip): the picture's side in pixels, a patch's, the channels; a
+    // token is the [CLS] (where class_token) or a patch (no vocabulary); vocab_size counts the
+    // classifier's labels (0: none).
     int image_size = 0, patch_size = 0, channels = 0;
+    bool class_token = false;
     std::vector<std::string> labels;   // id2label, in id order
 
     // The architecture (each family's file sets what differs from these, GPT-2's).
@@ -149,7 +152,7 @@ struct ModelConfig {
     int window_of(int layer) const { return layer >= 0 && layer < static_cast<int>(window.size()) ? window[layer] : 0; }
     bool vision() const { return patch_size > 0; }
     int patch_grid() const { return vision() ? image_size / patch_size : 0; }  // patches a side
-    bool encoder_only() const { return family == Family::Bert || family == Family::Vit; }
+    bool encoder_only() const { return family == Family::Bert || vision(); }
     bool encoder_decoder() const { return family == Family::Marian; }
     bool decoder_only() const { return !encoder_only() && !encoder_decoder(); }  // gpt2 and the Llama-like
 };

@@ -113,8 +113,8 @@ struct ModelWeights {
     const float* positions = nullptr;           // P×d: gpt2 wpe, bert position_embeddings, marian encoder's
     const float* decoder_positions = nullptr;   // marian: P×d
     const float* token_types = nullptr;         // bert: type_vocab×d (row 0 is used)
-    Norm embedding_norm;                        // bert
-    const float* cls_token = nullptr;           // vit: d
+    Norm embedding_norm;                        // bert; clip (pre_layrnorm)
+    const float* cls_token = nullptr;           // vit, clip: d
     Linear patch_embedding;                     // vit: a patch's channels·p·p pixels -> d
     Norm final_norm;                            // gpt2 ln_f, llama norm
     std::vector<LayerWeights> layers;           // gpt2, bert, llama; marian's encoder
@@ -223,8 +223,9 @@ public:
     // parts[k] rows of the weight each, in order.
     std::vector<Linear> linear_parts(const std::string& name, int in, const std::vector<int>& parts, Bias bias);
     // A vision model's patch embedding, nn.Conv2d(channels, out, kernel = stride = size): weight
-    // [out, channels, size, size], bias [out], as the Linear of a patch's pixels (channel, row, column).
-    Linear patch_embedding(const std::string& name, int channels, int size, int out);
+    // [out, channels, size, size], bias [out] (or none), as the Linear of a patch's pixels
+    // (channel, row, column).
+    Linear patch_embedding(const std::string& name, int channels, int size, int out, Bias bias = Bias::Required);
     // GPT-2's Conv1D: weight [in, out], bias [out]; `parts` Linears of out/parts columns each
     // (c_attn: Q | K | V side by side, each packed on its own).
     std::vector<Linear> conv1d(const std::string& name, int in, int out, int parts = 1);
@@ -275,6 +276,7 @@ extern const FamilyDef kGraniteFamily;                                   // gran
 extern const FamilyDef kOlmo2Family, kExaone4Family;                     // olmo2.cpp
 extern const FamilyDef kCohere2Family;                                   // cohere2.cpp
 extern const FamilyDef kVitFamily;                                       // vit.cpp
+extern const FamilyDef kClipFamily, kClipVisionFamily, kSiglipFamily, kSiglipVisionFamily;  // clip.cpp
 extern const FamilyDef kGlm4Family;                                      // glm4.cpp
 extern const FamilyDef kSeedOssFamily;                                   // seed_oss.cpp
 extern const FamilyDef kGptOssFamily;                                    // gpt_oss.cpp

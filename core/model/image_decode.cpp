@@ -8,8 +8,12 @@
 #define STBI_ONLY_JPEG
 #define STBI_ONLY_BMP
 #define STBI_ONLY_GIF
+#define STBI_NO_STDIO  // the bytes are in memory
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"  // static: the functions this file does not call
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 on stbi__context's callbacks, which memory never uses
+#endif
 #include <stb/stb_image.h>
 #pragma GCC diagnostic pop
 

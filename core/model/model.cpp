@@ -115,9 +115,14 @@ std::string LoadedModel::summary(int text_tokens) const {
 }
 
 std::vector<std::string> vision_tokens(const ModelConfig& c) {
-    std::vector<std::string> names{"[CLS]"};
+    std::vector<std::string> names;
+    if (c.class_token) names.push_back("[CLS]");
     for (int r = 0; r < c.patch_grid(); ++r)
-        for (int col = 0; col < c.patch_grid(); ++col) names.push_back("p" + std::to_string(r) + "," + std::to_string(col));
+        for (int col = 0; col < c.patch_grid(); ++col) {
+            std::string name = "p";  // appended, not operator+: GCC 12 warns of a false overflow there
+            name.append(std::to_string(r)).append(",").append(std::to_string(col));
+            names.push_back(std::move(name));
+        }
     return names;
 }
 
@@ -126,7 +131,7 @@ Tokenizer load_tokenizer(const ModelFiles& files, const ModelConfig& config, boo
         nlohmann::json vocab = nlohmann::json::object();
         const std::vector<std::string> names = vision_tokens(config);
         for (std::size_t i = 0; i < names.size(); ++i) vocab[names[i]] = i;
-        const nlohmann::json j = {{"model", {{"type", "WordLevel"}, {"vocab", vocab}, {"unk_token", "[CLS]"}}}};
+        const nlohmann::json j = {{"model", {{"type", "WordLevel"}, {"vocab", vocab}, {"unk_token", names.front()}}}};
         return read_tokenizer_json(j.dump(), files.shown("config.json") + " (its patches)");
     }
     if (const FileBytes* f = files.find("tokenizer.json")) return read_tokenizer_json(f->text(), files.shown("tokenizer.json"));
@@ -289,7 +294,7 @@ RunInput image_input(const LoadedModel& m, const PixelValues& px) {
                 for (int y = 0; y < p; ++y)
                     for (int x = 0; x < p; ++x)
                         in.patches(r * g + col, (k * p + y) * p + x) = px.at(k, r * p + y, col * p + x);
-    in.ids.resize(static_cast<std::size_t>(g * g + 1));
+    in.ids.resize(static_cast<std::size_t>(g * g + (c.class_token ? 1 : 0)));
     std::iota(in.ids.begin(), in.ids.end(), 0);
     return in;
 }

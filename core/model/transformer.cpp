@@ -834,13 +834,16 @@ Matrix embeddings(kernels::Context& ctx, const Model& m, const std::vector<int>&
         throw ModelError("", "ids", "position " + std::to_string(first_position + T - 1) + " is past the model's " +
                                         std::to_string(c.position_limit()) + " positions");
     Matrix x(T, d);
-    if (c.vision()) {  // the [CLS], then each patch through the patch embedding; positions added
-        if (patches.rows() != T - 1 || patches.cols() != w.patch_embedding.in())
-            throw ModelError("", "patches", "expected " + std::to_string(T - 1) + " patches of " + std::to_string(w.patch_embedding.in()) +
+    if (c.vision()) {  // the [CLS] (vit, clip), then each patch through the patch embedding; positions added
+        const int first = c.class_token ? 1 : 0;
+        if (patches.rows() != T - first || patches.cols() != w.patch_embedding.in())
+            throw ModelError("", "patches", "expected " + std::to_string(T - first) + " patches of " + std::to_string(w.patch_embedding.in()) +
                                                 " pixels, got " + std::to_string(patches.rows()) + " of " + std::to_string(patches.cols()));
-        x.row(0) = Eigen::Map<const RowVector>(w.cls_token, d);
-        if (T > 1) blocks::linear(ctx, w.patch_embedding, patches.data(), T - 1, static_cast<int>(patches.cols()), x.row(1).data(), d);
+        if (first) x.row(0) = Eigen::Map<const RowVector>(w.cls_token, d);
+        if (T > first) blocks::linear(ctx, w.patch_embedding, patches.data(), T - first, static_cast<int>(patches.cols()), x.row(first).data(), d);
         x += Eigen::Map<const Matrix>(w.positions, T, d);
+        if (w.embedding_norm.present())  // clip's pre_layrnorm
+            blocks::layer_norm(x.data(), T, d, w.embedding_norm.g, w.embedding_norm.b, c.layer_norm_eps, x.data());
         return x;
     }
     const float* positions = c.positions == Positions::Rotary ? nullptr : decoder ? w.decoder_positions : w.positions;

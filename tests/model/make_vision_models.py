@@ -1,25 +1,42 @@
 #!/usr/bin/python3
-"""Writes tiny random-weight ViT checkpoints in the Hugging Face layout, each with a picture and
-the float64 reference run of tests/model/reference.py (vit_forward) on it, for the C++ runtime's
-vision tests (tests/model/test_vision.py).
+"""Writes tiny random-weight vision checkpoints in the Hugging Face layout — ViT, CLIP's and
+SigLIP's vision towers — each with a picture and the float64 reference run of
+tests/model/reference.py (vit_forward, clip_vision_forward, siglip_vision_forward) on it, for the
+C++ runtime's vision tests (tests/model/test_vision.py).
 
 usage: /usr/bin/python3 tests/model/make_vision_models.py OUTDIR
 
 OUTDIR/cases.json lists the cases (written last); OUTDIR/CASE/ holds
-  config.json                as save_pretrained writes a ViTConfig (the class's own fields, the
-                             architectures, id2label/label2id when there is a classifier)
-  model.safetensors          every tensor of ViTForImageClassification ("vit." + …, classifier.*)
-                             or of ViTModel (no prefix, and pooler.dense.*, which attnviz ignores)
-  preprocessor_config.json   a ViTImageProcessor's: resize to {height, width}, rescale, normalize
+  config.json                as save_pretrained writes the case's config class (the class's own
+                             fields, the architectures, torch_dtype): ViTConfig (id2label/label2id
+                             when there is a classifier), CLIPVisionConfig, CLIPConfig (its
+                             text_config and vision_config nested), SiglipVisionConfig
+  model.safetensors          every tensor of the model's state_dict:
+                               vit       ViTForImageClassification ("vit." + …, classifier.*) or
+                                         ViTModel (no prefix, and pooler.dense.*, which attnviz ignores)
+                               clip      CLIPVisionModel ("vision_model." + …) or CLIPModel (also
+                                         "text_model." + …, visual_projection, text_projection,
+                                         logit_scale, and the position_ids buffers older versions
+                                         saved: attnviz reads the vision tower only)
+                               siglip    SiglipVisionModel ("vision_model." + …; with
+                                         vision_use_head, the pooling head's "vision_model.head.*",
+                                         which attnviz ignores)
+  preprocessor_config.json   ViTImageProcessor's (resize to {height, width}); CLIPImageProcessor's
+                             (shortest edge, then the center crop; or, as openai's CLIP ships, an
+                             old CLIPFeatureExtractor's with one number for each); SiglipImageProcessor's
   image.png                  the picture (PIL, RGB, its own size: the processor resizes it)
-  expected.json              {"case", "model_type": "vit", "dtype", "image": "image.png",
+  expected.json              {"case", "model_type" (config.json's), "dtype", "image": "image.png",
                              "pixel_values" [3][H][W] (tests/model/image_reference.py's process()
                              of image.png with that preprocessor config: float32 values),
-                             "tokens" ["[CLS]", "p0,0", "p0,1", … "p{row},{col}"] (patches in row
-                             order), "patches" {"rows": H/p, "cols": W/p, "size": p, "first": 1},
-                             "attention" [L][H][T][T], "hidden" [T][d] (after the final layernorm),
-                             "logits" [num_labels] (the classifier on the [CLS] row; ViTModel: none),
-                             "q": {"attention": [L][H][T][d_head]}, "x": {"attention": [L][T][d]}}
+                             "tokens" (ViT, CLIP: ["[CLS]", "p0,0", "p0,1", … "p{row},{col}"],
+                             patches in row order; SigLIP: no [CLS], "p0,0" first),
+                             "patches" {"rows": H/p, "cols": W/p, "size": p, "first": 1 (0: SigLIP)},
+                             "attention" [L][H][T][T], "hidden" [T][d] (the last_hidden_state:
+                             ViT after its final layernorm, CLIP with none — post_layernorm is the
+                             pooled [CLS]'s only —, SigLIP after post_layernorm),
+                             "logits" [num_labels] (ViT's classifier on the [CLS] row; only
+                             ViTForImageClassification), "q": {"attention": [L][H][T][d_head]},
+                             "x": {"attention": [L][T][d]}}
 Fixed seeds, one thread: the same bytes every run.
 """
 import math
@@ -41,11 +58,37 @@ torch.set_num_threads(1)
 LABELS = ["tabby cat", "golden retriever", "espresso", "lighthouse", "sunflower"]
 
 CASES = [
-    dict(case="vit", head=True, d=32, L=2, H=4, d_ff=64, image_size=32, patch_size=8, picture=(45, 37),
+    dict(case="vit", family="vit", head=True, d=32, L=2, H=4, d_ff=64, image_size=32, patch_size=8, picture=(45, 37),
          resample=2, dtype="F32", seed=61, name_or_path="attnviz/tiny-vit"),
-    dict(case="vit-model", head=False, d=24, L=3, H=2, d_ff=40, image_size=48, patch_size=16, picture=(61, 29),
-         resample=3, dtype="F32", seed=62),
+    dict(case="vit-model", family="vit", head=False, d=24, L=3, H=2, d_ff=40, image_size=48, patch_size=16,
+         picture=(61, 29), resample=3, dtype="F32", seed=62),
+    # CLIPVisionModel: a picture wider than tall (its shortest edge resized to 32, then the crop)
+    dict(case="clip-vision", family="clip", whole=False, d=32, L=2, H=4, d_ff=64, image_size=32, patch_size=8,
+         picture=(50, 41), resample=3, dtype="F32", seed=63, projection_dim=16,
+         name_or_path="attnviz/tiny-clip-vision"),
+    # CLIPModel: taller than wide, in float16, openai's old CLIPFeatureExtractor config (one number
+    # for size and crop_size); the text tower, both projections, logit_scale and the position_ids
+    # buffers (int64) in the file too
+    dict(case="clip", family="clip", whole=True, d=24, L=3, H=2, d_ff=48, image_size=48, patch_size=16,
+         picture=(37, 70), resample=3, dtype="F16", seed=64, projection_dim=12, old_processor=True,
+         position_ids=True, text=dict(d=16, L=1, H=2, d_ff=32, V=64, P=16)),
+    dict(case="siglip-vision", family="siglip", head=False, d=32, L=2, H=2, d_ff=48, image_size=32, patch_size=8,
+         picture=(45, 37), resample=3, dtype="F32", seed=65),
+    # vision_use_head: the attention-pooling head's tensors in the file (attnviz ignores them);
+    # bfloat16, upsampled, 12-pixel patches
+    dict(case="siglip-vision-head", family="siglip", head=True, d=24, L=3, H=4, d_ff=40, image_size=48,
+         patch_size=12, picture=(29, 53), resample=3, dtype="BF16", seed=66, name_or_path="attnviz/tiny-siglip"),
 ]
+
+CLIP_MEAN, CLIP_STD = [0.48145466, 0.4578275, 0.40821073], [0.26862954, 0.26130258, 0.27577711]
+RESCALE = 0.00392156862745098
+TRANSFORMERS_VERSION = "4.46.3"
+
+
+def torch_dtype(case):
+    return str(TORCH_DTYPES[case["dtype"]])[6:]
+
+# [SECTION] ViT --------------------------------------------------------------------------------------
 
 
 def vit_config(case):
@@ -59,17 +102,17 @@ def vit_config(case):
            "initializer_range": 0.02, "intermediate_size": case["d_ff"], "layer_norm_eps": 1e-12,
            "model_type": "vit", "num_attention_heads": case["H"], "num_channels": 3,
            "num_hidden_layers": case["L"], "patch_size": case["patch_size"], "qkv_bias": True,
-           "torch_dtype": str(TORCH_DTYPES[case["dtype"]])[6:], "transformers_version": "4.46.3"}
+           "torch_dtype": torch_dtype(case), "transformers_version": TRANSFORMERS_VERSION}
     if case["head"]:
         cfg["id2label"] = {str(i): name for i, name in enumerate(LABELS)}
         cfg["label2id"] = {name: i for i, name in enumerate(LABELS)}
     return cfg
 
 
-def preprocessor_config(case):
+def vit_preprocessor(case):
     return {"image_processor_type": "ViTImageProcessor", "do_resize": True,
             "size": {"height": case["image_size"], "width": case["image_size"]}, "resample": case["resample"],
-            "do_rescale": True, "rescale_factor": 0.00392156862745098, "do_normalize": True,
+            "do_rescale": True, "rescale_factor": RESCALE, "do_normalize": True,
             "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]}
 
 
@@ -104,6 +147,171 @@ def vit_weights(case, cfg):
     return w
 
 
+def vit_case(case):
+    cfg = vit_config(case)
+    return cfg, cfg, vit_weights(case, cfg), vit_preprocessor(case)
+
+# [SECTION] CLIP: CLIPVisionModel, CLIPModel ----------------------------------------------------------
+
+
+def clip_vision_fields(case):
+    """CLIPVisionConfig's own fields (what save_pretrained writes of it, nested or not)."""
+    return {"attention_dropout": 0.0, "hidden_act": "quick_gelu", "hidden_size": case["d"],
+            "image_size": case["image_size"], "initializer_factor": 1.0, "initializer_range": 0.02,
+            "intermediate_size": case["d_ff"], "layer_norm_eps": 1e-05, "model_type": "clip_vision_model",
+            "num_attention_heads": case["H"], "num_channels": 3, "num_hidden_layers": case["L"],
+            "patch_size": case["patch_size"], "projection_dim": case["projection_dim"]}
+
+
+def clip_config(case):
+    """-> (config.json, the vision tower's fields): CLIPVisionConfig's, or CLIPConfig's with the
+    tower's as "vision_config" and a tiny CLIPTextConfig as "text_config"."""
+    vision = clip_vision_fields(case)
+    if not case["whole"]:
+        cfg = dict(vision, _name_or_path=case.get("name_or_path"), architectures=["CLIPVisionModel"],
+                   torch_dtype=torch_dtype(case), transformers_version=TRANSFORMERS_VERSION)
+        return cfg, vision
+    t = case["text"]
+    text = {"attention_dropout": 0.0, "bos_token_id": t["V"] - 2, "eos_token_id": t["V"] - 1,
+            "hidden_act": "quick_gelu", "hidden_size": t["d"], "initializer_factor": 1.0, "initializer_range": 0.02,
+            "intermediate_size": t["d_ff"], "layer_norm_eps": 1e-05, "max_position_embeddings": t["P"],
+            "model_type": "clip_text_model", "num_attention_heads": t["H"], "num_hidden_layers": t["L"],
+            "pad_token_id": 1, "projection_dim": case["projection_dim"], "vocab_size": t["V"]}
+    cfg = {"_name_or_path": case.get("name_or_path"), "architectures": ["CLIPModel"], "initializer_factor": 1.0,
+           "logit_scale_init_value": 2.6592, "model_type": "clip", "projection_dim": case["projection_dim"],
+           "text_config": text, "torch_dtype": torch_dtype(case), "transformers_version": TRANSFORMERS_VERSION,
+           "vision_config": vision}
+    return cfg, vision
+
+
+def clip_preprocessor(case):
+    n = case["image_size"]
+    if case.get("old_processor"):  # openai/clip-vit-base-patch32's: a feature extractor's, one number each
+        return {"crop_size": n, "do_center_crop": True, "do_normalize": True, "do_resize": True,
+                "feature_extractor_type": "CLIPFeatureExtractor", "image_mean": CLIP_MEAN, "image_std": CLIP_STD,
+                "resample": case["resample"], "size": n}
+    return {"crop_size": {"height": n, "width": n}, "do_center_crop": True, "do_convert_rgb": True,
+            "do_normalize": True, "do_rescale": True, "do_resize": True, "image_mean": CLIP_MEAN,
+            "image_processor_type": "CLIPImageProcessor", "image_std": CLIP_STD, "resample": case["resample"],
+            "rescale_factor": RESCALE, "size": {"shortest_edge": n}}
+
+
+def tower_layers(w, d, d_ff, L):
+    """CLIPEncoder's / SiglipEncoder's layers in state_dict order (CLIPAttention declares k, v, q,
+    out); make_models' scales (nn.Linear 1.2/√in, LayerNorm 1 ± 0.1)."""
+    for i in range(L):
+        lp = f"encoder.layers.{i}."
+        for name in ("k", "v", "q", "out"):
+            w.linear(lp + f"self_attn.{name}_proj", d, d)
+        w.layer_norm(lp + "layer_norm1", d)
+        w.linear(lp + "mlp.fc1", d, d_ff)
+        w.linear(lp + "mlp.fc2", d_ff, d)
+        w.layer_norm(lp + "layer_norm2", d)
+
+
+def position_ids(w, name, n):  # the int64 buffer [1, n] transformers saved before 4.31
+    w.raw(name, "I64", (1, n), np.arange(n, dtype="<i8").tobytes())
+
+
+def clip_weights(case, vision):
+    """CLIPVisionModel's / CLIPModel's tensors in state_dict order; W gets the vision tower's
+    without "vision_model." (the text tower's and the projections' go to the file only)."""
+    d, p, C = vision["hidden_size"], vision["patch_size"], vision["num_channels"]
+    n = (vision["image_size"] // p) ** 2
+    w = RandomWeights(case["seed"], case["dtype"], "vision_model.")
+    if case["whole"]:  # CLIPModel declares text_model first; its values kept apart from W
+        t = case["text"]
+        w.prefix, w.W = "text_model.", {}
+        w.normal("embeddings.token_embedding.weight", (t["V"], t["d"]), 0.5)
+        w.normal("embeddings.position_embedding.weight", (t["P"], t["d"]), 0.2)
+        if case.get("position_ids"):
+            position_ids(w, "text_model.embeddings.position_ids", t["P"])
+        tower_layers(w, t["d"], t["d_ff"], t["L"])
+        w.layer_norm("final_layer_norm", t["d"])
+        w.prefix, w.W = "vision_model.", {}
+    e = "embeddings."
+    w.normal(e + "class_embedding", (d,), 0.5)
+    w.normal(e + "patch_embedding.weight", (d, C, p, p), 1.2 / math.sqrt(C * p * p))  # no bias
+    w.normal(e + "position_embedding.weight", (1 + n, d), 0.3)
+    if case.get("position_ids"):
+        position_ids(w, "vision_model.embeddings.position_ids", 1 + n)
+    w.layer_norm("pre_layrnorm", d)  # sic
+    tower_layers(w, d, vision["intermediate_size"], vision["num_hidden_layers"])
+    w.layer_norm("post_layernorm", d)  # the pooled [CLS]'s: not in last_hidden_state
+    if case["whole"]:
+        P = case["projection_dim"]
+        for name, shape in (("visual_projection.weight", (P, d)), ("text_projection.weight", (P, case["text"]["d"]))):
+            w.add(name, w.rng.standard_normal(shape) / math.sqrt(shape[1]), file_name=name)
+        w.add("logit_scale", np.float32(2.6592), file_name="logit_scale")  # a 0-d tensor
+    return w
+
+
+def clip_case(case):
+    cfg, vision = clip_config(case)
+    return cfg, vision, clip_weights(case, vision), clip_preprocessor(case)
+
+# [SECTION] SigLIP: SiglipVisionModel -----------------------------------------------------------------
+
+
+def siglip_config(case):
+    """config.json as save_pretrained writes a SiglipVisionConfig (vision_use_head: read by
+    SiglipVisionTransformer, True when absent)."""
+    return {"_name_or_path": case.get("name_or_path"), "architectures": ["SiglipVisionModel"],
+            "attention_dropout": 0.0, "hidden_act": "gelu_pytorch_tanh", "hidden_size": case["d"],
+            "image_size": case["image_size"], "intermediate_size": case["d_ff"], "layer_norm_eps": 1e-06,
+            "model_type": "siglip_vision_model", "num_attention_heads": case["H"], "num_channels": 3,
+            "num_hidden_layers": case["L"], "patch_size": case["patch_size"], "torch_dtype": torch_dtype(case),
+            "transformers_version": TRANSFORMERS_VERSION, "vision_use_head": case["head"]}
+
+
+def siglip_preprocessor(case):  # google/siglip-base-patch16-224's
+    return {"do_normalize": True, "do_rescale": True, "do_resize": True, "image_mean": [0.5, 0.5, 0.5],
+            "image_processor_type": "SiglipImageProcessor", "image_std": [0.5, 0.5, 0.5],
+            "processor_class": "SiglipProcessor", "resample": case["resample"], "rescale_factor": RESCALE,
+            "size": {"height": case["image_size"], "width": case["image_size"]}}
+
+
+def siglip_weights(case, cfg):
+    """SiglipVisionModel's tensors in state_dict order, "vision_model." + …; with vision_use_head
+    the SiglipMultiheadAttentionPoolingHead's (probe, nn.MultiheadAttention's packed in_proj,
+    layernorm, mlp) after post_layernorm."""
+    d, d_ff, p, C = cfg["hidden_size"], cfg["intermediate_size"], cfg["patch_size"], cfg["num_channels"]
+    n = (cfg["image_size"] // p) ** 2
+    w = RandomWeights(case["seed"], case["dtype"], "vision_model.")
+    e = "embeddings."
+    w.normal(e + "patch_embedding.weight", (d, C, p, p), 1.2 / math.sqrt(C * p * p))
+    w.normal(e + "patch_embedding.bias", (d,), 0.1)
+    w.normal(e + "position_embedding.weight", (n, d), 0.3)  # no [CLS]
+    tower_layers(w, d, d_ff, cfg["num_hidden_layers"])
+    w.layer_norm("post_layernorm", d)
+    if cfg["vision_use_head"]:
+        w.normal("head.probe", (1, 1, d), 0.5)
+        w.normal("head.attention.in_proj_weight", (3 * d, d), 1.2 / math.sqrt(d))
+        w.normal("head.attention.in_proj_bias", (3 * d,), 0.1)
+        w.linear("head.attention.out_proj", d, d)
+        w.layer_norm("head.layernorm", d)
+        w.linear("head.mlp.fc1", d, d_ff)
+        w.linear("head.mlp.fc2", d_ff, d)
+    return w
+
+
+def siglip_case(case):
+    cfg = siglip_config(case)
+    return cfg, cfg, siglip_weights(case, cfg), siglip_preprocessor(case)
+
+# [SECTION] The cases: the picture, the patches, the reference run ----------------------------------
+
+# family -> (the case's (config.json, the tower's config, RandomWeights, preprocessor config), the
+# reference forward, the tower's tensor names of (patch weight, patch bias or None), [CLS] first)
+FAMILIES = {
+    "vit": (vit_case, reference.vit_forward,
+            ("embeddings.patch_embeddings.projection.weight", "embeddings.patch_embeddings.projection.bias"), True),
+    "clip": (clip_case, reference.clip_vision_forward, ("embeddings.patch_embedding.weight", None), True),
+    "siglip": (siglip_case, reference.siglip_vision_forward,
+               ("embeddings.patch_embedding.weight", "embeddings.patch_embedding.bias"), False),
+}
+
+
 def picture(case):
     """An RGB picture of the case's size (width, height): gradients, a disc, seeded noise."""
     width, height = case["picture"]
@@ -115,32 +323,30 @@ def picture(case):
     return Image.fromarray(np.clip(np.rint(rgb), 0, 255).astype(np.uint8), "RGB")
 
 
-def check_patches(W, cfg, pixel_values):
+def check_patches(W, cfg, names, pixel_values):
     """The reference's patch projection (a product) against torch's Conv2d, and its row order."""
-    weight = W["embeddings.patch_embeddings.projection.weight"]
-    p = cfg["patch_size"]
+    weight, bias = W[names[0]], W[names[1]] if names[1] else None
     values = torch.as_tensor(pixel_values, dtype=torch.float64)[None]
-    conv = torch.nn.functional.conv2d(values, weight, W["embeddings.patch_embeddings.projection.bias"], stride=p)
+    conv = torch.nn.functional.conv2d(values, weight, bias, stride=cfg["patch_size"])
     conv = conv.flatten(2).transpose(1, 2)[0]  # [N, d]
-    ours = reference.vit_patches(W, cfg, pixel_values)
+    ours = reference.conv_patches(pixel_values, weight, bias)
     assert float((conv - ours).abs().max()) < 1e-12, "the patch projection is not the Conv2d's"
 
 
 def make_case(out, case):
-    cfg = vit_config(case)
-    weights = vit_weights(case, cfg)
+    make, forward, patch_names, cls = FAMILIES[case["family"]]
+    cfg, tower, weights, prep = make(case)
     folder = case_folder(out, case, dict(cfg), weights)
-    prep = preprocessor_config(case)
     write_json(os.path.join(folder, "preprocessor_config.json"), prep, indent=2)
     picture(case).save(os.path.join(folder, "image.png"))
     pixel_values = process(Image.open(os.path.join(folder, "image.png")), prep)  # float32 [3, H, W]
-    check_patches(weights.W, cfg, pixel_values)
-    run = reference.vit_forward(weights.W, cfg, pixel_values)
-    p, side = cfg["patch_size"], cfg["image_size"] // cfg["patch_size"]
+    check_patches(weights.W, tower, patch_names, pixel_values)
+    run = forward(weights.W, tower, pixel_values)
+    p, side = tower["patch_size"], tower["image_size"] // tower["patch_size"]
     inputs = {"image": "image.png", "pixel_values": pixel_values.tolist(),
-              "tokens": ["[CLS]"] + [f"p{r},{c}" for r in range(side) for c in range(side)],
-              "patches": {"rows": side, "cols": side, "size": p, "first": 1}}
-    expected_json(folder, case, "vit", inputs, run)
+              "tokens": ["[CLS]"] * cls + [f"p{r},{c}" for r in range(side) for c in range(side)],
+              "patches": {"rows": side, "cols": side, "size": p, "first": int(cls)}}
+    expected_json(folder, case, cfg["model_type"], inputs, run)
     return case["case"]
 
 

@@ -1,13 +1,16 @@
-"""Reference forward passes of GPT-2, BERT, Marian, the Llama-like and ViT in float64 PyTorch,
-written from the architectures' definitions (Hugging Face semantics), for checking attnviz's C++
-model runtime. (ViT: vit_forward takes the processor's pixel values [C, H, W] instead of ids;
-its checkpoints come from tests/model/make_vision_models.py.)
+"""Reference forward passes of GPT-2, BERT, Marian, the Llama-like, ViT and the vision towers of
+CLIP and SigLIP in float64 PyTorch, written from the architectures' definitions (Hugging Face
+semantics), for checking attnviz's C++ model runtime. (The vision ones — vit_forward,
+clip_vision_forward, siglip_vision_forward — take the processor's pixel values [C, H, W] instead
+of ids; their checkpoints come from tests/model/make_vision_models.py.)
 
 Each forward takes `W`, a dict of float64 tensors named as in a Hugging Face checkpoint without
 its head prefix (gpt2 "h.0.attn.c_attn.weight", bert "encoder.layer.0...", marian
-"encoder.layers.0..."), the config.json dict and the token ids, and returns a dict:
+"encoder.layers.0...", clip and siglip the tower's "encoder.layers.0..." without "vision_model."),
+the config.json dict (clip: a CLIPModel's vision_config) and the token ids, and returns a dict:
   attention / encoder_attention, decoder_attention, cross_attention: [L, H, T_q, T_k]
-  hidden: [T, d]   the last layer's output (gpt2 after ln_f; marian the decoder's)
+  hidden: [T, d]   the last layer's output (gpt2 after ln_f; marian the decoder's; CLIP's vision
+                   tower before post_layernorm, SigLIP's after it: their last_hidden_state)
   logits: [V]      the LM head at the last position (gpt2, marian); vit: [num_labels], the
                    classifier on the [CLS] row (ViTForImageClassification only)
   q: {stack: [L, H, T_q, d_head]}  each head's queries before the 1/sqrt(d_head) scaling
@@ -121,8 +124,12 @@ def silu(x):  # "swish" / "silu"
     return x * torch.sigmoid(x)
 
 
+def quick_gelu(x):  # CLIP's "quick_gelu": x·sigmoid(1.702·x)
+    return x * torch.sigmoid(1.702 * x)
+
+
 ACTIVATIONS = {"gelu_new": gelu_tanh, "gelu_pytorch_tanh": gelu_tanh, "gelu": gelu_erf, "swish": silu,
-               "silu": silu, "relu": torch.relu}
+               "silu": silu, "relu": torch.relu, "quick_gelu": quick_gelu}
 
 
 def linear(x, W, prefix):  # nn.Linear: weight [out, in], y = x·Wᵀ + b
@@ -232,16 +239,23 @@ def bert_forward(W, cfg, ids, edits=NONE):
 # [SECTION] ViT: pre-LN encoder over patches, a [CLS] row, a classifier on it --------------------
 
 
-def vit_patches(W, cfg, pixel_values):
-    """pixel_values [C, H, W] -> [N, d]: the patch projection (a Conv2d, kernel = stride = p) as a
-    product, each patch's pixels in the kernel's order (channel, row, column); patches in row order
-    (flatten(2).transpose(1, 2) of the conv's [d, H/p, W/p])."""
-    weight = W["embeddings.patch_embeddings.projection.weight"]  # [d, C, p, p]
+def conv_patches(pixel_values, weight, bias=None):
+    """pixel_values [C, H, W], weight [d, C, p, p] -> [N, d]: a Conv2d with kernel = stride = p
+    (ViT's, CLIP's and SigLIP's patch embedding) as a product, each patch's pixels in the kernel's
+    order (channel, row, column); patches in row order (flatten(2).transpose(1, 2) of the conv's
+    [d, H/p, W/p]). bias None: CLIP's (bias=False)."""
     d, C, p, _ = weight.shape
     x = torch.as_tensor(pixel_values, dtype=torch.float64)
     R, K = x.shape[1] // p, x.shape[2] // p
     cells = x.reshape(C, R, p, K, p).permute(1, 3, 0, 2, 4).reshape(R * K, C * p * p)  # [N, C·p·p]
-    return cells @ weight.reshape(d, C * p * p).T + W["embeddings.patch_embeddings.projection.bias"]
+    out = cells @ weight.reshape(d, C * p * p).T
+    return out if bias is None else out + bias
+
+
+def vit_patches(W, cfg, pixel_values):
+    """pixel_values [C, H, W] -> [N, d]: ViT's patch projection (with its bias), conv_patches."""
+    return conv_patches(pixel_values, W["embeddings.patch_embeddings.projection.weight"],
+                        W["embeddings.patch_embeddings.projection.bias"])
 
 
 def vit_forward(W, cfg, pixel_values, edits=NONE):
@@ -277,6 +291,75 @@ def vit_forward(W, cfg, pixel_values, edits=NONE):
     if "classifier.weight" in W:
         out["logits"] = linear(x[0], W, "classifier")  # [num_labels]
     return out
+
+# [SECTION] CLIP's and SigLIP's vision towers: ViT's pre-LN layers under other names ---------------
+
+
+def vision_tower_layers(W, cfg, x, edits=NONE):
+    """CLIPEncoder / SiglipEncoder (the same CLIPEncoderLayer): for each layer i,
+    x = x + out_proj(attention(layer_norm1(x))); x = x + fc2(act(fc1(layer_norm2(x)))), the
+    scores scaled by head_dim^-0.5, no mask. W: "encoder.layers.{i}.…" (the tower's names
+    without "vision_model."). -> (x, maps, qs, xs) as vit_forward keeps them."""
+    eps, H = cfg["layer_norm_eps"], cfg["num_attention_heads"]
+    act = ACTIVATIONS[cfg["hidden_act"]]
+    maps, qs, xs = [], [], []
+    for i in range(cfg["num_hidden_layers"]):
+        lp = f"encoder.layers.{i}."
+        a = layer_norm(x, W[lp + "layer_norm1.weight"], W[lp + "layer_norm1.bias"], eps)
+        q, k, v = (linear(a, W, lp + f"self_attn.{n}_proj") for n in ("q", "k", "v"))
+        context, probs, q_heads = attend(q, k, v, H, False, edits.hidden, knocked(edits, 0, i), edits.mean)
+        maps.append(probs), qs.append(q_heads), xs.append(a)
+        x = x + linear(context, W, lp + "self_attn.out_proj")
+        m = layer_norm(x, W[lp + "layer_norm2.weight"], W[lp + "layer_norm2.bias"], eps)
+        x = x + linear(act(linear(m, W, lp + "mlp.fc1")), W, lp + "mlp.fc2")
+    return x, maps, qs, xs
+
+
+def tower_pixels(cfg, pixel_values):
+    size = cfg["image_size"]
+    values = torch.as_tensor(pixel_values, dtype=torch.float64)
+    assert tuple(values.shape) == (cfg.get("num_channels", 3), size, size), f"pixel_values {tuple(values.shape)}"
+    return values
+
+
+def clip_vision_forward(W, cfg, pixel_values, edits=NONE):
+    """CLIPVisionModel (CLIPVisionTransformer; a CLIPModel's vision_model) at the trained size:
+    cfg the CLIPVisionConfig's fields (a CLIPModel's "vision_config"), W the tower's tensors
+    without "vision_model.". Embeddings: [class_embedding; the patch conv (no bias)] +
+    position_embedding (N + 1 rows, [CLS] first), then pre_layrnorm; the layers
+    (vision_tower_layers, QuickGELU). -> attention [L, H, T, T] (T = 1 + N), hidden [T, d] the
+    last_hidden_state CLIPVisionModel returns: the last layer's output, with NO norm
+    (post_layernorm is applied to the pooled [CLS] only, which attnviz does not show); q, x as
+    vit_forward's."""
+    eps = cfg["layer_norm_eps"]
+    values = tower_pixels(cfg, pixel_values)
+    e = "embeddings."
+    x = torch.cat([W[e + "class_embedding"].reshape(1, -1), conv_patches(values, W[e + "patch_embedding.weight"])])
+    assert x.shape[0] == 1 + (cfg["image_size"] // cfg["patch_size"]) ** 2 == W[e + "position_embedding.weight"].shape[0]
+    x = x + W[e + "position_embedding.weight"]
+    x = layer_norm(x, W["pre_layrnorm.weight"], W["pre_layrnorm.bias"], eps)  # sic: transformers' name
+    x, maps, qs, xs = vision_tower_layers(W, cfg, x, edits)
+    return {"attention": torch.stack(maps), "hidden": x, "q": {"attention": torch.stack(qs)},
+            "x": {"attention": torch.stack(xs)}}
+
+
+def siglip_vision_forward(W, cfg, pixel_values, edits=NONE):
+    """SiglipVisionModel (SiglipVisionTransformer) at the trained size: cfg the
+    SiglipVisionConfig's fields, W the tower's tensors without "vision_model.". Embeddings: the
+    patch conv (with its bias) + position_embedding (N rows: no [CLS]), no norm; the layers
+    (vision_tower_layers, tanh-GELU); then post_layernorm on every row. -> attention [L, H, N, N],
+    hidden [N, d] the last_hidden_state (post-layernormed; the attention-pooling head, when
+    vision_use_head, reads it and is not run here); q, x as vit_forward's."""
+    eps = cfg["layer_norm_eps"]
+    values = tower_pixels(cfg, pixel_values)
+    e = "embeddings."
+    x = conv_patches(values, W[e + "patch_embedding.weight"], W[e + "patch_embedding.bias"])
+    assert x.shape[0] == (cfg["image_size"] // cfg["patch_size"]) ** 2 == W[e + "position_embedding.weight"].shape[0]
+    x = x + W[e + "position_embedding.weight"]
+    x, maps, qs, xs = vision_tower_layers(W, cfg, x, edits)
+    x = layer_norm(x, W["post_layernorm.weight"], W["post_layernorm.bias"], eps)
+    return {"attention": torch.stack(maps), "hidden": x, "q": {"attention": torch.stack(qs)},
+            "x": {"attention": torch.stack(xs)}}
 
 # [SECTION] Marian: post-LN encoder-decoder, scaled embeddings + sinusoids, SiLU ------------------
 

@@ -4,20 +4,25 @@ its one-line errors.
 
     /usr/bin/python3 tests/model/test_vision.py build/attnviz build/vision-refs
 
-For every case folder that tests/model/make_vision_models.py wrote (random-weight ViT checkpoints
-in the Hugging Face layout, a picture, expected.json computed by tests/model/reference.py's
-vit_forward on the pixel values tests/model/image_reference.py's process() gives):
-  `attnviz run CASE --image CASE/image.png --json` gives model_type "vit", the tokens ("[CLS]",
-  then "p{row},{col}" in row order), "patches" {rows, cols, size, first}, the attention
-  [L][H][T][T] within 1e-5, the hidden states [T][d] (after the final layernorm) and the
-  classifier's logits within 1e-4 of the largest |value| (a ViTModel: no logits), and its output
-  opens as an import (`attnviz import FILE`).
+For every case folder that tests/model/make_vision_models.py wrote (random-weight ViT, CLIP and
+SigLIP checkpoints in the Hugging Face layout — ViTModel, ViTForImageClassification,
+CLIPVisionModel, CLIPModel, SiglipVisionModel with and without its pooling head —, a picture,
+expected.json computed by tests/model/reference.py's vit_forward, clip_vision_forward or
+siglip_vision_forward on the pixel values tests/model/image_reference.py's process() gives):
+  `attnviz run CASE --image CASE/image.png --json` gives expected.json's model_type (config.json's),
+  the tokens ("[CLS]" where the model has one — ViT, CLIP; not SigLIP —, then "p{row},{col}" in
+  row order), "patches" {rows, cols, size, first}, the attention [L][H][T][T] within 1e-5, the
+  hidden states [T][d] (the last_hidden_state: ViT after its final layernorm, CLIP before
+  post_layernorm, SigLIP after it) and the classifier's logits within 1e-4 of the largest |value|
+  (logits only where expected.json has them: ViTForImageClassification; none printed elsewhere),
+  and its output opens as an import (`attnviz import FILE`).
 Then bad input, each of which must exit 2 with nothing on stdout and one line on stderr naming the
 file and the field: a missing picture, a text file as the picture (named .txt, and named .png), a
 patch_size not dividing image_size, a config.json without patch_size (transformers' default 16
 does not fit this checkpoint's tensors), a missing preprocessor_config.json, --image given to a
 text model (the built-in tiny-lm), --text given to a vision model, a processor with resample 0
-(nearest: refused).
+(nearest: refused), a CLIPModel's config.json without vision_config (CLIPConfig would make a
+default 768-wide tower that the file's tensors do not fit).
 Prints one line per case and the largest differences seen; exits 1 on any failure.
 """
 import json
@@ -185,6 +190,20 @@ else:
     prep["resample"] = 0
     json.dump(prep, open(os.path.join(d, "preprocessor_config.json"), "w"), indent=2)
     bad("resample 0 (nearest)", [d, "--image", image, "--json"], "nearest/preprocessor_config.json", "resample")
+
+clip = next((c for c in cases if json.load(open(os.path.join(refs, c, "config.json"))).get("model_type") == "clip"), None)
+if clip is None:
+    fail("no CLIPModel case (model_type \"clip\") for the missing vision_config test")
+else:
+    d = os.path.join(work, "no-vision-config")
+    shutil.copytree(os.path.join(refs, clip), d)
+    with open(os.path.join(d, "config.json")) as f:
+        cfg = json.load(f)
+    del cfg["vision_config"]
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    bad("CLIPModel without vision_config", [d, "--image", os.path.join(d, "image.png"), "--json"],
+        "no-vision-config/config.json", "vision_config")
 
 shutil.rmtree(work)
 shutil.rmtree(hub_env["HF_HUB_CACHE"])

@@ -25,6 +25,7 @@ void read_vit(const ConfigFields& f, ModelConfig& c) {
     if (c.image_size % c.patch_size != 0)
         f.fail("patch_size", std::to_string(c.patch_size) + " does not divide image_size " + std::to_string(c.image_size));
     if (!f.boolean("qkv_bias", true)) f.fail("qkv_bias", "false: attnviz's vit reads query, key and value biases");
+    c.class_token = true;
     c.max_positions = 1 + c.patch_grid() * c.patch_grid();
     // id2label: {"0": "tabby, tabby cat", …}, in id order; absent, transformers' default two
     // (save_pretrained leaves a default out)
