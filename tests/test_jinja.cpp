@@ -157,6 +157,9 @@ TEST_CASE("jinja: statements: if, for and loop, set and namespace, macros, call,
     CHECK(render("{% macro box() %}<{{ caller() }}>{% endmacro %}{% call box() %}in{% endcall %}") == "<in>");
     CHECK(render("{% macro row(x) %}{{ caller(x * 2) }}{% endmacro %}{% call(v) row(4) %}={{ v }}{% endcall %}") == "=8");
     CHECK(render("{% filter upper %}abc{% endfilter %}") == "ABC");
+    // A macro defined in a loop and kept past it reads the template's scope, not the loop's (gone).
+    CHECK(render("{% set ns = namespace(f=0) %}{% for x in [1] %}{% macro m() %}[{{ x }}]{% endmacro %}{% set ns.f = m %}{% endfor %}"
+                 "{{ ns.f() }}") == "[]");
     CHECK(render("{% generation %}said{% endgeneration %}") == "said");
     CHECK(render("{{ range(3) | list }} {{ range(1, 7, 2) | list }} {{ dict(a=1)['a'] }}") == "[0, 1, 2] [1, 3, 5] 1");
     CHECK(render("{{ strftime_now('%d %b %Y') }} {{ strftime_now('%-d %B %Y, %A %H:%M') }}") ==

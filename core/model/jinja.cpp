@@ -1983,7 +1983,9 @@ Flow Renderer::exec(const Node& n, Scope& scope, std::string& out) {
         scope.vars[n.targets[0]] = v;
         return Flow::Normal;
     }
-    case K::Macro: scope.vars[n.text] = macro(n, scope); return Flow::Normal;
+    // A macro sees the template's top scope: a loop's scope ends with the loop, and a macro stored
+    // in a namespace outlives it. caller() lives only during its call: the block's own scope.
+    case K::Macro: scope.vars[n.text] = macro(n, *root); return Flow::Normal;
     case K::CallBlock: {
         // caller(): the block's body as a macro of its own parameters, passed to the call.
         Value callee = eval(*n.expr->args[0], scope);
