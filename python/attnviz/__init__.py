@@ -40,7 +40,9 @@ def show(attention=None, tokens=None, *, target_tokens=None, encoder_attentions=
                        batch_index=batch_index)
     if "view" not in link and "map" not in link and all(s.maps.shape[:2] == (1, 1) for s in stacks):
         link["view"] = "heatmap"  # one map: no layers × heads grid to choose from
-    cjk = any(CJK.search(t) for s in stacks for t in s.queries + s.keys)
+    # The tokens are fixed: the CJK font's glyphs of their characters (and the name's) go inside, no more.
+    words = "".join(t for s in stacks for t in s.queries + s.keys) + name
+    cjk = words if CJK.search(words) else False
     return Figure(link_hash(fit_panels(link, height)), attention=safetensors_bytes(stacks, name), name=name, cjk=cjk, width=width, height=height)
 
 

@@ -19,6 +19,8 @@ import uuid
 
 import numpy as np
 
+from ._fonts import thin_font
+
 # [SECTION] The app in the package ----------------------------------------------------------
 
 APP = pathlib.Path(__file__).parent / "app"  # the web build's files, copied in by the wheel
@@ -50,9 +52,11 @@ def _app():
             "data": _packed(files["attnviz.data"])}, boot
 
 
-@functools.lru_cache(maxsize=1)
-def _cjk_font():
-    return _packed(_app_file(CJK_FONT))
+@functools.lru_cache(maxsize=8)
+def _cjk_font(characters=None):
+    """The CJK font packed: whole (None: the text is typed in the output), or only `characters`' glyphs."""
+    font = _app_file(CJK_FONT)
+    return _packed(font if characters is None else thin_font(font, characters))
 
 
 def builtin_models():
@@ -167,7 +171,9 @@ class Figure:
         self._name = name
         self._models = tuple(models)
         self._hub = hub  # the Hub's address for a model by name (None: huggingface.co)
-        self._cjk = cjk  # the words hold CJK characters: the CJK font goes inside
+        # The words hold CJK characters: the CJK font goes inside. True: all of it (the text is
+        # typed in the output); a string: only those characters' glyphs (the tokens are fixed).
+        self._cjk = cjk
         self._width, self._height = _css_size(width, "100%"), _css_size(height, 480)
 
     def _repr_html_(self):
@@ -179,7 +185,7 @@ class Figure:
         payload = {"app": app, "name": self._name + ".safetensors",
                    "attention": _packed(byte_planes(self._attention)) if self._attention is not None else None,
                    "models": {m: _model_files(m) for m in self._models}, "hub": self._hub,
-                   "fonts": {"cjk-common.ttf": _cjk_font()} if self._cjk else {}}
+                   "fonts": {"cjk-common.ttf": _cjk_font(None if self._cjk is True else "".join(sorted(set(self._cjk))))} if self._cjk else {}}
         element = "attnviz-" + uuid.uuid4().hex[:12]
         data = json.dumps(payload).replace("</", "<\\/")
         code = boot.replace("</script", "<\\/script") + f'\nattnvizNotebook("{element}");'

@@ -1,5 +1,6 @@
 """The figure's HTML (attnviz._figure): the link's parameters against docs/LINKS.md's table, the
 .safetensors bytes the app reads, and what show(), show_model() and save_html() write."""
+import io
 import json
 import pathlib
 import re
@@ -13,6 +14,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 import attnviz  # noqa: E402
 from attnviz import _figure  # noqa: E402
+from attnviz._fonts import thin_font  # noqa: E402
 
 
 @pytest.fixture
@@ -112,8 +114,32 @@ def test_cjk_tokens_bring_the_cjk_font(app):
     a = softmax(np.zeros((1, 1, 3, 3)))
     assert payload_of(attnviz.show(a, list("abc")).html())["fonts"] == {}
     fonts = payload_of(attnviz.show(a, ["猫", "坐", "。"]).html())["fonts"]
-    assert list(fonts) == ["cjk-common.ttf"] and len(fonts["cjk-common.ttf"]) < 800_000
-    assert list(payload_of(attnviz.show_model("tiny-lm", "天下大雨").html())["fonts"]) == ["cjk-common.ttf"]
+    assert list(fonts) == ["cjk-common.ttf"] and len(fonts["cjk-common.ttf"]) < 20_000  # only its tokens' glyphs
+    whole = payload_of(attnviz.show_model("tiny-lm", "天下大雨").html())["fonts"]  # typed there: all of it
+    assert list(whole) == ["cjk-common.ttf"] and 500_000 < len(whole["cjk-common.ttf"]) < 800_000
+
+
+def test_the_cjk_font_thinned_to_the_tokens(app):
+    fontTools = pytest.importorskip("fontTools.ttLib")
+    whole = (_figure.APP / _figure.CJK_FONT).read_bytes()
+    thin = thin_font(whole, "猫坐垫龘a")  # 龘 is outside GB2312, a not in the font: both left out
+    assert len(thin) < len(whole) // 4
+    before, after = (fontTools.TTFont(io.BytesIO(f), checkChecksums=2) for f in (whole, thin))
+    kept = {c: g for c, g in before.getBestCmap().items() if chr(c) in "猫坐垫"}
+    assert after.getBestCmap() == kept and len(kept) == 3
+    glyf = after["glyf"]
+    assert any(glyf[g].isComposite() for g in kept.values())  # a composite's parts come along
+    for g in kept.values():
+        assert glyf[g].getCoordinates(glyf)[0] == before["glyf"][g].getCoordinates(before["glyf"])[0]
+        assert after["hmtx"][g] == before["hmtx"][g]
+    parts, todo = set(), list(kept.values())
+    while todo:
+        g = todo.pop()
+        parts.add(g)
+        todo += [c.glyphName for c in glyf[g].components] if glyf[g].isComposite() else []
+    drawn = {g for g in after.getGlyphOrder() if glyf[g].numberOfContours != 0}
+    assert drawn - {".notdef"} == parts  # .notdef is kept as it is
+    assert sum(struct.unpack(f">{len(thin) // 4}I", thin)) & 0xFFFFFFFF == 0xB1B0AFBA  # head's checksum adjustment
 
 
 def test_one_map_opens_the_heatmap(app):
