@@ -729,9 +729,11 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
             }
             if (o.maps || !input.keep_maps) j["memory"] = {{"kept_bytes", kept_bytes(run)}, {"peak_bytes", peak_memory()}};
             if (o.chat) j["prompt"] = chat_prompt;
-            if (m.config().vision())
-                j["patches"] = {{"rows", m.config().patch_grid()}, {"cols", m.config().patch_grid()}, {"size", m.config().patch_size},
-                                {"first", m.config().class_token ? 1 : 0}};
+            if (m.config().vision()) {  // the picture's grid; the first patch after the [CLS] and the registers
+                const int rows = input.patch_rows, cols = rows > 0 ? static_cast<int>(input.patches.rows()) / rows : 0;
+                j["patches"] = {{"rows", rows}, {"cols", cols}, {"size", m.config().patch_size},
+                                {"first", (m.config().class_token ? 1 : 0) + m.config().registers}};
+            }
             put_why(j, m, why);
             if (new_tokens > 0) {
                 const std::vector<int> ids(input.ids.begin() + static_cast<std::ptrdiff_t>(prompt), input.ids.end());
@@ -755,7 +757,7 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
                 << "): --json --maps L:H,… prints those\n";
         if (encdec) out << "translation: " << joined_text(std::vector<std::string>(a.stacks.back().queries.begin() + 1, a.stacks.back().queries.end())) << "\n";
         if (!top.empty()) {
-            out << "next:";
+            out << (m.config().vision() ? "labels:" : "next:");  // a classifier's labels, or the next token
             for (const NextToken& t : top) {
                 char p[16];
                 std::snprintf(p, sizeof p, "%.3f", static_cast<double>(t.p));

@@ -182,7 +182,8 @@ constexpr const FamilyDef* kFamilies[] = {&kGpt2Family,   &kBertFamily,   &kMari
                                           &kGemma3Family, &kPhi3Family,   &kSmolLM3Family, &kGraniteFamily,
                                           &kOlmo2Family,  &kExaone4Family, &kCohere2Family, &kGlm4Family,
                                           &kSeedOssFamily, &kQwen3MoeFamily, &kGptOssFamily, &kVitFamily,
-                                          &kClipFamily, &kClipVisionFamily, &kSiglipFamily, &kSiglipVisionFamily};
+                                          &kClipFamily, &kClipVisionFamily, &kSiglipFamily, &kSiglipVisionFamily,
+                                          &kDinov2Family, &kDinov2RegistersFamily};
 
 }  // namespace
 

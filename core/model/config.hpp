@@ -21,10 +21,10 @@ namespace attn {
 // model_type "gpt2", "bert", "marian", "llama", "mistral", "qwen2", "qwen3", "gemma2",
 // "gemma3_text", "phi3", "smollm3", "granite", "olmo2", "exaone4", "cohere2", "glm4",
 // "seed_oss", "qwen3_moe", "gpt_oss"; the vision encoders "vit", "clip", "clip_vision_model",
-// "siglip", "siglip_vision_model" (families/*.cpp).
+// "siglip", "siglip_vision_model", "dinov2", "dinov2_with_registers" (families/*.cpp).
 enum class Family {
     Gpt2, Bert, Marian, Llama, Mistral, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3, Granite, Olmo2, Exaone4, Cohere2, Glm4,
-    SeedOss, Qwen3Moe, GptOss, Vit, Clip, ClipVision, Siglip, SiglipVision
+    SeedOss, Qwen3Moe, GptOss, Vit, Clip, ClipVision, Siglip, SiglipVision, Dinov2, Dinov2Registers
 };
 // "gelu", "gelu_new" / "gelu_pytorch_tanh", "relu", "silu" / "swish", "quick_gelu" (CLIP: x·σ(1.702x))
 enum class Activation { GeluExact, GeluTanh, Relu, Silu, QuickGelu };
@@ -41,6 +41,9 @@ enum class Residual {
     Parallel,  // cohere2: x = x + attention(norm(x)) + mlp(norm(x)), one norm
 };
 enum class Positions { Learned, Sinusoidal, Rotary };
+// A vision model's position table on a picture of another patch grid (dinov2: torch's bicubic
+// interpolate, align_corners=False; dinov2_with_registers: with antialias=True). None: refused.
+enum class PositionResize { None, Bicubic, BicubicAntialias };
 
 // Rotary positions (RoPE, rotate-half as transformers writes it): the first `dim` dimensions of
 // every query and key head, pairs (i, i + dim/2), turned by the angle p·inv_freq[i] at position
@@ -111,6 +114,9 @@ struct ModelConfig {
     int image_size = 0, patch_size = 0, channels = 0;
     bool class_token = false;
     std::vector<std::string> labels;   // id2label, in id order
+    int registers = 0;                 // dinov2_with_registers: register tokens after the [CLS] (no position)
+    PositionResize position_resize = PositionResize::None;  // another grid than image_size's: how positions follow
+    bool pooled_head = false;          // dinov2: the classifier reads the [CLS] and the patches' mean (2·d)
 
     // The architecture (each family's file sets what differs from these, GPT-2's).
     NormKind norm = NormKind::LayerNorm;
@@ -152,6 +158,10 @@ struct ModelConfig {
     int window_of(int layer) const { return layer >= 0 && layer < static_cast<int>(window.size()) ? window[layer] : 0; }
     bool vision() const { return patch_size > 0; }
     int patch_grid() const { return vision() ? image_size / patch_size : 0; }  // patches a side
+    // The patches a side that tokens are named for (vision_tokens): a model whose positions
+    // follow the picture (position_resize) reads any grid of up to kMaxPatchSide a side.
+    int name_grid() const { return position_resize == PositionResize::None ? patch_grid() : kMaxPatchSide; }
+    static constexpr int kMaxPatchSide = 128;  // 1 792 pixels of DINOv2's 14
     bool encoder_only() const { return family == Family::Bert || vision(); }
     bool encoder_decoder() const { return family == Family::Marian; }
     bool decoder_only() const { return !encoder_only() && !encoder_decoder(); }  // gpt2 and the Llama-like

@@ -91,6 +91,10 @@ struct LayerWeights {
     Linear fc1, fc2;  // d_model -> d_ff -> d_model (gated: fc1 is "up", fc2 "down")
     Linear gate;      // gated MLPs: d_model -> d_ff
     Linear router;    // experts: d_model -> n_experts (gpt_oss: with a bias)
+    // dinov2's LayerScale: the attention's and the MLP's outputs times these d factors before
+    // the residual adds them (nullptr: none)
+    const float* layer_scale_1 = nullptr;
+    const float* layer_scale_2 = nullptr;
     std::vector<ExpertWeights> experts;  // in place of the MLP, where the layer has experts
 };
 
@@ -116,6 +120,7 @@ struct ModelWeights {
     Norm embedding_norm;                        // bert; clip (pre_layrnorm)
     const float* cls_token = nullptr;           // vit, clip: d
     Linear patch_embedding;                     // vit: a patch's channels·p·p pixels -> d
+    const float* registers = nullptr;           // dinov2_with_registers: registers×d, after the [CLS]
     Norm final_norm;                            // gpt2 ln_f, llama norm
     std::vector<LayerWeights> layers;           // gpt2, bert, llama; marian's encoder
     std::vector<LayerWeights> decoder_layers;   // marian
@@ -277,12 +282,17 @@ extern const FamilyDef kOlmo2Family, kExaone4Family;                     // olmo
 extern const FamilyDef kCohere2Family;                                   // cohere2.cpp
 extern const FamilyDef kVitFamily;                                       // vit.cpp
 extern const FamilyDef kClipFamily, kClipVisionFamily, kSiglipFamily, kSiglipVisionFamily;  // clip.cpp
+extern const FamilyDef kDinov2Family, kDinov2RegistersFamily;            // dinov2.cpp
 extern const FamilyDef kGlm4Family;                                      // glm4.cpp
 extern const FamilyDef kSeedOssFamily;                                   // seed_oss.cpp
 extern const FamilyDef kGptOssFamily;                                    // gpt_oss.cpp
 
 const FamilyDef* find_family(const std::string& model_type);  // nullptr: not supported
 const FamilyDef& family_of(const ModelConfig& c);
+
+// A vision classifier's labels (vit.cpp): id2label {"0": "tabby, tabby cat", …} in id order
+// into c.labels and c.vocab_size; absent, transformers' default two (LABEL_0, LABEL_1).
+void read_labels(const ConfigFields& f, ModelConfig& c);
 
 // What the Llama-like families share (families/llama.cpp): RMSNorm, pre-norm, RoPE, GQA, a
 // gated MLP, tied or separate head. Each such family reads these fields, then its own.

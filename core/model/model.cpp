@@ -117,8 +117,9 @@ std::string LoadedModel::summary(int text_tokens) const {
 std::vector<std::string> vision_tokens(const ModelConfig& c) {
     std::vector<std::string> names;
     if (c.class_token) names.push_back("[CLS]");
-    for (int r = 0; r < c.patch_grid(); ++r)
-        for (int col = 0; col < c.patch_grid(); ++col) {
+    for (int r = 0; r < c.registers; ++r) names.push_back("reg" + std::to_string(r));
+    for (int r = 0; r < c.name_grid(); ++r)
+        for (int col = 0; col < c.name_grid(); ++col) {
             std::string name = "p";  // appended, not operator+: GCC 12 warns of a false overflow there
             name.append(std::to_string(r)).append(",").append(std::to_string(col));
             names.push_back(std::move(name));
@@ -280,22 +281,36 @@ std::vector<int> encode_prompt(const LoadedModel& m, const std::string& text) {
 RunInput image_input(const LoadedModel& m, const PixelValues& px) {
     const ModelConfig& c = m.config();
     if (!c.vision()) throw ModelError(config_file(m), "model_type", c.model_type + " reads text, not pictures: give --text");
-    if (px.width != c.image_size || px.height != c.image_size)
-        throw ModelError(m.folder.empty() ? "preprocessor_config.json" : m.folder + "/preprocessor_config.json", "size",
+    const std::string processor = m.folder.empty() ? "preprocessor_config.json" : m.folder + "/preprocessor_config.json";
+    const int p = c.patch_size, ch = c.channels, named = c.name_grid();
+    // The patch grid: the picture's (the convolution drops a remainder of pixels), where the
+    // positions follow it; else the config's image_size exactly.
+    const int rows = px.height / p, cols = px.width / p;
+    if (c.position_resize == PositionResize::None && (px.width != c.image_size || px.height != c.image_size))
+        throw ModelError(processor, "size",
                          "gives " + std::to_string(px.width) + " × " + std::to_string(px.height) + " pixels; the model reads " +
                              std::to_string(c.image_size) + " × " + std::to_string(c.image_size) + " (config.json's image_size)");
-    const int p = c.patch_size, g = c.patch_grid(), ch = c.channels;
+    if (rows < 1 || cols < 1 || rows > named || cols > named)
+        throw ModelError(processor, "size",
+                         "gives " + std::to_string(px.width) + " × " + std::to_string(px.height) + " pixels: " + std::to_string(rows) + " × " +
+                             std::to_string(cols) + " patches of " + std::to_string(p) + "; attnviz reads 1 to " + std::to_string(named) + " a side");
     if (ch != 3) throw ModelError(config_file(m), "num_channels", std::to_string(ch) + ": pictures have 3 (RGB)");
     RunInput in;
-    in.patches.resize(g * g, ch * p * p);
-    for (int r = 0; r < g; ++r)
-        for (int col = 0; col < g; ++col)
+    in.patch_rows = rows;
+    in.patches.resize(rows * cols, ch * p * p);
+    for (int r = 0; r < rows; ++r)
+        for (int col = 0; col < cols; ++col)
             for (int k = 0; k < ch; ++k)
                 for (int y = 0; y < p; ++y)
                     for (int x = 0; x < p; ++x)
-                        in.patches(r * g + col, (k * p + y) * p + x) = px.at(k, r * p + y, col * p + x);
-    in.ids.resize(static_cast<std::size_t>(g * g + (c.class_token ? 1 : 0)));
+                        in.patches(r * cols + col, (k * p + y) * p + x) = px.at(k, r * p + y, col * p + x);
+    // ids name the tokens (vision_tokens): the [CLS], the registers, then patch (r, col) of the
+    // name grid's rows
+    const int first = (c.class_token ? 1 : 0) + c.registers;
+    in.ids.resize(static_cast<std::size_t>(first));
     std::iota(in.ids.begin(), in.ids.end(), 0);
+    for (int r = 0; r < rows; ++r)
+        for (int col = 0; col < cols; ++col) in.ids.push_back(first + r * named + col);
     return in;
 }
 

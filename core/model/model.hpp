@@ -96,10 +96,12 @@ std::vector<int> encode_target(const LoadedModel& m, const std::string& text);
 void check_ids(const LoadedModel& m, const std::vector<int>& ids, const std::string& field);
 
 // A picture's run of a vision model (transformer.hpp's RunInput for vision models): its pixel
-// values (process_image's, at the model's image_size) cut into patches. Throws ModelError when
-// the model reads no pictures or the size is not its own.
+// values (process_image's) cut into patches, at the model's image_size (or, dinov2, any grid of
+// 1 to name_grid() patches a side). Throws ModelError when the model reads no pictures or the
+// size is not one it reads.
 RunInput image_input(const LoadedModel& m, const PixelValues& pixels);
-// A vision model's token names: "[CLS]", then "p0,0", "p0,1", … (row, column) in row order.
+// A vision model's token names: "[CLS]", the registers "reg0" …, then "p0,0", "p0,1", … (row,
+// column) of name_grid() patches a side, in row order; image_input's ids index them.
 std::vector<std::string> vision_tokens(const ModelConfig& c);
 
 // [SECTION] Running it -----------------------------------------------------------------------

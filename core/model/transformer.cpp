@@ -664,7 +664,8 @@ Matrix norm(const ModelConfig& c, const Matrix& x, const Norm& n) {
 }
 
 // One sub-block f (the attention or the MLP) with its residual, as the family places the norms:
-//   pre-norm:  x = x + f(norm(x))       (granite: x + residual_multiplier·f(norm(x)))
+//   pre-norm:  x = x + f(norm(x))       (granite: x + residual_multiplier·f(norm(x)); dinov2: x + λ ⊙ f(norm(x)),
+//                                         λ the layer's `scale`, one factor per channel)
 //   post-norm: x = norm(x + f(x))
 //   sandwich:  x = x + post(f(norm(x)))
 //   post only: x = x + post(f(x))
@@ -672,7 +673,7 @@ Matrix norm(const ModelConfig& c, const Matrix& x, const Norm& n) {
 //              keeps norm(x) in `shared`, the MLP's (n absent) reads it
 // f reads what it is given (the block's input, which the forward keeps).
 void residual(const ModelConfig& c, Matrix& x, const Norm& n, const Norm& post, const std::function<Matrix(const Matrix&)>& f,
-              Matrix& shared) {
+              Matrix& shared, const float* scale = nullptr) {
     switch (c.residual) {
         case Residual::PostOnly: x += norm(c, f(x), post); return;
         case Residual::Parallel:
@@ -680,7 +681,8 @@ void residual(const ModelConfig& c, Matrix& x, const Norm& n, const Norm& post, 
             x += f(shared);
             return;
         case Residual::PreNorm:
-            if (c.residual_scale != 1) x += c.residual_scale * f(norm(c, x, n));
+            if (scale) x += f(norm(c, x, n)) * Eigen::Map<const RowVector>(scale, x.cols()).asDiagonal();
+            else if (c.residual_scale != 1) x += c.residual_scale * f(norm(c, x, n));
             else x += f(norm(c, x, n));
             return;
         case Residual::PostNorm: x += f(x), x = norm(c, x, n); return;
@@ -788,7 +790,7 @@ Matrix feed_forward(kernels::Context& ctx, const ModelConfig& c, const LayerWeig
 // cap·tanh(logits/cap)). logits_of: at one position.
 void head_logits(kernels::Context& ctx, const Model& m, const float* x, int rows, float* out) {
     const ModelConfig& c = m.config;
-    blocks::linear(ctx, m.weights->lm_head, x, rows, c.d_model, out, c.vocab_size);
+    blocks::linear(ctx, m.weights->lm_head, x, rows, m.weights->lm_head.in(), out, c.vocab_size);  // d (dinov2's: 2·d)
     const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(c.vocab_size);
     if (c.logit_scale != 1)
         for (std::size_t i = 0; i < n; ++i) out[i] *= c.logit_scale;
@@ -807,10 +809,11 @@ std::vector<float> id_logits(const Model& m, const float* x, const std::vector<i
     const ModelConfig& c = m.config;
     const Linear& head = m.weights->lm_head;
     std::vector<float> logits, column(static_cast<std::size_t>(c.d_model));
+    column.resize(static_cast<std::size_t>(head.in()));  // d (dinov2's pooled head: 2·d)
     for (int id : ids) {
         kernels::column(head.w, id, column.data());
         double z = head.b ? head.b[id] : 0.0;
-        for (int i = 0; i < c.d_model; ++i) z += static_cast<double>(x[i]) * column[static_cast<std::size_t>(i)];
+        for (int i = 0; i < head.in(); ++i) z += static_cast<double>(x[i]) * column[static_cast<std::size_t>(i)];
         float l = static_cast<float>(z) * c.logit_scale;
         if (c.final_softcap > 0) l = c.final_softcap * std::tanh(l / c.final_softcap);
         logits.push_back(l);
@@ -820,13 +823,78 @@ std::vector<float> id_logits(const Model& m, const float* x, const std::vector<i
 
 namespace {
 
+// torch's interpolate(mode="bicubic", align_corners=False) along one axis, n samples to m: each
+// output's inputs and weights.
+//   plain (antialias=False): the source point s = (i + ½)·n/m − ½; its neighbours ⌊s⌋−1 … ⌊s⌋+2,
+//     clamped to the edges; Keys' cubic (a = −0.75) at t = s − ⌊s⌋;
+//   antialias=True: PIL's cubic (a = −0.5), stretched by n/m when shrinking, over every input
+//     within its support of the centre (i + ½)·n/m, normalized to sum 1 (at the edges fewer
+//     inputs, none clamped).
+struct AxisTaps {
+    std::vector<int> at;
+    std::vector<double> w;
+};
+double cubic_weight(double x, double a) {
+    x = std::fabs(x);
+    if (x < 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+    if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+    return 0;
+}
+std::vector<AxisTaps> cubic_taps(int n, int m, bool antialias) {
+    const double scale = static_cast<double>(n) / m;
+    std::vector<AxisTaps> taps(static_cast<std::size_t>(m));
+    for (int i = 0; i < m; ++i) {
+        AxisTaps& t = taps[static_cast<std::size_t>(i)];
+        if (!antialias) {
+            const double src = (i + 0.5) * scale - 0.5, fl = std::floor(src);
+            for (int k = -1; k <= 2; ++k) {
+                t.at.push_back(std::clamp(static_cast<int>(fl) + k, 0, n - 1));
+                t.w.push_back(cubic_weight(src - fl - k, -0.75));
+            }
+            continue;
+        }
+        const double support = 2 * std::max(scale, 1.0), stretch = 1 / std::max(scale, 1.0), centre = (i + 0.5) * scale;
+        const int lo = std::max(static_cast<int>(centre - support + 0.5), 0), hi = std::min(static_cast<int>(centre + support + 0.5), n);
+        double sum = 0;
+        for (int j = lo; j < hi; ++j) {
+            t.at.push_back(j);
+            t.w.push_back(cubic_weight((j - centre + 0.5) * stretch, -0.5));
+            sum += t.w.back();
+        }
+        for (double& w : t.w) w = sum != 0 ? w / sum : 0;
+    }
+    return taps;
+}
+
+// A G×G table of d-vectors (row-major) resized to rows × cols, each axis by cubic_taps
+// (columns first, then rows; sums in double).
+Matrix resized_positions(const float* table, int G, int d, int rows, int cols, bool antialias) {
+    const std::vector<AxisTaps> across = cubic_taps(G, cols, antialias), down = cubic_taps(G, rows, antialias);
+    Eigen::MatrixXd wide = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(G) * cols, d);  // G rows × cols
+    const Eigen::Map<const Matrix> in(table, static_cast<Eigen::Index>(G) * G, d);
+    for (int r = 0; r < G; ++r)
+        for (int x = 0; x < cols; ++x) {
+            const AxisTaps& t = across[static_cast<std::size_t>(x)];
+            for (std::size_t k = 0; k < t.at.size(); ++k) wide.row(r * cols + x) += t.w[k] * in.row(r * G + t.at[k]).cast<double>();
+        }
+    Matrix out(static_cast<Eigen::Index>(rows) * cols, d);
+    for (int y = 0; y < rows; ++y)
+        for (int x = 0; x < cols; ++x) {
+            const AxisTaps& t = down[static_cast<std::size_t>(y)];
+            Eigen::RowVectorXd v = Eigen::RowVectorXd::Zero(d);
+            for (std::size_t k = 0; k < t.at.size(); ++k) v += t.w[k] * wide.row(t.at[k] * cols + x);
+            out.row(y * cols + x) = v.cast<float>();
+        }
+    return out;
+}
+
 // Embeddings of a stack: T×d, rows at positions first_position ….
 //   gpt2:    wte[ids] + wpe[positions]
 //   bert:    LN(word[ids] + position[positions] + token_type[0])
 //   marian:  shared[ids]·√d (scale_embedding) + sinusoid[positions]
 //   rotary:  embed_tokens[ids] (gemma: ·√d); positions enter in the attention
 Matrix embeddings(kernels::Context& ctx, const Model& m, const std::vector<int>& ids, bool decoder, int first_position = 0,
-                  const Matrix& patches = {}) {
+                  const Matrix& patches = {}, int patch_rows = 0) {
     const ModelConfig& c = m.config;
     const ModelWeights& w = *m.weights;
     const int T = static_cast<int>(ids.size()), d = c.d_model;
@@ -834,14 +902,26 @@ Matrix embeddings(kernels::Context& ctx, const Model& m, const std::vector<int>&
         throw ModelError("", "ids", "position " + std::to_string(first_position + T - 1) + " is past the model's " +
                                         std::to_string(c.position_limit()) + " positions");
     Matrix x(T, d);
-    if (c.vision()) {  // the [CLS] (vit, clip), then each patch through the patch embedding; positions added
-        const int first = c.class_token ? 1 : 0;
-        if (patches.rows() != T - first || patches.cols() != w.patch_embedding.in())
-            throw ModelError("", "patches", "expected " + std::to_string(T - first) + " patches of " + std::to_string(w.patch_embedding.in()) +
-                                                " pixels, got " + std::to_string(patches.rows()) + " of " + std::to_string(patches.cols()));
-        if (first) x.row(0) = Eigen::Map<const RowVector>(w.cls_token, d);
-        if (T > first) blocks::linear(ctx, w.patch_embedding, patches.data(), T - first, static_cast<int>(patches.cols()), x.row(first).data(), d);
-        x += Eigen::Map<const Matrix>(w.positions, T, d);
+    if (c.vision()) {
+        // The [CLS] (vit, clip, dinov2) with its position; the registers (dinov2_with_registers),
+        // with none; then each patch through the patch embedding, its position added (the
+        // table's, or resized to the picture's grid: rows × cols patches)
+        const int first = c.class_token ? 1 : 0, patched = first + c.registers, n = T - patched;
+        const int rows = patch_rows > 0 ? patch_rows : c.patch_grid(), cols = rows > 0 ? n / rows : 0;
+        if (n < 1 || patches.rows() != n || rows * cols != n || patches.cols() != w.patch_embedding.in())
+            throw ModelError("", "patches", "expected " + std::to_string(n) + " patches of " + std::to_string(w.patch_embedding.in()) +
+                                                " pixels in " + std::to_string(rows) + " rows, got " + std::to_string(patches.rows()) + " of " +
+                                                std::to_string(patches.cols()));
+        if (first) x.row(0) = Eigen::Map<const RowVector>(w.cls_token, d) + Eigen::Map<const RowVector>(w.positions, d);
+        for (int r = 0; r < c.registers; ++r) x.row(first + r) = Eigen::Map<const RowVector>(w.registers + static_cast<std::ptrdiff_t>(r) * d, d);
+        blocks::linear(ctx, w.patch_embedding, patches.data(), n, static_cast<int>(patches.cols()), x.row(patched).data(), d);
+        const float* table = w.positions + (first ? d : 0);  // the patches' positions, G×G×d
+        const int G = c.patch_grid();
+        if (rows == G && cols == G) x.bottomRows(n) += Eigen::Map<const Matrix>(table, n, d);
+        else if (c.position_resize == PositionResize::None)
+            throw ModelError("", "patches", std::to_string(rows) + " × " + std::to_string(cols) + " patches; " + c.model_type + " reads " +
+                                                std::to_string(G) + " × " + std::to_string(G));
+        else x.bottomRows(n) += resized_positions(table, G, d, rows, cols, c.position_resize == PositionResize::BicubicAntialias);
         if (w.embedding_norm.present())  // clip's pre_layrnorm
             blocks::layer_norm(x.data(), T, d, w.embedding_norm.g, w.embedding_norm.b, c.layer_norm_eps, x.data());
         return x;
@@ -945,7 +1025,7 @@ void Forward::step(kernels::Context& ctx) {
         case StepKind::Embed:
             if (st.stack == kDecoderStack) s.out.encoder_output = std::move(s.x);  // marian: the encoder is done
             s.x = embeddings(ctx, s.model, marian && st.stack == kFirstStack ? s.input.source_ids : s.input.ids, st.stack == kDecoderStack, 0,
-                             s.input.patches);
+                             s.input.patches, s.input.patch_rows);
             if (s.input.record) s.out.inside.streams.push_back(s.x);
             return;
         case StepKind::SelfAttention: {
@@ -975,7 +1055,7 @@ void Forward::step(kernels::Context& ctx) {
                                                : attention_block(ctx, l.self, spec, in, in, e, nullptr, &b.kept, nullptr, nullptr, seeing);
                 if (s.input.record) inside.attention[li] = out;
                 return out;
-            }, s.shared);
+            }, s.shared, l.layer_scale_1);
             return;
         }
         case StepKind::CrossAttention: {
@@ -999,16 +1079,24 @@ void Forward::step(kernels::Context& ctx) {
                 Matrix out = feed_forward(ctx, c, l, in, routing);
                 if (s.input.record) s.out.inside.mlp[static_cast<std::size_t>(st.layer)] = out;
                 return out;
-            }, s.shared);
+            }, s.shared, l.layer_scale_2);
             if (s.input.record) s.out.inside.streams.push_back(s.x);
             return;
         }
         case StepKind::Head:
             // hidden = the final norm of x (where the family has one); logits at the last
-            // position (bert: none; a vision model's classifier: its labels' at the [CLS])
+            // position (bert: none; a vision model's classifier: its labels' at the [CLS], or
+            // dinov2's of the [CLS] ‖ the patches' mean)
             s.out.hidden = w.final_norm.present() ? norm(c, s.x, w.final_norm) : std::move(s.x);
             if ((!c.encoder_only() || (c.vision() && w.lm_head.w.data)) && s.out.hidden.rows() > 0) {
-                const float* last = s.out.hidden.row(c.vision() ? 0 : s.out.hidden.rows() - 1).data();
+                const Matrix& h = s.out.hidden;
+                RowVector pooled;
+                if (c.pooled_head) {
+                    const int first = 1 + c.registers;
+                    pooled.resize(2 * h.cols());
+                    pooled << h.row(0), h.bottomRows(h.rows() - first).colwise().mean();
+                }
+                const float* last = c.pooled_head ? pooled.data() : h.row(c.vision() ? 0 : h.rows() - 1).data();
                 s.out.logits = s.input.logit_ids.empty() ? logits_of(ctx, s.model, last) : id_logits(s.model, last, s.input.logit_ids);
             }
             return;

@@ -194,6 +194,7 @@ struct RunInput {
     Matrix patch = {};
     std::vector<int> logit_ids = {};
     Matrix patches = {};
+    int patch_rows = 0;  // the patches' grid: rows of patches.rows() / patch_rows (0: the config's square)
 };
 // The texts whose maps are all kept by default (SPEC.md §5: `attnviz run` prints them all).
 constexpr int kMapsKeptUpTo = 512;

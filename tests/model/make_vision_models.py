@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes tiny random-weight vision checkpoints in the Hugging Face layout — ViT, CLIP's and
-SigLIP's vision towers — each with a picture and the float64 reference run of
-tests/model/reference.py (vit_forward, clip_vision_forward, siglip_vision_forward) on it, for the
+SigLIP's vision towers, DINOv2 (with registers too) — each with a picture and the float64
+reference run of tests/model/reference.py (vit_forward, clip_vision_forward,
+siglip_vision_forward, dinov2_forward) on it, for the
 C++ runtime's vision tests (tests/model/test_vision.py).
 
 usage: /usr/bin/python3 tests/model/make_vision_models.py OUTDIR
@@ -21,6 +22,9 @@ OUTDIR/cases.json lists the cases (written last); OUTDIR/CASE/ holds
                                siglip    SiglipVisionModel ("vision_model." + …; with
                                          vision_use_head, the pooling head's "vision_model.head.*",
                                          which attnviz ignores)
+  (DINOv2: Dinov2Config / Dinov2WithRegistersConfig; Dinov2Model or Dinov2ForImageClassification
+  ("dinov2." / "dinov2_with_registers." + …, classifier.* on 2·d); BitImageProcessor's, with or
+  without the crop: the picture's grid is not the position table's)
   preprocessor_config.json   ViTImageProcessor's (resize to {height, width}); CLIPImageProcessor's
                              (shortest edge, then the center crop; or, as openai's CLIP ships, an
                              old CLIPFeatureExtractor's with one number for each); SiglipImageProcessor's
@@ -28,8 +32,9 @@ OUTDIR/cases.json lists the cases (written last); OUTDIR/CASE/ holds
   expected.json              {"case", "model_type" (config.json's), "dtype", "image": "image.png",
                              "pixel_values" [3][H][W] (tests/model/image_reference.py's process()
                              of image.png with that preprocessor config: float32 values),
-                             "tokens" (ViT, CLIP: ["[CLS]", "p0,0", "p0,1", … "p{row},{col}"],
-                             patches in row order; SigLIP: no [CLS], "p0,0" first),
+                             "tokens" (ViT, CLIP, DINOv2: ["[CLS]", "p0,0", "p0,1", … "p{row},{col}"],
+                             patches in row order, DINOv2's registers "reg0" … after the [CLS];
+                             SigLIP: no [CLS], "p0,0" first),
                              "patches" {"rows": H/p, "cols": W/p, "size": p, "first": 1 (0: SigLIP)},
                              "attention" [L][H][T][T], "hidden" [T][d] (the last_hidden_state:
                              ViT after its final layernorm, CLIP with none — post_layernorm is the
@@ -78,6 +83,22 @@ CASES = [
     # bfloat16, upsampled, 12-pixel patches
     dict(case="siglip-vision-head", family="siglip", head=True, d=24, L=3, H=4, d_ff=40, image_size=48,
          patch_size=12, picture=(29, 53), resample=3, dtype="BF16", seed=66, name_or_path="attnviz/tiny-siglip"),
+    # DINOv2 as the Hub ships it: a position table bigger than the processor's crop (here 7 × 7
+    # patches resized to 5 × 5: bicubic, as the model's interpolate_pos_encoding), a classifier on
+    # [CLS] ‖ the patches' mean
+    dict(case="dinov2", family="dinov2", head=True, d=32, L=2, H=4, mlp_ratio=2, image_size=56, patch_size=8,
+         picture=(61, 45), resample=3, shortest_edge=48, crop=40, dtype="F32", seed=67, name_or_path="attnviz/tiny-dinov2"),
+    # Dinov2Model with the SwiGLU MLP (dinov2-giant's), in bfloat16, no crop: a picture wider
+    # than tall gives 6 × 9 patches from a 4 × 4 table (upsampled)
+    dict(case="dinov2-swiglu", family="dinov2", head=False, swiglu=True, d=24, L=2, H=2, mlp_ratio=4, image_size=32,
+         patch_size=8, picture=(61, 40), resample=3, shortest_edge=48, crop=None, dtype="BF16", seed=68),
+    # with registers (Darcet et al. 2024): 4 tokens after the [CLS]; positions resized with
+    # antialias (6 × 6 to 4 × 4), the classifier's mean over the patches alone
+    dict(case="dinov2-registers", family="dinov2", registers=4, head=True, d=32, L=2, H=4, mlp_ratio=2, image_size=48,
+         patch_size=8, picture=(45, 61), resample=3, shortest_edge=40, crop=32, dtype="F32", seed=69),
+    # Dinov2WithRegistersModel, 2 registers, float16, upsampled with antialias to 5 × 7
+    dict(case="dinov2-registers-model", family="dinov2", registers=2, head=False, d=24, L=3, H=2, mlp_ratio=3,
+         image_size=32, patch_size=8, picture=(53, 37), resample=2, shortest_edge=40, crop=None, dtype="F16", seed=70),
 ]
 
 CLIP_MEAN, CLIP_STD = [0.48145466, 0.4578275, 0.40821073], [0.26862954, 0.26130258, 0.27577711]
@@ -299,6 +320,93 @@ def siglip_case(case):
     cfg = siglip_config(case)
     return cfg, cfg, siglip_weights(case, cfg), siglip_preprocessor(case)
 
+# [SECTION] DINOv2: Dinov2Model, Dinov2ForImageClassification, and with registers -----------------------
+
+
+def dinov2_config(case):
+    """config.json as save_pretrained writes a Dinov2Config / Dinov2WithRegistersConfig (the
+    backbone's stage_names and out_features/out_indices too, which attnviz does not read)."""
+    registers = case.get("registers", 0)
+    model_type = "dinov2_with_registers" if registers else "dinov2"
+    stem = "Dinov2WithRegisters" if registers else "Dinov2"
+    cfg = {"_name_or_path": case.get("name_or_path"),
+           "architectures": [stem + ("ForImageClassification" if case["head"] else "Model")],
+           "apply_layernorm": True, "attention_probs_dropout_prob": 0.0, "drop_path_rate": 0.0, "hidden_act": "gelu",
+           "hidden_dropout_prob": 0.0, "hidden_size": case["d"], "image_size": case["image_size"],
+           "initializer_range": 0.02, "layer_norm_eps": 1e-06, "layerscale_value": 1.0, "mlp_ratio": case["mlp_ratio"],
+           "model_type": model_type, "num_attention_heads": case["H"], "num_channels": 3,
+           "num_hidden_layers": case["L"], "out_features": [f"stage{case['L']}"], "out_indices": [case["L"]],
+           "patch_size": case["patch_size"], "qkv_bias": True, "reshape_hidden_states": True,
+           "stage_names": ["stem"] + [f"stage{i + 1}" for i in range(case["L"])], "torch_dtype": torch_dtype(case),
+           "transformers_version": TRANSFORMERS_VERSION, "use_swiglu_ffn": case.get("swiglu", False)}
+    if registers:
+        cfg["num_register_tokens"] = registers
+    else:
+        cfg["use_mask_token"] = True
+    if case["head"]:
+        cfg["id2label"] = {str(i): name for i, name in enumerate(LABELS)}
+        cfg["label2id"] = {name: i for i, name in enumerate(LABELS)}
+    return cfg
+
+
+def dinov2_preprocessor(case):
+    """BitImageProcessor's, as facebook/dinov2-* ship it (shortest edge 256, crop 224), at the
+    case's sizes; no crop where the case has none."""
+    prep = {"do_center_crop": case["crop"] is not None, "do_convert_rgb": True, "do_normalize": True,
+            "do_rescale": True, "do_resize": True, "image_mean": [0.485, 0.456, 0.406],
+            "image_processor_type": "BitImageProcessor", "image_std": [0.229, 0.224, 0.225],
+            "resample": case["resample"], "rescale_factor": RESCALE, "size": {"shortest_edge": case["shortest_edge"]}}
+    if case["crop"] is not None:
+        prep["crop_size"] = {"height": case["crop"], "width": case["crop"]}
+    return prep
+
+
+def dinov2_weights(case, cfg):
+    """Dinov2Model's tensors in state_dict order (prefixed "dinov2." / "dinov2_with_registers."
+    under the classifier); the mask token is in the file and not read; the LayerScale factors
+    drawn around 0.5 (the Hub's are small and positive), the rest make_models' scales."""
+    d, p, C = cfg["hidden_size"], cfg["patch_size"], cfg["num_channels"]
+    hidden = int(d * cfg["mlp_ratio"])
+    n = (cfg["image_size"] // p) ** 2
+    registers = cfg.get("num_register_tokens", 0)
+    prefix = ("dinov2_with_registers." if registers else "dinov2.") if case["head"] else ""
+    w = RandomWeights(case["seed"], case["dtype"], prefix)
+    e = "embeddings."
+    w.normal(e + "cls_token", (1, 1, d), 0.5)
+    w.normal(e + "mask_token", (1, d), 0.5)
+    if registers:
+        w.normal(e + "register_tokens", (1, registers, d), 0.5)
+    w.normal(e + "position_embeddings", (1, 1 + n, d), 0.3)
+    w.normal(e + "patch_embeddings.projection.weight", (d, C, p, p), 1.2 / math.sqrt(C * p * p))
+    w.normal(e + "patch_embeddings.projection.bias", (d,), 0.1)
+    for i in range(cfg["num_hidden_layers"]):
+        lp = f"encoder.layer.{i}."
+        w.layer_norm(lp + "norm1", d)
+        for name in ("query", "key", "value"):
+            w.linear(lp + "attention.attention." + name, d, d)
+        w.linear(lp + "attention.output.dense", d, d)
+        w.normal(lp + "layer_scale1.lambda1", (d,), 0.2, mean=0.5)
+        w.layer_norm(lp + "norm2", d)
+        if cfg["use_swiglu_ffn"]:
+            h = (int(hidden * 2 / 3) + 7) // 8 * 8
+            w.linear(lp + "mlp.weights_in", d, 2 * h)
+            w.linear(lp + "mlp.weights_out", h, d)
+        else:
+            w.linear(lp + "mlp.fc1", d, hidden)
+            w.linear(lp + "mlp.fc2", hidden, d)
+        w.normal(lp + "layer_scale2.lambda1", (d,), 0.2, mean=0.5)
+    w.layer_norm("layernorm", d)
+    if case["head"]:  # Dinov2ForImageClassification: nn.Linear(2·d, labels), never under the prefix
+        for name, shape, std in (("classifier.weight", (len(LABELS), 2 * d), 1.2 / math.sqrt(2 * d)),
+                                 ("classifier.bias", (len(LABELS),), 0.1)):
+            w.add(name, std * w.rng.standard_normal(shape), file_name=name)
+    return w
+
+
+def dinov2_case(case):
+    cfg = dinov2_config(case)
+    return cfg, cfg, dinov2_weights(case, cfg), dinov2_preprocessor(case)
+
 # [SECTION] The cases: the picture, the patches, the reference run ----------------------------------
 
 # family -> (the case's (config.json, the tower's config, RandomWeights, preprocessor config), the
@@ -309,6 +417,8 @@ FAMILIES = {
     "clip": (clip_case, reference.clip_vision_forward, ("embeddings.patch_embedding.weight", None), True),
     "siglip": (siglip_case, reference.siglip_vision_forward,
                ("embeddings.patch_embedding.weight", "embeddings.patch_embedding.bias"), False),
+    "dinov2": (dinov2_case, reference.dinov2_forward,
+               ("embeddings.patch_embeddings.projection.weight", "embeddings.patch_embeddings.projection.bias"), True),
 }
 
 
@@ -342,10 +452,12 @@ def make_case(out, case):
     pixel_values = process(Image.open(os.path.join(folder, "image.png")), prep)  # float32 [3, H, W]
     check_patches(weights.W, tower, patch_names, pixel_values)
     run = forward(weights.W, tower, pixel_values)
-    p, side = tower["patch_size"], tower["image_size"] // tower["patch_size"]
+    # The picture's grid (the model's own, but for DINOv2's, whose positions follow the picture)
+    p, registers = tower["patch_size"], tower.get("num_register_tokens", 0)
+    rows, cols = pixel_values.shape[1] // p, pixel_values.shape[2] // p
     inputs = {"image": "image.png", "pixel_values": pixel_values.tolist(),
-              "tokens": ["[CLS]"] * cls + [f"p{r},{c}" for r in range(side) for c in range(side)],
-              "patches": {"rows": side, "cols": side, "size": p, "first": int(cls)}}
+              "tokens": ["[CLS]"] * cls + [f"reg{r}" for r in range(registers)] + [f"p{r},{c}" for r in range(rows) for c in range(cols)],
+              "patches": {"rows": rows, "cols": cols, "size": p, "first": int(cls) + registers}}
     expected_json(folder, case, cfg["model_type"], inputs, run)
     return case["case"]
 

@@ -247,6 +247,7 @@ def conv_patches(pixel_values, weight, bias=None):
     d, C, p, _ = weight.shape
     x = torch.as_tensor(pixel_values, dtype=torch.float64)
     R, K = x.shape[1] // p, x.shape[2] // p
+    x = x[:, :R * p, :K * p]  # the stride drops what is left over (DINOv2 reads any size)
     cells = x.reshape(C, R, p, K, p).permute(1, 3, 0, 2, 4).reshape(R * K, C * p * p)  # [N, C·p·p]
     out = cells @ weight.reshape(d, C * p * p).T
     return out if bias is None else out + bias
@@ -360,6 +361,64 @@ def siglip_vision_forward(W, cfg, pixel_values, edits=NONE):
     x = layer_norm(x, W["post_layernorm.weight"], W["post_layernorm.bias"], eps)
     return {"attention": torch.stack(maps), "hidden": x, "q": {"attention": torch.stack(qs)},
             "x": {"attention": torch.stack(xs)}}
+
+# [SECTION] DINOv2: ViT with LayerScale, positions that follow the picture, registers ----------------
+
+
+def dinov2_positions(table, rows, cols, height, width, antialias):
+    """Dinov2Embeddings.interpolate_pos_encoding: table [1 + M, d] ([CLS] first, then a √M × √M
+    grid) -> [1 + rows·cols, d]; as is where the picture gives M patches and is square, else the
+    grid through torch's bicubic interpolate to rows × cols (align_corners=False; antialias for
+    dinov2_with_registers)."""
+    M, d = table.shape[0] - 1, table.shape[1]
+    if rows * cols == M and height == width:
+        return table
+    side = int(M ** 0.5)
+    grid = table[1:].reshape(1, side, side, d).permute(0, 3, 1, 2)
+    grid = torch.nn.functional.interpolate(grid, size=(rows, cols), mode="bicubic", align_corners=False,
+                                           antialias=antialias)
+    return torch.cat([table[:1], grid.permute(0, 2, 3, 1).reshape(rows * cols, d)])
+
+
+def dinov2_forward(W, cfg, pixel_values, edits=NONE):
+    """Dinov2Model / Dinov2ForImageClassification, and their _with_registers kin (cfg's
+    model_type), on pixel_values [C, H, W] of any size: the [CLS] and the patch conv, positions
+    added (dinov2_positions); the registers (num_register_tokens) after the [CLS], with none;
+    each layer x = x + λ₁ ⊙ dense(attention(norm1(x))); x = x + λ₂ ⊙ mlp(norm2(x)), the MLP
+    fc2(act(fc1)) or, use_swiglu_ffn, weights_out(silu(x₁) ⊙ x₂) of weights_in's halves; the final
+    layernorm. -> attention [L, H, T, T], hidden [T, d], logits (the classifier on [CLS] ‖ the
+    patches' mean; only when W has it), q, x as vit_forward's."""
+    eps, H = cfg["layer_norm_eps"], cfg["num_attention_heads"]
+    registers = cfg["num_register_tokens"] if cfg["model_type"] == "dinov2_with_registers" else 0
+    values = torch.as_tensor(pixel_values, dtype=torch.float64)
+    e, p = "embeddings.", cfg["patch_size"]
+    patches = conv_patches(values, W[e + "patch_embeddings.projection.weight"], W[e + "patch_embeddings.projection.bias"])
+    rows, cols = values.shape[1] // p, values.shape[2] // p
+    x = torch.cat([W[e + "cls_token"].reshape(1, -1), patches])
+    x = x + dinov2_positions(W[e + "position_embeddings"][0], rows, cols, values.shape[1], values.shape[2], registers > 0)
+    if registers:
+        x = torch.cat([x[:1], W[e + "register_tokens"][0], x[1:]])
+    maps, qs, xs = [], [], []
+    for i in range(cfg["num_hidden_layers"]):
+        lp = f"encoder.layer.{i}."
+        a = layer_norm(x, W[lp + "norm1.weight"], W[lp + "norm1.bias"], eps)
+        q, k, v = (linear(a, W, lp + "attention.attention." + n) for n in ("query", "key", "value"))
+        context, probs, q_heads = attend(q, k, v, H, False, edits.hidden, knocked(edits, 0, i), edits.mean)
+        maps.append(probs), qs.append(q_heads), xs.append(a)
+        x = x + linear(context, W, lp + "attention.output.dense") * W[lp + "layer_scale1.lambda1"]
+        m = layer_norm(x, W[lp + "norm2.weight"], W[lp + "norm2.bias"], eps)
+        if cfg["use_swiglu_ffn"]:
+            x1, x2 = linear(m, W, lp + "mlp.weights_in").chunk(2, dim=-1)
+            y = linear(silu(x1) * x2, W, lp + "mlp.weights_out")
+        else:
+            y = linear(ACTIVATIONS[cfg["hidden_act"]](linear(m, W, lp + "mlp.fc1")), W, lp + "mlp.fc2")
+        x = x + y * W[lp + "layer_scale2.lambda1"]
+    x = layer_norm(x, W["layernorm.weight"], W["layernorm.bias"], eps)
+    out = {"attention": torch.stack(maps), "hidden": x, "q": {"attention": torch.stack(qs)},
+           "x": {"attention": torch.stack(xs)}}
+    if "classifier.weight" in W:
+        out["logits"] = linear(torch.cat([x[0], x[1 + registers:].mean(0)]), W, "classifier")
+    return out
 
 # [SECTION] Marian: post-LN encoder-decoder, scaled embeddings + sinusoids, SiLU ------------------
 

@@ -27,20 +27,7 @@ void read_vit(const ConfigFields& f, ModelConfig& c) {
     if (!f.boolean("qkv_bias", true)) f.fail("qkv_bias", "false: attnviz's vit reads query, key and value biases");
     c.class_token = true;
     c.max_positions = 1 + c.patch_grid() * c.patch_grid();
-    // id2label: {"0": "tabby, tabby cat", …}, in id order; absent, transformers' default two
-    // (save_pretrained leaves a default out)
-    c.labels = {"LABEL_0", "LABEL_1"};
-    if (const nlohmann::json* labels = f.find("id2label")) {
-        if (!labels->is_object()) f.fail("id2label", "expected {\"0\": \"a label\", …}");
-        c.labels.assign(labels->size(), "");
-        for (const auto& [id, name] : labels->items()) {
-            std::size_t k = 0;
-            const bool number = !id.empty() && id.find_first_not_of("0123456789") == std::string::npos && (k = std::stoul(id.substr(0, 9))) < c.labels.size();
-            if (!number || !name.is_string() || !c.labels[k].empty()) f.fail("id2label", "expected the labels of ids 0 to " + std::to_string(c.labels.size() - 1) + ", each once");
-            c.labels[k] = name.get<std::string>();
-        }
-    }
-    c.vocab_size = static_cast<int>(c.labels.size());
+    read_labels(f, c);
     c.norm = NormKind::LayerNorm, c.residual = Residual::PreNorm, c.positions = Positions::Learned;
 }
 
@@ -69,6 +56,21 @@ void plan_vit(const ModelConfig& c, Plan& p, ModelWeights& w) {
 }
 
 }  // namespace
+
+void read_labels(const ConfigFields& f, ModelConfig& c) {
+    c.labels = {"LABEL_0", "LABEL_1"};  // save_pretrained leaves the default out
+    if (const nlohmann::json* labels = f.find("id2label")) {
+        if (!labels->is_object()) f.fail("id2label", "expected {\"0\": \"a label\", …}");
+        c.labels.assign(labels->size(), "");
+        for (const auto& [id, name] : labels->items()) {
+            std::size_t k = 0;
+            const bool number = !id.empty() && id.find_first_not_of("0123456789") == std::string::npos && (k = std::stoul(id.substr(0, 9))) < c.labels.size();
+            if (!number || !name.is_string() || !c.labels[k].empty()) f.fail("id2label", "expected the labels of ids 0 to " + std::to_string(c.labels.size() - 1) + ", each once");
+            c.labels[k] = name.get<std::string>();
+        }
+    }
+    c.vocab_size = static_cast<int>(c.labels.size());
+}
 
 const FamilyDef kVitFamily{"vit", Family::Vit, read_vit, plan_vit, "vit.", "embeddings.cls_token"};
 
