@@ -152,15 +152,6 @@ struct Table {
     int mr;  // the register tiles' rows
 };
 
-// Q8's kernels (GGUF's weights kept quantized) in every build but the page's two modules: the
-// page does not open GGUF files (core/model/gguf_page.cpp), so they would be 15 KB of its
-// download for nothing; there the table's Q8 entries are null.
-#if defined(ATTN_ONE_ISA) && ATTN_ONE_ISA
-#define ATTN_Q8(f) nullptr
-#else
-#define ATTN_Q8(f) f
-#endif
-
 #define ATTN_TABLE(ns, isa)                                                                                  \
     Table{isa,                                                                                                \
           ns::matmul,                                                                                         \
@@ -170,11 +161,11 @@ struct Table {
           ns::pack_step,                                                                                      \
           ns::pack_columns<float>,                                                                            \
           ns::pack_columns<std::uint16_t>,                                                                    \
-          ATTN_Q8(ns::pack_columns<std::int8_t>),                                                             \
-          ATTN_Q8(ns::pack_scales),                                                                           \
-          {ns::unpack_whole<ns::F32>, ns::unpack_whole<ns::Bf16>, ns::unpack_whole<ns::F16>, ATTN_Q8(ns::unpack_whole<ns::Q8>)},        \
-          {ns::packed_column<ns::F32>, ns::packed_column<ns::Bf16>, ns::packed_column<ns::F16>, ATTN_Q8(ns::packed_column<ns::Q8>)},     \
-          {ns::matmul_packed<ns::F32>, ns::matmul_packed<ns::Bf16>, ns::matmul_packed<ns::F16>, ATTN_Q8(ns::matmul_packed<ns::Q8>)},     \
+          ns::pack_columns<std::int8_t>,                                                                      \
+          ns::pack_scales,                                                                                    \
+          {ns::unpack_whole<ns::F32>, ns::unpack_whole<ns::Bf16>, ns::unpack_whole<ns::F16>, ns::unpack_whole<ns::Q8>},        \
+          {ns::packed_column<ns::F32>, ns::packed_column<ns::Bf16>, ns::packed_column<ns::F16>, ns::packed_column<ns::Q8>},     \
+          {ns::matmul_packed<ns::F32>, ns::matmul_packed<ns::Bf16>, ns::matmul_packed<ns::F16>, ns::matmul_packed<ns::Q8>},     \
           ns::softmax_rows,                                                                                   \
           ns::exp_nonpositive,                                                                                \
           ns::exp2_nonpositive,                                                                               \

@@ -6,7 +6,7 @@
 // a model link; translation; a bad model's error keeps the figure; what today's models add
 // (issue 29 §3): a Mistral-shaped folder's link opening the heatmap it names, its sliding
 // window hatched apart from the causal mask, the sink option; a Qwen3-shaped folder dropped, its
-// shared K/V heads framed in the model view. Every checkpoint goes through the page's sliced
+// shared K/V heads framed in the model view; a GGUF file chosen (Q4_K_M, read in slices). Every checkpoint goes through the page's sliced
 // path (its header, then windows as the loader asks: the state's model.windows counts them); a
 // 71 MB BF16 one chosen as a folder keeps the wasm heap within 1.25× its bytes and an allowance.
 //   node tests/browser/model.mjs SITE_DIR ARTIFACT_DIR MODEL_REFS_DIR
@@ -245,6 +245,34 @@ await check('a sharded BF16 llama opens dropped and by ?model=; its attention eq
   await p2.close();
   fs.rmSync(path.join(siteDir, 'model-test'), { recursive: true, force: true });
   return `largest difference ${dropped.toExponential(1)} dropped, ${linked.toExponential(1)} by ?model=`;
+});
+
+// A GGUF file as llama.cpp's converter writes it (tests/model/test_gguf.py --write: Q4_K with Q6_K,
+// llama 3's rope_freqs, a SentencePiece tokenizer in its metadata) chosen in the file dialog: its
+// header read in growing slices (rope_freqs with it), its weights a window at a time and kept in
+// ggml's blocks' 8-bit form; the map equals the float64 reference forward on the weights
+// dequantized as ggml does (test_gguf.py --reference). Two .gguf files chosen at once: the page
+// asks for one of them, and the model stays.
+const ggufScript = path.join(here, '../model/test_gguf.py');
+await check('a GGUF file chosen (Q4_K_M, llama 3): read in slices, its map equals the reference; two at once are refused', async () => {
+  const dir = path.join(artifacts, 'gguf');
+  execFileSync('/usr/bin/python3', [ggufScript, '--write', dir, 'llama_q4_k_m_llama3', 'qwen2_q8_0_q5']);
+  const file = path.join(dir, 'llama_q4_k_m_llama3.gguf');
+  await page.setInputFiles('#attnviz-file', file);
+  const s = await until(page, (x) => settled(x) && x.model.name === 'llama_q4_k_m_llama3' && x.import.shown, 'the GGUF model', 60000);
+  const ref = JSON.parse(execFileSync('/usr/bin/python3', [ggufScript, '--reference', 'llama_q4_k_m_llama3', s.model.figure.ids.join(',')],
+    { maxBuffer: 1 << 26 }).toString());
+  const worst = maxDiff(s.import.shown, ref.attention[s.import.layer][s.import.head]);
+  expect(worst < 1e-4, `map ${s.import.layer + 1}:${s.import.head + 1} differs from the reference by ${worst}`);
+  expect(/Q4_K/.test(s.model.summary) && s.model.model_type === 'llama', `summary ${s.model.summary}`);
+  expect(s.model.windows >= 1 && s.error === '', `${s.model.windows} windows read, error ${s.error}`);
+  await moveAway(page);
+  const img = await shot(page, 'model-09-gguf.png');
+  expect(distinctColors(img, s.figure) > 8, 'the figure is blank');
+  await page.setInputFiles('#attnviz-file', [file, path.join(dir, 'qwen2_q8_0_q5.gguf')]);
+  const two = await until(page, (x) => x.error !== '', 'the refusal of two files');
+  expect(/2 \.gguf files .*choose one/.test(two.error) && two.model.name === s.model.name, `error ${two.error}, model ${two.model.name}`);
+  return `${s.model.figure.ids.length} tokens, largest difference ${worst.toExponential(1)}; ${two.error}`;
 });
 
 // A BF16 llama of 71 MB (a tied 60000×512 table, two layers) written here, its folder chosen in

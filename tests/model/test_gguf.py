@@ -20,6 +20,9 @@ Step 2 needs NODE_MODULES (tests/model/llama_cpp/node_modules: scripts/setup.sh 
 without the argument it is skipped, and says so.
 
 usage: /usr/bin/python3 tests/model/test_gguf.py ATTNVIZ [NODE_MODULES]
+For the page's test (tests/browser/model.mjs), the same files and reference:
+       /usr/bin/python3 tests/model/test_gguf.py --write DIR CASE...   (DIR/CASE.gguf)
+       /usr/bin/python3 tests/model/test_gguf.py --reference CASE IDS  ({"attention": [L][H][T][T]} on stdout)
 """
 import json
 import math
@@ -379,10 +382,9 @@ def check_errors(attnviz, folder, good):
     expect("offset.gguf", data[:type_at + 4] + (1 << 40).to_bytes(8, "little") + data[type_at + 12:], ["token_embd.weight", "past the end"])
 
 
-def main(attnviz, modules):
-    have_oracle = bool(modules)
-    if modules and not os.path.isdir(os.path.join(modules, "node-llama-cpp")):
-        sys.exit(f"{modules}: node-llama-cpp is not installed there (scripts/setup.sh installs it)")
+def tokenizers_and_texts():
+    """The cases' tokenizers (trained on the GPL's text: the same every run) and the texts the
+    llama.cpp check tokenizes."""
     text = license_text()
     lines = [line.strip() for line in text.split("\n") if len(line.strip()) > 20][:300]
     with open(os.path.join(HERE, "tokenizer_texts.json"), encoding="utf-8") as f:
@@ -390,6 +392,44 @@ def main(attnviz, modules):
     texts += ["注意力机制让模型看见上下文。", "def attend(q, k):\n    return softmax(q @ k.T) @ v  # 42"]
     tokenizers = {"spm": spm_tokenizer(lines + texts), "llama-bpe": bpe_tokenizer(text, "llama-bpe"),
                   "qwen2": bpe_tokenizer(text, "qwen2"), "gpt2": bpe_tokenizer(text, "gpt-2", "<|endoftext|>", False)}
+    return tokenizers, texts
+
+
+def case_named(name):
+    case = next((c for c in CASES if c["case"] == name), None)
+    if case is None:
+        sys.exit(f"no case {name!r}: {', '.join(c['case'] for c in CASES)}")
+    return case
+
+
+def write_cases(folder, names):
+    """--write: the named cases' files, for the page's test."""
+    os.makedirs(folder, exist_ok=True)
+    tokenizers, _ = tokenizers_and_texts()
+    for name in names:
+        make_case(case_named(name), folder, tokenizers)
+
+
+def print_reference(name, ids):
+    """--reference: the float64 reference forward on the case's dequantized weights (the file
+    --write writes), on the given ids."""
+    case = case_named(name)
+    tokenizers, _ = tokenizers_and_texts()
+    folder = tempfile.mkdtemp(prefix="attnviz-gguf-")
+    try:
+        _, cfg, W, _, _ = make_case(case, folder, tokenizers)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    with torch.no_grad():
+        run = reference.llama_like_forward(W, cfg, ids)
+    print(json.dumps({"attention": run["attention"].tolist()}))
+
+
+def main(attnviz, modules):
+    have_oracle = bool(modules)
+    if modules and not os.path.isdir(os.path.join(modules, "node-llama-cpp")):
+        sys.exit(f"{modules}: node-llama-cpp is not installed there (scripts/setup.sh installs it)")
+    tokenizers, texts = tokenizers_and_texts()
     folder = tempfile.mkdtemp(prefix="attnviz-gguf-")
     try:
         for case in CASES:
@@ -408,6 +448,11 @@ def main(attnviz, modules):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (2, 3):
+    if len(sys.argv) >= 4 and sys.argv[1] == "--write":
+        write_cases(sys.argv[2], sys.argv[3:])
+    elif len(sys.argv) == 4 and sys.argv[1] == "--reference":
+        print_reference(sys.argv[2], [int(i) for i in sys.argv[3].split(",")])
+    elif len(sys.argv) in (2, 3) and not sys.argv[1].startswith("--"):
+        main(sys.argv[1], sys.argv[2] if len(sys.argv) == 3 else None)
+    else:
         sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2] if len(sys.argv) == 3 else None)

@@ -9,13 +9,14 @@
   // A model's files (SPEC.md §5), as the page gives them (a folder, files chosen or dropped, ?model=)
   // or as a Hub fetch stores them (below): objects with name, size and slice(a, b).arrayBuffer(),
   // as Files are. Each small file is read in 16 MB slices straight into a buffer of the app's (main/model_hook.cpp); of a
-  // checkpoint file (.safetensors) only its header, and then, as the app's loader asks for them
-  // (Module.attnvizReadSlice), its windows of about 16 MB: a 2.5 GB file is never one buffer.
+  // checkpoint file (.safetensors, .gguf) only its header, and then, as the app's loader asks for
+  // them (Module.attnvizReadSlice), its windows of about 16 MB: a 2.5 GB file is never one buffer.
   const kModelFiles = ['config.json', 'model.safetensors', 'model.safetensors.index.json', 'tokenizer.json',
                        'tokenizer_config.json', 'vocab.json', 'merges.txt', 'vocab.txt', 'source.spm', 'target.spm'];
   const isShard = function (name) { return /^model-\d+-of-\d+\.safetensors$/.test(name); };
-  const isCheckpoint = function (name) { return name === 'model.safetensors' || isShard(name); };
-  const isModelFile = function (name) { return kModelFiles.indexOf(name) >= 0 || isShard(name); };
+  const isGguf = function (name) { return /\.gguf$/i.test(name); };
+  const isCheckpoint = function (name) { return name === 'model.safetensors' || isShard(name) || isGguf(name); };
+  const isModelFile = function (name) { return kModelFiles.indexOf(name) >= 0 || isShard(name) || isGguf(name); };
   function modelFailed(message) { Module.ccall('attnviz_model_failed', null, ['string'], [String(message)]); }
   // A checkpoint file's header: its bytes (8 + the JSON's length, as far as the file has them) and
   // the size of its float tensors as the app holds them (F32 as 4 bytes a number, F16 and BF16
@@ -35,6 +36,69 @@
       }
     } catch (e) { weights = 0; }
     return { bytes: bytes, weights: weights };
+  }
+  // A GGUF file's header (core/model/gguf.hpp; llama.cpp's gguf.cpp): its bytes up to where the
+  // tensors' data starts (the magic, version, counts, every metadata key and value, the tensor
+  // infos, the alignment's padding), read in growing slices as the walk needs them, and the size
+  // of its tensors as the app holds them (F32 4 bytes a number, F16 and BF16 2, ggml's block
+  // formats about 1.5: their 8-bit numbers and scales). Llama 3's rope_freqs tensor is read at
+  // once with the config: the header then runs to its end when it lies in the data's first MB.
+  // A walk that fails (a bad type, a file cut short) hands the bytes read, and the app's reader
+  // says what is wrong at that offset; weights 0.
+  const kGgufScalar = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };  // type: bytes
+  async function ggufHeader(file) {
+    let bytes = new Uint8Array(0), view = null, at = 0;
+    const need = async function (n) {  // n more bytes at `at`, reading more of the file when short
+      if (at + n > file.size) throw new Error('past the end');
+      if (at + n <= bytes.length) return;
+      const size = Math.min(file.size, Math.max(at + n, 2 * bytes.length, 1 << 20));
+      bytes = new Uint8Array(await file.slice(0, size).arrayBuffer());
+      view = new DataView(bytes.buffer);
+    };
+    const u32 = async function () { await need(4); at += 4; return view.getUint32(at - 4, true); };
+    const u64 = async function () { await need(8); at += 8; return Number(view.getBigUint64(at - 8, true)); };
+    const skip = async function (n) { await need(n); at += n; };
+    const text = async function () { const n = await u64(); await need(n); at += n; return new TextDecoder().decode(bytes.subarray(at - n, at)); };
+    const value = async function (type) {
+      if (type === 8) { await skip(await u64()); return; }
+      if (type !== 9) {
+        if (!kGgufScalar[type]) throw new Error('type ' + type);
+        await skip(kGgufScalar[type]);
+        return;
+      }
+      const element = await u32(), n = await u64();
+      if (kGgufScalar[element]) await skip(kGgufScalar[element] * n);
+      else for (let i = 0; i < n; ++i) await value(element);
+    };
+    let weights = 0;
+    try {
+      await need(24);
+      if (new TextDecoder().decode(bytes.subarray(0, 4)) !== 'GGUF') throw new Error('not GGUF');
+      at = 8;  // the magic and the version
+      const tensors = await u64(), keys = await u64();
+      let alignment = 32;
+      for (let k = 0; k < keys; ++k) {
+        const key = await text(), type = await u32();
+        if (key === 'general.alignment' && type === 4) alignment = await u32();
+        else await value(type);
+      }
+      let rope = 0;  // rope_freqs.weight's end in the data
+      for (let t = 0; t < tensors; ++t) {
+        const name = await text(), dims = await u32();
+        let count = 1;
+        for (let i = 0; i < dims; ++i) count *= await u64();
+        const type = await u32(), offset = await u64();
+        weights += count * (type === 0 ? 4 : type === 1 || type === 30 ? 2 : 1.5);
+        if (name === 'rope_freqs.weight' && type === 0) rope = offset + 4 * count;
+      }
+      let end = Math.ceil(at / alignment) * alignment;
+      if (rope && rope <= (1 << 20)) end += rope;
+      at = 0;
+      await need(Math.min(end, file.size));
+      return { bytes: bytes.subarray(0, Math.min(end, file.size)), weights: weights };
+    } catch (e) {
+      return { bytes: bytes.subarray(0, Math.min(bytes.length, file.size)), weights: 0 };
+    }
   }
   // The model's checkpoint files by name, whose windows the app asks for (platform_web.cpp
   // attnviz_read_slice): read, then written where the app says if it still wants them. A read
@@ -59,7 +123,7 @@
     try {
       for (const f of files) {
         if (!isCheckpoint(f.name)) { total += f.size; continue; }
-        heads[f.name] = await checkpointHeader(f);
+        heads[f.name] = isGguf(f.name) ? await ggufHeader(f) : await checkpointHeader(f);
         total += heads[f.name].bytes.length;
         weights += heads[f.name].weights;
       }

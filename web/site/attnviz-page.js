@@ -197,10 +197,18 @@
       if (!/^(config\.json|model\.safetensors(\.index\.json)?)$/.test(name)) await fetchFile(name, false);
     openModel(folder, files);
   }
-  // Files chosen or dropped together: a model when config.json is among them, else one file to import.
+  // Files chosen or dropped together: a model when config.json is among them (its .gguf files
+  // left out, as the native app leaves them) or else one GGUF file (named by its stem, as the
+  // native app names it); otherwise one file to import.
   function openFiles(files, folder) {
     files = Array.from(files);
-    if (files.some(function (f) { return f.name === 'config.json'; })) openModel(folder || 'model', files);
+    const isGguf = function (f) { return /\.gguf$/i.test(f.name); };
+    const config = files.some(function (f) { return f.name === 'config.json'; });
+    const gguf = config ? [] : files.filter(isGguf);
+    if (gguf.length > 1)
+      modelFailed(gguf.length + ' .gguf files (' + gguf.map(function (f) { return f.name; }).join(', ') + '): choose one of them');
+    else if (config || gguf.length)
+      openModel(folder || (config ? 'model' : gguf[0].name.replace(/\.gguf$/i, '')), files.filter(function (f) { return !config || !isGguf(f); }));
     else if (files.length) importFile(files[0]);
   }
   // A dropped folder's own files (not its subfolders').
