@@ -14,6 +14,8 @@
 #include "app_state.hpp"
 #include "figure_layout.hpp"
 #include "heatmap_layout.hpp"
+#include "image_layout.hpp"
+#include "colormaps.hpp"
 #include "import_state.hpp"
 #include "lines_layout.hpp"
 #include "model_layout.hpp"
@@ -743,4 +745,59 @@ TEST_CASE("why layout: every cell once, inside the grid's box, found by hit(); n
             const bool newline_shown = svg.find("\xe2\x86\xb5") != std::string::npos || svg.find("&#8629;") != std::string::npos;
             CHECK(newline_shown);
         }
+}
+
+// The Image view's layout (image_layout.hpp): the picture fitted with its aspect, a cell per
+// patch over the grid's part of it (a remainder of pixels outside), each cell's colour and
+// opacity by its weight over the largest on a patch, the chips for the tokens before the
+// patches, and hit() mapping points back to the tokens.
+TEST_CASE("the Image view: the picture fitted, a cell per patch coloured by its weight, chips, and hits back to tokens") {
+    const FakeMeasure m(1.0f);
+    ImageInput in;
+    in.box = {0, 0, 800, 500};
+    in.picture_width = 230, in.picture_height = 160;  // 2 rows × 3 columns of 70 px, and a remainder
+    in.rows = 2, in.cols = 3, in.patch = 70;
+    in.tokens = {"[CLS]", "reg0", "p0,0", "p0,1", "p0,2", "p1,0", "p1,1", "p1,2"};
+    in.weights = {0.3f, 0.1f, 0.05f, 0.2f, 0.0f, 0.1f, 0.15f, 0.1f};
+    in.query = 6;
+    in.caption = "Where p1,1 looks";
+    in.legend = "weight";
+    const ImageLayout L = lay_out_image(in, m);
+    CHECK(L.first == 2);
+    CHECK(L.top == doctest::Approx(0.2f));  // the largest on a patch, not the [CLS]'s 0.3
+    CHECK(L.picture.w() / L.picture.h() == doctest::Approx(230.0 / 160.0).epsilon(1e-4));
+    CHECK(L.picture.x0 >= in.box.x0);
+    CHECK(L.picture.x1 <= in.box.x1);
+    CHECK(L.picture.y1 <= in.box.y1);
+    CHECK(L.grid.w() == doctest::Approx(L.picture.w() * 210.0 / 230.0).epsilon(1e-4));
+    CHECK(L.grid.h() == doctest::Approx(L.picture.h() * 140.0 / 160.0).epsilon(1e-4));
+    REQUIRE(L.chips.size() == 2);
+    CHECK(L.chips[0].x1 <= L.picture.x0);
+    std::vector<const Item*> cells;
+    for (const Item& it : L.items)
+        if (it.kind == Item::Rect && it.role == ItemRole::Other && it.fill.a > 0 && it.index >= L.first) cells.push_back(&it);
+    REQUIRE(cells.size() == 6);
+    const Colormap& cmap = colormaps()[0];
+    for (const Item* c : cells) {
+        const float t = in.weights[static_cast<std::size_t>(c->index)] / 0.2f;
+        const std::array<float, 3> rgb = colormap_sample(cmap, t);
+        CHECK(c->fill.r == doctest::Approx(rgb[0]));
+        CHECK(c->fill.a == doctest::Approx(0.15f + 0.65f * t));
+        const float cx = (c->box.x0 + c->box.x1) * 0.5f, cy = (c->box.y0 + c->box.y1) * 0.5f;
+        CHECK(L.hit(cx, cy) == c->index);  // each cell's centre hits its token
+        const int p = c->index - L.first;
+        CHECK(c->box.x0 == doctest::Approx(L.grid.x0 + (p % 3) * L.cell_w));
+        CHECK(c->box.y0 == doctest::Approx(L.grid.y0 + (p / 3) * L.cell_h));
+    }
+    CHECK(L.hit((L.chips[1].x0 + L.chips[1].x1) * 0.5f, (L.chips[1].y0 + L.chips[1].y1) * 0.5f) == 1);
+    CHECK(L.hit(L.grid.x1 + 1.0f, L.grid.y0 + 1.0f) == -1);  // the remainder: no patch
+    int outlines = 0;
+    for (const Item& it : L.items) outlines += it.role == ItemRole::Selection && it.index == 6;
+    CHECK(outlines == 2);  // the query's patch, outlined dark and light
+    // No weights: no overlay, no legend; the picture and the chips still laid out.
+    in.weights.clear();
+    const ImageLayout bare = lay_out_image(in, m);
+    CHECK(bare.top == 0.0f);
+    CHECK(std::none_of(bare.items.begin(), bare.items.end(), [](const Item& it) { return it.kind == Item::Colormap; }));
+    CHECK(bare.picture.w() > L.picture.w());  // the legend's room goes to the picture
 }

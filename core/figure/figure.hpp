@@ -45,7 +45,10 @@ struct LiveRun {
     std::shared_ptr<const LoadedModel> model;
     RunInput input;
     RunResult result;
-    std::vector<NextToken> top;  // the likeliest next tokens (models with an LM head)
+    std::vector<NextToken> top;  // the likeliest next tokens (models with an LM head), or a classifier's labels
+    // A vision model's run: the picture as the model saw it (image.hpp sized_picture), its
+    // patches input.patch_rows rows of input.patches.rows() / patch_rows
+    std::shared_ptr<const Image> picture;
     // Maps on demand (!input.keep_maps): per stack, every map pooled to at most
     // kThumbnailBlocks² blocks, each the maximum of the weights it covers (map_pooled), index
     // layer·heads + head: the model view's thumbnails.

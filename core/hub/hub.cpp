@@ -362,6 +362,7 @@ std::vector<std::string> model_files(const std::vector<std::string>& listed, con
     static constexpr const char* kWanted[] = {
         "config.json",      "generation_config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
         "vocab.json",       "merges.txt",             "vocab.txt",      "source.spm",            "target.spm",
+        "chat_template.jinja", "preprocessor_config.json",  // an instruct model's template (transformers 5), a vision model's processor
     };
     const std::set<std::string> have(listed.begin(), listed.end());
     std::vector<std::string> out;

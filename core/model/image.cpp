@@ -267,10 +267,16 @@ ImageProcessor read_image_processor(std::string_view json, const std::string& fi
     return p;
 }
 
-PixelValues process_image(const ImageProcessor& p, const Image& image) {
+Image sized_picture(const ImageProcessor& p, const Image& image) {
     Image im = image;
     if (const auto [w, h] = p.resized_size(im.width, im.height); w != im.width || h != im.height) im = resize_image(im, w, h, p.resample);
     if (p.crop) im = center_crop(im, p.crop_width, p.crop_height);
+    return im;
+}
+
+PixelValues process_image(const ImageProcessor& p, const Image& image) { return pixel_values(p, sized_picture(p, image)); }
+
+PixelValues pixel_values(const ImageProcessor& p, const Image& im) {
     PixelValues out;
     out.width = im.width, out.height = im.height;
     out.values.resize(static_cast<std::size_t>(3) * im.width * im.height);

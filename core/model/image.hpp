@@ -29,6 +29,8 @@ struct Image {
 // PNG, JPEG, BMP or GIF (its first frame) as RGB, as PIL's convert("RGB") gives it (gray
 // repeated, alpha dropped), with stb_image. Throws ModelError(file, "", …).
 Image decode_image(const std::uint8_t* bytes, std::size_t size, const std::string& file);
+// Whether the bytes start as a PNG, JPEG, GIF or BMP file does (what decode_image reads).
+bool looks_like_picture(std::string_view bytes);
 
 // [SECTION] Resampling as PIL does ---------------------------------------------------------------
 
@@ -71,6 +73,11 @@ struct PixelValues {
     std::vector<float> values;
     float at(int c, int y, int x) const { return values[(static_cast<std::size_t>(c) * height + y) * width + x]; }
 };
+// The picture as the model sees it, before the numbers: resized and cropped (8 bits a channel).
+Image sized_picture(const ImageProcessor& p, const Image& image);
+// Its pixel values: rescaled and normalized.
+PixelValues pixel_values(const ImageProcessor& p, const Image& sized);
+// Both: what transformers' processor returns for `image`.
 PixelValues process_image(const ImageProcessor& p, const Image& image);
 
 }  // namespace attn

@@ -34,4 +34,8 @@ Image decode_image(const std::uint8_t* bytes, std::size_t size, const std::strin
     return im;
 }
 
+bool looks_like_picture(std::string_view b) {
+    return b.starts_with("\x89PNG\r\n\x1a\n") || b.starts_with("\xff\xd8\xff") || b.starts_with("GIF8") || b.starts_with("BM");
+}
+
 }  // namespace attn

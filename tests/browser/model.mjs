@@ -6,7 +6,8 @@
 // a model link; translation; a bad model's error keeps the figure; what today's models add
 // (issue 29 §3): a Mistral-shaped folder's link opening the heatmap it names, its sliding
 // window hatched apart from the causal mask, the sink option; a Qwen3-shaped folder dropped, its
-// shared K/V heads framed in the model view; a GGUF file chosen (Q4_K_M, read in slices). Every checkpoint goes through the page's sliced
+// shared K/V heads framed in the model view; a GGUF file chosen (Q4_K_M, read in slices); a vision
+// model and its picture (the Image view). Every checkpoint goes through the page's sliced
 // path (its header, then windows as the loader asks: the state's model.windows counts them); a
 // 71 MB BF16 one chosen as a folder keeps the wasm heap within 1.25× its bytes and an allowance.
 //   node tests/browser/model.mjs SITE_DIR ARTIFACT_DIR MODEL_REFS_DIR
@@ -273,6 +274,53 @@ await check('a GGUF file chosen (Q4_K_M, llama 3): read in slices, its map equal
   const two = await until(page, (x) => x.error !== '', 'the refusal of two files');
   expect(/2 \.gguf files .*choose one/.test(two.error) && two.model.name === s.model.name, `error ${two.error}, model ${two.model.name}`);
   return `${s.model.figure.ids.length} tokens, largest difference ${worst.toExponential(1)}; ${two.error}`;
+});
+
+// A vision model (tests/model/make_vision_models.py: DINOv2 with 4 registers, random weights, a
+// table of 6 × 6 positions resized to the picture's 4 × 4 patches) dropped as a folder, then its
+// picture chosen in the file dialog: the page decodes it and processes it as `attnviz run
+// --image` does, so the maps equal the float64 reference's on PIL's pixels; the Image view opens
+// over the picture with the [CLS] and the registers as chips; a patch hovered and clicked is
+// pinned, and the overlay's brightest patch is where the reference says that patch looks most.
+await check('a vision model (DINOv2 with registers) and a picture: its maps equal the reference; the Image view lays a patch\'s attention over the picture', async () => {
+  const out = [];
+  const dir = path.join(artifacts, 'vision');
+  execFileSync('/usr/bin/python3', [path.join(here, '../model/make_vision_models.py'), dir]);
+  const folder = path.join(dir, 'dinov2-registers');
+  const expected = JSON.parse(fs.readFileSync(path.join(folder, 'expected.json'), 'utf8'));
+  await dropFiles(page, folder);  // config.json, model.safetensors, preprocessor_config.json (and image.png: not a model's file)
+  let s = await until(page, (x) => x.model.active && !x.model.busy && x.model.model_type === 'dinov2_with_registers', 'the vision model', 60000);
+  expect(s.model.picture === null && s.error === '', `picture ${JSON.stringify(s.model.picture)}, error ${s.error}`);
+  await page.setInputFiles('#attnviz-file', path.join(folder, 'image.png'));
+  s = await until(page, (x) => settled(x) && x.model.picture && x.view === 'image' && x.import.shown && x.widgets['image.top'], 'the picture run', 60000);
+  expect(JSON.stringify(s.queries) === JSON.stringify(expected.tokens), `tokens ${s.queries.slice(0, 8)}, expected ${expected.tokens.slice(0, 8)}`);
+  const worst = maxDiff(s.import.shown, expected.attention[s.import.layer][s.import.head]);
+  expect(worst < 1e-5, `map ${s.import.layer + 1}:${s.import.head + 1} differs from the reference by ${worst}`);
+  out.push(`${s.queries.length} tokens, largest difference ${worst.toExponential(1)}`);
+  expect(s.widgets['image.chip.4'] && !s.widgets['image.chip.5'], 'the chips: [CLS] and 4 registers');
+  await moveAway(page);
+  await shot(page, 'model-10-image-cls.png');
+  // Hover, then pin, the patch at row 2, column 3: the overlay is its row of the map shown.
+  const grid = s.widgets['image.grid'], { rows, cols, first } = expected.patches;
+  const [r, c] = [1, 2], token = first + r * cols + c;
+  await page.mouse.move(grid[0] + (c + 0.5) * grid[2] / cols, grid[1] + (r + 0.5) * grid[3] / rows);
+  await waitFrames(page, 3);
+  await page.mouse.down();
+  await page.mouse.up();
+  s = await until(page, (x) => x.pinned && x.pinned.index === token, `patch ${token} pinned`);
+  await moveAway(page);
+  s = await state(page);
+  const row = s.heatmap_head < 0 ? expected.attention[s.import.layer][0][token].map((_, k) =>
+    expected.attention[s.import.layer].reduce((a, h) => a + h[token][k], 0) / expected.attention[s.import.layer].length)
+    : expected.attention[s.import.layer][s.heatmap_head][token];
+  const patchRow = row.slice(first), best = patchRow.indexOf(Math.max(...patchRow));
+  const top = s.widgets['image.top'];
+  const at = Math.round((top[1] - grid[1]) / (grid[3] / rows)) * cols + Math.round((top[0] - grid[0]) / (grid[2] / cols));
+  expect(at === best, `the brightest patch is ${at}, the reference's largest weight from patch ${token} is on ${best}`);
+  const img = await shot(page, 'model-11-image-pinned.png');
+  expect(distinctColors(img, s.figure) > 30, 'the picture is not drawn');
+  out.push(`patch ${expected.tokens[token]} looks most at ${expected.tokens[first + best]}`);
+  return out.join('; ');
 });
 
 // A BF16 llama of 71 MB (a tied 60000×512 table, two layers) written here, its folder chosen in

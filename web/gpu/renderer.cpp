@@ -137,6 +137,8 @@ void Renderer::shutdown() {
     if (lines_buffer_) glDeleteBuffers(1, &lines_buffer_);
     free_tiles();
     if (atlas_texture_) glDeleteTextures(1, &atlas_texture_);
+    if (picture_texture_) glDeleteTextures(1, &picture_texture_);
+    picture_texture_ = 0, picture_key_ = nullptr;
     for (GLuint t : luts_) glDeleteTextures(1, &t);
     luts_.clear();
     heatmap_program_ = lines_program_ = layer_program_ = empty_vao_ = lines_vao_ = lines_buffer_ = atlas_texture_ = 0;
@@ -161,6 +163,19 @@ void Renderer::set_atlas_values(const std::vector<float>& value_allowed, int wid
     glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
     glTexImage2D(GL_TEXTURE_2D, 0, GL_RG32F, width, height, 0, GL_RG, GL_FLOAT, value_allowed.data());
     glBindTexture(GL_TEXTURE_2D, 0);
+}
+
+ImTextureID Renderer::picture_texture(const void* key, const std::uint8_t* rgb, int width, int height) {
+    if (key != picture_key_ || !picture_texture_) {
+        std::vector<std::uint8_t> rgba(static_cast<std::size_t>(width) * height * 4, 255);
+        for (std::size_t i = 0, n = static_cast<std::size_t>(width) * height; i < n; ++i)
+            for (int c = 0; c < 3; ++c) rgba[4 * i + c] = rgb[3 * i + c];
+        if (picture_texture_) glDeleteTextures(1, &picture_texture_);
+        picture_texture_ = new_texture(GL_LINEAR, GL_RGBA8, width, height, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
+        glBindTexture(GL_TEXTURE_2D, 0);
+        picture_key_ = key;
+    }
+    return reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(picture_texture_));
 }
 
 ImTextureID Renderer::lut_texture(int colormap) const {

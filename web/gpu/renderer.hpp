@@ -76,6 +76,9 @@ public:
     int line_instances() const { return static_cast<int>(instances_.size()); }  // queued this frame
     // 256×1 RGBA8 LUT texture of a colormap, usable with ImGui::Image for the legend.
     ImTextureID lut_texture(int colormap) const;
+    // The Image view's picture (RGB, 8 bits a channel, rows top first) as a texture, uploaded
+    // when `key` (the picture's address) changes; one picture is held at a time.
+    ImTextureID picture_texture(const void* key, const std::uint8_t* rgb, int width, int height);
 
     void begin_frame();
     void add_heatmap(ImDrawList* draw_list, const HeatmapDraw& draw);
@@ -132,6 +135,8 @@ private:
     GLuint heatmap_program_ = 0, lines_program_ = 0, layer_program_ = 0;
     GLuint empty_vao_ = 0, lines_vao_ = 0, lines_buffer_ = 0;
     GLuint atlas_texture_ = 0;
+    GLuint picture_texture_ = 0;
+    const void* picture_key_ = nullptr;
     int max_texture_size_ = 2048;
     std::vector<GLuint> luts_;
     size_t lines_capacity_ = 0;

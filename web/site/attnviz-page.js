@@ -156,7 +156,8 @@
   // the app's Module.attnvizOpenModel (web/platform/model_files.js, in the module itself: the
   // script-tag embed runs it too, for a link's hf=).
   const kModelFiles = ['config.json', 'model.safetensors', 'model.safetensors.index.json', 'tokenizer.json',
-                       'tokenizer_config.json', 'vocab.json', 'merges.txt', 'vocab.txt', 'source.spm', 'target.spm'];
+                       'tokenizer_config.json', 'vocab.json', 'merges.txt', 'vocab.txt', 'source.spm', 'target.spm',
+                       'preprocessor_config.json'];
   const isShard = function (name) { return /^model-\d+-of-\d+\.safetensors$/.test(name); };
   function modelFailed(message) { Module.ccall('attnviz_model_failed', null, ['string'], [String(message)]); }
   function openModel(folder, files) { if (window.attnvizReady) Module.attnvizOpenModel(folder, files); }

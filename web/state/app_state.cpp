@@ -168,7 +168,7 @@ void AppState::apply() {
         figure = scene_figure(std::move(s), std::move(t));
         error.clear();
         ++revision;
-        if (view == View::Model || view == View::Compare || view == View::Why) view = View::Lines;  // views of layered or live figures
+        if (view == View::Model || view == View::Compare || view == View::Why || view == View::Image) view = View::Lines;  // views of layered or live figures
     } catch (const std::exception& e) {
         error = e.what();
         return;

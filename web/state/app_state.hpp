@@ -27,10 +27,10 @@ namespace attn {
 
 // Model: layers × heads (figures with Detail::Layers); Compare: a live model on two texts; Qk: a
 // head's queries and keys as points of one plane (core/figure/qk_layout.hpp).
-enum class View { Lines, Heatmap, Steps, Model, Explain, Compare, Qk, Why };
-// "lines", "heatmap", "steps", "model", "explain", "compare", "qk", "why": in links, exported file names and the tests' state.
+enum class View { Lines, Heatmap, Steps, Model, Explain, Compare, Qk, Why, Image };
+// "lines", "heatmap", "steps", "model", "explain", "compare", "qk", "why", "image": in links, exported file names and the tests' state.
 inline const char* view_name(View v) {
-    constexpr const char* kNames[] = {"lines", "heatmap", "steps", "model", "explain", "compare", "qk", "why"};
+    constexpr const char* kNames[] = {"lines", "heatmap", "steps", "model", "explain", "compare", "qk", "why", "image"};
     return kNames[static_cast<int>(v)];
 }
 enum class ScaleMode { InvSqrtDk, None, Temperature };

@@ -103,9 +103,10 @@ void show_layered_figure(AppState& st, Figure figure, bool keep_choice) {
         im.merge_words = false;
         im.layers_on.clear();
         im.heads_on.clear();
-        st.view = View::Model;
+        st.view = st.figure.live && st.figure.live->picture ? View::Image : View::Model;  // a vision model: its picture first
         select_import_stack(st, 0);
     }
+    if (st.view == View::Image && !(st.figure.live && st.figure.live->picture)) st.view = View::Model;  // a text after a picture
     if (!st.link_map.empty() || st.link_view_waits) apply_link_map(st);  // a link's or a live scene's map, or view
 }
 
@@ -187,6 +188,11 @@ void import_progress(AppState& st, const std::string& name, long long done, long
 }
 
 void import_bytes(AppState& st, const std::string& name, std::string bytes) {
+    if (looks_like_picture(bytes)) {  // a picture: the vision model's input, not a figure's data
+        st.imported.load.reset();
+        set_model_picture(st, name, bytes);
+        return;
+    }
     ImportLoad load;
     load.name = name;
     load.done = load.total = static_cast<long long>(bytes.size());

@@ -246,7 +246,7 @@ constexpr LinkParam kParams[] = {
 
     {.name = "view",
      .what = "the view",
-     .values = "`lines`, `heatmap`, `steps`, `model` (an import or a live model), `explain`, `compare` (a live model), `qk` (queries and keys in one plane), `why` (a live model's why grids, large)",
+     .values = "`lines`, `heatmap`, `steps`, `model` (an import or a live model), `explain`, `compare` (a live model), `qk` (queries and keys in one plane), `why` (a live model's why grids, large), `image` (a vision model's picture, a token's attention over it)",
      .default_value = "lines",
      .always_written = true,
      .message = LinkMessage::Text,
@@ -259,7 +259,8 @@ constexpr LinkParam kParams[] = {
          else if (v == "compare") l.view = View::Compare;
          else if (v == "qk") l.view = View::Qk;
          else if (v == "why") l.view = View::Why;
-         else return "expected lines, heatmap, steps, model, explain, compare, qk or why, got " + shown_value(v);
+         else if (v == "image") l.view = View::Image;
+         else return "expected lines, heatmap, steps, model, explain, compare, qk, why or image, got " + shown_value(v);
          return "";
      },
      .format = [](const LinkState& l) -> std::string { return view_name(l.view); },

@@ -43,6 +43,7 @@ struct ModelJob {
     std::optional<RunInput> partial_input;  // a preview's input, once it is done
     std::optional<RunResult> partial;       // and its run: shown, then generation goes on
     std::unique_ptr<Forward> forward;  // the run whose maps the figure shows
+    std::shared_ptr<const Image> picture;  // a vision model's: the picture as it sees it (LiveRun::picture)
     // Maps on demand (a text past kMapsKeptUpTo tokens): the forward's run, then its thumbnails
     // (LiveRun::thumbnails), a layer's heads a slice.
     std::optional<RunResult> result;
@@ -92,17 +93,26 @@ void set_model_threads(ModelSession& ms, int threads) {
     if (ms.pool) ms.pool->set_threads(ms.threads);
 }
 
+void set_model_picture(AppState& st, const std::string& name, std::string_view bytes) {
+    ModelSession& ms = st.model;
+    guarded(st, name, [&] {
+        auto picture = std::make_shared<ModelPicture>();
+        picture->name = name;
+        picture->image = decode_image(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), name);
+        ms.picture = std::move(picture);
+        model_input_changed(st);
+        if (!ms.model || !ms.model->config().vision())
+            throw ModelError(name, "", "a picture: a vision model (ViT, CLIP, SigLIP, DINOv2) runs on it; open one (Open a model…)");
+    });
+}
+
 void open_model_files(AppState& st, ModelFiles files) {
     ModelSession& ms = st.model;
     const std::string name = files.folder;
     ms.slice.reset(), ms.slice_request.reset();
     ms.windows = 0;
     guarded(st, name, [&] {
-        auto load = std::make_shared<ModelLoad>(files, /*measure_heads=*/true);
-        if (load->config().vision())  // the app's views are a text's (docs/MODELS.md, "Pictures")
-            throw ModelError(files.shown("config.json"), "model_type", load->config().model_type +
-                             " is a vision model: the app does not show pictures yet; `attnviz run MODEL --image photo.png` runs it");
-        ms.loading = std::move(load);
+        ms.loading = std::make_shared<ModelLoad>(files, /*measure_heads=*/true);
         ms.loading_name = name;
     });
 }
@@ -116,7 +126,7 @@ bool open_model_folder(AppState& st, const std::string& path) {
     st.model.builtin.clear();
     st.model.hub.clear();
     return guarded(st, path, [&] {
-        // a folder, or a .gguf file (natively; the page's build refuses GGUF: gguf_page.cpp)
+        // a folder, or a .gguf file
         ModelFiles files = std::filesystem::is_regular_file(path, ec) ? ModelFiles::from_gguf(path) : ModelFiles::from_folder(path);
         files.keep_gguf("");  // a folder of several quantizations: the error names them
         open_model_files(st, std::move(files));
@@ -445,6 +455,7 @@ void set_maps_kept(RunInput& input, const LoadedModel& m) {
 std::shared_ptr<ModelJob> start_job(AppState& st) {
     ModelSession& ms = st.model;
     const LoadedModel& m = *ms.model;
+    if (m.config().vision() && !ms.picture) return nullptr;  // no picture yet: nothing to run (the panel asks for one)
     auto job = std::make_shared<ModelJob>();
     job->pool = session_pool(ms);
     job->ctx.pool = job->pool.get();
@@ -454,7 +465,16 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
         edits.knockout = parse_heads(m, ms.experiment.knockout, "knockout");
         edits.ablation = ms.experiment.ablation;
         const bool marian = m.config().encoder_decoder();
-        if (!marian) {
+        if (m.config().vision()) {  // the picture, processed as preprocessor_config.json says, in patches
+            if (!m.processor)
+                throw ModelError(m.folder.empty() ? "preprocessor_config.json" : m.folder + "/preprocessor_config.json", "",
+                                 "missing: how the picture is resized and normalized");
+            auto sized = std::make_shared<const Image>(sized_picture(*m.processor, ms.picture->image));
+            RunInput in = image_input(m, pixel_values(*m.processor, *sized));
+            in.edits = std::move(job->input.edits);
+            job->input = std::move(in);
+            job->picture = std::move(sized);
+        } else if (!marian) {
             job->input.ids = encode_text(m, ms.text);
         } else {
             job->input.source_ids = encode_text(m, ms.source);
@@ -487,15 +507,15 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
             if (job->max_new <= 0) throw ModelError("", "generate", "the text already fills the model's " + std::to_string(m.config().position_limit()) + " positions");
             return;
         }
-        if (!g.ids.empty()) {  // a generated sequence, shown up to the scrubber's step
+        if (!g.ids.empty() && m.config().decoder_only()) {  // a generated sequence, shown up to the scrubber's step
             g.step = std::clamp(g.step, 0, g.generated());
             job->input.ids.assign(g.ids.begin(), g.ids.begin() + g.prompt + g.step);
         }
         hide();
         set_maps_kept(job->input, m);
-        job->input.record = (ms.experiment.attribution || ms.experiment.lens) && job->input.keep_maps && has_stream(m.config());
+        job->input.record = (ms.experiment.attribution || ms.experiment.lens) && job->input.keep_maps && has_stream(m.config()) && !m.config().vision();
         job->forward = std::make_unique<Forward>(m.model, job->input);
-        if (!marian && !ms.compare.empty()) {  // the second text, with the same experiment
+        if (!marian && !m.config().vision() && !ms.compare.empty()) {  // the second text, with the same experiment
             job->compare_input.ids = encode_text(m, ms.compare);
             job->compare_input.edits = edits;
             std::erase_if(job->compare_input.edits.hidden, [&](int j) { return j >= static_cast<int>(job->compare_input.ids.size()); });
@@ -554,12 +574,13 @@ bool finished(const ModelJob& job) {
 }
 
 std::shared_ptr<const LiveRun> live_run(const ModelSession& ms, RunInput input, RunResult result,
-                                        std::vector<std::vector<Matrix>> thumbnails = {}) {
+                                        std::vector<std::vector<Matrix>> thumbnails = {}, std::shared_ptr<const Image> picture = nullptr) {
     auto live = std::make_shared<LiveRun>();
     live->model = ms.model;
     live->input = std::move(input);
     live->result = std::move(result);
     live->thumbnails = std::move(thumbnails);
+    live->picture = std::move(picture);
     live->top = top_tokens(*ms.model, live->result.logits, ms.top_n);
     return live;
 }
@@ -567,11 +588,11 @@ std::shared_ptr<const LiveRun> live_run(const ModelSession& ms, RunInput input, 
 // A run becomes the figure (a run of the model already shown keeps the choice of map), with
 // the second text's run when there is one.
 void show_run(AppState& st, RunInput input, RunResult result, std::shared_ptr<const LiveRun> compare = nullptr,
-              std::vector<std::vector<Matrix>> thumbnails = {}) {
+              std::vector<std::vector<Matrix>> thumbnails = {}, std::shared_ptr<const Image> picture = nullptr) {
     ModelSession& ms = st.model;
     const bool same_model = st.figure.live && st.figure.live->model == ms.model;
     guarded(st, ms.model->name, [&] {
-        show_layered_figure(st, live_figure(live_run(ms, std::move(input), std::move(result), std::move(thumbnails))), same_model);
+        show_layered_figure(st, live_figure(live_run(ms, std::move(input), std::move(result), std::move(thumbnails), std::move(picture))), same_model);
         st.figure.compare = std::move(compare);
     });
 }
@@ -689,6 +710,7 @@ bool advance_loading(AppState& st, double budget_seconds) {
         if (!ms.loading->done()) return;
         ms.model = std::make_shared<const LoadedModel>(ms.loading->take());
         ms.loading.reset();
+        st.error.clear();  // what went wrong before this model is past (a vision model's first figure waits for its picture)
         if (ms.job) {  // a run the model before this one started while this one loaded: not this model's
             ms.job->cancel.store(true);
             ms.job.reset();
@@ -777,7 +799,7 @@ void advance_model(AppState& st, double budget_seconds) {
         const bool generation_step = !ms.generation.ids.empty();
         std::shared_ptr<const LiveRun> compare = job.compare ? live_run(ms, std::move(job.compare_input), job.compare->take()) : nullptr;
         RunResult result = job.result ? std::move(*job.result) : job.forward->take();
-        show_run(st, std::move(job.input), std::move(result), std::move(compare), std::move(job.thumbnails));
+        show_run(st, std::move(job.input), std::move(result), std::move(compare), std::move(job.thumbnails), std::move(job.picture));
         if (generation_step && st.figure.live)  // the newest token's row: the query this step computed
             st.pinned = {TokenRef::Query, static_cast<int>(st.figure.live->input.ids.size()) - 1};
         ms.last_run_frames = job.frames;
@@ -825,6 +847,8 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
     j["reading"] = ms.reading ? json{{"done", ms.reading->done}, {"total", ms.reading->total}} : json(nullptr);
     j["loading"] = ms.loading ? json(ms.loading->progress()) : json(nullptr);
     j["windows"] = ms.windows;
+    j["picture"] = ms.picture ? json{{"name", ms.picture->name}, {"width", ms.picture->image.width}, {"height", ms.picture->image.height}}
+                              : json(nullptr);
     j["running"] = ms.job ? json(ms.job_progress) : json(nullptr);
     if (ms.model) j.update({{"name", ms.model->name}, {"model_type", ms.model->config().model_type}, {"summary", ms.model->summary(shown_tokens(st))}});
     j["builtin"] = ms.builtin;

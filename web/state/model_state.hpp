@@ -81,6 +81,13 @@ struct ModelGeneration {
     int generated() const { return ids.empty() ? 0 : static_cast<int>(ids.size()) - prompt; }
 };
 
+// The picture a vision model runs on (ViT, CLIP, SigLIP, DINOv2): a file chosen, dropped or
+// opened by its path, decoded as `attnviz run --image` decodes it (image.hpp).
+struct ModelPicture {
+    std::string name;
+    Image image;
+};
+
 struct ModelSession {
     std::shared_ptr<ModelFilesLoad> reading;   // browser: files on their way in (a copy of the state shares them)
     std::shared_ptr<ModelLoad> loading;        // the weights being converted
@@ -131,6 +138,7 @@ struct ModelSession {
     // `translate`, marian generates its target greedily instead of reading `text`.
     std::string text, source;
     bool translate = true;
+    std::shared_ptr<const ModelPicture> picture;  // a vision model's input (kept when models change)
     ModelExperiment experiment;
     ModelGeneration generation;
     std::string compare;  // a second text (gpt2, bert), run beside `text` for the Compare view; "" = none
@@ -197,6 +205,11 @@ int shown_tokens(const AppState& st);
 
 // Files by name: starts loading the weights (errors go to st.error; the figure stays).
 void open_model_files(AppState& st, ModelFiles files);
+// A picture's file (`bytes`: PNG, JPEG, GIF, BMP) for the vision model: decoded, kept as the
+// session's picture, and the model runs on it. A file that is no picture: st.error names it,
+// the picture before stays. With no vision model in use, st.error says to open one (the
+// picture is kept for it).
+void set_model_picture(AppState& st, const std::string& name, std::string_view bytes);
 // Desktop: a folder path, or a Hub id ORG/NAME[@REVISION] where no such folder is (then a
 // request: ModelSession::hub_request). Returns false (st.error set) when it is neither.
 bool open_model_folder(AppState& st, const std::string& path);

@@ -50,6 +50,7 @@ enum class Str {
     OpenLiveModel, OpenLiveModelTip, OpenHub, HubIntroPage, HubIntroDesktop, HubId, HubBadId, HubSuggested, HubOffline, HubNoSize, HubAddress, HubStored,
     HubNoneStored, HubRemove, HubStorageFull, FolderPath, SectionLive, LiveText, LiveSource, LiveTarget, LiveTranslate,
     LiveTranslateTip, NextTokens, LiveReading, LiveFetching, CancelFetch, LiveLoading, LiveRunning, CloseModel, LiveThreads, LiveThreadsTip, LiveLastRun, LiveStatus, CapXModel, SectionMaps,
+    LivePicture, OpenPicture, OpenPictureTip, PicturePath, PictureNone, PictureShown, PictureSeen, Labels,
     // what a head does (core/model/heads.hpp), on the model view's thumbnails: full and brief
     HeadPrev, HeadInduction, HeadSink, HeadDelimiter, HeadDuplicate, HeadPrevBrief, HeadInductionBrief, HeadSinkBrief, HeadDelimiterBrief, HeadDuplicateBrief, HeadLearnedSink, HeadLearnedSinkBrief, ExpertsTitle, ExpertWeight,
     HeadScoresTip, TrainedModels,
@@ -76,6 +77,7 @@ enum class Str {
     CompareWithTip,
     // the Why view (web/ui/why_view.cpp)
     ViewWhy, HintWhy, WhyViewNone, WhyLiveOnly,
+    ViewImage, HintImage, ImageCaption, ImageNoPicture, ImageTip,
     // phones (web/ui/panels.cpp) and the figure's accessible twin (web/ui/twin.cpp)
     Controls, CloseControls, ViewOptions, ViewIs, TwinLabel, TwinHeadOf, TwinMeanOf, TwinAttends, TwinThen,
     TwinAttended, TwinStrongest, TwinCell, TwinCellMasked, TwinCaption, TwinTruncated, TwinCorner, TwinNothing, TwinHead, TwinMean,

@@ -127,7 +127,7 @@ std::string figure_title(const AppState& st) {
     if (st.figure.has(Detail::Layers))
         return st.view == View::Model ? title : title + " \xc2\xb7 " + (st.view == View::Why ? tr(st.lang, Str::ViewWhy) : import_description(st));
     // Which head, when the view shows one of several (the toolbar says so on screen).
-    const int head = st.view == View::Heatmap ? st.heatmap.head : st.view == View::Steps || st.view == View::Qk ? st.steps.head : 0;
+    const int head = st.view == View::Heatmap || st.view == View::Image ? st.heatmap.head : st.view == View::Steps || st.view == View::Qk ? st.steps.head : 0;
     if (st.figure.trace().heads > 1 && st.view != View::Lines) {
         // "head 1 of 3" / "头 1 / 3"; "mean · 3 heads" / "平均 · 3 个头"
         char which[64], count[64];

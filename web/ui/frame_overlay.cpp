@@ -33,6 +33,7 @@ const char* view_label(Lang lang, View v) {
                     : v == View::Explain ? Str::ViewExplain
                     : v == View::Compare ? Str::ViewCompare
                     : v == View::Why     ? Str::ViewWhy
+                    : v == View::Image   ? Str::ViewImage
                     : v == View::Qk      ? Str::ViewQk
                                          : Str::ViewSteps);
 }

@@ -414,8 +414,8 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
 
 // [SECTION] Toolbar -----------------------------------------------------------------------------
 
-// The head (or their mean), weights or scores, the colours, numbers, the log scale, the sink.
-void HeatmapView::toolbar(ViewContext& ctx) {
+// A model's layer and the head (or their mean) the heatmap and the Image view show.
+void heatmap_head_toolbar(ViewContext& ctx) {
     AppState& st = ctx.state;
     const float s = ctx.scale;
     const Trace& tr = st.figure.trace();
@@ -442,6 +442,13 @@ void HeatmapView::toolbar(ViewContext& ctx) {
         probe(st, "heatmap.head");
         if (layers && st.imported.show == ImportShow::Head && st.heatmap.head >= 0) st.imported.import_head = st.heatmap.head;
     }
+}
+
+// The head (or their mean), weights or scores, the colours, numbers, the log scale, the sink.
+void HeatmapView::toolbar(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const float s = ctx.scale;
+    heatmap_head_toolbar(ctx);
     if (st.figure.has(Detail::Scores)) {
         same_line_if_fits(ImGui::CalcTextSize(attn::tr(st.lang, Str::Show)).x + 160.0f * s);
         ImGui::TextUnformatted(attn::tr(st.lang, Str::Show));

@@ -344,6 +344,25 @@ void draw_live_controls(ViewContext& ctx) {
         tooltip(tr(st.lang, Str::LiveTranslateTip));
         text_box(Str::LiveTarget, "model.text", ms.translate ? &written : &ms.text, !ms.translate);
         token_chips(st.lang, tokens_of(1), pal, sc);
+    } else if (m.config().vision()) {  // a picture instead of a text
+        ImGui::TextUnformatted(tr(st.lang, Str::LivePicture));
+        open_control(ctx, {.popup = "Open a picture", .button = Str::OpenPicture, .tip = Str::OpenPictureTip, .field = Str::PicturePath,
+                           .probe = "picture", .path = &ctx.panels.picture_path, .browser_pick = platform::open_file_picker,
+                           .open = open_file_path});
+        if (!ms.picture) {
+            ImGui::PushTextWrapPos(0.0f);
+            ImGui::TextDisabled("%s", tr(st.lang, Str::PictureNone));
+            ImGui::PopTextWrapPos();
+        } else {
+            ImGui::Text(tr(st.lang, Str::PictureShown), ms.picture->name.c_str(), ms.picture->image.width, ms.picture->image.height);
+            if (live && live->picture && live->input.patch_rows > 0) {
+                const int rows = live->input.patch_rows, cols = static_cast<int>(live->input.patches.rows()) / rows;
+                ImGui::PushTextWrapPos(0.0f);
+                ImGui::TextDisabled(tr(st.lang, Str::PictureSeen), live->picture->width, live->picture->height, rows, cols, m.config().patch_size);
+                ImGui::PopTextWrapPos();
+            }
+        }
+        probe(st, "model.picture");
     } else {
         text_box(Str::LiveText, "model.text", &ms.text, true);
         if (m.config().decoder_only()) probs_choice(st);
@@ -360,7 +379,7 @@ void draw_live_controls(ViewContext& ctx) {
     const ModelGeneration& g = ms.generation;
     const int picked = g.step < g.generated() ? g.ids[static_cast<size_t>(g.prompt + g.step)] : -1;
     if (live && !live->top.empty()) {  // the LM head's likeliest next tokens
-        section(tr(st.lang, Str::NextTokens));
+        section(tr(st.lang, m.config().vision() ? Str::Labels : Str::NextTokens));
         const float w = ImGui::GetContentRegionAvail().x, bar_w = w * 0.45f;
         for (size_t i = 0; i < live->top.size(); ++i) {
             const NextToken& t = live->top[i];

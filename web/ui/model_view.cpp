@@ -614,7 +614,7 @@ std::string import_description(const AppState& st) {
     switch (im.show) {
         case ImportShow::Head:
             std::snprintf(desc, sizeof desc, attn::tr(st.lang, Str::DescHead), im.import_layer + 1,
-                          (st.view == View::Heatmap && st.heatmap.head >= 0 ? st.heatmap.head : im.import_head) + 1);
+                          ((st.view == View::Heatmap || st.view == View::Image) && st.heatmap.head >= 0 ? st.heatmap.head : im.import_head) + 1);
             break;
         case ImportShow::Aggregate:
             std::snprintf(desc, sizeof desc, attn::tr(st.lang, Str::DescAggregate),

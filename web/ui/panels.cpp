@@ -419,6 +419,10 @@ void draw_controls(ViewContext& ctx) {
 
 // The views a figure offers, in the toolbar's order.
 std::vector<Segment<View>> view_choices(const AppState& st) {
+    if (st.figure.live && st.figure.live->picture)  // a vision model's run: the picture first, no text views
+        return {{View::Image, Str::ViewImage, "image"}, {View::Model, Str::ViewModel, "model"}, {View::Lines, Str::ViewLines, "lines"},
+                {View::Heatmap, Str::ViewHeatmap, "heatmap"}, {View::Steps, Str::ViewSteps, "steps"},
+                {View::Explain, Str::ViewExplain, "explain"}, {View::Qk, Str::ViewQk, "qk"}};
     if (st.figure.has(Detail::Layers))
         return {{View::Model, Str::ViewModel, "model"}, {View::Lines, Str::ViewLines, "lines"},
                 {View::Heatmap, Str::ViewHeatmap, "heatmap"}, {View::Steps, Str::ViewSteps, "steps"},
@@ -692,6 +696,7 @@ const char* view_hint(const AppState& st) {
         case View::Explain: return tr(lang, Str::HintExplain);
         case View::Compare: return tr(lang, Str::HintCompare);
         case View::Why: return tr(lang, Str::HintWhy);
+        case View::Image: return tr(lang, Str::HintImage);
         case View::Qk: return tr(lang, st.qk == QkProjection::Heads ? Str::QkHeadsHint : Str::QkHint);
     }
     return "";

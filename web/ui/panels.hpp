@@ -20,6 +20,7 @@ struct PanelState {
     bool scanned_fixed = false;    // the fixed words, presets and live scenes scanned (once: they never change)
     std::string model_path;        // desktop: the "Open model attention" path field
     std::string model_folder;      // desktop: the "Open a model" folder field
+    std::string picture_path;      // desktop: the "Open a picture" file field
     std::string hub_id, hub_address;  // the Hub dialog's fields (live_panel.cpp)
     bool click_knocks_out = false; // a live model: a click in the model view knocks a head out (else right-click)
     bool drawer_open = false;      // a phone (AppState::narrow): the controls cover the figure

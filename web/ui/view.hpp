@@ -62,6 +62,7 @@ ATTN_VIEW_CLASS(TilesView);    // tiles_view.cpp: the Steps view's tiles mode (F
 ATTN_VIEW_CLASS(ModelView);    // model_view.cpp: layers × heads thumbnails (figures with Detail::Layers)
 ATTN_VIEW_CLASS(ExplainView);  // explain_view.cpp: one head read three ways (explain_layout.hpp)
 ATTN_VIEW_CLASS(CompareView);  // compare_view.cpp: a live head on two texts and their difference
+ATTN_VIEW_CLASS(ImageView);    // image_view.cpp: a vision model's picture, a token's attention over its patches
 #undef ATTN_VIEW_CLASS
 
 // lines_view.cpp: token to token, one colour per head.
@@ -109,6 +110,7 @@ struct Views {
     ExplainView explain;
     CompareView compare;
     WhyView why;
+    ImageView image;
 
     void draw(ViewContext& ctx, View view, ImVec2 min, ImVec2 max) {
         if (view == View::Lines) lines.draw(ctx, min, max);
@@ -117,6 +119,7 @@ struct Views {
         else if (view == View::Explain) explain.draw(ctx, min, max);
         else if (view == View::Compare) compare.draw(ctx, min, max);
         else if (view == View::Why) why.draw(ctx, min, max);
+        else if (view == View::Image) image.draw(ctx, min, max);
         else if (view == View::Qk) qk.draw(ctx, min, max);
         else if (ctx.state.steps.tiles && ctx.state.figure.has(Detail::Projections)) tiles.draw(ctx, min, max);
         else steps.draw(ctx, min, max);
@@ -129,6 +132,7 @@ struct Views {
         else if (view == View::Explain) explain.toolbar(ctx);
         else if (view == View::Compare) compare.toolbar(ctx);
         else if (view == View::Why) why.toolbar(ctx);
+        else if (view == View::Image) image.toolbar(ctx);
         else if (view == View::Qk) qk.toolbar(ctx);
         else steps.toolbar(ctx);
     }
@@ -228,6 +232,9 @@ WhyInput why_view_input(Box box, float scale);
 void panel_why_grid(ViewContext& ctx, WhyKind kind);
 // Their words when there is nothing to draw: centred near the top, probed as "<probe>.note".
 void draw_panels_note(ViewContext& ctx, Str note, ImVec2 min, ImVec2 max, const char* probe);
+// The toolbar's layer and head (or the heads' mean) that the heatmap and the Image view share
+// (heatmap_view.cpp).
+void heatmap_head_toolbar(ViewContext& ctx);
 // The status bar's hint: what the pointer does in the view shown (its cells, numbers, points).
 const char* view_hint(const AppState& st);
 

@@ -1,0 +1,121 @@
+// image_view.cpp: the Image view (core/figure/image_layout.hpp): a vision model's picture with
+// one token's attention over its patches laid over it. The token is the one pointed at or pinned
+// (a patch on the picture, a chip beside it, or any view's token), else the [CLS] (SigLIP, which
+// has none: the middle patch); the map is the one the heatmap shows (the panel's layer, head or
+// mean, aggregate or rollout). Hover a patch: where it looks; click: pin it.
+#include "view.hpp"
+#include "controls.hpp"
+
+#include "image_layout.hpp"
+#include "model_view.hpp"
+#include "panels.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace attn {
+
+struct ImageView::Cache {
+    std::shared_ptr<const Image> uploaded;  // the picture the renderer's texture holds (kept: its address is the key)
+};
+ImageView::ImageView() : cache_(std::make_unique<Cache>()) {}
+ImageView::~ImageView() = default;
+
+namespace {
+
+// The query shown: the token pointed at or pinned, else the [CLS] (or the middle patch).
+int shown_query(const AppState& st, const LiveRun& live) {
+    const TokenRef sel = st.selected();
+    const int T = static_cast<int>(live.input.ids.size());
+    if (sel.valid() && sel.index < T) return sel.index;
+    const ModelConfig& c = live.model->config();
+    if (c.class_token) return 0;
+    const int rows = live.input.patch_rows, cols = rows > 0 ? static_cast<int>(live.input.patches.rows()) / rows : 0;
+    return c.registers + (rows / 2) * cols + cols / 2;
+}
+
+// The row of the map the heatmap would show (its head, or the mean of the heads).
+std::vector<float> query_row(const AppState& st, int q) {
+    const Trace& tr = st.figure.trace();
+    std::vector<float> row(static_cast<std::size_t>(tr.T_k()), 0.0f);
+    if (q < 0 || q >= tr.T_q() || tr.heads <= 0) return row;
+    const bool mean = st.heatmap.head < 0 || st.heatmap.head >= tr.heads;
+    for (int h = mean ? 0 : st.heatmap.head; h < (mean ? tr.heads : st.heatmap.head + 1); ++h)
+        for (int k = 0; k < tr.T_k(); ++k) row[static_cast<std::size_t>(k)] += tr.attention.heads[static_cast<std::size_t>(h)].weights(q, k) / (mean ? static_cast<float>(tr.heads) : 1.0f);
+    return row;
+}
+
+}  // namespace
+
+void ImageView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
+    AppState& st = ctx.state;
+    const std::shared_ptr<const LiveRun>& live = st.figure.live;
+    if (!live || !live->picture || st.figure.empty() || st.figure.maps_on_demand())
+        return draw_panels_note(ctx, Str::ImageNoPicture, min, max, "image");
+    const Trace& tr = st.figure.trace();
+    const int q = std::clamp(shown_query(st, *live), 0, tr.T_q() - 1);
+    ImageInput in;
+    in.box = {min.x, min.y, max.x, max.y};
+    in.scale = ctx.scale;
+    in.dark = st.theme == Theme::Dark;
+    in.colormap = st.heatmap.colormap;
+    in.picture_width = live->picture->width, in.picture_height = live->picture->height;
+    in.rows = live->input.patch_rows;
+    in.cols = in.rows > 0 ? static_cast<int>(live->input.patches.rows()) / in.rows : 0;
+    in.patch = live->model->config().patch_size;
+    in.tokens = tr.keys;
+    in.weights = query_row(st, q);
+    in.query = q;
+    char caption[512];
+    std::snprintf(caption, sizeof caption, attn::tr(st.lang, Str::ImageCaption), token_text(tr.queries[static_cast<std::size_t>(q)]).c_str(),
+                  import_description(st).c_str());
+    in.caption = caption;
+    in.legend = attn::tr(st.lang, Str::LegendWeight);
+    const FontsMeasure measure(ctx.fonts);
+    const ImageLayout layout = lay_out_image(in, measure);
+
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    if (cache_->uploaded != live->picture) cache_->uploaded = live->picture;
+    const Image& picture = *cache_->uploaded;
+    dl->AddImage(ctx.renderer.picture_texture(&picture, picture.rgb.data(), picture.width, picture.height), ImVec2(layout.picture.x0, layout.picture.y0),
+                 ImVec2(layout.picture.x1, layout.picture.y1));
+    draw_items(dl, layout.items, {}, measure, palette(st.theme), ctx.scale, [&](const Item& it) {
+        if (it.kind == Item::Colormap)
+            dl->AddImageQuad(ctx.renderer.lut_texture(st.heatmap.colormap), ImVec2(it.box.x0, it.box.y0), ImVec2(it.box.x1, it.box.y0),
+                             ImVec2(it.box.x1, it.box.y1), ImVec2(it.box.x0, it.box.y1), ImVec2(1, 0.5f), ImVec2(1, 0.5f),
+                             ImVec2(0, 0.5f), ImVec2(0, 0.5f));
+    });
+    st.probe["image.picture"] = {layout.picture.x0, layout.picture.y0, layout.picture.w(), layout.picture.h()};
+    st.probe["image.grid"] = {layout.grid.x0, layout.grid.y0, layout.grid.w(), layout.grid.h()};
+    for (std::size_t i = 0; i < layout.chips.size(); ++i)
+        st.probe["image.chip." + std::to_string(i)] = {layout.chips[i].x0, layout.chips[i].y0, layout.chips[i].w(), layout.chips[i].h()};
+    if (in.cols > 0 && layout.first < static_cast<int>(in.weights.size())) {  // the patch the query looks at most, for the tests
+        const int top = static_cast<int>(std::max_element(in.weights.begin() + layout.first, in.weights.end()) - in.weights.begin()) - layout.first;
+        st.probe["image.top"] = {layout.grid.x0 + static_cast<float>(top % in.cols) * layout.cell_w,
+                                 layout.grid.y0 + static_cast<float>(top / in.cols) * layout.cell_h, layout.cell_w, layout.cell_h};
+    }
+
+    // Hover: that token's attention (and its own weight from the query shown, in the tooltip); click: pin it.
+    ImGui::SetCursorScreenPos(min);
+    ImGui::InvisibleButton("##image", ImVec2(std::max(max.x - min.x, 1.0f), std::max(max.y - min.y, 1.0f)));
+    if (!ctx.interactive || !ImGui::IsItemHovered()) return;
+    const int token = layout.hit(ImGui::GetIO().MousePos.x, ImGui::GetIO().MousePos.y);
+    if (token < 0 || token >= tr.T_k()) return;
+    st.hover = {TokenRef::Query, token};
+    if (ImGui::IsItemClicked()) st.pinned = st.pinned == st.hover ? TokenRef{} : st.hover;
+    ImGui::BeginTooltip();
+    ImGui::Text("%s", token_text(tr.keys[static_cast<std::size_t>(token)]).c_str());
+    ImGui::TextDisabled(attn::tr(st.lang, Str::ImageTip), token_text(tr.queries[static_cast<std::size_t>(q)]).c_str(),
+                        static_cast<double>(in.weights[static_cast<std::size_t>(token)]));
+    ImGui::EndTooltip();
+}
+
+// [SECTION] Toolbar -----------------------------------------------------------------------------
+
+// The heatmap's layer and head (the same choice: the map both show), and the colours.
+void ImageView::toolbar(ViewContext& ctx) {
+    heatmap_head_toolbar(ctx);
+    toolbar_colormap(ctx);
+}
+
+}  // namespace attn
