@@ -116,6 +116,20 @@ TEST_CASE("image: PNG decodes as PIL's convert(\"RGB\") byte for byte (every mod
     }
     CHECK(png >= 10);
     CHECK(jpeg >= 1);
+    // What the app takes for a picture (a file chosen or dropped goes to the vision model): every
+    // picture above, a 1×1 BMP; not JSON, nor a safetensors file whose header is 19 778 bytes
+    // (its length's first bytes are "BM").
+    for (const auto& i : index["images"]) CHECK(looks_like_picture(file_bytes(i["path"])));
+    std::string bmp = "BM";
+    const auto put32 = [&](std::uint32_t v) { for (int k = 0; k < 4; ++k) bmp += static_cast<char>(v >> (8 * k) & 0xff); };
+    put32(58), put32(0), put32(54), put32(40), put32(1), put32(1);  // file size, reserved, offset; DIB: 40, 1 × 1
+    bmp += std::string("\x01\x00\x18\x00", 4), put32(0), put32(4), put32(2835), put32(2835), put32(0), put32(0);  // 1 plane, 24 bits
+    bmp += std::string("\x10\x20\x30\x00", 4);  // one pixel, BGR, padded to 4
+    CHECK(looks_like_picture(bmp));
+    const Image one = decode_image(reinterpret_cast<const std::uint8_t*>(bmp.data()), bmp.size(), "one.bmp");
+    CHECK((one.width == 1 && one.height == 1 && one.rgb == std::vector<std::uint8_t>{0x30, 0x20, 0x10}));
+    CHECK_FALSE(looks_like_picture(std::string("BM\0\0\0\0\0\0{\"w\": {\"dtype\": \"F32\"}}", 32)));
+    CHECK_FALSE(looks_like_picture("{\"version\": 1}"));
     const std::string junk = "not a picture";
     CHECK_THROWS_WITH_AS(decode_image(reinterpret_cast<const std::uint8_t*>(junk.data()), junk.size(), "cat.png"),
                          doctest::Contains("cat.png: not an image attnviz reads (PNG, JPEG, BMP, GIF)"), ModelError);

@@ -35,7 +35,16 @@ Image decode_image(const std::uint8_t* bytes, std::size_t size, const std::strin
 }
 
 bool looks_like_picture(std::string_view b) {
-    return b.starts_with("\x89PNG\r\n\x1a\n") || b.starts_with("\xff\xd8\xff") || b.starts_with("GIF8") || b.starts_with("BM");
+    // A BMP: "BM", four reserved zero bytes, and a DIB header of a size BMPs have (12 … 124
+    // bytes): "BM" alone could begin a safetensors file (a header of 19 778 bytes)
+    const auto u32 = [&](std::size_t at) {
+        std::uint32_t v = 0;
+        for (int i = 3; i >= 0; --i) v = v << 8 | static_cast<unsigned char>(b[at + static_cast<std::size_t>(i)]);
+        return v;
+    };
+    const bool bmp = b.size() >= 26 && b.starts_with("BM") && u32(6) == 0 &&
+                     (u32(14) == 12 || u32(14) == 40 || u32(14) == 52 || u32(14) == 56 || u32(14) == 64 || u32(14) == 108 || u32(14) == 124);
+    return b.starts_with("\x89PNG\r\n\x1a\n") || b.starts_with("\xff\xd8\xff") || b.starts_with("GIF8") || bmp;
 }
 
 }  // namespace attn

@@ -298,6 +298,7 @@ await check('a vision model (DINOv2 with registers) and a picture: its maps equa
   expect(worst < 1e-5, `map ${s.import.layer + 1}:${s.import.head + 1} differs from the reference by ${worst}`);
   out.push(`${s.queries.length} tokens, largest difference ${worst.toExponential(1)}`);
   expect(s.widgets['image.chip.4'] && !s.widgets['image.chip.5'], 'the chips: [CLS] and 4 registers');
+  s = await until(page, (x) => !x.typing && /\[CLS\]/.test(x.twin), 'the twin on the [CLS]');  // the screen reader's words: the [CLS]'s row
   await moveAway(page);
   await shot(page, 'model-10-image-cls.png');
   // Hover, then pin, the patch at row 2, column 3: the overlay is its row of the map shown.
@@ -317,6 +318,8 @@ await check('a vision model (DINOv2 with registers) and a picture: its maps equa
   const top = s.widgets['image.top'];
   const at = Math.round((top[1] - grid[1]) / (grid[3] / rows)) * cols + Math.round((top[0] - grid[0]) / (grid[2] / cols));
   expect(at === best, `the brightest patch is ${at}, the reference's largest weight from patch ${token} is on ${best}`);
+  s = await until(page, (x) => !x.typing && x.twin.includes(expected.tokens[token]), `the twin on ${expected.tokens[token]}`);
+  out.push(`twin: ${s.twin}`);
   const img = await shot(page, 'model-11-image-pinned.png');
   expect(distinctColors(img, s.figure) > 30, 'the picture is not drawn');
   out.push(`patch ${expected.tokens[token]} looks most at ${expected.tokens[first + best]}`);

@@ -214,6 +214,7 @@ void update_twin(const AppState& st, TwinState& twin) {
     if (st.view == View::Heatmap && st.cursor.on) in.query = st.cursor.q, in.key = st.cursor.k;
     else if (st.view == View::Heatmap && st.pinned_q >= 0) in.query = st.pinned_q, in.key = st.pinned_k;
     else if (const TokenRef sel = st.selected(); sel.valid()) (sel.side == TokenRef::Query ? in.query : in.key) = sel.index;
+    else if (st.view == View::Image) in.query = picture_query(st);  // the [CLS] the picture shows
     std::string step = st.view == View::Steps || st.view == View::Qk ? st.steps_said : std::string();  // and the words under an induction head
     if (st.view == View::Steps && !st.steps_why.empty()) step += (step.empty() ? "" : lang == Lang::Zh ? "" : " ") + st.steps_why;
     char key[160];

@@ -21,18 +21,19 @@ struct ImageView::Cache {
 ImageView::ImageView() : cache_(std::make_unique<Cache>()) {}
 ImageView::~ImageView() = default;
 
-namespace {
-
-// The query shown: the token pointed at or pinned, else the [CLS] (or the middle patch).
-int shown_query(const AppState& st, const LiveRun& live) {
+int picture_query(const AppState& st) {
+    const std::shared_ptr<const LiveRun>& live = st.figure.live;
+    if (!live || !live->picture) return -1;
     const TokenRef sel = st.selected();
-    const int T = static_cast<int>(live.input.ids.size());
+    const int T = static_cast<int>(live->input.ids.size());
     if (sel.valid() && sel.index < T) return sel.index;
-    const ModelConfig& c = live.model->config();
+    const ModelConfig& c = live->model->config();
     if (c.class_token) return 0;
-    const int rows = live.input.patch_rows, cols = rows > 0 ? static_cast<int>(live.input.patches.rows()) / rows : 0;
+    const int rows = live->input.patch_rows, cols = rows > 0 ? static_cast<int>(live->input.patches.rows()) / rows : 0;
     return c.registers + (rows / 2) * cols + cols / 2;
 }
+
+namespace {
 
 // The row of the map the heatmap would show (its head, or the mean of the heads).
 std::vector<float> query_row(const AppState& st, int q) {
@@ -53,7 +54,7 @@ void ImageView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     if (!live || !live->picture || st.figure.empty() || st.figure.maps_on_demand())
         return draw_panels_note(ctx, Str::ImageNoPicture, min, max, "image");
     const Trace& tr = st.figure.trace();
-    const int q = std::clamp(shown_query(st, *live), 0, tr.T_q() - 1);
+    const int q = std::clamp(picture_query(st), 0, tr.T_q() - 1);
     ImageInput in;
     in.box = {min.x, min.y, max.x, max.y};
     in.scale = ctx.scale;

@@ -531,7 +531,7 @@ void draw_experiments(ViewContext& ctx) {
         model_input_changed(st);
     }
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("%s", tr(st.lang, Str::HideTokensHint));
+    if (!m.config().vision()) ImGui::TextWrapped("%s", tr(st.lang, Str::HideTokensHint));  // a picture's patches have no chips to click
     ImGui::PopStyleColor();
     const bool has_head = m.config().family != Family::Bert;
     ImGui::BeginDisabled(!has_head);

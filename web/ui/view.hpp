@@ -232,6 +232,9 @@ WhyInput why_view_input(Box box, float scale);
 void panel_why_grid(ViewContext& ctx, WhyKind kind);
 // Their words when there is nothing to draw: centred near the top, probed as "<probe>.note".
 void draw_panels_note(ViewContext& ctx, Str note, ImVec2 min, ImVec2 max, const char* probe);
+// The token whose attention the Image view lays over the picture: the one pointed at or pinned,
+// else the [CLS] (SigLIP, which has none: the middle patch); −1 for a figure without a picture.
+int picture_query(const AppState& st);
 // The toolbar's layer and head (or the heads' mean) that the heatmap and the Image view share
 // (heatmap_view.cpp).
 void heatmap_head_toolbar(ViewContext& ctx);
