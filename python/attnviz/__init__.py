@@ -9,6 +9,7 @@ attnviz's own app inside the output: offline, with nothing fetched.
     attnviz.show(encoder_attentions=..., decoder_attentions=..., cross_attentions=...,
                  tokens=source, target_tokens=target)
     attnviz.show_model("tiny-circuits", "The cat sat")  # a model run in the output by attnviz's runtime
+    attnviz.show_model("google/vit-base-patch16-224", image="cat.jpg")  # a vision model on a picture
     attnviz.save_html(figure, "fig.html")
 
 Keyword arguments are the link's parameters (docs/LINKS.md: view, head, map, theme, lang, cmap, …)
@@ -49,9 +50,38 @@ def show(attention=None, tokens=None, *, target_tokens=None, encoder_attentions=
 WHY_GRIDS = ("lens", "attribution", "patching", "importance")
 
 
-def show_model(model, text, *, source=None, width=None, height=None, **link):
+# What the app takes for a picture (core/model/image.hpp looks_like_picture): PNG, JPEG, GIF, BMP.
+PICTURE_SIGNATURES = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF8", b"BM")
+
+
+def _picture(image):
+    """image= as the output carries it: (file name, bytes) of a path, raw bytes, or a PIL image (as PNG)."""
+    if hasattr(image, "save") and hasattr(image, "size"):  # a PIL image: written as PNG, no loss
+        import io
+        buffer = io.BytesIO()
+        image.save(buffer, format="PNG")
+        return "image.png", buffer.getvalue()
+    if isinstance(image, (bytes, bytearray)):
+        name, data = "image", bytes(image)
+    elif isinstance(image, (str, os.PathLike)):
+        try:
+            with open(image, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise ValueError(f"image: cannot read {os.fspath(image)!r}: {e.strerror}") from None
+        name = os.path.basename(os.fspath(image))
+    else:
+        raise ValueError(f"image: expected a file's path, its bytes or a PIL image, got {type(image).__name__}")
+    if not data.startswith(PICTURE_SIGNATURES):
+        raise ValueError(f"image: {name} is not a PNG, JPEG, GIF or BMP file")
+    return name, data
+
+
+def show_model(model, text=None, *, image=None, source=None, width=None, height=None, **link):
     """A model run live inside the output by attnviz's runtime, on `text` (a Marian model: `source`
     is translated, `text` read as the target when translate=0). The text box edits it there.
+    A vision model (ViT, CLIP's or SigLIP's vision tower, DINOv2) runs on `image` instead (a
+    file's path, its bytes or a PIL image): the Picture view lays a patch's attention over it.
 
     model: a built-in model (attnviz.builtin_models(): its files go inside the output) or a Hub
       id ORG/NAME[@REVISION], fetched by the output from the Hub ($HF_ENDPOINT, as huggingface_hub
@@ -62,20 +92,24 @@ def show_model(model, text, *, source=None, width=None, height=None, **link):
     """
     if not isinstance(model, str) or not model:
         raise ValueError(f"model: expected a built-in model's name or a Hub id ORG/NAME, got {model!r}")
+    picture = _picture(image) if image is not None else None
+    if text is None and picture is None:
+        raise ValueError("text: give the text the model reads (or, for a vision model, image=)")
+    text = "" if text is None else text
     if not isinstance(text, str):
         raise ValueError(f"text: expected a string, got {type(text).__name__}")
     builtin = model in builtin_models()
     if not builtin and "/" not in model:
         raise ValueError(f"model: {model!r} is neither a built-in model ({', '.join(builtin_models())}) nor a Hub id ORG/NAME")
     data = {"model": model} if builtin else {"hf": model}
-    data.update(text=text, source=source)
-    link.setdefault("view", "heatmap")
+    data.update(text=text or None, source=source)  # a picture's model reads no text: none in the link
+    link.setdefault("view", "image" if picture else "heatmap")
     if link["view"] in WHY_GRIDS:  # the Why view, that grid's experiment on
         link[link["view"]] = True
         link["view"] = "why"
     return Figure(link_hash(fit_panels(link, height), **data), name=model.replace("/", "-"), models=[model] if builtin else [],
                   hub=None if builtin else os.environ.get("HF_ENDPOINT"), cjk=bool(CJK.search(text + (source or ""))),
-                  width=width, height=height)
+                  picture=picture, width=width, height=height)
 
 
 def save_html(figure, path):

@@ -165,9 +165,11 @@ def _css_size(value, default):
 class Figure:
     """An attnviz figure: shown by a notebook (_repr_html_), or written with save_html()."""
 
-    def __init__(self, hash_, *, attention=None, name="attention", models=(), hub=None, cjk=False, width=None, height=None):
+    def __init__(self, hash_, *, attention=None, name="attention", models=(), hub=None, cjk=False, picture=None, width=None,
+                 height=None):
         self.hash = hash_
         self._attention = attention  # .safetensors bytes, or None (a live model)
+        self._picture = picture  # a vision model's picture: (file name, its bytes), or None
         self._name = name
         self._models = tuple(models)
         self._hub = hub  # the Hub's address for a model by name (None: huggingface.co)
@@ -185,6 +187,8 @@ class Figure:
         payload = {"app": app, "name": self._name + ".safetensors",
                    "attention": _packed(byte_planes(self._attention)) if self._attention is not None else None,
                    "models": {m: _model_files(m) for m in self._models}, "hub": self._hub,
+                   "picture": {"name": self._picture[0], "bytes": base64.b64encode(self._picture[1]).decode("ascii")}
+                   if self._picture else None,
                    "fonts": {"cjk-common.ttf": _cjk_font(None if self._cjk is True else "".join(sorted(set(self._cjk))))} if self._cjk else {}}
         element = "attnviz-" + uuid.uuid4().hex[:12]
         data = json.dumps(payload).replace("</", "<\\/")

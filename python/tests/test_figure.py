@@ -1,5 +1,6 @@
 """The figure's HTML (attnviz._figure): the link's parameters against docs/LINKS.md's table, the
 .safetensors bytes the app reads, and what show(), show_model() and save_html() write."""
+import base64
 import io
 import json
 import pathlib
@@ -145,6 +146,28 @@ def test_the_cjk_font_thinned_to_the_tokens(app):
 def test_one_map_opens_the_heatmap(app):
     fig = attnviz.show(softmax(np.zeros((1, 3, 3))), list("abc"))
     assert "view=heatmap" in fig.hash
+
+
+def test_show_model_on_a_picture(app, tmp_path):
+    """A vision model by Hub id on a picture: the file goes inside the output, the Picture view opens."""
+    png = b"\x89PNG\r\n\x1a\n" + b"\0" * 40  # the app decodes it; here only its signature matters
+    (tmp_path / "cat.png").write_bytes(png)
+    fig = attnviz.show_model("google/vit-base-patch16-224", image=tmp_path / "cat.png")
+    payload = payload_of(fig.html())
+    assert payload["picture"] == {"name": "cat.png", "bytes": base64.b64encode(png).decode("ascii")}
+    assert "view=image" in fig.hash and "hf=google/vit-base-patch16-224" in fig.hash
+    assert payload_of(attnviz.show_model("tiny-lm", "the cat").html())["picture"] is None
+    assert payload_of(attnviz.show_model("google/vit-base-patch16-224", image=png, view="heatmap").html())["picture"]["name"] == "image"
+    Image = pytest.importorskip("PIL.Image")
+    pil = payload_of(attnviz.show_model("google/vit-base-patch16-224", image=Image.new("RGB", (3, 2), (10, 20, 30))).html())["picture"]
+    assert pil["name"] == "image.png" and base64.b64decode(pil["bytes"]).startswith(b"\x89PNG")
+    with pytest.raises(ValueError, match="^image: cannot read '.*missing.jpg'"):
+        attnviz.show_model("google/vit-base-patch16-224", image=str(tmp_path / "missing.jpg"))
+    (tmp_path / "notes.txt").write_text("not a picture")
+    with pytest.raises(ValueError, match="^image: notes.txt is not a PNG, JPEG, GIF or BMP file"):
+        attnviz.show_model("google/vit-base-patch16-224", image=tmp_path / "notes.txt")
+    with pytest.raises(ValueError, match="^text: give the text"):
+        attnviz.show_model("tiny-lm")
 
 
 def test_show_model(app, monkeypatch):

@@ -11,12 +11,12 @@
 // first 64 × 64, to its two decimals), no request leaves the page but those nbconvert's own
 // template makes, the outputs share one compiled app, a click pins a cell, and
 // "Open in attnviz ↗" opens the whole app on the same data.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { decodePng, distinctColors } from './png.mjs';
-import { artifactDir, check, expect, finishSuite, freePort, startSuiteOrEnd, waitForServer } from './harness.mjs';
+import { artifactDir, check, expect, finishSuite, freePort, maxDiff, startSuiteOrEnd, waitForServer } from './harness.mjs';
 
 const [outDir, artifacts, refs] = process.argv.slice(2);
 if (!outDir || !artifacts || !refs) {
@@ -265,6 +265,48 @@ await check('show_model with a Hub id: the output fetches it from $HF_ENDPOINT (
     expect(hubPage.requests.length === 0, `other requests: ${hubPage.requests.join(', ')}`);
     await hubPage.context.close();
     return `${s.model.summary}; ${s.queries.length} tokens`;
+  } finally {
+    hubServer.kill();
+  }
+});
+
+// A vision model by Hub id on a picture (attnviz.show_model(..., image=...)): a random-weight
+// DINOv2 (tests/model/make_vision_models.py) served by the stand-in Hub, the picture inside the
+// output; the output opens the Picture view and its maps equal the float64 reference's.
+await check('show_model on a picture: a vision model from the stand-in Hub runs on the picture the output carries', async () => {
+  const vision = path.resolve(outDir, 'vision');
+  execFileSync('/usr/bin/python3', [path.resolve(path.dirname(new URL(import.meta.url).pathname), '../model/make_vision_models.py'), vision]);
+  const folder = path.join(vision, 'dinov2');
+  const expected = JSON.parse(fs.readFileSync(path.join(folder, 'expected.json'), 'utf8'));
+  const hubServer = spawn('python3', [path.resolve(path.dirname(new URL(import.meta.url).pathname), '../hub/hub_server.py'),
+                                      `attnviz-test/dinov2=${folder}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const line = await new Promise((resolve) => readline.createInterface({ input: hubServer.stdout }).once('line', resolve));
+    const [endpoint, cdn] = line.trim().split(' ');
+    const file = path.resolve(outDir, 'picture.html');
+    const made = spawn(path.resolve(outDir, 'venv/bin/python'), ['-c',
+      'import attnviz, sys; attnviz.save_html(attnviz.show_model("attnviz-test/dinov2", image=sys.argv[2]), sys.argv[1])', file,
+      path.join(folder, 'image.png')], { env: { ...process.env, HF_ENDPOINT: endpoint }, stdio: 'inherit' });
+    expect(await new Promise((resolve) => made.on('exit', resolve)) === 0, 'show_model failed');
+    const pagePicture = await openOffline(`${suite.origin}/picture.html`,
+                                          { allowed: (u) => u.endsWith('/picture.html') || u.startsWith(endpoint) || u.startsWith(cdn) });
+    const deadline = Date.now() + 90000;
+    let s = null;
+    while (Date.now() < deadline && !(s && s.model && s.model.picture && !s.model.busy && s.view === 'image' && s.import && s.import.shown)) {
+      s = await pagePicture.page.evaluate(() => {
+        const e = document.querySelector('.attnviz-output[data-attnviz-ready]');
+        return e ? JSON.parse(e.attnviz.UTF8ToString(e.attnviz._attnviz_state())) : null;
+      });
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    await pagePicture.page.screenshot({ path: path.join(artifactDir, 'notebook-picture.png') });
+    expect(s && s.model.model_type === 'dinov2' && s.view === 'image' && s.import && s.import.shown,
+           `state ${JSON.stringify(s && { type: s.model.model_type, view: s.view, picture: s.model.picture, error: s.error })}`);
+    const worst = maxDiff(s.import.shown, expected.attention[s.import.layer][s.import.head]);
+    expect(worst < 1e-5, `map ${s.import.layer + 1}:${s.import.head + 1} differs from the reference by ${worst}`);
+    expect(pagePicture.requests.length === 0, `other requests: ${pagePicture.requests.join(', ')}`);
+    await pagePicture.context.close();
+    return `${s.model.summary}; ${s.queries.length} tokens; largest difference ${worst.toExponential(1)}`;
   } finally {
     hubServer.kill();
   }

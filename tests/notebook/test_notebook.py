@@ -105,7 +105,8 @@ def main():
             raw = gzip.decompress(base64.b64decode(payload["attention"]))
             data -= len(base64.b64encode(gzip.compress(raw[:8 + struct.unpack("<Q", raw[:8])[0]], mtime=0)))
         models = sum(len(v) for files in payload["models"].values() for v in files.values())
-        code = len(fragment) - len(payload["attention"] or "") - models  # the app, the scripts, the HTML around
+        picture = len(payload["picture"]["bytes"]) if payload.get("picture") else 0  # a vision model's picture: data, not code
+        code = len(fragment) - len(payload["attention"] or "") - models - picture  # the app, the scripts, the HTML around
         note = f"output {i + 1}: {len(fragment) / 1e6:.2f} MB; code {code / 1e6:.2f} MB"
         if e["weights"]:
             note += f", {data / e['weights']:.2f} bytes per weight ({e['weights']} weights)"

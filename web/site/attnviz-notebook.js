@@ -4,12 +4,14 @@
 // there, under a CSP that allows no request at all):
 //   <div id="ID" data-attnviz-hash="v=1&…">            the figure (a note until it starts)
 //   <script type="application/json" id="ID-payload">     {app: {version, js, wasm, data},
-//                                                          attention, name, models, fonts, hub}
+//                                                          attention, name, models, fonts, hub, picture}
 //   <script id="ID-boot">attnviz-embed.js, then this, called with "ID"</script>
 // app.js, app.wasm, app.data (the font package) and attention (a .safetensors file of F16 maps:
 // core/model/attention_file.hpp, its data as two byte planes, python/attnviz/_figure.py) are
 // base64 of gzip, opened with DecompressionStream; models are the built-in models' files in
-// base64; fonts (cjk-common.ttf, when the tokens or text hold CJK characters) base64 of gzip. Outputs in one document share the app: decoded and compiled
+// base64; fonts (cjk-common.ttf, when the tokens or text hold CJK characters) base64 of gzip;
+// picture ({name, bytes}: a vision model's, its file in base64) goes in as a file dropped on the
+// figure does (attnviz_import_bytes takes a picture for the model). Outputs in one document share the app: decoded and compiled
 // once per version (window.attnvizNotebookApps), each figure its own instance.
 // "Open in attnviz ↗" opens the same output as a whole page (panels shown) in a new tab.
 window.attnvizNotebook = function (id) {
@@ -75,6 +77,15 @@ window.attnvizNotebook = function (id) {
       openFull: openFull, fonts: fonts, hub: payload.hub,
     });
   }).catch(fail);
+  // A file into the app, as one dropped on the figure (main/import_hook.cpp).
+  function importBytes(name, bytes) {
+    const m = el.attnviz, ptr = m._malloc(Math.max(bytes.length, 1));
+    m.HEAPU8.set(bytes, ptr);  // HEAPU8 after malloc: the heap may have grown
+    m.ccall('attnviz_import_bytes', null, ['string', 'number', 'number'], [name, ptr, bytes.length]);
+    m._free(ptr);
+  }
+  if (payload.picture)
+    el.addEventListener('attnviz-ready', function () { importBytes(payload.picture.name, bytesOf(payload.picture.bytes)); }, { once: true });
   if (!payload.attention) return;
   // The planes of low and high bytes back into F16 numbers, after the header.
   function interleave(bytes) {
@@ -87,11 +98,6 @@ window.attnvizNotebook = function (id) {
     return bytes;
   }
   el.addEventListener('attnviz-ready', function () {
-    gunzip(payload.attention).then(interleave).then(function (bytes) {
-      const m = el.attnviz, ptr = m._malloc(Math.max(bytes.length, 1));
-      m.HEAPU8.set(bytes, ptr);  // HEAPU8 after malloc: the heap may have grown
-      m.ccall('attnviz_import_bytes', null, ['string', 'number', 'number'], [payload.name, ptr, bytes.length]);
-      m._free(ptr);
-    }).catch(fail);
+    gunzip(payload.attention).then(interleave).then(function (bytes) { importBytes(payload.name, bytes); }).catch(fail);
   }, { once: true });
 };

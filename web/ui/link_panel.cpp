@@ -131,11 +131,14 @@ void draw_figure_only(ViewContext& ctx) {
         View view;
         Str label;
         const char* probe;
-    } views[] = {{View::Lines, Str::ViewLines, "strip.view.lines"},
+    } views[] = {{View::Image, Str::ViewImage, "strip.view.image"},  // a vision model's run only
+                 {View::Lines, Str::ViewLines, "strip.view.lines"},
                  {View::Heatmap, Str::ViewHeatmap, "strip.view.heatmap"},
                  {View::Steps, Str::ViewSteps, "strip.view.steps"}};
+    const bool picture = st.figure.live && st.figure.live->picture;
     for (const auto& v : views) {
-        if (v.view != View::Lines) ImGui::SameLine();
+        if (v.view == View::Image && !picture) continue;
+        if (v.view != (picture ? View::Image : View::Lines)) ImGui::SameLine();
         if (toggle_button(tr(st.lang, v.label), st.view == v.view)) st.view = v.view;
         probe(st, v.probe);
     }
