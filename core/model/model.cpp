@@ -177,6 +177,13 @@ ModelLoad::ModelLoad(const ModelFiles& files, bool measure_heads)
     if (measure_heads && !config_.encoder_decoder() && !config_.vision()) probe_ = model_head_probe(config_, tokenizer_, folder_);
     if (const FileBytes* f = config_.vision() ? files.find("preprocessor_config.json") : nullptr)
         processor_ = read_image_processor(f->text(), files.shown("preprocessor_config.json"));
+    if (config_.decoder_only()) {
+        try {
+            chat_ = chat_format(files);
+        } catch (const ModelError& e) {
+            chat_problem_ = e.what();
+        }
+    }
 }
 
 bool ModelLoad::done() const { return weights_.done() && (!probe_ || heads_); }
@@ -207,7 +214,7 @@ LoadedModel ModelLoad::take() {
         if (name.empty()) name = config_.model_type;
     }
     return LoadedModel{name, folder_, model_ ? std::move(*model_) : weights_.take(), std::move(tokenizer_), std::move(target_),
-                       std::move(heads_), std::move(processor_)};
+                       std::move(heads_), std::move(processor_), std::move(chat_), std::move(chat_problem_)};
 }
 
 LoadedModel load_model(const ModelFiles& files, bool measure_heads) {

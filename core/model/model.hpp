@@ -9,6 +9,7 @@
 // [SECTION] Head importance
 #pragma once
 
+#include "chat.hpp"
 #include "files.hpp"
 #include "heads.hpp"
 #include "image.hpp"
@@ -33,6 +34,10 @@ struct LoadedModel {
     std::optional<Tokenizer> target;    // marian: the target's (target.spm), when separate
     std::optional<HeadScores> heads;    // gpt2, bert: measured on the probe (heads.hpp) when loaded so
     std::optional<ImageProcessor> processor;  // vision models: preprocessor_config.json, when the folder has it
+    // Decoder models: the chat template (chat.hpp), when the files carry one; else what is wrong
+    // with the one they carry (the model still runs on text), or "".
+    std::optional<ChatFormat> chat;
+    std::string chat_problem;
 
     const ModelConfig& config() const { return model.config; }
     const Tokenizer& decoder_tokenizer() const { return target ? *target : tokenizer; }
@@ -73,6 +78,8 @@ private:
     kernels::Context ctx_;
     std::optional<HeadScores> heads_;
     std::optional<ImageProcessor> processor_;
+    std::optional<ChatFormat> chat_;
+    std::string chat_problem_;
 };
 LoadedModel load_model(const ModelFiles& files, bool measure_heads = false);
 

@@ -7,7 +7,7 @@
 // (issue 29 §3): a Mistral-shaped folder's link opening the heatmap it names, its sliding
 // window hatched apart from the causal mask, the sink option; a Qwen3-shaped folder dropped, its
 // shared K/V heads framed in the model view; a GGUF file chosen (Q4_K_M, read in slices); a vision
-// model and its picture (the Image view). Every checkpoint goes through the page's sliced
+// model and its picture (the Image view); a conversation through a chat template. Every checkpoint goes through the page's sliced
 // path (its header, then windows as the loader asks: the state's model.windows counts them); a
 // 71 MB BF16 one chosen as a folder keeps the wasm heap within 1.25× its bytes and an allowance.
 //   node tests/browser/model.mjs SITE_DIR ARTIFACT_DIR MODEL_REFS_DIR
@@ -324,6 +324,50 @@ await check('a vision model (DINOv2 with registers) and a picture: its maps equa
   expect(distinctColors(img, s.figure) > 30, 'the picture is not drawn');
   out.push(`patch ${expected.tokens[token]} looks most at ${expected.tokens[first + best]}`);
   return out.join('; ');
+});
+
+// Chat: a Qwen3-shaped folder with Qwen3's own chat template in its tokenizer_config.json (the
+// Hub's file, tests/model/chat_templates/); the switch on, the conversation's turns edited in the
+// panel; the text the template wrote equals Hugging Face's @huggingface/jinja rendering of the same
+// turns, and the model runs on it (its Q equals the reference's on the page's ids).
+const { Template } = await import('@huggingface/jinja');
+await check('chat through the model\'s template: the page\'s text equals @huggingface/jinja\'s, and the model runs on it', async () => {
+  const dir = path.join(artifacts, 'chat');
+  fs.mkdirSync(dir, { recursive: true });
+  for (const f of filesOf(qwen3)) fs.copyFileSync(f, path.join(dir, path.basename(f)));
+  const template = fs.readFileSync(path.join(here, '../model/chat_templates/Qwen--Qwen3-0.6B.jinja'), 'utf8');
+  fs.writeFileSync(path.join(dir, 'tokenizer_config.json'), JSON.stringify({ chat_template: template }));
+  await dropFiles(page, dir);
+  let s = await until(page, (x) => settled(x) && x.model.model_type === 'qwen3' && x.model.chat.template, 'the qwen3 model with its template', 60000);
+  await clickWidget(page, 'model.chat');
+  s = await until(page, (x) => x.model.chat.on && x.widgets['model.chat.0.content'] && settled(x), 'chat on');
+  await clickWidget(page, 'model.chat.0.content');
+  await waitFrames(page, 3);
+  await page.keyboard.press('Control+A');
+  await page.keyboard.insertText('Where is the cat?');
+  await clickWidget(page, 'model.chat.add');  // an assistant's turn, then a user's
+  s = await until(page, (x) => x.model.chat.turns.length === 2 && x.widgets['model.chat.1.content'], 'a second turn');
+  await clickWidget(page, 'model.chat.1.content');
+  await waitFrames(page, 3);
+  await page.keyboard.insertText('On the mat.');
+  await clickWidget(page, 'model.chat.add');
+  s = await until(page, (x) => x.model.chat.turns.length === 3 && x.widgets['model.chat.2.content'], 'a third turn');
+  await clickWidget(page, 'model.chat.2.content');
+  await waitFrames(page, 3);
+  await page.keyboard.insertText('And the dog?');
+  s = await until(page, (x) => settled(x) && x.model.chat.turns[2].content === 'And the dog?' && x.model.chat.prompt.includes('And the dog?'),
+                  'the conversation run', 30000);
+  expect(JSON.stringify(s.model.chat.turns.map((t) => t.role)) === '["user","assistant","user"]', `roles ${JSON.stringify(s.model.chat.turns)}`);
+  const want = new Template(template).render({ messages: s.model.chat.turns, add_generation_prompt: true });
+  expect(s.model.chat.prompt === want, `the page wrote ${JSON.stringify(s.model.chat.prompt)}, @huggingface/jinja ${JSON.stringify(want)}`);
+  // Past 64 tokens the state holds no map: the Steps head's Q (after the rotation) instead.
+  const ref = reference(qwen3, s.model.figure.ids);
+  expect(s.model.figure.q, 'no Q in the state');
+  const worst = maxDiff(s.model.figure.q, ref.q[s.import.layer][s.steps_head]);
+  expect(worst < 1e-4, `Q of ${s.import.layer + 1}:${s.steps_head + 1} differs from the reference by ${worst}`);
+  await moveAway(page);
+  await shot(page, 'model-12-chat.png');
+  return `${s.model.figure.ids.length} tokens from ${JSON.stringify(s.model.chat.prompt.slice(0, 60))}…; largest difference ${worst.toExponential(1)}`;
 });
 
 // A BF16 llama of 71 MB (a tied 60000×512 table, two layers) written here, its folder chosen in

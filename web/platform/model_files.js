@@ -13,7 +13,7 @@
   // them (Module.attnvizReadSlice), its windows of about 16 MB: a 2.5 GB file is never one buffer.
   const kModelFiles = ['config.json', 'model.safetensors', 'model.safetensors.index.json', 'tokenizer.json',
                        'tokenizer_config.json', 'vocab.json', 'merges.txt', 'vocab.txt', 'source.spm', 'target.spm',
-                       'preprocessor_config.json'];
+                       'preprocessor_config.json', 'chat_template.jinja'];
   const isShard = function (name) { return /^model-\d+-of-\d+\.safetensors$/.test(name); };
   const isGguf = function (name) { return /\.gguf$/i.test(name); };
   const isCheckpoint = function (name) { return name === 'model.safetensors' || isShard(name) || isGguf(name); };
@@ -177,7 +177,8 @@
   // <meta name="attnviz-hub" content="URL">, else https://huggingface.co.
   const kHubCache = 'attnviz-hub-v1', kHubKey = 'https://hub.attnviz.invalid/';
   const kHubFiles = ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json',
-                     'vocab.json', 'merges.txt', 'vocab.txt', 'source.spm', 'target.spm', 'preprocessor_config.json'];
+                     'vocab.json', 'merges.txt', 'vocab.txt', 'source.spm', 'target.spm', 'preprocessor_config.json',
+                     'chat_template.jinja'];
   function setHubEndpoint(url) {
     try { localStorage.setItem('attnviz-hub', url); } catch (e) { /* storage off: this page only */ }
   }

@@ -157,7 +157,7 @@
   // script-tag embed runs it too, for a link's hf=).
   const kModelFiles = ['config.json', 'model.safetensors', 'model.safetensors.index.json', 'tokenizer.json',
                        'tokenizer_config.json', 'vocab.json', 'merges.txt', 'vocab.txt', 'source.spm', 'target.spm',
-                       'preprocessor_config.json'];
+                       'preprocessor_config.json', 'chat_template.jinja'];
   const isShard = function (name) { return /^model-\d+-of-\d+\.safetensors$/.test(name); };
   function modelFailed(message) { Module.ccall('attnviz_model_failed', null, ['string'], [String(message)]); }
   function openModel(folder, files) { if (window.attnvizReady) Module.attnvizOpenModel(folder, files); }

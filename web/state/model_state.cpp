@@ -474,6 +474,13 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
             in.edits = std::move(job->input.edits);
             job->input = std::move(in);
             job->picture = std::move(sized);
+        } else if (ms.chat.on && m.chat && m.config().decoder_only()) {  // the conversation, as its template writes it
+            nlohmann::ordered_json turns = nlohmann::ordered_json::array();
+            for (const ChatTurn& t : ms.chat.turns) turns.push_back({{"role", t.role}, {"content", t.content}});
+            TemplateOptions when;
+            when.now = chat_template_now();
+            ms.chat.prompt = render_chat(*m.chat, turns, m.name + ": the conversation", when);
+            job->input.ids = encode_prompt(m, ms.chat.prompt);
         } else if (!marian) {
             job->input.ids = encode_text(m, ms.text);
         } else {
@@ -847,6 +854,10 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
     j["reading"] = ms.reading ? json{{"done", ms.reading->done}, {"total", ms.reading->total}} : json(nullptr);
     j["loading"] = ms.loading ? json(ms.loading->progress()) : json(nullptr);
     j["windows"] = ms.windows;
+    json turns = json::array();
+    for (const ChatTurn& t : ms.chat.turns) turns.push_back({{"role", t.role}, {"content", t.content}});
+    j["chat"] = {{"on", ms.chat.on}, {"turns", turns}, {"prompt", ms.chat.prompt},
+                 {"template", ms.model && ms.model->chat ? json(ms.model->chat->file) : json(nullptr)}};
     j["picture"] = ms.picture ? json{{"name", ms.picture->name}, {"width", ms.picture->image.width}, {"height", ms.picture->image.height}}
                               : json(nullptr);
     j["running"] = ms.job ? json(ms.job_progress) : json(nullptr);

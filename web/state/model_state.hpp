@@ -88,6 +88,18 @@ struct ModelPicture {
     Image image;
 };
 
+// A conversation a decoder model reads through its chat template (chat.hpp), as `attnviz run
+// --chat` does: the turns, rendered with add_generation_prompt unless the last is the
+// assistant's; the text the template wrote is what the model runs on.
+struct ChatTurn {
+    std::string role = "user", content;
+};
+struct ModelChat {
+    bool on = false;
+    std::vector<ChatTurn> turns;
+    std::string prompt;  // the last run's text, as the template wrote it
+};
+
 struct ModelSession {
     std::shared_ptr<ModelFilesLoad> reading;   // browser: files on their way in (a copy of the state shares them)
     std::shared_ptr<ModelLoad> loading;        // the weights being converted
@@ -139,6 +151,7 @@ struct ModelSession {
     std::string text, source;
     bool translate = true;
     std::shared_ptr<const ModelPicture> picture;  // a vision model's input (kept when models change)
+    ModelChat chat;                               // a decoder model with a chat template: the conversation instead of `text`
     ModelExperiment experiment;
     ModelGeneration generation;
     std::string compare;  // a second text (gpt2, bert), run beside `text` for the Compare view; "" = none

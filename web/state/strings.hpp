@@ -51,6 +51,7 @@ enum class Str {
     HubNoneStored, HubRemove, HubStorageFull, FolderPath, SectionLive, LiveText, LiveSource, LiveTarget, LiveTranslate,
     LiveTranslateTip, NextTokens, LiveReading, LiveFetching, CancelFetch, LiveLoading, LiveRunning, CloseModel, LiveThreads, LiveThreadsTip, LiveLastRun, LiveStatus, CapXModel, SectionMaps,
     LivePicture, OpenPicture, OpenPictureTip, PicturePath, PictureNone, PictureShown, PictureSeen, Labels,
+    ChatToggle, ChatToggleTip, ChatNone, ChatRemove, ChatAddTurn, ChatPrompt,
     // what a head does (core/model/heads.hpp), on the model view's thumbnails: full and brief
     HeadPrev, HeadInduction, HeadSink, HeadDelimiter, HeadDuplicate, HeadPrevBrief, HeadInductionBrief, HeadSinkBrief, HeadDelimiterBrief, HeadDuplicateBrief, HeadLearnedSink, HeadLearnedSinkBrief, ExpertsTitle, ExpertWeight,
     HeadScoresTip, TrainedModels,

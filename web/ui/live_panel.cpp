@@ -39,6 +39,76 @@ void tooltip(const char* text) {
 void draw_experiments(ViewContext& ctx);
 void draw_generation(ViewContext& ctx);
 
+// Chat: the switch (a model without a template: off, and why), and when on the conversation's
+// turns in place of the text (a role and its content each; add, remove), then the text the
+// template wrote. Every edit runs the model again.
+void draw_chat(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    ModelSession& ms = st.model;
+    const LoadedModel& m = *ms.model;
+    const float s = ctx.scale;
+    bool on = ms.chat.on && m.chat.has_value(), changed = false;
+    ImGui::BeginDisabled(!m.chat);
+    if (ImGui::Checkbox(tr(st.lang, Str::ChatToggle), &on)) {
+        ms.chat.on = on;
+        if (on && ms.chat.turns.empty()) ms.chat.turns = {{"user", ms.text}};
+        changed = true;
+    }
+    ImGui::EndDisabled();
+    probe(st, "model.chat");
+    char tip[512];
+    if (m.chat) std::snprintf(tip, sizeof tip, tr(st.lang, Str::ChatToggleTip), m.chat->file.c_str());
+    else std::snprintf(tip, sizeof tip, "%s", m.chat_problem.empty() ? tr(st.lang, Str::ChatNone) : m.chat_problem.c_str());
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26.0f);
+        ImGui::TextUnformatted(tip);
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+    }
+    if (on) {
+        constexpr const char* kRoles[] = {"system", "user", "assistant"};
+        std::vector<ChatTurn>& turns = ms.chat.turns;
+        int remove = -1;
+        for (std::size_t i = 0; i < turns.size(); ++i) {
+            ImGui::PushID(static_cast<int>(i));
+            const std::string id = "model.chat." + std::to_string(i);
+            ImGui::SetNextItemWidth(120.0f * s);
+            if (ImGui::BeginCombo("##role", turns[i].role.c_str())) {
+                for (const char* r : kRoles)
+                    if (ImGui::Selectable(r, turns[i].role == r)) turns[i].role = r, changed = true;
+                ImGui::EndCombo();
+            }
+            probe(st, (id + ".role").c_str());
+            ImGui::SameLine();
+            if (small_button(st, "\xc3\x97")) remove = static_cast<int>(i);  // ×
+            probe(st, (id + ".remove").c_str());
+            tooltip(tr(st.lang, Str::ChatRemove));
+            if (ImGui::InputTextMultiline("##content", &turns[i].content, ImVec2(-FLT_MIN, ImGui::GetTextLineHeight() * 3.4f))) changed = true;
+            mark_text_box(st);
+            probe(st, (id + ".content").c_str());
+            ImGui::PopID();
+        }
+        if (remove >= 0) turns.erase(turns.begin() + remove), changed = true;
+        if (small_button(st, tr(st.lang, Str::ChatAddTurn))) {
+            turns.push_back({!turns.empty() && turns.back().role == "user" ? "assistant" : "user", ""});
+            changed = true;
+        }
+        probe(st, "model.chat.add");
+        if (!ms.chat.prompt.empty() && ImGui::TreeNode(tr(st.lang, Str::ChatPrompt))) {
+            ImGui::PushTextWrapPos(0.0f);
+            ImGui::TextDisabled("%s", ms.chat.prompt.c_str());
+            ImGui::PopTextWrapPos();
+            ImGui::TreePop();
+        }
+        probe(st, "model.chat.prompt");
+    }
+    if (changed) {
+        clear_generation(st);  // another conversation: the generated tokens no longer follow it
+        model_input_changed(st);
+    }
+}
+
 }  // namespace
 
 // [SECTION] Opening a model ------------------------------------------------------------------
@@ -364,7 +434,8 @@ void draw_live_controls(ViewContext& ctx) {
         }
         probe(st, "model.picture");
     } else {
-        text_box(Str::LiveText, "model.text", &ms.text, true);
+        if (m.config().decoder_only()) draw_chat(ctx);
+        if (!ms.chat.on || !m.chat) text_box(Str::LiveText, "model.text", &ms.text, true);
         if (m.config().decoder_only()) probs_choice(st);
         hideable_chips(0);
         ImGui::TextUnformatted(tr(st.lang, Str::CompareWith));
