@@ -65,30 +65,13 @@ struct Taps {
     std::vector<std::int32_t> k;
 };
 
-// precompute_coeffs and normalize_coeffs_8bpc: the weights of each output pixel along one axis.
-std::vector<Taps> coefficients(int in_size, int out_size, Filter filter) {
-    const double scale = static_cast<double>(in_size) / out_size;
-    const double filterscale = std::max(scale, 1.0);
-    const double support = filter.support * filterscale;
-    std::vector<Taps> out(static_cast<std::size_t>(out_size));
-    for (int xx = 0; xx < out_size; ++xx) {
-        const double center = (xx + 0.5) * scale;
-        const double ss = 1.0 / filterscale;
-        int xmin = static_cast<int>(center - support + 0.5);
-        if (xmin < 0) xmin = 0;
-        int xmax = static_cast<int>(center + support + 0.5);
-        if (xmax > in_size) xmax = in_size;
-        xmax -= xmin;
-        std::vector<double> w(static_cast<std::size_t>(std::max(xmax, 0)));
-        double ww = 0.0;
-        for (int x = 0; x < xmax; ++x) {
-            w[static_cast<std::size_t>(x)] = filter.f((x + xmin - center + 0.5) * ss);
-            ww += w[static_cast<std::size_t>(x)];
-        }
-        Taps& t = out[static_cast<std::size_t>(xx)];
-        t.first = xmin, t.count = std::max(xmax, 0);
-        for (double v : w) {
-            if (ww != 0.0) v /= ww;
+// normalize_coeffs_8bpc: resample_weights' as 22-bit fixed-point numbers.
+std::vector<Taps> coefficients(int in_size, int out_size, Resample filter) {
+    std::vector<Taps> out;
+    for (const ResampleWeights& r : resample_weights(in_size, out_size, filter)) {
+        Taps& t = out.emplace_back();
+        t.first = r.first, t.count = static_cast<int>(r.w.size());
+        for (double v : r.w) {
             const double fixed = v * (1 << kPrecisionBits);
             t.k.push_back(static_cast<std::int32_t>(v < 0 ? -0.5 + fixed : 0.5 + fixed));
         }
@@ -104,11 +87,39 @@ std::uint8_t clip8(std::int64_t v) {
 
 }  // namespace
 
+// precompute_coeffs: each output sample's window of inputs and their filter values, normalized.
+std::vector<ResampleWeights> resample_weights(int in_size, int out_size, Resample r) {
+    const Filter filter = filter_of(r);
+    const double scale = static_cast<double>(in_size) / out_size;
+    const double filterscale = std::max(scale, 1.0);
+    const double support = filter.support * filterscale;
+    std::vector<ResampleWeights> out(static_cast<std::size_t>(out_size));
+    for (int xx = 0; xx < out_size; ++xx) {
+        const double center = (xx + 0.5) * scale;
+        const double ss = 1.0 / filterscale;
+        int xmin = static_cast<int>(center - support + 0.5);
+        if (xmin < 0) xmin = 0;
+        int xmax = static_cast<int>(center + support + 0.5);
+        if (xmax > in_size) xmax = in_size;
+        xmax -= xmin;
+        ResampleWeights& t = out[static_cast<std::size_t>(xx)];
+        t.first = xmin;
+        t.w.resize(static_cast<std::size_t>(std::max(xmax, 0)));
+        double ww = 0.0;
+        for (int x = 0; x < xmax; ++x) {
+            t.w[static_cast<std::size_t>(x)] = filter.f((x + xmin - center + 0.5) * ss);
+            ww += t.w[static_cast<std::size_t>(x)];
+        }
+        if (ww != 0.0)
+            for (double& v : t.w) v /= ww;
+    }
+    return out;
+}
+
 Image resize_image(const Image& in, int width, int height, Resample r) {
-    const Filter f = filter_of(r);
     Image cur = in;
     if (width != cur.width) {  // the horizontal pass first, each pixel rounded to 8 bits
-        const std::vector<Taps> taps = coefficients(cur.width, width, f);
+        const std::vector<Taps> taps = coefficients(cur.width, width, r);
         Image out{width, cur.height, std::vector<std::uint8_t>(static_cast<std::size_t>(width) * cur.height * 3)};
         for (int y = 0; y < cur.height; ++y)
             for (int x = 0; x < width; ++x) {
@@ -122,7 +133,7 @@ Image resize_image(const Image& in, int width, int height, Resample r) {
         cur = std::move(out);
     }
     if (height != cur.height) {  // then the vertical pass
-        const std::vector<Taps> taps = coefficients(cur.height, height, f);
+        const std::vector<Taps> taps = coefficients(cur.height, height, r);
         Image out{cur.width, height, std::vector<std::uint8_t>(static_cast<std::size_t>(cur.width) * height * 3)};
         for (int y = 0; y < height; ++y) {
             const Taps& t = taps[static_cast<std::size_t>(y)];

@@ -37,6 +37,16 @@ bool looks_like_picture(std::string_view bytes);
 // PIL's Image.Resampling values, as preprocessor_config.json's "resample" gives them.
 enum class Resample { Nearest = 0, Lanczos = 1, Bilinear = 2, Bicubic = 3, Box = 4, Hamming = 5 };
 
+// One output sample's inputs along an axis resized from in_size to out_size samples: the first
+// input and the weights of it and those after it, summing to 1: PIL's precompute_coeffs for the
+// filter, stretched by in/out when shrinking (torch's interpolate with antialias=True computes
+// the same for bicubic). Nearest: bilinear's.
+struct ResampleWeights {
+    int first = 0;
+    std::vector<double> w;
+};
+std::vector<ResampleWeights> resample_weights(int in_size, int out_size, Resample filter);
+
 // Image.resize((width, height), resample) of an RGB image.
 Image resize_image(const Image& in, int width, int height, Resample filter);
 // transformers' center_crop: the middle height × width ((size − crop) // 2 from the top and the

@@ -19,6 +19,7 @@
 
 #include "blocks.hpp"
 #include "family.hpp"
+#include "image.hpp"
 #include "rope.hpp"
 #include "quants.hpp"
 #include "safetensors.hpp"
@@ -827,41 +828,37 @@ namespace {
 // output's inputs and weights.
 //   plain (antialias=False): the source point s = (i + ½)·n/m − ½; its neighbours ⌊s⌋−1 … ⌊s⌋+2,
 //     clamped to the edges; Keys' cubic (a = −0.75) at t = s − ⌊s⌋;
-//   antialias=True: PIL's cubic (a = −0.5), stretched by n/m when shrinking, over every input
-//     within its support of the centre (i + ½)·n/m, normalized to sum 1 (at the edges fewer
-//     inputs, none clamped).
+//   antialias=True: PIL's bicubic resampling weights (image.hpp resample_weights: a = −0.5,
+//     stretched by n/m when shrinking, normalized; at the edges fewer inputs, none clamped).
 struct AxisTaps {
     std::vector<int> at;
     std::vector<double> w;
 };
-double cubic_weight(double x, double a) {
+double keys_cubic(double x) {  // a = −0.75
+    constexpr double a = -0.75;
     x = std::fabs(x);
     if (x < 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
     if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
     return 0;
 }
 std::vector<AxisTaps> cubic_taps(int n, int m, bool antialias) {
-    const double scale = static_cast<double>(n) / m;
     std::vector<AxisTaps> taps(static_cast<std::size_t>(m));
+    if (antialias) {
+        const std::vector<ResampleWeights> weights = resample_weights(n, m, Resample::Bicubic);
+        for (std::size_t i = 0; i < taps.size(); ++i) {
+            taps[i].w = weights[i].w;
+            for (std::size_t k = 0; k < taps[i].w.size(); ++k) taps[i].at.push_back(weights[i].first + static_cast<int>(k));
+        }
+        return taps;
+    }
+    const double scale = static_cast<double>(n) / m;
     for (int i = 0; i < m; ++i) {
         AxisTaps& t = taps[static_cast<std::size_t>(i)];
-        if (!antialias) {
-            const double src = (i + 0.5) * scale - 0.5, fl = std::floor(src);
-            for (int k = -1; k <= 2; ++k) {
-                t.at.push_back(std::clamp(static_cast<int>(fl) + k, 0, n - 1));
-                t.w.push_back(cubic_weight(src - fl - k, -0.75));
-            }
-            continue;
+        const double src = (i + 0.5) * scale - 0.5, fl = std::floor(src);
+        for (int k = -1; k <= 2; ++k) {
+            t.at.push_back(std::clamp(static_cast<int>(fl) + k, 0, n - 1));
+            t.w.push_back(keys_cubic(src - fl - k));
         }
-        const double support = 2 * std::max(scale, 1.0), stretch = 1 / std::max(scale, 1.0), centre = (i + 0.5) * scale;
-        const int lo = std::max(static_cast<int>(centre - support + 0.5), 0), hi = std::min(static_cast<int>(centre + support + 0.5), n);
-        double sum = 0;
-        for (int j = lo; j < hi; ++j) {
-            t.at.push_back(j);
-            t.w.push_back(cubic_weight((j - centre + 0.5) * stretch, -0.5));
-            sum += t.w.back();
-        }
-        for (double& w : t.w) w = sum != 0 ? w / sum : 0;
     }
     return taps;
 }
