@@ -139,6 +139,17 @@ Trace kept_layer_trace(const LiveRun& live, int stack, int layer, std::vector<st
 
 }  // namespace
 
+std::vector<float> head_row(const Trace& tr, int head, int q) {
+    std::vector<float> row(static_cast<std::size_t>(tr.T_k()), 0.0f);
+    if (q < 0 || q >= tr.T_q() || tr.heads <= 0) return row;
+    const bool mean = head < 0 || head >= tr.heads;
+    for (int h = mean ? 0 : head; h < (mean ? tr.heads : head + 1); ++h)
+        for (int k = 0; k < tr.T_k(); ++k) row[static_cast<std::size_t>(k)] += tr.attention.heads[static_cast<std::size_t>(h)].weights(q, k);
+    if (mean)
+        for (float& v : row) v /= static_cast<float>(tr.heads);
+    return row;
+}
+
 bool Figure::maps_on_demand() const { return live && !live->input.keep_maps; }
 
 Trace live_layer_trace(const Figure& figure, int stack, int layer, std::vector<std::string> queries,

@@ -108,6 +108,10 @@ struct Figure {
     int kv_heads_of(int stack) const;
 };
 
+// Query q's row of one head's weights, or of the heads' mean (head outside 0 … heads − 1): what
+// the heatmap and the Image view show of a row (T_k numbers).
+std::vector<float> head_row(const Trace& trace, int head, int q);
+
 // A computed scene: its trace, every detail but layers.
 Figure scene_figure(Scene scene, Trace trace);
 // Attention with layers (an import file, a model run): no map is shown until show_maps().

@@ -388,20 +388,7 @@ void add_import_json(const AppState& st, nlohmann::json& out) {
         const auto T_q = static_cast<Eigen::Index>(tr.queries.size()), T_k = static_cast<Eigen::Index>(tr.keys.size());
         if (T_q * T_k <= 4096 && tr.heads > 0) {
             json rows = json::array();
-            for (Eigen::Index q = 0; q < T_q; ++q) {
-                json row = json::array();
-                for (Eigen::Index k = 0; k < T_k; ++k) {
-                    float v = 0.0f;
-                    if (st.heatmap.head >= 0 && st.heatmap.head < tr.heads) {
-                        v = tr.attention.heads[static_cast<size_t>(st.heatmap.head)].weights(q, k);
-                    } else {
-                        for (const HeadTrace& h : tr.attention.heads) v += h.weights(q, k);
-                        v /= static_cast<float>(tr.heads);
-                    }
-                    row.push_back(v);
-                }
-                rows.push_back(row);
-            }
+            for (Eigen::Index q = 0; q < T_q; ++q) rows.push_back(head_row(tr, st.heatmap.head, static_cast<int>(q)));
             j["shown"] = rows;
         }
     }

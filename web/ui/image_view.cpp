@@ -33,21 +33,6 @@ int picture_query(const AppState& st) {
     return c.registers + (rows / 2) * cols + cols / 2;
 }
 
-namespace {
-
-// The row of the map the heatmap would show (its head, or the mean of the heads).
-std::vector<float> query_row(const AppState& st, int q) {
-    const Trace& tr = st.figure.trace();
-    std::vector<float> row(static_cast<std::size_t>(tr.T_k()), 0.0f);
-    if (q < 0 || q >= tr.T_q() || tr.heads <= 0) return row;
-    const bool mean = st.heatmap.head < 0 || st.heatmap.head >= tr.heads;
-    for (int h = mean ? 0 : st.heatmap.head; h < (mean ? tr.heads : st.heatmap.head + 1); ++h)
-        for (int k = 0; k < tr.T_k(); ++k) row[static_cast<std::size_t>(k)] += tr.attention.heads[static_cast<std::size_t>(h)].weights(q, k) / (mean ? static_cast<float>(tr.heads) : 1.0f);
-    return row;
-}
-
-}  // namespace
-
 void ImageView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     AppState& st = ctx.state;
     const std::shared_ptr<const LiveRun>& live = st.figure.live;
@@ -65,7 +50,7 @@ void ImageView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     in.cols = in.rows > 0 ? static_cast<int>(live->input.patches.rows()) / in.rows : 0;
     in.patch = live->model->config().patch_size;
     in.tokens = tr.keys;
-    in.weights = query_row(st, q);
+    in.weights = head_row(tr, st.heatmap.head, q);  // the heatmap's head, or the heads' mean
     in.query = q;
     char caption[512];
     std::snprintf(caption, sizeof caption, attn::tr(st.lang, Str::ImageCaption), token_text(tr.queries[static_cast<std::size_t>(q)]).c_str(),
@@ -76,7 +61,7 @@ void ImageView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const ImageLayout layout = lay_out_image(in, measure);
 
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    if (cache_->uploaded != live->picture) cache_->uploaded = live->picture;
+    cache_->uploaded = live->picture;
     const Image& picture = *cache_->uploaded;
     dl->AddImage(ctx.renderer.picture_texture(&picture, picture.rgb.data(), picture.width, picture.height), ImVec2(layout.picture.x0, layout.picture.y0),
                  ImVec2(layout.picture.x1, layout.picture.y1));
