@@ -11,6 +11,8 @@ attnviz's own app inside the output: offline, with nothing fetched.
     attnviz.show_model("tiny-circuits", "The cat sat")  # a model run in the output by attnviz's runtime
     attnviz.show_model("google/vit-base-patch16-224", image="cat.jpg")  # a vision model on a picture
     attnviz.save_html(figure, "fig.html")
+    attnviz.live(model, tokenizer)                     # the app in the output, on a model PyTorch runs
+    attnviz.serve(model, tokenizer)                    # the same, served: prints the page's URL
 
 Keyword arguments are the link's parameters (docs/LINKS.md: view, head, map, theme, lang, cmap, …)
 plus width and height (pixels, or a CSS length such as "100%").
@@ -20,7 +22,7 @@ import os
 from ._figure import CJK, LINK_PARAMETERS, Figure, builtin_models, fit_panels, link_hash, safetensors_bytes
 from ._inputs import normalize
 
-__all__ = ["show", "show_model", "save_html", "builtin_models", "Figure", "LINK_PARAMETERS"]
+__all__ = ["show", "show_model", "save_html", "serve", "live", "builtin_models", "Figure", "LINK_PARAMETERS"]
 __version__ = "0.1.0"
 
 
@@ -118,3 +120,18 @@ def save_html(figure, path):
         raise ValueError(f"figure: expected what attnviz.show() returns, got {type(figure).__name__}")
     with open(path, "w", encoding="utf-8") as f:
         f.write(figure.to_html())
+
+
+def serve(model, tokenizer, **kwargs):
+    """The page as the front end of `model`, run by PyTorch where it is (docs/NOTEBOOK.md, "A big
+    model on your GPUs"): registers attnviz's attention function (attn_implementation "attnviz"),
+    serves the app and the model's maps at http://127.0.0.1:PORT and prints the page's URL.
+    Keywords: host, port, origins (other pages that may ask), name, max_tokens, quiet."""
+    from ._serve import serve as start  # torch only when asked for
+    return start(model, tokenizer, **kwargs)
+
+
+def live(model, tokenizer, **kwargs):
+    """serve(), shown as the whole app in the notebook's output (height= in pixels)."""
+    from ._serve import live as start
+    return start(model, tokenizer, **kwargs)

@@ -1,0 +1,545 @@
+"""The page as the front end of a model that PyTorch runs (issue 51): attnviz.serve() and
+attnviz.live(). docs/NOTEBOOK.md, "A big model on your GPUs", says how to use them.
+
+An attention function registered in transformers' AttentionInterface (attn_implementation
+"attnviz") computes each layer's output and keeps, per layer, what any of its maps is
+recomputed from, on the model's own devices: the heads' Q and K as the scores read them
+(projected, normed, rotated: what the model hands the function) and each row's softmax
+statistics, its maximum m and sum l. A map's entries are then
+    weight(i, j) = exp(s(i, j) - m_i) / l_i,   s = cap(scaling * q_i . k_j), masked: -inf
+for just the entries a question asks for, never layers x heads x T^2 at once.
+
+A server in the user's process (a thread) answers the page's questions over HTTP:
+    GET  /api/info                                          the model: layers, heads, limits
+    POST /api/run      {"text": "..."}                      runs it; the tokens and next tokens
+    GET  /api/maps     ?run=R                               every map, the import file (SPEC §3)
+    GET  /api/region   ?run=R&layer=&head=&r0=&r1=&c0=&c1=&rows=&cols=&reduce=max|mean
+    GET  /api/row      ?run=R&layer=&head=&q=               one query's exact weights
+    GET  /api/qk       ?run=R&layer=&head=                  a head's Q and K (Steps, the Q-K space)
+(layers and heads counted from 0; binary answers are .safetensors files of F32 tensors). It
+serves the app itself at / (the web build in the package), so a page at the same address asks
+it with no cross-origin request.
+
+Security: it listens on 127.0.0.1 unless told otherwise; every /api request carries the
+random token of the URL (header X-Attnviz-Token); a request with an Origin header is answered
+only for a loopback origin or one of `origins`; the Host must be a loopback name (no DNS
+rebinding) when it listens on loopback; the page sends text and numbers, never code or a path;
+one answer holds at most 4096^2 numbers.
+
+[SECTION] What each attention call keeps
+[SECTION] Questions: a region, pooled or exact; a row; a head's Q and K
+[SECTION] The model's side: runs
+[SECTION] The server
+"""
+import hmac
+import http.server
+import json
+import pathlib
+import secrets
+import struct
+import threading
+import urllib.parse
+import warnings
+
+import torch
+
+from ._figure import APP
+
+# [SECTION] What each attention call keeps ---------------------------------------------------
+
+
+class Kept:
+    """One attention call's: q [H, T_q, D], k [KV, T_k, D] (as the scores read them), each row's
+    max m and sum l [H, T_q] (float32; a row with no key: m 0, l 0), and what masks a score."""
+
+    def __init__(self, q, k, m, l, scaling, softcap, sink, mask, causal, window):
+        self.q, self.k, self.m, self.l = q, k, m, l
+        self.scaling, self.softcap, self.sink = scaling, softcap, sink  # sink: [H] float32 or None
+        self.mask = mask        # bool [T_q, T_k] (True: attends) or None: `causal` and `window` say
+        self.causal, self.window = causal, window
+        self.heads, self.T_q, self.d_head = q.shape[0], q.shape[1], q.shape[2]
+        self.kv_heads, self.T_k = k.shape[0], k.shape[1]
+
+    def allowed(self, r0, r1, c0, c1):
+        """bool [r1 - r0, c1 - c0]: which scores count (query i is at position T_k - T_q + i)."""
+        if self.mask is not None:
+            return self.mask[r0:r1, c0:c1]
+        device = self.q.device
+        i = torch.arange(r0, r1, device=device)[:, None] + (self.T_k - self.T_q)
+        j = torch.arange(c0, c1, device=device)[None, :]
+        ok = torch.ones(r1 - r0, c1 - c0, dtype=torch.bool, device=device)
+        if self.causal:
+            ok &= j <= i
+        if self.window:
+            ok &= j > i - self.window
+        return ok
+
+    def scores(self, h, r0, r1, c0, c1):
+        """float32 [rows, keys]: head h's scaled, capped scores, -inf where masked."""
+        q = self.q[h, r0:r1].float()
+        k = self.k[h // (self.heads // self.kv_heads), c0:c1].float()
+        s = (q @ k.T) * self.scaling
+        if self.softcap:
+            s = torch.tanh(s / self.softcap) * self.softcap
+        return s.masked_fill(~self.allowed(r0, r1, c0, c1), float("-inf"))
+
+    def weights(self, h, r0, r1, c0, c1):
+        """float32 [rows, keys]: the exact weights of that region, exp(s - m) / l."""
+        m = self.m[h, r0:r1, None]
+        inv = torch.where(self.l[h, r0:r1] > 0, 1.0 / self.l[h, r0:r1].clamp_min(1e-30), 0.0)[:, None]
+        return torch.exp(self.scores(h, r0, r1, c0, c1) - m) * inv
+
+
+def _mask_of(attention_mask, T_q, T_k):
+    """transformers' mask for one sequence as bool [T_q, T_k] (True: attends): boolean (sdpa's
+    form) or additive floats (eager's); None stays None (causal, sdpa's skipped mask)."""
+    if attention_mask is None:
+        return None
+    mask = attention_mask[0, 0] if attention_mask.dim() == 4 else attention_mask
+    mask = mask[-T_q:, :T_k]
+    return mask if mask.dtype == torch.bool else mask > torch.finfo(mask.dtype).min / 2
+
+
+def _repeat_kv(x, group):  # [KV, T, D] -> [KV * group, T, D]: query head h reads KV head h // group
+    return x if group == 1 else x.repeat_interleave(group, dim=0)
+
+
+class Recorder:
+    """The attention function and what it kept, per layer, of the last run."""
+
+    ROWS_AT_ONCE = 1 << 24  # scores held at once: heads x rows x keys
+
+    def __init__(self):
+        self.layers = {}      # layer index -> Kept
+        self.recording = False
+
+    def attention(self, module, query, key, value, attention_mask, dropout=0.0, scaling=None, sliding_window=None,
+                  softcap=None, s_aux=None, **kwargs):
+        """transformers' attention function: query [B, H, T_q, D], key and value [B, KV, T_k, D]
+        (before repeat_kv) -> (output [B, T_q, H, D], None). Batch 0 is kept."""
+        B, H, T_q, D = query.shape
+        KV, T_k = key.shape[1], key.shape[2]
+        scaling = D ** -0.5 if scaling is None else scaling
+        causal = attention_mask is None and getattr(module, "is_causal", True) and T_q > 1
+        out = torch.empty(B, H, T_q, value.shape[-1], dtype=query.dtype, device=query.device)
+        stats = []
+        for b in range(B):
+            mask = _mask_of(attention_mask if attention_mask is None else attention_mask[b:b + 1], T_q, T_k)
+            sink = None if s_aux is None else s_aux.float()
+            kept = Kept(query[b], key[b], None, None, scaling, softcap, sink, mask, causal,
+                        sliding_window if mask is None and sliding_window else 0)
+            m = torch.empty(H, T_q, device=query.device)
+            l = torch.empty(H, T_q, device=query.device)
+            v = _repeat_kv(value[b], H // KV)
+            rows = max(1, self.ROWS_AT_ONCE // max(1, H * T_k))
+            for r0 in range(0, T_q, rows):  # a band of rows of every head: never T_q x T_k x H at once
+                r1 = min(T_q, r0 + rows)
+                s = torch.stack([kept.scores(h, r0, r1, 0, T_k) for h in range(H)])  # [H, rows, T_k]
+                top = s.amax(-1)
+                if sink is not None:
+                    top = torch.maximum(top, sink[:, None])
+                top = torch.where(torch.isfinite(top), top, torch.zeros((), device=top.device))
+                e = torch.exp(s - top[..., None])
+                total = e.sum(-1) + (torch.exp(sink[:, None] - top) if sink is not None else 0.0)
+                w = e / torch.where(total > 0, total, torch.ones((), device=total.device))[..., None]
+                out[b, :, r0:r1] = (w.to(value.dtype) @ v)
+                m[:, r0:r1], l[:, r0:r1] = top, total
+            if b == 0 and self.recording:
+                kept.m, kept.l = m, l
+                stats.append(kept)
+        if stats:
+            self.layers[getattr(module, "layer_idx", len(self.layers))] = stats[0]
+        return out.transpose(1, 2).contiguous(), None
+
+
+# [SECTION] Questions: a region, pooled or exact; a row; a head's Q and K -----------------------
+
+MOST_NUMBERS = 4096 * 4096  # in one answer
+MAPS_UP_TO = 512            # tokens: past this, /api/maps refuses (ask regions), as attnviz run does
+
+
+def edges(first, n, blocks):
+    """Block b covers first + n*b//blocks ... (core/model/attention_maps.cpp's edges)."""
+    return [first + n * b // blocks for b in range(blocks + 1)]
+
+
+def pooled(kept, head, r0, r1, c0, c1, rows, cols, reduce="max"):
+    """The region pooled to at most rows x cols blocks, each the max or mean of the exact weights
+    it covers: (values float32 [R, C] on the CPU, row edges, col edges)."""
+    R, C = max(1, min(rows, r1 - r0)), max(1, min(cols, c1 - c0))
+    re, ce = edges(r0, r1 - r0, R), edges(c0, c1 - c0, C)
+    device = kept.q.device
+    block_of_col = torch.tensor([b for b in range(C) for _ in range(ce[b + 1] - ce[b])], device=device)
+    widths = torch.tensor([ce[b + 1] - ce[b] for b in range(C)], dtype=torch.float32, device=device)
+    out = torch.zeros(R, C, device=device)
+    band = max(1, (1 << 22) // max(1, c1 - c0))  # rows of exact weights at once
+    for a in range(R):
+        for i0 in range(re[a], re[a + 1], band):
+            w = kept.weights(head, i0, min(i0 + band, re[a + 1]), c0, c1)  # [n, keys]
+            folded = torch.zeros(w.shape[0], C, device=device)
+            if reduce == "max":
+                with warnings.catch_warnings():  # torch 1.13 calls index_reduce_ beta
+                    warnings.simplefilter("ignore", UserWarning)
+                    folded.index_reduce_(1, block_of_col, w, "amax", include_self=True)
+                out[a] = torch.maximum(out[a], folded.amax(0))
+            else:
+                folded.index_add_(1, block_of_col, w)
+                out[a] += folded.sum(0)
+        if reduce == "mean":
+            out[a] /= (re[a + 1] - re[a]) * widths
+    return out.cpu(), re, ce
+
+
+def safetensors(tensors, metadata=None):
+    """A .safetensors file of float32 tensors (name -> tensor), the header's metadata strings."""
+    header, blobs, at = {}, [], 0
+    if metadata:
+        header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
+    for name, t in tensors.items():
+        data = t.detach().to("cpu", torch.float32).contiguous().numpy().tobytes()
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [at, at + len(data)]}
+        blobs.append(data)
+        at += len(data)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + b"".join(blobs)
+
+
+# [SECTION] The model's side: runs -----------------------------------------------------------
+
+
+class Asked(Exception):
+    """A question the server will not answer: HTTP status and one line."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+
+
+def _register(model, recorder):
+    """attn_implementation "attnviz" for `model`, through transformers' AttentionInterface."""
+    from transformers import AttentionInterface
+    AttentionInterface.register("attnviz", recorder.attention)
+    try:  # the sdpa mask (boolean, or None where causal says it all) for the new name
+        from transformers import AttentionMaskInterface
+        from transformers.masking_utils import sdpa_mask
+        AttentionMaskInterface.register("attnviz", sdpa_mask)
+    except ImportError:
+        pass
+    if hasattr(model, "set_attn_implementation"):
+        model.set_attn_implementation("attnviz")
+    else:
+        model.config._attn_implementation = "attnviz"
+
+
+def _config_number(config, *names):
+    for owner in (config, getattr(config, "text_config", None)):
+        for name in names:
+            value = getattr(owner, name, None) if owner is not None else None
+            if isinstance(value, int) and value > 0:
+                return value
+    return 0
+
+
+class Session:
+    """One model and tokenizer, and the last run's kept attention. Every use holds the lock."""
+
+    def __init__(self, model, tokenizer, name=None, max_tokens=None):
+        self.model, self.tokenizer = model, tokenizer
+        config = getattr(model, "config", None)
+        self.name = name or getattr(config, "_name_or_path", "") or type(model).__name__
+        self.layers = _config_number(config, "num_hidden_layers", "n_layer")
+        self.heads = _config_number(config, "num_attention_heads", "n_head")
+        self.max_tokens = max_tokens or _config_number(config, "max_position_embeddings", "n_positions") or 131072
+        self.recorder = Recorder()
+        self.lock = threading.Lock()
+        self.run_id, self.tokens, self.ids = 0, [], []
+        _register(model, self.recorder)
+
+    def info(self):
+        return {"attnviz": 1, "model": self.name, "layers": self.layers, "heads": self.heads,
+                "max_tokens": self.max_tokens, "maps_up_to": MAPS_UP_TO, "most_numbers": MOST_NUMBERS}
+
+    def _device(self):
+        device = getattr(self.model, "device", None)
+        return device if device is not None else next(self.model.parameters()).device
+
+    def run(self, text, top=10):
+        ids = self.tokenizer(text, return_tensors="pt")["input_ids"][0]
+        if len(ids) == 0:
+            raise Asked(400, "text: it makes no token")
+        if len(ids) > self.max_tokens:
+            raise Asked(413, f"text: {len(ids)} tokens, past the model's {self.max_tokens}")
+        with self.lock:
+            self.recorder.layers, self.recorder.recording = {}, True
+            try:
+                with torch.no_grad():
+                    out = self.model(input_ids=ids[None].to(self._device()), use_cache=False)
+            finally:
+                self.recorder.recording = False
+            if len(self.recorder.layers) == 0:
+                raise Asked(500, "model: no attention call reached attnviz's function (is attn_implementation \"attnviz\"?)")
+            self.run_id += 1
+            self.ids = [int(i) for i in ids]
+            self.tokens = [str(t) for t in self.tokenizer.convert_ids_to_tokens(self.ids)]
+            answer = {"run": self.run_id, "tokens": self.tokens, "ids": self.ids, "layers": len(self.recorder.layers),
+                      "heads": self.recorder.layers[0].heads, "kv_heads": self.recorder.layers[0].kv_heads,
+                      "d_head": self.recorder.layers[0].d_head, "causal": self._causal(), "top": []}
+            logits = getattr(out, "logits", None)
+            if logits is not None:
+                p = torch.softmax(logits[0, -1].float(), -1)
+                values, order = p.topk(min(top, p.numel()))
+                answer["top"] = [{"id": int(i), "token": str(self.tokenizer.convert_ids_to_tokens([int(i)])[0]), "p": float(v)}
+                                 for v, i in zip(values, order)]
+            return answer
+
+    def _causal(self):
+        k = self.recorder.layers[0]
+        return bool(k.causal or (k.mask is not None and not bool(k.mask.triu(1).any())))
+
+    def kept(self, query):
+        """The layer a question names, of the run it names (an older run is gone)."""
+        run = _int(query, "run", 1)
+        if run != self.run_id:
+            raise Asked(409, f"run: {run} is gone (the server's run is {self.run_id})")
+        layer = _int(query, "layer", 0, len(self.recorder.layers) - 1)
+        return self.recorder.layers[layer]
+
+    def maps(self, query):
+        with self.lock:
+            self.kept(query | {"layer": ["0"]})
+            T = len(self.tokens)
+            if T > MAPS_UP_TO:
+                raise Asked(413, f"run: {T} tokens: past {MAPS_UP_TO}, ask for regions")
+            layers = []
+            for i in range(len(self.recorder.layers)):
+                k = self.recorder.layers[i]
+                layers.append(torch.stack([k.weights(h, 0, k.T_q, 0, k.T_k) for h in range(k.heads)]))
+            return safetensors({"attention": torch.stack(layers)},
+                               {"tokens": json.dumps(self.tokens, ensure_ascii=False), "model": self.name})
+
+    def region(self, query):
+        with self.lock:
+            k = self.kept(query)
+            head = _int(query, "head", 0, k.heads - 1)
+            r0, r1 = _int(query, "r0", 0, k.T_q - 1), _int(query, "r1", 1, k.T_q)
+            c0, c1 = _int(query, "c0", 0, k.T_k - 1), _int(query, "c1", 1, k.T_k)
+            if r1 <= r0 or c1 <= c0:
+                raise Asked(400, "region: r0 < r1 and c0 < c1")
+            rows, cols = _int(query, "rows", 1, 4096), _int(query, "cols", 1, 4096)
+            reduce = query.get("reduce", ["max"])[0]
+            if reduce not in ("max", "mean"):
+                raise Asked(400, f"reduce: max or mean, not {reduce!r}")
+            values, re, ce = pooled(k, head, r0, r1, c0, c1, rows, cols, reduce)
+            return safetensors({"values": values}, {"row_edges": json.dumps(re), "col_edges": json.dumps(ce), "reduce": reduce})
+
+    def row(self, query):
+        with self.lock:
+            k = self.kept(query)
+            head, q = _int(query, "head", 0, k.heads - 1), _int(query, "q", 0, k.T_q - 1)
+            return safetensors({"weights": k.weights(head, q, q + 1, 0, k.T_k)[0]})
+
+    def qk(self, query):
+        with self.lock:
+            k = self.kept(query)
+            head = _int(query, "head", 0, k.heads - 1)
+            return safetensors({"q": k.q[head], "k": k.k[head // (k.heads // k.kv_heads)]},
+                               {"scaling": k.scaling, "softcap": k.softcap or 0})
+
+
+def _int(query, name, lo, hi=None):
+    try:
+        value = int(query[name][0])
+    except (KeyError, IndexError, ValueError):
+        raise Asked(400, f"{name}: expected a whole number") from None
+    if value < lo or (hi is not None and value > hi):
+        raise Asked(400, f"{name}: {value} is outside {lo} … {hi}")
+    return value
+
+
+# [SECTION] The server ------------------------------------------------------------------------
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+MOST_BODY = 1 << 20  # bytes of a POST
+# What / serves: the web build in the package, as the site has it (the plain SIMD build).
+SITE_FILES = {"": "index.html", "index.html": "index.html", "attnviz-page.js": "attnviz-page.js", "attnviz.css": "attnviz.css",
+              "favicon.svg": "favicon.svg", "attnviz.js": "attnviz.js", "attnviz.wasm": "attnviz.wasm",
+              "attnviz.data": "attnviz.data", "fonts/cjk-common.ttf": "fonts/cjk-common.ttf"}
+TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml",
+         ".wasm": "application/wasm", ".data": "application/octet-stream", ".ttf": "font/ttf"}
+
+
+def _hostname(value):
+    """'host:port' or a URL's netloc -> the host name, lower case, brackets kept for IPv6."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[:value.find("]") + 1]
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    server_version = "attnviz"
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):  # quiet: a notebook's output is no log
+        pass
+
+    def _origin_ok(self):
+        origin = self.headers.get("Origin")
+        if origin is None:
+            return True
+        if origin in self.server.origins:
+            return True
+        parsed = urllib.parse.urlsplit(origin)
+        return parsed.scheme == "http" and _hostname(parsed.netloc) in LOOPBACK
+
+    def _host_ok(self):
+        if not self.server.loopback_only:
+            return True
+        return _hostname(self.headers.get("Host", "")) in LOOPBACK
+
+    def _cors(self):
+        origin = self.headers.get("Origin")
+        if origin is not None and self._origin_ok():
+            self.send_header("Access-Control-Allow-Origin", origin)
+            self.send_header("Vary", "Origin")
+
+    def _send(self, status, body, kind="application/json"):
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body, ensure_ascii=False).encode()
+        self.send_response(status)
+        self._cors()
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _refuse(self, status, message):
+        self._send(status, {"error": message})
+
+    def do_OPTIONS(self):  # a cross-origin page's preflight (the token is a custom header)
+        if not (self._host_ok() and self._origin_ok()):
+            return self._refuse(403, "origin: not allowed")
+        self.send_response(204)
+        self._cors()
+        self.send_header("Access-Control-Allow-Methods", "GET, POST")
+        self.send_header("Access-Control-Allow-Headers", "X-Attnviz-Token, Content-Type")
+        self.send_header("Access-Control-Allow-Private-Network", "true")
+        self.send_header("Access-Control-Max-Age", "600")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_GET(self):
+        self._answer("GET")
+
+    def do_POST(self):
+        self._answer("POST")
+
+    def _answer(self, method):
+        if not self._host_ok():
+            return self._refuse(403, "host: not a loopback name")
+        if not self._origin_ok():
+            return self._refuse(403, "origin: not allowed")
+        url = urllib.parse.urlsplit(self.path)
+        path = url.path.lstrip("/")
+        if not path.startswith("api/"):
+            return self._site(method, path)
+        token = self.headers.get("X-Attnviz-Token", "")
+        if not hmac.compare_digest(token.encode(), self.server.token.encode()):
+            return self._refuse(401, "token: missing or wrong (the URL attnviz.serve() printed has it)")
+        query = urllib.parse.parse_qs(url.query)
+        session = self.server.session
+        try:
+            if method == "POST" and path == "api/run":
+                length = int(self.headers.get("Content-Length", "0"))
+                if length > MOST_BODY:
+                    raise Asked(413, f"text: {length} bytes, past {MOST_BODY}")
+                try:
+                    text = json.loads(self.rfile.read(length).decode("utf-8"))["text"]
+                except (ValueError, KeyError, TypeError):
+                    raise Asked(400, "body: expected {\"text\": \"…\"}") from None
+                if not isinstance(text, str):
+                    raise Asked(400, "text: expected a string")
+                return self._send(200, session.run(text))
+            answers = {"api/info": lambda q: session.info(), "api/maps": session.maps, "api/region": session.region,
+                       "api/row": session.row, "api/qk": session.qk}
+            if method != "GET" or path not in answers:
+                raise Asked(404, f"{method} /{path}: no such question")
+            answer = answers[path](query)
+            if isinstance(answer, bytes):
+                return self._send(200, answer, "application/octet-stream")
+            return self._send(200, answer)
+        except Asked as e:
+            return self._refuse(e.status, str(e))
+        except Exception as e:  # the model raised: say what, keep serving
+            return self._refuse(500, f"{type(e).__name__}: {e}")
+
+    def _site(self, method, path):
+        name = SITE_FILES.get(path)
+        file = self.server.site / name if name else None
+        if method != "GET" or file is None or not file.is_file():
+            return self._refuse(404, f"/{path}: not found")
+        body = file.read_bytes()
+        if name == "index.html":  # the plain build: the package holds that one
+            body = body.replace(b'<script src="attnviz-page.js">', b'<script src="attnviz-page.js" data-build="attnviz">')
+        self._send(200, body, TYPES.get(pathlib.PurePosixPath(name).suffix, "application/octet-stream"))
+
+
+class Served:
+    """A running server: .url (the page, token and all), .stop()."""
+
+    def __init__(self, session, host, port, origins, site):
+        self.session = session
+        self.httpd = http.server.ThreadingHTTPServer((host, port), Handler)
+        self.httpd.daemon_threads = True
+        self.httpd.session, self.httpd.origins = session, set(origins)
+        self.httpd.token = secrets.token_urlsafe(24)
+        self.httpd.loopback_only = host in LOOPBACK
+        self.httpd.site = pathlib.Path(site)
+        self.host, self.port = host, self.httpd.server_address[1]
+        self.token = self.httpd.token
+        self.thread = threading.Thread(target=self.httpd.serve_forever, name="attnviz-serve", daemon=True)
+        self.thread.start()
+
+    @property
+    def address(self):
+        host = "127.0.0.1" if self.host in ("", "0.0.0.0") else self.host
+        return f"http://{'[' + host + ']' if ':' in host else host}:{self.port}"
+
+    def page_url(self, **link):
+        """The app at this address, connected to this server (link parameters may follow)."""
+        from ._figure import link_hash
+        return f"{self.address}/#" + link_hash(dict(link, panels=True), source=".", token=self.token)
+
+    url = property(page_url)
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __repr__(self):
+        return f"attnviz serving {self.session.name} at {self.url}"
+
+    def _repr_html_(self):  # attnviz.live(): the app in the output, at the server's own address
+        import html
+        return (f'<iframe src="{html.escape(self.url)}" style="width:100%;height:{self.height}px;border:0" '
+                f'allow="clipboard-write"></iframe>')
+
+    height = 720
+
+
+def serve(model, tokenizer, *, host="127.0.0.1", port=0, origins=(), name=None, max_tokens=None, site=None, quiet=False):
+    """Serves `model` (a transformers model, or any module whose attention calls the attention
+    interface) to attnviz's page; prints and returns the server (its .url opens the page)."""
+    served = Served(Session(model, tokenizer, name=name, max_tokens=max_tokens), host, port, origins, site or APP)
+    if not quiet:
+        print(f"attnviz: {served.session.name} at {served.url}")
+    return served
+
+
+def live(model, tokenizer, *, height=720, **kwargs):
+    """serve(), shown in the notebook's output as the whole app connected to it."""
+    served = serve(model, tokenizer, quiet=True, **kwargs)
+    served.height = height
+    return served

@@ -1,0 +1,234 @@
+"""attnviz.serve() (issue 51): a model PyTorch runs, its attention kept by attnviz's attention
+function and asked for over HTTP, against attnviz's own runtime on the same checkpoint.
+
+    python3 tests/serve/test_serve.py build/attnviz build/model-refs [build-web/site]
+
+For each case (tests/serve/torch_llama.py: a Llama-shaped and a Mistral-shaped model with a
+sliding window, their masks in sdpa's and eager's forms):
+  - the served function's output equals eager attention's (the model's logits, 1e-5);
+  - /api/maps equals `attnviz run --ids … --json`'s maps (1e-5), /api/row its rows, /api/region
+    a pooling (max and mean) of them, /api/qk the heads' rotated Q and K;
+  - a text past 512 tokens: /api/maps refuses, regions and rows still answer, exactly.
+And the guards: a wrong or missing token, another Origin, another Host, a question too big, a
+run that is gone, a body that is not the text; a server restarted on its port; two clients at once.
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, HERE)
+import torch_llama  # noqa: E402  (puts the stand-in transformers on the path when there is none)
+import attnviz  # noqa: E402
+
+CASES = [("llama_l2_h4kv2_d32_f32", "sdpa"), ("mistral_l2_h4kv2_d32_f32_window", "sdpa"), ("mistral_l2_h4kv2_d32_f32_window", "eager")]
+TEXT = "The cat sat on the mat, and the dog sat on the log."
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def request(served, path, body=None, token=True, headers=None):
+    """(status, bytes) of a request to the server."""
+    h = dict(headers or {})
+    if token:
+        h["X-Attnviz-Token"] = served.token if token is True else token
+    data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+    req = urllib.request.Request(served.address + path, data=data, headers=h, method="POST" if data is not None else "GET")
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def tensors(blob):
+    n = struct.unpack("<Q", blob[:8])[0]
+    header = json.loads(blob[8:8 + n])
+    out = {}
+    for name, info in header.items():
+        if name != "__metadata__":
+            a, b = info["data_offsets"]
+            out[name] = np.frombuffer(blob[8 + n + a:8 + n + b], dtype=np.float32).reshape(info["shape"])
+    return out, header.get("__metadata__", {})
+
+
+def attnviz_run(binary, folder, ids):
+    out = subprocess.run([binary, "run", folder, "--ids", ",".join(map(str, ids)), "--maps", "all", "--json"],
+                         capture_output=True, text=True, check=True)
+    return np.array(json.loads(out.stdout)["attention"], dtype=np.float64)
+
+
+def pool(m, rows, cols, reduce):
+    R, C = min(rows, m.shape[0]), min(cols, m.shape[1])
+    re = [m.shape[0] * a // R for a in range(R + 1)]
+    ce = [m.shape[1] * b // C for b in range(C + 1)]
+    f = np.max if reduce == "max" else np.mean
+    return np.array([[f(m[re[a]:re[a + 1], ce[b]:ce[b + 1]]) for b in range(C)] for a in range(R)])
+
+
+def served_case(binary, folder, mask):
+    name = f"{os.path.basename(folder)} ({mask} mask)"
+    model, tokenizer = torch_llama.load(folder, mask)
+    ids = tokenizer(TEXT)["input_ids"]
+    with torch.no_grad():
+        eager = model(ids).logits
+    served = attnviz.serve(model, tokenizer, max_tokens=1024, quiet=True)
+    try:
+        with torch.no_grad():
+            through = model(ids).logits
+        check(float((through - eager).abs().max()) < 1e-5, f"{name}: the served function's logits are eager attention's")
+        status, body = request(served, "/api/info")
+        info = json.loads(body)
+        check(status == 200 and info["layers"] == model.config.num_hidden_layers and info["heads"] == model.config.num_attention_heads,
+              f"{name}: /api/info {info}")
+        status, body = request(served, "/api/run", {"text": TEXT})
+        run = json.loads(body)
+        check(status == 200 and run["ids"] == ids[0].tolist() and run["causal"] and len(run["top"]) == 10,
+              f"{name}: /api/run: {len(run.get('ids', []))} tokens, causal, top 10")
+        p = torch.softmax(eager[0, -1], -1)
+        check(abs(run["top"][0]["p"] - float(p.max())) < 1e-6 and run["top"][0]["id"] == int(p.argmax()), f"{name}: the next token's p")
+        reference = attnviz_run(binary, folder, run["ids"])
+        status, body = request(served, f"/api/maps?run={run['run']}")
+        maps, meta = tensors(body)
+        diff = float(np.abs(maps["attention"] - reference).max())
+        check(status == 200 and maps["attention"].shape == reference.shape and diff < 1e-5,
+              f"{name}: /api/maps equals attnviz run's maps ({diff:.1e})")
+        check(json.loads(meta["tokens"]) == run["tokens"], f"{name}: the maps' tokens")
+        T = len(run["ids"])
+        L, H = reference.shape[:2]
+        status, body = request(served, f"/api/row?run={run['run']}&layer={L - 1}&head={H - 1}&q=7")
+        row = tensors(body)[0]["weights"]
+        check(float(np.abs(row - reference[L - 1, H - 1, 7]).max()) < 1e-5, f"{name}: /api/row")
+        for reduce in ("max", "mean"):
+            q = f"run={run['run']}&layer=1&head=2&r0=3&r1={T}&c0=1&c1={T - 2}&rows=4&cols=5&reduce={reduce}"
+            status, body = request(served, "/api/region?" + q)
+            got, meta = tensors(body)
+            want = pool(reference[1, 2, 3:T, 1:T - 2], 4, 5, reduce)
+            d = float(np.abs(got["values"] - want).max())
+            check(status == 200 and got["values"].shape == (4, 5) and d < 1e-5, f"{name}: /api/region pooled by {reduce} ({d:.1e})")
+        check(json.loads(meta["row_edges"]) == [3 + (T - 3) * a // 4 for a in range(5)], f"{name}: the region's row edges")
+        status, body = request(served, f"/api/qk?run={run['run']}&layer=0&head=3")
+        qk = tensors(body)[0]
+        check(qk["q"].shape == (T, model.config.head_dim) and qk["k"].shape == (T, model.config.head_dim), f"{name}: /api/qk's shapes")
+        scores = qk["q"].astype(np.float64) @ qk["k"].astype(np.float64).T * model.config.head_dim ** -0.5
+        allowed = np.tril(np.ones((T, T), bool))
+        if model.config.sliding_window:
+            allowed &= ~np.tril(np.ones((T, T), bool), -model.config.sliding_window)
+        w = np.exp(np.where(allowed, scores, -np.inf) - np.where(allowed, scores, -np.inf).max(1, keepdims=True))
+        w /= w.sum(1, keepdims=True)
+        check(float(np.abs(w - reference[0, 3]).max()) < 1e-5, f"{name}: Q and K give the head's map")
+    finally:
+        served.stop()
+
+
+def long_text(binary, folder):
+    """Past 512 tokens: no whole-map file; regions and rows exact against the eager forward's."""
+    model, tokenizer = torch_llama.load(folder)
+    served = attnviz.serve(model, tokenizer, max_tokens=2048, quiet=True)
+    try:
+        text = " ".join(f"word{i % 37} and" for i in range(300))
+        status, body = request(served, "/api/run", {"text": text})
+        run = json.loads(body)
+        T = len(run["ids"])
+        status, body = request(served, f"/api/maps?run={run['run']}")
+        check(T > 512 and status == 413 and b"ask for regions" in body, f"long text: {T} tokens, /api/maps refuses: {body[:80]!r}")
+        captured = []
+        model.set_attn_implementation("eager")
+        original = torch_llama.eager_attention_forward
+
+        def keep(*a, **k):
+            out, w = original(*a, **k)
+            captured.append(w[0].double().numpy())
+            return out, w
+        torch_llama.eager_attention_forward = keep
+        with torch.no_grad():
+            model(torch.tensor([run["ids"]]))
+        torch_llama.eager_attention_forward = original
+        model.set_attn_implementation("attnviz")
+        status, body = request(served, f"/api/region?run={run['run']}&layer=1&head=1&r0=0&r1={T}&c0=0&c1={T}&rows=64&cols=64")
+        got = tensors(body)[0]["values"]
+        d = float(np.abs(got - pool(captured[1][1], 64, 64, "max")).max())
+        check(status == 200 and got.shape == (64, 64) and d < 1e-5, f"long text: the whole map pooled to 64 x 64 ({d:.1e})")
+        status, body = request(served, f"/api/region?run={run['run']}&layer=0&head=0&r0={T - 20}&r1={T - 4}&c0=100&c1=140&rows=4096&cols=4096")
+        got = tensors(body)[0]["values"]
+        d = float(np.abs(got - captured[0][0][T - 20:T - 4, 100:140]).max())
+        check(got.shape == (16, 40) and d < 1e-5, f"long text: an exact zoom, 16 x 40 ({d:.1e})")
+    finally:
+        served.stop()
+
+
+def guards(folder, site):
+    model, tokenizer = torch_llama.load(folder)
+    served = attnviz.serve(model, tokenizer, origins=["https://attnviz.example"], quiet=True, site=site)
+    try:
+        run = json.loads(request(served, "/api/run", {"text": TEXT})[1])
+        status, body = request(served, "/api/info", token=False)
+        check(status == 401 and b"token" in body, f"no token: 401 ({body!r})")
+        check(request(served, "/api/info", token="x" * 32)[0] == 401, "a wrong token: 401")
+        check(request(served, "/api/info?token=" + served.token, token=False)[0] == 401, "the token in the query, not the header: 401")
+        check(request(served, "/api/info", headers={"Origin": "http://evil.example"})[0] == 403, "another origin: 403")
+        check(request(served, "/api/info", headers={"Origin": "null"})[0] == 403, "origin null: 403")
+        check(request(served, "/api/info", headers={"Origin": "https://attnviz.example"})[0] == 200, "an origin given to serve(): 200")
+        check(request(served, "/api/info", headers={"Origin": "http://localhost:9000"})[0] == 200, "a loopback origin (an SSH-forwarded port): 200")
+        check(request(served, "/api/info", headers={"Host": "evil.example:80"})[0] == 403, "another Host (DNS rebinding): 403")
+        req = urllib.request.Request(served.address + "/api/run", method="OPTIONS",
+                                     headers={"Origin": "https://attnviz.example", "Access-Control-Request-Method": "POST"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            check(r.status == 204 and r.headers["Access-Control-Allow-Origin"] == "https://attnviz.example"
+                  and "X-Attnviz-Token" in r.headers["Access-Control-Allow-Headers"], "a preflight from an allowed origin")
+        status, body = request(served, f"/api/region?run={run['run']}&layer=0&head=0&r0=0&r1=3&c0=0&c1=3&rows=5000&cols=5000")
+        check(status == 400 and b"rows" in body, f"a question past 4096 x 4096: 400 ({body!r})")
+        check(request(served, f"/api/row?run={run['run'] + 5}&layer=0&head=0&q=0")[0] == 409, "a run that is gone: 409")
+        check(request(served, f"/api/row?run={run['run']}&layer=9&head=0&q=0")[0] == 400, "a layer the model has not: 400")
+        check(request(served, "/api/run", b"{not json")[0] == 400, "a body that is not JSON: 400")
+        check(request(served, "/api/run", {"text": "word " * 400})[0] == 413, "a text past the model's positions: 413")
+        check(request(served, "/api/../etc/passwd")[0] == 404 and request(served, "/config.json")[0] == 404, "no file but the app's")
+        if site:
+            status, body = request(served, "/", token=False)
+            check(status == 200 and b'data-build="attnviz"' in body, "/ is the app's page (the plain build)")
+        # Two clients at once: every answer whole and right.
+        want = request(served, f"/api/region?run={run['run']}&layer=1&head=1&r0=0&r1=10&c0=0&c1=10&rows=3&cols=3")[1]
+        answers = []
+        threads = [threading.Thread(target=lambda: answers.append(request(served, f"/api/region?run={run['run']}&layer=1&head=1&r0=0&r1=10&c0=0&c1=10&rows=3&cols=3")[1]))
+                   for _ in range(8)]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        check(len(answers) == 8 and all(a == want for a in answers), "eight requests at once: the same answer each")
+        port = served.port
+    finally:
+        served.stop()
+    again = attnviz.serve(model, tokenizer, port=port, quiet=True)
+    try:
+        status, _ = request(again, "/api/run", {"text": TEXT})
+        check(status == 200 and again.port == port, "a server restarted on its port answers")
+    finally:
+        again.stop()
+
+
+def main():
+    binary, refs = sys.argv[1], sys.argv[2]
+    site = sys.argv[3] if len(sys.argv) > 3 and os.path.isdir(sys.argv[3]) else None
+    for case, mask in CASES:
+        served_case(binary, os.path.join(refs, case), mask)
+    long_text(binary, os.path.join(refs, "llama_l2_h4kv2_d32_f32"))
+    guards(os.path.join(refs, "llama_l2_h4kv2_d32_f32"), site)
+    print(f"{len(failures)} failures")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
