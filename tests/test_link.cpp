@@ -451,6 +451,8 @@ std::map<std::string, ParamSamples> param_samples() {
         {"compare", {{"dog", "1.25"}, std::string(5000, 'a')}},
         {"model", {{"tiny-lm", "tiny-translator"}, "gpt2"}},
         {"hf", {{"HuggingFaceTB/SmolLM2-135M", "Qwen/Qwen2.5-0.5B@7ae557604adf67be50417f59c2c2f167def9a775", "gpt2"}, "a/b/c"}},
+        {"server", {{".", "http://127.0.0.1:8765", "https://gpu.example:8443"}, "ftp://x"}},
+        {"key", {{"pXb3_Q-9zT"}, "a b"}},
         {"translate", {{"1", "0"}, "yes"}},
         {"knockout", {{"2:3", "2:3,1:1", "cross_attention:2:1"}, "2-3"}},
         {"knockout_mode", {{"zero", "mean"}, "half"}},

@@ -244,8 +244,9 @@ def _config_number(config, *names):
 class Session:
     """One model and tokenizer, and the last run's kept attention. Every use holds the lock."""
 
-    def __init__(self, model, tokenizer, name=None, max_tokens=None):
+    def __init__(self, model, tokenizer, name=None, max_tokens=None, keep_runs=2):
         self.model, self.tokenizer = model, tokenizer
+        self.keep_runs = max(1, keep_runs)  # runs answered (two pages at once each ask of their own)
         config = getattr(model, "config", None)
         self.name = name or getattr(config, "_name_or_path", "") or type(model).__name__
         self.layers = _config_number(config, "num_hidden_layers", "n_layer")
@@ -253,7 +254,7 @@ class Session:
         self.max_tokens = max_tokens or _config_number(config, "max_position_embeddings", "n_positions") or 131072
         self.recorder = Recorder()
         self.lock = threading.Lock()
-        self.run_id, self.tokens, self.ids = 0, [], []
+        self.run_id, self.runs = 0, {}  # run -> (tokens, layers: index -> Kept)
         _register(model, self.recorder)
 
     def info(self):
@@ -280,11 +281,16 @@ class Session:
             if len(self.recorder.layers) == 0:
                 raise Asked(500, "model: no attention call reached attnviz's function (is attn_implementation \"attnviz\"?)")
             self.run_id += 1
-            self.ids = [int(i) for i in ids]
-            self.tokens = [str(t) for t in self.tokenizer.convert_ids_to_tokens(self.ids)]
-            answer = {"run": self.run_id, "tokens": self.tokens, "ids": self.ids, "layers": len(self.recorder.layers),
-                      "heads": self.recorder.layers[0].heads, "kv_heads": self.recorder.layers[0].kv_heads,
-                      "d_head": self.recorder.layers[0].d_head, "causal": self._causal(), "top": []}
+            ids = [int(i) for i in ids]
+            tokens = [str(t) for t in self.tokenizer.convert_ids_to_tokens(ids)]
+            layers = self.recorder.layers
+            self.runs[self.run_id] = (tokens, layers)
+            for old in sorted(self.runs)[:-self.keep_runs]:
+                del self.runs[old]
+            self.recorder.layers = {}
+            first = layers[min(layers)]
+            answer = {"run": self.run_id, "tokens": tokens, "ids": ids, "layers": len(layers), "heads": first.heads,
+                      "kv_heads": first.kv_heads, "d_head": first.d_head, "causal": _causal(first), "top": []}
             logits = getattr(out, "logits", None)
             if logits is not None:
                 p = torch.softmax(logits[0, -1].float(), -1)
@@ -293,30 +299,26 @@ class Session:
                                  for v, i in zip(values, order)]
             return answer
 
-    def _causal(self):
-        k = self.recorder.layers[0]
-        return bool(k.causal or (k.mask is not None and not bool(k.mask.triu(1).any())))
+    def _run(self, query):
+        """(tokens, layers) of the run a question names (an older one is gone)."""
+        run = _int(query, "run", 1)
+        if run not in self.runs:
+            raise Asked(409, f"run: {run} is gone (the server keeps its last {self.keep_runs}, up to {self.run_id})")
+        return self.runs[run]
 
     def kept(self, query):
-        """The layer a question names, of the run it names (an older run is gone)."""
-        run = _int(query, "run", 1)
-        if run != self.run_id:
-            raise Asked(409, f"run: {run} is gone (the server's run is {self.run_id})")
-        layer = _int(query, "layer", 0, len(self.recorder.layers) - 1)
-        return self.recorder.layers[layer]
+        """The layer a question names, of the run it names."""
+        layers = self._run(query)[1]
+        return layers[_int(query, "layer", 0, len(layers) - 1)]
 
     def maps(self, query):
         with self.lock:
-            self.kept(query | {"layer": ["0"]})
-            T = len(self.tokens)
-            if T > MAPS_UP_TO:
-                raise Asked(413, f"run: {T} tokens: past {MAPS_UP_TO}, ask for regions")
-            layers = []
-            for i in range(len(self.recorder.layers)):
-                k = self.recorder.layers[i]
-                layers.append(torch.stack([k.weights(h, 0, k.T_q, 0, k.T_k) for h in range(k.heads)]))
+            tokens, kept = self._run(query)
+            if len(tokens) > MAPS_UP_TO:
+                raise Asked(413, f"run: {len(tokens)} tokens: past {MAPS_UP_TO}, ask for regions")
+            layers = [torch.stack([k.weights(h, 0, k.T_q, 0, k.T_k) for h in range(k.heads)]) for _, k in sorted(kept.items())]
             return safetensors({"attention": torch.stack(layers)},
-                               {"tokens": json.dumps(self.tokens, ensure_ascii=False), "model": self.name})
+                               {"tokens": json.dumps(tokens, ensure_ascii=False), "model": self.name})
 
     def region(self, query):
         with self.lock:
@@ -345,6 +347,11 @@ class Session:
             head = _int(query, "head", 0, k.heads - 1)
             return safetensors({"q": k.q[head], "k": k.k[head // (k.heads // k.kv_heads)]},
                                {"scaling": k.scaling, "softcap": k.softcap or 0})
+
+
+def _causal(k):
+    """Whether a layer's attention is a decoder's (no query sees a later key)."""
+    return bool(k.causal or (k.mask is not None and not bool(k.mask.triu(1 + k.T_k - k.T_q).any())))
 
 
 def _int(query, name, lo, hi=None):
@@ -489,12 +496,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
 class Served:
     """A running server: .url (the page, token and all), .stop()."""
 
-    def __init__(self, session, host, port, origins, site):
+    def __init__(self, session, host, port, origins, site, key=None):
         self.session = session
         self.httpd = http.server.ThreadingHTTPServer((host, port), Handler)
         self.httpd.daemon_threads = True
         self.httpd.session, self.httpd.origins = session, set(origins)
-        self.httpd.token = secrets.token_urlsafe(24)
+        self.httpd.token = key or secrets.token_urlsafe(24)
         self.httpd.loopback_only = host in LOOPBACK
         self.httpd.site = pathlib.Path(site)
         self.host, self.port = host, self.httpd.server_address[1]
@@ -510,7 +517,7 @@ class Served:
     def page_url(self, **link):
         """The app at this address, connected to this server (link parameters may follow)."""
         from ._figure import link_hash
-        return f"{self.address}/#" + link_hash(dict(link, panels=True), source=".", token=self.token)
+        return f"{self.address}/#" + link_hash(dict(link, panels=True), server=".", key=self.token)
 
     url = property(page_url)
 
@@ -529,10 +536,16 @@ class Served:
     height = 720
 
 
-def serve(model, tokenizer, *, host="127.0.0.1", port=0, origins=(), name=None, max_tokens=None, site=None, quiet=False):
+def serve(model, tokenizer, *, host="127.0.0.1", port=0, origins=(), key=None, name=None, max_tokens=None, keep_runs=2,
+          site=None, quiet=False):
     """Serves `model` (a transformers model, or any module whose attention calls the attention
-    interface) to attnviz's page; prints and returns the server (its .url opens the page)."""
-    served = Served(Session(model, tokenizer, name=name, max_tokens=max_tokens), host, port, origins, site or APP)
+    interface) to attnviz's page; prints and returns the server (its .url opens the page).
+    key: the token (letters, digits, - and _; default a new random one: a server started again
+    with its key and port keeps its pages). keep_runs: the runs answered (pages at once)."""
+    if key is not None and not (16 <= len(key) <= 256 and all(c.isalnum() or c in "-_" for c in key)):
+        raise ValueError("key: 16 to 256 letters, digits, - and _")
+    served = Served(Session(model, tokenizer, name=name, max_tokens=max_tokens, keep_runs=keep_runs), host, port, origins,
+                    site or APP, key)
     if not quiet:
         print(f"attnviz: {served.session.name} at {served.url}")
     return served

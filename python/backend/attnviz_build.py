@@ -14,7 +14,9 @@ import zipfile
 
 HERE = pathlib.Path(__file__).resolve().parents[1]  # python/
 APP_FILES = ("attnviz.js", "attnviz.wasm", "attnviz.data", "attnviz-embed.js", "attnviz-notebook.js",
-             "fonts/cjk-common.ttf")
+             "fonts/cjk-common.ttf",
+             # the whole page, which attnviz.serve() serves at its address
+             "index.html", "attnviz-page.js", "attnviz.css", "favicon.svg")
 
 
 def _project():

@@ -192,7 +192,14 @@ def guards(folder, site):
                   and "X-Attnviz-Token" in r.headers["Access-Control-Allow-Headers"], "a preflight from an allowed origin")
         status, body = request(served, f"/api/region?run={run['run']}&layer=0&head=0&r0=0&r1=3&c0=0&c1=3&rows=5000&cols=5000")
         check(status == 400 and b"rows" in body, f"a question past 4096 x 4096: 400 ({body!r})")
-        check(request(served, f"/api/row?run={run['run'] + 5}&layer=0&head=0&q=0")[0] == 409, "a run that is gone: 409")
+        check(request(served, f"/api/row?run={run['run'] + 5}&layer=0&head=0&q=0")[0] == 409, "a run that is not: 409")
+        second = json.loads(request(served, "/api/run", {"text": "A dog."})[1])
+        check(request(served, f"/api/row?run={run['run']}&layer=0&head=0&q=0")[0] == 200, "the run before the last still answers (two pages)")
+        third = json.loads(request(served, "/api/run", {"text": "A bird."})[1])
+        check(request(served, f"/api/row?run={run['run']}&layer=0&head=0&q=0")[0] == 409 and
+              request(served, f"/api/row?run={third['run']}&layer=0&head=0&q=0")[0] == 200 and second["run"] + 1 == third["run"],
+              "two runs kept: the third's forgets the first")
+        run = third
         check(request(served, f"/api/row?run={run['run']}&layer=9&head=0&q=0")[0] == 400, "a layer the model has not: 400")
         check(request(served, "/api/run", b"{not json")[0] == 400, "a body that is not JSON: 400")
         check(request(served, "/api/run", {"text": "word " * 400})[0] == 413, "a text past the model's positions: 413")
@@ -211,6 +218,11 @@ def guards(folder, site):
         port = served.port
     finally:
         served.stop()
+    try:
+        attnviz.serve(model, tokenizer, key="short", quiet=True)
+        check(False, "a key too short is refused")
+    except ValueError as e:
+        check("key" in str(e), f"a key too short is refused: {e}")
     again = attnviz.serve(model, tokenizer, port=port, quiet=True)
     try:
         status, _ = request(again, "/api/run", {"text": TEXT})

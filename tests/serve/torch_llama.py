@@ -11,10 +11,8 @@ eager's additive floats. It reads the checkpoints tests/model/make_models.py wri
 """
 import json
 import os
-import struct
 import sys
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -23,6 +21,7 @@ sys.path.insert(0, os.path.join(HERE, "stand_in"))  # transformers' AttentionInt
 sys.path.insert(0, os.path.join(HERE, "..", "model"))
 from transformers import AttentionInterface  # noqa: E402
 from make_models import gpt2_encode  # noqa: E402
+from test_reference import read_checkpoint  # noqa: E402
 
 
 class Config:
@@ -177,26 +176,11 @@ class Tokenizer:
         return [self.names[int(i)] for i in ids]
 
 
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    kinds = {"F32": np.float32, "F16": np.float16}
-    tensors = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        a, b = info["data_offsets"]
-        tensors[name] = torch.from_numpy(np.frombuffer(data[8 + n + a:8 + n + b], dtype=kinds[info["dtype"]]).reshape(info["shape"]).copy())
-    return tensors
-
-
 def load(folder, mask="sdpa"):
     with open(os.path.join(folder, "config.json"), encoding="utf-8") as f:
         config = Config(json.load(f), os.path.basename(os.path.normpath(folder)))
     model = CausalLM(config, mask)
-    weights = {k[len("model."):] if k.startswith("model.") else k: v.float() for k, v in read_safetensors(os.path.join(folder, "model.safetensors")).items()}
+    weights = {k[len("model."):] if k.startswith("model.") else k: v.float() for k, v in read_checkpoint(folder).items()}
     if "lm_head.weight" not in weights:
         weights["lm_head.weight"] = weights["embed_tokens.weight"]
     model.load_state_dict(weights)

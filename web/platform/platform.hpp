@@ -104,6 +104,11 @@ public:
 // (localStorage). Desktop: nothing (the dialog reads the cache itself); the address is
 // $HF_ENDPOINT's.
 void hub_dialog_opened(const char* ids);
+// Browser: request `id` of a served model (web/state/served_state.hpp) to `server` ("." = the
+// page's own address): a POST of `body` when it has one, else a GET of `path`, the key in
+// X-Attnviz-Token; the answer comes back through attnviz_served_reply (main/served_hook.cpp).
+// Desktop: false (it connects to no server).
+bool served_request(int id, const char* server, const char* key, const char* path, const char* body);
 void remove_stored_hub(const char* id, const char* commit);
 std::string hub_endpoint();
 void set_hub_endpoint(const char* url);

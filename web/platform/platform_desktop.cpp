@@ -98,7 +98,8 @@ void hint_gl33_core() {
 }
 
 void open_file_picker() {}                  // the desktop asks for a path (web/ui/model_view.cpp)
-void fetch_builtin_model(const char*, const char*) {}  // compiled in (core/model/builtin.hpp)
+void fetch_builtin_model(const char*, const char*) {}
+bool served_request(int, const char*, const char*, const char*, const char*) { return false; }  // compiled in (core/model/builtin.hpp)
 void read_model_slice(const char*, double, double) {}  // mapped files hold every window
 void open_folder_picker() {}                // and for a folder (web/ui/live_panel.cpp)
 

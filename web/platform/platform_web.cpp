@@ -520,6 +520,29 @@ EM_JS(void, attnviz_fetch_builtin, (const char* name_ptr, const char* files_ptr)
 EM_JS(void, attnviz_hub_fetch, (const char* id_utf8), {
     Module['attnvizHubFetch'](UTF8ToString(id_utf8));
 });
+// A served model's request (platform.hpp served_request): fetch, then the status and bytes to
+// attnviz_served_reply (main/served_hook.cpp); status 0 and the reason when nothing answered.
+EM_JS(void, attnviz_served_request, (int id, const char* server_utf8, const char* key_utf8, const char* path_utf8, const char* body_utf8), {
+    var server = UTF8ToString(server_utf8), key = UTF8ToString(key_utf8), path = UTF8ToString(path_utf8), body = UTF8ToString(body_utf8);
+    var reply = function (status, bytes) {
+        var ptr = Module._malloc(Math.max(bytes.length, 1));
+        Module.HEAPU8.set(bytes, ptr);
+        Module.ccall('attnviz_served_reply', null, ['number', 'number', 'number', 'number'], [id, status, ptr, bytes.length]);
+        Module._free(ptr);
+    };
+    var url;
+    try {
+        url = new URL(path, new URL(server === '.' ? './' : server.endsWith('/') ? server : server + '/', location.href));
+    } catch (e) {
+        reply(0, new TextEncoder().encode('server: not an address: ' + server));
+        return;
+    }
+    var init = { method: body ? 'POST' : 'GET', headers: { 'X-Attnviz-Token': key }, cache: 'no-store' };
+    if (body) { init.body = body; init.headers['Content-Type'] = 'application/json'; }
+    fetch(url, init).then(function (r) {
+        return r.arrayBuffer().then(function (b) { reply(r.status, new Uint8Array(b)); });
+    }).catch(function (e) { reply(0, new TextEncoder().encode('no answer (' + (e.message || e) + ')')); });
+});
 EM_JS(void, attnviz_hub_cancel, (), {
     Module['attnvizHubCancel']();
 });
@@ -625,6 +648,10 @@ std::string save_png(const std::string& name, const std::vector<std::uint8_t>& r
 void open_file_picker() { attnviz_pick_file(); }
 void open_folder_picker() { attnviz_pick_folder(); }
 void fetch_builtin_model(const char* name, const char* files) { attnviz_fetch_builtin(name, files); }
+bool served_request(int id, const char* server, const char* key, const char* path, const char* body) {
+    attnviz_served_request(id, server, key, path, body);
+    return true;
+}
 void read_model_slice(const char* file, double begin, double end) { attnviz_read_slice(file, begin, end); }
 void hint_gl33_core() {}  // the WebGL version comes from the link flags
 void cache_gl_state() { attnviz_cache_gl_state(); }

@@ -24,8 +24,10 @@
   const relaxedProbe = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 0x60, 0, 1, 0x7b, 3, 2, 1, 0,
     10, 61, 1, 59, 0].concat(zero, zero, zero, [0xfd, 0x85, 0x02, 0x0b]));
   const relaxed = WebAssembly.validate(relaxedProbe);
-  const threads = relaxed && !inline && self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
-  const build = threads ? 'attnviz-threads' : relaxed ? 'attnviz-relaxed' : 'attnviz';
+  // A host with one build names it (<script data-build>): attnviz.serve() serves the package's attnviz.js/.wasm.
+  const only = document.currentScript && document.currentScript.dataset.build;
+  const threads = !only && relaxed && !inline && self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
+  const build = only || (threads ? 'attnviz-threads' : relaxed ? 'attnviz-relaxed' : 'attnviz');
   const askedThreads = parseInt(new URLSearchParams(location.search).get('threads'), 10);
   const pageThreads = !threads ? 0 : askedThreads >= 1 && askedThreads <= 16 ? askedThreads
     : Math.min(8, Math.max(1, (navigator.hardwareConcurrency || 2) >> 1));

@@ -10,6 +10,7 @@
 #include "qk_layout.hpp"
 #include "import_state.hpp"
 #include "model_state.hpp"
+#include "served_state.hpp"
 #include "scene.hpp"
 #include "sink.hpp"
 #include "strings.hpp"
@@ -126,6 +127,7 @@ struct AppState {
     View link_map_view = View::Model;  // and the view that link showed the map in
     bool link_view_waits = false;      // a link named a live model: its view (link_map_view) opens with the model's first figure
     ImportView imported;         // the choice of map of a figure with layers, and a file loading
+    ServedSession served;        // a model PyTorch runs elsewhere (attnviz.serve()), connected by the link
     ModelSession model;          // a model run live: loading, the reader's text, the run in progress
 
     // [view] -----------------------------------------------------------------------------

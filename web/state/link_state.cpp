@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -517,7 +518,7 @@ constexpr LinkParam kParams[] = {
      .to_app = [](AppState& st, const LinkState& l) {
          st.link_map = l.import_map;
          st.link_map_view = l.view;
-         st.link_view_waits = !l.model.empty() || !l.hub.empty() || !l.model_text.empty() || !l.model_source.empty();
+         st.link_view_waits = !l.model.empty() || !l.hub.empty() || !l.server.empty() || !l.model_text.empty() || !l.model_source.empty();
      }},
 
     {.name = "model",
@@ -556,6 +557,38 @@ constexpr LinkParam kParams[] = {
          if (!l.hub.empty()) open_hub_model(st, l.hub);
      }},
 
+    {.name = "server",
+     .what = "a model PyTorch runs where it is, served by `attnviz.serve()` (docs/NOTEBOOK.md): its maps asked from "
+             "the server as `text` is edited; `key` is its token",
+     .values = "`.` (the page's own address) or `http://127.0.0.1:PORT`",
+     .default_value = "",
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         if (v != "." && !v.starts_with("http://") && !v.starts_with("https://"))
+             return "expected . or an http:// address, got " + shown_value(v);
+         l.server = v;
+         return "";
+     },
+     .format = [](const LinkState& l) { return l.server; },
+     .from_app = [](LinkState& l, const AppState& st) { l.server = st.served.server; },
+     .to_app = [](AppState& st, const LinkState& l) {
+         if (!l.server.empty()) connect_served(st, l.server, l.server_key);
+     }},
+
+    {.name = "key",
+     .what = "the token of `server` (what `attnviz.serve()` printed): whoever has the link can ask that server",
+     .values = "the token: letters, digits, `-` and `_`",
+     .default_value = "",
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         const bool plain = v.size() <= 256 && std::all_of(v.begin(), v.end(), [](char c) {
+             return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+         });
+         if (!plain) return "expected letters, digits, - and _ (at most 256), got " + shown_value(v);
+         l.server_key = v;
+         return "";
+     },
+     .format = [](const LinkState& l) { return l.server_key; },
+     .from_app = [](LinkState& l, const AppState& st) { l.server_key = st.served.key; }},
+
     {.name = "text",
      .what = "a live model's text (marian: the target, read when translate=0); the model is `model` "
              "(above) or the page's `?model=` (below), and it runs on this text once it has loaded",
@@ -565,8 +598,14 @@ constexpr LinkParam kParams[] = {
      .format = [](const LinkState& l) { return l.model_text; },
      .from_app = [](LinkState& l, const AppState& st) {
          if (st.model.active()) l.model_text = st.model.text;
+         else if (st.served.active()) l.model_text = st.served.text;
      },
      .to_app = [](AppState& st, const LinkState& l) {
+         if (!l.server.empty()) {  // a served model's: it runs there
+             if (!l.model_text.empty()) st.served.text = l.model_text;
+             served_text_changed(st);
+             return;
+         }
          if (l.model_text.empty() || st.model.text == l.model_text) return;
          st.model.text = l.model_text;
          clear_generation(st);

@@ -66,6 +66,7 @@ struct LinkState {
     std::string compare;           // a second text, run beside model_text (the Compare view)
     std::string model;             // a built-in model (builtin.hpp) run live; "" = none or the page's ?model=
     std::string hub;               // or a model on the Hub by its id (hf=ORG/NAME[@REVISION])
+    std::string server, server_key;  // or a model PyTorch runs, served by attnviz.serve() (served_state.hpp)
     // Its experiment (model_state.hpp ModelExperiment): heads knocked out as links write them
     // ("2:3,cross_attention:1:2"), the ablation, hidden tokens (from 0), head importance, the
     // heads' direct logit attribution.
@@ -85,7 +86,7 @@ struct LinkState {
     // The figure is a model's: a live model's (model, text or source given) or a map of one or
     // of an imported file (map given). Such a link names no scene (no preset=, no scene=): the
     // scene behind the model is not on screen, and a reader of the link gets the default one.
-    bool names_model() const { return !model.empty() || !model_text.empty() || !model_source.empty() || !import_map.empty(); }
+    bool names_model() const { return !model.empty() || !server.empty() || !model_text.empty() || !model_source.empty() || !import_map.empty(); }
 };
 
 // [SECTION] Parameters -----------------------------------------------------------------------

@@ -698,6 +698,14 @@ constexpr Entry kTable[] = {
     {Str::QkHeadsHint, "click a head to see its plane", "点击一个头查看它的平面"},
     {Str::QkHeadsHeading, "every head's queries and keys, by PCA (r: q\u00b7k against the distance); click a head for its plane",
      "每个头的查询和键，PCA 投影（r：q\u00b7k 与距离的相关）；点击一个头查看它的平面"},
+    {Str::SectionServed, "MODEL, SERVED BY PYTORCH", "PyTorch 运行的模型"},
+    {Str::ServedBy, "%s, run by PyTorch at %s: its maps are computed there, on its devices.",
+     "%s，由 PyTorch 在 %s 运行：注意力图在那里、在它的设备上计算。"},
+    {Str::ServedConnecting, "Connecting to %s\u2026", "正在连接 %s\u2026"},
+    {Str::ServedLost, "%s does not answer: asking again every few seconds (the figure stays).",
+     "%s 没有应答：每隔几秒再试一次（图保持不变）。"},
+    {Str::ServedRun, "%d tokens, run %d", "%d 个词元，第 %d 次运行"},
+    {Str::ServedBusy, "running\u2026", "运行中\u2026"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 

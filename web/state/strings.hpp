@@ -99,6 +99,8 @@ enum class Str {
     // the Q–K space view (core/figure/qk_layout.hpp)
     ViewQk, QkPca, QkTsne, QkHeads, QkWhatPca, QkWhatTsne, QkTsneTooMany, QkNormalized, QkCorrelation, QkQueries, QkKeys,
     QkNearest, QkNearestOne, QkStrongest, QkHeadTitle, QkNoQk, QkHint, QkHeadsHint, QkHeadsHeading,
+    // a model PyTorch runs elsewhere (web/state/served_state.hpp)
+    SectionServed, ServedBy, ServedConnecting, ServedLost, ServedRun, ServedBusy,
     Count
 };
 

@@ -97,6 +97,7 @@ void App::build_ui() {
         state.model.builtin_request.clear();
     }
     follow_hub_fetch();
+    send_served_requests();
     state.probe.clear();
     state.text_boxes.clear();
     ViewContext ctx{state, renderer, fonts, views, panels, ui_scale_, true, &link_cache};
@@ -145,6 +146,16 @@ void App::follow_hub_fetch() {
     hub_fetch_.reset();
     if (s.error.empty()) hub_fetch_done(state, s.snapshot);
     else hub_fetch_failed(state, s.error);
+}
+
+// A served model's requests (served_state.hpp) to the page, which answers through
+// main/served_hook.cpp; a lost server is asked again when its time comes.
+void App::send_served_requests() {
+    ServedSession& s = state.served;
+    advance_served(state, ImGui::GetTime());
+    for (ServedRequest& r : std::exchange(s.outbox, {}))
+        if (!platform::served_request(r.id, s.server.c_str(), s.key.c_str(), r.path.c_str(), r.body.c_str()))
+            served_reply(state, r.id, 0, "the desktop app connects to no server: open the address attnviz.serve() printed in a browser");
 }
 
 void App::ask_for_model_window() {
@@ -279,6 +290,7 @@ nlohmann::json figure_state_json(const AppState& st) {
         {"steps", steps},
     };
     add_import_json(st, j);
+    add_served_json(st, j);
     add_model_json(st, j);
     return j;
 }

@@ -68,6 +68,7 @@ private:
     void sync_link();
     // Browser: passes the window the weights wait for (ModelSession::slice_request) to the page.
     void ask_for_model_window();
+    void send_served_requests();
     // Starts the fetch of a Hub id the reader asked for (ModelSession::hub_request), carries its
     // progress into ModelSession::fetching and its end into the state (hub_fetch_done, _failed).
     void follow_hub_fetch();

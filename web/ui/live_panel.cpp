@@ -302,6 +302,66 @@ void probs_tooltip(const AppState& st, const TokenProbs& probs, int t, const std
 
 }  // namespace
 
+// The likeliest next tokens as bars with their probabilities; `picked` (an id, or -1) marked as
+// the generation's choice.
+static void next_token_bars(AppState& st, const std::vector<NextToken>& top, int picked, float sc) {
+    const Palette& pal = palette(st.theme);
+    const float w = ImGui::GetContentRegionAvail().x, bar_w = w * 0.45f;
+    for (size_t i = 0; i < top.size(); ++i) {
+        const NextToken& t = top[i];
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        const float h = ImGui::GetTextLineHeight();
+        ImDrawList* dl = ImGui::GetWindowDrawList();
+        dl->AddRectFilled(ImVec2(p.x, p.y + 2.0f * sc), ImVec2(p.x + bar_w * std::clamp(t.p, 0.0f, 1.0f), p.y + h - 2.0f * sc),
+                          ImGui::GetColorU32(ImGuiCol_PlotHistogram));
+        char pct[16];
+        std::snprintf(pct, sizeof pct, "%.1f%%", static_cast<double>(t.p) * 100.0);
+        ImGui::SetCursorScreenPos(ImVec2(p.x + bar_w + 6.0f * sc, p.y));
+        ImGui::Text("%-7s \"%s\"", pct, token_text(display_token(t.token)).c_str());
+        probe(st, ("model.top." + std::to_string(i)).c_str());
+        if (t.id == picked) {
+            ImGui::SameLine();
+            ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.token_pinned), "\xe2\x97\x80 %s", tr(st.lang, Str::GenPicked));
+        }
+    }
+}
+
+// A model PyTorch runs elsewhere (served_state.hpp): what and where, its text, the next tokens.
+void draw_served_controls(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    ServedSession& s = st.served;
+    const Palette& pal = palette(st.theme);
+    section(tr(st.lang, Str::SectionServed));
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    char line[512];
+    if (s.connected()) std::snprintf(line, sizeof line, tr(st.lang, Str::ServedBy), s.model.c_str(), s.server.c_str());
+    else std::snprintf(line, sizeof line, tr(st.lang, s.lost ? Str::ServedLost : Str::ServedConnecting), s.server.c_str());
+    ImGui::TextWrapped("%s", line);
+    ImGui::PopStyleColor();
+    probe(st, "served.summary");
+    if (!s.error.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(pal.error));
+        ImGui::TextWrapped("\xe2\x9a\xa0 %s", s.error.c_str());
+        ImGui::PopStyleColor();
+        probe(st, "served.error");
+    }
+    ImGui::TextUnformatted(tr(st.lang, Str::LiveText));
+    if (ImGui::InputTextMultiline("##served.text", &s.text, ImVec2(-FLT_MIN, ImGui::GetTextLineHeight() * 4.4f))) served_text_changed(st);
+    mark_text_box(st);
+    probe(st, "served.text");
+    if (s.run > 0) {
+        ImGui::TextDisabled(tr(st.lang, Str::ServedRun), s.tokens, s.run);
+        if (s.waiting != 0) {
+            ImGui::SameLine();
+            ImGui::TextDisabled("%s", tr(st.lang, Str::ServedBusy));
+        }
+    }
+    if (!s.top.empty()) {
+        section(tr(st.lang, Str::NextTokens));
+        next_token_bars(st, s.top, -1, ctx.scale);
+    }
+}
+
 void draw_live_controls(ViewContext& ctx) {
     AppState& st = ctx.state;
     ModelSession& ms = st.model;
@@ -451,24 +511,7 @@ void draw_live_controls(ViewContext& ctx) {
     const int picked = g.step < g.generated() ? g.ids[static_cast<size_t>(g.prompt + g.step)] : -1;
     if (live && !live->top.empty()) {  // the LM head's likeliest next tokens
         section(tr(st.lang, m.config().vision() ? Str::Labels : Str::NextTokens));
-        const float w = ImGui::GetContentRegionAvail().x, bar_w = w * 0.45f;
-        for (size_t i = 0; i < live->top.size(); ++i) {
-            const NextToken& t = live->top[i];
-            const ImVec2 p = ImGui::GetCursorScreenPos();
-            const float h = ImGui::GetTextLineHeight();
-            ImDrawList* dl = ImGui::GetWindowDrawList();
-            dl->AddRectFilled(ImVec2(p.x, p.y + 2.0f * sc), ImVec2(p.x + bar_w * std::clamp(t.p, 0.0f, 1.0f), p.y + h - 2.0f * sc),
-                              ImGui::GetColorU32(ImGuiCol_PlotHistogram));
-            char pct[16];
-            std::snprintf(pct, sizeof pct, "%.1f%%", static_cast<double>(t.p) * 100.0);
-            ImGui::SetCursorScreenPos(ImVec2(p.x + bar_w + 6.0f * sc, p.y));
-            ImGui::Text("%-7s \"%s\"", pct, token_text(display_token(t.token)).c_str());
-            probe(st, ("model.top." + std::to_string(i)).c_str());
-            if (t.id == picked) {
-                ImGui::SameLine();
-                ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.token_pinned), "\xe2\x97\x80 %s", tr(st.lang, Str::GenPicked));
-            }
-        }
+        next_token_bars(st, live->top, picked, sc);
     }
     if (m.config().decoder_only()) draw_generation(ctx);
     draw_experiments(ctx);

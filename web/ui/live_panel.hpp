@@ -13,6 +13,8 @@ void open_hub_control(ViewContext& ctx);
 // The controls panel's section while a model is open: what it is, its text boxes and the next
 // tokens. Then the choice of map (model_view.hpp draw_import_controls) once a run is shown.
 void draw_live_controls(ViewContext& ctx);
+// The same for a model PyTorch runs elsewhere (a link's server=: web/state/served_state.hpp).
+void draw_served_controls(ViewContext& ctx);
 // A progress bar while a model's files are read, its weights load or it runs; nothing otherwise.
 void draw_live_progress(ViewContext& ctx);
 

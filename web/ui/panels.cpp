@@ -402,9 +402,10 @@ void draw_controls(ViewContext& ctx) {
     title_line(ctx);
     draw_share_buttons(ctx, ctx.panels.share);
     if (st.model.active()) draw_live_controls(ctx);  // a model run live: its text and next tokens
+    else if (st.served.active()) draw_served_controls(ctx);  // or run by PyTorch elsewhere
     if (st.figure.has(Detail::Layers)) {  // a model's layers × heads: choose what the views show
         draw_import_controls(ctx);
-    } else if (!st.model.active()) {  // else its first run is on its way
+    } else if (!st.model.active() && !st.served.active()) {  // else its first run is on its way
         scene_section(ctx);
         text_section(ctx);
         model_section(ctx);

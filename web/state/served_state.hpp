@@ -1,0 +1,79 @@
+// served_state.hpp: the page as the front end of a model PyTorch runs elsewhere (issue 51;
+// python/attnviz/_serve.py, docs/NOTEBOOK.md "A big model on your GPUs"). No ImGui here.
+//
+// A link's server= (the server's address, "." for the page's own) and key= (its random token)
+// connect the app to attnviz.serve(). The reader's text goes to the server, which runs the model
+// where it is and answers with the tokens; the maps come back as the import file (SPEC.md §3) and
+// are shown as a layered figure, the choice of stack, layer and head kept from run to run:
+//
+//   text edited ─▶ POST /api/run ─▶ {run, tokens, top} ─▶ GET /api/maps?run= ─▶ import ─▶ figure
+//
+// Requests go out through the outbox (the app hands them to the page, platform::served_request)
+// and come back through served_reply (main/served_hook.cpp). One run at a time: a text edited
+// while one is out is sent when it is back. A server that stops answering is asked again every
+// few seconds, and the figure stays meanwhile.
+//
+// [SECTION] The session
+// [SECTION] What the app does with it
+#pragma once
+
+#include "import.hpp"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <string>
+#include <vector>
+
+namespace attn {
+
+struct AppState;
+
+// [SECTION] The session ------------------------------------------------------------------------
+
+struct ServedRequest {
+    int id = 0;
+    std::string path;    // "api/run", "api/maps?run=3"
+    std::string body;    // JSON for a POST; "" for a GET
+};
+
+enum class ServedAsk { None, Info, Run, Maps };
+
+struct ServedSession {
+    std::string server, key;         // the link's: the address ("." = the page's own) and the token
+    std::string model;               // the server's name for it (/api/info), "" until it answers
+    int maps_up_to = 512;            // tokens: past this the server sends no whole maps
+    std::string text;                // what the reader typed; the server runs it
+    std::string ran;                 // the text of the figure shown (or on its way)
+    bool text_edited = false;        // the text changed since `ran` went out
+    std::vector<NextToken> top;      // the model's likeliest next tokens after the text
+    int run = 0;                     // the server's last run
+    int shown = 0;                   // the run the figure shows (0: none yet)
+    int tokens = 0;
+    bool causal = true;              // its self-attention is causal (a decoder's)
+    std::string error;               // the last answer's problem, "" when all is well
+    bool lost = false;               // the server did not answer: asked again at `retry_at`
+    double retry_at = 0;
+    // In flight: one request at a time, and what it asked.
+    int next_id = 1, waiting = 0;
+    int reruns = 0;                     // runs sent again because the server forgot one
+    ServedAsk asked = ServedAsk::None;
+    std::vector<ServedRequest> outbox;  // to send (the app empties it every frame)
+
+    bool active() const { return !server.empty(); }
+    bool connected() const { return !model.empty() && !lost; }
+};
+
+// [SECTION] What the app does with it ------------------------------------------------------------
+
+// Connects to a server (the link's server= and key=): asks what it serves, then runs the text.
+void connect_served(AppState& st, const std::string& server, const std::string& key);
+// The reader changed ServedSession::text: it runs once the request in flight is back.
+void served_text_changed(AppState& st);
+// An answer to request `id`: HTTP status (0: no answer, `body` says why) and its bytes.
+void served_reply(AppState& st, int id, int status, std::string body);
+// Once a frame: a lost server asked again when its time comes (now: seconds, any clock).
+void advance_served(AppState& st, double now);
+// The "served" object of the state the browser tests read.
+void add_served_json(const AppState& st, nlohmann::json& out);
+
+}  // namespace attn
