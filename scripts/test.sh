@@ -99,6 +99,8 @@ chain_wasm() {
     step browser-newcomer node tests/browser/newcomer.mjs build-web/site "$artifacts/browser-newcomer"
     after native-build  # the experiments compare the page with the native command line
     step browser-experiments node tests/browser/experiments.mjs build-web/site "$artifacts/browser-experiments" build/attnviz
+    # The page as a served model's front end (issue 51): attnviz.serve() on a torch model, against attnviz run.
+    step browser-served node tests/browser/served.mjs build-web/site "$artifacts/browser-served" build-web/model-refs build/attnviz
 }
 
 # [chain 2] The native build, its suite, the command line, the models, the desktop window.

@@ -706,6 +706,7 @@ constexpr Entry kTable[] = {
      "%s 没有应答：每隔几秒再试一次（图保持不变）。"},
     {Str::ServedRun, "%d tokens, run %d", "%d 个词元，第 %d 次运行"},
     {Str::ServedBusy, "running\u2026", "运行中\u2026"},
+    {Str::ServedHere, "this page's server", "本页的服务器"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 
