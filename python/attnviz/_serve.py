@@ -13,10 +13,14 @@ A server in the user's process (a thread) answers the page's questions over HTTP
     GET  /api/info                                          the model: layers, heads, limits
     POST /api/run      {"text": "..."}                      runs it; the tokens and next tokens
     GET  /api/maps     ?run=R                               every map, the import file (SPEC §3)
-    GET  /api/region   ?run=R&layer=&head=&r0=&r1=&c0=&c1=&rows=&cols=&reduce=max|mean
+    GET  /api/region   ?run=R&layer=[&head=][&r0=&r1=&c0=&c1=]&rows=&cols=[&reduce=max|mean]
+                                                            a region pooled (every head, the
+                                                            whole map where not named)
     GET  /api/row      ?run=R&layer=&head=&q=               one query's exact weights
-    GET  /api/qk       ?run=R&layer=&head=                  a head's Q and K (Steps, the Q-K space)
-(layers and heads counted from 0; binary answers are .safetensors files of F32 tensors). It
+    GET  /api/qk       ?run=R&layer=[&head=]                Q and K of a head (or every head) and
+                                                            what scales and masks a score
+(layers and heads counted from 0; binary answers are .safetensors files, F32 but for Q and K,
+which keep the model's 16-bit dtype: the numbers are the model's own). It
 serves the app itself at / (the web build in the package), so a page at the same address asks
 it with no cross-origin request.
 
@@ -56,7 +60,7 @@ class Kept:
         self.q, self.k, self.m, self.l = q, k, m, l
         self.scaling, self.softcap, self.sink = scaling, softcap, sink  # sink: [H] float32 or None
         self.mask = mask        # bool [T_q, T_k] (True: attends) or None: `causal` and `window` say
-        self.causal, self.window = causal, window
+        self.causal, self.window = causal, window  # window: the function's sliding_window (0: none)
         self.heads, self.T_q, self.d_head = q.shape[0], q.shape[1], q.shape[2]
         self.kv_heads, self.T_k = k.shape[0], k.shape[1]
 
@@ -64,15 +68,29 @@ class Kept:
         """bool [r1 - r0, c1 - c0]: which scores count (query i is at position T_k - T_q + i)."""
         if self.mask is not None:
             return self.mask[r0:r1, c0:c1]
+        return self.pattern(self.causal, self.window, r0, r1, c0, c1)
+
+    def pattern(self, causal, window, r0, r1, c0, c1):
+        """bool [r1 - r0, c1 - c0]: the causal mask (and sliding window) alone."""
         device = self.q.device
         i = torch.arange(r0, r1, device=device)[:, None] + (self.T_k - self.T_q)
         j = torch.arange(c0, c1, device=device)[None, :]
         ok = torch.ones(r1 - r0, c1 - c0, dtype=torch.bool, device=device)
-        if self.causal:
+        if causal:
             ok &= j <= i
-        if self.window:
-            ok &= j > i - self.window
+        if window:
+            ok &= j > i - window
         return ok
+
+    def mask_pattern(self):
+        """(causal, window) when the mask is the causal one and a sliding window, else None
+        (padding, an image's bidirectional block: the page cannot rebuild it from two numbers)."""
+        if self.mask is None:
+            return self.causal, self.window
+        for causal, window in ((True, self.window), (True, 0), (False, 0)):
+            if torch.equal(self.mask, self.pattern(causal, window, 0, self.T_q, 0, self.T_k)):
+                return causal, window
+        return None
 
     def scores(self, h, r0, r1, c0, c1):
         """float32 [rows, keys]: head h's scaled, capped scores, -inf where masked."""
@@ -126,8 +144,7 @@ class Recorder:
         for b in range(B):
             mask = _mask_of(attention_mask if attention_mask is None else attention_mask[b:b + 1], T_q, T_k)
             sink = None if s_aux is None else s_aux.float()
-            kept = Kept(query[b], key[b], None, None, scaling, softcap, sink, mask, causal,
-                        sliding_window if mask is None and sliding_window else 0)
+            kept = Kept(query[b], key[b], None, None, scaling, softcap, sink, mask, causal, sliding_window or 0)
             m = torch.empty(H, T_q, device=query.device)
             l = torch.empty(H, T_q, device=query.device)
             v = _repeat_kv(value[b], H // KV)
@@ -190,14 +207,23 @@ def pooled(kept, head, r0, r1, c0, c1, rows, cols, reduce="max"):
     return out.cpu(), re, ce
 
 
-def safetensors(tensors, metadata=None):
-    """A .safetensors file of float32 tensors (name -> tensor), the header's metadata strings."""
+SIXTEEN_BITS = {torch.float16: "F16", torch.bfloat16: "BF16"}
+
+
+def safetensors(tensors, metadata=None, keep_16_bits=False):
+    """A .safetensors file of tensors (name -> tensor), the header's metadata strings: float32,
+    but F16 and BF16 tensors stay so where keep_16_bits (their bits, exact, half the bytes)."""
     header, blobs, at = {}, [], 0
     if metadata:
         header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
     for name, t in tensors.items():
-        data = t.detach().to("cpu", torch.float32).contiguous().numpy().tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [at, at + len(data)]}
+        t = t.detach().to("cpu").contiguous()
+        dtype = SIXTEEN_BITS.get(t.dtype) if keep_16_bits else None
+        if dtype:
+            data = t.view(torch.int16).numpy().tobytes()
+        else:
+            dtype, data = "F32", t.to(torch.float32).numpy().tobytes()
+        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [at, at + len(data)]}
         blobs.append(data)
         at += len(data)
     text = json.dumps(header, separators=(",", ":")).encode()
@@ -251,6 +277,7 @@ class Session:
         self.name = name or getattr(config, "_name_or_path", "") or type(model).__name__
         self.layers = _config_number(config, "num_hidden_layers", "n_layer")
         self.heads = _config_number(config, "num_attention_heads", "n_head")
+        self.d_model = _config_number(config, "hidden_size", "n_embd")
         self.max_tokens = max_tokens or _config_number(config, "max_position_embeddings", "n_positions") or 131072
         self.recorder = Recorder()
         self.lock = threading.Lock()
@@ -290,7 +317,8 @@ class Session:
             self.recorder.layers = {}
             first = layers[min(layers)]
             answer = {"run": self.run_id, "tokens": tokens, "ids": ids, "layers": len(layers), "heads": first.heads,
-                      "kv_heads": first.kv_heads, "d_head": first.d_head, "causal": _causal(first), "top": []}
+                      "kv_heads": first.kv_heads, "d_head": first.d_head, "d_model": self.d_model or first.heads * first.d_head,
+                      "causal": _causal(first), "windows": [k.window for _, k in sorted(layers.items())], "top": []}
             logits = getattr(out, "logits", None)
             if logits is not None:
                 p = torch.softmax(logits[0, -1].float(), -1)
@@ -321,18 +349,24 @@ class Session:
                                {"tokens": json.dumps(tokens, ensure_ascii=False), "model": self.name})
 
     def region(self, query):
+        """values [R, C] of one head, or [H, R, C] of every head where none is named (the model
+        view's thumbnails of a layer in one answer)."""
         with self.lock:
             k = self.kept(query)
-            head = _int(query, "head", 0, k.heads - 1)
-            r0, r1 = _int(query, "r0", 0, k.T_q - 1), _int(query, "r1", 1, k.T_q)
-            c0, c1 = _int(query, "c0", 0, k.T_k - 1), _int(query, "c1", 1, k.T_k)
+            heads = [_int(query, "head", 0, k.heads - 1)] if "head" in query else list(range(k.heads))
+            r0, r1 = _int(query, "r0", 0, k.T_q - 1, 0), _int(query, "r1", 1, k.T_q, k.T_q)
+            c0, c1 = _int(query, "c0", 0, k.T_k - 1, 0), _int(query, "c1", 1, k.T_k, k.T_k)
             if r1 <= r0 or c1 <= c0:
                 raise Asked(400, "region: r0 < r1 and c0 < c1")
             rows, cols = _int(query, "rows", 1, 4096), _int(query, "cols", 1, 4096)
+            if len(heads) * min(rows, r1 - r0) * min(cols, c1 - c0) > MOST_NUMBERS:
+                raise Asked(413, f"region: {len(heads)} heads of {rows} x {cols}, past {MOST_NUMBERS} numbers")
             reduce = query.get("reduce", ["max"])[0]
             if reduce not in ("max", "mean"):
                 raise Asked(400, f"reduce: max or mean, not {reduce!r}")
-            values, re, ce = pooled(k, head, r0, r1, c0, c1, rows, cols, reduce)
+            maps = [pooled(k, h, r0, r1, c0, c1, rows, cols, reduce) for h in heads]
+            values = maps[0][0] if "head" in query else torch.stack([m[0] for m in maps])
+            re, ce = maps[0][1], maps[0][2]
             return safetensors({"values": values}, {"row_edges": json.dumps(re), "col_edges": json.dumps(ce), "reduce": reduce})
 
     def row(self, query):
@@ -342,11 +376,29 @@ class Session:
             return safetensors({"weights": k.weights(head, q, q + 1, 0, k.T_k)[0]})
 
     def qk(self, query):
+        """One head's q [T_q, D] and k [T_k, D], or where no head is named every head's, q
+        [H, T_q, D] and k [KV, T_k, D] (query head h reads K head h // (H / KV)): the page
+        computes that layer's rows itself as attnviz's kernel does (a long text's Lines, heatmap
+        and Steps). The metadata says what a score is: scaling, softcap, sinks (per head, or
+        empty), and the mask as causal and window (refused where it is none of those)."""
         with self.lock:
             k = self.kept(query)
-            head = _int(query, "head", 0, k.heads - 1)
-            return safetensors({"q": k.q[head], "k": k.k[head // (k.heads // k.kv_heads)]},
-                               {"scaling": k.scaling, "softcap": k.softcap or 0})
+            if "head" in query:
+                head = _int(query, "head", 0, k.heads - 1)
+                tensors = {"q": k.q[head], "k": k.k[head // (k.heads // k.kv_heads)]}
+            else:
+                tensors = {"q": k.q, "k": k.k}
+            numbers = sum(t.numel() for t in tensors.values())
+            if numbers > MOST_NUMBERS:
+                raise Asked(413, f"qk: {numbers} numbers, past {MOST_NUMBERS} (ask for one head)")
+            pattern = k.mask_pattern()
+            if pattern is None:
+                raise Asked(422, "qk: this layer's mask is not a causal one (padding or a bidirectional block), "
+                                 "which the page cannot rebuild; ask for regions")
+            sinks = [] if k.sink is None else [float(v) for v in k.sink]
+            return safetensors(tensors, {"scaling": repr(float(k.scaling)), "softcap": repr(float(k.softcap or 0)),
+                                         "sinks": json.dumps(sinks), "causal": int(pattern[0]), "window": pattern[1],
+                                         "heads": k.heads, "kv_heads": k.kv_heads}, keep_16_bits=True)
 
 
 def _causal(k):
@@ -354,7 +406,9 @@ def _causal(k):
     return bool(k.causal or (k.mask is not None and not bool(k.mask.triu(1 + k.T_k - k.T_q).any())))
 
 
-def _int(query, name, lo, hi=None):
+def _int(query, name, lo, hi=None, default=None):
+    if default is not None and name not in query:
+        return default
     try:
         value = int(query[name][0])
     except (KeyError, IndexError, ValueError):

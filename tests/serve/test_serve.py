@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, HERE)
 import torch_llama  # noqa: E402  (puts the stand-in transformers on the path when there is none)
 import attnviz  # noqa: E402
+from attnviz import _serve  # noqa: E402
 
 CASES = [("llama_l2_h4kv2_d32_f32", "sdpa"), ("mistral_l2_h4kv2_d32_f32_window", "sdpa"), ("mistral_l2_h4kv2_d32_f32_window", "eager")]
 TEXT = "The cat sat on the mat, and the dog sat on the log."
@@ -62,7 +63,14 @@ def tensors(blob):
     for name, info in header.items():
         if name != "__metadata__":
             a, b = info["data_offsets"]
-            out[name] = np.frombuffer(blob[8 + n + a:8 + n + b], dtype=np.float32).reshape(info["shape"])
+            raw = blob[8 + n + a:8 + n + b]
+            if info["dtype"] == "F32":
+                values = np.frombuffer(raw, dtype=np.float32)
+            elif info["dtype"] == "F16":
+                values = np.frombuffer(raw, dtype=np.float16).astype(np.float32)
+            else:  # BF16: the high half of a float32
+                values = (np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+            out[name] = values.reshape(info["shape"])
     return out, header.get("__metadata__", {})
 
 
@@ -78,6 +86,37 @@ def pool(m, rows, cols, reduce):
     ce = [m.shape[1] * b // C for b in range(C + 1)]
     f = np.max if reduce == "max" else np.mean
     return np.array([[f(m[re[a]:re[a + 1], ce[b]:ce[b + 1]]) for b in range(C)] for a in range(R)])
+
+
+def softmax_map(scores, causal, window):
+    """The weights of T x T scores under a causal mask and a sliding window."""
+    T = scores.shape[0]
+    allowed = np.tril(np.ones((T, T), bool)) if causal else np.ones((T, T), bool)
+    if window:
+        allowed &= ~np.tril(np.ones((T, T), bool), -window)
+    s = np.where(allowed, scores, -np.inf)
+    w = np.exp(s - s.max(1, keepdims=True))
+    return w / w.sum(1, keepdims=True)
+
+
+def sixteen_bits():
+    """Q and K of a 16-bit model go as they are: F16 and BF16 bits, read back equal."""
+    x = torch.randn(3, 5)
+    for dtype, name in ((torch.float16, "F16"), (torch.bfloat16, "BF16")):
+        blob = _serve.safetensors({"x": x.to(dtype)}, keep_16_bits=True)
+        got = tensors(blob)[0]["x"]
+        header = json.loads(blob[8:8 + struct.unpack("<Q", blob[:8])[0]])
+        check(header["x"]["dtype"] == name and np.array_equal(got, x.to(dtype).float().numpy()), f"{name} tensors kept in their bits")
+
+
+def mask_patterns():
+    """A layer's mask goes to the page as causal and window, or is refused (padding)."""
+    q, k = torch.zeros(2, 6, 4), torch.zeros(1, 6, 4)
+    i, j = torch.arange(6)[:, None], torch.arange(6)[None, :]
+    for mask, want in (((j <= i) & (j > i - 3), (True, 3)), (j <= i, (True, 0)), (torch.ones(6, 6, dtype=torch.bool), (False, 0)),
+                       ((j <= i) & (j != 2) | (i == j), None)):
+        kept = _serve.Kept(q, k, None, None, 0.5, None, None, mask, False, 3)
+        check(kept.mask_pattern() == want, f"a mask read as causal and window: {want}")
 
 
 def served_case(binary, folder, mask):
@@ -125,12 +164,24 @@ def served_case(binary, folder, mask):
         qk = tensors(body)[0]
         check(qk["q"].shape == (T, model.config.head_dim) and qk["k"].shape == (T, model.config.head_dim), f"{name}: /api/qk's shapes")
         scores = qk["q"].astype(np.float64) @ qk["k"].astype(np.float64).T * model.config.head_dim ** -0.5
-        allowed = np.tril(np.ones((T, T), bool))
-        if model.config.sliding_window:
-            allowed &= ~np.tril(np.ones((T, T), bool), -model.config.sliding_window)
-        w = np.exp(np.where(allowed, scores, -np.inf) - np.where(allowed, scores, -np.inf).max(1, keepdims=True))
-        w /= w.sum(1, keepdims=True)
+        window = model.config.sliding_window or 0
+        w = softmax_map(scores, True, window)
         check(float(np.abs(w - reference[0, 3]).max()) < 1e-5, f"{name}: Q and K give the head's map")
+        # Every head's Q and K and what a score is: the page computes a layer's maps from them.
+        status, body = request(served, f"/api/qk?run={run['run']}&layer={L - 1}")
+        qk, meta = tensors(body)
+        KV = model.config.num_key_value_heads
+        check(status == 200 and qk["q"].shape == (H, T, model.config.head_dim) and qk["k"].shape == (KV, T, model.config.head_dim)
+              and meta["causal"] == "1" and int(meta["window"]) == window and json.loads(meta["sinks"]) == [],
+              f"{name}: /api/qk of every head: causal, window {meta.get('window')}")
+        d = max(float(np.abs(softmax_map(qk["q"][h].astype(np.float64) @ qk["k"][h // (H // KV)].astype(np.float64).T
+                                         * float(meta["scaling"]), meta["causal"] == "1", int(meta["window"]))
+                             - reference[L - 1, h]).max()) for h in range(H))
+        check(d < 1e-5, f"{name}: every head's map from /api/qk's Q, K, scaling and mask ({d:.1e})")
+        status, body = request(served, f"/api/region?run={run['run']}&layer={L - 1}&rows=6&cols=6")
+        every = tensors(body)[0]["values"]
+        d = max(float(np.abs(every[h] - pool(reference[L - 1, h], 6, 6, "max")).max()) for h in range(H))
+        check(status == 200 and every.shape == (H, 6, 6) and d < 1e-5, f"{name}: /api/region of every head, the whole map ({d:.1e})")
     finally:
         served.stop()
 
@@ -234,6 +285,8 @@ def guards(folder, site):
 def main():
     binary, refs = sys.argv[1], sys.argv[2]
     site = sys.argv[3] if len(sys.argv) > 3 and os.path.isdir(sys.argv[3]) else None
+    sixteen_bits()
+    mask_patterns()
     for case, mask in CASES:
         served_case(binary, os.path.join(refs, case), mask)
     long_text(binary, os.path.join(refs, "llama_l2_h4kv2_d32_f32"))
