@@ -9,12 +9,35 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
 namespace {
+
+struct Tensor {
+    std::string name;
+    std::vector<std::int64_t> shape;
+    std::vector<float> data;
+};
+
+// A .safetensors file of F32 tensors, as the server answers.
+std::string safetensors_file(const std::vector<Tensor>& tensors, const nlohmann::json& metadata) {
+    nlohmann::json header = nlohmann::json::object();
+    if (!metadata.is_null()) header["__metadata__"] = metadata;
+    std::string data;
+    for (const Tensor& t : tensors) {
+        header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {data.size(), data.size() + t.data.size() * 4}}};
+        data.append(reinterpret_cast<const char*>(t.data.data()), t.data.size() * 4);
+    }
+    std::string text = header.dump();
+    const std::uint64_t n = text.size();
+    std::string out(8, '\0');
+    std::memcpy(out.data(), &n, 8);
+    return out + text + data;
+}
 
 // /api/maps's answer: one layer, `heads` heads of T × T causal maps (each row uniform), F32.
 std::string maps_file(int heads, int T) {
@@ -24,15 +47,7 @@ std::string maps_file(int heads, int T) {
             for (int j = 0; j < T; ++j) data.push_back(j <= i ? 1.0f / static_cast<float>(i + 1) : 0.0f);
     nlohmann::json tokens = nlohmann::json::array();
     for (int i = 0; i < T; ++i) tokens.push_back("t" + std::to_string(i));
-    nlohmann::json header = {{"__metadata__", {{"tokens", tokens.dump()}, {"model", "m"}}},
-                             {"attention", {{"dtype", "F32"}, {"shape", {1, heads, T, T}}, {"data_offsets", {0, data.size() * 4}}}}};
-    std::string text = header.dump();
-    const std::uint64_t n = text.size();
-    std::string out(8, '\0');
-    std::memcpy(out.data(), &n, 8);
-    out += text;
-    out.append(reinterpret_cast<const char*>(data.data()), data.size() * 4);
-    return out;
+    return safetensors_file({{"attention", {1, heads, T, T}, data}}, {{"tokens", tokens.dump()}, {"model", "m"}});
 }
 
 std::string run_answer(int run, int T) {
@@ -125,10 +140,139 @@ TEST_CASE("a served model: a stale answer is dropped, a refusal keeps the figure
     REQUIRE(st.served.outbox.size() == 1);
     CHECK(nlohmann::json::parse(st.served.outbox[0].body)["text"] == "and again");
 
-    // Past the maps the server sends whole: said, the figure kept.
+}
+
+namespace {
+
+// /api/qk's answer for a layer: H heads of q [T, D] and KV of k, a fixed pseudo-random pattern.
+std::string qk_file(int H, int KV, int T, int D, float scaling, int window, std::vector<float>& q, std::vector<float>& k) {
+    q.resize(static_cast<size_t>(H) * T * D), k.resize(static_cast<size_t>(KV) * T * D);
+    for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<float>((i * 7919) % 201) / 50.0f - 2.0f;
+    for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<float>((i * 104729) % 199) / 50.0f - 2.0f;
+    return safetensors_file({{"q", {H, T, D}, q}, {"k", {KV, T, D}, k}},
+                            {{"scaling", std::to_string(scaling)}, {"softcap", "0"}, {"sinks", "[]"}, {"causal", "1"},
+                             {"window", std::to_string(window)}, {"heads", std::to_string(H)}, {"kv_heads", std::to_string(KV)}});
+}
+
+// Row i of head h, computed naively in double from the answer's q and k.
+std::vector<double> naive_row(const std::vector<float>& q, const std::vector<float>& k, int H, int KV, int T, int D, float scaling,
+                              int window, int h, int i) {
+    std::vector<double> s(static_cast<size_t>(T), -INFINITY);
+    double top = -INFINITY;
+    for (int j = 0; j <= i; ++j) {
+        if (window > 0 && j <= i - window) continue;
+        double dot = 0;
+        for (int d = 0; d < D; ++d)
+            dot += static_cast<double>(q[(static_cast<size_t>(h) * T + i) * D + d]) * k[(static_cast<size_t>(h / (H / KV)) * T + j) * D + d];
+        s[static_cast<size_t>(j)] = dot * scaling;
+        top = std::max(top, s[static_cast<size_t>(j)]);
+    }
+    double sum = 0;
+    for (double& v : s) sum += v = std::isinf(v) ? 0.0 : std::exp(v - top);
+    for (double& v : s) v /= sum;
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("a served model's long text: thumbnails a layer at a time, then the shown layer's Q and K; another layer asked for") {
+    attn::AppState st;
+    attn::connect_served(st, ".", "k");
     sent(st);
-    attn::served_reply(st, st.served.waiting, 200, run_answer(3, 600));
+    attn::served_reply(st, st.served.waiting, 200, R"({"model":"m","maps_up_to":512})");
+    sent(st);
+    constexpr int T = 600, L = 2, H = 2, KV = 1, D = 4;
+    nlohmann::json run = nlohmann::json::parse(run_answer(3, T));
+    run["layers"] = L, run["heads"] = H, run["kv_heads"] = KV, run["d_model"] = 8, run["windows"] = {0, 3};
+    attn::served_reply(st, st.served.waiting, 200, run.dump());
+    CHECK(st.served.error.empty());
+    for (int layer = 0; layer < L; ++layer) {
+        CHECK(sent(st) == "api/region?run=3&layer=" + std::to_string(layer) + "&rows=64&cols=64");
+        std::vector<float> values(static_cast<size_t>(H) * 64 * 64, 0.0f);
+        values[static_cast<size_t>(layer * 5 + 1)] = 0.5f;  // a mark per layer
+        attn::served_reply(st, st.served.waiting, 200, safetensors_file({{"values", {H, 64, 64}, values}}, {{"reduce", "max"}}));
+    }
+    CHECK(!st.figure.has(attn::Detail::Layers));  // nothing shown until a layer's Q and K come
+    CHECK(sent(st) == "api/qk?run=3&layer=0");
+    std::vector<float> q, k;
+    attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 0, q, k));
+    REQUIRE(st.served.error.empty());
+    REQUIRE(st.figure.has(attn::Detail::Layers));
+    CHECK(st.figure.maps_on_demand());
+    CHECK(st.figure.thumbnails(0).size() == static_cast<size_t>(L * H));
+    CHECK(st.figure.thumbnails(0)[2](0, 6) == 0.5f);  // layer 1's mark, head 0
+    CHECK(st.figure.window_of(0, 1) == 3);
+    CHECK(st.figure.kv_heads_of(0) == KV);
+    const attn::Trace& t = st.figure.trace();
+    REQUIRE(t.is_long());
+    CHECK(t.T_q() == T);
+    std::vector<float> row(static_cast<size_t>(T));
+    for (int h = 0; h < H; ++h)
+        for (int i : {0, 17, 599}) {
+            attn::attention_rows(t, h, i, i + 1, row.data());
+            const std::vector<double> want = naive_row(q, k, H, KV, T, D, 0.5f, 0, h, i);
+            double d = 0;
+            for (int j = 0; j < T; ++j) d = std::max(d, std::abs(row[static_cast<size_t>(j)] - want[static_cast<size_t>(j)]));
+            CHECK(d < 1e-6);
+        }
+
+    // Layer 1 chosen: asked for once; the map shown stays until it comes, then it is layer 1's.
+    attn::select_import_map(st, 1, 1);
     CHECK(st.served.outbox.empty());
-    CHECK(st.served.error.find("600 tokens") == 0);
-    CHECK(st.figure.stack(0).queries.size() == 2);
+    attn::advance_served(st, 1.0);
+    CHECK(sent(st) == "api/qk?run=3&layer=1");
+    attn::advance_served(st, 1.1);
+    CHECK(st.served.outbox.empty());
+    attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 3, q, k));
+    REQUIRE(st.figure.kept_layer(0, 1) != nullptr);
+    CHECK(st.figure.trace().window == 3);
+    attn::attention_rows(st.figure.trace(), 1, 300, 301, row.data());
+    const std::vector<double> want = naive_row(q, k, H, KV, T, D, 0.5f, 3, 1, 300);
+    double d = 0;
+    for (int j = 0; j < T; ++j) d = std::max(d, std::abs(row[static_cast<size_t>(j)] - want[static_cast<size_t>(j)]));
+    CHECK(d < 1e-6);
+    CHECK(row[297] == 0.0f);  // outside the window
+
+    // A layer the server refuses (its mask): said, not asked again, the figure kept.
+    attn::select_import_map(st, 0, 0);  // at hand: nothing asked
+    attn::advance_served(st, 2.0);
+    CHECK(st.served.outbox.empty());
+    st.served.text = "another";
+    attn::served_text_changed(st);
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, run.dump());
+    sent(st);
+    CHECK(st.figure.kept_layer(0, 0) != nullptr);  // the last run's figure, until the new one's comes
+    st.served.text = "edited while the maps come";
+    attn::served_text_changed(st);
+    attn::served_reply(st, st.served.waiting, 200, safetensors_file({{"values", {H, 64, 64}, std::vector<float>(H * 64 * 64)}}, {}));
+    REQUIRE(st.served.outbox.size() == 1);
+    CHECK(st.served.outbox[0].path == "api/run");  // the new text first
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, run.dump());
+    for (int layer = 0; layer < L; ++layer) {
+        sent(st);
+        attn::served_reply(st, st.served.waiting, 200, safetensors_file({{"values", {H, 64, 64}, std::vector<float>(H * 64 * 64)}}, {}));
+    }
+    CHECK(sent(st) == "api/qk?run=3&layer=0");  // the reader's layer stays: 0
+    attn::served_reply(st, st.served.waiting, 422, R"({"error":"qk: this layer's mask is not a causal one"})");
+    CHECK(st.served.error.find("not a causal one") != std::string::npos);
+    attn::advance_served(st, 3.0);
+    CHECK(st.served.outbox.empty());
+    CHECK(st.figure.kept_layer(0, 1) != nullptr);  // the last good figure
+
+    // An answer of the wrong shape: an error naming the tensor, the figure kept.
+    st.served.text = "once more";
+    attn::served_text_changed(st);
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, run.dump());
+    for (int layer = 0; layer < L; ++layer) {
+        sent(st);
+        attn::served_reply(st, st.served.waiting, 200, safetensors_file({{"values", {H, 64, 64}, std::vector<float>(H * 64 * 64)}}, {}));
+    }
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, qk_file(H + 1, KV, T, D, 0.5f, 0, q, k));
+    CHECK(st.served.error.find("q") != std::string::npos);
+    CHECK(st.served.error.find("[2, 600, -1]") != std::string::npos);
+    CHECK(st.figure.kept_layer(0, 1) != nullptr);
 }

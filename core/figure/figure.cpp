@@ -2,6 +2,7 @@
 #include "figure.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace attn {
 
@@ -94,18 +95,17 @@ namespace {
 // (scene.hpp) from the Q and K it kept: each head's queries and keys, the first
 // kLongTraceRows rows' scores and weights; attention_rows computes any other row again with the
 // forward's kernel, mask, scale, cap and sink, so every weight is the forward's, bit for bit.
-Trace kept_layer_trace(const LiveRun& live, int stack, int layer, std::vector<std::string> queries, std::vector<std::string> keys) {
-    const StackRun& s = live.result.stacks[static_cast<size_t>(stack)];
-    const KeptHeads& k = s.layers[static_cast<size_t>(layer)].kept;
-    const ModelConfig& c = live.model->config();
+// query_scale: the scores' factor where it is not 1/√d_head (0), as ModelConfig says it.
+Trace kept_layer_trace(const KeptHeads& k, AttentionKind kind, int d_model, float query_scale, std::vector<std::string> queries,
+                       std::vector<std::string> keys) {
     Trace t;
-    t.kind = s.cross ? AttentionKind::Cross : s.causal ? AttentionKind::Masked : AttentionKind::Self;
+    t.kind = kind;
     t.queries = std::move(queries);
     t.keys = std::move(keys);
     t.heads = k.heads;
-    t.d_model = c.d_model;
+    t.d_model = d_model;
     t.d_k = k.d_head;
-    t.scale = c.query_scale > 0 ? Scale{ScaleKind::Divisor, 1.0f / c.query_scale} : Scale{ScaleKind::InvSqrtDk};
+    t.scale = query_scale > 0 ? Scale{ScaleKind::Divisor, 1.0f / query_scale} : Scale{ScaleKind::InvSqrtDk};
     t.allowed = MaskMatrix(k.T_q, k.T_k);
     for (int i = 0; i < k.T_q; ++i)
         for (int j = 0; j < k.T_k; ++j) t.allowed(i, j) = k.allowed(i, j);
@@ -113,7 +113,7 @@ Trace kept_layer_trace(const LiveRun& live, int stack, int layer, std::vector<st
     FamilyTrace& f = t.family;
     f.kv_heads = k.kv_heads, f.group = k.heads / std::max(k.kv_heads, 1);
     f.softcap = k.softcap, f.sinks = k.sinks, f.factor = k.factor;
-    if (c.query_scale > 0) f.query_pre_attn_scalar = 1.0f / (c.query_scale * c.query_scale);
+    if (query_scale > 0) f.query_pre_attn_scalar = 1.0f / (query_scale * query_scale);
     const int rows = std::min(kLongTraceRows, k.T_q);
     const auto spans = kernels::row_spans(t.allowed.data(), rows, k.T_k);
     kernels::Context ctx;  // attention_rows' instruction set
@@ -150,12 +150,37 @@ std::vector<float> head_row(const Trace& tr, int head, int q) {
     return row;
 }
 
-bool Figure::maps_on_demand() const { return live && !live->input.keep_maps; }
+bool Figure::maps_on_demand() const { return (live && !live->input.keep_maps) || remote; }
+
+const std::vector<Matrix>& Figure::thumbnails(int stack) const {
+    return remote ? remote->thumbnails : live->thumbnails[static_cast<size_t>(stack)];
+}
+
+const KeptHeads* Figure::kept_layer(int stack, int layer) const {
+    if (remote) {
+        auto it = remote->layers.find(layer);
+        return it == remote->layers.end() ? nullptr : it->second.get();
+    }
+    return &live->result.stacks[static_cast<size_t>(stack)].layers[static_cast<size_t>(layer)].kept;
+}
 
 Trace live_layer_trace(const Figure& figure, int stack, int layer, std::vector<std::string> queries,
                        std::vector<std::string> keys) {
+    if (figure.remote) {
+        const KeptHeads& k = *figure.kept_layer(stack, layer);
+        // A served model says its scores' factor; 1/√d_head is said as such.
+        const float plain = 1.0f / std::sqrt(static_cast<float>(k.d_head));
+        const float query_scale = std::abs(k.factor - plain) <= 1e-6f * plain ? 0.0f : k.factor;
+        const AttentionKind kind = figure.causal[static_cast<size_t>(stack)] ? AttentionKind::Masked : AttentionKind::Self;
+        return kept_layer_trace(k, kind, figure.remote->d_model, query_scale, std::move(queries), std::move(keys));
+    }
     const LiveRun& live = *figure.live;
-    if (figure.maps_on_demand()) return kept_layer_trace(live, stack, layer, std::move(queries), std::move(keys));
+    if (figure.maps_on_demand()) {
+        const StackRun& s = live.result.stacks[static_cast<size_t>(stack)];
+        const AttentionKind kind = s.cross ? AttentionKind::Cross : s.causal ? AttentionKind::Masked : AttentionKind::Self;
+        return kept_layer_trace(*figure.kept_layer(stack, layer), kind, live.model->config().d_model, live.model->config().query_scale,
+                                std::move(queries), std::move(keys));
+    }
     kernels::Context ctx;
     BlockTrace block = block_trace(ctx, live.model->model, live.result, stack, layer);
     const StackRun& s = live.result.stacks[static_cast<size_t>(stack)];

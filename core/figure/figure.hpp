@@ -13,6 +13,7 @@
 #include "model.hpp"
 #include "scene.hpp"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +57,15 @@ struct LiveRun {
 };
 inline constexpr int kThumbnailBlocks = 64;
 
+// A long text's maps computed by a server (a model PyTorch runs: web/state/served_state.hpp):
+// the model view's thumbnails as the server pooled them, and the layers whose Q and K have come,
+// each shown as a long trace computed here (the same kernel as a live run's). One stack.
+struct RemoteMaps {
+    std::vector<Matrix> thumbnails;  // layers·heads, index layer·heads + head: ≤ kThumbnailBlocks² blocks, each their max
+    std::map<int, std::shared_ptr<const KeptHeads>> layers;  // layer → its heads' Q and K, mask, scale (no RowStats)
+    int d_model = 0;
+};
+
 // What a live model's config says of one stack, which its maps alone cannot tell: a map's zeros
 // do not say whether a key was masked or merely unattended.
 struct StackArchitecture {
@@ -92,12 +102,18 @@ struct Figure {
     std::shared_ptr<const TokenProbs> probs;           // the live run's tokens' probabilities, once read (why.hpp)
     std::shared_ptr<const Patching> patching;          // the live run patched into `compare`'s, once run (why.hpp)
     std::shared_ptr<const LiveRun> compare;            // the same model on a second text (the Compare view)
+    std::shared_ptr<const RemoteMaps> remote;          // a served long text's maps (with Detail::Layers), or nullptr
 
     bool empty() const { return shown == nullptr; }
     bool has(Detail d) const { return (details & static_cast<unsigned>(d)) != 0; }
-    // A live run past kMapsKeptUpTo tokens: `layers` has the stacks' tokens but no map; a layer's
-    // maps come from live_layer_trace (a long trace), the model view's from live->thumbnails.
+    // A live run past kMapsKeptUpTo tokens, or a served long text: `layers` has the stacks'
+    // tokens but no map; a layer's maps come from live_layer_trace (a long trace), the model
+    // view's from thumbnails().
     bool maps_on_demand() const;
+    const std::vector<Matrix>& thumbnails(int stack) const;  // maps on demand only
+    // What a layer's maps are recomputed from (maps on demand): nullptr for a served layer whose
+    // Q and K have not come yet.
+    const KeptHeads* kept_layer(int stack, int layer) const;
     const Trace& trace() const;  // an empty trace when empty()
 
     int stack_count() const { return layers ? static_cast<int>(layers->stacks.size()) : 0; }
@@ -126,6 +142,7 @@ Figure live_figure(std::shared_ptr<const LiveRun> run);
 void show_maps(Figure& figure, Trace shown, unsigned shown_details = 0);
 // One layer of a live figure's stack with its block's whole pipeline (block_trace): X, Q, K, V,
 // scores, the mask, weights, outputs, concat and W_o, over the tokens as `queries` / `keys` say.
+// Maps on demand: the layer as a long trace from what it kept (kept_layer, not nullptr).
 Trace live_layer_trace(const Figure& figure, int stack, int layer, std::vector<std::string> queries,
                        std::vector<std::string> keys);
 

@@ -77,6 +77,35 @@ await check('an edited text runs on the server again; the map chosen stays', asy
   return `run ${s.served.run}, ${s.served.tokens} tokens, ${d.toExponential(1)}`;
 });
 
+// attnviz run's map L:H (from 1) of the ids, whole or pooled to 64 x 64 blocks.
+const referenceMap = (ids, map, pool) => JSON.parse(execFileSync(attnviz, ['run', folder, '--ids', ids.join(','), '--maps', map,
+  ...(pool ? ['--pool', '64'] : []), '--json'], { encoding: 'utf8', maxBuffer: 1 << 28 })).maps[0].weights;
+const longRows = (s, map) => Math.max(...Object.entries(s.import.long_rows).map(([q, row]) => maxDiff([row], [map[Number(q)]])));
+const longText = Array.from({ length: 120 }, (_, i) => `word${i % 37} and`).join(' ');
+await check('a text past 512 tokens: the server pools every map for the grid, the page computes the layer shown from its Q and K; another layer asked for', async () => {
+  await page.evaluate((h) => { location.hash = h; }, link(server.key, longText));
+  let s = await until(page, (x) => x.served && x.served.text === longText && x.served.shown === x.served.run && !x.served.busy &&
+    x.import && x.import.maps_on_demand && x.import.long_rows, 'the long text', 120000);
+  const ids = await serverIds(server, longText);
+  const T = ids.length;
+  expect(T > 512 && s.served.tokens === T && s.import.layer === 1 && s.import.head === 2, `T ${T}, map ${s.import.layer}:${s.import.head}`);
+  const rows = longRows(s, referenceMap(ids, '2:3'));
+  const thumbnail = maxDiff(s.import.thumbnail, referenceMap(ids, '2:3', true));
+  expect(rows < 1e-5 && thumbnail < 1e-5, `rows ${rows}, thumbnail ${thumbnail}`);
+  await moveAway(page);
+  await shot(page, 'served-05-long-heatmap.png');
+  await page.evaluate((h) => { location.hash = h; }, link(server.key, longText).replace('map=attention:2:3', 'map=attention:1:2'));
+  s = await until(page, (x) => x.import.layer === 0 && x.served.layers_here.includes(0) && x.served.asked_layer === -1 && !x.served.busy,
+    'layer 1 asked for', 60000);
+  const other = longRows(s, referenceMap(ids, '1:2'));
+  expect(other < 1e-5, `layer 1 head 2's rows differ by ${other}`);
+  await page.evaluate((h) => { location.hash = h; }, link(server.key, longText).replace('view=heatmap', 'view=model'));
+  await until(page, (x) => x.view === 'model', 'the model view');
+  await moveAway(page);
+  await shot(page, 'served-06-long-model.png');
+  return `${T} tokens: rows of 2:3 ${rows.toExponential(1)} and 1:2 ${other.toExponential(1)} from attnviz run, its 64 x 64 thumbnail ${thumbnail.toExponential(1)}`;
+});
+
 await check('two pages at once: each shows its own text', async () => {
   const other = await openPage(browser, url + link(server.key, 'Two pages ask at once.'));
   await page.evaluate((h) => { location.hash = h; }, link(server.key, text1));

@@ -1,7 +1,7 @@
 """A model served for the browser's tests (tests/browser/served.mjs): torch_llama's model of a
 checkpoint folder, served by attnviz.serve() until stdin closes; prints its port and token.
 
-    python3 tests/serve/serve_model.py FOLDER [--port P] [--key K] [--site SITE_DIR]
+    python3 tests/serve/serve_model.py FOLDER [--port P] [--key K] [--site SITE_DIR] [--max-tokens N]
 """
 import argparse
 import os
@@ -18,9 +18,10 @@ parser.add_argument("folder")
 parser.add_argument("--port", type=int, default=0)
 parser.add_argument("--key")
 parser.add_argument("--site")
+parser.add_argument("--max-tokens", type=int, default=2048)  # the test checkpoints say 64 positions; RoPE takes more
 args = parser.parse_args()
 model, tokenizer = torch_llama.load(args.folder)
-served = attnviz.serve(model, tokenizer, port=args.port, key=args.key, site=args.site, quiet=True)
+served = attnviz.serve(model, tokenizer, port=args.port, key=args.key, site=args.site, max_tokens=args.max_tokens, quiet=True)
 print(served.port, served.token, flush=True)
 sys.stdin.read()  # until the test closes it
 served.stop()

@@ -256,13 +256,16 @@ void show_import(AppState& st) {
     // Learned sinks (gpt-oss): each row's weight on no token, 1 − its sum, as a last key of its
     // own ("(sink)"), where the maps are rows of weights (a head, or the heads' mean); a live
     // head in the pipeline's views shows the sink as a term of its softmax instead.
-    const bool pipeline = figure.live && im.show == ImportShow::Head && !im.merge_words;
+    const bool pipeline = (figure.live || figure.remote) && im.show == ImportShow::Head && !im.merge_words;
     im.sink_pipeline = s.sinks && pipeline && sink_pipeline_view(st.view);
     const bool sink_key = s.sinks && !im.sink_pipeline &&
                           (im.show == ImportShow::Head || (im.show == ImportShow::Aggregate && im.reduce == HeadReduce::Mean));
     // A live model's one layer: its block's whole pipeline, recomputed (Steps shows it); maps on
     // demand: its scores and weights, from the Q and K the run kept.
     if (pipeline && (!sink_key || figure.maps_on_demand())) {
+        // A served layer whose Q and K have not come: the map shown stays until they do (the
+        // served session asks for them: served_state.hpp).
+        if (figure.maps_on_demand() && !figure.kept_layer(im.import_stack, im.import_layer)) return;
         show_maps(figure, live_layer_trace(figure, im.import_stack, im.import_layer, std::move(t.queries), std::move(t.keys)),
                   figure.maps_on_demand() ? static_cast<unsigned>(Detail::Scores)
                                           : Detail::Scores | Detail::Projections | Detail::Input | Detail::Output);
@@ -390,6 +393,22 @@ void add_import_json(const AppState& st, nlohmann::json& out) {
             json rows = json::array();
             for (Eigen::Index q = 0; q < T_q; ++q) rows.push_back(head_row(tr, st.heatmap.head, static_cast<int>(q)));
             j["shown"] = rows;
+        } else if (tr.is_long() && tr.heads > 0) {  // a long text: its first, middle and last rows, computed again
+            const int head = std::clamp(im.import_head, 0, tr.heads - 1);
+            std::vector<float> row(static_cast<size_t>(T_k));
+            json rows = json::object();
+            for (const int q : {0, static_cast<int>(T_q / 2), static_cast<int>(T_q - 1)}) {
+                attention_rows(tr, head, q, q + 1, row.data());
+                rows[std::to_string(q)] = row;
+            }
+            j["long_rows"] = rows;
+        }
+        if (figure.maps_on_demand()) {  // the model view's thumbnail of the map chosen
+            const AttentionStack& s = figure.stack(im.import_stack);
+            const Matrix& m = figure.thumbnails(im.import_stack)[static_cast<size_t>(im.import_layer * s.heads + im.import_head)];
+            json rows = json::array();
+            for (Eigen::Index r = 0; r < m.rows(); ++r) rows.push_back(std::vector<float>(m.row(r).data(), m.row(r).data() + m.cols()));
+            j["thumbnail"] = rows;
         }
     }
     out["import"] = j;

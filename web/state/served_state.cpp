@@ -4,9 +4,12 @@
 #include "app_state.hpp"
 #include "attention_file.hpp"
 #include "import_state.hpp"
+#include "safetensors.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <utility>
 
@@ -16,6 +19,7 @@ namespace {
 
 constexpr double kServedRetrySeconds = 3.0;
 constexpr int kServedReruns = 3;
+constexpr int kServedLayersKept = 3;  // layers of Q and K a long text keeps in the page (the shown one among them)
 
 void send(ServedSession& s, ServedAsk what, std::string path, std::string body = {}) {
     s.waiting = s.next_id++;
@@ -28,6 +32,8 @@ void send_run(ServedSession& s) {
     s.text_edited = false;
     send(s, ServedAsk::Run, "api/run", nlohmann::json{{"text", s.text}}.dump());
 }
+
+void send_thumbnails(ServedSession& s);
 
 // What went wrong, as one line: the server's {"error": …}, else the status.
 std::string served_problem(int status, const std::string& body) {
@@ -51,14 +57,147 @@ void took_run(ServedSession& s, const nlohmann::json& j) {
     s.tokens = static_cast<int>(j.value("tokens", nlohmann::json::array()).size());
     s.causal = j.value("causal", true);
     s.top.clear();
+    s.remote.reset();  // a long text's maps are the run's
+    s.asked_layer = s.refused_layer = -1;
     for (const nlohmann::json& t : j.value("top", nlohmann::json::array()))
         s.top.push_back({t.value("id", 0), t.value("token", std::string()), t.value("p", 0.0f)});
-    if (s.tokens > s.maps_up_to) {
-        s.error = std::to_string(s.tokens) + " tokens: past " + std::to_string(s.maps_up_to) +
-                  ", the page does not yet ask a served model for regions of its maps (the figure shows the last text)";
+    if (s.tokens > s.maps_up_to) {  // a long text: the maps as questions
+        s.run_tokens.clear();
+        for (const nlohmann::json& t : j.value("tokens", nlohmann::json::array())) s.run_tokens.push_back(t.is_string() ? t.get<std::string>() : "");
+        s.layers = j.value("layers", 0), s.heads = j.value("heads", 0), s.kv_heads = j.value("kv_heads", 0);
+        s.d_model = j.value("d_model", 0);
+        s.windows = j.value("windows", std::vector<int>{});
+        if (s.layers < 1 || s.heads < 1) {
+            s.error = "api/run: no layers or heads";
+            return;
+        }
+        s.thumbnails.clear();
+        send_thumbnails(s);
         return;
     }
     send(s, ServedAsk::Maps, "api/maps?run=" + std::to_string(s.run));
+}
+
+// The next layer's thumbnails: every head's whole map pooled by the server.
+void send_thumbnails(ServedSession& s) {
+    const int layer = static_cast<int>(s.thumbnails.size()) / s.heads;
+    send(s, ServedAsk::Thumbnails,
+         "api/region?run=" + std::to_string(s.run) + "&layer=" + std::to_string(layer) + "&rows=" + std::to_string(kThumbnailBlocks) +
+             "&cols=" + std::to_string(kThumbnailBlocks));
+}
+
+void send_layer(ServedSession& s, int layer) {
+    s.asked_layer = layer;
+    send(s, ServedAsk::Layer, "api/qk?run=" + std::to_string(s.run) + "&layer=" + std::to_string(layer));
+}
+
+// A tensor of an answer (a .safetensors file), as floats; its shape must be `shape` (−1: any).
+std::vector<float> answer_tensor(const FileBytes& f, const SafetensorsHeader& h, const std::string& name,
+                                 std::vector<std::int64_t>& shape) {
+    auto it = h.tensors.find(name);
+    if (it == h.tensors.end()) throw ModelError("answer", name, "missing");
+    const TensorInfo& t = it->second;
+    bool fits = t.shape.size() == shape.size() && is_float_weight(t.dtype);
+    for (size_t i = 0; fits && i < shape.size(); ++i) fits = shape[i] < 0 || shape[i] == t.shape[i];
+    if (!fits) throw ModelError("answer", name, "expected " + shape_text(shape) + " floats, not " + shape_text(t.shape) + " " + dtype_name(t.dtype));
+    shape = t.shape;
+    std::vector<float> out(static_cast<size_t>(t.elements()));
+    convert_to_f32(f.data(), t, out.data());
+    return out;
+}
+
+std::string metadata(const SafetensorsHeader& h, const char* key) {
+    auto it = h.metadata.find(key);
+    return it == h.metadata.end() ? std::string() : it->second;
+}
+
+// /api/region of a layer's every head: heads × R × C blocks, appended to the thumbnails.
+void took_thumbnails(ServedSession& s, const std::string& body) {
+    const auto f = FileBytes::borrow(reinterpret_cast<const std::uint8_t*>(body.data()), body.size());
+    const SafetensorsHeader h = read_safetensors_header(*f, "api/region");
+    std::vector<std::int64_t> shape = {s.heads, -1, -1};
+    const std::vector<float> values = answer_tensor(*f, h, "values", shape);
+    const auto R = static_cast<Eigen::Index>(shape[1]), C = static_cast<Eigen::Index>(shape[2]);
+    for (int head = 0; head < s.heads; ++head)
+        s.thumbnails.push_back(Eigen::Map<const Matrix>(values.data() + static_cast<size_t>(head) * R * C, R, C));
+}
+
+// /api/qk of a layer's every head: q [H, T, D], k [KV, T, D] and what a score is, as a block keeps them.
+std::shared_ptr<const KeptHeads> took_layer(const ServedSession& s, const std::string& body) {
+    const auto f = FileBytes::borrow(reinterpret_cast<const std::uint8_t*>(body.data()), body.size());
+    const SafetensorsHeader h = read_safetensors_header(*f, "api/qk");
+    const auto T = static_cast<std::int64_t>(s.run_tokens.size());
+    std::vector<std::int64_t> q_shape = {s.heads, T, -1};
+    const std::vector<float> q = answer_tensor(*f, h, "q", q_shape);
+    std::vector<std::int64_t> k_shape = {-1, T, q_shape[2]};
+    const std::vector<float> k = answer_tensor(*f, h, "k", k_shape);
+    auto kept = std::make_shared<KeptHeads>();
+    kept->heads = s.heads, kept->kv_heads = static_cast<int>(k_shape[0]), kept->d_head = static_cast<int>(q_shape[2]);
+    if (kept->kv_heads < 1 || s.heads % kept->kv_heads != 0)
+        throw ModelError("api/qk", "k", std::to_string(kept->kv_heads) + " K heads for " + std::to_string(s.heads) + " query heads");
+    kept->T_q = kept->T_k = static_cast<int>(T);
+    const int D = kept->d_head;
+    kept->q.resize(T, static_cast<Eigen::Index>(s.heads) * D);
+    kept->k.resize(T, static_cast<Eigen::Index>(kept->kv_heads) * D);
+    for (int head = 0; head < s.heads; ++head)
+        kept->q.middleCols(head * D, D) = Eigen::Map<const Matrix>(q.data() + static_cast<size_t>(head) * T * D, T, D);
+    for (int head = 0; head < kept->kv_heads; ++head)
+        kept->k.middleCols(head * D, D) = Eigen::Map<const Matrix>(k.data() + static_cast<size_t>(head) * T * D, T, D);
+    const nlohmann::json sinks = nlohmann::json::parse(metadata(h, "sinks"), nullptr, false);
+    kept->factor = std::strtof(metadata(h, "scaling").c_str(), nullptr);
+    kept->softcap = std::strtof(metadata(h, "softcap").c_str(), nullptr);
+    kept->causal = metadata(h, "causal") == "1";
+    kept->window = std::atoi(metadata(h, "window").c_str());
+    if (sinks.is_array() && !sinks.empty()) kept->sinks = sinks.get<std::vector<float>>();
+    if (!(kept->factor > 0) || kept->softcap < 0 || kept->window < 0 || (!kept->sinks.empty() && static_cast<int>(kept->sinks.size()) != s.heads))
+        throw ModelError("api/qk", "metadata", "scaling, softcap, window or sinks out of range");
+    return kept;
+}
+
+// The long text's figure (its first layer come), or the figure with another layer's Q and K.
+void show_layer(AppState& st, std::shared_ptr<const KeptHeads> kept) {
+    ServedSession& s = st.served;
+    auto remote = std::make_shared<RemoteMaps>();
+    const bool same_run = st.figure.remote && st.figure.remote == s.remote && s.shown == s.run;
+    if (same_run) *remote = *s.remote;
+    else remote->thumbnails = std::move(s.thumbnails), remote->d_model = s.d_model > 0 ? s.d_model : s.heads * kept->d_head;
+    while (static_cast<int>(remote->layers.size()) >= kServedLayersKept) {  // the layer the longest unshown goes
+        auto old = remote->layers.begin();
+        if (st.figure.shown && old->first == st.imported.import_layer && std::next(old) != remote->layers.end()) ++old;
+        remote->layers.erase(old);
+    }
+    remote->layers[s.asked_layer] = std::move(kept);
+    s.remote = remote;
+    s.asked_layer = -1;
+    if (same_run) {
+        st.figure.remote = std::move(remote);
+        show_import(st);
+        return;
+    }
+    const std::string name = s.model + " (served)";
+    auto layers = std::make_shared<ImportedAttention>();
+    layers->model = name;
+    AttentionStack stack;
+    stack.name = "attention";
+    stack.queries = stack.keys = s.run_tokens;
+    stack.layers = s.layers, stack.heads = s.heads;
+    layers->stacks.push_back(std::move(stack));
+    Figure figure = layered_figure(std::move(layers), name, {s.causal && s.run_tokens.size() >= 2});
+    StackArchitecture a;
+    a.window = s.windows;
+    a.window.resize(static_cast<size_t>(s.layers), 0);
+    a.kv_heads = s.kv_heads;
+    figure.architecture.push_back(std::move(a));
+    figure.remote = std::move(remote);
+    const bool keep = s.shown > 0 && st.figure.has(Detail::Layers);
+    s.shown = s.run;
+    show_layered_figure(st, std::move(figure), keep);
+}
+
+// The layer a long text shows first: the reader's choice when one stays, else the first.
+int first_layer(const AppState& st) {
+    const bool keep = st.served.shown > 0 && st.figure.has(Detail::Layers);
+    return keep ? std::clamp(st.imported.import_layer, 0, st.served.layers - 1) : 0;
 }
 
 }  // namespace
@@ -84,14 +223,20 @@ void served_reply(AppState& st, int id, int status, std::string body) {
     if (id != s.waiting) return;  // an answer to a session since replaced
     const ServedAsk asked = std::exchange(s.asked, ServedAsk::None);
     s.waiting = 0;
+    const bool long_text = asked == ServedAsk::Thumbnails || asked == ServedAsk::Layer;
+    if (long_text && s.text_edited) {  // a new text makes the long one's questions moot
+        send_run(s);
+        return;
+    }
     // Its run is gone (other pages ran since): run again, a few times at most.
-    if (status == 409 && asked == ServedAsk::Maps && s.reruns < kServedReruns) {
+    if (status == 409 && (asked == ServedAsk::Maps || long_text) && s.reruns < kServedReruns) {
         ++s.reruns;
         send_run(s);
         return;
     }
     if (status != 200) {
         s.error = s.server + ": " + served_problem(status, body);
+        if (asked == ServedAsk::Layer && status != 0) s.refused_layer = std::exchange(s.asked_layer, -1);
         if (status == 0) {  // no server there (now): asked again, the figure kept
             s.lost = true;
             s.retry_at = -1;  // advance_served sets the time
@@ -115,6 +260,22 @@ void served_reply(AppState& st, int id, int status, std::string body) {
         if (s.text_edited) send_run(s);
         return;
     }
+    if (long_text) {
+        try {
+            if (asked == ServedAsk::Thumbnails) {
+                took_thumbnails(s, body);
+                if (static_cast<int>(s.thumbnails.size()) < s.layers * s.heads) send_thumbnails(s);
+                else send_layer(s, first_layer(st));
+            } else {
+                s.reruns = 0;
+                show_layer(st, took_layer(s, body));
+            }
+        } catch (const std::exception& e) {
+            s.error = s.server + ": " + e.what();
+            s.asked_layer = -1;
+        }
+        return;
+    }
     const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
     if (!j.is_object()) {
         s.error = s.server + ": the answer is not JSON";
@@ -127,7 +288,15 @@ void served_reply(AppState& st, int id, int status, std::string body) {
 
 void advance_served(AppState& st, double now) {
     ServedSession& s = st.served;
-    if (!s.active() || !s.lost || s.waiting != 0) return;
+    if (!s.active() || s.waiting != 0) return;
+    // A long text's layer chosen whose Q and K are not here: asked for.
+    const int layer = st.imported.import_layer;
+    if (!s.lost && s.remote && st.figure.remote == s.remote && !st.figure.kept_layer(0, layer) && layer != s.refused_layer &&
+        layer >= 0 && layer < s.layers) {
+        send_layer(s, layer);
+        return;
+    }
+    if (!s.lost) return;
     if (s.retry_at < 0) s.retry_at = now + kServedRetrySeconds;
     if (now < s.retry_at) return;
     s.retry_at = -1;
@@ -141,8 +310,13 @@ void add_served_json(const AppState& st, nlohmann::json& out) {
     if (!s.active()) return;
     nlohmann::json top = nlohmann::json::array();
     for (const NextToken& t : s.top) top.push_back({{"id", t.id}, {"token", t.token}, {"p", t.p}});
+    nlohmann::json layers = nlohmann::json::array();  // a long text's layers whose Q and K are here
+    if (s.remote)
+        for (const auto& [layer, kept] : s.remote->layers) layers.push_back(layer);
     out["served"] = {{"server", s.server}, {"model", s.model}, {"text", s.text}, {"run", s.run}, {"tokens", s.tokens},
-                     {"error", s.error}, {"lost", s.lost}, {"busy", s.waiting != 0}, {"top", top}};
+                     {"error", s.error}, {"lost", s.lost}, {"busy", s.waiting != 0}, {"top", top},
+                     {"shown", s.shown}, {"thumbnail_layers", s.heads > 0 ? static_cast<int>(s.thumbnails.size()) / s.heads : 0},
+                     {"asked_layer", s.asked_layer}, {"layers_here", layers}};
 }
 
 }  // namespace attn

@@ -8,6 +8,14 @@
 //
 //   text edited ─▶ POST /api/run ─▶ {run, tokens, top} ─▶ GET /api/maps?run= ─▶ import ─▶ figure
 //
+// A text past the maps the server sends whole (a long text) is a question per screen instead:
+// each layer's thumbnails, every head's map pooled by the server to 64² blocks (the model view),
+// then the Q and K of the layer shown, whose maps the page computes as a live run's long trace
+// (figure.hpp RemoteMaps). Choosing another layer asks for its Q and K; the map shown stays
+// until they come:
+//
+//   {run, tokens} ─▶ GET /api/region?layer=0…L−1&rows=64&cols=64 ─▶ GET /api/qk?layer= ─▶ figure
+//
 // Requests go out through the outbox (the app hands them to the page, platform::served_request)
 // and come back through served_reply (main/served_hook.cpp). One run at a time: a text edited
 // while one is out is sent when it is back. A server that stops answering is asked again every
@@ -17,10 +25,12 @@
 // [SECTION] What the app does with it
 #pragma once
 
+#include "figure.hpp"
 #include "import.hpp"
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,7 +46,7 @@ struct ServedRequest {
     std::string body;    // JSON for a POST; "" for a GET
 };
 
-enum class ServedAsk { None, Info, Run, Maps };
+enum class ServedAsk { None, Info, Run, Maps, Thumbnails, Layer };
 
 struct ServedSession {
     std::string server, key;         // the link's: the address ("." = the page's own) and the token
@@ -50,6 +60,15 @@ struct ServedSession {
     int shown = 0;                   // the run the figure shows (0: none yet)
     int tokens = 0;
     bool causal = true;              // its self-attention is causal (a decoder's)
+    // A long text's run (past maps_up_to), as the answers come: what the run said of itself, its
+    // layers' thumbnails so far, and the maps of the figure that shows it.
+    std::vector<std::string> run_tokens;
+    int layers = 0, heads = 0, kv_heads = 0, d_model = 0;
+    std::vector<int> windows;                  // per layer (0: none)
+    std::vector<Matrix> thumbnails;            // layers·heads, filled a layer an answer
+    std::shared_ptr<const RemoteMaps> remote;  // the figure's, once shown
+    int asked_layer = -1;                      // the layer whose Q and K are out
+    int refused_layer = -1;                    // the layer the server would not send (not asked again)
     std::string error;               // the last answer's problem, "" when all is well
     bool lost = false;               // the server did not answer: asked again at `retry_at`
     double retry_at = 0;
@@ -71,7 +90,8 @@ void connect_served(AppState& st, const std::string& server, const std::string& 
 void served_text_changed(AppState& st);
 // An answer to request `id`: HTTP status (0: no answer, `body` says why) and its bytes.
 void served_reply(AppState& st, int id, int status, std::string body);
-// Once a frame: a lost server asked again when its time comes (now: seconds, any clock).
+// Once a frame: a lost server asked again when its time comes (now: seconds, any clock); a
+// long text's layer chosen in the app asked for when its Q and K are not at hand.
 void advance_served(AppState& st, double now);
 // The "served" object of the state the browser tests read.
 void add_served_json(const AppState& st, nlohmann::json& out);

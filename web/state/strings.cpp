@@ -707,6 +707,8 @@ constexpr Entry kTable[] = {
     {Str::ServedRun, "%d tokens, run %d", "%d 个词元，第 %d 次运行"},
     {Str::ServedBusy, "running\u2026", "运行中\u2026"},
     {Str::ServedHere, "this page's server", "本页的服务器"},
+    {Str::ServedThumbnails, "the server pools the maps: layer %d of %d\u2026", "服务器正在汇聚注意力图：第 %d 层，共 %d 层\u2026"},
+    {Str::ServedLayer, "asking for layer %d's Q and K\u2026", "正在请求第 %d 层的 Q 和 K\u2026"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 

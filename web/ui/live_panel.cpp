@@ -352,10 +352,18 @@ void draw_served_controls(ViewContext& ctx) {
     probe(st, "served.text");
     if (s.run > 0) {
         ImGui::TextDisabled(tr(st.lang, Str::ServedRun), s.tokens, s.run);
-        if (s.waiting != 0) {
+        if (s.waiting != 0 && s.asked != ServedAsk::Thumbnails && s.asked != ServedAsk::Layer) {
             ImGui::SameLine();
             ImGui::TextDisabled("%s", tr(st.lang, Str::ServedBusy));
         }
+    }
+    // A long text's maps on their way (layers counted from 1, as the views name them).
+    if (s.asked == ServedAsk::Thumbnails && s.heads > 0) {
+        const int done = static_cast<int>(s.thumbnails.size()) / s.heads;
+        ImGui::TextDisabled(tr(st.lang, Str::ServedThumbnails), done + 1, s.layers);
+        ImGui::ProgressBar(static_cast<float>(done) / static_cast<float>(std::max(s.layers, 1)), ImVec2(-FLT_MIN, 0), "");
+    } else if (s.asked == ServedAsk::Layer) {
+        ImGui::TextDisabled(tr(st.lang, Str::ServedLayer), s.asked_layer + 1);
     }
     if (!s.top.empty()) {
         section(tr(st.lang, Str::NextTokens));

@@ -62,7 +62,7 @@ const Atlas& atlas_for(ViewContext& ctx, Atlas& atlas) {
     std::vector<float> texels(static_cast<size_t>(W) * H * 2, 0.0f);
     const bool causal = figure.causal[static_cast<size_t>(im.import_stack)];
     // Maps on demand (a long text): the run's thumbnails, pooled the same way when it ran.
-    const std::vector<Matrix>* pooled = figure.maps_on_demand() ? &figure.live->thumbnails[static_cast<size_t>(im.import_stack)] : nullptr;
+    const std::vector<Matrix>* pooled = figure.maps_on_demand() ? &figure.thumbnails(im.import_stack) : nullptr;
     for (int l = 0; l < s.layers; ++l)
         for (int h = 0; h < s.heads; ++h) {
             const Matrix& m = pooled ? (*pooled)[static_cast<size_t>(l * s.heads + h)] : s.map(l, h);
