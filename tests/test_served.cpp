@@ -216,15 +216,21 @@ TEST_CASE("a served model's long text: thumbnails a layer at a time, then the sh
             CHECK(d < 1e-6);
         }
 
-    // Layer 1 chosen: asked for once; the map shown stays until it comes, then it is layer 1's.
+    // Layer 1 chosen: asked for once; the choice stays on the map shown until it comes, then it
+    // is layer 1's.
     attn::select_import_map(st, 1, 1);
     CHECK(st.served.outbox.empty());
+    CHECK(st.imported.import_layer == 0);
+    CHECK(st.imported.wanted_layer == 1);
     attn::advance_served(st, 1.0);
     CHECK(sent(st) == "api/qk?run=3&layer=1");
     attn::advance_served(st, 1.1);
     CHECK(st.served.outbox.empty());
     attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 3, q, k));
     REQUIRE(st.figure.kept_layer(0, 1) != nullptr);
+    CHECK(st.imported.import_layer == 1);
+    CHECK(st.imported.import_head == 1);
+    CHECK(st.imported.wanted_layer == -1);
     CHECK(st.figure.trace().window == 3);
     attn::attention_rows(st.figure.trace(), 1, 300, 301, row.data());
     const std::vector<double> want = naive_row(q, k, H, KV, T, D, 0.5f, 3, 1, 300);

@@ -182,28 +182,33 @@ def edges(first, n, blocks):
 
 def pooled(kept, head, r0, r1, c0, c1, rows, cols, reduce="max"):
     """The region pooled to at most rows x cols blocks, each the max or mean of the exact weights
-    it covers: (values float32 [R, C] on the CPU, row edges, col edges)."""
+    it covers: (values float32 [R, C] on the CPU, row edges, col edges). Computed a band of rows
+    at a time (2^22 weights), each band folded into the blocks its rows and keys belong to."""
     R, C = max(1, min(rows, r1 - r0)), max(1, min(cols, c1 - c0))
     re, ce = edges(r0, r1 - r0, R), edges(c0, c1 - c0, C)
     device = kept.q.device
-    block_of_col = torch.tensor([b for b in range(C) for _ in range(ce[b + 1] - ce[b])], device=device)
-    widths = torch.tensor([ce[b + 1] - ce[b] for b in range(C)], dtype=torch.float32, device=device)
+
+    def block_of(e, n):  # each position's block, as a tensor
+        return torch.repeat_interleave(torch.arange(n, device=device), torch.tensor([e[b + 1] - e[b] for b in range(n)], device=device))
+    row_block, col_block = block_of(re, R), block_of(ce, C)
     out = torch.zeros(R, C, device=device)
-    band = max(1, (1 << 22) // max(1, c1 - c0))  # rows of exact weights at once
-    for a in range(R):
-        for i0 in range(re[a], re[a + 1], band):
-            w = kept.weights(head, i0, min(i0 + band, re[a + 1]), c0, c1)  # [n, keys]
-            folded = torch.zeros(w.shape[0], C, device=device)
+    band = max(1, (1 << 22) // max(1, c1 - c0))
+    with warnings.catch_warnings():  # torch 1.13 calls index_reduce_ beta
+        warnings.simplefilter("ignore", UserWarning)
+        for i0 in range(r0, r1, band):
+            i1 = min(i0 + band, r1)
+            w = kept.weights(head, i0, i1, c0, c1)  # [n, keys]
+            folded = torch.zeros(i1 - i0, C, device=device)
             if reduce == "max":
-                with warnings.catch_warnings():  # torch 1.13 calls index_reduce_ beta
-                    warnings.simplefilter("ignore", UserWarning)
-                    folded.index_reduce_(1, block_of_col, w, "amax", include_self=True)
-                out[a] = torch.maximum(out[a], folded.amax(0))
+                folded.index_reduce_(1, col_block, w, "amax", include_self=True)
+                out.index_reduce_(0, row_block[i0 - r0:i1 - r0], folded, "amax", include_self=True)
             else:
-                folded.index_add_(1, block_of_col, w)
-                out[a] += folded.sum(0)
-        if reduce == "mean":
-            out[a] /= (re[a + 1] - re[a]) * widths
+                folded.index_add_(1, col_block, w)
+                out.index_add_(0, row_block[i0 - r0:i1 - r0], folded)
+    if reduce == "mean":
+        heights = torch.tensor([re[a + 1] - re[a] for a in range(R)], dtype=torch.float32, device=device)
+        widths = torch.tensor([ce[b + 1] - ce[b] for b in range(C)], dtype=torch.float32, device=device)
+        out /= heights[:, None] * widths[None, :]
     return out.cpu(), re, ce
 
 

@@ -95,6 +95,7 @@ void show_layered_figure(AppState& st, Figure figure, bool keep_choice) {
     st.figure = std::move(figure);
     ImportView& im = st.imported;
     ++im.revision;
+    im.wanted_layer = -1;
     st.error.clear();
     if (keep_choice) {
         show_import(st);
@@ -263,9 +264,17 @@ void show_import(AppState& st) {
     // A live model's one layer: its block's whole pipeline, recomputed (Steps shows it); maps on
     // demand: its scores and weights, from the Q and K the run kept.
     if (pipeline && (!sink_key || figure.maps_on_demand())) {
-        // A served layer whose Q and K have not come: the map shown stays until they do (the
-        // served session asks for them: served_state.hpp).
-        if (figure.maps_on_demand() && !figure.kept_layer(im.import_stack, im.import_layer)) return;
+        // A served layer whose Q and K have not come: wanted, the choice back on the map shown
+        // until they do (the served session asks for them: served_state.hpp).
+        if (figure.maps_on_demand() && !figure.kept_layer(im.import_stack, im.import_layer)) {
+            im.wanted_layer = im.import_layer, im.wanted_head = im.import_head;
+            if (figure.shown && figure.kept_layer(im.import_stack, im.shown_layer)) {
+                im.import_layer = im.shown_layer, im.import_head = im.shown_head;
+                return;
+            }
+            im.import_layer = figure.remote->layers.begin()->first;  // nothing shown yet: a layer at hand meanwhile
+        }
+        im.shown_layer = im.import_layer, im.shown_head = im.import_head;
         show_maps(figure, live_layer_trace(figure, im.import_stack, im.import_layer, std::move(t.queries), std::move(t.keys)),
                   figure.maps_on_demand() ? static_cast<unsigned>(Detail::Scores)
                                           : Detail::Scores | Detail::Projections | Detail::Input | Detail::Output);

@@ -57,6 +57,11 @@ struct ImportView {
     // A live model with learned sinks: its head shown through its pipeline (the Steps, Q–K and
     // Explain views, the sink a term of the softmax) rather than as maps with a sink key.
     bool sink_pipeline = false;
+    // Maps on demand from a server (figure.hpp RemoteMaps): a layer chosen whose Q and K have not
+    // come waits here (-1: none) while the choice stays on the map shown (shown_*), so what is
+    // drawn is always what the choice says; the served session asks for it and then selects it.
+    int wanted_layer = -1, wanted_head = 0;
+    int shown_layer = 0, shown_head = 0;
     std::optional<ImportLoad> load;
     RolloutCache rollout;
 };

@@ -168,10 +168,11 @@ void show_layer(AppState& st, std::shared_ptr<const KeptHeads> kept) {
     }
     remote->layers[s.asked_layer] = std::move(kept);
     s.remote = remote;
-    s.asked_layer = -1;
+    const int layer = std::exchange(s.asked_layer, -1);
     if (same_run) {
         st.figure.remote = std::move(remote);
-        show_import(st);
+        ImportView& im = st.imported;
+        if (im.wanted_layer == layer) select_import_map(st, std::exchange(im.wanted_layer, -1), im.wanted_head);
         return;
     }
     const std::string name = s.model + " (served)";
@@ -194,10 +195,13 @@ void show_layer(AppState& st, std::shared_ptr<const KeptHeads> kept) {
     show_layered_figure(st, std::move(figure), keep);
 }
 
-// The layer a long text shows first: the reader's choice when one stays, else the first.
+// The layer a long text shows first: a link's map waiting for the figure, the reader's choice
+// when one stays, else the first.
 int first_layer(const AppState& st) {
+    const auto link = parse_import_map(st.link_map);
     const bool keep = st.served.shown > 0 && st.figure.has(Detail::Layers);
-    return keep ? std::clamp(st.imported.import_layer, 0, st.served.layers - 1) : 0;
+    const int layer = link ? link->layer - 1 : keep ? st.imported.import_layer : 0;
+    return std::clamp(layer, 0, st.served.layers - 1);
 }
 
 }  // namespace
@@ -290,9 +294,9 @@ void advance_served(AppState& st, double now) {
     ServedSession& s = st.served;
     if (!s.active() || s.waiting != 0) return;
     // A long text's layer chosen whose Q and K are not here: asked for.
-    const int layer = st.imported.import_layer;
-    if (!s.lost && s.remote && st.figure.remote == s.remote && !st.figure.kept_layer(0, layer) && layer != s.refused_layer &&
-        layer >= 0 && layer < s.layers) {
+    const int layer = st.imported.wanted_layer;
+    if (!s.lost && s.remote && st.figure.remote == s.remote && layer >= 0 && layer < s.layers && layer != s.refused_layer &&
+        !st.figure.kept_layer(0, layer)) {
         send_layer(s, layer);
         return;
     }

@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+"""serve_region.py: what the page waits for from a served model on a long text (issue 51,
+docs/BENCHMARKS.md "A served model's long text"). Numbers only: not a test.
+
+  /usr/bin/python3 bench/serve_region.py [T=8192] [repeats=5]
+
+A Llama-shaped model in plain torch (tests/serve/torch_llama.py; SmolLM2-135M's attention: 9
+heads, 3 K/V heads, d_head 64; 2 layers, random weights) is served by attnviz.serve() on
+127.0.0.1 and run on T tokens; then, over HTTP as the page asks, timed (median of `repeats`):
+  - one head's whole T x T map pooled to 1024 x 1024 (max): the issue's round trip;
+  - the same pooling in the server's process, no HTTP (what the HTTP costs on top);
+  - a layer's thumbnails (every head at 64 x 64), and a layer's Q and K (/api/qk), the two
+    questions the page asks before it shows a long text;
+and the peer: the same head's whole map as PyTorch holds it when a model returns its
+attentions (softmax of the T x T scores, materialized), max-pooled to 1024 x 1024 by
+F.adaptive_max_pool2d, in the same process.
+"""
+import json
+import os
+import statistics
+import sys
+import time
+import urllib.request
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "serve"))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+import torch_llama  # noqa: E402
+import attnviz  # noqa: E402
+from attnviz import _serve  # noqa: E402
+
+
+class Words:
+    """A tokenizer of "wN" words: id N."""
+
+    def __call__(self, text, return_tensors=None):
+        return {"input_ids": torch.tensor([[int(w[1:]) for w in text.split()]])}
+
+    def convert_ids_to_tokens(self, ids):
+        return [f"w{i}" for i in ids]
+
+
+def median_ms(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times), min(times)
+
+
+def main():
+    T = int(sys.argv[1]) if len(sys.argv) > 1 else 8192
+    repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    torch.manual_seed(0)
+    config = torch_llama.Config({"hidden_size": 576, "num_hidden_layers": 2, "num_attention_heads": 9, "num_key_value_heads": 3,
+                                 "intermediate_size": 1536, "vocab_size": 512, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+                                 "max_position_embeddings": T, "tie_word_embeddings": True}, "llama-shaped")
+    model = torch_llama.CausalLM(config, "sdpa").eval()
+    served = attnviz.serve(model, Words(), max_tokens=T, quiet=True)
+
+    def ask(path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(served.address + path, data=data, headers={"X-Attnviz-Token": served.token})
+        with urllib.request.urlopen(req, timeout=600) as r:
+            return r.read()
+
+    try:
+        text = " ".join(f"w{(i * 7919) % 512}" for i in range(T))
+        t = time.perf_counter()
+        run = json.loads(ask("/api/run", {"text": text}))["run"]
+        forward = time.perf_counter() - t
+        print(f"machine: {os.cpu_count()} cores, torch {torch.__version__}, {torch.get_num_threads()} threads")
+        print(f"T = {T}: the forward through attnviz's function, keeping Q, K and the rows' softmax: {forward:.2f} s")
+        region = f"/api/region?run={run}&layer=1&head=4&rows=1024&cols=1024"
+        size = len(ask(region))
+        http = median_ms(lambda: ask(region), repeats)
+        kept = served.session.runs[run][1][1]
+        local = median_ms(lambda: _serve.pooled(kept, 4, 0, T, 0, T, 1024, 1024), repeats)
+        thumbs = f"/api/region?run={run}&layer=1&rows=64&cols=64"
+        thumbs_size = len(ask(thumbs))
+        thumbs_ms = median_ms(lambda: ask(thumbs), repeats)
+        qk = f"/api/qk?run={run}&layer=1"
+        qk_size = len(ask(qk))
+        qk_ms = median_ms(lambda: ask(qk), repeats)
+
+        def materialized():  # the peer: the head's whole map, then pooled
+            w = torch.softmax(kept.scores(4, 0, T, 0, T), -1)
+            return torch.nn.functional.adaptive_max_pool2d(w[None, None], 1024)[0, 0]
+        peer = median_ms(materialized, repeats)
+        ours = _serve.pooled(kept, 4, 0, T, 0, T, 1024, 1024)[0]
+        print(f"  (the two poolings agree to {float((ours - materialized()).abs().max()):.1e})")
+        print(f"| question (T = {T}) | median (fastest) | bytes |")
+        print("|---|---:|---:|")
+        print(f"| a head's map pooled to 1024 x 1024, over HTTP | {http[0]:.0f} ms ({http[1]:.0f}) | {size} |")
+        print(f"| the same pooling in the server's process | {local[0]:.0f} ms ({local[1]:.0f}) | |")
+        print(f"| peer: the map materialized (softmax of T x T) and max-pooled | {peer[0]:.0f} ms ({peer[1]:.0f}) | |")
+        print(f"| a layer's thumbnails, 9 heads at 64 x 64, over HTTP | {thumbs_ms[0]:.0f} ms ({thumbs_ms[1]:.0f}) | {thumbs_size} |")
+        print(f"| a layer's Q and K, over HTTP | {qk_ms[0]:.0f} ms ({qk_ms[1]:.0f}) | {qk_size} |")
+    finally:
+        served.stop()
+
+
+if __name__ == "__main__":
+    main()
