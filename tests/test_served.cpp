@@ -101,6 +101,10 @@ TEST_CASE("a served model: info, run, maps; the choice kept; an edit waits for t
     REQUIRE(st.served.outbox.size() == 1);  // the second edit
     CHECK(nlohmann::json::parse(st.served.outbox[0].body)["text"] == "The cat sat down");
     CHECK(attn::link_from_app(st).server == "http://127.0.0.1:8765");
+    // The same server's link again, another view: its figure stays (no scene in between).
+    REQUIRE(attn::open_link(st, "v=1&server=http://127.0.0.1:8765&key=abc_1&text=The%20cat%20sat%20down&view=lines"));
+    CHECK(st.figure.has(attn::Detail::Layers));
+    CHECK(st.view == attn::View::Lines);
 }
 
 TEST_CASE("a served model: a stale answer is dropped, a refusal keeps the figure, a lost server is asked again") {

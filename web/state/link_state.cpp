@@ -1222,9 +1222,10 @@ void apply_view(AppState& st, const LinkState& l) {
 }  // namespace
 
 void apply_link(AppState& st, const LinkState& l) {
-    if (l.names_model() && st.model.active()) {
-        // A live model's link again (its view or head changed): the model's figure stays; the
-        // scene behind it would replace it until a rerun that the same text never asks for.
+    const bool same_server = !l.server.empty() && st.served.server == l.server && st.served.key == l.server_key;
+    if ((l.names_model() && st.model.active()) || (same_server && st.figure.has(Detail::Layers))) {
+        // A live or served model's link again (its view or head changed): the model's figure
+        // stays; the scene behind it would replace it until a rerun that the same text never asks for.
     } else if (l.scene) {
         st.load_scene(*l.scene);
         // A changed preset keeps its name, as it did in the app that made the link.
