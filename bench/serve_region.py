@@ -11,9 +11,10 @@ heads, 3 K/V heads, d_head 64; 2 layers, random weights) is served by attnviz.se
   - the same pooling in the server's process, no HTTP (what the HTTP costs on top);
   - a layer's thumbnails (every head at 64 x 64), and a layer's Q and K (/api/qk), the two
     questions the page asks before it shows a long text;
-and the peer: the same head's whole map as PyTorch holds it when a model returns its
-attentions (softmax of the T x T scores, materialized), max-pooled to 1024 x 1024 by
-F.adaptive_max_pool2d, in the same process.
+and the peers, in the same process: the same head's whole map as PyTorch holds it when a model
+returns its attentions (softmax of the T x T scores, materialized), max-pooled to 1024 x 1024 by
+F.adaptive_max_pool2d; and the forward with eager attention (every map materialized, a layer at
+a time, as output_attentions needs: torch 1.13 has no public scaled_dot_product_attention).
 """
 import json
 import os
@@ -54,6 +55,7 @@ def median_ms(fn, repeats):
 def main():
     T = int(sys.argv[1]) if len(sys.argv) > 1 else 8192
     repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    torch.set_num_threads(os.cpu_count())
     torch.manual_seed(0)
     config = torch_llama.Config({"hidden_size": 576, "num_hidden_layers": 2, "num_attention_heads": 9, "num_key_value_heads": 3,
                                  "intermediate_size": 1536, "vocab_size": 512, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
@@ -91,6 +93,13 @@ def main():
             return torch.nn.functional.adaptive_max_pool2d(w[None, None], 1024)[0, 0]
         peer = median_ms(materialized, repeats)
         ours = _serve.pooled(kept, 4, 0, T, 0, T, 1024, 1024)[0]
+        eager = torch_llama.CausalLM(config, "eager").eval()
+        eager.load_state_dict(model.state_dict())
+        ids = Words()(text)["input_ids"]
+        t = time.perf_counter()
+        with torch.no_grad():
+            eager(ids)
+        print(f"peer: the same forward with eager attention: {time.perf_counter() - t:.2f} s")
         print(f"  (the two poolings agree to {float((ours - materialized()).abs().max()):.1e})")
         print(f"| question (T = {T}) | median (fastest) | bytes |")
         print("|---|---:|---:|")

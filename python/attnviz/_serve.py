@@ -7,7 +7,9 @@ recomputed from, on the model's own devices: the heads' Q and K as the scores re
 (projected, normed, rotated: what the model hands the function) and each row's softmax
 statistics, its maximum m and sum l. A map's entries are then
     weight(i, j) = exp(s(i, j) - m_i) / l_i,   s = cap(scaling * q_i . k_j), masked: -inf
-for just the entries a question asks for, never layers x heads x T^2 at once.
+for just the entries a question asks for, never layers x heads x T^2 at once. As each band of
+weights is computed, it is also folded into every head's 64 x 64 blocks (the maximum of each):
+the model view's thumbnails, ready when the run is.
 
 A server in the user's process (a thread) answers the page's questions over HTTP:
     GET  /api/info                                          the model: layers, heads, limits
@@ -63,6 +65,7 @@ class Kept:
         self.causal, self.window = causal, window  # window: the function's sliding_window (0: none)
         self.heads, self.T_q, self.d_head = q.shape[0], q.shape[1], q.shape[2]
         self.kv_heads, self.T_k = k.shape[0], k.shape[1]
+        self.thumbnails = None  # float32 [H, R, C]: every map pooled to THUMBNAIL_BLOCKS² (max), as the forward went
 
     def allowed(self, r0, r1, c0, c1):
         """bool [r1 - r0, c1 - c0]: which scores count (query i is at position T_k - T_q + i)."""
@@ -93,10 +96,15 @@ class Kept:
         return None
 
     def scores(self, h, r0, r1, c0, c1):
-        """float32 [rows, keys]: head h's scaled, capped scores, -inf where masked."""
-        q = self.q[h, r0:r1].float()
-        k = self.k[h // (self.heads // self.kv_heads), c0:c1].float()
-        s = (q @ k.T) * self.scaling
+        """float32 [rows, keys]: head h's scaled, capped scores, -inf where masked; h None:
+        every head's, [H, rows, keys] (query head h reads K head h // (H / KV))."""
+        group = self.heads // self.kv_heads
+        if h is None:
+            q = self.q[:, r0:r1].float().view(self.kv_heads, group, r1 - r0, self.d_head)
+            k = self.k[:, c0:c1].float()
+            s = (q @ k[:, None].transpose(2, 3)).view(self.heads, r1 - r0, c1 - c0) * self.scaling
+        else:
+            s = (self.q[h, r0:r1].float() @ self.k[h // group, c0:c1].float().T) * self.scaling
         if self.softcap:
             s = torch.tanh(s / self.softcap) * self.softcap
         return s.masked_fill(~self.allowed(r0, r1, c0, c1), float("-inf"))
@@ -148,10 +156,15 @@ class Recorder:
             m = torch.empty(H, T_q, device=query.device)
             l = torch.empty(H, T_q, device=query.device)
             v = _repeat_kv(value[b], H // KV)
+            keep = b == 0 and self.recording
+            if keep:  # the model view's thumbnails, folded from each band's weights as they are computed
+                row_blocks = Blocks(0, T_q, min(THUMBNAIL_BLOCKS, T_q), query.device)
+                col_blocks = Blocks(0, T_k, min(THUMBNAIL_BLOCKS, T_k), query.device)
+                kept.thumbnails = torch.zeros(H, len(row_blocks.edges) - 1, len(col_blocks.edges) - 1, device=query.device)
             rows = max(1, self.ROWS_AT_ONCE // max(1, H * T_k))
             for r0 in range(0, T_q, rows):  # a band of rows of every head: never T_q x T_k x H at once
                 r1 = min(T_q, r0 + rows)
-                s = torch.stack([kept.scores(h, r0, r1, 0, T_k) for h in range(H)])  # [H, rows, T_k]
+                s = kept.scores(None, r0, r1, 0, T_k)  # [H, rows, T_k]
                 top = s.amax(-1)
                 if sink is not None:
                     top = torch.maximum(top, sink[:, None])
@@ -161,7 +174,9 @@ class Recorder:
                 w = e / torch.where(total > 0, total, torch.ones((), device=total.device))[..., None]
                 out[b, :, r0:r1] = (w.to(value.dtype) @ v)
                 m[:, r0:r1], l[:, r0:r1] = top, total
-            if b == 0 and self.recording:
+                if keep:
+                    fold_rows(kept.thumbnails, col_blocks.fold_last(w, "max"), row_blocks.of[r0:r1], "max")
+            if keep:
                 kept.m, kept.l = m, l
                 stats.append(kept)
         if stats:
@@ -172,6 +187,7 @@ class Recorder:
 # [SECTION] Questions: a region, pooled or exact; a row; a head's Q and K -----------------------
 
 MOST_NUMBERS = 4096 * 4096  # in one answer
+THUMBNAIL_BLOCKS = 64       # the page's model view: every map pooled to 64 x 64 (core's kThumbnailBlocks)
 MAPS_UP_TO = 512            # tokens: past this, /api/maps refuses (ask regions), as attnviz run does
 
 
@@ -180,36 +196,52 @@ def edges(first, n, blocks):
     return [first + n * b // blocks for b in range(blocks + 1)]
 
 
+class Blocks:
+    """Positions first ... first + n - 1 cut into `blocks` contiguous blocks at edges(): folds a
+    tensor's dimension of those positions into one number per block, the max or the sum, by one
+    gather (a shorter block repeats its last position, left out of a sum)."""
+
+    def __init__(self, first, n, blocks, device):
+        self.edges = edges(first, n, blocks)
+        starts = torch.tensor(self.edges[:-1])
+        self.widths = torch.tensor([self.edges[b + 1] - self.edges[b] for b in range(blocks)])
+        t = torch.arange(int(self.widths.max()))
+        self.index = (starts[:, None] + torch.minimum(t[None, :], self.widths[:, None] - 1) - first).to(device)
+        self.valid = (t[None, :] < self.widths[:, None]).to(device)
+        self.of = torch.repeat_interleave(torch.arange(blocks), self.widths).to(device)  # each position's block
+
+    def fold_last(self, x, reduce):
+        """x [..., n] -> [..., blocks]."""
+        g = x[..., self.index]  # [..., blocks, widest]
+        return g.amax(-1) if reduce == "max" else (g * self.valid).sum(-1)
+
+
+def fold_rows(out, folded, row_block, reduce):
+    """Adds rows folded [..., n, C] into out [..., R, C] at their blocks (row_block: n indices)."""
+    with warnings.catch_warnings():  # torch 1.13 calls index_reduce_ beta
+        warnings.simplefilter("ignore", UserWarning)
+        if reduce == "max":
+            out.index_reduce_(-2, row_block, folded, "amax", include_self=True)
+        else:
+            out.index_add_(-2, row_block, folded)
+
+
 def pooled(kept, head, r0, r1, c0, c1, rows, cols, reduce="max"):
     """The region pooled to at most rows x cols blocks, each the max or mean of the exact weights
     it covers: (values float32 [R, C] on the CPU, row edges, col edges). Computed a band of rows
     at a time (2^22 weights), each band folded into the blocks its rows and keys belong to."""
     R, C = max(1, min(rows, r1 - r0)), max(1, min(cols, c1 - c0))
-    re, ce = edges(r0, r1 - r0, R), edges(c0, c1 - c0, C)
     device = kept.q.device
-
-    def block_of(e, n):  # each position's block, as a tensor
-        return torch.repeat_interleave(torch.arange(n, device=device), torch.tensor([e[b + 1] - e[b] for b in range(n)], device=device))
-    row_block, col_block = block_of(re, R), block_of(ce, C)
+    row_blocks, col_blocks = Blocks(r0, r1 - r0, R, device), Blocks(c0, c1 - c0, C, device)
     out = torch.zeros(R, C, device=device)
     band = max(1, (1 << 22) // max(1, c1 - c0))
-    with warnings.catch_warnings():  # torch 1.13 calls index_reduce_ beta
-        warnings.simplefilter("ignore", UserWarning)
-        for i0 in range(r0, r1, band):
-            i1 = min(i0 + band, r1)
-            w = kept.weights(head, i0, i1, c0, c1)  # [n, keys]
-            folded = torch.zeros(i1 - i0, C, device=device)
-            if reduce == "max":
-                folded.index_reduce_(1, col_block, w, "amax", include_self=True)
-                out.index_reduce_(0, row_block[i0 - r0:i1 - r0], folded, "amax", include_self=True)
-            else:
-                folded.index_add_(1, col_block, w)
-                out.index_add_(0, row_block[i0 - r0:i1 - r0], folded)
+    for i0 in range(r0, r1, band):
+        i1 = min(i0 + band, r1)
+        folded = col_blocks.fold_last(kept.weights(head, i0, i1, c0, c1), reduce)  # [n, C]
+        fold_rows(out, folded, row_blocks.of[i0 - r0:i1 - r0], reduce)
     if reduce == "mean":
-        heights = torch.tensor([re[a + 1] - re[a] for a in range(R)], dtype=torch.float32, device=device)
-        widths = torch.tensor([ce[b + 1] - ce[b] for b in range(C)], dtype=torch.float32, device=device)
-        out /= heights[:, None] * widths[None, :]
-    return out.cpu(), re, ce
+        out /= (row_blocks.widths[:, None] * col_blocks.widths[None, :]).to(device, torch.float32)
+    return out.cpu(), row_blocks.edges, col_blocks.edges
 
 
 SIXTEEN_BITS = {torch.float16: "F16", torch.bfloat16: "BF16"}
@@ -369,9 +401,15 @@ class Session:
             reduce = query.get("reduce", ["max"])[0]
             if reduce not in ("max", "mean"):
                 raise Asked(400, f"reduce: max or mean, not {reduce!r}")
-            maps = [pooled(k, h, r0, r1, c0, c1, rows, cols, reduce) for h in heads]
-            values = maps[0][0] if "head" in query else torch.stack([m[0] for m in maps])
-            re, ce = maps[0][1], maps[0][2]
+            whole = (r0, r1, c0, c1) == (0, k.T_q, 0, k.T_k)
+            if whole and reduce == "max" and rows == cols == THUMBNAIL_BLOCKS and k.thumbnails is not None:
+                values = k.thumbnails[heads].cpu()  # folded as the forward went: the same blocks
+                re, ce = edges(0, k.T_q, values.shape[1]), edges(0, k.T_k, values.shape[2])
+            else:
+                maps = [pooled(k, h, r0, r1, c0, c1, rows, cols, reduce) for h in heads]
+                values = torch.stack([m[0] for m in maps])
+                re, ce = maps[0][1], maps[0][2]
+            values = values[0] if "head" in query else values
             return safetensors({"values": values}, {"row_edges": json.dumps(re), "col_edges": json.dumps(ce), "reduce": reduce})
 
     def row(self, query):

@@ -47,8 +47,9 @@ async function serverIds(server, text) {
 let server = await startServer(await freePort());
 const csp = `Content-Security-Policy: default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; connect-src 'self' ${server.address}`;
 const { browser, url } = await startSuiteOrEnd('browser-served', siteDir, artifacts, { headers: [csp] });
-const shownRun = (s, text) => s.served && s.served.text === text && !s.served.busy && s.import && s.import.shown &&
-  s.served.run > 0 && s.import.stacks[0].T_q === s.served.tokens;
+// The figure shows the run of `text` (not the last figure kept while a server was lost).
+const shownRun = (s, text) => s.served && s.served.text === text && !s.served.busy && !s.served.lost && s.import && s.import.shown &&
+  s.served.run > 0 && s.served.shown === s.served.run && s.import.stacks[0].T_q === s.served.tokens;
 const link = (key, text, extra = '') => `#v=1&server=${encodeURIComponent(server.address)}&key=${key}&text=${encodeURIComponent(text)}&view=heatmap&map=attention:2:3${extra}`;
 
 const text1 = 'The cat sat on the mat.';
