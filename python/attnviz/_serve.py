@@ -13,7 +13,8 @@ the model view's thumbnails, ready when the run is.
 
 A server in the user's process (a thread) answers the page's questions over HTTP:
     GET  /api/info                                          the model: layers, heads, limits
-    POST /api/run      {"text": "..."}                      runs it; the tokens and next tokens
+    POST /api/run      {"text": "...", "knockout": [[l, h]]} runs it (those heads' outputs zeroed);
+                                                            the tokens and next tokens
     GET  /api/maps     ?run=R                               every map, the import file (SPEC §3)
     GET  /api/region   ?run=R&layer=[&head=][&r0=&r1=&c0=&c1=]&rows=&cols=[&reduce=max|mean]
                                                             a region pooled (every head, the
@@ -138,6 +139,7 @@ class Recorder:
     def __init__(self):
         self.layers = {}      # layer index -> Kept
         self.recording = False
+        self.knockout = {}    # layer index -> heads whose output is zeroed (the run's experiment)
 
     def attention(self, module, query, key, value, attention_mask, dropout=0.0, scaling=None, sliding_window=None,
                   softcap=None, s_aux=None, **kwargs):
@@ -179,8 +181,11 @@ class Recorder:
             if keep:
                 kept.m, kept.l = m, l
                 stats.append(kept)
+        layer = getattr(module, "layer_idx", len(self.layers))
+        for h in self.knockout.get(layer, ()):  # knocked out: the head contributes nothing (before o_proj)
+            out[:, h] = 0
         if stats:
-            self.layers[getattr(module, "layer_idx", len(self.layers))] = stats[0]
+            self.layers[layer] = stats[0]
         return out.transpose(1, 2).contiguous(), None
 
 
@@ -329,7 +334,11 @@ class Session:
         device = getattr(self.model, "device", None)
         return device if device is not None else next(self.model.parameters()).device
 
-    def run(self, text, top=10):
+    def run(self, text, top=10, knockout=()):
+        """knockout: (layer, head) pairs from 0 whose output is zeroed in this run."""
+        for layer, head in knockout:
+            if not (0 <= layer < self.layers and 0 <= head < self.heads):
+                raise Asked(400, f"knockout: {layer + 1}:{head + 1} is not in the model's {self.layers} layers x {self.heads} heads")
         ids = self.tokenizer(text, return_tensors="pt")["input_ids"][0]
         if len(ids) == 0:
             raise Asked(400, "text: it makes no token")
@@ -337,11 +346,13 @@ class Session:
             raise Asked(413, f"text: {len(ids)} tokens, past the model's {self.max_tokens}")
         with self.lock:
             self.recorder.layers, self.recorder.recording = {}, True
+            for layer, head in knockout:
+                self.recorder.knockout.setdefault(layer, set()).add(head)
             try:
                 with torch.no_grad():
                     out = self.model(input_ids=ids[None].to(self._device()), use_cache=False)
             finally:
-                self.recorder.recording = False
+                self.recorder.recording, self.recorder.knockout = False, {}
             if len(self.recorder.layers) == 0:
                 raise Asked(500, "model: no attention call reached attnviz's function (is attn_implementation \"attnviz\"?)")
             self.run_id += 1
@@ -355,7 +366,8 @@ class Session:
             first = layers[min(layers)]
             answer = {"run": self.run_id, "tokens": tokens, "ids": ids, "layers": len(layers), "heads": first.heads,
                       "kv_heads": first.kv_heads, "d_head": first.d_head, "d_model": self.d_model or first.heads * first.d_head,
-                      "causal": _causal(first), "windows": [k.window for _, k in sorted(layers.items())], "top": []}
+                      "causal": _causal(first), "windows": [k.window for _, k in sorted(layers.items())],
+                      "knockout": sorted([list(pair) for pair in set(map(tuple, knockout))]), "top": []}
             logits = getattr(out, "logits", None)
             if logits is not None:
                 p = torch.softmax(logits[0, -1].float(), -1)
@@ -560,12 +572,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 if length > MOST_BODY:
                     raise Asked(413, f"text: {length} bytes, past {MOST_BODY}")
                 try:
-                    text = json.loads(self.rfile.read(length).decode("utf-8"))["text"]
-                except (ValueError, KeyError, TypeError):
+                    body = json.loads(self.rfile.read(length).decode("utf-8"))
+                    text, knockout = body["text"], body.get("knockout", [])
+                except (ValueError, KeyError, TypeError, AttributeError):
                     raise Asked(400, "body: expected {\"text\": \"…\"}") from None
                 if not isinstance(text, str):
                     raise Asked(400, "text: expected a string")
-                return self._send(200, session.run(text))
+                if not (isinstance(knockout, list) and len(knockout) <= 4096 and all(
+                        isinstance(p, list) and len(p) == 2 and all(type(v) is int for v in p) for p in knockout)):
+                    raise Asked(400, "knockout: expected [[layer, head], …] counted from 0")
+                return self._send(200, session.run(text, knockout=[tuple(p) for p in knockout]))
             answers = {"api/info": lambda q: session.info(), "api/maps": session.maps, "api/region": session.region,
                        "api/row": session.row, "api/qk": session.qk}
             if method != "GET" or path not in answers:

@@ -186,6 +186,30 @@ def served_case(binary, folder, mask):
         served.stop()
 
 
+def knockout(binary, folder):
+    """A run with heads knocked out (their output zeroed before o_proj) against attnviz run --knockout."""
+    model, tokenizer = torch_llama.load(folder)
+    served = attnviz.serve(model, tokenizer, quiet=True)
+    try:
+        status, body = request(served, "/api/run", {"text": TEXT, "knockout": [[0, 1], [1, 3], [0, 1]]})
+        run = json.loads(body)
+        check(status == 200 and run["knockout"] == [[0, 1], [1, 3]], f"knockout: the run says its heads {run.get('knockout')}")
+        out = subprocess.run([binary, "run", folder, "--ids", ",".join(map(str, run["ids"])), "--knockout", "1:2,2:4", "--maps", "all", "--json"],
+                             capture_output=True, text=True, check=True)
+        ref = json.loads(out.stdout)
+        maps = tensors(request(served, f"/api/maps?run={run['run']}")[1])[0]["attention"]
+        d = float(np.abs(maps - np.array(ref["attention"])).max())
+        p = abs(run["top"][0]["p"] - ref["top"][0]["p"])
+        plain = json.loads(request(served, "/api/run", {"text": TEXT})[1])
+        check(d < 1e-5 and p < 1e-5 and run["top"][0]["id"] == ref["top"][0]["id"] and abs(plain["top"][0]["p"] - run["top"][0]["p"]) > 1e-4,
+              f"knockout: maps {d:.1e} and next token p {p:.1e} from attnviz run --knockout 1:2,2:4 (without: p {plain['top'][0]['p']:.4f})")
+        for bad, what in (([[2, 0]], b"3:1 is not"), ([[0]], b"knockout: expected"), ("1:2", b"knockout: expected")):
+            status, body = request(served, "/api/run", {"text": TEXT, "knockout": bad})
+            check(status == 400 and what in body, f"knockout {bad!r}: 400 ({body!r})")
+    finally:
+        served.stop()
+
+
 def long_text(binary, folder):
     """Past 512 tokens: no whole-map file; regions and rows exact against the eager forward's."""
     model, tokenizer = torch_llama.load(folder)
@@ -289,6 +313,7 @@ def main():
     mask_patterns()
     for case, mask in CASES:
         served_case(binary, os.path.join(refs, case), mask)
+    knockout(binary, os.path.join(refs, "llama_l2_h4kv2_d32_f32"))
     long_text(binary, os.path.join(refs, "llama_l2_h4kv2_d32_f32"))
     guards(os.path.join(refs, "llama_l2_h4kv2_d32_f32"), site)
     print(f"{len(failures)} failures")
