@@ -88,10 +88,10 @@ TEST_CASE("a served model: info, run, maps; the choice kept; an edit waits for t
 
     // Two edits while a run is out: one run after it, of the last text; the head stays chosen.
     st.served.text = "The cat sat";
-    attn::served_text_changed(st);
+    attn::served_input_changed(st);
     CHECK(sent(st) == "api/run");
     st.served.text = "The cat sat down";
-    attn::served_text_changed(st);
+    attn::served_input_changed(st);
     CHECK(st.served.outbox.empty());
     attn::served_reply(st, st.served.waiting, 200, run_answer(2, 4));
     CHECK(sent(st) == "api/maps?run=2");
@@ -122,14 +122,14 @@ TEST_CASE("a served model: a stale answer is dropped, a refusal keeps the figure
     REQUIRE(st.figure.has(attn::Detail::Layers));
 
     st.served.text = "again";
-    attn::served_text_changed(st);
+    attn::served_input_changed(st);
     sent(st);
     attn::served_reply(st, st.served.waiting, 401, R"({"error":"token: missing or wrong"})");
     CHECK(st.served.error == ".: token: missing or wrong");
     CHECK(st.figure.stack(0).queries.size() == 2);  // the last good figure
 
     st.served.text = "and again";
-    attn::served_text_changed(st);
+    attn::served_input_changed(st);
     sent(st);
     attn::served_reply(st, st.served.waiting, 0, "no answer (Failed to fetch)");
     CHECK(st.served.lost);
@@ -248,13 +248,13 @@ TEST_CASE("a served model's long text: thumbnails a layer at a time, then the sh
     attn::advance_served(st, 2.0);
     CHECK(st.served.outbox.empty());
     st.served.text = "another";
-    attn::served_text_changed(st);
+    attn::served_input_changed(st);
     sent(st);
     attn::served_reply(st, st.served.waiting, 200, run.dump());
     sent(st);
     CHECK(st.figure.kept_layer(0, 0) != nullptr);  // the last run's figure, until the new one's comes
     st.served.text = "edited while the maps come";
-    attn::served_text_changed(st);
+    attn::served_input_changed(st);
     attn::served_reply(st, st.served.waiting, 200, safetensors_file({{"values", {H, 64, 64}, std::vector<float>(H * 64 * 64)}}, {}));
     REQUIRE(st.served.outbox.size() == 1);
     CHECK(st.served.outbox[0].path == "api/run");  // the new text first
@@ -273,7 +273,7 @@ TEST_CASE("a served model's long text: thumbnails a layer at a time, then the sh
 
     // An answer of the wrong shape: an error naming the tensor, the figure kept.
     st.served.text = "once more";
-    attn::served_text_changed(st);
+    attn::served_input_changed(st);
     sent(st);
     attn::served_reply(st, st.served.waiting, 200, run.dump());
     for (int layer = 0; layer < L; ++layer) {
@@ -285,4 +285,31 @@ TEST_CASE("a served model's long text: thumbnails a layer at a time, then the sh
     CHECK(st.served.error.find("q") != std::string::npos);
     CHECK(st.served.error.find("[2, 600, -1]") != std::string::npos);
     CHECK(st.figure.kept_layer(0, 1) != nullptr);
+}
+
+TEST_CASE("a served model's knockout: the link's heads go with each run; a toggle runs again; Restore all") {
+    attn::AppState st;
+    REQUIRE(attn::open_link(st, "v=1&server=.&key=k&text=The%20cat&knockout=2:3,1:1&view=model"));
+    CHECK(st.served.knockout == "2:3,1:1");
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, R"({"model":"m"})");
+    REQUIRE(st.served.outbox.size() == 1);
+    CHECK(nlohmann::json::parse(st.served.outbox[0].body)["knockout"] == nlohmann::json{{1, 2}, {0, 0}});
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, run_answer(1, 3));
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, maps_file(2, 3));
+    CHECK(attn::knocked_heads(st).size() == 2);
+    attn::toggle_knockout(st, {0, 1, 2});  // the model view's right click on 2:3: back in
+    CHECK(st.served.knockout == "1:1");
+    REQUIRE(st.served.outbox.size() == 1);
+    CHECK(nlohmann::json::parse(st.served.outbox[0].body)["knockout"] == nlohmann::json{{0, 0}});
+    CHECK(attn::link_from_app(st).knockout == "1:1");
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, run_answer(2, 3));
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, maps_file(2, 3));
+    attn::toggle_knockout(st, {0, 0, 0});
+    REQUIRE(st.served.outbox.size() == 1);
+    CHECK(!nlohmann::json::parse(st.served.outbox[0].body).contains("knockout"));
 }

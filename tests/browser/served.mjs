@@ -13,7 +13,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import {
-  check, expect, finishSuite, freePort, maxDiff, moveAway, openPage, shot, startSuiteOrEnd, state, until,
+  check, clickWidget, expect, finishSuite, freePort, maxDiff, moveAway, openPage, shot, startSuiteOrEnd, state, until,
 } from './harness.mjs';
 
 const [siteDir, artifacts, refs, attnviz] = process.argv.slice(2);
@@ -105,6 +105,25 @@ await check('a text past 512 tokens: the server pools every map for the grid, th
   await moveAway(page);
   await shot(page, 'served-06-long-model.png');
   return `${T} tokens: rows of 2:3 ${rows.toExponential(1)} and 1:2 ${other.toExponential(1)} from attnviz run, its 64 x 64 thumbnail ${thumbnail.toExponential(1)}`;
+});
+
+await check('heads knocked out by a link run so on the server; Restore all runs the text whole again', async () => {
+  await page.evaluate((h) => { location.hash = h; }, link(server.key, text2, '&knockout=1:2,2:1'));
+  let s = await until(page, (x) => shownRun(x, text2) && x.served.knockout === '1:2,2:1', 'the run with heads knocked out', 60000);
+  const ids = await serverIds(server, text2);
+  const knocked = JSON.parse(execFileSync(attnviz, ['run', folder, '--ids', ids.join(','), '--knockout', '1:2,2:1', '--json'], { encoding: 'utf8' }));
+  const d = maxDiff(s.import.shown, knocked.attention[1][2]);
+  const p = Math.abs(s.served.top[0].p - knocked.top[0].p);
+  expect(d < 1e-5 && p < 1e-5, `map 2:3 differs from attnviz run --knockout by ${d}, the next token's p by ${p}`);
+  expect(/knockout=1%3A2%2C2%3A1|knockout=1:2,2:1/.test(s.link), `link ${s.link}`);
+  await clickWidget(page, 'view.model');
+  await moveAway(page);
+  await shot(page, 'served-07-knockout-model.png');
+  await clickWidget(page, 'model.restore');
+  s = await until(page, (x) => shownRun(x, text2) && x.served.knockout === '', 'the run whole again', 60000);
+  const whole = maxDiff(s.import.shown, reference(ids).attention[1][2]);
+  expect(whole < 1e-5, `restored: differs by ${whole}`);
+  return `${d.toExponential(1)} from attnviz run --knockout 1:2,2:1 (next token p ${s.served.top[0].p.toFixed(3)} restored, ${knocked.top[0].p.toFixed(3)} knocked out)`;
 });
 
 await check('two pages at once: each shows its own text', async () => {

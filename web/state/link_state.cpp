@@ -603,7 +603,7 @@ constexpr LinkParam kParams[] = {
      .to_app = [](AppState& st, const LinkState& l) {
          if (!l.server.empty()) {  // a served model's: it runs there
              if (!l.model_text.empty()) st.served.text = l.model_text;
-             served_text_changed(st);
+             served_input_changed(st);
              return;
          }
          if (l.model_text.empty() || st.model.text == l.model_text) return;
@@ -652,7 +652,7 @@ constexpr LinkParam kParams[] = {
      }},
 
     {.name = "knockout",
-     .what = "a live model's heads knocked out (their output replaced, `knockout_mode`); the model view marks them",
+     .what = "a live or served model's heads knocked out (their output replaced, `knockout_mode`; a served model's: zeroed); the model view marks them",
      .values = "`LAYER:HEAD` from 1, comma-separated (`2:3,1:1`), each optionally after its stack (`cross_attention:2:1`)",
      .default_value = "",
      .absent = "none",
@@ -663,8 +663,13 @@ constexpr LinkParam kParams[] = {
          return "";
      },
      .format = [](const LinkState& l) { return l.knockout; },
-     .from_app = [](LinkState& l, const AppState& st) { l.knockout = st.model.experiment.knockout; },
+     .from_app = [](LinkState& l, const AppState& st) { l.knockout = st.served.active() ? st.served.knockout : st.model.experiment.knockout; },
      .to_app = [](AppState& st, const LinkState& l) {
+         if (!l.server.empty()) {  // a served model's: the server knocks them out
+             st.served.knockout = l.knockout;
+             served_input_changed(st);
+             return;
+         }
          if (st.model.experiment.knockout == l.knockout) return;
          st.model.experiment.knockout = l.knockout;
          model_input_changed(st);

@@ -368,6 +368,7 @@ void clear_generation(AppState& st) {
 }
 
 std::vector<HeadRef> knocked_heads(const AppState& st) {
+    if (st.served.active()) return served_knocked_heads(st.served);
     if (!st.model.model) return {};
     try {
         return parse_heads(*st.model.model, st.model.experiment.knockout, "knockout");
@@ -378,11 +379,18 @@ std::vector<HeadRef> knocked_heads(const AppState& st) {
 
 void toggle_knockout(AppState& st, const HeadRef& head) {
     ModelSession& ms = st.model;
-    if (!ms.model) return;
+    if (!ms.model && !st.served.active()) return;
     std::vector<HeadRef> heads = knocked_heads(st);
     auto it = std::find(heads.begin(), heads.end(), head);
     if (it == heads.end()) heads.push_back(head);
     else heads.erase(it);
+    if (st.served.active()) {  // a served model: its one stack, the server knocks them out
+        std::string& text = st.served.knockout;
+        text.clear();
+        for (const HeadRef& h : heads) text += (text.empty() ? "" : ",") + std::to_string(h.layer + 1) + ":" + std::to_string(h.head + 1);
+        served_input_changed(st);
+        return;
+    }
     ms.experiment.knockout = format_heads(*ms.model, heads);
     model_input_changed(st);
 }

@@ -283,11 +283,11 @@ void request_generation(AppState& st);
 void show_generation_step(AppState& st, int step);
 void clear_generation(AppState& st);
 // The model view's and panel's toggles: a head in or out of the knockout (experiment.knockout
-// rewritten), a token hidden or shown. Both rerun the model.
+// rewritten, or a served model's: served_state.hpp), a token hidden or shown. Both rerun the model.
 void toggle_knockout(AppState& st, const HeadRef& head);
 void toggle_hidden(AppState& st, int token);
-// The session's experiment as this model's heads (none when it has no model or the text does
-// not parse: st.error says why).
+// The session's experiment as this model's heads, or a served model's (none when it has no model
+// or the text does not parse: st.error says why).
 std::vector<HeadRef> knocked_heads(const AppState& st);
 // Once a frame: converts weights, runs the model, or finishes a run into the figure, for about
 // `budget_seconds` of work: whole slices (a layer's attention or feed-forward block, a token

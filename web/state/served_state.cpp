@@ -4,6 +4,7 @@
 #include "app_state.hpp"
 #include "attention_file.hpp"
 #include "import_state.hpp"
+#include "model.hpp"
 #include "safetensors.hpp"
 
 #include <nlohmann/json.hpp>
@@ -28,9 +29,11 @@ void send(ServedSession& s, ServedAsk what, std::string path, std::string body =
 }
 
 void send_run(ServedSession& s) {
-    s.ran = s.text;
+    s.ran = s.text, s.ran_knockout = s.knockout;
     s.text_edited = false;
-    send(s, ServedAsk::Run, "api/run", nlohmann::json{{"text", s.text}}.dump());
+    nlohmann::json body = {{"text", s.text}};
+    for (const HeadRef& h : served_knocked_heads(s)) body["knockout"].push_back({h.layer, h.head});
+    send(s, ServedAsk::Run, "api/run", body.dump());
 }
 
 void send_thumbnails(ServedSession& s);
@@ -215,9 +218,16 @@ void connect_served(AppState& st, const std::string& server, const std::string& 
     send(s, ServedAsk::Info, "api/info");
 }
 
-void served_text_changed(AppState& st) {
+std::vector<HeadRef> served_knocked_heads(const ServedSession& s) {
+    std::vector<HeadRef> out;
+    for (const HeadItem& item : parse_head_items(s.knockout).value_or(std::vector<HeadItem>{}))
+        if (item.stack.empty() || item.stack == "attention") out.push_back({0, item.layer - 1, item.head - 1});
+    return out;
+}
+
+void served_input_changed(AppState& st) {
     ServedSession& s = st.served;
-    if (!s.active() || s.text == s.ran) return;
+    if (!s.active() || (s.text == s.ran && s.knockout == s.ran_knockout)) return;
     s.text_edited = true;
     if (s.waiting == 0 && s.connected()) send_run(s);
 }
@@ -318,7 +328,7 @@ void add_served_json(const AppState& st, nlohmann::json& out) {
     if (s.remote)
         for (const auto& [layer, kept] : s.remote->layers) layers.push_back(layer);
     out["served"] = {{"server", s.server}, {"model", s.model}, {"text", s.text}, {"run", s.run}, {"tokens", s.tokens},
-                     {"error", s.error}, {"lost", s.lost}, {"busy", s.waiting != 0}, {"top", top},
+                     {"error", s.error}, {"lost", s.lost}, {"busy", s.waiting != 0}, {"top", top}, {"knockout", s.ran_knockout},
                      {"shown", s.shown}, {"thumbnail_layers", s.heads > 0 ? static_cast<int>(s.thumbnails.size()) / s.heads : 0},
                      {"asked_layer", s.asked_layer}, {"layers_here", layers}};
 }

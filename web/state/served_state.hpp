@@ -26,6 +26,7 @@
 #pragma once
 
 #include "figure.hpp"
+#include "transformer.hpp"
 #include "import.hpp"
 
 #include <nlohmann/json_fwd.hpp>
@@ -53,8 +54,9 @@ struct ServedSession {
     std::string model;               // the server's name for it (/api/info), "" until it answers
     int maps_up_to = 512;            // tokens: past this the server sends no whole maps
     std::string text;                // what the reader typed; the server runs it
-    std::string ran;                 // the text of the figure shown (or on its way)
-    bool text_edited = false;        // the text changed since `ran` went out
+    std::string knockout;            // heads knocked out, as links write them ("2:3,1:1", from 1): the server zeroes their outputs
+    std::string ran, ran_knockout;   // the input of the figure shown (or on its way)
+    bool text_edited = false;        // the input changed since `ran` went out
     std::vector<NextToken> top;      // the model's likeliest next tokens after the text
     int run = 0;                     // the server's last run
     int shown = 0;                   // the run the figure shows (0: none yet)
@@ -86,8 +88,10 @@ struct ServedSession {
 
 // Connects to a server (the link's server= and key=): asks what it serves, then runs the text.
 void connect_served(AppState& st, const std::string& server, const std::string& key);
-// The reader changed ServedSession::text: it runs once the request in flight is back.
-void served_text_changed(AppState& st);
+// The reader changed ServedSession::text or knockout: it runs once the request in flight is back.
+void served_input_changed(AppState& st);
+// ServedSession::knockout as heads of the one stack (its malformed items left out: links check them).
+std::vector<HeadRef> served_knocked_heads(const ServedSession& s);
 // An answer to request `id`: HTTP status (0: no answer, `body` says why) and its bytes.
 void served_reply(AppState& st, int id, int status, std::string body);
 // Once a frame: a lost server asked again when its time comes (now: seconds, any clock); a

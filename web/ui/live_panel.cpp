@@ -326,6 +326,36 @@ static void next_token_bars(AppState& st, const std::vector<NextToken>& top, int
     }
 }
 
+namespace {
+
+// The heads knocked out (a live model's experiment, or a served model's), Restore all, and
+// whether a click in the model view knocks one out.
+void knocked_out_line(ViewContext& ctx) {
+    AppState& st = ctx.state;
+    const bool served = st.served.active();
+    std::string& knockout = served ? st.served.knockout : st.model.experiment.knockout;
+    if (knocked_heads(st).empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("%s", tr(st.lang, Str::KnockedNone));
+        ImGui::PopStyleColor();
+    } else {
+        char line[256];
+        std::snprintf(line, sizeof line, tr(st.lang, Str::KnockedOut), knockout.c_str());
+        ImGui::TextWrapped("%s", line);
+        probe(st, "model.knocked");
+        if (small_button(st, tr(st.lang, Str::RestoreAll))) {
+            knockout.clear();
+            if (served) served_input_changed(st);
+            else model_input_changed(st);
+        }
+        probe(st, "model.restore");
+    }
+    ImGui::Checkbox(tr(st.lang, Str::ClickKnocks), &ctx.panels.click_knocks_out);
+    probe(st, "model.click_knocks");
+}
+
+}  // namespace
+
 // A model PyTorch runs elsewhere (served_state.hpp): what and where, its text, the next tokens.
 void draw_served_controls(ViewContext& ctx) {
     AppState& st = ctx.state;
@@ -347,7 +377,7 @@ void draw_served_controls(ViewContext& ctx) {
         probe(st, "served.error");
     }
     ImGui::TextUnformatted(tr(st.lang, Str::LiveText));
-    if (ImGui::InputTextMultiline("##served.text", &s.text, ImVec2(-FLT_MIN, ImGui::GetTextLineHeight() * 4.4f))) served_text_changed(st);
+    if (ImGui::InputTextMultiline("##served.text", &s.text, ImVec2(-FLT_MIN, ImGui::GetTextLineHeight() * 4.4f))) served_input_changed(st);
     mark_text_box(st);
     probe(st, "served.text");
     if (s.run > 0) {
@@ -369,6 +399,7 @@ void draw_served_controls(ViewContext& ctx) {
         section(tr(st.lang, Str::NextTokens));
         next_token_bars(st, s.top, -1, ctx.scale);
     }
+    knocked_out_line(ctx);
 }
 
 void draw_live_controls(ViewContext& ctx) {
@@ -621,24 +652,7 @@ void draw_experiments(ViewContext& ctx) {
     ModelExperiment& ex = ms.experiment;
     const LoadedModel& m = *ms.model;
     section(tr(st.lang, Str::SectionExperiments));
-    const std::vector<HeadRef> heads = knocked_heads(st);
-    if (heads.empty()) {
-        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-        ImGui::TextWrapped("%s", tr(st.lang, Str::KnockedNone));
-        ImGui::PopStyleColor();
-    } else {
-        char line[256];
-        std::snprintf(line, sizeof line, tr(st.lang, Str::KnockedOut), ex.knockout.c_str());
-        ImGui::TextWrapped("%s", line);
-        probe(st, "model.knocked");
-        if (small_button(st, tr(st.lang, Str::RestoreAll))) {
-            ex.knockout.clear();
-            model_input_changed(st);
-        }
-        probe(st, "model.restore");
-    }
-    ImGui::Checkbox(tr(st.lang, Str::ClickKnocks), &ctx.panels.click_knocks_out);
-    probe(st, "model.click_knocks");
+    knocked_out_line(ctx);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(tr(st.lang, Str::AblationLabel));
     tooltip(tr(st.lang, Str::AblationTip));

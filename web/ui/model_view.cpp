@@ -281,7 +281,8 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     if (head_scores && head_scores->layers == L && head_scores->heads == H) in.tags = head_tags(*head_scores, st.lang);
     else if (s.sinks && !st.figure.maps_on_demand()) in.tags = sink_tags(s, st.lang);  // (a long text's: not kept)
     const bool live = st.figure.live != nullptr;
-    if (live) {  // the experiment's knocked-out heads of this stack
+    const bool knocks = live || st.served.active();  // a live model's heads, or a served model's, knock out
+    if (knocks) {  // the experiment's knocked-out heads of this stack
         in.off.assign(static_cast<size_t>(L * H), false);
         for (const HeadRef& r : knocked_heads(st))
             if (r.stack == im.import_stack && r.layer < L && r.head < H) in.off[static_cast<size_t>(r.layer * H + r.head)] = true;
@@ -310,7 +311,7 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         const Box b = layout.thumb(kc.q, kc.k);
         ImGui::SetNextWindowPos(ImVec2(b.x0 + cell + 8.0f * sc, b.y0));
         if (action == 1) select_import_map(st, kc.q, kc.k), st.view = View::Heatmap;
-        if (action == 2 && live) toggle_knockout(st, {im.import_stack, kc.q, kc.k});
+        if (action == 2 && knocks) toggle_knockout(st, {im.import_stack, kc.q, kc.k});
     }
     const int hl = hover.layer, hh = hover.head;
     draw_items(dl, model_items(layout, in, hover, measure), {}, measure, palette(st.theme), sc, [&](const Item& it) {
@@ -343,7 +344,7 @@ void ModelView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     }
     if (hl >= 0 && st.view == View::Model) {
         ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
-        const bool knock = live && !at_thumb && (ImGui::IsMouseClicked(ImGuiMouseButton_Right) ||
+        const bool knock = knocks && !at_thumb && (ImGui::IsMouseClicked(ImGuiMouseButton_Right) ||
                                                  (ctx.panels.click_knocks_out && ImGui::IsMouseClicked(ImGuiMouseButton_Left)));
         if (knock) {
             toggle_knockout(st, {im.import_stack, hl, hh});
