@@ -15,6 +15,8 @@ A server in the user's process (a thread) answers the page's questions over HTTP
     GET  /api/info                                          the model: layers, heads, limits
     POST /api/run      {"text": "...", "knockout": [[l, h]]} runs it (those heads' outputs zeroed);
                                                             the tokens and next tokens
+    POST /api/generate {"text": "...", "tokens": N, "knockout": …}
+                                                            the text continued by N tokens (greedy)
     GET  /api/maps     ?run=R                               every map, the import file (SPEC §3)
     GET  /api/region   ?run=R&layer=[&head=][&r0=&r1=&c0=&c1=]&rows=&cols=[&reduce=max|mean]
                                                             a region pooled (every head, the
@@ -334,25 +336,52 @@ class Session:
         device = getattr(self.model, "device", None)
         return device if device is not None else next(self.model.parameters()).device
 
-    def run(self, text, top=10, knockout=()):
-        """knockout: (layer, head) pairs from 0 whose output is zeroed in this run."""
-        for layer, head in knockout:
-            if not (0 <= layer < self.layers and 0 <= head < self.heads):
-                raise Asked(400, f"knockout: {layer + 1}:{head + 1} is not in the model's {self.layers} layers x {self.heads} heads")
+    def _ids(self, text, more=0):
+        """The text's ids (1-D), checked to fit the model's positions with `more` after them."""
         ids = self.tokenizer(text, return_tensors="pt")["input_ids"][0]
         if len(ids) == 0:
             raise Asked(400, "text: it makes no token")
-        if len(ids) > self.max_tokens:
-            raise Asked(413, f"text: {len(ids)} tokens, past the model's {self.max_tokens}")
+        if len(ids) + more > self.max_tokens:
+            raise Asked(413, f"text: {len(ids)} tokens{f' and {more} more' if more else ''}, past the model's {self.max_tokens}")
+        return ids
+
+    def _forward(self, ids, knockout, record):
+        """The model on ids [T] with those heads knocked out; the lock held."""
+        for layer, head in knockout:
+            if not (0 <= layer < self.layers and 0 <= head < self.heads):
+                raise Asked(400, f"knockout: {layer + 1}:{head + 1} is not in the model's {self.layers} layers x {self.heads} heads")
+        self.recorder.layers, self.recorder.recording = {}, record
+        for layer, head in knockout:
+            self.recorder.knockout.setdefault(layer, set()).add(head)
+        try:
+            with torch.no_grad():
+                return self.model(input_ids=ids[None].to(self._device()), use_cache=False)
+        finally:
+            self.recorder.recording, self.recorder.knockout = False, {}
+
+    def generate(self, text, tokens, knockout=()):
+        """The text continued by `tokens` tokens, each the likeliest (a whole forward a token, as
+        the page then runs the text): {"text", "ids", "tokens"} of what was added."""
+        ids = self._ids(text, tokens)
+        prompt = len(ids)
         with self.lock:
-            self.recorder.layers, self.recorder.recording = {}, True
-            for layer, head in knockout:
-                self.recorder.knockout.setdefault(layer, set()).add(head)
-            try:
-                with torch.no_grad():
-                    out = self.model(input_ids=ids[None].to(self._device()), use_cache=False)
-            finally:
-                self.recorder.recording, self.recorder.knockout = False, {}
+            for _ in range(tokens):
+                logits = getattr(self._forward(ids, knockout, False), "logits", None)
+                if logits is None:
+                    raise Asked(400, "generate: the model gives no logits")
+                ids = torch.cat([ids, logits[0, -1].argmax().view(1).to(ids.device)])
+        added = [int(i) for i in ids[prompt:]]
+        # What the added tokens add to the text, as the tokenizer writes the whole (a piece alone
+        # may lose its leading space).
+        before, after = self.tokenizer.decode(ids[:prompt].tolist()), self.tokenizer.decode(ids.tolist())
+        more = after[len(before):] if after.startswith(before) else self.tokenizer.decode(added)
+        return {"text": text + more, "ids": added, "tokens": [str(t) for t in self.tokenizer.convert_ids_to_tokens(added)]}
+
+    def run(self, text, top=10, knockout=()):
+        """knockout: (layer, head) pairs from 0 whose output is zeroed in this run."""
+        ids = self._ids(text)
+        with self.lock:
+            out = self._forward(ids, knockout, True)
             if len(self.recorder.layers) == 0:
                 raise Asked(500, "model: no attention call reached attnviz's function (is attn_implementation \"attnviz\"?)")
             self.run_id += 1
@@ -477,6 +506,7 @@ def _int(query, name, lo, hi=None, default=None):
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 MOST_BODY = 1 << 20  # bytes of a POST
+MOST_GENERATED = 64  # tokens one /api/generate adds
 # What / serves: the web build in the package, as the site has it (the plain SIMD build).
 SITE_FILES = {"": "index.html", "index.html": "index.html", "attnviz-page.js": "attnviz-page.js", "attnviz.css": "attnviz.css",
               "favicon.svg": "favicon.svg", "attnviz.js": "attnviz.js", "attnviz.wasm": "attnviz.wasm",
@@ -567,21 +597,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         query = urllib.parse.parse_qs(url.query)
         session = self.server.session
         try:
-            if method == "POST" and path == "api/run":
-                length = int(self.headers.get("Content-Length", "0"))
-                if length > MOST_BODY:
-                    raise Asked(413, f"text: {length} bytes, past {MOST_BODY}")
-                try:
-                    body = json.loads(self.rfile.read(length).decode("utf-8"))
-                    text, knockout = body["text"], body.get("knockout", [])
-                except (ValueError, KeyError, TypeError, AttributeError):
-                    raise Asked(400, "body: expected {\"text\": \"…\"}") from None
-                if not isinstance(text, str):
-                    raise Asked(400, "text: expected a string")
-                if not (isinstance(knockout, list) and len(knockout) <= 4096 and all(
-                        isinstance(p, list) and len(p) == 2 and all(type(v) is int for v in p) for p in knockout)):
-                    raise Asked(400, "knockout: expected [[layer, head], …] counted from 0")
-                return self._send(200, session.run(text, knockout=[tuple(p) for p in knockout]))
+            if method == "POST" and path in ("api/run", "api/generate"):
+                return self._send(200, self._post(session, path))
             answers = {"api/info": lambda q: session.info(), "api/maps": session.maps, "api/region": session.region,
                        "api/row": session.row, "api/qk": session.qk}
             if method != "GET" or path not in answers:
@@ -594,6 +611,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self._refuse(e.status, str(e))
         except Exception as e:  # the model raised: say what, keep serving
             return self._refuse(500, f"{type(e).__name__}: {e}")
+
+    def _post(self, session, path):
+        length = int(self.headers.get("Content-Length", "0"))
+        if length > MOST_BODY:
+            raise Asked(413, f"text: {length} bytes, past {MOST_BODY}")
+        try:
+            body = json.loads(self.rfile.read(length).decode("utf-8"))
+            text, knockout = body["text"], body.get("knockout", [])
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise Asked(400, "body: expected {\"text\": \"…\"}") from None
+        if not isinstance(text, str):
+            raise Asked(400, "text: expected a string")
+        if not (isinstance(knockout, list) and len(knockout) <= 4096 and all(
+                isinstance(p, list) and len(p) == 2 and all(type(v) is int for v in p) for p in knockout)):
+            raise Asked(400, "knockout: expected [[layer, head], …] counted from 0")
+        knockout = [tuple(p) for p in knockout]
+        if path == "api/run":
+            return session.run(text, knockout=knockout)
+        tokens = body.get("tokens")
+        if type(tokens) is not int or not 1 <= tokens <= MOST_GENERATED:
+            raise Asked(400, f"tokens: expected a whole number from 1 to {MOST_GENERATED}")
+        return session.generate(text, tokens, knockout)
 
     def _site(self, method, path):
         name = SITE_FILES.get(path)

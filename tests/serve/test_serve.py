@@ -210,6 +210,28 @@ def knockout(binary, folder):
         served.stop()
 
 
+def generation(binary, folder):
+    """/api/generate: greedy tokens after the text, as attnviz run --generate gives them (its KV
+    cache against a whole forward a token), the text continued; a knockout applies; bad counts refused."""
+    model, tokenizer = torch_llama.load(folder)
+    served = attnviz.serve(model, tokenizer, quiet=True)
+    try:
+        for knockout, flag in (([], []), ([[1, 0]], ["--knockout", "2:1"])):
+            status, body = request(served, "/api/generate", {"text": TEXT, "tokens": 5, "knockout": knockout})
+            got = json.loads(body)
+            ids = tokenizer(TEXT)["input_ids"][0].tolist()
+            out = subprocess.run([binary, "run", folder, "--ids", ",".join(map(str, ids)), "--generate", "5", "--json"] + flag,
+                                 capture_output=True, text=True, check=True)
+            want = json.loads(out.stdout)["generated_ids"]
+            check(status == 200 and got["ids"] == want and got["text"] == TEXT + tokenizer.decode(want),
+                  f"generate 5 tokens{' with 2:1 knocked out' if knockout else ''}: {got.get('ids')} as attnviz run --generate: {want}")
+        for tokens, status_wanted in ((0, 400), (65, 400), ("5", 400), (60, 413)):
+            status, body = request(served, "/api/generate", {"text": TEXT, "tokens": tokens})
+            check(status == status_wanted, f"generate {tokens!r} tokens: {status} ({body[:70]!r})")
+    finally:
+        served.stop()
+
+
 def long_text(binary, folder):
     """Past 512 tokens: no whole-map file; regions and rows exact against the eager forward's."""
     model, tokenizer = torch_llama.load(folder)
@@ -314,6 +336,7 @@ def main():
     for case, mask in CASES:
         served_case(binary, os.path.join(refs, case), mask)
     knockout(binary, os.path.join(refs, "llama_l2_h4kv2_d32_f32"))
+    generation(binary, os.path.join(refs, "llama_l2_h4kv2_d32_f32"))
     long_text(binary, os.path.join(refs, "llama_l2_h4kv2_d32_f32"))
     guards(os.path.join(refs, "llama_l2_h4kv2_d32_f32"), site)
     print(f"{len(failures)} failures")

@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "stand_in"))  # transformers' AttentionInterface, when transformers is absent
 sys.path.insert(0, os.path.join(HERE, "..", "model"))
 from transformers import AttentionInterface  # noqa: E402
-from make_models import gpt2_encode  # noqa: E402
+from make_models import BYTE_CHARS, gpt2_encode  # noqa: E402
 from test_reference import read_checkpoint  # noqa: E402
 
 
@@ -174,6 +174,12 @@ class Tokenizer:
 
     def convert_ids_to_tokens(self, ids):
         return [self.names[int(i)] for i in ids]
+
+    def decode(self, ids):
+        """The text of ids, byte by byte (special tokens left out)."""
+        byte = {c: b for b, c in BYTE_CHARS.items()}
+        pieces = [self.names[int(i)] for i in ids]
+        return bytes(byte[c] for p in pieces if all(c in byte for c in p) for c in p).decode("utf-8", errors="replace")
 
 
 def load(folder, mask="sdpa"):
