@@ -313,3 +313,30 @@ TEST_CASE("a served model's knockout: the link's heads go with each run; a toggl
     REQUIRE(st.served.outbox.size() == 1);
     CHECK(!nlohmann::json::parse(st.served.outbox[0].body).contains("knockout"));
 }
+
+TEST_CASE("a served model's Generate: the server continues the text, which then runs; nothing while a request is out") {
+    attn::AppState st;
+    REQUIRE(attn::open_link(st, "v=1&server=.&key=k&text=The%20cat&knockout=1:2"));
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, R"({"model":"m"})");
+    attn::served_generate(st);  // a run is out: nothing
+    CHECK(st.served.outbox.size() == 1);
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, run_answer(1, 2));
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, maps_file(1, 2));
+    st.served.generate_tokens = 3;
+    attn::served_generate(st);
+    REQUIRE(st.served.outbox.size() == 1);
+    CHECK(st.served.outbox[0].path == "api/generate");
+    const nlohmann::json body = nlohmann::json::parse(st.served.outbox[0].body);
+    CHECK(body["tokens"] == 3);
+    CHECK(body["text"] == "The cat");
+    CHECK(body["knockout"] == nlohmann::json{{0, 1}});
+    st.served.outbox.clear();
+    attn::served_reply(st, st.served.waiting, 200, R"({"text":"The cat sat on","ids":[5,6,7],"tokens":["a","b","c"]})");
+    CHECK(st.served.text == "The cat sat on");
+    REQUIRE(st.served.outbox.size() == 1);
+    CHECK(nlohmann::json::parse(st.served.outbox[0].body)["text"] == "The cat sat on");
+    CHECK(attn::link_from_app(st).model_text == "The cat sat on");
+}

@@ -128,6 +128,21 @@ await check('heads knocked out by a link run so on the server; Restore all runs 
   return `${d.toExponential(1)} from attnviz run --knockout 1:2,2:1; the next token "${knocked.top[0].token}" ${knocked.top[0].p.toFixed(3)} knocked out, "${ref.top[0].token}" ${ref.top[0].p.toFixed(3)} restored`;
 });
 
+await check('Generate: the server continues the text by 8 greedy tokens, and the longer text runs', async () => {
+  await page.evaluate((h) => { location.hash = h; }, link(server.key, text1));
+  await until(page, (x) => shownRun(x, text1), 'text one', 60000);
+  await clickWidget(page, 'served.generate');
+  const s = await until(page, (x) => x.served.text.startsWith(text1) && x.served.text !== text1 && shownRun(x, x.served.text),
+    'the continued text', 60000);
+  const r = await fetch(`${server.address}/api/generate`, { method: 'POST', headers: { 'X-Attnviz-Token': server.key }, body: JSON.stringify({ text: text1, tokens: 8 }) });
+  const want = (await r.json()).text;
+  expect(s.served.text === want, `the page's text ${JSON.stringify(s.served.text)}, the server's ${JSON.stringify(want)}`);
+  const d = maxDiff(s.import.shown, reference(await serverIds(server, want)).attention[1][2]);
+  expect(d < 1e-5, `the continued text's map differs from attnviz run by ${d}`);
+  expect(decodeURIComponent(s.link).includes(`text=${want}`) || s.link.includes(encodeURIComponent(want)), `link ${s.link}`);
+  return `${JSON.stringify(want.slice(text1.length))} added, ${s.served.tokens} tokens, ${d.toExponential(1)}`;
+});
+
 await check('two pages at once: each shows its own text', async () => {
   const other = await openPage(browser, url + link(server.key, 'Two pages ask at once.'));
   await page.evaluate((h) => { location.hash = h; }, link(server.key, text1));

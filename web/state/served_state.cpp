@@ -28,12 +28,17 @@ void send(ServedSession& s, ServedAsk what, std::string path, std::string body =
     s.outbox.push_back({s.waiting, std::move(path), std::move(body)});
 }
 
+// The body of a run or a generation: the text and the heads knocked out.
+nlohmann::json input_body(const ServedSession& s) {
+    nlohmann::json body = {{"text", s.text}};
+    for (const HeadRef& h : served_knocked_heads(s)) body["knockout"].push_back({h.layer, h.head});
+    return body;
+}
+
 void send_run(ServedSession& s) {
     s.ran = s.text, s.ran_knockout = s.knockout;
     s.text_edited = false;
-    nlohmann::json body = {{"text", s.text}};
-    for (const HeadRef& h : served_knocked_heads(s)) body["knockout"].push_back({h.layer, h.head});
-    send(s, ServedAsk::Run, "api/run", body.dump());
+    send(s, ServedAsk::Run, "api/run", input_body(s).dump());
 }
 
 void send_thumbnails(ServedSession& s);
@@ -225,6 +230,14 @@ std::vector<HeadRef> served_knocked_heads(const ServedSession& s) {
     return out;
 }
 
+void served_generate(AppState& st) {
+    ServedSession& s = st.served;
+    if (!s.active() || !s.connected() || s.waiting != 0) return;
+    nlohmann::json body = input_body(s);
+    body["tokens"] = std::clamp(s.generate_tokens, 1, 64);
+    send(s, ServedAsk::Generate, "api/generate", body.dump());
+}
+
 void served_input_changed(AppState& st) {
     ServedSession& s = st.served;
     if (!s.active() || (s.text == s.ran && s.knockout == s.ran_knockout)) return;
@@ -297,6 +310,10 @@ void served_reply(AppState& st, int id, int status, std::string body) {
     }
     if (asked == ServedAsk::Info) took_info(s, j);
     else if (asked == ServedAsk::Run) took_run(s, j);
+    else if (asked == ServedAsk::Generate && j.contains("text") && j["text"].is_string() && !s.text_edited) {
+        s.text = j["text"].get<std::string>();  // the continued text runs (an edit meanwhile wins)
+        send_run(s);
+    }
     if (s.waiting == 0 && s.text_edited) send_run(s);
 }
 

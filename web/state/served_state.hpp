@@ -47,7 +47,7 @@ struct ServedRequest {
     std::string body;    // JSON for a POST; "" for a GET
 };
 
-enum class ServedAsk { None, Info, Run, Maps, Thumbnails, Layer };
+enum class ServedAsk { None, Info, Run, Maps, Thumbnails, Layer, Generate };
 
 struct ServedSession {
     std::string server, key;         // the link's: the address ("." = the page's own) and the token
@@ -58,6 +58,7 @@ struct ServedSession {
     std::string ran, ran_knockout;   // the input of the figure shown (or on its way)
     bool text_edited = false;        // the input changed since `ran` went out
     std::vector<NextToken> top;      // the model's likeliest next tokens after the text
+    int generate_tokens = 8;         // Generate: this many greedy tokens, then the longer text runs
     int run = 0;                     // the server's last run
     int shown = 0;                   // the run the figure shows (0: none yet)
     int tokens = 0;
@@ -90,6 +91,9 @@ struct ServedSession {
 void connect_served(AppState& st, const std::string& server, const std::string& key);
 // The reader changed ServedSession::text or knockout: it runs once the request in flight is back.
 void served_input_changed(AppState& st);
+// Generate: the server continues the text by s.generate_tokens greedy tokens (the heads knocked
+// out as in a run); the text becomes that and runs. Nothing when a request is out.
+void served_generate(AppState& st);
 // ServedSession::knockout as heads of the one stack (its malformed items left out: links check them).
 std::vector<HeadRef> served_knocked_heads(const ServedSession& s);
 // An answer to request `id`: HTTP status (0: no answer, `body` says why) and its bytes.

@@ -399,6 +399,21 @@ void draw_served_controls(ViewContext& ctx) {
         section(tr(st.lang, Str::NextTokens));
         next_token_bars(st, s.top, -1, ctx.scale);
     }
+    // Generate: the server continues the text (greedy), which then runs as typed text does.
+    section(tr(st.lang, Str::SectionGenerate));
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(tr(st.lang, Str::GenTokens));
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-FLT_MIN);
+    ImGui::SliderInt("##served.gen.tokens", &s.generate_tokens, 1, 64);
+    probe(st, "served.gen.tokens");
+    ImGui::BeginDisabled(!s.connected() || s.waiting != 0);
+    if (ImGui::Button(tr(st.lang, Str::GenButton))) served_generate(st);
+    ImGui::EndDisabled();
+    probe(st, "served.generate");
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", tr(st.lang, Str::ServedGreedy));
+    section(tr(st.lang, Str::SectionExperiments));
     knocked_out_line(ctx);
 }
 
