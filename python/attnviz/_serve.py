@@ -33,7 +33,7 @@ Security: it listens on 127.0.0.1 unless told otherwise; every /api request carr
 random token of the URL (header X-Attnviz-Token); a request with an Origin header is answered
 only for a loopback origin or one of `origins`; the Host must be a loopback name (no DNS
 rebinding) when it listens on loopback; the page sends text and numbers, never code or a path;
-one answer holds at most 4096^2 numbers.
+one answer holds at most 4096^2 numbers of maps, or 2^26 of Q and K.
 
 [SECTION] What each attention call keeps
 [SECTION] Questions: a region, pooled or exact; a row; a head's Q and K
@@ -193,7 +193,8 @@ class Recorder:
 
 # [SECTION] Questions: a region, pooled or exact; a row; a head's Q and K -----------------------
 
-MOST_NUMBERS = 4096 * 4096  # in one answer
+MOST_NUMBERS = 4096 * 4096  # in one answer of maps
+MOST_QK = 1 << 26           # in one answer of Q and K: a layer of a 70B at 4 096 tokens, an 8B's at 8 192
 THUMBNAIL_BLOCKS = 64       # the page's model view: every map pooled to 64 x 64 (core's kThumbnailBlocks)
 MAPS_UP_TO = 512            # tokens: past this, /api/maps refuses (ask regions), as attnviz run does
 
@@ -473,8 +474,8 @@ class Session:
             else:
                 tensors = {"q": k.q, "k": k.k}
             numbers = sum(t.numel() for t in tensors.values())
-            if numbers > MOST_NUMBERS:
-                raise Asked(413, f"qk: {numbers} numbers, past {MOST_NUMBERS} (ask for one head)")
+            if numbers > MOST_QK:
+                raise Asked(413, f"qk: {numbers} numbers, past {MOST_QK} (ask for one head)")
             pattern = k.mask_pattern()
             if pattern is None:
                 raise Asked(422, "qk: this layer's mask is not a causal one (padding or a bidirectional block), "

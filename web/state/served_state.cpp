@@ -20,7 +20,10 @@ namespace {
 
 constexpr double kServedRetrySeconds = 3.0;
 constexpr int kServedReruns = 3;
-constexpr int kServedLayersKept = 3;  // layers of Q and K a long text keeps in the page (the shown one among them)
+// A long text's layers of Q and K the page keeps (the shown one among them): at most 3, and past
+// the first, only while they hold at most 512 MB (a big model's layer at 8 192 tokens is 200 MB).
+constexpr int kServedLayersKept = 3;
+constexpr std::size_t kServedLayerBytes = std::size_t{512} << 20;
 
 void send(ServedSession& s, ServedAsk what, std::string path, std::string body = {}) {
     s.waiting = s.next_id++;
@@ -169,10 +172,16 @@ void show_layer(AppState& st, std::shared_ptr<const KeptHeads> kept) {
     const bool same_run = st.figure.remote && st.figure.remote == s.remote && s.shown == s.run;
     if (same_run) *remote = *s.remote;
     else remote->thumbnails = std::move(s.thumbnails), remote->d_model = s.d_model > 0 ? s.d_model : s.heads * kept->d_head;
-    while (static_cast<int>(remote->layers.size()) >= kServedLayersKept) {  // the layer the longest unshown goes
-        auto old = remote->layers.begin();
-        if (st.figure.shown && old->first == st.imported.import_layer && std::next(old) != remote->layers.end()) ++old;
-        remote->layers.erase(old);
+    auto held = [&] {
+        std::size_t bytes = kept->bytes();
+        for (const auto& [layer, k] : remote->layers) bytes += k->bytes();
+        return bytes;
+    };
+    // Room for the new one: the others go, lowest first, never the one shown.
+    for (auto old = remote->layers.begin();
+         old != remote->layers.end() && (static_cast<int>(remote->layers.size()) >= kServedLayersKept || held() > kServedLayerBytes);) {
+        if (st.figure.shown && old->first == st.imported.import_layer) ++old;
+        else old = remote->layers.erase(old);
     }
     remote->layers[s.asked_layer] = std::move(kept);
     s.remote = remote;
