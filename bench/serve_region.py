@@ -3,6 +3,8 @@
 docs/BENCHMARKS.md "A served model's long text"). Numbers only: not a test.
 
   /usr/bin/python3 bench/serve_region.py [T=8192] [repeats=5]
+  /usr/bin/python3 bench/serve_region.py --serve SITE_DIR  (for bench/served_frames.mjs: serves the
+      model and its page, prints its port and token, and stops when stdin closes)
 
 A Llama-shaped model in plain torch (tests/serve/torch_llama.py; SmolLM2-135M's attention: 9
 heads, 3 K/V heads, d_head 64; 2 layers, random weights) is served by attnviz.serve() on
@@ -52,15 +54,27 @@ def median_ms(fn, repeats):
     return statistics.median(times), min(times)
 
 
-def main():
-    T = int(sys.argv[1]) if len(sys.argv) > 1 else 8192
-    repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+def llama_shaped(T):
+    """SmolLM2-135M's attention (9 heads, 3 K/V heads, d_head 64) in 2 layers, random weights."""
     torch.set_num_threads(os.cpu_count())
     torch.manual_seed(0)
     config = torch_llama.Config({"hidden_size": 576, "num_hidden_layers": 2, "num_attention_heads": 9, "num_key_value_heads": 3,
                                  "intermediate_size": 1536, "vocab_size": 512, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
                                  "max_position_embeddings": T, "tie_word_embeddings": True}, "llama-shaped")
-    model = torch_llama.CausalLM(config, "sdpa").eval()
+    return config, torch_llama.CausalLM(config, "sdpa").eval()
+
+
+def main():
+    if sys.argv[1:2] == ["--serve"]:
+        _, model = llama_shaped(16384)
+        served = attnviz.serve(model, Words(), max_tokens=16384, site=sys.argv[2], quiet=True)
+        print(served.port, served.token, flush=True)
+        sys.stdin.read()
+        served.stop()
+        return
+    T = int(sys.argv[1]) if len(sys.argv) > 1 else 8192
+    repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    config, model = llama_shaped(T)
     served = attnviz.serve(model, Words(), max_tokens=T, quiet=True)
 
     def ask(path, body=None):

@@ -242,6 +242,11 @@ TEST_CASE("a served model's long text: thumbnails a layer at a time, then the sh
     for (int j = 0; j < T; ++j) d = std::max(d, std::abs(row[static_cast<size_t>(j)] - want[static_cast<size_t>(j)]));
     CHECK(d < 1e-6);
     CHECK(row[297] == 0.0f);  // outside the window
+    const attn::KeptHeads& kept = *st.figure.kept_layer(0, 1);
+    bool same = true;  // the trace's mask is the kept block's, entry for entry
+    for (int i = 0; i < T; ++i)
+        for (int j = 0; j < T; ++j) same = same && (st.figure.trace().allowed(i, j) != 0) == kept.allowed(i, j);
+    CHECK(same);
 
     // A layer the server refuses (its mask): said, not asked again, the figure kept.
     attn::select_import_map(st, 0, 0);  // at hand: nothing asked

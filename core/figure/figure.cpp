@@ -106,9 +106,14 @@ Trace kept_layer_trace(const KeptHeads& k, AttentionKind kind, int d_model, floa
     t.d_model = d_model;
     t.d_k = k.d_head;
     t.scale = query_scale > 0 ? Scale{ScaleKind::Divisor, 1.0f / query_scale} : Scale{ScaleKind::InvSqrtDk};
-    t.allowed = MaskMatrix(k.T_q, k.T_k);
-    for (int i = 0; i < k.T_q; ++i)
-        for (int j = 0; j < k.T_k; ++j) t.allowed(i, j) = k.allowed(i, j);
+    t.allowed = MaskMatrix::Zero(k.T_q, k.T_k);
+    for (int i = 0; i < k.T_q; ++i) {  // KeptHeads::allowed a row at a time: its keys from the window's start to the causal end
+        const int lo = k.window > 0 ? std::max(0, i - k.window + 1) : 0, hi = k.causal ? std::min(i + 1, k.T_k) : k.T_k;
+        std::uint8_t* row = t.allowed.data() + static_cast<std::ptrdiff_t>(i) * k.T_k;
+        if (k.keys.empty()) std::fill(row + lo, row + std::max(lo, hi), std::uint8_t{1});
+        else
+            for (int j = lo; j < hi; ++j) row[j] = k.keys[static_cast<std::size_t>(j)];
+    }
     t.window = k.window;
     FamilyTrace& f = t.family;
     f.kv_heads = k.kv_heads, f.group = k.heads / std::max(k.kv_heads, 1);

@@ -122,11 +122,13 @@ std::string metadata(const SafetensorsHeader& h, const char* key) {
     return it == h.metadata.end() ? std::string() : it->second;
 }
 
-// /api/region of a layer's every head: heads × R × C blocks, appended to the thumbnails.
+// /api/region of a layer's every head: heads × R × C blocks (R = C = min(T, 64), as the model
+// view reads them), appended to the thumbnails.
 void took_thumbnails(ServedSession& s, const std::string& body) {
     const auto f = FileBytes::borrow(reinterpret_cast<const std::uint8_t*>(body.data()), body.size());
     const SafetensorsHeader h = read_safetensors_header(*f, "api/region");
-    std::vector<std::int64_t> shape = {s.heads, -1, -1};
+    const std::int64_t blocks = std::min<std::int64_t>(static_cast<std::int64_t>(s.run_tokens.size()), kThumbnailBlocks);
+    std::vector<std::int64_t> shape = {s.heads, blocks, blocks};
     const std::vector<float> values = answer_tensor(*f, h, "values", shape);
     const auto R = static_cast<Eigen::Index>(shape[1]), C = static_cast<Eigen::Index>(shape[2]);
     for (int head = 0; head < s.heads; ++head)
@@ -143,6 +145,7 @@ std::shared_ptr<const KeptHeads> took_layer(const ServedSession& s, const std::s
     std::vector<std::int64_t> k_shape = {-1, T, q_shape[2]};
     const std::vector<float> k = answer_tensor(*f, h, "k", k_shape);
     auto kept = std::make_shared<KeptHeads>();
+    if (q_shape[2] < 1 || q_shape[2] > 4096) throw ModelError("api/qk", "q", "a head of " + std::to_string(q_shape[2]) + " numbers");
     kept->heads = s.heads, kept->kv_heads = static_cast<int>(k_shape[0]), kept->d_head = static_cast<int>(q_shape[2]);
     if (kept->kv_heads < 1 || s.heads % kept->kv_heads != 0)
         throw ModelError("api/qk", "k", std::to_string(kept->kv_heads) + " K heads for " + std::to_string(s.heads) + " query heads");
