@@ -30,6 +30,7 @@ sys.path.insert(0, HERE)
 import torch_llama  # noqa: E402  (puts the stand-in transformers on the path when there is none)
 import attnviz  # noqa: E402
 from attnviz import _serve  # noqa: E402
+from answers import tensors  # noqa: E402
 
 CASES = [("llama_l2_h4kv2_d32_f32", "sdpa"), ("mistral_l2_h4kv2_d32_f32_window", "sdpa"), ("mistral_l2_h4kv2_d32_f32_window", "eager")]
 TEXT = "The cat sat on the mat, and the dog sat on the log."
@@ -54,24 +55,6 @@ def request(served, path, body=None, token=True, headers=None):
             return r.status, r.read()
     except urllib.error.HTTPError as e:
         return e.code, e.read()
-
-
-def tensors(blob):
-    n = struct.unpack("<Q", blob[:8])[0]
-    header = json.loads(blob[8:8 + n])
-    out = {}
-    for name, info in header.items():
-        if name != "__metadata__":
-            a, b = info["data_offsets"]
-            raw = blob[8 + n + a:8 + n + b]
-            if info["dtype"] == "F32":
-                values = np.frombuffer(raw, dtype=np.float32)
-            elif info["dtype"] == "F16":
-                values = np.frombuffer(raw, dtype=np.float16).astype(np.float32)
-            else:  # BF16: the high half of a float32
-                values = (np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
-            out[name] = values.reshape(info["shape"])
-    return out, header.get("__metadata__", {})
 
 
 def attnviz_run(binary, folder, ids):

@@ -18,13 +18,13 @@ Not written here: tensor parallelism under torchrun (no machine with several GPU
 """
 import json
 import os
-import struct
 import sys
 import urllib.error
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, HERE)  # answers.py (not torch_llama: it puts a stand-in transformers on the path)
 
 try:
     import transformers
@@ -35,6 +35,7 @@ import numpy as np
 import torch
 
 import attnviz
+from answers import Words, tensors
 
 failures = []
 
@@ -45,19 +46,6 @@ def check(ok, what):
         failures.append(what)
 
 
-class Words:
-    """A tokenizer of "wN" words: id N (transformers' tokenizers need files; the maps do not)."""
-
-    def __call__(self, text, return_tensors=None):
-        return {"input_ids": torch.tensor([[int(w[1:]) for w in text.split()]])}
-
-    def convert_ids_to_tokens(self, ids):
-        return [f"w{int(i)}" for i in ids]
-
-    def decode(self, ids):
-        return "".join(f" w{int(i)}" for i in ids)
-
-
 def request(served, path, body=None):
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(served.address + path, data=data, headers={"X-Attnviz-Token": served.token})
@@ -66,25 +54,6 @@ def request(served, path, body=None):
             return r.status, r.read()
     except urllib.error.HTTPError as e:
         return e.code, e.read()
-
-
-def tensors(blob):
-    n = struct.unpack("<Q", blob[:8])[0]
-    header = json.loads(blob[8:8 + n])
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        a, b = info["data_offsets"]
-        raw = blob[8 + n + a:8 + n + b]
-        if info["dtype"] == "F32":
-            values = np.frombuffer(raw, dtype=np.float32)
-        elif info["dtype"] == "F16":
-            values = np.frombuffer(raw, dtype=np.float16).astype(np.float32)
-        else:
-            values = (np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
-        out[name] = values.reshape(info["shape"])
-    return out, header.get("__metadata__", {})
 
 
 def pool_max(m, rows, cols):
