@@ -710,6 +710,7 @@ constexpr Entry kTable[] = {
     {Str::ServedThumbnails, "the server pools the maps: layer %d of %d\u2026", "服务器正在汇聚注意力图：第 %d 层，共 %d 层\u2026"},
     {Str::ServedLayer, "asking for layer %d's Q and K\u2026", "正在请求第 %d 层的 Q 和 K\u2026"},
     {Str::ServedGreedy, "the likeliest token each time, on the server", "每次取最可能的词元，在服务器上"},
+    {Str::ServedStatus, "served · %s · %s attention · %zu queries × %zu keys · %s", "服务器 · %s · %s · %zu 个查询 × %zu 个键 · %s"},
 };
 static_assert(sizeof kTable / sizeof kTable[0] == kStrCount, "one entry per Str, in order");
 

@@ -435,7 +435,7 @@ void draw_import_controls(ViewContext& ctx) {
     ImportView& im = st.imported;
     const float sc = ctx.scale;
     const Palette& pal = palette(st.theme);
-    section(tr(st.lang, st.figure.live ? Str::SectionMaps : Str::SectionImport));
+    section(tr(st.lang, st.figure.live || st.served.active() ? Str::SectionMaps : Str::SectionImport));
     const Figure& figure = st.figure;
     if (!figure.file.empty()) ImGui::TextDisabled(tr(st.lang, Str::ImportFile), figure.file.c_str());
     if (!figure.layers->model.empty() && !figure.live) ImGui::TextDisabled(tr(st.lang, Str::ImportModel), figure.layers->model.c_str());
@@ -631,8 +631,9 @@ std::string import_description(const AppState& st) {
 std::string import_status_text(const AppState& st) {
     const Trace& tr = st.figure.trace();
     char line[512];
-    if (st.figure.live)
-        std::snprintf(line, sizeof line, attn::tr(st.lang, Str::LiveStatus), st.figure.name.c_str(), ui_kind_name(st.lang, tr.kind),
+    if (st.figure.live || st.served.active())  // a model run here, or served by PyTorch
+        std::snprintf(line, sizeof line, attn::tr(st.lang, st.figure.live ? Str::LiveStatus : Str::ServedStatus),
+                      st.figure.live ? st.figure.name.c_str() : st.served.model.c_str(), ui_kind_name(st.lang, tr.kind),
                       tr.queries.size(), tr.keys.size(), import_description(st).c_str());
     else
         std::snprintf(line, sizeof line, attn::tr(st.lang, Str::ImportStatus), ui_kind_name(st.lang, tr.kind), tr.queries.size(),
