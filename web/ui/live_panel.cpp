@@ -411,8 +411,9 @@ void draw_served_controls(ViewContext& ctx) {
     if (ImGui::Button(tr(st.lang, Str::GenButton))) served_generate(st);
     ImGui::EndDisabled();
     probe(st, "served.generate");
-    ImGui::SameLine();
-    ImGui::TextDisabled("%s", tr(st.lang, Str::ServedGreedy));
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("%s", tr(st.lang, Str::ServedGreedy));  // a phone's panel is narrow: its own line
+    ImGui::PopStyleColor();
     section(tr(st.lang, Str::SectionExperiments));
     knocked_out_line(ctx);
 }
