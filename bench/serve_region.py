@@ -20,10 +20,10 @@ a time, as output_attentions needs: torch 1.13 has no public scaled_dot_product_
 """
 import json
 import os
+import resource
 import statistics
 import sys
 import time
-import urllib.request
 
 import torch
 
@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import torch_llama  # noqa: E402
 import attnviz  # noqa: E402
 from attnviz import _serve  # noqa: E402
-from answers import Words  # noqa: E402
+from answers import Words, request  # noqa: E402
 
 
 def median_ms(fn, repeats):
@@ -69,10 +69,7 @@ def main():
     served = attnviz.serve(model, Words(), max_tokens=T, quiet=True)
 
     def ask(path, body=None):
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(served.address + path, data=data, headers={"X-Attnviz-Token": served.token})
-        with urllib.request.urlopen(req, timeout=600) as r:
-            return r.read()
+        return request(served, path, body)[1]
 
     try:
         text = " ".join(f"w{(i * 7919) % 512}" for i in range(T))
@@ -80,7 +77,8 @@ def main():
         run = json.loads(ask("/api/run", {"text": text}))["run"]
         forward = time.perf_counter() - t
         print(f"machine: {os.cpu_count()} cores, torch {torch.__version__}, {torch.get_num_threads()} threads")
-        print(f"T = {T}: the forward through attnviz's function, keeping Q, K and the rows' softmax: {forward:.2f} s")
+        print(f"T = {T}: the forward through attnviz's function, keeping Q, K and the rows' softmax: {forward:.2f} s; "
+              f"peak resident memory of the process so far {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
         region = f"/api/region?run={run}&layer=1&head=4&rows=1024&cols=1024"
         size = len(ask(region))
         http = median_ms(lambda: ask(region), repeats)
@@ -104,7 +102,8 @@ def main():
         t = time.perf_counter()
         with torch.no_grad():
             eager(ids)
-        print(f"peer: the same forward with eager attention: {time.perf_counter() - t:.2f} s")
+        print(f"peer: the same forward with eager attention: {time.perf_counter() - t:.2f} s; "
+              f"peak resident memory of the process then {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
         print(f"  (the two poolings agree to {float((ours - materialized()).abs().max()):.1e})")
         print(f"| question (T = {T}) | median (fastest) | bytes |")
         print("|---|---:|---:|")

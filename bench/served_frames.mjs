@@ -7,7 +7,8 @@
 // the other layer is chosen (its Q and K asked for). Measured inside the page: every interval
 // between animation frames from the link's opening to the figure (and from the choice to the
 // other layer shown), and the app's own CPU time of its frames (the frame-time overlay's numbers,
-// the last 120 frames), in headless Chromium with SwiftShader.
+// the last 120 frames), in headless Chromium with SwiftShader; and the wasm heap at the end (it
+// grows and never shrinks: the page's peak).
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -60,6 +61,8 @@ for (const T of sizes) {
   await page.evaluate((h) => { location.hash = h; }, `#v=1&server=${encodeURIComponent(server)}&key=${key}&view=heatmap&fps=1&map=attention:2:1`);
   const other = await framesUntil(page, (s) => s.import && s.import.layer === 1 && !s.served.busy, 600000);
   console.log(line(`${T}: layer 2 chosen, its Q and K asked for and shown`, other));
+  const heap = await page.evaluate(() => (typeof Module !== 'undefined' && Module.HEAPU8 ? Module.HEAPU8.length : 0));
+  console.log(`| ${T}: the wasm heap after both layers (its peak) | ${(heap / 2 ** 20).toFixed(0)} MB | | | | | |`);
   await page.close();
 }
 await close();

@@ -345,3 +345,58 @@ TEST_CASE("a served model's Generate: the server continues the text, which then 
     CHECK(nlohmann::json::parse(st.served.outbox[0].body)["text"] == "The cat sat on");
     CHECK(attn::link_from_app(st).model_text == "The cat sat on");
 }
+
+TEST_CASE("a served long text's faults: a cut answer named and the figure kept, the server gone while maps come") {
+    attn::AppState st;
+    attn::connect_served(st, ".", "k");
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, R"({"model":"m","maps_up_to":512})");
+    sent(st);
+    constexpr int T = 600, H = 2, KV = 1, D = 4;
+    nlohmann::json run = nlohmann::json::parse(run_answer(1, T));
+    run["layers"] = 1, run["heads"] = H, run["kv_heads"] = KV, run["windows"] = {0};
+    const std::string thumbs = safetensors_file({{"values", {H, 64, 64}, std::vector<float>(H * 64 * 64)}}, {});
+    std::vector<float> q, k;
+    const std::string layer = qk_file(H, KV, T, D, 0.5f, 0, q, k);
+    attn::served_reply(st, st.served.waiting, 200, run.dump());
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, thumbs.substr(0, thumbs.size() / 2));  // cut: a transfer ended early
+    CHECK(st.served.error.find("api/region") != std::string::npos);
+    CHECK(!st.figure.has(attn::Detail::Layers));
+
+    st.served.text = "again";
+    attn::served_input_changed(st);
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, run.dump());
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, thumbs);
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, layer);
+    REQUIRE(st.figure.has(attn::Detail::Layers));
+    const int shown = st.figure.trace().T_q();
+
+    // A third text: its layer's answer cut, then the server gone while its thumbnails come.
+    st.served.text = "a third";
+    attn::served_input_changed(st);
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, run.dump());
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, thumbs);
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, layer.substr(0, layer.size() - 100));
+    CHECK(st.served.error.find("api/qk") != std::string::npos);
+    CHECK(st.figure.trace().T_q() == shown);  // the last good figure
+    st.served.text = "a fourth";
+    attn::served_input_changed(st);
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, run.dump());
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 0, "no answer (Failed to fetch)");
+    CHECK(st.served.lost);
+    CHECK(st.figure.trace().T_q() == shown);
+    attn::advance_served(st, 1.0);
+    attn::advance_served(st, 5.0);
+    CHECK(sent(st) == "api/info");  // asked again; then the text runs again
+    attn::served_reply(st, st.served.waiting, 200, R"({"model":"m","maps_up_to":512})");
+    CHECK(nlohmann::json::parse(st.served.outbox.at(0).body)["text"] == "a fourth");
+}

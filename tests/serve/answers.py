@@ -1,10 +1,27 @@
-"""What the tests of attnviz.serve() share: reading its binary answers, and a tokenizer of
-numbered words for models built without tokenizer files."""
+"""What the tests of attnviz.serve() share: asking it, reading its binary answers, and a
+tokenizer of numbered words for models built without tokenizer files."""
 import json
 import struct
+import urllib.error
+import urllib.request
 
 import numpy as np
 import torch
+
+
+def request(served, path, body=None, token=True, headers=None, timeout=600):
+    """(status, bytes) of a request to the server: a GET, or a POST of `body` (JSON or bytes);
+    the server's token in its header unless token is False (or another token)."""
+    h = dict(headers or {})
+    if token:
+        h["X-Attnviz-Token"] = served.token if token is True else token
+    data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+    req = urllib.request.Request(served.address + path, data=data, headers=h, method="POST" if data is not None else "GET")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
 
 
 def tensors(blob):

@@ -18,7 +18,6 @@ import struct
 import subprocess
 import sys
 import threading
-import urllib.error
 import urllib.request
 
 import numpy as np
@@ -30,7 +29,7 @@ sys.path.insert(0, HERE)
 import torch_llama  # noqa: E402  (puts the stand-in transformers on the path when there is none)
 import attnviz  # noqa: E402
 from attnviz import _serve  # noqa: E402
-from answers import tensors  # noqa: E402
+from answers import request, tensors  # noqa: E402
 
 CASES = [("llama_l2_h4kv2_d32_f32", "sdpa"), ("mistral_l2_h4kv2_d32_f32_window", "sdpa"), ("mistral_l2_h4kv2_d32_f32_window", "eager")]
 TEXT = "The cat sat on the mat, and the dog sat on the log."
@@ -41,20 +40,6 @@ def check(ok, what):
     print(("ok   " if ok else "FAIL ") + what)
     if not ok:
         failures.append(what)
-
-
-def request(served, path, body=None, token=True, headers=None):
-    """(status, bytes) of a request to the server."""
-    h = dict(headers or {})
-    if token:
-        h["X-Attnviz-Token"] = served.token if token is True else token
-    data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-    req = urllib.request.Request(served.address + path, data=data, headers=h, method="POST" if data is not None else "GET")
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
 
 
 def attnviz_run(binary, folder, ids):

@@ -19,8 +19,6 @@ Not written here: tensor parallelism under torchrun (no machine with several GPU
 import json
 import os
 import sys
-import urllib.error
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
@@ -35,7 +33,7 @@ import numpy as np
 import torch
 
 import attnviz
-from answers import Words, tensors
+from answers import Words, request, tensors
 
 failures = []
 
@@ -44,16 +42,6 @@ def check(ok, what):
     print(("ok   " if ok else "FAIL ") + what, flush=True)
     if not ok:
         failures.append(what)
-
-
-def request(served, path, body=None):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(served.address + path, data=data, headers={"X-Attnviz-Token": served.token})
-    try:
-        with urllib.request.urlopen(req, timeout=600) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
 
 
 def pool_max(m, rows, cols):
