@@ -411,62 +411,89 @@ TEST_CASE("kernels: B packed as 16-bit numbers gives its F32 copy's products bit
             CHECK(worst_across < 2e-5);
         });
 }
-// Q8 (the block formats of GGUF files): B as 8-bit q with a scale s and an offset o per column
-// and 16 rows, packed in parts of columns, unpacks to s·q + o as the kernels form it (one
-// multiply-add: within 1 ulp of the float s·q + o), and gives the products of that F32 copy bit
-// for bit: every set, many shapes (several column blocks, K past KC, one row), with a bias or not.
-TEST_CASE("kernels: B packed as 8-bit numbers with group scales gives its F32 copy's products bit for bit") {
+// Q8 and Q4 (the block formats of GGUF files): B as 8-bit (or 4-bit) q with a scale s and an
+// offset o per column and 16 (or 32) rows, packed in parts of columns, unpacks to s·q + o as the
+// kernels form it (one multiply-add: within 1 ulp of the float s·q + o), and gives the products
+// of that F32 copy bit for bit: every set, many shapes (several column blocks, K past KC, one
+// row), with a bias or not. The same q, s and o packed as Q4 and as Q8 unpack to the same floats.
+TEST_CASE("kernels: B packed as 8-bit or 4-bit numbers with group scales gives its F32 copy's products bit for bit") {
     oracle::Random rng(53);
-    const std::vector<std::array<int, 3>> shapes = {{1, 37, 304}, {2, 2311, 32}, {7, 1031, 272}, {33, 64, 64},
-                                                    {150, 100, 512}, {1, 3072, 64}, {5, 10, 16}, {9, 300, 0}};
-    for_each_isa([&](kernels::Context& ctx) {
-        int not_bitwise = 0, unpacked_wrong = 0, column_wrong = 0;
-        double worst = 0;
-        for (const auto [M, N, K] : shapes)
-            for (int with_bias = 0; with_bias < 2; ++with_bias) {
-                const int groups = K / 16, ldq = K + 5, ldg = groups + 2;
-                std::vector<std::int8_t> q(static_cast<std::size_t>(N) * ldq);
-                std::vector<float> s(static_cast<std::size_t>(N) * ldg), o(s.size());
-                for (auto& x : q) x = static_cast<std::int8_t>(rng.below(256) - 128);
-                for (std::size_t i = 0; i < s.size(); ++i) s[i] = 0.02f * rng.uniform(), o[i] = i % 3 ? 0.1f * rng.uniform() : 0.0f;
-                const Matrix A = rng.matrix(M, K), bias = rng.matrix(1, N);
-                std::vector<std::int8_t> packed(kernels::packed_size(ctx.isa, K, N));
-                std::vector<float> scales(packed.size() / 8 + 1);
-                const int step = kernels::pack_step(ctx.isa, N);
-                for (int j0 = 0; j0 < N; j0 += step) {  // in parts, as the loader packs a weight
-                    const int j1 = std::min(N, j0 + step);
-                    kernels::pack_columns_q8(ctx.isa, K, N, j0, j1, q.data() + static_cast<std::size_t>(j0) * ldq, ldq,
-                                             s.data() + static_cast<std::size_t>(j0) * ldg, o.data() + static_cast<std::size_t>(j0) * ldg, ldg,
-                                             packed.data(), scales.data());
-                }
-                const kernels::PackedB B{ctx.isa, kernels::Precision::Q8, K, N, packed.data(), scales.data()};
-                Matrix U(K, N);  // B as floats: s·q + o, within an ulp of the float expression
-                kernels::unpack(B, U.data(), N);
-                std::vector<float> col(static_cast<std::size_t>(K));
-                for (int j = 0; j < N; ++j) {
-                    kernels::column(B, j, col.data());
-                    for (int p = 0; p < K; ++p) {
-                        const float sg = s[static_cast<std::size_t>(j) * ldg + p / 16], og = o[static_cast<std::size_t>(j) * ldg + p / 16];
-                        const double want = double(q[static_cast<std::size_t>(j) * ldq + p]) * sg + og;
-                        unpacked_wrong += std::fabs(U(p, j) - want) > 1.2e-7 * (std::fabs(want) + std::fabs(og) + 1e-30);
-                        column_wrong += col[p] != U(p, j);
+    const std::vector<std::array<int, 3>> shapes = {{1, 37, 320}, {2, 2311, 32}, {7, 1031, 288}, {33, 64, 64},
+                                                    {150, 100, 512}, {1, 3072, 64}, {5, 10, 32}, {9, 300, 0}};
+    for (const auto precision : {kernels::Precision::Q8, kernels::Precision::Q4})
+        for_each_isa([&](kernels::Context& ctx) {
+            const bool q4 = precision == kernels::Precision::Q4;
+            const int G = q4 ? kernels::kQ4Group : kernels::kQ8Group;
+            int not_bitwise = 0, unpacked_wrong = 0, column_wrong = 0, q8_differs = 0;
+            double worst = 0;
+            for (const auto [M, N, K] : shapes)
+                for (int with_bias = 0; with_bias < 2; ++with_bias) {
+                    const int groups = K / G, ldq = K + 5, ldg = groups + 2;
+                    std::vector<std::int8_t> q(static_cast<std::size_t>(N) * ldq);
+                    std::vector<float> s(static_cast<std::size_t>(N) * ldg), o(s.size());
+                    for (auto& x : q) x = static_cast<std::int8_t>(q4 ? rng.below(16) : rng.below(256) - 128);
+                    for (std::size_t i = 0; i < s.size(); ++i) s[i] = 0.02f * rng.uniform(), o[i] = i % 3 ? 0.1f * rng.uniform() : 0.0f;
+                    const Matrix A = rng.matrix(M, K), bias = rng.matrix(1, N);
+                    const std::size_t size = kernels::packed_size(ctx.isa, K, N);
+                    std::vector<std::int8_t> packed(q4 ? size / 2 : size);
+                    std::vector<float> scales(size / (G / 2) + 1);
+                    const int step = kernels::pack_step(ctx.isa, N);
+                    for (int j0 = 0; j0 < N; j0 += step) {  // in parts, as the loader packs a weight
+                        const int j1 = std::min(N, j0 + step);
+                        const std::size_t at = static_cast<std::size_t>(j0) * ldq, g = static_cast<std::size_t>(j0) * ldg;
+                        if (q4)
+                            kernels::pack_columns_q4(ctx.isa, K, N, j0, j1, reinterpret_cast<const std::uint8_t*>(q.data()) + at, ldq,
+                                                     s.data() + g, o.data() + g, ldg, reinterpret_cast<std::uint8_t*>(packed.data()),
+                                                     scales.data());
+                        else
+                            kernels::pack_columns_q8(ctx.isa, K, N, j0, j1, q.data() + at, ldq, s.data() + g, o.data() + g, ldg,
+                                                     packed.data(), scales.data());
                     }
+                    const kernels::PackedB B{ctx.isa, precision, K, N, packed.data(), scales.data()};
+                    Matrix U(K, N);  // B as floats: s·q + o, within an ulp of the float expression
+                    kernels::unpack(B, U.data(), N);
+                    std::vector<float> col(static_cast<std::size_t>(K));
+                    for (int j = 0; j < N; ++j) {
+                        kernels::column(B, j, col.data());
+                        for (int p = 0; p < K; ++p) {
+                            const float sg = s[static_cast<std::size_t>(j) * ldg + p / G], og = o[static_cast<std::size_t>(j) * ldg + p / G];
+                            const double want = double(q[static_cast<std::size_t>(j) * ldq + p]) * sg + og;
+                            unpacked_wrong += std::fabs(U(p, j) - want) > 1.2e-7 * (std::fabs(want) + std::fabs(og) + 1e-30);
+                            column_wrong += col[p] != U(p, j);
+                        }
+                    }
+                    if (q4 && K > 0) {  // the same numbers as Q8 with each group's scale twice
+                        std::vector<float> s8(static_cast<std::size_t>(N) * K / 16), o8(s8.size());
+                        for (int j = 0; j < N; ++j)
+                            for (int g = 0; g < K / 16; ++g) {
+                                s8[static_cast<std::size_t>(j) * (K / 16) + g] = s[static_cast<std::size_t>(j) * ldg + g / 2];
+                                o8[static_cast<std::size_t>(j) * (K / 16) + g] = o[static_cast<std::size_t>(j) * ldg + g / 2];
+                            }
+                        std::vector<std::int8_t> packed8(size);
+                        std::vector<float> scales8(size / 8 + 1);
+                        kernels::pack_columns_q8(ctx.isa, K, N, 0, N, q.data(), ldq, s8.data(), o8.data(), K / 16, packed8.data(),
+                                                 scales8.data());
+                        Matrix U8(K, N);
+                        kernels::unpack({ctx.isa, kernels::Precision::Q8, K, N, packed8.data(), scales8.data()}, U8.data(), N);
+                        q8_differs += (U.array() != U8.array()).count();
+                    }
+                    std::vector<float> f32(size);
+                    const kernels::PackedB copy = kernels::pack(ctx.isa, K, N, U.data(), N, false, f32.data());
+                    Matrix C(M, N), Cq(M, N);
+                    const float* b = with_bias ? bias.data() : nullptr;
+                    kernels::matmul(ctx, M, A.data(), K, copy, b, C.data(), N);
+                    kernels::matmul(ctx, M, A.data(), K, B, b, Cq.data(), N);
+                    not_bitwise += (C.array() != Cq.array()).count();
+                    worst = std::max(worst, product_vs_loops(Cq, A, U, false, with_bias ? &bias : nullptr));
                 }
-                std::vector<float> f32(kernels::packed_size(ctx.isa, K, N));
-                const kernels::PackedB copy = kernels::pack(ctx.isa, K, N, U.data(), N, false, f32.data());
-                Matrix C(M, N), C8(M, N);
-                const float* b = with_bias ? bias.data() : nullptr;
-                kernels::matmul(ctx, M, A.data(), K, copy, b, C.data(), N);
-                kernels::matmul(ctx, M, A.data(), K, B, b, C8.data(), N);
-                not_bitwise += (C.array() != C8.array()).count();
-                worst = std::max(worst, product_vs_loops(C8, A, U, false, with_bias ? &bias : nullptr));
-            }
-        std::printf("matmul, 8-bit B   %-10s: %zu shapes, max rel. diff %.2e\n", kernels::isa_name(ctx.isa), shapes.size() * 2, worst);
-        CHECK(unpacked_wrong == 0);
-        CHECK(column_wrong == 0);
-        CHECK(not_bitwise == 0);
-        CHECK(worst < 2e-5);
-    });
+            std::printf("matmul, %d-bit B   %-10s: %zu shapes, max rel. diff %.2e\n", q4 ? 4 : 8, kernels::isa_name(ctx.isa),
+                        shapes.size() * 2, worst);
+            CHECK(unpacked_wrong == 0);
+            CHECK(column_wrong == 0);
+            CHECK(q8_differs == 0);
+            CHECK(not_bitwise == 0);
+            CHECK(worst < 2e-5);
+        });
 }
 // Packing in parts (a checkpoint's tensor read a window of rows at a time): the columns of B cut
 // into parts of whole pack_steps, each part given alone and packed into its place, make the
@@ -556,6 +583,15 @@ TEST_CASE("kernels: B packed in parts of columns is B packed whole, bit for bit,
     CHECK_THROWS_AS(kernels::pack_columns(isa, kernels::Precision::F32, 2, 4100, step, 4101, B.data(), 2, true, out.data()),
                     std::invalid_argument);
     CHECK_NOTHROW(kernels::pack_columns(isa, kernels::Precision::F32, 2, 4100, step, 4100, B.data(), 2, true, out.data()));
+    // group formats: K whole groups (16 for Q8, 32 for Q4), their numbers only with their scales
+    std::vector<std::uint8_t> q(48 * 4), packed(kernels::packed_size(isa, 48, 4));
+    std::vector<float> s(12), scales(packed.size() / 8);
+    CHECK_THROWS_AS(kernels::pack_columns_q4(isa, 48, 4, 0, 4, q.data(), 48, s.data(), s.data(), 3, packed.data(), scales.data()),
+                    std::invalid_argument);
+    CHECK_NOTHROW(kernels::pack_columns_q8(isa, 48, 4, 0, 4, reinterpret_cast<const std::int8_t*>(q.data()), 48, s.data(), s.data(), 3,
+                                           reinterpret_cast<std::int8_t*>(packed.data()), scales.data()));
+    CHECK_THROWS_AS(kernels::pack_columns(isa, kernels::Precision::Q4, 48, 4, 0, 4, q.data(), 48, true, packed.data()),
+                    std::invalid_argument);
 }
 
 TEST_CASE("kernels: row spans of causal, padded and explicit masks") {

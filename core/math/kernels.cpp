@@ -73,6 +73,7 @@ namespace attn::kernels {
 #define ATTN_TARGET __attribute__((target("avx2,fma")))
 #define ATTN_FMA(a, b, c) ((vf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
 #define ATTN_I8(p) ((vf)_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)))))
+#define ATTN_U8(p) ((vi)_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))))
 #include "kernels_body.inc"
 
 // AVX-512 (F), used when the CPU has it: 6×32 tiles (12 of the 32 zmm registers accumulate),
@@ -86,6 +87,7 @@ namespace attn::kernels {
 // (the maskz forms, all lanes: GCC 12 warns that the plain ones' _mm512_undefined source "may be used uninitialized")
 #define ATTN_I8(p) \
     ((vf)_mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)))))
+#define ATTN_U8(p) ((vi)_mm512_maskz_cvtepu8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p))))
 #include "kernels_body.inc"
 #endif
 
@@ -137,11 +139,13 @@ struct Table {
     void (*pack_columns)(int, int, int, int, const std::uint8_t*, int, bool, float*);
     void (*pack_columns16)(int, int, int, int, const std::uint8_t*, int, bool, std::uint16_t*);
     void (*pack_columns8)(int, int, int, int, const std::uint8_t*, int, bool, std::int8_t*);
-    void (*pack_scales)(int, int, int, int, const float*, const float*, int, float*);
-    // per Precision (F32, BF16, F16, Q8)
-    void (*unpack[4])(int, int, const void*, const float*, float*, int);
-    void (*column[4])(int, int, const void*, const float*, int, float*);
-    void (*matmul_packed[4])(Context&, int, int, int, const float*, int, const void*, const float*, const float*, float*, int, int,
+    void (*pack_nibbles)(int, int, int, int, const std::uint8_t*, int, std::uint8_t*);
+    void (*pack_scales8)(int, int, int, int, const float*, const float*, int, float*);
+    void (*pack_scales4)(int, int, int, int, const float*, const float*, int, float*);
+    // per Precision (F32, BF16, F16, Q8, Q4)
+    void (*unpack[5])(int, int, const void*, const float*, float*, int);
+    void (*column[5])(int, int, const void*, const float*, int, float*);
+    void (*matmul_packed[5])(Context&, int, int, int, const float*, int, const void*, const float*, const float*, float*, int, int,
                              int);
     void (*softmax_rows)(const float*, float, const std::uint8_t*, const RowSpan*, int, int, float*, float*,
                          std::vector<int>*);
@@ -162,10 +166,15 @@ struct Table {
           ns::pack_columns<float>,                                                                            \
           ns::pack_columns<std::uint16_t>,                                                                    \
           ns::pack_columns<std::int8_t>,                                                                      \
-          ns::pack_scales,                                                                                    \
-          {ns::unpack_whole<ns::F32>, ns::unpack_whole<ns::Bf16>, ns::unpack_whole<ns::F16>, ns::unpack_whole<ns::Q8>},        \
-          {ns::packed_column<ns::F32>, ns::packed_column<ns::Bf16>, ns::packed_column<ns::F16>, ns::packed_column<ns::Q8>},     \
-          {ns::matmul_packed<ns::F32>, ns::matmul_packed<ns::Bf16>, ns::matmul_packed<ns::F16>, ns::matmul_packed<ns::Q8>},     \
+          ns::pack_nibbles,                                                                                   \
+          ns::pack_scales<ns::Q8>,                                                                            \
+          ns::pack_scales<ns::Q4>,                                                                            \
+          {ns::unpack_whole<ns::F32>, ns::unpack_whole<ns::Bf16>, ns::unpack_whole<ns::F16>, ns::unpack_whole<ns::Q8>,         \
+           ns::unpack_whole<ns::Q4>},                                                                         \
+          {ns::packed_column<ns::F32>, ns::packed_column<ns::Bf16>, ns::packed_column<ns::F16>, ns::packed_column<ns::Q8>,      \
+           ns::packed_column<ns::Q4>},                                                                        \
+          {ns::matmul_packed<ns::F32>, ns::matmul_packed<ns::Bf16>, ns::matmul_packed<ns::F16>, ns::matmul_packed<ns::Q8>,      \
+           ns::matmul_packed<ns::Q4>},                                                                        \
           ns::softmax_rows,                                                                                   \
           ns::exp_nonpositive,                                                                                \
           ns::exp2_nonpositive,                                                                               \
@@ -373,20 +382,37 @@ void pack_columns(Isa isa, Precision precision, int K, int N, int j0, int j1, co
         throw std::invalid_argument("pack_columns: columns [" + std::to_string(j0) + ", " + std::to_string(j1) + ") of " +
                                     std::to_string(N) + " are not whole parts of " + std::to_string(step));
     const auto* bytes = static_cast<const std::uint8_t*>(B);
-    if (precision == Precision::Q8) throw std::invalid_argument("pack_columns: Q8 numbers come with their scales (pack_columns_q8)");
+    if (precision == Precision::Q8 || precision == Precision::Q4)
+        throw std::invalid_argument("pack_columns: Q8 and Q4 numbers come with their scales (pack_columns_q8, pack_columns_q4)");
     if (precision == Precision::F32) t.pack_columns(K, N, j0, j1, bytes, ldb, b_transposed, static_cast<float*>(out));
     else t.pack_columns16(K, N, j0, j1, bytes, ldb, b_transposed, static_cast<std::uint16_t*>(out));
 }
 
-void pack_columns_q8(Isa isa, int K, int N, int j0, int j1, const std::int8_t* q, int ldq, const float* s, const float* o,
-                     int ldg, std::int8_t* out, float* out_scales) {
+namespace {
+// pack_columns_q8's and _q4's check: K whole groups, whole parts of columns
+const Table& grouped_table(const char* what, Isa isa, int group, int K, int N, int j0, int j1) {
     const Table& t = table(isa);
     const int step = t.pack_step(std::max(N, 1));
-    if (K < 0 || K % 16 != 0 || j0 < 0 || j0 > j1 || j1 > N || j0 % step != 0 || (j1 != N && j1 % step != 0))
-        throw std::invalid_argument("pack_columns_q8: K = " + std::to_string(K) + " (a multiple of 16), columns [" + std::to_string(j0) +
-                                    ", " + std::to_string(j1) + ") of " + std::to_string(N) + " (whole parts of " + std::to_string(step) + ")");
+    if (K < 0 || K % group != 0 || j0 < 0 || j0 > j1 || j1 > N || j0 % step != 0 || (j1 != N && j1 % step != 0))
+        throw std::invalid_argument(std::string(what) + ": K = " + std::to_string(K) + " (a multiple of " + std::to_string(group) +
+                                    "), columns [" + std::to_string(j0) + ", " + std::to_string(j1) + ") of " + std::to_string(N) +
+                                    " (whole parts of " + std::to_string(step) + ")");
+    return t;
+}
+}  // namespace
+
+void pack_columns_q8(Isa isa, int K, int N, int j0, int j1, const std::int8_t* q, int ldq, const float* s, const float* o,
+                     int ldg, std::int8_t* out, float* out_scales) {
+    const Table& t = grouped_table("pack_columns_q8", isa, kQ8Group, K, N, j0, j1);
     t.pack_columns8(K, N, j0, j1, reinterpret_cast<const std::uint8_t*>(q), ldq, true, out);
-    t.pack_scales(K, N, j0, j1, s, o, ldg, out_scales);
+    t.pack_scales8(K, N, j0, j1, s, o, ldg, out_scales);
+}
+
+void pack_columns_q4(Isa isa, int K, int N, int j0, int j1, const std::uint8_t* q, int ldq, const float* s, const float* o,
+                     int ldg, std::uint8_t* out, float* out_scales) {
+    const Table& t = grouped_table("pack_columns_q4", isa, kQ4Group, K, N, j0, j1);
+    t.pack_nibbles(K, N, j0, j1, q, ldq, out);
+    t.pack_scales4(K, N, j0, j1, s, o, ldg, out_scales);
 }
 
 void unpack(const PackedB& B, float* out, int ldo) {

@@ -150,8 +150,13 @@ ProductSplit product_split(Isa isa, int threads, int M, int N, int K, double spl
 // with half the memory. Q8: 8-bit integers q and, per column and 16 rows of K, a scale s and
 // an offset o; the number is s·q + o, one multiply-add in the registers (the block formats of
 // a GGUF file: each of its blocks is such groups, quants.hpp), 1.5 bytes a number; K a multiple of 16.
-enum class Precision { F32, BF16, F16, Q8 };
+// Q4: 4-bit integers q (0 … 15), per column and 32 rows of K a scale and an offset, s·q + o the
+// same way (the 4-bit formats Q4_0, Q4_1, Q4_K, whose groups are 32 numbers): 0.75 bytes a
+// number, two numbers a byte; K a multiple of 32. The same q, s and o packed as Q8 or Q4 give
+// the same numbers, so the same products, bit for bit.
+enum class Precision { F32, BF16, F16, Q8, Q4 };
 constexpr int kQ8Group = 16;  // Q8's rows of K per scale and offset
+constexpr int kQ4Group = 32;  // Q4's
 
 // B packed once for the products that read it many times (a model's weights): the panels
 // matmul packs into the Context on every call, all of them, in the order it reads them. The
@@ -161,8 +166,8 @@ struct PackedB {
     Isa isa = Isa::Scalar;  // whose layout
     Precision precision = Precision::F32;
     int K = 0, N = 0;             // B is K×N
-    const void* data = nullptr;   // packed_size(isa, K, N) floats, 16-bit or 8-bit numbers; the caller's
-    const float* scales = nullptr;  // Q8: packed_size(isa, K, N) / 8 floats (pack_columns_q8); the caller's
+    const void* data = nullptr;   // packed_size(isa, K, N) floats, 16-bit or 8-bit numbers (Q4: / 2 bytes); the caller's
+    const float* scales = nullptr;  // Q8: packed_size(isa, K, N) / 8 floats (pack_columns_q8), Q4: / 16; the caller's
 };
 std::size_t packed_size(Isa isa, int K, int N);  // elements: K × N rounded up to NR columns
 // The most floats a Context of `isa` keeps in its scratch: products of any size, and heads of T_k
@@ -192,6 +197,11 @@ void pack_columns(Isa isa, Precision precision, int K, int N, int j0, int j1, co
 // packed_size(isa, K, N) / 8 floats. K a multiple of 16 (else std::invalid_argument).
 void pack_columns_q8(Isa isa, int K, int N, int j0, int j1, const std::int8_t* q, int ldq, const float* s, const float* o,
                      int ldg, std::int8_t* out, float* out_scales);
+// Q4's, the same way: q[c·ldq + p] in 0 … 15 (only their low 4 bits are read), a scale and an
+// offset per group of 32. out: packed_size(isa, K, N) / 2 bytes; out_scales: packed_size(isa, K, N)
+// / 16 floats. K a multiple of 32 (else std::invalid_argument).
+void pack_columns_q4(Isa isa, int K, int N, int j0, int j1, const std::uint8_t* q, int ldq, const float* s, const float* o,
+                     int ldg, std::uint8_t* out, float* out_scales);
 // out: K×N (row stride ldo) = the B that was packed, exactly (widened to floats).
 void unpack(const PackedB& B, float* out, int ldo);
 // out: column j of B, K floats (a token's embedding, when B is the d×V table of a tied LM head).
