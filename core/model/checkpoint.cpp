@@ -230,21 +230,25 @@ Linear Plan::packed(std::size_t weight, std::ptrdiff_t offset, int ld, bool tran
     const kernels::Isa isa = kernels::best_isa();
     const std::size_t n = kernels::packed_size(isa, in, out);
     const Dtype dtype = conversions[weight].tensor.info->dtype;
-    // A GGUF's block formats stay quantized (an nn.Linear's [out, in] rows: whole groups of 16)
+    // A GGUF's block formats stay quantized (an nn.Linear's [out, in] rows: whole groups of 16;
+    // the 4-bit formats' of 32 as 4-bit numbers)
     const bool q8 = is_block_format(dtype) && transposed && in % kGroup == 0;
+    const bool q4 = q8 && is_4bit(dtype) && in % kernels::kQ4Group == 0;
     const kernels::Precision precision = dtype == Dtype::BF16 ? kernels::Precision::BF16
                                          : dtype == Dtype::F16 ? kernels::Precision::F16
+                                         : q4                  ? kernels::Precision::Q4
                                          : q8                  ? kernels::Precision::Q8
                                                                : kernels::Precision::F32;
     void* to = nullptr;
     float* scales = nullptr;
     if (precision == kernels::Precision::F32) {
         to = computed(n);
-    } else if (precision == kernels::Precision::Q8) {
-        w_.storage8.emplace_back(new std::int8_t[n]);
-        w_.bytes += n;
+    } else if (q8) {  // Q8: a byte a number, 2 floats per 16; Q4: two numbers a byte, 2 floats per 32
+        const std::size_t bytes = q4 ? n / 2 : n;
+        w_.storage8.emplace_back(new std::int8_t[bytes]);
+        w_.bytes += bytes;
         to = w_.storage8.back().get();
-        scales = computed(n / 8);
+        scales = computed(n / (q4 ? 16 : 8));
     } else {
         w_.storage16.emplace_back(new std::uint16_t[n]);
         w_.bytes += n * sizeof(std::uint16_t);

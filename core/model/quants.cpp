@@ -84,9 +84,11 @@ struct Groups {
     float *s, *o;
     void set(int g, float scale, float offset) { s[g] = scale, o[g] = offset; }
 };
+// d·(q − 8) as d·q − 8d, q in 0 … 15: the same number (d·q, 15 bits, and −8d are exact, and so is
+// their sum), and 4-bit numbers (is_4bit)
 void q4_0(const std::uint8_t* b, Groups y) {
-    for (int j = 0; j < 16; ++j) y.q[j] = static_cast<std::int8_t>((b[2 + j] & 0x0F) - 8), y.q[j + 16] = static_cast<std::int8_t>((b[2 + j] >> 4) - 8);
-    y.set(0, half(b), 0.0f), y.set(1, half(b), 0.0f);
+    for (int j = 0; j < 16; ++j) y.q[j] = static_cast<std::int8_t>(b[2 + j] & 0x0F), y.q[j + 16] = static_cast<std::int8_t>(b[2 + j] >> 4);
+    y.set(0, half(b), -8.0f * half(b)), y.set(1, half(b), -8.0f * half(b));
 }
 void q4_1(const std::uint8_t* b, Groups y) {
     for (int j = 0; j < 16; ++j) y.q[j] = static_cast<std::int8_t>(b[4 + j] & 0x0F), y.q[j + 16] = static_cast<std::int8_t>(b[4 + j] >> 4);
@@ -191,6 +193,8 @@ void decode_block(Dtype dtype, const std::uint8_t* b, Groups y) {
 }
 
 }  // namespace
+
+bool is_4bit(Dtype dtype) { return dtype == Dtype::Q4_0 || dtype == Dtype::Q4_1 || dtype == Dtype::Q4_K; }
 
 void decode_groups(Dtype dtype, const std::uint8_t* in, std::int64_t n, std::int8_t* q, float* s, float* o) {
     const QuantFormat* f = quant_format_of(dtype);

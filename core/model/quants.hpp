@@ -4,7 +4,7 @@
 // computes them, exactly (the same float operations in the same order).
 //
 // The formats (QK = numbers per block, bytes per block; d, dmin: IEEE halves, read as floats):
-//   Q4_0    32  18  d, 16 bytes of 4-bit q (numbers j and j + 16 in byte j):  d·(q − 8)
+//   Q4_0    32  18  d, 16 bytes of 4-bit q (numbers j and j + 16 in byte j):  d·(q − 8) = d·q − 8d
 //   Q4_1    32  20  d, m, 16 bytes of 4-bit q:                                 d·q + m
 //   Q5_0    32  22  d, 32 high bits, 16 bytes of low nibbles:                   d·(q − 16)
 //   Q5_1    32  24  d, m, 32 high bits, 16 bytes of low nibbles:                d·q + m
@@ -58,6 +58,10 @@ std::string ggml_type_name(std::uint32_t ggml_type);
 // scale s and offset o (ggml's d·scale and −dmin·min, or d and m, or d and 0): what a product
 // reads them as, kept quantized (kernels.hpp's Precision::Q8).
 constexpr int kGroup = kernels::kQ8Group;
+// The 4-bit formats (Q4_0, Q4_1, Q4_K): every q in 0 … 15 (Q4_0's as d·q − 8d, exactly its
+// d·(q − 8)) and each two groups of 16 with one scale and offset, so a product reads them as
+// 4-bit numbers (Precision::Q4, 0.75 bytes a number where Q8 takes 1.5).
+bool is_4bit(Dtype dtype);
 // q[0 … n), s[0 … n/16), o[0 … n/16) of n / block blocks at `in` (a block format; n a multiple of its block).
 void decode_groups(Dtype dtype, const std::uint8_t* in, std::int64_t n, std::int8_t* q, float* s, float* o);
 // out[0 … n) = the numbers of n / block blocks at `in` (n a multiple of the block): s·q + o

@@ -191,13 +191,21 @@ void pack_read(const std::uint8_t* bytes, const Packing& p, const TensorInfo& t,
     Dtype dtype = t.dtype;
     const ByteBuffer unpaired = t.pair_rows ? rows_unpaired(bytes, t) : ByteBuffer();  // read whole (plan_reads)
     if (t.pair_rows) bytes = unpaired.data();
-    if (p.precision == kernels::Precision::Q8) {  // rows [lo, hi) of an [out, in] weight, kept quantized
+    if (p.precision == kernels::Precision::Q8 || p.precision == kernels::Precision::Q4) {
+        // rows [lo, hi) of an [out, in] weight, kept quantized
         const std::int64_t n = (hi - lo) * p.ld;
         std::vector<std::int8_t> q(static_cast<std::size_t>(n));
         std::vector<float> s(static_cast<std::size_t>(n / kGroup)), o(s.size());
         decode_groups(dtype, bytes, n, q.data(), s.data(), o.data());
-        kernels::pack_columns_q8(p.isa, p.in, p.out, static_cast<int>(lo), static_cast<int>(hi), q.data(), p.ld, s.data(), o.data(),
-                                 p.ld / kGroup, static_cast<std::int8_t*>(p.to), p.scales);
+        const int first = static_cast<int>(lo), last = static_cast<int>(hi);
+        if (p.precision == kernels::Precision::Q8) {
+            kernels::pack_columns_q8(p.isa, p.in, p.out, first, last, q.data(), p.ld, s.data(), o.data(), p.ld / kGroup,
+                                     static_cast<std::int8_t*>(p.to), p.scales);
+            return;
+        }
+        for (std::size_t g = 0; g < s.size() / 2; ++g) s[g] = s[2 * g], o[g] = o[2 * g];  // one per 32 (is_4bit)
+        kernels::pack_columns_q4(p.isa, p.in, p.out, first, last, reinterpret_cast<const std::uint8_t*>(q.data()), p.ld, s.data(),
+                                 o.data(), p.ld / kernels::kQ4Group, static_cast<std::uint8_t*>(p.to), p.scales);
         return;
     }
     std::vector<float> floats;
