@@ -2,7 +2,12 @@
 """attnviz against llama.cpp on the same GGUF files, side by side in one run (issue 48's speed
 and memory): SmolLM2-135M's shape (llama: 30 layers, d 576, 9 heads / 3 KV, d_ff 1536, vocab
 49152, tied) with random weights in Q8_0 and in Q4_0, written here (tests/model/gguf_files.py's
-container; the two formats quantized with numpy, as ggml's quantize_row_*_ref do), then
+container; the two formats quantized with numpy, as ggml's quantize_row_*_ref do), or with
+--shape llama-3.2-3b Llama-3.2-3B's (28 layers, d 3072, 24 heads / 8 KV, d_ff 8192, vocab
+128256, tied) in Q4_K_M as llama.cpp lays it out (Q4_K, and Q6_K for attn_v, every other
+ffn_down and the tied token_embd): random blocks, each block's bytes drawn at random and its
+scales d and dmin set so that the weights are about 1/√d_in, as no quantizer is fast enough in
+Python for 3.2 B numbers; then
   attnviz:   build/attn_bench_model --gguf FILE --T T --threads N (the forward, every map kept)
   llama.cpp: bench/llama_cpp_prompt.mjs (node-llama-cpp's prebuilt CPU binary, the prompt as one
              batch, F32 KV cache), the same ids and threads.
@@ -10,6 +15,7 @@ The K-quants are not written here (their quantizers are per block in Python: min
 numbers). Prints RESULT lines; docs/BENCHMARKS.md keeps them with the machine.
 
 usage: /usr/bin/python3 bench/gguf_llama_cpp.py [--T 128] [--threads 1] [--reps 5] [--types Q8_0,Q4_0]
+       /usr/bin/python3 bench/gguf_llama_cpp.py --shape llama-3.2-3b --types Q4_K_M [--T 16] [--no-llama-cpp]
 """
 import argparse
 import os
@@ -23,7 +29,24 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "model"))
 import gguf_files as G  # noqa: E402
 
-D, LAYERS, HEADS, KV, HD, FF, VOCAB = 576, 30, 9, 3, 64, 1536, 49152
+# D, LAYERS, HEADS, KV, HD, FF, VOCAB, RoPE base
+SHAPES = {"smollm2-135m": (576, 30, 9, 3, 64, 1536, 49152, 100000.0),
+          "llama-3.2-3b": (3072, 28, 24, 8, 128, 8192, 128256, 500000.0)}
+
+
+def random_k_blocks(rows, n, kind, rng):
+    """rows × n numbers of Q4_K or Q6_K as random blocks: every byte random but the scales, set so
+    that the numbers are about ±2/√n (Q4_K: d·scale·q − dmin·min centred; Q6_K: d·scale·(q − 32))."""
+    blocks = rows * n // 256
+    if kind == "Q4_K":
+        out = rng.integers(0, 256, (blocks, 144), dtype=np.uint8)
+        d = 2 / (63 * 15 * np.sqrt(n))
+        out[:, 0:2] = np.frombuffer(np.float16(d).tobytes(), np.uint8)
+        out[:, 2:4] = np.frombuffer(np.float16(7.5 * d).tobytes(), np.uint8)
+    else:
+        out = rng.integers(0, 256, (blocks, 210), dtype=np.uint8)
+        out[:, 208:210] = np.frombuffer(np.float16(2 / (128 * 32 * np.sqrt(n))).tobytes(), np.uint8)
+    return out.tobytes()
 
 
 def quantize(x, kind):
@@ -45,14 +68,15 @@ def quantize(x, kind):
     return out.tobytes()
 
 
-def write_model(path, kind):
+def write_model(path, kind, shape):
+    D, LAYERS, HEADS, KV, HD, FF, VOCAB, THETA = SHAPES[shape]
     rng = np.random.default_rng(1)
     tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{i:02X}>" for i in range(256)]
     tokens += [f"\u2581t{i}" for i in range(VOCAB - len(tokens))]
-    meta = [("general.architecture", G.STRING, "llama"), ("general.name", G.STRING, f"smollm2-shape-{kind}"),
+    meta = [("general.architecture", G.STRING, "llama"), ("general.name", G.STRING, f"{shape}-shape-{kind}"),
             ("llama.context_length", G.U32, 8192), ("llama.embedding_length", G.U32, D), ("llama.block_count", G.U32, LAYERS),
             ("llama.feed_forward_length", G.U32, FF), ("llama.attention.head_count", G.U32, HEADS),
-            ("llama.attention.head_count_kv", G.U32, KV), ("llama.rope.freq_base", G.F32, 100000.0),
+            ("llama.attention.head_count_kv", G.U32, KV), ("llama.rope.freq_base", G.F32, THETA),
             ("llama.attention.layer_norm_rms_epsilon", G.F32, 1e-5), ("llama.rope.dimension_count", G.U32, HD),
             ("tokenizer.ggml.model", G.STRING, "llama"), ("tokenizer.ggml.tokens", G.ARRAY, (G.STRING, tokens)),
             ("tokenizer.ggml.scores", G.ARRAY, (G.F32, [-float(i) for i in range(VOCAB)])),
@@ -65,13 +89,18 @@ def write_model(path, kind):
                    (p + "attn_v.weight", (KV * HD, D)), (p + "attn_output.weight", (D, HEADS * HD)), (p + "ffn_norm.weight", (D,)),
                    (p + "ffn_gate.weight", (FF, D)), (p + "ffn_up.weight", (FF, D)), (p + "ffn_down.weight", (D, FF))]
     tensors = []
-    for name, shape in shapes:
-        if len(shape) == 1:
-            x = (1 + 0.1 * rng.standard_normal(shape)).astype(np.float32)
-            tensors.append((name, "F32", shape, x.astype("<f4").tobytes()))
+    for name, dims in shapes:
+        if len(dims) == 1:
+            x = (1 + 0.1 * rng.standard_normal(dims)).astype(np.float32)
+            tensors.append((name, "F32", dims, x.astype("<f4").tobytes()))
+        elif kind == "Q4_K_M":  # llama.cpp's choice: Q6_K for attn_v, the tied table and every other ffn_down
+            layer = int(name.split(".")[1]) if name.startswith("blk.") else -1
+            six = "attn_v" in name or name.startswith("token_embd") or ("ffn_down" in name and layer % 2 == 0)
+            k = "Q6_K" if six else "Q4_K"
+            tensors.append((name, k, dims, random_k_blocks(dims[0], dims[1], k, rng)))
         else:
-            x = (rng.standard_normal(shape) / np.sqrt(shape[1])).astype(np.float32)
-            tensors.append((name, kind, shape, quantize(x, kind)))
+            x = (rng.standard_normal(dims) / np.sqrt(dims[1])).astype(np.float32)
+            tensors.append((name, kind, dims, quantize(x, kind)))
     G.write_gguf(path, meta, tensors)
 
 
@@ -88,23 +117,27 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--types", default="Q8_0,Q4_0")
+    ap.add_argument("--shape", default="smollm2-135m", choices=sorted(SHAPES))
+    ap.add_argument("--no-llama-cpp", action="store_true", help="attnviz alone")
     ap.add_argument("--bench", default=os.path.join(ROOT, "build", "attn_bench_model"))
     ap.add_argument("--modules", default=os.path.join(ROOT, "tests", "model", "llama_cpp", "node_modules"))
     a = ap.parse_args()
     for kind in a.types.split(","):
-        path = f"/tmp/attn_bench_smollm2_{kind}.gguf"
+        path = f"/tmp/attn_bench_{a.shape}_{kind}.gguf"
         if not os.path.exists(path):  # in a child: Linux keeps a process's peak RSS across exec, and
             # the writer's arrays would show in the bench's peak (ru_maxrss)
-            subprocess.run([sys.executable, __file__, "--write", path, kind], check=True)
+            subprocess.run([sys.executable, __file__, "--write", path, kind, a.shape], check=True)
         print(f"{kind}: {os.path.getsize(path) / 1e6:.1f} MB file")
         for line in results([a.bench, "--gguf", path, "--T", str(a.T), "--threads", str(a.threads), "--reps", str(a.reps)]):
             print(f"  attnviz   {line}")
+        if a.no_llama_cpp:
+            continue
         for line in results(["node", os.path.join(HERE, "llama_cpp_prompt.mjs"), a.modules, path, str(a.T), str(a.threads), str(a.reps)]):
             print(f"  llama.cpp {line}")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--write":
-        write_model(sys.argv[2], sys.argv[3])
+    if len(sys.argv) == 5 and sys.argv[1] == "--write":
+        write_model(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
         main()

@@ -3,8 +3,10 @@
 // (memory.buffer.byteLength once the first figure is shown: wasm memory never shrinks, so that is
 // the peak) against the checkpoint's bytes, and the time from opening to that first figure at
 // T = 64 (the model's tokenizer gives the text 64 ids). Numbers only: this is not a test.
-//   node bench/model_memory_web.mjs build-web/site FOLDER [FOLDER…]
+//   node bench/model_memory_web.mjs build-web/site FOLDER|FILE.gguf [FOLDER|FILE.gguf…]
 // FOLDER: from bench/shape_checkpoint.py (config.json, model.safetensors, tokenizer.json).
+// FILE.gguf: one file chosen (Open a model…), as bench/gguf_llama_cpp.py writes them; its text is
+// a short sentence (the file's own tokenizer gives it its ids).
 import { forceSimd128, serveAndLaunch, state } from '../tests/browser/harness.mjs';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -34,8 +36,9 @@ async function textOf(folder, T) {
 
 const { url, browser, close } = await serveAndLaunch(siteDir);
 for (const folder of folders.map((f) => path.resolve(f))) {
-  const checkpoint = fs.statSync(path.join(folder, 'model.safetensors')).size;
-  const text = await textOf(folder, 64);
+  const gguf = folder.endsWith('.gguf');
+  const checkpoint = fs.statSync(gguf ? folder : path.join(folder, 'model.safetensors')).size;
+  const text = gguf ? 'The quick brown fox jumps over the lazy dog.' : await textOf(folder, 64);
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   if (forceSimd128) await context.addInitScript(forceSimd128);
   const page = await context.newPage();
@@ -44,7 +47,7 @@ for (const folder of folders.map((f) => path.resolve(f))) {
   const heap = () => page.evaluate(() => Module.HEAPU8.buffer.byteLength);
   const before = await heap();
   const t0 = Date.now();
-  await page.setInputFiles('#attnviz-folder', folder);
+  await page.setInputFiles(gguf ? '#attnviz-file' : '#attnviz-folder', folder);
   const phases = {};
   let s;
   // loading: the weights (ModelLoad's progress 0 … 0.9), then the head probe's run (0.9 … 1)
@@ -60,7 +63,7 @@ for (const folder of folders.map((f) => path.resolve(f))) {
   }
   const seconds = (Date.now() - t0) / 1000;
   const after = await heap();
-  const name = path.basename(folder);
+  const name = path.basename(folder, '.gguf');
   if (s.error || !s.model.figure) {
     console.log(`RESULT ${name} error=${s.error}`);
   } else {
@@ -69,6 +72,12 @@ for (const folder of folders.map((f) => path.resolve(f))) {
                 `ratio=${(after / checkpoint).toFixed(3)} (after − before: ${((after - before) / checkpoint).toFixed(3)}) ` +
                 `windows=${s.model.windows} first_figure_s=${seconds.toFixed(2)}`);
     console.log(`RESULT ${name} phases_s ${Object.entries(phases).map(([k, v]) => `${k}=${v.toFixed(2)}`).join(' ')}`);
+    // the map shown, as a sanity check of the numbers (rows sum to 1, none NaN)
+    const rows = s.import.shown || [];
+    const sums = rows.map((r) => r.reduce((a, b) => a + b, 0));
+    console.log(`RESULT ${name} map ${s.import.layer + 1}:${s.import.head + 1} rows=${rows.length} ` +
+                `nan=${rows.flat().filter((x) => !Number.isFinite(x)).length} ` +
+                `row_sums=${Math.min(...sums).toFixed(6)}…${Math.max(...sums).toFixed(6)}`);
     // what the reader sees then (after the numbers: the frames it waits for are not timed)
     await page.waitForTimeout(1500);
     await page.screenshot({ path: `/tmp/${name}-lines.png` });

@@ -164,6 +164,31 @@ std::string parse_token_text(std::string& out, std::string_view v) {
     return "";
 }
 
+// A conversation (chat=): the turns as JSON, [{"role": "user", "content": "…"}, …], as `attnviz
+// run --chat` reads them (the page's turns hold text), at most kMaxLinkText bytes.
+std::string parse_chat(std::vector<ChatTurn>& out, std::string_view v) {
+    if (v.size() > kMaxLinkText) return "expected at most " + std::to_string(kMaxLinkText) + " bytes of turns, got " + std::to_string(v.size());
+    const nlohmann::json j = nlohmann::json::parse(v, nullptr, false);
+    if (!j.is_array() || j.empty()) return "expected a list of turns [{\"role\": \"user\", \"content\": \"…\"}, …], got " + shown_value(v);
+    std::vector<ChatTurn> turns;
+    for (size_t k = 0; k < j.size(); ++k) {
+        const nlohmann::json& t = j[k];
+        const std::string at = "[" + std::to_string(k) + "]";
+        if (!t.is_object() || !t.contains("role") || !t["role"].is_string() || t["role"].get_ref<const std::string&>().empty())
+            return at + ".role: expected a string (system, user, assistant, tool)";
+        if (!t.contains("content") || !t["content"].is_string()) return at + ".content: expected a string";
+        turns.push_back({t["role"].get<std::string>(), t["content"].get<std::string>()});
+    }
+    out = std::move(turns);
+    return "";
+}
+std::string chat_text(const std::vector<ChatTurn>& turns) {
+    if (turns.empty()) return "";
+    nlohmann::json j = nlohmann::json::array();
+    for (const ChatTurn& t : turns) j.push_back({{"role", t.role}, {"content", t.content}});
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 // One of a live model's inputs (its second text, the why views' tokens and corrupted text):
 // changed, the model runs again.
 void set_model_input(AppState& st, std::string& input, const std::string& value) {
@@ -609,6 +634,29 @@ constexpr LinkParam kParams[] = {
          if (l.model_text.empty() || st.model.text == l.model_text) return;
          st.model.text = l.model_text;
          clear_generation(st);
+         model_input_changed(st);
+     }},
+
+    {.name = "chat",
+     .what = "a live decoder model's conversation, read through its chat template (the *Chat* switch of the "
+             "live panel; `text` is then the template's text); a model without a template says so",
+     .values = "the turns as JSON, percent-encoded: `[{\"role\":\"user\",\"content\":\"Hi\"}]` (roles system, user, "
+               "assistant, tool; as `attnviz run --chat` reads them)",
+     .default_value = "",
+     .absent = "none: the text box",
+     .parse = [](LinkState& l, std::string_view v) { return parse_chat(l.chat, v); },
+     .format = [](const LinkState& l) { return chat_text(l.chat); },
+     .from_app = [](LinkState& l, const AppState& st) {
+         if (st.model.active() && st.model.chat.on && st.model.model->chat) l.chat = st.model.chat.turns;
+     },
+     .to_app = [](AppState& st, const LinkState& l) {
+         ModelChat& chat = st.model.chat;
+         const bool on = !l.chat.empty();
+         // (a link made while no model has loaded, as the text's, says nothing of the switch)
+         if (!on && !st.model.active()) return;
+         if (chat.on == on && (!on || chat_text(chat.turns) == chat_text(l.chat))) return;
+         chat.on = on;
+         if (on) chat.turns = l.chat;
          model_input_changed(st);
      }},
 

@@ -64,6 +64,7 @@ struct LinkState {
     std::string model_text, model_source;
     bool model_translate = true;
     std::string compare;           // a second text, run beside model_text (the Compare view)
+    std::vector<ChatTurn> chat;    // a conversation read through the model's chat template (none: off)
     std::string model;             // a built-in model (builtin.hpp) run live; "" = none or the page's ?model=
     std::string hub;               // or a model on the Hub by its id (hf=ORG/NAME[@REVISION])
     std::string server, server_key;  // or a model PyTorch runs, served by attnviz.serve() (served_state.hpp)
