@@ -10,7 +10,10 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <cctype>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -499,11 +502,17 @@ std::string hash_with(const std::string& name, const std::string& value) {
 }
 
 // The value as a hash writes it ("attention:2:1" -> "attention%3A2%3A1", " cat" -> "%20cat").
-std::string escaped(const std::string& value) {
+std::string escaped(const std::string& value) {  // every byte but A–Z a–z 0–9 - _ . ~ , as %XX
     std::string out;
-    for (char c : value)
-        out += c == ':' ? std::string("%3A") : c == '/' ? std::string("%2F") : c == '@' ? std::string("%40") : c == ' ' ? std::string("%20")
-             : c == '#' ? std::string("%23") : std::string(1, c);
+    for (const unsigned char c : value) {
+        if (std::isalnum(c) || std::strchr("-_.~,", c)) {
+            out += static_cast<char>(c);
+        } else {
+            char hex[4];
+            std::snprintf(hex, sizeof hex, "%%%02X", c);
+            out += hex;
+        }
+    }
     return out;
 }
 

@@ -367,7 +367,26 @@ await check('chat through the model\'s template: the page\'s text equals @huggin
   expect(worst < 1e-4, `Q of ${s.import.layer + 1}:${s.steps_head + 1} differs from the reference by ${worst}`);
   await moveAway(page);
   await shot(page, 'model-12-chat.png');
-  return `${s.model.figure.ids.length} tokens from ${JSON.stringify(s.model.chat.prompt.slice(0, 60))}…; largest difference ${worst.toExponential(1)}`;
+  // The link carries the conversation (chat=, the turns as JSON); another link's turns replace
+  // them and run, and a link without chat= goes back to the text box.
+  let hash = '';
+  for (let i = 0; i < 50 && !/(^#|&)chat=/.test(hash); ++i) hash = await page.evaluate(() => location.hash), await page.waitForTimeout(100);
+  const params = new Map(hash.slice(1).split('&').map((kv) => kv.split('=')).map(([k, v]) => [k, decodeURIComponent(v ?? '')]));
+  const linkHash = () => [...params].map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
+  const turns = JSON.parse(params.get('chat') || 'null');
+  expect(JSON.stringify(turns) === JSON.stringify(s.model.chat.turns), `the link's chat ${JSON.stringify(turns)} (${hash})`);
+  const other = [{ role: 'system', content: 'Answer in one word.' }, { role: 'user', content: 'Where is the dog?' }];
+  params.set('chat', JSON.stringify(other));
+  await page.evaluate((h) => { location.hash = h; }, linkHash());
+  s = await until(page, (x) => settled(x) && x.model.chat.on && x.model.chat.prompt.includes('Where is the dog?'), 'the link\'s conversation run', 30000);
+  const wantOther = new Template(template).render({ messages: other, add_generation_prompt: true });
+  expect(s.model.chat.prompt === wantOther, `after the link the page wrote ${JSON.stringify(s.model.chat.prompt)}`);
+  params.delete('chat');
+  params.set('text', 'the cat sat');
+  await page.evaluate((h) => { location.hash = h; }, linkHash());
+  s = await until(page, (x) => settled(x) && !x.model.chat.on && x.model.text === 'the cat sat', 'the text box again', 30000);
+  return `${s.model.figure.ids.length} tokens from ${JSON.stringify(wantOther.slice(0, 60))}…; largest difference ${worst.toExponential(1)}; ` +
+    `the link's turns: ${turns.length}, then another link's 2`;
 });
 
 // A BF16 llama of 71 MB (a tied 60000×512 table, two layers) written here, its folder chosen in

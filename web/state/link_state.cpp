@@ -184,9 +184,9 @@ std::string parse_chat(std::vector<ChatTurn>& out, std::string_view v) {
 }
 std::string chat_text(const std::vector<ChatTurn>& turns) {
     if (turns.empty()) return "";
-    nlohmann::json j = nlohmann::json::array();
+    nlohmann::ordered_json j = nlohmann::ordered_json::array();  // role, then content, as they are written
     for (const ChatTurn& t : turns) j.push_back({{"role", t.role}, {"content", t.content}});
-    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 // One of a live model's inputs (its second text, the why views' tokens and corrupted text):
@@ -638,8 +638,8 @@ constexpr LinkParam kParams[] = {
      }},
 
     {.name = "chat",
-     .what = "a live decoder model's conversation, read through its chat template (the *Chat* switch of the "
-             "live panel; `text` is then the template's text); a model without a template says so",
+     .what = "a live decoder model's conversation, run as its chat template writes it (the live panel's *Chat* "
+             "switch on; `text` stays the text box's, for when it is off); a model without a template says so",
      .values = "the turns as JSON, percent-encoded: `[{\"role\":\"user\",\"content\":\"Hi\"}]` (roles system, user, "
                "assistant, tool; as `attnviz run --chat` reads them)",
      .default_value = "",
