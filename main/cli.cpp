@@ -526,8 +526,17 @@ ModelFiles model_files_of(const std::string& model, const FetchOptions& options)
 }  // namespace
 
 ModelFiles open_model(const std::string& model, const FetchOptions& options) {
-    ModelFiles files = model_files_of(model, options);
-    files.keep_gguf(options.quant);
+    FetchOptions o = options;  // a Hub id's :QUANT, or --quant (the two naming different files: refused)
+    if (const std::optional<hub::RepoId> id = hub::parse_repo_id(model); id && !id->quant.empty() && model.rfind("ollama:", 0) != 0) {
+        const auto same = [](const std::string& a, const std::string& b) {  // names match in any case (gguf_file_for)
+            return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) { return std::toupper(static_cast<unsigned char>(x)) == std::toupper(static_cast<unsigned char>(y)); });
+        };
+        if (!o.quant.empty() && !same(o.quant, id->quant))
+            throw ModelError(model, "--quant", "the id names " + id->quant + " and --quant " + o.quant + ": give one");
+        o.quant = id->quant;
+    }
+    ModelFiles files = model_files_of(model, o);
+    files.keep_gguf(o.quant);
     return files;
 }
 

@@ -382,7 +382,7 @@ std::string hub_snapshot(const hub::RepoId& id, const FetchOptions& options) {
     }
     if (a.status >= 400) throw_status(id, "", a, env);
     const hub::Listing listing = hub::parse_listing(a.body, id.repo);
-    const std::vector<std::string> files = hub::model_files(listing.files, options.quant, id.shown());
+    const std::vector<std::string> files = hub::model_files(listing.files, options.quant.empty() ? id.quant : options.quant, id.shown());
     if (!hub::has_weights(files))
         throw ModelError(id.repo, "", "the repo has no safetensors weights (model.safetensors or model.safetensors.index.json) nor a .gguf; attnviz does not read " +
                                           std::string(std::find(listing.files.begin(), listing.files.end(), "pytorch_model.bin") != listing.files.end() ? "pytorch_model.bin" : "other formats"));

@@ -18,7 +18,11 @@
 //   attnviz_model_failed(message)            a file or a window could not be read or fetched
 // and for a model fetched by its Hub id (SPEC.md §6; platform.hpp HubFetch), before its files come
 // in as above, named by the id:
-//   attnviz_open_hub(id)                     the page's ?hf=ORG/NAME[@REVISION]: fetch it
+//   attnviz_open_hub(id)                     the page's ?hf=ORG/NAME[@REVISION][:QUANT]: fetch it
+//   attnviz_hub_files(id, listed)            the id's parts and, given its listing's file names
+//                                            (JSON), the files the model needs (hub::model_files:
+//                                            a GGUF repo's one .gguf): JSON {"repo", "revision",
+//                                            "quant", "files"} or {"error"}
 //   attnviz_hub_fits(total, weights)         the listing's sizes fit in the page (0: refused,
 //                                            before any download)
 //   attnviz_hub_progress(file, file_done, file_size, done, total)
@@ -31,7 +35,10 @@
 #include "hub.hpp"
 #include "page_app.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
+#include <exception>
 
 extern "C" {
 
@@ -72,8 +79,30 @@ void attnviz_model_end() {
 void attnviz_open_hub(const char* id) {
     attn::App* app = attn::page_app();
     if (!app || !id) return;
-    if (!attn::hub::parse_repo_id(id)) app->state.error = std::string("hf: expected a Hub id ORG/NAME[@REVISION], got \"") + id + "\"";
+    if (!attn::hub::parse_repo_id(id)) app->state.error = std::string("hf: expected a Hub id ORG/NAME[@REVISION][:QUANT], got \"") + id + "\"";
     else attn::open_hub_model(app->state, id);
+}
+
+const char* attnviz_hub_files(const char* id, const char* listed) {
+    attn::App* app = attn::page_app();
+    if (!app) return "{}";
+    nlohmann::json out;
+    const std::optional<attn::hub::RepoId> repo = attn::hub::parse_repo_id(id ? id : "");
+    if (!repo) {
+        out["error"] = std::string("expected a Hub id ORG/NAME[@REVISION][:QUANT], got \"") + (id ? id : "") + "\"";
+    } else {
+        out = {{"repo", repo->repo}, {"revision", repo->revision}, {"quant", repo->quant}};
+        const nlohmann::json names = nlohmann::json::parse(listed ? listed : "", nullptr, false);
+        if (names.is_array()) {
+            try {
+                out["files"] = attn::hub::model_files(names.get<std::vector<std::string>>(), repo->quant, repo->shown());
+            } catch (const std::exception& e) {
+                out["error"] = e.what();
+            }
+        }
+    }
+    app->page_reply = out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return app->page_reply.c_str();
 }
 
 void attnviz_hub_progress(const char* file, double file_done, double file_size, double done, double total) {

@@ -32,7 +32,7 @@ void write(const fs::path& path, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("Hub ids: ORG/NAME, a bare legacy name, @REVISION; what huggingface_hub refuses is no id") {
+TEST_CASE("Hub ids: ORG/NAME, a bare legacy name, @REVISION, :QUANT; what huggingface_hub refuses is no id") {
     const std::optional<hub::RepoId> id = hub::parse_repo_id("HuggingFaceTB/SmolLM2-135M");
     REQUIRE(id);
     CHECK(id->repo == "HuggingFaceTB/SmolLM2-135M");
@@ -48,8 +48,21 @@ TEST_CASE("Hub ids: ORG/NAME, a bare legacy name, @REVISION; what huggingface_hu
     CHECK(hub::parse_repo_id("org/name@refs/pr/1")->revision == "refs/pr/1");
     CHECK_FALSE(hub::parse_repo_id("org/name@v1.0")->pinned());
     CHECK_FALSE(hub::parse_repo_id("org/name@7AE557604ADF67BE50417F59C2C2F167DEF9A775")->pinned());  // lower-case hex only
+    // a GGUF repo's file, as llama.cpp's -hf names it: the quant after the last colon, the cache folder the repo's
+    const std::optional<hub::RepoId> gguf = hub::parse_repo_id("bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M");
+    REQUIRE(gguf);
+    CHECK(gguf->repo == "bartowski/Llama-3.2-1B-Instruct-GGUF");
+    CHECK(gguf->quant == "Q4_K_M");
+    CHECK(gguf->revision == "main");
+    CHECK(gguf->folder_name() == "models--bartowski--Llama-3.2-1B-Instruct-GGUF");
+    CHECK(gguf->shown() == "bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M");
+    const std::optional<hub::RepoId> both = hub::parse_repo_id("org/name-GGUF@v1.0:q8_0");
+    REQUIRE(both);
+    CHECK((both->revision == "v1.0" && both->quant == "q8_0" && both->shown() == "org/name-GGUF@v1.0:q8_0"));
+    CHECK(hub::parse_repo_id("org/name")->quant.empty());
     for (const char* bad : {"", "/name", "org/", "a/b/c", "org/na me", "org--x/name", "org/na..me", "org/name.git", "-org/name",
-                            "org/name-", "./models/x", "/abs/path", "org/name@", "org/name@a b", "org/name@..", "org/näme"})
+                            "org/name-", "./models/x", "/abs/path", "org/name@", "org/name@a b", "org/name@..", "org/näme",
+                            "org/name:", "org/name:Q4 K", "org/name:a/b", "ollama:llama3:8b", "org/name:Q4:K"})
         CHECK_MESSAGE(!hub::parse_repo_id(bad), bad);
     CHECK_FALSE(hub::parse_repo_id(std::string(97, 'a')));
     CHECK(hub::parse_repo_id(std::string(96, 'a')));

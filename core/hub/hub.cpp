@@ -74,10 +74,18 @@ std::string RepoId::folder_name() const {
     return name;
 }
 
-std::string RepoId::shown() const { return revision == "main" ? repo : repo + "@" + revision; }
+std::string RepoId::shown() const { return (revision == "main" ? repo : repo + "@" + revision) + (quant.empty() ? "" : ":" + quant); }
 
 std::optional<RepoId> parse_repo_id(std::string_view s) {
     RepoId id;
+    if (const std::size_t colon = s.rfind(':'); colon != std::string_view::npos) {
+        id.quant = std::string(s.substr(colon + 1));
+        s = s.substr(0, colon);
+        const bool bad_quant = id.quant.empty() || id.quant.size() > 64 || !std::all_of(id.quant.begin(), id.quant.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+        });
+        if (bad_quant) return std::nullopt;
+    }
     const std::size_t at = s.find('@');
     if (at != std::string_view::npos) {
         id.revision = std::string(s.substr(at + 1));
@@ -262,7 +270,7 @@ std::vector<CachedModel> cached_models(const Environment& env) {
             std::vector<std::string> revisions = names[commit];
             std::sort(revisions.begin(), revisions.end());
             if (revisions.empty()) revisions.push_back(commit);
-            for (const std::string& revision : revisions) out.push_back({{name, revision}, model_type, bytes});
+            for (const std::string& revision : revisions) out.push_back({{name, revision, ""}, model_type, bytes});
         }
     }
     std::sort(out.begin(), out.end(), [](const CachedModel& a, const CachedModel& b) {

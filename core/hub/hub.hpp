@@ -27,19 +27,23 @@ namespace attn::hub {
 
 // [SECTION] Ids ------------------------------------------------------------------------------
 
-// "ORG/NAME[@REVISION]", or a bare legacy id such as "gpt2".
+// "ORG/NAME[@REVISION][:QUANT]", or a bare legacy id such as "gpt2". QUANT names one .gguf file of
+// a GGUF repo, as llama.cpp's `-hf ORG/NAME:QUANT` and ollama's `hf.co/ORG/NAME:QUANT` do
+// (gguf_file_for: a part of the file's name, "Q4_K_M").
 struct RepoId {
     std::string repo;               // "HuggingFaceTB/SmolLM2-135M"
     std::string revision = "main";  // a branch, a tag or a commit (40 hex)
+    std::string quant;              // "" or "Q4_K_M"
 
     bool pinned() const;              // the revision is a commit: no ref to read or write
     std::string folder_name() const;  // "models--HuggingFaceTB--SmolLM2-135M"
-    std::string shown() const;        // "ORG/NAME", with "@REVISION" unless it is main
+    std::string shown() const;        // "ORG/NAME", with "@REVISION" unless it is main, then ":QUANT"
 };
 
 // The id `s` names, or nullopt when it is not one (huggingface_hub's rules: names of letters,
 // digits, "-", "_" and ".", at most 96 characters, no "--" nor "..", not ending in ".git"; a
-// revision without spaces nor "..").
+// revision without spaces nor ".." (nor ":", which git refs never hold); a quant of letters,
+// digits, "_", "-" and ".").
 std::optional<RepoId> parse_repo_id(std::string_view s);
 
 // [SECTION] The environment ------------------------------------------------------------------

@@ -296,6 +296,14 @@ bad("a GGUF's checksum mismatch", run("attnviz-test/tiny-GGUF", gguf_home, args=
 hub.corrupt.clear()
 bad("a quantization the repo lacks", run("attnviz-test/tiny-GGUF", home, args=("--quant", "Q4_K_M", "--ids", "1")),
     "attnviz-test/tiny-GGUF", "--quant", "no .gguf file is Q4_K_M", "tiny-Q8_0.gguf")
+# the quantization in the id, as llama.cpp's -hf ORG/NAME:QUANT names it (both snapshot files are cached now)
+p = run("attnviz-test/tiny-GGUF:IQ4_NL", home, args=("--ids", "1,2,3", "--json"))
+check(p.returncode == 0 and json.loads(p.stdout)["gguf"]["architecture"] == "gemma2",
+      f"ORG/NAME:IQ4_NL: that file of the two in the snapshot ({p.stderr.strip()!r})")
+p = run("attnviz-test/tiny-GGUF:Q8_0", home, args=("--quant", "q8_0", "--ids", "1,2,3", "--json"))
+check(p.returncode == 0 and json.loads(p.stdout)["gguf"]["architecture"] == "llama", "ORG/NAME:Q8_0 with the same --quant")
+bad("an id's quant and another --quant", run("attnviz-test/tiny-GGUF:Q8_0", home, args=("--quant", "IQ4_NL", "--ids", "1")),
+    "attnviz-test/tiny-GGUF:Q8_0", "--quant", "the id names Q8_0 and --quant IQ4_NL")
 
 hub.stop()
 shutil.rmtree(work)

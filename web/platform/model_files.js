@@ -163,10 +163,14 @@
     Module.ccall('attnviz_model_end', null, [], []);
   }
 
-  // A model by its Hub id (SPEC.md §6): ?hf=ORG/NAME[@REVISION], a link's hf=, the Hub dialog. The
-  // app asks (platform_web.cpp: Module.attnvizHubFetch); the listing (?blobs=true: every file's
-  // size) gives the commit and the files, whose sizes are checked against the page's memory
-  // before anything large is fetched; each file comes from the Hub's resolve URL (large ones
+  // A model by its Hub id (SPEC.md §6): ?hf=ORG/NAME[@REVISION][:QUANT] (or ?hf=…&quant=QUANT), a
+  // link's hf=, the Hub dialog. The app asks (platform_web.cpp: Module.attnvizHubFetch); the
+  // listing (?blobs=true: every file's size) gives the commit and the files, and the app says
+  // which the model needs (hubPlan: hub::model_files, a GGUF repo's one .gguf file for QUANT);
+  // their sizes are checked against the page's memory before anything large is fetched (a
+  // .gguf's weights counted at 1.5 × the file, a Q4_K_M file's; its header, read as it opens,
+  // then counts them exactly); each
+  // file comes from the Hub's resolve URL (large ones
   // redirected to its CDN), streamed into Cache Storage keyed by commit and file (never one
   // buffer), with progress; a manifest, then the revision's ref, are written last. The files
   // then open as a folder's do (openModel), read from storage. The next open, or one without the
@@ -176,9 +180,13 @@
   // notebook's HF_ENDPOINT), else ?hub=URL (kept in localStorage), else the site's
   // <meta name="attnviz-hub" content="URL">, else https://huggingface.co.
   const kHubCache = 'attnviz-hub-v1', kHubKey = 'https://hub.attnviz.invalid/';
-  const kHubFiles = ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json',
-                     'vocab.json', 'merges.txt', 'vocab.txt', 'source.spm', 'target.spm', 'preprocessor_config.json',
-                     'chat_template.jinja'];
+  // The id's parts {repo, revision, quant} and, given the listing's file names, `files` (or `error`).
+  function hubPlan(id, names) {
+    return JSON.parse(Module.ccall('attnviz_hub_files', 'string', ['string', 'string'], [id, names ? JSON.stringify(names) : '']));
+  }
+  const isWeights = function (name) { return name === 'model.safetensors' || name === 'model.safetensors.index.json' || isGguf(name); };
+  // A commit's manifest: one per quantization of a GGUF repo (each its own .gguf file).
+  function hubManifest(repo, commit, quant) { return hubKey(repo, commit, '.manifest' + (quant ? ':' + quant : '')); }
   function setHubEndpoint(url) {
     try { localStorage.setItem('attnviz-hub', url); } catch (e) { /* storage off: this page only */ }
   }
@@ -227,9 +235,9 @@
       chunks.push(new Uint8Array(await f.slice(at, Math.min(f.size, at + (16 << 20))).arrayBuffer()));
     return chunkFile(f.name, chunks, f.size);
   }
-  // The stored files of a commit, when its manifest says every one is there; else null.
-  async function hubStored(cache, repo, commit) {
-    const manifest = cache && await cache.match(hubKey(repo, commit, '.manifest'));
+  // The stored files of a commit (and quantization), when its manifest says every one is there; else null.
+  async function hubStored(cache, repo, commit, quant) {
+    const manifest = cache && await cache.match(hubManifest(repo, commit, quant));
     if (!manifest) return null;
     const files = [];
     for (const f of await manifest.json()) {
@@ -250,8 +258,9 @@
     if (hubAbort) hubAbort.abort();
     const controller = new AbortController(), signal = controller.signal;
     hubAbort = controller;
-    const at = spec.indexOf('@');
-    const repo = at < 0 ? spec : spec.slice(0, at), rev = at < 0 ? 'main' : spec.slice(at + 1);
+    const id = hubPlan(spec, null);
+    if (id.error) return hubFailed(id.error);
+    const repo = id.repo, rev = id.revision, quant = id.quant;
     const endpoint = hubEndpoint();
     let cache = null;
     try { cache = await caches.open(kHubCache); } catch (e) { cache = null; }  // no storage: memory only
@@ -273,22 +282,25 @@
       if (signal.aborted) return hubAbort === controller && hubFailed(repo + ': cancelled');
       if (e.hub) return hubFailed(e.message);
       const commit = await hubStoredRef(cache, repo, rev);
-      const files = commit && await hubStored(cache, repo, commit);
+      const files = commit && await hubStored(cache, repo, commit, quant);
       if (files) return open(files);  // offline: from storage
       return hubFailed(hubUnreachable(repo, e) + ', and it is not stored in this browser');
     }
     const commit = listing.sha;
-    const ready = await hubStored(cache, repo, commit);
+    const ready = await hubStored(cache, repo, commit, quant);
     if (ready) return open(ready);
     // 2. Which files, and their sizes: nothing large is fetched before they are known to fit.
     const sizes = {};
     for (const s of listing.siblings) sizes[s.rfilename] = s.size !== undefined ? s.size : (s.lfs && s.lfs.size) || 0;
-    const names = kHubFiles.filter(function (n) { return n in sizes; });
-    const weights = 'model.safetensors' in sizes ? ['model.safetensors'] : 'model.safetensors.index.json' in sizes ? ['model.safetensors.index.json'] : [];
-    if (!weights.length) return hubFailed(repo + ': the repo has no safetensors weights (model.safetensors or model.safetensors.index.json)');
+    const plan = hubPlan(spec, Object.keys(sizes));
+    if (plan.error) return hubFailed(plan.error);
+    const names = plan.files.filter(function (n) { return !isWeights(n); });
+    const weights = plan.files.filter(isWeights);
+    if (!weights.length)
+      return hubFailed(repo + ': the repo has no safetensors weights (model.safetensors or model.safetensors.index.json) nor a .gguf');
     const shardsListed = Object.keys(sizes).filter(isShard);
-    const weightBytes = weights[0] === 'model.safetensors' ? sizes['model.safetensors']
-      : shardsListed.reduce(function (a, n) { return a + sizes[n]; }, 0);
+    const weightBytes = weights[0] === 'model.safetensors.index.json' ? shardsListed.reduce(function (a, n) { return a + sizes[n]; }, 0)
+      : sizes[weights[0]] * (isGguf(weights[0]) ? 1.5 : 1);
     const otherBytes = names.reduce(function (a, n) { return a + sizes[n]; }, 0);
     if (!Module.ccall('attnviz_hub_fits', 'number', ['number', 'number'], [otherBytes, weightBytes])) return;
     const total = otherBytes + weightBytes + (sizes['model.safetensors.index.json'] || 0);
@@ -343,7 +355,7 @@
       // 4. The manifest, then the ref: the commit is stored whole.
       if (cache) {
         const manifest = files.map(function (f) { return { name: f.name, size: f.size }; });
-        await cache.put(hubKey(repo, commit, '.manifest'), new Response(JSON.stringify(manifest)));
+        await cache.put(hubManifest(repo, commit, quant), new Response(JSON.stringify(manifest)));
         if (rev !== commit) await cache.put(kHubKey + repo + '/refs/' + rev, new Response(commit));
       }
     } catch (e) {
@@ -361,10 +373,10 @@
     try {
       const cache = await caches.open(kHubCache);
       for (const request of await cache.keys()) {
-        const m = /^https:\/\/hub\.attnviz\.invalid\/(.+)\/([0-9a-f]{40})\/\.manifest$/.exec(request.url);
+        const m = /^https:\/\/hub\.attnviz\.invalid\/(.+)\/([0-9a-f]{40})\/\.manifest(?::(.+))?$/.exec(request.url);
         if (!m) continue;
         const files = await (await cache.match(request)).json();
-        list.push({ id: m[1], commit: m[2], bytes: files.reduce(function (a, f) { return a + f.size; }, 0) });
+        list.push({ id: m[1] + (m[3] ? ':' + m[3] : ''), commit: m[2], bytes: files.reduce(function (a, f) { return a + f.size; }, 0) });
       }
     } catch (e) { /* no storage: nothing stored */ }
     Module.ccall('attnviz_hub_stored', null, ['string'], [JSON.stringify(list)]);
@@ -387,9 +399,10 @@
         if (!r.ok) return -1;
         const sizes = {};
         for (const s of (await r.json()).siblings || []) sizes[s.rfilename] = s.size !== undefined ? s.size : (s.lfs && s.lfs.size) || 0;
-        const weights = 'model.safetensors' in sizes ? sizes['model.safetensors']
-          : Object.keys(sizes).filter(isShard).reduce(function (a, n) { return a + sizes[n]; }, 0);
-        return kHubFiles.reduce(function (a, n) { return a + (sizes[n] || 0); }, weights);
+        const plan = hubPlan(id, Object.keys(sizes));
+        if (plan.error) return -1;
+        const shards = plan.files.indexOf('model.safetensors.index.json') >= 0 ? Object.keys(sizes).filter(isShard) : [];
+        return plan.files.concat(shards).reduce(function (a, n) { return a + (sizes[n] || 0); }, 0);
       } catch (e) {
         return -1;
       }
@@ -402,12 +415,17 @@
       ids.slice(1).forEach(async function (id) { report(id, await size(id)); });
     })();
   }
-  async function hubRemove(repo, commit) {
+  // A stored model (its id as hubStoredList lists it: a GGUF repo's with :QUANT): its manifest and
+  // the files it lists; the commit's refs too once no manifest of it is left.
+  async function hubRemove(id, commit) {
+    const plan = hubPlan(id, null), repo = plan.repo;
     try {
       const cache = await caches.open(kHubCache);
-      for (const request of await cache.keys())
-        if (request.url.startsWith(kHubKey + repo + '/' + commit + '/')) await cache.delete(request);
-      for (const request of await cache.keys())  // the refs that pointed to it
+      const manifest = await cache.match(hubManifest(repo, commit, plan.quant));
+      for (const f of manifest ? await manifest.json() : []) await cache.delete(hubKey(repo, commit, f.name));
+      await cache.delete(hubManifest(repo, commit, plan.quant));
+      const left = (await cache.keys()).some(function (r) { return r.url.startsWith(hubKey(repo, commit, '.manifest')); });
+      for (const request of left ? [] : await cache.keys())  // the refs that pointed to it
         if (request.url.startsWith(kHubKey + repo + '/refs/') && (await (await cache.match(request)).text()).trim() === commit)
           await cache.delete(request);
     } catch (e) { /* nothing stored */ }

@@ -300,7 +300,8 @@
       const query = new URLSearchParams(location.search);
       if (query.get('import')) importUrl(query.get('import'));
       if (query.get('model')) openModelUrl(query.get('model'));
-      if (query.get('hf')) Module.ccall('attnviz_open_hub', null, ['string'], [query.get('hf')]);
+      // ?hf=ORG/NAME&quant=Q4_K_M is ?hf=ORG/NAME:Q4_K_M (a GGUF repo's file)
+      if (query.get('hf')) Module.ccall('attnviz_open_hub', null, ['string'], [query.get('hf') + (query.get('quant') ? ':' + query.get('quant') : '')]);
     },
     printErr: function (text) { console.error(text); },
     onAbort: function (what) {

@@ -568,11 +568,12 @@ constexpr LinkParam kParams[] = {
 
     {.name = "hf",
      .what = "a model on the Hugging Face Hub by its id (SPEC.md §6), fetched with progress, kept in the browser's "
-             "storage and run live on `text`; the page's `?hf=` (below) does the same",
-     .values = "`ORG/NAME` or `ORG/NAME@REVISION`",
+             "storage and run live on `text`; a GGUF repo's file by its quantization (`:Q4_K_M`, as llama.cpp's `-hf` "
+             "names it); the page's `?hf=` (below) does the same",
+     .values = "`ORG/NAME`, `ORG/NAME@REVISION`, each optionally with `:QUANT` (`bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M`)",
      .default_value = "",
      .parse = [](LinkState& l, std::string_view v) -> std::string {
-         if (!hub::parse_repo_id(v)) return "expected a Hub id ORG/NAME[@REVISION], got " + shown_value(v);
+         if (!hub::parse_repo_id(v)) return "expected a Hub id ORG/NAME[@REVISION][:QUANT], got " + shown_value(v);
          l.hub = v;
          return "";
      },

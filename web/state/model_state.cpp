@@ -153,6 +153,8 @@ void hub_fetch_done(AppState& st, const std::string& snapshot) {
     guarded(st, id, [&] {
         ModelFiles files = ModelFiles::from_folder(snapshot);
         files.folder = id;  // messages and the panel name the repo
+        const std::optional<hub::RepoId> repo = hub::parse_repo_id(id);
+        files.keep_gguf(repo ? repo->quant : "");  // a GGUF repo's snapshot may hold other quantizations fetched before
         open_model_files(st, std::move(files));
         ms.builtin.clear();
         ms.hub = id;
