@@ -5,15 +5,16 @@
 // connect-src. Checked: ?hf= opens a model with progress; a link's hf= (a sharded model) does too
 // and the copied link keeps it; a reload with the stand-in stopped opens from the browser's
 // storage; a gated model's message; a model over the page's memory refused before its download;
-// a cancelled download leaves nothing stored.
+// a cancelled download leaves nothing stored; a GGUF repo's file by its quantization (?hf=…&quant=,
+// a link's hf=ORG/NAME:QUANT), the other file never fetched, its map the reference's.
 //   node tests/browser/hub.mjs SITE_DIR ARTIFACT_DIR MODEL_REFS
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import {
-  check, clickWidget, expect, finishSuite, moveAway, openPage, requests, shot, startSuiteOrEnd, state, until,
+  check, clickWidget, expect, finishSuite, maxDiff, moveAway, openPage, requests, shot, startSuiteOrEnd, state, until,
 } from './harness.mjs';
 
 const [siteDir, artifacts, refs] = process.argv.slice(2);
@@ -32,9 +33,16 @@ async function startHub(args) {
   return { endpoint, cdn, proc };
 }
 const gpt2 = path.join(refs, 'gpt2_l3_h4_d32_f16'), llama = path.join(refs, 'llama_l2_h4kv4_d32_bf16_linear_bias_shards');
+// A GGUF repo as bartowski's are: one file per quantization (tests/model/test_gguf.py's cases, renamed)
+const ggufScript = path.join(here, '../model/test_gguf.py'), ggufRepo = path.join(artifacts, 'tiny-GGUF');
+fs.rmSync(ggufRepo, { recursive: true, force: true });
+execFileSync('/usr/bin/python3', [ggufScript, '--write', ggufRepo, 'llama_q4_k_m_llama3', 'qwen2_q8_0_q5']);
+fs.renameSync(path.join(ggufRepo, 'llama_q4_k_m_llama3.gguf'), path.join(ggufRepo, 'tiny-Q4_K_M.gguf'));
+fs.renameSync(path.join(ggufRepo, 'qwen2_q8_0_q5.gguf'), path.join(ggufRepo, 'tiny-Q8_0.gguf'));
 const hub = await startHub(['--gated', 'attnviz-test/gated=hf_token', '--claim', 'attnviz-test/big/model.safetensors=5000000000',
   `attnviz-test/gpt2=${gpt2}`, `attnviz-test/llama=${llama}`, `attnviz-test/gated=${gpt2}`, `attnviz-test/big=${gpt2}`,
-  `HuggingFaceTB/SmolLM2-135M=${llama}`]);  // a suggested id, served here: its size comes from this listing
+  `HuggingFaceTB/SmolLM2-135M=${llama}`,  // a suggested id, served here: its size comes from this listing
+  `attnviz-test/tiny-GGUF=${ggufRepo}`]);
 const slow = await startHub(['--slow', '0.25', `attnviz-test/slow=${llama}`]);
 const csp = `Content-Security-Policy: default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; ` +
   `connect-src 'self' ${hub.endpoint} ${hub.cdn} ${slow.endpoint} ${slow.cdn}`;
@@ -81,6 +89,34 @@ await check('a model over the page\'s memory is refused before its download', as
   expect(/not downloaded/.test(s.error), `error ${s.error}`);
   expect(!requests.some(([, u]) => u.includes('/attnviz-test/big/resolve/')), 'a file of it was fetched');
   return s.error;
+});
+
+const page3 = await openPage(browser, `${url}?hub=${encodeURIComponent(hub.endpoint)}&hf=attnviz-test/tiny-GGUF&quant=Q4_K_M`);
+await check('a GGUF repo\'s file by its quantization: ?hf=…&quant=Q4_K_M, then a link\'s hf=ORG/NAME:Q8_0; without one, the files named', async () => {
+  let s = await until(page3, settled, 'the Q4_K_M file fetched and run', 60000);
+  expect(s.model.hub === 'attnviz-test/tiny-GGUF:Q4_K_M' && s.model.model_type === 'llama' && /Q4_K/.test(s.model.summary),
+         `hub ${s.model.hub}, ${s.model.model_type}, ${s.model.summary}`);
+  expect(!requests.some(([, u]) => /tiny-Q8_0\.gguf|config\.json/.test(u)), 'fetched a file the model does not need');
+  const ref = JSON.parse(execFileSync('/usr/bin/python3', [ggufScript, '--reference', 'llama_q4_k_m_llama3', s.model.figure.ids.join(',')],
+    { maxBuffer: 1 << 26 }).toString());
+  const worst = maxDiff(s.import.shown, ref.attention[s.import.layer][s.import.head]);
+  expect(worst < 1e-4, `map ${s.import.layer + 1}:${s.import.head + 1} differs from the reference by ${worst}`);
+  expect(/[#&]hf=attnviz-test%2Ftiny-GGUF%3AQ4_K_M(&|$)/.test(s.link), `link ${s.link}`);
+  let keys = await stored(page3);
+  expect(keys.some((k) => k.endsWith('/.manifest:Q4_K_M')) && keys.some((k) => k.endsWith('/tiny-Q4_K_M.gguf')), `stored: ${keys.join(', ')}`);
+  await moveAway(page3);
+  await shot(page3, 'hub-05-gguf.png');
+  await page3.evaluate(() => { location.hash = '#v=1&view=heatmap&hf=attnviz-test%2Ftiny-GGUF%3AQ8_0&text=The%20cat'; });
+  s = await until(page3, (st) => settled(st) && st.model.hub === 'attnviz-test/tiny-GGUF:Q8_0', 'the Q8_0 file fetched and run', 60000);
+  expect(s.model.model_type === 'qwen2', `${s.model.model_type}`);
+  keys = await stored(page3);
+  expect(keys.filter((k) => /\.manifest:/.test(k)).length === 2, `stored: ${keys.join(', ')}`);
+  await page3.evaluate(() => { location.hash = '#v=1&hf=attnviz-test%2Ftiny-GGUF'; });
+  s = await until(page3, (st) => !st.model.fetching && st.error, 'the error', 30000);
+  expect(/attnviz-test\/tiny-GGUF: .*2 \.gguf files here: name one/.test(s.error) && /tiny-Q4_K_M\.gguf/.test(s.error) && /tiny-Q8_0\.gguf/.test(s.error),
+         `error ${s.error}`);
+  expect(s.model.hub === 'attnviz-test/tiny-GGUF:Q8_0', `the last model is gone (hub ${s.model.hub})`);
+  return `Q4_K_M: largest difference ${worst.toExponential(1)}; Q8_0: ${s.model.summary}; ${s.error}`;
 });
 
 await check('the Hub dialog: sizes from the listings, a suggestion opens, Downloaded models lists and removes', async () => {
