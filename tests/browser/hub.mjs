@@ -96,7 +96,8 @@ await check('a GGUF repo\'s file by its quantization: ?hf=…&quant=Q4_K_M, then
   let s = await until(page3, settled, 'the Q4_K_M file fetched and run', 60000);
   expect(s.model.hub === 'attnviz-test/tiny-GGUF:Q4_K_M' && s.model.model_type === 'llama' && /Q4_K/.test(s.model.summary),
          `hub ${s.model.hub}, ${s.model.model_type}, ${s.model.summary}`);
-  expect(!requests.some(([, u]) => /tiny-Q8_0\.gguf|config\.json/.test(u)), 'fetched a file the model does not need');
+  const asked = requests.filter(([c]) => c.startsWith('a GGUF repo')).map(([, u]) => u);
+  expect(!asked.some((u) => /tiny-Q8_0\.gguf|config\.json/.test(u)), `fetched a file the model does not need: ${asked.join(', ')}`);
   const ref = JSON.parse(execFileSync('/usr/bin/python3', [ggufScript, '--reference', 'llama_q4_k_m_llama3', s.model.figure.ids.join(',')],
     { maxBuffer: 1 << 26 }).toString());
   const worst = maxDiff(s.import.shown, ref.attention[s.import.layer][s.import.head]);
@@ -125,7 +126,7 @@ await check('the Hub dialog: sizes from the listings, a suggestion opens, Downlo
   let s = await until(page2, (st) => st.model.hub_sizes && st.model.hub_sizes['HuggingFaceTB/SmolLM2-135M'] > 0 &&
                                      Object.keys(st.model.hub_sizes).length === 11, 'the suggestions\' sizes', 30000);
   const sizes = s.model.hub_sizes;
-  const want = ['config.json', 'model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors', 'tokenizer.json']
+  const want = ['config.json', 'model.safetensors.index.json', 'model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors', 'tokenizer.json']
     .reduce((a, f) => a + fs.statSync(path.join(llama, f)).size, 0);
   expect(sizes['HuggingFaceTB/SmolLM2-135M'] === want, `size ${sizes['HuggingFaceTB/SmolLM2-135M']}, the files take ${want}`);
   expect(sizes['gpt2'] === -1, `gpt2 (not on the stand-in): ${sizes['gpt2']}`);
