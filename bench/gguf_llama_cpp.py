@@ -3,8 +3,9 @@
 and memory): SmolLM2-135M's shape (llama: 30 layers, d 576, 9 heads / 3 KV, d_ff 1536, vocab
 49152, tied) with random weights in Q8_0 and in Q4_0, written here (tests/model/gguf_files.py's
 container; the two formats quantized with numpy, as ggml's quantize_row_*_ref do), or with
---shape llama-3.2-3b Llama-3.2-3B's (28 layers, d 3072, 24 heads / 8 KV, d_ff 8192, vocab
-128256, tied) in Q4_K_M as llama.cpp lays it out (Q4_K, and Q6_K for attn_v, every other
+--shape llama-3.2-1b / llama-3.2-3b Llama-3.2-1B's (16 layers, d 2048, 32 heads / 8 KV) or 3B's
+(28 layers, d 3072, 24 heads / 8 KV; both d_ff 8192, vocab 128256, tied), also in Q4_K_M as
+llama.cpp lays it out (Q4_K, and Q6_K for attn_v, every other
 ffn_down and the tied token_embd): random blocks, each block's bytes drawn at random and its
 scales d and dmin set so that the weights are about 1/√d_in, as no quantizer is fast enough in
 Python for 3.2 B numbers; then
@@ -31,6 +32,7 @@ import gguf_files as G  # noqa: E402
 
 # D, LAYERS, HEADS, KV, HD, FF, VOCAB, RoPE base
 SHAPES = {"smollm2-135m": (576, 30, 9, 3, 64, 1536, 49152, 100000.0),
+          "llama-3.2-1b": (2048, 16, 32, 8, 64, 8192, 128256, 500000.0),
           "llama-3.2-3b": (3072, 28, 24, 8, 128, 8192, 128256, 500000.0)}
 
 

@@ -32,6 +32,7 @@
 // and for the Hub dialog (platform::hub_dialog_opened):
 //   attnviz_hub_size(id, bytes)              a suggested model's size, from its listing
 //   attnviz_hub_stored(json)                 the models stored: [{"id", "commit", "bytes"}]
+#include "files.hpp"
 #include "hub.hpp"
 #include "page_app.hpp"
 
@@ -96,6 +97,11 @@ const char* attnviz_hub_files(const char* id, const char* listed) {
         if (names.is_array()) {
             try {
                 out["files"] = attn::hub::model_files(names.get<std::vector<std::string>>(), repo->quant, repo->shown());
+            } catch (const attn::ModelError& e) {  // which .gguf: the page names it in the id, not by --quant
+                const std::string what = e.what(), said = e.file() + ": " + e.where() + ": ";
+                out["error"] = e.where() == "--quant" && what.rfind(said, 0) == 0
+                                   ? e.file() + ": " + what.substr(said.size()) + " (as " + repo->repo + ":QUANT, or ?quant=)"
+                                   : what;
             } catch (const std::exception& e) {
                 out["error"] = e.what();
             }

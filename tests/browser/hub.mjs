@@ -114,8 +114,8 @@ await check('a GGUF repo\'s file by its quantization: ?hf=…&quant=Q4_K_M, then
   expect(keys.filter((k) => /\.manifest:/.test(k)).length === 2, `stored: ${keys.join(', ')}`);
   await page3.evaluate(() => { location.hash = '#v=1&hf=attnviz-test%2Ftiny-GGUF'; });
   s = await until(page3, (st) => !st.model.fetching && st.error, 'the error', 30000);
-  expect(/attnviz-test\/tiny-GGUF: .*2 \.gguf files here: name one/.test(s.error) && /tiny-Q4_K_M\.gguf/.test(s.error) && /tiny-Q8_0\.gguf/.test(s.error),
-         `error ${s.error}`);
+  expect(/attnviz-test\/tiny-GGUF: .*2 \.gguf files here: name one/.test(s.error) && /tiny-Q4_K_M\.gguf/.test(s.error) && /tiny-Q8_0\.gguf/.test(s.error) &&
+         /attnviz-test\/tiny-GGUF:QUANT, or \?quant=/.test(s.error) && !/--quant/.test(s.error), `error ${s.error}`);
   expect(s.model.hub === 'attnviz-test/tiny-GGUF:Q8_0', `the last model is gone (hub ${s.model.hub})`);
   return `Q4_K_M: largest difference ${worst.toExponential(1)}; Q8_0: ${s.model.summary}; ${s.error}`;
 });

@@ -202,12 +202,18 @@
   }
   // Files chosen or dropped together: a model when config.json is among them (its .gguf files
   // left out, as the native app leaves them) or else one GGUF file (named by its stem, as the
-  // native app names it); otherwise one file to import.
-  function openFiles(files, folder) {
+  // native app names it; a file without the extension that starts with GGUF's magic too, such as
+  // the blob ollama keeps under ~/.ollama/models/blobs/sha256-…); otherwise one file to import.
+  async function openFiles(files, folder) {
     files = Array.from(files);
     const isGguf = function (f) { return /\.gguf$/i.test(f.name); };
     const config = files.some(function (f) { return f.name === 'config.json'; });
     const gguf = config ? [] : files.filter(isGguf);
+    if (!config && !gguf.length && files.length === 1 && !/\.[a-z0-9]+$/i.test(files[0].name)) {
+      const f = files[0], magic = new Uint8Array(await f.slice(0, 4).arrayBuffer());
+      if (String.fromCharCode.apply(null, magic) === 'GGUF')
+        return openModel(folder || f.name, [{ name: f.name + '.gguf', size: f.size, slice: function (a, b) { return f.slice(a, b); } }]);
+    }
     if (gguf.length > 1)
       modelFailed(gguf.length + ' .gguf files (' + gguf.map(function (f) { return f.name; }).join(', ') + '): choose one of them');
     else if (config || gguf.length)
