@@ -586,7 +586,7 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
     if (const std::optional<int> code = start_command(command, args, o, operands, out, err)) return *code;
     if (operands.size() != 1 || (o.text && o.ids) || (o.source && o.source_ids) || (o.chat && (o.text || o.ids)) ||
         (o.image && (o.text || o.ids || o.chat))) {
-        err << "attnviz run: expected a model (a folder, a built-in name: attnviz run --list, or a Hub id ORG/NAME[@REVISION]), "
+        err << "attnviz run: expected a model (a folder, a built-in name: attnviz run --list, or a Hub id ORG/NAME[@REVISION][:QUANT]), "
                "and --text, --ids, --chat or --image, one of them: "
             << usage_line(command) << "\n";
         return kExitBadInput;

@@ -29,7 +29,7 @@ std::optional<int> read_command_line(int argc, char** argv, Launch& launch) {
         if (find_builtin(argv[1])) launch.builtin = argv[1];
     }
     const bool named = launch.live_scene || !launch.builtin.empty();
-    // `attnviz ORG/NAME[@REVISION]`: a Hub id, fetched in the window (SPEC.md §6). Only with its
+    // `attnviz ORG/NAME[@REVISION][:QUANT]`: a Hub id, fetched in the window (SPEC.md §6). Only with its
     // slash and not a .json name: a bare word or a missing file is a scene file's error.
     const std::string_view arg = argv[1];
     const bool hub_id = !named && arg.find('/') != std::string_view::npos && !arg.ends_with(".json") &&

@@ -182,7 +182,7 @@ constexpr Row kRunOptions[] = {
 };
 constexpr CliCommand<ModelOptions> kRun{
     "attnviz run", "MODEL",
-    "Runs a model (a folder, a .gguf file, ollama:NAME[:TAG], a built-in model: attnviz run --list, or a Hub id ORG/NAME[@REVISION]) "
+    "Runs a model (a folder, a .gguf file, ollama:NAME[:TAG], a built-in model: attnviz run --list, or a Hub id ORG/NAME[@REVISION][:QUANT]) "
     "on a text and prints what it holds, the tokens and the likeliest next tokens (SPEC.md §5).",
     kRunOptions};
 

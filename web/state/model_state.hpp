@@ -223,7 +223,7 @@ void open_model_files(AppState& st, ModelFiles files);
 // the picture before stays. With no vision model in use, st.error says to open one (the
 // picture is kept for it).
 void set_model_picture(AppState& st, const std::string& name, std::string_view bytes);
-// Desktop: a folder path, or a Hub id ORG/NAME[@REVISION] where no such folder is (then a
+// Desktop: a folder path, or a Hub id ORG/NAME[@REVISION][:QUANT] where no such folder is (then a
 // request: ModelSession::hub_request). Returns false (st.error set) when it is neither.
 bool open_model_folder(AppState& st, const std::string& path);
 // A model by its Hub id (nothing when it is already on its way or in use): a request
