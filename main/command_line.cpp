@@ -70,6 +70,7 @@ std::optional<int> read_command_line(int argc, char** argv, Launch& launch) {
     }
     launch.text = o.text;
     launch.compare = o.compare;
+    launch.image = o.image.value_or("");
     if (o.knockout) launch.experiment.knockout = *o.knockout;
     if (o.ablation) launch.experiment.ablation = *o.ablation;
     if (o.hidden) launch.experiment.hidden = *o.hidden;

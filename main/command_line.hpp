@@ -23,6 +23,7 @@ struct Launch {
     // A live model's options, as `attnviz run` takes them (only when given: a link's stay).
     bool model_options = false;
     std::optional<std::string> text, compare;
+    std::string image;  // --image FILE: a vision model's picture (read and decoded as the window opens)
     ModelExperiment experiment;
     ModelGeneration generation;
     int threads = 0;  // --threads N: the live model's threads (0: ModelSession's default, every core)

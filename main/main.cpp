@@ -5,6 +5,7 @@
 #include "app.hpp"
 #include "cli.hpp"
 #include "command_line.hpp"
+#include "import.hpp"
 #include "live_scenes.hpp"
 #include "model_state.hpp"
 #include "pool.hpp"
@@ -193,6 +194,18 @@ int main(int argc, char** argv) {
         if (launch.compare) app.state.model.compare = *launch.compare;
         app.state.model.experiment = launch.experiment;
         app.state.model.generation = launch.generation;
+    }
+    if (!launch.image.empty()) {  // a vision model's picture: a file that is none is one line, exit 2
+        std::string bytes;
+        if (!attn::read_file(launch.image, bytes)) {
+            std::fprintf(stderr, "attnviz: %s: cannot read the picture\n", launch.image.c_str());
+            return attn::kExitBadInput;
+        }
+        attn::set_model_picture(app.state, launch.image, bytes);
+        if (!app.state.error.empty()) {
+            std::fprintf(stderr, "%s\n", app.state.error.c_str());
+            return attn::kExitBadInput;
+        }
     }
     if (launch.imported.has(attn::Detail::Layers)) {
         app.state.figure = std::move(launch.imported);

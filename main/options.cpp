@@ -125,6 +125,9 @@ constexpr Row kSeed{"--seed", "S", "the sampling's seed: the same seed gives the
 constexpr Row kThreads{"--threads", "N", "the threads a run uses, 1 to 1024; the output is the same for any N", "every core",
                        [](ModelOptions& o, std::string_view v) { return whole(v, 1, 1024, o.threads.emplace()); }};
 
+constexpr Row kImage{"--image", "FILE", "a picture for a vision model (PNG, JPEG, BMP, GIF), processed as its preprocessor_config.json says", "",
+                    [](ModelOptions& o, std::string_view v) { return any_text(v, o.image); }};
+
 constexpr Row kRunOptions[] = {
     kText,
     {"--source", "\"…\"", "an encoder-decoder's source text", "",
@@ -165,8 +168,7 @@ constexpr Row kRunOptions[] = {
      }},
     {"--chat", "FILE", "a conversation (a JSON file: a list of {\"role\", \"content\"} turns) as the model's chat template writes it", "",
      [](ModelOptions& o, std::string_view v) { return any_text(v, o.chat); }},
-    {"--image", "FILE", "a picture for a vision model (PNG, JPEG, BMP, GIF), processed as its preprocessor_config.json says", "",
-     [](ModelOptions& o, std::string_view v) { return any_text(v, o.image); }},
+    kImage,
     {"--lens", nullptr, "the logit lens: each layer's stream at each position through the final norm and the LM head, its top 5 tokens", "",
      [](ModelOptions& o, std::string_view) -> std::string { o.lens = true; return ""; }},
     {"--probs", nullptr, "each token's probability under the model (from the position before it), its rank and the 10 likeliest there", "",
@@ -188,6 +190,7 @@ constexpr CliCommand<ModelOptions> kRun{
 
 constexpr Row kWindowOptions[] = {
     kText,
+    kImage,
     {"--compare", "\"…\"", "the Compare view's second text", "",
      [](ModelOptions& o, std::string_view v) { return any_text(v, o.compare); }},
     kKnockout,

@@ -54,13 +54,14 @@ echo '{"tokens": ["a", "b"], "heads": 3' > "$tmp/bad.json"
 
 run_x() { xvfb-run -a -s "-screen 0 1280x800x24" "$@"; }
 
-# window.sh APP FILE OUT (under an X server): opens `APP FILE` in a window and captures the screen
+# window.sh APP OUT ARGS… (under an X server): opens `APP ARGS…` in a window and captures the screen
 # until two captures in a row (one after the other, no pause) are alike and not blank: the UI is
 # drawn. At most 60 s. Writes the last capture to OUT, then closes the window. Exit 0: captured
 # with the app still running; 3: the app ended by itself; 4: no steady, non-blank picture in time.
 cat > "$tmp/window.sh" <<'EOF'
-app=$1 file=$2 out=$3
-"$app" "$file" & pid=$!
+app=$1 out=$2
+shift 2
+"$app" "$@" & pid=$!
 deadline=$((SECONDS + 60)) previous='' code=4
 while [ "$SECONDS" -lt "$deadline" ]; do
   if ! kill -0 "$pid" 2>/dev/null; then code=3; break; fi
@@ -78,14 +79,15 @@ if [ "$code" -eq 0 ] && ! kill -0 "$pid" 2>/dev/null; then code=3; fi
 kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
 exit "$code"
 EOF
-window_check() {  # name file out: the window opens, draws a steady picture and stays up until closed
-  local name=$1 code
-  rm -f "$3"
-  run_x bash "$tmp/window.sh" "$app" "$2" "$3" > "$tmp/window.log" 2>&1; code=$?
+window_check() {  # name file out [options…]: the window opens, draws a steady picture and stays up until closed
+  local name=$1 file=$2 out=$3 code
+  shift 3
+  rm -f "$out"
+  run_x bash "$tmp/window.sh" "$app" "$out" "$file" "$@" > "$tmp/window.log" 2>&1; code=$?
   case $code in
-    0) check_picture "$name" "$3" 1280 800 ;;
+    0) check_picture "$name" "$out" 1280 800 ;;
     3) fail "$name" "the app ended by itself: $(tail -c 300 "$tmp/window.log")" ;;
-    *) fail "$name" "no steady, non-blank picture within 60 s (last capture in $3)" ;;
+    *) fail "$name" "no steady, non-blank picture within 60 s (last capture in $out)" ;;
   esac
 }
 
@@ -119,6 +121,20 @@ if [ -d "$model_dir" ]; then
   fetched=$(ls "$tmp"/hf/hub/models--attnviz-test--gpt2/snapshots/*/ 2>/dev/null | tr '\n' ' ')
   if [ "$fetched" = "config.json merges.txt model.safetensors vocab.json " ]; then ok "the window fetched the model's files into HF_HOME ($fetched)"
   else fail "the window's fetch" "the snapshot holds: ${fetched:-nothing}"; fi
+fi
+
+# 1b''. `attnviz FOLDER --image FILE`: a vision model (tests/model/make_vision_models.py's DINOv2 with
+# registers, written by the vision step) on its picture: the window opens on it; a file that is no
+# picture is one line and exit 2.
+vision_dir="$build/vision-refs/dinov2-registers"
+if [ -d "$vision_dir" ]; then
+  window_check "window runs a vision model on --image" "$vision_dir" "$artifacts/desktop-image.png" --image "$vision_dir/image.png"
+  run_x timeout 60 "$app" "$vision_dir" --image "$vision_dir/config.json" > /dev/null 2> "$tmp/image.err"; code=$?
+  if [ "$code" -eq 2 ] && [ "$(wc -l < "$tmp/image.err")" -eq 1 ] && grep -q "config.json" "$tmp/image.err"; then
+    ok "--image with a file that is no picture: $(cat "$tmp/image.err")"
+  else fail "--image with no picture" "exit $code: $(head -c 300 "$tmp/image.err")"; fi
+else
+  fail "window runs a vision model on --image" "$vision_dir is missing (the vision step writes it)"
 fi
 
 # 1c. `attnviz induction`: a live scene runs the built-in tiny-circuits compiled into the program.

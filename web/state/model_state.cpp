@@ -101,7 +101,9 @@ void set_model_picture(AppState& st, const std::string& name, std::string_view b
         picture->image = decode_image(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), name);
         ms.picture = std::move(picture);
         model_input_changed(st);
-        if (!ms.model || !ms.model->config().vision())
+        // (a model on its way, such as the window's MODEL --image FILE: it runs on the picture once in)
+        const bool coming = ms.loading || ms.reading || ms.fetching || !ms.hub_request.empty() || !ms.builtin_request.empty();
+        if (!coming && (!ms.model || !ms.model->config().vision()))
             throw ModelError(name, "", "a picture: a vision model (ViT, CLIP, SigLIP, DINOv2) runs on it; open one (Open a model…)");
     });
 }
