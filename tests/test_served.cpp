@@ -364,11 +364,14 @@ TEST_CASE("a served long text's faults: a cut answer named and the figure kept, 
     CHECK(st.served.error.find("api/region") != std::string::npos);
     CHECK(!st.figure.has(attn::Detail::Layers));
 
-    st.served.text = "again";
-    attn::served_input_changed(st);
-    sent(st);
-    attn::served_reply(st, st.served.waiting, 200, run.dump());
-    sent(st);
+    const auto edited = [&](const char* text) {  // a new text run, then its thumbnails asked for
+        st.served.text = text;
+        attn::served_input_changed(st);
+        sent(st);
+        attn::served_reply(st, st.served.waiting, 200, run.dump());
+        sent(st);
+    };
+    edited("again");
     attn::served_reply(st, st.served.waiting, 200, thumbs);
     sent(st);
     attn::served_reply(st, st.served.waiting, 200, layer);
@@ -376,21 +379,13 @@ TEST_CASE("a served long text's faults: a cut answer named and the figure kept, 
     const int shown = st.figure.trace().T_q();
 
     // A third text: its layer's answer cut, then the server gone while its thumbnails come.
-    st.served.text = "a third";
-    attn::served_input_changed(st);
-    sent(st);
-    attn::served_reply(st, st.served.waiting, 200, run.dump());
-    sent(st);
+    edited("a third");
     attn::served_reply(st, st.served.waiting, 200, thumbs);
     sent(st);
     attn::served_reply(st, st.served.waiting, 200, layer.substr(0, layer.size() - 100));
     CHECK(st.served.error.find("api/qk") != std::string::npos);
     CHECK(st.figure.trace().T_q() == shown);  // the last good figure
-    st.served.text = "a fourth";
-    attn::served_input_changed(st);
-    sent(st);
-    attn::served_reply(st, st.served.waiting, 200, run.dump());
-    sent(st);
+    edited("a fourth");
     attn::served_reply(st, st.served.waiting, 0, "no answer (Failed to fetch)");
     CHECK(st.served.lost);
     CHECK(st.figure.trace().T_q() == shown);
