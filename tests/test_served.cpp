@@ -177,14 +177,19 @@ std::vector<double> naive_row(const std::vector<float>& q, const std::vector<flo
     return s;
 }
 
-}  // namespace
-
-TEST_CASE("a served model's long text: thumbnails a layer at a time, then the shown layer's Q and K; another layer asked for") {
-    attn::AppState st;
+// Connected to a server whose maps are kept up to 512 tokens: its info answered, the text's run asked.
+void connect_long(attn::AppState& st) {
     attn::connect_served(st, ".", "k");
     sent(st);
     attn::served_reply(st, st.served.waiting, 200, R"({"model":"m","maps_up_to":512})");
     sent(st);
+}
+
+}  // namespace
+
+TEST_CASE("a served model's long text: thumbnails a layer at a time, then the shown layer's Q and K; another layer asked for") {
+    attn::AppState st;
+    connect_long(st);
     constexpr int T = 600, L = 2, H = 2, KV = 1, D = 4;
     nlohmann::json run = nlohmann::json::parse(run_answer(3, T));
     run["layers"] = L, run["heads"] = H, run["kv_heads"] = KV, run["d_model"] = 8, run["windows"] = {0, 3};
@@ -348,10 +353,7 @@ TEST_CASE("a served model's Generate: the server continues the text, which then 
 
 TEST_CASE("a served long text's faults: a cut answer named and the figure kept, the server gone while maps come") {
     attn::AppState st;
-    attn::connect_served(st, ".", "k");
-    sent(st);
-    attn::served_reply(st, st.served.waiting, 200, R"({"model":"m","maps_up_to":512})");
-    sent(st);
+    connect_long(st);
     constexpr int T = 600, H = 2, KV = 1, D = 4;
     nlohmann::json run = nlohmann::json::parse(run_answer(1, T));
     run["layers"] = 1, run["heads"] = H, run["kv_heads"] = KV, run["windows"] = {0};
