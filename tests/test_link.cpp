@@ -666,3 +666,17 @@ TEST_CASE("a link's experiment reaches the live model's session, and the app's g
     const std::string hash = encode_link(link_from_app(st));
     CHECK(hash.find("knockout=2%3A3,1%3A1&knockout_mode=mean&hide=1,4&importance=1") != std::string::npos);
 }
+
+TEST_CASE("a link with a conversation alone names a live model: its view waits for the model, and it carries no scene") {
+    AppState st = app_with("i-am-good");
+    const std::string chat = "%5B%7B%22role%22%3A%22user%22,%22content%22%3A%22Hi%22%7D%5D";  // [{"role":"user","content":"Hi"}]
+    REQUIRE(open_link(st, "v=1&view=heatmap&chat=" + chat));
+    CHECK(st.link_view_waits);
+    CHECK(st.model.chat.on);
+    REQUIRE(st.model.chat.turns.size() == 1);
+    CHECK(st.model.chat.turns[0].content == "Hi");
+    LinkResult r = decode_link("v=1&view=heatmap&chat=" + chat);
+    REQUIRE(r.ok());
+    CHECK(r.link.names_model());
+    CHECK(encode_link(r.link).find("preset=") == std::string::npos);
+}

@@ -543,7 +543,8 @@ constexpr LinkParam kParams[] = {
      .to_app = [](AppState& st, const LinkState& l) {
          st.link_map = l.import_map;
          st.link_map_view = l.view;
-         st.link_view_waits = !l.model.empty() || !l.hub.empty() || !l.server.empty() || !l.model_text.empty() || !l.model_source.empty();
+         st.link_view_waits = !l.model.empty() || !l.hub.empty() || !l.server.empty() || !l.model_text.empty() || !l.chat.empty() ||
+                             !l.model_source.empty();
      }},
 
     {.name = "model",

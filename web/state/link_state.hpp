@@ -84,10 +84,12 @@ struct LinkState {
     Sampling sampling;
     int step = -1;
 
-    // The figure is a model's: a live model's (model, text or source given) or a map of one or
+    // The figure is a model's: a live model's (model, text, chat or source given) or a map of one or
     // of an imported file (map given). Such a link names no scene (no preset=, no scene=): the
     // scene behind the model is not on screen, and a reader of the link gets the default one.
-    bool names_model() const { return !model.empty() || !server.empty() || !model_text.empty() || !model_source.empty() || !import_map.empty(); }
+    bool names_model() const {
+        return !model.empty() || !server.empty() || !model_text.empty() || !chat.empty() || !model_source.empty() || !import_map.empty();
+    }
 };
 
 // [SECTION] Parameters -----------------------------------------------------------------------
