@@ -411,86 +411,135 @@ TEST_CASE("kernels: B packed as 16-bit numbers gives its F32 copy's products bit
             CHECK(worst_across < 2e-5);
         });
 }
-// Q8 and Q4 (the block formats of GGUF files): B as 8-bit (or 4-bit) q with a scale s and an
-// offset o per column and 16 (or 32) rows, packed in parts of columns, unpacks to s·q + o as the
-// kernels form it (one multiply-add: within 1 ulp of the float s·q + o), and gives the products
-// of that F32 copy bit for bit: every set, many shapes (several column blocks, K past KC, one
-// row), with a bias or not. The same q, s and o packed as Q4 and as Q8 unpack to the same floats.
-TEST_CASE("kernels: B packed as 8-bit or 4-bit numbers with group scales gives its F32 copy's products bit for bit") {
+// The grouped precisions (the block formats of GGUF files): B as 8-bit (or 4-bit) q with a scale
+// s and an offset o per column and 16 (or 32) rows, given as floats (Q8, Q4) or coded as the
+// K-quants code them (Q8K, Q4K: s = d·a, o = m·b, codes a, b per group, factors d, m per 256
+// rows), packed in parts of columns, unpacks to s·q + o as the kernels form it (one multiply-add:
+// within 1 ulp of the float s·q + o), and gives the products of that F32 copy bit for bit: every
+// set, many shapes (several column blocks, K past KC, one row), with a bias or not. The same
+// numbers packed in another of the four (coded as floats; 4-bit as 8-bit) unpack to the same floats.
+namespace {
+struct GroupedB {  // B's numbers and scales in one grouped precision, transposed (N columns of K)
+    kernels::Precision precision = kernels::Precision::Q8;
+    int K = 0, N = 0, ldq = 0, ldg = 0, ldk = 0;
+    std::vector<std::int8_t> q, a, b;
+    std::vector<float> s, o, d, m;  // s, o: every precision's floats (coded: d·a, m·b)
+    int rows() const { return kernels::group_rows(precision); }
+    bool coded() const { return precision == kernels::Precision::Q8K || precision == kernels::Precision::Q4K; }
+    bool four() const { return precision == kernels::Precision::Q4 || precision == kernels::Precision::Q4K; }
+    float scale(int j, int p) const { return s[static_cast<std::size_t>(j) * ldg + p / rows()]; }
+    float offset(int j, int p) const { return o[static_cast<std::size_t>(j) * ldg + p / rows()]; }
+    int number(int j, int p) const { return q[static_cast<std::size_t>(j) * ldq + p]; }
+    // packed in parts of pack_step columns, as the loader packs a weight
+    kernels::PackedB pack(kernels::Isa isa, std::vector<std::uint8_t>& numbers, std::vector<std::uint8_t>& scales) const {
+        const std::size_t size = kernels::packed_size(isa, K, N);
+        numbers.assign(kernels::packed_bytes(precision, size), 0xAB);
+        scales.assign(kernels::scales_bytes(precision, size) + 1, 0xAB);
+        const int step = kernels::pack_step(isa, N);
+        for (int j0 = 0; j0 < N; j0 += step) {
+            const std::size_t at = static_cast<std::size_t>(j0);
+            kernels::GroupedColumns c;
+            c.q = q.data() + at * ldq, c.ldq = ldq, c.ldg = ldg, c.ldk = ldk;
+            if (coded()) c.a = a.data() + at * ldg, c.b = b.data() + at * ldg, c.d = d.data() + at * ldk, c.m = m.data() + at * ldk;
+            else c.s = s.data() + at * ldg, c.o = o.data() + at * ldg;
+            kernels::pack_columns_grouped(isa, precision, K, N, j0, std::min(N, j0 + step), c, numbers.data(), scales.data());
+        }
+        return {isa, precision, K, N, numbers.data(), scales.data()};
+    }
+    // the same numbers in `other`: coded scales given as their floats, 32-row groups as two of 16
+    GroupedB as(kernels::Precision other) const {
+        GroupedB g = *this;
+        g.precision = other, g.ldg = K / g.rows() + 1;
+        g.s.assign(static_cast<std::size_t>(N) * g.ldg, 0.0f), g.o = g.s, g.a.clear(), g.b.clear(), g.d.clear(), g.m.clear();
+        for (int j = 0; j < N; ++j)
+            for (int p = 0; p < K; p += g.rows())
+                g.s[static_cast<std::size_t>(j) * g.ldg + p / g.rows()] = scale(j, p),
+                    g.o[static_cast<std::size_t>(j) * g.ldg + p / g.rows()] = offset(j, p);
+        return g;
+    }
+};
+GroupedB random_grouped(oracle::Random& rng, kernels::Precision precision, int K, int N) {
+    GroupedB g;
+    g.precision = precision, g.K = K, g.N = N;
+    g.ldq = K + 5, g.ldg = K / g.rows() + 2, g.ldk = K / kernels::kCodedRows + 1;
+    g.q.resize(static_cast<std::size_t>(N) * g.ldq);
+    for (auto& x : g.q) x = static_cast<std::int8_t>(g.four() ? rng.below(16) : rng.below(256) - 128);
+    g.s.resize(static_cast<std::size_t>(N) * g.ldg), g.o.resize(g.s.size());
+    if (!g.coded()) {
+        for (std::size_t i = 0; i < g.s.size(); ++i) g.s[i] = 0.02f * rng.uniform(), g.o[i] = i % 3 ? 0.1f * rng.uniform() : 0.0f;
+        return g;
+    }
+    // codes as the K-quants have them (Q6_K: int8 scales; Q4_K: 6-bit scales and mins), factors halves
+    const bool offsets = precision == kernels::Precision::Q4K;
+    g.a.resize(g.s.size()), g.b.resize(g.s.size()), g.d.resize(static_cast<std::size_t>(N) * g.ldk), g.m.resize(g.d.size());
+    const auto half = [&] { return std::ldexp(static_cast<float>(rng.below(2048) - 1024), -22 - rng.below(4)); };
+    for (std::size_t i = 0; i < g.d.size(); ++i) g.d[i] = half(), g.m[i] = offsets ? half() : 0.0f;
+    for (int j = 0; j < N; ++j)
+        for (int k = 0; k < g.ldg; ++k) {
+            const std::size_t i = static_cast<std::size_t>(j) * g.ldg + k;
+            const std::size_t f = static_cast<std::size_t>(j) * g.ldk + std::min(k * g.rows() / kernels::kCodedRows, g.ldk - 1);
+            g.a[i] = static_cast<std::int8_t>(offsets ? rng.below(64) : rng.below(256) - 128);
+            g.b[i] = static_cast<std::int8_t>(offsets ? rng.below(64) : 0);
+            g.s[i] = g.d[f] * g.a[i], g.o[i] = g.m[f] * g.b[i];  // exact: a half times a small integer
+        }
+    return g;
+}
+}  // namespace
+TEST_CASE("kernels: B packed as grouped 8-bit or 4-bit numbers, scales as floats or coded, gives its F32 copy's products bit for bit") {
     oracle::Random rng(53);
     const std::vector<std::array<int, 3>> shapes = {{1, 37, 320}, {2, 2311, 32}, {7, 1031, 288}, {33, 64, 64},
                                                     {150, 100, 512}, {1, 3072, 64}, {5, 10, 32}, {9, 300, 0}};
-    for (const auto precision : {kernels::Precision::Q8, kernels::Precision::Q4})
+    const std::vector<std::array<int, 3>> coded_shapes = {{1, 37, 256}, {2, 1311, 256}, {7, 531, 768}, {33, 64, 512},
+                                                          {150, 100, 512}, {1, 3072, 256}, {5, 10, 256}, {9, 300, 0}};
+    using P = kernels::Precision;
+    for (const auto precision : {P::Q8, P::Q4, P::Q8K, P::Q4K})
         for_each_isa([&](kernels::Context& ctx) {
-            const bool q4 = precision == kernels::Precision::Q4;
-            const int G = q4 ? kernels::kQ4Group : kernels::kQ8Group;
-            int not_bitwise = 0, unpacked_wrong = 0, column_wrong = 0, q8_differs = 0;
+            const bool coded = precision == P::Q8K || precision == P::Q4K;
+            int not_bitwise = 0, unpacked_wrong = 0, column_wrong = 0, others_differ = 0;
             double worst = 0;
-            for (const auto [M, N, K] : shapes)
+            for (const auto [M, N, K] : coded ? coded_shapes : shapes)
                 for (int with_bias = 0; with_bias < 2; ++with_bias) {
-                    const int groups = K / G, ldq = K + 5, ldg = groups + 2;
-                    std::vector<std::int8_t> q(static_cast<std::size_t>(N) * ldq);
-                    std::vector<float> s(static_cast<std::size_t>(N) * ldg), o(s.size());
-                    for (auto& x : q) x = static_cast<std::int8_t>(q4 ? rng.below(16) : rng.below(256) - 128);
-                    for (std::size_t i = 0; i < s.size(); ++i) s[i] = 0.02f * rng.uniform(), o[i] = i % 3 ? 0.1f * rng.uniform() : 0.0f;
-                    const Matrix A = rng.matrix(M, K), bias = rng.matrix(1, N);
-                    const std::size_t size = kernels::packed_size(ctx.isa, K, N);
-                    std::vector<std::int8_t> packed(q4 ? size / 2 : size);
-                    std::vector<float> scales(size / (G / 2) + 1);
-                    const int step = kernels::pack_step(ctx.isa, N);
-                    for (int j0 = 0; j0 < N; j0 += step) {  // in parts, as the loader packs a weight
-                        const int j1 = std::min(N, j0 + step);
-                        const std::size_t at = static_cast<std::size_t>(j0) * ldq, g = static_cast<std::size_t>(j0) * ldg;
-                        if (q4)
-                            kernels::pack_columns_q4(ctx.isa, K, N, j0, j1, reinterpret_cast<const std::uint8_t*>(q.data()) + at, ldq,
-                                                     s.data() + g, o.data() + g, ldg, reinterpret_cast<std::uint8_t*>(packed.data()),
-                                                     scales.data());
-                        else
-                            kernels::pack_columns_q8(ctx.isa, K, N, j0, j1, q.data() + at, ldq, s.data() + g, o.data() + g, ldg,
-                                                     packed.data(), scales.data());
-                    }
-                    const kernels::PackedB B{ctx.isa, precision, K, N, packed.data(), scales.data()};
+                    const GroupedB g = random_grouped(rng, precision, K, N);
+                    std::vector<std::uint8_t> numbers, scales;
+                    const kernels::PackedB B = g.pack(ctx.isa, numbers, scales);
                     Matrix U(K, N);  // B as floats: s·q + o, within an ulp of the float expression
                     kernels::unpack(B, U.data(), N);
                     std::vector<float> col(static_cast<std::size_t>(K));
                     for (int j = 0; j < N; ++j) {
                         kernels::column(B, j, col.data());
                         for (int p = 0; p < K; ++p) {
-                            const float sg = s[static_cast<std::size_t>(j) * ldg + p / G], og = o[static_cast<std::size_t>(j) * ldg + p / G];
-                            const double want = double(q[static_cast<std::size_t>(j) * ldq + p]) * sg + og;
-                            unpacked_wrong += std::fabs(U(p, j) - want) > 1.2e-7 * (std::fabs(want) + std::fabs(og) + 1e-30);
+                            const double want = double(g.number(j, p)) * g.scale(j, p) + g.offset(j, p);
+                            unpacked_wrong += std::fabs(U(p, j) - want) > 1.2e-7 * (std::fabs(want) + std::fabs(g.offset(j, p)) + 1e-30);
                             column_wrong += col[p] != U(p, j);
                         }
                     }
-                    if (q4 && K > 0) {  // the same numbers as Q8 with each group's scale twice
-                        std::vector<float> s8(static_cast<std::size_t>(N) * K / 16), o8(s8.size());
-                        for (int j = 0; j < N; ++j)
-                            for (int g = 0; g < K / 16; ++g) {
-                                s8[static_cast<std::size_t>(j) * (K / 16) + g] = s[static_cast<std::size_t>(j) * ldg + g / 2];
-                                o8[static_cast<std::size_t>(j) * (K / 16) + g] = o[static_cast<std::size_t>(j) * ldg + g / 2];
-                            }
-                        std::vector<std::int8_t> packed8(size);
-                        std::vector<float> scales8(size / 8 + 1);
-                        kernels::pack_columns_q8(ctx.isa, K, N, 0, N, q.data(), ldq, s8.data(), o8.data(), K / 16, packed8.data(),
-                                                 scales8.data());
-                        Matrix U8(K, N);
-                        kernels::unpack({ctx.isa, kernels::Precision::Q8, K, N, packed8.data(), scales8.data()}, U8.data(), N);
-                        q8_differs += (U.array() != U8.array()).count();
+                    // the same numbers as floats' scales (coded), and as 8-bit numbers (4-bit)
+                    std::vector<P> others;
+                    if (coded) others.push_back(precision == P::Q8K ? P::Q8 : P::Q4);
+                    if (precision == P::Q4 || precision == P::Q4K) others.push_back(P::Q8);
+                    for (const P other : others) {
+                        std::vector<std::uint8_t> numbers2, scales2;
+                        Matrix U2(K, N);
+                        kernels::unpack(g.as(other).pack(ctx.isa, numbers2, scales2), U2.data(), N);
+                        others_differ += (U.array() != U2.array()).count();
                     }
+                    const std::size_t size = kernels::packed_size(ctx.isa, K, N);
                     std::vector<float> f32(size);
                     const kernels::PackedB copy = kernels::pack(ctx.isa, K, N, U.data(), N, false, f32.data());
                     Matrix C(M, N), Cq(M, N);
+                    const Matrix A = rng.matrix(M, K), bias = rng.matrix(1, N);
                     const float* b = with_bias ? bias.data() : nullptr;
                     kernels::matmul(ctx, M, A.data(), K, copy, b, C.data(), N);
                     kernels::matmul(ctx, M, A.data(), K, B, b, Cq.data(), N);
                     not_bitwise += (C.array() != Cq.array()).count();
                     worst = std::max(worst, product_vs_loops(Cq, A, U, false, with_bias ? &bias : nullptr));
                 }
-            std::printf("matmul, %d-bit B   %-10s: %zu shapes, max rel. diff %.2e\n", q4 ? 4 : 8, kernels::isa_name(ctx.isa),
-                        shapes.size() * 2, worst);
+            static constexpr const char* kNames[] = {"", "", "", "Q8 ", "Q4 ", "Q8K", "Q4K"};
+            std::printf("matmul, grouped B %s %-10s: %zu shapes, max rel. diff %.2e\n", kNames[static_cast<int>(precision)],
+                        kernels::isa_name(ctx.isa), shapes.size() * 2, worst);
             CHECK(unpacked_wrong == 0);
             CHECK(column_wrong == 0);
-            CHECK(q8_differs == 0);
+            CHECK(others_differ == 0);
             CHECK(not_bitwise == 0);
             CHECK(worst < 2e-5);
         });
@@ -583,14 +632,26 @@ TEST_CASE("kernels: B packed in parts of columns is B packed whole, bit for bit,
     CHECK_THROWS_AS(kernels::pack_columns(isa, kernels::Precision::F32, 2, 4100, step, 4101, B.data(), 2, true, out.data()),
                     std::invalid_argument);
     CHECK_NOTHROW(kernels::pack_columns(isa, kernels::Precision::F32, 2, 4100, step, 4100, B.data(), 2, true, out.data()));
-    // group formats: K whole groups (16 for Q8, 32 for Q4), their numbers only with their scales
-    std::vector<std::uint8_t> q(48 * 4), packed(kernels::packed_size(isa, 48, 4));
-    std::vector<float> s(12), scales(packed.size() / 8);
-    CHECK_THROWS_AS(kernels::pack_columns_q4(isa, 48, 4, 0, 4, q.data(), 48, s.data(), s.data(), 3, packed.data(), scales.data()),
+    // grouped formats: K whole groups (16 for Q8, 32 for Q4, 256 for the coded), their numbers only with their scales
+    std::vector<std::uint8_t> q(512 * 4), packed(kernels::packed_size(isa, 512, 4));
+    std::vector<float> s(64), scales(packed.size());
+    std::vector<std::int8_t> codes(64);
+    kernels::GroupedColumns c;
+    c.q = q.data(), c.ldq = 48, c.s = s.data(), c.o = s.data(), c.ldg = 3;
+    CHECK_THROWS_AS(kernels::pack_columns_grouped(isa, kernels::Precision::Q4, 48, 4, 0, 4, c, packed.data(), scales.data()),
                     std::invalid_argument);
-    CHECK_NOTHROW(kernels::pack_columns_q8(isa, 48, 4, 0, 4, reinterpret_cast<const std::int8_t*>(q.data()), 48, s.data(), s.data(), 3,
-                                           reinterpret_cast<std::int8_t*>(packed.data()), scales.data()));
+    CHECK_NOTHROW(kernels::pack_columns_grouped(isa, kernels::Precision::Q8, 48, 4, 0, 4, c, packed.data(), scales.data()));
     CHECK_THROWS_AS(kernels::pack_columns(isa, kernels::Precision::Q4, 48, 4, 0, 4, q.data(), 48, true, packed.data()),
+                    std::invalid_argument);
+    c.ldq = 512, c.ldg = 32, c.a = codes.data(), c.d = s.data(), c.ldk = 2;  // Q8K: codes and factors, no b and m
+    CHECK_THROWS_AS(kernels::pack_columns_grouped(isa, kernels::Precision::Q8K, 48, 4, 0, 4, c, packed.data(), scales.data()),
+                    std::invalid_argument);
+    CHECK_NOTHROW(kernels::pack_columns_grouped(isa, kernels::Precision::Q8K, 512, 4, 0, 4, c, packed.data(), scales.data()));
+    CHECK_THROWS_AS(kernels::pack_columns_grouped(isa, kernels::Precision::Q4K, 512, 4, 0, 4, c, packed.data(), scales.data()),
+                    std::invalid_argument);
+    c.b = codes.data(), c.m = s.data();
+    CHECK_NOTHROW(kernels::pack_columns_grouped(isa, kernels::Precision::Q4K, 512, 4, 0, 4, c, packed.data(), scales.data()));
+    CHECK_THROWS_AS(kernels::pack_columns_grouped(isa, kernels::Precision::BF16, 512, 4, 0, 4, c, packed.data(), scales.data()),
                     std::invalid_argument);
 }
 

@@ -140,12 +140,11 @@ struct Table {
     void (*pack_columns16)(int, int, int, int, const std::uint8_t*, int, bool, std::uint16_t*);
     void (*pack_columns8)(int, int, int, int, const std::uint8_t*, int, bool, std::int8_t*);
     void (*pack_nibbles)(int, int, int, int, const std::uint8_t*, int, std::uint8_t*);
-    void (*pack_scales8)(int, int, int, int, const float*, const float*, int, float*);
-    void (*pack_scales4)(int, int, int, int, const float*, const float*, int, float*);
-    // per Precision (F32, BF16, F16, Q8, Q4)
-    void (*unpack[5])(int, int, const void*, const float*, float*, int);
-    void (*column[5])(int, int, const void*, const float*, int, float*);
-    void (*matmul_packed[5])(Context&, int, int, int, const float*, int, const void*, const float*, const float*, float*, int, int,
+    // per Precision (F32, BF16, F16, Q8, Q4, Q8K, Q4K; pack_scales: the grouped ones only)
+    void (*pack_scales[7])(int, int, int, int, const GroupedColumns&, std::uint8_t*);
+    void (*unpack[7])(int, int, const void*, const void*, float*, int);
+    void (*column[7])(int, int, const void*, const void*, int, float*);
+    void (*matmul_packed[7])(Context&, int, int, int, const float*, int, const void*, const void*, const float*, float*, int, int,
                              int);
     void (*softmax_rows)(const float*, float, const std::uint8_t*, const RowSpan*, int, int, float*, float*,
                          std::vector<int>*);
@@ -167,14 +166,14 @@ struct Table {
           ns::pack_columns<std::uint16_t>,                                                                    \
           ns::pack_columns<std::int8_t>,                                                                      \
           ns::pack_nibbles,                                                                                   \
-          ns::pack_scales<ns::Q8>,                                                                            \
-          ns::pack_scales<ns::Q4>,                                                                            \
+          {nullptr, nullptr, nullptr, ns::pack_scales<ns::Q8>, ns::pack_scales<ns::Q4>, ns::pack_scales<ns::Q8K>,              \
+           ns::pack_scales<ns::Q4K>},                                                                         \
           {ns::unpack_whole<ns::F32>, ns::unpack_whole<ns::Bf16>, ns::unpack_whole<ns::F16>, ns::unpack_whole<ns::Q8>,         \
-           ns::unpack_whole<ns::Q4>},                                                                         \
+           ns::unpack_whole<ns::Q4>, ns::unpack_whole<ns::Q8K>, ns::unpack_whole<ns::Q4K>},                       \
           {ns::packed_column<ns::F32>, ns::packed_column<ns::Bf16>, ns::packed_column<ns::F16>, ns::packed_column<ns::Q8>,      \
-           ns::packed_column<ns::Q4>},                                                                        \
+           ns::packed_column<ns::Q4>, ns::packed_column<ns::Q8K>, ns::packed_column<ns::Q4K>},                    \
           {ns::matmul_packed<ns::F32>, ns::matmul_packed<ns::Bf16>, ns::matmul_packed<ns::F16>, ns::matmul_packed<ns::Q8>,      \
-           ns::matmul_packed<ns::Q4>},                                                                        \
+           ns::matmul_packed<ns::Q4>, ns::matmul_packed<ns::Q8K>, ns::matmul_packed<ns::Q4K>},                    \
           ns::softmax_rows,                                                                                   \
           ns::exp_nonpositive,                                                                                \
           ns::exp2_nonpositive,                                                                               \
@@ -358,6 +357,38 @@ void matmul(Context& ctx, int M, int N, int K, const float* A, int lda, const fl
 }
 
 std::size_t packed_size(Isa isa, int K, int N) { return table(isa).packed_size(K, N); }
+
+bool is_grouped(Precision precision) {
+    return precision == Precision::Q8 || precision == Precision::Q4 || precision == Precision::Q8K || precision == Precision::Q4K;
+}
+int group_rows(Precision precision) {
+    return precision == Precision::Q8 || precision == Precision::Q8K   ? kQ8Group
+           : precision == Precision::Q4 || precision == Precision::Q4K ? kQ4Group
+                                                                       : 1;
+}
+std::size_t packed_bytes(Precision precision, std::size_t packed) {
+    switch (precision) {
+        case Precision::F32: return packed * 4;
+        case Precision::BF16:
+        case Precision::F16: return packed * 2;
+        case Precision::Q8:
+        case Precision::Q8K: return packed;
+        case Precision::Q4:
+        case Precision::Q4K: return packed / 2;
+    }
+    return 0;
+}
+std::size_t scales_bytes(Precision precision, std::size_t packed) {
+    // per 256 numbers (kernels_body.inc's FloatScales and CodedScales): 2 floats per group, or
+    // per 256 rows 4 bytes per factor and per group a byte per code
+    switch (precision) {
+        case Precision::Q8: return packed / 2;
+        case Precision::Q4: return packed / 4;
+        case Precision::Q8K: return packed / 256 * (4 + kCodedRows / kQ8Group);
+        case Precision::Q4K: return packed / 256 * 2 * (4 + kCodedRows / kQ4Group);
+        default: return 0;
+    }
+}
 std::size_t scratch_floats(Isa isa, int T_k, int d_k) { return table(isa).scratch_floats(T_k, d_k); }
 
 PackedB pack(Isa isa, int K, int N, const float* B, int ldb, bool b_transposed, float* out) {
@@ -382,37 +413,32 @@ void pack_columns(Isa isa, Precision precision, int K, int N, int j0, int j1, co
         throw std::invalid_argument("pack_columns: columns [" + std::to_string(j0) + ", " + std::to_string(j1) + ") of " +
                                     std::to_string(N) + " are not whole parts of " + std::to_string(step));
     const auto* bytes = static_cast<const std::uint8_t*>(B);
-    if (precision == Precision::Q8 || precision == Precision::Q4)
-        throw std::invalid_argument("pack_columns: Q8 and Q4 numbers come with their scales (pack_columns_q8, pack_columns_q4)");
+    if (is_grouped(precision))
+        throw std::invalid_argument("pack_columns: grouped numbers come with their scales (pack_columns_grouped)");
     if (precision == Precision::F32) t.pack_columns(K, N, j0, j1, bytes, ldb, b_transposed, static_cast<float*>(out));
     else t.pack_columns16(K, N, j0, j1, bytes, ldb, b_transposed, static_cast<std::uint16_t*>(out));
 }
 
-namespace {
-// pack_columns_q8's and _q4's check: K whole groups, whole parts of columns
-const Table& grouped_table(const char* what, Isa isa, int group, int K, int N, int j0, int j1) {
+void pack_columns_grouped(Isa isa, Precision precision, int K, int N, int j0, int j1, const GroupedColumns& columns,
+                          void* out, void* out_scales) {
     const Table& t = table(isa);
     const int step = t.pack_step(std::max(N, 1));
-    if (K < 0 || K % group != 0 || j0 < 0 || j0 > j1 || j1 > N || j0 % step != 0 || (j1 != N && j1 % step != 0))
-        throw std::invalid_argument(std::string(what) + ": K = " + std::to_string(K) + " (a multiple of " + std::to_string(group) +
+    const bool coded = precision == Precision::Q8K || precision == Precision::Q4K;
+    const int rows = coded ? kCodedRows : group_rows(precision);
+    const bool given = columns.q && (coded ? columns.a && columns.d && (precision == Precision::Q8K || (columns.b && columns.m))
+                                           : columns.s && columns.o);
+    if (!is_grouped(precision) || !given)
+        throw std::invalid_argument("pack_columns_grouped: a grouped precision with its numbers and scales");
+    if (K < 0 || K % rows != 0 || j0 < 0 || j0 > j1 || j1 > N || j0 % step != 0 || (j1 != N && j1 % step != 0))
+        throw std::invalid_argument("pack_columns_grouped: K = " + std::to_string(K) + " (a multiple of " + std::to_string(rows) +
                                     "), columns [" + std::to_string(j0) + ", " + std::to_string(j1) + ") of " + std::to_string(N) +
                                     " (whole parts of " + std::to_string(step) + ")");
-    return t;
-}
-}  // namespace
-
-void pack_columns_q8(Isa isa, int K, int N, int j0, int j1, const std::int8_t* q, int ldq, const float* s, const float* o,
-                     int ldg, std::int8_t* out, float* out_scales) {
-    const Table& t = grouped_table("pack_columns_q8", isa, kQ8Group, K, N, j0, j1);
-    t.pack_columns8(K, N, j0, j1, reinterpret_cast<const std::uint8_t*>(q), ldq, true, out);
-    t.pack_scales8(K, N, j0, j1, s, o, ldg, out_scales);
-}
-
-void pack_columns_q4(Isa isa, int K, int N, int j0, int j1, const std::uint8_t* q, int ldq, const float* s, const float* o,
-                     int ldg, std::uint8_t* out, float* out_scales) {
-    const Table& t = grouped_table("pack_columns_q4", isa, kQ4Group, K, N, j0, j1);
-    t.pack_nibbles(K, N, j0, j1, q, ldq, out);
-    t.pack_scales4(K, N, j0, j1, s, o, ldg, out_scales);
+    const auto* q = static_cast<const std::uint8_t*>(columns.q);
+    if (precision == Precision::Q8 || precision == Precision::Q8K)
+        t.pack_columns8(K, N, j0, j1, q, columns.ldq, true, static_cast<std::int8_t*>(out));
+    else
+        t.pack_nibbles(K, N, j0, j1, q, columns.ldq, static_cast<std::uint8_t*>(out));
+    t.pack_scales[static_cast<int>(precision)](K, N, j0, j1, columns, static_cast<std::uint8_t*>(out_scales));
 }
 
 void unpack(const PackedB& B, float* out, int ldo) {

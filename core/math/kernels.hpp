@@ -147,16 +147,25 @@ ProductSplit product_split(Isa isa, int threads, int M, int N, int K, double spl
 // How a packed B holds its numbers: as floats, or as the 16 bits a checkpoint stores them in
 // (bfloat16, IEEE half), widened to floats in the registers as a product reads them. Widening
 // is exact (every 16-bit number is a float), so a 16-bit B gives the numbers of its F32 copy
-// with half the memory. Q8: 8-bit integers q and, per column and 16 rows of K, a scale s and
-// an offset o; the number is s·q + o, one multiply-add in the registers (the block formats of
-// a GGUF file: each of its blocks is such groups, quants.hpp), 1.5 bytes a number; K a multiple of 16.
-// Q4: 4-bit integers q (0 … 15), per column and 32 rows of K a scale and an offset, s·q + o the
-// same way (the 4-bit formats Q4_0, Q4_1, Q4_K, whose groups are 32 numbers): 0.75 bytes a
-// number, two numbers a byte; K a multiple of 32. The same q, s and o packed as Q8 or Q4 give
-// the same numbers, so the same products, bit for bit.
-enum class Precision { F32, BF16, F16, Q8, Q4 };
-constexpr int kQ8Group = 16;  // Q8's rows of K per scale and offset
-constexpr int kQ4Group = 32;  // Q4's
+// with half the memory. The grouped precisions hold a GGUF file's block formats (quants.hpp):
+// small integers q and, per column and group of rows of K, a scale s and an offset o; the
+// number is s·q + o, one multiply-add in the registers.
+//   Q8   8-bit q, groups of 16, s and o floats: 1.5 bytes a number; K a multiple of 16.
+//   Q4   4-bit q (0 … 15, two a byte), groups of 32, s and o floats: 0.75 bytes a number; K a
+//        multiple of 32 (Q4_0, Q4_1).
+//   Q8K  8-bit q, groups of 16, s = d·a with an 8-bit code a per group and a float d per 256
+//        rows (kCodedRows), o = 0: 1.08 bytes a number (Q6_K, Q3_K: ggml's d·scale).
+//   Q4K  4-bit q, groups of 32, s = d·a and o = m·b, codes a and b per group, d and m per 256
+//        rows: 0.59 bytes a number (Q4_K: ggml's d·scale and −dmin·min).
+// Q8K's and Q4K's s and o are formed in the registers from their codes (exactly: d·a is a
+// half times a small integer) and K is a multiple of 256. The same numbers packed in any of
+// the four give the same floats, so the same products, bit for bit.
+enum class Precision { F32, BF16, F16, Q8, Q4, Q8K, Q4K };
+constexpr int kQ8Group = 16;     // Q8's and Q8K's rows of K per scale and offset
+constexpr int kQ4Group = 32;     // Q4's and Q4K's
+constexpr int kCodedRows = 256;  // Q8K's and Q4K's rows of K per factor d (and m)
+bool is_grouped(Precision precision);  // Q8, Q4, Q8K, Q4K
+int group_rows(Precision precision);   // the rows of a group (1 for the others)
 
 // B packed once for the products that read it many times (a model's weights): the panels
 // matmul packs into the Context on every call, all of them, in the order it reads them. The
@@ -166,10 +175,14 @@ struct PackedB {
     Isa isa = Isa::Scalar;  // whose layout
     Precision precision = Precision::F32;
     int K = 0, N = 0;             // B is K×N
-    const void* data = nullptr;   // packed_size(isa, K, N) floats, 16-bit or 8-bit numbers (Q4: / 2 bytes); the caller's
-    const float* scales = nullptr;  // Q8: packed_size(isa, K, N) / 8 floats (pack_columns_q8), Q4: / 16; the caller's
+    const void* data = nullptr;    // packed_bytes(precision, packed_size(isa, K, N)) bytes; the caller's
+    const void* scales = nullptr;  // grouped: scales_bytes(precision, packed_size(isa, K, N)) bytes; the caller's
 };
 std::size_t packed_size(Isa isa, int K, int N);  // elements: K × N rounded up to NR columns
+// The bytes of `packed` (packed_size) numbers of `precision`, and of their group scales (0 for
+// the precisions without).
+std::size_t packed_bytes(Precision precision, std::size_t packed);
+std::size_t scales_bytes(Precision precision, std::size_t packed);
 // The most floats a Context of `isa` keeps in its scratch: products of any size, and heads of T_k
 // keys d_k wide (the blocks and panels of the kernels' own sizes).
 std::size_t scratch_floats(Isa isa, int T_k, int d_k);
@@ -191,17 +204,25 @@ PackedB pack16(Isa isa, Precision precision, int K, int N, const void* B, int ld
 int pack_step(Isa isa, int N);
 void pack_columns(Isa isa, Precision precision, int K, int N, int j0, int j1, const void* B, int ldb, bool b_transposed,
                   void* out);
-// Q8's columns [j0, j1) of B (as pack_columns), given transposed: column j0 + c's K numbers
-// q[c·ldq + p] (s·q + o their values) and the scale and offset of each group of 16,
-// s[c·ldg + g], o[c·ldg + g]. out: packed_size(isa, K, N) 8-bit numbers; out_scales:
-// packed_size(isa, K, N) / 8 floats. K a multiple of 16 (else std::invalid_argument).
-void pack_columns_q8(Isa isa, int K, int N, int j0, int j1, const std::int8_t* q, int ldq, const float* s, const float* o,
-                     int ldg, std::int8_t* out, float* out_scales);
-// Q4's, the same way: q[c·ldq + p] in 0 … 15 (only their low 4 bits are read), a scale and an
-// offset per group of 32. out: packed_size(isa, K, N) / 2 bytes; out_scales: packed_size(isa, K, N)
-// / 16 floats. K a multiple of 32 (else std::invalid_argument).
-void pack_columns_q4(Isa isa, int K, int N, int j0, int j1, const std::uint8_t* q, int ldq, const float* s, const float* o,
-                     int ldg, std::uint8_t* out, float* out_scales);
+// A grouped B's columns [j0, j1) (as pack_columns: whole parts), given transposed, as their
+// numbers and their groups' scales (Precision's table above). Column j0 + c:
+struct GroupedColumns {
+    const void* q = nullptr;  // its K numbers at q + c·ldq: int8 (Q8, Q8K), in their low 4 bits (Q4, Q4K)
+    int ldq = 0;
+    const float* s = nullptr;  // Q8, Q4: group g's scale s[c·ldg + g] and offset o[c·ldg + g]
+    const float* o = nullptr;
+    const std::int8_t* a = nullptr;  // Q8K, Q4K: group g's codes a[c·ldg + g] (Q4K: and b[c·ldg + g])
+    const std::int8_t* b = nullptr;
+    int ldg = 0;
+    const float* d = nullptr;  // Q8K, Q4K: rows 256·k … 256·k + 255's factors d[c·ldk + k] (Q4K: and m[c·ldk + k])
+    const float* m = nullptr;
+    int ldk = 0;
+};
+// out: packed_bytes(precision, packed_size(isa, K, N)) bytes, out_scales: scales_bytes(…) bytes.
+// std::invalid_argument for a precision that is not grouped, K not whole groups (Q8K, Q4K: not
+// whole 256s), a missing array, or columns that are not whole parts.
+void pack_columns_grouped(Isa isa, Precision precision, int K, int N, int j0, int j1, const GroupedColumns& columns,
+                          void* out, void* out_scales);
 // out: K×N (row stride ldo) = the B that was packed, exactly (widened to floats).
 void unpack(const PackedB& B, float* out, int ldo);
 // out: column j of B, K floats (a token's embedding, when B is the d×V table of a tied LM head).

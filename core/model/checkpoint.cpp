@@ -230,25 +230,25 @@ Linear Plan::packed(std::size_t weight, std::ptrdiff_t offset, int ld, bool tran
     const kernels::Isa isa = kernels::best_isa();
     const std::size_t n = kernels::packed_size(isa, in, out);
     const Dtype dtype = conversions[weight].tensor.info->dtype;
-    // A GGUF's block formats stay quantized (an nn.Linear's [out, in] rows: whole groups of 16;
-    // the 4-bit formats' of 32 as 4-bit numbers)
-    const bool q8 = is_block_format(dtype) && transposed && in % kGroup == 0;
-    const bool q4 = q8 && is_4bit(dtype) && in % kernels::kQ4Group == 0;
+    // A GGUF's block formats stay quantized (an nn.Linear's [out, in] rows: whole groups, and for
+    // the coded precisions whole blocks of 256, which a K-quant's rows always are)
+    const kernels::Precision held = is_block_format(dtype) ? held_as(dtype) : kernels::Precision::F32;
+    const bool coded = held == kernels::Precision::Q8K || held == kernels::Precision::Q4K;
+    const bool grouped = is_block_format(dtype) && transposed && in % (coded ? kernels::kCodedRows : kernels::group_rows(held)) == 0;
     const kernels::Precision precision = dtype == Dtype::BF16 ? kernels::Precision::BF16
                                          : dtype == Dtype::F16 ? kernels::Precision::F16
-                                         : q4                  ? kernels::Precision::Q4
-                                         : q8                  ? kernels::Precision::Q8
+                                         : grouped             ? held
                                                                : kernels::Precision::F32;
     void* to = nullptr;
-    float* scales = nullptr;
+    void* scales = nullptr;
     if (precision == kernels::Precision::F32) {
         to = computed(n);
-    } else if (q8) {  // Q8: a byte a number, 2 floats per 16; Q4: two numbers a byte, 2 floats per 32
-        const std::size_t bytes = q4 ? n / 2 : n;
-        w_.storage8.emplace_back(new std::int8_t[bytes]);
-        w_.bytes += bytes;
+    } else if (grouped) {  // the numbers, then their scales
+        const std::size_t bytes = kernels::packed_bytes(precision, n), extra = kernels::scales_bytes(precision, n);
+        w_.storage8.emplace_back(new std::int8_t[bytes + extra]);
+        w_.bytes += bytes + extra;
         to = w_.storage8.back().get();
-        scales = computed(n / (q4 ? 16 : 8));
+        scales = w_.storage8.back().get() + bytes;
     } else {
         w_.storage16.emplace_back(new std::uint16_t[n]);
         w_.bytes += n * sizeof(std::uint16_t);

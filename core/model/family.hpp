@@ -102,10 +102,10 @@ struct ModelWeights {
     // every tensor, F32, as in the file's layout, but the Linears' weights and the tables
     // (embedding, LM head): packed as the products read them (kernels::pack_columns, for the
     // best instruction set), as floats, as the 16-bit numbers of a BF16 or F16 file (storage16),
-    // or as the 8-bit (4-bit) numbers and group scales of a GGUF's block formats (storage8, storage)
+    // or as the 8-bit (4-bit) numbers and group scales of a GGUF's block formats (storage8)
     std::vector<std::unique_ptr<float[]>> storage;
     std::vector<std::unique_ptr<std::uint16_t[]>> storage16;
-    std::vector<std::unique_ptr<std::int8_t[]>> storage8;  // a GGUF's block formats, kept quantized (Precision::Q8, Q4)
+    std::vector<std::unique_ptr<std::int8_t[]>> storage8;  // a GGUF's block formats, kept quantized (quants.hpp held_as)
     std::size_t bytes = 0;
     std::int64_t parameters = 0;
     bool mxfp4 = false;  // some weights came as MXFP4 (their bytes are file_bytes' U8)
@@ -190,10 +190,10 @@ struct Packing {
     int ld;
     bool transposed;
     kernels::Isa isa;
-    kernels::Precision precision;  // the tensor's: F32, BF16 or F16, packed from the file's bytes; Q8, Q4 a block format's
+    kernels::Precision precision;  // the tensor's: F32, BF16 or F16, packed from the file's bytes; grouped: a block format's (held_as)
     int in, out;
-    void* to;  // kernels::packed_size(isa, in, out) floats, 16-bit or 8-bit numbers (Q4: / 2 bytes)
-    float* scales = nullptr;  // Q8: packed_size / 8 floats, Q4: / 16
+    void* to;  // kernels::packed_bytes(precision, packed_size(isa, in, out))
+    void* scales = nullptr;  // grouped: kernels::scales_bytes(precision, packed_size(isa, in, out))
 };
 
 enum class Bias { Required, None };

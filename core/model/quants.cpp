@@ -79,10 +79,15 @@ constexpr std::int8_t kMxfp4Levels[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3
 // One block of each format as groups of 16 numbers: q[i] (exact in 8 bits) and, per group g,
 // s[g] and o[g], the number being s·q + o; s and o are ggml's d·scale and −dmin·min, formed as
 // ggml forms them (so that s·q + o, rounded twice, is ggml's dequantized number).
-struct Groups {
-    std::int8_t* q;
-    float *s, *o;
+struct Groups : QuantGroups {
     void set(int g, float scale, float offset) { s[g] = scale, o[g] = offset; }
+    // a K-quant's group g: s = d·a, o = m·b (each a half times a 6- or 8-bit integer: exact), and
+    // its block's factors
+    void coded(int g, float d, int code_a, float m, int code_b) {
+        set(g, d * static_cast<float>(code_a), m * static_cast<float>(code_b));
+        if (a) a[g] = static_cast<std::int8_t>(code_a), b[g] = static_cast<std::int8_t>(code_b);
+        if (this->d) *this->d = d, *this->m = m;
+    }
 };
 // d·(q − 8) as d·q − 8d, q in 0 … 15: the same number (d·q, 15 bits, and −8d are exact, and so is
 // their sum), and 4-bit numbers (is_4bit)
@@ -133,7 +138,7 @@ void q3_k(const std::uint8_t* b, Groups y) {
                 // 16 6-bit scales: low 4 bits in bytes 0–7 (two per byte), high 2 bits in bytes 8–11
                 const int low = g < 8 ? packed[g] & 0x0F : packed[g - 8] >> 4;
                 const int high = (packed[8 + g % 4] >> (2 * (g / 4))) & 3;
-                y.set(g, d_all * ((low | (high << 4)) - 32), 0.0f);
+                y.coded(g, d_all, (low | (high << 4)) - 32, 0.0f, 0);
                 for (int l = 0; l < 16; ++l) {
                     const int k = l + 16 * part;
                     y.q[16 * g + l] = static_cast<std::int8_t>(((q[k] >> shift) & 3) - ((hm[k] & m) ? 0 : 4));
@@ -146,8 +151,7 @@ void q45_k(const std::uint8_t* b, Groups y, bool fifth) {  // Q4_K; Q5_K with it
     for (int j = 0; j < 8; ++j) {  // sub-block j: 32 numbers, the low nibbles of ql[32·(j/2) …] or the high
         int sc, mn;
         scale_min_k4(j, packed, sc, mn);
-        const float s = d * sc, o = -(dmin * mn);
-        y.set(2 * j, s, o), y.set(2 * j + 1, s, o);
+        y.coded(2 * j, d, sc, -dmin, mn), y.coded(2 * j + 1, d, sc, -dmin, mn);  // −dmin·mn: −(dmin·mn) exactly
         const std::uint8_t* bytes = ql + 32 * (j / 2);
         for (int l = 0; l < 32; ++l) {
             const int low = j % 2 ? bytes[l] >> 4 : bytes[l] & 0x0F;
@@ -159,7 +163,7 @@ void q6_k(const std::uint8_t* b, Groups y) {
     const std::uint8_t *ql = b, *qh = b + 128;
     const std::int8_t* sc = reinterpret_cast<const std::int8_t*>(b + 192);
     const float d = half(b + 208);
-    for (int g = 0; g < 16; ++g) y.set(g, d * sc[g], 0.0f);
+    for (int g = 0; g < 16; ++g) y.coded(g, d, sc[g], 0.0f, 0);
     for (int n = 0; n < 2; ++n, ql += 64, qh += 32)
         for (int l = 0; l < 32; ++l) {
             std::int8_t* q = y.q + 128 * n + l;
@@ -194,13 +198,29 @@ void decode_block(Dtype dtype, const std::uint8_t* b, Groups y) {
 
 }  // namespace
 
-bool is_4bit(Dtype dtype) { return dtype == Dtype::Q4_0 || dtype == Dtype::Q4_1 || dtype == Dtype::Q4_K; }
+kernels::Precision held_as(Dtype dtype) {
+    switch (dtype) {
+        case Dtype::Q4_0:
+        case Dtype::Q4_1: return kernels::Precision::Q4;
+        case Dtype::Q4_K: return kernels::Precision::Q4K;
+        case Dtype::Q6_K:
+        case Dtype::Q3_K: return kernels::Precision::Q8K;
+        default: return kernels::Precision::Q8;
+    }
+}
 
-void decode_groups(Dtype dtype, const std::uint8_t* in, std::int64_t n, std::int8_t* q, float* s, float* o) {
+void decode_groups(Dtype dtype, const std::uint8_t* in, std::int64_t n, const QuantGroups& out) {
     const QuantFormat* f = quant_format_of(dtype);
     const int groups = f->block / kGroup;
-    for (std::int64_t i = 0; i < n / f->block; ++i)
-        decode_block(dtype, in + i * f->block_bytes, {q + i * f->block, s + i * groups, o + i * groups});
+    const auto at = [](auto* p, std::int64_t i) { return p ? p + i : nullptr; };
+    for (std::int64_t i = 0; i < n / f->block; ++i) {
+        Groups y;
+        y.q = out.q + i * f->block, y.s = out.s + i * groups, y.o = out.o + i * groups;
+        y.a = at(out.a, i * groups), y.b = at(out.b, i * groups);
+        const bool coded = f->block == 256 && out.d;  // the K-quants' block: one d and m
+        y.d = coded ? out.d + i : nullptr, y.m = coded ? out.m + i : nullptr;
+        decode_block(dtype, in + i * f->block_bytes, y);
+    }
 }
 
 void dequantize(Dtype dtype, const std::uint8_t* in, std::int64_t n, float* out) {
@@ -214,7 +234,9 @@ void dequantize(Dtype dtype, const std::uint8_t* in, std::int64_t n, float* out)
     std::int8_t q[256];
     float s[16], o[16];
     for (std::int64_t i = 0; i < n / f->block; ++i) {
-        decode_block(dtype, in + i * f->block_bytes, {q, s, o});
+        Groups y;
+        y.q = q, y.s = s, y.o = o;
+        decode_block(dtype, in + i * f->block_bytes, y);
         for (int k = 0; k < f->block; ++k) {
             const float scaled = s[k / kGroup] * q[k];  // ggml's d·q, then + m or − dmin·min
             out[i * f->block + k] = scaled + o[k / kGroup];

@@ -56,14 +56,30 @@ std::string ggml_type_name(std::uint32_t ggml_type);
 
 // Every block is groups of 16 numbers, each s·q + o with q an 8-bit integer and the group's
 // scale s and offset o (ggml's d·scale and −dmin·min, or d and m, or d and 0): what a product
-// reads them as, kept quantized (kernels.hpp's Precision::Q8).
+// reads them as, kept quantized (kernels.hpp's grouped precisions).
 constexpr int kGroup = kernels::kQ8Group;
-// The 4-bit formats (Q4_0, Q4_1, Q4_K): every q in 0 … 15 (Q4_0's as d·q − 8d, exactly its
-// d·(q − 8)) and each two groups of 16 with one scale and offset, so a product reads them as
-// 4-bit numbers (Precision::Q4, 0.75 bytes a number where Q8 takes 1.5).
-bool is_4bit(Dtype dtype);
-// q[0 … n), s[0 … n/16), o[0 … n/16) of n / block blocks at `in` (a block format; n a multiple of its block).
-void decode_groups(Dtype dtype, const std::uint8_t* in, std::int64_t n, std::int8_t* q, float* s, float* o);
+// The precision a product reads a block format in (q and s·q + o as decode_groups gives them):
+//   Q4_0, Q4_1  Q4: every q in 0 … 15 (Q4_0's as d·q − 8d, exactly its d·(q − 8)), each two
+//               groups of 16 with one scale and offset (0.75 bytes a number where Q8 takes 1.5);
+//   Q4_K        Q4K: the same, with s and o coded as the file codes them (d·a, m·b);
+//   Q6_K, Q3_K  Q8K: s = d·a, o = 0;
+//   the others  Q8.
+kernels::Precision held_as(Dtype dtype);
+// A block format's numbers as groups of 16: q[0 … n), s[0 … n/16), o[0 … n/16) (the number
+// s·q + o); for the K-quants also the codes a, b per group (n/16 each) and the factors d, m per
+// block of 256 (n/256 each), s = d·a and o = m·b exactly (Q6_K, Q3_K: b and m 0). The codes
+// and factors are written where given (the others' are left unwritten).
+struct QuantGroups {
+    std::int8_t* q = nullptr;
+    float* s = nullptr;
+    float* o = nullptr;
+    std::int8_t* a = nullptr;
+    std::int8_t* b = nullptr;
+    float* d = nullptr;
+    float* m = nullptr;
+};
+// n / block blocks at `in` (a block format; n a multiple of its block).
+void decode_groups(Dtype dtype, const std::uint8_t* in, std::int64_t n, const QuantGroups& out);
 // out[0 … n) = the numbers of n / block blocks at `in` (n a multiple of the block): s·q + o
 // rounded twice, as ggml's dequantize_row_* forms them. F32, F16 and BF16 as convert_to_f32.
 void dequantize(Dtype dtype, const std::uint8_t* in, std::int64_t n, float* out);

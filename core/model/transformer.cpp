@@ -186,26 +186,33 @@ void convert_rows(const std::uint8_t* bytes, const Conversion& c, std::int64_t l
 }
 
 // A read's columns of a packing, given as `bytes` (its weight's rows, or the whole Conv1D). A
-// GGUF's block formats are dequantized first, and packed as F32 (Plan::packed).
+// GGUF's block formats stay grouped (Plan::packed: quants.hpp's held_as), or, where their rows
+// are not whole groups, are dequantized and packed as F32.
 void pack_read(const std::uint8_t* bytes, const Packing& p, const TensorInfo& t, std::int64_t lo, std::int64_t hi) {
     Dtype dtype = t.dtype;
     const ByteBuffer unpaired = t.pair_rows ? rows_unpaired(bytes, t) : ByteBuffer();  // read whole (plan_reads)
     if (t.pair_rows) bytes = unpaired.data();
-    if (p.precision == kernels::Precision::Q8 || p.precision == kernels::Precision::Q4) {
-        // rows [lo, hi) of an [out, in] weight, kept quantized
-        const std::int64_t n = (hi - lo) * p.ld;
-        std::vector<std::int8_t> q(static_cast<std::size_t>(n));
-        std::vector<float> s(static_cast<std::size_t>(n / kGroup)), o(s.size());
-        decode_groups(dtype, bytes, n, q.data(), s.data(), o.data());
-        const int first = static_cast<int>(lo), last = static_cast<int>(hi);
-        if (p.precision == kernels::Precision::Q8) {
-            kernels::pack_columns_q8(p.isa, p.in, p.out, first, last, q.data(), p.ld, s.data(), o.data(), p.ld / kGroup,
-                                     static_cast<std::int8_t*>(p.to), p.scales);
-            return;
+    if (kernels::is_grouped(p.precision)) {
+        // rows [lo, hi) of an [out, in] weight, kept quantized: 16-groups decoded, then as the
+        // precision groups them (Q4, Q4K: each two 16-groups have one scale; the codes too)
+        const std::int64_t n = (hi - lo) * p.ld, g16 = n / kGroup;
+        const bool coded = p.precision == kernels::Precision::Q8K || p.precision == kernels::Precision::Q4K;
+        std::vector<std::int8_t> q(static_cast<std::size_t>(n)), a(static_cast<std::size_t>(coded ? g16 : 0)), b(a.size());
+        std::vector<float> s(static_cast<std::size_t>(g16)), o(s.size());
+        std::vector<float> d(static_cast<std::size_t>(coded ? n / kernels::kCodedRows : 0)), m(d.size());
+        QuantGroups y{q.data(), s.data(), o.data()};
+        if (coded) y.a = a.data(), y.b = b.data(), y.d = d.data(), y.m = m.data();
+        decode_groups(dtype, bytes, n, y);
+        const int per = kernels::group_rows(p.precision) / kGroup;  // 16-groups per group
+        for (std::int64_t g = 0; per > 1 && g < g16 / per; ++g) {
+            s[g] = s[per * g], o[g] = o[per * g];
+            if (coded) a[g] = a[per * g], b[g] = b[per * g];
         }
-        for (std::size_t g = 0; g < s.size() / 2; ++g) s[g] = s[2 * g], o[g] = o[2 * g];  // one per 32 (is_4bit)
-        kernels::pack_columns_q4(p.isa, p.in, p.out, first, last, reinterpret_cast<const std::uint8_t*>(q.data()), p.ld, s.data(),
-                                 o.data(), p.ld / kernels::kQ4Group, static_cast<std::uint8_t*>(p.to), p.scales);
+        kernels::GroupedColumns c;
+        c.q = q.data(), c.ldq = p.ld, c.ldg = p.ld / kernels::group_rows(p.precision), c.ldk = p.ld / kernels::kCodedRows;
+        if (coded) c.a = a.data(), c.b = b.data(), c.d = d.data(), c.m = m.data();
+        else c.s = s.data(), c.o = o.data();
+        kernels::pack_columns_grouped(p.isa, p.precision, p.in, p.out, static_cast<int>(lo), static_cast<int>(hi), c, p.to, p.scales);
         return;
     }
     std::vector<float> floats;

@@ -42,11 +42,13 @@
   // tensors' data starts (the magic, version, counts, every metadata key and value, the tensor
   // infos, the alignment's padding), read in growing slices as the walk needs them, and the size
   // of its tensors as the app holds them (F32 4 bytes a number, F16 and BF16 2, ggml's block
-  // formats about 1.5: their 8-bit numbers and scales; the 4-bit Q4_0, Q4_1 and Q4_K 0.75). Llama 3's rope_freqs tensor is read at
+  // formats as quants.hpp's held_as keeps them: kGgufHeld, else 1.5). Llama 3's rope_freqs tensor is read at
   // once with the config: the header then runs to its end when it lies in the data's first MB.
   // A walk that fails (a bad type, a file cut short) hands the bytes read, and the app's reader
   // says what is wrong at that offset; weights 0.
   const kGgufScalar = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };  // type: bytes
+  // ggml type: bytes a number held (F32, F16, BF16; Q4_0 and Q4_1 as Q4, Q4_K as Q4K, Q3_K and Q6_K as Q8K)
+  const kGgufHeld = { 0: 4, 1: 2, 30: 2, 2: 0.75, 3: 0.75, 12: 0.5 + 3 / 32, 11: 1 + 5 / 64, 14: 1 + 5 / 64 };
   async function ggufHeader(file) {
     let bytes = new Uint8Array(0), view = null, at = 0;
     const need = async function (n) {  // n more bytes at `at`, reading more of the file when short
@@ -89,7 +91,7 @@
         let count = 1;
         for (let i = 0; i < dims; ++i) count *= await u64();
         const type = await u32(), offset = await u64();
-        weights += count * (type === 0 ? 4 : type === 1 || type === 30 ? 2 : type === 2 || type === 3 || type === 12 ? 0.75 : 1.5);
+        weights += count * (kGgufHeld[type] ?? 1.5);
         if (name === 'rope_freqs.weight' && type === 0) rope = offset + 4 * count;
       }
       let end = Math.ceil(at / alignment) * alignment;
