@@ -413,11 +413,11 @@ TEST_CASE("kernels: B packed as 16-bit numbers gives its F32 copy's products bit
 }
 // The grouped precisions (the block formats of GGUF files): B as 8-bit (or 4-bit) q with a scale
 // s and an offset o per column and 16 (or 32) rows, given as floats (Q8, Q4) or coded as the
-// K-quants code them (Q8K, Q4K: s = d·a, o = m·b, codes a, b per group, factors d, m per 256
-// rows), packed in parts of columns, unpacks to s·q + o as the kernels form it (one multiply-add:
+// K-quants code them (Q8K, Q4K, Q6K: s = d·a, o = m·b, codes a, b per group, factors d, m per
+// 256 rows; Q6K's numbers 6-bit), packed in parts of columns, unpacks to s·q + o as the kernels form it (one multiply-add:
 // within 1 ulp of the float s·q + o), and gives the products of that F32 copy bit for bit: every
 // set, many shapes (several column blocks, K past KC, one row), with a bias or not. The same
-// numbers packed in another of the four (coded as floats; 4-bit as 8-bit) unpack to the same floats.
+// numbers packed in another of them (coded as floats; 4- and 6-bit as 8-bit) unpack to the same floats.
 namespace {
 struct GroupedB {  // B's numbers and scales in one grouped precision, transposed (N columns of K)
     kernels::Precision precision = kernels::Precision::Q8;
@@ -425,7 +425,7 @@ struct GroupedB {  // B's numbers and scales in one grouped precision, transpose
     std::vector<std::int8_t> q, a, b;
     std::vector<float> s, o, d, m;  // s, o: every precision's floats (coded: d·a, m·b)
     int rows() const { return kernels::group_rows(precision); }
-    bool coded() const { return precision == kernels::Precision::Q8K || precision == kernels::Precision::Q4K; }
+    bool coded() const { return kernels::is_coded(precision); }
     bool four() const { return precision == kernels::Precision::Q4 || precision == kernels::Precision::Q4K; }
     float scale(int j, int p) const { return s[static_cast<std::size_t>(j) * ldg + p / rows()]; }
     float offset(int j, int p) const { return o[static_cast<std::size_t>(j) * ldg + p / rows()]; }
@@ -446,10 +446,12 @@ struct GroupedB {  // B's numbers and scales in one grouped precision, transpose
         }
         return {isa, precision, K, N, numbers.data(), scales.data()};
     }
-    // the same numbers in `other`: coded scales given as their floats, 32-row groups as two of 16
+    // the same numbers in `other`: coded scales given as their floats (or the same codes), 32-row groups as two of 16
     GroupedB as(kernels::Precision other) const {
         GroupedB g = *this;
-        g.precision = other, g.ldg = K / g.rows() + 1;
+        g.precision = other;
+        if (kernels::is_coded(other)) return g;  // Q6K's as Q8K's: the same codes
+        g.ldg = K / g.rows() + 1;
         g.s.assign(static_cast<std::size_t>(N) * g.ldg, 0.0f), g.o = g.s, g.a.clear(), g.b.clear(), g.d.clear(), g.m.clear();
         for (int j = 0; j < N; ++j)
             for (int p = 0; p < K; p += g.rows())
@@ -463,7 +465,8 @@ GroupedB random_grouped(oracle::Random& rng, kernels::Precision precision, int K
     g.precision = precision, g.K = K, g.N = N;
     g.ldq = K + 5, g.ldg = K / g.rows() + 2, g.ldk = K / kernels::kCodedRows + 1;
     g.q.resize(static_cast<std::size_t>(N) * g.ldq);
-    for (auto& x : g.q) x = static_cast<std::int8_t>(g.four() ? rng.below(16) : rng.below(256) - 128);
+    for (auto& x : g.q)
+        x = static_cast<std::int8_t>(g.four() ? rng.below(16) : precision == kernels::Precision::Q6K ? rng.below(64) - 32 : rng.below(256) - 128);
     g.s.resize(static_cast<std::size_t>(N) * g.ldg), g.o.resize(g.s.size());
     if (!g.coded()) {
         for (std::size_t i = 0; i < g.s.size(); ++i) g.s[i] = 0.02f * rng.uniform(), g.o[i] = i % 3 ? 0.1f * rng.uniform() : 0.0f;
@@ -492,9 +495,9 @@ TEST_CASE("kernels: B packed as grouped 8-bit or 4-bit numbers, scales as floats
     const std::vector<std::array<int, 3>> coded_shapes = {{1, 37, 256}, {2, 1311, 256}, {7, 531, 768}, {33, 64, 512},
                                                           {150, 100, 512}, {1, 3072, 256}, {5, 10, 256}, {9, 300, 0}};
     using P = kernels::Precision;
-    for (const auto precision : {P::Q8, P::Q4, P::Q8K, P::Q4K})
+    for (const auto precision : {P::Q8, P::Q4, P::Q8K, P::Q4K, P::Q6K})
         for_each_isa([&](kernels::Context& ctx) {
-            const bool coded = precision == P::Q8K || precision == P::Q4K;
+            const bool coded = kernels::is_coded(precision);
             int not_bitwise = 0, unpacked_wrong = 0, column_wrong = 0, others_differ = 0;
             double worst = 0;
             for (const auto [M, N, K] : coded ? coded_shapes : shapes)
@@ -515,7 +518,8 @@ TEST_CASE("kernels: B packed as grouped 8-bit or 4-bit numbers, scales as floats
                     }
                     // the same numbers as floats' scales (coded), and as 8-bit numbers (4-bit)
                     std::vector<P> others;
-                    if (coded) others.push_back(precision == P::Q8K ? P::Q8 : P::Q4);
+                    if (coded) others.push_back(precision == P::Q4K ? P::Q4 : P::Q8);
+                    if (precision == P::Q6K) others.push_back(P::Q8K);
                     if (precision == P::Q4 || precision == P::Q4K) others.push_back(P::Q8);
                     for (const P other : others) {
                         std::vector<std::uint8_t> numbers2, scales2;
@@ -534,7 +538,7 @@ TEST_CASE("kernels: B packed as grouped 8-bit or 4-bit numbers, scales as floats
                     not_bitwise += (C.array() != Cq.array()).count();
                     worst = std::max(worst, product_vs_loops(Cq, A, U, false, with_bias ? &bias : nullptr));
                 }
-            static constexpr const char* kNames[] = {"", "", "", "Q8 ", "Q4 ", "Q8K", "Q4K"};
+            static constexpr const char* kNames[] = {"", "", "", "Q8 ", "Q4 ", "Q8K", "Q4K", "Q6K"};
             std::printf("matmul, grouped B %s %-10s: %zu shapes, max rel. diff %.2e\n", kNames[static_cast<int>(precision)],
                         kernels::isa_name(ctx.isa), shapes.size() * 2, worst);
             CHECK(unpacked_wrong == 0);

@@ -140,11 +140,12 @@ struct Table {
     void (*pack_columns16)(int, int, int, int, const std::uint8_t*, int, bool, std::uint16_t*);
     void (*pack_columns8)(int, int, int, int, const std::uint8_t*, int, bool, std::int8_t*);
     void (*pack_nibbles)(int, int, int, int, const std::uint8_t*, int, std::uint8_t*);
-    // per Precision (F32, BF16, F16, Q8, Q4, Q8K, Q4K; pack_scales: the grouped ones only)
-    void (*pack_scales[7])(int, int, int, int, const GroupedColumns&, std::uint8_t*);
-    void (*unpack[7])(int, int, const void*, const void*, float*, int);
-    void (*column[7])(int, int, const void*, const void*, int, float*);
-    void (*matmul_packed[7])(Context&, int, int, int, const float*, int, const void*, const void*, const float*, float*, int, int,
+    void (*pack_sextets)(int, int, int, int, const std::uint8_t*, int, std::uint8_t*);
+    // per Precision (F32, BF16, F16, Q8, Q4, Q8K, Q4K, Q6K; pack_scales: the grouped ones only)
+    void (*pack_scales[8])(int, int, int, int, const GroupedColumns&, std::uint8_t*);
+    void (*unpack[8])(int, int, const void*, const void*, float*, int);
+    void (*column[8])(int, int, const void*, const void*, int, float*);
+    void (*matmul_packed[8])(Context&, int, int, int, const float*, int, const void*, const void*, const float*, float*, int, int,
                              int);
     void (*softmax_rows)(const float*, float, const std::uint8_t*, const RowSpan*, int, int, float*, float*,
                          std::vector<int>*);
@@ -166,14 +167,15 @@ struct Table {
           ns::pack_columns<std::uint16_t>,                                                                    \
           ns::pack_columns<std::int8_t>,                                                                      \
           ns::pack_nibbles,                                                                                   \
+          ns::pack_sextets,                                                                                   \
           {nullptr, nullptr, nullptr, ns::pack_scales<ns::Q8>, ns::pack_scales<ns::Q4>, ns::pack_scales<ns::Q8K>,              \
-           ns::pack_scales<ns::Q4K>},                                                                         \
+           ns::pack_scales<ns::Q4K>, ns::pack_scales<ns::Q6K>},                                                                         \
           {ns::unpack_whole<ns::F32>, ns::unpack_whole<ns::Bf16>, ns::unpack_whole<ns::F16>, ns::unpack_whole<ns::Q8>,         \
-           ns::unpack_whole<ns::Q4>, ns::unpack_whole<ns::Q8K>, ns::unpack_whole<ns::Q4K>},                       \
+           ns::unpack_whole<ns::Q4>, ns::unpack_whole<ns::Q8K>, ns::unpack_whole<ns::Q4K>, ns::unpack_whole<ns::Q6K>},                       \
           {ns::packed_column<ns::F32>, ns::packed_column<ns::Bf16>, ns::packed_column<ns::F16>, ns::packed_column<ns::Q8>,      \
-           ns::packed_column<ns::Q4>, ns::packed_column<ns::Q8K>, ns::packed_column<ns::Q4K>},                    \
+           ns::packed_column<ns::Q4>, ns::packed_column<ns::Q8K>, ns::packed_column<ns::Q4K>, ns::packed_column<ns::Q6K>},                    \
           {ns::matmul_packed<ns::F32>, ns::matmul_packed<ns::Bf16>, ns::matmul_packed<ns::F16>, ns::matmul_packed<ns::Q8>,      \
-           ns::matmul_packed<ns::Q4>, ns::matmul_packed<ns::Q8K>, ns::matmul_packed<ns::Q4K>},                    \
+           ns::matmul_packed<ns::Q4>, ns::matmul_packed<ns::Q8K>, ns::matmul_packed<ns::Q4K>, ns::matmul_packed<ns::Q6K>},                    \
           ns::softmax_rows,                                                                                   \
           ns::exp_nonpositive,                                                                                \
           ns::exp2_nonpositive,                                                                               \
@@ -359,10 +361,14 @@ void matmul(Context& ctx, int M, int N, int K, const float* A, int lda, const fl
 std::size_t packed_size(Isa isa, int K, int N) { return table(isa).packed_size(K, N); }
 
 bool is_grouped(Precision precision) {
-    return precision == Precision::Q8 || precision == Precision::Q4 || precision == Precision::Q8K || precision == Precision::Q4K;
+    return precision == Precision::Q8 || precision == Precision::Q4 || precision == Precision::Q8K || precision == Precision::Q4K ||
+           precision == Precision::Q6K;
+}
+bool is_coded(Precision precision) {
+    return precision == Precision::Q8K || precision == Precision::Q4K || precision == Precision::Q6K;
 }
 int group_rows(Precision precision) {
-    return precision == Precision::Q8 || precision == Precision::Q8K   ? kQ8Group
+    return precision == Precision::Q8 || precision == Precision::Q8K || precision == Precision::Q6K ? kQ8Group
            : precision == Precision::Q4 || precision == Precision::Q4K ? kQ4Group
                                                                        : 1;
 }
@@ -375,6 +381,7 @@ std::size_t packed_bytes(Precision precision, std::size_t packed) {
         case Precision::Q8K: return packed;
         case Precision::Q4:
         case Precision::Q4K: return packed / 2;
+        case Precision::Q6K: return packed / 4 * 3;
     }
     return 0;
 }
@@ -384,7 +391,8 @@ std::size_t scales_bytes(Precision precision, std::size_t packed) {
     switch (precision) {
         case Precision::Q8: return packed / 2;
         case Precision::Q4: return packed / 4;
-        case Precision::Q8K: return packed / 256 * (4 + kCodedRows / kQ8Group);
+        case Precision::Q8K:
+        case Precision::Q6K: return packed / 256 * (4 + kCodedRows / kQ8Group);
         case Precision::Q4K: return packed / 256 * 2 * (4 + kCodedRows / kQ4Group);
         default: return 0;
     }
@@ -423,9 +431,9 @@ void pack_columns_grouped(Isa isa, Precision precision, int K, int N, int j0, in
                           void* out, void* out_scales) {
     const Table& t = table(isa);
     const int step = t.pack_step(std::max(N, 1));
-    const bool coded = precision == Precision::Q8K || precision == Precision::Q4K;
+    const bool coded = is_coded(precision);
     const int rows = coded ? kCodedRows : group_rows(precision);
-    const bool given = columns.q && (coded ? columns.a && columns.d && (precision == Precision::Q8K || (columns.b && columns.m))
+    const bool given = columns.q && (coded ? columns.a && columns.d && (precision != Precision::Q4K || (columns.b && columns.m))
                                            : columns.s && columns.o);
     if (!is_grouped(precision) || !given)
         throw std::invalid_argument("pack_columns_grouped: a grouped precision with its numbers and scales");
@@ -436,6 +444,8 @@ void pack_columns_grouped(Isa isa, Precision precision, int K, int N, int j0, in
     const auto* q = static_cast<const std::uint8_t*>(columns.q);
     if (precision == Precision::Q8 || precision == Precision::Q8K)
         t.pack_columns8(K, N, j0, j1, q, columns.ldq, true, static_cast<std::int8_t*>(out));
+    else if (precision == Precision::Q6K)
+        t.pack_sextets(K, N, j0, j1, q, columns.ldq, static_cast<std::uint8_t*>(out));
     else
         t.pack_nibbles(K, N, j0, j1, q, columns.ldq, static_cast<std::uint8_t*>(out));
     t.pack_scales[static_cast<int>(precision)](K, N, j0, j1, columns, static_cast<std::uint8_t*>(out_scales));

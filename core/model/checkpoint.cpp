@@ -233,8 +233,8 @@ Linear Plan::packed(std::size_t weight, std::ptrdiff_t offset, int ld, bool tran
     // A GGUF's block formats stay quantized (an nn.Linear's [out, in] rows: whole groups, and for
     // the coded precisions whole blocks of 256, which a K-quant's rows always are)
     const kernels::Precision held = is_block_format(dtype) ? held_as(dtype) : kernels::Precision::F32;
-    const bool coded = held == kernels::Precision::Q8K || held == kernels::Precision::Q4K;
-    const bool grouped = is_block_format(dtype) && transposed && in % (coded ? kernels::kCodedRows : kernels::group_rows(held)) == 0;
+    const bool grouped =
+        is_block_format(dtype) && transposed && in % (kernels::is_coded(held) ? kernels::kCodedRows : kernels::group_rows(held)) == 0;
     const kernels::Precision precision = dtype == Dtype::BF16 ? kernels::Precision::BF16
                                          : dtype == Dtype::F16 ? kernels::Precision::F16
                                          : grouped             ? held

@@ -203,7 +203,7 @@ kernels::Precision held_as(Dtype dtype) {
         case Dtype::Q4_0:
         case Dtype::Q4_1: return kernels::Precision::Q4;
         case Dtype::Q4_K: return kernels::Precision::Q4K;
-        case Dtype::Q6_K:
+        case Dtype::Q6_K: return kernels::Precision::Q6K;
         case Dtype::Q3_K: return kernels::Precision::Q8K;
         default: return kernels::Precision::Q8;
     }

@@ -196,7 +196,7 @@ void pack_read(const std::uint8_t* bytes, const Packing& p, const TensorInfo& t,
         // rows [lo, hi) of an [out, in] weight, kept quantized: 16-groups decoded, then as the
         // precision groups them (Q4, Q4K: each two 16-groups have one scale; the codes too)
         const std::int64_t n = (hi - lo) * p.ld, g16 = n / kGroup;
-        const bool coded = p.precision == kernels::Precision::Q8K || p.precision == kernels::Precision::Q4K;
+        const bool coded = kernels::is_coded(p.precision);
         std::vector<std::int8_t> q(static_cast<std::size_t>(n)), a(static_cast<std::size_t>(coded ? g16 : 0)), b(a.size());
         std::vector<float> s(static_cast<std::size_t>(g16)), o(s.size());
         std::vector<float> d(static_cast<std::size_t>(coded ? n / kernels::kCodedRows : 0)), m(d.size());
