@@ -414,7 +414,7 @@ TEST_CASE("kernels: B packed as 16-bit numbers gives its F32 copy's products bit
 // The grouped precisions (the block formats of GGUF files): B as 8-bit (or 4-bit) q with a scale
 // s and an offset o per column and 16 (or 32) rows, given as floats (Q8, Q4) or coded as the
 // K-quants code them (Q8K, Q4K, Q6K: s = d·a, o = m·b, codes a, b per group, factors d, m per
-// 256 rows; Q6K's numbers 6-bit), packed in parts of columns, unpacks to s·q + o as the kernels form it (one multiply-add:
+// 256 rows; Q6K's and Q5K's numbers 6- and 5-bit; Q8S a scale per 32, no offset), packed in parts of columns, unpacks to s·q + o as the kernels form it (one multiply-add:
 // within 1 ulp of the float s·q + o), and gives the products of that F32 copy bit for bit: every
 // set, many shapes (several column blocks, K past KC, one row), with a bias or not. The same
 // numbers packed in another of them (coded as floats; 4- and 6-bit as 8-bit) unpack to the same floats.
@@ -466,14 +466,18 @@ GroupedB random_grouped(oracle::Random& rng, kernels::Precision precision, int K
     g.ldq = K + 5, g.ldg = K / g.rows() + 2, g.ldk = K / kernels::kCodedRows + 1;
     g.q.resize(static_cast<std::size_t>(N) * g.ldq);
     for (auto& x : g.q)
-        x = static_cast<std::int8_t>(g.four() ? rng.below(16) : precision == kernels::Precision::Q6K ? rng.below(64) - 32 : rng.below(256) - 128);
+        x = static_cast<std::int8_t>(g.four()                                 ? rng.below(16)
+                                     : precision == kernels::Precision::Q6K ? rng.below(64) - 32
+                                     : precision == kernels::Precision::Q5K ? rng.below(32)
+                                                                            : rng.below(256) - 128);
     g.s.resize(static_cast<std::size_t>(N) * g.ldg), g.o.resize(g.s.size());
     if (!g.coded()) {
-        for (std::size_t i = 0; i < g.s.size(); ++i) g.s[i] = 0.02f * rng.uniform(), g.o[i] = i % 3 ? 0.1f * rng.uniform() : 0.0f;
+        const bool offsets = precision != kernels::Precision::Q8S;
+        for (std::size_t i = 0; i < g.s.size(); ++i) g.s[i] = 0.02f * rng.uniform(), g.o[i] = offsets && i % 3 ? 0.1f * rng.uniform() : 0.0f;
         return g;
     }
     // codes as the K-quants have them (Q6_K: int8 scales; Q4_K: 6-bit scales and mins), factors halves
-    const bool offsets = precision == kernels::Precision::Q4K;
+    const bool offsets = precision == kernels::Precision::Q4K || precision == kernels::Precision::Q5K;
     g.a.resize(g.s.size()), g.b.resize(g.s.size()), g.d.resize(static_cast<std::size_t>(N) * g.ldk), g.m.resize(g.d.size());
     const auto half = [&] { return std::ldexp(static_cast<float>(rng.below(2048) - 1024), -22 - rng.below(4)); };
     for (std::size_t i = 0; i < g.d.size(); ++i) g.d[i] = half(), g.m[i] = offsets ? half() : 0.0f;
@@ -495,7 +499,7 @@ TEST_CASE("kernels: B packed as grouped 8-bit or 4-bit numbers, scales as floats
     const std::vector<std::array<int, 3>> coded_shapes = {{1, 37, 256}, {2, 1311, 256}, {7, 531, 768}, {33, 64, 512},
                                                           {150, 100, 512}, {1, 3072, 256}, {5, 10, 256}, {9, 300, 0}};
     using P = kernels::Precision;
-    for (const auto precision : {P::Q8, P::Q4, P::Q8K, P::Q4K, P::Q6K})
+    for (const auto precision : {P::Q8, P::Q4, P::Q8S, P::Q8K, P::Q4K, P::Q6K, P::Q5K})
         for_each_isa([&](kernels::Context& ctx) {
             const bool coded = kernels::is_coded(precision);
             int not_bitwise = 0, unpacked_wrong = 0, column_wrong = 0, others_differ = 0;
@@ -520,6 +524,7 @@ TEST_CASE("kernels: B packed as grouped 8-bit or 4-bit numbers, scales as floats
                     std::vector<P> others;
                     if (coded) others.push_back(precision == P::Q4K ? P::Q4 : P::Q8);
                     if (precision == P::Q6K) others.push_back(P::Q8K);
+                    if (precision == P::Q8S) others.push_back(P::Q8);
                     if (precision == P::Q4 || precision == P::Q4K) others.push_back(P::Q8);
                     for (const P other : others) {
                         std::vector<std::uint8_t> numbers2, scales2;
@@ -538,7 +543,7 @@ TEST_CASE("kernels: B packed as grouped 8-bit or 4-bit numbers, scales as floats
                     not_bitwise += (C.array() != Cq.array()).count();
                     worst = std::max(worst, product_vs_loops(Cq, A, U, false, with_bias ? &bias : nullptr));
                 }
-            static constexpr const char* kNames[] = {"", "", "", "Q8 ", "Q4 ", "Q8K", "Q4K", "Q6K"};
+            static constexpr const char* kNames[] = {"", "", "", "Q8 ", "Q4 ", "Q8K", "Q4K", "Q6K", "Q8S", "Q5K"};
             std::printf("matmul, grouped B %s %-10s: %zu shapes, max rel. diff %.2e\n", kNames[static_cast<int>(precision)],
                         kernels::isa_name(ctx.isa), shapes.size() * 2, worst);
             CHECK(unpacked_wrong == 0);

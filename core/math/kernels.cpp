@@ -138,14 +138,13 @@ struct Table {
     int (*pack_step)(int);
     void (*pack_columns)(int, int, int, int, const std::uint8_t*, int, bool, float*);
     void (*pack_columns16)(int, int, int, int, const std::uint8_t*, int, bool, std::uint16_t*);
-    void (*pack_columns8)(int, int, int, int, const std::uint8_t*, int, bool, std::int8_t*);
-    void (*pack_nibbles)(int, int, int, int, const std::uint8_t*, int, std::uint8_t*);
-    void (*pack_sextets)(int, int, int, int, const std::uint8_t*, int, std::uint8_t*);
-    // per Precision (F32, BF16, F16, Q8, Q4, Q8K, Q4K, Q6K; pack_scales: the grouped ones only)
-    void (*pack_scales[8])(int, int, int, int, const GroupedColumns&, std::uint8_t*);
-    void (*unpack[8])(int, int, const void*, const void*, float*, int);
-    void (*column[8])(int, int, const void*, const void*, int, float*);
-    void (*matmul_packed[8])(Context&, int, int, int, const float*, int, const void*, const void*, const float*, float*, int, int,
+    // per Precision (F32, BF16, F16, Q8, Q4, Q8K, Q4K, Q6K, Q8S, Q5K; pack_numbers and pack_scales:
+    // the grouped ones only)
+    void (*pack_numbers[10])(int, int, int, int, const std::uint8_t*, int, std::uint8_t*);
+    void (*pack_scales[10])(int, int, int, int, const GroupedColumns&, std::uint8_t*);
+    void (*unpack[10])(int, int, const void*, const void*, float*, int);
+    void (*column[10])(int, int, const void*, const void*, int, float*);
+    void (*matmul_packed[10])(Context&, int, int, int, const float*, int, const void*, const void*, const float*, float*, int, int,
                              int);
     void (*softmax_rows)(const float*, float, const std::uint8_t*, const RowSpan*, int, int, float*, float*,
                          std::vector<int>*);
@@ -165,17 +164,19 @@ struct Table {
           ns::pack_step,                                                                                      \
           ns::pack_columns<float>,                                                                            \
           ns::pack_columns<std::uint16_t>,                                                                    \
-          ns::pack_columns<std::int8_t>,                                                                      \
-          ns::pack_nibbles,                                                                                   \
-          ns::pack_sextets,                                                                                   \
+          {nullptr, nullptr, nullptr, ns::pack_numbers<ns::Q8>, ns::pack_numbers<ns::Q4>, ns::pack_numbers<ns::Q8K>,           \
+           ns::pack_numbers<ns::Q4K>, ns::pack_numbers<ns::Q6K>, ns::pack_numbers<ns::Q8S>, ns::pack_numbers<ns::Q5K>},       \
           {nullptr, nullptr, nullptr, ns::pack_scales<ns::Q8>, ns::pack_scales<ns::Q4>, ns::pack_scales<ns::Q8K>,              \
-           ns::pack_scales<ns::Q4K>, ns::pack_scales<ns::Q6K>},                                                                         \
+           ns::pack_scales<ns::Q4K>, ns::pack_scales<ns::Q6K>, ns::pack_scales<ns::Q8S>, ns::pack_scales<ns::Q5K>},                                                                         \
           {ns::unpack_whole<ns::F32>, ns::unpack_whole<ns::Bf16>, ns::unpack_whole<ns::F16>, ns::unpack_whole<ns::Q8>,         \
-           ns::unpack_whole<ns::Q4>, ns::unpack_whole<ns::Q8K>, ns::unpack_whole<ns::Q4K>, ns::unpack_whole<ns::Q6K>},                       \
+           ns::unpack_whole<ns::Q4>, ns::unpack_whole<ns::Q8K>, ns::unpack_whole<ns::Q4K>, ns::unpack_whole<ns::Q6K>,                  \
+           ns::unpack_whole<ns::Q8S>, ns::unpack_whole<ns::Q5K>},                       \
           {ns::packed_column<ns::F32>, ns::packed_column<ns::Bf16>, ns::packed_column<ns::F16>, ns::packed_column<ns::Q8>,      \
-           ns::packed_column<ns::Q4>, ns::packed_column<ns::Q8K>, ns::packed_column<ns::Q4K>, ns::packed_column<ns::Q6K>},                    \
+           ns::packed_column<ns::Q4>, ns::packed_column<ns::Q8K>, ns::packed_column<ns::Q4K>, ns::packed_column<ns::Q6K>,               \
+           ns::packed_column<ns::Q8S>, ns::packed_column<ns::Q5K>},                    \
           {ns::matmul_packed<ns::F32>, ns::matmul_packed<ns::Bf16>, ns::matmul_packed<ns::F16>, ns::matmul_packed<ns::Q8>,      \
-           ns::matmul_packed<ns::Q4>, ns::matmul_packed<ns::Q8K>, ns::matmul_packed<ns::Q4K>, ns::matmul_packed<ns::Q6K>},                    \
+           ns::matmul_packed<ns::Q4>, ns::matmul_packed<ns::Q8K>, ns::matmul_packed<ns::Q4K>, ns::matmul_packed<ns::Q6K>,               \
+           ns::matmul_packed<ns::Q8S>, ns::matmul_packed<ns::Q5K>},                    \
           ns::softmax_rows,                                                                                   \
           ns::exp_nonpositive,                                                                                \
           ns::exp2_nonpositive,                                                                               \
@@ -361,15 +362,15 @@ void matmul(Context& ctx, int M, int N, int K, const float* A, int lda, const fl
 std::size_t packed_size(Isa isa, int K, int N) { return table(isa).packed_size(K, N); }
 
 bool is_grouped(Precision precision) {
-    return precision == Precision::Q8 || precision == Precision::Q4 || precision == Precision::Q8K || precision == Precision::Q4K ||
-           precision == Precision::Q6K;
+    return precision == Precision::Q8 || precision == Precision::Q4 || precision == Precision::Q8S || is_coded(precision);
 }
 bool is_coded(Precision precision) {
-    return precision == Precision::Q8K || precision == Precision::Q4K || precision == Precision::Q6K;
+    return precision == Precision::Q8K || precision == Precision::Q4K || precision == Precision::Q6K || precision == Precision::Q5K;
 }
 int group_rows(Precision precision) {
     return precision == Precision::Q8 || precision == Precision::Q8K || precision == Precision::Q6K ? kQ8Group
-           : precision == Precision::Q4 || precision == Precision::Q4K ? kQ4Group
+           : precision == Precision::Q4 || precision == Precision::Q4K || precision == Precision::Q8S || precision == Precision::Q5K
+               ? kQ4Group
                                                                        : 1;
 }
 std::size_t packed_bytes(Precision precision, std::size_t packed) {
@@ -378,10 +379,12 @@ std::size_t packed_bytes(Precision precision, std::size_t packed) {
         case Precision::BF16:
         case Precision::F16: return packed * 2;
         case Precision::Q8:
-        case Precision::Q8K: return packed;
+        case Precision::Q8K:
+        case Precision::Q8S: return packed;
         case Precision::Q4:
         case Precision::Q4K: return packed / 2;
         case Precision::Q6K: return packed / 4 * 3;
+        case Precision::Q5K: return packed / 8 * 5;
     }
     return 0;
 }
@@ -393,7 +396,9 @@ std::size_t scales_bytes(Precision precision, std::size_t packed) {
         case Precision::Q4: return packed / 4;
         case Precision::Q8K:
         case Precision::Q6K: return packed / 256 * (4 + kCodedRows / kQ8Group);
-        case Precision::Q4K: return packed / 256 * 2 * (4 + kCodedRows / kQ4Group);
+        case Precision::Q4K:
+        case Precision::Q5K: return packed / 256 * 2 * (4 + kCodedRows / kQ4Group);
+        case Precision::Q8S: return packed / 8;
         default: return 0;
     }
 }
@@ -433,21 +438,17 @@ void pack_columns_grouped(Isa isa, Precision precision, int K, int N, int j0, in
     const int step = t.pack_step(std::max(N, 1));
     const bool coded = is_coded(precision);
     const int rows = coded ? kCodedRows : group_rows(precision);
-    const bool given = columns.q && (coded ? columns.a && columns.d && (precision != Precision::Q4K || (columns.b && columns.m))
-                                           : columns.s && columns.o);
+    const bool offsets = precision != Precision::Q8K && precision != Precision::Q6K && precision != Precision::Q8S;
+    const bool given = columns.q && (coded ? columns.a && columns.d && (!offsets || (columns.b && columns.m))
+                                           : columns.s && (!offsets || columns.o));
     if (!is_grouped(precision) || !given)
         throw std::invalid_argument("pack_columns_grouped: a grouped precision with its numbers and scales");
     if (K < 0 || K % rows != 0 || j0 < 0 || j0 > j1 || j1 > N || j0 % step != 0 || (j1 != N && j1 % step != 0))
         throw std::invalid_argument("pack_columns_grouped: K = " + std::to_string(K) + " (a multiple of " + std::to_string(rows) +
                                     "), columns [" + std::to_string(j0) + ", " + std::to_string(j1) + ") of " + std::to_string(N) +
                                     " (whole parts of " + std::to_string(step) + ")");
-    const auto* q = static_cast<const std::uint8_t*>(columns.q);
-    if (precision == Precision::Q8 || precision == Precision::Q8K)
-        t.pack_columns8(K, N, j0, j1, q, columns.ldq, true, static_cast<std::int8_t*>(out));
-    else if (precision == Precision::Q6K)
-        t.pack_sextets(K, N, j0, j1, q, columns.ldq, static_cast<std::uint8_t*>(out));
-    else
-        t.pack_nibbles(K, N, j0, j1, q, columns.ldq, static_cast<std::uint8_t*>(out));
+    t.pack_numbers[static_cast<int>(precision)](K, N, j0, j1, static_cast<const std::uint8_t*>(columns.q), columns.ldq,
+                                                static_cast<std::uint8_t*>(out));
     t.pack_scales[static_cast<int>(precision)](K, N, j0, j1, columns, static_cast<std::uint8_t*>(out_scales));
 }
 

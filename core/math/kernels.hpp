@@ -159,15 +159,18 @@ ProductSplit product_split(Isa isa, int threads, int M, int N, int K, double spl
 //        rows: 0.59 bytes a number (Q4_K: ggml's d·scale and −dmin·min).
 //   Q6K  6-bit q (−32 … 31, as a 4-bit and a 2-bit part) with Q8K's scales: 0.83 bytes a
 //        number (Q6_K).
-// The coded precisions' (Q8K, Q4K, Q6K) s and o are formed in the registers from their codes
+//   Q8S  8-bit q, groups of 32, a float s and o = 0: 1.13 bytes a number (Q8_0, Q5_0, IQ4_NL).
+//   Q5K  5-bit q (0 … 31, as a 4-bit and a 1-bit part) with Q4K's scales: 0.72 bytes a number
+//        (Q5_K).
+// The coded precisions' (Q8K, Q4K, Q6K, Q5K) s and o are formed in the registers from their codes
 // (exactly: d·a is a half times a small integer) and K is a multiple of 256. The same numbers
 // packed in any of them give the same floats, so the same products, bit for bit.
-enum class Precision { F32, BF16, F16, Q8, Q4, Q8K, Q4K, Q6K };
+enum class Precision { F32, BF16, F16, Q8, Q4, Q8K, Q4K, Q6K, Q8S, Q5K };
 constexpr int kQ8Group = 16;     // Q8's, Q8K's and Q6K's rows of K per scale and offset
-constexpr int kQ4Group = 32;     // Q4's and Q4K's
+constexpr int kQ4Group = 32;     // Q4's, Q4K's, Q8S's and Q5K's
 constexpr int kCodedRows = 256;  // the coded precisions' rows of K per factor d (and m)
-bool is_grouped(Precision precision);  // Q8, Q4 and the coded
-bool is_coded(Precision precision);    // Q8K, Q4K, Q6K
+bool is_grouped(Precision precision);  // Q8, Q4, Q8S and the coded
+bool is_coded(Precision precision);    // Q8K, Q4K, Q6K, Q5K
 int group_rows(Precision precision);   // the rows of a group (1 for the others)
 
 // B packed once for the products that read it many times (a model's weights): the panels
@@ -210,14 +213,14 @@ void pack_columns(Isa isa, Precision precision, int K, int N, int j0, int j1, co
 // A grouped B's columns [j0, j1) (as pack_columns: whole parts), given transposed, as their
 // numbers and their groups' scales (Precision's table above). Column j0 + c:
 struct GroupedColumns {
-    const void* q = nullptr;  // its K numbers at q + c·ldq: int8 (Q8, Q8K; Q6K in −32 … 31), in their low 4 bits (Q4, Q4K)
+    const void* q = nullptr;  // its K numbers at q + c·ldq: int8 (Q8, Q8K, Q8S; Q6K in −32 … 31, Q5K in 0 … 31), in their low 4 bits (Q4, Q4K)
     int ldq = 0;
-    const float* s = nullptr;  // Q8, Q4: group g's scale s[c·ldg + g] and offset o[c·ldg + g]
+    const float* s = nullptr;  // Q8, Q4, Q8S: group g's scale s[c·ldg + g] and offset o[c·ldg + g] (Q8S: none)
     const float* o = nullptr;
-    const std::int8_t* a = nullptr;  // coded: group g's codes a[c·ldg + g] (Q4K: and b[c·ldg + g])
+    const std::int8_t* a = nullptr;  // coded: group g's codes a[c·ldg + g] (Q4K, Q5K: and b[c·ldg + g])
     const std::int8_t* b = nullptr;
     int ldg = 0;
-    const float* d = nullptr;  // coded: rows 256·k … 256·k + 255's factors d[c·ldk + k] (Q4K: and m[c·ldk + k])
+    const float* d = nullptr;  // coded: rows 256·k … 256·k + 255's factors d[c·ldk + k] (Q4K, Q5K: and m[c·ldk + k])
     const float* m = nullptr;
     int ldk = 0;
 };

@@ -203,6 +203,11 @@ kernels::Precision held_as(Dtype dtype) {
         case Dtype::Q4_0:
         case Dtype::Q4_1: return kernels::Precision::Q4;
         case Dtype::Q4_K: return kernels::Precision::Q4K;
+        case Dtype::Q5_K: return kernels::Precision::Q5K;
+        case Dtype::Q8_0:
+        case Dtype::Q5_0:
+        case Dtype::IQ4_NL:
+        case Dtype::MXFP4: return kernels::Precision::Q8S;
         case Dtype::Q6_K: return kernels::Precision::Q6K;
         case Dtype::Q3_K: return kernels::Precision::Q8K;
         default: return kernels::Precision::Q8;

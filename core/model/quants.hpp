@@ -62,9 +62,11 @@ constexpr int kGroup = kernels::kQ8Group;
 //   Q4_0, Q4_1  Q4: every q in 0 … 15 (Q4_0's as d·q − 8d, exactly its d·(q − 8)), each two
 //               groups of 16 with one scale and offset (0.75 bytes a number where Q8 takes 1.5);
 //   Q4_K        Q4K: the same, with s and o coded as the file codes them (d·a, m·b);
+//   Q5_K        Q5K: 5-bit numbers, coded as Q4K;
 //   Q6_K        Q6K: 6-bit numbers, s = d·a, o = 0;
 //   Q3_K        Q8K: the same as 8-bit numbers;
-//   the others  Q8.
+//   Q8_0, Q5_0, IQ4_NL, MXFP4  Q8S: 8-bit numbers, one scale per 32 (o = 0);
+//   the others  Q8 (Q2_K, Q5_1).
 kernels::Precision held_as(Dtype dtype);
 // A block format's numbers as groups of 16: q[0 … n), s[0 … n/16), o[0 … n/16) (the number
 // s·q + o); for the K-quants also the codes a, b per group (n/16 each) and the factors d, m per

@@ -47,8 +47,10 @@
   // A walk that fails (a bad type, a file cut short) hands the bytes read, and the app's reader
   // says what is wrong at that offset; weights 0.
   const kGgufScalar = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };  // type: bytes
-  // ggml type: bytes a number held (F32, F16, BF16; Q4_0 and Q4_1 as Q4, Q4_K as Q4K, Q3_K and Q6_K as Q8K)
-  const kGgufHeld = { 0: 4, 1: 2, 30: 2, 2: 0.75, 3: 0.75, 12: 0.5 + 3 / 32, 11: 1 + 5 / 64, 14: 1 + 5 / 64 };
+  // ggml type: bytes a number held (F32, F16, BF16; Q4_0 and Q4_1 as Q4, Q4_K as Q4K, Q5_K as Q5K,
+  // Q6_K as Q6K, Q3_K as Q8K, Q8_0, Q5_0, IQ4_NL and MXFP4 as Q8S)
+  const kGgufHeld = { 0: 4, 1: 2, 30: 2, 2: 0.75, 3: 0.75, 12: 0.5 + 3 / 32, 13: 0.625 + 3 / 32, 14: 0.75 + 5 / 64,
+                      11: 1 + 5 / 64, 8: 1.125, 6: 1.125, 20: 1.125, 39: 1.125 };
   async function ggufHeader(file) {
     let bytes = new Uint8Array(0), view = null, at = 0;
     const need = async function (n) {  // n more bytes at `at`, reading more of the file when short
