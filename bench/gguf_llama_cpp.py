@@ -4,8 +4,8 @@ and memory): SmolLM2-135M's shape (llama: 30 layers, d 576, 9 heads / 3 KV, d_ff
 49152, tied) with random weights in Q8_0 and in Q4_0, written here (tests/model/gguf_files.py's
 container; the two formats quantized with numpy, as ggml's quantize_row_*_ref do), or with
 --shape llama-3.2-1b / llama-3.2-3b Llama-3.2-1B's (16 layers, d 2048, 32 heads / 8 KV) or 3B's
-(28 layers, d 3072, 24 heads / 8 KV; both d_ff 8192, vocab 128256, tied), also in Q4_K_M as
-llama.cpp lays it out (Q4_K, and Q6_K for attn_v, every other
+(28 layers, d 3072, 24 heads / 8 KV; both d_ff 8192, vocab 128256, tied), also in Q4_K_M and
+Q5_K_M as llama.cpp lays them out (Q4_K or Q5_K, and Q6_K for attn_v, every other
 ffn_down and the tied token_embd): random blocks, each block's bytes drawn at random and its
 scales d and dmin set so that the weights are about 1/√d_in, as no quantizer is fast enough in
 Python for 3.2 B numbers; then
@@ -37,14 +37,16 @@ SHAPES = {"smollm2-135m": (576, 30, 9, 3, 64, 1536, 49152, 100000.0),
 
 
 def random_k_blocks(rows, n, kind, rng):
-    """rows × n numbers of Q4_K or Q6_K as random blocks: every byte random but the scales, set so
-    that the numbers are about ±2/√n (Q4_K: d·scale·q − dmin·min centred; Q6_K: d·scale·(q − 32))."""
+    """rows × n numbers of Q4_K, Q5_K or Q6_K as random blocks: every byte random but the scales,
+    set so that the numbers are about ±2/√n (Q4_K, Q5_K: d·scale·q − dmin·min centred; Q6_K:
+    d·scale·(q − 32))."""
     blocks = rows * n // 256
-    if kind == "Q4_K":
-        out = rng.integers(0, 256, (blocks, 144), dtype=np.uint8)
-        d = 2 / (63 * 15 * np.sqrt(n))
+    if kind in ("Q4_K", "Q5_K"):
+        top = 15 if kind == "Q4_K" else 31  # the largest q
+        out = rng.integers(0, 256, (blocks, 144 if kind == "Q4_K" else 176), dtype=np.uint8)
+        d = 2 / (63 * top * np.sqrt(n))
         out[:, 0:2] = np.frombuffer(np.float16(d).tobytes(), np.uint8)
-        out[:, 2:4] = np.frombuffer(np.float16(7.5 * d).tobytes(), np.uint8)
+        out[:, 2:4] = np.frombuffer(np.float16(top / 2 * d).tobytes(), np.uint8)
     else:
         out = rng.integers(0, 256, (blocks, 210), dtype=np.uint8)
         out[:, 208:210] = np.frombuffer(np.float16(2 / (128 * 32 * np.sqrt(n))).tobytes(), np.uint8)
@@ -95,10 +97,10 @@ def write_model(path, kind, shape):
         if len(dims) == 1:
             x = (1 + 0.1 * rng.standard_normal(dims)).astype(np.float32)
             tensors.append((name, "F32", dims, x.astype("<f4").tobytes()))
-        elif kind == "Q4_K_M":  # llama.cpp's choice: Q6_K for attn_v, the tied table and every other ffn_down
+        elif kind in ("Q4_K_M", "Q5_K_M"):  # llama.cpp's choice: Q6_K for attn_v, the tied table and every other ffn_down
             layer = int(name.split(".")[1]) if name.startswith("blk.") else -1
             six = "attn_v" in name or name.startswith("token_embd") or ("ffn_down" in name and layer % 2 == 0)
-            k = "Q6_K" if six else "Q4_K"
+            k = "Q6_K" if six else kind[:4]
             tensors.append((name, k, dims, random_k_blocks(dims[0], dims[1], k, rng)))
         else:
             x = (rng.standard_normal(dims) / np.sqrt(dims[1])).astype(np.float32)
