@@ -71,6 +71,7 @@ TEST_CASE("a served model: info, run, maps; the choice kept; an edit waits for t
     REQUIRE(attn::open_link(st, "v=1&server=http://127.0.0.1:8765&key=abc_1&text=The%20cat&view=heatmap"));
     CHECK(st.served.active());
     CHECK(st.served.key == "abc_1");
+    CHECK(attn::awaiting_served_figure(st));  // the scene behind is not drawn: the server's state is
     CHECK(sent(st) == "api/info");
     attn::served_reply(st, st.served.waiting, 200, R"({"attnviz":1,"model":"llama","maps_up_to":512})");
     CHECK(st.served.model == "llama");
@@ -82,6 +83,7 @@ TEST_CASE("a served model: info, run, maps; the choice kept; an edit waits for t
     CHECK(st.served.top.size() == 1);
     attn::served_reply(st, st.served.waiting, 200, maps_file(2, 3));
     REQUIRE(st.figure.has(attn::Detail::Layers));
+    CHECK_FALSE(attn::awaiting_served_figure(st));
     CHECK(st.figure.stack(0).queries.size() == 3);
     CHECK(st.view == attn::View::Heatmap);  // the link's view, once the first maps are in
     attn::select_import_map(st, 0, 1);
@@ -105,6 +107,21 @@ TEST_CASE("a served model: info, run, maps; the choice kept; an edit waits for t
     REQUIRE(attn::open_link(st, "v=1&server=http://127.0.0.1:8765&key=abc_1&text=The%20cat%20sat%20down&view=lines"));
     CHECK(st.figure.has(attn::Detail::Layers));
     CHECK(st.view == attn::View::Lines);
+}
+
+TEST_CASE("a served link before its first figure: the canvas says the server's state and problem, not the scene behind") {
+    attn::AppState st;
+    REQUIRE(attn::open_link(st, "v=1&server=http://127.0.0.1:8765&key=wrong_key&text=The%20cat"));
+    CHECK(attn::awaiting_served_figure(st));
+    CHECK(attn::served_summary(st) == "Connecting to http://127.0.0.1:8765\xe2\x80\xa6");
+    attn::served_reply(st, st.served.waiting, 401, R"({"error":"token: missing or wrong"})");
+    CHECK(attn::awaiting_served_figure(st));  // still no figure: the problem is said where it would be
+    CHECK(st.served.error == "http://127.0.0.1:8765: token: missing or wrong");
+    // A link without a server, or the reader's own scene, is drawn as ever.
+    st.load_preset("masked-apple");
+    CHECK_FALSE(attn::awaiting_served_figure(st));
+    REQUIRE(attn::open_link(st, "v=1&preset=i-am-good"));
+    CHECK_FALSE(attn::awaiting_served_figure(st));
 }
 
 TEST_CASE("a served model: a stale answer is dropped, a refusal keeps the figure, a lost server is asked again") {

@@ -157,6 +157,7 @@ await check('a wrong key: the panel says so, and no figure comes', async () => {
   const wrong = await openPage(browser, url + link('not-the-key-0123456789', text1));
   const s = await until(wrong, (x) => x.served && /token: missing or wrong/.test(x.served.error), 'the refusal', 30000);
   expect(!s.import || !s.import.shown, 'a figure was shown');
+  expect(s.served.awaiting_figure, 'the canvas draws the scene behind the link, not the server\'s state');
   await moveAway(wrong);
   await shot(wrong, 'served-02-wrong-key.png');
   await wrong.close();

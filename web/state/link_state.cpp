@@ -1290,6 +1290,8 @@ void apply_link(AppState& st, const LinkState& l) {
     }
     st.scene_json.clear();
     apply_view(st, l);
+    // A served link's scene stands in until the server's first figure: the canvas says where that is.
+    st.served.placeholder_revision = !l.server.empty() && !st.figure.has(Detail::Layers) ? st.revision : -1;
     if (const LiveScene* live = find_live_scene(l.live); live && live->pick) {
         st.model.pick_head = live->pick;
         if (st.model.model && !st.model.loading) apply_pick_head(st);

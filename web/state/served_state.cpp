@@ -6,6 +6,7 @@
 #include "import_state.hpp"
 #include "model.hpp"
 #include "safetensors.hpp"
+#include "strings.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -348,6 +349,19 @@ void advance_served(AppState& st, double now) {
     send(s, ServedAsk::Info, "api/info");  // then the text again
 }
 
+bool awaiting_served_figure(const AppState& st) {
+    return st.served.active() && !st.figure.has(Detail::Layers) && st.revision == st.served.placeholder_revision;
+}
+
+std::string served_summary(const AppState& st) {
+    const ServedSession& s = st.served;
+    const char* where = s.server == "." ? tr(st.lang, Str::ServedHere) : s.server.c_str();
+    char line[512];
+    if (s.connected()) std::snprintf(line, sizeof line, tr(st.lang, Str::ServedBy), s.model.c_str(), where);
+    else std::snprintf(line, sizeof line, tr(st.lang, s.lost ? Str::ServedLost : Str::ServedConnecting), where);
+    return line;
+}
+
 void add_served_json(const AppState& st, nlohmann::json& out) {
     const ServedSession& s = st.served;
     if (!s.active()) return;
@@ -359,7 +373,7 @@ void add_served_json(const AppState& st, nlohmann::json& out) {
     out["served"] = {{"server", s.server}, {"model", s.model}, {"text", s.text}, {"run", s.run}, {"tokens", s.tokens},
                      {"error", s.error}, {"lost", s.lost}, {"busy", s.waiting != 0}, {"top", top}, {"knockout", s.ran_knockout},
                      {"shown", s.shown}, {"thumbnail_layers", s.heads > 0 ? static_cast<int>(s.thumbnails.size()) / s.heads : 0},
-                     {"asked_layer", s.asked_layer}, {"layers_here", layers}};
+                     {"asked_layer", s.asked_layer}, {"layers_here", layers}, {"awaiting_figure", awaiting_served_figure(st)}};
 }
 
 }  // namespace attn

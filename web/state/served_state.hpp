@@ -78,6 +78,9 @@ struct ServedSession {
     // In flight: one request at a time, and what it asked.
     int next_id = 1, waiting = 0;
     int reruns = 0;                     // runs sent again because the server forgot one
+    // The revision of the scene a served link left behind it until its first figure comes
+    // (apply_link): drawn as the server's state, not as a scene (-1: none).
+    int placeholder_revision = -1;
     ServedAsk asked = ServedAsk::None;
     std::vector<ServedRequest> outbox;  // to send (the app empties it every frame)
 
@@ -101,6 +104,12 @@ void served_reply(AppState& st, int id, int status, std::string body);
 // Once a frame: a lost server asked again when its time comes (now: seconds, any clock); a
 // long text's layer chosen in the app asked for when its Q and K are not at hand.
 void advance_served(AppState& st, double now);
+// A served link's figure has not come yet: the canvas shows the server's state (its address, a
+// problem) instead of the scene behind it, which nobody chose. Any change of the scene shows it.
+bool awaiting_served_figure(const AppState& st);
+// What the panel and that canvas say of the server: "run by MODEL at ADDRESS", "connecting to …",
+// "… does not answer" (the reader's language).
+std::string served_summary(const AppState& st);
 // The "served" object of the state the browser tests read.
 void add_served_json(const AppState& st, nlohmann::json& out);
 

@@ -363,11 +363,7 @@ void draw_served_controls(ViewContext& ctx) {
     const Palette& pal = palette(st.theme);
     section(tr(st.lang, Str::SectionServed));
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    char line[512];
-    const char* where = s.server == "." ? tr(st.lang, Str::ServedHere) : s.server.c_str();
-    if (s.connected()) std::snprintf(line, sizeof line, tr(st.lang, Str::ServedBy), s.model.c_str(), where);
-    else std::snprintf(line, sizeof line, tr(st.lang, s.lost ? Str::ServedLost : Str::ServedConnecting), where);
-    ImGui::TextWrapped("%s", line);
+    ImGui::TextWrapped("%s", served_summary(st).c_str());
     ImGui::PopStyleColor();
     probe(st, "served.summary");
     if (!s.error.empty()) {

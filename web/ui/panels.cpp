@@ -523,6 +523,24 @@ void draw_status(ViewContext& ctx) {
     }
 }
 
+// A served link before its first figure: the server's state, and its problem, mid-canvas.
+void draw_served_waiting(ViewContext& ctx, ImVec2 a, ImVec2 b) {
+    const AppState& st = ctx.state;
+    const Palette& pal = palette(st.theme);
+    const std::string summary = served_summary(st), problem = st.served.error.empty() ? "" : "\xe2\x9a\xa0 " + st.served.error;
+    const float wrap = std::min(b.x - a.x - 40.0f * ctx.scale, 560.0f * ctx.scale);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 s1 = ImGui::CalcTextSize(summary.c_str(), nullptr, false, wrap);
+    const ImVec2 s2 = problem.empty() ? ImVec2() : ImGui::CalcTextSize(problem.c_str(), nullptr, false, wrap);
+    const float gap = problem.empty() ? 0.0f : 8.0f * ctx.scale;
+    ImVec2 p((a.x + b.x - s1.x) * 0.5f, (a.y + b.y - s1.y - gap - s2.y) * 0.5f);
+    dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), p, pal.text_muted, summary.c_str(), nullptr, wrap);
+    ctx.state.probe["served.waiting"] = {p.x, p.y, s1.x, s1.y};
+    if (problem.empty()) return;
+    p = ImVec2((a.x + b.x - s2.x) * 0.5f, p.y + s1.y + gap);
+    dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), p, pal.error, problem.c_str(), nullptr, wrap);
+}
+
 void draw_figure(ViewContext& ctx, bool figure_only) {
     AppState& st = ctx.state;
     const float s = ctx.scale;
@@ -549,7 +567,9 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
     ImGui::BeginChild("##canvas", size, !figure_only, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
     ImVec2 a = ImGui::GetWindowPos(), b(a.x + ImGui::GetWindowSize().x, a.y + ImGui::GetWindowSize().y);
     st.figure_rect = {a.x, a.y, b.x - a.x, b.y - a.y};
-    if (!st.figure.empty()) {
+    if (awaiting_served_figure(st)) {
+        draw_served_waiting(ctx, a, b);
+    } else if (!st.figure.empty()) {
         ctx.views.draw(ctx, st.view, a, b);
     } else {
         const char* msg = tr(st.lang, Str::EmptyFigure);
