@@ -155,33 +155,30 @@ struct Table {
     int mr;  // the register tiles' rows
 };
 
-#define ATTN_TABLE(ns, isa)                                                                                  \
-    Table{isa,                                                                                                \
-          ns::matmul,                                                                                         \
-          ns::NR,                                                                                             \
-          ns::packed_size,                                                                                    \
-          ns::scratch_floats,                                                                                 \
-          ns::pack_step,                                                                                      \
-          ns::pack_columns<float>,                                                                            \
-          ns::pack_columns<std::uint16_t>,                                                                    \
-          {nullptr, nullptr, nullptr, ns::pack_numbers<ns::Q8>, ns::pack_numbers<ns::Q4>, ns::pack_numbers<ns::Q8K>,           \
-           ns::pack_numbers<ns::Q4K>, ns::pack_numbers<ns::Q6K>, ns::pack_numbers<ns::Q8S>, ns::pack_numbers<ns::Q5K>},       \
-          {nullptr, nullptr, nullptr, ns::pack_scales<ns::Q8>, ns::pack_scales<ns::Q4>, ns::pack_scales<ns::Q8K>,              \
-           ns::pack_scales<ns::Q4K>, ns::pack_scales<ns::Q6K>, ns::pack_scales<ns::Q8S>, ns::pack_scales<ns::Q5K>},                                                                         \
-          {ns::unpack_whole<ns::F32>, ns::unpack_whole<ns::Bf16>, ns::unpack_whole<ns::F16>, ns::unpack_whole<ns::Q8>,         \
-           ns::unpack_whole<ns::Q4>, ns::unpack_whole<ns::Q8K>, ns::unpack_whole<ns::Q4K>, ns::unpack_whole<ns::Q6K>,                  \
-           ns::unpack_whole<ns::Q8S>, ns::unpack_whole<ns::Q5K>},                       \
-          {ns::packed_column<ns::F32>, ns::packed_column<ns::Bf16>, ns::packed_column<ns::F16>, ns::packed_column<ns::Q8>,      \
-           ns::packed_column<ns::Q4>, ns::packed_column<ns::Q8K>, ns::packed_column<ns::Q4K>, ns::packed_column<ns::Q6K>,               \
-           ns::packed_column<ns::Q8S>, ns::packed_column<ns::Q5K>},                    \
-          {ns::matmul_packed<ns::F32>, ns::matmul_packed<ns::Bf16>, ns::matmul_packed<ns::F16>, ns::matmul_packed<ns::Q8>,      \
-           ns::matmul_packed<ns::Q4>, ns::matmul_packed<ns::Q8K>, ns::matmul_packed<ns::Q4K>, ns::matmul_packed<ns::Q6K>,               \
-           ns::matmul_packed<ns::Q8S>, ns::matmul_packed<ns::Q5K>},                    \
-          ns::softmax_rows,                                                                                   \
-          ns::exp_nonpositive,                                                                                \
-          ns::exp2_nonpositive,                                                                               \
-          ns::attention_head,                                                                                 \
-          ns::head_region,                                                                                    \
+// A function template's instances for the grouped precisions, in Precision's order from Q8 on.
+#define ATTN_GROUPED(ns, fn) fn<ns::Q8>, fn<ns::Q4>, fn<ns::Q8K>, fn<ns::Q4K>, fn<ns::Q6K>, fn<ns::Q8S>, fn<ns::Q5K>
+#define ATTN_TABLE(ns, isa)                                                                                           \
+    Table{isa,                                                                                                        \
+          ns::matmul,                                                                                                 \
+          ns::NR,                                                                                                     \
+          ns::packed_size,                                                                                            \
+          ns::scratch_floats,                                                                                         \
+          ns::pack_step,                                                                                              \
+          ns::pack_columns<float>,                                                                                    \
+          ns::pack_columns<std::uint16_t>,                                                                            \
+          {nullptr, nullptr, nullptr, ATTN_GROUPED(ns, ns::pack_numbers)},                                            \
+          {nullptr, nullptr, nullptr, ATTN_GROUPED(ns, ns::pack_scales)},                                             \
+          {ns::unpack_whole<ns::F32>, ns::unpack_whole<ns::Bf16>, ns::unpack_whole<ns::F16>,                          \
+           ATTN_GROUPED(ns, ns::unpack_whole)},                                                                       \
+          {ns::packed_column<ns::F32>, ns::packed_column<ns::Bf16>, ns::packed_column<ns::F16>,                       \
+           ATTN_GROUPED(ns, ns::packed_column)},                                                                      \
+          {ns::matmul_packed<ns::F32>, ns::matmul_packed<ns::Bf16>, ns::matmul_packed<ns::F16>,                       \
+           ATTN_GROUPED(ns, ns::matmul_packed)},                                                                      \
+          ns::softmax_rows,                                                                                           \
+          ns::exp_nonpositive,                                                                                        \
+          ns::exp2_nonpositive,                                                                                       \
+          ns::attention_head,                                                                                         \
+          ns::head_region,                                                                                            \
           ns::MR}
 
 #ifdef ATTN_HAVE_X86
@@ -368,10 +365,9 @@ bool is_coded(Precision precision) {
     return precision == Precision::Q8K || precision == Precision::Q4K || precision == Precision::Q6K || precision == Precision::Q5K;
 }
 int group_rows(Precision precision) {
-    return precision == Precision::Q8 || precision == Precision::Q8K || precision == Precision::Q6K ? kQ8Group
-           : precision == Precision::Q4 || precision == Precision::Q4K || precision == Precision::Q8S || precision == Precision::Q5K
-               ? kQ4Group
-                                                                       : 1;
+    if (precision == Precision::Q8 || precision == Precision::Q8K || precision == Precision::Q6K) return kQ8Group;
+    if (precision == Precision::Q4 || precision == Precision::Q4K || precision == Precision::Q8S || precision == Precision::Q5K) return kQ4Group;
+    return 1;
 }
 std::size_t packed_bytes(Precision precision, std::size_t packed) {
     switch (precision) {

@@ -90,7 +90,7 @@ struct Groups : QuantGroups {
     }
 };
 // d·(q − 8) as d·q − 8d, q in 0 … 15: the same number (d·q, 15 bits, and −8d are exact, and so is
-// their sum), and 4-bit numbers (is_4bit)
+// their sum), and 4-bit numbers (held_as: Q4)
 void q4_0(const std::uint8_t* b, Groups y) {
     for (int j = 0; j < 16; ++j) y.q[j] = static_cast<std::int8_t>(b[2 + j] & 0x0F), y.q[j + 16] = static_cast<std::int8_t>(b[2 + j] >> 4);
     y.set(0, half(b), -8.0f * half(b)), y.set(1, half(b), -8.0f * half(b));
