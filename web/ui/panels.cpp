@@ -561,13 +561,14 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
         ImGui::TextUnformatted(title.c_str());
         ImGui::PopFont();
     }
-    const float status_h = figure_only ? 0.0f : status_height(st, s);
+    const bool waiting = awaiting_served_figure(st);  // no figure to say anything of
+    const float status_h = figure_only || waiting ? 0.0f : status_height(st, s);
     ImVec2 size(ImGui::GetContentRegionAvail().x, ImGui::GetContentRegionAvail().y - status_h);
     ImGui::PushStyleColor(ImGuiCol_ChildBg, ImGui::ColorConvertU32ToFloat4(pal.background));
     ImGui::BeginChild("##canvas", size, !figure_only, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
     ImVec2 a = ImGui::GetWindowPos(), b(a.x + ImGui::GetWindowSize().x, a.y + ImGui::GetWindowSize().y);
     st.figure_rect = {a.x, a.y, b.x - a.x, b.y - a.y};
-    if (awaiting_served_figure(st)) {
+    if (waiting) {
         draw_served_waiting(ctx, a, b);
     } else if (!st.figure.empty()) {
         ctx.views.draw(ctx, st.view, a, b);
@@ -578,8 +579,9 @@ void draw_figure(ViewContext& ctx, bool figure_only) {
     }
     ImGui::EndChild();
     ImGui::PopStyleColor();
-    if (!figure_only && st.figure.has(Detail::Layers) && !st.narrow) draw_import_status(ctx);
-    else if (!figure_only) draw_status(ctx);  // on a phone: whichever status, wrapped
+    if (figure_only || waiting) return;
+    if (st.figure.has(Detail::Layers) && !st.narrow) draw_import_status(ctx);
+    else draw_status(ctx);  // on a phone: whichever status, wrapped
 }
 
 }  // namespace
