@@ -644,7 +644,7 @@ TEST_CASE("kernels: B packed in parts of columns is B packed whole, bit for bit,
     // grouped formats: K whole groups (16 for Q8, 32 for Q4, 256 for the coded), their numbers only with their scales
     std::vector<std::uint8_t> q(512 * 4), packed(kernels::packed_size(isa, 512, 4));
     std::vector<float> s(64), scales(packed.size());
-    std::vector<std::int8_t> codes(64);
+    std::vector<std::int8_t> codes(4 * 32);  // 4 columns, ldg 32
     kernels::GroupedColumns c;
     c.q = q.data(), c.ldq = 48, c.s = s.data(), c.o = s.data(), c.ldg = 3;
     CHECK_THROWS_AS(kernels::pack_columns_grouped(isa, kernels::Precision::Q4, 48, 4, 0, 4, c, packed.data(), scales.data()),

@@ -93,7 +93,8 @@
         let count = 1;
         for (let i = 0; i < dims; ++i) count *= await u64();
         const type = await u32(), offset = await u64();
-        weights += count * (kGgufHeld[type] ?? 1.5);
+        // (no ??: emscripten's minifier drops the parentheses around it)
+        weights += count * (type in kGgufHeld ? kGgufHeld[type] : 1.5);
         if (name === 'rope_freqs.weight' && type === 0) rope = offset + 4 * count;
       }
       let end = Math.ceil(at / alignment) * alignment;
