@@ -1,0 +1,45 @@
+#!/bin/bash
+# h200.sh: the checks and numbers that need the H200 host (16 cores, a GPU, transformers 5.17,
+# torch 2.11; ../shared/TOOLCHAIN.md), in one run that fits a session's device time (about
+# 5 minutes). Run there from the repository root, with what was built here carried:
+#   build/attn_bench_model   (cmake --build build --target attn_bench_model)
+#   build/vision-refs        (/usr/bin/python3 tests/model/make_vision_models.py build/vision-refs)
+# and OUT set to a folder for what comes back: log (everything below) and vision.tar.gz
+# (tests/model/transformers_vision.py's records, kept in tests/model/transformers5-vision/).
+#   1. tests/serve/test_serve_transformers.py on the GPU: attnviz.serve() on transformers' own
+#      Llama, Qwen3, Gemma 2 and Gemma 3 (issue 51)
+#   2. transformers' own vision classes as the second oracle of the vision runtime (issue 50)
+#   3. bench/serve_region.py on the GPU: a served head's 8192² map pooled to 1024² (issue 51)
+#   4. threads: SmolLM2-135M's shape (BF16) at T = 128 and 512 on 1, 2, 4, 8 and 16 threads,
+#      attnviz against PyTorch (bench_model_torch.py, the same threads); T = 8192 on 16 threads
+#      with the maps on demand against scaled_dot_product_attention (issue 47)
+set -u
+OUT=${OUT:-/tmp/h200}
+mkdir -p "$OUT"
+exec > >(tee "$OUT/log") 2>&1
+export PYTHONUNBUFFERED=1
+step() { echo; echo "=== $* ($(date -u +%T))"; }
+
+step machine
+nproc; lscpu | grep -E "Model name|Flags" | cut -c1-200; nvidia-smi -L; python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__, 'threads', torch.get_num_threads())"
+
+step "1. serve on transformers' classes"
+timeout 240 python3 tests/serve/test_serve_transformers.py cuda
+
+step "2. vision records"
+timeout 150 python3 tests/model/transformers_vision.py make build/vision-refs /tmp/vision &&
+    tar -czf "$OUT/vision.tar.gz" -C /tmp vision
+
+step "3. a served map on the GPU"
+timeout 150 python3 bench/serve_region.py 8192 5 cuda
+
+step "4. threads"
+for T in 128 512; do
+    for t in 1 2 4 8 16; do
+        timeout 60 build/attn_bench_model --arch smollm2 --dtype bf16 --T $T --reps $((T == 128 ? 5 : 3)) --threads $t --keep | grep -E "bench=|steps_ms"
+        timeout 60 python3 bench/bench_model_torch.py --arch smollm2 --T $T --reps $((T == 128 ? 5 : 3)) --threads $t | grep RESULT
+    done
+done
+timeout 120 build/attn_bench_model --arch smollm2 --dtype bf16 --T 8192 --reps 1 --threads 16 --keep | grep RESULT
+timeout 120 python3 bench/bench_model_torch.py --arch smollm2 --T 8192 --reps 1 --threads 16 --maps none | grep RESULT
+step done

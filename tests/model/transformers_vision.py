@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""transformers' own vision classes as a second oracle of `attnviz run MODEL --image FILE`
+(issue 50): the checkpoints tests/model/make_vision_models.py writes (ViT, CLIP, SigLIP, DINOv2
+with and without registers; F32, F16 and BF16 files), loaded by transformers' classes and run
+on the same pixel values.
+
+    python3 tests/model/transformers_vision.py make REFS RECORDS   # needs transformers (≥ 5), torch
+    python3 tests/model/transformers_vision.py check BINARY REFS RECORDS
+
+`make` (where transformers is installed: the H200 host, ../shared/TOOLCHAIN.md; elsewhere it
+says it is skipped and exits 0) loads every case folder of REFS with the class its config.json
+names (`architectures`; a CLIPModel's file as CLIPVisionModel, as users load it), in float32 with
+eager attention, runs it on expected.json's pixel_values (tests/model/image_reference.py's,
+checked against PIL there) and writes RECORDS/CASE.json: the sha256 of the folder's
+model.safetensors and image.png, every layer's attention [L][H][T][T] (output_attentions), the
+last_hidden_state, the classifier's logits where there is one, and how far transformers' own
+image processor (AutoImageProcessor, slow and fast where both exist) lands from those pixel
+values. The records are kept in tests/model/transformers5-vision/.
+
+`check` runs `attnviz run CASE --image CASE/image.png --json` on each folder of REFS that has a
+record and compares: the attention within 1e-5, the hidden states and logits within 1e-4 of the
+largest |value|. A folder whose files are not the bytes the record was made from fails (the
+generator changed: make the records again). Exits 1 on any failure.
+"""
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+
+def sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def rounded(x):
+    """Floats to 8 significant digits (the tolerances are 1e-5 and 1e-4)."""
+    if isinstance(x, float):
+        return float(f"{x:.8g}")
+    if isinstance(x, list):
+        return [rounded(v) for v in x]
+    return x
+
+# [SECTION] make: transformers runs the cases -----------------------------------------------------
+
+
+def processor_gap(folder, pixel_values):
+    """{"slow"|"fast": the largest |difference| between AutoImageProcessor's pixel values of
+    image.png and ours, or the error it raised}."""
+    import torch
+    from PIL import Image
+    from transformers import AutoImageProcessor
+    gaps = {}
+    for kind, use_fast in (("slow", False), ("fast", True)):
+        try:
+            proc = AutoImageProcessor.from_pretrained(folder, use_fast=use_fast)
+            got = proc(images=Image.open(os.path.join(folder, "image.png")), return_tensors="pt")["pixel_values"][0]
+            gaps[kind] = {"class": type(proc).__name__,
+                          "max_abs": float((got.double() - pixel_values[0].double()).abs().max())
+                          if got.shape == pixel_values.shape[1:] else f"shape {list(got.shape)}"}
+        except Exception as e:  # a processor class one version of transformers lacks
+            gaps[kind] = {"error": f"{type(e).__name__}: {e}"[:200]}
+    del torch
+    return gaps
+
+
+def make(refs, out):
+    try:
+        import torch
+        import transformers
+    except ImportError as e:
+        print(f"transformers_vision: skipped ({e}): it runs where transformers is installed")
+        return 0
+    print(f"transformers {transformers.__version__}, torch {torch.__version__}")
+    os.makedirs(out, exist_ok=True)
+    made, failed = [], []
+    for name in json.load(open(os.path.join(refs, "cases.json"))):
+        folder = os.path.join(refs, name)
+        try:
+            config = json.load(open(os.path.join(folder, "config.json")))
+            exp = json.load(open(os.path.join(folder, "expected.json")))
+            # CLIPModel's checkpoint opens as its vision tower, as users load it for images
+            arch = config["architectures"][0]
+            cls = getattr(transformers, "CLIPVisionModel" if arch == "CLIPModel" else arch)
+            model, info = cls.from_pretrained(folder, dtype=torch.float32, attn_implementation="eager",
+                                              output_loading_info=True)
+            if info.get("missing_keys") or info.get("mismatched_keys"):
+                raise ValueError(f"loading: {info}")
+            model.eval()
+            pixel_values = torch.tensor(exp["pixel_values"], dtype=torch.float32)[None]
+            with torch.no_grad():
+                o = model(pixel_values=pixel_values, output_attentions=True, output_hidden_states=True)
+            if hasattr(o, "logits"):  # the classifier's model: its base model's last_hidden_state
+                base = getattr(model, model.base_model_prefix)
+                with torch.no_grad():
+                    hidden = base(pixel_values=pixel_values).last_hidden_state
+            else:
+                hidden = o.last_hidden_state
+            record = {"case": name, "transformers": transformers.__version__, "class": cls.__name__,
+                      "sha256": {f: sha256(os.path.join(folder, f)) for f in ("model.safetensors", "image.png")},
+                      "unexpected_keys": sorted(info.get("unexpected_keys") or []),
+                      "processor": processor_gap(folder, pixel_values),
+                      "attention": rounded([a[0].double().tolist() for a in o.attentions]),
+                      "hidden": rounded(hidden[0].double().tolist())}
+            if hasattr(o, "logits"):
+                record["logits"] = rounded(o.logits[0].double().tolist())
+            with open(os.path.join(out, name + ".json"), "w") as f:
+                json.dump(record, f, separators=(",", ":"))
+                f.write("\n")
+            made.append(name)
+            print(f"made {name}: {cls.__name__}, T={len(record['hidden'])}, processor {record['processor']}")
+        except Exception as e:  # one family's failure leaves the others' records
+            failed.append(name)
+            print(f"FAILED {name}: {type(e).__name__}: {e}")
+    print(f"{len(made)} records made, {len(failed)} failed: {failed}")
+    return 0
+
+# [SECTION] check: attnviz run against transformers' numbers ---------------------------------------
+
+TOLERANCES = {"attention": (1e-5, False), "hidden": (1e-4, True), "logits": (1e-4, True)}  # (tol, relative)
+
+
+def check(binary, refs, records):
+    import numpy as np
+    names = sorted(f[:-5] for f in os.listdir(records) if f.endswith(".json"))
+    failures, version = [], ""
+    for name in names:
+        record = json.load(open(os.path.join(records, name + ".json")))
+        version = record["transformers"]
+        folder = os.path.join(refs, name)
+        changed = [f for f, h in record["sha256"].items()
+                   if not os.path.exists(os.path.join(folder, f)) or sha256(os.path.join(folder, f)) != h]
+        if changed:
+            failures.append(name)
+            print(f"FAIL {name}: {', '.join(changed)} not the bytes the record was made from "
+                  "(make_vision_models.py changed: make the records again)")
+            continue
+        p = subprocess.run([binary, "run", folder, "--image", os.path.join(folder, "image.png"), "--json"],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            failures.append(name)
+            print(f"FAIL {name}: exit {p.returncode}: {p.stderr.strip()[:200]}")
+            continue
+        out = json.loads(p.stdout)
+        diffs, ok = {}, True
+        for key, (tol, relative) in TOLERANCES.items():
+            if key not in record:
+                continue
+            got, want = np.asarray(out.get(key, []), dtype=np.float64), np.asarray(record[key], dtype=np.float64)
+            d = float(np.max(np.abs(got - want))) / (float(np.max(np.abs(want))) if relative else 1.0) \
+                if got.shape == want.shape else float("inf")
+            diffs[key] = d
+            ok = ok and d <= tol  # NaN fails too
+        print(f"{'ok  ' if ok else 'FAIL'} {name} ({record['class']}): "
+              + "  ".join(f"{k} {v:.2g}" for k, v in diffs.items()))
+        if not ok:
+            failures.append(name)
+    if not names:
+        failures.append("no records")
+    print(f"{len(names) - len(failures)} of {len(names)} vision cases agree with transformers {version}'s classes, "
+          f"{len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "make":
+        sys.exit(make(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) == 5 and sys.argv[1] == "check":
+        sys.exit(check(sys.argv[2], sys.argv[3], sys.argv[4]))
+    sys.exit(__doc__)
