@@ -199,7 +199,7 @@ void write_checkpoint(const std::string& path, const Arch& arch) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    int T = 128, reps = 5, threads = 1;
+    int T = 128, reps = 5, threads = 1, product_parts = 1, spin_us = -1;
     std::string dir, arch_name = "gpt2", dtype, gguf;
     bool keep = false, why = false;
     std::string maps;
@@ -215,7 +215,9 @@ int main(int argc, char** argv) {
         else if (a == "--maps" && i + 1 < argc) maps = argv[++i];
         else if (a == "--gguf" && i + 1 < argc) gguf = argv[++i];
         else if (a == "--why") why = true;
-        else return std::fprintf(stderr, "usage: attn_bench_model [--arch gpt2|smollm2|llama1b] [--dtype f32|bf16] [--T 128] [--reps 5] [--threads 1] [--maps kept|demand] [--dir DIR] [--keep] [--gguf FILE] [--why]\n"), 2;
+        else if (a == "--product-parts" && i + 1 < argc) product_parts = std::max(1, std::atoi(argv[++i]));
+        else if (a == "--spin-us" && i + 1 < argc) spin_us = std::atoi(argv[++i]);
+        else return std::fprintf(stderr, "usage: attn_bench_model [--arch gpt2|smollm2|llama1b] [--dtype f32|bf16] [--T 128] [--reps 5] [--threads 1] [--maps kept|demand] [--dir DIR] [--keep] [--gguf FILE] [--why] [--product-parts 1] [--spin-us 100]\n"), 2;
     }
     const bool keep_maps = maps.empty() ? T <= kMapsKeptUpTo : maps == "kept";
     if (!getenv("ATTN_BENCH_GLIBC_DEFAULTS")) kernels::keep_freed_memory();  // as attnviz's main does
@@ -248,11 +250,15 @@ int main(int argc, char** argv) {
     for (int t = 0; t < T; ++t) ids[t] = (t * 7919 + 13) % arch.vocab;
     kernels::Pool pool(threads);
     kernels::Context ctx(kernels::best_isa(), &pool);
+    ctx.product_parts = product_parts;
+    if (spin_us >= 0) pool.set_spin_us(spin_us);
     std::vector<double> times;
     double best = 1e30, embed = 0, attention = 0, mlp = 0, head = 0;
+    kernels::PoolTimes jobs;  // the fastest forward's
     RunResult last;
     for (int r = 0; r < reps; ++r) {
         Forward f(model, {ids, {}, {}, keep_maps});
+        pool.set_timing(threads > 1);
         double e = 0, a = 0, m = 0, h = 0;
         const double start = now_s();
         for (int step = 0; !f.done(); ++step) {
@@ -269,7 +275,7 @@ int main(int argc, char** argv) {
         if (res.logits.size() != static_cast<std::size_t>(arch.vocab) || !std::isfinite(res.logits[0]))
             return std::fprintf(stderr, "bad logits\n"), 1;
         times.push_back(total);
-        if (total < best) best = total, embed = e, attention = a, mlp = m, head = h;
+        if (total < best) best = total, embed = e, attention = a, mlp = m, head = h, jobs = pool.times();
         if (r + 1 == reps) last = std::move(res);
     }
     std::sort(times.begin(), times.end());
@@ -279,6 +285,10 @@ int main(int argc, char** argv) {
                 times[times.size() / 2] * 1e3);
     std::printf("RESULT steps_ms embeddings=%.2f attention=%.1f mlp=%.1f lm_head=%.1f\n", embed * 1e3, attention * 1e3,
                 mlp * 1e3, head * 1e3);
+    if (threads > 1)  // the pool's jobs in the fastest forward (Pool::set_timing); serial: the rest of it
+        std::printf("RESULT pool product_parts=%d spin_us=%d jobs=%lld parts=%lld wall_ms=%.1f busy_ms=%.1f longest_ms=%.1f "
+                    "serial_ms=%.1f\n", product_parts, spin_us, jobs.jobs, jobs.parts, jobs.wall_s * 1e3, jobs.busy_s * 1e3,
+                    jobs.longest_s * 1e3, (best - jobs.wall_s) * 1e3);
     std::printf("RESULT read_s=%.3f convert_s=%.3f\n", read_s, load_s - read_s);
     std::printf("RESULT load_s=%.3f write_s=%.2f parameters=%lld weights_mb=%.1f activation_mb_estimate=%.1f\n", load_s,
                 write_s, static_cast<long long>(model.parameters()), weights_mb, model.activation_bytes(T, keep_maps) / 1048576.0);

@@ -13,33 +13,52 @@
 #   4. threads: SmolLM2-135M's shape (BF16) at T = 128 and 512 on 1, 2, 4, 8 and 16 threads,
 #      attnviz against PyTorch (bench_model_torch.py, the same threads); T = 8192 on 16 threads
 #      with the maps on demand against scaled_dot_product_attention (issue 47)
+#   5. where 16 threads' time goes: the cores' layout (lscpu -e), the pool's jobs (RESULT pool:
+#      wall, the parts' busy time, the longest parts, the serial rest) with 1, 2 and 4 parts a
+#      thread per product and the threads' spin of 100 or 1000 µs, against one thread's time
+# `bench/h200.sh 5` runs section 5 alone (and the machine's line); no argument runs them all.
 set -u
+SECTIONS=${1:-12345}
 OUT=${OUT:-/tmp/h200}
 mkdir -p "$OUT"
 exec > >(tee "$OUT/log") 2>&1
 export PYTHONUNBUFFERED=1
 step() { echo; echo "=== $* ($(date -u +%T))"; }
 
+want() { [[ $SECTIONS == *$1* ]]; }
+
 step machine
 nproc; lscpu | grep -E "Model name|Flags" | cut -c1-200; nvidia-smi -L; python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__, 'threads', torch.get_num_threads())"
 
-step "1. serve on transformers' classes"
-timeout 240 python3 tests/serve/test_serve_transformers.py cuda
+want 1 && step "1. serve on transformers' classes" && timeout 240 python3 tests/serve/test_serve_transformers.py cuda
 
-step "2. vision records"
-timeout 150 python3 tests/model/transformers_vision.py make build/vision-refs /tmp/vision &&
+want 2 && step "2. vision records" && timeout 150 python3 tests/model/transformers_vision.py make build/vision-refs /tmp/vision &&
     tar -czf "$OUT/vision.tar.gz" -C /tmp vision
 
-step "3. a served map on the GPU"
-timeout 150 python3 bench/serve_region.py 8192 5 cuda
+want 3 && step "3. a served map on the GPU" && timeout 150 python3 bench/serve_region.py 8192 5 cuda
 
-step "4. threads"
-for T in 128 512; do
+want 4 && step "4. threads" && for T in 128 512; do
     for t in 1 2 4 8 16; do
         timeout 60 build/attn_bench_model --arch smollm2 --dtype bf16 --T $T --reps $((T == 128 ? 5 : 3)) --threads $t --keep | grep -E "bench=|steps_ms"
         timeout 60 python3 bench/bench_model_torch.py --arch smollm2 --T $T --reps $((T == 128 ? 5 : 3)) --threads $t | grep RESULT
     done
 done
-timeout 120 build/attn_bench_model --arch smollm2 --dtype bf16 --T 8192 --reps 1 --threads 16 --keep | grep RESULT
-timeout 120 python3 bench/bench_model_torch.py --arch smollm2 --T 8192 --reps 1 --threads 16 --maps none | grep RESULT
+want 4 && timeout 120 build/attn_bench_model --arch smollm2 --dtype bf16 --T 8192 --reps 1 --threads 16 --keep | grep RESULT
+want 4 && timeout 120 python3 bench/bench_model_torch.py --arch smollm2 --T 8192 --reps 1 --threads 16 --maps none | grep RESULT
+
+want 5 && step "5. where 16 threads' time goes" && lscpu -e && for T in 512 128; do
+    timeout 60 build/attn_bench_model --arch smollm2 --dtype bf16 --T $T --reps 3 --threads 1 --keep | grep -E "bench=|steps_ms"
+    for t in 8 16; do
+        for pp in 1 2 4; do
+            for spin in 100 1000; do
+                [[ $t == 8 && $spin == 1000 ]] && continue
+                timeout 60 build/attn_bench_model --arch smollm2 --dtype bf16 --T $T --reps 5 --threads $t --keep \
+                    --product-parts $pp --spin-us $spin | grep -E "bench=|steps_ms|pool"
+            done
+        done
+    done
+    for t in 1 16; do
+        timeout 60 python3 bench/bench_model_torch.py --arch smollm2 --T $T --reps 3 --threads $t --maps none | grep RESULT
+    done
+done
 step done

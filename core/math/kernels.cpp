@@ -346,7 +346,7 @@ void matmul(Context& ctx, int M, int N, int K, const float* A, int lda, const fl
             const float* bias, float* C, int ldc) {
     const Table& t = table(ctx.isa);
     // Columns only: a part of one row would take matvec's path, whose sums run in another order.
-    const int parts = std::min(product_split(ctx.isa, ctx.threads(), M, N, K, ctx.split_work).parts(), (N + t.nr - 1) / t.nr);
+    const int parts = std::min(product_split(ctx.isa, ctx.threads() * ctx.product_parts, M, N, K, ctx.split_work).parts(), (N + t.nr - 1) / t.nr);
     if (parts <= 1) return t.matmul(ctx, M, N, K, A, lda, B, ldb, b_transposed, bias, C, ldc);
     // Each part is the product with B's columns j0 … j1 − 1 (rows, transposed): a B of its own.
     for_parts(ctx, parts, ctx.split_work, [&](int part, Context& w) {  // parts > 1: big enough
@@ -461,7 +461,7 @@ void matmul(Context& ctx, int M, const float* A, int lda, const PackedB& B, cons
     if (t.nr == table(B.isa).nr) {
         // Each part is the packed panels [j0, j1) / nr, read where they are.
         const auto product = t.matmul_packed[static_cast<int>(B.precision)];
-        const ProductSplit split = product_split(ctx.isa, ctx.threads(), M, B.N, B.K, ctx.split_work);
+        const ProductSplit split = product_split(ctx.isa, ctx.threads() * ctx.product_parts, M, B.N, B.K, ctx.split_work);
         return for_parts(ctx, split.parts(), ctx.split_work, [&](int part, Context& w) {  // one part: on ctx
             const auto [i0, i1, j0, j1] = split.part(part, M, B.N);
             product(w, i1 - i0, B.N, B.K, A + static_cast<std::ptrdiff_t>(i0) * lda, lda, B.data, B.scales, bias,

@@ -77,6 +77,7 @@ struct Context {
     Isa isa = best_isa();  // one of available_isas(): the kernels throw std::invalid_argument otherwise
     Pool* pool = nullptr;  // threads for the big products and loops, or nullptr: this thread alone
     double split_work = kSplitWork;  // a job of fewer multiply-adds stays on this thread (the tests: 0)
+    int product_parts = 1;           // a product's parts per thread (product_split; benchmarks try more)
     Scratch packed_k, packed_v;  // attention_head: Kᵀ as ⌈T_k/NR⌉ d_k×NR panels, V as ⌈d_k/NR⌉ T_k×NR
     Scratch packed_b, packed_a;  // matmul: B's KC×N block as KC×NR panels, A's MC×KC as KC×MR ones
     Scratch weights;             // a part of a head's rows' weights, where the caller keeps no map

@@ -68,13 +68,35 @@ struct Pool::Shared {
     std::atomic<int> done{0};  // the job's parts that have ended
     std::exception_ptr error;  // under the mutex: the first a part threw
 
+    // Timing (set_timing): the parts' nanoseconds, summed and the longest, of the job running;
+    // the totals, written by the caller between jobs
+    std::atomic<bool> timing{false};
+    std::atomic<long long> busy_ns{0}, longest_ns{0};
+    PoolTimes times;
+#if defined(__EMSCRIPTEN__)
+    std::atomic<int> spin_us{1000};
+#else
+    std::atomic<int> spin_us{100};
+#endif
+
+    void timed_call(int part, int worker) {
+        if (!timing.load(std::memory_order_relaxed)) return call(fn, part, worker);
+        const auto t0 = std::chrono::steady_clock::now();
+        call(fn, part, worker);
+        const long long ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+        busy_ns.fetch_add(ns, std::memory_order_relaxed);
+        long long seen = longest_ns.load(std::memory_order_relaxed);
+        while (ns > seen && !longest_ns.compare_exchange_weak(seen, ns, std::memory_order_relaxed)) {
+        }
+    }
+
     // Claims and runs parts of job `job` while it is the published one and has some left.
     void work(int worker, std::uint64_t job) {
         std::uint64_t t = ticket.load(std::memory_order_acquire);
         while (job_of(t) == job && next_of(t) < parts_of(t)) {
             if (!ticket.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
             try {
-                call(fn, next_of(t), worker);
+                timed_call(next_of(t), worker);
             } catch (...) {
                 const std::lock_guard<std::mutex> lock(mutex);
                 if (!error) error = std::current_exception();
@@ -90,17 +112,12 @@ struct Pool::Shared {
 
 namespace {
 
-// Spins a while `done` is false (jobs follow each other closely in a forward pass, and waking a
-// sleeping thread costs tens of microseconds natively, more between Web Workers); true if it
-// became true.
-#if defined(__EMSCRIPTEN__)
-constexpr auto kSpin = std::chrono::microseconds(1000);
-#else
-constexpr auto kSpin = std::chrono::microseconds(100);
-#endif
+// Spins `us` microseconds while `done` is false (jobs follow each other closely in a forward
+// pass, and waking a sleeping thread costs tens of microseconds natively, more between Web
+// Workers); true if it became true.
 template <class Done>
-bool spin(Done done) {
-    const auto until = std::chrono::steady_clock::now() + kSpin;
+bool spin(int us, Done done) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
     for (int i = 1;; ++i) {
         if (done()) return true;
 #if defined(__x86_64__)
@@ -167,7 +184,7 @@ void Pool::serve(int worker) {
         return worker < s.active.load(std::memory_order_relaxed) && job_of(s.ticket.load(std::memory_order_acquire)) != seen;
     };
     for (;;) {
-        if (worker >= s.active.load(std::memory_order_relaxed) || !spin(fresh)) {
+        if (worker >= s.active.load(std::memory_order_relaxed) || !spin(s.spin_us.load(std::memory_order_relaxed), fresh)) {
             std::unique_lock<std::mutex> lock(s.mutex);
             s.wake.wait(lock, [&] { return s.stop || fresh(); });
             if (s.stop) return;
@@ -177,6 +194,19 @@ void Pool::serve(int worker) {
         if (worker < s.active.load(std::memory_order_relaxed)) s.work(worker, seen);
     }
 }
+
+void Pool::set_timing(bool on) {
+    const std::lock_guard<std::mutex> turn(shared_->turn);
+    shared_->timing.store(on);
+    shared_->times = PoolTimes{};
+}
+
+PoolTimes Pool::times() const {
+    const std::lock_guard<std::mutex> turn(shared_->turn);
+    return shared_->times;
+}
+
+void Pool::set_spin_us(int us) { shared_->spin_us.store(std::max(us, 0)); }
 
 void Pool::run_job(int parts, Call call, void* fn) {
     if (parts <= 0) return;
@@ -188,6 +218,8 @@ void Pool::run_job(int parts, Call call, void* fn) {
         throw std::invalid_argument("Pool::run: " + std::to_string(parts) + " parts (at most " + std::to_string(kPartMask) + ")");
     Shared& s = *shared_;
     const std::lock_guard<std::mutex> turn(s.turn);
+    const bool timing = s.timing.load(std::memory_order_relaxed);
+    const auto start = timing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     s.call = call, s.fn = fn;
     s.done.store(0, std::memory_order_relaxed);
     const std::uint64_t job = (job_of(s.ticket.load(std::memory_order_relaxed)) + 1) & kJobMask;
@@ -198,11 +230,17 @@ void Pool::run_job(int parts, Call call, void* fn) {
     s.wake.notify_all();
     s.work(0, job);
     const auto ended = [&] { return s.done.load() == parts; };
-    if (!spin(ended)) {
+    if (!spin(s.spin_us.load(std::memory_order_relaxed), ended)) {
         std::unique_lock<std::mutex> lock(s.mutex);
         s.caller_waits.store(true);
         s.idle.wait(lock, ended);
         s.caller_waits.store(false);
+    }
+    if (timing) {  // this job's times into the totals
+        s.times.jobs += 1, s.times.parts += parts;
+        s.times.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        s.times.busy_s += static_cast<double>(s.busy_ns.exchange(0)) * 1e-9;
+        s.times.longest_s += static_cast<double>(s.longest_ns.exchange(0)) * 1e-9;
     }
     std::exception_ptr error;
     {

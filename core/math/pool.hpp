@@ -31,6 +31,16 @@ void keep_freed_memory();
 // be told (a page: its own limit is the caller's to apply).
 std::uint64_t machine_memory();
 
+// What a pool's jobs of several parts on several threads took since timing was turned on
+// (benchmarks: Pool::set_timing): their wall time from the caller's start to the last part's
+// end, the parts' own times summed over every thread, and each job's longest part summed over
+// the jobs. wall − longest is what waking and claiming cost; busy against the same work on one
+// thread is what running beside each other costs the parts.
+struct PoolTimes {
+    long long jobs = 0, parts = 0;
+    double wall_s = 0, busy_s = 0, longest_s = 0;
+};
+
 class Pool {
 public:
     // `threads` in all, the caller's included (at least 1; a build without threads has 1): starts
@@ -55,6 +65,13 @@ public:
     void run(int parts, F&& f) {
         run_job(parts, [](void* fn, int part, int worker) { (*static_cast<F*>(fn))(part, worker); }, &f);
     }
+
+    // Timing (off by default: two clock reads a part) and what it has counted; one caller at a
+    // time while it is on. A job's threads spin `us` microseconds for the next job before they
+    // sleep (natively 100, in the page 1000).
+    void set_timing(bool on);
+    PoolTimes times() const;
+    void set_spin_us(int us);
 
     // What std::thread says this machine has (at least 1), at most `most`.
     static int hardware_threads(int most = 1 << 10);
