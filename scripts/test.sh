@@ -119,8 +119,10 @@ chain_native() {
     # transformers 5.17's own forward on checkpoints it wrote (tests/model/transformers5/: made on the H200 host)
     step transformers5 bash -c "/usr/bin/python3 tests/model/transformers_oracle.py write tests/model/transformers5 build/transformers5 && /usr/bin/python3 tests/model/transformers_oracle.py check build/attnviz build/transformers5"
     # Vision transformers (attnviz run --image): random-weight ViT checkpoints against their PyTorch
-    # forward from a picture processed as PIL and NumPy do it; and the bad pictures and folders.
-    step vision bash -c "/usr/bin/python3 tests/model/make_vision_models.py build/vision-refs && /usr/bin/python3 tests/model/test_vision.py build/attnviz build/vision-refs"
+    # forward from a picture processed as PIL and NumPy do it; and the bad pictures and folders;
+    # then against transformers 5.17's own classes on the same files (tests/model/transformers5-vision/:
+    # made on the H200 host)
+    step vision bash -c "/usr/bin/python3 tests/model/make_vision_models.py build/vision-refs && /usr/bin/python3 tests/model/test_vision.py build/attnviz build/vision-refs && /usr/bin/python3 tests/model/transformers_vision.py check build/attnviz build/vision-refs tests/model/transformers5-vision"
     # The why views on those checkpoints, every family (parts sum to the logit; lens; patching's last row)
     step why-families /usr/bin/python3 tests/model/test_why_families.py build/attnviz build/transformers5
     # Its experiments (--knockout, --hide-token, --generate) against the same references, there and
