@@ -14,8 +14,9 @@
 #      attnviz against PyTorch (bench_model_torch.py, the same threads); T = 8192 on 16 threads
 #      with the maps on demand against scaled_dot_product_attention (issue 47)
 #   5. where 16 threads' time goes: the cores' layout (lscpu -e), the pool's jobs (RESULT pool:
-#      wall, the parts' busy time, the longest parts, the serial rest) with 1, 2 and 4 parts a
-#      thread per product and the threads' spin of 100 or 1000 µs, against one thread's time
+#      wall, the parts' busy time, the longest parts, the serial rest) on 8 and 16 threads
+#      against one thread's time; on 16, with 2 parts a thread per product and a 1000 µs spin,
+#      with glibc's malloc asking for huge pages, and with the maps on demand
 # `bench/h200.sh 5` runs section 5 alone (and the machine's line); no argument runs them all.
 set -u
 SECTIONS=${1:-12345}
@@ -46,19 +47,19 @@ done
 want 4 && timeout 120 build/attn_bench_model --arch smollm2 --dtype bf16 --T 8192 --reps 1 --threads 16 --keep | grep RESULT
 want 4 && timeout 120 python3 bench/bench_model_torch.py --arch smollm2 --T 8192 --reps 1 --threads 16 --maps none | grep RESULT
 
-want 5 && step "5. where 16 threads' time goes" && lscpu -e && for T in 512 128; do
-    timeout 60 build/attn_bench_model --arch smollm2 --dtype bf16 --T $T --reps 3 --threads 1 --keep | grep -E "bench=|steps_ms"
-    for t in 8 16; do
-        for pp in 1 2 4; do
-            for spin in 100 1000; do
-                [[ $t == 8 && $spin == 1000 ]] && continue
-                timeout 60 build/attn_bench_model --arch smollm2 --dtype bf16 --T $T --reps 5 --threads $t --keep \
-                    --product-parts $pp --spin-us $spin | grep -E "bench=|steps_ms|pool"
-            done
-        done
-    done
+want 5 && step "5. where 16 threads' time goes" && lscpu -e | head -3 && cat /sys/kernel/mm/transparent_hugepage/enabled &&
+    for T in 512 128; do
+    b="build/attn_bench_model --arch smollm2 --dtype bf16 --T $T --keep"
+    timeout 60 $b --reps 3 --threads 1 | grep -E "bench=|steps_ms"
+    for t in 8 16; do timeout 60 $b --reps 5 --threads $t | grep -E "bench=|steps_ms|pool"; done
+    echo "-- 16 threads, 2 parts a product per thread, spin 1000 us"
+    timeout 60 $b --reps 5 --threads 16 --product-parts 2 --spin-us 1000 | grep -E "bench=|steps_ms|pool"
+    echo "-- 16 threads, glibc's malloc asking for huge pages (the kept maps' page faults)"
+    GLIBC_TUNABLES=glibc.malloc.hugetlb=1 timeout 60 $b --reps 5 --threads 16 | grep -E "bench=|steps_ms|pool"
+    echo "-- 16 threads, maps on demand (no map kept: no page faults for them)"
+    timeout 60 $b --reps 5 --threads 16 --maps demand | grep -E "bench=|steps_ms|pool"
     for t in 1 16; do
-        timeout 60 python3 bench/bench_model_torch.py --arch smollm2 --T $T --reps 3 --threads $t --maps none | grep RESULT
+        timeout 60 python3 bench/bench_model_torch.py --arch smollm2 --T $T --reps 3 --threads $t | grep RESULT
     done
 done
 step done

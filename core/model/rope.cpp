@@ -107,7 +107,7 @@ RopeTable rope_table(const Rope& r, int first, int T, int length) {
     return t;
 }
 
-void apply_rope(const RopeTable& table, float* x, int T, int ld, int heads, int d_head) {
+void apply_rope(const RopeTable& table, float* x, int row0, int T, int ld, int heads, int d_head) {
     const int half = table.dim / 2;
     for (int t = 0; t < T; ++t)
         for (int h = 0; h < heads; ++h) {
@@ -115,7 +115,7 @@ void apply_rope(const RopeTable& table, float* x, int T, int ld, int heads, int 
             for (int i = 0; i < half; ++i) {
                 float& x0 = table.interleaved ? v[2 * i] : v[i];
                 float& x1 = table.interleaved ? v[2 * i + 1] : v[i + half];
-                const float c = table.cos_at(t, i), s = table.sin_at(t, i), a = x0, b = x1;
+                const float c = table.cos_at(row0 + t, i), s = table.sin_at(row0 + t, i), a = x0, b = x1;
                 x0 = a * c - b * s;
                 x1 = b * c + a * s;
             }

@@ -41,8 +41,9 @@ struct RopeTable {
 };
 RopeTable rope_table(const Rope& r, int first, int T, int length);
 
-// x: T rows (row stride ld) of `heads` heads of d_head columns each, rows at positions
-// table.first …: every head's first table.dim columns rotated in place.
-void apply_rope(const RopeTable& table, float* x, int T, int ld, int heads, int d_head);
+// x: T rows (row stride ld) of `heads` heads of d_head columns each, at the table's rows
+// row0 … row0 + T − 1 (positions table.first + row0 …): every head's first table.dim columns
+// rotated in place.
+void apply_rope(const RopeTable& table, float* x, int row0, int T, int ld, int heads, int d_head);
 
 }  // namespace attn

@@ -562,20 +562,35 @@ std::vector<Matrix> split_heads(const Matrix& X, int heads, int d_head) {
     return out;
 }
 
-// Q (T rows of n heads): each head's q/k norm, then its rotation at positions first …
-// (length: the sequence's, for the rope types that depend on it). With `normed` and `unrotated`
-// (block_trace), the heads after the norm and before the rotation.
-void position_heads(const BlockSpec& s, const Norm& norm, Matrix& X, int heads, int first, int length,
+// f(r0, r1) for rows [0, T) in parts, one a thread: work row by row (norms, activations, the
+// rotation), whose numbers are the same in any split. `cost`: a row's multiply-adds, or what
+// costs as much (a tanh, an exp or a division about 16), for for_parts' threshold.
+template <class F>
+void by_rows(kernels::Context& ctx, int T, double cost, F&& f) {
+    const int parts = std::max(1, std::min(ctx.threads(), T));
+    kernels::for_parts(ctx, parts, cost * T, [&](int part, kernels::Context&) {
+        const auto [r0, r1] = kernels::part_range(part, parts, T);
+        if (r1 > r0) f(r0, r1);
+    });
+}
+
+// Q (T rows of n heads): each head's q/k norm, then its rotation at positions 0 … by `table`
+// (rope_table's of at least T rows: its first T). With `normed` and `unrotated` (block_trace),
+// the heads after the norm and before the rotation.
+void position_heads(kernels::Context& ctx, const BlockSpec& s, const Norm& norm, Matrix& X, int heads, const RopeTable& table,
                     std::vector<Matrix>* normed = nullptr, std::vector<Matrix>* unrotated = nullptr) {
-    const int T = static_cast<int>(X.rows());
+    const int T = static_cast<int>(X.rows()), ld = heads * s.d_head;
     if (norm.present()) {
-        const int n = s.qk_norm_whole ? heads * s.d_head : s.d_head;  // a head, or the whole projection (olmo2)
-        blocks::rms_norm(X.data(), T * heads * s.d_head / n, n, n, norm.g, s.eps, X.data());
+        const int n = s.qk_norm_whole ? ld : s.d_head;  // a head, or the whole projection (olmo2)
+        by_rows(ctx, T, 4.0 * ld, [&](int r0, int r1) {
+            float* x = X.row(r0).data();
+            blocks::rms_norm(x, (r1 - r0) * ld / n, n, n, norm.g, s.eps, x);
+        });
         if (normed) *normed = split_heads(X, heads, s.d_head);
     }
     if (s.rope) {
         if (unrotated) *unrotated = split_heads(X, heads, s.d_head);
-        apply_rope(rope_table(*s.rope, first, T, length), X.data(), T, heads * s.d_head, heads, s.d_head);
+        by_rows(ctx, T, 2.0 * ld, [&](int r0, int r1) { apply_rope(table, X.row(r0).data(), r0, r1 - r0, ld, heads, s.d_head); });
     }
 }
 
@@ -604,8 +619,9 @@ Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const B
     blocks::linear(ctx, w.v, x_kv.data(), T_k, d, V.data(), dkv);
     if (extras && (s.q_norm.present() || s.k_norm.present()))
         extras->q_projected = split_heads(Q, s.n_heads, s.d_head), extras->k_projected = split_heads(K, s.n_kv_heads, s.d_head);
-    position_heads(s, s.q_norm, Q, s.n_heads, 0, T_k, extras ? &extras->q_normed : nullptr, extras ? &extras->q_unrotated : nullptr);
-    position_heads(s, s.k_norm, K, s.n_kv_heads, 0, T_k, extras ? &extras->k_normed : nullptr, extras ? &extras->k_unrotated : nullptr);
+    const RopeTable table = s.rope ? rope_table(*s.rope, 0, std::max(T_q, T_k), T_k) : RopeTable{};  // Q's and K's
+    position_heads(ctx, s, s.q_norm, Q, s.n_heads, table, extras ? &extras->q_normed : nullptr, extras ? &extras->q_unrotated : nullptr);
+    position_heads(ctx, s, s.k_norm, K, s.n_kv_heads, table, extras ? &extras->k_normed : nullptr, extras ? &extras->k_unrotated : nullptr);
     std::vector<float*> map_ptrs;
     if (maps) {
         maps->resize(s.n_heads);
@@ -655,8 +671,9 @@ Matrix cached_self_attention(kernels::Context& ctx, const AttentionWeights& a, c
     Matrix q(m, dq), k(m, dkv), concat(m, dq), out(m, d);
     blocks::linear(ctx, a.q, x.data(), m, d, q.data(), dq);
     blocks::linear(ctx, a.k, x.data(), m, d, k.data(), dkv);
-    position_heads(s, s.q_norm, q, s.n_heads, n, rope_length);
-    position_heads(s, s.k_norm, k, s.n_kv_heads, n, rope_length);
+    const RopeTable table = s.rope ? rope_table(*s.rope, n, m, rope_length) : RopeTable{};
+    position_heads(ctx, s, s.q_norm, q, s.n_heads, table);
+    position_heads(ctx, s, s.k_norm, k, s.n_kv_heads, table);
     K.insert(K.end(), k.data(), k.data() + static_cast<std::size_t>(m) * dkv);
     V.resize(V.size() + static_cast<std::size_t>(m) * dkv);
     blocks::linear(ctx, a.v, x.data(), m, d, V.data() + static_cast<std::size_t>(n) * dkv, dkv);
@@ -671,11 +688,13 @@ Matrix cached_self_attention(kernels::Context& ctx, const AttentionWeights& a, c
 // [SECTION] Sub-blocks: norms, residuals, MLPs, embeddings, the head ----------------------------
 
 // x: T×d -> T×d: LayerNorm or RMSNorm, as the family's.
-Matrix norm(const ModelConfig& c, const Matrix& x, const Norm& n) {
+Matrix norm(kernels::Context& ctx, const ModelConfig& c, const Matrix& x, const Norm& n) {
     Matrix y(x.rows(), x.cols());
     const int T = static_cast<int>(x.rows()), d = static_cast<int>(x.cols());
-    if (c.norm == NormKind::RmsNorm) blocks::rms_norm(x.data(), T, d, d, n.g, c.layer_norm_eps, y.data());
-    else blocks::layer_norm(x.data(), T, d, n.g, n.b, c.layer_norm_eps, y.data());
+    by_rows(ctx, T, 4.0 * d, [&](int r0, int r1) {
+        if (c.norm == NormKind::RmsNorm) blocks::rms_norm(x.row(r0).data(), r1 - r0, d, d, n.g, c.layer_norm_eps, y.row(r0).data());
+        else blocks::layer_norm(x.row(r0).data(), r1 - r0, d, n.g, n.b, c.layer_norm_eps, y.row(r0).data());
+    });
     return y;
 }
 
@@ -688,21 +707,21 @@ Matrix norm(const ModelConfig& c, const Matrix& x, const Norm& n) {
 //   parallel:  x = x + attention(norm(x)) + mlp(norm(x)): the attention's sub-block (n present)
 //              keeps norm(x) in `shared`, the MLP's (n absent) reads it
 // f reads what it is given (the block's input, which the forward keeps).
-void residual(const ModelConfig& c, Matrix& x, const Norm& n, const Norm& post, const std::function<Matrix(const Matrix&)>& f,
-              Matrix& shared, const float* scale = nullptr) {
+void residual(kernels::Context& ctx, const ModelConfig& c, Matrix& x, const Norm& n, const Norm& post,
+              const std::function<Matrix(const Matrix&)>& f, Matrix& shared, const float* scale = nullptr) {
     switch (c.residual) {
-        case Residual::PostOnly: x += norm(c, f(x), post); return;
+        case Residual::PostOnly: x += norm(ctx, c, f(x), post); return;
         case Residual::Parallel:
-            if (n.present()) shared = norm(c, x, n);
+            if (n.present()) shared = norm(ctx, c, x, n);
             x += f(shared);
             return;
         case Residual::PreNorm:
-            if (scale) x += f(norm(c, x, n)) * Eigen::Map<const RowVector>(scale, x.cols()).asDiagonal();
-            else if (c.residual_scale != 1) x += c.residual_scale * f(norm(c, x, n));
-            else x += f(norm(c, x, n));
+            if (scale) x += f(norm(ctx, c, x, n)) * Eigen::Map<const RowVector>(scale, x.cols()).asDiagonal();
+            else if (c.residual_scale != 1) x += c.residual_scale * f(norm(ctx, c, x, n));
+            else x += f(norm(ctx, c, x, n));
             return;
-        case Residual::PostNorm: x += f(x), x = norm(c, x, n); return;
-        case Residual::Sandwich: x += norm(c, f(norm(c, x, n)), post); return;
+        case Residual::PostNorm: x += f(x), x = norm(ctx, c, x, n); return;
+        case Residual::Sandwich: x += norm(ctx, c, f(norm(ctx, c, x, n)), post); return;
     }
 }
 
@@ -782,18 +801,14 @@ Matrix feed_forward(kernels::Context& ctx, const ModelConfig& c, const LayerWeig
         const int n = std::min(band, T - b0);
         blocks::linear(ctx, l.fc1, x.row(b0).data(), n, d, h.data(), d_ff);
         if (c.gated_mlp) blocks::linear(ctx, l.gate, x.row(b0).data(), n, d, g.data(), d_ff);
-        // h = act(h), or act(g) ⊙ h: elementwise, so the rows split among the threads as they come
-        // (a tanh or σ costs about 16 multiply-adds)
-        const int parts = ctx.threads();
-        kernels::for_parts(ctx, parts, 16.0 * n * d_ff, [&](int part, kernels::Context& w) {
-            const auto [r0, r1] = kernels::part_range(part, parts, n);
-            const int rows = r1 - r0;
-            const std::size_t count = static_cast<std::size_t>(rows) * d_ff;
+        // h = act(h), or act(g) ⊙ h: elementwise (a tanh or σ costs about 16 multiply-adds)
+        by_rows(ctx, n, 16.0 * d_ff, [&](int r0, int r1) {
+            const std::size_t count = static_cast<std::size_t>(r1 - r0) * d_ff;
             if (c.gated_mlp) {
-                blocks::activate(w.isa, c.activation, g.row(r0).data(), count);
-                h.middleRows(r0, rows).array() *= g.middleRows(r0, rows).array();
+                blocks::activate(ctx.isa, c.activation, g.row(r0).data(), count);
+                h.middleRows(r0, r1 - r0).array() *= g.middleRows(r0, r1 - r0).array();
             } else {
-                blocks::activate(w.isa, c.activation, h.row(r0).data(), count);
+                blocks::activate(ctx.isa, c.activation, h.row(r0).data(), count);
             }
         });
         blocks::linear(ctx, l.fc2, h.data(), n, d_ff, y.row(b0).data(), d);
@@ -957,7 +972,7 @@ Matrix hidden_logits(kernels::Context& ctx, const Model& model, const Matrix& ro
 
 Matrix stream_logits(kernels::Context& ctx, const Model& model, const Matrix& rows) {
     const Norm& n = model.weights->final_norm;
-    return hidden_logits(ctx, model, n.present() ? norm(model.config, rows, n) : rows);
+    return hidden_logits(ctx, model, n.present() ? norm(ctx, model.config, rows, n) : rows);
 }
 
 // [SECTION] A forward pass in steps ----------------------------------------------------------
@@ -1045,7 +1060,7 @@ void Forward::step(kernels::Context& ctx) {
             StackRun& run = s.out.stacks[st.stack];
             BlockRun& b = run.layers[st.layer];
             const BlockSpec spec = block_spec(c, l.self, s.shapes[st.stack], st.layer);
-            residual(c, s.x, l.norm_1, l.post_attention, [&](const Matrix& in) {
+            residual(ctx, c, s.x, l.norm_1, l.post_attention, [&](const Matrix& in) {
                 BlockEdits e = block_edits(s.input.edits, st.stack, st.layer, run.heads, s.input.first_row + static_cast<int>(in.rows()));
                 if (s.input.patch.size() > 0 && s.input.patched == HeadRef{st.stack, st.layer, s.input.patched.head})
                     e.patched = s.input.patched.head, e.patch = &s.input.patch;
@@ -1076,7 +1091,7 @@ void Forward::step(kernels::Context& ctx) {
             BlockRun& b = run.layers[st.layer];
             const Matrix& source = s.out.encoder_output;
             const BlockSpec spec = block_spec(c, l.cross, s.shapes[kCrossStack], st.layer);
-            residual(c, s.x, l.norm_3, {}, [&](const Matrix& in) {
+            residual(ctx, c, s.x, l.norm_3, {}, [&](const Matrix& in) {
                 const BlockEdits e = block_edits(s.input.edits, kCrossStack, st.layer, run.heads, static_cast<int>(source.rows()));
                 if (!s.input.keep_maps) return attention_block(ctx, l.cross, spec, in, source, e, nullptr, &b.kept);
                 b.x = in;
@@ -1087,7 +1102,7 @@ void Forward::step(kernels::Context& ctx) {
         case StepKind::FeedForward:
         {
             Routing* routing = st.stack == kFirstStack && c.has_experts(st.layer) ? &s.out.experts[static_cast<std::size_t>(st.layer)] : nullptr;
-            residual(c, s.x, l.norm_2, l.post_ff, [&](const Matrix& in) {
+            residual(ctx, c, s.x, l.norm_2, l.post_ff, [&](const Matrix& in) {
                 Matrix out = feed_forward(ctx, c, l, in, routing);
                 if (s.input.record) s.out.inside.mlp[static_cast<std::size_t>(st.layer)] = out;
                 return out;
@@ -1099,7 +1114,7 @@ void Forward::step(kernels::Context& ctx) {
             // hidden = the final norm of x (where the family has one); logits at the last
             // position (bert: none; a vision model's classifier: its labels' at the [CLS], or
             // dinov2's of the [CLS] ‖ the patches' mean)
-            s.out.hidden = w.final_norm.present() ? norm(c, s.x, w.final_norm) : std::move(s.x);
+            s.out.hidden = w.final_norm.present() ? norm(ctx, c, s.x, w.final_norm) : std::move(s.x);
             if ((!c.encoder_only() || (c.vision() && w.lm_head.w.data)) && s.out.hidden.rows() > 0) {
                 const Matrix& h = s.out.hidden;
                 RowVector pooled;
@@ -1290,21 +1305,21 @@ std::vector<float> Decoder::feed(kernels::Context& ctx, int id) {
         const int layer = static_cast<int>(i);
         const BlockEdits self = block_edits(s.edits, self_stack, layer, heads, s.n + 1);
         const BlockSpec spec = block_spec(c, l.self, shapes[self_stack], layer);
-        residual(c, x, l.norm_1, l.post_attention,
+        residual(ctx, c, x, l.norm_1, l.post_attention,
                  [&](const Matrix& in) { return cached_self_attention(ctx, l.self, spec, in, self, s.rope_length, s.k[i], s.v[i]); },
                  shared);
         if (marian) {
             const BlockEdits cross = block_edits(s.edits, kCrossStack, layer, heads, T_src);
             const BlockSpec cross_spec = block_spec(c, l.cross, shapes[2], layer);
-            residual(c, x, l.norm_3, {}, [&](const Matrix& in) {
+            residual(ctx, c, x, l.norm_3, {}, [&](const Matrix& in) {
                 return cached_cross_attention(ctx, l.cross, cross_spec, in, cross, s.cross_k[i], s.cross_v[i]);
             }, shared);
         }
-        residual(c, x, l.norm_2, l.post_ff, [&](const Matrix& in) { return feed_forward(ctx, c, l, in); }, shared);
+        residual(ctx, c, x, l.norm_2, l.post_ff, [&](const Matrix& in) { return feed_forward(ctx, c, l, in); }, shared);
     }
     ++s.n;
     s.ids.push_back(id);
-    if (w.final_norm.present()) x = norm(c, x, w.final_norm);
+    if (w.final_norm.present()) x = norm(ctx, c, x, w.final_norm);
     return logits_of(ctx, s.model, x.data());
 }
 
