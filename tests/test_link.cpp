@@ -1,6 +1,7 @@
 // test_link.cpp: the link's hash (web/state/link_state.cpp): round trips through the app state, every
 // bad parameter named in the error, and the parent page's messages.
 #include "link_state.hpp"
+#include "text.hpp"
 
 #include "import_state.hpp"
 #include "colormaps.hpp"
@@ -50,7 +51,7 @@ TEST_CASE("base64url round trip over every length and byte") {
     for (int n = 0; n < 64; ++n) {
         std::string bytes;
         for (int i = 0; i < n; ++i) bytes += static_cast<char>(rng() & 0xff);
-        std::string text = base64url_encode(bytes);
+        std::string text = base64_encode(bytes, true);
         CHECK(text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") == std::string::npos);
         auto back = base64url_decode(text);
         REQUIRE(back);
@@ -59,6 +60,15 @@ TEST_CASE("base64url round trip over every length and byte") {
     CHECK(base64url_decode("aGk=").value() == "hi");  // padding accepted
     CHECK(!base64url_decode("a"));                      // no 6-bit leftover is a byte
     CHECK(!base64url_decode("ab*d"));
+    // RFC 4648 §10's vectors, padded (base64: data: URIs); the same bytes as base64url without it
+    const char* vectors[][2] = {{"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="},
+                                {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+    for (const auto& [bytes, text] : vectors) {
+        CHECK(base64_encode(bytes) == text);
+        CHECK(base64_encode(bytes, true) == std::string(text).substr(0, std::string(text).find('=')));
+    }
+    CHECK(base64_encode("\xfb\xff") == "+/8=");
+    CHECK(base64_encode("\xfb\xff", true) == "-_8");
 }
 
 TEST_CASE("the link of the design reads as written") {
@@ -166,10 +176,10 @@ TEST_CASE("custom scenes round-trip: cross with a seed, explicit weights, a mask
 }
 
 TEST_CASE("every bad link names its parameter, and the figure stays") {
-    const std::string bad_json = base64url_encode("{\"kind\":\"self\",");
-    const std::string bad_heads = base64url_encode(R"({"kind":"self","tokens":["a","b"],"d_model":3,"heads":2})");
-    const std::string bad_tokens = base64url_encode(R"({"kind":"self","tokens":7})");
-    const std::string good_scene = base64url_encode(R"({"kind":"self","tokens":["a","b"]})");
+    const std::string bad_json = base64_encode("{\"kind\":\"self\",", true);
+    const std::string bad_heads = base64_encode(R"({"kind":"self","tokens":["a","b"],"d_model":3,"heads":2})", true);
+    const std::string bad_tokens = base64_encode(R"({"kind":"self","tokens":7})", true);
+    const std::string good_scene = base64_encode(R"({"kind":"self","tokens":["a","b"]})", true);
     struct Case {
         std::string hash, param;
     };
@@ -437,7 +447,7 @@ struct ParamSamples {
 };
 
 std::map<std::string, ParamSamples> param_samples() {
-    const std::string scene = base64url_encode(write_scene(read_scene(R"({"kind":"self","tokens":["a","b"]})"), false));
+    const std::string scene = base64_encode(write_scene(read_scene(R"({"kind":"self","tokens":["a","b"]})"), false), true);
     std::vector<std::string> cmaps;
     for (const Colormap& m : colormaps()) cmaps.emplace_back(m.name);
     return {

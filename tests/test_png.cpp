@@ -1,8 +1,10 @@
-// test_png.cpp: web/platform/png.cpp's PNG files decoded again by stb_image (libstb-dev's
+// test_png.cpp: core/formats/png.cpp's PNG files decoded again by stb_image (libstb-dev's
 // reader, written apart from the writer's deflate and filters): the same pixels, every byte.
 #include <doctest/doctest.h>
 
+#include "link_state.hpp"  // base64url_decode, which takes base64's + / too
 #include "png.hpp"
+#include "svg.hpp"
 
 #define STB_IMAGE_IMPLEMENTATION
 #define STB_IMAGE_STATIC
@@ -71,4 +73,33 @@ TEST_CASE("encode_png: sizes that do not match the pixels give nothing, and writ
     CHECK(error.find("cannot encode") != std::string::npos);
     CHECK_FALSE(attn::write_png("/nonexistent-folder/x.png", rgba, 2, 3, error));
     CHECK(error.find("cannot open") != std::string::npos);
+}
+
+// The Picture view's SVG (svg.hpp SvgRaster): the picture under the items, stretched over its
+// box, as a PNG in a data: URI whose pixels are the picture's, every byte.
+TEST_CASE("an SVG's picture: <image> over its box, a PNG of the same pixels") {
+    std::mt19937 rng(7);
+    const int w = 37, h = 23;
+    std::vector<std::uint8_t> rgb(static_cast<size_t>(w) * h * 3);
+    for (std::uint8_t& v : rgb) v = static_cast<std::uint8_t>(rng());
+    const attn::SvgRaster under{{10.0f, 20.0f, 110.0f, 90.0f}, rgb.data(), w, h};
+    attn::SvgOptions o;
+    const std::string svg = attn::write_items_svg({}, o, "image", &under);
+    CHECK(svg.find("data-view=\"image\"") != std::string::npos);
+    const std::string image = "<image class=\"picture\" x=\"10\" y=\"20\" width=\"100\" height=\"70\" preserveAspectRatio=\"none\" "
+                              "data-pixels=\"37 23\" xlink:href=\"data:image/png;base64,";
+    const size_t at = svg.find(image);
+    REQUIRE(at != std::string::npos);
+    const size_t begin = at + image.size(), end = svg.find('"', begin);
+    const std::optional<std::string> bytes = attn::base64url_decode(std::string_view(svg).substr(begin, end - begin));
+    REQUIRE(bytes);
+    int dw = 0, dh = 0;
+    const std::vector<std::uint8_t> rgba = decode(std::vector<std::uint8_t>(bytes->begin(), bytes->end()), dw, dh);
+    REQUIRE(dw == w);
+    REQUIRE(dh == h);
+    bool same = true;
+    for (size_t i = 0; i < static_cast<size_t>(w) * h; ++i)
+        same = same && rgba[4 * i] == rgb[3 * i] && rgba[4 * i + 1] == rgb[3 * i + 1] && rgba[4 * i + 2] == rgb[3 * i + 2] && rgba[4 * i + 3] == 255;
+    CHECK(same);
+    CHECK(attn::write_items_svg({}, o, "why").find("<image") == std::string::npos);  // none without a picture
 }

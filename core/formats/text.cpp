@@ -572,4 +572,19 @@ std::string byte_size(double bytes) {
     return s;
 }
 
+std::string base64_encode(std::string_view bytes, bool url) {
+    const char* k = url ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                        : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    out.reserve((bytes.size() + 2) / 3 * 4);
+    for (std::size_t i = 0; i < bytes.size(); i += 3) {
+        const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);  // bytes in this group
+        unsigned v = 0;
+        for (std::size_t j = 0; j < 3; ++j) v = (v << 8) | (j < n ? static_cast<unsigned char>(bytes[i + j]) : 0u);
+        for (std::size_t j = 0; j <= n; ++j) out += k[(v >> (18 - 6 * j)) & 63];
+        if (!url) out.append(3 - n, '=');
+    }
+    return out;
+}
+
 }  // namespace attn

@@ -27,6 +27,10 @@ void append_utf8(std::string& s, char32_t cp);
 // nullopt when the whole text is.
 std::optional<std::size_t> first_bad_utf8(std::string_view text);
 
+// Bytes as base64 (RFC 4648 §4, padded with '=': data: URIs), or with `url` as base64url (§5,
+// '-' and '_', unpadded: the links' scenes).
+std::string base64_encode(std::string_view bytes, bool url = false);
+
 // A size in bytes as every message and panel writes it, in decimal units as the Hub and file
 // managers do: "512 B", "118 kB", "12.3 MB", "1.5 GB".
 std::string byte_size(double bytes);

@@ -15,6 +15,8 @@
 // [SECTION] Entry points
 #include "svg.hpp"
 
+#include "png.hpp"
+
 #include "colormaps.hpp"
 #include "display_map.hpp"
 #include "steps.hpp"
@@ -24,6 +26,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -556,7 +559,7 @@ std::string framed_svg(const SvgOptions& options, const std::string& view, const
     std::string out;
     out.reserve(doc.body.size() + doc.defs.size() + 1024);
     out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    out += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + w + "\" height=\"" + h + "\" viewBox=\"0 0 " + w +
+    out += "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" version=\"1.1\" width=\"" + w + "\" height=\"" + h + "\" viewBox=\"0 0 " + w +
            " " + h + "\" data-view=\"" + view + "\" data-kind=\"" + kind + "\" data-scale=\"" + num(options.scale) + "\" data-box=\"" +
            num(frame.box.x0) + " " + num(frame.box.y0) + " " + num(frame.box.w()) + " " + num(frame.box.h()) +
            "\" font-family=\"'DejaVu Sans', 'Droid Sans Fallback', 'Noto Sans CJK SC', 'Microsoft YaHei', sans-serif\""
@@ -584,8 +587,22 @@ std::string write_svg(const Trace& trace, const SvgOptions& options) {
     });
 }
 
-std::string write_items_svg(const std::vector<Item>& items, const SvgOptions& options, const std::string& view) {
-    return framed_svg(options, view, "", [&](Doc& doc, const Box&) { write_items(doc, items, [](const Item&) {}); });
+std::string write_items_svg(const std::vector<Item>& items, const SvgOptions& options, const std::string& view,
+                            const SvgRaster* under) {
+    return framed_svg(options, view, "", [&](Doc& doc, const Box&) {
+        if (under && under->rgb && under->width > 0 && under->height > 0) {
+            const std::size_t pixels = static_cast<std::size_t>(under->width) * static_cast<std::size_t>(under->height);
+            std::vector<std::uint8_t> rgba(pixels * 4, 255);
+            for (std::size_t i = 0; i < pixels; ++i) std::memcpy(&rgba[4 * i], under->rgb + 3 * i, 3);
+            const std::vector<std::uint8_t> png = encode_png(rgba, under->width, under->height);
+            const Box& b = under->box;
+            doc.body += "<image class=\"picture\" x=\"" + num(b.x0) + "\" y=\"" + num(b.y0) + "\" width=\"" + num(b.w()) +
+                        "\" height=\"" + num(b.h()) + "\" preserveAspectRatio=\"none\" data-pixels=\"" +
+                        std::to_string(under->width) + " " + std::to_string(under->height) + "\" xlink:href=\"data:image/png;base64," +
+                        base64_encode(std::string_view(reinterpret_cast<const char*>(png.data()), png.size())) + "\"/>\n";
+        }
+        write_items(doc, items, [](const Item&) {});
+    });
 }
 
 }  // namespace attn

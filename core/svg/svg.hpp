@@ -31,6 +31,7 @@
 #include "qk_layout.hpp"
 #include "scene.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -84,9 +85,18 @@ std::string svg_size_problem(const Trace& trace, const SvgOptions& options);
 // The whole SVG document (UTF-8). Expects a trace from compute() (or any trace whose matrices
 // match its token lists); an empty trace gives an empty figure of the same size.
 std::string write_svg(const Trace& trace, const SvgOptions& options);
+// A picture under the items (the Picture view's, image_layout.hpp): 8-bit RGB, the top row
+// first, stretched over `box`; written as <image class="picture"> holding a PNG (a data: URI).
+struct SvgRaster {
+    Box box;
+    const std::uint8_t* rgb = nullptr;  // width × height × 3
+    int width = 0, height = 0;
+};
 // The same document around items a view laid out in the frame's box itself (the Why view's grids,
-// why_layout.hpp): options' size, scale, measure, theme and title; data-view="`view`".
-std::string write_items_svg(const std::vector<Item>& items, const SvgOptions& options, const std::string& view);
+// why_layout.hpp; the Picture view's overlay, image_layout.hpp, over `under`): options' size,
+// scale, measure, theme and title; data-view="`view`".
+std::string write_items_svg(const std::vector<Item>& items, const SvgOptions& options, const std::string& view,
+                            const SvgRaster* under = nullptr);
 
 // Text made safe for XML character data and attribute values: & < > " ' escaped, characters
 // XML 1.0 forbids (controls other than tab / newline / CR, U+FFFE/F) and invalid UTF-8 → U+FFFD.

@@ -5,11 +5,9 @@
 // they are not blank and that the masked preset shows its hatch.
 //   node tests/browser/export.mjs SITE_DIR ARTIFACT_DIR
 // Ends with "export: N passed, M failed"; exits non-zero on any failure.
-import fs from 'node:fs';
-import path from 'node:path';
 import { decodePng, distinctColors, pixel } from './png.mjs';
 import {
-  artifactDir, check, clickWidget, expect, failSetup, finishSuite, looksMasked, luminance, moveAway, openPage,
+  check, clickWidget, drawSvg, expect, exportFile, failSetup, finishSuite, looksMasked, luminance, moveAway, openPage,
   pickPreset, pointAt, shot, spread, startSuite, state, until, waitFrames,
 } from './harness.mjs';
 
@@ -19,32 +17,12 @@ if (!siteDir || !artifacts) {
   process.exit(2);
 }
 
-let shotMenu = null;  // a screenshot of the open menu, once
-
-// Opens the Export menu (retrying: a click can land while a popup is closing), picks an item,
-// and returns the downloaded file with the app state after the export.
-async function exportItem(page, item, prefix = '') {
-  for (let attempt = 0; ; ++attempt) {
-    if (!(await state(page)).widgets[item]) await clickWidget(page, 'export');
-    try {
-      await until(page, (x) => x.widgets[item], `${item} in the Export menu`, 4000);
-      if (!shotMenu) shotMenu = await shot(page, 'export-menu.png');
-      break;
-    } catch (e) {
-      if (attempt === 3) throw e;
-      await moveAway(page);
-    }
-  }
-  const before = (await state(page)).export.count;
-  const [download] = await Promise.all([page.waitForEvent('download', { timeout: 60000 }), clickWidget(page, item)]);
-  const name = download.suggestedFilename();
-  const file = path.join(artifactDir, prefix + name);
-  await download.saveAs(file);
-  const s = await until(page, (x) => x.export.count > before, 'the export record');
-  expect(s.export.error === '', `export error: ${s.export.error}`);
-  await moveAway(page);
-  return { name, file, bytes: fs.readFileSync(file), s };
-}
+let menuShot = 'export-menu.png';  // a screenshot of the open menu, once
+const exportItem = async (page, item, prefix = '') => {
+  const got = await exportFile(page, item, { prefix, menuShot });
+  menuShot = null;
+  return got;
+};
 
 // Parses an SVG with the browser's XML parser and counts its parts.
 async function inspectSvg(page, text) {
@@ -70,16 +48,6 @@ async function inspectSvg(page, text) {
       text: [...doc.querySelectorAll('title, text')].map((t) => t.textContent).join('\n'),
     };
   }, text);
-}
-
-// Draws an SVG in a page of its own size and returns the decoded screenshot.
-async function drawSvg(browser, file, info, name) {
-  const context = await browser.newContext({ viewport: { width: Math.ceil(info.width), height: Math.ceil(info.height) } });
-  const page = await context.newPage();
-  await page.goto('data:image/svg+xml;base64,' + fs.readFileSync(file).toString('base64'));
-  const buffer = await page.screenshot({ path: path.join(artifactDir, name) });
-  await context.close();
-  return decodePng(buffer);
 }
 
 // ImGui 1.86 closes a popup on a click outside it, not on Escape: click the empty bottom-right

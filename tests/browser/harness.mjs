@@ -132,6 +132,43 @@ export async function shot(page, name) {
   return decodePng(buffer);
 }
 
+// Opens the Export menu (retrying: a click can land while a popup is closing), picks an item,
+// and returns the downloaded file (kept as ARTIFACTS/prefix + its name) with the app state after
+// the export; `menuShot`: a file name for a screenshot of the open menu.
+export async function exportFile(page, item, { prefix = '', menuShot = null } = {}) {
+  for (let attempt = 0; ; ++attempt) {
+    if (!(await state(page)).widgets[item]) await clickWidget(page, 'export');
+    try {
+      await until(page, (x) => x.widgets[item], `${item} in the Export menu`, 4000);
+      if (menuShot) await shot(page, menuShot);
+      break;
+    } catch (e) {
+      if (attempt === 3) throw e;
+      await moveAway(page);
+    }
+  }
+  const before = (await state(page)).export.count;
+  const [download] = await Promise.all([page.waitForEvent('download', { timeout: 60000 }), clickWidget(page, item)]);
+  const name = download.suggestedFilename();
+  const file = path.join(artifactDir, prefix + name);
+  await download.saveAs(file);
+  const s = await until(page, (x) => x.export.count > before, 'the export record');
+  expect(s.export.error === '', `export error: ${s.export.error}`);
+  await moveAway(page);
+  return { name, file, bytes: fs.readFileSync(file), s };
+}
+
+// Draws an SVG file in a page of its own size (info: its width and height) and returns the
+// decoded screenshot, kept as ARTIFACTS/name.
+export async function drawSvg(browser, file, info, name) {
+  const context = await browser.newContext({ viewport: { width: Math.ceil(info.width), height: Math.ceil(info.height) } });
+  const page = await context.newPage();
+  await page.goto('data:image/svg+xml;base64,' + fs.readFileSync(file).toString('base64'));
+  const buffer = await page.screenshot({ path: path.join(artifactDir, name) });
+  await context.close();
+  return decodePng(buffer);
+}
+
 export async function moveAway(page) {
   const s = await state(page);
   const k = await cssScale(page);

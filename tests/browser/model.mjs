@@ -17,8 +17,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { distinctColors, patch } from './png.mjs';
 import {
-  cellPatch, check, clickWidget, expect, looksMasked, maxDiff, finishSuite, moveAway, openPage, shot, startSuiteOrEnd, state,
-  until, waitFrames,
+  cellPatch, check, clickWidget, drawSvg, expect, exportFile, looksMasked, maxDiff, finishSuite, moveAway, openPage, shot,
+  startSuiteOrEnd, state, until, waitFrames,
 } from './harness.mjs';
 
 const [siteDir, artifacts, refs] = process.argv.slice(2);
@@ -332,6 +332,26 @@ await check('a vision model (DINOv2 with registers) and a picture: its maps equa
   const img = await shot(page, 'model-11-image-pinned.png');
   expect(distinctColors(img, s.figure) > 30, 'the picture is not drawn');
   out.push(`patch ${expected.tokens[token]} looks most at ${expected.tokens[first + best]}`);
+  // Its SVG: the picture as the model saw it (a PNG in a data: URI), a cell per patch over it
+  const { file, bytes } = await exportFile(page, 'export.svg', { prefix: 'model-' });
+  const info = await page.evaluate((text) => {
+    const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+    const error = doc.querySelector('parsererror');
+    if (error) return { error: error.textContent.slice(0, 200) };
+    const root = doc.documentElement, picture = doc.querySelector('image.picture');
+    return {
+      view: root.getAttribute('data-view'), width: +root.getAttribute('width'), height: +root.getAttribute('height'),
+      pixels: picture && picture.getAttribute('data-pixels'), rects: doc.querySelectorAll('rect').length,
+      href: picture ? picture.getAttributeNS('http://www.w3.org/1999/xlink', 'href').slice(0, 22) : '',
+    };
+  }, bytes.toString('utf8'));
+  expect(!info.error && info.view === 'image', `the SVG: ${info.error || info.view}`);
+  const [, H, W] = [expected.pixel_values.length, expected.pixel_values[0].length, expected.pixel_values[0][0].length];
+  expect(info.pixels === `${W} ${H}` && info.href === 'data:image/png;base64,', `its picture: ${info.pixels}, ${info.href}`);
+  expect(info.rects >= rows * cols, `${info.rects} rects for ${rows * cols} patches`);
+  const drawn = await drawSvg(browser, file, info, 'model-12-image-svg.png');
+  expect(distinctColors(drawn, [0, 0, drawn.width, drawn.height]) > 30, 'the SVG draws no picture');
+  out.push(`SVG ${bytes.length} bytes, its picture ${info.pixels}`);
   return out.join('; ');
 });
 

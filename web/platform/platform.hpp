@@ -197,7 +197,7 @@ ZoomGesture take_zoom(float imgui_wheel);
 // `error` set.
 std::string save_file(const std::string& name, const std::string& mime, const std::string& bytes, std::string& error);
 // RGBA (top row first) as PNG: encoded by the browser's canvas (keeps a deflate out of the
-// wasm download), by web/platform/png.cpp (stb_image_write) on the desktop.
+// wasm download), by core/formats/png.cpp (stb_image_write) on the desktop.
 std::string save_png(const std::string& name, const std::vector<std::uint8_t>& rgba, int width, int height,
                      std::string& error);
 // The theme "auto" follows: prefers-color-scheme in the browser (read every frame, so it

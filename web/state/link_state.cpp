@@ -12,6 +12,7 @@
 #include "colormaps.hpp"
 #include "live_scenes.hpp"
 #include "presets.hpp"
+#include "text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -144,10 +145,10 @@ std::string head_of_scene(size_t head, int heads) {
 // The scene in a link: its compact JSON as base64url. Without its description: the panel shows
 // descriptions of presets only.
 std::string scene_text(const Scene& scene) {
-    if (scene.description.empty()) return base64url_encode(write_scene(scene, false));
+    if (scene.description.empty()) return base64_encode(write_scene(scene, false), true);
     Scene s = scene;
     s.description.clear();
-    return base64url_encode(write_scene(s, false));
+    return base64_encode(write_scene(s, false), true);
 }
 
 // A live model's text (text=, source=, compare=, corrupted=).
@@ -1108,26 +1109,6 @@ std::string link_parameters_markdown() {
 }
 
 // [SECTION] Hash -----------------------------------------------------------------------------
-
-std::string base64url_encode(std::string_view bytes) {
-    constexpr char k[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    std::string out;
-    out.reserve((bytes.size() + 2) / 3 * 4);
-    size_t i = 0;
-    for (; i + 2 < bytes.size(); i += 3) {
-        unsigned n = (static_cast<unsigned char>(bytes[i]) << 16) | (static_cast<unsigned char>(bytes[i + 1]) << 8) |
-                     static_cast<unsigned char>(bytes[i + 2]);
-        out += {k[n >> 18], k[(n >> 12) & 63], k[(n >> 6) & 63], k[n & 63]};
-    }
-    if (i + 1 == bytes.size()) {
-        unsigned n = static_cast<unsigned char>(bytes[i]) << 16;
-        out += {k[n >> 18], k[(n >> 12) & 63]};
-    } else if (i + 2 == bytes.size()) {
-        unsigned n = (static_cast<unsigned char>(bytes[i]) << 16) | (static_cast<unsigned char>(bytes[i + 1]) << 8);
-        out += {k[n >> 18], k[(n >> 12) & 63], k[(n >> 6) & 63]};
-    }
-    return out;
-}
 
 std::optional<std::string> base64url_decode(std::string_view text) {
     while (!text.empty() && text.back() == '=') text.remove_suffix(1);

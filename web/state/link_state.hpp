@@ -168,7 +168,6 @@ struct LinkResult {
 // and head / token against it, so an ok() link always applies.
 LinkResult decode_link(std::string_view hash);
 
-std::string base64url_encode(std::string_view bytes);
 // nullopt on a character outside A–Z a–z 0–9 - _ (padding '=' is accepted) or a bad length.
 std::optional<std::string> base64url_decode(std::string_view text);
 

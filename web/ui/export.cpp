@@ -209,8 +209,19 @@ std::string figure_svg(const AppState& source, SvgPicture picture, std::string& 
             for (const WhyShown& g : grids) in.grids.push_back(g.grid);
             svg = write_items_svg(lay_out_why(in, measure).items, o, "why");
         }
-    } else if (st.view != View::Lines && st.view != View::Heatmap && st.view != View::Qk) error = "SVG: lines, heatmap, Q–K space and Why views only";
-    else if (st.view == View::Qk && !st.figure.has(Detail::Projections)) error = "SVG: this map has no queries and keys";
+    } else if (st.view == View::Image) {
+        const std::optional<ImageInput> in = image_view_input(st, figure_frame(o.width, o.height, o.scale, measure).box, ui_scale);
+        if (!in) {
+            error = "SVG: the Picture view shows no picture";
+        } else {
+            const Image& picture = *st.figure.live->picture;
+            const ImageLayout layout = lay_out_image(*in, measure);
+            const SvgRaster under{layout.picture, picture.rgb.data(), picture.width, picture.height};
+            svg = write_items_svg(layout.items, o, "image", &under);
+        }
+    } else if (st.view != View::Lines && st.view != View::Heatmap && st.view != View::Qk) {
+        error = "SVG: lines, heatmap, Q–K space, Why and Picture views only";
+    } else if (st.view == View::Qk && !st.figure.has(Detail::Projections)) error = "SVG: this map has no queries and keys";
     else if (error = svg_size_problem(*drawn, o); error.empty()) svg = write_svg(*drawn, o);
     ImGui::DestroyContext(context);
     ImGui::SetCurrentContext(previous);
@@ -327,7 +338,7 @@ void export_menu(AppState& st, ExportQueue& exports, float s) {
     ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(8.0f * s, 6.0f * s));
     for (const Item& item : items) {
         const bool disabled = (item.kind == ExportKind::Svg && st.view != View::Lines && st.view != View::Heatmap && st.view != View::Qk &&
-                               st.view != View::Why) ||
+                               st.view != View::Why && st.view != View::Image) ||
                               (item.kind == ExportKind::SceneJson && !st.figure.has(Detail::Scene));
         if (disabled) ImGui::BeginDisabled();
         if (ImGui::Selectable(tr(st.lang, item.label), false, 0, ImVec2(190.0f * s, 0))) exports.pending = item.kind;

@@ -33,16 +33,14 @@ int picture_query(const AppState& st) {
     return c.registers + (rows / 2) * cols + cols / 2;
 }
 
-void ImageView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
-    AppState& st = ctx.state;
+std::optional<ImageInput> image_view_input(const AppState& st, Box box, float scale) {
     const std::shared_ptr<const LiveRun>& live = st.figure.live;
-    if (!live || !live->picture || st.figure.empty() || st.figure.maps_on_demand())
-        return draw_panels_note(ctx, Str::ImageNoPicture, min, max, "image");
+    if (!live || !live->picture || st.figure.empty() || st.figure.maps_on_demand()) return std::nullopt;
     const Trace& tr = st.figure.trace();
     const int q = std::clamp(picture_query(st), 0, tr.T_q() - 1);
     ImageInput in;
-    in.box = {min.x, min.y, max.x, max.y};
-    in.scale = ctx.scale;
+    in.box = box;
+    in.scale = scale;
     in.dark = st.theme == Theme::Dark;
     in.colormap = st.heatmap.colormap;
     in.picture_width = live->picture->width, in.picture_height = live->picture->height;
@@ -57,6 +55,17 @@ void ImageView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
                   import_description(st).c_str());
     in.caption = caption;
     in.legend = attn::tr(st.lang, Str::LegendWeight);
+    return in;
+}
+
+void ImageView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
+    AppState& st = ctx.state;
+    const std::optional<ImageInput> input = image_view_input(st, {min.x, min.y, max.x, max.y}, ctx.scale);
+    if (!input) return draw_panels_note(ctx, Str::ImageNoPicture, min, max, "image");
+    const ImageInput& in = *input;
+    const std::shared_ptr<const LiveRun>& live = st.figure.live;
+    const Trace& tr = st.figure.trace();
+    const int q = in.query;
     const FontsMeasure measure(ctx.fonts);
     const ImageLayout layout = lay_out_image(in, measure);
 

@@ -7,6 +7,7 @@
 #include "lines_layout.hpp"
 #include "renderer.hpp"
 #include "theme.hpp"
+#include "image_layout.hpp"
 #include "why_layout.hpp"
 
 #include <imgui.h>
@@ -235,6 +236,10 @@ void draw_panels_note(ViewContext& ctx, Str note, ImVec2 min, ImVec2 max, const 
 // The token whose attention the Image view lays over the picture: the one pointed at or pinned,
 // else the [CLS] (SigLIP, which has none: the middle patch); −1 for a figure without a picture.
 int picture_query(const AppState& st);
+// The Image view's input in `box` at UI scale `scale` (no picture: nullopt): the picture's
+// grid, the query's row of the heatmap's map (its head or the heads' mean), the caption and the
+// legend in the UI's language. Its SVG lays out the same.
+std::optional<ImageInput> image_view_input(const AppState& st, Box box, float scale);
 // The toolbar's layer and head (or the heads' mean) that the heatmap and the Image view share
 // (heatmap_view.cpp).
 void heatmap_head_toolbar(ViewContext& ctx);

@@ -1,5 +1,5 @@
 // png.hpp: 8-bit RGBA images as PNG, encoded by stb_image_write (Debian's libstb-dev). No
-// platform calls: the web build can use it as well as the desktop.
+// platform calls: the desktop's exports, `attnviz render`, and the SVG's embedded pictures.
 #pragma once
 
 #include <cstdint>
