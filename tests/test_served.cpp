@@ -117,6 +117,10 @@ TEST_CASE("a served link before its first figure: the canvas says the server's s
     attn::served_reply(st, st.served.waiting, 401, R"({"error":"token: missing or wrong"})");
     CHECK(attn::awaiting_served_figure(st));  // still no figure: the problem is said where it would be
     CHECK(st.served.error == "http://127.0.0.1:8765: token: missing or wrong");
+    // The server gone before any figure: asked again, and no "the figure stays" (there is none)
+    attn::served_reply(st, st.served.waiting, 0, "no answer (Failed to fetch)");
+    REQUIRE(st.served.lost);
+    CHECK(attn::served_summary(st) == "http://127.0.0.1:8765 does not answer: asking again every few seconds.");
     // A link without a server, or the reader's own scene, is drawn as ever.
     st.load_preset("masked-apple");
     CHECK_FALSE(attn::awaiting_served_figure(st));
@@ -150,6 +154,7 @@ TEST_CASE("a served model: a stale answer is dropped, a refusal keeps the figure
     sent(st);
     attn::served_reply(st, st.served.waiting, 0, "no answer (Failed to fetch)");
     CHECK(st.served.lost);
+    CHECK(attn::served_summary(st) == "this page's server does not answer: asking again every few seconds (the figure stays).");
     attn::advance_served(st, 10.0);
     CHECK(st.served.outbox.empty());
     attn::advance_served(st, 12.0);

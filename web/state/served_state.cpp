@@ -358,7 +358,8 @@ std::string served_summary(const AppState& st) {
     const char* where = s.server == "." ? tr(st.lang, Str::ServedHere) : s.server.c_str();
     char line[512];
     if (s.connected()) std::snprintf(line, sizeof line, tr(st.lang, Str::ServedBy), s.model.c_str(), where);
-    else std::snprintf(line, sizeof line, tr(st.lang, s.lost ? Str::ServedLost : Str::ServedConnecting), where);
+    else if (!s.lost) std::snprintf(line, sizeof line, tr(st.lang, Str::ServedConnecting), where);
+    else std::snprintf(line, sizeof line, tr(st.lang, awaiting_served_figure(st) ? Str::ServedLostNoFigure : Str::ServedLost), where);
     return line;
 }
 

@@ -704,6 +704,7 @@ constexpr Entry kTable[] = {
     {Str::ServedConnecting, "Connecting to %s\u2026", "正在连接 %s\u2026"},
     {Str::ServedLost, "%s does not answer: asking again every few seconds (the figure stays).",
      "%s 没有应答：每隔几秒再试一次（图保持不变）。"},
+    {Str::ServedLostNoFigure, "%s does not answer: asking again every few seconds.", "%s 没有应答：每隔几秒再试一次。"},
     {Str::ServedRun, "%d tokens, run %d", "%d 个词元，第 %d 次运行"},
     {Str::ServedBusy, "running\u2026", "运行中\u2026"},
     {Str::ServedHere, "this page's server", "本页的服务器"},

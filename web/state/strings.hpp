@@ -100,7 +100,7 @@ enum class Str {
     ViewQk, QkPca, QkTsne, QkHeads, QkWhatPca, QkWhatTsne, QkTsneTooMany, QkNormalized, QkCorrelation, QkQueries, QkKeys,
     QkNearest, QkNearestOne, QkStrongest, QkHeadTitle, QkNoQk, QkHint, QkHeadsHint, QkHeadsHeading,
     // a model PyTorch runs elsewhere (web/state/served_state.hpp)
-    SectionServed, ServedBy, ServedConnecting, ServedLost, ServedRun, ServedBusy, ServedHere, ServedThumbnails, ServedLayer, ServedGreedy, ServedStatus,
+    SectionServed, ServedBy, ServedConnecting, ServedLost, ServedLostNoFigure, ServedRun, ServedBusy, ServedHere, ServedThumbnails, ServedLayer, ServedGreedy, ServedStatus,
     Count
 };
 
