@@ -102,4 +102,12 @@ TEST_CASE("an SVG's picture: <image> over its box, a PNG of the same pixels") {
         same = same && rgba[4 * i] == rgb[3 * i] && rgba[4 * i + 1] == rgb[3 * i + 1] && rgba[4 * i + 2] == rgb[3 * i + 2] && rgba[4 * i + 3] == 255;
     CHECK(same);
     CHECK(attn::write_items_svg({}, o, "why").find("<image") == std::string::npos);  // none without a picture
+    // a colour bar among the items: the colormap's gradient, which it is filled with
+    attn::Item bar;
+    bar.kind = attn::Item::Colormap;
+    bar.box = {0.0f, 0.0f, 10.0f, 100.0f};
+    CHECK(svg.find("<linearGradient id=\"colormap\"") == std::string::npos);
+    const std::string with_bar = attn::write_items_svg({bar}, o, "image", &under);
+    CHECK(with_bar.find("<linearGradient id=\"colormap\"") != std::string::npos);
+    CHECK(with_bar.find("url(#colormap)") != std::string::npos);
 }

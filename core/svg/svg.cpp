@@ -601,6 +601,9 @@ std::string write_items_svg(const std::vector<Item>& items, const SvgOptions& op
                         std::to_string(under->width) + " " + std::to_string(under->height) + "\" xlink:href=\"data:image/png;base64," +
                         base64_encode(std::string_view(reinterpret_cast<const char*>(png.data()), png.size())) + "\"/>\n";
         }
+        // a legend's colour bar (the Picture view's): the options' colormap
+        if (std::any_of(items.begin(), items.end(), [](const Item& it) { return it.kind == Item::Colormap; }))
+            colormap_gradient(doc, colormaps()[std::clamp(options.colormap, 0, static_cast<int>(colormaps().size()) - 1)]);
         write_items(doc, items, [](const Item&) {});
     });
 }
