@@ -536,13 +536,13 @@ void draw_live_controls(ViewContext& ctx) {
             ImGui::TextDisabled("%s", tr(st.lang, Str::PictureNone));
             ImGui::PopTextWrapPos();
         } else {
+            ImGui::PushTextWrapPos(0.0f);  // a path typed on the desktop can be long
             ImGui::Text(tr(st.lang, Str::PictureShown), ms.picture->name.c_str(), ms.picture->image.width, ms.picture->image.height);
             if (live && live->picture && live->input.patch_rows > 0) {
                 const int rows = live->input.patch_rows, cols = static_cast<int>(live->input.patches.rows()) / rows;
-                ImGui::PushTextWrapPos(0.0f);
                 ImGui::TextDisabled(tr(st.lang, Str::PictureSeen), live->picture->width, live->picture->height, rows, cols, m.config().patch_size);
-                ImGui::PopTextWrapPos();
             }
+            ImGui::PopTextWrapPos();
         }
         probe(st, "model.picture");
     } else {
