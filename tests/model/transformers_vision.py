@@ -28,19 +28,13 @@ import os
 import subprocess
 import sys
 
+from transformers_oracle import rounded  # floats to 8 significant digits (beside this file)
+
 
 def sha256(path):
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
 
-
-def rounded(x):
-    """Floats to 8 significant digits (the tolerances are 1e-5 and 1e-4)."""
-    if isinstance(x, float):
-        return float(f"{x:.8g}")
-    if isinstance(x, list):
-        return [rounded(v) for v in x]
-    return x
 
 # [SECTION] make: transformers runs the cases -----------------------------------------------------
 
@@ -48,7 +42,6 @@ def rounded(x):
 def processor_gap(folder, pixel_values):
     """{"slow"|"fast": the largest |difference| between AutoImageProcessor's pixel values of
     image.png and ours, or the error it raised}."""
-    import torch
     from PIL import Image
     from transformers import AutoImageProcessor
     gaps = {}
@@ -61,7 +54,6 @@ def processor_gap(folder, pixel_values):
                           if got.shape == pixel_values.shape[1:] else f"shape {list(got.shape)}"}
         except Exception as e:  # a processor class one version of transformers lacks
             gaps[kind] = {"error": f"{type(e).__name__}: {e}"[:200]}
-    del torch
     return gaps
 
 
