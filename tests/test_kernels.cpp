@@ -838,6 +838,46 @@ TEST_CASE("threads: the pool runs every part of every job once, and passes on a 
     }
 }
 
+// Timing (benchmarks: Pool::set_timing) counts the jobs run on threads, their parts' time summed
+// and each job's longest part; a job of one part runs on the caller and is not one of them.
+// A product split into more parts a thread (Context::product_parts) gives the same bits.
+TEST_CASE("threads: the pool's timing counts its jobs, their parts' time and longest parts; more parts a product, the same bits") {
+    kernels::Pool pool(2);
+    const auto sleep_ms = [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
+    pool.set_timing(true);
+    pool.run(4, [&](int part, int) { sleep_ms(part == 3 ? 8 : 2); });
+    pool.run(1, [&](int, int) { sleep_ms(1); });
+    const kernels::PoolTimes t = pool.times();
+    if (pool.threads() == 1) {  // a wasm build without threads: every job on the caller
+        CHECK(t.jobs == 0);
+    } else {
+        CHECK(t.jobs == 1);
+        CHECK(t.parts == 4);
+        CHECK(t.busy_s >= 0.0139);  // 2 + 2 + 2 + 8 ms, each at least
+        CHECK(t.longest_s >= 0.0079);
+        CHECK(t.longest_s <= t.busy_s);
+        CHECK(t.wall_s >= t.longest_s);
+    }
+    pool.set_timing(false);  // off: counted from zero, nothing more
+    pool.run(4, [&](int, int) {});
+    CHECK(pool.times().jobs == 0);
+
+    oracle::Random rng(34);
+    const Matrix A = rng.matrix(41, 80), B = rng.matrix(80, 150);
+    Matrix want(41, 150), got(41, 150);
+    kernels::Context one;
+    kernels::matmul(one, 41, 150, 80, A.data(), 80, B.data(), 150, false, nullptr, want.data(), 150);
+    kernels::Context ctx(kernels::best_isa(), &pool);
+    ctx.split_work = 0;
+    for (int parts : {1, 2, 3}) {
+        CAPTURE(parts);
+        ctx.product_parts = parts;
+        got.setZero();
+        kernels::matmul(ctx, 41, 150, 80, A.data(), 80, B.data(), 150, false, nullptr, got.data(), 150);
+        CHECK((got.array() != want.array()).count() == 0);
+    }
+}
+
 // set_threads moves the threads a job uses within those started, either way, between jobs and
 // while another caller's jobs run: every part still runs once, only workers below the setting
 // take parts, and the numbers do not change.
