@@ -800,4 +800,19 @@ TEST_CASE("the Image view: the picture fitted, a cell per patch coloured by its 
     CHECK(bare.top == 0.0f);
     CHECK(std::none_of(bare.items.begin(), bare.items.end(), [](const Item& it) { return it.kind == Item::Colormap; }));
     CHECK(bare.picture.w() > L.picture.w());  // the legend's room goes to the picture
+    // A portrait box (a phone's): the chips in a row above the picture, which takes their column's width
+    in.weights = {0.3f, 0.1f, 0.05f, 0.2f, 0.0f, 0.1f, 0.15f, 0.1f};
+    in.box = {0, 0, 360, 700};
+    const ImageLayout phone = lay_out_image(in, m);
+    in.box = {0, 0, 700, 360};
+    const ImageLayout wide = lay_out_image(in, m);
+    REQUIRE(phone.chips.size() == 2);
+    CHECK(phone.chips[0].y1 <= phone.picture.y0);
+    CHECK(phone.chips[1].x0 >= phone.chips[0].x1);        // side by side
+    CHECK(phone.chips[1].y0 == phone.chips[0].y0);
+    CHECK(phone.picture.x0 < phone.chips[0].x1);           // the picture under them, from the left margin
+    CHECK(wide.chips[0].x1 <= wide.picture.x0);            // a landscape box keeps the column
+    CHECK(phone.picture.x1 <= 360.0f);
+    CHECK(phone.hit((phone.chips[1].x0 + phone.chips[1].x1) * 0.5f, (phone.chips[1].y0 + phone.chips[1].y1) * 0.5f) == 1);
+    CHECK(phone.hit(phone.grid.x0 + phone.cell_w * 1.5f, phone.grid.y0 + phone.cell_h * 0.5f) == 3);  // p0,1
 }

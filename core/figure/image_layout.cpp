@@ -42,15 +42,20 @@ ImageLayout lay_out_image(const ImageInput& in, const TextMeasure& m) {
         L.items.push_back(text_item(role, x, y, f, c, t, m.width(t, f), Item::Left, index));
     };
 
-    // [pass 1] the chips' column (the widest token and weight), the legend's, the picture between
+    // [pass 1] the chips' column (the widest token and weight), the legend's, the picture between;
+    // in a portrait box (a phone) the chips in rows above the picture, which takes the width
     float chip_w = 0.0f;
     for (int t = 0; t < L.first; ++t)
         chip_w = std::max({chip_w, m.width(token_text(in.tokens[static_cast<std::size_t>(t)]), FontRole::Small), m.width("0.000", FontRole::Small)});
     if (L.first > 0) chip_w += 14.0f * s;
+    const float chip_h = 2.0f * ss + 10.0f * s, gap = 6.0f * s;
     const float legend_w = overlay ? std::max(m.width(in.legend, FontRole::Small), 40.0f * s + m.width("0.000", FontRole::Small)) + pad : 0.0f;
+    const bool chips_above = L.first > 0 && in.box.w() < in.box.h();
+    const int per_row = std::max(1, static_cast<int>((in.box.w() - 2.0f * pad + gap) / (chip_w + gap)));
+    const float chips_h = chips_above ? static_cast<float>((L.first + per_row - 1) / per_row) * (chip_h + gap) : 0.0f;
     const float caption_h = in.caption.empty() ? 0.0f : 2.0f * ss + 10.0f * s;
-    const Box area{in.box.x0 + pad + (chip_w > 0.0f ? chip_w + pad : 0.0f), in.box.y0 + pad, in.box.x1 - pad - legend_w,
-                   in.box.y1 - pad - caption_h};
+    const Box area{in.box.x0 + pad + (chip_w > 0.0f && !chips_above ? chip_w + pad : 0.0f), in.box.y0 + pad + chips_h,
+                   in.box.x1 - pad - legend_w, in.box.y1 - pad - caption_h};
     const float k = std::max(std::min(area.w() / static_cast<float>(in.picture_width), area.h() / static_cast<float>(in.picture_height)), 0.0f);
     const float pw = k * static_cast<float>(in.picture_width), ph = k * static_cast<float>(in.picture_height);
     L.picture = {area.x0 + (area.w() - pw) * 0.5f, area.y0, area.x0 + (area.w() - pw) * 0.5f + pw, area.y0 + ph};
@@ -84,10 +89,13 @@ ImageLayout lay_out_image(const ImageInput& in, const TextMeasure& m) {
         L.items.push_back(outline_item(ItemRole::Selection, cell, Color{1, 1, 1, 1}, 2.0f * s, 0.0f, in.query));
     }
 
-    // [pass 3] the chips: the token, its weight, its colour (the query's outlined)
-    float cy = L.picture.y0;
+    // [pass 3] the chips: the token, its weight, its colour (the query's outlined); a column left
+    // of the picture, or rows above it
     for (int t = 0; t < L.first; ++t) {
-        const Box chip{in.box.x0 + pad, cy, in.box.x0 + pad + chip_w, cy + 2.0f * ss + 10.0f * s};
+        const float x = in.box.x0 + pad + (chips_above ? static_cast<float>(t % per_row) * (chip_w + gap) : 0.0f);
+        const float y = chips_above ? in.box.y0 + pad + static_cast<float>(t / per_row) * (chip_h + gap)
+                                    : L.picture.y0 + static_cast<float>(t) * (chip_h + gap);
+        const Box chip{x, y, x + chip_w, y + chip_h};
         L.chips.push_back(chip);
         const float w = overlay ? in.weights[static_cast<std::size_t>(t)] : 0.0f;
         Color fill = pal.token_fill;
@@ -101,7 +109,6 @@ ImageLayout lay_out_image(const ImageInput& in, const TextMeasure& m) {
         const Color ink = overlay ? ink_on_color({fill.r, fill.g, fill.b}) : pal.text;
         text(ItemRole::TokenLabel, chip.x0 + 7.0f * s, chip.y0 + 4.0f * s, FontRole::Small, ink, token_text(in.tokens[static_cast<std::size_t>(t)]), t);
         if (overlay) text(ItemRole::Number, chip.x0 + 7.0f * s, chip.y0 + 4.0f * s + ss, FontRole::Small, ink, weight_text(w), t);
-        cy = chip.y1 + 6.0f * s;
     }
     if (overlay) {  // the legend: the colormap from 0 to the largest weight on a patch
         const float lx = in.box.x1 - legend_w + 8.0f * s, bar_w = 12.0f * s;

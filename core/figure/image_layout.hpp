@@ -5,6 +5,7 @@
 // the patches ([CLS], DINOv2's registers) are chips beside the picture, each with its weight.
 //
 //   pass 1: the columns: the chips', the picture's (as large as fits, its aspect kept), the legend's
+//           (a portrait box, a phone's: the chips in rows above the picture instead)
 //   pass 2: the overlay: a cell per patch (colour and opacity by its weight over the largest),
 //           the grid's lines, the query's outline
 //   pass 3: the chips, the legend and the caption
