@@ -160,7 +160,7 @@ void write_checkpoint(const std::string& path, const Arch& arch) {
     std::int64_t offset = 0;
     for (const Entry& e : entries) {
         std::string shape;
-        for (std::size_t i = 0; i < e.shape.size(); ++i) shape += (i ? "," : "") + std::to_string(e.shape[i]);
+        for (std::size_t i = 0; i < e.shape.size(); ++i) shape.append(i ? "," : "").append(std::to_string(e.shape[i]));
         const std::int64_t end = offset + bytes * elements(e);
         header += ",\"" + e.name + "\":{\"dtype\":\"" + (arch.bf16 ? "BF16" : "F32") + "\",\"shape\":[" + shape +
                   "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(end) + "]}";

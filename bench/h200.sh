@@ -17,9 +17,13 @@
 #      wall, the parts' busy time, the longest parts, the serial rest) on 8 and 16 threads
 #      against one thread's time; on 16, with 2 parts a thread per product and a 1000 µs spin,
 #      with glibc's malloc asking for huge pages, and with the maps on demand
+#   6. after the kept maps stay in the process from run to run (kernels::keep_freed_memory's
+#      1 GB): threads 1-16 at T = 128 and 512 against PyTorch again, the maps kept and on demand;
+#      and whether a part's slowdown beside 15 others is the machine's: 1, 8 and 16 copies of a
+#      one-thread run side by side, each copy's time against one alone
 # `bench/h200.sh 5` runs section 5 alone (and the machine's line); no argument runs them all.
 set -u
-SECTIONS=${1:-12345}
+SECTIONS=${1:-123456}
 OUT=${OUT:-/tmp/h200}
 mkdir -p "$OUT"
 exec > >(tee "$OUT/log") 2>&1
@@ -61,5 +65,23 @@ want 5 && step "5. where 16 threads' time goes" && lscpu -e | head -3 && cat /sy
     for t in 1 16; do
         timeout 60 python3 bench/bench_model_torch.py --arch smollm2 --T $T --reps 3 --threads $t | grep RESULT
     done
+done
+want 6 && step "6. threads, the maps' memory kept from run to run" &&
+    lscpu | grep -E "Thread|Core|Socket|NUMA node\(|MHz" && for T in 512 128; do
+    for t in 1 2 4 8 16; do
+        timeout 60 build/attn_bench_model --arch smollm2 --dtype bf16 --T $T --reps 5 --threads $t --keep | grep -E "bench=|pool"
+        timeout 60 python3 bench/bench_model_torch.py --arch smollm2 --T $T --reps 5 --threads $t | grep RESULT
+    done
+    for t in 1 16; do
+        echo "-- maps on demand, $t threads"
+        timeout 60 build/attn_bench_model --arch smollm2 --dtype bf16 --T $T --reps 5 --threads $t --keep --maps demand | grep -E "bench="
+    done
+done
+want 6 && for copies in 1 8 16; do
+    echo "-- $copies copies of one thread's run side by side, T = 128"
+    for c in $(seq $copies); do
+        timeout 60 build/attn_bench_model --arch smollm2 --dtype bf16 --T 128 --reps 5 --threads 1 --keep | grep -E "bench=" &
+    done
+    wait
 done
 step done

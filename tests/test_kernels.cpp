@@ -3,6 +3,7 @@
 // differences seen.
 #include "kernels.hpp"
 #include "oracle.hpp"
+#include "test_util.hpp"
 
 #include <doctest/doctest.h>
 
@@ -20,6 +21,10 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#if defined(__GLIBC__)
+#include <sys/resource.h>
+#endif
 
 using namespace attn;
 
@@ -917,6 +922,37 @@ TEST_CASE("threads: set_threads changes the threads jobs use, within those the p
         kernels::matmul(ctx, 37, 200, 96, A.data(), 96, B.data(), 200, false, nullptr, got.data(), 200);
         CHECK((got.array() != want.array()).count() == 0);
     }
+}
+
+// keep_freed_memory: a run's kept maps (SmolLM2's shape at T = 512: 270 blocks of 1 MB), freed
+// as the next run starts, serve that run without a page fault (at glibc's 128 KB trim threshold,
+// or the 256 MB it was, they went back to the system and every page faulted in again).
+// glibc's malloc only: ASan's has no such thresholds.
+TEST_CASE("threads: a run's freed maps are the next run's memory, not faulted in again") {
+#if defined(__GLIBC__) && !ATTN_TEST_SANITIZED
+    kernels::keep_freed_memory();
+    const auto faults = [] {
+        rusage u{};
+        getrusage(RUSAGE_SELF, &u);
+        return static_cast<long>(u.ru_minflt);
+    };
+    constexpr int kBlocks = 300, kFloats = 1 << 18;  // 300 MB
+    const auto run = [&] {
+        std::vector<std::unique_ptr<float[]>> maps;
+        for (int b = 0; b < kBlocks; ++b) {
+            maps.push_back(std::make_unique<float[]>(kFloats));  // zeroed: every page written
+            maps.back()[kFloats - 1] = static_cast<float>(b);
+        }
+        return maps;
+    };
+    const long before = faults();
+    run();
+    const long first = faults() - before;
+    run();
+    const long second = faults() - before - first;
+    INFO("page faults: " << first << " the first time, " << second << " the second");
+    CHECK(second <= first / 50);  // 4 KB pages: 76 800 the first time
+#endif
 }
 
 // part_range: the parts, in order, cover [0, n) once, each starts on a whole step, and they

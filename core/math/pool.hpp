@@ -24,7 +24,9 @@ namespace attn::kernels {
 // threshold and trim threshold raised), where glibc would give each back to the system and
 // fault its pages in again at the next block's allocation: the forward pass allocates its
 // buffers block by block (SmolLM2-135M's shape at T = 128: 8 % of a forward in page faults, and
-// the faults of two threads take turns on the process's memory lock; BENCHMARKS.md). A
+// the faults of two threads take turns on the process's memory lock; at T = 512 on 16 threads,
+// the kept maps' pages made each part of a job 3.2 × slower: BENCHMARKS.md). Up to 1 GB stays
+// free at the heap's top, what a run's kept maps take, for the next run's. A
 // program's main calls it once, before any thread starts; elsewhere it does nothing.
 void keep_freed_memory();
 // This machine's physical memory in bytes (sysconf); the most a uint64 holds where it cannot
