@@ -18,12 +18,13 @@
 #      against one thread's time; on 16, with 2 parts a thread per product and a 1000 µs spin,
 #      with glibc's malloc asking for huge pages, and with the maps on demand
 #   6. after the kept maps stay in the process from run to run (kernels::keep_freed_memory's
-#      1 GB): threads 1-16 at T = 128 and 512 against PyTorch again, the maps kept and on demand;
-#      and whether a part's slowdown beside 15 others is the machine's: 1, 8 and 16 copies of a
-#      one-thread run side by side, each copy's time against one alone
+#      1 GB): threads 1-16 at T = 128 and 512 against PyTorch again, the maps kept and on demand
+#      (7 minutes)
+#   7. whether a part's slowdown beside 15 others is the machine's: 1, 8 and 16 copies of a
+#      one-thread run side by side, each copy's time against one alone (30 s)
 # `bench/h200.sh 5` runs section 5 alone (and the machine's line); no argument runs them all.
 set -u
-SECTIONS=${1:-123456}
+SECTIONS=${1:-1234567}
 OUT=${OUT:-/tmp/h200}
 mkdir -p "$OUT"
 exec > >(tee "$OUT/log") 2>&1
@@ -77,7 +78,7 @@ want 6 && step "6. threads, the maps' memory kept from run to run" &&
         timeout 60 build/attn_bench_model --arch smollm2 --dtype bf16 --T $T --reps 5 --threads $t --keep --maps demand | grep -E "bench="
     done
 done
-want 6 && for copies in 1 8 16; do
+want 7 && step "7. one thread's run in copies side by side" && for copies in 1 8 16; do
     echo "-- $copies copies of one thread's run side by side, T = 128"
     for c in $(seq $copies); do
         timeout 60 build/attn_bench_model --arch smollm2 --dtype bf16 --T 128 --reps 5 --threads 1 --keep | grep -E "bench=" &
