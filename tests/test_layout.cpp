@@ -439,6 +439,69 @@ TEST_CASE("heatmap layout: the view is clamped to the map; the cell under a poin
     CHECK(L.bar.x0 > L.grid.x1);
 }
 
+// A vision model's patch labels: beside each, its piece of the picture (Item::Picture, the
+// fractions of patch (r, c)); none for the [CLS]; the labels' column and header make room for it,
+// with the column labels upright (a big box) and turned (a small one); and in the SVG.
+TEST_CASE("heatmap layout: a vision model's patches labelled with their pieces of the picture") {
+    const FakeMeasure m(1.0f);
+    const Trace tr = compute(read_scene(R"({"kind": "self", "d_model": 8, "heads": 1, "tokens": ["[CLS]", "p0,0", "p0,1", "p0,2", "p1,0", "p1,1", "p1,2", "p2,0", "p2,1", "p2,2"]})"));
+    const PatchCrops crops{1, 3, 3, 16, 48, 64};  // 3 × 3 patches of 16 px in a 48 × 64 picture: the last 16 rows past them
+    for (const Box box : {Box{0.0f, 0.0f, 1400.0f, 1000.0f}, Box{0.0f, 0.0f, 420.0f, 330.0f}}) {
+        HeatmapInput in;
+        in.trace = &tr;
+        in.box = box;
+        const HeatmapLayout plain = lay_out_heatmap(in, m, label_widths(tr, FontRole::Body, m));
+        in.crops = crops;
+        const HeatmapLayout L = lay_out_heatmap(in, m, label_widths(tr, FontRole::Body, m));
+        const float fs = L.fs;
+        INFO("box " << box.w() << " x " << box.h() << (L.upright ? ", upright" : ", turned"));
+        CHECK(L.label_w == doctest::Approx(plain.label_w + fs + 4.0f));
+        CHECK(L.header_h == doctest::Approx(plain.header_h + fs + 4.0f));
+        const HeatmapItems items = heatmap_items(L, {}, {}, m);
+        int row_crops = 0, col_crops = 0;
+        for (const Item& it : items.items) {
+            if (it.kind != Item::Picture) continue;
+            REQUIRE(it.index >= 1);
+            const int p = it.index - 1, r = p / 3, c = p % 3;
+            CHECK(it.x == doctest::Approx(c * 16.0f / 48.0f));
+            CHECK(it.x2 == doctest::Approx((c + 1) * 16.0f / 48.0f));
+            CHECK(it.y == doctest::Approx(r * 16.0f / 64.0f));
+            CHECK(it.y2 == doctest::Approx((r + 1) * 16.0f / 64.0f));
+            CHECK(it.box.w() == doctest::Approx(fs));
+            CHECK(it.box.h() == doctest::Approx(fs));
+            const bool row = it.box.x1 <= L.grid.x0;
+            ++(row ? row_crops : col_crops);
+            if (row) {  // left of the grid, in the query's row, right of its label's text
+                CHECK((it.box.y0 + it.box.y1) * 0.5f == doctest::Approx(L.cell_y(it.index + 0.5f)));
+                for (const Item& t : items.items)
+                    if (t.role == ItemRole::RowLabel && t.index == it.index) CHECK(t.x + t.text_w <= it.box.x0);
+                CHECK(it.box.x0 >= L.grid.x0 - L.label_w);
+            } else {  // above the grid, in the key's column, under its label's text
+                CHECK(it.box.y1 <= L.grid.y0);
+                CHECK(it.box.y0 >= L.grid.y0 - L.header_h);
+                CHECK((it.box.x0 + it.box.x1) * 0.5f == doctest::Approx(L.cell_x(it.index + 0.5f)));
+                for (const Item& t : items.items)
+                    if (t.role == ItemRole::ColLabel && t.index == it.index) CHECK((t.upwards ? t.y : t.y + fs) <= it.box.y0);
+            }
+        }
+        CHECK(row_crops == items.labels_q - 1);  // every labelled patch, not the [CLS]
+        CHECK(col_crops == items.labels_k - 1);
+        CHECK(row_crops >= 1);
+    }
+    // The SVG: the picture once in the defs, each piece a viewBox of its pixels.
+    std::vector<std::uint8_t> rgb(48 * 64 * 3, 128);
+    SvgOptions o;
+    o.view = SvgView::Heatmap;
+    o.crops = crops, o.crops_rgb = rgb.data();
+    const std::string svg = write_svg(tr, o);
+    CHECK(test::occurrences(svg, "<image id=\"picture\" width=\"48\" height=\"64\"") == 1);
+    CHECK(test::occurrences(svg, "<svg class=\"patch\"") == 18);
+    CHECK(test::contains(svg, "data-index=\"6\" "));
+    CHECK(test::contains(svg, "viewBox=\"32 16 16 16\""));  // patch (1, 2): token 6
+    o.crops_rgb = nullptr;  // no picture: labels alone
+    CHECK(test::occurrences(write_svg(tr, o), "class=\"patch\"") == 0);
+}
+
 // [SECTION] Steps ------------------------------------------------------------------------------
 
 TEST_CASE("steps layout: blocks in reading order without overlap, hit test, what a number is made of") {

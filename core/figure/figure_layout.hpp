@@ -108,6 +108,7 @@ enum class ItemRole {
     GroupFrame,                                 // model view: the query heads that share K and V
     HeadTag,                                    // model view: what a head does (its score), on its thumbnail
     Knockout,                                   // model view: the veil and cross of a knocked-out head
+    PatchCrop,                                  // heatmap: a vision model's patch as its piece of the picture
 };
 
 // One thing to draw, in a layout's list order (later items over earlier ones).
@@ -122,9 +123,11 @@ enum class ItemRole {
 //              the other diagonal).
 //   Colormap:  box, the colormap as a vertical bar, t = 1 at the top.
 //   Lines, Grid: where the GPU's lines or heatmap cells go in the order (the layout says where).
+//   Picture:   box, showing the part (x, y) … (x2, y2) of the figure's picture, as fractions of its
+//              width and height (PatchCrops); `index` the token.
 // `clip`: index into the layout's clip boxes, −1 for none.
 struct Item {
-    enum Kind { Rect, Text, Segment, Hatch, WindowHatch, Colormap, Lines, Grid } kind = Rect;
+    enum Kind { Rect, Text, Segment, Hatch, WindowHatch, Colormap, Lines, Grid, Picture } kind = Rect;
     ItemRole role = ItemRole::Other;
     int index = -1;                 // the token, head or tick it belongs to (−1: none)
     Box box;
@@ -165,6 +168,25 @@ inline Item segment_item(ItemRole role, float x, float y, float x2, float y2, Co
     it.stroke_width = width, it.index = index;
     return it;
 }
+
+// A vision model's patches as the pieces of its picture they are (labels of the heatmap's rows
+// and columns): token first + r·cols + c is patch (r, c), the pixels [c·patch, (c + 1)·patch) ×
+// [r·patch, (r + 1)·patch) of the picture as the model saw it (width × height). rows = 0: none.
+struct PatchCrops {
+    int first = 0, rows = 0, cols = 0, patch = 0, width = 0, height = 0;
+    bool any() const { return rows > 0 && cols > 0 && patch > 0 && width > 0 && height > 0; }
+    // Token `token`'s piece as an Item::Picture at `box`, or false: the token is not a patch.
+    bool item(int token, Box box, Item& out) const {
+        const int i = token - first;
+        if (!any() || i < 0 || i >= rows * cols) return false;
+        const float r = static_cast<float>(i / cols), c = static_cast<float>(i % cols), p = static_cast<float>(patch);
+        const float w = static_cast<float>(width), h = static_cast<float>(height);
+        out = Item();
+        out.kind = Item::Picture, out.role = ItemRole::PatchCrop, out.box = box, out.index = token;
+        out.x = c * p / w, out.y = r * p / h, out.x2 = (c + 1.0f) * p / w, out.y2 = (r + 1.0f) * p / h;
+        return true;
+    }
+};
 
 // [SECTION] The frame of a figure drawn alone (PNG, SVG) ---------------------------------------
 

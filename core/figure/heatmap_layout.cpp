@@ -48,7 +48,9 @@ HeatmapLayout lay_out_heatmap(const HeatmapInput& in, const TextMeasure& m, cons
     const float fs = L.fs, ss = L.ss;
     L.maxw_q = widths.q, L.maxw_k = widths.k;
     const float margin = 14.0f * s;
-    L.label_w = L.maxw_q + 14.0f * s;
+    L.crops = in.crops;
+    L.crop_w = in.crops.any() ? fs + 4.0f * s : 0.0f;
+    L.label_w = L.maxw_q + 14.0f * s + L.crop_w;
     // The queries' caption sits left of the column labels, over the row labels' column; wider
     // than that column and the margin, it would reach over the column labels: a line of its own.
     const std::string& query_caption = tr.kind == AttentionKind::Cross ? in.words.caption_target_queries : in.words.caption_queries;
@@ -68,11 +70,11 @@ HeatmapLayout lay_out_heatmap(const HeatmapInput& in, const TextMeasure& m, cons
         float avail_h = std::max(b.y1 - b.y0 - 2.0f * margin - L.title_h - header_h - footer_h, 20.0f);
         return std::min({avail_w / T_k, avail_h / T_q, max_cell});
     };
-    float header_h = fs + 10.0f * s;
+    float header_h = fs + 10.0f * s + L.crop_w;
     float cell0 = fit(header_h);
     L.upright = L.maxw_k + 8.0f * s <= cell0;
     if (!L.upright) {
-        header_h = std::min(L.maxw_k + 12.0f * s, (b.y1 - b.y0) * 0.35f);
+        header_h = std::min(L.maxw_k + 12.0f * s, (b.y1 - b.y0) * 0.35f) + L.crop_w;
         cell0 = fit(header_h);
     }
     L.header_h = header_h;
@@ -189,10 +191,15 @@ HeatmapItems heatmap_items(const HeatmapLayout& L, const HeatmapSelection& sel, 
         const float y = L.cell_y(q + 0.5f);
         const std::string t(token_text(tr.queries[q]));
         const float w = m.width(t, FontRole::Body);
-        const float px = g.x0 - w - 8.0f * s, py = y - fs * 0.5f;
+        const float px = g.x0 - w - 8.0f * s - L.crop_w, py = y - fs * 0.5f;
         if (q == sel_q) {
             items.push_back(rect_item(ItemRole::LabelMark, {px - 4.0f * s, py - 1.0f * s, g.x0 - 3.0f * s, py + fs + 1.0f * s},
                                       pal.token_hover, 3.0f * s, q));
+            items.back().clip = kRowClip;
+        }
+        Item crop;
+        if (L.crops.item(q, {g.x0 - 8.0f * s - fs, py, g.x0 - 8.0f * s, py + fs}, crop)) {
+            items.push_back(crop);
             items.back().clip = kRowClip;
         }
         items.push_back(text_item(ItemRole::RowLabel, px, py, FontRole::Body, pal.text, t, w, Item::Right, q));
@@ -207,8 +214,13 @@ HeatmapItems heatmap_items(const HeatmapLayout& L, const HeatmapSelection& sel, 
         const float x = L.cell_x(k + 0.5f);
         const std::string t(token_text(tr.keys[k]));
         const float w = m.width(t, FontRole::Body);
+        Item crop;
+        if (L.crops.item(k, {x - fs * 0.5f, g.y0 - 6.0f * s - fs, x + fs * 0.5f, g.y0 - 6.0f * s}, crop)) {
+            items.push_back(crop);
+            items.back().clip = kColClip;
+        }
         if (L.upright) {
-            const float px = x - w * 0.5f, py = g.y0 - fs - 6.0f * s;
+            const float px = x - w * 0.5f, py = g.y0 - fs - 6.0f * s - L.crop_w;
             if (k == sel_k) {
                 items.push_back(rect_item(ItemRole::LabelMark, {px - 4.0f * s, py - 1.0f * s, px + w + 4.0f * s, py + fs + 1.0f * s},
                                           pal.token_hover, 3.0f * s, k));
@@ -216,7 +228,7 @@ HeatmapItems heatmap_items(const HeatmapLayout& L, const HeatmapSelection& sel, 
             }
             items.push_back(text_item(ItemRole::ColLabel, px, py, FontRole::Body, pal.text, t, w, Item::Center, k));
         } else {
-            const float px = x - fs * 0.5f, py = g.y0 - 6.0f * s;
+            const float px = x - fs * 0.5f, py = g.y0 - 6.0f * s - L.crop_w;
             if (k == sel_k) {
                 items.push_back(rect_item(ItemRole::LabelMark, {px - 1.0f * s, py - w - 4.0f * s, px + fs + 1.0f * s, py + 2.0f * s},
                                           pal.token_hover, 3.0f * s, k));

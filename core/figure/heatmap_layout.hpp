@@ -45,6 +45,7 @@ struct HeatmapInput {
     bool any_masked = false;     // the legend shows the hatch
     bool sink_hidden = false;    // the trace is without_sink()'s: key 0 is drawn flat and the legend says so
     float zoom = 1.0f, view_x = 0.0f, view_y = 0.0f;  // HeatmapOptions: clamped by the layout
+    PatchCrops crops;            // a vision model's: each patch's label has its piece of the picture beside it
     HeatmapWords words;
 };
 
@@ -62,6 +63,8 @@ struct HeatmapLayout {
     float fs = 0.0f, ss = 0.0f;          // label (body) and small font sizes
     float maxw_q = 0.0f, maxw_k = 0.0f;  // widest labels in the body font
     float label_w = 0.0f;                // the row labels' column, left of the grid
+    PatchCrops crops;                    // HeatmapInput's
+    float crop_w = 0.0f;                 // a patch's piece of the picture (a label's height square) and its gap
     float title_h = 0.0f;                // the axis captions' line above the column labels
     bool captions_stacked = false;       // the queries' caption is wider than the row labels' column
                                          // (a narrow box): it gets a line of its own under the keys'

@@ -133,6 +133,7 @@ struct Doc {
     const TextMeasure* measure = nullptr;
     std::vector<Box> clips;  // the current layout's clip boxes, as defs clip0 … (offset by clip_base)
     int clip_base = 0;
+    float picture_w = 0.0f, picture_h = 0.0f;  // the defs' picture (picture_def), in its pixels
 
     void add_clips(const std::vector<Box>& boxes) {
         clip_base = static_cast<int>(clip_ids);
@@ -183,6 +184,7 @@ const char* class_of(ItemRole role) {
         case ItemRole::GroupFrame: return "kv-group";
         case ItemRole::HeadTag: return "head-tag";
         case ItemRole::Knockout: return "knockout";
+        case ItemRole::PatchCrop: return "patch";
         case ItemRole::Other: return "item";
     }
     return "item";
@@ -274,6 +276,33 @@ void write_segment(Doc& doc, const Item& it) {
                 " stroke-width=\"" + num(it.stroke_width) + "\"" + doc.clip_attr(it.clip) + "/>\n";
 }
 
+// 8-bit RGB pixels (the top row first) as a PNG in a data: URI.
+std::string png_data_uri(const std::uint8_t* rgb, int width, int height) {
+    const std::size_t pixels = static_cast<std::size_t>(width) * static_cast<std::size_t>(height);
+    std::vector<std::uint8_t> rgba(pixels * 4, 255);
+    for (std::size_t i = 0; i < pixels; ++i) std::memcpy(&rgba[4 * i], rgb + 3 * i, 3);
+    const std::vector<std::uint8_t> png = encode_png(rgba, width, height);
+    return "data:image/png;base64," + base64_encode(std::string_view(reinterpret_cast<const char*>(png.data()), png.size()));
+}
+
+// The picture patches are pieces of (PatchCrops), once in the defs, a user unit a pixel.
+void picture_def(Doc& doc, const std::uint8_t* rgb, int width, int height) {
+    doc.defs += "<image id=\"picture\" width=\"" + std::to_string(width) + "\" height=\"" + std::to_string(height) +
+                "\" xlink:href=\"" + png_data_uri(rgb, width, height) + "\"/>\n";
+    doc.picture_w = static_cast<float>(width), doc.picture_h = static_cast<float>(height);
+}
+
+// A patch's piece of the picture (Item::Picture): the defs' picture through a viewBox of that
+// piece's pixels.
+void write_picture_part(Doc& doc, const Item& it) {
+    const Box& r = it.box;
+    const float w = doc.picture_w, h = doc.picture_h;
+    doc.body += "<g" + doc.clip_attr(it.clip) + "><svg class=\"" + std::string(class_of(it.role)) + "\" data-index=\"" +
+                std::to_string(it.index) + "\" x=\"" + num(r.x0) + "\" y=\"" + num(r.y0) + "\" width=\"" + num(r.w()) + "\" height=\"" +
+                num(r.h()) + "\" viewBox=\"" + num(it.x * w) + " " + num(it.y * h) + " " + num((it.x2 - it.x) * w) + " " +
+                num((it.y2 - it.y) * h) + "\" preserveAspectRatio=\"none\"><use xlink:href=\"#picture\"/></svg></g>\n";
+}
+
 // The hatch of masked cells as shaders/heatmap.frag draws it: two neutral greys in stripes
 // running down to the right, 7 px apart along a row (7/√2 across the stripes), half each.
 void hatch_pattern(Doc& doc, const FigurePalette& pal, bool window) {
@@ -318,6 +347,7 @@ void write_items(Doc& doc, const std::vector<Item>& items, Marker at_marker) {
             case Item::Hatch: write_rect(doc, it, "url(#hatch)"); break;
             case Item::WindowHatch: write_rect(doc, it, "url(#window-hatch)"); break;
             case Item::Colormap: write_rect(doc, it, "url(#colormap)"); break;
+            case Item::Picture: write_picture_part(doc, it); break;
             case Item::Lines:
             case Item::Grid: at_marker(it); break;
         }
@@ -449,6 +479,7 @@ void heatmap_figure(Doc& doc, const Trace& tr, const SvgOptions& o, const Box& b
     in.sink_hidden = o.sink_hidden;
     in.zoom = o.zoom, in.view_x = o.view_x, in.view_y = o.view_y;
     in.words = o.labels.heatmap;
+    if (o.crops.any() && o.crops_rgb) in.crops = o.crops, picture_def(doc, o.crops_rgb, o.crops.width, o.crops.height);
     const HeatmapLayout layout = lay_out_heatmap(in, m, label_widths(tr, FontRole::Body, m));
     std::vector<float> visible;  // the visible rows' values, as the screen fetches them
     for (int q = layout.row0; q < layout.row1; ++q)
@@ -591,15 +622,11 @@ std::string write_items_svg(const std::vector<Item>& items, const SvgOptions& op
                             const SvgRaster* under) {
     return framed_svg(options, view, "", [&](Doc& doc, const Box&) {
         if (under && under->rgb && under->width > 0 && under->height > 0) {
-            const std::size_t pixels = static_cast<std::size_t>(under->width) * static_cast<std::size_t>(under->height);
-            std::vector<std::uint8_t> rgba(pixels * 4, 255);
-            for (std::size_t i = 0; i < pixels; ++i) std::memcpy(&rgba[4 * i], under->rgb + 3 * i, 3);
-            const std::vector<std::uint8_t> png = encode_png(rgba, under->width, under->height);
             const Box& b = under->box;
             doc.body += "<image class=\"picture\" x=\"" + num(b.x0) + "\" y=\"" + num(b.y0) + "\" width=\"" + num(b.w()) +
                         "\" height=\"" + num(b.h()) + "\" preserveAspectRatio=\"none\" data-pixels=\"" +
-                        std::to_string(under->width) + " " + std::to_string(under->height) + "\" xlink:href=\"data:image/png;base64," +
-                        base64_encode(std::string_view(reinterpret_cast<const char*>(png.data()), png.size())) + "\"/>\n";
+                        std::to_string(under->width) + " " + std::to_string(under->height) + "\" xlink:href=\"" +
+                        png_data_uri(under->rgb, under->width, under->height) + "\"/>\n";
         }
         // a legend's colour bar (the Picture view's): the options' colormap
         if (std::any_of(items.begin(), items.end(), [](const Item& it) { return it.kind == Item::Colormap; }))

@@ -16,7 +16,8 @@
 //            rect.cell.masked.window outside a sliding window: the window's pattern) or
 //            rect.cell.sink (the first key left out by the sink option), text.row-label,
 //            text.col-label (data-index), text.number, g.legend (text.tick, text.window-label,
-//            text.sink-label …)
+//            text.sink-label …); a vision model's patch labels beside svg.patch (data-index),
+//            their piece of the picture (defs: image#picture)
 //   qk:      rect.token.query|key (data-index; a query's rect is round), text.token-label,
 //            line.item (the selected query's lines, data-index the key), text.caption (what the
 //            plane is, the normalization, r), rect.item (every head's panel), text.head-label
@@ -71,6 +72,8 @@ struct SvgOptions {
     bool show_numbers = true;         // values in cells that are big enough
     float zoom = 1.0f, view_x = 0.0f, view_y = 0.0f;  // as on screen: the visible part only
     bool sink_hidden = false;         // the trace is without_sink()'s (sink.hpp): key 0 drawn flat, in the legend
+    PatchCrops crops;                 // a vision model's patches: their labels with their pieces of the picture,
+    const std::uint8_t* crops_rgb = nullptr;  // which is crops.width × crops.height × 3 bytes (svg.patch > use #picture)
     // Q–K space (qk_layout.hpp): the head is `head` above, the query selected_query's
     QkProjection qk = QkProjection::Pca;
     SvgLabels labels;

@@ -132,6 +132,7 @@ void draw_items(ImDrawList* dl, const std::vector<Item>& items, const std::vecto
             case Item::Hatch: hatch_rect(dl, a, b, pal, s); break;
             case Item::WindowHatch: hatch_rect(dl, a, b, pal, s, true); break;
             case Item::Colormap:
+            case Item::Picture:
             case Item::Lines:
             case Item::Grid: gpu(it); break;
         }

@@ -275,6 +275,7 @@ struct HeatmapView::Cache {
     int last_T_q = -1, last_T_k = -1;  // a figure of another size starts whole (zoom 1)
     CellTip tip;
     SinklessTrace sinkless;  // the map without its first key (the sink option)
+    std::shared_ptr<const Image> picture;  // a vision model's, whose pieces label the patches (kept: its address is the texture's key)
 };
 HeatmapView::HeatmapView() : cache_(std::make_unique<Cache>()) {}
 HeatmapView::~HeatmapView() = default;
@@ -311,6 +312,8 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     in.any_masked = cache.any_masked;
     in.sink_hidden = sink_hidden;
     in.words = heatmap_words(st.lang);
+    in.crops = patch_crops(st, tr);
+    cache_->picture = in.crops.any() ? st.figure.live->picture : nullptr;
     // A new figure of another size starts whole.
     if (ctx.interactive && (cache_->last_T_q != T_q || cache_->last_T_k != T_k)) {
         o.zoom = 1.0f, o.view_x = o.view_y = 0.0f, o.dragging = false;
@@ -368,6 +371,11 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const HeatmapItems items = heatmap_items(layout, sel, values, measure);
     draw_items(dl, items.items, items.clips, measure, pal, s, [&](const Item& it) {
         if (it.kind == Item::Grid) ctx.renderer.add_heatmap(dl, draw);
+        if (it.kind == Item::Picture && cache_->picture) {
+            const Image& picture = *cache_->picture;
+            dl->AddImage(ctx.renderer.picture_texture(&picture, picture.rgb.data(), picture.width, picture.height),
+                         ImVec2(it.box.x0, it.box.y0), ImVec2(it.box.x1, it.box.y1), ImVec2(it.x, it.y), ImVec2(it.x2, it.y2));
+        }
         // The LUT texture turned upright: t = 1 at the top.
         if (it.kind == Item::Colormap)
             dl->AddImageQuad(ctx.renderer.lut_texture(o.colormap), ImVec2(it.box.x0, it.box.y0), ImVec2(it.box.x1, it.box.y0),

@@ -33,6 +33,19 @@ int picture_query(const AppState& st) {
     return c.registers + (rows / 2) * cols + cols / 2;
 }
 
+PatchCrops patch_crops(const AppState& st, const Trace& drawn) {
+    const std::shared_ptr<const LiveRun>& live = st.figure.live;
+    if (!live || !live->picture || live->input.patch_rows <= 0) return {};
+    PatchCrops c;
+    c.rows = live->input.patch_rows;
+    c.cols = static_cast<int>(live->input.patches.rows()) / c.rows;
+    c.first = drawn.T_k() - c.rows * c.cols;
+    c.patch = live->model->config().patch_size;
+    c.width = live->picture->width, c.height = live->picture->height;
+    if (drawn.T_q() != drawn.T_k() || drawn.T_k() != static_cast<int>(live->input.ids.size()) || c.first < 0) return {};
+    return c;
+}
+
 std::optional<ImageInput> image_view_input(const AppState& st, Box box, float scale) {
     const std::shared_ptr<const LiveRun>& live = st.figure.live;
     if (!live || !live->picture || st.figure.empty() || st.figure.maps_on_demand()) return std::nullopt;

@@ -236,6 +236,9 @@ void draw_panels_note(ViewContext& ctx, Str note, ImVec2 min, ImVec2 max, const 
 // The token whose attention the Image view lays over the picture: the one pointed at or pinned,
 // else the [CLS] (SigLIP, which has none: the middle patch); −1 for a figure without a picture.
 int picture_query(const AppState& st);
+// A vision model's patches in `drawn` (the figure's trace, or the view's copy of it), for labels
+// with their pieces of the picture; none (rows 0) for a figure without a picture.
+PatchCrops patch_crops(const AppState& st, const Trace& drawn);
 // The Image view's input in `box` at UI scale `scale` (no picture: nullopt): the picture's
 // grid, the query's row of the heatmap's map (its head or the heads' mean), the caption and the
 // legend in the UI's language. Its SVG lays out the same.
