@@ -383,6 +383,12 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
                              ImVec2(0, 0.5f), ImVec2(0, 0.5f));
     });
     probe_captions(st, items.items, measure);
+    for (const char* axis : {"q", "k"})  // the first patch's piece of the picture on each axis, for the tests
+        for (const Item& it : items.items)
+            if (it.kind == Item::Picture && (it.box.x1 <= layout.grid.x0) == (axis[0] == 'q')) {
+                st.probe[std::string("heatmap.crop.") + axis + "." + std::to_string(it.index)] = {it.box.x0, it.box.y0, it.box.w(), it.box.h()};
+                break;
+            }
     probe.labels_q = items.labels_q, probe.labels_k = items.labels_k, probe.numbers = items.numbers;
     st.query_rects.assign(T_q, ProbeRect{});
     st.key_rects.assign(T_k, ProbeRect{});
