@@ -441,8 +441,9 @@ TEST_CASE("heatmap layout: the view is clamped to the map; the cell under a poin
 
 // A vision model's patch labels: beside each, its piece of the picture (Item::Picture, the
 // fractions of patch (r, c)); none for the [CLS]; the labels' column and header make room for it,
-// with the column labels upright (a big box) and turned (a small one); and in the SVG.
-TEST_CASE("heatmap layout: a vision model's patches labelled with their pieces of the picture") {
+// with the column labels upright (a big box) and turned (a small one); and in the SVG; and in the
+// lines' token boxes.
+TEST_CASE("heatmap and lines layout: a vision model's patches labelled with their pieces of the picture") {
     const FakeMeasure m(1.0f);
     const Trace tr = compute(read_scene(R"({"kind": "self", "d_model": 8, "heads": 1, "tokens": ["[CLS]", "p0,0", "p0,1", "p0,2", "p1,0", "p1,1", "p1,2", "p2,0", "p2,1", "p2,2"]})"));
     const PatchCrops crops{1, 3, 3, 16, 48, 64};  // 3 × 3 patches of 16 px in a 48 × 64 picture: the last 16 rows past them
@@ -500,6 +501,49 @@ TEST_CASE("heatmap layout: a vision model's patches labelled with their pieces o
     CHECK(test::contains(svg, "viewBox=\"32 16 16 16\""));  // patch (1, 2): token 6
     o.crops_rgb = nullptr;  // no picture: labels alone
     CHECK(test::occurrences(write_svg(tr, o), "class=\"patch\"") == 0);
+
+    // The lines: a patch's box holds its piece of the picture before its name, and is that much
+    // wider; the [CLS]'s is as it was; compact columns (rails) have none.
+    int compact = 0;
+    for (const float h : {600.0f, 60.0f}) {
+        LinesInput lin;
+        lin.trace = &tr;
+        lin.visible = {0};
+        lin.box = {0.0f, 0.0f, 900.0f, h};
+        const LabelWidths widths = label_widths(tr, lines_token_font(lin, m), m);
+        LinesWeights weights(tr);
+        const LinesItems plain = lines_items(lay_out_lines(lin, m, widths), {}, weights, m, 0, 0);
+        lin.crops = crops;
+        const LinesLayout L = lay_out_lines(lin, m, widths);
+        const LinesItems items = lines_items(L, {}, weights, m, 0, 0);
+        INFO("lines in a box " << h << " px high" << (L.compact ? ", compact" : ""));
+        int pieces = 0;
+        for (const Item& it : items.items) {
+            if (it.kind != Item::Picture) continue;
+            ++pieces;
+            REQUIRE(it.index >= 1);
+            const bool query = it.box.x1 <= L.xq_right;
+            const Box& box = (query ? items.query_rects : items.key_rects)[static_cast<size_t>(it.index)];
+            CHECK(it.box.x0 >= box.x0);
+            CHECK(it.box.y0 >= box.y0);
+            CHECK(it.box.y1 <= box.y1);
+            CHECK(it.box.w() == doctest::Approx(L.box_h - 4.0f));
+            for (const Item& t : items.items)
+                if (t.role == ItemRole::TokenLabel && t.index == it.index && (t.x < L.xq_right) == query) {
+                    CHECK(t.x >= it.box.x1);
+                    CHECK(t.x + t.text_w <= box.x1 + 0.01f);
+                }
+        }
+        if (L.compact) {
+            CHECK(pieces == 0);
+            ++compact;
+            continue;
+        }
+        CHECK(pieces == 18);  // the 9 patches, each a query and a key
+        CHECK(items.query_rects[0].w() == doctest::Approx(plain.query_rects[0].w()));
+        CHECK(items.key_rects[4].w() == doctest::Approx(plain.key_rects[4].w() + L.crop_w));
+    }
+    CHECK(compact == 1);
 }
 
 // [SECTION] Steps ------------------------------------------------------------------------------

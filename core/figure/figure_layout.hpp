@@ -108,7 +108,7 @@ enum class ItemRole {
     GroupFrame,                                 // model view: the query heads that share K and V
     HeadTag,                                    // model view: what a head does (its score), on its thumbnail
     Knockout,                                   // model view: the veil and cross of a knocked-out head
-    PatchCrop,                                  // heatmap: a vision model's patch as its piece of the picture
+    PatchCrop,                                  // heatmap, lines: a vision model's patch as its piece of the picture
 };
 
 // One thing to draw, in a layout's list order (later items over earlier ones).
@@ -175,10 +175,11 @@ inline Item segment_item(ItemRole role, float x, float y, float x2, float y2, Co
 struct PatchCrops {
     int first = 0, rows = 0, cols = 0, patch = 0, width = 0, height = 0;
     bool any() const { return rows > 0 && cols > 0 && patch > 0 && width > 0 && height > 0; }
+    bool has(int token) const { return any() && token >= first && token - first < rows * cols; }
     // Token `token`'s piece as an Item::Picture at `box`, or false: the token is not a patch.
     bool item(int token, Box box, Item& out) const {
         const int i = token - first;
-        if (!any() || i < 0 || i >= rows * cols) return false;
+        if (!has(token)) return false;
         const float r = static_cast<float>(i / cols), c = static_cast<float>(i % cols), p = static_cast<float>(patch);
         const float w = static_cast<float>(width), h = static_cast<float>(height);
         out = Item();

@@ -177,6 +177,10 @@ LinesLayout lay_out_lines(const LinesInput& in, const TextMeasure& m, const Labe
     L.row_q = compact ? L.avail_h / static_cast<float>(T_q) : row_h;
     L.row_k = compact ? L.avail_h / static_cast<float>(T_k) : row_h;
     L.box_h = compact ? fs + 4.0f * s : std::min(row_h - 3.0f * s, fs + 9.0f * s);
+    if (!compact && in.crops.any()) {
+        L.crops = in.crops, L.crop_w = L.box_h;
+        L.maxw_q += L.crop_w, L.maxw_k += L.crop_w;
+    }
     const float fixed_w = 2.0f * L.weights_w + L.maxw_q + L.maxw_k + 4.0f * L.pad + 2.0f * L.rail_w;
     // The lines' span: up to 480 (640 compact), at least 110, less on a narrow box (a phone) so
     // that both columns stay inside it while 40 are left for the lines.
@@ -428,8 +432,11 @@ LinesItems lines_items(const LinesLayout& L, const LinesSelection& selection, Li
         if (pinned) items.push_back(outline_item(query ? ItemRole::TokenQuery : ItemRole::TokenKey, r, tint, 1.5f * s, 4.0f * s, i));
         const Color ink = tint_t > 0.55f && !L.dark ? pal.on_tint : pal.text;
         const std::string& t = query ? tr.queries[i] : tr.keys[i];
-        items.push_back(text_item(ItemRole::TokenLabel, r.x0 + pad, (r.y0 + r.y1) * 0.5f - fs * 0.5f, L.font, ink,
-                                  token_text(t), label_w, query ? Item::Right : Item::Left, i));
+        Item crop;
+        const float side = L.box_h - 4.0f * s;
+        if (L.crops.item(i, {r.x0 + pad, r.y0 + 2.0f * s, r.x0 + pad + side, r.y0 + 2.0f * s + side}, crop)) items.push_back(crop);
+        items.push_back(text_item(ItemRole::TokenLabel, r.x0 + pad + (L.crops.has(i) ? L.crop_w : 0.0f), (r.y0 + r.y1) * 0.5f - fs * 0.5f,
+                                  L.font, ink, token_text(t), label_w, query ? Item::Right : Item::Left, i));
     };
     // Summed attention of the set, per visible head: Σ over the set's rows (1×T_k each).
     std::vector<RowVector> sums;
@@ -455,7 +462,7 @@ LinesItems lines_items(const LinesLayout& L, const LinesSelection& selection, Li
     if (summing) centred_note(printf_string(L.words.sum_of, selection.set.size()));
     auto draw_query = [&](int q) {
         const float w = m.width(token_text(tr.queries[q]), L.font);
-        const Box r = L.query_box(q, w);
+        const Box r = L.query_box(q, w + (L.crops.has(q) ? L.crop_w : 0.0f));
         const bool is_sel = (sel_query && sel_index == q) || (summing && in_set(q));
         const float t = sel_key ? mean_weight(q, sel_index) : 0.0f;
         token(true, q, r, w, is_sel, is_sel && (selection.pinned || summing), t);
@@ -464,7 +471,7 @@ LinesItems lines_items(const LinesLayout& L, const LinesSelection& selection, Li
     };
     auto draw_key = [&](int k) {
         const float w = m.width(token_text(tr.keys[k]), L.font);
-        const Box r = L.key_box(k, w);
+        const Box r = L.key_box(k, w + (L.crops.has(k) ? L.crop_w : 0.0f));
         const bool is_sel = sel_key && sel_index == k;
         const float t = summing ? sum_tint(k) : sel_query ? mean_weight(sel_index, k) : 0.0f;
         token(false, k, r, w, is_sel, is_sel && selection.pinned, t);

@@ -75,6 +75,7 @@ struct LinesInput {
     bool legend = false;         // the heads legend along the bottom (a figure drawn alone: PNG, SVG)
     bool dark = true;
     float ready = 1.0f;          // share of the visible heads' lists built (the note says so)
+    PatchCrops crops;            // a vision model's: a patch's box shows its piece of the picture before its name (not compact)
     LinesWords words;
 };
 
@@ -139,7 +140,9 @@ struct LinesLayout {
     FontRole font = FontRole::Body, number_font = FontRole::Body;
     float fs = 0.0f;             // the token font's size
     float pad = 0.0f;            // inside a token box, left and right of its label
-    float maxw_q = 0.0f, maxw_k = 0.0f;  // widest labels (capped at 160 s when compact)
+    float maxw_q = 0.0f, maxw_k = 0.0f;  // widest labels (capped at 160 s when compact; with a patch's piece of the picture)
+    PatchCrops crops;            // LinesInput's, not compact
+    float crop_w = 0.0f;         // a patch's piece of the picture (box_h − 4 s square) and its gap
     float num_w = 0.0f;          // one weight beside a token ("0.00" and a gap)
     float weights_w = 0.0f;      // the column of weights beside a token
     float rail_w = 0.0f;         // compact: the rail's width

@@ -376,6 +376,7 @@ void lines_figure(Doc& doc, const Trace& tr, const SvgOptions& o, const Box& box
     in.legend = true;  // a figure drawn alone, as the PNG
     in.dark = o.dark;
     in.words = o.labels.lines;
+    if (o.crops.any() && o.crops_rgb) in.crops = o.crops, picture_def(doc, o.crops_rgb, o.crops.width, o.crops.height);
     // The screen's lists when the caller has them, else built here in one go.
     std::optional<LinesWeights> own;
     LinesWeights* weights = o.lines_weights && &o.lines_weights->trace() == &tr ? o.lines_weights : &own.emplace(tr);

@@ -11,7 +11,7 @@
 // so that tests and scripts can find them:
 //   lines:   g.lines > line.line (data-head/q/k/w), rect.token.query|key (data-index),
 //            text.token-label, text.number, text.number.masked, rect.rail, text.rail-label,
-//            rect.head-swatch, text.head-label
+//            rect.head-swatch, text.head-label; a vision model's patch boxes hold svg.patch (data-index)
 //   heatmap: g.cells > rect.cell (data-q/k/v) or rect.cell.masked (fill: the hatch pattern;
 //            rect.cell.masked.window outside a sliding window: the window's pattern) or
 //            rect.cell.sink (the first key left out by the sink option), text.row-label,
@@ -72,7 +72,7 @@ struct SvgOptions {
     bool show_numbers = true;         // values in cells that are big enough
     float zoom = 1.0f, view_x = 0.0f, view_y = 0.0f;  // as on screen: the visible part only
     bool sink_hidden = false;         // the trace is without_sink()'s (sink.hpp): key 0 drawn flat, in the legend
-    PatchCrops crops;                 // a vision model's patches: their labels with their pieces of the picture,
+    PatchCrops crops;                 // a vision model's patches: their labels with their pieces of the picture (heatmap, lines),
     const std::uint8_t* crops_rgb = nullptr;  // which is crops.width × crops.height × 3 bytes (svg.patch > use #picture)
     // Q–K space (qk_layout.hpp): the head is `head` above, the query selected_query's
     QkProjection qk = QkProjection::Pca;

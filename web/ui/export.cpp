@@ -198,7 +198,8 @@ std::string figure_svg(const AppState& source, SvgPicture picture, std::string& 
         drawn = lists ? &o.lines_weights->trace() : &sinkless.emplace(without_sink(*drawn));
         o.sink_hidden = st.view == View::Heatmap;
     }
-    if (st.view == View::Heatmap && (o.crops = patch_crops(st, *drawn)).any()) o.crops_rgb = st.figure.live->picture->rgb.data();
+    if ((st.view == View::Heatmap || st.view == View::Lines) && (o.crops = patch_crops(st, *drawn)).any())
+        o.crops_rgb = st.figure.live->picture->rgb.data();
     std::string svg;
     if (st.view == View::Why) {
         const std::vector<WhyShown> grids = why_grids(st, true);

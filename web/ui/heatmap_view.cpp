@@ -371,11 +371,7 @@ void HeatmapView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const HeatmapItems items = heatmap_items(layout, sel, values, measure);
     draw_items(dl, items.items, items.clips, measure, pal, s, [&](const Item& it) {
         if (it.kind == Item::Grid) ctx.renderer.add_heatmap(dl, draw);
-        if (it.kind == Item::Picture && cache_->picture) {
-            const Image& picture = *cache_->picture;
-            dl->AddImage(ctx.renderer.picture_texture(&picture, picture.rgb.data(), picture.width, picture.height),
-                         ImVec2(it.box.x0, it.box.y0), ImVec2(it.box.x1, it.box.y1), ImVec2(it.x, it.y), ImVec2(it.x2, it.y2));
-        }
+        if (it.kind == Item::Picture && cache_->picture) draw_picture_part(ctx, dl, *cache_->picture, it);
         // The LUT texture turned upright: t = 1 at the top.
         if (it.kind == Item::Colormap)
             dl->AddImageQuad(ctx.renderer.lut_texture(o.colormap), ImVec2(it.box.x0, it.box.y0), ImVec2(it.box.x1, it.box.y0),

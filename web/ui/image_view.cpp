@@ -46,6 +46,11 @@ PatchCrops patch_crops(const AppState& st, const Trace& drawn) {
     return c;
 }
 
+void draw_picture_part(ViewContext& ctx, ImDrawList* dl, const Image& picture, const Item& it) {
+    dl->AddImage(ctx.renderer.picture_texture(&picture, picture.rgb.data(), picture.width, picture.height), ImVec2(it.box.x0, it.box.y0),
+                 ImVec2(it.box.x1, it.box.y1), ImVec2(it.x, it.y), ImVec2(it.x2, it.y2));
+}
+
 std::optional<ImageInput> image_view_input(const AppState& st, Box box, float scale) {
     const std::shared_ptr<const LiveRun>& live = st.figure.live;
     if (!live || !live->picture || st.figure.empty() || st.figure.maps_on_demand()) return std::nullopt;

@@ -27,6 +27,7 @@ struct LinesView::Cache {
     float width_size = 0.0f;
     LabelWidths widths;
     long long overview_lines = 0;             // lines the overview would draw without its budget
+    std::shared_ptr<const Image> picture;     // a vision model's, whose pieces are in the patches' boxes (kept: its texture's key)
     // The line instances of the last frame and what they were built from.
     std::vector<float> line_key;
     std::vector<LineInstance> lines;
@@ -92,6 +93,8 @@ void LinesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     in.dark = st.theme == Theme::Dark;
     in.ready = st.lines_ready;
     in.words = lines_words(st.lang);
+    in.crops = patch_crops(st, tr);
+    cc.picture = in.crops.any() ? st.figure.live->picture : nullptr;
     const ImFont* font = measure.font(lines_token_font(in, measure));
     if (cc.width_font != font || cc.width_size != font->FontSize) {
         cc.width_font = font, cc.width_size = font->FontSize;
@@ -158,6 +161,7 @@ void LinesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const LinesItems items = lines_items(layout, sel, weights, measure, st.lines_drawn, cc.overview_lines);
     draw_items(dl, items.items, {}, measure, palette(st.theme), s, [&](const Item& it) {
         if (it.kind == Item::Lines) ctx.renderer.add_lines(dl, cc.lines, cc.lines_version);
+        if (it.kind == Item::Picture && cc.picture) draw_picture_part(ctx, dl, *cc.picture, it);
     });
     probe_captions(st, items.items, measure);
     for (int q = 0; q < T_q; ++q) {

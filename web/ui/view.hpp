@@ -239,6 +239,9 @@ int picture_query(const AppState& st);
 // A vision model's patches in `drawn` (the figure's trace, or the view's copy of it), for labels
 // with their pieces of the picture; none (rows 0) for a figure without a picture.
 PatchCrops patch_crops(const AppState& st, const Trace& drawn);
+// Their Item::Picture on `dl`: the piece of `picture` (the live run's, kept alive by the caller
+// while its texture is drawn: its address is the texture's key).
+void draw_picture_part(ViewContext& ctx, ImDrawList* dl, const Image& picture, const Item& it);
 // The Image view's input in `box` at UI scale `scale` (no picture: nullopt): the picture's
 // grid, the query's row of the heatmap's map (its head or the heads' mean), the caption and the
 // legend in the UI's language. Its SVG lays out the same.
