@@ -352,13 +352,9 @@ await check('a vision model (DINOv2 with registers) and a picture: its maps equa
   const drawn = await drawSvg(browser, file, info, 'model-12-image-svg.png');
   expect(distinctColors(drawn, [0, 0, drawn.width, drawn.height]) > 30, 'the SVG draws no picture');
   out.push(`SVG ${bytes.length} bytes, its picture ${info.pixels}`);
-  // The heatmap: each patch's label with its piece of the picture as the model saw it (the
-  // processor's pixel values, unnormalized): the first piece on each axis has its patch's colour.
-  await clickWidget(page, 'view.heatmap');
-  s = await until(page, (x) => x.view === 'heatmap' && Object.keys(x.widgets).some((k) => k.startsWith('heatmap.crop.k.')), 'the heatmap with the patches\' pictures');
-  await moveAway(page);
-  s = await state(page);
-  const heat = await shot(page, 'model-13-heatmap-patches.png');
+  // The heatmap and the lines: each patch's label with its piece of the picture as the model saw
+  // it (the processor's pixel values, unnormalized): the first piece on each axis, or in each
+  // column, has its patch's colour.
   const pre = JSON.parse(fs.readFileSync(path.join(folder, 'preprocessor_config.json'), 'utf8'));
   const side = W / cols, values = expected.pixel_values;
   const patchColour = (p) => [0, 1, 2].map((ch) => {
@@ -369,17 +365,24 @@ await check('a vision model (DINOv2 with registers) and a picture: its maps equa
     return sum / (side * side);
   });
   const distance = (a, b) => Math.max(...a.map((v, i) => Math.abs(v - b[i])));
-  for (const axis of ['q', 'k']) {
-    const name = Object.keys(s.widgets).find((k) => k.startsWith(`heatmap.crop.${axis}.`));
-    expect(name, `no piece of the picture beside the ${axis === 'q' ? 'rows' : 'columns'}`);
-    const p = +name.split('.').pop() - first, [x, y, w, h] = s.widgets[name];
-    const pixels = patch(heat, [x + 2, y + 2, w - 4, h - 4]);
-    const got = [0, 1, 2].map((ch) => pixels.reduce((a, v) => a + v[ch], 0) / pixels.length);
-    const near = distance(got, patchColour(p));
-    const others = [...Array(rows * cols).keys()].filter((o) => o !== p).map((o) => distance(got, patchColour(o))).sort((a, b) => a - b);
-    expect(near < 24 && near < others[Math.floor(others.length / 2)],
-      `the ${axis} piece of patch ${p}: colour ${got.map(Math.round)}, its patch's ${patchColour(p).map(Math.round)} (${near.toFixed(0)} off; the others' median ${others[Math.floor(others.length / 2)].toFixed(0)})`);
-    out.push(`heatmap ${axis}: patch ${p}'s piece ${near.toFixed(0)} off its colour`);
+  for (const [view, n] of [['heatmap', 13], ['lines', 14]]) {
+    await clickWidget(page, `view.${view}`);
+    s = await until(page, (x) => x.view === view && Object.keys(x.widgets).some((k) => k.startsWith(`${view}.crop.k.`)), `the ${view} with the patches' pictures`);
+    await moveAway(page);
+    s = await state(page);
+    const img = await shot(page, `model-${n}-${view}-patches.png`);
+    for (const side of ['q', 'k']) {
+      const name = Object.keys(s.widgets).find((k) => k.startsWith(`${view}.crop.${side}.`));
+      expect(name, `the ${view}: no piece of the picture beside the ${side === 'q' ? 'queries' : 'keys'}`);
+      const p = +name.split('.').pop() - first, [x, y, w, h] = s.widgets[name];
+      const pixels = patch(img, [x + 2, y + 2, w - 4, h - 4]);
+      const got = [0, 1, 2].map((ch) => pixels.reduce((a, v) => a + v[ch], 0) / pixels.length);
+      const near = distance(got, patchColour(p));
+      const others = [...Array(rows * cols).keys()].filter((o) => o !== p).map((o) => distance(got, patchColour(o))).sort((a, b) => a - b);
+      expect(near < 24 && near < others[Math.floor(others.length / 2)],
+        `the ${view}'s ${side} piece of patch ${p}: colour ${got.map(Math.round)}, its patch's ${patchColour(p).map(Math.round)} (${near.toFixed(0)} off; the others' median ${others[Math.floor(others.length / 2)].toFixed(0)})`);
+      out.push(`${view} ${side}: patch ${p}'s piece ${near.toFixed(0)} off its colour`);
+    }
   }
   return out.join('; ');
 });

@@ -164,6 +164,12 @@ void LinesView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
         if (it.kind == Item::Picture && cc.picture) draw_picture_part(ctx, dl, *cc.picture, it);
     });
     probe_captions(st, items.items, measure);
+    for (const char* side : {"q", "k"})  // the first patch's piece of the picture in each column, for the tests
+        for (const Item& it : items.items)
+            if (it.kind == Item::Picture && (it.box.x1 <= layout.xq_right) == (side[0] == 'q')) {
+                st.probe[std::string("lines.crop.") + side + "." + std::to_string(it.index)] = {it.box.x0, it.box.y0, it.box.w(), it.box.h()};
+                break;
+            }
     for (int q = 0; q < T_q; ++q) {
         const Box& r = items.query_rects[static_cast<size_t>(q)];
         st.query_rects[q] = {r.x0, r.y0, r.w(), r.h()};
