@@ -383,6 +383,24 @@ await check('a vision model (DINOv2 with registers) and a picture: its maps equa
         `the ${view}'s ${side} piece of patch ${p}: colour ${got.map(Math.round)}, its patch's ${patchColour(p).map(Math.round)} (${near.toFixed(0)} off; the others' median ${others[Math.floor(others.length / 2)].toFixed(0)})`);
       out.push(`${view} ${side}: patch ${p}'s piece ${near.toFixed(0)} off its colour`);
     }
+    // Its SVG: the picture once in the defs, each patch's piece a viewBox of it, drawn where it says
+    const svg = await exportFile(page, 'export.svg', { prefix: `model-${view}-` });
+    const pieces = await page.evaluate((text) => {
+      const doc = new DOMParser().parseFromString(text, 'image/svg+xml'), root = doc.documentElement;
+      const all = [...doc.querySelectorAll('svg.patch')];
+      return {
+        width: +root.getAttribute('width'), height: +root.getAttribute('height'), count: all.length,
+        defs: doc.querySelectorAll('defs image#picture').length,
+        first: all.map((e) => ({ index: +e.getAttribute('data-index'), box: ['x', 'y', 'width', 'height'].map((a) => +e.getAttribute(a)) }))[0],
+      };
+    }, svg.bytes.toString('utf8'));
+    expect(pieces.defs === 1 && pieces.count >= 2 * rows * cols * (view === 'lines' ? 1 : 0.5), `the ${view} SVG: ${pieces.defs} pictures, ${pieces.count} pieces`);
+    const drawn = await drawSvg(browser, svg.file, pieces, `model-${n}-${view}-svg.png`);
+    const [x, y, w, h] = pieces.first.box, pixels = patch(drawn, [x + 2, y + 2, w - 4, h - 4]);
+    const got = [0, 1, 2].map((ch) => pixels.reduce((a, v) => a + v[ch], 0) / pixels.length);
+    const near = distance(got, patchColour(pieces.first.index - first));
+    expect(near < 24, `the ${view} SVG's piece of token ${pieces.first.index}: colour ${got.map(Math.round)}, ${near.toFixed(0)} off its patch's`);
+    out.push(`its SVG: ${pieces.count} pieces, the first ${near.toFixed(0)} off`);
   }
   return out.join('; ');
 });
