@@ -1,11 +1,12 @@
 // mha_wasm.cpp: attnviz's multi-head attention (core/math/attention.hpp,
 // multi_head_attention_weights) and a model's forward pass (core/model/transformer.hpp) as wasm
-// functions, so that bench/ort_web.mjs can time them against ONNX Runtime Web on the same
-// inputs, alternating, in one node process. Each layer or model gets `threads` threads
+// functions, so that bench/ort_web.mjs and ort_chromium.mjs can time them against ONNX Runtime
+// Web on the same inputs, alternating (a text model on ids, a vision model on pixel values). Each layer or model gets `threads` threads
 // (kernels::Pool; one in a module built without threads, as ORT's numThreads). Built by
 // `cmake --build build-web --target attn_mha_wasm` (build-web/attn_mha_wasm.js; files are read
 // from the real file system, NODERAWFS). Not a test.
 #include "attention.hpp"
+#include "image.hpp"
 #include "model.hpp"
 
 #include <emscripten/emscripten.h>
@@ -35,6 +36,19 @@ struct ModelRun {
 };
 
 attn::Matrix rows(const float* p, int r, int c) { return Eigen::Map<const attn::Matrix>(p, r, c); }
+
+// A run's logits and every layer's attention (layers × heads × T × T, as the trace keeps them)
+// copied out; returns the maps copied.
+int copy_out(const attn::RunResult& r, float* logits, float* attention) {
+    std::memcpy(logits, r.logits.data(), r.logits.size() * sizeof(float));
+    size_t at = 0;
+    for (const attn::BlockRun& layer : r.stacks.front().layers)
+        for (const attn::Matrix& w : layer.weights) {
+            std::memcpy(attention + at, w.data(), static_cast<size_t>(w.size()) * sizeof(float));
+            at += static_cast<size_t>(w.size());
+        }
+    return static_cast<int>(r.stacks.front().layers.size() * r.stacks.front().layers.front().weights.size());
+}
 
 }  // namespace
 
@@ -92,13 +106,19 @@ EMSCRIPTEN_KEEPALIVE int attn_model_run(void* handle, const int* ids, int T, flo
     static_assert(sizeof(float) == 4);
     attn::RunInput in;
     in.ids.assign(ids, ids + T);
-    const attn::RunResult r = attn::forward(m.ctx, m.model.model, in);
-    std::memcpy(logits, r.logits.data(), r.logits.size() * sizeof(float));
-    const size_t plane = static_cast<size_t>(T) * T;
-    size_t at = 0;
-    for (const attn::BlockRun& layer : r.stacks.front().layers)
-        for (const attn::Matrix& w : layer.weights) std::memcpy(attention + (at++) * plane, w.data(), plane * sizeof(float));
-    return static_cast<int>(at);
+    return copy_out(attn::forward(m.ctx, m.model.model, in), logits, attention);
+}
+
+// A vision model's forward pass over a picture's pixel values (3 × height × width, as its image
+// processor hands them: the processing itself is not timed, as ORT's graph starts there too):
+// the logits (num_labels) and every layer's attention.
+EMSCRIPTEN_KEEPALIVE int attn_model_run_pixels(void* handle, const float* values, int width, int height, float* logits,
+                                               float* attention) {
+    ModelRun& m = *static_cast<ModelRun*>(handle);
+    attn::PixelValues px;
+    px.width = width, px.height = height;
+    px.values.assign(values, values + 3 * static_cast<size_t>(width) * height);
+    return copy_out(attn::forward(m.ctx, m.model.model, attn::image_input(m.model, px)), logits, attention);
 }
 
 }  // extern "C"

@@ -8,6 +8,7 @@
 //   node bench/ort_chromium.mjs [/tmp/attnviz-ort] [ROUNDS] [T,… ("": none)] [FOLDER:T:ONNX …]
 // Whole models (gpt2), as bench/ort_web.mjs takes them: the folder's files are served, fetched
 // by the page and written into each attnviz module's file system, which loads them as the app does.
+// A ViT folder (bench/ort/export_vit.py) runs on a picture's pixel values (its T is ignored).
 // THREADS=N (N ≥ 2): the page served cross-origin isolated (COOP + COEP), ORT on numThreads = N,
 // and attnviz's threaded relaxed module (cmake --build build-web/threads --target
 // attn_mha_web_relaxed: the page's build makes build-web/threads/) on N threads, instead.
@@ -28,9 +29,11 @@ const Ts = (process.argv[4] ?? '128,512,2048').split(',').filter(Boolean).map(Nu
 const models = process.argv.slice(5).map((a, i) => {
   const [folder, T, onnx] = a.split(':');
   const config = JSON.parse(fs.readFileSync(path.join(folder, 'config.json')));
-  return { dir: `m${i}`, folder: path.resolve(folder), label: path.basename(path.resolve(folder)), T: +T, onnx,
+  const S = config.model_type === 'vit' ? config.image_size : 0, p = config.patch_size;  // a vision model: T is its tokens
+  return { dir: `m${i}`, folder: path.resolve(folder), label: path.basename(path.resolve(folder)), T: S ? 1 + (S / p) ** 2 : +T, onnx,
            files: fs.readdirSync(folder).filter((f) => fs.statSync(path.join(folder, f)).isFile()),
-           shape: { V: config.vocab_size, L: config.n_layer ?? config.num_hidden_layers, H: config.n_head ?? config.num_attention_heads } };
+           shape: { V: S ? Object.keys(config.id2label).length : config.vocab_size, L: config.n_layer ?? config.num_hidden_layers,
+                    H: config.n_head ?? config.num_attention_heads, S, p } };
 });
 
 // A served folder: ORT's wasm build, attnviz's web modules, the comparison, the ONNX files.
@@ -84,7 +87,7 @@ try {
       runs.push(modelRunner(name, attn, '/' + m.dir, m.shape, ${threads}));
       for (const f of m.files) attn.FS.unlink('/' + m.dir + '/' + f);  // loaded: the weights are the module's own now
     }
-    await compareModel({ ort, session, models: runs, label: m.label, T: m.T, V: m.shape.V, rounds: ${rounds}, log, first: i === 0, settleMs, apart });
+    await compareModel({ ort, session, models: runs, label: m.label, T: m.T, V: m.shape.V, S: m.shape.S, rounds: ${rounds}, log, first: i === 0, settleMs, apart });
     for (const r of runs) r.close();
   }
 } catch (e) { log('ERROR ' + (e.stack || e)); }

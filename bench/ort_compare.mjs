@@ -118,40 +118,46 @@ export async function compareMha({ ort, sessions, layers, Ts, rounds, log, settl
 }
 
 // attnviz's model (gpt2: V tokens, L layers × H heads) in a module: `folder` is its path in the
-// module's file system (node: the disk; a page: files written to its FS).
-export function modelRunner(name, attn, folder, { V, L, H }, threads = 1) {
+// module's file system (node: the disk; a page: files written to its FS). A vision model (S: its
+// pictures' side, p its patches'; V its labels) runs on pixel values (3 × S × S) instead of ids.
+export function modelRunner(name, attn, folder, { V, L, H, S = 0, p = 0 }, threads = 1) {
   const handle = attn.ccall('attn_model_new', 'number', ['string', 'number'], [folder, threads]);
   if (!handle) throw new Error(`attnviz could not load ${folder}`);
-  const run = (ids) => {
-    const T = ids.length;
-    const pids = attn._malloc(4 * T), plog = attn._malloc(4 * V), patt = attn._malloc(4 * L * H * T * T);
-    attn.HEAP32.set(ids, pids / 4);
-    attn._attn_model_run(handle, pids, T, plog, patt);
+  const run = (input) => {
+    const T = S ? 1 + (S / p) ** 2 : input.length;
+    const pin = attn._malloc(4 * input.length), plog = attn._malloc(4 * V), patt = attn._malloc(4 * L * H * T * T);
+    (S ? attn.HEAPF32 : attn.HEAP32).set(input, pin / 4);
+    if (S) attn._attn_model_run_pixels(handle, pin, S, S, plog, patt);
+    else attn._attn_model_run(handle, pin, T, plog, patt);
     const heap = attn.HEAPF32;  // after the run: the heap may have grown
     const out = { logits: heap.slice(plog / 4, plog / 4 + V), attention: heap.slice(patt / 4, patt / 4 + L * H * T * T) };
-    for (const p of [pids, plog, patt]) attn._free(p);
+    for (const ptr of [pin, plog, patt]) attn._free(ptr);
     return out;
   };
   return { name, run, close: () => attn._attn_model_delete(handle) };
 }
 
 // A whole model at T: `session` ORT's (ids → logits at the last position, every layer's
-// attention: bench/ort/export_model.py), `models` [{name, run(ids) → {logits, attention}}].
-export async function compareModel({ ort, session, models, label, T, V, rounds, log, first, settleMs = 0, apart = false }) {
+// attention: bench/ort/export_model.py), `models` [{name, run(ids) → {logits, attention}}]. A
+// vision model (S > 0: bench/ort/export_vit.py) on one picture's pixel values, 3 × S × S in
+// [−1, 1): T is its tokens.
+export async function compareModel({ ort, session, models, label, T, V, S = 0, rounds, log, first, settleMs = 0, apart = false }) {
   if (first) log(`# model          T     ort_ms${heads(models.map((m) => m.name), false)}  max|Δlogits|/max|logit|  max|Δattention|`);
-  const ids = Array.from({ length: T }, (_, i) => (i * 7919 + 13) % V);  // spread over the vocabulary
+  const input = S ? inputs(3 * S * S, 11) : Array.from({ length: T }, (_, i) => (i * 7919 + 13) % V);  // ids spread over the vocabulary
+  const feed = S ? { pixel_values: new ort.Tensor('float32', input, [1, 3, S, S]) }
+    : { ids: new ort.Tensor('int64', BigInt64Array.from(input.map(BigInt)), [T]) };
   const ortRun = async () => {
-    const r = await session.run({ ids: new ort.Tensor('int64', BigInt64Array.from(ids.map(BigInt)), [T]) });
+    const r = await session.run(feed);
     return { logits: r.logits.data, attention: r.attention.data };
   };
   const a = await ortRun();
   const top = Math.max(...Array.from(a.logits, Math.abs));
   let dl = 0, da = 0;
   for (const m of models) {
-    const b = m.run(ids);
+    const b = m.run(input);
     dl = Math.max(dl, maxDiff(a.logits, b.logits) / top), da = Math.max(da, maxDiff(a.attention, b.attention));
   }
-  const ms = await timeAlternating([ortRun, ...models.map((m) => () => m.run(ids))], rounds, { settleMs, apart });
+  const ms = await timeAlternating([ortRun, ...models.map((m) => () => m.run(input))], rounds, { settleMs, apart });
   log(`RESULT ${label.padEnd(14)} ${String(T).padStart(4)} ${ms[0].toFixed(1).padStart(9)}${cols(ms, 0)}  ` +
       `${dl.toExponential(1).padStart(22)}  ${da.toExponential(1)}`);
 }
