@@ -42,7 +42,8 @@ fs.rmSync(root, { recursive: true, force: true });
 fs.mkdirSync(root);
 const dist = path.join(here, 'ort/node_modules/onnxruntime-web/dist');
 const files = [[dist, 'ort.wasm.min.mjs'], [dist, 'ort-wasm-simd-threaded.mjs'], [dist, 'ort-wasm-simd-threaded.wasm'],
-               [here, 'ort_compare.mjs'], [dir, 'weights.bin'], [dir, 'self.onnx'], [dir, 'causal.onnx'], [dir, 'cross.onnx']];
+               [here, 'ort_compare.mjs']];
+if (Ts.length) files.push([dir, 'weights.bin'], [dir, 'self.onnx'], [dir, 'causal.onnx'], [dir, 'cross.onnx']);  // the layers' rows
 if (threads === 1)
   for (const name of ['attn_mha_web', 'attn_mha_web_relaxed']) files.push([path.resolve(here, '../build-web'), `${name}.mjs`],
                                                                         [path.resolve(here, '../build-web'), `${name}.wasm`]);
