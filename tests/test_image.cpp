@@ -5,6 +5,7 @@
 // DINOv2's, and ViT's with every PIL filter), bit for bit; PNG decoding byte for byte, JPEG
 // decoding within what two decoders' IDCTs differ by; then the errors.
 #include "image.hpp"
+#include "test_util.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -133,6 +134,49 @@ TEST_CASE("image: PNG decodes as PIL's convert(\"RGB\") byte for byte (every mod
     const std::string junk = "not a picture";
     CHECK_THROWS_WITH_AS(decode_image(reinterpret_cast<const std::uint8_t*>(junk.data()), junk.size(), "cat.png"),
                          doctest::Contains("cat.png: not an image attnviz reads (PNG, JPEG, BMP, GIF)"), ModelError);
+}
+
+// A picture past 100 million pixels, or of none, is refused from its header's size before a pixel
+// is decoded (a 40 000 × 40 000 PNG would ask for 4.8 GB): PNG, GIF, BMP (top-down too) and JPEG
+// (its start-of-frame after other segments); the real pictures above, JPEGs too, pass.
+TEST_CASE("image: too big or empty pictures are refused by the size their headers state, before decoding") {
+    const auto be32 = [](std::uint32_t v) { return std::string{char(v >> 24), char(v >> 16 & 0xff), char(v >> 8 & 0xff), char(v & 0xff)}; };
+    const auto le = [](std::uint32_t v, int n) {
+        std::string out;
+        for (int k = 0; k < n; ++k) out += static_cast<char>(v >> (8 * k) & 0xff);
+        return out;
+    };
+    const auto png = [&](std::uint32_t w, std::uint32_t h) {
+        return std::string("\x89PNG\r\n\x1a\n", 8) + be32(13) + "IHDR" + be32(w) + be32(h) + std::string("\x08\x02\0\0\0", 5) + be32(0);
+    };
+    const auto gif = [&](std::uint32_t w, std::uint32_t h) { return "GIF89a" + le(w, 2) + le(h, 2) + std::string("\0\0\0", 3); };
+    const auto bmp = [&](std::uint32_t w, std::int32_t h) {
+        return "BM" + le(70, 4) + le(0, 4) + le(54, 4) + le(40, 4) + le(w, 4) + le(static_cast<std::uint32_t>(h), 4) + le(1, 2) + le(24, 2) + le(0, 24);
+    };
+    const auto jpeg = [&](std::uint32_t w, std::uint32_t h) {  // SOI, an APP0 of 16 bytes, then SOF0
+        const auto be16 = [](std::uint32_t v) { return std::string{char(v >> 8 & 0xff), char(v & 0xff)}; };
+        return std::string("\xff\xd8\xff\xe0", 4) + be16(16) + std::string("JFIF\0\x01\x01\0\0\x01\0\x01\0\0", 14) +
+               std::string("\xff\xc0", 2) + be16(17) + "\x08" + be16(h) + be16(w) + std::string("\x03\x01\x22\0\x02\x11\x01\x03\x11\x01", 10);
+    };
+    const auto error = [](const std::string& bytes, const std::string& file) {
+        try {
+            decode_image(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), file);
+        } catch (const ModelError& e) {
+            return std::string(e.what());
+        }
+        return std::string("(decoded)");
+    };
+    CHECK(error(png(40000, 40000), "huge.png") == "huge.png: 40000 × 40000 pixels: more than 100 million (refused before decoding)");
+    CHECK(error(png(0, 0), "empty.png") == "empty.png: 0 × 0 pixels: an empty picture");
+    CHECK(error(gif(60000, 2000), "wide.gif") == "wide.gif: 60000 × 2000 pixels: more than 100 million (refused before decoding)");
+    CHECK(error(gif(0, 7), "none.gif") == "none.gif: 0 × 7 pixels: an empty picture");
+    CHECK(error(bmp(20000, -20000), "top-down.bmp") == "top-down.bmp: 20000 × 20000 pixels: more than 100 million (refused before decoding)");
+    CHECK(error(bmp(20000, 20000), "bottom-up.bmp") == "bottom-up.bmp: 20000 × 20000 pixels: more than 100 million (refused before decoding)");
+    CHECK(error(jpeg(12000, 9000), "photo.jpg") == "photo.jpg: 12000 × 9000 pixels: more than 100 million (refused before decoding)");
+    CHECK(error(jpeg(0, 10), "zero.jpg") == "zero.jpg: 0 × 10 pixels: an empty picture");
+    // A stated size that is allowed goes on to the decoder, which finds the rest missing.
+    CHECK(test::contains(error(png(640, 480), "cut.png"), "cut.png: not an image attnviz reads (PNG, JPEG, BMP, GIF)"));
+    CHECK(test::contains(error(jpeg(640, 480), "cut.jpg"), "cut.jpg: not an image attnviz reads (PNG, JPEG, BMP, GIF)"));
 }
 
 TEST_CASE("image: a processor's config read as transformers reads it; the rest refused by name") {
