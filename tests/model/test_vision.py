@@ -28,9 +28,11 @@ Prints one line per case and the largest differences seen; exits 1 on any failur
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
+import zlib
 
 import numpy as np
 
@@ -167,6 +169,17 @@ else:
     named_png = os.path.join(work, "not-a-picture.png")
     shutil.copy(notes, named_png)
     bad("text file named .png", [folder, "--image", named_png, "--json"], "not-a-picture.png")
+    # A PNG whose header states 40 000 × 40 000 pixels (4.8 GB decoded), and one of 0 × 0: refused
+    # from the header, before decoding
+    def png_header(w, h):
+        chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)
+        return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
+                chunk(b"IDAT", zlib.compress(b"\0" * 16)) + chunk(b"IEND", b""))
+    for name, (w, h), words in (("huge.png", (40000, 40000), "40000 × 40000 pixels: more than 100 million"),
+                                ("empty.png", (0, 0), "0 × 0 pixels: an empty picture")):
+        with open(os.path.join(work, name), "wb") as f:
+            f.write(png_header(w, h))
+        bad(f"a {w} × {h} PNG", [folder, "--image", os.path.join(work, name), "--json"], name, words)
 
     cfg = json.load(open(os.path.join(folder, "config.json")))
     d = copy_case("odd-patch-size")
