@@ -332,6 +332,26 @@ await check('a vision model (DINOv2 with registers) and a picture: its maps equa
   const img = await shot(page, 'model-11-image-pinned.png');
   expect(distinctColors(img, s.figure) > 30, 'the picture is not drawn');
   out.push(`patch ${expected.tokens[token]} looks most at ${expected.tokens[first + best]}`);
+  // The same picture as WebP (python3-pil, lossless: the same pixels), which the app's decoder does
+  // not read: the page decodes it in the browser and hands it over; the maps are the PNG's. A lossy
+  // WebP runs too, the picture its size.
+  const webp = path.join(dir, 'image-lossless.webp'), lossy = path.join(dir, 'image-lossy.webp');
+  execFileSync('/usr/bin/python3', ['-c', `from PIL import Image
+im = Image.open(${JSON.stringify(path.join(folder, 'image.png'))})
+im.save(${JSON.stringify(webp)}, lossless=True, exact=True)
+im.save(${JSON.stringify(lossy)}, quality=60)`]);
+  const before = s.model.picture;
+  await page.setInputFiles('#attnviz-file', webp);
+  s = await until(page, (x) => settled(x) && x.model.picture && x.model.picture.name === 'image-lossless.webp' && x.import.shown, 'the WebP picture\'s run', 60000);
+  const webpWorst = maxDiff(s.import.shown, expected.attention[s.import.layer][s.import.head]);
+  expect(s.error === '' && s.model.picture.width === before.width && s.model.picture.height === before.height && webpWorst < 1e-5,
+    `the lossless WebP: ${JSON.stringify(s.model.picture)} (the PNG ${JSON.stringify(before)}), error "${s.error}", map ${webpWorst}`);
+  await page.setInputFiles('#attnviz-file', lossy);
+  s = await until(page, (x) => settled(x) && x.model.picture && x.model.picture.name === 'image-lossy.webp' && x.import.shown, 'the lossy WebP\'s run', 60000);
+  expect(s.error === '' && s.model.picture.width === before.width, `the lossy WebP: ${JSON.stringify(s.model.picture)}, error "${s.error}"`);
+  out.push(`WebP: lossless, the map within ${webpWorst.toExponential(1)}; lossy, ${s.model.picture.width} × ${s.model.picture.height}`);
+  await page.setInputFiles('#attnviz-file', path.join(folder, 'image.png'));  // back to the PNG, pinned patch and all
+  s = await until(page, (x) => settled(x) && x.model.picture && x.model.picture.name === 'image.png' && x.import.shown, 'the PNG again', 60000);
   // Its SVG: the picture as the model saw it (a PNG in a data: URI), a cell per patch over it
   const { file, bytes } = await exportFile(page, 'export.svg', { prefix: 'model-' });
   const info = await page.evaluate((text) => {

@@ -3,7 +3,8 @@
 // (attnviz-page.js hands it the files a reader gives) and the script-tag embed (a figure's
 // hf=). It gives the app (platform_web.cpp) Module.attnvizReadSlice, attnvizHubFetch,
 // attnvizHubCancel, attnvizHubDialog, attnvizHubRemove, attnvizHubEndpoint and
-// attnvizSetHubEndpoint, and the page Module.attnvizOpenModel(folder, files).
+// attnvizSetHubEndpoint, and the page Module.attnvizOpenModel(folder, files) and
+// Module.attnvizImportBytes(name, bytes) (a file dropped: attention, or a picture, WebP too).
 (function () {
   'use strict';
   // A model's files (SPEC.md §5), as the page gives them (a folder, files chosen or dropped, ?model=)
@@ -446,4 +447,44 @@
   Module['attnvizHubRemove'] = hubRemove;
   Module['attnvizHubEndpoint'] = hubEndpoint;
   Module['attnvizSetHubEndpoint'] = setHubEndpoint;
+
+  // A file into the app, as one dropped on the figure (main/import_hook.cpp): attention to
+  // import, or a vision model's picture. A WebP picture, which stb_image (the app's decoder, the
+  // command line's too) does not read, is decoded by the browser and handed over as a 24-bit BMP
+  // of the same pixels, bottom row first; its alpha is dropped, as PIL's convert("RGB") drops it
+  // (a canvas keeps colours premultiplied: a pixel less than opaque may be a level off).
+  function sendBytes(name, bytes) {
+    const ptr = Module._malloc(Math.max(bytes.length, 1));
+    Module.HEAPU8.set(bytes, ptr);  // HEAPU8 after malloc: the heap may have grown
+    Module.ccall('attnviz_import_bytes', null, ['string', 'number', 'number'], [name, ptr, bytes.length]);
+    Module._free(ptr);
+  }
+  const isWebp = function (b) {
+    return b.length >= 12 && b[0] === 0x52 && b[1] === 0x49 && b[2] === 0x46 && b[3] === 0x46 &&  // RIFF
+           b[8] === 0x57 && b[9] === 0x45 && b[10] === 0x42 && b[11] === 0x50;                    // WEBP
+  };
+  async function webpAsBmp(bytes) {
+    const bitmap = await createImageBitmap(new Blob([bytes], { type: 'image/webp' }),
+                                           { colorSpaceConversion: 'none', premultiplyAlpha: 'none' });
+    const w = bitmap.width, h = bitmap.height, row = (3 * w + 3) & ~3;
+    const canvas = new OffscreenCanvas(w, h), context = canvas.getContext('2d');
+    context.drawImage(bitmap, 0, 0);
+    const rgba = context.getImageData(0, 0, w, h).data;
+    const out = new Uint8Array(54 + row * h), view = new DataView(out.buffer);
+    out[0] = 0x42, out[1] = 0x4d;  // BM
+    view.setUint32(2, out.length, true), view.setUint32(10, 54, true), view.setUint32(14, 40, true);
+    view.setInt32(18, w, true), view.setInt32(22, h, true), view.setUint16(26, 1, true), view.setUint16(28, 24, true);
+    view.setUint32(34, row * h, true);
+    for (let y = 0; y < h; ++y)
+      for (let x = 0, at = 54 + (h - 1 - y) * row, from = 4 * y * w; x < w; ++x, at += 3, from += 4)
+        out[at] = rgba[from + 2], out[at + 1] = rgba[from + 1], out[at + 2] = rgba[from];
+    return out;
+  }
+  function importBytes(name, bytes) {
+    if (!isWebp(bytes)) return sendBytes(name, bytes);
+    webpAsBmp(bytes).then(function (bmp) { sendBytes(name, bmp); }).catch(function (e) {
+      Module.ccall('attnviz_import_failed', null, ['string', 'string'], [name, 'a WebP picture this browser cannot decode: ' + (e.message || e)]);
+    });
+  }
+  Module['attnvizImportBytes'] = importBytes;
 })();

@@ -78,12 +78,7 @@ window.attnvizNotebook = function (id) {
     });
   }).catch(fail);
   // A file into the app, as one dropped on the figure (main/import_hook.cpp).
-  function importBytes(name, bytes) {
-    const m = el.attnviz, ptr = m._malloc(Math.max(bytes.length, 1));
-    m.HEAPU8.set(bytes, ptr);  // HEAPU8 after malloc: the heap may have grown
-    m.ccall('attnviz_import_bytes', null, ['string', 'number', 'number'], [name, ptr, bytes.length]);
-    m._free(ptr);
-  }
+  function importBytes(name, bytes) { el.attnviz.attnvizImportBytes(name, bytes); }  // model_files.js: a WebP picture decoded first
   if (payload.picture)
     el.addEventListener('attnviz-ready', function () { importBytes(payload.picture.name, bytesOf(payload.picture.bytes)); }, { once: true });
   if (!payload.attention) return;

@@ -99,12 +99,7 @@
   function importFailed(name, message) {
     Module.ccall('attnviz_import_failed', null, ['string', 'string'], [name, String(message)]);
   }
-  function importBytes(name, bytes) {
-    const ptr = Module._malloc(Math.max(bytes.length, 1));
-    Module.HEAPU8.set(bytes, ptr);  // HEAPU8 after malloc: the heap may have grown
-    Module.ccall('attnviz_import_bytes', null, ['string', 'number', 'number'], [name, ptr, bytes.length]);
-    Module._free(ptr);
-  }
+  function importBytes(name, bytes) { Module.attnvizImportBytes(name, bytes); }  // model_files.js: a WebP picture decoded first
   function importFile(file) {
     if (!window.attnvizReady) return;
     const reader = new FileReader();
