@@ -422,6 +422,22 @@ im.save(${JSON.stringify(lossy)}, quality=60)`]);
     expect(near < 24, `the ${view} SVG's piece of token ${pieces.first.index}: colour ${got.map(Math.round)}, ${near.toFixed(0)} off its patch's`);
     out.push(`its SVG: ${pieces.count} pieces, the first ${near.toFixed(0)} off`);
   }
+  // By link: ?model= the folder on this site and ?picture= its picture: the page opens both and
+  // shows the same maps; a picture opened after takes ?picture= out of the page's address.
+  const site = path.join(siteDir, 'model-test', 'dinov2');
+  fs.mkdirSync(site, { recursive: true });
+  for (const f of ['config.json', 'model.safetensors', 'preprocessor_config.json', 'image.png']) fs.copyFileSync(path.join(folder, f), path.join(site, f));
+  const p2 = await openPage(browser, `${url}?model=model-test/dinov2&picture=model-test/dinov2/image.png#v=1&view=heatmap`);
+  let s2 = await until(p2, (x) => settled(x) && x.model.picture && x.model.picture.name === 'image.png' && x.view === 'heatmap' && x.import.shown, 'the model and picture by link', 60000);
+  const linked = maxDiff(s2.import.shown, expected.attention[s2.import.layer][s2.import.head]);
+  expect(s2.error === '' && linked < 1e-5, `by link: error "${s2.error}", map ${linked}`);
+  await p2.setInputFiles('#attnviz-file', webp);
+  s2 = await until(p2, (x) => settled(x) && x.model.picture && x.model.picture.name === 'image-lossless.webp', 'another picture opened');
+  const address = await p2.evaluate(() => location.search);  // what the page's links begin with (platform_web.cpp)
+  expect(address === '?model=model-test%2Fdinov2' || address === '?model=model-test/dinov2', `a picture opened after: the address is ${address}`);
+  await p2.close();
+  fs.rmSync(path.join(siteDir, 'model-test'), { recursive: true, force: true });
+  out.push(`by link (?model=&picture=): the map within ${linked.toExponential(1)}`);
   return out.join('; ');
 });
 

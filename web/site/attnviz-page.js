@@ -102,6 +102,7 @@
   function importBytes(name, bytes) { Module.attnvizImportBytes(name, bytes); }  // model_files.js: a WebP picture decoded first
   function importFile(file) {
     if (!window.attnvizReady) return;
+    pictureChosen(file);
     const reader = new FileReader();
     reader.onprogress = function (e) { importProgress(file.name, e.loaded, e.lengthComputable ? e.total : file.size); };
     reader.onload = function () { importBytes(file.name, new Uint8Array(reader.result)); };
@@ -136,16 +137,33 @@
     if (url.origin !== location.origin) { failed(path, 'only files from this site can be opened (' + url.origin + ')'); return null; }
     return url;
   }
-  async function importUrl(path) {
-    const url = sameOrigin(path, importFailed);
-    if (!url) return;
+  async function fetchInto(url, path) {  // a file at `url` into the app, as one dropped (its name: the path's last part)
     const name = decodeURIComponent(url.pathname.split('/').pop() || path);
     try {
       importProgress(name, 0, 0);
       importBytes(name, await fetchBytes(url, function (done, total) { importProgress(name, done, total); }));
     } catch (e) {
-      importFailed(name, 'cannot fetch ' + url.pathname + ': ' + (e.message || e));
+      importFailed(name, 'cannot fetch ' + (url.origin === location.origin ? url.pathname : url.href) + ': ' + (e.message || e));
     }
+  }
+  async function importUrl(path) {
+    const url = sameOrigin(path, importFailed);
+    if (url) await fetchInto(url, path);
+  }
+  // ?picture=URL: a vision model's picture (docs/LINKS.md), of this site or of any other whose
+  // answer the browser lets the page read (CORS), once the page's model is in. A picture the
+  // reader opens after it takes the parameter out of the page's address, and so out of its links.
+  async function pictureUrl(path) {
+    let url;
+    try { url = new URL(path, location.href); } catch (e) { importFailed(path, 'not a URL'); return; }
+    await fetchInto(url, path);
+  }
+  function pictureChosen(file) {
+    const query = new URLSearchParams(location.search);
+    if (!/^image\//.test(file.type) || !query.has('picture')) return;
+    query.delete('picture');
+    const search = query.toString();
+    history.replaceState(history.state, '', location.pathname + (search ? '?' + search : '') + location.hash);
   }
 
   // A model (SPEC.md §5): a folder chosen in the folder dialog, files chosen or dropped together
@@ -157,7 +175,7 @@
                        'preprocessor_config.json', 'chat_template.jinja'];
   const isShard = function (name) { return /^model-\d+-of-\d+\.safetensors$/.test(name); };
   function modelFailed(message) { Module.ccall('attnviz_model_failed', null, ['string'], [String(message)]); }
-  function openModel(folder, files) { if (window.attnvizReady) Module.attnvizOpenModel(folder, files); }
+  function openModel(folder, files) { return window.attnvizReady ? Module.attnvizOpenModel(folder, files) : Promise.resolve(); }
   async function openModelUrl(path) {
     const url = sameOrigin(path.replace(/\/*$/, '/'), function (p, m) { modelFailed(m); });
     if (!url) return;
@@ -193,7 +211,7 @@
     }
     for (const name of kModelFiles)
       if (!/^(config\.json|model\.safetensors(\.index\.json)?)$/.test(name)) await fetchFile(name, false);
-    openModel(folder, files);
+    await openModel(folder, files);  // its files all in the app
   }
   // Files chosen or dropped together: a model when config.json is among them (its .gguf files
   // left out, as the native app leaves them) or else one GGUF file (named by its stem, as the
@@ -300,7 +318,8 @@
       if (window.parent !== window) window.parent.postMessage({ type: 'attnviz:ready' }, '*');
       const query = new URLSearchParams(location.search);
       if (query.get('import')) importUrl(query.get('import'));
-      if (query.get('model')) openModelUrl(query.get('model'));
+      const model = query.get('model') ? openModelUrl(query.get('model')) : Promise.resolve();
+      if (query.get('picture')) model.then(function () { pictureUrl(query.get('picture')); });
       // ?hf=ORG/NAME&quant=Q4_K_M is ?hf=ORG/NAME:Q4_K_M (a GGUF repo's file)
       if (query.get('hf')) Module.ccall('attnviz_open_hub', null, ['string'], [query.get('hf') + (query.get('quant') ? ':' + query.get('quant') : '')]);
     },
