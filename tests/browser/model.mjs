@@ -427,10 +427,10 @@ im.save(${JSON.stringify(lossy)}, quality=60)`]);
   const site = path.join(siteDir, 'model-test', 'dinov2');
   fs.mkdirSync(site, { recursive: true });
   for (const f of ['config.json', 'model.safetensors', 'preprocessor_config.json', 'image.png']) fs.copyFileSync(path.join(folder, f), path.join(site, f));
-  const p2 = await openPage(browser, `${url}?model=model-test/dinov2&picture=model-test/dinov2/image.png#v=1&view=heatmap`);
+  const p2 = await openPage(browser, `${url}?model=model-test/dinov2&picture=model-test/dinov2/image.png#v=1&view=heatmap&map=attention:1:2`);
   let s2 = await until(p2, (x) => settled(x) && x.model.picture && x.model.picture.name === 'image.png' && x.view === 'heatmap' && x.import.shown, 'the model and picture by link', 60000);
-  const linked = maxDiff(s2.import.shown, expected.attention[s2.import.layer][s2.import.head]);
-  expect(s2.error === '' && linked < 1e-5, `by link: error "${s2.error}", map ${linked}`);
+  const linked = maxDiff(s2.import.shown, expected.attention[0][1]);
+  expect(s2.error === '' && s2.import.layer === 0 && s2.import.head === 1 && linked < 1e-5, `by link: error "${s2.error}", map ${s2.import.layer + 1}:${s2.import.head + 1} within ${linked}`);
   await p2.setInputFiles('#attnviz-file', webp);
   s2 = await until(p2, (x) => settled(x) && x.model.picture && x.model.picture.name === 'image-lossless.webp', 'another picture opened');
   const address = await p2.evaluate(() => location.search);  // what the page's links begin with (platform_web.cpp)
