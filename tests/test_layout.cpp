@@ -922,4 +922,29 @@ TEST_CASE("the Image view: the picture fitted, a cell per patch coloured by its 
     CHECK(phone.picture.x1 <= 360.0f);
     CHECK(phone.hit((phone.chips[1].x0 + phone.chips[1].x1) * 0.5f, (phone.chips[1].y0 + phone.chips[1].y1) * 0.5f) == 1);
     CHECK(phone.hit(phone.grid.x0 + phone.cell_w * 1.5f, phone.grid.y0 + phone.cell_h * 0.5f) == 3);  // p0,1
+    // Hidden tokens (the experiment): a hidden patch is striped over its cell, with no overlay
+    // cell of its own; a hidden chip striped over the chip; the others as before.
+    in.box = {0, 0, 800, 500};
+    in.hidden = {false, true, false, false, true, false, false, false};  // reg0 and p0,2
+    const ImageLayout hid = lay_out_image(in, m);
+    std::vector<int> striped, overlaid;
+    for (const Item& it : hid.items) {
+        if (it.kind == Item::Hatch) {
+            striped.push_back(it.index);
+            const Box want = it.index < hid.first ? hid.chips[static_cast<std::size_t>(it.index)]
+                                                  : Box{hid.grid.x0 + ((it.index - hid.first) % 3) * hid.cell_w, hid.grid.y0 + ((it.index - hid.first) / 3) * hid.cell_h,
+                                                        hid.grid.x0 + ((it.index - hid.first) % 3 + 1) * hid.cell_w, hid.grid.y0 + ((it.index - hid.first) / 3 + 1) * hid.cell_h};
+            CHECK(it.box.x0 == doctest::Approx(want.x0));
+            CHECK(it.box.y1 == doctest::Approx(want.y1));
+        }
+        if (it.kind == Item::Rect && it.role == ItemRole::Other && it.fill.a > 0 && it.index >= hid.first) overlaid.push_back(it.index);
+    }
+    CHECK(striped == std::vector<int>{4, 1});  // the patches' pass, then the chips'
+    CHECK(overlaid.size() == 5);
+    CHECK(std::find(overlaid.begin(), overlaid.end(), 4) == overlaid.end());
+    SvgOptions o;
+    o.width = 800, o.height = 500;
+    const std::string svg = write_items_svg(hid.items, o, "image");
+    CHECK(test::occurrences(svg, "fill=\"url(#hatch)\"") == 2);
+    CHECK(test::contains(svg, "<pattern id=\"hatch\""));
 }

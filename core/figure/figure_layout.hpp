@@ -107,7 +107,7 @@ enum class ItemRole {
     SinkSwatch, SinkLabel,                      // heatmap: the first key left out (the sink option)
     GroupFrame,                                 // model view: the query heads that share K and V
     HeadTag,                                    // model view: what a head does (its score), on its thumbnail
-    Knockout,                                   // model view: the veil and cross of a knocked-out head
+    Knockout,                                   // model view: the veil and cross of a knocked-out head; picture: a hidden token's stripes
     PatchCrop,                                  // heatmap, lines: a vision model's patch as its piece of the picture
 };
 

@@ -38,6 +38,12 @@ ImageLayout lay_out_image(const ImageInput& in, const TextMeasure& m) {
     if (patches <= 0 || in.picture_width <= 0 || in.picture_height <= 0 || in.patch <= 0) return L;
     const bool overlay = static_cast<int>(in.weights.size()) == T;
     for (int t = L.first; overlay && t < T; ++t) L.top = std::max(L.top, in.weights[static_cast<std::size_t>(t)]);
+    const auto is_hidden = [&](int t) { return t < static_cast<int>(in.hidden.size()) && in.hidden[static_cast<std::size_t>(t)]; };
+    const auto hatch_item = [](Box box, int token) {  // a hidden token: the masked cells' stripes over it
+        Item it;
+        it.kind = Item::Hatch, it.role = ItemRole::Knockout, it.box = box, it.index = token;
+        return it;
+    };
     auto text = [&](ItemRole role, float x, float y, FontRole f, Color c, const std::string& t, int index = -1) {
         L.items.push_back(text_item(role, x, y, f, c, t, m.width(t, f), Item::Left, index));
     };
@@ -72,7 +78,8 @@ ImageLayout lay_out_image(const ImageInput& in, const TextMeasure& m) {
         for (int c = 0; c < in.cols; ++c) {
             const int token = L.first + r * in.cols + c;
             const Box cell{L.grid.x0 + c * L.cell_w, L.grid.y0 + r * L.cell_h, L.grid.x0 + (c + 1) * L.cell_w, L.grid.y0 + (r + 1) * L.cell_h};
-            if (overlay) L.items.push_back(rect_item(ItemRole::Other, cell, shade(in.weights[static_cast<std::size_t>(token)]), 0.0f, token));
+            if (is_hidden(token)) L.items.push_back(hatch_item(cell, token));
+            else if (overlay) L.items.push_back(rect_item(ItemRole::Other, cell, shade(in.weights[static_cast<std::size_t>(token)]), 0.0f, token));
         }
     if (L.cell_w >= 6.0f * s) {  // the grid's lines, where they leave room for the picture
         const Color line{pal.text.r, pal.text.g, pal.text.b, 0.18f};
@@ -104,6 +111,7 @@ ImageLayout lay_out_image(const ImageInput& in, const TextMeasure& m) {
             fill = {rgb[0], rgb[1], rgb[2], 1.0f};
         }
         L.items.push_back(rect_item(ItemRole::TokenKey, chip, fill, 4.0f * s, t));
+        if (is_hidden(t)) L.items.push_back(hatch_item(chip, t));
         L.items.push_back(outline_item(t == in.query ? ItemRole::Selection : ItemRole::Other, chip, t == in.query ? pal.accent : pal.token_outline,
                                        t == in.query ? 2.0f * s : 1.0f, 4.0f * s, t));
         const Color ink = overlay ? ink_on_color({fill.r, fill.g, fill.b}) : pal.text;

@@ -28,6 +28,8 @@ struct ImageInput {
     std::vector<std::string> tokens;            // every token; the patches are the last rows × cols
     std::vector<float> weights;                 // the query's weight on each token (empty: no overlay)
     int query = -1;                             // the query's token (−1: none)
+    std::vector<bool> hidden;                   // per token: hidden from every query (the experiment), drawn
+                                                // hatched over the picture or the chip; empty: none
     std::string caption;                        // under the picture
     std::string legend;                         // the legend's title
 };

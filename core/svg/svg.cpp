@@ -629,7 +629,9 @@ std::string write_items_svg(const std::vector<Item>& items, const SvgOptions& op
                         std::to_string(under->width) + " " + std::to_string(under->height) + "\" xlink:href=\"" +
                         png_data_uri(under->rgb, under->width, under->height) + "\"/>\n";
         }
-        // a legend's colour bar (the Picture view's): the options' colormap
+        // hidden tokens' stripes (the Picture view's), a legend's colour bar: the options' colormap
+        if (std::any_of(items.begin(), items.end(), [](const Item& it) { return it.kind == Item::Hatch; }))
+            hatch_pattern(doc, figure_palette(options.dark), false);
         if (std::any_of(items.begin(), items.end(), [](const Item& it) { return it.kind == Item::Colormap; }))
             colormap_gradient(doc, colormaps()[std::clamp(options.colormap, 0, static_cast<int>(colormaps().size()) - 1)]);
         write_items(doc, items, [](const Item&) {});

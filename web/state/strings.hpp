@@ -78,7 +78,7 @@ enum class Str {
     CompareWithTip,
     // the Why view (web/ui/why_view.cpp)
     ViewWhy, HintWhy, WhyViewNone, WhyLiveOnly,
-    ViewImage, HintImage, ImageCaption, ImageNoPicture, ImageTip,
+    ViewImage, HintImage, ImageCaption, ImageNoPicture, ImageTip, ImageHideTip, ImageHidden,
     // phones (web/ui/panels.cpp) and the figure's accessible twin (web/ui/twin.cpp)
     Controls, CloseControls, ViewOptions, ViewIs, TwinLabel, TwinHeadOf, TwinMeanOf, TwinAttends, TwinThen,
     TwinAttended, TwinStrongest, TwinCell, TwinCellMasked, TwinCaption, TwinTruncated, TwinCorner, TwinNothing, TwinHead, TwinMean,

@@ -68,6 +68,9 @@ std::optional<ImageInput> image_view_input(const AppState& st, Box box, float sc
     in.tokens = tr.keys;
     in.weights = head_row(tr, st.heatmap.head, q);  // the heatmap's head, or the heads' mean
     in.query = q;
+    in.hidden.assign(static_cast<std::size_t>(tr.T_k()), false);
+    for (int t : st.model.experiment.hidden)
+        if (t >= 0 && t < tr.T_k()) in.hidden[static_cast<std::size_t>(t)] = true;
     char caption[512];
     std::snprintf(caption, sizeof caption, attn::tr(st.lang, Str::ImageCaption), token_text(tr.queries[static_cast<std::size_t>(q)]).c_str(),
                   import_description(st).c_str());
@@ -116,10 +119,14 @@ void ImageView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     if (token < 0 || token >= tr.T_k()) return;
     st.hover = {TokenRef::Query, token};
     if (ImGui::IsItemClicked()) st.pinned = st.pinned == st.hover ? TokenRef{} : st.hover;
+    const bool hidden = in.hidden[static_cast<std::size_t>(token)];
+    if (ImGui::IsItemClicked(ImGuiMouseButton_Right)) toggle_hidden(st, token);  // the experiment: no query attends to it
     ImGui::BeginTooltip();
     ImGui::Text("%s", token_text(tr.keys[static_cast<std::size_t>(token)]).c_str());
-    ImGui::TextDisabled(attn::tr(st.lang, Str::ImageTip), token_text(tr.queries[static_cast<std::size_t>(q)]).c_str(),
-                        static_cast<double>(in.weights[static_cast<std::size_t>(token)]));
+    if (!hidden)
+        ImGui::TextDisabled(attn::tr(st.lang, Str::ImageTip), token_text(tr.queries[static_cast<std::size_t>(q)]).c_str(),
+                            static_cast<double>(in.weights[static_cast<std::size_t>(token)]));
+    ImGui::TextDisabled("%s", attn::tr(st.lang, hidden ? Str::ImageHidden : Str::ImageHideTip));
     ImGui::EndTooltip();
 }
 
