@@ -428,22 +428,22 @@ im.save(${JSON.stringify(lossy)}, quality=60)`]);
   await clickWidget(page, 'view.image');
   s = await until(page, (x) => x.view === 'image' && x.widgets['image.grid'], 'the Picture view');
   const hiddenToken = first + 2 * cols, cell = s.widgets['image.grid'];  // p2,0
-  const at = [cell[0] + 0.5 * cell[2] / cols, cell[1] + 2.5 * cell[3] / rows];
-  await page.mouse.move(at[0], at[1]);
+  const spot = [cell[0] + 0.5 * cell[2] / cols, cell[1] + 2.5 * cell[3] / rows];
+  await page.mouse.move(spot[0], spot[1]);
   await waitFrames(page, 2);
-  await page.mouse.click(at[0], at[1], { button: 'right' });
+  await page.mouse.click(spot[0], spot[1], { button: 'right' });
   s = await until(page, (x) => settled(x) && x.model.experiment.hidden.includes(hiddenToken) && x.import.shown, `patch ${hiddenToken} hidden`, 60000);
   const column = Math.max(...s.import.shown.map((r) => r[hiddenToken]));
   const sums = s.import.shown.map((r) => r.reduce((a, b) => a + b, 0));
   expect(column === 0 && sums.every((x) => Math.abs(x - 1) < 1e-5), `hidden patch ${hiddenToken}: its column's largest weight ${column}, rows sum to ${Math.min(...sums)}…${Math.max(...sums)}`);
   await moveAway(page);
   const veiled = await shot(page, 'model-15-image-hidden.png');
-  const stripes = patch(veiled, [at[0] - cell[2] / cols / 4, at[1] - cell[3] / rows / 4, cell[2] / cols / 2, cell[3] / rows / 2]);
+  const stripes = patch(veiled, [spot[0] - cell[2] / cols / 4, spot[1] - cell[3] / rows / 4, cell[2] / cols / 2, cell[3] / rows / 2]);
   const grey = stripes.filter((v) => Math.abs(v[0] - v[1]) < 8 && Math.abs(v[1] - v[2]) < 8).length / stripes.length;
   expect(grey > 0.9, `the hidden patch is not striped grey (${(100 * grey).toFixed(0)} % grey pixels)`);
-  await page.mouse.move(at[0], at[1]);
+  await page.mouse.move(spot[0], spot[1]);
   await waitFrames(page, 2);
-  await page.mouse.click(at[0], at[1], { button: 'right' });
+  await page.mouse.click(spot[0], spot[1], { button: 'right' });
   s = await until(page, (x) => settled(x) && x.model.experiment.hidden.length === 0, 'the patch shown again', 60000);
   out.push(`patch ${hiddenToken} hidden by a right-click: its column 0, the rows sum to 1; shown again`);
   // By link: ?model= the folder on this site and ?picture= its picture: the page opens both and
