@@ -439,7 +439,7 @@ im.save(${JSON.stringify(lossy)}, quality=60)`]);
   await moveAway(page);
   const veiled = await shot(page, 'model-15-image-hidden.png');
   const stripes = patch(veiled, [spot[0] - cell[2] / cols / 4, spot[1] - cell[3] / rows / 4, cell[2] / cols / 2, cell[3] / rows / 2]);
-  const grey = stripes.filter((v) => Math.abs(v[0] - v[1]) < 8 && Math.abs(v[1] - v[2]) < 8).length / stripes.length;
+  const grey = stripes.filter((v) => Math.max(...v) - Math.min(...v) < 24).length / stripes.length;  // the picture there is saturated
   expect(grey > 0.9, `the hidden patch is not striped grey (${(100 * grey).toFixed(0)} % grey pixels)`);
   await page.mouse.move(spot[0], spot[1]);
   await waitFrames(page, 2);
