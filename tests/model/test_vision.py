@@ -16,8 +16,11 @@ siglip_vision_forward on the pixel values tests/model/image_reference.py's proce
   post_layernorm, SigLIP after it) and the classifier's logits within 1e-4 of the largest |value|
   (logits only where expected.json has them: ViTForImageClassification; none printed elsewhere),
   and its output opens as an import (`attnviz import FILE`).
+Then ViT with two patches hidden (`--hide-token`): the reference's forward with those keys masked,
+their columns 0.
 Then bad input, each of which must exit 2 with nothing on stdout and one line on stderr naming the
 file and the field: a missing picture, a text file as the picture (named .txt, and named .png), a
+PNG whose header states 40 000 × 40 000 pixels and one of 0 × 0 (refused before decoding), a
 patch_size not dividing image_size, a config.json without patch_size (transformers' default 16
 does not fit this checkpoint's tensors), a missing preprocessor_config.json, --image given to a
 text model (the built-in tiny-lm), --text given to a vision model, a processor with resample 0
@@ -131,6 +134,35 @@ for case in cases:
         print(f"ok    {case}: {len(exp['tokens'])} tokens ({exp['patches']['rows']}x{exp['patches']['cols']} patches), {shown}")
 
 print("largest differences: " + ", ".join(f"{k} {v:.2g}" for k, v in worst.items()) + f" over {len(cases)} cases")
+
+# --- hidden patches (--hide-token, the Picture view's right-click): the reference's forward with
+# those keys masked for every query ------------------------------------------------------------
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reference  # noqa: E402
+import torch  # noqa: E402
+from test_reference import read_checkpoint  # noqa: E402
+
+vit_case = next((c for c in cases if json.load(open(os.path.join(refs, c, "config.json"))).get("model_type") == "vit"), None)
+if vit_case is None:
+    fail("no ViT case for the hidden patches")
+else:
+    folder = os.path.join(refs, vit_case)
+    exp = json.load(open(os.path.join(folder, "expected.json")))
+    cfg = json.load(open(os.path.join(folder, "config.json")))
+    W = {(n[len("vit."):] if n.startswith("vit.") else n): t.double() for n, t in read_checkpoint(folder).items()}
+    hidden = (exp["patches"]["first"] + 1, exp["patches"]["first"] + 6)  # from 0: two patches
+    with torch.no_grad():
+        want = reference.vit_forward(W, cfg, exp["pixel_values"], reference.Edits(hidden=hidden))
+    p = run([folder, "--image", os.path.join(folder, exp["image"]), "--hide-token", ",".join(str(j + 1) for j in hidden), "--json"])
+    if p.returncode == 0:
+        out = json.loads(p.stdout)
+        err = compare(f"{vit_case} hiding patches {hidden}", "attention", out.get("attention"), want["attention"].numpy())
+        column = float(np.max(np.asarray(out["attention"])[..., list(hidden)]))
+        if column != 0.0:
+            fail(f"{vit_case}: hidden patches {hidden} still get weight {column}")
+        elif err is not None:
+            print(f"ok    {vit_case} with patches {hidden} hidden: attention {err:.2g}, their columns 0")
+
 
 # --- bad input: exit 2, nothing on stdout, one line on stderr naming the file and the field -------
 work = tempfile.mkdtemp(prefix="attnviz-vision-")
