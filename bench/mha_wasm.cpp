@@ -1,8 +1,9 @@
 // mha_wasm.cpp: attnviz's multi-head attention (core/math/attention.hpp,
 // multi_head_attention_weights) and a model's forward pass (core/model/transformer.hpp) as wasm
 // functions, so that bench/ort_web.mjs and ort_chromium.mjs can time them against ONNX Runtime
-// Web on the same inputs, alternating (a text model on ids, a vision model on pixel values). Each layer or model gets `threads` threads
-// (kernels::Pool; one in a module built without threads, as ORT's numThreads). Built by
+// Web on the same inputs, alternating (a text model on ids, a vision model on pixel values).
+// Each layer or model gets `threads` threads (kernels::Pool; one in a module built without
+// threads, as ORT's numThreads). Built by
 // `cmake --build build-web --target attn_mha_wasm` (build-web/attn_mha_wasm.js; files are read
 // from the real file system, NODERAWFS). Not a test.
 #include "attention.hpp"
