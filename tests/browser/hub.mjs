@@ -102,6 +102,9 @@ await check('a GGUF repo\'s file by its quantization: ?hf=…&quant=Q4_K_M, then
     { maxBuffer: 1 << 26 }).toString());
   const worst = maxDiff(s.import.shown, ref.attention[s.import.layer][s.import.head]);
   expect(worst < 1e-4, `map ${s.import.layer + 1}:${s.import.head + 1} differs from the reference by ${worst}`);
+  // the address bar follows the app's state a few times a second: the link once it has caught up
+  s = await until(page3, (st) => /[#&]hf=attnviz-test%2Ftiny-GGUF%3AQ4_K_M(&|$)/.test(st.link), 'the link to name the file', 5000)
+    .catch(() => state(page3));
   expect(/[#&]hf=attnviz-test%2Ftiny-GGUF%3AQ4_K_M(&|$)/.test(s.link), `link ${s.link}`);
   let keys = await stored(page3);
   expect(keys.some((k) => k.endsWith('/.manifest:Q4_K_M')) && keys.some((k) => k.endsWith('/tiny-Q4_K_M.gguf')), `stored: ${keys.join(', ')}`);
