@@ -151,7 +151,7 @@ TEST_CASE("image: too big or empty pictures are refused by the size their header
     };
     const auto gif = [&](std::uint32_t w, std::uint32_t h) { return "GIF89a" + le(w, 2) + le(h, 2) + std::string("\0\0\0", 3); };
     const auto bmp = [&](std::uint32_t w, std::int32_t h) {
-        return "BM" + le(70, 4) + le(0, 4) + le(54, 4) + le(40, 4) + le(w, 4) + le(static_cast<std::uint32_t>(h), 4) + le(1, 2) + le(24, 2) + le(0, 24);
+        return "BM" + le(70, 4) + le(0, 4) + le(54, 4) + le(40, 4) + le(w, 4) + le(static_cast<std::uint32_t>(h), 4) + le(1, 2) + le(24, 2) + std::string(24, '\0');
     };
     const auto jpeg = [&](std::uint32_t w, std::uint32_t h) {  // SOI, an APP0 of 16 bytes, then SOF0
         const auto be16 = [](std::uint32_t v) { return std::string{char(v >> 8 & 0xff), char(v & 0xff)}; };
