@@ -116,6 +116,7 @@ void open_model_files(AppState& st, ModelFiles files) {
     guarded(st, name, [&] {
         ms.loading = std::make_shared<ModelLoad>(files, /*measure_heads=*/true);
         ms.loading_name = name;
+        ms.error_before_load = st.error;
     });
 }
 
@@ -729,7 +730,9 @@ bool advance_loading(AppState& st, double budget_seconds) {
         if (!ms.loading->done()) return;
         ms.model = std::make_shared<const LoadedModel>(ms.loading->take());
         ms.loading.reset();
-        st.error.clear();  // what went wrong before this model is past (a vision model's first figure waits for its picture)
+        // what went wrong before this model is past (a vision model's first figure waits for its
+        // picture); what went wrong while it loaded (a picture that is none) is not
+        if (st.error == ms.error_before_load) st.error.clear();
         if (ms.job) {  // a run the model before this one started while this one loaded: not this model's
             ms.job->cancel.store(true);
             ms.job.reset();

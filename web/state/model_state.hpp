@@ -104,6 +104,8 @@ struct ModelSession {
     std::shared_ptr<ModelFilesLoad> reading;   // browser: files on their way in (a copy of the state shares them)
     std::shared_ptr<ModelLoad> loading;        // the weights being converted
     std::string loading_name;
+    std::string error_before_load;             // st.error as the load began: past once the model is in (an error
+                                               // that came during the load, such as a picture's, stays)
     // Browser: the checkpoint's window the weights wait for (ModelLoad::wanted), asked of the page
     // once: `slice_request` until web/ui/app.cpp passes it to platform::read_model_slice, `slice`
     // until its bytes are in (model_window, model_window_filled).
