@@ -13,7 +13,7 @@
 # the native build, and the sanitized chain is the longest: at nice 10 its build got the CPU last
 # and finished alone, 1523 s into a 1681 s run), and the fuzzers (once the sanitized build is
 # there; under nice 10). A line is printed as each step ends; the summary at the end lists every
-# step in one order, and shows the end of the log of each that failed.
+# step in one order, and shows the failure lines and the end of the log of each that failed.
 # Each step's wall time and CPU time (user + system of the processes it ran and waited for;
 # Chromium's renderer and GPU processes are not among them, so the browser steps' CPU is low by
 # about 2.5x) are in its line: with the chains side by side, the CPU time is the steadier number.
@@ -198,7 +198,10 @@ for chain in "${chains[@]}"; do
     done < "$artifacts/chain-$chain.steps"
 done
 for name in "${failures[@]}"; do
-    echo "== $name failed; the end of artifacts/$name.log:"
+    # The lines that name a failure first (a long log's tail may not reach them), then its end.
+    echo "== $name failed; its FAIL lines, then the end of artifacts/$name.log:"
+    grep -E "^(FAIL|not ok)|FAILED|Error:" "$artifacts/$name.log" | head -n 20
+    echo "…"
     tail -n 40 "$artifacts/$name.log"
 done
 [ ${#failures[@]} -eq 0 ] || echo "failed steps: ${failures[*]} (logs in artifacts/)"

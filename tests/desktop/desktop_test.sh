@@ -56,8 +56,10 @@ run_x() { xvfb-run -a -s "-screen 0 1280x800x24" "$@"; }
 
 # window.sh APP OUT ARGS… (under an X server): opens `APP ARGS…` in a window and captures the screen
 # until two captures in a row (one after the other, no pause) are alike and not blank: the UI is
-# drawn. At most 60 s. Writes the last capture to OUT, then closes the window. Exit 0: captured
-# with the app still running; 3: the app ended by itself; 4: no steady, non-blank picture in time.
+# drawn. With WINDOW_READY set (a shell command), only pictures captured once it succeeds count: a
+# fetch shows a steady "fetching" frame on a slow machine. At most 60 s. Writes the last capture to
+# OUT, then closes the window. Exit 0: captured with the app still running; 3: the app ended by
+# itself; 4: no steady, non-blank picture in time.
 cat > "$tmp/window.sh" <<'EOF'
 app=$1 out=$2
 shift 2
@@ -65,6 +67,7 @@ shift 2
 deadline=$((SECONDS + 60)) previous='' code=4
 while [ "$SECONDS" -lt "$deadline" ]; do
   if ! kill -0 "$pid" 2>/dev/null; then code=3; break; fi
+  if [ -n "${WINDOW_READY:-}" ] && ! bash -c "$WINDOW_READY"; then sleep 0.2; continue; fi
   if import -window root "$out.new.png" 2>/dev/null; then
     read -r colours sd < <(convert "$out.new.png" -format '%k %[fx:standard_deviation]' info: 2>/dev/null)
     sum=$(convert "$out.new.png" -depth 8 rgb:- 2>/dev/null | md5sum)
@@ -116,7 +119,7 @@ if [ -d "$model_dir" ]; then
   python3 "$here/../hub/hub_server.py" "attnviz-test/gpt2=$model_dir" > "$tmp/hub.txt" 2>&1 & hub_pid=$!
   for _ in $(seq 100); do [ -s "$tmp/hub.txt" ] && break; sleep 0.1; done
   HF_HOME="$tmp/hf" HF_ENDPOINT=$(cut -d ' ' -f 1 "$tmp/hub.txt") \
-    window_check "window fetches a Hub id (attnviz ORG/NAME) and runs it live" attnviz-test/gpt2 "$artifacts/desktop-hub.png"
+    WINDOW_READY="[ -s $tmp/hf/hub/models--attnviz-test--gpt2/refs/main ]" window_check "window fetches a Hub id (attnviz ORG/NAME) and runs it live" attnviz-test/gpt2 "$artifacts/desktop-hub.png"
   kill "$hub_pid"; wait "$hub_pid" 2>/dev/null
   fetched=$(ls "$tmp"/hf/hub/models--attnviz-test--gpt2/snapshots/*/ 2>/dev/null | tr '\n' ' ')
   if [ "$fetched" = "config.json merges.txt model.safetensors vocab.json " ]; then ok "the window fetched the model's files into HF_HOME ($fetched)"
