@@ -14,7 +14,9 @@
 //      Model::activation_bytes says the run needs
 //   5. with the maps on demand (--maps demand, the default past 512 tokens: RunInput::keep_maps
 //      false), a head's whole map pooled to at most 1024 × 1024 blocks (map_pooled) and an exact
-//      64 × 64 zoom in the middle of it (map_region), min of --reps
+//      64 × 64 zoom in the middle of it (map_region), min of --reps; and the Explain view's
+//      rollout of the last query's row through every layer (explain_rows.hpp RolloutRow, one
+//      thread as the view computes it), once
 // Output: "RESULT key=value …" lines. bench/bench_model_torch.py is PyTorch's peer.
 //   attn_bench_model [--arch gpt2|smollm2|llama1b] [--dtype f32|bf16] [--T 128] [--reps 5] [--threads 1] [--maps kept|demand]
 //                    [--dir /tmp/attn_bench_ARCH] [--keep] [--gguf FILE]
@@ -23,6 +25,7 @@
 // corrupted ids: the clean ones with every other id changed), min of --reps (patching: once).
 // --gguf FILE: that model instead (its weights as the file holds them: a block format's kept
 // quantized), not written here; bench/gguf_llama_cpp.py writes them and times llama.cpp beside.
+#include "explain_rows.hpp"
 #include "model.hpp"  // kept_bytes
 #include "transformer.hpp"
 #include "why.hpp"
@@ -310,6 +313,25 @@ int main(int argc, char** argv) {
             if (!std::isfinite(p.values.sum() + z.sum())) return std::fprintf(stderr, "bad map\n"), 1;
         }
         std::printf("RESULT map_pooled_1024_ms=%.1f zoom_64_ms=%.3f\n", pooled * 1e3, zoom * 1e3);
+        {  // what the forward added for it: every block's value norms (value_norms, each head on one thread)
+            const ModelConfig& c = model.config;
+            const Matrix v = Matrix::Random(T, c.d_head()), w = Matrix::Random(c.d_head(), c.d_model);
+            const double s0 = now_s();
+            float sink = 0;
+            for (int h = 0; h < c.n_heads; ++h) sink += value_norms(v, w).sum();
+            const double per_layer = now_s() - s0;
+            std::printf("RESULT value_norms_ms=%.1f (every layer: %d x %.1f ms, one thread) check=%g\n", per_layer * c.n_layers * 1e3,
+                        c.n_layers, per_layer * 1e3, static_cast<double>(sink));
+        }
+        auto run = std::make_shared<LiveRun>();
+        run->input.keep_maps = false, run->result = std::move(last);
+        const RowSource rows = run_rows(run, 0);
+        RolloutRow rollout;
+        const double s0 = now_s();
+        rollout.start(rows, rows.layers - 1, T - 1);
+        while (!rollout.step(1e30)) {}
+        std::printf("RESULT rollout_row_s=%.2f layers=%d rollout_row_sum=%.6f\n", now_s() - s0, rows.layers,
+                    static_cast<double>(rollout.row().sum()));
     }
     if (why) {
         RunInput clean{ids, {}};

@@ -18,6 +18,7 @@ packages=(
   python3-regex libopenblas0-pthread                     # the shipped models' tokenizer (\p{L}); PyTorch's BLAS
   python3-sentencepiece                                  # the Unigram tokenizer's reference
   python3-pil                                            # the image processors' reference (PIL's resampling)
+  fonts-dejavu-extra fonts-mathjax                       # tiny-vit's faces: its held-out pictures, drawn again by the tests
   libcurl4-openssl-dev                                   # models by name: the Hub's HTTP, SHA-256 (libcrypto)
   python3-venv python3-pytest python3-nbclient python3-ipykernel python3-nbformat python3-nbconvert  # the notebook package's tests,
   jupyter-notebook                                                                                    # and a real front end

@@ -465,6 +465,7 @@ std::map<std::string, ParamSamples> param_samples() {
         {"chat", {{R"([{"role":"user","content":"Hi"}])", R"([{"role":"system","content":"Be brief."},{"role":"user","content":"猫?"}])"},
                   R"([{"role":"user","content":3}])"}},
         {"model", {{"tiny-lm", "tiny-translator"}, "gpt2"}},
+        {"picture", {{"example-7.png", "example-0.png"}, "photo.jpg"}},
         {"hf", {{"HuggingFaceTB/SmolLM2-135M", "Qwen/Qwen2.5-0.5B@7ae557604adf67be50417f59c2c2f167def9a775", "gpt2",
                  "bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M"}, "a/b/c"}},
         {"server", {{".", "http://127.0.0.1:8765", "https://gpu.example:8443"}, "ftp://x"}},

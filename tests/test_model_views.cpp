@@ -14,6 +14,7 @@
 #include "test_util.hpp"
 #include "app_state.hpp"
 #include "explain_layout.hpp"
+#include "explain_rows.hpp"
 #include "heatmap_layout.hpp"
 #include "induction.hpp"
 #include "link_state.hpp"
@@ -772,6 +773,47 @@ TEST_CASE("a link opens a live scene by its name, as the list does") {
     CHECK(std::string(shown_live_scene(again)->name) == "induction-circuit");
 }
 
+// The vision model's scene: tiny-vit on one of its example pictures, in the Picture view; the
+// panel's example buttons (set_example_picture) run it on another, and the link says which; a
+// link naming a picture the model lacks is one line and the picture before stays.
+TEST_CASE("the vit-digit scene: tiny-vit reads its example picture; another example by name; a link keeps it") {
+    AppState st;
+    const LiveScene* scene = find_live_scene("vit-digit");
+    REQUIRE(scene);
+    open_live_scene(st, *scene);
+    until_live(st);
+    for (int i = 0; i < 100 && st.model.busy(); ++i) advance_model(st, 1.0);
+    REQUIRE(st.model.picture);
+    CHECK(st.model.picture->name == scene->picture);
+    CHECK(st.model.examples.size() == 10);
+    CHECK(st.view == View::Image);
+    REQUIRE(shown_live_scene(st));
+    CHECK(std::string(shown_live_scene(st)->name) == "vit-digit");
+    REQUIRE(!st.figure.live->top.empty());
+    CHECK(st.figure.live->top[0].token == std::string(1, scene->picture[8]));  // example-3.png reads 3
+    CHECK(st.figure.live->input.ids.size() == 65);                             // [CLS] + 8 × 8 patches
+
+    CHECK(set_example_picture(st, "example-7.png").empty());
+    until_live(st);
+    for (int i = 0; i < 100 && (st.model.busy() || st.model.run_revision != st.model.input_revision); ++i) advance_model(st, 1.0);
+    CHECK(st.figure.live->top[0].token == "7");
+    CHECK(shown_live_scene(st) == nullptr);  // another picture: no longer the scene
+    const std::string link = encode_link(link_from_app(st));
+    CHECK(link.find("model=tiny-vit") != std::string::npos);
+    CHECK(link.find("picture=example-7.png") != std::string::npos);
+    AppState again;
+    REQUIRE(open_link(again, link));
+    until_live(again);
+    for (int i = 0; i < 100 && (again.model.busy() || again.model.run_revision != again.model.input_revision); ++i) advance_model(again, 1.0);
+    REQUIRE(again.model.picture);
+    CHECK(again.model.picture->name == "example-7.png");
+    CHECK(again.figure.live->top[0].token == "7");
+
+    REQUIRE(open_link(st, "v=1&model=tiny-vit&picture=example-12.png"));
+    CHECK(st.error == "no example picture named example-12.png (the model has example-0.png … example-9.png)");
+    CHECK(st.model.picture->name == "example-7.png");
+}
+
 TEST_CASE("the induction-circuit scene: tiny-circuits' layer-2 induction head, whose query's key was written by a layer-1 head") {
     AppState st;
     st.load_preset("i-am-good");
@@ -970,6 +1012,34 @@ TEST_CASE("a live model's long text: maps on demand, each one the forward's, thu
     }
     CHECK(differ == 0);
     CHECK(explain(st.figure, 0, 0, 0).why[0] == "long");
+    // Explain reads one query's row (explain_rows.hpp): the value norms the run kept are those
+    // of the block's V and W_o, bit for bit; a rollout row is attention_rollout's over every map.
+    {
+        AttentionStack every;
+        every.name = "attention", every.layers = static_cast<int>(s.layers.size()), every.heads = s.heads;
+        every.queries.assign(static_cast<std::size_t>(T), "t"), every.keys = every.queries;
+        for (const BlockRun& b : s.layers) every.maps.insert(every.maps.end(), b.weights.begin(), b.weights.end());
+        const std::vector<Matrix> full = attention_rollout(every, HeadReduce::Mean);
+        double worst = 0;
+        int norms = 0;
+        for (int layer : {0, every.layers - 1}) {
+            select_import_map(st, layer, 1);
+            const BlockTrace b = block_trace(ctx, live.model->model, dense, 0, layer);
+            for (int h = 0; h < s.heads; ++h, ++norms) {
+                const RowVector want = value_norms(b.trace.heads[static_cast<std::size_t>(h)].v, b.weights.w_o.middleRows(h * b.d_head, b.d_head));
+                differ += !test::same_bits(shown_value_norms(st.figure, 0, layer, h), want);
+            }
+            for (int q : {T - 1, T / 2, 3}) {
+                RolloutRow r;
+                r.start(figure_rows(st.figure, 0), layer, q);
+                while (!r.step(1e30)) {}
+                worst = std::max(worst, static_cast<double>((r.row() - full[static_cast<std::size_t>(layer)].row(q)).cwiseAbs().maxCoeff()));
+            }
+        }
+        MESSAGE(norms, " heads' value norms kept; rollout rows at T = ", T, ": worst difference ", worst);
+        CHECK(differ == 0);
+        CHECK(worst < 1e-5);
+    }
     CHECK(!induction_why(st.figure.layers->stacks[0], live.input.ids, 1, 0, T - 1));
     // 512 tokens or fewer: every map kept, as before
     st.model.text = "the cat sat on the mat. the cat sat on the mat.";

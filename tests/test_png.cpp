@@ -87,9 +87,14 @@ TEST_CASE("an SVG's picture: <image> over its box, a PNG of the same pixels") {
     const std::string svg = attn::write_items_svg({}, o, "image", &under);
     CHECK(svg.find("data-view=\"image\"") != std::string::npos);
     const std::string image = "<image class=\"picture\" x=\"10\" y=\"20\" width=\"100\" height=\"70\" preserveAspectRatio=\"none\" "
-                              "data-pixels=\"37 23\" xlink:href=\"data:image/png;base64,";
-    const size_t at = svg.find(image);
+                              "data-pixels=\"37 23\" style=\"image-rendering:pixelated\" xlink:href=\"data:image/png;base64,";
+    const size_t at = svg.find(image);  // at most 64 px a side: square pixels, as the renderer draws it
     REQUIRE(at != std::string::npos);
+    {
+        std::vector<std::uint8_t> wide(65 * 2 * 3, 128);
+        const attn::SvgRaster big{{0.0f, 0.0f, 130.0f, 4.0f}, wide.data(), 65, 2};
+        CHECK(attn::write_items_svg({}, o, "image", &big).find("image-rendering") == std::string::npos);
+    }
     const size_t begin = at + image.size(), end = svg.find('"', begin);
     const std::optional<std::string> bytes = attn::base64url_decode(std::string_view(svg).substr(begin, end - begin));
     REQUIRE(bytes);

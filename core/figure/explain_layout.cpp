@@ -1,6 +1,7 @@
 // explain_layout.cpp: see explain_layout.hpp.
 #include "explain_layout.hpp"
 
+#include "attention_maps.hpp"
 #include "colormaps.hpp"
 
 #include <algorithm>
@@ -11,18 +12,19 @@ namespace attn {
 
 // [SECTION] The three maps ---------------------------------------------------------------------
 
+RowVector value_shares(Eigen::Ref<const RowVector> weights, const RowVector& norms) {
+    RowVector m = weights.cwiseProduct(norms);
+    const float sum = m.sum();
+    if (sum > 0.0f) m /= sum;
+    return m;
+}
+
 Matrix value_weighted(const Trace& trace, int head) {
     const HeadTrace& h = trace.attention.heads[static_cast<size_t>(head)];
     const int d_k = trace.d_k;
-    // pass 1: the norm of each key's value through the head's rows of W_o
-    const Matrix f = h.v * trace.w_o.middleRows(static_cast<Eigen::Index>(head) * d_k, d_k);  // T_k×d_model
-    const RowVector norms = f.rowwise().norm().transpose();
-    // pass 2: weights times norms, each row normalised
-    Matrix m = h.weights.array().rowwise() * norms.array();
-    for (Eigen::Index i = 0; i < m.rows(); ++i) {
-        const float sum = m.row(i).sum();
-        if (sum > 0.0f) m.row(i) /= sum;
-    }
+    const RowVector norms = value_norms(h.v, trace.w_o.middleRows(static_cast<Eigen::Index>(head) * d_k, d_k));  // pass 1
+    Matrix m(h.weights.rows(), h.weights.cols());
+    for (Eigen::Index i = 0; i < m.rows(); ++i) m.row(i) = value_shares(h.weights.row(i), norms);  // pass 2
     return m;
 }
 

@@ -28,9 +28,12 @@ namespace attn {
 
 // Value-weighted attention of one head of a trace with its projections (Detail::Projections):
 // T_q×T_k, rows summing to 1 (a row whose weights are all 0 stays 0).
-//   pass 1: n_j = ‖v_j^h · W_o[h·d_k … (h+1)·d_k − 1, :]‖   (T_k norms)
-//   pass 2: m_ij = α_ij · n_j, then m_ij / Σ_j m_ij
+//   pass 1: n_j = ‖v_j^h · W_o[h·d_k … (h+1)·d_k − 1, :]‖   (T_k norms: attention_maps.hpp value_norms)
+//   pass 2: each row's value_shares
 Matrix value_weighted(const Trace& trace, int head);
+// One row of weights read by value: m_j = α_j·n_j / Σ_j α_j·n_j (a row whose products are all 0
+// stays 0).
+RowVector value_shares(Eigen::Ref<const RowVector> weights, const RowVector& norms);
 
 enum class ExplainKind { Weights, ValueWeighted, Rollout };
 inline constexpr int kExplainKinds = 3;

@@ -2,9 +2,11 @@
 //
 // [SECTION] What a block keeps
 // [SECTION] Regions, exact and pooled
+// [SECTION] Value norms
 #include "attention_maps.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -13,8 +15,8 @@ namespace attn {
 // [SECTION] What a block keeps ---------------------------------------------------------------
 
 std::size_t KeptHeads::bytes() const {
-    return static_cast<std::size_t>(q.size() + k.size()) * sizeof(float) + stats.size() * sizeof(kernels::RowStat) +
-           keys.size();
+    return static_cast<std::size_t>(q.size() + k.size() + value_norms.size()) * sizeof(float) +
+           stats.size() * sizeof(kernels::RowStat) + keys.size();
 }
 
 // [SECTION] Regions, exact and pooled --------------------------------------------------------
@@ -38,10 +40,19 @@ void check(const KeptHeads& k, int head, const MapRegion& r) {
 void region_into(kernels::Context& ctx, const KeptHeads& k, int head, const MapRegion& r, float* out, int ld,
                  std::vector<std::uint8_t>& mask) {
     const bool masked = k.causal || k.window > 0 || !k.keys.empty();
-    if (masked) {
-        mask.resize(static_cast<std::size_t>(r.rows()) * r.cols());
-        for (int i = 0; i < r.rows(); ++i)
-            for (int j = 0; j < r.cols(); ++j) mask[static_cast<std::size_t>(i) * r.cols() + j] = k.allowed(r.r0 + i, r.c0 + j);
+    if (masked) {  // KeptHeads::allowed a row at a time: its keys from the window's start to the causal end
+        const int cols = r.cols();
+        mask.resize(static_cast<std::size_t>(r.rows()) * cols);
+        for (int i = 0; i < r.rows(); ++i) {
+            const int q = r.r0 + i;
+            const int lo = std::clamp((k.window > 0 ? q - k.window + 1 : 0) - r.c0, 0, cols);
+            const int hi = std::clamp((k.causal ? q + 1 : k.T_k) - r.c0, lo, cols);
+            std::uint8_t* row = mask.data() + static_cast<std::size_t>(i) * cols;
+            std::fill(row, row + lo, std::uint8_t{0});
+            if (k.keys.empty()) std::fill(row + lo, row + hi, std::uint8_t{1});
+            else std::copy(k.keys.begin() + r.c0 + lo, k.keys.begin() + r.c0 + hi, row + lo);
+            std::fill(row + hi, row + cols, std::uint8_t{0});
+        }
     }
     const int g = head / std::max(k.heads / std::max(k.kv_heads, 1), 1);
     kernels::RegionArgs a;
@@ -145,6 +156,20 @@ PooledMap pooled(const Matrix& map, const MapRegion& region, int rows, int cols,
         fold(p, a, map.row(r0).data() + region.c0, r1 - r0, map.cols(), true);
     }
     return p;
+}
+
+// [SECTION] Value norms ----------------------------------------------------------------------
+
+RowVector value_norms(Eigen::Ref<const Matrix> v, Eigen::Ref<const Matrix> w_o_rows) {
+    const Matrix gram = w_o_rows * w_o_rows.transpose();  // pass 1: d_k×d_k
+    const Matrix vg = v * gram;                           // pass 2: T_k×d_k, then each row's dot with v_j
+    RowVector n(v.rows());
+    for (Eigen::Index j = 0; j < v.rows(); ++j) {
+        double sq = 0;
+        for (Eigen::Index a = 0; a < v.cols(); ++a) sq += static_cast<double>(vg(j, a)) * static_cast<double>(v(j, a));
+        n(j) = static_cast<float>(std::sqrt(std::max(sq, 0.0)));
+    }
+    return n;
 }
 
 }  // namespace attn

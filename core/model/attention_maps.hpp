@@ -11,6 +11,7 @@
 //
 // [SECTION] What a block keeps
 // [SECTION] Regions, exact and pooled
+// [SECTION] Value norms
 #pragma once
 
 #include "attention.hpp"
@@ -34,6 +35,7 @@ struct KeptHeads {
     bool causal = false;
     int window = 0;                           // > 0: a query sees itself and the window − 1 keys before it
     std::vector<std::uint8_t> keys;           // T_k of 0/1 (0: hidden), or empty: every key
+    Matrix value_norms;                       // heads×T_k: ‖v_j·W_o^h‖ (value_norms below), or empty (a served layer)
 
     bool empty() const { return T_q == 0; }
     bool allowed(int i, int j) const {
@@ -77,5 +79,15 @@ PooledMap map_pooled(kernels::Context& ctx, const KeptHeads& k, int head, const 
                      PoolReduce reduce = PoolReduce::Max);
 // The same blocks of a map at hand (a run that kept its maps): the same numbers.
 PooledMap pooled(const Matrix& map, const MapRegion& region, int rows, int cols, PoolReduce reduce = PoolReduce::Max);
+
+// [SECTION] Value norms ----------------------------------------------------------------------
+
+// What key j adds to a head's output per unit of weight: n_j = ‖v_j·W_o^h‖ (Kobayashi et al.
+// 2020), for every key. v: T_k×d_k, the head's values; w_o_rows: d_k×d, the head's rows of W_o.
+//   pass 1: G = W_o^h·W_o^hᵀ                    (d_k×d_k, once)
+//   pass 2: n_j = √(v_j·G·v_jᵀ)                 (d_k² a key, not d_k·d; the dot in double)
+// The Explain view's value-weighted reading (explain_layout.hpp); a run whose maps are on
+// demand keeps them per block (KeptHeads::value_norms): 4·heads bytes a key.
+RowVector value_norms(Eigen::Ref<const Matrix> v, Eigen::Ref<const Matrix> w_o_rows);
 
 }  // namespace attn

@@ -11,6 +11,9 @@ namespace {
 constexpr const char* kGpt2Files[] = {"config.json", "model.safetensors", "vocab.json", "merges.txt"};
 constexpr const char* kMarianFiles[] = {"config.json", "model.safetensors", "vocab.json", "source.spm", "target.spm"};
 constexpr const char* kLlamaFiles[] = {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"};
+constexpr const char* kVitFiles[] = {"config.json", "model.safetensors", "preprocessor_config.json", "example-0.png",
+                                     "example-1.png", "example-2.png", "example-3.png", "example-4.png", "example-5.png",
+                                     "example-6.png", "example-7.png", "example-8.png", "example-9.png"};
 }  // namespace
 
 std::span<const BuiltinModel> builtin_models() {
@@ -25,6 +28,10 @@ std::span<const BuiltinModel> builtin_models() {
          "a Marian encoder-decoder trained here to translate numbers and dates between English, Chinese and digits "
          "(docs/MODELS.md)",
          kMarianFiles},
+        {"tiny-vit", "vit",
+         "a 4-layer ViT trained here to read a digit drawn in one of Debian's fonts on a cluttered 32 × 32 picture; its "
+         "[CLS] heads look at the digit's strokes (docs/MODELS.md)",
+         kVitFiles},
     };
     return kModels;
 }

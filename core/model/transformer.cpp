@@ -57,9 +57,9 @@ std::string Model::checkpoint_text() const {
 }
 
 // Kept per attention block (T_q queries, T_k keys, h heads, g K/V heads of d_k): with the maps,
-// its input (T_q×d) and the h maps (T_q×T_k each); else its Q and K ((T_q·h + T_k·g)·d_k floats)
-// and each row's softmax (T_q·h RowStats). Working buffers at their largest: the residual
-// stream and the sub-block's output (2·T·d), Q, K, V and the concatenated heads (4·T·q,
+// its input (T_q×d) and the h maps (T_q×T_k each); else its Q and K ((T_q·h + T_k·g)·d_k floats),
+// each row's softmax (T_q·h RowStats) and each key's value norm per head (T_k·h floats). Working
+// buffers at their largest: the residual stream and the sub-block's output (2·T·d), Q, K, V and the concatenated heads (4·T·q,
 // q = max(d, h·d_k)), the feed-forward's hidden layers (2·min(T, 512)·d_ff for a gated MLP), marian's
 // encoder output (T·d); the logits (V); per thread, the kernels' packed panels (A's MC×KC
 // block; K and V of one head: 2·T·d_k, rounded up to 16 columns; the weights' were packed at
@@ -72,7 +72,7 @@ std::uint64_t Model::activation_bytes(int T, bool maps) const {
     auto stack = [&](int layers, int heads, int kv_heads, int d_k) {
         const std::uint64_t h = static_cast<std::uint64_t>(heads), per_row = sizeof(kernels::RowStat) / sizeof(float);
         if (maps) floats += static_cast<std::uint64_t>(layers) * (h * t * t + t * d);
-        else floats += static_cast<std::uint64_t>(layers) * ((t * h + t * static_cast<std::uint64_t>(kv_heads)) * d_k + t * h * per_row);
+        else floats += static_cast<std::uint64_t>(layers) * ((t * h + t * static_cast<std::uint64_t>(kv_heads)) * d_k + t * h * (per_row + 1));
     };
     const int d_k = c.decoder_only() ? c.d_head() : c.d_model / std::max(c.n_heads, 1);
     stack(c.n_layers, c.n_heads, c.encoder_decoder() ? c.n_heads : c.kv_heads(), d_k);
@@ -562,6 +562,25 @@ std::vector<Matrix> split_heads(const Matrix& X, int heads, int d_head) {
     return out;
 }
 
+// A Linear as a dense in×out matrix (row-vector convention), unpacked.
+Matrix dense(const Linear& f) {
+    Matrix m(f.in(), f.out());
+    kernels::unpack(f.w, m.data(), f.out());
+    return m;
+}
+
+// Each head's value norms (attention_maps.hpp value_norms) from V (T_k×n_kv_heads·d_head) and
+// W_o: heads×T_k, the heads in parts on ctx's threads (each head's numbers the same in any split).
+Matrix head_value_norms(kernels::Context& ctx, const Linear& o, const Matrix& V, const BlockSpec& s) {
+    const Matrix w_o = dense(o);  // n_heads·d_head × d
+    const int d_k = s.d_head, T_k = static_cast<int>(V.rows());
+    Matrix norms(s.n_heads, T_k);
+    kernels::for_parts(ctx, s.n_heads, static_cast<double>(s.n_heads) * d_k * (d_k * (T_k + w_o.cols())), [&](int h, kernels::Context&) {
+        norms.row(h) = value_norms(V.middleCols((h / s.group()) * d_k, d_k), w_o.middleRows(static_cast<Eigen::Index>(h) * d_k, d_k));
+    });
+    return norms;
+}
+
 // f(r0, r1) for rows [0, T) in parts, one a thread: work row by row (norms, activations, the
 // rotation), whose numbers are the same in any split. `cost`: a row's multiply-adds, or what
 // costs as much (a tanh, an exp or a division about 16), for for_parts' threshold.
@@ -639,6 +658,7 @@ Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const B
         kept->causal = s.causal, kept->window = s.window, kept->keys = edits.keys;
         if (s.sinks) kept->sinks.assign(s.sinks, s.sinks + s.n_heads);
         kept->q = trace ? Q : std::move(Q), kept->k = trace ? K : std::move(K);
+        kept->value_norms = head_value_norms(ctx, w.o, V, s);
     }
     ablate(concat, edits, s.n_heads);
     blocks::linear(ctx, w.o, concat.data(), T_q, dq, out.data(), d);
@@ -1144,12 +1164,7 @@ RunResult forward(kernels::Context& ctx, const Model& model, const RunInput& inp
 
 namespace {
 
-// A Linear as a dense in×out matrix (row-vector convention), unpacked, and its bias.
-Matrix dense(const Linear& f) {
-    Matrix m(f.in(), f.out());
-    kernels::unpack(f.w, m.data(), f.out());
-    return m;
-}
+// A Linear's bias, or zeros.
 RowVector bias(const Linear& f) {
     return f.b ? RowVector(Eigen::Map<const RowVector>(f.b, f.out())) : RowVector(RowVector::Zero(f.out()));
 }

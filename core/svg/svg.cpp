@@ -285,10 +285,16 @@ std::string png_data_uri(const std::uint8_t* rgb, int width, int height) {
     return "data:image/png;base64," + base64_encode(std::string_view(reinterpret_cast<const char*>(png.data()), png.size()));
 }
 
+// A picture of at most 64 px a side is drawn with square pixels, as the renderer draws it (its texture's
+// GL_NEAREST): magnified many times, smoothing would blur what the model saw.
+std::string picture_rendering(int width, int height) {
+    return std::max(width, height) <= 64 ? " style=\"image-rendering:pixelated\"" : "";
+}
+
 // The picture patches are pieces of (PatchCrops), once in the defs, a user unit a pixel.
 void picture_def(Doc& doc, const std::uint8_t* rgb, int width, int height) {
-    doc.defs += "<image id=\"picture\" width=\"" + std::to_string(width) + "\" height=\"" + std::to_string(height) +
-                "\" xlink:href=\"" + png_data_uri(rgb, width, height) + "\"/>\n";
+    doc.defs += "<image id=\"picture\" width=\"" + std::to_string(width) + "\" height=\"" + std::to_string(height) + "\"" +
+                picture_rendering(width, height) + " xlink:href=\"" + png_data_uri(rgb, width, height) + "\"/>\n";
     doc.picture_w = static_cast<float>(width), doc.picture_h = static_cast<float>(height);
 }
 
@@ -626,7 +632,8 @@ std::string write_items_svg(const std::vector<Item>& items, const SvgOptions& op
             const Box& b = under->box;
             doc.body += "<image class=\"picture\" x=\"" + num(b.x0) + "\" y=\"" + num(b.y0) + "\" width=\"" + num(b.w()) +
                         "\" height=\"" + num(b.h()) + "\" preserveAspectRatio=\"none\" data-pixels=\"" +
-                        std::to_string(under->width) + " " + std::to_string(under->height) + "\" xlink:href=\"" +
+                        std::to_string(under->width) + " " + std::to_string(under->height) + "\"" +
+                        picture_rendering(under->width, under->height) + " xlink:href=\"" +
                         png_data_uri(under->rgb, under->width, under->height) + "\"/>\n";
         }
         // hidden tokens' stripes (the Picture view's), a legend's colour bar: the options' colormap

@@ -78,7 +78,7 @@ LINK_PARAMETERS = ("view", "head", "tiles", "tile_step", "qk", "token", "theme",
                    "map", "compare", "translate", "knockout", "knockout_mode", "hide", "importance", "attribution", "lens", "probs",
                    "target", "contrast", "corrupted", "patching", "generate", "temperature", "top_k", "seed", "step", "topk", "cmap", "values", "numbers",
                    "log", "sink", "rows")
-DATA_PARAMETERS = ("preset", "scene", "model", "hf", "server", "key", "text", "chat", "source")
+DATA_PARAMETERS = ("preset", "scene", "model", "picture", "hf", "server", "key", "text", "chat", "source")
 
 
 # The height the full app (panels=1) needs in an output: below it the panel beside the figure is

@@ -4,9 +4,11 @@
 // shows the head it is about; the model grid tags the heads whose scores clear their thresholds;
 // typing reruns the model; a model= link reproduces the figure; the induction circuit's Steps
 // view says why its query looks where it does, and knocking out the previous-token head it names
-// takes the match away; the translator translates; the single-file build runs the models from
-// file:// with no request at all.
+// takes the match away; the translator translates; the vision model reads its example picture and
+// its [CLS] head lies on the digit's strokes; the single-file build runs the models from file://
+// with no request at all.
 //   node tests/browser/builtin.mjs SITE_DIR ARTIFACT_DIR
+import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
@@ -174,6 +176,45 @@ await check('the translate-numbers scene translates with tiny-translator and sho
   return `${s.model.figure.ids.length} target tokens, shown at ${[...lengths].sort((a, b) => a - b).join(', ')}`;
 });
 
+await check('the vit-digit scene: tiny-vit reads its example picture, its [CLS] head on the digit; another example by its button; a link keeps the picture', async () => {
+  await clickWidget(page, 'model.close');
+  await until(page, (s) => !s.model.active, 'the model closed');
+  await pickPreset(page, 'live.vit-digit');
+  const shown = (name) => (x) => settled(x) && x.model.builtin === 'tiny-vit' && x.model.picture && x.model.picture.name === name &&
+    x.view === 'image' && x.import.shown && x.widgets['image.top'];
+  let s = await until(page, shown('example-4.png'), 'tiny-vit on example-4.png', 60000);
+  expect(requests.some(([, u]) => u.endsWith('/models/tiny-vit/example-4.png')), 'example-4.png was not fetched');
+  expect(s.model.figure.top[0].token === '4', `labels ${JSON.stringify(s.model.figure.top.slice(0, 3))}`);
+  // The scene's head is the one training.json measured best on the digit's patches (held-out faces).
+  const info = JSON.parse(fs.readFileSync(new URL('../../models/tiny-vit/training.json', import.meta.url), 'utf8'));
+  const scores = info.heldout['held-out faces'].ink_scores;
+  let best = [0, 0];
+  scores.forEach((row, l) => row.forEach((v, h) => { if (v > scores[best[0]][best[1]]) best = [l, h]; }));
+  expect(s.import.layer === best[0] && s.import.head === best[1], `map ${s.import.layer + 1}:${s.import.head + 1}, best ${best[0] + 1}:${best[1] + 1}`);
+  // The [CLS]'s row over the patches: on the digit's ink (training.json's patches of this picture)
+  // what the training module measured, at least twice as much as a head looking anywhere would.
+  const row = s.import.shown[0].slice(1);
+  const example = info.examples.find((e) => e.file === 'example-4.png'), ink = example.ink_patches;
+  const onInk = ink.reduce((a, i) => a + row[i], 0) / row.reduce((a, b) => a + b, 0), share = ink.length / row.length;
+  expect(example.head === `${best[0] + 1}:${best[1] + 1}` && Math.abs(onInk - example.ink_share) < 1e-4 && onInk >= 2 * share,
+    `the [CLS] puts ${onInk.toFixed(4)} of its patch attention on the digit's ${ink.length} patches (their share ${share.toFixed(2)}; training.json: head ${example.head}, ${example.ink_share})`);
+  await moveAway(page);
+  await shot(page, 'builtin-05-vit.png');
+  expect(s.widgets['picture.example-7.png'], 'no button for example-7.png');
+  await clickWidget(page, 'picture.example-7.png');
+  s = await until(page, shown('example-7.png'), 'tiny-vit on example-7.png', 60000);
+  expect(s.model.figure.top[0].token === '7', `labels ${JSON.stringify(s.model.figure.top.slice(0, 3))}`);
+  let link = '';  // the address bar follows the app a few times a second
+  for (const t0 = Date.now(); !link.includes('picture=example-7.png') && Date.now() - t0 < 10000; await page.waitForTimeout(100))
+    link = await page.evaluate(() => location.hash);
+  expect(link.includes('picture=example-7.png') && link.includes('model=tiny-vit') && !link.includes('text='), `the link ${link}`);
+  const other = await openPage(browser, `${url}${link}`);
+  const t = await until(other, shown('example-7.png'), 'the link reopened on example-7.png', 60000);
+  expect(JSON.stringify(t.import.shown) === JSON.stringify(s.import.shown), 'the link shows another map');
+  await other.close();
+  return `${s.model.summary}; head ${best[0] + 1}:${best[1] + 1}: the [CLS] puts ${(100 * onInk).toFixed(0)} % of its patch attention on the digit's patches, ${(100 * share).toFixed(0)} % of the picture`;
+});
+
 await check('the why-induction scene: the lens, attribution and patching grids of tiny-circuits, as its caption says', async () => {
   const tall = await openPage(browser, `${url}#v=1&preset=i-am-good`, { viewport: { width: 1280, height: 1900 } });
   await pickPreset(tall, 'live.why-induction');
@@ -276,7 +317,7 @@ await check('a live model in the Q–K space: a head\'s rotated queries and keys
   return `layer 2 head 1: r = ${r}`;
 });
 
-await check('a text past 512 tokens: its maps on demand in the heatmap, the model grid and Steps', async () => {
+await check('a text past 512 tokens: its maps on demand in the heatmap, the model grid, Steps and Explain', async () => {
   const text = 'The cat sat on the mat and the dog ran to the park. '.repeat(40);
   const page = await openPage(browser, `${url}#v=1&model=tiny-circuits&view=model&map=attention:2:1&text=${encodeURIComponent(text)}`);
   let s = await until(page, settled, 'the long text run', 120000);
@@ -293,8 +334,37 @@ await check('a text past 512 tokens: its maps on demand in the heatmap, the mode
   s = await until(page, (x) => x.view === 'steps' && x.widgets['steps.note'], 'Steps on the long text');
   await moveAway(page);
   await shot(page, 'builtin-16-long-steps.png');
+  // Explain reads the last query's row three ways; the rollout through layers 0 … 2 a block of rows a frame
+  await clickWidget(page, 'view.explain');
+  const three = (x) => x.view === 'explain' && [0, 1, 2].every((k) => x.widgets[`explain.strip.${k}`]);
+  s = await until(page, three, 'Explain on the long text: the three rows, the rollout done', 120000);
+  expect(/click/.test(s.hint), `hint: ${s.hint}`);
+  expect(/Rollout: strongest “.+” #\d+ [\d.e-]+/.test(s.steps_said), `the twin's words: ${s.steps_said}`);  // what a screen reader hears
+  await moveAway(page);
+  await shot(page, 'builtin-17-long-explain.png');
+  // a bar clicked: its strongest key becomes the query, and the rollout runs again for it
+  const strip = s.widgets['explain.strip.0'];
+  await page.mouse.click(strip[0] + strip[2] * 0.3, strip[1] + strip[3] - 3);
+  s = await until(page, (x) => x.pinned && x.pinned.side === 'query' && x.pinned.index < T - 1, 'the key clicked read as the query');
+  const picked = s.pinned.index;
+  s = await until(page, three, 'the new query\'s rows', 120000);
   await page.context().close();
-  return `${T} tokens, layer 2 head 1 on demand`;
+  return `${T} tokens, layer 2 head 1 on demand; Explain of query ${T - 1}, then of key ${picked} clicked`;
+});
+
+await check('Compare on two long texts: the query\'s row on each, and their difference key by key', async () => {
+  const text = 'The cat sat on the mat and the dog ran to the park. '.repeat(40);
+  const other = text.replace('dog', 'pig');  // one word changed: as many tokens
+  const page = await openPage(browser, `${url}#v=1&model=tiny-circuits&view=compare&map=attention:2:1&text=${encodeURIComponent(text)}` +
+                                       `&compare=${encodeURIComponent(other)}`);
+  const rows = (x) => settled(x) && x.view === 'compare' && [0, 1, 2].every((k) => x.widgets[`compare.strip.${k}`]);
+  const s = await until(page, rows, 'Compare on the long texts: both rows and the difference', 120000);
+  expect(s.queries.length > 512 && s.import.maps_on_demand, `T ${s.queries.length}`);
+  expect(/Difference: strongest “.+” #\d+ [+-]/.test(s.steps_said), `the twin's words: ${s.steps_said}`);
+  await moveAway(page);
+  await shot(page, 'builtin-18-long-compare.png');
+  await page.context().close();
+  return `${s.queries.length} tokens each`;
 });
 
 await finishSuite('browser-builtin');

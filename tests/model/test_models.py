@@ -25,6 +25,13 @@ tiny-translator, on its 500 held-out cases (heldout.json: inputs training never 
      reference alignment names for >= 90 % of aligned output tokens;
   8. `attnviz run tiny-translator --source TEXT` translates as the training module does, with
      SentencePiece's source ids and the reference's cross attention.
+tiny-vit, on pictures drawn again from training.json's held-out seeds (faces training used, and
+faces it never saw):
+  9. accuracy >= 95 % on each, as training.json recorded it; the best head's share of the [CLS]
+     query's attention on the digit's patches at least twice the share those patches are of all
+     patches (it looks at the strokes, not anywhere), as recorded;
+ 10. `attnviz run tiny-vit --image example-D.png` (the built-in copy's pictures) reads each digit
+     D, with the training module's and the float64 reference's attention (1e-5) and logits.
 Exits 1 on any failure.
 """
 import json
@@ -44,6 +51,7 @@ import reference  # noqa: E402
 import tiny_circuits  # noqa: E402
 import tiny_lm  # noqa: E402
 import tiny_translator  # noqa: E402
+import tiny_vit  # noqa: E402
 from test_reference import read_safetensors  # noqa: E402
 
 LM_MARGIN = 1.5  # nats per token (docs/MODELS.md)
@@ -243,6 +251,51 @@ for c in cases[:40]:
     worst = max(worst, close(out["cross_attention"], ref["cross_attention"], 1e-4))
 check(not wrong and worst < 1e-4, f"tiny-translator: attnviz run on 40 held-out sources: source ids and translation "
       f"as sentencepiece and the training module give ({len(wrong)} differ: {wrong[:3]}), cross attention within {worst:.1e}")
+
+# [SECTION] tiny-vit ------------------------------------------------------------------------------
+
+folder = os.path.join(root, "models", "tiny-vit")
+cfg = json.load(open(os.path.join(folder, "config.json")))
+info = json.load(open(os.path.join(folder, "training.json")))
+tensors = read_safetensors(os.path.join(folder, "model.safetensors"))
+mv = tiny_vit.Model(tiny_vit.CONFIG)
+with torch.no_grad():
+    for name, p in mv.named_parameters():
+        p.copy_(tensors[name].to(torch.float32))
+mv.eval()
+
+# 9. held-out accuracy and the heads that look at the digit
+train_faces, held_faces = tiny_vit.fonts()
+for name, faces in (("training faces", train_faces), ("held-out faces", held_faces)):
+    rec = info["heldout"][name]
+    images, labels, ink = tiny_vit.pictures(rec["seed"], rec["pictures"], faces)
+    acc, ink_scores, share = tiny_vit.evaluate(mv, images, labels, ink)
+    check(acc >= tiny_vit.ACCURACY_MIN and abs(acc - rec["accuracy"]) < 1e-9,
+          f"tiny-vit: {acc:.2%} of {len(images)} held-out pictures ({name}) read right (>= {tiny_vit.ACCURACY_MIN:.0%}; "
+          f"training.json {rec['accuracy']:.2%})")
+    best = max((v, f"{layer + 1}:{h + 1}") for layer, row in enumerate(ink_scores) for h, v in enumerate(row))
+    check(best[0] >= 2 * share and close(ink_scores, rec["ink_scores"], 1e-6) < 1e-6,
+          f"tiny-vit: head {best[1]}'s [CLS] gives the digit's patches {best[0]:.0%} of its attention to patches, "
+          f"{best[0] / share:.1f}× their share of the picture ({share:.0%}; >= 2×), as training.json has it ({name})")
+
+# 10. attnviz run on the built-in copy's example pictures, against the training module and the reference
+from PIL import Image  # noqa: E402
+W = {n[len("vit."):] if n.startswith("vit.") else n: t for n, t in tensors.items()}
+wrong, worst = [], 0.0
+for label in tiny_vit.LABELS:
+    picture = os.path.join(folder, f"example-{label}.png")
+    out = run(["tiny-vit", "--image", picture])
+    pixels = tiny_vit.pixel_values(np.array(Image.open(picture).convert("RGB"))[None])
+    with torch.no_grad():
+        logits, maps = mv(pixels)
+        ref = reference.vit_forward(W, cfg, pixels[0].numpy())
+    if not out or int(np.argmax(out["logits"])) != int(label) or int(logits.argmax()) != int(label):
+        wrong.append(label)
+        continue
+    worst = max(worst, close(out["attention"], torch.stack([m[0] for m in maps]).numpy(), 1e-5),
+                close(out["attention"], ref["attention"], 1e-5), close(out["logits"], ref["logits"], 1e-4, relative=True))
+check(not wrong and worst < 1e-5, f"tiny-vit: attnviz run on example-0.png … example-9.png reads each digit "
+      f"({len(wrong)} wrong: {wrong}), attention and logits within {worst:.1e} of the training module's and the reference's")
 
 print(f"{len(failures)} failures" if failures else "models: ok")
 sys.exit(1 if failures else 0)

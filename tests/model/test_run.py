@@ -328,7 +328,8 @@ if sorted(parts[0] for parts in lines) != names or any(len(parts) != 3 for parts
 for name, model_type, _ in (parts for parts in lines if len(parts) == 3):
     if json.load(open(os.path.join(models, name, "config.json")))["model_type"] != model_type:
         fail(f"--list: {name} is not {model_type}")
-    ids = ["--ids", "1,2,3"] if model_type != "marian" else ["--source-ids", "4,5,6", "--max-new", "4"]
+    ids = (["--source-ids", "4,5,6", "--max-new", "4"] if model_type == "marian" else
+           ["--image", os.path.join(models, name, "example-0.png")] if model_type == "vit" else ["--ids", "1,2,3"])
     by_name = run([name] + ids + ["--json"])
     by_folder = run([os.path.join(models, name)] + ids + ["--json"])
     if by_name.returncode or by_name.stdout != by_folder.stdout:

@@ -171,7 +171,10 @@ ImTextureID Renderer::picture_texture(const void* key, const std::uint8_t* rgb, 
         for (std::size_t i = 0, n = static_cast<std::size_t>(width) * height; i < n; ++i)
             for (int c = 0; c < 3; ++c) rgba[4 * i + c] = rgb[3 * i + c];
         if (picture_texture_) glDeleteTextures(1, &picture_texture_);
-        picture_texture_ = new_texture(GL_LINEAR, GL_RGBA8, width, height, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
+        // A picture of at most 64 px a side (tiny-vit's 32 × 32) is magnified many times: its pixels are drawn
+        // as squares, as the model saw them, not smoothed into a blur.
+        const GLint filter = std::max(width, height) <= 64 ? GL_NEAREST : GL_LINEAR;
+        picture_texture_ = new_texture(filter, GL_RGBA8, width, height, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
         glBindTexture(GL_TEXTURE_2D, 0);
         picture_key_ = key;
     }

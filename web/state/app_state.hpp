@@ -168,7 +168,8 @@ struct AppState {
     } cursor;
     int pinned_q = -1, pinned_k = -1;  // Heatmap: the cell pinned by a tap or Enter (its values stay shown)
     std::array<int, 3> pinned_step{-1, -1, -1};  // Steps: the number pinned (step, row, column)
-    std::string steps_said;      // Steps: the number shown (pointer, keyboard or pin) in words, for the twin; Q–K space: the plane and the query shown
+    std::string steps_said;      // Steps: the number shown (pointer, keyboard or pin) in words, for the twin; Q–K space: the plane and the query shown;
+                                 // Explain and Compare past 128 × 128 tokens: each reading's strongest keys
     std::string steps_why;       // Steps: the words under a live induction head (why its query looks there), for the twin
 
     // [probe for tests] ------------------------------------------------------------------

@@ -395,10 +395,11 @@ void add_import_json(const AppState& st, nlohmann::json& out) {
                   {"head", im.import_head}, {"show", show}, {"reduce", im.reduce == HeadReduce::Mean ? "mean" : "max"},
                   {"layers_on", im.layers_on}, {"heads_on", im.heads_on}, {"merge_words", im.merge_words},
                   {"maps_on_demand", figure.maps_on_demand()}});
-        // The map the heatmap shows (one head or the mean), small figures only.
+        // The map the heatmap shows (one head or the mean), small figures only (up to 90 tokens:
+        // tiny-vit's 65 among them).
         const Trace& tr = st.figure.trace();
         const auto T_q = static_cast<Eigen::Index>(tr.queries.size()), T_k = static_cast<Eigen::Index>(tr.keys.size());
-        if (T_q * T_k <= 4096 && tr.heads > 0) {
+        if (T_q * T_k <= 8192 && tr.heads > 0) {
             json rows = json::array();
             for (Eigen::Index q = 0; q < T_q; ++q) rows.push_back(head_row(tr, st.heatmap.head, static_cast<int>(q)));
             j["shown"] = rows;

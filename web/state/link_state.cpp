@@ -243,6 +243,7 @@ constexpr LinkParam kParams[] = {
              l.attribution = l.lens = l.patching = live->why;
              l.view = live->view;
              l.import_map = live->map;
+             l.picture = live->picture;
              return "";
          }
          if (!find_preset(v)) return "no preset named " + shown_value(v) + " (the scene list's names: " + scene_names() + ")";
@@ -551,7 +552,7 @@ constexpr LinkParam kParams[] = {
     {.name = "model",
      .what = "a built-in model run live on `text` (`attnviz run --list`; docs/MODELS.md), loaded on demand; "
              "any other model is the page's `?model=` (below)",
-     .values = "`tiny-lm`, `tiny-circuits`, `tiny-translator`",
+     .values = "`tiny-lm`, `tiny-circuits`, `tiny-translator`, `tiny-vit`",
      .default_value = "",
      .parse = [](LinkState& l, std::string_view v) -> std::string {
          if (!find_builtin(v)) {
@@ -566,6 +567,27 @@ constexpr LinkParam kParams[] = {
      .from_app = [](LinkState& l, const AppState& st) { l.model = st.model.builtin; },
      .to_app = [](AppState& st, const LinkState& l) {
          if (!l.model.empty()) open_builtin_model(st, l.model);
+     }},
+
+    {.name = "picture",
+     .what = "the picture a vision model runs on: one of its example pictures (tiny-vit's, `attnviz run --list`), shown in "
+             "the Picture view",
+     .values = "`example-0.png` … `example-9.png`",
+     .default_value = "",
+     .parse = [](LinkState& l, std::string_view v) -> std::string {
+         const bool named = v.starts_with("example-") && v.ends_with(".png") && v.size() <= 64 &&
+                            std::all_of(v.begin(), v.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.'; });
+         if (!named) return "expected an example picture's name (example-7.png), got " + shown_value(v);
+         l.picture = v;
+         return "";
+     },
+     .format = [](const LinkState& l) { return l.picture; },
+     .from_app = [](LinkState& l, const AppState& st) {
+         const ModelPicture* p = st.model.picture.get();
+         l.picture = p && st.model.examples.contains(p->name) ? p->name : "";
+     },
+     .to_app = [](AppState& st, const LinkState& l) {
+         if (!l.picture.empty()) want_example_picture(st, l.picture);
      }},
 
     {.name = "hf",
@@ -625,7 +647,7 @@ constexpr LinkParam kParams[] = {
      .parse = [](LinkState& l, std::string_view v) { return parse_model_text(l.model_text, v); },
      .format = [](const LinkState& l) { return l.model_text; },
      .from_app = [](LinkState& l, const AppState& st) {
-         if (st.model.active()) l.model_text = st.model.text;
+         if (st.model.active()) l.model_text = st.model.model->config().vision() ? "" : st.model.text;  // a picture: no text
          else if (st.served.active()) l.model_text = st.served.text;
      },
      .to_app = [](AppState& st, const LinkState& l) {
@@ -695,7 +717,9 @@ constexpr LinkParam kParams[] = {
      .default_value = "1",
      .parse = [](LinkState& l, std::string_view v) { return parse_flag(l.model_translate, v, "1 (translate) or 0 (read text)"); },
      .format = [](const LinkState& l) { return flag_text(l.model_translate); },
-     .from_app = [](LinkState& l, const AppState& st) { l.model_translate = st.model.translate; },
+     .from_app = [](LinkState& l, const AppState& st) {  // only an encoder-decoder's is written
+         l.model_translate = st.model.translate || (st.model.active() && !st.model.model->config().encoder_decoder());
+     },
      .to_app = [](AppState& st, const LinkState& l) {
          if (st.model.translate == l.model_translate) return;
          st.model.translate = l.model_translate;

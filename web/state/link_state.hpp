@@ -66,6 +66,7 @@ struct LinkState {
     std::string compare;           // a second text, run beside model_text (the Compare view)
     std::vector<ChatTurn> chat;    // a conversation read through the model's chat template (none: off)
     std::string model;             // a built-in model (builtin.hpp) run live; "" = none or the page's ?model=
+    std::string picture;           // a vision model's example picture ("example-7.png"; ModelSession::examples), or ""
     std::string hub;               // or a model on the Hub by its id (hf=ORG/NAME[@REVISION][:QUANT])
     std::string server, server_key;  // or a model PyTorch runs, served by attnviz.serve() (served_state.hpp)
     // Its experiment (model_state.hpp ModelExperiment): heads knocked out as links write them

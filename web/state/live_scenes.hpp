@@ -23,6 +23,7 @@ struct LiveScene {
     const char* about;   // what it shows (data, as the seeds' scene descriptions are)
     const char* compare = "";  // the Compare text ("" none): with `why`, the corrupted text patched into
     bool why = false;          // the why views on: attribution, the logit lens, patching (why.hpp)
+    const char* picture = "";  // a vision model's picture: one of its example files ("example-7.png"), or ""
 };
 std::span<const LiveScene> live_scenes();
 const LiveScene* find_live_scene(std::string_view name);

@@ -108,9 +108,28 @@ void set_model_picture(AppState& st, const std::string& name, std::string_view b
     });
 }
 
+std::string set_example_picture(AppState& st, const std::string& name) {
+    const auto it = st.model.examples.find(name);
+    if (it == st.model.examples.end())
+        return "no example picture named " + name + (st.model.examples.empty() ? ": the model has none" : " (the model has " +
+               st.model.examples.begin()->first + " … " + st.model.examples.rbegin()->first + ")");
+    set_model_picture(st, name, it->second->text());
+    return "";
+}
+
+void want_example_picture(AppState& st, const std::string& name) {
+    ModelSession& ms = st.model;
+    const bool coming = ms.reading || !ms.builtin_request.empty() || !ms.builtin_fetching.empty() || ms.fetching;
+    if (coming) ms.picture_wanted = name;
+    else if (std::string problem = set_example_picture(st, name); !problem.empty()) st.error = problem;
+}
+
 void open_model_files(AppState& st, ModelFiles files) {
     ModelSession& ms = st.model;
     const std::string name = files.folder;
+    ms.examples.clear();
+    for (const auto& [file, bytes] : files.files)
+        if (file.starts_with("example-") && file.ends_with(".png")) ms.examples[file] = bytes;
     ms.slice.reset(), ms.slice_request.reset();
     ms.windows = 0;
     guarded(st, name, [&] {
@@ -118,6 +137,9 @@ void open_model_files(AppState& st, ModelFiles files) {
         ms.loading_name = name;
         ms.error_before_load = st.error;
     });
+    if (ms.loading && !ms.picture_wanted.empty())
+        if (std::string problem = set_example_picture(st, std::exchange(ms.picture_wanted, {})); !problem.empty())
+            st.error = name + ": " + problem;
 }
 
 bool open_model_folder(AppState& st, const std::string& path) {
@@ -314,6 +336,8 @@ void close_model(AppState& st) {
     ms.builtin.clear();
     ms.builtin_fetching.clear();
     ms.hub.clear();
+    ms.examples.clear();
+    ms.picture_wanted.clear();
     ms.pick_head.reset();
     ms.run_revision = -1;
     close_import(st);

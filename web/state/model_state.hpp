@@ -153,6 +153,11 @@ struct ModelSession {
     std::string text, source;
     bool translate = true;
     std::shared_ptr<const ModelPicture> picture;  // a vision model's input (kept when models change)
+    // The example pictures of the model opened last (its folder's or built-in files named
+    // example-*.png: tiny-vit's), by file name; the panel offers them. `picture_wanted` names the one a
+    // live scene or a link asks for: it becomes `picture` once the model's files are in.
+    std::map<std::string, std::shared_ptr<const FileBytes>> examples;
+    std::string picture_wanted;
     ModelChat chat;                               // a decoder model with a chat template: the conversation instead of `text`
     ModelExperiment experiment;
     ModelGeneration generation;
@@ -225,6 +230,13 @@ void open_model_files(AppState& st, ModelFiles files);
 // the picture before stays. With no vision model in use, st.error says to open one (the
 // picture is kept for it).
 void set_model_picture(AppState& st, const std::string& name, std::string_view bytes);
+// One of the model's example pictures (ModelSession::examples) as the picture; "" when it has it,
+// else what is wrong (no such example).
+std::string set_example_picture(AppState& st, const std::string& name);
+// A live scene's or a link's example picture: now when no model's files are on their way (st.error
+// names a picture the model opened last does not have), else once they are in
+// (ModelSession::picture_wanted).
+void want_example_picture(AppState& st, const std::string& name);
 // Desktop: a folder path, or a Hub id ORG/NAME[@REVISION][:QUANT] where no such folder is (then a
 // request: ModelSession::hub_request). Returns false (st.error set) when it is neither.
 bool open_model_folder(AppState& st, const std::string& path);

@@ -50,7 +50,7 @@ enum class Str {
     OpenLiveModel, OpenLiveModelTip, OpenHub, HubIntroPage, HubIntroDesktop, HubId, HubBadId, HubSuggested, HubOffline, HubNoSize, HubAddress, HubStored,
     HubNoneStored, HubRemove, HubStorageFull, FolderPath, SectionLive, LiveText, LiveSource, LiveTarget, LiveTranslate,
     LiveTranslateTip, NextTokens, LiveReading, LiveFetching, CancelFetch, LiveLoading, LiveRunning, CloseModel, LiveThreads, LiveThreadsTip, LiveLastRun, LiveStatus, CapXModel, SectionMaps,
-    LivePicture, OpenPicture, OpenPictureTip, PicturePath, PictureNone, PictureShown, PictureSeen, Labels,
+    LivePicture, OpenPicture, OpenPictureTip, PicturePath, PictureExamples, PictureExampleTip, PictureNone, PictureShown, PictureSeen, Labels,
     ChatToggle, ChatToggleTip, ChatNone, ChatRemove, ChatAddTurn, ChatPrompt,
     // what a head does (core/model/heads.hpp), on the model view's thumbnails: full and brief
     HeadPrev, HeadInduction, HeadSink, HeadDelimiter, HeadDuplicate, HeadPrevBrief, HeadInductionBrief, HeadSinkBrief, HeadDelimiterBrief, HeadDuplicateBrief, HeadLearnedSink, HeadLearnedSinkBrief, ExpertsTitle, ExpertWeight,
@@ -72,10 +72,12 @@ enum class Str {
     GenStep, GenStepCaption, GenPicked, GenMeanRefused,
     // the Explain view (web/ui/explain_view.cpp)
     ViewExplain, ExplainWeights, ExplainValueWeighted, ExplainRollout, ExplainWeightsCap, ExplainValueWeightedCap,
-    ExplainRolloutCap, ExplainNoProjections, ExplainNoRollout, ExplainLong, ExplainOneHead, ExplainTooLong,
+    ExplainRolloutCap, ExplainNoProjections, ExplainNoRollout, ExplainOneHead,
+    // past 128 × 128 tokens, one query's row (core/figure/explain_rows.hpp)
+    RowsHeading, RowsQuery, RowsQueryTip, RowsStrongest, RowsMax, RowsServed, RowsWords, RowsRollingOut, RowsKeys, HintRows,
     // the Compare view (web/ui/compare_view.cpp) and its text box
     ViewCompare, CompareA, CompareB, CompareDiff, CompareDiffCap, CompareLengths, CompareLiveOnly, CompareNoText, CompareWith,
-    CompareWithTip,
+    CompareWithTip, CompareRowsHeading, CompareDiffRowCap,
     // the Why view (web/ui/why_view.cpp)
     ViewWhy, HintWhy, WhyViewNone, WhyLiveOnly,
     ViewImage, HintImage, ImageCaption, ImageNoPicture, ImageTip, ImageHideTip, ImageHidden,

@@ -215,7 +215,10 @@ void update_twin(const AppState& st, TwinState& twin) {
     else if (st.view == View::Heatmap && st.pinned_q >= 0) in.query = st.pinned_q, in.key = st.pinned_k;
     else if (const TokenRef sel = st.selected(); sel.valid()) (sel.side == TokenRef::Query ? in.query : in.key) = sel.index;
     else if (st.view == View::Image) in.query = picture_query(st);  // the [CLS] the picture shows
-    std::string step = st.view == View::Steps || st.view == View::Qk ? st.steps_said : std::string();  // and the words under an induction head
+    // Steps: the number shown and the words under an induction head; the Q–K space: the plane;
+    // Explain and Compare past 128 × 128 tokens: each reading's strongest keys
+    const bool says = st.view == View::Steps || st.view == View::Qk || st.view == View::Explain || st.view == View::Compare;
+    std::string step = says ? st.steps_said : std::string();
     if (st.view == View::Steps && !st.steps_why.empty()) step += (step.empty() ? "" : lang == Lang::Zh ? "" : " ") + st.steps_why;
     char key[160];
     std::snprintf(key, sizeof key, "%d %p %d %d %d %d %d %d %d %zu", st.revision, static_cast<const void*>(&t), in.head, in.query, in.key,

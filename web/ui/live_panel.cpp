@@ -531,6 +531,23 @@ void draw_live_controls(ViewContext& ctx) {
         open_control(ctx, {.popup = "Open a picture", .button = Str::OpenPicture, .tip = Str::OpenPictureTip, .field = Str::PicturePath,
                            .probe = "picture", .path = &ctx.panels.picture_path, .browser_pick = platform::open_file_picker,
                            .open = open_file_path});
+        if (!ms.examples.empty()) {  // the model's own pictures (tiny-vit's example-D.png): a button each, named D
+            ImGui::TextDisabled("%s", tr(st.lang, Str::PictureExamples));
+            const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+            bool first = true;
+            for (const auto& [file, bytes] : ms.examples) {
+                const std::string label = file.substr(8, file.size() - 12);  // example-D.png → D
+                const float w = ImGui::CalcTextSize(label.c_str()).x + 2 * ImGui::GetStyle().FramePadding.x;
+                if (!first && ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= right) ImGui::SameLine();
+                first = false;
+                const bool shown = ms.picture && ms.picture->name == file;
+                if (shown) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+                if (ImGui::Button((label + "##" + file).c_str())) set_example_picture(st, file);
+                if (shown) ImGui::PopStyleColor();
+                tooltip(printf_string(tr(st.lang, Str::PictureExampleTip), file.c_str()).c_str());
+                probe(st, ("picture." + file).c_str());
+            }
+        }
         if (!ms.picture) {
             ImGui::PushTextWrapPos(0.0f);
             ImGui::TextDisabled("%s", tr(st.lang, Str::PictureNone));

@@ -716,8 +716,10 @@ const char* view_hint(const AppState& st) {
         case View::Heatmap: return tr(lang, st.figure.has(Detail::Scores) ? Str::HintHeatmap : Str::HintHeatmapWeight);
         case View::Steps: return tr(lang, Str::HintSteps);
         case View::Model: return tr(lang, Str::HintModel);
-        case View::Explain: return tr(lang, Str::HintExplain);
-        case View::Compare: return tr(lang, Str::HintCompare);
+        case View::Explain: return tr(lang, !st.figure.empty() && reads_rows(st.figure.trace()) ? Str::HintRows : Str::HintExplain);
+        case View::Compare:
+            return tr(lang, !st.figure.empty() && (reads_rows(st.figure.trace()) || (st.figure.compare && !st.figure.compare->input.keep_maps))
+                                ? Str::HintRows : Str::HintCompare);
         case View::Why: return tr(lang, Str::HintWhy);
         case View::Image: return tr(lang, Str::HintImage);
         case View::Qk: return tr(lang, st.qk == QkProjection::Heads ? Str::QkHeadsHint : Str::QkHint);

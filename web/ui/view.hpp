@@ -231,6 +231,18 @@ WhyLayout draw_why(ViewContext& ctx, WhyInput& in, const std::vector<WhyShown>& 
 WhyInput why_view_input(Box box, float scale);
 // The panel's grid of one kind, at the cursor and the panel's width (the lens scrolls sideways).
 void panel_why_grid(ViewContext& ctx, WhyKind kind);
+// Explain and Compare past kExplainCells tokens (core/figure/explain_rows.hpp): one query's row
+// of each reading. Whether a trace reads that way; its query (a token pinned in Lines, a heatmap
+// cell's row, else the last); the toolbar's stepper of it and the log scale (the heatmap's
+// setting); the strips in [min, max) as
+// draw_panels draws the maps (a child window that scrolls, strips probed "<probe>.strip.K"), a
+// hovered column's keys in a tooltip and, when `clickable` (self-attention), a click reading the
+// strongest key's own row.
+struct RowsInput;
+bool reads_rows(const Trace& trace);
+int row_query(const AppState& st, int T_q);
+void rows_toolbar(ViewContext& ctx, int T_q);
+void draw_rows(ViewContext& ctx, RowsInput& in, ImVec2 min, ImVec2 max, const char* probe, bool clickable);
 // Their words when there is nothing to draw: centred near the top, probed as "<probe>.note".
 void draw_panels_note(ViewContext& ctx, Str note, ImVec2 min, ImVec2 max, const char* probe);
 // The token whose attention the Image view lays over the picture: the one pointed at or pinned,
