@@ -585,9 +585,9 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
     std::vector<std::string> operands;
     if (const std::optional<int> code = start_command(command, args, o, operands, out, err)) return *code;
     if (operands.size() != 1 || (o.text && o.ids) || (o.source && o.source_ids) || (o.chat && (o.text || o.ids)) ||
-        (o.image && (o.text || o.ids || o.chat))) {
+        (o.image && (o.ids || o.chat))) {
         err << "attnviz run: expected a model (a folder, a built-in name: attnviz run --list, or a Hub id ORG/NAME[@REVISION][:QUANT]), "
-               "and --text, --ids, --chat or --image, one of them: "
+               "and --text, --ids, --chat or --image, one of them (a vision-language model: --image and --text): "
             << usage_line(command) << "\n";
         return kExitBadInput;
     }
@@ -643,18 +643,23 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
             else check_ids(m, input.source_ids, "--source-ids");
         } else if (m.config().vision()) {
             if (!o.image) throw ModelError(path, text ? "--text" : o.chat ? "--chat" : "--ids", m.config().model_type + " is a vision model: give a picture (--image)");
+            if (text) throw ModelError(path, "--text", m.config().model_type + " is a vision encoder: it reads a picture (--image) and no text");
+        } else if (m.config().vision_language()) {
+            if (o.image && !text) throw ModelError(path, "--text", m.config().model_type + " reads a picture with a text: give --text too (\"<image>\" places the picture)");
         } else {
             if (source || source_ids_arg)
                 throw ModelError(path, source ? "--source" : "--source-ids", m.config().model_type + " has no encoder-decoder: give --text or --ids");
             if (o.image) throw ModelError(path, "--image", m.config().model_type + " reads text, not pictures: give --text");
             if (!text && !ids_arg && !o.chat) throw ModelError(path, "--text", "give the text (--text), its ids (--ids) or a conversation (--chat)");
         }
+        std::optional<PictureInput> picture;  // a vision-language model's views, run through its tower below
         if (o.image) {  // a picture: decoded, processed as the model's processor says, cut into patches
             if (!m.processor) throw ModelError(files.shown("preprocessor_config.json"), "", "missing: how the picture is resized and normalized");
             std::string bytes;
             if (!read_file(*o.image, bytes)) throw ModelError(*o.image, "", "cannot open the file");
-            const Image picture = decode_image(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), *o.image);
-            input = image_input(m, process_image(*m.processor, picture));
+            const Image decoded = decode_image(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), *o.image);
+            if (m.config().vision_language()) picture = picture_input(m, decoded);
+            else input = image_input(m, process_image(*m.processor, decoded));
         }
         std::string chat_prompt;  // --chat's text, as the model's template wrote it
         if (o.chat) {
@@ -666,7 +671,7 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
             chat_prompt = render_chat(*format, chat, *o.chat, when);
             input.ids = encode_prompt(m, chat_prompt);
         }
-        if (text) input.ids = encdec ? encode_target(m, *text) : encode_text(m, *text);
+        if (text) input.ids = encdec ? encode_target(m, *text) : encode_text(m, picture ? picture_prompt(m, *text, *picture, "--text") : *text);
         else if (ids_arg) check_ids(m, input.ids, "--ids");
         if (o.knockout) input.edits.knockout = parse_heads(m, *o.knockout, "--knockout");
         if (o.hidden) input.edits.hidden = *o.hidden;
@@ -698,10 +703,16 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         if (o.probs && !m.config().decoder_only())
             throw ModelError(path, "--probs", m.config().model_type + (m.config().encoder_only() ? " has no LM head: it predicts no token"
                                                                                                : " is an encoder-decoder: --probs reads decoder-only models"));
+        if (new_tokens > 0 && picture) throw ModelError(path, "--generate", "generation after a picture is not in attnviz run yet: run the picture and the text without it");
         if (new_tokens > 0 && !m.config().decoder_only())
             throw ModelError(path, "--generate", m.config().model_type + (encdec ? " translates without --text; --max-new bounds it" : " does not generate text"));
         kernels::Pool pool(threads);  // the numbers are the same for any count (kernels::Pool)
         kernels::Context ctx(kernels::best_isa(), &pool);
+        std::vector<RunResult> views;  // the picture's views through the vision tower, then into the text's image tokens
+        if (picture) {
+            for (const RunInput& view : picture->views) views.push_back(forward(ctx, *m.vision, view));
+            input.image_rows = picture_rows(ctx, m, views);
+        }
         // Past kMapsKeptUpTo tokens the maps are on demand: only those named are printed.
         const int T = static_cast<int>(std::max(input.ids.size(), input.source_ids.size())) + new_tokens;
         input.keep_maps = T <= kMapsKeptUpTo;
@@ -738,6 +749,28 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
             }
             if (o.maps || !input.keep_maps) j["memory"] = {{"kept_bytes", kept_bytes(run)}, {"peak_bytes", peak_memory()}};
             if (o.chat) j["prompt"] = chat_prompt;
+            if (picture) {  // SPEC.md §5: where the picture's tokens are, and the tower's maps of each view
+                std::vector<int> at;
+                for (std::size_t t = 0; t < input.ids.size(); ++t)
+                    if (input.ids[t] == m.config().image_token_id) at.push_back(static_cast<int>(t));
+                j["image_tokens"] = at;
+                const int G = m.config().vision_tower->patch_grid();
+                j["patches"] = {{"rows", G}, {"cols", G}, {"size", m.config().vision_tower->patch_size}, {"first", 0}};
+                j["tiles"] = {{"rows", picture->rows}, {"cols", picture->cols}};
+                if (picture->views.front().keep_maps) {
+                    nlohmann::json maps = nlohmann::json::array();
+                    for (const RunResult& v : views) {
+                        nlohmann::json layers = nlohmann::json::array();
+                        for (const BlockRun& b : v.stacks.front().layers) {
+                            nlohmann::json heads = nlohmann::json::array();
+                            for (const Matrix& w : b.weights) heads.push_back(matrix_json(w));
+                            layers.push_back(std::move(heads));
+                        }
+                        maps.push_back(std::move(layers));
+                    }
+                    j["vision_attention"] = std::move(maps);
+                }
+            }
             if (m.config().vision()) {  // the picture's grid; the first patch after the [CLS] and the registers
                 const int rows = input.patch_rows, cols = rows > 0 ? static_cast<int>(input.patches.rows()) / rows : 0;
                 j["patches"] = {{"rows", rows}, {"cols", cols}, {"size", m.config().patch_size},

@@ -195,8 +195,17 @@ TEST_CASE("image: a processor's config read as transformers reads it; the rest r
     const ImageProcessor nested = read_image_processor(R"({"image_processor": {"image_processor_type": "SiglipImageProcessor", "size": {"height": 384, "width": 384}}})", "f");
     CHECK(nested.width == 384);
     CHECK(nested.resample == Resample::Bicubic);
-    CHECK(processor_error(R"({"image_processor_type": "Idefics3ImageProcessor"})") ==
-          "m/preprocessor_config.json: image_processor_type: \"Idefics3ImageProcessor\": attnviz reads ViT's, DeiT's, CLIP's, SigLIP's and Bit's (DINOv2's) image processors");
+    CHECK(processor_error(R"({"image_processor_type": "LlavaNextImageProcessor"})") ==
+          "m/preprocessor_config.json: image_processor_type: \"LlavaNextImageProcessor\": attnviz reads ViT's, DeiT's, CLIP's, SigLIP's, Bit's "
+          "(DINOv2's), Idefics3's and SmolVLM's image processors");
+    const ImageProcessor tiles = read_image_processor(
+        R"({"image_processor_type": "Idefics3ImageProcessor", "size": {"longest_edge": 2048}, "max_image_size": {"longest_edge": 512}})", "f");
+    CHECK(tiles.longest_edge == 2048);
+    CHECK(tiles.tile == 512);
+    CHECK(tiles.split);
+    CHECK(tiles.resample == Resample::Lanczos);
+    CHECK(processor_error(R"({"image_processor_type": "SmolVLMImageProcessor", "max_image_size": 512})") ==
+          "m/preprocessor_config.json: max_image_size: expected {\"longest_edge\": pixels}");
     CHECK(processor_error(R"({"image_processor_type": "ViTImageProcessor", "resample": 0})") ==
           "m/preprocessor_config.json: resample: 0 (nearest) is not read yet: bilinear (2), bicubic (3), lanczos (1), box (4), hamming (5)");
     CHECK(processor_error(R"({"image_processor_type": "ViTImageProcessor", "size": {"height": 0, "width": 3}})") ==
@@ -205,6 +214,40 @@ TEST_CASE("image: a processor's config read as transformers reads it; the rest r
           "m/preprocessor_config.json: image_std[1]: expected a number above 0");
     CHECK(processor_error(R"({"size": 224})") == "m/preprocessor_config.json: image_processor_type: missing: which processor (ViTImageProcessor, CLIPImageProcessor, …)");
     CHECK(processor_error("[1]") == "m/preprocessor_config.json: not a JSON object");
+}
+
+TEST_CASE("image: Idefics3's views: the long side, then multiples of the tile, tiles row by row and the whole last") {
+    ImageProcessor p = read_image_processor(
+        R"({"image_processor_type": "Idefics3ImageProcessor", "size": {"longest_edge": 64}, "max_image_size": {"longest_edge": 32}})", "f");
+    const auto picture = [](int w, int h) {
+        Image im;
+        im.width = w, im.height = h;
+        for (int i = 0; i < w * h * 3; ++i) im.rgb.push_back(static_cast<std::uint8_t>(i * 7 % 251));
+        return im;
+    };
+    // 50 × 40: the long side to 64, the short int(64 / 1.25) = 51, made even: 52; then both up to
+    // multiples of 32: 64 × 64, 2 × 2 tiles and the whole
+    PictureViews v = picture_views(p, picture(50, 40));
+    CHECK(v.rows == 2);
+    CHECK(v.cols == 2);
+    REQUIRE(v.views.size() == 5);
+    for (const Image& view : v.views) CHECK((view.width == 32 && view.height == 32));
+    // The tiles are the 64 × 64 picture's quarters: tile (1, 0)'s first pixel is row 32's
+    const Image sized = resize_image(resize_image(picture(50, 40), 64, 52, Resample::Lanczos), 64, 64, Resample::Lanczos);
+    CHECK(v.views[2].at(0, 0, 1) == sized.at(0, 32, 1));
+    CHECK(v.views[1].at(31, 31, 2) == sized.at(63, 31, 2));
+    CHECK(v.views[4].rgb == resize_image(sized, 32, 32, Resample::Lanczos).rgb);
+    // A tall picture: 20 × 90 → 14 × 64 (int(64 · 0.2222) = 14), then 32 wide and 64 high: 2 × 1
+    v = picture_views(p, picture(20, 90));
+    CHECK(v.rows == 2);
+    CHECK(v.cols == 1);
+    CHECK(v.views.size() == 3);
+    // Not split: one view, tile × tile
+    p.split = false;
+    v = picture_views(p, picture(50, 40));
+    CHECK(v.rows == 0);
+    REQUIRE(v.views.size() == 1);
+    CHECK(v.views[0].rgb == resize_image(resize_image(picture(50, 40), 64, 52, Resample::Lanczos), 32, 32, Resample::Lanczos).rgb);
 }
 
 TEST_CASE("image: a crop larger than the picture pads with zeros, centred as transformers centres it") {

@@ -117,15 +117,15 @@ Norm Plan::rms_norm(const std::string& name, int d, float add) {
     return n;
 }
 
-Linear Plan::linear(const std::string& name, int in, int out, Bias bias) {
-    return linear_parts(name, in, {out}, bias)[0];
+Linear Plan::linear(const std::string& name, int in, int out, Bias bias, bool prefixed) {
+    return linear_parts(name, in, {out}, bias, prefixed)[0];
 }
 
-std::vector<Linear> Plan::linear_parts(const std::string& name, int in, const std::vector<int>& parts, Bias bias) {
+std::vector<Linear> Plan::linear_parts(const std::string& name, int in, const std::vector<int>& parts, Bias bias, bool prefixed) {
     int out = 0;
     for (int n : parts) out += n;
-    const std::size_t weight = packed_weight(name + ".weight", {out, in});
-    const float* b = bias == Bias::Required ? need(name + ".bias", {out}) : nullptr;
+    const std::size_t weight = packed_weight(name + ".weight", {out, in}, prefixed);
+    const float* b = bias == Bias::Required ? need(name + ".bias", {out}, prefixed) : nullptr;
     std::vector<Linear> l;
     int row = 0;
     for (int n : parts) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,10 +22,11 @@ namespace attn {
 // model_type "gpt2", "bert", "marian", "llama", "mistral", "qwen2", "qwen3", "gemma2",
 // "gemma3_text", "phi3", "smollm3", "granite", "olmo2", "exaone4", "cohere2", "glm4",
 // "seed_oss", "qwen3_moe", "gpt_oss"; the vision encoders "vit", "clip", "clip_vision_model",
-// "siglip", "siglip_vision_model", "dinov2", "dinov2_with_registers" (families/*.cpp).
+// "siglip", "siglip_vision_model", "dinov2", "dinov2_with_registers"; the vision-language
+// "idefics3", "smolvlm" (families/*.cpp).
 enum class Family {
     Gpt2, Bert, Marian, Llama, Mistral, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3, Granite, Olmo2, Exaone4, Cohere2, Glm4,
-    SeedOss, Qwen3Moe, GptOss, Vit, Clip, ClipVision, Siglip, SiglipVision, Dinov2, Dinov2Registers
+    SeedOss, Qwen3Moe, GptOss, Vit, Clip, ClipVision, Siglip, SiglipVision, Dinov2, Dinov2Registers, Idefics3, SmolVlm
 };
 // "gelu", "gelu_new" / "gelu_pytorch_tanh", "relu", "silu" / "swish", "quick_gelu" (CLIP: x·σ(1.702x))
 enum class Activation { GeluExact, GeluTanh, Relu, Silu, QuickGelu };
@@ -117,6 +119,17 @@ struct ModelConfig {
     int registers = 0;                 // dinov2_with_registers: register tokens after the [CLS] (no position)
     PositionResize position_resize = PositionResize::None;  // another grid than image_size's: how positions follow
     bool pooled_head = false;          // dinov2: the classifier reads the [CLS] and the patches' mean (2·d)
+    // Vision-language models (idefics3, smolvlm): this config is the language model's (its
+    // text_config); the vision tower's is `vision_tower` (a siglip_vision_model whose tensors are
+    // under weights_prefix). A picture's view becomes image_seq_len() rows: the tower's patches
+    // pixel-shuffled by scale_factor (each s×s block of patches side by side, s²·d_v wide), then
+    // the connector (ModelWeights::projector) to d_model; they replace the image_token_id rows'
+    // embeddings in order.
+    std::shared_ptr<const ModelConfig> vision_tower;
+    int image_token_id = -1, scale_factor = 1;
+    // The checkpoint's prefix of this model's tensors when it is a part of another's ("" = the
+    // family's, found by its probe).
+    std::string weights_prefix;
 
     // The architecture (each family's file sets what differs from these, GPT-2's).
     NormKind norm = NormKind::LayerNorm;
@@ -157,6 +170,11 @@ struct ModelConfig {
     }
     int window_of(int layer) const { return layer >= 0 && layer < static_cast<int>(window.size()) ? window[layer] : 0; }
     bool vision() const { return patch_size > 0; }
+    bool vision_language() const { return vision_tower != nullptr; }
+    // The rows a picture's view becomes in the language model (idefics3's image_seq_len).
+    int image_seq_len() const {
+        return vision_language() ? vision_tower->patch_grid() * vision_tower->patch_grid() / (scale_factor * scale_factor) : 0;
+    }
     int patch_grid() const { return vision() ? image_size / patch_size : 0; }  // patches a side
     // The patches a side that tokens are named for (vision_tokens): a model whose positions
     // follow the picture (position_resize) reads any grid of up to kMaxPatchSide a side.

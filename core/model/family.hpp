@@ -121,6 +121,7 @@ struct ModelWeights {
     const float* cls_token = nullptr;           // vit, clip: d
     Linear patch_embedding;                     // vit: a patch's channels·p·p pixels -> d
     const float* registers = nullptr;           // dinov2_with_registers: registers×d, after the [CLS]
+    Linear projector;                           // idefics3, smolvlm: the connector, s²·d_vision -> d
     Norm final_norm;                            // gpt2 ln_f, llama norm
     std::vector<LayerWeights> layers;           // gpt2, bert, llama; marian's encoder
     std::vector<LayerWeights> decoder_layers;   // marian
@@ -223,10 +224,10 @@ public:
     // NAME.weight; `add` 1 for Gemma's (1 + w)
     Norm rms_norm(const std::string& name, int d, float add = 0);
     // nn.Linear: weight [out, in], bias [out] (or none).
-    Linear linear(const std::string& name, int in, int out, Bias bias = Bias::Required);
+    Linear linear(const std::string& name, int in, int out, Bias bias = Bias::Required, bool prefixed = true);
     // nn.Linear fused along its outputs (phi3's qkv_proj, gate_up_proj): one Linear per part,
     // parts[k] rows of the weight each, in order.
-    std::vector<Linear> linear_parts(const std::string& name, int in, const std::vector<int>& parts, Bias bias);
+    std::vector<Linear> linear_parts(const std::string& name, int in, const std::vector<int>& parts, Bias bias, bool prefixed = true);
     // A vision model's patch embedding, nn.Conv2d(channels, out, kernel = stride = size): weight
     // [out, channels, size, size], bias [out] (or none), as the Linear of a patch's pixels
     // (channel, row, column).
@@ -283,12 +284,22 @@ extern const FamilyDef kCohere2Family;                                   // cohe
 extern const FamilyDef kVitFamily;                                       // vit.cpp
 extern const FamilyDef kClipFamily, kClipVisionFamily, kSiglipFamily, kSiglipVisionFamily;  // clip.cpp
 extern const FamilyDef kDinov2Family, kDinov2RegistersFamily;            // dinov2.cpp
+extern const FamilyDef kIdefics3Family, kSmolVlmFamily;                  // idefics3.cpp
 extern const FamilyDef kGlm4Family;                                      // glm4.cpp
 extern const FamilyDef kSeedOssFamily;                                   // seed_oss.cpp
 extern const FamilyDef kGptOssFamily;                                    // gpt_oss.cpp
 
 const FamilyDef* find_family(const std::string& model_type);  // nullptr: not supported
 const FamilyDef& family_of(const ModelConfig& c);
+
+// A CLIP- or SigLIP-style vision tower's fields (clip.cpp): hidden_size, num_hidden_layers,
+// num_attention_heads, intermediate_size, hidden_act, layer_norm_eps, image_size, patch_size,
+// num_channels, with the defaults of the config class that wrote them (save_pretrained leaves
+// the defaults out).
+struct TowerDefaults {
+    int hidden = 768, layers = 12, heads = 12, ff = 3072, image = 224, patch = 16;
+};
+void read_vision_tower(const ConfigFields& f, ModelConfig& c, bool clip, const TowerDefaults& defaults);
 
 // A vision classifier's labels (vit.cpp): id2label {"0": "tabby, tabby cat", …} in id order
 // into c.labels and c.vocab_size; absent, transformers' default two (LABEL_0, LABEL_1).

@@ -193,6 +193,13 @@ struct ProcessorFields {
         if (!v->is_boolean()) fail(field, "expected true or false");
         return v->get<bool>();
     }
+    // {"longest_edge": N} (idefics3's size and max_image_size); `fallback` when absent.
+    int edge(const char* field, int fallback) const {
+        const nlohmann::json* v = find(field);
+        if (!v) return fallback;
+        if (!v->is_object() || !v->contains("longest_edge")) fail(field, "expected {\"longest_edge\": pixels}");
+        return size((*v)["longest_edge"], std::string(field) + ".longest_edge");
+    }
     int size(const nlohmann::json& v, const std::string& field) const {
         if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 8192) fail(field, "expected a size from 1 to 8192 pixels");
         return v.get<int>();
@@ -247,18 +254,24 @@ ImageProcessor read_image_processor(std::string_view json, const std::string& fi
             base.resize(base.size() - std::string_view(suffix).size());
             break;
         }
-    // ViT and SigLIP resize to a square; CLIP and Bit (DINOv2's) the shortest edge, then crop.
-    const bool square = base == "ViT" || base == "Siglip" || base == "DeiT";
-    if (!square && base != "CLIP" && base != "Bit")
-        f.fail(type_field, "\"" + p.type + "\": attnviz reads ViT's, DeiT's, CLIP's, SigLIP's and Bit's (DINOv2's) image processors");
-    if (!square) p.shortest_edge = 224, p.crop = true, p.resample = Resample::Bicubic;
+    // ViT and SigLIP resize to a square; CLIP and Bit (DINOv2's) the shortest edge, then crop;
+    // Idefics3 and SmolVLM the longest edge, then into tiles (picture_views).
+    const bool square = base == "ViT" || base == "Siglip" || base == "DeiT", tiles = base == "Idefics3" || base == "SmolVLM";
+    if (!square && !tiles && base != "CLIP" && base != "Bit")
+        f.fail(type_field, "\"" + p.type + "\": attnviz reads ViT's, DeiT's, CLIP's, SigLIP's, Bit's (DINOv2's), Idefics3's and SmolVLM's image processors");
+    if (!square && !tiles) p.shortest_edge = 224, p.crop = true, p.resample = Resample::Bicubic;
+    if (tiles) {  // Idefics3ImageProcessor's defaults
+        p.resample = Resample::Lanczos;
+        p.longest_edge = f.edge("size", 4 * 364), p.tile = f.edge("max_image_size", 364);
+        p.split = f.boolean("do_image_splitting", true);
+    }
     if (base == "CLIP" || base == "Bit") {
         const float m[3] = {0.48145466f, 0.4578275f, 0.40821073f}, s[3] = {0.26862954f, 0.26130258f, 0.27577711f};
         std::copy(m, m + 3, p.mean), std::copy(s, s + 3, p.std);
     }
     if (base == "Siglip") p.resample = Resample::Bicubic;
     p.resize = f.boolean("do_resize", true);
-    f.sizes("size", p.width, p.height, &p.shortest_edge, square);
+    if (!tiles) f.sizes("size", p.width, p.height, &p.shortest_edge, square);
     if (square) p.shortest_edge = 0;
     if (const nlohmann::json* r = f.find("resample")) {
         if (!r->is_number_integer() || r->get<int>() < 0 || r->get<int>() > 5) f.fail("resample", "expected PIL's resampling filter, 0 to 5");
@@ -299,6 +312,54 @@ PixelValues pixel_values(const ImageProcessor& p, const Image& im) {
                 if (p.normalize) v = (v - p.mean[c]) / p.std[c];
                 out.values[(static_cast<std::size_t>(c) * im.height + y) * im.width + x] = v;
             }
+    return out;
+}
+
+PictureViews picture_views(const ImageProcessor& p, const Image& image) {
+    // 1. get_resize_output_image_size: the long side to longest_edge (the short one truncated,
+    //    then even), then at most 4096 a side; sizes as Python's int(float) gives them
+    int w = image.width, h = image.height;
+    if (p.resize) {
+        double aspect = static_cast<double>(w) / h;
+        if (w >= h) w = p.longest_edge, h = static_cast<int>(w / aspect), h += h % 2;
+        else h = p.longest_edge, w = static_cast<int>(h * aspect), w += w % 2;
+        w = std::max(w, 1), h = std::max(h, 1);
+        constexpr int kMaxSide = 4096;
+        aspect = static_cast<double>(w) / h;
+        if (w >= h && w > kMaxSide) w = kMaxSide, h = static_cast<int>(w / aspect);
+        else if (h > w && h > kMaxSide) h = kMaxSide, w = static_cast<int>(h * aspect);
+        w = std::max(w, 1), h = std::max(h, 1);
+    }
+    Image sized = w != image.width || h != image.height ? resize_image(image, w, h, p.resample) : image;
+    PictureViews out;
+    const int t = p.tile;
+    if (!p.split) {
+        out.views.push_back(sized.width != t || sized.height != t ? resize_image(sized, t, t, p.resample) : sized);
+        return out;
+    }
+    // 2. resize_for_vision_encoder: the long side up to a multiple of the tile, the short one from
+    //    it in proportion, then up to a multiple too
+    const auto up = [t](double v) { return static_cast<int>(std::ceil(v / t)) * t; };
+    const double aspect = static_cast<double>(w) / h;
+    if (w >= h) w = up(w), h = up(static_cast<int>(w / aspect));
+    else h = up(h), w = up(static_cast<int>(h * aspect));
+    if (w != sized.width || h != sized.height) sized = resize_image(sized, w, h, p.resample);
+    if (w <= t && h <= t) {
+        out.views.push_back(std::move(sized));
+        return out;
+    }
+    out.rows = h / t, out.cols = w / t;
+    for (int r = 0; r < out.rows; ++r)
+        for (int c = 0; c < out.cols; ++c) {
+            Image& tile = out.views.emplace_back();
+            tile.width = tile.height = t;
+            tile.rgb.resize(static_cast<std::size_t>(t) * t * 3);
+            for (int y = 0; y < t; ++y) {
+                const std::uint8_t* row = &sized.rgb[((static_cast<std::size_t>(r) * t + y) * w + static_cast<std::size_t>(c) * t) * 3];
+                std::copy(row, row + static_cast<std::size_t>(t) * 3, &tile.rgb[static_cast<std::size_t>(y) * t * 3]);
+            }
+        }
+    out.views.push_back(resize_image(sized, t, t, p.resample));
     return out;
 }
 

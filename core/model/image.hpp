@@ -60,6 +60,10 @@ struct ImageProcessor {
     bool resize = true;           // do_resize
     int width = 224, height = 224;  // size {"height", "width"}
     int shortest_edge = 0;        // or size {"shortest_edge"}: the short side to this, the long one in proportion
+    // Idefics3's and SmolVLM's (picture_views): size {"longest_edge"}, the long side to this;
+    // max_image_size {"longest_edge"}, the side of a view; do_image_splitting into tiles
+    int longest_edge = 0, tile = 0;
+    bool split = false;
     Resample resample = Resample::Bilinear;
     bool crop = false;            // do_center_crop, to crop_width × crop_height
     int crop_width = 224, crop_height = 224;
@@ -89,5 +93,19 @@ Image sized_picture(const ImageProcessor& p, const Image& image);
 PixelValues pixel_values(const ImageProcessor& p, const Image& sized);
 // Both: what transformers' processor returns for `image`.
 PixelValues process_image(const ImageProcessor& p, const Image& image);
+
+// Idefics3's views of a picture (its PIL processor), each tile × tile pixels:
+//   1. the long side to longest_edge, the short in proportion (truncated, then made even; at most
+//      4096 a side)
+//   2. split: both sides up to multiples of `tile` (the short one from the long one's aspect),
+//      cut into rows × cols tiles, row by row, then the whole resized to tile × tile (the global
+//      view, last); a picture of one tile is the one view (rows = cols = 0)
+//      not split: the one view, resized to tile × tile
+// Every resize is PIL's of the 8-bit pixels, with p.resample (Lanczos).
+struct PictureViews {
+    std::vector<Image> views;
+    int rows = 0, cols = 0;
+};
+PictureViews picture_views(const ImageProcessor& p, const Image& image);
 
 }  // namespace attn

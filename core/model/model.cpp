@@ -174,8 +174,10 @@ ModelLoad::ModelLoad(const ModelFiles& files, bool measure_heads)
                   ? std::optional<Tokenizer>(load_tokenizer(files, config_, true))
                   : std::nullopt),
       weights_(config_, files) {
-    if (measure_heads && !config_.encoder_decoder() && !config_.vision()) probe_ = model_head_probe(config_, tokenizer_, folder_);
-    if (const FileBytes* f = config_.vision() ? files.find("preprocessor_config.json") : nullptr)
+    if (config_.vision_language()) vision_weights_.emplace(*config_.vision_tower, files);
+    if (measure_heads && !config_.encoder_decoder() && !config_.vision() && !config_.vision_language())
+        probe_ = model_head_probe(config_, tokenizer_, folder_);
+    if (const FileBytes* f = config_.vision() || config_.vision_language() ? files.find("preprocessor_config.json") : nullptr)
         processor_ = read_image_processor(f->text(), files.shown("preprocessor_config.json"));
     if (config_.decoder_only()) {
         try {
@@ -186,9 +188,10 @@ ModelLoad::ModelLoad(const ModelFiles& files, bool measure_heads)
     }
 }
 
-bool ModelLoad::done() const { return weights_.done() && (!probe_ || heads_); }
+bool ModelLoad::done() const { return weights_.done() && (!vision_weights_ || vision_weights_->done()) && (!probe_ || heads_); }
 
 float ModelLoad::progress() const {
+    if (vision_weights_) return 0.5f * (weights_.progress() + vision_weights_->progress());
     if (!probe_) return weights_.progress();
     return 0.9f * weights_.progress() + 0.1f * (heads_ ? 1.0f : probe_run_ ? probe_run_->progress() : 0.0f);
 }
@@ -196,6 +199,8 @@ float ModelLoad::progress() const {
 void ModelLoad::step() {
     if (!weights_.done()) {
         weights_.step();
+    } else if (vision_weights_ && !vision_weights_->done()) {
+        vision_weights_->step();
     } else if (probe_ && !heads_) {  // the probe: a forward in steps, then its scores
         if (!probe_run_) {
             model_ = weights_.take();
@@ -214,7 +219,8 @@ LoadedModel ModelLoad::take() {
         if (name.empty()) name = config_.model_type;
     }
     return LoadedModel{name, folder_, model_ ? std::move(*model_) : weights_.take(), std::move(tokenizer_), std::move(target_),
-                       std::move(heads_), std::move(processor_), std::move(chat_), std::move(chat_problem_)};
+                       std::move(heads_), std::move(processor_), vision_weights_ ? std::optional<Model>(vision_weights_->take()) : std::nullopt,
+                       std::move(chat_), std::move(chat_problem_)};
 }
 
 LoadedModel load_model(const ModelFiles& files, bool measure_heads) {
@@ -285,10 +291,13 @@ std::vector<int> encode_prompt(const LoadedModel& m, const std::string& text) {
     return checked_text_ids(m, text, m.tokenizer.encode(text));
 }
 
-RunInput image_input(const LoadedModel& m, const PixelValues& px) {
-    const ModelConfig& c = m.config();
-    if (!c.vision()) throw ModelError(config_file(m), "model_type", c.model_type + " reads text, not pictures: give --text");
-    const std::string processor = m.folder.empty() ? "preprocessor_config.json" : m.folder + "/preprocessor_config.json";
+namespace {
+
+std::string processor_file(const LoadedModel& m) { return m.folder.empty() ? "preprocessor_config.json" : m.folder + "/preprocessor_config.json"; }
+
+// image_input for the model `c` (a vision model, or a vision-language model's tower).
+RunInput patches_input(const LoadedModel& m, const ModelConfig& c, const PixelValues& px) {
+    const std::string processor = processor_file(m);
     const int p = c.patch_size, ch = c.channels, named = c.name_grid();
     // The patch grid: the picture's (the convolution drops a remainder of pixels), where the
     // positions follow it; else the config's image_size exactly.
@@ -319,6 +328,74 @@ RunInput image_input(const LoadedModel& m, const PixelValues& px) {
     for (int r = 0; r < rows; ++r)
         for (int col = 0; col < cols; ++col) in.ids.push_back(first + r * named + col);
     return in;
+}
+
+}  // namespace
+
+RunInput image_input(const LoadedModel& m, const PixelValues& px) {
+    const ModelConfig& c = m.config();
+    if (!c.vision()) throw ModelError(config_file(m), "model_type", c.model_type + " reads text, not pictures: give --text");
+    return patches_input(m, c, px);
+}
+
+PictureInput picture_input(const LoadedModel& m, const Image& picture) {
+    const ModelConfig& c = m.config();
+    if (!c.vision_language() || !m.vision) throw ModelError(config_file(m), "model_type", c.model_type + " reads no pictures with its text");
+    if (!m.processor) throw ModelError(processor_file(m), "", "missing: how the picture is resized and cut");
+    const ImageProcessor& p = *m.processor;
+    if (p.tile != c.vision_tower->image_size)
+        throw ModelError(processor_file(m), "max_image_size", std::to_string(p.tile) + " pixels a view; the vision tower reads " +
+                                                                std::to_string(c.vision_tower->image_size) + " (config.json's vision_config.image_size)");
+    PictureViews views = picture_views(p, picture);
+    PictureInput out;
+    out.rows = views.rows, out.cols = views.cols;
+    for (const Image& v : views.views) {
+        RunInput in = patches_input(m, *c.vision_tower, pixel_values(p, v));
+        in.keep_maps = static_cast<int>(in.ids.size()) <= kMapsKeptUpTo;
+        out.views.push_back(std::move(in));
+    }
+    return out;
+}
+
+std::string picture_prompt(const LoadedModel& m, const std::string& text, const PictureInput& picture, const std::string& field) {
+    const std::string image = "<image>", around = "<fake_token_around_image>", global = "<global-img>";
+    const std::size_t at = text.find(image);
+    if (at != std::string::npos && text.find(image, at + image.size()) != std::string::npos)
+        throw ModelError(m.folder, field, "names <image> more than once: attnviz runs one picture");
+    std::string seq;
+    for (int i = 0; i < m.config().image_seq_len(); ++i) seq += image;
+    std::string views;
+    for (int r = 1; r <= picture.rows; ++r) {
+        for (int c = 1; c <= picture.cols; ++c) views += around + "<row_" + std::to_string(r) + "_col_" + std::to_string(c) + ">" + seq;
+        views += "\n";
+    }
+    views += (picture.rows > 0 ? "\n" : "") + around + global + seq + around;
+    // The tokens the expansion writes must be the tokenizer's own (one id each), the <image> one config.json's image_token_id.
+    const std::string tokenizer = m.folder.empty() ? "tokenizer.json" : m.folder + "/tokenizer.json";
+    for (const std::string& token : {image, around, global, picture.rows > 0 ? std::string("<row_1_col_1>") : global}) {
+        const std::optional<int> id = m.tokenizer.id(token);
+        if (!id) throw ModelError(tokenizer, "added_tokens", "has no " + token + " token: the picture's tokens are written with it");
+        if (token == image && *id != m.config().image_token_id)
+            throw ModelError(config_file(m), "image_token_id", std::to_string(m.config().image_token_id) + ", but the tokenizer's <image> is " + std::to_string(*id));
+    }
+    return at == std::string::npos ? views + text : text.substr(0, at) + views + text.substr(at + image.size());
+}
+
+Matrix picture_rows(kernels::Context& ctx, const LoadedModel& m, const std::vector<RunResult>& views) {
+    const ModelConfig& c = m.config();
+    const int s = c.scale_factor, G = c.vision_tower->patch_grid(), dv = c.vision_tower->d_model, g = G / s, n = g * g;
+    Matrix shuffled(static_cast<Eigen::Index>(views.size()) * n, s * s * dv);
+    for (std::size_t v = 0; v < views.size(); ++v) {
+        const Matrix& h = views[v].hidden;  // G²×d_v
+        for (int i = 0; i < g; ++i)
+            for (int j = 0; j < g; ++j)
+                for (int a = 0; a < s; ++a)
+                    for (int b = 0; b < s; ++b)
+                        shuffled.row(static_cast<Eigen::Index>(v) * n + i * g + j).segment((a * s + b) * dv, dv) = h.row((s * i + a) * G + s * j + b);
+    }
+    Matrix rows(shuffled.rows(), c.d_model);
+    blocks::linear(ctx, m.model.weights->projector, shuffled.data(), static_cast<int>(shuffled.rows()), static_cast<int>(shuffled.cols()), rows.data(), c.d_model);
+    return rows;
 }
 
 std::vector<int> encode_target(const LoadedModel& m, const std::string& text) {

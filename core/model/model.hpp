@@ -34,6 +34,7 @@ struct LoadedModel {
     std::optional<Tokenizer> target;    // marian: the target's (target.spm), when separate
     std::optional<HeadScores> heads;    // gpt2, bert: measured on the probe (heads.hpp) when loaded so
     std::optional<ImageProcessor> processor;  // vision models: preprocessor_config.json, when the folder has it
+    std::optional<Model> vision;        // vision-language models: the vision tower (config().vision_tower), from the same checkpoint
     // Decoder models: the chat template (chat.hpp), when the files carry one; else what is wrong
     // with the one they carry (the model still runs on text), or "".
     std::optional<ChatFormat> chat;
@@ -62,16 +63,20 @@ public:
     void step();             // nothing while wanted()
     LoadedModel take();
     // A sliced checkpoint's window the weights wait for (ModelLoader's, transformer.hpp).
-    const std::optional<FileRange>& wanted() const { return weights_.wanted(); }
-    std::uint8_t* window() { return weights_.window(); }
-    void filled() { weights_.filled(); }
+    const std::optional<FileRange>& wanted() const { return reading().wanted(); }
+    std::uint8_t* window() { return reading().window(); }
+    void filled() { reading().filled(); }
 
 private:
+    // The loader still reading: the language model's, then the tower's.
+    ModelLoader& reading() { return weights_.done() && vision_weights_ ? *vision_weights_ : weights_; }
+    const ModelLoader& reading() const { return weights_.done() && vision_weights_ ? *vision_weights_ : weights_; }
     std::string folder_, label_;
     ModelConfig config_;
     Tokenizer tokenizer_;
     std::optional<Tokenizer> target_;
     ModelLoader weights_;
+    std::optional<ModelLoader> vision_weights_;  // a vision-language model's tower, read after the language model
     std::optional<HeadProbe> probe_;  // still to run
     std::optional<Model> model_;      // the weights, once converted (while the probe runs)
     std::unique_ptr<Forward> probe_run_;
@@ -110,6 +115,25 @@ RunInput image_input(const LoadedModel& m, const PixelValues& pixels);
 // A vision model's token names: "[CLS]", the registers "reg0" …, then "p0,0", "p0,1", … (row,
 // column) of name_grid() patches a side, in row order; image_input's ids index them.
 std::vector<std::string> vision_tokens(const ModelConfig& c);
+
+// A vision-language model's picture (idefics3, smolvlm): its views as the processor cuts them
+// (image.hpp's picture_views: the tiles row by row, then the whole), each as the tower's run.
+struct PictureInput {
+    std::vector<RunInput> views;
+    int rows = 0, cols = 0;  // the tiles (0, 0: the one view)
+};
+PictureInput picture_input(const LoadedModel& m, const Image& picture);
+// The text as the processor writes it around the picture: its "<image>" (one; none: the picture
+// goes first) becomes, per tile, <fake_token_around_image><row_R_col_C> and image_seq_len
+// <image>s ("\n" after each row of tiles), then "\n<fake_token_around_image><global-img>", the
+// whole's <image>s and <fake_token_around_image> (without tiles, no "\n" before). Throws
+// ModelError naming `field` for a second "<image>", or naming tokenizer.json when it lacks a token.
+std::string picture_prompt(const LoadedModel& m, const std::string& text, const PictureInput& picture, const std::string& field);
+// The views' tower outputs (RunResult::hidden, P×d_v each, in order) as RunInput::image_rows:
+//   pass 1: pixel shuffle: view row (i, j) of the (G/s)² is patches (s·i + a, s·j + b) side by
+//           side, a then b (s²·d_v wide)
+//   pass 2: the connector: rows·projector (s²·d_v -> d_model)
+Matrix picture_rows(kernels::Context& ctx, const LoadedModel& m, const std::vector<RunResult>& views);
 
 // [SECTION] Running it -----------------------------------------------------------------------
 

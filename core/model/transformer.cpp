@@ -252,7 +252,7 @@ struct ModelLoader::State {
         weights = std::make_shared<ModelWeights>();
         const FamilyDef& family = family_of(config);
         const bool prefixed = checkpoint.has(std::string(family.prefix) + family.probe);
-        Plan p(checkpoint, prefixed ? family.prefix : "", *weights);
+        Plan p(checkpoint, !config.weights_prefix.empty() ? config.weights_prefix : prefixed ? family.prefix : "", *weights);
         family.plan(config, p, *weights);
         conversions = std::move(p.conversions);
         packings = std::move(p.packings);
@@ -940,8 +940,9 @@ Matrix resized_positions(const float* table, int G, int d, int rows, int cols, b
 //   bert:    LN(word[ids] + position[positions] + token_type[0])
 //   marian:  shared[ids]·√d (scale_embedding) + sinusoid[positions]
 //   rotary:  embed_tokens[ids] (gemma: ·√d); positions enter in the attention
+//   idefics3, smolvlm: then the image_token_id rows replaced by `image_rows`, in order
 Matrix embeddings(kernels::Context& ctx, const Model& m, const std::vector<int>& ids, bool decoder, int first_position = 0,
-                  const Matrix& patches = {}, int patch_rows = 0) {
+                  const Matrix& patches = {}, int patch_rows = 0, const Matrix& image_rows = {}) {
     const ModelConfig& c = m.config;
     const ModelWeights& w = *m.weights;
     const int T = static_cast<int>(ids.size()), d = c.d_model;
@@ -978,6 +979,15 @@ Matrix embeddings(kernels::Context& ctx, const Model& m, const std::vector<int>&
     if (w.token_types) {
         for (int t = 0; t < T; ++t) x.row(t) += Eigen::Map<const RowVector>(w.token_types, d);
         blocks::layer_norm(x.data(), T, d, w.embedding_norm.g, w.embedding_norm.b, c.layer_norm_eps, x.data());
+    }
+    if (c.vision_language()) {
+        Eigen::Index k = 0;
+        for (int t = 0; t < T; ++t)
+            if (ids[t] == c.image_token_id && k < image_rows.rows()) x.row(t) = image_rows.row(k++);
+        const auto images = std::count(ids.begin(), ids.end(), c.image_token_id);
+        if (images != image_rows.rows() || (image_rows.rows() > 0 && image_rows.cols() != d))
+            throw ModelError("", "ids", "the text holds " + std::to_string(images) + " image tokens (id " + std::to_string(c.image_token_id) +
+                                            "), the picture gives " + std::to_string(image_rows.rows()) + " rows of " + std::to_string(image_rows.cols()));
     }
     return x;
 }
@@ -1072,7 +1082,7 @@ void Forward::step(kernels::Context& ctx) {
         case StepKind::Embed:
             if (st.stack == kDecoderStack) s.out.encoder_output = std::move(s.x);  // marian: the encoder is done
             s.x = embeddings(ctx, s.model, marian && st.stack == kFirstStack ? s.input.source_ids : s.input.ids, st.stack == kDecoderStack, 0,
-                             s.input.patches, s.input.patch_rows);
+                             s.input.patches, s.input.patch_rows, s.input.image_rows);
             if (s.input.record) s.out.inside.streams.push_back(s.x);
             return;
         case StepKind::SelfAttention: {

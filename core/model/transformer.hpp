@@ -195,6 +195,7 @@ struct RunInput {
     std::vector<int> logit_ids = {};
     Matrix patches = {};
     int patch_rows = 0;  // the patches' grid: rows of patches.rows() / patch_rows (0: the config's square)
+    Matrix image_rows = {};  // vision-language models: what replaces the image tokens' embeddings, one row each (d_model), in order
 };
 // The texts whose maps are all kept by default (SPEC.md §5: `attnviz run` prints them all).
 constexpr int kMapsKeptUpTo = 512;

@@ -17,6 +17,21 @@ palette). Processors: real preprocessor_config.json texts of ViT, CLIP, SigLIP a
 (google/vit-base-patch16-224, openai/clip-vit-base-patch32, google/siglip-base-patch16-224,
 facebook/dinov2-small), and ViT's with every other filter PIL has (lanczos, box, hamming).
 
+Idefics3 / SmolVLM (idefics3_process(), used by tests/model/make_vision_models.py; not in the
+index below: a picture gives several views), written from image_processing_pil_idefics3.py
+(Idefics3ImageProcessorPil; SmolVLMImageProcessorPil is the same code): the RGB picture resized
+with PIL (the config's resample, LANCZOS by default) so that its longest edge is size.longest_edge
+and the other side in proportion, truncated and then rounded up to even
+(_resize_output_size_rescale_to_max_len, upscaling too; then at most 4096 a side); with
+do_image_splitting, resized again to multiples of M = max_image_size.longest_edge
+(resize_for_vision_encoder: the longer side rounded up to a multiple of M, the other from the
+aspect ratio, truncated, then rounded up to one) and, when that is more than M × M, cut into M × M
+tiles row by row (rows, cols) followed by the global view (that picture resized to M × M), or else
+one view (rows = cols = 0); without splitting, one view: the first resize's output resized to
+M × M. Every resize is PIL's of the uint8 picture the step before gave; then the rescale and the
+normalization as above, per view. (do_pad pads the views to the largest one: one picture's views
+are all M × M.)
+
 Writes to OUTDIR: each picture (NAME.png written here, or the photograph's path), NAME.rgb (PIL's
 decoded RGB bytes, height x width x 3), PROCESSOR.json (the config), NAME.PROCESSOR.f32 (the pixel
 values, 3 x H x W float32, little-endian) and index.json:
@@ -24,6 +39,7 @@ values, 3 x H x W float32, little-endian) and index.json:
    "cases": [{"image", "processor", "width", "height", "file"}]}
 """
 import json
+import math
 import os
 import sys
 
@@ -97,6 +113,86 @@ def process(picture, config):
         std = np.array(config["image_std"], dtype=np.float32)
         x = (x - mean) / std
     return np.ascontiguousarray(x.astype(np.float32).transpose(2, 0, 1))
+
+
+def rescale_normalize(image, config):
+    """uint8 H x W x 3 -> float32 3 x H x W: float32(float64(pixel) * rescale_factor), then
+    (x - mean) / std in float32, as process() does it."""
+    x = image
+    if config.get("do_rescale", True):
+        x = (x.astype(np.float64) * config.get("rescale_factor", 1 / 255)).astype(np.float32)
+    if config.get("do_normalize", True):
+        x = x.astype(np.float32)
+        x = (x - np.array(config["image_mean"], dtype=np.float32)) / np.array(config["image_std"], dtype=np.float32)
+    return np.ascontiguousarray(x.astype(np.float32).transpose(2, 0, 1))
+
+
+IDEFICS3_MAX_SIDE = 4096  # image_processing_pil_idefics3.MAX_IMAGE_SIZE
+
+
+def idefics3_resize_size(height, width, longest):
+    """get_resize_output_image_size: the longest edge to `longest`, the other in proportion,
+    truncated and rounded up to even (at least 1); then scaled below 4096 a side. -> (h, w)"""
+    aspect = width / height
+    if width >= height:
+        width, height = longest, int(longest / aspect)
+        height += height % 2
+    else:
+        height, width = longest, int(longest * aspect)
+        width += width % 2
+    height, width = max(height, 1), max(width, 1)
+    aspect = width / height  # _resize_output_size_scale_below_upper_bound
+    if width >= height and width > IDEFICS3_MAX_SIDE:
+        width, height = IDEFICS3_MAX_SIDE, int(IDEFICS3_MAX_SIDE / aspect)
+    elif height > width and height > IDEFICS3_MAX_SIDE:
+        height, width = IDEFICS3_MAX_SIDE, int(IDEFICS3_MAX_SIDE * aspect)
+    return max(height, 1), max(width, 1)
+
+
+def idefics3_encoder_size(height, width, m):
+    """resize_for_vision_encoder: both sides to multiples of m (the longer one rounded up, the
+    other from the aspect ratio, truncated, then rounded up). -> (h, w)"""
+    aspect = width / height
+    if width >= height:
+        width = math.ceil(width / m) * m
+        height = math.ceil(int(width / aspect) / m) * m
+    else:
+        height = math.ceil(height / m) * m
+        width = math.ceil(int(height * aspect) / m) * m
+    return height, width
+
+
+def idefics3_process(picture, config):
+    """Idefics3ImageProcessorPil / SmolVLMImageProcessorPil on one picture -> {"views": float32
+    [n, 3, M, M] (the tiles row by row, then the global view; or the one view), "rows", "cols"
+    (0, 0 when not split), "resized" (h, w) after the first resize, "encoder" (h, w) after
+    resize_for_vision_encoder (None without splitting)}."""
+    resample = config.get("resample", Image.LANCZOS)
+    m = config["max_image_size"]["longest_edge"]
+    image = np.array(picture.convert("RGB"))  # H x W x 3, uint8
+
+    def resize(a, h, w):  # image_transforms.resize of a uint8 picture: PIL's, back to uint8
+        return np.array(Image.fromarray(a).resize((w, h), resample=resample))
+
+    if config.get("do_resize", True):
+        image = resize(image, *idefics3_resize_size(image.shape[0], image.shape[1], config["size"]["longest_edge"]))
+    resized, encoder, rows, cols = image.shape[:2], None, 0, 0
+    if config.get("do_image_splitting", True):
+        image = resize(image, *idefics3_encoder_size(image.shape[0], image.shape[1], m))
+        encoder = image.shape[:2]
+        h, w = encoder
+        if h > m or w > m:  # split_images
+            rows, cols = (h - m) // m + 1, (w - m) // m + 1
+            views = [image[r * m:(r + 1) * m, c * m:(c + 1) * m] for r in range(rows) for c in range(cols)]
+            views.append(resize(image, m, m))
+        else:
+            views = [image]
+    else:
+        views = [resize(image, m, m)]
+    values = np.stack([rescale_normalize(v, config) for v in views])
+    assert values.shape[2:] == (m, m), f"a view of {values.shape[2:]}, not {m} x {m}"
+    return {"views": values, "rows": rows, "cols": cols, "resized": tuple(resized),
+            "encoder": None if encoder is None else tuple(encoder)}
 
 
 def pictures(out):

@@ -46,6 +46,7 @@ Fixed seeds, one thread: the same bytes every run.
 """
 import math
 import os
+import re
 import sys
 
 import numpy as np
@@ -54,8 +55,9 @@ from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference  # noqa: E402
-from image_reference import process  # noqa: E402
-from make_models import RandomWeights, case_folder, expected_json, write_json  # noqa: E402
+from image_reference import idefics3_process, process  # noqa: E402
+from make_models import (RandomWeights, case_folder, expected_json, gpt2_encode, gpt2_tokenizer,  # noqa: E402
+                         llama_config, llama_weights, write_json)
 from hf_files import TORCH_DTYPES  # noqa: E402  (training/, on the path make_models set)
 
 torch.set_num_threads(1)
@@ -407,6 +409,202 @@ def dinov2_case(case):
     cfg = dinov2_config(case)
     return cfg, cfg, dinov2_weights(case, cfg), dinov2_preprocessor(case)
 
+# [SECTION] Idefics3 / SmolVLM: Idefics3ForConditionalGeneration, SmolVLMForConditionalGeneration -------
+
+# The three vision-language cases: the same tiny sizes, each its own picture, processor and text.
+#   vision tower 32 wide, 2 layers, 4 heads, MLP 64, 32-pixel views of 8-pixel patches (4 x 4 = 16
+#   patches a view), scale_factor 2 (image_seq_len 4); Llama 32 wide, 2 layers, 4 heads, 2 KV heads,
+#   MLP 64, rope_theta 10000
+VLM_VISION = dict(d=32, L=2, H=4, d_ff=64, image_size=32, patch_size=8)
+VLM_TEXT = dict(d=32, L=2, H=4, KV=2, d_ff=64, P=128, theta=10000.0)
+VLM_CASES = [
+    # Idefics3 split into tiles: a 150 x 77 picture, its longest edge to 96 (the height 49.28 -> 49,
+    # odd -> 50), then to multiples of 32: 96 x 64, 2 rows x 3 columns of tiles and the global view;
+    # the text without <image> (the picture goes first); an lm_head of its own
+    dict(case="idefics3", model_type="idefics3", vision_type="idefics3_vision", picture=(150, 77), longest=96,
+         split=True, text="What is in this picture?", dtype="F32", seed=71, tied=False,
+         name_or_path="attnviz/tiny-idefics3"),
+    # SmolVLM (SmolVLM2's classes and processor names) without splitting: 45 x 61 -> 48 x 64 (47.2 ->
+    # 47, odd -> 48) -> the one 32 x 32 view; <image> first in the text; bfloat16, the LM head tied
+    dict(case="smolvlm", model_type="smolvlm", vision_type="smolvlm_vision", picture=(45, 61), longest=64,
+         split=False, text="<image>Describe the picture.", dtype="BF16", seed=72, tied=True),
+    # Idefics3 with <image> in the middle of the text: 41 x 90 -> 30 x 64 (29.2 -> 29 -> 30) -> 32 x 64:
+    # 2 rows x 1 column; float16; a vision_config that leaves hidden_act, layer_norm_eps and
+    # num_channels to Idefics3VisionConfig's defaults (model_type "idefics3", as older files say)
+    dict(case="idefics3-middle", model_type="idefics3", vision_type="idefics3", picture=(41, 90), longest=64,
+         split=True, text="A cat<image>on a mat.", dtype="F16", seed=73, tied=False, vision_defaults=True),
+]
+# The processor's special tokens (processing_idefics3.py), added to the byte-level BPE after its
+# vocabulary, all special and not normalized; <|im_start|> the BOS the post-processor adds
+VLM_BOS = "<|im_start|>"
+VLM_ADDED = [VLM_BOS, "<fake_token_around_image>", "<image>", "<end_of_utterance>", "<global-img>"] + \
+    [f"<row_{r}_col_{c}>" for r in range(1, 7) for c in range(1, 7)]
+
+
+def vlm_tokenizer(license_text):
+    """-> (vocab, merges, added {token: id}): tests/model/make_models.py's byte-level BPE of the
+    Llama-like cases, the VLM_ADDED tokens after it."""
+    vocab, merges = gpt2_tokenizer(license_text, 220)
+    added = {t: len(vocab) + i for i, t in enumerate(VLM_ADDED)}
+    return vocab, merges, added
+
+
+def write_vlm_tokenizer(folder, vocab, merges, added):
+    """tokenizer.json: ByteLevel pre-tokenizer and BPE (as make_models' write_bpe_tokenizer_json),
+    the added tokens (ids after the model's vocabulary; not in it), TemplateProcessing with the BOS."""
+    bos = added[VLM_BOS]
+    write_json(os.path.join(folder, "tokenizer.json"),
+               {"version": "1.0",
+                "added_tokens": [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+                                  "normalized": False, "special": True} for t, i in added.items()],
+                "normalizer": None,
+                "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+                "post_processor": {"type": "TemplateProcessing",
+                                   "single": [{"SpecialToken": {"id": VLM_BOS, "type_id": 0}},
+                                              {"Sequence": {"id": "A", "type_id": 0}}],
+                                   "pair": [{"SpecialToken": {"id": VLM_BOS, "type_id": 0}},
+                                            {"Sequence": {"id": "A", "type_id": 0}},
+                                            {"Sequence": {"id": "B", "type_id": 1}}],
+                                   "special_tokens": {VLM_BOS: {"id": VLM_BOS, "ids": [bos], "tokens": [VLM_BOS]}}},
+                "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+                "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                          "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+                          "vocab": vocab, "merges": [a + " " + b for a, b in merges]}}, indent=1)
+
+
+def vlm_encode(vocab, merges, added, text):
+    """As the tokenizers library with add_special_tokens=True: the text cut at the added tokens
+    (leftmost, longest first), each piece between them pre-tokenized and BPE'd on its own
+    (gpt2_encode), the added tokens' own ids; the BOS first."""
+    pattern = re.compile("|".join(re.escape(t) for t in sorted(added, key=len, reverse=True)))
+    ids, at = [added[VLM_BOS]], 0
+    for m in pattern.finditer(text):
+        ids += gpt2_encode(vocab, merges, text[at:m.start()]) + [added[m.group()]]
+        at = m.end()
+    return ids + gpt2_encode(vocab, merges, text[at:])
+
+
+def idefics3_prompt(text, rows, cols, seq_len):
+    """processing_idefics3.py's prompt: the one <image> of the text (put first when the text has
+    none: attnviz's rule) expanded: per tile <fake_token_around_image><row_R_col_C> and seq_len
+    <image>, "\n" after each row of tiles, then "\n<fake_token_around_image><global-img>", seq_len
+    <image>, <fake_token_around_image>; not split (rows = cols = 0): <fake_token_around_image>
+    <global-img>, seq_len <image>, <fake_token_around_image>."""
+    fake, image, global_img = "<fake_token_around_image>", "<image>", "<global-img>"
+    if image not in text:
+        text = image + text
+    assert text.count(image) == 1, text
+    expanded = ""
+    for r in range(rows):
+        expanded += "".join(f"{fake}<row_{r + 1}_col_{c + 1}>" + image * seq_len for c in range(cols)) + "\n"
+    expanded += ("\n" if rows or cols else "") + fake + global_img + image * seq_len + fake
+    before, after = text.split(image)
+    return before + expanded + after
+
+
+def vlm_config(case, V, image_token_id):
+    """config.json as save_pretrained writes an Idefics3Config / SmolVLMConfig: the vision_config
+    (all its fields, or only the ones the case does not leave to the defaults), the Llama
+    text_config (make_models' llama_config; vocab_size V), image_token_id, scale_factor, the tie."""
+    v = VLM_VISION
+    vision = {"hidden_size": v["d"], "image_size": v["image_size"], "intermediate_size": v["d_ff"],
+              "model_type": case["vision_type"], "num_attention_heads": v["H"], "num_hidden_layers": v["L"],
+              "patch_size": v["patch_size"]}
+    if not case.get("vision_defaults"):
+        vision.update({"attention_dropout": 0.0, "hidden_act": "gelu_pytorch_tanh", "initializer_range": 0.02,
+                       "layer_norm_eps": 1e-5, "num_channels": 3})
+    text_case = dict(VLM_TEXT, type="llama", dtype=case["dtype"], tied=case["tied"])
+    text = llama_config(text_case, V)
+    for k in ("_name_or_path", "torch_dtype", "transformers_version"):
+        text.pop(k)
+    text.update({"bos_token_id": V - len(VLM_ADDED), "eos_token_id": V - len(VLM_ADDED) + 3, "rms_norm_eps": 1e-5})
+    stem = {"idefics3": "Idefics3", "smolvlm": "SmolVLM"}[case["model_type"]]
+    return {"_name_or_path": case.get("name_or_path"), "architectures": [stem + "ForConditionalGeneration"],
+            "image_token_id": image_token_id, "model_type": case["model_type"], "scale_factor": 2,
+            "text_config": text, "tie_word_embeddings": case["tied"], "torch_dtype": torch_dtype(case),
+            "transformers_version": TRANSFORMERS_VERSION, "use_cache": True, "vision_config": vision, "vocab_size": V}
+
+
+def vlm_preprocessor(case):
+    """preprocessor_config.json as the Hub's SmolVLM files have it (Idefics3ImageProcessor's, or
+    SmolVLMImageProcessor's for model_type smolvlm), at the case's sizes."""
+    stem = {"idefics3": "Idefics3", "smolvlm": "SmolVLM"}[case["model_type"]]
+    return {"do_convert_rgb": True, "do_image_splitting": case["split"], "do_normalize": True, "do_pad": True,
+            "do_rescale": True, "do_resize": True, "image_mean": [0.5, 0.5, 0.5],
+            "image_processor_type": stem + "ImageProcessor", "image_std": [0.5, 0.5, 0.5],
+            "max_image_size": {"longest_edge": VLM_VISION["image_size"]}, "processor_class": stem + "Processor",
+            "resample": 1, "rescale_factor": RESCALE, "size": {"longest_edge": case["longest"]}}
+
+
+def vlm_weights(case, cfg):
+    """Idefics3ForConditionalGeneration's tensors: "model.vision_model." + the tower's (SigLIP's
+    names: patch conv with bias, position_embedding, the layers, post_layernorm),
+    "model.connector.modality_projection.proj.weight" [d_text, s²·d_vision] (no bias),
+    "model.text_model." + LlamaModel's (make_models' llama_weights, its own seed), "lm_head.weight"
+    unless tied. -> (RandomWeights of the file's tensors, W for reference.idefics3_forward: the
+    names without "model.")"""
+    v, t = cfg["vision_config"], cfg["text_config"]
+    d, p, C = v["hidden_size"], v["patch_size"], v.get("num_channels", 3)
+    w = RandomWeights(case["seed"], case["dtype"], "model.vision_model.")
+    w.normal("embeddings.patch_embedding.weight", (d, C, p, p), 1.2 / math.sqrt(C * p * p))
+    w.normal("embeddings.patch_embedding.bias", (d,), 0.1)
+    w.normal("embeddings.position_embedding.weight", ((v["image_size"] // p) ** 2, d), 0.3)
+    tower_layers(w, d, v["intermediate_size"], v["num_hidden_layers"])
+    w.layer_norm("post_layernorm", d)
+    W = {"vision_model." + n: x for n, x in w.W.items()}
+    w.prefix, n_in = "model.", d * cfg["scale_factor"] ** 2
+    W["connector.modality_projection.proj.weight"] = w.normal("connector.modality_projection.proj.weight",
+                                                              (t["hidden_size"], n_in), 1.2 / math.sqrt(n_in))
+    text = llama_weights(dict(seed=case["seed"] + 100, dtype=case["dtype"], prefix=True), t)
+    for name, dtype, shape, raw in text.tensors:  # "model.…" -> "model.text_model.…"; lm_head as it is
+        w.tensors.append(("model.text_model." + name[len("model."):] if name.startswith("model.") else name,
+                          dtype, shape, raw))
+    W.update({("text_model." + n if n != "lm_head.weight" else n): x for n, x in text.W.items()})
+    return w, W
+
+
+def check_pixel_shuffle():
+    """reference.pixel_shuffle (a loop over the blocks) against Idefics3Connector.pixel_shuffle's
+    view / permute / reshape sequence, on a 4 x 4 grid and on a 6 x 6 one with s = 3."""
+    for G, s, d in ((4, 2, 3), (6, 3, 2), (8, 2, 5)):
+        x = torch.arange(G * G * d, dtype=torch.float64).reshape(G * G, d)
+        y = x.view(G, G, d).view(G, G // s, d * s).permute(1, 0, 2).reshape(G // s, G // s, d * s * s)
+        y = y.permute(1, 0, 2).reshape(G * G // (s * s), d * s * s)
+        assert torch.equal(reference.pixel_shuffle(x, s), y), f"pixel_shuffle G={G} s={s}"
+
+
+def make_vlm_case(out, case, vocab, merges, added):
+    V = len(vocab) + len(added)
+    cfg = vlm_config(case, V, added["<image>"])
+    weights, W = vlm_weights(case, cfg)
+    folder = case_folder(out, case, dict(cfg), weights)
+    write_vlm_tokenizer(folder, vocab, merges, added)
+    prep = vlm_preprocessor(case)
+    write_json(os.path.join(folder, "preprocessor_config.json"), prep, indent=2)
+    seq_len = (VLM_VISION["image_size"] // VLM_VISION["patch_size"]) ** 2 // cfg["scale_factor"] ** 2
+    write_json(os.path.join(folder, "processor_config.json"),
+               {"image_seq_len": seq_len, "processor_class": prep["processor_class"]}, indent=2)
+    picture(case).save(os.path.join(folder, "image.png"))
+    processed = idefics3_process(Image.open(os.path.join(folder, "image.png")), prep)
+    views, rows, cols = processed["views"], processed["rows"], processed["cols"]
+    assert len(views) == (rows * cols + 1 if rows else 1)
+    prompt = idefics3_prompt(case["text"], rows, cols, seq_len)
+    ids = vlm_encode(vocab, merges, added, prompt)
+    names = {i: t for t, i in vocab.items()} | {i: t for t, i in added.items()}
+    image_tokens = [j for j, i in enumerate(ids) if i == added["<image>"]]
+    assert len(image_tokens) == len(views) * seq_len and max(ids) < V
+    run = reference.idefics3_forward(W, cfg, ids, views)
+    G = VLM_VISION["image_size"] // VLM_VISION["patch_size"]
+    inputs = {"image": "image.png", "text": case["text"], "prompt": prompt, "ids": ids,
+              "tokens": [names[i] for i in ids], "image_tokens": image_tokens,
+              "tiles": {"rows": rows, "cols": cols},
+              "patches": {"rows": G, "cols": G, "size": VLM_VISION["patch_size"], "first": 0},
+              "sizes": {"picture": list(case["picture"]), "resized": list(processed["resized"]),
+                        "encoder": processed["encoder"] and list(processed["encoder"])},
+              "pixel_values": views.tolist()}
+    expected_json(folder, case, cfg["model_type"], inputs, run)
+    return case["case"]
+
 # [SECTION] The cases: the picture, the patches, the reference run ----------------------------------
 
 # family -> (the case's (config.json, the tower's config, RandomWeights, preprocessor config), the
@@ -465,6 +663,10 @@ def make_case(out, case):
 def main(out):
     os.makedirs(out, exist_ok=True)
     cases = [make_case(out, case) for case in CASES]
+    check_pixel_shuffle()
+    with open("/usr/share/common-licenses/GPL-3", encoding="utf-8") as f:
+        vocab, merges, added = vlm_tokenizer(f.read())
+    cases += [make_vlm_case(out, case, vocab, merges, added) for case in VLM_CASES]
     write_json(os.path.join(out, "cases.json"), cases, indent=2)  # written last: the build's stamp
 
 

@@ -4,6 +4,10 @@ semantics), for checking attnviz's C++ model runtime. (The vision ones — vit_f
 clip_vision_forward, siglip_vision_forward — take the processor's pixel values [C, H, W] instead
 of ids; their checkpoints come from tests/model/make_vision_models.py.)
 
+idefics3_forward (Idefics3 / SmolVLM: the vision tower on each view of
+tests/model/image_reference.py's idefics3_process(), the pixel shuffle and projection, and
+llama_like_forward over the ids with the image rows merged in) takes the ids and the views.
+
 Each forward takes `W`, a dict of float64 tensors named as in a Hugging Face checkpoint without
 its head prefix (gpt2 "h.0.attn.c_attn.weight", bert "encoder.layer.0...", marian
 "encoder.layers.0...", clip and siglip the tower's "encoder.layers.0..." without "vision_model."),
@@ -652,7 +656,9 @@ def final_softcap(cfg):  # gemma2's tanh(z / cap)·cap on the logits; None elsew
     return cfg.get("final_logit_softcapping", 30.0 if t == "gemma2" else None) if t in ("gemma2", "gemma3_text") else None
 
 
-def llama_like_forward(W, cfg, ids, edits=NONE, hooks=None):
+def llama_like_forward(W, cfg, ids, edits=NONE, hooks=None, embeds=None):
+    """embeds [T, d]: the input rows in place of embed_tokens[ids] (Idefics3's merged image
+    rows; gemma's scaling still applies); ids then only give T."""
     t = cfg["model_type"]
     gemma, T = t in ("gemma2", "gemma3_text"), len(ids)
     d, H = cfg["hidden_size"], cfg["num_attention_heads"]
@@ -673,7 +679,7 @@ def llama_like_forward(W, cfg, ids, edits=NONE, hooks=None):
 
     if hooks is not None:
         hooks.start()
-    x = W["embed_tokens.weight"][ids]  # [T, d]
+    x = W["embed_tokens.weight"][ids] if embeds is None else embeds  # [T, d]
     if gemma:
         x = x * torch.tensor(d ** 0.5, dtype=torch.float32).to(torch.float64)
     x = hook_stream(hooks, 0, x)
@@ -743,6 +749,101 @@ def llama_like_forward(W, cfg, ids, edits=NONE, hooks=None):
     return {"attention": torch.stack(maps), "hidden": x, "logits": logits,
             "q": {"attention": torch.stack(qs)}, "x": {"attention": torch.stack(xs)},
             "q_unrotated": {"attention": torch.stack(unrotated)}}
+
+# [SECTION] Idefics3 / SmolVLM: a SigLIP-like tower per view, pixel shuffle, a Llama over both -----
+# modeling_idefics3.py (Idefics3ForConditionalGeneration; modeling_smolvlm.py's SmolVLM is the same
+# computation: its inputs_merger fills the <image> rows block by block, in the same order).
+
+IDEFICS3_VISION_DEFAULTS = {  # Idefics3VisionConfig's (SmolVLMVisionConfig's are the same)
+    "hidden_size": 1152, "intermediate_size": 3072, "num_hidden_layers": 12, "num_attention_heads": 16,
+    "num_channels": 3, "image_size": 224, "patch_size": 32, "hidden_act": "gelu_pytorch_tanh",
+    "layer_norm_eps": 1e-6}
+
+
+def idefics3_vision_config(cfg):
+    """config.json's vision_config with Idefics3VisionConfig's defaults where a field is absent."""
+    return dict(IDEFICS3_VISION_DEFAULTS, **cfg["vision_config"])
+
+
+def idefics3_position_ids(rows, cols, side):
+    """Idefics3VisionEmbeddings' position ids of a rows x cols patch grid (every patch real), as
+    transformers computes them: float32 fractional coordinates k/rows, k/cols bucketized against
+    the boundaries arange(1/side, 1, 1/side) (right=True); -> [rows·cols], row-major. (For
+    rows = cols = side this is 0..side²-1 when float32 rounding lets it: side 4, 26, 32 are;
+    side 27, 19, 23, 25 are not.)"""
+    boundaries = torch.arange(1 / side, 1.0, 1 / side)
+    h = torch.bucketize(torch.arange(0, 1 - 1e-6, 1 / rows), boundaries, right=True)
+    w = torch.bucketize(torch.arange(0, 1 - 1e-6, 1 / cols), boundaries, right=True)
+    return (h[:, None] * side + w[None, :]).flatten()
+
+
+def idefics3_vision_forward(W, vcfg, pixel_values):
+    """Idefics3VisionTransformer on one view: pixel_values [C, S, S] (S = image_size), W the
+    tower's tensors without "model.vision_model.", vcfg the filled vision config. The patch conv
+    with its bias, + position_embedding[position ids] (idefics3_position_ids), the pre-LN layers
+    (vision_tower_layers: q/k/v/out with biases, no mask), post_layernorm. -> attention [L, H, P, P],
+    hidden [P, d_vision] (the last_hidden_state)."""
+    values = tower_pixels(vcfg, pixel_values)
+    e, p = "embeddings.", vcfg["patch_size"]
+    x = conv_patches(values, W[e + "patch_embedding.weight"], W[e + "patch_embedding.bias"])
+    rows, cols = values.shape[1] // p, values.shape[2] // p
+    x = x + W[e + "position_embedding.weight"][idefics3_position_ids(rows, cols, vcfg["image_size"] // p)]
+    x, maps, _, _ = vision_tower_layers(W, vcfg, x)
+    x = layer_norm(x, W["post_layernorm.weight"], W["post_layernorm.bias"], vcfg["layer_norm_eps"])
+    return {"attention": torch.stack(maps), "hidden": x}
+
+
+def pixel_shuffle(x, s):
+    """Idefics3Connector.pixel_shuffle on one view: x [G·G, d] (a G x G grid, row-major) ->
+    [(G/s)², s²·d]: output row (i, j) of the (G/s) x (G/s) grid, row-major, holds the s x s
+    block of rows i·s.., columns j·s.. of the grid, its s² vectors concatenated in row-major order
+    within the block (block row major, then block column, then the d features)."""
+    n, d = x.shape
+    G = int(round(n ** 0.5))
+    assert G * G == n and G % s == 0, f"{n} rows: not a square grid divisible by {s}"
+    grid = x.reshape(G, G, d)
+    out = torch.empty((G // s) ** 2, s * s * d, dtype=x.dtype)
+    for i in range(G // s):
+        for j in range(G // s):
+            block = [grid[i * s + a, j * s + b] for a in range(s) for b in range(s)]
+            out[i * (G // s) + j] = torch.cat(block)
+    return out
+
+
+def idefics3_forward(W, cfg, ids, views):
+    """Idefics3ForConditionalGeneration / SmolVLMForConditionalGeneration (eval, eager): cfg
+    config.json's dict, W the checkpoint's tensors without the "model." prefix ("vision_model.…",
+    "connector.…", "text_model.…"; "lm_head.weight" as stored, or none when tied), ids the whole
+    prompt's ids, views [n, C, S, S] the image processor's views in order (tiles row by row, then
+    the global view). Each view through the vision tower alone, then the connector
+    (pixel_shuffle by scale_factor, modality_projection.proj without bias) -> image_seq_len rows
+    of d_text each; the ids' embeddings with the image_token_id positions replaced, in order, by
+    those rows (inputs_merger); then the Llama text model over the whole sequence (causal), its
+    final norm and the LM head (lm_head, or embed_tokens when tied).
+    -> attention [L, H, T, T] (the text model's), hidden [T, d_text] after the final norm,
+    logits [V] at the last position, vision_attention [n, L_v, H_v, P, P], vision_hidden
+    [n, P, d_vision] (post_layernorm'd), image_features [n, image_seq_len, d_text]."""
+    vcfg, tcfg = idefics3_vision_config(cfg), dict(cfg["text_config"])
+    tcfg.setdefault("tie_word_embeddings", cfg.get("tie_word_embeddings", False))
+    sub = lambda prefix: {n[len(prefix):]: t for n, t in W.items() if n.startswith(prefix)}  # noqa: E731
+    Wv, Wt = sub("vision_model."), sub("text_model.")
+    if "lm_head.weight" in W:
+        Wt["lm_head.weight"] = W["lm_head.weight"]
+    proj = W["connector.modality_projection.proj.weight"]  # [d_text, s²·d_vision]
+    maps, hidden, features = [], [], []
+    for view in views:
+        run = idefics3_vision_forward(Wv, vcfg, view)
+        maps.append(run["attention"]), hidden.append(run["hidden"])
+        features.append(pixel_shuffle(run["hidden"], cfg.get("scale_factor", 2)) @ proj.T)
+    rows = torch.cat(features)  # [n·image_seq_len, d_text], the views in order
+    image = torch.tensor([i == cfg["image_token_id"] for i in ids])
+    assert int(image.sum()) == rows.shape[0], f"{int(image.sum())} <image> tokens for {rows.shape[0]} image rows"
+    x = Wt["embed_tokens.weight"][ids].clone()
+    x[image] = rows
+    out = llama_like_forward(Wt, tcfg, ids, embeds=x)
+    return {"attention": out["attention"], "hidden": out["hidden"], "logits": out["logits"],
+            "vision_attention": torch.stack(maps), "vision_hidden": torch.stack(hidden),
+            "image_features": torch.stack(features)}
 
 # [SECTION] The why views: the logit lens, direct logit attribution, activation patching --------
 # SPEC.md §5 (--lens, --attribute, --contrast, --corrupted); the decoder-only families only

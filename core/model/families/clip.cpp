@@ -23,23 +23,8 @@ void read_tower(const ConfigFields& top, ModelConfig& c) {
     const bool whole = c.model_type == "clip" || c.model_type == "siglip";
     const std::optional<ConfigFields> nested = whole ? top.object("vision_config") : std::nullopt;
     if (whole && !nested) top.fail("vision_config", "missing: the vision tower's sizes");
-    const ConfigFields& f = whole ? *nested : top;
-    // The defaults are CLIPVisionConfig's and SiglipVisionConfig's (save_pretrained leaves them out).
-    c.d_model = f.integer("hidden_size", 1, 768);
-    c.n_layers = f.integer("num_hidden_layers", 1, 12);
-    c.n_heads = f.integer("num_attention_heads", 1, 12);
-    if (c.d_model % c.n_heads != 0) f.fail("num_attention_heads", std::to_string(c.n_heads) + " does not divide hidden_size " + std::to_string(c.d_model));
-    c.d_ff = f.integer("intermediate_size", 1, 3072);
-    c.activation = f.activation("hidden_act", clip ? "quick_gelu" : "gelu_pytorch_tanh");
-    c.layer_norm_eps = f.positive("layer_norm_eps", clip ? 1e-5f : 1e-6f);
-    c.image_size = f.integer("image_size", 1, 224);
-    c.patch_size = f.integer("patch_size", 1, clip ? 32 : 16);
-    c.channels = f.integer("num_channels", 1, 3);
-    if (c.image_size % c.patch_size != 0)
-        f.fail("patch_size", std::to_string(c.patch_size) + " does not divide image_size " + std::to_string(c.image_size));
-    c.class_token = clip;
-    c.max_positions = c.patch_grid() * c.patch_grid() + (clip ? 1 : 0);
-    c.norm = NormKind::LayerNorm, c.residual = Residual::PreNorm, c.positions = Positions::Learned;
+    // The defaults are CLIPVisionConfig's and SiglipVisionConfig's.
+    read_vision_tower(whole ? *nested : top, c, clip, TowerDefaults{768, 12, 12, 3072, 224, clip ? 32 : 16});
 }
 
 template <Tower T>
@@ -72,6 +57,24 @@ constexpr const char* kPrefix = "vision_model.";
 constexpr const char* kProbe = "embeddings.patch_embedding.weight";
 
 }  // namespace
+
+void read_vision_tower(const ConfigFields& f, ModelConfig& c, bool clip, const TowerDefaults& defaults) {
+    c.d_model = f.integer("hidden_size", 1, defaults.hidden);
+    c.n_layers = f.integer("num_hidden_layers", 1, defaults.layers);
+    c.n_heads = f.integer("num_attention_heads", 1, defaults.heads);
+    if (c.d_model % c.n_heads != 0) f.fail("num_attention_heads", std::to_string(c.n_heads) + " does not divide hidden_size " + std::to_string(c.d_model));
+    c.d_ff = f.integer("intermediate_size", 1, defaults.ff);
+    c.activation = f.activation("hidden_act", clip ? "quick_gelu" : "gelu_pytorch_tanh");
+    c.layer_norm_eps = f.positive("layer_norm_eps", clip ? 1e-5f : 1e-6f);
+    c.image_size = f.integer("image_size", 1, defaults.image);
+    c.patch_size = f.integer("patch_size", 1, defaults.patch);
+    c.channels = f.integer("num_channels", 1, 3);
+    if (c.image_size % c.patch_size != 0)
+        f.fail("patch_size", std::to_string(c.patch_size) + " does not divide image_size " + std::to_string(c.image_size));
+    c.class_token = clip;
+    c.max_positions = c.patch_grid() * c.patch_grid() + (clip ? 1 : 0);
+    c.norm = NormKind::LayerNorm, c.residual = Residual::PreNorm, c.positions = Positions::Learned;
+}
 
 const FamilyDef kClipFamily{"clip", Family::Clip, read_tower<Tower::Clip>, plan_tower<Tower::Clip>, kPrefix, kProbe};
 const FamilyDef kClipVisionFamily{"clip_vision_model", Family::ClipVision, read_tower<Tower::Clip>, plan_tower<Tower::Clip>, kPrefix, kProbe};
