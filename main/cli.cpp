@@ -703,7 +703,6 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
         if (o.probs && !m.config().decoder_only())
             throw ModelError(path, "--probs", m.config().model_type + (m.config().encoder_only() ? " has no LM head: it predicts no token"
                                                                                                : " is an encoder-decoder: --probs reads decoder-only models"));
-        if (new_tokens > 0 && picture) throw ModelError(path, "--generate", "generation after a picture is not in attnviz run yet: run the picture and the text without it");
         if (new_tokens > 0 && !m.config().decoder_only())
             throw ModelError(path, "--generate", m.config().model_type + (encdec ? " translates without --text; --max-new bounds it" : " does not generate text"));
         kernels::Pool pool(threads);  // the numbers are the same for any count (kernels::Pool)
@@ -730,7 +729,7 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
             generated = generate(ctx, m.model, encoded.encoder_output, {m.config().decoder_start_id}, max_new, m.config().eos_id, sampling, input.edits);
             input.ids = generated.ids;
         } else if (new_tokens > 0) {
-            generated = generate(ctx, m.model, {}, input.ids, new_tokens, m.config().eos_id, sampling, input.edits);
+            generated = generate(ctx, m.model, {}, input.ids, new_tokens, m.config().eos_id, sampling, input.edits, input.image_rows);
             input.ids = generated.ids;
         }
         const RunResult run = forward(ctx, m.model, input);

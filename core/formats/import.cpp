@@ -478,6 +478,9 @@ constexpr const char* kBertVizFields[] = {"attention", "default_filter", "displa
 // SPEC §3 fields.
 constexpr const char* kSpecFields[] = {"model", "tokens", "attention", "encoder_tokens", "decoder_tokens",
                                        "encoder_attention", "decoder_attention", "cross_attention", "sinks"};
+// What `attnviz run --json` adds beside them (SPEC.md §5), named like them but metadata here: a
+// run's output opens as an import.
+constexpr const char* kRunFields[] = {"image_tokens", "vision_attention", "generated_tokens", "hidden_tokens"};
 
 bool ends_with(const std::string& s, std::string_view suffix) {
     return s.size() >= suffix.size() && std::string_view(s).substr(s.size() - suffix.size()) == suffix;
@@ -572,7 +575,7 @@ ImportedAttention read_import(std::string_view text) {
     // field named like attention or tokens ("attentions", Hugging Face's name) is a mistake:
     // saying so beats ignoring it.
     for (const std::string& key : root.keys)
-        if (!is_one_of(key, kSpecFields) && (ends_with(key, "attention") || ends_with(key, "attentions") ||
+        if (!is_one_of(key, kSpecFields) && !is_one_of(key, kRunFields) && (ends_with(key, "attention") || ends_with(key, "attentions") ||
                                              ends_with(key, "tokens")))
             throw SceneError(key, "unknown field (expected tokens and attention, or encoder_tokens, decoder_tokens, "
                                   "encoder_attention, decoder_attention and cross_attention)");

@@ -393,9 +393,7 @@ Matrix picture_rows(kernels::Context& ctx, const LoadedModel& m, const std::vect
                     for (int b = 0; b < s; ++b)
                         shuffled.row(static_cast<Eigen::Index>(v) * n + i * g + j).segment((a * s + b) * dv, dv) = h.row((s * i + a) * G + s * j + b);
     }
-    Matrix rows(shuffled.rows(), c.d_model);
-    blocks::linear(ctx, m.model.weights->projector, shuffled.data(), static_cast<int>(shuffled.rows()), static_cast<int>(shuffled.cols()), rows.data(), c.d_model);
-    return rows;
+    return connector_rows(ctx, m.model, shuffled);
 }
 
 std::vector<int> encode_target(const LoadedModel& m, const std::string& text) {

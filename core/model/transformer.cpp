@@ -1000,6 +1000,14 @@ Matrix hidden_logits(kernels::Context& ctx, const Model& model, const Matrix& ro
     return out;
 }
 
+Matrix connector_rows(kernels::Context& ctx, const Model& model, const Matrix& shuffled) {
+    const Linear& p = model.weights->projector;
+    if (!p.w.data || shuffled.cols() != p.in()) throw ModelError("", "image_rows", "expected rows of the connector's " + std::to_string(p.in()) + " inputs");
+    Matrix out(shuffled.rows(), model.config.d_model);
+    blocks::linear(ctx, p, shuffled.data(), static_cast<int>(shuffled.rows()), p.in(), out.data(), model.config.d_model);
+    return out;
+}
+
 Matrix stream_logits(kernels::Context& ctx, const Model& model, const Matrix& rows) {
     const Norm& n = model.weights->final_norm;
     return hidden_logits(ctx, model, n.present() ? norm(ctx, model.config, rows, n) : rows);
@@ -1246,15 +1254,18 @@ struct Decoder::State {
     // families), n×(n_kv_heads·d_head) each, row-major.
     std::vector<std::vector<float>> k, v;
     std::vector<Matrix> cross_k, cross_v;  // marian: T_src×d per layer, from the encoder's output
+    Matrix image_rows;  // a vision-language model's picture, a row per image token fed
+    int images = 0;     // image tokens fed
 };
 
-Decoder::Decoder(const Model& model, Matrix encoder_output, Interventions edits) : state_(std::make_unique<State>()) {
+Decoder::Decoder(const Model& model, Matrix encoder_output, Interventions edits, Matrix image_rows) : state_(std::make_unique<State>()) {
     if (edits.ablation == Ablation::Mean && !edits.knockout.empty())
         throw ModelError("", "--knockout-mode", "mean ablation needs the whole sequence: it cannot run on a KV cache");
     State& s = *state_;
     s.model = model;
     s.encoder_output = std::move(encoder_output);
     s.edits = std::move(edits);
+    s.image_rows = std::move(image_rows);
     const std::size_t layers = model.config.encoder_decoder() ? model.config.decoder_layers : model.config.n_layers;
     s.k.resize(layers), s.v.resize(layers);
 }
@@ -1296,7 +1307,7 @@ std::vector<float> Decoder::step(kernels::Context& ctx, int id) {
         const std::vector<int> fed = std::move(s.ids);
         for (auto& k : s.k) k.clear();
         for (auto& v : s.v) v.clear();
-        s.ids.clear(), s.n = 0, s.rope_length = static_cast<int>(fed.size()) + 1;
+        s.ids.clear(), s.n = 0, s.images = 0, s.rope_length = static_cast<int>(fed.size()) + 1;
         for (int earlier : fed) feed(ctx, earlier);
     }
     s.rope_length = std::max(s.rope_length, s.n + 1);
@@ -1309,7 +1320,10 @@ std::vector<float> Decoder::feed(kernels::Context& ctx, int id) {
     const ModelConfig& c = s.model.config;
     const ModelWeights& w = *s.model.weights;
     const bool marian = c.encoder_decoder();
-    Matrix x = embeddings(ctx, s.model, {id}, marian, s.n);
+    const bool image = c.vision_language() && id == c.image_token_id;
+    if (image && s.images >= s.image_rows.rows())
+        throw ModelError("", "ids", "image token " + std::to_string(s.images + 1) + ": the picture gives " + std::to_string(s.image_rows.rows()) + " rows");
+    Matrix x = embeddings(ctx, s.model, {id}, marian, s.n, {}, 0, image ? Matrix(s.image_rows.row(s.images++)) : Matrix());
     if (marian && s.cross_k.empty()) {  // the cross keys and values, once
         const int T_src = static_cast<int>(s.encoder_output.rows()), d = c.d_model;
         if (T_src == 0 || s.encoder_output.cols() != d) throw ModelError("", "encoder_output", "expected T_src×d_model");
@@ -1368,13 +1382,13 @@ int pick_token(const std::vector<float>& logits, const Sampling& sampling, Split
 }
 
 Generated generate(kernels::Context& ctx, const Model& model, const Matrix& encoder_output, std::vector<int> prefix,
-                   int max_new, int eos, const Sampling& sampling, const Interventions& edits) {
+                   int max_new, int eos, const Sampling& sampling, const Interventions& edits, const Matrix& image_rows) {
     if (prefix.empty()) throw ModelError("", "ids", "generation needs at least one token to start from");
     const bool marian = model.config.encoder_decoder();
     const bool recompute = edits.ablation == Ablation::Mean && !edits.knockout.empty();
     if (recompute && marian) throw ModelError("", "--knockout-mode", "mean ablation is not offered for translation");
     std::optional<Decoder> cached;
-    if (!recompute) cached.emplace(model, encoder_output, edits);
+    if (!recompute) cached.emplace(model, encoder_output, edits, image_rows);
     // The logits at the sequence's last position: the cache fed the new tokens, or a forward over all.
     std::size_t fed = 0;
     const auto next_logits = [&](const std::vector<int>& ids) {
@@ -1384,7 +1398,7 @@ Generated generate(kernels::Context& ctx, const Model& model, const Matrix& enco
             return logits;
         }
         RunInput in;
-        in.ids = ids, in.edits = edits;
+        in.ids = ids, in.edits = edits, in.image_rows = image_rows;
         return forward(ctx, model, in).logits;
     };
     Generated g;

@@ -242,6 +242,9 @@ struct RunResult {
 // final norm (where the family has one), scaled and soft-capped as the forward's logits (the
 // logit lens; on the last stream's last row, RunResult::logits' numbers).
 Matrix stream_logits(kernels::Context& ctx, const Model& model, const Matrix& rows);
+// A vision-language model's connector (ModelWeights::projector) on a picture's pixel-shuffled
+// rows (model.hpp picture_rows): rows×(s²·d_vision) -> rows×d_model.
+Matrix connector_rows(kernels::Context& ctx, const Model& model, const Matrix& shuffled);
 // The same on rows already through the final norm (RunResult::hidden's): rows×d -> rows×V.
 Matrix hidden_logits(kernels::Context& ctx, const Model& model, const Matrix& rows);
 // The logits of some ids at one position (x: d, after the final norm), each its LM head column's
@@ -319,7 +322,9 @@ BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResul
 class Decoder {
 public:
     // marian: `encoder_output` from a forward over the source (RunResult::encoder_output).
-    Decoder(const Model& model, Matrix encoder_output = {}, Interventions edits = {});
+    // A vision-language model: `image_rows` (RunInput::image_rows) for its image tokens, in the
+    // order they are fed.
+    Decoder(const Model& model, Matrix encoder_output = {}, Interventions edits = {}, Matrix image_rows = {});
     ~Decoder();
     // Feeds one token at the next position; returns the LM head's logits there.
     std::vector<float> step(kernels::Context& ctx, int id);
@@ -351,8 +356,9 @@ struct Generated {
 
 // Decoding: starts from `prefix` (marian: [decoder_start_id]), appends a token picked by
 // `sampling` until `eos` (when ≥ 0), max_new tokens or the model's last position. With the KV
-// cache, except under mean ablation (a forward over the sequence per token).
+// cache, except under mean ablation (a forward over the sequence per token). `image_rows`: a
+// vision-language model's picture (RunInput::image_rows).
 Generated generate(kernels::Context& ctx, const Model& model, const Matrix& encoder_output, std::vector<int> prefix,
-                   int max_new, int eos, const Sampling& sampling = {}, const Interventions& edits = {});
+                   int max_new, int eos, const Sampling& sampling = {}, const Interventions& edits = {}, const Matrix& image_rows = {});
 
 }  // namespace attn

@@ -42,6 +42,33 @@ OUTDIR/cases.json lists the cases (written last); OUTDIR/CASE/ holds
                              "logits" [num_labels] (ViT's classifier on the [CLS] row; only
                              ViTForImageClassification), "q": {"attention": [L][H][T][d_head]},
                              "x": {"attention": [L][T][d]}}
+And three vision-language cases (Idefics3ForConditionalGeneration, SmolVLMForConditionalGeneration:
+"idefics3" split into 2 x 3 tiles, "smolvlm" not split, "idefics3-middle" with <image> inside the
+text), with reference.idefics3_forward on the views of image_reference.idefics3_process():
+  config.json                Idefics3Config's / SmolVLMConfig's (vision_config, a Llama text_config,
+                             image_token_id, scale_factor, tie_word_embeddings, vocab_size)
+  model.safetensors          "model.vision_model." + the tower's, "model.connector.modality_projection.
+                             proj.weight", "model.text_model." + LlamaModel's, "lm_head.weight" (not
+                             when tied)
+  preprocessor_config.json   Idefics3ImageProcessor's / SmolVLMImageProcessor's as the Hub's SmolVLM
+                             files have it (size and max_image_size longest_edge, do_image_splitting,
+                             resample 1 = LANCZOS, mean and std 0.5); processor_config.json: image_seq_len
+  tokenizer.json             make_models' byte-level BPE (Llama-like cases') with <|im_start|> (the
+                             BOS its TemplateProcessing adds), <fake_token_around_image>, <image>,
+                             <end_of_utterance>, <global-img>, <row_R_col_C> (R, C 1..6) added after it
+  expected.json              {"case", "model_type", "dtype", "image", "text", "prompt" (the text with
+                             its <image> expanded as processing_idefics3.py does; the picture first
+                             when the text has none), "ids" (the prompt encoded as the tokenizers
+                             library does with add_special_tokens), "tokens", "image_tokens" (the
+                             <image> positions from 0), "tiles" {"rows", "cols"} (0, 0: not split),
+                             "patches" {"rows", "cols", "size", "first": 0} (one view's grid),
+                             "sizes" (the picture's, after the first resize, after the resize to
+                             tile multiples), "pixel_values" [view][3][S][S] (tiles row by row, then
+                             the global view), "attention" [L][H][T][T] (the text model's), "hidden"
+                             [T][d_text] (after the final norm), "logits" [V] (the last position),
+                             "vision_attention" [view][L][H][P][P], "vision_hidden" [view][P][d]
+                             (after post_layernorm), "image_features" [view][image_seq_len][d_text]
+                             (the connector's rows)}
 Fixed seeds, one thread: the same bytes every run.
 """
 import math

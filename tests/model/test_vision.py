@@ -16,6 +16,14 @@ siglip_vision_forward on the pixel values tests/model/image_reference.py's proce
   post_layernorm, SigLIP after it) and the classifier's logits within 1e-4 of the largest |value|
   (logits only where expected.json has them: ViTForImageClassification; none printed elsewhere),
   and its output opens as an import (`attnviz import FILE`).
+The vision-language cases (Idefics3 split into 2 x 3 tiles, SmolVLM not split, Idefics3 with
+<image> in the middle of the text; expected.json by tests/model/reference.py's idefics3_forward):
+  `attnviz run CASE --image CASE/image.png --text TEXT --json` gives the ids and tokens of the
+  prompt as the processor expands it and the tokenizer encodes it (exactly), "image_tokens" (the
+  <image> positions from 0), "tiles" {rows, cols} (0, 0 not split), "patches" (one view's grid,
+  first 0), the text model's attention [L][H][T][T] and each view's vision attention
+  [view][L][H][P][P] (tiles row by row, then the global view) within 1e-5, the hidden states
+  after the final norm and the last position's logits within 1e-4 of the largest |value|.
 Then ViT with two patches hidden (`--hide-token`): the reference's forward with those keys masked,
 their columns 0.
 Then bad input, each of which must exit 2 with nothing on stdout and one line on stderr naming the
@@ -25,7 +33,8 @@ patch_size not dividing image_size, a config.json without patch_size (transforme
 does not fit this checkpoint's tensors), a missing preprocessor_config.json, --image given to a
 text model (the built-in tiny-lm), --text given to a vision model, a processor with resample 0
 (nearest: refused), a CLIPModel's config.json without vision_config (CLIPConfig would make a
-default 768-wide tower that the file's tensors do not fit).
+default 768-wide tower that the file's tensors do not fit); and for Idefics3: a config.json without
+vision_config, a --text with two <image> (one picture), a tokenizer.json without the <image> token.
 Prints one line per case and the largest differences seen; exits 1 on any failure.
 """
 import json
@@ -43,8 +52,9 @@ if len(sys.argv) != 3:
     sys.exit(__doc__)
 binary, refs = sys.argv[1], sys.argv[2]
 failures = []
-worst = {"attention": 0.0, "hidden": 0.0, "logits": 0.0}
-TOLERANCES = {"attention": (1e-5, False), "hidden": (1e-4, True), "logits": (1e-4, True)}  # (tol, relative)
+worst = {"attention": 0.0, "hidden": 0.0, "logits": 0.0, "vision_attention": 0.0}
+TOLERANCES = {"attention": (1e-5, False), "hidden": (1e-4, True), "logits": (1e-4, True),
+              "vision_attention": (1e-5, False)}  # (tol, relative)
 
 
 def fail(msg):
@@ -92,7 +102,8 @@ if not cases:
 for case in cases:
     folder = os.path.join(refs, case)
     exp = json.load(open(os.path.join(folder, "expected.json")))
-    p = run([folder, "--image", os.path.join(folder, exp["image"]), "--json"])
+    vlm = "vision_attention" in exp  # Idefics3 / SmolVLM: a text with the picture
+    p = run([folder, "--image", os.path.join(folder, exp["image"])] + (["--text", exp["text"]] if vlm else []) + ["--json"])
     if p.returncode != 0:
         continue
     try:
@@ -115,6 +126,11 @@ for case in cases:
     if not isinstance(patches, dict) or any(patches.get(k) != v for k, v in exp["patches"].items()):
         fail(f"{case}: patches {patches}, expected {exp['patches']}")
     errors = {name: compare(case, name, out.get(name), exp[name]) for name in ("attention", "hidden")}
+    if vlm:
+        for key in ("ids", "image_tokens", "tiles"):
+            if out.get(key) != exp[key]:
+                fail(f"{case}: {key} {str(out.get(key))[:200]}, expected {str(exp[key])[:200]}")
+        errors["vision_attention"] = compare(case, "vision_attention", out.get("vision_attention"), exp["vision_attention"])
     if "logits" in exp:
         errors["logits"] = compare(case, "logits", out.get("logits"), exp["logits"])
         top = out.get("top")
@@ -129,9 +145,23 @@ for case in cases:
     os.unlink(f.name)
     if q.returncode != 0:
         fail(f"{case}: the --json output does not open as an import: {q.stderr.strip()[:300]}")
+    if vlm:  # generation after the picture (the KV cache feeds the image rows in order): greedy, its
+        # first token the reference logits' argmax; the whole sequence's maps begin with the prompt's
+        g = run([folder, "--image", os.path.join(folder, exp["image"]), "--text", exp["text"], "--generate", "2", "--json"])
+        if g.returncode == 0:
+            gen = json.loads(g.stdout)
+            T = len(exp["ids"])
+            if len(gen.get("generated_ids", [])) < 1 or gen["generated_ids"][0] != int(np.argmax(exp["logits"])):
+                fail(f"{case}: --generate: {gen.get('generated_ids')}, the first should be the logits' argmax {int(np.argmax(exp['logits']))}")
+            elif gen["ids"][:T] != exp["ids"]:
+                fail(f"{case}: --generate: the sequence does not start with the prompt's ids")
+            else:
+                errors["generate"] = compare(case, "attention", [[np.array(h)[:T, :T].tolist() for h in layer] for layer in gen["attention"]],
+                                             exp["attention"])
     if len(failures) == bad_before:
         shown = ", ".join(f"{k} {v:.2g}" for k, v in errors.items() if v is not None)
-        print(f"ok    {case}: {len(exp['tokens'])} tokens ({exp['patches']['rows']}x{exp['patches']['cols']} patches), {shown}")
+        views = f", {len(exp['vision_attention'])} views ({exp['tiles']['rows']}x{exp['tiles']['cols']} tiles)" if vlm else ""
+        print(f"ok    {case}: {len(exp['tokens'])} tokens ({exp['patches']['rows']}x{exp['patches']['cols']} patches{views}), {shown}")
 
 print("largest differences: " + ", ".join(f"{k} {v:.2g}" for k, v in worst.items()) + f" over {len(cases)} cases")
 
@@ -181,7 +211,8 @@ def bad(name, args, *must_contain):
         print(f"  {name}: {lines[0]}")
 
 
-vit = next((c for c in cases if "logits" in json.load(open(os.path.join(refs, c, "expected.json")))), None)
+vit = next((c for c in cases if json.load(open(os.path.join(refs, c, "expected.json"))).get("model_type") == "vit"
+            and "logits" in json.load(open(os.path.join(refs, c, "expected.json")))), None)
 if vit is None:
     fail("no ViTForImageClassification case for the bad-input tests")
 else:
@@ -249,6 +280,31 @@ else:
         json.dump(cfg, f, indent=2)
     bad("CLIPModel without vision_config", [d, "--image", os.path.join(d, "image.png"), "--json"],
         "no-vision-config/config.json", "vision_config")
+
+idefics3 = next((c for c in cases if json.load(open(os.path.join(refs, c, "config.json"))).get("model_type") == "idefics3"), None)
+if idefics3 is None:
+    fail("no Idefics3 case (model_type \"idefics3\") for its bad-input tests")
+else:
+    def vlm_copy(name):
+        dst = os.path.join(work, name)
+        shutil.copytree(os.path.join(refs, idefics3), dst)
+        return dst, json.load(open(os.path.join(dst, "expected.json")))["text"]
+
+    d, text = vlm_copy("vlm-no-vision-config")
+    cfg = json.load(open(os.path.join(d, "config.json")))
+    del cfg["vision_config"]
+    json.dump(cfg, open(os.path.join(d, "config.json"), "w"), indent=2)
+    bad("Idefics3 without vision_config", [d, "--image", os.path.join(d, "image.png"), "--text", text, "--json"],
+        "vlm-no-vision-config/config.json", "vision_config")
+    d, text = vlm_copy("vlm-two-images")
+    bad("a text with two <image>", [d, "--image", os.path.join(d, "image.png"), "--text", "<image>A cat<image>", "--json"],
+        "--text", "one picture")
+    d, text = vlm_copy("vlm-no-image-token")
+    tok = json.load(open(os.path.join(d, "tokenizer.json")))
+    tok["added_tokens"] = [t for t in tok["added_tokens"] if t["content"] != "<image>"]
+    json.dump(tok, open(os.path.join(d, "tokenizer.json"), "w"))
+    bad("tokenizer.json without <image>", [d, "--image", os.path.join(d, "image.png"), "--text", text, "--json"],
+        "vlm-no-image-token/tokenizer.json", "<image>")
 
 shutil.rmtree(work)
 shutil.rmtree(hub_env["HF_HUB_CACHE"])
