@@ -50,6 +50,11 @@ struct LiveRun {
     // A vision model's run: the picture as the model saw it (image.hpp sized_picture), its
     // patches input.patch_rows rows of input.patches.rows() / patch_rows
     std::shared_ptr<const Image> picture;
+    // A vision-language model's run (idefics3, smolvlm): `picture` is the picture as its tiles
+    // cover it (tile_rows × tile_cols of them, side by side), or its one view; global_picture the
+    // whole as the last view saw it (nullptr: not split). Its image tokens are the views' in order.
+    std::shared_ptr<const Image> global_picture;
+    int tile_rows = 0, tile_cols = 0;
     // Maps on demand (!input.keep_maps): per stack, every map pooled to at most
     // kThumbnailBlocks² blocks, each the maximum of the weights it covers (map_pooled), index
     // layer·heads + head: the model view's thumbnails.

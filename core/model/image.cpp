@@ -363,4 +363,20 @@ PictureViews picture_views(const ImageProcessor& p, const Image& image) {
     return out;
 }
 
+Image joined_tiles(const PictureViews& v) {
+    Image out;
+    if (v.rows <= 0 || v.cols <= 0 || v.views.empty()) return out;
+    const int t = v.views.front().width;
+    out.width = v.cols * t, out.height = v.rows * t;
+    out.rgb.resize(static_cast<std::size_t>(out.width) * out.height * 3);
+    for (int r = 0; r < v.rows; ++r)
+        for (int c = 0; c < v.cols; ++c) {
+            const Image& tile = v.views[static_cast<std::size_t>(r * v.cols + c)];
+            for (int y = 0; y < t; ++y)
+                std::copy_n(&tile.rgb[static_cast<std::size_t>(y) * t * 3], static_cast<std::size_t>(t) * 3,
+                            &out.rgb[((static_cast<std::size_t>(r) * t + y) * out.width + static_cast<std::size_t>(c) * t) * 3]);
+        }
+    return out;
+}
+
 }  // namespace attn

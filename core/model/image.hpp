@@ -107,5 +107,7 @@ struct PictureViews {
     int rows = 0, cols = 0;
 };
 PictureViews picture_views(const ImageProcessor& p, const Image& image);
+// The tiles of split views side by side, as they cover the picture (rows·tile × cols·tile).
+Image joined_tiles(const PictureViews& v);
 
 }  // namespace attn

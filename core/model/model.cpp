@@ -346,10 +346,10 @@ PictureInput picture_input(const LoadedModel& m, const Image& picture) {
     if (p.tile != c.vision_tower->image_size)
         throw ModelError(processor_file(m), "max_image_size", std::to_string(p.tile) + " pixels a view; the vision tower reads " +
                                                                 std::to_string(c.vision_tower->image_size) + " (config.json's vision_config.image_size)");
-    PictureViews views = picture_views(p, picture);
     PictureInput out;
-    out.rows = views.rows, out.cols = views.cols;
-    for (const Image& v : views.views) {
+    out.pictures = picture_views(p, picture);
+    out.rows = out.pictures.rows, out.cols = out.pictures.cols;
+    for (const Image& v : out.pictures.views) {
         RunInput in = patches_input(m, *c.vision_tower, pixel_values(p, v));
         in.keep_maps = static_cast<int>(in.ids.size()) <= kMapsKeptUpTo;
         out.views.push_back(std::move(in));

@@ -121,6 +121,7 @@ std::vector<std::string> vision_tokens(const ModelConfig& c);
 struct PictureInput {
     std::vector<RunInput> views;
     int rows = 0, cols = 0;  // the tiles (0, 0: the one view)
+    PictureViews pictures;   // the views as pictures (what the tower saw)
 };
 PictureInput picture_input(const LoadedModel& m, const Image& picture);
 // The text as the processor writes it around the picture: its "<image>" (one; none: the picture

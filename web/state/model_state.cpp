@@ -44,6 +44,12 @@ struct ModelJob {
     std::optional<RunResult> partial;       // and its run: shown, then generation goes on
     std::unique_ptr<Forward> forward;  // the run whose maps the figure shows
     std::shared_ptr<const Image> picture;  // a vision model's: the picture as it sees it (LiveRun::picture)
+    // A vision-language model's picture: its rows when the session has them; else its views,
+    // each through the tower a sub-block a slice, before the decoder or `forward` begins (they
+    // read the rows), and what they make (kept by the session once shown)
+    std::shared_ptr<const PictureRows> picture_rows;
+    std::vector<std::unique_ptr<Forward>> views;
+    std::vector<RunResult> view_runs;
     // Maps on demand (a text past kMapsKeptUpTo tokens): the forward's run, then its thumbnails
     // (LiveRun::thumbnails), a layer's heads a slice.
     std::optional<RunResult> result;
@@ -79,6 +85,9 @@ bool guarded(AppState& st, const std::string& name, F&& f) {
     return false;
 }
 
+// Whether a model runs on a picture: a vision model, or a vision-language one (with its text).
+bool reads_pictures(const ModelConfig& c) { return c.vision() || c.vision_language(); }
+
 }  // namespace
 
 // [SECTION] Opening a model ------------------------------------------------------------------
@@ -103,8 +112,8 @@ void set_model_picture(AppState& st, const std::string& name, std::string_view b
         model_input_changed(st);
         // (a model on its way, such as the window's MODEL --image FILE: it runs on the picture once in)
         const bool coming = ms.loading || ms.reading || ms.fetching || !ms.hub_request.empty() || !ms.builtin_request.empty();
-        if (!coming && (!ms.model || !ms.model->config().vision()))
-            throw ModelError(name, "", "a picture: a vision model (ViT, CLIP, SigLIP, DINOv2) runs on it; open one (Open a model…)");
+        if (!coming && (!ms.model || !reads_pictures(ms.model->config())))
+            throw ModelError(name, "", "a picture: a vision model (ViT, CLIP, SigLIP, DINOv2) or a vision-language one (SmolVLM) runs on it; open one (Open a model…)");
     });
 }
 
@@ -502,6 +511,32 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
         edits.knockout = parse_heads(m, ms.experiment.knockout, "knockout");
         edits.ablation = ms.experiment.ablation;
         const bool marian = m.config().encoder_decoder();
+        // A vision-language model's picture: its tokens in the text (the views' rows the session
+        // has for it, or its views to run through the tower first)
+        std::optional<PictureInput> picture;
+        if (m.config().vision_language() && ms.picture) {
+            const std::shared_ptr<const PictureRows>& kept = ms.picture_rows;
+            if (kept && kept->of == ms.picture && kept->model == ms.model) {
+                job->picture_rows = kept;
+                job->input.image_rows = kept->rows;
+                picture = PictureInput{{}, kept->tile_rows, kept->tile_cols};
+            } else {
+                picture = picture_input(m, ms.picture->image);
+                for (RunInput& view : picture->views) {
+                    view.keep_maps = false;  // the tower's rows are what the text reads
+                    job->views.push_back(std::make_unique<Forward>(*m.vision, std::move(view)));
+                }
+                auto rows = std::make_shared<PictureRows>();
+                rows->of = ms.picture, rows->model = ms.model;
+                rows->tile_rows = picture->rows, rows->tile_cols = picture->cols;
+                const PictureViews& views = picture->pictures;
+                rows->global = views.rows > 0 ? std::make_shared<const Image>(views.views.back()) : nullptr;
+                rows->tiles = std::make_shared<const Image>(views.rows > 0 ? joined_tiles(views) : views.views.front());
+                picture->pictures = {};
+                job->picture_rows = std::move(rows);
+            }
+        }
+        const auto with_picture = [&](const std::string& text) { return picture ? picture_prompt(m, text, *picture, "text") : text; };
         if (m.config().vision()) {  // the picture, processed as preprocessor_config.json says, in patches
             if (!m.processor)
                 throw ModelError(m.folder.empty() ? "preprocessor_config.json" : m.folder + "/preprocessor_config.json", "",
@@ -517,9 +552,9 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
             TemplateOptions when;
             when.now = chat_template_now();
             ms.chat.prompt = render_chat(*m.chat, turns, m.name + ": the conversation", when);
-            job->input.ids = encode_prompt(m, ms.chat.prompt);
+            job->input.ids = encode_prompt(m, with_picture(ms.chat.prompt));
         } else if (!marian) {
-            job->input.ids = encode_text(m, ms.text);
+            job->input.ids = encode_text(m, with_picture(ms.text));
         } else {
             job->input.source_ids = encode_text(m, ms.source);
             if (ms.translate && edits.ablation == Ablation::Mean && !edits.knockout.empty())
@@ -547,7 +582,7 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
             job->sampling = g.sampling;
             job->rng = SplitMix64{g.sampling.seed};
             hide();
-            job->decoder = std::make_unique<Decoder>(m.model, Matrix{}, edits);
+            if (job->views.empty()) job->decoder = std::make_unique<Decoder>(m.model, Matrix{}, edits, job->input.image_rows);
             if (job->max_new <= 0) throw ModelError("", "generate", "the text already fills the model's " + std::to_string(m.config().position_limit()) + " positions");
             return;
         }
@@ -558,8 +593,8 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
         hide();
         set_maps_kept(job->input, m);
         job->input.record = (ms.experiment.attribution || ms.experiment.lens) && job->input.keep_maps && has_stream(m.config()) && !m.config().vision();
-        job->forward = std::make_unique<Forward>(m.model, job->input);
-        if (!marian && !m.config().vision() && !ms.compare.empty()) {  // the second text, with the same experiment
+        if (job->views.empty()) job->forward = std::make_unique<Forward>(m.model, job->input);
+        if (!marian && !reads_pictures(m.config()) && !ms.compare.empty()) {  // the second text, with the same experiment
             job->compare_input.ids = encode_text(m, ms.compare);
             job->compare_input.edits = edits;
             std::erase_if(job->compare_input.edits.hidden, [&](int j) { return j >= static_cast<int>(job->compare_input.ids.size()); });
@@ -575,7 +610,19 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
 // each output token's attention as it appears.
 void step_job(ModelJob& job, const LoadedModel& m) {
     const ModelConfig& c = m.config();
-    if (job.preview) {
+    if (job.view_runs.size() < job.views.size()) {  // a picture's view through the tower; after the last, the text's run
+        Forward& view = *job.views[job.view_runs.size()];
+        view.step(job.ctx);
+        if (!view.done()) return;
+        job.view_runs.push_back(view.take());
+        if (job.view_runs.size() < job.views.size()) return;
+        auto rows = std::make_shared<PictureRows>(*job.picture_rows);
+        rows->rows = job.input.image_rows = picture_rows(job.ctx, m, job.view_runs);
+        job.picture_rows = std::move(rows);
+        job.view_runs.clear(), job.views.clear();
+        if (job.sampling) job.decoder = std::make_unique<Decoder>(m.model, Matrix{}, job.input.edits, job.input.image_rows);
+        else job.forward = std::make_unique<Forward>(m.model, job.input);
+    } else if (job.preview) {
         job.preview->step(job.ctx);
         if (!job.preview->done()) return;
         job.partial = job.preview->take();
@@ -618,13 +665,18 @@ bool finished(const ModelJob& job) {
 }
 
 std::shared_ptr<const LiveRun> live_run(const ModelSession& ms, RunInput input, RunResult result,
-                                        std::vector<std::vector<Matrix>> thumbnails = {}, std::shared_ptr<const Image> picture = nullptr) {
+                                        std::vector<std::vector<Matrix>> thumbnails = {}, std::shared_ptr<const Image> picture = nullptr,
+                                        const PictureRows* tiles = nullptr) {
     auto live = std::make_shared<LiveRun>();
     live->model = ms.model;
     live->input = std::move(input);
     live->result = std::move(result);
     live->thumbnails = std::move(thumbnails);
     live->picture = std::move(picture);
+    if (tiles) {  // a vision-language model's picture
+        live->picture = tiles->tiles, live->global_picture = tiles->global;
+        live->tile_rows = tiles->tile_rows, live->tile_cols = tiles->tile_cols;
+    }
     live->top = top_tokens(*ms.model, live->result.logits, ms.top_n);
     return live;
 }
@@ -632,11 +684,13 @@ std::shared_ptr<const LiveRun> live_run(const ModelSession& ms, RunInput input, 
 // A run becomes the figure (a run of the model already shown keeps the choice of map), with
 // the second text's run when there is one.
 void show_run(AppState& st, RunInput input, RunResult result, std::shared_ptr<const LiveRun> compare = nullptr,
-              std::vector<std::vector<Matrix>> thumbnails = {}, std::shared_ptr<const Image> picture = nullptr) {
+              std::vector<std::vector<Matrix>> thumbnails = {}, std::shared_ptr<const Image> picture = nullptr,
+              const PictureRows* tiles = nullptr) {
     ModelSession& ms = st.model;
     const bool same_model = st.figure.live && st.figure.live->model == ms.model;
     guarded(st, ms.model->name, [&] {
-        show_layered_figure(st, live_figure(live_run(ms, std::move(input), std::move(result), std::move(thumbnails), std::move(picture))), same_model);
+        show_layered_figure(st, live_figure(live_run(ms, std::move(input), std::move(result), std::move(thumbnails), std::move(picture), tiles)),
+                            same_model);
         st.figure.compare = std::move(compare);
     });
 }
@@ -713,6 +767,11 @@ std::optional<RunInput> corrupted_input(AppState& st, const LiveRun& live, const
 }
 
 float job_progress(const ModelJob& job) {
+    if (!job.views.empty()) {  // a picture's views through the tower: the first half
+        const std::size_t done = job.view_runs.size();
+        const float part = done < job.views.size() ? job.views[done]->progress() : 1.0f;
+        return 0.5f * (static_cast<float>(done) + part) / static_cast<float>(job.views.size());
+    }
     if (job.encoder) return 0.1f * job.encoder->progress();
     if (job.decoder)
         return 0.1f + 0.6f * static_cast<float>(job.input.ids.size() - static_cast<std::size_t>(job.prompt)) / static_cast<float>(job.max_new + 1);
@@ -826,7 +885,7 @@ void advance_model(AppState& st, double budget_seconds) {
     }
     ms.job_progress = job_progress(*ms.job);
     if (job.partial) {  // the translation so far
-        show_run(st, std::move(*job.partial_input), std::move(*job.partial));
+        show_run(st, std::move(*job.partial_input), std::move(*job.partial), nullptr, {}, nullptr, job.picture_rows.get());
         job.partial.reset();
         job.partial_input.reset();
     } else if (finished(job)) {
@@ -845,7 +904,9 @@ void advance_model(AppState& st, double budget_seconds) {
         const bool generation_step = !ms.generation.ids.empty();
         std::shared_ptr<const LiveRun> compare = job.compare ? live_run(ms, std::move(job.compare_input), job.compare->take()) : nullptr;
         RunResult result = job.result ? std::move(*job.result) : job.forward->take();
-        show_run(st, std::move(job.input), std::move(result), std::move(compare), std::move(job.thumbnails), std::move(job.picture));
+        if (job.picture_rows) ms.picture_rows = job.picture_rows;  // the next text runs on the same rows
+        show_run(st, std::move(job.input), std::move(result), std::move(compare), std::move(job.thumbnails), std::move(job.picture),
+                 job.picture_rows.get());
         if (generation_step && st.figure.live)  // the newest token's row: the query this step computed
             st.pinned = {TokenRef::Query, static_cast<int>(st.figure.live->input.ids.size()) - 1};
         ms.last_run_frames = job.frames;

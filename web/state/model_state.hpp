@@ -100,6 +100,17 @@ struct ModelChat {
     std::string prompt;  // the last run's text, as the template wrote it
 };
 
+// A vision-language model's picture as its language model reads it (model.hpp picture_input,
+// picture_rows): the views through the tower and the connector, kept while the picture and the
+// model stay (a new text runs the language model alone), with what the Picture view shows.
+struct PictureRows {
+    std::shared_ptr<const ModelPicture> of;
+    std::shared_ptr<const LoadedModel> model;
+    Matrix rows;                                  // RunInput::image_rows
+    std::shared_ptr<const Image> tiles, global;   // LiveRun::picture, global_picture
+    int tile_rows = 0, tile_cols = 0;
+};
+
 struct ModelSession {
     std::shared_ptr<ModelFilesLoad> reading;   // browser: files on their way in (a copy of the state shares them)
     std::shared_ptr<ModelLoad> loading;        // the weights being converted
@@ -153,6 +164,7 @@ struct ModelSession {
     std::string text, source;
     bool translate = true;
     std::shared_ptr<const ModelPicture> picture;  // a vision model's input (kept when models change)
+    std::shared_ptr<const PictureRows> picture_rows;  // a vision-language model's, for `picture` (else stale)
     // The example pictures of the model opened last (its folder's or built-in files named
     // example-*.png: tiny-vit's), by file name; the panel offers them. `picture_wanted` names the one a
     // live scene or a link asks for: it becomes `picture` once the model's files are in.

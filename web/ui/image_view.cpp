@@ -16,7 +16,7 @@
 namespace attn {
 
 struct ImageView::Cache {
-    std::shared_ptr<const Image> uploaded;  // the picture the renderer's texture holds (kept: its address is the key)
+    std::shared_ptr<const Image> uploaded, global;  // the pictures the renderer's textures hold (kept: their addresses are the keys)
 };
 ImageView::ImageView() : cache_(std::make_unique<Cache>()) {}
 ImageView::~ImageView() = default;
@@ -28,6 +28,7 @@ int picture_query(const AppState& st) {
     const int T = static_cast<int>(live->input.ids.size());
     if (sel.valid() && sel.index < T) return sel.index;
     const ModelConfig& c = live->model->config();
+    if (c.vision_language()) return T - 1;  // the text's last token: where the answer comes from
     if (c.class_token) return 0;
     const int rows = live->input.patch_rows, cols = rows > 0 ? static_cast<int>(live->input.patches.rows()) / rows : 0;
     return c.registers + (rows / 2) * cols + cols / 2;
@@ -62,9 +63,34 @@ std::optional<ImageInput> image_view_input(const AppState& st, Box box, float sc
     in.dark = st.theme == Theme::Dark;
     in.colormap = st.heatmap.colormap;
     in.picture_width = live->picture->width, in.picture_height = live->picture->height;
-    in.rows = live->input.patch_rows;
-    in.cols = in.rows > 0 ? static_cast<int>(live->input.patches.rows()) / in.rows : 0;
-    in.patch = live->model->config().patch_size;
+    const ModelConfig& c = live->model->config();
+    if (c.vision_language()) {  // the tiles' image tokens over the picture, the global view's beside it, the text's under it
+        const int g = c.vision_tower->patch_grid() / c.scale_factor, per_view = g * g;
+        const int tr_ = std::max(live->tile_rows, 1), tc = std::max(live->tile_cols, 1);
+        std::vector<int> images;
+        for (int t = 0; t < static_cast<int>(live->input.ids.size()); ++t)
+            if (live->input.ids[static_cast<std::size_t>(t)] == c.image_token_id) images.push_back(t);
+            else in.chip_tokens.push_back(t);
+        const int views = tr_ * tc + (live->global_picture ? 1 : 0);
+        if (static_cast<int>(images.size()) != views * per_view) return std::nullopt;
+        in.rows = tr_ * g, in.cols = tc * g;
+        in.patch = c.vision_tower->patch_size * c.scale_factor;
+        in.cells.resize(static_cast<std::size_t>(in.rows) * in.cols);
+        for (int v = 0; v < tr_ * tc; ++v)
+            for (int i = 0; i < g; ++i)
+                for (int j = 0; j < g; ++j)
+                    in.cells[static_cast<std::size_t>(((v / tc) * g + i) * in.cols + (v % tc) * g + j)] = images[static_cast<std::size_t>(v * per_view + i * g + j)];
+        if (live->global_picture) {
+            in.global_size = live->global_picture->width, in.global_rows = g;
+            in.global_cells.assign(images.end() - per_view, images.end());
+            in.global_label = attn::tr(st.lang, Str::ImageGlobalView);
+        }
+        in.tiles_rows = live->tile_rows, in.tiles_cols = live->tile_cols;
+    } else {
+        in.rows = live->input.patch_rows;
+        in.cols = in.rows > 0 ? static_cast<int>(live->input.patches.rows()) / in.rows : 0;
+        in.patch = c.patch_size;
+    }
     in.tokens = tr.keys;
     in.weights = head_row(tr, st.heatmap.head, q);  // the heatmap's head, or the heads' mean
     in.query = q;
@@ -95,6 +121,10 @@ void ImageView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     const Image& picture = *cache_->uploaded;
     dl->AddImage(ctx.renderer.picture_texture(&picture, picture.rgb.data(), picture.width, picture.height), ImVec2(layout.picture.x0, layout.picture.y0),
                  ImVec2(layout.picture.x1, layout.picture.y1));
+    cache_->global = live->global_picture;
+    if (const Image* global = cache_->global.get(); global && layout.global.w() > 0)  // a vision-language model's global view
+        dl->AddImage(ctx.renderer.picture_texture(global, global->rgb.data(), global->width, global->height), ImVec2(layout.global.x0, layout.global.y0),
+                     ImVec2(layout.global.x1, layout.global.y1));
     draw_items(dl, layout.items, {}, measure, palette(st.theme), ctx.scale, [&](const Item& it) {
         if (it.kind == Item::Colormap)
             dl->AddImageQuad(ctx.renderer.lut_texture(st.heatmap.colormap), ImVec2(it.box.x0, it.box.y0), ImVec2(it.box.x1, it.box.y0),
@@ -105,11 +135,15 @@ void ImageView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     st.probe["image.grid"] = {layout.grid.x0, layout.grid.y0, layout.grid.w(), layout.grid.h()};
     for (std::size_t i = 0; i < layout.chips.size(); ++i)
         st.probe["image.chip." + std::to_string(i)] = {layout.chips[i].x0, layout.chips[i].y0, layout.chips[i].w(), layout.chips[i].h()};
-    if (in.cols > 0 && layout.first < static_cast<int>(in.weights.size())) {  // the patch the query looks at most, for the tests
-        const int top = static_cast<int>(std::max_element(in.weights.begin() + layout.first, in.weights.end()) - in.weights.begin()) - layout.first;
+    if (in.cols > 0 && in.weights.size() == tr.keys.size()) {  // the cell the query looks at most, for the tests
+        int top = 0;
+        for (std::size_t i = 0; i < layout.cells.size(); ++i)
+            if (in.weights[static_cast<std::size_t>(layout.cells[i])] > in.weights[static_cast<std::size_t>(layout.cells[static_cast<std::size_t>(top)])])
+                top = static_cast<int>(i);
         st.probe["image.top"] = {layout.grid.x0 + static_cast<float>(top % in.cols) * layout.cell_w,
                                  layout.grid.y0 + static_cast<float>(top / in.cols) * layout.cell_h, layout.cell_w, layout.cell_h};
     }
+    if (layout.global.w() > 0) st.probe["image.global"] = {layout.global.x0, layout.global.y0, layout.global.w(), layout.global.h()};
 
     // Hover: that token's attention (and its own weight from the query shown, in the tooltip); click: pin it.
     ImGui::SetCursorScreenPos(min);

@@ -477,6 +477,11 @@ void draw_live_controls(ViewContext& ctx) {
         for (int j : ms.experiment.hidden)
             if (j >= 0 && static_cast<size_t>(j) < hidden.size()) hidden[static_cast<size_t>(j)] = true;
         TokenChips chips{.hidden = &hidden};
+        std::vector<bool> images;  // a vision-language model's image tokens: a chip per run
+        if (m.config().vision_language() && live && live->model == ms.model) {
+            for (int id : live->input.ids) images.push_back(id == m.config().image_token_id);
+            if (images.size() == tokens.size()) chips.collapsed = &images;
+        }
         const TokenProbs* probs = stack == 0 && ms.experiment.probs != TokenShade::Off ? st.figure.probs.get() : nullptr;
         std::vector<float> shade;
         std::vector<ProbeRect> rects;
@@ -509,24 +514,9 @@ void draw_live_controls(ViewContext& ctx) {
         ImGui::EndDisabled();
         probe(st, id);
     };
-    if (m.config().encoder_decoder()) {
-        text_box(Str::LiveSource, "model.source", &ms.source, true);
-        hideable_chips(0);
-        // What the decoder wrote, as text: its tokens after the start, without </s>.
-        std::string written;
-        if (live)
-            for (size_t i = 1; i < live->input.ids.size(); ++i)
-                if (live->input.ids[i] != m.config().eos_id) written += display_token(m.decoder_tokenizer().token(live->input.ids[i]));
-        written.erase(0, std::min(written.find_first_not_of(' '), written.size()));
-        if (ImGui::Checkbox(tr(st.lang, Str::LiveTranslate), &ms.translate)) {
-            if (!ms.translate && live) ms.text = written;  // edit what the decoder wrote
-            model_input_changed(st);
-        }
-        probe(st, "model.translate");
-        tooltip(tr(st.lang, Str::LiveTranslateTip));
-        text_box(Str::LiveTarget, "model.text", ms.translate ? &written : &ms.text, !ms.translate);
-        token_chips(st.lang, tokens_of(1), pal, sc);
-    } else if (m.config().vision()) {  // a picture instead of a text
+    // The picture a vision model runs on (or a vision-language model with its text): open one, the
+    // model's examples, what it is and how the model sees it
+    const auto picture_controls = [&] {
         ImGui::TextUnformatted(tr(st.lang, Str::LivePicture));
         open_control(ctx, {.popup = "Open a picture", .button = Str::OpenPicture, .tip = Str::OpenPictureTip, .field = Str::PicturePath,
                            .probe = "picture", .path = &ctx.panels.picture_path, .browser_pick = platform::open_file_picker,
@@ -558,11 +548,37 @@ void draw_live_controls(ViewContext& ctx) {
             if (live && live->picture && live->input.patch_rows > 0) {
                 const int rows = live->input.patch_rows, cols = static_cast<int>(live->input.patches.rows()) / rows;
                 ImGui::TextDisabled(tr(st.lang, Str::PictureSeen), live->picture->width, live->picture->height, rows, cols, m.config().patch_size);
+            } else if (live && live->picture && m.config().vision_language()) {  // its views and their tokens in the text
+                const int side = m.config().vision_tower->image_size, views = live->tile_rows * live->tile_cols + 1;
+                if (live->global_picture) ImGui::TextDisabled(tr(st.lang, Str::PictureTiles), live->tile_rows, live->tile_cols, side, views,
+                                                              views * m.config().image_seq_len());
+                else ImGui::TextDisabled(tr(st.lang, Str::PictureWhole), side, side, m.config().image_seq_len());
             }
             ImGui::PopTextWrapPos();
         }
         probe(st, "model.picture");
+    };
+    if (m.config().encoder_decoder()) {
+        text_box(Str::LiveSource, "model.source", &ms.source, true);
+        hideable_chips(0);
+        // What the decoder wrote, as text: its tokens after the start, without </s>.
+        std::string written;
+        if (live)
+            for (size_t i = 1; i < live->input.ids.size(); ++i)
+                if (live->input.ids[i] != m.config().eos_id) written += display_token(m.decoder_tokenizer().token(live->input.ids[i]));
+        written.erase(0, std::min(written.find_first_not_of(' '), written.size()));
+        if (ImGui::Checkbox(tr(st.lang, Str::LiveTranslate), &ms.translate)) {
+            if (!ms.translate && live) ms.text = written;  // edit what the decoder wrote
+            model_input_changed(st);
+        }
+        probe(st, "model.translate");
+        tooltip(tr(st.lang, Str::LiveTranslateTip));
+        text_box(Str::LiveTarget, "model.text", ms.translate ? &written : &ms.text, !ms.translate);
+        token_chips(st.lang, tokens_of(1), pal, sc);
+    } else if (m.config().vision()) {  // a picture instead of a text
+        picture_controls();
     } else {
+        if (m.config().vision_language()) picture_controls();  // a picture and a text
         if (m.config().decoder_only()) draw_chat(ctx);
         if (!ms.chat.on || !m.chat) text_box(Str::LiveText, "model.text", &ms.text, true);
         if (m.config().decoder_only()) probs_choice(st);

@@ -60,9 +60,25 @@ ChipHit token_chips(Lang lang, const std::vector<std::string>& tokens, const Pal
     const bool hovered_window = (chips.hidden || chips.shade) && ImGui::IsWindowHovered();
     float x = x0, y = ImGui::GetCursorScreenPos().y;
     ChipHit hit;
-    const size_t shown = std::min<size_t>(tokens.size(), 64);
+    constexpr int kMostChips = 64;
     if (chips.rects) chips.rects->clear();
-    for (size_t i = 0; i < shown; ++i) {
+    std::size_t i = 0;
+    for (int drawn = 0; i < tokens.size() && drawn < kMostChips; ++i, ++drawn) {
+        const auto is_collapsed = [&](std::size_t k) { return chips.collapsed && k < chips.collapsed->size() && (*chips.collapsed)[k]; };
+        if (is_collapsed(i)) {  // a run of them: one chip
+            std::size_t end = i;
+            while (end < tokens.size() && is_collapsed(end) && tokens[end] == tokens[i]) ++end;
+            const std::string label = token_text(tokens[i]) + " ×" + std::to_string(end - i);
+            const float w = font->CalcTextSizeA(fs, FLT_MAX, 0.0f, label.c_str()).x + 2.0f * pad;
+            if (x + w > right && x > x0) x = x0, y += h + gap;
+            dl->AddRectFilled(ImVec2(x, y), ImVec2(x + w, y + h), pal.background, 3.0f * s);
+            dl->AddRect(ImVec2(x, y), ImVec2(x + w, y + h), pal.token_outline, 3.0f * s);
+            dl->AddText(font, fs, ImVec2(x + pad, y + 2.0f * s), pal.text_muted, label.c_str());
+            for (std::size_t k = i; chips.rects && k < end; ++k) chips.rects->push_back({x, y, w, h});  // one place for the run's tokens
+            x += w + gap;
+            i = end - 1;
+            continue;
+        }
         const std::string label = token_text(tokens[i]);
         const char* t = label.c_str();
         float w = font->CalcTextSizeA(fs, FLT_MAX, 0.0f, t).x + 2.0f * pad;
@@ -83,9 +99,9 @@ ChipHit token_chips(Lang lang, const std::vector<std::string>& tokens, const Pal
         }
         x += w + gap;
     }
-    if (tokens.size() > shown) {
+    if (tokens.size() > i) {
         char more[32];
-        std::snprintf(more, sizeof more, tr(lang, Str::MoreTokens), tokens.size() - shown);
+        std::snprintf(more, sizeof more, tr(lang, Str::MoreTokens), tokens.size() - i);
         dl->AddText(font, fs, ImVec2(x, y + 2.0f * s), pal.text_muted, more);
     }
     ImGui::Dummy(ImVec2(right - x0, y + h - ImGui::GetCursorScreenPos().y));

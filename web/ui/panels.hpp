@@ -54,6 +54,9 @@ struct TokenChips {
     const std::vector<float>* shade = nullptr;
     ImU32 shade_colour = 0;
     std::vector<ProbeRect>* rects = nullptr;
+    // Tokens drawn as one chip per run of them ("<image> ×64", not clickable): a
+    // vision-language model's image tokens, hidden from the Picture view instead
+    const std::vector<bool>* collapsed = nullptr;
 };
 struct ChipHit {
     int clicked = -1, hovered = -1;
