@@ -948,3 +948,57 @@ TEST_CASE("the Image view: the picture fitted, a cell per patch coloured by its 
     CHECK(test::occurrences(svg, "fill=\"url(#hatch)\"") == 2);
     CHECK(test::contains(svg, "<pattern id=\"hatch\""));
 }
+
+// A vision-language model's Picture view (idefics3): the tiles' image tokens over the picture
+// they cover (cells given token by token), the global view's beside it, the text as a strip of
+// chips under it; the overlay's scale is the largest weight on any image token; hits map back.
+TEST_CASE("the Image view of a vision-language model: tiles' tokens over the picture, the global view beside, the text under") {
+    const FakeMeasure m(1.0f);
+    ImageInput in;
+    in.box = {0, 0, 900, 600};
+    in.picture_width = 128, in.picture_height = 64;  // 1 × 2 tiles of 64 px, 2 × 2 image tokens each
+    in.rows = 2, in.cols = 4, in.patch = 32;
+    in.tiles_rows = 1, in.tiles_cols = 2;
+    // The sequence: "<s>", tile 1's 4 image tokens, "\n", tile 2's, the global view's, "a", "cat"
+    in.tokens = {"<s>", "<image>", "<image>", "<image>", "<image>", "\n", "<image>", "<image>", "<image>", "<image>",
+                 "<image>", "<image>", "<image>", "<image>", "a", "cat"};
+    const int T = static_cast<int>(in.tokens.size());
+    for (int t = 0; t < T; ++t) in.weights.push_back(0.01f * static_cast<float>(t));
+    in.weights[12] = 0.5f;  // a global view's token: the overlay's top
+    in.query = T - 1;
+    in.cells = {1, 2, 6, 7, 3, 4, 8, 9};  // row by row over the two tiles side by side
+    in.chip_tokens = {0, 5, 14, 15};
+    in.global_size = 64, in.global_rows = 2, in.global_cells = {10, 11, 12, 13};
+    in.global_label = "the whole picture";
+    in.legend = "weight";
+    const ImageLayout L = lay_out_image(in, m);
+    CHECK(L.top == doctest::Approx(0.5f));
+    CHECK(L.picture.w() / L.picture.h() == doctest::Approx(2.0).epsilon(1e-4));
+    REQUIRE(L.global.w() > 0.0f);
+    CHECK(L.global.x0 >= L.picture.x1);                              // beside the picture
+    CHECK(L.global.w() == doctest::Approx(L.global.h()));
+    REQUIRE(L.chips.size() == 4);
+    for (const Box& chip : L.chips) CHECK(chip.y0 >= L.picture.y1);  // the strip under it
+    CHECK(L.chips[1].x0 > L.chips[0].x0);                            // flowing left to right
+    // Each cell's centre hits its token, the tiles' and the global view's
+    for (int i = 0; i < 8; ++i) {
+        const float x = L.grid.x0 + (static_cast<float>(i % 4) + 0.5f) * L.cell_w, y = L.grid.y0 + (static_cast<float>(i / 4) + 0.5f) * L.cell_h;
+        CHECK(L.hit(x, y) == in.cells[static_cast<std::size_t>(i)]);
+    }
+    for (int i = 0; i < 4; ++i) {
+        const float x = L.global.x0 + (static_cast<float>(i % 2) + 0.5f) * L.global_cell, y = L.global.y0 + (static_cast<float>(i / 2) + 0.5f) * L.global_cell;
+        CHECK(L.hit(x, y) == in.global_cells[static_cast<std::size_t>(i)]);
+    }
+    CHECK(L.hit((L.chips[3].x0 + L.chips[3].x1) * 0.5f, (L.chips[3].y0 + L.chips[3].y1) * 0.5f) == 15);
+    // The tile border between the two tiles, and the query's chip outlined
+    int borders = 0, query_outline = 0;
+    for (const Item& it : L.items) {
+        borders += it.kind == Item::Segment && std::abs(it.x - (L.picture.x0 + L.picture.w() * 0.5f)) < 0.01f && std::abs(it.x2 - it.x) < 0.01f;
+        query_outline += it.role == ItemRole::Selection && it.index == 15;
+    }
+    CHECK(borders >= 1);
+    CHECK(query_outline == 1);
+    // Without weights: no overlay, the layout still there
+    in.weights.clear();
+    CHECK(lay_out_image(in, m).top == 0.0f);
+}

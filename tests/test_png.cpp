@@ -84,7 +84,7 @@ TEST_CASE("an SVG's picture: <image> over its box, a PNG of the same pixels") {
     for (std::uint8_t& v : rgb) v = static_cast<std::uint8_t>(rng());
     const attn::SvgRaster under{{10.0f, 20.0f, 110.0f, 90.0f}, rgb.data(), w, h};
     attn::SvgOptions o;
-    const std::string svg = attn::write_items_svg({}, o, "image", &under);
+    const std::string svg = attn::write_items_svg({}, o, "image", {under});
     CHECK(svg.find("data-view=\"image\"") != std::string::npos);
     const std::string image = "<image class=\"picture\" x=\"10\" y=\"20\" width=\"100\" height=\"70\" preserveAspectRatio=\"none\" "
                               "data-pixels=\"37 23\" style=\"image-rendering:pixelated\" xlink:href=\"data:image/png;base64,";
@@ -93,7 +93,7 @@ TEST_CASE("an SVG's picture: <image> over its box, a PNG of the same pixels") {
     {
         std::vector<std::uint8_t> wide(65 * 2 * 3, 128);
         const attn::SvgRaster big{{0.0f, 0.0f, 130.0f, 4.0f}, wide.data(), 65, 2};
-        CHECK(attn::write_items_svg({}, o, "image", &big).find("image-rendering") == std::string::npos);
+        CHECK(attn::write_items_svg({}, o, "image", {big}).find("image-rendering") == std::string::npos);
     }
     const size_t begin = at + image.size(), end = svg.find('"', begin);
     const std::optional<std::string> bytes = attn::base64url_decode(std::string_view(svg).substr(begin, end - begin));
@@ -112,7 +112,7 @@ TEST_CASE("an SVG's picture: <image> over its box, a PNG of the same pixels") {
     bar.kind = attn::Item::Colormap;
     bar.box = {0.0f, 0.0f, 10.0f, 100.0f};
     CHECK(svg.find("<linearGradient id=\"colormap\"") == std::string::npos);
-    const std::string with_bar = attn::write_items_svg({bar}, o, "image", &under);
+    const std::string with_bar = attn::write_items_svg({bar}, o, "image", {under});
     CHECK(with_bar.find("<linearGradient id=\"colormap\"") != std::string::npos);
     CHECK(with_bar.find("url(#colormap)") != std::string::npos);
 }

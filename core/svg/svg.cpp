@@ -626,15 +626,15 @@ std::string write_svg(const Trace& trace, const SvgOptions& options) {
 }
 
 std::string write_items_svg(const std::vector<Item>& items, const SvgOptions& options, const std::string& view,
-                            const SvgRaster* under) {
+                            const std::vector<SvgRaster>& under) {
     return framed_svg(options, view, "", [&](Doc& doc, const Box&) {
-        if (under && under->rgb && under->width > 0 && under->height > 0) {
-            const Box& b = under->box;
+        for (const SvgRaster& r : under) {
+            if (!r.rgb || r.width <= 0 || r.height <= 0) continue;
+            const Box& b = r.box;
             doc.body += "<image class=\"picture\" x=\"" + num(b.x0) + "\" y=\"" + num(b.y0) + "\" width=\"" + num(b.w()) +
-                        "\" height=\"" + num(b.h()) + "\" preserveAspectRatio=\"none\" data-pixels=\"" +
-                        std::to_string(under->width) + " " + std::to_string(under->height) + "\"" +
-                        picture_rendering(under->width, under->height) + " xlink:href=\"" +
-                        png_data_uri(under->rgb, under->width, under->height) + "\"/>\n";
+                        "\" height=\"" + num(b.h()) + "\" preserveAspectRatio=\"none\" data-pixels=\"" + std::to_string(r.width) + " " +
+                        std::to_string(r.height) + "\"" + picture_rendering(r.width, r.height) + " xlink:href=\"" +
+                        png_data_uri(r.rgb, r.width, r.height) + "\"/>\n";
         }
         // hidden tokens' stripes (the Picture view's), a legend's colour bar: the options' colormap
         if (std::any_of(items.begin(), items.end(), [](const Item& it) { return it.kind == Item::Hatch; }))

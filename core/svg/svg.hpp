@@ -96,10 +96,11 @@ struct SvgRaster {
     int width = 0, height = 0;
 };
 // The same document around items a view laid out in the frame's box itself (the Why view's grids,
-// why_layout.hpp; the Picture view's overlay, image_layout.hpp, over `under`): options' size,
-// scale, measure, theme and title; data-view="`view`".
+// why_layout.hpp; the Picture view's overlay, image_layout.hpp, over the pictures `under`: the
+// picture, and a vision-language model's global view): options' size, scale, measure, theme and
+// title; data-view="`view`".
 std::string write_items_svg(const std::vector<Item>& items, const SvgOptions& options, const std::string& view,
-                            const SvgRaster* under = nullptr);
+                            const std::vector<SvgRaster>& under = {});
 
 // Text made safe for XML character data and attribute values: & < > " ' escaped, characters
 // XML 1.0 forbids (controls other than tab / newline / CR, U+FFFE/F) and invalid UTF-8 → U+FFFD.

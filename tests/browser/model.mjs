@@ -482,6 +482,67 @@ im.save(${JSON.stringify(lossy)}, quality=60)`]);
 // panel; the text the template wrote equals Hugging Face's @huggingface/jinja rendering of the same
 // turns, and the model runs on it (its Q equals the reference's on the page's ids).
 const { Template } = await import('@huggingface/jinja');
+// A vision-language model (tests/model/make_vision_models.py, written by the check above:
+// Idefics3 with random weights, a 150 × 77 picture cut into 2 × 3 tiles of 32 px and the whole)
+// dropped as a folder, its text typed and its picture opened: the page cuts the views, runs them
+// through the tower and into the text's image tokens as `attnviz run --image --text` does, so the
+// language model's maps over the whole sequence equal the reference's; the Picture view lays the
+// last token's attention over the tiles and the global view beside them, and the brightest cell
+// is the image token the reference gives the largest weight; a chip of the text pinned moves it.
+await check('a vision-language model (Idefics3) with a picture and a text: its maps equal the reference; the Picture view lays a word\'s attention over the tiles and the whole picture', async () => {
+  const out = [];
+  const folder = path.join(artifacts, 'vision', 'idefics3');
+  const expected = JSON.parse(fs.readFileSync(path.join(folder, 'expected.json'), 'utf8'));
+  await dropFiles(page, folder);
+  let s = await until(page, (x) => x.model.active && !x.model.busy && x.model.model_type === 'idefics3', 'the vision-language model', 60000);
+  await typeInto(page, 'model.text', expected.text);
+  await page.setInputFiles('#attnviz-file', path.join(folder, 'image.png'));
+  s = await until(page, (x) => settled(x) && x.model.picture && x.model.picture.name === 'image.png' && x.import.shown &&
+    x.model.figure.ids.length === expected.ids.length && x.view === 'image' && x.widgets['image.global'], 'the picture and the text', 60000);
+  expect(JSON.stringify(s.model.figure.ids) === JSON.stringify(expected.ids), `ids ${s.model.figure.ids.slice(0, 12)}…, expected ${expected.ids.slice(0, 12)}…`);
+  const worst = maxDiff(s.import.shown, expected.attention[s.import.layer][s.import.head]);
+  expect(worst < 1e-5, `map ${s.import.layer + 1}:${s.import.head + 1} differs from the reference by ${worst}`);
+  out.push(`${expected.ids.length} tokens (${expected.image_tokens.length} of the picture), largest difference ${worst.toExponential(1)}`);
+  // The last token's row: its largest weight on a tile's image token is the brightest cell
+  const brightest = async (query) => {
+    s = await state(page);
+    const maps = expected.attention[s.import.layer];
+    const row = s.heatmap_head < 0 ? maps[0][query].map((_, k) => maps.reduce((a, h) => a + h[query][k], 0) / maps.length) : maps[s.heatmap_head][query];
+    const { rows, cols } = expected.tiles, g = Math.round(Math.sqrt(expected.image_tokens.length / (rows * cols + 1)));
+    const tiles = expected.image_tokens.slice(0, rows * cols * g * g), global = expected.image_tokens.slice(rows * cols * g * g);
+    const best = [...tiles, ...global].reduce((b, t) => (row[t] > row[b] ? t : b), tiles[0]);
+    const grid = s.widgets['image.grid'], top = s.widgets['image.top'], cell = grid[2] / (cols * g);
+    const [r, c] = [Math.round((top[1] - grid[1]) / cell), Math.round((top[0] - grid[0]) / cell)];
+    const at = tiles[((Math.floor(r / g) * cols + Math.floor(c / g)) * g + (r % g)) * g + (c % g)];
+    const bestTile = tiles.reduce((b, t) => (row[t] > row[b] ? t : b), tiles[0]);
+    expect(at === bestTile, `query ${query}: the brightest tile cell is token ${at}, the reference's largest on a tile is ${bestTile}`);
+    return best;
+  };
+  const last = expected.ids.length - 1;
+  out.push(`the last token looks most at token ${await brightest(last)}`);
+  await moveAway(page);
+  const img = await shot(page, 'model-vlm-picture.png');
+  expect(distinctColors(img, s.figure) > 30, 'the picture is not drawn');
+  const glob = s.widgets['image.global'], globalPixels = patch(img, [glob[0] + 2, glob[1] + 2, glob[2] - 4, glob[3] - 4]);
+  expect(new Set(globalPixels.map((v) => v.join(','))).size > 30, 'the global view is not drawn');
+  // Its SVG: both pictures under the overlay
+  const { bytes } = await exportFile(page, 'export.svg', { prefix: 'model-vlm-' });
+  const pictures = await page.evaluate((text) => [...new DOMParser().parseFromString(text, 'image/svg+xml').querySelectorAll('image.picture')]
+    .map((e) => e.getAttribute('data-pixels')), bytes.toString('utf8'));
+  expect(pictures.length === 2, `the SVG's pictures: ${JSON.stringify(pictures)}`);
+  out.push(`SVG: pictures ${pictures.join(' and ')}`);
+  // Pin the strip's first chip (the text's first token): the overlay is its row
+  const chip = s.widgets['image.chip.0'];
+  await page.mouse.move(chip[0] + chip[2] / 2, chip[1] + chip[3] / 2);
+  await waitFrames(page, 3);
+  await page.mouse.down();
+  await page.mouse.up();
+  s = await until(page, (x) => x.pinned && x.pinned.index === 0, 'the first token pinned');
+  await moveAway(page);
+  out.push(`pinned token 0: ${s.widgets['image.top'] ? 'an overlay' : 'no overlay (nothing before it)'}`);
+  return out.join('; ');
+});
+
 await check('chat through the model\'s template: the page\'s text equals @huggingface/jinja\'s, and the model runs on it', async () => {
   const dir = path.join(artifacts, 'chat');
   fs.mkdirSync(dir, { recursive: true });

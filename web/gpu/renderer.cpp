@@ -137,8 +137,10 @@ void Renderer::shutdown() {
     if (lines_buffer_) glDeleteBuffers(1, &lines_buffer_);
     free_tiles();
     if (atlas_texture_) glDeleteTextures(1, &atlas_texture_);
-    if (picture_texture_) glDeleteTextures(1, &picture_texture_);
-    picture_texture_ = 0, picture_key_ = nullptr;
+    for (PictureSlot& p : pictures_) {
+        if (p.texture) glDeleteTextures(1, &p.texture);
+        p = {};
+    }
     for (GLuint t : luts_) glDeleteTextures(1, &t);
     luts_.clear();
     heatmap_program_ = lines_program_ = layer_program_ = empty_vao_ = lines_vao_ = lines_buffer_ = atlas_texture_ = 0;
@@ -166,19 +168,23 @@ void Renderer::set_atlas_values(const std::vector<float>& value_allowed, int wid
 }
 
 ImTextureID Renderer::picture_texture(const void* key, const std::uint8_t* rgb, int width, int height) {
-    if (key != picture_key_ || !picture_texture_) {
+    int slot = pictures_[0].key == key && pictures_[0].texture ? 0 : pictures_[1].key == key && pictures_[1].texture ? 1 : -1;
+    if (slot < 0) {
+        slot = 1 - picture_used_;
+        PictureSlot& p = pictures_[slot];
         std::vector<std::uint8_t> rgba(static_cast<std::size_t>(width) * height * 4, 255);
         for (std::size_t i = 0, n = static_cast<std::size_t>(width) * height; i < n; ++i)
             for (int c = 0; c < 3; ++c) rgba[4 * i + c] = rgb[3 * i + c];
-        if (picture_texture_) glDeleteTextures(1, &picture_texture_);
+        if (p.texture) glDeleteTextures(1, &p.texture);
         // A picture of at most 64 px a side (tiny-vit's 32 × 32) is magnified many times: its pixels are drawn
         // as squares, as the model saw them, not smoothed into a blur.
         const GLint filter = std::max(width, height) <= 64 ? GL_NEAREST : GL_LINEAR;
-        picture_texture_ = new_texture(filter, GL_RGBA8, width, height, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
+        p.texture = new_texture(filter, GL_RGBA8, width, height, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
         glBindTexture(GL_TEXTURE_2D, 0);
-        picture_key_ = key;
+        p.key = key;
     }
-    return reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(picture_texture_));
+    picture_used_ = slot;
+    return reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(pictures_[slot].texture));
 }
 
 ImTextureID Renderer::lut_texture(int colormap) const {

@@ -77,7 +77,7 @@ public:
     // 256×1 RGBA8 LUT texture of a colormap, usable with ImGui::Image for the legend.
     ImTextureID lut_texture(int colormap) const;
     // The Image view's picture (RGB, 8 bits a channel, rows top first) as a texture, uploaded
-    // when `key` (the picture's address) changes; one picture is held at a time.
+    // when `key` (the picture's address) changes; two pictures are held at a time (a tiled picture and its global view).
     ImTextureID picture_texture(const void* key, const std::uint8_t* rgb, int width, int height);
 
     void begin_frame();
@@ -135,8 +135,14 @@ private:
     GLuint heatmap_program_ = 0, lines_program_ = 0, layer_program_ = 0;
     GLuint empty_vao_ = 0, lines_vao_ = 0, lines_buffer_ = 0;
     GLuint atlas_texture_ = 0;
-    GLuint picture_texture_ = 0;
-    const void* picture_key_ = nullptr;
+    // The pictures drawn (a vision-language model's tiles and its global view: two a frame), each
+    // uploaded once while its key stays; a new one takes the slot not used last.
+    struct PictureSlot {
+        const void* key = nullptr;
+        GLuint texture = 0;
+    };
+    PictureSlot pictures_[2];
+    int picture_used_ = 0;  // the slot used last
     int max_texture_size_ = 2048;
     std::vector<GLuint> luts_;
     size_t lines_capacity_ = 0;

@@ -218,8 +218,10 @@ std::string figure_svg(const AppState& source, SvgPicture picture, std::string& 
         } else {
             const Image& picture = *st.figure.live->picture;
             const ImageLayout layout = lay_out_image(*in, measure);
-            const SvgRaster under{layout.picture, picture.rgb.data(), picture.width, picture.height};
-            svg = write_items_svg(layout.items, o, "image", &under);
+            std::vector<SvgRaster> under{{layout.picture, picture.rgb.data(), picture.width, picture.height}};
+            if (const Image* global = st.figure.live->global_picture.get(); global && layout.global.w() > 0)  // a vision-language model's whole picture
+                under.push_back({layout.global, global->rgb.data(), global->width, global->height});
+            svg = write_items_svg(layout.items, o, "image", under);
         }
     } else if (st.view != View::Lines && st.view != View::Heatmap && st.view != View::Qk) {
         error = "SVG: lines, heatmap, Q–K space, Why and Picture views only";
