@@ -7,6 +7,10 @@
 // FOLDER: from bench/shape_checkpoint.py (config.json, model.safetensors, tokenizer.json).
 // FILE.gguf: one file chosen (Open a model…), as bench/gguf_llama_cpp.py writes them; its text is
 // a short sentence (the file's own tokenizer gives it its ids).
+//   node bench/model_memory_web.mjs build-web/site --picture PICTURE FOLDER
+// A vision-language model's folder (shape_checkpoint.py smolvlm-256m): after its first figure (the
+// text alone), PICTURE opened: the views through the tower and the text's run with them, timed
+// (with its phases: the tower, then the language model) and the heap measured again.
 import { forceSimd128, serveAndLaunch, state } from '../tests/browser/harness.mjs';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,7 +20,10 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(path.join(here, '../tests/browser/package.json'));
 const { Tokenizer } = require('tokenizers');
-const [siteArg, ...folders] = process.argv.slice(2);
+const args = process.argv.slice(2);
+const pictureAt = args.indexOf('--picture');
+const picture = pictureAt >= 0 ? path.resolve(args.splice(pictureAt, 2)[1]) : null;
+const [siteArg, ...folders] = args;
 if (!siteArg || !folders.length) { console.error('usage: node bench/model_memory_web.mjs SITE_DIR FOLDER [FOLDER…]'); process.exit(2); }
 const siteDir = path.resolve(siteArg);
 
@@ -81,6 +88,24 @@ for (const folder of folders.map((f) => path.resolve(f))) {
     // what the reader sees then (after the numbers: the frames it waits for are not timed)
     await page.waitForTimeout(1500);
     await page.screenshot({ path: `/tmp/${name}-lines.png` });
+    if (picture) {  // the picture with the same text: its views through the tower, then the text
+      const t1 = Date.now();
+      await page.setInputFiles('#attnviz-file', picture);
+      let towerDone = null, p;
+      for (;;) {
+        p = await state(page);
+        if (towerDone === null && p.model.running !== null && p.model.running >= 0.5) towerDone = (Date.now() - t1) / 1000;
+        if ((p.model.picture && !p.model.busy && p.model.figure && p.model.figure.ids.length > s.model.figure.ids.length) || p.error) break;
+        if (Date.now() - t1 > 900000) throw new Error('timed out on the picture');
+        await page.waitForTimeout(50);
+      }
+      const total = (Date.now() - t1) / 1000, heapPicture = await heap();
+      console.log(`RESULT ${name} picture ${path.basename(picture)} error=${p.error || '-'} T=${p.model.figure.ids.length} ` +
+                  `seconds=${total.toFixed(2)} (the tower ≈ ${towerDone === null ? '?' : towerDone.toFixed(2)}) heap=${heapPicture} ` +
+                  `heap − checkpoint = ${((heapPicture - checkpoint) / 2 ** 20).toFixed(0)} MiB`);
+      await page.waitForTimeout(1500);
+      await page.screenshot({ path: `/tmp/${name}-picture.png` });
+    }
   }
   await context.close();
 }

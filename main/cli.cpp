@@ -707,10 +707,17 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
             throw ModelError(path, "--generate", m.config().model_type + (encdec ? " translates without --text; --max-new bounds it" : " does not generate text"));
         kernels::Pool pool(threads);  // the numbers are the same for any count (kernels::Pool)
         kernels::Context ctx(kernels::best_isa(), &pool);
-        std::vector<RunResult> views;  // the picture's views through the vision tower, then into the text's image tokens
+        // The picture's views through the vision tower, one at a time (their maps kept only where
+        // they are printed: up to kMapsKeptUpTo patches a view), then into the text's image tokens
+        std::vector<RunResult> views;
         if (picture) {
-            for (const RunInput& view : picture->views) views.push_back(forward(ctx, *m.vision, view));
-            input.image_rows = picture_rows(ctx, m, views);
+            std::vector<Matrix> hidden;
+            for (const RunInput& view : picture->views) {
+                RunResult run = forward(ctx, *m.vision, view);
+                hidden.push_back(std::move(run.hidden));
+                if (view.keep_maps) views.push_back(std::move(run));
+            }
+            input.image_rows = picture_rows(ctx, m, hidden);
         }
         // Past kMapsKeptUpTo tokens the maps are on demand: only those named are printed.
         const int T = static_cast<int>(std::max(input.ids.size(), input.source_ids.size())) + new_tokens;
@@ -756,7 +763,7 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
                 const int G = m.config().vision_tower->patch_grid();
                 j["patches"] = {{"rows", G}, {"cols", G}, {"size", m.config().vision_tower->patch_size}, {"first", 0}};
                 j["tiles"] = {{"rows", picture->rows}, {"cols", picture->cols}};
-                if (picture->views.front().keep_maps) {
+                if (!views.empty()) {
                     nlohmann::json maps = nlohmann::json::array();
                     for (const RunResult& v : views) {
                         nlohmann::json layers = nlohmann::json::array();

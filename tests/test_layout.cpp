@@ -1001,4 +1001,16 @@ TEST_CASE("the Image view of a vision-language model: tiles' tokens over the pic
     // Without weights: no overlay, the layout still there
     in.weights.clear();
     CHECK(lay_out_image(in, m).top == 0.0f);
+    // A short, narrow box: the strip takes at most 40 % of the height; its first chips give way
+    // to a note of how many, the text's last stay
+    in.chip_tokens = {0, 5, 14, 15, 14, 15, 14, 15, 14, 15};
+    in.box = {0, 0, 220, 160};
+    const ImageLayout small = lay_out_image(in, m);
+    REQUIRE(!small.chips.empty());
+    CHECK(small.chips.size() < in.chip_tokens.size());
+    CHECK(small.chip_tokens.back() == 15);
+    CHECK(small.chips.back().y1 <= in.box.y1);
+    CHECK(small.picture.h() > 0.0f);
+    const std::string note = "…" + std::to_string(in.chip_tokens.size() - small.chips.size());
+    CHECK(std::any_of(small.items.begin(), small.items.end(), [&](const Item& it) { return it.kind == Item::Text && it.text == note; }));
 }

@@ -88,18 +88,29 @@ ImageLayout lay_out_image(const ImageInput& in, const TextMeasure& m) {
         return strip ? std::max(m.width(token_text(in.tokens[static_cast<std::size_t>(t)]), FontRole::Small), m.width("0.000", FontRole::Small)) + 14.0f * s
                      : chip_w;
     };
-    std::vector<std::pair<float, int>> placed;  // per chip: x from the row's start, its row
-    {
-        float x = 0.0f;
+    // Each chip's x from its row's start and its row; a strip takes at most 40 % of the height: past
+    // that its first chips give way to a note of how many (the text's end, where the question is, stays)
+    std::vector<std::pair<float, int>> placed;
+    const std::string earlier_note = "…";
+    const auto place = [&](std::size_t from) {
+        placed.clear();
+        float x = from > 0 ? m.width(earlier_note + std::to_string(from), FontRole::Small) + gap : 0.0f;
         int row = 0;
-        for (int t : L.chip_tokens) {
-            const float w = chip_width(t);
+        for (std::size_t i = from; i < L.chip_tokens.size(); ++i) {
+            const float w = chip_width(L.chip_tokens[i]);
             if (rows_of_chips && x > 0.0f && x + w > rows_w) x = 0.0f, ++row;
             placed.push_back({rows_of_chips ? x : 0.0f, rows_of_chips ? row : static_cast<int>(placed.size())});
             x += w + gap;
         }
+        return placed.empty() ? 0 : placed.back().second + 1;
+    };
+    std::size_t dropped = 0;
+    const int most_rows = std::max(1, static_cast<int>(0.4f * in.box.h() / (chip_h + gap)));
+    for (int rows = place(0); strip && rows > most_rows && dropped + 1 < L.chip_tokens.size(); rows = place(++dropped)) {
     }
-    const float chips_h = rows_of_chips && n_chips > 0 ? static_cast<float>(placed.back().second + 1) * (chip_h + gap) : 0.0f;
+    L.chip_tokens.erase(L.chip_tokens.begin(), L.chip_tokens.begin() + static_cast<std::ptrdiff_t>(dropped));
+    const int n_shown = static_cast<int>(L.chip_tokens.size());
+    const float chips_h = rows_of_chips && n_shown > 0 ? static_cast<float>(placed.back().second + 1) * (chip_h + gap) : 0.0f;
     const float caption_h = in.caption.empty() ? 0.0f : 2.0f * ss + 10.0f * s;
     const Box area{in.box.x0 + pad + (chip_w > 0.0f && !rows_of_chips ? chip_w + pad : 0.0f), in.box.y0 + pad + (chips_above ? chips_h : 0.0f),
                    in.box.x1 - pad - legend_w, in.box.y1 - pad - caption_h - (strip ? chips_h + gap : 0.0f)};
@@ -169,7 +180,9 @@ ImageLayout lay_out_image(const ImageInput& in, const TextMeasure& m) {
     // [pass 3] the chips: the token, its weight, its colour (the query's outlined); a column left
     // of the picture, rows above it (a phone), or the strip under it
     const float strip_y = L.picture.y1 + gap + (in.caption.empty() ? 0.0f : caption_h);
-    for (int i = 0; i < n_chips; ++i) {
+    if (dropped > 0)  // the strip's first chips that gave way
+        text(ItemRole::Caption, in.box.x0 + pad, strip_y + 0.5f * (chip_h - ss), FontRole::Small, pal.text_muted, earlier_note + std::to_string(dropped));
+    for (int i = 0; i < n_shown; ++i) {
         const int t = L.chip_tokens[static_cast<std::size_t>(i)];
         const auto [cx, row] = placed[static_cast<std::size_t>(i)];
         const float x = in.box.x0 + pad + cx;

@@ -381,12 +381,12 @@ std::string picture_prompt(const LoadedModel& m, const std::string& text, const 
     return at == std::string::npos ? views + text : text.substr(0, at) + views + text.substr(at + image.size());
 }
 
-Matrix picture_rows(kernels::Context& ctx, const LoadedModel& m, const std::vector<RunResult>& views) {
+Matrix picture_rows(kernels::Context& ctx, const LoadedModel& m, const std::vector<Matrix>& views) {
     const ModelConfig& c = m.config();
     const int s = c.scale_factor, G = c.vision_tower->patch_grid(), dv = c.vision_tower->d_model, g = G / s, n = g * g;
     Matrix shuffled(static_cast<Eigen::Index>(views.size()) * n, s * s * dv);
     for (std::size_t v = 0; v < views.size(); ++v) {
-        const Matrix& h = views[v].hidden;  // G²×d_v
+        const Matrix& h = views[v];  // G²×d_v
         for (int i = 0; i < g; ++i)
             for (int j = 0; j < g; ++j)
                 for (int a = 0; a < s; ++a)

@@ -134,7 +134,7 @@ std::string picture_prompt(const LoadedModel& m, const std::string& text, const 
 //   pass 1: pixel shuffle: view row (i, j) of the (G/s)² is patches (s·i + a, s·j + b) side by
 //           side, a then b (s²·d_v wide)
 //   pass 2: the connector: rows·projector (s²·d_v -> d_model)
-Matrix picture_rows(kernels::Context& ctx, const LoadedModel& m, const std::vector<RunResult>& views);
+Matrix picture_rows(kernels::Context& ctx, const LoadedModel& m, const std::vector<Matrix>& views);
 
 // [SECTION] Running it -----------------------------------------------------------------------
 

@@ -92,6 +92,7 @@ bool import_attention(AppState& st, std::string_view text, const std::string& na
 }
 
 void show_layered_figure(AppState& st, Figure figure, bool keep_choice) {
+    const bool had_picture = st.figure.live && st.figure.live->picture;
     st.figure = std::move(figure);
     ImportView& im = st.imported;
     ++im.revision;
@@ -107,7 +108,9 @@ void show_layered_figure(AppState& st, Figure figure, bool keep_choice) {
         st.view = st.figure.live && st.figure.live->picture ? View::Image : View::Model;  // a vision model: its picture first
         select_import_stack(st, 0);
     }
-    if (st.view == View::Image && !(st.figure.live && st.figure.live->picture)) st.view = View::Model;  // a text after a picture
+    const bool has_picture = st.figure.live && st.figure.live->picture;
+    if (keep_choice && has_picture && !had_picture) st.view = View::Image;  // a picture opened for the model's text: its view
+    if (st.view == View::Image && !has_picture) st.view = View::Model;      // a text after a picture
     if (!st.link_map.empty() || st.link_view_waits) apply_link_map(st);  // a link's or a live scene's map, or view
 }
 

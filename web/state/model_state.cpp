@@ -49,7 +49,7 @@ struct ModelJob {
     // read the rows), and what they make (kept by the session once shown)
     std::shared_ptr<const PictureRows> picture_rows;
     std::vector<std::unique_ptr<Forward>> views;
-    std::vector<RunResult> view_runs;
+    std::vector<Matrix> view_runs;  // each view's tower output (RunResult::hidden), the rest dropped
     // Maps on demand (a text past kMapsKeptUpTo tokens): the forward's run, then its thumbnails
     // (LiveRun::thumbnails), a layer's heads a slice.
     std::optional<RunResult> result;
@@ -614,7 +614,7 @@ void step_job(ModelJob& job, const LoadedModel& m) {
         Forward& view = *job.views[job.view_runs.size()];
         view.step(job.ctx);
         if (!view.done()) return;
-        job.view_runs.push_back(view.take());
+        job.view_runs.push_back(view.take().hidden);
         if (job.view_runs.size() < job.views.size()) return;
         auto rows = std::make_shared<PictureRows>(*job.picture_rows);
         rows->rows = job.input.image_rows = picture_rows(job.ctx, m, job.view_runs);
