@@ -111,7 +111,11 @@ ImageLayout lay_out_image(const ImageInput& in, const TextMeasure& m) {
     L.chip_tokens.erase(L.chip_tokens.begin(), L.chip_tokens.begin() + static_cast<std::ptrdiff_t>(dropped));
     const int n_shown = static_cast<int>(L.chip_tokens.size());
     const float chips_h = rows_of_chips && n_shown > 0 ? static_cast<float>(placed.back().second + 1) * (chip_h + gap) : 0.0f;
-    const float caption_h = in.caption.empty() ? 0.0f : 2.0f * ss + 10.0f * s;
+    // The caption under the picture, two lines (a strip's: from the box's left, as many lines as
+    // its words need across the box)
+    const float strip_caption_w = std::max(in.box.w() - 2.0f * pad, 120.0f * s);
+    const float caption_lines = std::max(1.0f, std::ceil(m.width(in.caption, FontRole::Small) / (0.9f * strip_caption_w)));
+    const float caption_h = in.caption.empty() ? 0.0f : (strip ? caption_lines * 1.3f : 2.0f) * ss + 10.0f * s;
     const Box area{in.box.x0 + pad + (chip_w > 0.0f && !rows_of_chips ? chip_w + pad : 0.0f), in.box.y0 + pad + (chips_above ? chips_h : 0.0f),
                    in.box.x1 - pad - legend_w, in.box.y1 - pad - caption_h - (strip ? chips_h + gap : 0.0f)};
     const float global_w = global ? std::min(area.w() / 3.0f, area.h()) : 0.0f;
@@ -221,9 +225,9 @@ ImageLayout lay_out_image(const ImageInput& in, const TextMeasure& m) {
         }
     }
     if (!in.caption.empty()) {
-        Item cap = text_item(ItemRole::Caption, L.picture.x0, L.picture.y1 + 8.0f * s, FontRole::Small, pal.text_muted, in.caption,
+        Item cap = text_item(ItemRole::Caption, strip ? in.box.x0 + pad : L.picture.x0, L.picture.y1 + 8.0f * s, FontRole::Small, pal.text_muted, in.caption,
                              m.width(in.caption, FontRole::Small));
-        cap.wrap = std::max(in.box.x1 - pad - L.picture.x0, 120.0f * s);
+        cap.wrap = strip ? strip_caption_w : std::max(in.box.x1 - pad - L.picture.x0, 120.0f * s);
         L.items.push_back(cap);
     }
     return L;

@@ -535,7 +535,7 @@ constexpr Entry kTable[] = {
     {Str::ImageHideTip, "right-click: hide it from every query (what if the model could not see it)",
      "右键：对所有查询隐藏它（假如模型看不见这里）"},
     {Str::ImageHidden, "hidden from every query: right-click to show it again", "已对所有查询隐藏：右键再显示"},
-    {Str::ImageGlobalView, "the whole picture (global view)", "整张图片（全局视图）"},
+    {Str::ImageGlobalView, "global view", "全局视图"},
     {Str::PictureTiles, "The model sees it in %d × %d tiles of %d px and whole: %d views, %d image tokens in the text.",
      "模型把它切成 %d × %d 块（每块 %d 像素）并看整张图：%d 个视图，文本中有 %d 个图像词元。"},
     {Str::PictureWhole, "The model sees it whole at %d × %d px: %d image tokens in the text.",
