@@ -106,8 +106,13 @@ std::string LoadedModel::summary(int text_tokens) const {
     s += features(c);
     s += " · " + millions(static_cast<double>(model.parameters())) + " parameters";
     if (c.positions == Positions::Rotary) s += " · " + model.checkpoint_text();
+    if (vision) {  // a vision-language model's tower
+        const ModelConfig& v = vision->config;
+        s += " · vision tower " + std::to_string(v.n_layers) + " layers × " + std::to_string(v.n_heads) + " heads, " +
+             millions(static_cast<double>(vision->parameters())) + " parameters, " + std::to_string(v.image_size) + " px views";
+    }
     s += " · weights ";
-    s += byte_size(static_cast<double>(model.weight_bytes())) + " · activations ";
+    s += byte_size(static_cast<double>(model.weight_bytes() + (vision ? vision->weight_bytes() : 0))) + " · activations ";
     s += byte_size(static_cast<double>(model.activation_bytes(T, T <= kMapsKeptUpTo))) + " at T = " + std::to_string(T);
     if (T > kMapsKeptUpTo) s += " (maps on demand)";
     if (c.past_training(text_tokens)) s += " · past the " + std::to_string(c.max_positions) + " positions it was trained on";
