@@ -180,7 +180,7 @@ ModelLoad::ModelLoad(const ModelFiles& files, bool measure_heads)
                   : std::nullopt),
       weights_(config_, files) {
     if (config_.vision_language()) vision_weights_.emplace(*config_.vision_tower, files);
-    if (measure_heads && !config_.encoder_decoder() && !config_.vision() && !config_.vision_language())
+    if (measure_heads && !config_.encoder_decoder() && !config_.vision())  // a vision-language model's: on its text alone
         probe_ = model_head_probe(config_, tokenizer_, folder_);
     if (const FileBytes* f = config_.vision() || config_.vision_language() ? files.find("preprocessor_config.json") : nullptr)
         processor_ = read_image_processor(f->text(), files.shown("preprocessor_config.json"));
@@ -196,9 +196,10 @@ ModelLoad::ModelLoad(const ModelFiles& files, bool measure_heads)
 bool ModelLoad::done() const { return weights_.done() && (!vision_weights_ || vision_weights_->done()) && (!probe_ || heads_); }
 
 float ModelLoad::progress() const {
-    if (vision_weights_) return 0.5f * (weights_.progress() + vision_weights_->progress());
-    if (!probe_) return weights_.progress();
-    return 0.9f * weights_.progress() + 0.1f * (heads_ ? 1.0f : probe_run_ ? probe_run_->progress() : 0.0f);
+    // the weights (a vision-language model's: the language model's, then the tower's), then the probe
+    const float weights = vision_weights_ ? 0.5f * (weights_.progress() + vision_weights_->progress()) : weights_.progress();
+    if (!probe_) return weights;
+    return 0.9f * weights + 0.1f * (heads_ ? 1.0f : probe_run_ ? probe_run_->progress() : 0.0f);
 }
 
 void ModelLoad::step() {
@@ -377,7 +378,9 @@ std::string picture_prompt(const LoadedModel& m, const std::string& text, const 
     views += (picture.rows > 0 ? "\n" : "") + around + global + seq + around;
     // The tokens the expansion writes must be the tokenizer's own (one id each), the <image> one config.json's image_token_id.
     const std::string tokenizer = m.folder.empty() ? "tokenizer.json" : m.folder + "/tokenizer.json";
-    for (const std::string& token : {image, around, global, picture.rows > 0 ? std::string("<row_1_col_1>") : global}) {
+    std::vector<std::string> needed = {image, around, global};
+    if (picture.rows > 0) needed.push_back("<row_1_col_1>");
+    for (const std::string& token : needed) {
         const std::optional<int> id = m.tokenizer.id(token);
         if (!id) throw ModelError(tokenizer, "added_tokens", "has no " + token + " token: the picture's tokens are written with it");
         if (token == image && *id != m.config().image_token_id)

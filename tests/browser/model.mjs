@@ -540,6 +540,22 @@ await check('a vision-language model (Idefics3) with a picture and a text: its m
   s = await until(page, (x) => x.pinned && x.pinned.index === 0, 'the first token pinned');
   await moveAway(page);
   out.push(`pinned token 0: ${s.widgets['image.top'] ? 'an overlay' : 'no overlay (nothing before it)'}`);
+  // Generate (greedy): the KV cache meets the picture's tokens and reads their rows; the first new
+  // token is the reference logits' argmax, and the whole sequence's maps begin with the prompt's
+  await page.mouse.move(150, 500);  // the panel scrolled down to Generate, under the text's chips
+  await page.mouse.wheel(0, 3000);
+  await waitFrames(page, 5);
+  await clickWidget(page, 'model.gen.button');
+  s = await until(page, (x) => settled(x) && x.model.generation.ids.length > 0 && !x.model.generation.requested && x.widgets['image.global'],
+    'the generation after the picture', 60000);
+  const g = s.model.generation, T = expected.ids.length, argmax = expected.logits.indexOf(Math.max(...expected.logits));
+  expect(g.prompt === T && g.ids[T] === argmax, `generated ${g.ids.slice(T)} after ${g.prompt} tokens; the reference's next is ${argmax}`);
+  const prefix = maxDiff(s.import.shown.slice(0, T).map((row) => row.slice(0, T)), expected.attention[s.import.layer][s.import.head]);
+  expect(prefix < 1e-5, `the generated sequence's map over the prompt differs from the reference by ${prefix}`);
+  out.push(`generated ${g.ids.length - T} tokens, the first the reference's argmax; the prompt's map within ${prefix.toExponential(1)}`);
+  await page.mouse.move(150, 500);  // the panel back at its top for the next check
+  await page.mouse.wheel(0, -6000);
+  await waitFrames(page, 5);
   return out.join('; ');
 });
 

@@ -519,7 +519,8 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
             if (kept && kept->of == ms.picture && kept->model == ms.model) {
                 job->picture_rows = kept;
                 job->input.image_rows = kept->rows;
-                picture = PictureInput{{}, kept->tile_rows, kept->tile_cols};
+                picture.emplace();  // the tiles' count is all the prompt needs
+                picture->rows = kept->tile_rows, picture->cols = kept->tile_cols;
             } else {
                 picture = picture_input(m, ms.picture->image);
                 for (RunInput& view : picture->views) {
@@ -886,6 +887,7 @@ void advance_model(AppState& st, double budget_seconds) {
     ms.job_progress = job_progress(*ms.job);
     if (job.partial) {  // the translation so far
         show_run(st, std::move(*job.partial_input), std::move(*job.partial), nullptr, {}, nullptr, job.picture_rows.get());
+        ++ms.partials;
         job.partial.reset();
         job.partial_input.reset();
     } else if (finished(job)) {
@@ -954,6 +956,7 @@ void add_model_json(const AppState& st, nlohmann::json& out) {
     j["reading"] = ms.reading ? json{{"done", ms.reading->done}, {"total", ms.reading->total}} : json(nullptr);
     j["loading"] = ms.loading ? json(ms.loading->progress()) : json(nullptr);
     j["windows"] = ms.windows;
+    j["partials"] = ms.partials;
     json turns = json::array();
     for (const ChatTurn& t : ms.chat.turns) turns.push_back({{"role", t.role}, {"content", t.content}});
     j["chat"] = {{"on", ms.chat.on}, {"turns", turns}, {"prompt", ms.chat.prompt},

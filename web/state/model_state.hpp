@@ -122,6 +122,7 @@ struct ModelSession {
     // until its bytes are in (model_window, model_window_filled).
     std::optional<FileRange> slice_request, slice;
     int windows = 0;  // windows read for the model loading or in use (its checkpoint's, sliced)
+    int partials = 0;  // a translation's or a generation's partial runs shown (each output token's as it appears), in all
     std::shared_ptr<const LoadedModel> model;  // the model in use, or nullptr
     // The built-in model (builtin.hpp) loading or in use, "" for a reader's own. The browser
     // build has no files compiled in: `builtin_request` asks the page for them (web/ui/app.cpp
