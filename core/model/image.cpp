@@ -315,10 +315,11 @@ PixelValues pixel_values(const ImageProcessor& p, const Image& im) {
     return out;
 }
 
-PictureViews picture_views(const ImageProcessor& p, const Image& image) {
+ViewSizes view_sizes(const ImageProcessor& p, int width, int height) {
     // 1. get_resize_output_image_size: the long side to longest_edge (the short one truncated,
     //    then even), then at most 4096 a side; sizes as Python's int(float) gives them
-    int w = image.width, h = image.height;
+    ViewSizes v;
+    int w = width, h = height;
     if (p.resize) {
         double aspect = static_cast<double>(w) / h;
         if (w >= h) w = p.longest_edge, h = static_cast<int>(w / aspect), h += h % 2;
@@ -330,25 +331,34 @@ PictureViews picture_views(const ImageProcessor& p, const Image& image) {
         else if (h > w && h > kMaxSide) h = kMaxSide, w = static_cast<int>(h * aspect);
         w = std::max(w, 1), h = std::max(h, 1);
     }
-    Image sized = w != image.width || h != image.height ? resize_image(image, w, h, p.resample) : image;
-    PictureViews out;
+    v.width = w, v.height = h;
     const int t = p.tile;
     if (!p.split) {
-        out.views.push_back(sized.width != t || sized.height != t ? resize_image(sized, t, t, p.resample) : sized);
-        return out;
+        v.tiled_width = v.tiled_height = t;
+        return v;
     }
     // 2. resize_for_vision_encoder: the long side up to a multiple of the tile, the short one from
     //    it in proportion, then up to a multiple too
-    const auto up = [t](double v) { return static_cast<int>(std::ceil(v / t)) * t; };
+    const auto up = [t](double x) { return static_cast<int>(std::ceil(x / t)) * t; };
     const double aspect = static_cast<double>(w) / h;
     if (w >= h) w = up(w), h = up(static_cast<int>(w / aspect));
     else h = up(h), w = up(static_cast<int>(h * aspect));
-    if (w != sized.width || h != sized.height) sized = resize_image(sized, w, h, p.resample);
-    if (w <= t && h <= t) {
-        out.views.push_back(std::move(sized));
+    v.tiled_width = w, v.tiled_height = h;
+    if (w > t || h > t) v.rows = h / t, v.cols = w / t;
+    return v;
+}
+
+PictureViews picture_views(const ImageProcessor& p, const Image& image) {
+    const ViewSizes v = view_sizes(p, image.width, image.height);
+    const auto sized_to = [&](const Image& from, int w, int h) { return w != from.width || h != from.height ? resize_image(from, w, h, p.resample) : from; };
+    const Image sized = sized_to(sized_to(image, v.width, v.height), v.tiled_width, v.tiled_height);
+    PictureViews out;
+    out.rows = v.rows, out.cols = v.cols;
+    if (v.rows == 0) {  // one view
+        out.views.push_back(sized);
         return out;
     }
-    out.rows = h / t, out.cols = w / t;
+    const int t = p.tile, w = v.tiled_width;
     for (int r = 0; r < out.rows; ++r)
         for (int c = 0; c < out.cols; ++c) {
             Image& tile = out.views.emplace_back();

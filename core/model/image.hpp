@@ -107,6 +107,15 @@ struct PictureViews {
     int rows = 0, cols = 0;
 };
 PictureViews picture_views(const ImageProcessor& p, const Image& image);
+// The sizes those steps resize a width × height picture to, and its tiles, without its pixels
+// (what the prompt needs before the views are cut): step 1's, then step 2's (not split: the
+// tile's), rows × cols tiles (0 × 0: one view).
+struct ViewSizes {
+    int width = 0, height = 0;
+    int tiled_width = 0, tiled_height = 0;
+    int rows = 0, cols = 0;
+};
+ViewSizes view_sizes(const ImageProcessor& p, int width, int height);
 // The tiles of split views side by side, as they cover the picture (rows·tile × cols·tile).
 Image joined_tiles(const PictureViews& v);
 

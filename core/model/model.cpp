@@ -344,7 +344,7 @@ RunInput image_input(const LoadedModel& m, const PixelValues& px) {
     return patches_input(m, c, px);
 }
 
-PictureInput picture_input(const LoadedModel& m, const Image& picture) {
+PictureInput picture_layout(const LoadedModel& m, const Image& picture) {
     const ModelConfig& c = m.config();
     if (!c.vision_language() || !m.vision) throw ModelError(config_file(m), "model_type", c.model_type + " reads no pictures with its text");
     if (!m.processor) throw ModelError(processor_file(m), "", "missing: how the picture is resized and cut");
@@ -352,7 +352,16 @@ PictureInput picture_input(const LoadedModel& m, const Image& picture) {
     if (p.tile != c.vision_tower->image_size)
         throw ModelError(processor_file(m), "max_image_size", std::to_string(p.tile) + " pixels a view; the vision tower reads " +
                                                                 std::to_string(c.vision_tower->image_size) + " (config.json's vision_config.image_size)");
+    const ViewSizes v = view_sizes(p, picture.width, picture.height);
     PictureInput out;
+    out.rows = v.rows, out.cols = v.cols;
+    return out;
+}
+
+PictureInput picture_input(const LoadedModel& m, const Image& picture) {
+    PictureInput out = picture_layout(m, picture);
+    const ModelConfig& c = m.config();
+    const ImageProcessor& p = *m.processor;
     out.pictures = picture_views(p, picture);
     out.rows = out.pictures.rows, out.cols = out.pictures.cols;
     for (const Image& v : out.pictures.views) {

@@ -124,6 +124,8 @@ struct PictureInput {
     PictureViews pictures;   // the views as pictures (what the tower saw)
 };
 PictureInput picture_input(const LoadedModel& m, const Image& picture);
+// Its tiles alone (rows, cols; no views): what picture_prompt needs, from the picture's size.
+PictureInput picture_layout(const LoadedModel& m, const Image& picture);
 // The text as the processor writes it around the picture: its "<image>" (one; none: the picture
 // goes first) becomes, per tile, <fake_token_around_image><row_R_col_C> and image_seq_len
 // <image>s ("\n" after each row of tiles), then "\n<fake_token_around_image><global-img>", the

@@ -44,10 +44,12 @@ struct ModelJob {
     std::optional<RunResult> partial;       // and its run: shown, then generation goes on
     std::unique_ptr<Forward> forward;  // the run whose maps the figure shows
     std::shared_ptr<const Image> picture;  // a vision model's: the picture as it sees it (LiveRun::picture)
-    // A vision-language model's picture: its rows when the session has them; else its views,
-    // each through the tower a sub-block a slice, before the decoder or `forward` begins (they
-    // read the rows), and what they make (kept by the session once shown)
+    // A vision-language model's picture: its rows when the session has them; else the picture to
+    // cut (the job's first slice, off the frame), then its views, each through the tower a
+    // sub-block a slice, before the decoder or `forward` begins (they read the rows), and what
+    // they make (kept by the session once shown)
     std::shared_ptr<const PictureRows> picture_rows;
+    std::shared_ptr<const ModelPicture> to_cut;
     std::vector<std::unique_ptr<Forward>> views;
     std::vector<Matrix> view_runs;  // each view's tower output (RunResult::hidden), the rest dropped
     // Maps on demand (a text past kMapsKeptUpTo tokens): the forward's run, then its thumbnails
@@ -521,20 +523,13 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
                 job->input.image_rows = kept->rows;
                 picture.emplace();  // the tiles' count is all the prompt needs
                 picture->rows = kept->tile_rows, picture->cols = kept->tile_cols;
-            } else {
-                picture = picture_input(m, ms.picture->image);
-                for (RunInput& view : picture->views) {
-                    view.keep_maps = false;  // the tower's rows are what the text reads
-                    job->views.push_back(std::make_unique<Forward>(*m.vision, std::move(view)));
-                }
+            } else {  // its tiles now (the prompt), its views in the job
+                picture = picture_layout(m, ms.picture->image);
                 auto rows = std::make_shared<PictureRows>();
                 rows->of = ms.picture, rows->model = ms.model;
                 rows->tile_rows = picture->rows, rows->tile_cols = picture->cols;
-                const PictureViews& views = picture->pictures;
-                rows->global = views.rows > 0 ? std::make_shared<const Image>(views.views.back()) : nullptr;
-                rows->tiles = std::make_shared<const Image>(views.rows > 0 ? joined_tiles(views) : views.views.front());
-                picture->pictures = {};
                 job->picture_rows = std::move(rows);
+                job->to_cut = ms.picture;
             }
         }
         const auto with_picture = [&](const std::string& text) { return picture ? picture_prompt(m, text, *picture, "text") : text; };
@@ -583,7 +578,7 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
             job->sampling = g.sampling;
             job->rng = SplitMix64{g.sampling.seed};
             hide();
-            if (job->views.empty()) job->decoder = std::make_unique<Decoder>(m.model, Matrix{}, edits, job->input.image_rows);
+            if (!job->to_cut) job->decoder = std::make_unique<Decoder>(m.model, Matrix{}, edits, job->input.image_rows);
             if (job->max_new <= 0) throw ModelError("", "generate", "the text already fills the model's " + std::to_string(m.config().position_limit()) + " positions");
             return;
         }
@@ -594,7 +589,7 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
         hide();
         set_maps_kept(job->input, m);
         job->input.record = (ms.experiment.attribution || ms.experiment.lens) && job->input.keep_maps && has_stream(m.config()) && !m.config().vision();
-        if (job->views.empty()) job->forward = std::make_unique<Forward>(m.model, job->input);
+        if (!job->to_cut) job->forward = std::make_unique<Forward>(m.model, job->input);
         if (!marian && !reads_pictures(m.config()) && !ms.compare.empty()) {  // the second text, with the same experiment
             job->compare_input.ids = encode_text(m, ms.compare);
             job->compare_input.edits = edits;
@@ -611,7 +606,18 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
 // each output token's attention as it appears.
 void step_job(ModelJob& job, const LoadedModel& m) {
     const ModelConfig& c = m.config();
-    if (job.view_runs.size() < job.views.size()) {  // a picture's view through the tower; after the last, the text's run
+    if (job.to_cut && job.views.empty()) {  // a picture's views cut as its processor cuts them, each a run of the tower
+        PictureInput picture = picture_input(m, job.to_cut->image);
+        for (RunInput& view : picture.views) {
+            view.keep_maps = false;  // the tower's rows are what the text reads
+            job.views.push_back(std::make_unique<Forward>(*m.vision, std::move(view)));
+        }
+        auto rows = std::make_shared<PictureRows>(*job.picture_rows);
+        const PictureViews& views = picture.pictures;
+        rows->global = views.rows > 0 ? std::make_shared<const Image>(views.views.back()) : nullptr;
+        rows->tiles = std::make_shared<const Image>(views.rows > 0 ? joined_tiles(views) : views.views.front());
+        job.picture_rows = std::move(rows);
+    } else if (job.view_runs.size() < job.views.size()) {  // a picture's view through the tower; after the last, the text's run
         Forward& view = *job.views[job.view_runs.size()];
         view.step(job.ctx);
         if (!view.done()) return;
@@ -620,7 +626,7 @@ void step_job(ModelJob& job, const LoadedModel& m) {
         auto rows = std::make_shared<PictureRows>(*job.picture_rows);
         rows->rows = job.input.image_rows = picture_rows(job.ctx, m, job.view_runs);
         job.picture_rows = std::move(rows);
-        job.view_runs.clear(), job.views.clear();
+        job.view_runs.clear(), job.views.clear(), job.to_cut.reset();
         if (job.sampling) job.decoder = std::make_unique<Decoder>(m.model, Matrix{}, job.input.edits, job.input.image_rows);
         else job.forward = std::make_unique<Forward>(m.model, job.input);
     } else if (job.preview) {
@@ -768,6 +774,7 @@ std::optional<RunInput> corrupted_input(AppState& st, const LiveRun& live, const
 }
 
 float job_progress(const ModelJob& job) {
+    if (job.to_cut && job.views.empty()) return 0.0f;  // the picture being cut
     if (!job.views.empty()) {  // a picture's views through the tower: the first half
         const std::size_t done = job.view_runs.size();
         const float part = done < job.views.size() ? job.views[done]->progress() : 1.0f;
