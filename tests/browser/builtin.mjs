@@ -203,7 +203,9 @@ await check('the vit-digit scene: tiny-vit reads its example picture, its [CLS] 
     `the [CLS] puts ${onInk.toFixed(4)} of its patch attention on the digit's ${ink.length} patches (their share ${share.toFixed(2)}; training.json: head ${example.head}, ${example.ink_share})`);
   await moveAway(page);
   await shot(page, 'builtin-05-vit.png');
-  expect(s.widgets['picture.example-7.png'], 'no button for example-7.png');
+  // (the button row is read again: the frame the run settled in may have been one the panel skipped)
+  const buttons = await until(page, (x) => x.widgets['picture.example-7.png'], 'a button for example-7.png', 10000).catch(() => null);
+  expect(buttons, `no button for example-7.png (picture buttons: ${Object.keys(s.widgets).filter((k) => k.startsWith('picture')).join(', ') || 'none'})`);
   await clickWidget(page, 'picture.example-7.png');
   s = await until(page, shown('example-7.png'), 'tiny-vit on example-7.png', 60000);
   expect(s.model.figure.top[0].token === '7', `labels ${JSON.stringify(s.model.figure.top.slice(0, 3))}`);
