@@ -197,7 +197,16 @@ TEST_CASE("image: a processor's config read as transformers reads it; the rest r
     CHECK(nested.resample == Resample::Bicubic);
     CHECK(processor_error(R"({"image_processor_type": "LlavaNextImageProcessor"})") ==
           "m/preprocessor_config.json: image_processor_type: \"LlavaNextImageProcessor\": attnviz reads ViT's, DeiT's, CLIP's, SigLIP's, Bit's "
-          "(DINOv2's), Idefics3's and SmolVLM's image processors");
+          "(DINOv2's), Idefics3's, SmolVLM's and Gemma 3's image processors");
+    // Gemma 3's (the Hub's preprocessor_config.json: pan and scan null, bilinear to 896 × 896)
+    const ImageProcessor gemma = read_image_processor(
+        R"({"image_processor_type": "Gemma3ImageProcessor", "do_pan_and_scan": null, "resample": 2, "size": {"height": 896, "width": 896}})", "f");
+    CHECK(gemma.tile == 0);
+    CHECK(gemma.resample == Resample::Bilinear);
+    CHECK(gemma.output_size(640, 480) == std::pair{896, 896});
+    CHECK(processor_error(R"({"image_processor_type": "Gemma3ImageProcessor", "do_pan_and_scan": true})") ==
+          "m/preprocessor_config.json: do_pan_and_scan: true: attnviz reads the one view of the whole picture, not pan and scan's crops "
+          "(Gemma3Processor's default is false)");
     const ImageProcessor tiles = read_image_processor(
         R"({"image_processor_type": "Idefics3ImageProcessor", "size": {"longest_edge": 2048}, "max_image_size": {"longest_edge": 512}})", "f");
     CHECK(tiles.longest_edge == 2048);

@@ -282,3 +282,27 @@ TEST_CASE("maps on demand: a run that needs more memory than there is is refused
     CHECK_THROWS_AS(check_run_memory(m, in, weights / 2, "text"), ModelError);  // less than the weights themselves
 }
 #endif
+
+TEST_CASE("key_span: causal or sliding, OR'ed with a picture's runs both ways, as transformers' token-type mask") {
+    // The naive rule (gemma3's create_causal_mask_mapping): key j for query i if the causal (and
+    // sliding) mask allows it, or both sit in the same run of image tokens.
+    const BothWays runs = {{2, 6}, {9, 10}, {12, 17}};
+    const auto same_run = [&](int i, int j) {
+        for (const auto& [a, b] : runs)
+            if (i >= a && i < b && j >= a && j < b) return true;
+        return false;
+    };
+    for (int T_k : {1, 5, 12, 20})
+        for (bool causal : {false, true})
+            for (int window : {0, 1, 3, 8})
+                for (const BothWays& both : {BothWays{}, runs})
+                    for (int i = 0; i < T_k; ++i) {
+                        const auto [lo, hi] = key_span(i, T_k, causal, window, both);
+                        for (int j = 0; j < T_k; ++j) {
+                            const bool base = (!causal || j <= i) && (window <= 0 || j > i - window);
+                            const bool expected = base || (!both.empty() && same_run(i, j) && j < T_k);
+                            CHECK_MESSAGE((j >= lo && j < hi) == expected, "T_k " << T_k << " causal " << causal << " window " << window
+                                                                                   << " runs " << both.size() << " i " << i << " j " << j);
+                        }
+                    }
+}

@@ -66,9 +66,13 @@ Figure layered_figure(std::shared_ptr<const ImportedAttention> layers, std::stri
 
 Figure live_figure(std::shared_ptr<const LiveRun> run) {
     auto layers = std::make_shared<const ImportedAttention>(run_attention(*run->model, run->input, run->result));
-    std::vector<bool> causal;  // known from the model rather than read off its maps (with 2 tokens or more, as there)
+    // Known from the model rather than read off its maps (with 2 tokens or more, as there); not
+    // where a picture's tokens see each other both ways (gemma3): its maps have weight above the
+    // diagonal there.
+    std::vector<bool> causal;
     for (size_t i = 0; i < layers->stacks.size(); ++i)
-        causal.push_back(run->result.stacks[i].causal && layers->stacks[i].queries.size() >= 2);
+        causal.push_back(run->result.stacks[i].causal && layers->stacks[i].queries.size() >= 2 &&
+                         (run->result.stacks[i].cross || run->result.both_ways.empty()));
     Figure f = layered_figure(std::move(layers), "", std::move(causal));
     f.name = run->model->name;
     // As the forward pass reads the config (transformer.cpp): windows on the one stack of a

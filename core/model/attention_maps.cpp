@@ -40,13 +40,13 @@ void check(const KeptHeads& k, int head, const MapRegion& r) {
 void region_into(kernels::Context& ctx, const KeptHeads& k, int head, const MapRegion& r, float* out, int ld,
                  std::vector<std::uint8_t>& mask) {
     const bool masked = k.causal || k.window > 0 || !k.keys.empty();
-    if (masked) {  // KeptHeads::allowed a row at a time: its keys from the window's start to the causal end
+    if (masked) {  // KeptHeads::allowed a row at a time: its keys' span (key_span), less the hidden
         const int cols = r.cols();
         mask.resize(static_cast<std::size_t>(r.rows()) * cols);
         for (int i = 0; i < r.rows(); ++i) {
-            const int q = r.r0 + i;
-            const int lo = std::clamp((k.window > 0 ? q - k.window + 1 : 0) - r.c0, 0, cols);
-            const int hi = std::clamp((k.causal ? q + 1 : k.T_k) - r.c0, lo, cols);
+            const auto [first, end] = key_span(r.r0 + i, k.T_k, k.causal, k.window, k.both_ways);
+            const int lo = std::clamp(first - r.c0, 0, cols);
+            const int hi = std::clamp(end - r.c0, lo, cols);
             std::uint8_t* row = mask.data() + static_cast<std::size_t>(i) * cols;
             std::fill(row, row + lo, std::uint8_t{0});
             if (k.keys.empty()) std::fill(row + lo, row + hi, std::uint8_t{1});

@@ -31,6 +31,15 @@ Checkpoint Checkpoint::one_file(std::shared_ptr<const FileBytes> bytes, std::str
     return c;
 }
 
+void Checkpoint::rename(const std::string& from, const std::string& to) {
+    for (auto it = tensors.lower_bound(from); it != tensors.end() && it->first.starts_with(from);) {
+        const std::string name = to + it->first.substr(from.size());
+        file_names[name] = named(it->first);
+        tensors.emplace(name, it->second);
+        it = tensors.erase(it);
+    }
+}
+
 std::string Checkpoint::named(const std::string& name) const {
     auto it = file_names.find(name);
     return it == file_names.end() ? name : it->second;
@@ -111,8 +120,8 @@ float* Plan::computed(std::size_t n) {
 
 Norm Plan::layer_norm(const std::string& name, int d) { return {need(name + ".weight", {d}), need(name + ".bias", {d})}; }
 
-Norm Plan::rms_norm(const std::string& name, int d, float add) {
-    Norm n{need(name + ".weight", {d}), nullptr};
+Norm Plan::rms_norm(const std::string& name, int d, float add, bool prefixed) {
+    Norm n{need(name + ".weight", {d}, prefixed), nullptr};
     conversions.back().add = add - conversions.back().tensor.info->stored_add;  // a GGUF's Gemma norms hold 1 + w
     return n;
 }
@@ -133,6 +142,10 @@ std::vector<Linear> Plan::linear_parts(const std::string& name, int in, const st
         row += n;
     }
     return l;
+}
+
+Linear Plan::matrix(const std::string& name, int in, int out, bool prefixed) {
+    return packed(packed_weight(name, {in, out}, prefixed), 0, out, false, in, out, nullptr);
 }
 
 Linear Plan::patch_embedding(const std::string& name, int channels, int size, int out, Bias bias) {

@@ -183,7 +183,8 @@ constexpr const FamilyDef* kFamilies[] = {&kGpt2Family,   &kBertFamily,   &kMari
                                           &kOlmo2Family,  &kExaone4Family, &kCohere2Family, &kGlm4Family,
                                           &kSeedOssFamily, &kQwen3MoeFamily, &kGptOssFamily, &kVitFamily,
                                           &kClipFamily, &kClipVisionFamily, &kSiglipFamily, &kSiglipVisionFamily,
-                                          &kDinov2Family, &kDinov2RegistersFamily, &kIdefics3Family, &kSmolVlmFamily};
+                                          &kDinov2Family, &kDinov2RegistersFamily, &kIdefics3Family, &kSmolVlmFamily,
+                                          &kGemma3VlmFamily};
 
 }  // namespace
 

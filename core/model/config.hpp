@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace attn {
@@ -26,7 +27,8 @@ namespace attn {
 // "idefics3", "smolvlm" (families/*.cpp).
 enum class Family {
     Gpt2, Bert, Marian, Llama, Mistral, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3, Granite, Olmo2, Exaone4, Cohere2, Glm4,
-    SeedOss, Qwen3Moe, GptOss, Vit, Clip, ClipVision, Siglip, SiglipVision, Dinov2, Dinov2Registers, Idefics3, SmolVlm
+    SeedOss, Qwen3Moe, GptOss, Vit, Clip, ClipVision, Siglip, SiglipVision, Dinov2, Dinov2Registers, Idefics3, SmolVlm,
+    Gemma3Vlm
 };
 // "gelu", "gelu_new" / "gelu_pytorch_tanh", "relu", "silu" / "swish", "quick_gelu" (CLIP: x·σ(1.702x))
 enum class Activation { GeluExact, GeluTanh, Relu, Silu, QuickGelu };
@@ -125,11 +127,23 @@ struct ModelConfig {
     // pixel-shuffled by scale_factor (each s×s block of patches side by side, s²·d_v wide), then
     // the connector (ModelWeights::projector) to d_model; they replace the image_token_id rows'
     // embeddings in order.
+    // Gemma 3 (gemma3): each s×s block of patches averaged instead (AvgPool2d), the mean through
+    // an RMSNorm (ModelWeights::projector_norm) before the connector; its image tokens (boi_token_id
+    // <image_soft_token>… eoi_token_id) attend to every token of their picture, later ones too
+    // (bidirectional_images), as a causal text's cannot.
     std::shared_ptr<const ModelConfig> vision_tower;
     int image_token_id = -1, scale_factor = 1;
+    enum class Connector { Shuffle, MeanPool } connector = Connector::Shuffle;
+    int boi_token_id = -1, eoi_token_id = -1;
+    bool bidirectional_images = false;
     // The checkpoint's prefix of this model's tensors when it is a part of another's ("" = the
     // family's, found by its probe).
     std::string weights_prefix;
+    // Older names of the checkpoint's tensors, read as the newer ones (transformers'
+    // _checkpoint_conversion_mapping): a tensor whose name starts with `first` is read as if it
+    // started with `second` (the Hub's Gemma 3 files: "language_model.model." for
+    // "model.language_model.").
+    std::vector<std::pair<std::string, std::string>> renamed;
 
     // The architecture (each family's file sets what differs from these, GPT-2's).
     NormKind norm = NormKind::LayerNorm;

@@ -121,7 +121,8 @@ struct ModelWeights {
     const float* cls_token = nullptr;           // vit, clip: d
     Linear patch_embedding;                     // vit: a patch's channels·p·p pixels -> d
     const float* registers = nullptr;           // dinov2_with_registers: registers×d, after the [CLS]
-    Linear projector;                           // idefics3, smolvlm: the connector, s²·d_vision -> d
+    Linear projector;                           // idefics3, smolvlm, gemma3: the connector, s²·d_vision (gemma3: d_vision) -> d
+    Norm projector_norm;                        // gemma3: the RMSNorm before it (mm_soft_emb_norm, 1 + w)
     Norm final_norm;                            // gpt2 ln_f, llama norm
     std::vector<LayerWeights> layers;           // gpt2, bert, llama; marian's encoder
     std::vector<LayerWeights> decoder_layers;   // marian
@@ -149,6 +150,9 @@ struct Checkpoint {
     std::map<std::string, Tensor> tensors;  // every tensor of every shard (an index's: those it names)
     std::map<std::string, std::string> file_names;  // a GGUF's: transformers' name -> the file's
     std::string named(const std::string& name) const;  // for messages: "blk.0.attn_q.weight" for a GGUF's
+    // Every tensor whose name starts with `from` found under `to` + the rest instead (messages
+    // still name the file's name): ModelConfig::renamed.
+    void rename(const std::string& from, const std::string& to);
 
     const Tensor* find(const std::string& name) const;
     bool has(const std::string& name) const { return find(name) != nullptr; }
@@ -222,12 +226,15 @@ public:
 
     Norm layer_norm(const std::string& name, int d);  // NAME.weight, NAME.bias
     // NAME.weight; `add` 1 for Gemma's (1 + w)
-    Norm rms_norm(const std::string& name, int d, float add = 0);
+    Norm rms_norm(const std::string& name, int d, float add = 0, bool prefixed = true);
     // nn.Linear: weight [out, in], bias [out] (or none).
     Linear linear(const std::string& name, int in, int out, Bias bias = Bias::Required, bool prefixed = true);
     // nn.Linear fused along its outputs (phi3's qkv_proj, gate_up_proj): one Linear per part,
     // parts[k] rows of the weight each, in order.
     std::vector<Linear> linear_parts(const std::string& name, int in, const std::vector<int>& parts, Bias bias, bool prefixed = true);
+    // A weight stored [in, out] and read as x·W, without a bias (Gemma 3's
+    // mm_input_projection_weight: an nn.Parameter, not an nn.Linear).
+    Linear matrix(const std::string& name, int in, int out, bool prefixed = true);
     // A vision model's patch embedding, nn.Conv2d(channels, out, kernel = stride = size): weight
     // [out, channels, size, size], bias [out] (or none), as the Linear of a patch's pixels
     // (channel, row, column).
@@ -275,7 +282,7 @@ struct FamilyDef {
 extern const FamilyDef kGpt2Family, kBertFamily, kMarianFamily;          // gpt2.cpp, bert.cpp, marian.cpp
 extern const FamilyDef kLlamaFamily, kMistralFamily;                     // llama.cpp
 extern const FamilyDef kQwen2Family, kQwen3Family, kQwen3MoeFamily;      // qwen.cpp
-extern const FamilyDef kGemma2Family, kGemma3Family;                     // gemma.cpp
+extern const FamilyDef kGemma2Family, kGemma3Family, kGemma3VlmFamily;   // gemma.cpp
 extern const FamilyDef kPhi3Family;                                      // phi3.cpp
 extern const FamilyDef kSmolLM3Family;                                   // smollm3.cpp
 extern const FamilyDef kGraniteFamily;                                   // granite.cpp

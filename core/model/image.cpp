@@ -256,9 +256,13 @@ ImageProcessor read_image_processor(std::string_view json, const std::string& fi
         }
     // ViT and SigLIP resize to a square; CLIP and Bit (DINOv2's) the shortest edge, then crop;
     // Idefics3 and SmolVLM the longest edge, then into tiles (picture_views).
-    const bool square = base == "ViT" || base == "Siglip" || base == "DeiT", tiles = base == "Idefics3" || base == "SmolVLM";
+    // Gemma 3's resizes to a square as SigLIP's, bilinear (its pan and scan, extra crops of a long
+    // picture, is off unless asked for).
+    const bool square = base == "ViT" || base == "Siglip" || base == "DeiT" || base == "Gemma3", tiles = base == "Idefics3" || base == "SmolVLM";
     if (!square && !tiles && base != "CLIP" && base != "Bit")
-        f.fail(type_field, "\"" + p.type + "\": attnviz reads ViT's, DeiT's, CLIP's, SigLIP's, Bit's (DINOv2's), Idefics3's and SmolVLM's image processors");
+        f.fail(type_field, "\"" + p.type + "\": attnviz reads ViT's, DeiT's, CLIP's, SigLIP's, Bit's (DINOv2's), Idefics3's, SmolVLM's and Gemma 3's image processors");
+    if (f.boolean("do_pan_and_scan", false))
+        f.fail("do_pan_and_scan", "true: attnviz reads the one view of the whole picture, not pan and scan's crops (Gemma3Processor's default is false)");
     if (!square && !tiles) p.shortest_edge = 224, p.crop = true, p.resample = Resample::Bicubic;
     if (tiles) {  // Idefics3ImageProcessor's defaults
         p.resample = Resample::Lanczos;

@@ -349,11 +349,16 @@ PictureInput picture_layout(const LoadedModel& m, const Image& picture) {
     if (!c.vision_language() || !m.vision) throw ModelError(config_file(m), "model_type", c.model_type + " reads no pictures with its text");
     if (!m.processor) throw ModelError(processor_file(m), "", "missing: how the picture is resized and cut");
     const ImageProcessor& p = *m.processor;
-    if (p.tile != c.vision_tower->image_size)
-        throw ModelError(processor_file(m), "max_image_size", std::to_string(p.tile) + " pixels a view; the vision tower reads " +
-                                                                std::to_string(c.vision_tower->image_size) + " (config.json's vision_config.image_size)");
-    const ViewSizes v = view_sizes(p, picture.width, picture.height);
+    const int side = c.vision_tower->image_size;
+    const std::string tower_side = std::to_string(side) + " (config.json's vision_config.image_size)";
     PictureInput out;
+    if (p.tile == 0) {  // gemma3: the picture resized to the tower's square, one view
+        if (p.width != side || p.height != side || p.shortest_edge > 0 || p.crop)
+            throw ModelError(processor_file(m), "size", std::to_string(p.width) + " × " + std::to_string(p.height) + " pixels; the vision tower reads " + tower_side);
+        return out;
+    }
+    if (p.tile != side) throw ModelError(processor_file(m), "max_image_size", std::to_string(p.tile) + " pixels a view; the vision tower reads " + tower_side);
+    const ViewSizes v = view_sizes(p, picture.width, picture.height);
     out.rows = v.rows, out.cols = v.cols;
     return out;
 }
@@ -362,7 +367,8 @@ PictureInput picture_input(const LoadedModel& m, const Image& picture) {
     PictureInput out = picture_layout(m, picture);
     const ModelConfig& c = m.config();
     const ImageProcessor& p = *m.processor;
-    out.pictures = picture_views(p, picture);
+    if (p.tile > 0) out.pictures = picture_views(p, picture);
+    else out.pictures.views = {sized_picture(p, picture)};
     out.rows = out.pictures.rows, out.cols = out.pictures.cols;
     for (const Image& v : out.pictures.views) {
         RunInput in = patches_input(m, *c.vision_tower, pixel_values(p, v));
@@ -372,7 +378,43 @@ PictureInput picture_input(const LoadedModel& m, const Image& picture) {
     return out;
 }
 
+namespace {
+
+// The tokens the expansion writes must be the tokenizer's own (one id each), each the id
+// config.json gives where it gives one (`fields`: the token's field, or nullptr).
+void check_picture_tokens(const LoadedModel& m, const std::vector<std::pair<std::string, const char*>>& tokens) {
+    const std::string tokenizer = m.folder.empty() ? "tokenizer.json" : m.folder + "/tokenizer.json";
+    const ModelConfig& c = m.config();
+    for (const auto& [token, field] : tokens) {
+        const std::optional<int> id = m.tokenizer.id(token);
+        if (!id) throw ModelError(tokenizer, "added_tokens", "has no " + token + " token: the picture's tokens are written with it");
+        if (!field) continue;
+        const std::string name = field;
+        const int expected = name.starts_with("image") ? c.image_token_id : name.starts_with("boi") ? c.boi_token_id : c.eoi_token_id;
+        if (*id != expected)
+            throw ModelError(config_file(m), field, std::to_string(expected) + ", but the tokenizer's " + token + " is " + std::to_string(*id));
+    }
+}
+
+// gemma3 (processing_gemma3.py; the strings are its tokenizer's boi_token, image_token,
+// eoi_token): the text's <start_of_image> (one; none: the picture goes first) becomes
+// "\n\n<start_of_image>", mm_tokens_per_image <image_soft_token>, "<end_of_image>\n\n".
+std::string gemma3_prompt(const LoadedModel& m, const std::string& text, const std::string& field) {
+    const std::string boi = "<start_of_image>", eoi = "<end_of_image>", image = "<image_soft_token>";
+    check_picture_tokens(m, {{boi, "boi_token_index"}, {eoi, "eoi_token_index"}, {image, "image_token_index"}});
+    const std::size_t at = text.find(boi);
+    if (at != std::string::npos && text.find(boi, at + boi.size()) != std::string::npos)
+        throw ModelError(m.folder, field, "names " + boi + " more than once: attnviz runs one picture");
+    std::string seq = "\n\n" + boi;
+    for (int i = 0; i < m.config().image_seq_len(); ++i) seq += image;
+    seq += eoi + "\n\n";
+    return at == std::string::npos ? seq + text : text.substr(0, at) + seq + text.substr(at + boi.size());
+}
+
+}  // namespace
+
 std::string picture_prompt(const LoadedModel& m, const std::string& text, const PictureInput& picture, const std::string& field) {
+    if (m.config().family == Family::Gemma3Vlm) return gemma3_prompt(m, text, field);
     const std::string image = "<image>", around = "<fake_token_around_image>", global = "<global-img>";
     const std::size_t at = text.find(image);
     if (at != std::string::npos && text.find(image, at + image.size()) != std::string::npos)
@@ -385,32 +427,32 @@ std::string picture_prompt(const LoadedModel& m, const std::string& text, const 
         views += "\n";
     }
     views += (picture.rows > 0 ? "\n" : "") + around + global + seq + around;
-    // The tokens the expansion writes must be the tokenizer's own (one id each), the <image> one config.json's image_token_id.
-    const std::string tokenizer = m.folder.empty() ? "tokenizer.json" : m.folder + "/tokenizer.json";
-    std::vector<std::string> needed = {image, around, global};
-    if (picture.rows > 0) needed.push_back("<row_1_col_1>");
-    for (const std::string& token : needed) {
-        const std::optional<int> id = m.tokenizer.id(token);
-        if (!id) throw ModelError(tokenizer, "added_tokens", "has no " + token + " token: the picture's tokens are written with it");
-        if (token == image && *id != m.config().image_token_id)
-            throw ModelError(config_file(m), "image_token_id", std::to_string(m.config().image_token_id) + ", but the tokenizer's <image> is " + std::to_string(*id));
-    }
+    std::vector<std::pair<std::string, const char*>> needed = {{image, "image_token_id"}, {around, nullptr}, {global, nullptr}};
+    if (picture.rows > 0) needed.emplace_back("<row_1_col_1>", nullptr);
+    check_picture_tokens(m, needed);
     return at == std::string::npos ? views + text : text.substr(0, at) + views + text.substr(at + image.size());
 }
 
 Matrix picture_rows(kernels::Context& ctx, const LoadedModel& m, const std::vector<Matrix>& views) {
     const ModelConfig& c = m.config();
     const int s = c.scale_factor, G = c.vision_tower->patch_grid(), dv = c.vision_tower->d_model, g = G / s, n = g * g;
-    Matrix shuffled(static_cast<Eigen::Index>(views.size()) * n, s * s * dv);
+    const bool mean = c.connector == ModelConfig::Connector::MeanPool;
+    Matrix merged = Matrix::Zero(static_cast<Eigen::Index>(views.size()) * n, mean ? dv : s * s * dv);
     for (std::size_t v = 0; v < views.size(); ++v) {
         const Matrix& h = views[v];  // G²×d_v
         for (int i = 0; i < g; ++i)
-            for (int j = 0; j < g; ++j)
+            for (int j = 0; j < g; ++j) {
+                auto row = merged.row(static_cast<Eigen::Index>(v) * n + i * g + j);
                 for (int a = 0; a < s; ++a)
-                    for (int b = 0; b < s; ++b)
-                        shuffled.row(static_cast<Eigen::Index>(v) * n + i * g + j).segment((a * s + b) * dv, dv) = h.row((s * i + a) * G + s * j + b);
+                    for (int b = 0; b < s; ++b) {
+                        const auto patch = h.row((s * i + a) * G + s * j + b);
+                        if (mean) row += patch;
+                        else row.segment((a * s + b) * dv, dv) = patch;
+                    }
+                if (mean) row /= static_cast<float>(s * s);
+            }
     }
-    return connector_rows(ctx, m.model, shuffled);
+    return connector_rows(ctx, m.model, merged);
 }
 
 std::vector<int> encode_target(const LoadedModel& m, const std::string& text) {

@@ -133,9 +133,10 @@ PictureInput picture_layout(const LoadedModel& m, const Image& picture);
 // ModelError naming `field` for a second "<image>", or naming tokenizer.json when it lacks a token.
 std::string picture_prompt(const LoadedModel& m, const std::string& text, const PictureInput& picture, const std::string& field);
 // The views' tower outputs (RunResult::hidden, P×d_v each, in order) as RunInput::image_rows:
-//   pass 1: pixel shuffle: view row (i, j) of the (G/s)² is patches (s·i + a, s·j + b) side by
-//           side, a then b (s²·d_v wide)
-//   pass 2: the connector: rows·projector (s²·d_v -> d_model)
+//   pass 1: each s×s block of the G×G patches merged into the view's row (i, j) of (G/s)²:
+//           idefics3's pixel shuffle, patches (s·i + a, s·j + b) side by side, a then b (s²·d_v
+//           wide); gemma3's mean of them (AvgPool2d: summed a then b, over s², d_v wide)
+//   pass 2: the connector (connector_rows: gemma3's norm, then rows·projector -> d_model)
 Matrix picture_rows(kernels::Context& ctx, const LoadedModel& m, const std::vector<Matrix>& views);
 
 // [SECTION] Running it -----------------------------------------------------------------------

@@ -251,6 +251,7 @@ struct ModelLoader::State {
         window_bytes = std::max<std::size_t>(window, 1);
         weights = std::make_shared<ModelWeights>();
         const FamilyDef& family = family_of(config);
+        for (const auto& [from, to] : config.renamed) checkpoint.rename(from, to);
         const bool prefixed = checkpoint.has(std::string(family.prefix) + family.probe);
         Plan p(checkpoint, !config.weights_prefix.empty() ? config.weights_prefix : prefixed ? family.prefix : "", *weights);
         family.plan(config, p, *weights);
@@ -423,6 +424,7 @@ struct BlockSpec {
     int n_heads = 0, n_kv_heads = 0, d_head = 0;  // query head h reads K/V head h / (n_heads / n_kv_heads)
     bool causal = false;
     int window = 0;            // > 0: a query sees itself and the window − 1 keys before it
+    BothWays both_ways;        // gemma3: a picture's tokens see each other (image_runs); set by the caller
     float factor = 0;          // the scores' scale
     float softcap = 0;         // > 0: scores = softcap·tanh(scores/softcap)
     const Rope* rope = nullptr;  // rotary positions, or none
@@ -454,10 +456,10 @@ BlockSpec block_spec(const ModelConfig& c, const AttentionWeights& a, const Stac
 MaskMatrix block_allowed(const BlockSpec& s, int T_q, int T_k, int offset, const std::vector<std::uint8_t>& keys) {
     if (!s.causal && s.window <= 0 && keys.empty()) return {};
     MaskMatrix m(T_q, T_k);
-    for (int i = 0; i < T_q; ++i)
-        for (int j = 0; j < T_k; ++j)
-            m(i, j) = (!s.causal || j <= i + offset) && (s.window <= 0 || j > i + offset - s.window) &&
-                      (keys.empty() || keys[static_cast<std::size_t>(j)]);
+    for (int i = 0; i < T_q; ++i) {
+        const auto [lo, hi] = key_span(i + offset, T_k, s.causal, s.window, s.both_ways);
+        for (int j = 0; j < T_k; ++j) m(i, j) = j >= lo && j < hi && (keys.empty() || keys[static_cast<std::size_t>(j)]);
+    }
     return m;
 }
 
@@ -476,9 +478,8 @@ BlockMask block_mask(const BlockSpec& s, int T_q, int T_k, int offset, const std
     }
     m.spans.resize(static_cast<std::size_t>(std::max(T_q, 0)));
     for (int i = 0; i < T_q; ++i) {
-        const int hi = s.causal ? std::clamp(i + offset + 1, 0, T_k) : T_k;
-        const int lo = s.window > 0 ? std::clamp(i + offset - s.window + 1, 0, T_k) : 0;
-        m.spans[static_cast<std::size_t>(i)] = {lo, std::max(lo, hi), true};
+        const auto [lo, hi] = key_span(i + offset, T_k, s.causal, s.window, s.both_ways);
+        m.spans[static_cast<std::size_t>(i)] = {lo, hi, true};
     }
     return m;
 }
@@ -655,7 +656,7 @@ Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const B
         kept->heads = s.n_heads, kept->kv_heads = s.n_kv_heads, kept->d_head = s.d_head;
         kept->T_q = T_q, kept->T_k = T_k;
         kept->factor = s.factor, kept->softcap = s.softcap;
-        kept->causal = s.causal, kept->window = s.window, kept->keys = edits.keys;
+        kept->causal = s.causal, kept->window = s.window, kept->both_ways = s.both_ways, kept->keys = edits.keys;
         if (s.sinks) kept->sinks.assign(s.sinks, s.sinks + s.n_heads);
         kept->q = trace ? Q : std::move(Q), kept->k = trace ? K : std::move(K);
         kept->value_norms = head_value_norms(ctx, w.o, V, s);
@@ -1000,17 +1001,42 @@ Matrix hidden_logits(kernels::Context& ctx, const Model& model, const Matrix& ro
     return out;
 }
 
-Matrix connector_rows(kernels::Context& ctx, const Model& model, const Matrix& shuffled) {
+Matrix connector_rows(kernels::Context& ctx, const Model& model, const Matrix& merged) {
     const Linear& p = model.weights->projector;
-    if (!p.w.data || shuffled.cols() != p.in()) throw ModelError("", "image_rows", "expected rows of the connector's " + std::to_string(p.in()) + " inputs");
-    Matrix out(shuffled.rows(), model.config.d_model);
-    blocks::linear(ctx, p, shuffled.data(), static_cast<int>(shuffled.rows()), p.in(), out.data(), model.config.d_model);
+    const Norm& n = model.weights->projector_norm;
+    if (!p.w.data || merged.cols() != p.in()) throw ModelError("", "image_rows", "expected rows of the connector's " + std::to_string(p.in()) + " inputs");
+    const int rows = static_cast<int>(merged.rows()), in = p.in();
+    Matrix normed;
+    if (n.present()) {  // gemma3's mm_soft_emb_norm, with the tower's eps
+        normed.resize(rows, in);
+        blocks::rms_norm(merged.data(), rows, in, in, n.g, model.config.vision_tower->layer_norm_eps, normed.data());
+    }
+    Matrix out(rows, model.config.d_model);
+    blocks::linear(ctx, p, n.present() ? normed.data() : merged.data(), rows, in, out.data(), model.config.d_model);
     return out;
 }
 
 Matrix stream_logits(kernels::Context& ctx, const Model& model, const Matrix& rows) {
     const Norm& n = model.weights->final_norm;
     return hidden_logits(ctx, model, n.present() ? norm(ctx, model.config, rows, n) : rows);
+}
+
+BothWays image_runs(const ModelConfig& c, const std::vector<int>& ids) {
+    BothWays runs;
+    if (!c.bidirectional_images) return runs;
+    for (int t = 0; t < static_cast<int>(ids.size()); ++t)
+        if (ids[static_cast<std::size_t>(t)] == c.image_token_id) {
+            if (!runs.empty() && runs.back().second == t) ++runs.back().second;
+            else runs.emplace_back(t, t + 1);
+        }
+    return runs;
+}
+
+int fed_together(const ModelConfig& c, const std::vector<int>& ids, int from) {
+    const BothWays runs = image_runs(c, ids);
+    for (const auto& [first, end] : runs)
+        if (first == from) return end - first;
+    return 1;
 }
 
 // [SECTION] A forward pass in steps ----------------------------------------------------------
@@ -1043,6 +1069,7 @@ Forward::Forward(const Model& model, RunInput input) : state_(std::make_unique<S
     s.input = std::move(input);
     s.out.edits = s.input.edits;
     const ModelConfig& c = model.config;
+    s.out.both_ways = image_runs(c, s.input.ids);
     s.shapes = stack_shapes(c);
     for (const StackShape& shape : s.shapes) {
         StackRun r;
@@ -1097,7 +1124,8 @@ void Forward::step(kernels::Context& ctx) {
             // The block's input is what its Q projection reads (after the norm before it, if any).
             StackRun& run = s.out.stacks[st.stack];
             BlockRun& b = run.layers[st.layer];
-            const BlockSpec spec = block_spec(c, l.self, s.shapes[st.stack], st.layer);
+            BlockSpec spec = block_spec(c, l.self, s.shapes[st.stack], st.layer);
+            spec.both_ways = s.out.both_ways;
             residual(ctx, c, s.x, l.norm_1, l.post_attention, [&](const Matrix& in) {
                 BlockEdits e = block_edits(s.input.edits, st.stack, st.layer, run.heads, s.input.first_row + static_cast<int>(in.rows()));
                 if (s.input.patch.size() > 0 && s.input.patched == HeadRef{st.stack, st.layer, s.input.patched.head})
@@ -1200,7 +1228,8 @@ BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResul
     const ModelWeights& w = *model.weights;
     const LayerWeights& l = stack == kFirstStack ? w.layers[layer] : w.decoder_layers[layer];
     const AttentionWeights& a = s.cross ? l.cross : l.self;
-    const BlockSpec spec = block_spec(model.config, a, stack_shapes(model.config)[stack], layer);
+    BlockSpec spec = block_spec(model.config, a, stack_shapes(model.config)[stack], layer);
+    if (!s.cross) spec.both_ways = run.both_ways;
     BlockTrace t;
     t.weights.w_q = dense(a.q), t.weights.w_k = dense(a.k), t.weights.w_v = dense(a.v), t.weights.w_o = dense(a.o);
     t.weights.b_q = bias(a.q), t.weights.b_k = bias(a.k), t.weights.b_v = bias(a.v), t.weights.b_o = bias(a.o);
@@ -1212,7 +1241,10 @@ BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResul
     const Matrix& x_kv = s.cross ? run.encoder_output : x;
     const BlockEdits e = block_edits(run.edits, stack, layer, s.heads, static_cast<int>(x_kv.rows()));
     t.options.mask.key_padding = e.keys;
-    if (spec.window > 0) t.options.mask.allowed = block_allowed(spec, static_cast<int>(x.rows()), static_cast<int>(x_kv.rows()), 0, {});
+    if (spec.window > 0 || !spec.both_ways.empty()) {  // the spans as a matrix (a picture's runs undo the causal mask there)
+        t.options.mask.allowed = block_allowed(spec, static_cast<int>(x.rows()), static_cast<int>(x_kv.rows()), 0, {});
+        t.options.mask.causal = false;
+    }
     t.d_head = spec.d_head, t.kv_heads = spec.n_kv_heads, t.group = spec.group();
     t.window = spec.window, t.softcap = spec.softcap;
     if (spec.sinks) t.sinks.assign(spec.sinks, spec.sinks + spec.n_heads);
@@ -1275,55 +1307,62 @@ int Decoder::length() const { return state_->n; }
 
 namespace {
 
-
 Matrix cached_cross_attention(kernels::Context& ctx, const AttentionWeights& a, const BlockSpec& s, const Matrix& x,
                               const BlockEdits& edits, const Matrix& K, const Matrix& V) {
-    const int d = static_cast<int>(x.cols()), T_k = static_cast<int>(K.rows());
-    Matrix q(1, d), concat(1, d), out(1, d);
-    blocks::linear(ctx, a.q, x.data(), 1, d, q.data(), d);
-    attend_heads(ctx, s, q.data(), d, K.data(), V.data(), d, 1, T_k, block_mask(s, 1, T_k, 0, edits.keys),
+    const int d = static_cast<int>(x.cols()), T_k = static_cast<int>(K.rows()), m = static_cast<int>(x.rows());
+    Matrix q(m, d), concat(m, d), out(m, d);
+    blocks::linear(ctx, a.q, x.data(), m, d, q.data(), d);
+    attend_heads(ctx, s, q.data(), d, K.data(), V.data(), d, m, T_k, block_mask(s, m, T_k, 0, edits.keys),
                  {nullptr, concat.data(), nullptr, nullptr});
     ablate(concat, edits, s.n_heads);
-    blocks::linear(ctx, a.o, concat.data(), 1, d, out.data(), d);
+    blocks::linear(ctx, a.o, concat.data(), m, d, out.data(), d);
     return out;
 }
 
-// Whether the rotation of a sequence of n tokens differs from that of n − 1 (longrope: at
-// original_max_position_embeddings + 1).
-bool rope_changes(const ModelConfig& c, int n) {
-    if (c.positions != Positions::Rotary || n < 2) return false;
-    return rope_frequencies(c.rope, n - 1).inv_freq != rope_frequencies(c.rope, n).inv_freq ||
-           rope_frequencies(c.rope, n - 1).attention_factor != rope_frequencies(c.rope, n).attention_factor;
+// Whether the rotation of a sequence of n tokens differs from that of `before` (longrope: past
+// original_max_position_embeddings).
+bool rope_changes(const ModelConfig& c, int before, int n) {
+    if (c.positions != Positions::Rotary || before < 1 || n <= before) return false;
+    return rope_frequencies(c.rope, before).inv_freq != rope_frequencies(c.rope, n).inv_freq ||
+           rope_frequencies(c.rope, before).attention_factor != rope_frequencies(c.rope, n).attention_factor;
 }
 
 }  // namespace
 
-std::vector<float> Decoder::step(kernels::Context& ctx, int id) {
+std::vector<float> Decoder::step(kernels::Context& ctx, const std::vector<int>& ids) {
     State& s = *state_;
     const ModelConfig& c = s.model.config;
     if (c.encoder_only()) throw ModelError("", "", c.model_type + " has no decoder");
-    if (id < 0 || id >= c.vocab_size) throw ModelError("", "ids", "id " + std::to_string(id) + " is not in the vocabulary");
-    if (rope_changes(c, s.n + 1)) {  // every key rotated again: the tokens fed once more
+    if (ids.empty()) throw ModelError("", "ids", "nothing to feed");
+    for (int id : ids)
+        if (id < 0 || id >= c.vocab_size) throw ModelError("", "ids", "id " + std::to_string(id) + " is not in the vocabulary");
+    const int n = s.n + static_cast<int>(ids.size());
+    if (rope_changes(c, std::max(s.rope_length, s.n), n)) {  // every key rotated again: the tokens fed once more
         const std::vector<int> fed = std::move(s.ids);
         for (auto& k : s.k) k.clear();
         for (auto& v : s.v) v.clear();
-        s.ids.clear(), s.n = 0, s.images = 0, s.rope_length = static_cast<int>(fed.size()) + 1;
-        for (int earlier : fed) feed(ctx, earlier);
+        s.ids.clear(), s.n = 0, s.images = 0, s.rope_length = n;
+        if (!fed.empty()) feed(ctx, fed);
     }
-    s.rope_length = std::max(s.rope_length, s.n + 1);
-    return feed(ctx, id);
+    s.rope_length = std::max(s.rope_length, n);
+    return feed(ctx, ids);
 }
 
-// The forward's sub-blocks for one new row, keys and values from the cache.
-std::vector<float> Decoder::feed(kernels::Context& ctx, int id) {
+// The forward's sub-blocks for the new rows, keys and values from the cache.
+std::vector<float> Decoder::feed(kernels::Context& ctx, const std::vector<int>& ids) {
     State& s = *state_;
     const ModelConfig& c = s.model.config;
     const ModelWeights& w = *s.model.weights;
     const bool marian = c.encoder_decoder();
-    const bool image = c.vision_language() && id == c.image_token_id;
-    if (image && s.images >= s.image_rows.rows())
-        throw ModelError("", "ids", "image token " + std::to_string(s.images + 1) + ": the picture gives " + std::to_string(s.image_rows.rows()) + " rows");
-    Matrix x = embeddings(ctx, s.model, {id}, marian, s.n, {}, 0, image ? Matrix(s.image_rows.row(s.images++)) : Matrix());
+    const int m = static_cast<int>(ids.size());
+    const int images = c.vision_language() ? static_cast<int>(std::count(ids.begin(), ids.end(), c.image_token_id)) : 0;
+    if (s.images + images > s.image_rows.rows())
+        throw ModelError("", "ids", "image token " + std::to_string(s.image_rows.rows() + 1) + ": the picture gives " + std::to_string(s.image_rows.rows()) + " rows");
+    Matrix x = embeddings(ctx, s.model, ids, marian, s.n, {}, 0, images > 0 ? Matrix(s.image_rows.middleRows(s.images, images)) : Matrix());
+    s.images += images;
+    std::vector<int> all = s.ids;
+    all.insert(all.end(), ids.begin(), ids.end());
+    const BothWays both_ways = image_runs(c, all);
     if (marian && s.cross_k.empty()) {  // the cross keys and values, once
         const int T_src = static_cast<int>(s.encoder_output.rows()), d = c.d_model;
         if (T_src == 0 || s.encoder_output.cols() != d) throw ModelError("", "encoder_output", "expected T_src×d_model");
@@ -1342,8 +1381,9 @@ std::vector<float> Decoder::feed(kernels::Context& ctx, int id) {
     for (std::size_t i = 0; i < layers.size(); ++i) {
         const LayerWeights& l = layers[i];
         const int layer = static_cast<int>(i);
-        const BlockEdits self = block_edits(s.edits, self_stack, layer, heads, s.n + 1);
-        const BlockSpec spec = block_spec(c, l.self, shapes[self_stack], layer);
+        const BlockEdits self = block_edits(s.edits, self_stack, layer, heads, s.n + m);
+        BlockSpec spec = block_spec(c, l.self, shapes[self_stack], layer);
+        spec.both_ways = both_ways;
         residual(ctx, c, x, l.norm_1, l.post_attention,
                  [&](const Matrix& in) { return cached_self_attention(ctx, l.self, spec, in, self, s.rope_length, s.k[i], s.v[i]); },
                  shared);
@@ -1356,10 +1396,11 @@ std::vector<float> Decoder::feed(kernels::Context& ctx, int id) {
         }
         residual(ctx, c, x, l.norm_2, l.post_ff, [&](const Matrix& in) { return feed_forward(ctx, c, l, in); }, shared);
     }
-    ++s.n;
-    s.ids.push_back(id);
-    if (w.final_norm.present()) x = norm(ctx, c, x, w.final_norm);
-    return logits_of(ctx, s.model, x.data());
+    s.n += m;
+    s.ids = std::move(all);
+    Matrix last = x.bottomRows(1);
+    if (w.final_norm.present()) last = norm(ctx, c, last, w.final_norm);
+    return logits_of(ctx, s.model, last.data());
 }
 
 int pick_token(const std::vector<float>& logits, const Sampling& sampling, SplitMix64& rng) {
@@ -1394,7 +1435,11 @@ Generated generate(kernels::Context& ctx, const Model& model, const Matrix& enco
     const auto next_logits = [&](const std::vector<int>& ids) {
         if (cached) {
             std::vector<float> logits;
-            for (; fed < ids.size(); ++fed) logits = cached->step(ctx, ids[fed]);
+            while (fed < ids.size()) {  // a token at a time, a picture's both-ways run at once
+                const auto n = static_cast<std::size_t>(fed_together(model.config, ids, static_cast<int>(fed)));
+                logits = cached->step(ctx, std::vector<int>(ids.begin() + static_cast<std::ptrdiff_t>(fed), ids.begin() + static_cast<std::ptrdiff_t>(fed + n)));
+                fed += n;
+            }
             return logits;
         }
         RunInput in;

@@ -236,20 +236,29 @@ struct RunResult {
     Matrix hidden;                 // T×d_model: the last layer's output (after ln_f for gpt2; the decoder's for marian)
     std::vector<float> logits;     // the LM head at the last position (gpt2, marian), [vocab_size]; bert: empty
     Inside inside;                 // RunInput::record only
+    BothWays both_ways;            // gemma3: the picture's runs of image tokens its self-attention saw both ways
 };
 
 // The LM head read on rows of a residual stream (Inside::streams), rows×d -> rows×V: through the
 // final norm (where the family has one), scaled and soft-capped as the forward's logits (the
 // logit lens; on the last stream's last row, RunResult::logits' numbers).
 Matrix stream_logits(kernels::Context& ctx, const Model& model, const Matrix& rows);
-// A vision-language model's connector (ModelWeights::projector) on a picture's pixel-shuffled
-// rows (model.hpp picture_rows): rows×(s²·d_vision) -> rows×d_model.
-Matrix connector_rows(kernels::Context& ctx, const Model& model, const Matrix& shuffled);
+// A vision-language model's connector (ModelWeights::projector, after projector_norm where the
+// family has one) on a picture's merged rows (model.hpp picture_rows): rows×(s²·d_vision)
+// (gemma3's means: rows×d_vision) -> rows×d_model.
+Matrix connector_rows(kernels::Context& ctx, const Model& model, const Matrix& merged);
 // The same on rows already through the final norm (RunResult::hidden's): rows×d -> rows×V.
 Matrix hidden_logits(kernels::Context& ctx, const Model& model, const Matrix& rows);
 // The logits of some ids at one position (x: d, after the final norm), each its LM head column's
 // dot product in double (RunInput::logit_ids reads them so).
 std::vector<float> id_logits(const Model& m, const float* x, const std::vector<int>& ids);
+
+// gemma3 (ModelConfig::bidirectional_images): the runs of image tokens in `ids`, each of whose
+// tokens attends to the whole run; none for every other model.
+BothWays image_runs(const ModelConfig& c, const std::vector<int>& ids);
+// How many of ids[from], ids[from + 1], … a Decoder must be fed at once: a both-ways run that
+// starts there whole (its first tokens see its last), else 1.
+int fed_together(const ModelConfig& c, const std::vector<int>& ids, int from);
 
 // A forward pass in steps (one attention or feed-forward sub-block each), so a page stays
 // responsive: while (!f.done()) f.step(ctx); then take().
@@ -326,14 +335,16 @@ public:
     // order they are fed.
     Decoder(const Model& model, Matrix encoder_output = {}, Interventions edits = {}, Matrix image_rows = {});
     ~Decoder();
-    // Feeds one token at the next position; returns the LM head's logits there.
-    std::vector<float> step(kernels::Context& ctx, int id);
+    // Feeds tokens at the next positions (one, or together what must be: fed_together's run of
+    // a picture); returns the LM head's logits at the last.
+    std::vector<float> step(kernels::Context& ctx, const std::vector<int>& ids);
+    std::vector<float> step(kernels::Context& ctx, int id) { return step(ctx, std::vector<int>{id}); }
     int length() const;  // tokens fed so far
 
 private:
     struct State;
     std::unique_ptr<State> state_;
-    std::vector<float> feed(kernels::Context& ctx, int id);  // one row through the layers
+    std::vector<float> feed(kernels::Context& ctx, const std::vector<int>& ids);  // the rows through the layers
 };
 
 // How the next token is chosen from the logits (SPEC.md §5 --temperature, --top-k, --seed):

@@ -69,6 +69,32 @@ text), with reference.idefics3_forward on the views of image_reference.idefics3_
                              "vision_attention" [view][L][H][P][P], "vision_hidden" [view][P][d]
                              (after post_layernorm), "image_features" [view][image_seq_len][d_text]
                              (the connector's rows)}
+And two Gemma 3 cases with images (Gemma3ForConditionalGeneration: "gemma3" in transformers 5's
+layout and config, float32, a 70 x 45 picture before the text; "gemma3-legacy" in the layout and
+config.json the Hub's google/gemma-3-*-it files have, bfloat16, a 40 x 40 picture at the text's
+<start_of_image>), with reference.gemma3_forward on image_reference.process()'s one view:
+  config.json                Gemma3Config's: text_config (gemma3_text: rope_parameters per layer
+                             type, layer_types; or the Hub's 4.50 form: rope_scaling,
+                             sliding_window_pattern, the defaults left out), vision_config
+                             (siglip_vision_model), mm_tokens_per_image, boi_token_index,
+                             eoi_token_index, image_token_index (the tokenizer's ids of
+                             <start_of_image>, <end_of_image>, <image_soft_token>), tied
+  model.safetensors          "model.language_model." + Gemma3TextModel's, "model.vision_tower.
+                             vision_model." + SigLIP's, "model.multi_modal_projector.
+                             {mm_input_projection_weight [d_vision, d_text], mm_soft_emb_norm.weight}";
+                             legacy: "language_model.model.", "vision_tower.vision_model.",
+                             "multi_modal_projector."; no lm_head (tied)
+  preprocessor_config.json   Gemma3ImageProcessor's as the Hub's gemma-3 files have it (resize to
+                             {height, width}, bilinear, mean and std 0.5, pan and scan off);
+                             processor_config.json: image_seq_length
+  tokenizer.json             the same byte-level BPE with <pad>, <eos>, <bos> (the BOS its
+                             TemplateProcessing adds), <start_of_image>, <end_of_image>,
+                             <image_soft_token> added after it
+  expected.json              as the Idefics3 cases' ("prompt": the text's <start_of_image> replaced by
+                             "\n\n<start_of_image>" + <image_soft_token> x mm_tokens_per_image +
+                             "<end_of_image>\n\n" as processing_gemma3.py does, the picture first
+                             when the text has no <start_of_image>: attnviz's rule; "image_tokens"
+                             the <image_soft_token> positions; "tiles" 0, 0; one view)
 Fixed seeds, one thread: the same bytes every run.
 """
 import math
@@ -468,18 +494,23 @@ VLM_ADDED = [VLM_BOS, "<fake_token_around_image>", "<image>", "<end_of_utterance
     [f"<row_{r}_col_{c}>" for r in range(1, 7) for c in range(1, 7)]
 
 
-def vlm_tokenizer(license_text):
+def added_ids(vocab, tokens):
+    """{token: id} for the added tokens, numbered after the BPE's vocabulary in their order."""
+    return {t: len(vocab) + i for i, t in enumerate(tokens)}
+
+
+def vlm_tokenizer(license_text, tokens=VLM_ADDED):
     """-> (vocab, merges, added {token: id}): tests/model/make_models.py's byte-level BPE of the
-    Llama-like cases, the VLM_ADDED tokens after it."""
+    Llama-like cases, the added tokens (VLM_ADDED, or a family's own: GEMMA3_ADDED) after it."""
     vocab, merges = gpt2_tokenizer(license_text, 220)
-    added = {t: len(vocab) + i for i, t in enumerate(VLM_ADDED)}
-    return vocab, merges, added
+    return vocab, merges, added_ids(vocab, tokens)
 
 
-def write_vlm_tokenizer(folder, vocab, merges, added):
+def write_vlm_tokenizer(folder, vocab, merges, added, bos_token=VLM_BOS):
     """tokenizer.json: ByteLevel pre-tokenizer and BPE (as make_models' write_bpe_tokenizer_json),
-    the added tokens (ids after the model's vocabulary; not in it), TemplateProcessing with the BOS."""
-    bos = added[VLM_BOS]
+    the added tokens (ids after the model's vocabulary; not in it), TemplateProcessing with the BOS
+    (bos_token: <|im_start|> for Idefics3 / SmolVLM, <bos> for Gemma 3)."""
+    bos = added[bos_token]
     write_json(os.path.join(folder, "tokenizer.json"),
                {"version": "1.0",
                 "added_tokens": [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
@@ -487,24 +518,24 @@ def write_vlm_tokenizer(folder, vocab, merges, added):
                 "normalizer": None,
                 "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
                 "post_processor": {"type": "TemplateProcessing",
-                                   "single": [{"SpecialToken": {"id": VLM_BOS, "type_id": 0}},
+                                   "single": [{"SpecialToken": {"id": bos_token, "type_id": 0}},
                                               {"Sequence": {"id": "A", "type_id": 0}}],
-                                   "pair": [{"SpecialToken": {"id": VLM_BOS, "type_id": 0}},
+                                   "pair": [{"SpecialToken": {"id": bos_token, "type_id": 0}},
                                             {"Sequence": {"id": "A", "type_id": 0}},
                                             {"Sequence": {"id": "B", "type_id": 1}}],
-                                   "special_tokens": {VLM_BOS: {"id": VLM_BOS, "ids": [bos], "tokens": [VLM_BOS]}}},
+                                   "special_tokens": {bos_token: {"id": bos_token, "ids": [bos], "tokens": [bos_token]}}},
                 "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
                 "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
                           "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
                           "vocab": vocab, "merges": [a + " " + b for a, b in merges]}}, indent=1)
 
 
-def vlm_encode(vocab, merges, added, text):
+def vlm_encode(vocab, merges, added, text, bos_token=VLM_BOS):
     """As the tokenizers library with add_special_tokens=True: the text cut at the added tokens
     (leftmost, longest first), each piece between them pre-tokenized and BPE'd on its own
-    (gpt2_encode), the added tokens' own ids; the BOS first."""
+    (gpt2_encode), the added tokens' own ids; the BOS (bos_token's id) first."""
     pattern = re.compile("|".join(re.escape(t) for t in sorted(added, key=len, reverse=True)))
-    ids, at = [added[VLM_BOS]], 0
+    ids, at = [added[bos_token]], 0
     for m in pattern.finditer(text):
         ids += gpt2_encode(vocab, merges, text[at:m.start()]) + [added[m.group()]]
         at = m.end()
@@ -563,6 +594,19 @@ def vlm_preprocessor(case):
             "resample": 1, "rescale_factor": RESCALE, "size": {"longest_edge": case["longest"]}}
 
 
+def vision_tower_weights(w, v):
+    """The SigLIP-like tower's tensors (SiglipVisionTransformer's names under w's prefix: the patch
+    conv with bias, position_embedding, the layers, post_layernorm) drawn into w; v the vision
+    config (hidden_size, patch_size, image_size, intermediate_size, num_hidden_layers). -> d"""
+    d, p, C = v["hidden_size"], v["patch_size"], v.get("num_channels", 3)
+    w.normal("embeddings.patch_embedding.weight", (d, C, p, p), 1.2 / math.sqrt(C * p * p))
+    w.normal("embeddings.patch_embedding.bias", (d,), 0.1)
+    w.normal("embeddings.position_embedding.weight", ((v["image_size"] // p) ** 2, d), 0.3)
+    tower_layers(w, d, v["intermediate_size"], v["num_hidden_layers"])
+    w.layer_norm("post_layernorm", d)
+    return d
+
+
 def vlm_weights(case, cfg):
     """Idefics3ForConditionalGeneration's tensors: "model.vision_model." + the tower's (SigLIP's
     names: patch conv with bias, position_embedding, the layers, post_layernorm),
@@ -571,13 +615,8 @@ def vlm_weights(case, cfg):
     unless tied. -> (RandomWeights of the file's tensors, W for reference.idefics3_forward: the
     names without "model.")"""
     v, t = cfg["vision_config"], cfg["text_config"]
-    d, p, C = v["hidden_size"], v["patch_size"], v.get("num_channels", 3)
     w = RandomWeights(case["seed"], case["dtype"], "model.vision_model.")
-    w.normal("embeddings.patch_embedding.weight", (d, C, p, p), 1.2 / math.sqrt(C * p * p))
-    w.normal("embeddings.patch_embedding.bias", (d,), 0.1)
-    w.normal("embeddings.position_embedding.weight", ((v["image_size"] // p) ** 2, d), 0.3)
-    tower_layers(w, d, v["intermediate_size"], v["num_hidden_layers"])
-    w.layer_norm("post_layernorm", d)
+    d = vision_tower_weights(w, v)
     W = {"vision_model." + n: x for n, x in w.W.items()}
     w.prefix, n_in = "model.", d * cfg["scale_factor"] ** 2
     W["connector.modality_projection.proj.weight"] = w.normal("connector.modality_projection.proj.weight",
@@ -629,6 +668,274 @@ def make_vlm_case(out, case, vocab, merges, added):
               "sizes": {"picture": list(case["picture"]), "resized": list(processed["resized"]),
                         "encoder": processed["encoder"] and list(processed["encoder"])},
               "pixel_values": views.tolist()}
+    expected_json(folder, case, cfg["model_type"], inputs, run)
+    return case["case"]
+
+# [SECTION] Gemma 3 with images: Gemma3ForConditionalGeneration ----------------------------------------
+
+# The two Gemma 3 cases: the same tiny sizes, each its own layout, dtype, picture and text.
+#   SigLIP 32 wide, 2 layers, 4 heads, MLP 64, 32-pixel views of 4-pixel patches (8 x 8 = 64 patches),
+#   average-pooled 2 x 2 to mm_tokens_per_image 16; Gemma 3 text 32 wide (head_dim 8), 2 layers
+#   (sliding, full), 4 heads, 2 KV heads, MLP 64, a window of 4 (shorter than a picture's 16 rows:
+#   the picture's block reaches past it), query_pre_attn_scalar 8; full layers' rope linear x8 at
+#   θ 1e6, the sliding layers' default at θ 1e4 (as the Hub's gemma-3-4b-it)
+GEMMA3_VISION = dict(d=32, L=2, H=4, d_ff=64, image_size=32, patch_size=4, mm=16)
+GEMMA3_TEXT = dict(d=32, L=2, H=4, KV=2, head_dim=8, d_ff=64, window=4, P=256, scalar=8)
+GEMMA3_CASES = [
+    # transformers 5's layout and config.json (save_pretrained of a Gemma3Config in 5.17: rope_parameters
+    # per layer type, layer_types, dtype, every field); float32; a 70 x 45 picture (the resize to
+    # 32 x 32 stretches it); no <start_of_image> in the text: the picture goes first
+    dict(case="gemma3", layout="transformers5", picture=(70, 45), text="What is in this picture?", dtype="F32",
+         seed=74, name_or_path="attnviz/tiny-gemma3"),
+    # the layout and config.json the Hub's google/gemma-3-*-it files were uploaded in (transformers
+    # 4.50: "language_model.model.…", "vision_tower.…", "multi_modal_projector.…"; a text_config with
+    # rope_scaling and sliding_window_pattern, rope_theta / rope_local_base_freq / rms_norm_eps left to
+    # Gemma3TextConfig's defaults, a vision_config without layer_norm_eps and hidden_act, torch_dtype,
+    # no tie_word_embeddings, eos_token_id a list); bfloat16; a 40 x 40 picture; the picture mid-text
+    dict(case="gemma3-legacy", layout="legacy", picture=(40, 40), text="Look: <start_of_image> what colour is the disc?",
+         dtype="BF16", seed=75),
+]
+# Gemma's tokenizer's special tokens the processor and the model name, added to the byte-level BPE
+# after its vocabulary, all special and not normalized; <bos> the BOS the post-processor adds
+GEMMA3_BOS, GEMMA3_BOI, GEMMA3_EOI, GEMMA3_IMAGE = "<bos>", "<start_of_image>", "<end_of_image>", "<image_soft_token>"
+GEMMA3_ADDED = ["<pad>", "<eos>", GEMMA3_BOS, GEMMA3_BOI, GEMMA3_EOI, GEMMA3_IMAGE]
+# Gemma3Model's tensors under each layout's prefixes (Gemma3ForConditionalGeneration's
+# _checkpoint_conversion_mapping: "^language_model.model" -> "model.language_model", "^vision_tower"
+# -> "model.vision_tower", "^multi_modal_projector" -> "model.multi_modal_projector")
+GEMMA3_PREFIXES = {
+    "transformers5": {"language_model.": "model.language_model.", "vision_tower.": "model.vision_tower.",
+                      "multi_modal_projector.": "model.multi_modal_projector."},
+    "legacy": {"language_model.": "language_model.model.", "vision_tower.": "vision_tower.",
+               "multi_modal_projector.": "multi_modal_projector."},
+}
+
+
+def gemma3_config(case, V, added):
+    """config.json of a Gemma3ForConditionalGeneration: transformers 5.17's save_pretrained of a
+    Gemma3Config (the text_config as /work/shared/fixtures/transformers-5.17/gemma3_text/config.json
+    has it, less its architectures: rope_parameters per layer type, layer_types, the
+    _sliding_window_pattern 6 it writes whatever layer_types say; the vision_config's every field),
+    or the Hub's gemma-3-*-it form (layout "legacy": transformers 4.50's, only the fields that differ
+    from the classes' defaults, as google/gemma-3-4b-it's config.json). The ids of <start_of_image>,
+    <end_of_image>, <image_soft_token> as boi_token_index, eoi_token_index, image_token_index."""
+    v, t = GEMMA3_VISION, GEMMA3_TEXT
+    ids = {"boi_token_index": added[GEMMA3_BOI], "eoi_token_index": added[GEMMA3_EOI],
+           "image_token_index": added[GEMMA3_IMAGE]}
+    if case["layout"] == "legacy":
+        text = {"head_dim": t["head_dim"], "hidden_size": t["d"], "intermediate_size": t["d_ff"],
+                "max_position_embeddings": t["P"], "model_type": "gemma3_text", "num_attention_heads": t["H"],
+                "num_hidden_layers": t["L"], "num_key_value_heads": t["KV"], "query_pre_attn_scalar": t["scalar"],
+                "rope_scaling": {"factor": 8.0, "rope_type": "linear"}, "sliding_window": t["window"],
+                "sliding_window_pattern": 2, "vocab_size": V}
+        vision = {"hidden_size": v["d"], "image_size": v["image_size"], "intermediate_size": v["d_ff"],
+                  "model_type": "siglip_vision_model", "num_attention_heads": v["H"], "num_hidden_layers": v["L"],
+                  "patch_size": v["patch_size"], "vision_use_head": False}
+        return dict({"_name_or_path": case.get("name_or_path"), "architectures": ["Gemma3ForConditionalGeneration"],
+                     "eos_token_id": [added["<eos>"]], "initializer_range": 0.02, "mm_tokens_per_image": v["mm"],
+                     "model_type": "gemma3", "text_config": text, "torch_dtype": torch_dtype(case),
+                     "transformers_version": "4.50.0.dev0", "vision_config": vision}, **ids)
+    text = {"_sliding_window_pattern": 6, "attention_bias": False, "attention_dropout": 0.0,
+            "attn_logit_softcapping": None, "bos_token_id": added[GEMMA3_BOS], "dtype": torch_dtype(case),
+            "eos_token_id": added["<eos>"], "final_logit_softcapping": None, "head_dim": t["head_dim"],
+            "hidden_activation": "gelu_pytorch_tanh", "hidden_size": t["d"], "initializer_range": 0.02,
+            "intermediate_size": t["d_ff"], "layer_types": ["sliding_attention", "full_attention"],
+            "max_position_embeddings": t["P"], "model_type": "gemma3_text", "num_attention_heads": t["H"],
+            "num_hidden_layers": t["L"], "num_key_value_heads": t["KV"], "pad_token_id": added["<pad>"],
+            "query_pre_attn_scalar": t["scalar"], "rms_norm_eps": 1e-06,
+            "rope_parameters": {"full_attention": {"factor": 8.0, "rope_theta": 1000000.0, "rope_type": "linear"},
+                                "sliding_attention": {"rope_theta": 10000.0, "rope_type": "default"}},
+            "sliding_window": t["window"], "tie_word_embeddings": True, "use_bidirectional_attention": False,
+            "use_cache": True, "vocab_size": V}
+    vision = {"attention_dropout": 0.0, "hidden_act": "gelu_pytorch_tanh", "hidden_size": v["d"],
+              "image_size": v["image_size"], "intermediate_size": v["d_ff"], "layer_norm_eps": 1e-06,
+              "model_type": "siglip_vision_model", "num_attention_heads": v["H"], "num_channels": 3,
+              "num_hidden_layers": v["L"], "patch_size": v["patch_size"], "vision_use_head": False}
+    return dict({"_name_or_path": case.get("name_or_path"), "architectures": ["Gemma3ForConditionalGeneration"],
+                 "dtype": torch_dtype(case), "initializer_range": 0.02, "mm_tokens_per_image": v["mm"],
+                 "model_type": "gemma3", "text_config": text, "tie_word_embeddings": True,
+                 "transformers_version": "5.17.0", "vision_config": vision}, **ids)
+
+
+def gemma3_preprocessor(case):
+    """preprocessor_config.json as the Hub's gemma-3 files have it (Gemma3ImageProcessor: resize to
+    {height, width} bilinear, rescale, mean = std = 0.5, no pan and scan), at the case's size."""
+    S = GEMMA3_VISION["image_size"]
+    return {"do_convert_rgb": None, "do_normalize": True, "do_pan_and_scan": None, "do_rescale": True,
+            "do_resize": True, "image_mean": [0.5, 0.5, 0.5], "image_processor_type": "Gemma3ImageProcessor",
+            "image_seq_length": GEMMA3_VISION["mm"], "image_std": [0.5, 0.5, 0.5], "pan_and_scan_max_num_crops": None,
+            "pan_and_scan_min_crop_size": None, "pan_and_scan_min_ratio_to_activate": None,
+            "processor_class": "Gemma3Processor", "resample": 2, "rescale_factor": RESCALE,
+            "size": {"height": S, "width": S}}
+
+
+def gemma3_weights(case, cfg):
+    """Gemma3ForConditionalGeneration's tensors under the case's layout's prefixes (GEMMA3_PREFIXES):
+    the SigLIP tower ("vision_tower.vision_model." + SiglipVisionTransformer's names),
+    "multi_modal_projector.mm_input_projection_weight" [d_vision, d_text] and
+    "multi_modal_projector.mm_soft_emb_norm.weight" [d_vision] (an offset from 1, as Gemma's norms),
+    the text model (make_models' llama_weights of a gemma3_text config, its own seed; no lm_head: tied).
+    -> (RandomWeights of the file's tensors, W for reference.gemma3_forward: Gemma3Model's names)"""
+    prefixes = GEMMA3_PREFIXES[case["layout"]]
+    vcfg, tcfg = reference.gemma3_vision_config(cfg), reference.gemma3_text_config(cfg)
+    w = RandomWeights(case["seed"], case["dtype"], prefixes["vision_tower."] + "vision_model.")
+    dv = vision_tower_weights(w, vcfg)
+    W = {"vision_tower.vision_model." + n: x for n, x in w.W.items()}
+    w.prefix = prefixes["multi_modal_projector."]
+    for name, shape, std in (("mm_input_projection_weight", (dv, tcfg["hidden_size"]), 1.2 / math.sqrt(dv)),
+                             ("mm_soft_emb_norm.weight", (dv,), 0.1)):
+        W["multi_modal_projector." + name] = w.normal(name, shape, std)
+    text = llama_weights(dict(seed=case["seed"] + 100, dtype=case["dtype"], prefix=True), tcfg)
+    for name, dtype, shape, raw in text.tensors:  # "model.…" -> the layout's language model prefix
+        assert name.startswith("model."), name  # tied: no lm_head
+        w.tensors.append((prefixes["language_model."] + name[len("model."):], dtype, shape, raw))
+    W.update({"language_model." + n: x for n, x in text.W.items()})
+    return w, W
+
+
+def gemma3_prompt(text, mm_tokens):
+    """processing_gemma3.py's prompt: the text's <start_of_image> (put first when the text has none:
+    attnviz's rule, the picture before the text) replaced by full_image_sequence, "\n\n" +
+    <start_of_image> + <image_soft_token> x mm_tokens_per_image + <end_of_image> + "\n\n"."""
+    if GEMMA3_BOI not in text:
+        text = GEMMA3_BOI + text
+    assert text.count(GEMMA3_BOI) == 1, text
+    return text.replace(GEMMA3_BOI, "\n\n" + GEMMA3_BOI + GEMMA3_IMAGE * mm_tokens + GEMMA3_EOI + "\n\n")
+
+
+def transformers_gemma3_masks(token_type_ids, window):
+    """transformers' own construction, written out as its code reads (modeling_gemma3.py's
+    create_causal_mask_mapping and token_type_ids_mask_function, masking_utils.py's causal_mask_function,
+    sliding_window_overlay, and_masks, or_masks) on token_type_ids [1, T], broadcast over the
+    (query, key) grid instead of vmapped -> {"full_attention", "sliding_attention"}: [T, T] bool,
+    True where attending is allowed; and the newest transformers' blockwise_overlay of the same
+    groups ((q_group == kv_group) & (q_group >= 0)), which must agree."""
+    T = token_type_ids.shape[1]
+    # create_causal_mask_mapping: "First find where a new image block starts"
+    is_image = token_type_ids == 1
+    is_previous_image = torch.nn.functional.pad(is_image.int(), (1, 0), value=0)[:, :-1].bool()
+    new_image_start = is_image & ~is_previous_image
+    image_group_ids = torch.cumsum(new_image_start.int(), dim=1) - 1
+    image_group_ids = torch.where(is_image, image_group_ids, torch.full_like(image_group_ids, -1))
+
+    def inner_mask(batch_idx, head_idx, q_idx, kv_idx):  # token_type_ids_mask_function's
+        safe_idx = torch.where(kv_idx < token_type_ids.shape[1], kv_idx, 0)
+        token_type_ids_at_kv_idx = token_type_ids[batch_idx, safe_idx]
+        token_type_ids_at_kv_idx = torch.where(kv_idx < token_type_ids.shape[1], token_type_ids_at_kv_idx, 0)
+        image_group_ids_at_kv_idx = image_group_ids[batch_idx, safe_idx]
+        image_group_ids_at_kv_idx = torch.where(kv_idx < image_group_ids.shape[1], image_group_ids_at_kv_idx, -1)
+        is_image_block = (token_type_ids[batch_idx, q_idx] == 1) & (token_type_ids_at_kv_idx == 1)
+        same_image_block = image_group_ids[batch_idx, q_idx] == image_group_ids_at_kv_idx
+        return is_image_block & same_image_block
+
+    def blockwise_overlay(batch_idx, head_idx, q_idx, kv_idx):  # masking_utils' newest form
+        q_group, kv_group = image_group_ids[batch_idx, q_idx], image_group_ids[batch_idx, kv_idx]
+        return (q_group == kv_group) & (q_group >= 0)
+
+    def causal_mask_function(batch_idx, head_idx, q_idx, kv_idx):
+        return kv_idx <= q_idx
+
+    def sliding_window_overlay(batch_idx, head_idx, q_idx, kv_idx):
+        return kv_idx > q_idx - window
+
+    def and_masks(*fns):
+        def and_mask(batch_idx, head_idx, q_idx, kv_idx):
+            result = q_idx.new_ones((), dtype=torch.bool)
+            for fn in fns:
+                result = result & fn(batch_idx, head_idx, q_idx, kv_idx)
+            return result
+        return and_mask
+
+    def or_masks(*fns):
+        def or_mask(batch_idx, head_idx, q_idx, kv_idx):
+            result = q_idx.new_zeros((), dtype=torch.bool)
+            for fn in fns:
+                result = result | fn(batch_idx, head_idx, q_idx, kv_idx)
+            return result
+        return or_mask
+
+    b, h, q, kv = torch.tensor(0), torch.tensor(0), torch.arange(T)[:, None], torch.arange(T)[None, :]
+    full = or_masks(causal_mask_function, inner_mask)(b, h, q, kv)
+    sliding = or_masks(and_masks(sliding_window_overlay, causal_mask_function), inner_mask)(b, h, q, kv)
+    for base, got in ((causal_mask_function, full), (and_masks(sliding_window_overlay, causal_mask_function), sliding)):
+        assert torch.equal(or_masks(base, blockwise_overlay)(b, h, q, kv), got), "blockwise_overlay disagrees"
+    return {"full_attention": full, "sliding_attention": sliding}
+
+
+def check_gemma3_masks():
+    """reference.causal_masked with reference.gemma3_image_blocks against transformers_gemma3_masks on
+    sequences with two separate pictures (runs of 5 and 6 image tokens, a run at the very start, a
+    run at the very end, adjacent runs split by one text token), windows 4 and 2 and none."""
+    img = 9
+    for ids in ([1, 2, img, img, img, img, img, 3, 4, 5, img, img, img, img, img, img, 6, 7],
+                [img, img, img, 3, img, img, img, img, 4, 5, 6, img, img]):
+        tt = torch.tensor([[1 if i == img else 0 for i in ids]])
+        allowed = reference.gemma3_image_blocks(ids, img)
+        for window in (4, 2, 1):
+            want = transformers_gemma3_masks(tt, window)
+            assert torch.equal(~reference.causal_masked(len(ids), 0, allowed), want["full_attention"]), "full mask"
+            assert torch.equal(~reference.causal_masked(len(ids), window, allowed), want["sliding_attention"]), \
+                f"sliding mask, window {window}"
+
+
+def check_gemma3_projector():
+    """reference.gemma3_projector against Gemma3MultiModalProjector.forward as the module runs it
+    (transpose, reshape to [1, d_v, G, G], nn.AvgPool2d(k, stride=k), flatten(2), transpose, the
+    Gemma RMSNorm written as Gemma3RMSNorm's forward in float64 for its float32, the product with
+    mm_input_projection_weight), for 8 x 8 patches to 16 and to 4 tokens, 6 x 6 to 4."""
+    rng = np.random.default_rng(5)
+    for G, mm, dv, dt in ((8, 16, 6, 5), (8, 4, 3, 7), (6, 4, 4, 4)):
+        x = torch.tensor(rng.standard_normal((G * G, dv)))
+        W = {"multi_modal_projector.mm_input_projection_weight": torch.tensor(rng.standard_normal((dv, dt))),
+             "multi_modal_projector.mm_soft_emb_norm.weight": torch.tensor(0.1 * rng.standard_normal(dv))}
+        vcfg = {"image_size": G * 4, "patch_size": 4, "layer_norm_eps": 1e-6}
+        k = G // int(mm ** 0.5)
+        vision_outputs = x[None]
+        batch_size, _, hidden_size = vision_outputs.shape
+        reshaped = vision_outputs.transpose(1, 2).reshape(batch_size, hidden_size, G, G).contiguous()
+        pooled = torch.nn.AvgPool2d(kernel_size=k, stride=k)(reshaped).flatten(2).transpose(1, 2)
+        normed = pooled * torch.rsqrt(pooled.pow(2).mean(-1, keepdim=True) + 1e-6)
+        normed = normed * (1.0 + W["multi_modal_projector.mm_soft_emb_norm.weight"])
+        want = torch.matmul(normed, W["multi_modal_projector.mm_input_projection_weight"])[0]
+        got = reference.gemma3_projector(x, W, vcfg, mm)
+        assert got.shape == want.shape == (mm, dt) and float((got - want).abs().max()) < 1e-12, \
+            f"projector G={G} mm={mm}: {float((got - want).abs().max())}"
+
+
+def make_gemma3_case(out, case, vocab, merges, added):
+    V = len(vocab) + len(added)
+    cfg = gemma3_config(case, V, added)
+    weights, W = gemma3_weights(case, cfg)
+    folder = case_folder(out, case, dict(cfg), weights)
+    write_vlm_tokenizer(folder, vocab, merges, added, bos_token=GEMMA3_BOS)
+    prep = gemma3_preprocessor(case)
+    write_json(os.path.join(folder, "preprocessor_config.json"), prep, indent=2)
+    mm = cfg["mm_tokens_per_image"]
+    write_json(os.path.join(folder, "processor_config.json"),
+               {"image_seq_length": mm, "processor_class": prep["processor_class"]}, indent=2)
+    picture(case).save(os.path.join(folder, "image.png"))
+    pixel_values = process(Image.open(os.path.join(folder, "image.png")), prep)  # float32 [3, S, S]
+    vcfg = reference.gemma3_vision_config(cfg)
+    tower = {n[len("vision_tower.vision_model."):]: x for n, x in W.items() if n.startswith("vision_tower.vision_model.")}
+    check_patches(tower, vcfg, ("embeddings.patch_embedding.weight", "embeddings.patch_embedding.bias"), pixel_values)
+    prompt = gemma3_prompt(case["text"], mm)
+    ids = vlm_encode(vocab, merges, added, prompt, bos_token=GEMMA3_BOS)
+    names = {i: t for t, i in vocab.items()} | {i: t for t, i in added.items()}
+    image_tokens = [j for j, i in enumerate(ids) if i == added[GEMMA3_IMAGE]]
+    assert len(image_tokens) == mm and image_tokens == list(range(image_tokens[0], image_tokens[0] + mm)) and max(ids) < V
+    run = reference.gemma3_forward(W, cfg, ids, pixel_values[None])
+    # the run's maps are zero exactly where transformers' masks forbid (its image block reaching past
+    # the sliding window and ahead of the causal limit)
+    masks = transformers_gemma3_masks(torch.tensor([[1 if i == added[GEMMA3_IMAGE] else 0 for i in ids]]),
+                                      GEMMA3_TEXT["window"])
+    for layer, window in enumerate(reference.layer_kinds(reference.gemma3_text_config(cfg))):
+        allowed = masks["sliding_attention" if window else "full_attention"]
+        assert torch.equal(run["attention"][layer] > 0, allowed.expand_as(run["attention"][layer])), f"layer {layer}'s zeros"
+    S, G = GEMMA3_VISION["image_size"], GEMMA3_VISION["image_size"] // GEMMA3_VISION["patch_size"]
+    inputs = {"image": "image.png", "text": case["text"], "prompt": prompt, "ids": ids,
+              "tokens": [names[i] for i in ids], "image_tokens": image_tokens, "tiles": {"rows": 0, "cols": 0},
+              "patches": {"rows": G, "cols": G, "size": GEMMA3_VISION["patch_size"], "first": 0},
+              "sizes": {"picture": list(case["picture"]), "resized": [S, S], "encoder": None},
+              "pixel_values": pixel_values[None].tolist()}
     expected_json(folder, case, cfg["model_type"], inputs, run)
     return case["case"]
 
@@ -694,6 +1001,10 @@ def main(out):
     with open("/usr/share/common-licenses/GPL-3", encoding="utf-8") as f:
         vocab, merges, added = vlm_tokenizer(f.read())
     cases += [make_vlm_case(out, case, vocab, merges, added) for case in VLM_CASES]
+    check_gemma3_masks()
+    check_gemma3_projector()
+    gemma3_added = added_ids(vocab, GEMMA3_ADDED)
+    cases += [make_gemma3_case(out, case, vocab, merges, gemma3_added) for case in GEMMA3_CASES]
     write_json(os.path.join(out, "cases.json"), cases, indent=2)  # written last: the build's stamp
 
 

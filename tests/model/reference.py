@@ -6,7 +6,10 @@ of ids; their checkpoints come from tests/model/make_vision_models.py.)
 
 idefics3_forward (Idefics3 / SmolVLM: the vision tower on each view of
 tests/model/image_reference.py's idefics3_process(), the pixel shuffle and projection, and
-llama_like_forward over the ids with the image rows merged in) takes the ids and the views.
+llama_like_forward over the ids with the image rows merged in) takes the ids and the views;
+gemma3_forward (Gemma 3 with images: SigLIP on the one view of image_reference's process(), the
+projector's average pooling, norm and product, and the Gemma 3 text model with each picture's
+rows attending to one another both ways) likewise.
 
 Each forward takes `W`, a dict of float64 tensors named as in a Hugging Face checkpoint without
 its head prefix (gpt2 "h.0.attn.c_attn.weight", bert "encoder.layer.0...", marian
@@ -656,9 +659,26 @@ def final_softcap(cfg):  # gemma2's tanh(z / cap)·cap on the logits; None elsew
     return cfg.get("final_logit_softcapping", 30.0 if t == "gemma2" else None) if t in ("gemma2", "gemma3_text") else None
 
 
-def llama_like_forward(W, cfg, ids, edits=NONE, hooks=None, embeds=None):
+def causal_masked(T, window=0, allowed=None):
+    """[T, T] bool, True where query i may not read key j: the causal mask (j > i), the sliding
+    window's (j <= i - window, when window), then OR'ed with `allowed` ([T, T] bool: pairs let
+    through whatever the causal and window masks say; Gemma 3's image blocks, as masking_utils'
+    or_mask_function): masked & ~allowed."""
+    qi, kj = torch.arange(T)[:, None], torch.arange(T)[None, :]
+    masked = kj > qi
+    if window:
+        masked = masked | (kj <= qi - window)
+    if allowed is not None:
+        masked = masked & ~allowed
+    return masked
+
+
+def llama_like_forward(W, cfg, ids, edits=NONE, hooks=None, embeds=None, allowed=None, raw_rows=None):
     """embeds [T, d]: the input rows in place of embed_tokens[ids] (Idefics3's merged image
-    rows; gemma's scaling still applies); ids then only give T."""
+    rows; gemma's scaling still applies); ids then only give T. allowed [T, T] bool: query-key
+    pairs OR'ed into every layer's causal (and sliding) mask (causal_masked; Gemma 3's image
+    blocks). raw_rows [T] bool: rows of embeds that enter the stream as given, without gemma's
+    √d scaling (Gemma 3's image rows, scattered in after the scaled embedding)."""
     t = cfg["model_type"]
     gemma, T = t in ("gemma2", "gemma3_text"), len(ids)
     d, H = cfg["hidden_size"], cfg["num_attention_heads"]
@@ -681,7 +701,8 @@ def llama_like_forward(W, cfg, ids, edits=NONE, hooks=None, embeds=None):
         hooks.start()
     x = W["embed_tokens.weight"][ids] if embeds is None else embeds  # [T, d]
     if gemma:
-        x = x * torch.tensor(d ** 0.5, dtype=torch.float32).to(torch.float64)
+        scaled = x * torch.tensor(d ** 0.5, dtype=torch.float32).to(torch.float64)
+        x = scaled if raw_rows is None else torch.where(raw_rows[:, None], x, scaled)
     x = hook_stream(hooks, 0, x)
     maps, qs, xs, unrotated = [], [], [], []
     for i in range(cfg["num_hidden_layers"]):
@@ -704,10 +725,7 @@ def llama_like_forward(W, cfg, ids, edits=NONE, hooks=None, embeds=None):
         scores = q @ k.transpose(1, 2) * scaling  # [H, T, T]
         if softcap:
             scores = torch.tanh(scores / softcap) * softcap
-        qi, kj = torch.arange(T)[:, None], torch.arange(T)[None, :]
-        masked = kj > qi
-        if windows[i]:
-            masked = masked | (kj <= qi - windows[i])
+        masked = causal_masked(T, windows[i], allowed)
         for j in edits.hidden:
             masked[:, j] = True
         scores = scores.masked_fill(masked, float("-inf"))
@@ -841,6 +859,130 @@ def idefics3_forward(W, cfg, ids, views):
     x = Wt["embed_tokens.weight"][ids].clone()
     x[image] = rows
     out = llama_like_forward(Wt, tcfg, ids, embeds=x)
+    return {"attention": out["attention"], "hidden": out["hidden"], "logits": out["logits"],
+            "vision_attention": torch.stack(maps), "vision_hidden": torch.stack(hidden),
+            "image_features": torch.stack(features)}
+
+# [SECTION] Gemma 3 with images: a SigLIP tower, pooled and projected, a Gemma 3 over both --------
+# modeling_gemma3.py (Gemma3ForConditionalGeneration, Gemma3Model, Gemma3MultiModalProjector,
+# token_type_ids_mask_function / create_causal_mask_mapping) and masking_utils.py (or_masks).
+
+GEMMA3_TEXT_DEFAULTS = {  # Gemma3TextConfig's, for the fields the forward reads
+    "vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+    "max_position_embeddings": 131072, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+    "rope_local_base_freq": 10000.0, "rope_scaling": None, "query_pre_attn_scalar": 256, "sliding_window": 4096,
+    "sliding_window_pattern": 6, "tie_word_embeddings": True}
+SIGLIP_VISION_DEFAULTS = {  # SiglipVisionConfig's
+    "hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12, "num_attention_heads": 12,
+    "num_channels": 3, "image_size": 224, "patch_size": 16, "hidden_act": "gelu_pytorch_tanh", "layer_norm_eps": 1e-6}
+
+
+def gemma3_text_config(cfg):
+    """A Gemma3Config's text_config as llama_like_forward reads it: Gemma3TextConfig's defaults
+    where a field is absent (rope_theta 1e6, not Llama's 1e4); transformers 5's rope_parameters
+    {"full_attention": {rope_type, rope_theta, factor…}, "sliding_attention": {…}} turned into
+    rope_theta + rope_scaling (the full layers') and rope_local_base_freq (the sliding layers',
+    default rotation only); no logit soft-caps: Gemma3ForConditionalGeneration applies no
+    final_logit_softcapping (only Gemma3ForCausalLM does), and Gemma3Attention never passes
+    attn_logit_softcapping to the attention."""
+    t = dict(GEMMA3_TEXT_DEFAULTS, **cfg.get("text_config", {}))
+    t["model_type"] = "gemma3_text"
+    rp = t.pop("rope_parameters", None)
+    if rp:
+        full, sliding = (rp.get("full_attention"), rp.get("sliding_attention")) if "full_attention" in rp \
+            or "sliding_attention" in rp else (rp, None)
+        full = full or {"rope_type": "default"}
+        t["rope_theta"] = full.get("rope_theta", t["rope_theta"])
+        kind = full.get("rope_type", full.get("type", "default"))
+        t["rope_scaling"] = None if kind == "default" else {k: v for k, v in full.items() if k != "rope_theta"}
+        if sliding:
+            assert sliding.get("rope_type", "default") == "default", f"sliding rope {sliding}"
+            t["rope_local_base_freq"] = sliding.get("rope_theta", t["rope_local_base_freq"])
+    t["tie_word_embeddings"] = cfg.get("tie_word_embeddings", t["tie_word_embeddings"])
+    t["final_logit_softcapping"] = None
+    t["attn_logit_softcapping"] = None
+    return t
+
+
+def gemma3_vision_config(cfg):
+    """config.json's vision_config with SiglipVisionConfig's defaults where a field is absent
+    (the Hub's gemma-3 files give neither layer_norm_eps nor hidden_act)."""
+    return dict(SIGLIP_VISION_DEFAULTS, **cfg["vision_config"])
+
+
+def gemma3_image_blocks(ids, image_token_id):
+    """[T, T] bool: True where query i and key j are both image tokens (token_type_ids 1: the
+    processor marks the image_token_index positions, not <start_of_image> / <end_of_image>) of
+    the same unbroken run of them, i.e. of the same picture; what create_causal_mask_mapping ORs
+    into the full and the sliding masks alike (an image token reads its whole picture, later
+    rows and rows outside the sliding window included; a picture never reads a later one)."""
+    T = len(ids)
+    run, runs = -1, []
+    for j, i in enumerate(ids):
+        if i == image_token_id:
+            if j == 0 or ids[j - 1] != image_token_id:
+                run += 1
+            runs.append(run)
+        else:
+            runs.append(None)
+    allowed = torch.zeros(T, T, dtype=torch.bool)
+    for q in range(T):
+        for k in range(T):
+            allowed[q, k] = runs[q] is not None and runs[q] == runs[k]
+    return allowed
+
+
+def gemma3_projector(x, W, vcfg, mm_tokens):
+    """Gemma3MultiModalProjector on one picture: x [P, d_v] the tower's last_hidden_state, a
+    G x G grid row-major (G = image_size / patch_size) -> [mm_tokens, d_text]: each k x k block
+    of the grid averaged (nn.AvgPool2d(k, stride k), k = G / √mm_tokens) into a √mm x √mm grid,
+    row-major; mm_soft_emb_norm (Gemma's RMSNorm, (1 + w), eps = the vision config's
+    layer_norm_eps); then · mm_input_projection_weight [d_v, d_text] (a plain product, not a
+    Linear's transpose)."""
+    P, dv = x.shape
+    G = vcfg["image_size"] // vcfg["patch_size"]
+    side = int(mm_tokens ** 0.5)
+    assert G * G == P and side * side == mm_tokens and G % side == 0, \
+        f"{P} patches cannot pool to {mm_tokens} tokens"
+    k = G // side
+    pooled = x.reshape(side, k, side, k, dv).mean(dim=(1, 3)).reshape(mm_tokens, dv)
+    normed = rms_norm(pooled, W["multi_modal_projector.mm_soft_emb_norm.weight"], vcfg["layer_norm_eps"], plus_one=True)
+    return normed @ W["multi_modal_projector.mm_input_projection_weight"]
+
+
+def gemma3_forward(W, cfg, ids, views):
+    """Gemma3ForConditionalGeneration (eval, eager): cfg config.json's dict, W the tensors as
+    Gemma3Model names them ("vision_tower.vision_model.…", "multi_modal_projector.…",
+    "language_model.…" + Gemma3TextModel's names: a transformers 5 file's names without "model.",
+    or the Hub's older files' "language_model.model.…" etc. after _checkpoint_conversion_mapping;
+    the LM head is embed_tokens, tied), ids the whole prompt's ids, views [n, C, S, S] one view per
+    picture. Each view through SiglipVisionModel (siglip_vision_forward: post_layernorm on every
+    row), then gemma3_projector -> mm_tokens_per_image rows; the ids' embeddings × √d_text
+    (Gemma3TextScaledWordEmbedding), the image_token_index rows then replaced in order by the
+    projector's rows, unscaled (masked_scatter); the Gemma 3 text model over the whole sequence,
+    each layer's causal or sliding mask OR'ed with gemma3_image_blocks; the final norm; the tied
+    head, no soft-cap.
+    -> attention [L, H, T, T], hidden [T, d_text] after the final norm, logits [V] at the last
+    position, vision_attention [n, L_v, H_v, P, P], vision_hidden [n, P, d_v] (post_layernorm'd),
+    image_features [n, mm_tokens_per_image, d_text]."""
+    vcfg, tcfg = gemma3_vision_config(cfg), gemma3_text_config(cfg)
+    sub = lambda prefix: {n[len(prefix):]: t for n, t in W.items() if n.startswith(prefix)}  # noqa: E731
+    Wv, Wt = sub("vision_tower.vision_model."), sub("language_model.")
+    mm = cfg.get("mm_tokens_per_image", 256)
+    maps, hidden, features = [], [], []
+    for view in views:
+        run = siglip_vision_forward(Wv, vcfg, view)
+        maps.append(run["attention"]), hidden.append(run["hidden"])
+        features.append(gemma3_projector(run["hidden"], W, vcfg, mm))
+    rows = torch.cat(features)  # [n·mm, d_text], the pictures in order
+    image_id = cfg.get("image_token_index", cfg.get("image_token_id", 262144))
+    image = torch.tensor([i == image_id for i in ids])
+    assert int(image.sum()) == rows.shape[0], f"{int(image.sum())} image tokens for {rows.shape[0]} image rows"
+    V = Wt["embed_tokens.weight"].shape[0]
+    x = Wt["embed_tokens.weight"][[0 if i == image_id and i >= V else i for i in ids]].clone()  # OOV -> pad 0
+    x[image] = rows
+    out = llama_like_forward(Wt, tcfg, ids, embeds=x, allowed=gemma3_image_blocks(ids, image_id), raw_rows=image)
     return {"attention": out["attention"], "hidden": out["hidden"], "logits": out["logits"],
             "vision_attention": torch.stack(maps), "vision_hidden": torch.stack(hidden),
             "image_features": torch.stack(features)}

@@ -17,13 +17,19 @@ siglip_vision_forward on the pixel values tests/model/image_reference.py's proce
   (logits only where expected.json has them: ViTForImageClassification; none printed elsewhere),
   and its output opens as an import (`attnviz import FILE`).
 The vision-language cases (Idefics3 split into 2 x 3 tiles, SmolVLM not split, Idefics3 with
-<image> in the middle of the text; expected.json by tests/model/reference.py's idefics3_forward):
+<image> in the middle of the text; expected.json by tests/model/reference.py's idefics3_forward;
+and Gemma 3 with images, Gemma3ForConditionalGeneration: "gemma3" in transformers 5's layout and
+config, float32, the picture first, "gemma3-legacy" in the layout and config the Hub's
+google/gemma-3-*-it files have, bfloat16, <start_of_image> mid-text; expected.json by
+reference.py's gemma3_forward: one view, its 8 x 8 patches pooled to 16 rows, each picture's
+rows attending to one another both ways past the causal limit and the sliding window):
   `attnviz run CASE --image CASE/image.png --text TEXT --json` gives the ids and tokens of the
   prompt as the processor expands it and the tokenizer encodes it (exactly), "image_tokens" (the
-  <image> positions from 0), "tiles" {rows, cols} (0, 0 not split), "patches" (one view's grid,
-  first 0), the text model's attention [L][H][T][T] and each view's vision attention
-  [view][L][H][P][P] (tiles row by row, then the global view) within 1e-5, the hidden states
-  after the final norm and the last position's logits within 1e-4 of the largest |value|.
+  <image> / <image_soft_token> positions from 0), "tiles" {rows, cols} (0, 0 not split; Gemma 3
+  never splits), "patches" (one view's grid, first 0), the text model's attention [L][H][T][T]
+  and each view's vision attention [view][L][H][P][P] (tiles row by row, then the global view)
+  within 1e-5, the hidden states after the final norm and the last position's logits within 1e-4
+  of the largest |value|; `--generate 2` greedy from there, its first token the logits' argmax.
 Then ViT with two patches hidden (`--hide-token`): the reference's forward with those keys masked,
 their columns 0.
 Then bad input, each of which must exit 2 with nothing on stdout and one line on stderr naming the
@@ -33,8 +39,10 @@ patch_size not dividing image_size, a config.json without patch_size (transforme
 does not fit this checkpoint's tensors), a missing preprocessor_config.json, --image given to a
 text model (the built-in tiny-lm), --text given to a vision model, a processor with resample 0
 (nearest: refused), a CLIPModel's config.json without vision_config (CLIPConfig would make a
-default 768-wide tower that the file's tensors do not fit); and for Idefics3: a config.json without
-vision_config, a --text with two <image> (one picture), a tokenizer.json without the <image> token.
+default 768-wide tower that the file's tensors do not fit); for Idefics3: a config.json without
+vision_config, a --text with two <image> (one picture), a tokenizer.json without the <image> token;
+and for Gemma 3: mm_tokens_per_image 15 (not a square: the projector pools to a square grid), a
+tokenizer.json without the <start_of_image> token.
 Prints one line per case and the largest differences seen; exits 1 on any failure.
 """
 import json
@@ -102,7 +110,7 @@ if not cases:
 for case in cases:
     folder = os.path.join(refs, case)
     exp = json.load(open(os.path.join(folder, "expected.json")))
-    vlm = "vision_attention" in exp  # Idefics3 / SmolVLM: a text with the picture
+    vlm = "vision_attention" in exp  # Idefics3 / SmolVLM / Gemma 3: a text with the picture
     p = run([folder, "--image", os.path.join(folder, exp["image"])] + (["--text", exp["text"]] if vlm else []) + ["--json"])
     if p.returncode != 0:
         continue
@@ -305,6 +313,28 @@ else:
     json.dump(tok, open(os.path.join(d, "tokenizer.json"), "w"))
     bad("tokenizer.json without <image>", [d, "--image", os.path.join(d, "image.png"), "--text", text, "--json"],
         "vlm-no-image-token/tokenizer.json", "<image>")
+
+gemma3 = next((c for c in cases if json.load(open(os.path.join(refs, c, "config.json"))).get("model_type") == "gemma3"), None)
+if gemma3 is None:
+    fail("no Gemma 3 case (model_type \"gemma3\") for its bad-input tests")
+else:
+    def gemma3_copy(name):
+        dst = os.path.join(work, name)
+        shutil.copytree(os.path.join(refs, gemma3), dst)
+        return dst, json.load(open(os.path.join(dst, "expected.json")))["text"]
+
+    d, text = gemma3_copy("gemma3-mm-tokens-15")
+    cfg = json.load(open(os.path.join(d, "config.json")))
+    cfg["mm_tokens_per_image"] = 15
+    json.dump(cfg, open(os.path.join(d, "config.json"), "w"), indent=2)
+    bad("Gemma 3 with mm_tokens_per_image 15", [d, "--image", os.path.join(d, "image.png"), "--text", text, "--json"],
+        "gemma3-mm-tokens-15/config.json", "mm_tokens_per_image")
+    d, text = gemma3_copy("gemma3-no-boi-token")
+    tok = json.load(open(os.path.join(d, "tokenizer.json")))
+    tok["added_tokens"] = [t for t in tok["added_tokens"] if t["content"] != "<start_of_image>"]
+    json.dump(tok, open(os.path.join(d, "tokenizer.json"), "w"))
+    bad("tokenizer.json without <start_of_image>", [d, "--image", os.path.join(d, "image.png"), "--text", text, "--json"],
+        "gemma3-no-boi-token/tokenizer.json", "<start_of_image>")
 
 shutil.rmtree(work)
 shutil.rmtree(hub_env["HF_HUB_CACHE"])

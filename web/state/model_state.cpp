@@ -642,8 +642,11 @@ void step_job(ModelJob& job, const LoadedModel& m) {
         job.encoder.reset();
         job.input.ids = {c.decoder_start_id};
         job.logits = job.decoder->step(job.ctx, c.decoder_start_id);
-    } else if (job.decoder && job.fed < job.prompt) {  // generating: the prompt into the cache, a token a slice
-        job.logits = job.decoder->step(job.ctx, job.input.ids[static_cast<std::size_t>(job.fed++)]);
+    } else if (job.decoder && job.fed < job.prompt) {  // generating: the prompt into the cache, a token a slice (a picture's both-ways run at once)
+        const int n = fed_together(c, job.input.ids, job.fed);
+        const auto first = job.input.ids.begin() + job.fed;
+        job.logits = job.decoder->step(job.ctx, std::vector<int>(first, first + n));
+        job.fed += n;
     } else if (job.decoder) {
         const int next = job.sampling ? pick_token(job.logits, *job.sampling, job.rng)
                                       : static_cast<int>(std::max_element(job.logits.begin(), job.logits.end()) - job.logits.begin());

@@ -10,10 +10,23 @@
 //           layer in each group of sliding_window_pattern but the last (or layer_types); the
 //           sliding layers rotate with their own base, rope_local_base_freq, and no scaling (or
 //           as rope_parameters.sliding_attention says: transformers 5)
+// And Gemma 3 with pictures ("gemma3", Gemma3ForConditionalGeneration): a gemma3_text language
+// model (text_config, model.language_model.*) and a SigLIP tower (vision_config,
+// model.vision_tower.vision_model.*), as their differences from Idefics3 (idefics3.cpp):
+//   connector  the tower's G×G patches averaged over k×k blocks (AvgPool2d, k = G / √mm_tokens_per_image),
+//              each mean through an RMSNorm scaling by 1 + w (mm_soft_emb_norm, the tower's eps),
+//              then times mm_input_projection_weight [d_vision, d] (x·W)
+//   prompt     the text's <start_of_image> (boi_token_index) becomes "\n\n<start_of_image>",
+//              mm_tokens_per_image <image_soft_token> (image_token_index), "<end_of_image>\n\n"
+//   mask       an image's tokens attend to each other both ways (token_type_ids' or-mask), in
+//              the sliding layers too; every other query as the text model's
+//   names      the Hub's files keep transformers 4.50's: language_model.model.*, vision_tower.*,
+//              multi_modal_projector.*, read as the newer (ModelConfig::renamed)
 //
 // [SECTION] What both share
 // [SECTION] gemma2
 // [SECTION] gemma3_text
+// [SECTION] gemma3 (with pictures)
 #include "family.hpp"
 
 #include <nlohmann/json.hpp>
@@ -77,9 +90,58 @@ void read_gemma3(const ConfigFields& f, ModelConfig& c) {
     c.local_rope.max_positions = c.max_positions;
 }
 
+// [SECTION] gemma3 (with pictures) --------------------------------------------------------------
+
+void read_gemma3_vlm(const ConfigFields& f, ModelConfig& c) {
+    const std::optional<ConfigFields> text = f.object("text_config");
+    if (!text) f.fail("text_config", "missing: the language model's sizes");
+    if (const std::string type = text->text("model_type", "gemma3_text"); type != "gemma3_text")
+        text->fail("model_type", "\"" + type + "\": attnviz's gemma3 reads a gemma3_text language model");
+    read_gemma3(*text, c);
+    const std::optional<ConfigFields> vision = f.object("vision_config");
+    if (!vision) f.fail("vision_config", "missing: the vision tower's sizes");
+    auto tower = std::make_shared<ModelConfig>();
+    tower->model_type = vision->text("model_type", "siglip_vision_model");
+    tower->family = Family::SiglipVision;
+    read_vision_tower(*vision, *tower, false, TowerDefaults{});  // SiglipVisionConfig's defaults
+    tower->weights_prefix = "model.vision_tower.vision_model.";
+    const int tokens = f.integer("mm_tokens_per_image", 1, 256);
+    const int side = static_cast<int>(std::lround(std::sqrt(static_cast<double>(tokens))));
+    if (side * side != tokens) f.fail("mm_tokens_per_image", std::to_string(tokens) + " is not a square: a picture's tokens are a grid of its patches' means");
+    if (tower->patch_grid() % side != 0)
+        f.fail("mm_tokens_per_image", std::to_string(tokens) + ": " + std::to_string(side) + " a side does not divide the tower's " +
+                                          std::to_string(tower->patch_grid()) + " patches a side");
+    c.scale_factor = tower->patch_grid() / side;
+    c.connector = ModelConfig::Connector::MeanPool;
+    c.bidirectional_images = true;
+    // Gemma3Config's attribute_map: image_token_id is image_token_index (and boi_, eoi_ likewise)
+    const auto index = [&](const char* name, const char* alias, int fallback) {
+        return f.has(name) ? f.integer(name, 0) : f.integer(alias, 0, fallback);
+    };
+    c.image_token_id = index("image_token_index", "image_token_id", 262144);
+    c.boi_token_id = index("boi_token_index", "boi_token_id", 255999);
+    c.eoi_token_id = index("eoi_token_index", "eoi_token_id", 256000);
+    c.renamed = {{"language_model.model.", "model.language_model."},
+                 {"language_model.lm_head.", "lm_head."},
+                 {"vision_tower.", "model.vision_tower."},
+                 {"multi_modal_projector.", "model.multi_modal_projector."}};
+    tower->renamed = c.renamed;
+    c.vision_tower = std::move(tower);
+}
+
+void plan_gemma3_vlm(const ModelConfig& c, Plan& p, ModelWeights& w) {
+    ModelConfig text = c;  // tied unless the checkpoint has an LM head of its own
+    text.tie_word_embeddings = !p.has("lm_head.weight", false);
+    plan_layout<kGemmaLayout>(text, p, w);
+    const int dv = c.vision_tower->d_model;
+    w.projector_norm = p.rms_norm("model.multi_modal_projector.mm_soft_emb_norm", dv, 1, false);
+    w.projector = p.matrix("model.multi_modal_projector.mm_input_projection_weight", dv, c.d_model, false);
+}
+
 }  // namespace
 
 const FamilyDef kGemma2Family{"gemma2", Family::Gemma2, read_gemma2, plan_layout<kGemmaLayout>, "model.", "embed_tokens.weight"};
 const FamilyDef kGemma3Family{"gemma3_text", Family::Gemma3, read_gemma3, plan_layout<kGemmaLayout>, "model.", "embed_tokens.weight"};
+const FamilyDef kGemma3VlmFamily{"gemma3", Family::Gemma3Vlm, read_gemma3_vlm, plan_gemma3_vlm, "model.language_model.", "embed_tokens.weight"};
 
 }  // namespace attn
