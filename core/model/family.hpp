@@ -314,7 +314,7 @@ void read_labels(const ConfigFields& f, ModelConfig& c);
 
 // What the Llama-like families share (families/llama.cpp): RMSNorm, pre-norm, RoPE, GQA, a
 // gated MLP, tied or separate head. Each such family reads these fields, then its own.
-void read_llama_like(const ConfigFields& f, ModelConfig& c);
+void read_llama_like(const ConfigFields& f, ModelConfig& c, double rope_theta = 10000);  // rope_theta's default
 // llama's biases: attention_bias on q, k, v and o, mlp_bias on the MLP (both false by default).
 void read_llama_biases(const ConfigFields& f, ModelConfig& c);
 // The names of a Llama-like layer's tensors where families differ (nullptr: no such norm). The

@@ -46,8 +46,8 @@ float softcap(const ConfigFields& f, const std::string& field, float fallback) {
     return f.has(field) ? f.positive(field, fallback) : 0.0f;
 }
 
-void read_gemma(const ConfigFields& f, ModelConfig& c) {
-    read_llama_like(f, c);
+void read_gemma(const ConfigFields& f, ModelConfig& c, double rope_theta) {
+    read_llama_like(f, c, rope_theta);
     c.tie_word_embeddings = f.boolean("tie_word_embeddings", true);
     c.activation = f.activation("hidden_activation", "gelu_pytorch_tanh");
     c.residual = Residual::Sandwich;
@@ -62,7 +62,7 @@ constexpr LlamaLayout kGemmaLayout{"input_layernorm", "post_attention_layernorm"
 // [SECTION] gemma2 ------------------------------------------------------------------------------
 
 void read_gemma2(const ConfigFields& f, ModelConfig& c) {
-    read_gemma(f, c);
+    read_gemma(f, c, 10000);
     c.attn_softcap = softcap(f, "attn_logit_softcapping", 50.0f);
     c.final_softcap = softcap(f, "final_logit_softcapping", 30.0f);
     const int window = f.integer("sliding_window", 1, 4096);
@@ -72,7 +72,7 @@ void read_gemma2(const ConfigFields& f, ModelConfig& c) {
 // [SECTION] gemma3_text -------------------------------------------------------------------------
 
 void read_gemma3(const ConfigFields& f, ModelConfig& c) {
-    read_gemma(f, c);
+    read_gemma(f, c, 1e6);  // Gemma3TextConfig's rope_theta (the Hub's gemma-3 files leave it out)
     c.qk_norm = true;
     c.attn_softcap = softcap(f, "attn_logit_softcapping", 0.0f);
     c.final_softcap = softcap(f, "final_logit_softcapping", 0.0f);

@@ -40,7 +40,7 @@ void read_llama_biases(const ConfigFields& f, ModelConfig& c) {
     c.mlp_bias = f.boolean("mlp_bias", false);
 }
 
-void read_llama_like(const ConfigFields& f, ModelConfig& c) {
+void read_llama_like(const ConfigFields& f, ModelConfig& c, double rope_theta) {
     c.vocab_size = f.integer("vocab_size", 1);
     c.d_model = f.integer("hidden_size", 1);
     c.n_layers = f.integer("num_hidden_layers", 1);
@@ -61,7 +61,7 @@ void read_llama_like(const ConfigFields& f, ModelConfig& c) {
     c.tie_word_embeddings = f.boolean("tie_word_embeddings", false);
     c.norm = NormKind::RmsNorm, c.residual = Residual::PreNorm, c.positions = Positions::Rotary;
     c.gated_mlp = true;
-    read_rope(f, c);
+    read_rope(f, c, rope_theta);
 }
 
 void plan_embedding_and_head(const ModelConfig& c, Plan& p, ModelWeights& w, const std::string& embedding) {
