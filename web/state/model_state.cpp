@@ -104,6 +104,15 @@ void set_model_threads(ModelSession& ms, int threads) {
     if (ms.pool) ms.pool->set_threads(ms.threads);
 }
 
+namespace {
+// The tokens generated after another model's prompt, or another picture's, no longer follow it
+// (a generation asked for, by Generate or a link, still comes).
+void forget_generated(ModelGeneration& g) {
+    g.ids.clear();
+    g.prompt = g.step = 0;
+}
+}  // namespace
+
 void set_model_picture(AppState& st, const std::string& name, std::string_view bytes) {
     ModelSession& ms = st.model;
     guarded(st, name, [&] {
@@ -111,6 +120,7 @@ void set_model_picture(AppState& st, const std::string& name, std::string_view b
         picture->name = name;
         picture->image = decode_image(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), name);
         ms.picture = std::move(picture);
+        forget_generated(ms.generation);
         model_input_changed(st);
         // (a model on its way, such as the window's MODEL --image FILE: it runs on the picture once in)
         const bool coming = ms.loading || ms.reading || ms.fetching || !ms.hub_request.empty() || !ms.builtin_request.empty();
@@ -832,6 +842,7 @@ bool advance_loading(AppState& st, double budget_seconds) {
             ms.job.reset();
         }
         ms.run_revision = -1;
+        forget_generated(ms.generation);
         // A first model reads the sentence the scene had (unless a link gave its text).
         if (ms.text.empty()) ms.text = st.target_text;
         if (ms.source.empty()) ms.source = st.source_text.empty() ? st.target_text : st.source_text;

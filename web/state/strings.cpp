@@ -528,7 +528,9 @@ constexpr Entry kTable[] = {
      "悬停在图块上：它看向哪里 · 点击固定 · 右键隐藏 · 旁边的标签：[CLS] 与寄存器词元"},
     {Str::ImageCaption, "Where %s looks (%s). Brighter patches get more weight; the colours run from 0 to the largest weight on a patch.",
      "%s 看向哪里（%s）。越亮的图块权重越大；颜色从 0 到图块上的最大权重。"},
-    {Str::ImageNoPicture, "Open a vision model (ViT, CLIP, SigLIP, DINOv2) or a vision-language one (SmolVLM) and a picture: this view "
+    {Str::ImageCaptionNone, "Where %s looks (%s): nowhere on the picture. Its mask leaves the picture's tokens out (a sliding window: another layer may see them).",
+     "%s 看向哪里（%s）：不看图片。它的掩码排除了图片的词元（滑动窗口：别的层可能看得到）。"},
+    {Str::ImageNoPicture, "Open a vision model (ViT, CLIP, SigLIP, DINOv2) or a vision-language one (SmolVLM, Gemma 3) and a picture: this view "
      "lays each patch's or word's attention over it.",
      "打开一个视觉模型（ViT、CLIP、SigLIP、DINOv2）或视觉语言模型（SmolVLM）和一张图片：这个视图把每个图块或词的注意力叠在图片上。"},
     {Str::ImageTip, "%s gives it %.4f", "%s 给它的权重 %.4f"},

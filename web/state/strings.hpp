@@ -80,7 +80,7 @@ enum class Str {
     CompareWithTip, CompareRowsHeading, CompareDiffRowCap,
     // the Why view (web/ui/why_view.cpp)
     ViewWhy, HintWhy, WhyViewNone, WhyLiveOnly,
-    ViewImage, HintImage, ImageCaption, ImageNoPicture, ImageTip, ImageHideTip, ImageHidden, ImageGlobalView, PictureTiles, PictureWhole,
+    ViewImage, HintImage, ImageCaption, ImageCaptionNone, ImageNoPicture, ImageTip, ImageHideTip, ImageHidden, ImageGlobalView, PictureTiles, PictureWhole,
     // phones (web/ui/panels.cpp) and the figure's accessible twin (web/ui/twin.cpp)
     Controls, CloseControls, ViewOptions, ViewIs, TwinLabel, TwinHeadOf, TwinMeanOf, TwinAttends, TwinThen,
     TwinAttended, TwinStrongest, TwinCell, TwinCellMasked, TwinCaption, TwinTruncated, TwinCorner, TwinNothing, TwinHead, TwinMean,

@@ -97,9 +97,14 @@ std::optional<ImageInput> image_view_input(const AppState& st, Box box, float sc
     in.hidden.assign(static_cast<std::size_t>(tr.T_k()), false);
     for (int t : st.model.experiment.hidden)
         if (t >= 0 && t < tr.T_k()) in.hidden[static_cast<std::size_t>(t)] = true;
+    // A text token whose mask leaves the picture out (gemma3's sliding layers) says so.
+    float on_picture = c.vision_language() && !in.weights.empty() ? 0.0f : 1.0f;
+    for (const std::vector<int>* cells : {&in.cells, &in.global_cells})
+        for (int t : *cells)
+            if (t >= 0 && t < static_cast<int>(in.weights.size())) on_picture = std::max(on_picture, in.weights[static_cast<std::size_t>(t)]);
     char caption[512];
-    std::snprintf(caption, sizeof caption, attn::tr(st.lang, Str::ImageCaption), token_text(tr.queries[static_cast<std::size_t>(q)]).c_str(),
-                  import_description(st).c_str());
+    std::snprintf(caption, sizeof caption, attn::tr(st.lang, on_picture > 0 ? Str::ImageCaption : Str::ImageCaptionNone),
+                  token_text(tr.queries[static_cast<std::size_t>(q)]).c_str(), import_description(st).c_str());
     in.caption = caption;
     in.legend = attn::tr(st.lang, Str::LegendWeight);
     return in;
