@@ -289,50 +289,53 @@ else:
     bad("CLIPModel without vision_config", [d, "--image", os.path.join(d, "image.png"), "--json"],
         "no-vision-config/config.json", "vision_config")
 
-idefics3 = next((c for c in cases if json.load(open(os.path.join(refs, c, "config.json"))).get("model_type") == "idefics3"), None)
+def vlm_case(model_type):
+    """The first case of that model_type, or None."""
+    return next((c for c in cases if json.load(open(os.path.join(refs, c, "config.json"))).get("model_type") == model_type), None)
+
+
+def vlm_copy(case, name):
+    """A copy of the case's folder named `name` to spoil, and its text."""
+    dst = os.path.join(work, name)
+    shutil.copytree(os.path.join(refs, case), dst)
+    return dst, json.load(open(os.path.join(dst, "expected.json")))["text"]
+
+
+def vlm_spoil(case, name, file, change):
+    """A copy with its config.json or tokenizer.json (`file`) changed by change(dict); -> (folder, text)."""
+    d, text = vlm_copy(case, name)
+    data = json.load(open(os.path.join(d, file)))
+    change(data)
+    json.dump(data, open(os.path.join(d, file), "w"), indent=2)
+    return d, text
+
+
+def without_token(content):
+    return lambda tok: tok.update(added_tokens=[t for t in tok["added_tokens"] if t["content"] != content])
+
+
+idefics3 = vlm_case("idefics3")
 if idefics3 is None:
     fail("no Idefics3 case (model_type \"idefics3\") for its bad-input tests")
 else:
-    def vlm_copy(name):
-        dst = os.path.join(work, name)
-        shutil.copytree(os.path.join(refs, idefics3), dst)
-        return dst, json.load(open(os.path.join(dst, "expected.json")))["text"]
-
-    d, text = vlm_copy("vlm-no-vision-config")
-    cfg = json.load(open(os.path.join(d, "config.json")))
-    del cfg["vision_config"]
-    json.dump(cfg, open(os.path.join(d, "config.json"), "w"), indent=2)
+    d, text = vlm_spoil(idefics3, "vlm-no-vision-config", "config.json", lambda cfg: cfg.pop("vision_config"))
     bad("Idefics3 without vision_config", [d, "--image", os.path.join(d, "image.png"), "--text", text, "--json"],
         "vlm-no-vision-config/config.json", "vision_config")
-    d, text = vlm_copy("vlm-two-images")
+    d, text = vlm_copy(idefics3, "vlm-two-images")
     bad("a text with two <image>", [d, "--image", os.path.join(d, "image.png"), "--text", "<image>A cat<image>", "--json"],
         "--text", "one picture")
-    d, text = vlm_copy("vlm-no-image-token")
-    tok = json.load(open(os.path.join(d, "tokenizer.json")))
-    tok["added_tokens"] = [t for t in tok["added_tokens"] if t["content"] != "<image>"]
-    json.dump(tok, open(os.path.join(d, "tokenizer.json"), "w"))
+    d, text = vlm_spoil(idefics3, "vlm-no-image-token", "tokenizer.json", without_token("<image>"))
     bad("tokenizer.json without <image>", [d, "--image", os.path.join(d, "image.png"), "--text", text, "--json"],
         "vlm-no-image-token/tokenizer.json", "<image>")
 
-gemma3 = next((c for c in cases if json.load(open(os.path.join(refs, c, "config.json"))).get("model_type") == "gemma3"), None)
+gemma3 = vlm_case("gemma3")
 if gemma3 is None:
     fail("no Gemma 3 case (model_type \"gemma3\") for its bad-input tests")
 else:
-    def gemma3_copy(name):
-        dst = os.path.join(work, name)
-        shutil.copytree(os.path.join(refs, gemma3), dst)
-        return dst, json.load(open(os.path.join(dst, "expected.json")))["text"]
-
-    d, text = gemma3_copy("gemma3-mm-tokens-15")
-    cfg = json.load(open(os.path.join(d, "config.json")))
-    cfg["mm_tokens_per_image"] = 15
-    json.dump(cfg, open(os.path.join(d, "config.json"), "w"), indent=2)
+    d, text = vlm_spoil(gemma3, "gemma3-mm-tokens-15", "config.json", lambda cfg: cfg.update(mm_tokens_per_image=15))
     bad("Gemma 3 with mm_tokens_per_image 15", [d, "--image", os.path.join(d, "image.png"), "--text", text, "--json"],
         "gemma3-mm-tokens-15/config.json", "mm_tokens_per_image")
-    d, text = gemma3_copy("gemma3-no-boi-token")
-    tok = json.load(open(os.path.join(d, "tokenizer.json")))
-    tok["added_tokens"] = [t for t in tok["added_tokens"] if t["content"] != "<start_of_image>"]
-    json.dump(tok, open(os.path.join(d, "tokenizer.json"), "w"))
+    d, text = vlm_spoil(gemma3, "gemma3-no-boi-token", "tokenizer.json", without_token("<start_of_image>"))
     bad("tokenizer.json without <start_of_image>", [d, "--image", os.path.join(d, "image.png"), "--text", text, "--json"],
         "gemma3-no-boi-token/tokenizer.json", "<start_of_image>")
 
