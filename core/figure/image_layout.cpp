@@ -24,9 +24,11 @@ int ImageLayout::hit(float x, float y) const {
 
 namespace {
 
+// As wide as "0.000" at most (the chips' room for it): none is 0, a trace "1e-05".
 std::string weight_text(float w) {
+    if (w == 0.0f) return "0";
     char b[24];
-    std::snprintf(b, sizeof b, w >= 0.1f ? "%.2f" : w >= 0.001f ? "%.3f" : "%.1e", static_cast<double>(w));
+    std::snprintf(b, sizeof b, w >= 0.1f ? "%.2f" : w >= 0.001f ? "%.3f" : "%.0e", static_cast<double>(w));
     return b;
 }
 
