@@ -3,6 +3,7 @@
 // instruction set and every reference model; pooled maps are the blocks' max or mean of it; the
 // heads and products split into enough balanced parts for 16 threads.
 #include "attention_maps.hpp"
+#include "figure.hpp"
 #include "builtin.hpp"
 #include "config.hpp"
 #include "files.hpp"
@@ -21,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -305,4 +307,44 @@ TEST_CASE("key_span: causal or sliding, OR'ed with a picture's runs both ways, a
                                                                                    << " runs " << both.size() << " i " << i << " j " << j);
                         }
                     }
+}
+
+TEST_CASE("maps on demand: a query's row for the Picture view (figure_row), one head's and the heads' mean, is the forward's") {
+#ifdef ATTN_MODEL_REFS
+    const std::filesystem::path root = ATTN_MODEL_REFS;
+    int rows = 0;
+    float worst = 0;
+    for (const std::string& name : test::reference_case_names(root)) {
+        CAPTURE(name);
+        const test::ReferenceCase rc = test::load_reference_case(root, name);
+        kernels::Context ctx;
+        const RunResult kept = forward(ctx, rc.model, rc.input);
+        auto live = std::make_shared<LiveRun>();
+        live->input = rc.input;
+        live->input.keep_maps = false;
+        live->result = forward(ctx, rc.model, live->input);
+        Figure figure;
+        figure.live = live;
+        for (std::size_t l = 0; l < kept.stacks[0].layers.size(); ++l) {
+            const std::vector<Matrix>& maps = kept.stacks[0].layers[l].weights;
+            const int heads = static_cast<int>(maps.size()), q = static_cast<int>(maps[0].rows()) - 1;
+            for (int head = -1; head < heads; ++head) {
+                const std::vector<float> row = figure_row(figure, Trace{}, 0, static_cast<int>(l), head, q);
+                REQUIRE(row.size() == static_cast<std::size_t>(maps[0].cols()));
+                for (std::size_t j = 0; j < row.size(); ++j) {
+                    double want = 0;
+                    for (int h = head < 0 ? 0 : head; h < (head < 0 ? heads : head + 1); ++h) want += maps[static_cast<std::size_t>(h)](q, static_cast<Eigen::Index>(j));
+                    if (head < 0) want /= heads;
+                    worst = std::max(worst, static_cast<float>(std::abs(row[j] - want)));
+                }
+                ++rows;
+            }
+        }
+    }
+    MESSAGE(rows, " rows: largest difference ", worst);
+    CHECK(rows > 20);
+    CHECK(worst < 1e-6f);
+#else
+    FAIL("built without ATTN_MODEL_REFS: the PyTorch references (tests/model/make_models.py) were not made");
+#endif
 }

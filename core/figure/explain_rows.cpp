@@ -23,7 +23,7 @@ RowSource run_rows(std::shared_ptr<const LiveRun> run, int stack) {
     src.layers = static_cast<int>(s.layers.size()), src.heads = s.heads;
     src.T_q = kept ? static_cast<int>(first.weights.front().rows()) : first.kept.T_q;
     src.T_k = kept ? static_cast<int>(first.weights.front().cols()) : first.kept.T_k;
-    src.causal = s.causal;
+    src.causal = s.causal && run->result.both_ways.empty();  // (gemma3: a picture's tokens see later ones)
     if (s.cross) src.no_rollout = "cross";
     src.rows = [weak = std::weak_ptr<const LiveRun>(run), stack, kept](kernels::Context& ctx, int layer, int head, int r0, int r1,
                                                                        int c1) -> Matrix {

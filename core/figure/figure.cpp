@@ -159,6 +159,22 @@ std::vector<float> head_row(const Trace& tr, int head, int q) {
     return row;
 }
 
+std::vector<float> figure_row(const Figure& figure, const Trace& tr, int stack, int layer, int head, int q) {
+    const KeptHeads* k = figure.maps_on_demand() ? figure.kept_layer(stack, layer) : nullptr;
+    if (!k) return head_row(tr, head, q);
+    std::vector<float> row(static_cast<std::size_t>(k->T_k), 0.0f);
+    if (q < 0 || q >= k->T_q || k->heads <= 0) return row;
+    const bool mean = head < 0 || head >= k->heads;
+    kernels::Context ctx;
+    for (int h = mean ? 0 : head; h < (mean ? k->heads : head + 1); ++h) {
+        const Matrix m = map_region(ctx, *k, h, {q, q + 1, 0, k->T_k});
+        for (int j = 0; j < k->T_k; ++j) row[static_cast<std::size_t>(j)] += m(0, j);
+    }
+    if (mean)
+        for (float& v : row) v /= static_cast<float>(k->heads);
+    return row;
+}
+
 bool Figure::maps_on_demand() const { return (live && !live->input.keep_maps) || remote; }
 
 const std::vector<Matrix>& Figure::thumbnails(int stack) const {

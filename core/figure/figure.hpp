@@ -132,6 +132,9 @@ struct Figure {
 // Query q's row of one head's weights, or of the heads' mean (head outside 0 … heads − 1): what
 // the heatmap and the Image view show of a row (T_k numbers).
 std::vector<float> head_row(const Trace& trace, int head, int q);
+// The same of layer `layer` of `stack` where the figure's maps are on demand (a long text's: the
+// row recomputed from the layer's kept Q and K, exact; the trace has no weights), else head_row.
+std::vector<float> figure_row(const Figure& figure, const Trace& trace, int stack, int layer, int head, int q);
 
 // A computed scene: its trace, every detail but layers.
 Figure scene_figure(Scene scene, Trace trace);

@@ -54,7 +54,7 @@ void draw_picture_part(ViewContext& ctx, ImDrawList* dl, const Image& picture, c
 
 std::optional<ImageInput> image_view_input(const AppState& st, Box box, float scale) {
     const std::shared_ptr<const LiveRun>& live = st.figure.live;
-    if (!live || !live->picture || st.figure.empty() || st.figure.maps_on_demand()) return std::nullopt;
+    if (!live || !live->picture || st.figure.empty()) return std::nullopt;
     const Trace& tr = st.figure.trace();
     const int q = std::clamp(picture_query(st), 0, tr.T_q() - 1);
     ImageInput in;
@@ -92,7 +92,8 @@ std::optional<ImageInput> image_view_input(const AppState& st, Box box, float sc
         in.patch = c.patch_size;
     }
     in.tokens = tr.keys;
-    in.weights = head_row(tr, st.heatmap.head, q);  // the heatmap's head, or the heads' mean
+    // the heatmap's head, or the heads' mean (a long text's: recomputed, exact)
+    in.weights = figure_row(st.figure, tr, st.imported.import_stack, st.imported.import_layer, st.heatmap.head, q);
     in.query = q;
     in.hidden.assign(static_cast<std::size_t>(tr.T_k()), false);
     for (int t : st.model.experiment.hidden)
