@@ -590,8 +590,27 @@ await check('Gemma 3 with a picture: its image tokens see each other both ways; 
   const img = await shot(page, 'model-gemma3-picture.png');
   expect(distinctColors(img, s.figure) > 30, 'the picture is not drawn');
   const generated = await generateAfterPicture(expected, 'image.grid');
+  // A long text (past 512 tokens: maps on demand): the Picture view recomputes the query's row
+  // from the layer's kept Q and K; an image token pointed at looks most at the cell the
+  // reference's row over the picture gives most
+  await typeInto(page, 'model.text', 'the cat sat on the mat. '.repeat(60));
+  let t = await until(page, (x) => settled(x) && x.import.maps_on_demand && x.view === 'image' && x.widgets['image.grid'],
+    'the long text with the picture', 60000);
+  const ids = t.model.figure.ids, image = ids.map((id, i) => (id === expected.ids[expected.image_tokens[0]] ? i : -1)).filter((i) => i >= 0);
+  const grid = t.widgets['image.grid'], cell = grid[2] / 4, [r, c] = [1, 2];
+  await page.mouse.move(grid[0] + (c + 0.5) * cell, grid[1] + (r + 0.5) * cell);
+  t = await until(page, (x) => x.hover && x.hover.index === image[r * 4 + c] && x.widgets['image.top'], 'an image token pointed at');
+  const ref = reference(folder, ids).attention[t.import.layer];
+  const query = image[r * 4 + c], head = t.heatmap_head;
+  const row = head < 0 ? ref[0][query].map((_, k) => ref.reduce((a, h) => a + h[query][k], 0) / ref.length) : ref[head][query];
+  const best = image.reduce((b, k) => (row[k] > row[b] ? k : b), image[0]);
+  const top = t.widgets['image.top'], at = image[Math.round((top[1] - grid[1]) / cell) * 4 + Math.round((top[0] - grid[0]) / cell)];
+  expect(at === best, `on ${ids.length} tokens, image token ${query} looks most at token ${at} in the page, ${best} in the reference`);
+  await moveAway(page);
+  await shot(page, 'model-gemma3-long.png');
   return `${expected.ids.length} tokens, ${expected.image_tokens.length} of the picture; map within ${worst.toExponential(1)}; ` +
-    `the first image token gives ${ahead.toFixed(2)} of its attention to the picture's later tokens; ${generated}`;
+    `the first image token gives ${ahead.toFixed(2)} of its attention to the picture's later tokens; ${generated}; ` +
+    `on ${ids.length} tokens (maps on demand) image token ${query} looks most at ${best}, as the reference`;
 });
 
 await check('chat through the model\'s template: the page\'s text equals @huggingface/jinja\'s, and the model runs on it', async () => {

@@ -180,7 +180,12 @@ import reference  # noqa: E402
 import torch  # noqa: E402
 from test_reference import read_checkpoint  # noqa: E402
 
-vit_case = next((c for c in cases if json.load(open(os.path.join(refs, c, "config.json"))).get("model_type") == "vit"), None)
+def case_of(model_type):
+    """The first case of that model_type, or None."""
+    return next((c for c in cases if json.load(open(os.path.join(refs, c, "config.json"))).get("model_type") == model_type), None)
+
+
+vit_case = case_of("vit")
 if vit_case is None:
     fail("no ViT case for the hidden patches")
 else:
@@ -200,6 +205,28 @@ else:
             fail(f"{vit_case}: hidden patches {hidden} still get weight {column}")
         elif err is not None:
             print(f"ok    {vit_case} with patches {hidden} hidden: attention {err:.2g}, their columns 0")
+
+# --- Gemma 3 with a picture and a text past 512 tokens: the maps on demand (--maps) still see the
+# picture's tokens both ways, as the reference's forward over the whole sequence ---------------
+g3_case = case_of("gemma3")
+if g3_case is None:
+    fail("no Gemma 3 case for the long text")
+else:
+    folder = os.path.join(refs, g3_case)
+    exp = json.load(open(os.path.join(folder, "expected.json")))
+    cfg = json.load(open(os.path.join(folder, "config.json")))
+    p = run([folder, "--image", os.path.join(folder, exp["image"]), "--text", "the cat sat on the mat. " * 60, "--maps", "1:2,2:1", "--json"])
+    if p.returncode == 0:
+        out = json.loads(p.stdout)
+        W = {(n[len("model."):] if n.startswith("model.") else n): t.double() for n, t in read_checkpoint(folder).items()}
+        with torch.no_grad():
+            want = reference.gemma3_forward(W, cfg, out["ids"], torch.tensor(exp["pixel_values"], dtype=torch.float64))["attention"]
+        errs = [compare(f"{g3_case} on {len(out['ids'])} tokens, map {m['layer']}:{m['head']}", "attention", m["weights"],
+                        want[m["layer"] - 1][m["head"] - 1].numpy()) for m in out.get("maps", [])]
+        if len(out["ids"]) <= 512 or len(errs) != 2:
+            fail(f"{g3_case}: a long text of {len(out['ids'])} tokens printed {len(errs)} maps, expected 2 past 512 tokens")
+        elif None not in errs:
+            print(f"ok    {g3_case} on {len(out['ids'])} tokens (maps on demand): maps 1:2 and 2:1 within {max(errs):.2g}")
 
 
 # --- bad input: exit 2, nothing on stdout, one line on stderr naming the file and the field -------
@@ -275,7 +302,7 @@ else:
     json.dump(prep, open(os.path.join(d, "preprocessor_config.json"), "w"), indent=2)
     bad("resample 0 (nearest)", [d, "--image", image, "--json"], "nearest/preprocessor_config.json", "resample")
 
-clip = next((c for c in cases if json.load(open(os.path.join(refs, c, "config.json"))).get("model_type") == "clip"), None)
+clip = case_of("clip")
 if clip is None:
     fail("no CLIPModel case (model_type \"clip\") for the missing vision_config test")
 else:
@@ -288,11 +315,6 @@ else:
         json.dump(cfg, f, indent=2)
     bad("CLIPModel without vision_config", [d, "--image", os.path.join(d, "image.png"), "--json"],
         "no-vision-config/config.json", "vision_config")
-
-def vlm_case(model_type):
-    """The first case of that model_type, or None."""
-    return next((c for c in cases if json.load(open(os.path.join(refs, c, "config.json"))).get("model_type") == model_type), None)
-
 
 def vlm_copy(case, name):
     """A copy of the case's folder named `name` to spoil, and its text."""
@@ -314,7 +336,7 @@ def without_token(content):
     return lambda tok: tok.update(added_tokens=[t for t in tok["added_tokens"] if t["content"] != content])
 
 
-idefics3 = vlm_case("idefics3")
+idefics3 = case_of("idefics3")
 if idefics3 is None:
     fail("no Idefics3 case (model_type \"idefics3\") for its bad-input tests")
 else:
@@ -328,7 +350,7 @@ else:
     bad("tokenizer.json without <image>", [d, "--image", os.path.join(d, "image.png"), "--text", text, "--json"],
         "vlm-no-image-token/tokenizer.json", "<image>")
 
-gemma3 = vlm_case("gemma3")
+gemma3 = case_of("gemma3")
 if gemma3 is None:
     fail("no Gemma 3 case (model_type \"gemma3\") for its bad-input tests")
 else:
