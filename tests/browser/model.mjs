@@ -497,7 +497,7 @@ await check('a vision-language model (Idefics3) with a picture and a text: its m
   let s = await until(page, (x) => x.model.active && !x.model.busy && x.model.model_type === 'idefics3', 'the vision-language model', 60000);
   await typeInto(page, 'model.text', expected.text);
   await page.setInputFiles('#attnviz-file', path.join(folder, 'image.png'));
-  s = await until(page, (x) => settled(x) && x.model.picture && x.model.picture.name === 'image.png' && x.import.shown &&
+  s = await until(page, (x) => settled(x) && x.model.picture && x.model.picture.name === 'image.png' && x.model.picture.width === expected.sizes.picture[0] && x.import.shown &&
     x.model.figure.ids.length === expected.ids.length && x.view === 'image' && x.widgets['image.global'], 'the picture and the text', 60000);
   expect(JSON.stringify(s.model.figure.ids) === JSON.stringify(expected.ids), `ids ${s.model.figure.ids.slice(0, 12)}…, expected ${expected.ids.slice(0, 12)}…`);
   const worst = maxDiff(s.import.shown, expected.attention[s.import.layer][s.import.head]);
@@ -576,7 +576,7 @@ await check('Gemma 3 with a picture: its image tokens see each other both ways; 
   await until(page, (x) => x.model.active && !x.model.busy && x.model.model_type === 'gemma3', 'Gemma 3', 60000);
   await typeInto(page, 'model.text', expected.text);
   await page.setInputFiles('#attnviz-file', path.join(folder, 'image.png'));
-  const s = await until(page, (x) => settled(x) && x.model.picture && x.model.picture.name === 'image.png' && x.import.shown &&
+  const s = await until(page, (x) => settled(x) && x.model.picture && x.model.picture.name === 'image.png' && x.model.picture.width === expected.sizes.picture[0] && x.import.shown &&
     x.model.figure.ids.length === expected.ids.length && x.view === 'image' && x.widgets['image.grid'], 'the picture and the text', 60000);
   expect(JSON.stringify(s.model.figure.ids) === JSON.stringify(expected.ids), `ids ${s.model.figure.ids.slice(0, 12)}…, expected ${expected.ids.slice(0, 12)}…`);
   const worst = maxDiff(s.import.shown, expected.attention[s.import.layer][s.import.head]);
@@ -592,14 +592,17 @@ await check('Gemma 3 with a picture: its image tokens see each other both ways; 
   const generated = await generateAfterPicture(expected, 'image.grid');
   // A long text (past 512 tokens: maps on demand): the Picture view recomputes the query's row
   // from the layer's kept Q and K; an image token pointed at looks most at the cell the
-  // reference's row over the picture gives most
+  // reference's row over the picture gives most (its cell clicked: pinned)
   await typeInto(page, 'model.text', 'the cat sat on the mat. '.repeat(60));
   let t = await until(page, (x) => settled(x) && x.import.maps_on_demand && x.view === 'image' && x.widgets['image.grid'],
     'the long text with the picture', 60000);
   const ids = t.model.figure.ids, image = ids.map((id, i) => (id === expected.ids[expected.image_tokens[0]] ? i : -1)).filter((i) => i >= 0);
   const grid = t.widgets['image.grid'], cell = grid[2] / 4, [r, c] = [1, 2];
-  await page.mouse.move(grid[0] + (c + 0.5) * cell, grid[1] + (r + 0.5) * cell);
-  t = await until(page, (x) => x.hover && x.hover.index === image[r * 4 + c] && x.widgets['image.top'], 'an image token pointed at');
+  await page.mouse.move(grid[0] + (c + 0.5) * cell, grid[1] + (r + 0.5) * cell);  // pinned: the query (over any pin before)
+  await waitFrames(page, 3);
+  await page.mouse.down();
+  await page.mouse.up();
+  t = await until(page, (x) => x.pinned && x.pinned.index === image[r * 4 + c] && x.widgets['image.top'], 'an image token pinned');
   const ref = reference(folder, ids).attention[t.import.layer];
   const query = image[r * 4 + c], head = t.heatmap_head;
   const row = head < 0 ? ref[0][query].map((_, k) => ref.reduce((a, h) => a + h[query][k], 0) / ref.length) : ref[head][query];
