@@ -439,6 +439,29 @@ TEST_CASE("heatmap layout: the view is clamped to the map; the cell under a poin
     CHECK(L.bar.x0 > L.grid.x1);
 }
 
+// A vision-language model's image tokens: each its cell's part of the picture, as given (a tile's
+// cell, or a global view's cell: the same part of the whole); the text's tokens none.
+TEST_CASE("patch crops: a vision-language model's image tokens by their pieces") {
+    PatchCrops c;
+    c.width = 64, c.height = 32;
+    CHECK(!c.any());
+    c.pieces[3] = {0.0f, 0.0f, 0.5f, 0.5f};
+    c.pieces[7] = {0.5f, 0.5f, 1.0f, 1.0f};
+    CHECK(c.any());
+    CHECK(c.has(3));
+    CHECK(c.has(7));
+    CHECK(!c.has(4));
+    CHECK(!c.has(0));
+    Item it;
+    CHECK(!c.item(4, {0, 0, 10, 10}, it));
+    REQUIRE(c.item(7, {1, 2, 11, 12}, it));
+    CHECK(it.kind == Item::Picture);
+    CHECK(it.index == 7);
+    CHECK(it.x == 0.5f);
+    CHECK(it.y2 == 1.0f);
+    CHECK(it.box.x0 == 1.0f);
+}
+
 // A vision model's patch labels: beside each, its piece of the picture (Item::Picture, the
 // fractions of patch (r, c)); none for the [CLS]; the labels' column and header make room for it,
 // with the column labels upright (a big box) and turned (a small one); and in the SVG; and in the
@@ -446,7 +469,7 @@ TEST_CASE("heatmap layout: the view is clamped to the map; the cell under a poin
 TEST_CASE("heatmap and lines layout: a vision model's patches labelled with their pieces of the picture") {
     const FakeMeasure m(1.0f);
     const Trace tr = compute(read_scene(R"({"kind": "self", "d_model": 8, "heads": 1, "tokens": ["[CLS]", "p0,0", "p0,1", "p0,2", "p1,0", "p1,1", "p1,2", "p2,0", "p2,1", "p2,2"]})"));
-    const PatchCrops crops{1, 3, 3, 16, 48, 64};  // 3 × 3 patches of 16 px in a 48 × 64 picture: the last 16 rows past them
+    const PatchCrops crops{1, 3, 3, 16, 48, 64, {}};  // 3 × 3 patches of 16 px in a 48 × 64 picture: the last 16 rows past them
     for (const Box box : {Box{0.0f, 0.0f, 1400.0f, 1000.0f}, Box{0.0f, 0.0f, 420.0f, 330.0f}}) {
         HeatmapInput in;
         in.trace = &tr;

@@ -13,7 +13,9 @@
 
 #include "palette.hpp"
 
+#include <array>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -172,18 +174,30 @@ inline Item segment_item(ItemRole role, float x, float y, float x2, float y2, Co
 // A vision model's patches as the pieces of its picture they are (labels of the heatmap's rows
 // and columns): token first + r·cols + c is patch (r, c), the pixels [c·patch, (c + 1)·patch) ×
 // [r·patch, (r + 1)·patch) of the picture as the model saw it (width × height). rows = 0: none.
+// A vision-language model's image tokens instead: `pieces`, token → its part of the picture as
+// fractions (x0, y0, x1, y1) of width and height (a tile's cell; a global view's cell, the same
+// part of the whole).
 struct PatchCrops {
     int first = 0, rows = 0, cols = 0, patch = 0, width = 0, height = 0;
-    bool any() const { return rows > 0 && cols > 0 && patch > 0 && width > 0 && height > 0; }
-    bool has(int token) const { return any() && token >= first && token - first < rows * cols; }
+    std::map<int, std::array<float, 4>> pieces;
+    bool any() const { return width > 0 && height > 0 && (!pieces.empty() || (rows > 0 && cols > 0 && patch > 0)); }
+    bool has(int token) const {
+        if (!any()) return false;
+        return pieces.empty() ? token >= first && token - first < rows * cols : pieces.contains(token);
+    }
     // Token `token`'s piece as an Item::Picture at `box`, or false: the token is not a patch.
     bool item(int token, Box box, Item& out) const {
-        const int i = token - first;
         if (!has(token)) return false;
-        const float r = static_cast<float>(i / cols), c = static_cast<float>(i % cols), p = static_cast<float>(patch);
-        const float w = static_cast<float>(width), h = static_cast<float>(height);
         out = Item();
         out.kind = Item::Picture, out.role = ItemRole::PatchCrop, out.box = box, out.index = token;
+        if (!pieces.empty()) {
+            const std::array<float, 4>& f = pieces.at(token);
+            out.x = f[0], out.y = f[1], out.x2 = f[2], out.y2 = f[3];
+            return true;
+        }
+        const int i = token - first;
+        const float r = static_cast<float>(i / cols), c = static_cast<float>(i % cols), p = static_cast<float>(patch);
+        const float w = static_cast<float>(width), h = static_cast<float>(height);
         out.x = c * p / w, out.y = r * p / h, out.x2 = (c + 1.0f) * p / w, out.y2 = (r + 1.0f) * p / h;
         return true;
     }

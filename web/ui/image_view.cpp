@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
+#include <vector>
 
 namespace attn {
 
@@ -34,9 +36,56 @@ int picture_query(const AppState& st) {
     return c.registers + (rows / 2) * cols + cols / 2;
 }
 
+namespace {
+
+// A vision-language model's image tokens as cells: the tiles' (rows × cols of them, g × g each,
+// as they cover the picture, row by row) and the global view's (g × g), the other tokens the
+// chips; nullopt when the run's image tokens are not its views' count.
+struct PictureCells {
+    int rows = 0, cols = 0, g = 0;
+    std::vector<int> cells, global_cells, chip_tokens;
+};
+std::optional<PictureCells> picture_cells(const LiveRun& live) {
+    const ModelConfig& c = live.model->config();
+    PictureCells p;
+    p.g = c.vision_tower->patch_grid() / c.scale_factor;
+    const int per_view = p.g * p.g, tr = std::max(live.tile_rows, 1), tc = std::max(live.tile_cols, 1);
+    std::vector<int> images;
+    for (int t = 0; t < static_cast<int>(live.input.ids.size()); ++t)
+        if (live.input.ids[static_cast<std::size_t>(t)] == c.image_token_id) images.push_back(t);
+        else p.chip_tokens.push_back(t);
+    if (static_cast<int>(images.size()) != (tr * tc + (live.global_picture ? 1 : 0)) * per_view) return std::nullopt;
+    p.rows = tr * p.g, p.cols = tc * p.g;
+    p.cells.resize(static_cast<std::size_t>(p.rows) * p.cols);
+    for (int v = 0; v < tr * tc; ++v)
+        for (int i = 0; i < p.g; ++i)
+            for (int j = 0; j < p.g; ++j)
+                p.cells[static_cast<std::size_t>(((v / tc) * p.g + i) * p.cols + (v % tc) * p.g + j)] = images[static_cast<std::size_t>(v * per_view + i * p.g + j)];
+    if (live.global_picture) p.global_cells.assign(images.end() - per_view, images.end());
+    return p;
+}
+
+}  // namespace
+
 PatchCrops patch_crops(const AppState& st, const Trace& drawn) {
     const std::shared_ptr<const LiveRun>& live = st.figure.live;
-    if (!live || !live->picture || live->input.patch_rows <= 0) return {};
+    if (!live || !live->picture) return {};
+    if (live->model->config().vision_language()) {  // each image token its cell's part of the picture (a global one: the same part of the whole)
+        const std::optional<PictureCells> p = picture_cells(*live);
+        if (!p || drawn.T_k() != static_cast<int>(live->input.ids.size())) return {};
+        PatchCrops c;
+        c.width = live->picture->width, c.height = live->picture->height;
+        const auto piece = [&](const std::vector<int>& cells, int rows, int cols) {
+            for (int i = 0; i < rows * cols; ++i) {
+                const float r = static_cast<float>(i / cols), k = static_cast<float>(i % cols);
+                c.pieces[cells[static_cast<std::size_t>(i)]] = {k / cols, r / rows, (k + 1) / cols, (r + 1) / rows};
+            }
+        };
+        piece(p->cells, p->rows, p->cols);
+        piece(p->global_cells, p->global_cells.empty() ? 0 : p->g, p->g);
+        return c;
+    }
+    if (live->input.patch_rows <= 0) return {};
     PatchCrops c;
     c.rows = live->input.patch_rows;
     c.cols = static_cast<int>(live->input.patches.rows()) / c.rows;
@@ -65,24 +114,14 @@ std::optional<ImageInput> image_view_input(const AppState& st, Box box, float sc
     in.picture_width = live->picture->width, in.picture_height = live->picture->height;
     const ModelConfig& c = live->model->config();
     if (c.vision_language()) {  // the tiles' image tokens over the picture, the global view's beside it, the text's under it
-        const int g = c.vision_tower->patch_grid() / c.scale_factor, per_view = g * g;
-        const int tr_ = std::max(live->tile_rows, 1), tc = std::max(live->tile_cols, 1);
-        std::vector<int> images;
-        for (int t = 0; t < static_cast<int>(live->input.ids.size()); ++t)
-            if (live->input.ids[static_cast<std::size_t>(t)] == c.image_token_id) images.push_back(t);
-            else in.chip_tokens.push_back(t);
-        const int views = tr_ * tc + (live->global_picture ? 1 : 0);
-        if (static_cast<int>(images.size()) != views * per_view) return std::nullopt;
-        in.rows = tr_ * g, in.cols = tc * g;
+        std::optional<PictureCells> p = picture_cells(*live);
+        if (!p) return std::nullopt;
+        in.rows = p->rows, in.cols = p->cols;
         in.patch = c.vision_tower->patch_size * c.scale_factor;
-        in.cells.resize(static_cast<std::size_t>(in.rows) * in.cols);
-        for (int v = 0; v < tr_ * tc; ++v)
-            for (int i = 0; i < g; ++i)
-                for (int j = 0; j < g; ++j)
-                    in.cells[static_cast<std::size_t>(((v / tc) * g + i) * in.cols + (v % tc) * g + j)] = images[static_cast<std::size_t>(v * per_view + i * g + j)];
+        in.cells = std::move(p->cells), in.chip_tokens = std::move(p->chip_tokens);
         if (live->global_picture) {
-            in.global_size = live->global_picture->width, in.global_rows = g;
-            in.global_cells.assign(images.end() - per_view, images.end());
+            in.global_size = live->global_picture->width, in.global_rows = p->g;
+            in.global_cells = std::move(p->global_cells);
             in.global_label = attn::tr(st.lang, Str::ImageGlobalView);
         }
         in.tiles_rows = live->tile_rows, in.tiles_cols = live->tile_cols;
