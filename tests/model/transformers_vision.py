@@ -17,9 +17,13 @@ last_hidden_state, the classifier's logits where there is one, and how far trans
 image processor (AutoImageProcessor, slow and fast where both exist) lands from those pixel
 values. The records are kept in tests/model/transformers5-vision/.
 
-`check` runs `attnviz run CASE --image CASE/image.png --json` on each folder of REFS that has a
-record and compares: the attention within 1e-5, the hidden states and logits within 1e-4 of the
-largest |value|. A folder whose files are not the bytes the record was made from fails (the
+The vision-language cases (Idefics3, SmolVLM, Gemma 3: Idefics3ForConditionalGeneration, …) run
+on expected.json's ids and views (vlm_outputs): their records hold the text, the language
+model's attention, last_hidden_state and last logits, and the tower's attention per view.
+
+`check` runs `attnviz run CASE --image CASE/image.png [--text TEXT] --json` on each folder of REFS
+that has a record and compares: the attention (and the tower's) within 1e-5, the hidden states and
+logits within 1e-4 of the largest |value|. A folder whose files are not the bytes the record was made from fails (the
 generator changed: make the records again). Exits 1 on any failure.
 """
 import hashlib
@@ -57,6 +61,30 @@ def processor_gap(folder, pixel_values):
     return gaps
 
 
+def vlm_outputs(model, config, exp, torch):
+    """A vision-language case (Idefics3, SmolVLM, Gemma 3) run by its class on expected.json's ids
+    and views: {"attention": the language model's [L][H][T][T], "hidden": its last_hidden_state
+    (after the final norm), "logits": the last position's, "vision_attention": the tower's
+    [view][L][H][P][P]}. Idefics3's views go in as one picture's [1, n, C, S, S] (every pixel
+    real); Gemma 3's as [n, C, S, S] with token_type_ids 1 at its image tokens (its both-ways mask)."""
+    ids = torch.tensor([exp["ids"]])
+    views = torch.tensor(exp["pixel_values"], dtype=torch.float32)
+    if config["model_type"] == "gemma3":
+        image_id = config.get("image_token_index", config.get("image_token_id", 262144))
+        inputs = {"pixel_values": views, "token_type_ids": (ids == image_id).long()}
+        tower = model.model.vision_tower
+    else:
+        inputs = {"pixel_values": views[None], "pixel_attention_mask": torch.ones(1, views.shape[0], *views.shape[2:], dtype=torch.bool)}
+        tower = model.model.vision_model
+    with torch.no_grad():
+        o = model(input_ids=ids, output_attentions=True, **inputs)
+        hidden = model.model(input_ids=ids, **inputs).last_hidden_state
+        vision = tower(pixel_values=views, output_attentions=True).attentions  # the views as a batch
+    return {"attention": [a[0].double().tolist() for a in o.attentions], "hidden": hidden[0].double().tolist(),
+            "logits": o.logits[0, -1].double().tolist(),
+            "vision_attention": [[a[v].double().tolist() for a in vision] for v in range(views.shape[0])]}
+
+
 def make(refs, out):
     try:
         import torch
@@ -80,6 +108,18 @@ def make(refs, out):
             if info.get("missing_keys") or info.get("mismatched_keys"):
                 raise ValueError(f"loading: {info}")
             model.eval()
+            if "text_config" in config:  # a vision-language model: a text with the picture
+                run = vlm_outputs(model, config, exp, torch)
+                record = {"case": name, "transformers": transformers.__version__, "class": cls.__name__, "text": exp["text"],
+                          "sha256": {f: sha256(os.path.join(folder, f)) for f in ("model.safetensors", "image.png", "tokenizer.json")},
+                          "unexpected_keys": sorted(info.get("unexpected_keys") or []),
+                          **{k: rounded(v) for k, v in run.items()}}
+                with open(os.path.join(out, name + ".json"), "w") as f:
+                    json.dump(record, f, separators=(",", ":"))
+                    f.write("\n")
+                made.append(name)
+                print(f"made {name}: {cls.__name__}, T={len(record['hidden'])}, {len(record['vision_attention'])} views")
+                continue
             pixel_values = torch.tensor(exp["pixel_values"], dtype=torch.float32)[None]
             with torch.no_grad():
                 o = model(pixel_values=pixel_values, output_attentions=True, output_hidden_states=True)
@@ -110,7 +150,8 @@ def make(refs, out):
 
 # [SECTION] check: attnviz run against transformers' numbers ---------------------------------------
 
-TOLERANCES = {"attention": (1e-5, False), "hidden": (1e-4, True), "logits": (1e-4, True)}  # (tol, relative)
+TOLERANCES = {"attention": (1e-5, False), "hidden": (1e-4, True), "logits": (1e-4, True),
+              "vision_attention": (1e-5, False)}  # (tol, relative)
 
 
 def check(binary, refs, records):
@@ -128,7 +169,8 @@ def check(binary, refs, records):
             print(f"FAIL {name}: {', '.join(changed)} not the bytes the record was made from "
                   "(make_vision_models.py changed: make the records again)")
             continue
-        p = subprocess.run([binary, "run", folder, "--image", os.path.join(folder, "image.png"), "--json"],
+        text = ["--text", record["text"]] if "text" in record else []  # a vision-language case: its text too
+        p = subprocess.run([binary, "run", folder, "--image", os.path.join(folder, "image.png")] + text + ["--json"],
                            capture_output=True, text=True)
         if p.returncode != 0:
             failures.append(name)
