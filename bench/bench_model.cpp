@@ -15,8 +15,8 @@
 //   5. with the maps on demand (--maps demand, the default past 512 tokens: RunInput::keep_maps
 //      false), a head's whole map pooled to at most 1024 × 1024 blocks (map_pooled) and an exact
 //      64 × 64 zoom in the middle of it (map_region), min of --reps; and the Explain view's
-//      rollout of the last query's row through every layer (explain_rows.hpp RolloutRow, one
-//      thread as the view computes it), once
+//      rollout of the last query's row through every layer (explain_rows.hpp RolloutRow), once
+//      on one thread and once on --threads (a head a part, as the view computes it)
 // Output: "RESULT key=value …" lines. bench/bench_model_torch.py is PyTorch's peer.
 //   attn_bench_model [--arch gpt2|smollm2|llama1b] [--dtype f32|bf16] [--T 128] [--reps 5] [--threads 1] [--maps kept|demand]
 //                    [--dir /tmp/attn_bench_ARCH] [--keep] [--gguf FILE]
@@ -326,12 +326,15 @@ int main(int argc, char** argv) {
         auto run = std::make_shared<LiveRun>();
         run->input.keep_maps = false, run->result = std::move(last);
         const RowSource rows = run_rows(run, 0);
-        RolloutRow rollout;
-        const double s0 = now_s();
-        rollout.start(rows, rows.layers - 1, T - 1);
-        while (!rollout.step(1e30)) {}
-        std::printf("RESULT rollout_row_s=%.2f layers=%d rollout_row_sum=%.6f\n", now_s() - s0, rows.layers,
-                    static_cast<double>(rollout.row().sum()));
+        // on one thread, then on the run's threads (a head a part, as the view runs it)
+        for (kernels::Pool* threads : {static_cast<kernels::Pool*>(nullptr), ctx.pool}) {
+            RolloutRow rollout;
+            const double s0 = now_s();
+            rollout.start(rows, rows.layers - 1, T - 1, 0, threads);
+            while (!rollout.step(1e30)) {}
+            std::printf("RESULT rollout_row_s=%.2f threads=%d layers=%d rollout_row_sum=%.6f\n", now_s() - s0,
+                        threads ? threads->threads() : 1, rows.layers, static_cast<double>(rollout.row().sum()));
+        }
     }
     if (why) {
         RunInput clean{ids, {}};

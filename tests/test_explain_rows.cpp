@@ -5,6 +5,8 @@
 #include "attention_maps.hpp"
 #include "explain_rows.hpp"
 #include "oracle.hpp"
+#include "pool.hpp"
+#include "test_util.hpp"
 
 #include <doctest/doctest.h>
 
@@ -113,6 +115,20 @@ TEST_CASE("rollout of one row: attention_rollout's row, every stack, layer, quer
     }
     MESSAGE(rows, " rollout rows: worst difference from attention_rollout ", worst);
     CHECK(worst < 1e-5);
+    // on threads (a head a part; 400 tokens: enough work a unit to split): the same row, bit for bit
+    {
+        auto attention = std::make_shared<ImportedAttention>();
+        attention->stacks.push_back(random_stack(rng, 3, 5, 400, true, -1));
+        const Figure figure = layered_figure(attention, "", {true});
+        kernels::Pool pool(3);
+        RolloutRow one, three;
+        one.start(figure_rows(figure, 0), 2, 399);
+        three.start(figure_rows(figure, 0), 2, 399, 0, &pool);
+        while (!one.step(1.0)) {}
+        while (!three.step(1.0)) {}
+        CHECK(test::same_bits(one.row(), three.row()));
+        CHECK(one.row().sum() > 0.99f);
+    }
     // the source holds its maps weakly: let go of them and the row stops, all 0 (a view's cache
     // never keeps a long run alive)
     {

@@ -93,8 +93,9 @@ RowVector shown_row(const Trace& trace, int head, int q) {
 
 // [SECTION] Rollout of one row ---------------------------------------------------------------
 
-void RolloutRow::start(RowSource source, int layer, int query, int block_rows) {
+void RolloutRow::start(RowSource source, int layer, int query, int block_rows, kernels::Pool* pool) {
     src_ = std::move(source);
+    ctx_.pool = pool;
     const int T = src_.T_k;
     const bool usable = src_.rows && src_.no_rollout.empty() && src_.T_q == T && layer >= 0 && layer < src_.layers &&
                         query >= 0 && query < T && src_.heads > 0;
@@ -126,9 +127,15 @@ void RolloutRow::do_unit() {
     const int r0 = at_, r1 = std::min(at_ + block_, hi_), c1 = src_.causal ? r1 : src_.T_k;
     at_ = r1, done_rows_ += r1 - r0;
     if (r_.segment(r0, r1 - r0).cwiseAbs().maxCoeff() > 0.0f) {
-        Matrix a = src_.rows(ctx_, layer_, 0, r0, r1, c1);
+        // every head's rows, a head a part (about 64 multiply-adds a weight: a head's d_k), then
+        // their sum in head order
+        std::vector<Matrix> heads(static_cast<std::size_t>(src_.heads));
+        kernels::for_parts(ctx_, src_.heads, 64.0 * src_.heads * (r1 - r0) * c1, [&](int h, kernels::Context& c) {
+            heads[static_cast<std::size_t>(h)] = src_.rows(c, layer_, h, r0, r1, c1);
+        });
+        Matrix a = std::move(heads[0]);
         for (int h = 1; h < src_.heads && a.size() > 0; ++h) {
-            const Matrix b = src_.rows(ctx_, layer_, h, r0, r1, c1);
+            const Matrix& b = heads[static_cast<std::size_t>(h)];
             if (b.size() == 0) a.resize(0, 0);
             else a += b;
         }

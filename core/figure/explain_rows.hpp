@@ -64,7 +64,9 @@ class RolloutRow {
 public:
     // Row `query` of the rollout through layers 0 … `layer` of the source's stack (which must have
     // rows and no no_rollout). block_rows: rows per unit of work (0: about a million weights).
-    void start(RowSource source, int layer, int query, int block_rows = 0);
+    // `pool`: threads for a unit's heads (each head's rows on one; summed in head order, so the
+    // numbers are the same on any count), or none.
+    void start(RowSource source, int layer, int query, int block_rows = 0, kernels::Pool* pool = nullptr);
     // Works through units (one block of rows of one layer, every head) until `budget_seconds`
     // have passed, at least one; true once the row is done.
     bool step(double budget_seconds);

@@ -86,7 +86,7 @@ void ExplainView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
                 c.rollout_why = src.no_rollout;
                 // merged words (the rollout is of tokens); a sink's column (gpt-oss) only adds a key, the row's last
                 if (c.rollout_why.empty() && src.T_q != t.T_q()) c.rollout_why = "words";
-                if (c.rollout_why.empty()) c.rollout.start(std::move(src), layer, query);
+                if (c.rollout_why.empty()) c.rollout.start(std::move(src), layer, query, 0, st.model.pool.get());  // the model's threads
             }
         } else {
             c.explanation = explain(st.figure, head, stack, layer);
