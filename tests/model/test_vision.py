@@ -185,14 +185,18 @@ def case_of(model_type):
     return next((c for c in cases if json.load(open(os.path.join(refs, c, "config.json"))).get("model_type") == model_type), None)
 
 
+def case_files(case, prefix):
+    """(folder, expected.json, config.json, its tensors in float64 without `prefix`)."""
+    folder = os.path.join(refs, case)
+    W = {(n[len(prefix):] if n.startswith(prefix) else n): t.double() for n, t in read_checkpoint(folder).items()}
+    return folder, json.load(open(os.path.join(folder, "expected.json"))), json.load(open(os.path.join(folder, "config.json"))), W
+
+
 vit_case = case_of("vit")
 if vit_case is None:
     fail("no ViT case for the hidden patches")
 else:
-    folder = os.path.join(refs, vit_case)
-    exp = json.load(open(os.path.join(folder, "expected.json")))
-    cfg = json.load(open(os.path.join(folder, "config.json")))
-    W = {(n[len("vit."):] if n.startswith("vit.") else n): t.double() for n, t in read_checkpoint(folder).items()}
+    folder, exp, cfg, W = case_files(vit_case, "vit.")
     hidden = (exp["patches"]["first"] + 1, exp["patches"]["first"] + 6)  # from 0: two patches
     with torch.no_grad():
         want = reference.vit_forward(W, cfg, exp["pixel_values"], reference.Edits(hidden=hidden))
@@ -212,13 +216,10 @@ g3_case = case_of("gemma3")
 if g3_case is None:
     fail("no Gemma 3 case for the long text")
 else:
-    folder = os.path.join(refs, g3_case)
-    exp = json.load(open(os.path.join(folder, "expected.json")))
-    cfg = json.load(open(os.path.join(folder, "config.json")))
+    folder, exp, cfg, W = case_files(g3_case, "model.")
     p = run([folder, "--image", os.path.join(folder, exp["image"]), "--text", "the cat sat on the mat. " * 60, "--maps", "1:2,2:1", "--json"])
     if p.returncode == 0:
         out = json.loads(p.stdout)
-        W = {(n[len("model."):] if n.startswith("model.") else n): t.double() for n, t in read_checkpoint(folder).items()}
         with torch.no_grad():
             want = reference.gemma3_forward(W, cfg, out["ids"], torch.tensor(exp["pixel_values"], dtype=torch.float64))["attention"]
         errs = [compare(f"{g3_case} on {len(out['ids'])} tokens, map {m['layer']}:{m['head']}", "attention", m["weights"],
