@@ -380,19 +380,20 @@ PictureInput picture_input(const LoadedModel& m, const Image& picture) {
 
 namespace {
 
-// The tokens the expansion writes must be the tokenizer's own (one id each), each the id
-// config.json gives where it gives one (`fields`: the token's field, or nullptr).
-void check_picture_tokens(const LoadedModel& m, const std::vector<std::pair<std::string, const char*>>& tokens) {
+// A token the picture's expansion writes; `field`: config.json's field that gives its id (`id`), or none.
+struct PictureToken {
+    std::string token;
+    const char* field = nullptr;
+    int id = -1;
+};
+// Each must be the tokenizer's own (one id), the id config.json gives where it gives one.
+void check_picture_tokens(const LoadedModel& m, const std::vector<PictureToken>& tokens) {
     const std::string tokenizer = m.folder.empty() ? "tokenizer.json" : m.folder + "/tokenizer.json";
-    const ModelConfig& c = m.config();
-    for (const auto& [token, field] : tokens) {
-        const std::optional<int> id = m.tokenizer.id(token);
-        if (!id) throw ModelError(tokenizer, "added_tokens", "has no " + token + " token: the picture's tokens are written with it");
-        if (!field) continue;
-        const std::string name = field;
-        const int expected = name.starts_with("image") ? c.image_token_id : name.starts_with("boi") ? c.boi_token_id : c.eoi_token_id;
-        if (*id != expected)
-            throw ModelError(config_file(m), field, std::to_string(expected) + ", but the tokenizer's " + token + " is " + std::to_string(*id));
+    for (const PictureToken& t : tokens) {
+        const std::optional<int> id = m.tokenizer.id(t.token);
+        if (!id) throw ModelError(tokenizer, "added_tokens", "has no " + t.token + " token: the picture's tokens are written with it");
+        if (t.field && *id != t.id)
+            throw ModelError(config_file(m), t.field, std::to_string(t.id) + ", but the tokenizer's " + t.token + " is " + std::to_string(*id));
     }
 }
 
@@ -401,12 +402,14 @@ void check_picture_tokens(const LoadedModel& m, const std::vector<std::pair<std:
 // "\n\n<start_of_image>", mm_tokens_per_image <image_soft_token>, "<end_of_image>\n\n".
 std::string gemma3_prompt(const LoadedModel& m, const std::string& text, const std::string& field) {
     const std::string boi = "<start_of_image>", eoi = "<end_of_image>", image = "<image_soft_token>";
-    check_picture_tokens(m, {{boi, "boi_token_index"}, {eoi, "eoi_token_index"}, {image, "image_token_index"}});
+    const ModelConfig& c = m.config();
+    check_picture_tokens(m, {{boi, "boi_token_index", c.boi_token_id}, {eoi, "eoi_token_index", c.eoi_token_id},
+                             {image, "image_token_index", c.image_token_id}});
     const std::size_t at = text.find(boi);
     if (at != std::string::npos && text.find(boi, at + boi.size()) != std::string::npos)
         throw ModelError(m.folder, field, "names " + boi + " more than once: attnviz runs one picture");
     std::string seq = "\n\n" + boi;
-    for (int i = 0; i < m.config().image_seq_len(); ++i) seq += image;
+    for (int i = 0; i < c.image_seq_len(); ++i) seq += image;
     seq += eoi + "\n\n";
     return at == std::string::npos ? seq + text : text.substr(0, at) + seq + text.substr(at + boi.size());
 }
@@ -427,8 +430,8 @@ std::string picture_prompt(const LoadedModel& m, const std::string& text, const 
         views += "\n";
     }
     views += (picture.rows > 0 ? "\n" : "") + around + global + seq + around;
-    std::vector<std::pair<std::string, const char*>> needed = {{image, "image_token_id"}, {around, nullptr}, {global, nullptr}};
-    if (picture.rows > 0) needed.emplace_back("<row_1_col_1>", nullptr);
+    std::vector<PictureToken> needed = {{image, "image_token_id", m.config().image_token_id}, {around}, {global}};
+    if (picture.rows > 0) needed.push_back({"<row_1_col_1>"});
     check_picture_tokens(m, needed);
     return at == std::string::npos ? views + text : text.substr(0, at) + views + text.substr(at + image.size());
 }
