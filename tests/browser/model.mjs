@@ -602,7 +602,9 @@ await check('Gemma 3 with a picture: its image tokens see each other both ways; 
   await waitFrames(page, 3);
   await page.mouse.down();
   await page.mouse.up();
-  t = await until(page, (x) => x.pinned && x.pinned.index === image[r * 4 + c] && x.widgets['image.top'], 'an image token pinned');
+  await until(page, (x) => x.pinned && x.pinned.index === image[r * 4 + c], 'an image token pinned');
+  await waitFrames(page, 3);  // the frame of the click drew the query before it (a pin of an earlier check)
+  t = await until(page, (x) => x.widgets['image.top'], 'the pinned token\'s overlay');
   const ref = reference(folder, ids).attention[t.import.layer];
   const query = image[r * 4 + c], head = t.heatmap_head;
   const row = head < 0 ? ref[0][query].map((_, k) => ref.reduce((a, h) => a + h[query][k], 0) / ref.length) : ref[head][query];
