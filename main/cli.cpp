@@ -717,7 +717,8 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
                 hidden.push_back(std::move(run.hidden));
                 if (view.keep_maps) views.push_back(std::move(run));
             }
-            input.image_rows = picture_rows(ctx, m, hidden);
+            input.image_rows = picture_rows(ctx, m, hidden, picture->grid_rows);
+            input.positions = picture_positions(m, input.ids, *picture);
         }
         // Past kMapsKeptUpTo tokens the maps are on demand: only those named are printed.
         const int T = static_cast<int>(std::max(input.ids.size(), input.source_ids.size())) + new_tokens;
@@ -736,8 +737,10 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
             generated = generate(ctx, m.model, encoded.encoder_output, {m.config().decoder_start_id}, max_new, m.config().eos_id, sampling, input.edits);
             input.ids = generated.ids;
         } else if (new_tokens > 0) {
-            generated = generate(ctx, m.model, {}, input.ids, new_tokens, m.config().eos_id, sampling, input.edits, input.image_rows);
+            generated = generate(ctx, m.model, {}, input.ids, new_tokens, m.config().eos_id, sampling, input.edits, input.image_rows,
+                                 input.positions);
             input.ids = generated.ids;
+            if (!input.positions.empty()) input.positions = picture_positions(m, input.ids, *picture);
         }
         const RunResult run = forward(ctx, m.model, input);
         if (o.probs) why.probs = token_probs(ctx, m.model, run, input.ids);
@@ -760,8 +763,8 @@ int run_model(const std::vector<std::string>& args, std::ostream& out, std::ostr
                 for (std::size_t t = 0; t < input.ids.size(); ++t)
                     if (input.ids[t] == m.config().image_token_id) at.push_back(static_cast<int>(t));
                 j["image_tokens"] = at;
-                const int G = m.config().vision_tower->patch_grid();
-                j["patches"] = {{"rows", G}, {"cols", G}, {"size", m.config().vision_tower->patch_size}, {"first", 0}};
+                j["patches"] = {{"rows", picture->grid_rows}, {"cols", picture->grid_cols}, {"size", m.config().vision_tower->patch_size}, {"first", 0}};
+                if (!input.positions.empty()) j["positions"] = input.positions;  // qwen2_5_vl: (time, height, width) of each token
                 j["tiles"] = {{"rows", picture->rows}, {"cols", picture->cols}};
                 if (!views.empty()) {
                     nlohmann::json maps = nlohmann::json::array();

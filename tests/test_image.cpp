@@ -197,7 +197,7 @@ TEST_CASE("image: a processor's config read as transformers reads it; the rest r
     CHECK(nested.resample == Resample::Bicubic);
     CHECK(processor_error(R"({"image_processor_type": "LlavaNextImageProcessor"})") ==
           "m/preprocessor_config.json: image_processor_type: \"LlavaNextImageProcessor\": attnviz reads ViT's, DeiT's, CLIP's, SigLIP's, Bit's "
-          "(DINOv2's), Idefics3's, SmolVLM's and Gemma 3's image processors");
+          "(DINOv2's), Idefics3's, SmolVLM's, Gemma 3's and Qwen2-VL's image processors");
     // Gemma 3's (the Hub's preprocessor_config.json: pan and scan null, bilinear to 896 × 896)
     const ImageProcessor gemma = read_image_processor(
         R"({"image_processor_type": "Gemma3ImageProcessor", "do_pan_and_scan": null, "resample": 2, "size": {"height": 896, "width": 896}})", "f");
@@ -207,6 +207,23 @@ TEST_CASE("image: a processor's config read as transformers reads it; the rest r
     CHECK(processor_error(R"({"image_processor_type": "Gemma3ImageProcessor", "do_pan_and_scan": true})") ==
           "m/preprocessor_config.json: do_pan_and_scan: true: attnviz reads the one view of the whole picture, not pan and scan's crops "
           "(Gemma3Processor's default is false)");
+    // Qwen2-VL's smart resize (image_processing_qwen2_vl.py's smart_resize; Python's round, half to
+    // even): the Hub's 14-pixel patches merged 2 × 2, 3136 … 12845056 pixels; and small ones
+    const ImageProcessor qwen = read_image_processor(
+        R"({"image_processor_type": "Qwen2VLImageProcessor", "min_pixels": 3136, "max_pixels": 12845056, "patch_size": 14, "merge_size": 2})", "f");
+    CHECK(qwen.factor == 28);
+    CHECK(qwen.resample == Resample::Bicubic);
+    CHECK(qwen.resized_size(640, 480) == std::pair{644, 476});  // round(22.86) = 23, round(17.14) = 17 (× 28)
+    const auto small = [](int min, int max) {
+        return read_image_processor(R"({"image_processor_type": "Qwen2VLImageProcessor", "patch_size": 4, "merge_size": 2, "size": {"shortest_edge": )" +
+                                        std::to_string(min) + R"(, "longest_edge": )" + std::to_string(max) + "}}", "f");
+    };
+    CHECK(small(256, 4096).resized_size(45, 37) == std::pair{48, 40});
+    CHECK(small(1, 4096).resized_size(12, 52) == std::pair{16, 48});   // 1.5 and 6.5: both to the even 2 and 6
+    CHECK(small(256, 2048).resized_size(70, 52) == std::pair{48, 32});  // 72 × 56 is past 2048: floor of the scaled sides
+    CHECK(small(256, 4096).resized_size(10, 10) == std::pair{16, 16});  // 8 × 8 is below 256: ceil of the scaled sides
+    CHECK(processor_error(R"({"image_processor_type": "Qwen2VLImageProcessor", "min_pixels": 5000, "max_pixels": 4000})") ==
+          "m/preprocessor_config.json: max_pixels: 4000 is below min_pixels 5000");
     const ImageProcessor tiles = read_image_processor(
         R"({"image_processor_type": "Idefics3ImageProcessor", "size": {"longest_edge": 2048}, "max_image_size": {"longest_edge": 512}})", "f");
     CHECK(tiles.longest_edge == 2048);

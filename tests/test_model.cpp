@@ -661,7 +661,7 @@ TEST_CASE("model: config.json fields, defaults and errors") {
     CHECK(err(R"({"model_type":"t5"})") == "gpt2/config.json: model_type: \"t5\" is not one of " + supported_model_types());
     CHECK(supported_model_types() ==
           "gpt2, bert, marian, llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3, smollm3, granite, olmo2, exaone4, "
-          "cohere2, glm4, seed_oss, qwen3_moe, gpt_oss, vit, clip, clip_vision_model, siglip, siglip_vision_model, dinov2, dinov2_with_registers, idefics3, smolvlm, gemma3");
+          "cohere2, glm4, seed_oss, qwen3_moe, gpt_oss, vit, clip, clip_vision_model, siglip, siglip_vision_model, dinov2, dinov2_with_registers, idefics3, smolvlm, gemma3, qwen2_5_vl");
     CHECK(err(R"({"n_embd":4})") == "gpt2/config.json: model_type: missing");
     CHECK(err(R"({"model_type":"gpt2","vocab_size":10,"n_layer":2,"n_head":2})") == "gpt2/config.json: n_embd: missing");
     CHECK(err(R"({"model_type":"gpt2","vocab_size":"ten","n_embd":8,"n_layer":2,"n_head":2})") ==

@@ -16,7 +16,7 @@ namespace attn {
 
 std::size_t KeptHeads::bytes() const {
     return static_cast<std::size_t>(q.size() + k.size() + value_norms.size()) * sizeof(float) +
-           stats.size() * sizeof(kernels::RowStat) + keys.size();
+           stats.size() * sizeof(kernels::RowStat) + keys.size() + groups.size() * sizeof(int);
 }
 
 // [SECTION] Regions, exact and pooled --------------------------------------------------------
@@ -39,7 +39,7 @@ void check(const KeptHeads& k, int head, const MapRegion& r) {
 // memory for the region's mask.
 void region_into(kernels::Context& ctx, const KeptHeads& k, int head, const MapRegion& r, float* out, int ld,
                  std::vector<std::uint8_t>& mask) {
-    const bool masked = k.causal || k.window > 0 || !k.keys.empty();
+    const bool masked = k.causal || k.window > 0 || !k.keys.empty() || !k.groups.empty();
     if (masked) {  // KeptHeads::allowed a row at a time: its keys' span (key_span), less the hidden
         const int cols = r.cols();
         mask.resize(static_cast<std::size_t>(r.rows()) * cols);
@@ -52,6 +52,9 @@ void region_into(kernels::Context& ctx, const KeptHeads& k, int head, const MapR
             if (k.keys.empty()) std::fill(row + lo, row + hi, std::uint8_t{1});
             else std::copy(k.keys.begin() + r.c0 + lo, k.keys.begin() + r.c0 + hi, row + lo);
             std::fill(row + hi, row + cols, std::uint8_t{0});
+            if (!k.groups.empty())  // a window's keys alone
+                for (int j = lo; j < hi; ++j)
+                    row[j] = row[j] && k.groups[static_cast<std::size_t>(r.r0 + i)] == k.groups[static_cast<std::size_t>(r.c0 + j)];
         }
     }
     const int g = head / std::max(k.heads / std::max(k.kv_heads, 1), 1);

@@ -56,12 +56,15 @@ struct KeptHeads {
     int window = 0;                           // > 0: a query sees itself and the window − 1 keys before it
     BothWays both_ways;                       // gemma3: a picture's tokens, each seeing all of them
     std::vector<std::uint8_t> keys;           // T_k of 0/1 (0: hidden), or empty: every key
+    std::vector<int> groups;                  // qwen2_5_vl's tower: each token's window (a query sees its
+                                              // own window's keys alone), or empty
     Matrix value_norms;                       // heads×T_k: ‖v_j·W_o^h‖ (value_norms below), or empty (a served layer)
 
     bool empty() const { return T_q == 0; }
     bool allowed(int i, int j) const {
         const auto [lo, hi] = key_span(i, T_k, causal, window, both_ways);
-        return j >= lo && j < hi && (keys.empty() || keys[static_cast<std::size_t>(j)]);
+        return j >= lo && j < hi && (keys.empty() || keys[static_cast<std::size_t>(j)]) &&
+               (groups.empty() || groups[static_cast<std::size_t>(i)] == groups[static_cast<std::size_t>(j)]);
     }
     std::size_t bytes() const;  // what it holds
 };

@@ -148,9 +148,10 @@ Linear Plan::matrix(const std::string& name, int in, int out, bool prefixed) {
     return packed(packed_weight(name, {in, out}, prefixed), 0, out, false, in, out, nullptr);
 }
 
-Linear Plan::patch_embedding(const std::string& name, int channels, int size, int out, Bias bias) {
-    const int in = channels * size * size;
-    const std::size_t weight = packed_weight(name + ".weight", {out, channels, size, size});
+Linear Plan::patch_embedding(const std::string& name, int channels, int size, int out, Bias bias, int frames) {
+    const int in = channels * frames * size * size;
+    const std::size_t weight =
+        packed_weight(name + ".weight", frames > 1 ? std::vector<std::int64_t>{out, channels, frames, size, size} : std::vector<std::int64_t>{out, channels, size, size});
     return packed(weight, 0, in, true, in, out, bias == Bias::Required ? need(name + ".bias", {out}) : nullptr);
 }
 

@@ -184,13 +184,13 @@ constexpr const FamilyDef* kFamilies[] = {&kGpt2Family,   &kBertFamily,   &kMari
                                           &kSeedOssFamily, &kQwen3MoeFamily, &kGptOssFamily, &kVitFamily,
                                           &kClipFamily, &kClipVisionFamily, &kSiglipFamily, &kSiglipVisionFamily,
                                           &kDinov2Family, &kDinov2RegistersFamily, &kIdefics3Family, &kSmolVlmFamily,
-                                          &kGemma3VlmFamily};
+                                          &kGemma3VlmFamily, &kQwen25VlFamily, &kQwen25VisionFamily};
 
 }  // namespace
 
 const FamilyDef* find_family(const std::string& model_type) {
     for (const FamilyDef* f : kFamilies)
-        if (model_type == f->model_type) return f;
+        if (f->read && model_type == f->model_type) return f;
     return nullptr;
 }
 
@@ -202,7 +202,8 @@ const FamilyDef& family_of(const ModelConfig& c) {
 
 std::string supported_model_types() {
     std::string s;
-    for (const FamilyDef* f : kFamilies) (s += s.empty() ? "" : ", ") += f->model_type;
+    for (const FamilyDef* f : kFamilies)
+        if (f->read) (s += s.empty() ? "" : ", ") += f->model_type;
     return s;
 }
 

@@ -24,11 +24,12 @@ namespace attn {
 // "gemma3_text", "phi3", "smollm3", "granite", "olmo2", "exaone4", "cohere2", "glm4",
 // "seed_oss", "qwen3_moe", "gpt_oss"; the vision encoders "vit", "clip", "clip_vision_model",
 // "siglip", "siglip_vision_model", "dinov2", "dinov2_with_registers"; the vision-language
-// "idefics3", "smolvlm" (families/*.cpp).
+// "idefics3", "smolvlm", "gemma3", "qwen2_5_vl" (families/*.cpp); Qwen25Vision is qwen2_5_vl's
+// tower, read by its model's config alone.
 enum class Family {
     Gpt2, Bert, Marian, Llama, Mistral, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3, Granite, Olmo2, Exaone4, Cohere2, Glm4,
     SeedOss, Qwen3Moe, GptOss, Vit, Clip, ClipVision, Siglip, SiglipVision, Dinov2, Dinov2Registers, Idefics3, SmolVlm,
-    Gemma3Vlm
+    Gemma3Vlm, Qwen25Vl, Qwen25Vision
 };
 // "gelu", "gelu_new" / "gelu_pytorch_tanh", "relu", "silu" / "swish", "quick_gelu" (CLIP: x·σ(1.702x))
 enum class Activation { GeluExact, GeluTanh, Relu, Silu, QuickGelu };
@@ -70,6 +71,12 @@ struct Rope {
     std::vector<double> short_factor, long_factor;     // longrope, dim/2 each
     std::vector<double> freq_factors;  // a GGUF's rope_freqs (llama 3's scaling as llama.cpp stores
                                        // it): dim/2 divisors of the type's inv_freq, or empty
+    // Positions in several streams (RunInput::positions): the pairs in sections of these sizes
+    // (summing to dim/2), section s turned by stream s's position. qwen2_5_vl's M-RoPE:
+    // mrope_section (time, height, width) over the one inv_freq; its tower's (height, width) with
+    // `own_frequencies`: each section's inv_freq that of a rotation of 2·size dimensions.
+    std::vector<int> sections;
+    bool own_frequencies = false;
 };
 // rope_scaling's type as config.json names it: "linear", …, "longrope"; "" for Default.
 const char* rope_type_name(Rope::Type type);
@@ -133,7 +140,15 @@ struct ModelConfig {
     // (bidirectional_images), as a causal text's cannot.
     std::shared_ptr<const ModelConfig> vision_tower;
     int image_token_id = -1, scale_factor = 1;
-    enum class Connector { Shuffle, MeanPool } connector = Connector::Shuffle;
+    // qwen2_5_vl (Connector::Merge): each s×s block of the picture's own grid (any size: the
+    // processor's smart resize) side by side as the shuffle, each patch through the RMSNorm
+    // (projector_norm) first, then projector, GELU, projector_out; its tower's patches span
+    // temporal_patch frames (the picture repeated), its layers attend within windows of
+    // window_patches a side but those of full_layers; its image tokens sit between boi_token_id
+    // and eoi_token_id (<|vision_start|>, <|vision_end|>), their positions in three streams.
+    enum class Connector { Shuffle, MeanPool, Merge } connector = Connector::Shuffle;
+    int temporal_patch = 1, window_patches = 0;
+    std::vector<std::uint8_t> full_layers;
     int boi_token_id = -1, eoi_token_id = -1;
     bool bidirectional_images = false;
     // The checkpoint's prefix of this model's tensors when it is a part of another's ("" = the
@@ -192,7 +207,13 @@ struct ModelConfig {
     int patch_grid() const { return vision() ? image_size / patch_size : 0; }  // patches a side
     // The patches a side that tokens are named for (vision_tokens): a model whose positions
     // follow the picture (position_resize) reads any grid of up to kMaxPatchSide a side.
-    int name_grid() const { return position_resize == PositionResize::None ? patch_grid() : kMaxPatchSide; }
+    int name_grid() const { return picture_grid() ? kMaxPatchSide : patch_grid(); }
+    // Whether the grid is the picture's (positions resized, or rotated) rather than image_size's.
+    bool picture_grid() const { return position_resize != PositionResize::None || (vision() && positions == Positions::Rotary); }
+    // Whether layer `layer` of a tower attends within windows of its patches (window_patches).
+    bool patch_windows(int layer) const {
+        return window_patches > 0 && !(layer >= 0 && layer < static_cast<int>(full_layers.size()) && full_layers[layer]);
+    }
     static constexpr int kMaxPatchSide = 128;  // 1 792 pixels of DINOv2's 14
     bool encoder_only() const { return family == Family::Bert || vision(); }
     bool encoder_decoder() const { return family == Family::Marian; }

@@ -122,7 +122,8 @@ struct ModelWeights {
     Linear patch_embedding;                     // vit: a patch's channels·p·p pixels -> d
     const float* registers = nullptr;           // dinov2_with_registers: registers×d, after the [CLS]
     Linear projector;                           // idefics3, smolvlm, gemma3: the connector, s²·d_vision (gemma3: d_vision) -> d
-    Norm projector_norm;                        // gemma3: the RMSNorm before it (mm_soft_emb_norm, 1 + w)
+    Norm projector_norm;                        // gemma3: the RMSNorm before it (mm_soft_emb_norm, 1 + w); qwen2_5_vl: each patch's (ln_q)
+    Linear projector_out;                       // qwen2_5_vl: the connector's second Linear, after a GELU
     Norm final_norm;                            // gpt2 ln_f, llama norm
     std::vector<LayerWeights> layers;           // gpt2, bert, llama; marian's encoder
     std::vector<LayerWeights> decoder_layers;   // marian
@@ -237,8 +238,9 @@ public:
     Linear matrix(const std::string& name, int in, int out, bool prefixed = true);
     // A vision model's patch embedding, nn.Conv2d(channels, out, kernel = stride = size): weight
     // [out, channels, size, size], bias [out] (or none), as the Linear of a patch's pixels
-    // (channel, row, column).
-    Linear patch_embedding(const std::string& name, int channels, int size, int out, Bias bias = Bias::Required);
+    // (channel, row, column). `frames` > 1: nn.Conv3d's over that many frames (qwen2_5_vl's),
+    // weight [out, channels, frames, size, size], pixels (channel, frame, row, column).
+    Linear patch_embedding(const std::string& name, int channels, int size, int out, Bias bias = Bias::Required, int frames = 1);
     // GPT-2's Conv1D: weight [in, out], bias [out]; `parts` Linears of out/parts columns each
     // (c_attn: Q | K | V side by side, each packed on its own).
     std::vector<Linear> conv1d(const std::string& name, int in, int out, int parts = 1);
@@ -270,7 +272,7 @@ private:
 struct FamilyDef {
     const char* model_type;
     Family family;
-    void (*read)(const ConfigFields& f, ModelConfig& c);
+    void (*read)(const ConfigFields& f, ModelConfig& c);  // nullptr: a tower, read by its model's config
     void (*plan)(const ModelConfig& c, Plan& p, ModelWeights& w);
     // The base model's prefix of a checkpoint with a head ("transformer.", "model.", …): used
     // when the checkpoint holds `prefix` + `probe`, else none (the base model alone).
@@ -295,6 +297,7 @@ extern const FamilyDef kIdefics3Family, kSmolVlmFamily;                  // idef
 extern const FamilyDef kGlm4Family;                                      // glm4.cpp
 extern const FamilyDef kSeedOssFamily;                                   // seed_oss.cpp
 extern const FamilyDef kGptOssFamily;                                    // gpt_oss.cpp
+extern const FamilyDef kQwen25VlFamily, kQwen25VisionFamily;             // qwen2_5_vl.cpp
 
 const FamilyDef* find_family(const std::string& model_type);  // nullptr: not supported
 const FamilyDef& family_of(const ModelConfig& c);

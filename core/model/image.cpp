@@ -166,6 +166,20 @@ Image center_crop(const Image& in, int width, int height) {
 
 std::pair<int, int> ImageProcessor::resized_size(int w, int h) const {
     if (!resize) return {w, h};
+    if (factor > 0) {  // smart_resize: sides in Python's round (half to even), floor or ceil
+        const double f = factor, area = static_cast<double>(w) * h;
+        auto side = [&](int v) { return static_cast<int>(std::nearbyint(v / f)) * factor; };
+        int hb = side(h), wb = side(w);
+        if (static_cast<double>(hb) * wb > max_pixels) {
+            const double beta = std::sqrt(area / max_pixels);
+            hb = std::max(factor, static_cast<int>(std::floor(h / beta / f)) * factor);
+            wb = std::max(factor, static_cast<int>(std::floor(w / beta / f)) * factor);
+        } else if (static_cast<double>(hb) * wb < min_pixels) {
+            const double beta = std::sqrt(min_pixels / area);
+            hb = static_cast<int>(std::ceil(h * beta / f)) * factor, wb = static_cast<int>(std::ceil(w * beta / f)) * factor;
+        }
+        return {std::max(wb, factor), std::max(hb, factor)};
+    }
     if (shortest_edge == 0) return {width, height};
     // get_resize_output_image_size(default_to_square=False): the long side in proportion, truncated
     const int shorter = std::min(w, h), longer = std::max(w, h);
@@ -192,6 +206,13 @@ struct ProcessorFields {
         if (!v) return fallback;
         if (!v->is_boolean()) fail(field, "expected true or false");
         return v->get<bool>();
+    }
+    // A whole number ≥ 1; `fallback` when absent.
+    int integer(const char* field, int fallback) const {
+        const nlohmann::json* v = find(field);
+        if (!v) return fallback;
+        if (!v->is_number_integer() || v->get<long long>() < 1 || v->get<long long>() > (1 << 30)) fail(field, "expected a whole number ≥ 1");
+        return v->get<int>();
     }
     // {"longest_edge": N} (idefics3's size and max_image_size); `fallback` when absent.
     int edge(const char* field, int fallback) const {
@@ -259,8 +280,9 @@ ImageProcessor read_image_processor(std::string_view json, const std::string& fi
     // Gemma 3's resizes to a square as SigLIP's, bilinear (its pan and scan, extra crops of a long
     // picture, is off unless asked for).
     const bool square = base == "ViT" || base == "Siglip" || base == "DeiT" || base == "Gemma3", tiles = base == "Idefics3" || base == "SmolVLM";
-    if (!square && !tiles && base != "CLIP" && base != "Bit")
-        f.fail(type_field, "\"" + p.type + "\": attnviz reads ViT's, DeiT's, CLIP's, SigLIP's, Bit's (DINOv2's), Idefics3's, SmolVLM's and Gemma 3's image processors");
+    const bool smart = base == "Qwen2VL" || base == "Qwen2_5_VL";
+    if (!square && !tiles && !smart && base != "CLIP" && base != "Bit")
+        f.fail(type_field, "\"" + p.type + "\": attnviz reads ViT's, DeiT's, CLIP's, SigLIP's, Bit's (DINOv2's), Idefics3's, SmolVLM's, Gemma 3's and Qwen2-VL's image processors");
     if (f.boolean("do_pan_and_scan", false))
         f.fail("do_pan_and_scan", "true: attnviz reads the one view of the whole picture, not pan and scan's crops (Gemma3Processor's default is false)");
     if (!square && !tiles) p.shortest_edge = 224, p.crop = true, p.resample = Resample::Bicubic;
@@ -269,13 +291,30 @@ ImageProcessor read_image_processor(std::string_view json, const std::string& fi
         p.longest_edge = f.edge("size", 4 * 364), p.tile = f.edge("max_image_size", 364);
         p.split = f.boolean("do_image_splitting", true);
     }
-    if (base == "CLIP" || base == "Bit") {
+    if (smart) {  // Qwen2VLImageProcessor's defaults; min_pixels and max_pixels before size's edges
+        p.resample = Resample::Bicubic;
+        p.patch_size = f.integer("patch_size", 14), p.merge_size = f.integer("merge_size", 2);
+        p.temporal_patch_size = f.integer("temporal_patch_size", 2);
+        p.factor = p.patch_size * p.merge_size;
+        const nlohmann::json* size = f.find("size");
+        const auto edge = [&](const char* field, const char* key, int fallback) {
+            if (f.find(field)) return f.integer(field, fallback);
+            if (!size || !size->is_object() || !size->contains(key)) return fallback;
+            const nlohmann::json& v = (*size)[key];
+            if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > (1 << 30))
+                f.fail(std::string("size.") + key, "expected a number of pixels ≥ 1");
+            return v.get<int>();
+        };
+        p.min_pixels = edge("min_pixels", "shortest_edge", 56 * 56), p.max_pixels = edge("max_pixels", "longest_edge", 28 * 28 * 1280);
+        if (p.max_pixels < p.min_pixels) f.fail("max_pixels", std::to_string(p.max_pixels) + " is below min_pixels " + std::to_string(p.min_pixels));
+    }
+    if (base == "CLIP" || base == "Bit" || smart) {
         const float m[3] = {0.48145466f, 0.4578275f, 0.40821073f}, s[3] = {0.26862954f, 0.26130258f, 0.27577711f};
         std::copy(m, m + 3, p.mean), std::copy(s, s + 3, p.std);
     }
     if (base == "Siglip") p.resample = Resample::Bicubic;
     p.resize = f.boolean("do_resize", true);
-    if (!tiles) f.sizes("size", p.width, p.height, &p.shortest_edge, square);
+    if (!tiles && !smart) f.sizes("size", p.width, p.height, &p.shortest_edge, square);
     if (square) p.shortest_edge = 0;
     if (const nlohmann::json* r = f.find("resample")) {
         if (!r->is_number_integer() || r->get<int>() < 0 || r->get<int>() > 5) f.fail("resample", "expected PIL's resampling filter, 0 to 5");

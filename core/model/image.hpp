@@ -64,6 +64,11 @@ struct ImageProcessor {
     // max_image_size {"longest_edge"}, the side of a view; do_image_splitting into tiles
     int longest_edge = 0, tile = 0;
     bool split = false;
+    // Qwen2-VL's (Qwen2.5-VL's): smart_resize, both sides to multiples of `factor` (patch_size ·
+    // merge_size) nearest the picture's, scaled to min_pixels … max_pixels pixels where outside;
+    // the patches it cuts (patch_size, merge_size, temporal_patch_size), which the model's must equal
+    int factor = 0, min_pixels = 0, max_pixels = 0;
+    int patch_size = 0, merge_size = 0, temporal_patch_size = 0;
     Resample resample = Resample::Bilinear;
     bool crop = false;            // do_center_crop, to crop_width × crop_height
     int crop_width = 224, crop_height = 224;

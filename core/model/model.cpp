@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <limits>
 #include <numeric>
+#include <tuple>
 
 namespace attn {
 
@@ -304,11 +305,11 @@ std::string processor_file(const LoadedModel& m) { return m.folder.empty() ? "pr
 // image_input for the model `c` (a vision model, or a vision-language model's tower).
 RunInput patches_input(const LoadedModel& m, const ModelConfig& c, const PixelValues& px) {
     const std::string processor = processor_file(m);
-    const int p = c.patch_size, ch = c.channels, named = c.name_grid();
+    const int p = c.patch_size, ch = c.channels, named = c.name_grid(), frames = c.temporal_patch;
     // The patch grid: the picture's (the convolution drops a remainder of pixels), where the
     // positions follow it; else the config's image_size exactly.
     const int rows = px.height / p, cols = px.width / p;
-    if (c.position_resize == PositionResize::None && (px.width != c.image_size || px.height != c.image_size))
+    if (!c.picture_grid() && (px.width != c.image_size || px.height != c.image_size))
         throw ModelError(processor, "size",
                          "gives " + std::to_string(px.width) + " × " + std::to_string(px.height) + " pixels; the model reads " +
                              std::to_string(c.image_size) + " × " + std::to_string(c.image_size) + " (config.json's image_size)");
@@ -319,13 +320,19 @@ RunInput patches_input(const LoadedModel& m, const ModelConfig& c, const PixelVa
     if (ch != 3) throw ModelError(config_file(m), "num_channels", std::to_string(ch) + ": pictures have 3 (RGB)");
     RunInput in;
     in.patch_rows = rows;
-    in.patches.resize(rows * cols, ch * p * p);
+    in.patches.resize(rows * cols, ch * frames * p * p);  // qwen2_5_vl's tower: the picture as `frames` equal frames
     for (int r = 0; r < rows; ++r)
         for (int col = 0; col < cols; ++col)
             for (int k = 0; k < ch; ++k)
-                for (int y = 0; y < p; ++y)
-                    for (int x = 0; x < p; ++x)
-                        in.patches(r * cols + col, (k * p + y) * p + x) = px.at(k, r * p + y, col * p + x);
+                for (int f = 0; f < frames; ++f)
+                    for (int y = 0; y < p; ++y)
+                        for (int x = 0; x < p; ++x)
+                            in.patches(r * cols + col, ((k * frames + f) * p + y) * p + x) = px.at(k, r * p + y, col * p + x);
+    if (c.positions == Positions::Rotary) {  // the rotation's positions: each patch's row and column
+        in.positions.assign(2, {});
+        for (int r = 0; r < rows; ++r)
+            for (int col = 0; col < cols; ++col) in.positions[0].push_back(r), in.positions[1].push_back(col);
+    }
     // ids name the tokens (vision_tokens): the [CLS], the registers, then patch (r, col) of the
     // name grid's rows
     const int first = (c.class_token ? 1 : 0) + c.registers;
@@ -344,14 +351,42 @@ RunInput image_input(const LoadedModel& m, const PixelValues& px) {
     return patches_input(m, c, px);
 }
 
+namespace {
+
+// qwen2_5_vl: the picture's own grid (smart_resize's), in whole merged blocks; the processor's
+// patches must be the tower's.
+PictureInput merged_layout(const LoadedModel& m, const Image& picture) {
+    const ModelConfig& c = m.config();
+    const ModelConfig& tower = *c.vision_tower;
+    const ImageProcessor& p = *m.processor;
+    for (const auto& [field, got, want] : {std::tuple{"patch_size", p.patch_size, tower.patch_size},
+                                           std::tuple{"merge_size", p.merge_size, c.scale_factor},
+                                           std::tuple{"temporal_patch_size", p.temporal_patch_size, tower.temporal_patch}})
+        if (got != want)
+            throw ModelError(processor_file(m), field, std::to_string(got) + (p.factor > 0 ? "" : " (not Qwen2-VL's processor)") +
+                                                       ": the model's vision_config says " + std::to_string(want));
+    const int longer = std::max(picture.width, picture.height), shorter = std::max(std::min(picture.width, picture.height), 1);
+    if (longer > 200 * shorter)
+        throw ModelError(processor_file(m), "", "the picture is " + std::to_string(picture.width) + " × " + std::to_string(picture.height) +
+                                                    ": Qwen2-VL's processor refuses an aspect ratio above 200");
+    const auto [w, h] = p.resized_size(picture.width, picture.height);
+    PictureInput out;
+    out.grid_rows = h / tower.patch_size, out.grid_cols = w / tower.patch_size;
+    return out;
+}
+
+}  // namespace
+
 PictureInput picture_layout(const LoadedModel& m, const Image& picture) {
     const ModelConfig& c = m.config();
     if (!c.vision_language() || !m.vision) throw ModelError(config_file(m), "model_type", c.model_type + " reads no pictures with its text");
     if (!m.processor) throw ModelError(processor_file(m), "", "missing: how the picture is resized and cut");
     const ImageProcessor& p = *m.processor;
+    if (c.connector == ModelConfig::Connector::Merge) return merged_layout(m, picture);
+    PictureInput out;
+    out.grid_rows = out.grid_cols = c.vision_tower->patch_grid();
     const int side = c.vision_tower->image_size;
     const std::string tower_side = std::to_string(side) + " (config.json's vision_config.image_size)";
-    PictureInput out;
     if (p.tile == 0) {  // gemma3: the picture resized to the tower's square, one view
         if (p.width != side || p.height != side || p.shortest_edge > 0 || p.crop)
             throw ModelError(processor_file(m), "size", std::to_string(p.width) + " × " + std::to_string(p.height) + " pixels; the vision tower reads " + tower_side);
@@ -414,10 +449,56 @@ std::string gemma3_prompt(const LoadedModel& m, const std::string& text, const s
     return at == std::string::npos ? seq + text : text.substr(0, at) + seq + text.substr(at + boi.size());
 }
 
+// qwen2_5_vl (processing_qwen2_5_vl.py): the text's <|image_pad|> (one; none: the picture goes
+// first, as "<|vision_start|><|image_pad|><|vision_end|>") becomes the picture's count of them.
+std::string qwen_prompt(const LoadedModel& m, const std::string& text, int tokens, const std::string& field) {
+    const std::string start = "<|vision_start|>", pad = "<|image_pad|>", end = "<|vision_end|>";
+    const ModelConfig& c = m.config();
+    check_picture_tokens(m, {{start, "vision_start_token_id", c.boi_token_id}, {end, "vision_end_token_id", c.eoi_token_id},
+                             {pad, "image_token_id", c.image_token_id}});
+    const std::size_t at = text.find(pad);
+    if (at != std::string::npos && text.find(pad, at + pad.size()) != std::string::npos)
+        throw ModelError(m.folder, field, "names " + pad + " more than once: attnviz runs one picture");
+    std::string pads;
+    for (int i = 0; i < tokens; ++i) pads += pad;
+    return at == std::string::npos ? start + pads + end + text : text.substr(0, at) + pads + text.substr(at + pad.size());
+}
+
 }  // namespace
+
+int picture_tokens(const LoadedModel& m, const PictureInput& picture) {
+    const ModelConfig& c = m.config();
+    if (c.connector != ModelConfig::Connector::Merge) return c.image_seq_len();
+    return (picture.grid_rows / c.scale_factor) * (picture.grid_cols / c.scale_factor);
+}
+
+PositionStreams picture_positions(const LoadedModel& m, const std::vector<int>& ids, const PictureInput& picture) {
+    const ModelConfig& c = m.config();
+    if (c.connector != ModelConfig::Connector::Merge) return {};
+    const int cols = picture.grid_cols / c.scale_factor;
+    PositionStreams p(3);
+    int next = 0;  // the next text token's position
+    for (std::size_t t = 0; t < ids.size();) {
+        if (ids[t] != c.image_token_id) {
+            for (std::vector<int>& s : p) s.push_back(next);
+            ++next, ++t;
+            continue;
+        }
+        // the picture's run: token k at time 0, row k / cols, column k % cols, each from `next`;
+        // the text goes on past the largest
+        std::size_t end = t;
+        while (end < ids.size() && ids[end] == c.image_token_id) ++end;
+        const int count = static_cast<int>(end - t), rows = (count + cols - 1) / cols;
+        for (int k = 0; k < count; ++k) p[0].push_back(next), p[1].push_back(next + k / cols), p[2].push_back(next + k % cols);
+        next += std::max(rows, std::min(count, cols));
+        t = end;
+    }
+    return p;
+}
 
 std::string picture_prompt(const LoadedModel& m, const std::string& text, const PictureInput& picture, const std::string& field) {
     if (m.config().family == Family::Gemma3Vlm) return gemma3_prompt(m, text, field);
+    if (m.config().connector == ModelConfig::Connector::Merge) return qwen_prompt(m, text, picture_tokens(m, picture), field);
     const std::string image = "<image>", around = "<fake_token_around_image>", global = "<global-img>";
     const std::size_t at = text.find(image);
     if (at != std::string::npos && text.find(image, at + image.size()) != std::string::npos)
@@ -436,19 +517,24 @@ std::string picture_prompt(const LoadedModel& m, const std::string& text, const 
     return at == std::string::npos ? views + text : text.substr(0, at) + views + text.substr(at + image.size());
 }
 
-Matrix picture_rows(kernels::Context& ctx, const LoadedModel& m, const std::vector<Matrix>& views) {
+Matrix picture_rows(kernels::Context& ctx, const LoadedModel& m, const std::vector<Matrix>& views, int rows) {
     const ModelConfig& c = m.config();
-    const int s = c.scale_factor, G = c.vision_tower->patch_grid(), dv = c.vision_tower->d_model, g = G / s, n = g * g;
+    const int s = c.scale_factor, dv = c.vision_tower->d_model;
+    const int R = rows > 0 ? rows : c.vision_tower->patch_grid(), C = views.empty() || R == 0 ? R : static_cast<int>(views[0].rows()) / R;
+    const int gr = R / s, gc = C / s, n = gr * gc;
     const bool mean = c.connector == ModelConfig::Connector::MeanPool;
     Matrix merged = Matrix::Zero(static_cast<Eigen::Index>(views.size()) * n, mean ? dv : s * s * dv);
     for (std::size_t v = 0; v < views.size(); ++v) {
-        const Matrix& h = views[v];  // G²×d_v
-        for (int i = 0; i < g; ++i)
-            for (int j = 0; j < g; ++j) {
-                auto row = merged.row(static_cast<Eigen::Index>(v) * n + i * g + j);
+        const Matrix& h = views[v];  // (R·C)×d_v
+        if (h.rows() != static_cast<Eigen::Index>(R) * C || R % s != 0 || C % s != 0)
+            throw ModelError("", "image_rows", "a view of " + std::to_string(h.rows()) + " patches is not " + std::to_string(R) + " × " +
+                                                   std::to_string(C) + " in blocks of " + std::to_string(s));
+        for (int i = 0; i < gr; ++i)
+            for (int j = 0; j < gc; ++j) {
+                auto row = merged.row(static_cast<Eigen::Index>(v) * n + i * gc + j);
                 for (int a = 0; a < s; ++a)
                     for (int b = 0; b < s; ++b) {
-                        const auto patch = h.row((s * i + a) * G + s * j + b);
+                        const auto patch = h.row((s * i + a) * C + s * j + b);
                         if (mean) row += patch;
                         else row.segment((a * s + b) * dv, dv) = patch;
                     }

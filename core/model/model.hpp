@@ -121,6 +121,7 @@ std::vector<std::string> vision_tokens(const ModelConfig& c);
 struct PictureInput {
     std::vector<RunInput> views;
     int rows = 0, cols = 0;  // the tiles (0, 0: the one view)
+    int grid_rows = 0, grid_cols = 0;  // a view's patches (qwen2_5_vl: the picture's own grid, smart_resize's)
     PictureViews pictures;   // the views as pictures (what the tower saw)
 };
 PictureInput picture_input(const LoadedModel& m, const Image& picture);
@@ -131,13 +132,24 @@ PictureInput picture_layout(const LoadedModel& m, const Image& picture);
 // <image>s ("\n" after each row of tiles), then "\n<fake_token_around_image><global-img>", the
 // whole's <image>s and <fake_token_around_image> (without tiles, no "\n" before). Throws
 // ModelError naming `field` for a second "<image>", or naming tokenizer.json when it lacks a token.
+// qwen2_5_vl: its <|image_pad|> (one; none: "<|vision_start|><|image_pad|><|vision_end|>" goes
+// first) becomes picture_tokens' count of them.
 std::string picture_prompt(const LoadedModel& m, const std::string& text, const PictureInput& picture, const std::string& field);
+// The image tokens of one view: image_seq_len, or qwen2_5_vl's (grid_rows / s)·(grid_cols / s).
+int picture_tokens(const LoadedModel& m, const PictureInput& picture);
+// qwen2_5_vl's positions of `ids` (RunInput::positions; transformers' get_rope_index): a text
+// token at the next position in all three streams; the picture's run of image tokens, token k at
+// (time, height, width) = next + (0, k / cols, k % cols) of its (grid_rows / s) × cols merged
+// grid; the text after it from its largest + 1. Other models: none (0, 1, …).
+PositionStreams picture_positions(const LoadedModel& m, const std::vector<int>& ids, const PictureInput& picture);
 // The views' tower outputs (RunResult::hidden, P×d_v each, in order) as RunInput::image_rows:
-//   pass 1: each s×s block of the G×G patches merged into the view's row (i, j) of (G/s)²:
-//           idefics3's pixel shuffle, patches (s·i + a, s·j + b) side by side, a then b (s²·d_v
+//   pass 1: each s×s block of the R×C patches (R = `rows`, or the tower's square grid when 0)
+//           merged into the view's row (i, j) of (R/s)×(C/s): idefics3's pixel shuffle and
+//           qwen2_5_vl's merger, patches (s·i + a, s·j + b) side by side, a then b (s²·d_v
 //           wide); gemma3's mean of them (AvgPool2d: summed a then b, over s², d_v wide)
-//   pass 2: the connector (connector_rows: gemma3's norm, then rows·projector -> d_model)
-Matrix picture_rows(kernels::Context& ctx, const LoadedModel& m, const std::vector<Matrix>& views);
+//   pass 2: the connector (connector_rows: gemma3's norm, then rows·projector -> d_model;
+//           qwen2_5_vl's norm of each patch, projector, GELU, projector_out)
+Matrix picture_rows(kernels::Context& ctx, const LoadedModel& m, const std::vector<Matrix>& views, int rows = 0);
 
 // [SECTION] Running it -----------------------------------------------------------------------
 

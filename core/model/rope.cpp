@@ -89,18 +89,45 @@ RopeFrequencies rope_frequencies(const Rope& r, int length) {
         }
     }
     for (std::size_t i = 0; i < r.freq_factors.size() && i < out.inv_freq.size(); ++i) out.inv_freq[i] /= r.freq_factors[i];
+    if (r.own_frequencies)  // each section's frequencies those of its own rotation of 2·size dimensions
+        for (std::size_t s = 0, i = 0; s < r.sections.size(); ++s) {
+            const std::vector<double> own = default_inv_freq(r.theta, 2 * r.sections[s]);
+            for (std::size_t j = 0; j < own.size() && i < out.inv_freq.size(); ++j, ++i) out.inv_freq[i] = own[j];
+        }
     return out;
 }
 
-RopeTable rope_table(const Rope& r, int first, int T, int length) {
+int stream_position(const PositionStreams& streams, int stream, int t) {
+    if (streams.empty()) return t;
+    const std::vector<int>& own = streams[static_cast<std::size_t>(std::min<std::size_t>(stream, streams.size() - 1))];
+    const int n = static_cast<int>(own.size());
+    if (t < n) return own[static_cast<std::size_t>(t)];
+    int largest = -1;
+    for (const std::vector<int>& s : streams)
+        for (int p : s) largest = std::max(largest, p);
+    return t + largest + 1 - n;
+}
+
+RopeTable rope_table(const Rope& r, int first, int T, int length) { return rope_table(r, PositionStreams{}, first, T, length); }
+
+std::vector<int> pair_streams(const Rope& r) {
+    std::vector<int> stream(static_cast<std::size_t>(r.dim / 2), 0);
+    for (int s = 0, i = 0; s < static_cast<int>(r.sections.size()); ++s)
+        for (int j = 0; j < r.sections[static_cast<std::size_t>(s)] && i < r.dim / 2; ++j, ++i) stream[static_cast<std::size_t>(i)] = s;
+    return stream;
+}
+
+RopeTable rope_table(const Rope& r, const PositionStreams& streams, int first, int T, int length) {
     const RopeFrequencies f = rope_frequencies(r, length);
+    const int half = r.dim / 2;
+    const std::vector<int> stream = pair_streams(r);
     RopeTable t;
     t.dim = r.dim, t.first = first, t.T = T, t.interleaved = r.interleaved;
-    const int half = r.dim / 2;
     t.cos.resize(static_cast<std::size_t>(T) * half), t.sin.resize(static_cast<std::size_t>(T) * half);
     for (int p = 0; p < T; ++p)
         for (int i = 0; i < half; ++i) {
-            const double a = static_cast<double>(first + p) * f.inv_freq[i];
+            const int at = stream_position(streams, stream[static_cast<std::size_t>(i)], first + p);
+            const double a = static_cast<double>(at) * f.inv_freq[i];
             t.cos[static_cast<std::size_t>(p) * half + i] = static_cast<float>(std::cos(a) * f.attention_factor);
             t.sin[static_cast<std::size_t>(p) * half + i] = static_cast<float>(std::sin(a) * f.attention_factor);
         }

@@ -12,6 +12,7 @@
 //               between beta_fast's and beta_slow's correction dims; cos and sin × mscale
 //     longrope  1 / (ext[i]·θ^(2i/dim)), ext = long_factor when L > original, else
 //               short_factor; cos and sin × √(1 + ln(factor)/ln(original))
+//     own_frequencies (Rope::sections): section s's n pairs 1 / θ^(2j/2n), j < n
 //   rotation    for a head x at position p, a = p·inv_freq[i] (in double):
 //               x′[i]         = x[i]·cos a − x[i + dim/2]·sin a
 //               x′[i + dim/2] = x[i + dim/2]·cos a + x[i]·sin a      (dimensions ≥ dim untouched)
@@ -40,6 +41,18 @@ struct RopeTable {
     float sin_at(int t, int i) const { return sin[static_cast<std::size_t>(t) * (dim / 2) + i]; }
 };
 RopeTable rope_table(const Rope& r, int first, int T, int length);
+
+// Positions in streams (Rope::sections; RunInput::positions): streams[s][t], row t's position in
+// stream s (qwen2_5_vl's time, height and width); empty: row t at t in every stream. Rows past
+// the streams' end go on from the largest position: row t at t + (largest + 1 − n) in every
+// stream (transformers' rope_deltas, for the tokens generated after a prompt of n).
+using PositionStreams = std::vector<std::vector<int>>;
+int stream_position(const PositionStreams& streams, int stream, int t);
+// Each pair's stream: pair i of section s (Rope::sections) is turned by stream s's position (a
+// Rope without sections: stream 0's).
+std::vector<int> pair_streams(const Rope& r);
+// rope_table for rows [first, first + T) at their positions in `streams`.
+RopeTable rope_table(const Rope& r, const PositionStreams& streams, int first, int T, int length);
 
 // x: T rows (row stride ld) of `heads` heads of d_head columns each, at the table's rows
 // row0 … row0 + T − 1 (positions table.first + row0 …): every head's first table.dim columns

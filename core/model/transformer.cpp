@@ -428,6 +428,8 @@ struct BlockSpec {
     float factor = 0;          // the scores' scale
     float softcap = 0;         // > 0: scores = softcap·tanh(scores/softcap)
     const Rope* rope = nullptr;  // rotary positions, or none
+    const PositionStreams* positions = nullptr;  // the rotation's positions (RunInput::positions), or 0, 1, …
+    const std::vector<int>* groups = nullptr;    // qwen2_5_vl's tower: each token's window (KeptHeads::groups), or none
     Norm q_norm, k_norm;       // over each head (or the whole projection), before the rotation (qk_norm)
     bool qk_norm_whole = false;
     const float* sinks = nullptr;  // n_heads logits of no key (gpt_oss), or none
@@ -454,11 +456,13 @@ BlockSpec block_spec(const ModelConfig& c, const AttentionWeights& a, const Stac
 // Which keys each query may attend: T_q×T_k of 0/1, or empty when every one. Query i sits at
 // key position i + offset (a decoder's new row: offset = the keys before it).
 MaskMatrix block_allowed(const BlockSpec& s, int T_q, int T_k, int offset, const std::vector<std::uint8_t>& keys) {
-    if (!s.causal && s.window <= 0 && keys.empty()) return {};
+    if (!s.causal && s.window <= 0 && keys.empty() && !s.groups) return {};
     MaskMatrix m(T_q, T_k);
+    const auto group = [&](int t) { return (*s.groups)[static_cast<std::size_t>(t)]; };
     for (int i = 0; i < T_q; ++i) {
         const auto [lo, hi] = key_span(i + offset, T_k, s.causal, s.window, s.both_ways);
-        for (int j = 0; j < T_k; ++j) m(i, j) = j >= lo && j < hi && (keys.empty() || keys[static_cast<std::size_t>(j)]);
+        for (int j = 0; j < T_k; ++j)
+            m(i, j) = j >= lo && j < hi && (keys.empty() || keys[static_cast<std::size_t>(j)]) && (!s.groups || group(i + offset) == group(j));
     }
     return m;
 }
@@ -471,7 +475,7 @@ struct BlockMask {
 };
 BlockMask block_mask(const BlockSpec& s, int T_q, int T_k, int offset, const std::vector<std::uint8_t>& keys) {
     BlockMask m;
-    if (!keys.empty()) {
+    if (!keys.empty() || s.groups) {
         m.allowed = block_allowed(s, T_q, T_k, offset, keys);
         m.spans = kernels::row_spans(m.allowed.data(), T_q, T_k);
         return m;
@@ -594,6 +598,12 @@ void by_rows(kernels::Context& ctx, int T, double cost, F&& f) {
     });
 }
 
+// The rotation's cos and sin for rows [first, first + T) of a sequence of `length`: at the spec's
+// positions, or at first, first + 1, ….
+RopeTable spec_table(const BlockSpec& s, int first, int T, int length) {
+    return s.positions ? rope_table(*s.rope, *s.positions, first, T, length) : rope_table(*s.rope, first, T, length);
+}
+
 // Q (T rows of n heads): each head's q/k norm, then its rotation at positions 0 … by `table`
 // (rope_table's of at least T rows: its first T). With `normed` and `unrotated` (block_trace),
 // the heads after the norm and before the rotation.
@@ -639,7 +649,7 @@ Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const B
     blocks::linear(ctx, w.v, x_kv.data(), T_k, d, V.data(), dkv);
     if (extras && (s.q_norm.present() || s.k_norm.present()))
         extras->q_projected = split_heads(Q, s.n_heads, s.d_head), extras->k_projected = split_heads(K, s.n_kv_heads, s.d_head);
-    const RopeTable table = s.rope ? rope_table(*s.rope, 0, std::max(T_q, T_k), T_k) : RopeTable{};  // Q's and K's
+    const RopeTable table = s.rope ? spec_table(s, 0, std::max(T_q, T_k), T_k) : RopeTable{};  // Q's and K's
     position_heads(ctx, s, s.q_norm, Q, s.n_heads, table, extras ? &extras->q_normed : nullptr, extras ? &extras->q_unrotated : nullptr);
     position_heads(ctx, s, s.k_norm, K, s.n_kv_heads, table, extras ? &extras->k_normed : nullptr, extras ? &extras->k_unrotated : nullptr);
     std::vector<float*> map_ptrs;
@@ -657,6 +667,7 @@ Matrix attention_block(kernels::Context& ctx, const AttentionWeights& w, const B
         kept->T_q = T_q, kept->T_k = T_k;
         kept->factor = s.factor, kept->softcap = s.softcap;
         kept->causal = s.causal, kept->window = s.window, kept->both_ways = s.both_ways, kept->keys = edits.keys;
+        if (s.groups) kept->groups = *s.groups;
         if (s.sinks) kept->sinks.assign(s.sinks, s.sinks + s.n_heads);
         kept->q = trace ? Q : std::move(Q), kept->k = trace ? K : std::move(K);
         kept->value_norms = head_value_norms(ctx, w.o, V, s);
@@ -692,7 +703,7 @@ Matrix cached_self_attention(kernels::Context& ctx, const AttentionWeights& a, c
     Matrix q(m, dq), k(m, dkv), concat(m, dq), out(m, d);
     blocks::linear(ctx, a.q, x.data(), m, d, q.data(), dq);
     blocks::linear(ctx, a.k, x.data(), m, d, k.data(), dkv);
-    const RopeTable table = s.rope ? rope_table(*s.rope, n, m, rope_length) : RopeTable{};
+    const RopeTable table = s.rope ? spec_table(s, n, m, rope_length) : RopeTable{};
     position_heads(ctx, s, s.q_norm, q, s.n_heads, table);
     position_heads(ctx, s, s.k_norm, k, s.n_kv_heads, table);
     K.insert(K.end(), k.data(), k.data() + static_cast<std::size_t>(m) * dkv);
@@ -966,7 +977,8 @@ Matrix embeddings(kernels::Context& ctx, const Model& m, const std::vector<int>&
         blocks::linear(ctx, w.patch_embedding, patches.data(), n, static_cast<int>(patches.cols()), x.row(patched).data(), d);
         const float* table = w.positions + (first ? d : 0);  // the patches' positions, G×G×d
         const int G = c.patch_grid();
-        if (rows == G && cols == G) x.bottomRows(n) += Eigen::Map<const Matrix>(table, n, d);
+        if (c.positions == Positions::Rotary) {  // qwen2_5_vl's tower: turned in the attention
+        } else if (rows == G && cols == G) x.bottomRows(n) += Eigen::Map<const Matrix>(table, n, d);
         else if (c.position_resize == PositionResize::None)
             throw ModelError("", "patches", std::to_string(rows) + " × " + std::to_string(cols) + " patches; " + c.model_type + " reads " +
                                                 std::to_string(G) + " × " + std::to_string(G));
@@ -1007,13 +1019,19 @@ Matrix connector_rows(kernels::Context& ctx, const Model& model, const Matrix& m
     if (!p.w.data || merged.cols() != p.in()) throw ModelError("", "image_rows", "expected rows of the connector's " + std::to_string(p.in()) + " inputs");
     const int rows = static_cast<int>(merged.rows()), in = p.in();
     Matrix normed;
-    if (n.present()) {  // gemma3's mm_soft_emb_norm, with the tower's eps
+    if (n.present()) {  // gemma3's mm_soft_emb_norm over a row, qwen2_5_vl's ln_q over each patch; the tower's eps
+        const int width = model.config.connector == ModelConfig::Connector::Merge ? model.config.vision_tower->d_model : in;
         normed.resize(rows, in);
-        blocks::rms_norm(merged.data(), rows, in, in, n.g, model.config.vision_tower->layer_norm_eps, normed.data());
+        blocks::rms_norm(merged.data(), rows * (in / width), width, width, n.g, model.config.vision_tower->layer_norm_eps, normed.data());
     }
-    Matrix out(rows, model.config.d_model);
-    blocks::linear(ctx, p, n.present() ? normed.data() : merged.data(), rows, in, out.data(), model.config.d_model);
-    return out;
+    const Linear& q = model.weights->projector_out;
+    Matrix out(rows, p.out());
+    blocks::linear(ctx, p, n.present() ? normed.data() : merged.data(), rows, in, out.data(), static_cast<int>(out.cols()));
+    if (!q.w.data) return out;
+    blocks::gelu_exact(out.data(), static_cast<std::size_t>(out.size()));  // qwen2_5_vl: Linear, GELU, Linear
+    Matrix projected(rows, model.config.d_model);
+    blocks::linear(ctx, q, out.data(), rows, p.out(), projected.data(), model.config.d_model);
+    return projected;
 }
 
 Matrix stream_logits(kernels::Context& ctx, const Model& model, const Matrix& rows) {
@@ -1061,7 +1079,22 @@ struct Forward::State {
     std::size_t next = 0;
     Matrix x;       // the residual stream of the stack being run, T×d
     Matrix shared;  // parallel blocks (cohere2): the layer's norm(x), read by the attention and the MLP
+    std::vector<int> windows;  // qwen2_5_vl's tower: each patch's window (patch_windows' layers)
 };
+
+namespace {
+
+// Each patch's window of window_patches a side (from the grid's top left), by the patches' rows
+// and columns (the tower's RunInput::positions); none where the model has no windows.
+std::vector<int> patch_windows(const ModelConfig& c, const PositionStreams& positions) {
+    std::vector<int> out;
+    if (c.window_patches <= 0 || positions.size() < 2) return out;
+    for (std::size_t t = 0; t < positions[0].size(); ++t)
+        out.push_back(positions[0][t] / c.window_patches * ModelConfig::kMaxPatchSide + positions[1][t] / c.window_patches);
+    return out;
+}
+
+}  // namespace
 
 Forward::Forward(const Model& model, RunInput input) : state_(std::make_unique<State>()) {
     State& s = *state_;
@@ -1070,6 +1103,8 @@ Forward::Forward(const Model& model, RunInput input) : state_(std::make_unique<S
     s.out.edits = s.input.edits;
     const ModelConfig& c = model.config;
     s.out.both_ways = image_runs(c, s.input.ids);
+    s.out.positions = s.input.positions;
+    s.windows = patch_windows(c, s.input.positions);
     s.shapes = stack_shapes(c);
     for (const StackShape& shape : s.shapes) {
         StackRun r;
@@ -1126,6 +1161,8 @@ void Forward::step(kernels::Context& ctx) {
             BlockRun& b = run.layers[st.layer];
             BlockSpec spec = block_spec(c, l.self, s.shapes[st.stack], st.layer);
             spec.both_ways = s.out.both_ways;
+            if (!s.input.positions.empty()) spec.positions = &s.input.positions;
+            if (c.patch_windows(st.layer)) spec.groups = &s.windows;
             residual(ctx, c, s.x, l.norm_1, l.post_attention, [&](const Matrix& in) {
                 BlockEdits e = block_edits(s.input.edits, st.stack, st.layer, run.heads, s.input.first_row + static_cast<int>(in.rows()));
                 if (s.input.patch.size() > 0 && s.input.patched == HeadRef{st.stack, st.layer, s.input.patched.head})
@@ -1230,6 +1267,9 @@ BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResul
     const AttentionWeights& a = s.cross ? l.cross : l.self;
     BlockSpec spec = block_spec(model.config, a, stack_shapes(model.config)[stack], layer);
     if (!s.cross) spec.both_ways = run.both_ways;
+    if (!run.positions.empty()) spec.positions = &run.positions;
+    const std::vector<int> windows = patch_windows(model.config, run.positions);
+    if (model.config.patch_windows(layer)) spec.groups = &windows;
     BlockTrace t;
     t.weights.w_q = dense(a.q), t.weights.w_k = dense(a.k), t.weights.w_v = dense(a.v), t.weights.w_o = dense(a.o);
     t.weights.b_q = bias(a.q), t.weights.b_k = bias(a.k), t.weights.b_v = bias(a.v), t.weights.b_o = bias(a.o);
@@ -1241,7 +1281,7 @@ BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResul
     const Matrix& x_kv = s.cross ? run.encoder_output : x;
     const BlockEdits e = block_edits(run.edits, stack, layer, s.heads, static_cast<int>(x_kv.rows()));
     t.options.mask.key_padding = e.keys;
-    if (spec.window > 0 || !spec.both_ways.empty()) {  // the spans as a matrix (a picture's runs undo the causal mask there)
+    if (spec.window > 0 || !spec.both_ways.empty() || spec.groups) {  // the spans (or windows) as a matrix (a picture's runs undo the causal mask there)
         t.options.mask.allowed = block_allowed(spec, static_cast<int>(x.rows()), static_cast<int>(x_kv.rows()), 0, {});
         t.options.mask.causal = false;
     }
@@ -1251,13 +1291,14 @@ BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResul
     if (spec.rope) {  // the rotation's angles, cos and sin of every position, as position_heads turns them
         const int T = static_cast<int>(x_kv.rows()), half = spec.rope->dim / 2;
         const RopeFrequencies f = rope_frequencies(*spec.rope, T);
-        const RopeTable table = rope_table(*spec.rope, 0, T, T);
+        const RopeTable table = spec_table(spec, 0, T, T);
+        const std::vector<int> streams = pair_streams(*spec.rope);
         t.rope_dim = spec.rope->dim, t.rope_theta = spec.rope->theta, t.rope_type = spec.rope->type;
         t.rope_inv_freq = f.inv_freq, t.rope_attention_factor = f.attention_factor;
         t.rope_angle.resize(T, half), t.rope_cos.resize(T, half), t.rope_sin.resize(T, half);
         for (int p = 0; p < T; ++p)
             for (int i = 0; i < half; ++i) {
-                t.rope_angle(p, i) = static_cast<float>(p * f.inv_freq[i]);
+                t.rope_angle(p, i) = static_cast<float>(stream_position(run.positions, streams[static_cast<std::size_t>(i)], p) * f.inv_freq[i]);
                 t.rope_cos(p, i) = table.cos_at(p, i), t.rope_sin(p, i) = table.sin_at(p, i);
             }
     }
@@ -1288,9 +1329,11 @@ struct Decoder::State {
     std::vector<Matrix> cross_k, cross_v;  // marian: T_src×d per layer, from the encoder's output
     Matrix image_rows;  // a vision-language model's picture, a row per image token fed
     int images = 0;     // image tokens fed
+    PositionStreams positions;  // the tokens' (RunInput::positions), or none
 };
 
-Decoder::Decoder(const Model& model, Matrix encoder_output, Interventions edits, Matrix image_rows) : state_(std::make_unique<State>()) {
+Decoder::Decoder(const Model& model, Matrix encoder_output, Interventions edits, Matrix image_rows, PositionStreams positions)
+    : state_(std::make_unique<State>()) {
     if (edits.ablation == Ablation::Mean && !edits.knockout.empty())
         throw ModelError("", "--knockout-mode", "mean ablation needs the whole sequence: it cannot run on a KV cache");
     State& s = *state_;
@@ -1298,6 +1341,7 @@ Decoder::Decoder(const Model& model, Matrix encoder_output, Interventions edits,
     s.encoder_output = std::move(encoder_output);
     s.edits = std::move(edits);
     s.image_rows = std::move(image_rows);
+    s.positions = std::move(positions);
     const std::size_t layers = model.config.encoder_decoder() ? model.config.decoder_layers : model.config.n_layers;
     s.k.resize(layers), s.v.resize(layers);
 }
@@ -1384,6 +1428,7 @@ std::vector<float> Decoder::feed(kernels::Context& ctx, const std::vector<int>& 
         const BlockEdits self = block_edits(s.edits, self_stack, layer, heads, s.n + m);
         BlockSpec spec = block_spec(c, l.self, shapes[self_stack], layer);
         spec.both_ways = both_ways;
+        if (!s.positions.empty()) spec.positions = &s.positions;
         residual(ctx, c, x, l.norm_1, l.post_attention,
                  [&](const Matrix& in) { return cached_self_attention(ctx, l.self, spec, in, self, s.rope_length, s.k[i], s.v[i]); },
                  shared);
@@ -1423,13 +1468,14 @@ int pick_token(const std::vector<float>& logits, const Sampling& sampling, Split
 }
 
 Generated generate(kernels::Context& ctx, const Model& model, const Matrix& encoder_output, std::vector<int> prefix,
-                   int max_new, int eos, const Sampling& sampling, const Interventions& edits, const Matrix& image_rows) {
+                   int max_new, int eos, const Sampling& sampling, const Interventions& edits, const Matrix& image_rows,
+                   const PositionStreams& positions) {
     if (prefix.empty()) throw ModelError("", "ids", "generation needs at least one token to start from");
     const bool marian = model.config.encoder_decoder();
     const bool recompute = edits.ablation == Ablation::Mean && !edits.knockout.empty();
     if (recompute && marian) throw ModelError("", "--knockout-mode", "mean ablation is not offered for translation");
     std::optional<Decoder> cached;
-    if (!recompute) cached.emplace(model, encoder_output, edits, image_rows);
+    if (!recompute) cached.emplace(model, encoder_output, edits, image_rows, positions);
     // The logits at the sequence's last position: the cache fed the new tokens, or a forward over all.
     std::size_t fed = 0;
     const auto next_logits = [&](const std::vector<int>& ids) {
@@ -1443,7 +1489,7 @@ Generated generate(kernels::Context& ctx, const Model& model, const Matrix& enco
             return logits;
         }
         RunInput in;
-        in.ids = ids, in.edits = edits, in.image_rows = image_rows;
+        in.ids = ids, in.edits = edits, in.image_rows = image_rows, in.positions = positions;
         return forward(ctx, model, in).logits;
     };
     Generated g;

@@ -21,6 +21,7 @@
 #include "attention_maps.hpp"
 #include "config.hpp"
 #include "files.hpp"
+#include "rope.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -196,6 +197,10 @@ struct RunInput {
     Matrix patches = {};
     int patch_rows = 0;  // the patches' grid: rows of patches.rows() / patch_rows (0: the config's square)
     Matrix image_rows = {};  // vision-language models: what replaces the image tokens' embeddings, one row each (d_model), in order
+    // Rotary positions in streams (Rope::sections) where they are not 0, 1, …: qwen2_5_vl's
+    // (time, height, width) of each token (model.hpp picture_positions); its tower's (row, column)
+    // of each patch (image_input's), whose windows (ModelConfig::window_patches) they give too.
+    PositionStreams positions = {};
 };
 // The texts whose maps are all kept by default (SPEC.md §5: `attnviz run` prints them all).
 constexpr int kMapsKeptUpTo = 512;
@@ -237,6 +242,7 @@ struct RunResult {
     std::vector<float> logits;     // the LM head at the last position (gpt2, marian), [vocab_size]; bert: empty
     Inside inside;                 // RunInput::record only
     BothWays both_ways;            // gemma3: the picture's runs of image tokens its self-attention saw both ways
+    PositionStreams positions;     // the input's (block_trace turns the heads again by them)
 };
 
 // The LM head read on rows of a residual stream (Inside::streams), rows×d -> rows×V: through the
@@ -333,7 +339,8 @@ public:
     // marian: `encoder_output` from a forward over the source (RunResult::encoder_output).
     // A vision-language model: `image_rows` (RunInput::image_rows) for its image tokens, in the
     // order they are fed.
-    Decoder(const Model& model, Matrix encoder_output = {}, Interventions edits = {}, Matrix image_rows = {});
+    // `positions`: the tokens' streams (RunInput::positions), those fed later going on from them.
+    Decoder(const Model& model, Matrix encoder_output = {}, Interventions edits = {}, Matrix image_rows = {}, PositionStreams positions = {});
     ~Decoder();
     // Feeds tokens at the next positions (one, or together what must be: fed_together's run of
     // a picture); returns the LM head's logits at the last.
@@ -367,9 +374,10 @@ struct Generated {
 
 // Decoding: starts from `prefix` (marian: [decoder_start_id]), appends a token picked by
 // `sampling` until `eos` (when ≥ 0), max_new tokens or the model's last position. With the KV
-// cache, except under mean ablation (a forward over the sequence per token). `image_rows`: a
-// vision-language model's picture (RunInput::image_rows).
+// cache, except under mean ablation (a forward over the sequence per token). `image_rows`,
+// `positions`: a vision-language model's picture (RunInput's).
 Generated generate(kernels::Context& ctx, const Model& model, const Matrix& encoder_output, std::vector<int> prefix,
-                   int max_new, int eos, const Sampling& sampling = {}, const Interventions& edits = {}, const Matrix& image_rows = {});
+                   int max_new, int eos, const Sampling& sampling = {}, const Interventions& edits = {}, const Matrix& image_rows = {},
+                   const PositionStreams& positions = {});
 
 }  // namespace attn

@@ -533,11 +533,13 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
                 job->input.image_rows = kept->rows;
                 picture.emplace();  // the tiles' count is all the prompt needs
                 picture->rows = kept->tile_rows, picture->cols = kept->tile_cols;
+                picture->grid_rows = kept->grid_rows, picture->grid_cols = kept->grid_cols;
             } else {  // its tiles now (the prompt), its views in the job
                 picture = picture_layout(m, ms.picture->image);
                 auto rows = std::make_shared<PictureRows>();
                 rows->of = ms.picture, rows->model = ms.model;
                 rows->tile_rows = picture->rows, rows->tile_cols = picture->cols;
+                rows->grid_rows = picture->grid_rows, rows->grid_cols = picture->grid_cols;
                 job->picture_rows = std::move(rows);
                 job->to_cut = ms.picture;
             }
@@ -566,6 +568,7 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
             if (ms.translate && edits.ablation == Ablation::Mean && !edits.knockout.empty())
                 throw ModelError("", "knockout_mode", "mean ablation needs the whole target: it is not offered while translating");
         }
+        if (picture) job->input.positions = picture_positions(m, job->input.ids, *picture);  // qwen2_5_vl's three streams
         // The hidden tokens among those the run reads (set once its ids are final).
         const auto hide = [&] {
             const std::size_t n = marian ? job->input.source_ids.size() : job->input.ids.size();
@@ -588,7 +591,7 @@ std::shared_ptr<ModelJob> start_job(AppState& st) {
             job->sampling = g.sampling;
             job->rng = SplitMix64{g.sampling.seed};
             hide();
-            if (!job->to_cut) job->decoder = std::make_unique<Decoder>(m.model, Matrix{}, edits, job->input.image_rows);
+            if (!job->to_cut) job->decoder = std::make_unique<Decoder>(m.model, Matrix{}, edits, job->input.image_rows, job->input.positions);
             if (job->max_new <= 0) throw ModelError("", "generate", "the text already fills the model's " + std::to_string(m.config().position_limit()) + " positions");
             return;
         }
@@ -634,10 +637,10 @@ void step_job(ModelJob& job, const LoadedModel& m) {
         job.view_runs.push_back(view.take().hidden);
         if (job.view_runs.size() < job.views.size()) return;
         auto rows = std::make_shared<PictureRows>(*job.picture_rows);
-        rows->rows = job.input.image_rows = picture_rows(job.ctx, m, job.view_runs);
+        rows->rows = job.input.image_rows = picture_rows(job.ctx, m, job.view_runs, rows->grid_rows);
         job.picture_rows = std::move(rows);
         job.view_runs.clear(), job.views.clear(), job.to_cut.reset();
-        if (job.sampling) job.decoder = std::make_unique<Decoder>(m.model, Matrix{}, job.input.edits, job.input.image_rows);
+        if (job.sampling) job.decoder = std::make_unique<Decoder>(m.model, Matrix{}, job.input.edits, job.input.image_rows, job.input.positions);
         else job.forward = std::make_unique<Forward>(m.model, job.input);
     } else if (job.preview) {
         job.preview->step(job.ctx);

@@ -109,6 +109,7 @@ struct PictureRows {
     Matrix rows;                                  // RunInput::image_rows
     std::shared_ptr<const Image> tiles, global;   // LiveRun::picture, global_picture
     int tile_rows = 0, tile_cols = 0;
+    int grid_rows = 0, grid_cols = 0;             // a view's patches (PictureInput's)
 };
 
 struct ModelSession {

@@ -48,19 +48,24 @@ struct PictureCells {
 std::optional<PictureCells> picture_cells(const LiveRun& live) {
     const ModelConfig& c = live.model->config();
     PictureCells p;
-    p.g = c.vision_tower->patch_grid() / c.scale_factor;
-    const int per_view = p.g * p.g, tr = std::max(live.tile_rows, 1), tc = std::max(live.tile_cols, 1);
+    // a view's merged grid: the tower's square, or (qwen2_5_vl) the picture's own
+    const int cell = c.vision_tower->patch_size * c.scale_factor;
+    const bool own = c.connector == ModelConfig::Connector::Merge && live.picture;
+    const int vr = own ? live.picture->height / cell : c.vision_tower->patch_grid() / c.scale_factor;
+    const int vc = own ? live.picture->width / cell : vr;
+    p.g = vr;
+    const int per_view = vr * vc, tr = std::max(live.tile_rows, 1), tc = std::max(live.tile_cols, 1);
     std::vector<int> images;
     for (int t = 0; t < static_cast<int>(live.input.ids.size()); ++t)
         if (live.input.ids[static_cast<std::size_t>(t)] == c.image_token_id) images.push_back(t);
         else p.chip_tokens.push_back(t);
     if (static_cast<int>(images.size()) != (tr * tc + (live.global_picture ? 1 : 0)) * per_view) return std::nullopt;
-    p.rows = tr * p.g, p.cols = tc * p.g;
+    p.rows = tr * vr, p.cols = tc * vc;
     p.cells.resize(static_cast<std::size_t>(p.rows) * p.cols);
     for (int v = 0; v < tr * tc; ++v)
-        for (int i = 0; i < p.g; ++i)
-            for (int j = 0; j < p.g; ++j)
-                p.cells[static_cast<std::size_t>(((v / tc) * p.g + i) * p.cols + (v % tc) * p.g + j)] = images[static_cast<std::size_t>(v * per_view + i * p.g + j)];
+        for (int i = 0; i < vr; ++i)
+            for (int j = 0; j < vc; ++j)
+                p.cells[static_cast<std::size_t>(((v / tc) * vr + i) * p.cols + (v % tc) * vc + j)] = images[static_cast<std::size_t>(v * per_view + i * vc + j)];
     if (live.global_picture) p.global_cells.assign(images.end() - per_view, images.end());
     return p;
 }

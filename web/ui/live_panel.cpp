@@ -552,6 +552,9 @@ void draw_live_controls(ViewContext& ctx) {
                 const int side = m.config().vision_tower->image_size, views = live->tile_rows * live->tile_cols + 1;
                 if (live->global_picture) ImGui::TextDisabled(tr(st.lang, Str::PictureTiles), live->tile_rows, live->tile_cols, side, views,
                                                               views * m.config().image_seq_len());
+                else if (m.config().connector == ModelConfig::Connector::Merge)  // qwen2_5_vl: the picture's own size
+                    ImGui::TextDisabled(tr(st.lang, Str::PictureWhole), live->picture->width, live->picture->height,
+                                        static_cast<int>(std::count(live->input.ids.begin(), live->input.ids.end(), m.config().image_token_id)));
                 else ImGui::TextDisabled(tr(st.lang, Str::PictureWhole), side, side, m.config().image_seq_len());
             }
             ImGui::PopTextWrapPos();

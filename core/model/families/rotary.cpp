@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <string_view>
 
 namespace attn {
@@ -75,13 +76,17 @@ Rope read_one(const ConfigFields& top, const ConfigFields& s, const ModelConfig&
     if (s.has("rope_type") && s.has("type") && s.text("rope_type", "") != s.text("type", ""))
         s.fail("type", "\"" + s.text("type", "") + "\" differs from rope_type \"" + s.text("rope_type", "") + "\"");
     const std::string field = s.has("rope_type") ? "rope_type" : "type";
-    const std::string name = s.text(field, "default");
+    // qwen2_5_vl's M-RoPE: the default rotation in sections (mrope_section); the Hub's older files
+    // name its type "mrope" (Qwen2_5_VLConfig reads it as "default")
+    const bool sections = c.family == Family::Qwen25Vl;
+    std::string name = s.text(field, "default");
+    if (sections && name == "mrope") name = "default";
     const RopeTypeDef* def = nullptr;
     for (const RopeTypeDef& t : kRopeTypes)
         if (name == t.name) def = &t;
     if (!def) s.fail(field, "\"" + name + "\" is not one of " + rope_type_names());
     for (auto it = s.j.begin(); it != s.j.end(); ++it)
-        if (!reads(*def, it.key()) && !it.value().is_null())
+        if (!reads(*def, it.key()) && !it.value().is_null() && !(sections && it.key() == "mrope_section"))
             s.fail(it.key(), std::string("is not read by attnviz's \"") + def->name +
                                  "\" rotation (it would change the positions): refused rather than ignored");
     r.type = def->type;
@@ -100,6 +105,16 @@ Rope read_one(const ConfigFields& top, const ConfigFields& s, const ModelConfig&
     // the priority; the others write it in the rotation's object.
     const ConfigFields& of = top.has("original_max_position_embeddings") || !s.has("original_max_position_embeddings") ? top : s;
     r.original_max_positions = of.integer("original_max_position_embeddings", 1, 0);
+    if (sections) {  // time, height, width: their pairs' counts, dim/2 in all
+        if (!s.has("mrope_section")) s.fail("mrope_section", "missing: how the pairs split between time, height and width");
+        int sum = 0;
+        for (double x : s.reals("mrope_section", 3)) {
+            if (!(x >= 0 && x == std::floor(x))) s.fail("mrope_section", "expected counts of pairs (whole numbers ≥ 0)");
+            r.sections.push_back(static_cast<int>(x)), sum += static_cast<int>(x);
+        }
+        if (sum != r.dim / 2)
+            s.fail("mrope_section", "sums to " + std::to_string(sum) + ": a head's rotation has " + std::to_string(r.dim / 2) + " pairs (head_dim / 2)");
+    }
 
     const auto factor = [&](double minimum, std::optional<double> fallback = std::nullopt) {
         const double x = s.real("factor", fallback);
