@@ -214,6 +214,9 @@ TEST_CASE("image: a processor's config read as transformers reads it; the rest r
     CHECK(qwen.factor == 28);
     CHECK(qwen.resample == Resample::Bicubic);
     CHECK(qwen.resized_size(640, 480) == std::pair{644, 476});  // round(22.86) = 23, round(17.14) = 17 (× 28)
+    CHECK(qwen.output_size(640, 480) == std::pair{644, 476});   // no crop, whatever do_center_crop says
+    CHECK(read_image_processor(R"({"image_processor_type": "Qwen2VLImageProcessor", "do_center_crop": true})", "f").output_size(640, 480) ==
+          std::pair{644, 476});
     const auto small = [](int min, int max) {
         return read_image_processor(R"({"image_processor_type": "Qwen2VLImageProcessor", "patch_size": 4, "merge_size": 2, "size": {"shortest_edge": )" +
                                         std::to_string(min) + R"(, "longest_edge": )" + std::to_string(max) + "}}", "f");

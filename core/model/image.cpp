@@ -285,7 +285,7 @@ ImageProcessor read_image_processor(std::string_view json, const std::string& fi
         f.fail(type_field, "\"" + p.type + "\": attnviz reads ViT's, DeiT's, CLIP's, SigLIP's, Bit's (DINOv2's), Idefics3's, SmolVLM's, Gemma 3's and Qwen2-VL's image processors");
     if (f.boolean("do_pan_and_scan", false))
         f.fail("do_pan_and_scan", "true: attnviz reads the one view of the whole picture, not pan and scan's crops (Gemma3Processor's default is false)");
-    if (!square && !tiles) p.shortest_edge = 224, p.crop = true, p.resample = Resample::Bicubic;
+    if (!square && !tiles && !smart) p.shortest_edge = 224, p.crop = true, p.resample = Resample::Bicubic;
     if (tiles) {  // Idefics3ImageProcessor's defaults
         p.resample = Resample::Lanczos;
         p.longest_edge = f.edge("size", 4 * 364), p.tile = f.edge("max_image_size", 364);
@@ -321,7 +321,7 @@ ImageProcessor read_image_processor(std::string_view json, const std::string& fi
         p.resample = static_cast<Resample>(r->get<int>());
         if (p.resample == Resample::Nearest) f.fail("resample", "0 (nearest) is not read yet: bilinear (2), bicubic (3), lanczos (1), box (4), hamming (5)");
     }
-    p.crop = f.boolean("do_center_crop", p.crop);
+    p.crop = !smart && f.boolean("do_center_crop", p.crop);  // Qwen2VLImageProcessor never crops
     f.sizes("crop_size", p.crop_width, p.crop_height, nullptr, true);
     p.rescale = f.boolean("do_rescale", true);
     if (const nlohmann::json* r = f.find("rescale_factor")) {

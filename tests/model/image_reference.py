@@ -32,6 +32,18 @@ M × M. Every resize is PIL's of the uint8 picture the step before gave; then th
 normalization as above, per view. (do_pad pads the views to the largest one: one picture's views
 are all M × M.)
 
+Qwen2-VL / Qwen2.5-VL (qwen2_vl_process(), used by tests/model/make_vision_models.py; not in the
+index below), written from image_processing_pil_qwen2_vl.py (Qwen2VLImageProcessorPil) and
+image_processing_qwen2_vl.py's smart_resize: the RGB picture resized with PIL (resample, BICUBIC by
+default) to the sides smart_resize gives for factor = patch_size · merge_size: each side rounded
+(Python's round, half to even) to a multiple of the factor; when that is more than max_pixels, both
+scaled by √(h·w / max_pixels) and floored to multiples (at least one factor), when less than
+min_pixels scaled by √(min_pixels / (h·w)) and rounded up; an aspect ratio above 200 refused.
+min_pixels and max_pixels: the config's top-level fields where it has them (the Hub's files), else
+size's shortest_edge and longest_edge, else 56·56 and 28·28·1280. Then the rescale and OpenAI
+CLIP's mean and std (the defaults) as above; one picture [3, H, W] (the processor's cutting into
+patches is reference.py's qwen2_vl_flatten_patches).
+
 Writes to OUTDIR: each picture (NAME.png written here, or the photograph's path), NAME.rgb (PIL's
 decoded RGB bytes, height x width x 3), PROCESSOR.json (the config), NAME.PROCESSOR.f32 (the pixel
 values, 3 x H x W float32, little-endian) and index.json:
@@ -193,6 +205,52 @@ def idefics3_process(picture, config):
     assert values.shape[2:] == (m, m), f"a view of {values.shape[2:]}, not {m} x {m}"
     return {"views": values, "rows": rows, "cols": cols, "resized": tuple(resized),
             "encoder": None if encoder is None else tuple(encoder)}
+
+
+QWEN2_VL_DEFAULTS = {  # Qwen2VLImageProcessor's
+    "do_resize": True, "resample": 3, "do_rescale": True, "rescale_factor": 1 / 255, "do_normalize": True,
+    "image_mean": [0.48145466, 0.4578275, 0.40821073], "image_std": [0.26862954, 0.26130258, 0.27577711],
+    "patch_size": 14, "temporal_patch_size": 2, "merge_size": 2,
+    "size": {"shortest_edge": 56 * 56, "longest_edge": 28 * 28 * 1280}}
+
+
+def qwen2_vl_pixels(config):
+    """-> (min_pixels, max_pixels): the top-level min_pixels / max_pixels where given (they override
+    size's, as Qwen2VLImageProcessor.__init__ writes them into it), else size's shortest_edge and
+    longest_edge (config filled with QWEN2_VL_DEFAULTS)."""
+    size = config["size"]
+    return (config.get("min_pixels") or size["shortest_edge"], config.get("max_pixels") or size["longest_edge"])
+
+
+def smart_resize(height, width, factor, min_pixels, max_pixels):
+    """image_processing_qwen2_vl.smart_resize -> (h, w): multiples of factor, h·w within
+    [min_pixels, max_pixels] as nearly as the factor allows, the aspect ratio about kept."""
+    if max(height, width) / min(height, width) > 200:
+        raise ValueError(f"absolute aspect ratio must be smaller than 200, got {max(height, width) / min(height, width)}")
+    h_bar = round(height / factor) * factor
+    w_bar = round(width / factor) * factor
+    if h_bar * w_bar > max_pixels:
+        beta = math.sqrt((height * width) / max_pixels)
+        h_bar = max(factor, math.floor(height / beta / factor) * factor)
+        w_bar = max(factor, math.floor(width / beta / factor) * factor)
+    elif h_bar * w_bar < min_pixels:
+        beta = math.sqrt(min_pixels / (height * width))
+        h_bar = math.ceil(height * beta / factor) * factor
+        w_bar = math.ceil(width * beta / factor) * factor
+    return h_bar, w_bar
+
+
+def qwen2_vl_process(picture, config):
+    """Qwen2VLImageProcessorPil on one picture, up to the patches -> float32 [3, H, W]: the RGB
+    picture resized with PIL to smart_resize's sides (uint8 in, uint8 out), then rescale_normalize;
+    the config's fields over QWEN2_VL_DEFAULTS (a null one is the default)."""
+    config = dict(QWEN2_VL_DEFAULTS, **{k: v for k, v in config.items() if v is not None})
+    image = np.array(picture.convert("RGB"))  # H x W x 3, uint8
+    if config["do_resize"]:
+        h, w = smart_resize(image.shape[0], image.shape[1], config["patch_size"] * config["merge_size"],
+                            *qwen2_vl_pixels(config))
+        image = np.array(Image.fromarray(image).resize((w, h), resample=config["resample"]))
+    return rescale_normalize(image, config)
 
 
 def pictures(out):

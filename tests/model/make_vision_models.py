@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Writes tiny random-weight vision checkpoints in the Hugging Face layout — ViT, CLIP's and
-SigLIP's vision towers, DINOv2 (with registers too) — each with a picture and the float64
+SigLIP's vision towers, DINOv2 (with registers too), and vision-language models (Idefics3 /
+SmolVLM, Gemma 3, Qwen2.5-VL) — each with a picture and the float64
 reference run of tests/model/reference.py (vit_forward, clip_vision_forward,
 siglip_vision_forward, dinov2_forward) on it, for the
 C++ runtime's vision tests (tests/model/test_vision.py).
@@ -95,6 +96,37 @@ config.json the Hub's google/gemma-3-*-it files have, bfloat16, a 40 x 40 pictur
                              "<end_of_image>\n\n" as processing_gemma3.py does, the picture first
                              when the text has no <start_of_image>: attnviz's rule; "image_tokens"
                              the <image_soft_token> positions; "tiles" 0, 0; one view)
+And two Qwen2.5-VL cases (Qwen2_5_VLForConditionalGeneration: "qwen2_5_vl" in transformers 5's layout
+and config, float32, its own lm_head, a 45 x 37 picture smart-resized to 48 x 40 before the text;
+"qwen2_5_vl-legacy" in the layout and config.json the Hub's Qwen/Qwen2.5-VL-3B-Instruct files have,
+bfloat16, tied, 70 x 52 over max_pixels to 48 x 32, at the text's <|image_pad|>), with
+reference.qwen2_5_vl_forward on image_reference.qwen2_vl_process()'s picture:
+  config.json                Qwen2_5_VLConfig's: text_config (qwen2_5_vl_text: rope_parameters with
+                             mrope_section), vision_config (depth, num_heads, window_size,
+                             fullatt_block_indexes, out_hidden_size, …); or the Hub's 4.49 form, the
+                             text model's fields at the top with rope_scaling {"type": "mrope"};
+                             image_token_id, video_token_id, vision_start_token_id, vision_end_token_id
+                             (the tokenizer's ids of <|image_pad|>, <|video_pad|>, <|vision_start|>,
+                             <|vision_end|>)
+  model.safetensors          "model.visual." + the tower's (patch_embed.proj.weight, a Conv3d over 2
+                             frames; blocks.{i}.norm1, norm2, attn.qkv, attn.proj, mlp.gate_proj,
+                             up_proj, down_proj; merger.ln_q, merger.mlp.0, merger.mlp.2),
+                             "model.language_model." + Qwen2's (q/k/v biases), "lm_head.weight" (not
+                             when tied); legacy: "visual.", "model."
+  preprocessor_config.json   Qwen2VLImageProcessor's: save_pretrained's (min_pixels, max_pixels and
+                             size's edges, resample 3, the do_ flags), or the Hub's short one (no
+                             resample: bicubic); patch_size, temporal_patch_size, merge_size the tower's
+  tokenizer.json             the same byte-level BPE with Qwen2's added tokens (<|endoftext|> its own
+                             last token, <|im_start|>, <|im_end|>, …, <|vision_start|>, <|vision_end|>,
+                             <|vision_pad|>, <|image_pad|>, <|video_pad|> after it) and the ByteLevel
+                             post-processor (no BOS)
+  expected.json              as the Gemma 3 cases' ("prompt": the text's <|image_pad|> repeated to the
+                             picture's merged tokens as processing_qwen2_5_vl.py does, the picture first
+                             as <|vision_start|><|image_pad|><|vision_end|> when the text has none:
+                             attnviz's rule; "image_tokens" the <|image_pad|> positions; "patches" the
+                             resized picture's grid; "sizes" resized (h, w); the tower's maps and
+                             hidden state in the picture's row order), and "positions" [3][T] (time,
+                             height, width: get_rope_index's)
 Fixed seeds, one thread: the same bytes every run.
 """
 import math
@@ -108,7 +140,7 @@ from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference  # noqa: E402
-from image_reference import idefics3_process, process  # noqa: E402
+from image_reference import idefics3_process, process, qwen2_vl_process  # noqa: E402
 from make_models import (RandomWeights, case_folder, expected_json, gpt2_encode, gpt2_tokenizer,  # noqa: E402
                          llama_config, llama_weights, write_json)
 from hf_files import TORCH_DTYPES  # noqa: E402  (training/, on the path make_models set)
@@ -508,22 +540,26 @@ def vlm_tokenizer(license_text, tokens=VLM_ADDED):
 
 def write_vlm_tokenizer(folder, vocab, merges, added, bos_token=VLM_BOS):
     """tokenizer.json: ByteLevel pre-tokenizer and BPE (as make_models' write_bpe_tokenizer_json),
-    the added tokens (ids after the model's vocabulary; not in it), TemplateProcessing with the BOS
-    (bos_token: <|im_start|> for Idefics3 / SmolVLM, <bos> for Gemma 3)."""
-    bos = added[bos_token]
+    the added tokens (ids after the model's vocabulary, or a token of it with its own id), and
+    TemplateProcessing with the BOS (bos_token: <|im_start|> for Idefics3 / SmolVLM, <bos> for
+    Gemma 3), or with bos_token None the ByteLevel post-processor Qwen2's tokenizer.json has (no
+    BOS: Qwen2.5-VL)."""
+    if bos_token is None:
+        post = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
+    else:
+        bos = added[bos_token]
+        post = {"type": "TemplateProcessing",
+                "single": [{"SpecialToken": {"id": bos_token, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+                "pair": [{"SpecialToken": {"id": bos_token, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                         {"Sequence": {"id": "B", "type_id": 1}}],
+                "special_tokens": {bos_token: {"id": bos_token, "ids": [bos], "tokens": [bos_token]}}}
     write_json(os.path.join(folder, "tokenizer.json"),
                {"version": "1.0",
                 "added_tokens": [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
                                   "normalized": False, "special": True} for t, i in added.items()],
                 "normalizer": None,
                 "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
-                "post_processor": {"type": "TemplateProcessing",
-                                   "single": [{"SpecialToken": {"id": bos_token, "type_id": 0}},
-                                              {"Sequence": {"id": "A", "type_id": 0}}],
-                                   "pair": [{"SpecialToken": {"id": bos_token, "type_id": 0}},
-                                            {"Sequence": {"id": "A", "type_id": 0}},
-                                            {"Sequence": {"id": "B", "type_id": 1}}],
-                                   "special_tokens": {bos_token: {"id": bos_token, "ids": [bos], "tokens": [bos_token]}}},
+                "post_processor": post,
                 "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
                 "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
                           "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
@@ -533,9 +569,10 @@ def write_vlm_tokenizer(folder, vocab, merges, added, bos_token=VLM_BOS):
 def vlm_encode(vocab, merges, added, text, bos_token=VLM_BOS):
     """As the tokenizers library with add_special_tokens=True: the text cut at the added tokens
     (leftmost, longest first), each piece between them pre-tokenized and BPE'd on its own
-    (gpt2_encode), the added tokens' own ids; the BOS (bos_token's id) first."""
+    (gpt2_encode), the added tokens' own ids; the BOS (bos_token's id) first, none when bos_token
+    is None (the ByteLevel post-processor adds nothing)."""
     pattern = re.compile("|".join(re.escape(t) for t in sorted(added, key=len, reverse=True)))
-    ids, at = [added[bos_token]], 0
+    ids, at = ([] if bos_token is None else [added[bos_token]]), 0
     for m in pattern.finditer(text):
         ids += gpt2_encode(vocab, merges, text[at:m.start()]) + [added[m.group()]]
         at = m.end()
@@ -939,6 +976,309 @@ def make_gemma3_case(out, case, vocab, merges, added):
     expected_json(folder, case, cfg["model_type"], inputs, run)
     return case["case"]
 
+# [SECTION] Qwen2.5-VL: Qwen2_5_VLForConditionalGeneration -------------------------------------------
+
+# The two Qwen2.5-VL cases: the same tiny sizes, each its own layout, dtype, picture, processor and text.
+#   the tower 32 wide, 3 blocks (the middle one full attention, the others within windows of 16
+#   pixels: 2 x 2 merged tokens, 4 x 4 patches), 2 heads (head_dim 16: 4 frequencies for the rows,
+#   4 for the columns), MLP 48, 4-pixel patches over 2 frames, merged 2 x 2 into the text's width;
+#   Qwen2 text 32 wide (head_dim 8), 2 layers, 4 heads, 2 KV heads, MLP 64, rope_theta 1e6,
+#   mrope_section [2, 1, 1] (of the 4 frequencies: 2 time, 1 height, 1 width)
+QWEN_VISION = dict(d=32, depth=3, H=2, d_ff=48, patch_size=4, merge=2, temporal=2, window=16, full=[1])
+QWEN_TEXT = dict(d=32, L=2, H=4, KV=2, d_ff=64, P=256, theta=1000000.0, mrope=[2, 1, 1])
+QWEN_CASES = [
+    # transformers 5's layout and config.json (save_pretrained of a Qwen2_5_VLConfig in 5.17: the
+    # text_config nested, rope_parameters with mrope_section; its own lm_head); float32; a 45 x 37
+    # picture, smart_resize to 48 x 40 (37 / 8 = 4.6 -> 5, 45 / 8 = 5.6 -> 6): 10 x 12 patches,
+    # 5 x 6 merged tokens (the windows' last row and column cut short); Qwen2VLImageProcessor's
+    # save_pretrained fields (min_pixels and max_pixels, and size's edges); no <|image_pad|> in the
+    # text: the picture goes first
+    dict(case="qwen2_5_vl", layout="transformers5", picture=(45, 37), resized=(48, 40), min_pixels=256,
+         max_pixels=4096, text="What is in this picture?", dtype="F32", seed=76, tied=False,
+         name_or_path="attnviz/tiny-qwen2_5_vl"),
+    # the layout and config.json the Hub's Qwen/Qwen2.5-VL-3B-Instruct files have (transformers 4.49:
+    # the text model's fields at the top, rope_scaling {"type": "mrope", …}, "visual.…", "model.…",
+    # tied, torch_dtype, the vision_config's in_chans); the Hub's short preprocessor_config.json (no
+    # resample: bicubic); bfloat16; a 70 x 52 picture over max_pixels 2048 (52 / 8 = 6.5 -> 6, half
+    # to even; 48 x 72 too many: scaled by √(70·52 / 2048) and floored to 48 x 32): 8 x 12 patches,
+    # 4 x 6 merged tokens; the text's own <|vision_start|><|image_pad|><|vision_end|> mid-text
+    dict(case="qwen2_5_vl-legacy", layout="legacy", picture=(70, 52), resized=(48, 32), min_pixels=256,
+         max_pixels=2048, text="Look: <|vision_start|><|image_pad|><|vision_end|> what colour is the disc?",
+         dtype="BF16", seed=77, tied=True),
+]
+# Qwen2's added tokens in its order (151643…151656), all special and not normalized: <|endoftext|>
+# the BPE's own last token (its id in both lists), the others after the vocabulary; no BOS
+QWEN_START, QWEN_END, QWEN_PAD = "<|vision_start|>", "<|vision_end|>", "<|image_pad|>"
+QWEN_ADDED = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>", "<|object_ref_end|>",
+              "<|box_start|>", "<|box_end|>", "<|quad_start|>", "<|quad_end|>", QWEN_START, QWEN_END,
+              "<|vision_pad|>", QWEN_PAD, "<|video_pad|>"]
+# Qwen2_5_VLModel's tensors under each layout's prefixes (Qwen2_5_VLForConditionalGeneration's
+# _checkpoint_conversion_mapping: "^visual" -> "model.visual", "^model(?!\.(language_model|visual))"
+# -> "model.language_model")
+QWEN_PREFIXES = {
+    "transformers5": {"visual.": "model.visual.", "language_model.": "model.language_model."},
+    "legacy": {"visual.": "visual.", "language_model.": "model."},
+}
+
+
+def qwen_added(vocab):
+    """{token: id} of QWEN_ADDED: <|endoftext|> the vocabulary's, the rest numbered after it."""
+    assert vocab["<|endoftext|>"] == len(vocab) - 1
+    return {"<|endoftext|>": vocab["<|endoftext|>"]} | added_ids(vocab, QWEN_ADDED[1:])
+
+
+def qwen2_5_vl_config(case, V, added):
+    """config.json of a Qwen2_5_VLForConditionalGeneration: transformers 5.17's save_pretrained of a
+    Qwen2_5_VLConfig (text_config as a qwen2_5_vl_text with rope_parameters {rope_type default,
+    mrope_section, rope_theta} and the fields /work/shared/fixtures/transformers-5.17/qwen2's
+    config.json has, vision_config every field, dtype), or the Hub's Qwen2.5-VL-3B-Instruct form
+    (layout "legacy": the text model's fields at the top, rope_scaling {"type": "mrope",
+    "mrope_section"}, rope_theta, torch_dtype, the vision_config as uploaded: in_chans,
+    spatial_patch_size). image_token_id, video_token_id, vision_start_token_id, vision_end_token_id
+    (and the legacy vision_token_id) the tokenizer's ids of those tokens."""
+    v, t = QWEN_VISION, QWEN_TEXT
+    ids = {"image_token_id": added[QWEN_PAD], "video_token_id": added["<|video_pad|>"],
+           "vision_start_token_id": added[QWEN_START], "vision_end_token_id": added[QWEN_END]}
+    if case["layout"] == "legacy":
+        vision = {"depth": v["depth"], "hidden_act": "silu", "hidden_size": v["d"], "intermediate_size": v["d_ff"],
+                  "num_heads": v["H"], "in_chans": 3, "out_hidden_size": t["d"], "patch_size": v["patch_size"],
+                  "spatial_merge_size": v["merge"], "spatial_patch_size": v["patch_size"], "window_size": v["window"],
+                  "fullatt_block_indexes": v["full"], "tokens_per_second": 2, "temporal_patch_size": v["temporal"]}
+        return dict({"_name_or_path": case.get("name_or_path"), "architectures": ["Qwen2_5_VLForConditionalGeneration"],
+                     "attention_dropout": 0.0, "bos_token_id": added["<|endoftext|>"], "eos_token_id": added["<|im_end|>"],
+                     "vision_token_id": added["<|vision_pad|>"], "hidden_act": "silu", "hidden_size": t["d"],
+                     "initializer_range": 0.02, "intermediate_size": t["d_ff"], "max_position_embeddings": t["P"],
+                     "max_window_layers": 70, "model_type": "qwen2_5_vl", "num_attention_heads": t["H"],
+                     "num_hidden_layers": t["L"], "num_key_value_heads": t["KV"], "rms_norm_eps": 1e-06,
+                     "rope_theta": t["theta"], "sliding_window": 32768, "tie_word_embeddings": case["tied"],
+                     "torch_dtype": torch_dtype(case), "transformers_version": "4.49.0.dev0", "use_cache": True,
+                     "use_sliding_window": False, "vision_config": vision,
+                     "rope_scaling": {"type": "mrope", "mrope_section": t["mrope"]}, "vocab_size": V}, **ids)
+    text = {"attention_dropout": 0.0, "bos_token_id": added["<|endoftext|>"], "dtype": torch_dtype(case),
+            "eos_token_id": added["<|im_end|>"], "hidden_act": "silu", "hidden_size": t["d"], "initializer_range": 0.02,
+            "intermediate_size": t["d_ff"], "layer_types": ["full_attention"] * t["L"], "max_position_embeddings": t["P"],
+            "max_window_layers": 80, "model_type": "qwen2_5_vl_text", "num_attention_heads": t["H"],
+            "num_hidden_layers": t["L"], "num_key_value_heads": t["KV"], "pad_token_id": None, "rms_norm_eps": 1e-06,
+            "rope_parameters": {"mrope_section": t["mrope"], "rope_theta": t["theta"], "rope_type": "default"},
+            "sliding_window": None, "tie_word_embeddings": case["tied"], "use_cache": True, "use_sliding_window": False,
+            "vocab_size": V}
+    vision = {"depth": v["depth"], "fullatt_block_indexes": v["full"], "hidden_act": "silu", "hidden_size": v["d"],
+              "in_channels": 3, "initializer_range": 0.02, "intermediate_size": v["d_ff"], "model_type": "qwen2_5_vl",
+              "num_heads": v["H"], "out_hidden_size": t["d"], "patch_size": v["patch_size"],
+              "spatial_merge_size": v["merge"], "temporal_patch_size": v["temporal"], "tokens_per_second": 4,
+              "window_size": v["window"]}
+    return dict({"_name_or_path": case.get("name_or_path"), "architectures": ["Qwen2_5_VLForConditionalGeneration"],
+                 "dtype": torch_dtype(case), "model_type": "qwen2_5_vl", "text_config": text,
+                 "tie_word_embeddings": case["tied"], "transformers_version": "5.17.0", "vision_config": vision}, **ids)
+
+
+def qwen2_5_vl_preprocessor(case):
+    """preprocessor_config.json: Qwen2VLImageProcessor's as save_pretrained writes it (min_pixels and
+    max_pixels at the top and as size's shortest_edge and longest_edge, resample 3, the do_ flags,
+    rescale_factor), or (layout "legacy") as the Hub's Qwen2.5-VL-*-Instruct files have it: only
+    min_pixels, max_pixels, the patch sizes, mean and std, the types; at the case's sizes."""
+    v = QWEN_VISION
+    prep = {"image_mean": CLIP_MEAN, "image_processor_type": "Qwen2VLImageProcessor", "image_std": CLIP_STD,
+            "max_pixels": case["max_pixels"], "merge_size": v["merge"], "min_pixels": case["min_pixels"],
+            "patch_size": v["patch_size"], "processor_class": "Qwen2_5_VLProcessor", "temporal_patch_size": v["temporal"]}
+    if case["layout"] != "legacy":
+        prep.update({"do_convert_rgb": True, "do_normalize": True, "do_rescale": True, "do_resize": True, "resample": 3,
+                     "rescale_factor": RESCALE,
+                     "size": {"longest_edge": case["max_pixels"], "shortest_edge": case["min_pixels"]}})
+    return dict(sorted(prep.items()))
+
+
+def qwen2_5_vl_tower_weights(w, v):
+    """Qwen2_5_VisionTransformerPretrainedModel's tensors in state_dict order under w's prefix
+    (patch_embed.proj.weight [d, C, t, p, p] without bias; blocks.{i}. norm1, norm2, attn.qkv,
+    attn.proj, mlp.gate_proj, up_proj, down_proj, all Linear with biases; merger.ln_q,
+    merger.mlp.0 [s²d, s²d], merger.mlp.2 [out, s²d]), v the filled vision config; make_models'
+    scales (nn.Linear 1.2/√in, the RMSNorms 1 ± 0.1)."""
+    d, C, t, p = v["hidden_size"], v["in_channels"], v["temporal_patch_size"], v["patch_size"]
+    merged = d * v["spatial_merge_size"] ** 2
+    w.normal("patch_embed.proj.weight", (d, C, t, p, p), 1.2 / math.sqrt(C * t * p * p))
+    for i in range(v["depth"]):
+        b = f"blocks.{i}."
+        w.normal(b + "norm1.weight", (d,), 0.1, mean=1.0)
+        w.normal(b + "norm2.weight", (d,), 0.1, mean=1.0)
+        w.linear(b + "attn.qkv", d, 3 * d)
+        w.linear(b + "attn.proj", d, d)
+        w.linear(b + "mlp.gate_proj", d, v["intermediate_size"])
+        w.linear(b + "mlp.up_proj", d, v["intermediate_size"])
+        w.linear(b + "mlp.down_proj", v["intermediate_size"], d)
+    w.normal("merger.ln_q.weight", (d,), 0.1, mean=1.0)
+    w.linear("merger.mlp.0", merged, merged)
+    w.linear("merger.mlp.2", merged, v["out_hidden_size"])
+
+
+def qwen2_5_vl_weights(case, cfg):
+    """Qwen2_5_VLForConditionalGeneration's tensors under the case's layout's prefixes
+    (QWEN_PREFIXES): the tower (qwen2_5_vl_tower_weights), then the Qwen2 text model (make_models'
+    llama_weights of the text config, q/k/v biases, its own seed), "lm_head.weight" unless tied.
+    -> (RandomWeights of the file's tensors, W for reference.qwen2_5_vl_forward: Qwen2_5_VLModel's
+    names, "visual.…", "language_model.…", "lm_head.weight")"""
+    prefixes = QWEN_PREFIXES[case["layout"]]
+    w = RandomWeights(case["seed"], case["dtype"], prefixes["visual."])
+    qwen2_5_vl_tower_weights(w, reference.qwen2_5_vl_vision_config(cfg))
+    W = {"visual." + n: x for n, x in w.W.items()}
+    text = llama_weights(dict(seed=case["seed"] + 100, dtype=case["dtype"], prefix=True, bias=("qkv",)),
+                         reference.qwen2_5_vl_text_config(cfg))
+    for name, dtype, shape, raw in text.tensors:  # "model.…" -> the layout's language model prefix; lm_head as it is
+        w.tensors.append((prefixes["language_model."] + name[len("model."):] if name.startswith("model.") else name,
+                          dtype, shape, raw))
+    W.update({("language_model." + n if n != "lm_head.weight" else n): x for n, x in text.W.items()})
+    assert ("lm_head.weight" in W) == (not case["tied"])
+    return w, W
+
+
+def qwen2_5_vl_prompt(text, tokens):
+    """processing_qwen2_5_vl.py's prompt: the text's <|image_pad|> (put first as
+    <|vision_start|><|image_pad|><|vision_end|> when the text has none: attnviz's rule) repeated
+    to the picture's count of merged tokens (image_grid_thw.prod() // merge_size²)."""
+    if QWEN_PAD not in text:
+        text = QWEN_START + QWEN_PAD + QWEN_END + text
+    assert text.count(QWEN_PAD) == 1, text
+    return text.replace(QWEN_PAD, QWEN_PAD * tokens)
+
+
+def natural_qwen2_5_vl_tower(W, v, pixel_values):
+    """The tower without transformers' permutation, to check reference.qwen2_5_vl_vision_forward:
+    the patches in the picture's row order (torch's conv3d over the picture repeated in time),
+    patch (r, c) rotated by r in its pairs' first half of frequencies and c in the second, each
+    layer's attention over the whole sequence masked to pairs in the same window (r // wp, c // wp),
+    wp = window_size / patch_size, or none in fullatt_block_indexes' layers; the merger on each
+    s x s block of the grid, row-major. -> attention [L, H, P, P], hidden [P, d], features."""
+    d, H, p, s, t = v["hidden_size"], v["num_heads"], v["patch_size"], v["spatial_merge_size"], v["temporal_patch_size"]
+    hd = d // H
+    values = torch.as_tensor(pixel_values, dtype=torch.float64)
+    volume = values[:, None].expand(-1, t, -1, -1)[None]  # [1, C, t, H, W]
+    x = torch.nn.functional.conv3d(volume, W["patch_embed.proj.weight"], stride=(t, p, p))  # [1, d, 1, R, K]
+    R, K = x.shape[3], x.shape[4]
+    x = x.flatten(2).transpose(1, 2)[0]  # [R·K, d], row-major
+    r, c = torch.arange(R).repeat_interleave(K), torch.arange(K).repeat(R)
+    inv = 1.0 / 10000.0 ** (torch.arange(0, hd // 2, 2, dtype=torch.float64) / (hd // 2))
+    angles = torch.cat([r[:, None] * inv, c[:, None] * inv], dim=-1)  # [N, hd/2]
+    cos, sin = torch.cat([angles, angles], -1).cos(), torch.cat([angles, angles], -1).sin()
+    wp = v["window_size"] // p
+    window = (r // wp) * K + c // wp
+    same = window[:, None] == window[None, :]
+    act = reference.ACTIVATIONS[v["hidden_act"]]
+    maps = []
+    for i in range(v["depth"]):
+        b = f"blocks.{i}."
+        a = reference.rms_norm(x, W[b + "norm1.weight"], 1e-6)
+        q, k, val = (y.reshape(R * K, H, hd).transpose(0, 1) for y in reference.linear(a, W, b + "attn.qkv").chunk(3, dim=-1))
+        q, k = (y * cos + torch.cat([-y[..., hd // 2:], y[..., :hd // 2]], -1) * sin for y in (q, k))
+        scores = q @ k.transpose(1, 2) / math.sqrt(hd)
+        if i not in v["fullatt_block_indexes"]:
+            scores = scores.masked_fill(~same, float("-inf"))
+        probs = torch.softmax(scores, dim=-1)
+        maps.append(probs)
+        x = x + reference.linear((probs @ val).transpose(0, 1).reshape(R * K, d), W, b + "attn.proj")
+        m = reference.rms_norm(x, W[b + "norm2.weight"], 1e-6)
+        x = x + reference.linear(act(reference.linear(m, W, b + "mlp.gate_proj")) * reference.linear(m, W, b + "mlp.up_proj"),
+                                 W, b + "mlp.down_proj")
+    n = reference.rms_norm(x, W["merger.ln_q.weight"], 1e-6)
+    blocks = n.reshape(R // s, s, K // s, s, d).permute(0, 2, 1, 3, 4).reshape(R * K // (s * s), s * s * d)
+    features = reference.linear(reference.gelu_erf(reference.linear(blocks, W, "merger.mlp.0")), W, "merger.mlp.2")
+    return {"attention": torch.stack(maps), "hidden": x, "features": features}
+
+
+def check_qwen2_5_vl_tower(W, v, pixel_values, what):
+    """reference.qwen2_5_vl_vision_forward (transformers' window permutation, put back) against
+    natural_qwen2_5_vl_tower: the maps, the last hidden state and the merged rows within 1e-12."""
+    got, want = reference.qwen2_5_vl_vision_forward(W, v, pixel_values), natural_qwen2_5_vl_tower(W, v, pixel_values)
+    for key in ("attention", "hidden", "features"):
+        err = float((got[key] - want[key]).abs().max())
+        assert got[key].shape == want[key].shape and err < 1e-12, f"{what}: the tower's {key} differs by {err}"
+
+
+def check_qwen2_5_vl_windows():
+    """check_qwen2_5_vl_tower on random towers and pictures: windows of 2 merged tokens a side on
+    grids the windows divide, cut short at the bottom, at the right, smaller than one window; of 1
+    (every merged token its own window) and of 3; full-attention layers first, in the middle, none."""
+    rng = np.random.default_rng(9)
+    for window, full, grids in ((16, [1], ((10, 12), (8, 12), (8, 8), (6, 14), (2, 2))), (8, [0, 2], ((6, 8),)),
+                                (24, [], ((10, 12), (12, 6)))):
+        v = dict(reference.QWEN2_5_VL_VISION_DEFAULTS, depth=3, hidden_size=16, num_heads=2, intermediate_size=24,
+                 patch_size=4, window_size=window, fullatt_block_indexes=full, out_hidden_size=12)
+        w = RandomWeights(int(rng.integers(1 << 30)), "F32", "")
+        qwen2_5_vl_tower_weights(w, v)
+        for rows, cols in grids:
+            pixel_values = rng.standard_normal((3, rows * 4, cols * 4)).astype(np.float32)
+            check_qwen2_5_vl_tower(w.W, v, pixel_values, f"window {window}, {rows} x {cols} patches")
+
+
+def check_qwen2_5_vl_positions():
+    """reference.qwen2_5_vl_rope_index against the rule written out (text: one position each, all
+    three streams; the picture's token k at (next, next + k // cols, next + k % cols), then next +=
+    max(rows, cols)) for a picture first, mid-text, last, alone; reference.mrope_rotate against a
+    rotation written pair by pair (frequency j's stream from the sections' running sum), and
+    against reference.rotate where the three streams are equal."""
+    img = 7
+    for ids, rows, cols in (([5, img, img, img, img, img, img, 6, 1, 2], 2, 3), ([1, 5, img, img, img, img, 6], 1, 4),
+                            ([1, 2, 5] + [img] * 12 + [6], 4, 3), ([img] * 4, 2, 2)):
+        want, next_ = [[], [], []], 0
+        j = 0
+        while j < len(ids):
+            if ids[j] != img:
+                for stream in want:
+                    stream.append(next_)
+                next_, j = next_ + 1, j + 1
+                continue
+            for k in range(rows * cols):
+                want[0].append(next_), want[1].append(next_ + k // cols), want[2].append(next_ + k % cols)
+            next_, j = next_ + max(rows, cols), j + rows * cols
+        assert reference.qwen2_5_vl_rope_index(ids, img, rows, cols).tolist() == want, f"rope index of {ids}"
+    rng = np.random.default_rng(10)
+    for hd, section in ((8, [2, 1, 1]), (16, [2, 3, 3]), (12, [1, 1, 4])):
+        x = torch.tensor(rng.standard_normal((3, 5, hd)))
+        inv = 1.0 / 1e6 ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd)
+        pos = torch.tensor(rng.integers(0, 40, (3, 5)))
+        stream = [next(s for s in range(3) if j < sum(section[:s + 1])) for j in range(hd // 2)]
+        want = x.clone()
+        for t in range(5):
+            for j in range(hd // 2):
+                a = float(pos[stream[j], t]) * float(inv[j])
+                x1, x2 = x[:, t, j], x[:, t, j + hd // 2]
+                want[:, t, j], want[:, t, j + hd // 2] = x1 * math.cos(a) - x2 * math.sin(a), x2 * math.cos(a) + x1 * math.sin(a)
+        got = reference.mrope_rotate(x, inv, 1.0, pos, section)
+        assert float((got - want).abs().max()) < 1e-12, f"mrope_rotate, heads of {hd}, {section}"
+        same = reference.mrope_rotate(x, inv, 1.0, torch.arange(5).expand(3, 5), section)
+        assert float((same - reference.rotate(x, inv, 1.0)).abs().max()) < 1e-12, "text positions are not plain RoPE"
+
+
+def make_qwen2_5_vl_case(out, case, vocab, merges, added):
+    V = max(added.values()) + 1
+    cfg = qwen2_5_vl_config(case, V, added)
+    weights, W = qwen2_5_vl_weights(case, cfg)
+    folder = case_folder(out, case, dict(cfg), weights)
+    write_vlm_tokenizer(folder, vocab, merges, added, bos_token=None)
+    prep = qwen2_5_vl_preprocessor(case)
+    write_json(os.path.join(folder, "preprocessor_config.json"), prep, indent=2)
+    picture(case).save(os.path.join(folder, "image.png"))
+    pixel_values = qwen2_vl_process(Image.open(os.path.join(folder, "image.png")), prep)  # float32 [3, H, W]
+    assert pixel_values.shape[1:] == case["resized"][::-1], f"resized to {pixel_values.shape[1:]}"
+    vcfg = reference.qwen2_5_vl_vision_config(cfg)
+    p, s = vcfg["patch_size"], vcfg["spatial_merge_size"]
+    rows, cols = pixel_values.shape[1] // p, pixel_values.shape[2] // p
+    tokens = rows * cols // (s * s)
+    prompt = qwen2_5_vl_prompt(case["text"], tokens)
+    ids = vlm_encode(vocab, merges, added, prompt, bos_token=None)
+    names = {i: t for t, i in vocab.items()} | {i: t for t, i in added.items()}
+    image_tokens = [j for j, i in enumerate(ids) if i == added[QWEN_PAD]]
+    assert len(image_tokens) == tokens and image_tokens == list(range(image_tokens[0], image_tokens[0] + tokens)) and max(ids) < V
+    run = reference.qwen2_5_vl_forward(W, cfg, ids, pixel_values)
+    check_qwen2_5_vl_tower({n[len("visual."):]: x for n, x in W.items() if n.startswith("visual.")}, vcfg, pixel_values,
+                           case["case"])
+    inputs = {"image": "image.png", "text": case["text"], "prompt": prompt, "ids": ids,
+              "tokens": [names[i] for i in ids], "image_tokens": image_tokens, "tiles": {"rows": 0, "cols": 0},
+              "patches": {"rows": rows, "cols": cols, "size": p, "first": 0},
+              "sizes": {"picture": list(case["picture"]), "resized": list(pixel_values.shape[1:]), "encoder": None},
+              "pixel_values": pixel_values[None].tolist()}
+    expected_json(folder, case, cfg["model_type"], inputs, run)
+    return case["case"]
+
 # [SECTION] The cases: the picture, the patches, the reference run ----------------------------------
 
 # family -> (the case's (config.json, the tower's config, RandomWeights, preprocessor config), the
@@ -1005,6 +1345,9 @@ def main(out):
     check_gemma3_projector()
     gemma3_added = added_ids(vocab, GEMMA3_ADDED)
     cases += [make_gemma3_case(out, case, vocab, merges, gemma3_added) for case in GEMMA3_CASES]
+    check_qwen2_5_vl_windows()
+    check_qwen2_5_vl_positions()
+    cases += [make_qwen2_5_vl_case(out, case, vocab, merges, qwen_added(vocab)) for case in QWEN_CASES]
     write_json(os.path.join(out, "cases.json"), cases, indent=2)  # written last: the build's stamp
 
 

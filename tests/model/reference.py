@@ -9,7 +9,10 @@ tests/model/image_reference.py's idefics3_process(), the pixel shuffle and proje
 llama_like_forward over the ids with the image rows merged in) takes the ids and the views;
 gemma3_forward (Gemma 3 with images: SigLIP on the one view of image_reference's process(), the
 projector's average pooling, norm and product, and the Gemma 3 text model with each picture's
-rows attending to one another both ways) likewise.
+rows attending to one another both ways) likewise; qwen2_5_vl_forward (Qwen2.5-VL: its own tower
+on the patches of image_reference's qwen2_vl_process(), windowed attention and 2-D rotations in
+transformers' permuted order, the maps put back in the picture's row order, the merger, and a
+Qwen2 with M-RoPE over the ids, its positions from qwen2_5_vl_rope_index) too.
 
 Each forward takes `W`, a dict of float64 tensors named as in a Hugging Face checkpoint without
 its head prefix (gpt2 "h.0.attn.c_attn.weight", bert "encoder.layer.0...", marian
@@ -627,6 +630,26 @@ def rotate(x, inv_freq, att, first=0):  # x [H, T, hd]: the first 2·len(inv_fre
     return torch.cat([x_rot * cos + rotated * sin, x_pass], dim=-1)
 
 
+def mrope_rotate(x, inv_freq, att, positions, section):
+    """apply_multimodal_rotary_pos_emb (Qwen2.5-VL's M-RoPE, not interleaved): x [H, T, hd] rotated
+    rotate-half style over the whole head, position streams positions [3, T] (0 time, 1 height,
+    2 width). Qwen2_5_VLRotaryEmbedding gives each stream its own angles pos_s·inv_freq, cat(freqs,
+    freqs) -> [3, T, hd]; mrope_section * 2 then cuts the hd dims into chunks taken in turn from
+    streams 0, 1, 2, 0, 1, 2: frequency j (and its partner j + hd/2) turns by the stream whose
+    section holds j (section [2, 1, 1]: j = 0, 1 time, 2 height, 3 width)."""
+    hd = x.shape[-1]
+    assert 2 * len(inv_freq) == hd and sum(section) == hd // 2, f"mrope_section {section} for heads of {hd}"
+    pos = torch.as_tensor(positions, dtype=torch.float64)  # [3, T]
+    freqs = pos[:, :, None] * inv_freq[None, None, :]  # [3, T, hd/2]
+    emb = torch.cat([freqs, freqs], dim=-1)  # [3, T, hd]
+    cos, sin = emb.cos() * att, emb.sin() * att
+    def by_section(table):  # noqa: E306  the chunks of mrope_section * 2, the i-th from stream i % 3
+        return torch.cat([m[i % 3] for i, m in enumerate(table.split(list(section) * 2, dim=-1))], dim=-1)
+    cos, sin = by_section(cos), by_section(sin)  # [T, hd]
+    rotated = torch.cat([-x[..., hd // 2:], x[..., :hd // 2]], dim=-1)
+    return x * cos + rotated * sin
+
+
 def layer_kinds(cfg):
     """Per layer: the sliding window (0: full attention), as each family's config class fills
     layer_types when config.json has none."""
@@ -673,12 +696,14 @@ def causal_masked(T, window=0, allowed=None):
     return masked
 
 
-def llama_like_forward(W, cfg, ids, edits=NONE, hooks=None, embeds=None, allowed=None, raw_rows=None):
+def llama_like_forward(W, cfg, ids, edits=NONE, hooks=None, embeds=None, allowed=None, raw_rows=None, positions=None):
     """embeds [T, d]: the input rows in place of embed_tokens[ids] (Idefics3's merged image
     rows; gemma's scaling still applies); ids then only give T. allowed [T, T] bool: query-key
     pairs OR'ed into every layer's causal (and sliding) mask (causal_masked; Gemma 3's image
     blocks). raw_rows [T] bool: rows of embeds that enter the stream as given, without gemma's
-    √d scaling (Gemma 3's image rows, scattered in after the scaled embedding)."""
+    √d scaling (Gemma 3's image rows, scattered in after the scaled embedding). positions [3, T]:
+    each token's (time, height, width) positions, rotated by M-RoPE (mrope_rotate with
+    cfg["mrope_section"]; Qwen2.5-VL) instead of 0..T-1."""
     t = cfg["model_type"]
     gemma, T = t in ("gemma2", "gemma3_text"), len(ids)
     d, H = cfg["hidden_size"], cfg["num_attention_heads"]
@@ -720,7 +745,10 @@ def llama_like_forward(W, cfg, ids, edits=NONE, hooks=None, embeds=None, allowed
         unrotated.append(q)
         rope = local_rope if t == "gemma3_text" and windows[i] else global_rope
         inv, att = rope_inv_freq(cfg, rope, rot_dim, T)
-        q, k = rotate(q, inv, att), rotate(k, inv, att)
+        if positions is None:
+            q, k = rotate(q, inv, att), rotate(k, inv, att)
+        else:
+            q, k = (mrope_rotate(y, inv, att, positions, cfg["mrope_section"]) for y in (q, k))
         k, v = k.repeat_interleave(H // KV, dim=0), v.repeat_interleave(H // KV, dim=0)  # repeat_kv
         scores = q @ k.transpose(1, 2) * scaling  # [H, T, T]
         if softcap:
@@ -986,6 +1014,241 @@ def gemma3_forward(W, cfg, ids, views):
     return {"attention": out["attention"], "hidden": out["hidden"], "logits": out["logits"],
             "vision_attention": torch.stack(maps), "vision_hidden": torch.stack(hidden),
             "image_features": torch.stack(features)}
+
+# [SECTION] Qwen2.5-VL: a windowed rotary tower, its patches merged, a Qwen2 with M-RoPE --------------
+# modeling_qwen2_5_vl.py (Qwen2_5_VLForConditionalGeneration, Qwen2_5_VLModel.get_rope_index,
+# Qwen2_5_VisionTransformerPretrainedModel: rot_pos_emb, get_window_index, forward; Qwen2_5_VLPatchMerger;
+# apply_multimodal_rotary_pos_emb) and image_processing_qwen2_vl.py (the patches' order).
+
+QWEN2_5_VL_VISION_DEFAULTS = {  # Qwen2_5_VLVisionConfig's
+    "depth": 32, "hidden_size": 3584, "hidden_act": "silu", "intermediate_size": 3420, "num_heads": 16,
+    "in_channels": 3, "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2, "tokens_per_second": 4,
+    "window_size": 112, "out_hidden_size": 3584, "fullatt_block_indexes": [7, 15, 23, 31]}
+QWEN2_5_VL_TEXT_DEFAULTS = {  # Qwen2_5_VLTextConfig's, for the fields the forward reads
+    "vocab_size": 152064, "hidden_size": 8192, "intermediate_size": 29568, "num_hidden_layers": 80,
+    "num_attention_heads": 64, "num_key_value_heads": 8, "hidden_act": "silu", "max_position_embeddings": 32768,
+    "rms_norm_eps": 1e-5, "tie_word_embeddings": False, "use_sliding_window": False, "sliding_window": 4096,
+    "max_window_layers": 80, "rope_theta": 1000000.0}
+QWEN2_5_VL_VISION_EPS = 1e-6  # Qwen2RMSNorm(…, eps=1e-6) in the blocks and ln_q: not a config field
+
+
+def qwen2_5_vl_text_config(cfg):
+    """The language model's config as llama_like_forward reads it: transformers 5's text_config, or
+    the Hub's older files' fields at the top level (Qwen2_5_VLConfig hands its kwargs to the text
+    config), Qwen2_5_VLTextConfig's defaults where absent; model_type "qwen2" (the q, k, v biases
+    and no o bias follow from W); head_dim hidden_size / num_attention_heads (Qwen2_5_VLAttention's);
+    the rotation the default one at rope_parameters' rope_theta (or the top level's; rope_scaling's
+    type "mrope" is turned into "default"), its mrope_section kept; tie_word_embeddings the top
+    level's where the fields are nested."""
+    nested = "text_config" in cfg
+    fields = cfg["text_config"] if nested else {k: v for k, v in cfg.items() if k != "vision_config"}
+    t = dict(QWEN2_5_VL_TEXT_DEFAULTS, **fields)
+    rope = t.pop("rope_parameters", None) or t.pop("rope_scaling", None) or {}
+    t.pop("rope_scaling", None)
+    kind = rope.get("rope_type", rope.get("type", "default"))
+    assert kind in ("default", "mrope"), f"rope {rope}: only the default rotation (mrope) is written here"
+    t["rope_theta"] = rope.get("rope_theta", t["rope_theta"])
+    t["rope_scaling"] = None
+    t["mrope_section"] = list(rope["mrope_section"])
+    t.pop("head_dim", None)
+    if nested and "tie_word_embeddings" in cfg:
+        t["tie_word_embeddings"] = cfg["tie_word_embeddings"]
+    t["model_type"] = "qwen2"
+    return t
+
+
+def qwen2_5_vl_vision_config(cfg):
+    """config.json's vision_config with Qwen2_5_VLVisionConfig's defaults where a field is absent."""
+    return dict(QWEN2_5_VL_VISION_DEFAULTS, **cfg["vision_config"])
+
+
+def qwen2_vl_flatten_patches(pixel_values, patch_size, temporal_patch_size, merge_size):
+    """The image processor's last step (Qwen2VLImageProcessor._preprocess) on one picture:
+    pixel_values [C, H, W] -> ([N, C·t·p·p], (grid_t, grid_h, grid_w)). The picture is one frame,
+    padded to temporal_patch_size frames by repeating it; then reshape to (grid_t, t, C, grid_h/m,
+    m, p, grid_w/m, m, p) and transpose (…, 4, 7, 5, 8, 3, 2, 6, 9): the patches in merge-block
+    order (the m x m blocks row-major, each block's patches row-major), each patch's values in
+    (channel, frame, row, column) order, as patch_embed's Conv3d weight [d, C, t, p, p] reads them."""
+    x = torch.as_tensor(np.asarray(pixel_values), dtype=torch.float64)[None, None]  # [batch 1, frames 1, C, H, W]
+    if x.shape[1] % temporal_patch_size:
+        x = torch.cat([x, x[:, -1:].repeat(1, temporal_patch_size - x.shape[1] % temporal_patch_size, 1, 1, 1)], dim=1)
+    C, p, m = x.shape[2], patch_size, merge_size
+    grid_t, grid_h, grid_w = x.shape[1] // temporal_patch_size, x.shape[3] // p, x.shape[4] // p
+    assert (grid_h * p, grid_w * p) == tuple(x.shape[3:]) and grid_h % m == 0 and grid_w % m == 0, \
+        f"{tuple(x.shape[3:])} pixels: not whole merged blocks of {p * m}"
+    x = x.reshape(1, grid_t, temporal_patch_size, C, grid_h // m, m, p, grid_w // m, m, p)
+    x = x.permute(0, 1, 4, 7, 5, 8, 3, 2, 6, 9)
+    return x.reshape(grid_t * grid_h * grid_w, C * temporal_patch_size * p * p), (grid_t, grid_h, grid_w)
+
+
+def qwen2_5_vl_patch_grid(vcfg, grid_h, grid_w):
+    """rot_pos_emb's hpos_ids, wpos_ids: each patch's row and column in the processor's merge-block
+    order (arange(h) expanded over the columns, reshaped (h/s, s, w/s, s), permuted (0, 2, 1, 3),
+    flattened; the columns likewise). -> (rows [N], cols [N]) LongTensors."""
+    s = vcfg["spatial_merge_size"]
+    hpos = torch.arange(grid_h).unsqueeze(1).expand(-1, grid_w)
+    hpos = hpos.reshape(grid_h // s, s, grid_w // s, s).permute(0, 2, 1, 3).flatten()
+    wpos = torch.arange(grid_w).unsqueeze(0).expand(grid_h, -1)
+    wpos = wpos.reshape(grid_h // s, s, grid_w // s, s).permute(0, 2, 1, 3).flatten()
+    return hpos, wpos
+
+
+def qwen2_5_vl_rotary(vcfg, rows, cols):
+    """Qwen2_5_VisionRotaryEmbedding(head_dim / 2) as rot_pos_emb uses it: inv_freq = 1 /
+    10000^(arange(0, dim, 2) / dim) with dim = head_dim / 2 (head_dim / 4 frequencies), a table of
+    pos·inv_freq up to the grid's larger side, each patch's [table[row], table[col]] -> [N, head_dim / 2]
+    (the forward then doubles it, cat(freqs, freqs), for rotate_half)."""
+    dim = vcfg["hidden_size"] // vcfg["num_heads"] // 2
+    inv_freq = 1.0 / (10000.0 ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim))
+    table = torch.outer(torch.arange(int(max(rows.max(), cols.max())) + 1, dtype=torch.float64), inv_freq)
+    return table[torch.stack([rows, cols], dim=-1)].flatten(1)
+
+
+def qwen2_5_vl_window_index(vcfg, grid_t, grid_h, grid_w):
+    """get_window_index for one picture, as transformers writes it: the merged grid (grid_h/s x
+    grid_w/s tokens) padded with -100 to whole windows of vit_merger_window_size = window_size // s
+    // patch_size merged tokens a side (a whole window of padding where it divides), reshaped to the
+    windows row-major, each window's tokens row-major, the padding dropped. -> (window_index
+    [n_merged]: the merged token at each place of the new order, cu_window_seqlens [0, …] the
+    windows' ends in patches (s² a merged token), with repeats where a window is all padding)."""
+    s = vcfg["spatial_merge_size"]
+    ws = vcfg["window_size"] // s // vcfg["patch_size"]
+    llm_h, llm_w = grid_h // s, grid_w // s
+    index = torch.arange(grid_t * llm_h * llm_w).reshape(grid_t, llm_h, llm_w)
+    pad_h, pad_w = ws - llm_h % ws, ws - llm_w % ws
+    num_h, num_w = (llm_h + pad_h) // ws, (llm_w + pad_w) // ws
+    padded = torch.nn.functional.pad(index, (0, pad_w, 0, pad_h), "constant", -100)
+    padded = padded.reshape(grid_t, num_h, ws, num_w, ws).permute(0, 1, 3, 2, 4).reshape(grid_t, num_h * num_w, ws, ws)
+    seqlens = (padded != -100).sum([2, 3]).reshape(-1)
+    padded = padded.reshape(-1)
+    window_index = padded[padded != -100]
+    cu_window_seqlens = [0] + (seqlens.cumsum(0) * s * s).tolist()
+    return window_index, cu_window_seqlens
+
+
+def qwen2_5_vl_vision_forward(W, vcfg, pixel_values):
+    """Qwen2_5_VisionTransformerPretrainedModel (eval, eager) on one picture: pixel_values [C, H, W]
+    (image_reference.qwen2_vl_process()'s), W the tower's tensors without "visual." / "model.visual.",
+    vcfg the filled vision config. The processor's patches (qwen2_vl_flatten_patches: merge-block
+    order) through patch_embed (the bias-free Conv3d as a product), rotary angles per patch
+    (qwen2_5_vl_rotary); then, as forward() does, the sequence permuted window by window
+    (qwen2_5_vl_window_index, s² patches a merged token) and the angles with it; each block
+    x += proj(attention(norm1(x))), x += down(act(gate(norm2(x))) · up(norm2(x))), RMSNorm eps 1e-6,
+    qkv one Linear cut (3, heads, head_dim), q and k rotated rotate-half style, the scores scaled
+    by head_dim^-0.5, softmax within each cu_seqlens segment (the chunks the eager path splits:
+    windows, or the whole picture in fullatt_block_indexes' layers); the merger (ln_q per patch,
+    each merged token's s² patches side by side, mlp.0, exact GELU, mlp.2) and argsort(window_index)
+    back to the merged tokens' row order.
+    -> attention [L, H, P, P] and hidden [P, d] (the last block's output; the tower has no final
+    norm) both in the picture's row order (patch (r, c) at r·cols + c, not transformers' order),
+    features [P / s², out_hidden_size] (the merged tokens row-major), grid (grid_h, grid_w)."""
+    d, H = vcfg["hidden_size"], vcfg["num_heads"]
+    hd, s = d // H, vcfg["spatial_merge_size"]
+    act = ACTIVATIONS[vcfg["hidden_act"]]
+    flat, (grid_t, grid_h, grid_w) = qwen2_vl_flatten_patches(pixel_values, vcfg["patch_size"],
+                                                              vcfg["temporal_patch_size"], s)
+    assert grid_t == 1, "one picture: one frame"
+    x = flat @ W["patch_embed.proj.weight"].reshape(d, -1).T  # [N, d], Conv3d with kernel = stride, no bias
+    rows, cols = qwen2_5_vl_patch_grid(vcfg, grid_h, grid_w)
+    rotary = qwen2_5_vl_rotary(vcfg, rows, cols)
+    window_index, cu_window = qwen2_5_vl_window_index(vcfg, grid_t, grid_h, grid_w)
+    cu_window = torch.unique_consecutive(torch.tensor(cu_window))
+    N, unit = x.shape[0], s * s
+    x = x.reshape(N // unit, unit, -1)[window_index].reshape(N, -1)
+    rotary = rotary.reshape(N // unit, unit, -1)[window_index].reshape(N, -1)
+    order = (rows * grid_w + cols).reshape(N // unit, unit)[window_index].reshape(N)  # each place's patch (r·cols + c)
+    emb = torch.cat([rotary, rotary], dim=-1)
+    cos, sin = emb.cos()[:, None], emb.sin()[:, None]  # [N, 1, hd]
+    cu_full = torch.tensor([0, grid_t * grid_h * grid_w])
+
+    def rotate_half(y):
+        return torch.cat([-y[..., hd // 2:], y[..., :hd // 2]], dim=-1)
+
+    maps = []
+    for i in range(vcfg["depth"]):
+        b = f"blocks.{i}."
+        cu = cu_full if i in vcfg["fullatt_block_indexes"] else cu_window
+        a = rms_norm(x, W[b + "norm1.weight"], QWEN2_5_VL_VISION_EPS)
+        q, k, v = linear(a, W, b + "attn.qkv").reshape(N, 3, H, hd).permute(1, 0, 2, 3).unbind(0)  # [N, H, hd]
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        q, k, v = (y.transpose(0, 1) for y in (q, k, v))  # [H, N, hd]
+        probs = torch.zeros(H, N, N, dtype=torch.float64)
+        context = torch.zeros(H, N, hd, dtype=torch.float64)
+        for lo, hi in zip(cu[:-1].tolist(), cu[1:].tolist()):  # each chunk on its own
+            w = torch.softmax(q[:, lo:hi] @ k[:, lo:hi].transpose(1, 2) * hd ** -0.5, dim=-1)
+            probs[:, lo:hi, lo:hi], context[:, lo:hi] = w, w @ v[:, lo:hi]
+        x = x + linear(context.transpose(0, 1).reshape(N, d), W, b + "attn.proj")
+        m = rms_norm(x, W[b + "norm2.weight"], QWEN2_5_VL_VISION_EPS)
+        x = x + linear(act(linear(m, W, b + "mlp.gate_proj")) * linear(m, W, b + "mlp.up_proj"), W, b + "mlp.down_proj")
+        maps.append(probs)
+    merged = rms_norm(x, W["merger.ln_q.weight"], QWEN2_5_VL_VISION_EPS).reshape(N // unit, unit * d)
+    merged = linear(gelu_erf(linear(merged, W, "merger.mlp.0")), W, "merger.mlp.2")
+    features = merged[torch.argsort(window_index)]
+    back = torch.argsort(order)  # the place of patch r·cols + c in the permuted sequence
+    attention = torch.stack(maps)[:, :, back][:, :, :, back]
+    return {"attention": attention, "hidden": x[back], "features": features, "grid": (grid_h, grid_w)}
+
+
+def qwen2_5_vl_rope_index(ids, image_token_id, merged_rows, merged_cols):
+    """Qwen2_5_VLModel.get_rope_index for pictures (images: grid_t 1, time index 0) of merged_rows x
+    merged_cols tokens -> LongTensor [3, T] (time, height, width). Each text run counts on from
+    st_idx (the largest position so far + 1, 0 at the start) in all three streams; a picture's
+    run of image tokens, token k, is (st_idx, st_idx + k // merged_cols, st_idx + k % merged_cols)
+    with st_idx where its text run left off; the next text starts past the largest of those
+    (st_idx + max(merged_rows, merged_cols))."""
+    T, n = len(ids), merged_rows * merged_cols
+    chunks, st = [], 0
+    while image_token_id in ids[st:]:
+        ed = ids.index(image_token_id, st)
+        assert ids[ed:ed + n] == [image_token_id] * n, f"a picture's run of {n} image tokens from {ed}"
+        st_idx = int(chunks[-1].max()) + 1 if chunks else 0
+        chunks.append(torch.arange(ed - st).view(1, -1).expand(3, -1) + st_idx)
+        t_index = torch.zeros(n, dtype=torch.long)
+        h_index = torch.arange(merged_rows).view(-1, 1).expand(-1, merged_cols).flatten()
+        w_index = torch.arange(merged_cols).view(1, -1).expand(merged_rows, -1).flatten()
+        chunks.append(torch.stack([t_index, h_index, w_index]) + (ed - st) + st_idx)
+        st = ed + n
+    if st < T:
+        st_idx = int(chunks[-1].max()) + 1 if chunks else 0
+        chunks.append(torch.arange(T - st).view(1, -1).expand(3, -1) + st_idx)
+    return torch.cat(chunks, dim=1)
+
+
+def qwen2_5_vl_forward(W, cfg, ids, pixel_values):
+    """Qwen2_5_VLForConditionalGeneration (eval, eager) on one picture: cfg config.json's dict
+    (transformers 5's nested text_config, or the Hub's older flat fields), W the tensors as
+    Qwen2_5_VLModel names them ("visual.…", "language_model.…": a transformers 5 file's names
+    without "model.", or the Hub's older "visual.…" and "model.…" -> "language_model.…" after
+    _checkpoint_conversion_mapping; "lm_head.weight" unless tied), ids the whole prompt's ids (the
+    picture's run of image_token_id after its vision_start_token_id), pixel_values [C, H, W] of the
+    picture as the processor resized it. The tower (qwen2_5_vl_vision_forward) -> one row per merged
+    token; the ids' embeddings with the image_token_id rows replaced in order (masked_scatter);
+    position_ids from qwen2_5_vl_rope_index; the Qwen2 text model (causal, M-RoPE by mrope_section),
+    its final norm, the LM head.
+    -> attention [L, H, T, T], hidden [T, d_text] after the final norm, logits [V] at the last
+    position, vision_attention [1, L_v, H_v, P, P] and vision_hidden [1, P, d_v] in the picture's
+    row order, image_features [1, P / s², d_text], positions [3, T]."""
+    vcfg, tcfg = qwen2_5_vl_vision_config(cfg), qwen2_5_vl_text_config(cfg)
+    sub = lambda prefix: {n[len(prefix):]: t for n, t in W.items() if n.startswith(prefix)}  # noqa: E731
+    Wv, Wt = sub("visual."), sub("language_model.")
+    if "lm_head.weight" in W:
+        Wt["lm_head.weight"] = W["lm_head.weight"]
+    tower = qwen2_5_vl_vision_forward(Wv, vcfg, pixel_values)
+    features, (grid_h, grid_w) = tower["features"], tower["grid"]
+    s = vcfg["spatial_merge_size"]
+    image_id = cfg.get("image_token_id", 151655)
+    image = torch.tensor([i == image_id for i in ids])
+    assert int(image.sum()) == features.shape[0], f"{int(image.sum())} image tokens for {features.shape[0]} image rows"
+    first = ids.index(image_id)
+    assert first > 0 and ids[first - 1] == cfg.get("vision_start_token_id", 151652), \
+        "get_rope_index counts the pictures by the vision_start_token_id before each"
+    x = Wt["embed_tokens.weight"][ids].clone()
+    x[image] = features
+    positions = qwen2_5_vl_rope_index(ids, image_id, grid_h // s, grid_w // s)
+    out = llama_like_forward(Wt, tcfg, ids, embeds=x, positions=positions)
+    return {"attention": out["attention"], "hidden": out["hidden"], "logits": out["logits"],
+            "vision_attention": tower["attention"][None], "vision_hidden": tower["hidden"][None],
+            "image_features": features[None], "positions": positions}
 
 # [SECTION] The why views: the logit lens, direct logit attribution, activation patching --------
 # SPEC.md §5 (--lens, --attribute, --contrast, --corrupted); the decoder-only families only

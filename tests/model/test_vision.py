@@ -22,11 +22,18 @@ and Gemma 3 with images, Gemma3ForConditionalGeneration: "gemma3" in transformer
 config, float32, the picture first, "gemma3-legacy" in the layout and config the Hub's
 google/gemma-3-*-it files have, bfloat16, <start_of_image> mid-text; expected.json by
 reference.py's gemma3_forward: one view, its 8 x 8 patches pooled to 16 rows, each picture's
-rows attending to one another both ways past the causal limit and the sliding window):
+rows attending to one another both ways past the causal limit and the sliding window; and
+Qwen2.5-VL, Qwen2_5_VLForConditionalGeneration: "qwen2_5_vl" in transformers 5's layout and
+config, float32, a 45 x 37 picture smart-resized to 48 x 40 (10 x 12 patches, 30 merged tokens)
+before the text, "qwen2_5_vl-legacy" in the layout and config the Hub's Qwen2.5-VL-3B-Instruct
+files have, bfloat16, 70 x 52 over max_pixels to 48 x 32 (8 x 12 patches, 24 tokens), its
+<|image_pad|> mid-text; expected.json by reference.py's qwen2_5_vl_forward: the tower's windowed
+attention in the picture's row order, M-RoPE positions from get_rope_index):
   `attnviz run CASE --image CASE/image.png --text TEXT --json` gives the ids and tokens of the
   prompt as the processor expands it and the tokenizer encodes it (exactly), "image_tokens" (the
-  <image> / <image_soft_token> positions from 0), "tiles" {rows, cols} (0, 0 not split; Gemma 3
-  never splits), "patches" (one view's grid, first 0), the text model's attention [L][H][T][T]
+  <image> / <image_soft_token> / <|image_pad|> positions from 0), "tiles" {rows, cols} (0, 0 not
+  split; Gemma 3 and Qwen2.5-VL never split), "patches" (one view's grid, first 0), Qwen2.5-VL's
+  "positions" [3][T] (time, height, width; exactly), the text model's attention [L][H][T][T]
   and each view's vision attention [view][L][H][P][P] (tiles row by row, then the global view)
   within 1e-5, the hidden states after the final norm and the last position's logits within 1e-4
   of the largest |value|; `--generate 2` greedy from there, its first token the logits' argmax.
@@ -41,8 +48,10 @@ text model (the built-in tiny-lm), --text given to a vision model, a processor w
 (nearest: refused), a CLIPModel's config.json without vision_config (CLIPConfig would make a
 default 768-wide tower that the file's tensors do not fit); for Idefics3: a config.json without
 vision_config, a --text with two <image> (one picture), a tokenizer.json without the <image> token;
-and for Gemma 3: mm_tokens_per_image 15 (not a square: the projector pools to a square grid), a
-tokenizer.json without the <start_of_image> token.
+for Gemma 3: mm_tokens_per_image 15 (not a square: the projector pools to a square grid), a
+tokenizer.json without the <start_of_image> token; and for Qwen2.5-VL: an mrope_section [2, 1, 2]
+(not summing to head_dim / 2), a preprocessor_config.json with patch_size 8 (the tower's are 4),
+a tokenizer.json without the <|image_pad|> token.
 Prints one line per case and the largest differences seen; exits 1 on any failure.
 """
 import json
@@ -135,7 +144,7 @@ for case in cases:
         fail(f"{case}: patches {patches}, expected {exp['patches']}")
     errors = {name: compare(case, name, out.get(name), exp[name]) for name in ("attention", "hidden")}
     if vlm:
-        for key in ("ids", "image_tokens", "tiles"):
+        for key in ("ids", "image_tokens", "tiles") + (("positions",) if "positions" in exp else ()):
             if out.get(key) != exp[key]:
                 fail(f"{case}: {key} {str(out.get(key))[:200]}, expected {str(exp[key])[:200]}")
         errors["vision_attention"] = compare(case, "vision_attention", out.get("vision_attention"), exp["vision_attention"])
@@ -325,7 +334,8 @@ def vlm_copy(case, name):
 
 
 def vlm_spoil(case, name, file, change):
-    """A copy with its config.json or tokenizer.json (`file`) changed by change(dict); -> (folder, text)."""
+    """A copy with one of its JSON files (`file`: config.json, tokenizer.json, preprocessor_config.json)
+    changed by change(dict); -> (folder, text)."""
     d, text = vlm_copy(case, name)
     data = json.load(open(os.path.join(d, file)))
     change(data)
@@ -361,6 +371,23 @@ else:
     d, text = vlm_spoil(gemma3, "gemma3-no-boi-token", "tokenizer.json", without_token("<start_of_image>"))
     bad("tokenizer.json without <start_of_image>", [d, "--image", os.path.join(d, "image.png"), "--text", text, "--json"],
         "gemma3-no-boi-token/tokenizer.json", "<start_of_image>")
+
+qwen = case_of("qwen2_5_vl")
+if qwen is None:
+    fail("no Qwen2.5-VL case (model_type \"qwen2_5_vl\") for its bad-input tests")
+else:
+    def bad_mrope(cfg):
+        rope = (cfg["text_config"].get("rope_parameters") if "text_config" in cfg else None) or cfg["rope_scaling"]
+        rope["mrope_section"] = [2, 1, 2]
+    d, text = vlm_spoil(qwen, "qwen-bad-mrope", "config.json", bad_mrope)
+    bad("Qwen2.5-VL with mrope_section [2, 1, 2]", [d, "--image", os.path.join(d, "image.png"), "--text", text, "--json"],
+        "qwen-bad-mrope/config.json", "mrope_section")
+    d, text = vlm_spoil(qwen, "qwen-patch-8", "preprocessor_config.json", lambda prep: prep.update(patch_size=8))
+    bad("Qwen2.5-VL's processor with patch_size 8", [d, "--image", os.path.join(d, "image.png"), "--text", text, "--json"],
+        "qwen-patch-8/preprocessor_config.json", "patch_size")
+    d, text = vlm_spoil(qwen, "qwen-no-image-pad", "tokenizer.json", without_token("<|image_pad|>"))
+    bad("tokenizer.json without <|image_pad|>", [d, "--image", os.path.join(d, "image.png"), "--text", text, "--json"],
+        "qwen-no-image-pad/tokenizer.json", "<|image_pad|>")
 
 shutil.rmtree(work)
 shutil.rmtree(hub_env["HF_HUB_CACHE"])
