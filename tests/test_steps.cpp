@@ -231,6 +231,16 @@ TEST_CASE("steps: qwen3 (q/k norm, RoPE, GQA): Q as projected, normed, the angle
     }
     CHECK(std::abs(f.rope_angle(p, 2) - 3.0 * std::pow(1e6, -4.0 / 16.0)) < 1e-6);
     CHECK(explain_angle(f, p, 2).starts_with("θ_i = 1e+06^(−2·2/16) = 0.0316228\npair (3, 11), p = 3 (token 4)\np·θ_i = 3 × 0.0316228 = 0.0948683\n"));
+    {  // M-RoPE's streams (qwen2_5_vl: block_trace fills them): the pair's stream gives p, the token's three are named
+        Trace m = tr;
+        m.family.rope_streams = {0, 0, 1, 1, 1, 2, 2, 2};
+        m.family.rope_positions.assign(3, std::vector<int>(12));
+        for (int t = 0; t < 12; ++t) m.family.rope_positions[0][t] = t, m.family.rope_positions[1][t] = 20 + t, m.family.rope_positions[2][t] = 40 + t;
+        CHECK(find_step(pipeline_steps(m, head, false), StepKind::Angles).formula == "θ_i = 1e+06^(−2i/16); p by pairs: t 1–2, h 3–5, w 6–8");
+        CHECK(explain_angle(m.family, p, 2).starts_with("θ_i = 1e+06^(−2·2/16) = 0.0316228\npair (3, 11), p = h = 23 (token 4: t 3, h 23, w 43)\n"
+                                                         "p·θ_i = 23 × 0.0316228 = 0.727324\n"));
+        CHECK(explain_angle(m.family, p, 7).starts_with("θ_i = 1e+06^(−2·7/16) = 5.62341e-06\npair (8, 16), p = w = 43 (token 4: t 3, h 23, w 43)\n"));
+    }
 
     // RMSNorm(Q): the row's root mean square and the gain, ending in the number shown.
     const std::string norm = explain_norm(q.values, q_normed.values, f.q_norm_gain, f.norm_eps, p, 5, "q");

@@ -232,6 +232,7 @@ Trace live_layer_trace(const Figure& figure, int stack, int layer, std::vector<s
     f.rope_scaling = rope_type_name(block.rope_type);
     f.rope_inv_freq = std::move(block.rope_inv_freq);
     f.rope_angle = std::move(block.rope_angle), f.rope_cos = std::move(block.rope_cos), f.rope_sin = std::move(block.rope_sin);
+    f.rope_positions = std::move(block.rope_positions), f.rope_streams = std::move(block.rope_streams);
     f.softcap = block.softcap;
     f.sinks = std::move(block.sinks);
     const float query_scale = live.model->config().query_scale;

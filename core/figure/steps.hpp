@@ -106,6 +106,12 @@ inline Matrix capped_scores(const Trace& tr, const HeadTrace& h) {
     return capped;
 }
 
+// M-RoPE's stream s (FamilyTrace::rope_positions) by name: t, h, w (qwen2_5_vl's time, height, width).
+inline const char* stream_name(const FamilyTrace& f, int s) {
+    static constexpr const char* kTimeHeightWidth[] = {"t", "h", "w"}, *kRowColumn[] = {"row", "col"};
+    return f.rope_positions.size() == 3 ? kTimeHeightWidth[s] : f.rope_positions.size() == 2 ? kRowColumn[s] : "p";
+}
+
 // The pipeline of one head (plus concat and ·W_o), in order. Self / masked: X → Q, K, V;
 // cross: Q from the target X, K and V from the source X_kv. "+ M" only when a key is masked.
 // Today's families (Trace::family) add, where they have them:
@@ -140,9 +146,19 @@ inline std::vector<Step> pipeline_steps(const Trace& tr, int head, bool position
     if (norm) add(StepKind::QNormed, "RMSNorm(Q)", "T_q", "d_k", "q / rms(q) · g", rope ? f.q_normed[hq] : h.q);
     if (rope) {
         const std::string theta = format_general(f.rope_theta);
-        add(StepKind::Angles, "p·θ_i", "T", "d_rot/2",
-            f.rope_scaling.empty() ? "θ_i = " + theta + "^(−2i/" + std::to_string(f.rope_dim) + ")" : "θ_i: " + theta + ", " + f.rope_scaling,
-            f.rope_angle);
+        std::string formula =
+            f.rope_scaling.empty() ? "θ_i = " + theta + "^(−2i/" + std::to_string(f.rope_dim) + ")" : "θ_i: " + theta + ", " + f.rope_scaling;
+        if (!f.rope_positions.empty()) {  // M-RoPE: "; p by pairs: t 1–2, h 3, w 4"
+            formula += "; p by pairs:";
+            for (size_t i = 0; i < f.rope_streams.size();) {
+                size_t end = i;
+                while (end < f.rope_streams.size() && f.rope_streams[end] == f.rope_streams[i]) ++end;
+                formula += (i ? ", " : " ") + std::string(stream_name(f, f.rope_streams[i])) + " " + std::to_string(i + 1) +
+                           (end - i > 1 ? "–" + std::to_string(end) : "");
+                i = end;
+            }
+        }
+        add(StepKind::Angles, "p·θ_i", "T", "d_rot/2", formula, f.rope_angle);
         add(StepKind::QRotated, "Q′ = RoPE(Q)", "T_q", "d_k", "R(p·θ_i)·(q_i, q_i+" + half + ")", h.q);
     }
     add(StepKind::K, "K = " + x_kv + "·W_k", "T_k", "d_k", "", norm ? f.k_projected[g] : rope ? f.k_unrotated[g] : h.k);
@@ -245,20 +261,34 @@ inline std::string factor_text(float x) {
     return s[0] == '-' ? "(" + s + ")" : s;
 }
 
-// The angle of pair i (its dimensions counted from 1, as the columns) at position p (from 0, as
-// RoPE's formula counts; the token's number from 1, as every row and tooltip counts, beside it),
+// The angle of pair i (its dimensions counted from 1, as the columns) at token t's position p = t
+// (from 0, as RoPE's formula counts; the token's number from 1, as every row and tooltip counts, beside it),
 // and its cos and sin as the rotation uses them (times the attention factor a of yarn and
 // longrope). Lines short enough for a phone's tooltip:
 //   pair (3, 11), p = 3 (token 4)
 //   p·θ_i = 3 × 0.0316228 = 0.0948683
 //   cos = 0.9955, sin = 0.0948        or   cos = a·cos(p·θ_i) = …
 //                                          sin = a·sin(p·θ_i) = …, a = 1.19
-inline std::string angle_lines(const FamilyTrace& f, int p, int i) {
+// M-RoPE (FamilyTrace::rope_positions): p is the token's position in its pair's stream, and the
+// token's three are named:
+//   pair (3, 7), p = h = 4 (token 9: t 1, h 4, w 2)
+inline std::string angle_lines(const FamilyTrace& f, int t, int i) {
     const int half = f.rope_dim / 2;
     const double theta_i = f.rope_inv_freq.at(static_cast<size_t>(i));
-    std::string s = "pair (" + std::to_string(i + 1) + ", " + std::to_string(i + half + 1) + "), p = " + std::to_string(p) + " (token " +
-                    std::to_string(p + 1) + ")\np·θ_i = " + std::to_string(p) + " × " + format_general(theta_i) + " = " + format_general(p * theta_i) + "\n";
-    const std::string cos = format_number(f.rope_cos(p, i)), sin = format_number(f.rope_sin(p, i));
+    const size_t row = static_cast<size_t>(t);
+    std::string where = "p = " + std::to_string(t) + " (token " + std::to_string(t + 1) + ")";
+    int p = t;
+    if (!f.rope_positions.empty()) {
+        const int stream = f.rope_streams.at(static_cast<size_t>(i));
+        p = f.rope_positions.at(static_cast<size_t>(stream)).at(row);
+        where = "p = " + std::string(stream_name(f, stream)) + " = " + std::to_string(p) + " (token " + std::to_string(t + 1) + ":";
+        for (size_t s = 0; s < f.rope_positions.size(); ++s)
+            where += (s ? ", " : " ") + std::string(stream_name(f, static_cast<int>(s))) + " " + std::to_string(f.rope_positions[s].at(row));
+        where += ")";
+    }
+    std::string s = "pair (" + std::to_string(i + 1) + ", " + std::to_string(i + half + 1) + "), " + where + "\np·θ_i = " + std::to_string(p) +
+                    " × " + format_general(theta_i) + " = " + format_general(p * theta_i) + "\n";
+    const std::string cos = format_number(f.rope_cos(t, i)), sin = format_number(f.rope_sin(t, i));
     const double a = f.rope_attention_factor;
     if (std::fabs(a - 1.0) > 1e-9)
         return s + "cos = a·cos(p·θ_i) = " + cos + "\nsin = a·sin(p·θ_i) = " + sin + ", a = " + format_general(a, 5);

@@ -130,6 +130,10 @@ struct FamilyTrace {
     std::string rope_scaling;           // rope_scaling's type ("linear", "longrope", …), "" for none
     std::vector<double> rope_inv_freq;  // rope_dim/2: the angle per position of each pair
     Matrix rope_angle, rope_cos, rope_sin;  // T_k×rope_dim/2
+    // M-RoPE (qwen2_5_vl): the pairs in sections, each turned by its own stream of positions
+    // (time, height, width): rope_positions[stream][token], rope_streams[pair]; empty: one, p itself
+    std::vector<std::vector<int>> rope_positions;
+    std::vector<int> rope_streams;
     float softcap = 0;
     float query_pre_attn_scalar = 0;
     float factor = 0;                   // > 0: the scores' factor as the forward applied it (scale.factor's, to the bit)

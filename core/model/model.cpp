@@ -110,7 +110,8 @@ std::string LoadedModel::summary(int text_tokens) const {
     if (vision) {  // a vision-language model's tower
         const ModelConfig& v = vision->config;
         s += " · vision tower " + std::to_string(v.n_layers) + " layers × " + std::to_string(v.n_heads) + " heads, " +
-             millions(static_cast<double>(vision->parameters())) + " parameters, " + std::to_string(v.image_size) + " px views";
+             millions(static_cast<double>(vision->parameters())) + " parameters, " +
+             (v.picture_grid() ? "the picture's own size in " + std::to_string(v.patch_size) + " px patches" : std::to_string(v.image_size) + " px views");
     }
     s += " · weights ";
     s += byte_size(static_cast<double>(model.weight_bytes() + (vision ? vision->weight_bytes() : 0))) + " · activations ";

@@ -1301,6 +1301,12 @@ BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResul
                 t.rope_angle(p, i) = static_cast<float>(stream_position(run.positions, streams[static_cast<std::size_t>(i)], p) * f.inv_freq[i]);
                 t.rope_cos(p, i) = table.cos_at(p, i), t.rope_sin(p, i) = table.sin_at(p, i);
             }
+        if (!spec.rope->sections.empty()) {
+            t.rope_streams = streams;
+            t.rope_positions.assign(spec.rope->sections.size(), std::vector<int>(static_cast<std::size_t>(T)));
+            for (std::size_t s = 0; s < t.rope_positions.size(); ++s)
+                for (int p = 0; p < T; ++p) t.rope_positions[s][static_cast<std::size_t>(p)] = stream_position(run.positions, static_cast<int>(s), p);
+        }
     }
     if (spec.q_norm.present() || spec.k_norm.present()) {
         auto gain = [&](const Norm& n) { return n.present() ? RowVector(Eigen::Map<const RowVector>(n.g, spec.d_head)) : RowVector(); };

@@ -323,6 +323,9 @@ struct BlockTrace {
     std::vector<double> rope_inv_freq;        // rope_dim/2
     double rope_attention_factor = 1;         // cos and sin are scaled by it
     Matrix rope_angle, rope_cos, rope_sin;    // T×(rope_dim/2): p·inv_freq[i], and cos, sin × the attention factor
+    // M-RoPE (Rope::sections): each token's position in each stream ([stream][T]), the stream of each pair
+    std::vector<std::vector<int>> rope_positions;
+    std::vector<int> rope_streams;
     int kv_head_of(int h) const { return h / std::max(group, 1); }
 };
 BlockTrace block_trace(kernels::Context& ctx, const Model& model, const RunResult& run, int stack, int layer);

@@ -618,6 +618,54 @@ await check('Gemma 3 with a picture: its image tokens see each other both ways; 
     `on ${ids.length} tokens (maps on demand) image token ${query} looks most at ${best}, as the reference`;
 });
 
+// Qwen2.5-VL with a picture (make_vision_models.py's qwen2_5_vl case: 45 × 37 smart-resized to
+// 48 × 40, 10 × 12 patches merged to 5 × 6 image tokens, M-RoPE): the page's ids and maps equal
+// the reference's; the Picture view's grid is the picture's own (6 wide, 5 tall), and the last
+// token's brightest cell is the image token the reference gives the most; Steps' angles are each
+// pair's stream's (the token's time, height and width); Generate goes on from the streams' largest.
+await check('Qwen2.5-VL with a picture: its own 5 × 6 grid of merged patches, the maps equal the reference, Steps turns pairs by time, height and width', async () => {
+  const folder = path.join(artifacts, 'vision', 'qwen2_5_vl');
+  const expected = JSON.parse(fs.readFileSync(path.join(folder, 'expected.json'), 'utf8'));
+  await dropFiles(page, folder);
+  await until(page, (x) => x.model.active && !x.model.busy && x.model.model_type === 'qwen2_5_vl', 'Qwen2.5-VL', 60000);
+  await typeInto(page, 'model.text', expected.text);
+  await page.setInputFiles('#attnviz-file', path.join(folder, 'image.png'));
+  let s = await until(page, (x) => settled(x) && x.model.picture && x.model.picture.name === 'image.png' && x.model.picture.width === expected.sizes.picture[0] && x.import.shown &&
+    x.model.figure.ids.length === expected.ids.length && x.view === 'image' && x.widgets['image.grid'], 'the picture and the text', 60000);
+  expect(JSON.stringify(s.model.figure.ids) === JSON.stringify(expected.ids), `ids ${s.model.figure.ids.slice(0, 12)}…, expected ${expected.ids.slice(0, 12)}…`);
+  const worst = maxDiff(s.import.shown, expected.attention[s.import.layer][s.import.head]);
+  expect(worst < 1e-5, `map ${s.import.layer + 1}:${s.import.head + 1} differs from the reference by ${worst}`);
+  const rows = expected.patches.rows / 2, cols = expected.patches.cols / 2, grid = s.widgets['image.grid'];
+  expect(Math.abs(grid[2] / grid[3] - cols / rows) < 0.03, `the grid is ${grid[2]} × ${grid[3]} px; the picture's merged grid is ${cols} × ${rows}`);
+  // the last token's row (pinned: its chip in the strip), its brightest cell the reference's largest image token
+  const last = expected.ids.length - 1, maps = expected.attention[s.import.layer];
+  await moveAway(page);
+  s = await until(page, (x) => x.widgets['image.top'], 'the last token\'s overlay');
+  const row = s.heatmap_head < 0 ? maps[0][last].map((_, k) => maps.reduce((a, h) => a + h[last][k], 0) / maps.length) : maps[s.heatmap_head][last];
+  const best = expected.image_tokens.reduce((b, t) => (row[t] > row[b] ? t : b), expected.image_tokens[0]);
+  const top = s.widgets['image.top'], cell = grid[2] / cols;
+  const at = expected.image_tokens[Math.round((top[1] - grid[1]) / cell) * cols + Math.round((top[0] - grid[0]) / cell)];
+  expect(at === best, `the brightest cell is token ${at}; the reference's largest image token for the last is ${best}`);
+  const img = await shot(page, 'model-qwen2_5_vl-picture.png');
+  expect(distinctColors(img, s.figure) > 30, 'the picture is not drawn');
+  // Steps: the angles of an image token are its height's and width's (the reference's positions)
+  await clickWidget(page, 'view.steps');
+  s = await until(page, (x) => x.view === 'steps' && x.steps.angles, 'Steps with the angles');
+  await page.mouse.move(4, 4);
+  await waitFrames(page, 2);
+  await shot(page, 'model-qwen2_5_vl-steps.png');
+  const a = s.steps.angles;
+  await page.mouse.move(a[0] + a[2] * 0.6, a[1] + a[3] * 0.3);
+  await waitFrames(page, 3);
+  s = await until(page, (x) => /^p·θ_i \[\d+, \d+\] = /.test(x.steps_said), 'the pointer on an angle');
+  await shot(page, 'model-qwen2_5_vl-angle-tooltip.png');
+  await clickWidget(page, 'view.image');
+  await until(page, (x) => x.view === 'image', 'the Picture view again');
+  const generated = await generateAfterPicture(expected, 'image.grid');
+  return `${expected.ids.length} tokens, ${expected.image_tokens.length} of the picture in a ${rows} × ${cols} grid; map within ${worst.toExponential(1)}; ` +
+    `the last token looks most at token ${best}, as the reference; ${s.steps_said}; ${generated}`;
+});
+
 await check('chat through the model\'s template: the page\'s text equals @huggingface/jinja\'s, and the model runs on it', async () => {
   const dir = path.join(artifacts, 'chat');
   fs.mkdirSync(dir, { recursive: true });
