@@ -15,6 +15,7 @@
 #include "app_state.hpp"
 #include "explain_layout.hpp"
 #include "explain_rows.hpp"
+#include "family.hpp"
 #include "heatmap_layout.hpp"
 #include "induction.hpp"
 #include "link_state.hpp"
@@ -814,6 +815,54 @@ TEST_CASE("the vit-digit scene: tiny-vit reads its example picture; another exam
     CHECK(st.model.picture->name == "example-7.png");
 }
 
+// Steps on a patch: a vision model's first layer starts from the pixels. P holds each patch's
+// pixels as the forward read them (the [CLS]'s row 0), E = P·W_e + b every number of it (W_e and
+// b read back through the model's product) and E plus each token's position is the forward's own
+// embedding (its recorded stream 0); the tooltip writes the product out; the next layer has neither.
+TEST_CASE("Steps of tiny-vit's first layer: the pixels, the patch embedding as a product, then X") {
+    AppState st;
+    open_live_scene(st, *find_live_scene("vit-digit"));
+    until_live(st);
+    for (int i = 0; i < 100 && st.model.busy(); ++i) advance_model(st, 1.0);
+    REQUIRE(st.figure.live);
+    const LiveRun& live = *st.figure.live;
+    const Trace tr = live_layer_trace(st.figure, 0, 0, st.figure.stack(0).queries, st.figure.stack(0).keys);
+    const std::vector<Step> steps = pipeline_steps(tr, 0, false);
+    REQUIRE(steps.size() > 3);
+    CHECK(steps[0].kind == StepKind::Patches);
+    CHECK(steps[1].kind == StepKind::Embedded);
+    CHECK(steps[1].label == "E = P·W_e + b");
+    CHECK(steps[2].kind == StepKind::Input);
+    const FamilyTrace& f = tr.family;
+    const Matrix& P = live.input.patches;
+    const int T = static_cast<int>(live.input.ids.size()), d = live.model->config().d_model;
+    REQUIRE(f.patch_first == 1);
+    CHECK(steps[0].values.rows() == T);
+    CHECK(steps[0].values.row(0).isZero());
+    CHECK(steps[0].values.bottomRows(T - 1) == P);
+    double worst = 0;
+    for (int t = 1; t < T; ++t)
+        for (int c = 0; c < d; ++c) {
+            double e = f.patch_bias(c);
+            for (Eigen::Index k = 0; k < P.cols(); ++k) e += static_cast<double>(P(t - 1, k)) * f.patch_weight(k, c);
+            worst = std::max(worst, std::abs(e - f.patch_embedded(t, c)));
+        }
+    CHECK(worst < 1e-5);
+    kernels::Context ctx;
+    RunInput in = live.input;
+    in.record = true;
+    const RunResult run = forward(ctx, live.model->model, in);
+    const Matrix with_positions = f.patch_embedded + Eigen::Map<const Matrix>(live.model->model.weights->positions, T, d);
+    const double apart = (with_positions - run.inside.streams.at(0)).cwiseAbs().maxCoeff();
+    MESSAGE("tiny-vit: E = P·W_e + b within " << worst << " of the naive sum; E + positions within " << apart << " of the forward's embedding");
+    CHECK(apart < 1e-6);
+    CHECK(explain_embedding(f, 5, 2).starts_with("e = p·w + b = " + format_number(P(4, 0)) + "×" + format_number(f.patch_weight(0, 2)) + " + "));
+    CHECK(explain_embedding(f, 5, 2).ends_with("\n  = " + format_number(f.patch_embedded(5, 2))));
+    CHECK(explain_embedding(f, 0, 2) == "e = " + format_number(f.patch_embedded(0, 2)));
+    const Trace next = live_layer_trace(st.figure, 0, 1, st.figure.stack(0).queries, st.figure.stack(0).keys);
+    CHECK(pipeline_steps(next, 0, false)[0].kind == StepKind::Input);
+}
+
 TEST_CASE("the induction-circuit scene: tiny-circuits' layer-2 induction head, whose query's key was written by a layer-1 head") {
     AppState st;
     st.load_preset("i-am-good");
@@ -1001,7 +1050,17 @@ TEST_CASE("a live model's long text: maps on demand, each one the forward's, thu
         REQUIRE(tr.is_long());
         CHECK(st.imported.show == ImportShow::Head);
         CHECK(!st.figure.has(Detail::Projections));
+        CHECK(st.figure.has(Detail::Queries));
         REQUIRE(tr.heads == s.heads);
+        // Steps from the kept Q and K: Q, K, the scores, scaled, masked, the weights (no X, V or outputs)
+        const std::vector<Step> steps = pipeline_steps(tr, 1, false);
+        std::vector<StepKind> kinds;
+        for (const Step& step : steps) kinds.push_back(step.kind);
+        CHECK(kinds == std::vector<StepKind>{StepKind::Q, StepKind::K, StepKind::Scores, StepKind::Scaled, StepKind::Masked, StepKind::Weights});
+        CHECK(steps[0].label == "Q");
+        CHECK(steps[0].values == tr.attention.heads[1].q);
+        CHECK(steps[0].rows == T);  // every query is a row; the first kLongTraceRows are at hand
+        differ += !test::same_bits(steps.back().values, s.layers[static_cast<std::size_t>(layer)].weights[1].topRows(kLongTraceRows));
         std::vector<float> rows(static_cast<std::size_t>(8) * T);
         for (int h = 0; h < tr.heads; ++h)
             for (int r0 : {0, 12, T / 2, T - 8}) {

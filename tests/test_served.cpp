@@ -4,7 +4,9 @@
 #include "served_state.hpp"
 
 #include "app_state.hpp"
+#include "import_state.hpp"
 #include "link_state.hpp"
+#include "steps.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -39,15 +41,15 @@ std::string safetensors_file(const std::vector<Tensor>& tensors, const nlohmann:
     return out + text + data;
 }
 
-// /api/maps's answer: one layer, `heads` heads of T × T causal maps (each row uniform), F32.
-std::string maps_file(int heads, int T) {
+// /api/maps's answer: `layers` layers of `heads` heads of T × T causal maps (each row uniform), F32.
+std::string maps_file(int heads, int T, int layers = 1) {
     std::vector<float> data;
-    for (int h = 0; h < heads; ++h)
+    for (int h = 0; h < heads * layers; ++h)
         for (int i = 0; i < T; ++i)
             for (int j = 0; j < T; ++j) data.push_back(j <= i ? 1.0f / static_cast<float>(i + 1) : 0.0f);
     nlohmann::json tokens = nlohmann::json::array();
     for (int i = 0; i < T; ++i) tokens.push_back("t" + std::to_string(i));
-    return safetensors_file({{"attention", {1, heads, T, T}, data}}, {{"tokens", tokens.dump()}, {"model", "m"}});
+    return safetensors_file({{"attention", {layers, heads, T, T}, data}}, {{"tokens", tokens.dump()}, {"model", "m"}});
 }
 
 std::string run_answer(int run, int T) {
@@ -317,6 +319,82 @@ TEST_CASE("a served model's long text: thumbnails a layer at a time, then the sh
     CHECK(st.served.error.find("q") != std::string::npos);
     CHECK(st.served.error.find("[2, 600, -1]") != std::string::npos);
     CHECK(st.figure.kept_layer(0, 1) != nullptr);
+}
+
+// A short text (its maps whole): then the Q and K of the layer shown, so that Steps starts at Q
+// and the Q–K space draws; the maps stay (Aggregate, another layer until its Q and K come); a
+// layer the server will not send keeps its maps, no error.
+TEST_CASE("a served model's short text: the shown layer's Q and K after its maps, for Steps and the Q-K space") {
+    attn::AppState st;
+    connect_long(st);
+    constexpr int T = 20, L = 2, H = 2, KV = 1, D = 4;
+    nlohmann::json run = nlohmann::json::parse(run_answer(1, T));
+    run["layers"] = L, run["heads"] = H, run["kv_heads"] = KV, run["d_model"] = 8, run["windows"] = {0, 0};
+    attn::served_reply(st, st.served.waiting, 200, run.dump());
+    CHECK(sent(st) == "api/maps?run=1");
+    attn::served_reply(st, st.served.waiting, 200, maps_file(H, T, L));
+    REQUIRE(st.figure.has(attn::Detail::Layers));
+    CHECK(!st.figure.has(attn::Detail::Queries));  // the maps alone, until Q and K come
+    CHECK(sent(st) == "api/qk?run=1&layer=0");
+    std::vector<float> q, k;
+    attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 0, q, k));
+    REQUIRE(st.served.error.empty());
+    CHECK(st.figure.has(attn::Detail::Queries));
+    CHECK(!st.figure.maps_on_demand());
+    CHECK(st.figure.stack(0).maps.size() == static_cast<size_t>(L * H));  // the whole maps stay
+    const attn::Trace& t = st.figure.trace();
+    CHECK(!t.is_long());
+    REQUIRE(t.T_q() == T);
+    double d = 0;
+    for (int h = 0; h < H; ++h)
+        for (int i = 0; i < T; ++i) {
+            const std::vector<double> want = naive_row(q, k, H, KV, T, D, 0.5f, 0, h, i);
+            for (int j = 0; j < T; ++j) d = std::max(d, std::abs(t.attention.heads[static_cast<size_t>(h)].weights(i, j) - want[static_cast<size_t>(j)]));
+        }
+    CHECK(d < 1e-6);
+    const std::vector<attn::Step> steps = attn::pipeline_steps(t, 1, false);
+    REQUIRE(steps.size() == 6);
+    CHECK(steps[0].kind == attn::StepKind::Q);
+    CHECK(steps[0].values.rows() == T);
+    CHECK(steps[1].kind == attn::StepKind::K);
+    CHECK(steps.back().kind == attn::StepKind::Weights);
+
+    // Layer 1 chosen: its maps meanwhile, its Q and K asked for, then shown from them.
+    attn::select_import_map(st, 1, 0);
+    CHECK(st.imported.import_layer == 1);
+    CHECK(!st.figure.has(attn::Detail::Queries));
+    CHECK(st.figure.trace().attention.heads[0].weights(3, 0) == 0.25f);  // the server's map
+    attn::advance_served(st, 1.0);
+    CHECK(sent(st) == "api/qk?run=1&layer=1");
+    attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 0, q, k));
+    CHECK(st.imported.import_layer == 1);
+    CHECK(st.figure.has(attn::Detail::Queries));
+    CHECK(st.figure.kept_layer(0, 0) != nullptr);  // both kept
+    // Every head's mean: the maps, not Q and K
+    st.imported.show = attn::ImportShow::Aggregate;
+    attn::show_import(st);
+    CHECK(!st.figure.has(attn::Detail::Queries));
+    st.imported.show = attn::ImportShow::Head;
+    attn::show_import(st);
+    CHECK(st.figure.has(attn::Detail::Queries));
+    attn::advance_served(st, 2.0);
+    CHECK(st.served.outbox.empty());
+
+    // A new text: a layer the server will not send keeps the maps, and says nothing.
+    st.served.text = "another";
+    attn::served_input_changed(st);
+    CHECK(sent(st) == "api/run");
+    run["run"] = 2;
+    attn::served_reply(st, st.served.waiting, 200, run.dump());
+    CHECK(sent(st) == "api/maps?run=2");
+    attn::served_reply(st, st.served.waiting, 200, maps_file(H, T, L));
+    CHECK(sent(st) == "api/qk?run=2&layer=1");  // the reader's layer stays
+    attn::served_reply(st, st.served.waiting, 422, R"({"error":"qk: this layer's mask is not a causal one"})");
+    CHECK(st.served.error.empty());
+    CHECK(st.figure.has(attn::Detail::Layers));
+    CHECK(!st.figure.has(attn::Detail::Queries));
+    attn::advance_served(st, 3.0);
+    CHECK(st.served.outbox.empty());  // not asked again
 }
 
 TEST_CASE("a served model's knockout: the link's heads go with each run; a toggle runs again; Restore all") {

@@ -100,8 +100,9 @@ namespace {
 // kLongTraceRows rows' scores and weights; attention_rows computes any other row again with the
 // forward's kernel, mask, scale, cap and sink, so every weight is the forward's, bit for bit.
 // query_scale: the scores' factor where it is not 1/√d_head (0), as ModelConfig says it.
+// whole: every row instead, not a long trace (a served short text's layer, beside its whole maps).
 Trace kept_layer_trace(const KeptHeads& k, AttentionKind kind, int d_model, float query_scale, std::vector<std::string> queries,
-                       std::vector<std::string> keys) {
+                       std::vector<std::string> keys, bool whole) {
     Trace t;
     t.kind = kind;
     t.queries = std::move(queries);
@@ -123,19 +124,20 @@ Trace kept_layer_trace(const KeptHeads& k, AttentionKind kind, int d_model, floa
     f.kv_heads = k.kv_heads, f.group = k.heads / std::max(k.kv_heads, 1);
     f.softcap = k.softcap, f.sinks = k.sinks, f.factor = k.factor;
     if (query_scale > 0) f.query_pre_attn_scalar = 1.0f / (query_scale * query_scale);
-    const int rows = std::min(kLongTraceRows, k.T_q);
+    const int rows = whole ? k.T_q : std::min(kLongTraceRows, k.T_q);
     const auto spans = kernels::row_spans(t.allowed.data(), rows, k.T_k);
     kernels::Context ctx;  // attention_rows' instruction set
     t.attention.heads.resize(static_cast<size_t>(k.heads));
     for (int h = 0; h < k.heads; ++h) {
         HeadTrace& ht = t.attention.heads[static_cast<size_t>(h)];
-        t.long_q.push_back(k.q.middleCols(h * k.d_head, k.d_head));
+        const Matrix q = k.q.middleCols(h * k.d_head, k.d_head);
+        if (!whole) t.long_q.push_back(q);
         ht.k = k.k.middleCols(f.kv_head_of(h) * k.d_head, k.d_head);
-        ht.q = t.long_q.back().topRows(rows);
+        ht.q = q.topRows(rows);
         ht.scores.resize(rows, k.T_k), ht.scaled.resize(rows, k.T_k), ht.weights.resize(rows, k.T_k);
         kernels::HeadArgs a;
         a.T_q = rows, a.T_k = k.T_k, a.d_k = k.d_head;
-        a.q = t.long_q.back().data(), a.k = ht.k.data();
+        a.q = ht.q.data(), a.k = ht.k.data();
         a.allowed = t.allowed.data(), a.spans = spans.data();
         a.factor = k.factor, a.softcap = k.softcap;
         if (!k.sinks.empty()) a.sink = k.sinks[static_cast<size_t>(h)];
@@ -175,7 +177,7 @@ std::vector<float> figure_row(const Figure& figure, const Trace& tr, int stack, 
     return row;
 }
 
-bool Figure::maps_on_demand() const { return (live && !live->input.keep_maps) || remote; }
+bool Figure::maps_on_demand() const { return (live && !live->input.keep_maps) || (remote && remote->on_demand); }
 
 const std::vector<Matrix>& Figure::thumbnails(int stack) const {
     return remote ? remote->thumbnails : live->thumbnails[static_cast<size_t>(stack)];
@@ -186,6 +188,7 @@ const KeptHeads* Figure::kept_layer(int stack, int layer) const {
         auto it = remote->layers.find(layer);
         return it == remote->layers.end() ? nullptr : it->second.get();
     }
+    if (!live) return nullptr;
     return &live->result.stacks[static_cast<size_t>(stack)].layers[static_cast<size_t>(layer)].kept;
 }
 
@@ -197,7 +200,7 @@ Trace live_layer_trace(const Figure& figure, int stack, int layer, std::vector<s
         const float plain = 1.0f / std::sqrt(static_cast<float>(k.d_head));
         const float query_scale = std::abs(k.factor - plain) <= 1e-6f * plain ? 0.0f : k.factor;
         const AttentionKind kind = figure.causal[static_cast<size_t>(stack)] ? AttentionKind::Masked : AttentionKind::Self;
-        return kept_layer_trace(k, kind, figure.remote->d_model, query_scale, std::move(queries), std::move(keys));
+        return kept_layer_trace(k, kind, figure.remote->d_model, query_scale, std::move(queries), std::move(keys), !figure.remote->on_demand);
     }
     const LiveRun& live = *figure.live;
     // causal unless a picture's tokens see each other both ways (gemma3): the mask is then given
@@ -205,7 +208,7 @@ Trace live_layer_trace(const Figure& figure, int stack, int layer, std::vector<s
     const AttentionKind kind = s.cross ? AttentionKind::Cross : s.causal && live.result.both_ways.empty() ? AttentionKind::Masked : AttentionKind::Self;
     if (figure.maps_on_demand()) {
         return kept_layer_trace(*figure.kept_layer(stack, layer), kind, live.model->config().d_model, live.model->config().query_scale,
-                                std::move(queries), std::move(keys));
+                                std::move(queries), std::move(keys), false);
     }
     kernels::Context ctx;
     BlockTrace block = block_trace(ctx, live.model->model, live.result, stack, layer);
@@ -233,6 +236,12 @@ Trace live_layer_trace(const Figure& figure, int stack, int layer, std::vector<s
     f.rope_inv_freq = std::move(block.rope_inv_freq);
     f.rope_angle = std::move(block.rope_angle), f.rope_cos = std::move(block.rope_cos), f.rope_sin = std::move(block.rope_sin);
     f.rope_positions = std::move(block.rope_positions), f.rope_streams = std::move(block.rope_streams);
+    if (live.model->config().vision() && layer == 0 && live.input.patches.rows() > 0) {  // Steps from the pixels
+        PatchEmbedding e = patch_embedding(ctx, live.model->model, live.input.patches);
+        f.patch_pixels = std::move(e.pixels), f.patch_weight = std::move(e.weight), f.patch_embedded = std::move(e.embedded);
+        f.patch_bias = std::move(e.bias), f.patch_first = e.first;
+        f.patch_channels = live.model->config().channels, f.patch_size = live.model->config().patch_size;
+    }
     f.softcap = block.softcap;
     f.sinks = std::move(block.sinks);
     const float query_scale = live.model->config().query_scale;

@@ -34,6 +34,8 @@ enum class Detail : unsigned {
     Output = 1u << 3,       // each head's output, the concatenation and the output after W_o
     Layers = 1u << 4,       // stacks × layers × heads of maps to choose from (the model view)
     Scene = 1u << 5,        // the scene it was computed from (exported as scene JSON)
+    Queries = 1u << 6,      // Q and K of each head as the scores read them, without X, V or the outputs (a
+                            // layer's kept Q and K: a long text's, a served model's): Steps from Q on, the Q–K space
 };
 constexpr unsigned operator|(Detail a, Detail b) { return static_cast<unsigned>(a) | static_cast<unsigned>(b); }
 constexpr unsigned operator|(unsigned a, Detail b) { return a | static_cast<unsigned>(b); }
@@ -62,13 +64,16 @@ struct LiveRun {
 };
 inline constexpr int kThumbnailBlocks = 64;
 
-// A long text's maps computed by a server (a model PyTorch runs: web/state/served_state.hpp):
-// the model view's thumbnails as the server pooled them, and the layers whose Q and K have come,
-// each shown as a long trace computed here (the same kernel as a live run's). One stack.
+// The layers of a model a server runs (a model PyTorch runs: web/state/served_state.hpp) whose Q
+// and K have come, each shown as a trace computed here (the same kernel as a live run's). One
+// stack. A long text's (on_demand): its maps on demand, the model view's thumbnails as the server
+// pooled them, a layer a long trace; a short text's: beside the whole maps (Figure::layers), a
+// layer every row, for Steps and the Q–K space.
 struct RemoteMaps {
     std::vector<Matrix> thumbnails;  // layers·heads, index layer·heads + head: ≤ kThumbnailBlocks² blocks, each their max
     std::map<int, std::shared_ptr<const KeptHeads>> layers;  // layer → its heads' Q and K, mask, scale (no RowStats)
     int d_model = 0;
+    bool on_demand = true;
 };
 
 // What a live model's config says of one stack, which its maps alone cannot tell: a map's zeros
@@ -107,7 +112,7 @@ struct Figure {
     std::shared_ptr<const TokenProbs> probs;           // the live run's tokens' probabilities, once read (why.hpp)
     std::shared_ptr<const Patching> patching;          // the live run patched into `compare`'s, once run (why.hpp)
     std::shared_ptr<const LiveRun> compare;            // the same model on a second text (the Compare view)
-    std::shared_ptr<const RemoteMaps> remote;          // a served long text's maps (with Detail::Layers), or nullptr
+    std::shared_ptr<const RemoteMaps> remote;          // a served model's layers' Q and K (with Detail::Layers), or nullptr
 
     bool empty() const { return shown == nullptr; }
     bool has(Detail d) const { return (details & static_cast<unsigned>(d)) != 0; }

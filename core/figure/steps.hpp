@@ -57,7 +57,7 @@ inline float row_entropy(const Matrix& weights, int row) {
 // In the pipeline's order. QNormed, Angles, QRotated, KNormed, KRotated and Capped only where
 // the model has them (a live model of today's families: Trace::family).
 enum class StepKind {
-    Input, InputKv, Q, QNormed, Angles, QRotated, K, KNormed, KRotated, V,
+    Patches, Embedded, Input, InputKv, Q, QNormed, Angles, QRotated, K, KNormed, KRotated, V,
     Scores, Scaled, Capped, Masked, Weights, Output, Concat, Final
 };
 
@@ -128,21 +128,29 @@ inline std::vector<Step> pipeline_steps(const Trace& tr, int head, bool position
     const std::string pe = positional ? " + PE" : "";
     const std::string x_kv = cross ? "X_kv" : "X";
     std::vector<Step> steps;
+    // A layer's kept Q and K (figure.hpp Detail::Queries: no X, V or outputs): the pipeline from
+    // Q and K as the scores read them, after any norm and rotation; the steps without values go.
+    const bool kept = mh.x_q.size() == 0;
     // Rows are tokens: T_q (all of them, also in a long trace) or T_k.
     auto add = [&](StepKind kind, std::string label, const char* row_name, const char* col_name,
                    std::string formula, Matrix values, bool probabilities = false) {
+        if (kept && values.size() == 0) return;
         const Eigen::Index rows = std::string_view(row_name) == "T_q" ? tr.T_q() : values.rows();
         std::string shape = shape_text(row_name, col_name, rows, values.cols());
         steps.push_back({kind, std::move(label), std::move(shape), std::move(formula), std::move(values),
                          probabilities, rows});
     };
+    if (f.patch_pixels.size() > 0) {  // a vision model's first layer: X from the pixels
+        add(StepKind::Patches, "P", "T", "pixels", "", f.patch_pixels);
+        add(StepKind::Embedded, "E = P·W_e + b", "T", "d_model", "p·w + b", f.patch_embedded);
+    }
     add(StepKind::Input, "X" + pe, "T_q", "d_model", "", mh.x_q);
     if (cross) add(StepKind::InputKv, "X_kv" + pe, "T_k", "d_model", "", mh.x_kv);
     // Q and K as projected, then normed, then turned: the scores read the last of them.
     const bool norm = f.qk_norm(), rope = f.rotary();
     const size_t hq = static_cast<size_t>(head);
     const std::string half = std::to_string(f.rope_dim / 2);
-    add(StepKind::Q, "Q = X·W_q", "T_q", "d_k", "", norm ? f.q_projected[hq] : rope ? f.q_unrotated[hq] : h.q);
+    add(StepKind::Q, kept ? "Q" : "Q = X·W_q", "T_q", "d_k", "", norm ? f.q_projected[hq] : rope ? f.q_unrotated[hq] : h.q);
     if (norm) add(StepKind::QNormed, "RMSNorm(Q)", "T_q", "d_k", "q / rms(q) · g", rope ? f.q_normed[hq] : h.q);
     if (rope) {
         const std::string theta = format_general(f.rope_theta);
@@ -161,7 +169,7 @@ inline std::vector<Step> pipeline_steps(const Trace& tr, int head, bool position
         add(StepKind::Angles, "p·θ_i", "T", "d_rot/2", formula, f.rope_angle);
         add(StepKind::QRotated, "Q′ = RoPE(Q)", "T_q", "d_k", "R(p·θ_i)·(q_i, q_i+" + half + ")", h.q);
     }
-    add(StepKind::K, "K = " + x_kv + "·W_k", "T_k", "d_k", "", norm ? f.k_projected[g] : rope ? f.k_unrotated[g] : h.k);
+    add(StepKind::K, kept ? "K" : "K = " + x_kv + "·W_k", "T_k", "d_k", "", norm ? f.k_projected[g] : rope ? f.k_unrotated[g] : h.k);
     if (norm) add(StepKind::KNormed, "RMSNorm(K)", "T_k", "d_k", "k / rms(k) · g", rope ? f.k_normed[g] : h.k);
     if (rope) add(StepKind::KRotated, "K′ = RoPE(K)", "T_k", "d_k", "R(p·θ_i)·(k_i, k_i+" + half + ")", h.k);
     add(StepKind::V, "V = " + x_kv + "·W_v", "T_k", "d_k", "", h.v);
@@ -346,6 +354,18 @@ inline std::string explain_norm(const Matrix& projected, const Matrix& normed, c
            format_number(static_cast<float>(mean)) + " + " + format_general(eps, 3) + ") = " + format_number(rms) + "\n" + name +
            " / rms(" + name + ") · g\n   = " + format_number(projected(r, c)) + " / " + format_number(rms) + " × " +
            factor_text(gain(c)) + " = " + format_number(normed(r, c));
+}
+
+// A number (t, c) of E = P·W_e + b: token t's pixels times column c of W_e, plus b_c (the
+// patch embedding, one product per patch):
+//   e = p·w + b = 0.2510×0.0312 + … + (-0.1020)×0.0044 + 0.0100
+//     = 0.1234
+// The [CLS] and the registers have no pixels: their row is the learned vector.
+inline std::string explain_embedding(const FamilyTrace& f, int t, int c, int max_terms = 4) {
+    const std::string result = format_number(f.patch_embedded(t, c));
+    if (t < f.patch_first) return "e = " + result;
+    return "e = p\xc2\xb7w + b = " + sum_of_products(f.patch_pixels.row(t), f.patch_weight.col(c).transpose(), max_terms) + " + " +
+           factor_text(f.patch_bias(c)) + "\n  = " + result;
 }
 
 // A soft-capped score, from the scaled score s:

@@ -102,6 +102,8 @@ std::vector<StepMark> steps_marks(const Trace& tr, StepKind k, int row, int col)
     } else if (k == StepKind::Output) {
         marks.push_back({StepKind::Weights, row, -1});
         marks.push_back({StepKind::V, -1, col});
+    } else if (k == StepKind::Embedded) {
+        marks.push_back({StepKind::Patches, row, -1});  // the patch's pixels: the product reads the whole row
     } else if (k == StepKind::Final) {
         marks.push_back({StepKind::Concat, row, -1});
     } else if (k == StepKind::Q || k == StepKind::K || k == StepKind::V) {

@@ -611,7 +611,7 @@ std::size_t trace_bytes(const Trace& t) {
     const FamilyTrace& f = t.family;
     for (const auto* heads : {&f.q_projected, &f.k_projected, &f.q_normed, &f.k_normed, &f.q_unrotated, &f.k_unrotated})
         for (const Matrix& m : *heads) n += bytes(m);
-    return n + bytes(f.rope_angle) + bytes(f.rope_cos) + bytes(f.rope_sin);
+    return n + bytes(f.rope_angle) + bytes(f.rope_cos) + bytes(f.rope_sin) + bytes(f.patch_pixels) + bytes(f.patch_weight) + bytes(f.patch_embedded);
 }
 
 }  // namespace attn

@@ -134,6 +134,13 @@ struct FamilyTrace {
     // (time, height, width): rope_positions[stream][token], rope_streams[pair]; empty: one, p itself
     std::vector<std::vector<int>> rope_positions;
     std::vector<int> rope_streams;
+    // A vision model's first layer: its input as the patch embedding made it (model/transformer.hpp
+    // PatchEmbedding): each token's pixels T×k (the [CLS]'s and registers' rows 0), W_e k×d, b,
+    // and E = P·W_e + b, T×d (the learned tokens' own vectors); empty elsewhere
+    Matrix patch_pixels, patch_weight, patch_embedded;
+    RowVector patch_bias;
+    int patch_first = 0;  // rows before the patches' (the [CLS], the registers)
+    int patch_channels = 0, patch_size = 0;  // a row of P: channels × patch_size × patch_size
     float softcap = 0;
     float query_pre_attn_scalar = 0;
     float factor = 0;                   // > 0: the scores' factor as the forward applied it (scale.factor's, to the bit)

@@ -1013,6 +1013,31 @@ Matrix hidden_logits(kernels::Context& ctx, const Model& model, const Matrix& ro
     return out;
 }
 
+PatchEmbedding patch_embedding(kernels::Context& ctx, const Model& model, const Matrix& patches) {
+    const ModelConfig& c = model.config;
+    const ModelWeights& w = *model.weights;
+    const Linear& e = w.patch_embedding;
+    const int k = e.in(), d = c.d_model, first = (c.class_token ? 1 : 0) + c.registers, n = static_cast<int>(patches.rows());
+    if (!c.vision() || patches.cols() != k) throw ModelError("", "patches", "expected patches of " + std::to_string(k) + " pixels");
+    PatchEmbedding out;
+    out.first = first;
+    // 1. b: the product of a row of zeros; W_e: of the identity's rows, less b
+    Matrix probe = Matrix::Zero(k + 1, k), y(k + 1, d);
+    probe.bottomRows(k).setIdentity();
+    blocks::linear(ctx, e, probe.data(), k + 1, k, y.data(), d);
+    out.bias = y.row(0);
+    out.weight = y.bottomRows(k).rowwise() - out.bias;
+    // 2. P: the learned tokens' rows 0, then the patches; E = P·W_e + b as the forward computes it
+    out.pixels = Matrix::Zero(first + n, k);
+    out.pixels.bottomRows(n) = patches;
+    out.embedded.resize(first + n, d);
+    if (c.class_token) out.embedded.row(0) = Eigen::Map<const RowVector>(w.cls_token, d);
+    for (int r = 0; r < c.registers; ++r)
+        out.embedded.row(first - c.registers + r) = Eigen::Map<const RowVector>(w.registers + static_cast<std::ptrdiff_t>(r) * d, d);
+    if (n > 0) blocks::linear(ctx, e, patches.data(), n, k, out.embedded.row(first).data(), d);
+    return out;
+}
+
 Matrix connector_rows(kernels::Context& ctx, const Model& model, const Matrix& merged) {
     const Linear& p = model.weights->projector;
     const Norm& n = model.weights->projector_norm;

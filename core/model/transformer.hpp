@@ -253,6 +253,18 @@ Matrix stream_logits(kernels::Context& ctx, const Model& model, const Matrix& ro
 // family has one) on a picture's merged rows (model.hpp picture_rows): rows×(s²·d_vision)
 // (gemma3's means: rows×d_vision) -> rows×d_model.
 Matrix connector_rows(kernels::Context& ctx, const Model& model, const Matrix& merged);
+// A vision model's patch embedding as Steps shows it (a token per row, T = the [CLS], the
+// registers, then `patches`' rows): `pixels` T×k each token's pixels (k = channels·p·p, as
+// RunInput::patches; the [CLS]'s and the registers' rows 0: learned vectors, not seen), the
+// embedding's `weight` k×d and `bias` d read back through the model's own product (rows of the
+// identity, a row of zeros: whatever the file's dtype), and `embedded` T×d: P·W_e + b for a
+// patch, the learned vector for the [CLS] and the registers (before any position is added).
+struct PatchEmbedding {
+    Matrix pixels, weight, embedded;
+    RowVector bias;
+    int first = 0;  // the learned tokens' rows before the patches'
+};
+PatchEmbedding patch_embedding(kernels::Context& ctx, const Model& model, const Matrix& patches);
 // The same on rows already through the final norm (RunResult::hidden's): rows×d -> rows×V.
 Matrix hidden_logits(kernels::Context& ctx, const Model& model, const Matrix& rows);
 // The logits of some ids at one position (x: d, after the final norm), each its LM head column's

@@ -265,12 +265,13 @@ void show_import(AppState& st) {
     const bool sink_key = s.sinks && !im.sink_pipeline &&
                           (im.show == ImportShow::Head || (im.show == ImportShow::Aggregate && im.reduce == HeadReduce::Mean));
     // A live model's one layer: its block's whole pipeline, recomputed (Steps shows it); maps on
-    // demand: its scores and weights, from the Q and K the run kept.
-    if (pipeline && (!sink_key || figure.maps_on_demand())) {
-        // A served layer whose Q and K have not come: wanted, the choice back on the map shown
-        // until they do (the served session asks for them: served_state.hpp).
-        if (figure.maps_on_demand() && !figure.kept_layer(im.import_stack, im.import_layer)) {
-            im.wanted_layer = im.import_layer, im.wanted_head = im.import_head;
+    // demand, or a served layer: its scores and weights, from the Q and K the run kept.
+    // A served layer whose Q and K have not come is wanted (the served session asks for them:
+    // served_state.hpp); a short text shows its maps meanwhile, a long one the map shown.
+    const bool qk_here = figure.live || figure.kept_layer(im.import_stack, im.import_layer);
+    if (pipeline && !qk_here) im.wanted_layer = im.import_layer, im.wanted_head = im.import_head;
+    if (pipeline && (!sink_key || figure.maps_on_demand()) && (qk_here || figure.maps_on_demand())) {
+        if (!qk_here) {
             if (figure.shown && figure.kept_layer(im.import_stack, im.shown_layer)) {
                 im.import_layer = im.shown_layer, im.import_head = im.shown_head;
                 return;
@@ -279,8 +280,8 @@ void show_import(AppState& st) {
         }
         im.shown_layer = im.import_layer, im.shown_head = im.import_head;
         show_maps(figure, live_layer_trace(figure, im.import_stack, im.import_layer, std::move(t.queries), std::move(t.keys)),
-                  figure.maps_on_demand() ? static_cast<unsigned>(Detail::Scores)
-                                          : Detail::Scores | Detail::Projections | Detail::Input | Detail::Output);
+                  figure.live && !figure.maps_on_demand() ? Detail::Scores | Detail::Projections | Detail::Input | Detail::Output
+                                                          : Detail::Scores | Detail::Queries);
         shown_changed(st);
         return;
     }

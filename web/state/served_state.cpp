@@ -69,16 +69,16 @@ void took_run(ServedSession& s, const nlohmann::json& j) {
     s.tokens = static_cast<int>(j.value("tokens", nlohmann::json::array()).size());
     s.causal = j.value("causal", true);
     s.top.clear();
-    s.remote.reset();  // a long text's maps are the run's
+    s.remote.reset();  // the layers' Q and K are the run's
     s.asked_layer = s.refused_layer = -1;
     for (const nlohmann::json& t : j.value("top", nlohmann::json::array()))
         s.top.push_back({t.value("id", 0), t.value("token", std::string()), t.value("p", 0.0f)});
+    s.run_tokens.clear();
+    for (const nlohmann::json& t : j.value("tokens", nlohmann::json::array())) s.run_tokens.push_back(t.is_string() ? t.get<std::string>() : "");
+    s.layers = j.value("layers", 0), s.heads = j.value("heads", 0), s.kv_heads = j.value("kv_heads", 0);
+    s.d_model = j.value("d_model", 0);
+    s.windows = j.value("windows", std::vector<int>{});
     if (s.tokens > s.maps_up_to) {  // a long text: the maps as questions
-        s.run_tokens.clear();
-        for (const nlohmann::json& t : j.value("tokens", nlohmann::json::array())) s.run_tokens.push_back(t.is_string() ? t.get<std::string>() : "");
-        s.layers = j.value("layers", 0), s.heads = j.value("heads", 0), s.kv_heads = j.value("kv_heads", 0);
-        s.d_model = j.value("d_model", 0);
-        s.windows = j.value("windows", std::vector<int>{});
         if (s.layers < 1 || s.heads < 1) {
             s.error = "api/run: no layers or heads";
             return;
@@ -169,13 +169,21 @@ std::shared_ptr<const KeptHeads> took_layer(const ServedSession& s, const std::s
     return kept;
 }
 
-// The long text's figure (its first layer come), or the figure with another layer's Q and K.
+// A short text whose maps came whole: its figure (this run's) is shown, and its layers' Q and K
+// join it for Steps and the Q–K space.
+bool whole_maps(const AppState& st) { return st.served.tokens <= st.served.maps_up_to; }
+
+// The long text's figure (its first layer come), or the figure with another layer's Q and K (a
+// short text's: beside its maps).
 void show_layer(AppState& st, std::shared_ptr<const KeptHeads> kept) {
     ServedSession& s = st.served;
     auto remote = std::make_shared<RemoteMaps>();
-    const bool same_run = st.figure.remote && st.figure.remote == s.remote && s.shown == s.run;
-    if (same_run) *remote = *s.remote;
+    const bool whole = whole_maps(st);
+    const bool same_run = s.shown == s.run && st.figure.has(Detail::Layers) && st.figure.remote == s.remote && (whole || s.remote);
+    if (whole && !same_run) return;  // the figure is another's now
+    if (same_run && s.remote) *remote = *s.remote;
     else remote->thumbnails = std::move(s.thumbnails), remote->d_model = s.d_model > 0 ? s.d_model : s.heads * kept->d_head;
+    remote->on_demand = !whole;
     auto held = [&] {
         std::size_t bytes = kept->bytes();
         for (const auto& [layer, k] : remote->layers) bytes += k->bytes();
@@ -194,6 +202,7 @@ void show_layer(AppState& st, std::shared_ptr<const KeptHeads> kept) {
         st.figure.remote = std::move(remote);
         ImportView& im = st.imported;
         if (im.wanted_layer == layer) select_import_map(st, std::exchange(im.wanted_layer, -1), im.wanted_head);
+        else if (whole && im.import_layer == layer) show_import(st);  // the layer shown: now from its Q and K
         return;
     }
     const std::string name = s.model + " (served)";
@@ -263,15 +272,19 @@ void served_reply(AppState& st, int id, int status, std::string body) {
     if (id != s.waiting) return;  // an answer to a session since replaced
     const ServedAsk asked = std::exchange(s.asked, ServedAsk::None);
     s.waiting = 0;
-    const bool long_text = asked == ServedAsk::Thumbnails || asked == ServedAsk::Layer;
-    if (long_text && s.text_edited) {  // a new text makes the long one's questions moot
+    const bool layer_questions = asked == ServedAsk::Thumbnails || asked == ServedAsk::Layer;  // of a run's layers
+    if (layer_questions && s.text_edited) {  // a new text makes the questions about the last one's layers moot
         send_run(s);
         return;
     }
     // Its run is gone (other pages ran since): run again, a few times at most.
-    if (status == 409 && (asked == ServedAsk::Maps || long_text) && s.reruns < kServedReruns) {
+    if (status == 409 && (asked == ServedAsk::Maps || layer_questions) && s.reruns < kServedReruns) {
         ++s.reruns;
         send_run(s);
+        return;
+    }
+    if (status != 200 && status != 0 && asked == ServedAsk::Layer && whole_maps(st)) {
+        s.refused_layer = std::exchange(s.asked_layer, -1);  // a short text's layer keeps its maps: no error
         return;
     }
     if (status != 200) {
@@ -298,9 +311,11 @@ void served_reply(AppState& st, int id, int status, std::string body) {
             s.error = name + ": " + e.what();
         }
         if (s.text_edited) send_run(s);
+        else if (s.shown == s.run && s.layers > 0 && s.heads > 0)  // the layer shown's Q and K, for Steps and the Q–K space
+            send_layer(s, std::clamp(st.imported.import_layer, 0, s.layers - 1));
         return;
     }
-    if (long_text) {
+    if (layer_questions) {
         try {
             if (asked == ServedAsk::Thumbnails) {
                 took_thumbnails(s, body);

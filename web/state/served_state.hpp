@@ -8,6 +8,11 @@
 //
 //   text edited ─▶ POST /api/run ─▶ {run, tokens, top} ─▶ GET /api/maps?run= ─▶ import ─▶ figure
 //
+// A short text's figure then asks for the Q and K of the layer shown (Steps from Q, the Q–K
+// space; the maps stay the server's), and of any other layer chosen:
+//
+//   import ─▶ GET /api/qk?layer= ─▶ figure (RemoteMaps, not on demand)
+//
 // A text past the maps the server sends whole (a long text) is a question per screen instead:
 // each layer's thumbnails, every head's map pooled by the server to 64² blocks (the model view),
 // then the Q and K of the layer shown, whose maps the page computes as a live run's long trace
@@ -63,8 +68,8 @@ struct ServedSession {
     int shown = 0;                   // the run the figure shows (0: none yet)
     int tokens = 0;
     bool causal = true;              // its self-attention is causal (a decoder's)
-    // A long text's run (past maps_up_to), as the answers come: what the run said of itself, its
-    // layers' thumbnails so far, and the maps of the figure that shows it.
+    // What the run said of itself; a long text's (past maps_up_to) layers' thumbnails so far; the
+    // layers' Q and K come so far (the figure's, once shown).
     std::vector<std::string> run_tokens;
     int layers = 0, heads = 0, kv_heads = 0, d_model = 0;
     std::vector<int> windows;                  // per layer (0: none)

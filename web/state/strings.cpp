@@ -212,8 +212,9 @@ constexpr Entry kTable[] = {
     {Str::ReadingUnknown, "reading %s  %s", "正在读取 %s  %s"},
     {Str::Parsing, "parsing %s…", "正在解析 %s…"},
     {Str::StepsNoQkv, "This file holds attention weights only: it has no Q, K, V or scores, so the pipeline cannot be shown. These are the weights the model computed.", "该文件只含注意力权重，没有 Q、K、V 和分数，因此无法展示计算步骤。下面是模型算出的权重。"},
-    {Str::StepsOnDemand, "Past 512 tokens a run keeps each layer's Q and K, not the input of its blocks: these are the weights of this head, computed again from them (the forward's numbers). The whole pipeline is shown for texts up to 512 tokens.",
-     "超过 512 个词元时，运行只保存每层的 Q 和 K，不保存各模块的输入：下面是由它们重新算出的这个头的权重（与前向计算完全相同）。512 个词元以内可以查看完整的计算步骤。"},
+    {Str::CapQKept, "Queries as the scores read them (after any norm and rotation). This run kept each layer's Q and K, not its blocks' input or V, so the "
+                    "steps start here: the scores and weights are computed again from them, the forward's numbers.",
+     "分数所用的查询（已经过归一化和旋转，若模型有的话）。这次运行只保存了每层的 Q 和 K，没有保存各模块的输入和 V，所以步骤从这里开始：分数和权重由它们重新算出，与前向计算完全相同。"},
     {Str::ThumbTip, "layer %d, head %d", "第 %d 层，第 %d 个头"},
     {Str::ThumbClick, "click to open it in the lines and heatmap views", "点击后在连线图和热力图中打开"},
     {Str::CaptionHeads, "heads →", "头 →"},
@@ -606,6 +607,12 @@ constexpr Entry kTable[] = {
      "乘以 query_pre_attn_scalar^−½ = 1/√%s（模型配置中的数），而不是 1/√d_k = 1/√%d。"},
     {Str::CapSoftcap, "Soft cap: cap·tanh(s/cap) squeezes every score into (−%s, %s), so no score can dominate the softmax.",
      "软上限：cap·tanh(s/cap) 把每个分数压进 (−%s, %s)，任何一个分数都无法主导 softmax。"},
+    {Str::CapPatches, "Each patch's pixels as the model reads them: %d channels × %d × %d, rescaled and normalized, in one row. The [CLS] "
+                      "and any registers see no pixels: their rows are 0.",
+     "模型读到的每个图块的像素：%d 个通道 × %d × %d，经过缩放和归一化，排成一行。[CLS] 和寄存器词不看像素：它们的行为 0。"},
+    {Str::CapEmbedded, "The patch embedding is one matrix product: each patch's pixels times W_e, plus b. The [CLS] and registers are "
+                       "learned vectors. Each token's position is added next; the layer norm before the block gives X.",
+     "图块嵌入就是一次矩阵乘法：每个图块的像素乘以 W_e，再加 b。[CLS] 和寄存器词是学到的向量。接着加上每个词的位置向量，经过块前的层归一化得到 X。"},
     {Str::CapMaskWindow, "−∞ above the diagonal, and for keys %d or more tokens back: this layer's sliding window (W = %d).",
      "对角线以上为 −∞；往前 %d 个词及更远的键也为 −∞：本层的滑动窗口（W = %d）。"},
     {Str::CapKvShared, "K, V: head %d of %d, shared by query heads %d–%d.", "K、V：第 %d 个 K/V 头（共 %d 个），由查询头 %d–%d 共用。"},

@@ -42,7 +42,7 @@ enum class Str {
     ImportShape, StackAttention, StackEncoder, StackDecoder, StackCross, ShowHead, ShowAggregate,
     ShowRollout, Layer, LayerN, Reduce, ReduceMean, ReduceMax, AggLayers, AggHeads, AggAll,
     RolloutNote, RolloutSelfOnly, MapsOnDemand, MergeWords, MergeWordsTip, CloseImport, ViewModel, Reading,
-    ReadingUnknown, Parsing, StepsNoQkv, StepsOnDemand, ThumbTip, ThumbClick, CaptionHeads, CaptionLayers,
+    ReadingUnknown, Parsing, StepsNoQkv, CapQKept, ThumbTip, ThumbClick, CaptionHeads, CaptionLayers,
     ImportStatus, DescHead, DescAggregate, DescRollout, HintModel, HintExplain, HintCompare, HintHeatmapWeight, HintSum, SumOfQueries,
     // heatmap at scale (web/ui/heatmap_view.cpp)
     HeatMemory, HeatMeanHeads, HeatComputing, HeatFit,
@@ -89,7 +89,7 @@ enum class Str {
     TipSinkShown, TipSinkHidden, KvShared, KvGroupTip,
     // the Steps view of today's families (rotary positions, q/k norm, soft caps, shared K/V heads)
     CapQNorm, CapKNorm, CapAngles, CapQRotated, CapKRotated, CapRotatedPartial, CapScaledQueryScalar, CapSoftcap,
-    CapMaskWindow, CapKvShared, TipPassThrough, StepsTurned, StepsUnchanged,
+    CapPatches, CapEmbedded, CapMaskWindow, CapKvShared, TipPassThrough, StepsTurned, StepsUnchanged,
     // the Steps view of an induction head: why its query looks where it does (core/figure/induction.hpp)
     WhyTitle, WhyMatched, WhyShared, WhyNoMatch, WhyNew, WhyKnocked, WhyKnock, WhyRestore, WhyHover,
     // the Steps view's tiles mode: FlashAttention's tiles and the online softmax (core/figure/flash_layout.hpp)

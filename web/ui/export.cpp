@@ -225,7 +225,7 @@ std::string figure_svg(const AppState& source, SvgPicture picture, std::string& 
         }
     } else if (st.view != View::Lines && st.view != View::Heatmap && st.view != View::Qk) {
         error = "SVG: lines, heatmap, Q–K space, Why and Picture views only";
-    } else if (st.view == View::Qk && !st.figure.has(Detail::Projections)) error = "SVG: this map has no queries and keys";
+    } else if (st.view == View::Qk && !st.figure.has(Detail::Projections) && !st.figure.has(Detail::Queries)) error = "SVG: this map has no queries and keys";
     else if (error = svg_size_problem(*drawn, o); error.empty()) svg = write_svg(*drawn, o);
     ImGui::DestroyContext(context);
     ImGui::SetCurrentContext(previous);

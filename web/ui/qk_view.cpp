@@ -73,7 +73,7 @@ std::string nearest_words(const AppState& st, const Trace& trace, const QkPlane&
 void QkView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     AppState& st = ctx.state;
     if (st.figure.empty()) return;
-    if (!st.figure.has(Detail::Projections)) return draw_panels_note(ctx, Str::QkNoQk, min, max, "qk");
+    if (!st.figure.has(Detail::Projections) && !st.figure.has(Detail::Queries)) return draw_panels_note(ctx, Str::QkNoQk, min, max, "qk");
     const Trace& trace = st.figure.trace();
     if (trace.queries.empty() || trace.keys.empty()) return;
     const float s = ctx.scale;

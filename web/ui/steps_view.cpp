@@ -31,6 +31,8 @@ namespace {
 // Stable names for the test hook (AppState::step_rects).
 const char* step_name(StepKind k) {
     switch (k) {
+        case StepKind::Patches: return "patches";
+        case StepKind::Embedded: return "embedded";
         case StepKind::Input: return "x";
         case StepKind::InputKv: return "x_kv";
         case StepKind::Q: return "q";
@@ -75,9 +77,11 @@ std::string caption(StepKind k, const Trace& trace, int head, bool live, Lang la
         return t(s) + sep + printf_string(t(Str::CapRotatedPartial), f.rope_dim, trace.d_k, trace.d_k - f.rope_dim);
     };
     switch (k) {
+        case StepKind::Patches: return printf_string(t(Str::CapPatches), f.patch_channels, f.patch_size, f.patch_size);
+        case StepKind::Embedded: return t(Str::CapEmbedded);
         case StepKind::Input: return t(live ? Str::CapXModel : cross ? Str::CapXCross : Str::CapX);
         case StepKind::InputKv: return t(Str::CapXKv);
-        case StepKind::Q: return t(cross ? Str::CapQCross : Str::CapQ);
+        case StepKind::Q: return t(trace.attention.x_q.size() == 0 ? Str::CapQKept : cross ? Str::CapQCross : Str::CapQ);
         case StepKind::QNormed: return t(Str::CapQNorm);
         case StepKind::Angles: return printf_string(t(Str::CapAngles), f.rope_dim / 2);
         case StepKind::QRotated: return rotated(Str::CapQRotated);
@@ -146,16 +150,15 @@ struct StepsCache {
     }
 };
 
-// A figure with only the weights (a model's file has no Q, K or V; a long text's live run kept
-// no block input): a note that says so above the weights of the Steps view's head, drawn by the
-// heatmap view.
+// A figure with only the weights (a model's file has no Q, K or V): a note that says so above
+// the weights of the Steps view's head, drawn by the heatmap view.
 void draw_weights_only(ViewContext& ctx, ImVec2 min, ImVec2 max) {
     AppState& st = ctx.state;
     const float sc = ctx.scale;
     const Palette& pal = palette(st.theme);
     ImFont* font = ctx.fonts.body;
     const float wrap = std::min(max.x - min.x - 40.0f * sc, 720.0f * sc);
-    const char* note = attn::tr(st.lang, st.figure.maps_on_demand() ? Str::StepsOnDemand : Str::StepsNoQkv);
+    const char* note = attn::tr(st.lang, Str::StepsNoQkv);
     const ImVec2 size = font->CalcTextSizeA(font->FontSize, FLT_MAX, wrap, note);
     const ImVec2 p((min.x + max.x - size.x) * 0.5f, min.y + 16.0f * sc);
     ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -328,7 +331,7 @@ StepsView::StepsView() : cache_(std::make_unique<Cache>()) {}
 StepsView::~StepsView() = default;
 
 void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
-    if (!ctx.state.figure.has(Detail::Projections)) return draw_weights_only(ctx, min, max);
+    if (!ctx.state.figure.has(Detail::Projections) && !ctx.state.figure.has(Detail::Queries)) return draw_weights_only(ctx, min, max);
     AppState& st = ctx.state;
     const Trace& tr = st.figure.trace();
     const float s = ctx.scale;
@@ -459,6 +462,7 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
                 break;
             }
             case StepKind::Angles: say(explain_angle(f, hr, hc)); break;
+            case StepKind::Embedded: say(explain_embedding(f, hr, hc)); break;
             case StepKind::QRotated:
             case StepKind::KRotated:
                 say(explain_rotation(f, step_of(unrotated_of(hk, f)).values, step.values, hr, hc, hk == StepKind::QRotated ? "q" : "k"));
