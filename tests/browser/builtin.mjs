@@ -217,6 +217,15 @@ await check('the vit-digit scene: tiny-vit reads its example picture, its [CLS] 
   const t = await until(other, shown('example-7.png'), 'the link reopened on example-7.png', 60000);
   expect(JSON.stringify(t.import.shown) === JSON.stringify(s.import.shown), 'the link shows another map');
   await other.close();
+  // Steps of the first layer start at the pixels: P, then E = P·W_e + b, then X
+  const first = `${url}${link.replace(/&(view|map)=[^&]*/g, '')}&view=steps&map=attention:1:1`;
+  const steps = await openPage(browser, first);
+  const p = await until(steps, (x) => settled(x) && x.view === 'steps' && x.steps.patches && x.steps.embedded && x.steps.x && x.steps.q,
+    'Steps of tiny-vit\'s first layer from its pixels', 60000);
+  expect(p.import.layer === 0, `layer ${p.import.layer + 1}`);
+  await moveAway(steps);
+  await shot(steps, 'builtin-05b-vit-steps.png');
+  await steps.close();
   return `${s.model.summary}; head ${best[0] + 1}:${best[1] + 1}: the [CLS] puts ${(100 * onInk).toFixed(0)} % of its patch attention on the digit's patches, ${(100 * share).toFixed(0)} % of the picture`;
 });
 
@@ -336,7 +345,7 @@ await check('a text past 512 tokens: its maps on demand in the heatmap, the mode
   await moveAway(page);
   await shot(page, 'builtin-15-long-heatmap.png');
   await clickWidget(page, 'view.steps');
-  s = await until(page, (x) => x.view === 'steps' && x.widgets['steps.note'], 'Steps on the long text');
+  s = await until(page, (x) => x.view === 'steps' && x.steps.q && x.steps.k && x.steps.weights && !x.steps.x, 'Steps from the long text\'s kept Q and K');
   await moveAway(page);
   await shot(page, 'builtin-16-long-steps.png');
   // Explain reads the last query's row three ways; the rollout through layers 0 … 2 a block of rows a frame

@@ -78,6 +78,23 @@ await check('an edited text runs on the server again; the map chosen stays', asy
   return `run ${s.served.run}, ${s.served.tokens} tokens, ${d.toExponential(1)}`;
 });
 
+await check('a short text\'s Steps and Q–K space: the shown layer\'s Q and K come after its maps', async () => {
+  await page.evaluate((h) => { location.hash = h; }, link(server.key, text2).replace('view=heatmap', 'view=steps'));
+  let s = await until(page, (x) => shownRun(x, text2) && x.view === 'steps' && x.served.layers_here.includes(1) && x.steps.q &&
+    x.steps.k && x.steps.weights && !x.steps.x && !x.steps.v, 'Steps from the served Q and K', 60000);
+  const ref = reference(await serverIds(server, text2));
+  const d = maxDiff(s.import.shown, ref.attention[1][2]);  // now computed in the page from Q and K
+  expect(d < 1e-5 && s.served.error === '', `layer 2, head 3 from the served Q and K differs from attnviz run by ${d}`);
+  await moveAway(page);
+  await shot(page, 'served-08-short-steps.png');
+  await page.evaluate((h) => { location.hash = h; }, link(server.key, text2).replace('view=heatmap', 'view=qk'));
+  s = await until(page, (x) => x.view === 'qk' && x.query_rects.length === x.queries.length && x.queries.length === s.served.tokens,
+    'the Q–K space of the served head', 30000);
+  await moveAway(page);
+  await shot(page, 'served-09-short-qk.png');
+  return `Steps from Q (${Object.keys(s.steps).length} steps drawn before), map ${d.toExponential(1)} from attnviz run; ${s.query_rects.length} queries in the Q–K space`;
+});
+
 // attnviz run's map L:H (from 1) of the ids, whole or pooled to 64 x 64 blocks.
 const referenceMap = (ids, map, pool) => JSON.parse(execFileSync(attnviz, ['run', folder, '--ids', ids.join(','), '--maps', map,
   ...(pool ? ['--pool', '64'] : []), '--json'], { encoding: 'utf8', maxBuffer: 1 << 28 })).maps[0].weights;
