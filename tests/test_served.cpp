@@ -201,6 +201,13 @@ std::vector<double> naive_row(const std::vector<float>& q, const std::vector<flo
     return s;
 }
 
+// /api/run's answer with what the run says of its layers (d_model 8; windows per layer).
+nlohmann::json layered_run(int run, int T, int L, int H, int KV, std::vector<int> windows) {
+    nlohmann::json j = nlohmann::json::parse(run_answer(run, T));
+    j["layers"] = L, j["heads"] = H, j["kv_heads"] = KV, j["d_model"] = 8, j["windows"] = windows;
+    return j;
+}
+
 // Connected to a server whose maps are kept up to 512 tokens: its info answered, the text's run asked.
 void connect_long(attn::AppState& st) {
     attn::connect_served(st, ".", "k");
@@ -215,8 +222,7 @@ TEST_CASE("a served model's long text: thumbnails a layer at a time, then the sh
     attn::AppState st;
     connect_long(st);
     constexpr int T = 600, L = 2, H = 2, KV = 1, D = 4;
-    nlohmann::json run = nlohmann::json::parse(run_answer(3, T));
-    run["layers"] = L, run["heads"] = H, run["kv_heads"] = KV, run["d_model"] = 8, run["windows"] = {0, 3};
+    nlohmann::json run = layered_run(3, T, L, H, KV, {0, 3});
     attn::served_reply(st, st.served.waiting, 200, run.dump());
     CHECK(st.served.error.empty());
     for (int layer = 0; layer < L; ++layer) {
@@ -328,8 +334,7 @@ TEST_CASE("a served model's short text: the shown layer's Q and K after its maps
     attn::AppState st;
     connect_long(st);
     constexpr int T = 20, L = 2, H = 2, KV = 1, D = 4;
-    nlohmann::json run = nlohmann::json::parse(run_answer(1, T));
-    run["layers"] = L, run["heads"] = H, run["kv_heads"] = KV, run["d_model"] = 8, run["windows"] = {0, 0};
+    nlohmann::json run = layered_run(1, T, L, H, KV, {0, 0});
     attn::served_reply(st, st.served.waiting, 200, run.dump());
     CHECK(sent(st) == "api/maps?run=1");
     attn::served_reply(st, st.served.waiting, 200, maps_file(H, T, L));

@@ -379,15 +379,14 @@ else:
     def bad_mrope(cfg):
         rope = (cfg["text_config"].get("rope_parameters") if "text_config" in cfg else None) or cfg["rope_scaling"]
         rope["mrope_section"] = [2, 1, 2]
-    d, text = vlm_spoil(qwen, "qwen-bad-mrope", "config.json", bad_mrope)
-    bad("Qwen2.5-VL with mrope_section [2, 1, 2]", [d, "--image", os.path.join(d, "image.png"), "--text", text, "--json"],
-        "qwen-bad-mrope/config.json", "mrope_section")
-    d, text = vlm_spoil(qwen, "qwen-patch-8", "preprocessor_config.json", lambda prep: prep.update(patch_size=8))
-    bad("Qwen2.5-VL's processor with patch_size 8", [d, "--image", os.path.join(d, "image.png"), "--text", text, "--json"],
-        "qwen-patch-8/preprocessor_config.json", "patch_size")
-    d, text = vlm_spoil(qwen, "qwen-no-image-pad", "tokenizer.json", without_token("<|image_pad|>"))
-    bad("tokenizer.json without <|image_pad|>", [d, "--image", os.path.join(d, "image.png"), "--text", text, "--json"],
-        "qwen-no-image-pad/tokenizer.json", "<|image_pad|>")
+    for what, name, file, spoil, field in [
+            ("Qwen2.5-VL with mrope_section [2, 1, 2]", "qwen-bad-mrope", "config.json", bad_mrope, "mrope_section"),
+            ("Qwen2.5-VL's processor with patch_size 8", "qwen-patch-8", "preprocessor_config.json",
+             lambda prep: prep.update(patch_size=8), "patch_size"),
+            ("tokenizer.json without <|image_pad|>", "qwen-no-image-pad", "tokenizer.json", without_token("<|image_pad|>"),
+             "<|image_pad|>")]:
+        d, text = vlm_spoil(qwen, name, file, spoil)
+        bad(what, [d, "--image", os.path.join(d, "image.png"), "--text", text, "--json"], f"{name}/{file}", field)
 
 shutil.rmtree(work)
 shutil.rmtree(hub_env["HF_HUB_CACHE"])
