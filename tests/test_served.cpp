@@ -4,6 +4,7 @@
 #include "served_state.hpp"
 
 #include "app_state.hpp"
+#include "explain_layout.hpp"
 #include "import_state.hpp"
 #include "link_state.hpp"
 #include "steps.hpp"
@@ -172,12 +173,16 @@ TEST_CASE("a served model: a stale answer is dropped, a refusal keeps the figure
 
 namespace {
 
-// /api/qk's answer for a layer: H heads of q [T, D] and KV of k, a fixed pseudo-random pattern.
-std::string qk_file(int H, int KV, int T, int D, float scaling, int window, std::vector<float>& q, std::vector<float>& k) {
+// /api/qk's answer for a layer: H heads of q [T, D] and KV of k, a fixed pseudo-random pattern,
+// and value_norms [H, T] where `norms` has H·T.
+std::string qk_file(int H, int KV, int T, int D, float scaling, int window, std::vector<float>& q, std::vector<float>& k,
+                    const std::vector<float>& norms = {}) {
     q.resize(static_cast<size_t>(H) * T * D), k.resize(static_cast<size_t>(KV) * T * D);
     for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<float>((i * 7919) % 201) / 50.0f - 2.0f;
     for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<float>((i * 104729) % 199) / 50.0f - 2.0f;
-    return safetensors_file({{"q", {H, T, D}, q}, {"k", {KV, T, D}, k}},
+    std::vector<Tensor> tensors = {{"q", {H, T, D}, q}, {"k", {KV, T, D}, k}};
+    if (!norms.empty()) tensors.push_back({"value_norms", {H, T}, norms});
+    return safetensors_file(tensors,
                             {{"scaling", std::to_string(scaling)}, {"softcap", "0"}, {"sinks", "[]"}, {"causal", "1"},
                              {"window", std::to_string(window)}, {"heads", std::to_string(H)}, {"kv_heads", std::to_string(KV)}});
 }
@@ -341,10 +346,23 @@ TEST_CASE("a served model's short text: the shown layer's Q and K after its maps
     REQUIRE(st.figure.has(attn::Detail::Layers));
     CHECK(!st.figure.has(attn::Detail::Queries));  // the maps alone, until Q and K come
     CHECK(sent(st) == "api/qk?run=1&layer=0");
-    std::vector<float> q, k;
-    attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 0, q, k));
+    std::vector<float> q, k, norms(static_cast<size_t>(H) * T);
+    for (size_t i = 0; i < norms.size(); ++i) norms[i] = 0.5f + static_cast<float>(i % 7);
+    attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 0, q, k, norms));
     REQUIRE(st.served.error.empty());
     CHECK(st.figure.has(attn::Detail::Queries));
+    // Explain: the value-weighted reading from the server's norms, the rollout from the whole maps
+    const attn::Explanation e = attn::explain(st.figure, 1, 0, 0);
+    REQUIRE(e.maps[1]);
+    REQUIRE(e.maps[2]);
+    double worst = 0;
+    const attn::Matrix& w = st.figure.trace().attention.heads[1].weights;
+    for (int i = 0; i < T; ++i) {
+        double sum = 0;
+        for (int j = 0; j < T; ++j) sum += static_cast<double>(w(i, j)) * norms[static_cast<size_t>(T + j)];
+        for (int j = 0; j < T; ++j) worst = std::max(worst, std::abs((*e.maps[1])(i, j) - w(i, j) * norms[static_cast<size_t>(T + j)] / sum));
+    }
+    CHECK(worst < 1e-6);
     CHECK(!st.figure.maps_on_demand());
     CHECK(st.figure.stack(0).maps.size() == static_cast<size_t>(L * H));  // the whole maps stay
     const attn::Trace& t = st.figure.trace();
@@ -375,6 +393,8 @@ TEST_CASE("a served model's short text: the shown layer's Q and K after its maps
     CHECK(st.imported.import_layer == 1);
     CHECK(st.figure.has(attn::Detail::Queries));
     CHECK(st.figure.kept_layer(0, 0) != nullptr);  // both kept
+    CHECK(!attn::explain(st.figure, 0, 0, 1).maps[1]);  // no norms sent (a W_o the server does not know)
+    CHECK(attn::explain(st.figure, 0, 0, 1).why[1] == "projections");
     // Every head's mean: the maps, not Q and K
     st.imported.show = attn::ImportShow::Aggregate;
     attn::show_import(st);

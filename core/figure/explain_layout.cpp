@@ -1,6 +1,8 @@
 // explain_layout.cpp: see explain_layout.hpp.
 #include "explain_layout.hpp"
 
+#include "explain_rows.hpp"
+
 #include "attention_maps.hpp"
 #include "colormaps.hpp"
 
@@ -19,12 +21,9 @@ RowVector value_shares(Eigen::Ref<const RowVector> weights, const RowVector& nor
     return m;
 }
 
-Matrix value_weighted(const Trace& trace, int head) {
-    const HeadTrace& h = trace.attention.heads[static_cast<size_t>(head)];
-    const int d_k = trace.d_k;
-    const RowVector norms = value_norms(h.v, trace.w_o.middleRows(static_cast<Eigen::Index>(head) * d_k, d_k));  // pass 1
-    Matrix m(h.weights.rows(), h.weights.cols());
-    for (Eigen::Index i = 0; i < m.rows(); ++i) m.row(i) = value_shares(h.weights.row(i), norms);  // pass 2
+Matrix value_weighted(const Matrix& weights, const RowVector& norms) {
+    Matrix m(weights.rows(), weights.cols());
+    for (Eigen::Index i = 0; i < m.rows(); ++i) m.row(i) = value_shares(weights.row(i), norms);
     return m;
 }
 
@@ -37,7 +36,8 @@ Explanation explain(const Figure& figure, int head, int stack, int layer) {
         return e;
     }
     e.maps[0] = t.attention.heads[static_cast<size_t>(head)].weights;
-    if (figure.has(Detail::Projections) && t.w_o.rows() == t.d_model) e.maps[1] = value_weighted(t, head);
+    const RowVector norms = shown_value_norms(figure, stack, layer, head);  // pass 1
+    if (norms.size() == t.T_k()) e.maps[1] = value_weighted(*e.maps[0], norms);  // pass 2
     else e.why[1] = "projections";
     if (figure.has(Detail::Layers)) {
         const AttentionStack& s = figure.stack(stack);

@@ -26,11 +26,11 @@ namespace attn {
 
 // [SECTION] The three maps ---------------------------------------------------------------------
 
-// Value-weighted attention of one head of a trace with its projections (Detail::Projections):
-// T_q×T_k, rows summing to 1 (a row whose weights are all 0 stays 0).
-//   pass 1: n_j = ‖v_j^h · W_o[h·d_k … (h+1)·d_k − 1, :]‖   (T_k norms: attention_maps.hpp value_norms)
+// Value-weighted attention of one head: its weights T_q×T_k read by the keys' value norms, rows
+// summing to 1 (a row whose weights are all 0 stays 0).
+//   pass 1: n_j = ‖v_j^h · W_o[h·d_k … (h+1)·d_k − 1, :]‖   (T_k norms: explain_rows.hpp shown_value_norms)
 //   pass 2: each row's value_shares
-Matrix value_weighted(const Trace& trace, int head);
+Matrix value_weighted(const Matrix& weights, const RowVector& norms);
 // One row of weights read by value: m_j = α_j·n_j / Σ_j α_j·n_j (a row whose products are all 0
 // stays 0).
 RowVector value_shares(Eigen::Ref<const RowVector> weights, const RowVector& norms);

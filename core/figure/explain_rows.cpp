@@ -78,10 +78,10 @@ RowVector shown_value_norms(const Figure& figure, int stack, int layer, int head
     const HeadTrace& h = t.attention.heads[static_cast<size_t>(head)];
     if (figure.has(Detail::Projections) && t.w_o.rows() == t.d_model && h.v.rows() == t.T_k())
         return value_norms(h.v, t.w_o.middleRows(static_cast<Eigen::Index>(head) * t.d_k, t.d_k));
-    if (figure.live && !figure.live->input.keep_maps) {
-        const KeptHeads& k = figure.live->result.stacks[static_cast<size_t>(stack)].layers[static_cast<size_t>(layer)].kept;
-        if (head < k.value_norms.rows()) return k.value_norms.row(head);
-    }
+    // maps on demand, or a served layer: the norms its run kept or the server sent
+    if (figure.has(Detail::Projections) || (figure.live && figure.live->input.keep_maps)) return {};
+    const KeptHeads* k = figure.kept_layer(stack, layer);
+    if (k && head < k->value_norms.rows() && k->value_norms.cols() == t.T_k()) return k->value_norms.row(head);
     return {};
 }
 

@@ -52,7 +52,8 @@ RowSource run_rows(std::shared_ptr<const LiveRun> run, int stack);
 RowSource figure_rows(const Figure& figure, int stack);
 
 // n_j of the figure's shown head (layer `layer` of `stack`, its trace's head `head`), or an empty
-// vector: not known (an import has no V or W_o; a served model sends none).
+// vector: not known (an import has no V or W_o; a served model whose W_o its server does not know
+// sends none).
 RowVector shown_value_norms(const Figure& figure, int stack, int layer, int head);
 
 // Query q's row of the shown trace's head: its weights (T_k), exact (attention_rows).

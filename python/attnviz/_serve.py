@@ -22,8 +22,9 @@ A server in the user's process (a thread) answers the page's questions over HTTP
                                                             a region pooled (every head, the
                                                             whole map where not named)
     GET  /api/row      ?run=R&layer=&head=&q=               one query's exact weights
-    GET  /api/qk       ?run=R&layer=[&head=]                Q and K of a head (or every head) and
-                                                            what scales and masks a score
+    GET  /api/qk       ?run=R&layer=[&head=]                Q and K of a head (or every head),
+                                                            what scales and masks a score, and
+                                                            each key's value norm |v_j W_o^h|
 (layers and heads counted from 0; binary answers are .safetensors files, F32 but for Q and K,
 which keep the model's 16-bit dtype: the numbers are the model's own). It
 serves the app itself at / (the web build in the package), so a page at the same address asks
@@ -69,6 +70,7 @@ class Kept:
         self.heads, self.T_q, self.d_head = q.shape[0], q.shape[1], q.shape[2]
         self.kv_heads, self.T_k = k.shape[0], k.shape[1]
         self.thumbnails = None  # float32 [H, R, C]: every map pooled to THUMBNAIL_BLOCKS² (max), as the forward went
+        self.value_norms = None  # float32 [H, T_k]: |v_j W_o^h|, what each key hands on through head h (_value_norms)
 
     def allowed(self, r0, r1, c0, c1):
         """bool [r1 - r0, c1 - c0]: which scores count (query i is at position T_k - T_q + i)."""
@@ -117,6 +119,33 @@ class Kept:
         m = self.m[h, r0:r1, None]
         inv = torch.where(self.l[h, r0:r1] > 0, 1.0 / self.l[h, r0:r1].clamp_min(1e-30), 0.0)[:, None]
         return torch.exp(self.scores(h, r0, r1, c0, c1) - m) * inv
+
+
+def _output_weight(module, H, D):
+    """The attention module's output projection as [H, D, d_model] (head h's rows of W_o: its
+    output o_h goes on as o_h W_o^h), or None where it has none we know: a Linear o_proj, out_proj
+    or dense (weight [d_model, H·D]: transposed), or GPT-2's Conv1D c_proj (weight [H·D, d_model]).
+    Under tensor parallelism each rank's module holds its own heads' rows."""
+    for name in ("o_proj", "out_proj", "dense", "c_proj"):
+        w = getattr(getattr(module, name, None), "weight", None)
+        if not isinstance(w, torch.Tensor) or w.dim() != 2:
+            continue
+        if isinstance(getattr(module, name), torch.nn.Linear) and w.shape[1] == H * D:
+            return w.detach().T.reshape(H, D, -1)
+        if not isinstance(getattr(module, name), torch.nn.Linear) and w.shape[0] == H * D:
+            return w.detach().reshape(H, D, -1)
+    return None
+
+
+def _value_norms(module, v):
+    """float32 [H, T_k]: |v_j W_o^h| of each head h and key j (Kobayashi et al. 2020's norm, as
+    attnviz's own runs keep it: core/model/attention_maps.hpp value_norms), from v [H, T_k, D]
+    after repeat_kv; None where the module's W_o is not known. A head at a time (T_k x d_model)."""
+    H, _, D = v.shape
+    w_o = _output_weight(module, H, D)
+    if w_o is None:
+        return None
+    return torch.stack([torch.linalg.vector_norm(v[h].float() @ w_o[h].float(), dim=-1) for h in range(H)])
 
 
 def _mask_of(attention_mask, T_q, T_k):
@@ -182,6 +211,7 @@ class Recorder:
                     fold_rows(kept.thumbnails, col_blocks.fold_last(w, "max"), row_blocks.of[r0:r1], "max")
             if keep:
                 kept.m, kept.l = m, l
+                kept.value_norms = _value_norms(module, v)
                 stats.append(kept)
         layer = getattr(module, "layer_idx", len(self.layers))
         for h in self.knockout.get(layer, ()):  # knocked out: the head contributes nothing (before o_proj)
@@ -465,14 +495,20 @@ class Session:
         [H, T_q, D] and k [KV, T_k, D] (query head h reads K head h // (H / KV)): the page
         computes that layer's rows itself as attnviz's kernel does (a long text's Lines, heatmap
         and Steps). The metadata says what a score is: scaling, softcap, sinks (per head, or
-        empty), and the mask as causal and window (refused where it is none of those)."""
+        empty), and the mask as causal and window (refused where it is none of those). Where the
+        module's W_o is known, value_norms [H, T_k] (or [T_k]): |v_j W_o^h|, Explain's
+        value-weighted reading."""
         with self.lock:
             k = self.kept(query)
             if "head" in query:
                 head = _int(query, "head", 0, k.heads - 1)
                 tensors = {"q": k.q[head], "k": k.k[head // (k.heads // k.kv_heads)]}
+                if k.value_norms is not None:
+                    tensors["value_norms"] = k.value_norms[head]
             else:
                 tensors = {"q": k.q, "k": k.k}
+                if k.value_norms is not None:
+                    tensors["value_norms"] = k.value_norms
             numbers = sum(t.numel() for t in tensors.values())
             if numbers > MOST_QK:
                 raise Asked(413, f"qk: {numbers} numbers, past {MOST_QK} (ask for one head)")

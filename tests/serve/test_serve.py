@@ -146,6 +146,20 @@ def served_case(binary, folder, mask):
                                          * float(meta["scaling"]), meta["causal"] == "1", int(meta["window"]))
                              - reference[L - 1, h]).max()) for h in range(H))
         check(d < 1e-5, f"{name}: every head's map from /api/qk's Q, K, scaling and mask ({d:.1e})")
+        # Each key's value norm |v_j W_o^h| (Explain's value-weighted reading), from the layer's
+        # own v_proj and o_proj in float64
+        attention = next(m for m in model.modules() if isinstance(m, torch_llama.Attention) and m.layer_idx == L - 1)
+        got_v = []
+        hook = attention.v_proj.register_forward_hook(lambda m, i, o: got_v.append(o[0].double()))
+        with torch.no_grad():
+            model(ids)
+        hook.remove()
+        D = model.config.head_dim
+        v = got_v[0].view(T, KV, D)
+        w_o = attention.o_proj.weight.detach().double()
+        want = np.stack([(v[:, h // (H // KV)] @ w_o[:, h * D:(h + 1) * D].T).norm(dim=-1).numpy() for h in range(H)])
+        d = float(np.abs(qk["value_norms"] - want).max() / np.abs(want).max())
+        check(qk["value_norms"].shape == (H, T) and d < 1e-5, f"{name}: /api/qk's value norms are |v_j W_o^h| ({d:.1e} of the largest)")
         status, body = request(served, f"/api/region?run={run['run']}&layer={L - 1}&rows=6&cols=6")
         every = tensors(body)[0]["values"]
         d = max(float(np.abs(every[h] - pool(reference[L - 1, h], 6, 6, "max")).max()) for h in range(H))

@@ -136,7 +136,8 @@ void took_thumbnails(ServedSession& s, const std::string& body) {
         s.thumbnails.push_back(Eigen::Map<const Matrix>(values.data() + static_cast<size_t>(head) * R * C, R, C));
 }
 
-// /api/qk of a layer's every head: q [H, T, D], k [KV, T, D] and what a score is, as a block keeps them.
+// /api/qk of a layer's every head: q [H, T, D], k [KV, T, D] and what a score is, as a block keeps
+// them; value_norms [H, T] where the server sends them.
 std::shared_ptr<const KeptHeads> took_layer(const ServedSession& s, const std::string& body) {
     const auto f = FileBytes::borrow(reinterpret_cast<const std::uint8_t*>(body.data()), body.size());
     const SafetensorsHeader h = read_safetensors_header(*f, "api/qk");
@@ -158,6 +159,10 @@ std::shared_ptr<const KeptHeads> took_layer(const ServedSession& s, const std::s
         kept->q.middleCols(head * D, D) = Eigen::Map<const Matrix>(q.data() + static_cast<size_t>(head) * T * D, T, D);
     for (int head = 0; head < kept->kv_heads; ++head)
         kept->k.middleCols(head * D, D) = Eigen::Map<const Matrix>(k.data() + static_cast<size_t>(head) * T * D, T, D);
+    if (h.tensors.count("value_norms")) {  // where the server knows W_o: Explain's value-weighted reading
+        std::vector<std::int64_t> n_shape = {s.heads, T};
+        kept->value_norms = Eigen::Map<const Matrix>(answer_tensor(*f, h, "value_norms", n_shape).data(), s.heads, T);
+    }
     const nlohmann::json sinks = nlohmann::json::parse(metadata(h, "sinks"), nullptr, false);
     kept->factor = std::strtof(metadata(h, "scaling").c_str(), nullptr);
     kept->softcap = std::strtof(metadata(h, "softcap").c_str(), nullptr);

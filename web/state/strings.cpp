@@ -486,8 +486,9 @@ constexpr Entry kTable[] = {
     {Str::RowsQueryTip, "The query whose row is read (its position; ±16 with Ctrl)", "所读的查询（它的位置；按住 Ctrl 一次 \u00b116）"},
     {Str::RowsStrongest, "strongest", "最强"},
     {Str::RowsMax, "max", "最大"},
-    {Str::RowsServed, "A served model sends each layer's Q and K as it is asked for, not its values or every layer: only the weights are here.",
-     "服务端模型只在被问到时发送某层的 Q 和 K，不发送值向量，也不发送每一层：这里只有权重。"},
+    {Str::RowsServed, "A served model sends one layer's Q and K at a time (with its keys' value norms where its server knows the model's W_o), "
+                      "never every layer's maps: what needs them is not here.",
+     "服务端模型一次只发送一层的 Q 和 K（服务端知道模型的 W_o 时，也发送各键的值向量范数），从不发送每一层的注意力图：需要它们的内容这里没有。"},
     {Str::RowsWords, "The rollout is of tokens: turn off \u201cMerge subwords into words\u201d to see it.",
      "注意力传递是按词元算的：关掉\u201c把子词合并成词\u201d才能看到。"},
     {Str::RowsRollingOut, "Rolling the row out: layer %d of %d, %d %% \u2026", "正在逐层传递这一行：第 %d 层（共 %d 层），%d %% \u2026"},
