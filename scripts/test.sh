@@ -136,9 +136,10 @@ chain_native() {
     step shipped-models /usr/bin/python3 tests/model/test_models.py build/attnviz
     # Models by name (SPEC.md §6): attnviz run ORG/NAME against a stand-in of the Hub on 127.0.0.1.
     step hub /usr/bin/python3 tests/hub/test_hub.py build/attnviz build/model-refs
-    # attnviz.serve() (issue 51): a model torch runs, its maps asked over HTTP, against attnviz run; the guards.
+    # attnviz.serve() (issue 51): a model torch runs, its maps asked over HTTP, against attnviz run; the guards;
+    # the same model split by heads over 2 ranks (torch.distributed on the CPU), rank 0 serving.
     # transformers' own classes where transformers is installed (the device machine); it says it skipped elsewhere.
-    step serve bash -c "/usr/bin/python3 tests/serve/test_serve.py build/attnviz build/model-refs && /usr/bin/python3 tests/serve/test_serve_transformers.py"
+    step serve bash -c "/usr/bin/python3 tests/serve/test_serve.py build/attnviz build/model-refs && /usr/bin/python3 tests/serve/test_serve_tp.py build/attnviz build/model-refs && /usr/bin/python3 tests/serve/test_serve_transformers.py"
     # The house's rules (docs/ARCHITECTURE.md): no mutable static in core/, web/ or main/.
     step house-statics python3 tests/house/mutable_statics.py build core web main build/generated
     step desktop bash tests/desktop/desktop_test.sh build "$artifacts/desktop"

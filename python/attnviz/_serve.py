@@ -38,7 +38,7 @@ one answer holds at most 4096^2 numbers of maps, or 2^26 of Q and K.
 
 [SECTION] What each attention call keeps
 [SECTION] Questions: a region, pooled or exact; a row; a head's Q and K
-[SECTION] The model's side: runs
+[SECTION] The model's side: runs (of several ranks: rank 0 serves, every rank runs)
 [SECTION] The server
 """
 import hmac
@@ -128,6 +128,7 @@ def _output_weight(module, H, D):
     Under tensor parallelism each rank's module holds its own heads' rows."""
     for name in ("o_proj", "out_proj", "dense", "c_proj"):
         w = getattr(getattr(module, name, None), "weight", None)
+        w = w.to_local() if hasattr(w, "to_local") else w  # a DTensor (tensor parallelism): this rank's rows
         if not isinstance(w, torch.Tensor) or w.dim() != 2:
             continue
         if isinstance(getattr(module, name), torch.nn.Linear) and w.shape[1] == H * D:
@@ -167,10 +168,13 @@ class Recorder:
 
     ROWS_AT_ONCE = 1 << 24  # scores held at once: heads x rows x keys
 
-    def __init__(self):
+    def __init__(self, rank=0, world=1, heads=0):
         self.layers = {}      # layer index -> Kept
         self.recording = False
         self.knockout = {}    # layer index -> heads whose output is zeroed (the run's experiment)
+        # Tensor parallelism (Ranks): this rank's attention holds heads rank·H_here … where
+        # H_here·world is the model's `heads` (the knockout's heads are the model's)
+        self.rank, self.world, self.heads = rank, world, heads
 
     def attention(self, module, query, key, value, attention_mask, dropout=0.0, scaling=None, sliding_window=None,
                   softcap=None, s_aux=None, **kwargs):
@@ -214,8 +218,10 @@ class Recorder:
                 kept.value_norms = _value_norms(module, v)
                 stats.append(kept)
         layer = getattr(module, "layer_idx", len(self.layers))
+        first = self.rank * H if self.world > 1 and H * self.world == self.heads else 0  # this rank's first head
         for h in self.knockout.get(layer, ()):  # knocked out: the head contributes nothing (before o_proj)
-            out[:, h] = 0
+            if first <= h < first + H:
+                out[:, h - first] = 0
         if stats:
             self.layers[layer] = stats[0]
         return out.transpose(1, 2).contiguous(), None
@@ -333,6 +339,22 @@ def _register(model, recorder):
         model.config._attn_implementation = "attnviz"
 
 
+def _ranks():
+    """(rank, world size) of torch.distributed where it is initialized (torchrun), else (0, 1)."""
+    import torch.distributed as dist
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+def _broadcast(command):
+    """Rank 0's command (a dict of JSON values, None: stop) as every rank gets it."""
+    import torch.distributed as dist
+    box = [command]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]
+
+
 def _config_number(config, *names):
     for owner in (config, getattr(config, "text_config", None)):
         for name in names:
@@ -354,7 +376,9 @@ class Session:
         self.heads = _config_number(config, "num_attention_heads", "n_head")
         self.d_model = _config_number(config, "hidden_size", "n_embd")
         self.max_tokens = max_tokens or _config_number(config, "max_position_embeddings", "n_positions") or 131072
-        self.recorder = Recorder()
+        self.kv_heads = _config_number(config, "num_key_value_heads") or self.heads
+        self.rank, self.world = _ranks()
+        self.recorder = Recorder(self.rank, self.world, self.heads)
         self.lock = threading.Lock()
         self.run_id, self.runs = 0, {}  # run -> (tokens, layers: index -> Kept)
         _register(model, self.recorder)
@@ -377,18 +401,75 @@ class Session:
         return ids
 
     def _forward(self, ids, knockout, record):
-        """The model on ids [T] with those heads knocked out; the lock held."""
+        """The model on ids [T] with those heads knocked out; the lock held. Of several ranks
+        (rank 0 serves), every rank runs it: rank 0 sends them the command first."""
         for layer, head in knockout:
             if not (0 <= layer < self.layers and 0 <= head < self.heads):
                 raise Asked(400, f"knockout: {layer + 1}:{head + 1} is not in the model's {self.layers} layers x {self.heads} heads")
+        if self.world > 1:
+            _broadcast({"ids": [int(i) for i in ids], "knockout": [list(p) for p in knockout], "record": record})
+        return self._forward_here(ids, knockout, record)
+
+    def _forward_here(self, ids, knockout, record):
+        """The model on ids [T] on this rank; recorded: the layers kept, every rank's heads put
+        together on rank 0 (gathered)."""
         self.recorder.layers, self.recorder.recording = {}, record
         for layer, head in knockout:
             self.recorder.knockout.setdefault(layer, set()).add(head)
         try:
             with torch.no_grad():
-                return self.model(input_ids=ids[None].to(self._device()), use_cache=False)
+                out = self.model(input_ids=ids[None].to(self._device()), use_cache=False)
         finally:
             self.recorder.recording, self.recorder.knockout = False, {}
+        if record and self.world > 1:
+            self.recorder.layers = self.gathered(self.recorder.layers)
+        return out
+
+    def gathered(self, layers):
+        """Every rank's heads of each kept layer, put together in the model's head order on rank 0
+        (tensor parallelism: rank r's attention holds query heads r·H/W … (r+1)·H/W − 1 and K/V
+        heads r·KV/W …, so head h still reads K/V head h // (H / KV)); a layer whose every head is
+        here stays. A collective: every rank calls it after the same run. -> rank 0: layer -> Kept
+        of every head; another rank: {}."""
+        import torch.distributed as dist
+
+        def cat(t):  # [n, ...] of each rank -> [W·n, ...]
+            if t is None:
+                return None
+            parts = [torch.empty_like(t) for _ in range(self.world)]
+            dist.all_gather(parts, t.contiguous())
+            return torch.cat(parts)
+        whole = {}
+        for layer, k in sorted(layers.items()):
+            if k.heads == self.heads:  # not split by heads (each rank runs the whole model)
+                whole[layer] = k
+                continue
+            if k.heads * self.world != self.heads or k.kv_heads * self.world != self.kv_heads:
+                raise Asked(500, f"model: layer {layer + 1} has {k.heads} heads and {k.kv_heads} K/V heads on each of {self.world} "
+                                 f"ranks, not the model's {self.heads} and {self.kv_heads} split evenly")
+            g = Kept(cat(k.q), cat(k.k), cat(k.m), cat(k.l), k.scaling, k.softcap, cat(k.sink), k.mask, k.causal, k.window)
+            g.thumbnails, g.value_norms = cat(k.thumbnails), cat(k.value_norms)
+            whole[layer] = g
+        return whole if self.rank == 0 else {}
+
+    def follow(self):
+        """A rank other than 0: runs each text rank 0 runs (its commands), until it stops."""
+        while True:
+            command = _broadcast(None)
+            if command is None:
+                return
+            try:
+                self._forward_here(torch.tensor(command["ids"]), [tuple(p) for p in command["knockout"]], command["record"])
+            except Asked as e:  # rank 0 meets the same and says it
+                warnings.warn(f"attnviz: rank {self.rank}: {e}")
+            self.recorder.layers = {}
+
+    def close(self):
+        """Of several ranks: the others stop following."""
+        if self.world > 1 and self.rank == 0:
+            with self.lock:
+                _broadcast(None)
+                self.world = 1  # (once)
 
     def generate(self, text, tokens, knockout=()):
         """The text continued by `tokens` tokens, each the likeliest (a whole forward a token, as
@@ -713,6 +794,7 @@ class Served:
     def stop(self):
         self.httpd.shutdown()
         self.httpd.server_close()
+        self.session.close()
 
     def __repr__(self):
         return f"attnviz serving {self.session.name} at {self.url}"
@@ -730,11 +812,17 @@ def serve(model, tokenizer, *, host="127.0.0.1", port=0, origins=(), key=None, n
     """Serves `model` (a transformers model, or any module whose attention calls the attention
     interface) to attnviz's page; prints and returns the server (its .url opens the page).
     key: the token (letters, digits, - and _; default a new random one: a server started again
-    with its key and port keeps its pages). keep_runs: the runs answered (pages at once)."""
+    with its key and port keeps its pages). keep_runs: the runs answered (pages at once).
+    Under torchrun (torch.distributed initialized), call it on every rank: rank 0 serves and
+    returns the server; every other rank runs each text rank 0 runs (its share of the heads, which
+    rank 0 gathers) and returns None once rank 0's server stops."""
     if key is not None and not (16 <= len(key) <= 256 and all(c.isalnum() or c in "-_" for c in key)):
         raise ValueError("key: 16 to 256 letters, digits, - and _")
-    served = Served(Session(model, tokenizer, name=name, max_tokens=max_tokens, keep_runs=keep_runs), host, port, origins,
-                    site or APP, key)
+    session = Session(model, tokenizer, name=name, max_tokens=max_tokens, keep_runs=keep_runs)
+    if session.rank != 0:  # several ranks (torchrun): rank 0 serves, this one runs what it runs
+        session.follow()
+        return None
+    served = Served(session, host, port, origins, site or APP, key)
     if not quiet:
         print(f"attnviz: {served.session.name} at {served.url}")
     return served

@@ -92,7 +92,12 @@ await check('a short text\'s Steps and Q–K space: the shown layer\'s Q and K c
     'the Q–K space of the served head', 30000);
   await moveAway(page);
   await shot(page, 'served-09-short-qk.png');
-  return `Steps from Q (${Object.keys(s.steps).length} steps drawn before), map ${d.toExponential(1)} from attnviz run; ${s.query_rects.length} queries in the Q–K space`;
+  // Explain: the weights, the value-weighted reading (the keys' value norms the server sent) and the rollout
+  await page.evaluate((h) => { location.hash = h; }, link(server.key, text2).replace('view=heatmap', 'view=explain'));
+  s = await until(page, (x) => x.view === 'explain' && [0, 1, 2].every((k) => x.widgets[`explain.map.${k}`]), 'Explain\'s three maps', 30000);
+  await moveAway(page);
+  await shot(page, 'served-10-short-explain.png');
+  return `Steps from Q, map ${d.toExponential(1)} from attnviz run; the Q–K space; Explain's three maps`;
 });
 
 // attnviz run's map L:H (from 1) of the ids, whole or pooled to 64 x 64 blocks.
