@@ -405,15 +405,33 @@ TEST_CASE("a served model's short text: the shown layer's Q and K after its maps
     attn::advance_served(st, 2.0);
     CHECK(st.served.outbox.empty());
 
-    // A new text: a layer the server will not send keeps the maps, and says nothing.
-    st.served.text = "another";
+    // A new text whose layer 1 comes; then a link's map again (its stack chosen, layer 1 of it
+    // after): layer 0, passed through, is not asked for, and the choice stays on layer 1.
+    st.served.text = "once more";
     attn::served_input_changed(st);
     CHECK(sent(st) == "api/run");
     run["run"] = 2;
     attn::served_reply(st, st.served.waiting, 200, run.dump());
     CHECK(sent(st) == "api/maps?run=2");
     attn::served_reply(st, st.served.waiting, 200, maps_file(H, T, L));
-    CHECK(sent(st) == "api/qk?run=2&layer=1");  // the reader's layer stays
+    CHECK(sent(st) == "api/qk?run=2&layer=1");
+    attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 0, q, k));
+    attn::select_import_stack(st, 0);
+    attn::select_import_map(st, 1, 0);
+    attn::advance_served(st, 2.5);
+    CHECK(st.served.outbox.empty());
+    CHECK(st.imported.import_layer == 1);
+    CHECK(st.figure.has(attn::Detail::Queries));
+
+    // A new text: a layer the server will not send keeps the maps, and says nothing.
+    st.served.text = "another";
+    attn::served_input_changed(st);
+    CHECK(sent(st) == "api/run");
+    run["run"] = 3;
+    attn::served_reply(st, st.served.waiting, 200, run.dump());
+    CHECK(sent(st) == "api/maps?run=3");
+    attn::served_reply(st, st.served.waiting, 200, maps_file(H, T, L));
+    CHECK(sent(st) == "api/qk?run=3&layer=1");  // the reader's layer stays
     attn::served_reply(st, st.served.waiting, 422, R"({"error":"qk: this layer's mask is not a causal one"})");
     CHECK(st.served.error.empty());
     CHECK(st.figure.has(attn::Detail::Layers));

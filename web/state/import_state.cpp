@@ -270,6 +270,7 @@ void show_import(AppState& st) {
     // served_state.hpp); a short text shows its maps meanwhile, a long one the map shown.
     const bool qk_here = figure.live || figure.kept_layer(im.import_stack, im.import_layer);
     if (pipeline && !qk_here) im.wanted_layer = im.import_layer, im.wanted_head = im.import_head;
+    else if (!figure.maps_on_demand()) im.wanted_layer = -1;  // (a short text's: only the layer shown is wanted)
     if (pipeline && (!sink_key || figure.maps_on_demand()) && (qk_here || figure.maps_on_demand())) {
         if (!qk_here) {
             if (figure.shown && figure.kept_layer(im.import_stack, im.shown_layer)) {
