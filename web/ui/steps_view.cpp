@@ -510,7 +510,9 @@ void window_sliders(AppState& st, const Trace& tr, float s) {
         if (ImGui::SliderInt(id, &from, 1, last + 1, shown.c_str(), ImGuiSliderFlags_AlwaysClamp)) first = from - 1;
         probe(st, id + 2);
     };
-    slider(Str::AxisQueries, "##steps.queries", st.steps.first_query, static_cast<int>(tr.attention.x_q.rows()));  // a long trace's first 16
+    // the rows at hand: a long trace's first 16 (X's, or a kept layer's Q's)
+    const Eigen::Index rows = std::max(tr.attention.x_q.rows(), tr.attention.heads.empty() ? Eigen::Index{0} : tr.attention.heads[0].q.rows());
+    slider(Str::AxisQueries, "##steps.queries", st.steps.first_query, static_cast<int>(rows));
     slider(Str::AxisKeys, "##steps.keys", st.steps.first_key, tr.T_k());
 }
 
