@@ -331,7 +331,7 @@ await check('a live model in the Q–K space: a head\'s rotated queries and keys
   return `layer 2 head 1: r = ${r}`;
 });
 
-await check('a text past 512 tokens: its maps on demand in the heatmap, the model grid, Steps and Explain', async () => {
+await check('a text past 512 tokens: its maps on demand in the heatmap, the model grid, Steps, the Q–K space and Explain', async () => {
   const text = 'The cat sat on the mat and the dog ran to the park. '.repeat(40);
   const page = await openPage(browser, `${url}#v=1&model=tiny-circuits&view=model&map=attention:2:1&text=${encodeURIComponent(text)}`);
   let s = await until(page, settled, 'the long text run', 120000);
@@ -348,6 +348,11 @@ await check('a text past 512 tokens: its maps on demand in the heatmap, the mode
   s = await until(page, (x) => x.view === 'steps' && x.steps.q && x.steps.k && x.steps.weights && !x.steps.x, 'Steps from the long text\'s kept Q and K');
   await moveAway(page);
   await shot(page, 'builtin-16-long-steps.png');
+  // the Q–K space of the head shown: every query and key the run kept, by PCA
+  await clickWidget(page, 'view.qk');
+  s = await until(page, (x) => x.view === 'qk' && x.query_rects.length === T && /by PCA/.test(x.steps_said), 'the Q–K space of the long text', 60000);
+  await moveAway(page);
+  await shot(page, 'builtin-16b-long-qk.png');
   // Explain reads the last query's row three ways; the rollout through layers 0 … 2 a block of rows a frame
   await clickWidget(page, 'view.explain');
   const three = (x) => x.view === 'explain' && [0, 1, 2].every((k) => x.widgets[`explain.strip.${k}`]);
@@ -363,7 +368,7 @@ await check('a text past 512 tokens: its maps on demand in the heatmap, the mode
   const picked = s.pinned.index;
   s = await until(page, three, 'the new query\'s rows', 120000);
   await page.context().close();
-  return `${T} tokens, layer 2 head 1 on demand; Explain of query ${T - 1}, then of key ${picked} clicked`;
+  return `${T} tokens, layer 2 head 1 on demand; Steps from its Q and K; the Q–K space of its ${T} queries; Explain of query ${T - 1}, then of key ${picked} clicked`;
 });
 
 await check('Compare on two long texts: the query\'s row on each, and their difference key by key', async () => {
