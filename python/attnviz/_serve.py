@@ -44,6 +44,7 @@ one answer holds at most 4096^2 numbers of maps, or 2^26 of Q and K.
 import hmac
 import http.server
 import json
+import math
 import pathlib
 import secrets
 import struct
@@ -232,7 +233,16 @@ class Recorder:
 MOST_NUMBERS = 4096 * 4096  # in one answer of maps
 MOST_QK = 1 << 26           # in one answer of Q and K: a layer of a 70B at 4 096 tokens, an 8B's at 8 192
 THUMBNAIL_BLOCKS = 64       # the page's model view: every map pooled to 64 x 64 (core's kThumbnailBlocks)
-MAPS_UP_TO = 512            # tokens: past this, /api/maps refuses (ask regions), as attnviz run does
+MAPS_UP_TO = 512            # tokens: past this, /api/maps refuses (ask regions), as attnviz run does; fewer
+                            # where every map would pass MOST_NUMBERS (maps_up_to)
+
+
+def maps_up_to(layers, heads):
+    """The tokens up to which /api/maps sends every map whole: MAPS_UP_TO, or fewer where layers x
+    heads x T^2 would pass MOST_NUMBERS (a 70B's 80 x 64 heads: 57; an 8B's 32 x 32: 128); past
+    them the page asks its questions (a long text's)."""
+    maps = layers * heads
+    return MAPS_UP_TO if maps <= 0 else max(1, min(MAPS_UP_TO, math.isqrt(MOST_NUMBERS // maps)))
 
 
 def edges(first, n, blocks):
@@ -385,7 +395,7 @@ class Session:
 
     def info(self):
         return {"attnviz": 1, "model": self.name, "layers": self.layers, "heads": self.heads,
-                "max_tokens": self.max_tokens, "maps_up_to": MAPS_UP_TO, "most_numbers": MOST_NUMBERS}
+                "max_tokens": self.max_tokens, "maps_up_to": maps_up_to(self.layers, self.heads), "most_numbers": MOST_NUMBERS}
 
     def _device(self):
         device = getattr(self.model, "device", None)
@@ -532,8 +542,9 @@ class Session:
     def maps(self, query):
         with self.lock:
             tokens, kept = self._run(query)
-            if len(tokens) > MAPS_UP_TO:
-                raise Asked(413, f"run: {len(tokens)} tokens: past {MAPS_UP_TO}, ask for regions")
+            most = maps_up_to(len(kept), next(iter(kept.values())).heads if kept else 0)
+            if len(tokens) > most:
+                raise Asked(413, f"run: {len(tokens)} tokens: past {most}, ask for regions")
             layers = [torch.stack([k.weights(h, 0, k.T_q, 0, k.T_k) for h in range(k.heads)]) for _, k in sorted(kept.items())]
             return safetensors({"attention": torch.stack(layers)},
                                {"tokens": json.dumps(tokens, ensure_ascii=False), "model": self.name})

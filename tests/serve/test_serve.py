@@ -77,6 +77,14 @@ def sixteen_bits():
         check(header["x"]["dtype"] == name and np.array_equal(got, x.to(dtype).float().numpy()), f"{name} tensors kept in their bits")
 
 
+def limits():
+    """Whole maps only while every map fits one answer: a 70B's 80 x 64 heads up to 57 tokens, an
+    8B's 32 x 32 up to 128, a small model's up to 512."""
+    got = [_serve.maps_up_to(80, 64), _serve.maps_up_to(32, 32), _serve.maps_up_to(2, 4), _serve.maps_up_to(0, 0)]
+    check(got == [57, 128, 512, 512] and 80 * 64 * 57 ** 2 <= _serve.MOST_NUMBERS < 80 * 64 * 58 ** 2,
+          f"whole maps up to {got} tokens (80 x 64, 32 x 32, 2 x 4 heads, not known)")
+
+
 def mask_patterns():
     """A layer's mask goes to the page as causal and window, or is refused (padding)."""
     q, k = torch.zeros(2, 6, 4), torch.zeros(1, 6, 4)
@@ -314,6 +322,7 @@ def main():
     binary, refs = sys.argv[1], sys.argv[2]
     site = sys.argv[3] if len(sys.argv) > 3 and os.path.isdir(sys.argv[3]) else None
     sixteen_bits()
+    limits()
     mask_patterns()
     for case, mask in CASES:
         served_case(binary, os.path.join(refs, case), mask)
