@@ -317,7 +317,8 @@ RunInput patches_input(const LoadedModel& m, const ModelConfig& c, const PixelVa
     if (rows < 1 || cols < 1 || rows > named || cols > named)
         throw ModelError(processor, "size",
                          "gives " + std::to_string(px.width) + " × " + std::to_string(px.height) + " pixels: " + std::to_string(rows) + " × " +
-                             std::to_string(cols) + " patches of " + std::to_string(p) + "; attnviz reads 1 to " + std::to_string(named) + " a side");
+                             std::to_string(cols) + " patches of " + std::to_string(p) + "; attnviz reads 1 to " + std::to_string(named) + " a side" +
+                             (m.processor && m.processor->max_pixels > 0 ? " (a narrower picture, or a lower max_pixels here, makes fewer)" : ""));
     if (ch != 3) throw ModelError(config_file(m), "num_channels", std::to_string(ch) + ": pictures have 3 (RGB)");
     RunInput in;
     in.patch_rows = rows;

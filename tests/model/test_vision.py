@@ -387,6 +387,12 @@ else:
              "<|image_pad|>")]:
         d, text = vlm_spoil(qwen, name, file, spoil)
         bad(what, [d, "--image", os.path.join(d, "image.png"), "--text", text, "--json"], f"{name}/{file}", field)
+    # a picture whose smart resize is past attnviz's 128 patches a side: the line says what makes fewer
+    from PIL import Image
+    thin = os.path.join(work, "thin.png")
+    Image.new("RGB", (40000, 300), (200, 30, 30)).save(thin)
+    bad("a picture 184 patches wide for Qwen2.5-VL", [os.path.join(refs, qwen), "--image", thin, "--text", "hi", "--json"],
+        "preprocessor_config.json", "128 a side", "max_pixels")
 
 shutil.rmtree(work)
 shutil.rmtree(hub_env["HF_HUB_CACHE"])
