@@ -5,6 +5,7 @@
 
 #include "app_state.hpp"
 #include "explain_layout.hpp"
+#include "explain_rows.hpp"
 #include "import_state.hpp"
 #include "link_state.hpp"
 #include "steps.hpp"
@@ -270,12 +271,19 @@ TEST_CASE("a served model's long text: thumbnails a layer at a time, then the sh
     CHECK(sent(st) == "api/qk?run=3&layer=1");
     attn::advance_served(st, 1.1);
     CHECK(st.served.outbox.empty());
-    attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 3, q, k));
+    std::vector<float> norms(static_cast<size_t>(H) * T);
+    for (size_t i = 0; i < norms.size(); ++i) norms[i] = 1.0f + static_cast<float>(i % 5);
+    attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 3, q, k, norms));
     REQUIRE(st.figure.kept_layer(0, 1) != nullptr);
     CHECK(st.imported.import_layer == 1);
     CHECK(st.imported.import_head == 1);
     CHECK(st.imported.wanted_layer == -1);
     CHECK(st.figure.trace().window == 3);
+    // Explain's value-weighted row reads the norms the server sent with the layer (none with layer 0)
+    const attn::RowVector n = attn::shown_value_norms(st.figure, 0, 1, 1);
+    REQUIRE(n.size() == T);
+    CHECK((n.array() == Eigen::Map<const attn::RowVector>(norms.data() + T, T).array()).all());
+    CHECK(attn::shown_value_norms(st.figure, 0, 0, 1).size() == 0);
     attn::attention_rows(st.figure.trace(), 1, 300, 301, row.data());
     const std::vector<double> want = naive_row(q, k, H, KV, T, D, 0.5f, 3, 1, 300);
     double d = 0;
