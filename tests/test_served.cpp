@@ -413,16 +413,20 @@ TEST_CASE("a served model's short text: the shown layer's Q and K after its maps
     attn::advance_served(st, 2.0);
     CHECK(st.served.outbox.empty());
 
+    // A new text's run and maps: -> what the page asks for then
+    auto new_text = [&](const char* text, int id) {
+        st.served.text = text;
+        attn::served_input_changed(st);
+        CHECK(sent(st) == "api/run");
+        run["run"] = id;
+        attn::served_reply(st, st.served.waiting, 200, run.dump());
+        CHECK(sent(st) == "api/maps?run=" + std::to_string(id));
+        attn::served_reply(st, st.served.waiting, 200, maps_file(H, T, L));
+        return sent(st);
+    };
     // A new text whose layer 1 comes; then a link's map again (its stack chosen, layer 1 of it
     // after): layer 0, passed through, is not asked for, and the choice stays on layer 1.
-    st.served.text = "once more";
-    attn::served_input_changed(st);
-    CHECK(sent(st) == "api/run");
-    run["run"] = 2;
-    attn::served_reply(st, st.served.waiting, 200, run.dump());
-    CHECK(sent(st) == "api/maps?run=2");
-    attn::served_reply(st, st.served.waiting, 200, maps_file(H, T, L));
-    CHECK(sent(st) == "api/qk?run=2&layer=1");
+    CHECK(new_text("once more", 2) == "api/qk?run=2&layer=1");
     attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 0, q, k));
     attn::select_import_stack(st, 0);
     attn::select_import_map(st, 1, 0);
@@ -432,14 +436,7 @@ TEST_CASE("a served model's short text: the shown layer's Q and K after its maps
     CHECK(st.figure.has(attn::Detail::Queries));
 
     // A new text: a layer the server will not send keeps the maps, and says nothing.
-    st.served.text = "another";
-    attn::served_input_changed(st);
-    CHECK(sent(st) == "api/run");
-    run["run"] = 3;
-    attn::served_reply(st, st.served.waiting, 200, run.dump());
-    CHECK(sent(st) == "api/maps?run=3");
-    attn::served_reply(st, st.served.waiting, 200, maps_file(H, T, L));
-    CHECK(sent(st) == "api/qk?run=3&layer=1");  // the reader's layer stays
+    CHECK(new_text("another", 3) == "api/qk?run=3&layer=1");  // the reader's layer stays
     attn::served_reply(st, st.served.waiting, 422, R"({"error":"qk: this layer's mask is not a causal one"})");
     CHECK(st.served.error.empty());
     CHECK(st.figure.has(attn::Detail::Layers));
