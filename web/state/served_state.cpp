@@ -185,9 +185,16 @@ void show_layer(AppState& st, std::shared_ptr<const KeptHeads> kept) {
     auto remote = std::make_shared<RemoteMaps>();
     const bool whole = whole_maps(st);
     const bool same_run = s.shown == s.run && st.figure.has(Detail::Layers) && st.figure.remote == s.remote && (whole || s.remote);
-    if (whole && !same_run) return;  // the figure is another's now
-    if (same_run && s.remote) *remote = *s.remote;
-    else remote->thumbnails = std::move(s.thumbnails), remote->d_model = s.d_model > 0 ? s.d_model : s.heads * kept->d_head;
+    if (whole && !same_run) {  // the figure is another's now
+        s.asked_layer = -1;
+        return;
+    }
+    if (same_run && s.remote) {
+        *remote = *s.remote;
+    } else {
+        if (!whole) remote->thumbnails = std::move(s.thumbnails);
+        remote->d_model = s.d_model > 0 ? s.d_model : s.heads * kept->d_head;
+    }
     remote->on_demand = !whole;
     auto held = [&] {
         std::size_t bytes = kept->bytes();
