@@ -130,10 +130,10 @@ Trace kept_layer_trace(const KeptHeads& k, AttentionKind kind, int d_model, floa
     t.attention.heads.resize(static_cast<size_t>(k.heads));
     for (int h = 0; h < k.heads; ++h) {
         HeadTrace& ht = t.attention.heads[static_cast<size_t>(h)];
-        const Matrix q = k.q.middleCols(h * k.d_head, k.d_head);
-        if (!whole) t.long_q.push_back(q);
+        Matrix q = k.q.middleCols(h * k.d_head, k.d_head);
+        if (whole) ht.q = std::move(q);
+        else t.long_q.push_back(q), ht.q = q.topRows(rows);
         ht.k = k.k.middleCols(f.kv_head_of(h) * k.d_head, k.d_head);
-        ht.q = q.topRows(rows);
         ht.scores.resize(rows, k.T_k), ht.scaled.resize(rows, k.T_k), ht.weights.resize(rows, k.T_k);
         kernels::HeadArgs a;
         a.T_q = rows, a.T_k = k.T_k, a.d_k = k.d_head;
