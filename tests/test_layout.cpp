@@ -308,7 +308,7 @@ void check_heatmap(const Trace& tr, const SvgOptions& o, const FakeMeasure& m, c
     in.scale = o.scale;
     in.dark = o.dark;
     in.scores = o.scores;
-    in.any_masked = tr.allowed.minCoeff() == 0;
+    in.any_masked = tr.allowed.any_masked();
     in.zoom = o.zoom, in.view_x = o.view_x, in.view_y = o.view_y;
     const HeatmapLayout L = lay_out_heatmap(in, m, label_widths(tr, FontRole::Body, m));
     INFO(what);

@@ -309,6 +309,50 @@ TEST_CASE("key_span: causal or sliding, OR'ed with a picture's runs both ways, a
                     }
 }
 
+// A long trace's mask is its block's rule (KeyMask): no T×T cells, the same answers as the cells.
+TEST_CASE("KeyMask: a rule answers as its cells do, cell by cell, row by row, and whether a key is masked") {
+    SplitMix64 rng{47};
+    for (int T : {1, 2, 7, 33})
+        for (bool causal : {false, true})
+            for (int window : {0, 1, 4})
+                for (int extra = 0; extra < 4; ++extra) {  // 1: hidden keys, 2: a picture both ways, 3: window groups
+                    KeyRule rule{causal, window, {}, {}, {}};
+                    if (extra == 1)
+                        for (int j = 0; j < T; ++j) rule.keys.push_back(rng.next() % 4 != 0);
+                    if (extra == 2 && T > 3) rule.both_ways = {{1, T - 1}};
+                    if (extra == 3)
+                        for (int j = 0; j < T; ++j) rule.groups.push_back(j / 3);
+                    const int T_q = causal || extra == 3 ? T : T + 1;  // cross-shaped too where no causal limit or groups
+                    const KeyMask mask(T_q, T, rule);
+                    MaskMatrix naive(T_q, T);
+                    for (int i = 0; i < T_q; ++i)
+                        for (int j = 0; j < T; ++j) naive(i, j) = rule.allows(i, j, T);
+                    CAPTURE(T);
+                    CAPTURE(causal);
+                    CAPTURE(window);
+                    CAPTURE(extra);
+                    CHECK(mask.rows() == T_q);
+                    CHECK(mask.cols() == T);
+                    CHECK(mask.cells() == naive);
+                    CHECK(mask == KeyMask(naive));
+                    std::vector<std::uint8_t> scratch;
+                    bool same = true;
+                    for (int i = 0; i < T_q; ++i) {
+                        const std::uint8_t* row = mask.row(i, scratch);
+                        for (int j = 0; j < T; ++j) same = same && row[j] == naive(i, j) && mask(i, j) == naive(i, j);
+                    }
+                    CHECK(same);
+                    for (int r0 = 0; r0 < T_q; r0 += 3) CHECK(mask.rows_between(r0, T_q) == naive.bottomRows(T_q - r0));
+                    for (int first = 0; first <= T; ++first) {
+                        const bool want = first < T && naive.rightCols(T - first).minCoeff() == 0;
+                        CHECK_MESSAGE(mask.any_masked(first) == want, "first " << first);
+                        CHECK(KeyMask(naive).any_masked(first) == want);
+                    }
+                }
+    CHECK(KeyMask(8192, 8192, KeyRule{true, 1024, {}, {}, {}}).bytes() == 0);  // no cells held
+    CHECK(KeyMask(MaskMatrix::Ones(64, 64)).bytes() == 64 * 64);
+}
+
 TEST_CASE("maps on demand: a query's row for the Picture view (figure_row), one head's and the heads' mean, is the forward's") {
 #ifdef ATTN_MODEL_REFS
     const std::filesystem::path root = ATTN_MODEL_REFS;

@@ -481,15 +481,15 @@ TEST_CASE("qk_space: q·k against the 2-D distance: strongly negative where it m
     const Matrix plane1 = tsne_plane(normalize_qk(q1, k1).joint()).points;
     CHECK(plane1.allFinite());
     CHECK(qk_distance_correlation(q1, k1, MaskMatrix(), plane1) == 0.0f);
-    CHECK(qk_distance_correlation(q1, k1, MaskMatrix::Zero(1, 1), plane1) == 0.0f);
+    CHECK(qk_distance_correlation(q1, k1, MaskMatrix(MaskMatrix::Zero(1, 1)), plane1) == 0.0f);
     CHECK(nearest_keys(plane1, 1, 0, 3) == std::vector<int>{0});
-    CHECK(qk_distance_correlation(q, k, MaskMatrix::Zero(T, T), circle.points) == 0.0f);
+    CHECK(qk_distance_correlation(q, k, MaskMatrix(MaskMatrix::Zero(T, T)), circle.points) == 0.0f);
     MaskMatrix one = MaskMatrix::Zero(T, T);
     one(3, 4) = 1;
     CHECK(qk_distance_correlation(q, k, one, circle.points) == 0.0f);
     CHECK(qk_distance_correlation(Matrix::Zero(T, 2), k, MaskMatrix(), circle.points) == 0.0f);  // q·k all 0
     CHECK_THROWS_AS(qk_distance_correlation(q, k, MaskMatrix(), Matrix(T, 2)), std::invalid_argument);
-    CHECK_THROWS_AS(qk_distance_correlation(q, k, MaskMatrix::Ones(T, T - 1), circle.points), std::invalid_argument);
+    CHECK_THROWS_AS(qk_distance_correlation(q, k, MaskMatrix(MaskMatrix::Ones(T, T - 1)), circle.points), std::invalid_argument);
 }
 
 TEST_CASE("qk_space: a query's nearest keys in the plane, ties to the lower index, masked keys left out") {
@@ -512,7 +512,7 @@ TEST_CASE("qk_space: a query's nearest keys in the plane, ties to the lower inde
     CHECK(nearest_keys(plane, 2, 1, 2, allowed).empty());
     CHECK(nearest_keys(plane, 2, 2, 2).empty());
     CHECK(nearest_keys(plane, 2, 0, 0).empty());
-    CHECK_THROWS_AS(nearest_keys(plane, 2, 0, 2, MaskMatrix::Ones(2, 3)), std::invalid_argument);
+    CHECK_THROWS_AS(nearest_keys(plane, 2, 0, 2, MaskMatrix(MaskMatrix::Ones(2, 3))), std::invalid_argument);
 }
 
 // The view's layout of a plane: a scene's head and a live model's.

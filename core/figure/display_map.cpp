@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 namespace attn {
@@ -127,12 +128,15 @@ void DisplayMapBuilder::finish_block_range() {
     const Trace& t = *trace_;
     const int T_k = t.T_k(), r1 = std::min(row_ + block_rows_, t.T_q());
     const float* values = heads_ > 1 ? sum_.data() : scaled_.data();
-    for (int r = row_; r < r1; ++r)
+    std::vector<std::uint8_t> scratch;
+    for (int r = row_; r < r1; ++r) {
+        const std::uint8_t* allowed = t.allowed.row(r, scratch);
         for (int k = 0; k < T_k; ++k) {
             const float x = values[static_cast<size_t>(r - row_) * T_k + k];
-            if (t.allowed(r, k) == 0 || !std::isfinite(x)) continue;
+            if (allowed[k] == 0 || !std::isfinite(x)) continue;
             range_lo_ = std::min(range_lo_, x), range_hi_ = std::max(range_hi_, x);
         }
+    }
 }
 
 void DisplayMapBuilder::finish_block_fill() {
@@ -144,10 +148,11 @@ void DisplayMapBuilder::finish_block_fill() {
     const float lo = map_.log ? -kLogWeightDecades : map_.lo, hi = map_.log ? 0.0f : map_.hi;
     const float floor = kLogWeightFloor;
     bool masked = false;
+    std::vector<std::uint8_t> scratch;
     for (int r = row_; r < r1; ++r) {
         std::uint8_t* out = level.texels.data() + static_cast<size_t>(r) * T_k;
         const float* in = values + static_cast<size_t>(r - row_) * T_k;
-        const std::uint8_t* allowed = t.allowed.data() + static_cast<size_t>(r) * T_k;
+        const std::uint8_t* allowed = t.allowed.row(r, scratch);
         for (int k = 0; k < T_k; ++k) {
             const float x = map_.log ? std::log10(std::max(in[k], floor)) : in[k];
             out[k] = allowed[k] ? quantize(x, lo, hi) : kMaskedTexel;

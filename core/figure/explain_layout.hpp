@@ -59,7 +59,7 @@ struct ExplainPanel {
     const Matrix* map = nullptr;   // nullptr: `missing` instead
     std::string missing;
     std::vector<std::string> queries, keys;  // as shown (display tokens)
-    MaskMatrix allowed;            // T_q×T_k, or empty: every cell
+    KeyMask allowed;               // T_q×T_k, or empty: every cell
     bool diverging = false;        // −range … range on diverging_colormap(), else 0 … 1 on the colormap
     float range = 1.0f;
 };

@@ -111,34 +111,28 @@ Trace kept_layer_trace(const KeptHeads& k, AttentionKind kind, int d_model, floa
     t.d_model = d_model;
     t.d_k = k.d_head;
     t.scale = query_scale > 0 ? Scale{ScaleKind::Divisor, 1.0f / query_scale} : Scale{ScaleKind::InvSqrtDk};
-    t.allowed = MaskMatrix::Zero(k.T_q, k.T_k);
-    for (int i = 0; i < k.T_q; ++i) {  // KeptHeads::allowed a row at a time: its keys from the window's start to the causal end
-        const int lo = k.window > 0 ? std::max(0, i - k.window + 1) : 0, hi = k.causal ? std::min(i + 1, k.T_k) : k.T_k;
-        std::uint8_t* row = t.allowed.data() + static_cast<std::ptrdiff_t>(i) * k.T_k;
-        if (k.keys.empty()) std::fill(row + lo, row + std::max(lo, hi), std::uint8_t{1});
-        else
-            for (int j = lo; j < hi; ++j) row[j] = k.keys[static_cast<std::size_t>(j)];
-    }
+    t.allowed = k.mask();  // the block's rule: no T×T cells
     t.window = k.window;
     FamilyTrace& f = t.family;
     f.kv_heads = k.kv_heads, f.group = k.heads / std::max(k.kv_heads, 1);
     f.softcap = k.softcap, f.sinks = k.sinks, f.factor = k.factor;
     if (query_scale > 0) f.query_pre_attn_scalar = 1.0f / (query_scale * query_scale);
     const int rows = whole ? k.T_q : std::min(kLongTraceRows, k.T_q);
-    const auto spans = kernels::row_spans(t.allowed.data(), rows, k.T_k);
+    const MaskMatrix first = t.allowed.rows_between(0, rows);
+    const auto spans = kernels::row_spans(first.data(), rows, k.T_k);
     kernels::Context ctx;  // attention_rows' instruction set
     t.attention.heads.resize(static_cast<size_t>(k.heads));
     for (int h = 0; h < k.heads; ++h) {
         HeadTrace& ht = t.attention.heads[static_cast<size_t>(h)];
         Matrix q = k.q.middleCols(h * k.d_head, k.d_head);
         if (whole) ht.q = std::move(q);
-        else t.long_q.push_back(q), ht.q = q.topRows(rows);
+        else ht.q = q.topRows(rows), t.long_q.push_back(std::move(q));
         ht.k = k.k.middleCols(f.kv_head_of(h) * k.d_head, k.d_head);
         ht.scores.resize(rows, k.T_k), ht.scaled.resize(rows, k.T_k), ht.weights.resize(rows, k.T_k);
         kernels::HeadArgs a;
         a.T_q = rows, a.T_k = k.T_k, a.d_k = k.d_head;
         a.q = ht.q.data(), a.k = ht.k.data();
-        a.allowed = t.allowed.data(), a.spans = spans.data();
+        a.allowed = first.data(), a.spans = spans.data();
         a.factor = k.factor, a.softcap = k.softcap;
         if (!k.sinks.empty()) a.sink = k.sinks[static_cast<size_t>(h)];
         a.scores = ht.scores.data(), a.scaled = ht.scaled.data(), a.weights = ht.weights.data();

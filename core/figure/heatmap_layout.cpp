@@ -22,8 +22,7 @@ std::string heatmap_value_text(float x) {
 
 bool any_masked(const Trace& tr, bool sink_hidden) {
     const Eigen::Index first = sink_hidden ? 1 : 0;
-    if (tr.allowed.size() == 0 || tr.allowed.cols() <= first) return false;
-    return tr.allowed.rightCols(tr.allowed.cols() - first).minCoeff() == 0;
+    return tr.allowed.any_masked(first);
 }
 
 // [SECTION] Geometry -----------------------------------------------------------------------------

@@ -569,7 +569,7 @@ TsnePlane tsne_plane(const Matrix& points, const TsneOptions& options) {
 
 // [SECTION] Reading the plane ---------------------------------------------------------------------
 
-float qk_distance_correlation(const Matrix& q, const Matrix& k, const MaskMatrix& allowed, const Matrix& plane) {
+float qk_distance_correlation(const Matrix& q, const Matrix& k, const KeyMask& allowed, const Matrix& plane) {
     const int T_q = static_cast<int>(q.rows()), T_k = static_cast<int>(k.rows());
     if (q.cols() != k.cols() || plane.rows() != T_q + T_k || plane.cols() != 2 ||
         (allowed.size() != 0 && (allowed.rows() != T_q || allowed.cols() != T_k)))
@@ -603,7 +603,7 @@ float qk_distance_correlation(const Matrix& q, const Matrix& k, const MaskMatrix
     return static_cast<float>(std::clamp(cov / std::sqrt(v_dot * v_dist), -1.0, 1.0));
 }
 
-std::vector<int> nearest_keys(const Matrix& plane, int T_q, int query, int n, const MaskMatrix& allowed) {
+std::vector<int> nearest_keys(const Matrix& plane, int T_q, int query, int n, const KeyMask& allowed) {
     const int T_k = static_cast<int>(plane.rows()) - T_q;
     if (T_q < 0 || T_k < 0 || plane.cols() != 2 || (allowed.size() != 0 && (allowed.rows() != T_q || allowed.cols() != T_k)))
         throw std::invalid_argument("nearest_keys: the plane is " + std::to_string(plane.rows()) + "×" + std::to_string(plane.cols()) +

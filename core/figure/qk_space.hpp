@@ -107,11 +107,11 @@ TsnePlane tsne_plane(const Matrix& points, const TsneOptions& options = {});
 // over the pairs `allowed` (T_q×T_k; empty: every pair). plane: (T_q+T_k)×2, queries first.
 // 0 when fewer than two pairs are allowed or either side is constant. Throws
 // std::invalid_argument on shapes that do not agree.
-float qk_distance_correlation(const Matrix& q, const Matrix& k, const MaskMatrix& allowed, const Matrix& plane);
+float qk_distance_correlation(const Matrix& q, const Matrix& k, const KeyMask& allowed, const Matrix& plane);
 
 // The n keys (0 … T_k−1) nearest to query `query` in the plane ((T_q+T_k)×2), nearest first,
 // ties to the lower index; only the keys `allowed` (T_q×T_k; empty: all). Fewer when fewer keys
 // are there; none for a query out of range. Throws std::invalid_argument on shapes that do not agree.
-std::vector<int> nearest_keys(const Matrix& plane, int T_q, int query, int n, const MaskMatrix& allowed = {});
+std::vector<int> nearest_keys(const Matrix& plane, int T_q, int query, int n, const KeyMask& allowed = {});
 
 }  // namespace attn

@@ -12,8 +12,9 @@ Trace without_sink(const Trace& tr) {
     out.heads = tr.heads, out.d_k = tr.d_k, out.d_model = tr.d_model;
     out.scale = tr.scale;
     out.window = tr.window;
-    out.allowed = tr.allowed;
-    out.allowed.col(0).setZero();
+    MaskMatrix allowed = tr.allowed.cells();
+    allowed.col(0).setZero();
+    out.allowed = std::move(allowed);
     const Eigen::Index T_q = tr.T_q(), T_k = tr.T_k();
     for (const HeadTrace& head : tr.attention.heads) {
         // weights: T_q×T_k → T_q×T_k. Per row: pass 1 the sum over the allowed keys but the first

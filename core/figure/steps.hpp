@@ -187,9 +187,7 @@ inline std::vector<Step> pipeline_steps(const Trace& tr, int head, bool position
     }
     add(StepKind::Scaled, scale_label, "T_q", "T_k", scale_formula, h.scores * factor);
     if (f.softcap > 0) add(StepKind::Capped, "cap·tanh(s/cap)", "T_q", "T_k", "cap = " + format_general(f.softcap, 4), capped_scores(tr, h));
-    bool any_masked = false;
-    for (Eigen::Index i = 0; i < tr.allowed.size(); ++i) any_masked |= tr.allowed.data()[i] == 0;
-    if (any_masked) add(StepKind::Masked, "+ M", "T_q", "T_k", "M = 0 / −∞", h.scaled);
+    if (tr.allowed.any_masked()) add(StepKind::Masked, "+ M", "T_q", "T_k", "M = 0 / −∞", h.scaled);
     // gpt-oss: the head's sink in the denominator; a row then sums to 1 less the sink's weight
     if (!f.sinks.empty()) add(StepKind::Weights, "softmax (+ sink)", "T_q", "T_k", "Σ = 1 − sink", h.weights, true);
     else add(StepKind::Weights, "softmax", "T_q", "T_k", "Σ = 1", h.weights, true);
@@ -224,7 +222,7 @@ inline std::string explain_score(const HeadTrace& h, int q, int k, int max_terms
 
 // Weight (q, k): e^s / Σ e^s over the allowed keys of row q (and the head's sink, gpt-oss: a
 // logit of no key, its term last: "+ e^sink").
-inline std::string explain_weight(const HeadTrace& h, const MaskMatrix& allowed, int q, int k, int max_terms = 4,
+inline std::string explain_weight(const HeadTrace& h, const KeyMask& allowed, int q, int k, int max_terms = 4,
                                   float sink = -INFINITY) {
     if (!allowed(q, k)) return "e^(\xe2\x88\x92\xe2\x88\x9e) = 0";  // masked
     // Shifted by the row max as the kernel does; the ratio is the same and the numbers stay finite.

@@ -68,9 +68,7 @@ bool TopKeys::advance(const Trace& trace, std::int64_t min_cells) {
         const int r0 = next_row_, r1 = std::min(T_q_, r0 + per_block);
         block_.resize(static_cast<size_t>(r1 - r0) * static_cast<size_t>(T_k_));
         attention_rows(trace, head_, r0, r1, block_.data());
-        for (int q = r0; q < r1; ++q)
-            add_row(q, block_.data() + static_cast<std::ptrdiff_t>(q - r0) * T_k_,
-                    trace.allowed.data() + static_cast<std::ptrdiff_t>(q) * T_k_);
+        for (int q = r0; q < r1; ++q) add_row(q, block_.data() + static_cast<std::ptrdiff_t>(q - r0) * T_k_, trace.allowed.row(q, mask_row_));
         next_row_ = r1;
         cells += static_cast<std::int64_t>(r1 - r0) * T_k_;
     } while (!done() && cells < min_cells);

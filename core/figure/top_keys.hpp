@@ -73,6 +73,7 @@ private:
     std::vector<std::int32_t> key_count_;       // T_k
     std::vector<float> key_floor_;              // T_k: the weakest weight kept while a list is full
     std::vector<float> block_;                  // rows × T_k weights of the block being read
+    std::vector<std::uint8_t> mask_row_;        // a row of a mask that is a rule (KeyMask::row)
 };
 
 // Σ of the weights of a set of queries, per key (1×T_k): the rows on demand, so it works in a

@@ -509,7 +509,7 @@ Trace compute(const Scene& s, std::int64_t max_cells) {
     AttentionOptions options;
     options.n_heads = s.heads;
     options.scale = s.scale;
-    options.mask.allowed = t.allowed.topRows(rows);
+    options.mask.allowed = t.allowed.rows_between(0, rows);
     kernels::Context ctx;  // the best instruction set, as attention_rows'
     t.attention = multi_head_attention(ctx, x_q.topRows(rows), x_kv, w, options);
     t.w_o = w.w_o;
@@ -555,11 +555,12 @@ void attention_rows(const Trace& t, int head, int r0, int r1, float* weights, fl
         if (scaled) std::copy_n(h.scaled.data() + static_cast<std::ptrdiff_t>(r0) * T_k, cells, scaled);
         return;
     }
+    const MaskMatrix allowed = t.allowed.rows_between(r0, r1);  // the rows' own (a long run's mask is a rule)
     kernels::HeadArgs args;
     args.T_q = r1 - r0, args.T_k = T_k, args.d_k = t.d_k;
     args.q = t.long_q[static_cast<size_t>(head)].data() + static_cast<std::ptrdiff_t>(r0) * t.d_k;
     args.k = h.k.data();
-    args.allowed = t.allowed.data() + static_cast<std::ptrdiff_t>(r0) * T_k;
+    args.allowed = allowed.data();
     args.factor = t.family.factor > 0 ? t.family.factor : t.scale.factor(t.d_k);
     args.softcap = t.family.softcap;
     if (!t.family.sinks.empty()) args.sink = t.family.sinks[static_cast<size_t>(head)];
@@ -602,7 +603,7 @@ CellValues cell_values(const Trace& t, int head, int q, int k) {
 
 std::size_t trace_bytes(const Trace& t) {
     auto bytes = [](const auto& m) { return static_cast<std::size_t>(m.size()) * sizeof(*m.data()); };
-    std::size_t n = bytes(t.allowed) + bytes(t.attention.x_q) + bytes(t.attention.x_kv) +
+    std::size_t n = t.allowed.bytes() + bytes(t.attention.x_q) + bytes(t.attention.x_kv) +
                     bytes(t.attention.concat) + bytes(t.attention.output);
     for (const HeadTrace& h : t.attention.heads)
         n += bytes(h.q) + bytes(h.k) + bytes(h.v) + bytes(h.scores) + bytes(h.scaled) + bytes(h.weights) +

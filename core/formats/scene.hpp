@@ -157,7 +157,7 @@ struct Trace {
     std::vector<std::string> queries, keys;
     int heads = 1, d_k = 1, d_model = 1;
     Scale scale{};
-    MaskMatrix allowed;        // the combined mask, T_q×T_k
+    KeyMask allowed;           // the combined mask, T_q×T_k (a long run's: its rule, no cells)
     // > 0: the map is a sliding-window layer's (a live model's config says so): query i sees
     // itself and the window − 1 keys before it, so keys j ≤ i − window are masked "outside the
     // window" (`allowed` holds it), as distinct from the causal mask of later keys.

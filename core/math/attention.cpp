@@ -87,6 +87,39 @@ MaskMatrix combine_masks(const MaskSpec& spec, int T_q, int T_k) {
     return allowed;
 }
 
+const std::uint8_t* KeyMask::row(Eigen::Index i, std::vector<std::uint8_t>& scratch) const {
+    if (!ruled_) return cells_.data() + i * T_k_;
+    scratch.assign(static_cast<std::size_t>(T_k_), 0);
+    const int T_k = static_cast<int>(T_k_);
+    const auto [lo, hi] = key_span(static_cast<int>(i), T_k, rule_.causal, rule_.window, rule_.both_ways);
+    for (int j = lo; j < hi; ++j) scratch[static_cast<std::size_t>(j)] = rule_.allows(static_cast<int>(i), j, T_k);
+    return scratch.data();
+}
+
+MaskMatrix KeyMask::rows_between(Eigen::Index r0, Eigen::Index r1) const {
+    if (!ruled_) return cells_.middleRows(r0, r1 - r0);
+    MaskMatrix m(r1 - r0, T_k_);
+    std::vector<std::uint8_t> scratch;
+    for (Eigen::Index i = r0; i < r1; ++i) std::copy_n(row(i, scratch), T_k_, m.data() + (i - r0) * T_k_);
+    return m;
+}
+
+bool KeyMask::any_masked(Eigen::Index first) const {
+    if (first >= T_k_ || T_q_ == 0) return false;
+    if (!ruled_) return cells_.rightCols(T_k_ - first).minCoeff() == 0;
+    // A rule's keys first … T_k − 1: a hidden one, or two windows, mask some row's; else a row
+    // whose span does not hold them all, or whose window is another.
+    const auto f = static_cast<std::size_t>(first);
+    if (!rule_.keys.empty() && std::find(rule_.keys.begin() + f, rule_.keys.end(), 0) != rule_.keys.end()) return true;
+    if (!rule_.groups.empty() && std::any_of(rule_.groups.begin() + f, rule_.groups.end(), [&](int g) { return g != rule_.groups[f]; }))
+        return true;
+    for (Eigen::Index i = 0; i < T_q_; ++i) {
+        const auto [lo, hi] = key_span(static_cast<int>(i), static_cast<int>(T_k_), rule_.causal, rule_.window, rule_.both_ways);
+        if (lo > first || hi < T_k_ || (!rule_.groups.empty() && rule_.groups[static_cast<std::size_t>(i)] != rule_.groups[f])) return true;
+    }
+    return false;
+}
+
 // [SECTION] Masked softmax -------------------------------------------------------------------
 
 // scaled, allowed: T_q×T_k -> weights: T_q×T_k (kernels::softmax_rows: max; exp, store and sum;

@@ -19,8 +19,12 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <functional>
+#include <iterator>
+#include <utility>
 #include <vector>
 
 namespace attn {
@@ -81,6 +85,75 @@ struct MaskSpec {
 
 // T_q×T_k matrix of 0/1 from the spec. Sizes of key_padding / allowed must match.
 MaskMatrix combine_masks(const MaskSpec& spec, int T_q, int T_k);
+
+// Runs of tokens [first, end) that attend to each other both ways in a causal model (gemma3: a
+// picture's image tokens), sorted, apart.
+using BothWays = std::vector<std::pair<int, int>>;
+
+// The keys [lo, hi) that query i may attend (before any hidden key): causal, up to itself (else
+// all T_k); sliding, from the window's start; the whole of a both-ways run that i is in.
+inline std::pair<int, int> key_span(int i, int T_k, bool causal, int window, const BothWays& both_ways) {
+    int lo = window > 0 ? std::max(i - window + 1, 0) : 0, hi = causal ? std::min(i + 1, T_k) : T_k;
+    const auto run = std::upper_bound(both_ways.begin(), both_ways.end(), std::pair{i, INT_MAX});
+    if (run != both_ways.begin() && i < std::prev(run)->second)
+        lo = std::min(lo, std::prev(run)->first), hi = std::max(hi, std::min(std::prev(run)->second, T_k));
+    return {std::min(lo, T_k), std::max(std::min(lo, T_k), hi)};
+}
+
+// Whether query i may attend key j: in its span (key_span), not hidden (keys: T_k of 0/1, or
+// empty), in the query's own window group (groups: a group per token, or empty).
+inline bool rule_allows(int i, int j, int T_k, bool causal, int window, const BothWays& both_ways,
+                        const std::vector<std::uint8_t>& keys, const std::vector<int>& groups) {
+    const auto [lo, hi] = key_span(i, T_k, causal, window, both_ways);
+    return j >= lo && j < hi && (keys.empty() || keys[static_cast<std::size_t>(j)]) &&
+           (groups.empty() || groups[static_cast<std::size_t>(i)] == groups[static_cast<std::size_t>(j)]);
+}
+
+// The keys a model's run lets each query see, as a rule rather than cells (rule_allows).
+struct KeyRule {
+    bool causal = false;
+    int window = 0;                    // > 0: a query sees itself and the window − 1 keys before it
+    BothWays both_ways;                // gemma3: a picture's tokens, each seeing all of them
+    std::vector<std::uint8_t> keys;    // T_k of 0/1 (0: hidden), or empty: every key
+    std::vector<int> groups;           // qwen2_5_vl's tower: each token's window, or empty
+    bool allows(int i, int j, int T_k) const { return rule_allows(i, j, T_k, causal, window, both_ways, keys, groups); }
+};
+
+// Which keys each query of a trace may attend, T_q×T_k: every cell held (a scene's mask, a
+// file's, a short run's), or a model's KeyRule, so that a long text holds no T×T bytes (67 MB at
+// 8 192 tokens; making them was most of the frame that showed a served layer). An empty mask
+// (0×0) is one nobody gave.
+class KeyMask {
+public:
+    KeyMask() = default;
+    KeyMask(MaskMatrix cells) : cells_(std::move(cells)), T_q_(cells_.rows()), T_k_(cells_.cols()) {}  // NOLINT: a held mask
+    KeyMask(int T_q, int T_k, KeyRule rule) : rule_(std::move(rule)), T_q_(T_q), T_k_(T_k), ruled_(true) {}
+
+    Eigen::Index rows() const { return T_q_; }
+    Eigen::Index cols() const { return T_k_; }
+    Eigen::Index size() const { return T_q_ * T_k_; }
+    std::uint8_t operator()(Eigen::Index i, Eigen::Index j) const {
+        return ruled_ ? rule_.allows(static_cast<int>(i), static_cast<int>(j), static_cast<int>(T_k_)) : cells_(i, j);
+    }
+    // Row i's T_k bytes: the held row, or the rule's written into scratch.
+    const std::uint8_t* row(Eigen::Index i, std::vector<std::uint8_t>& scratch) const;
+    // Rows [r0, r1) as cells.
+    MaskMatrix rows_between(Eigen::Index r0, Eigen::Index r1) const;
+    // Every cell (a copy where held): for what edits a mask, or reads a short one whole.
+    MaskMatrix cells() const { return ruled_ ? rows_between(0, T_q_) : cells_; }
+    // Whether any cell of the keys first … T_k − 1 is masked.
+    bool any_masked(Eigen::Index first = 0) const;
+    std::size_t bytes() const { return static_cast<std::size_t>(cells_.size()) + rule_.keys.size() + 4 * rule_.groups.size(); }
+    friend bool operator==(const KeyMask& a, const KeyMask& b) {
+        return a.rows() == b.rows() && a.cols() == b.cols() && a.cells() == b.cells();
+    }
+
+private:
+    MaskMatrix cells_;
+    KeyRule rule_;
+    Eigen::Index T_q_ = 0, T_k_ = 0;
+    bool ruled_ = false;
+};
 
 // [SECTION] Kernels --------------------------------------------------------------------------
 

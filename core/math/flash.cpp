@@ -18,7 +18,7 @@ TileSize flash_tile_size(long sram_floats, int d, int T_q, int T_k) {
             static_cast<int>(std::clamp<long>(cols, 1, std::max(T_k, 1)))};
 }
 
-FlashTrace flash_attention(const Matrix& q, const Matrix& k, const Matrix& v, float scale, const MaskMatrix& allowed,
+FlashTrace flash_attention(const Matrix& q, const Matrix& k, const Matrix& v, float scale, const KeyMask& allowed,
                            TileSize tile, float softcap) {
     const int T_q = static_cast<int>(q.rows()), T_k = static_cast<int>(k.rows()), d_v = static_cast<int>(v.cols());
     if (k.cols() != q.cols() || v.rows() != k.rows())

@@ -74,7 +74,7 @@ struct FlashTrace {
 // q: T_q×d, k: T_k×d, v: T_k×d_v; scale: the factor on q·k (1/√d_k); allowed: T_q×T_k (empty:
 // every key allowed). softcap > 0: the scores capped as Gemma 2 does, cap·tanh(s/cap) after the
 // scale. Tile sizes below 1 are taken as 1. Throws std::invalid_argument on shapes that do not agree.
-FlashTrace flash_attention(const Matrix& q, const Matrix& k, const Matrix& v, float scale, const MaskMatrix& allowed,
+FlashTrace flash_attention(const Matrix& q, const Matrix& k, const Matrix& v, float scale, const KeyMask& allowed,
                            TileSize tile, float softcap = 0.0f);
 
 }  // namespace attn

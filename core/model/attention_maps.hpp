@@ -26,22 +26,6 @@
 
 namespace attn {
 
-// [SECTION] Which keys a query sees ----------------------------------------------------------
-
-// Runs of tokens [first, end) that attend to each other both ways in a causal model (gemma3: a
-// picture's image tokens), sorted, apart.
-using BothWays = std::vector<std::pair<int, int>>;
-
-// The keys [lo, hi) that query i may attend (before any hidden key): causal, up to itself (else
-// all T_k); sliding, from the window's start; the whole of a both-ways run that i is in.
-inline std::pair<int, int> key_span(int i, int T_k, bool causal, int window, const BothWays& both_ways) {
-    int lo = window > 0 ? std::max(i - window + 1, 0) : 0, hi = causal ? std::min(i + 1, T_k) : T_k;
-    const auto run = std::upper_bound(both_ways.begin(), both_ways.end(), std::pair{i, INT_MAX});
-    if (run != both_ways.begin() && i < std::prev(run)->second)
-        lo = std::min(lo, std::prev(run)->first), hi = std::max(hi, std::min(std::prev(run)->second, T_k));
-    return {std::min(lo, T_k), std::max(std::min(lo, T_k), hi)};
-}
-
 // [SECTION] What a block keeps ---------------------------------------------------------------
 
 struct KeptHeads {
@@ -61,11 +45,8 @@ struct KeptHeads {
     Matrix value_norms;                       // heads×T_k: ‖v_j·W_o^h‖ (value_norms below), or empty (a served layer)
 
     bool empty() const { return T_q == 0; }
-    bool allowed(int i, int j) const {
-        const auto [lo, hi] = key_span(i, T_k, causal, window, both_ways);
-        return j >= lo && j < hi && (keys.empty() || keys[static_cast<std::size_t>(j)]) &&
-               (groups.empty() || groups[static_cast<std::size_t>(i)] == groups[static_cast<std::size_t>(j)]);
-    }
+    bool allowed(int i, int j) const { return rule_allows(i, j, T_k, causal, window, both_ways, keys, groups); }
+    KeyMask mask() const { return {T_q, T_k, KeyRule{causal, window, both_ways, keys, groups}}; }  // the trace's
     std::size_t bytes() const;  // what it holds
 };
 

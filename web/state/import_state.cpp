@@ -328,10 +328,11 @@ void show_import(AppState& st) {
                 t.window = std::max(t.window, w);
             }
     }
-    t.allowed = MaskMatrix::Ones(T_q, T_k);
+    MaskMatrix allowed = MaskMatrix::Ones(T_q, T_k);
     for (Eigen::Index q = 0; q < T_q && causal; ++q)
         for (Eigen::Index k = 0; k < T_k - (sink_key ? 1 : 0); ++k)  // the sink's key is every row's
-            if (k > q || (t.window > 0 && k <= q - t.window)) t.allowed(q, k) = 0;
+            if (k > q || (t.window > 0 && k <= q - t.window)) allowed(q, k) = 0;
+    t.allowed = std::move(allowed);
     for (Matrix& m : maps) {
         HeadTrace head;
         head.weights = std::move(m);
