@@ -41,6 +41,7 @@ one answer holds at most 4096^2 numbers of maps, or 2^26 of Q and K.
 [SECTION] The model's side: runs (of several ranks: rank 0 serves, every rank runs)
 [SECTION] The server
 """
+import bisect
 import hmac
 import http.server
 import json
@@ -115,6 +116,11 @@ class Kept:
         if self.softcap:
             s.div_(self.softcap).tanh_().mul_(self.softcap)
         return s.masked_fill_(~self.allowed(r0, r1, c0, c1), float("-inf"))
+
+    def keys_seen(self, r1):
+        """The end of the keys any of the rows before r1 may see: past the last row's position where
+        the mask is the causal one, else every key."""
+        return min(self.T_k, r1 + self.T_k - self.T_q) if self.mask is None and self.causal else self.T_k
 
     def weights(self, h, r0, r1, c0, c1):
         """float32 [rows, keys]: the exact weights of that region, exp(s - m) / l."""
@@ -269,11 +275,13 @@ class Blocks:
         self.valid = (t[None, :] < self.widths[:, None]).to(device)
         self.of = torch.repeat_interleave(torch.arange(blocks), self.widths).to(device)  # each position's block
 
-    def fold_last(self, x, reduce, out=None):
-        """x [..., n] -> [..., blocks]. out: a float32 [..., blocks * widest] to gather into."""
-        g = (torch.index_select(x, -1, self.index.flatten(), out=out) if out is not None else x[..., self.index]).view(
-            *x.shape[:-1], *self.index.shape)  # [..., blocks, widest]
-        return g.amax(-1) if reduce == "max" else (g * self.valid).sum(-1)
+    def fold_last(self, x, reduce, out=None, first_blocks=None):
+        """x [..., n] -> [..., blocks]; or of the first blocks alone, x then holding just their
+        positions. out: a float32 [..., blocks * widest] to gather into."""
+        index, valid = self.index[:first_blocks], self.valid[:first_blocks]
+        g = (torch.index_select(x, -1, index.flatten(), out=out) if out is not None else x[..., index]).view(
+            *x.shape[:-1], *index.shape)  # [..., blocks, widest]
+        return g.amax(-1) if reduce == "max" else (g * valid).sum(-1)
 
 
 def fold_rows(out, folded, row_block, reduce):
@@ -300,16 +308,25 @@ def pooled(kept, head, r0, r1, c0, c1, rows, cols, reduce="max"):
     band = max(1, (1 << 22) // max(1, c1 - c0))
     # A band's scores and their gather, in two buffers used by every band: a band's new tensors
     # were 2^22 floats each, whose pages the CPU faulted in again and again (1.8 s against 0.35 s).
-    scores = torch.empty(min(band, r1 - r0), c1 - c0, device=device)
-    gathered = torch.empty(scores.shape[0], col_blocks.index.numel(), device=device) if reduce == "max" else None
+    rows_at_once = min(band, r1 - r0)
+    scores = torch.empty(rows_at_once * (c1 - c0), device=device)
+    gathered = torch.empty(rows_at_once * col_blocks.index.numel(), device=device) if reduce == "max" else None
     for i0 in range(r0, r1, band):
         i1 = min(i0 + band, r1)
-        s = kept.scores(head, i0, i1, c0, c1, out=scores[:i1 - i0])
+        # A causal band sees no key past its last row's: the blocks that start past it hold 0 for
+        # its rows (weights of masked keys), as `out` does already, and are not computed (half the
+        # work of a whole causal map).
+        blocks = bisect.bisect_left(col_blocks.edges, kept.keys_seen(i1), 0, C)
+        if blocks == 0:
+            continue
+        n, end = i1 - i0, col_blocks.edges[blocks]
+        s = kept.scores(head, i0, i1, c0, end, out=scores[:n * (end - c0)].view(n, end - c0))
         if reduce == "max":
-            folded = kept.weights_of(head, i0, i1, col_blocks.fold_last(s, "max", out=gathered[:i1 - i0]))  # [n, C]
+            folded = kept.weights_of(head, i0, i1, col_blocks.fold_last(
+                s, "max", gathered[:n * blocks * col_blocks.index.shape[1]].view(n, -1), blocks))  # [n, blocks]
         else:
-            folded = col_blocks.fold_last(kept.weights_of(head, i0, i1, s), reduce)
-        fold_rows(out, folded, row_blocks.of[i0 - r0:i1 - r0], reduce)
+            folded = col_blocks.fold_last(kept.weights_of(head, i0, i1, s), reduce, None, blocks)
+        fold_rows(out[:, :blocks], folded, row_blocks.of[i0 - r0:i1 - r0], reduce)
     if reduce == "mean":
         out /= (row_blocks.widths[:, None] * col_blocks.widths[None, :]).to(device, torch.float32)
     return out.cpu(), row_blocks.edges, col_blocks.edges

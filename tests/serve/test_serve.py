@@ -95,6 +95,30 @@ def mask_patterns():
         check(kept.mask_pattern() == want, f"a mask read as causal and window: {want}")
 
 
+def many_bands():
+    """A region taller than one band (2^22 weights): the bands' pooled blocks, and a causal band's
+    keys past its last row skipped (their blocks hold 0), against the whole map of the same
+    statistics (Kept.weights, one call) pooled naively. A block in the wrong place would be off by
+    a weight, not by the rounding of a product."""
+    gen = torch.Generator().manual_seed(51)
+    T, H, D = 2500, 2, 8
+    for causal, window in ((True, 0), (True, 300), (False, 0)):
+        q, k = torch.randn(H, T, D, generator=gen) * 2, torch.randn(1, T, D, generator=gen) * 2
+        kept = _serve.Kept(q, k, None, None, D ** -0.5, None, None, None, causal, window)
+        s = kept.scores(None, 0, T, 0, T)
+        kept.m = s.amax(-1)
+        kept.l = torch.exp(s - kept.m[..., None]).sum(-1)
+        whole = kept.weights(1, 0, T, 0, T).double().numpy()
+        for r0, r1, c0, c1, rows, cols, reduce in ((0, T, 0, T, 64, 64, "max"), (0, T, 0, T, 1000, 700, "max"),
+                                                   (900, T, 5, 2300, 37, 41, "mean"), (0, T, 0, T, 3000, 3000, "mean")):
+            got = _serve.pooled(kept, 1, r0, r1, c0, c1, rows, cols, reduce)[0].numpy()
+            want = pool(whole[r0:r1, c0:c1], rows, cols, reduce)
+            d = float(np.abs(got - want).max())
+            check(got.shape == want.shape and d < 1e-5,  # float32 products of another shape: scores to ~1e-7 of 20
+                  f"a region of {r1 - r0} rows, {-(-(r1 - r0) // ((1 << 22) // (c1 - c0)))} bands, causal {causal}, window {window}, "
+                  f"pooled to {rows} x {cols} by {reduce} ({d:.1e})")
+
+
 def served_case(binary, folder, mask):
     name = f"{os.path.basename(folder)} ({mask} mask)"
     model, tokenizer = torch_llama.load(folder, mask)
@@ -324,6 +348,7 @@ def main():
     sixteen_bits()
     limits()
     mask_patterns()
+    many_bands()
     for case, mask in CASES:
         served_case(binary, os.path.join(refs, case), mask)
     knockout(binary, os.path.join(refs, "llama_l2_h4kv2_d32_f32"))
