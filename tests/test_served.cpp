@@ -340,6 +340,37 @@ TEST_CASE("a served model's long text: thumbnails a layer at a time, then the sh
     CHECK(st.figure.kept_layer(0, 1) != nullptr);
 }
 
+// A link's map of a layer whose Q and K are not here: the layer shown stays as it is (its trace is
+// not made again on the way, 0.3 s at 8 192 tokens in the page), the link's layer asked for.
+TEST_CASE("a served model's long text: a link's map of another layer asks for it without making the shown one again") {
+    attn::AppState st;
+    connect_long(st);
+    constexpr int T = 600, L = 3, H = 2, KV = 1, D = 4;
+    attn::served_reply(st, st.served.waiting, 200, layered_run(3, T, L, H, KV, {0, 0, 0}).dump());
+    for (int layer = 0; layer < L; ++layer) {
+        sent(st);
+        attn::served_reply(st, st.served.waiting, 200, safetensors_file({{"values", {H, 64, 64}, std::vector<float>(H * 64 * 64)}}, {}));
+    }
+    CHECK(sent(st) == "api/qk?run=3&layer=0");
+    std::vector<float> q, k;
+    attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 0, q, k));
+    REQUIRE(st.figure.shown);
+    const attn::Trace* shown = st.figure.shown.get();
+    st.link_map = "attention:3:2";
+    st.link_map_view = attn::View::Heatmap;
+    attn::apply_link_map(st);
+    CHECK(st.figure.shown.get() == shown);  // the first layer's trace, not made again
+    CHECK(st.imported.wanted_layer == 2);
+    CHECK(st.imported.wanted_head == 1);
+    CHECK(st.view == attn::View::Heatmap);
+    attn::advance_served(st, 1.0);
+    CHECK(sent(st) == "api/qk?run=3&layer=2");
+    attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 0, q, k));
+    CHECK(st.imported.import_layer == 2);
+    CHECK(st.imported.import_head == 1);
+    CHECK(st.figure.shown.get() != shown);
+}
+
 // A short text (its maps whole): then the Q and K of the layer shown, so that Steps starts at Q
 // and the Q–K space draws; the maps stay (Aggregate, another layer until its Q and K come); a
 // layer the server will not send keeps its maps, no error.

@@ -147,8 +147,7 @@ void apply_link_map(AppState& st) {
         st.error = "link: map: " + text + " is not in " + st.figure.file;
         return;
     }
-    select_import_stack(st, static_cast<int>(it - stacks.begin()));
-    select_import_map(st, ref->layer - 1, ref->head - 1);
+    select_import_stack(st, static_cast<int>(it - stacks.begin()), ref->layer - 1, ref->head - 1);
     st.view = st.link_map_view;
 }
 
@@ -356,7 +355,7 @@ void select_import_map(AppState& st, int layer, int head) {
     st.lines.head_visible[static_cast<size_t>(im.import_head)] = true;
 }
 
-void select_import_stack(AppState& st, int stack) {
+void select_import_stack(AppState& st, int stack, int layer, int head) {
     ImportView& im = st.imported;
     if (!st.figure.has(Detail::Layers)) return;
     im.import_stack = stack;
@@ -364,7 +363,7 @@ void select_import_stack(AppState& st, int stack) {
     im.heads_on.clear();
     st.pinned = st.hover = {};
     st.query_set.clear();
-    select_import_map(st, 0, 0);
+    select_import_map(st, layer, head);
 }
 
 void close_import(AppState& st) {

@@ -94,7 +94,9 @@ void advance_import_load(AppState& st);
 void show_import(AppState& st);
 // Selects one map of the current stack and shows it in the lines / heatmap / Steps views.
 void select_import_map(AppState& st, int layer, int head);
-void select_import_stack(AppState& st, int stack);
+// Another stack, its choices cleared, on one of its maps (its first): shown once (a long text's
+// layer is made from its Q and K each time it is shown).
+void select_import_stack(AppState& st, int stack, int layer = 0, int head = 0);
 // A link's map "STACK:LAYER:HEAD" (link_state.hpp), numbers 1-based; nullopt when malformed.
 struct ImportMapRef {
     std::string stack;
