@@ -555,12 +555,12 @@ void attention_rows(const Trace& t, int head, int r0, int r1, float* weights, fl
         if (scaled) std::copy_n(h.scaled.data() + static_cast<std::ptrdiff_t>(r0) * T_k, cells, scaled);
         return;
     }
-    const MaskMatrix allowed = t.allowed.rows_between(r0, r1);  // the rows' own (a long run's mask is a rule)
+    MaskMatrix ruled;  // a long run's mask is a rule: its rows are made here
     kernels::HeadArgs args;
     args.T_q = r1 - r0, args.T_k = T_k, args.d_k = t.d_k;
     args.q = t.long_q[static_cast<size_t>(head)].data() + static_cast<std::ptrdiff_t>(r0) * t.d_k;
     args.k = h.k.data();
-    args.allowed = allowed.data();
+    args.allowed = t.allowed.rows_at(r0, r1, ruled);
     args.factor = t.family.factor > 0 ? t.family.factor : t.scale.factor(t.d_k);
     args.softcap = t.family.softcap;
     if (!t.family.sinks.empty()) args.sink = t.family.sinks[static_cast<size_t>(head)];

@@ -139,6 +139,12 @@ public:
     const std::uint8_t* row(Eigen::Index i, std::vector<std::uint8_t>& scratch) const;
     // Rows [r0, r1) as cells.
     MaskMatrix rows_between(Eigen::Index r0, Eigen::Index r1) const;
+    // Rows [r0, r1)'s bytes, (r1 − r0)×T_k: the held rows where they are, or a rule's made in scratch.
+    const std::uint8_t* rows_at(Eigen::Index r0, Eigen::Index r1, MaskMatrix& scratch) const {
+        if (!ruled_) return cells_.data() + r0 * T_k_;
+        scratch = rows_between(r0, r1);
+        return scratch.data();
+    }
     // Every cell (a copy where held): for what edits a mask, or reads a short one whole.
     MaskMatrix cells() const { return ruled_ ? rows_between(0, T_q_) : cells_; }
     // Whether any cell of the keys first … T_k − 1 is masked.
