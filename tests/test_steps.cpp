@@ -74,7 +74,7 @@ TEST_CASE("steps: i-am-good (seed 002) output rows and the score breakdown") {
     CHECK(find_step(steps, StepKind::Scaled).label == "\xc3\xb7 1");  // scale "none"
     CHECK(find_step(steps, StepKind::Scaled).formula == "\xc3\x97 1.0000");
     // X = [[1,3,2],[1,1,3],[1,2,1]], identity weights: score(I, am) = 1·1 + 3·1 + 2·3 = 10.
-    CHECK(explain_score(t.attention.heads[0], 0, 1) == "q\xc2\xb7k = 1.0000\xc3\x97" "1.0000 + 3.0000\xc3\x97" "1.0000 + 2.0000\xc3\x97" "3.0000 = 10.0000");
+    CHECK(explain_score(t, 0, 0, 1) == "q\xc2\xb7k = 1.0000\xc3\x97" "1.0000 + 3.0000\xc3\x97" "1.0000 + 2.0000\xc3\x97" "3.0000 = 10.0000");
     const std::string o = explain_output(t.attention.heads[0], 0, 1);
     CHECK(o.substr(o.size() - 9) == " = 2.9577");
     CHECK(row_entropy(t.attention.heads[0].weights, 0) < 0.2f);  // unscaled: nearly one-hot

@@ -66,7 +66,7 @@ inline float colormap_position(float x, float lo, float hi, bool log) {
 struct DisplayLevel {
     int rows = 0, cols = 0;          // ceil(T_q / 2^l) × ceil(T_k / 2^l)
     int done_rows = 0;               // rows [0, done_rows) hold their final texels
-    std::vector<std::uint8_t> texels;  // rows × cols, row-major
+    std::vector<std::uint8_t> texels;  // done_rows × cols, row-major, rows × cols reserved from the start
     std::uint8_t at(int r, int c) const { return texels[static_cast<size_t>(r) * cols + c]; }
 };
 

@@ -80,7 +80,7 @@ RowVector shown_value_norms(const Figure& figure, int stack, int layer, int head
         return value_norms(h.v, t.w_o.middleRows(static_cast<Eigen::Index>(head) * t.d_k, t.d_k));
     // maps on demand, or a served layer: the norms its run kept or the server sent
     if (figure.has(Detail::Projections) || (figure.live && figure.live->input.keep_maps)) return {};
-    const KeptHeads* k = figure.kept_layer(stack, layer);
+    const std::shared_ptr<const KeptHeads> k = figure.kept_layer(stack, layer);
     if (k && head < k->value_norms.rows() && k->value_norms.cols() == t.T_k()) return k->value_norms.row(head);
     return {};
 }

@@ -96,13 +96,14 @@ void show_maps(Figure& figure, Trace shown, unsigned shown_details) {
 namespace {
 
 // A run that kept no block input (maps on demand: a long text): the layer as a long trace
-// (scene.hpp) from the Q and K it kept: each head's queries and keys, the first
+// (scene.hpp) from the Q and K it kept, shared with the block (no copy), the first
 // kLongTraceRows rows' scores and weights; attention_rows computes any other row again with the
 // forward's kernel, mask, scale, cap and sink, so every weight is the forward's, bit for bit.
 // query_scale: the scores' factor where it is not 1/√d_head (0), as ModelConfig says it.
 // whole: every row instead, not a long trace (a served short text's layer, beside its whole maps).
-Trace kept_layer_trace(const KeptHeads& k, AttentionKind kind, int d_model, float query_scale, std::vector<std::string> queries,
+Trace kept_layer_trace(std::shared_ptr<const KeptHeads> block, AttentionKind kind, int d_model, float query_scale, std::vector<std::string> queries,
                        std::vector<std::string> keys, bool whole) {
+    const KeptHeads& k = *block;
     Trace t;
     t.kind = kind;
     t.queries = std::move(queries);
@@ -120,18 +121,21 @@ Trace kept_layer_trace(const KeptHeads& k, AttentionKind kind, int d_model, floa
     const int rows = whole ? k.T_q : std::min(kLongTraceRows, k.T_q);
     const MaskMatrix first = t.allowed.rows_between(0, rows);
     const auto spans = kernels::row_spans(first.data(), rows, k.T_k);
+    if (!whole) {  // the block's own Q and K, not a copy per head (38 MB at 8 192 tokens, 9 heads)
+        t.long_q = std::shared_ptr<const Matrix>(block, &k.q);
+        t.long_k = std::shared_ptr<const Matrix>(block, &k.k);
+    }
     kernels::Context ctx;  // attention_rows' instruction set
     t.attention.heads.resize(static_cast<size_t>(k.heads));
     for (int h = 0; h < k.heads; ++h) {
         HeadTrace& ht = t.attention.heads[static_cast<size_t>(h)];
-        Matrix q = k.q.middleCols(h * k.d_head, k.d_head);
-        if (whole) ht.q = std::move(q);
-        else ht.q = q.topRows(rows), t.long_q.push_back(std::move(q));
-        ht.k = k.k.middleCols(f.kv_head_of(h) * k.d_head, k.d_head);
+        ht.q = k.q.block(0, h * k.d_head, rows, k.d_head);
+        if (whole) ht.k = k.k.middleCols(f.kv_head_of(h) * k.d_head, k.d_head);
+        const MatrixRef keys = head_keys(t, h);
         ht.scores.resize(rows, k.T_k), ht.scaled.resize(rows, k.T_k), ht.weights.resize(rows, k.T_k);
         kernels::HeadArgs a;
         a.T_q = rows, a.T_k = k.T_k, a.d_k = k.d_head;
-        a.q = ht.q.data(), a.k = ht.k.data();
+        a.q = ht.q.data(), a.k = keys.data(), a.ld_kv = static_cast<int>(keys.outerStride());
         a.allowed = first.data(), a.spans = spans.data();
         a.factor = k.factor, a.softcap = k.softcap;
         if (!k.sinks.empty()) a.sink = k.sinks[static_cast<size_t>(h)];
@@ -156,7 +160,7 @@ std::vector<float> head_row(const Trace& tr, int head, int q) {
 }
 
 std::vector<float> figure_row(const Figure& figure, const Trace& tr, int stack, int layer, int head, int q) {
-    const KeptHeads* k = figure.maps_on_demand() ? figure.kept_layer(stack, layer) : nullptr;
+    const std::shared_ptr<const KeptHeads> k = figure.maps_on_demand() ? figure.kept_layer(stack, layer) : nullptr;
     if (!k) return head_row(tr, head, q);
     std::vector<float> row(static_cast<std::size_t>(k->T_k), 0.0f);
     if (q < 0 || q >= k->T_q || k->heads <= 0) return row;
@@ -177,31 +181,32 @@ const std::vector<Matrix>& Figure::thumbnails(int stack) const {
     return remote ? remote->thumbnails : live->thumbnails[static_cast<size_t>(stack)];
 }
 
-const KeptHeads* Figure::kept_layer(int stack, int layer) const {
+std::shared_ptr<const KeptHeads> Figure::kept_layer(int stack, int layer) const {
     if (remote) {
         auto it = remote->layers.find(layer);
-        return it == remote->layers.end() ? nullptr : it->second.get();
+        return it == remote->layers.end() ? nullptr : it->second;
     }
     if (!live) return nullptr;
-    return &live->result.stacks[static_cast<size_t>(stack)].layers[static_cast<size_t>(layer)].kept;
+    return {live, &live->result.stacks[static_cast<size_t>(stack)].layers[static_cast<size_t>(layer)].kept};  // the run's, as long as it
 }
 
 Trace live_layer_trace(const Figure& figure, int stack, int layer, std::vector<std::string> queries,
                        std::vector<std::string> keys) {
     if (figure.remote) {
-        const KeptHeads& k = *figure.kept_layer(stack, layer);
+        std::shared_ptr<const KeptHeads> block = figure.kept_layer(stack, layer);
+        const KeptHeads& k = *block;
         // A served model says its scores' factor; 1/√d_head is said as such.
         const float plain = 1.0f / std::sqrt(static_cast<float>(k.d_head));
         const float query_scale = std::abs(k.factor - plain) <= 1e-6f * plain ? 0.0f : k.factor;
         const AttentionKind kind = figure.causal[static_cast<size_t>(stack)] ? AttentionKind::Masked : AttentionKind::Self;
-        return kept_layer_trace(k, kind, figure.remote->d_model, query_scale, std::move(queries), std::move(keys), !figure.remote->on_demand);
+        return kept_layer_trace(std::move(block), kind, figure.remote->d_model, query_scale, std::move(queries), std::move(keys), !figure.remote->on_demand);
     }
     const LiveRun& live = *figure.live;
     // causal unless a picture's tokens see each other both ways (gemma3): the mask is then given
     const StackRun& s = live.result.stacks[static_cast<size_t>(stack)];
     const AttentionKind kind = s.cross ? AttentionKind::Cross : s.causal && live.result.both_ways.empty() ? AttentionKind::Masked : AttentionKind::Self;
     if (figure.maps_on_demand()) {
-        return kept_layer_trace(*figure.kept_layer(stack, layer), kind, live.model->config().d_model, live.model->config().query_scale,
+        return kept_layer_trace(figure.kept_layer(stack, layer), kind, live.model->config().d_model, live.model->config().query_scale,
                                 std::move(queries), std::move(keys), false);
     }
     kernels::Context ctx;

@@ -122,8 +122,8 @@ struct Figure {
     bool maps_on_demand() const;
     const std::vector<Matrix>& thumbnails(int stack) const;  // maps on demand only
     // What a layer's maps are recomputed from (maps on demand): nullptr for a served layer whose
-    // Q and K have not come yet.
-    const KeptHeads* kept_layer(int stack, int layer) const;
+    // Q and K have not come yet. Shared: a long trace reads the block's Q and K where they are.
+    std::shared_ptr<const KeptHeads> kept_layer(int stack, int layer) const;
     const Trace& trace() const;  // an empty trace when empty()
 
     int stack_count() const { return layers ? static_cast<int>(layers->stacks.size()) : 0; }

@@ -83,8 +83,7 @@ long flash_trace_floats(int T_q, int T_k, int d_v, TileSize tile) {
 
 FlashTrace flash_of_head(const Trace& tr, int head, TileSize tile) {
     const HeadTrace& h = tr.attention.heads.at(static_cast<size_t>(head));
-    const Matrix& q = tr.is_long() ? tr.long_q.at(static_cast<size_t>(head)) : h.q;
-    return flash_attention(q, h.k, h.v, tr.scale.factor(tr.d_k), tr.allowed, tile, tr.family.softcap);
+    return flash_attention(head_queries(tr, head), head_keys(tr, head), h.v, tr.scale.factor(tr.d_k), tr.allowed, tile, tr.family.softcap);
 }
 
 void flash_score_range(const FlashTrace& flash, float& lo, float& hi) {
@@ -527,14 +526,14 @@ std::string explain_flash(const FlashInput& in, const std::vector<FlashBlock>& b
     const Trace& tr = *in.trace;
     const FlashTrace& t = *in.flash;
     const HeadTrace& h = tr.attention.heads.at(static_cast<size_t>(in.head));
-    const Matrix& q_all = tr.is_long() ? tr.long_q.at(static_cast<size_t>(in.head)) : h.q;
+    const MatrixRef q_all = head_queries(tr, in.head), keys = head_keys(tr, in.head);
     const float factor = tr.scale.factor(tr.d_k), cap = tr.family.softcap;
     const std::string inf = "\xe2\x88\x92\xe2\x88\x9e", mp = "m\xe2\x80\xb2", ell = "\xe2\x84\x93";
     auto n = [](float v) { return factor_text(v); };
     // S of query q and key k: q·k written out, the scale (and the cap).
     auto score = [&](int q, int k, float s) {
         if (!std::isfinite(s)) return "S = " + inf + " (M)";
-        std::string out = "q\xc2\xb7k = " + sum_of_products(q_all.row(q), h.k.row(k)) + " = " + format_number(q_all.row(q).dot(h.k.row(k)));
+        std::string out = "q\xc2\xb7k = " + sum_of_products(q_all.row(q), keys.row(k)) + " = " + format_number(q_all.row(q).dot(keys.row(k)));
         out += "\nS = q\xc2\xb7k \xc3\x97 " + format_number(factor);
         if (cap > 0) out += ", cap\xc2\xb7tanh(\xc2\xb7/cap), cap = " + format_general(cap, 4);
         return out + " = " + format_number(s);

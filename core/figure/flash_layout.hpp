@@ -90,7 +90,7 @@ struct FlashInput {
 };
 
 // The trace of one head of `trace` in tiles of `tile` (scores as the pipeline scales and caps
-// them, the pipeline's mask); the queries of a long trace from Trace::long_q.
+// them, the pipeline's mask); a long trace's every query (head_queries).
 FlashTrace flash_of_head(const Trace& trace, int head, TileSize tile);
 // The finite range of every computed tile's S: the colours of S and m in every step.
 void flash_score_range(const FlashTrace& flash, float& lo, float& hi);

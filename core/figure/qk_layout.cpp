@@ -16,11 +16,10 @@ namespace attn {
 // [SECTION] Planes ---------------------------------------------------------------------------------
 
 QkPlane qk_plane(const Trace& tr, int head, QkProjection projection) {
-    const HeadTrace& h = tr.attention.heads.at(static_cast<size_t>(head));
-    const Matrix& q = tr.is_long() ? tr.long_q.at(static_cast<size_t>(head)) : h.q;
-    const QKNormalized n = normalize_qk(q, h.k);
+    const Matrix q = head_queries(tr, head), k = head_keys(tr, head);
+    const QKNormalized n = normalize_qk(q, k);
     QkPlane p;
-    p.T_q = static_cast<int>(q.rows()), p.T_k = static_cast<int>(h.k.rows());
+    p.T_q = static_cast<int>(q.rows()), p.T_k = static_cast<int>(k.rows());
     p.translation_norm = n.translation_norm, p.query_scale = n.query_scale;
     const Matrix joint = n.joint();
     if (projection == QkProjection::Tsne && joint.rows() <= kQkTsneMaxPoints) {
@@ -33,7 +32,7 @@ QkPlane qk_plane(const Trace& tr, int head, QkProjection projection) {
         p.points = std::move(pca.points);
         p.explained = pca.explained;
     }
-    p.correlation = qk_distance_correlation(q, h.k, tr.allowed, p.points);
+    p.correlation = qk_distance_correlation(q, k, tr.allowed, p.points);
     return p;
 }
 

@@ -44,7 +44,7 @@ struct QkPlane {
 };
 
 // The head's Q and K as the scores read them (after the q/k norm and RoPE where the model has
-// them; a long trace's queries from Trace::long_q). t-SNE asked for more points than
+// them; a long trace's every query, head_queries). t-SNE asked for more points than
 // kQkTsneMaxPoints gives PCA (QkPlane::tsne says which).
 QkPlane qk_plane(const Trace& trace, int head, QkProjection projection);
 

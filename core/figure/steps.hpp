@@ -169,9 +169,10 @@ inline std::vector<Step> pipeline_steps(const Trace& tr, int head, bool position
         add(StepKind::Angles, "p·θ_i", "T", "d_rot/2", formula, f.rope_angle);
         add(StepKind::QRotated, "Q′ = RoPE(Q)", "T_q", "d_k", "R(p·θ_i)·(q_i, q_i+" + half + ")", h.q);
     }
-    add(StepKind::K, kept ? "K" : "K = " + x_kv + "·W_k", "T_k", "d_k", "", norm ? f.k_projected[g] : rope ? f.k_unrotated[g] : h.k);
-    if (norm) add(StepKind::KNormed, "RMSNorm(K)", "T_k", "d_k", "k / rms(k) · g", rope ? f.k_normed[g] : h.k);
-    if (rope) add(StepKind::KRotated, "K′ = RoPE(K)", "T_k", "d_k", "R(p·θ_i)·(k_i, k_i+" + half + ")", h.k);
+    const MatrixRef keys = head_keys(tr, head);  // as the scores read them (a block's, in a long trace)
+    add(StepKind::K, kept ? "K" : "K = " + x_kv + "·W_k", "T_k", "d_k", "", norm ? MatrixRef(f.k_projected[g]) : rope ? MatrixRef(f.k_unrotated[g]) : keys);
+    if (norm) add(StepKind::KNormed, "RMSNorm(K)", "T_k", "d_k", "k / rms(k) · g", rope ? MatrixRef(f.k_normed[g]) : keys);
+    if (rope) add(StepKind::KRotated, "K′ = RoPE(K)", "T_k", "d_k", "R(p·θ_i)·(k_i, k_i+" + half + ")", keys);
     add(StepKind::V, "V = " + x_kv + "·W_v", "T_k", "d_k", "", h.v);
     add(StepKind::Scores, "QKᵀ", "T_q", "T_k", "q·k", h.scores);
     // ÷ √d_k before the mask: the scores times the factor everywhere. Gemma's factor is
@@ -215,9 +216,10 @@ inline std::string sum_of_products(const RowVector& a, const RowVector& b, int m
     return s;
 }
 
-// Score (q, k): q·k = q₁k₁ + … = value.
-inline std::string explain_score(const HeadTrace& h, int q, int k, int max_terms = 4) {
-    return "q\xc2\xb7k = " + sum_of_products(h.q.row(q), h.k.row(k), max_terms) + " = " + format_number(h.scores(q, k));
+// Score (q, k) of a head: q·k = q₁k₁ + … = value.
+inline std::string explain_score(const Trace& tr, int head, int q, int k, int max_terms = 4) {
+    const HeadTrace& h = tr.attention.heads.at(static_cast<size_t>(head));
+    return "q\xc2\xb7k = " + sum_of_products(h.q.row(q), head_keys(tr, head).row(k), max_terms) + " = " + format_number(h.scores(q, k));
 }
 
 // Weight (q, k): e^s / Σ e^s over the allowed keys of row q (and the head's sink, gpt-oss: a

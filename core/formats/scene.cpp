@@ -513,11 +513,26 @@ Trace compute(const Scene& s, std::int64_t max_cells) {
     kernels::Context ctx;  // the best instruction set, as attention_rows'
     t.attention = multi_head_attention(ctx, x_q.topRows(rows), x_kv, w, options);
     t.w_o = w.w_o;
-    if (is_long) {
-        const Matrix q = project(ctx, x_q, w.w_q, w.b_q);
-        for (int h = 0; h < s.heads; ++h) t.long_q.push_back(q.middleCols(h * t.d_k, t.d_k));
-    }
+    if (is_long) t.long_q = std::make_shared<const Matrix>(project(ctx, x_q, w.w_q, w.b_q));
     return t;
+}
+
+namespace {
+// Columns [first, first + cols) of m, every row.
+MatrixRef columns(const Matrix& m, Eigen::Index first, Eigen::Index cols) {
+    using Strided = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
+    return Strided(m.data() + first, m.rows(), cols, Eigen::OuterStride<>(m.cols()));
+}
+}  // namespace
+
+MatrixRef head_queries(const Trace& t, int head) {
+    if (!t.long_q) return t.attention.heads[static_cast<size_t>(head)].q;
+    return columns(*t.long_q, static_cast<Eigen::Index>(head) * t.d_k, t.d_k);
+}
+
+MatrixRef head_keys(const Trace& t, int head) {
+    if (!t.long_k) return t.attention.heads[static_cast<size_t>(head)].k;
+    return columns(*t.long_k, static_cast<Eigen::Index>(t.family.kv_head_of(head)) * t.d_k, t.d_k);
 }
 
 std::string write_trace(const Trace& t) {
@@ -529,9 +544,10 @@ std::string write_trace(const Trace& t) {
     j["d_k"] = t.d_k;
     j["d_model"] = t.d_model;
     json heads = json::array();
-    for (const HeadTrace& h : t.attention.heads) {
+    for (int i = 0; i < static_cast<int>(t.attention.heads.size()); ++i) {
+        const HeadTrace& h = t.attention.heads[static_cast<size_t>(i)];
         heads.push_back({{"q", matrix_json(h.q)},
-                         {"k", matrix_json(h.k)},
+                         {"k", matrix_json(head_keys(t, i))},
                          {"v", matrix_json(h.v)},
                          {"scores", matrix_json(h.scores)},
                          {"scaled", matrix_json(h.scaled)},  // -inf (masked) becomes null
@@ -556,10 +572,11 @@ void attention_rows(const Trace& t, int head, int r0, int r1, float* weights, fl
         return;
     }
     MaskMatrix ruled;  // a long run's mask is a rule: its rows are made here
+    const MatrixRef q = head_queries(t, head), k = head_keys(t, head);
     kernels::HeadArgs args;
     args.T_q = r1 - r0, args.T_k = T_k, args.d_k = t.d_k;
-    args.q = t.long_q[static_cast<size_t>(head)].data() + static_cast<std::ptrdiff_t>(r0) * t.d_k;
-    args.k = h.k.data();
+    args.q = q.row(r0).data(), args.ld_q = static_cast<int>(q.outerStride());
+    args.k = k.data(), args.ld_kv = static_cast<int>(k.outerStride());
     args.allowed = t.allowed.rows_at(r0, r1, ruled);
     args.factor = t.family.factor > 0 ? t.family.factor : t.scale.factor(t.d_k);
     args.softcap = t.family.softcap;
@@ -592,8 +609,7 @@ CellValues cell_values(const Trace& t, int head, int q, int k) {
         c.score = h.scores(q, k), c.scaled = h.scaled(q, k), c.weight = h.weights(q, k);
         return c;
     }
-    const Matrix& queries = t.long_q[static_cast<size_t>(head)];
-    c.score = queries.row(q).dot(h.k.row(k));
+    c.score = head_queries(t, head).row(q).dot(head_keys(t, head).row(k));
     std::vector<float> weights(static_cast<size_t>(t.T_k())), scaled(weights.size());
     attention_rows(t, head, q, q + 1, weights.data(), scaled.data());
     c.scaled = scaled[static_cast<size_t>(k)];
@@ -608,7 +624,8 @@ std::size_t trace_bytes(const Trace& t) {
     for (const HeadTrace& h : t.attention.heads)
         n += bytes(h.q) + bytes(h.k) + bytes(h.v) + bytes(h.scores) + bytes(h.scaled) + bytes(h.weights) +
              bytes(h.output);
-    for (const Matrix& q : t.long_q) n += bytes(q);
+    for (const auto* shared : {&t.long_q, &t.long_k})  // a block's, where the trace shares it
+        if (*shared) n += bytes(**shared);
     const FamilyTrace& f = t.family;
     for (const auto* heads : {&f.q_projected, &f.k_projected, &f.q_normed, &f.k_normed, &f.q_unrotated, &f.k_unrotated})
         for (const Matrix& m : *heads) n += bytes(m);

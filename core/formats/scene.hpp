@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -167,13 +168,24 @@ struct Trace {
     // output, x_q, concat); k and v are whole.
     MultiHeadTrace attention;
     Matrix w_o;                  // the output projection, d_model×d_model (value-weighted attention reads it)
-    std::vector<Matrix> long_q;  // long traces only: each head's queries, all T_q rows × d_k
+    // Long traces only: every query's Q, T_q × (heads·d_k), head h in columns h·d_k. A long
+    // trace made from a run's block (figure.cpp) shares the block's Q, and its K as long_k:
+    // T_k × (kv_heads·d_k), head h's in columns kv_head_of(h)·d_k, each head's k then empty.
+    // head_queries and head_keys read either.
+    std::shared_ptr<const Matrix> long_q, long_k;
     FamilyTrace family;          // a live Llama-family block's extra stages (empty otherwise)
 
     int T_q() const { return static_cast<int>(queries.size()); }
     int T_k() const { return static_cast<int>(keys.size()); }
-    bool is_long() const { return !long_q.empty(); }
+    bool is_long() const { return long_q != nullptr; }
 };
+
+// A view of rows of floats, d columns, any row stride (Eigen::Ref: no copy of a block's columns).
+using MatrixRef = Eigen::Ref<const Matrix>;
+// Head h's queries, every row (a long trace keeps only the first in its head trace), T_q × d_k;
+// and its keys, T_k × d_k.
+MatrixRef head_queries(const Trace& trace, int head);
+MatrixRef head_keys(const Trace& trace, int head);
 
 // Embeddings (given or generated), positional encoding, weights, masks; then attention.
 // Expects a validated scene. A scene with more than max_cells T×T cells gives a long trace.

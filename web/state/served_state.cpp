@@ -103,9 +103,8 @@ void send_layer(ServedSession& s, int layer) {
     send(s, ServedAsk::Layer, "api/qk?run=" + std::to_string(s.run) + "&layer=" + std::to_string(layer));
 }
 
-// A tensor of an answer (a .safetensors file), as floats; its shape must be `shape` (−1: any).
-std::vector<float> answer_tensor(const FileBytes& f, const SafetensorsHeader& h, const std::string& name,
-                                 std::vector<std::int64_t>& shape) {
+// A tensor of an answer (a .safetensors file) of floats; its shape must be `shape` (−1: any).
+const TensorInfo& answer_info(const SafetensorsHeader& h, const std::string& name, std::vector<std::int64_t>& shape) {
     auto it = h.tensors.find(name);
     if (it == h.tensors.end()) throw ModelError("answer", name, "missing");
     const TensorInfo& t = it->second;
@@ -113,8 +112,32 @@ std::vector<float> answer_tensor(const FileBytes& f, const SafetensorsHeader& h,
     for (size_t i = 0; fits && i < shape.size(); ++i) fits = shape[i] < 0 || shape[i] == t.shape[i];
     if (!fits) throw ModelError("answer", name, "expected " + shape_text(shape) + " floats, not " + shape_text(t.shape) + " " + dtype_name(t.dtype));
     shape = t.shape;
+    return t;
+}
+
+// Its values, as floats.
+std::vector<float> answer_tensor(const FileBytes& f, const SafetensorsHeader& h, const std::string& name,
+                                 std::vector<std::int64_t>& shape) {
+    const TensorInfo& t = answer_info(h, name, shape);
     std::vector<float> out(static_cast<size_t>(t.elements()));
     convert_to_f32(f.data(), t, out.data());
+    return out;
+}
+
+// A [heads, T, D] tensor of floats as a block keeps it, T × (heads·D) with head h in columns h·D:
+// read a row of D at a time, into the block itself (no copy of the whole answer, 25 MB at 8 192
+// tokens, whose pages are new memory each time).
+Matrix answer_heads(const FileBytes& f, const TensorInfo& t) {
+    const std::int64_t heads = t.shape[0], T = t.shape[1], D = t.shape[2];
+    Matrix out(T, heads * D);
+    TensorInfo row = t;
+    row.shape = {D};
+    const std::size_t row_bytes = (t.end - t.begin) / static_cast<std::size_t>(std::max<std::int64_t>(heads * T, 1));
+    for (std::int64_t h = 0; h < heads; ++h)
+        for (std::int64_t i = 0; i < T; ++i) {
+            row.begin = t.begin + static_cast<std::size_t>(h * T + i) * row_bytes, row.end = row.begin + row_bytes;
+            convert_to_f32(f.data(), row, out.row(i).data() + h * D);
+        }
     return out;
 }
 
@@ -143,22 +166,17 @@ std::shared_ptr<const KeptHeads> took_layer(const ServedSession& s, const std::s
     const SafetensorsHeader h = read_safetensors_header(*f, "api/qk");
     const auto T = static_cast<std::int64_t>(s.run_tokens.size());
     std::vector<std::int64_t> q_shape = {s.heads, T, -1};
-    const std::vector<float> q = answer_tensor(*f, h, "q", q_shape);
+    const TensorInfo& q = answer_info(h, "q", q_shape);
     std::vector<std::int64_t> k_shape = {-1, T, q_shape[2]};
-    const std::vector<float> k = answer_tensor(*f, h, "k", k_shape);
+    const TensorInfo& k = answer_info(h, "k", k_shape);
     auto kept = std::make_shared<KeptHeads>();
     if (q_shape[2] < 1 || q_shape[2] > 4096) throw ModelError("api/qk", "q", "a head of " + std::to_string(q_shape[2]) + " numbers");
     kept->heads = s.heads, kept->kv_heads = static_cast<int>(k_shape[0]), kept->d_head = static_cast<int>(q_shape[2]);
     if (kept->kv_heads < 1 || s.heads % kept->kv_heads != 0)
         throw ModelError("api/qk", "k", std::to_string(kept->kv_heads) + " K heads for " + std::to_string(s.heads) + " query heads");
     kept->T_q = kept->T_k = static_cast<int>(T);
-    const int D = kept->d_head;
-    kept->q.resize(T, static_cast<Eigen::Index>(s.heads) * D);
-    kept->k.resize(T, static_cast<Eigen::Index>(kept->kv_heads) * D);
-    for (int head = 0; head < s.heads; ++head)
-        kept->q.middleCols(head * D, D) = Eigen::Map<const Matrix>(q.data() + static_cast<size_t>(head) * T * D, T, D);
-    for (int head = 0; head < kept->kv_heads; ++head)
-        kept->k.middleCols(head * D, D) = Eigen::Map<const Matrix>(k.data() + static_cast<size_t>(head) * T * D, T, D);
+    kept->q = answer_heads(*f, q);
+    kept->k = answer_heads(*f, k);
     if (h.tensors.count("value_norms")) {  // where the server knows W_o: Explain's value-weighted reading
         std::vector<std::int64_t> n_shape = {s.heads, T};
         kept->value_norms = Eigen::Map<const Matrix>(answer_tensor(*f, h, "value_norms", n_shape).data(), s.heads, T);

@@ -440,11 +440,11 @@ void StepsView::draw(ViewContext& ctx, ImVec2 min, ImVec2 max) {
             return *std::find_if(steps.begin(), steps.end(), [&](const Step& x) { return x.kind == k; });
         };
         switch (hk) {
-            case StepKind::Scores: say(explain_score(h, hr, hc)); break;
+            case StepKind::Scores: say(explain_score(tr, head, hr, hc)); break;
             case StepKind::Scaled:
             case StepKind::Capped:
             case StepKind::Masked: {
-                say(explain_score(h, hr, hc));
+                say(explain_score(tr, head, hr, hc));
                 if (!tr.allowed(hr, hc) && hk != StepKind::Capped) {  // the cap comes before the mask
                     ImGui::TextUnformatted(attn::tr(st.lang, Str::TipMasked));
                     break;
