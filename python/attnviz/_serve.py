@@ -115,7 +115,38 @@ class Kept:
             s = torch.matmul(self.q[h, r0:r1].float(), self.k[h // group, c0:c1].float().T, out=out).mul_(self.scaling)
         if self.softcap:
             s.div_(self.softcap).tanh_().mul_(self.softcap)
-        return s.masked_fill_(~self.allowed(r0, r1, c0, c1), float("-inf"))
+        return self.mask_(s, r0, r1, c0, c1)
+
+    def mask_(self, s, r0, r1, c0, c1):
+        """s [..., rows, keys] of rows r0 ... r1 - 1 and keys c0 ... c1 - 1, -inf where masked, in
+        place. The causal pattern and window: rows differ only on the keys between their first and
+        last row's limits (a band's n keys a limit); on every other key one row's pattern is every
+        row's. A band's pattern of rows x keys was 3 new bool tensors of 4 MB, every band, whose
+        pages this CPU faulted in each time."""
+        if self.mask is not None:
+            return s.masked_fill_(~self.mask[r0:r1, c0:c1], float("-inf"))
+        off = self.T_k - self.T_q  # query i is at position i + off
+        limits = ([(r0 + off + 1, r1 + off)] if self.causal else []) + \
+            ([(r0 + off - self.window + 1, r1 + off - self.window)] if self.window else [])
+        if not limits:
+            return s
+        mixed = []  # key ranges where rows differ, within c0 ... c1 - 1, merged
+        for a, b in sorted((max(a, c0), min(b, c1)) for a, b in limits):
+            if a >= b:
+                continue
+            if mixed and a <= mixed[-1][1]:
+                mixed[-1] = (mixed[-1][0], max(b, mixed[-1][1]))
+            else:
+                mixed.append((a, b))
+        first = self.pattern(self.causal, self.window, r0, r0 + 1, c0, c1)  # [1, keys]: row r0's
+        at = c0
+        for a, b in mixed + [(c1, c1)]:
+            if a > at:
+                s[..., at - c0:a - c0].masked_fill_(~first[:, at - c0:a - c0], float("-inf"))
+            if b > a:
+                s[..., a - c0:b - c0].masked_fill_(~self.pattern(self.causal, self.window, r0, r1, a, b), float("-inf"))
+            at = b
+        return s
 
     def keys_seen(self, r1):
         """The end of the keys any of the rows before r1 may see: past the last row's position where

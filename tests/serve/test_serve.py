@@ -95,6 +95,34 @@ def mask_patterns():
         check(kept.mask_pattern() == want, f"a mask read as causal and window: {want}")
 
 
+def naive_pattern(T_q, T_k, causal, window):
+    """bool [T_q, T_k]: query i (at position i + T_k - T_q) sees key j, written out."""
+    ok = torch.ones(T_q, T_k, dtype=torch.bool)
+    for i in range(T_q):
+        p = i + T_k - T_q
+        if causal:
+            ok[i, p + 1:] = False
+        if window:
+            ok[i, :max(0, p - window + 1)] = False
+    return ok
+
+
+def band_masks():
+    """Kept.mask_ on bands of rows and keys (one pattern per row only where the rows' limits
+    differ), against the pattern written out: fewer queries than keys (a generated text's last
+    rows), windows shorter and longer than a band, bands off the diagonal."""
+    wrong = []
+    for T_q, T_k in ((300, 300), (120, 300)):
+        for causal, window in ((True, 0), (True, 7), (True, 90), (False, 0), (False, 40), (True, 400)):
+            kept = _serve.Kept(torch.zeros(1, T_q, 2), torch.zeros(1, T_k, 2), None, None, 1.0, None, None, None, causal, window)
+            want = naive_pattern(T_q, T_k, causal, window)
+            for r0, r1, c0, c1 in ((0, T_q, 0, T_k), (10, 50, 0, T_k), (60, 61, 5, 200), (33, 90, 100, 180), (0, 7, 250, T_k)):
+                got = kept.mask_(torch.zeros(r1 - r0, c1 - c0), r0, r1, c0, c1).isfinite()
+                if not torch.equal(got, want[r0:r1, c0:c1]):
+                    wrong.append((T_q, T_k, causal, window, r0, r1, c0, c1))
+    check(not wrong, f"a band's mask is the pattern written out, 60 bands ({wrong[:3]})")
+
+
 def many_bands():
     """A region taller than one band (2^22 weights): the bands' pooled blocks, and a causal band's
     keys past its last row skipped (their blocks hold 0), against the whole map of the same
@@ -105,10 +133,10 @@ def many_bands():
     for causal, window in ((True, 0), (True, 300), (False, 0)):
         q, k = torch.randn(H, T, D, generator=gen) * 2, torch.randn(1, T, D, generator=gen) * 2
         kept = _serve.Kept(q, k, None, None, D ** -0.5, None, None, None, causal, window)
-        s = kept.scores(None, 0, T, 0, T)
+        s = (q @ k[0].T * D ** -0.5).masked_fill(~naive_pattern(T, T, causal, window), float("-inf"))  # [H, T, T]
         kept.m = s.amax(-1)
         kept.l = torch.exp(s - kept.m[..., None]).sum(-1)
-        whole = kept.weights(1, 0, T, 0, T).double().numpy()
+        whole = (torch.exp(s[1] - kept.m[1, :, None]) / kept.l[1, :, None]).double().numpy()
         for r0, r1, c0, c1, rows, cols, reduce in ((0, T, 0, T, 64, 64, "max"), (0, T, 0, T, 1000, 700, "max"),
                                                    (900, T, 5, 2300, 37, 41, "mean"), (0, T, 0, T, 3000, 3000, "mean")):
             got = _serve.pooled(kept, 1, r0, r1, c0, c1, rows, cols, reduce)[0].numpy()
@@ -348,6 +376,7 @@ def main():
     sixteen_bits()
     limits()
     mask_patterns()
+    band_masks()
     many_bands()
     for case, mask in CASES:
         served_case(binary, os.path.join(refs, case), mask)
