@@ -38,14 +38,22 @@ from answers import Words, request  # noqa: E402
 
 
 def median_ms(fn, repeats, device="cpu"):
-    times = []
+    return in_turns([fn], repeats, device)[0]
+
+
+def in_turns(fns, repeats, device="cpu"):
+    """(median, fastest) ms of each of fns, called in turns (one of each, `repeats` times): this
+    machine's speed drifts by 2x from minute to minute, so two numbers compared come from the same
+    minutes."""
+    times = [[] for _ in fns]
     for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        if device != "cpu":
-            torch.cuda.synchronize()
-        times.append((time.perf_counter() - t) * 1000)
-    return statistics.median(times), min(times)
+        for fn, out in zip(fns, times):
+            t = time.perf_counter()
+            fn()
+            if device != "cpu":
+                torch.cuda.synchronize()
+            out.append((time.perf_counter() - t) * 1000)
+    return [(statistics.median(t), min(t)) for t in times]
 
 
 def llama_shaped(T, device="cpu"):
@@ -86,9 +94,8 @@ def main():
               f"peak resident memory of the process so far {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
         region = f"/api/region?run={run}&layer=1&head=4&rows=1024&cols=1024"
         size = len(ask(region))
-        http = median_ms(lambda: ask(region), repeats)
         kept = served.session.runs[run][1][1]
-        local = median_ms(lambda: _serve.pooled(kept, 4, 0, T, 0, T, 1024, 1024), repeats, device)
+        http, local = in_turns([lambda: ask(region), lambda: _serve.pooled(kept, 4, 0, T, 0, T, 1024, 1024)], repeats, device)
         thumbs = f"/api/region?run={run}&layer=1&rows=64&cols=64"
         thumbs_size = len(ask(thumbs))
         thumbs_ms = median_ms(lambda: ask(thumbs), repeats)
