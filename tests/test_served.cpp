@@ -13,6 +13,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -291,6 +292,15 @@ TEST_CASE("a served model's long text: thumbnails a layer at a time, then the sh
     CHECK(d < 1e-6);
     CHECK(row[297] == 0.0f);  // outside the window
     const attn::KeptHeads& kept = *st.figure.kept_layer(0, 1);
+    // The trace reads the block's Q and K where they are (a copy per head was 38 MB at 8 192 tokens)
+    CHECK(st.figure.trace().long_q.get() == &kept.q);
+    CHECK(st.figure.trace().long_k.get() == &kept.k);
+    CHECK(attn::head_keys(st.figure.trace(), 1).data() == kept.k.data());  // K head 0 serves both
+    CHECK(attn::head_queries(st.figure.trace(), 1).data() == kept.q.data() + D);
+    const std::vector<attn::Step> steps = attn::pipeline_steps(st.figure.trace(), 1, false);  // Steps shows that K whole
+    const auto k_step = std::find_if(steps.begin(), steps.end(), [](const attn::Step& s) { return s.kind == attn::StepKind::K; });
+    REQUIRE(k_step != steps.end());
+    CHECK(k_step->values == kept.k.leftCols(D));
     bool same = true;  // the trace's mask is the kept block's, entry for entry
     for (int i = 0; i < T; ++i)
         for (int j = 0; j < T; ++j) same = same && (st.figure.trace().allowed(i, j) != 0) == kept.allowed(i, j);
