@@ -520,15 +520,16 @@ EM_JS(void, attnviz_fetch_builtin, (const char* name_ptr, const char* files_ptr)
 EM_JS(void, attnviz_hub_fetch, (const char* id_utf8), {
     Module['attnvizHubFetch'](UTF8ToString(id_utf8));
 });
-// A served model's request (platform.hpp served_request): fetch, then the status and bytes to
-// attnviz_served_reply (main/served_hook.cpp); status 0 and the reason when nothing answered.
+// A served model's request (platform.hpp served_request): fetch, then the bytes where the app
+// keeps them and the status to attnviz_served_reply (main/served_hook.cpp); status 0 and the
+// reason when nothing answered.
 EM_JS(void, attnviz_served_request, (int id, const char* server_utf8, const char* key_utf8, const char* path_utf8, const char* body_utf8), {
     var server = UTF8ToString(server_utf8), key = UTF8ToString(key_utf8), path = UTF8ToString(path_utf8), body = UTF8ToString(body_utf8);
     var reply = function (status, bytes) {
-        var ptr = Module._malloc(Math.max(bytes.length, 1));
-        Module.HEAPU8.set(bytes, ptr);
-        Module.ccall('attnviz_served_reply', null, ['number', 'number', 'number', 'number'], [id, status, ptr, bytes.length]);
-        Module._free(ptr);
+        var ptr = Module.ccall('attnviz_served_buffer', 'number', ['number'], [bytes.length]) >>> 0;
+        if (!ptr) return;
+        HEAPU8.set(bytes, ptr);
+        Module.ccall('attnviz_served_reply', null, ['number', 'number'], [id, status]);
     };
     var url;
     try {

@@ -88,6 +88,7 @@ struct ServedSession {
     int placeholder_revision = -1;
     ServedAsk asked = ServedAsk::None;
     std::vector<ServedRequest> outbox;  // to send (the app empties it every frame)
+    std::string inbox;                  // an answer's body as the page writes it (main/served_hook.cpp)
 
     bool active() const { return !server.empty(); }
     bool connected() const { return !model.empty() && !lost; }
