@@ -158,10 +158,11 @@ class Kept:
         return self.weights_of(h, r0, r1, self.scores(h, r0, r1, c0, c1))
 
     def weights_of(self, h, r0, r1, s):
-        """float32 [rows, n]: scores s [rows, n] of head h's rows r0 ... r1 - 1 as weights, exp(s - m) / l."""
+        """float32 [rows, n]: scores s [rows, n] of head h's rows r0 ... r1 - 1 as weights, exp(s - m) / l,
+        in s's place (every caller's s is its own: a band's buffer, or a fold's result)."""
         m = self.m[h, r0:r1, None]
         inv = torch.where(self.l[h, r0:r1] > 0, 1.0 / self.l[h, r0:r1].clamp_min(1e-30), 0.0)[:, None]
-        return torch.exp(s - m) * inv
+        return s.sub_(m).exp_().mul_(inv)
 
 
 def _output_weight(module, H, D):
@@ -312,7 +313,7 @@ class Blocks:
         index, valid = self.index[:first_blocks], self.valid[:first_blocks]
         g = (torch.index_select(x, -1, index.flatten(), out=out) if out is not None else x[..., index]).view(
             *x.shape[:-1], *index.shape)  # [..., blocks, widest]
-        return g.amax(-1) if reduce == "max" else (g * valid).sum(-1)
+        return g.amax(-1) if reduce == "max" else (g.mul_(valid) if out is not None else g * valid).sum(-1)
 
 
 def fold_rows(out, folded, row_block, reduce):
@@ -341,7 +342,7 @@ def pooled(kept, head, r0, r1, c0, c1, rows, cols, reduce="max"):
     # were 2^22 floats each, whose pages the CPU faulted in again and again (1.8 s against 0.35 s).
     rows_at_once = min(band, r1 - r0)
     scores = torch.empty(rows_at_once * (c1 - c0), device=device)
-    gathered = torch.empty(rows_at_once * col_blocks.index.numel(), device=device) if reduce == "max" else None
+    gathered = torch.empty(rows_at_once * col_blocks.index.numel(), device=device)
     for i0 in range(r0, r1, band):
         i1 = min(i0 + band, r1)
         # A causal band sees no key past its last row's: the blocks that start past it hold 0 for
@@ -356,7 +357,7 @@ def pooled(kept, head, r0, r1, c0, c1, rows, cols, reduce="max"):
             folded = kept.weights_of(head, i0, i1, col_blocks.fold_last(
                 s, "max", gathered[:n * blocks * col_blocks.index.shape[1]].view(n, -1), blocks))  # [n, blocks]
         else:
-            folded = col_blocks.fold_last(kept.weights_of(head, i0, i1, s), reduce, None, blocks)
+            folded = col_blocks.fold_last(kept.weights_of(head, i0, i1, s), reduce, gathered[:n * blocks * col_blocks.index.shape[1]].view(n, -1), blocks)
         fold_rows(out[:, :blocks], folded, row_blocks.of[i0 - r0:i1 - r0], reduce)
     if reduce == "mean":
         out /= (row_blocks.widths[:, None] * col_blocks.widths[None, :]).to(device, torch.float32)
