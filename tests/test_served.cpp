@@ -8,6 +8,7 @@
 #include "explain_rows.hpp"
 #include "import_state.hpp"
 #include "link_state.hpp"
+#include "safetensors.hpp"
 #include "steps.hpp"
 
 #include <doctest/doctest.h>
@@ -17,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -348,6 +350,45 @@ TEST_CASE("a served model's long text: thumbnails a layer at a time, then the sh
     CHECK(st.served.error.find("q") != std::string::npos);
     CHECK(st.served.error.find("[2, 600, -1]") != std::string::npos);
     CHECK(st.figure.kept_layer(0, 1) != nullptr);
+}
+
+// A server keeps Q and K in the model's 16-bit dtype: the page reads them into the block a row of
+// a head at a time, each number as its dtype says.
+TEST_CASE("a served model's long text: Q in BF16 and K in F16, read into the block as those numbers") {
+    attn::AppState st;
+    connect_long(st);
+    constexpr int T = 600, H = 4, KV = 2, D = 8;
+    attn::served_reply(st, st.served.waiting, 200, layered_run(3, T, 1, H, KV, {0}).dump());
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, safetensors_file({{"values", {H, 64, 64}, std::vector<float>(H * 64 * 64)}}, {}));
+    CHECK(sent(st) == "api/qk?run=3&layer=0");
+    std::vector<std::uint16_t> q(static_cast<size_t>(H) * T * D), k(static_cast<size_t>(KV) * T * D);
+    for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<std::uint16_t>(0x3F80 + (i * 37) % 128 + (i % 3 ? 0 : 0x8000));
+    for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<std::uint16_t>(0x3C00 + (i * 101) % 1024 + (i % 5 ? 0 : 0x8000));
+    nlohmann::json header = {{"q", {{"dtype", "BF16"}, {"shape", {H, T, D}}, {"data_offsets", {0, q.size() * 2}}}},
+                             {"k", {{"dtype", "F16"}, {"shape", {KV, T, D}}, {"data_offsets", {q.size() * 2, (q.size() + k.size()) * 2}}}},
+                             {"__metadata__", {{"scaling", "0.5"}, {"softcap", "0"}, {"sinks", "[]"}, {"causal", "1"}, {"window", "0"}}}};
+    const std::string text = header.dump();
+    const std::uint64_t n = text.size();
+    std::string body(8, '\0');
+    std::memcpy(body.data(), &n, 8);
+    body += text;
+    body.append(reinterpret_cast<const char*>(q.data()), q.size() * 2).append(reinterpret_cast<const char*>(k.data()), k.size() * 2);
+    attn::served_reply(st, st.served.waiting, 200, std::move(body));
+    REQUIRE(st.served.error.empty());
+    const std::shared_ptr<const attn::KeptHeads> kept = st.figure.kept_layer(0, 0);
+    REQUIRE(kept);
+    REQUIRE(kept->q.rows() == T);
+    REQUIRE(kept->q.cols() == H * D);
+    REQUIRE(kept->k.cols() == KV * D);
+    int wrong = 0;
+    for (int h = 0; h < H; ++h)
+        for (int i = 0; i < T; ++i)
+            for (int d = 0; d < D; ++d) {
+                wrong += kept->q(i, h * D + d) != attn::bf16_to_f32(q[(static_cast<size_t>(h) * T + i) * D + d]);
+                if (h < KV) wrong += kept->k(i, h * D + d) != attn::f16_to_f32(k[(static_cast<size_t>(h) * T + i) * D + d]);
+            }
+    CHECK(wrong == 0);
 }
 
 // A link's map of a layer whose Q and K are not here: the layer shown stays as it is (its trace is
