@@ -217,6 +217,15 @@ nlohmann::json layered_run(int run, int T, int L, int H, int KV, std::vector<int
     return j;
 }
 
+// /api/qk's answer to the request out, then frames until it is read into the block (advance_served):
+// how many frames that took.
+int reply_layer(attn::AppState& st, std::string body) {
+    attn::served_reply(st, st.served.waiting, 200, std::move(body));
+    int frames = 0;
+    for (; st.served.reading && frames < 100000; ++frames) attn::advance_served(st, 0.0);
+    return frames;
+}
+
 // Connected to a server whose maps are kept up to 512 tokens: its info answered, the text's run asked.
 void connect_long(attn::AppState& st) {
     attn::connect_served(st, ".", "k");
@@ -243,7 +252,7 @@ TEST_CASE("a served model's long text: thumbnails a layer at a time, then the sh
     CHECK(!st.figure.has(attn::Detail::Layers));  // nothing shown until a layer's Q and K come
     CHECK(sent(st) == "api/qk?run=3&layer=0");
     std::vector<float> q, k;
-    attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 0, q, k));
+    reply_layer(st, qk_file(H, KV, T, D, 0.5f, 0, q, k));
     REQUIRE(st.served.error.empty());
     REQUIRE(st.figure.has(attn::Detail::Layers));
     CHECK(st.figure.maps_on_demand());
@@ -276,7 +285,7 @@ TEST_CASE("a served model's long text: thumbnails a layer at a time, then the sh
     CHECK(st.served.outbox.empty());
     std::vector<float> norms(static_cast<size_t>(H) * T);
     for (size_t i = 0; i < norms.size(); ++i) norms[i] = 1.0f + static_cast<float>(i % 5);
-    attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 3, q, k, norms));
+    reply_layer(st, qk_file(H, KV, T, D, 0.5f, 3, q, k, norms));
     REQUIRE(st.figure.kept_layer(0, 1) != nullptr);
     CHECK(st.imported.import_layer == 1);
     CHECK(st.imported.import_head == 1);
@@ -346,7 +355,7 @@ TEST_CASE("a served model's long text: thumbnails a layer at a time, then the sh
         attn::served_reply(st, st.served.waiting, 200, safetensors_file({{"values", {H, 64, 64}, std::vector<float>(H * 64 * 64)}}, {}));
     }
     sent(st);
-    attn::served_reply(st, st.served.waiting, 200, qk_file(H + 1, KV, T, D, 0.5f, 0, q, k));
+    reply_layer(st, qk_file(H + 1, KV, T, D, 0.5f, 0, q, k));
     CHECK(st.served.error.find("q") != std::string::npos);
     CHECK(st.served.error.find("[2, 600, -1]") != std::string::npos);
     CHECK(st.figure.kept_layer(0, 1) != nullptr);
@@ -374,8 +383,28 @@ TEST_CASE("a served model's long text: Q in BF16 and K in F16, read into the blo
     std::memcpy(body.data(), &n, 8);
     body += text;
     body.append(reinterpret_cast<const char*>(q.data()), q.size() * 2).append(reinterpret_cast<const char*>(k.data()), k.size() * 2);
+    // Read into the block 7 rows a frame (Q's 4 heads of 8 and K's 2: 192 bytes a row): nothing is
+    // shown until the last of its 86 frames, the busy state says so meanwhile, and a slip at a
+    // frame's first or last row fails the numbers below.
+    st.served.read_bytes_per_frame = 7 * 192 + 100;
     attn::served_reply(st, st.served.waiting, 200, std::move(body));
     REQUIRE(st.served.error.empty());
+    int frames = 0;
+    float progress = 0;
+    bool grows = true;
+    for (; st.served.reading && frames < 1000; ++frames) {
+        CHECK_FALSE(st.figure.kept_layer(0, 0));
+        nlohmann::json state;
+        attn::add_served_json(st, state);
+        CHECK(state["served"]["busy"] == true);
+        attn::advance_served(st, 0.0);
+        const float now = attn::served_reading_progress(st.served);
+        grows = grows && (now < 0 || now > progress);
+        progress = now;
+    }
+    CHECK(frames == (T + 6) / 7);
+    CHECK(grows);
+    CHECK(attn::served_reading_progress(st.served) == -1.0f);
     const std::shared_ptr<const attn::KeptHeads> kept = st.figure.kept_layer(0, 0);
     REQUIRE(kept);
     REQUIRE(kept->q.rows() == T);
@@ -391,6 +420,30 @@ TEST_CASE("a served model's long text: Q in BF16 and K in F16, read into the blo
     CHECK(wrong == 0);
 }
 
+// A layer's answer half read when the text changes: it is dropped (its run is not the figure's to
+// be), the new text runs, and no frame shows the old layer.
+TEST_CASE("a served model's long text: a layer being read is dropped when the text is edited") {
+    attn::AppState st;
+    connect_long(st);
+    constexpr int T = 600, H = 2, KV = 1, D = 4;
+    attn::served_reply(st, st.served.waiting, 200, layered_run(3, T, 1, H, KV, {0}).dump());
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, safetensors_file({{"values", {H, 64, 64}, std::vector<float>(H * 64 * 64)}}, {}));
+    CHECK(sent(st) == "api/qk?run=3&layer=0");
+    std::vector<float> q, k;
+    st.served.read_bytes_per_frame = 48 * 100;  // 100 rows a frame
+    attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 0, q, k));
+    attn::advance_served(st, 0.0);
+    CHECK(attn::served_reading_progress(st.served) == doctest::Approx(100.0 / T));
+    st.served.text = "Another text.";
+    attn::served_input_changed(st);
+    CHECK(sent(st) == "api/run");
+    CHECK_FALSE(st.served.reading);
+    for (int frame = 0; frame < 10; ++frame) attn::advance_served(st, 0.0);
+    CHECK_FALSE(st.figure.kept_layer(0, 0));
+    CHECK(st.served.outbox.empty());  // nothing asked until the run answers
+}
+
 // A link's map of a layer whose Q and K are not here: the layer shown stays as it is (its trace is
 // not made again on the way, 0.3 s at 8 192 tokens in the page), the link's layer asked for.
 TEST_CASE("a served model's long text: a link's map of another layer asks for it without making the shown one again") {
@@ -404,7 +457,7 @@ TEST_CASE("a served model's long text: a link's map of another layer asks for it
     }
     CHECK(sent(st) == "api/qk?run=3&layer=0");
     std::vector<float> q, k;
-    attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 0, q, k));
+    reply_layer(st, qk_file(H, KV, T, D, 0.5f, 0, q, k));
     REQUIRE(st.figure.shown);
     const attn::Trace* shown = st.figure.shown.get();
     st.link_map = "attention:3:2";
@@ -416,7 +469,7 @@ TEST_CASE("a served model's long text: a link's map of another layer asks for it
     CHECK(st.view == attn::View::Heatmap);
     attn::advance_served(st, 1.0);
     CHECK(sent(st) == "api/qk?run=3&layer=2");
-    attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 0, q, k));
+    reply_layer(st, qk_file(H, KV, T, D, 0.5f, 0, q, k));
     CHECK(st.imported.import_layer == 2);
     CHECK(st.imported.import_head == 1);
     CHECK(st.figure.shown.get() != shown);
@@ -438,7 +491,7 @@ TEST_CASE("a served model's short text: the shown layer's Q and K after its maps
     CHECK(sent(st) == "api/qk?run=1&layer=0");
     std::vector<float> q, k, norms(static_cast<size_t>(H) * T);
     for (size_t i = 0; i < norms.size(); ++i) norms[i] = 0.5f + static_cast<float>(i % 7);
-    attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 0, q, k, norms));
+    reply_layer(st, qk_file(H, KV, T, D, 0.5f, 0, q, k, norms));
     REQUIRE(st.served.error.empty());
     CHECK(st.figure.has(attn::Detail::Queries));
     // Explain: the value-weighted reading from the server's norms, the rollout from the whole maps
@@ -479,7 +532,7 @@ TEST_CASE("a served model's short text: the shown layer's Q and K after its maps
     CHECK(st.figure.trace().attention.heads[0].weights(3, 0) == 0.25f);  // the server's map
     attn::advance_served(st, 1.0);
     CHECK(sent(st) == "api/qk?run=1&layer=1");
-    attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 0, q, k));
+    reply_layer(st, qk_file(H, KV, T, D, 0.5f, 0, q, k));
     CHECK(st.imported.import_layer == 1);
     CHECK(st.figure.has(attn::Detail::Queries));
     CHECK(st.figure.kept_layer(0, 0) != nullptr);  // both kept
@@ -509,7 +562,7 @@ TEST_CASE("a served model's short text: the shown layer's Q and K after its maps
     // A new text whose layer 1 comes; then a link's map again (its stack chosen, layer 1 of it
     // after): layer 0, passed through, is not asked for, and the choice stays on layer 1.
     CHECK(new_text("once more", 2) == "api/qk?run=2&layer=1");
-    attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 0, q, k));
+    reply_layer(st, qk_file(H, KV, T, D, 0.5f, 0, q, k));
     attn::select_import_stack(st, 0);
     attn::select_import_map(st, 1, 0);
     attn::advance_served(st, 2.5);
@@ -606,7 +659,7 @@ TEST_CASE("a served long text's faults: a cut answer named and the figure kept, 
     edited("again");
     attn::served_reply(st, st.served.waiting, 200, thumbs);
     sent(st);
-    attn::served_reply(st, st.served.waiting, 200, layer);
+    reply_layer(st, layer);
     REQUIRE(st.figure.has(attn::Detail::Layers));
     const int shown = st.figure.trace().T_q();
 

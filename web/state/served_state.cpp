@@ -40,6 +40,7 @@ nlohmann::json input_body(const ServedSession& s) {
 }
 
 void send_run(ServedSession& s) {
+    s.reading.reset();  // a layer of the last run's
     s.ran = s.text, s.ran_knockout = s.knockout;
     s.text_edited = false;
     send(s, ServedAsk::Run, "api/run", input_body(s).dump());
@@ -124,21 +125,19 @@ std::vector<float> answer_tensor(const FileBytes& f, const SafetensorsHeader& h,
     return out;
 }
 
-// A [heads, T, D] tensor of floats as a block keeps it, T × (heads·D) with head h in columns h·D:
-// read a row of D at a time, into the block itself (no copy of the whole answer, 25 MB at 8 192
-// tokens, whose pages are new memory each time).
-Matrix answer_heads(const FileBytes& f, const TensorInfo& t) {
+// Rows r0 … r1 − 1 of a [heads, T, D] tensor of floats into `out` as a block keeps it, T × (heads·D)
+// with head h in columns h·D: a row of D at a time, into the block itself (no copy of the whole
+// answer, 25 MB at 8 192 tokens, whose pages are new memory each time).
+void answer_rows(const FileBytes& f, const TensorInfo& t, Matrix& out, std::int64_t r0, std::int64_t r1) {
     const std::int64_t heads = t.shape[0], T = t.shape[1], D = t.shape[2];
-    Matrix out(T, heads * D);
     TensorInfo row = t;
     row.shape = {D};
     const std::size_t row_bytes = (t.end - t.begin) / static_cast<std::size_t>(std::max<std::int64_t>(heads * T, 1));
     for (std::int64_t h = 0; h < heads; ++h)
-        for (std::int64_t i = 0; i < T; ++i) {
+        for (std::int64_t i = r0; i < r1; ++i) {
             row.begin = t.begin + static_cast<std::size_t>(h * T + i) * row_bytes, row.end = row.begin + row_bytes;
             convert_to_f32(f.data(), row, out.row(i).data() + h * D);
         }
-    return out;
 }
 
 std::string metadata(const SafetensorsHeader& h, const char* key) {
@@ -159,11 +158,27 @@ void took_thumbnails(ServedSession& s, const std::string& body) {
         s.thumbnails.push_back(Eigen::Map<const Matrix>(values.data() + static_cast<size_t>(head) * R * C, R, C));
 }
 
-// /api/qk of a layer's every head: q [H, T, D], k [KV, T, D] and what a score is, as a block keeps
-// them; value_norms [H, T] where the server sends them.
-std::shared_ptr<const KeptHeads> took_layer(const ServedSession& s, const std::string& body) {
-    const auto f = FileBytes::borrow(reinterpret_cast<const std::uint8_t*>(body.data()), body.size());
-    const SafetensorsHeader h = read_safetensors_header(*f, "api/qk");
+}  // namespace
+
+// /api/qk of a layer's every head, checked, its block made and its rows still to read: q [H, T, D]
+// and k [KV, T, D] (into the block's Q and K), what a score is, and value_norms [H, T] where the
+// server sends them.
+struct ServedLayerReading {
+    std::string body;                  // the answer (a .safetensors file)
+    TensorInfo q, k;                   // its tensors
+    std::shared_ptr<KeptHeads> kept;   // what they are read into
+    std::shared_ptr<const FileBytes> file;  // borrows `body`
+    std::int64_t row = 0;              // rows of Q and K read, of every head
+};
+
+namespace {
+
+std::shared_ptr<ServedLayerReading> took_layer(const ServedSession& s, std::string answer) {
+    auto reading = std::make_shared<ServedLayerReading>();
+    reading->body = std::move(answer);
+    reading->file = FileBytes::borrow(reinterpret_cast<const std::uint8_t*>(reading->body.data()), reading->body.size());
+    const FileBytes& f = *reading->file;
+    const SafetensorsHeader h = read_safetensors_header(f, "api/qk");
     const auto T = static_cast<std::int64_t>(s.run_tokens.size());
     std::vector<std::int64_t> q_shape = {s.heads, T, -1};
     const TensorInfo& q = answer_info(h, "q", q_shape);
@@ -175,11 +190,11 @@ std::shared_ptr<const KeptHeads> took_layer(const ServedSession& s, const std::s
     if (kept->kv_heads < 1 || s.heads % kept->kv_heads != 0)
         throw ModelError("api/qk", "k", std::to_string(kept->kv_heads) + " K heads for " + std::to_string(s.heads) + " query heads");
     kept->T_q = kept->T_k = static_cast<int>(T);
-    kept->q = answer_heads(*f, q);
-    kept->k = answer_heads(*f, k);
+    kept->q.resize(T, s.heads * q_shape[2]);  // its pages are touched as its rows are read
+    kept->k.resize(T, k_shape[0] * k_shape[2]);
     if (h.tensors.count("value_norms")) {  // where the server knows W_o: Explain's value-weighted reading
         std::vector<std::int64_t> n_shape = {s.heads, T};
-        kept->value_norms = Eigen::Map<const Matrix>(answer_tensor(*f, h, "value_norms", n_shape).data(), s.heads, T);
+        kept->value_norms = Eigen::Map<const Matrix>(answer_tensor(f, h, "value_norms", n_shape).data(), s.heads, T);
     }
     const nlohmann::json sinks = nlohmann::json::parse(metadata(h, "sinks"), nullptr, false);
     kept->factor = std::strtof(metadata(h, "scaling").c_str(), nullptr);
@@ -189,7 +204,20 @@ std::shared_ptr<const KeptHeads> took_layer(const ServedSession& s, const std::s
     if (sinks.is_array() && !sinks.empty()) kept->sinks = sinks.get<std::vector<float>>();
     if (!(kept->factor > 0) || kept->softcap < 0 || kept->window < 0 || (!kept->sinks.empty() && static_cast<int>(kept->sinks.size()) != s.heads))
         throw ModelError("api/qk", "metadata", "scaling, softcap, window or sinks out of range");
-    return kept;
+    reading->q = q, reading->k = k, reading->kept = std::move(kept);
+    return reading;
+}
+
+// A frame's rows of the layer's Q and K (`bytes` of floats, at least a row); true once all are in.
+bool read_layer_rows(ServedLayerReading& r, std::size_t bytes) {
+    const KeptHeads& kept = *r.kept;
+    const auto row_bytes = static_cast<std::size_t>(kept.q.cols() + kept.k.cols()) * sizeof(float);
+    const auto rows = static_cast<std::int64_t>(std::max<std::size_t>(1, bytes / std::max<std::size_t>(row_bytes, 1)));
+    const std::int64_t r1 = std::min<std::int64_t>(r.row + rows, kept.T_q);
+    answer_rows(*r.file, r.q, r.kept->q, r.row, r1);
+    answer_rows(*r.file, r.k, r.kept->k, r.row, r1);
+    r.row = r1;
+    return r.row == kept.T_q;
 }
 
 // A short text whose maps came whole: its figure (this run's) is shown, and its layers' Q and K
@@ -353,7 +381,7 @@ void served_reply(AppState& st, int id, int status, std::string body) {
                 else send_layer(s, first_layer(st));
             } else {
                 s.reruns = 0;
-                show_layer(st, took_layer(s, body));
+                s.reading = took_layer(s, std::move(body));  // into the block from the next frame on
             }
         } catch (const std::exception& e) {
             s.error = s.server + ": " + e.what();
@@ -377,6 +405,10 @@ void served_reply(AppState& st, int id, int status, std::string body) {
 
 void advance_served(AppState& st, double now) {
     ServedSession& s = st.served;
+    if (s.reading) {  // a layer's answer: a frame's rows, then its figure
+        if (read_layer_rows(*s.reading, s.read_bytes_per_frame)) show_layer(st, std::exchange(s.reading, nullptr)->kept);
+        return;
+    }
     if (!s.active() || s.waiting != 0) return;
     // A long text's layer chosen whose Q and K are not here: asked for.
     const int layer = st.imported.wanted_layer;
@@ -392,6 +424,11 @@ void advance_served(AppState& st, double now) {
     s.model.clear();
     s.ran.clear();
     send(s, ServedAsk::Info, "api/info");  // then the text again
+}
+
+float served_reading_progress(const ServedSession& s) {
+    if (!s.reading) return -1.0f;
+    return static_cast<float>(s.reading->row) / static_cast<float>(std::max(s.reading->kept->T_q, 1));
 }
 
 bool awaiting_served_figure(const AppState& st) {
@@ -417,7 +454,7 @@ void add_served_json(const AppState& st, nlohmann::json& out) {
     if (s.remote)
         for (const auto& [layer, kept] : s.remote->layers) layers.push_back(layer);
     out["served"] = {{"server", s.server}, {"model", s.model}, {"text", s.text}, {"run", s.run}, {"tokens", s.tokens},
-                     {"error", s.error}, {"lost", s.lost}, {"busy", s.waiting != 0}, {"top", top}, {"knockout", s.ran_knockout},
+                     {"error", s.error}, {"lost", s.lost}, {"busy", s.waiting != 0 || s.reading != nullptr}, {"top", top}, {"knockout", s.ran_knockout},
                      {"shown", s.shown}, {"thumbnail_layers", s.heads > 0 ? static_cast<int>(s.thumbnails.size()) / s.heads : 0},
                      {"asked_layer", s.asked_layer}, {"layers_here", layers}, {"awaiting_figure", awaiting_served_figure(st)}};
 }

@@ -54,6 +54,8 @@ struct ServedRequest {
 
 enum class ServedAsk { None, Info, Run, Maps, Thumbnails, Layer, Generate };
 
+struct ServedLayerReading;  // a layer's answer on its way into the block (served_state.cpp)
+
 struct ServedSession {
     std::string server, key;         // the link's: the address ("." = the page's own) and the token
     std::string model;               // the server's name for it (/api/info), "" until it answers
@@ -75,7 +77,13 @@ struct ServedSession {
     std::vector<int> windows;                  // per layer (0: none)
     std::vector<Matrix> thumbnails;            // layers·heads, filled a layer an answer
     std::shared_ptr<const RemoteMaps> remote;  // the figure's, once shown
-    int asked_layer = -1;                      // the layer whose Q and K are out
+    int asked_layer = -1;                      // the layer whose Q and K are out (or being read)
+    // That layer's answer, read into the block a few rows a frame (advance_served), so that no frame
+    // waits for all of it (a layer's Q and K are 25 MB at 8 192 tokens); null when none.
+    std::shared_ptr<ServedLayerReading> reading;
+    // About this many bytes of Q and K's floats a frame: 2 MB, a few ms where new memory costs
+    // 3.7 ms a MB (docs/BENCHMARKS.md, "the page's frames while maps stream").
+    std::size_t read_bytes_per_frame = std::size_t{2} << 20;
     int refused_layer = -1;                    // the layer the server would not send (not asked again)
     std::string error;               // the last answer's problem, "" when all is well
     bool lost = false;               // the server did not answer: asked again at `retry_at`
@@ -107,9 +115,12 @@ void served_generate(AppState& st);
 std::vector<HeadRef> served_knocked_heads(const ServedSession& s);
 // An answer to request `id`: HTTP status (0: no answer, `body` says why) and its bytes.
 void served_reply(AppState& st, int id, int status, std::string body);
-// Once a frame: a lost server asked again when its time comes (now: seconds, any clock); a
-// long text's layer chosen in the app asked for when its Q and K are not at hand.
+// Once a frame: a layer's answer read on into the block (its figure shown once it is all in); a
+// lost server asked again when its time comes (now: seconds, any clock); a long text's layer
+// chosen in the app asked for when its Q and K are not at hand.
 void advance_served(AppState& st, double now);
+// How much of a layer's answer is in the block (0…1), or −1 when none is being read.
+float served_reading_progress(const ServedSession& s);
 // A served link's figure has not come yet: the canvas shows the server's state (its address, a
 // problem) instead of the scene behind it, which nobody chose. Any change of the scene shows it.
 bool awaiting_served_figure(const AppState& st);

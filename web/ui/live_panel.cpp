@@ -388,8 +388,9 @@ void draw_served_controls(ViewContext& ctx) {
         const int done = static_cast<int>(s.thumbnails.size()) / s.heads;
         ImGui::TextDisabled(tr(st.lang, Str::ServedThumbnails), done + 1, s.layers);
         ImGui::ProgressBar(static_cast<float>(done) / static_cast<float>(std::max(s.layers, 1)), ImVec2(-FLT_MIN, 0), "");
-    } else if (s.asked == ServedAsk::Layer) {
+    } else if (s.asked == ServedAsk::Layer || s.reading) {
         ImGui::TextDisabled(tr(st.lang, Str::ServedLayer), s.asked_layer + 1);
+        if (s.reading) ImGui::ProgressBar(served_reading_progress(s), ImVec2(-FLT_MIN, 0), "");  // into the block
     }
     if (!s.top.empty()) {
         section(tr(st.lang, Str::NextTokens));
