@@ -234,6 +234,15 @@ void connect_long(attn::AppState& st) {
     sent(st);
 }
 
+// Connected, a long text of one layer run (run 3) and its thumbnails answered: its Q and K asked for.
+void long_text_asks_layer(attn::AppState& st, int T, int H, int KV) {
+    connect_long(st);
+    attn::served_reply(st, st.served.waiting, 200, layered_run(3, T, 1, H, KV, {0}).dump());
+    sent(st);
+    attn::served_reply(st, st.served.waiting, 200, safetensors_file({{"values", {H, 64, 64}, std::vector<float>(H * 64 * 64)}}, {}));
+    CHECK(sent(st) == "api/qk?run=3&layer=0");
+}
+
 }  // namespace
 
 TEST_CASE("a served model's long text: thumbnails a layer at a time, then the shown layer's Q and K; another layer asked for") {
@@ -365,12 +374,8 @@ TEST_CASE("a served model's long text: thumbnails a layer at a time, then the sh
 // a head at a time, each number as its dtype says.
 TEST_CASE("a served model's long text: Q in BF16 and K in F16, read into the block as those numbers") {
     attn::AppState st;
-    connect_long(st);
     constexpr int T = 600, H = 4, KV = 2, D = 8;
-    attn::served_reply(st, st.served.waiting, 200, layered_run(3, T, 1, H, KV, {0}).dump());
-    sent(st);
-    attn::served_reply(st, st.served.waiting, 200, safetensors_file({{"values", {H, 64, 64}, std::vector<float>(H * 64 * 64)}}, {}));
-    CHECK(sent(st) == "api/qk?run=3&layer=0");
+    long_text_asks_layer(st, T, H, KV);
     std::vector<std::uint16_t> q(static_cast<size_t>(H) * T * D), k(static_cast<size_t>(KV) * T * D);
     for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<std::uint16_t>(0x3F80 + (i * 37) % 128 + (i % 3 ? 0 : 0x8000));
     for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<std::uint16_t>(0x3C00 + (i * 101) % 1024 + (i % 5 ? 0 : 0x8000));
@@ -424,12 +429,8 @@ TEST_CASE("a served model's long text: Q in BF16 and K in F16, read into the blo
 // be), the new text runs, and no frame shows the old layer.
 TEST_CASE("a served model's long text: a layer being read is dropped when the text is edited") {
     attn::AppState st;
-    connect_long(st);
     constexpr int T = 600, H = 2, KV = 1, D = 4;
-    attn::served_reply(st, st.served.waiting, 200, layered_run(3, T, 1, H, KV, {0}).dump());
-    sent(st);
-    attn::served_reply(st, st.served.waiting, 200, safetensors_file({{"values", {H, 64, 64}, std::vector<float>(H * 64 * 64)}}, {}));
-    CHECK(sent(st) == "api/qk?run=3&layer=0");
+    long_text_asks_layer(st, T, H, KV);
     std::vector<float> q, k;
     st.served.read_bytes_per_frame = 48 * 100;  // 100 rows a frame
     attn::served_reply(st, st.served.waiting, 200, qk_file(H, KV, T, D, 0.5f, 0, q, k));
